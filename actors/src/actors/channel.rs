@@ -1,0 +1,335 @@
+//! `ChannelActor`: the delivery actor of one channel type.
+//!
+//! It keeps a timer queue of the deliveries it knows (rebuilt from the sled queue
+//! tree whenever it starts, so a restart after a crash loses nothing), attempts the
+//! due ones under a concurrency limit, and records outcomes in batches: one commit
+//! for every attempt that finished within a few milliseconds of each other.
+
+use super::engine::Engine;
+use super::supervisor::Dispatch;
+use super::user::DeliverInApp;
+use crate::model::{ChannelStatus, ChannelType, DeliveryError, Timestamp};
+use crate::providers::{self, SendError, SendRequest};
+use crate::store::{Outcome, QueueItem, Writes};
+use actix::prelude::*;
+use futures_util::FutureExt;
+use rand::Rng;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
+use uuid::Uuid;
+
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Due(i64, Uuid, Uuid); // due ms, delivery, project
+
+pub struct ChannelActor {
+    engine: Engine,
+    ct: ChannelType,
+    heap: BinaryHeap<Reverse<Due>>,
+    known: HashSet<Uuid>,
+    inflight: usize,
+    done: Vec<(QueueItem, Outcome)>,
+    flush_scheduled: bool,
+    warned: HashSet<Uuid>,
+}
+
+/// Retry policy of a channel (API.md §10 `retry`).
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    pub max_attempts: u32,
+    pub base_seconds: f64,
+    pub max_seconds: f64,
+}
+
+impl RetryPolicy {
+    pub fn from_config(cfg: &serde_json::Map<String, serde_json::Value>) -> Self {
+        let r = cfg.get("retry").and_then(|r| r.as_object());
+        let num = |k: &str| r.and_then(|r| r.get(k)).and_then(|v| v.as_f64());
+        RetryPolicy {
+            max_attempts: num("max_attempts").map(|n| n as u32).unwrap_or(8).max(1),
+            base_seconds: num("base_seconds").unwrap_or(1.0),
+            max_seconds: num("max_seconds").unwrap_or(300.0),
+        }
+    }
+
+    /// Exponential backoff with full jitter after attempt number `attempt` (1-based),
+    /// never shorter than a provider's Retry-After, never longer than the cap.
+    pub fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        let exp = self.base_seconds * 2f64.powi(attempt.saturating_sub(1).min(30) as i32);
+        let cap = exp.min(self.max_seconds);
+        let mut secs = rand::thread_rng().gen_range(0.0..=cap.max(0.0));
+        if let Some(ra) = retry_after {
+            secs = secs.max(ra.as_secs_f64().min(self.max_seconds));
+        }
+        Duration::from_secs_f64(secs)
+    }
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Finished(QueueItem, Option<Outcome>);
+
+impl ChannelActor {
+    pub fn new(engine: Engine, ct: ChannelType) -> Self {
+        ChannelActor {
+            engine,
+            ct,
+            heap: BinaryHeap::new(),
+            known: HashSet::new(),
+            inflight: 0,
+            done: vec![],
+            flush_scheduled: false,
+            warned: HashSet::new(),
+        }
+    }
+
+    fn push(&mut self, q: QueueItem) {
+        if self.known.insert(q.delivery_id) {
+            self.heap.push(Reverse(Due(q.due_ms, q.delivery_id, q.project)));
+        }
+    }
+
+    fn reload(&mut self) {
+        match self.engine.store().queue_items(self.ct) {
+            Ok(items) => {
+                for q in items {
+                    self.push(q);
+                }
+            }
+            Err(e) => tracing::error!(channel_type = self.ct.as_str(), error = %e, "cannot reload delivery queue"),
+        }
+    }
+
+    fn pump(&mut self, ctx: &mut Context<Self>) {
+        let now = Timestamp::now().millis();
+        let limit = self.engine.inner.config.concurrency.max(1);
+        while self.inflight < limit {
+            match self.heap.peek() {
+                Some(Reverse(Due(due, _, _))) if *due <= now => {}
+                _ => break,
+            }
+            let Reverse(Due(due, id, project)) = self.heap.pop().expect("peeked");
+            let q = QueueItem { project, delivery_id: id, channel_type: self.ct, due_ms: due };
+            self.inflight += 1;
+            self.attempt(q, ctx);
+        }
+    }
+
+    fn attempt(&mut self, q: QueueItem, ctx: &mut Context<Self>) {
+        let engine = self.engine.clone();
+        let ct = self.ct;
+        let fut = async move {
+            if engine.inner.config.panic_once.contains(&ct) && engine.inner.panicked.insert(ct, ()).is_none() {
+                panic!("injected fault: {} delivery actor panics once", ct.as_str());
+            }
+            if ct == ChannelType::InApp {
+                in_app_attempt(engine, q).await
+            } else {
+                external_attempt(engine, q).await
+            }
+        };
+        ctx.spawn(AssertUnwindSafe(fut).catch_unwind().into_actor(self).map(move |res, act, ctx| {
+            act.inflight = act.inflight.saturating_sub(1);
+            match res {
+                Ok(outcome) => ctx.notify(Finished(q, outcome)),
+                Err(_) => {
+                    tracing::error!(channel_type = act.ct.as_str(), "delivery actor crashed; supervisor restarts it");
+                    ctx.stop();
+                }
+            }
+        }));
+    }
+
+    fn flush(&mut self, ctx: &mut Context<Self>) {
+        self.flush_scheduled = false;
+        if self.done.is_empty() {
+            return;
+        }
+        let batch = std::mem::take(&mut self.done);
+        let store = self.engine.store();
+        match store.finish_deliveries(&batch, Writes::new()) {
+            Ok((_, runs)) => {
+                for (q, o) in &batch {
+                    match o {
+                        Outcome::Retry { at, .. } => {
+                            self.known.remove(&q.delivery_id);
+                            self.push(QueueItem { due_ms: at.millis(), ..*q });
+                        }
+                        _ => {
+                            self.known.remove(&q.delivery_id);
+                        }
+                    }
+                }
+                self.engine.runs_processed(runs);
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot record delivery outcomes; retrying in 1 s");
+                for (q, _) in batch {
+                    self.known.remove(&q.delivery_id);
+                    self.push(QueueItem { due_ms: Timestamp::now().millis() + 1000, ..q });
+                }
+            }
+        }
+        self.pump(ctx);
+    }
+}
+
+impl Actor for ChannelActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.set_mailbox_capacity(usize::MAX >> 2);
+        self.reload();
+        ctx.run_interval(Duration::from_millis(20), |a, ctx| a.pump(ctx));
+        self.pump(ctx);
+    }
+}
+
+impl Supervised for ChannelActor {
+    fn restarting(&mut self, _: &mut Context<Self>) {
+        // Everything in memory may be inconsistent after a crash: forget it; the
+        // queue tree in sled is the truth and `started` reloads it.
+        self.heap.clear();
+        self.known.clear();
+        self.inflight = 0;
+        self.done.clear();
+        self.flush_scheduled = false;
+        tracing::warn!(channel_type = self.ct.as_str(), "delivery actor restarted; queue reloaded from store");
+    }
+}
+
+impl Handler<Dispatch> for ChannelActor {
+    type Result = ();
+    fn handle(&mut self, msg: Dispatch, ctx: &mut Context<Self>) {
+        for q in msg.0 {
+            self.push(q);
+        }
+        self.pump(ctx);
+    }
+}
+
+impl Handler<Finished> for ChannelActor {
+    type Result = ();
+    fn handle(&mut self, Finished(q, o): Finished, ctx: &mut Context<Self>) {
+        match o {
+            None => {
+                // Settled elsewhere (in-app: by the user actor) or gone.
+                self.known.remove(&q.delivery_id);
+                self.pump(ctx);
+            }
+            Some(Outcome::Retry { at, .. }) if self.ct == ChannelType::InApp => {
+                self.known.remove(&q.delivery_id);
+                self.push(QueueItem { due_ms: at.millis(), ..q });
+            }
+            Some(o) => {
+                if let Outcome::Failed(e) = &o {
+                    if e.code == "provider_unauthorized" {
+                        if let Ok(Some(d)) = self.engine.store().delivery(&q.project, &q.delivery_id) {
+                            if self.warned.insert(d.channel_id) {
+                                tracing::warn!(channel_id = %d.channel_id, "provider answered 401/403: check the channel's credentials");
+                            }
+                        }
+                    }
+                }
+                self.done.push((q, o));
+                if self.done.len() >= 512 {
+                    self.flush(ctx);
+                } else if !self.flush_scheduled {
+                    self.flush_scheduled = true;
+                    ctx.run_later(Duration::from_millis(2), |a, ctx| a.flush(ctx));
+                }
+            }
+        }
+    }
+}
+
+fn err(code: &str, message: impl Into<String>) -> DeliveryError {
+    DeliveryError { code: code.into(), message: message.into() }
+}
+
+/// In-app: the user's actor writes the feed entry and marks the delivery sent.
+async fn in_app_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
+    let recipient = match engine.store().delivery(&q.project, &q.delivery_id) {
+        Ok(Some(d)) if !d.status.is_final() => d.recipient_id,
+        Ok(_) => return None,
+        Err(e) => {
+            return Some(Outcome::Retry {
+                error: err("provider_unavailable", e.message),
+                at: Timestamp::now().plus_millis(1000),
+                outcomes: None,
+            })
+        }
+    };
+    match engine.ask_user(q.project, recipient, DeliverInApp(q)).await {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) | Err(e) => Some(Outcome::Retry {
+            error: err("provider_unavailable", e.message),
+            at: Timestamp::now().plus_millis(1000),
+            outcomes: None,
+        }),
+    }
+}
+
+/// One attempt at an external provider.
+async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
+    let store = engine.store().clone();
+    let d = match store.delivery(&q.project, &q.delivery_id) {
+        Ok(Some(d)) if !d.status.is_final() => d,
+        Ok(_) => return None,
+        Err(e) => {
+            return Some(Outcome::Retry {
+                error: err("provider_unavailable", e.message),
+                at: Timestamp::now().plus_millis(1000),
+                outcomes: None,
+            })
+        }
+    };
+    let channel = match store.channel(&q.project, &d.channel_id) {
+        Ok(Some(c)) => c,
+        Ok(None) => return Some(Outcome::Failed(err("provider_not_configured", "the channel was deleted"))),
+        Err(e) => {
+            return Some(Outcome::Retry {
+                error: err("provider_unavailable", e.message),
+                at: Timestamp::now().plus_millis(1000),
+                outcomes: None,
+            })
+        }
+    };
+    match channel.status() {
+        ChannelStatus::Revoked => return Some(Outcome::Failed(err("provider_revoked", "the channel's provider access is revoked"))),
+        ChannelStatus::Unconfigured => {
+            return Some(Outcome::Failed(err("provider_not_configured", "the channel's provider is not configured")))
+        }
+        ChannelStatus::Active => {}
+    }
+    let Some(transport) = providers::transport(&channel.provider, &engine.inner.http) else {
+        return Some(Outcome::Failed(err(
+            "provider_not_configured",
+            format!("provider {} has no transport in this build", channel.provider),
+        )));
+    };
+    let policy = RetryPolicy::from_config(&channel.config);
+    let recipient = store.user(&q.project, &d.recipient_id).ok().flatten();
+    let attempt = d.attempts + 1;
+    let req = SendRequest { delivery: d, recipient, config: channel.config.clone() };
+    let res = transport.send(req).await;
+    Some(match res {
+        Ok(outcomes) => Outcome::Sent { outcomes },
+        Err(SendError::Transient { message, retry_after }) => {
+            if attempt >= policy.max_attempts {
+                Outcome::Failed(err("provider_unavailable", format!("{message} (after {attempt} attempts)")))
+            } else {
+                let wait = policy.delay(attempt, retry_after);
+                Outcome::Retry {
+                    error: err("provider_unavailable", message),
+                    at: Timestamp::now().plus_millis(wait.as_millis() as i64),
+                    outcomes: None,
+                }
+            }
+        }
+        Err(SendError::Unauthorized { message }) => Outcome::Failed(err("provider_unauthorized", message)),
+        Err(SendError::Rejected { code, message }) => Outcome::Failed(err(code, message)),
+        Err(SendError::NoAddress { message }) => Outcome::Skipped(err("missing_address", message)),
+    })
+}

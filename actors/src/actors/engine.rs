@@ -1,0 +1,194 @@
+//! `Engine`: the cheap-to-clone handle the HTTP layer uses to reach the actors.
+
+use super::flow_run::FlowRunActor;
+use super::supervisor::{DeliverySupervisor, Dispatch};
+use super::user::UserActor;
+use crate::error::{Error, Result};
+use crate::model::ChannelType;
+use crate::store::{QueueItem, Store};
+use actix::prelude::*;
+use dashmap::DashMap;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use uuid::Uuid;
+
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Engine threads; actors are spread over them by id.
+    pub threads: usize,
+    /// Concurrent provider calls per channel type.
+    pub concurrency: usize,
+    /// Test hook: the channel types whose actor panics on its first attempt, to
+    /// exercise supervision (`HERALD_FAULT_PANIC_ONCE=chat`).
+    pub panic_once: Vec<ChannelType>,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig { threads: 2, concurrency: 256, panic_once: vec![] }
+    }
+}
+
+pub(crate) struct Inner {
+    pub store: Store,
+    pub config: EngineConfig,
+    pub arbiters: Vec<ArbiterHandle>,
+    pub users: DashMap<(Uuid, Uuid), Addr<UserActor>>,
+    pub runs: DashMap<Uuid, Addr<FlowRunActor>>,
+    pub supervisor: OnceLock<Addr<DeliverySupervisor>>,
+    pub http: reqwest::Client,
+    pub running: AtomicBool,
+    pub panicked: DashMap<ChannelType, ()>,
+}
+
+#[derive(Clone)]
+pub struct Engine {
+    pub(crate) inner: Arc<Inner>,
+}
+
+fn shard(id: &Uuid, n: usize) -> usize {
+    let b = id.as_bytes();
+    (u64::from_le_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]) as usize) % n.max(1)
+}
+
+impl Engine {
+    /// Starts the engine inside the current actix system: its arbiters, the
+    /// delivery supervisor (which reloads every queued delivery) and an actor for
+    /// every run not yet processed.
+    pub fn start(store: Store, config: EngineConfig) -> Result<Engine> {
+        let arbiters = (0..config.threads.max(1)).map(|_| Arbiter::new().handle()).collect();
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("herald/", env!("CARGO_PKG_VERSION")))
+            .pool_max_idle_per_host(64)
+            .build()
+            .map_err(|e| Error::internal(format!("http client: {e}")))?;
+        let engine = Engine {
+            inner: Arc::new(Inner {
+                store,
+                config,
+                arbiters,
+                users: DashMap::new(),
+                runs: DashMap::new(),
+                supervisor: OnceLock::new(),
+                http,
+                running: AtomicBool::new(true),
+                panicked: DashMap::new(),
+            }),
+        };
+        let sup = DeliverySupervisor::start_all(engine.clone());
+        let _ = engine.inner.supervisor.set(sup);
+        for (project, run) in engine.inner.store.active_runs()? {
+            engine.start_run(project, run, vec![]);
+        }
+        Ok(engine)
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.inner.running.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn arbiter_for(&self, id: &Uuid) -> &ArbiterHandle {
+        &self.inner.arbiters[shard(id, self.inner.arbiters.len())]
+    }
+
+    pub(crate) fn arbiter(&self, i: usize) -> &ArbiterHandle {
+        &self.inner.arbiters[i % self.inner.arbiters.len()]
+    }
+
+    /// Hands queued deliveries to their channel actors.
+    pub fn dispatch(&self, items: Vec<QueueItem>) {
+        if items.is_empty() {
+            return;
+        }
+        let mut by_type: HashMap<ChannelType, Vec<QueueItem>> = HashMap::new();
+        for q in items {
+            by_type.entry(q.channel_type).or_default().push(q);
+        }
+        if let Some(sup) = self.inner.supervisor.get() {
+            for (_, v) in by_type {
+                sup.do_send(Dispatch(v));
+            }
+        }
+    }
+
+    /// Starts the actor of an accepted (durable) run; it dispatches `queued`.
+    pub fn start_run(&self, project: Uuid, run: Uuid, queued: Vec<QueueItem>) {
+        let engine = self.clone();
+        let addr = FlowRunActor::start_in_arbiter(self.arbiter_for(&run), move |_| {
+            FlowRunActor::new(engine, project, run, queued)
+        });
+        self.inner.runs.insert(run, addr);
+    }
+
+    /// The user's actor, started on first use.
+    pub fn user_actor(&self, project: Uuid, user: Uuid) -> Addr<UserActor> {
+        if let Some(a) = self.inner.users.get(&(project, user)) {
+            if a.connected() {
+                return a.clone();
+            }
+        }
+        let engine = self.clone();
+        let entry = self.inner.users.entry((project, user));
+        match entry {
+            dashmap::mapref::entry::Entry::Occupied(mut o) if !o.get().connected() => {
+                let a = UserActor::start_in_arbiter(self.arbiter_for(&user), move |_| UserActor::new(engine, project, user));
+                o.insert(a.clone());
+                a
+            }
+            dashmap::mapref::entry::Entry::Occupied(o) => o.get().clone(),
+            dashmap::mapref::entry::Entry::Vacant(v) => {
+                let a = UserActor::start_in_arbiter(self.arbiter_for(&user), move |_| UserActor::new(engine, project, user));
+                v.insert(a.clone());
+                a
+            }
+        }
+    }
+
+    /// Sends to the user's actor, restarting it once if it stopped meanwhile.
+    pub async fn ask_user<M>(&self, project: Uuid, user: Uuid, msg: M) -> Result<M::Result>
+    where
+        M: Message + Send + Clone + 'static,
+        M::Result: Send,
+        UserActor: Handler<M>,
+    {
+        for _ in 0..3 {
+            let a = self.user_actor(project, user);
+            match a.send(msg.clone()).await {
+                Ok(r) => return Ok(r),
+                Err(_) => {
+                    self.inner.users.remove_if(&(project, user), |_, v| !v.connected());
+                }
+            }
+        }
+        Err(Error::unavailable("user actor unavailable"))
+    }
+
+    /// Number of live user actors (metrics, tests).
+    pub fn user_actor_count(&self) -> usize {
+        self.inner.users.len()
+    }
+
+    /// Stops accepting engine work; queued deliveries stay in sled for next start.
+    pub fn shutdown(&self) {
+        self.inner.running.store(false, Ordering::SeqCst);
+        for a in &self.inner.arbiters {
+            a.stop();
+        }
+    }
+}
+
+impl Engine {
+    /// Tells the actors of runs that just became processed to stop.
+    pub(crate) fn runs_processed(&self, runs: Vec<(Uuid, Uuid)>) {
+        for (_, run) in runs {
+            if let Some(a) = self.inner.runs.get(&run) {
+                a.do_send(super::flow_run::RunProcessed);
+            }
+        }
+    }
+}

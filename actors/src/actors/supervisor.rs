@@ -1,0 +1,47 @@
+//! `DeliverySupervisor`: one `ChannelActor` per channel type, each under an actix
+//! `Supervisor`, so a channel actor that stops after a crash is restarted and
+//! reloads its queue from sled.
+
+use super::channel::ChannelActor;
+use super::engine::Engine;
+use crate::model::ChannelType;
+use crate::store::QueueItem;
+use actix::prelude::*;
+use std::collections::HashMap;
+
+/// Deliveries of one channel type that are durable and due now or later.
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "()")]
+pub struct Dispatch(pub Vec<QueueItem>);
+
+pub struct DeliverySupervisor {
+    channels: HashMap<ChannelType, Addr<ChannelActor>>,
+}
+
+impl Actor for DeliverySupervisor {
+    type Context = Context<Self>;
+}
+
+impl DeliverySupervisor {
+    pub fn start_all(engine: Engine) -> Addr<DeliverySupervisor> {
+        let mut channels = HashMap::new();
+        for (i, ct) in ChannelType::ALL.into_iter().enumerate() {
+            let e = engine.clone();
+            let addr = Supervisor::start_in_arbiter(engine.arbiter(i), move |_| ChannelActor::new(e, ct));
+            channels.insert(ct, addr);
+        }
+        let sup = DeliverySupervisor { channels };
+        DeliverySupervisor::start_in_arbiter(engine.arbiter(0), move |_| sup)
+    }
+}
+
+impl Handler<Dispatch> for DeliverySupervisor {
+    type Result = ();
+    fn handle(&mut self, msg: Dispatch, _: &mut Context<Self>) {
+        if let Some(first) = msg.0.first() {
+            if let Some(a) = self.channels.get(&first.channel_type) {
+                a.do_send(msg);
+            }
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! The engine's error type: every failure carries a stable code, a message and
+//! structured details. The HTTP crate renders it; this crate decides what it means.
+//!
+//! One table (`ErrorCode::status`) maps codes to HTTP status numbers, so the code a
+//! client matches on and the status it sees can never drift apart.
+
+use serde_json::{json, Map, Value};
+
+/// Stable, machine-readable error codes (API.md §3). Clients match on these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    BadRequest,
+    Unauthenticated,
+    Forbidden,
+    NotFound,
+    Conflict,
+    IdempotencyKeyReused,
+    ValidationFailed,
+    RateLimited,
+    Internal,
+    ServiceUnavailable,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::BadRequest => "bad_request",
+            ErrorCode::Unauthenticated => "unauthenticated",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::IdempotencyKeyReused => "idempotency_key_reused",
+            ErrorCode::ValidationFailed => "validation_failed",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::Internal => "internal_error",
+            ErrorCode::ServiceUnavailable => "service_unavailable",
+        }
+    }
+
+    /// The one table from code to HTTP status.
+    pub fn status(self) -> u16 {
+        match self {
+            ErrorCode::BadRequest => 400,
+            ErrorCode::Unauthenticated => 401,
+            ErrorCode::Forbidden => 403,
+            ErrorCode::NotFound => 404,
+            ErrorCode::Conflict | ErrorCode::IdempotencyKeyReused => 409,
+            ErrorCode::ValidationFailed => 422,
+            ErrorCode::RateLimited => 429,
+            ErrorCode::Internal => 500,
+            ErrorCode::ServiceUnavailable => 503,
+        }
+    }
+}
+
+/// One problem found while validating a request body.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FieldError {
+    /// Dot-path of the offending field, e.g. `recipients.0.external_id`.
+    pub field: String,
+    /// One of required, format, inclusion, exclusion, length, number, unique.
+    pub reason: &'static str,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{code:?}: {message}")]
+pub struct Error {
+    pub code: ErrorCode,
+    pub message: String,
+    pub details: Map<String, Value>,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Error {
+            code,
+            message: message.into(),
+            details: Map::new(),
+        }
+    }
+
+    /// Adds one entry to `details`.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.to_string(), value.into());
+        self
+    }
+
+    pub fn not_found(resource: &str, id: impl std::fmt::Display) -> Self {
+        Error::new(ErrorCode::NotFound, format!("{resource} not found"))
+            .with("resource", resource)
+            .with("id", id.to_string())
+    }
+
+    /// 404 for an unknown route or method: no details at all.
+    pub fn no_route() -> Self {
+        Error::new(ErrorCode::NotFound, "no such route")
+    }
+
+    pub fn bad_request(reason: &str, param: Option<&str>, message: impl Into<String>) -> Self {
+        let e = Error::new(ErrorCode::BadRequest, message).with("reason", reason);
+        match param {
+            Some(p) => e.with("param", p),
+            None => e,
+        }
+    }
+
+    pub fn invalid_param(param: &str, message: impl Into<String>) -> Self {
+        Error::bad_request("invalid_param", Some(param), message)
+    }
+
+    pub fn invalid_json(message: impl Into<String>) -> Self {
+        Error::bad_request("invalid_json", None, message)
+    }
+
+    pub fn invalid_uuid(param: &str) -> Self {
+        Error::bad_request(
+            "invalid_uuid",
+            Some(param),
+            format!("path parameter {param} must be a UUID"),
+        )
+    }
+
+    pub fn unauthenticated(auth: &str, reason: &str) -> Self {
+        Error::new(
+            ErrorCode::Unauthenticated,
+            format!("authentication failed: {reason}"),
+        )
+        .with("auth", auth)
+        .with("reason", reason)
+    }
+
+    pub fn conflict(resource: &str, id: Option<String>, reason: &str, message: impl Into<String>) -> Self {
+        let e = Error::new(ErrorCode::Conflict, message)
+            .with("resource", resource)
+            .with("reason", reason);
+        match id {
+            Some(id) => e.with("id", id),
+            None => e,
+        }
+    }
+
+    pub fn validation(fields: Vec<FieldError>) -> Self {
+        let msg = match fields.first() {
+            Some(f) if fields.len() == 1 => format!("validation failed: {}: {}", f.field, f.message),
+            _ => format!("validation failed: {} problems", fields.len()),
+        };
+        Error::new(ErrorCode::ValidationFailed, msg).with("fields", json!(fields))
+    }
+
+    pub fn field(field: impl Into<String>, reason: &'static str, message: impl Into<String>) -> Self {
+        Error::validation(vec![FieldError {
+            field: field.into(),
+            reason,
+            message: message.into(),
+        }])
+    }
+
+    /// 500: the message is for the log only; the client sees a generic text and `{}`.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Error::new(ErrorCode::Internal, message)
+    }
+
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Error::new(ErrorCode::ServiceUnavailable, message)
+    }
+}
+
+impl From<sled::Error> for Error {
+    fn from(e: sled::Error) -> Self {
+        Error::internal(format!("storage error: {e}"))
+    }
+}
+
+impl From<sled::transaction::TransactionError<Error>> for Error {
+    fn from(e: sled::transaction::TransactionError<Error>) -> Self {
+        match e {
+            sled::transaction::TransactionError::Abort(e) => e,
+            sled::transaction::TransactionError::Storage(e) => e.into(),
+        }
+    }
+}
+
+/// Collects every problem in a request body before answering (API.md §3: list them all).
+#[derive(Debug, Default)]
+pub struct Validator {
+    pub fields: Vec<FieldError>,
+}
+
+impl Validator {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn push(&mut self, field: impl Into<String>, reason: &'static str, message: impl Into<String>) {
+        self.fields.push(FieldError {
+            field: field.into(),
+            reason,
+            message: message.into(),
+        });
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    pub fn finish(self) -> Result<()> {
+        if self.fields.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::validation(self.fields))
+        }
+    }
+}

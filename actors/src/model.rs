@@ -1,0 +1,690 @@
+//! Domain types: what Herald stores and what its APIs speak about.
+//!
+//! Records are serialised with serde for both the store (MessagePack, see
+//! `store::codec`) and the HTTP edge (JSON); where the two views differ (secrets,
+//! derived fields) the HTTP view is built by an explicit `view` function.
+
+use chrono::{DateTime, TimeZone, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+/// A UTC instant with millisecond precision, rendered `2026-11-21T10:00:00.123Z`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(pub DateTime<Utc>);
+
+impl Timestamp {
+    pub fn now() -> Self {
+        Self::from_millis(Utc::now().timestamp_millis())
+    }
+    pub fn from_millis(ms: i64) -> Self {
+        Timestamp(Utc.timestamp_millis_opt(ms).single().unwrap_or_default())
+    }
+    pub fn millis(&self) -> i64 {
+        self.0.timestamp_millis()
+    }
+    /// The creation instant encoded in a UUIDv7.
+    pub fn of_id(id: &Uuid) -> Self {
+        let b = id.as_bytes();
+        let ms = u64::from_be_bytes([0, 0, b[0], b[1], b[2], b[3], b[4], b[5]]);
+        Self::from_millis(ms as i64)
+    }
+    pub fn plus_millis(&self, ms: i64) -> Self {
+        Self::from_millis(self.millis().saturating_add(ms))
+    }
+    pub fn to_rfc3339(&self) -> String {
+        self.0.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_rfc3339())
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        DateTime::parse_from_rfc3339(&s)
+            .map(|t| Timestamp(t.with_timezone(&Utc)))
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// A new time-ordered id, plus the instant it encodes (so `created_at` and id order agree).
+pub fn new_id() -> (Uuid, Timestamp) {
+    let id = Uuid::now_v7();
+    (id, Timestamp::of_id(&id))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelType {
+    Chat,
+    Email,
+    InApp,
+    MobilePush,
+    Sms,
+    WebPush,
+}
+
+impl ChannelType {
+    pub const ALL: [ChannelType; 6] = [
+        ChannelType::Chat,
+        ChannelType::Email,
+        ChannelType::InApp,
+        ChannelType::MobilePush,
+        ChannelType::Sms,
+        ChannelType::WebPush,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChannelType::Chat => "chat",
+            ChannelType::Email => "email",
+            ChannelType::InApp => "in_app",
+            ChannelType::MobilePush => "mobile_push",
+            ChannelType::Sms => "sms",
+            ChannelType::WebPush => "web_push",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+    pub fn index(self) -> u8 {
+        self as u8
+    }
+    pub fn from_index(i: u8) -> Option<Self> {
+        Self::ALL.get(i as usize).copied()
+    }
+}
+
+// ---------------------------------------------------------------- projects
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Project {
+    pub id: Uuid,
+    pub name: String,
+    pub public_key: String,
+    /// SHA-256 of the secret key. Secret keys are 256-bit random strings, so a fast
+    /// hash is enough: there is nothing to brute-force that a slow KDF would protect.
+    pub secret_hash: Vec<u8>,
+    pub security_mode: bool,
+    /// PEM of the RSA public key that verifies user JWTs.
+    pub signing_key: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Project {
+    pub fn view(&self) -> Value {
+        serde_json::json!({
+            "id": self.id,
+            "name": self.name,
+            "security_mode": self.security_mode,
+            "signing_key_configured": self.signing_key.is_some(),
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        })
+    }
+}
+
+// ---------------------------------------------------------------- users
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct User {
+    pub id: Uuid,
+    pub external_id: String,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub avatar: Option<String>,
+    pub locale: Option<String>,
+    pub timezone: Option<String>,
+    pub custom_fields: Map<String, Value>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// The profile fields of a user PUT. `None` = not given; `Some(None)` = `null` (clear).
+#[derive(Debug, Clone, Default)]
+pub struct UserPatch {
+    pub first_name: Option<Option<String>>,
+    pub last_name: Option<Option<String>>,
+    pub email: Option<Option<String>>,
+    pub phone: Option<Option<String>>,
+    pub avatar: Option<Option<String>>,
+    pub locale: Option<Option<String>>,
+    pub timezone: Option<Option<String>>,
+    pub custom_fields: Option<Option<Map<String, Value>>>,
+}
+
+impl UserPatch {
+    pub fn is_empty(&self) -> bool {
+        self.first_name.is_none()
+            && self.last_name.is_none()
+            && self.email.is_none()
+            && self.phone.is_none()
+            && self.avatar.is_none()
+            && self.locale.is_none()
+            && self.timezone.is_none()
+            && self.custom_fields.is_none()
+    }
+
+    /// Applies the patch; returns whether anything changed.
+    pub fn apply(&self, u: &mut User) -> bool {
+        let before = u.clone();
+        fn set(dst: &mut Option<String>, v: &Option<Option<String>>) {
+            if let Some(v) = v {
+                *dst = v.clone();
+            }
+        }
+        set(&mut u.first_name, &self.first_name);
+        set(&mut u.last_name, &self.last_name);
+        set(&mut u.email, &self.email);
+        set(&mut u.phone, &self.phone);
+        set(&mut u.avatar, &self.avatar);
+        set(&mut u.locale, &self.locale);
+        set(&mut u.timezone, &self.timezone);
+        if let Some(cf) = &self.custom_fields {
+            u.custom_fields = cf.clone().unwrap_or_default();
+        }
+        *u != before
+    }
+}
+
+// ---------------------------------------------------------------- preferences
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FlowPreference {
+    pub enabled: Option<bool>,
+    pub channel_types: std::collections::BTreeMap<ChannelType, bool>,
+}
+
+/// What a user changed from the defaults (everything else is `true`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Preferences {
+    pub channel_types: std::collections::BTreeMap<ChannelType, bool>,
+    pub flows: std::collections::BTreeMap<String, FlowPreference>,
+}
+
+impl Preferences {
+    /// `channel_types[t] && flows[h].enabled && flows[h].channel_types[t]` (API.md §6).
+    pub fn allows(&self, flow_handle: &str, t: ChannelType) -> bool {
+        if !self.channel_types.get(&t).copied().unwrap_or(true) {
+            return false;
+        }
+        match self.flows.get(flow_handle) {
+            None => true,
+            Some(f) => f.enabled.unwrap_or(true) && f.channel_types.get(&t).copied().unwrap_or(true),
+        }
+    }
+
+    pub fn merge(&mut self, patch: &Preferences) {
+        for (t, v) in &patch.channel_types {
+            self.channel_types.insert(*t, *v);
+        }
+        for (h, fp) in &patch.flows {
+            let cur = self.flows.entry(h.clone()).or_default();
+            if fp.enabled.is_some() {
+                cur.enabled = fp.enabled;
+            }
+            for (t, v) in &fp.channel_types {
+                cur.channel_types.insert(*t, *v);
+            }
+        }
+    }
+
+    /// The full object: all six channel types, every given flow `(handle, name)`.
+    pub fn view<'a>(&self, flows: impl IntoIterator<Item = (&'a str, &'a str)>) -> Value {
+        let all = |m: &std::collections::BTreeMap<ChannelType, bool>| {
+            let mut o = Map::new();
+            for t in ChannelType::ALL {
+                o.insert(t.as_str().into(), Value::Bool(m.get(&t).copied().unwrap_or(true)));
+            }
+            Value::Object(o)
+        };
+        let mut fl = Map::new();
+        for (handle, name) in flows {
+            let p = self.flows.get(handle).cloned().unwrap_or_default();
+            fl.insert(
+                handle.to_string(),
+                serde_json::json!({
+                    "name": name,
+                    "enabled": p.enabled.unwrap_or(true),
+                    "channel_types": all(&p.channel_types),
+                }),
+            );
+        }
+        serde_json::json!({ "channel_types": all(&self.channel_types), "flows": fl })
+    }
+}
+
+// ---------------------------------------------------------------- channels
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelStatus {
+    Unconfigured,
+    Active,
+    Revoked,
+}
+
+impl ChannelStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChannelStatus::Unconfigured => "unconfigured",
+            ChannelStatus::Active => "active",
+            ChannelStatus::Revoked => "revoked",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Channel {
+    pub id: Uuid,
+    #[serde(rename = "type")]
+    pub channel_type: ChannelType,
+    pub name: String,
+    pub provider: String,
+    /// The full config, secrets included. Never rendered as is: see `view`.
+    pub config: Map<String, Value>,
+    pub revoked: bool,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Channel {
+    pub fn status(&self) -> ChannelStatus {
+        if self.provider == "in_app" {
+            ChannelStatus::Active
+        } else if self.revoked {
+            ChannelStatus::Revoked
+        } else if crate::providers::missing_required(&self.provider, &self.config).is_empty() {
+            ChannelStatus::Active
+        } else {
+            ChannelStatus::Unconfigured
+        }
+    }
+
+    pub fn view(&self) -> Value {
+        let secrets = crate::providers::secret_fields(&self.provider);
+        let mut cfg = Map::new();
+        for (k, v) in &self.config {
+            if secrets.contains(&k.as_str()) {
+                cfg.insert(k.clone(), Value::String("********".into()));
+            } else {
+                cfg.insert(k.clone(), v.clone());
+            }
+        }
+        serde_json::json!({
+            "id": self.id,
+            "type": self.channel_type,
+            "name": self.name,
+            "provider": self.provider,
+            "config": cfg,
+            "status": self.status().as_str(),
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        })
+    }
+}
+
+// ---------------------------------------------------------------- flows
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowStatus {
+    Draft,
+    Active,
+    Archived,
+}
+
+impl FlowStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlowStatus::Draft => "draft",
+            FlowStatus::Active => "active",
+            FlowStatus::Archived => "archived",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Template {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub html: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// One step of a flow. Stored as a flat struct (not a tagged enum) so the record
+/// format stays simple; the API shape is produced by `view`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Step {
+    /// `channel` or `delay`.
+    pub kind: String,
+    pub channel_id: Option<Uuid>,
+    pub template: Option<Template>,
+    pub seconds: Option<u64>,
+}
+
+impl Step {
+    pub fn view(&self) -> Value {
+        match self.kind.as_str() {
+            "delay" => serde_json::json!({"type": "delay", "seconds": self.seconds.unwrap_or(0)}),
+            _ => serde_json::json!({
+                "type": "channel",
+                "channel_id": self.channel_id,
+                "template": self.template.clone().unwrap_or_default(),
+            }),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Flow {
+    pub id: Uuid,
+    pub handle: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub status: FlowStatus,
+    pub steps: Vec<Step>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Flow {
+    pub fn view(&self) -> Value {
+        serde_json::json!({
+            "id": self.id,
+            "handle": self.handle,
+            "name": self.name,
+            "description": self.description,
+            "status": self.status.as_str(),
+            "steps": self.steps.iter().map(Step::view).collect::<Vec<_>>(),
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        })
+    }
+}
+
+// ---------------------------------------------------------------- topics
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Topic {
+    pub id: Uuid,
+    pub key: String,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub subscribers_count: u64,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Topic {
+    pub fn view(&self) -> Value {
+        serde_json::json!({
+            "key": self.key,
+            "name": self.name,
+            "description": self.description,
+            "subscribers_count": self.subscribers_count,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Subscription {
+    pub id: Uuid,
+    pub topic: String,
+    pub user_id: Uuid,
+    pub user_external_id: String,
+    pub created_at: Timestamp,
+}
+
+impl Subscription {
+    pub fn view(&self) -> Value {
+        serde_json::json!({
+            "id": self.id,
+            "topic": self.topic,
+            "user_external_id": self.user_external_id,
+            "created_at": self.created_at,
+        })
+    }
+}
+
+// ---------------------------------------------------------------- runs, notifications, deliveries
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FlowRun {
+    pub id: Uuid,
+    pub flow_id: Uuid,
+    /// The flow as it was when the run was accepted (API.md §11).
+    pub flow: Flow,
+    pub topic: Option<String>,
+    pub data: Value,
+    pub actor_id: Option<Uuid>,
+    pub processed: bool,
+    pub recipients_count: u64,
+    pub notifications_count: u64,
+    /// Notifications not yet processed (the run is processed at 0 once expanded).
+    pub pending_notifications: u64,
+    /// Explicit recipients of a run that also names a topic (deduplication).
+    #[serde(default)]
+    pub explicit_ids: Vec<Uuid>,
+    /// Topic expansion: the last subscription id already expanded, and whether done.
+    pub expand_cursor: Option<Uuid>,
+    pub expanded: bool,
+    pub created_at: Timestamp,
+    pub processed_at: Option<Timestamp>,
+}
+
+impl FlowRun {
+    pub fn accepted_view(&self) -> Value {
+        serde_json::json!({
+            "id": self.id,
+            "flow_id": self.flow_id,
+            "status": "pending",
+            "recipients_count": self.recipients_count,
+            "created_at": self.created_at,
+        })
+    }
+    pub fn view(&self) -> Value {
+        serde_json::json!({
+            "id": self.id,
+            "flow_id": self.flow_id,
+            "status": if self.processed { "processed" } else { "pending" },
+            "recipients_count": self.recipients_count,
+            "notifications_count": self.notifications_count,
+            "topic": self.topic,
+            "created_at": self.created_at,
+            "processed_at": self.processed_at,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Notification {
+    pub id: Uuid,
+    pub flow_id: Uuid,
+    pub flow_run_id: Uuid,
+    pub topic: Option<String>,
+    pub processed: bool,
+    pub actor_id: Option<Uuid>,
+    pub recipient_id: Uuid,
+    pub processed_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Notification {
+    pub fn status(&self) -> &'static str {
+        if self.processed {
+            "processed"
+        } else {
+            "pending"
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryStatus {
+    Pending,
+    Sent,
+    Failed,
+    Skipped,
+}
+
+impl DeliveryStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryStatus::Pending => "pending",
+            DeliveryStatus::Sent => "sent",
+            DeliveryStatus::Failed => "failed",
+            DeliveryStatus::Skipped => "skipped",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Pending, Self::Sent, Self::Failed, Self::Skipped]
+            .into_iter()
+            .find(|x| x.as_str() == s)
+    }
+    pub fn index(self) -> u8 {
+        self as u8
+    }
+    pub fn is_final(self) -> bool {
+        self != DeliveryStatus::Pending
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DeliveryError {
+    pub code: String,
+    pub message: String,
+}
+
+/// Rendered content of one delivery.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Rendered {
+    pub subject: String,
+    pub body: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub html: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub url: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Delivery {
+    pub id: Uuid,
+    pub notification_id: Uuid,
+    pub flow_run_id: Uuid,
+    pub flow_id: Uuid,
+    pub channel_id: Uuid,
+    pub channel_type: ChannelType,
+    pub topic: Option<String>,
+    pub status: DeliveryStatus,
+    pub data: Rendered,
+    /// Per-device outcomes and other provider facts, shown under `data.outcomes`.
+    #[serde(default)]
+    pub outcomes: Option<Value>,
+    pub actor_id: Option<Uuid>,
+    pub recipient_id: Uuid,
+    pub attempts: u32,
+    pub error: Option<DeliveryError>,
+    /// When the delivery may first be attempted (after `delay` steps).
+    pub due_at: Timestamp,
+    pub next_attempt_at: Option<Timestamp>,
+    pub sent_at: Option<Timestamp>,
+    pub seen_at: Option<Timestamp>,
+    pub read_at: Option<Timestamp>,
+    pub clicked_at: Option<Timestamp>,
+    pub archived_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Delivery {
+    pub fn view(&self) -> Value {
+        let mut data = serde_json::to_value(&self.data).unwrap_or(Value::Null);
+        if let (Some(o), Value::Object(m)) = (&self.outcomes, &mut data) {
+            m.insert("outcomes".into(), o.clone());
+        }
+        serde_json::json!({
+            "id": self.id,
+            "notification_id": self.notification_id,
+            "flow_run_id": self.flow_run_id,
+            "flow_id": self.flow_id,
+            "channel_id": self.channel_id,
+            "channel_type": self.channel_type,
+            "topic": self.topic,
+            "status": self.status.as_str(),
+            "data": data,
+            "actor_id": self.actor_id,
+            "recipient_id": self.recipient_id,
+            "attempts": self.attempts,
+            "error": self.error,
+            "next_attempt_at": self.next_attempt_at,
+            "sent_at": self.sent_at,
+            "seen_at": self.seen_at,
+            "read_at": self.read_at,
+            "clicked_at": self.clicked_at,
+            "archived_at": self.archived_at,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        })
+    }
+
+    /// The in-app feed entry state: `unseen`, `seen` or `read`.
+    pub fn feed_state(&self) -> &'static str {
+        if self.read_at.is_some() {
+            "read"
+        } else if self.seen_at.is_some() {
+            "seen"
+        } else {
+            "unseen"
+        }
+    }
+
+    /// The feed entry as the user sees it (API.md §7); `actor` is filled by the caller.
+    pub fn feed_view(&self, actor: Value) -> Value {
+        serde_json::json!({
+            "id": self.id,
+            "notification_id": self.notification_id,
+            "flow_id": self.flow_id,
+            "topic": self.topic,
+            "data": self.data,
+            "actor": actor,
+            "read": self.read_at.is_some(),
+            "seen": self.seen_at.is_some(),
+            "archived": self.archived_at.is_some(),
+            "clicked": self.clicked_at.is_some(),
+            "seen_at": self.seen_at,
+            "read_at": self.read_at,
+            "clicked_at": self.clicked_at,
+            "archived_at": self.archived_at,
+            "created_at": self.created_at,
+        })
+    }
+}
+
+/// Unread and unseen counts of a user's feed (archived entries left out).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct FeedCounts {
+    pub unread: u64,
+    pub unseen: u64,
+}
+
+impl FeedCounts {
+    pub fn view(&self) -> Value {
+        serde_json::json!({"unread_count": self.unread, "unseen_count": self.unseen})
+    }
+}

@@ -1,0 +1,70 @@
+//! Templates: MiniJinja over `recipient`, `actor`, `data` and `flow`.
+//!
+//! A run compiles its flow's templates once (`RunRenderer`) and renders them per
+//! recipient; undefined variables (at any depth) render as empty strings.
+
+use crate::model::{Flow, Rendered, Template};
+use minijinja::{Environment, UndefinedBehavior};
+use serde_json::Value;
+
+fn env() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Chainable);
+    // Notifications are not HTML pages; escaping is the channel's business (the
+    // email `html` part is written by the flow author, who controls its markup).
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    env
+}
+
+/// Checks that a template source compiles; the error text on failure.
+pub fn check(src: &str) -> Result<(), String> {
+    let env = env();
+    env.template_from_str(src).map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// The compiled templates of one flow.
+pub struct RunRenderer {
+    env: Environment<'static>,
+}
+
+const PARTS: [&str; 4] = ["subject", "body", "html", "url"];
+
+impl RunRenderer {
+    pub fn new(flow: &Flow) -> Self {
+        let mut env = env();
+        for (i, step) in flow.steps.iter().enumerate() {
+            if let Some(t) = &step.template {
+                for (part, src) in PARTS.iter().zip([&t.subject, &t.body, &t.html, &t.url]) {
+                    if let Some(src) = src {
+                        // Compiled at save already; a failure here means the stored
+                        // flow predates a check, and rendering reports it per delivery.
+                        let _ = env.add_template_owned(format!("{i}.{part}"), src.clone());
+                    }
+                }
+            }
+        }
+        RunRenderer { env }
+    }
+
+    /// Renders step `i` for one recipient. `ctx` holds recipient, actor, data, flow.
+    pub fn render(&self, i: usize, t: &Template, ctx: &Value) -> Result<Rendered, String> {
+        let one = |part: &str, src: &Option<String>| -> Result<Option<String>, String> {
+            match src {
+                None => Ok(None),
+                Some(_) => {
+                    let tpl = self
+                        .env
+                        .get_template(&format!("{i}.{part}"))
+                        .map_err(|e| format!("template {part}: {e}"))?;
+                    tpl.render(ctx).map(Some).map_err(|e| format!("template {part}: {e}"))
+                }
+            }
+        };
+        Ok(Rendered {
+            subject: one("subject", &t.subject)?.unwrap_or_default(),
+            body: one("body", &t.body)?.unwrap_or_default(),
+            html: one("html", &t.html)?,
+            url: one("url", &t.url)?,
+        })
+    }
+}

@@ -1,0 +1,215 @@
+//! The in-app feed: an index of a user's in_app deliveries with their state flags,
+//! and the user's unread/unseen counts. Only the user's `UserActor` calls the
+//! mutating operations, which is what makes their read-modify-write safe.
+
+use super::keys::{tail_id, Key};
+use super::page::{scan, Page, PageReq};
+use super::{Store, Writes, T};
+use crate::error::{Error, Result};
+use crate::model::{Delivery, FeedCounts, Timestamp};
+use uuid::Uuid;
+
+const SEEN: u8 = 1;
+const READ: u8 = 2;
+const ARCHIVED: u8 = 4;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FeedFilter {
+    #[default]
+    All,
+    Unread,
+    Unseen,
+    Read,
+    Archived,
+}
+
+impl FeedFilter {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "all" => FeedFilter::All,
+            "unread" => FeedFilter::Unread,
+            "unseen" => FeedFilter::Unseen,
+            "read" => FeedFilter::Read,
+            "archived" => FeedFilter::Archived,
+            _ => return None,
+        })
+    }
+    fn matches(self, f: u8) -> bool {
+        let archived = f & ARCHIVED != 0;
+        match self {
+            FeedFilter::All => !archived,
+            FeedFilter::Unread => !archived && f & READ == 0,
+            FeedFilter::Unseen => !archived && f & SEEN == 0,
+            FeedFilter::Read => !archived && f & READ != 0,
+            FeedFilter::Archived => archived,
+        }
+    }
+}
+
+/// A PATCH of one feed entry; `None` leaves a flag alone.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FeedUpdate {
+    pub seen: Option<bool>,
+    pub read: Option<bool>,
+    pub clicked: Option<bool>,
+    pub archived: Option<bool>,
+}
+
+pub struct FeedUpdateOutcome {
+    pub entry: Delivery,
+    pub counts: FeedCounts,
+    pub changed: bool,
+}
+
+fn flags_of(d: &Delivery) -> u8 {
+    let mut f = 0;
+    if d.seen_at.is_some() {
+        f |= SEEN;
+    }
+    if d.read_at.is_some() {
+        f |= READ;
+    }
+    if d.archived_at.is_some() {
+        f |= ARCHIVED;
+    }
+    f
+}
+
+fn count_delta(c: &mut FeedCounts, f: u8, sign: i64) {
+    if f & ARCHIVED != 0 {
+        return;
+    }
+    let add = |x: &mut u64, on: bool| {
+        if on {
+            *x = (*x as i64 + sign).max(0) as u64;
+        }
+    };
+    add(&mut c.unread, f & READ == 0);
+    add(&mut c.unseen, f & SEEN == 0);
+}
+
+impl Store {
+    pub fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts> {
+        Ok(self
+            .get_rec(T::feed_counts, Key::new().id(project).id(user).as_ref())?
+            .unwrap_or_default())
+    }
+
+    /// Stages a new feed entry for `d` (an in_app delivery being marked sent).
+    pub fn stage_feed_insert(&self, w: &mut Writes, project: &Uuid, d: &Delivery, counts: &mut FeedCounts) {
+        let f = flags_of(d);
+        w.put(T::feed, Key::new().id(project).id(&d.recipient_id).id(&d.id), [f]);
+        count_delta(counts, f, 1);
+        w.put_rec(T::feed_counts, Key::new().id(project).id(&d.recipient_id), counts);
+    }
+
+    pub fn feed_page(&self, project: &Uuid, user: &Uuid, filter: FeedFilter, req: &PageReq) -> Result<Page<Delivery>> {
+        scan(self.tree(T::feed), &Key::new().id(project).id(user), req, |k, v| {
+            if !filter.matches(v.first().copied().unwrap_or(0)) {
+                return Ok(None);
+            }
+            self.delivery(project, &tail_id(k))
+        })
+    }
+
+    /// The entry if it is in this user's feed (anything else is "not found").
+    pub fn feed_entry(&self, project: &Uuid, user: &Uuid, id: &Uuid) -> Result<Delivery> {
+        if self.tree(T::feed).get(Key::new().id(project).id(user).id(id))?.is_none() {
+            return Err(Error::not_found("feed_entry", id));
+        }
+        self.delivery(project, id)?.ok_or_else(|| Error::not_found("feed_entry", id))
+    }
+
+    /// Applies a PATCH. `read: false` / `seen: false` on an entry that already is
+    /// read / seen is an invalid transition; repeating a true keeps the first time.
+    pub fn feed_update(&self, project: &Uuid, user: &Uuid, id: &Uuid, u: FeedUpdate) -> Result<FeedUpdateOutcome> {
+        let mut d = self.feed_entry(project, user, id)?;
+        let state = d.feed_state();
+        let allowed: Vec<&str> = match state {
+            "unseen" => vec!["seen", "read"],
+            "seen" => vec!["read"],
+            _ => vec![],
+        };
+        if (u.read == Some(false) && d.read_at.is_some()) || (u.seen == Some(false) && d.seen_at.is_some()) {
+            return Err(Error::conflict(
+                "feed_entry",
+                Some(id.to_string()),
+                "invalid_transition",
+                format!("a {state} entry cannot go back"),
+            )
+            .with("current_status", state)
+            .with("allowed_transitions", allowed));
+        }
+        let now = Timestamp::now();
+        let before = flags_of(&d);
+        let old = d.clone();
+        if u.read == Some(true) {
+            d.read_at.get_or_insert(now);
+            d.seen_at.get_or_insert(now);
+        }
+        if u.seen == Some(true) {
+            d.seen_at.get_or_insert(now);
+        }
+        if u.clicked == Some(true) {
+            d.clicked_at.get_or_insert(now);
+        }
+        match u.archived {
+            Some(true) => {
+                d.archived_at.get_or_insert(now);
+            }
+            Some(false) => d.archived_at = None,
+            None => {}
+        }
+        let changed = d.seen_at != old.seen_at
+            || d.read_at != old.read_at
+            || d.clicked_at != old.clicked_at
+            || d.archived_at != old.archived_at;
+        let mut counts = self.feed_counts(project, user)?;
+        if changed {
+            d.updated_at = now;
+            let after = flags_of(&d);
+            count_delta(&mut counts, before, -1);
+            count_delta(&mut counts, after, 1);
+            let mut w = Writes::new();
+            w.put_rec(T::deliveries, Key::new().id(project).id(id), &d);
+            w.put(T::feed, Key::new().id(project).id(user).id(id), [after]);
+            w.put_rec(T::feed_counts, Key::new().id(project).id(user), &counts);
+            self.commit(w)?;
+        }
+        Ok(FeedUpdateOutcome { entry: d, counts, changed })
+    }
+
+    /// `seen_all` / `read_all`: every non-archived entry not yet seen / read.
+    pub fn feed_mark_all(&self, project: &Uuid, user: &Uuid, read: bool) -> Result<(Vec<Delivery>, FeedCounts)> {
+        let now = Timestamp::now();
+        let mut w = Writes::new();
+        let mut counts = self.feed_counts(project, user)?;
+        let mut updated = vec![];
+        let want = if read { READ } else { SEEN };
+        for kv in self.tree(T::feed).scan_prefix(Key::new().id(project).id(user)) {
+            let (k, v) = kv?;
+            let f = v.first().copied().unwrap_or(0);
+            if f & ARCHIVED != 0 || f & want != 0 {
+                continue;
+            }
+            let id = tail_id(&k);
+            let Some(mut d) = self.delivery(project, &id)? else { continue };
+            d.seen_at.get_or_insert(now);
+            if read {
+                d.read_at.get_or_insert(now);
+            }
+            d.updated_at = now;
+            let nf = flags_of(&d);
+            count_delta(&mut counts, f, -1);
+            count_delta(&mut counts, nf, 1);
+            w.put_rec(T::deliveries, Key::new().id(project).id(&id), &d);
+            w.put(T::feed, &k, [nf]);
+            updated.push(d);
+        }
+        if !updated.is_empty() {
+            w.put_rec(T::feed_counts, Key::new().id(project).id(user), &counts);
+            self.commit(w)?;
+        }
+        Ok((updated, counts))
+    }
+}

@@ -1,0 +1,402 @@
+//! Channels, flows, topics with their subscriptions, push subscriptions, and
+//! idempotency records: the smaller key spaces.
+
+use super::keys::{tail_id, Key};
+use super::page::{scan, Page, PageReq};
+use super::{codec, Store, Writes, T};
+use crate::error::{Error, Result};
+use crate::model::{new_id, Channel, Flow, FlowStatus, Subscription, Timestamp, Topic, User};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// A stored 2xx response, replayed for a repeated idempotency key.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IdempotentResponse {
+    pub payload_hash: Vec<u8>,
+    pub status: u16,
+    pub body: Vec<u8>,
+    pub created_at: Timestamp,
+}
+
+/// A registered push subscription or device token of one user on one channel.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PushSubscription {
+    pub id: Uuid,
+    pub channel_id: Uuid,
+    pub identifier: String,
+    pub keys: Option<serde_json::Value>,
+    pub platform: Option<String>,
+    pub created_at: Timestamp,
+}
+
+impl PushSubscription {
+    pub fn view(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id,
+            "channel_id": self.channel_id,
+            "identifier": self.identifier,
+            "platform": self.platform,
+            "created_at": self.created_at,
+        })
+    }
+}
+
+impl Store {
+    // ------------------------------------------------------------ channels
+
+    pub fn channel(&self, project: &Uuid, id: &Uuid) -> Result<Option<Channel>> {
+        self.get_rec(T::channels, Key::new().id(project).id(id).as_ref())
+    }
+
+    pub fn list_channels(&self, project: &Uuid, req: &PageReq) -> Result<Page<Channel>> {
+        scan(self.tree(T::channels), &Key::new().id(project), req, |_, v| Ok(Some(codec::dec(v)?)))
+    }
+
+    pub fn all_channels(&self, project: &Uuid) -> Result<Vec<Channel>> {
+        let mut out = vec![];
+        for kv in self.tree(T::channels).scan_prefix(Key::new().id(project)) {
+            out.push(codec::dec(&kv?.1)?);
+        }
+        Ok(out)
+    }
+
+    pub fn put_channel(&self, project: &Uuid, c: &Channel) -> Result<()> {
+        let mut w = Writes::new();
+        w.put_rec(T::channels, Key::new().id(project).id(&c.id), c);
+        self.commit_durable(w)
+    }
+
+    /// Read-modify-write of a channel under its lock.
+    pub fn update_channel<R>(
+        &self,
+        project: &Uuid,
+        id: &Uuid,
+        f: impl FnOnce(&mut Channel) -> Result<R>,
+    ) -> Result<(Channel, R)> {
+        let _g = self.lock(&Key::new().u8(b'c').id(project).id(id).0);
+        let mut c = self.channel(project, id)?.ok_or_else(|| Error::not_found("channel", id))?;
+        let r = f(&mut c)?;
+        c.updated_at = Timestamp::now();
+        self.put_channel(project, &c)?;
+        Ok((c, r))
+    }
+
+    pub fn delete_channel(&self, project: &Uuid, id: &Uuid) -> Result<()> {
+        let mut w = Writes::new();
+        w.del(T::channels, Key::new().id(project).id(id));
+        self.commit_durable(w)
+    }
+
+    // ------------------------------------------------------------ flows
+
+    pub fn flow(&self, project: &Uuid, id: &Uuid) -> Result<Option<Flow>> {
+        self.get_rec(T::flows, Key::new().id(project).id(id).as_ref())
+    }
+
+    pub fn flow_by_handle(&self, project: &Uuid, handle: &str) -> Result<Option<Flow>> {
+        match self.tree(T::flows_by_handle).get(Key::new().id(project).str(handle))? {
+            Some(id) => self.get_rec(T::flows, Key::new().id(project).bytes(&id).as_ref()),
+            None => Ok(None),
+        }
+    }
+
+    pub fn list_flows(&self, project: &Uuid, req: &PageReq) -> Result<Page<Flow>> {
+        scan(self.tree(T::flows), &Key::new().id(project), req, |_, v| Ok(Some(codec::dec(v)?)))
+    }
+
+    /// Every flow that is not archived, oldest first (for preferences).
+    pub fn live_flows(&self, project: &Uuid) -> Result<Vec<Flow>> {
+        let mut out = vec![];
+        for kv in self.tree(T::flows).scan_prefix(Key::new().id(project)) {
+            let f: Flow = codec::dec(&kv?.1)?;
+            if f.status != FlowStatus::Archived {
+                out.push(f);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Creates a flow; a taken handle is a 422 `unique` on `handle`.
+    pub fn create_flow(&self, project: &Uuid, f: &Flow) -> Result<()> {
+        let hk = Key::new().id(project).str(&f.handle);
+        let _g = self.lock(&hk.0);
+        if self.tree(T::flows_by_handle).get(&hk)?.is_some() {
+            return Err(Error::field("handle", "unique", "a flow with this handle exists"));
+        }
+        let mut w = Writes::new();
+        w.put_rec(T::flows, Key::new().id(project).id(&f.id), f);
+        w.put(T::flows_by_handle, &hk, f.id.as_bytes());
+        self.commit_durable(w)
+    }
+
+    pub fn update_flow<R>(
+        &self,
+        project: &Uuid,
+        id: &Uuid,
+        f: impl FnOnce(&mut Flow) -> Result<R>,
+    ) -> Result<(Flow, R)> {
+        let _g = self.lock(&Key::new().u8(b'f').id(project).id(id).0);
+        let mut flow = self.flow(project, id)?.ok_or_else(|| Error::not_found("flow", id))?;
+        let r = f(&mut flow)?;
+        let mut w = Writes::new();
+        w.put_rec(T::flows, Key::new().id(project).id(id), &flow);
+        self.commit_durable(w)?;
+        Ok((flow, r))
+    }
+
+    /// Whether any active flow has a channel step on `channel`.
+    pub fn channel_in_active_flow(&self, project: &Uuid, channel: &Uuid) -> Result<bool> {
+        for kv in self.tree(T::flows).scan_prefix(Key::new().id(project)) {
+            let f: Flow = codec::dec(&kv?.1)?;
+            if f.status == FlowStatus::Active && f.steps.iter().any(|s| s.channel_id.as_ref() == Some(channel)) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    // ------------------------------------------------------------ topics
+
+    fn topic_lock(project: &Uuid, key: &str) -> Vec<u8> {
+        Key::new().u8(b't').id(project).str(key).0
+    }
+
+    pub fn topic(&self, project: &Uuid, key: &str) -> Result<Option<Topic>> {
+        self.get_rec(T::topics, Key::new().id(project).str(key).as_ref())
+    }
+
+    /// Create or update; returns the topic and whether it was created.
+    pub fn put_topic(
+        &self,
+        project: &Uuid,
+        key: &str,
+        name: Option<Option<String>>,
+        description: Option<Option<String>>,
+    ) -> Result<(Topic, bool)> {
+        let _g = self.lock(&Self::topic_lock(project, key));
+        let (mut t, created) = match self.topic(project, key)? {
+            Some(t) => (t, false),
+            None => {
+                let (id, now) = new_id();
+                (
+                    Topic {
+                        id,
+                        key: key.into(),
+                        name: None,
+                        description: None,
+                        subscribers_count: 0,
+                        created_at: now,
+                        updated_at: now,
+                    },
+                    true,
+                )
+            }
+        };
+        if let Some(n) = name {
+            t.name = n;
+        }
+        if let Some(d) = description {
+            t.description = d;
+        }
+        if !created {
+            t.updated_at = Timestamp::now();
+        }
+        let mut w = Writes::new();
+        w.put_rec(T::topics, Key::new().id(project).str(key), &t);
+        if created {
+            w.put(T::topics_by_id, Key::new().id(project).id(&t.id), key.as_bytes());
+        }
+        self.commit_durable(w)?;
+        Ok((t, created))
+    }
+
+    pub fn list_topics(&self, project: &Uuid, req: &PageReq) -> Result<Page<Topic>> {
+        scan(self.tree(T::topics_by_id), &Key::new().id(project), req, |_, v| {
+            let key = String::from_utf8_lossy(v);
+            self.topic(project, &key)
+        })
+    }
+
+    pub fn delete_topic(&self, project: &Uuid, key: &str) -> Result<()> {
+        let _g = self.lock(&Self::topic_lock(project, key));
+        let t = self.topic(project, key)?.ok_or_else(|| Error::not_found("topic", key))?;
+        let mut w = Writes::new();
+        w.del(T::topics, Key::new().id(project).str(key));
+        w.del(T::topics_by_id, Key::new().id(project).id(&t.id));
+        let pre = Key::new().id(project).str(key);
+        for kv in self.tree(T::topic_subs).scan_prefix(&pre) {
+            let (k, user) = kv?;
+            let sid = tail_id(&k);
+            w.del(T::topic_subs, &k);
+            w.del(T::subscriptions, Key::new().id(project).id(&sid));
+            w.del(T::user_subs, Key::new().id(project).bytes(&user).id(&sid));
+            w.del(T::sub_index, Key::new().id(project).bytes(&user).str(key));
+        }
+        self.commit_durable(w)
+    }
+
+    pub fn subscription(&self, project: &Uuid, id: &Uuid) -> Result<Option<Subscription>> {
+        self.get_rec(T::subscriptions, Key::new().id(project).id(id).as_ref())
+    }
+
+    pub fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription> {
+        let _g = self.lock(&Self::topic_lock(project, key));
+        let mut t = self.topic(project, key)?.ok_or_else(|| Error::not_found("topic", key))?;
+        let ik = Key::new().id(project).id(&user.id).str(key);
+        if self.tree(T::sub_index).get(&ik)?.is_some() {
+            return Err(Error::conflict(
+                "subscription",
+                None,
+                "subscription_already_exists",
+                "the user is already subscribed to this topic",
+            ));
+        }
+        let (id, now) = new_id();
+        let s = Subscription {
+            id,
+            topic: key.into(),
+            user_id: user.id,
+            user_external_id: user.external_id.clone(),
+            created_at: now,
+        };
+        t.subscribers_count += 1;
+        let mut w = Writes::new();
+        w.put_rec(T::topics, Key::new().id(project).str(key), &t);
+        w.put_rec(T::subscriptions, Key::new().id(project).id(&id), &s);
+        w.put(T::topic_subs, Key::new().id(project).str(key).id(&id), user.id.as_bytes());
+        w.put(T::user_subs, Key::new().id(project).id(&user.id).id(&id), b"");
+        w.put(T::sub_index, &ik, id.as_bytes());
+        self.commit_durable(w)?;
+        Ok(s)
+    }
+
+    pub fn unsubscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<()> {
+        let _g = self.lock(&Self::topic_lock(project, key));
+        let ik = Key::new().id(project).id(&user.id).str(key);
+        let sid = match self.tree(T::sub_index).get(&ik)? {
+            Some(v) => Uuid::from_slice(&v).map_err(|_| Error::internal("corrupt subscription index"))?,
+            None => return Err(Error::not_found("subscription", key)),
+        };
+        let mut w = Writes::new();
+        if let Some(mut t) = self.topic(project, key)? {
+            t.subscribers_count = t.subscribers_count.saturating_sub(1);
+            w.put_rec(T::topics, Key::new().id(project).str(key), &t);
+        }
+        w.del(T::subscriptions, Key::new().id(project).id(&sid));
+        w.del(T::topic_subs, Key::new().id(project).str(key).id(&sid));
+        w.del(T::user_subs, Key::new().id(project).id(&user.id).id(&sid));
+        w.del(T::sub_index, &ik);
+        self.commit_durable(w)
+    }
+
+    pub fn topic_subscriptions(&self, project: &Uuid, key: &str, req: &PageReq) -> Result<Page<Subscription>> {
+        scan(self.tree(T::topic_subs), &Key::new().id(project).str(key), req, |k, _| {
+            self.subscription(project, &tail_id(k))
+        })
+    }
+
+    pub fn user_subscriptions(&self, project: &Uuid, user: &Uuid, req: &PageReq) -> Result<Page<Subscription>> {
+        scan(self.tree(T::user_subs), &Key::new().id(project).id(user), req, |k, _| {
+            self.subscription(project, &tail_id(k))
+        })
+    }
+
+    /// Subscribers of a topic in subscription order, after `cursor`, at most `n`:
+    /// `(subscription id, user id)`. Used to expand topic runs in chunks.
+    pub fn topic_subscribers_chunk(
+        &self,
+        project: &Uuid,
+        key: &str,
+        cursor: Option<&Uuid>,
+        n: usize,
+    ) -> Result<Vec<(Uuid, Uuid)>> {
+        let pre = Key::new().id(project).str(key);
+        let start = match cursor {
+            Some(c) => {
+                let mut k = pre.clone().id(c).0;
+                k.push(0); // strictly after the cursor
+                k
+            }
+            None => pre.0.clone(),
+        };
+        let mut out = Vec::with_capacity(n);
+        for kv in self.tree(T::topic_subs).range(start..) {
+            let (k, v) = kv?;
+            if !k.starts_with(&pre.0) || out.len() == n {
+                break;
+            }
+            let uid = Uuid::from_slice(&v).map_err(|_| Error::internal("corrupt topic index"))?;
+            out.push((tail_id(&k), uid));
+        }
+        Ok(out)
+    }
+
+    // ------------------------------------------------------------ push subscriptions
+
+    pub fn push_subscriptions(&self, project: &Uuid, user: &Uuid, channel: &Uuid) -> Result<Vec<PushSubscription>> {
+        let mut out = vec![];
+        for kv in self.tree(T::push_subs).scan_prefix(Key::new().id(project).id(user).id(channel)) {
+            out.push(codec::dec(&kv?.1)?);
+        }
+        out.sort_by_key(|s: &PushSubscription| std::cmp::Reverse(s.id));
+        Ok(out)
+    }
+
+    /// Registers (or returns the existing) subscription; `true` when created.
+    pub fn add_push_subscription(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        channel: &Uuid,
+        identifier: &str,
+        keys: Option<serde_json::Value>,
+        platform: Option<String>,
+    ) -> Result<(PushSubscription, bool)> {
+        let k = Key::new().id(project).id(user).id(channel).str(identifier);
+        let _g = self.lock(&k.0);
+        if let Some(s) = self.get_rec::<PushSubscription>(T::push_subs, &k.0)? {
+            return Ok((s, false));
+        }
+        let (id, now) = new_id();
+        let s = PushSubscription {
+            id,
+            channel_id: *channel,
+            identifier: identifier.into(),
+            keys,
+            platform,
+            created_at: now,
+        };
+        let mut w = Writes::new();
+        w.put_rec(T::push_subs, &k, &s);
+        self.commit_durable(w)?;
+        Ok((s, true))
+    }
+
+    pub fn remove_push_subscription(&self, project: &Uuid, user: &Uuid, channel: &Uuid, identifier: &str) -> Result<bool> {
+        let k = Key::new().id(project).id(user).id(channel).str(identifier);
+        let existed = self.tree(T::push_subs).remove(&k)?.is_some();
+        if existed {
+            let t = self.durable_ticket();
+            self.wait_durable_blocking(t)?;
+        }
+        Ok(existed)
+    }
+
+    // ------------------------------------------------------------ idempotency
+
+    pub fn idempotent_response(&self, project: &Uuid, scope: &[u8]) -> Result<Option<IdempotentResponse>> {
+        let r: Option<IdempotentResponse> = self.get_rec(T::idempotency, Key::new().id(project).bytes(scope).as_ref())?;
+        // Records older than 24 h are expired (API.md §5).
+        Ok(r.filter(|r| Timestamp::now().millis() - r.created_at.millis() < 24 * 3600 * 1000))
+    }
+
+    pub fn idempotency_key(project: &Uuid, scope: &[u8]) -> Vec<u8> {
+        Key::new().id(project).bytes(scope).0
+    }
+
+    pub fn put_idempotent_response(&self, project: &Uuid, scope: &[u8], r: &IdempotentResponse) -> Result<()> {
+        let mut w = Writes::new();
+        w.put_rec(T::idempotency, Key::new().id(project).bytes(scope), r);
+        self.commit_durable(w)
+    }
+}

@@ -1,0 +1,676 @@
+//! Flow runs, notifications, deliveries and the delivery queue.
+//!
+//! `accept_run` writes a run with explicit recipients, its notifications, its
+//! deliveries, their queue entries and the idempotency record in one atomic
+//! commit. Topic runs are stored first and expanded later in chunks
+//! (`expand_topic_chunk`), each chunk atomic with the run's expansion cursor, so a
+//! crash resumes where it stopped. `finish_deliveries` records outcomes and marks
+//! notifications and runs `processed` when their last delivery settles.
+
+use super::keys::{tail_id, uuid_at, Key};
+use super::misc::IdempotentResponse;
+use super::page::{scan, Page, PageReq};
+use super::users::user_lock_key;
+use super::{codec, Store, Writes, T};
+use crate::error::{Error, Result, Validator};
+use crate::model::*;
+use crate::render::RunRenderer;
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+use uuid::Uuid;
+
+/// One explicit recipient of a run, identified inline.
+#[derive(Debug, Clone)]
+pub struct RunRecipient {
+    pub external_id: String,
+    pub patch: UserPatch,
+}
+
+#[derive(Debug, Clone)]
+pub enum ActorSpec {
+    Existing(String),
+    Inline(String, UserPatch),
+}
+
+pub struct AcceptInput {
+    pub flow: Flow,
+    pub recipients: Vec<RunRecipient>,
+    pub actor: Option<ActorSpec>,
+    pub topic: Option<String>,
+    pub data: Value,
+    /// `(scope, payload hash)`: the 202 is stored for replay in the same commit.
+    pub idempotency: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+/// A pending delivery as the delivery actors know it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct QueueItem {
+    pub project: Uuid,
+    pub delivery_id: Uuid,
+    pub channel_type: ChannelType,
+    pub due_ms: i64,
+}
+
+impl QueueItem {
+    fn key(&self) -> Key {
+        Key::new()
+            .u8(self.channel_type.index())
+            .u64(self.due_ms.max(0) as u64)
+            .id(&self.project)
+            .id(&self.delivery_id)
+    }
+    fn from_key(k: &[u8]) -> Option<QueueItem> {
+        if k.len() != 41 {
+            return None;
+        }
+        let mut due = [0u8; 8];
+        due.copy_from_slice(&k[1..9]);
+        Some(QueueItem {
+            channel_type: ChannelType::from_index(k[0])?,
+            due_ms: u64::from_be_bytes(due) as i64,
+            project: uuid_at(k, 9),
+            delivery_id: uuid_at(k, 25),
+        })
+    }
+}
+
+pub struct AcceptedRun {
+    pub run: FlowRun,
+    /// The 202 body, as stored for idempotent replay.
+    pub body: Vec<u8>,
+    pub queued: Vec<QueueItem>,
+}
+
+/// What happened to one delivery attempt.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Sent { outcomes: Option<Value> },
+    Failed(DeliveryError),
+    Skipped(DeliveryError),
+    Retry { error: DeliveryError, at: Timestamp, outcomes: Option<Value> },
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct NotificationFilter {
+    pub status: Option<bool>,
+    pub topic: Option<String>,
+    pub created_after: Option<Timestamp>,
+    pub created_before: Option<Timestamp>,
+    pub flow_id: Option<Uuid>,
+    pub flow_run_id: Option<Uuid>,
+    pub recipient: Option<Uuid>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct DeliveryFilter {
+    pub status: Option<DeliveryStatus>,
+    pub channel_type: Option<ChannelType>,
+    pub channel_id: Option<Uuid>,
+    pub notification_id: Option<Uuid>,
+    pub recipient: Option<Uuid>,
+    pub created_after: Option<Timestamp>,
+    pub created_before: Option<Timestamp>,
+}
+
+fn in_range(id: &Uuid, after: &Option<Timestamp>, before: &Option<Timestamp>) -> bool {
+    let t = Timestamp::of_id(id);
+    after.map_or(true, |a| t > a) && before.map_or(true, |b| t < b)
+}
+
+/// Per-run state used while staging notifications.
+struct Stager<'a> {
+    project: Uuid,
+    run: &'a FlowRun,
+    renderer: RunRenderer,
+    channels: HashMap<Uuid, Option<Channel>>,
+    actor: Value,
+    flow_ctx: Value,
+}
+
+impl Store {
+    fn stager<'a>(&self, project: Uuid, run: &'a FlowRun, actor: Option<&User>) -> Result<Stager<'a>> {
+        let mut channels = HashMap::new();
+        for s in &run.flow.steps {
+            if let Some(c) = s.channel_id {
+                if let std::collections::hash_map::Entry::Vacant(e) = channels.entry(c) {
+                    e.insert(self.channel(&project, &c)?);
+                }
+            }
+        }
+        Ok(Stager {
+            project,
+            run,
+            renderer: RunRenderer::new(&run.flow),
+            channels,
+            actor: actor.map(|a| serde_json::to_value(a).unwrap_or(Value::Null)).unwrap_or(Value::Null),
+            flow_ctx: json!({"id": run.flow.id, "handle": run.flow.handle, "name": run.flow.name}),
+        })
+    }
+
+    /// Stages one notification and its deliveries. Returns whether it is pending.
+    fn stage_notification(&self, w: &mut Writes, st: &Stager, user: &User, queued: &mut Vec<QueueItem>) -> Result<bool> {
+        let p = st.project;
+        let run = st.run;
+        let (nid, now) = new_id();
+        let prefs = self.preferences(&p, &user.id)?;
+        let ctx = json!({
+            "recipient": user,
+            "actor": st.actor,
+            "data": run.data,
+            "flow": st.flow_ctx,
+        });
+        let mut pending = false;
+        let mut offset_ms: i64 = 0;
+        for (i, step) in run.flow.steps.iter().enumerate() {
+            if step.kind == "delay" {
+                offset_ms += (step.seconds.unwrap_or(0) as i64).saturating_mul(1000);
+                continue;
+            }
+            let Some(cid) = step.channel_id else { continue };
+            let channel_type = match st.channels.get(&cid) {
+                Some(Some(c)) => c.channel_type,
+                _ => ChannelType::InApp,
+            };
+            let (did, dnow) = new_id();
+            let template = step.template.clone().unwrap_or_default();
+            let mut status = DeliveryStatus::Pending;
+            let mut error = None;
+            let data = match st.renderer.render(i, &template, &ctx) {
+                Ok(r) => r,
+                Err(msg) => {
+                    status = DeliveryStatus::Failed;
+                    error = Some(DeliveryError { code: "template_error".into(), message: msg });
+                    Rendered::default()
+                }
+            };
+            if status == DeliveryStatus::Pending {
+                match st.channels.get(&cid) {
+                    Some(Some(_)) => {
+                        if !prefs.allows(&run.flow.handle, channel_type) {
+                            status = DeliveryStatus::Skipped;
+                            error = Some(DeliveryError {
+                                code: "preference".into(),
+                                message: format!("the recipient opted out of {}", channel_type.as_str()),
+                            });
+                        }
+                    }
+                    _ => {
+                        status = DeliveryStatus::Failed;
+                        error = Some(DeliveryError {
+                            code: "provider_not_configured".into(),
+                            message: "the step's channel no longer exists".into(),
+                        });
+                    }
+                }
+            }
+            let due = run.created_at.plus_millis(offset_ms);
+            let d = Delivery {
+                id: did,
+                notification_id: nid,
+                flow_run_id: run.id,
+                flow_id: run.flow_id,
+                channel_id: cid,
+                channel_type,
+                topic: run.topic.clone(),
+                status,
+                data,
+                outcomes: None,
+                actor_id: run.actor_id,
+                recipient_id: user.id,
+                attempts: 0,
+                error,
+                due_at: due,
+                next_attempt_at: if status == DeliveryStatus::Pending { Some(due) } else { None },
+                sent_at: None,
+                seen_at: None,
+                read_at: None,
+                clicked_at: None,
+                archived_at: None,
+                created_at: dnow,
+                updated_at: dnow,
+            };
+            w.put_rec(T::deliveries, Key::new().id(&p).id(&did), &d);
+            w.put(T::deliv_by_notif, Key::new().id(&p).id(&nid).id(&did), b"");
+            w.put(T::deliv_by_status, Key::new().id(&p).u8(status.index()).id(&did), b"");
+            if status == DeliveryStatus::Pending {
+                pending = true;
+                let q = QueueItem { project: p, delivery_id: did, channel_type, due_ms: due.millis() };
+                w.put(T::queue, q.key(), b"");
+                queued.push(q);
+            }
+        }
+        let n = Notification {
+            id: nid,
+            flow_id: run.flow_id,
+            flow_run_id: run.id,
+            topic: run.topic.clone(),
+            processed: !pending,
+            actor_id: run.actor_id,
+            recipient_id: user.id,
+            processed_at: if pending { None } else { Some(now) },
+            created_at: now,
+            updated_at: now,
+        };
+        w.put_rec(T::notifications, Key::new().id(&p).id(&nid), &n);
+        w.put(T::notif_by_run, Key::new().id(&p).id(&run.id).id(&nid), b"");
+        w.put(T::notif_by_status, Key::new().id(&p).u8(n.processed as u8).id(&nid), b"");
+        w.put(T::notif_by_recipient, Key::new().id(&p).id(&user.id).id(&nid), b"");
+        if let Some(t) = &run.topic {
+            w.put(T::notif_by_topic, Key::new().id(&p).str(t).id(&nid), b"");
+        }
+        Ok(pending)
+    }
+
+    /// Validates and stores a run (see the module doc). Durability is the caller's
+    /// next step: take a ticket and wait for it before answering 202.
+    pub fn accept_run(&self, project: &Uuid, input: AcceptInput) -> Result<AcceptedRun> {
+        // Dedupe explicit recipients, keeping the first position and merging fields.
+        let mut order: Vec<String> = vec![];
+        let mut patches: HashMap<String, Vec<UserPatch>> = HashMap::new();
+        for r in input.recipients {
+            if !patches.contains_key(&r.external_id) {
+                order.push(r.external_id.clone());
+            }
+            patches.entry(r.external_id).or_default().push(r.patch);
+        }
+        let mut lock_keys: Vec<Vec<u8>> = order.iter().map(|e| user_lock_key(project, e)).collect();
+        match &input.actor {
+            Some(ActorSpec::Existing(e)) | Some(ActorSpec::Inline(e, _)) => lock_keys.push(user_lock_key(project, e)),
+            None => {}
+        }
+        let _guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
+
+        let mut v = Validator::new();
+        let topic = match &input.topic {
+            Some(t) => match self.topic(project, t)? {
+                Some(t) => Some(t),
+                None => {
+                    v.push("topic", "inclusion", "no topic with this key");
+                    None
+                }
+            },
+            None => None,
+        };
+        if let Some(ActorSpec::Existing(e)) = &input.actor {
+            if self.user_by_ext(project, e)?.is_none() {
+                v.push("actor", "inclusion", "no user with this external_id");
+            }
+        }
+        v.finish()?;
+
+        let mut w = Writes::new();
+        let mut staged: HashMap<String, User> = HashMap::new();
+        let actor = match &input.actor {
+            Some(ActorSpec::Existing(e)) => self.user_by_ext(project, e)?,
+            Some(ActorSpec::Inline(e, patch)) => Some(self.stage_user_upsert(&mut w, project, e, patch, &mut staged)?.0),
+            None => None,
+        };
+        let mut users = Vec::with_capacity(order.len());
+        for ext in &order {
+            let mut user = None;
+            for patch in &patches[ext] {
+                user = Some(self.stage_user_upsert(&mut w, project, ext, patch, &mut staged)?.0);
+            }
+            users.push(user.expect("at least one patch per recipient"));
+        }
+        // Topic subscribers that are also explicit recipients count once.
+        let mut recipients_count = users.len() as u64;
+        if let Some(t) = &topic {
+            let mut overlap = 0u64;
+            for u in &users {
+                if self.tree(T::sub_index).contains_key(Key::new().id(project).id(&u.id).str(&t.key))? {
+                    overlap += 1;
+                }
+            }
+            recipients_count += t.subscribers_count.saturating_sub(overlap);
+        }
+        let (run_id, now) = new_id();
+        let mut run = FlowRun {
+            id: run_id,
+            flow_id: input.flow.id,
+            flow: input.flow,
+            topic: input.topic.clone(),
+            data: input.data,
+            actor_id: actor.as_ref().map(|a| a.id),
+            processed: false,
+            recipients_count,
+            notifications_count: users.len() as u64,
+            pending_notifications: 0,
+            explicit_ids: if topic.is_some() { users.iter().map(|u| u.id).collect() } else { vec![] },
+            expand_cursor: None,
+            expanded: topic.is_none(),
+            created_at: now,
+            processed_at: None,
+        };
+        let mut queued = vec![];
+        {
+            let st = self.stager(*project, &run, actor.as_ref())?;
+            let mut pending = 0;
+            for u in &users {
+                if self.stage_notification(&mut w, &st, u, &mut queued)? {
+                    pending += 1;
+                }
+            }
+            run.pending_notifications = pending;
+        }
+        if run.expanded && run.pending_notifications == 0 {
+            run.processed = true;
+            run.processed_at = Some(Timestamp::now());
+        } else {
+            w.put(T::runs_active, Key::new().id(&run.id).id(project), b"");
+        }
+        w.put_rec(T::flow_runs, Key::new().id(project).id(&run.id), &run);
+        let body = serde_json::to_vec(&run.accepted_view()).map_err(|e| Error::internal(e.to_string()))?;
+        if let Some((scope, hash)) = &input.idempotency {
+            let rec = IdempotentResponse { payload_hash: hash.clone(), status: 202, body: body.clone(), created_at: now };
+            w.put_rec(T::idempotency, Key::new().id(project).bytes(scope), &rec);
+        }
+        self.commit(w)?;
+        Ok(AcceptedRun { run, body, queued })
+    }
+
+    pub fn flow_run(&self, project: &Uuid, id: &Uuid) -> Result<Option<FlowRun>> {
+        self.get_rec(T::flow_runs, Key::new().id(project).id(id).as_ref())
+    }
+
+    /// Runs not yet processed: `(project, run id)`, for recovery on start.
+    pub fn active_runs(&self) -> Result<Vec<(Uuid, Uuid)>> {
+        let mut out = vec![];
+        for kv in self.tree(T::runs_active).iter() {
+            let (k, _) = kv?;
+            out.push((uuid_at(&k, 16), uuid_at(&k, 0)));
+        }
+        Ok(out)
+    }
+
+    /// Expands up to `n` more topic subscribers of a run into notifications. Returns
+    /// the deliveries queued and whether expansion is complete. Subscribers whose
+    /// subscription is newer than the run are not part of it.
+    pub fn expand_topic_chunk(&self, project: &Uuid, run_id: &Uuid, n: usize) -> Result<(Vec<QueueItem>, bool)> {
+        let _g = self.lock(&Key::new().u8(b'r').id(project).id(run_id).0);
+        let mut run = self.flow_run(project, run_id)?.ok_or_else(|| Error::not_found("flow_run", run_id))?;
+        if run.expanded {
+            return Ok((vec![], true));
+        }
+        let topic = run.topic.clone().unwrap_or_default();
+        let chunk = self.topic_subscribers_chunk(project, &topic, run.expand_cursor.as_ref(), n)?;
+        let mut w = Writes::new();
+        let mut queued = vec![];
+        let explicit: HashSet<Uuid> = run.explicit_ids.iter().copied().collect();
+        let mut done = chunk.len() < n;
+        let actor = match run.actor_id {
+            Some(a) => self.user(project, &a)?,
+            None => None,
+        };
+        let mut added = 0u64;
+        let mut pending = 0u64;
+        let mut cursor = run.expand_cursor;
+        {
+            let st = self.stager(*project, &run, actor.as_ref())?;
+            for (sid, uid) in &chunk {
+                if *sid > run.id {
+                    done = true;
+                    break;
+                }
+                cursor = Some(*sid);
+                if explicit.contains(uid) {
+                    continue;
+                }
+                let Some(user) = self.user(project, uid)? else { continue };
+                added += 1;
+                if self.stage_notification(&mut w, &st, &user, &mut queued)? {
+                    pending += 1;
+                }
+            }
+        }
+        run.expand_cursor = cursor;
+        run.notifications_count += added;
+        run.pending_notifications += pending;
+        if done {
+            run.expanded = true;
+            if run.pending_notifications == 0 {
+                run.processed = true;
+                run.processed_at = Some(Timestamp::now());
+                w.del(T::runs_active, Key::new().id(&run.id).id(project));
+            }
+        }
+        w.put_rec(T::flow_runs, Key::new().id(project).id(&run.id), &run);
+        self.commit(w)?;
+        Ok((queued, done))
+    }
+
+    pub fn notification(&self, project: &Uuid, id: &Uuid) -> Result<Option<Notification>> {
+        self.get_rec(T::notifications, Key::new().id(project).id(id).as_ref())
+    }
+
+    pub fn delivery(&self, project: &Uuid, id: &Uuid) -> Result<Option<Delivery>> {
+        self.get_rec(T::deliveries, Key::new().id(project).id(id).as_ref())
+    }
+
+    pub fn notification_deliveries(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<Delivery>> {
+        let mut out = vec![];
+        for kv in self.tree(T::deliv_by_notif).scan_prefix(Key::new().id(project).id(nid)) {
+            let (k, _) = kv?;
+            if let Some(d) = self.delivery(project, &tail_id(&k))? {
+                out.push(d);
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn list_notifications(&self, project: &Uuid, f: &NotificationFilter, req: &PageReq) -> Result<Page<Notification>> {
+        let p = Key::new().id(project);
+        let (tree, prefix) = if let Some(r) = &f.flow_run_id {
+            (T::notif_by_run, p.id(r))
+        } else if let Some(u) = &f.recipient {
+            (T::notif_by_recipient, p.id(u))
+        } else if let Some(t) = &f.topic {
+            (T::notif_by_topic, p.str(t))
+        } else if let Some(s) = f.status {
+            (T::notif_by_status, p.u8(s as u8))
+        } else {
+            (T::notifications, p)
+        };
+        scan(self.tree(tree), &prefix, req, |k, v| {
+            let id = tail_id(k);
+            if !in_range(&id, &f.created_after, &f.created_before) {
+                return Ok(None);
+            }
+            let n: Notification = if tree == T::notifications {
+                codec::dec(v)?
+            } else {
+                match self.notification(project, &id)? {
+                    Some(n) => n,
+                    None => return Ok(None),
+                }
+            };
+            let ok = f.status.map_or(true, |s| n.processed == s)
+                && f.topic.as_ref().map_or(true, |t| n.topic.as_ref() == Some(t))
+                && f.flow_id.map_or(true, |x| n.flow_id == x)
+                && f.flow_run_id.map_or(true, |x| n.flow_run_id == x)
+                && f.recipient.map_or(true, |x| n.recipient_id == x);
+            Ok(ok.then_some(n))
+        })
+    }
+
+    pub fn list_deliveries(&self, project: &Uuid, f: &DeliveryFilter, req: &PageReq) -> Result<Page<Delivery>> {
+        let p = Key::new().id(project);
+        let (tree, prefix) = if let Some(n) = &f.notification_id {
+            (T::deliv_by_notif, p.id(n))
+        } else if let Some(s) = f.status {
+            (T::deliv_by_status, p.u8(s.index()))
+        } else {
+            (T::deliveries, p)
+        };
+        scan(self.tree(tree), &prefix, req, |k, v| {
+            let id = tail_id(k);
+            if !in_range(&id, &f.created_after, &f.created_before) {
+                return Ok(None);
+            }
+            let d: Delivery = if tree == T::deliveries {
+                codec::dec(v)?
+            } else {
+                match self.delivery(project, &id)? {
+                    Some(d) => d,
+                    None => return Ok(None),
+                }
+            };
+            let ok = f.status.map_or(true, |s| d.status == s)
+                && f.channel_type.map_or(true, |x| d.channel_type == x)
+                && f.channel_id.map_or(true, |x| d.channel_id == x)
+                && f.notification_id.map_or(true, |x| d.notification_id == x)
+                && f.recipient.map_or(true, |x| d.recipient_id == x);
+            Ok(ok.then_some(d))
+        })
+    }
+
+    /// Every queued delivery of one channel type, in due order (recovery).
+    pub fn queue_items(&self, ct: ChannelType) -> Result<Vec<QueueItem>> {
+        let mut out = vec![];
+        for kv in self.tree(T::queue).scan_prefix([ct.index()]) {
+            let (k, _) = kv?;
+            if let Some(q) = QueueItem::from_key(&k) {
+                out.push(q);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records the outcomes of attempts, plus `extra` writes staged by the caller
+    /// (the in-app feed entry), in one commit. Marks notifications whose deliveries
+    /// have all settled `processed`, and runs whose notifications have. Returns the
+    /// deliveries as written and the runs that became processed.
+    pub fn finish_deliveries(
+        &self,
+        items: &[(QueueItem, Outcome)],
+        extra: Writes,
+    ) -> Result<(Vec<Delivery>, Vec<(Uuid, Uuid)>)> {
+        let mut w = extra;
+        let now = Timestamp::now();
+        let mut written: Vec<Delivery> = Vec::with_capacity(items.len());
+        // Lock the notifications and runs touched so completion checks do not race
+        // with another channel's actor finishing a sibling delivery.
+        let mut loaded = Vec::with_capacity(items.len());
+        for (q, o) in items {
+            if let Some(d) = self.delivery(&q.project, &q.delivery_id)? {
+                loaded.push((q, o, d));
+            }
+        }
+        let lock_keys: Vec<Vec<u8>> = loaded
+            .iter()
+            .flat_map(|(q, _, d)| {
+                [
+                    Key::new().u8(b'n').id(&q.project).id(&d.notification_id).0,
+                    Key::new().u8(b'r').id(&q.project).id(&d.flow_run_id).0,
+                ]
+            })
+            .collect();
+        let _guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
+        let mut touched: HashMap<(Uuid, Uuid), Uuid> = HashMap::new(); // (project, notification) -> run
+        let mut overlay: HashMap<(Uuid, Uuid), DeliveryStatus> = HashMap::new();
+        for (q, o, d0) in loaded {
+            // Re-read under the lock: the record may have changed since.
+            let Some(mut d) = self.delivery(&q.project, &q.delivery_id)? else { continue };
+            let _ = d0;
+            if d.status.is_final() {
+                w.del(T::queue, q.key());
+                continue;
+            }
+            let old = d.status;
+            match o {
+                Outcome::Sent { outcomes } => {
+                    d.status = DeliveryStatus::Sent;
+                    d.attempts += 1;
+                    d.error = None;
+                    d.sent_at = Some(now);
+                    d.next_attempt_at = None;
+                    if outcomes.is_some() {
+                        d.outcomes = outcomes.clone();
+                    }
+                }
+                Outcome::Failed(e) => {
+                    d.status = DeliveryStatus::Failed;
+                    d.attempts += 1;
+                    d.error = Some(e.clone());
+                    d.next_attempt_at = None;
+                }
+                Outcome::Skipped(e) => {
+                    d.status = DeliveryStatus::Skipped;
+                    d.error = Some(e.clone());
+                    d.next_attempt_at = None;
+                }
+                Outcome::Retry { error, at, outcomes } => {
+                    d.attempts += 1;
+                    d.error = Some(error.clone());
+                    d.next_attempt_at = Some(*at);
+                    if outcomes.is_some() {
+                        d.outcomes = outcomes.clone();
+                    }
+                }
+            }
+            d.updated_at = now;
+            w.put_rec(T::deliveries, Key::new().id(&q.project).id(&d.id), &d);
+            w.del(T::queue, q.key());
+            if let Outcome::Retry { at, .. } = o {
+                let nq = QueueItem { due_ms: at.millis(), ..*q };
+                w.put(T::queue, nq.key(), b"");
+            }
+            if old != d.status {
+                w.del(T::deliv_by_status, Key::new().id(&q.project).u8(old.index()).id(&d.id));
+                w.put(T::deliv_by_status, Key::new().id(&q.project).u8(d.status.index()).id(&d.id), b"");
+                overlay.insert((q.project, d.id), d.status);
+                touched.insert((q.project, d.notification_id), d.flow_run_id);
+            }
+            written.push(d);
+        }
+        // Notifications whose deliveries have all settled.
+        let mut run_done: HashMap<(Uuid, Uuid), u64> = HashMap::new();
+        for ((p, nid), run) in &touched {
+            let mut all_final = true;
+            for kv in self.tree(T::deliv_by_notif).scan_prefix(Key::new().id(p).id(nid)) {
+                let (k, _) = kv?;
+                let did = tail_id(&k);
+                let st = match overlay.get(&(*p, did)) {
+                    Some(s) => *s,
+                    None => match self.delivery(p, &did)? {
+                        Some(d) => d.status,
+                        None => continue,
+                    },
+                };
+                if !st.is_final() {
+                    all_final = false;
+                    break;
+                }
+            }
+            if !all_final {
+                continue;
+            }
+            if let Some(mut n) = self.notification(p, nid)? {
+                if !n.processed {
+                    n.processed = true;
+                    n.processed_at = Some(now);
+                    n.updated_at = now;
+                    w.put_rec(T::notifications, Key::new().id(p).id(nid), &n);
+                    w.del(T::notif_by_status, Key::new().id(p).u8(0).id(nid));
+                    w.put(T::notif_by_status, Key::new().id(p).u8(1).id(nid), b"");
+                    *run_done.entry((*p, *run)).or_default() += 1;
+                }
+            }
+        }
+        let mut runs_processed = vec![];
+        for ((p, rid), k) in run_done {
+            if let Some(mut run) = self.flow_run(&p, &rid)? {
+                run.pending_notifications = run.pending_notifications.saturating_sub(k);
+                if run.expanded && run.pending_notifications == 0 && !run.processed {
+                    run.processed = true;
+                    run.processed_at = Some(now);
+                    w.del(T::runs_active, Key::new().id(&rid).id(&p));
+                    runs_processed.push((p, rid));
+                }
+                w.put_rec(T::flow_runs, Key::new().id(&p).id(&rid), &run);
+            }
+        }
+        self.commit(w)?;
+        Ok((written, runs_processed))
+    }
+}

@@ -1,0 +1,147 @@
+//! Users, their preferences, and user deletion.
+
+use super::keys::{tail_id, Key};
+use super::page::{scan, Page, PageReq};
+use super::{codec, Store, Writes, T};
+use crate::error::{Error, Result};
+use crate::model::{new_id, Preferences, Timestamp, User, UserPatch};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+#[derive(Debug, Clone, Default)]
+pub struct UserFilter {}
+
+pub(crate) fn user_lock_key(project: &Uuid, ext: &str) -> Vec<u8> {
+    Key::new().u8(b'u').id(project).str(ext).0
+}
+
+impl Store {
+    pub fn user_by_ext(&self, project: &Uuid, ext: &str) -> Result<Option<User>> {
+        match self.tree(T::users_by_ext).get(Key::new().id(project).str(ext))? {
+            Some(id) => self.get_rec(T::users, Key::new().id(project).bytes(&id).as_ref()),
+            None => Ok(None),
+        }
+    }
+
+    pub fn user(&self, project: &Uuid, id: &Uuid) -> Result<Option<User>> {
+        self.get_rec(T::users, Key::new().id(project).id(id).as_ref())
+    }
+
+    pub fn user_required(&self, project: &Uuid, ext: &str) -> Result<User> {
+        self.user_by_ext(project, ext)?.ok_or_else(|| Error::not_found("user", ext))
+    }
+
+    /// Stages a create-or-update of one user into `w`. `staged` holds users already
+    /// staged in the same write set (a run may name a user twice). Caller holds the
+    /// user's lock. Returns the user and whether it is new.
+    pub(crate) fn stage_user_upsert(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        ext: &str,
+        patch: &UserPatch,
+        staged: &mut HashMap<String, User>,
+    ) -> Result<(User, bool)> {
+        let existing = match staged.get(ext) {
+            Some(u) => Some(u.clone()),
+            None => self.user_by_ext(project, ext)?,
+        };
+        let (mut user, created) = match existing {
+            Some(u) => (u, false),
+            None => {
+                let (id, now) = new_id();
+                (
+                    User {
+                        id,
+                        external_id: ext.to_string(),
+                        first_name: None,
+                        last_name: None,
+                        email: None,
+                        phone: None,
+                        avatar: None,
+                        locale: None,
+                        timezone: None,
+                        custom_fields: Default::default(),
+                        created_at: now,
+                        updated_at: now,
+                    },
+                    true,
+                )
+            }
+        };
+        let changed = patch.apply(&mut user);
+        if changed || created {
+            if !created {
+                user.updated_at = Timestamp::now();
+            }
+            w.put_rec(T::users, Key::new().id(project).id(&user.id), &user);
+            if created {
+                w.put(T::users_by_ext, Key::new().id(project).str(ext), user.id.as_bytes());
+            }
+        }
+        staged.insert(ext.to_string(), user.clone());
+        Ok((user, created))
+    }
+
+    /// `PUT /users/{external_id}`: returns the user and whether it was created.
+    pub fn upsert_user(&self, project: &Uuid, ext: &str, patch: &UserPatch) -> Result<(User, bool)> {
+        let _g = self.lock(&user_lock_key(project, ext));
+        let mut w = Writes::new();
+        let r = self.stage_user_upsert(&mut w, project, ext, patch, &mut HashMap::new())?;
+        self.commit_durable(w)?;
+        Ok(r)
+    }
+
+    pub fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>> {
+        scan(self.tree(T::users), &Key::new().id(project), req, |_, v| Ok(Some(codec::dec(v)?)))
+    }
+
+    /// Removes a user with its preferences, feed, event log and subscriptions; its
+    /// notifications and deliveries stay (they keep the recipient id).
+    pub fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()> {
+        let lk = user_lock_key(project, ext);
+        let _g = self.lock(&lk);
+        let user = self.user_required(project, ext)?;
+        let up = Key::new().id(project).id(&user.id);
+        let mut w = Writes::new();
+        w.del(T::users, &up);
+        w.del(T::users_by_ext, Key::new().id(project).str(ext));
+        w.del(T::preferences, &up);
+        w.del(T::feed_counts, &up);
+        for t in [T::feed, T::events, T::push_subs] {
+            for kv in self.tree(t).scan_prefix(&up) {
+                let (k, _) = kv?;
+                w.del(t, k);
+            }
+        }
+        self.commit_durable(w)?;
+        // Topic subscriptions, each under its topic's lock (counts change).
+        let mut subs = vec![];
+        for kv in self.tree(T::user_subs).scan_prefix(&up) {
+            let (k, _) = kv?;
+            subs.push(tail_id(&k));
+        }
+        for sid in subs {
+            if let Some(s) = self.subscription(project, &sid)? {
+                let _ = self.unsubscribe(project, &s.topic, &user);
+            }
+        }
+        Ok(())
+    }
+
+    pub fn preferences(&self, project: &Uuid, user: &Uuid) -> Result<Preferences> {
+        Ok(self
+            .get_rec(T::preferences, Key::new().id(project).id(user).as_ref())?
+            .unwrap_or_default())
+    }
+
+    pub fn update_preferences(&self, project: &Uuid, user: &User, patch: &Preferences) -> Result<Preferences> {
+        let _g = self.lock(&user_lock_key(project, &user.external_id));
+        let mut p = self.preferences(project, &user.id)?;
+        p.merge(patch);
+        let mut w = Writes::new();
+        w.put_rec(T::preferences, Key::new().id(project).id(&user.id), &p);
+        self.commit_durable(w)?;
+        Ok(p)
+    }
+}

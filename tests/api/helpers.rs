@@ -1,0 +1,960 @@
+//! Test harness: starts the real `herald` binary and offers request and
+//! assertion helpers shared by every test file.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use reqwest::header::HeaderMap;
+pub use reqwest::Method;
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+pub const A: &str = "/admin/v1";
+pub const U: &str = "/user/v1";
+pub const CHANNEL_TYPES: [&str; 6] = ["chat", "email", "in_app", "mobile_push", "sms", "web_push"];
+
+pub const GET: Method = Method::GET;
+pub const PUT: Method = Method::PUT;
+pub const POST: Method = Method::POST;
+pub const PATCH: Method = Method::PATCH;
+pub const DELETE: Method = Method::DELETE;
+
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+// ================================================================ keys and ids
+
+/// A project's public and secret key.
+#[derive(Clone, Debug)]
+pub struct Keys {
+    pub public_key: String,
+    pub secret_key: String,
+}
+
+impl Keys {
+    /// Fresh random bootstrap keys (`pk_test_<hex>`, `sk_test_<hex>`).
+    pub fn random() -> Keys {
+        Keys {
+            public_key: format!("pk_test_{}", random_hex()),
+            secret_key: format!("sk_test_{}", random_hex()),
+        }
+    }
+}
+
+pub fn random_hex() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// A unique external id with a readable tag.
+pub fn new_ext(tag: &str) -> String {
+    format!("{tag}-{}", &random_hex()[..12])
+}
+
+/// Percent-encodes a path segment (everything but unreserved characters).
+pub fn enc(segment: &str) -> String {
+    let mut out = String::new();
+    for b in segment.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+pub fn now_secs() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+// ================================================================ the process
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Output of a child process, drained by background threads so the child
+/// never blocks on a full pipe.
+#[derive(Clone, Default)]
+pub struct Output(Arc<Mutex<Vec<(Stream, String)>>>);
+
+impl Output {
+    pub fn lines(&self) -> Vec<(Stream, String)> {
+        self.0.lock().unwrap().clone()
+    }
+    pub fn stdout_lines(&self) -> Vec<String> {
+        self.lines()
+            .into_iter()
+            .filter(|(s, _)| *s == Stream::Stdout)
+            .map(|(_, l)| l)
+            .collect()
+    }
+    pub fn text(&self) -> String {
+        self.lines()
+            .into_iter()
+            .map(|(s, l)| format!("[{}] {l}", if s == Stream::Stdout { "out" } else { "err" }))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+    pub fn tail(&self, n: usize) -> String {
+        let lines = self.lines();
+        let start = lines.len().saturating_sub(n);
+        lines[start..]
+            .iter()
+            .map(|(s, l)| format!("[{}] {l}", if *s == Stream::Stdout { "out" } else { "err" }))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Extracts `http://ADDR` from a line containing `listening on http://ADDR`.
+fn parse_listen(line: &str) -> Option<String> {
+    let i = line.find("listening on http://")?;
+    let rest = &line[i + "listening on ".len()..];
+    let end = rest
+        .find(|c: char| c.is_whitespace() || "\"'<>,;\\".contains(c))
+        .unwrap_or(rest.len());
+    let url = rest[..end].trim_end_matches(['.', ')']);
+    Some(url.to_string())
+}
+
+fn pump<R: Read + Send + 'static>(
+    reader: R,
+    stream: Stream,
+    out: Output,
+    listen: Option<mpsc::Sender<String>>,
+) {
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(reader);
+        let mut buf = Vec::new();
+        let mut sent = false;
+        loop {
+            buf.clear();
+            match reader.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let line = strip_ansi(String::from_utf8_lossy(&buf).trim_end_matches(['\n', '\r']));
+            if !sent {
+                if let (Some(tx), Some(url)) = (&listen, parse_listen(&line)) {
+                    let _ = tx.send(url);
+                    sent = true;
+                }
+            }
+            out.0.lock().unwrap().push((stream, line));
+        }
+        // dropping `listen` tells the waiter that stdout closed
+    });
+}
+
+/// How to start `herald serve`.
+pub struct ServeOptions<'a> {
+    pub data_dir: &'a Path,
+    /// Bootstrap keys passed as HERALD_BOOTSTRAP_*; None: no bootstrap variables.
+    pub bootstrap: Option<&'a Keys>,
+    /// Extra command-line arguments after `serve`.
+    pub args: &'a [&'a str],
+    /// Extra environment variables (applied last).
+    pub env: &'a [(&'a str, &'a str)],
+    /// Pass `--bind 127.0.0.1:0 --data-dir DIR` (false: the caller sets them, e.g. by env).
+    pub default_flags: bool,
+}
+
+/// A running `herald serve`.
+pub struct TestApp {
+    /// Base URL, e.g. `http://127.0.0.1:41234`.
+    pub address: String,
+    pub public_key: String,
+    pub secret_key: String,
+    pub data_dir: PathBuf,
+    pub output: Output,
+    pub client: reqwest::Client,
+    child: Option<Child>,
+    _tmp: Option<TempDir>,
+}
+
+pub fn herald_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_herald")
+}
+
+fn base_command() -> Command {
+    let mut cmd = Command::new(herald_bin());
+    for var in [
+        "HERALD_BIND",
+        "HERALD_DATA_DIR",
+        "HERALD_BOOTSTRAP_PUBLIC_KEY",
+        "HERALD_BOOTSTRAP_SECRET_KEY",
+        "HERALD_ADMIN_RATE",
+        "HERALD_USER_RATE",
+        "HERALD_LOG_FORMAT",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("NO_COLOR", "1").env("RUST_LOG", "warn");
+    cmd
+}
+
+pub fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("reqwest client")
+}
+
+impl TestApp {
+    /// A fresh server on a new temporary data dir with random bootstrap keys.
+    pub fn spawn() -> TestApp {
+        TestApp::spawn_with(&[], &[])
+    }
+
+    /// Like `spawn`, with extra `serve` arguments and environment variables.
+    pub fn spawn_with(args: &[&str], env: &[(&str, &str)]) -> TestApp {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let keys = Keys::random();
+        let mut app = TestApp::start(ServeOptions {
+            data_dir: tmp.path(),
+            bootstrap: Some(&keys),
+            args,
+            env,
+            default_flags: true,
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        app._tmp = Some(tmp);
+        app
+    }
+
+    /// (Re)starts a server on an existing data dir (owned by the caller) with
+    /// the given keys as bootstrap keys (ignored by the server when the
+    /// default project exists already).
+    pub fn spawn_on(data_dir: &Path, keys: &Keys) -> TestApp {
+        TestApp::start(ServeOptions {
+            data_dir,
+            bootstrap: Some(keys),
+            args: &[],
+            env: &[],
+            default_flags: true,
+        })
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Starts `herald serve` and waits for its `listening on http://ADDR` line.
+    /// `public_key`/`secret_key` are the bootstrap keys, or the keys printed on
+    /// stdout when there are none (empty strings if nothing was printed).
+    pub fn start(opts: ServeOptions) -> Result<TestApp, String> {
+        let mut cmd = base_command();
+        cmd.arg("serve");
+        if opts.default_flags {
+            cmd.arg("--bind")
+                .arg("127.0.0.1:0")
+                .arg("--data-dir")
+                .arg(opts.data_dir);
+        }
+        cmd.args(opts.args);
+        if let Some(k) = opts.bootstrap {
+            cmd.env("HERALD_BOOTSTRAP_PUBLIC_KEY", &k.public_key)
+                .env("HERALD_BOOTSTRAP_SECRET_KEY", &k.secret_key);
+        }
+        for (k, v) in opts.env {
+            cmd.env(k, v);
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", herald_bin()))?;
+        let output = Output::default();
+        let (tx, rx) = mpsc::channel();
+        pump(
+            child.stdout.take().unwrap(),
+            Stream::Stdout,
+            output.clone(),
+            Some(tx.clone()),
+        );
+        pump(
+            child.stderr.take().unwrap(),
+            Stream::Stderr,
+            output.clone(),
+            Some(tx),
+        );
+        let address = match rx.recv_timeout(START_TIMEOUT) {
+            Ok(url) => url,
+            Err(e) => {
+                let _ = child.kill();
+                let status = child.wait().ok();
+                std::thread::sleep(Duration::from_millis(100));
+                return Err(format!(
+                    "herald serve did not print `listening on http://ADDR` ({e:?}; exit status {status:?}); output:\n{}",
+                    output.text()
+                ));
+            }
+        };
+        let (public_key, secret_key) = match opts.bootstrap {
+            Some(k) => (k.public_key.clone(), k.secret_key.clone()),
+            None => {
+                // give the key lines a moment if they follow the listening line
+                let deadline = Instant::now() + Duration::from_secs(2);
+                loop {
+                    if let Some(k) = printed_keys(&output.stdout_lines()) {
+                        break (k.public_key, k.secret_key);
+                    }
+                    if Instant::now() > deadline {
+                        break (String::new(), String::new());
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        };
+        Ok(TestApp {
+            address,
+            public_key,
+            secret_key,
+            data_dir: opts.data_dir.to_path_buf(),
+            output,
+            client: http_client(),
+            child: Some(child),
+            _tmp: None,
+        })
+    }
+
+    pub fn keys(&self) -> Keys {
+        Keys {
+            public_key: self.public_key.clone(),
+            secret_key: self.secret_key.clone(),
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("child running").id()
+    }
+
+    /// SIGTERM; waits up to 15 s for the exit and returns its status
+    /// (panics, after a SIGKILL, when the process does not exit in time).
+    pub fn stop(&mut self) -> ExitStatus {
+        self.stop_with("TERM")
+    }
+
+    /// Sends `kill -SIG` (e.g. "TERM", "INT") and waits up to 15 s for the exit.
+    pub fn stop_with(&mut self, sig: &str) -> ExitStatus {
+        let mut child = self.child.take().expect("server already stopped");
+        let status = Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(child.id().to_string())
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{sig} failed: {status}");
+        let started = Instant::now();
+        loop {
+            if let Some(st) = child.try_wait().expect("try_wait") {
+                return st;
+            }
+            if started.elapsed() > Duration::from_secs(15) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "server did not exit within 15 s of SIG{sig}; output tail:\n{}",
+                    self.output.tail(30)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// SIGKILL, then wait for the exit.
+    pub fn kill9(&mut self) -> ExitStatus {
+        let mut child = self.child.take().expect("server already stopped");
+        child.kill().expect("SIGKILL");
+        child.wait().expect("wait")
+    }
+
+    /// Time the stop took: (status, elapsed).
+    pub fn stop_timed(&mut self) -> (ExitStatus, Duration) {
+        let t = Instant::now();
+        let st = self.stop();
+        (st, t.elapsed())
+    }
+
+    // ------------------------------------------------------------ requests
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.address, path)
+    }
+
+    /// No headers at all.
+    pub fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.client.request(method, self.url(path))
+    }
+
+    /// Only the public API key.
+    pub fn api(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.request(method, path)
+            .header("x-service-api-key", &self.public_key)
+    }
+
+    /// Admin API credentials (API key + secret key).
+    pub fn admin(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.api(method, path)
+            .header("x-service-secret-key", &self.secret_key)
+    }
+
+    /// User API with `x-service-user-id` (development mode).
+    pub fn user(&self, method: Method, path: &str, external_id: &str) -> reqwest::RequestBuilder {
+        self.api(method, path)
+            .header("x-service-user-id", external_id)
+    }
+
+    /// User API with a JWT user key.
+    pub fn user_jwt(&self, method: Method, path: &str, token: &str) -> reqwest::RequestBuilder {
+        self.api(method, path).header("x-service-user-key", token)
+    }
+
+    /// Admin API credentials of another project (same server).
+    pub fn admin_with(&self, keys: &Keys, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.request(method, path)
+            .header("x-service-api-key", &keys.public_key)
+            .header("x-service-secret-key", &keys.secret_key)
+    }
+
+    /// User API (user id header) with another project's API key.
+    pub fn user_with(
+        &self,
+        keys: &Keys,
+        method: Method,
+        path: &str,
+        external_id: &str,
+    ) -> reqwest::RequestBuilder {
+        self.request(method, path)
+            .header("x-service-api-key", &keys.public_key)
+            .header("x-service-user-id", external_id)
+    }
+
+    /// Creates a user with a unique external id (tag-prefixed); asserts 201.
+    pub async fn create_user(&self, tag: &str, fields: Value) -> (String, Value) {
+        let ext = new_ext(tag);
+        let user = self.create_user_as(&ext, fields).await;
+        (ext, user)
+    }
+
+    /// Creates the user `ext`; asserts 201 and returns the User.
+    pub async fn create_user_as(&self, ext: &str, fields: Value) -> Value {
+        let r = self
+            .admin(PUT, &format!("{A}/users/{}", enc(ext)))
+            .json(&fields)
+            .go()
+            .await;
+        let u = r.ok(201);
+        assert_eq!(u["external_id"], json!(ext), "created user: {r}");
+        u
+    }
+
+    pub async fn set_security_mode(&self, on: bool) {
+        let r = self
+            .admin(PUT, &format!("{A}/project"))
+            .json(&json!({ "security_mode": on }))
+            .go()
+            .await;
+        assert_eq!(r.ok(200)["security_mode"], json!(on), "{r}");
+    }
+
+    /// Stores `public_pem` as the project's signing key (asserts 200).
+    pub async fn put_signing_key(&self, public_pem: &str) -> Value {
+        let r = self
+            .admin(PUT, &format!("{A}/project/signing_key"))
+            .json(&json!({ "public_key": public_pem }))
+            .go()
+            .await;
+        r.ok(200)
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The `public_key: pk_…` / `secret_key: sk_…` pair printed on stdout, if any.
+pub fn printed_keys(stdout: &[String]) -> Option<Keys> {
+    let find = |label: &str, prefix: &str| {
+        stdout.iter().find_map(|l| {
+            let i = l.find(label)?;
+            let tok = l[i + label.len()..]
+                .split_whitespace()
+                .next()?
+                .trim_matches(|c| c == '"' || c == '\'' || c == ',');
+            tok.starts_with(prefix).then(|| tok.to_string())
+        })
+    };
+    Some(Keys {
+        public_key: find("public_key: ", "pk_")?,
+        secret_key: find("secret_key: ", "sk_")?,
+    })
+}
+
+/// Result of a finished one-shot command such as `herald project create`.
+#[derive(Debug)]
+pub struct CmdOutput {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `herald project create NAME --data-dir DIR` (with a 60 s timeout).
+pub fn project_create(name: &str, data_dir: &Path) -> CmdOutput {
+    let mut cmd = base_command();
+    cmd.arg("project")
+        .arg("create")
+        .arg(name)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .stdin(Stdio::null());
+    run_with_timeout(cmd, Duration::from_secs(60))
+}
+
+pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> CmdOutput {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn herald");
+    let out = Output::default();
+    pump(child.stdout.take().unwrap(), Stream::Stdout, out.clone(), None);
+    pump(child.stderr.take().unwrap(), Stream::Stderr, out.clone(), None);
+    let started = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            break st;
+        }
+        if started.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "command {cmd:?} did not exit within {timeout:?}; output:\n{}",
+                out.text()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // let the pumps drain what is left in the pipes
+    std::thread::sleep(Duration::from_millis(100));
+    let join = |s: Stream| {
+        out.lines()
+            .into_iter()
+            .filter(|(st, _)| *st == s)
+            .map(|(_, l)| format!("{l}\n"))
+            .collect::<String>()
+    };
+    CmdOutput {
+        status,
+        stdout: join(Stream::Stdout),
+        stderr: join(Stream::Stderr),
+    }
+}
+
+/// Runs `project create` and asserts the exact two-line output; returns the keys.
+pub fn create_project_keys(name: &str, data_dir: &Path) -> Keys {
+    let out = project_create(name, data_dir);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "herald project create {name}: expected exit 0; {out:?}"
+    );
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines.len(),
+        2,
+        "herald project create: expected exactly two stdout lines; {out:?}"
+    );
+    let pk = lines[0]
+        .strip_prefix("public_key: ")
+        .unwrap_or_else(|| panic!("line 1 must be `public_key: pk_…`; {out:?}"));
+    let sk = lines[1]
+        .strip_prefix("secret_key: ")
+        .unwrap_or_else(|| panic!("line 2 must be `secret_key: sk_…`; {out:?}"));
+    assert!(
+        pk.starts_with("pk_") && pk.len() > 3 && !pk.contains(char::is_whitespace),
+        "public key {pk:?}"
+    );
+    assert!(
+        sk.starts_with("sk_") && sk.len() > 3 && !sk.contains(char::is_whitespace),
+        "secret key {sk:?}"
+    );
+    Keys {
+        public_key: pk.to_string(),
+        secret_key: sk.to_string(),
+    }
+}
+
+// ================================================================ responses
+
+/// A received response, fully read.
+pub struct Resp {
+    pub method: Method,
+    pub url: String,
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub text: String,
+    /// Parsed body, `Value::Null` when empty or not JSON.
+    pub json: Value,
+}
+
+impl std::fmt::Display for Resp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let body: String = self.text.chars().take(1500).collect();
+        write!(
+            f,
+            "{} {} -> {} {:?} body: {}",
+            self.method, self.url, self.status, self.headers, body
+        )
+    }
+}
+
+impl std::fmt::Debug for Resp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+#[allow(async_fn_in_trait)]
+pub trait Go {
+    /// Sends the request and reads the whole response (panics on transport errors).
+    async fn go(self) -> Resp;
+}
+
+impl Go for reqwest::RequestBuilder {
+    async fn go(self) -> Resp {
+        let (client, req) = self.build_split();
+        let req = req.expect("build request");
+        let (method, url) = (req.method().clone(), req.url().to_string());
+        let resp = client
+            .execute(req)
+            .await
+            .unwrap_or_else(|e| panic!("{method} {url}: transport error: {e:?}"));
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let bytes = resp
+            .bytes()
+            .await
+            .unwrap_or_else(|e| panic!("{method} {url}: reading body: {e:?}"));
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let json = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Resp {
+            method,
+            url,
+            status,
+            headers,
+            text,
+            json,
+        }
+    }
+}
+
+impl Resp {
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers
+            .get(name)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+    }
+
+    /// Asserts the status (and a JSON body when the status is not 204); returns the body.
+    #[track_caller]
+    pub fn ok(&self, status: u16) -> Value {
+        assert_eq!(self.status, status, "expected status {status}: {self}");
+        if status != 204 {
+            let ct = self.header("content-type").unwrap_or_default();
+            assert!(
+                ct.starts_with("application/json"),
+                "expected a JSON content type: {self}"
+            );
+            assert!(!self.json.is_null(), "expected a JSON body: {self}");
+        }
+        self.json.clone()
+    }
+
+    /// Asserts a list response `{items: [...], page: {...}}`; returns it.
+    #[track_caller]
+    pub fn page(&self) -> Value {
+        let body = self.ok(200);
+        assert!(body["items"].is_array(), "items: expected an array: {self}");
+        let page = &body["page"];
+        assert!(page["limit"].is_u64(), "page.limit: {self}");
+        for k in ["after", "before"] {
+            assert!(
+                page[k].is_null() || page[k].as_str().is_some_and(|s| !s.is_empty()),
+                "page.{k}: expected null or a non-empty string: {self}"
+            );
+        }
+        for k in ["has_more_after", "has_more_before"] {
+            assert!(page[k].is_boolean(), "page.{k}: expected a boolean: {self}");
+        }
+        body
+    }
+}
+
+// ================================================================ error assertions
+
+/// Asserts the whole error object; returns `error.details`.
+#[track_caller]
+pub fn assert_error(r: &Resp, status: u16, code: &str) -> Value {
+    assert_eq!(r.status, status, "expected {status} {code}: {r}");
+    let ct = r.header("content-type").unwrap_or_default();
+    assert!(
+        ct.starts_with("application/json"),
+        "error content type must be application/json: {r}"
+    );
+    let err = &r.json["error"];
+    assert!(err.is_object(), "expected {{\"error\": {{...}}}}: {r}");
+    assert_eq!(err["code"], json!(code), "error.code: {r}");
+    assert_eq!(err["status"], json!(status), "error.status: {r}");
+    assert_eq!(
+        err["type"],
+        json!(format!("https://herald.dev/errors#{code}-{status}")),
+        "error.type: {r}"
+    );
+    assert!(
+        err["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "error.message must be a non-empty string: {r}"
+    );
+    let rid = err["request_id"].as_str().unwrap_or_default();
+    assert!(!rid.is_empty(), "error.request_id must be a non-empty string: {r}");
+    assert_eq!(
+        r.header("x-request-id").as_deref(),
+        Some(rid),
+        "x-request-id header must equal error.request_id: {r}"
+    );
+    let details = &err["details"];
+    assert!(details.is_object(), "error.details must be an object: {r}");
+    if status == 500 || status == 503 {
+        assert_eq!(details, &json!({}), "details of a {status}: {r}");
+    }
+    details.clone()
+}
+
+/// 401 unauthenticated with the given `auth` and `reason`.
+#[track_caller]
+pub fn assert_unauth(r: &Resp, auth: &str, reason: &str) {
+    let d = assert_error(r, 401, "unauthenticated");
+    assert_eq!(d["auth"], json!(auth), "details.auth: {r}");
+    assert_eq!(d["reason"], json!(reason), "details.reason: {r}");
+}
+
+/// 400 bad_request reason invalid_param naming `param`.
+#[track_caller]
+pub fn assert_invalid_param(r: &Resp, param: &str) {
+    let d = assert_error(r, 400, "bad_request");
+    assert_eq!(d["reason"], json!("invalid_param"), "details.reason: {r}");
+    assert_eq!(d["param"], json!(param), "details.param: {r}");
+}
+
+/// 400 bad_request reason invalid_json.
+#[track_caller]
+pub fn assert_invalid_json(r: &Resp) {
+    let d = assert_error(r, 400, "bad_request");
+    assert_eq!(d["reason"], json!("invalid_json"), "details.reason: {r}");
+}
+
+/// 404 not_found naming `resource` and `id`.
+#[track_caller]
+pub fn assert_not_found(r: &Resp, resource: &str, id: &str) {
+    let d = assert_error(r, 404, "not_found");
+    assert_eq!(d["resource"], json!(resource), "details.resource: {r}");
+    assert_eq!(d["id"], json!(id), "details.id: {r}");
+}
+
+/// Each (field, reason) pair must appear in `details.fields`, whose entries
+/// must all be `{field, reason, message}` with string values.
+#[track_caller]
+pub fn assert_fields(details: &Value, want: &[(&str, &str)]) {
+    let fields = details["fields"]
+        .as_array()
+        .unwrap_or_else(|| panic!("details.fields must be an array: {details}"));
+    assert!(!fields.is_empty(), "details.fields must not be empty");
+    for f in fields {
+        for k in ["field", "reason", "message"] {
+            assert!(
+                f[k].as_str().is_some_and(|s| !s.is_empty()),
+                "details.fields entries need a non-empty string {k}: {f}"
+            );
+        }
+        let reason = f["reason"].as_str().unwrap();
+        assert!(
+            [
+                "required",
+                "format",
+                "inclusion",
+                "exclusion",
+                "length",
+                "number",
+                "unique"
+            ]
+            .contains(&reason),
+            "unknown validation reason {reason:?} in {f}"
+        );
+    }
+    for (field, reason) in want {
+        assert!(
+            fields
+                .iter()
+                .any(|f| f["field"] == json!(field) && f["reason"] == json!(reason)),
+            "details.fields: expected {{field: {field:?}, reason: {reason:?}}}, got {details}"
+        );
+    }
+}
+
+/// 422 validation_failed listing every pair of `want`; returns details.
+#[track_caller]
+pub fn assert_validation(r: &Resp, want: &[(&str, &str)]) -> Value {
+    let d = assert_error(r, 422, "validation_failed");
+    assert_fields(&d, want);
+    d
+}
+
+/// True when `s` is an RFC 3339 UTC timestamp with a `Z` suffix.
+pub fn is_timestamp(v: &Value) -> bool {
+    v.as_str().is_some_and(|s| {
+        s.ends_with('Z') && chrono::DateTime::parse_from_rfc3339(s).is_ok() && s.contains('T')
+    })
+}
+
+/// Parses an RFC 3339 timestamp (panics otherwise).
+#[track_caller]
+pub fn parse_ts(v: &Value) -> chrono::DateTime<chrono::FixedOffset> {
+    chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("not an RFC 3339 timestamp: {v} ({e})"))
+}
+
+/// True when `v` is a UUID v7 string.
+pub fn is_uuid_v7(v: &Value) -> bool {
+    v.as_str()
+        .and_then(|s| uuid::Uuid::parse_str(s).ok())
+        .is_some_and(|u| u.get_version_num() == 7)
+}
+
+pub fn all_true() -> Value {
+    channel_types(&[])
+}
+
+/// All six channel types true except those listed false.
+pub fn channel_types(off: &[&str]) -> Value {
+    let mut m = serde_json::Map::new();
+    for t in CHANNEL_TYPES {
+        m.insert(t.to_string(), json!(!off.contains(&t)));
+    }
+    Value::Object(m)
+}
+
+// ================================================================ JWTs
+
+/// An RSA key pair as PEM strings.
+pub struct RsaPair {
+    /// PKCS#8 `PRIVATE KEY`.
+    pub private_pem: String,
+    /// SPKI `PUBLIC KEY`.
+    pub public_pem: String,
+    /// PKCS#1 `RSA PUBLIC KEY`.
+    pub public_pkcs1_pem: String,
+}
+
+impl RsaPair {
+    pub fn generate(bits: usize) -> RsaPair {
+        use rsa::pkcs1::EncodeRsaPublicKey;
+        use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
+        let key = rsa::RsaPrivateKey::new(&mut rand::thread_rng(), bits).expect("rsa keygen");
+        let public = key.to_public_key();
+        RsaPair {
+            private_pem: key.to_pkcs8_pem(LineEnding::LF).unwrap().to_string(),
+            public_pem: public.to_public_key_pem(LineEnding::LF).unwrap(),
+            public_pkcs1_pem: public.to_pkcs1_pem(LineEnding::LF).unwrap(),
+        }
+    }
+
+    /// RS256 token with the given claims.
+    pub fn sign(&self, claims: &Value) -> String {
+        sign_with(&self.private_pem, jsonwebtoken::Algorithm::RS256, claims)
+    }
+
+    /// RS256 token `{sub, iat, exp: now + 300}`.
+    pub fn token(&self, sub: &str) -> String {
+        self.sign(&json!({"sub": sub, "iat": now_secs(), "exp": now_secs() + 300}))
+    }
+}
+
+/// Two 2048-bit key pairs generated once per test binary.
+pub fn key_a() -> &'static RsaPair {
+    static K: OnceLock<RsaPair> = OnceLock::new();
+    K.get_or_init(|| RsaPair::generate(2048))
+}
+
+pub fn key_b() -> &'static RsaPair {
+    static K: OnceLock<RsaPair> = OnceLock::new();
+    K.get_or_init(|| RsaPair::generate(2048))
+}
+
+/// Signs `claims` with an RSA private key PEM (PKCS#1 or PKCS#8) and `alg`.
+pub fn sign_with(private_pem: &str, alg: jsonwebtoken::Algorithm, claims: &Value) -> String {
+    let key = jsonwebtoken::EncodingKey::from_rsa_pem(private_pem.as_bytes()).expect("rsa pem");
+    jsonwebtoken::encode(&jsonwebtoken::Header::new(alg), claims, &key).expect("sign jwt")
+}
+
+/// HS256 token signed with `secret`.
+pub fn hs256_token(claims: &Value, secret: &[u8]) -> String {
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        claims,
+        &jsonwebtoken::EncodingKey::from_secret(secret),
+    )
+    .expect("sign hs256")
+}
+
+pub fn b64url(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// An unsigned token (`alg: none`, empty signature).
+pub fn none_token(claims: &Value) -> String {
+    format!(
+        "{}.{}.",
+        b64url(br#"{"alg":"none","typ":"JWT"}"#),
+        b64url(claims.to_string().as_bytes())
+    )
+}
+
+/// Replaces the payload of `token` by `claims`, keeping header and signature.
+pub fn with_payload(token: &str, claims: &Value) -> String {
+    let parts: Vec<&str> = token.split('.').collect();
+    assert_eq!(parts.len(), 3);
+    format!(
+        "{}.{}.{}",
+        parts[0],
+        b64url(claims.to_string().as_bytes()),
+        parts[2]
+    )
+}

@@ -1,0 +1,15 @@
+//! Black-box integration tests for Herald: every test starts the real `herald`
+//! binary on a temporary data dir and talks to it over HTTP (contract:
+//! shared/API.md and the seed it extends).
+
+mod helpers;
+
+mod auth;
+mod errors;
+mod pagination;
+mod preferences;
+mod project;
+mod rate_limit;
+mod restart;
+mod tenancy;
+mod users;
