@@ -291,6 +291,9 @@ pub struct Channel {
     /// The full config, secrets included. Never rendered as is: see `view`.
     pub config: Map<String, Value>,
     pub revoked: bool,
+    /// The in_app channel every project starts with: cannot be deleted or revoked.
+    #[serde(default)]
+    pub builtin: bool,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }

@@ -70,23 +70,24 @@ async fn api_key_then_secret_key_checks_in_order() {
     );
     // authentication comes before routing: an unknown path under /admin/ or /user/
     assert_unauth(
-        &app.request(GET, &format!("{A}/no-such-route"))
-            .go()
-            .await,
+        &app.request(GET, &format!("{A}/no-such-route")).go().await,
         "api_key",
         "missing_api_key",
     );
     assert_unauth(
-        &app.request(GET, &format!("{U}/no-such-route"))
-            .go()
-            .await,
+        &app.request(GET, &format!("{U}/no-such-route")).go().await,
         "api_key",
         "missing_api_key",
     );
 
     // unknown api key: reported before any secret-key check
     let unknown = format!("pk_test_{}", random_hex());
-    for secret in [None, Some(""), Some("sk_test_wrong"), Some(app.secret_key.as_str())] {
+    for secret in [
+        None,
+        Some(""),
+        Some("sk_test_wrong"),
+        Some(app.secret_key.as_str()),
+    ] {
         let mut rb = app
             .request(GET, &users)
             .header("x-service-api-key", &unknown);
@@ -280,11 +281,7 @@ async fn security_mode_without_signing_key() {
         app.user_jwt(GET, &me(), &token),
         app.user(GET, &format!("{U}/preferences"), &ext),
     ] {
-        assert_unauth(
-            &rb.go().await,
-            "user_key_jwt",
-            "signing_key_not_configured",
-        );
+        assert_unauth(&rb.go().await, "user_key_jwt", "signing_key_not_configured");
     }
     // the api key still comes first
     assert_unauth(
@@ -348,21 +345,37 @@ async fn jwt_validation_rules() {
         invalid("empty signature", format!("{}.{}.", parts[0], parts[1])),
         invalid(
             "truncated signature",
-            format!("{}.{}.{}", parts[0], parts[1], &parts[2][..parts[2].len() - 8]),
+            format!(
+                "{}.{}.{}",
+                parts[0],
+                parts[1],
+                &parts[2][..parts[2].len() - 8]
+            ),
         ),
         invalid("alg none", none_token(&claims)),
-        invalid("HS256 with a guessed secret", hs256_token(&claims, b"secret")),
+        invalid(
+            "HS256 with a guessed secret",
+            hs256_token(&claims, b"secret"),
+        ),
         invalid(
             "HS256 keyed with the public key PEM (algorithm confusion)",
             hs256_token(&claims, key_a().public_pem.as_bytes()),
         ),
         invalid(
             "RS384 with the right key",
-            sign_with(&key_a().private_pem, jsonwebtoken::Algorithm::RS384, &claims),
+            sign_with(
+                &key_a().private_pem,
+                jsonwebtoken::Algorithm::RS384,
+                &claims,
+            ),
         ),
         invalid(
             "PS256 with the right key",
-            sign_with(&key_a().private_pem, jsonwebtoken::Algorithm::PS256, &claims),
+            sign_with(
+                &key_a().private_pem,
+                jsonwebtoken::Algorithm::PS256,
+                &claims,
+            ),
         ),
         invalid("signed by another RSA key", key_b().sign(&claims)),
         invalid(
@@ -383,11 +396,7 @@ async fn jwt_validation_rules() {
     // exp beyond the 30 s leeway
     for ago in [90, 3600] {
         let t = key_a().sign(&json!({"sub": ext, "iat": now - ago - 60, "exp": now - ago}));
-        assert_unauth(
-            &jwt_status(&app, &t).await,
-            "user_key_jwt",
-            "token_expired",
-        );
+        assert_unauth(&jwt_status(&app, &t).await, "user_key_jwt", "token_expired");
     }
     // exp 10 s ago: within the leeway
     assert_me(
@@ -453,7 +462,10 @@ async fn user_key_wins_over_user_id_and_security_mode_refuses_user_id() {
     let (u2, _) = app.create_user("win2", json!({})).await;
     app.put_signing_key(&key_a().public_pem).await;
     let now = now_secs();
-    let both = |token: &str, id: &str| app.user_jwt(GET, &me(), token).header("x-service-user-id", id);
+    let both = |token: &str, id: &str| {
+        app.user_jwt(GET, &me(), token)
+            .header("x-service-user-id", id)
+    };
 
     // mode off
     let r = both(&key_a().token(&u1), &u2).go().await;
@@ -464,12 +476,9 @@ async fn user_key_wins_over_user_id_and_security_mode_refuses_user_id() {
         "invalid_signature",
     );
     assert_unauth(
-        &both(
-            &key_a().sign(&json!({"sub": u1, "exp": now - 600})),
-            &u2,
-        )
-        .go()
-        .await,
+        &both(&key_a().sign(&json!({"sub": u1, "exp": now - 600})), &u2)
+            .go()
+            .await,
         "user_key_jwt",
         "token_expired",
     );
@@ -567,11 +576,7 @@ async fn project_settings_read_and_update() {
         .go()
         .await;
     assert_validation(&r, &[("security_mode", "format")]);
-    let r = app
-        .admin(PUT, &path)
-        .json(&json!({"name": 12}))
-        .go()
-        .await;
+    let r = app.admin(PUT, &path).json(&json!({"name": 12})).go().await;
     assert_validation(&r, &[("name", "format")]);
     // nothing changed by the refused PUTs
     let r = app.admin(GET, &path).go().await;
@@ -596,7 +601,9 @@ async fn put_signing_key_validates_the_pem() {
         ("not a PEM", json!("hello")),
         (
             "PEM armour around garbage",
-            json!("-----BEGIN PUBLIC KEY-----\nAAAAB3NzaC1yc2EAAAADAQAB\n-----END PUBLIC KEY-----\n"),
+            json!(
+                "-----BEGIN PUBLIC KEY-----\nAAAAB3NzaC1yc2EAAAADAQAB\n-----END PUBLIC KEY-----\n"
+            ),
         ),
         ("a 1024-bit SPKI key", json!(small.public_pem)),
         ("a 1024-bit PKCS#1 key", json!(small.public_pkcs1_pem)),
@@ -657,7 +664,10 @@ async fn generated_signing_key_signs_tokens_and_delete() {
 
     let r = app.admin(POST, &path).go().await;
     let pair = r.ok(201);
-    let private_pem = pair["private_key"].as_str().expect("private_key").to_string();
+    let private_pem = pair["private_key"]
+        .as_str()
+        .expect("private_key")
+        .to_string();
     let public_pem = pair["public_key"].as_str().expect("public_key").to_string();
     assert!(
         private_pem.contains("-----BEGIN PRIVATE KEY-----"),
@@ -668,7 +678,11 @@ async fn generated_signing_key_signs_tokens_and_delete() {
     let public = rsa::RsaPublicKey::from_public_key_pem(&public_pem)
         .or_else(|_| rsa::RsaPublicKey::from_pkcs1_pem(&public_pem))
         .expect("public key PEM (SPKI or PKCS#1)");
-    assert_eq!(public, private.to_public_key(), "the two PEMs must be a pair");
+    assert_eq!(
+        public,
+        private.to_public_key(),
+        "the two PEMs must be a pair"
+    );
 
     let r = app.admin(GET, &format!("{A}/project")).go().await;
     assert_eq!(r.ok(200)["signing_key_configured"], json!(true), "{r}");
@@ -688,7 +702,10 @@ async fn generated_signing_key_signs_tokens_and_delete() {
     // a second POST makes a new pair, replacing the first
     let r = app.admin(POST, &path).go().await;
     let pair2 = r.ok(201);
-    let private2 = pair2["private_key"].as_str().expect("private_key").to_string();
+    let private2 = pair2["private_key"]
+        .as_str()
+        .expect("private_key")
+        .to_string();
     assert_ne!(private2, private_pem, "a new pair each time");
     assert_unauth(
         &jwt_status(&app, &token).await,

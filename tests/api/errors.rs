@@ -54,7 +54,11 @@ async fn health_readiness_and_unknown_routes() {
     for rb in cases {
         let r = rb.go().await;
         let d = assert_error(&r, 404, "not_found");
-        assert_eq!(d, json!({}), "an unknown route or method has empty details: {r}");
+        assert_eq!(
+            d,
+            json!({}),
+            "an unknown route or method has empty details: {r}"
+        );
     }
     // a real resource that is missing names itself
     let r = app.admin(GET, &user_path("nobody-here")).go().await;
@@ -75,12 +79,18 @@ async fn json_body_errors_give_invalid_json() {
         rb
     };
     let cases: Vec<(&str, reqwest::RequestBuilder)> = vec![
-        ("truncated JSON", raw(b"{\"first_name\": ".to_vec(), Some(json_ct))),
+        (
+            "truncated JSON",
+            raw(b"{\"first_name\": ".to_vec(), Some(json_ct)),
+        ),
         (
             "trailing garbage",
             raw(b"{\"first_name\": \"a\"} x".to_vec(), Some(json_ct)),
         ),
-        ("single quotes", raw(b"{'first_name': 'a'}".to_vec(), Some(json_ct))),
+        (
+            "single quotes",
+            raw(b"{'first_name': 'a'}".to_vec(), Some(json_ct)),
+        ),
         (
             "invalid UTF-8",
             raw(b"{\"first_name\": \"\xff\xfe\"}".to_vec(), Some(json_ct)),
@@ -96,7 +106,10 @@ async fn json_body_errors_give_invalid_json() {
                 Some("application/x-www-form-urlencoded"),
             ),
         ),
-        ("no content type", raw(b"{\"first_name\": \"a\"}".to_vec(), None)),
+        (
+            "no content type",
+            raw(b"{\"first_name\": \"a\"}".to_vec(), None),
+        ),
         ("empty body", raw(Vec::new(), Some(json_ct))),
         ("empty body, no content type", raw(Vec::new(), None)),
         ("top-level array", raw(b"[]".to_vec(), Some(json_ct))),
@@ -104,7 +117,10 @@ async fn json_body_errors_give_invalid_json() {
             "top-level array of objects",
             raw(b"[{\"first_name\": \"a\"}]".to_vec(), Some(json_ct)),
         ),
-        ("top-level string", raw(b"\"hello\"".to_vec(), Some(json_ct))),
+        (
+            "top-level string",
+            raw(b"\"hello\"".to_vec(), Some(json_ct)),
+        ),
         ("top-level number", raw(b"42".to_vec(), Some(json_ct))),
         ("top-level null", raw(b"null".to_vec(), Some(json_ct))),
         (
@@ -129,7 +145,10 @@ async fn json_body_errors_give_invalid_json() {
 
     // 400 (JSON syntax) comes before 404 (resource in the path)
     let r = app
-        .admin(PUT, &format!("{}/preferences", user_path(&new_ext("ghost"))))
+        .admin(
+            PUT,
+            &format!("{}/preferences", user_path(&new_ext("ghost"))),
+        )
         .header("content-type", "application/json")
         .body("{\"channel_types\": ")
         .go()
@@ -157,7 +176,11 @@ async fn json_body_errors_give_invalid_json() {
         .json(&json!({"first_name": "U", "no_such_field": [1, 2, 3], "another": {"x": 1}}))
         .go()
         .await;
-    assert_eq!(r.ok(201)["first_name"], json!("U"), "unknown fields ignored: {r}");
+    assert_eq!(
+        r.ok(201)["first_name"],
+        json!("U"),
+        "unknown fields ignored: {r}"
+    );
     let deep: Value = serde_json::from_str(&nested(100)).unwrap();
     let r = app
         .admin(PUT, &user_path(&new_ext("deep")))
@@ -239,7 +262,9 @@ async fn bad_path_and_query_parameters() {
         assert_eq!(d["param"], json!(param), "{r}");
     };
     invalid_uuid(
-        &app.admin(GET, &format!("{A}/channels/not-a-uuid")).go().await,
+        &app.admin(GET, &format!("{A}/channels/not-a-uuid"))
+            .go()
+            .await,
         "channel_id",
     );
     invalid_uuid(
@@ -266,18 +291,26 @@ async fn bad_path_and_query_parameters() {
         "id",
     );
     invalid_uuid(
-        &app.admin(GET, &format!("{A}/flow_runs/not-a-uuid")).go().await,
+        &app.admin(GET, &format!("{A}/flow_runs/not-a-uuid"))
+            .go()
+            .await,
         "id",
     );
     invalid_uuid(
-        &app.user(DELETE, &format!("{U}/channels/not-a-uuid/subscriptions"), &ext)
-            .json(&json!({"identifier": "https://push.example.invalid/1"}))
-            .go()
-            .await,
+        &app.user(
+            DELETE,
+            &format!("{U}/channels/not-a-uuid/subscriptions"),
+            &ext,
+        )
+        .json(&json!({"identifier": "https://push.example.invalid/1"}))
+        .go()
+        .await,
         "channel_id",
     );
     invalid_uuid(
-        &app.user(GET, &format!("{U}/feed/not-a-uuid"), &ext).go().await,
+        &app.user(GET, &format!("{U}/feed/not-a-uuid"), &ext)
+            .go()
+            .await,
         "id",
     );
     // a well-formed UUID that names nothing is a 404 of the resource
@@ -288,11 +321,7 @@ async fn bad_path_and_query_parameters() {
     // malformed query parameters
     let users = format!("{A}/users");
     for limit in ["abc", "1.5", "0", "-5", "1e3"] {
-        let r = app
-            .admin(GET, &users)
-            .query(&[("limit", limit)])
-            .go()
-            .await;
+        let r = app.admin(GET, &users).query(&[("limit", limit)]).go().await;
         assert_invalid_param(&r, "limit");
     }
     let notes = format!("{A}/notifications");
@@ -302,11 +331,7 @@ async fn bad_path_and_query_parameters() {
         ("created_before", "2026-13-45T00:00:00Z"),
         ("status", "bogus"),
     ] {
-        let r = app
-            .admin(GET, &notes)
-            .query(&[(param, value)])
-            .go()
-            .await;
+        let r = app.admin(GET, &notes).query(&[(param, value)]).go().await;
         assert_invalid_param(&r, param);
     }
     let r = app
@@ -380,7 +405,11 @@ async fn request_ids_are_echoed_replaced_or_generated() {
         .await;
     assert_error(&r, 404, "not_found");
     echoed(&r, id);
-    let r = app.request(GET, &users).header("x-request-id", id).go().await;
+    let r = app
+        .request(GET, &users)
+        .header("x-request-id", id)
+        .go()
+        .await;
     assert_unauth(&r, "api_key", "missing_api_key");
     echoed(&r, id);
     let r = app
@@ -401,11 +430,7 @@ async fn request_ids_are_echoed_replaced_or_generated() {
     assert_validation(&r, &[("email", "format")]);
     echoed(&r, id);
     // 200 printable ASCII characters, punctuation included, are still valid
-    let long: String = "!~azAZ09-_.:/"
-        .chars()
-        .cycle()
-        .take(200)
-        .collect();
+    let long: String = "!~azAZ09-_.:/".chars().cycle().take(200).collect();
     let r = app
         .admin(GET, &format!("{A}/no-such-route"))
         .header("x-request-id", &long)
@@ -416,9 +441,18 @@ async fn request_ids_are_echoed_replaced_or_generated() {
 
     // invalid: too long (201, 300), non-ASCII, control characters → replaced
     let invalid: Vec<(&str, HeaderValue)> = vec![
-        ("201 chars", HeaderValue::from_str(&"a".repeat(201)).unwrap()),
-        ("300 chars", HeaderValue::from_str(&"r".repeat(300)).unwrap()),
-        ("non-ASCII", HeaderValue::from_bytes("café-ü".as_bytes()).unwrap()),
+        (
+            "201 chars",
+            HeaderValue::from_str(&"a".repeat(201)).unwrap(),
+        ),
+        (
+            "300 chars",
+            HeaderValue::from_str(&"r".repeat(300)).unwrap(),
+        ),
+        (
+            "non-ASCII",
+            HeaderValue::from_bytes("café-ü".as_bytes()).unwrap(),
+        ),
         ("tab", HeaderValue::from_str("a\tb").unwrap()),
     ];
     for (what, value) in invalid {
@@ -456,6 +490,9 @@ async fn request_ids_are_echoed_replaced_or_generated() {
         if r.status >= 400 {
             assert_eq!(r.json["error"]["request_id"], json!(got), "{r}");
         }
-        assert!(seen.insert(got.clone()), "generated ids must differ: {got} twice");
+        assert!(
+            seen.insert(got.clone()),
+            "generated ids must differ: {got} twice"
+        );
     }
 }

@@ -46,7 +46,7 @@ impl Keys {
 }
 
 pub fn random_hex() -> String {
-    uuid::Uuid::new_v4().simple().to_string()
+    format!("{:032x}", rand::random::<u128>())
 }
 
 /// A unique external id with a readable tag.
@@ -205,16 +205,11 @@ pub fn herald_bin() -> &'static str {
 
 fn base_command() -> Command {
     let mut cmd = Command::new(herald_bin());
-    for var in [
-        "HERALD_BIND",
-        "HERALD_DATA_DIR",
-        "HERALD_BOOTSTRAP_PUBLIC_KEY",
-        "HERALD_BOOTSTRAP_SECRET_KEY",
-        "HERALD_ADMIN_RATE",
-        "HERALD_USER_RATE",
-        "HERALD_LOG_FORMAT",
-    ] {
-        cmd.env_remove(var);
+    // nothing of the caller's HERALD_* environment leaks into the server
+    for (var, _) in std::env::vars_os() {
+        if var.to_string_lossy().starts_with("HERALD_") {
+            cmd.env_remove(var);
+        }
     }
     cmd.env("NO_COLOR", "1").env("RUST_LOG", "warn");
     cmd
@@ -545,8 +540,18 @@ pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> CmdOutput {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn herald");
     let out = Output::default();
-    pump(child.stdout.take().unwrap(), Stream::Stdout, out.clone(), None);
-    pump(child.stderr.take().unwrap(), Stream::Stderr, out.clone(), None);
+    pump(
+        child.stdout.take().unwrap(),
+        Stream::Stdout,
+        out.clone(),
+        None,
+    );
+    pump(
+        child.stderr.take().unwrap(),
+        Stream::Stderr,
+        out.clone(),
+        None,
+    );
     let started = Instant::now();
     let status = loop {
         if let Some(st) = child.try_wait().expect("try_wait") {
@@ -743,7 +748,10 @@ pub fn assert_error(r: &Resp, status: u16, code: &str) -> Value {
         "error.message must be a non-empty string: {r}"
     );
     let rid = err["request_id"].as_str().unwrap_or_default();
-    assert!(!rid.is_empty(), "error.request_id must be a non-empty string: {r}");
+    assert!(
+        !rid.is_empty(),
+        "error.request_id must be a non-empty string: {r}"
+    );
     assert_eq!(
         r.header("x-request-id").as_deref(),
         Some(rid),

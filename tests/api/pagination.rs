@@ -49,7 +49,10 @@ fn ids(body: &Value) -> Vec<String> {
 #[track_caller]
 fn assert_desc(ids: &[String], what: &str) {
     for w in ids.windows(2) {
-        assert!(w[0] > w[1], "{what}: ids must be strictly descending: {ids:?}");
+        assert!(
+            w[0] > w[1],
+            "{what}: ids must be strictly descending: {ids:?}"
+        );
     }
 }
 
@@ -118,7 +121,11 @@ async fn page_sizes_default_cap_and_exact_fit() {
     let (r, body) = get_page(&app, &[]).await;
     let page = &body["page"];
     assert_eq!(page["limit"], json!(25), "{r}");
-    assert_eq!(exts(&body), newest_first[..25].to_vec(), "newest first: {r}");
+    assert_eq!(
+        exts(&body),
+        newest_first[..25].to_vec(),
+        "newest first: {r}"
+    );
     assert_eq!(page["has_more_after"], json!(true), "{r}");
     assert!(page["after"].is_string(), "{r}");
     assert_eq!(page["has_more_before"], json!(false), "first page: {r}");
@@ -136,7 +143,11 @@ async fn page_sizes_default_cap_and_exact_fit() {
     // exactly as many items as the limit: nothing follows
     let (r, body) = get_page(&app, &[("limit", "60")]).await;
     assert_eq!(exts(&body).len(), 60, "{r}");
-    assert_eq!(body["page"]["has_more_after"], json!(false), "exact fit: {r}");
+    assert_eq!(
+        body["page"]["has_more_after"],
+        json!(false),
+        "exact fit: {r}"
+    );
     assert!(body["page"]["after"].is_null(), "exact fit: {r}");
     let (r, body) = get_page(&app, &[("limit", "59")]).await;
     assert_eq!(exts(&body).len(), 59, "{r}");
@@ -189,11 +200,18 @@ async fn walking_forward_then_back_sees_every_item_once() {
     let before = last["page"]["before"].as_str().unwrap().to_string();
     let back = walk(&app, "before", Some(before), 7).await;
     for p in &back {
-        assert_eq!(p["page"]["has_more_after"], json!(true), "pages fetched with before: {p}");
+        assert_eq!(
+            p["page"]["has_more_after"],
+            json!(true),
+            "pages fetched with before: {p}"
+        );
         assert!(p["page"]["after"].is_string(), "{p}");
     }
     let newest = back.last().unwrap();
-    assert!(newest["page"]["before"].is_null(), "the newest page: {newest}");
+    assert!(
+        newest["page"]["before"].is_null(),
+        "the newest page: {newest}"
+    );
     assert_eq!(newest["page"]["has_more_before"], json!(false), "{newest}");
     let mut seen_back: Vec<String> = exts(last);
     for p in &back {
@@ -206,7 +224,10 @@ async fn walking_forward_then_back_sees_every_item_once() {
         rebuilt.extend(exts(p));
     }
     rebuilt.extend(exts(last));
-    assert_eq!(rebuilt, newest_first, "pages fetched with before are newest first");
+    assert_eq!(
+        rebuilt, newest_first,
+        "pages fetched with before are newest first"
+    );
 
     // a cursor does not bind to the limit
     let (_, p1) = get_page(&app, &[("limit", "10")]).await;
@@ -233,7 +254,11 @@ async fn inserts_and_deletes_between_pages_neither_duplicate_nor_skip() {
     // newer items arrive: the next page is unaffected
     let fresh = create_users(&app, "new", 5).await;
     let (r, p2) = get_page(&app, &[("limit", "10"), ("after", &after1)]).await;
-    assert_eq!(exts(&p2), nf[10..20].to_vec(), "inserts must not shift pages: {r}");
+    assert_eq!(
+        exts(&p2),
+        nf[10..20].to_vec(),
+        "inserts must not shift pages: {r}"
+    );
     let after2 = p2["page"]["after"].as_str().unwrap().to_string();
     let before2 = p2["page"]["before"].as_str().unwrap().to_string();
 
@@ -259,13 +284,25 @@ async fn inserts_and_deletes_between_pages_neither_duplicate_nor_skip() {
     let rest = walk(&app, "after", Some(after3), 10).await;
     let mut seen: Vec<String> = [exts(&p1), exts(&p2), exts(&p3)].concat();
     seen.extend(rest.iter().flat_map(exts));
-    let remaining: Vec<String> = users.iter().filter(|e| !gone.contains(e)).cloned().collect();
-    assert_each_once(&seen, &remaining, "walking after across inserts and deletes");
+    let remaining: Vec<String> = users
+        .iter()
+        .filter(|e| !gone.contains(e))
+        .cloned()
+        .collect();
+    assert_each_once(
+        &seen,
+        &remaining,
+        "walking after across inserts and deletes",
+    );
 
     // going back from page 2: page 1 exactly, then the new items
     let (r, back1) = get_page(&app, &[("limit", "10"), ("before", &before2)]).await;
     assert_eq!(exts(&back1), nf[..10].to_vec(), "{r}");
-    assert_eq!(back1["page"]["has_more_before"], json!(true), "new items precede: {r}");
+    assert_eq!(
+        back1["page"]["has_more_before"],
+        json!(true),
+        "new items precede: {r}"
+    );
     let b = back1["page"]["before"].as_str().unwrap().to_string();
     let (r, back2) = get_page(&app, &[("limit", "10"), ("before", &b)]).await;
     let fresh_nf: Vec<String> = fresh.iter().rev().cloned().collect();
@@ -301,13 +338,15 @@ async fn bad_cursors_are_invalid_params() {
     }
 
     // garbage
-    for garbage in ["garbage!!", "eyJpZCI6IjEyMyJ9", "0", "AAAAAAAAAAAAAAAAAAAAAAAA", "%%%"] {
+    for garbage in [
+        "garbage!!",
+        "eyJpZCI6IjEyMyJ9",
+        "0",
+        "AAAAAAAAAAAAAAAAAAAAAAAA",
+        "%%%",
+    ] {
         for param in ["after", "before"] {
-            let r = app
-                .admin(GET, &users)
-                .query(&[(param, garbage)])
-                .go()
-                .await;
+            let r = app.admin(GET, &users).query(&[(param, garbage)]).go().await;
             assert_invalid_param(&r, param);
         }
     }

@@ -17,8 +17,9 @@ fn assert_field_one_of(r: &Resp, fields: &[&str], reason: &str) {
         .as_array()
         .unwrap_or_else(|| panic!("details.fields: {r}"));
     assert!(
-        list.iter().any(|f| f["reason"] == json!(reason)
-            && fields.iter().any(|want| f["field"] == json!(want))),
+        list.iter()
+            .any(|f| f["reason"] == json!(reason)
+                && fields.iter().any(|want| f["field"] == json!(want))),
         "expected a field in {fields:?} with reason {reason}: {r}"
     );
 }
@@ -96,7 +97,11 @@ async fn defaults_and_partial_updates() {
 async fn preferences_of_unknown_or_deleted_users_are_not_found() {
     let app = TestApp::spawn();
     let ghost = new_ext("ghost");
-    assert_not_found(&app.admin(GET, &prefs_path(&ghost)).go().await, "user", &ghost);
+    assert_not_found(
+        &app.admin(GET, &prefs_path(&ghost)).go().await,
+        "user",
+        &ghost,
+    );
     let r = app
         .admin(PUT, &prefs_path(&ghost))
         .json(&json!({"channel_types": {"email": false}}))
@@ -225,7 +230,8 @@ async fn flow_preferences_defaults_overrides_and_archive() {
 
     let r = app.admin(GET, &path).go().await;
     let p = assert_prefs(&r, all_true());
-    let want_default = json!({"name": "Weekly digest", "enabled": true, "channel_types": all_true()});
+    let want_default =
+        json!({"name": "Weekly digest", "enabled": true, "channel_types": all_true()});
     for k in ["name", "enabled", "channel_types"] {
         assert_eq!(p["flows"][&h1][k], want_default[k], "flows.{h1}.{k}: {r}");
     }
@@ -245,8 +251,16 @@ async fn flow_preferences_defaults_overrides_and_archive() {
         .go()
         .await;
     let p = assert_prefs(&r, all_true());
-    assert_eq!(p["flows"][&h1]["enabled"], json!(false), "enabled kept: {r}");
-    assert_eq!(p["flows"][&h1]["channel_types"], channel_types(&["in_app"]), "{r}");
+    assert_eq!(
+        p["flows"][&h1]["enabled"],
+        json!(false),
+        "enabled kept: {r}"
+    );
+    assert_eq!(
+        p["flows"][&h1]["channel_types"],
+        channel_types(&["in_app"]),
+        "{r}"
+    );
     let r = app
         .admin(PUT, &path)
         .json(&json!({"channel_types": {"email": false}}))
@@ -254,7 +268,11 @@ async fn flow_preferences_defaults_overrides_and_archive() {
         .await;
     let p = assert_prefs(&r, channel_types(&["email"]));
     assert_eq!(p["flows"][&h1]["enabled"], json!(false), "{r}");
-    assert_eq!(p["flows"][&h1]["channel_types"], channel_types(&["in_app"]), "{r}");
+    assert_eq!(
+        p["flows"][&h1]["channel_types"],
+        channel_types(&["in_app"]),
+        "{r}"
+    );
     let r = app
         .admin(PUT, &path)
         .json(&json!({"flows": {&h1: {"channel_types": {"pigeon": true}}}}))
@@ -273,7 +291,10 @@ async fn flow_preferences_defaults_overrides_and_archive() {
     let h2 = new_ext("flow2");
     make_flow(h2.clone(), "Second").go().await.ok(201);
     let r = app
-        .admin(POST, &format!("{A}/flows/{}/archive", f1["id"].as_str().unwrap()))
+        .admin(
+            POST,
+            &format!("{A}/flows/{}/archive", f1["id"].as_str().unwrap()),
+        )
         .go()
         .await;
     assert_eq!(r.ok(200)["status"], json!("archived"), "{r}");

@@ -19,8 +19,16 @@ fn assert_rate_limited(r: &Resp, limit: u64) -> u64 {
         .parse()
         .unwrap_or_else(|_| panic!("Retry-After must be whole seconds: {r}"));
     assert!(secs >= 1, "Retry-After >= 1: {r}");
-    assert_eq!(d["retry_after"], json!(secs), "details.retry_after = Retry-After: {r}");
-    assert_eq!(d["limit"], json!(limit), "details.limit = the configured rate: {r}");
+    assert_eq!(
+        d["retry_after"],
+        json!(secs),
+        "details.retry_after = Retry-After: {r}"
+    );
+    assert_eq!(
+        d["limit"],
+        json!(limit),
+        "details.limit = the configured rate: {r}"
+    );
     assert_eq!(d["window"], json!("1s"), "details.window: {r}");
     secs
 }
@@ -44,10 +52,16 @@ where
 fn check_burst(resps: &[Resp], took: Duration, rate: u64) -> usize {
     let burst = (2 * rate) as usize;
     for (i, r) in resps.iter().take(burst).enumerate() {
-        assert_eq!(r.status, 200, "request {i} of the burst of {burst} must pass: {r}");
+        assert_eq!(
+            r.status, 200,
+            "request {i} of the burst of {burst} must pass: {r}"
+        );
     }
     for r in resps {
-        assert!(r.status == 200 || r.status == 429, "only 200 or 429 expected: {r}");
+        assert!(
+            r.status == 200 || r.status == 429,
+            "only 200 or 429 expected: {r}"
+        );
     }
     let passed = resps.iter().filter(|r| r.status == 200).count();
     let allowed = burst as f64 + rate as f64 * took.as_secs_f64() + 2.0;

@@ -90,13 +90,21 @@ async fn sigterm_exits_0_and_a_restart_keeps_everything() {
     assert!(took < Duration::from_secs(10), "SIGTERM exit took {took:?}");
 
     let mut app = TestApp::spawn_on(dir.path(), &keys);
-    assert_eq!(all_users(&app).await, users_before, "the same users, in the same order");
+    assert_eq!(
+        all_users(&app).await,
+        users_before,
+        "the same users, in the same order"
+    );
     for ext in &exts[..5] {
         let r = app
             .admin(GET, &format!("{}/preferences", user_path(ext)))
             .go()
             .await;
-        assert_eq!(r.ok(200)["channel_types"], channel_types(&["email", "chat"]), "{r}");
+        assert_eq!(
+            r.ok(200)["channel_types"],
+            channel_types(&["email", "chat"]),
+            "{r}"
+        );
     }
     let r = app
         .admin(GET, &format!("{}/preferences", user_path(&exts[5])))
@@ -112,11 +120,21 @@ async fn sigterm_exits_0_and_a_restart_keeps_everything() {
     let u = r.ok(200);
     assert_eq!(u["last_name"], json!("Updated"), "{r}");
     assert!(u["email"].is_null(), "{r}");
-    assert_not_found(&app.admin(GET, &user_path(&exts[7])).go().await, "user", &exts[7]);
+    assert_not_found(
+        &app.admin(GET, &user_path(&exts[7])).go().await,
+        "user",
+        &exts[7],
+    );
 
     let r = app.admin(GET, &format!("{A}/project")).go().await;
     let p = r.ok(200);
-    for k in ["id", "name", "security_mode", "signing_key_configured", "created_at"] {
+    for k in [
+        "id",
+        "name",
+        "security_mode",
+        "signing_key_configured",
+        "created_at",
+    ] {
         assert_eq!(p[k], project_before[k], "project.{k} after restart: {r}");
     }
     assert_eq!(p["name"], json!("Persisted"));
@@ -155,7 +173,10 @@ async fn acknowledged_writes_survive_sigkill() {
     let mut created: Vec<(String, Value)> = Vec::new();
     for i in 0..10 {
         let (ext, u) = app
-            .create_user("k9", json!({"first_name": format!("S{i}"), "locale": "de-DE"}))
+            .create_user(
+                "k9",
+                json!({"first_name": format!("S{i}"), "locale": "de-DE"}),
+            )
             .await;
         created.push((ext, u));
     }
@@ -163,7 +184,10 @@ async fn acknowledged_writes_survive_sigkill() {
     let mut set = tokio::task::JoinSet::new();
     for i in 0..20 {
         let rb = app
-            .admin(PUT, &user_path(&format!("conc-{i:02}-{}", &random_hex()[..6])))
+            .admin(
+                PUT,
+                &user_path(&format!("conc-{i:02}-{}", &random_hex()[..6])),
+            )
             .json(&json!({"first_name": format!("C{i}")}));
         set.spawn(async move { rb.go().await });
     }
@@ -190,7 +214,10 @@ async fn acknowledged_writes_survive_sigkill() {
     r.ok(200);
     // the last acknowledged write, then SIGKILL at once
     let (last_ext, last) = app
-        .create_user("k9-last", json!({"first_name": "Last", "email": "last@example.com"}))
+        .create_user(
+            "k9-last",
+            json!({"first_name": "Last", "email": "last@example.com"}),
+        )
         .await;
     app.kill9();
 
@@ -203,14 +230,25 @@ async fn acknowledged_writes_survive_sigkill() {
     }
     let r = app.admin(GET, &user_path(&last_ext)).go().await;
     let g = r.ok(200);
-    assert_eq!(g["id"], last["id"], "the user acknowledged right before SIGKILL: {r}");
+    assert_eq!(
+        g["id"], last["id"],
+        "the user acknowledged right before SIGKILL: {r}"
+    );
     assert_eq!(g["email"], json!("last@example.com"), "{r}");
-    assert_not_found(&app.admin(GET, &user_path(&del_ext)).go().await, "user", &del_ext);
+    assert_not_found(
+        &app.admin(GET, &user_path(&del_ext)).go().await,
+        "user",
+        &del_ext,
+    );
     let r = app
         .admin(GET, &format!("{}/preferences", user_path(&pref_ext)))
         .go()
         .await;
-    assert_eq!(r.ok(200)["channel_types"], channel_types(&["in_app"]), "{r}");
+    assert_eq!(
+        r.ok(200)["channel_types"],
+        channel_types(&["in_app"]),
+        "{r}"
+    );
     let r = app.admin(GET, &user_path(&created[1].0)).go().await;
     assert_eq!(r.ok(200)["last_name"], json!("ViaMe"), "{r}");
     assert_eq!(

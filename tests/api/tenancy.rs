@@ -29,7 +29,10 @@ async fn projects_are_isolated_from_each_other() {
     let (only_a, _) = app.create_user("only-a", json!({"first_name": "A"})).await;
     let shared = new_ext("shared");
     let ua = app
-        .create_user_as(&shared, json!({"first_name": "InA", "email": "a@example.com"}))
+        .create_user_as(
+            &shared,
+            json!({"first_name": "InA", "email": "a@example.com"}),
+        )
         .await;
     assert_not_found(
         &app.admin_with(&b, GET, &user_path(&only_a)).go().await,
@@ -83,7 +86,11 @@ async fn projects_are_isolated_from_each_other() {
         .admin_with(&b, GET, &format!("{}/preferences", user_path(&shared)))
         .go()
         .await;
-    assert_eq!(r.ok(200)["channel_types"], all_true(), "B's prefs are its own: {r}");
+    assert_eq!(
+        r.ok(200)["channel_types"],
+        all_true(),
+        "B's prefs are its own: {r}"
+    );
     // deleting in B leaves A's
     let r = app.admin_with(&b, DELETE, &user_path(&shared)).go().await;
     assert_eq!(r.status, 204, "{r}");
@@ -145,7 +152,11 @@ async fn projects_are_isolated_from_each_other() {
         .await;
     assert_unauth(&r, "user_key_jwt", "invalid_signature");
     let r = app.user_with(&b, GET, &me, &shared).go().await;
-    assert_eq!(r.ok(200)["id"], ub["id"], "B's security mode is still off: {r}");
+    assert_eq!(
+        r.ok(200)["id"],
+        ub["id"],
+        "B's security mode is still off: {r}"
+    );
     let r = app.user_jwt(GET, &me, &token_a).go().await;
     assert_eq!(r.ok(200)["id"], ua["id"], "{r}");
     let r = app
@@ -161,10 +172,7 @@ async fn projects_are_isolated_from_each_other() {
         .go()
         .await;
     assert_unauth(&r, "user_key_jwt", "invalid_signature");
-    let r = app
-        .user_jwt(GET, &me, &key_b().token(&shared))
-        .go()
-        .await;
+    let r = app.user_jwt(GET, &me, &key_b().token(&shared)).go().await;
     assert_unauth(&r, "user_key_jwt", "invalid_signature");
     let r = app
         .request(GET, &me)

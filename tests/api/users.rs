@@ -54,7 +54,15 @@ async fn create_with_every_field_then_get_and_list() {
         "UUID v7 ids grow with creation time"
     );
     // a user created with an empty body has null profile fields
-    for k in ["first_name", "last_name", "email", "phone", "avatar", "locale", "timezone"] {
+    for k in [
+        "first_name",
+        "last_name",
+        "email",
+        "phone",
+        "avatar",
+        "locale",
+        "timezone",
+    ] {
         assert!(v[k].is_null(), "{k} of a user created with {{}}: {v}");
     }
 
@@ -153,9 +161,7 @@ async fn update_is_partial_and_null_clears() {
 #[tokio::test]
 async fn delete_removes_the_user_and_its_preferences() {
     let app = TestApp::spawn();
-    let (ext, created) = app
-        .create_user("del", json!({"first_name": "Del"}))
-        .await;
+    let (ext, created) = app.create_user("del", json!({"first_name": "Del"})).await;
     let r = app
         .admin(PUT, &format!("{}/preferences", user_path(&ext)))
         .json(&json!({"channel_types": {"email": false}}))
@@ -174,9 +180,17 @@ async fn delete_removes_the_user_and_its_preferences() {
         "user",
         &ext,
     );
-    assert_not_found(&app.admin(DELETE, &user_path(&ext)).go().await, "user", &ext);
+    assert_not_found(
+        &app.admin(DELETE, &user_path(&ext)).go().await,
+        "user",
+        &ext,
+    );
     let r = app.admin(GET, &format!("{A}/users")).go().await;
-    assert_eq!(r.page()["items"], json!([]), "deleted user still listed: {r}");
+    assert_eq!(
+        r.page()["items"],
+        json!([]),
+        "deleted user still listed: {r}"
+    );
     assert_unauth(
         &app.user(GET, &format!("{U}/me"), &ext).go().await,
         "user_key_jwt",
@@ -185,7 +199,11 @@ async fn delete_removes_the_user_and_its_preferences() {
 
     // delete of a user that never existed
     let ghost = new_ext("ghost");
-    assert_not_found(&app.admin(DELETE, &user_path(&ghost)).go().await, "user", &ghost);
+    assert_not_found(
+        &app.admin(DELETE, &user_path(&ghost)).go().await,
+        "user",
+        &ghost,
+    );
 
     // the same external id can be created again: a new user, fresh preferences
     let r = app
@@ -211,17 +229,41 @@ async fn validation_rules_for_user_fields() {
     let cases: Vec<(Value, &str, &str)> = vec![
         (json!({"email": "not-an-email"}), "email", "format"),
         (json!({"email": "a@"}), "email", "format"),
-        (json!({"avatar": "ftp://example.com/a.png"}), "avatar", "format"),
+        (
+            json!({"avatar": "ftp://example.com/a.png"}),
+            "avatar",
+            "format",
+        ),
         (json!({"avatar": "/relative/a.png"}), "avatar", "format"),
         (json!({"avatar": "example.com/a.png"}), "avatar", "format"),
-        (json!({"timezone": "Mars/Olympus_Mons"}), "timezone", "inclusion"),
+        (
+            json!({"timezone": "Mars/Olympus_Mons"}),
+            "timezone",
+            "inclusion",
+        ),
         (json!({"timezone": "GMT+25"}), "timezone", "inclusion"),
-        (json!({"locale": "this is not a locale"}), "locale", "format"),
+        (
+            json!({"locale": "this is not a locale"}),
+            "locale",
+            "format",
+        ),
         (json!({"locale": "!!"}), "locale", "format"),
         (json!({"custom_fields": [1, 2]}), "custom_fields", "format"),
-        (json!({"custom_fields": "plan=pro"}), "custom_fields", "format"),
-        (json!({"first_name": "a".repeat(1001)}), "first_name", "length"),
-        (json!({"last_name": "é".repeat(1001)}), "last_name", "length"),
+        (
+            json!({"custom_fields": "plan=pro"}),
+            "custom_fields",
+            "format",
+        ),
+        (
+            json!({"first_name": "a".repeat(1001)}),
+            "first_name",
+            "length",
+        ),
+        (
+            json!({"last_name": "é".repeat(1001)}),
+            "last_name",
+            "length",
+        ),
         (json!({"phone": "1".repeat(1001)}), "phone", "length"),
         (json!({"first_name": 5}), "first_name", "format"),
         (json!({"email": true}), "email", "format"),
@@ -262,7 +304,11 @@ async fn validation_rules_for_user_fields() {
             ("custom_fields", "format"),
         ],
     );
-    assert_eq!(d["fields"].as_array().unwrap().len(), 6, "one entry per problem: {r}");
+    assert_eq!(
+        d["fields"].as_array().unwrap().len(),
+        6,
+        "one entry per problem: {r}"
+    );
 
     // external_id: 1-255 characters
     let r = app
@@ -291,8 +337,16 @@ async fn validation_rules_for_user_fields() {
     .go()
     .await;
     let u = r.ok(201);
-    assert_eq!(u["last_name"].as_str().unwrap().chars().count(), 1000, "{r}");
-    for (tz, locale) in [("UTC", "en"), ("Asia/Kolkata", "pt-BR"), ("Europe/Paris", "fr-CA")] {
+    assert_eq!(
+        u["last_name"].as_str().unwrap().chars().count(),
+        1000,
+        "{r}"
+    );
+    for (tz, locale) in [
+        ("UTC", "en"),
+        ("Asia/Kolkata", "pt-BR"),
+        ("Europe/Paris", "fr-CA"),
+    ] {
         let r = put(new_ext("tz"), json!({"timezone": tz, "locale": locale}))
             .go()
             .await;
@@ -303,21 +357,29 @@ async fn validation_rules_for_user_fields() {
     let (ext, created) = app
         .create_user("keep", json!({"email": "keep@example.com"}))
         .await;
-    let r = put(ext.clone(), json!({"email": "bad", "first_name": "Changed"}))
-        .go()
-        .await;
+    let r = put(
+        ext.clone(),
+        json!({"email": "bad", "first_name": "Changed"}),
+    )
+    .go()
+    .await;
     assert_validation(&r, &[("email", "format")]);
     let r = app.admin(GET, &user_path(&ext)).go().await;
     let g = r.ok(200);
     assert_eq!(g["email"], created["email"], "{r}");
-    assert!(g["first_name"].is_null(), "a refused PUT changes nothing: {r}");
+    assert!(
+        g["first_name"].is_null(),
+        "a refused PUT changes nothing: {r}"
+    );
 }
 
 #[tokio::test]
 async fn user_api_me_reads_and_updates_own_profile() {
     let app = TestApp::spawn();
     let (ext, created) = app.create_user("me", full_user()).await;
-    let (other, other_user) = app.create_user("me-other", json!({"first_name": "Other"})).await;
+    let (other, other_user) = app
+        .create_user("me-other", json!({"first_name": "Other"}))
+        .await;
     let me = format!("{U}/me");
 
     let r = app.user(GET, &me, &ext).go().await;
@@ -334,7 +396,15 @@ async fn user_api_me_reads_and_updates_own_profile() {
     let u = r.ok(200);
     assert_eq!(u["first_name"], json!("Augusta"), "{r}");
     assert_eq!(u["timezone"], json!("Europe/Paris"), "{r}");
-    for k in ["id", "external_id", "last_name", "email", "avatar", "custom_fields", "created_at"] {
+    for k in [
+        "id",
+        "external_id",
+        "last_name",
+        "email",
+        "avatar",
+        "custom_fields",
+        "created_at",
+    ] {
         assert_eq!(u[k], created[k], "{k} must not change: {r}");
     }
     // the Admin API sees the change; the other user is untouched
@@ -367,7 +437,11 @@ async fn user_api_me_reads_and_updates_own_profile() {
     } else {
         assert_validation(&r, &[]);
     }
-    assert_not_found(&app.admin(GET, &user_path(&new_id)).go().await, "user", &new_id);
+    assert_not_found(
+        &app.admin(GET, &user_path(&new_id)).go().await,
+        "user",
+        &new_id,
+    );
     let r = app.user(GET, &me, &ext).go().await;
     assert_eq!(r.ok(200)["external_id"], json!(ext), "{r}");
 
@@ -379,7 +453,11 @@ async fn user_api_me_reads_and_updates_own_profile() {
         .await;
     assert_validation(&r, &[("email", "format"), ("timezone", "inclusion")]);
     let r = app.user(GET, &me, &ext).go().await;
-    assert_eq!(r.ok(200)["email"], created["email"], "refused PUT changed nothing: {r}");
+    assert_eq!(
+        r.ok(200)["email"],
+        created["email"],
+        "refused PUT changed nothing: {r}"
+    );
 
     // body errors
     let r = app

@@ -80,6 +80,7 @@ impl Store {
             provider: "in_app".into(),
             config: Default::default(),
             revoked: false,
+            builtin: true,
             created_at: cnow,
             updated_at: cnow,
         };

@@ -1,0 +1,161 @@
+//! Authentication (API.md §2) and rate limiting (§5), as extractors: `Admin` for
+//! the Admin API, `UserCtx` for the User API. Checks run in the order of the table
+//! in API.md §2; secrets are compared in constant time and never logged.
+
+use crate::errors::ApiError;
+use crate::state::{AppState, State};
+use actix_web::dev::Payload;
+use actix_web::{FromRequest, HttpRequest};
+use futures_util::future::LocalBoxFuture;
+use governor::clock::{Clock, DefaultClock};
+use herald_actors::model::{Project, User};
+use herald_actors::{Error, ErrorCode};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use std::sync::Arc;
+use subtle::ConstantTimeEq;
+
+pub const API_KEY: &str = "x-service-api-key";
+pub const SECRET_KEY: &str = "x-service-secret-key";
+pub const USER_KEY: &str = "x-service-user-key";
+pub const USER_ID: &str = "x-service-user-id";
+
+/// An authenticated Admin API caller.
+pub struct Admin {
+    pub project: Arc<Project>,
+}
+
+/// An authenticated User API caller: the project and the user it acts for.
+pub struct UserCtx {
+    pub project: Arc<Project>,
+    pub user: User,
+}
+
+/// A header's value; empty counts as absent (API.md §11).
+fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
+    req.headers().get(name).and_then(|v| v.to_str().ok()).map(str::trim).filter(|s| !s.is_empty())
+}
+
+fn state(req: &HttpRequest) -> State {
+    req.app_data::<State>().cloned().expect("app state registered")
+}
+
+fn rate_limited(wait_secs: u64, limit: u32) -> ApiError {
+    let secs = wait_secs.max(1);
+    ApiError(
+        Error::new(ErrorCode::RateLimited, format!("rate limit exceeded; retry in {secs} s"))
+            .with("retry_after", secs)
+            .with("limit", limit)
+            .with("window", "1s"),
+    )
+}
+
+fn wait_secs(nu: &governor::NotUntil<governor::clock::QuantaInstant>) -> u64 {
+    let d = nu.wait_time_from(DefaultClock::default().now());
+    (d.as_millis() as u64).div_ceil(1000)
+}
+
+/// Looks up the project of the request's api key.
+pub async fn project_of(st: &AppState, req: &HttpRequest) -> Result<Arc<Project>, ApiError> {
+    let pk = header(req, API_KEY).ok_or_else(|| Error::unauthenticated("api_key", "missing_api_key"))?.to_string();
+    let p = st.run(move |s| s.project_by_api_key(&pk)).await?;
+    p.ok_or_else(|| ApiError(Error::unauthenticated("api_key", "invalid_api_key")))
+}
+
+pub async fn admin(req: &HttpRequest) -> Result<Admin, ApiError> {
+    let st = state(req);
+    let project = project_of(&st, req).await?;
+    let sk = header(req, SECRET_KEY).ok_or_else(|| Error::unauthenticated("secret_key", "missing_secret_key"))?;
+    let given = herald_actors::store::hash_secret(sk);
+    if !bool::from(given.ct_eq(&project.secret_hash)) {
+        return Err(Error::unauthenticated("secret_key", "invalid_secret_key").into());
+    }
+    if let Err(nu) = st.limits.admin.check_key(&project.id) {
+        return Err(rate_limited(wait_secs(&nu), st.limits.admin_rate));
+    }
+    Ok(Admin { project })
+}
+
+#[derive(serde::Deserialize)]
+struct Claims {
+    sub: Option<String>,
+}
+
+/// Verifies a user JWT against the project's signing key; returns `sub`.
+pub fn verify_jwt(project: &Project, token: &str) -> Result<String, Error> {
+    let bad = || Error::unauthenticated("user_key_jwt", "invalid_signature");
+    let Some(pem) = &project.signing_key else {
+        return Err(if project.security_mode {
+            Error::unauthenticated("user_key_jwt", "signing_key_not_configured")
+        } else {
+            bad()
+        });
+    };
+    let header = jsonwebtoken::decode_header(token).map_err(|_| bad())?;
+    if header.alg != Algorithm::RS256 {
+        return Err(bad());
+    }
+    let key = DecodingKey::from_rsa_pem(pem.as_bytes()).map_err(|_| bad())?;
+    let mut v = Validation::new(Algorithm::RS256);
+    v.leeway = 30;
+    v.validate_exp = true;
+    v.validate_nbf = true;
+    v.validate_aud = false;
+    v.required_spec_claims = Default::default();
+    match jsonwebtoken::decode::<Claims>(token, &key, &v) {
+        Ok(data) => data.claims.sub.filter(|s| !s.is_empty()).ok_or_else(bad),
+        Err(e) => match e.kind() {
+            jsonwebtoken::errors::ErrorKind::ExpiredSignature => {
+                Err(Error::unauthenticated("user_key_jwt", "token_expired"))
+            }
+            _ => Err(bad()),
+        },
+    }
+}
+
+/// The user a set of User API credentials names (shared with the WebSocket auth frame).
+pub async fn user_for(
+    st: &AppState,
+    project: Arc<Project>,
+    user_key: Option<&str>,
+    user_id: Option<&str>,
+) -> Result<UserCtx, ApiError> {
+    if project.security_mode && project.signing_key.is_none() {
+        return Err(Error::unauthenticated("user_key_jwt", "signing_key_not_configured").into());
+    }
+    let ext = match (user_key, user_id) {
+        (Some(token), _) => verify_jwt(&project, token)?,
+        (None, Some(id)) if !project.security_mode => id.to_string(),
+        _ => return Err(Error::unauthenticated("user_key_jwt", "missing_user_key").into()),
+    };
+    let pid = project.id;
+    let user = st.run(move |s| s.user_by_ext(&pid, &ext)).await?;
+    let user = user.ok_or_else(|| Error::unauthenticated("user_key_jwt", "user_not_found"))?;
+    if let Err(nu) = st.limits.user.check_key(&(project.id, user.id)) {
+        return Err(rate_limited(wait_secs(&nu), st.limits.user_rate));
+    }
+    Ok(UserCtx { project, user })
+}
+
+pub async fn user(req: &HttpRequest) -> Result<UserCtx, ApiError> {
+    let st = state(req);
+    let project = project_of(&st, req).await?;
+    user_for(&st, project, header(req, USER_KEY), header(req, USER_ID)).await
+}
+
+impl FromRequest for Admin {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move { admin(&req).await })
+    }
+}
+
+impl FromRequest for UserCtx {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move { user(&req).await })
+    }
+}

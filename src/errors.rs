@@ -1,0 +1,74 @@
+//! The one place where errors become HTTP responses (API.md §3).
+//!
+//! Handlers return `ApiError`, a thin wrapper of the engine's `Error`; its code
+//! decides the status through the engine's single code table. The request id comes
+//! from a task-local set by the request middleware, so every error body carries it.
+
+use actix_web::http::{header, StatusCode};
+use actix_web::{HttpResponse, ResponseError};
+use herald_actors::{Error, ErrorCode};
+use serde_json::json;
+
+tokio::task_local! {
+    /// The current request's id (set by the request middleware in `startup`).
+    pub static REQUEST_ID: String;
+}
+
+pub fn current_request_id() -> Option<String> {
+    REQUEST_ID.try_with(|r| r.clone()).ok()
+}
+
+#[derive(Debug)]
+pub struct ApiError(pub Error);
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.0.code.as_str(), self.0.message)
+    }
+}
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        ApiError(e)
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        StatusCode::from_u16(self.0.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+    fn error_response(&self) -> HttpResponse {
+        render(&self.0, current_request_id())
+    }
+}
+
+/// Renders the error object. 500 and 503 hide their details (and a 500 its
+/// message, which is logged instead).
+pub fn render(e: &Error, request_id: Option<String>) -> HttpResponse {
+    let status = e.code.status();
+    let (message, details) = match e.code {
+        ErrorCode::Internal => {
+            tracing::error!(request_id = request_id.as_deref().unwrap_or(""), error = %e.message, "internal error");
+            ("internal server error".to_string(), json!({}))
+        }
+        ErrorCode::ServiceUnavailable => (e.message.clone(), json!({})),
+        _ => (e.message.clone(), serde_json::Value::Object(e.details.clone())),
+    };
+    let body = json!({"error": {
+        "type": format!("https://herald.dev/errors#{}-{}", e.code.as_str(), status),
+        "code": e.code.as_str(),
+        "message": message,
+        "status": status,
+        "request_id": request_id,
+        "details": details,
+    }});
+    let mut b = HttpResponse::build(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
+    if e.code == ErrorCode::RateLimited {
+        if let Some(ra) = e.details.get("retry_after").and_then(|v| v.as_u64()) {
+            b.insert_header((header::RETRY_AFTER, ra.to_string()));
+        }
+    }
+    b.content_type("application/json").body(body.to_string())
+}

@@ -1,0 +1,210 @@
+//! Request parsing with the contract's errors: the JSON body (size, content type,
+//! syntax, object), query parameters and path parameters.
+
+use crate::errors::{ApiError, ApiResult};
+use actix_web::dev::Payload;
+use actix_web::{web, FromRequest, HttpRequest};
+use futures_util::future::LocalBoxFuture;
+use futures_util::StreamExt;
+use herald_actors::Error;
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+pub const MAX_BODY: usize = 1024 * 1024;
+/// Past this we stop draining an oversized body and let the connection close.
+const DRAIN_LIMIT: usize = 64 * 1024 * 1024;
+
+/// The raw request body, read up to 1 MiB (API.md §5: more is a 422 `length`).
+pub struct Body {
+    bytes: web::Bytes,
+    json_type: bool,
+}
+
+impl FromRequest for Body {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let ct = req
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let essence = ct.split(';').next().unwrap_or("").trim().to_string();
+        let json_type = essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"));
+        let mut payload = payload.take();
+        Box::pin(async move {
+            let mut buf = web::BytesMut::new();
+            let mut total = 0usize;
+            while let Some(chunk) = payload.next().await {
+                let chunk = chunk.map_err(|e| ApiError(Error::invalid_json(format!("cannot read body: {e}"))))?;
+                total += chunk.len();
+                if total <= MAX_BODY {
+                    buf.extend_from_slice(&chunk);
+                } else if total > DRAIN_LIMIT {
+                    break;
+                }
+            }
+            if total > MAX_BODY {
+                return Err(ApiError(Error::field("body", "length", "the body is larger than 1 MiB")));
+            }
+            Ok(Body { bytes: buf.freeze(), json_type })
+        })
+    }
+}
+
+impl Body {
+    pub fn is_empty(&self) -> bool {
+        self.bytes.iter().all(|b| b.is_ascii_whitespace())
+    }
+
+    /// The body as a JSON object: content type, syntax (depth ≤ 128, serde_json's
+    /// recursion limit) and top-level object are checked, each a 400 `invalid_json`.
+    pub fn object(&self) -> ApiResult<Map<String, Value>> {
+        if !self.json_type {
+            return Err(Error::invalid_json("the body must be JSON with Content-Type: application/json").into());
+        }
+        if self.is_empty() {
+            return Err(Error::invalid_json("a JSON object body is required").into());
+        }
+        match serde_json::from_slice::<Value>(&self.bytes) {
+            Ok(Value::Object(m)) => Ok(m),
+            Ok(_) => Err(Error::invalid_json("the body must be a JSON object").into()),
+            Err(e) => Err(Error::invalid_json(format!("malformed JSON: {e}")).into()),
+        }
+    }
+
+    /// Like `object`, but an empty body is an empty object.
+    pub fn object_or_empty(&self) -> ApiResult<Map<String, Value>> {
+        if self.is_empty() {
+            Ok(Map::new())
+        } else {
+            self.object()
+        }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+/// Query parameters, parsed leniently (unknown ones are ignored).
+pub struct Query(pub Vec<(String, String)>);
+
+impl Query {
+    pub fn of(req: &HttpRequest) -> Query {
+        Query(url::form_urlencoded::parse(req.query_string().as_bytes()).into_owned().collect())
+    }
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+    pub fn timestamp(&self, name: &str) -> ApiResult<Option<herald_actors::model::Timestamp>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(s) => chrono::DateTime::parse_from_rfc3339(s)
+                .map(|t| Some(herald_actors::model::Timestamp(t.with_timezone(&chrono::Utc))))
+                .map_err(|_| ApiError(Error::invalid_param(name, format!("{name} must be an RFC 3339 date-time")))),
+        }
+    }
+    pub fn uuid(&self, name: &str) -> ApiResult<Option<Uuid>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(s) => Uuid::parse_str(s)
+                .map(Some)
+                .map_err(|_| ApiError(Error::invalid_param(name, format!("{name} must be a UUID")))),
+        }
+    }
+    /// A value from a fixed set, else 400 `invalid_param`.
+    pub fn choice<T>(&self, name: &str, parse: impl Fn(&str) -> Option<T>) -> ApiResult<Option<T>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(s) => parse(s)
+                .map(Some)
+                .ok_or_else(|| ApiError(Error::invalid_param(name, format!("unknown value for {name}")))),
+        }
+    }
+}
+
+pub fn path_str(req: &HttpRequest, name: &str) -> String {
+    req.match_info().get(name).unwrap_or("").to_string()
+}
+
+/// A path parameter that must be a UUID (400 `invalid_uuid` naming it otherwise).
+pub fn path_uuid(req: &HttpRequest, name: &str) -> ApiResult<Uuid> {
+    Uuid::parse_str(req.match_info().get(name).unwrap_or("")).map_err(|_| ApiError(Error::invalid_uuid(name)))
+}
+
+/// Typed reads of JSON fields that record every problem at its dot-path.
+pub struct Fields<'a> {
+    pub map: &'a Map<String, Value>,
+    pub prefix: String,
+}
+
+impl<'a> Fields<'a> {
+    pub fn new(map: &'a Map<String, Value>) -> Self {
+        Fields { map, prefix: String::new() }
+    }
+    pub fn path(&self, k: &str) -> String {
+        if self.prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{}.{k}", self.prefix)
+        }
+    }
+    /// `None`: absent; `Some(None)`: null; `Some(Some(s))`: a string of at most `max` chars.
+    pub fn opt_str(&self, k: &str, max: usize, v: &mut herald_actors::Validator) -> Option<Option<String>> {
+        match self.map.get(k) {
+            None => None,
+            Some(Value::Null) => Some(None),
+            Some(Value::String(s)) => {
+                if s.chars().count() > max {
+                    v.push(self.path(k), "length", format!("at most {max} characters"));
+                    None
+                } else {
+                    Some(Some(s.clone()))
+                }
+            }
+            Some(_) => {
+                v.push(self.path(k), "format", "must be a string");
+                None
+            }
+        }
+    }
+    /// A required non-empty string.
+    pub fn req_str(&self, k: &str, max: usize, v: &mut herald_actors::Validator) -> Option<String> {
+        match self.opt_str(k, max, v) {
+            Some(Some(s)) if !s.is_empty() => Some(s),
+            Some(Some(_)) => {
+                v.push(self.path(k), "length", "must not be empty");
+                None
+            }
+            Some(None) | None => {
+                if !self.map.get(k).is_some_and(|x| !x.is_null() && !x.is_string()) {
+                    v.push(self.path(k), "required", "is required");
+                }
+                None
+            }
+        }
+    }
+    pub fn opt_bool(&self, k: &str, v: &mut herald_actors::Validator) -> Option<bool> {
+        match self.map.get(k) {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(_) => {
+                v.push(self.path(k), "format", "must be a boolean");
+                None
+            }
+        }
+    }
+    pub fn opt_object(&self, k: &str, v: &mut herald_actors::Validator) -> Option<&'a Map<String, Value>> {
+        match self.map.get(k) {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(m)) => Some(m),
+            Some(_) => {
+                v.push(self.path(k), "format", "must be an object");
+                None
+            }
+        }
+    }
+}

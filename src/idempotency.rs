@@ -1,0 +1,132 @@
+//! Idempotency keys for creating POSTs (API.md §5, §11): the same key, method,
+//! path and canonical payload within 24 h replays the stored 2xx response with
+//! `idempotent-replayed: true`; another payload is 409 `idempotency_key_reused`.
+//! Requests sharing a key are serialised, so the second one replays the first.
+
+use crate::errors::{ApiError, ApiResult};
+use crate::state::AppState;
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse};
+use dashmap::DashMap;
+use herald_actors::model::Timestamp;
+use herald_actors::store::IdempotentResponse;
+use herald_actors::Error;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::future::Future;
+use std::sync::Arc;
+use uuid::Uuid;
+
+#[derive(Default)]
+pub struct Locks(DashMap<Vec<u8>, Arc<tokio::sync::Mutex<()>>>);
+
+/// A request's idempotency key, resolved.
+#[derive(Clone)]
+pub struct Idem {
+    pub key: String,
+    /// Hash of method, path and key: what the record is stored under.
+    pub scope: Vec<u8>,
+    /// Hash of the canonical payload (without `idempotency_key`).
+    pub payload_hash: Vec<u8>,
+}
+
+/// Reads the key from the `Idempotency-Key` header or the body's `idempotency_key`.
+pub fn prepare(req: &HttpRequest, body: &Map<String, Value>) -> ApiResult<Option<Idem>> {
+    let header = match req.headers().get("idempotency-key") {
+        Some(h) => Some(
+            h.to_str()
+                .map_err(|_| ApiError(Error::field("idempotency_key", "format", "must be printable text")))?
+                .to_string(),
+        ),
+        None => None,
+    };
+    let in_body = match body.get("idempotency_key") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(Error::field("idempotency_key", "format", "must be a string").into()),
+    };
+    let key = match (header, in_body) {
+        (Some(h), Some(b)) if h != b => {
+            return Err(Error::field("idempotency_key", "format", "header and body keys differ").into())
+        }
+        (Some(k), _) | (None, Some(k)) => k,
+        (None, None) => return Ok(None),
+    };
+    if key.is_empty() || key.chars().count() > 255 {
+        return Err(Error::field("idempotency_key", "length", "1 to 255 characters").into());
+    }
+    let mut h = Sha256::new();
+    h.update(req.method().as_str().as_bytes());
+    h.update(b" ");
+    h.update(req.path().as_bytes());
+    h.update(b" ");
+    h.update(key.as_bytes());
+    let scope = h.finalize().to_vec();
+    let mut payload = body.clone();
+    payload.remove("idempotency_key");
+    // serde_json's Map is ordered by key, so this serialisation is canonical.
+    let canon = serde_json::to_vec(&Value::Object(payload)).unwrap_or_default();
+    let payload_hash = Sha256::digest(&canon).to_vec();
+    Ok(Some(Idem { key, scope, payload_hash }))
+}
+
+/// A success to answer with, and whether the handler already stored it for replay
+/// (a flow run stores it in the same commit as the run).
+pub struct Created {
+    pub status: StatusCode,
+    pub body: Vec<u8>,
+    pub stored: bool,
+}
+
+fn respond(status: u16, body: Vec<u8>, replayed: bool) -> HttpResponse {
+    let mut b = HttpResponse::build(StatusCode::from_u16(status).unwrap_or(StatusCode::OK));
+    if replayed {
+        b.insert_header(("idempotent-replayed", "true"));
+    }
+    b.content_type("application/json").body(body)
+}
+
+/// Runs `f` at most once per key (see the module doc).
+pub async fn once<F, Fut>(st: &AppState, project: Uuid, idem: Option<Idem>, resource: &str, f: F) -> ApiResult<HttpResponse>
+where
+    F: FnOnce(Option<Idem>) -> Fut,
+    Fut: Future<Output = ApiResult<Created>>,
+{
+    let Some(idem) = idem else {
+        let c = f(None).await?;
+        return Ok(respond(c.status.as_u16(), c.body, false));
+    };
+    let lock = st.idempotency.0.entry(idem.scope.clone()).or_default().clone();
+    let guard = lock.lock().await;
+    let scope = idem.scope.clone();
+    let existing = st.run(move |s| s.idempotent_response(&project, &scope)).await;
+    let result = match existing {
+        Err(e) => Err(e),
+        Ok(Some(r)) if r.payload_hash == idem.payload_hash => Ok(respond(r.status, r.body, true)),
+        Ok(Some(_)) => Err(ApiError(
+            Error::new(herald_actors::ErrorCode::IdempotencyKeyReused, "this idempotency key was used with another payload")
+                .with("idempotency_key", idem.key.clone())
+                .with("resource", resource),
+        )),
+        Ok(None) => match f(Some(idem.clone())).await {
+            Ok(c) => {
+                if !c.stored {
+                    let rec = IdempotentResponse {
+                        payload_hash: idem.payload_hash.clone(),
+                        status: c.status.as_u16(),
+                        body: c.body.clone(),
+                        created_at: Timestamp::now(),
+                    };
+                    let scope = idem.scope.clone();
+                    st.run(move |s| s.put_idempotent_response(&project, &scope, &rec)).await?;
+                }
+                Ok(respond(c.status.as_u16(), c.body, false))
+            }
+            Err(e) => Err(e),
+        },
+    };
+    drop(guard);
+    drop(lock);
+    st.idempotency.0.remove_if(&idem.scope, |_, v| Arc::strong_count(v) == 1);
+    result
+}

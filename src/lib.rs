@@ -1,0 +1,14 @@
+//! herald: the service around the engine — CLI, configuration, HTTP routes,
+//! authentication, errors and the WebSocket endpoint.
+
+pub mod auth;
+pub mod cli;
+pub mod configuration;
+pub mod errors;
+pub mod extract;
+pub mod idempotency;
+pub mod pagination;
+pub mod routes;
+pub mod startup;
+pub mod state;
+pub mod telemetry;

@@ -1,0 +1,23 @@
+//! Liveness and readiness (no credentials).
+
+use super::ok;
+use crate::errors::{ApiError, ApiResult};
+use crate::state::State;
+use actix_web::HttpResponse;
+use herald_actors::Error;
+use serde_json::json;
+
+pub async fn healthz() -> HttpResponse {
+    ok(json!({"status": "ok"}))
+}
+
+/// 200 while the store answers and the engine runs, else 503.
+pub async fn readyz(st: State) -> ApiResult<HttpResponse> {
+    if !st.engine.is_running() {
+        return Err(ApiError(Error::unavailable("the delivery engine is not running")));
+    }
+    st.run(|s| s.project_by_name("default").map(|_| ()))
+        .await
+        .map_err(|_| ApiError(Error::unavailable("the store is not available")))?;
+    Ok(ok(json!({"status": "ready"})))
+}

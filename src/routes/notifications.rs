@@ -1,0 +1,150 @@
+//! Admin API notifications, deliveries and flow runs (read side).
+
+use super::ok;
+use crate::auth::Admin;
+use crate::errors::ApiResult;
+use crate::extract::{path_uuid, Query};
+use crate::pagination;
+use crate::routes::users::user_view;
+use crate::state::State;
+use actix_web::{HttpRequest, HttpResponse};
+use herald_actors::model::{ChannelType, DeliveryStatus, Notification};
+use herald_actors::store::{DeliveryFilter, NotificationFilter, Store};
+use herald_actors::{Error, Result};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// A whole Notification: run data, actor and recipient users, deliveries.
+fn notification_view(s: &Store, project: &Uuid, n: &Notification, users: &mut HashMap<Uuid, Value>, runs: &mut HashMap<Uuid, Value>) -> Result<Value> {
+    let mut user = |id: Option<Uuid>| -> Result<Value> {
+        let Some(id) = id else { return Ok(Value::Null) };
+        if let Some(v) = users.get(&id) {
+            return Ok(v.clone());
+        }
+        let v = s.user(project, &id)?.map(|u| user_view(&u)).unwrap_or(Value::Null);
+        users.insert(id, v.clone());
+        Ok(v)
+    };
+    let actor = user(n.actor_id)?;
+    let recipient = user(Some(n.recipient_id))?;
+    let data = match runs.get(&n.flow_run_id) {
+        Some(d) => d.clone(),
+        None => {
+            let d = s.flow_run(project, &n.flow_run_id)?.map(|r| r.data).unwrap_or(Value::Null);
+            runs.insert(n.flow_run_id, d.clone());
+            d
+        }
+    };
+    let deliveries: Vec<Value> = s.notification_deliveries(project, &n.id)?.iter().map(|d| d.view()).collect();
+    Ok(json!({
+        "id": n.id,
+        "flow_id": n.flow_id,
+        "flow_run_id": n.flow_run_id,
+        "topic": n.topic,
+        "status": n.status(),
+        "data": data,
+        "actor_id": n.actor_id,
+        "actor": actor,
+        "recipient_id": n.recipient_id,
+        "recipient": recipient,
+        "deliveries": deliveries,
+        "processed_at": n.processed_at,
+        "created_at": n.created_at,
+        "updated_at": n.updated_at,
+    }))
+}
+
+pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let q = Query::of(&req);
+    let status = q.choice("status", |s| match s {
+        "pending" => Some(false),
+        "processed" => Some(true),
+        _ => None,
+    })?;
+    let created_after = q.timestamp("created_after")?;
+    let created_before = q.timestamp("created_before")?;
+    let flow_id = q.uuid("flow_id")?;
+    let flow_run_id = q.uuid("flow_run_id")?;
+    let recipient_ext = q.get("recipient").map(str::to_string);
+    let names = ["status", "topic", "created_after", "created_before", "flow_id", "flow_run_id", "recipient"];
+    let filters: Vec<(&str, Option<String>)> = names.iter().map(|n| (*n, q.get(n).map(str::to_string))).collect();
+    let paging = pagination::parse(&q, st.store.cursor_key(), "notifications", &filters)?;
+    let topic = q.get("topic").map(str::to_string);
+    let pid = a.project.id;
+    let pr = paging.req.clone();
+    let (page, items) = st
+        .run(move |s| {
+            let recipient = match &recipient_ext {
+                Some(ext) => match s.user_by_ext(&pid, ext)? {
+                    Some(u) => Some(u.id),
+                    None => Some(Uuid::nil()), // unknown user: an empty list
+                },
+                None => None,
+            };
+            let f = NotificationFilter { status, topic, created_after, created_before, flow_id, flow_run_id, recipient };
+            let page = s.list_notifications(&pid, &f, &pr)?;
+            let (mut users, mut runs) = (HashMap::new(), HashMap::new());
+            let items = page
+                .items
+                .iter()
+                .map(|n| notification_view(s, &pid, n, &mut users, &mut runs))
+                .collect::<Result<Vec<_>>>()?;
+            Ok((page, items))
+        })
+        .await?;
+    Ok(ok(paging.respond(&page, items)))
+}
+
+pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let id = path_uuid(&req, "id")?;
+    let pid = a.project.id;
+    let v = st
+        .run(move |s| {
+            let n = s.notification(&pid, &id)?.ok_or_else(|| Error::not_found("notification", id))?;
+            notification_view(s, &pid, &n, &mut HashMap::new(), &mut HashMap::new())
+        })
+        .await?;
+    Ok(ok(v))
+}
+
+pub async fn deliveries(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let q = Query::of(&req);
+    let status = q.choice("status", DeliveryStatus::parse)?;
+    let channel_type = q.choice("channel_type", ChannelType::parse)?;
+    let channel_id = q.uuid("channel_id")?;
+    let notification_id = q.uuid("notification_id")?;
+    let created_after = q.timestamp("created_after")?;
+    let created_before = q.timestamp("created_before")?;
+    let recipient_ext = q.get("recipient").map(str::to_string);
+    let names = ["status", "channel_type", "channel_id", "notification_id", "recipient", "created_after", "created_before"];
+    let filters: Vec<(&str, Option<String>)> = names.iter().map(|n| (*n, q.get(n).map(str::to_string))).collect();
+    let paging = pagination::parse(&q, st.store.cursor_key(), "deliveries", &filters)?;
+    let pid = a.project.id;
+    let pr = paging.req.clone();
+    let page = st
+        .run(move |s| {
+            let recipient = match &recipient_ext {
+                Some(ext) => Some(s.user_by_ext(&pid, ext)?.map(|u| u.id).unwrap_or(Uuid::nil())),
+                None => None,
+            };
+            let f = DeliveryFilter { status, channel_type, channel_id, notification_id, recipient, created_after, created_before };
+            s.list_deliveries(&pid, &f, &pr)
+        })
+        .await?;
+    Ok(ok(paging.respond(&page, page.items.iter().map(|d| d.view()).collect())))
+}
+
+pub async fn delivery(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let id = path_uuid(&req, "id")?;
+    let pid = a.project.id;
+    let d = st.run(move |s| s.delivery(&pid, &id)?.ok_or_else(|| Error::not_found("delivery", id))).await?;
+    Ok(ok(d.view()))
+}
+
+pub async fn flow_run(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let id = path_uuid(&req, "id")?;
+    let pid = a.project.id;
+    let r = st.run(move |s| s.flow_run(&pid, &id)?.ok_or_else(|| Error::not_found("flow_run", id))).await?;
+    Ok(ok(r.view()))
+}

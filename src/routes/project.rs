@@ -1,0 +1,97 @@
+//! `/admin/v1/project`: settings and the user-JWT signing key.
+
+use super::{created, no_content, ok};
+use crate::auth::Admin;
+use crate::errors::{ApiError, ApiResult};
+use crate::extract::{Body, Fields};
+use crate::state::State;
+use actix_web::{web, HttpResponse};
+use herald_actors::{Error, Validator};
+use rsa::pkcs1::DecodeRsaPublicKey;
+use rsa::pkcs8::{DecodePublicKey, EncodePrivateKey, EncodePublicKey, LineEnding};
+use rsa::traits::PublicKeyParts;
+use serde_json::json;
+
+pub async fn get(a: Admin, st: State) -> ApiResult<HttpResponse> {
+    let id = a.project.id;
+    let p = st.run(move |s| s.project(&id)).await?.ok_or_else(|| Error::not_found("project", id))?;
+    Ok(ok(p.view()))
+}
+
+pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let m = body.object()?;
+    let f = Fields::new(&m);
+    let mut v = Validator::new();
+    let security = f.opt_bool("security_mode", &mut v);
+    let name = f.opt_str("name", 200, &mut v);
+    if matches!(name, Some(None)) || matches!(&name, Some(Some(n)) if n.trim().is_empty()) {
+        v.push("name", "required", "a project needs a name");
+    }
+    v.finish()?;
+    let id = a.project.id;
+    let p = st
+        .run(move |s| {
+            s.update_project(&id, |p| {
+                if let Some(b) = security {
+                    p.security_mode = b;
+                }
+                if let Some(Some(n)) = name {
+                    p.name = n;
+                }
+            })
+        })
+        .await?;
+    Ok(ok(p.view()))
+}
+
+/// Parses an RSA public key (SPKI or PKCS#1 PEM) of at least 2048 bits; returns SPKI PEM.
+fn parse_public_key(pem: &str) -> Result<String, Error> {
+    let bad = |m: &str| Error::field("public_key", "format", m.to_string());
+    let key = rsa::RsaPublicKey::from_public_key_pem(pem.trim())
+        .or_else(|_| rsa::RsaPublicKey::from_pkcs1_pem(pem.trim()))
+        .map_err(|_| bad("must be an RSA public key in PEM (PUBLIC KEY or RSA PUBLIC KEY)"))?;
+    if key.size() * 8 < 2048 {
+        return Err(bad("the RSA key must have at least 2048 bits"));
+    }
+    key.to_public_key_pem(LineEnding::LF).map_err(|_| bad("cannot encode the key"))
+}
+
+pub async fn put_signing_key(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let m = body.object()?;
+    let mut v = Validator::new();
+    let pem = Fields::new(&m).req_str("public_key", 16 * 1024, &mut v);
+    v.finish()?;
+    let pem = parse_public_key(&pem.unwrap_or_default())?;
+    let id = a.project.id;
+    let p = st.run(move |s| s.update_project(&id, |p| p.signing_key = Some(pem))).await?;
+    Ok(ok(p.view()))
+}
+
+pub async fn generate_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse> {
+    // RSA key generation is CPU work of a few hundred ms: keep it off the workers.
+    let (private, public) = web::block(|| -> Result<(String, String), Error> {
+        let key = rsa::RsaPrivateKey::new(&mut rand::thread_rng(), 2048)
+            .map_err(|e| Error::internal(format!("rsa keygen: {e}")))?;
+        let private = key
+            .to_pkcs8_pem(LineEnding::LF)
+            .map_err(|e| Error::internal(format!("rsa encode: {e}")))?
+            .to_string();
+        let public = key
+            .to_public_key()
+            .to_public_key_pem(LineEnding::LF)
+            .map_err(|e| Error::internal(format!("rsa encode: {e}")))?;
+        Ok((private, public))
+    })
+    .await
+    .map_err(|e| ApiError(Error::internal(e.to_string())))??;
+    let id = a.project.id;
+    let pem = public.clone();
+    st.run(move |s| s.update_project(&id, |p| p.signing_key = Some(pem))).await?;
+    Ok(created(json!({"public_key": public, "private_key": private})))
+}
+
+pub async fn delete_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse> {
+    let id = a.project.id;
+    st.run(move |s| s.update_project(&id, |p| p.signing_key = None)).await?;
+    Ok(no_content())
+}

@@ -1,0 +1,111 @@
+//! Admin API topics and their subscriptions.
+
+use super::{created, list as list_page, no_content, ok};
+use crate::auth::Admin;
+use crate::errors::ApiResult;
+use crate::extract::{path_str, Body, Fields, Query};
+use crate::idempotency::{self, Created};
+use crate::pagination;
+use crate::state::State;
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse};
+use herald_actors::model::{Subscription, Topic};
+use herald_actors::{validate, Error, Validator};
+
+fn topic_key(req: &HttpRequest) -> ApiResult<String> {
+    let key = path_str(req, "key");
+    if !validate::is_handle(&key) {
+        return Err(Error::field("key", "format", "a topic key is like a handle: ^[a-z0-9][a-z0-9_-]{0,63}$").into());
+    }
+    Ok(key)
+}
+
+pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let m = body.object_or_empty()?;
+    let key = topic_key(&req)?;
+    let f = Fields::new(&m);
+    let mut v = Validator::new();
+    let name = f.opt_str("name", 200, &mut v);
+    let description = f.opt_str("description", 1000, &mut v);
+    v.finish()?;
+    let pid = a.project.id;
+    let (t, was_created) = st.run(move |s| s.put_topic(&pid, &key, name, description)).await?;
+    Ok(if was_created { created(t.view()) } else { ok(t.view()) })
+}
+
+pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let key = path_str(&req, "key");
+    let pid = a.project.id;
+    let t = st.run(move |s| s.topic(&pid, &key)?.ok_or_else(|| Error::not_found("topic", &key))).await?;
+    Ok(ok(t.view()))
+}
+
+pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let q = Query::of(&req);
+    let paging = pagination::parse(&q, st.store.cursor_key(), "topics", &[])?;
+    let pid = a.project.id;
+    let pr = paging.req.clone();
+    let page = st.run(move |s| s.list_topics(&pid, &pr)).await?;
+    Ok(list_page(&paging, &page, Topic::view))
+}
+
+pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let key = path_str(&req, "key");
+    let pid = a.project.id;
+    st.run(move |s| s.delete_topic(&pid, &key)).await?;
+    Ok(no_content())
+}
+
+pub async fn subscriptions(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let key = path_str(&req, "key");
+    let q = Query::of(&req);
+    let paging = pagination::parse(&q, st.store.cursor_key(), &format!("topic_subs:{key}"), &[])?;
+    let pid = a.project.id;
+    let pr = paging.req.clone();
+    let page = st
+        .run(move |s| {
+            s.topic(&pid, &key)?.ok_or_else(|| Error::not_found("topic", &key))?;
+            s.topic_subscriptions(&pid, &key, &pr)
+        })
+        .await?;
+    Ok(list_page(&paging, &page, Subscription::view))
+}
+
+pub async fn subscribe(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let key = path_str(&req, "key");
+    let m = body.object()?;
+    let idem = idempotency::prepare(&req, &m)?;
+    let pid = a.project.id;
+    let k2 = key.clone();
+    st.run(move |s| s.topic(&pid, &k2)?.ok_or_else(|| Error::not_found("topic", &k2)).map(|_| ())).await?;
+    let mut v = Validator::new();
+    let ext = Fields::new(&m).req_str("external_id", 255, &mut v);
+    v.finish()?;
+    let ext = ext.expect("validated");
+    let st2 = st.clone();
+    idempotency::once(&st2, pid, idem, "subscription", |_| async move {
+        let sub = st
+            .run(move |s| {
+                let user = s
+                    .user_by_ext(&pid, &ext)?
+                    .ok_or_else(|| Error::field("external_id", "inclusion", "no user with this external_id"))?;
+                s.subscribe(&pid, &key, &user)
+            })
+            .await?;
+        Ok(Created { status: StatusCode::CREATED, body: sub.view().to_string().into_bytes(), stored: false })
+    })
+    .await
+}
+
+pub async fn unsubscribe(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let key = path_str(&req, "key");
+    let ext = path_str(&req, "external_id");
+    let pid = a.project.id;
+    st.run(move |s| {
+        s.topic(&pid, &key)?.ok_or_else(|| Error::not_found("topic", &key))?;
+        let user = s.user_by_ext(&pid, &ext)?.ok_or_else(|| Error::not_found("user", &ext))?;
+        s.unsubscribe(&pid, &key, &user)
+    })
+    .await?;
+    Ok(no_content())
+}

@@ -1,0 +1,252 @@
+//! User API (`/user/v1`): the caller's profile, preferences, feed, push and topic
+//! subscriptions. Another user's or project's resource is always a 404.
+
+use super::{created, list as list_page, no_content, ok};
+use crate::auth::UserCtx;
+use crate::errors::{ApiError, ApiResult};
+use crate::extract::{path_str, path_uuid, Body, Fields, Query};
+use crate::idempotency::{self, Created};
+use crate::pagination;
+use crate::routes::users::{feed_page, preferences_view, update_preferences, user_view};
+use crate::state::{AppState, State};
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse};
+use herald_actors::actors::{MarkAll, UpdateEntry};
+use herald_actors::model::{ChannelStatus, ChannelType, Delivery, FeedCounts, Subscription};
+use herald_actors::store::FeedUpdate;
+use herald_actors::{validate, Error, Validator};
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+pub async fn me(u: UserCtx) -> ApiResult<HttpResponse> {
+    Ok(ok(user_view(&u.user)))
+}
+
+pub async fn update_me(u: UserCtx, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let m = body.object()?;
+    let mut v = Validator::new();
+    if let Some(e) = m.get("external_id") {
+        if e.as_str() != Some(u.user.external_id.as_str()) {
+            v.push("external_id", "exclusion", "external_id cannot change");
+        }
+    }
+    let patch = validate::user_patch(&m, "", &mut v);
+    v.finish()?;
+    let (pid, ext) = (u.project.id, u.user.external_id.clone());
+    let (user, _) = st.run(move |s| s.upsert_user(&pid, &ext, &patch)).await?;
+    Ok(ok(user_view(&user)))
+}
+
+pub async fn preferences(u: UserCtx, st: State) -> ApiResult<HttpResponse> {
+    Ok(ok(preferences_view(&st, u.project.id, u.user.id).await?))
+}
+
+pub async fn put_preferences(u: UserCtx, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let m = body.object()?;
+    Ok(ok(update_preferences(&st, u.project.id, u.user, m).await?))
+}
+
+pub async fn feed(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    Ok(ok(feed_page(&st, u.project.id, u.user.id, &req).await?))
+}
+
+/// A feed entry with its actor.
+pub async fn entry_view(st: &AppState, project: Uuid, d: Delivery) -> ApiResult<Value> {
+    let actor = match d.actor_id {
+        Some(a) => st.run(move |s| s.user(&project, &a)).await?.map(|u| user_view(&u)).unwrap_or(Value::Null),
+        None => Value::Null,
+    };
+    Ok(d.feed_view(actor))
+}
+
+pub async fn entry(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let id = path_uuid(&req, "id")?;
+    let (pid, uid) = (u.project.id, u.user.id);
+    let d = st.run(move |s| s.feed_entry(&pid, &uid, &id)).await?;
+    Ok(ok(entry_view(&st, pid, d).await?))
+}
+
+async fn apply(u: &UserCtx, st: &AppState, id: Uuid, update: FeedUpdate) -> ApiResult<HttpResponse> {
+    let (pid, uid) = (u.project.id, u.user.id);
+    let (d, _counts): (Delivery, FeedCounts) = st.engine.ask_user(pid, uid, UpdateEntry { entry: id, update }).await??;
+    Ok(ok(entry_view(st, pid, d).await?))
+}
+
+pub async fn patch_entry(u: UserCtx, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let id = path_uuid(&req, "id")?;
+    let m = body.object()?;
+    // 404 before 422: the entry must be the caller's.
+    let (pid, uid) = (u.project.id, u.user.id);
+    st.run(move |s| s.feed_entry(&pid, &uid, &id).map(|_| ())).await?;
+    let f = Fields::new(&m);
+    let mut v = Validator::new();
+    let update = FeedUpdate {
+        seen: f.opt_bool("seen", &mut v),
+        read: f.opt_bool("read", &mut v),
+        clicked: f.opt_bool("clicked", &mut v),
+        archived: f.opt_bool("archived", &mut v),
+    };
+    if update.clicked == Some(false) {
+        v.push("clicked", "inclusion", "clicked can only be set to true");
+    }
+    v.finish()?;
+    apply(&u, &st, id, update).await
+}
+
+pub async fn entry_action(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let id = path_uuid(&req, "id")?;
+    let mut update = FeedUpdate::default();
+    match path_str(&req, "action").as_str() {
+        "seen" => update.seen = Some(true),
+        "read" => update.read = Some(true),
+        "clicked" => update.clicked = Some(true),
+        "archive" => update.archived = Some(true),
+        "unarchive" => update.archived = Some(false),
+        _ => return Err(ApiError(Error::no_route())),
+    }
+    apply(&u, &st, id, update).await
+}
+
+async fn mark_all(u: UserCtx, st: State, read: bool) -> ApiResult<HttpResponse> {
+    let (n, counts) = st.engine.ask_user(u.project.id, u.user.id, MarkAll { read }).await??;
+    Ok(ok(json!({"updated": n, "meta": counts.view()})))
+}
+
+pub async fn seen_all(u: UserCtx, st: State) -> ApiResult<HttpResponse> {
+    mark_all(u, st, false).await
+}
+
+pub async fn read_all(u: UserCtx, st: State) -> ApiResult<HttpResponse> {
+    mark_all(u, st, true).await
+}
+
+/// A channel as a user may see it: no config except the web push public key.
+pub async fn channel(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let id = path_uuid(&req, "channel_id")?;
+    let pid = u.project.id;
+    let c = st.run(move |s| s.channel(&pid, &id)?.ok_or_else(|| Error::not_found("channel", id))).await?;
+    let mut v = json!({"id": c.id, "type": c.channel_type, "name": c.name, "provider": c.provider, "status": c.status().as_str()});
+    if c.channel_type == ChannelType::WebPush {
+        v["vapid_public_key"] = c.config.get("vapid_public_key").cloned().unwrap_or(Value::Null);
+    }
+    Ok(ok(v))
+}
+
+/// The channel of a push-subscription request: 404 unknown, 422 wrong type, 409 not usable.
+async fn push_channel(st: &AppState, project: Uuid, id: Uuid, check_status: bool) -> ApiResult<herald_actors::model::Channel> {
+    let c = st.run(move |s| s.channel(&project, &id)?.ok_or_else(|| Error::not_found("channel", id))).await?;
+    if !matches!(c.channel_type, ChannelType::WebPush | ChannelType::MobilePush) {
+        return Err(Error::field("channel_id", "inclusion", "only web_push and mobile_push channels take subscriptions").into());
+    }
+    if check_status {
+        match c.status() {
+            ChannelStatus::Active => {}
+            ChannelStatus::Revoked => {
+                return Err(Error::conflict("channel", Some(id.to_string()), "provider_revoked", "the channel's provider is revoked")
+                    .with("current_status", "revoked")
+                    .into())
+            }
+            ChannelStatus::Unconfigured => {
+                return Err(Error::conflict("channel", Some(id.to_string()), "provider_not_configured", "the channel's provider is not configured")
+                    .with("current_status", "unconfigured")
+                    .into())
+            }
+        }
+    }
+    Ok(c)
+}
+
+pub async fn push_subscriptions(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let cid = path_uuid(&req, "channel_id")?;
+    let (pid, uid) = (u.project.id, u.user.id);
+    push_channel(&st, pid, cid, false).await?;
+    let subs = st.run(move |s| s.push_subscriptions(&pid, &uid, &cid)).await?;
+    let items: Vec<Value> = subs.iter().map(|s| s.view()).collect();
+    Ok(ok(json!({"items": items, "page": {"limit": items.len().max(1), "after": null, "before": null, "has_more_after": false, "has_more_before": false}})))
+}
+
+pub async fn add_push_subscription(u: UserCtx, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let cid = path_uuid(&req, "channel_id")?;
+    let m = body.object()?;
+    let (pid, uid) = (u.project.id, u.user.id);
+    let c = push_channel(&st, pid, cid, false).await?;
+    let f = Fields::new(&m);
+    let mut v = Validator::new();
+    let identifier = f.req_str("identifier", 4096, &mut v);
+    let keys = f.opt_object("keys", &mut v).cloned();
+    let platform = f.opt_str("platform", 64, &mut v).flatten();
+    if c.channel_type == ChannelType::WebPush {
+        if let Some(id) = &identifier {
+            if !validate::is_http_url(id) {
+                v.push("identifier", "format", "a web push subscription is its push endpoint URL");
+            }
+        }
+        match &keys {
+            Some(k) => {
+                for part in ["p256dh", "auth"] {
+                    if !k.get(part).is_some_and(|x| x.is_string()) {
+                        v.push(format!("keys.{part}"), "required", "is required for web push");
+                    }
+                }
+            }
+            None => v.push("keys", "required", "web push subscriptions need keys.p256dh and keys.auth"),
+        }
+    }
+    v.finish()?;
+    push_channel(&st, pid, cid, true).await?;
+    let identifier = identifier.expect("validated");
+    let keys = keys.map(Value::Object);
+    let (sub, was_created) = st.run(move |s| s.add_push_subscription(&pid, &uid, &cid, &identifier, keys, platform)).await?;
+    Ok(if was_created { created(sub.view()) } else { ok(sub.view()) })
+}
+
+pub async fn remove_push_subscription(u: UserCtx, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let cid = path_uuid(&req, "channel_id")?;
+    let m = body.object()?;
+    let (pid, uid) = (u.project.id, u.user.id);
+    push_channel(&st, pid, cid, false).await?;
+    let mut v = Validator::new();
+    let identifier = Fields::new(&m).req_str("identifier", 4096, &mut v);
+    v.finish()?;
+    let identifier = identifier.expect("validated");
+    let existed = st.run(move |s| s.remove_push_subscription(&pid, &uid, &cid, &identifier)).await?;
+    if !existed {
+        return Err(Error::new(herald_actors::ErrorCode::NotFound, "subscription not found").with("resource", "subscription").into());
+    }
+    Ok(no_content())
+}
+
+pub async fn topic_subscriptions(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let q = Query::of(&req);
+    let paging = pagination::parse(&q, st.store.cursor_key(), &format!("my_subs:{}", u.user.id), &[])?;
+    let (pid, uid) = (u.project.id, u.user.id);
+    let pr = paging.req.clone();
+    let page = st.run(move |s| s.user_subscriptions(&pid, &uid, &pr)).await?;
+    Ok(list_page(&paging, &page, Subscription::view))
+}
+
+pub async fn subscribe(u: UserCtx, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let key = path_str(&req, "key");
+    let m = body.object_or_empty()?;
+    let idem = idempotency::prepare(&req, &m)?;
+    let pid = u.project.id;
+    let user = u.user.clone();
+    let st2 = st.clone();
+    idempotency::once(&st2, pid, idem, "subscription", |_| async move {
+        let sub = st.run(move |s| s.subscribe(&pid, &key, &user)).await?;
+        Ok(Created { status: StatusCode::CREATED, body: sub.view().to_string().into_bytes(), stored: false })
+    })
+    .await
+}
+
+pub async fn unsubscribe(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let key = path_str(&req, "key");
+    let pid = u.project.id;
+    let user = u.user.clone();
+    st.run(move |s| {
+        s.topic(&pid, &key)?.ok_or_else(|| Error::not_found("topic", &key))?;
+        s.unsubscribe(&pid, &key, &user)
+    })
+    .await?;
+    Ok(no_content())
+}

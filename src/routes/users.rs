@@ -1,0 +1,196 @@
+//! Admin API users: create/update, read, list, delete; preferences; a user's feed.
+
+use super::{created, list as list_page, no_content, ok};
+use crate::auth::Admin;
+use crate::errors::ApiResult;
+use crate::extract::{path_str, Body, Query};
+use crate::pagination;
+use crate::state::{AppState, State};
+use actix_web::{HttpRequest, HttpResponse};
+use herald_actors::model::{ChannelType, FlowPreference, Preferences, User};
+use herald_actors::store::FeedFilter;
+use herald_actors::{validate, Validator};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+pub fn user_view(u: &User) -> Value {
+    serde_json::to_value(u).unwrap_or(Value::Null)
+}
+
+fn ext_id(req: &HttpRequest) -> ApiResult<String> {
+    let ext = path_str(req, "external_id");
+    let mut v = Validator::new();
+    validate::external_id(&ext, "external_id", &mut v);
+    v.finish()?;
+    Ok(ext)
+}
+
+pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let ext = ext_id(&req)?;
+    let m = body.object()?;
+    let mut v = Validator::new();
+    let patch = validate::user_patch(&m, "", &mut v);
+    v.finish()?;
+    let pid = a.project.id;
+    let (user, was_created) = st.run(move |s| s.upsert_user(&pid, &ext, &patch)).await?;
+    Ok(if was_created { created(user_view(&user)) } else { ok(user_view(&user)) })
+}
+
+pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let ext = path_str(&req, "external_id");
+    let pid = a.project.id;
+    let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
+    Ok(ok(user_view(&u)))
+}
+
+pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let ext = path_str(&req, "external_id");
+    let pid = a.project.id;
+    st.run(move |s| s.delete_user(&pid, &ext)).await?;
+    Ok(no_content())
+}
+
+pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let q = Query::of(&req);
+    let paging = pagination::parse(&q, st.store.cursor_key(), "users", &[])?;
+    let pid = a.project.id;
+    let pr = paging.req.clone();
+    let page = st.run(move |s| s.list_users(&pid, &pr)).await?;
+    Ok(list_page(&paging, &page, user_view))
+}
+
+/// Parses a preferences PUT body; unknown channel types and flow handles are 422
+/// `inclusion` (`live_handles`: the project's flows that are not archived).
+pub fn parse_preferences(m: &Map<String, Value>, live_handles: &[String]) -> ApiResult<Preferences> {
+    let mut v = Validator::new();
+    let mut p = Preferences::default();
+    let channel_map = |obj: &Value, path: &str, v: &mut Validator| {
+        let mut out = std::collections::BTreeMap::new();
+        match obj {
+            Value::Object(o) => {
+                for (k, val) in o {
+                    match (ChannelType::parse(k), val) {
+                        (None, _) => v.push(format!("{path}.{k}"), "inclusion", "unknown channel type"),
+                        (Some(t), Value::Bool(b)) => {
+                            out.insert(t, *b);
+                        }
+                        (Some(_), _) => v.push(format!("{path}.{k}"), "format", "must be a boolean"),
+                    }
+                }
+            }
+            Value::Null => {}
+            _ => v.push(path, "format", "must be an object"),
+        }
+        out
+    };
+    if let Some(ct) = m.get("channel_types") {
+        p.channel_types = channel_map(ct, "channel_types", &mut v);
+    }
+    match m.get("flows") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(flows)) => {
+            for (h, fp) in flows {
+                let path = format!("flows.{h}");
+                if !live_handles.iter().any(|x| x == h) {
+                    v.push(path, "inclusion", "no flow with this handle");
+                    continue;
+                }
+                let Value::Object(fo) = fp else {
+                    v.push(path, "format", "must be an object");
+                    continue;
+                };
+                let mut pref = FlowPreference::default();
+                match fo.get("enabled") {
+                    None | Some(Value::Null) => {}
+                    Some(Value::Bool(b)) => pref.enabled = Some(*b),
+                    Some(_) => v.push(format!("{path}.enabled"), "format", "must be a boolean"),
+                }
+                if let Some(ct) = fo.get("channel_types") {
+                    pref.channel_types = channel_map(ct, &format!("{path}.channel_types"), &mut v);
+                }
+                p.flows.insert(h.clone(), pref);
+            }
+        }
+        Some(_) => v.push("flows", "format", "must be an object"),
+    }
+    v.finish()?;
+    Ok(p)
+}
+
+/// The full preferences object of a user (every live flow listed).
+pub async fn preferences_view(st: &AppState, project: Uuid, user: Uuid) -> ApiResult<Value> {
+    st.run(move |s| {
+        let prefs = s.preferences(&project, &user)?;
+        let flows = s.live_flows(&project)?;
+        Ok(prefs.view(flows.iter().map(|f| (f.handle.as_str(), f.name.as_str()))))
+    })
+    .await
+}
+
+/// Validates and applies a preferences PUT for `user`; the full object after it.
+pub async fn update_preferences(st: &AppState, project: Uuid, user: User, m: Map<String, Value>) -> ApiResult<Value> {
+    let flows = st.run(move |s| s.live_flows(&project)).await?;
+    let handles: Vec<String> = flows.iter().map(|f| f.handle.clone()).collect();
+    let patch = parse_preferences(&m, &handles)?;
+    let uid = user.id;
+    st.run(move |s| s.update_preferences(&project, &user, &patch).map(|_| ())).await?;
+    preferences_view(st, project, uid).await
+}
+
+pub async fn get_preferences(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let ext = path_str(&req, "external_id");
+    let pid = a.project.id;
+    let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
+    Ok(ok(preferences_view(&st, pid, u.id).await?))
+}
+
+pub async fn put_preferences(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let ext = path_str(&req, "external_id");
+    let m = body.object()?;
+    let pid = a.project.id;
+    let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
+    Ok(ok(update_preferences(&st, pid, u, m).await?))
+}
+
+/// A page of a user's feed with the meta counts, as the User API shows it.
+pub async fn feed_page(st: &AppState, project: Uuid, user: Uuid, req: &HttpRequest) -> ApiResult<Value> {
+    let q = Query::of(req);
+    let filter = q.choice("status", FeedFilter::parse)?.unwrap_or_default();
+    let status = q.get("status").map(str::to_string);
+    let paging = pagination::parse(&q, st.store.cursor_key(), &format!("feed:{user}"), &[("status", status)])?;
+    let pr = paging.req.clone();
+    let (page, counts, actors) = st
+        .run(move |s| {
+            let page = s.feed_page(&project, &user, filter, &pr)?;
+            let counts = s.feed_counts(&project, &user)?;
+            let mut actors = std::collections::HashMap::new();
+            for d in &page.items {
+                if let Some(a) = d.actor_id {
+                    if let std::collections::hash_map::Entry::Vacant(e) = actors.entry(a) {
+                        e.insert(s.user(&project, &a)?);
+                    }
+                }
+            }
+            Ok((page, counts, actors))
+        })
+        .await?;
+    let items = page
+        .items
+        .iter()
+        .map(|d| {
+            let actor = d.actor_id.and_then(|a| actors.get(&a).cloned().flatten()).map(|u| user_view(&u)).unwrap_or(Value::Null);
+            d.feed_view(actor)
+        })
+        .collect();
+    let mut body = paging.respond(&page, items);
+    body["meta"] = counts.view();
+    Ok(body)
+}
+
+pub async fn feed(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let ext = path_str(&req, "external_id");
+    let pid = a.project.id;
+    let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
+    Ok(ok(feed_page(&st, pid, u.id, &req).await?))
+}
+
