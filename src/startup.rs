@@ -2,15 +2,13 @@
 //! starts the engine, binds the listener and wires the routes and middleware.
 
 use crate::configuration::Settings;
-use crate::errors::{render, REQUEST_ID};
+use crate::errors::REQUEST_ID;
 use crate::state::{AppState, Limits};
-use actix_web::dev::{Server, Service, ServiceResponse};
+use actix_web::dev::{Server, Service};
 use actix_web::{web, App, HttpServer};
-use futures_util::FutureExt;
 use herald_actors::model::ChannelType;
-use herald_actors::{Engine, EngineConfig, Error, Store};
+use herald_actors::{Engine, EngineConfig, Store};
 use std::net::TcpListener;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 pub struct Application {
@@ -72,18 +70,10 @@ impl Application {
                         .filter(|s| valid_request_id(s))
                         .map(str::to_string)
                         .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
-                    let http_req = req.request().clone();
                     let fut = srv.call(req);
                     let rid_scope = rid.clone();
                     REQUEST_ID.scope(rid_scope, async move {
-                        let mut res = match AssertUnwindSafe(fut).catch_unwind().await {
-                            Ok(Ok(res)) => res.map_into_boxed_body(),
-                            Ok(Err(e)) => ServiceResponse::new(http_req, e.error_response()),
-                            Err(_) => ServiceResponse::new(
-                                http_req,
-                                render(&Error::internal("request handler panicked"), Some(rid.clone())),
-                            ),
-                        };
+                        let mut res = fut.await?.map_into_boxed_body();
                         if let Ok(v) = actix_web::http::header::HeaderValue::from_str(&rid) {
                             res.headers_mut().insert(actix_web::http::header::HeaderName::from_static("x-request-id"), v);
                         }

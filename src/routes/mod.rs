@@ -27,6 +27,32 @@ async fn fallback(req: HttpRequest) -> ApiResult<HttpResponse> {
     Err(ApiError(Error::no_route()))
 }
 
+/// Wraps a handler so a panic inside it becomes a 500 `internal_error` response
+/// (with the request id and no stack trace) instead of a dropped connection.
+#[derive(Clone)]
+pub struct Guarded<F>(pub F);
+
+impl<F, Args> actix_web::Handler<Args> for Guarded<F>
+where
+    F: actix_web::Handler<Args>,
+    F::Future: 'static,
+    F::Output: 'static,
+{
+    type Output = Result<F::Output, ApiError>;
+    type Future = futures_util::future::LocalBoxFuture<'static, Self::Output>;
+
+    fn call(&self, args: Args) -> Self::Future {
+        use futures_util::FutureExt;
+        let fut = self.0.call(args);
+        Box::pin(async move {
+            std::panic::AssertUnwindSafe(fut)
+                .catch_unwind()
+                .await
+                .map_err(|_| ApiError(Error::internal("request handler panicked")))
+        })
+    }
+}
+
 fn res(path: &str) -> actix_web::Resource {
     web::resource(path).default_service(web::to(fallback))
 }
@@ -50,86 +76,86 @@ pub fn list<T>(paging: &Paging, page: &herald_actors::store::Page<T>, view: impl
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     use web::{delete, get, patch, post, put};
-    cfg.service(res("/healthz").route(get().to(health::healthz)))
-        .service(res("/readyz").route(get().to(health::readyz)))
+    cfg.service(res("/healthz").route(get().to(Guarded(health::healthz))))
+        .service(res("/readyz").route(get().to(Guarded(health::readyz))))
         // ---- Admin API
-        .service(res("/admin/v1/project").route(get().to(project::get)).route(put().to(project::update)))
+        .service(res("/admin/v1/project").route(get().to(Guarded(project::get))).route(put().to(Guarded(project::update))))
         .service(
             res("/admin/v1/project/signing_key")
-                .route(put().to(project::put_signing_key))
-                .route(post().to(project::generate_signing_key))
-                .route(delete().to(project::delete_signing_key)),
+                .route(put().to(Guarded(project::put_signing_key)))
+                .route(post().to(Guarded(project::generate_signing_key)))
+                .route(delete().to(Guarded(project::delete_signing_key))),
         )
-        .service(res("/admin/v1/users").route(get().to(users::list)))
+        .service(res("/admin/v1/users").route(get().to(Guarded(users::list))))
         .service(
             res("/admin/v1/users/{external_id}")
-                .route(put().to(users::put))
-                .route(get().to(users::get))
-                .route(delete().to(users::delete)),
+                .route(put().to(Guarded(users::put)))
+                .route(get().to(Guarded(users::get)))
+                .route(delete().to(Guarded(users::delete))),
         )
         .service(
             res("/admin/v1/users/{external_id}/preferences")
-                .route(get().to(users::get_preferences))
-                .route(put().to(users::put_preferences)),
+                .route(get().to(Guarded(users::get_preferences)))
+                .route(put().to(Guarded(users::put_preferences))),
         )
-        .service(res("/admin/v1/users/{external_id}/feed").route(get().to(users::feed)))
-        .service(res("/admin/v1/channels").route(post().to(channels::create)).route(get().to(channels::list)))
+        .service(res("/admin/v1/users/{external_id}/feed").route(get().to(Guarded(users::feed))))
+        .service(res("/admin/v1/channels").route(post().to(Guarded(channels::create))).route(get().to(Guarded(channels::list))))
         .service(
             res("/admin/v1/channels/{channel_id}")
-                .route(get().to(channels::get))
-                .route(put().to(channels::update))
-                .route(delete().to(channels::delete)),
+                .route(get().to(Guarded(channels::get)))
+                .route(put().to(Guarded(channels::update)))
+                .route(delete().to(Guarded(channels::delete))),
         )
-        .service(res("/admin/v1/channels/{channel_id}/revoke").route(post().to(channels::revoke)))
-        .service(res("/admin/v1/flows").route(post().to(flows::create)).route(get().to(flows::list)))
-        .service(res("/admin/v1/flows/{id}").route(get().to(flows::get)).route(put().to(flows::update)))
-        .service(res("/admin/v1/flows/{id}/activate").route(post().to(flows::activate)))
-        .service(res("/admin/v1/flows/{id}/deactivate").route(post().to(flows::deactivate)))
-        .service(res("/admin/v1/flows/{id}/archive").route(post().to(flows::archive)))
-        .service(res("/admin/v1/flows/{id}/run").route(post().to(flows::run)))
-        .service(res("/admin/v1/flow_runs/{id}").route(get().to(notifications::flow_run)))
-        .service(res("/admin/v1/topics").route(get().to(topics::list)))
+        .service(res("/admin/v1/channels/{channel_id}/revoke").route(post().to(Guarded(channels::revoke))))
+        .service(res("/admin/v1/flows").route(post().to(Guarded(flows::create))).route(get().to(Guarded(flows::list))))
+        .service(res("/admin/v1/flows/{id}").route(get().to(Guarded(flows::get))).route(put().to(Guarded(flows::update))))
+        .service(res("/admin/v1/flows/{id}/activate").route(post().to(Guarded(flows::activate))))
+        .service(res("/admin/v1/flows/{id}/deactivate").route(post().to(Guarded(flows::deactivate))))
+        .service(res("/admin/v1/flows/{id}/archive").route(post().to(Guarded(flows::archive))))
+        .service(res("/admin/v1/flows/{id}/run").route(post().to(Guarded(flows::run))))
+        .service(res("/admin/v1/flow_runs/{id}").route(get().to(Guarded(notifications::flow_run))))
+        .service(res("/admin/v1/topics").route(get().to(Guarded(topics::list))))
         .service(
             res("/admin/v1/topics/{key}")
-                .route(put().to(topics::put))
-                .route(get().to(topics::get))
-                .route(delete().to(topics::delete)),
+                .route(put().to(Guarded(topics::put)))
+                .route(get().to(Guarded(topics::get)))
+                .route(delete().to(Guarded(topics::delete))),
         )
         .service(
             res("/admin/v1/topics/{key}/subscriptions")
-                .route(get().to(topics::subscriptions))
-                .route(post().to(topics::subscribe)),
+                .route(get().to(Guarded(topics::subscriptions)))
+                .route(post().to(Guarded(topics::subscribe))),
         )
-        .service(res("/admin/v1/topics/{key}/subscriptions/{external_id}").route(delete().to(topics::unsubscribe)))
-        .service(res("/admin/v1/notifications").route(get().to(notifications::list)))
-        .service(res("/admin/notifications").route(get().to(notifications::list)))
-        .service(res("/admin/v1/notifications/{id}").route(get().to(notifications::get)))
-        .service(res("/admin/v1/deliveries").route(get().to(notifications::deliveries)))
-        .service(res("/admin/v1/deliveries/{id}").route(get().to(notifications::delivery)))
+        .service(res("/admin/v1/topics/{key}/subscriptions/{external_id}").route(delete().to(Guarded(topics::unsubscribe))))
+        .service(res("/admin/v1/notifications").route(get().to(Guarded(notifications::list))))
+        .service(res("/admin/notifications").route(get().to(Guarded(notifications::list))))
+        .service(res("/admin/v1/notifications/{id}").route(get().to(Guarded(notifications::get))))
+        .service(res("/admin/v1/deliveries").route(get().to(Guarded(notifications::deliveries))))
+        .service(res("/admin/v1/deliveries/{id}").route(get().to(Guarded(notifications::delivery))))
         // ---- User API
-        .service(res("/user/v1/me").route(get().to(user_api::me)).route(put().to(user_api::update_me)))
+        .service(res("/user/v1/me").route(get().to(Guarded(user_api::me))).route(put().to(Guarded(user_api::update_me))))
         .service(
             res("/user/v1/preferences")
-                .route(get().to(user_api::preferences))
-                .route(put().to(user_api::put_preferences)),
+                .route(get().to(Guarded(user_api::preferences)))
+                .route(put().to(Guarded(user_api::put_preferences))),
         )
-        .service(res("/user/v1/feed").route(get().to(user_api::feed)))
-        .service(res("/user/v1/feed/seen_all").route(post().to(user_api::seen_all)))
-        .service(res("/user/v1/feed/read_all").route(post().to(user_api::read_all)))
-        .service(res("/user/v1/feed/{id}").route(get().to(user_api::entry)).route(patch().to(user_api::patch_entry)))
-        .service(res("/user/v1/feed/{id}/{action}").route(post().to(user_api::entry_action)))
-        .service(res("/user/v1/channels/{channel_id}").route(get().to(user_api::channel)))
+        .service(res("/user/v1/feed").route(get().to(Guarded(user_api::feed))))
+        .service(res("/user/v1/feed/seen_all").route(post().to(Guarded(user_api::seen_all))))
+        .service(res("/user/v1/feed/read_all").route(post().to(Guarded(user_api::read_all))))
+        .service(res("/user/v1/feed/{id}").route(get().to(Guarded(user_api::entry))).route(patch().to(Guarded(user_api::patch_entry))))
+        .service(res("/user/v1/feed/{id}/{action}").route(post().to(Guarded(user_api::entry_action))))
+        .service(res("/user/v1/channels/{channel_id}").route(get().to(Guarded(user_api::channel))))
         .service(
             res("/user/v1/channels/{channel_id}/subscriptions")
-                .route(get().to(user_api::push_subscriptions))
-                .route(post().to(user_api::add_push_subscription))
-                .route(delete().to(user_api::remove_push_subscription)),
+                .route(get().to(Guarded(user_api::push_subscriptions)))
+                .route(post().to(Guarded(user_api::add_push_subscription)))
+                .route(delete().to(Guarded(user_api::remove_push_subscription))),
         )
-        .service(res("/user/v1/subscriptions").route(get().to(user_api::topic_subscriptions)))
+        .service(res("/user/v1/subscriptions").route(get().to(Guarded(user_api::topic_subscriptions))))
         .service(
             res("/user/v1/topics/{key}/subscriptions")
-                .route(post().to(user_api::subscribe))
-                .route(delete().to(user_api::unsubscribe)),
+                .route(post().to(Guarded(user_api::subscribe)))
+                .route(delete().to(Guarded(user_api::unsubscribe))),
         )
         .default_service(web::to(fallback));
 }
