@@ -5,8 +5,7 @@
 use crate::errors::ApiError;
 use crate::state::{AppState, State};
 use actix_web::dev::Payload;
-use actix_web::{FromRequest, HttpRequest};
-use futures_util::future::LocalBoxFuture;
+use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use governor::clock::{Clock, DefaultClock};
 use herald_actors::model::{Project, User};
 use herald_actors::{Error, ErrorCode};
@@ -20,11 +19,13 @@ pub const USER_KEY: &str = "x-service-user-key";
 pub const USER_ID: &str = "x-service-user-id";
 
 /// An authenticated Admin API caller.
+#[derive(Clone)]
 pub struct Admin {
     pub project: Arc<Project>,
 }
 
 /// An authenticated User API caller: the project and the user it acts for.
+#[derive(Clone)]
 pub struct UserCtx {
     pub project: Arc<Project>,
     pub user: User,
@@ -142,20 +143,58 @@ pub async fn user(req: &HttpRequest) -> Result<UserCtx, ApiError> {
     user_for(&st, project, header(req, USER_KEY), header(req, USER_ID)).await
 }
 
+/// Paths that authenticate in the handler instead (the WebSocket endpoint, whose
+/// browser clients send their user key in the first frame).
+const SELF_AUTH: &[&str] = &["/user/v1/feed/live"];
+
+/// Authenticates every request under `/admin/` and `/user/` — known routes or not —
+/// before anything else looks at it (API.md §3: authentication, then rate limit,
+/// then body size...). The result is left in the request's extensions for the
+/// `Admin` / `UserCtx` extractors.
+pub async fn middleware(
+    req: actix_web::dev::ServiceRequest,
+    next: actix_web::middleware::Next<actix_web::body::BoxBody>,
+) -> Result<actix_web::dev::ServiceResponse<actix_web::body::BoxBody>, actix_web::Error> {
+    let path = req.path();
+    let admin_path = path == "/admin" || path.starts_with("/admin/");
+    let user_path = (path == "/user" || path.starts_with("/user/")) && !SELF_AUTH.contains(&path);
+    if admin_path {
+        match admin(req.request()).await {
+            Ok(a) => {
+                req.extensions_mut().insert(a);
+            }
+            Err(e) => return Ok(req.error_response(e)),
+        }
+    } else if user_path {
+        match user(req.request()).await {
+            Ok(u) => {
+                req.extensions_mut().insert(u);
+            }
+            Err(e) => return Ok(req.error_response(e)),
+        }
+    }
+    next.call(req).await
+}
+
+fn from_extensions<T: Clone + 'static>(req: &HttpRequest) -> Result<T, ApiError> {
+    req.extensions()
+        .get::<T>()
+        .cloned()
+        .ok_or_else(|| ApiError(Error::internal("route registered outside the authenticated paths")))
+}
+
 impl FromRequest for Admin {
     type Error = ApiError;
-    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let req = req.clone();
-        Box::pin(async move { admin(&req).await })
+        std::future::ready(from_extensions(req))
     }
 }
 
 impl FromRequest for UserCtx {
     type Error = ApiError;
-    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let req = req.clone();
-        Box::pin(async move { user(&req).await })
+        std::future::ready(from_extensions(req))
     }
 }

@@ -62,6 +62,7 @@ impl Application {
             App::new()
                 .app_data(data.clone())
                 .app_data(web::PayloadConfig::new(crate::extract::MAX_BODY * 64))
+                .wrap(actix_web::middleware::from_fn(crate::auth::middleware))
                 .wrap_fn(|req, srv| {
                     let rid = req
                         .headers()

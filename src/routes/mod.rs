@@ -16,14 +16,8 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use herald_actors::Error;
 use serde_json::Value;
 
-/// Unknown route or method: authenticate as the path's API would, then 404.
-async fn fallback(req: HttpRequest) -> ApiResult<HttpResponse> {
-    let p = req.path();
-    if p.starts_with("/admin/") || p == "/admin" {
-        crate::auth::admin(&req).await?;
-    } else if p.starts_with("/user/") || p == "/user" {
-        crate::auth::user(&req).await?;
-    }
+/// Unknown route or method (authentication already ran in the middleware).
+async fn fallback(_req: HttpRequest) -> ApiResult<HttpResponse> {
     Err(ApiError(Error::no_route()))
 }
 

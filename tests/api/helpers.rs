@@ -161,13 +161,13 @@ fn pump<R: Read + Send + 'static>(
                 Ok(_) => {}
             }
             let line = strip_ansi(String::from_utf8_lossy(&buf).trim_end_matches(['\n', '\r']));
-            if !sent {
-                if let (Some(tx), Some(url)) = (&listen, parse_listen(&line)) {
-                    let _ = tx.send(url);
-                    sent = true;
-                }
-            }
+            let url = if sent { None } else { parse_listen(&line) };
+            // record the line before telling the waiter, so it is visible then
             out.0.lock().unwrap().push((stream, line));
+            if let (Some(tx), Some(url)) = (&listen, url) {
+                let _ = tx.send(url);
+                sent = true;
+            }
         }
         // dropping `listen` tells the waiter that stdout closed
     });
