@@ -126,8 +126,11 @@ impl Query {
     }
 }
 
+/// A path parameter, fully percent-decoded (the router leaves reserved characters
+/// such as `%2B` and `%2F` encoded, but external ids may contain them).
 pub fn path_str(req: &HttpRequest, name: &str) -> String {
-    req.match_info().get(name).unwrap_or("").to_string()
+    let raw = req.match_info().get(name).unwrap_or("");
+    percent_encoding::percent_decode_str(raw).decode_utf8_lossy().into_owned()
 }
 
 /// A path parameter that must be a UUID (400 `invalid_uuid` naming it otherwise).

@@ -167,8 +167,8 @@ pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespons
 }
 
 pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
-    let flow = find_flow(&st, a.project.id, path_str(&req, "id")).await?;
     let m = body.object()?;
+    let flow = find_flow(&st, a.project.id, path_str(&req, "id")).await?;
     let f = Fields::new(&m);
     let mut v = Validator::new();
     if let Some(h) = m.get("handle") {
@@ -363,8 +363,8 @@ fn parse_run(m: &Map<String, Value>, flow: Flow) -> ApiResult<AcceptInput> {
 }
 
 pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
-    let flow = find_flow(&st, a.project.id, path_str(&req, "id")).await?;
     let m = body.object()?;
+    let flow = find_flow(&st, a.project.id, path_str(&req, "id")).await?;
     let idem = idempotency::prepare(&req, &m)?;
     let status = flow.status;
     let flow_id = flow.id;

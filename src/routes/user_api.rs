@@ -7,7 +7,7 @@ use crate::errors::{ApiError, ApiResult};
 use crate::extract::{path_str, path_uuid, Body, Fields, Query};
 use crate::idempotency::{self, Created};
 use crate::pagination;
-use crate::routes::users::{feed_page, preferences_view, update_preferences, user_view};
+use crate::routes::users::{feed_page, feed_query, preferences_view, update_preferences, user_view};
 use crate::state::{AppState, State};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
@@ -47,7 +47,8 @@ pub async fn put_preferences(u: UserCtx, body: Body, st: State) -> ApiResult<Htt
 }
 
 pub async fn feed(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
-    Ok(ok(feed_page(&st, u.project.id, u.user.id, &req).await?))
+    let fq = feed_query(&st, u.user.id, &req)?;
+    Ok(ok(feed_page(&st, u.project.id, u.user.id, fq).await?))
 }
 
 /// A feed entry with its actor.

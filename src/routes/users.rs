@@ -152,12 +152,23 @@ pub async fn put_preferences(a: Admin, req: HttpRequest, body: Body, st: State) 
     Ok(ok(update_preferences(&st, pid, u, m).await?))
 }
 
-/// A page of a user's feed with the meta counts, as the User API shows it.
-pub async fn feed_page(st: &AppState, project: Uuid, user: Uuid, req: &HttpRequest) -> ApiResult<Value> {
+/// The parsed query of a feed page (`status` filter and paging).
+pub struct FeedQuery {
+    filter: FeedFilter,
+    paging: pagination::Paging,
+}
+
+pub fn feed_query(st: &AppState, user: Uuid, req: &HttpRequest) -> ApiResult<FeedQuery> {
     let q = Query::of(req);
     let filter = q.choice("status", FeedFilter::parse)?.unwrap_or_default();
     let status = q.get("status").map(str::to_string);
     let paging = pagination::parse(&q, st.store.cursor_key(), &format!("feed:{user}"), &[("status", status)])?;
+    Ok(FeedQuery { filter, paging })
+}
+
+/// A page of a user's feed with the meta counts, as the User API shows it.
+pub async fn feed_page(st: &AppState, project: Uuid, user: Uuid, fq: FeedQuery) -> ApiResult<Value> {
+    let FeedQuery { filter, paging } = fq;
     let pr = paging.req.clone();
     let (page, counts, actors) = st
         .run(move |s| {
@@ -189,8 +200,14 @@ pub async fn feed_page(st: &AppState, project: Uuid, user: Uuid, req: &HttpReque
 
 pub async fn feed(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let ext = path_str(&req, "external_id");
+    // Query problems (400) come before an unknown user (404); the cursor binding
+    // needs the user id, so a cursor is checked once the user is known.
+    let q = Query::of(&req);
+    q.choice("status", FeedFilter::parse)?;
+    pagination::parse(&Query(q.0.iter().filter(|(k, _)| k == "limit").cloned().collect()), st.store.cursor_key(), "", &[])?;
     let pid = a.project.id;
     let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
-    Ok(ok(feed_page(&st, pid, u.id, &req).await?))
+    let fq = feed_query(&st, u.id, &req)?;
+    Ok(ok(feed_page(&st, pid, u.id, fq).await?))
 }
 
