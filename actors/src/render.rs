@@ -68,3 +68,40 @@ impl RunRenderer {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{new_id, FlowStatus, Step};
+
+    #[test]
+    fn renders_with_context_and_undefined_is_empty() {
+        let (id, now) = new_id();
+        let flow = Flow {
+            id,
+            handle: "f".into(),
+            name: "F".into(),
+            description: None,
+            status: FlowStatus::Active,
+            steps: vec![Step {
+                kind: "channel".into(),
+                channel_id: None,
+                template: Some(Template {
+                    subject: Some("{{ flow.name }}".into()),
+                    body: Some("Hi {{ recipient.first_name }}{{ data.missing.deeper }}!".into()),
+                    html: None,
+                    url: None,
+                }),
+                seconds: None,
+            }],
+            created_at: now,
+            updated_at: now,
+        };
+        let r = RunRenderer::new(&flow);
+        let ctx = serde_json::json!({"recipient": {"first_name": "Ada"}, "data": {}, "flow": {"name": "F"}, "actor": null});
+        let out = r.render(0, flow.steps[0].template.as_ref().unwrap(), &ctx).unwrap();
+        assert_eq!(out.body, "Hi Ada!");
+        assert_eq!(out.subject, "F");
+        assert!(check("{{ broken ").is_err());
+    }
+}

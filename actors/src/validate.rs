@@ -133,3 +133,46 @@ pub fn external_id(s: &str, field: &str, v: &mut Validator) -> bool {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes() {
+        assert!(is_email("ada@example.com"));
+        assert!(!is_email("ada@example"));
+        assert!(!is_email("a da@example.com"));
+        assert!(!is_email("@example.com"));
+        assert!(is_e164("+14155550100"));
+        assert!(!is_e164("14155550100"));
+        assert!(!is_e164("+0123456789"));
+        assert!(is_http_url("https://example.com/a.png"));
+        assert!(!is_http_url("ftp://example.com/a.png"));
+        assert!(!is_http_url("https://"));
+        assert!(is_handle("welcome-email_2"));
+        assert!(!is_handle("Welcome"));
+        assert!(!is_handle("0190a4e2-7c1d-7b3e-8f00-000000000000"));
+        assert!(is_timezone("Europe/Berlin"));
+        assert!(!is_timezone("Mars/Olympus"));
+        assert!(is_locale("en-US"));
+        assert!(is_locale("pt"));
+        assert!(!is_locale("not a locale"));
+    }
+
+    #[test]
+    fn user_patch_reports_every_problem_at_its_path() {
+        let m: Map<String, Value> = serde_json::from_str(
+            r#"{"email":"x","avatar":"ftp://a/b","timezone":"Nowhere/City","custom_fields":[1],"first_name":null}"#,
+        )
+        .unwrap();
+        let mut v = Validator::new();
+        let p = user_patch(&m, "recipients.0", &mut v);
+        let got: Vec<(String, &str)> = v.fields.iter().map(|f| (f.field.clone(), f.reason)).collect();
+        assert!(got.contains(&("recipients.0.email".into(), "format")));
+        assert!(got.contains(&("recipients.0.avatar".into(), "format")));
+        assert!(got.contains(&("recipients.0.timezone".into(), "inclusion")));
+        assert!(got.contains(&("recipients.0.custom_fields".into(), "format")));
+        assert_eq!(p.first_name, Some(None), "null clears");
+    }
+}

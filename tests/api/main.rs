@@ -13,3 +13,7 @@ mod rate_limit;
 mod restart;
 mod tenancy;
 mod users;
+mod engine_helpers;
+mod channels;
+mod flows;
+mod runs;

@@ -333,3 +333,24 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
         Err(SendError::NoAddress { message }) => Outcome::Skipped(err("missing_address", message)),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_is_jittered_capped_and_honours_retry_after() {
+        let p = RetryPolicy { max_attempts: 8, base_seconds: 1.0, max_seconds: 10.0 };
+        for attempt in 1..=8 {
+            let cap = (2f64.powi(attempt as i32 - 1)).min(10.0);
+            for _ in 0..50 {
+                let d = p.delay(attempt, None).as_secs_f64();
+                assert!((0.0..=cap).contains(&d), "attempt {attempt}: {d} not in [0, {cap}]");
+            }
+        }
+        let d = p.delay(1, Some(Duration::from_secs(5))).as_secs_f64();
+        assert!(d >= 5.0, "Retry-After is a floor");
+        let d = p.delay(1, Some(Duration::from_secs(500))).as_secs_f64();
+        assert!(d <= 10.0, "but never above max_seconds");
+    }
+}

@@ -18,11 +18,13 @@ struct Shared {
     /// Same number, for async waiters.
     done_tx: watch::Sender<u64>,
     failed: std::sync::atomic::AtomicBool,
+    exit: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Clone)]
 pub struct Flusher {
     shared: Arc<Shared>,
+    thread: Arc<Mutex<Option<std::thread::JoinHandle<()>>>>,
 }
 
 impl Flusher {
@@ -34,11 +36,12 @@ impl Flusher {
             done: (Mutex::new(0), Condvar::new()),
             done_tx,
             failed: std::sync::atomic::AtomicBool::new(false),
+            exit: std::sync::atomic::AtomicBool::new(false),
         });
         let s = shared.clone();
         // A plain thread, not a tokio task: flush is a blocking fsync and the store
         // is also used from the CLI where no runtime runs.
-        std::thread::Builder::new()
+        let handle = std::thread::Builder::new()
             .name("herald-flusher".into())
             .spawn(move || loop {
                 {
@@ -49,9 +52,7 @@ impl Flusher {
                     }
                     *pending = false;
                 }
-                if Arc::strong_count(&s) == 1 {
-                    return; // every store handle is gone
-                }
+                let exiting = s.exit.load(Ordering::SeqCst);
                 let target = s.requested.load(Ordering::SeqCst);
                 if let Err(e) = db.flush() {
                     tracing::error!(error = %e, "store flush failed");
@@ -65,9 +66,12 @@ impl Flusher {
                 cv.notify_all();
                 drop(d);
                 s.done_tx.send_replace(target);
+                if exiting {
+                    return; // the store is closing; `db` is released with this thread
+                }
             })
             .expect("spawn flusher thread");
-        Flusher { shared }
+        Flusher { shared, thread: Arc::new(Mutex::new(Some(handle))) }
     }
 
     /// A ticket covering every write applied before this call.
@@ -79,11 +83,15 @@ impl Flusher {
         t
     }
 
-    /// Lets the flusher thread exit once the last store handle is gone.
-    pub fn wake_for_exit(&self) {
+    /// Flushes one last time and stops the thread (the store is closing).
+    pub fn shutdown(&self) {
+        self.shared.exit.store(true, Ordering::SeqCst);
         let (m, cv) = &self.shared.wake;
         *m.lock().unwrap_or_else(|p| p.into_inner()) = true;
         cv.notify_one();
+        if let Some(h) = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = h.join();
+        }
     }
 
     fn check(&self) -> Result<()> {
@@ -113,3 +121,33 @@ impl Flusher {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tickets_are_released_after_a_flush_and_writes_survive_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let db = sled::open(dir.path()).unwrap();
+            let f = Flusher::start(db.clone());
+            let handles: Vec<_> = (0..8u8)
+                .map(|i| {
+                    let (db, f) = (db.clone(), f.clone());
+                    std::thread::spawn(move || {
+                        db.insert([i], &[i]).unwrap();
+                        let t = f.request();
+                        f.wait_blocking(t).unwrap();
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
+            }
+            f.shutdown();
+        }
+        let db = sled::open(dir.path()).unwrap();
+        assert_eq!(db.len(), 8);
+    }
+}

@@ -100,11 +100,7 @@ struct Inner {
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        let _ = self.db.flush();
-        let f = self.flusher.clone();
-        // Drop our handle's share first so the thread sees itself alone.
-        drop(std::mem::replace(&mut self.flusher, f.clone()));
-        f.wake_for_exit();
+        self.flusher.shutdown();
     }
 }
 

@@ -165,3 +165,68 @@ fn exists<V>(
     }
     Ok(false)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree_with(n: u8) -> (tempfile::TempDir, Tree) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sled::open(dir.path()).unwrap();
+        let t = db.open_tree("t").unwrap();
+        for i in 1..=n {
+            t.insert([b'p', i], &[i]).unwrap();
+        }
+        t.insert([b'q', 1], &[1]).unwrap(); // another prefix: never listed
+        (dir, t)
+    }
+
+    fn ids(p: &Page<u8>) -> Vec<u8> {
+        p.items.clone()
+    }
+
+    fn page(t: &Tree, limit: usize, after: Option<u8>, before: Option<u8>) -> Page<u8> {
+        let req = PageReq { limit, after: after.map(|a| vec![a]), before: before.map(|b| vec![b]) };
+        scan(t, &Key(vec![b'p']), &req, |_, v| Ok(Some(v[0]))).unwrap()
+    }
+
+    #[test]
+    fn walks_newest_first_and_back_without_gaps() {
+        let (_d, t) = tree_with(7);
+        let p1 = page(&t, 3, None, None);
+        assert_eq!(ids(&p1), vec![7, 6, 5]);
+        assert!(p1.has_more_after && !p1.has_more_before);
+        let p2 = page(&t, 3, Some(5), None);
+        assert_eq!(ids(&p2), vec![4, 3, 2]);
+        assert!(p2.has_more_after && p2.has_more_before);
+        let p3 = page(&t, 3, Some(2), None);
+        assert_eq!(ids(&p3), vec![1]);
+        assert!(!p3.has_more_after && p3.has_more_before);
+        let back = page(&t, 3, None, Some(1));
+        assert_eq!(ids(&back), vec![4, 3, 2], "a page before is still newest first");
+        assert!(back.has_more_before && back.has_more_after);
+        let back2 = page(&t, 3, None, Some(4));
+        assert_eq!(ids(&back2), vec![7, 6, 5]);
+        assert!(!back2.has_more_before);
+    }
+
+    #[test]
+    fn inserts_between_pages_do_not_shift_the_walk() {
+        let (_d, t) = tree_with(6);
+        let p1 = page(&t, 2, None, None);
+        assert_eq!(ids(&p1), vec![6, 5]);
+        t.insert([b'p', 9], &[9]).unwrap(); // newer than everything
+        t.remove([b'p', 4]).unwrap();
+        let p2 = page(&t, 2, Some(5), None);
+        assert_eq!(ids(&p2), vec![3, 2]);
+    }
+
+    #[test]
+    fn filters_skip_items_and_pages_stay_full() {
+        let (_d, t) = tree_with(9);
+        let req = PageReq { limit: 2, after: None, before: None };
+        let p = scan(&t, &Key(vec![b'p']), &req, |_, v| Ok((v[0] % 2 == 1).then_some(v[0]))).unwrap();
+        assert_eq!(p.items, vec![9, 7]);
+        assert!(p.has_more_after);
+    }
+}
