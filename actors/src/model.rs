@@ -684,6 +684,9 @@ impl Delivery {
 pub struct FeedCounts {
     pub unread: u64,
     pub unseen: u64,
+    /// The user's latest live-feed event sequence number (0 before any event).
+    #[serde(default)]
+    pub seq: u64,
 }
 
 impl FeedCounts {

@@ -314,7 +314,9 @@ async fn provider_must_fit_type_and_config_is_validated() {
         assert_validation(&r, &[("provider", "inclusion")]);
     }
     // unknown type, missing fields, wrong shapes
-    let r = post(json!({"type": "pager", "provider": "webhook"})).go().await;
+    let r = post(json!({"type": "pager", "provider": "webhook"}))
+        .go()
+        .await;
     assert_validation(&r, &[("type", "inclusion")]);
     let r = post(json!({})).go().await;
     assert_validation(&r, &[("type", "required"), ("provider", "required")]);
@@ -408,11 +410,13 @@ async fn a_channel_used_by_an_active_flow_cannot_be_deleted() {
     // nor does an archived one
     let c2 = create_webhook_channel(&app, "http://127.0.0.1:9/other", None).await;
     let cid2 = s(&c2["id"]);
-    let flow2 = active_flow(&app, "archived-user", json!([channel_step(&cid2, None, "x")])).await;
-    let r = app
-        .admin(DELETE, &chan(&cid2))
-        .go()
-        .await;
+    let flow2 = active_flow(
+        &app,
+        "archived-user",
+        json!([channel_step(&cid2, None, "x")]),
+    )
+    .await;
+    let r = app.admin(DELETE, &chan(&cid2)).go().await;
     assert_conflict(&r, "invalid_transition");
     let r = app
         .admin(POST, &format!("{A}/flows/{}/archive", s(&flow2["id"])))

@@ -288,7 +288,10 @@ pub async fn run_flow(app: &TestApp, flow_id: &str, body: Value) -> Value {
 pub async fn wait_run_processed(app: &TestApp, run_id: &str, secs: u64) -> Value {
     let d = Deadline::new(format!("flow run {run_id} to be processed"), secs);
     loop {
-        let r = app.admin(GET, &format!("{A}/flow_runs/{run_id}")).go().await;
+        let r = app
+            .admin(GET, &format!("{A}/flow_runs/{run_id}"))
+            .go()
+            .await;
         let v = r.ok(200);
         if v["status"] == json!("processed") {
             return v;

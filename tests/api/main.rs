@@ -17,3 +17,8 @@ mod engine_helpers;
 mod channels;
 mod flows;
 mod runs;
+mod webhook_delivery;
+mod feed;
+mod topics;
+mod idempotency;
+mod crash;

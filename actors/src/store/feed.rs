@@ -88,19 +88,80 @@ fn count_delta(c: &mut FeedCounts, f: u8, sign: i64) {
     add(&mut c.unseen, f & SEEN == 0);
 }
 
+/// Events kept per user at least: the last `KEEP_EVENTS`, and all of the last 24 h.
+pub const KEEP_EVENTS: u64 = 1000;
+const KEEP_MS: i64 = 24 * 3600 * 1000;
+
 impl Store {
+    /// Stages event `seq` of a user's live feed. Trims the oldest events beyond
+    /// the last 1,000 that are also older than 24 h.
+    pub fn stage_event(&self, w: &mut Writes, project: &Uuid, user: &Uuid, seq: u64, frame: &[u8]) -> Result<()> {
+        let now = Timestamp::now().millis();
+        let mut v = Vec::with_capacity(8 + frame.len());
+        v.extend_from_slice(&(now as u64).to_be_bytes());
+        v.extend_from_slice(frame);
+        w.put(T::events, Key::new().id(project).id(user).u64(seq), v);
+        if seq > KEEP_EVENTS {
+            let prefix = Key::new().id(project).id(user);
+            for kv in self.tree(T::events).scan_prefix(&prefix).take(8) {
+                let (k, val) = kv?;
+                let mut b = [0u8; 8];
+                b.copy_from_slice(&k[k.len() - 8..]);
+                let old = u64::from_be_bytes(b);
+                let mut t = [0u8; 8];
+                t.copy_from_slice(&val[..8]);
+                if seq - old < KEEP_EVENTS || now - (u64::from_be_bytes(t) as i64) < KEEP_MS {
+                    break;
+                }
+                w.del(T::events, k);
+            }
+        }
+        Ok(())
+    }
+
+    /// The frames of events `after < seq <= upto`, or `None` when the log no longer
+    /// reaches back to `after + 1`.
+    pub fn events_between(&self, project: &Uuid, user: &Uuid, after: u64, upto: u64) -> Result<Option<Vec<Vec<u8>>>> {
+        if after >= upto {
+            return Ok(Some(vec![]));
+        }
+        let prefix = Key::new().id(project).id(user);
+        let start = prefix.clone().u64(after + 1);
+        let end = prefix.clone().u64(upto);
+        let mut out = Vec::with_capacity((upto - after).min(1024) as usize);
+        let mut expect = after + 1;
+        for kv in self.tree(T::events).range(start.0..=end.0) {
+            let (k, v) = kv?;
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&k[k.len() - 8..]);
+            if u64::from_be_bytes(b) != expect {
+                return Ok(None);
+            }
+            expect += 1;
+            out.push(v[8..].to_vec());
+        }
+        if expect != upto + 1 {
+            return Ok(None);
+        }
+        Ok(Some(out))
+    }
+
     pub fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts> {
         Ok(self
             .get_rec(T::feed_counts, Key::new().id(project).id(user).as_ref())?
             .unwrap_or_default())
     }
 
-    /// Stages a new feed entry for `d` (an in_app delivery being marked sent).
+    /// Stages a new feed entry for `d` (an in_app delivery being marked sent);
+    /// the caller stores the counts.
     pub fn stage_feed_insert(&self, w: &mut Writes, project: &Uuid, d: &Delivery, counts: &mut FeedCounts) {
         let f = flags_of(d);
         w.put(T::feed, Key::new().id(project).id(&d.recipient_id).id(&d.id), [f]);
         count_delta(counts, f, 1);
-        w.put_rec(T::feed_counts, Key::new().id(project).id(&d.recipient_id), counts);
+    }
+
+    pub fn stage_feed_counts(&self, w: &mut Writes, project: &Uuid, user: &Uuid, counts: &FeedCounts) {
+        w.put_rec(T::feed_counts, Key::new().id(project).id(user), counts);
     }
 
     pub fn feed_page(&self, project: &Uuid, user: &Uuid, filter: FeedFilter, req: &PageReq) -> Result<Page<Delivery>> {
@@ -122,7 +183,8 @@ impl Store {
 
     /// Applies a PATCH. `read: false` / `seen: false` on an entry that already is
     /// read / seen is an invalid transition; repeating a true keeps the first time.
-    pub fn feed_update(&self, project: &Uuid, user: &Uuid, id: &Uuid, u: FeedUpdate) -> Result<FeedUpdateOutcome> {
+    /// Stages the PATCH into `w` (the caller commits, with its event).
+    pub fn feed_update(&self, w: &mut Writes, project: &Uuid, user: &Uuid, id: &Uuid, u: FeedUpdate) -> Result<FeedUpdateOutcome> {
         let mut d = self.feed_entry(project, user, id)?;
         let state = d.feed_state();
         let allowed: Vec<&str> = match state {
@@ -170,19 +232,17 @@ impl Store {
             let after = flags_of(&d);
             count_delta(&mut counts, before, -1);
             count_delta(&mut counts, after, 1);
-            let mut w = Writes::new();
             w.put_rec(T::deliveries, Key::new().id(project).id(id), &d);
             w.put(T::feed, Key::new().id(project).id(user).id(id), [after]);
-            w.put_rec(T::feed_counts, Key::new().id(project).id(user), &counts);
-            self.commit(w)?;
         }
         Ok(FeedUpdateOutcome { entry: d, counts, changed })
     }
 
     /// `seen_all` / `read_all`: every non-archived entry not yet seen / read.
-    pub fn feed_mark_all(&self, project: &Uuid, user: &Uuid, read: bool) -> Result<(Vec<Delivery>, FeedCounts)> {
+    /// Stages `seen_all`/`read_all` into `w`; returns the entries changed and the
+    /// counts after (the caller stores the counts with its events and commits).
+    pub fn feed_mark_all(&self, w: &mut Writes, project: &Uuid, user: &Uuid, read: bool) -> Result<(Vec<Delivery>, FeedCounts)> {
         let now = Timestamp::now();
-        let mut w = Writes::new();
         let mut counts = self.feed_counts(project, user)?;
         let mut updated = vec![];
         let want = if read { READ } else { SEEN };
@@ -205,10 +265,6 @@ impl Store {
             w.put_rec(T::deliveries, Key::new().id(project).id(&id), &d);
             w.put(T::feed, &k, [nf]);
             updated.push(d);
-        }
-        if !updated.is_empty() {
-            w.put_rec(T::feed_counts, Key::new().id(project).id(user), &counts);
-            self.commit(w)?;
         }
         Ok((updated, counts))
     }
