@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 pub struct Application {
     server: Server,
+    state: Arc<AppState>,
     port: u16,
     engine: Engine,
     store: Store,
@@ -56,8 +57,10 @@ impl Application {
             limits: Limits::new(settings.admin_rate, settings.user_rate),
             settings,
             idempotency: Default::default(),
+            live: Default::default(),
+            metrics_sockets: Default::default(),
         });
-        let data = web::Data::new(state);
+        let data = web::Data::new(state.clone());
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(data.clone())
@@ -85,13 +88,15 @@ impl Application {
         })
         .workers(workers.max(1))
         .shutdown_timeout(5)
+        // Signals are ours (see `run_until_stopped`): sockets get a 1001 close first.
+        .disable_signals()
         .listen(listener)
         .map_err(|e| e.to_string())?
         .run();
         // Tests and operators read this line; it goes to stdout whatever the log setup.
         println!("listening on http://{addr}");
         tracing::info!(%addr, "herald is listening");
-        Ok(Application { server, port: addr.port(), engine, store })
+        Ok(Application { server, state, port: addr.port(), engine, store })
     }
 
     pub fn port(&self) -> u16 {
@@ -100,11 +105,44 @@ impl Application {
 
     /// Serves until SIGTERM/SIGINT, then stops the engine and flushes the store.
     pub async fn run_until_stopped(self) -> Result<(), String> {
+        let handle = self.server.handle();
+        let state = self.state.clone();
+        actix_web::rt::spawn(async move {
+            wait_for_signal().await;
+            tracing::info!("signal received: closing live sockets, finishing requests");
+            state.live.close_all();
+            // Give the close frames a moment to go out before connections are dropped.
+            for _ in 0..20 {
+                if state.live.is_empty() {
+                    break;
+                }
+                actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            handle.stop(true).await;
+        });
         let r = self.server.await.map_err(|e| e.to_string());
         tracing::info!("shutting down: stopping engine, flushing store");
         self.engine.shutdown();
         let store = self.store.clone();
         let _ = web::block(move || store.flush()).await;
         r
+    }
+}
+
+/// SIGTERM or SIGINT.
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).expect("install SIGTERM handler");
+        let mut int = signal(SignalKind::interrupt()).expect("install SIGINT handler");
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

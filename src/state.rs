@@ -40,6 +40,9 @@ pub struct AppState {
     pub settings: Settings,
     pub limits: Limits,
     pub idempotency: crate::idempotency::Locks,
+    /// Open live-feed sockets (closed with 1001 on shutdown).
+    pub live: crate::routes::live::Registry,
+    pub metrics_sockets: std::sync::atomic::AtomicI64,
 }
 
 pub type State = actix_web::web::Data<Arc<AppState>>;

@@ -4,6 +4,7 @@
 mod channels;
 mod flows;
 mod health;
+pub mod live;
 mod notifications;
 mod project;
 mod topics;
@@ -136,6 +137,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(res("/user/v1/feed").route(get().to(Guarded(user_api::feed))))
         .service(res("/user/v1/feed/seen_all").route(post().to(Guarded(user_api::seen_all))))
         .service(res("/user/v1/feed/read_all").route(post().to(Guarded(user_api::read_all))))
+        .service(res("/user/v1/feed/live").route(get().to(Guarded(live::live))))
         .service(res("/user/v1/feed/{id}").route(get().to(Guarded(user_api::entry))).route(patch().to(Guarded(user_api::patch_entry))))
         .service(res("/user/v1/feed/{id}/{action}").route(post().to(Guarded(user_api::entry_action))))
         .service(res("/user/v1/channels/{channel_id}").route(get().to(Guarded(user_api::channel))))

@@ -52,7 +52,10 @@ async fn sigkill_after_202_loses_nothing() {
     assert_eq!(run["recipients_count"], json!(500), "{r}");
     let run_id = s(&run["id"]);
 
+    eprintln!("DIAG before restart: webhook got {}", received(&hook).await.len());
     let app = TestApp::spawn_on(dir.path(), &keys);
+    let pend = list_all(&app, &format!("{A}/deliveries"), &[("status", "pending")]).await;
+    eprintln!("DIAG pending at restart: {}", pend.len());
     // the idempotency record survived with the run: a retry replays it
     let r = app
         .admin(POST, &format!("{A}/flows/{fid}/run"))
@@ -219,6 +222,8 @@ async fn sigkill_during_topic_expansion_resumes_without_duplicates() {
     let run_id = s(&run["id"]);
 
     let app = opts(&keys);
+    let r = app.admin(GET, &format!("{A}/flow_runs/{run_id}")).go().await;
+    eprintln!("DIAG topic run at restart: {}", r.text);
     let fr = wait_run_processed(&app, &run_id, 30).await;
     assert_eq!(fr["notifications_count"], json!(n), "{fr}");
     let ns = run_notifications(&app, &run_id).await;

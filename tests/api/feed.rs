@@ -382,6 +382,11 @@ async fn feed_entries_and_their_state_machine() {
         "untouched: {body}"
     );
     assert_eq!(body["items"][0], other_entry, "{body}");
+    assert_eq!(
+        other_entry["actor"],
+        Value::Null,
+        "a run without actor: {other_entry}"
+    );
     let unknown = new_uuid();
     let r = app
         .user(GET, &format!("{U}/feed/{unknown}"), &ext)

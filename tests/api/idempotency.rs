@@ -225,6 +225,11 @@ async fn key_validation_and_other_creating_posts() {
         .go()
         .await;
     r.ok(202);
+    // a body key that is not a string
+    let mut b = body.clone();
+    b["idempotency_key"] = json!(5);
+    let r = app.admin(POST, &run_path(&fid)).json(&b).go().await;
+    assert_validation(&r, &[("idempotency_key", "format")]);
     // header and body disagree
     let mut b = body.clone();
     b["idempotency_key"] = json!("body-key");
@@ -489,4 +494,75 @@ async fn keys_belong_to_one_project() {
         .go()
         .await;
     assert_not_found(&r, "flow_run", &run_ids[0]);
+}
+
+#[tokio::test]
+async fn topic_subscriptions_are_idempotent_creates() {
+    let app = TestApp::spawn();
+    let t = handle("idem-topic");
+    let r = app
+        .admin(PUT, &format!("{A}/topics/{t}"))
+        .json(&json!({"name": "T"}))
+        .go()
+        .await;
+    r.ok(201);
+    let (a, _) = app.create_user("sub-a", json!({})).await;
+    let (b, _) = app.create_user("sub-b", json!({})).await;
+
+    // admin: the replay is the 201, not a 409 subscription_already_exists
+    let key = format!("sub-{}", random_hex());
+    let path = format!("{A}/topics/{t}/subscriptions");
+    let r1 = app
+        .admin(POST, &path)
+        .header("Idempotency-Key", &key)
+        .json(&json!({"external_id": a}))
+        .go()
+        .await;
+    let sub = r1.ok(201);
+    let r2 = app
+        .admin(POST, &path)
+        .header("Idempotency-Key", &key)
+        .json(&json!({"external_id": a}))
+        .go()
+        .await;
+    assert_eq!(r2.status, 201, "{r2}");
+    assert_eq!(r2.json, sub, "{r2}");
+    assert_eq!(
+        r2.header("idempotent-replayed").as_deref(),
+        Some("true"),
+        "{r2}"
+    );
+    let r = app
+        .admin(POST, &path)
+        .json(&json!({"external_id": a}))
+        .go()
+        .await;
+    assert_conflict(&r, "subscription_already_exists");
+
+    // user API
+    let ukey = format!("usub-{}", random_hex());
+    let upath = format!("{U}/topics/{t}/subscriptions");
+    let r1 = app
+        .user(POST, &upath, &b)
+        .header("Idempotency-Key", &ukey)
+        .json(&json!({}))
+        .go()
+        .await;
+    let usub = r1.ok(201);
+    let r2 = app
+        .user(POST, &upath, &b)
+        .header("Idempotency-Key", &ukey)
+        .json(&json!({}))
+        .go()
+        .await;
+    assert_eq!(r2.status, 201, "{r2}");
+    assert_eq!(r2.json, usub, "{r2}");
+    assert_eq!(
+        r2.header("idempotent-replayed").as_deref(),
+        Some("true"),
+        "{r2}"
+    );
+
+    let r = app.admin(GET, &format!("{A}/topics/{t}")).go().await;
+    assert_eq!(r.ok(200)["subscribers_count"], json!(2), "{r}");
 }

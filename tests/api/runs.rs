@@ -727,6 +727,17 @@ async fn notification_and_delivery_lists_filter() {
     assert_ne!(p2["items"][0]["id"], p1["items"][0]["id"], "{r}");
     assert_eq!(p2["items"][0]["flow_id"], json!(fb_id), "{r}");
     assert_eq!(p2["page"]["has_more_after"], json!(false), "{r}");
+    // the cursor binds to the filters
+    let r = app
+        .admin(GET, &format!("{A}/notifications"))
+        .query(&[
+            ("flow_id", fa_id.as_str()),
+            ("limit", "1"),
+            ("after", p1["page"]["after"].as_str().unwrap()),
+        ])
+        .go()
+        .await;
+    assert_invalid_param(&r, "after");
 
     // the unversioned alias
     let r = app
@@ -892,6 +903,13 @@ async fn delay_step_survives_a_restart() {
             "still delayed: {chat_d}"
         );
         assert_eq!(ns[0]["status"], json!("pending"), "{}", ns[0]);
+        let r = app
+            .admin(GET, &format!("{A}/flow_runs/{run_id}"))
+            .go()
+            .await;
+        let fr = r.ok(200);
+        assert_eq!(fr["status"], json!("pending"), "{r}");
+        assert_eq!(fr["processed_at"], Value::Null, "{r}");
         assert!(
             parse_ts(&chat_d["next_attempt_at"]) >= due,
             "next_attempt_at is the end of the delay: {chat_d}"

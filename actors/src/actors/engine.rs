@@ -149,6 +149,11 @@ impl Engine {
         }
     }
 
+    /// The user's actor if one is running (never starts one).
+    pub fn user_actor_if_running(&self, project: Uuid, user: Uuid) -> Option<Addr<UserActor>> {
+        self.inner.users.get(&(project, user)).map(|a| a.clone()).filter(|a| a.connected())
+    }
+
     /// Sends to the user's actor, restarting it once if it stopped meanwhile.
     pub async fn ask_user<M>(&self, project: Uuid, user: Uuid, msg: M) -> Result<M::Result>
     where
