@@ -183,7 +183,9 @@ impl<'a> Fields<'a> {
                 None
             }
             Some(None) | None => {
-                if !self.map.get(k).is_some_and(|x| !x.is_null() && !x.is_string()) {
+                // Only absent or null is "required"; a present value that failed
+                // its own check (type, length) was reported already.
+                if self.map.get(k).is_none_or(|x| x.is_null()) {
                     v.push(self.path(k), "required", "is required");
                 }
                 None

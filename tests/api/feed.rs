@@ -409,6 +409,16 @@ async fn feed_entries_and_their_state_machine() {
         .go()
         .await;
     assert_invalid_uuid(&r, "id");
+    // an unknown action is an unknown route
+    let r = app
+        .user(POST, &format!("{}/unread", entry_path(&e["id"])), &ext)
+        .go()
+        .await;
+    let d = assert_error(&r, 404, "not_found");
+    assert!(
+        d.get("resource").is_none(),
+        "an unknown route names no resource: {r}"
+    );
 }
 
 #[tokio::test]

@@ -126,6 +126,49 @@ async fn create_get_update_and_validate_flows() {
     .go()
     .await;
     assert_validation(&r, &[("steps.0.template", "required")]);
+    let r = post(json!({"handle": handle("x"), "name": "X",
+        "steps": [{"type": "channel", "channel_id": inapp, "template": {"subject": "no body"}}]}))
+    .go()
+    .await;
+    assert_validation(&r, &[("steps.0.template.body", "required")]);
+    // an email step needs a subject too
+    let r = app
+        .admin(POST, &format!("{A}/channels"))
+        .json(&json!({"type": "email", "provider": "smtp"}))
+        .go()
+        .await;
+    let smtp = s(&r.ok(201)["id"]);
+    let r = post(json!({"handle": handle("x"), "name": "X",
+        "steps": [channel_step(&smtp, None, "body only")]}))
+    .go()
+    .await;
+    assert_validation(&r, &[("steps.0.template.subject", "required")]);
+    // a delay needs whole, non-negative seconds
+    for bad in [json!(-1), json!(1.5), json!("5")] {
+        let r = post(json!({"handle": handle("x"), "name": "X",
+            "steps": [{"type": "delay", "seconds": bad}, channel_step(&inapp, None, "x")]}))
+        .go()
+        .await;
+        let d = assert_error(&r, 422, "validation_failed");
+        assert!(
+            d["fields"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["field"] == json!("steps.0.seconds")
+                    && (f["reason"] == json!("number") || f["reason"] == json!("format"))),
+            "delay seconds {bad}: {r}"
+        );
+    }
+    let r = post(json!({"handle": handle("x"), "name": "X",
+        "steps": [{"type": "delay"}, channel_step(&inapp, None, "x")]}))
+    .go()
+    .await;
+    assert_validation(&r, &[("steps.0.seconds", "required")]);
+    let r = post(json!({"handle": handle("x"), "name": "X", "steps": [{"type": "sms_blast"}]}))
+        .go()
+        .await;
+    assert_validation(&r, &[("steps.0.type", "inclusion")]);
 
     // unknown flows
     let r = app.admin(GET, &flow_path("no-such-flow")).go().await;

@@ -145,6 +145,8 @@ async fn run_is_accepted_and_validated() {
     assert_validation(&r, &[("recipients.0.email", "format")]);
     let r = post(json!({"recipients": "x"})).go().await;
     assert_validation(&r, &[("recipients", "format")]);
+    let r = post(json!({"recipients": [5]})).go().await;
+    assert_validation(&r, &[("recipients.0", "format")]);
     let r = post(json!({"topic": "no-such-topic"})).go().await;
     assert_validation(&r, &[("topic", "inclusion")]);
     let ghost = new_ext("ghost");
