@@ -269,3 +269,43 @@ impl Store {
         Ok((updated, counts))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_log_replays_exact_ranges_and_reports_gaps() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let (p, u) = (Uuid::now_v7(), Uuid::now_v7());
+        let mut w = Writes::new();
+        for seq in 1..=5u64 {
+            store.stage_event(&mut w, &p, &u, seq, format!("e{seq}").as_bytes()).unwrap();
+        }
+        store.commit(w).unwrap();
+        let got = store.events_between(&p, &u, 2, 5).unwrap().unwrap();
+        assert_eq!(got, vec![b"e3".to_vec(), b"e4".to_vec(), b"e5".to_vec()]);
+        assert_eq!(store.events_between(&p, &u, 5, 5).unwrap().unwrap().len(), 0);
+        // A gap at the start (trimmed log) is "cannot serve".
+        let mut w = Writes::new();
+        w.del(T::events, Key::new().id(&p).id(&u).u64(1));
+        store.commit(w).unwrap();
+        assert!(store.events_between(&p, &u, 0, 5).unwrap().is_none());
+        assert!(store.events_between(&p, &u, 1, 5).unwrap().is_some());
+    }
+
+    #[test]
+    fn recent_events_are_kept_beyond_the_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let (p, u) = (Uuid::now_v7(), Uuid::now_v7());
+        for seq in 1..=(KEEP_EVENTS + 50) {
+            let mut w = Writes::new();
+            store.stage_event(&mut w, &p, &u, seq, b"x").unwrap();
+            store.commit(w).unwrap();
+        }
+        // All younger than 24 h: nothing trimmed, the whole log replays.
+        assert_eq!(store.events_between(&p, &u, 0, KEEP_EVENTS + 50).unwrap().unwrap().len() as u64, KEEP_EVENTS + 50);
+    }
+}
