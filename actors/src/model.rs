@@ -477,8 +477,6 @@ pub struct FlowRun {
     pub processed: bool,
     pub recipients_count: u64,
     pub notifications_count: u64,
-    /// Notifications not yet processed (the run is processed at 0 once expanded).
-    pub pending_notifications: u64,
     /// Explicit recipients of a run that also names a topic (deduplication).
     #[serde(default)]
     pub explicit_ids: Vec<Uuid>,

@@ -69,6 +69,7 @@ trees!(
     sub_index,
     flow_runs,
     runs_active,
+    run_pending,
     notifications,
     notif_by_run,
     notif_by_status,

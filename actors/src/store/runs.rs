@@ -335,7 +335,6 @@ impl Store {
             processed: false,
             recipients_count,
             notifications_count: users.len() as u64,
-            pending_notifications: 0,
             explicit_ids: if topic.is_some() { users.iter().map(|u| u.id).collect() } else { vec![] },
             expand_cursor: None,
             expanded: topic.is_none(),
@@ -343,17 +342,17 @@ impl Store {
             processed_at: None,
         };
         let mut queued = vec![];
+        let mut pending_count = 0u64;
         {
             let st = self.stager(*project, &run, actor.as_ref())?;
-            let mut pending = 0;
             for u in &users {
                 if self.stage_notification(&mut w, &st, u, &mut queued)? {
-                    pending += 1;
+                    pending_count += 1;
                 }
             }
-            run.pending_notifications = pending;
         }
-        if run.expanded && run.pending_notifications == 0 {
+        w.put(T::run_pending, Key::new().id(project).id(&run.id), pending_count.to_be_bytes());
+        if run.expanded && pending_count == 0 {
             run.processed = true;
             run.processed_at = Some(Timestamp::now());
         } else {
@@ -367,6 +366,17 @@ impl Store {
         }
         self.commit(w)?;
         Ok(AcceptedRun { run, body, queued })
+    }
+
+    fn run_pending(&self, key: &Key) -> Result<u64> {
+        Ok(match self.tree(T::run_pending).get(key)? {
+            Some(v) if v.len() == 8 => {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(&v);
+                u64::from_be_bytes(b)
+            }
+            _ => 0,
+        })
     }
 
     pub fn flow_run(&self, project: &Uuid, id: &Uuid) -> Result<Option<FlowRun>> {
@@ -425,10 +435,12 @@ impl Store {
         }
         run.expand_cursor = cursor;
         run.notifications_count += added;
-        run.pending_notifications += pending;
+        let pk = Key::new().id(project).id(&run.id);
+        let now_pending = self.run_pending(&pk)? + pending;
+        w.put(T::run_pending, &pk, now_pending.to_be_bytes());
         if done {
             run.expanded = true;
-            if run.pending_notifications == 0 {
+            if now_pending == 0 {
                 run.processed = true;
                 run.processed_at = Some(Timestamp::now());
                 w.del(T::runs_active, Key::new().id(&run.id).id(project));
@@ -659,15 +671,21 @@ impl Store {
         }
         let mut runs_processed = vec![];
         for ((p, rid), k) in run_done {
-            if let Some(mut run) = self.flow_run(&p, &rid)? {
-                run.pending_notifications = run.pending_notifications.saturating_sub(k);
-                if run.expanded && run.pending_notifications == 0 && !run.processed {
-                    run.processed = true;
-                    run.processed_at = Some(now);
-                    w.del(T::runs_active, Key::new().id(&rid).id(&p));
-                    runs_processed.push((p, rid));
+            // The small counter, not the run record (which holds the flow), is what
+            // changes per notification; the record is rewritten once, at the end.
+            let pk = Key::new().id(&p).id(&rid);
+            let left = self.run_pending(&pk)?.saturating_sub(k);
+            w.put(T::run_pending, &pk, left.to_be_bytes());
+            if left == 0 {
+                if let Some(mut run) = self.flow_run(&p, &rid)? {
+                    if run.expanded && !run.processed {
+                        run.processed = true;
+                        run.processed_at = Some(now);
+                        w.del(T::runs_active, Key::new().id(&rid).id(&p));
+                        w.put_rec(T::flow_runs, Key::new().id(&p).id(&rid), &run);
+                        runs_processed.push((p, rid));
+                    }
                 }
-                w.put_rec(T::flow_runs, Key::new().id(&p).id(&rid), &run);
             }
         }
         self.commit(w)?;
