@@ -36,7 +36,15 @@ impl Server {
         let pk = format!("pk_bench_{:032x}", rand::random::<u128>());
         let sk = format!("sk_bench_{:032x}", rand::random::<u128>());
         let mut child = Command::new(env!("CARGO_BIN_EXE_herald"))
-            .args(["serve", "--bind", "127.0.0.1:0", "--admin-rate", "1000000", "--user-rate", "1000000"])
+            .args([
+                "serve",
+                "--bind",
+                "127.0.0.1:0",
+                "--admin-rate",
+                "1000000",
+                "--user-rate",
+                "1000000",
+            ])
             .arg("--data-dir")
             .arg(dir.path())
             .env("HERALD_BOOTSTRAP_PUBLIC_KEY", &pk)
@@ -59,11 +67,18 @@ impl Server {
             }
         };
         std::thread::spawn(move || for _ in lines {});
-        Server { child, base, pk, sk, _dir: dir }
+        Server {
+            child,
+            base,
+            pk,
+            sk,
+            _dir: dir,
+        }
     }
 
     fn rss_kib(&self) -> u64 {
-        let s = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        let s = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
         s.lines()
             .find(|l| l.starts_with("VmRSS:"))
             .and_then(|l| l.split_whitespace().nth(1))
@@ -72,7 +87,8 @@ impl Server {
     }
 
     fn peak_kib(&self) -> u64 {
-        let s = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        let s = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
         s.lines()
             .find(|l| l.starts_with("VmHWM:"))
             .and_then(|l| l.split_whitespace().nth(1))
@@ -83,7 +99,10 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
         let _ = self.child.wait();
     }
 }
@@ -97,7 +116,12 @@ struct Api {
 }
 
 impl Api {
-    async fn admin(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+    async fn admin(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
         let mut rb = self
             .http
             .request(method, format!("{}{}", self.base, path))
@@ -113,22 +137,48 @@ impl Api {
     }
 
     async fn in_app_channel(&self) -> String {
-        let (_, v) = self.admin(reqwest::Method::GET, "/admin/v1/channels", None).await;
-        v["items"].as_array().unwrap().iter().find(|c| c["type"] == "in_app").unwrap()["id"].as_str().unwrap().to_string()
+        let (_, v) = self
+            .admin(reqwest::Method::GET, "/admin/v1/channels", None)
+            .await;
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == "in_app")
+            .unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
     }
 
     async fn flow(&self, handle: &str, steps: Value) {
         let (s, v) = self
-            .admin(reqwest::Method::POST, "/admin/v1/flows", Some(json!({"handle": handle, "name": handle, "steps": steps})))
+            .admin(
+                reqwest::Method::POST,
+                "/admin/v1/flows",
+                Some(json!({"handle": handle, "name": handle, "steps": steps})),
+            )
             .await;
         assert_eq!(s, 201, "create flow: {v}");
-        let (s, v) = self.admin(reqwest::Method::POST, &format!("/admin/v1/flows/{handle}/activate"), None).await;
+        let (s, v) = self
+            .admin(
+                reqwest::Method::POST,
+                &format!("/admin/v1/flows/{handle}/activate"),
+                None,
+            )
+            .await;
         assert_eq!(s, 200, "activate: {v}");
     }
 
     /// Creates users `prefix-0..n` subscribed to `topic`, 64 requests at a time.
     async fn users_on_topic(&self, prefix: &str, n: usize, topic: &str) {
-        let (s, _) = self.admin(reqwest::Method::PUT, &format!("/admin/v1/topics/{topic}"), Some(json!({"name": topic}))).await;
+        let (s, _) = self
+            .admin(
+                reqwest::Method::PUT,
+                &format!("/admin/v1/topics/{topic}"),
+                Some(json!({"name": topic})),
+            )
+            .await;
         assert!(s == 201 || s == 200);
         let sem = Arc::new(Semaphore::new(64));
         let mut tasks = vec![];
@@ -138,9 +188,18 @@ impl Api {
             let (ext, topic) = (format!("{prefix}-{i}"), topic.to_string());
             tasks.push(tokio::spawn(async move {
                 let _p = sem.acquire().await.unwrap();
-                api.admin(reqwest::Method::PUT, &format!("/admin/v1/users/{ext}"), Some(json!({"first_name": "B"}))).await;
+                api.admin(
+                    reqwest::Method::PUT,
+                    &format!("/admin/v1/users/{ext}"),
+                    Some(json!({"first_name": "B"})),
+                )
+                .await;
                 let (s, v) = api
-                    .admin(reqwest::Method::POST, &format!("/admin/v1/topics/{topic}/subscriptions"), Some(json!({"external_id": ext})))
+                    .admin(
+                        reqwest::Method::POST,
+                        &format!("/admin/v1/topics/{topic}/subscriptions"),
+                        Some(json!({"external_id": ext})),
+                    )
                     .await;
                 assert_eq!(s, 201, "subscribe: {v}");
             }));
@@ -153,7 +212,13 @@ impl Api {
     async fn wait_processed(&self, run: &str, limit: Duration) -> bool {
         let t0 = Instant::now();
         while t0.elapsed() < limit {
-            let (_, v) = self.admin(reqwest::Method::GET, &format!("/admin/v1/flow_runs/{run}"), None).await;
+            let (_, v) = self
+                .admin(
+                    reqwest::Method::GET,
+                    &format!("/admin/v1/flow_runs/{run}"),
+                    None,
+                )
+                .await;
             if v["status"] == "processed" {
                 return true;
             }
@@ -173,7 +238,12 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 /// Live fan-out to `c` connected users.
 async fn live(c: usize) -> Value {
     let srv = Server::start();
-    let api = Api { http: reqwest::Client::new(), base: srv.base.clone(), pk: srv.pk.clone(), sk: srv.sk.clone() };
+    let api = Api {
+        http: reqwest::Client::new(),
+        base: srv.base.clone(),
+        pk: srv.pk.clone(),
+        sk: srv.sk.clone(),
+    };
     let ch = api.in_app_channel().await;
     api.flow("live", json!([{"type": "channel", "channel_id": ch, "template": {"body": "Hello {{ recipient.external_id }}"}}])).await;
     api.users_on_topic("live", c, "everyone").await;
@@ -188,10 +258,16 @@ async fn live(c: usize) -> Value {
         let (tx, ready, sem) = (tx.clone(), ready.clone(), sem.clone());
         tokio::spawn(async move {
             let permit = sem.acquire_owned().await.unwrap();
-            let (mut ws, _) = tokio_tungstenite::connect_async(url).await.expect("ws connect");
-            ws.send(tokio_tungstenite::tungstenite::Message::Text(json!({"type": "auth", "user_id": format!("live-{i}")}).to_string().into()))
+            let (mut ws, _) = tokio_tungstenite::connect_async(url)
                 .await
-                .unwrap();
+                .expect("ws connect");
+            ws.send(tokio_tungstenite::tungstenite::Message::Text(
+                json!({"type": "auth", "user_id": format!("live-{i}")})
+                    .to_string()
+                    .into(),
+            ))
+            .await
+            .unwrap();
             let hello = ws.next().await.unwrap().unwrap();
             assert!(hello.to_text().unwrap().contains("\"hello\""));
             drop(permit);
@@ -212,7 +288,13 @@ async fn live(c: usize) -> Value {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_sockets = srv.rss_kib();
     let t0 = Instant::now();
-    let (s, run) = api.admin(reqwest::Method::POST, "/admin/v1/flows/live/run", Some(json!({"topic": "everyone"}))).await;
+    let (s, run) = api
+        .admin(
+            reqwest::Method::POST,
+            "/admin/v1/flows/live/run",
+            Some(json!({"topic": "everyone"})),
+        )
+        .await;
     let t202 = Instant::now();
     assert_eq!(s, 202, "run: {run}");
     let mut lat = Vec::with_capacity(c);
@@ -245,7 +327,9 @@ async fn sink() -> (String, Arc<std::sync::atomic::AtomicU64>) {
     let c2 = count.clone();
     tokio::spawn(async move {
         loop {
-            let Ok((mut sock, _)) = listener.accept().await else { break };
+            let Ok((mut sock, _)) = listener.accept().await else {
+                break;
+            };
             let c = c2.clone();
             tokio::spawn(async move {
                 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -259,18 +343,27 @@ async fn sink() -> (String, Arc<std::sync::atomic::AtomicU64>) {
                     acc.extend_from_slice(&buf[..n]);
                     // Answer every complete request (headers + content-length body).
                     loop {
-                        let Some(h) = acc.windows(4).position(|w| w == b"\r\n\r\n") else { break };
+                        let Some(h) = acc.windows(4).position(|w| w == b"\r\n\r\n") else {
+                            break;
+                        };
                         let head = String::from_utf8_lossy(&acc[..h]).to_ascii_lowercase();
                         let len: usize = head
                             .lines()
-                            .find_map(|l| l.strip_prefix("content-length:").map(|v| v.trim().parse().unwrap_or(0)))
+                            .find_map(|l| {
+                                l.strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse().unwrap_or(0))
+                            })
                             .unwrap_or(0);
                         if acc.len() < h + 4 + len {
                             break;
                         }
                         acc.drain(..h + 4 + len);
                         c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        if sock.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n").await.is_err() {
+                        if sock
+                            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+                            .await
+                            .is_err()
+                        {
                             return;
                         }
                     }
@@ -284,11 +377,20 @@ async fn sink() -> (String, Arc<std::sync::atomic::AtomicU64>) {
 /// One run with an in_app and a webhook step to `n` recipients.
 async fn pipeline(n: usize) -> Value {
     let srv = Server::start();
-    let api = Api { http: reqwest::Client::new(), base: srv.base.clone(), pk: srv.pk.clone(), sk: srv.sk.clone() };
+    let api = Api {
+        http: reqwest::Client::new(),
+        base: srv.base.clone(),
+        pk: srv.pk.clone(),
+        sk: srv.sk.clone(),
+    };
     let ch = api.in_app_channel().await;
     let (url, received) = sink().await;
     let (s, hook) = api
-        .admin(reqwest::Method::POST, "/admin/v1/channels", Some(json!({"type": "chat", "provider": "webhook", "config": {"url": url}})))
+        .admin(
+            reqwest::Method::POST,
+            "/admin/v1/channels",
+            Some(json!({"type": "chat", "provider": "webhook", "config": {"url": url}})),
+        )
         .await;
     assert_eq!(s, 201);
     api.flow(
@@ -301,9 +403,17 @@ async fn pipeline(n: usize) -> Value {
     .await;
     let body = if n <= 1000 {
         // Users exist beforehand, as in a product that has identified them.
-        let recipients: Vec<Value> = (0..n).map(|i| json!({"external_id": format!("p-{i}")})).collect();
+        let recipients: Vec<Value> = (0..n)
+            .map(|i| json!({"external_id": format!("p-{i}")}))
+            .collect();
         for chunk in recipients.chunks(1000) {
-            let (s, _) = api.admin(reqwest::Method::POST, "/admin/v1/flows/pipe/run", Some(json!({"recipients": chunk}))).await;
+            let (s, _) = api
+                .admin(
+                    reqwest::Method::POST,
+                    "/admin/v1/flows/pipe/run",
+                    Some(json!({"recipients": chunk})),
+                )
+                .await;
             assert_eq!(s, 202);
         }
         api.wait_processed_all().await;
@@ -314,10 +424,18 @@ async fn pipeline(n: usize) -> Value {
     };
     let before = received.load(std::sync::atomic::Ordering::Relaxed);
     let t0 = Instant::now();
-    let (s, run) = api.admin(reqwest::Method::POST, "/admin/v1/flows/pipe/run", Some(body)).await;
+    let (s, run) = api
+        .admin(
+            reqwest::Method::POST,
+            "/admin/v1/flows/pipe/run",
+            Some(body),
+        )
+        .await;
     let accept = t0.elapsed();
     assert_eq!(s, 202, "run: {run}");
-    let ok = api.wait_processed(run["id"].as_str().unwrap(), Duration::from_secs(300)).await;
+    let ok = api
+        .wait_processed(run["id"].as_str().unwrap(), Duration::from_secs(300))
+        .await;
     let total = t0.elapsed();
     let hooks = received.load(std::sync::atomic::Ordering::Relaxed) - before;
     json!({
@@ -335,7 +453,13 @@ impl Api {
     async fn wait_processed_all(&self) {
         let t0 = Instant::now();
         while t0.elapsed() < Duration::from_secs(120) {
-            let (_, v) = self.admin(reqwest::Method::GET, "/admin/v1/notifications?status=pending&limit=1", None).await;
+            let (_, v) = self
+                .admin(
+                    reqwest::Method::GET,
+                    "/admin/v1/notifications?status=pending&limit=1",
+                    None,
+                )
+                .await;
             if v["items"].as_array().is_some_and(|a| a.is_empty()) {
                 return;
             }
@@ -346,7 +470,9 @@ impl Api {
 
 fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
 }
 
 #[tokio::main(flavor = "multi_thread")]
@@ -386,10 +512,16 @@ async fn main() {
     }
     std::fs::create_dir_all("bench-results").ok();
     let out = json!({"results": results});
-    std::fs::write("bench-results/delivery.json", serde_json::to_string_pretty(&out).unwrap()).ok();
+    std::fs::write(
+        "bench-results/delivery.json",
+        serde_json::to_string_pretty(&out).unwrap(),
+    )
+    .ok();
     if smoke {
         let ok = results.iter().all(|r| {
-            r.get("received").map_or(true, |x| x.as_u64() == r["sockets"].as_u64()) && r.get("processed").map_or(true, |p| p == true)
+            r.get("received")
+                .map_or(true, |x| x.as_u64() == r["sockets"].as_u64())
+                && r.get("processed").map_or(true, |p| p == true)
         });
         if !ok {
             eprintln!("smoke run failed: {out}");

@@ -33,20 +33,29 @@ pub struct UserCtx {
 
 /// A header's value; empty counts as absent (API.md §11).
 fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
-    req.headers().get(name).and_then(|v| v.to_str().ok()).map(str::trim).filter(|s| !s.is_empty())
+    req.headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
 }
 
 fn state(req: &HttpRequest) -> State {
-    req.app_data::<State>().cloned().expect("app state registered")
+    req.app_data::<State>()
+        .cloned()
+        .expect("app state registered")
 }
 
 fn rate_limited(wait_secs: u64, limit: u32) -> ApiError {
     let secs = wait_secs.max(1);
     ApiError(
-        Error::new(ErrorCode::RateLimited, format!("rate limit exceeded; retry in {secs} s"))
-            .with("retry_after", secs)
-            .with("limit", limit)
-            .with("window", "1s"),
+        Error::new(
+            ErrorCode::RateLimited,
+            format!("rate limit exceeded; retry in {secs} s"),
+        )
+        .with("retry_after", secs)
+        .with("limit", limit)
+        .with("window", "1s"),
     )
 }
 
@@ -57,7 +66,9 @@ fn wait_secs(nu: &governor::NotUntil<governor::clock::QuantaInstant>) -> u64 {
 
 /// Looks up the project of the request's api key.
 pub async fn project_of(st: &AppState, req: &HttpRequest) -> Result<Arc<Project>, ApiError> {
-    let pk = header(req, API_KEY).ok_or_else(|| Error::unauthenticated("api_key", "missing_api_key"))?.to_string();
+    let pk = header(req, API_KEY)
+        .ok_or_else(|| Error::unauthenticated("api_key", "missing_api_key"))?
+        .to_string();
     let p = st.run(move |s| s.project_by_api_key(&pk)).await?;
     p.ok_or_else(|| ApiError(Error::unauthenticated("api_key", "invalid_api_key")))
 }
@@ -65,7 +76,8 @@ pub async fn project_of(st: &AppState, req: &HttpRequest) -> Result<Arc<Project>
 pub async fn admin(req: &HttpRequest) -> Result<Admin, ApiError> {
     let st = state(req);
     let project = project_of(&st, req).await?;
-    let sk = header(req, SECRET_KEY).ok_or_else(|| Error::unauthenticated("secret_key", "missing_secret_key"))?;
+    let sk = header(req, SECRET_KEY)
+        .ok_or_else(|| Error::unauthenticated("secret_key", "missing_secret_key"))?;
     let given = herald_actors::store::hash_secret(sk);
     if !bool::from(given.ct_eq(&project.secret_hash)) {
         return Err(Error::unauthenticated("secret_key", "invalid_secret_key").into());
@@ -177,10 +189,11 @@ pub async fn middleware(
 }
 
 fn from_extensions<T: Clone + 'static>(req: &HttpRequest) -> Result<T, ApiError> {
-    req.extensions()
-        .get::<T>()
-        .cloned()
-        .ok_or_else(|| ApiError(Error::internal("route registered outside the authenticated paths")))
+    req.extensions().get::<T>().cloned().ok_or_else(|| {
+        ApiError(Error::internal(
+            "route registered outside the authenticated paths",
+        ))
+    })
 }
 
 impl FromRequest for Admin {

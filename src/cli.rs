@@ -6,7 +6,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "herald", version, about = "Self-hostable notification delivery service")]
+#[command(
+    name = "herald",
+    version,
+    about = "Self-hostable notification delivery service"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -102,7 +106,9 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve(args),
-        Command::Project { command: ProjectCommand::Create { name, data_dir } } => {
+        Command::Project {
+            command: ProjectCommand::Create { name, data_dir },
+        } => {
             let dir = data_dir.unwrap_or_else(|| Settings::default().data_dir);
             match create_project(&dir, &name) {
                 Ok((pk, sk)) => {
@@ -159,7 +165,13 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let workers = if settings.workers == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2) } else { settings.workers };
+    let workers = if settings.workers == 0 {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+    } else {
+        settings.workers
+    };
     let result = actix_web::rt::System::new().block_on(async move {
         let app = crate::startup::Application::build(settings, bootstrap, workers).await?;
         app.run_until_stopped().await

@@ -43,8 +43,10 @@ impl Settings {
         match path {
             None => Ok(Settings::default()),
             Some(p) => {
-                let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
-                toml::from_str(&text).map_err(|e| format!("invalid config file {}: {e}", p.display()))
+                let text = std::fs::read_to_string(p)
+                    .map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+                toml::from_str(&text)
+                    .map_err(|e| format!("invalid config file {}: {e}", p.display()))
             }
         }
     }

@@ -54,7 +54,10 @@ pub fn render(e: &Error, request_id: Option<String>) -> HttpResponse {
             ("internal server error".to_string(), json!({}))
         }
         ErrorCode::ServiceUnavailable => (e.message.clone(), json!({})),
-        _ => (e.message.clone(), serde_json::Value::Object(e.details.clone())),
+        _ => (
+            e.message.clone(),
+            serde_json::Value::Object(e.details.clone()),
+        ),
     };
     let body = json!({"error": {
         "type": format!("https://herald.dev/errors#{}-{}", e.code.as_str(), status),
@@ -64,7 +67,9 @@ pub fn render(e: &Error, request_id: Option<String>) -> HttpResponse {
         "request_id": request_id,
         "details": details,
     }});
-    let mut b = HttpResponse::build(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
+    let mut b = HttpResponse::build(
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+    );
     if e.code == ErrorCode::RateLimited {
         if let Some(ra) = e.details.get("retry_after").and_then(|v| v.as_u64()) {
             b.insert_header((header::RETRY_AFTER, ra.to_string()));

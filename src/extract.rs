@@ -32,13 +32,15 @@ impl FromRequest for Body {
             .unwrap_or("")
             .to_ascii_lowercase();
         let essence = ct.split(';').next().unwrap_or("").trim().to_string();
-        let json_type = essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"));
+        let json_type = essence == "application/json"
+            || (essence.starts_with("application/") && essence.ends_with("+json"));
         let mut payload = payload.take();
         Box::pin(async move {
             let mut buf = web::BytesMut::new();
             let mut total = 0usize;
             while let Some(chunk) = payload.next().await {
-                let chunk = chunk.map_err(|e| ApiError(Error::invalid_json(format!("cannot read body: {e}"))))?;
+                let chunk = chunk
+                    .map_err(|e| ApiError(Error::invalid_json(format!("cannot read body: {e}"))))?;
                 total += chunk.len();
                 if total <= MAX_BODY {
                     buf.extend_from_slice(&chunk);
@@ -47,9 +49,16 @@ impl FromRequest for Body {
                 }
             }
             if total > MAX_BODY {
-                return Err(ApiError(Error::field("body", "length", "the body is larger than 1 MiB")));
+                return Err(ApiError(Error::field(
+                    "body",
+                    "length",
+                    "the body is larger than 1 MiB",
+                )));
             }
-            Ok(Body { bytes: buf.freeze(), json_type })
+            Ok(Body {
+                bytes: buf.freeze(),
+                json_type,
+            })
         })
     }
 }
@@ -63,7 +72,10 @@ impl Body {
     /// recursion limit) and top-level object are checked, each a 400 `invalid_json`.
     pub fn object(&self) -> ApiResult<Map<String, Value>> {
         if !self.json_type {
-            return Err(Error::invalid_json("the body must be JSON with Content-Type: application/json").into());
+            return Err(Error::invalid_json(
+                "the body must be JSON with Content-Type: application/json",
+            )
+            .into());
         }
         if self.is_empty() {
             return Err(Error::invalid_json("a JSON object body is required").into());
@@ -94,34 +106,54 @@ pub struct Query(pub Vec<(String, String)>);
 
 impl Query {
     pub fn of(req: &HttpRequest) -> Query {
-        Query(url::form_urlencoded::parse(req.query_string().as_bytes()).into_owned().collect())
+        Query(
+            url::form_urlencoded::parse(req.query_string().as_bytes())
+                .into_owned()
+                .collect(),
+        )
     }
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.0
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
     pub fn timestamp(&self, name: &str) -> ApiResult<Option<herald_actors::model::Timestamp>> {
         match self.get(name) {
             None => Ok(None),
             Some(s) => chrono::DateTime::parse_from_rfc3339(s)
-                .map(|t| Some(herald_actors::model::Timestamp(t.with_timezone(&chrono::Utc))))
-                .map_err(|_| ApiError(Error::invalid_param(name, format!("{name} must be an RFC 3339 date-time")))),
+                .map(|t| {
+                    Some(herald_actors::model::Timestamp(
+                        t.with_timezone(&chrono::Utc),
+                    ))
+                })
+                .map_err(|_| {
+                    ApiError(Error::invalid_param(
+                        name,
+                        format!("{name} must be an RFC 3339 date-time"),
+                    ))
+                }),
         }
     }
     pub fn uuid(&self, name: &str) -> ApiResult<Option<Uuid>> {
         match self.get(name) {
             None => Ok(None),
-            Some(s) => Uuid::parse_str(s)
-                .map(Some)
-                .map_err(|_| ApiError(Error::invalid_param(name, format!("{name} must be a UUID")))),
+            Some(s) => Uuid::parse_str(s).map(Some).map_err(|_| {
+                ApiError(Error::invalid_param(name, format!("{name} must be a UUID")))
+            }),
         }
     }
     /// A value from a fixed set, else 400 `invalid_param`.
     pub fn choice<T>(&self, name: &str, parse: impl Fn(&str) -> Option<T>) -> ApiResult<Option<T>> {
         match self.get(name) {
             None => Ok(None),
-            Some(s) => parse(s)
-                .map(Some)
-                .ok_or_else(|| ApiError(Error::invalid_param(name, format!("unknown value for {name}")))),
+            Some(s) => parse(s).map(Some).ok_or_else(|| {
+                ApiError(Error::invalid_param(
+                    name,
+                    format!("unknown value for {name}"),
+                ))
+            }),
         }
     }
 }
@@ -130,12 +162,15 @@ impl Query {
 /// such as `%2B` and `%2F` encoded, but external ids may contain them).
 pub fn path_str(req: &HttpRequest, name: &str) -> String {
     let raw = req.match_info().get(name).unwrap_or("");
-    percent_encoding::percent_decode_str(raw).decode_utf8_lossy().into_owned()
+    percent_encoding::percent_decode_str(raw)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// A path parameter that must be a UUID (400 `invalid_uuid` naming it otherwise).
 pub fn path_uuid(req: &HttpRequest, name: &str) -> ApiResult<Uuid> {
-    Uuid::parse_str(req.match_info().get(name).unwrap_or("")).map_err(|_| ApiError(Error::invalid_uuid(name)))
+    Uuid::parse_str(req.match_info().get(name).unwrap_or(""))
+        .map_err(|_| ApiError(Error::invalid_uuid(name)))
 }
 
 /// Typed reads of JSON fields that record every problem at its dot-path.
@@ -146,7 +181,10 @@ pub struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     pub fn new(map: &'a Map<String, Value>) -> Self {
-        Fields { map, prefix: String::new() }
+        Fields {
+            map,
+            prefix: String::new(),
+        }
     }
     pub fn path(&self, k: &str) -> String {
         if self.prefix.is_empty() {
@@ -156,7 +194,12 @@ impl<'a> Fields<'a> {
         }
     }
     /// `None`: absent; `Some(None)`: null; `Some(Some(s))`: a string of at most `max` chars.
-    pub fn opt_str(&self, k: &str, max: usize, v: &mut herald_actors::Validator) -> Option<Option<String>> {
+    pub fn opt_str(
+        &self,
+        k: &str,
+        max: usize,
+        v: &mut herald_actors::Validator,
+    ) -> Option<Option<String>> {
         match self.map.get(k) {
             None => None,
             Some(Value::Null) => Some(None),
@@ -202,7 +245,11 @@ impl<'a> Fields<'a> {
             }
         }
     }
-    pub fn opt_object(&self, k: &str, v: &mut herald_actors::Validator) -> Option<&'a Map<String, Value>> {
+    pub fn opt_object(
+        &self,
+        k: &str,
+        v: &mut herald_actors::Validator,
+    ) -> Option<&'a Map<String, Value>> {
         match self.map.get(k) {
             None | Some(Value::Null) => None,
             Some(Value::Object(m)) => Some(m),

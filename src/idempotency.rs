@@ -35,7 +35,13 @@ pub fn prepare(req: &HttpRequest, body: &Map<String, Value>) -> ApiResult<Option
     let header = match req.headers().get("idempotency-key") {
         Some(h) => Some(
             h.to_str()
-                .map_err(|_| ApiError(Error::field("idempotency_key", "format", "must be printable text")))?
+                .map_err(|_| {
+                    ApiError(Error::field(
+                        "idempotency_key",
+                        "format",
+                        "must be printable text",
+                    ))
+                })?
                 .to_string(),
         ),
         None => None,
@@ -43,11 +49,15 @@ pub fn prepare(req: &HttpRequest, body: &Map<String, Value>) -> ApiResult<Option
     let in_body = match body.get("idempotency_key") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => return Err(Error::field("idempotency_key", "format", "must be a string").into()),
+        Some(_) => {
+            return Err(Error::field("idempotency_key", "format", "must be a string").into())
+        }
     };
     let key = match (header, in_body) {
         (Some(h), Some(b)) if h != b => {
-            return Err(Error::field("idempotency_key", "format", "header and body keys differ").into())
+            return Err(
+                Error::field("idempotency_key", "format", "header and body keys differ").into(),
+            )
         }
         (Some(k), _) | (None, Some(k)) => k,
         (None, None) => return Ok(None),
@@ -67,7 +77,11 @@ pub fn prepare(req: &HttpRequest, body: &Map<String, Value>) -> ApiResult<Option
     // serde_json's Map is ordered by key, so this serialisation is canonical.
     let canon = serde_json::to_vec(&Value::Object(payload)).unwrap_or_default();
     let payload_hash = Sha256::digest(&canon).to_vec();
-    Ok(Some(Idem { key, scope, payload_hash }))
+    Ok(Some(Idem {
+        key,
+        scope,
+        payload_hash,
+    }))
 }
 
 /// A success to answer with, and whether the handler already stored it for replay
@@ -87,7 +101,13 @@ fn respond(status: u16, body: Vec<u8>, replayed: bool) -> HttpResponse {
 }
 
 /// Runs `f` at most once per key (see the module doc).
-pub async fn once<F, Fut>(st: &AppState, project: Uuid, idem: Option<Idem>, resource: &str, f: F) -> ApiResult<HttpResponse>
+pub async fn once<F, Fut>(
+    st: &AppState,
+    project: Uuid,
+    idem: Option<Idem>,
+    resource: &str,
+    f: F,
+) -> ApiResult<HttpResponse>
 where
     F: FnOnce(Option<Idem>) -> Fut,
     Fut: Future<Output = ApiResult<Created>>,
@@ -96,17 +116,27 @@ where
         let c = f(None).await?;
         return Ok(respond(c.status.as_u16(), c.body, false));
     };
-    let lock = st.idempotency.0.entry(idem.scope.clone()).or_default().clone();
+    let lock = st
+        .idempotency
+        .0
+        .entry(idem.scope.clone())
+        .or_default()
+        .clone();
     let guard = lock.lock().await;
     let scope = idem.scope.clone();
-    let existing = st.run(move |s| s.idempotent_response(&project, &scope)).await;
+    let existing = st
+        .run(move |s| s.idempotent_response(&project, &scope))
+        .await;
     let result = match existing {
         Err(e) => Err(e),
         Ok(Some(r)) if r.payload_hash == idem.payload_hash => Ok(respond(r.status, r.body, true)),
         Ok(Some(_)) => Err(ApiError(
-            Error::new(herald_actors::ErrorCode::IdempotencyKeyReused, "this idempotency key was used with another payload")
-                .with("idempotency_key", idem.key.clone())
-                .with("resource", resource),
+            Error::new(
+                herald_actors::ErrorCode::IdempotencyKeyReused,
+                "this idempotency key was used with another payload",
+            )
+            .with("idempotency_key", idem.key.clone())
+            .with("resource", resource),
         )),
         Ok(None) => match f(Some(idem.clone())).await {
             Ok(c) => {
@@ -118,7 +148,8 @@ where
                         created_at: Timestamp::now(),
                     };
                     let scope = idem.scope.clone();
-                    st.run(move |s| s.put_idempotent_response(&project, &scope, &rec)).await?;
+                    st.run(move |s| s.put_idempotent_response(&project, &scope, &rec))
+                        .await?;
                 }
                 Ok(respond(c.status.as_u16(), c.body, false))
             }
@@ -127,6 +158,8 @@ where
     };
     drop(guard);
     drop(lock);
-    st.idempotency.0.remove_if(&idem.scope, |_, v| Arc::strong_count(v) == 1);
+    st.idempotency
+        .0
+        .remove_if(&idem.scope, |_, v| Arc::strong_count(v) == 1);
     result
 }

@@ -8,9 +8,9 @@ use crate::errors::{ApiError, ApiResult};
 use crate::extract::Query;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine;
-use hmac::{Hmac, Mac};
 use herald_actors::store::{Page, PageReq};
 use herald_actors::Error;
+use hmac::{Hmac, Mac};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -65,7 +65,12 @@ fn encode(key: &[u8; 32], dir: u8, bind: &[u8; 8], sort_key: &[u8]) -> String {
 }
 
 fn decode(key: &[u8; 32], param: &str, s: &str, dir: u8, bind: &[u8; 8]) -> ApiResult<Vec<u8>> {
-    let bad = || ApiError(Error::invalid_param(param, format!("invalid or expired cursor in {param}")));
+    let bad = || {
+        ApiError(Error::invalid_param(
+            param,
+            format!("invalid or expired cursor in {param}"),
+        ))
+    };
     let d = B64.decode(s.as_bytes()).map_err(|_| bad())?;
     if d.len() < 18 + MAC_LEN || d[0] != 1 {
         return Err(bad());
@@ -88,7 +93,12 @@ fn decode(key: &[u8; 32], param: &str, s: &str, dir: u8, bind: &[u8; 8]) -> ApiR
 }
 
 /// Parses `limit` (default 25, capped at 1000), `after` and `before`.
-pub fn parse(q: &Query, key: &[u8; 32], list: &str, filters: &[(&str, Option<String>)]) -> ApiResult<Paging> {
+pub fn parse(
+    q: &Query,
+    key: &[u8; 32],
+    list: &str,
+    filters: &[(&str, Option<String>)],
+) -> ApiResult<Paging> {
     let limit = match q.get("limit") {
         None => DEFAULT_LIMIT,
         Some(s) => {
@@ -96,12 +106,16 @@ pub fn parse(q: &Query, key: &[u8; 32], list: &str, filters: &[(&str, Option<Str
             let digits = t.strip_prefix('+').unwrap_or(t);
             if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
                 match digits.parse::<u128>() {
-                    Ok(0) => return Err(Error::invalid_param("limit", "limit must be at least 1").into()),
+                    Ok(0) => {
+                        return Err(Error::invalid_param("limit", "limit must be at least 1").into())
+                    }
                     Ok(n) => n.min(MAX_LIMIT as u128) as usize,
                     Err(_) => MAX_LIMIT, // too large for any integer: capped
                 }
             } else {
-                return Err(Error::invalid_param("limit", "limit must be a positive integer").into());
+                return Err(
+                    Error::invalid_param("limit", "limit must be a positive integer").into(),
+                );
             }
         }
     };
@@ -110,14 +124,22 @@ pub fn parse(q: &Query, key: &[u8; 32], list: &str, filters: &[(&str, Option<Str
     if after.is_some() && before.is_some() {
         return Err(Error::invalid_param("before", "give either after or before, not both").into());
     }
-    let mut req = PageReq { limit, after: None, before: None };
+    let mut req = PageReq {
+        limit,
+        after: None,
+        before: None,
+    };
     if let Some(a) = after {
         req.after = Some(decode(key, "after", a, b'a', &bind)?);
     }
     if let Some(b) = before {
         req.before = Some(decode(key, "before", b, b'b', &bind)?);
     }
-    Ok(Paging { req, binding: bind, key: *key })
+    Ok(Paging {
+        req,
+        binding: bind,
+        key: *key,
+    })
 }
 
 impl Paging {

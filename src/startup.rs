@@ -24,16 +24,26 @@ fn valid_request_id(s: &str) -> bool {
 }
 
 impl Application {
-    pub async fn build(settings: Settings, bootstrap: Option<(String, String)>, workers: usize) -> Result<Application, String> {
+    pub async fn build(
+        settings: Settings,
+        bootstrap: Option<(String, String)>,
+        workers: usize,
+    ) -> Result<Application, String> {
         let dir = settings.data_dir.clone();
         let store = web::block(move || Store::open(&dir))
             .await
             .map_err(|e| e.to_string())?
             .map_err(|e| e.message)?;
         // Project `default`: created when absent; keys printed only when generated.
-        if store.project_by_name("default").map_err(|e| e.message)?.is_none() {
+        if store
+            .project_by_name("default")
+            .map_err(|e| e.message)?
+            .is_none()
+        {
             let from_env = bootstrap.is_some();
-            let keys = store.create_project("default", bootstrap).map_err(|e| e.message)?;
+            let keys = store
+                .create_project("default", bootstrap)
+                .map_err(|e| e.message)?;
             if !from_env {
                 println!("created project default");
                 println!("public_key: {}", keys.public_key);
@@ -42,14 +52,23 @@ impl Application {
         }
         let panic_once = std::env::var("HERALD_FAULT_PANIC_ONCE")
             .ok()
-            .map(|s| s.split(',').filter_map(|t| ChannelType::parse(t.trim())).collect())
+            .map(|s| {
+                s.split(',')
+                    .filter_map(|t| ChannelType::parse(t.trim()))
+                    .collect()
+            })
             .unwrap_or_default();
         let engine = Engine::start(
             store.clone(),
-            EngineConfig { threads: settings.engine_threads.max(1), panic_once, ..Default::default() },
+            EngineConfig {
+                threads: settings.engine_threads.max(1),
+                panic_once,
+                ..Default::default()
+            },
         )
         .map_err(|e| e.message)?;
-        let listener = TcpListener::bind(&settings.bind).map_err(|e| format!("cannot bind {}: {e}", settings.bind))?;
+        let listener = TcpListener::bind(&settings.bind)
+            .map_err(|e| format!("cannot bind {}: {e}", settings.bind))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         let state = Arc::new(AppState {
             store: store.clone(),
@@ -79,7 +98,10 @@ impl Application {
                     REQUEST_ID.scope(rid_scope, async move {
                         let mut res = fut.await?.map_into_boxed_body();
                         if let Ok(v) = actix_web::http::header::HeaderValue::from_str(&rid) {
-                            res.headers_mut().insert(actix_web::http::header::HeaderName::from_static("x-request-id"), v);
+                            res.headers_mut().insert(
+                                actix_web::http::header::HeaderName::from_static("x-request-id"),
+                                v,
+                            );
                         }
                         Ok::<_, actix_web::Error>(res)
                     })
@@ -96,7 +118,13 @@ impl Application {
         // Tests and operators read this line; it goes to stdout whatever the log setup.
         println!("listening on http://{addr}");
         tracing::info!(%addr, "herald is listening");
-        Ok(Application { server, state, port: addr.port(), engine, store })
+        Ok(Application {
+            server,
+            state,
+            port: addr.port(),
+            engine,
+            store,
+        })
     }
 
     pub fn port(&self) -> u16 {

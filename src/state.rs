@@ -57,7 +57,9 @@ impl AppState {
         let store = self.store.clone();
         match actix_web::web::block(move || f(&store)).await {
             Ok(r) => r.map_err(ApiError),
-            Err(e) => Err(ApiError(Error::internal(format!("blocking task failed: {e}")))),
+            Err(e) => Err(ApiError(Error::internal(format!(
+                "blocking task failed: {e}"
+            )))),
         }
     }
 }

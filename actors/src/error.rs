@@ -132,7 +132,12 @@ impl Error {
         .with("reason", reason)
     }
 
-    pub fn conflict(resource: &str, id: Option<String>, reason: &str, message: impl Into<String>) -> Self {
+    pub fn conflict(
+        resource: &str,
+        id: Option<String>,
+        reason: &str,
+        message: impl Into<String>,
+    ) -> Self {
         let e = Error::new(ErrorCode::Conflict, message)
             .with("resource", resource)
             .with("reason", reason);
@@ -144,13 +149,19 @@ impl Error {
 
     pub fn validation(fields: Vec<FieldError>) -> Self {
         let msg = match fields.first() {
-            Some(f) if fields.len() == 1 => format!("validation failed: {}: {}", f.field, f.message),
+            Some(f) if fields.len() == 1 => {
+                format!("validation failed: {}: {}", f.field, f.message)
+            }
             _ => format!("validation failed: {} problems", fields.len()),
         };
         Error::new(ErrorCode::ValidationFailed, msg).with("fields", json!(fields))
     }
 
-    pub fn field(field: impl Into<String>, reason: &'static str, message: impl Into<String>) -> Self {
+    pub fn field(
+        field: impl Into<String>,
+        reason: &'static str,
+        message: impl Into<String>,
+    ) -> Self {
         Error::validation(vec![FieldError {
             field: field.into(),
             reason,
@@ -194,7 +205,12 @@ impl Validator {
         Self::default()
     }
 
-    pub fn push(&mut self, field: impl Into<String>, reason: &'static str, message: impl Into<String>) {
+    pub fn push(
+        &mut self,
+        field: impl Into<String>,
+        reason: &'static str,
+        message: impl Into<String>,
+    ) {
         self.fields.push(FieldError {
             field: field.into(),
             reason,

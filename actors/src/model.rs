@@ -217,7 +217,9 @@ impl Preferences {
         }
         match self.flows.get(flow_handle) {
             None => true,
-            Some(f) => f.enabled.unwrap_or(true) && f.channel_types.get(&t).copied().unwrap_or(true),
+            Some(f) => {
+                f.enabled.unwrap_or(true) && f.channel_types.get(&t).copied().unwrap_or(true)
+            }
         }
     }
 
@@ -241,7 +243,10 @@ impl Preferences {
         let all = |m: &std::collections::BTreeMap<ChannelType, bool>| {
             let mut o = Map::new();
             for t in ChannelType::ALL {
-                o.insert(t.as_str().into(), Value::Bool(m.get(&t).copied().unwrap_or(true)));
+                o.insert(
+                    t.as_str().into(),
+                    Value::Bool(m.get(&t).copied().unwrap_or(true)),
+                );
             }
             Value::Object(o)
         };

@@ -19,7 +19,9 @@ fn env() -> Environment<'static> {
 /// Checks that a template source compiles; the error text on failure.
 pub fn check(src: &str) -> Result<(), String> {
     let env = env();
-    env.template_from_str(src).map(|_| ()).map_err(|e| e.to_string())
+    env.template_from_str(src)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// The compiled templates of one flow.
@@ -56,7 +58,9 @@ impl RunRenderer {
                         .env
                         .get_template(&format!("{i}.{part}"))
                         .map_err(|e| format!("template {part}: {e}"))?;
-                    tpl.render(ctx).map(Some).map_err(|e| format!("template {part}: {e}"))
+                    tpl.render(ctx)
+                        .map(Some)
+                        .map_err(|e| format!("template {part}: {e}"))
                 }
             }
         };
@@ -99,7 +103,9 @@ mod tests {
         };
         let r = RunRenderer::new(&flow);
         let ctx = serde_json::json!({"recipient": {"first_name": "Ada"}, "data": {}, "flow": {"name": "F"}, "actor": null});
-        let out = r.render(0, flow.steps[0].template.as_ref().unwrap(), &ctx).unwrap();
+        let out = r
+            .render(0, flow.steps[0].template.as_ref().unwrap(), &ctx)
+            .unwrap();
         assert_eq!(out.body, "Hi Ada!");
         assert_eq!(out.subject, "F");
         assert!(check("{{ broken ").is_err());

@@ -12,19 +12,25 @@ pub fn is_email(s: &str) -> bool {
     if s.len() > 254 || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return false;
     }
-    let Some((local, domain)) = s.rsplit_once('@') else { return false };
+    let Some((local, domain)) = s.rsplit_once('@') else {
+        return false;
+    };
     !local.is_empty()
         && !local.contains('@')
         && domain.contains('.')
         && !domain.starts_with('.')
         && !domain.ends_with('.')
         && !domain.contains("..")
-        && domain.chars().all(|c| c.is_alphanumeric() || c == '.' || c == '-')
+        && domain
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '.' || c == '-')
 }
 
 /// `+` then 8–15 digits, the first not 0.
 pub fn is_e164(s: &str) -> bool {
-    let Some(d) = s.strip_prefix('+') else { return false };
+    let Some(d) = s.strip_prefix('+') else {
+        return false;
+    };
     (8..=15).contains(&d.len()) && d.chars().all(|c| c.is_ascii_digit()) && !d.starts_with('0')
 }
 
@@ -51,7 +57,8 @@ pub fn is_handle(s: &str) -> bool {
     !b.is_empty()
         && b.len() <= 64
         && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-')
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-')
         && uuid::Uuid::parse_str(s).is_err()
 }
 
@@ -60,7 +67,11 @@ pub fn is_timezone(s: &str) -> bool {
 }
 
 pub fn is_locale(s: &str) -> bool {
-    !s.is_empty() && s.len() <= 64 && language_tags::LanguageTag::parse(s).map(|t| t.validate().is_ok()).unwrap_or(false)
+    !s.is_empty()
+        && s.len() <= 64
+        && language_tags::LanguageTag::parse(s)
+            .map(|t| t.validate().is_ok())
+            .unwrap_or(false)
 }
 
 pub const MAX_STRING: usize = 1000;
@@ -78,13 +89,20 @@ fn join(prefix: &str, k: &str) -> String {
 /// (`external_id` included: callers handle it).
 pub fn user_patch(obj: &Map<String, Value>, prefix: &str, v: &mut Validator) -> UserPatch {
     let mut p = UserPatch::default();
-    let text = |k: &str, check: &dyn Fn(&str) -> Option<(&'static str, &'static str)>, v: &mut Validator| -> Option<Option<String>> {
+    let text = |k: &str,
+                check: &dyn Fn(&str) -> Option<(&'static str, &'static str)>,
+                v: &mut Validator|
+     -> Option<Option<String>> {
         match obj.get(k) {
             None => None,
             Some(Value::Null) => Some(None),
             Some(Value::String(s)) => {
                 if s.chars().count() > MAX_STRING {
-                    v.push(join(prefix, k), "length", format!("at most {MAX_STRING} characters"));
+                    v.push(
+                        join(prefix, k),
+                        "length",
+                        format!("at most {MAX_STRING} characters"),
+                    );
                     None
                 } else if let Some((reason, msg)) = check(s) {
                     v.push(join(prefix, k), reason, msg);
@@ -102,18 +120,38 @@ pub fn user_patch(obj: &Map<String, Value>, prefix: &str, v: &mut Validator) -> 
     let none = |_: &str| None;
     p.first_name = text("first_name", &none, v);
     p.last_name = text("last_name", &none, v);
-    p.email = text("email", &|s| (!is_email(s)).then_some(("format", "must be an email address")), v);
+    p.email = text(
+        "email",
+        &|s| (!is_email(s)).then_some(("format", "must be an email address")),
+        v,
+    );
     p.phone = text("phone", &none, v);
-    p.avatar = text("avatar", &|s| (!is_http_url(s)).then_some(("format", "must be an absolute http(s) URL")), v);
-    p.locale = text("locale", &|s| (!is_locale(s)).then_some(("format", "must be a BCP 47 language tag")), v);
-    p.timezone = text("timezone", &|s| (!is_timezone(s)).then_some(("inclusion", "must be an IANA time zone")), v);
+    p.avatar = text(
+        "avatar",
+        &|s| (!is_http_url(s)).then_some(("format", "must be an absolute http(s) URL")),
+        v,
+    );
+    p.locale = text(
+        "locale",
+        &|s| (!is_locale(s)).then_some(("format", "must be a BCP 47 language tag")),
+        v,
+    );
+    p.timezone = text(
+        "timezone",
+        &|s| (!is_timezone(s)).then_some(("inclusion", "must be an IANA time zone")),
+        v,
+    );
     match obj.get("custom_fields") {
         None => {}
         Some(Value::Null) => p.custom_fields = Some(None),
         Some(Value::Object(m)) => {
             let size = serde_json::to_vec(m).map(|b| b.len()).unwrap_or(usize::MAX);
             if size > MAX_CUSTOM_FIELDS {
-                v.push(join(prefix, "custom_fields"), "length", "at most 64 KiB serialised");
+                v.push(
+                    join(prefix, "custom_fields"),
+                    "length",
+                    "at most 64 KiB serialised",
+                );
             } else {
                 p.custom_fields = Some(Some(m.clone()));
             }
@@ -168,7 +206,11 @@ mod tests {
         .unwrap();
         let mut v = Validator::new();
         let p = user_patch(&m, "recipients.0", &mut v);
-        let got: Vec<(String, &str)> = v.fields.iter().map(|f| (f.field.clone(), f.reason)).collect();
+        let got: Vec<(String, &str)> = v
+            .fields
+            .iter()
+            .map(|f| (f.field.clone(), f.reason))
+            .collect();
         assert!(got.contains(&("recipients.0.email".into(), "format")));
         assert!(got.contains(&("recipients.0.avatar".into(), "format")));
         assert!(got.contains(&("recipients.0.timezone".into(), "inclusion")));

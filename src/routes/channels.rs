@@ -41,7 +41,11 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
         Some(t) => match ChannelType::parse(&t) {
             Some(t) => Some(t),
             None => {
-                v.push("type", "inclusion", "one of chat, email, in_app, mobile_push, sms, web_push");
+                v.push(
+                    "type",
+                    "inclusion",
+                    "one of chat, email, in_app, mobile_push, sms, web_push",
+                );
                 None
             }
         },
@@ -50,7 +54,11 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     let provider = f.req_str("provider", 64, &mut v);
     if let (Some(t), Some(p)) = (ctype, &provider) {
         if providers::provider_type(p) != Some(t) {
-            v.push("provider", "inclusion", format!("not a provider of channel type {}", t.as_str()));
+            v.push(
+                "provider",
+                "inclusion",
+                format!("not a provider of channel type {}", t.as_str()),
+            );
         }
     }
     let name = f.opt_str("name", 200, &mut v).flatten();
@@ -79,7 +87,11 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
         };
         let c2 = c.clone();
         st.run(move |s| s.put_channel(&pid, &c2)).await?;
-        Ok(Created { status: StatusCode::CREATED, body: c.view().to_string().into_bytes(), stored: false })
+        Ok(Created {
+            status: StatusCode::CREATED,
+            body: c.view().to_string().into_bytes(),
+            stored: false,
+        })
     })
     .await
 }
@@ -96,7 +108,10 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "channel_id")?;
     let pid = a.project.id;
-    let c = st.run(move |s| s.channel(&pid, &id)).await?.ok_or_else(|| Error::not_found("channel", id))?;
+    let c = st
+        .run(move |s| s.channel(&pid, &id))
+        .await?
+        .ok_or_else(|| Error::not_found("channel", id))?;
     Ok(ok(c.view()))
 }
 
@@ -116,7 +131,11 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
                 }
                 if let Some(p) = m.get("provider") {
                     if p.as_str() != Some(c.provider.as_str()) {
-                        v.push("provider", "exclusion", "a channel's provider cannot change");
+                        v.push(
+                            "provider",
+                            "exclusion",
+                            "a channel's provider cannot change",
+                        );
                     }
                 }
                 let name = f.opt_str("name", 200, &mut v);
@@ -144,14 +163,26 @@ pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResp
     let id = path_uuid(&req, "channel_id")?;
     let pid = a.project.id;
     st.run(move |s| {
-        let c = s.channel(&pid, &id)?.ok_or_else(|| Error::not_found("channel", id))?;
+        let c = s
+            .channel(&pid, &id)?
+            .ok_or_else(|| Error::not_found("channel", id))?;
         if c.builtin {
-            return Err(Error::conflict("channel", Some(id.to_string()), "invalid_transition", "the built-in in_app channel cannot be deleted")
-                .with("current_status", c.status().as_str()));
+            return Err(Error::conflict(
+                "channel",
+                Some(id.to_string()),
+                "invalid_transition",
+                "the built-in in_app channel cannot be deleted",
+            )
+            .with("current_status", c.status().as_str()));
         }
         if s.channel_in_active_flow(&pid, &id)? {
-            return Err(Error::conflict("channel", Some(id.to_string()), "invalid_transition", "an active flow uses this channel")
-                .with("current_status", c.status().as_str()));
+            return Err(Error::conflict(
+                "channel",
+                Some(id.to_string()),
+                "invalid_transition",
+                "an active flow uses this channel",
+            )
+            .with("current_status", c.status().as_str()));
         }
         s.delete_channel(&pid, &id)
     })
@@ -166,8 +197,13 @@ pub async fn revoke(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResp
         .run(move |s| {
             s.update_channel(&pid, &id, |c| {
                 if c.provider == "in_app" {
-                    return Err(Error::conflict("channel", Some(c.id.to_string()), "invalid_transition", "the in_app channel cannot be revoked")
-                        .with("current_status", c.status().as_str()));
+                    return Err(Error::conflict(
+                        "channel",
+                        Some(c.id.to_string()),
+                        "invalid_transition",
+                        "the in_app channel cannot be revoked",
+                    )
+                    .with("current_status", c.status().as_str()));
                 }
                 c.revoked = true;
                 Ok(())

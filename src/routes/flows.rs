@@ -31,7 +31,12 @@ pub async fn find_flow(st: &AppState, project: Uuid, key: String) -> ApiResult<F
 }
 
 /// Parses and checks `steps` (channel ids of this project, templates compile).
-async fn parse_steps(st: &AppState, project: Uuid, raw: &Value, v: &mut Validator) -> ApiResult<Vec<Step>> {
+async fn parse_steps(
+    st: &AppState,
+    project: Uuid,
+    raw: &Value,
+    v: &mut Validator,
+) -> ApiResult<Vec<Step>> {
     let Value::Array(items) = raw else {
         v.push("steps", "format", "must be an array");
         return Ok(vec![]);
@@ -50,7 +55,11 @@ async fn parse_steps(st: &AppState, project: Uuid, raw: &Value, v: &mut Validato
                     Some(Value::String(s)) => match Uuid::parse_str(s) {
                         Ok(id) if channels.iter().any(|c| c.id == id) => Some(id),
                         _ => {
-                            v.push(format!("{p}.channel_id"), "inclusion", "no channel with this id in the project");
+                            v.push(
+                                format!("{p}.channel_id"),
+                                "inclusion",
+                                "no channel with this id in the project",
+                            );
                             None
                         }
                     },
@@ -65,15 +74,29 @@ async fn parse_steps(st: &AppState, project: Uuid, raw: &Value, v: &mut Validato
                 };
                 let is_email = cid
                     .and_then(|id| channels.iter().find(|c| c.id == id))
-                    .map_or(false, |c| c.channel_type == herald_actors::model::ChannelType::Email);
+                    .map_or(false, |c| {
+                        c.channel_type == herald_actors::model::ChannelType::Email
+                    });
                 let mut t = Template::default();
                 match o.get("template") {
                     Some(Value::Object(tm)) => {
-                        let f = Fields { map: tm, prefix: format!("{p}.template") };
-                        for (part, slot) in [("subject", &mut t.subject), ("body", &mut t.body), ("html", &mut t.html), ("url", &mut t.url)] {
+                        let f = Fields {
+                            map: tm,
+                            prefix: format!("{p}.template"),
+                        };
+                        for (part, slot) in [
+                            ("subject", &mut t.subject),
+                            ("body", &mut t.body),
+                            ("html", &mut t.html),
+                            ("url", &mut t.url),
+                        ] {
                             if let Some(Some(src)) = f.opt_str(part, MAX_TEMPLATE, v) {
                                 if let Err(e) = render::check(&src) {
-                                    v.push(format!("{p}.template.{part}"), "format", format!("template does not compile: {e}"));
+                                    v.push(
+                                        format!("{p}.template.{part}"),
+                                        "format",
+                                        format!("template does not compile: {e}"),
+                                    );
                                 }
                                 *slot = Some(src);
                             }
@@ -81,21 +104,39 @@ async fn parse_steps(st: &AppState, project: Uuid, raw: &Value, v: &mut Validato
                         if t.body.is_none() && !tm.get("body").is_some_and(|b| !b.is_null()) {
                             v.push(format!("{p}.template.body"), "required", "is required");
                         }
-                        if is_email && t.subject.is_none() && !tm.get("subject").is_some_and(|b| !b.is_null()) {
-                            v.push(format!("{p}.template.subject"), "required", "an email step needs a subject");
+                        if is_email
+                            && t.subject.is_none()
+                            && !tm.get("subject").is_some_and(|b| !b.is_null())
+                        {
+                            v.push(
+                                format!("{p}.template.subject"),
+                                "required",
+                                "an email step needs a subject",
+                            );
                         }
                     }
-                    None | Some(Value::Null) => v.push(format!("{p}.template"), "required", "is required"),
+                    None | Some(Value::Null) => {
+                        v.push(format!("{p}.template"), "required", "is required")
+                    }
                     Some(_) => v.push(format!("{p}.template"), "format", "must be an object"),
                 }
-                steps.push(Step { kind: "channel".into(), channel_id: cid, template: Some(t), seconds: None });
+                steps.push(Step {
+                    kind: "channel".into(),
+                    channel_id: cid,
+                    template: Some(t),
+                    seconds: None,
+                });
             }
             Some("delay") => {
                 let secs = match o.get("seconds") {
                     Some(n) => match n.as_u64() {
                         Some(s) if s <= 30 * 86_400 => Some(s),
                         _ => {
-                            v.push(format!("{p}.seconds"), "number", "whole seconds from 0 to 2592000");
+                            v.push(
+                                format!("{p}.seconds"),
+                                "number",
+                                "whole seconds from 0 to 2592000",
+                            );
                             None
                         }
                     },
@@ -104,9 +145,18 @@ async fn parse_steps(st: &AppState, project: Uuid, raw: &Value, v: &mut Validato
                         None
                     }
                 };
-                steps.push(Step { kind: "delay".into(), channel_id: None, template: None, seconds: secs });
+                steps.push(Step {
+                    kind: "delay".into(),
+                    channel_id: None,
+                    template: None,
+                    seconds: secs,
+                });
             }
-            Some("batch") => v.push(format!("{p}.type"), "inclusion", "batch steps are not supported yet"),
+            Some("batch") => v.push(
+                format!("{p}.type"),
+                "inclusion",
+                "batch steps are not supported yet",
+            ),
             Some(_) => v.push(format!("{p}.type"), "inclusion", "one of channel, delay"),
             None => v.push(format!("{p}.type"), "required", "is required"),
         }
@@ -122,7 +172,11 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     let handle = f.req_str("handle", 64, &mut v);
     if let Some(h) = &handle {
         if !validate::is_handle(h) {
-            v.push("handle", "format", "lowercase letters, digits, _ and -, at most 64, not a UUID");
+            v.push(
+                "handle",
+                "format",
+                "lowercase letters, digits, _ and -, at most 64, not a UUID",
+            );
         }
     }
     let name = f.req_str("name", 200, &mut v);
@@ -147,7 +201,11 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
         };
         let f2 = flow.clone();
         st.run(move |s| s.create_flow(&pid, &f2)).await?;
-        Ok(Created { status: StatusCode::CREATED, body: flow.view().to_string().into_bytes(), stored: false })
+        Ok(Created {
+            status: StatusCode::CREATED,
+            body: flow.view().to_string().into_bytes(),
+            stored: false,
+        })
     })
     .await
 }
@@ -192,9 +250,14 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
         .run(move |s| {
             s.update_flow(&pid, &id, |fl| {
                 if fl.status == FlowStatus::Archived {
-                    return Err(Error::conflict("flow", Some(id.to_string()), "invalid_transition", "an archived flow cannot change")
-                        .with("current_status", "archived")
-                        .with("allowed_transitions", Vec::<String>::new()));
+                    return Err(Error::conflict(
+                        "flow",
+                        Some(id.to_string()),
+                        "invalid_transition",
+                        "an archived flow cannot change",
+                    )
+                    .with("current_status", "archived")
+                    .with("allowed_transitions", Vec::<String>::new()));
                 }
                 if let Some(Some(n)) = name {
                     fl.name = n;
@@ -221,7 +284,12 @@ fn allowed(from: FlowStatus) -> Vec<&'static str> {
     }
 }
 
-async fn transition(a: Admin, req: HttpRequest, st: State, to: FlowStatus) -> ApiResult<HttpResponse> {
+async fn transition(
+    a: Admin,
+    req: HttpRequest,
+    st: State,
+    to: FlowStatus,
+) -> ApiResult<HttpResponse> {
     let flow = find_flow(&st, a.project.id, path_str(&req, "id")).await?;
     let pid = a.project.id;
     let id = flow.id;
@@ -233,24 +301,43 @@ async fn transition(a: Admin, req: HttpRequest, st: State, to: FlowStatus) -> Ap
                     return Ok(());
                 }
                 if fl.status == FlowStatus::Archived {
-                    return Err(Error::conflict("flow", Some(id.to_string()), "invalid_transition", "an archived flow cannot change status")
-                        .with("current_status", fl.status.as_str())
-                        .with("allowed_transitions", allowed(fl.status)));
+                    return Err(Error::conflict(
+                        "flow",
+                        Some(id.to_string()),
+                        "invalid_transition",
+                        "an archived flow cannot change status",
+                    )
+                    .with("current_status", fl.status.as_str())
+                    .with("allowed_transitions", allowed(fl.status)));
                 }
                 if to == FlowStatus::Active {
                     if !fl.steps.iter().any(|s| s.kind == "channel") {
-                        return Err(Error::field("steps", "required", "an active flow needs at least one channel step"));
+                        return Err(Error::field(
+                            "steps",
+                            "required",
+                            "an active flow needs at least one channel step",
+                        ));
                     }
                     for s in fl.steps.iter().filter_map(|s| s.channel_id) {
                         match channels.iter().find(|c| c.id == s).map(|c| c.status()) {
                             Some(ChannelStatus::Active) => {}
                             Some(ChannelStatus::Revoked) => {
-                                return Err(Error::conflict("channel", Some(s.to_string()), "provider_revoked", "a step's channel provider is revoked")
-                                    .with("current_status", "revoked"))
+                                return Err(Error::conflict(
+                                    "channel",
+                                    Some(s.to_string()),
+                                    "provider_revoked",
+                                    "a step's channel provider is revoked",
+                                )
+                                .with("current_status", "revoked"))
                             }
                             _ => {
-                                return Err(Error::conflict("channel", Some(s.to_string()), "provider_not_configured", "a step's channel provider is not configured")
-                                    .with("current_status", "unconfigured"))
+                                return Err(Error::conflict(
+                                    "channel",
+                                    Some(s.to_string()),
+                                    "provider_not_configured",
+                                    "a step's channel provider is not configured",
+                                )
+                                .with("current_status", "unconfigured"))
                             }
                         }
                     }
@@ -282,33 +369,48 @@ fn parse_run(m: &Map<String, Value>, flow: Flow) -> ApiResult<AcceptInput> {
         None | Some(Value::Null) => {}
         Some(Value::Array(items)) => {
             if items.len() > MAX_RECIPIENTS {
-                v.push("recipients", "length", format!("at most {MAX_RECIPIENTS} recipients per run"));
+                v.push(
+                    "recipients",
+                    "length",
+                    format!("at most {MAX_RECIPIENTS} recipients per run"),
+                );
             } else {
                 for (i, item) in items.iter().enumerate() {
                     let p = format!("recipients.{i}");
                     match item {
                         Value::String(ext) => {
                             if validate::external_id(ext, &format!("{p}.external_id"), &mut v) {
-                                recipients.push(RunRecipient { external_id: ext.clone(), patch: Default::default() });
+                                recipients.push(RunRecipient {
+                                    external_id: ext.clone(),
+                                    patch: Default::default(),
+                                });
                             }
                         }
                         Value::Object(o) => {
                             let ext = match o.get("external_id") {
                                 Some(Value::String(s)) => {
-                                    validate::external_id(s, &format!("{p}.external_id"), &mut v).then(|| s.clone())
+                                    validate::external_id(s, &format!("{p}.external_id"), &mut v)
+                                        .then(|| s.clone())
                                 }
                                 None | Some(Value::Null) => {
                                     v.push(format!("{p}.external_id"), "required", "is required");
                                     None
                                 }
                                 Some(_) => {
-                                    v.push(format!("{p}.external_id"), "format", "must be a string");
+                                    v.push(
+                                        format!("{p}.external_id"),
+                                        "format",
+                                        "must be a string",
+                                    );
                                     None
                                 }
                             };
                             let patch = validate::user_patch(o, &p, &mut v);
                             if let Some(ext) = ext {
-                                recipients.push(RunRecipient { external_id: ext, patch });
+                                recipients.push(RunRecipient {
+                                    external_id: ext,
+                                    patch,
+                                });
                             }
                         }
                         _ => v.push(p, "format", "must be an object with external_id"),
@@ -328,7 +430,9 @@ fn parse_run(m: &Map<String, Value>, flow: Flow) -> ApiResult<AcceptInput> {
     };
     let actor = match m.get("actor") {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) => validate::external_id(s, "actor", &mut v).then(|| ActorSpec::Existing(s.clone())),
+        Some(Value::String(s)) => {
+            validate::external_id(s, "actor", &mut v).then(|| ActorSpec::Existing(s.clone()))
+        }
         Some(Value::Object(o)) => {
             let patch = validate::user_patch(o, "actor", &mut v);
             match o.get("external_id") {
@@ -355,11 +459,25 @@ fn parse_run(m: &Map<String, Value>, flow: Flow) -> ApiResult<AcceptInput> {
             Value::Null
         }
     };
-    if recipients.is_empty() && topic.is_none() && !v.fields.iter().any(|f| f.field.starts_with("recipients")) {
-        v.push("recipients", "required", "give recipients, a topic, or both");
+    if recipients.is_empty()
+        && topic.is_none()
+        && !v.fields.iter().any(|f| f.field.starts_with("recipients"))
+    {
+        v.push(
+            "recipients",
+            "required",
+            "give recipients, a topic, or both",
+        );
     }
     v.finish()?;
-    Ok(AcceptInput { flow, recipients, actor, topic, data, idempotency: None })
+    Ok(AcceptInput {
+        flow,
+        recipients,
+        actor,
+        topic,
+        data,
+        idempotency: None,
+    })
 }
 
 pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
@@ -371,9 +489,14 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     let mut input = parse_run(&m, flow)?;
     if status != FlowStatus::Active {
         return Err(ApiError(
-            Error::conflict("flow", Some(flow_id.to_string()), "flow_not_active", "the flow is not active")
-                .with("current_status", status.as_str())
-                .with("allowed_statuses", vec!["active"]),
+            Error::conflict(
+                "flow",
+                Some(flow_id.to_string()),
+                "flow_not_active",
+                "the flow is not active",
+            )
+            .with("current_status", status.as_str())
+            .with("allowed_statuses", vec!["active"]),
         ));
     }
     let pid = a.project.id;
@@ -385,7 +508,11 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
         let ticket = st.store.durable_ticket();
         st.store.wait_durable(ticket).await?;
         st.engine.start_run(pid, accepted.run.id, accepted.queued);
-        Ok(Created { status: StatusCode::ACCEPTED, body: accepted.body, stored: true })
+        Ok(Created {
+            status: StatusCode::ACCEPTED,
+            body: accepted.body,
+            stored: true,
+        })
     })
     .await
 }

@@ -14,7 +14,9 @@ pub async fn healthz() -> HttpResponse {
 /// 200 while the store answers and the engine runs, else 503.
 pub async fn readyz(st: State) -> ApiResult<HttpResponse> {
     if !st.engine.is_running() {
-        return Err(ApiError(Error::unavailable("the delivery engine is not running")));
+        return Err(ApiError(Error::unavailable(
+            "the delivery engine is not running",
+        )));
     }
     st.run(|s| s.project_by_name("default").map(|_| ()))
         .await

@@ -62,7 +62,13 @@ impl Registry {
 
 /// Size on the wire of an unmasked server frame with `len` payload bytes.
 fn frame_size(len: usize) -> u64 {
-    (len + if len < 126 { 2 } else if len < 65536 { 4 } else { 10 }) as u64
+    (len + if len < 126 {
+        2
+    } else if len < 65536 {
+        4
+    } else {
+        10
+    }) as u64
 }
 
 /// The socket's outgoing byte stream, counting what the HTTP layer has taken.
@@ -97,6 +103,8 @@ pub struct FeedSocket {
     frame_ends: VecDeque<u64>,
     pulled: Rc<Cell<u64>>,
     closing: bool,
+    /// The upgrade request's id, carried by error frames.
+    request_id: Option<String>,
 }
 
 impl FeedSocket {
@@ -111,19 +119,26 @@ impl FeedSocket {
             return;
         }
         self.closing = true;
-        ctx.close(Some(ws::CloseReason { code: ws::CloseCode::from(code), description: Some(why.to_string()) }));
+        ctx.close(Some(ws::CloseReason {
+            code: ws::CloseCode::from(code),
+            description: Some(why.to_string()),
+        }));
         ctx.stop();
     }
 
     fn fail_auth(&mut self, ctx: &mut ws::WebsocketContext<Self>, e: &Error) {
-        let frame = json!({"type": "error", "error": error_object(e)});
+        let frame = json!({"type": "error", "error": error_object(e, self.request_id.as_deref())});
         self.write_text(ctx, &frame.to_string());
         self.close(ctx, CLOSE_UNAUTHENTICATED, "unauthenticated");
     }
 
     fn connect(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
         let Some(u) = &self.user else { return };
-        let msg = Connect { id: self.id, socket: ctx.address().recipient(), since: self.since };
+        let msg = Connect {
+            id: self.id,
+            socket: ctx.address().recipient(),
+            since: self.since,
+        };
         let (engine, project, user) = (self.st.engine.clone(), u.project.id, u.user.id);
         ctx.wait(
             async move { engine.ask_user(project, user, msg).await }
@@ -141,12 +156,25 @@ impl FeedSocket {
     fn auth_frame(&mut self, text: &str, ctx: &mut ws::WebsocketContext<Self>) {
         let v: Value = match serde_json::from_str(text) {
             Ok(v) => v,
-            Err(_) => return self.fail_auth(ctx, &Error::unauthenticated("user_key_jwt", "missing_user_key")),
+            Err(_) => {
+                return self.fail_auth(
+                    ctx,
+                    &Error::unauthenticated("user_key_jwt", "missing_user_key"),
+                )
+            }
         };
         if v.get("type").and_then(|t| t.as_str()) != Some("auth") {
-            return self.fail_auth(ctx, &Error::unauthenticated("user_key_jwt", "missing_user_key"));
+            return self.fail_auth(
+                ctx,
+                &Error::unauthenticated("user_key_jwt", "missing_user_key"),
+            );
         }
-        let s = |k: &str| v.get(k).and_then(|x| x.as_str()).filter(|x| !x.is_empty()).map(str::to_string);
+        let s = |k: &str| {
+            v.get(k)
+                .and_then(|x| x.as_str())
+                .filter(|x| !x.is_empty())
+                .map(str::to_string)
+        };
         let (key, id) = (s("user_key"), s("user_id"));
         if let Some(n) = v.get("since_seq").and_then(|x| x.as_u64()) {
             self.since = Some(n);
@@ -167,14 +195,14 @@ impl FeedSocket {
 }
 
 /// The error object of API.md §3, for an error frame.
-fn error_object(e: &Error) -> Value {
+fn error_object(e: &Error, request_id: Option<&str>) -> Value {
     let status = e.code.status();
     json!({
         "type": format!("https://herald.dev/errors#{}-{}", e.code.as_str(), status),
         "code": e.code.as_str(),
         "message": e.message,
         "status": status,
-        "request_id": Value::Null,
+        "request_id": request_id,
         "details": Value::Object(e.details.clone()),
     })
 }
@@ -208,7 +236,11 @@ impl Actor for FeedSocket {
         self.st.live.0.remove(&self.id);
         self.st.metrics_sockets.fetch_sub(1, Ordering::Relaxed);
         if let Some(u) = &self.user {
-            if let Some(a) = self.st.engine.user_actor_if_running(u.project.id, u.user.id) {
+            if let Some(a) = self
+                .st
+                .engine
+                .user_actor_if_running(u.project.id, u.user.id)
+            {
                 a.do_send(Disconnect { id: self.id });
             }
         }
@@ -256,7 +288,10 @@ impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for FeedSocket {
             }
             Ok(ws::Message::Binary(_)) => {
                 if self.user.is_none() {
-                    self.fail_auth(ctx, &Error::unauthenticated("user_key_jwt", "missing_user_key"));
+                    self.fail_auth(
+                        ctx,
+                        &Error::unauthenticated("user_key_jwt", "missing_user_key"),
+                    );
                 }
             }
             Ok(ws::Message::Close(_)) | Err(_) => ctx.stop(),
@@ -272,21 +307,41 @@ pub async fn live(req: HttpRequest, stream: web::Payload, st: State) -> ApiResul
     let q = Query::of(&req);
     let since = match q.get("since_seq") {
         None => None,
-        Some(s) => Some(s.parse::<u64>().map_err(|_| ApiError(Error::invalid_param("since_seq", "since_seq must be a non-negative integer")))?),
+        Some(s) => Some(s.parse::<u64>().map_err(|_| {
+            ApiError(Error::invalid_param(
+                "since_seq",
+                "since_seq must be a non-negative integer",
+            ))
+        })?),
     };
-    let header_key = req.headers().get(API_KEY).and_then(|v| v.to_str().ok()).is_some_and(|s| !s.trim().is_empty());
+    let header_key = req
+        .headers()
+        .get(API_KEY)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|s| !s.trim().is_empty());
     let (project, user) = if header_key {
         let u = auth::user(&req).await?;
         (u.project.clone(), Some(u))
     } else {
-        let Some(pk) = q.get("api_key").map(str::to_string).filter(|s| !s.is_empty()) else {
+        let Some(pk) = q
+            .get("api_key")
+            .map(str::to_string)
+            .filter(|s| !s.is_empty())
+        else {
             return Err(Error::unauthenticated("api_key", "missing_api_key").into());
         };
         let p = st.run(move |s| s.project_by_api_key(&pk)).await?;
-        (p.ok_or_else(|| ApiError(Error::unauthenticated("api_key", "invalid_api_key")))?, None)
+        (
+            p.ok_or_else(|| ApiError(Error::unauthenticated("api_key", "invalid_api_key")))?,
+            None,
+        )
     };
-    let mut res = ws::handshake(&req)
-        .map_err(|e| ApiError(Error::invalid_param("upgrade", format!("expected a WebSocket upgrade: {e}"))))?;
+    let mut res = ws::handshake(&req).map_err(|e| {
+        ApiError(Error::invalid_param(
+            "upgrade",
+            format!("expected a WebSocket upgrade: {e}"),
+        ))
+    })?;
     let pulled = Rc::new(Cell::new(0u64));
     let socket = FeedSocket {
         st: st.clone(),
@@ -299,7 +354,11 @@ pub async fn live(req: HttpRequest, stream: web::Payload, st: State) -> ApiResul
         frame_ends: VecDeque::new(),
         pulled: pulled.clone(),
         closing: false,
+        request_id: crate::errors::current_request_id(),
     };
     let body = ws::WebsocketContext::create(socket, stream);
-    Ok(res.streaming(Counted { inner: Box::pin(body), pulled }))
+    Ok(res.streaming(Counted {
+        inner: Box::pin(body),
+        pulled,
+    }))
 }

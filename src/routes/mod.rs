@@ -4,6 +4,7 @@
 mod channels;
 mod flows;
 mod health;
+mod inbox;
 pub mod live;
 mod notifications;
 mod project;
@@ -53,11 +54,15 @@ fn res(path: &str) -> actix_web::Resource {
 }
 
 pub fn ok(v: Value) -> HttpResponse {
-    HttpResponse::Ok().content_type("application/json").body(v.to_string())
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(v.to_string())
 }
 
 pub fn created(v: Value) -> HttpResponse {
-    HttpResponse::Created().content_type("application/json").body(v.to_string())
+    HttpResponse::Created()
+        .content_type("application/json")
+        .body(v.to_string())
 }
 
 pub fn no_content() -> HttpResponse {
@@ -65,7 +70,11 @@ pub fn no_content() -> HttpResponse {
 }
 
 /// `{items, page}` for a page of records rendered by `view`.
-pub fn list<T>(paging: &Paging, page: &herald_actors::store::Page<T>, view: impl Fn(&T) -> Value) -> HttpResponse {
+pub fn list<T>(
+    paging: &Paging,
+    page: &herald_actors::store::Page<T>,
+    view: impl Fn(&T) -> Value,
+) -> HttpResponse {
     ok(paging.respond(page, page.items.iter().map(view).collect()))
 }
 
@@ -73,8 +82,15 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     use web::{delete, get, patch, post, put};
     cfg.service(res("/healthz").route(get().to(Guarded(health::healthz))))
         .service(res("/readyz").route(get().to(Guarded(health::readyz))))
+        .service(res("/inbox").route(get().to(Guarded(inbox::page))))
+        .service(res("/inbox/inbox.css").route(get().to(Guarded(inbox::css))))
+        .service(res("/inbox/inbox.js").route(get().to(Guarded(inbox::js))))
         // ---- Admin API
-        .service(res("/admin/v1/project").route(get().to(Guarded(project::get))).route(put().to(Guarded(project::update))))
+        .service(
+            res("/admin/v1/project")
+                .route(get().to(Guarded(project::get)))
+                .route(put().to(Guarded(project::update))),
+        )
         .service(
             res("/admin/v1/project/signing_key")
                 .route(put().to(Guarded(project::put_signing_key)))
@@ -94,18 +110,35 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(put().to(Guarded(users::put_preferences))),
         )
         .service(res("/admin/v1/users/{external_id}/feed").route(get().to(Guarded(users::feed))))
-        .service(res("/admin/v1/channels").route(post().to(Guarded(channels::create))).route(get().to(Guarded(channels::list))))
+        .service(
+            res("/admin/v1/channels")
+                .route(post().to(Guarded(channels::create)))
+                .route(get().to(Guarded(channels::list))),
+        )
         .service(
             res("/admin/v1/channels/{channel_id}")
                 .route(get().to(Guarded(channels::get)))
                 .route(put().to(Guarded(channels::update)))
                 .route(delete().to(Guarded(channels::delete))),
         )
-        .service(res("/admin/v1/channels/{channel_id}/revoke").route(post().to(Guarded(channels::revoke))))
-        .service(res("/admin/v1/flows").route(post().to(Guarded(flows::create))).route(get().to(Guarded(flows::list))))
-        .service(res("/admin/v1/flows/{id}").route(get().to(Guarded(flows::get))).route(put().to(Guarded(flows::update))))
+        .service(
+            res("/admin/v1/channels/{channel_id}/revoke")
+                .route(post().to(Guarded(channels::revoke))),
+        )
+        .service(
+            res("/admin/v1/flows")
+                .route(post().to(Guarded(flows::create)))
+                .route(get().to(Guarded(flows::list))),
+        )
+        .service(
+            res("/admin/v1/flows/{id}")
+                .route(get().to(Guarded(flows::get)))
+                .route(put().to(Guarded(flows::update))),
+        )
         .service(res("/admin/v1/flows/{id}/activate").route(post().to(Guarded(flows::activate))))
-        .service(res("/admin/v1/flows/{id}/deactivate").route(post().to(Guarded(flows::deactivate))))
+        .service(
+            res("/admin/v1/flows/{id}/deactivate").route(post().to(Guarded(flows::deactivate))),
+        )
         .service(res("/admin/v1/flows/{id}/archive").route(post().to(Guarded(flows::archive))))
         .service(res("/admin/v1/flows/{id}/run").route(post().to(Guarded(flows::run))))
         .service(res("/admin/v1/flow_runs/{id}").route(get().to(Guarded(notifications::flow_run))))
@@ -121,14 +154,21 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(get().to(Guarded(topics::subscriptions)))
                 .route(post().to(Guarded(topics::subscribe))),
         )
-        .service(res("/admin/v1/topics/{key}/subscriptions/{external_id}").route(delete().to(Guarded(topics::unsubscribe))))
+        .service(
+            res("/admin/v1/topics/{key}/subscriptions/{external_id}")
+                .route(delete().to(Guarded(topics::unsubscribe))),
+        )
         .service(res("/admin/v1/notifications").route(get().to(Guarded(notifications::list))))
         .service(res("/admin/notifications").route(get().to(Guarded(notifications::list))))
         .service(res("/admin/v1/notifications/{id}").route(get().to(Guarded(notifications::get))))
         .service(res("/admin/v1/deliveries").route(get().to(Guarded(notifications::deliveries))))
         .service(res("/admin/v1/deliveries/{id}").route(get().to(Guarded(notifications::delivery))))
         // ---- User API
-        .service(res("/user/v1/me").route(get().to(Guarded(user_api::me))).route(put().to(Guarded(user_api::update_me))))
+        .service(
+            res("/user/v1/me")
+                .route(get().to(Guarded(user_api::me)))
+                .route(put().to(Guarded(user_api::update_me))),
+        )
         .service(
             res("/user/v1/preferences")
                 .route(get().to(Guarded(user_api::preferences)))
@@ -138,8 +178,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(res("/user/v1/feed/seen_all").route(post().to(Guarded(user_api::seen_all))))
         .service(res("/user/v1/feed/read_all").route(post().to(Guarded(user_api::read_all))))
         .service(res("/user/v1/feed/live").route(get().to(Guarded(live::live))))
-        .service(res("/user/v1/feed/{id}").route(get().to(Guarded(user_api::entry))).route(patch().to(Guarded(user_api::patch_entry))))
-        .service(res("/user/v1/feed/{id}/{action}").route(post().to(Guarded(user_api::entry_action))))
+        .service(
+            res("/user/v1/feed/{id}")
+                .route(get().to(Guarded(user_api::entry)))
+                .route(patch().to(Guarded(user_api::patch_entry))),
+        )
+        .service(
+            res("/user/v1/feed/{id}/{action}").route(post().to(Guarded(user_api::entry_action))),
+        )
         .service(res("/user/v1/channels/{channel_id}").route(get().to(Guarded(user_api::channel))))
         .service(
             res("/user/v1/channels/{channel_id}/subscriptions")
@@ -147,7 +193,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(post().to(Guarded(user_api::add_push_subscription)))
                 .route(delete().to(Guarded(user_api::remove_push_subscription))),
         )
-        .service(res("/user/v1/subscriptions").route(get().to(Guarded(user_api::topic_subscriptions))))
+        .service(
+            res("/user/v1/subscriptions").route(get().to(Guarded(user_api::topic_subscriptions))),
+        )
         .service(
             res("/user/v1/topics/{key}/subscriptions")
                 .route(post().to(Guarded(user_api::subscribe)))

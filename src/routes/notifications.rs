@@ -16,13 +16,22 @@ use std::collections::HashMap;
 use uuid::Uuid;
 
 /// A whole Notification: run data, actor and recipient users, deliveries.
-fn notification_view(s: &Store, project: &Uuid, n: &Notification, users: &mut HashMap<Uuid, Value>, runs: &mut HashMap<Uuid, Value>) -> Result<Value> {
+fn notification_view(
+    s: &Store,
+    project: &Uuid,
+    n: &Notification,
+    users: &mut HashMap<Uuid, Value>,
+    runs: &mut HashMap<Uuid, Value>,
+) -> Result<Value> {
     let mut user = |id: Option<Uuid>| -> Result<Value> {
         let Some(id) = id else { return Ok(Value::Null) };
         if let Some(v) = users.get(&id) {
             return Ok(v.clone());
         }
-        let v = s.user(project, &id)?.map(|u| user_view(&u)).unwrap_or(Value::Null);
+        let v = s
+            .user(project, &id)?
+            .map(|u| user_view(&u))
+            .unwrap_or(Value::Null);
         users.insert(id, v.clone());
         Ok(v)
     };
@@ -31,12 +40,19 @@ fn notification_view(s: &Store, project: &Uuid, n: &Notification, users: &mut Ha
     let data = match runs.get(&n.flow_run_id) {
         Some(d) => d.clone(),
         None => {
-            let d = s.flow_run(project, &n.flow_run_id)?.map(|r| r.data).unwrap_or(Value::Null);
+            let d = s
+                .flow_run(project, &n.flow_run_id)?
+                .map(|r| r.data)
+                .unwrap_or(Value::Null);
             runs.insert(n.flow_run_id, d.clone());
             d
         }
     };
-    let deliveries: Vec<Value> = s.notification_deliveries(project, &n.id)?.iter().map(|d| d.view()).collect();
+    let deliveries: Vec<Value> = s
+        .notification_deliveries(project, &n.id)?
+        .iter()
+        .map(|d| d.view())
+        .collect();
     Ok(json!({
         "id": n.id,
         "flow_id": n.flow_id,
@@ -67,8 +83,19 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
     let flow_id = q.uuid("flow_id")?;
     let flow_run_id = q.uuid("flow_run_id")?;
     let recipient_ext = q.get("recipient").map(str::to_string);
-    let names = ["status", "topic", "created_after", "created_before", "flow_id", "flow_run_id", "recipient"];
-    let filters: Vec<(&str, Option<String>)> = names.iter().map(|n| (*n, q.get(n).map(str::to_string))).collect();
+    let names = [
+        "status",
+        "topic",
+        "created_after",
+        "created_before",
+        "flow_id",
+        "flow_run_id",
+        "recipient",
+    ];
+    let filters: Vec<(&str, Option<String>)> = names
+        .iter()
+        .map(|n| (*n, q.get(n).map(str::to_string)))
+        .collect();
     let paging = pagination::parse(&q, st.store.cursor_key(), "notifications", &filters)?;
     let topic = q.get("topic").map(str::to_string);
     let pid = a.project.id;
@@ -82,7 +109,15 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
                 },
                 None => None,
             };
-            let f = NotificationFilter { status, topic, created_after, created_before, flow_id, flow_run_id, recipient };
+            let f = NotificationFilter {
+                status,
+                topic,
+                created_after,
+                created_before,
+                flow_id,
+                flow_run_id,
+                recipient,
+            };
             let page = s.list_notifications(&pid, &f, &pr)?;
             let (mut users, mut runs) = (HashMap::new(), HashMap::new());
             let items = page
@@ -101,7 +136,9 @@ pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespons
     let pid = a.project.id;
     let v = st
         .run(move |s| {
-            let n = s.notification(&pid, &id)?.ok_or_else(|| Error::not_found("notification", id))?;
+            let n = s
+                .notification(&pid, &id)?
+                .ok_or_else(|| Error::not_found("notification", id))?;
             notification_view(s, &pid, &n, &mut HashMap::new(), &mut HashMap::new())
         })
         .await?;
@@ -117,34 +154,70 @@ pub async fn deliveries(a: Admin, req: HttpRequest, st: State) -> ApiResult<Http
     let created_after = q.timestamp("created_after")?;
     let created_before = q.timestamp("created_before")?;
     let recipient_ext = q.get("recipient").map(str::to_string);
-    let names = ["status", "channel_type", "channel_id", "notification_id", "recipient", "created_after", "created_before"];
-    let filters: Vec<(&str, Option<String>)> = names.iter().map(|n| (*n, q.get(n).map(str::to_string))).collect();
+    let names = [
+        "status",
+        "channel_type",
+        "channel_id",
+        "notification_id",
+        "recipient",
+        "created_after",
+        "created_before",
+    ];
+    let filters: Vec<(&str, Option<String>)> = names
+        .iter()
+        .map(|n| (*n, q.get(n).map(str::to_string)))
+        .collect();
     let paging = pagination::parse(&q, st.store.cursor_key(), "deliveries", &filters)?;
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st
         .run(move |s| {
             let recipient = match &recipient_ext {
-                Some(ext) => Some(s.user_by_ext(&pid, ext)?.map(|u| u.id).unwrap_or(Uuid::nil())),
+                Some(ext) => Some(
+                    s.user_by_ext(&pid, ext)?
+                        .map(|u| u.id)
+                        .unwrap_or(Uuid::nil()),
+                ),
                 None => None,
             };
-            let f = DeliveryFilter { status, channel_type, channel_id, notification_id, recipient, created_after, created_before };
+            let f = DeliveryFilter {
+                status,
+                channel_type,
+                channel_id,
+                notification_id,
+                recipient,
+                created_after,
+                created_before,
+            };
             s.list_deliveries(&pid, &f, &pr)
         })
         .await?;
-    Ok(ok(paging.respond(&page, page.items.iter().map(|d| d.view()).collect())))
+    Ok(ok(paging.respond(
+        &page,
+        page.items.iter().map(|d| d.view()).collect(),
+    )))
 }
 
 pub async fn delivery(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let pid = a.project.id;
-    let d = st.run(move |s| s.delivery(&pid, &id)?.ok_or_else(|| Error::not_found("delivery", id))).await?;
+    let d = st
+        .run(move |s| {
+            s.delivery(&pid, &id)?
+                .ok_or_else(|| Error::not_found("delivery", id))
+        })
+        .await?;
     Ok(ok(d.view()))
 }
 
 pub async fn flow_run(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let pid = a.project.id;
-    let r = st.run(move |s| s.flow_run(&pid, &id)?.ok_or_else(|| Error::not_found("flow_run", id))).await?;
+    let r = st
+        .run(move |s| {
+            s.flow_run(&pid, &id)?
+                .ok_or_else(|| Error::not_found("flow_run", id))
+        })
+        .await?;
     Ok(ok(r.view()))
 }

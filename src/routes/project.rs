@@ -14,7 +14,10 @@ use serde_json::json;
 
 pub async fn get(a: Admin, st: State) -> ApiResult<HttpResponse> {
     let id = a.project.id;
-    let p = st.run(move |s| s.project(&id)).await?.ok_or_else(|| Error::not_found("project", id))?;
+    let p = st
+        .run(move |s| s.project(&id))
+        .await?
+        .ok_or_else(|| Error::not_found("project", id))?;
     Ok(ok(p.view()))
 }
 
@@ -53,7 +56,8 @@ fn parse_public_key(pem: &str) -> Result<String, Error> {
     if key.size() * 8 < 2048 {
         return Err(bad("the RSA key must have at least 2048 bits"));
     }
-    key.to_public_key_pem(LineEnding::LF).map_err(|_| bad("cannot encode the key"))
+    key.to_public_key_pem(LineEnding::LF)
+        .map_err(|_| bad("cannot encode the key"))
 }
 
 pub async fn put_signing_key(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> {
@@ -63,7 +67,9 @@ pub async fn put_signing_key(a: Admin, body: Body, st: State) -> ApiResult<HttpR
     v.finish()?;
     let pem = parse_public_key(&pem.unwrap_or_default())?;
     let id = a.project.id;
-    let p = st.run(move |s| s.update_project(&id, |p| p.signing_key = Some(pem))).await?;
+    let p = st
+        .run(move |s| s.update_project(&id, |p| p.signing_key = Some(pem)))
+        .await?;
     Ok(ok(p.view()))
 }
 
@@ -86,12 +92,16 @@ pub async fn generate_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse
     .map_err(|e| ApiError(Error::internal(e.to_string())))??;
     let id = a.project.id;
     let pem = public.clone();
-    st.run(move |s| s.update_project(&id, |p| p.signing_key = Some(pem))).await?;
-    Ok(created(json!({"public_key": public, "private_key": private})))
+    st.run(move |s| s.update_project(&id, |p| p.signing_key = Some(pem)))
+        .await?;
+    Ok(created(
+        json!({"public_key": public, "private_key": private}),
+    ))
 }
 
 pub async fn delete_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse> {
     let id = a.project.id;
-    st.run(move |s| s.update_project(&id, |p| p.signing_key = None)).await?;
+    st.run(move |s| s.update_project(&id, |p| p.signing_key = None))
+        .await?;
     Ok(no_content())
 }

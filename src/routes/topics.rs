@@ -15,7 +15,12 @@ use herald_actors::{validate, Error, Validator};
 fn topic_key(req: &HttpRequest) -> ApiResult<String> {
     let key = path_str(req, "key");
     if !validate::is_handle(&key) {
-        return Err(Error::field("key", "format", "a topic key is like a handle: ^[a-z0-9][a-z0-9_-]{0,63}$").into());
+        return Err(Error::field(
+            "key",
+            "format",
+            "a topic key is like a handle: ^[a-z0-9][a-z0-9_-]{0,63}$",
+        )
+        .into());
     }
     Ok(key)
 }
@@ -29,14 +34,25 @@ pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     let description = f.opt_str("description", 1000, &mut v);
     v.finish()?;
     let pid = a.project.id;
-    let (t, was_created) = st.run(move |s| s.put_topic(&pid, &key, name, description)).await?;
-    Ok(if was_created { created(t.view()) } else { ok(t.view()) })
+    let (t, was_created) = st
+        .run(move |s| s.put_topic(&pid, &key, name, description))
+        .await?;
+    Ok(if was_created {
+        created(t.view())
+    } else {
+        ok(t.view())
+    })
 }
 
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let key = path_str(&req, "key");
     let pid = a.project.id;
-    let t = st.run(move |s| s.topic(&pid, &key)?.ok_or_else(|| Error::not_found("topic", &key))).await?;
+    let t = st
+        .run(move |s| {
+            s.topic(&pid, &key)?
+                .ok_or_else(|| Error::not_found("topic", &key))
+        })
+        .await?;
     Ok(ok(t.view()))
 }
 
@@ -64,20 +80,31 @@ pub async fn subscriptions(a: Admin, req: HttpRequest, st: State) -> ApiResult<H
     let pr = paging.req.clone();
     let page = st
         .run(move |s| {
-            s.topic(&pid, &key)?.ok_or_else(|| Error::not_found("topic", &key))?;
+            s.topic(&pid, &key)?
+                .ok_or_else(|| Error::not_found("topic", &key))?;
             s.topic_subscriptions(&pid, &key, &pr)
         })
         .await?;
     Ok(list_page(&paging, &page, Subscription::view))
 }
 
-pub async fn subscribe(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+pub async fn subscribe(
+    a: Admin,
+    req: HttpRequest,
+    body: Body,
+    st: State,
+) -> ApiResult<HttpResponse> {
     let key = path_str(&req, "key");
     let m = body.object()?;
     let idem = idempotency::prepare(&req, &m)?;
     let pid = a.project.id;
     let k2 = key.clone();
-    st.run(move |s| s.topic(&pid, &k2)?.ok_or_else(|| Error::not_found("topic", &k2)).map(|_| ())).await?;
+    st.run(move |s| {
+        s.topic(&pid, &k2)?
+            .ok_or_else(|| Error::not_found("topic", &k2))
+            .map(|_| ())
+    })
+    .await?;
     let mut v = Validator::new();
     let ext = Fields::new(&m).req_str("external_id", 255, &mut v);
     v.finish()?;
@@ -86,13 +113,17 @@ pub async fn subscribe(a: Admin, req: HttpRequest, body: Body, st: State) -> Api
     idempotency::once(&st2, pid, idem, "subscription", |_| async move {
         let sub = st
             .run(move |s| {
-                let user = s
-                    .user_by_ext(&pid, &ext)?
-                    .ok_or_else(|| Error::field("external_id", "inclusion", "no user with this external_id"))?;
+                let user = s.user_by_ext(&pid, &ext)?.ok_or_else(|| {
+                    Error::field("external_id", "inclusion", "no user with this external_id")
+                })?;
                 s.subscribe(&pid, &key, &user)
             })
             .await?;
-        Ok(Created { status: StatusCode::CREATED, body: sub.view().to_string().into_bytes(), stored: false })
+        Ok(Created {
+            status: StatusCode::CREATED,
+            body: sub.view().to_string().into_bytes(),
+            stored: false,
+        })
     })
     .await
 }
@@ -102,8 +133,11 @@ pub async fn unsubscribe(a: Admin, req: HttpRequest, st: State) -> ApiResult<Htt
     let ext = path_str(&req, "external_id");
     let pid = a.project.id;
     st.run(move |s| {
-        s.topic(&pid, &key)?.ok_or_else(|| Error::not_found("topic", &key))?;
-        let user = s.user_by_ext(&pid, &ext)?.ok_or_else(|| Error::not_found("user", &ext))?;
+        s.topic(&pid, &key)?
+            .ok_or_else(|| Error::not_found("topic", &key))?;
+        let user = s
+            .user_by_ext(&pid, &ext)?
+            .ok_or_else(|| Error::not_found("user", &ext))?;
         s.unsubscribe(&pid, &key, &user)
     })
     .await?;

@@ -7,7 +7,9 @@ use crate::errors::{ApiError, ApiResult};
 use crate::extract::{path_str, path_uuid, Body, Fields, Query};
 use crate::idempotency::{self, Created};
 use crate::pagination;
-use crate::routes::users::{feed_page, feed_query, preferences_view, update_preferences, user_view};
+use crate::routes::users::{
+    feed_page, feed_query, preferences_view, update_preferences, user_view,
+};
 use crate::state::{AppState, State};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
@@ -54,7 +56,11 @@ pub async fn feed(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResp
 /// A feed entry with its actor.
 pub async fn entry_view(st: &AppState, project: Uuid, d: Delivery) -> ApiResult<Value> {
     let actor = match d.actor_id {
-        Some(a) => st.run(move |s| s.user(&project, &a)).await?.map(|u| user_view(&u)).unwrap_or(Value::Null),
+        Some(a) => st
+            .run(move |s| s.user(&project, &a))
+            .await?
+            .map(|u| user_view(&u))
+            .unwrap_or(Value::Null),
         None => Value::Null,
     };
     Ok(d.feed_view(actor))
@@ -67,18 +73,32 @@ pub async fn entry(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpRes
     Ok(ok(entry_view(&st, pid, d).await?))
 }
 
-async fn apply(u: &UserCtx, st: &AppState, id: Uuid, update: FeedUpdate) -> ApiResult<HttpResponse> {
+async fn apply(
+    u: &UserCtx,
+    st: &AppState,
+    id: Uuid,
+    update: FeedUpdate,
+) -> ApiResult<HttpResponse> {
     let (pid, uid) = (u.project.id, u.user.id);
-    let (d, _counts): (Delivery, FeedCounts) = st.engine.ask_user(pid, uid, UpdateEntry { entry: id, update }).await??;
+    let (d, _counts): (Delivery, FeedCounts) = st
+        .engine
+        .ask_user(pid, uid, UpdateEntry { entry: id, update })
+        .await??;
     Ok(ok(entry_view(st, pid, d).await?))
 }
 
-pub async fn patch_entry(u: UserCtx, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+pub async fn patch_entry(
+    u: UserCtx,
+    req: HttpRequest,
+    body: Body,
+    st: State,
+) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let m = body.object()?;
     // 404 before 422: the entry must be the caller's.
     let (pid, uid) = (u.project.id, u.user.id);
-    st.run(move |s| s.feed_entry(&pid, &uid, &id).map(|_| ())).await?;
+    st.run(move |s| s.feed_entry(&pid, &uid, &id).map(|_| ()))
+        .await?;
     let f = Fields::new(&m);
     let mut v = Validator::new();
     let update = FeedUpdate {
@@ -109,7 +129,10 @@ pub async fn entry_action(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<
 }
 
 async fn mark_all(u: UserCtx, st: State, read: bool) -> ApiResult<HttpResponse> {
-    let (n, counts) = st.engine.ask_user(u.project.id, u.user.id, MarkAll { read }).await??;
+    let (n, counts) = st
+        .engine
+        .ask_user(u.project.id, u.user.id, MarkAll { read })
+        .await??;
     Ok(ok(json!({"updated": n, "meta": counts.view()})))
 }
 
@@ -125,48 +148,98 @@ pub async fn read_all(u: UserCtx, st: State) -> ApiResult<HttpResponse> {
 pub async fn channel(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "channel_id")?;
     let pid = u.project.id;
-    let c = st.run(move |s| s.channel(&pid, &id)?.ok_or_else(|| Error::not_found("channel", id))).await?;
+    let c = st
+        .run(move |s| {
+            s.channel(&pid, &id)?
+                .ok_or_else(|| Error::not_found("channel", id))
+        })
+        .await?;
     let mut v = json!({"id": c.id, "type": c.channel_type, "name": c.name, "provider": c.provider, "status": c.status().as_str()});
     if c.channel_type == ChannelType::WebPush {
-        v["vapid_public_key"] = c.config.get("vapid_public_key").cloned().unwrap_or(Value::Null);
+        v["vapid_public_key"] = c
+            .config
+            .get("vapid_public_key")
+            .cloned()
+            .unwrap_or(Value::Null);
     }
     Ok(ok(v))
 }
 
 /// The channel of a push-subscription request: 404 unknown, 422 wrong type, 409 not usable.
-async fn push_channel(st: &AppState, project: Uuid, id: Uuid, check_status: bool) -> ApiResult<herald_actors::model::Channel> {
-    let c = st.run(move |s| s.channel(&project, &id)?.ok_or_else(|| Error::not_found("channel", id))).await?;
-    if !matches!(c.channel_type, ChannelType::WebPush | ChannelType::MobilePush) {
-        return Err(Error::field("channel_id", "inclusion", "only web_push and mobile_push channels take subscriptions").into());
+async fn push_channel(
+    st: &AppState,
+    project: Uuid,
+    id: Uuid,
+    check_status: bool,
+) -> ApiResult<herald_actors::model::Channel> {
+    let c = st
+        .run(move |s| {
+            s.channel(&project, &id)?
+                .ok_or_else(|| Error::not_found("channel", id))
+        })
+        .await?;
+    if !matches!(
+        c.channel_type,
+        ChannelType::WebPush | ChannelType::MobilePush
+    ) {
+        return Err(Error::field(
+            "channel_id",
+            "inclusion",
+            "only web_push and mobile_push channels take subscriptions",
+        )
+        .into());
     }
     if check_status {
         match c.status() {
             ChannelStatus::Active => {}
             ChannelStatus::Revoked => {
-                return Err(Error::conflict("channel", Some(id.to_string()), "provider_revoked", "the channel's provider is revoked")
-                    .with("current_status", "revoked")
-                    .into())
+                return Err(Error::conflict(
+                    "channel",
+                    Some(id.to_string()),
+                    "provider_revoked",
+                    "the channel's provider is revoked",
+                )
+                .with("current_status", "revoked")
+                .into())
             }
             ChannelStatus::Unconfigured => {
-                return Err(Error::conflict("channel", Some(id.to_string()), "provider_not_configured", "the channel's provider is not configured")
-                    .with("current_status", "unconfigured")
-                    .into())
+                return Err(Error::conflict(
+                    "channel",
+                    Some(id.to_string()),
+                    "provider_not_configured",
+                    "the channel's provider is not configured",
+                )
+                .with("current_status", "unconfigured")
+                .into())
             }
         }
     }
     Ok(c)
 }
 
-pub async fn push_subscriptions(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+pub async fn push_subscriptions(
+    u: UserCtx,
+    req: HttpRequest,
+    st: State,
+) -> ApiResult<HttpResponse> {
     let cid = path_uuid(&req, "channel_id")?;
     let (pid, uid) = (u.project.id, u.user.id);
     push_channel(&st, pid, cid, false).await?;
-    let subs = st.run(move |s| s.push_subscriptions(&pid, &uid, &cid)).await?;
+    let subs = st
+        .run(move |s| s.push_subscriptions(&pid, &uid, &cid))
+        .await?;
     let items: Vec<Value> = subs.iter().map(|s| s.view()).collect();
-    Ok(ok(json!({"items": items, "page": {"limit": items.len().max(1), "after": null, "before": null, "has_more_after": false, "has_more_before": false}})))
+    Ok(ok(
+        json!({"items": items, "page": {"limit": items.len().max(1), "after": null, "before": null, "has_more_after": false, "has_more_before": false}}),
+    ))
 }
 
-pub async fn add_push_subscription(u: UserCtx, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+pub async fn add_push_subscription(
+    u: UserCtx,
+    req: HttpRequest,
+    body: Body,
+    st: State,
+) -> ApiResult<HttpResponse> {
     let cid = path_uuid(&req, "channel_id")?;
     let m = body.object()?;
     let (pid, uid) = (u.project.id, u.user.id);
@@ -179,29 +252,52 @@ pub async fn add_push_subscription(u: UserCtx, req: HttpRequest, body: Body, st:
     if c.channel_type == ChannelType::WebPush {
         if let Some(id) = &identifier {
             if !validate::is_http_url(id) {
-                v.push("identifier", "format", "a web push subscription is its push endpoint URL");
+                v.push(
+                    "identifier",
+                    "format",
+                    "a web push subscription is its push endpoint URL",
+                );
             }
         }
         match &keys {
             Some(k) => {
                 for part in ["p256dh", "auth"] {
                     if !k.get(part).is_some_and(|x| x.is_string()) {
-                        v.push(format!("keys.{part}"), "required", "is required for web push");
+                        v.push(
+                            format!("keys.{part}"),
+                            "required",
+                            "is required for web push",
+                        );
                     }
                 }
             }
-            None => v.push("keys", "required", "web push subscriptions need keys.p256dh and keys.auth"),
+            None => v.push(
+                "keys",
+                "required",
+                "web push subscriptions need keys.p256dh and keys.auth",
+            ),
         }
     }
     v.finish()?;
     push_channel(&st, pid, cid, true).await?;
     let identifier = identifier.expect("validated");
     let keys = keys.map(Value::Object);
-    let (sub, was_created) = st.run(move |s| s.add_push_subscription(&pid, &uid, &cid, &identifier, keys, platform)).await?;
-    Ok(if was_created { created(sub.view()) } else { ok(sub.view()) })
+    let (sub, was_created) = st
+        .run(move |s| s.add_push_subscription(&pid, &uid, &cid, &identifier, keys, platform))
+        .await?;
+    Ok(if was_created {
+        created(sub.view())
+    } else {
+        ok(sub.view())
+    })
 }
 
-pub async fn remove_push_subscription(u: UserCtx, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+pub async fn remove_push_subscription(
+    u: UserCtx,
+    req: HttpRequest,
+    body: Body,
+    st: State,
+) -> ApiResult<HttpResponse> {
     let cid = path_uuid(&req, "channel_id")?;
     let m = body.object()?;
     let (pid, uid) = (u.project.id, u.user.id);
@@ -210,23 +306,45 @@ pub async fn remove_push_subscription(u: UserCtx, req: HttpRequest, body: Body, 
     let identifier = Fields::new(&m).req_str("identifier", 4096, &mut v);
     v.finish()?;
     let identifier = identifier.expect("validated");
-    let existed = st.run(move |s| s.remove_push_subscription(&pid, &uid, &cid, &identifier)).await?;
+    let existed = st
+        .run(move |s| s.remove_push_subscription(&pid, &uid, &cid, &identifier))
+        .await?;
     if !existed {
-        return Err(Error::new(herald_actors::ErrorCode::NotFound, "subscription not found").with("resource", "subscription").into());
+        return Err(
+            Error::new(herald_actors::ErrorCode::NotFound, "subscription not found")
+                .with("resource", "subscription")
+                .into(),
+        );
     }
     Ok(no_content())
 }
 
-pub async fn topic_subscriptions(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+pub async fn topic_subscriptions(
+    u: UserCtx,
+    req: HttpRequest,
+    st: State,
+) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
-    let paging = pagination::parse(&q, st.store.cursor_key(), &format!("my_subs:{}", u.user.id), &[])?;
+    let paging = pagination::parse(
+        &q,
+        st.store.cursor_key(),
+        &format!("my_subs:{}", u.user.id),
+        &[],
+    )?;
     let (pid, uid) = (u.project.id, u.user.id);
     let pr = paging.req.clone();
-    let page = st.run(move |s| s.user_subscriptions(&pid, &uid, &pr)).await?;
+    let page = st
+        .run(move |s| s.user_subscriptions(&pid, &uid, &pr))
+        .await?;
     Ok(list_page(&paging, &page, Subscription::view))
 }
 
-pub async fn subscribe(u: UserCtx, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+pub async fn subscribe(
+    u: UserCtx,
+    req: HttpRequest,
+    body: Body,
+    st: State,
+) -> ApiResult<HttpResponse> {
     let key = path_str(&req, "key");
     let m = body.object_or_empty()?;
     let idem = idempotency::prepare(&req, &m)?;
@@ -235,7 +353,11 @@ pub async fn subscribe(u: UserCtx, req: HttpRequest, body: Body, st: State) -> A
     let st2 = st.clone();
     idempotency::once(&st2, pid, idem, "subscription", |_| async move {
         let sub = st.run(move |s| s.subscribe(&pid, &key, &user)).await?;
-        Ok(Created { status: StatusCode::CREATED, body: sub.view().to_string().into_bytes(), stored: false })
+        Ok(Created {
+            status: StatusCode::CREATED,
+            body: sub.view().to_string().into_bytes(),
+            stored: false,
+        })
     })
     .await
 }
@@ -245,7 +367,8 @@ pub async fn unsubscribe(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<H
     let pid = u.project.id;
     let user = u.user.clone();
     st.run(move |s| {
-        s.topic(&pid, &key)?.ok_or_else(|| Error::not_found("topic", &key))?;
+        s.topic(&pid, &key)?
+            .ok_or_else(|| Error::not_found("topic", &key))?;
         s.unsubscribe(&pid, &key, &user)
     })
     .await?;

@@ -33,7 +33,11 @@ pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     v.finish()?;
     let pid = a.project.id;
     let (user, was_created) = st.run(move |s| s.upsert_user(&pid, &ext, &patch)).await?;
-    Ok(if was_created { created(user_view(&user)) } else { ok(user_view(&user)) })
+    Ok(if was_created {
+        created(user_view(&user))
+    } else {
+        ok(user_view(&user))
+    })
 }
 
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
@@ -61,7 +65,10 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
 
 /// Parses a preferences PUT body; unknown channel types and flow handles are 422
 /// `inclusion` (`live_handles`: the project's flows that are not archived).
-pub fn parse_preferences(m: &Map<String, Value>, live_handles: &[String]) -> ApiResult<Preferences> {
+pub fn parse_preferences(
+    m: &Map<String, Value>,
+    live_handles: &[String],
+) -> ApiResult<Preferences> {
     let mut v = Validator::new();
     let mut p = Preferences::default();
     let channel_map = |obj: &Value, path: &str, v: &mut Validator| {
@@ -70,11 +77,15 @@ pub fn parse_preferences(m: &Map<String, Value>, live_handles: &[String]) -> Api
             Value::Object(o) => {
                 for (k, val) in o {
                     match (ChannelType::parse(k), val) {
-                        (None, _) => v.push(format!("{path}.{k}"), "inclusion", "unknown channel type"),
+                        (None, _) => {
+                            v.push(format!("{path}.{k}"), "inclusion", "unknown channel type")
+                        }
                         (Some(t), Value::Bool(b)) => {
                             out.insert(t, *b);
                         }
-                        (Some(_), _) => v.push(format!("{path}.{k}"), "format", "must be a boolean"),
+                        (Some(_), _) => {
+                            v.push(format!("{path}.{k}"), "format", "must be a boolean")
+                        }
                     }
                 }
             }
@@ -128,12 +139,18 @@ pub async fn preferences_view(st: &AppState, project: Uuid, user: Uuid) -> ApiRe
 }
 
 /// Validates and applies a preferences PUT for `user`; the full object after it.
-pub async fn update_preferences(st: &AppState, project: Uuid, user: User, m: Map<String, Value>) -> ApiResult<Value> {
+pub async fn update_preferences(
+    st: &AppState,
+    project: Uuid,
+    user: User,
+    m: Map<String, Value>,
+) -> ApiResult<Value> {
     let flows = st.run(move |s| s.live_flows(&project)).await?;
     let handles: Vec<String> = flows.iter().map(|f| f.handle.clone()).collect();
     let patch = parse_preferences(&m, &handles)?;
     let uid = user.id;
-    st.run(move |s| s.update_preferences(&project, &user, &patch).map(|_| ())).await?;
+    st.run(move |s| s.update_preferences(&project, &user, &patch).map(|_| ()))
+        .await?;
     preferences_view(st, project, uid).await
 }
 
@@ -144,7 +161,12 @@ pub async fn get_preferences(a: Admin, req: HttpRequest, st: State) -> ApiResult
     Ok(ok(preferences_view(&st, pid, u.id).await?))
 }
 
-pub async fn put_preferences(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+pub async fn put_preferences(
+    a: Admin,
+    req: HttpRequest,
+    body: Body,
+    st: State,
+) -> ApiResult<HttpResponse> {
     let ext = path_str(&req, "external_id");
     let m = body.object()?;
     let pid = a.project.id;
@@ -162,12 +184,22 @@ pub fn feed_query(st: &AppState, user: Uuid, req: &HttpRequest) -> ApiResult<Fee
     let q = Query::of(req);
     let filter = q.choice("status", FeedFilter::parse)?.unwrap_or_default();
     let status = q.get("status").map(str::to_string);
-    let paging = pagination::parse(&q, st.store.cursor_key(), &format!("feed:{user}"), &[("status", status)])?;
+    let paging = pagination::parse(
+        &q,
+        st.store.cursor_key(),
+        &format!("feed:{user}"),
+        &[("status", status)],
+    )?;
     Ok(FeedQuery { filter, paging })
 }
 
 /// A page of a user's feed with the meta counts, as the User API shows it.
-pub async fn feed_page(st: &AppState, project: Uuid, user: Uuid, fq: FeedQuery) -> ApiResult<Value> {
+pub async fn feed_page(
+    st: &AppState,
+    project: Uuid,
+    user: Uuid,
+    fq: FeedQuery,
+) -> ApiResult<Value> {
     let FeedQuery { filter, paging } = fq;
     let pr = paging.req.clone();
     let (page, counts, actors) = st
@@ -189,7 +221,11 @@ pub async fn feed_page(st: &AppState, project: Uuid, user: Uuid, fq: FeedQuery) 
         .items
         .iter()
         .map(|d| {
-            let actor = d.actor_id.and_then(|a| actors.get(&a).cloned().flatten()).map(|u| user_view(&u)).unwrap_or(Value::Null);
+            let actor = d
+                .actor_id
+                .and_then(|a| actors.get(&a).cloned().flatten())
+                .map(|u| user_view(&u))
+                .unwrap_or(Value::Null);
             d.feed_view(actor)
         })
         .collect();
@@ -204,10 +240,14 @@ pub async fn feed(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
     // needs the user id, so a cursor is checked once the user is known.
     let q = Query::of(&req);
     q.choice("status", FeedFilter::parse)?;
-    pagination::parse(&Query(q.0.iter().filter(|(k, _)| k == "limit").cloned().collect()), st.store.cursor_key(), "", &[])?;
+    pagination::parse(
+        &Query(q.0.iter().filter(|(k, _)| k == "limit").cloned().collect()),
+        st.store.cursor_key(),
+        "",
+        &[],
+    )?;
     let pid = a.project.id;
     let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
     let fq = feed_query(&st, u.id, &req)?;
     Ok(ok(feed_page(&st, pid, u.id, fq).await?))
 }
-

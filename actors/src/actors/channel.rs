@@ -86,7 +86,8 @@ impl ChannelActor {
 
     fn push(&mut self, q: QueueItem) {
         if self.known.insert(q.delivery_id) {
-            self.heap.push(Reverse(Due(q.due_ms, q.delivery_id, q.project)));
+            self.heap
+                .push(Reverse(Due(q.due_ms, q.delivery_id, q.project)));
         }
     }
 
@@ -97,7 +98,9 @@ impl ChannelActor {
                     self.push(q);
                 }
             }
-            Err(e) => tracing::error!(channel_type = self.ct.as_str(), error = %e, "cannot reload delivery queue"),
+            Err(e) => {
+                tracing::error!(channel_type = self.ct.as_str(), error = %e, "cannot reload delivery queue")
+            }
         }
     }
 
@@ -110,7 +113,12 @@ impl ChannelActor {
                 _ => break,
             }
             let Reverse(Due(due, id, project)) = self.heap.pop().expect("peeked");
-            let q = QueueItem { project, delivery_id: id, channel_type: self.ct, due_ms: due };
+            let q = QueueItem {
+                project,
+                delivery_id: id,
+                channel_type: self.ct,
+                due_ms: due,
+            };
             self.inflight += 1;
             self.attempt(q, ctx);
         }
@@ -120,7 +128,9 @@ impl ChannelActor {
         let engine = self.engine.clone();
         let ct = self.ct;
         let fut = async move {
-            if engine.inner.config.panic_once.contains(&ct) && engine.inner.panicked.insert(ct, ()).is_none() {
+            if engine.inner.config.panic_once.contains(&ct)
+                && engine.inner.panicked.insert(ct, ()).is_none()
+            {
                 panic!("injected fault: {} delivery actor panics once", ct.as_str());
             }
             if ct == ChannelType::InApp {
@@ -129,16 +139,21 @@ impl ChannelActor {
                 external_attempt(engine, q).await
             }
         };
-        ctx.spawn(AssertUnwindSafe(fut).catch_unwind().into_actor(self).map(move |res, act, ctx| {
-            act.inflight = act.inflight.saturating_sub(1);
-            match res {
-                Ok(outcome) => ctx.notify(Finished(q, outcome)),
-                Err(_) => {
-                    tracing::error!(channel_type = act.ct.as_str(), "delivery actor crashed; supervisor restarts it");
-                    ctx.stop();
+        ctx.spawn(AssertUnwindSafe(fut).catch_unwind().into_actor(self).map(
+            move |res, act, ctx| {
+                act.inflight = act.inflight.saturating_sub(1);
+                match res {
+                    Ok(outcome) => ctx.notify(Finished(q, outcome)),
+                    Err(_) => {
+                        tracing::error!(
+                            channel_type = act.ct.as_str(),
+                            "delivery actor crashed; supervisor restarts it"
+                        );
+                        ctx.stop();
+                    }
                 }
-            }
-        }));
+            },
+        ));
     }
 
     fn flush(&mut self, ctx: &mut Context<Self>) {
@@ -154,7 +169,10 @@ impl ChannelActor {
                     match o {
                         Outcome::Retry { at, .. } => {
                             self.known.remove(&q.delivery_id);
-                            self.push(QueueItem { due_ms: at.millis(), ..*q });
+                            self.push(QueueItem {
+                                due_ms: at.millis(),
+                                ..*q
+                            });
                         }
                         _ => {
                             self.known.remove(&q.delivery_id);
@@ -167,7 +185,10 @@ impl ChannelActor {
                 tracing::error!(error = %e, "cannot record delivery outcomes; retrying in 1 s");
                 for (q, _) in batch {
                     self.known.remove(&q.delivery_id);
-                    self.push(QueueItem { due_ms: Timestamp::now().millis() + 1000, ..q });
+                    self.push(QueueItem {
+                        due_ms: Timestamp::now().millis() + 1000,
+                        ..q
+                    });
                 }
             }
         }
@@ -195,7 +216,10 @@ impl Supervised for ChannelActor {
         self.inflight = 0;
         self.done.clear();
         self.flush_scheduled = false;
-        tracing::warn!(channel_type = self.ct.as_str(), "delivery actor restarted; queue reloaded from store");
+        tracing::warn!(
+            channel_type = self.ct.as_str(),
+            "delivery actor restarted; queue reloaded from store"
+        );
     }
 }
 
@@ -220,12 +244,17 @@ impl Handler<Finished> for ChannelActor {
             }
             Some(Outcome::Retry { at, .. }) if self.ct == ChannelType::InApp => {
                 self.known.remove(&q.delivery_id);
-                self.push(QueueItem { due_ms: at.millis(), ..q });
+                self.push(QueueItem {
+                    due_ms: at.millis(),
+                    ..q
+                });
             }
             Some(o) => {
                 if let Outcome::Failed(e) = &o {
                     if e.code == "provider_unauthorized" {
-                        if let Ok(Some(d)) = self.engine.store().delivery(&q.project, &q.delivery_id) {
+                        if let Ok(Some(d)) =
+                            self.engine.store().delivery(&q.project, &q.delivery_id)
+                        {
                             if self.warned.insert(d.channel_id) {
                                 tracing::warn!(channel_id = %d.channel_id, "provider answered 401/403: check the channel's credentials");
                             }
@@ -245,7 +274,10 @@ impl Handler<Finished> for ChannelActor {
 }
 
 fn err(code: &str, message: impl Into<String>) -> DeliveryError {
-    DeliveryError { code: code.into(), message: message.into() }
+    DeliveryError {
+        code: code.into(),
+        message: message.into(),
+    }
 }
 
 /// In-app: the user's actor writes the feed entry and marks the delivery sent.
@@ -287,7 +319,12 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
     };
     let channel = match store.channel(&q.project, &d.channel_id) {
         Ok(Some(c)) => c,
-        Ok(None) => return Some(Outcome::Failed(err("provider_not_configured", "the channel was deleted"))),
+        Ok(None) => {
+            return Some(Outcome::Failed(err(
+                "provider_not_configured",
+                "the channel was deleted",
+            )))
+        }
         Err(e) => {
             return Some(Outcome::Retry {
                 error: err("provider_unavailable", e.message),
@@ -297,28 +334,49 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
         }
     };
     match channel.status() {
-        ChannelStatus::Revoked => return Some(Outcome::Failed(err("provider_revoked", "the channel's provider access is revoked"))),
+        ChannelStatus::Revoked => {
+            return Some(Outcome::Failed(err(
+                "provider_revoked",
+                "the channel's provider access is revoked",
+            )))
+        }
         ChannelStatus::Unconfigured => {
-            return Some(Outcome::Failed(err("provider_not_configured", "the channel's provider is not configured")))
+            return Some(Outcome::Failed(err(
+                "provider_not_configured",
+                "the channel's provider is not configured",
+            )))
         }
         ChannelStatus::Active => {}
     }
     let Some(transport) = providers::transport(&channel.provider, &engine.inner.http) else {
         return Some(Outcome::Failed(err(
             "provider_not_configured",
-            format!("provider {} has no transport in this build", channel.provider),
+            format!(
+                "provider {} has no transport in this build",
+                channel.provider
+            ),
         )));
     };
     let policy = RetryPolicy::from_config(&channel.config);
     let recipient = store.user(&q.project, &d.recipient_id).ok().flatten();
     let attempt = d.attempts + 1;
-    let req = SendRequest { delivery: d, recipient, config: channel.config.clone() };
+    let req = SendRequest {
+        delivery: d,
+        recipient,
+        config: channel.config.clone(),
+    };
     let res = transport.send(req).await;
     Some(match res {
         Ok(outcomes) => Outcome::Sent { outcomes },
-        Err(SendError::Transient { message, retry_after }) => {
+        Err(SendError::Transient {
+            message,
+            retry_after,
+        }) => {
             if attempt >= policy.max_attempts {
-                Outcome::Failed(err("provider_unavailable", format!("{message} (after {attempt} attempts)")))
+                Outcome::Failed(err(
+                    "provider_unavailable",
+                    format!("{message} (after {attempt} attempts)"),
+                ))
             } else {
                 let wait = policy.delay(attempt, retry_after);
                 Outcome::Retry {
@@ -328,7 +386,9 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
                 }
             }
         }
-        Err(SendError::Unauthorized { message }) => Outcome::Failed(err("provider_unauthorized", message)),
+        Err(SendError::Unauthorized { message }) => {
+            Outcome::Failed(err("provider_unauthorized", message))
+        }
         Err(SendError::Rejected { code, message }) => Outcome::Failed(err(code, message)),
         Err(SendError::NoAddress { message }) => Outcome::Skipped(err("missing_address", message)),
     })
@@ -340,12 +400,19 @@ mod tests {
 
     #[test]
     fn backoff_is_jittered_capped_and_honours_retry_after() {
-        let p = RetryPolicy { max_attempts: 8, base_seconds: 1.0, max_seconds: 10.0 };
+        let p = RetryPolicy {
+            max_attempts: 8,
+            base_seconds: 1.0,
+            max_seconds: 10.0,
+        };
         for attempt in 1..=8 {
             let cap = (2f64.powi(attempt as i32 - 1)).min(10.0);
             for _ in 0..50 {
                 let d = p.delay(attempt, None).as_secs_f64();
-                assert!((0.0..=cap).contains(&d), "attempt {attempt}: {d} not in [0, {cap}]");
+                assert!(
+                    (0.0..=cap).contains(&d),
+                    "attempt {attempt}: {d} not in [0, {cap}]"
+                );
             }
         }
         let d = p.delay(1, Some(Duration::from_secs(5))).as_secs_f64();

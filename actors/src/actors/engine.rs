@@ -26,7 +26,11 @@ pub struct EngineConfig {
 
 impl Default for EngineConfig {
     fn default() -> Self {
-        EngineConfig { threads: 2, concurrency: 256, panic_once: vec![] }
+        EngineConfig {
+            threads: 2,
+            concurrency: 256,
+            panic_once: vec![],
+        }
     }
 }
 
@@ -57,7 +61,9 @@ impl Engine {
     /// delivery supervisor (which reloads every queued delivery) and an actor for
     /// every run not yet processed.
     pub fn start(store: Store, config: EngineConfig) -> Result<Engine> {
-        let arbiters = (0..config.threads.max(1)).map(|_| Arbiter::new().handle()).collect();
+        let arbiters = (0..config.threads.max(1))
+            .map(|_| Arbiter::new().handle())
+            .collect();
         let http = reqwest::Client::builder()
             .user_agent(concat!("herald/", env!("CARGO_PKG_VERSION")))
             .pool_max_idle_per_host(64)
@@ -136,13 +142,17 @@ impl Engine {
         let entry = self.inner.users.entry((project, user));
         match entry {
             dashmap::mapref::entry::Entry::Occupied(mut o) if !o.get().connected() => {
-                let a = UserActor::start_in_arbiter(self.arbiter_for(&user), move |_| UserActor::new(engine, project, user));
+                let a = UserActor::start_in_arbiter(self.arbiter_for(&user), move |_| {
+                    UserActor::new(engine, project, user)
+                });
                 o.insert(a.clone());
                 a
             }
             dashmap::mapref::entry::Entry::Occupied(o) => o.get().clone(),
             dashmap::mapref::entry::Entry::Vacant(v) => {
-                let a = UserActor::start_in_arbiter(self.arbiter_for(&user), move |_| UserActor::new(engine, project, user));
+                let a = UserActor::start_in_arbiter(self.arbiter_for(&user), move |_| {
+                    UserActor::new(engine, project, user)
+                });
                 v.insert(a.clone());
                 a
             }
@@ -151,7 +161,11 @@ impl Engine {
 
     /// The user's actor if one is running (never starts one).
     pub fn user_actor_if_running(&self, project: Uuid, user: Uuid) -> Option<Addr<UserActor>> {
-        self.inner.users.get(&(project, user)).map(|a| a.clone()).filter(|a| a.connected())
+        self.inner
+            .users
+            .get(&(project, user))
+            .map(|a| a.clone())
+            .filter(|a| a.connected())
     }
 
     /// Sends to the user's actor, restarting it once if it stopped meanwhile.
@@ -166,7 +180,9 @@ impl Engine {
             match a.send(msg.clone()).await {
                 Ok(r) => return Ok(r),
                 Err(_) => {
-                    self.inner.users.remove_if(&(project, user), |_, v| !v.connected());
+                    self.inner
+                        .users
+                        .remove_if(&(project, user), |_, v| !v.connected());
                 }
             }
         }

@@ -29,7 +29,12 @@ struct Expand;
 
 impl FlowRunActor {
     pub fn new(engine: Engine, project: Uuid, run: Uuid, queued: Vec<QueueItem>) -> Self {
-        FlowRunActor { engine, project, run, queued }
+        FlowRunActor {
+            engine,
+            project,
+            run,
+            queued,
+        }
     }
 
     fn check_done(&mut self, ctx: &mut Context<Self>) {
@@ -52,7 +57,10 @@ impl Actor for FlowRunActor {
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        self.engine.inner.runs.remove_if(&self.run, |_, a| !a.connected());
+        self.engine
+            .inner
+            .runs
+            .remove_if(&self.run, |_, a| !a.connected());
     }
 }
 

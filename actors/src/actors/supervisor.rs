@@ -27,7 +27,8 @@ impl DeliverySupervisor {
         let mut channels = HashMap::new();
         for (i, ct) in ChannelType::ALL.into_iter().enumerate() {
             let e = engine.clone();
-            let addr = Supervisor::start_in_arbiter(engine.arbiter(i), move |_| ChannelActor::new(e, ct));
+            let addr =
+                Supervisor::start_in_arbiter(engine.arbiter(i), move |_| ChannelActor::new(e, ct));
             channels.insert(ct, addr);
         }
         let sup = DeliverySupervisor { channels };

@@ -137,13 +137,21 @@ impl UserActor {
     }
 
     /// Waits for `ticket`, releases pending frames, then resolves with `value`.
-    fn after_durable<T: 'static>(&self, ticket: u64, value: T) -> ResponseActFuture<Self, Result<T>> {
+    fn after_durable<T: 'static>(
+        &self,
+        ticket: u64,
+        value: T,
+    ) -> ResponseActFuture<Self, Result<T>> {
         let store = self.engine.store().clone();
-        Box::pin(async move { store.wait_durable(ticket).await }.into_actor(self).map(move |r, act, _| {
-            r?;
-            act.release(ticket);
-            Ok(value)
-        }))
+        Box::pin(
+            async move { store.wait_durable(ticket).await }
+                .into_actor(self)
+                .map(move |r, act, _| {
+                    r?;
+                    act.release(ticket);
+                    Ok(value)
+                }),
+        )
     }
 
     fn fail<T: 'static>(&self, e: Error) -> ResponseActFuture<Self, Result<T>> {
@@ -168,7 +176,10 @@ impl Actor for UserActor {
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        self.engine.inner.users.remove_if(&(self.project, self.user), |_, a| !a.connected());
+        self.engine
+            .inner
+            .users
+            .remove_if(&(self.project, self.user), |_, a| !a.connected());
     }
 }
 
@@ -180,20 +191,31 @@ impl Handler<Connect> for UserActor {
         let latest = self.pushed_seq;
         let hello = json!({"type": "hello", "seq": latest, "meta": self.pushed_meta});
         m.socket.do_send(LiveFrame(Arc::from(hello.to_string())));
-        let reset = || LiveFrame(Arc::from(json!({"type": "reset", "seq": latest}).to_string()));
+        let reset = || {
+            LiveFrame(Arc::from(
+                json!({"type": "reset", "seq": latest}).to_string(),
+            ))
+        };
         match m.since {
             None => {}
             Some(s) if s == latest => {}
             Some(s) if s > latest => m.socket.do_send(reset()),
-            Some(s) => match self.engine.store().events_between(&self.project, &self.user, s, latest)? {
-                Some(frames) => {
-                    for f in frames {
-                        let text = String::from_utf8(f).map_err(|_| Error::internal("corrupt event"))?;
-                        m.socket.do_send(LiveFrame(Arc::from(text)));
+            Some(s) => {
+                match self
+                    .engine
+                    .store()
+                    .events_between(&self.project, &self.user, s, latest)?
+                {
+                    Some(frames) => {
+                        for f in frames {
+                            let text = String::from_utf8(f)
+                                .map_err(|_| Error::internal("corrupt event"))?;
+                            m.socket.do_send(LiveFrame(Arc::from(text)));
+                        }
                     }
+                    None => m.socket.do_send(reset()),
                 }
-                None => m.socket.do_send(reset()),
-            },
+            }
         }
         self.sockets.insert(m.id, m.socket);
         Ok(())
@@ -214,26 +236,33 @@ impl Handler<DeliverInApp> for UserActor {
     fn handle(&mut self, DeliverInApp(q): DeliverInApp, _: &mut Context<Self>) -> Self::Result {
         self.last_used = Instant::now();
         let store = self.engine.store().clone();
-        let work = |act: &mut Self| -> Result<Option<(Vec<(Uuid, Uuid)>, Vec<(u64, Arc<str>, Value)>)>> {
-            let Some(d) = store.delivery(&q.project, &q.delivery_id)? else { return Ok(None) };
-            if d.status.is_final() {
-                return Ok(None);
-            }
-            let mut w = Writes::new();
-            let mut frames = vec![];
-            let outcome = if store.user(&q.project, &d.recipient_id)?.is_some() {
-                let mut counts = store.feed_counts(&q.project, &d.recipient_id)?;
-                store.stage_feed_insert(&mut w, &q.project, &d, &mut counts);
-                let mut sent = d.clone();
-                sent.sent_at = Some(crate::model::Timestamp::now());
-                frames = act.stage_events(&mut w, "feed_entry.created", &[sent], &mut counts)?;
-                Outcome::Sent { outcomes: None }
-            } else {
-                Outcome::Skipped(DeliveryError { code: "missing_address".into(), message: "the recipient was deleted".into() })
+        let work =
+            |act: &mut Self| -> Result<Option<(Vec<(Uuid, Uuid)>, Vec<(u64, Arc<str>, Value)>)>> {
+                let Some(d) = store.delivery(&q.project, &q.delivery_id)? else {
+                    return Ok(None);
+                };
+                if d.status.is_final() {
+                    return Ok(None);
+                }
+                let mut w = Writes::new();
+                let mut frames = vec![];
+                let outcome = if store.user(&q.project, &d.recipient_id)?.is_some() {
+                    let mut counts = store.feed_counts(&q.project, &d.recipient_id)?;
+                    store.stage_feed_insert(&mut w, &q.project, &d, &mut counts);
+                    let mut sent = d.clone();
+                    sent.sent_at = Some(crate::model::Timestamp::now());
+                    frames =
+                        act.stage_events(&mut w, "feed_entry.created", &[sent], &mut counts)?;
+                    Outcome::Sent { outcomes: None }
+                } else {
+                    Outcome::Skipped(DeliveryError {
+                        code: "missing_address".into(),
+                        message: "the recipient was deleted".into(),
+                    })
+                };
+                let (_, runs) = store.finish_deliveries(&[(q, outcome)], w)?;
+                Ok(Some((runs, frames)))
             };
-            let (_, runs) = store.finish_deliveries(&[(q, outcome)], w)?;
-            Ok(Some((runs, frames)))
-        };
         match work(self) {
             Ok(None) => Box::pin(async { Ok(()) }.into_actor(self)),
             Ok(Some((runs, frames))) => {
@@ -269,7 +298,12 @@ impl Handler<UpdateEntry> for UserActor {
             return Box::pin(async move { Ok((out.entry, out.counts)) }.into_actor(self));
         }
         let mut counts = out.counts;
-        let frames = match self.stage_events(&mut w, "feed_entry.updated", std::slice::from_ref(&out.entry), &mut counts) {
+        let frames = match self.stage_events(
+            &mut w,
+            "feed_entry.updated",
+            std::slice::from_ref(&out.entry),
+            &mut counts,
+        ) {
             Ok(f) => f,
             Err(e) => return self.fail(e),
         };
@@ -289,10 +323,11 @@ impl Handler<MarkAll> for UserActor {
         self.last_used = Instant::now();
         let store = self.engine.store().clone();
         let mut w = Writes::new();
-        let (updated, mut counts) = match store.feed_mark_all(&mut w, &self.project, &self.user, m.read) {
-            Ok(x) => x,
-            Err(e) => return self.fail(e),
-        };
+        let (updated, mut counts) =
+            match store.feed_mark_all(&mut w, &self.project, &self.user, m.read) {
+                Ok(x) => x,
+                Err(e) => return self.fail(e),
+            };
         if updated.is_empty() {
             return Box::pin(async move { Ok((0, counts)) }.into_actor(self));
         }

@@ -13,13 +13,38 @@ use std::time::Duration;
 /// `(provider, channel type, required fields, secret fields)`, API.md §10.
 const TABLE: &[(&str, ChannelType, &[&str], &[&str])] = &[
     ("in_app", ChannelType::InApp, &[], &[]),
-    ("smtp", ChannelType::Email, &["host", "port", "from"], &["password"]),
-    ("twilio", ChannelType::Sms, &["account_sid", "auth_token", "from"], &["auth_token"]),
+    (
+        "smtp",
+        ChannelType::Email,
+        &["host", "port", "from"],
+        &["password"],
+    ),
+    (
+        "twilio",
+        ChannelType::Sms,
+        &["account_sid", "auth_token", "from"],
+        &["auth_token"],
+    ),
     ("slack_webhook", ChannelType::Chat, &["url"], &["url"]),
     ("webhook", ChannelType::Chat, &["url"], &["secret"]),
-    ("web_push", ChannelType::WebPush, &["subject"], &["vapid_private_key"]),
-    ("fcm", ChannelType::MobilePush, &["project_id", "service_account"], &["service_account"]),
-    ("apns", ChannelType::MobilePush, &["team_id", "key_id", "private_key", "topic"], &["private_key"]),
+    (
+        "web_push",
+        ChannelType::WebPush,
+        &["subject"],
+        &["vapid_private_key"],
+    ),
+    (
+        "fcm",
+        ChannelType::MobilePush,
+        &["project_id", "service_account"],
+        &["service_account"],
+    ),
+    (
+        "apns",
+        ChannelType::MobilePush,
+        &["team_id", "key_id", "private_key", "topic"],
+        &["private_key"],
+    ),
 ];
 
 pub fn provider_type(provider: &str) -> Option<ChannelType> {
@@ -27,12 +52,20 @@ pub fn provider_type(provider: &str) -> Option<ChannelType> {
 }
 
 pub fn secret_fields(provider: &str) -> &'static [&'static str] {
-    TABLE.iter().find(|r| r.0 == provider).map(|r| r.3).unwrap_or(&[])
+    TABLE
+        .iter()
+        .find(|r| r.0 == provider)
+        .map(|r| r.3)
+        .unwrap_or(&[])
 }
 
 /// Required config fields that are absent (or null/empty).
 pub fn missing_required(provider: &str, config: &Map<String, Value>) -> Vec<&'static str> {
-    let req = TABLE.iter().find(|r| r.0 == provider).map(|r| r.2).unwrap_or(&[]);
+    let req = TABLE
+        .iter()
+        .find(|r| r.0 == provider)
+        .map(|r| r.2)
+        .unwrap_or(&[]);
     req.iter()
         .copied()
         .filter(|k| match config.get(*k) {
@@ -48,7 +81,10 @@ fn is_http_url(s: &str) -> bool {
 }
 
 fn url_like(s: &str, schemes: &[&str]) -> bool {
-    schemes.iter().any(|p| s.len() > p.len() && s[..p.len()].eq_ignore_ascii_case(p)) && !s.contains(char::is_whitespace)
+    schemes
+        .iter()
+        .any(|p| s.len() > p.len() && s[..p.len()].eq_ignore_ascii_case(p))
+        && !s.contains(char::is_whitespace)
 }
 
 /// Checks the shape of the fields that are present (a partial config is allowed:
@@ -66,13 +102,21 @@ pub fn validate_config(provider: &str, config: &Map<String, Value>, v: &mut Vali
             Value::Object(m) => {
                 if let Some(x) = m.get("max_attempts") {
                     if !x.as_u64().map_or(false, |n| (1..=100).contains(&n)) {
-                        v.push("config.retry.max_attempts", "number", "an integer from 1 to 100");
+                        v.push(
+                            "config.retry.max_attempts",
+                            "number",
+                            "an integer from 1 to 100",
+                        );
                     }
                 }
                 for k in ["base_seconds", "max_seconds"] {
                     if let Some(x) = m.get(k) {
                         if !x.as_f64().map_or(false, |n| n > 0.0 && n <= 86_400.0) {
-                            v.push(format!("config.retry.{k}"), "number", "a number of seconds above 0, at most 86400");
+                            v.push(
+                                format!("config.retry.{k}"),
+                                "number",
+                                "a number of seconds above 0, at most 86400",
+                            );
                         }
                     }
                 }
@@ -87,7 +131,11 @@ pub fn validate_config(provider: &str, config: &Map<String, Value>, v: &mut Vali
             want_str("from", v);
             want_str("username", v);
             want_str("password", v);
-            if present("port") && !config["port"].as_u64().map_or(false, |p| (1..=65535).contains(&p)) {
+            if present("port")
+                && !config["port"]
+                    .as_u64()
+                    .map_or(false, |p| (1..=65535).contains(&p))
+            {
                 v.push("config.port", "number", "a port number from 1 to 65535");
             }
             if let Some(f) = s("from") {
@@ -126,13 +174,25 @@ pub fn validate_config(provider: &str, config: &Map<String, Value>, v: &mut Vali
             if provider == "webhook" {
                 if let Some(sec) = s("secret") {
                     if sec != "********" && webhook::secret_key(sec).is_none() {
-                        v.push("config.secret", "format", "must be whsec_ followed by base64");
+                        v.push(
+                            "config.secret",
+                            "format",
+                            "must be whsec_ followed by base64",
+                        );
                     }
                 } else {
                     want_str("secret", v);
                 }
-                if present("timeout_ms") && !config["timeout_ms"].as_u64().map_or(false, |t| (1..=120_000).contains(&t)) {
-                    v.push("config.timeout_ms", "number", "milliseconds from 1 to 120000");
+                if present("timeout_ms")
+                    && !config["timeout_ms"]
+                        .as_u64()
+                        .map_or(false, |t| (1..=120_000).contains(&t))
+                {
+                    v.push(
+                        "config.timeout_ms",
+                        "number",
+                        "milliseconds from 1 to 120000",
+                    );
                 }
             }
         }
@@ -150,7 +210,11 @@ pub fn validate_config(provider: &str, config: &Map<String, Value>, v: &mut Vali
         "fcm" => {
             want_str("project_id", v);
             if present("service_account") && !config["service_account"].is_object() {
-                v.push("config.service_account", "format", "must be the service-account JSON object");
+                v.push(
+                    "config.service_account",
+                    "format",
+                    "must be the service-account JSON object",
+                );
             }
             for k in ["base_url", "token_url"] {
                 if let Some(u) = s(k) {
@@ -164,8 +228,13 @@ pub fn validate_config(provider: &str, config: &Map<String, Value>, v: &mut Vali
             for k in ["team_id", "key_id", "private_key", "topic"] {
                 want_str(k, v);
             }
-            if present("environment") && !matches!(s("environment"), Some("production" | "sandbox")) {
-                v.push("config.environment", "inclusion", "one of production, sandbox");
+            if present("environment") && !matches!(s("environment"), Some("production" | "sandbox"))
+            {
+                v.push(
+                    "config.environment",
+                    "inclusion",
+                    "one of production, sandbox",
+                );
             }
             if let Some(u) = s("base_url") {
                 if !is_http_url(u) {
@@ -181,7 +250,10 @@ pub fn validate_config(provider: &str, config: &Map<String, Value>, v: &mut Vali
 #[derive(Debug, Clone)]
 pub enum SendError {
     /// Connection errors, timeouts, 408, 429, 5xx: retried with backoff.
-    Transient { message: String, retry_after: Option<Duration> },
+    Transient {
+        message: String,
+        retry_after: Option<Duration>,
+    },
     /// 401/403 from the provider.
     Unauthorized { message: String },
     /// Any other permanent rejection (other 4xx, invalid address).
@@ -210,9 +282,15 @@ pub fn classify_status(status: u16, body: &str, retry_after: Option<Duration>) -
     let snippet: String = body.chars().take(200).collect();
     let message = format!("provider answered {status}: {snippet}");
     match status {
-        408 | 429 | 500..=599 => SendError::Transient { message, retry_after },
+        408 | 429 | 500..=599 => SendError::Transient {
+            message,
+            retry_after,
+        },
         401 | 403 => SendError::Unauthorized { message },
-        _ => SendError::Rejected { code: "provider_rejected", message },
+        _ => SendError::Rejected {
+            code: "provider_rejected",
+            message,
+        },
     }
 }
 

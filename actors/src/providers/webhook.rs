@@ -22,7 +22,10 @@ impl Webhook {
 /// The HMAC key of a `whsec_<base64>` secret.
 pub fn secret_key(secret: &str) -> Option<Vec<u8>> {
     let b64 = secret.strip_prefix("whsec_")?;
-    base64::engine::general_purpose::STANDARD.decode(b64).ok().filter(|k| !k.is_empty())
+    base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .ok()
+        .filter(|k| !k.is_empty())
 }
 
 /// `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`.
@@ -33,7 +36,10 @@ pub fn sign(key: &[u8], id: &str, ts: i64, body: &[u8]) -> String {
     mac.update(ts.to_string().as_bytes());
     mac.update(b".");
     mac.update(body);
-    format!("v1,{}", base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes()))
+    format!(
+        "v1,{}",
+        base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+    )
 }
 
 pub(crate) fn retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
@@ -50,14 +56,26 @@ impl Provider for Webhook {
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
         let http = self.http.clone();
         Box::pin(async move {
-            let url = req.config.get("url").and_then(|v| v.as_str()).unwrap_or_default().to_string();
-            let timeout = req.config.get("timeout_ms").and_then(|v| v.as_u64()).unwrap_or(10_000);
+            let url = req
+                .config
+                .get("url")
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_string();
+            let timeout = req
+                .config
+                .get("timeout_ms")
+                .and_then(|v| v.as_u64())
+                .unwrap_or(10_000);
             let id = req.delivery.id.to_string();
             let body = serde_json::to_vec(&serde_json::json!({
                 "delivery": req.delivery.view(),
                 "recipient": req.recipient,
             }))
-            .map_err(|e| SendError::Rejected { code: "provider_rejected", message: e.to_string() })?;
+            .map_err(|e| SendError::Rejected {
+                code: "provider_rejected",
+                message: e.to_string(),
+            })?;
             let ts = chrono::Utc::now().timestamp();
             let mut rb = http
                 .post(&url)
@@ -66,13 +84,22 @@ impl Provider for Webhook {
                 .header("idempotency-key", &id)
                 .header("webhook-id", &id)
                 .header("webhook-timestamp", ts.to_string());
-            if let Some(key) = req.config.get("secret").and_then(|v| v.as_str()).and_then(secret_key) {
+            if let Some(key) = req
+                .config
+                .get("secret")
+                .and_then(|v| v.as_str())
+                .and_then(secret_key)
+            {
                 rb = rb.header("webhook-signature", sign(&key, &id, ts, &body));
             }
-            let resp = rb.body(body).send().await.map_err(|e| SendError::Transient {
-                message: format!("webhook request failed: {e}"),
-                retry_after: None,
-            })?;
+            let resp = rb
+                .body(body)
+                .send()
+                .await
+                .map_err(|e| SendError::Transient {
+                    message: format!("webhook request failed: {e}"),
+                    retry_after: None,
+                })?;
             let status = resp.status().as_u16();
             if (200..300).contains(&status) {
                 return Ok(None);

@@ -18,7 +18,8 @@ pub fn enc<V: serde::Serialize>(v: &V) -> Vec<u8> {
 
 pub fn dec<V: serde::de::DeserializeOwned>(b: &[u8]) -> Result<V> {
     match b.first() {
-        Some(&V1) => rmp_serde::from_slice(&b[1..]).map_err(|e| Error::internal(format!("corrupt record: {e}"))),
+        Some(&V1) => rmp_serde::from_slice(&b[1..])
+            .map_err(|e| Error::internal(format!("corrupt record: {e}"))),
         _ => Err(Error::internal("corrupt record: unknown version byte")),
     }
 }

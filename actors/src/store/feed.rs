@@ -95,7 +95,14 @@ const KEEP_MS: i64 = 24 * 3600 * 1000;
 impl Store {
     /// Stages event `seq` of a user's live feed. Trims the oldest events beyond
     /// the last 1,000 that are also older than 24 h.
-    pub fn stage_event(&self, w: &mut Writes, project: &Uuid, user: &Uuid, seq: u64, frame: &[u8]) -> Result<()> {
+    pub fn stage_event(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        user: &Uuid,
+        seq: u64,
+        frame: &[u8],
+    ) -> Result<()> {
         let now = Timestamp::now().millis();
         let mut v = Vec::with_capacity(8 + frame.len());
         v.extend_from_slice(&(now as u64).to_be_bytes());
@@ -121,7 +128,13 @@ impl Store {
 
     /// The frames of events `after < seq <= upto`, or `None` when the log no longer
     /// reaches back to `after + 1`.
-    pub fn events_between(&self, project: &Uuid, user: &Uuid, after: u64, upto: u64) -> Result<Option<Vec<Vec<u8>>>> {
+    pub fn events_between(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        after: u64,
+        upto: u64,
+    ) -> Result<Option<Vec<Vec<u8>>>> {
         if after >= upto {
             return Ok(Some(vec![]));
         }
@@ -154,37 +167,76 @@ impl Store {
 
     /// Stages a new feed entry for `d` (an in_app delivery being marked sent);
     /// the caller stores the counts.
-    pub fn stage_feed_insert(&self, w: &mut Writes, project: &Uuid, d: &Delivery, counts: &mut FeedCounts) {
+    pub fn stage_feed_insert(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        d: &Delivery,
+        counts: &mut FeedCounts,
+    ) {
         let f = flags_of(d);
-        w.put(T::feed, Key::new().id(project).id(&d.recipient_id).id(&d.id), [f]);
+        w.put(
+            T::feed,
+            Key::new().id(project).id(&d.recipient_id).id(&d.id),
+            [f],
+        );
         count_delta(counts, f, 1);
     }
 
-    pub fn stage_feed_counts(&self, w: &mut Writes, project: &Uuid, user: &Uuid, counts: &FeedCounts) {
+    pub fn stage_feed_counts(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        user: &Uuid,
+        counts: &FeedCounts,
+    ) {
         w.put_rec(T::feed_counts, Key::new().id(project).id(user), counts);
     }
 
-    pub fn feed_page(&self, project: &Uuid, user: &Uuid, filter: FeedFilter, req: &PageReq) -> Result<Page<Delivery>> {
-        scan(self.tree(T::feed), &Key::new().id(project).id(user), req, |k, v| {
-            if !filter.matches(v.first().copied().unwrap_or(0)) {
-                return Ok(None);
-            }
-            self.delivery(project, &tail_id(k))
-        })
+    pub fn feed_page(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        filter: FeedFilter,
+        req: &PageReq,
+    ) -> Result<Page<Delivery>> {
+        scan(
+            self.tree(T::feed),
+            &Key::new().id(project).id(user),
+            req,
+            |k, v| {
+                if !filter.matches(v.first().copied().unwrap_or(0)) {
+                    return Ok(None);
+                }
+                self.delivery(project, &tail_id(k))
+            },
+        )
     }
 
     /// The entry if it is in this user's feed (anything else is "not found").
     pub fn feed_entry(&self, project: &Uuid, user: &Uuid, id: &Uuid) -> Result<Delivery> {
-        if self.tree(T::feed).get(Key::new().id(project).id(user).id(id))?.is_none() {
+        if self
+            .tree(T::feed)
+            .get(Key::new().id(project).id(user).id(id))?
+            .is_none()
+        {
             return Err(Error::not_found("feed_entry", id));
         }
-        self.delivery(project, id)?.ok_or_else(|| Error::not_found("feed_entry", id))
+        self.delivery(project, id)?
+            .ok_or_else(|| Error::not_found("feed_entry", id))
     }
 
     /// Applies a PATCH. `read: false` / `seen: false` on an entry that already is
     /// read / seen is an invalid transition; repeating a true keeps the first time.
     /// Stages the PATCH into `w` (the caller commits, with its event).
-    pub fn feed_update(&self, w: &mut Writes, project: &Uuid, user: &Uuid, id: &Uuid, u: FeedUpdate) -> Result<FeedUpdateOutcome> {
+    pub fn feed_update(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        user: &Uuid,
+        id: &Uuid,
+        u: FeedUpdate,
+    ) -> Result<FeedUpdateOutcome> {
         let mut d = self.feed_entry(project, user, id)?;
         let state = d.feed_state();
         let allowed: Vec<&str> = match state {
@@ -192,7 +244,9 @@ impl Store {
             "seen" => vec!["read"],
             _ => vec![],
         };
-        if (u.read == Some(false) && d.read_at.is_some()) || (u.seen == Some(false) && d.seen_at.is_some()) {
+        if (u.read == Some(false) && d.read_at.is_some())
+            || (u.seen == Some(false) && d.seen_at.is_some())
+        {
             return Err(Error::conflict(
                 "feed_entry",
                 Some(id.to_string()),
@@ -235,25 +289,40 @@ impl Store {
             w.put_rec(T::deliveries, Key::new().id(project).id(id), &d);
             w.put(T::feed, Key::new().id(project).id(user).id(id), [after]);
         }
-        Ok(FeedUpdateOutcome { entry: d, counts, changed })
+        Ok(FeedUpdateOutcome {
+            entry: d,
+            counts,
+            changed,
+        })
     }
 
     /// `seen_all` / `read_all`: every non-archived entry not yet seen / read.
     /// Stages `seen_all`/`read_all` into `w`; returns the entries changed and the
     /// counts after (the caller stores the counts with its events and commits).
-    pub fn feed_mark_all(&self, w: &mut Writes, project: &Uuid, user: &Uuid, read: bool) -> Result<(Vec<Delivery>, FeedCounts)> {
+    pub fn feed_mark_all(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        user: &Uuid,
+        read: bool,
+    ) -> Result<(Vec<Delivery>, FeedCounts)> {
         let now = Timestamp::now();
         let mut counts = self.feed_counts(project, user)?;
         let mut updated = vec![];
         let want = if read { READ } else { SEEN };
-        for kv in self.tree(T::feed).scan_prefix(Key::new().id(project).id(user)) {
+        for kv in self
+            .tree(T::feed)
+            .scan_prefix(Key::new().id(project).id(user))
+        {
             let (k, v) = kv?;
             let f = v.first().copied().unwrap_or(0);
             if f & ARCHIVED != 0 || f & want != 0 {
                 continue;
             }
             let id = tail_id(&k);
-            let Some(mut d) = self.delivery(project, &id)? else { continue };
+            let Some(mut d) = self.delivery(project, &id)? else {
+                continue;
+            };
             d.seen_at.get_or_insert(now);
             if read {
                 d.read_at.get_or_insert(now);
@@ -281,12 +350,17 @@ mod tests {
         let (p, u) = (Uuid::now_v7(), Uuid::now_v7());
         let mut w = Writes::new();
         for seq in 1..=5u64 {
-            store.stage_event(&mut w, &p, &u, seq, format!("e{seq}").as_bytes()).unwrap();
+            store
+                .stage_event(&mut w, &p, &u, seq, format!("e{seq}").as_bytes())
+                .unwrap();
         }
         store.commit(w).unwrap();
         let got = store.events_between(&p, &u, 2, 5).unwrap().unwrap();
         assert_eq!(got, vec![b"e3".to_vec(), b"e4".to_vec(), b"e5".to_vec()]);
-        assert_eq!(store.events_between(&p, &u, 5, 5).unwrap().unwrap().len(), 0);
+        assert_eq!(
+            store.events_between(&p, &u, 5, 5).unwrap().unwrap().len(),
+            0
+        );
         // A gap at the start (trimmed log) is "cannot serve".
         let mut w = Writes::new();
         w.del(T::events, Key::new().id(&p).id(&u).u64(1));
@@ -306,6 +380,13 @@ mod tests {
             store.commit(w).unwrap();
         }
         // All younger than 24 h: nothing trimmed, the whole log replays.
-        assert_eq!(store.events_between(&p, &u, 0, KEEP_EVENTS + 50).unwrap().unwrap().len() as u64, KEEP_EVENTS + 50);
+        assert_eq!(
+            store
+                .events_between(&p, &u, 0, KEEP_EVENTS + 50)
+                .unwrap()
+                .unwrap()
+                .len() as u64,
+            KEEP_EVENTS + 50
+        );
     }
 }

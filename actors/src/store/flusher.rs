@@ -71,7 +71,10 @@ impl Flusher {
                 }
             })
             .expect("spawn flusher thread");
-        Flusher { shared, thread: Arc::new(Mutex::new(Some(handle))) }
+        Flusher {
+            shared,
+            thread: Arc::new(Mutex::new(Some(handle))),
+        }
     }
 
     /// A ticket covering every write applied before this call.
@@ -120,7 +123,6 @@ impl Flusher {
         self.check()
     }
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -49,7 +49,12 @@ impl Store {
     }
 
     pub fn list_channels(&self, project: &Uuid, req: &PageReq) -> Result<Page<Channel>> {
-        scan(self.tree(T::channels), &Key::new().id(project), req, |_, v| Ok(Some(codec::dec(v)?)))
+        scan(
+            self.tree(T::channels),
+            &Key::new().id(project),
+            req,
+            |_, v| Ok(Some(codec::dec(v)?)),
+        )
     }
 
     pub fn all_channels(&self, project: &Uuid) -> Result<Vec<Channel>> {
@@ -74,7 +79,9 @@ impl Store {
         f: impl FnOnce(&mut Channel) -> Result<R>,
     ) -> Result<(Channel, R)> {
         let _g = self.lock(&Key::new().u8(b'c').id(project).id(id).0);
-        let mut c = self.channel(project, id)?.ok_or_else(|| Error::not_found("channel", id))?;
+        let mut c = self
+            .channel(project, id)?
+            .ok_or_else(|| Error::not_found("channel", id))?;
         let r = f(&mut c)?;
         c.updated_at = Timestamp::now();
         self.put_channel(project, &c)?;
@@ -94,14 +101,19 @@ impl Store {
     }
 
     pub fn flow_by_handle(&self, project: &Uuid, handle: &str) -> Result<Option<Flow>> {
-        match self.tree(T::flows_by_handle).get(Key::new().id(project).str(handle))? {
+        match self
+            .tree(T::flows_by_handle)
+            .get(Key::new().id(project).str(handle))?
+        {
             Some(id) => self.get_rec(T::flows, Key::new().id(project).bytes(&id).as_ref()),
             None => Ok(None),
         }
     }
 
     pub fn list_flows(&self, project: &Uuid, req: &PageReq) -> Result<Page<Flow>> {
-        scan(self.tree(T::flows), &Key::new().id(project), req, |_, v| Ok(Some(codec::dec(v)?)))
+        scan(self.tree(T::flows), &Key::new().id(project), req, |_, v| {
+            Ok(Some(codec::dec(v)?))
+        })
     }
 
     /// Every flow that is not archived, oldest first (for preferences).
@@ -121,7 +133,11 @@ impl Store {
         let hk = Key::new().id(project).str(&f.handle);
         let _g = self.lock(&hk.0);
         if self.tree(T::flows_by_handle).get(&hk)?.is_some() {
-            return Err(Error::field("handle", "unique", "a flow with this handle exists"));
+            return Err(Error::field(
+                "handle",
+                "unique",
+                "a flow with this handle exists",
+            ));
         }
         let mut w = Writes::new();
         w.put_rec(T::flows, Key::new().id(project).id(&f.id), f);
@@ -136,7 +152,9 @@ impl Store {
         f: impl FnOnce(&mut Flow) -> Result<R>,
     ) -> Result<(Flow, R)> {
         let _g = self.lock(&Key::new().u8(b'f').id(project).id(id).0);
-        let mut flow = self.flow(project, id)?.ok_or_else(|| Error::not_found("flow", id))?;
+        let mut flow = self
+            .flow(project, id)?
+            .ok_or_else(|| Error::not_found("flow", id))?;
         let r = f(&mut flow)?;
         let mut w = Writes::new();
         w.put_rec(T::flows, Key::new().id(project).id(id), &flow);
@@ -148,7 +166,11 @@ impl Store {
     pub fn channel_in_active_flow(&self, project: &Uuid, channel: &Uuid) -> Result<bool> {
         for kv in self.tree(T::flows).scan_prefix(Key::new().id(project)) {
             let f: Flow = codec::dec(&kv?.1)?;
-            if f.status == FlowStatus::Active && f.steps.iter().any(|s| s.channel_id.as_ref() == Some(channel)) {
+            if f.status == FlowStatus::Active
+                && f.steps
+                    .iter()
+                    .any(|s| s.channel_id.as_ref() == Some(channel))
+            {
                 return Ok(true);
             }
         }
@@ -204,22 +226,33 @@ impl Store {
         let mut w = Writes::new();
         w.put_rec(T::topics, Key::new().id(project).str(key), &t);
         if created {
-            w.put(T::topics_by_id, Key::new().id(project).id(&t.id), key.as_bytes());
+            w.put(
+                T::topics_by_id,
+                Key::new().id(project).id(&t.id),
+                key.as_bytes(),
+            );
         }
         self.commit_durable(w)?;
         Ok((t, created))
     }
 
     pub fn list_topics(&self, project: &Uuid, req: &PageReq) -> Result<Page<Topic>> {
-        scan(self.tree(T::topics_by_id), &Key::new().id(project), req, |_, v| {
-            let key = String::from_utf8_lossy(v);
-            self.topic(project, &key)
-        })
+        scan(
+            self.tree(T::topics_by_id),
+            &Key::new().id(project),
+            req,
+            |_, v| {
+                let key = String::from_utf8_lossy(v);
+                self.topic(project, &key)
+            },
+        )
     }
 
     pub fn delete_topic(&self, project: &Uuid, key: &str) -> Result<()> {
         let _g = self.lock(&Self::topic_lock(project, key));
-        let t = self.topic(project, key)?.ok_or_else(|| Error::not_found("topic", key))?;
+        let t = self
+            .topic(project, key)?
+            .ok_or_else(|| Error::not_found("topic", key))?;
         let mut w = Writes::new();
         w.del(T::topics, Key::new().id(project).str(key));
         w.del(T::topics_by_id, Key::new().id(project).id(&t.id));
@@ -241,7 +274,9 @@ impl Store {
 
     pub fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription> {
         let _g = self.lock(&Self::topic_lock(project, key));
-        let mut t = self.topic(project, key)?.ok_or_else(|| Error::not_found("topic", key))?;
+        let mut t = self
+            .topic(project, key)?
+            .ok_or_else(|| Error::not_found("topic", key))?;
         let ik = Key::new().id(project).id(&user.id).str(key);
         if self.tree(T::sub_index).get(&ik)?.is_some() {
             return Err(Error::conflict(
@@ -263,8 +298,16 @@ impl Store {
         let mut w = Writes::new();
         w.put_rec(T::topics, Key::new().id(project).str(key), &t);
         w.put_rec(T::subscriptions, Key::new().id(project).id(&id), &s);
-        w.put(T::topic_subs, Key::new().id(project).str(key).id(&id), user.id.as_bytes());
-        w.put(T::user_subs, Key::new().id(project).id(&user.id).id(&id), b"");
+        w.put(
+            T::topic_subs,
+            Key::new().id(project).str(key).id(&id),
+            user.id.as_bytes(),
+        );
+        w.put(
+            T::user_subs,
+            Key::new().id(project).id(&user.id).id(&id),
+            b"",
+        );
         w.put(T::sub_index, &ik, id.as_bytes());
         self.commit_durable(w)?;
         Ok(s)
@@ -274,7 +317,9 @@ impl Store {
         let _g = self.lock(&Self::topic_lock(project, key));
         let ik = Key::new().id(project).id(&user.id).str(key);
         let sid = match self.tree(T::sub_index).get(&ik)? {
-            Some(v) => Uuid::from_slice(&v).map_err(|_| Error::internal("corrupt subscription index"))?,
+            Some(v) => {
+                Uuid::from_slice(&v).map_err(|_| Error::internal("corrupt subscription index"))?
+            }
             None => return Err(Error::not_found("subscription", key)),
         };
         let mut w = Writes::new();
@@ -289,16 +334,32 @@ impl Store {
         self.commit_durable(w)
     }
 
-    pub fn topic_subscriptions(&self, project: &Uuid, key: &str, req: &PageReq) -> Result<Page<Subscription>> {
-        scan(self.tree(T::topic_subs), &Key::new().id(project).str(key), req, |k, _| {
-            self.subscription(project, &tail_id(k))
-        })
+    pub fn topic_subscriptions(
+        &self,
+        project: &Uuid,
+        key: &str,
+        req: &PageReq,
+    ) -> Result<Page<Subscription>> {
+        scan(
+            self.tree(T::topic_subs),
+            &Key::new().id(project).str(key),
+            req,
+            |k, _| self.subscription(project, &tail_id(k)),
+        )
     }
 
-    pub fn user_subscriptions(&self, project: &Uuid, user: &Uuid, req: &PageReq) -> Result<Page<Subscription>> {
-        scan(self.tree(T::user_subs), &Key::new().id(project).id(user), req, |k, _| {
-            self.subscription(project, &tail_id(k))
-        })
+    pub fn user_subscriptions(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        req: &PageReq,
+    ) -> Result<Page<Subscription>> {
+        scan(
+            self.tree(T::user_subs),
+            &Key::new().id(project).id(user),
+            req,
+            |k, _| self.subscription(project, &tail_id(k)),
+        )
     }
 
     /// Subscribers of a topic in subscription order, after `cursor`, at most `n`:
@@ -333,9 +394,17 @@ impl Store {
 
     // ------------------------------------------------------------ push subscriptions
 
-    pub fn push_subscriptions(&self, project: &Uuid, user: &Uuid, channel: &Uuid) -> Result<Vec<PushSubscription>> {
+    pub fn push_subscriptions(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        channel: &Uuid,
+    ) -> Result<Vec<PushSubscription>> {
         let mut out = vec![];
-        for kv in self.tree(T::push_subs).scan_prefix(Key::new().id(project).id(user).id(channel)) {
+        for kv in self
+            .tree(T::push_subs)
+            .scan_prefix(Key::new().id(project).id(user).id(channel))
+        {
             out.push(codec::dec(&kv?.1)?);
         }
         out.sort_by_key(|s: &PushSubscription| std::cmp::Reverse(s.id));
@@ -372,7 +441,13 @@ impl Store {
         Ok((s, true))
     }
 
-    pub fn remove_push_subscription(&self, project: &Uuid, user: &Uuid, channel: &Uuid, identifier: &str) -> Result<bool> {
+    pub fn remove_push_subscription(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        channel: &Uuid,
+        identifier: &str,
+    ) -> Result<bool> {
         let k = Key::new().id(project).id(user).id(channel).str(identifier);
         let existed = self.tree(T::push_subs).remove(&k)?.is_some();
         if existed {
@@ -384,8 +459,13 @@ impl Store {
 
     // ------------------------------------------------------------ idempotency
 
-    pub fn idempotent_response(&self, project: &Uuid, scope: &[u8]) -> Result<Option<IdempotentResponse>> {
-        let r: Option<IdempotentResponse> = self.get_rec(T::idempotency, Key::new().id(project).bytes(scope).as_ref())?;
+    pub fn idempotent_response(
+        &self,
+        project: &Uuid,
+        scope: &[u8],
+    ) -> Result<Option<IdempotentResponse>> {
+        let r: Option<IdempotentResponse> =
+            self.get_rec(T::idempotency, Key::new().id(project).bytes(scope).as_ref())?;
         // Records older than 24 h are expired (API.md §5).
         Ok(r.filter(|r| Timestamp::now().millis() - r.created_at.millis() < 24 * 3600 * 1000))
     }
@@ -394,7 +474,12 @@ impl Store {
         Key::new().id(project).bytes(scope).0
     }
 
-    pub fn put_idempotent_response(&self, project: &Uuid, scope: &[u8], r: &IdempotentResponse) -> Result<()> {
+    pub fn put_idempotent_response(
+        &self,
+        project: &Uuid,
+        scope: &[u8],
+        r: &IdempotentResponse,
+    ) -> Result<()> {
         let mut w = Writes::new();
         w.put_rec(T::idempotency, Key::new().id(project).bytes(scope), r);
         self.commit_durable(w)

@@ -25,10 +25,13 @@ mod users;
 
 pub use feed::{FeedFilter, FeedUpdate, FeedUpdateOutcome};
 pub use flusher::Flusher;
-pub use page::{Page, PageReq};
 pub use misc::{IdempotentResponse, PushSubscription};
+pub use page::{Page, PageReq};
 pub use projects::{hash_secret, NewProjectKeys};
-pub use runs::{AcceptInput, AcceptedRun, ActorSpec, DeliveryFilter, NotificationFilter, Outcome, QueueItem, RunRecipient};
+pub use runs::{
+    AcceptInput, AcceptedRun, ActorSpec, DeliveryFilter, NotificationFilter, Outcome, QueueItem,
+    RunRecipient,
+};
 pub use users::UserFilter;
 
 use crate::error::{Error, Result};
@@ -122,10 +125,12 @@ impl Writes {
         Self::default()
     }
     pub fn put(&mut self, t: T, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
-        self.ops.push((t, key.as_ref().to_vec(), Some(value.as_ref().to_vec())));
+        self.ops
+            .push((t, key.as_ref().to_vec(), Some(value.as_ref().to_vec())));
     }
     pub fn put_rec<V: serde::Serialize>(&mut self, t: T, key: impl AsRef<[u8]>, value: &V) {
-        self.ops.push((t, key.as_ref().to_vec(), Some(codec::enc(value))));
+        self.ops
+            .push((t, key.as_ref().to_vec(), Some(codec::enc(value))));
     }
     pub fn del(&mut self, t: T, key: impl AsRef<[u8]>) {
         self.ops.push((t, key.as_ref().to_vec(), None));
@@ -163,12 +168,16 @@ impl Store {
     /// Opens (or creates) the store in `dir`. The data lives in `dir/v1/`, so a
     /// future format can sit beside it; `dir/FORMAT` names the version in use.
     pub fn open(dir: &Path) -> Result<Store> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::internal(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::internal(format!("cannot create {}: {e}", dir.display())))?;
         let fmt_file = dir.join("FORMAT");
         match std::fs::read_to_string(&fmt_file) {
             Ok(s) => {
                 let v: u32 = s.trim().parse().map_err(|_| {
-                    Error::internal(format!("{} is not a Herald data directory (bad FORMAT file)", dir.display()))
+                    Error::internal(format!(
+                        "{} is not a Herald data directory (bad FORMAT file)",
+                        dir.display()
+                    ))
                 })?;
                 if v > FORMAT_VERSION {
                     return Err(Error::internal(format!(
@@ -178,8 +187,9 @@ impl Store {
                 }
             }
             Err(_) => {
-                std::fs::write(&fmt_file, format!("{FORMAT_VERSION}\n"))
-                    .map_err(|e| Error::internal(format!("cannot write {}: {e}", fmt_file.display())))?;
+                std::fs::write(&fmt_file, format!("{FORMAT_VERSION}\n")).map_err(|e| {
+                    Error::internal(format!("cannot write {}: {e}", fmt_file.display()))
+                })?;
             }
         }
         let path = dir.join(format!("v{FORMAT_VERSION}"));
@@ -189,11 +199,16 @@ impl Store {
             .flush_every_ms(Some(1000))
             .open()
             .map_err(|e| match e {
-                sled::Error::Io(ref io) if io.kind() == std::io::ErrorKind::WouldBlock => Error::internal(format!(
-                    "data directory {} is in use by another Herald process",
+                sled::Error::Io(ref io) if io.kind() == std::io::ErrorKind::WouldBlock => {
+                    Error::internal(format!(
+                        "data directory {} is in use by another Herald process",
+                        dir.display()
+                    ))
+                }
+                other => Error::internal(format!(
+                    "cannot open data directory {}: {other}",
                     dir.display()
                 )),
-                other => Error::internal(format!("cannot open data directory {}: {other}", dir.display())),
             })?;
         let mut trees = Vec::with_capacity(TREE_NAMES.len());
         for name in TREE_NAMES {
@@ -247,12 +262,17 @@ impl Store {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         key.hash(&mut h);
         let i = (h.finish() as usize) % self.inner.stripes.len();
-        self.inner.stripes[i].lock().unwrap_or_else(|p| p.into_inner())
+        self.inner.stripes[i]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     /// Locks several logical keys at once, in stripe order, so two callers locking
     /// overlapping sets can never deadlock (and one caller never locks a stripe twice).
-    pub(crate) fn lock_many<'a>(&self, keys: impl IntoIterator<Item = &'a [u8]>) -> Vec<MutexGuard<'_, ()>> {
+    pub(crate) fn lock_many<'a>(
+        &self,
+        keys: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Vec<MutexGuard<'_, ()>> {
         use std::hash::{Hash, Hasher};
         let n = self.inner.stripes.len();
         let mut idx: Vec<usize> = keys
@@ -266,7 +286,11 @@ impl Store {
         idx.sort_unstable();
         idx.dedup();
         idx.into_iter()
-            .map(|i| self.inner.stripes[i].lock().unwrap_or_else(|p| p.into_inner()))
+            .map(|i| {
+                self.inner.stripes[i]
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+            })
             .collect()
     }
 
@@ -324,7 +348,11 @@ impl Store {
         Ok(())
     }
 
-    pub(crate) fn get_rec<V: serde::de::DeserializeOwned>(&self, t: T, key: &[u8]) -> Result<Option<V>> {
+    pub(crate) fn get_rec<V: serde::de::DeserializeOwned>(
+        &self,
+        t: T,
+        key: &[u8],
+    ) -> Result<Option<V>> {
         match self.tree(t).get(key)? {
             Some(v) => Ok(Some(codec::dec(&v)?)),
             None => Ok(None),

@@ -95,7 +95,10 @@ pub fn scan<V>(
         // Older side: is there a match at or below the boundary?
         let has_after = exists(tree, lo_all, Bound::Included(full(before)), true, &mut pick)?;
         let first_key = items.first().map(|x| x.0.clone());
-        let last_key = items.last().map(|x| x.0.clone()).or_else(|| Some(before.clone()));
+        let last_key = items
+            .last()
+            .map(|x| x.0.clone())
+            .or_else(|| Some(before.clone()));
         return Ok(Page {
             first_key,
             last_key,
@@ -129,7 +132,10 @@ pub fn scan<V>(
     } else {
         false
     };
-    let first_key = items.first().map(|x| x.0.clone()).or_else(|| req.after.clone());
+    let first_key = items
+        .first()
+        .map(|x| x.0.clone())
+        .or_else(|| req.after.clone());
     let last_key = items.last().map(|x| x.0.clone());
     Ok(Page {
         first_key,
@@ -186,7 +192,11 @@ mod tests {
     }
 
     fn page(t: &Tree, limit: usize, after: Option<u8>, before: Option<u8>) -> Page<u8> {
-        let req = PageReq { limit, after: after.map(|a| vec![a]), before: before.map(|b| vec![b]) };
+        let req = PageReq {
+            limit,
+            after: after.map(|a| vec![a]),
+            before: before.map(|b| vec![b]),
+        };
         scan(t, &Key(vec![b'p']), &req, |_, v| Ok(Some(v[0]))).unwrap()
     }
 
@@ -203,7 +213,11 @@ mod tests {
         assert_eq!(ids(&p3), vec![1]);
         assert!(!p3.has_more_after && p3.has_more_before);
         let back = page(&t, 3, None, Some(1));
-        assert_eq!(ids(&back), vec![4, 3, 2], "a page before is still newest first");
+        assert_eq!(
+            ids(&back),
+            vec![4, 3, 2],
+            "a page before is still newest first"
+        );
         assert!(back.has_more_before && back.has_more_after);
         let back2 = page(&t, 3, None, Some(4));
         assert_eq!(ids(&back2), vec![7, 6, 5]);
@@ -224,8 +238,15 @@ mod tests {
     #[test]
     fn filters_skip_items_and_pages_stay_full() {
         let (_d, t) = tree_with(9);
-        let req = PageReq { limit: 2, after: None, before: None };
-        let p = scan(&t, &Key(vec![b'p']), &req, |_, v| Ok((v[0] % 2 == 1).then_some(v[0]))).unwrap();
+        let req = PageReq {
+            limit: 2,
+            after: None,
+            before: None,
+        };
+        let p = scan(&t, &Key(vec![b'p']), &req, |_, v| {
+            Ok((v[0] % 2 == 1).then_some(v[0]))
+        })
+        .unwrap();
         assert_eq!(p.items, vec![9, 7]);
         assert!(p.has_more_after);
     }

@@ -52,14 +52,33 @@ impl Store {
 
     /// Creates a project with the given keys (or fresh random ones) and its
     /// built-in in_app channel. Fails with a conflict when the name is taken.
-    pub fn create_project(&self, name: &str, keys: Option<(String, String)>) -> Result<NewProjectKeys> {
+    pub fn create_project(
+        &self,
+        name: &str,
+        keys: Option<(String, String)>,
+    ) -> Result<NewProjectKeys> {
         let _g = self.lock(b"projects");
-        if self.tree(T::projects_by_name).get(name.as_bytes())?.is_some() {
-            return Err(Error::conflict("project", Some(name.into()), "unique", "project name taken"));
+        if self
+            .tree(T::projects_by_name)
+            .get(name.as_bytes())?
+            .is_some()
+        {
+            return Err(Error::conflict(
+                "project",
+                Some(name.into()),
+                "unique",
+                "project name taken",
+            ));
         }
-        let (public_key, secret_key) = keys.unwrap_or_else(|| (random_key("pk_"), random_key("sk_")));
+        let (public_key, secret_key) =
+            keys.unwrap_or_else(|| (random_key("pk_"), random_key("sk_")));
         if self.tree(T::api_keys).get(public_key.as_bytes())?.is_some() {
-            return Err(Error::conflict("project", None, "unique", "public key already in use"));
+            return Err(Error::conflict(
+                "project",
+                None,
+                "unique",
+                "public key already in use",
+            ));
         }
         let (id, now) = new_id();
         let p = Project {
@@ -90,7 +109,10 @@ impl Store {
         w.put(T::api_keys, public_key.as_bytes(), id.as_bytes());
         w.put_rec(T::channels, Key::new().id(&id).id(&cid), &in_app);
         self.commit_durable(w)?;
-        Ok(NewProjectKeys { public_key, secret_key })
+        Ok(NewProjectKeys {
+            public_key,
+            secret_key,
+        })
     }
 
     /// The project owning a public key, from memory after the first lookup.
@@ -105,7 +127,9 @@ impl Store {
         let p: Option<Project> = self.get_rec(T::projects, &id)?;
         Ok(p.map(|p| {
             let p = Arc::new(p);
-            self.inner.projects_cache.insert(public_key.to_string(), p.clone());
+            self.inner
+                .projects_cache
+                .insert(public_key.to_string(), p.clone());
             p
         }))
     }
@@ -121,7 +145,9 @@ impl Store {
         let mut w = Writes::new();
         w.put_rec(T::projects, id.as_bytes(), &p);
         self.commit_durable(w)?;
-        self.inner.projects_cache.insert(p.public_key.clone(), Arc::new(p.clone()));
+        self.inner
+            .projects_cache
+            .insert(p.public_key.clone(), Arc::new(p.clone()));
         Ok(p)
     }
 }

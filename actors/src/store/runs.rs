@@ -84,10 +84,16 @@ pub struct AcceptedRun {
 /// What happened to one delivery attempt.
 #[derive(Debug, Clone)]
 pub enum Outcome {
-    Sent { outcomes: Option<Value> },
+    Sent {
+        outcomes: Option<Value>,
+    },
     Failed(DeliveryError),
     Skipped(DeliveryError),
-    Retry { error: DeliveryError, at: Timestamp, outcomes: Option<Value> },
+    Retry {
+        error: DeliveryError,
+        at: Timestamp,
+        outcomes: Option<Value>,
+    },
 }
 
 #[derive(Debug, Clone, Default)]
@@ -128,7 +134,12 @@ struct Stager<'a> {
 }
 
 impl Store {
-    fn stager<'a>(&self, project: Uuid, run: &'a FlowRun, actor: Option<&User>) -> Result<Stager<'a>> {
+    fn stager<'a>(
+        &self,
+        project: Uuid,
+        run: &'a FlowRun,
+        actor: Option<&User>,
+    ) -> Result<Stager<'a>> {
         let mut channels = HashMap::new();
         for s in &run.flow.steps {
             if let Some(c) = s.channel_id {
@@ -142,13 +153,21 @@ impl Store {
             run,
             renderer: RunRenderer::new(&run.flow),
             channels,
-            actor: actor.map(|a| serde_json::to_value(a).unwrap_or(Value::Null)).unwrap_or(Value::Null),
+            actor: actor
+                .map(|a| serde_json::to_value(a).unwrap_or(Value::Null))
+                .unwrap_or(Value::Null),
             flow_ctx: json!({"id": run.flow.id, "handle": run.flow.handle, "name": run.flow.name}),
         })
     }
 
     /// Stages one notification and its deliveries. Returns whether it is pending.
-    fn stage_notification(&self, w: &mut Writes, st: &Stager, user: &User, queued: &mut Vec<QueueItem>) -> Result<bool> {
+    fn stage_notification(
+        &self,
+        w: &mut Writes,
+        st: &Stager,
+        user: &User,
+        queued: &mut Vec<QueueItem>,
+    ) -> Result<bool> {
         let p = st.project;
         let run = st.run;
         let (nid, now) = new_id();
@@ -179,7 +198,10 @@ impl Store {
                 Ok(r) => r,
                 Err(msg) => {
                     status = DeliveryStatus::Failed;
-                    error = Some(DeliveryError { code: "template_error".into(), message: msg });
+                    error = Some(DeliveryError {
+                        code: "template_error".into(),
+                        message: msg,
+                    });
                     Rendered::default()
                 }
             };
@@ -190,7 +212,10 @@ impl Store {
                             status = DeliveryStatus::Skipped;
                             error = Some(DeliveryError {
                                 code: "preference".into(),
-                                message: format!("the recipient opted out of {}", channel_type.as_str()),
+                                message: format!(
+                                    "the recipient opted out of {}",
+                                    channel_type.as_str()
+                                ),
                             });
                         }
                     }
@@ -220,7 +245,11 @@ impl Store {
                 attempts: 0,
                 error,
                 due_at: due,
-                next_attempt_at: if status == DeliveryStatus::Pending { Some(due) } else { None },
+                next_attempt_at: if status == DeliveryStatus::Pending {
+                    Some(due)
+                } else {
+                    None
+                },
                 sent_at: None,
                 seen_at: None,
                 read_at: None,
@@ -231,10 +260,19 @@ impl Store {
             };
             w.put_rec(T::deliveries, Key::new().id(&p).id(&did), &d);
             w.put(T::deliv_by_notif, Key::new().id(&p).id(&nid).id(&did), b"");
-            w.put(T::deliv_by_status, Key::new().id(&p).u8(status.index()).id(&did), b"");
+            w.put(
+                T::deliv_by_status,
+                Key::new().id(&p).u8(status.index()).id(&did),
+                b"",
+            );
             if status == DeliveryStatus::Pending {
                 pending = true;
-                let q = QueueItem { project: p, delivery_id: did, channel_type, due_ms: due.millis() };
+                let q = QueueItem {
+                    project: p,
+                    delivery_id: did,
+                    channel_type,
+                    due_ms: due.millis(),
+                };
                 w.put(T::queue, q.key(), b"");
                 queued.push(q);
             }
@@ -253,8 +291,16 @@ impl Store {
         };
         w.put_rec(T::notifications, Key::new().id(&p).id(&nid), &n);
         w.put(T::notif_by_run, Key::new().id(&p).id(&run.id).id(&nid), b"");
-        w.put(T::notif_by_status, Key::new().id(&p).u8(n.processed as u8).id(&nid), b"");
-        w.put(T::notif_by_recipient, Key::new().id(&p).id(&user.id).id(&nid), b"");
+        w.put(
+            T::notif_by_status,
+            Key::new().id(&p).u8(n.processed as u8).id(&nid),
+            b"",
+        );
+        w.put(
+            T::notif_by_recipient,
+            Key::new().id(&p).id(&user.id).id(&nid),
+            b"",
+        );
         if let Some(t) = &run.topic {
             w.put(T::notif_by_topic, Key::new().id(&p).str(t).id(&nid), b"");
         }
@@ -275,7 +321,9 @@ impl Store {
         }
         let mut lock_keys: Vec<Vec<u8>> = order.iter().map(|e| user_lock_key(project, e)).collect();
         match &input.actor {
-            Some(ActorSpec::Existing(e)) | Some(ActorSpec::Inline(e, _)) => lock_keys.push(user_lock_key(project, e)),
+            Some(ActorSpec::Existing(e)) | Some(ActorSpec::Inline(e, _)) => {
+                lock_keys.push(user_lock_key(project, e))
+            }
             None => {}
         }
         let _guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
@@ -302,14 +350,20 @@ impl Store {
         let mut staged: HashMap<String, User> = HashMap::new();
         let actor = match &input.actor {
             Some(ActorSpec::Existing(e)) => self.user_by_ext(project, e)?,
-            Some(ActorSpec::Inline(e, patch)) => Some(self.stage_user_upsert(&mut w, project, e, patch, &mut staged)?.0),
+            Some(ActorSpec::Inline(e, patch)) => Some(
+                self.stage_user_upsert(&mut w, project, e, patch, &mut staged)?
+                    .0,
+            ),
             None => None,
         };
         let mut users = Vec::with_capacity(order.len());
         for ext in &order {
             let mut user = None;
             for patch in &patches[ext] {
-                user = Some(self.stage_user_upsert(&mut w, project, ext, patch, &mut staged)?.0);
+                user = Some(
+                    self.stage_user_upsert(&mut w, project, ext, patch, &mut staged)?
+                        .0,
+                );
             }
             users.push(user.expect("at least one patch per recipient"));
         }
@@ -318,7 +372,10 @@ impl Store {
         if let Some(t) = &topic {
             let mut overlap = 0u64;
             for u in &users {
-                if self.tree(T::sub_index).contains_key(Key::new().id(project).id(&u.id).str(&t.key))? {
+                if self
+                    .tree(T::sub_index)
+                    .contains_key(Key::new().id(project).id(&u.id).str(&t.key))?
+                {
                     overlap += 1;
                 }
             }
@@ -335,7 +392,11 @@ impl Store {
             processed: false,
             recipients_count,
             notifications_count: users.len() as u64,
-            explicit_ids: if topic.is_some() { users.iter().map(|u| u.id).collect() } else { vec![] },
+            explicit_ids: if topic.is_some() {
+                users.iter().map(|u| u.id).collect()
+            } else {
+                vec![]
+            },
             expand_cursor: None,
             expanded: topic.is_none(),
             created_at: now,
@@ -351,7 +412,11 @@ impl Store {
                 }
             }
         }
-        w.put(T::run_pending, Key::new().id(project).id(&run.id), pending_count.to_be_bytes());
+        w.put(
+            T::run_pending,
+            Key::new().id(project).id(&run.id),
+            pending_count.to_be_bytes(),
+        );
         if run.expanded && pending_count == 0 {
             run.processed = true;
             run.processed_at = Some(Timestamp::now());
@@ -359,9 +424,15 @@ impl Store {
             w.put(T::runs_active, Key::new().id(&run.id).id(project), b"");
         }
         w.put_rec(T::flow_runs, Key::new().id(project).id(&run.id), &run);
-        let body = serde_json::to_vec(&run.accepted_view()).map_err(|e| Error::internal(e.to_string()))?;
+        let body =
+            serde_json::to_vec(&run.accepted_view()).map_err(|e| Error::internal(e.to_string()))?;
         if let Some((scope, hash)) = &input.idempotency {
-            let rec = IdempotentResponse { payload_hash: hash.clone(), status: 202, body: body.clone(), created_at: now };
+            let rec = IdempotentResponse {
+                payload_hash: hash.clone(),
+                status: 202,
+                body: body.clone(),
+                created_at: now,
+            };
             w.put_rec(T::idempotency, Key::new().id(project).bytes(scope), &rec);
         }
         self.commit(w)?;
@@ -396,9 +467,16 @@ impl Store {
     /// Expands up to `n` more topic subscribers of a run into notifications. Returns
     /// the deliveries queued and whether expansion is complete. Subscribers whose
     /// subscription is newer than the run are not part of it.
-    pub fn expand_topic_chunk(&self, project: &Uuid, run_id: &Uuid, n: usize) -> Result<(Vec<QueueItem>, bool)> {
+    pub fn expand_topic_chunk(
+        &self,
+        project: &Uuid,
+        run_id: &Uuid,
+        n: usize,
+    ) -> Result<(Vec<QueueItem>, bool)> {
         let _g = self.lock(&Key::new().u8(b'r').id(project).id(run_id).0);
-        let mut run = self.flow_run(project, run_id)?.ok_or_else(|| Error::not_found("flow_run", run_id))?;
+        let mut run = self
+            .flow_run(project, run_id)?
+            .ok_or_else(|| Error::not_found("flow_run", run_id))?;
         if run.expanded {
             return Ok((vec![], true));
         }
@@ -426,7 +504,9 @@ impl Store {
                 if explicit.contains(uid) {
                     continue;
                 }
-                let Some(user) = self.user(project, uid)? else { continue };
+                let Some(user) = self.user(project, uid)? else {
+                    continue;
+                };
                 added += 1;
                 if self.stage_notification(&mut w, &st, &user, &mut queued)? {
                     pending += 1;
@@ -461,7 +541,10 @@ impl Store {
 
     pub fn notification_deliveries(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<Delivery>> {
         let mut out = vec![];
-        for kv in self.tree(T::deliv_by_notif).scan_prefix(Key::new().id(project).id(nid)) {
+        for kv in self
+            .tree(T::deliv_by_notif)
+            .scan_prefix(Key::new().id(project).id(nid))
+        {
             let (k, _) = kv?;
             if let Some(d) = self.delivery(project, &tail_id(&k))? {
                 out.push(d);
@@ -470,7 +553,12 @@ impl Store {
         Ok(out)
     }
 
-    pub fn list_notifications(&self, project: &Uuid, f: &NotificationFilter, req: &PageReq) -> Result<Page<Notification>> {
+    pub fn list_notifications(
+        &self,
+        project: &Uuid,
+        f: &NotificationFilter,
+        req: &PageReq,
+    ) -> Result<Page<Notification>> {
         let p = Key::new().id(project);
         let (tree, prefix) = if let Some(r) = &f.flow_run_id {
             (T::notif_by_run, p.id(r))
@@ -497,7 +585,9 @@ impl Store {
                 }
             };
             let ok = f.status.map_or(true, |s| n.processed == s)
-                && f.topic.as_ref().map_or(true, |t| n.topic.as_ref() == Some(t))
+                && f.topic
+                    .as_ref()
+                    .map_or(true, |t| n.topic.as_ref() == Some(t))
                 && f.flow_id.map_or(true, |x| n.flow_id == x)
                 && f.flow_run_id.map_or(true, |x| n.flow_run_id == x)
                 && f.recipient.map_or(true, |x| n.recipient_id == x);
@@ -505,7 +595,12 @@ impl Store {
         })
     }
 
-    pub fn list_deliveries(&self, project: &Uuid, f: &DeliveryFilter, req: &PageReq) -> Result<Page<Delivery>> {
+    pub fn list_deliveries(
+        &self,
+        project: &Uuid,
+        f: &DeliveryFilter,
+        req: &PageReq,
+    ) -> Result<Page<Delivery>> {
         let p = Key::new().id(project);
         let (tree, prefix) = if let Some(n) = &f.notification_id {
             (T::deliv_by_notif, p.id(n))
@@ -582,7 +677,9 @@ impl Store {
         let mut overlay: HashMap<(Uuid, Uuid), DeliveryStatus> = HashMap::new();
         for (q, o, d0) in loaded {
             // Re-read under the lock: the record may have changed since.
-            let Some(mut d) = self.delivery(&q.project, &q.delivery_id)? else { continue };
+            let Some(mut d) = self.delivery(&q.project, &q.delivery_id)? else {
+                continue;
+            };
             let _ = d0;
             if d.status.is_final() {
                 w.del(T::queue, q.key());
@@ -611,7 +708,11 @@ impl Store {
                     d.error = Some(e.clone());
                     d.next_attempt_at = None;
                 }
-                Outcome::Retry { error, at, outcomes } => {
+                Outcome::Retry {
+                    error,
+                    at,
+                    outcomes,
+                } => {
                     d.attempts += 1;
                     d.error = Some(error.clone());
                     d.next_attempt_at = Some(*at);
@@ -624,12 +725,22 @@ impl Store {
             w.put_rec(T::deliveries, Key::new().id(&q.project).id(&d.id), &d);
             w.del(T::queue, q.key());
             if let Outcome::Retry { at, .. } = o {
-                let nq = QueueItem { due_ms: at.millis(), ..*q };
+                let nq = QueueItem {
+                    due_ms: at.millis(),
+                    ..*q
+                };
                 w.put(T::queue, nq.key(), b"");
             }
             if old != d.status {
-                w.del(T::deliv_by_status, Key::new().id(&q.project).u8(old.index()).id(&d.id));
-                w.put(T::deliv_by_status, Key::new().id(&q.project).u8(d.status.index()).id(&d.id), b"");
+                w.del(
+                    T::deliv_by_status,
+                    Key::new().id(&q.project).u8(old.index()).id(&d.id),
+                );
+                w.put(
+                    T::deliv_by_status,
+                    Key::new().id(&q.project).u8(d.status.index()).id(&d.id),
+                    b"",
+                );
                 overlay.insert((q.project, d.id), d.status);
                 touched.insert((q.project, d.notification_id), d.flow_run_id);
             }
@@ -639,7 +750,10 @@ impl Store {
         let mut run_done: HashMap<(Uuid, Uuid), u64> = HashMap::new();
         for ((p, nid), run) in &touched {
             let mut all_final = true;
-            for kv in self.tree(T::deliv_by_notif).scan_prefix(Key::new().id(p).id(nid)) {
+            for kv in self
+                .tree(T::deliv_by_notif)
+                .scan_prefix(Key::new().id(p).id(nid))
+            {
                 let (k, _) = kv?;
                 let did = tail_id(&k);
                 let st = match overlay.get(&(*p, did)) {

@@ -17,7 +17,10 @@ pub(crate) fn user_lock_key(project: &Uuid, ext: &str) -> Vec<u8> {
 
 impl Store {
     pub fn user_by_ext(&self, project: &Uuid, ext: &str) -> Result<Option<User>> {
-        match self.tree(T::users_by_ext).get(Key::new().id(project).str(ext))? {
+        match self
+            .tree(T::users_by_ext)
+            .get(Key::new().id(project).str(ext))?
+        {
             Some(id) => self.get_rec(T::users, Key::new().id(project).bytes(&id).as_ref()),
             None => Ok(None),
         }
@@ -28,7 +31,8 @@ impl Store {
     }
 
     pub fn user_required(&self, project: &Uuid, ext: &str) -> Result<User> {
-        self.user_by_ext(project, ext)?.ok_or_else(|| Error::not_found("user", ext))
+        self.user_by_ext(project, ext)?
+            .ok_or_else(|| Error::not_found("user", ext))
     }
 
     /// Stages a create-or-update of one user into `w`. `staged` holds users already
@@ -76,7 +80,11 @@ impl Store {
             }
             w.put_rec(T::users, Key::new().id(project).id(&user.id), &user);
             if created {
-                w.put(T::users_by_ext, Key::new().id(project).str(ext), user.id.as_bytes());
+                w.put(
+                    T::users_by_ext,
+                    Key::new().id(project).str(ext),
+                    user.id.as_bytes(),
+                );
             }
         }
         staged.insert(ext.to_string(), user.clone());
@@ -84,7 +92,12 @@ impl Store {
     }
 
     /// `PUT /users/{external_id}`: returns the user and whether it was created.
-    pub fn upsert_user(&self, project: &Uuid, ext: &str, patch: &UserPatch) -> Result<(User, bool)> {
+    pub fn upsert_user(
+        &self,
+        project: &Uuid,
+        ext: &str,
+        patch: &UserPatch,
+    ) -> Result<(User, bool)> {
         let _g = self.lock(&user_lock_key(project, ext));
         let mut w = Writes::new();
         let r = self.stage_user_upsert(&mut w, project, ext, patch, &mut HashMap::new())?;
@@ -93,7 +106,9 @@ impl Store {
     }
 
     pub fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>> {
-        scan(self.tree(T::users), &Key::new().id(project), req, |_, v| Ok(Some(codec::dec(v)?)))
+        scan(self.tree(T::users), &Key::new().id(project), req, |_, v| {
+            Ok(Some(codec::dec(v)?))
+        })
     }
 
     /// Removes a user with its preferences, feed, event log and subscriptions; its
@@ -135,7 +150,12 @@ impl Store {
             .unwrap_or_default())
     }
 
-    pub fn update_preferences(&self, project: &Uuid, user: &User, patch: &Preferences) -> Result<Preferences> {
+    pub fn update_preferences(
+        &self,
+        project: &Uuid,
+        user: &User,
+        patch: &Preferences,
+    ) -> Result<Preferences> {
         let _g = self.lock(&user_lock_key(project, &user.external_id));
         let mut p = self.preferences(project, &user.id)?;
         p.merge(patch);

@@ -1,0 +1,444 @@
+// Browser test of Herald's /inbox page in headless Chromium (playwright-core).
+//
+//   node tests/browser/inbox.test.mjs
+//
+// Starts `herald serve` (binary from HERALD_BIN, default target/debug/herald; it
+// builds nothing), creates a user and an active in_app flow over HTTP, opens
+// /inbox?api_key=…&user_id=… and checks the live path end to end: the socket goes
+// live, a flow run shows up as an unread entry with badge 1, a click marks it
+// read and the badge drops to 0. Screenshots land in tests/browser/artifacts/.
+// Prints `N passed, N failed` last; exit code 0 when everything passed.
+
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..', '..');
+const BIN = process.env.HERALD_BIN ? path.resolve(process.env.HERALD_BIN) : path.join(root, 'target/debug/herald');
+const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
+const ARTIFACTS = path.join(here, 'artifacts');
+const STEP_TIMEOUT = 15_000;
+const TEST_TIMEOUT = 120_000;
+
+const hex = (n) => randomBytes(n).toString('hex');
+const log = (...a) => console.log(...a);
+
+// ------------------------------------------------------------------ the server
+
+function startServer(dataDir, keys) {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HERALD_')) env[k] = v;
+  Object.assign(env, {
+    HERALD_BOOTSTRAP_PUBLIC_KEY: keys.publicKey,
+    HERALD_BOOTSTRAP_SECRET_KEY: keys.secretKey,
+    NO_COLOR: '1',
+    RUST_LOG: 'warn',
+  });
+  const child = spawn(BIN, ['serve', '--bind', '127.0.0.1:0', '--data-dir', dataDir], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = [];
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const address = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no `listening on http://ADDR` line within 60 s')), 60_000);
+    child.on('error', (e) => reject(new Error(`cannot start ${BIN}: ${e.message}`)));
+    exited.then(({ code, signal }) => reject(new Error(`herald exited early (code ${code}, signal ${signal})`)));
+    for (const stream of [child.stdout, child.stderr]) {
+      let buf = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk) => {
+        buf += chunk;
+        let i;
+        while ((i = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, i);
+          buf = buf.slice(i + 1);
+          output.push(line);
+          const m = /listening on (http:\/\/[^\s"',;<>]+)/.exec(line);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m[1].replace(/[.)]+$/, ''));
+          }
+        }
+      });
+    }
+  });
+  return { child, output, exited, address };
+}
+
+async function stopServer(server) {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return server.exited;
+  server.child.kill('SIGTERM');
+  const timeout = new Promise((resolve) => setTimeout(() => resolve(null), 15_000));
+  const result = await Promise.race([server.exited, timeout]);
+  if (result) return result;
+  server.child.kill('SIGKILL');
+  return server.exited;
+}
+
+// ------------------------------------------------------------------ HTTP
+
+function client(base, keys) {
+  async function call(method, p, headers, body) {
+    const res = await fetch(base + p, {
+      method,
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json = null;
+    try {
+      json = JSON.parse(text);
+    } catch (_) {}
+    return { status: res.status, json, text, desc: `${method} ${p} -> ${res.status} ${text.slice(0, 500)}` };
+  }
+  const adminHeaders = { 'x-service-api-key': keys.publicKey, 'x-service-secret-key': keys.secretKey };
+  return {
+    admin: (method, p, body) => call(method, '/admin/v1' + p, adminHeaders, body),
+    user: (method, p, ext, body) =>
+      call(method, '/user/v1' + p, { 'x-service-api-key': keys.publicKey, 'x-service-user-id': ext }, body),
+    raw: call,
+  };
+}
+
+function expectStatus(r, status) {
+  if (r.status !== status) throw new Error(`expected ${status}: ${r.desc}`);
+  return r.json;
+}
+
+// ------------------------------------------------------------------ the test
+
+async function step(name, fn) {
+  const t = Date.now();
+  try {
+    const v = await fn();
+    log(`  ok   ${name} (${Date.now() - t} ms)`);
+    return v;
+  } catch (e) {
+    log(`  FAIL ${name} (${Date.now() - t} ms)`);
+    throw e;
+  }
+}
+
+async function inboxTest() {
+  const keys = { publicKey: `pk_test_${hex(16)}`, secretKey: `sk_test_${hex(16)}` };
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'herald-browser-data-'));
+  const profile = mkdtempSync(path.join(tmpdir(), 'herald-browser-profile-'));
+  const server = startServer(dataDir, keys);
+  let context = null;
+  const pageErrors = [];
+  try {
+    const base = await step('herald serve prints its address', () => server.address);
+    const http = client(base, keys);
+    const ext = `inbox-${hex(6)}`;
+
+    const flowId = await step('create a user and an active in_app flow', async () => {
+      expectStatus(await http.admin('PUT', `/users/${ext}`, { first_name: 'Ada', email: 'ada@example.com' }), 201);
+      const channels = expectStatus(await http.admin('GET', '/channels?limit=1000'), 200);
+      const inApp = channels.items.find((c) => c.type === 'in_app');
+      if (!inApp) throw new Error('no in_app channel in ' + JSON.stringify(channels));
+      const flow = expectStatus(
+        await http.admin('POST', '/flows', {
+          handle: `inbox-${hex(4)}`,
+          name: 'Report ready',
+          steps: [
+            {
+              type: 'channel',
+              channel_id: inApp.id,
+              template: {
+                subject: '{{ data.title }}',
+                body: 'Hi {{ recipient.first_name }}, {{ data.text }}',
+              },
+            },
+          ],
+        }),
+        201,
+      );
+      expectStatus(await http.admin('POST', `/flows/${flow.id}/activate`), 200);
+      return flow.id;
+    });
+    const run = (data) => http.admin('POST', `/flows/${flowId}/run`, { recipients: [{ external_id: ext }], data });
+
+    await step('an older entry, already read', async () => {
+      expectStatus(await run({ title: 'Welcome to Herald', text: 'your workspace is ready.' }), 202);
+      for (let i = 0; i < 100; i++) {
+        const feed = expectStatus(await http.user('GET', '/feed', ext), 200);
+        if (feed.items.length === 1) {
+          expectStatus(await http.user('POST', `/feed/${feed.items[0].id}/read`, ext), 200);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error('the first entry did not reach the feed within 10 s');
+    });
+
+    context = await step('launch headless Chromium', () =>
+      chromium.launchPersistentContext(profile, {
+        executablePath: CHROMIUM,
+        headless: true,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+        viewport: { width: 640, height: 420 },
+        deviceScaleFactor: 1,
+      }),
+    );
+    const page = context.pages()[0] || (await context.newPage());
+    page.setDefaultTimeout(STEP_TIMEOUT);
+    page.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error') pageErrors.push(`console.error: ${m.text()} (${m.location().url || 'page'})`);
+    });
+
+    const url = `${base}/inbox?api_key=${encodeURIComponent(keys.publicKey)}&user_id=${encodeURIComponent(ext)}`;
+    await step('open /inbox and go live', async () => {
+      const res = await page.goto(url);
+      if (!res || res.status() !== 200) throw new Error(`GET /inbox -> ${res && res.status()}`);
+      await page.waitForFunction(() => document.querySelector('#status')?.textContent.trim() === 'live');
+      await page.waitForFunction(() => document.querySelectorAll('#entries .entry.read').length === 1);
+      const badge = (await page.textContent('#badge')).trim();
+      if (badge !== '0') throw new Error(`badge before the run: ${badge}`);
+    });
+
+    await step('a flow run appears live as an unread entry, badge 1', async () => {
+      expectStatus(await run({ title: 'Your weekly report is ready', text: 'open it to see this week in numbers.' }), 202);
+      await page.waitForSelector('#entries .entry.unread');
+      await page.waitForFunction(() => document.querySelector('#badge')?.textContent.trim() === '1');
+      const first = await page.$eval('#entries .entry', (li) => ({ cls: li.className, text: li.textContent }));
+      if (!first.cls.includes('unread') || !first.text.includes('Your weekly report is ready')) {
+        throw new Error('the new entry is not first and unread: ' + JSON.stringify(first));
+      }
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: path.join(ARTIFACTS, 'inbox-unread.png') });
+    });
+
+    await step('a click marks it read, badge 0', async () => {
+      const id = await page.getAttribute('#entries .entry.unread', 'data-id');
+      await page.click(`#entries .entry.unread[data-id="${id}"]`);
+      await page.waitForSelector(`#entries .entry.read[data-id="${id}"]`);
+      await page.waitForFunction(() => document.querySelector('#badge')?.textContent.trim() === '0');
+      const entry = expectStatus(await http.user('GET', `/feed/${id}`, ext), 200);
+      if (entry.read !== true) throw new Error('the server does not have it read: ' + JSON.stringify(entry));
+      if ((await page.textContent('#status')).trim() !== 'live') throw new Error('the socket is no longer live');
+      await page.mouse.move(1, 1); // no hover highlight in the picture
+      await page.waitForTimeout(300); // let the background transition finish
+      await page.screenshot({ path: path.join(ARTIFACTS, 'inbox.png') });
+    });
+
+    if (pageErrors.length) throw new Error('errors in the page:\n' + pageErrors.join('\n'));
+  } catch (e) {
+    log('  server output (tail):\n' + server.output.slice(-20).map((l) => '    ' + l).join('\n'));
+    if (pageErrors.length) log('  page errors:\n    ' + pageErrors.join('\n    '));
+    throw e;
+  } finally {
+    if (context) await context.close().catch(() => {});
+    const exit = await stopServer(server);
+    log(`  herald stopped (exit code ${exit.code}${exit.signal ? ', signal ' + exit.signal : ''})`);
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+// A dropped socket: the page resumes with since_seq and gets exactly what it
+// missed; a `reset` makes it reload the feed. The socket goes through Playwright's
+// WebSocket route, so the test can drop it, hold reconnects and read the frames.
+async function resumeTest() {
+  const keys = { publicKey: `pk_test_${hex(16)}`, secretKey: `sk_test_${hex(16)}` };
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'herald-browser-data-'));
+  const profile = mkdtempSync(path.join(tmpdir(), 'herald-browser-profile-'));
+  const server = startServer(dataDir, keys);
+  let context = null;
+  const pageErrors = [];
+  try {
+    const base = await server.address;
+    const http = client(base, keys);
+    const ext = `resume-${hex(6)}`;
+    expectStatus(await http.admin('PUT', `/users/${ext}`, { first_name: 'Bo' }), 201);
+    const channels = expectStatus(await http.admin('GET', '/channels?limit=1000'), 200);
+    const inApp = channels.items.find((c) => c.type === 'in_app');
+    const flow = expectStatus(
+      await http.admin('POST', '/flows', {
+        handle: `resume-${hex(4)}`,
+        name: 'Resume',
+        steps: [{ type: 'channel', channel_id: inApp.id, template: { subject: 'N{{ data.n }}', body: 'entry {{ data.n }}' } }],
+      }),
+      201,
+    );
+    expectStatus(await http.admin('POST', `/flows/${flow.id}/activate`), 200);
+    const run = async (n) => expectStatus(await http.admin('POST', `/flows/${flow.id}/run`, { recipients: [{ external_id: ext }], data: { n } }), 202);
+    const feedIds = async () => expectStatus(await http.user('GET', '/feed?limit=100', ext), 200).items.map((e) => e.id);
+    const waitFeed = async (n) => {
+      for (let i = 0; i < 100; i++) {
+        const ids = await feedIds();
+        if (ids.length >= n) return ids;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`the feed did not reach ${n} entries`);
+    };
+
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    const page = context.pages()[0] || (await context.newPage());
+    page.setDefaultTimeout(STEP_TIMEOUT);
+    page.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+
+    // every live socket goes through this route
+    const auths = []; // the auth frames the page sent
+    const received = []; // the types of the server's frames
+    let blocked = false;
+    let rewriteSince = null;
+    let current = null;
+    await page.routeWebSocket(/\/user\/v1\/feed\/live/, (ws) => {
+      if (blocked) return void ws.close({ code: 1013, reason: 'test: held back' });
+      const upstream = ws.connectToServer();
+      const conn = { ws, upstream, open: true };
+      current = conn;
+      upstream.onMessage((m) => {
+        if (!conn.open) return;
+        try {
+          received.push(JSON.parse(String(m)).type);
+        } catch (_) {}
+        ws.send(m);
+      });
+      ws.onMessage((m) => {
+        let v = null;
+        try {
+          v = JSON.parse(String(m));
+        } catch (_) {}
+        if (v && v.type === 'auth') {
+          auths.push(v);
+          if (rewriteSince !== null) {
+            v.since_seq = rewriteSince;
+            m = JSON.stringify(v);
+          }
+        }
+        upstream.send(m);
+      });
+    });
+    const drop = (conn) => {
+      conn.open = false;
+      conn.ws.close({ code: 1013, reason: 'test: drop' });
+      conn.upstream.close({ code: 1000, reason: 'test: drop' });
+    };
+    const texts = () => page.$$eval('#entries .entry', (els) => els.map((e) => `${e.querySelector('.subject')?.textContent}:${e.classList.contains('read') ? 'read' : 'unread'}`));
+    const waitState = (want) => page.waitForFunction((w) => document.querySelector('#status')?.textContent === w, want);
+    const waitList = async (want, badge) => {
+      const deadline = Date.now() + STEP_TIMEOUT;
+      for (;;) {
+        const got = await texts();
+        const b = (await page.textContent('#badge')).trim();
+        if (JSON.stringify(got) === JSON.stringify(want) && b === String(badge)) return;
+        if (Date.now() > deadline) throw new Error(`list ${JSON.stringify(got)} badge ${b}; want ${JSON.stringify(want)} badge ${badge}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+
+    await step('open /inbox, go live, one live entry', async () => {
+      await page.goto(`${base}/inbox?api_key=${encodeURIComponent(keys.publicKey)}&user_id=${encodeURIComponent(ext)}`);
+      await waitState('live');
+      await run(1);
+      await waitList(['N1:unread'], 1);
+      if (auths.length !== 1 || 'since_seq' in auths[0]) throw new Error('first auth frame: ' + JSON.stringify(auths));
+    });
+
+    await step('socket dropped: the page goes offline and retries', async () => {
+      blocked = true;
+      drop(current);
+      await waitState('offline');
+    });
+
+    await step('missed while offline: two runs and a read', async () => {
+      await run(2);
+      await run(3);
+      const ids = await waitFeed(3);
+      expectStatus(await http.user('POST', `/feed/${ids[2]}/read`, ext), 200);
+    });
+
+    await step('reconnect resumes with since_seq and shows exactly the missed events', async () => {
+      const before = auths.length;
+      const from = received.length;
+      blocked = false;
+      await waitState('live');
+      const a = auths[auths.length - 1];
+      if (auths.length <= before || a.since_seq !== 1 || a.user_id !== ext) throw new Error('resume auth frame: ' + JSON.stringify(auths));
+      await waitList(['N3:unread', 'N2:unread', 'N1:read'], 2);
+      const replay = received.slice(from).join();
+      if (replay !== 'hello,feed_entry.created,feed_entry.created,feed_entry.updated') throw new Error('frames after the reconnect: ' + replay);
+    });
+
+    await step('a reset makes the page reload the feed and go on', async () => {
+      // while the socket is down: a new entry, and everything read
+      blocked = true;
+      drop(current);
+      await waitState('offline');
+      await run(4);
+      await waitFeed(4);
+      expectStatus(await http.user('POST', '/feed/read_all', ext), 200);
+      rewriteSince = 1_000_000; // above the latest seq: the server answers reset
+      blocked = false;
+      await waitState('live');
+      await waitList(['N4:read', 'N3:read', 'N2:read', 'N1:read'], 0);
+      if (received.slice(-2).join() !== 'hello,reset') throw new Error('expected hello then reset: ' + received.join());
+      rewriteSince = null;
+      await run(5);
+      await waitList(['N5:unread', 'N4:read', 'N3:read', 'N2:read', 'N1:read'], 1);
+    });
+
+    if (pageErrors.length) throw new Error('errors in the page:\n' + pageErrors.join('\n'));
+  } catch (e) {
+    log('  server output (tail):\n' + server.output.slice(-20).map((l) => '    ' + l).join('\n'));
+    throw e;
+  } finally {
+    if (context) await context.close().catch(() => {});
+    const exit = await stopServer(server);
+    log(`  herald stopped (exit code ${exit.code}${exit.signal ? ', signal ' + exit.signal : ''})`);
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+// ------------------------------------------------------------------ runner
+
+const tests = [
+  ['inbox: live entry, click to read', inboxTest],
+  ['inbox: resume after a dropped socket, reset', resumeTest],
+];
+let passed = 0;
+let failed = 0;
+for (const [name, fn] of tests) {
+  log(`test ${name}`);
+  let timer;
+  try {
+    await Promise.race([
+      fn(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${TEST_TIMEOUT / 1000} s`)), TEST_TIMEOUT);
+      }),
+    ]);
+    passed += 1;
+    log(`PASS ${name}`);
+  } catch (e) {
+    failed += 1;
+    log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);

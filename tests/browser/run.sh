@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs the headless-Chromium test of /inbox: installs Debian's chromium when it
+# is missing, the npm dependencies (npm ci), then the test. Builds nothing:
+# HERALD_BIN (default target/debug/herald) must exist, e.g. after `cargo build`.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+
+if [ ! -x /usr/bin/chromium ]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+fi
+command -v node >/dev/null 2>&1 || { echo "node (>= 18) is required" >&2; exit 1; }
+
+(cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
+
+export HERALD_BIN="${HERALD_BIN:-$root/target/debug/herald}"
+if [ ! -x "$HERALD_BIN" ]; then
+  echo "no herald binary at $HERALD_BIN (run cargo build first)" >&2
+  exit 1
+fi
+cd "$root"
+exec node tests/browser/inbox.test.mjs
