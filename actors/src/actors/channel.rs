@@ -9,7 +9,7 @@ use super::engine::Engine;
 use super::supervisor::Dispatch;
 use super::user::DeliverInApp;
 use crate::model::{ChannelStatus, ChannelType, DeliveryError, Timestamp};
-use crate::providers::{self, SendError, SendRequest};
+use crate::providers::{SendError, SendRequest};
 use crate::store::{Outcome, QueueItem, Writes};
 use actix::prelude::*;
 use futures_util::FutureExt;
@@ -348,7 +348,12 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
         }
         ChannelStatus::Active => {}
     }
-    let Some(transport) = providers::transport(&channel.provider, &engine.inner.http) else {
+    let Some(transport) = engine
+        .inner
+        .transports
+        .get(channel.provider.as_str())
+        .cloned()
+    else {
         return Some(Outcome::Failed(err(
             "provider_not_configured",
             format!(
@@ -359,15 +364,39 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
     };
     let policy = RetryPolicy::from_config(&channel.config);
     let recipient = store.user(&q.project, &d.recipient_id).ok().flatten();
+    let subscriptions = if matches!(
+        channel.channel_type,
+        ChannelType::WebPush | ChannelType::MobilePush
+    ) {
+        store
+            .push_subscriptions(&q.project, &d.recipient_id, &channel.id)
+            .unwrap_or_default()
+    } else {
+        vec![]
+    };
     let attempt = d.attempts + 1;
+    let recipient_id = d.recipient_id;
     let req = SendRequest {
         delivery: d,
         recipient,
+        channel_id: channel.id,
         config: channel.config.clone(),
+        subscriptions,
     };
     let res = transport.send(req).await;
+    // Subscriptions the provider reported gone are removed, whatever the outcome.
+    let expired: &[String] = match &res {
+        Ok(s) => &s.expired,
+        Err(SendError::Expired { expired, .. }) => expired,
+        Err(_) => &[],
+    };
+    for identifier in expired {
+        let _ = store.remove_push_subscription(&q.project, &recipient_id, &channel.id, identifier);
+    }
     Some(match res {
-        Ok(outcomes) => Outcome::Sent { outcomes },
+        Ok(sent) => Outcome::Sent {
+            outcomes: sent.outcomes,
+        },
         Err(SendError::Transient {
             message,
             retry_after,
@@ -391,6 +420,9 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
         }
         Err(SendError::Rejected { code, message }) => Outcome::Failed(err(code, message)),
         Err(SendError::NoAddress { message }) => Outcome::Skipped(err("missing_address", message)),
+        Err(SendError::Expired { message, .. }) => {
+            Outcome::Failed(err("subscription_expired", message))
+        }
     })
 }
 

@@ -41,7 +41,7 @@ pub(crate) struct Inner {
     pub users: DashMap<(Uuid, Uuid), Addr<UserActor>>,
     pub runs: DashMap<Uuid, Addr<FlowRunActor>>,
     pub supervisor: OnceLock<Addr<DeliverySupervisor>>,
-    pub http: reqwest::Client,
+    pub transports: crate::providers::Transports,
     pub running: AtomicBool,
     pub panicked: DashMap<ChannelType, ()>,
 }
@@ -77,7 +77,7 @@ impl Engine {
                 users: DashMap::new(),
                 runs: DashMap::new(),
                 supervisor: OnceLock::new(),
-                http,
+                transports: crate::providers::transports(&http),
                 running: AtomicBool::new(true),
                 panicked: DashMap::new(),
             }),

@@ -260,22 +260,45 @@ pub enum SendError {
     Rejected { code: &'static str, message: String },
     /// Nothing to send to (no email, no push subscription): the delivery is skipped.
     NoAddress { message: String },
+    /// Every device's subscription is gone (404/410 from the push service, an
+    /// unregistered token): the delivery fails with `subscription_expired`.
+    Expired {
+        message: String,
+        expired: Vec<String>,
+    },
 }
 
-pub type SendResult = Result<Option<Value>, SendError>;
+/// A successful attempt: provider facts to keep (per-device outcomes under
+/// `data.outcomes`), and subscriptions the provider reported gone (removed).
+#[derive(Debug, Clone, Default)]
+pub struct Sent {
+    pub outcomes: Option<Value>,
+    pub expired: Vec<String>,
+}
+
+pub type SendResult = Result<Sent, SendError>;
 
 /// What a provider gets for one attempt.
 pub struct SendRequest {
     pub delivery: Delivery,
     pub recipient: Option<User>,
+    /// The channel: its id (cache key for tokens) and full config, secrets included.
+    pub channel_id: uuid::Uuid,
     pub config: Map<String, Value>,
+    /// For web_push and mobile_push: the recipient's subscriptions on this channel.
+    pub subscriptions: Vec<crate::store::PushSubscription>,
 }
 
-/// A transport to one kind of provider. Implementations do their I/O on the
-/// runtime the delivery actor runs on; they must not block.
+/// A transport to one kind of provider. One instance serves every channel of its
+/// provider for the life of the process (so it may cache, e.g. OAuth tokens per
+/// channel). Implementations do their I/O on the runtime of the calling delivery
+/// actor and must not block.
 pub trait Provider: Send + Sync {
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult>;
 }
+
+/// The transports of this build, by provider name.
+pub type Transports = std::collections::HashMap<&'static str, std::sync::Arc<dyn Provider>>;
 
 /// Maps an HTTP status from a provider to the error class (API.md §8).
 pub fn classify_status(status: u16, body: &str, retry_after: Option<Duration>) -> SendError {
@@ -294,10 +317,12 @@ pub fn classify_status(status: u16, body: &str, retry_after: Option<Duration>) -
     }
 }
 
-/// The transport for a provider name, if this build has one.
-pub fn transport(provider: &str, http: &reqwest::Client) -> Option<Box<dyn Provider>> {
-    match provider {
-        "webhook" => Some(Box::new(webhook::Webhook::new(http.clone()))),
-        _ => None,
-    }
+/// Every transport this build has (in_app is not one: the user actors deliver it).
+pub fn transports(http: &reqwest::Client) -> Transports {
+    let mut t: Transports = std::collections::HashMap::new();
+    t.insert(
+        "webhook",
+        std::sync::Arc::new(webhook::Webhook::new(http.clone())),
+    );
+    t
 }

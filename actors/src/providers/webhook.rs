@@ -2,7 +2,7 @@
 //! Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`)
 //! and carrying the delivery id as `Idempotency-Key` so receivers can deduplicate.
 
-use super::{classify_status, Provider, SendError, SendRequest, SendResult};
+use super::{classify_status, Provider, SendError, SendRequest, SendResult, Sent};
 use base64::Engine;
 use futures_util::future::BoxFuture;
 use hmac::{Hmac, Mac};
@@ -102,7 +102,7 @@ impl Provider for Webhook {
                 })?;
             let status = resp.status().as_u16();
             if (200..300).contains(&status) {
-                return Ok(None);
+                return Ok(Sent::default());
             }
             let ra = retry_after(resp.headers());
             let text = resp.text().await.unwrap_or_default();
