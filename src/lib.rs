@@ -7,6 +7,7 @@ pub mod configuration;
 pub mod errors;
 pub mod extract;
 pub mod idempotency;
+pub mod metrics;
 pub mod pagination;
 pub mod routes;
 pub mod startup;

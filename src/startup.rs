@@ -67,6 +67,7 @@ impl Application {
             },
         )
         .map_err(|e| e.message)?;
+        crate::metrics::install();
         let listener = TcpListener::bind(&settings.bind)
             .map_err(|e| format!("cannot bind {}: {e}", settings.bind))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
@@ -85,6 +86,7 @@ impl Application {
                 .app_data(data.clone())
                 .app_data(web::PayloadConfig::new(crate::extract::MAX_BODY * 64))
                 .wrap(actix_web::middleware::from_fn(crate::auth::middleware))
+                .wrap(actix_web::middleware::from_fn(crate::metrics::middleware))
                 .wrap_fn(|req, srv| {
                     let rid = req
                         .headers()

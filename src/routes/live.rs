@@ -212,7 +212,8 @@ impl Actor for FeedSocket {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         self.st.live.0.insert(self.id, ctx.address());
-        self.st.metrics_sockets.fetch_add(1, Ordering::Relaxed);
+        let n = self.st.metrics_sockets.fetch_add(1, Ordering::Relaxed) + 1;
+        metrics::gauge!("herald_websocket_connections").set(n as f64);
         if self.user.is_some() {
             self.connect(ctx);
         } else {
@@ -234,7 +235,8 @@ impl Actor for FeedSocket {
 
     fn stopped(&mut self, _: &mut Self::Context) {
         self.st.live.0.remove(&self.id);
-        self.st.metrics_sockets.fetch_sub(1, Ordering::Relaxed);
+        let n = self.st.metrics_sockets.fetch_sub(1, Ordering::Relaxed) - 1;
+        metrics::gauge!("herald_websocket_connections").set(n as f64);
         if let Some(u) = &self.user {
             if let Some(a) = self
                 .st

@@ -82,6 +82,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     use web::{delete, get, patch, post, put};
     cfg.service(res("/healthz").route(get().to(Guarded(health::healthz))))
         .service(res("/readyz").route(get().to(Guarded(health::readyz))))
+        .service(res("/metrics").route(get().to(Guarded(crate::metrics::handler))))
         .service(res("/inbox").route(get().to(Guarded(inbox::page))))
         .service(res("/inbox/inbox.css").route(get().to(Guarded(inbox::css))))
         .service(res("/inbox/inbox.js").route(get().to(Guarded(inbox::js))))

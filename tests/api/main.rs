@@ -23,3 +23,4 @@ mod tenancy;
 mod topics;
 mod users;
 mod webhook_delivery;
+mod metrics;

@@ -105,6 +105,8 @@ impl ChannelActor {
     }
 
     fn pump(&mut self, ctx: &mut Context<Self>) {
+        metrics::gauge!("herald_delivery_queue_depth", "channel_type" => self.ct.as_str())
+            .set((self.heap.len() + self.inflight) as f64);
         let now = Timestamp::now().millis();
         let limit = self.engine.inner.config.concurrency.max(1);
         while self.inflight < limit {

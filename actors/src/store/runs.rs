@@ -118,6 +118,22 @@ pub struct DeliveryFilter {
     pub created_before: Option<Timestamp>,
 }
 
+/// Engine metrics for one delivery as written: final statuses are counted, a
+/// pending one after an attempt is a retry, and a sent one records how long it
+/// took from the run's acceptance.
+fn record_metrics(d: &Delivery, now: Timestamp) {
+    let ct = d.channel_type.as_str();
+    if d.status.is_final() {
+        metrics::counter!("herald_deliveries_total", "channel_type" => ct, "status" => d.status.as_str()).increment(1);
+        if d.status == DeliveryStatus::Sent {
+            let secs = (now.millis() - d.created_at.millis()).max(0) as f64 / 1000.0;
+            metrics::histogram!("herald_flow_run_delivery_seconds", "channel_type" => ct).record(secs);
+        }
+    } else if d.attempts > 0 {
+        metrics::counter!("herald_delivery_retries_total", "channel_type" => ct).increment(1);
+    }
+}
+
 fn in_range(id: &Uuid, after: &Option<Timestamp>, before: &Option<Timestamp>) -> bool {
     let t = Timestamp::of_id(id);
     after.map_or(true, |a| t > a) && before.map_or(true, |b| t < b)
@@ -258,6 +274,9 @@ impl Store {
                 created_at: dnow,
                 updated_at: dnow,
             };
+            if d.status.is_final() {
+                record_metrics(&d, now);
+            }
             w.put_rec(T::deliveries, Key::new().id(&p).id(&did), &d);
             w.put(T::deliv_by_notif, Key::new().id(&p).id(&nid).id(&did), b"");
             w.put(
@@ -803,6 +822,9 @@ impl Store {
             }
         }
         self.commit(w)?;
+        for d in &written {
+            record_metrics(d, now);
+        }
         Ok((written, runs_processed))
     }
 }

@@ -1,0 +1,1771 @@
+//! The OpenAPI 3.1 document of the HTTP API (API.md §9), served at `/openapi.json`
+//! and browsable at `/docs`.
+//!
+//! Handlers take and return `serde_json` values, so the document is not derived
+//! from handler signatures: the schemas below are small structs that mirror the
+//! JSON the handlers produce (`#[derive(ToSchema)]`), and the operations are one
+//! table (`operations`) built with utoipa's builder types. A test keeps this table
+//! and the route table in `routes/mod.rs` in sync; schemathesis in CI checks that
+//! the server answers what the document says.
+
+#![allow(dead_code)] // the schema structs are never constructed: they only describe JSON
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::path::{
+    HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, PathItem, PathsBuilder,
+};
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::response::{ResponseBuilder, ResponsesBuilder};
+use utoipa::openapi::schema::{
+    ArrayBuilder, ComponentsBuilder, KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type,
+};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::tag::TagBuilder;
+use utoipa::openapi::{
+    ContentBuilder, InfoBuilder, LicenseBuilder, OpenApi, OpenApiBuilder, Ref, RefOr, Required,
+};
+use utoipa::{PartialSchema, ToSchema};
+use uuid::Uuid;
+
+// ================================================================ schemas: shared
+
+/// The error object every non-2xx response carries (API.md §3).
+#[derive(ToSchema)]
+#[schema(example = json!({"error": {"type": "https://herald.dev/errors#not_found-404",
+    "code": "not_found", "message": "user not found", "status": 404,
+    "request_id": "0192f6c1-7a2b-7c3d-8e4f-123456789abc",
+    "details": {"resource": "user", "id": "alice"}}}))]
+pub struct Error {
+    pub error: ErrorBody,
+}
+
+#[derive(ToSchema)]
+pub struct ErrorBody {
+    /// `https://herald.dev/errors#<code>-<status>`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub code: ErrorCode,
+    pub message: String,
+    pub status: u16,
+    /// The request's `x-request-id`.
+    pub request_id: Option<String>,
+    /// Depends on the code: `auth`/`reason` (401), `param`/`reason` (400),
+    /// `fields` (422), `resource`/`id` (404), `retry_after`/`limit`/`window` (429)…
+    pub details: Map<String, Value>,
+}
+
+#[derive(ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    BadRequest,
+    Unauthenticated,
+    Forbidden,
+    NotFound,
+    Conflict,
+    IdempotencyKeyReused,
+    ValidationFailed,
+    RateLimited,
+    InternalError,
+    ServiceUnavailable,
+}
+
+/// The `page` object of every list (API.md §4).
+#[derive(ToSchema)]
+pub struct Page {
+    pub limit: u32,
+    /// Cursor for the next (older) page; null when nothing follows.
+    pub after: Option<String>,
+    /// Cursor for the previous (newer) page; null when nothing precedes.
+    pub before: Option<String>,
+    pub has_more_after: bool,
+    pub has_more_before: bool,
+}
+
+#[derive(ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelType {
+    Chat,
+    Email,
+    InApp,
+    MobilePush,
+    Sms,
+    WebPush,
+}
+
+#[derive(ToSchema)]
+pub struct Health {
+    /// `ok` (healthz) or `ready` (readyz).
+    pub status: String,
+}
+
+// ================================================================ project
+
+#[derive(ToSchema)]
+pub struct Project {
+    pub id: Uuid,
+    pub name: String,
+    pub security_mode: bool,
+    pub signing_key_configured: bool,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(ToSchema)]
+pub struct ProjectUpdate {
+    pub security_mode: Option<bool>,
+    #[schema(min_length = 1, max_length = 200)]
+    pub name: Option<String>,
+}
+
+#[derive(ToSchema)]
+pub struct SigningKeyInput {
+    /// PEM `PUBLIC KEY` (SPKI) or `RSA PUBLIC KEY` (PKCS#1), RSA of at least 2048 bits.
+    pub public_key: String,
+}
+
+#[derive(ToSchema)]
+pub struct SigningKeyPair {
+    /// SPKI PEM, now stored as the project's signing key.
+    pub public_key: String,
+    /// PKCS#8 PEM; returned once, never stored.
+    pub private_key: String,
+}
+
+// ================================================================ users
+
+#[derive(ToSchema)]
+pub struct User {
+    pub id: Uuid,
+    pub external_id: String,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub avatar: Option<String>,
+    pub locale: Option<String>,
+    pub timezone: Option<String>,
+    pub custom_fields: Map<String, Value>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Profile fields of a user (partial update: only given fields change, `null` clears).
+#[derive(ToSchema)]
+pub struct UserInput {
+    #[schema(max_length = 1000)]
+    pub first_name: Option<String>,
+    #[schema(max_length = 1000)]
+    pub last_name: Option<String>,
+    #[schema(format = Email, max_length = 1000)]
+    pub email: Option<String>,
+    #[schema(max_length = 1000)]
+    pub phone: Option<String>,
+    /// An absolute http(s) URL.
+    #[schema(format = Uri, max_length = 1000)]
+    pub avatar: Option<String>,
+    /// A BCP 47 language tag.
+    #[schema(example = "en-GB", max_length = 1000)]
+    pub locale: Option<String>,
+    /// An IANA time zone.
+    #[schema(example = "Europe/Paris", max_length = 1000)]
+    pub timezone: Option<String>,
+    /// Any JSON object, at most 64 KiB serialised.
+    pub custom_fields: Option<Map<String, Value>>,
+}
+
+/// A run recipient identified inline: `external_id` plus any user fields.
+#[derive(ToSchema)]
+pub struct RecipientInput {
+    #[schema(min_length = 1, max_length = 255)]
+    pub external_id: String,
+    #[schema(max_length = 1000)]
+    pub first_name: Option<String>,
+    #[schema(max_length = 1000)]
+    pub last_name: Option<String>,
+    #[schema(format = Email, max_length = 1000)]
+    pub email: Option<String>,
+    #[schema(max_length = 1000)]
+    pub phone: Option<String>,
+    #[schema(format = Uri, max_length = 1000)]
+    pub avatar: Option<String>,
+    #[schema(max_length = 1000)]
+    pub locale: Option<String>,
+    #[schema(max_length = 1000)]
+    pub timezone: Option<String>,
+    pub custom_fields: Option<Map<String, Value>>,
+}
+
+// ================================================================ preferences
+
+/// One flag per channel type (all six present in a response).
+#[derive(ToSchema)]
+pub struct ChannelTypeFlags {
+    pub chat: bool,
+    pub email: bool,
+    pub in_app: bool,
+    pub mobile_push: bool,
+    pub sms: bool,
+    pub web_push: bool,
+}
+
+/// Some channel types (a preferences update).
+#[derive(ToSchema)]
+pub struct ChannelTypeFlagsInput {
+    pub chat: Option<bool>,
+    pub email: Option<bool>,
+    pub in_app: Option<bool>,
+    pub mobile_push: Option<bool>,
+    pub sms: Option<bool>,
+    pub web_push: Option<bool>,
+}
+
+#[derive(ToSchema)]
+pub struct FlowPreferences {
+    pub name: String,
+    pub enabled: bool,
+    pub channel_types: ChannelTypeFlags,
+}
+
+/// A user's preferences: every flow of the project that is not archived, by handle.
+#[derive(ToSchema)]
+pub struct Preferences {
+    pub channel_types: ChannelTypeFlags,
+    pub flows: BTreeMap<String, FlowPreferences>,
+}
+
+#[derive(ToSchema)]
+pub struct FlowPreferencesInput {
+    pub enabled: Option<bool>,
+    pub channel_types: Option<ChannelTypeFlagsInput>,
+}
+
+/// Partial update; an unknown channel type or flow handle is a 422 `inclusion`.
+#[derive(ToSchema)]
+pub struct PreferencesInput {
+    pub channel_types: Option<ChannelTypeFlagsInput>,
+    pub flows: Option<BTreeMap<String, FlowPreferencesInput>>,
+}
+
+// ================================================================ channels
+
+#[derive(ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelStatus {
+    Unconfigured,
+    Active,
+    Revoked,
+}
+
+#[derive(ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Provider {
+    InApp,
+    Smtp,
+    Twilio,
+    SlackWebhook,
+    Webhook,
+    WebPush,
+    Fcm,
+    Apns,
+}
+
+#[derive(ToSchema)]
+pub struct Channel {
+    pub id: Uuid,
+    #[serde(rename = "type")]
+    pub kind: ChannelType,
+    pub name: String,
+    pub provider: String,
+    /// Provider settings; secret values read back as `"********"`.
+    pub config: Map<String, Value>,
+    pub status: ChannelStatus,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A new channel. `provider` must fit `type`; a missing or partial `config`
+/// creates the channel `unconfigured`.
+#[derive(ToSchema)]
+pub struct ChannelInput {
+    #[serde(rename = "type")]
+    pub kind: ChannelType,
+    pub provider: Provider,
+    #[schema(max_length = 200)]
+    pub name: Option<String>,
+    /// Provider settings (API.md §10), plus `retry`.
+    pub config: Option<Map<String, Value>>,
+}
+
+/// A channel update: `config` is merged key by key (`null` removes a key,
+/// `"********"` keeps a stored secret). `type` and `provider` cannot change.
+#[derive(ToSchema)]
+pub struct ChannelUpdate {
+    #[serde(rename = "type")]
+    pub kind: Option<ChannelType>,
+    pub provider: Option<Provider>,
+    #[schema(max_length = 200)]
+    pub name: Option<String>,
+    pub config: Option<Map<String, Value>>,
+}
+
+/// A channel as a user sees it (no config except a web push public key).
+#[derive(ToSchema)]
+pub struct UserChannel {
+    pub id: Uuid,
+    #[serde(rename = "type")]
+    pub kind: ChannelType,
+    pub name: String,
+    pub provider: String,
+    pub status: ChannelStatus,
+    /// Web push channels only.
+    pub vapid_public_key: Option<String>,
+}
+
+#[derive(ToSchema)]
+pub struct PushSubscription {
+    pub id: Uuid,
+    pub channel_id: Uuid,
+    pub identifier: String,
+    pub platform: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(ToSchema)]
+pub struct PushKeys {
+    pub p256dh: String,
+    pub auth: String,
+}
+
+/// A device or browser subscription; web push needs the endpoint URL as
+/// `identifier` and `keys`.
+#[derive(ToSchema)]
+pub struct PushSubscriptionInput {
+    #[schema(min_length = 1, max_length = 4096)]
+    pub identifier: String,
+    pub keys: Option<PushKeys>,
+    #[schema(max_length = 64)]
+    pub platform: Option<String>,
+}
+
+#[derive(ToSchema)]
+pub struct PushSubscriptionDelete {
+    #[schema(min_length = 1, max_length = 4096)]
+    pub identifier: String,
+}
+
+// ================================================================ flows
+
+#[derive(ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowStatus {
+    Draft,
+    Active,
+    Archived,
+}
+
+/// MiniJinja templates over `recipient`, `actor`, `data` and `flow`.
+#[derive(ToSchema)]
+pub struct Template {
+    #[schema(max_length = 65536)]
+    pub subject: Option<String>,
+    #[schema(max_length = 65536)]
+    pub body: Option<String>,
+    #[schema(max_length = 65536)]
+    pub html: Option<String>,
+    #[schema(max_length = 65536)]
+    pub url: Option<String>,
+}
+
+#[derive(ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelStepType {
+    Channel,
+}
+
+#[derive(ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DelayStepType {
+    Delay,
+}
+
+#[derive(ToSchema)]
+pub struct ChannelStep {
+    #[serde(rename = "type")]
+    pub kind: ChannelStepType,
+    pub channel_id: Option<Uuid>,
+    pub template: Template,
+}
+
+#[derive(ToSchema)]
+pub struct DelayStep {
+    #[serde(rename = "type")]
+    pub kind: DelayStepType,
+    #[schema(minimum = 0, maximum = 2592000)]
+    pub seconds: u64,
+}
+
+/// A channel step (deliver through a channel) or a delay step (wait durably).
+#[derive(ToSchema)]
+#[serde(untagged)]
+pub enum Step {
+    Channel(ChannelStep),
+    Delay(DelayStep),
+}
+
+#[derive(ToSchema)]
+pub struct Flow {
+    pub id: Uuid,
+    pub handle: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub status: FlowStatus,
+    pub steps: Vec<Step>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(ToSchema)]
+pub struct FlowInput {
+    /// Unique in the project, not shaped like a UUID.
+    #[schema(pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
+    pub handle: String,
+    #[schema(min_length = 1, max_length = 200)]
+    pub name: String,
+    #[schema(max_length = 1000)]
+    pub description: Option<String>,
+    pub steps: Option<Vec<Step>>,
+}
+
+/// Partial update; `handle` cannot change.
+#[derive(ToSchema)]
+pub struct FlowUpdate {
+    #[schema(pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
+    pub handle: Option<String>,
+    #[schema(min_length = 1, max_length = 200)]
+    pub name: Option<String>,
+    #[schema(max_length = 1000)]
+    pub description: Option<String>,
+    pub steps: Option<Vec<Step>>,
+}
+
+/// An explicit recipient: an external_id, or a user object identified inline.
+#[derive(ToSchema)]
+#[serde(untagged)]
+pub enum RecipientSpec {
+    ExternalId(#[schema(min_length = 1, max_length = 255)] String),
+    User(RecipientInput),
+}
+
+#[derive(ToSchema)]
+pub struct RunInput {
+    /// At most 1,000; recipients plus topic must not be empty.
+    #[schema(max_items = 1000)]
+    pub recipients: Option<Vec<RecipientSpec>>,
+    /// A topic key: its subscribers are recipients too.
+    pub topic: Option<String>,
+    /// An existing user's external_id, or a user object identified inline.
+    pub actor: Option<RecipientSpec>,
+    pub data: Option<Map<String, Value>>,
+    /// Alternative to the `Idempotency-Key` header.
+    #[schema(min_length = 1, max_length = 255)]
+    pub idempotency_key: Option<String>,
+}
+
+#[derive(ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PendingStatus {
+    Pending,
+}
+
+#[derive(ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProcessingStatus {
+    Pending,
+    Processed,
+}
+
+/// The 202 answer to a run: stored durably, delivered asynchronously.
+#[derive(ToSchema)]
+pub struct FlowRunAccepted {
+    pub id: Uuid,
+    pub flow_id: Uuid,
+    pub status: PendingStatus,
+    pub recipients_count: u64,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(ToSchema)]
+pub struct FlowRun {
+    pub id: Uuid,
+    pub flow_id: Uuid,
+    pub status: ProcessingStatus,
+    pub recipients_count: u64,
+    pub notifications_count: u64,
+    pub topic: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub processed_at: Option<DateTime<Utc>>,
+}
+
+// ================================================================ topics
+
+#[derive(ToSchema)]
+pub struct Topic {
+    pub key: String,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub subscribers_count: u64,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(ToSchema)]
+pub struct TopicInput {
+    #[schema(max_length = 200)]
+    pub name: Option<String>,
+    #[schema(max_length = 1000)]
+    pub description: Option<String>,
+}
+
+#[derive(ToSchema)]
+pub struct Subscription {
+    pub id: Uuid,
+    /// The topic key.
+    pub topic: String,
+    pub user_external_id: String,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(ToSchema)]
+pub struct SubscriptionInput {
+    #[schema(min_length = 1, max_length = 255)]
+    pub external_id: String,
+}
+
+// ================================================================ notifications, deliveries, feed
+
+#[derive(ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryStatus {
+    Pending,
+    Sent,
+    Failed,
+    Skipped,
+}
+
+#[derive(ToSchema)]
+pub struct DeliveryError {
+    /// `preference`, `missing_address`, `invalid_address`, `provider_unauthorized`,
+    /// `provider_rejected`, `provider_unavailable`, `provider_revoked`,
+    /// `provider_not_configured`, `subscription_expired`…
+    pub code: String,
+    pub message: String,
+}
+
+/// The rendered content of a delivery.
+#[derive(ToSchema)]
+pub struct Rendered {
+    pub subject: String,
+    pub body: String,
+    pub html: Option<String>,
+    pub url: Option<String>,
+    /// Per-device outcomes and other provider facts (push channels).
+    pub outcomes: Option<Value>,
+}
+
+#[derive(ToSchema)]
+pub struct Delivery {
+    pub id: Uuid,
+    pub notification_id: Uuid,
+    pub flow_run_id: Uuid,
+    pub flow_id: Uuid,
+    pub channel_id: Uuid,
+    pub channel_type: ChannelType,
+    pub topic: Option<String>,
+    pub status: DeliveryStatus,
+    pub data: Rendered,
+    pub actor_id: Option<Uuid>,
+    pub recipient_id: Uuid,
+    pub attempts: u32,
+    pub error: Option<DeliveryError>,
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    pub sent_at: Option<DateTime<Utc>>,
+    pub seen_at: Option<DateTime<Utc>>,
+    pub read_at: Option<DateTime<Utc>>,
+    pub clicked_at: Option<DateTime<Utc>>,
+    pub archived_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(ToSchema)]
+pub struct Notification {
+    pub id: Uuid,
+    pub flow_id: Uuid,
+    pub flow_run_id: Uuid,
+    pub topic: Option<String>,
+    pub status: ProcessingStatus,
+    /// The run's `data`.
+    pub data: Value,
+    pub actor_id: Option<Uuid>,
+    /// Null once the user is deleted.
+    pub actor: Option<User>,
+    pub recipient_id: Uuid,
+    /// Null once the user is deleted.
+    pub recipient: Option<User>,
+    pub deliveries: Vec<Delivery>,
+    pub processed_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// An in_app delivery as its recipient sees it (id = delivery id).
+#[derive(ToSchema)]
+pub struct FeedEntry {
+    pub id: Uuid,
+    pub notification_id: Uuid,
+    pub flow_id: Uuid,
+    pub topic: Option<String>,
+    pub data: Rendered,
+    pub actor: Option<User>,
+    pub read: bool,
+    pub seen: bool,
+    pub archived: bool,
+    pub clicked: bool,
+    pub seen_at: Option<DateTime<Utc>>,
+    pub read_at: Option<DateTime<Utc>>,
+    pub clicked_at: Option<DateTime<Utc>>,
+    pub archived_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// Counts of the feed, archived entries left out.
+#[derive(ToSchema)]
+pub struct FeedMeta {
+    pub unread_count: u64,
+    pub unseen_count: u64,
+}
+
+#[derive(ToSchema)]
+pub struct FeedPage {
+    pub items: Vec<FeedEntry>,
+    pub page: Page,
+    pub meta: FeedMeta,
+}
+
+/// `read` implies `seen`; un-reading or un-seeing is a 409.
+#[derive(ToSchema)]
+pub struct FeedEntryPatch {
+    pub seen: Option<bool>,
+    pub read: Option<bool>,
+    /// Only `true`.
+    pub clicked: Option<bool>,
+    pub archived: Option<bool>,
+}
+
+#[derive(ToSchema)]
+pub struct MarkAllResult {
+    pub updated: u64,
+    pub meta: FeedMeta,
+}
+
+// ================================================================ the document
+
+/// Lists: `{items: [T], page}`, one named schema per item type.
+const LISTS: &[(&str, &str)] = &[
+    ("UserList", "User"),
+    ("ChannelList", "Channel"),
+    ("FlowList", "Flow"),
+    ("TopicList", "Topic"),
+    ("SubscriptionList", "Subscription"),
+    ("NotificationList", "Notification"),
+    ("DeliveryList", "Delivery"),
+    ("PushSubscriptionList", "PushSubscription"),
+];
+
+/// Response schemas whose every property is always present (null when empty).
+const ALWAYS_PRESENT: &[&str] = &[
+    "Error",
+    "ErrorBody",
+    "Page",
+    "Health",
+    "Project",
+    "SigningKeyPair",
+    "User",
+    "ChannelTypeFlags",
+    "FlowPreferences",
+    "Preferences",
+    "Channel",
+    "UserChannel",
+    "PushSubscription",
+    "ChannelStep",
+    "DelayStep",
+    "Flow",
+    "FlowRunAccepted",
+    "FlowRun",
+    "Topic",
+    "Subscription",
+    "DeliveryError",
+    "Delivery",
+    "Notification",
+    "FeedEntry",
+    "FeedMeta",
+    "FeedPage",
+    "MarkAllResult",
+];
+
+/// Optional properties of `ALWAYS_PRESENT` schemas (left out when empty).
+const SOMETIMES_ABSENT: &[(&str, &str)] = &[
+    ("UserChannel", "vapid_public_key"),
+    ("ChannelStep", "channel_id"),
+];
+
+macro_rules! schemas {
+    ($b:expr, $($t:ty),* $(,)?) => {{
+        let mut b = $b;
+        $( b = b.schema(<$t as ToSchema>::name(), <$t as PartialSchema>::schema()); )*
+        b
+    }};
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Auth {
+    None,
+    Admin,
+    User,
+}
+
+/// What a success response carries.
+enum Body {
+    Json(&'static str),
+    Empty,
+    Text(&'static str, &'static str),
+}
+
+/// One operation of the table.
+struct Op {
+    method: HttpMethod,
+    path: &'static str,
+    id: &'static str,
+    summary: &'static str,
+    tag: &'static str,
+    auth: Auth,
+    params: Vec<utoipa::openapi::path::Parameter>,
+    body: Option<(&'static str, bool)>,
+    idempotent: bool,
+    oks: Vec<(u16, &'static str, Body)>,
+    errors: Vec<u16>,
+}
+
+impl Op {
+    fn new(
+        method: HttpMethod,
+        path: &'static str,
+        id: &'static str,
+        summary: &'static str,
+    ) -> Op {
+        let (tag, auth) = if path.starts_with("/admin/") {
+            let tag = path
+                .trim_start_matches("/admin/v1/")
+                .trim_start_matches("/admin/")
+                .split('/')
+                .next()
+                .unwrap_or("");
+            (admin_tag(tag), Auth::Admin)
+        } else if path.starts_with("/user/") {
+            ("User API", Auth::User)
+        } else {
+            ("Service", Auth::None)
+        };
+        Op {
+            method,
+            path,
+            id,
+            summary,
+            tag,
+            auth,
+            params: vec![],
+            body: None,
+            idempotent: false,
+            oks: vec![],
+            errors: vec![],
+        }
+    }
+    fn param(mut self, p: utoipa::openapi::path::Parameter) -> Op {
+        self.params.push(p);
+        self
+    }
+    fn params(mut self, ps: Vec<utoipa::openapi::path::Parameter>) -> Op {
+        self.params.extend(ps);
+        self
+    }
+    /// A JSON object body (`required`: an empty body is a 400).
+    fn body(mut self, schema: &'static str, required: bool) -> Op {
+        self.body = Some((schema, required));
+        self
+    }
+    /// Takes an `Idempotency-Key` header (POSTs that create).
+    fn idempotent(mut self) -> Op {
+        self.idempotent = true;
+        self
+    }
+    fn ok(mut self, status: u16, description: &'static str, body: Body) -> Op {
+        self.oks.push((status, description, body));
+        self
+    }
+    fn errors(mut self, codes: &[u16]) -> Op {
+        self.errors.extend_from_slice(codes);
+        self
+    }
+    /// A paginated list: `limit`/`after`/`before` (400 on a bad one).
+    fn paged(self) -> Op {
+        self.params(paging_params()).errors(&[400])
+    }
+}
+
+fn admin_tag(first: &str) -> &'static str {
+    match first {
+        "project" => "Project",
+        "users" => "Users",
+        "channels" => "Channels",
+        "flows" | "flow_runs" => "Flows",
+        "topics" => "Topics",
+        "notifications" | "deliveries" => "Notifications",
+        _ => "Admin API",
+    }
+}
+
+fn str_schema() -> ObjectBuilder {
+    ObjectBuilder::new().schema_type(Type::String)
+}
+
+fn uuid_schema() -> Schema {
+    str_schema()
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)))
+        .into()
+}
+
+fn path_param(name: &str, schema: Schema, description: &str) -> utoipa::openapi::path::Parameter {
+    ParameterBuilder::new()
+        .name(name)
+        .parameter_in(ParameterIn::Path)
+        .required(Required::True)
+        .description(Some(description))
+        .schema(Some(schema))
+        .build()
+}
+
+fn query_param(name: &str, schema: Schema, description: &str) -> utoipa::openapi::path::Parameter {
+    ParameterBuilder::new()
+        .name(name)
+        .parameter_in(ParameterIn::Query)
+        .required(Required::False)
+        .description(Some(description))
+        .schema(Some(schema))
+        .build()
+}
+
+fn enum_schema(values: &[&str]) -> Schema {
+    str_schema().enum_values(Some(values.to_vec())).into()
+}
+
+fn datetime_schema() -> Schema {
+    str_schema()
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+        .into()
+}
+
+fn external_id_param() -> utoipa::openapi::path::Parameter {
+    path_param(
+        "external_id",
+        str_schema().min_length(Some(1)).max_length(Some(255)).into(),
+        "The user's external id (URL-encoded).",
+    )
+}
+
+fn uuid_param(name: &str, what: &str) -> utoipa::openapi::path::Parameter {
+    path_param(name, uuid_schema(), what)
+}
+
+fn topic_key_param() -> utoipa::openapi::path::Parameter {
+    path_param(
+        "key",
+        str_schema()
+            .pattern(Some("^[a-z0-9][a-z0-9_-]{0,63}$"))
+            .into(),
+        "The topic key.",
+    )
+}
+
+fn flow_param() -> utoipa::openapi::path::Parameter {
+    path_param(
+        "id",
+        str_schema().min_length(Some(1)).into(),
+        "The flow's id (a UUID) or handle.",
+    )
+}
+
+fn paging_params() -> Vec<utoipa::openapi::path::Parameter> {
+    vec![
+        query_param(
+            "limit",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(1))
+                .default(Some(25.into()))
+                .into(),
+            "Items per page (default 25; values above 1000 answer 1000).",
+        ),
+        query_param(
+            "after",
+            str_schema().into(),
+            "Cursor from `page.after`: the next (older) page.",
+        ),
+        query_param(
+            "before",
+            str_schema().into(),
+            "Cursor from `page.before`: the previous (newer) page. Not with `after`.",
+        ),
+    ]
+}
+
+fn created_filters() -> Vec<utoipa::openapi::path::Parameter> {
+    vec![
+        query_param(
+            "created_after",
+            datetime_schema(),
+            "Exclusive lower bound (RFC 3339 date-time).",
+        ),
+        query_param(
+            "created_before",
+            datetime_schema(),
+            "Exclusive upper bound (RFC 3339 date-time).",
+        ),
+    ]
+}
+
+const FEED_ACTIONS: &[&str] = &["seen", "read", "clicked", "archive", "unarchive"];
+
+/// Every operation, in route-table order (`routes::configure`).
+fn operations() -> Vec<Op> {
+    use Body::{Empty, Json, Text};
+    use HttpMethod::{Delete, Get, Patch, Post, Put};
+    vec![
+        // ---- service
+        Op::new(Get, "/healthz", "healthz", "Liveness").ok(200, "Alive", Json("Health")),
+        Op::new(Get, "/readyz", "readyz", "Readiness: the store is open and the engine runs")
+            .ok(200, "Ready", Json("Health"))
+            .errors(&[503]),
+        Op::new(Get, "/metrics", "metrics", "Prometheus metrics")
+            .ok(200, "Metrics in the Prometheus text format", Text("text/plain", "string")),
+        Op::new(Get, "/openapi.json", "openapi", "This OpenAPI document")
+            .ok(200, "The document", Text("application/json", "object")),
+        Op::new(Get, "/docs", "docs", "Browsable API documentation")
+            .ok(200, "An HTML page", Text("text/html", "string")),
+        Op::new(Get, "/inbox", "inbox", "The in-app inbox page")
+            .ok(200, "An HTML page", Text("text/html", "string")),
+        Op::new(Get, "/inbox/inbox.css", "inbox_css", "Inbox page stylesheet")
+            .ok(200, "CSS", Text("text/css", "string")),
+        Op::new(Get, "/inbox/inbox.js", "inbox_js", "Inbox page script")
+            .ok(200, "JavaScript", Text("application/javascript", "string")),
+        // ---- project
+        Op::new(Get, "/admin/v1/project", "getProject", "The project")
+            .ok(200, "The project", Json("Project")),
+        Op::new(Put, "/admin/v1/project", "updateProject", "Update the project's settings")
+            .body("ProjectUpdate", true)
+            .ok(200, "The project", Json("Project")),
+        Op::new(
+            Put,
+            "/admin/v1/project/signing_key",
+            "putSigningKey",
+            "Store the RSA public key that verifies user JWTs",
+        )
+        .body("SigningKeyInput", true)
+        .ok(200, "The project", Json("Project")),
+        Op::new(
+            Post,
+            "/admin/v1/project/signing_key",
+            "generateSigningKey",
+            "Generate an RSA-2048 key pair; the private key is returned once",
+        )
+        .ok(201, "The key pair", Json("SigningKeyPair")),
+        Op::new(
+            Delete,
+            "/admin/v1/project/signing_key",
+            "deleteSigningKey",
+            "Remove the signing key",
+        )
+        .ok(204, "Removed", Empty),
+        // ---- users
+        Op::new(Get, "/admin/v1/users", "listUsers", "List users")
+            .paged()
+            .ok(200, "A page of users", Json("UserList")),
+        Op::new(Put, "/admin/v1/users/{external_id}", "putUser", "Create or update a user")
+            .param(external_id_param())
+            .body("UserInput", true)
+            .ok(201, "Created", Json("User"))
+            .ok(200, "Updated", Json("User")),
+        Op::new(Get, "/admin/v1/users/{external_id}", "getUser", "A user")
+            .param(external_id_param())
+            .ok(200, "The user", Json("User"))
+            .errors(&[404]),
+        Op::new(
+            Delete,
+            "/admin/v1/users/{external_id}",
+            "deleteUser",
+            "Delete a user with its preferences, feed and subscriptions",
+        )
+        .param(external_id_param())
+        .ok(204, "Deleted", Empty)
+        .errors(&[404]),
+        Op::new(
+            Get,
+            "/admin/v1/users/{external_id}/preferences",
+            "getUserPreferences",
+            "A user's preferences",
+        )
+        .param(external_id_param())
+        .ok(200, "The preferences", Json("Preferences"))
+        .errors(&[404]),
+        Op::new(
+            Put,
+            "/admin/v1/users/{external_id}/preferences",
+            "putUserPreferences",
+            "Update a user's preferences",
+        )
+        .param(external_id_param())
+        .body("PreferencesInput", true)
+        .ok(200, "The full preferences", Json("Preferences"))
+        .errors(&[404]),
+        Op::new(
+            Get,
+            "/admin/v1/users/{external_id}/feed",
+            "getUserFeed",
+            "A user's feed, as the User API shows it",
+        )
+        .param(external_id_param())
+        .param(feed_status_param())
+        .paged()
+        .ok(200, "A page of feed entries", Json("FeedPage"))
+        .errors(&[404]),
+        // ---- channels
+        Op::new(Post, "/admin/v1/channels", "createChannel", "Create a channel")
+            .body("ChannelInput", true)
+            .idempotent()
+            .ok(201, "Created", Json("Channel")),
+        Op::new(Get, "/admin/v1/channels", "listChannels", "List channels")
+            .paged()
+            .ok(200, "A page of channels", Json("ChannelList")),
+        Op::new(Get, "/admin/v1/channels/{channel_id}", "getChannel", "A channel")
+            .param(uuid_param("channel_id", "The channel's id."))
+            .ok(200, "The channel", Json("Channel"))
+            .errors(&[400, 404]),
+        Op::new(
+            Put,
+            "/admin/v1/channels/{channel_id}",
+            "updateChannel",
+            "Update a channel (config merged key by key)",
+        )
+        .param(uuid_param("channel_id", "The channel's id."))
+        .body("ChannelUpdate", true)
+        .ok(200, "The channel", Json("Channel"))
+        .errors(&[404]),
+        Op::new(Delete, "/admin/v1/channels/{channel_id}", "deleteChannel", "Delete a channel")
+            .param(uuid_param("channel_id", "The channel's id."))
+            .ok(204, "Deleted", Empty)
+            .errors(&[400, 404, 409]),
+        Op::new(
+            Post,
+            "/admin/v1/channels/{channel_id}/revoke",
+            "revokeChannel",
+            "Revoke a channel's provider credentials",
+        )
+        .param(uuid_param("channel_id", "The channel's id."))
+        .ok(200, "The channel", Json("Channel"))
+        .errors(&[400, 404, 409]),
+        // ---- flows
+        Op::new(Post, "/admin/v1/flows", "createFlow", "Create a flow (status draft)")
+            .body("FlowInput", true)
+            .idempotent()
+            .ok(201, "Created", Json("Flow")),
+        Op::new(Get, "/admin/v1/flows", "listFlows", "List flows")
+            .paged()
+            .ok(200, "A page of flows", Json("FlowList")),
+        Op::new(Get, "/admin/v1/flows/{id}", "getFlow", "A flow, by id or handle")
+            .param(flow_param())
+            .ok(200, "The flow", Json("Flow"))
+            .errors(&[404]),
+        Op::new(Put, "/admin/v1/flows/{id}", "updateFlow", "Update a flow")
+            .param(flow_param())
+            .body("FlowUpdate", true)
+            .ok(200, "The flow", Json("Flow"))
+            .errors(&[404, 409]),
+        Op::new(Post, "/admin/v1/flows/{id}/activate", "activateFlow", "Activate a flow")
+            .param(flow_param())
+            .ok(200, "The flow", Json("Flow"))
+            .errors(&[404, 409, 422]),
+        Op::new(
+            Post,
+            "/admin/v1/flows/{id}/deactivate",
+            "deactivateFlow",
+            "Return a flow to draft",
+        )
+        .param(flow_param())
+        .ok(200, "The flow", Json("Flow"))
+        .errors(&[404, 409]),
+        Op::new(Post, "/admin/v1/flows/{id}/archive", "archiveFlow", "Archive a flow (final)")
+            .param(flow_param())
+            .ok(200, "The flow", Json("Flow"))
+            .errors(&[404, 409]),
+        Op::new(Post, "/admin/v1/flows/{id}/run", "runFlow", "Run a flow for recipients")
+            .param(flow_param())
+            .body("RunInput", true)
+            .idempotent()
+            .ok(202, "Accepted and stored durably", Json("FlowRunAccepted"))
+            .errors(&[404, 409]),
+        Op::new(Get, "/admin/v1/flow_runs/{id}", "getFlowRun", "A flow run")
+            .param(uuid_param("id", "The flow run's id."))
+            .ok(200, "The flow run", Json("FlowRun"))
+            .errors(&[400, 404]),
+        // ---- topics
+        Op::new(Get, "/admin/v1/topics", "listTopics", "List topics")
+            .paged()
+            .ok(200, "A page of topics", Json("TopicList")),
+        Op::new(Put, "/admin/v1/topics/{key}", "putTopic", "Create or update a topic")
+            .param(topic_key_param())
+            .body("TopicInput", false)
+            .ok(201, "Created", Json("Topic"))
+            .ok(200, "Updated", Json("Topic")),
+        Op::new(Get, "/admin/v1/topics/{key}", "getTopic", "A topic")
+            .param(topic_key_param())
+            .ok(200, "The topic", Json("Topic"))
+            .errors(&[404]),
+        Op::new(Delete, "/admin/v1/topics/{key}", "deleteTopic", "Delete a topic")
+            .param(topic_key_param())
+            .ok(204, "Deleted", Empty)
+            .errors(&[404]),
+        Op::new(
+            Get,
+            "/admin/v1/topics/{key}/subscriptions",
+            "listTopicSubscriptions",
+            "A topic's subscriptions",
+        )
+        .param(topic_key_param())
+        .paged()
+        .ok(200, "A page of subscriptions", Json("SubscriptionList"))
+        .errors(&[404]),
+        Op::new(
+            Post,
+            "/admin/v1/topics/{key}/subscriptions",
+            "subscribeUser",
+            "Subscribe a user to a topic",
+        )
+        .param(topic_key_param())
+        .body("SubscriptionInput", true)
+        .idempotent()
+        .ok(201, "Subscribed", Json("Subscription"))
+        .errors(&[404, 409]),
+        Op::new(
+            Delete,
+            "/admin/v1/topics/{key}/subscriptions/{external_id}",
+            "unsubscribeUser",
+            "Unsubscribe a user from a topic",
+        )
+        .param(topic_key_param())
+        .param(external_id_param())
+        .ok(204, "Unsubscribed", Empty)
+        .errors(&[404]),
+        // ---- notifications and deliveries
+        Op::new(Get, "/admin/v1/notifications", "listNotifications", "List notifications")
+            .params(notification_filters())
+            .paged()
+            .ok(200, "A page of notifications", Json("NotificationList")),
+        Op::new(
+            Get,
+            "/admin/notifications",
+            "listNotificationsAlias",
+            "List notifications (alias of /admin/v1/notifications)",
+        )
+        .params(notification_filters())
+        .paged()
+        .ok(200, "A page of notifications", Json("NotificationList")),
+        Op::new(Get, "/admin/v1/notifications/{id}", "getNotification", "A notification")
+            .param(uuid_param("id", "The notification's id."))
+            .ok(200, "The notification", Json("Notification"))
+            .errors(&[400, 404]),
+        Op::new(Get, "/admin/v1/deliveries", "listDeliveries", "List deliveries")
+            .params(delivery_filters())
+            .paged()
+            .ok(200, "A page of deliveries", Json("DeliveryList")),
+        Op::new(Get, "/admin/v1/deliveries/{id}", "getDelivery", "A delivery")
+            .param(uuid_param("id", "The delivery's id."))
+            .ok(200, "The delivery", Json("Delivery"))
+            .errors(&[400, 404]),
+        // ---- User API
+        Op::new(Get, "/user/v1/me", "getMe", "The calling user")
+            .ok(200, "The user", Json("User")),
+        Op::new(Put, "/user/v1/me", "updateMe", "Update one's own profile")
+            .body("UserInput", true)
+            .ok(200, "The user", Json("User")),
+        Op::new(Get, "/user/v1/preferences", "getMyPreferences", "One's preferences")
+            .ok(200, "The preferences", Json("Preferences")),
+        Op::new(Put, "/user/v1/preferences", "putMyPreferences", "Update one's preferences")
+            .body("PreferencesInput", true)
+            .ok(200, "The full preferences", Json("Preferences")),
+        Op::new(Get, "/user/v1/feed", "getFeed", "One's feed")
+            .param(feed_status_param())
+            .paged()
+            .ok(200, "A page of feed entries", Json("FeedPage")),
+        Op::new(Post, "/user/v1/feed/seen_all", "seenAll", "Mark every entry seen")
+            .ok(200, "How many entries changed", Json("MarkAllResult")),
+        Op::new(Post, "/user/v1/feed/read_all", "readAll", "Mark every entry read")
+            .ok(200, "How many entries changed", Json("MarkAllResult")),
+        Op::new(
+            Get,
+            "/user/v1/feed/live",
+            "liveFeed",
+            "Live feed over a WebSocket (see API.md §7)",
+        )
+        .param(query_param(
+            "api_key",
+            str_schema().into(),
+            "The public key, for browsers that cannot set headers (the user key then comes in the first frame).",
+        ))
+        .param(query_param(
+            "since_seq",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(0))
+                .into(),
+            "Resume after this event sequence number.",
+        ))
+        .ok(101, "Switching to the WebSocket protocol", Empty)
+        .errors(&[400]),
+        Op::new(Get, "/user/v1/feed/{id}", "getFeedEntry", "A feed entry")
+            .param(uuid_param("id", "The entry's (delivery) id."))
+            .ok(200, "The entry", Json("FeedEntry"))
+            .errors(&[400, 404]),
+        Op::new(Patch, "/user/v1/feed/{id}", "patchFeedEntry", "Change a feed entry's state")
+            .param(uuid_param("id", "The entry's (delivery) id."))
+            .body("FeedEntryPatch", true)
+            .ok(200, "The entry", Json("FeedEntry"))
+            .errors(&[404, 409]),
+        Op::new(
+            Post,
+            "/user/v1/feed/{id}/{action}",
+            "feedEntryAction",
+            "Shortcut: mark an entry seen, read, clicked, archived or unarchived",
+        )
+        .param(uuid_param("id", "The entry's (delivery) id."))
+        .param(path_param(
+            "action",
+            enum_schema(FEED_ACTIONS),
+            "What to do with the entry.",
+        ))
+        .ok(200, "The entry", Json("FeedEntry"))
+        .errors(&[400, 404, 409]),
+        Op::new(
+            Get,
+            "/user/v1/channels/{channel_id}",
+            "getMyChannel",
+            "A channel as a user sees it (e.g. the web push public key)",
+        )
+        .param(uuid_param("channel_id", "The channel's id."))
+        .ok(200, "The channel", Json("UserChannel"))
+        .errors(&[400, 404]),
+        Op::new(
+            Get,
+            "/user/v1/channels/{channel_id}/subscriptions",
+            "listPushSubscriptions",
+            "One's push subscriptions on a channel",
+        )
+        .param(uuid_param("channel_id", "The channel's id."))
+        .ok(200, "The subscriptions", Json("PushSubscriptionList"))
+        .errors(&[400, 404, 422]),
+        Op::new(
+            Post,
+            "/user/v1/channels/{channel_id}/subscriptions",
+            "addPushSubscription",
+            "Register a device or browser push subscription",
+        )
+        .param(uuid_param("channel_id", "The channel's id."))
+        .body("PushSubscriptionInput", true)
+        .ok(201, "Registered", Json("PushSubscription"))
+        .ok(200, "Already registered", Json("PushSubscription"))
+        .errors(&[404, 409]),
+        Op::new(
+            Delete,
+            "/user/v1/channels/{channel_id}/subscriptions",
+            "removePushSubscription",
+            "Remove a push subscription",
+        )
+        .param(uuid_param("channel_id", "The channel's id."))
+        .body("PushSubscriptionDelete", true)
+        .ok(204, "Removed", Empty)
+        .errors(&[404]),
+        Op::new(Get, "/user/v1/subscriptions", "listMySubscriptions", "One's topic subscriptions")
+            .paged()
+            .ok(200, "A page of subscriptions", Json("SubscriptionList")),
+        Op::new(
+            Post,
+            "/user/v1/topics/{key}/subscriptions",
+            "subscribeMe",
+            "Subscribe to a topic",
+        )
+        .param(topic_key_param())
+        .body("TopicSubscribeInput", false)
+        .idempotent()
+        .ok(201, "Subscribed", Json("Subscription"))
+        .errors(&[404, 409]),
+        Op::new(
+            Delete,
+            "/user/v1/topics/{key}/subscriptions",
+            "unsubscribeMe",
+            "Unsubscribe from a topic",
+        )
+        .param(topic_key_param())
+        .ok(204, "Unsubscribed", Empty)
+        .errors(&[404]),
+    ]
+}
+
+fn feed_status_param() -> utoipa::openapi::path::Parameter {
+    query_param(
+        "status",
+        enum_schema(&["all", "unread", "unseen", "read", "archived"]),
+        "`all` (default: every entry not archived), `unread`, `unseen`, `read` or `archived`.",
+    )
+}
+
+fn notification_filters() -> Vec<utoipa::openapi::path::Parameter> {
+    let mut v = vec![
+        query_param(
+            "status",
+            enum_schema(&["pending", "processed"]),
+            "Notification status.",
+        ),
+        query_param("topic", str_schema().into(), "Topic key."),
+        query_param("flow_id", uuid_schema(), "Flow id."),
+        query_param("flow_run_id", uuid_schema(), "Flow run id."),
+        query_param(
+            "recipient",
+            str_schema().into(),
+            "The recipient's external id.",
+        ),
+    ];
+    v.extend(created_filters());
+    v
+}
+
+fn delivery_filters() -> Vec<utoipa::openapi::path::Parameter> {
+    let mut v = vec![
+        query_param(
+            "status",
+            enum_schema(&["pending", "sent", "failed", "skipped"]),
+            "Delivery status.",
+        ),
+        query_param(
+            "channel_type",
+            enum_schema(&["chat", "email", "in_app", "mobile_push", "sms", "web_push"]),
+            "Channel type.",
+        ),
+        query_param("channel_id", uuid_schema(), "Channel id."),
+        query_param("notification_id", uuid_schema(), "Notification id."),
+        query_param(
+            "recipient",
+            str_schema().into(),
+            "The recipient's external id.",
+        ),
+    ];
+    v.extend(created_filters());
+    v
+}
+
+fn reason_phrase(code: u16) -> &'static str {
+    match code {
+        400 => "BadRequest",
+        401 => "Unauthenticated",
+        404 => "NotFound",
+        409 => "Conflict",
+        422 => "ValidationFailed",
+        429 => "RateLimited",
+        500 => "InternalError",
+        503 => "ServiceUnavailable",
+        _ => "Error",
+    }
+}
+
+fn request_id_header() -> utoipa::openapi::header::Header {
+    HeaderBuilder::new()
+        .schema(str_schema())
+        .description(Some(
+            "The request id: the request's own x-request-id when valid, else a generated one.",
+        ))
+        .build()
+}
+
+fn error_response(code: u16, description: &str) -> utoipa::openapi::response::Response {
+    let mut b = ResponseBuilder::new()
+        .description(description)
+        .header("x-request-id", request_id_header())
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("Error")))
+                .build(),
+        );
+    if code == 429 {
+        b = b.header(
+            "Retry-After",
+            HeaderBuilder::new()
+                .schema(ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(1)))
+                .description(Some("Seconds to wait (at least 1)."))
+                .build(),
+        );
+    }
+    b.build()
+}
+
+fn build_operation(op: &Op) -> utoipa::openapi::path::Operation {
+    let mut b = OperationBuilder::new()
+        .operation_id(Some(op.id))
+        .summary(Some(op.summary))
+        .tag(op.tag);
+    for p in &op.params {
+        b = b.parameter(p.clone());
+    }
+    if op.idempotent {
+        b = b.parameter(
+            ParameterBuilder::new()
+                .name("Idempotency-Key")
+                .parameter_in(ParameterIn::Header)
+                .required(Required::False)
+                .description(Some(
+                    "Same key, endpoint and payload within 24 h: the original answer is replayed \
+                     (header idempotent-replayed: true); another payload: 409.",
+                ))
+                .schema(Some(str_schema().min_length(Some(1)).max_length(Some(255))))
+                .build(),
+        );
+    }
+    if let Some((schema, required)) = op.body {
+        b = b.request_body(Some(
+            RequestBodyBuilder::new()
+                .required(Some(if required {
+                    Required::True
+                } else {
+                    Required::False
+                }))
+                .content(
+                    "application/json",
+                    ContentBuilder::new()
+                        .schema(Some(Ref::from_schema_name(schema)))
+                        .build(),
+                )
+                .build(),
+        ));
+    }
+    let mut responses = ResponsesBuilder::new();
+    for (status, description, body) in &op.oks {
+        let mut r = ResponseBuilder::new()
+            .description(*description)
+            .header("x-request-id", request_id_header());
+        match body {
+            Body::Json(schema) => {
+                r = r.content(
+                    "application/json",
+                    ContentBuilder::new()
+                        .schema(Some(Ref::from_schema_name(*schema)))
+                        .build(),
+                )
+            }
+            Body::Text(ct, ty) => {
+                let t = if *ty == "object" {
+                    Type::Object
+                } else {
+                    Type::String
+                };
+                r = r.content(
+                    *ct,
+                    ContentBuilder::new()
+                        .schema(Some(ObjectBuilder::new().schema_type(t)))
+                        .build(),
+                )
+            }
+            Body::Empty => {}
+        }
+        responses = responses.response(status.to_string(), r.build());
+    }
+    let mut errors: Vec<u16> = op.errors.clone();
+    if op.auth != Auth::None {
+        errors.extend([401, 429, 500]);
+    }
+    if op.body.is_some() {
+        // 400: malformed JSON or not an object; 422: validation, or a body over 1 MiB.
+        errors.extend([400, 422]);
+    }
+    if op.idempotent {
+        // a reused key with another payload, or a bad key
+        errors.extend([409, 422]);
+    }
+    errors.sort_unstable();
+    errors.dedup();
+    for code in errors {
+        responses = responses.response(
+            code.to_string(),
+            RefOr::Ref(Ref::from_response_name(reason_phrase(code))),
+        );
+    }
+    b = b.responses(responses.build());
+    match op.auth {
+        Auth::None => b.securities(Some(Vec::<SecurityRequirement>::new())),
+        Auth::Admin => b.security(
+            SecurityRequirement::new("api_key", Vec::<String>::new())
+                .add("secret_key", Vec::<String>::new()),
+        ),
+        Auth::User => b
+            .security(
+                SecurityRequirement::new("api_key", Vec::<String>::new())
+                    .add("user_key", Vec::<String>::new()),
+            )
+            .security(
+                SecurityRequirement::new("api_key", Vec::<String>::new())
+                    .add("user_id", Vec::<String>::new()),
+            ),
+    }
+    .build()
+}
+
+fn list_schema(item: &str) -> Schema {
+    ObjectBuilder::new()
+        .property(
+            "items",
+            ArrayBuilder::new().items(Ref::from_schema_name(item)),
+        )
+        .required("items")
+        .property("page", Ref::from_schema_name("Page"))
+        .required("page")
+        .into()
+}
+
+fn components() -> utoipa::openapi::schema::Components {
+    let mut b = schemas!(
+        ComponentsBuilder::new(),
+        Error,
+        ErrorBody,
+        ErrorCode,
+        Page,
+        ChannelType,
+        Health,
+        Project,
+        ProjectUpdate,
+        SigningKeyInput,
+        SigningKeyPair,
+        User,
+        UserInput,
+        RecipientInput,
+        ChannelTypeFlags,
+        ChannelTypeFlagsInput,
+        FlowPreferences,
+        Preferences,
+        FlowPreferencesInput,
+        PreferencesInput,
+        ChannelStatus,
+        Provider,
+        Channel,
+        ChannelInput,
+        ChannelUpdate,
+        UserChannel,
+        PushSubscription,
+        PushKeys,
+        PushSubscriptionInput,
+        PushSubscriptionDelete,
+        FlowStatus,
+        Template,
+        ChannelStepType,
+        DelayStepType,
+        ChannelStep,
+        DelayStep,
+        Step,
+        Flow,
+        FlowInput,
+        FlowUpdate,
+        RecipientSpec,
+        RunInput,
+        PendingStatus,
+        ProcessingStatus,
+        FlowRunAccepted,
+        FlowRun,
+        Topic,
+        TopicInput,
+        Subscription,
+        SubscriptionInput,
+        DeliveryStatus,
+        DeliveryError,
+        Rendered,
+        Delivery,
+        Notification,
+        FeedEntry,
+        FeedMeta,
+        FeedPage,
+        FeedEntryPatch,
+        MarkAllResult,
+    );
+    b = b.schema(
+        "TopicSubscribeInput",
+        ObjectBuilder::new().description(Some(
+            "No fields needed (an optional idempotency_key is accepted).",
+        )),
+    );
+    for (name, item) in LISTS {
+        b = b.schema(*name, list_schema(item));
+    }
+    for (code, description) in [
+        (400, "Malformed request: bad JSON, query or path parameter (`details.param`, `details.reason`)"),
+        (401, "Missing or invalid credentials (`details.auth`, `details.reason`)"),
+        (404, "No such resource (`details.resource`, `details.id`) or route"),
+        (409, "The resource's state forbids this (`details.reason`), or an idempotency key was reused with another payload"),
+        (422, "The body failed validation (`details.fields`: `{field, reason, message}`)"),
+        (429, "Rate limited: retry after `Retry-After` seconds"),
+        (500, "Internal error (details are logged, not returned)"),
+        (503, "Not ready"),
+    ] {
+        b = b.response(reason_phrase(code), error_response(code, description));
+    }
+    let key = |name: &str, description: &str| {
+        SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+            name,
+            description,
+        )))
+    };
+    b.security_scheme(
+        "api_key",
+        key(
+            "x-service-api-key",
+            "The project's public key (pk_…): every Admin and User API request.",
+        ),
+    )
+    .security_scheme(
+        "secret_key",
+        key(
+            "x-service-secret-key",
+            "The project's secret key (sk_…): the Admin API.",
+        ),
+    )
+    .security_scheme(
+        "user_key",
+        key(
+            "x-service-user-key",
+            "An RS256 JWT whose `sub` is the user's external id, signed with the project's signing key: the User API.",
+        ),
+    )
+    .security_scheme(
+        "user_id",
+        key(
+            "x-service-user-id",
+            "The user's external id: the User API while the project's security mode is off (development).",
+        ),
+    )
+    .build()
+}
+
+/// The document as utoipa builds it.
+pub fn document() -> OpenApi {
+    let mut paths = PathsBuilder::new();
+    let mut items: Vec<(&'static str, PathItem)> = vec![];
+    for op in operations() {
+        let operation = build_operation(&op);
+        match items.iter_mut().find(|(p, _)| *p == op.path) {
+            Some((_, item)) => item.merge_operations(PathItem::new(op.method, operation)),
+            None => items.push((op.path, PathItem::new(op.method, operation))),
+        }
+    }
+    for (p, item) in items {
+        paths = paths.path(p, item);
+    }
+    let tags = [
+        ("Service", "Health, readiness, metrics, documentation and the inbox page (no credentials)."),
+        ("Project", "Project settings and the user-JWT signing key."),
+        ("Users", "Users, their preferences and feeds."),
+        ("Channels", "Delivery channels and their providers."),
+        ("Flows", "Flows, their status and runs."),
+        ("Topics", "Topics and their subscribers."),
+        ("Notifications", "Notifications and deliveries."),
+        ("User API", "What a signed-in user may do for themselves."),
+    ];
+    OpenApiBuilder::new()
+        .info(
+            InfoBuilder::new()
+                .title("Herald")
+                .version(env!("CARGO_PKG_VERSION"))
+                .description(Some(
+                    "Self-hostable notification delivery service. Admin API (`/admin/v1`): api key + \
+                     secret key. User API (`/user/v1`): api key + user key (RS256 JWT) or, while the \
+                     project's security mode is off, user id. Every error is the error object with \
+                     the request id; lists are keyset-paginated newest first.",
+                ))
+                .license(Some(LicenseBuilder::new().name("MIT").build())),
+        )
+        .paths(paths.build())
+        .components(Some(components()))
+        .tags(Some(
+            tags.iter()
+                .map(|(n, d)| TagBuilder::new().name(*n).description(Some(*d)).build()),
+        ))
+        .build()
+}
+
+/// Marks every property of the always-present response schemas as required.
+fn require_present(doc: &mut Value) {
+    let Some(schemas) = doc
+        .pointer_mut("/components/schemas")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    for name in ALWAYS_PRESENT {
+        let Some(Value::Object(s)) = schemas.get_mut(*name) else {
+            continue;
+        };
+        let Some(Value::Object(props)) = s.get("properties") else {
+            continue;
+        };
+        let required: Vec<Value> = props
+            .keys()
+            .filter(|k| !SOMETIMES_ABSENT.contains(&(*name, k.as_str())))
+            .map(|k| Value::String(k.clone()))
+            .collect();
+        s.insert("required".into(), Value::Array(required));
+    }
+}
+
+/// The document as JSON, built once.
+pub fn json() -> &'static str {
+    static DOC: OnceLock<String> = OnceLock::new();
+    DOC.get_or_init(|| {
+        let mut v = serde_json::to_value(document()).expect("the OpenAPI document serialises");
+        require_present(&mut v);
+        v.to_string()
+    })
+}
+
+/// `(method, path)` of every documented operation (for tests and tooling).
+pub fn operation_keys() -> Vec<(String, String)> {
+    operations()
+        .iter()
+        .map(|op| {
+            let m = match op.method {
+                HttpMethod::Get => "GET",
+                HttpMethod::Post => "POST",
+                HttpMethod::Put => "PUT",
+                HttpMethod::Delete => "DELETE",
+                HttpMethod::Patch => "PATCH",
+                _ => "OTHER",
+            };
+            (m.to_string(), op.path.to_string())
+        })
+        .collect()
+}
