@@ -141,6 +141,8 @@ impl ChannelActor {
                 external_attempt(engine, q).await
             }
         };
+        let span = tracing::info_span!("delivery", delivery_id = %q.delivery_id, project_id = %q.project, channel_type = ct.as_str());
+        let fut = tracing::Instrument::instrument(fut, span);
         ctx.spawn(AssertUnwindSafe(fut).catch_unwind().into_actor(self).map(
             move |res, act, ctx| {
                 act.inflight = act.inflight.saturating_sub(1);

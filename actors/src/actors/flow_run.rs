@@ -50,6 +50,7 @@ impl Actor for FlowRunActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        tracing::debug!(flow_run_id = %self.run, project_id = %self.project, queued = self.queued.len(), "flow run actor started");
         let queued = std::mem::take(&mut self.queued);
         self.engine.dispatch(queued);
         ctx.notify(Expand);
