@@ -82,6 +82,7 @@ pub async fn admin(req: &HttpRequest) -> Result<Admin, ApiError> {
     if !bool::from(given.ct_eq(&project.secret_hash)) {
         return Err(Error::unauthenticated("secret_key", "invalid_secret_key").into());
     }
+    st.limits.housekeeping();
     if let Err(nu) = st.limits.admin.check_key(&project.id) {
         return Err(rate_limited(wait_secs(&nu), st.limits.admin_rate));
     }
@@ -143,6 +144,7 @@ pub async fn user_for(
     let pid = project.id;
     let user = st.run(move |s| s.user_by_ext(&pid, &ext)).await?;
     let user = user.ok_or_else(|| Error::unauthenticated("user_key_jwt", "user_not_found"))?;
+    st.limits.housekeeping();
     if let Err(nu) = st.limits.user.check_key(&(project.id, user.id)) {
         return Err(rate_limited(wait_secs(&nu), st.limits.user_rate));
     }

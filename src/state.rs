@@ -11,6 +11,7 @@ use uuid::Uuid;
 pub type KeyedLimiter<K> = RateLimiter<K, DashMapStateStore<K>, DefaultClock>;
 
 pub struct Limits {
+    checks: std::sync::atomic::AtomicU64,
     pub admin: KeyedLimiter<Uuid>,
     pub user: KeyedLimiter<(Uuid, Uuid)>,
     pub admin_rate: u32,
@@ -24,8 +25,18 @@ fn quota(rate: u32) -> Quota {
 }
 
 impl Limits {
+    /// Every 10,000 checks, forgets keys whose buckets are full again, so the
+    /// per-user state does not grow with every user ever seen.
+    pub fn housekeeping(&self) {
+        if self.checks.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 10_000 == 9_999 {
+            self.admin.retain_recent();
+            self.user.retain_recent();
+        }
+    }
+
     pub fn new(admin_rate: u32, user_rate: u32) -> Self {
         Limits {
+            checks: Default::default(),
             admin: RateLimiter::dashmap(quota(admin_rate)),
             user: RateLimiter::dashmap(quota(user_rate)),
             admin_rate,
