@@ -8,6 +8,7 @@ pub mod errors;
 pub mod extract;
 pub mod idempotency;
 pub mod metrics;
+pub mod openapi;
 pub mod pagination;
 pub mod routes;
 pub mod startup;

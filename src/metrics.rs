@@ -16,12 +16,25 @@ static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 /// Installs the process-wide recorder (once).
 pub fn install() {
     HANDLE.get_or_init(|| {
-        let latency = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
+        let latency = [
+            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+            30.0,
+        ];
         let builder = PrometheusBuilder::new()
-            .set_buckets_for_metric(Matcher::Full("herald_http_request_duration_seconds".into()), &latency)
-            .and_then(|b| b.set_buckets_for_metric(Matcher::Full("herald_flow_run_delivery_seconds".into()), &latency))
+            .set_buckets_for_metric(
+                Matcher::Full("herald_http_request_duration_seconds".into()),
+                &latency,
+            )
+            .and_then(|b| {
+                b.set_buckets_for_metric(
+                    Matcher::Full("herald_flow_run_delivery_seconds".into()),
+                    &latency,
+                )
+            })
             .expect("valid buckets");
-        builder.install_recorder().expect("install the metrics recorder")
+        builder
+            .install_recorder()
+            .expect("install the metrics recorder")
     });
     describe();
     // Present from the start, so dashboards see 0 rather than nothing.
@@ -29,27 +42,53 @@ pub fn install() {
 }
 
 fn describe() {
-    metrics::describe_counter!("herald_http_requests_total", "HTTP requests by route pattern, method and status");
-    metrics::describe_histogram!("herald_http_request_duration_seconds", "HTTP request latency");
-    metrics::describe_counter!("herald_deliveries_total", "Deliveries that reached a final status, by channel type and status");
-    metrics::describe_counter!("herald_delivery_retries_total", "Delivery attempts that will be retried, by channel type");
-    metrics::describe_gauge!("herald_delivery_queue_depth", "Deliveries waiting or in flight, by channel type");
+    metrics::describe_counter!(
+        "herald_http_requests_total",
+        "HTTP requests by route pattern, method and status"
+    );
+    metrics::describe_histogram!(
+        "herald_http_request_duration_seconds",
+        "HTTP request latency"
+    );
+    metrics::describe_counter!(
+        "herald_deliveries_total",
+        "Deliveries that reached a final status, by channel type and status"
+    );
+    metrics::describe_counter!(
+        "herald_delivery_retries_total",
+        "Delivery attempts that will be retried, by channel type"
+    );
+    metrics::describe_gauge!(
+        "herald_delivery_queue_depth",
+        "Deliveries waiting or in flight, by channel type"
+    );
     metrics::describe_gauge!("herald_websocket_connections", "Open live-feed WebSockets");
-    metrics::describe_histogram!("herald_flow_run_delivery_seconds", "Time from a run's acceptance to a delivery being sent");
+    metrics::describe_histogram!(
+        "herald_flow_run_delivery_seconds",
+        "Time from a run's acceptance to a delivery being sent"
+    );
 }
 
 pub async fn handler() -> HttpResponse {
     let body = HANDLE.get().map(|h| h.render()).unwrap_or_default();
-    HttpResponse::Ok().content_type("text/plain; version=0.0.4").body(body)
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4")
+        .body(body)
 }
 
 /// Counts every request by its route pattern (not its concrete path, so ids do
 /// not explode the label set).
-pub async fn middleware(req: ServiceRequest, next: Next<BoxBody>) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+pub async fn middleware(
+    req: ServiceRequest,
+    next: Next<BoxBody>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let start = Instant::now();
     let method = req.method().as_str().to_string();
     let res = next.call(req).await?;
-    let route = res.request().match_pattern().unwrap_or_else(|| "unmatched".to_string());
+    let route = res
+        .request()
+        .match_pattern()
+        .unwrap_or_else(|| "unmatched".to_string());
     let status = res.status().as_u16().to_string();
     let secs = start.elapsed().as_secs_f64();
     metrics::counter!("herald_http_requests_total", "route" => route.clone(), "method" => method.clone(), "status" => status).increment(1);

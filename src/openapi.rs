@@ -115,9 +115,10 @@ pub struct Project {
 }
 
 #[derive(ToSchema)]
+#[schema(example = json!({"name": "default"}))]
 pub struct ProjectUpdate {
     pub security_mode: Option<bool>,
-    #[schema(min_length = 1, max_length = 200)]
+    #[schema(nullable = false, min_length = 1, max_length = 200)]
     pub name: Option<String>,
 }
 
@@ -155,6 +156,7 @@ pub struct User {
 
 /// Profile fields of a user (partial update: only given fields change, `null` clears).
 #[derive(ToSchema)]
+#[schema(example = json!({"first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.com", "locale": "en-GB", "timezone": "Europe/London", "custom_fields": {"plan": "pro"}}))]
 pub struct UserInput {
     #[schema(max_length = 1000)]
     pub first_name: Option<String>,
@@ -165,7 +167,7 @@ pub struct UserInput {
     #[schema(max_length = 1000)]
     pub phone: Option<String>,
     /// An absolute http(s) URL.
-    #[schema(format = Uri, max_length = 1000)]
+    #[schema(max_length = 1000, pattern = "^https?://[^\\s/]+")]
     pub avatar: Option<String>,
     /// A BCP 47 language tag.
     #[schema(example = "en-GB", max_length = 1000)]
@@ -190,7 +192,7 @@ pub struct RecipientInput {
     pub email: Option<String>,
     #[schema(max_length = 1000)]
     pub phone: Option<String>,
-    #[schema(format = Uri, max_length = 1000)]
+    #[schema(max_length = 1000, pattern = "^https?://[^\\s/]+")]
     pub avatar: Option<String>,
     #[schema(max_length = 1000)]
     pub locale: Option<String>,
@@ -214,12 +216,19 @@ pub struct ChannelTypeFlags {
 
 /// Some channel types (a preferences update).
 #[derive(ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ChannelTypeFlagsInput {
+    #[schema(nullable = false)]
     pub chat: Option<bool>,
+    #[schema(nullable = false)]
     pub email: Option<bool>,
+    #[schema(nullable = false)]
     pub in_app: Option<bool>,
+    #[schema(nullable = false)]
     pub mobile_push: Option<bool>,
+    #[schema(nullable = false)]
     pub sms: Option<bool>,
+    #[schema(nullable = false)]
     pub web_push: Option<bool>,
 }
 
@@ -245,6 +254,7 @@ pub struct FlowPreferencesInput {
 
 /// Partial update; an unknown channel type or flow handle is a 422 `inclusion`.
 #[derive(ToSchema)]
+#[schema(example = json!({"channel_types": {"email": false}}))]
 pub struct PreferencesInput {
     pub channel_types: Option<ChannelTypeFlagsInput>,
     pub flows: Option<BTreeMap<String, FlowPreferencesInput>>,
@@ -290,6 +300,7 @@ pub struct Channel {
 /// A new channel. `provider` must fit `type`; a missing or partial `config`
 /// creates the channel `unconfigured`.
 #[derive(ToSchema)]
+#[schema(example = json!({"type": "chat", "provider": "webhook", "name": "Ops hook", "config": {"url": "http://127.0.0.1:9/hook"}}))]
 pub struct ChannelInput {
     #[serde(rename = "type")]
     pub kind: ChannelType,
@@ -303,9 +314,14 @@ pub struct ChannelInput {
 /// A channel update: `config` is merged key by key (`null` removes a key,
 /// `"********"` keeps a stored secret). `type` and `provider` cannot change.
 #[derive(ToSchema)]
+#[schema(example = json!({"name": "Renamed", "config": {"timeout_ms": 2000}}))]
 pub struct ChannelUpdate {
+    /// Only the channel's own type.
     #[serde(rename = "type")]
+    #[schema(nullable = false)]
     pub kind: Option<ChannelType>,
+    /// Only the channel's own provider.
+    #[schema(nullable = false)]
     pub provider: Option<Provider>,
     #[schema(max_length = 200)]
     pub name: Option<String>,
@@ -343,6 +359,7 @@ pub struct PushKeys {
 /// A device or browser subscription; web push needs the endpoint URL as
 /// `identifier` and `keys`.
 #[derive(ToSchema)]
+#[schema(example = json!({"identifier": "device-token-1", "platform": "ios"}))]
 pub struct PushSubscriptionInput {
     #[schema(min_length = 1, max_length = 4096)]
     pub identifier: String,
@@ -429,6 +446,7 @@ pub struct Flow {
 }
 
 #[derive(ToSchema)]
+#[schema(example = json!({"handle": "welcome", "name": "Welcome", "description": "Sent after sign-up", "steps": [{"type": "delay", "seconds": 0}]}))]
 pub struct FlowInput {
     /// Unique in the project, not shaped like a UUID.
     #[schema(pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
@@ -442,13 +460,16 @@ pub struct FlowInput {
 
 /// Partial update; `handle` cannot change.
 #[derive(ToSchema)]
+#[schema(example = json!({"name": "Welcome (v2)"}))]
 pub struct FlowUpdate {
-    #[schema(pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
+    /// Only the flow's own handle.
+    #[schema(nullable = false, pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
     pub handle: Option<String>,
-    #[schema(min_length = 1, max_length = 200)]
+    #[schema(nullable = false, min_length = 1, max_length = 200)]
     pub name: Option<String>,
     #[schema(max_length = 1000)]
     pub description: Option<String>,
+    #[schema(nullable = false)]
     pub steps: Option<Vec<Step>>,
 }
 
@@ -456,11 +477,12 @@ pub struct FlowUpdate {
 #[derive(ToSchema)]
 #[serde(untagged)]
 pub enum RecipientSpec {
-    ExternalId(#[schema(min_length = 1, max_length = 255)] String),
+    ExternalId(String),
     User(RecipientInput),
 }
 
 #[derive(ToSchema)]
+#[schema(example = json!({"recipients": ["st-user", {"external_id": "ada", "email": "ada@example.com"}], "actor": "st-user", "data": {"n": 1}}))]
 pub struct RunInput {
     /// At most 1,000; recipients plus topic must not be empty.
     #[schema(max_items = 1000)]
@@ -523,6 +545,7 @@ pub struct Topic {
 }
 
 #[derive(ToSchema)]
+#[schema(example = json!({"name": "Releases", "description": "Product releases"}))]
 pub struct TopicInput {
     #[schema(max_length = 200)]
     pub name: Option<String>,
@@ -540,6 +563,7 @@ pub struct Subscription {
 }
 
 #[derive(ToSchema)]
+#[schema(example = json!({"external_id": "st-user"}))]
 pub struct SubscriptionInput {
     #[schema(min_length = 1, max_length = 255)]
     pub external_id: String,
@@ -658,6 +682,7 @@ pub struct FeedPage {
 
 /// `read` implies `seen`; un-reading or un-seeing is a 409.
 #[derive(ToSchema)]
+#[schema(example = json!({"seen": true, "read": true}))]
 pub struct FeedEntryPatch {
     pub seen: Option<bool>,
     pub read: Option<bool>,
@@ -761,12 +786,7 @@ struct Op {
 }
 
 impl Op {
-    fn new(
-        method: HttpMethod,
-        path: &'static str,
-        id: &'static str,
-        summary: &'static str,
-    ) -> Op {
+    fn new(method: HttpMethod, path: &'static str, id: &'static str, summary: &'static str) -> Op {
         let (tag, auth) = if path.starts_with("/admin/") {
             let tag = path
                 .trim_start_matches("/admin/v1/")
@@ -881,7 +901,10 @@ fn datetime_schema() -> Schema {
 fn external_id_param() -> utoipa::openapi::path::Parameter {
     path_param(
         "external_id",
-        str_schema().min_length(Some(1)).max_length(Some(255)).into(),
+        str_schema()
+            .min_length(Some(1))
+            .max_length(Some(255))
+            .into(),
         "The user's external id (URL-encoded).",
     )
 }
@@ -921,12 +944,12 @@ fn paging_params() -> Vec<utoipa::openapi::path::Parameter> {
         ),
         query_param(
             "after",
-            str_schema().into(),
-            "Cursor from `page.after`: the next (older) page.",
+            str_schema().min_length(Some(1)).into(),
+            "Cursor from `page.after`: the next (older) page. Not with `before`.",
         ),
         query_param(
             "before",
-            str_schema().into(),
+            str_schema().min_length(Some(1)).into(),
             "Cursor from `page.before`: the previous (newer) page. Not with `after`.",
         ),
     ]
@@ -1400,7 +1423,7 @@ fn reason_phrase(code: u16) -> &'static str {
 
 fn request_id_header() -> utoipa::openapi::header::Header {
     HeaderBuilder::new()
-        .schema(str_schema())
+        .schema(Some(str_schema()))
         .description(Some(
             "The request id: the request's own x-request-id when valid, else a generated one.",
         ))
@@ -1421,7 +1444,11 @@ fn error_response(code: u16, description: &str) -> utoipa::openapi::response::Re
         b = b.header(
             "Retry-After",
             HeaderBuilder::new()
-                .schema(ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(1)))
+                .schema(Some(
+                    ObjectBuilder::new()
+                        .schema_type(Type::Integer)
+                        .minimum(Some(1)),
+                ))
                 .description(Some("Seconds to wait (at least 1)."))
                 .build(),
         );
@@ -1687,7 +1714,10 @@ pub fn document() -> OpenApi {
         paths = paths.path(p, item);
     }
     let tags = [
-        ("Service", "Health, readiness, metrics, documentation and the inbox page (no credentials)."),
+        (
+            "Service",
+            "Health, readiness, metrics, documentation and the inbox page (no credentials).",
+        ),
         ("Project", "Project settings and the user-JWT signing key."),
         ("Users", "Users, their preferences and feeds."),
         ("Channels", "Delivery channels and their providers."),

@@ -3,13 +3,19 @@
 
 use crate::configuration::Settings;
 use crate::errors::REQUEST_ID;
+use crate::errors::{ApiError, ApiResult};
 use crate::state::{AppState, Limits};
-use actix_web::dev::{Server, Service};
-use actix_web::{web, App, HttpServer};
+use actix_web::body::BoxBody;
+use actix_web::dev::{Server, ServiceRequest, ServiceResponse};
+use actix_web::middleware::Next;
+use actix_web::{web, App, HttpMessage, HttpRequest, HttpResponse, HttpServer};
 use herald_actors::model::ChannelType;
-use herald_actors::{Engine, EngineConfig, Store};
-use std::net::TcpListener;
+use herald_actors::{Engine, EngineConfig, Error, Store};
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
+use tracing::Instrument;
 
 pub struct Application {
     server: Server,
@@ -17,10 +23,258 @@ pub struct Application {
     port: u16,
     engine: Engine,
     store: Store,
+    /// `DATA_DIR/ops.json`, removed on a clean stop.
+    ops_file: Option<PathBuf>,
 }
 
 fn valid_request_id(s: &str) -> bool {
     (1..=200).contains(&s.len()) && s.bytes().all(|b| (0x20..0x7f).contains(&b))
+}
+
+/// The outermost middleware: the request id (API.md §3), one `request` span per
+/// request (request id, method, route pattern, project id once known) and one
+/// completion line at info level with the status and latency. While a backup
+/// snapshot is taken, requests that may write wait here.
+async fn request_scope(
+    req: ServiceRequest,
+    next: Next<BoxBody>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let rid = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|s| valid_request_id(s))
+        .map(str::to_string)
+        .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+    let method = req.method().clone();
+    let route = req
+        .match_pattern()
+        .unwrap_or_else(|| "unmatched".to_string());
+    let span = tracing::info_span!(
+        "request",
+        request_id = %rid,
+        method = %method,
+        route = %route,
+        project_id = tracing::field::Empty,
+    );
+    let writes = !matches!(method.as_str(), "GET" | "HEAD" | "OPTIONS");
+    let gate = req
+        .app_data::<web::Data<Ops>>()
+        .map(|o| o.clone().into_inner());
+    let started = Instant::now();
+    let rid_scope = rid.clone();
+    let fut = async move {
+        let _pass = match (&gate, writes) {
+            (Some(g), true) => Some(g.gate.read().await),
+            _ => None,
+        };
+        let res = next.call(req).await;
+        let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+        match res {
+            Ok(mut res) => {
+                if let Some(p) = project_of(res.request()) {
+                    tracing::Span::current().record("project_id", tracing::field::display(p));
+                }
+                tracing::info!(
+                    status = res.status().as_u16(),
+                    latency_ms = (latency_ms * 1000.0).round() / 1000.0,
+                    "request completed"
+                );
+                if let Ok(v) = actix_web::http::header::HeaderValue::from_str(&rid) {
+                    res.headers_mut().insert(
+                        actix_web::http::header::HeaderName::from_static("x-request-id"),
+                        v,
+                    );
+                }
+                Ok(res)
+            }
+            Err(e) => {
+                tracing::info!(
+                    status = e.as_response_error().status_code().as_u16(),
+                    latency_ms = (latency_ms * 1000.0).round() / 1000.0,
+                    "request completed"
+                );
+                Err(e)
+            }
+        }
+    };
+    REQUEST_ID.scope(rid_scope, fut.instrument(span)).await
+}
+
+/// The project a request authenticated as, if any.
+fn project_of(req: &HttpRequest) -> Option<uuid::Uuid> {
+    let ext = req.extensions();
+    ext.get::<crate::auth::Admin>()
+        .map(|a| a.project.id)
+        .or_else(|| ext.get::<crate::auth::UserCtx>().map(|u| u.project.id))
+}
+
+/// Inside authentication: puts the project id on the request span, so every line
+/// the handler logs carries it.
+async fn record_project(
+    req: ServiceRequest,
+    next: Next<BoxBody>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    if let Some(p) = project_of(req.request()) {
+        tracing::Span::current().record("project_id", tracing::field::display(p));
+    }
+    next.call(req).await
+}
+
+// ================================================================ backups of a running server
+
+/// Where `herald backup` asks a running server for a snapshot (loopback only,
+/// with the ops token; not part of the public API).
+pub const BACKUP_PATH: &str = "/ops/v1/backup";
+/// The header carrying the ops token.
+pub const OPS_TOKEN_HEADER: &str = "x-herald-ops-token";
+/// The file in the data dir that tells `herald backup` how to reach this server.
+pub const OPS_FILE: &str = "ops.json";
+
+/// Operator endpoints' state: the ops token, the write gate and the one-backup-at-a-time lock.
+pub struct Ops {
+    token: String,
+    /// Requests that may write hold it shared; a snapshot holds it exclusively.
+    gate: tokio::sync::RwLock<()>,
+    backup: tokio::sync::Mutex<()>,
+}
+
+impl Ops {
+    fn new() -> Ops {
+        let bytes: [u8; 32] = rand::random();
+        Ops {
+            token: bytes.iter().map(|b| format!("{b:02x}")).collect(),
+            gate: tokio::sync::RwLock::new(()),
+            backup: tokio::sync::Mutex::new(()),
+        }
+    }
+}
+
+/// Writes `DATA_DIR/ops.json` (`{address, token, pid}`, mode 0600): the address
+/// to reach this server on (loopback when bound to all interfaces) and the token.
+fn write_ops_file(dir: &Path, addr: SocketAddr, token: &str) -> std::io::Result<PathBuf> {
+    let mut reach = addr;
+    if addr.ip().is_unspecified() {
+        reach.set_ip(match addr {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    let body = serde_json::json!({
+        "address": reach.to_string(),
+        "token": token,
+        "pid": std::process::id(),
+    })
+    .to_string();
+    let path = dir.join(OPS_FILE);
+    let _ = std::fs::remove_file(&path);
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut f = opts.open(&path)?;
+    std::io::Write::write_all(&mut f, body.as_bytes())?;
+    f.sync_all()?;
+    Ok(path)
+}
+
+/// Removes snapshot files a server that died mid-backup left in the data dir.
+fn remove_stale_snapshots(dir: &Path) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if name.starts_with(".backup-") && name.ends_with(".tmp") {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// `GET /ops/v1/backup`: a consistent snapshot of the store, streamed. Only from
+/// this machine, only with the ops token from `DATA_DIR/ops.json`.
+async fn backup_handler(req: HttpRequest, st: crate::state::State) -> ApiResult<HttpResponse> {
+    let ops = req
+        .app_data::<web::Data<Ops>>()
+        .cloned()
+        .ok_or_else(|| ApiError(Error::internal("ops state missing")))?;
+    let local = req
+        .peer_addr()
+        .map(|p| p.ip().is_loopback() || Some(p.ip()) == local_ip(&req))
+        .unwrap_or(false);
+    let token = req
+        .headers()
+        .get(OPS_TOKEN_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let token_ok = bool::from(subtle::ConstantTimeEq::ct_eq(
+        token.as_bytes(),
+        ops.token.as_bytes(),
+    ));
+    if !local || !token_ok {
+        return Err(Error::unauthenticated("ops_token", "invalid_ops_token").into());
+    }
+    let _one = ops.backup.lock().await;
+    let tmp = st
+        .settings
+        .data_dir
+        .join(format!(".backup-{}.tmp", uuid::Uuid::now_v7()));
+    let summary = {
+        // API writes wait while the snapshot is taken; the engine's writes are
+        // caught by the snapshot's checksum (see `store::backup`).
+        let _quiet = ops.gate.write().await;
+        let store = st.store.clone();
+        let path = tmp.clone();
+        web::block(move || store.snapshot_to_file(&path))
+            .await
+            .map_err(|e| ApiError(Error::internal(format!("backup task failed: {e}"))))?
+    };
+    let summary = match summary {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e.into());
+        }
+    };
+    let file = tokio::fs::File::open(&tmp).await;
+    // The open file outlives its name: nothing is left behind in the data dir.
+    let _ = std::fs::remove_file(&tmp);
+    let file =
+        file.map_err(|e| ApiError(Error::internal(format!("cannot read the snapshot: {e}"))))?;
+    tracing::info!(
+        entries = summary.entries,
+        bytes = summary.bytes,
+        attempts = summary.attempts,
+        "backup snapshot taken"
+    );
+    let stream = futures_util::stream::unfold(file, |mut f| async move {
+        use tokio::io::AsyncReadExt;
+        let mut buf = vec![0u8; 256 * 1024];
+        match f.read(&mut buf).await {
+            Ok(0) => None,
+            Ok(n) => {
+                buf.truncate(n);
+                Some((Ok::<_, std::io::Error>(web::Bytes::from(buf)), f))
+            }
+            Err(e) => Some((Err(e), f)),
+        }
+    });
+    Ok(HttpResponse::Ok()
+        .content_type("application/octet-stream")
+        .insert_header(("x-herald-backup-entries", summary.entries.to_string()))
+        .insert_header((
+            "x-herald-backup-checksum",
+            format!("{:08x}", summary.checksum),
+        ))
+        .no_chunking(summary.bytes)
+        .streaming(stream))
+}
+
+fn local_ip(req: &HttpRequest) -> Option<std::net::IpAddr> {
+    Some(req.app_config().local_addr().ip())
 }
 
 impl Application {
@@ -81,33 +335,25 @@ impl Application {
             metrics_sockets: Default::default(),
         });
         let data = web::Data::new(state.clone());
+        let ops = Arc::new(Ops::new());
+        let ops_data = web::Data::from(ops.clone());
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(data.clone())
                 .app_data(web::PayloadConfig::new(crate::extract::MAX_BODY * 64))
+                .app_data(ops_data.clone())
+                // innermost first: the project id joins the request span once known
+                .wrap(actix_web::middleware::from_fn(record_project))
                 .wrap(actix_web::middleware::from_fn(crate::auth::middleware))
                 .wrap(actix_web::middleware::from_fn(crate::metrics::middleware))
-                .wrap_fn(|req, srv| {
-                    let rid = req
-                        .headers()
-                        .get("x-request-id")
-                        .and_then(|v| v.to_str().ok())
-                        .filter(|s| valid_request_id(s))
-                        .map(str::to_string)
-                        .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
-                    let fut = srv.call(req);
-                    let rid_scope = rid.clone();
-                    REQUEST_ID.scope(rid_scope, async move {
-                        let mut res = fut.await?.map_into_boxed_body();
-                        if let Ok(v) = actix_web::http::header::HeaderValue::from_str(&rid) {
-                            res.headers_mut().insert(
-                                actix_web::http::header::HeaderName::from_static("x-request-id"),
-                                v,
-                            );
-                        }
-                        Ok::<_, actix_web::Error>(res)
-                    })
-                })
+                .wrap(actix_web::middleware::from_fn(request_scope))
+                .service(
+                    web::resource(BACKUP_PATH)
+                        .route(web::get().to(backup_handler))
+                        .default_service(web::to(|| async {
+                            Err::<HttpResponse, _>(ApiError(Error::no_route()))
+                        })),
+                )
                 .configure(crate::routes::configure)
         })
         .workers(workers.max(1))
@@ -117,6 +363,14 @@ impl Application {
         .listen(listener)
         .map_err(|e| e.to_string())?
         .run();
+        remove_stale_snapshots(&state.settings.data_dir);
+        let ops_file = match write_ops_file(&state.settings.data_dir, addr, &ops.token) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot write the ops file: `herald backup` will not reach this server");
+                None
+            }
+        };
         // Tests and operators read this line; it goes to stdout whatever the log setup.
         println!("listening on http://{addr}");
         tracing::info!(%addr, "herald is listening");
@@ -126,6 +380,7 @@ impl Application {
             port: addr.port(),
             engine,
             store,
+            ops_file,
         })
     }
 
@@ -155,6 +410,9 @@ impl Application {
         self.engine.shutdown();
         let store = self.store.clone();
         let _ = web::block(move || store.flush()).await;
+        if let Some(p) = &self.ops_file {
+            let _ = std::fs::remove_file(p);
+        }
         r
     }
 }

@@ -28,7 +28,12 @@ impl Limits {
     /// Every 10,000 checks, forgets keys whose buckets are full again, so the
     /// per-user state does not grow with every user ever seen.
     pub fn housekeeping(&self) {
-        if self.checks.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 10_000 == 9_999 {
+        if self
+            .checks
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            % 10_000
+            == 9_999
+        {
             self.admin.retain_recent();
             self.user.retain_recent();
         }

@@ -32,6 +32,18 @@ fn merge_config(config: &mut Map<String, Value>, patch: &Map<String, Value>, pro
     }
 }
 
+/// A web_push channel with neither VAPID key gets a fresh P-256 pair (API.md §10):
+/// the public key shows in channel responses (and to users, who subscribe with
+/// it), the private key is a secret.
+fn ensure_vapid_keys(provider: &str, config: &mut Map<String, Value>) {
+    let absent = |k: &str| config.get(k).map_or(true, |v| v.is_null() || v == "");
+    if provider == "web_push" && absent("vapid_public_key") && absent("vapid_private_key") {
+        let (public, private) = providers::web_push::generate_vapid_keys();
+        config.insert("vapid_public_key".into(), Value::String(public));
+        config.insert("vapid_private_key".into(), Value::String(private));
+    }
+}
+
 pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
     let m = body.object()?;
     let idem = idempotency::prepare(&req, &m)?;
@@ -71,6 +83,7 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     }
     v.finish()?;
     let (ctype, provider) = (ctype.expect("validated"), provider.expect("validated"));
+    ensure_vapid_keys(&provider, &mut config);
     let pid = a.project.id;
     idempotency::once(&st, pid, idem, "channel", |_| async {
         let (id, now) = new_id();
@@ -149,6 +162,7 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
                     }
                 }
                 v.finish()?;
+                ensure_vapid_keys(&c.provider, &mut c.config);
                 if let Some(Some(n)) = name {
                     c.name = n;
                 }

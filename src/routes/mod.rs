@@ -2,6 +2,7 @@
 //! after authentication for `/admin/` and `/user/` paths: API.md §3).
 
 mod channels;
+mod docs;
 mod flows;
 mod health;
 mod inbox;
@@ -82,6 +83,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     use web::{delete, get, patch, post, put};
     cfg.service(res("/healthz").route(get().to(Guarded(health::healthz))))
         .service(res("/readyz").route(get().to(Guarded(health::readyz))))
+        .service(res("/openapi.json").route(get().to(Guarded(docs::openapi))))
+        .service(res("/docs").route(get().to(Guarded(docs::page))))
         .service(res("/metrics").route(get().to(Guarded(crate::metrics::handler))))
         .service(res("/inbox").route(get().to(Guarded(inbox::page))))
         .service(res("/inbox/inbox.css").route(get().to(Guarded(inbox::css))))

@@ -7,9 +7,19 @@ use std::time::Duration;
 #[tokio::test]
 async fn metrics_expose_http_and_delivery_counters_after_a_run() {
     let app = TestApp::spawn();
-    let channels = app.admin(GET, &format!("{A}/channels")).send().await.unwrap();
+    let channels = app
+        .admin(GET, &format!("{A}/channels"))
+        .send()
+        .await
+        .unwrap();
     let channels: serde_json::Value = channels.json().await.unwrap();
-    let in_app = channels["items"].as_array().unwrap().iter().find(|c| c["type"] == "in_app").unwrap()["id"].clone();
+    let in_app = channels["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "in_app")
+        .unwrap()["id"]
+        .clone();
     let r = app
         .admin(POST, &format!("{A}/flows"))
         .json(&json!({"handle": "m", "name": "M", "steps": [{"type": "channel", "channel_id": in_app, "template": {"body": "hi"}}]}))
@@ -17,7 +27,14 @@ async fn metrics_expose_http_and_delivery_counters_after_a_run() {
         .await
         .unwrap();
     assert_eq!(r.status(), 201);
-    assert_eq!(app.admin(POST, &format!("{A}/flows/m/activate")).send().await.unwrap().status(), 200);
+    assert_eq!(
+        app.admin(POST, &format!("{A}/flows/m/activate"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
     let r = app
         .admin(POST, &format!("{A}/flows/m/run"))
         .json(&json!({"recipients": ["met-a", "met-b"]}))
@@ -29,7 +46,10 @@ async fn metrics_expose_http_and_delivery_counters_after_a_run() {
     let mut processed = false;
     for _ in 0..100 {
         let v: serde_json::Value = app
-            .admin(GET, &format!("{A}/flow_runs/{}", run["id"].as_str().unwrap()))
+            .admin(
+                GET,
+                &format!("{A}/flow_runs/{}", run["id"].as_str().unwrap()),
+            )
             .send()
             .await
             .unwrap()
@@ -44,7 +64,11 @@ async fn metrics_expose_http_and_delivery_counters_after_a_run() {
     }
     assert!(processed, "run not processed");
     // An unauthenticated request is counted too, under its route pattern.
-    let r = app.request(GET, &format!("{A}/users")).send().await.unwrap();
+    let r = app
+        .request(GET, &format!("{A}/users"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 401);
 
     let r = app.request(GET, "/metrics").send().await.unwrap();
@@ -58,11 +82,27 @@ async fn metrics_expose_http_and_delivery_counters_after_a_run() {
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(|| panic!("no line starting with {prefix} in:\n{text}"))
     };
-    assert_eq!(value(r#"herald_deliveries_total{channel_type="in_app",status="sent"}"#), 2.0);
-    assert!(value(r#"herald_http_requests_total{route="/admin/v1/flows/{id}/run",method="POST",status="202"}"#) >= 1.0);
-    assert!(value(r#"herald_http_requests_total{route="/admin/v1/users",method="GET",status="401"}"#) >= 1.0);
-    assert_eq!(value(r#"herald_flow_run_delivery_seconds_count{channel_type="in_app"}"#), 2.0);
+    assert_eq!(
+        value(r#"herald_deliveries_total{channel_type="in_app",status="sent"}"#),
+        2.0
+    );
+    assert!(
+        value(
+            r#"herald_http_requests_total{route="/admin/v1/flows/{id}/run",method="POST",status="202"}"#
+        ) >= 1.0
+    );
+    assert!(
+        value(r#"herald_http_requests_total{route="/admin/v1/users",method="GET",status="401"}"#)
+            >= 1.0
+    );
+    assert_eq!(
+        value(r#"herald_flow_run_delivery_seconds_count{channel_type="in_app"}"#),
+        2.0
+    );
     assert!(text.contains("herald_http_request_duration_seconds_bucket"));
     assert!(text.contains(r#"herald_delivery_queue_depth{channel_type="in_app"}"#));
-    assert!(text.contains("herald_websocket_connections"), "gauge described even with no socket open:\n{text}");
+    assert!(
+        text.contains("herald_websocket_connections"),
+        "gauge described even with no socket open:\n{text}"
+    );
 }

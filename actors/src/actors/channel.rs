@@ -387,12 +387,17 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
         config: channel.config.clone(),
         subscriptions,
     };
-    let res = transport.send(req).await;
+    let mut res = transport.send(req).await;
     // Subscriptions the provider reported gone are removed, whatever the outcome.
+    let mut gone: Vec<String> = vec![];
+    if let Err(SendError::AlsoExpired { error, expired }) = res {
+        gone = expired;
+        res = Err(*error);
+    }
     let expired: &[String] = match &res {
         Ok(s) => &s.expired,
         Err(SendError::Expired { expired, .. }) => expired,
-        Err(_) => &[],
+        Err(_) => &gone,
     };
     for identifier in expired {
         let _ = store.remove_push_subscription(&q.project, &recipient_id, &channel.id, identifier);
@@ -426,6 +431,10 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
         Err(SendError::NoAddress { message }) => Outcome::Skipped(err("missing_address", message)),
         Err(SendError::Expired { message, .. }) => {
             Outcome::Failed(err("subscription_expired", message))
+        }
+        // Unwrapped above; kept for exhaustiveness.
+        Err(SendError::AlsoExpired { error, .. }) => {
+            Outcome::Failed(err("provider_rejected", format!("{error:?}")))
         }
     })
 }

@@ -2,6 +2,12 @@
 //! secret, and how a delivery is handed to it. One module per transport, each
 //! behind the `Provider` trait; the delivery actor of a channel type drives them.
 
+pub mod apns;
+pub mod fcm;
+pub mod slack;
+pub mod smtp;
+pub mod twilio;
+pub mod web_push;
 pub mod webhook;
 
 use crate::error::Validator;
@@ -91,7 +97,7 @@ fn url_like(s: &str, schemes: &[&str]) -> bool {
 /// the channel stays `unconfigured` until every required field is set).
 pub fn validate_config(provider: &str, config: &Map<String, Value>, v: &mut Validator) {
     let s = |k: &str| config.get(k).and_then(|x| x.as_str());
-    let present = |k: &str| config.get(k).map_or(false, |x| !x.is_null());
+    let present = |k: &str| config.get(k).is_some_and(|x| !x.is_null());
     let want_str = |k: &str, v: &mut Validator| {
         if present(k) && s(k).is_none() {
             v.push(format!("config.{k}"), "format", "must be a string");
@@ -101,7 +107,7 @@ pub fn validate_config(provider: &str, config: &Map<String, Value>, v: &mut Vali
         match r {
             Value::Object(m) => {
                 if let Some(x) = m.get("max_attempts") {
-                    if !x.as_u64().map_or(false, |n| (1..=100).contains(&n)) {
+                    if !x.as_u64().is_some_and(|n| (1..=100).contains(&n)) {
                         v.push(
                             "config.retry.max_attempts",
                             "number",
@@ -111,7 +117,7 @@ pub fn validate_config(provider: &str, config: &Map<String, Value>, v: &mut Vali
                 }
                 for k in ["base_seconds", "max_seconds"] {
                     if let Some(x) = m.get(k) {
-                        if !x.as_f64().map_or(false, |n| n > 0.0 && n <= 86_400.0) {
+                        if !x.as_f64().is_some_and(|n| n > 0.0 && n <= 86_400.0) {
                             v.push(
                                 format!("config.retry.{k}"),
                                 "number",
@@ -134,7 +140,7 @@ pub fn validate_config(provider: &str, config: &Map<String, Value>, v: &mut Vali
             if present("port")
                 && !config["port"]
                     .as_u64()
-                    .map_or(false, |p| (1..=65535).contains(&p))
+                    .is_some_and(|p| (1..=65535).contains(&p))
             {
                 v.push("config.port", "number", "a port number from 1 to 65535");
             }
@@ -149,6 +155,15 @@ pub fn validate_config(provider: &str, config: &Map<String, Value>, v: &mut Vali
         }
         "twilio" => {
             want_str("account_sid", v);
+            if let Some(sid) = s("account_sid") {
+                if !sid.chars().all(|c| c.is_ascii_alphanumeric()) {
+                    v.push(
+                        "config.account_sid",
+                        "format",
+                        "an account SID: letters and digits (AC…)",
+                    );
+                }
+            }
             want_str("auth_token", v);
             if let Some(f) = s("from") {
                 if !crate::validate::is_e164(f) {
@@ -186,7 +201,7 @@ pub fn validate_config(provider: &str, config: &Map<String, Value>, v: &mut Vali
                 if present("timeout_ms")
                     && !config["timeout_ms"]
                         .as_u64()
-                        .map_or(false, |t| (1..=120_000).contains(&t))
+                        .is_some_and(|t| (1..=120_000).contains(&t))
                 {
                     v.push(
                         "config.timeout_ms",
@@ -206,15 +221,30 @@ pub fn validate_config(provider: &str, config: &Map<String, Value>, v: &mut Vali
             }
             want_str("vapid_public_key", v);
             want_str("vapid_private_key", v);
+            web_push::validate_vapid(config, v);
         }
         "fcm" => {
             want_str("project_id", v);
-            if present("service_account") && !config["service_account"].is_object() {
-                v.push(
+            if let Some(p) = s("project_id") {
+                if !p
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c))
+                {
+                    v.push(
+                        "config.project_id",
+                        "format",
+                        "a Firebase project id: letters, digits, - _ . :",
+                    );
+                }
+            }
+            match config.get("service_account") {
+                None | Some(Value::Null) => {}
+                Some(Value::Object(sa)) => fcm::validate_service_account(sa, v),
+                Some(_) => v.push(
                     "config.service_account",
                     "format",
                     "must be the service-account JSON object",
-                );
+                ),
             }
             for k in ["base_url", "token_url"] {
                 if let Some(u) = s(k) {
@@ -227,6 +257,22 @@ pub fn validate_config(provider: &str, config: &Map<String, Value>, v: &mut Vali
         "apns" => {
             for k in ["team_id", "key_id", "private_key", "topic"] {
                 want_str(k, v);
+            }
+            for k in ["team_id", "key_id"] {
+                if let Some(x) = s(k) {
+                    if !x.chars().all(|c| c.is_ascii_alphanumeric()) {
+                        v.push(format!("config.{k}"), "format", "letters and digits");
+                    }
+                }
+            }
+            if let Some(pem) = s("private_key") {
+                if pem != "********" && !apns::private_key_ok(pem) {
+                    v.push(
+                        "config.private_key",
+                        "format",
+                        "must be the .p8 PEM of a P-256 (ES256) key",
+                    );
+                }
             }
             if present("environment") && !matches!(s("environment"), Some("production" | "sandbox"))
             {
@@ -264,6 +310,12 @@ pub enum SendError {
     /// unregistered token): the delivery fails with `subscription_expired`.
     Expired {
         message: String,
+        expired: Vec<String>,
+    },
+    /// `error` decides the outcome, and some devices were also reported gone on
+    /// the way (their subscriptions are removed even though nothing was sent).
+    AlsoExpired {
+        error: Box<SendError>,
         expired: Vec<String>,
     },
 }
@@ -319,10 +371,304 @@ pub fn classify_status(status: u16, body: &str, retry_after: Option<Duration>) -
 
 /// Every transport this build has (in_app is not one: the user actors deliver it).
 pub fn transports(http: &reqwest::Client) -> Transports {
+    use std::sync::Arc;
     let mut t: Transports = std::collections::HashMap::new();
+    t.insert("webhook", Arc::new(webhook::Webhook::new(http.clone())));
+    t.insert("smtp", Arc::new(smtp::Smtp::new()));
+    t.insert("twilio", Arc::new(twilio::Twilio::new(http.clone())));
     t.insert(
-        "webhook",
-        std::sync::Arc::new(webhook::Webhook::new(http.clone())),
+        "slack_webhook",
+        Arc::new(slack::SlackWebhook::new(http.clone())),
     );
+    t.insert("web_push", Arc::new(web_push::WebPush::new(http.clone())));
+    t.insert("fcm", Arc::new(fcm::Fcm::new(http.clone())));
+    // APNs speaks HTTP/2 only: its own client, h2 by ALPN over TLS and by prior
+    // knowledge over plain http (a local test server).
+    let h2 = reqwest::Client::builder()
+        .user_agent(concat!("herald/", env!("CARGO_PKG_VERSION")))
+        .http2_prior_knowledge()
+        .build()
+        .unwrap_or_else(|_| http.clone());
+    t.insert("apns", Arc::new(apns::Apns::new(h2)));
     t
+}
+
+// ---------------------------------------------------------------- shared by the transports
+
+/// Timeout of one HTTP request to a provider.
+pub(crate) const HTTP_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A string config value (absent, null or not a string: `None`).
+pub(crate) fn cfg_str<'a>(config: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    config
+        .get(key)
+        .and_then(|v| v.as_str())
+        .filter(|s| !s.is_empty())
+}
+
+/// A request that never got an answer (connection refused, reset, timeout): transient.
+pub(crate) fn transport_error(provider: &str, e: reqwest::Error) -> SendError {
+    // reqwest's Display names the URL, which may carry a secret (a Slack webhook
+    // URL is one): say what failed without it.
+    let what = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "could not connect"
+    } else {
+        "failed"
+    };
+    let mut cause = String::new();
+    let mut src = std::error::Error::source(&e);
+    while let Some(s) = src {
+        cause = s.to_string();
+        src = s.source();
+    }
+    SendError::Transient {
+        message: if cause.is_empty() {
+            format!("{provider} request {what}")
+        } else {
+            format!("{provider} request {what}: {cause}")
+        },
+        retry_after: None,
+    }
+}
+
+/// A configuration the transport cannot use (a key that does not parse...).
+pub(crate) fn misconfigured(message: impl Into<String>) -> SendError {
+    SendError::Rejected {
+        code: "provider_not_configured",
+        message: message.into(),
+    }
+}
+
+pub(crate) fn b64url_decode(s: &str) -> Option<Vec<u8>> {
+    use base64::Engine;
+    let t = s.trim().trim_end_matches('=');
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(t)
+        .or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(t))
+        .ok()
+}
+
+pub(crate) fn b64url(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// A stable fingerprint of credential parts: cache entries built from other
+/// credentials (the channel was reconfigured) are not reused.
+pub(crate) fn fingerprint(parts: &[&str]) -> [u8; 32] {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p.as_bytes());
+    }
+    h.finalize().into()
+}
+
+/// What happened at one device (push subscription or device token).
+pub(crate) enum Device {
+    /// Accepted; extra facts for its outcome entry (e.g. the provider's message id).
+    Sent(Map<String, Value>),
+    /// The push service says the subscription or token is gone.
+    Expired(String),
+    Failed(SendError),
+}
+
+/// Folds per-device results into one attempt result. Any device accepted: sent
+/// (a retry would send the others twice); none and some transient: retried; all
+/// gone: `Expired`; otherwise the first permanent error, 401/403 first.
+pub(crate) fn settle(results: Vec<(String, Device)>) -> SendResult {
+    if results.is_empty() {
+        return Err(SendError::NoAddress {
+            message: "the recipient has no push subscription on this channel".into(),
+        });
+    }
+    let mut outcomes = Vec::with_capacity(results.len());
+    let mut expired = vec![];
+    let mut sent = 0usize;
+    let mut transient: Option<(String, Option<Duration>)> = None;
+    let mut unauthorized: Option<String> = None;
+    let mut rejected: Option<(&'static str, String)> = None;
+    for (identifier, r) in results {
+        let mut o = Map::new();
+        o.insert("identifier".into(), Value::String(identifier.clone()));
+        match r {
+            Device::Sent(extra) => {
+                sent += 1;
+                o.insert("status".into(), "sent".into());
+                o.extend(extra);
+            }
+            Device::Expired(message) => {
+                o.insert("status".into(), "expired".into());
+                o.insert(
+                    "error".into(),
+                    serde_json::json!({"code": "subscription_expired", "message": message}),
+                );
+                expired.push(identifier);
+            }
+            Device::Failed(e) => {
+                let (code, message) = match e {
+                    SendError::Transient {
+                        message,
+                        retry_after,
+                    } => {
+                        let ra = match &transient {
+                            Some((_, Some(prev))) => retry_after.max(Some(*prev)),
+                            _ => retry_after,
+                        };
+                        transient = Some((message.clone(), ra));
+                        ("provider_unavailable", message)
+                    }
+                    SendError::Unauthorized { message } => {
+                        unauthorized.get_or_insert(message.clone());
+                        ("provider_unauthorized", message)
+                    }
+                    SendError::Rejected { code, message } => {
+                        rejected.get_or_insert((code, message.clone()));
+                        (code, message)
+                    }
+                    SendError::NoAddress { message } => {
+                        rejected.get_or_insert(("invalid_address", message.clone()));
+                        ("invalid_address", message)
+                    }
+                    SendError::Expired { message, .. } => ("subscription_expired", message),
+                    SendError::AlsoExpired { error, .. } => {
+                        ("provider_rejected", format!("{error:?}"))
+                    }
+                };
+                o.insert("status".into(), "failed".into());
+                o.insert(
+                    "error".into(),
+                    serde_json::json!({"code": code, "message": message}),
+                );
+            }
+        }
+        outcomes.push(Value::Object(o));
+    }
+    let n = outcomes.len();
+    if sent > 0 {
+        return Ok(Sent {
+            outcomes: Some(Value::Array(outcomes)),
+            expired,
+        });
+    }
+    // Nothing sent: the devices reported gone are still removed.
+    let with_expired = |error: SendError, expired: Vec<String>| {
+        if expired.is_empty() {
+            error
+        } else {
+            SendError::AlsoExpired {
+                error: Box::new(error),
+                expired,
+            }
+        }
+    };
+    if let Some((message, retry_after)) = transient {
+        return Err(with_expired(
+            SendError::Transient {
+                message,
+                retry_after,
+            },
+            expired,
+        ));
+    }
+    if expired.len() == n {
+        return Err(SendError::Expired {
+            message: format!(
+                "the push service reports every subscription of the recipient gone ({n})"
+            ),
+            expired,
+        });
+    }
+    if let Some(message) = unauthorized {
+        return Err(with_expired(SendError::Unauthorized { message }, expired));
+    }
+    let (code, message) = rejected.unwrap_or(("provider_rejected", "rejected".into()));
+    Err(with_expired(SendError::Rejected { code, message }, expired))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn transient() -> Device {
+        Device::Failed(SendError::Transient {
+            message: "503".into(),
+            retry_after: Some(Duration::from_secs(2)),
+        })
+    }
+
+    #[test]
+    fn settle_folds_device_results() {
+        assert!(matches!(settle(vec![]), Err(SendError::NoAddress { .. })));
+        // one accepted: sent, the gone one reported for removal, the others recorded
+        let r = settle(vec![
+            ("a".into(), Device::Sent(Map::new())),
+            ("b".into(), Device::Expired("410".into())),
+            ("c".into(), transient()),
+        ])
+        .expect("sent");
+        assert_eq!(r.expired, vec!["b".to_string()]);
+        let o = r.outcomes.expect("outcomes");
+        assert_eq!(o[0]["status"], "sent");
+        assert_eq!(o[1]["status"], "expired");
+        assert_eq!(o[2]["status"], "failed");
+        assert_eq!(o[2]["error"]["code"], "provider_unavailable");
+        // none accepted, one transient: retried (with the Retry-After)
+        match settle(vec![
+            ("b".into(), Device::Expired("410".into())),
+            ("c".into(), transient()),
+        ]) {
+            Err(SendError::AlsoExpired { error, expired }) => {
+                assert_eq!(
+                    expired,
+                    vec!["b"],
+                    "the gone device is removed though the attempt is retried"
+                );
+                match *error {
+                    SendError::Transient { retry_after, .. } => {
+                        assert_eq!(retry_after, Some(Duration::from_secs(2)))
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
+            other => panic!("{other:?}"),
+        }
+        // all gone
+        match settle(vec![
+            ("b".into(), Device::Expired("410".into())),
+            ("d".into(), Device::Expired("404".into())),
+        ]) {
+            Err(SendError::Expired { expired, .. }) => assert_eq!(expired, vec!["b", "d"]),
+            other => panic!("{other:?}"),
+        }
+        // permanent: 401/403 first, else the first rejection's code
+        let rej = |code| {
+            Device::Failed(SendError::Rejected {
+                code,
+                message: "x".into(),
+            })
+        };
+        let unauth = Device::Failed(SendError::Unauthorized {
+            message: "401".into(),
+        });
+        assert!(matches!(
+            settle(vec![
+                ("a".into(), rej("provider_rejected")),
+                ("b".into(), unauth)
+            ]),
+            Err(SendError::Unauthorized { .. })
+        ));
+        assert!(matches!(
+            settle(vec![
+                ("a".into(), rej("invalid_address")),
+                ("b".into(), Device::Expired("410".into()))
+            ]),
+            Err(SendError::AlsoExpired { ref error, ref expired })
+                if expired == &vec!["b".to_string()]
+                    && matches!(**error, SendError::Rejected { code: "invalid_address", .. })
+        ));
+    }
 }

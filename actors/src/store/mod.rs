@@ -13,6 +13,7 @@
 //! All methods are blocking: callers on async threads run them through
 //! `spawn_blocking` (the HTTP layer's `State::run`), never inline.
 
+pub mod backup;
 pub mod codec;
 mod feed;
 mod flusher;
@@ -98,6 +99,8 @@ struct Inner {
     /// without a map of locks that grows forever.
     stripes: Vec<Mutex<()>>,
     cursor_key: [u8; 32],
+    /// Shared by every commit, exclusive while a backup exports the trees.
+    commit_gate: std::sync::RwLock<()>,
     projects_cache: dashmap::DashMap<String, Arc<crate::model::Project>>,
     path: PathBuf,
 }
@@ -235,6 +238,7 @@ impl Store {
                 flusher,
                 stripes: (0..256).map(|_| Mutex::new(())).collect(),
                 cursor_key,
+                commit_gate: std::sync::RwLock::new(()),
                 projects_cache: dashmap::DashMap::new(),
                 path: dir.to_path_buf(),
             }),
@@ -297,6 +301,11 @@ impl Store {
     /// Applies every batch in one transaction across the trees it touches.
     pub fn commit(&self, w: Writes) -> Result<()> {
         let batches = w.into_batches();
+        let _gate = self
+            .inner
+            .commit_gate
+            .read()
+            .unwrap_or_else(|p| p.into_inner());
         match batches.len() {
             0 => Ok(()),
             1 => {

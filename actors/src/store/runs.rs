@@ -127,7 +127,8 @@ fn record_metrics(d: &Delivery, now: Timestamp) {
         metrics::counter!("herald_deliveries_total", "channel_type" => ct, "status" => d.status.as_str()).increment(1);
         if d.status == DeliveryStatus::Sent {
             let secs = (now.millis() - d.created_at.millis()).max(0) as f64 / 1000.0;
-            metrics::histogram!("herald_flow_run_delivery_seconds", "channel_type" => ct).record(secs);
+            metrics::histogram!("herald_flow_run_delivery_seconds", "channel_type" => ct)
+                .record(secs);
         }
     } else if d.attempts > 0 {
         metrics::counter!("herald_delivery_retries_total", "channel_type" => ct).increment(1);

@@ -1,0 +1,264 @@
+//! mobile_push / `apns`: Apple Push Notification service, token-based auth.
+//!
+//! The provider token is an ES256 JWT (`iss` the team id, `kid` the key id)
+//! signed with the channel's .p8 key and reused for 50 minutes (Apple wants it
+//! refreshed between 20 and 60 minutes). One HTTP/2 POST per device token to
+//! `{base_url}/3/device/{token}` with `apns-topic`, `apns-push-type: alert` and
+//! `apns-id` = the delivery id. 410, `BadDeviceToken` or `Unregistered`: the token
+//! is gone.
+
+use super::{
+    cfg_str, classify_status, fingerprint, settle, transport_error, webhook::retry_after, Device,
+    Provider, SendError, SendRequest, SendResult, HTTP_TIMEOUT,
+};
+use dashmap::DashMap;
+use futures_util::future::BoxFuture;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use uuid::Uuid;
+
+pub const PRODUCTION_URL: &str = "https://api.push.apple.com";
+pub const SANDBOX_URL: &str = "https://api.sandbox.push.apple.com";
+/// How long a provider token is reused.
+const TOKEN_LIFETIME: Duration = Duration::from_secs(50 * 60);
+/// APNs refuses alert payloads above 4 KiB.
+const MAX_PAYLOAD: usize = 4096;
+
+struct Token {
+    fingerprint: [u8; 32],
+    jwt: String,
+    issued: Instant,
+}
+
+pub struct Apns {
+    http: reqwest::Client,
+    tokens: Arc<DashMap<Uuid, Token>>,
+}
+
+impl Apns {
+    /// `http` must speak HTTP/2 (APNs has no HTTP/1.1).
+    pub fn new(http: reqwest::Client) -> Self {
+        Apns {
+            http,
+            tokens: Arc::new(DashMap::new()),
+        }
+    }
+}
+
+/// True when `pem` is a PKCS#8 P-256 private key (Apple's .p8 file).
+pub fn private_key_ok(pem: &str) -> bool {
+    use p256::pkcs8::DecodePrivateKey;
+    p256::SecretKey::from_pkcs8_pem(pem.trim()).is_ok()
+}
+
+struct Creds {
+    team_id: String,
+    key_id: String,
+    private_key: String,
+    topic: String,
+    base_url: String,
+}
+
+impl Creds {
+    fn from_config(config: &Map<String, Value>) -> Result<Creds, SendError> {
+        let get = |k: &str| {
+            cfg_str(config, k)
+                .map(str::to_string)
+                .ok_or_else(|| super::misconfigured(format!("config.{k} is missing")))
+        };
+        let base_url = match cfg_str(config, "base_url") {
+            Some(u) => u.to_string(),
+            None if cfg_str(config, "environment") == Some("sandbox") => SANDBOX_URL.into(),
+            None => PRODUCTION_URL.into(),
+        };
+        Ok(Creds {
+            team_id: get("team_id")?,
+            key_id: get("key_id")?,
+            private_key: get("private_key")?,
+            topic: get("topic")?,
+            base_url: base_url.trim_end_matches('/').to_string(),
+        })
+    }
+
+    fn fingerprint(&self) -> [u8; 32] {
+        fingerprint(&[&self.team_id, &self.key_id, &self.private_key])
+    }
+
+    fn sign(&self) -> Result<String, SendError> {
+        let key = jsonwebtoken::EncodingKey::from_ec_pem(self.private_key.trim().as_bytes())
+            .map_err(|_| SendError::Unauthorized {
+                message: "the APNs private key does not parse".into(),
+            })?;
+        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+        header.kid = Some(self.key_id.clone());
+        let claims = json!({"iss": self.team_id, "iat": chrono::Utc::now().timestamp()});
+        jsonwebtoken::encode(&header, &claims, &key).map_err(|e| SendError::Unauthorized {
+            message: format!("cannot sign the APNs provider token: {e}"),
+        })
+    }
+}
+
+/// The channel's provider token: reused while younger than 50 minutes.
+fn provider_token(
+    tokens: &DashMap<Uuid, Token>,
+    channel: Uuid,
+    creds: &Creds,
+) -> Result<String, SendError> {
+    let fp = creds.fingerprint();
+    if let Some(t) = tokens.get(&channel) {
+        if t.fingerprint == fp && t.issued.elapsed() < TOKEN_LIFETIME {
+            return Ok(t.jwt.clone());
+        }
+    }
+    let jwt = creds.sign()?;
+    tokens.insert(
+        channel,
+        Token {
+            fingerprint: fp,
+            jwt: jwt.clone(),
+            issued: Instant::now(),
+        },
+    );
+    Ok(jwt)
+}
+
+/// The alert payload, the body shortened when it would not fit 4 KiB.
+pub fn payload(req: &SendRequest) -> Vec<u8> {
+    let d = &req.delivery;
+    let mut body = d.data.body.clone();
+    loop {
+        let mut alert = Map::new();
+        if !d.data.subject.is_empty() {
+            alert.insert("title".into(), Value::String(d.data.subject.clone()));
+        }
+        alert.insert("body".into(), Value::String(body.clone()));
+        let mut p = json!({
+            "aps": {"alert": alert, "sound": "default"},
+            "delivery_id": d.id,
+        });
+        if let Some(u) = &d.data.url {
+            p["url"] = Value::String(u.clone());
+        }
+        let bytes = p.to_string().into_bytes();
+        if bytes.len() <= MAX_PAYLOAD || body.is_empty() {
+            return bytes;
+        }
+        let over = bytes.len() - MAX_PAYLOAD;
+        let mut cut = body.len().saturating_sub(over.max(16) + 3);
+        while cut > 0 && !body.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        body.truncate(cut);
+        if !body.is_empty() {
+            body.push('…');
+        }
+    }
+}
+
+async fn push_one(
+    http: &reqwest::Client,
+    creds: &Creds,
+    jwt: &str,
+    apns_id: &str,
+    device: &str,
+    body: Vec<u8>,
+) -> (Device, bool) {
+    if device.is_empty() || !device.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return (
+            Device::Failed(SendError::Rejected {
+                code: "invalid_address",
+                message: "an APNs device token is hexadecimal".into(),
+            }),
+            false,
+        );
+    }
+    let url = format!("{}/3/device/{device}", creds.base_url);
+    let resp = http
+        .post(url)
+        .timeout(HTTP_TIMEOUT)
+        .header("authorization", format!("bearer {jwt}"))
+        .header("apns-topic", &creds.topic)
+        .header("apns-id", apns_id)
+        .header("apns-push-type", "alert")
+        .header("apns-priority", "10")
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await;
+    let resp = match resp {
+        Ok(r) => r,
+        Err(e) => return (Device::Failed(transport_error("APNs", e)), false),
+    };
+    let status = resp.status().as_u16();
+    let ra = retry_after(resp.headers());
+    let unique = resp
+        .headers()
+        .get("apns-unique-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let text = resp.text().await.unwrap_or_default();
+    if status == 200 {
+        let mut extra = Map::new();
+        if let Some(u) = unique {
+            extra.insert("message_id".into(), Value::String(u));
+        }
+        return (Device::Sent(extra), false);
+    }
+    let reason = serde_json::from_str::<Value>(&text)
+        .ok()
+        .and_then(|v| v["reason"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    match (status, reason.as_str()) {
+        (410, _) | (_, "BadDeviceToken" | "Unregistered") => (
+            Device::Expired(format!("APNs answered {status} {reason}")),
+            false,
+        ),
+        // a token Apple considers stale: sign a new one and try again later
+        (403, "ExpiredProviderToken") => (
+            Device::Failed(SendError::Transient {
+                message: "APNs answered 403 ExpiredProviderToken".into(),
+                retry_after: None,
+            }),
+            true,
+        ),
+        (403, "InvalidProviderToken") => (
+            Device::Failed(SendError::Unauthorized {
+                message:
+                    "APNs answered 403 InvalidProviderToken: check team_id, key_id and private_key"
+                        .into(),
+            }),
+            true,
+        ),
+        _ => (Device::Failed(classify_status(status, &text, ra)), false),
+    }
+}
+
+impl Provider for Apns {
+    fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
+        let http = self.http.clone();
+        let tokens = self.tokens.clone();
+        Box::pin(async move {
+            if req.subscriptions.is_empty() {
+                return settle(vec![]);
+            }
+            let creds = Creds::from_config(&req.config)?;
+            let jwt = provider_token(&tokens, req.channel_id, &creds)?;
+            let apns_id = req.delivery.id.to_string();
+            let body = payload(&req);
+            let sends = req.subscriptions.iter().map(|sub| {
+                let (http, creds, jwt, apns_id, body) =
+                    (&http, &creds, &jwt, &apns_id, body.clone());
+                async move {
+                    let r = push_one(http, creds, jwt, apns_id, &sub.identifier, body).await;
+                    (sub.identifier.clone(), r)
+                }
+            });
+            let results = futures_util::future::join_all(sends).await;
+            if results.iter().any(|(_, (_, stale))| *stale) {
+                tokens.remove(&req.channel_id);
+            }
+            settle(results.into_iter().map(|(id, (d, _))| (id, d)).collect())
+        })
+    }
+}

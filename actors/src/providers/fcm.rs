@@ -1,0 +1,332 @@
+//! mobile_push / `fcm`: Firebase Cloud Messaging, HTTP v1 API.
+//!
+//! The channel's service account signs an RS256 JWT assertion, exchanged at
+//! `token_url` (OAuth 2.0 JWT bearer grant) for an access token that is cached per
+//! channel until shortly before it expires. Each device token of the recipient
+//! gets one `messages:send`; `UNREGISTERED` or 404 means the token is gone.
+
+use super::{
+    cfg_str, classify_status, fingerprint, settle, transport_error, webhook::retry_after, Device,
+    Provider, SendError, SendRequest, SendResult, HTTP_TIMEOUT,
+};
+use crate::error::Validator;
+use dashmap::DashMap;
+use futures_util::future::BoxFuture;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use uuid::Uuid;
+
+pub const DEFAULT_BASE_URL: &str = "https://fcm.googleapis.com";
+pub const DEFAULT_TOKEN_URL: &str = "https://oauth2.googleapis.com/token";
+const SCOPE: &str = "https://www.googleapis.com/auth/firebase.messaging";
+
+struct Token {
+    fingerprint: [u8; 32],
+    access_token: String,
+    refresh_at: Instant,
+}
+
+pub struct Fcm {
+    http: reqwest::Client,
+    /// Access token per channel; the async mutex makes concurrent deliveries of a
+    /// channel wait for one exchange instead of each doing their own.
+    tokens: DashMap<Uuid, Slot>,
+}
+
+impl Fcm {
+    pub fn new(http: reqwest::Client) -> Self {
+        Fcm {
+            http,
+            tokens: DashMap::new(),
+        }
+    }
+}
+
+/// `config.service_account`: `client_email` and an RSA `private_key` PEM.
+pub(crate) fn validate_service_account(sa: &Map<String, Value>, v: &mut Validator) {
+    match sa.get("client_email") {
+        Some(Value::String(e)) if crate::validate::is_email(e) => {}
+        None | Some(Value::Null) => v.push(
+            "config.service_account.client_email",
+            "required",
+            "the service account's client_email is required",
+        ),
+        Some(_) => v.push(
+            "config.service_account.client_email",
+            "format",
+            "must be the service account's email address",
+        ),
+    }
+    match sa.get("private_key") {
+        Some(Value::String(pem)) if rsa_key_ok(pem) => {}
+        None | Some(Value::Null) => v.push(
+            "config.service_account.private_key",
+            "required",
+            "the service account's private_key is required",
+        ),
+        Some(_) => v.push(
+            "config.service_account.private_key",
+            "format",
+            "must be the service account's RSA private key (PEM)",
+        ),
+    }
+    if let Some(t) = sa.get("token_uri") {
+        if !t.as_str().is_some_and(crate::validate::is_http_url) {
+            v.push(
+                "config.service_account.token_uri",
+                "format",
+                "must be an http(s) URL",
+            );
+        }
+    }
+}
+
+fn rsa_key_ok(pem: &str) -> bool {
+    use rsa::pkcs1::DecodeRsaPrivateKey;
+    use rsa::pkcs8::DecodePrivateKey;
+    rsa::RsaPrivateKey::from_pkcs8_pem(pem).is_ok()
+        || rsa::RsaPrivateKey::from_pkcs1_pem(pem).is_ok()
+}
+
+/// What a send needs from the channel config.
+struct Account {
+    project_id: String,
+    client_email: String,
+    private_key: String,
+    private_key_id: Option<String>,
+    base_url: String,
+    token_url: String,
+}
+
+impl Account {
+    fn from_config(config: &Map<String, Value>) -> Result<Account, SendError> {
+        let sa = config
+            .get("service_account")
+            .and_then(|v| v.as_object())
+            .ok_or_else(|| super::misconfigured("the channel has no service account"))?;
+        let s = |k: &str| sa.get(k).and_then(|v| v.as_str()).filter(|s| !s.is_empty());
+        let client_email = s("client_email")
+            .ok_or_else(|| super::misconfigured("service_account.client_email is missing"))?;
+        let private_key = s("private_key")
+            .ok_or_else(|| super::misconfigured("service_account.private_key is missing"))?;
+        let token_url = cfg_str(config, "token_url")
+            .or_else(|| s("token_uri"))
+            .unwrap_or(DEFAULT_TOKEN_URL);
+        Ok(Account {
+            project_id: cfg_str(config, "project_id")
+                .unwrap_or_default()
+                .to_string(),
+            client_email: client_email.to_string(),
+            private_key: private_key.to_string(),
+            private_key_id: s("private_key_id").map(str::to_string),
+            base_url: cfg_str(config, "base_url")
+                .unwrap_or(DEFAULT_BASE_URL)
+                .trim_end_matches('/')
+                .to_string(),
+            token_url: token_url.to_string(),
+        })
+    }
+
+    fn fingerprint(&self) -> [u8; 32] {
+        fingerprint(&[&self.client_email, &self.private_key, &self.token_url])
+    }
+
+    /// The signed JWT assertion of the JWT bearer grant (RFC 7523).
+    fn assertion(&self) -> Result<String, SendError> {
+        let key =
+            jsonwebtoken::EncodingKey::from_rsa_pem(self.private_key.as_bytes()).map_err(|_| {
+                SendError::Unauthorized {
+                    message: "the service account's private key does not parse".into(),
+                }
+            })?;
+        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
+        header.kid = self.private_key_id.clone();
+        let now = chrono::Utc::now().timestamp();
+        let claims = json!({
+            "iss": self.client_email,
+            "scope": SCOPE,
+            "aud": self.token_url,
+            "iat": now,
+            "exp": now + 3600,
+        });
+        jsonwebtoken::encode(&header, &claims, &key).map_err(|e| SendError::Unauthorized {
+            message: format!("cannot sign with the service account's key: {e}"),
+        })
+    }
+}
+
+type Slot = Arc<tokio::sync::Mutex<Option<Token>>>;
+
+/// The channel's access token: cached in `slot`, or exchanged now.
+async fn access_token(
+    http: &reqwest::Client,
+    slot: &Slot,
+    acct: &Account,
+    fresh: bool,
+) -> Result<String, SendError> {
+    let mut guard = slot.lock().await;
+    let fp = acct.fingerprint();
+    if let Some(t) = guard.as_ref() {
+        if !fresh && t.fingerprint == fp && Instant::now() < t.refresh_at {
+            return Ok(t.access_token.clone());
+        }
+    }
+    *guard = None;
+    let assertion = acct.assertion()?;
+    let resp = http
+        .post(&acct.token_url)
+        .timeout(HTTP_TIMEOUT)
+        .form(&[
+            ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
+            ("assertion", assertion.as_str()),
+        ])
+        .send()
+        .await
+        .map_err(|e| transport_error("FCM token", e))?;
+    let status = resp.status().as_u16();
+    let ra = retry_after(resp.headers());
+    let text = resp.text().await.unwrap_or_default();
+    if !(200..300).contains(&status) {
+        // invalid_grant / invalid_client: the credentials are wrong
+        return Err(match status {
+            400 | 401 | 403 => SendError::Unauthorized {
+                message: format!(
+                    "the token endpoint refused the service account ({status}): {}",
+                    text.chars().take(200).collect::<String>()
+                ),
+            },
+            _ => classify_status(status, &text, ra),
+        });
+    }
+    let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let Some(access_token) = v["access_token"].as_str().filter(|t| !t.is_empty()) else {
+        return Err(SendError::Transient {
+            message: "the token endpoint answered without an access_token".into(),
+            retry_after: None,
+        });
+    };
+    let expires_in = v["expires_in"].as_u64().unwrap_or(3600);
+    // refresh a minute early (at least halfway) so a token never expires in flight
+    let life = Duration::from_secs(expires_in.saturating_sub(60).max(expires_in / 2));
+    *guard = Some(Token {
+        fingerprint: fp,
+        access_token: access_token.to_string(),
+        refresh_at: Instant::now() + life,
+    });
+    Ok(access_token.to_string())
+}
+
+/// The FCM error code of an error body (`details[].errorCode`, else `status`).
+fn fcm_error_code(body: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(body).ok()?;
+    let err = &v["error"];
+    err["details"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find_map(|d| d["errorCode"].as_str())
+        .or_else(|| err["status"].as_str())
+        .map(str::to_string)
+}
+
+fn message(req: &SendRequest, token: &str) -> Value {
+    let d = &req.delivery;
+    let mut data = Map::new();
+    data.insert("delivery_id".into(), Value::String(d.id.to_string()));
+    if let Some(u) = &d.data.url {
+        data.insert("url".into(), Value::String(u.clone()));
+    }
+    json!({"message": {
+        "token": token,
+        "notification": {"title": d.data.subject, "body": d.data.body},
+        "data": data,
+    }})
+}
+
+enum One {
+    Done(Device),
+    /// 401 at send: the cached access token is no longer accepted.
+    TokenRejected(String),
+}
+
+async fn send_one(http: &reqwest::Client, url: &str, bearer: &str, body: &Value) -> One {
+    let resp = match http
+        .post(url)
+        .timeout(HTTP_TIMEOUT)
+        .bearer_auth(bearer)
+        .json(body)
+        .send()
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => return One::Done(Device::Failed(transport_error("FCM", e))),
+    };
+    let status = resp.status().as_u16();
+    let ra = retry_after(resp.headers());
+    let text = resp.text().await.unwrap_or_default();
+    if (200..300).contains(&status) {
+        let mut extra = Map::new();
+        if let Some(name) = serde_json::from_str::<Value>(&text)
+            .ok()
+            .and_then(|v| v["name"].as_str().map(str::to_string))
+        {
+            extra.insert("message_id".into(), Value::String(name));
+        }
+        return One::Done(Device::Sent(extra));
+    }
+    let code = fcm_error_code(&text);
+    if status == 404 || code.as_deref() == Some("UNREGISTERED") {
+        return One::Done(Device::Expired(format!(
+            "FCM answered {status} {}",
+            code.unwrap_or_default()
+        )));
+    }
+    if status == 401 {
+        return One::TokenRejected(format!(
+            "FCM answered 401: {}",
+            text.chars().take(200).collect::<String>()
+        ));
+    }
+    One::Done(Device::Failed(classify_status(status, &text, ra)))
+}
+
+impl Provider for Fcm {
+    fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
+        let http = self.http.clone();
+        let slot = self.tokens.entry(req.channel_id).or_default().clone();
+        Box::pin(async move {
+            if req.subscriptions.is_empty() {
+                return settle(vec![]);
+            }
+            let acct = Account::from_config(&req.config)?;
+            let url = format!(
+                "{}/v1/projects/{}/messages:send",
+                acct.base_url, acct.project_id
+            );
+            let mut results = Vec::with_capacity(req.subscriptions.len());
+            let mut bearer = access_token(&http, &slot, &acct, false).await?;
+            let mut refreshed = false;
+            for sub in &req.subscriptions {
+                let body = message(&req, &sub.identifier);
+                let mut r = send_one(&http, &url, &bearer, &body).await;
+                if let One::TokenRejected(_) = r {
+                    if !refreshed {
+                        // one fresh exchange per attempt, then the token stands
+                        refreshed = true;
+                        bearer = access_token(&http, &slot, &acct, true).await?;
+                        r = send_one(&http, &url, &bearer, &body).await;
+                    }
+                }
+                let d = match r {
+                    One::Done(d) => d,
+                    One::TokenRejected(message) => {
+                        Device::Failed(SendError::Unauthorized { message })
+                    }
+                };
+                results.push((sub.identifier.clone(), d));
+            }
+            settle(results)
+        })
+    }
+}

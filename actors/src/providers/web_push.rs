@@ -1,0 +1,308 @@
+//! web_push / `web_push`: one RFC 8030 push per subscription of the recipient,
+//! its JSON payload encrypted for the subscription's keys (RFC 8291 `aes128gcm`)
+//! and the request signed with the channel's VAPID key (RFC 8292, an ES256 JWT).
+//!
+//! The subscription's identifier is its push endpoint URL; `keys.p256dh` and
+//! `keys.auth` come from the browser's `PushSubscription`. 404/410 from the push
+//! service: the subscription is gone (removed by the delivery actor).
+
+use super::{
+    b64url, b64url_decode, classify_status, settle, transport_error, webhook::retry_after, Device,
+    Provider, SendError, SendRequest, SendResult, HTTP_TIMEOUT,
+};
+use crate::error::Validator;
+use crate::store::PushSubscription;
+use futures_util::future::BoxFuture;
+use p256::elliptic_curve::sec1::ToEncodedPoint;
+use p256::pkcs8::EncodePrivateKey;
+use serde_json::{json, Map, Value};
+use web_push_native::Auth;
+
+/// How long a push service keeps an undelivered message (the `TTL` header).
+pub const TTL_SECONDS: u64 = 24 * 3600;
+/// Lifetime of a VAPID JWT (RFC 8292: at most 24 hours).
+const VAPID_LIFETIME_SECS: i64 = 12 * 3600;
+/// Largest plaintext that fits the 4096-byte payload every push service takes:
+/// 4096 − 86 (salt, record size, key id) − 17 (padding delimiter, tag).
+const MAX_PLAINTEXT: usize = 4096 - 86 - 17;
+
+pub struct WebPush {
+    http: reqwest::Client,
+}
+
+impl WebPush {
+    pub fn new(http: reqwest::Client) -> Self {
+        WebPush { http }
+    }
+}
+
+/// A new VAPID key pair: (public key as the base64url uncompressed P-256 point,
+/// private key as the base64url 32-byte scalar), the forms browsers and the
+/// `web-push` tools use.
+pub fn generate_vapid_keys() -> (String, String) {
+    let sk = p256::SecretKey::random(&mut rand::rngs::OsRng);
+    let public = sk.public_key().as_affine().to_encoded_point(false);
+    (b64url(public.as_bytes()), b64url(&sk.to_bytes()))
+}
+
+fn parse_private(s: &str) -> Option<p256::SecretKey> {
+    let raw = b64url_decode(s)?;
+    if raw.len() != 32 {
+        return None;
+    }
+    p256::SecretKey::from_slice(&raw).ok()
+}
+
+fn parse_public(s: &str) -> Option<p256::PublicKey> {
+    let raw = b64url_decode(s)?;
+    if raw.len() != 65 || raw[0] != 4 {
+        return None;
+    }
+    p256::PublicKey::from_sec1_bytes(&raw).ok()
+}
+
+/// Both VAPID keys or neither (Herald generates them); each in its format; the
+/// public key the private key's.
+pub(crate) fn validate_vapid(config: &Map<String, Value>, v: &mut Validator) {
+    let get = |k: &str| {
+        config
+            .get(k)
+            .and_then(|x| x.as_str())
+            .filter(|s| !s.is_empty() && *s != "********")
+    };
+    let (public, private) = (get("vapid_public_key"), get("vapid_private_key"));
+    let sk = private.map(|p| (p, parse_private(p)));
+    let pk = public.map(|p| (p, parse_public(p)));
+    if let Some((_, None)) = sk {
+        v.push(
+            "config.vapid_private_key",
+            "format",
+            "must be a base64url P-256 private key (32 bytes)",
+        );
+    }
+    if let Some((_, None)) = pk {
+        v.push(
+            "config.vapid_public_key",
+            "format",
+            "must be a base64url uncompressed P-256 point (65 bytes)",
+        );
+    }
+    match (pk, sk) {
+        (Some((_, Some(pk))), Some((_, Some(sk)))) if sk.public_key() != pk => v.push(
+            "config.vapid_public_key",
+            "format",
+            "is not the public key of vapid_private_key",
+        ),
+        (Some(_), None) => v.push(
+            "config.vapid_private_key",
+            "required",
+            "give both VAPID keys, or neither and Herald generates them",
+        ),
+        (None, Some(_)) => v.push(
+            "config.vapid_public_key",
+            "required",
+            "give both VAPID keys, or neither and Herald generates them",
+        ),
+        _ => {}
+    }
+}
+
+/// The VAPID signing key of a channel, ready for jsonwebtoken.
+struct Vapid {
+    key: jsonwebtoken::EncodingKey,
+    public: String,
+    subject: String,
+}
+
+impl Vapid {
+    fn from_config(config: &Map<String, Value>) -> Result<Vapid, SendError> {
+        let sk = config
+            .get("vapid_private_key")
+            .and_then(|x| x.as_str())
+            .and_then(parse_private)
+            .ok_or_else(|| super::misconfigured("the channel has no usable VAPID private key"))?;
+        let der = sk
+            .to_pkcs8_der()
+            .map_err(|_| super::misconfigured("the VAPID key cannot be encoded"))?;
+        let public = b64url(
+            sk.public_key()
+                .as_affine()
+                .to_encoded_point(false)
+                .as_bytes(),
+        );
+        let subject = super::cfg_str(config, "subject")
+            .unwrap_or_default()
+            .to_string();
+        Ok(Vapid {
+            key: jsonwebtoken::EncodingKey::from_ec_der(der.as_bytes()),
+            public,
+            subject,
+        })
+    }
+
+    /// `vapid t=<JWT>, k=<public key>` for the origin of `endpoint`.
+    fn authorization(&self, endpoint: &reqwest::Url) -> Result<String, SendError> {
+        let aud = endpoint.origin().ascii_serialization();
+        let claims = json!({
+            "aud": aud,
+            "exp": chrono::Utc::now().timestamp() + VAPID_LIFETIME_SECS,
+            "sub": self.subject,
+        });
+        let header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+        let t = jsonwebtoken::encode(&header, &claims, &self.key)
+            .map_err(|e| super::misconfigured(format!("cannot sign the VAPID token: {e}")))?;
+        Ok(format!("vapid t={t}, k={}", self.public))
+    }
+}
+
+/// The notification as the service worker receives it (after decryption).
+pub fn payload(req: &SendRequest) -> Vec<u8> {
+    let d = &req.delivery;
+    let mut body = d.data.body.clone();
+    loop {
+        let p = json!({
+            "title": d.data.subject,
+            "body": body,
+            "url": d.data.url,
+            "delivery_id": d.id,
+        })
+        .to_string()
+        .into_bytes();
+        if p.len() <= MAX_PLAINTEXT || body.is_empty() {
+            return p;
+        }
+        // too long for one push message: shorten the body (on a char boundary)
+        let over = p.len() - MAX_PLAINTEXT;
+        let mut cut = body.len().saturating_sub(over.max(16) + 3);
+        while cut > 0 && !body.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        body.truncate(cut);
+        if !body.is_empty() {
+            body.push('…');
+        }
+    }
+}
+
+fn subscription_keys(sub: &PushSubscription) -> Option<(p256::PublicKey, Auth)> {
+    let keys = sub.keys.as_ref()?;
+    let p256dh = b64url_decode(keys.get("p256dh")?.as_str()?)?;
+    let auth: [u8; 16] = b64url_decode(keys.get("auth")?.as_str()?)?
+        .try_into()
+        .ok()?;
+    let public = p256::PublicKey::from_sec1_bytes(&p256dh).ok()?;
+    Some((public, Auth::from(auth)))
+}
+
+async fn push_one(
+    http: reqwest::Client,
+    vapid: &Vapid,
+    sub: &PushSubscription,
+    plaintext: Vec<u8>,
+) -> Device {
+    let Ok(endpoint) = reqwest::Url::parse(&sub.identifier) else {
+        return Device::Failed(SendError::Rejected {
+            code: "invalid_address",
+            message: "the subscription's endpoint is not a URL".into(),
+        });
+    };
+    let Some((ua_public, auth)) = subscription_keys(sub) else {
+        return Device::Failed(SendError::Rejected {
+            code: "invalid_address",
+            message: "the subscription's keys (p256dh, auth) do not parse".into(),
+        });
+    };
+    let body = match web_push_native::encrypt(plaintext, &ua_public, &auth) {
+        Ok(b) => b,
+        Err(e) => {
+            return Device::Failed(SendError::Rejected {
+                code: "invalid_address",
+                message: format!("cannot encrypt for this subscription: {e}"),
+            })
+        }
+    };
+    let authorization = match vapid.authorization(&endpoint) {
+        Ok(a) => a,
+        Err(e) => return Device::Failed(e),
+    };
+    let resp = http
+        .post(endpoint)
+        .timeout(HTTP_TIMEOUT)
+        .header("ttl", TTL_SECONDS.to_string())
+        .header("content-encoding", "aes128gcm")
+        .header("content-type", "application/octet-stream")
+        .header("urgency", "normal")
+        .header("authorization", authorization)
+        .body(body)
+        .send()
+        .await;
+    let resp = match resp {
+        Ok(r) => r,
+        Err(e) => return Device::Failed(transport_error("web push", e)),
+    };
+    let status = resp.status().as_u16();
+    if (200..300).contains(&status) {
+        let mut extra = Map::new();
+        if let Some(loc) = resp
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+        {
+            extra.insert("message_id".into(), Value::String(loc.to_string()));
+        }
+        return Device::Sent(extra);
+    }
+    let ra = retry_after(resp.headers());
+    let text = resp.text().await.unwrap_or_default();
+    match status {
+        404 | 410 => Device::Expired(format!("the push service answered {status}")),
+        _ => Device::Failed(classify_status(status, &text, ra)),
+    }
+}
+
+impl Provider for WebPush {
+    fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
+        let http = self.http.clone();
+        Box::pin(async move {
+            if req.subscriptions.is_empty() {
+                return settle(vec![]);
+            }
+            let vapid = Vapid::from_config(&req.config)?;
+            let plaintext = payload(&req);
+            let sends = req.subscriptions.iter().map(|sub| {
+                let (http, vapid, plaintext) = (http.clone(), &vapid, plaintext.clone());
+                async move {
+                    (
+                        sub.identifier.clone(),
+                        push_one(http, vapid, sub, plaintext).await,
+                    )
+                }
+            });
+            settle(futures_util::future::join_all(sends).await)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_keys_parse_and_match() {
+        let (public, private) = generate_vapid_keys();
+        let sk = parse_private(&private).expect("private key parses");
+        let pk = parse_public(&public).expect("public key parses");
+        assert_eq!(sk.public_key(), pk);
+        let mut cfg = Map::new();
+        cfg.insert("vapid_public_key".into(), public.into());
+        cfg.insert("vapid_private_key".into(), private.into());
+        let mut v = Validator::new();
+        validate_vapid(&cfg, &mut v);
+        assert!(v.is_empty());
+        let (other, _) = generate_vapid_keys();
+        cfg.insert("vapid_public_key".into(), other.into());
+        let mut v = Validator::new();
+        validate_vapid(&cfg, &mut v);
+        assert!(!v.is_empty(), "a public key of another pair is refused");
+    }
+}

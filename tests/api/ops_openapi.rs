@@ -1,0 +1,326 @@
+//! API.md §9/§11: `GET /openapi.json` is an OpenAPI 3.1 document of every route
+//! (kept in sync with the route table in src/routes/mod.rs), and `GET /docs`
+//! shows it in a browser without anything fetched from elsewhere.
+
+use std::collections::BTreeSet;
+
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+
+/// `(METHOD, /path/{param})` of every route registered in src/routes/mod.rs.
+fn route_table() -> BTreeSet<(String, String)> {
+    let src = include_str!("../../src/routes/mod.rs");
+    let body = &src[src.find("pub fn configure").expect("configure() in mod.rs")..];
+    let mut out = BTreeSet::new();
+    let mut current: Option<String> = None;
+    // Walk the text: `res("PATH")` opens a resource, `.route(METHOD()` adds a method.
+    let mut rest = body;
+    while !rest.is_empty() {
+        let next_res = rest.find("res(\"");
+        let next_route = rest.find(".route(");
+        match (next_res, next_route) {
+            (Some(r), Some(t)) if r < t => {
+                let after = &rest[r + 5..];
+                let end = after.find('"').expect("closing quote");
+                current = Some(after[..end].to_string());
+                rest = &after[end..];
+            }
+            (_, Some(t)) => {
+                let after = &rest[t + 7..];
+                let end = after.find('(').expect("method call");
+                let method = after[..end].trim().to_ascii_uppercase();
+                let path = current.clone().expect("a route after a resource");
+                out.insert((method, path));
+                rest = &after[end..];
+            }
+            (Some(r), None) => {
+                let after = &rest[r + 5..];
+                let end = after.find('"').expect("closing quote");
+                current = Some(after[..end].to_string());
+                rest = &after[end..];
+            }
+            (None, None) => break,
+        }
+    }
+    out
+}
+
+async fn fetch_doc(app: &TestApp) -> Value {
+    let r = app.request(GET, "/openapi.json").go().await;
+    assert_eq!(r.status, 200, "{r}");
+    assert!(
+        r.header("content-type")
+            .unwrap_or_default()
+            .starts_with("application/json"),
+        "{r}"
+    );
+    r.json.clone()
+}
+
+/// Follows a local `$ref` (`#/components/...`).
+fn resolve<'a>(doc: &'a Value, v: &'a Value) -> &'a Value {
+    match v.get("$ref").and_then(Value::as_str) {
+        Some(r) => doc
+            .pointer(r.trim_start_matches('#'))
+            .unwrap_or_else(|| panic!("dangling $ref {r}")),
+        None => v,
+    }
+}
+
+#[tokio::test]
+async fn openapi_document_is_3_1_and_covers_every_route() {
+    let app = TestApp::spawn();
+    let doc = fetch_doc(&app).await;
+    assert!(
+        doc["openapi"].as_str().unwrap_or("").starts_with("3.1"),
+        "openapi version: {}",
+        doc["openapi"]
+    );
+    assert_eq!(doc["info"]["title"], json!("Herald"));
+    assert!(doc["info"]["version"].is_string());
+
+    let routes = route_table();
+    assert!(routes.len() > 50, "parsed the route table: {routes:?}");
+    let paths = doc["paths"].as_object().expect("paths");
+    let mut documented = BTreeSet::new();
+    for (path, item) in paths {
+        assert!(path.starts_with('/'), "full path: {path}");
+        for (m, _) in item.as_object().unwrap() {
+            if ["get", "put", "post", "delete", "patch"].contains(&m.as_str()) {
+                documented.insert((m.to_ascii_uppercase(), path.clone()));
+            }
+        }
+    }
+    let missing: Vec<_> = routes.difference(&documented).collect();
+    assert!(
+        missing.is_empty(),
+        "routes missing from /openapi.json: {missing:?}"
+    );
+    let extra: Vec<_> = documented.difference(&routes).collect();
+    assert!(extra.is_empty(), "documented but not routed: {extra:?}");
+    // full paths, e.g. the run endpoint
+    assert!(paths.contains_key("/admin/v1/flows/{id}/run"));
+
+    // every path parameter is declared, every $ref resolves, every operation has an id
+    let mut ids = BTreeSet::new();
+    for (path, item) in paths {
+        for (m, op) in item.as_object().unwrap() {
+            let id = op["operationId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{m} {path}: operationId"));
+            assert!(ids.insert(id.to_string()), "duplicate operationId {id}");
+            let declared: BTreeSet<String> = op["parameters"]
+                .as_array()
+                .map(|ps| {
+                    ps.iter()
+                        .filter(|p| p["in"] == json!("path"))
+                        .map(|p| p["name"].as_str().unwrap().to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let in_path: BTreeSet<String> = path
+                .split('/')
+                .filter(|s| s.starts_with('{'))
+                .map(|s| s.trim_matches(|c| c == '{' || c == '}').to_string())
+                .collect();
+            assert_eq!(declared, in_path, "{m} {path}: path parameters");
+            let responses = op["responses"].as_object().expect("responses");
+            assert!(
+                responses.keys().any(|k| k.starts_with('2') || k == "101"),
+                "{m} {path}: a success response"
+            );
+            for (code, r) in responses {
+                let r = resolve(&doc, r);
+                assert!(r["description"].is_string(), "{m} {path} {code}");
+                if let Some(content) = r["content"].as_object() {
+                    for c in content.values() {
+                        if let Some(s) = c.get("schema") {
+                            resolve(&doc, s);
+                        }
+                    }
+                }
+            }
+            if path.starts_with("/admin/") || path.starts_with("/user/") {
+                for code in ["401", "429", "500"] {
+                    assert!(responses.contains_key(code), "{m} {path}: {code}");
+                }
+            }
+            if op.get("requestBody").is_some() {
+                for code in ["400", "422"] {
+                    assert!(responses.contains_key(code), "{m} {path}: {code}");
+                }
+            }
+        }
+    }
+    let text = doc.to_string();
+    let mut at = 0;
+    while let Some(i) = text[at..].find("\"$ref\":\"") {
+        let start = at + i + 8;
+        let end = start + text[start..].find('"').unwrap();
+        let r = &text[start..end];
+        assert!(
+            doc.pointer(r.trim_start_matches('#')).is_some(),
+            "dangling $ref {r}"
+        );
+        at = end;
+    }
+}
+
+#[tokio::test]
+async fn openapi_document_names_the_schemas_and_security_schemes() {
+    let app = TestApp::spawn();
+    let doc = fetch_doc(&app).await;
+    let schemas = doc["components"]["schemas"].as_object().expect("schemas");
+    for name in [
+        "User",
+        "Channel",
+        "Flow",
+        "Topic",
+        "Subscription",
+        "FlowRun",
+        "Notification",
+        "Delivery",
+        "FeedEntry",
+        "Preferences",
+        "Page",
+        "Error",
+    ] {
+        assert!(schemas.contains_key(name), "schema {name}");
+    }
+    assert_eq!(
+        doc["components"]["schemas"]["Error"]["properties"]["error"]["$ref"],
+        json!("#/components/schemas/ErrorBody")
+    );
+
+    let schemes = doc["components"]["securitySchemes"]
+        .as_object()
+        .expect("securitySchemes");
+    let headers: BTreeSet<&str> = schemes
+        .values()
+        .map(|s| {
+            assert_eq!(s["type"], json!("apiKey"), "{s}");
+            assert_eq!(s["in"], json!("header"), "{s}");
+            s["name"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(
+        headers,
+        BTreeSet::from([
+            "x-service-api-key",
+            "x-service-secret-key",
+            "x-service-user-key",
+            "x-service-user-id"
+        ])
+    );
+    let header_of = |scheme: &str| schemes[scheme]["name"].as_str().unwrap().to_string();
+    // security requirement alternatives of an operation, as sets of header names
+    let security = |path: &str, method: &str| -> BTreeSet<BTreeSet<String>> {
+        doc["paths"][path][method]["security"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{method} {path}: security"))
+            .iter()
+            .map(|req| {
+                req.as_object()
+                    .unwrap()
+                    .keys()
+                    .map(|k| header_of(k))
+                    .collect()
+            })
+            .collect()
+    };
+    let admin = BTreeSet::from([BTreeSet::from([
+        "x-service-api-key".to_string(),
+        "x-service-secret-key".to_string(),
+    ])]);
+    let user = BTreeSet::from([
+        BTreeSet::from([
+            "x-service-api-key".to_string(),
+            "x-service-user-key".to_string(),
+        ]),
+        BTreeSet::from([
+            "x-service-api-key".to_string(),
+            "x-service-user-id".to_string(),
+        ]),
+    ]);
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            let want = if path.starts_with("/admin/") {
+                admin.clone()
+            } else if path.starts_with("/user/") {
+                user.clone()
+            } else {
+                BTreeSet::new()
+            };
+            assert_eq!(security(path, method), want, "{method} {path}");
+        }
+    }
+
+    // lists: pagination and filters
+    let params = |path: &str| -> BTreeSet<String> {
+        doc["paths"][path]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| resolve(&doc, p)["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for p in ["limit", "after", "before"] {
+        assert!(params("/admin/v1/users").contains(p), "{p}");
+    }
+    for p in [
+        "status",
+        "topic",
+        "created_after",
+        "created_before",
+        "flow_id",
+        "flow_run_id",
+        "recipient",
+    ] {
+        assert!(params("/admin/v1/notifications").contains(p), "{p}");
+    }
+    for p in [
+        "status",
+        "channel_type",
+        "channel_id",
+        "notification_id",
+        "recipient",
+    ] {
+        assert!(params("/admin/v1/deliveries").contains(p), "{p}");
+    }
+    // a run's 202 and its conflict
+    let run = &doc["paths"]["/admin/v1/flows/{id}/run"]["post"];
+    assert!(run["responses"]["202"].is_object(), "{run}");
+    assert!(run["responses"]["409"].is_object(), "{run}");
+    assert!(run["requestBody"].is_object(), "{run}");
+}
+
+#[tokio::test]
+async fn docs_page_is_served_without_external_urls() {
+    let app = TestApp::spawn();
+    let r = app.request(GET, "/docs").go().await;
+    assert_eq!(r.status, 200, "{r}");
+    assert!(
+        r.header("content-type")
+            .unwrap_or_default()
+            .starts_with("text/html"),
+        "{r}"
+    );
+    let html = &r.text;
+    assert!(html.contains("openapi.json"), "the page loads the document");
+    for needle in ["http://", "https://", "//cdn", "src=\"//", "href=\"//"] {
+        assert!(
+            !html.contains(needle),
+            "/docs must not reference anything outside the binary: found {needle:?}"
+        );
+    }
+    assert!(!html.contains("<script src"), "scripts are inline");
+    assert!(
+        !html.contains("<link rel=\"stylesheet\""),
+        "styles are inline"
+    );
+    // no credentials needed for either
+    let d = app.request(GET, "/openapi.json").go().await;
+    assert_eq!(d.status, 200, "{d}");
+    assert!(d.header("x-request-id").is_some(), "{d}");
+}
