@@ -316,6 +316,27 @@ impl Channel {
         }
     }
 
+    /// Ok when the channel can be used now; else the 409 the contract gives for
+    /// a channel that is `revoked` (`provider_revoked`) or `unconfigured`
+    /// (`provider_not_configured`).
+    pub fn usable(&self) -> crate::error::Result<()> {
+        let (reason, message) = match self.status() {
+            ChannelStatus::Active => return Ok(()),
+            ChannelStatus::Revoked => (
+                "provider_revoked",
+                "the channel's provider access is revoked",
+            ),
+            ChannelStatus::Unconfigured => (
+                "provider_not_configured",
+                "the channel's provider is not configured",
+            ),
+        };
+        Err(
+            crate::error::Error::conflict("channel", Some(self.id.to_string()), reason, message)
+                .with("current_status", self.status().as_str()),
+        )
+    }
+
     pub fn view(&self) -> Value {
         let secrets = crate::providers::secret_fields(&self.provider);
         let mut cfg = Map::new();

@@ -9,7 +9,7 @@ use crate::pagination;
 use crate::state::{AppState, State};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
-use herald_actors::model::{new_id, ChannelStatus, Flow, FlowStatus, Step, Template, Timestamp};
+use herald_actors::model::{new_id, Flow, FlowStatus, Step, Template, Timestamp};
 use herald_actors::store::{AcceptInput, ActorSpec, RunRecipient};
 use herald_actors::{render, validate, Error, Validator};
 use serde_json::{Map, Value};
@@ -319,23 +319,14 @@ async fn transition(
                         ));
                     }
                     for s in fl.steps.iter().filter_map(|s| s.channel_id) {
-                        match channels.iter().find(|c| c.id == s).map(|c| c.status()) {
-                            Some(ChannelStatus::Active) => {}
-                            Some(ChannelStatus::Revoked) => {
-                                return Err(Error::conflict(
-                                    "channel",
-                                    Some(s.to_string()),
-                                    "provider_revoked",
-                                    "a step's channel provider is revoked",
-                                )
-                                .with("current_status", "revoked"))
-                            }
-                            _ => {
+                        match channels.iter().find(|c| c.id == s) {
+                            Some(c) => c.usable()?,
+                            None => {
                                 return Err(Error::conflict(
                                     "channel",
                                     Some(s.to_string()),
                                     "provider_not_configured",
-                                    "a step's channel provider is not configured",
+                                    "a step's channel no longer exists",
                                 )
                                 .with("current_status", "unconfigured"))
                             }

@@ -14,7 +14,7 @@ use crate::state::{AppState, State};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::actors::{MarkAll, UpdateEntry};
-use herald_actors::model::{ChannelStatus, ChannelType, Delivery, FeedCounts, Subscription};
+use herald_actors::model::{ChannelType, Delivery, FeedCounts, Subscription};
 use herald_actors::store::FeedUpdate;
 use herald_actors::{validate, Error, Validator};
 use serde_json::{json, Value};
@@ -190,29 +190,7 @@ async fn push_channel(
         .into());
     }
     if check_status {
-        match c.status() {
-            ChannelStatus::Active => {}
-            ChannelStatus::Revoked => {
-                return Err(Error::conflict(
-                    "channel",
-                    Some(id.to_string()),
-                    "provider_revoked",
-                    "the channel's provider is revoked",
-                )
-                .with("current_status", "revoked")
-                .into())
-            }
-            ChannelStatus::Unconfigured => {
-                return Err(Error::conflict(
-                    "channel",
-                    Some(id.to_string()),
-                    "provider_not_configured",
-                    "the channel's provider is not configured",
-                )
-                .with("current_status", "unconfigured")
-                .into())
-            }
-        }
+        c.usable()?;
     }
     Ok(c)
 }
