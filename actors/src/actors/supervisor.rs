@@ -16,10 +16,23 @@ pub struct Dispatch(pub Vec<QueueItem>);
 
 pub struct DeliverySupervisor {
     channels: HashMap<ChannelType, Addr<ChannelActor>>,
+    store: crate::store::Store,
 }
 
 impl Actor for DeliverySupervisor {
     type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        // Housekeeping rides on the supervisor: expired idempotency records go.
+        let store = self.store.clone();
+        ctx.run_interval(std::time::Duration::from_secs(600), move |_, _| match store
+            .sweep_idempotency(10_000)
+        {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(removed = n, "expired idempotency records removed"),
+            Err(e) => tracing::warn!(error = %e, "idempotency sweep failed"),
+        });
+    }
 }
 
 impl DeliverySupervisor {
@@ -31,7 +44,10 @@ impl DeliverySupervisor {
                 Supervisor::start_in_arbiter(engine.arbiter(i), move |_| ChannelActor::new(e, ct));
             channels.insert(ct, addr);
         }
-        let sup = DeliverySupervisor { channels };
+        let sup = DeliverySupervisor {
+            channels,
+            store: engine.store().clone(),
+        };
         DeliverySupervisor::start_in_arbiter(engine.arbiter(0), move |_| sup)
     }
 }

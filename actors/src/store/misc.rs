@@ -485,3 +485,63 @@ impl Store {
         self.commit_durable(w)
     }
 }
+
+impl Store {
+    /// Deletes idempotency records older than 24 h (they are no longer replayed),
+    /// at most `max` per call so a sweep never holds up other work for long.
+    /// Returns how many were removed.
+    pub fn sweep_idempotency(&self, max: usize) -> Result<usize> {
+        let cutoff = Timestamp::now().millis() - 24 * 3600 * 1000;
+        let mut w = Writes::new();
+        let mut n = 0;
+        for kv in self.tree(T::idempotency).iter() {
+            let (k, v) = kv?;
+            let r: IdempotentResponse = match codec::dec(&v) {
+                Ok(r) => r,
+                Err(_) => continue,
+            };
+            if r.created_at.millis() < cutoff {
+                w.del(T::idempotency, k);
+                n += 1;
+                if n == max {
+                    break;
+                }
+            }
+        }
+        if n > 0 {
+            self.commit(w)?;
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expired_idempotency_records_are_swept() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let old = IdempotentResponse {
+            payload_hash: vec![1],
+            status: 202,
+            body: b"{}".to_vec(),
+            created_at: Timestamp::from_millis(Timestamp::now().millis() - 25 * 3600 * 1000),
+        };
+        let fresh = IdempotentResponse {
+            created_at: Timestamp::now(),
+            ..old.clone()
+        };
+        store.put_idempotent_response(&p, b"old", &old).unwrap();
+        store.put_idempotent_response(&p, b"new", &fresh).unwrap();
+        assert!(
+            store.idempotent_response(&p, b"old").unwrap().is_none(),
+            "expired: not replayed"
+        );
+        assert_eq!(store.sweep_idempotency(100).unwrap(), 1);
+        assert_eq!(store.tree(T::idempotency).len(), 1);
+        assert!(store.idempotent_response(&p, b"new").unwrap().is_some());
+    }
+}
