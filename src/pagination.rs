@@ -86,7 +86,7 @@ fn decode(key: &[u8; 32], param: &str, s: &str, dir: u8, bind: &[u8; 8]) -> ApiR
     let mut ts = [0u8; 8];
     ts.copy_from_slice(&body[2..10]);
     let age = chrono::Utc::now().timestamp_millis() - i64::from_be_bytes(ts);
-    if age > TTL_MS || age < -60_000 {
+    if !(-60_000..=TTL_MS).contains(&age) {
         return Err(bad());
     }
     Ok(body[18..].to_vec())

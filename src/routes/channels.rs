@@ -36,7 +36,7 @@ fn merge_config(config: &mut Map<String, Value>, patch: &Map<String, Value>, pro
 /// the public key shows in channel responses (and to users, who subscribe with
 /// it), the private key is a secret.
 fn ensure_vapid_keys(provider: &str, config: &mut Map<String, Value>) {
-    let absent = |k: &str| config.get(k).map_or(true, |v| v.is_null() || v == "");
+    let absent = |k: &str| config.get(k).is_none_or(|v| v.is_null() || v == "");
     if provider == "web_push" && absent("vapid_public_key") && absent("vapid_private_key") {
         let (public, private) = providers::web_push::generate_vapid_keys();
         config.insert("vapid_public_key".into(), Value::String(public));

@@ -74,9 +74,7 @@ async fn parse_steps(
                 };
                 let is_email = cid
                     .and_then(|id| channels.iter().find(|c| c.id == id))
-                    .map_or(false, |c| {
-                        c.channel_type == herald_actors::model::ChannelType::Email
-                    });
+                    .is_some_and(|c| c.channel_type == herald_actors::model::ChannelType::Email);
                 let mut t = Template::default();
                 match o.get("template") {
                     Some(Value::Object(tm)) => {
@@ -101,12 +99,12 @@ async fn parse_steps(
                                 *slot = Some(src);
                             }
                         }
-                        if t.body.is_none() && !tm.get("body").is_some_and(|b| !b.is_null()) {
+                        if t.body.is_none() && tm.get("body").is_none_or(|b| b.is_null()) {
                             v.push(format!("{p}.template.body"), "required", "is required");
                         }
                         if is_email
                             && t.subject.is_none()
-                            && !tm.get("subject").is_some_and(|b| !b.is_null())
+                            && tm.get("subject").is_none_or(|b| b.is_null())
                         {
                             v.push(
                                 format!("{p}.template.subject"),

@@ -137,7 +137,7 @@ fn record_metrics(d: &Delivery, now: Timestamp) {
 
 fn in_range(id: &Uuid, after: &Option<Timestamp>, before: &Option<Timestamp>) -> bool {
     let t = Timestamp::of_id(id);
-    after.map_or(true, |a| t > a) && before.map_or(true, |b| t < b)
+    after.is_none_or(|a| t > a) && before.is_none_or(|b| t < b)
 }
 
 /// Per-run state used while staging notifications.
@@ -604,13 +604,11 @@ impl Store {
                     None => return Ok(None),
                 }
             };
-            let ok = f.status.map_or(true, |s| n.processed == s)
-                && f.topic
-                    .as_ref()
-                    .map_or(true, |t| n.topic.as_ref() == Some(t))
-                && f.flow_id.map_or(true, |x| n.flow_id == x)
-                && f.flow_run_id.map_or(true, |x| n.flow_run_id == x)
-                && f.recipient.map_or(true, |x| n.recipient_id == x);
+            let ok = f.status.is_none_or(|s| n.processed == s)
+                && f.topic.as_ref().is_none_or(|t| n.topic.as_ref() == Some(t))
+                && f.flow_id.is_none_or(|x| n.flow_id == x)
+                && f.flow_run_id.is_none_or(|x| n.flow_run_id == x)
+                && f.recipient.is_none_or(|x| n.recipient_id == x);
             Ok(ok.then_some(n))
         })
     }
@@ -642,11 +640,11 @@ impl Store {
                     None => return Ok(None),
                 }
             };
-            let ok = f.status.map_or(true, |s| d.status == s)
-                && f.channel_type.map_or(true, |x| d.channel_type == x)
-                && f.channel_id.map_or(true, |x| d.channel_id == x)
-                && f.notification_id.map_or(true, |x| d.notification_id == x)
-                && f.recipient.map_or(true, |x| d.recipient_id == x);
+            let ok = f.status.is_none_or(|s| d.status == s)
+                && f.channel_type.is_none_or(|x| d.channel_type == x)
+                && f.channel_id.is_none_or(|x| d.channel_id == x)
+                && f.notification_id.is_none_or(|x| d.notification_id == x)
+                && f.recipient.is_none_or(|x| d.recipient_id == x);
             Ok(ok.then_some(d))
         })
     }
