@@ -1,0 +1,333 @@
+//! The Herald server under test (the release binary on a temporary data dir) and a
+//! small Admin API client for setting scenarios up.
+
+use serde_json::{json, Value};
+use std::future::Future;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub struct Server {
+    child: Child,
+    pub base: String,
+    pub addr: SocketAddr,
+    pub pk: String,
+    pub sk: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    /// Starts `herald serve` on 127.0.0.1 with rate limits high enough for a load test.
+    pub fn start() -> Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let pk = format!("pk_bench_{:032x}", rand::random::<u128>());
+        let sk = format!("sk_bench_{:032x}", rand::random::<u128>());
+        let mut child = Command::new(env!("CARGO_BIN_EXE_herald"))
+            .args([
+                "serve",
+                "--bind",
+                "127.0.0.1:0",
+                "--admin-rate",
+                "1000000000",
+                "--user-rate",
+                "1000000000",
+            ])
+            .arg("--data-dir")
+            .arg(dir.path())
+            .env("HERALD_BOOTSTRAP_PUBLIC_KEY", &pk)
+            .env("HERALD_BOOTSTRAP_SECRET_KEY", &sk)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start herald");
+        let out = child.stdout.take().expect("stdout");
+        let mut lines = BufReader::new(out).lines();
+        let base = loop {
+            match lines.next() {
+                Some(Ok(l)) => {
+                    if let Some(a) = l.split("listening on ").nth(1) {
+                        break a.trim().to_string();
+                    }
+                }
+                _ => panic!("herald exited before listening"),
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        let addr = base
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .parse()
+            .expect("listening address");
+        Server {
+            child,
+            base,
+            addr,
+            pk,
+            sk,
+            _dir: dir,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn api(&self) -> Api {
+        Api {
+            http: reqwest::Client::builder()
+                .pool_max_idle_per_host(128)
+                .build()
+                .expect("client"),
+            base: self.base.clone(),
+            pk: self.pk.clone(),
+            sk: self.sk.clone(),
+        }
+    }
+
+    pub fn rss_kib(&self) -> u64 {
+        proc_status_kib(self.pid(), "VmRSS:")
+    }
+
+    pub fn peak_kib(&self) -> u64 {
+        proc_status_kib(self.pid(), "VmHWM:")
+    }
+
+    /// Resets the kernel's peak-RSS mark so `peak_kib` covers only what follows.
+    pub fn reset_peak(&self) {
+        let _ = std::fs::write(format!("/proc/{}/clear_refs", self.pid()), "5");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(10) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A `/proc/PID/status` field in KiB (0 when unreadable).
+pub fn proc_status_kib(pid: u32, field: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Runs `f(0..n)` on `conc` tasks (spread over the runtime's threads).
+pub async fn parallel<F, Fut>(n: usize, conc: usize, f: F)
+where
+    F: Fn(usize) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send,
+{
+    let f = Arc::new(f);
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..conc.min(n.max(1)) {
+        let (f, next) = (f.clone(), next.clone());
+        tasks.spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                f(i).await;
+            }
+        });
+    }
+    while let Some(r) = tasks.join_next().await {
+        r.expect("setup task");
+    }
+}
+
+#[derive(Clone)]
+pub struct Api {
+    pub http: reqwest::Client,
+    pub base: String,
+    pub pk: String,
+    pub sk: String,
+}
+
+impl Api {
+    pub async fn admin(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let mut rb = self
+            .http
+            .request(method, format!("{}{}", self.base, path))
+            .header("x-service-api-key", &self.pk)
+            .header("x-service-secret-key", &self.sk);
+        if let Some(b) = body {
+            rb = rb.json(&b);
+        }
+        let r = rb.send().await.expect("request");
+        let status = r.status().as_u16();
+        let v = r.json::<Value>().await.unwrap_or(Value::Null);
+        (status, v)
+    }
+
+    pub async fn in_app_channel(&self) -> String {
+        let (_, v) = self
+            .admin(reqwest::Method::GET, "/admin/v1/channels", None)
+            .await;
+        v["items"]
+            .as_array()
+            .expect("channels")
+            .iter()
+            .find(|c| c["type"] == "in_app")
+            .expect("in_app channel")["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// Creates and activates a flow.
+    pub async fn flow(&self, handle: &str, steps: Value) {
+        let (s, v) = self
+            .admin(
+                reqwest::Method::POST,
+                "/admin/v1/flows",
+                Some(json!({"handle": handle, "name": handle, "steps": steps})),
+            )
+            .await;
+        assert_eq!(s, 201, "create flow: {v}");
+        let (s, v) = self
+            .admin(
+                reqwest::Method::POST,
+                &format!("/admin/v1/flows/{handle}/activate"),
+                None,
+            )
+            .await;
+        assert_eq!(s, 200, "activate: {v}");
+    }
+
+    /// An in_app-only flow with a short body.
+    pub async fn in_app_flow(&self, handle: &str) {
+        let ch = self.in_app_channel().await;
+        self.flow(
+            handle,
+            json!([{"type": "channel", "channel_id": ch,
+                    "template": {"body": "Hello {{ recipient.external_id }}"}}]),
+        )
+        .await;
+    }
+
+    /// Runs a flow; returns (status, body, time to the response).
+    pub async fn run(&self, flow: &str, body: Value) -> (u16, Value, Duration) {
+        let t0 = Instant::now();
+        let (s, v) = self
+            .admin(
+                reqwest::Method::POST,
+                &format!("/admin/v1/flows/{flow}/run"),
+                Some(body),
+            )
+            .await;
+        (s, v, t0.elapsed())
+    }
+
+    /// Creates users `prefix-0..n` with `PUT /admin/v1/users/{id}`, 64 at a time.
+    pub async fn users(&self, prefix: &str, n: usize) {
+        let api = self.clone();
+        let prefix = prefix.to_string();
+        parallel(n, 64, move |i| {
+            let (api, ext) = (api.clone(), format!("{prefix}-{i}"));
+            async move {
+                let (s, v) = api
+                    .admin(
+                        reqwest::Method::PUT,
+                        &format!("/admin/v1/users/{ext}"),
+                        Some(json!({"first_name": "Bench"})),
+                    )
+                    .await;
+                assert!(s == 200 || s == 201, "put user: {s} {v}");
+            }
+        })
+        .await;
+    }
+
+    /// Subscribes the existing users `prefix-0..n` to `topic` (created here), one
+    /// POST each, 64 at a time.
+    pub async fn subscribe_all(&self, prefix: &str, n: usize, topic: &str) {
+        let (s, v) = self
+            .admin(
+                reqwest::Method::PUT,
+                &format!("/admin/v1/topics/{topic}"),
+                Some(json!({"name": topic})),
+            )
+            .await;
+        assert!(s == 201 || s == 200, "topic: {v}");
+        let api = self.clone();
+        let (prefix, topic) = (prefix.to_string(), topic.to_string());
+        parallel(n, 64, move |i| {
+            let (api, ext, topic) = (api.clone(), format!("{prefix}-{i}"), topic.clone());
+            async move {
+                let (s, v) = api
+                    .admin(
+                        reqwest::Method::POST,
+                        &format!("/admin/v1/topics/{topic}/subscriptions"),
+                        Some(json!({"external_id": ext})),
+                    )
+                    .await;
+                assert_eq!(s, 201, "subscribe: {v}");
+            }
+        })
+        .await;
+    }
+
+    /// Polls a run until it is processed; returns when that was seen, if it was.
+    pub async fn wait_processed(&self, run: &str, limit: Duration) -> Option<Instant> {
+        let t0 = Instant::now();
+        while t0.elapsed() < limit {
+            let (_, v) = self
+                .admin(
+                    reqwest::Method::GET,
+                    &format!("/admin/v1/flow_runs/{run}"),
+                    None,
+                )
+                .await;
+            if v["status"] == "processed" {
+                return Some(Instant::now());
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        None
+    }
+
+    /// Waits until no notification of the project is pending (after setup runs).
+    pub async fn wait_idle(&self, limit: Duration) -> bool {
+        let t0 = Instant::now();
+        while t0.elapsed() < limit {
+            let (_, v) = self
+                .admin(
+                    reqwest::Method::GET,
+                    "/admin/v1/notifications?status=pending&limit=1",
+                    None,
+                )
+                .await;
+            if v["items"].as_array().is_some_and(|a| a.is_empty()) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        false
+    }
+}

@@ -1,0 +1,323 @@
+//! Herald's delivery benchmark harness (`cargo bench --bench delivery`).
+//!
+//! Starts the real `herald` binary (release build) on a temporary data dir for
+//! each scenario and drives it over HTTP and WebSockets from this process, like a
+//! product would. In one run (default: all, in this order):
+//!
+//! - `ceilings`: raw sled batched inserts of delivery-sized records, and a minimal
+//!   actix-web JSON handler under the same load client as `rest`;
+//! - `rest`: `GET /user/v1/feed`, `PUT /admin/v1/users/{id}` and
+//!   `POST /admin/v1/flows/{id}/run` (10 recipients) under 64 connections for a
+//!   fixed time: requests/s and p50/p99/max latency;
+//! - `live`: C users each with an open WebSocket; one topic run to all of them;
+//!   time from the run's 202 to each socket's `feed_entry.created`, events/s, and
+//!   the server's resident memory per open socket;
+//! - `peer`: soketi receiving the same fan-out (C Pusher sockets, one event per
+//!   user through the signed batch API, batches of 100), interleaved with `live`;
+//!   skipped with one line when it cannot be installed or started;
+//! - `pipeline`: one run with an in_app and a webhook step (answered by a sink in
+//!   this process) to N recipients (through a topic when N > 1,000); deliveries/s
+//!   from the 202 to the run being processed, latency from the 202 to each webhook,
+//!   the run's memory peak, and the 202 latency of 1,000-recipient runs.
+//!
+//! Prints a table with the ratios to the ceilings and the peer and issue 6's
+//! targets, writes `bench-results/delivery.json` and renders
+//! `bench-results/delivery.png`. Only 127.0.0.1 is used; every loop is bounded.
+//!
+//! Options: `--scenario a,b` (ceilings, rest, live, peer, pipeline; default all),
+//! `--sizes 1000,5000` (live/peer and pipeline sizes), `--live-sizes`,
+//! `--pipeline-sizes`, `--duration SECS` (REST and actix, default 5),
+//! `--connections N` (default 64), `--sled-inserts N` (default 300,000),
+//! `--no-peer`, `--chart-from FILE.json` (table and chart of an earlier run), and
+//! `--smoke` (tiny sizes, no peer; CI keeps the harness alive;
+//! writes `bench-results/delivery-smoke.*`).
+
+mod ceilings;
+mod herald;
+mod load;
+mod peer;
+mod report;
+mod scenarios;
+
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn flag(name: &str) -> bool {
+    std::env::args().any(|a| a == name)
+}
+
+fn list(name: &str) -> Option<Vec<usize>> {
+    arg(name).map(|s| {
+        s.split(',')
+            .filter_map(|x| x.trim().replace('_', "").parse().ok())
+            .collect()
+    })
+}
+
+/// The soft limit on open files of this process (inherited by Herald and soketi).
+fn open_files_limit() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let l = s.lines().find(|l| l.starts_with("Max open files"))?;
+    l.split_whitespace().nth(3)?.parse().ok()
+}
+
+fn phase(name: &str, t0: Instant, phases: &mut Vec<Value>) {
+    let s = t0.elapsed().as_secs_f64();
+    eprintln!("  ({name}: {s:.1} s)");
+    phases.push(json!({"phase": name, "seconds": load::num(s)}));
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let started = Instant::now();
+    let smoke = flag("--smoke");
+    if let Some(from) = arg("--chart-from") {
+        // Re-render the table and chart of an earlier run.
+        let j: Value = serde_json::from_str(&std::fs::read_to_string(&from).expect("read"))
+            .expect("results json");
+        let r = report::Results::from_json(&j);
+        let png = std::path::Path::new(&from).with_extension("png");
+        let sub = format!("{} cores, re-rendered from {from}", j["run"]["cores"]);
+        match report::chart(&r, &png, &sub) {
+            Ok(()) => println!("chart: {}", png.display()),
+            Err(e) => println!("chart: not rendered ({e})"),
+        }
+        print!("{}", r.table());
+        return;
+    }
+    let scenarios: Vec<String> = arg("--scenario")
+        .unwrap_or_else(|| "all".into())
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .collect();
+    let on = |s: &str| scenarios.iter().any(|x| x == "all" || x == s);
+    let sizes = list("--sizes");
+    let live_sizes = if smoke {
+        vec![20]
+    } else {
+        list("--live-sizes")
+            .or(sizes.clone())
+            .unwrap_or_else(|| vec![1000, 5000, 10000])
+    };
+    let pipeline_sizes = if smoke {
+        vec![20]
+    } else {
+        list("--pipeline-sizes")
+            .or(sizes)
+            .unwrap_or_else(|| vec![1000, 10000, 100000])
+    };
+    let secs = |d: f64| Duration::from_secs_f64(d);
+    let duration = if smoke {
+        secs(0.3)
+    } else {
+        secs(
+            arg("--duration")
+                .and_then(|d| d.parse().ok())
+                .unwrap_or(5.0),
+        )
+    };
+    let warmup = if smoke { secs(0.1) } else { secs(1.0) };
+    let conns: usize = if smoke {
+        8
+    } else {
+        arg("--connections")
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(64)
+    };
+    let sled_inserts: usize = if smoke {
+        2_000
+    } else {
+        arg("--sled-inserts")
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(300_000)
+    };
+    if let (Some(limit), Some(max)) = (open_files_limit(), live_sizes.iter().max()) {
+        if on("live") && limit < *max as u64 + 1000 {
+            println!(
+                "warning: open files limit {limit} is low for {max} sockets (ulimit -n 20000)"
+            );
+        }
+    }
+    let mut r = report::Results::default();
+    let mut phases = vec![];
+
+    if on("ceilings") {
+        let t = Instant::now();
+        let s = tokio::task::spawn_blocking(move || ceilings::sled_inserts(sled_inserts))
+            .await
+            .expect("sled ceiling");
+        println!(
+            "ceiling   sled      {:>10.0} inserts/s ({} x {} B, batches of {}, flushed)",
+            s.inserts_per_s,
+            s.inserts,
+            ceilings::RECORD_BYTES,
+            ceilings::BATCH
+        );
+        r.sled = Some(s.json());
+        let a = ceilings::actix_json(conns, warmup, duration).await;
+        println!(
+            "ceiling   actix     {:>10.0} requests/s  p50={:.2} ms  p99={:.2} ms  errors={}",
+            a.rps, a.latency.p50, a.latency.p99, a.errors
+        );
+        r.actix = Some(a.json());
+        phase("ceilings", t, &mut phases);
+    }
+
+    if on("rest") {
+        let t = Instant::now();
+        let v = scenarios::rest(conns, warmup, duration).await;
+        for (k, e) in v["endpoints"].as_object().expect("endpoints") {
+            println!(
+                "rest      {:<18} {:>9.0} requests/s  p50={:.2} ms  p99={:.2} ms  max={:.2} ms  errors={}",
+                k,
+                e["rps"].as_f64().unwrap_or(0.0),
+                e["p50_ms"].as_f64().unwrap_or(f64::NAN),
+                e["p99_ms"].as_f64().unwrap_or(f64::NAN),
+                e["max_ms"].as_f64().unwrap_or(f64::NAN),
+                e["errors"]
+            );
+        }
+        r.rest = Some(v);
+        phase("rest", t, &mut phases);
+    }
+
+    let want_peer = on("peer") && !flag("--no-peer");
+    let soketi = if want_peer && smoke {
+        r.soketi_skipped = Some("not run in --smoke".into());
+        println!("soketi peer: skipped (not run in --smoke)");
+        None
+    } else if want_peer {
+        let t = Instant::now();
+        let s = tokio::task::spawn_blocking(peer::Soketi::start)
+            .await
+            .expect("soketi start");
+        phase("peer start", t, &mut phases);
+        match s {
+            Ok(s) => {
+                println!("soketi peer: {} on 127.0.0.1:6001", s.version);
+                r.soketi_version = Some(s.version.clone());
+                Some(s)
+            }
+            Err(why) => {
+                println!("soketi peer: skipped, it cannot be installed or started here: {why}");
+                r.soketi_skipped = Some(why);
+                None
+            }
+        }
+    } else {
+        None
+    };
+    if on("live") || soketi.is_some() {
+        for &c in &live_sizes {
+            if on("live") {
+                let t = Instant::now();
+                let v = scenarios::live(c).await;
+                println!(
+                    "live      sockets={:>6}  received={:>6}  p50={:>7.1} ms  p99={:>7.1} ms  max={:>7.1} ms  events/s={:>8.0}  rss/socket={:>5.1} KiB",
+                    c, v["received"], v["p50_ms"].as_f64().unwrap_or(f64::NAN), v["p99_ms"].as_f64().unwrap_or(f64::NAN),
+                    v["max_ms"].as_f64().unwrap_or(f64::NAN), v["events_per_s"].as_f64().unwrap_or(0.0),
+                    v["rss_per_socket_kib"].as_f64().unwrap_or(0.0)
+                );
+                r.live.push(v);
+                phase(&format!("live {c}"), t, &mut phases);
+            }
+            if let Some(s) = &soketi {
+                let t = Instant::now();
+                let v = s.fanout(c).await;
+                println!(
+                    "soketi    sockets={:>6}  received={:>6}  p50={:>7.1} ms  p99={:>7.1} ms  max={:>7.1} ms  events/s={:>8.0}  rss/socket={:>5.1} KiB",
+                    c, v["received"], v["p50_ms"].as_f64().unwrap_or(f64::NAN), v["p99_ms"].as_f64().unwrap_or(f64::NAN),
+                    v["max_ms"].as_f64().unwrap_or(f64::NAN), v["events_per_s"].as_f64().unwrap_or(0.0),
+                    v["rss_per_socket_kib"].as_f64().unwrap_or(0.0)
+                );
+                r.soketi.push(v);
+                phase(&format!("soketi {c}"), t, &mut phases);
+            }
+        }
+    }
+    drop(soketi);
+
+    if on("pipeline") {
+        for &n in &pipeline_sizes {
+            let t = Instant::now();
+            let v = scenarios::pipeline(n, scenarios::accept_samples(smoke)).await;
+            println!(
+                "pipeline  recipients={:>6}  202={:>7.1} ms  total={:>8.0} ms  deliveries/s={:>8.0}  p99={:>7.1} ms  peak={:>6.0} MiB  processed={}",
+                n, v["accept_ms"].as_f64().unwrap_or(f64::NAN), v["total_ms"].as_f64().unwrap_or(f64::NAN),
+                v["deliveries_per_s"].as_f64().unwrap_or(0.0), v["p99_ms"].as_f64().unwrap_or(f64::NAN),
+                v["server_peak_mib"].as_f64().unwrap_or(0.0), v["processed"]
+            );
+            r.pipeline.push(v);
+            phase(&format!("pipeline {n}"), t, &mut phases);
+        }
+    }
+
+    let wall = started.elapsed().as_secs_f64();
+    let stem = if smoke { "delivery-smoke" } else { "delivery" };
+    std::fs::create_dir_all("bench-results").ok();
+    let png = std::path::PathBuf::from(format!("bench-results/{stem}.png"));
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    match report::chart(
+        &r,
+        &png,
+        &format!(
+            "{cores} cores, {}",
+            if smoke { "smoke sizes" } else { "one run" }
+        ),
+    ) {
+        Ok(()) => println!("chart: {}", png.display()),
+        Err(e) => println!("chart: not rendered ({e})"),
+    }
+    println!();
+    print!("{}", r.table());
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = git(&["rev-parse", "--short", "HEAD"]);
+    let dirty = git(&["status", "--porcelain", "--", "src", "actors"]).map(|s| !s.is_empty());
+    let out = r.json(json!({
+        "commit": commit, "engine_tree_dirty": dirty,
+        "smoke": smoke, "cores": cores, "wall_s": load::num(wall),
+        "connections": conns, "duration_s": duration.as_secs_f64(), "phases": phases,
+    }));
+    let path = format!("bench-results/{stem}.json");
+    match std::fs::write(&path, serde_json::to_string_pretty(&out).expect("json")) {
+        Ok(()) => println!("\nresults: {path}"),
+        Err(e) => println!("\nresults: cannot write {path}: {e}"),
+    }
+    println!("wall time: {wall:.1} s");
+    if smoke {
+        let ok_rest = r.rest.as_ref().is_none_or(|v| {
+            v["endpoints"].as_object().is_some_and(|m| {
+                m.values()
+                    .all(|e| e["errors"] == 0 && e["requests"].as_u64() > Some(0))
+            })
+        });
+        let ok = r.live.iter().all(|v| v["received"] == v["sockets"])
+            && r.pipeline.iter().all(|v| v["processed"] == true)
+            && ok_rest
+            && r.sled
+                .as_ref()
+                .is_none_or(|s| s["inserts_per_s"].as_f64() > Some(0.0))
+            && r.actix
+                .as_ref()
+                .is_none_or(|a| a["errors"] == 0 && a["requests"].as_u64() > Some(0));
+        if !ok {
+            eprintln!("smoke run failed: {out}");
+            std::process::exit(1);
+        }
+        println!("smoke run ok");
+    }
+}

@@ -1,0 +1,775 @@
+//! The results table, the ratios to the ceilings and the peer, issue 6's targets,
+//! the JSON file and the chart.
+
+use crate::load::num;
+use plotters::prelude::*;
+use serde_json::{json, Value};
+use std::path::Path;
+
+#[derive(Default)]
+pub struct Results {
+    pub live: Vec<Value>,
+    pub soketi: Vec<Value>,
+    /// Why the peer did not run, when it did not.
+    pub soketi_skipped: Option<String>,
+    pub soketi_version: Option<String>,
+    pub pipeline: Vec<Value>,
+    pub rest: Option<Value>,
+    pub sled: Option<Value>,
+    pub actix: Option<Value>,
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN)
+}
+
+fn by<'a>(rows: &'a [Value], key: &str, n: usize) -> Option<&'a Value> {
+    rows.iter().find(|r| r[key].as_u64() == Some(n as u64))
+}
+
+/// A number for the table: thousands separators, `-` when absent.
+fn n0(x: f64) -> String {
+    if !x.is_finite() {
+        return "-".into();
+    }
+    let s = format!("{:.0}", x.abs());
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if x < 0.0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+fn n1(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.1}")
+    } else {
+        "-".into()
+    }
+}
+
+fn n2(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.2}")
+    } else {
+        "-".into()
+    }
+}
+
+pub struct Ratio {
+    pub name: &'static str,
+    pub value: f64,
+    pub detail: String,
+}
+
+pub struct Target {
+    pub name: &'static str,
+    pub measured: String,
+    pub goal: &'static str,
+    pub met: Option<bool>,
+}
+
+impl Results {
+    /// The results of an earlier run, from its JSON file (`--chart-from`).
+    pub fn from_json(j: &Value) -> Results {
+        let rows = |v: &Value| v.as_array().cloned().unwrap_or_default();
+        let some = |v: &Value| (!v.is_null()).then(|| v.clone());
+        Results {
+            live: rows(&j["live"]),
+            soketi: rows(&j["soketi"]["results"]),
+            soketi_skipped: j["soketi"]["skipped"].as_str().map(String::from),
+            soketi_version: j["soketi"]["version"].as_str().map(String::from),
+            pipeline: rows(&j["pipeline"]),
+            rest: some(&j["rest"]),
+            sled: some(&j["ceilings"]["sled"]),
+            actix: some(&j["ceilings"]["actix"]),
+        }
+    }
+
+    fn live_at(&self, c: usize) -> Option<&Value> {
+        by(&self.live, "sockets", c)
+    }
+    fn soketi_at(&self, c: usize) -> Option<&Value> {
+        by(&self.soketi, "sockets", c)
+    }
+    fn pipe_at(&self, n: usize) -> Option<&Value> {
+        by(&self.pipeline, "recipients", n)
+    }
+    fn feed(&self) -> Option<&Value> {
+        self.rest.as_ref().map(|r| &r["endpoints"]["get_user_feed"])
+    }
+    fn accept(&self) -> Option<&Value> {
+        self.pipeline
+            .iter()
+            .find_map(|r| r.get("accept_1000").filter(|a| !a.is_null()))
+    }
+    /// The live size the peer comparison uses: 5,000, else the largest both ran.
+    fn live_cmp_size(&self) -> Option<usize> {
+        let common: Vec<usize> = self
+            .live
+            .iter()
+            .filter_map(|r| r["sockets"].as_u64().map(|c| c as usize))
+            .filter(|c| self.soketi_at(*c).is_some())
+            .collect();
+        if common.contains(&5000) {
+            Some(5000)
+        } else {
+            common.into_iter().max()
+        }
+    }
+
+    pub fn ratios(&self) -> Vec<Ratio> {
+        let mut out = vec![];
+        for l in &self.live {
+            let c = l["sockets"].as_u64().unwrap_or(0) as usize;
+            if let Some(s) = self.soketi_at(c) {
+                out.push(Ratio {
+                    name: "live events/s vs soketi",
+                    value: f(&l["events_per_s"]) / f(&s["events_per_s"]),
+                    detail: format!(
+                        "{} sockets: {} vs {} events/s",
+                        n0(c as f64),
+                        n0(f(&l["events_per_s"])),
+                        n0(f(&s["events_per_s"]))
+                    ),
+                });
+            }
+        }
+        if let (Some(p), Some(s)) = (self.pipe_at(10_000), &self.sled) {
+            let quarter = f(&s["inserts_per_s"]) / 4.0;
+            out.push(Ratio {
+                name: "pipeline 10k deliveries/s vs 1/4 sled inserts/s",
+                value: f(&p["deliveries_per_s"]) / quarter,
+                detail: format!(
+                    "{} vs {} (sled {} inserts/s)",
+                    n0(f(&p["deliveries_per_s"])),
+                    n0(quarter),
+                    n0(f(&s["inserts_per_s"]))
+                ),
+            });
+        }
+        if let (Some(feed), Some(a)) = (self.feed(), &self.actix) {
+            out.push(Ratio {
+                name: "GET /user/v1/feed rps vs actix ceiling",
+                value: f(&feed["rps"]) / f(&a["rps"]),
+                detail: format!("{} vs {} requests/s", n0(f(&feed["rps"])), n0(f(&a["rps"]))),
+            });
+        }
+        if let Some(l) = self.live_at(5000) {
+            out.push(Ratio {
+                name: "live 5k p99 vs 250 ms",
+                value: f(&l["p99_ms"]) / 250.0,
+                detail: format!("{} ms", n1(f(&l["p99_ms"]))),
+            });
+        }
+        if let Some(a) = self.accept() {
+            out.push(Ratio {
+                name: "202 of a 1,000-recipient run (p50) vs 50 ms",
+                value: f(&a["p50_ms"]) / 50.0,
+                detail: format!("{} ms over {} runs", n1(f(&a["p50_ms"])), a["runs"]),
+            });
+        }
+        if let (Some(a), Some(b)) = (self.pipe_at(100_000), self.pipe_at(10_000)) {
+            out.push(Ratio {
+                name: "deliveries/s at 100k vs 10k recipients",
+                value: f(&a["deliveries_per_s"]) / f(&b["deliveries_per_s"]),
+                detail: format!(
+                    "{} vs {}",
+                    n0(f(&a["deliveries_per_s"])),
+                    n0(f(&b["deliveries_per_s"]))
+                ),
+            });
+            out.push(Ratio {
+                name: "run's memory growth at 100k vs 10k",
+                value: f(&a["peak_growth_mib"]) / f(&b["peak_growth_mib"]),
+                detail: format!(
+                    "{} vs {} MiB above the RSS before the run",
+                    n1(f(&a["peak_growth_mib"])),
+                    n1(f(&b["peak_growth_mib"]))
+                ),
+            });
+        }
+        out
+    }
+
+    pub fn targets(&self) -> Vec<Target> {
+        let mut t = vec![];
+        let cmp = self.live_cmp_size();
+        let l5 = self.live_at(5000);
+        let s = cmp.and_then(|c| self.soketi_at(c));
+        let lc = cmp.and_then(|c| self.live_at(c));
+        t.push(Target {
+            name: "live 5k: events/s >= soketi's (same run)",
+            measured: match (lc, s) {
+                (Some(l), Some(s)) => format!(
+                    "{} vs {} at {} sockets",
+                    n0(f(&l["events_per_s"])),
+                    n0(f(&s["events_per_s"])),
+                    n0(cmp.unwrap_or(0) as f64)
+                ),
+                _ => match &self.soketi_skipped {
+                    Some(why) => format!("peer skipped: {why}"),
+                    None => "not measured".into(),
+                },
+            },
+            goal: ">= 1.00x",
+            met: match (lc, s, cmp) {
+                (Some(l), Some(s), Some(5000)) => Some(
+                    f(&l["events_per_s"]) >= f(&s["events_per_s"]) && l["received"] == l["sockets"],
+                ),
+                _ => None,
+            },
+        });
+        t.push(Target {
+            name: "live 5k: p99 from 202 to socket",
+            measured: l5.map_or("not measured".into(), |l| {
+                format!("{} ms", n1(f(&l["p99_ms"])))
+            }),
+            goal: "<= 250 ms",
+            met: l5.map(|l| f(&l["p99_ms"]) <= 250.0 && l["received"] == l["sockets"]),
+        });
+        let p10 = self.pipe_at(10_000);
+        t.push(Target {
+            name: "pipeline 10k: deliveries/s >= 1/4 sled inserts/s",
+            measured: match (p10, &self.sled) {
+                (Some(p), Some(s)) => format!(
+                    "{} vs {}",
+                    n0(f(&p["deliveries_per_s"])),
+                    n0(f(&s["inserts_per_s"]) / 4.0)
+                ),
+                _ => "not measured".into(),
+            },
+            goal: ">= 1.00x",
+            met: match (p10, &self.sled) {
+                (Some(p), Some(s)) => {
+                    Some(f(&p["deliveries_per_s"]) >= f(&s["inserts_per_s"]) / 4.0)
+                }
+                _ => None,
+            },
+        });
+        let acc = self.accept();
+        t.push(Target {
+            name: "accept: 202 for a 1,000-recipient run, p50",
+            measured: acc.map_or("not measured".into(), |a| {
+                format!("{} ms ({} runs)", n1(f(&a["p50_ms"])), a["runs"])
+            }),
+            goal: "<= 50 ms",
+            met: acc.map(|a| f(&a["p50_ms"]) <= 50.0),
+        });
+        t.push(Target {
+            name: "REST: GET /user/v1/feed >= 25% of actix ceiling",
+            measured: match (self.feed(), &self.actix) {
+                (Some(fd), Some(a)) => format!(
+                    "{} vs {} rps ({}%)",
+                    n0(f(&fd["rps"])),
+                    n0(f(&a["rps"])),
+                    n1(100.0 * f(&fd["rps"]) / f(&a["rps"]))
+                ),
+                _ => "not measured".into(),
+            },
+            goal: ">= 25%",
+            met: match (self.feed(), &self.actix) {
+                (Some(fd), Some(a)) => {
+                    Some(f(&fd["rps"]) >= 0.25 * f(&a["rps"]) && fd["errors"] == 0)
+                }
+                _ => None,
+            },
+        });
+        let (p100, p10) = (self.pipe_at(100_000), self.pipe_at(10_000));
+        t.push(Target {
+            name: "linear: deliveries/s at 100k within 20% of 10k",
+            measured: match (p100, p10) {
+                (Some(a), Some(b)) => format!(
+                    "{}x",
+                    n2(f(&a["deliveries_per_s"]) / f(&b["deliveries_per_s"]))
+                ),
+                _ => "not measured".into(),
+            },
+            goal: ">= 0.80x",
+            met: match (p100, p10) {
+                (Some(a), Some(b)) => Some(
+                    f(&a["deliveries_per_s"]) >= 0.8 * f(&b["deliveries_per_s"])
+                        && a["processed"] == true,
+                ),
+                _ => None,
+            },
+        });
+        t.push(Target {
+            name: "memory: run's peak growth at 100k vs 10k",
+            measured: match (p100, p10) {
+                (Some(a), Some(b)) => format!(
+                    "{} vs {} MiB",
+                    n1(f(&a["peak_growth_mib"])),
+                    n1(f(&b["peak_growth_mib"]))
+                ),
+                _ => "not measured".into(),
+            },
+            goal: "<= 2x for 10x N",
+            met: match (p100, p10) {
+                (Some(a), Some(b)) => {
+                    Some(f(&a["peak_growth_mib"]) <= 2.0 * f(&b["peak_growth_mib"]).max(1.0))
+                }
+                _ => None,
+            },
+        });
+        let biggest = self
+            .live
+            .iter()
+            .max_by_key(|l| l["sockets"].as_u64().unwrap_or(0));
+        t.push(Target {
+            name: "resident memory per idle WebSocket",
+            measured: biggest.map_or("not measured".into(), |l| {
+                format!(
+                    "{} KiB ({} sockets)",
+                    n1(f(&l["rss_per_socket_kib"])),
+                    n0(f(&l["sockets"]))
+                )
+            }),
+            goal: "<= 20 KiB",
+            met: biggest.map(|l| f(&l["rss_per_socket_kib"]) <= 20.0),
+        });
+        t
+    }
+
+    /// The whole report as text.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let line = |s: &mut String, t: String| {
+            s.push_str(&t);
+            s.push('\n');
+        };
+        line(&mut s, "Live fan-out (one topic run to C open sockets; latency from the 202, soketi's from publish start)".into());
+        line(
+            &mut s,
+            format!(
+                "  {:<8} {:>7} {:>9} {:>9} {:>9} {:>9} {:>11} {:>10} {:>9}",
+                "server",
+                "sockets",
+                "received",
+                "p50 ms",
+                "p99 ms",
+                "max ms",
+                "events/s",
+                "KiB/sock",
+                "peak MiB"
+            ),
+        );
+        let mut rows: Vec<(&str, &Value)> = self.live.iter().map(|r| ("herald", r)).collect();
+        rows.extend(self.soketi.iter().map(|r| ("soketi", r)));
+        rows.sort_by_key(|(_, r)| r["sockets"].as_u64());
+        for (who, r) in rows {
+            line(
+                &mut s,
+                format!(
+                    "  {:<8} {:>7} {:>9} {:>9} {:>9} {:>9} {:>11} {:>10} {:>9}",
+                    who,
+                    n0(f(&r["sockets"])),
+                    n0(f(&r["received"])),
+                    n1(f(&r["p50_ms"])),
+                    n1(f(&r["p99_ms"])),
+                    n1(f(&r["max_ms"])),
+                    n0(f(&r["events_per_s"])),
+                    n1(f(&r["rss_per_socket_kib"])),
+                    n1(f(&r["server_peak_mib"])),
+                ),
+            );
+        }
+        if let Some(why) = &self.soketi_skipped {
+            line(&mut s, format!("  soketi peer skipped: {why}"));
+        }
+        line(&mut s, String::new());
+        line(&mut s, "Pipeline (in_app + webhook step; deliveries/s from the 202 to processed; latency from the 202 to each webhook at the sink)".into());
+        line(
+            &mut s,
+            format!(
+                "  {:>10} {:>6} {:>8} {:>10} {:>12} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                "recipients",
+                "via",
+                "202 ms",
+                "total ms",
+                "deliveries/s",
+                "p50 ms",
+                "p99 ms",
+                "max ms",
+                "peak MiB",
+                "growth"
+            ),
+        );
+        for r in &self.pipeline {
+            line(
+                &mut s,
+                format!(
+                    "  {:>10} {:>6} {:>8} {:>10} {:>12} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                    n0(f(&r["recipients"])),
+                    r["via"].as_str().unwrap_or(""),
+                    n1(f(&r["accept_ms"])),
+                    n0(f(&r["total_ms"])),
+                    n0(f(&r["deliveries_per_s"])),
+                    n1(f(&r["p50_ms"])),
+                    n1(f(&r["p99_ms"])),
+                    n1(f(&r["max_ms"])),
+                    n1(f(&r["server_peak_mib"])),
+                    n1(f(&r["peak_growth_mib"])),
+                ),
+            );
+            if r["processed"] != true {
+                line(
+                    &mut s,
+                    "             (the run was not processed in time)".into(),
+                );
+            }
+        }
+        if let Some(a) = self.accept() {
+            line(
+                &mut s,
+                format!(
+                    "  202 of a 1,000-recipient run over {} runs: p50 {} ms, p99 {} ms, max {} ms",
+                    a["runs"],
+                    n1(f(&a["p50_ms"])),
+                    n1(f(&a["p99_ms"])),
+                    n1(f(&a["max_ms"]))
+                ),
+            );
+        }
+        line(&mut s, String::new());
+        let head = format!(
+            "  {:<34} {:>11} {:>8} {:>8} {:>8} {:>7} {:>11} {:>11}",
+            "endpoint",
+            "requests/s",
+            "p50 ms",
+            "p99 ms",
+            "max ms",
+            "errors",
+            "client CPU",
+            "server CPU"
+        );
+        let row = |name: &str, r: &Value| {
+            format!(
+                "  {:<34} {:>11} {:>8} {:>8} {:>8} {:>7} {:>10}% {:>10}%",
+                name,
+                n0(f(&r["rps"])),
+                n2(f(&r["p50_ms"])),
+                n2(f(&r["p99_ms"])),
+                n2(f(&r["max_ms"])),
+                n0(f(&r["errors"])),
+                n0(f(&r["client_cpu_pct"])),
+                n0(f(&r["server_cpu_pct"])),
+            )
+        };
+        if let Some(rest) = &self.rest {
+            line(
+                &mut s,
+                format!(
+                    "REST ({} connections, raw hyper client; CPU in % of one core)",
+                    rest["connections"]
+                ),
+            );
+            line(&mut s, head.clone());
+            for (k, name) in [
+                ("get_user_feed", "GET /user/v1/feed"),
+                ("put_admin_user", "PUT /admin/v1/users/{id}"),
+                ("post_flow_run_10", "POST /admin/v1/flows/{id}/run (10)"),
+            ] {
+                line(&mut s, row(name, &rest["endpoints"][k]));
+                if let Some(e) = rest["endpoints"][k]["first_error"].as_str() {
+                    line(&mut s, format!("    first error: {e}"));
+                }
+            }
+            line(&mut s, String::new());
+        }
+        line(&mut s, "Ceilings (same run; CPU in % of one core)".into());
+        if self.sled.is_none() && self.actix.is_none() {
+            line(&mut s, "  (not run)".into());
+        }
+        if let Some(sl) = &self.sled {
+            line(
+                &mut s,
+                format!(
+                    "  sled 0.34: {} inserts/s ({} records of {} B, batches of {} with a flush each; batch p99 {} ms)",
+                    n0(f(&sl["inserts_per_s"])),
+                    n0(f(&sl["inserts"])),
+                    sl["record_bytes"],
+                    sl["batch"],
+                    n1(f(&sl["batch_p99_ms"]))
+                ),
+            );
+        }
+        if let Some(a) = &self.actix {
+            line(&mut s, head);
+            line(&mut s, row("actix-web {\"ok\":true}", a));
+        }
+        line(&mut s, String::new());
+        line(&mut s, "Ratios".into());
+        let ratios = self.ratios();
+        if ratios.is_empty() {
+            line(&mut s, "  (none: their scenarios did not all run)".into());
+        }
+        for r in ratios {
+            line(
+                &mut s,
+                format!("  {:<50} {:>6}x   {}", r.name, n2(r.value), r.detail),
+            );
+        }
+        line(&mut s, String::new());
+        line(&mut s, "Issue 6 targets".into());
+        for t in self.targets() {
+            let mark = match t.met {
+                Some(true) => "met",
+                Some(false) => "MISSED",
+                None => "n/a",
+            };
+            line(
+                &mut s,
+                format!(
+                    "  [{:<6}] {:<50} {:<16} {}",
+                    mark, t.name, t.goal, t.measured
+                ),
+            );
+        }
+        s
+    }
+
+    pub fn json(&self, extra: Value) -> Value {
+        let ratios: Vec<Value> = self
+            .ratios()
+            .iter()
+            .map(|r| json!({"name": r.name, "ratio": num(r.value), "detail": r.detail}))
+            .collect();
+        let targets: Vec<Value> = self
+            .targets()
+            .iter()
+            .map(|t| json!({"name": t.name, "goal": t.goal, "measured": t.measured, "met": t.met}))
+            .collect();
+        let mut results: Vec<Value> = self.live.clone();
+        results.extend(self.pipeline.iter().cloned());
+        json!({
+            "run": extra,
+            "results": results,
+            "live": self.live,
+            "soketi": {"version": self.soketi_version, "publishers": crate::peer::PUBLISHERS,
+                       "batch": crate::peer::BATCH, "skipped": self.soketi_skipped, "results": self.soketi},
+            "pipeline": self.pipeline,
+            "rest": self.rest,
+            "ceilings": {"sled": self.sled, "actix": self.actix},
+            "ratios": ratios,
+            "targets": targets,
+        })
+    }
+}
+
+/// Registers a sans-serif font for the chart from the usual system paths.
+fn load_font() -> Result<(), String> {
+    let candidates = [
+        "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+        "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+        "/usr/share/fonts/TTF/DejaVuSans.ttf",
+        "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+        "/usr/share/fonts/truetype/freefont/FreeSans.ttf",
+    ];
+    for p in candidates {
+        if let Ok(bytes) = std::fs::read(p) {
+            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+            return plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
+                .map_err(|_| format!("{p} is not a usable font"));
+        }
+    }
+    Err("no TrueType font found (install fonts-dejavu-core)".into())
+}
+
+type Series = Vec<(f64, f64)>;
+
+fn series(rows: &[Value], x: &str, y: &str) -> Series {
+    let mut v: Series = rows
+        .iter()
+        .map(|r| (f(&r[x]), f(&r[y])))
+        .filter(|(a, b)| a.is_finite() && b.is_finite() && *a > 0.0)
+        .collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v
+}
+
+/// One panel: lines of (label, colour, points) on a log-x axis; optional dashed
+/// horizontal reference line (label, y).
+#[allow(clippy::too_many_arguments)]
+fn panel(
+    area: &DrawingArea<BitMapBackend, plotters::coord::Shift>,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    lines: &[(&str, RGBColor, Series)],
+    reference: Option<(&str, f64)>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let xs: Vec<f64> = lines.iter().flat_map(|l| l.2.iter().map(|p| p.0)).collect();
+    let mut ys: Vec<f64> = lines.iter().flat_map(|l| l.2.iter().map(|p| p.1)).collect();
+    if let Some((_, y)) = reference {
+        ys.push(y);
+    }
+    let (x0, x1) = xs
+        .iter()
+        .fold((f64::MAX, 0f64), |(a, b), x| (a.min(*x), b.max(*x)));
+    let (x0, x1) = if xs.is_empty() {
+        (1.0, 10.0)
+    } else {
+        (x0 / 1.5, x1 * 1.5)
+    };
+    let y1 = ys.iter().cloned().fold(0f64, f64::max).max(1.0) * 1.2;
+    // Ticks at the measured loads only (log axis).
+    let mut ticks: Vec<f64> = xs.clone();
+    ticks.sort_by(|a, b| a.total_cmp(b));
+    ticks.dedup();
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(42)
+        .y_label_area_size(70)
+        .build_cartesian_2d((x0..x1).log_scale().with_key_points(ticks), 0f64..y1)?;
+    let y_fmt = move |y: &f64| if y1 < 20.0 { n1(*y) } else { n0(*y) };
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_label_formatter(&|x| n0(*x))
+        .y_label_formatter(&y_fmt)
+        .light_line_style(WHITE)
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 15))
+        .draw()?;
+    for (label, colour, pts) in lines {
+        let c = *colour;
+        chart
+            .draw_series(LineSeries::new(pts.clone(), c.stroke_width(3)))?
+            .label(*label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3)));
+        chart.draw_series(pts.iter().map(|p| Circle::new(*p, 5, c.filled())))?;
+        // Each point's value above it: right of it, or left when another line is
+        // higher at the same load (so two labels do not collide).
+        chart.draw_series(pts.iter().map(|p| {
+            let text = if p.1 < 20.0 { n1(p.1) } else { n0(p.1) };
+            let w = 7 * text.len() as i32 + 6;
+            let left = lines
+                .iter()
+                .any(|(_, _, o)| o.iter().any(|q| q.0 == p.0 && q.1 > p.1));
+            let dx = if left { -w - 7 } else { 5 };
+            // A white box under the text keeps it legible where a line crosses.
+            EmptyElement::at(*p)
+                + Rectangle::new([(dx, -22), (dx + w, -5)], WHITE.mix(0.85).filled())
+                + Text::new(
+                    text,
+                    (dx + 2, -20),
+                    ("sans-serif", 14).into_font().color(&c),
+                )
+        }))?;
+    }
+    if let Some((label, y)) = reference {
+        let grey = RGBColor(120, 120, 120);
+        let dashes: Vec<PathElement<(f64, f64)>> = {
+            let (lx0, lx1) = (x0.ln(), x1.ln());
+            (0..40)
+                .filter(|i| i % 2 == 0)
+                .map(|i| {
+                    let a = (lx0 + (lx1 - lx0) * i as f64 / 40.0).exp();
+                    let b = (lx0 + (lx1 - lx0) * (i + 1) as f64 / 40.0).exp();
+                    PathElement::new(vec![(a, y), (b, y)], grey.stroke_width(2))
+                })
+                .collect()
+        };
+        chart
+            .draw_series(dashes)?
+            .label(label)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], grey.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()?;
+    Ok(())
+}
+
+/// Throughput and p99 latency against load, for the live and pipeline scenarios.
+pub fn chart(r: &Results, path: &Path, subtitle: &str) -> Result<(), String> {
+    load_font()?;
+    let draw = || -> Result<(), Box<dyn std::error::Error>> {
+        let root = BitMapBackend::new(path, (1400, 960)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (top, body) = root.split_vertically(50);
+        top.draw(&Text::new(
+            format!("Herald delivery benchmark ({subtitle})"),
+            (20, 14),
+            ("sans-serif", 24).into_font(),
+        ))?;
+        let panels = body.split_evenly((2, 2));
+        let blue = RGBColor(31, 119, 180);
+        let orange = RGBColor(230, 120, 20);
+        let green = RGBColor(44, 160, 44);
+        panel(
+            &panels[0],
+            "Live fan-out: throughput",
+            "open sockets (C)",
+            "events/s",
+            &[
+                (
+                    "Herald (durable)",
+                    blue,
+                    series(&r.live, "sockets", "events_per_s"),
+                ),
+                (
+                    "soketi (stores nothing)",
+                    orange,
+                    series(&r.soketi, "sockets", "events_per_s"),
+                ),
+            ],
+            None,
+        )?;
+        panel(
+            &panels[1],
+            "Live fan-out: p99 latency",
+            "open sockets (C)",
+            "p99 ms (Herald from the 202, soketi from publish)",
+            &[
+                ("Herald", blue, series(&r.live, "sockets", "p99_ms")),
+                ("soketi", orange, series(&r.soketi, "sockets", "p99_ms")),
+            ],
+            Some(("target at 5k: 250 ms", 250.0)),
+        )?;
+        let quarter = r
+            .sled
+            .as_ref()
+            .map(|s| f(&s["inserts_per_s"]) / 4.0)
+            .filter(|x| x.is_finite());
+        panel(
+            &panels[2],
+            "Pipeline (in_app + webhook): throughput",
+            "recipients (N)",
+            "deliveries/s",
+            &[(
+                "Herald",
+                green,
+                series(&r.pipeline, "recipients", "deliveries_per_s"),
+            )],
+            quarter.map(|q| ("target: 1/4 of sled inserts/s", q)),
+        )?;
+        panel(
+            &panels[3],
+            "Pipeline: p99 latency, 202 to webhook",
+            "recipients (N)",
+            "p99 ms",
+            &[("Herald", green, series(&r.pipeline, "recipients", "p99_ms"))],
+            None,
+        )?;
+        root.present()?;
+        Ok(())
+    };
+    draw().map_err(|e| e.to_string())
+}

@@ -1,0 +1,421 @@
+//! Herald's scenarios: live fan-out, the delivery pipeline (with the 202 latency of
+//! 1,000-recipient runs) and the REST endpoints under 64 connections.
+
+use crate::herald::Server;
+use crate::load::{self, num, LoadResult, MakeRequest, Stats};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, Semaphore};
+use tokio_tungstenite::tungstenite::Message;
+
+/// Live fan-out: `c` users with an open WebSocket each, one topic run to all of
+/// them; time from the run's 202 to each socket's `feed_entry.created`.
+pub async fn live(c: usize) -> Value {
+    let srv = Server::start();
+    let api = srv.api();
+    api.in_app_flow("live").await;
+    api.users("live", c).await;
+    api.subscribe_all("live", c, "everyone").await;
+    let rss_before = srv.rss_kib();
+    let url = format!(
+        "{}/user/v1/feed/live?api_key={}",
+        srv.base.replacen("http://", "ws://", 1),
+        srv.pk
+    );
+    let (ready_tx, mut ready_rx) = mpsc::unbounded_channel::<Result<(), String>>();
+    let (got_tx, mut got_rx) = mpsc::unbounded_channel::<(Instant, usize)>();
+    let sem = Arc::new(Semaphore::new(256));
+    let mut sockets = tokio::task::JoinSet::new();
+    for i in 0..c {
+        let (url, ready_tx, got_tx, sem) =
+            (url.clone(), ready_tx.clone(), got_tx.clone(), sem.clone());
+        sockets.spawn(async move {
+            let permit = sem.acquire_owned().await.expect("semaphore");
+            let ws = tokio::time::timeout(Duration::from_secs(30), live_socket(&url, i)).await;
+            drop(permit);
+            let mut ws = match ws {
+                Ok(Ok(ws)) => ws,
+                Ok(Err(e)) => return drop(ready_tx.send(Err(e))),
+                Err(_) => return drop(ready_tx.send(Err("hello timed out".into()))),
+            };
+            let _ = ready_tx.send(Ok(()));
+            while let Some(Ok(m)) = ws.next().await {
+                if let Message::Text(t) = &m {
+                    if t.contains("feed_entry.created") {
+                        let _ = got_tx.send((Instant::now(), t.len()));
+                        break;
+                    }
+                }
+            }
+            // Keep the socket open until the scenario aborts this task.
+            std::future::pending::<()>().await;
+        });
+    }
+    drop((ready_tx, got_tx));
+    let (mut connected, mut failed, mut first_error) = (0, 0, None);
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while connected + failed < c {
+        match tokio::time::timeout_at(deadline.into(), ready_rx.recv()).await {
+            Ok(Some(Ok(()))) => connected += 1,
+            Ok(Some(Err(e))) => {
+                failed += 1;
+                first_error.get_or_insert(e);
+            }
+            _ => break,
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_sockets = srv.rss_kib();
+    srv.reset_peak();
+    let (s, run, accept) = api.run("live", json!({"topic": "everyone"})).await;
+    let t202 = Instant::now();
+    assert_eq!(s, 202, "run: {run}");
+    let mut lat = Vec::with_capacity(c);
+    let mut frame_bytes = 0;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while lat.len() < connected {
+        match tokio::time::timeout_at(deadline.into(), got_rx.recv()).await {
+            Ok(Some((t, len))) => {
+                frame_bytes = len;
+                lat.push(t.duration_since(t202).as_secs_f64() * 1000.0)
+            }
+            _ => break,
+        }
+    }
+    let peak = srv.peak_kib();
+    sockets.abort_all();
+    while sockets.join_next().await.is_some() {}
+    let stats = Stats::of(&mut lat);
+    let mut v = stats.json();
+    let o = v.as_object_mut().expect("object");
+    o.insert("scenario".into(), json!("live"));
+    o.insert("sockets".into(), json!(c));
+    o.insert("connected".into(), json!(connected));
+    o.insert("received".into(), json!(lat.len()));
+    o.insert("accept_ms".into(), num(accept.as_secs_f64() * 1000.0));
+    o.insert(
+        "events_per_s".into(),
+        num(lat.len() as f64 / (stats.max / 1000.0)),
+    );
+    o.insert(
+        "rss_per_socket_kib".into(),
+        num(rss_sockets.saturating_sub(rss_before) as f64 / c.max(1) as f64),
+    );
+    o.insert("server_peak_mib".into(), num(peak as f64 / 1024.0));
+    o.insert("frame_bytes".into(), json!(frame_bytes));
+    if let Some(e) = first_error {
+        o.insert("first_error".into(), json!(e));
+    }
+    v
+}
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Opens user `live-{i}`'s live feed and waits for its `hello`.
+async fn live_socket(url: &str, i: usize) -> Result<Ws, String> {
+    let (mut ws, _) = tokio_tungstenite::connect_async(url)
+        .await
+        .map_err(|e| format!("connect: {e}"))?;
+    let auth = json!({"type": "auth", "user_id": format!("live-{i}")});
+    ws.send(Message::Text(auth.to_string().into()))
+        .await
+        .map_err(|e| format!("send: {e}"))?;
+    let hello = ws
+        .next()
+        .await
+        .ok_or("closed")?
+        .map_err(|e| format!("read: {e}"))?;
+    match hello.to_text() {
+        Ok(t) if t.contains("\"hello\"") => Ok(ws),
+        other => Err(format!("expected hello, got {other:?}")),
+    }
+}
+
+/// A webhook sink that answers 200 to everything and records when each request
+/// arrived (at most `cap` of them).
+struct Sink {
+    url: String,
+    count: Arc<AtomicU64>,
+    arrivals: Arc<Mutex<Vec<Instant>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn sink(cap: usize) -> Sink {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind sink");
+    let addr = listener.local_addr().expect("sink addr");
+    let count = Arc::new(AtomicU64::new(0));
+    let arrivals = Arc::new(Mutex::new(Vec::with_capacity(cap)));
+    let (c2, a2) = (count.clone(), arrivals.clone());
+    let task = tokio::spawn(async move {
+        let mut conns = tokio::task::JoinSet::new();
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let (c, a) = (c2.clone(), a2.clone());
+            conns.spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut buf = vec![0u8; 64 * 1024];
+                let mut acc: Vec<u8> = vec![];
+                loop {
+                    let n = match sock.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => n,
+                    };
+                    acc.extend_from_slice(&buf[..n]);
+                    // Answer every complete request (headers + content-length body).
+                    while let Some(h) = acc.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&acc[..h]).to_ascii_lowercase();
+                        let len: usize = head
+                            .lines()
+                            .find_map(|l| {
+                                l.strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse().unwrap_or(0))
+                            })
+                            .unwrap_or(0);
+                        if acc.len() < h + 4 + len {
+                            break;
+                        }
+                        acc.drain(..h + 4 + len);
+                        c.fetch_add(1, Ordering::Relaxed);
+                        {
+                            let mut a = a.lock().expect("arrivals");
+                            if a.len() < a.capacity() {
+                                a.push(Instant::now());
+                            }
+                        }
+                        if sock
+                            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+                            .await
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                }
+            });
+            while conns.try_join_next().is_some() {}
+        }
+    });
+    Sink {
+        url: format!("http://{addr}/hook"),
+        count,
+        arrivals,
+        task,
+    }
+}
+
+/// 1,000-recipient runs whose 202 latency is sampled (besides the measured run).
+pub fn accept_samples(smoke: bool) -> usize {
+    if smoke {
+        2
+    } else {
+        10
+    }
+}
+
+/// Pipeline: one run with an in_app and a webhook step (answered by the sink) to
+/// `n` recipients: inline when n <= 1,000 (users created beforehand by a run to
+/// the same recipients), else through a topic. Deliveries/s from the 202 to the
+/// run being processed; latency from the 202 to each webhook reaching the sink.
+pub async fn pipeline(n: usize, accept_runs: usize) -> Value {
+    let srv = Server::start();
+    let api = srv.api();
+    let ch = api.in_app_channel().await;
+    let sink = sink(n).await;
+    let (s, hook) = api
+        .admin(
+            reqwest::Method::POST,
+            "/admin/v1/channels",
+            Some(json!({"type": "chat", "provider": "webhook", "config": {"url": sink.url}})),
+        )
+        .await;
+    assert_eq!(s, 201, "webhook channel: {hook}");
+    api.flow(
+        "pipe",
+        json!([
+            {"type": "channel", "channel_id": ch, "template": {"body": "Hi {{ recipient.external_id }}"}},
+            {"type": "channel", "channel_id": hook["id"], "template": {"body": "Hi {{ recipient.external_id }}"}}
+        ]),
+    )
+    .await;
+    let t_setup = Instant::now();
+    let inline = n <= 1000;
+    let body = if inline {
+        let recipients: Vec<Value> = (0..n)
+            .map(|i| json!({"external_id": format!("p-{i}")}))
+            .collect();
+        // Users exist beforehand, as in a product that has identified them: one
+        // run to the same recipients creates them in bulk.
+        let (s, v, _) = api.run("pipe", json!({"recipients": recipients})).await;
+        assert_eq!(s, 202, "setup run: {v}");
+        api.wait_idle(Duration::from_secs(120)).await;
+        json!({"recipients": recipients})
+    } else {
+        let t = Instant::now();
+        api.users("p", n).await;
+        eprintln!("  (setup: {n} users in {:.1} s)", t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        api.subscribe_all("p", n, "all").await;
+        eprintln!(
+            "  (setup: {n} subscriptions in {:.1} s)",
+            t.elapsed().as_secs_f64()
+        );
+        json!({"topic": "all"})
+    };
+    let setup_s = t_setup.elapsed().as_secs_f64();
+    let before = sink.count.load(Ordering::Relaxed);
+    sink.arrivals.lock().expect("arrivals").clear();
+    let rss_before = srv.rss_kib();
+    srv.reset_peak();
+    let (s, run, accept) = api.run("pipe", body.clone()).await;
+    let t202 = Instant::now();
+    assert_eq!(s, 202, "run: {run}");
+    let done = api
+        .wait_processed(
+            run["id"].as_str().expect("run id"),
+            Duration::from_secs(300),
+        )
+        .await;
+    let peak = srv.peak_kib();
+    // The webhooks still in flight when the run is marked processed (none expected).
+    let t_hooks = Instant::now();
+    while sink.count.load(Ordering::Relaxed) - before < n as u64
+        && t_hooks.elapsed() < Duration::from_secs(5)
+    {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let hooks = sink.count.load(Ordering::Relaxed) - before;
+    let mut lat: Vec<f64> = sink
+        .arrivals
+        .lock()
+        .expect("arrivals")
+        .iter()
+        .map(|t| t.saturating_duration_since(t202).as_secs_f64() * 1000.0)
+        .collect();
+    let stats = Stats::of(&mut lat);
+    let total = done.map(|d| d.duration_since(t202).as_secs_f64());
+    let mut v = stats.json();
+    let o = v.as_object_mut().expect("object");
+    o.insert("scenario".into(), json!("pipeline"));
+    o.insert("recipients".into(), json!(n));
+    o.insert("via".into(), json!(if inline { "inline" } else { "topic" }));
+    o.insert("processed".into(), json!(done.is_some()));
+    o.insert("accept_ms".into(), num(accept.as_secs_f64() * 1000.0));
+    o.insert("total_ms".into(), num(total.unwrap_or(f64::NAN) * 1000.0));
+    o.insert(
+        "deliveries_per_s".into(),
+        num((2 * n) as f64 / total.unwrap_or(f64::NAN)),
+    );
+    o.insert("webhooks_received".into(), json!(hooks));
+    o.insert("rss_before_mib".into(), num(rss_before as f64 / 1024.0));
+    o.insert("server_peak_mib".into(), num(peak as f64 / 1024.0));
+    o.insert(
+        "peak_growth_mib".into(),
+        num(peak.saturating_sub(rss_before) as f64 / 1024.0),
+    );
+    o.insert("setup_s".into(), num(setup_s));
+    if inline && n == 1000 && accept_runs > 0 {
+        // More 1,000-recipient runs, one after another once the previous one is
+        // processed: the 202's latency.
+        let mut samples = vec![accept.as_secs_f64() * 1000.0];
+        for _ in 0..accept_runs {
+            let (s, run, accept) = api.run("pipe", body.clone()).await;
+            assert_eq!(s, 202, "run: {run}");
+            samples.push(accept.as_secs_f64() * 1000.0);
+            api.wait_processed(run["id"].as_str().expect("run id"), Duration::from_secs(60))
+                .await;
+        }
+        let a = Stats::of(&mut samples);
+        o.insert(
+            "accept_1000".into(),
+            json!({"runs": a.n, "p50_ms": num(a.p50), "p99_ms": num(a.p99), "max_ms": num(a.max)}),
+        );
+    }
+    v
+}
+
+/// REST: GET /user/v1/feed, PUT /admin/v1/users/{id} and POST
+/// /admin/v1/flows/{id}/run (10 recipients), each under `conns` connections.
+pub async fn rest(conns: usize, warmup: Duration, duration: Duration) -> Value {
+    let srv = Server::start();
+    let api = srv.api();
+    api.in_app_flow("rest").await;
+    // One feed user per connection, with a few entries each.
+    let users: Vec<String> = (0..conns).map(|i| format!("rest-{i}")).collect();
+    for _ in 0..5 {
+        let (s, v, _) = api.run("rest", json!({"recipients": users})).await;
+        assert_eq!(s, 202, "setup run: {v}");
+    }
+    api.wait_idle(Duration::from_secs(60)).await;
+    // The admin users to update already exist (PUT then updates them).
+    const PUT_USERS: usize = 1000;
+    api.users("rest-put", PUT_USERS).await;
+    let (pk, sk) = (Arc::new(srv.pk.clone()), Arc::new(srv.sk.clone()));
+
+    let feed: MakeRequest = {
+        let (pk, users) = (pk.clone(), Arc::new(users.clone()));
+        Arc::new(move |c, _| {
+            load::request(
+                "GET",
+                "/user/v1/feed",
+                &[("x-service-api-key", &pk), ("x-service-user-id", &users[c])],
+                None,
+            )
+        })
+    };
+    let put: MakeRequest = {
+        let (pk, sk) = (pk.clone(), sk.clone());
+        Arc::new(move |c, seq| {
+            let id = (c as u64 * 7919 + seq) % PUT_USERS as u64;
+            load::request(
+                "PUT",
+                &format!("/admin/v1/users/rest-put-{id}"),
+                &[("x-service-api-key", &pk), ("x-service-secret-key", &sk)],
+                Some(format!(r#"{{"first_name":"Bench {seq}"}}"#)),
+            )
+        })
+    };
+    let run: MakeRequest = {
+        let (pk, sk, users) = (pk.clone(), sk.clone(), Arc::new(users.clone()));
+        Arc::new(move |c, seq| {
+            let recipients: Vec<&String> = (0..10)
+                .map(|k| &users[(c + seq as usize + k) % users.len()])
+                .collect();
+            load::request(
+                "POST",
+                "/admin/v1/flows/rest/run",
+                &[("x-service-api-key", &pk), ("x-service-secret-key", &sk)],
+                Some(json!({ "recipients": recipients }).to_string()),
+            )
+        })
+    };
+    let mut out = serde_json::Map::new();
+    // The run endpoint last: it leaves a backlog of deliveries behind it.
+    for (name, make) in [
+        ("get_user_feed", feed),
+        ("put_admin_user", put),
+        ("post_flow_run_10", run),
+    ] {
+        let r: LoadResult = load::drive(
+            srv.addr,
+            load::ServerCpu::Pid(srv.pid()),
+            conns,
+            warmup,
+            duration,
+            make,
+        )
+        .await;
+        out.insert(name.into(), r.json());
+    }
+    json!({"scenario": "rest", "connections": conns, "endpoints": out})
+}
