@@ -44,13 +44,13 @@ impl ResponseError for ApiError {
     }
 }
 
-/// Renders the error object. 500 and 503 hide their details (and a 500 its
-/// message, which is logged instead).
-pub fn render(e: &Error, request_id: Option<String>) -> HttpResponse {
+/// The error object of API.md §3 (also sent in WebSocket error frames). 500 and
+/// 503 hide their details, and a 500 its message, which is logged instead.
+pub fn error_object(e: &Error, request_id: Option<&str>) -> serde_json::Value {
     let status = e.code.status();
     let (message, details) = match e.code {
         ErrorCode::Internal => {
-            tracing::error!(request_id = request_id.as_deref().unwrap_or(""), error = %e.message, "internal error");
+            tracing::error!(request_id = request_id.unwrap_or(""), error = %e.message, "internal error");
             ("internal server error".to_string(), json!({}))
         }
         ErrorCode::ServiceUnavailable => (e.message.clone(), json!({})),
@@ -59,14 +59,21 @@ pub fn render(e: &Error, request_id: Option<String>) -> HttpResponse {
             serde_json::Value::Object(e.details.clone()),
         ),
     };
-    let body = json!({"error": {
+    json!({
         "type": format!("https://herald.dev/errors#{}-{}", e.code.as_str(), status),
         "code": e.code.as_str(),
         "message": message,
         "status": status,
         "request_id": request_id,
         "details": details,
-    }});
+    })
+}
+
+/// Renders an error as the HTTP response: the error object, its status, and
+/// `Retry-After` for a 429.
+pub fn render(e: &Error, request_id: Option<String>) -> HttpResponse {
+    let status = e.code.status();
+    let body = json!({ "error": error_object(e, request_id.as_deref()) });
     let mut b = HttpResponse::build(
         StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
     );

@@ -1392,7 +1392,7 @@ fn delivery_filters() -> Vec<utoipa::openapi::path::Parameter> {
         ),
         query_param(
             "channel_type",
-            enum_schema(&["chat", "email", "in_app", "mobile_push", "sms", "web_push"]),
+            enum_schema(&herald_actors::model::ChannelType::ALL.map(|t| t.as_str())),
             "Channel type.",
         ),
         query_param("channel_id", uuid_schema(), "Channel id."),

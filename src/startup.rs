@@ -332,7 +332,6 @@ impl Application {
             settings,
             idempotency: Default::default(),
             live: Default::default(),
-            metrics_sockets: Default::default(),
         });
         let data = web::Data::new(state.clone());
         let ops = Arc::new(Ops::new());

@@ -58,7 +58,6 @@ pub struct AppState {
     pub idempotency: crate::idempotency::Locks,
     /// Open live-feed sockets (closed with 1001 on shutdown).
     pub live: crate::routes::live::Registry,
-    pub metrics_sockets: std::sync::atomic::AtomicI64,
 }
 
 pub type State = actix_web::web::Data<Arc<AppState>>;

@@ -319,3 +319,24 @@ async fn connection(
     }
     (lat, errors, first_error)
 }
+
+/// Waits until `c` sockets reported ready (or failed to connect), for at most
+/// three minutes: `(connected, first connection error)`.
+pub async fn await_ready(
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Result<(), String>>,
+    c: usize,
+) -> (usize, Option<String>) {
+    let (mut connected, mut failed, mut first_error) = (0, 0, None);
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while connected + failed < c {
+        match tokio::time::timeout_at(deadline.into(), rx.recv()).await {
+            Ok(Some(Ok(()))) => connected += 1,
+            Ok(Some(Err(e))) => {
+                failed += 1;
+                first_error.get_or_insert(e);
+            }
+            _ => break,
+        }
+    }
+    (connected, first_error)
+}

@@ -178,18 +178,7 @@ impl Soketi {
             });
         }
         drop((ready_tx, got_tx));
-        let (mut connected, mut failed, mut first_error) = (0, 0, None);
-        let deadline = Instant::now() + Duration::from_secs(180);
-        while connected + failed < c {
-            match tokio::time::timeout_at(deadline.into(), ready_rx.recv()).await {
-                Ok(Some(Ok(()))) => connected += 1,
-                Ok(Some(Err(e))) => {
-                    failed += 1;
-                    first_error.get_or_insert(e);
-                }
-                _ => break,
-            }
-        }
+        let (connected, first_error) = crate::load::await_ready(&mut ready_rx, c).await;
         tokio::time::sleep(Duration::from_millis(500)).await;
         let rss_sockets = self.rss_kib();
         // Sign every batch before the clock starts.

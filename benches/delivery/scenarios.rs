@@ -55,18 +55,7 @@ pub async fn live(c: usize) -> Value {
         });
     }
     drop((ready_tx, got_tx));
-    let (mut connected, mut failed, mut first_error) = (0, 0, None);
-    let deadline = Instant::now() + Duration::from_secs(180);
-    while connected + failed < c {
-        match tokio::time::timeout_at(deadline.into(), ready_rx.recv()).await {
-            Ok(Some(Ok(()))) => connected += 1,
-            Ok(Some(Err(e))) => {
-                failed += 1;
-                first_error.get_or_insert(e);
-            }
-            _ => break,
-        }
-    }
+    let (connected, first_error) = crate::load::await_ready(&mut ready_rx, c).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_sockets = srv.rss_kib();
     srv.reset_peak();

@@ -9,7 +9,7 @@
 //! 1,000 frames not yet taken is closed with 1013 (it resumes with `since_seq`).
 
 use crate::auth::{self, UserCtx, API_KEY};
-use crate::errors::{ApiError, ApiResult};
+use crate::errors::{error_object, ApiError, ApiResult};
 use crate::extract::Query;
 use crate::state::State;
 use actix::prelude::*;
@@ -194,26 +194,12 @@ impl FeedSocket {
     }
 }
 
-/// The error object of API.md §3, for an error frame.
-fn error_object(e: &Error, request_id: Option<&str>) -> Value {
-    let status = e.code.status();
-    json!({
-        "type": format!("https://herald.dev/errors#{}-{}", e.code.as_str(), status),
-        "code": e.code.as_str(),
-        "message": e.message,
-        "status": status,
-        "request_id": request_id,
-        "details": Value::Object(e.details.clone()),
-    })
-}
-
 impl Actor for FeedSocket {
     type Context = ws::WebsocketContext<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
         self.st.live.0.insert(self.id, ctx.address());
-        let n = self.st.metrics_sockets.fetch_add(1, Ordering::Relaxed) + 1;
-        metrics::gauge!("herald_websocket_connections").set(n as f64);
+        metrics::gauge!("herald_websocket_connections").set(self.st.live.len() as f64);
         if self.user.is_some() {
             self.connect(ctx);
         } else {
@@ -235,8 +221,7 @@ impl Actor for FeedSocket {
 
     fn stopped(&mut self, _: &mut Self::Context) {
         self.st.live.0.remove(&self.id);
-        let n = self.st.metrics_sockets.fetch_sub(1, Ordering::Relaxed) - 1;
-        metrics::gauge!("herald_websocket_connections").set(n as f64);
+        metrics::gauge!("herald_websocket_connections").set(self.st.live.len() as f64);
         if let Some(u) = &self.user {
             if let Some(a) = self
                 .st

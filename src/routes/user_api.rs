@@ -49,7 +49,7 @@ pub async fn put_preferences(u: UserCtx, body: Body, st: State) -> ApiResult<Htt
 }
 
 pub async fn feed(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
-    let fq = feed_query(&st, u.user.id, &req)?;
+    let fq = feed_query(&st, u.project.id, &u.user.external_id, &req)?;
     Ok(ok(feed_page(&st, u.project.id, u.user.id, fq).await?))
 }
 

@@ -180,14 +180,22 @@ pub struct FeedQuery {
     paging: pagination::Paging,
 }
 
-pub fn feed_query(st: &AppState, user: Uuid, req: &HttpRequest) -> ApiResult<FeedQuery> {
+/// Parses a feed page's query. The cursor binds to the feed's owner by project
+/// and external id, which the path or the credentials give before any lookup, so
+/// query problems (400) are found before an unknown user (404).
+pub fn feed_query(
+    st: &AppState,
+    project: Uuid,
+    ext: &str,
+    req: &HttpRequest,
+) -> ApiResult<FeedQuery> {
     let q = Query::of(req);
     let filter = q.choice("status", FeedFilter::parse)?.unwrap_or_default();
     let status = q.get("status").map(str::to_string);
     let paging = pagination::parse(
         &q,
         st.store.cursor_key(),
-        &format!("feed:{user}"),
+        &format!("feed:{project}:{ext}"),
         &[("status", status)],
     )?;
     Ok(FeedQuery { filter, paging })
@@ -236,18 +244,8 @@ pub async fn feed_page(
 
 pub async fn feed(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let ext = path_str(&req, "external_id");
-    // Query problems (400) come before an unknown user (404); the cursor binding
-    // needs the user id, so a cursor is checked once the user is known.
-    let q = Query::of(&req);
-    q.choice("status", FeedFilter::parse)?;
-    pagination::parse(
-        &Query(q.0.iter().filter(|(k, _)| k == "limit").cloned().collect()),
-        st.store.cursor_key(),
-        "",
-        &[],
-    )?;
     let pid = a.project.id;
+    let fq = feed_query(&st, pid, &ext, &req)?;
     let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
-    let fq = feed_query(&st, u.id, &req)?;
     Ok(ok(feed_page(&st, pid, u.id, fq).await?))
 }

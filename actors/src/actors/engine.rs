@@ -138,24 +138,21 @@ impl Engine {
                 return a.clone();
             }
         }
-        let engine = self.clone();
-        let entry = self.inner.users.entry((project, user));
-        match entry {
-            dashmap::mapref::entry::Entry::Occupied(mut o) if !o.get().connected() => {
-                let a = UserActor::start_in_arbiter(self.arbiter_for(&user), move |_| {
-                    UserActor::new(engine, project, user)
-                });
+        let start = || {
+            let engine = self.clone();
+            UserActor::start_in_arbiter(self.arbiter_for(&user), move |_| {
+                UserActor::new(engine, project, user)
+            })
+        };
+        // Under the entry's lock, so two callers never start two actors for one user.
+        match self.inner.users.entry((project, user)) {
+            dashmap::mapref::entry::Entry::Occupied(o) if o.get().connected() => o.get().clone(),
+            dashmap::mapref::entry::Entry::Occupied(mut o) => {
+                let a = start();
                 o.insert(a.clone());
                 a
             }
-            dashmap::mapref::entry::Entry::Occupied(o) => o.get().clone(),
-            dashmap::mapref::entry::Entry::Vacant(v) => {
-                let a = UserActor::start_in_arbiter(self.arbiter_for(&user), move |_| {
-                    UserActor::new(engine, project, user)
-                });
-                v.insert(a.clone());
-                a
-            }
+            dashmap::mapref::entry::Entry::Vacant(v) => v.insert(start()).clone(),
         }
     }
 
@@ -187,11 +184,6 @@ impl Engine {
             }
         }
         Err(Error::unavailable("user actor unavailable"))
-    }
-
-    /// Number of live user actors (metrics, tests).
-    pub fn user_actor_count(&self) -> usize {
-        self.inner.users.len()
     }
 
     /// Stops accepting engine work; queued deliveries stay in sled for next start.

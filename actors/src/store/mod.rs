@@ -141,12 +141,6 @@ impl Writes {
     pub fn append(&mut self, other: Writes) {
         self.ops.extend(other.ops);
     }
-    pub fn len(&self) -> usize {
-        self.ops.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.ops.is_empty()
-    }
     /// One batch per tree, in the order the ops were staged.
     fn into_batches(self) -> Vec<(T, Batch)> {
         let mut out: Vec<(T, Batch)> = vec![];
@@ -262,13 +256,17 @@ impl Store {
 
     /// Serialises read-modify-write sequences on one logical key.
     pub(crate) fn lock(&self, key: &[u8]) -> MutexGuard<'_, ()> {
+        self.inner.stripes[self.stripe(key)]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The stripe a logical key maps to.
+    fn stripe(&self, key: &[u8]) -> usize {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
         key.hash(&mut h);
-        let i = (h.finish() as usize) % self.inner.stripes.len();
-        self.inner.stripes[i]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        (h.finish() as usize) % self.inner.stripes.len()
     }
 
     /// Locks several logical keys at once, in stripe order, so two callers locking
@@ -277,16 +275,7 @@ impl Store {
         &self,
         keys: impl IntoIterator<Item = &'a [u8]>,
     ) -> Vec<MutexGuard<'_, ()>> {
-        use std::hash::{Hash, Hasher};
-        let n = self.inner.stripes.len();
-        let mut idx: Vec<usize> = keys
-            .into_iter()
-            .map(|k| {
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                k.hash(&mut h);
-                (h.finish() as usize) % n
-            })
-            .collect();
+        let mut idx: Vec<usize> = keys.into_iter().map(|k| self.stripe(k)).collect();
         idx.sort_unstable();
         idx.dedup();
         idx.into_iter()
@@ -366,15 +355,5 @@ impl Store {
             Some(v) => Ok(Some(codec::dec(&v)?)),
             None => Ok(None),
         }
-    }
-
-    /// Exports every tree (a consistent-enough snapshot for backups: sled's export
-    /// iterates each tree; writes racing with it are resumed on restore).
-    pub fn export(&self) -> Vec<(Vec<u8>, Vec<u8>, impl Iterator<Item = Vec<Vec<u8>>>)> {
-        self.inner.db.export()
-    }
-
-    pub fn size_on_disk(&self) -> u64 {
-        self.inner.db.size_on_disk().unwrap_or(0)
     }
 }

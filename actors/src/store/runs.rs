@@ -693,12 +693,10 @@ impl Store {
         let _guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
         let mut touched: HashMap<(Uuid, Uuid), Uuid> = HashMap::new(); // (project, notification) -> run
         let mut overlay: HashMap<(Uuid, Uuid), DeliveryStatus> = HashMap::new();
-        for (q, o, d0) in loaded {
-            // Re-read under the lock: the record may have changed since.
-            let Some(mut d) = self.delivery(&q.project, &q.delivery_id)? else {
-                continue;
-            };
-            let _ = d0;
+        // One read per delivery is enough: a delivery is written only by the actor
+        // settling it (one at a time per delivery), and its notification and run
+        // ids never change, so the locks above cover what can race.
+        for (q, o, mut d) in loaded {
             if d.status.is_final() {
                 w.del(T::queue, q.key());
                 continue;
