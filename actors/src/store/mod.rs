@@ -161,6 +161,35 @@ impl Writes {
     }
 }
 
+/// sled reports a held lock as an `Io` error whose text says so (its kind is
+/// not always `WouldBlock`), so both are checked.
+fn is_lock_error(e: &sled::Error) -> bool {
+    matches!(e, sled::Error::Io(io)
+        if io.kind() == std::io::ErrorKind::WouldBlock
+            || io.to_string().contains("could not acquire lock"))
+}
+
+/// Opens sled, retrying for up to 2 s while the directory lock is held. A `Db`
+/// that was just dropped in this process can keep the lock for a moment, until
+/// sled's background threads let go of their handles; another live process
+/// keeps it for good and is reported after the wait.
+fn open_sled(path: &Path) -> std::result::Result<sled::Db, sled::Error> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        let r = sled::Config::new()
+            .path(path)
+            .cache_capacity(256 * 1024 * 1024)
+            .flush_every_ms(Some(1000))
+            .open();
+        match r {
+            Err(e) if is_lock_error(&e) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
 impl Store {
     /// Opens (or creates) the store in `dir`. The data lives in `dir/v1/`, so a
     /// future format can sit beside it; `dir/FORMAT` names the version in use.
@@ -190,23 +219,16 @@ impl Store {
             }
         }
         let path = dir.join(format!("v{FORMAT_VERSION}"));
-        let db = sled::Config::new()
-            .path(&path)
-            .cache_capacity(256 * 1024 * 1024)
-            .flush_every_ms(Some(1000))
-            .open()
-            .map_err(|e| match e {
-                sled::Error::Io(ref io) if io.kind() == std::io::ErrorKind::WouldBlock => {
-                    Error::internal(format!(
-                        "data directory {} is in use by another Herald process",
-                        dir.display()
-                    ))
-                }
-                other => Error::internal(format!(
-                    "cannot open data directory {}: {other}",
+        let db = open_sled(&path).map_err(|e| {
+            if is_lock_error(&e) {
+                Error::internal(format!(
+                    "data directory {} is in use by another Herald process",
                     dir.display()
-                )),
-            })?;
+                ))
+            } else {
+                Error::internal(format!("cannot open data directory {}: {e}", dir.display()))
+            }
+        })?;
         let mut trees = Vec::with_capacity(TREE_NAMES.len());
         for name in TREE_NAMES {
             trees.push(db.open_tree(name)?);
