@@ -58,6 +58,16 @@ pub fn new_id() -> (Uuid, Timestamp) {
     (id, Timestamp::of_id(&id))
 }
 
+/// The id of the delivery of step `step` of notification `nid`: the notification's
+/// id with its last byte replaced by the step index. A notification's deliveries
+/// are then one contiguous key range in step order, found without an index, and
+/// still ordered by creation time among all deliveries.
+pub fn delivery_id(nid: &Uuid, step: usize) -> Uuid {
+    let mut b = *nid.as_bytes();
+    b[15] = step.min(255) as u8;
+    Uuid::from_bytes(b)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChannelType {

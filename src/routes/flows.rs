@@ -31,6 +31,8 @@ pub async fn find_flow(st: &AppState, project: Uuid, key: String) -> ApiResult<F
 }
 
 /// Parses and checks `steps` (channel ids of this project, templates compile).
+const MAX_STEPS: usize = 50;
+
 async fn parse_steps(
     st: &AppState,
     project: Uuid,
@@ -41,6 +43,15 @@ async fn parse_steps(
         v.push("steps", "format", "must be an array");
         return Ok(vec![]);
     };
+    // Delivery ids carry the step index in one byte (`model::delivery_id`).
+    if items.len() > MAX_STEPS {
+        v.push(
+            "steps",
+            "length",
+            format!("a flow has at most {MAX_STEPS} steps"),
+        );
+        return Ok(vec![]);
+    }
     let channels = st.run(move |s| s.all_channels(&project)).await?;
     let mut steps = vec![];
     for (i, item) in items.iter().enumerate() {

@@ -1,13 +1,22 @@
 //! `ChannelActor`: the delivery actor of one channel type.
 //!
 //! It keeps a timer queue of the deliveries it knows (rebuilt from the sled queue
-//! tree whenever it starts, so a restart after a crash loses nothing), attempts the
-//! due ones under a concurrency limit, and records outcomes in batches: one commit
-//! for every attempt that finished within a few milliseconds of each other.
+//! tree whenever it starts, so a restart after a crash loses nothing) and works
+//! off the due ones:
+//!
+//! - external channels: one provider call per delivery under a concurrency
+//!   limit; outcomes are recorded in batches, one commit for every attempt that
+//!   finished within a few milliseconds of each other;
+//! - in_app: there is no provider to wait for, so due deliveries are settled in
+//!   batches of up to `IN_APP_BATCH` across users, one commit each
+//!   (`Store::deliver_in_app`); once durable, each user's frames go to the user's
+//!   actor (if it runs) for its sockets.
+//!
+//! Store work runs on the blocking pool, never on the actor's thread.
 
 use super::engine::Engine;
 use super::supervisor::Dispatch;
-use super::user::DeliverInApp;
+use super::user::PushFrames;
 use crate::model::{ChannelStatus, ChannelType, DeliveryError, Timestamp};
 use crate::providers::{SendError, SendRequest};
 use crate::store::{Outcome, QueueItem, Writes};
@@ -31,8 +40,16 @@ pub struct ChannelActor {
     inflight: usize,
     done: Vec<(QueueItem, Outcome)>,
     flush_scheduled: bool,
+    flushing: bool,
+    in_app_batches: usize,
     warned: HashSet<Uuid>,
 }
+
+/// In-app deliveries settled per commit.
+const IN_APP_BATCH: usize = 512;
+/// In-app batches in progress at once: one committing while the previous one
+/// waits for its flush.
+const IN_APP_PARALLEL: usize = 2;
 
 /// Retry policy of a channel (API.md §10 `retry`).
 #[derive(Debug, Clone, Copy)]
@@ -80,6 +97,8 @@ impl ChannelActor {
             inflight: 0,
             done: vec![],
             flush_scheduled: false,
+            flushing: false,
+            in_app_batches: 0,
             warned: HashSet::new(),
         }
     }
@@ -108,6 +127,9 @@ impl ChannelActor {
         metrics::gauge!("herald_delivery_queue_depth", "channel_type" => self.ct.as_str())
             .set((self.heap.len() + self.inflight) as f64);
         let now = Timestamp::now().millis();
+        if self.ct == ChannelType::InApp {
+            return self.pump_in_app(now, ctx);
+        }
         let limit = self.engine.inner.config.concurrency.max(1);
         while self.inflight < limit {
             match self.heap.peek() {
@@ -126,6 +148,94 @@ impl ChannelActor {
         }
     }
 
+    fn pump_in_app(&mut self, now: i64, ctx: &mut Context<Self>) {
+        while self.in_app_batches < IN_APP_PARALLEL {
+            let mut batch = Vec::new();
+            while batch.len() < IN_APP_BATCH {
+                match self.heap.peek() {
+                    Some(Reverse(Due(due, _, _))) if *due <= now => {}
+                    _ => break,
+                }
+                let Reverse(Due(due, id, project)) = self.heap.pop().expect("peeked");
+                batch.push(QueueItem {
+                    project,
+                    delivery_id: id,
+                    channel_type: self.ct,
+                    due_ms: due,
+                });
+            }
+            if batch.is_empty() {
+                return;
+            }
+            self.in_app_batches += 1;
+            self.inflight += batch.len();
+            self.settle_in_app(batch, ctx);
+        }
+    }
+
+    fn settle_in_app(&mut self, batch: Vec<QueueItem>, ctx: &mut Context<Self>) {
+        let engine = self.engine.clone();
+        let ct = self.ct;
+        let items = batch.clone();
+        let fut = async move {
+            if engine.inner.config.panic_once.contains(&ct)
+                && engine.inner.panicked.insert(ct, ()).is_none()
+            {
+                panic!("injected fault: {} delivery actor panics once", ct.as_str());
+            }
+            let store = engine.store().clone();
+            let res = match tokio::task::spawn_blocking(move || store.deliver_in_app(&items)).await
+            {
+                Ok(r) => r,
+                // a panic in the store: surface it as this actor's crash
+                Err(e) => std::panic::resume_unwind(e.into_panic()),
+            };
+            let out = res?;
+            engine
+                .store()
+                .wait_durable(engine.store().durable_ticket())
+                .await?;
+            for (p, u, frames) in out.frames {
+                if let Some(a) = engine.user_actor_if_running(p, u) {
+                    a.do_send(PushFrames(frames));
+                }
+            }
+            engine.runs_processed(out.runs);
+            Ok::<(), crate::error::Error>(())
+        };
+        let span = tracing::info_span!("in_app_batch", deliveries = batch.len());
+        let fut = tracing::Instrument::instrument(fut, span);
+        ctx.spawn(AssertUnwindSafe(fut).catch_unwind().into_actor(self).map(
+            move |res, act, ctx| {
+                act.in_app_batches -= 1;
+                act.inflight = act.inflight.saturating_sub(batch.len());
+                match res {
+                    Ok(Ok(())) => {
+                        for q in &batch {
+                            act.known.remove(&q.delivery_id);
+                        }
+                        act.pump(ctx);
+                    }
+                    Ok(Err(e)) => {
+                        tracing::error!(error = %e, "cannot settle in_app deliveries; retrying in 1 s");
+                        let at = Timestamp::now().millis() + 1000;
+                        for q in batch {
+                            act.known.remove(&q.delivery_id);
+                            act.push(QueueItem { due_ms: at, ..q });
+                        }
+                    }
+                    Err(_) => {
+                        tracing::error!(
+                            channel_type = act.ct.as_str(),
+                            "delivery actor crashed; supervisor restarts it"
+                        );
+                        ctx.stop();
+                    }
+                }
+            },
+        ));
+    }
+
     fn attempt(&mut self, q: QueueItem, ctx: &mut Context<Self>) {
         let engine = self.engine.clone();
         let ct = self.ct;
@@ -135,11 +245,7 @@ impl ChannelActor {
             {
                 panic!("injected fault: {} delivery actor panics once", ct.as_str());
             }
-            if ct == ChannelType::InApp {
-                in_app_attempt(engine, q).await
-            } else {
-                external_attempt(engine, q).await
-            }
+            external_attempt(engine, q).await
         };
         let span = tracing::info_span!("delivery", delivery_id = %q.delivery_id, project_id = %q.project, channel_type = ct.as_str());
         let fut = tracing::Instrument::instrument(fut, span);
@@ -162,12 +268,42 @@ impl ChannelActor {
 
     fn flush(&mut self, ctx: &mut Context<Self>) {
         self.flush_scheduled = false;
-        if self.done.is_empty() {
+        if self.done.is_empty() || self.flushing {
             return;
         }
+        self.flushing = true;
         let batch = std::mem::take(&mut self.done);
-        let store = self.engine.store();
-        match store.finish_deliveries(&batch, Writes::new()) {
+        let store = self.engine.store().clone();
+        let fut = async move {
+            let kept = batch.clone();
+            match tokio::task::spawn_blocking(move || {
+                store.finish_deliveries(&batch, Writes::new())
+            })
+            .await
+            {
+                Ok(r) => (r, kept),
+                Err(_) => (
+                    Err(crate::error::Error::internal("recording outcomes panicked")),
+                    kept,
+                ),
+            }
+        };
+        ctx.spawn(fut.into_actor(self).map(|(res, batch), act, ctx| {
+            act.flushing = false;
+            act.flushed(res, batch, ctx);
+            if !act.done.is_empty() {
+                act.flush(ctx);
+            }
+        }));
+    }
+
+    fn flushed(
+        &mut self,
+        res: crate::error::Result<(Vec<crate::model::Delivery>, Vec<(Uuid, Uuid)>)>,
+        batch: Vec<(QueueItem, Outcome)>,
+        ctx: &mut Context<Self>,
+    ) {
+        match res {
             Ok((_, runs)) => {
                 for (q, o) in &batch {
                     match o {
@@ -220,6 +356,8 @@ impl Supervised for ChannelActor {
         self.inflight = 0;
         self.done.clear();
         self.flush_scheduled = false;
+        self.flushing = false;
+        self.in_app_batches = 0;
         tracing::warn!(
             channel_type = self.ct.as_str(),
             "delivery actor restarted; queue reloaded from store"
@@ -281,29 +419,6 @@ fn err(code: &str, message: impl Into<String>) -> DeliveryError {
     DeliveryError {
         code: code.into(),
         message: message.into(),
-    }
-}
-
-/// In-app: the user's actor writes the feed entry and marks the delivery sent.
-async fn in_app_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
-    let recipient = match engine.store().delivery(&q.project, &q.delivery_id) {
-        Ok(Some(d)) if !d.status.is_final() => d.recipient_id,
-        Ok(_) => return None,
-        Err(e) => {
-            return Some(Outcome::Retry {
-                error: err("provider_unavailable", e.message),
-                at: Timestamp::now().plus_millis(1000),
-                outcomes: None,
-            })
-        }
-    };
-    match engine.ask_user(q.project, recipient, DeliverInApp(q)).await {
-        Ok(Ok(())) => None,
-        Ok(Err(e)) | Err(e) => Some(Outcome::Retry {
-            error: err("provider_unavailable", e.message),
-            at: Timestamp::now().plus_millis(1000),
-            outcomes: None,
-        }),
     }
 }
 

@@ -21,4 +21,4 @@ pub use channel::ChannelActor;
 pub use engine::{Engine, EngineConfig};
 pub use flow_run::FlowRunActor;
 pub use supervisor::{DeliverySupervisor, Dispatch};
-pub use user::{Connect, Disconnect, LiveFrame, MarkAll, UpdateEntry, UserActor};
+pub use user::{Connect, Disconnect, LiveFrame, MarkAll, PushFrames, UpdateEntry, UserActor};

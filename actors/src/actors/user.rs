@@ -1,18 +1,20 @@
-//! `UserActor`: one per active user. Every change to a user's feed goes through
-//! it — new in-app entries, PATCHes, `seen_all`/`read_all` — so the feed counts
-//! are updated without races and every change gets the next event `seq`. Each
-//! change, its event and the new counts are one commit; only once that commit is
-//! durable are the frames pushed to the user's sockets (in `seq` order) and the
-//! caller answered. It stops after a few idle minutes without sockets; its state is
-//! in sled.
+//! `UserActor`: one per active user. It holds the user's live sockets and
+//! applies the user's own feed changes (PATCHes, `seen_all`/`read_all`); new
+//! entries are written by the in-app delivery actor in batches across users
+//! (`Store::deliver_in_app`), which hands the resulting frames over
+//! (`PushFrames`). Both writers hold the user's feed lock while they assign
+//! `seq`s, and every frame reaches the sockets only once its commit is durable,
+//! strictly in `seq` order: frames that arrive ahead of a predecessor wait in a
+//! small reorder buffer, and a gap that does not close is filled from the event
+//! log. It stops after a few idle minutes without sockets; its state is in sled.
 
 use super::engine::Engine;
 use crate::error::{Error, Result};
-use crate::model::{Delivery, DeliveryError, FeedCounts};
-use crate::store::{FeedUpdate, Outcome, QueueItem, Writes};
+use crate::model::{Delivery, FeedCounts};
+use crate::store::{feed_frame, feed_lock_key, FeedUpdate, Frame, Writes};
 use actix::prelude::*;
 use serde_json::{json, Value};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use uuid::Uuid;
@@ -40,10 +42,14 @@ pub struct Disconnect {
     pub id: u64,
 }
 
-/// Deliver one in_app delivery: store the feed entry and mark the delivery sent.
-#[derive(Message, Clone, Copy)]
-#[rtype(result = "Result<()>")]
-pub struct DeliverInApp(pub QueueItem);
+/// Durable frames written by another writer (the in-app delivery actor), in
+/// `seq` order, to push to the sockets.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct PushFrames(pub Vec<Frame>);
+
+/// How long a gap in the frames may stay open before it is read from the log.
+const GAP_WAIT: Duration = Duration::from_millis(500);
 
 /// PATCH of one feed entry.
 #[derive(Message, Clone, Copy)]
@@ -70,14 +76,11 @@ pub struct UserActor {
     pushed_seq: u64,
     /// Counts as of `pushed_seq`, for `hello`.
     pushed_meta: Value,
-    /// Committed, not yet durable: (flush ticket, frames in seq order).
-    pending: VecDeque<(u64, Vec<(u64, Arc<str>, Value)>)>,
-}
-
-fn frame(kind: &str, seq: u64, entry: Value, counts: &FeedCounts) -> (Arc<str>, Value) {
-    let meta = counts.view();
-    let f = json!({"type": kind, "seq": seq, "entry": entry, "meta": meta});
-    (Arc::from(f.to_string()), meta)
+    /// Durable frames after a gap, waiting for their predecessors.
+    ready: BTreeMap<u64, (Arc<str>, Value)>,
+    /// Own changes committed and not yet durable.
+    in_flight: usize,
+    gap_check: Option<SpawnHandle>,
 }
 
 impl UserActor {
@@ -90,7 +93,9 @@ impl UserActor {
             sockets: HashMap::new(),
             pushed_seq: 0,
             pushed_meta: FeedCounts::default().view(),
-            pending: VecDeque::new(),
+            ready: BTreeMap::new(),
+            in_flight: 0,
+            gap_check: None,
         }
     }
 
@@ -108,12 +113,12 @@ impl UserActor {
         kind: &str,
         entries: &[Delivery],
         counts: &mut FeedCounts,
-    ) -> Result<Vec<(u64, Arc<str>, Value)>> {
+    ) -> Result<Vec<Frame>> {
         let store = self.engine.store();
         let mut frames = Vec::with_capacity(entries.len());
         for d in entries {
             counts.seq += 1;
-            let (f, meta) = frame(kind, counts.seq, d.feed_view(self.actor_json(d)), counts);
+            let (f, meta) = feed_frame(kind, counts.seq, d.feed_view(self.actor_json(d)), counts);
             store.stage_event(w, &self.project, &self.user, counts.seq, f.as_bytes())?;
             frames.push((counts.seq, f, meta));
         }
@@ -121,34 +126,104 @@ impl UserActor {
         Ok(frames)
     }
 
-    /// Pushes every pending frame whose commit is durable (`ticket` and before).
-    fn release(&mut self, ticket: u64) {
-        while self.pending.front().is_some_and(|(t, _)| *t <= ticket) {
-            let (_, frames) = self.pending.pop_front().expect("checked");
-            for (seq, f, meta) in frames {
-                self.pushed_seq = seq;
-                self.pushed_meta = meta;
-                self.sockets.retain(|_, s| s.connected());
-                for s in self.sockets.values() {
-                    s.do_send(LiveFrame(f.clone()));
-                }
-            }
+    fn send_all(&mut self, f: &Arc<str>) {
+        self.sockets.retain(|_, s| s.connected());
+        for s in self.sockets.values() {
+            s.do_send(LiveFrame(f.clone()));
         }
     }
 
-    /// Waits for `ticket`, releases pending frames, then resolves with `value`.
+    /// Takes durable frames and pushes every one that is next in `seq` order.
+    fn accept(&mut self, frames: Vec<Frame>, ctx: &mut Context<Self>) {
+        for (seq, f, meta) in frames {
+            if seq > self.pushed_seq {
+                self.ready.insert(seq, (f, meta));
+            }
+        }
+        while let Some(e) = self.ready.first_entry() {
+            if *e.key() != self.pushed_seq + 1 {
+                break;
+            }
+            let (seq, (f, meta)) = e.remove_entry();
+            self.pushed_seq = seq;
+            self.pushed_meta = meta;
+            self.send_all(&f);
+        }
+        if let Some(h) = self.gap_check.take() {
+            ctx.cancel_future(h);
+        }
+        if !self.ready.is_empty() {
+            self.gap_check = Some(ctx.run_later(GAP_WAIT, |a, ctx| {
+                a.gap_check = None;
+                a.fill_gap(ctx);
+            }));
+        }
+    }
+
+    /// A frame's predecessor never arrived (its writer found no running actor
+    /// when this one was starting): read the missing events from the durable log.
+    fn fill_gap(&mut self, ctx: &mut Context<Self>) {
+        let Some(&next) = self.ready.keys().next() else {
+            return;
+        };
+        let (store, p, u, after) = (
+            self.engine.store().clone(),
+            self.project,
+            self.user,
+            self.pushed_seq,
+        );
+        let t = store.durable_ticket();
+        ctx.spawn(
+            async move {
+                store.wait_durable(t).await?;
+                store.events_between(&p, &u, after, next - 1)
+            }
+            .into_actor(self)
+            .map(move |r, act, ctx| {
+                if act.pushed_seq != after {
+                    return act.accept(vec![], ctx);
+                }
+                match r {
+                    Ok(Some(texts)) => {
+                        let mut frames = Vec::with_capacity(texts.len());
+                        for (i, t) in texts.into_iter().enumerate() {
+                            let text = String::from_utf8_lossy(&t).into_owned();
+                            let meta = serde_json::from_str::<Value>(&text)
+                                .ok()
+                                .and_then(|v| v.get("meta").cloned())
+                                .unwrap_or(Value::Null);
+                            frames.push((after + 1 + i as u64, Arc::from(text), meta));
+                        }
+                        act.accept(frames, ctx);
+                    }
+                    // The log no longer reaches back: the sockets resync.
+                    _ => {
+                        act.pushed_seq = next - 1;
+                        let reset = json!({"type": "reset", "seq": next - 1}).to_string();
+                        act.send_all(&Arc::from(reset));
+                        act.accept(vec![], ctx);
+                    }
+                }
+            }),
+        );
+    }
+
+    /// Waits for `ticket`, pushes the frames, then resolves with `value`.
     fn after_durable<T: 'static>(
-        &self,
+        &mut self,
         ticket: u64,
+        frames: Vec<Frame>,
         value: T,
     ) -> ResponseActFuture<Self, Result<T>> {
         let store = self.engine.store().clone();
+        self.in_flight += 1;
         Box::pin(
             async move { store.wait_durable(ticket).await }
                 .into_actor(self)
-                .map(move |r, act, _| {
+                .map(move |r, act, ctx| {
+                    act.in_flight -= 1;
                     r?;
-                    act.release(ticket);
+                    act.accept(frames, ctx);
                     Ok(value)
                 }),
         )
@@ -169,7 +244,7 @@ impl Actor for UserActor {
         }
         ctx.run_interval(Duration::from_secs(30), |a, ctx| {
             a.sockets.retain(|_, s| s.connected());
-            if a.sockets.is_empty() && a.pending.is_empty() && a.last_used.elapsed() > IDLE {
+            if a.sockets.is_empty() && a.in_flight == 0 && a.last_used.elapsed() > IDLE {
                 ctx.stop();
             }
         });
@@ -230,56 +305,10 @@ impl Handler<Disconnect> for UserActor {
     }
 }
 
-impl Handler<DeliverInApp> for UserActor {
-    type Result = ResponseActFuture<Self, Result<()>>;
-
-    fn handle(&mut self, DeliverInApp(q): DeliverInApp, _: &mut Context<Self>) -> Self::Result {
-        self.last_used = Instant::now();
-        let store = self.engine.store().clone();
-        let work =
-            |act: &mut Self| -> Result<Option<(Vec<(Uuid, Uuid)>, Vec<(u64, Arc<str>, Value)>)>> {
-                let Some(d) = store.delivery(&q.project, &q.delivery_id)? else {
-                    return Ok(None);
-                };
-                if d.status.is_final() {
-                    return Ok(None);
-                }
-                let mut w = Writes::new();
-                let mut frames = vec![];
-                let outcome = if store.user(&q.project, &d.recipient_id)?.is_some() {
-                    let mut counts = store.feed_counts(&q.project, &d.recipient_id)?;
-                    store.stage_feed_insert(&mut w, &q.project, &d, &mut counts);
-                    let mut sent = d.clone();
-                    sent.sent_at = Some(crate::model::Timestamp::now());
-                    frames =
-                        act.stage_events(&mut w, "feed_entry.created", &[sent], &mut counts)?;
-                    Outcome::Sent { outcomes: None }
-                } else {
-                    Outcome::Skipped(DeliveryError {
-                        code: "missing_address".into(),
-                        message: "the recipient was deleted".into(),
-                    })
-                };
-                let (_, runs) = store.finish_deliveries(&[(q, outcome)], w)?;
-                Ok(Some((runs, frames)))
-            };
-        match work(self) {
-            Ok(None) => Box::pin(async { Ok(()) }.into_actor(self)),
-            Ok(Some((runs, frames))) => {
-                let ticket = store.durable_ticket();
-                if !frames.is_empty() {
-                    self.pending.push_back((ticket, frames));
-                }
-                let engine = self.engine.clone();
-                Box::pin(self.after_durable(ticket, ()).map(move |r, _, _| {
-                    if r.is_ok() {
-                        engine.runs_processed(runs);
-                    }
-                    r
-                }))
-            }
-            Err(e) => self.fail(e),
-        }
+impl Handler<PushFrames> for UserActor {
+    type Result = ();
+    fn handle(&mut self, PushFrames(frames): PushFrames, ctx: &mut Context<Self>) {
+        self.accept(frames, ctx);
     }
 }
 
@@ -289,6 +318,7 @@ impl Handler<UpdateEntry> for UserActor {
     fn handle(&mut self, m: UpdateEntry, _: &mut Context<Self>) -> Self::Result {
         self.last_used = Instant::now();
         let store = self.engine.store().clone();
+        let _feed = store.lock(&feed_lock_key(&self.project, &self.user));
         let mut w = Writes::new();
         let out = match store.feed_update(&mut w, &self.project, &self.user, &m.entry, m.update) {
             Ok(o) => o,
@@ -311,8 +341,7 @@ impl Handler<UpdateEntry> for UserActor {
             return self.fail(e);
         }
         let ticket = store.durable_ticket();
-        self.pending.push_back((ticket, frames));
-        self.after_durable(ticket, (out.entry, counts))
+        self.after_durable(ticket, frames, (out.entry, counts))
     }
 }
 
@@ -322,6 +351,7 @@ impl Handler<MarkAll> for UserActor {
     fn handle(&mut self, m: MarkAll, _: &mut Context<Self>) -> Self::Result {
         self.last_used = Instant::now();
         let store = self.engine.store().clone();
+        let _feed = store.lock(&feed_lock_key(&self.project, &self.user));
         let mut w = Writes::new();
         let (updated, mut counts) =
             match store.feed_mark_all(&mut w, &self.project, &self.user, m.read) {
@@ -339,7 +369,6 @@ impl Handler<MarkAll> for UserActor {
             return self.fail(e);
         }
         let ticket = store.durable_ticket();
-        self.pending.push_back((ticket, frames));
-        self.after_durable(ticket, (updated.len(), counts))
+        self.after_durable(ticket, frames, (updated.len(), counts))
     }
 }

@@ -1,13 +1,49 @@
 //! The in-app feed: an index of a user's in_app deliveries with their state flags,
-//! and the user's unread/unseen counts. Only the user's `UserActor` calls the
-//! mutating operations, which is what makes their read-modify-write safe.
+//! the user's unread/unseen counts and live-event sequence, and the event log.
+//!
+//! Two writers change a user's feed: the in-app delivery actor, which settles
+//! many users' deliveries in one commit (`deliver_in_app`), and the user's
+//! `UserActor` (PATCHes, `seen_all`/`read_all`). Both hold the user's feed lock
+//! (`feed_lock_key`) from reading the counts until their commit, so each change
+//! gets the next `seq` and counts are never lost.
 
 use super::keys::{tail_id, Key};
 use super::page::{scan, Page, PageReq};
+use super::runs::{record_metrics, Outcome, QueueItem};
 use super::{Store, Writes, T};
 use crate::error::{Error, Result};
-use crate::model::{Delivery, FeedCounts, Timestamp};
+use crate::model::{Delivery, DeliveryError, FeedCounts, Timestamp};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
 use uuid::Uuid;
+
+/// One live-feed frame as sent and as logged: `(seq, JSON text, counts after it)`.
+pub type Frame = (u64, Arc<str>, Value);
+
+/// Builds the JSON text of a `feed_entry.*` frame, once for every socket.
+pub fn feed_frame(kind: &str, seq: u64, entry: Value, counts: &FeedCounts) -> (Arc<str>, Value) {
+    let meta = counts.view();
+    let f = json!({"type": kind, "seq": seq, "entry": entry, "meta": meta});
+    (Arc::from(f.to_string()), meta)
+}
+
+/// The logical lock of one user's feed.
+pub fn feed_lock_key(project: &Uuid, user: &Uuid) -> Vec<u8> {
+    Key::new().u8(b'f').id(project).id(user).0
+}
+
+/// What one `deliver_in_app` batch did.
+#[derive(Default)]
+pub struct InAppBatch {
+    /// The frames of each user whose feed changed, in `seq` order. They may be
+    /// pushed to sockets once the commit is durable.
+    pub frames: Vec<(Uuid, Uuid, Vec<Frame>)>,
+    /// Runs that became processed.
+    pub runs: Vec<(Uuid, Uuid)>,
+    /// Deliveries settled (sent, or skipped for a deleted recipient).
+    pub settled: usize,
+}
 
 const SEEN: u8 = 1;
 const READ: u8 = 2;
@@ -157,6 +193,95 @@ impl Store {
             return Ok(None);
         }
         Ok(Some(out))
+    }
+
+    /// Settles due in_app deliveries of many users in one commit: per user, one
+    /// read of the counts, a feed entry and an event per delivery, and the counts
+    /// once; then the deliveries are marked sent (or skipped when the recipient was
+    /// deleted) with notification and run completion. The caller waits for
+    /// durability before pushing the returned frames.
+    pub fn deliver_in_app(&self, items: &[QueueItem]) -> Result<InAppBatch> {
+        let now = Timestamp::now();
+        let mut loaded =
+            self.load_for_finish(items.iter().map(|q| (q, Outcome::Sent { outcomes: None })))?;
+        loaded.retain(|(_, _, d)| !d.status.is_final());
+        let mut lock_keys = Self::finish_lock_keys(&loaded);
+        lock_keys.extend(
+            loaded
+                .iter()
+                .map(|(q, _, d)| feed_lock_key(&q.project, &d.recipient_id)),
+        );
+        let _guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
+
+        // Group by recipient, keeping the order the deliveries came in.
+        let mut order: Vec<(Uuid, Uuid)> = vec![];
+        let mut groups: HashMap<(Uuid, Uuid), Vec<usize>> = HashMap::new();
+        for (i, (q, _, d)) in loaded.iter().enumerate() {
+            let k = (q.project, d.recipient_id);
+            groups
+                .entry(k)
+                .or_insert_with(|| {
+                    order.push(k);
+                    vec![]
+                })
+                .push(i);
+        }
+        let mut w = Writes::new();
+        let mut out = InAppBatch::default();
+        let mut actors: HashMap<(Uuid, Uuid), Value> = HashMap::new();
+        for (p, u) in order {
+            let idx = &groups[&(p, u)];
+            if self.user(&p, &u)?.is_none() {
+                for &i in idx {
+                    loaded[i].1 = Outcome::Skipped(DeliveryError {
+                        code: "missing_address".into(),
+                        message: "the recipient was deleted".into(),
+                    });
+                }
+                continue;
+            }
+            let mut counts = self.feed_counts(&p, &u)?;
+            let mut frames = Vec::with_capacity(idx.len());
+            for &i in idx {
+                let d = &loaded[i].2;
+                self.stage_feed_insert(&mut w, &p, d, &mut counts);
+                let actor = match d.actor_id {
+                    Some(a) => match actors.get(&(p, a)) {
+                        Some(v) => v.clone(),
+                        None => {
+                            let v = self
+                                .user(&p, &a)?
+                                .map(|u| serde_json::to_value(u).unwrap_or(Value::Null))
+                                .unwrap_or(Value::Null);
+                            actors.insert((p, a), v.clone());
+                            v
+                        }
+                    },
+                    None => Value::Null,
+                };
+                let mut sent = d.clone();
+                sent.sent_at = Some(now);
+                counts.seq += 1;
+                let (f, meta) = feed_frame(
+                    "feed_entry.created",
+                    counts.seq,
+                    sent.feed_view(actor),
+                    &counts,
+                );
+                self.stage_event(&mut w, &p, &u, counts.seq, f.as_bytes())?;
+                frames.push((counts.seq, f, meta));
+            }
+            self.stage_feed_counts(&mut w, &p, &u, &counts);
+            out.frames.push((p, u, frames));
+        }
+        out.settled = loaded.len();
+        let (written, runs) = self.stage_finish(&mut w, loaded, now)?;
+        self.commit(w)?;
+        for d in &written {
+            record_metrics(d, now);
+        }
+        out.runs = runs;
+        Ok(out)
     }
 
     pub fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts> {

@@ -24,7 +24,9 @@ mod projects;
 mod runs;
 mod users;
 
-pub use feed::{FeedFilter, FeedUpdate, FeedUpdateOutcome};
+pub use feed::{
+    feed_frame, feed_lock_key, FeedFilter, FeedUpdate, FeedUpdateOutcome, Frame, InAppBatch,
+};
 pub use flusher::Flusher;
 pub use misc::{IdempotentResponse, PushSubscription};
 pub use page::{Page, PageReq};
@@ -252,7 +254,7 @@ impl Store {
                 db,
                 trees,
                 flusher,
-                stripes: (0..256).map(|_| Mutex::new(())).collect(),
+                stripes: (0..4096).map(|_| Mutex::new(())).collect(),
                 cursor_key,
                 commit_gate: std::sync::RwLock::new(()),
                 projects_cache: dashmap::DashMap::new(),

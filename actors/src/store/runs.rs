@@ -51,27 +51,44 @@ pub struct QueueItem {
     pub due_ms: i64,
 }
 
+/// The `queue` tree holds exactly the pending deliveries: key `(project,
+/// delivery)`, value `(channel type, due ms)`. It is both the recovery list and the
+/// `status=pending` index, so a delivery costs one entry there while pending and
+/// none after (sent deliveries have no index entry at all).
 impl QueueItem {
-    fn key(&self) -> Key {
-        Key::new()
-            .u8(self.channel_type.index())
-            .u64(self.due_ms.max(0) as u64)
-            .id(&self.project)
-            .id(&self.delivery_id)
+    pub(crate) fn key(&self) -> Key {
+        Key::new().id(&self.project).id(&self.delivery_id)
     }
-    fn from_key(k: &[u8]) -> Option<QueueItem> {
-        if k.len() != 41 {
+    fn value(&self) -> [u8; 9] {
+        let mut v = [0u8; 9];
+        v[0] = self.channel_type.index();
+        v[1..].copy_from_slice(&(self.due_ms.max(0) as u64).to_be_bytes());
+        v
+    }
+    fn from_kv(k: &[u8], v: &[u8]) -> Option<QueueItem> {
+        if k.len() != 32 || v.len() != 9 {
             return None;
         }
         let mut due = [0u8; 8];
-        due.copy_from_slice(&k[1..9]);
+        due.copy_from_slice(&v[1..9]);
         Some(QueueItem {
-            channel_type: ChannelType::from_index(k[0])?,
+            channel_type: ChannelType::from_index(v[0])?,
             due_ms: u64::from_be_bytes(due) as i64,
-            project: uuid_at(k, 9),
-            delivery_id: uuid_at(k, 25),
+            project: uuid_at(k, 0),
+            delivery_id: uuid_at(k, 16),
         })
     }
+}
+
+/// Deliveries whose final status is not `sent` are indexed by status (they are
+/// the ones worth finding); `sent` ones are found by scanning with a filter.
+fn status_indexed(s: DeliveryStatus) -> bool {
+    matches!(s, DeliveryStatus::Failed | DeliveryStatus::Skipped)
+}
+
+/// Key prefix of every delivery of notification `nid` (see `model::delivery_id`).
+fn deliveries_of(project: &Uuid, nid: &Uuid) -> Key {
+    Key::new().id(project).bytes(&nid.as_bytes()[..15])
 }
 
 pub struct AcceptedRun {
@@ -121,7 +138,7 @@ pub struct DeliveryFilter {
 /// Engine metrics for one delivery as written: final statuses are counted, a
 /// pending one after an attempt is a retry, and a sent one records how long it
 /// took from the run's acceptance.
-fn record_metrics(d: &Delivery, now: Timestamp) {
+pub(super) fn record_metrics(d: &Delivery, now: Timestamp) {
     let ct = d.channel_type.as_str();
     if d.status.is_final() {
         metrics::counter!("herald_deliveries_total", "channel_type" => ct, "status" => d.status.as_str()).increment(1);
@@ -207,7 +224,8 @@ impl Store {
                 Some(Some(c)) => c.channel_type,
                 _ => ChannelType::InApp,
             };
-            let (did, dnow) = new_id();
+            let did = delivery_id(&nid, i);
+            let dnow = now;
             let template = step.template.clone().unwrap_or_default();
             let mut status = DeliveryStatus::Pending;
             let mut error = None;
@@ -279,12 +297,13 @@ impl Store {
                 record_metrics(&d, now);
             }
             w.put_rec(T::deliveries, Key::new().id(&p).id(&did), &d);
-            w.put(T::deliv_by_notif, Key::new().id(&p).id(&nid).id(&did), b"");
-            w.put(
-                T::deliv_by_status,
-                Key::new().id(&p).u8(status.index()).id(&did),
-                b"",
-            );
+            if status_indexed(status) {
+                w.put(
+                    T::deliv_by_status,
+                    Key::new().id(&p).u8(status.index()).id(&did),
+                    b"",
+                );
+            }
             if status == DeliveryStatus::Pending {
                 pending = true;
                 let q = QueueItem {
@@ -293,7 +312,7 @@ impl Store {
                     channel_type,
                     due_ms: due.millis(),
                 };
-                w.put(T::queue, q.key(), b"");
+                w.put(T::queue, q.key(), q.value());
                 queued.push(q);
             }
         }
@@ -311,11 +330,11 @@ impl Store {
         };
         w.put_rec(T::notifications, Key::new().id(&p).id(&nid), &n);
         w.put(T::notif_by_run, Key::new().id(&p).id(&run.id).id(&nid), b"");
-        w.put(
-            T::notif_by_status,
-            Key::new().id(&p).u8(n.processed as u8).id(&nid),
-            b"",
-        );
+        // Only pending notifications are indexed by status: `processed` is the
+        // common state and is listed by scanning with a filter.
+        if pending {
+            w.put(T::notif_by_status, Key::new().id(&p).u8(0).id(&nid), b"");
+        }
         w.put(
             T::notif_by_recipient,
             Key::new().id(&p).id(&user.id).id(&nid),
@@ -562,11 +581,12 @@ impl Store {
     pub fn notification_deliveries(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<Delivery>> {
         let mut out = vec![];
         for kv in self
-            .tree(T::deliv_by_notif)
-            .scan_prefix(Key::new().id(project).id(nid))
+            .tree(T::deliveries)
+            .scan_prefix(deliveries_of(project, nid))
         {
-            let (k, _) = kv?;
-            if let Some(d) = self.delivery(project, &tail_id(&k))? {
+            let (_, v) = kv?;
+            let d: Delivery = codec::dec(&v)?;
+            if d.notification_id == *nid {
                 out.push(d);
             }
         }
@@ -586,8 +606,8 @@ impl Store {
             (T::notif_by_recipient, p.id(u))
         } else if let Some(t) = &f.topic {
             (T::notif_by_topic, p.str(t))
-        } else if let Some(s) = f.status {
-            (T::notif_by_status, p.u8(s as u8))
+        } else if f.status == Some(false) {
+            (T::notif_by_status, p.u8(0))
         } else {
             (T::notifications, p)
         };
@@ -621,8 +641,10 @@ impl Store {
     ) -> Result<Page<Delivery>> {
         let p = Key::new().id(project);
         let (tree, prefix) = if let Some(n) = &f.notification_id {
-            (T::deliv_by_notif, p.id(n))
-        } else if let Some(s) = f.status {
+            (T::deliveries, deliveries_of(project, n))
+        } else if f.status == Some(DeliveryStatus::Pending) {
+            (T::queue, p)
+        } else if let Some(s) = f.status.filter(|s| status_indexed(*s)) {
             (T::deliv_by_status, p.u8(s.index()))
         } else {
             (T::deliveries, p)
@@ -652,36 +674,35 @@ impl Store {
     /// Every queued delivery of one channel type, in due order (recovery).
     pub fn queue_items(&self, ct: ChannelType) -> Result<Vec<QueueItem>> {
         let mut out = vec![];
-        for kv in self.tree(T::queue).scan_prefix([ct.index()]) {
-            let (k, _) = kv?;
-            if let Some(q) = QueueItem::from_key(&k) {
+        for kv in self.tree(T::queue).iter() {
+            let (k, v) = kv?;
+            if let Some(q) = QueueItem::from_kv(&k, &v).filter(|q| q.channel_type == ct) {
                 out.push(q);
             }
         }
+        out.sort_by_key(|q| q.due_ms);
         Ok(out)
     }
 
-    /// Records the outcomes of attempts, plus `extra` writes staged by the caller
-    /// (the in-app feed entry), in one commit. Marks notifications whose deliveries
-    /// have all settled `processed`, and runs whose notifications have. Returns the
-    /// deliveries as written and the runs that became processed.
-    pub fn finish_deliveries(
+    /// Loads the deliveries of `items` that still exist, with their outcomes.
+    pub(super) fn load_for_finish<'a>(
         &self,
-        items: &[(QueueItem, Outcome)],
-        extra: Writes,
-    ) -> Result<(Vec<Delivery>, Vec<(Uuid, Uuid)>)> {
-        let mut w = extra;
-        let now = Timestamp::now();
-        let mut written: Vec<Delivery> = Vec::with_capacity(items.len());
-        // Lock the notifications and runs touched so completion checks do not race
-        // with another channel's actor finishing a sibling delivery.
-        let mut loaded = Vec::with_capacity(items.len());
+        items: impl IntoIterator<Item = (&'a QueueItem, Outcome)>,
+    ) -> Result<Vec<(QueueItem, Outcome, Delivery)>> {
+        let mut loaded = vec![];
         for (q, o) in items {
             if let Some(d) = self.delivery(&q.project, &q.delivery_id)? {
-                loaded.push((q, o, d));
+                loaded.push((*q, o, d));
             }
         }
-        let lock_keys: Vec<Vec<u8>> = loaded
+        Ok(loaded)
+    }
+
+    /// The logical locks `stage_finish` needs: the notifications and runs touched,
+    /// so completion checks do not race with another channel's actor finishing a
+    /// sibling delivery.
+    pub(super) fn finish_lock_keys(loaded: &[(QueueItem, Outcome, Delivery)]) -> Vec<Vec<u8>> {
+        loaded
             .iter()
             .flat_map(|(q, _, d)| {
                 [
@@ -689,13 +710,46 @@ impl Store {
                     Key::new().u8(b'r').id(&q.project).id(&d.flow_run_id).0,
                 ]
             })
-            .collect();
+            .collect()
+    }
+
+    /// Records the outcomes of attempts, plus `extra` writes staged by the caller,
+    /// in one commit (see `stage_finish`). Returns the deliveries as written and
+    /// the runs that became processed.
+    pub fn finish_deliveries(
+        &self,
+        items: &[(QueueItem, Outcome)],
+        extra: Writes,
+    ) -> Result<(Vec<Delivery>, Vec<(Uuid, Uuid)>)> {
+        let mut w = extra;
+        let now = Timestamp::now();
+        let loaded = self.load_for_finish(items.iter().map(|(q, o)| (q, o.clone())))?;
+        let lock_keys = Self::finish_lock_keys(&loaded);
         let _guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
+        let (written, runs) = self.stage_finish(&mut w, loaded, now)?;
+        self.commit(w)?;
+        for d in &written {
+            record_metrics(d, now);
+        }
+        Ok((written, runs))
+    }
+
+    /// Stages the outcomes into `w`. Marks notifications whose deliveries have all
+    /// settled `processed`, and runs whose notifications have. The caller holds the
+    /// locks of `finish_lock_keys` until it has committed `w`.
+    ///
+    /// One read per delivery is enough: a delivery is written only by the actor
+    /// settling it (one at a time per delivery), and its notification and run ids
+    /// never change, so the locks cover what can race.
+    pub(super) fn stage_finish(
+        &self,
+        w: &mut Writes,
+        loaded: Vec<(QueueItem, Outcome, Delivery)>,
+        now: Timestamp,
+    ) -> Result<(Vec<Delivery>, Vec<(Uuid, Uuid)>)> {
+        let mut written: Vec<Delivery> = Vec::with_capacity(loaded.len());
         let mut touched: HashMap<(Uuid, Uuid), Uuid> = HashMap::new(); // (project, notification) -> run
         let mut overlay: HashMap<(Uuid, Uuid), DeliveryStatus> = HashMap::new();
-        // One read per delivery is enough: a delivery is written only by the actor
-        // settling it (one at a time per delivery), and its notification and run
-        // ids never change, so the locks above cover what can race.
         for (q, o, mut d) in loaded {
             if d.status.is_final() {
                 w.del(T::queue, q.key());
@@ -710,19 +764,22 @@ impl Store {
                     d.sent_at = Some(now);
                     d.next_attempt_at = None;
                     if outcomes.is_some() {
-                        d.outcomes = outcomes.clone();
+                        d.outcomes = outcomes;
                     }
+                    w.del(T::queue, q.key());
                 }
                 Outcome::Failed(e) => {
                     d.status = DeliveryStatus::Failed;
                     d.attempts += 1;
-                    d.error = Some(e.clone());
+                    d.error = Some(e);
                     d.next_attempt_at = None;
+                    w.del(T::queue, q.key());
                 }
                 Outcome::Skipped(e) => {
                     d.status = DeliveryStatus::Skipped;
-                    d.error = Some(e.clone());
+                    d.error = Some(e);
                     d.next_attempt_at = None;
+                    w.del(T::queue, q.key());
                 }
                 Outcome::Retry {
                     error,
@@ -730,33 +787,28 @@ impl Store {
                     outcomes,
                 } => {
                     d.attempts += 1;
-                    d.error = Some(error.clone());
-                    d.next_attempt_at = Some(*at);
+                    d.error = Some(error);
+                    d.next_attempt_at = Some(at);
                     if outcomes.is_some() {
-                        d.outcomes = outcomes.clone();
+                        d.outcomes = outcomes;
                     }
+                    let nq = QueueItem {
+                        due_ms: at.millis(),
+                        ..q
+                    };
+                    w.put(T::queue, nq.key(), nq.value());
                 }
             }
             d.updated_at = now;
             w.put_rec(T::deliveries, Key::new().id(&q.project).id(&d.id), &d);
-            w.del(T::queue, q.key());
-            if let Outcome::Retry { at, .. } = o {
-                let nq = QueueItem {
-                    due_ms: at.millis(),
-                    ..*q
-                };
-                w.put(T::queue, nq.key(), b"");
-            }
             if old != d.status {
-                w.del(
-                    T::deliv_by_status,
-                    Key::new().id(&q.project).u8(old.index()).id(&d.id),
-                );
-                w.put(
-                    T::deliv_by_status,
-                    Key::new().id(&q.project).u8(d.status.index()).id(&d.id),
-                    b"",
-                );
+                if status_indexed(d.status) {
+                    w.put(
+                        T::deliv_by_status,
+                        Key::new().id(&q.project).u8(d.status.index()).id(&d.id),
+                        b"",
+                    );
+                }
                 overlay.insert((q.project, d.id), d.status);
                 touched.insert((q.project, d.notification_id), d.flow_run_id);
             }
@@ -766,19 +818,13 @@ impl Store {
         let mut run_done: HashMap<(Uuid, Uuid), u64> = HashMap::new();
         for ((p, nid), run) in &touched {
             let mut all_final = true;
-            for kv in self
-                .tree(T::deliv_by_notif)
-                .scan_prefix(Key::new().id(p).id(nid))
-            {
-                let (k, _) = kv?;
-                let did = tail_id(&k);
-                let st = match overlay.get(&(*p, did)) {
-                    Some(s) => *s,
-                    None => match self.delivery(p, &did)? {
-                        Some(d) => d.status,
-                        None => continue,
-                    },
-                };
+            for kv in self.tree(T::deliveries).scan_prefix(deliveries_of(p, nid)) {
+                let (_, v) = kv?;
+                let d: Delivery = codec::dec(&v)?;
+                if d.notification_id != *nid {
+                    continue;
+                }
+                let st = overlay.get(&(*p, d.id)).copied().unwrap_or(d.status);
                 if !st.is_final() {
                     all_final = false;
                     break;
@@ -794,7 +840,6 @@ impl Store {
                     n.updated_at = now;
                     w.put_rec(T::notifications, Key::new().id(p).id(nid), &n);
                     w.del(T::notif_by_status, Key::new().id(p).u8(0).id(nid));
-                    w.put(T::notif_by_status, Key::new().id(p).u8(1).id(nid), b"");
                     *run_done.entry((*p, *run)).or_default() += 1;
                 }
             }
@@ -817,10 +862,6 @@ impl Store {
                     }
                 }
             }
-        }
-        self.commit(w)?;
-        for d in &written {
-            record_metrics(d, now);
         }
         Ok((written, runs_processed))
     }
