@@ -33,22 +33,50 @@ impl Timestamp {
         Self::from_millis(self.millis().saturating_add(ms))
     }
     pub fn to_rfc3339(&self) -> String {
-        self.0.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+        // `to_rfc3339_opts` writes the fields directly; `format` would parse a
+        // format string on every call, which showed in delivery profiles.
+        self.0.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
     }
 }
 
+/// JSON (human-readable formats) gets RFC 3339 text; the store's MessagePack gets
+/// the milliseconds as an integer, which is smaller and far cheaper to write and
+/// read. Either form is accepted when reading.
 impl Serialize for Timestamp {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.to_rfc3339())
+        if s.is_human_readable() {
+            s.serialize_str(&self.to_rfc3339())
+        } else {
+            s.serialize_i64(self.millis())
+        }
     }
 }
 
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        DateTime::parse_from_rfc3339(&s)
-            .map(|t| Timestamp(t.with_timezone(&Utc)))
-            .map_err(serde::de::Error::custom)
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Timestamp;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an RFC 3339 timestamp or milliseconds since the epoch")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Timestamp, E> {
+                DateTime::parse_from_rfc3339(s)
+                    .map(|t| Timestamp(t.with_timezone(&Utc)))
+                    .map_err(E::custom)
+            }
+            fn visit_i64<E: serde::de::Error>(self, ms: i64) -> Result<Timestamp, E> {
+                Ok(Timestamp::from_millis(ms))
+            }
+            fn visit_u64<E: serde::de::Error>(self, ms: u64) -> Result<Timestamp, E> {
+                Ok(Timestamp::from_millis(ms.min(i64::MAX as u64) as i64))
+            }
+        }
+        if d.is_human_readable() {
+            d.deserialize_str(V)
+        } else {
+            d.deserialize_any(V)
+        }
     }
 }
 

@@ -66,7 +66,10 @@ impl Engine {
             .collect();
         let http = reqwest::Client::builder()
             .user_agent(concat!("herald/", env!("CARGO_PKG_VERSION")))
-            .pool_max_idle_per_host(64)
+            // Keep a connection per concurrent attempt: with fewer, every attempt
+            // beyond the idle limit opened a new connection (a third of the
+            // webhook path's time in profiles).
+            .pool_max_idle_per_host(config.concurrency.max(64))
             .build()
             .map_err(|e| Error::internal(format!("http client: {e}")))?;
         let engine = Engine {

@@ -1,6 +1,7 @@
 //! `FlowRunActor`: one per run in progress. It hands the run's durable deliveries
-//! to the supervisor, expands a topic run chunk by chunk (each chunk durable before
-//! its deliveries go out), and stops once the run is processed.
+//! to the supervisor, expands a topic run chunk by chunk on the blocking pool
+//! (each chunk durable before its deliveries go out; the next chunk is staged
+//! while one waits for its flush), and stops once the run is processed.
 
 use super::engine::Engine;
 use crate::store::QueueItem;
@@ -16,7 +17,14 @@ pub struct FlowRunActor {
     project: Uuid,
     run: Uuid,
     queued: Vec<QueueItem>,
+    expanding: bool,
+    expanded: bool,
+    /// Chunks committed whose deliveries wait for their flush.
+    undispatched: usize,
 }
+
+/// Chunks that may wait for their flush while the next one is staged.
+const AHEAD: usize = 4;
 
 /// Sent by the delivery side when the run's last notification is processed.
 #[derive(Message)]
@@ -34,6 +42,9 @@ impl FlowRunActor {
             project,
             run,
             queued,
+            expanding: false,
+            expanded: false,
+            undispatched: 0,
         }
     }
 
@@ -68,38 +79,64 @@ impl Actor for FlowRunActor {
 impl Handler<Expand> for FlowRunActor {
     type Result = ();
     fn handle(&mut self, _: Expand, ctx: &mut Context<Self>) {
-        let store = self.engine.store().clone();
-        match store.expand_topic_chunk(&self.project, &self.run, CHUNK) {
-            Ok((queued, done)) => {
-                if queued.is_empty() && done {
-                    self.check_done(ctx);
-                    return;
-                }
-                let ticket = store.durable_ticket();
-                let engine = self.engine.clone();
-                ctx.wait(
-                    async move {
-                        let ok = store.wait_durable(ticket).await.is_ok();
-                        if ok {
-                            engine.dispatch(queued);
-                        }
-                        ok
-                    }
-                    .into_actor(self)
-                    .map(move |ok, act, ctx| {
-                        if !done || !ok {
-                            ctx.notify(Expand);
-                        } else {
-                            act.check_done(ctx);
-                        }
-                    }),
-                );
-            }
-            Err(e) => {
-                tracing::error!(flow_run_id = %self.run, error = %e, "topic expansion failed; retrying in 1 s");
-                ctx.notify_later(Expand, Duration::from_secs(1));
-            }
+        if self.expanding || self.expanded || self.undispatched >= AHEAD {
+            return; // re-sent when the chunk in progress or a flush completes
         }
+        self.expanding = true;
+        let store = self.engine.store().clone();
+        let (p, r) = (self.project, self.run);
+        let work = async move {
+            tokio::task::spawn_blocking(move || store.expand_topic_chunk(&p, &r, CHUNK))
+                .await
+                .unwrap_or_else(|_| Err(crate::error::Error::internal("topic expansion panicked")))
+        };
+        ctx.spawn(work.into_actor(self).map(|res, act, ctx| {
+            act.expanding = false;
+            match res {
+                Ok((queued, done)) => {
+                    act.expanded = done;
+                    if queued.is_empty() {
+                        if done {
+                            act.check_done(ctx);
+                        } else {
+                            ctx.notify(Expand);
+                        }
+                        return;
+                    }
+                    // The next chunk is staged while this one waits for its flush;
+                    // its deliveries go out only once it is durable.
+                    act.undispatched += 1;
+                    let store = act.engine.store().clone();
+                    let engine = act.engine.clone();
+                    let ticket = store.durable_ticket();
+                    ctx.spawn(
+                        async move {
+                            match store.wait_durable(ticket).await {
+                                Ok(()) => engine.dispatch(queued),
+                                // Stays queued in sled and goes out after a restart.
+                                Err(e) => tracing::error!(error = %e, "flush failed; deliveries wait for a restart"),
+                            }
+                        }
+                        .into_actor(act)
+                        .map(|_, act, ctx| {
+                            act.undispatched -= 1;
+                            if act.expanded {
+                                act.check_done(ctx);
+                            } else {
+                                ctx.notify(Expand);
+                            }
+                        }),
+                    );
+                    if !done {
+                        ctx.notify(Expand);
+                    }
+                }
+                Err(e) => {
+                    tracing::error!(flow_run_id = %act.run, error = %e, "topic expansion failed; retrying in 1 s");
+                    ctx.notify_later(Expand, Duration::from_secs(1));
+                }
+            }
+        }));
     }
 }
 
