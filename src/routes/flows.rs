@@ -507,6 +507,7 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
         // The 202 promises durability: wait for the shared flush.
         let ticket = st.store.durable_ticket();
         st.store.wait_durable(ticket).await?;
+        st.engine.push_frames(accepted.frames);
         st.engine.start_run(pid, accepted.run.id, accepted.queued);
         Ok(Created {
             status: StatusCode::ACCEPTED,

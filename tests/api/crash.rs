@@ -216,8 +216,8 @@ async fn sigkill_during_topic_expansion_resumes_without_duplicates() {
     let run = run_flow(&app, &s(&flow["id"]), json!({"topic": topic})).await;
     assert_eq!(run["recipients_count"], json!(n), "{run}");
     let run_id = s(&run["id"]);
-    // kill in the middle of the expansion: once a second chunk shows, the first
-    // one is durable (each chunk is flushed before the next is expanded)
+    // kill in the middle of the expansion: once more than one chunk shows, at
+    // least one is committed (flushed or not) and more are to come
     let d = Deadline::new("the topic expansion to begin", 30);
     loop {
         let r = app
@@ -250,4 +250,54 @@ async fn sigkill_during_topic_expansion_resumes_without_duplicates() {
     }
     let sent = list_all(&app, &format!("{A}/deliveries"), &[("status", "sent")]).await;
     assert_eq!(sent.len(), n, "one delivery per subscriber");
+}
+
+#[tokio::test]
+async fn sigkill_with_delayed_in_app_deliveries_pending_delivers_each_once_after_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::random();
+    let mut app = TestApp::spawn_on(dir.path(), &keys);
+    let inapp = in_app_channel(&app).await;
+    let flow = active_flow(
+        &app,
+        "late-crash",
+        json!([
+            delay_step(1),
+            channel_step(&inapp, None, "late {{ recipient.external_id }}")
+        ]),
+    )
+    .await;
+    let exts: Vec<String> = (0..300)
+        .map(|i| format!("late-{i:03}-{}", &random_hex()[..6]))
+        .collect();
+    let run = run_flow(
+        &app,
+        &s(&flow["id"]),
+        json!({"recipients": recipients(&exts)}),
+    )
+    .await;
+    let status = app.kill9();
+    assert!(!status.success(), "SIGKILL: {status:?}");
+    let run_id = s(&run["id"]);
+
+    let app = TestApp::spawn_on(dir.path(), &keys);
+    let fr = wait_run_processed(&app, &run_id, 30).await;
+    assert_eq!(fr["notifications_count"], json!(300), "{fr}");
+    let ns = run_notifications(&app, &run_id).await;
+    assert_eq!(ns.len(), 300, "{fr}");
+    for n in &ns {
+        let d = delivery_of(n, "in_app");
+        assert_eq!(d["status"], json!("sent"), "{d}");
+        assert_eq!(d["attempts"], json!(1), "{d}");
+    }
+    // every recipient's feed holds exactly its one entry, counted once
+    for ext in exts.iter().step_by(30) {
+        let page = wait_feed(&app, ext, 1).await;
+        let items = page["items"].as_array().unwrap();
+        assert_eq!(items.len(), 1, "{page}");
+        assert_eq!(items[0]["data"]["body"], json!(format!("late {ext}")));
+        let r = app.user(GET, &format!("{U}/feed"), ext).go().await;
+        let body = r.ok(200);
+        assert_eq!(body["meta"]["unread_count"], json!(1), "{body}");
+    }
 }

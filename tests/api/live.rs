@@ -1046,3 +1046,79 @@ async fn sigterm_closes_open_sockets_with_1001_and_exits_0() {
     );
     assert!(took <= Duration::from_secs(10), "exit took {took:?}");
 }
+
+#[tokio::test]
+async fn delayed_in_app_entries_arrive_after_the_delay_interleaved_in_seq_order_with_rest_changes()
+{
+    // In-app deliveries due at once are settled with the run; delayed ones go
+    // through the in-app delivery actor's batches. Both writers share one seq.
+    let f = fixture().await;
+    let inapp = in_app_channel(&f.app).await;
+    let delayed = active_flow(
+        &f.app,
+        "later",
+        json!([
+            delay_step(1),
+            channel_step(&inapp, None, "late {{ data.i }}")
+        ]),
+    )
+    .await;
+    let (ext, _) = f.app.create_user("delayed", json!({})).await;
+    let (other, _) = f.app.create_user("delayed-other", json!({})).await;
+    let mut ws = connect_user(&f.app, &ext, "").await;
+    hello(&mut ws, 0).await;
+    let mut ows = connect_user(&f.app, &other, "").await;
+    hello(&mut ows, 0).await;
+
+    let accepted = Instant::now();
+    run_flow(
+        &f.app,
+        &s(&delayed["id"]),
+        json!({"recipients": [{"external_id": ext}, {"external_id": other}], "data": {"i": 1}}),
+    )
+    .await;
+    // an immediate entry and a REST change while the delayed one waits
+    f.run(&ext, 2).await;
+    let now_ev = frame(&mut ws).await;
+    assert_event(&now_ev, "feed_entry.created", 1);
+    assert_eq!(now_ev["entry"]["data"]["body"], json!("B2"), "{now_ev}");
+    post_user(
+        &f.app,
+        &ext,
+        &format!("/feed/{}/read", s(&now_ev["entry"]["id"])),
+    )
+    .await;
+    assert_event(&frame(&mut ws).await, "feed_entry.updated", 2);
+
+    let late = match next_got(&mut ws, Duration::from_secs(10)).await {
+        Got::Text(v) => v,
+        other => panic!("the delayed entry never arrived: {other:?}"),
+    };
+    assert!(
+        accepted.elapsed() >= Duration::from_millis(900),
+        "delivered before its delay: after {:?}",
+        accepted.elapsed()
+    );
+    assert_event(&late, "feed_entry.created", 3);
+    assert_eq!(late["entry"]["data"]["body"], json!("late 1"), "{late}");
+    assert_eq!(
+        late["meta"],
+        json!({"unread_count": 1, "unseen_count": 1}),
+        "{late}"
+    );
+    let oev = frame(&mut ows).await;
+    assert_event(&oev, "feed_entry.created", 1);
+    assert_eq!(oev["entry"]["data"]["body"], json!("late 1"), "{oev}");
+    // the delivery behind it is sent, and the feed agrees with the frame
+    let r = f
+        .app
+        .user(GET, &format!("{U}/feed/{}", s(&late["entry"]["id"])), &ext)
+        .go()
+        .await;
+    assert_eq!(&r.ok(200), &late["entry"]);
+    let d = wait_delivery_final(&f.app, &s(&late["entry"]["id"]), 10).await;
+    assert_eq!(d["status"], json!("sent"), "{d}");
+    assert_eq!(d["attempts"], json!(1), "{d}");
+    silence(&mut ws, 300).await;
+    silence(&mut ows, 100).await;
+}

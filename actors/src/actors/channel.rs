@@ -16,7 +16,6 @@
 
 use super::engine::Engine;
 use super::supervisor::Dispatch;
-use super::user::PushFrames;
 use crate::model::{ChannelStatus, ChannelType, DeliveryError, Timestamp};
 use crate::providers::{SendError, SendRequest};
 use crate::store::{Outcome, QueueItem, Writes};
@@ -195,11 +194,7 @@ impl ChannelActor {
                 .store()
                 .wait_durable(engine.store().durable_ticket())
                 .await?;
-            for (p, u, frames) in out.frames {
-                if let Some(a) = engine.user_actor_if_running(p, u) {
-                    a.do_send(PushFrames(frames));
-                }
-            }
+            engine.push_frames(out.frames);
             engine.runs_processed(out.runs);
             Ok::<(), crate::error::Error>(())
         };

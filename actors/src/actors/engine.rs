@@ -199,6 +199,16 @@ impl Engine {
 }
 
 impl Engine {
+    /// Hands durable live-feed frames to the actors of users that are running
+    /// (a user without one has no socket to push to).
+    pub fn push_frames(&self, frames: crate::store::UserFrames) {
+        for (p, u, f) in frames {
+            if let Some(a) = self.user_actor_if_running(p, u) {
+                a.do_send(super::user::PushFrames(f));
+            }
+        }
+    }
+
     /// Tells the actors of runs that just became processed to stop.
     pub(crate) fn runs_processed(&self, runs: Vec<(Uuid, Uuid)>) {
         for (_, run) in runs {

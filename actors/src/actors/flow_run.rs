@@ -93,9 +93,9 @@ impl Handler<Expand> for FlowRunActor {
         ctx.spawn(work.into_actor(self).map(|res, act, ctx| {
             act.expanding = false;
             match res {
-                Ok((queued, done)) => {
+                Ok((queued, frames, done)) => {
                     act.expanded = done;
-                    if queued.is_empty() {
+                    if queued.is_empty() && frames.is_empty() {
                         if done {
                             act.check_done(ctx);
                         } else {
@@ -112,7 +112,10 @@ impl Handler<Expand> for FlowRunActor {
                     ctx.spawn(
                         async move {
                             match store.wait_durable(ticket).await {
-                                Ok(()) => engine.dispatch(queued),
+                                Ok(()) => {
+                                    engine.push_frames(frames);
+                                    engine.dispatch(queued);
+                                }
                                 // Stays queued in sled and goes out after a restart.
                                 Err(e) => tracing::error!(error = %e, "flush failed; deliveries wait for a restart"),
                             }

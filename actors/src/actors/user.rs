@@ -318,7 +318,8 @@ impl Handler<UpdateEntry> for UserActor {
     fn handle(&mut self, m: UpdateEntry, _: &mut Context<Self>) -> Self::Result {
         self.last_used = Instant::now();
         let store = self.engine.store().clone();
-        let _feed = store.lock(&feed_lock_key(&self.project, &self.user));
+        let feed_key = feed_lock_key(&self.project, &self.user);
+        let _feed = store.lock_feeds([feed_key.as_slice()]);
         let mut w = Writes::new();
         let out = match store.feed_update(&mut w, &self.project, &self.user, &m.entry, m.update) {
             Ok(o) => o,
@@ -351,7 +352,8 @@ impl Handler<MarkAll> for UserActor {
     fn handle(&mut self, m: MarkAll, _: &mut Context<Self>) -> Self::Result {
         self.last_used = Instant::now();
         let store = self.engine.store().clone();
-        let _feed = store.lock(&feed_lock_key(&self.project, &self.user));
+        let feed_key = feed_lock_key(&self.project, &self.user);
+        let _feed = store.lock_feeds([feed_key.as_slice()]);
         let mut w = Writes::new();
         let (updated, mut counts) =
             match store.feed_mark_all(&mut w, &self.project, &self.user, m.read) {

@@ -38,7 +38,7 @@ pub fn feed_lock_key(project: &Uuid, user: &Uuid) -> Vec<u8> {
 pub struct InAppBatch {
     /// The frames of each user whose feed changed, in `seq` order. They may be
     /// pushed to sockets once the commit is durable.
-    pub frames: Vec<(Uuid, Uuid, Vec<Frame>)>,
+    pub frames: super::runs::UserFrames,
     /// Runs that became processed.
     pub runs: Vec<(Uuid, Uuid)>,
     /// Deliveries settled (sent, or skipped for a deleted recipient).
@@ -205,13 +205,13 @@ impl Store {
         let mut loaded =
             self.load_for_finish(items.iter().map(|q| (q, Outcome::Sent { outcomes: None })))?;
         loaded.retain(|(_, _, d)| !d.status.is_final());
-        let mut lock_keys = Self::finish_lock_keys(&loaded);
-        lock_keys.extend(
-            loaded
-                .iter()
-                .map(|(q, _, d)| feed_lock_key(&q.project, &d.recipient_id)),
-        );
+        let lock_keys = Self::finish_lock_keys(&loaded);
         let _guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
+        let feed_keys: Vec<Vec<u8>> = loaded
+            .iter()
+            .map(|(q, _, d)| feed_lock_key(&q.project, &d.recipient_id))
+            .collect();
+        let _feeds = self.lock_feeds(feed_keys.iter().map(|k| k.as_slice()));
 
         // Group by recipient, keeping the order the deliveries came in.
         let mut order: Vec<(Uuid, Uuid)> = vec![];

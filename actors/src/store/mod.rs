@@ -33,7 +33,7 @@ pub use page::{Page, PageReq};
 pub use projects::{hash_secret, NewProjectKeys};
 pub use runs::{
     AcceptInput, AcceptedRun, ActorSpec, DeliveryFilter, NotificationFilter, Outcome, QueueItem,
-    RunRecipient,
+    RunRecipient, UserFrames,
 };
 pub use users::UserFilter;
 
@@ -100,6 +100,10 @@ struct Inner {
     /// subscription, an idempotency key). Striping keeps unrelated keys apart
     /// without a map of locks that grows forever.
     stripes: Vec<Mutex<()>>,
+    /// Striped locks of users' feeds, a separate class so they can be taken
+    /// while entity locks are held: the order is always entity locks, then feed
+    /// locks, never the other way round.
+    feed_stripes: Vec<Mutex<()>>,
     cursor_key: [u8; 32],
     /// Shared by every commit, exclusive while a backup exports the trees.
     commit_gate: std::sync::RwLock<()>,
@@ -255,6 +259,7 @@ impl Store {
                 trees,
                 flusher,
                 stripes: (0..4096).map(|_| Mutex::new(())).collect(),
+                feed_stripes: (0..4096).map(|_| Mutex::new(())).collect(),
                 cursor_key,
                 commit_gate: std::sync::RwLock::new(()),
                 projects_cache: dashmap::DashMap::new(),
@@ -305,6 +310,24 @@ impl Store {
         idx.into_iter()
             .map(|i| {
                 self.inner.stripes[i]
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+            })
+            .collect()
+    }
+
+    /// Locks users' feeds (keys from `feed_lock_key`), in stripe order. Take them
+    /// after any entity locks, never before.
+    pub(crate) fn lock_feeds<'a>(
+        &self,
+        keys: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Vec<MutexGuard<'_, ()>> {
+        let mut idx: Vec<usize> = keys.into_iter().map(|k| self.stripe(k)).collect();
+        idx.sort_unstable();
+        idx.dedup();
+        idx.into_iter()
+            .map(|i| {
+                self.inner.feed_stripes[i]
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
             })

@@ -7,6 +7,7 @@
 //! crash resumes where it stopped. `finish_deliveries` records outcomes and marks
 //! notifications and runs `processed` when their last delivery settles.
 
+use super::feed::{feed_frame, feed_lock_key, Frame};
 use super::keys::{tail_id, uuid_at, Key};
 use super::misc::IdempotentResponse;
 use super::page::{scan, Page, PageReq};
@@ -96,7 +97,13 @@ pub struct AcceptedRun {
     /// The 202 body, as stored for idempotent replay.
     pub body: Vec<u8>,
     pub queued: Vec<QueueItem>,
+    /// Live-feed frames of the in-app deliveries settled with the run, to push
+    /// once the commit is durable.
+    pub frames: UserFrames,
 }
+
+/// Frames per `(project, user)`, each list in `seq` order.
+pub type UserFrames = Vec<(Uuid, Uuid, Vec<Frame>)>;
 
 /// What happened to one delivery attempt.
 #[derive(Debug, Clone)]
@@ -195,12 +202,20 @@ impl Store {
     }
 
     /// Stages one notification and its deliveries. Returns whether it is pending.
+    ///
+    /// An in_app delivery that is due at once has nothing to wait for, so it is
+    /// settled right here, in the same commit: feed entry, event and counts are
+    /// staged and the delivery is stored `sent`, its frame added to `frames`. That
+    /// saves the queue entry, a second write of the delivery and, for a flow with
+    /// only in_app steps, a second write of the notification. The caller holds the
+    /// recipient's feed lock (`lock_feeds`) until it has committed.
     fn stage_notification(
         &self,
         w: &mut Writes,
         st: &Stager,
         user: &User,
         queued: &mut Vec<QueueItem>,
+        frames: &mut UserFrames,
     ) -> Result<bool> {
         let p = st.project;
         let run = st.run;
@@ -214,6 +229,7 @@ impl Store {
         });
         let mut pending = false;
         let mut offset_ms: i64 = 0;
+        let mut feed: Option<(FeedCounts, Vec<Frame>)> = None;
         for (i, step) in run.flow.steps.iter().enumerate() {
             if step.kind == "delay" {
                 offset_ms += (step.seconds.unwrap_or(0) as i64).saturating_mul(1000);
@@ -264,7 +280,7 @@ impl Store {
                 }
             }
             let due = run.created_at.plus_millis(offset_ms);
-            let d = Delivery {
+            let mut d = Delivery {
                 id: did,
                 notification_id: nid,
                 flow_run_id: run.id,
@@ -293,6 +309,30 @@ impl Store {
                 created_at: dnow,
                 updated_at: dnow,
             };
+            if channel_type == ChannelType::InApp
+                && status == DeliveryStatus::Pending
+                && due.millis() <= now.millis()
+            {
+                let (counts, fr) = match &mut feed {
+                    Some(f) => f,
+                    None => feed.insert((self.feed_counts(&p, &user.id)?, vec![])),
+                };
+                d.status = DeliveryStatus::Sent;
+                d.attempts = 1;
+                d.sent_at = Some(now);
+                d.next_attempt_at = None;
+                self.stage_feed_insert(w, &p, &d, counts);
+                counts.seq += 1;
+                let (f, meta) = feed_frame(
+                    "feed_entry.created",
+                    counts.seq,
+                    d.feed_view(st.actor.clone()),
+                    counts,
+                );
+                self.stage_event(w, &p, &user.id, counts.seq, f.as_bytes())?;
+                fr.push((counts.seq, f, meta));
+            }
+            let status = d.status;
             if d.status.is_final() {
                 record_metrics(&d, now);
             }
@@ -315,6 +355,10 @@ impl Store {
                 w.put(T::queue, q.key(), q.value());
                 queued.push(q);
             }
+        }
+        if let Some((counts, fr)) = feed {
+            self.stage_feed_counts(w, &p, &user.id, &counts);
+            frames.push((p, user.id, fr));
         }
         let n = Notification {
             id: nid,
@@ -442,15 +486,49 @@ impl Store {
             processed_at: None,
         };
         let mut queued = vec![];
+        let mut frames = vec![];
         let mut pending_count = 0u64;
         {
+            let feed_keys: Vec<Vec<u8>> = users
+                .iter()
+                .map(|u| feed_lock_key(project, &u.id))
+                .collect();
+            let _feeds = self.lock_feeds(feed_keys.iter().map(|k| k.as_slice()));
             let st = self.stager(*project, &run, actor.as_ref())?;
             for u in &users {
-                if self.stage_notification(&mut w, &st, u, &mut queued)? {
+                if self.stage_notification(&mut w, &st, u, &mut queued, &mut frames)? {
                     pending_count += 1;
                 }
             }
+            self.commit_accepted(
+                &mut w,
+                project,
+                &mut run,
+                pending_count,
+                &input.idempotency,
+                now,
+            )
+            .map(|body| AcceptedRun {
+                run,
+                body,
+                queued,
+                frames,
+            })
         }
+    }
+
+    /// The tail of `accept_run`: the run's counter and record, the idempotent 202,
+    /// one commit (while the feed locks are still held).
+    fn commit_accepted(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        run: &mut FlowRun,
+        pending_count: u64,
+        idempotency: &Option<(Vec<u8>, Vec<u8>)>,
+        now: Timestamp,
+    ) -> Result<Vec<u8>> {
+        let mut w = std::mem::take(w);
         w.put(
             T::run_pending,
             Key::new().id(project).id(&run.id),
@@ -462,10 +540,10 @@ impl Store {
         } else {
             w.put(T::runs_active, Key::new().id(&run.id).id(project), b"");
         }
-        w.put_rec(T::flow_runs, Key::new().id(project).id(&run.id), &run);
+        w.put_rec(T::flow_runs, Key::new().id(project).id(&run.id), &*run);
         let body =
             serde_json::to_vec(&run.accepted_view()).map_err(|e| Error::internal(e.to_string()))?;
-        if let Some((scope, hash)) = &input.idempotency {
+        if let Some((scope, hash)) = idempotency {
             let rec = IdempotentResponse {
                 payload_hash: hash.clone(),
                 status: 202,
@@ -475,7 +553,7 @@ impl Store {
             w.put_rec(T::idempotency, Key::new().id(project).bytes(scope), &rec);
         }
         self.commit(w)?;
-        Ok(AcceptedRun { run, body, queued })
+        Ok(body)
     }
 
     fn run_pending(&self, key: &Key) -> Result<u64> {
@@ -504,20 +582,21 @@ impl Store {
     }
 
     /// Expands up to `n` more topic subscribers of a run into notifications. Returns
-    /// the deliveries queued and whether expansion is complete. Subscribers whose
+    /// the deliveries queued, the frames of in-app deliveries settled at once (to
+    /// push when durable) and whether expansion is complete. Subscribers whose
     /// subscription is newer than the run are not part of it.
     pub fn expand_topic_chunk(
         &self,
         project: &Uuid,
         run_id: &Uuid,
         n: usize,
-    ) -> Result<(Vec<QueueItem>, bool)> {
+    ) -> Result<(Vec<QueueItem>, UserFrames, bool)> {
         let _g = self.lock(&Key::new().u8(b'r').id(project).id(run_id).0);
         let mut run = self
             .flow_run(project, run_id)?
             .ok_or_else(|| Error::not_found("flow_run", run_id))?;
         if run.expanded {
-            return Ok((vec![], true));
+            return Ok((vec![], vec![], true));
         }
         let topic = run.topic.clone().unwrap_or_default();
         let chunk = self.topic_subscribers_chunk(project, &topic, run.expand_cursor.as_ref(), n)?;
@@ -532,6 +611,12 @@ impl Store {
         let mut added = 0u64;
         let mut pending = 0u64;
         let mut cursor = run.expand_cursor;
+        let mut frames = vec![];
+        let feed_keys: Vec<Vec<u8>> = chunk
+            .iter()
+            .map(|(_, u)| feed_lock_key(project, u))
+            .collect();
+        let _feeds = self.lock_feeds(feed_keys.iter().map(|k| k.as_slice()));
         {
             let st = self.stager(*project, &run, actor.as_ref())?;
             for (sid, uid) in &chunk {
@@ -547,7 +632,7 @@ impl Store {
                     continue;
                 };
                 added += 1;
-                if self.stage_notification(&mut w, &st, &user, &mut queued)? {
+                if self.stage_notification(&mut w, &st, &user, &mut queued, &mut frames)? {
                     pending += 1;
                 }
             }
@@ -567,7 +652,7 @@ impl Store {
         }
         w.put_rec(T::flow_runs, Key::new().id(project).id(&run.id), &run);
         self.commit(w)?;
-        Ok((queued, done))
+        Ok((queued, frames, done))
     }
 
     pub fn notification(&self, project: &Uuid, id: &Uuid) -> Result<Option<Notification>> {
