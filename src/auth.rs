@@ -69,7 +69,11 @@ pub async fn project_of(st: &AppState, req: &HttpRequest) -> Result<Arc<Project>
     let pk = header(req, API_KEY)
         .ok_or_else(|| Error::unauthenticated("api_key", "missing_api_key"))?
         .to_string();
-    let p = st.run(move |s| s.project_by_api_key(&pk)).await?;
+    // Hot path: a known key never leaves the async thread.
+    let p = match st.store.project_cached(&pk) {
+        Some(p) => Some(p),
+        None => st.run(move |s| s.project_by_api_key(&pk)).await?,
+    };
     p.ok_or_else(|| ApiError(Error::unauthenticated("api_key", "invalid_api_key")))
 }
 
@@ -94,6 +98,22 @@ struct Claims {
     sub: Option<String>,
 }
 
+/// Parsed signing keys by PEM: parsing RSA PEM on every User API request cost
+/// more than verifying the signature. Bounded; cleared when full.
+fn decoding_key(pem: &str) -> Option<Arc<DecodingKey>> {
+    static KEYS: std::sync::LazyLock<dashmap::DashMap<String, Arc<DecodingKey>>> =
+        std::sync::LazyLock::new(dashmap::DashMap::new);
+    if let Some(k) = KEYS.get(pem) {
+        return Some(k.clone());
+    }
+    let k = Arc::new(DecodingKey::from_rsa_pem(pem.as_bytes()).ok()?);
+    if KEYS.len() >= 1024 {
+        KEYS.clear();
+    }
+    KEYS.insert(pem.to_string(), k.clone());
+    Some(k)
+}
+
 /// Verifies a user JWT against the project's signing key; returns `sub`.
 pub fn verify_jwt(project: &Project, token: &str) -> Result<String, Error> {
     let bad = || Error::unauthenticated("user_key_jwt", "invalid_signature");
@@ -108,7 +128,7 @@ pub fn verify_jwt(project: &Project, token: &str) -> Result<String, Error> {
     if header.alg != Algorithm::RS256 {
         return Err(bad());
     }
-    let key = DecodingKey::from_rsa_pem(pem.as_bytes()).map_err(|_| bad())?;
+    let key = decoding_key(pem).ok_or_else(bad)?;
     let mut v = Validation::new(Algorithm::RS256);
     v.leeway = 30;
     v.validate_exp = true;
@@ -142,8 +162,13 @@ pub async fn user_for(
         _ => return Err(Error::unauthenticated("user_key_jwt", "missing_user_key").into()),
     };
     let pid = project.id;
-    let user = st.run(move |s| s.user_by_ext(&pid, &ext)).await?;
-    let user = user.ok_or_else(|| Error::unauthenticated("user_key_jwt", "user_not_found"))?;
+    let user = match st.store.user_cached(&pid, &ext) {
+        Some(u) => Some(u),
+        None => st.run(move |s| s.user_by_ext_cached(&pid, &ext)).await?,
+    };
+    let user: Arc<User> =
+        user.ok_or_else(|| Error::unauthenticated("user_key_jwt", "user_not_found"))?;
+    let user = User::clone(&user);
     st.limits.housekeeping();
     if let Err(nu) = st.limits.user.check_key(&(project.id, user.id)) {
         return Err(rate_limited(wait_secs(&nu), st.limits.user_rate));

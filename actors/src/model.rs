@@ -636,6 +636,27 @@ pub struct DeliveryError {
     pub message: String,
 }
 
+/// A feed entry as JSON (API.md §7), fields in the order a JSON object of the
+/// same keys would print them.
+#[derive(Debug, Serialize)]
+pub struct FeedEntry<'a> {
+    pub actor: &'a Value,
+    pub archived: bool,
+    pub archived_at: Option<Timestamp>,
+    pub clicked: bool,
+    pub clicked_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub data: &'a Rendered,
+    pub flow_id: Uuid,
+    pub id: Uuid,
+    pub notification_id: Uuid,
+    pub read: bool,
+    pub read_at: Option<Timestamp>,
+    pub seen: bool,
+    pub seen_at: Option<Timestamp>,
+    pub topic: &'a Option<String>,
+}
+
 /// Rendered content of one delivery.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Rendered {
@@ -716,6 +737,28 @@ impl Delivery {
             "seen"
         } else {
             "unseen"
+        }
+    }
+
+    /// The feed entry as the user sees it, serialised straight from the record
+    /// (no intermediate JSON tree on the hot paths); same fields as `feed_view`.
+    pub fn feed_entry<'a>(&'a self, actor: &'a Value) -> FeedEntry<'a> {
+        FeedEntry {
+            actor,
+            archived: self.archived_at.is_some(),
+            archived_at: self.archived_at,
+            clicked: self.clicked_at.is_some(),
+            clicked_at: self.clicked_at,
+            created_at: self.created_at,
+            data: &self.data,
+            flow_id: self.flow_id,
+            id: self.id,
+            notification_id: self.notification_id,
+            read: self.read_at.is_some(),
+            read_at: self.read_at,
+            seen: self.seen_at.is_some(),
+            seen_at: self.seen_at,
+            topic: &self.topic,
         }
     }
 

@@ -50,7 +50,7 @@ pub async fn put_preferences(u: UserCtx, body: Body, st: State) -> ApiResult<Htt
 
 pub async fn feed(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let fq = feed_query(&st, u.project.id, &u.user.external_id, &req)?;
-    Ok(ok(feed_page(&st, u.project.id, u.user.id, fq).await?))
+    feed_page(&st, u.project.id, u.user.id, fq).await
 }
 
 /// A feed entry with its actor.

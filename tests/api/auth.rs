@@ -753,3 +753,60 @@ async fn generated_signing_key_signs_tokens_and_delete() {
     let r = app.admin(DELETE, &path).go().await;
     assert_eq!(r.status, 204, "DELETE again: {r}");
 }
+
+/// The User API resolves users through a cache: every way a user changes or
+/// goes away must show on the very next request.
+#[tokio::test]
+async fn user_api_sees_user_changes_and_deletion_at_once() {
+    let app = TestApp::spawn();
+    let (ext, created) = app
+        .create_user("cached", json!({"first_name": "Ann"}))
+        .await;
+    let r = app.user(GET, &me(), &ext).go().await;
+    assert_eq!(r.ok(200)["first_name"], json!("Ann"), "{r}");
+
+    // an admin update
+    let r = app
+        .admin(PUT, &format!("{A}/users/{ext}"))
+        .json(&json!({"first_name": "Bea"}))
+        .go()
+        .await;
+    r.ok(200);
+    let r = app.user(GET, &me(), &ext).go().await;
+    assert_eq!(r.ok(200)["first_name"], json!("Bea"), "{r}");
+
+    // an inline identify in a run
+    let inapp = crate::engine_helpers::in_app_channel(&app).await;
+    let flow = crate::engine_helpers::active_flow(
+        &app,
+        "cache",
+        json!([crate::engine_helpers::channel_step(&inapp, None, "hi")]),
+    )
+    .await;
+    crate::engine_helpers::run_flow(
+        &app,
+        flow["id"].as_str().unwrap(),
+        json!({"recipients": [{"external_id": ext, "first_name": "Cy"}]}),
+    )
+    .await;
+    let r = app.user(GET, &me(), &ext).go().await;
+    assert_eq!(r.ok(200)["first_name"], json!("Cy"), "{r}");
+
+    // deletion: the next request no longer authenticates
+    app.admin(DELETE, &format!("{A}/users/{ext}"))
+        .go()
+        .await
+        .ok(204);
+    assert_unauth(
+        &app.user(GET, &me(), &ext).go().await,
+        "user_key_jwt",
+        "user_not_found",
+    );
+    // and a user created again under the same external id is a new user
+    let again = app.create_user_as(&ext, json!({})).await;
+    assert_ne!(again["id"], created["id"]);
+    let r = app.user(GET, &me(), &ext).go().await;
+    let body = r.ok(200);
+    assert_eq!(body["id"], again["id"], "{body}");
+    assert_eq!(body["first_name"], Value::Null, "{body}");
+}

@@ -28,7 +28,8 @@ fn apns_pem() -> String {
 #[tokio::test]
 async fn providers_config_fields_are_validated() {
     let app = TestApp::spawn();
-    let cases: Vec<(&str, &str, Value, Vec<(&str, &str)>)> = vec![
+    type Case<'a> = (&'a str, &'a str, Value, Vec<(&'a str, &'a str)>);
+    let cases: Vec<Case> = vec![
         (
             "email",
             "smtp",

@@ -566,7 +566,7 @@ async fn notification_and_delivery_lists_filter() {
     let run2 = run_flow(
         &app,
         &fb_id,
-        json!({"recipients": recipients(&[u1.clone()])}),
+        json!({"recipients": recipients(std::slice::from_ref(&u1))}),
     )
     .await;
     tokio::time::sleep(Duration::from_millis(30)).await;

@@ -294,7 +294,7 @@ impl ChannelActor {
 
     fn flushed(
         &mut self,
-        res: crate::error::Result<(Vec<crate::model::Delivery>, Vec<(Uuid, Uuid)>)>,
+        res: crate::error::Result<crate::store::Finished>,
         batch: Vec<(QueueItem, Outcome)>,
         ctx: &mut Context<Self>,
     ) {

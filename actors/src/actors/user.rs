@@ -118,7 +118,8 @@ impl UserActor {
         let mut frames = Vec::with_capacity(entries.len());
         for d in entries {
             counts.seq += 1;
-            let (f, meta) = feed_frame(kind, counts.seq, d.feed_view(self.actor_json(d)), counts);
+            let actor = self.actor_json(d);
+            let (f, meta) = feed_frame(kind, counts.seq, &d.feed_entry(&actor), counts);
             store.stage_event(w, &self.project, &self.user, counts.seq, f.as_bytes())?;
             frames.push((counts.seq, f, meta));
         }

@@ -601,7 +601,7 @@ mod tests {
                     w.put(T::flows, i.to_be_bytes(), b"y");
                     store.commit(w).unwrap();
                     i += 1;
-                    if i % 64 == 0 {
+                    if i.is_multiple_of(64) {
                         std::thread::sleep(Duration::from_millis(30));
                     }
                 }

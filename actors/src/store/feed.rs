@@ -13,7 +13,7 @@ use super::runs::{record_metrics, Outcome, QueueItem};
 use super::{Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::model::{Delivery, DeliveryError, FeedCounts, Timestamp};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use uuid::Uuid;
@@ -22,10 +22,30 @@ use uuid::Uuid;
 pub type Frame = (u64, Arc<str>, Value);
 
 /// Builds the JSON text of a `feed_entry.*` frame, once for every socket.
-pub fn feed_frame(kind: &str, seq: u64, entry: Value, counts: &FeedCounts) -> (Arc<str>, Value) {
+pub fn feed_frame(
+    kind: &str,
+    seq: u64,
+    entry: &impl serde::Serialize,
+    counts: &FeedCounts,
+) -> (Arc<str>, Value) {
+    /// Keys in the order a JSON object would print them.
+    #[derive(serde::Serialize)]
+    struct F<'a, E> {
+        entry: &'a E,
+        meta: &'a Value,
+        seq: u64,
+        #[serde(rename = "type")]
+        kind: &'a str,
+    }
     let meta = counts.view();
-    let f = json!({"type": kind, "seq": seq, "entry": entry, "meta": meta});
-    (Arc::from(f.to_string()), meta)
+    let f = F {
+        entry,
+        meta: &meta,
+        seq,
+        kind,
+    };
+    let text = serde_json::to_string(&f).unwrap_or_else(|_| "{}".into());
+    (Arc::from(text), meta)
 }
 
 /// The logical lock of one user's feed.
@@ -265,7 +285,7 @@ impl Store {
                 let (f, meta) = feed_frame(
                     "feed_entry.created",
                     counts.seq,
-                    sent.feed_view(actor),
+                    &sent.feed_entry(&actor),
                     &counts,
                 );
                 self.stage_event(&mut w, &p, &u, counts.seq, f.as_bytes())?;

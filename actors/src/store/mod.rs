@@ -32,8 +32,8 @@ pub use misc::{IdempotentResponse, PushSubscription};
 pub use page::{Page, PageReq};
 pub use projects::{hash_secret, NewProjectKeys};
 pub use runs::{
-    AcceptInput, AcceptedRun, ActorSpec, DeliveryFilter, NotificationFilter, Outcome, QueueItem,
-    RunRecipient, UserFrames,
+    AcceptInput, AcceptedRun, ActorSpec, DeliveryFilter, Finished, NotificationFilter, Outcome,
+    QueueItem, RunRecipient, UserFrames,
 };
 pub use users::UserFilter;
 
@@ -108,6 +108,10 @@ struct Inner {
     /// Shared by every commit, exclusive while a backup exports the trees.
     commit_gate: std::sync::RwLock<()>,
     projects_cache: dashmap::DashMap<String, Arc<crate::model::Project>>,
+    /// Users by `(project, external_id)` for authentication, so a User API
+    /// request need not reach sled to know who is asking. Filled and emptied
+    /// only under the user's lock (see `users::user_by_ext_cached`).
+    users_cache: dashmap::DashMap<(uuid::Uuid, String), Arc<crate::model::User>>,
     path: PathBuf,
 }
 
@@ -263,6 +267,7 @@ impl Store {
                 cursor_key,
                 commit_gate: std::sync::RwLock::new(()),
                 projects_cache: dashmap::DashMap::new(),
+                users_cache: dashmap::DashMap::new(),
                 path: dir.to_path_buf(),
             }),
         };

@@ -116,6 +116,11 @@ impl Store {
     }
 
     /// The project owning a public key, from memory after the first lookup.
+    /// The project of a public key if it is cached (no sled access).
+    pub fn project_cached(&self, public_key: &str) -> Option<Arc<Project>> {
+        self.inner.projects_cache.get(public_key).map(|p| p.clone())
+    }
+
     pub fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>> {
         if let Some(p) = self.inner.projects_cache.get(public_key) {
             return Ok(Some(p.clone()));

@@ -102,6 +102,9 @@ pub struct AcceptedRun {
     pub frames: UserFrames,
 }
 
+/// Deliveries as written, and the `(project, run)` pairs that became processed.
+pub type Finished = (Vec<Delivery>, Vec<(Uuid, Uuid)>);
+
 /// Frames per `(project, user)`, each list in `seq` order.
 pub type UserFrames = Vec<(Uuid, Uuid, Vec<Frame>)>;
 
@@ -326,7 +329,7 @@ impl Store {
                 let (f, meta) = feed_frame(
                     "feed_entry.created",
                     counts.seq,
-                    d.feed_view(st.actor.clone()),
+                    &d.feed_entry(&st.actor),
                     counts,
                 );
                 self.stage_event(w, &p, &user.id, counts.seq, f.as_bytes())?;
@@ -500,15 +503,17 @@ impl Store {
                     pending_count += 1;
                 }
             }
-            self.commit_accepted(
+            let res = self.commit_accepted(
                 &mut w,
                 project,
                 &mut run,
                 pending_count,
                 &input.idempotency,
                 now,
-            )
-            .map(|body| AcceptedRun {
+            );
+            // still under the users' locks
+            self.forget_users(project, staged.keys().map(|k| k.as_str()));
+            res.map(|body| AcceptedRun {
                 run,
                 body,
                 queued,
@@ -805,7 +810,7 @@ impl Store {
         &self,
         items: &[(QueueItem, Outcome)],
         extra: Writes,
-    ) -> Result<(Vec<Delivery>, Vec<(Uuid, Uuid)>)> {
+    ) -> Result<Finished> {
         let mut w = extra;
         let now = Timestamp::now();
         let loaded = self.load_for_finish(items.iter().map(|(q, o)| (q, o.clone())))?;
@@ -831,7 +836,7 @@ impl Store {
         w: &mut Writes,
         loaded: Vec<(QueueItem, Outcome, Delivery)>,
         now: Timestamp,
-    ) -> Result<(Vec<Delivery>, Vec<(Uuid, Uuid)>)> {
+    ) -> Result<Finished> {
         let mut written: Vec<Delivery> = Vec::with_capacity(loaded.len());
         let mut touched: HashMap<(Uuid, Uuid), Uuid> = HashMap::new(); // (project, notification) -> run
         let mut overlay: HashMap<(Uuid, Uuid), DeliveryStatus> = HashMap::new();

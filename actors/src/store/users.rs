@@ -6,10 +6,14 @@ use super::{codec, Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::model::{new_id, Preferences, Timestamp, User, UserPatch};
 use std::collections::HashMap;
+use std::sync::Arc;
 use uuid::Uuid;
 
 #[derive(Debug, Clone, Default)]
 pub struct UserFilter {}
+
+/// Users kept in the authentication cache at most.
+const USERS_CACHED: usize = 50_000;
 
 pub(crate) fn user_lock_key(project: &Uuid, ext: &str) -> Vec<u8> {
     Key::new().u8(b'u').id(project).str(ext).0
@@ -23,6 +27,41 @@ impl Store {
         {
             Some(id) => self.get_rec(T::users, Key::new().id(project).bytes(&id).as_ref()),
             None => Ok(None),
+        }
+    }
+
+    /// The user if it is cached (no sled access).
+    pub fn user_cached(&self, project: &Uuid, ext: &str) -> Option<Arc<User>> {
+        self.inner
+            .users_cache
+            .get(&(*project, ext.to_string()))
+            .map(|u| u.clone())
+    }
+
+    /// `user_by_ext` through the cache. The cache is filled here and emptied by
+    /// every writer of the user, both under the user's lock and the latter after
+    /// its commit, so a fill can never put back what a write replaced.
+    pub fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>> {
+        if let Some(u) = self.user_cached(project, ext) {
+            return Ok(Some(u));
+        }
+        let _g = self.lock(&user_lock_key(project, ext));
+        let Some(u) = self.user_by_ext(project, ext)? else {
+            return Ok(None);
+        };
+        let u = Arc::new(u);
+        let cache = &self.inner.users_cache;
+        if cache.len() >= USERS_CACHED {
+            cache.clear(); // crude but bounded; refills with the active users
+        }
+        cache.insert((*project, ext.to_string()), u.clone());
+        Ok(Some(u))
+    }
+
+    /// Drops cached users after a write (the caller holds their locks).
+    pub(crate) fn forget_users<'a>(&self, project: &Uuid, exts: impl IntoIterator<Item = &'a str>) {
+        for e in exts {
+            self.inner.users_cache.remove(&(*project, e.to_string()));
         }
     }
 
@@ -101,7 +140,9 @@ impl Store {
         let _g = self.lock(&user_lock_key(project, ext));
         let mut w = Writes::new();
         let r = self.stage_user_upsert(&mut w, project, ext, patch, &mut HashMap::new())?;
-        self.commit_durable(w)?;
+        let res = self.commit_durable(w);
+        self.forget_users(project, [ext]);
+        res?;
         Ok(r)
     }
 
@@ -129,7 +170,9 @@ impl Store {
                 w.del(t, k);
             }
         }
-        self.commit_durable(w)?;
+        let res = self.commit_durable(w);
+        self.forget_users(project, [ext]);
+        res?;
         // Topic subscriptions, each under its topic's lock (counts change).
         let mut subs = vec![];
         for kv in self.tree(T::user_subs).scan_prefix(&up) {
