@@ -188,7 +188,9 @@ fn open_sled(path: &Path) -> std::result::Result<sled::Db, sled::Error> {
     loop {
         let r = sled::Config::new()
             .path(path)
-            .cache_capacity(256 * 1024 * 1024)
+            // sled's own cache; measured: 64 MiB ran a 100,000-recipient run
+            // faster than 256 MiB and with less memory (less eviction work).
+            .cache_capacity(64 * 1024 * 1024)
             .flush_every_ms(Some(1000))
             .open();
         match r {
