@@ -1,15 +1,16 @@
 //! The engine's actors and the `Engine` handle that owns them.
 //!
-//! - `UserActor`: one per active user; serialises every change to the user's feed.
+//! - `UserActor`: one per active user; holds its sockets, applies the user's own
+//!   feed changes, and pushes durable frames to the sockets in `seq` order.
 //! - `FlowRunActor`: one per run in progress; expands topic runs, hands deliveries
 //!   to the supervisor, stops once the run is processed.
 //! - `DeliverySupervisor`: starts one `ChannelActor` per channel type under actix
 //!   supervision; a crashed one restarts and reloads its queue from sled.
 //!
 //! Engine actors live on their own arbiters (threads), never on the HTTP workers.
-//! They call the store inline for short reads and batched writes (sled operations
-//! take microseconds; the slow part, flushing, is the group-commit thread's, and
-//! actors wait for it asynchronously).
+//! They read the store inline for short lookups; their batched writes run on the
+//! blocking pool, and flushing is the group-commit thread's, awaited
+//! asynchronously.
 
 mod channel;
 mod engine;
