@@ -178,6 +178,8 @@ pub async fn put_preferences(
 pub struct FeedQuery {
     filter: FeedFilter,
     paging: pagination::Paging,
+    /// The plain first page (no status, no cursor): the one inboxes poll, cached.
+    first_page: bool,
 }
 
 /// Parses a feed page's query. The cursor binds to the feed's owner by project
@@ -192,44 +194,74 @@ pub fn feed_query(
     let q = Query::of(req);
     let filter = q.choice("status", FeedFilter::parse)?.unwrap_or_default();
     let status = q.get("status").map(str::to_string);
+    let first_page = status.is_none();
     let paging = pagination::parse(
         &q,
         st.store.cursor_key(),
         &format!("feed:{project}:{ext}"),
         &[("status", status)],
     )?;
-    Ok(FeedQuery { filter, paging })
+    let first_page = first_page && paging.req.after.is_none() && paging.req.before.is_none();
+    Ok(FeedQuery {
+        filter,
+        paging,
+        first_page,
+    })
 }
 
 /// A page of a user's feed with the meta counts, as the User API shows it: the
-/// response itself, serialised straight from the records (the hottest read).
+/// response itself, serialised straight from the records (the hottest read). The
+/// plain first page is served from the store's feed-page cache when current.
 pub async fn feed_page(
     st: &AppState,
     project: Uuid,
     user: Uuid,
     fq: FeedQuery,
 ) -> ApiResult<HttpResponse> {
-    let FeedQuery { filter, paging } = fq;
-    let pr = paging.req.clone();
-    let (page, counts, actors) = st
+    let respond = |body: &[u8]| {
+        HttpResponse::Ok()
+            .content_type("application/json")
+            .body(body.to_vec())
+    };
+    let limit = fq.paging.req.limit;
+    if fq.first_page {
+        if let Some(body) = st.store.feed_page_cached(&project, &user, limit) {
+            return Ok(respond(&body));
+        }
+    }
+    let body = st
         .run(move |s| {
-            let page = s.feed_page(&project, &user, filter, &pr)?;
-            let counts = s.feed_counts(&project, &user)?;
-            let mut actors = std::collections::HashMap::new();
-            for d in &page.items {
-                if let Some(a) = d.actor_id {
-                    if let std::collections::hash_map::Entry::Vacant(e) = actors.entry(a) {
-                        e.insert(s.user(&project, &a)?);
-                    }
-                }
+            if fq.first_page {
+                s.feed_page_fill(&project, &user, limit, |s| feed_body(s, project, user, &fq))
+            } else {
+                feed_body(s, project, user, &fq).map(Into::into)
             }
-            Ok((page, counts, actors))
         })
         .await?;
-    let actors: std::collections::HashMap<Uuid, Value> = actors
-        .into_iter()
-        .map(|(id, u)| (id, u.map(|u| user_view(&u)).unwrap_or(Value::Null)))
-        .collect();
+    Ok(respond(&body))
+}
+
+/// Reads a feed page with its counts and actors and serialises the response.
+fn feed_body(
+    s: &herald_actors::store::Store,
+    project: Uuid,
+    user: Uuid,
+    fq: &FeedQuery,
+) -> Result<Vec<u8>, herald_actors::Error> {
+    let page = s.feed_page(&project, &user, fq.filter, &fq.paging.req)?;
+    let counts = s.feed_counts(&project, &user)?;
+    let mut actors: std::collections::HashMap<Uuid, Value> = std::collections::HashMap::new();
+    for d in &page.items {
+        if let Some(a) = d.actor_id {
+            if let std::collections::hash_map::Entry::Vacant(e) = actors.entry(a) {
+                e.insert(
+                    s.user(&project, &a)?
+                        .map(|u| user_view(&u))
+                        .unwrap_or(Value::Null),
+                );
+            }
+        }
+    }
     /// Keys in the order a JSON object would print them.
     #[derive(serde::Serialize)]
     struct Body<'a> {
@@ -250,13 +282,9 @@ pub async fn feed_page(
             })
             .collect(),
         meta: counts.view(),
-        page: paging.page_object(&page),
+        page: fq.paging.page_object(&page),
     };
-    let bytes =
-        serde_json::to_vec(&body).map_err(|e| herald_actors::Error::internal(e.to_string()))?;
-    Ok(HttpResponse::Ok()
-        .content_type("application/json")
-        .body(bytes))
+    serde_json::to_vec(&body).map_err(|e| herald_actors::Error::internal(e.to_string()))
 }
 
 pub async fn feed(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {

@@ -624,3 +624,112 @@ async fn feed_filters_bulk_actions_and_admin_view() {
         "{body}"
     );
 }
+
+/// The plain first page of a feed is served from a cache: every kind of change
+/// must show on the very next read, through every writer of the feed.
+#[tokio::test]
+async fn the_first_page_shows_every_change_on_the_next_read() {
+    let st = setup().await;
+    let app = &st.app;
+    let first = |ext: &str| {
+        let ext = ext.to_string();
+        async move { feed(app, &ext, None).await }
+    };
+    let b = first(&st.ext).await;
+    assert_eq!(b["items"].as_array().unwrap().len(), 4, "{b}");
+    assert_eq!(b["meta"]["unread_count"], json!(4), "{b}");
+    // the same page twice (the second from the cache) is the same
+    assert_eq!(first(&st.ext).await, b);
+
+    // a PATCH through the user's actor
+    let id = &st.entries[0]["id"];
+    app.user(PATCH, &entry_path(id), &st.ext)
+        .json(&json!({"read": true}))
+        .go()
+        .await
+        .ok(200);
+    let b = first(&st.ext).await;
+    assert_eq!(b["items"][0]["read"], json!(true), "{b}");
+    assert_eq!(b["meta"]["unread_count"], json!(3), "{b}");
+
+    // read_all
+    app.user(POST, &format!("{U}/feed/read_all"), &st.ext)
+        .go()
+        .await
+        .ok(200);
+    let b = first(&st.ext).await;
+    assert_eq!(b["meta"]["unread_count"], json!(0), "{b}");
+
+    // the actor shown on the entries changes its name
+    let actor_ext = s(&st.actor["external_id"]);
+    app.admin(PUT, &format!("{A}/users/{actor_ext}"))
+        .json(&json!({"first_name": "Renamed"}))
+        .go()
+        .await
+        .ok(200);
+    let b = first(&st.ext).await;
+    assert_eq!(
+        b["items"][0]["actor"]["first_name"],
+        json!("Renamed"),
+        "{b}"
+    );
+
+    // a new entry settled with its run
+    run_flow(
+        app,
+        &st.flow_id,
+        json!({"recipients": [{"external_id": st.ext}], "data": {"i": 5}}),
+    )
+    .await;
+    let b = first(&st.ext).await;
+    assert_eq!(b["items"].as_array().unwrap().len(), 5, "{b}");
+    assert_eq!(b["items"][0]["data"]["subject"], json!("S5"), "{b}");
+    assert_eq!(b["meta"]["unread_count"], json!(1), "{b}");
+
+    // a new entry settled later by the in-app delivery actor (after a delay)
+    let inapp = in_app_channel(app).await;
+    let later = active_flow(
+        app,
+        "feed-later",
+        json!([delay_step(1), channel_step(&inapp, Some("late"), "late")]),
+    )
+    .await;
+    run_flow(
+        app,
+        &s(&later["id"]),
+        json!({"recipients": [{"external_id": st.ext}]}),
+    )
+    .await;
+    let b = first(&st.ext).await;
+    assert_eq!(b["items"].as_array().unwrap().len(), 5, "not yet: {b}");
+    let b = wait_feed(app, &st.ext, 6).await;
+    assert_eq!(b["items"][0]["data"]["subject"], json!("late"), "{b}");
+    let b = first(&st.ext).await;
+    assert_eq!(b["meta"]["unread_count"], json!(2), "{b}");
+
+    // through a topic run's expansion
+    let topic = handle("feedcache");
+    app.admin(PUT, &format!("{A}/topics/{topic}"))
+        .json(&json!({"name": "T"}))
+        .go()
+        .await
+        .ok(201);
+    app.admin(POST, &format!("{A}/topics/{topic}/subscriptions"))
+        .json(&json!({"external_id": st.other}))
+        .go()
+        .await
+        .ok(201);
+    let before = first(&st.other).await;
+    assert_eq!(before["items"].as_array().unwrap().len(), 1, "{before}");
+    run_flow(app, &st.flow_id, json!({"topic": topic, "data": {"i": 7}})).await;
+    let b = wait_feed(app, &st.other, 2).await;
+    assert_eq!(b["items"][0]["data"]["subject"], json!("S7"), "{b}");
+
+    // deletion: the deleted user's feed is gone with it
+    app.admin(DELETE, &format!("{A}/users/{}", st.other))
+        .go()
+        .await
+        .ok(204);
+    let r = app.user(GET, &format!("{U}/feed"), &st.other).go().await;
+    assert_eq!(r.status, 401, "{r}");
+}

@@ -339,7 +339,9 @@ impl Handler<UpdateEntry> for UserActor {
             Ok(f) => f,
             Err(e) => return self.fail(e),
         };
-        if let Err(e) = store.commit(w) {
+        let res = store.commit(w);
+        store.forget_feed_page(&self.project, &self.user);
+        if let Err(e) = res {
             return self.fail(e);
         }
         let ticket = store.durable_ticket();
@@ -368,7 +370,9 @@ impl Handler<MarkAll> for UserActor {
             Ok(f) => f,
             Err(e) => return self.fail(e),
         };
-        if let Err(e) = store.commit(w) {
+        let res = store.commit(w);
+        store.forget_feed_page(&self.project, &self.user);
+        if let Err(e) = res {
             return self.fail(e);
         }
         let ticket = store.durable_ticket();

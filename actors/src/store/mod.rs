@@ -112,6 +112,8 @@ struct Inner {
     /// request need not reach sled to know who is asking. Filled and emptied
     /// only under the user's lock (see `users::user_by_ext_cached`).
     users_cache: dashmap::DashMap<(uuid::Uuid, String), Arc<crate::model::User>>,
+    /// The first page of users' feeds as last answered (see `feed::FeedPageCache`).
+    feed_pages: feed::FeedPageCache,
     path: PathBuf,
 }
 
@@ -270,6 +272,7 @@ impl Store {
                 commit_gate: std::sync::RwLock::new(()),
                 projects_cache: dashmap::DashMap::new(),
                 users_cache: dashmap::DashMap::new(),
+                feed_pages: Default::default(),
                 path: dir.to_path_buf(),
             }),
         };

@@ -511,8 +511,11 @@ impl Store {
                 &input.idempotency,
                 now,
             );
-            // still under the users' locks
+            // still under the users' and feeds' locks
             self.forget_users(project, staged.keys().map(|k| k.as_str()));
+            for (p, u, _) in &frames {
+                self.forget_feed_page(p, u);
+            }
             res.map(|body| AcceptedRun {
                 run,
                 body,
@@ -656,7 +659,11 @@ impl Store {
             }
         }
         w.put_rec(T::flow_runs, Key::new().id(project).id(&run.id), &run);
-        self.commit(w)?;
+        let res = self.commit(w);
+        for (p, u, _) in &frames {
+            self.forget_feed_page(p, u);
+        }
+        res?;
         Ok((queued, frames, done))
     }
 

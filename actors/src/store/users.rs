@@ -60,8 +60,13 @@ impl Store {
 
     /// Drops cached users after a write (the caller holds their locks).
     pub(crate) fn forget_users<'a>(&self, project: &Uuid, exts: impl IntoIterator<Item = &'a str>) {
+        let mut any = false;
         for e in exts {
             self.inner.users_cache.remove(&(*project, e.to_string()));
+            any = true;
+        }
+        if any {
+            self.bump_user_gen(project);
         }
     }
 
@@ -172,6 +177,7 @@ impl Store {
         }
         let res = self.commit_durable(w);
         self.forget_users(project, [ext]);
+        self.forget_feed_page(project, &user.id);
         res?;
         // Topic subscriptions, each under its topic's lock (counts change).
         let mut subs = vec![];
