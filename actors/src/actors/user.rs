@@ -150,10 +150,13 @@ impl UserActor {
             self.pushed_meta = meta;
             self.send_all(&f);
         }
-        if let Some(h) = self.gap_check.take() {
-            ctx.cancel_future(h);
-        }
-        if !self.ready.is_empty() {
+        if self.ready.is_empty() {
+            if let Some(h) = self.gap_check.take() {
+                ctx.cancel_future(h);
+            }
+        } else if self.gap_check.is_none() {
+            // Not re-armed by later frames: a gap that stays open while frames
+            // keep arriving is filled GAP_WAIT after it was first seen.
             self.gap_check = Some(ctx.run_later(GAP_WAIT, |a, ctx| {
                 a.gap_check = None;
                 a.fill_gap(ctx);
@@ -377,5 +380,108 @@ impl Handler<MarkAll> for UserActor {
         }
         let ticket = store.durable_ticket();
         self.after_durable(ticket, frames, (updated.len(), counts))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actors::EngineConfig;
+    use crate::store::Store;
+    use std::sync::Mutex;
+
+    /// Stands in for a WebSocket: records the frames it is sent.
+    struct Socket(Arc<Mutex<Vec<Value>>>);
+    impl Actor for Socket {
+        type Context = Context<Self>;
+    }
+    impl Handler<LiveFrame> for Socket {
+        type Result = ();
+        fn handle(&mut self, LiveFrame(f): LiveFrame, _: &mut Context<Self>) {
+            self.0
+                .lock()
+                .unwrap()
+                .push(serde_json::from_str(&f).unwrap());
+        }
+    }
+
+    fn seqs(got: &Arc<Mutex<Vec<Value>>>) -> Vec<(String, u64)> {
+        got.lock()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["type"].as_str().unwrap().to_string(),
+                    f["seq"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    /// Frames that arrive ahead of a predecessor wait; one that never arrives is
+    /// read from the event log, so the socket still sees every seq once, in order.
+    #[test]
+    fn frames_reach_sockets_in_seq_order_and_gaps_fill_from_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        actix::System::new().block_on(async move {
+            let engine = Engine::start(store.clone(), EngineConfig::default()).unwrap();
+            let (p, u) = (Uuid::now_v7(), Uuid::now_v7());
+            let got = Arc::new(Mutex::new(vec![]));
+            let socket = Socket(got.clone()).start().recipient();
+            let actor = engine.user_actor(p, u);
+            actor
+                .send(Connect {
+                    id: 1,
+                    socket,
+                    since: None,
+                })
+                .await
+                .unwrap()
+                .unwrap();
+
+            // Events 1..=4 are committed by "another writer".
+            let mut w = Writes::new();
+            let mut frames = vec![];
+            let mut counts = FeedCounts::default();
+            for seq in 1..=4u64 {
+                counts.seq = seq;
+                counts.unread = seq;
+                let (f, meta) = feed_frame("feed_entry.created", seq, &json!({"n": seq}), &counts);
+                store
+                    .stage_event(&mut w, &p, &u, seq, f.as_bytes())
+                    .unwrap();
+                frames.push((seq, f, meta));
+            }
+            store.stage_feed_counts(&mut w, &p, &u, &counts);
+            store.commit_durable(w).unwrap();
+
+            // 3 arrives first: nothing may go out before 1 and 2.
+            actor.do_send(PushFrames(vec![frames[2].clone()]));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert_eq!(seqs(&got), vec![("hello".into(), 0)]);
+            // 2 arrives: still waiting for 1.
+            actor.do_send(PushFrames(vec![frames[1].clone()]));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert_eq!(seqs(&got).len(), 1, "{:?}", seqs(&got));
+            // 1 never does; 4 arrives; the gap is filled from the log.
+            actor.do_send(PushFrames(vec![frames[3].clone()]));
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while seqs(&got).len() < 5 && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            let ev = |s| ("feed_entry.created".to_string(), s);
+            assert_eq!(
+                seqs(&got),
+                vec![("hello".into(), 0), ev(1), ev(2), ev(3), ev(4)]
+            );
+            let last = got.lock().unwrap().last().cloned().unwrap();
+            assert_eq!(last["meta"]["unread_count"], json!(4), "{last}");
+            // A late duplicate is dropped.
+            actor.do_send(PushFrames(vec![frames[0].clone()]));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert_eq!(seqs(&got).len(), 5);
+            engine.shutdown();
+        });
     }
 }
