@@ -376,3 +376,37 @@ async fn newer_data_format_is_refused_with_a_clear_message() {
     );
     assert!(!target.exists());
 }
+
+#[tokio::test]
+async fn older_data_format_is_refused_and_left_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("past");
+    let mut app = TestApp::spawn_on(&dir, &Keys::random());
+    app.stop();
+    let current: u32 = std::fs::read_to_string(dir.join("FORMAT"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(current >= 2, "format {current}");
+    // what a format-1 directory looks like: FORMAT says 1, the store is in v1/
+    std::fs::write(dir.join("FORMAT"), format!("{}\n", current - 1)).unwrap();
+    let out = herald(&[
+        "serve",
+        "--bind",
+        "127.0.0.1:0",
+        "--data-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_ne!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stderr.contains("older than this Herald's"), "{out:?}");
+    assert!(out.stderr.contains("no upgrade"), "{out:?}");
+    // nothing was created beside it or rewritten
+    assert_eq!(
+        std::fs::read_to_string(dir.join("FORMAT")).unwrap().trim(),
+        (current - 1).to_string()
+    );
+    let out = backup(&dir, &tmp.path().join("x.herald"));
+    assert_ne!(out.status.code(), Some(0), "{out:?}");
+    assert!(!tmp.path().join("x.herald").exists());
+}

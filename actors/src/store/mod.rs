@@ -43,8 +43,11 @@ use sled::{Batch, Transactional, Tree};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Version of the on-disk format; a data dir with a newer one is refused.
-pub const FORMAT_VERSION: u32 = 1;
+/// Version of the on-disk format; a data dir with another one is refused.
+/// Format 2 (derived delivery ids, the queue tree as the pending index, integer
+/// timestamps) replaced format 1, the layout of development builds before the
+/// first release, for which there is no upgrade.
+pub const FORMAT_VERSION: u32 = 2;
 
 macro_rules! trees {
     ($($name:ident),* $(,)?) => {
@@ -222,6 +225,12 @@ impl Store {
                 if v > FORMAT_VERSION {
                     return Err(Error::internal(format!(
                         "data directory {} has format version {v}, newer than this Herald understands ({FORMAT_VERSION}); upgrade Herald",
+                        dir.display()
+                    )));
+                }
+                if v < FORMAT_VERSION {
+                    return Err(Error::internal(format!(
+                        "data directory {} has format version {v}, older than this Herald's ({FORMAT_VERSION}), and there is no upgrade from it (format 1 was the layout of development builds before the first release); use a new data directory, or the Herald that wrote it",
                         dir.display()
                     )));
                 }
