@@ -70,8 +70,8 @@ struct CachedPage {
 }
 
 const PAGE_TTL: std::time::Duration = std::time::Duration::from_secs(60);
-const PAGES_CACHED: usize = 4096;
-const PAGE_BYTES_CACHED: usize = 64 * 1024;
+const PAGES_CACHED: usize = 2048;
+const PAGE_BYTES_CACHED: usize = 32 * 1024; // with PAGES_CACHED: 64 MiB at most
 
 impl Store {
     fn user_gen(&self, project: &Uuid) -> u64 {
