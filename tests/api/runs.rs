@@ -941,3 +941,98 @@ async fn delay_step_survives_a_restart() {
     );
     assert_eq!(ns[0]["status"], json!("processed"), "{}", ns[0]);
 }
+
+/// `status=pending` lists come from the pending-delivery queue and the pending
+/// notification index; both must hold exactly what waits, and empty as it goes.
+#[tokio::test]
+async fn pending_filters_list_exactly_what_waits() {
+    let hook = mock_server().await;
+    mock_always(&hook, 200).await;
+    let app = TestApp::spawn();
+    let inapp = in_app_channel(&app).await;
+    let chat = create_webhook_channel(&app, &hook_url(&hook), None).await;
+    let flow = active_flow(
+        &app,
+        "pending-lists",
+        json!([
+            channel_step(&inapp, None, "now"),
+            delay_step(2),
+            channel_step(&s(&chat["id"]), None, "later"),
+        ]),
+    )
+    .await;
+    let (u1, _) = app.create_user("pend1", json!({})).await;
+    let (u2, _) = app.create_user("pend2", json!({})).await;
+    let run = run_flow(
+        &app,
+        &s(&flow["id"]),
+        json!({"recipients": [{"external_id": u1}, {"external_id": u2}]}),
+    )
+    .await;
+    let run_id = s(&run["id"]);
+    let pending_d = list_all(&app, &format!("{A}/deliveries"), &[("status", "pending")]).await;
+    assert_eq!(
+        pending_d.len(),
+        2,
+        "the two delayed chat deliveries: {pending_d:?}"
+    );
+    assert!(pending_d.iter().all(|d| d["channel_type"] == json!("chat")
+        && d["status"] == json!("pending")
+        && d["flow_run_id"] == json!(run_id)));
+    let sent_d = list_all(&app, &format!("{A}/deliveries"), &[("status", "sent")]).await;
+    assert_eq!(
+        sent_d.len(),
+        2,
+        "the in-app ones are sent at once: {sent_d:?}"
+    );
+    assert!(sent_d.iter().all(|d| d["channel_type"] == json!("in_app")));
+    let pending_n = list_all(
+        &app,
+        &format!("{A}/notifications"),
+        &[("status", "pending")],
+    )
+    .await;
+    assert_eq!(pending_n.len(), 2, "{pending_n:?}");
+    let done_n = list_all(
+        &app,
+        &format!("{A}/notifications"),
+        &[("status", "processed")],
+    )
+    .await;
+    assert_eq!(done_n.len(), 0, "{done_n:?}");
+    // every delivery of a notification, in step order, through its range
+    let n = &pending_n[0];
+    let ds = list_all(
+        &app,
+        &format!("{A}/deliveries"),
+        &[("notification_id", n["id"].as_str().unwrap())],
+    )
+    .await;
+    let mut types: Vec<String> = ds.iter().map(|d| s(&d["channel_type"])).collect();
+    types.sort();
+    assert_eq!(
+        types,
+        vec!["chat".to_string(), "in_app".to_string()],
+        "{ds:?}"
+    );
+
+    wait_run_processed(&app, &run_id, 30).await;
+    let pending_d = list_all(&app, &format!("{A}/deliveries"), &[("status", "pending")]).await;
+    assert!(pending_d.is_empty(), "{pending_d:?}");
+    let pending_n = list_all(
+        &app,
+        &format!("{A}/notifications"),
+        &[("status", "pending")],
+    )
+    .await;
+    assert!(pending_n.is_empty(), "{pending_n:?}");
+    let done_n = list_all(
+        &app,
+        &format!("{A}/notifications"),
+        &[("status", "processed")],
+    )
+    .await;
+    assert_eq!(done_n.len(), 2, "{done_n:?}");
+    let sent_d = list_all(&app, &format!("{A}/deliveries"), &[("status", "sent")]).await;
+    assert_eq!(sent_d.len(), 4, "{sent_d:?}");
+}
