@@ -233,6 +233,7 @@ impl Store {
         let mut pending = false;
         let mut offset_ms: i64 = 0;
         let mut feed: Option<(FeedCounts, Vec<Frame>)> = None;
+        let mut external_pending = false;
         for (i, step) in run.flow.steps.iter().enumerate() {
             if step.kind == "delay" {
                 offset_ms += (step.seconds.unwrap_or(0) as i64).saturating_mul(1000);
@@ -312,9 +313,12 @@ impl Store {
                 created_at: dnow,
                 updated_at: dnow,
             };
+            // Steps go out in order: an in_app step after an external step that
+            // is still to be attempted waits in the queue like any other.
             if channel_type == ChannelType::InApp
                 && status == DeliveryStatus::Pending
                 && due.millis() <= now.millis()
+                && !external_pending
             {
                 let (counts, fr) = match &mut feed {
                     Some(f) => f,
@@ -349,6 +353,7 @@ impl Store {
             }
             if status == DeliveryStatus::Pending {
                 pending = true;
+                external_pending |= channel_type != ChannelType::InApp;
                 let q = QueueItem {
                     project: p,
                     delivery_id: did,
