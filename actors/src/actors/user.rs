@@ -120,10 +120,16 @@ impl UserActor {
             counts.seq += 1;
             let actor = self.actor_json(d);
             let (f, meta) = feed_frame(kind, counts.seq, &d.feed_entry(&actor), counts);
-            store.stage_event(w, &self.project, &self.user, counts.seq, f.as_bytes())?;
+            store.stage_event(
+                w,
+                &self.project,
+                &self.user,
+                counts.seq,
+                f.as_bytes(),
+                counts,
+            )?;
             frames.push((counts.seq, f, meta));
         }
-        store.stage_feed_counts(w, &self.project, &self.user, counts);
         Ok(frames)
     }
 
@@ -449,11 +455,10 @@ mod tests {
                 counts.unread = seq;
                 let (f, meta) = feed_frame("feed_entry.created", seq, &json!({"n": seq}), &counts);
                 store
-                    .stage_event(&mut w, &p, &u, seq, f.as_bytes())
+                    .stage_event(&mut w, &p, &u, seq, f.as_bytes(), &counts)
                     .unwrap();
                 frames.push((seq, f, meta));
             }
-            store.stage_feed_counts(&mut w, &p, &u, &counts);
             store.commit_durable(w).unwrap();
 
             // 3 arrives first: nothing may go out before 1 and 2.

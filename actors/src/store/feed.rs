@@ -229,13 +229,20 @@ fn count_delta(c: &mut FeedCounts, f: u8, sign: i64) {
     add(&mut c.unseen, f & SEEN == 0);
 }
 
+/// Bytes before the frame in an event record.
+const EVENT_HEADER: usize = 24;
+
 /// Events kept per user at least: the last `KEEP_EVENTS`, and all of the last 24 h.
 pub const KEEP_EVENTS: u64 = 1000;
 const KEEP_MS: i64 = 24 * 3600 * 1000;
 
 impl Store {
-    /// Stages event `seq` of a user's live feed. Trims the oldest events beyond
-    /// the last 1,000 that are also older than 24 h.
+    /// Stages event `seq` of a user's live feed, with the user's counts after it.
+    /// Trims the oldest events beyond the last 1,000 that are also older than 24 h.
+    ///
+    /// Every change of the counts comes with an event, so the latest event holds
+    /// the current counts (`feed_counts`): no separate counts record to write.
+    /// Value: written at (ms, 8 bytes), unread (8), unseen (8), then the frame.
     pub fn stage_event(
         &self,
         w: &mut Writes,
@@ -243,10 +250,13 @@ impl Store {
         user: &Uuid,
         seq: u64,
         frame: &[u8],
+        counts: &FeedCounts,
     ) -> Result<()> {
         let now = Timestamp::now().millis();
-        let mut v = Vec::with_capacity(8 + frame.len());
+        let mut v = Vec::with_capacity(EVENT_HEADER + frame.len());
         v.extend_from_slice(&(now as u64).to_be_bytes());
+        v.extend_from_slice(&counts.unread.to_be_bytes());
+        v.extend_from_slice(&counts.unseen.to_be_bytes());
         v.extend_from_slice(frame);
         w.put(T::events, Key::new().id(project).id(user).u64(seq), v);
         if seq > KEEP_EVENTS {
@@ -292,7 +302,7 @@ impl Store {
                 return Ok(None);
             }
             expect += 1;
-            out.push(v[8..].to_vec());
+            out.push(v.get(EVENT_HEADER..).unwrap_or_default().to_vec());
         }
         if expect != upto + 1 {
             return Ok(None);
@@ -373,10 +383,9 @@ impl Store {
                     &sent.feed_entry(&actor),
                     &counts,
                 );
-                self.stage_event(&mut w, &p, &u, counts.seq, f.as_bytes())?;
+                self.stage_event(&mut w, &p, &u, counts.seq, f.as_bytes(), &counts)?;
                 frames.push((counts.seq, f, meta));
             }
-            self.stage_feed_counts(&mut w, &p, &u, &counts);
             out.frames.push((p, u, frames));
         }
         out.settled = loaded.len();
@@ -393,10 +402,29 @@ impl Store {
         Ok(out)
     }
 
+    /// The user's counts and latest `seq`: those stored with the latest event.
     pub fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts> {
-        Ok(self
-            .get_rec(T::feed_counts, Key::new().id(project).id(user).as_ref())?
-            .unwrap_or_default())
+        let Some(kv) = self
+            .tree(T::events)
+            .scan_prefix(Key::new().id(project).id(user))
+            .next_back()
+        else {
+            return Ok(FeedCounts::default());
+        };
+        let (k, v) = kv?;
+        if v.len() < EVENT_HEADER || k.len() < 8 {
+            return Err(Error::internal("corrupt event record"));
+        }
+        let be = |b: &[u8]| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(b);
+            u64::from_be_bytes(a)
+        };
+        Ok(FeedCounts {
+            unread: be(&v[8..16]),
+            unseen: be(&v[16..24]),
+            seq: be(&k[k.len() - 8..]),
+        })
     }
 
     /// Stages a new feed entry for `d` (an in_app delivery being marked sent);
@@ -415,16 +443,6 @@ impl Store {
             [f],
         );
         count_delta(counts, f, 1);
-    }
-
-    pub fn stage_feed_counts(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        user: &Uuid,
-        counts: &FeedCounts,
-    ) {
-        w.put_rec(T::feed_counts, Key::new().id(project).id(user), counts);
     }
 
     pub fn feed_page(
@@ -585,7 +603,14 @@ mod tests {
         let mut w = Writes::new();
         for seq in 1..=5u64 {
             store
-                .stage_event(&mut w, &p, &u, seq, format!("e{seq}").as_bytes())
+                .stage_event(
+                    &mut w,
+                    &p,
+                    &u,
+                    seq,
+                    format!("e{seq}").as_bytes(),
+                    &FeedCounts::default(),
+                )
                 .unwrap();
         }
         store.commit(w).unwrap();
@@ -610,7 +635,9 @@ mod tests {
         let (p, u) = (Uuid::now_v7(), Uuid::now_v7());
         for seq in 1..=(KEEP_EVENTS + 50) {
             let mut w = Writes::new();
-            store.stage_event(&mut w, &p, &u, seq, b"x").unwrap();
+            store
+                .stage_event(&mut w, &p, &u, seq, b"x", &FeedCounts::default())
+                .unwrap();
             store.commit(w).unwrap();
         }
         // All younger than 24 h: nothing trimmed, the whole log replays.

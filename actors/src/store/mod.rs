@@ -89,7 +89,6 @@ trees!(
     deliv_by_status,
     queue,
     feed,
-    feed_counts,
     events,
     idempotency,
     push_subs,

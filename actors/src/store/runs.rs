@@ -336,7 +336,7 @@ impl Store {
                     &d.feed_entry(&st.actor),
                     counts,
                 );
-                self.stage_event(w, &p, &user.id, counts.seq, f.as_bytes())?;
+                self.stage_event(w, &p, &user.id, counts.seq, f.as_bytes(), counts)?;
                 fr.push((counts.seq, f, meta));
             }
             let status = d.status;
@@ -364,8 +364,7 @@ impl Store {
                 queued.push(q);
             }
         }
-        if let Some((counts, fr)) = feed {
-            self.stage_feed_counts(w, &p, &user.id, &counts);
+        if let Some((_, fr)) = feed {
             frames.push((p, user.id, fr));
         }
         let n = Notification {

@@ -168,7 +168,6 @@ impl Store {
         w.del(T::users, &up);
         w.del(T::users_by_ext, Key::new().id(project).str(ext));
         w.del(T::preferences, &up);
-        w.del(T::feed_counts, &up);
         for t in [T::feed, T::events, T::push_subs] {
             for kv in self.tree(t).scan_prefix(&up) {
                 let (k, _) = kv?;
