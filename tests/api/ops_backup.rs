@@ -308,17 +308,22 @@ async fn backup_of_a_stopped_data_dir_and_restore_refusals() {
     assert!(out.stderr.contains("not a Herald backup"), "{out:?}");
 }
 
+/// A data directory a server created and stopped with; returns its format version.
+fn stopped_data_dir(dir: &Path) -> u32 {
+    let mut app = TestApp::spawn_on(dir, &Keys::random());
+    app.stop();
+    std::fs::read_to_string(dir.join("FORMAT"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn newer_data_format_is_refused_with_a_clear_message() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("future");
-    let mut app = TestApp::spawn_on(&dir, &Keys::random());
-    app.stop();
-    let current: u32 = std::fs::read_to_string(dir.join("FORMAT"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let current = stopped_data_dir(&dir);
     std::fs::write(dir.join("FORMAT"), format!("{}\n", current + 1)).unwrap();
 
     // serve refuses to start
@@ -381,13 +386,7 @@ async fn newer_data_format_is_refused_with_a_clear_message() {
 async fn older_data_format_is_refused_and_left_alone() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("past");
-    let mut app = TestApp::spawn_on(&dir, &Keys::random());
-    app.stop();
-    let current: u32 = std::fs::read_to_string(dir.join("FORMAT"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let current = stopped_data_dir(&dir);
     assert!(current >= 2, "format {current}");
     // what a format-1 directory looks like: FORMAT says 1, the store is in v1/
     std::fs::write(dir.join("FORMAT"), format!("{}\n", current - 1)).unwrap();

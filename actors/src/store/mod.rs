@@ -43,6 +43,9 @@ use sled::{Batch, Transactional, Tree};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+/// Striped locks per class (entity, feed).
+const STRIPES: usize = 4096;
+
 /// Version of the on-disk format; a data dir with another one is refused.
 /// Format 2 (derived delivery ids, the queue tree as the pending index, integer
 /// timestamps) replaced format 1, the layout of development builds before the
@@ -274,8 +277,8 @@ impl Store {
                 db,
                 trees,
                 flusher,
-                stripes: (0..4096).map(|_| Mutex::new(())).collect(),
-                feed_stripes: (0..4096).map(|_| Mutex::new(())).collect(),
+                stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+                feed_stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
                 cursor_key,
                 commit_gate: std::sync::RwLock::new(()),
                 projects_cache: dashmap::DashMap::new(),
@@ -313,7 +316,7 @@ impl Store {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
         key.hash(&mut h);
-        (h.finish() as usize) % self.inner.stripes.len()
+        (h.finish() as usize) % STRIPES
     }
 
     /// Locks several logical keys at once, in stripe order, so two callers locking
@@ -322,16 +325,7 @@ impl Store {
         &self,
         keys: impl IntoIterator<Item = &'a [u8]>,
     ) -> Vec<MutexGuard<'_, ()>> {
-        let mut idx: Vec<usize> = keys.into_iter().map(|k| self.stripe(k)).collect();
-        idx.sort_unstable();
-        idx.dedup();
-        idx.into_iter()
-            .map(|i| {
-                self.inner.stripes[i]
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-            })
-            .collect()
+        self.lock_in(&self.inner.stripes, keys)
     }
 
     /// Locks users' feeds (keys from `feed_lock_key`), in stripe order. Take them
@@ -340,15 +334,19 @@ impl Store {
         &self,
         keys: impl IntoIterator<Item = &'a [u8]>,
     ) -> Vec<MutexGuard<'_, ()>> {
+        self.lock_in(&self.inner.feed_stripes, keys)
+    }
+
+    fn lock_in<'s, 'a>(
+        &self,
+        pool: &'s [Mutex<()>],
+        keys: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Vec<MutexGuard<'s, ()>> {
         let mut idx: Vec<usize> = keys.into_iter().map(|k| self.stripe(k)).collect();
         idx.sort_unstable();
         idx.dedup();
         idx.into_iter()
-            .map(|i| {
-                self.inner.feed_stripes[i]
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-            })
+            .map(|i| pool[i].lock().unwrap_or_else(|p| p.into_inner()))
             .collect()
     }
 
