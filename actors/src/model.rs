@@ -764,23 +764,7 @@ impl Delivery {
 
     /// The feed entry as the user sees it (API.md §7); `actor` is filled by the caller.
     pub fn feed_view(&self, actor: Value) -> Value {
-        serde_json::json!({
-            "id": self.id,
-            "notification_id": self.notification_id,
-            "flow_id": self.flow_id,
-            "topic": self.topic,
-            "data": self.data,
-            "actor": actor,
-            "read": self.read_at.is_some(),
-            "seen": self.seen_at.is_some(),
-            "archived": self.archived_at.is_some(),
-            "clicked": self.clicked_at.is_some(),
-            "seen_at": self.seen_at,
-            "read_at": self.read_at,
-            "clicked_at": self.clicked_at,
-            "archived_at": self.archived_at,
-            "created_at": self.created_at,
-        })
+        serde_json::to_value(self.feed_entry(&actor)).unwrap_or(Value::Null)
     }
 }
 

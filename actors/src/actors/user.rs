@@ -11,7 +11,7 @@
 use super::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::{Delivery, FeedCounts};
-use crate::store::{feed_frame, feed_lock_key, FeedUpdate, Frame, Writes};
+use crate::store::{feed_lock_key, FeedUpdate, Frame, Writes};
 use actix::prelude::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -117,18 +117,16 @@ impl UserActor {
         let store = self.engine.store();
         let mut frames = Vec::with_capacity(entries.len());
         for d in entries {
-            counts.seq += 1;
             let actor = self.actor_json(d);
-            let (f, meta) = feed_frame(kind, counts.seq, &d.feed_entry(&actor), counts);
-            store.stage_event(
+            frames.push(store.stage_feed_event(
                 w,
                 &self.project,
                 &self.user,
-                counts.seq,
-                f.as_bytes(),
+                kind,
+                d,
+                &actor,
                 counts,
-            )?;
-            frames.push((counts.seq, f, meta));
+            )?);
         }
         Ok(frames)
     }
@@ -393,7 +391,7 @@ impl Handler<MarkAll> for UserActor {
 mod tests {
     use super::*;
     use crate::actors::EngineConfig;
-    use crate::store::Store;
+    use crate::store::{feed_frame, Store};
     use std::sync::Mutex;
 
     /// Stands in for a WebSocket: records the frames it is sent.

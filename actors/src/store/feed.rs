@@ -277,6 +277,27 @@ impl Store {
         Ok(())
     }
 
+    /// Stages the user's next live-feed event, `kind` for `entry` (with `actor`
+    /// shown on it): the next `seq`, its frame and the counts, which the caller
+    /// has already brought up to date for this change. Returns the frame to push
+    /// once the commit is durable.
+    #[allow(clippy::too_many_arguments)]
+    pub fn stage_feed_event(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        user: &Uuid,
+        kind: &str,
+        entry: &Delivery,
+        actor: &Value,
+        counts: &mut FeedCounts,
+    ) -> Result<Frame> {
+        counts.seq += 1;
+        let (f, meta) = feed_frame(kind, counts.seq, &entry.feed_entry(actor), counts);
+        self.stage_event(w, project, user, counts.seq, f.as_bytes(), counts)?;
+        Ok((counts.seq, f, meta))
+    }
+
     /// The frames of events `after < seq <= upto`, or `None` when the log no longer
     /// reaches back to `after + 1`.
     pub fn events_between(
@@ -376,15 +397,15 @@ impl Store {
                 };
                 let mut sent = d.clone();
                 sent.sent_at = Some(now);
-                counts.seq += 1;
-                let (f, meta) = feed_frame(
+                frames.push(self.stage_feed_event(
+                    &mut w,
+                    &p,
+                    &u,
                     "feed_entry.created",
-                    counts.seq,
-                    &sent.feed_entry(&actor),
-                    &counts,
-                );
-                self.stage_event(&mut w, &p, &u, counts.seq, f.as_bytes(), &counts)?;
-                frames.push((counts.seq, f, meta));
+                    &sent,
+                    &actor,
+                    &mut counts,
+                )?);
             }
             out.frames.push((p, u, frames));
         }

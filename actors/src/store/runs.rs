@@ -7,7 +7,7 @@
 //! crash resumes where it stopped. `finish_deliveries` records outcomes and marks
 //! notifications and runs `processed` when their last delivery settles.
 
-use super::feed::{feed_frame, feed_lock_key, Frame};
+use super::feed::{feed_lock_key, Frame};
 use super::keys::{tail_id, uuid_at, Key};
 use super::misc::IdempotentResponse;
 use super::page::{scan, Page, PageReq};
@@ -329,15 +329,15 @@ impl Store {
                 d.sent_at = Some(now);
                 d.next_attempt_at = None;
                 self.stage_feed_insert(w, &p, &d, counts);
-                counts.seq += 1;
-                let (f, meta) = feed_frame(
+                fr.push(self.stage_feed_event(
+                    w,
+                    &p,
+                    &user.id,
                     "feed_entry.created",
-                    counts.seq,
-                    &d.feed_entry(&st.actor),
+                    &d,
+                    &st.actor,
                     counts,
-                );
-                self.stage_event(w, &p, &user.id, counts.seq, f.as_bytes(), counts)?;
-                fr.push((counts.seq, f, meta));
+                )?);
             }
             let status = d.status;
             if d.status.is_final() {
