@@ -219,6 +219,9 @@ pub fn http_client() -> reqwest::Client {
     reqwest::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(30))
+        // Below actix-web's 5 s keep-alive: a pooled connection the server is
+        // closing must never be picked for the next request (a transport error).
+        .pool_idle_timeout(Duration::from_secs(2))
         .build()
         .expect("reqwest client")
 }
