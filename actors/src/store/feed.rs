@@ -12,7 +12,7 @@ use super::page::{scan, Page, PageReq};
 use super::runs::{record_metrics, Outcome, QueueItem};
 use super::{Store, Writes, T};
 use crate::error::{Error, Result};
-use crate::model::{Delivery, DeliveryError, FeedCounts, Timestamp};
+use crate::model::{ChannelType, Delivery, DeliveryError, DeliveryStatus, FeedCounts, Timestamp};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -202,6 +202,45 @@ pub struct FeedUpdateOutcome {
     pub changed: bool,
 }
 
+/// A feed entry's state as stored under its key in the feed tree: the flags
+/// (what lists filter on), then the seen, read, clicked and archived times in
+/// ms (0 for none). The delivery record itself is not rewritten by the user's
+/// changes, which keeps their writes small and apart from the delivery actors'.
+fn state_bytes(d: &Delivery) -> [u8; 33] {
+    let mut v = [0u8; 33];
+    v[0] = flags_of(d);
+    for (i, t) in [d.seen_at, d.read_at, d.clicked_at, d.archived_at]
+        .iter()
+        .enumerate()
+    {
+        let ms = t.map_or(0, |t| t.millis().max(1)) as u64;
+        v[1 + i * 8..9 + i * 8].copy_from_slice(&ms.to_be_bytes());
+    }
+    v
+}
+
+/// Sets the feed state of `d` from its stored bytes (see `state_bytes`).
+fn apply_state(d: &mut Delivery, v: &[u8]) {
+    let at = |i: usize| -> Option<Timestamp> {
+        let b = v.get(1 + i * 8..9 + i * 8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        let ms = u64::from_be_bytes(a) as i64;
+        (ms != 0).then(|| Timestamp::from_millis(ms))
+    };
+    d.seen_at = at(0);
+    d.read_at = at(1);
+    d.clicked_at = at(2);
+    d.archived_at = at(3);
+    if let Some(t) = [d.seen_at, d.read_at, d.clicked_at, d.archived_at]
+        .into_iter()
+        .flatten()
+        .max()
+    {
+        d.updated_at = d.updated_at.max(t);
+    }
+}
+
 fn flags_of(d: &Delivery) -> u8 {
     let mut f = 0;
     if d.seen_at.is_some() {
@@ -338,21 +377,19 @@ impl Store {
     /// durability before pushing the returned frames.
     pub fn deliver_in_app(&self, items: &[QueueItem]) -> Result<InAppBatch> {
         let now = Timestamp::now();
-        let mut loaded =
+        let mut settling =
             self.load_for_finish(items.iter().map(|q| (q, Outcome::Sent { outcomes: None })))?;
-        loaded.retain(|(_, _, d)| !d.status.is_final());
-        let lock_keys = Self::finish_lock_keys(&loaded);
-        let _guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
-        let feed_keys: Vec<Vec<u8>> = loaded
-            .iter()
-            .map(|(q, _, d)| feed_lock_key(&q.project, &d.recipient_id))
+        settling.retain_unsettled();
+        let feed_keys: Vec<Vec<u8>> = settling
+            .deliveries()
+            .map(|(q, d)| feed_lock_key(&q.project, &d.recipient_id))
             .collect();
         let _feeds = self.lock_feeds(feed_keys.iter().map(|k| k.as_slice()));
 
         // Group by recipient, keeping the order the deliveries came in.
         let mut order: Vec<(Uuid, Uuid)> = vec![];
         let mut groups: HashMap<(Uuid, Uuid), Vec<usize>> = HashMap::new();
-        for (i, (q, _, d)) in loaded.iter().enumerate() {
+        for (i, (q, d)) in settling.deliveries().enumerate() {
             let k = (q.project, d.recipient_id);
             groups
                 .entry(k)
@@ -369,17 +406,20 @@ impl Store {
             let idx = &groups[&(p, u)];
             if self.user(&p, &u)?.is_none() {
                 for &i in idx {
-                    loaded[i].1 = Outcome::Skipped(DeliveryError {
-                        code: "missing_address".into(),
-                        message: "the recipient was deleted".into(),
-                    });
+                    settling.set_outcome(
+                        i,
+                        Outcome::Skipped(DeliveryError {
+                            code: "missing_address".into(),
+                            message: "the recipient was deleted".into(),
+                        }),
+                    );
                 }
                 continue;
             }
             let mut counts = self.feed_counts(&p, &u)?;
             let mut frames = Vec::with_capacity(idx.len());
             for &i in idx {
-                let d = &loaded[i].2;
+                let d = settling.delivery(i);
                 self.stage_feed_insert(&mut w, &p, d, &mut counts);
                 let actor = match d.actor_id {
                     Some(a) => match actors.get(&(p, a)) {
@@ -409,12 +449,13 @@ impl Store {
             }
             out.frames.push((p, u, frames));
         }
-        out.settled = loaded.len();
-        let (written, runs) = self.stage_finish(&mut w, loaded, now)?;
+        out.settled = settling.len();
+        let (written, runs) = self.stage_finish(&mut w, &mut settling, now)?;
         let res = self.commit(w);
         for (p, u, _) in &out.frames {
             self.forget_feed_page(p, u);
         }
+        drop(settling); // the locks, after the commit
         res?;
         for d in &written {
             record_metrics(d, now);
@@ -457,13 +498,23 @@ impl Store {
         d: &Delivery,
         counts: &mut FeedCounts,
     ) {
-        let f = flags_of(d);
         w.put(
             T::feed,
             Key::new().id(project).id(&d.recipient_id).id(&d.id),
-            [f],
+            state_bytes(d),
         );
-        count_delta(counts, f, 1);
+        count_delta(counts, flags_of(d), 1);
+    }
+
+    /// `d` with its feed state, when it is an entry of its recipient's feed.
+    pub(crate) fn with_feed_state(&self, project: &Uuid, mut d: Delivery) -> Result<Delivery> {
+        if d.channel_type == ChannelType::InApp && d.status == DeliveryStatus::Sent {
+            let k = Key::new().id(project).id(&d.recipient_id).id(&d.id);
+            if let Some(v) = self.tree(T::feed).get(k)? {
+                apply_state(&mut d, &v);
+            }
+        }
+        Ok(d)
     }
 
     pub fn feed_page(
@@ -478,25 +529,30 @@ impl Store {
             &Key::new().id(project).id(user),
             req,
             |k, v| {
-                if !filter.matches(v.first().copied().unwrap_or(0)) {
+                // Markers (empty values) list notifications, not feed entries.
+                if v.is_empty() || !filter.matches(v[0]) {
                     return Ok(None);
                 }
-                self.delivery(project, &tail_id(k))
+                Ok(self.delivery_raw(project, &tail_id(k))?.map(|mut d| {
+                    apply_state(&mut d, v);
+                    d
+                }))
             },
         )
     }
 
     /// The entry if it is in this user's feed (anything else is "not found").
     pub fn feed_entry(&self, project: &Uuid, user: &Uuid, id: &Uuid) -> Result<Delivery> {
-        if self
+        let state = self
             .tree(T::feed)
             .get(Key::new().id(project).id(user).id(id))?
-            .is_none()
-        {
-            return Err(Error::not_found("feed_entry", id));
-        }
-        self.delivery(project, id)?
-            .ok_or_else(|| Error::not_found("feed_entry", id))
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| Error::not_found("feed_entry", id))?;
+        let mut d = self
+            .delivery_raw(project, id)?
+            .ok_or_else(|| Error::not_found("feed_entry", id))?;
+        apply_state(&mut d, &state);
+        Ok(d)
     }
 
     /// Applies a PATCH. `read: false` / `seen: false` on an entry that already is
@@ -555,12 +611,14 @@ impl Store {
             || d.archived_at != old.archived_at;
         let mut counts = self.feed_counts(project, user)?;
         if changed {
-            d.updated_at = now;
             let after = flags_of(&d);
             count_delta(&mut counts, before, -1);
             count_delta(&mut counts, after, 1);
-            w.put_rec(T::deliveries, Key::new().id(project).id(id), &d);
-            w.put(T::feed, Key::new().id(project).id(user).id(id), [after]);
+            w.put(
+                T::feed,
+                Key::new().id(project).id(user).id(id),
+                state_bytes(&d),
+            );
         }
         Ok(FeedUpdateOutcome {
             entry: d,
@@ -569,9 +627,9 @@ impl Store {
         })
     }
 
-    /// `seen_all` / `read_all`: every non-archived entry not yet seen / read.
-    /// Stages `seen_all`/`read_all` into `w`; returns the entries changed and the
-    /// counts after (the caller stores the counts with its events and commits).
+    /// Stages `seen_all`/`read_all` into `w`: every non-archived entry not yet
+    /// seen / read. Returns the entries changed and the counts after (the caller
+    /// stores the counts with its events and commits).
     pub fn feed_mark_all(
         &self,
         w: &mut Writes,
@@ -588,24 +646,23 @@ impl Store {
             .scan_prefix(Key::new().id(project).id(user))
         {
             let (k, v) = kv?;
-            let f = v.first().copied().unwrap_or(0);
+            let Some(&f) = v.first() else { continue }; // a marker
             if f & ARCHIVED != 0 || f & want != 0 {
                 continue;
             }
             let id = tail_id(&k);
-            let Some(mut d) = self.delivery(project, &id)? else {
+            let Some(mut d) = self.delivery_raw(project, &id)? else {
                 continue;
             };
+            apply_state(&mut d, &v);
             d.seen_at.get_or_insert(now);
             if read {
                 d.read_at.get_or_insert(now);
             }
-            d.updated_at = now;
             let nf = flags_of(&d);
             count_delta(&mut counts, f, -1);
             count_delta(&mut counts, nf, 1);
-            w.put_rec(T::deliveries, Key::new().id(project).id(&id), &d);
-            w.put(T::feed, &k, [nf]);
+            w.put(T::feed, &k, state_bytes(&d));
             updated.push(d);
         }
         Ok((updated, counts))

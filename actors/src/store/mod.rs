@@ -47,10 +47,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 const STRIPES: usize = 4096;
 
 /// Version of the on-disk format; a data dir with another one is refused.
-/// Format 2 (derived delivery ids, the queue tree as the pending index, integer
-/// timestamps) replaced format 1, the layout of development builds before the
-/// first release, for which there is no upgrade.
-pub const FORMAT_VERSION: u32 = 2;
+/// Format 3 (deliveries stored inside their notification's record, packed
+/// run and topic indexes, feed state in the feed tree) replaced formats 1 and 2,
+/// layouts of development builds before the first release, for which there is
+/// no upgrade.
+pub const FORMAT_VERSION: u32 = 3;
 
 macro_rules! trees {
     ($($name:ident),* $(,)?) => {
@@ -83,12 +84,8 @@ trees!(
     runs_active,
     run_pending,
     notifications,
-    notif_by_run,
-    notif_by_status,
-    notif_by_recipient,
-    notif_by_topic,
-    deliveries,
-    deliv_by_notif,
+    run_index,
+    topic_index,
     deliv_by_status,
     queue,
     feed,
@@ -109,6 +106,10 @@ struct Inner {
     /// while entity locks are held: the order is always entity locks, then feed
     /// locks, never the other way round.
     feed_stripes: Vec<Mutex<()>>,
+    /// Striped locks of flow runs (their pending counter and record), a class
+    /// taken after entity locks and before feed locks: settling deliveries
+    /// learns its runs only after reading the notifications it has locked.
+    run_stripes: Vec<Mutex<()>>,
     cursor_key: [u8; 32],
     /// Shared by every commit, exclusive while a backup exports the trees.
     commit_gate: std::sync::RwLock<()>,
@@ -232,7 +233,7 @@ impl Store {
                 }
                 if v < FORMAT_VERSION {
                     return Err(Error::internal(format!(
-                        "data directory {} has format version {v}, older than this Herald's ({FORMAT_VERSION}), and there is no upgrade from it (format 1 was the layout of development builds before the first release); use a new data directory, or the Herald that wrote it",
+                        "data directory {} has format version {v}, older than this Herald's ({FORMAT_VERSION}), and there is no upgrade from it (formats 1 and 2 were layouts of development builds before the first release); use a new data directory, or the Herald that wrote it",
                         dir.display()
                     )));
                 }
@@ -279,6 +280,7 @@ impl Store {
                 flusher,
                 stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
                 feed_stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+                run_stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
                 cursor_key,
                 commit_gate: std::sync::RwLock::new(()),
                 projects_cache: dashmap::DashMap::new(),
@@ -335,6 +337,14 @@ impl Store {
         keys: impl IntoIterator<Item = &'a [u8]>,
     ) -> Vec<MutexGuard<'_, ()>> {
         self.lock_in(&self.inner.feed_stripes, keys)
+    }
+
+    /// Locks flow runs, in stripe order: after any entity locks, before feed locks.
+    pub(crate) fn lock_runs<'a>(
+        &self,
+        keys: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Vec<MutexGuard<'_, ()>> {
+        self.lock_in(&self.inner.run_stripes, keys)
     }
 
     fn lock_in<'s, 'a>(

@@ -53,47 +53,64 @@ fn range(tree: &Tree, lo: Bound<Vec<u8>>, hi: Bound<Vec<u8>>) -> sled::Iter {
     tree.range::<Vec<u8>, _>((lo, hi))
 }
 
-/// Scans `tree` under `prefix`. `pick` decodes one entry (key, value) into an item
-/// or skips it (filters). `lo`/`hi` optionally narrow the sort-key range (e.g. from
-/// `created_after`). Returns items newest (highest key) first.
-pub fn scan<V>(
-    tree: &Tree,
-    prefix: &Key,
-    req: &PageReq,
-    mut pick: impl FnMut(&IVec, &IVec) -> Result<Option<V>>,
-) -> Result<Page<V>> {
-    let p = &prefix.0;
-    let full = |k: &[u8]| {
-        let mut v = p.clone();
-        v.extend_from_slice(k);
-        v
+/// Sort-key bounds of one visit (bytes after the list prefix).
+pub(crate) type Bounds<'a> = (Bound<&'a [u8]>, Bound<&'a [u8]>);
+
+/// A list's items in sort-key order. `visit` calls `f(sort key, item)` for the
+/// items within `bounds`, ascending (or descending when `rev`), until `f`
+/// returns false. Pagination (`paginate`) needs nothing else, so a list may be a
+/// plain key range, several items per record or a merge of packed index chunks.
+pub(crate) trait Source<V> {
+    fn visit(
+        &mut self,
+        bounds: Bounds,
+        rev: bool,
+        f: &mut dyn FnMut(Vec<u8>, V) -> bool,
+    ) -> Result<()>;
+}
+
+/// Whether a sort key lies within bounds.
+pub(crate) fn within(k: &[u8], (lo, hi): Bounds) -> bool {
+    let above = match lo {
+        Bound::Included(b) => k >= b,
+        Bound::Excluded(b) => k > b,
+        Bound::Unbounded => true,
     };
-    let lo_all: Bound<Vec<u8>> = Bound::Included(p.clone());
-    let hi_all: Bound<Vec<u8>> = match prefix_end(p) {
-        Some(e) => Bound::Excluded(e),
-        None => Bound::Unbounded,
+    let below = match hi {
+        Bound::Included(b) => k <= b,
+        Bound::Excluded(b) => k < b,
+        Bound::Unbounded => true,
     };
+    above && below
+}
+
+/// One page of `src` for `req`, newest (highest sort key) first.
+pub(crate) fn paginate<V>(src: &mut impl Source<V>, req: &PageReq) -> Result<Page<V>> {
     let limit = req.limit.max(1);
     let mut items: Vec<(Vec<u8>, V)> = Vec::with_capacity(limit.min(1024));
-    let sk = |k: &IVec| k[p.len()..].to_vec();
-
+    let mut more = false;
+    let mut collect = |k: Vec<u8>, v: V| {
+        if items.len() == limit {
+            more = true;
+            return false;
+        }
+        items.push((k, v));
+        true
+    };
     if let Some(before) = &req.before {
         // Newer than the boundary: ascending from it, then reversed.
-        let mut it = range(tree, Bound::Excluded(full(before)), hi_all.clone());
-        let mut more = false;
-        for kv in &mut it {
-            let (k, v) = kv?;
-            if let Some(x) = pick(&k, &v)? {
-                if items.len() == limit {
-                    more = true;
-                    break;
-                }
-                items.push((sk(&k), x));
-            }
-        }
+        src.visit(
+            (Bound::Excluded(before.as_slice()), Bound::Unbounded),
+            false,
+            &mut collect,
+        )?;
         items.reverse();
         // Older side: is there a match at or below the boundary?
-        let has_after = exists(tree, lo_all, Bound::Included(full(before)), true, &mut pick)?;
+        let has_after = any(
+            src,
+            (Bound::Unbounded, Bound::Included(before.as_slice())),
+            true,
+        )?;
         let first_key = items.first().map(|x| x.0.clone());
         let last_key = items
             .last()
@@ -107,30 +124,18 @@ pub fn scan<V>(
             has_more_before: more,
         });
     }
-
-    let (hi, check_newer) = match &req.after {
-        Some(after) => (Bound::Excluded(full(after)), true),
-        None => (hi_all.clone(), false),
+    let hi = match &req.after {
+        Some(a) => Bound::Excluded(a.as_slice()),
+        None => Bound::Unbounded,
     };
-    let mut more = false;
-    for kv in range(tree, lo_all, hi.clone()).rev() {
-        let (k, v) = kv?;
-        if let Some(x) = pick(&k, &v)? {
-            if items.len() == limit {
-                more = true;
-                break;
-            }
-            items.push((sk(&k), x));
-        }
-    }
-    let has_before = if check_newer {
-        let from = match &req.after {
-            Some(a) => Bound::Included(full(a)),
-            None => unreachable!(),
-        };
-        exists(tree, from, hi_all, false, &mut pick)?
-    } else {
-        false
+    src.visit((Bound::Unbounded, hi), true, &mut collect)?;
+    let has_before = match &req.after {
+        Some(a) => any(
+            src,
+            (Bound::Included(a.as_slice()), Bound::Unbounded),
+            false,
+        )?,
+        None => false,
     };
     let first_key = items
         .first()
@@ -146,30 +151,203 @@ pub fn scan<V>(
     })
 }
 
-fn exists<V>(
-    tree: &Tree,
-    lo: Bound<Vec<u8>>,
-    hi: Bound<Vec<u8>>,
-    rev: bool,
-    pick: &mut impl FnMut(&IVec, &IVec) -> Result<Option<V>>,
-) -> Result<bool> {
-    let it = range(tree, lo, hi);
-    if rev {
-        for kv in it.rev() {
+/// Whether `src` has an item within bounds.
+fn any<V>(src: &mut impl Source<V>, bounds: Bounds, rev: bool) -> Result<bool> {
+    let mut found = false;
+    src.visit(bounds, rev, &mut |_, _| {
+        found = true;
+        false
+    })?;
+    Ok(found)
+}
+
+/// The full-key range of sort-key bounds under `prefix`.
+pub(crate) fn key_range(prefix: &[u8], (lo, hi): Bounds) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+    let full = |k: &[u8]| {
+        let mut v = prefix.to_vec();
+        v.extend_from_slice(k);
+        v
+    };
+    let lo = match lo {
+        Bound::Included(k) => Bound::Included(full(k)),
+        Bound::Excluded(k) => Bound::Excluded(full(k)),
+        Bound::Unbounded => Bound::Included(prefix.to_vec()),
+    };
+    let hi = match hi {
+        Bound::Included(k) => Bound::Included(full(k)),
+        Bound::Excluded(k) => Bound::Excluded(full(k)),
+        Bound::Unbounded => match prefix_end(prefix) {
+            Some(e) => Bound::Excluded(e),
+            None => Bound::Unbounded,
+        },
+    };
+    (lo, hi)
+}
+
+/// A key range under a prefix, one item per entry (or none: `pick` filters).
+pub(crate) struct TreeSource<'t, P> {
+    pub tree: &'t Tree,
+    pub prefix: &'t [u8],
+    pub pick: P,
+}
+
+impl<V, P: FnMut(&IVec, &IVec) -> Result<Option<V>>> Source<V> for TreeSource<'_, P> {
+    fn visit(
+        &mut self,
+        bounds: Bounds,
+        rev: bool,
+        f: &mut dyn FnMut(Vec<u8>, V) -> bool,
+    ) -> Result<()> {
+        let (lo, hi) = key_range(self.prefix, bounds);
+        let it = range(self.tree, lo, hi);
+        let n = self.prefix.len();
+        let mut step = |kv: sled::Result<(IVec, IVec)>| -> Result<bool> {
             let (k, v) = kv?;
-            if pick(&k, &v)?.is_some() {
-                return Ok(true);
+            Ok(match (self.pick)(&k, &v)? {
+                Some(x) => f(k[n..].to_vec(), x),
+                None => true,
+            })
+        };
+        if rev {
+            for kv in it.rev() {
+                if !step(kv)? {
+                    break;
+                }
+            }
+        } else {
+            for kv in it {
+                if !step(kv)? {
+                    break;
+                }
             }
         }
-    } else {
-        for kv in it {
-            let (k, v) = kv?;
-            if pick(&k, &v)?.is_some() {
-                return Ok(true);
+        Ok(())
+    }
+}
+
+/// Scans `tree` under `prefix`. `pick` decodes one entry (key, value) into an item
+/// or skips it (filters). Returns items newest (highest key) first.
+pub fn scan<V>(
+    tree: &Tree,
+    prefix: &Key,
+    req: &PageReq,
+    pick: impl FnMut(&IVec, &IVec) -> Result<Option<V>>,
+) -> Result<Page<V>> {
+    paginate(
+        &mut TreeSource {
+            tree,
+            prefix: &prefix.0,
+            pick,
+        },
+        req,
+    )
+}
+
+/// Appends a packed index chunk: ids (16 bytes each) under `prefix`, stored as
+/// one record keyed by the chunk's largest id. A run's or topic's notifications
+/// are indexed this way, one key per chunk instead of one per notification.
+pub(crate) fn packed_chunk(prefix: &Key, ids: &mut [uuid::Uuid]) -> Option<(Vec<u8>, Vec<u8>)> {
+    ids.sort_unstable();
+    let last = ids.last()?;
+    let key = prefix.clone().id(last).0;
+    let mut v = Vec::with_capacity(ids.len() * 16);
+    for id in ids.iter() {
+        v.extend_from_slice(id.as_bytes());
+    }
+    Some((key, v))
+}
+
+/// The ids of packed index chunks under a prefix, in id order: chunks are keyed
+/// by their largest id, so going down they are opened lazily, only when the next
+/// chunk's largest id beats every id already open (a k-way merge).
+pub(crate) struct PackedSource<'t, P> {
+    pub tree: &'t Tree,
+    pub prefix: &'t [u8],
+    pub pick: P,
+}
+
+fn chunk_ids(v: &[u8], bounds: Bounds) -> Vec<[u8; 16]> {
+    v.chunks_exact(16)
+        .filter(|c| within(c, bounds))
+        .map(|c| {
+            let mut a = [0u8; 16];
+            a.copy_from_slice(c);
+            a
+        })
+        .collect()
+}
+
+impl<V, P: FnMut(uuid::Uuid) -> Result<Option<V>>> Source<V> for PackedSource<'_, P> {
+    fn visit(
+        &mut self,
+        bounds: Bounds,
+        rev: bool,
+        f: &mut dyn FnMut(Vec<u8>, V) -> bool,
+    ) -> Result<()> {
+        let n = self.prefix.len();
+        if !rev {
+            // Ascending: every chunk whose largest id is above the lower bound
+            // may hold ids in range.
+            let (klo, khi) = key_range(self.prefix, (bounds.0, Bound::Unbounded));
+            let mut ids = vec![];
+            for kv in range(self.tree, klo, khi) {
+                let (_, v) = kv?;
+                ids.extend(chunk_ids(&v, bounds));
             }
+            ids.sort_unstable();
+            for id in ids {
+                if let Some(x) = (self.pick)(uuid::Uuid::from_bytes(id))? {
+                    if !f(id.to_vec(), x) {
+                        break;
+                    }
+                }
+            }
+            return Ok(());
+        }
+        let (klo, khi) = key_range(self.prefix, (Bound::Unbounded, Bound::Unbounded));
+        let mut chunks = range(self.tree, klo, khi).rev().peekable();
+        // Open chunks, each with its in-range ids ascending (taken from the end).
+        let mut open: Vec<Vec<[u8; 16]>> = vec![];
+        loop {
+            let top = open
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| c.last().map(|id| (i, *id)))
+                .max_by(|a, b| a.1.cmp(&b.1));
+            let next_last = match chunks.peek() {
+                Some(Ok((k, _))) => Some(k[n..].to_vec()),
+                Some(Err(_)) => match chunks.next() {
+                    Some(Err(e)) => return Err(e.into()),
+                    _ => None,
+                },
+                None => None,
+            };
+            match (&top, next_last) {
+                (None, None) => return Ok(()),
+                (None, Some(_)) => {}
+                (Some((_, id)), Some(last)) if last.as_slice() > id.as_slice() => {}
+                (Some((i, id)), _) => {
+                    let (i, id) = (*i, *id);
+                    open[i].pop();
+                    if let Some(x) = (self.pick)(uuid::Uuid::from_bytes(id))? {
+                        if !f(id.to_vec(), x) {
+                            return Ok(());
+                        }
+                    }
+                    continue;
+                }
+            }
+            // The next chunk may hold a larger id than any open one: open it.
+            if let Some(kv) = chunks.next() {
+                let (_, v) = kv?;
+                let ids = chunk_ids(&v, bounds);
+                if !ids.is_empty() {
+                    open.push(ids);
+                }
+            }
+            open.retain(|c| !c.is_empty());
         }
     }
-    Ok(false)
 }
 
 #[cfg(test)]

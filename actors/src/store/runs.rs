@@ -10,12 +10,16 @@
 use super::feed::{feed_lock_key, Frame};
 use super::keys::{tail_id, uuid_at, Key};
 use super::misc::IdempotentResponse;
-use super::page::{scan, Page, PageReq};
+use super::page::{
+    key_range, packed_chunk, paginate, within, Bounds, PackedSource, Page, PageReq, Source,
+    TreeSource,
+};
 use super::users::user_lock_key;
 use super::{codec, Store, Writes, T};
 use crate::error::{Error, Result, Validator};
 use crate::model::*;
 use crate::render::RunRenderer;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use uuid::Uuid;
@@ -87,9 +91,42 @@ fn status_indexed(s: DeliveryStatus) -> bool {
     matches!(s, DeliveryStatus::Failed | DeliveryStatus::Skipped)
 }
 
-/// Key prefix of every delivery of notification `nid` (see `model::delivery_id`).
-fn deliveries_of(project: &Uuid, nid: &Uuid) -> Key {
-    Key::new().id(project).bytes(&nid.as_bytes()[..15])
+/// A notification as stored, with its deliveries: one key for all of them,
+/// since sled's cost is per key written. A delivery is found through its
+/// notification (`model::notification_of`). The feed state of in_app deliveries
+/// (seen, read, ...) lives in the feed tree, which the user's own changes write.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct NotifRec {
+    pub n: Notification,
+    pub d: Vec<Delivery>,
+}
+
+pub(crate) fn notif_key(project: &Uuid, nid: &Uuid) -> Key {
+    Key::new().id(project).id(nid)
+}
+
+/// The packed index of a run's notifications (see `page::packed_chunk`).
+fn run_index(project: &Uuid, run: &Uuid) -> Key {
+    Key::new().id(project).id(run)
+}
+
+/// The packed index of a topic's notifications.
+fn topic_index(project: &Uuid, topic: &str) -> Key {
+    Key::new().id(project).str(topic)
+}
+
+/// The key, in a user's feed tree, that lists a notification for its recipient
+/// when no feed entry does (see `stage_notification`).
+pub(crate) fn recipient_marker(project: &Uuid, user: &Uuid, nid: &Uuid) -> Key {
+    Key::new().id(project).id(user).id(nid)
+}
+
+/// Whether `key` is the lowest key of its notification's group (keys that share
+/// the notification's first 15 bytes at `at`) in `tree`: lists with several keys
+/// per notification show it once, at that key.
+fn first_of_group(tree: &sled::Tree, key: &[u8], at: usize) -> Result<bool> {
+    let group = &key[..at + 15];
+    Ok(tree.range(group..key).next().is_none())
 }
 
 pub struct AcceptedRun {
@@ -219,10 +256,10 @@ impl Store {
         user: &User,
         queued: &mut Vec<QueueItem>,
         frames: &mut UserFrames,
-    ) -> Result<bool> {
+    ) -> Result<(bool, Uuid)> {
         let p = st.project;
         let run = st.run;
-        let (nid, now) = new_id();
+        let (nid, now) = new_notification_id();
         let prefs = self.preferences(&p, &user.id)?;
         let ctx = json!({
             "recipient": user,
@@ -234,6 +271,7 @@ impl Store {
         let mut offset_ms: i64 = 0;
         let mut feed: Option<(FeedCounts, Vec<Frame>)> = None;
         let mut external_pending = false;
+        let mut deliveries = Vec::with_capacity(run.flow.steps.len());
         for (i, step) in run.flow.steps.iter().enumerate() {
             if step.kind == "delay" {
                 offset_ms += (step.seconds.unwrap_or(0) as i64).saturating_mul(1000);
@@ -343,7 +381,7 @@ impl Store {
             if d.status.is_final() {
                 record_metrics(&d, now);
             }
-            w.put_rec(T::deliveries, Key::new().id(&p).id(&did), &d);
+            deliveries.push(d);
             if status_indexed(status) {
                 w.put(
                     T::deliv_by_status,
@@ -364,8 +402,10 @@ impl Store {
                 queued.push(q);
             }
         }
-        if let Some((_, fr)) = feed {
-            frames.push((p, user.id, fr));
+        match feed {
+            Some((_, fr)) => frames.push((p, user.id, fr)),
+            // No feed entry lists this notification for its recipient.
+            None => w.put(T::feed, recipient_marker(&p, &user.id, &nid), b""),
         }
         let n = Notification {
             id: nid,
@@ -379,22 +419,26 @@ impl Store {
             created_at: now,
             updated_at: now,
         };
-        w.put_rec(T::notifications, Key::new().id(&p).id(&nid), &n);
-        w.put(T::notif_by_run, Key::new().id(&p).id(&run.id).id(&nid), b"");
-        // Only pending notifications are indexed by status: `processed` is the
-        // common state and is listed by scanning with a filter.
-        if pending {
-            w.put(T::notif_by_status, Key::new().id(&p).u8(0).id(&nid), b"");
-        }
-        w.put(
-            T::notif_by_recipient,
-            Key::new().id(&p).id(&user.id).id(&nid),
-            b"",
+        w.put_rec(
+            T::notifications,
+            notif_key(&p, &nid),
+            &NotifRec { n, d: deliveries },
         );
-        if let Some(t) = &run.topic {
-            w.put(T::notif_by_topic, Key::new().id(&p).str(t).id(&nid), b"");
+        Ok((pending, nid))
+    }
+
+    /// Stages the packed index chunks of a run's new notifications `nids`: by run,
+    /// and by topic for a topic run. Pending notifications need no index: they
+    /// are the ones with deliveries in the queue.
+    fn stage_run_indexes(&self, w: &mut Writes, project: &Uuid, run: &FlowRun, nids: &mut [Uuid]) {
+        if let Some((k, v)) = packed_chunk(&run_index(project, &run.id), nids) {
+            w.put(T::run_index, k, v);
         }
-        Ok(pending)
+        if let Some(t) = &run.topic {
+            if let Some((k, v)) = packed_chunk(&topic_index(project, t), nids) {
+                w.put(T::topic_index, k, v);
+            }
+        }
     }
 
     /// Validates and stores a run (see the module doc). Durability is the caller's
@@ -502,11 +546,14 @@ impl Store {
                 .collect();
             let _feeds = self.lock_feeds(feed_keys.iter().map(|k| k.as_slice()));
             let st = self.stager(*project, &run, actor.as_ref())?;
+            let mut nids = Vec::with_capacity(users.len());
             for u in &users {
-                if self.stage_notification(&mut w, &st, u, &mut queued, &mut frames)? {
-                    pending_count += 1;
-                }
+                let (pending, nid) =
+                    self.stage_notification(&mut w, &st, u, &mut queued, &mut frames)?;
+                pending_count += pending as u64;
+                nids.push(nid);
             }
+            self.stage_run_indexes(&mut w, project, &run, &mut nids);
             let res = self.commit_accepted(
                 &mut w,
                 project,
@@ -603,7 +650,8 @@ impl Store {
         run_id: &Uuid,
         n: usize,
     ) -> Result<(Vec<QueueItem>, UserFrames, bool)> {
-        let _g = self.lock(&Key::new().u8(b'r').id(project).id(run_id).0);
+        let rk = run_lock_key(project, run_id);
+        let _g = self.lock_runs([rk.as_slice()]);
         let mut run = self
             .flow_run(project, run_id)?
             .ok_or_else(|| Error::not_found("flow_run", run_id))?;
@@ -629,6 +677,7 @@ impl Store {
             .map(|(_, u)| feed_lock_key(project, u))
             .collect();
         let _feeds = self.lock_feeds(feed_keys.iter().map(|k| k.as_slice()));
+        let mut nids = Vec::with_capacity(chunk.len());
         {
             let st = self.stager(*project, &run, actor.as_ref())?;
             for (sid, uid) in &chunk {
@@ -644,11 +693,13 @@ impl Store {
                     continue;
                 };
                 added += 1;
-                if self.stage_notification(&mut w, &st, &user, &mut queued, &mut frames)? {
-                    pending += 1;
-                }
+                let (p, nid) =
+                    self.stage_notification(&mut w, &st, &user, &mut queued, &mut frames)?;
+                pending += p as u64;
+                nids.push(nid);
             }
         }
+        self.stage_run_indexes(&mut w, project, &run, &mut nids);
         run.expand_cursor = cursor;
         run.notifications_count += added;
         let pk = Key::new().id(project).id(&run.id);
@@ -671,27 +722,43 @@ impl Store {
         Ok((queued, frames, done))
     }
 
-    pub fn notification(&self, project: &Uuid, id: &Uuid) -> Result<Option<Notification>> {
-        self.get_rec(T::notifications, Key::new().id(project).id(id).as_ref())
+    pub(crate) fn notif_rec(&self, project: &Uuid, nid: &Uuid) -> Result<Option<NotifRec>> {
+        self.get_rec(T::notifications, notif_key(project, nid).as_ref())
     }
 
+    pub fn notification(&self, project: &Uuid, id: &Uuid) -> Result<Option<Notification>> {
+        if notification_of(id) != *id {
+            return Ok(None);
+        }
+        Ok(self.notif_rec(project, id)?.map(|r| r.n))
+    }
+
+    /// A delivery as stored in its notification, without the feed state.
+    pub(crate) fn delivery_raw(&self, project: &Uuid, id: &Uuid) -> Result<Option<Delivery>> {
+        if notification_of(id) == *id {
+            return Ok(None);
+        }
+        Ok(self
+            .notif_rec(project, &notification_of(id))?
+            .and_then(|r| r.d.into_iter().find(|d| d.id == *id)))
+    }
+
+    /// A delivery as the API shows it: an in_app one carries its feed state.
     pub fn delivery(&self, project: &Uuid, id: &Uuid) -> Result<Option<Delivery>> {
-        self.get_rec(T::deliveries, Key::new().id(project).id(id).as_ref())
+        match self.delivery_raw(project, id)? {
+            Some(d) => self.with_feed_state(project, d).map(Some),
+            None => Ok(None),
+        }
     }
 
     pub fn notification_deliveries(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<Delivery>> {
-        let mut out = vec![];
-        for kv in self
-            .tree(T::deliveries)
-            .scan_prefix(deliveries_of(project, nid))
-        {
-            let (_, v) = kv?;
-            let d: Delivery = codec::dec(&v)?;
-            if d.notification_id == *nid {
-                out.push(d);
-            }
-        }
-        Ok(out)
+        let Some(rec) = self.notif_rec(project, nid)? else {
+            return Ok(vec![]);
+        };
+        rec.d
+            .into_iter()
+            .map(|d| self.with_feed_state(project, d))
+            .collect()
     }
 
     pub fn list_notifications(
@@ -700,38 +767,92 @@ impl Store {
         f: &NotificationFilter,
         req: &PageReq,
     ) -> Result<Page<Notification>> {
-        let p = Key::new().id(project);
-        let (tree, prefix) = if let Some(r) = &f.flow_run_id {
-            (T::notif_by_run, p.id(r))
-        } else if let Some(u) = &f.recipient {
-            (T::notif_by_recipient, p.id(u))
-        } else if let Some(t) = &f.topic {
-            (T::notif_by_topic, p.str(t))
-        } else if f.status == Some(false) {
-            (T::notif_by_status, p.u8(0))
-        } else {
-            (T::notifications, p)
-        };
-        scan(self.tree(tree), &prefix, req, |k, v| {
-            let id = tail_id(k);
-            if !in_range(&id, &f.created_after, &f.created_before) {
-                return Ok(None);
-            }
-            let n: Notification = if tree == T::notifications {
-                codec::dec(v)?
-            } else {
-                match self.notification(project, &id)? {
-                    Some(n) => n,
-                    None => return Ok(None),
-                }
-            };
-            let ok = f.status.is_none_or(|s| n.processed == s)
+        let keep = |n: &Notification| {
+            in_range(&n.id, &f.created_after, &f.created_before)
+                && f.status.is_none_or(|s| n.processed == s)
                 && f.topic.as_ref().is_none_or(|t| n.topic.as_ref() == Some(t))
                 && f.flow_id.is_none_or(|x| n.flow_id == x)
                 && f.flow_run_id.is_none_or(|x| n.flow_run_id == x)
-                && f.recipient.is_none_or(|x| n.recipient_id == x);
-            Ok(ok.then_some(n))
-        })
+                && f.recipient.is_none_or(|x| n.recipient_id == x)
+        };
+        // By id, from an index: the record, if the filters keep it.
+        let by_id = |id: Uuid| -> Result<Option<Notification>> {
+            if !in_range(&id, &f.created_after, &f.created_before) {
+                return Ok(None);
+            }
+            Ok(self.notification(project, &id)?.filter(|n| keep(n)))
+        };
+        let p = Key::new().id(project);
+        if let Some(r) = &f.flow_run_id {
+            let prefix = run_index(project, r);
+            return paginate(
+                &mut PackedSource {
+                    tree: self.tree(T::run_index),
+                    prefix: &prefix.0,
+                    pick: by_id,
+                },
+                req,
+            );
+        }
+        if let Some(u) = &f.recipient {
+            // A user's feed tree lists each of their notifications: feed entries
+            // (delivery ids) and markers (notification ids) sort by notification,
+            // and each notification is shown at its group's lowest key.
+            let prefix = p.id(u);
+            let tree = self.tree(T::feed);
+            return paginate(
+                &mut TreeSource {
+                    tree,
+                    prefix: &prefix.0,
+                    pick: |k: &sled::IVec, _: &sled::IVec| {
+                        if k.len() != 48 || !first_of_group(tree, k, 32)? {
+                            return Ok(None);
+                        }
+                        by_id(notification_of(&tail_id(k)))
+                    },
+                },
+                req,
+            );
+        }
+        if let Some(t) = &f.topic {
+            let prefix = topic_index(project, t);
+            return paginate(
+                &mut PackedSource {
+                    tree: self.tree(T::topic_index),
+                    prefix: &prefix.0,
+                    pick: by_id,
+                },
+                req,
+            );
+        }
+        if f.status == Some(false) {
+            // Pending notifications are those with a delivery in the queue.
+            let tree = self.tree(T::queue);
+            return paginate(
+                &mut TreeSource {
+                    tree,
+                    prefix: &p.0,
+                    pick: |k: &sled::IVec, _: &sled::IVec| {
+                        if k.len() != 32 || !first_of_group(tree, k, 16)? {
+                            return Ok(None);
+                        }
+                        by_id(notification_of(&tail_id(k)))
+                    },
+                },
+                req,
+            );
+        }
+        paginate(
+            &mut TreeSource {
+                tree: self.tree(T::notifications),
+                prefix: &p.0,
+                pick: |_: &sled::IVec, v: &sled::IVec| {
+                    let r: NotifRec = codec::dec(v)?;
+                    Ok(Some(r.n).filter(|n| keep(n)))
+                },
+            },
+            req,
+        )
     }
 
     pub fn list_deliveries(
@@ -740,35 +861,59 @@ impl Store {
         f: &DeliveryFilter,
         req: &PageReq,
     ) -> Result<Page<Delivery>> {
-        let p = Key::new().id(project);
-        let (tree, prefix) = if let Some(n) = &f.notification_id {
-            (T::deliveries, deliveries_of(project, n))
-        } else if f.status == Some(DeliveryStatus::Pending) {
-            (T::queue, p)
-        } else if let Some(s) = f.status.filter(|s| status_indexed(*s)) {
-            (T::deliv_by_status, p.u8(s.index()))
-        } else {
-            (T::deliveries, p)
-        };
-        scan(self.tree(tree), &prefix, req, |k, v| {
-            let id = tail_id(k);
-            if !in_range(&id, &f.created_after, &f.created_before) {
-                return Ok(None);
-            }
-            let d: Delivery = if tree == T::deliveries {
-                codec::dec(v)?
-            } else {
-                match self.delivery(project, &id)? {
-                    Some(d) => d,
-                    None => return Ok(None),
-                }
-            };
-            let ok = f.status.is_none_or(|s| d.status == s)
+        let keep = |d: &Delivery| {
+            in_range(&d.id, &f.created_after, &f.created_before)
+                && f.status.is_none_or(|s| d.status == s)
                 && f.channel_type.is_none_or(|x| d.channel_type == x)
                 && f.channel_id.is_none_or(|x| d.channel_id == x)
                 && f.notification_id.is_none_or(|x| d.notification_id == x)
-                && f.recipient.is_none_or(|x| d.recipient_id == x);
-            Ok(ok.then_some(d))
+                && f.recipient.is_none_or(|x| d.recipient_id == x)
+        };
+        let p = Key::new().id(project);
+        let index = if f.status == Some(DeliveryStatus::Pending) {
+            Some((T::queue, p.clone()))
+        } else {
+            f.status
+                .filter(|s| status_indexed(*s))
+                .map(|s| (T::deliv_by_status, p.clone().u8(s.index())))
+        };
+        let page = match (&f.notification_id, index) {
+            (None, Some((tree, prefix))) => paginate(
+                &mut TreeSource {
+                    tree: self.tree(tree),
+                    prefix: &prefix.0,
+                    pick: |k: &sled::IVec, _: &sled::IVec| {
+                        let id = tail_id(k);
+                        if !in_range(&id, &f.created_after, &f.created_before) {
+                            return Ok(None);
+                        }
+                        Ok(self.delivery_raw(project, &id)?.filter(|d| keep(d)))
+                    },
+                },
+                req,
+            )?,
+            // A notification's deliveries, or all: the notifications' records.
+            (nid, _) => paginate(
+                &mut DeliverySource {
+                    tree: self.tree(T::notifications),
+                    project,
+                    only: nid.map(|n| notification_of(&n)),
+                    keep: &keep,
+                },
+                req,
+            )?,
+        };
+        let items = page
+            .items
+            .into_iter()
+            .map(|d| self.with_feed_state(project, d))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Page {
+            items,
+            first_key: page.first_key,
+            last_key: page.last_key,
+            has_more_after: page.has_more_after,
+            has_more_before: page.has_more_before,
         })
     }
 
@@ -785,33 +930,54 @@ impl Store {
         Ok(out)
     }
 
-    /// Loads the deliveries of `items` that still exist, with their outcomes.
+    /// Locks the notifications of `items` and loads them with the deliveries
+    /// the items settle, then locks their runs (see `Settling`).
     pub(super) fn load_for_finish<'a>(
         &self,
         items: impl IntoIterator<Item = (&'a QueueItem, Outcome)>,
-    ) -> Result<Vec<(QueueItem, Outcome, Delivery)>> {
+    ) -> Result<Settling<'_>> {
+        let items: Vec<(QueueItem, Outcome)> = items.into_iter().map(|(q, o)| (*q, o)).collect();
+        let nkeys: Vec<Vec<u8>> = items
+            .iter()
+            .map(|(q, _)| {
+                Key::new()
+                    .u8(b'n')
+                    .id(&q.project)
+                    .id(&notification_of(&q.delivery_id))
+                    .0
+            })
+            .collect();
+        let notif_guards = self.lock_many(nkeys.iter().map(|k| k.as_slice()));
+        let mut recs: Vec<((Uuid, Uuid), NotifRec)> = vec![];
+        let mut at: HashMap<(Uuid, Uuid), usize> = HashMap::new();
         let mut loaded = vec![];
         for (q, o) in items {
-            if let Some(d) = self.delivery(&q.project, &q.delivery_id)? {
-                loaded.push((*q, o, d));
+            let key = (q.project, notification_of(&q.delivery_id));
+            let ri = match at.get(&key) {
+                Some(&i) => i,
+                None => match self.notif_rec(&key.0, &key.1)? {
+                    Some(r) => {
+                        recs.push((key, r));
+                        at.insert(key, recs.len() - 1);
+                        recs.len() - 1
+                    }
+                    None => continue,
+                },
+            };
+            if let Some(di) = recs[ri].1.d.iter().position(|d| d.id == q.delivery_id) {
+                loaded.push((q, o, ri, di));
             }
         }
-        Ok(loaded)
-    }
-
-    /// The logical locks `stage_finish` needs: the notifications and runs touched,
-    /// so completion checks do not race with another channel's actor finishing a
-    /// sibling delivery.
-    pub(super) fn finish_lock_keys(loaded: &[(QueueItem, Outcome, Delivery)]) -> Vec<Vec<u8>> {
-        loaded
+        let rkeys: Vec<Vec<u8>> = recs
             .iter()
-            .flat_map(|(q, _, d)| {
-                [
-                    Key::new().u8(b'n').id(&q.project).id(&d.notification_id).0,
-                    Key::new().u8(b'r').id(&q.project).id(&d.flow_run_id).0,
-                ]
-            })
-            .collect()
+            .map(|((p, _), r)| run_lock_key(p, &r.n.flow_run_id))
+            .collect();
+        let run_guards = self.lock_runs(rkeys.iter().map(|k| k.as_slice()));
+        Ok(Settling {
+            recs,
+            items: loaded,
+            _guards: (notif_guards, run_guards),
+        })
     }
 
     /// Records the outcomes of attempts, plus `extra` writes staged by the caller,
@@ -824,34 +990,32 @@ impl Store {
     ) -> Result<Finished> {
         let mut w = extra;
         let now = Timestamp::now();
-        let loaded = self.load_for_finish(items.iter().map(|(q, o)| (q, o.clone())))?;
-        let lock_keys = Self::finish_lock_keys(&loaded);
-        let _guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
-        let (written, runs) = self.stage_finish(&mut w, loaded, now)?;
+        let mut settling = self.load_for_finish(items.iter().map(|(q, o)| (q, o.clone())))?;
+        let (written, runs) = self.stage_finish(&mut w, &mut settling, now)?;
         self.commit(w)?;
+        drop(settling); // the locks, after the commit
         for d in &written {
             record_metrics(d, now);
         }
         Ok((written, runs))
     }
 
-    /// Stages the outcomes into `w`. Marks notifications whose deliveries have all
-    /// settled `processed`, and runs whose notifications have. The caller holds the
-    /// locks of `finish_lock_keys` until it has committed `w`.
-    ///
-    /// One read per delivery is enough: a delivery is written only by the actor
-    /// settling it (one at a time per delivery), and its notification and run ids
-    /// never change, so the locks cover what can race.
+    /// Stages the outcomes into `w`: each notification touched is rewritten once,
+    /// `processed` when its deliveries have all settled, and runs whose
+    /// notifications have all been processed are marked so. The caller keeps
+    /// `settling` (its locks) until it has committed `w`.
     pub(super) fn stage_finish(
         &self,
         w: &mut Writes,
-        loaded: Vec<(QueueItem, Outcome, Delivery)>,
+        settling: &mut Settling<'_>,
         now: Timestamp,
     ) -> Result<Finished> {
-        let mut written: Vec<Delivery> = Vec::with_capacity(loaded.len());
-        let mut touched: HashMap<(Uuid, Uuid), Uuid> = HashMap::new(); // (project, notification) -> run
-        let mut overlay: HashMap<(Uuid, Uuid), DeliveryStatus> = HashMap::new();
-        for (q, o, mut d) in loaded {
+        let mut recs = std::mem::take(&mut settling.recs);
+        let items = std::mem::take(&mut settling.items);
+        let mut written: Vec<Delivery> = Vec::with_capacity(items.len());
+        let mut touched: Vec<bool> = vec![false; recs.len()];
+        for (q, o, ri, di) in items {
+            let d = &mut recs[ri].1.d[di];
             if d.status.is_final() {
                 w.del(T::queue, q.key());
                 continue;
@@ -901,49 +1065,29 @@ impl Store {
                 }
             }
             d.updated_at = now;
-            w.put_rec(T::deliveries, Key::new().id(&q.project).id(&d.id), &d);
-            if old != d.status {
-                if status_indexed(d.status) {
-                    w.put(
-                        T::deliv_by_status,
-                        Key::new().id(&q.project).u8(d.status.index()).id(&d.id),
-                        b"",
-                    );
-                }
-                overlay.insert((q.project, d.id), d.status);
-                touched.insert((q.project, d.notification_id), d.flow_run_id);
+            if old != d.status && status_indexed(d.status) {
+                w.put(
+                    T::deliv_by_status,
+                    Key::new().id(&q.project).u8(d.status.index()).id(&d.id),
+                    b"",
+                );
             }
-            written.push(d);
+            written.push(d.clone());
+            touched[ri] = true;
         }
         // Notifications whose deliveries have all settled.
         let mut run_done: HashMap<(Uuid, Uuid), u64> = HashMap::new();
-        for ((p, nid), run) in &touched {
-            let mut all_final = true;
-            for kv in self.tree(T::deliveries).scan_prefix(deliveries_of(p, nid)) {
-                let (_, v) = kv?;
-                let d: Delivery = codec::dec(&v)?;
-                if d.notification_id != *nid {
-                    continue;
-                }
-                let st = overlay.get(&(*p, d.id)).copied().unwrap_or(d.status);
-                if !st.is_final() {
-                    all_final = false;
-                    break;
-                }
-            }
-            if !all_final {
+        for (((p, nid), rec), t) in recs.iter_mut().zip(touched) {
+            if !t {
                 continue;
             }
-            if let Some(mut n) = self.notification(p, nid)? {
-                if !n.processed {
-                    n.processed = true;
-                    n.processed_at = Some(now);
-                    n.updated_at = now;
-                    w.put_rec(T::notifications, Key::new().id(p).id(nid), &n);
-                    w.del(T::notif_by_status, Key::new().id(p).u8(0).id(nid));
-                    *run_done.entry((*p, *run)).or_default() += 1;
-                }
+            if !rec.n.processed && rec.d.iter().all(|d| d.status.is_final()) {
+                rec.n.processed = true;
+                rec.n.processed_at = Some(now);
+                rec.n.updated_at = now;
+                *run_done.entry((*p, rec.n.flow_run_id)).or_default() += 1;
             }
+            w.put_rec(T::notifications, notif_key(p, nid), &*rec);
         }
         let mut runs_processed = vec![];
         for ((p, rid), k) in run_done {
@@ -965,5 +1109,125 @@ impl Store {
             }
         }
         Ok((written, runs_processed))
+    }
+}
+
+/// The lock (run class) of a run's counter and record.
+fn run_lock_key(project: &Uuid, run: &Uuid) -> Vec<u8> {
+    Key::new().u8(b'r').id(project).id(run).0
+}
+
+type Guards<'s> = Vec<std::sync::MutexGuard<'s, ()>>;
+
+/// Deliveries being settled: their notifications, loaded under the
+/// notifications' locks (entity class) and with their runs' locks (run class)
+/// held, which this value keeps until it is dropped. Every writer of a
+/// notification record holds its lock from reading it to committing, so two
+/// channels settling deliveries of one notification never lose an update.
+pub(crate) struct Settling<'s> {
+    recs: Vec<((Uuid, Uuid), NotifRec)>,
+    /// `(item, outcome, index in recs, index of the delivery in its record)`.
+    items: Vec<(QueueItem, Outcome, usize, usize)>,
+    _guards: (Guards<'s>, Guards<'s>),
+}
+
+impl Settling<'_> {
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn delivery(&self, i: usize) -> &Delivery {
+        let (_, _, ri, di) = &self.items[i];
+        &self.recs[*ri].1.d[*di]
+    }
+
+    /// The queue item and delivery of each item, in order.
+    pub fn deliveries(&self) -> impl Iterator<Item = (&QueueItem, &Delivery)> {
+        self.items
+            .iter()
+            .map(|(q, _, ri, di)| (q, &self.recs[*ri].1.d[*di]))
+    }
+
+    pub fn set_outcome(&mut self, i: usize, o: Outcome) {
+        self.items[i].1 = o;
+    }
+
+    /// Drops items whose delivery has already settled.
+    pub fn retain_unsettled(&mut self) {
+        let recs = &self.recs;
+        self.items
+            .retain(|(_, _, ri, di)| !recs[*ri].1.d[*di].status.is_final());
+    }
+}
+
+/// Deliveries in id order from the notification records of a project (or of
+/// one notification, `only`): each record gives its deliveries, whose ids share
+/// the notification id's first 15 bytes and sort just below it.
+struct DeliverySource<'a, K> {
+    tree: &'a sled::Tree,
+    project: &'a Uuid,
+    only: Option<Uuid>,
+    keep: &'a K,
+}
+
+impl<K: Fn(&Delivery) -> bool> Source<Delivery> for DeliverySource<'_, K> {
+    fn visit(
+        &mut self,
+        bounds: Bounds,
+        rev: bool,
+        f: &mut dyn FnMut(Vec<u8>, Delivery) -> bool,
+    ) -> Result<()> {
+        use std::ops::Bound;
+        let mut emit = |rec: NotifRec| -> bool {
+            let mut ds: Vec<Delivery> = rec
+                .d
+                .into_iter()
+                .filter(|d| within(d.id.as_bytes(), bounds) && (self.keep)(d))
+                .collect();
+            ds.sort_by_key(|d| d.id);
+            if rev {
+                ds.reverse();
+            }
+            ds.into_iter().all(|d| f(d.id.as_bytes().to_vec(), d))
+        };
+        let p = Key::new().id(self.project);
+        if let Some(nid) = self.only {
+            if let Some(v) = self.tree.get(notif_key(self.project, &nid))? {
+                emit(codec::dec(&v)?);
+            }
+            return Ok(());
+        }
+        // Records whose notification id could hold a delivery id within bounds.
+        let rec = |b: Bound<&[u8]>| match b {
+            Bound::Included(k) | Bound::Excluded(k) if k.len() == 16 => {
+                let mut v = k.to_vec();
+                v[15] = NOTIFICATION_TAG;
+                Some(v)
+            }
+            _ => None,
+        };
+        let (lo, hi) = (rec(bounds.0), rec(bounds.1));
+        let (klo, khi) = key_range(
+            &p.0,
+            (
+                lo.as_deref().map_or(Bound::Unbounded, Bound::Included),
+                hi.as_deref().map_or(Bound::Unbounded, Bound::Included),
+            ),
+        );
+        let it = self.tree.range::<Vec<u8>, _>((klo, khi));
+        if rev {
+            for kv in it.rev() {
+                if !emit(codec::dec(&kv?.1)?) {
+                    break;
+                }
+            }
+        } else {
+            for kv in it {
+                if !emit(codec::dec(&kv?.1)?) {
+                    break;
+                }
+            }
+        }
+        Ok(())
     }
 }
