@@ -271,6 +271,13 @@ fn count_delta(c: &mut FeedCounts, f: u8, sign: i64) {
 /// Bytes before the frame in an event record.
 const EVENT_HEADER: usize = 24;
 
+/// First byte of an event payload that is a reference (a frame is JSON text,
+/// which starts with `{`).
+const EVENT_REF: u8 = 1;
+
+/// Event kinds by their index in a reference.
+const EVENT_KINDS: [&str; 2] = ["feed_entry.created", "feed_entry.updated"];
+
 /// Events kept per user at least: the last `KEEP_EVENTS`, and all of the last 24 h.
 pub const KEEP_EVENTS: u64 = 1000;
 const KEEP_MS: i64 = 24 * 3600 * 1000;
@@ -333,8 +340,54 @@ impl Store {
     ) -> Result<Frame> {
         counts.seq += 1;
         let (f, meta) = feed_frame(kind, counts.seq, &entry.feed_entry(actor), counts);
-        self.stage_event(w, project, user, counts.seq, f.as_bytes(), counts)?;
+        // The log keeps a reference, not the frame: the frame is rebuilt from
+        // the delivery when replayed (`events_between`), which keeps the most
+        // written record small. Payload: tag, kind, delivery id, feed state.
+        let mut payload = Vec::with_capacity(2 + 16 + 33);
+        payload.push(EVENT_REF);
+        payload.push(EVENT_KINDS.iter().position(|k| *k == kind).unwrap_or(0) as u8);
+        payload.extend_from_slice(entry.id.as_bytes());
+        payload.extend_from_slice(&state_bytes(entry));
+        self.stage_event(w, project, user, counts.seq, &payload, counts)?;
         Ok((counts.seq, f, meta))
+    }
+
+    /// The frame of a logged event: stored as is, or rebuilt from a reference
+    /// (see `stage_feed_event`) with the delivery as stored, the entry's state
+    /// at the time and the actor as they are now.
+    fn event_frame(&self, project: &Uuid, seq: u64, v: &[u8]) -> Result<Vec<u8>> {
+        let payload = v.get(EVENT_HEADER..).unwrap_or_default();
+        if payload.first() != Some(&EVENT_REF) || payload.len() < 2 + 16 + 33 {
+            return Ok(payload.to_vec());
+        }
+        let be = |b: &[u8]| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(b);
+            u64::from_be_bytes(a)
+        };
+        let counts = FeedCounts {
+            unread: be(&v[8..16]),
+            unseen: be(&v[16..24]),
+            seq,
+        };
+        let kind = EVENT_KINDS
+            .get(payload[1] as usize)
+            .copied()
+            .unwrap_or(EVENT_KINDS[0]);
+        let id = Uuid::from_slice(&payload[2..18]).map_err(|e| Error::internal(e.to_string()))?;
+        let Some(mut d) = self.delivery_raw(project, &id)? else {
+            return Err(Error::internal("an event's delivery is missing"));
+        };
+        apply_state(&mut d, &payload[18..]);
+        let actor = match d.actor_id {
+            Some(a) => self
+                .user(project, &a)?
+                .map(|u| serde_json::to_value(u).unwrap_or(Value::Null))
+                .unwrap_or(Value::Null),
+            None => Value::Null,
+        };
+        let (f, _) = feed_frame(kind, seq, &d.feed_entry(&actor), &counts);
+        Ok(f.as_bytes().to_vec())
     }
 
     /// The frames of events `after < seq <= upto`, or `None` when the log no longer
@@ -361,8 +414,8 @@ impl Store {
             if u64::from_be_bytes(b) != expect {
                 return Ok(None);
             }
+            out.push(self.event_frame(project, expect, &v)?);
             expect += 1;
-            out.push(v.get(EVENT_HEADER..).unwrap_or_default().to_vec());
         }
         if expect != upto + 1 {
             return Ok(None);

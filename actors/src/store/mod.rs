@@ -21,6 +21,7 @@ pub mod keys;
 mod misc;
 mod page;
 mod projects;
+mod records;
 mod runs;
 mod users;
 

@@ -14,12 +14,12 @@ use super::page::{
     key_range, packed_chunk, paginate, within, Bounds, PackedSource, Page, PageReq, Source,
     TreeSource,
 };
+use super::records::NotifRec;
 use super::users::user_lock_key;
 use super::{codec, Store, Writes, T};
 use crate::error::{Error, Result, Validator};
 use crate::model::*;
 use crate::render::RunRenderer;
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use uuid::Uuid;
@@ -89,16 +89,6 @@ impl QueueItem {
 /// the ones worth finding); `sent` ones are found by scanning with a filter.
 fn status_indexed(s: DeliveryStatus) -> bool {
     matches!(s, DeliveryStatus::Failed | DeliveryStatus::Skipped)
-}
-
-/// A notification as stored, with its deliveries: one key for all of them,
-/// since sled's cost is per key written. A delivery is found through its
-/// notification (`model::notification_of`). The feed state of in_app deliveries
-/// (seen, read, ...) lives in the feed tree, which the user's own changes write.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct NotifRec {
-    pub n: Notification,
-    pub d: Vec<Delivery>,
 }
 
 pub(crate) fn notif_key(project: &Uuid, nid: &Uuid) -> Key {
