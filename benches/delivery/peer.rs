@@ -297,9 +297,7 @@ type Ws =
 /// Connects, waits for `pusher:connection_established`, subscribes to `user-{i}`
 /// and waits for `pusher_internal:subscription_succeeded`.
 async fn subscribe(url: &str, i: usize) -> Result<Ws, String> {
-    let (mut ws, _) = tokio_tungstenite::connect_async(url)
-        .await
-        .map_err(|e| format!("connect: {e}"))?;
+    let mut ws = crate::load::ws_connect(url).await?;
     let mut established = false;
     for _ in 0..8 {
         let m = ws

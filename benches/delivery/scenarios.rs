@@ -106,9 +106,7 @@ type Ws =
 
 /// Opens user `live-{i}`'s live feed and waits for its `hello`.
 async fn live_socket(url: &str, i: usize) -> Result<Ws, String> {
-    let (mut ws, _) = tokio_tungstenite::connect_async(url)
-        .await
-        .map_err(|e| format!("connect: {e}"))?;
+    let mut ws = crate::load::ws_connect(url).await?;
     let auth = json!({"type": "auth", "user_id": format!("live-{i}")});
     ws.send(Message::Text(auth.to_string().into()))
         .await

@@ -1,7 +1,8 @@
 //! `FlowRunActor`: one per run in progress. It hands the run's durable deliveries
 //! to the supervisor, expands a topic run chunk by chunk on the blocking pool
-//! (each chunk durable before its deliveries go out; the next chunk is staged
-//! while one waits for its flush), and stops once the run is processed.
+//! (`Store::expand_topic`: the next chunk is prepared while one is committed;
+//! each chunk is durable before its deliveries and frames go out), and stops
+//! once the run is processed.
 
 use super::engine::Engine;
 use crate::store::QueueItem;
@@ -19,11 +20,10 @@ pub struct FlowRunActor {
     queued: Vec<QueueItem>,
     expanding: bool,
     expanded: bool,
-    /// Chunks committed whose deliveries wait for their flush.
-    undispatched: usize,
 }
 
-/// Chunks that may wait for their flush while the next one is staged.
+/// Committed chunks that may wait to be released (durable, then pushed and
+/// dispatched) while the expansion goes on.
 const AHEAD: usize = 4;
 
 /// Sent by the delivery side when the run's last notification is processed.
@@ -44,7 +44,6 @@ impl FlowRunActor {
             queued,
             expanding: false,
             expanded: false,
-            undispatched: 0,
         }
     }
 
@@ -79,60 +78,48 @@ impl Actor for FlowRunActor {
 impl Handler<Expand> for FlowRunActor {
     type Result = ();
     fn handle(&mut self, _: Expand, ctx: &mut Context<Self>) {
-        if self.expanding || self.expanded || self.undispatched >= AHEAD {
-            return; // re-sent when the chunk in progress or a flush completes
+        if self.expanding || self.expanded {
+            return;
         }
         self.expanding = true;
+        // The expansion runs on the blocking pool and hands each committed chunk
+        // over a bounded channel; this side releases the chunks in order, each
+        // once it is durable. At most `AHEAD` chunks wait to be released.
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<Chunk>(AHEAD);
         let store = self.engine.store().clone();
         let (p, r) = (self.project, self.run);
-        let work = async move {
-            tokio::task::spawn_blocking(move || store.expand_topic_chunk(&p, &r, CHUNK))
-                .await
+        let job = tokio::task::spawn_blocking(move || {
+            store.expand_topic(&p, &r, CHUNK, |queued, frames, done| {
+                tx.blocking_send((queued, frames, done)).is_ok()
+            })
+        });
+        let store = self.engine.store().clone();
+        let engine = self.engine.clone();
+        let release = async move {
+            while let Some((queued, frames, _)) = rx.recv().await {
+                if queued.is_empty() && frames.is_empty() {
+                    continue;
+                }
+                match store.wait_durable(store.durable_ticket()).await {
+                    Ok(()) => {
+                        engine.push_frames(frames);
+                        engine.dispatch(queued);
+                    }
+                    // Stays queued in sled and goes out after a restart.
+                    Err(e) => {
+                        tracing::error!(error = %e, "flush failed; deliveries wait for a restart")
+                    }
+                }
+            }
+            job.await
                 .unwrap_or_else(|_| Err(crate::error::Error::internal("topic expansion panicked")))
         };
-        ctx.spawn(work.into_actor(self).map(|res, act, ctx| {
+        ctx.spawn(release.into_actor(self).map(|res, act, ctx| {
             act.expanding = false;
             match res {
-                Ok((queued, frames, done)) => {
-                    act.expanded = done;
-                    if queued.is_empty() && frames.is_empty() {
-                        if done {
-                            act.check_done(ctx);
-                        } else {
-                            ctx.notify(Expand);
-                        }
-                        return;
-                    }
-                    // The next chunk is staged while this one waits for its flush;
-                    // its deliveries go out only once it is durable.
-                    act.undispatched += 1;
-                    let store = act.engine.store().clone();
-                    let engine = act.engine.clone();
-                    let ticket = store.durable_ticket();
-                    ctx.spawn(
-                        async move {
-                            match store.wait_durable(ticket).await {
-                                Ok(()) => {
-                                    engine.push_frames(frames);
-                                    engine.dispatch(queued);
-                                }
-                                // Stays queued in sled and goes out after a restart.
-                                Err(e) => tracing::error!(error = %e, "flush failed; deliveries wait for a restart"),
-                            }
-                        }
-                        .into_actor(act)
-                        .map(|_, act, ctx| {
-                            act.undispatched -= 1;
-                            if act.expanded {
-                                act.check_done(ctx);
-                            } else {
-                                ctx.notify(Expand);
-                            }
-                        }),
-                    );
-                    if !done {
-                        ctx.notify(Expand);
-                    }
+                Ok(()) => {
+                    act.expanded = true;
+                    act.check_done(ctx);
                 }
                 Err(e) => {
                     tracing::error!(flow_run_id = %act.run, error = %e, "topic expansion failed; retrying in 1 s");
@@ -142,6 +129,10 @@ impl Handler<Expand> for FlowRunActor {
         }));
     }
 }
+
+/// One committed chunk of an expansion: deliveries queued, frames to push,
+/// whether expansion is complete.
+type Chunk = (Vec<QueueItem>, crate::store::UserFrames, bool);
 
 impl Handler<RunProcessed> for FlowRunActor {
     type Result = ();

@@ -3,7 +3,7 @@
 //! `accept_run` writes a run with explicit recipients, its notifications, its
 //! deliveries, their queue entries and the idempotency record in one atomic
 //! commit. Topic runs are stored first and expanded later in chunks
-//! (`expand_topic_chunk`), each chunk atomic with the run's expansion cursor, so a
+//! (`expand_topic`), each chunk atomic with the run's expansion cursor, so a
 //! crash resumes where it stopped. `finish_deliveries` records outcomes and marks
 //! notifications and runs `processed` when their last delivery settles.
 
@@ -234,18 +234,17 @@ impl Store {
     /// Stages one notification and its deliveries. Returns whether it is pending.
     ///
     /// An in_app delivery that is due at once has nothing to wait for, so it is
-    /// settled right here, in the same commit: feed entry, event and counts are
-    /// staged and the delivery is stored `sent`, its frame added to `frames`. That
-    /// saves the queue entry, a second write of the delivery and, for a flow with
-    /// only in_app steps, a second write of the notification. The caller holds the
-    /// recipient's feed lock (`lock_feeds`) until it has committed.
+    /// settled in the same commit: the delivery is stored `sent` and added to
+    /// `feed`, for `stage_feeds` to write its feed entry and event. That saves
+    /// the queue entry, a second write of the delivery and, for a flow with
+    /// only in_app steps, a second write of the notification.
     fn stage_notification(
         &self,
         w: &mut Writes,
         st: &Stager,
         user: &User,
         queued: &mut Vec<QueueItem>,
-        frames: &mut UserFrames,
+        feed: &mut Vec<Delivery>,
     ) -> Result<(bool, Uuid)> {
         let p = st.project;
         let run = st.run;
@@ -259,7 +258,7 @@ impl Store {
         });
         let mut pending = false;
         let mut offset_ms: i64 = 0;
-        let mut feed: Option<(FeedCounts, Vec<Frame>)> = None;
+        let mut in_feed = false;
         let mut external_pending = false;
         let mut deliveries = Vec::with_capacity(run.flow.steps.len());
         for (i, step) in run.flow.steps.iter().enumerate() {
@@ -348,24 +347,12 @@ impl Store {
                 && due.millis() <= now.millis()
                 && !external_pending
             {
-                let (counts, fr) = match &mut feed {
-                    Some(f) => f,
-                    None => feed.insert((self.feed_counts(&p, &user.id)?, vec![])),
-                };
                 d.status = DeliveryStatus::Sent;
                 d.attempts = 1;
                 d.sent_at = Some(now);
                 d.next_attempt_at = None;
-                self.stage_feed_insert(w, &p, &d, counts);
-                fr.push(self.stage_feed_event(
-                    w,
-                    &p,
-                    &user.id,
-                    "feed_entry.created",
-                    &d,
-                    &st.actor,
-                    counts,
-                )?);
+                feed.push(d.clone());
+                in_feed = true;
             }
             let status = d.status;
             if d.status.is_final() {
@@ -392,10 +379,9 @@ impl Store {
                 queued.push(q);
             }
         }
-        match feed {
-            Some((_, fr)) => frames.push((p, user.id, fr)),
+        if !in_feed {
             // No feed entry lists this notification for its recipient.
-            None => w.put(T::feed, recipient_marker(&p, &user.id, &nid), b""),
+            w.put(T::feed, recipient_marker(&p, &user.id, &nid), b"");
         }
         let n = Notification {
             id: nid,
@@ -415,6 +401,36 @@ impl Store {
             &NotifRec { n, d: deliveries },
         );
         Ok((pending, nid))
+    }
+
+    /// Stages the feed entries and live-feed events of in_app deliveries settled
+    /// with their notifications (`stage_notification`), in order, and returns
+    /// their frames per user. The caller holds the recipients' feed locks from
+    /// here until it has committed (each user's counts and `seq` are read here).
+    fn stage_feeds(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        actor: &Value,
+        feed: Vec<Delivery>,
+    ) -> Result<UserFrames> {
+        let mut frames: UserFrames = vec![];
+        let mut at: HashMap<Uuid, (usize, FeedCounts)> = HashMap::new();
+        for d in feed {
+            let u = d.recipient_id;
+            let (i, counts) = match at.entry(u) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    frames.push((*project, u, vec![]));
+                    e.insert((frames.len() - 1, self.feed_counts(project, &u)?))
+                }
+            };
+            self.stage_feed_insert(w, project, &d, counts);
+            let f =
+                self.stage_feed_event(w, project, &u, "feed_entry.created", &d, actor, counts)?;
+            frames[*i].2.push(f);
+        }
+        Ok(frames)
     }
 
     /// Stages the packed index chunks of a run's new notifications `nids`: by run,
@@ -527,23 +543,24 @@ impl Store {
             processed_at: None,
         };
         let mut queued = vec![];
-        let mut frames = vec![];
+        let mut feed = vec![];
         let mut pending_count = 0u64;
         {
+            let st = self.stager(*project, &run, actor.as_ref())?;
+            let mut nids = Vec::with_capacity(users.len());
+            for u in &users {
+                let (pending, nid) =
+                    self.stage_notification(&mut w, &st, u, &mut queued, &mut feed)?;
+                pending_count += pending as u64;
+                nids.push(nid);
+            }
+            self.stage_run_indexes(&mut w, project, &run, &mut nids);
             let feed_keys: Vec<Vec<u8>> = users
                 .iter()
                 .map(|u| feed_lock_key(project, &u.id))
                 .collect();
             let _feeds = self.lock_feeds(feed_keys.iter().map(|k| k.as_slice()));
-            let st = self.stager(*project, &run, actor.as_ref())?;
-            let mut nids = Vec::with_capacity(users.len());
-            for u in &users {
-                let (pending, nid) =
-                    self.stage_notification(&mut w, &st, u, &mut queued, &mut frames)?;
-                pending_count += pending as u64;
-                nids.push(nid);
-            }
-            self.stage_run_indexes(&mut w, project, &run, &mut nids);
+            let frames = self.stage_feeds(&mut w, project, &st.actor, feed)?;
             let res = self.commit_accepted(
                 &mut w,
                 project,
@@ -630,78 +647,147 @@ impl Store {
         Ok(out)
     }
 
-    /// Expands up to `n` more topic subscribers of a run into notifications. Returns
-    /// the deliveries queued, the frames of in-app deliveries settled at once (to
-    /// push when durable) and whether expansion is complete. Subscribers whose
-    /// subscription is newer than the run are not part of it.
-    pub fn expand_topic_chunk(
+    /// Expands a topic run into notifications, `n` subscribers per commit, until
+    /// it is complete, calling `out` after each chunk's commit with the
+    /// deliveries queued, the frames of in-app deliveries settled at once (both
+    /// to be released once durable) and whether expansion is complete; `out`
+    /// returning false stops after that chunk. Subscribers whose subscription is
+    /// newer than the run are not part of it.
+    ///
+    /// Two threads share the work: this one prepares chunk k+1 (subscribers,
+    /// users, preferences, rendering, records) while a scoped helper commits
+    /// chunk k (the recipients' feed counts and events under their feed locks,
+    /// the run's counter and record, the commit). Each commit is atomic with
+    /// the run's expansion cursor, so a crash resumes after the last committed
+    /// chunk. Only one expansion of a run may be in progress (its actor's).
+    pub fn expand_topic(
         &self,
         project: &Uuid,
         run_id: &Uuid,
         n: usize,
-    ) -> Result<(Vec<QueueItem>, UserFrames, bool)> {
-        let rk = run_lock_key(project, run_id);
-        let _g = self.lock_runs([rk.as_slice()]);
-        let mut run = self
+        mut out: impl FnMut(Vec<QueueItem>, UserFrames, bool) -> bool + Send,
+    ) -> Result<()> {
+        let run = self
             .flow_run(project, run_id)?
             .ok_or_else(|| Error::not_found("flow_run", run_id))?;
         if run.expanded {
-            return Ok((vec![], vec![], true));
+            out(vec![], vec![], true);
+            return Ok(());
         }
-        let topic = run.topic.clone().unwrap_or_default();
-        let chunk = self.topic_subscribers_chunk(project, &topic, run.expand_cursor.as_ref(), n)?;
-        let mut w = Writes::new();
-        let mut queued = vec![];
-        let explicit: HashSet<Uuid> = run.explicit_ids.iter().copied().collect();
-        let mut done = chunk.len() < n;
         let actor = match run.actor_id {
             Some(a) => self.user(project, &a)?,
             None => None,
         };
-        let mut added = 0u64;
-        let mut pending = 0u64;
-        let mut cursor = run.expand_cursor;
-        let mut frames = vec![];
-        let feed_keys: Vec<Vec<u8>> = chunk
+        let st = self.stager(*project, &run, actor.as_ref())?;
+        let explicit: HashSet<Uuid> = run.explicit_ids.iter().copied().collect();
+        let topic = run.topic.clone().unwrap_or_default();
+        let mut state = run.clone();
+        std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<PreparedChunk>(1);
+            let actor = &st.actor;
+            let committer = scope.spawn(move || -> Result<()> {
+                for c in rx {
+                    let done = c.run.expanded;
+                    let (queued, frames) = self.commit_chunk(project, actor, c)?;
+                    if !out(queued, frames, done) || done {
+                        break;
+                    }
+                }
+                Ok(())
+            });
+            let prepared = (|| -> Result<()> {
+                loop {
+                    let c = self.prepare_chunk(project, &st, &explicit, &topic, &mut state, n)?;
+                    let done = c.run.expanded;
+                    if tx.send(c).is_err() || done {
+                        return Ok(()); // the committer stopped: its result says why
+                    }
+                }
+            })();
+            drop(tx);
+            let committed = committer
+                .join()
+                .unwrap_or_else(|_| Err(Error::internal("topic expansion panicked")));
+            committed.and(prepared)
+        })
+    }
+
+    /// Prepares the next chunk of a topic run's expansion from `state` (the run
+    /// as it will be after the chunks already prepared), which it advances.
+    fn prepare_chunk(
+        &self,
+        project: &Uuid,
+        st: &Stager,
+        explicit: &HashSet<Uuid>,
+        topic: &str,
+        state: &mut FlowRun,
+        n: usize,
+    ) -> Result<PreparedChunk> {
+        let chunk =
+            self.topic_subscribers_chunk(project, topic, state.expand_cursor.as_ref(), n)?;
+        let mut c = PreparedChunk {
+            w: Writes::new(),
+            queued: vec![],
+            feed: vec![],
+            pending: 0,
+            run: state.clone(),
+        };
+        let mut done = chunk.len() < n;
+        let mut nids = Vec::with_capacity(chunk.len());
+        for (sid, uid) in &chunk {
+            if *sid > state.id {
+                done = true;
+                break;
+            }
+            state.expand_cursor = Some(*sid);
+            if explicit.contains(uid) {
+                continue;
+            }
+            let Some(user) = self.user(project, uid)? else {
+                continue;
+            };
+            state.notifications_count += 1;
+            let (pending, nid) =
+                self.stage_notification(&mut c.w, st, &user, &mut c.queued, &mut c.feed)?;
+            c.pending += pending as u64;
+            nids.push(nid);
+        }
+        self.stage_run_indexes(&mut c.w, project, state, &mut nids);
+        state.expanded = done;
+        c.run = state.clone();
+        Ok(c)
+    }
+
+    /// Commits a prepared chunk: the recipients' feed entries and events under
+    /// their feed locks, and the run's pending counter and record under its lock.
+    fn commit_chunk(
+        &self,
+        project: &Uuid,
+        actor: &Value,
+        c: PreparedChunk,
+    ) -> Result<(Vec<QueueItem>, UserFrames)> {
+        let PreparedChunk {
+            mut w,
+            queued,
+            feed,
+            pending,
+            mut run,
+        } = c;
+        let rk = run_lock_key(project, &run.id);
+        let _run = self.lock_runs([rk.as_slice()]);
+        let feed_keys: Vec<Vec<u8>> = feed
             .iter()
-            .map(|(_, u)| feed_lock_key(project, u))
+            .map(|d| feed_lock_key(project, &d.recipient_id))
             .collect();
         let _feeds = self.lock_feeds(feed_keys.iter().map(|k| k.as_slice()));
-        let mut nids = Vec::with_capacity(chunk.len());
-        {
-            let st = self.stager(*project, &run, actor.as_ref())?;
-            for (sid, uid) in &chunk {
-                if *sid > run.id {
-                    done = true;
-                    break;
-                }
-                cursor = Some(*sid);
-                if explicit.contains(uid) {
-                    continue;
-                }
-                let Some(user) = self.user(project, uid)? else {
-                    continue;
-                };
-                added += 1;
-                let (p, nid) =
-                    self.stage_notification(&mut w, &st, &user, &mut queued, &mut frames)?;
-                pending += p as u64;
-                nids.push(nid);
-            }
-        }
-        self.stage_run_indexes(&mut w, project, &run, &mut nids);
-        run.expand_cursor = cursor;
-        run.notifications_count += added;
+        let frames = self.stage_feeds(&mut w, project, actor, feed)?;
         let pk = Key::new().id(project).id(&run.id);
         let now_pending = self.run_pending(&pk)? + pending;
         w.put(T::run_pending, &pk, now_pending.to_be_bytes());
-        if done {
-            run.expanded = true;
-            if now_pending == 0 {
-                run.processed = true;
-                run.processed_at = Some(Timestamp::now());
-                w.del(T::runs_active, Key::new().id(&run.id).id(project));
-            }
+        if run.expanded && now_pending == 0 {
+            run.processed = true;
+            run.processed_at = Some(Timestamp::now());
+            w.del(T::runs_active, Key::new().id(&run.id).id(project));
         }
         w.put_rec(T::flow_runs, Key::new().id(project).id(&run.id), &run);
         let res = self.commit(w);
@@ -709,7 +795,7 @@ impl Store {
             self.forget_feed_page(p, u);
         }
         res?;
-        Ok((queued, frames, done))
+        Ok((queued, frames))
     }
 
     pub(crate) fn notif_rec(&self, project: &Uuid, nid: &Uuid) -> Result<Option<NotifRec>> {
@@ -1100,6 +1186,18 @@ impl Store {
         }
         Ok((written, runs_processed))
     }
+}
+
+/// One chunk of a topic run's expansion, staged and waiting for its commit.
+struct PreparedChunk {
+    w: Writes,
+    queued: Vec<QueueItem>,
+    /// In-app deliveries settled with their notifications (see `stage_feeds`).
+    feed: Vec<Delivery>,
+    /// Notifications of the chunk left pending.
+    pending: u64,
+    /// The run's record as of this chunk (cursor, count, `expanded`).
+    run: FlowRun,
 }
 
 /// The lock (run class) of a run's counter and record.
