@@ -29,6 +29,35 @@ pub struct RunRenderer {
     env: Environment<'static>,
 }
 
+/// The parts of a template context that every recipient of a run shares
+/// (`actor`, `data`, `flow`), converted to template values once per run: only
+/// the recipient is converted per notification.
+pub struct Shared {
+    actor: minijinja::Value,
+    data: minijinja::Value,
+    flow: minijinja::Value,
+}
+
+impl Shared {
+    pub fn new(actor: &Value, data: &Value, flow: &Value) -> Self {
+        Shared {
+            actor: minijinja::Value::from_serialize(actor),
+            data: minijinja::Value::from_serialize(data),
+            flow: minijinja::Value::from_serialize(flow),
+        }
+    }
+
+    /// The context for one recipient.
+    pub fn context(&self, recipient: &impl serde::Serialize) -> minijinja::Value {
+        minijinja::context! {
+            recipient => minijinja::Value::from_serialize(recipient),
+            actor => self.actor.clone(),
+            data => self.data.clone(),
+            flow => self.flow.clone(),
+        }
+    }
+}
+
 const PARTS: [&str; 4] = ["subject", "body", "html", "url"];
 
 impl RunRenderer {
@@ -48,8 +77,14 @@ impl RunRenderer {
         RunRenderer { env }
     }
 
-    /// Renders step `i` for one recipient. `ctx` holds recipient, actor, data, flow.
-    pub fn render(&self, i: usize, t: &Template, ctx: &Value) -> Result<Rendered, String> {
+    /// Renders step `i` for one recipient. `ctx` holds recipient, actor, data, flow
+    /// (see `Shared::context`).
+    pub fn render(
+        &self,
+        i: usize,
+        t: &Template,
+        ctx: &minijinja::Value,
+    ) -> Result<Rendered, String> {
         let one = |part: &str, src: &Option<String>| -> Result<Option<String>, String> {
             match src {
                 None => Ok(None),
@@ -102,7 +137,12 @@ mod tests {
             updated_at: now,
         };
         let r = RunRenderer::new(&flow);
-        let ctx = serde_json::json!({"recipient": {"first_name": "Ada"}, "data": {}, "flow": {"name": "F"}, "actor": null});
+        let ctx = Shared::new(
+            &serde_json::Value::Null,
+            &serde_json::json!({}),
+            &serde_json::json!({"name": "F"}),
+        )
+        .context(&serde_json::json!({"first_name": "Ada"}));
         let out = r
             .render(0, flow.steps[0].template.as_ref().unwrap(), &ctx)
             .unwrap();

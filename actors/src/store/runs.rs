@@ -201,7 +201,9 @@ struct Stager<'a> {
     renderer: RunRenderer,
     channels: HashMap<Uuid, Option<Channel>>,
     actor: Value,
-    flow_ctx: Value,
+    /// The template context's parts shared by every recipient of the run,
+    /// converted to template values once.
+    shared: crate::render::Shared,
 }
 
 impl Store {
@@ -219,15 +221,20 @@ impl Store {
                 }
             }
         }
+        let actor = actor
+            .map(|a| serde_json::to_value(a).unwrap_or(Value::Null))
+            .unwrap_or(Value::Null);
         Ok(Stager {
             project,
             run,
             renderer: RunRenderer::new(&run.flow),
             channels,
-            actor: actor
-                .map(|a| serde_json::to_value(a).unwrap_or(Value::Null))
-                .unwrap_or(Value::Null),
-            flow_ctx: json!({"id": run.flow.id, "handle": run.flow.handle, "name": run.flow.name}),
+            shared: crate::render::Shared::new(
+                &actor,
+                &run.data,
+                &json!({"id": run.flow.id, "handle": run.flow.handle, "name": run.flow.name}),
+            ),
+            actor,
         })
     }
 
@@ -250,12 +257,7 @@ impl Store {
         let run = st.run;
         let (nid, now) = new_notification_id();
         let prefs = self.preferences(&p, &user.id)?;
-        let ctx = json!({
-            "recipient": user,
-            "actor": st.actor,
-            "data": run.data,
-            "flow": st.flow_ctx,
-        });
+        let ctx = st.shared.context(user);
         let mut pending = false;
         let mut offset_ms: i64 = 0;
         let mut in_feed = false;
