@@ -4,8 +4,9 @@
 //! between requests never skip or repeat an item.
 
 use super::keys::Key;
+use super::{Space, SpaceIter};
 use crate::error::Result;
-use sled::{IVec, Tree};
+use sled::IVec;
 use std::ops::Bound;
 
 #[derive(Debug, Clone, Default)]
@@ -49,7 +50,7 @@ fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
-fn range(tree: &Tree, lo: Bound<Vec<u8>>, hi: Bound<Vec<u8>>) -> sled::Iter {
+fn range(tree: Space, lo: Bound<Vec<u8>>, hi: Bound<Vec<u8>>) -> SpaceIter {
     tree.range::<Vec<u8>, _>((lo, hi))
 }
 
@@ -186,7 +187,7 @@ pub(crate) fn key_range(prefix: &[u8], (lo, hi): Bounds) -> (Bound<Vec<u8>>, Bou
 
 /// A key range under a prefix, one item per entry (or none: `pick` filters).
 pub(crate) struct TreeSource<'t, P> {
-    pub tree: &'t Tree,
+    pub tree: Space<'t>,
     pub prefix: &'t [u8],
     pub pick: P,
 }
@@ -228,7 +229,7 @@ impl<V, P: FnMut(&IVec, &IVec) -> Result<Option<V>>> Source<V> for TreeSource<'_
 /// Scans `tree` under `prefix`. `pick` decodes one entry (key, value) into an item
 /// or skips it (filters). Returns items newest (highest key) first.
 pub fn scan<V>(
-    tree: &Tree,
+    tree: Space<'_>,
     prefix: &Key,
     req: &PageReq,
     pick: impl FnMut(&IVec, &IVec) -> Result<Option<V>>,
@@ -261,7 +262,7 @@ pub(crate) fn packed_chunk(prefix: &Key, ids: &mut [uuid::Uuid]) -> Option<(Vec<
 /// by their largest id, so going down they are opened lazily, only when the next
 /// chunk's largest id beats every id already open (a k-way merge).
 pub(crate) struct PackedSource<'t, P> {
-    pub tree: &'t Tree,
+    pub tree: Space<'t>,
     pub prefix: &'t [u8],
     pub pick: P,
 }
@@ -353,15 +354,20 @@ impl<V, P: FnMut(uuid::Uuid) -> Result<Option<V>>> Source<V> for PackedSource<'_
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sled::Tree;
+
+    fn sp(t: &Tree) -> Space<'_> {
+        Space { tree: t, tag: 0 }
+    }
 
     fn tree_with(n: u8) -> (tempfile::TempDir, Tree) {
         let dir = tempfile::tempdir().unwrap();
         let db = sled::open(dir.path()).unwrap();
         let t = db.open_tree("t").unwrap();
         for i in 1..=n {
-            t.insert([b'p', i], &[i]).unwrap();
+            sp(&t).insert([b'p', i], vec![i]).unwrap();
         }
-        t.insert([b'q', 1], &[1]).unwrap(); // another prefix: never listed
+        sp(&t).insert([b'q', 1], vec![1]).unwrap(); // another prefix: never listed
         (dir, t)
     }
 
@@ -375,7 +381,7 @@ mod tests {
             after: after.map(|a| vec![a]),
             before: before.map(|b| vec![b]),
         };
-        scan(t, &Key(vec![b'p']), &req, |_, v| Ok(Some(v[0]))).unwrap()
+        scan(sp(t), &Key(vec![b'p']), &req, |_, v| Ok(Some(v[0]))).unwrap()
     }
 
     #[test]
@@ -407,8 +413,8 @@ mod tests {
         let (_d, t) = tree_with(6);
         let p1 = page(&t, 2, None, None);
         assert_eq!(ids(&p1), vec![6, 5]);
-        t.insert([b'p', 9], &[9]).unwrap(); // newer than everything
-        t.remove([b'p', 4]).unwrap();
+        sp(&t).insert([b'p', 9], vec![9]).unwrap(); // newer than everything
+        sp(&t).remove([b'p', 4]).unwrap();
         let p2 = page(&t, 2, Some(5), None);
         assert_eq!(ids(&p2), vec![3, 2]);
     }
@@ -421,11 +427,58 @@ mod tests {
             after: None,
             before: None,
         };
-        let p = scan(&t, &Key(vec![b'p']), &req, |_, v| {
+        let p = scan(sp(&t), &Key(vec![b'p']), &req, |_, v| {
             Ok((v[0] % 2 == 1).then_some(v[0]))
         })
         .unwrap();
         assert_eq!(p.items, vec![9, 7]);
         assert!(p.has_more_after);
+    }
+
+    /// Packed chunks whose id ranges overlap (two runs expanding at once)
+    /// still list in id order, both ways, with pages that neither skip nor
+    /// repeat.
+    #[test]
+    fn packed_chunks_merge_in_id_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sled::open(dir.path()).unwrap();
+        let t = db.open_tree("t").unwrap();
+        let id = |n: u8| uuid::Uuid::from_bytes([n; 16]);
+        let prefix = Key(vec![b'x']);
+        for chunk in [
+            vec![1u8, 4, 7, 10],
+            vec![2, 3, 11],
+            vec![5, 6, 8, 9],
+            vec![12],
+        ] {
+            let mut ids: Vec<uuid::Uuid> = chunk.into_iter().map(id).collect();
+            let (k, v) = packed_chunk(&prefix, &mut ids).unwrap();
+            sp(&t).insert(k, v).unwrap();
+        }
+        sp(&t).insert([b'y', 0], vec![0]).unwrap(); // another prefix
+        let page = |after: Option<u8>, before: Option<u8>| {
+            let req = PageReq {
+                limit: 5,
+                after: after.map(|a| id(a).as_bytes().to_vec()),
+                before: before.map(|b| id(b).as_bytes().to_vec()),
+            };
+            let mut src = PackedSource {
+                tree: sp(&t),
+                prefix: &prefix.0,
+                pick: |u: uuid::Uuid| Ok(Some(u.as_bytes()[0])),
+            };
+            paginate(&mut src, &req).unwrap()
+        };
+        let p1 = page(None, None);
+        assert_eq!(p1.items, vec![12, 11, 10, 9, 8]);
+        assert!(p1.has_more_after && !p1.has_more_before);
+        let p2 = page(Some(8), None);
+        assert_eq!(p2.items, vec![7, 6, 5, 4, 3]);
+        let p3 = page(Some(3), None);
+        assert_eq!(p3.items, vec![2, 1]);
+        assert!(!p3.has_more_after && p3.has_more_before);
+        let back = page(None, Some(3));
+        assert_eq!(back.items, vec![8, 7, 6, 5, 4]);
+        assert!(back.has_more_before && back.has_more_after);
     }
 }

@@ -16,7 +16,7 @@ use super::page::{
 };
 use super::records::NotifRec;
 use super::users::user_lock_key;
-use super::{codec, Store, Writes, T};
+use super::{codec, Space, Store, Writes, T};
 use crate::error::{Error, Result, Validator};
 use crate::model::*;
 use crate::render::RunRenderer;
@@ -114,7 +114,7 @@ pub(crate) fn recipient_marker(project: &Uuid, user: &Uuid, nid: &Uuid) -> Key {
 /// Whether `key` is the lowest key of its notification's group (keys that share
 /// the notification's first 15 bytes at `at`) in `tree`: lists with several keys
 /// per notification show it once, at that key.
-fn first_of_group(tree: &sled::Tree, key: &[u8], at: usize) -> Result<bool> {
+fn first_of_group(tree: Space<'_>, key: &[u8], at: usize) -> Result<bool> {
     let group = &key[..at + 15];
     Ok(tree.range(group..key).next().is_none())
 }
@@ -1254,7 +1254,7 @@ impl Settling<'_> {
 /// one notification, `only`): each record gives its deliveries, whose ids share
 /// the notification id's first 15 bytes and sort just below it.
 struct DeliverySource<'a, K> {
-    tree: &'a sled::Tree,
+    tree: Space<'a>,
     project: &'a Uuid,
     only: Option<Uuid>,
     keep: &'a K,
