@@ -28,24 +28,28 @@ pub fn feed_frame(
     entry: &impl serde::Serialize,
     counts: &FeedCounts,
 ) -> (Arc<str>, Value) {
-    /// Keys in the order a JSON object would print them.
-    #[derive(serde::Serialize)]
-    struct F<'a, E> {
-        entry: &'a E,
-        meta: &'a Value,
-        seq: u64,
-        #[serde(rename = "type")]
-        kind: &'a str,
-    }
-    let meta = counts.view();
-    let f = F {
-        entry,
-        meta: &meta,
-        seq,
-        kind,
-    };
-    let text = serde_json::to_string(&f).unwrap_or_else(|_| "{}".into());
-    (Arc::from(text), meta)
+    let entry = serde_json::to_string(entry).unwrap_or_else(|_| "{}".into());
+    feed_frame_with(kind, seq, &entry, counts)
+}
+
+/// `feed_frame` around an entry already serialised: the entry does not depend
+/// on the counts or `seq`, so it can be serialised before the feed lock is
+/// taken. Keys come in the order a JSON object would print them.
+pub(crate) fn feed_frame_with(
+    kind: &str,
+    seq: u64,
+    entry_json: &str,
+    counts: &FeedCounts,
+) -> (Arc<str>, Value) {
+    use std::fmt::Write;
+    let mut text = String::with_capacity(entry_json.len() + 96);
+    let kind = serde_json::to_string(kind).unwrap_or_else(|_| "\"\"".into());
+    let _ = write!(
+        text,
+        r#"{{"entry":{entry_json},"meta":{{"unread_count":{},"unseen_count":{}}},"seq":{seq},"type":{kind}}}"#,
+        counts.unread, counts.unseen
+    );
+    (Arc::from(text), counts.view())
 }
 
 /// The first page of each user's feed as last answered, so the most frequent
@@ -338,8 +342,25 @@ impl Store {
         actor: &Value,
         counts: &mut FeedCounts,
     ) -> Result<Frame> {
+        let json = serde_json::to_string(&entry.feed_entry(actor))
+            .map_err(|e| Error::internal(e.to_string()))?;
+        self.stage_feed_event_with(w, project, user, kind, entry, &json, counts)
+    }
+
+    /// `stage_feed_event` with the entry's JSON already made (see `feed_frame_with`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn stage_feed_event_with(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        user: &Uuid,
+        kind: &str,
+        entry: &Delivery,
+        entry_json: &str,
+        counts: &mut FeedCounts,
+    ) -> Result<Frame> {
         counts.seq += 1;
-        let (f, meta) = feed_frame(kind, counts.seq, &entry.feed_entry(actor), counts);
+        let (f, meta) = feed_frame_with(kind, counts.seq, entry_json, counts);
         // The log keeps a reference, not the frame: the frame is rebuilt from
         // the delivery when replayed (`events_between`), which keeps the most
         // written record small. Payload: tag, kind, delivery id, feed state.

@@ -251,7 +251,7 @@ impl Store {
         st: &Stager,
         user: &User,
         queued: &mut Vec<QueueItem>,
-        feed: &mut Vec<Delivery>,
+        feed: &mut Vec<(Delivery, String)>,
     ) -> Result<(bool, Uuid)> {
         let p = st.project;
         let run = st.run;
@@ -353,7 +353,9 @@ impl Store {
                 d.attempts = 1;
                 d.sent_at = Some(now);
                 d.next_attempt_at = None;
-                feed.push(d.clone());
+                let json = serde_json::to_string(&d.feed_entry(&st.actor))
+                    .map_err(|e| Error::internal(e.to_string()))?;
+                feed.push((d.clone(), json));
                 in_feed = true;
             }
             let status = d.status;
@@ -413,12 +415,11 @@ impl Store {
         &self,
         w: &mut Writes,
         project: &Uuid,
-        actor: &Value,
-        feed: Vec<Delivery>,
+        feed: Vec<(Delivery, String)>,
     ) -> Result<UserFrames> {
         let mut frames: UserFrames = vec![];
         let mut at: HashMap<Uuid, (usize, FeedCounts)> = HashMap::new();
-        for d in feed {
+        for (d, json) in feed {
             let u = d.recipient_id;
             let (i, counts) = match at.entry(u) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
@@ -428,8 +429,15 @@ impl Store {
                 }
             };
             self.stage_feed_insert(w, project, &d, counts);
-            let f =
-                self.stage_feed_event(w, project, &u, "feed_entry.created", &d, actor, counts)?;
+            let f = self.stage_feed_event_with(
+                w,
+                project,
+                &u,
+                "feed_entry.created",
+                &d,
+                &json,
+                counts,
+            )?;
             frames[*i].2.push(f);
         }
         Ok(frames)
@@ -562,7 +570,7 @@ impl Store {
                 .map(|u| feed_lock_key(project, &u.id))
                 .collect();
             let _feeds = self.lock_feeds(feed_keys.iter().map(|k| k.as_slice()));
-            let frames = self.stage_feeds(&mut w, project, &st.actor, feed)?;
+            let frames = self.stage_feeds(&mut w, project, feed)?;
             let res = self.commit_accepted(
                 &mut w,
                 project,
@@ -686,11 +694,10 @@ impl Store {
         let mut state = run.clone();
         std::thread::scope(|scope| {
             let (tx, rx) = std::sync::mpsc::sync_channel::<PreparedChunk>(1);
-            let actor = &st.actor;
             let committer = scope.spawn(move || -> Result<()> {
                 for c in rx {
                     let done = c.run.expanded;
-                    let (queued, frames) = self.commit_chunk(project, actor, c)?;
+                    let (queued, frames) = self.commit_chunk(project, c)?;
                     if !out(queued, frames, done) || done {
                         break;
                     }
@@ -765,7 +772,6 @@ impl Store {
     fn commit_chunk(
         &self,
         project: &Uuid,
-        actor: &Value,
         c: PreparedChunk,
     ) -> Result<(Vec<QueueItem>, UserFrames)> {
         let PreparedChunk {
@@ -779,10 +785,10 @@ impl Store {
         let _run = self.lock_runs([rk.as_slice()]);
         let feed_keys: Vec<Vec<u8>> = feed
             .iter()
-            .map(|d| feed_lock_key(project, &d.recipient_id))
+            .map(|(d, _)| feed_lock_key(project, &d.recipient_id))
             .collect();
         let _feeds = self.lock_feeds(feed_keys.iter().map(|k| k.as_slice()));
-        let frames = self.stage_feeds(&mut w, project, actor, feed)?;
+        let frames = self.stage_feeds(&mut w, project, feed)?;
         let pk = Key::new().id(project).id(&run.id);
         let now_pending = self.run_pending(&pk)? + pending;
         w.put(T::run_pending, &pk, now_pending.to_be_bytes());
@@ -1194,8 +1200,9 @@ impl Store {
 struct PreparedChunk {
     w: Writes,
     queued: Vec<QueueItem>,
-    /// In-app deliveries settled with their notifications (see `stage_feeds`).
-    feed: Vec<Delivery>,
+    /// In-app deliveries settled with their notifications, with their feed
+    /// entries' JSON (see `stage_feeds`).
+    feed: Vec<(Delivery, String)>,
     /// Notifications of the chunk left pending.
     pending: u64,
     /// The run's record as of this chunk (cursor, count, `expanded`).
