@@ -1124,7 +1124,7 @@ async fn lists_over_shared_records_page_one_by_one_without_gaps_or_repeats() {
         json!([
             channel_step(&inapp, None, "now"),
             // long enough for the walks below, even on a slow machine
-            delay_step(15),
+            delay_step(10),
             channel_step(&chat, None, "later"),
             channel_step(&chat, None, "later again"),
         ]),
@@ -1212,7 +1212,7 @@ async fn lists_over_shared_records_page_one_by_one_without_gaps_or_repeats() {
 
     // once the waits are over nothing is pending
     for r in [&r1, &r3] {
-        wait_run_processed(&app, &s(&r["id"]), 60).await;
+        wait_run_processed(&app, &s(&r["id"]), 30).await;
     }
     let (fwd, back) = walk_one_by_one(&app, &notifications, &[("status", "pending")]).await;
     assert!(fwd.is_empty() && back.is_empty(), "{fwd:?} {back:?}");
