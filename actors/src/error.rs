@@ -185,15 +185,6 @@ impl From<sled::Error> for Error {
     }
 }
 
-impl From<sled::transaction::TransactionError<Error>> for Error {
-    fn from(e: sled::transaction::TransactionError<Error>) -> Self {
-        match e {
-            sled::transaction::TransactionError::Abort(e) => e,
-            sled::transaction::TransactionError::Storage(e) => e.into(),
-        }
-    }
-}
-
 /// Collects every problem in a request body before answering (API.md §3: list them all).
 #[derive(Debug, Default)]
 pub struct Validator {

@@ -2,14 +2,13 @@
 //!
 //! Layout (pict-rs style): one key space per kind of record plus explicit index
 //! spaces; the spaces share one sled tree under one-byte prefixes (`Space` says
-//! why). Keys
-//! are big-endian byte tuples that start with the project id, so a prefix scan stays
-//! inside one tenant, and ids are UUIDv7, so by-id order is creation order — which
-//! is what keyset pagination needs. Records are MessagePack (see `codec`), JSON only
-//! exists at the HTTP edge.
+//! why). Keys are big-endian byte tuples that start with the project id, so a
+//! prefix scan stays inside one tenant, and ids are UUIDv7, so by-id order is
+//! creation order — which is what keyset pagination needs. Records are
+//! MessagePack (see `codec`), JSON only exists at the HTTP edge.
 //!
-//! Every multi-tree change is one `Writes` set applied in one sled transaction, so
-//! an index never points at a missing record. Durability comes from group commit
+//! Every change is one `Writes` set applied as one atomic batch, so an index
+//! never points at a missing record. Durability comes from group commit
 //! (`flusher`): writers that need it wait for one shared flush.
 //!
 //! All methods are blocking: callers on async threads run them through
