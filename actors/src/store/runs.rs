@@ -878,25 +878,29 @@ impl Store {
                 req,
             );
         }
-        if let Some(u) = &f.recipient {
-            // A user's feed tree lists each of their notifications: feed entries
-            // (delivery ids) and markers (notification ids) sort by notification,
-            // and each notification is shown at its group's lowest key.
-            let prefix = p.id(u);
-            let tree = self.tree(T::feed);
-            return paginate(
+        // A space keyed by `(prefix, delivery or notification id)` lists the
+        // notifications of its keys, each once, at its group's lowest key.
+        let once_per_notification = |t: T, prefix: Key| {
+            let tree = self.tree(t);
+            let at = prefix.0.len();
+            paginate(
                 &mut TreeSource {
                     tree,
                     prefix: &prefix.0,
                     pick: |k: &sled::IVec, _: &sled::IVec| {
-                        if k.len() != 48 || !first_of_group(tree, k, 32)? {
+                        if k.len() != at + 16 || !first_of_group(tree, k, at)? {
                             return Ok(None);
                         }
                         by_id(notification_of(&tail_id(k)))
                     },
                 },
                 req,
-            );
+            )
+        };
+        if let Some(u) = &f.recipient {
+            // A user's feed space lists each of their notifications: feed
+            // entries (delivery ids) and markers (notification ids).
+            return once_per_notification(T::feed, p.id(u));
         }
         if let Some(t) = &f.topic {
             let prefix = topic_index(project, t);
@@ -911,20 +915,7 @@ impl Store {
         }
         if f.status == Some(false) {
             // Pending notifications are those with a delivery in the queue.
-            let tree = self.tree(T::queue);
-            return paginate(
-                &mut TreeSource {
-                    tree,
-                    prefix: &p.0,
-                    pick: |k: &sled::IVec, _: &sled::IVec| {
-                        if k.len() != 32 || !first_of_group(tree, k, 16)? {
-                            return Ok(None);
-                        }
-                        by_id(notification_of(&tail_id(k)))
-                    },
-                },
-                req,
-            );
+            return once_per_notification(T::queue, p);
         }
         paginate(
             &mut TreeSource {
