@@ -309,6 +309,8 @@ impl Store {
         v.extend_from_slice(&counts.unseen.to_be_bytes());
         v.extend_from_slice(frame);
         w.put(T::events, Key::new().id(project).id(user).u64(seq), v);
+        w.counts
+            .push((*project, *user, FeedCounts { seq, ..*counts }));
         if seq > KEEP_EVENTS {
             let prefix = Key::new().id(project).id(user);
             for kv in self.tree(T::events).scan_prefix(&prefix).take(8) {
@@ -490,7 +492,7 @@ impl Store {
                 }
                 continue;
             }
-            let mut counts = self.feed_counts(&p, &u)?;
+            let mut counts = self.feed_counts_locked(&p, &u)?;
             let mut frames = Vec::with_capacity(idx.len());
             for &i in idx {
                 let d = settling.delivery(i);
@@ -538,8 +540,29 @@ impl Store {
         Ok(out)
     }
 
-    /// The user's counts and latest `seq`: those stored with the latest event.
+    /// The user's counts and latest `seq`, for a writer of the user's feed, which
+    /// holds the user's feed lock. Served from the counts cache, which every
+    /// commit of events updates (`Store::commit`) under the same lock, or read
+    /// from the latest event and cached.
+    pub(crate) fn feed_counts_locked(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts> {
+        if let Some(c) = self.inner.feed_counts.get(&(*project, *user)) {
+            return Ok(*c);
+        }
+        let c = self.feed_counts_stored(project, user)?;
+        self.inner.feed_counts.insert((*project, *user), c);
+        Ok(c)
+    }
+
+    /// The user's counts and latest `seq` as last committed (any thread).
     pub fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts> {
+        if let Some(c) = self.inner.feed_counts.get(&(*project, *user)) {
+            return Ok(*c);
+        }
+        self.feed_counts_stored(project, user)
+    }
+
+    /// The user's counts and latest `seq`: those stored with the latest event.
+    fn feed_counts_stored(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts> {
         let Some(kv) = self
             .tree(T::events)
             .scan_prefix(Key::new().id(project).id(user))
@@ -683,7 +706,7 @@ impl Store {
             || d.read_at != old.read_at
             || d.clicked_at != old.clicked_at
             || d.archived_at != old.archived_at;
-        let mut counts = self.feed_counts(project, user)?;
+        let mut counts = self.feed_counts_locked(project, user)?;
         if changed {
             let after = flags_of(&d);
             count_delta(&mut counts, before, -1);
@@ -712,7 +735,7 @@ impl Store {
         read: bool,
     ) -> Result<(Vec<Delivery>, FeedCounts)> {
         let now = Timestamp::now();
-        let mut counts = self.feed_counts(project, user)?;
+        let mut counts = self.feed_counts_locked(project, user)?;
         let mut updated = vec![];
         let want = if read { READ } else { SEEN };
         for kv in self
@@ -801,5 +824,40 @@ mod tests {
                 .len() as u64,
             KEEP_EVENTS + 50
         );
+    }
+
+    /// The counts cache follows every commit of events, and a reader that
+    /// fills it from disk gets what the latest event holds.
+    #[test]
+    fn cached_counts_follow_committed_events() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let (p, u) = (Uuid::now_v7(), Uuid::now_v7());
+        assert_eq!(
+            store.feed_counts_locked(&p, &u).unwrap(),
+            FeedCounts::default()
+        );
+        for seq in 1..=3u64 {
+            let mut counts = store.feed_counts_locked(&p, &u).unwrap();
+            assert_eq!(counts.seq, seq - 1);
+            counts.unread += 1;
+            counts.unseen += 2;
+            let mut w = Writes::new();
+            store
+                .stage_event(&mut w, &p, &u, seq, b"x", &counts)
+                .unwrap();
+            store.commit(w).unwrap();
+            let cached = store.feed_counts(&p, &u).unwrap();
+            assert_eq!(cached, store.feed_counts_stored(&p, &u).unwrap());
+            assert_eq!(
+                (cached.seq, cached.unread, cached.unseen),
+                (seq, seq, 2 * seq)
+            );
+        }
+        // A fresh store (a restart) reads the same from disk.
+        drop(store);
+        let store = Store::open(dir.path()).unwrap();
+        let c = store.feed_counts_locked(&p, &u).unwrap();
+        assert_eq!((c.seq, c.unread, c.unseen), (3, 3, 6));
     }
 }

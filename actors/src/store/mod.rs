@@ -44,8 +44,11 @@ use sled::{Batch, Tree};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Striped locks per class (entity, feed).
+/// Striped locks per class (entity, run, feed).
 const STRIPES: usize = 4096;
+
+/// Users whose feed counts are cached (about 100 bytes each).
+const FEED_COUNTS_CACHED: usize = 100_000;
 
 /// Version of the on-disk format; a data dir with another one is refused.
 /// Format 3 (deliveries stored inside their notification's record, packed
@@ -123,6 +126,9 @@ struct Inner {
     users_cache: dashmap::DashMap<(uuid::Uuid, String), Arc<crate::model::User>>,
     /// The first page of users' feeds as last answered (see `feed::FeedPageCache`).
     feed_pages: feed::FeedPageCache,
+    /// Each user's feed counts and latest `seq` as last committed (see
+    /// `Store::feed_counts_locked`).
+    feed_counts: dashmap::DashMap<(uuid::Uuid, uuid::Uuid), crate::model::FeedCounts>,
     path: PathBuf,
 }
 
@@ -142,6 +148,9 @@ pub struct Store {
 #[derive(Default)]
 pub struct Writes {
     ops: Vec<(T, Vec<u8>, Option<Vec<u8>>)>,
+    /// Feed counts after the events staged here, per `(project, user)`, for the
+    /// counts cache once the batch is applied (see `Store::commit`).
+    counts: Vec<(uuid::Uuid, uuid::Uuid, crate::model::FeedCounts)>,
 }
 
 impl Writes {
@@ -161,11 +170,13 @@ impl Writes {
     }
     pub fn append(&mut self, other: Writes) {
         self.ops.extend(other.ops);
+        self.counts.extend(other.counts);
     }
     /// One batch of the data tree, in the order the ops were staged (a later
     /// op on the same key wins).
     fn into_batch(self) -> Batch {
         let mut b = Batch::default();
+        debug_assert!(self.counts.is_empty(), "counts are taken by Store::commit");
         for (t, k, v) in self.ops {
             let k = space_key(t as u8, &k);
             match v {
@@ -372,6 +383,7 @@ impl Store {
                 projects_cache: dashmap::DashMap::new(),
                 users_cache: dashmap::DashMap::new(),
                 feed_pages: Default::default(),
+                feed_counts: dashmap::DashMap::new(),
                 path: dir.to_path_buf(),
             }),
         };
@@ -450,19 +462,41 @@ impl Store {
             .collect()
     }
 
-    /// Applies the writes atomically: one batch on the data tree.
-    pub fn commit(&self, w: Writes) -> Result<()> {
+    /// Applies the writes atomically: one batch on the data tree. Feed counts
+    /// staged with events go to the counts cache once the batch is applied (the
+    /// writer still holds the users' feed locks); a failed batch forgets them.
+    pub fn commit(&self, mut w: Writes) -> Result<()> {
         if w.ops.is_empty() {
             return Ok(());
         }
+        let counts = std::mem::take(&mut w.counts);
         let batch = w.into_batch();
-        let _gate = self
-            .inner
-            .commit_gate
-            .read()
-            .unwrap_or_else(|p| p.into_inner());
-        self.inner.data.apply_batch(batch)?;
-        Ok(())
+        let res = {
+            let _gate = self
+                .inner
+                .commit_gate
+                .read()
+                .unwrap_or_else(|p| p.into_inner());
+            self.inner.data.apply_batch(batch)
+        };
+        let cache = &self.inner.feed_counts;
+        match res {
+            Ok(()) => {
+                if cache.len() + counts.len() > FEED_COUNTS_CACHED {
+                    cache.clear();
+                }
+                for (p, u, c) in counts {
+                    cache.insert((p, u), c);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                for (p, u, _) in counts {
+                    cache.remove(&(p, u));
+                }
+                Err(e.into())
+            }
+        }
     }
 
     /// Ticket for the group commit: everything written before this call is durable

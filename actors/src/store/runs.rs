@@ -425,7 +425,7 @@ impl Store {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                 std::collections::hash_map::Entry::Vacant(e) => {
                     frames.push((*project, u, vec![]));
-                    e.insert((frames.len() - 1, self.feed_counts(project, &u)?))
+                    e.insert((frames.len() - 1, self.feed_counts_locked(project, &u)?))
                 }
             };
             self.stage_feed_insert(w, project, &d, counts);

@@ -163,6 +163,9 @@ impl Store {
         let lk = user_lock_key(project, ext);
         let _g = self.lock(&lk);
         let user = self.user_required(project, ext)?;
+        // The feed lock too: the event log and the feed go with the user.
+        let fk = super::feed::feed_lock_key(project, &user.id);
+        let feed_guard = self.lock_feeds([fk.as_slice()]);
         let up = Key::new().id(project).id(&user.id);
         let mut w = Writes::new();
         w.del(T::users, &up);
@@ -177,6 +180,8 @@ impl Store {
         let res = self.commit_durable(w);
         self.forget_users(project, [ext]);
         self.forget_feed_page(project, &user.id);
+        self.inner.feed_counts.remove(&(*project, user.id));
+        drop(feed_guard); // before the topic locks below: entity locks come first
         res?;
         // Topic subscriptions, each under its topic's lock (counts change).
         let mut subs = vec![];
