@@ -89,14 +89,14 @@ impl Handler<Expand> for FlowRunActor {
         let store = self.engine.store().clone();
         let (p, r) = (self.project, self.run);
         let job = tokio::task::spawn_blocking(move || {
-            store.expand_topic(&p, &r, CHUNK, |queued, frames, done| {
-                tx.blocking_send((queued, frames, done)).is_ok()
+            store.expand_topic(&p, &r, CHUNK, |queued, frames| {
+                tx.blocking_send((queued, frames)).is_ok()
             })
         });
         let store = self.engine.store().clone();
         let engine = self.engine.clone();
         let release = async move {
-            while let Some((queued, frames, _)) = rx.recv().await {
+            while let Some((queued, frames)) = rx.recv().await {
                 if queued.is_empty() && frames.is_empty() {
                     continue;
                 }
@@ -130,9 +130,8 @@ impl Handler<Expand> for FlowRunActor {
     }
 }
 
-/// One committed chunk of an expansion: deliveries queued, frames to push,
-/// whether expansion is complete.
-type Chunk = (Vec<QueueItem>, crate::store::UserFrames, bool);
+/// One committed chunk of an expansion: deliveries queued, frames to push.
+type Chunk = (Vec<QueueItem>, crate::store::UserFrames);
 
 impl Handler<RunProcessed> for FlowRunActor {
     type Result = ();

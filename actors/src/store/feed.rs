@@ -497,29 +497,27 @@ impl Store {
             for &i in idx {
                 let d = settling.delivery(i);
                 self.stage_feed_insert(&mut w, &p, d, &mut counts);
+                // Actors shown on the entries, each read once per batch.
                 let actor = match d.actor_id {
-                    Some(a) => match actors.get(&(p, a)) {
-                        Some(v) => v.clone(),
-                        None => {
-                            let v = self
-                                .user(&p, &a)?
+                    Some(a) => match actors.entry((p, a)) {
+                        std::collections::hash_map::Entry::Occupied(e) => &*e.into_mut(),
+                        std::collections::hash_map::Entry::Vacant(e) => &*e.insert(
+                            self.user(&p, &a)?
                                 .map(|u| serde_json::to_value(u).unwrap_or(Value::Null))
-                                .unwrap_or(Value::Null);
-                            actors.insert((p, a), v.clone());
-                            v
-                        }
+                                .unwrap_or(Value::Null),
+                        ),
                     },
-                    None => Value::Null,
+                    None => &Value::Null,
                 };
-                let mut sent = d.clone();
-                sent.sent_at = Some(now);
+                // The frame shows the entry (no send time), so the delivery
+                // as loaded serves.
                 frames.push(self.stage_feed_event(
                     &mut w,
                     &p,
                     &u,
                     "feed_entry.created",
-                    &sent,
-                    &actor,
+                    d,
+                    actor,
                     &mut counts,
                 )?);
             }

@@ -659,9 +659,9 @@ impl Store {
 
     /// Expands a topic run into notifications, `n` subscribers per commit, until
     /// it is complete, calling `out` after each chunk's commit with the
-    /// deliveries queued, the frames of in-app deliveries settled at once (both
-    /// to be released once durable) and whether expansion is complete; `out`
-    /// returning false stops after that chunk. Subscribers whose subscription is
+    /// deliveries queued and the frames of in-app deliveries settled at once
+    /// (both to be released once durable); `out` returning false stops after
+    /// that chunk. Subscribers whose subscription is
     /// newer than the run are not part of it.
     ///
     /// Two threads share the work: this one prepares chunk k+1 (subscribers,
@@ -675,13 +675,12 @@ impl Store {
         project: &Uuid,
         run_id: &Uuid,
         n: usize,
-        mut out: impl FnMut(Vec<QueueItem>, UserFrames, bool) -> bool + Send,
+        mut out: impl FnMut(Vec<QueueItem>, UserFrames) -> bool + Send,
     ) -> Result<()> {
         let run = self
             .flow_run(project, run_id)?
             .ok_or_else(|| Error::not_found("flow_run", run_id))?;
         if run.expanded {
-            out(vec![], vec![], true);
             return Ok(());
         }
         let actor = match run.actor_id {
@@ -698,7 +697,7 @@ impl Store {
                 for c in rx {
                     let done = c.run.expanded;
                     let (queued, frames) = self.commit_chunk(project, c)?;
-                    if !out(queued, frames, done) || done {
+                    if !out(queued, frames) || done {
                         break;
                     }
                 }
@@ -867,16 +866,19 @@ impl Store {
             Ok(self.notification(project, &id)?.filter(|n| keep(n)))
         };
         let p = Key::new().id(project);
-        if let Some(r) = &f.flow_run_id {
-            let prefix = run_index(project, r);
-            return paginate(
+        // A packed index (by run, by topic): its notifications in id order.
+        let packed = |t: T, prefix: Key| {
+            paginate(
                 &mut PackedSource {
-                    tree: self.tree(T::run_index),
+                    tree: self.tree(t),
                     prefix: &prefix.0,
                     pick: by_id,
                 },
                 req,
-            );
+            )
+        };
+        if let Some(r) = &f.flow_run_id {
+            return packed(T::run_index, run_index(project, r));
         }
         // A space keyed by `(prefix, delivery or notification id)` lists the
         // notifications of its keys, each once, at its group's lowest key.
@@ -903,15 +905,7 @@ impl Store {
             return once_per_notification(T::feed, p.id(u));
         }
         if let Some(t) = &f.topic {
-            let prefix = topic_index(project, t);
-            return paginate(
-                &mut PackedSource {
-                    tree: self.tree(T::topic_index),
-                    prefix: &prefix.0,
-                    pick: by_id,
-                },
-                req,
-            );
+            return packed(T::topic_index, topic_index(project, t));
         }
         if f.status == Some(false) {
             // Pending notifications are those with a delivery in the queue.
