@@ -96,6 +96,23 @@ impl Server {
         proc_status_kib(self.pid(), "VmHWM:")
     }
 
+    /// CPU time (user + system) the server has used so far, exited threads
+    /// included, in milliseconds (the kernel counts in clock ticks, 10 ms).
+    pub fn cpu_ms(&self) -> f64 {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap_or_default();
+        // Fields after the parenthesised command name: utime and stime are the
+        // 12th and 13th (14th and 15th of the line).
+        let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+        let f: Vec<f64> = rest
+            .split_whitespace()
+            .skip(11)
+            .take(2)
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        f.iter().sum::<f64>() * 10.0
+    }
+
     /// Resets the kernel's peak-RSS mark so `peak_kib` covers only what follows.
     pub fn reset_peak(&self) {
         let _ = std::fs::write(format!("/proc/{}/clear_refs", self.pid()), "5");

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Stats {
     pub n: usize,
+    pub min: f64,
     pub p50: f64,
     pub p99: f64,
     pub max: f64,
@@ -28,6 +29,7 @@ impl Stats {
         ms.sort_by(|a, b| a.total_cmp(b));
         Stats {
             n: ms.len(),
+            min: ms.first().copied().unwrap_or(f64::NAN),
             p50: pct(ms, 0.50),
             p99: pct(ms, 0.99),
             max: ms.last().copied().unwrap_or(f64::NAN),
@@ -35,7 +37,7 @@ impl Stats {
     }
 
     pub fn json(&self) -> Value {
-        json!({"p50_ms": num(self.p50), "p99_ms": num(self.p99), "max_ms": num(self.max)})
+        json!({"min_ms": num(self.min), "p50_ms": num(self.p50), "p99_ms": num(self.p99), "max_ms": num(self.max)})
     }
 }
 

@@ -220,10 +220,11 @@ async fn main() {
                 let t = Instant::now();
                 let v = scenarios::live(c).await;
                 println!(
-                    "live      sockets={:>6}  received={:>6}  p50={:>7.1} ms  p99={:>7.1} ms  max={:>7.1} ms  events/s={:>8.0}  rss/socket={:>5.1} KiB",
+                    "live      sockets={:>6}  received={:>6}  p50={:>7.1} ms  p99={:>7.1} ms  max={:>7.1} ms  events/s={:>8.0}  rss/socket={:>5.1} KiB  server cpu/event={:>5.1} µs",
                     c, v["received"], v["p50_ms"].as_f64().unwrap_or(f64::NAN), v["p99_ms"].as_f64().unwrap_or(f64::NAN),
                     v["max_ms"].as_f64().unwrap_or(f64::NAN), v["events_per_s"].as_f64().unwrap_or(0.0),
-                    v["rss_per_socket_kib"].as_f64().unwrap_or(0.0)
+                    v["rss_per_socket_kib"].as_f64().unwrap_or(0.0),
+                    v["server_cpu_us_per_event"].as_f64().unwrap_or(f64::NAN)
                 );
                 r.live.push(v);
                 phase(&format!("live {c}"), t, &mut phases);

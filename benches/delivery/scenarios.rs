@@ -59,6 +59,7 @@ pub async fn live(c: usize) -> Value {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_sockets = srv.rss_kib();
     srv.reset_peak();
+    let cpu0 = srv.cpu_ms();
     let (s, run, accept) = api.run("live", json!({"topic": "everyone"})).await;
     let t202 = Instant::now();
     assert_eq!(s, 202, "run: {run}");
@@ -75,6 +76,7 @@ pub async fn live(c: usize) -> Value {
         }
     }
     let peak = srv.peak_kib();
+    let cpu = srv.cpu_ms() - cpu0;
     sockets.abort_all();
     while sockets.join_next().await.is_some() {}
     let stats = Stats::of(&mut lat);
@@ -95,6 +97,12 @@ pub async fn live(c: usize) -> Value {
     );
     o.insert("server_peak_mib".into(), num(peak as f64 / 1024.0));
     o.insert("frame_bytes".into(), json!(frame_bytes));
+    // The server's CPU time from the run's request to the last event, per event:
+    // steadier than wall time on a noisy machine.
+    o.insert(
+        "server_cpu_us_per_event".into(),
+        num(cpu * 1000.0 / lat.len().max(1) as f64),
+    );
     if let Some(e) = first_error {
         o.insert("first_error".into(), json!(e));
     }

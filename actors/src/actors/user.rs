@@ -75,9 +75,9 @@ pub struct UserActor {
     /// Highest seq pushed to sockets (every event up to it is durable).
     pushed_seq: u64,
     /// Counts as of `pushed_seq`, for `hello`.
-    pushed_meta: Value,
+    pushed_meta: FeedCounts,
     /// Durable frames after a gap, waiting for their predecessors.
-    ready: BTreeMap<u64, (Arc<str>, Value)>,
+    ready: BTreeMap<u64, (Arc<str>, FeedCounts)>,
     /// Own changes committed and not yet durable.
     in_flight: usize,
     gap_check: Option<SpawnHandle>,
@@ -92,7 +92,7 @@ impl UserActor {
             last_used: Instant::now(),
             sockets: HashMap::new(),
             pushed_seq: 0,
-            pushed_meta: FeedCounts::default().view(),
+            pushed_meta: FeedCounts::default(),
             ready: BTreeMap::new(),
             in_flight: 0,
             gap_check: None,
@@ -196,11 +196,15 @@ impl UserActor {
                         let mut frames = Vec::with_capacity(texts.len());
                         for (i, t) in texts.into_iter().enumerate() {
                             let text = String::from_utf8_lossy(&t).into_owned();
-                            let meta = serde_json::from_str::<Value>(&text)
-                                .ok()
-                                .and_then(|v| v.get("meta").cloned())
-                                .unwrap_or(Value::Null);
-                            frames.push((after + 1 + i as u64, Arc::from(text), meta));
+                            let seq = after + 1 + i as u64;
+                            let meta = serde_json::from_str::<Value>(&text).unwrap_or_default();
+                            let count = |k: &str| meta["meta"][k].as_u64().unwrap_or(0);
+                            let counts = FeedCounts {
+                                unread: count("unread_count"),
+                                unseen: count("unseen_count"),
+                                seq,
+                            };
+                            frames.push((seq, Arc::from(text), counts));
                         }
                         act.accept(frames, ctx);
                     }
@@ -248,7 +252,7 @@ impl Actor for UserActor {
     fn started(&mut self, ctx: &mut Context<Self>) {
         if let Ok(c) = self.engine.store().feed_counts(&self.project, &self.user) {
             self.pushed_seq = c.seq;
-            self.pushed_meta = c.view();
+            self.pushed_meta = c;
         }
         ctx.run_interval(Duration::from_secs(30), |a, ctx| {
             a.sockets.retain(|_, s| s.connected());
@@ -272,7 +276,7 @@ impl Handler<Connect> for UserActor {
     fn handle(&mut self, m: Connect, _: &mut Context<Self>) -> Result<()> {
         self.last_used = Instant::now();
         let latest = self.pushed_seq;
-        let hello = json!({"type": "hello", "seq": latest, "meta": self.pushed_meta});
+        let hello = json!({"type": "hello", "seq": latest, "meta": self.pushed_meta.view()});
         m.socket.do_send(LiveFrame(Arc::from(hello.to_string())));
         let reset = || {
             LiveFrame(Arc::from(

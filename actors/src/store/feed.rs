@@ -9,7 +9,7 @@
 
 use super::keys::{tail_id, Key};
 use super::page::{scan, Page, PageReq};
-use super::runs::{record_metrics, Outcome, QueueItem};
+use super::runs::{Outcome, QueueItem, Tally};
 use super::{Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::model::{ChannelType, Delivery, DeliveryError, DeliveryStatus, FeedCounts, Timestamp};
@@ -19,7 +19,7 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 /// One live-feed frame as sent and as logged: `(seq, JSON text, counts after it)`.
-pub type Frame = (u64, Arc<str>, Value);
+pub type Frame = (u64, Arc<str>, FeedCounts);
 
 /// Builds the JSON text of a `feed_entry.*` frame, once for every socket.
 pub fn feed_frame(
@@ -27,7 +27,7 @@ pub fn feed_frame(
     seq: u64,
     entry: &impl serde::Serialize,
     counts: &FeedCounts,
-) -> (Arc<str>, Value) {
+) -> (Arc<str>, FeedCounts) {
     let entry = serde_json::to_string(entry).unwrap_or_else(|_| "{}".into());
     feed_frame_with(kind, seq, &entry, counts)
 }
@@ -40,7 +40,7 @@ pub(crate) fn feed_frame_with(
     seq: u64,
     entry_json: &str,
     counts: &FeedCounts,
-) -> (Arc<str>, Value) {
+) -> (Arc<str>, FeedCounts) {
     use std::fmt::Write;
     let mut text = String::with_capacity(entry_json.len() + 96);
     let kind = serde_json::to_string(kind).unwrap_or_else(|_| "\"\"".into());
@@ -49,7 +49,7 @@ pub(crate) fn feed_frame_with(
         r#"{{"entry":{entry_json},"meta":{{"unread_count":{},"unseen_count":{}}},"seq":{seq},"type":{kind}}}"#,
         counts.unread, counts.unseen
     );
-    (Arc::from(text), counts.view())
+    (Arc::from(text), *counts)
 }
 
 /// The first page of each user's feed as last answered, so the most frequent
@@ -531,8 +531,9 @@ impl Store {
         }
         drop(settling); // the locks, after the commit
         res?;
+        let mut tally = Tally::default();
         for d in &written {
-            record_metrics(d, now);
+            tally.add(d, now);
         }
         out.runs = runs;
         Ok(out)
@@ -549,6 +550,17 @@ impl Store {
         let c = self.feed_counts_stored(project, user)?;
         self.inner.feed_counts.insert((*project, *user), c);
         Ok(c)
+    }
+
+    /// Caches the empty counts of a user being created: nobody can write to a
+    /// feed whose user id has not been committed yet, so they are exact, and the
+    /// user's first notification finds them without scanning the event log.
+    /// Left out when the cache is full (the log is read then, as for any miss).
+    pub(crate) fn cache_new_feed(&self, project: &Uuid, user: &Uuid) {
+        let cache = &self.inner.feed_counts;
+        if cache.len() < super::FEED_COUNTS_CACHED {
+            cache.entry((*project, *user)).or_default();
+        }
     }
 
     /// The user's counts and latest `seq` as last committed (any thread).

@@ -48,7 +48,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 const STRIPES: usize = 4096;
 
 /// Users whose feed counts are cached (about 100 bytes each).
-const FEED_COUNTS_CACHED: usize = 100_000;
+pub(crate) const FEED_COUNTS_CACHED: usize = 100_000;
 
 /// Version of the on-disk format; a data dir with another one is refused.
 /// Format 3 (deliveries stored inside their notification's record, packed

@@ -98,6 +98,7 @@ impl Store {
             Some(u) => (u, false),
             None => {
                 let (id, now) = new_id();
+                self.cache_new_feed(project, &id);
                 (
                     User {
                         id,
