@@ -1217,3 +1217,116 @@ async fn lists_over_shared_records_page_one_by_one_without_gaps_or_repeats() {
     let (fwd, back) = walk_one_by_one(&app, &notifications, &[("status", "pending")]).await;
     assert!(fwd.is_empty() && back.is_empty(), "{fwd:?} {back:?}");
 }
+
+/// Notifications settled when they are created (in-app only) are stored in
+/// groups of up to 16; pending ones alone. Lists page through both kinds one
+/// item at a time without gaps or repeats, in id order, and every grouped
+/// notification and delivery reads like any other, also from a user's feed.
+#[tokio::test]
+async fn grouped_and_single_records_list_and_read_alike() {
+    let hook = mock_server().await;
+    mock_always(&hook, 200).await;
+    let app = TestApp::spawn();
+    let inapp = in_app_channel(&app).await;
+    let chat = s(&create_webhook_channel(&app, &hook_url(&hook), None).await["id"]);
+    let feed_flow = active_flow(
+        &app,
+        "grouped",
+        json!([channel_step(&inapp, None, "hi {{ recipient.external_id }}")]),
+    )
+    .await;
+    let chat_flow = active_flow(&app, "single", json!([channel_step(&chat, None, "hook")])).await;
+    let topic = handle("groups");
+    app.admin(PUT, &format!("{A}/topics/{topic}"))
+        .json(&json!({"name": "Groups"}))
+        .go()
+        .await
+        .ok(201);
+    let mut users = vec![];
+    for i in 0..40 {
+        let (u, _) = app.create_user(&format!("grp{i}"), json!({})).await;
+        app.admin(POST, &format!("{A}/topics/{topic}/subscriptions"))
+            .json(&json!({"external_id": u}))
+            .go()
+            .await
+            .ok(201);
+        users.push(u);
+    }
+    // 40 by topic (groups of 16, 16 and 8), 5 pending alone, 20 explicit (16 + 4)
+    let r1 = run_flow(&app, &s(&feed_flow["id"]), json!({"topic": topic})).await;
+    let r2 = run_flow(
+        &app,
+        &s(&chat_flow["id"]),
+        json!({"recipients": recipients(&users[..5])}),
+    )
+    .await;
+    let r3 = run_flow(
+        &app,
+        &s(&feed_flow["id"]),
+        json!({"recipients": recipients(&users[..20])}),
+    )
+    .await;
+    for r in [&r1, &r2, &r3] {
+        wait_run_processed(&app, &s(&r["id"]), 30).await;
+    }
+
+    let notifications = format!("{A}/notifications");
+    let all_n = list_all(&app, &notifications, &[]).await;
+    assert_eq!(all_n.len(), 65, "{all_n:?}");
+    let ids: Vec<String> = all_n.iter().map(|n| s(&n["id"])).collect();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    sorted.reverse();
+    sorted.dedup();
+    assert_eq!(ids, sorted, "newest first, each once");
+    let (fwd, back) = walk_one_by_one(&app, &notifications, &[]).await;
+    assert_eq!(fwd, ids, "notifications, forward");
+    assert_eq!(back, ids, "notifications, backward");
+    let per_run = |r: &Value| all_n.iter().filter(|n| n["flow_run_id"] == r["id"]).count();
+    assert_eq!((per_run(&r1), per_run(&r2), per_run(&r3)), (40, 5, 20));
+
+    let deliveries = format!("{A}/deliveries");
+    let all_d = list_all(&app, &deliveries, &[]).await;
+    assert_eq!(all_d.len(), 65);
+    let expect_d: Vec<String> = all_d.iter().map(|d| s(&d["id"])).collect();
+    let (fwd, back) = walk_one_by_one(&app, &deliveries, &[]).await;
+    assert_eq!(fwd, expect_d, "deliveries, forward");
+    assert_eq!(back, expect_d, "deliveries, backward");
+    let (fwd, _) = walk_one_by_one(
+        &app,
+        &notifications,
+        &[("flow_run_id", s(&r1["id"]).as_str())],
+    )
+    .await;
+    assert_eq!(fwd.len(), 40, "by run");
+
+    // every notification and delivery reads back by id, as listed
+    for n in &all_n {
+        let id = s(&n["id"]);
+        let got = app
+            .admin(GET, &format!("{notifications}/{id}"))
+            .go()
+            .await
+            .ok(200);
+        assert_eq!(got["id"], n["id"]);
+        assert_eq!(got["recipient"], n["recipient"], "{got}");
+    }
+    for d in &all_d {
+        let id = s(&d["id"]);
+        let got = app
+            .admin(GET, &format!("{deliveries}/{id}"))
+            .go()
+            .await
+            .ok(200);
+        assert_eq!(got, *d, "delivery {id}");
+    }
+    // a grouped in-app delivery is a feed entry with its own content
+    let feed = wait_feed(&app, &users[7], 2).await;
+    let bodies: Vec<String> = feed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
+    assert!(bodies.iter().all(|b| b.contains("hi grp7")), "{bodies:?}");
+}

@@ -153,6 +153,115 @@ impl<'de> Deserialize<'de> for NotifRec {
     }
 }
 
+/// Notifications that are settled when they are created (every delivery sent,
+/// skipped or failed at once, the common case of an in-app-only flow) are never
+/// rewritten, so they are stored in groups: one key for up to `GROUP_MAX` of
+/// them instead of one each. sled's cost is mostly per key (each new key also
+/// splits a leaf every few inserts), and the notification record was the most
+/// expensive of the keys a live recipient costs.
+///
+/// The ids of a group share their first 14 bytes (a fresh UUIDv7's); byte 14 is
+/// the index in the group and byte 15 the notification tag. The group is stored
+/// in the notifications space under the 14-byte prefix, so it sorts just before
+/// its members' ids; a notification that is still pending is stored alone under
+/// its own id, which also overrides a group's copy if one is ever rewritten.
+pub(crate) const GROUP_MAX: u8 = 16;
+
+/// A group stops taking records past this many bytes: sled rewrites a leaf's
+/// values whole when it consolidates it, so its values stay small.
+const GROUP_BYTES: usize = 8 * 1024;
+
+const GROUP_V1: u8 = 1;
+
+/// A group ready to be written: (key tail, value).
+pub(crate) type GroupKv = (Vec<u8>, Vec<u8>);
+
+/// Hands out notification ids in groups and gathers the group's settled
+/// records, for one write set (a group never spans two commits).
+#[derive(Default)]
+pub(crate) struct Grouper {
+    prefix: Option<[u8; 14]>,
+    next: u8,
+    /// (index, encoded record) of the settled members so far.
+    members: Vec<(u8, Vec<u8>)>,
+    bytes: usize,
+}
+
+impl Grouper {
+    /// The next notification id; a group that is full is returned first, as
+    /// `(key tail, value)`, to be written.
+    pub fn next_id(&mut self) -> (Uuid, Option<GroupKv>) {
+        let mut done = None;
+        if self.prefix.is_none() || self.next >= GROUP_MAX || self.bytes >= GROUP_BYTES {
+            done = self.take();
+            let mut p = [0u8; 14];
+            p.copy_from_slice(&Uuid::now_v7().as_bytes()[..14]);
+            self.prefix = Some(p);
+            self.next = 0;
+        }
+        let mut b = [0u8; 16];
+        b[..14].copy_from_slice(&self.prefix.expect("set above"));
+        b[14] = self.next;
+        b[15] = crate::model::NOTIFICATION_TAG;
+        self.next += 1;
+        (Uuid::from_bytes(b), done)
+    }
+
+    /// Adds the settled record of an id this grouper handed out.
+    pub fn add(&mut self, nid: &Uuid, rec: Vec<u8>) {
+        self.bytes += rec.len();
+        self.members.push((nid.as_bytes()[14], rec));
+    }
+
+    /// The current group, if it has members, as `(key tail, value)`; the next id
+    /// starts a new group.
+    pub fn take(&mut self) -> Option<GroupKv> {
+        let prefix = self.prefix.take()?;
+        let members = std::mem::take(&mut self.members);
+        self.bytes = 0;
+        if members.is_empty() {
+            return None;
+        }
+        let mut v = Vec::with_capacity(2 + members.iter().map(|m| 5 + m.1.len()).sum::<usize>());
+        v.push(GROUP_V1);
+        v.push(members.len() as u8);
+        for (i, rec) in &members {
+            v.push(*i);
+            v.extend_from_slice(&(rec.len() as u32).to_be_bytes());
+            v.extend_from_slice(rec);
+        }
+        Some((prefix.to_vec(), v))
+    }
+}
+
+/// The members of a stored group: (index, encoded record), in index order.
+pub(crate) fn group_members(v: &[u8]) -> crate::error::Result<Vec<(u8, &[u8])>> {
+    let corrupt = || crate::error::Error::internal("corrupt notification group");
+    if v.first() != Some(&GROUP_V1) || v.len() < 2 {
+        return Err(corrupt());
+    }
+    let n = v[1] as usize;
+    let mut out = Vec::with_capacity(n);
+    let mut at = 2;
+    for _ in 0..n {
+        let head = v.get(at..at + 5).ok_or_else(corrupt)?;
+        let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+        let rec = v.get(at + 5..at + 5 + len).ok_or_else(corrupt)?;
+        out.push((head[0], rec));
+        at += 5 + len;
+    }
+    Ok(out)
+}
+
+/// The encoded record of notification `nid` in a stored group, if it is there.
+pub(crate) fn group_member<'v>(v: &'v [u8], nid: &Uuid) -> crate::error::Result<Option<&'v [u8]>> {
+    let i = nid.as_bytes()[14];
+    Ok(group_members(v)?
+        .into_iter()
+        .find(|m| m.0 == i)
+        .map(|m| m.1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,14 +14,14 @@ use super::page::{
     key_range, packed_chunk, paginate, within, Bounds, PackedSource, Page, PageReq, Source,
     TreeSource,
 };
-use super::records::NotifRec;
+use super::records::{group_member, group_members, GroupKv, Grouper, NotifRec};
 use super::users::user_lock_key;
 use super::{codec, Space, Store, Writes, T};
 use crate::error::{Error, Result, Validator};
 use crate::model::*;
 use crate::render::RunRenderer;
 use serde_json::{json, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use uuid::Uuid;
 
 /// One explicit recipient of a run, identified inline.
@@ -247,6 +247,36 @@ struct Stager<'a> {
     shared: crate::render::Shared,
     /// Metrics of the deliveries staged, recorded per chunk.
     metrics: std::cell::RefCell<Tally>,
+    /// Notification ids, and the group of settled records being gathered.
+    group: std::cell::RefCell<Grouper>,
+}
+
+impl Stager<'_> {
+    /// A new notification's id (see `records::Grouper`); a group it completes
+    /// is staged into `w`.
+    fn next_id(&self, w: &mut Writes) -> (Uuid, Timestamp) {
+        let (id, done) = self.group.borrow_mut().next_id();
+        if let Some(g) = done {
+            self.put_group(w, g);
+        }
+        (id, Timestamp::of_id(&id))
+    }
+
+    /// Stages the group being gathered: a write set must end with it.
+    fn flush_group(&self, w: &mut Writes) {
+        let g = self.group.borrow_mut().take();
+        if let Some(g) = g {
+            self.put_group(w, g);
+        }
+    }
+
+    fn put_group(&self, w: &mut Writes, (tail, v): GroupKv) {
+        w.put(
+            T::notifications,
+            Key::new().id(&self.project).bytes(&tail),
+            v,
+        );
+    }
 }
 
 impl Store {
@@ -279,6 +309,7 @@ impl Store {
             ),
             actor,
             metrics: Default::default(),
+            group: Default::default(),
         })
     }
 
@@ -299,7 +330,7 @@ impl Store {
     ) -> Result<(bool, Uuid)> {
         let p = st.project;
         let run = st.run;
-        let (nid, now) = new_notification_id();
+        let (nid, now) = st.next_id(w);
         let prefs = self.preferences(&p, &user.id)?;
         let ctx = st.shared.context(user);
         let mut pending = false;
@@ -442,7 +473,11 @@ impl Store {
             updated_at: now,
         };
         let rec = NotifRec { n, d: deliveries };
-        w.put_rec(T::notifications, notif_key(&p, &nid), &rec);
+        if pending {
+            w.put_rec(T::notifications, notif_key(&p, &nid), &rec);
+        } else {
+            st.group.borrow_mut().add(&nid, codec::enc(&rec));
+        }
         // The record is encoded: its in-app deliveries move on to the feed.
         let mut ds = rec.d;
         let mut moved: Vec<(Delivery, String)> = to_feed
@@ -612,6 +647,7 @@ impl Store {
                 pending_count += pending as u64;
                 nids.push(nid);
             }
+            st.flush_group(&mut w);
             self.stage_run_indexes(&mut w, project, &run, &mut nids);
             let feed_keys: Vec<Vec<u8>> = users
                 .iter()
@@ -815,6 +851,7 @@ impl Store {
             c.pending += pending as u64;
             nids.push(nid);
         }
+        st.flush_group(&mut c.w);
         self.stage_run_indexes(&mut c.w, project, state, &mut nids);
         st.metrics.borrow_mut().flush();
         state.expanded = done;
@@ -861,8 +898,122 @@ impl Store {
         Ok((queued, frames))
     }
 
+    /// A notification's record: stored alone, or in its group (see
+    /// `records::Grouper`).
     pub(crate) fn notif_rec(&self, project: &Uuid, nid: &Uuid) -> Result<Option<NotifRec>> {
-        self.get_rec(T::notifications, notif_key(project, nid).as_ref())
+        if let Some(r) = self.get_rec(T::notifications, notif_key(project, nid).as_ref())? {
+            return Ok(Some(r));
+        }
+        let gk = Key::new().id(project).bytes(&nid.as_bytes()[..14]);
+        let Some(v) = self.tree(T::notifications).get(gk)? else {
+            return Ok(None);
+        };
+        match group_member(&v, nid)? {
+            Some(b) => Ok(Some(codec::dec::<NotifRec>(b)?).filter(|r| r.n.id == *nid)),
+            None => Ok(None),
+        }
+    }
+
+    /// Visits the project's notification records within bounds (on notification
+    /// ids) in id order, descending when `rev`, until `f` returns false: records
+    /// stored alone and groups' members, a record stored alone taking the place
+    /// of a group's copy.
+    pub(crate) fn visit_records(
+        &self,
+        project: &Uuid,
+        bounds: Bounds,
+        rev: bool,
+        f: &mut dyn FnMut(NotifRec) -> bool,
+    ) -> Result<()> {
+        use std::ops::Bound;
+        let p = Key::new().id(project);
+        let n = p.0.len();
+        // A group sorts just before its members: start from the lower bound's.
+        let lo = match bounds.0 {
+            Bound::Included(k) | Bound::Excluded(k) if k.len() >= 14 => Bound::Included(&k[..14]),
+            other => other,
+        };
+        let (klo, khi) = key_range(&p.0, (lo, bounds.1));
+        let it = self.tree(T::notifications).range::<Vec<u8>, _>((klo, khi));
+        // Entries sharing a 14-byte prefix (a group and any record of one of
+        // its members stored alone) are gathered, then emitted in order.
+        let mut batch: Vec<(sled::IVec, sled::IVec)> = vec![];
+        let mut flush = |batch: &mut Vec<(sled::IVec, sled::IVec)>| -> Result<bool> {
+            let mut recs: BTreeMap<[u8; 16], Vec<u8>> = BTreeMap::new();
+            for (k, v) in batch.drain(..) {
+                let tail = &k[n..];
+                let mut id = [0u8; 16];
+                match tail.len() {
+                    14 => {
+                        for (i, b) in group_members(&v)? {
+                            id[..14].copy_from_slice(tail);
+                            id[14] = i;
+                            id[15] = NOTIFICATION_TAG;
+                            recs.entry(id).or_insert_with(|| b.to_vec());
+                        }
+                    }
+                    16 => {
+                        id.copy_from_slice(tail);
+                        recs.insert(id, v.to_vec());
+                    }
+                    _ => return Err(Error::internal("corrupt notification key")),
+                }
+            }
+            let mut go = |(id, v): ([u8; 16], Vec<u8>)| -> Result<bool> {
+                if !within(&id, bounds) {
+                    return Ok(true);
+                }
+                Ok(f(codec::dec(&v)?))
+            };
+            if rev {
+                for e in recs.into_iter().rev() {
+                    if !go(e)? {
+                        return Ok(false);
+                    }
+                }
+            } else {
+                for e in recs {
+                    if !go(e)? {
+                        return Ok(false);
+                    }
+                }
+            }
+            Ok(true)
+        };
+        let mut step = |kv: sled::Result<(sled::IVec, sled::IVec)>| -> Result<bool> {
+            let (k, v) = kv?;
+            if k.len() < n + 14 {
+                return Err(Error::internal("corrupt notification key"));
+            }
+            let same = batch
+                .first()
+                .is_some_and(|(b, _)| b[n..n + 14] == k[n..n + 14]);
+            if !same && !flush(&mut batch)? {
+                return Ok(false);
+            }
+            batch.push((k, v));
+            Ok(true)
+        };
+        let mut go_on = true;
+        if rev {
+            for kv in it.rev() {
+                if !step(kv)? {
+                    go_on = false;
+                    break;
+                }
+            }
+        } else {
+            for kv in it {
+                if !step(kv)? {
+                    go_on = false;
+                    break;
+                }
+            }
+        }
+        if go_on {
+            flush(&mut batch)?;
+        }
+        Ok(())
     }
 
     pub fn notification(&self, project: &Uuid, id: &Uuid) -> Result<Option<Notification>> {
@@ -968,13 +1119,10 @@ impl Store {
             return once_per_notification(T::queue, p);
         }
         paginate(
-            &mut TreeSource {
-                tree: self.tree(T::notifications),
-                prefix: &p.0,
-                pick: |_: &sled::IVec, v: &sled::IVec| {
-                    let r: NotifRec = codec::dec(v)?;
-                    Ok(Some(r.n).filter(|n| keep(n)))
-                },
+            &mut NotificationSource {
+                store: self,
+                project,
+                keep: &keep,
             },
             req,
         )
@@ -1020,7 +1168,7 @@ impl Store {
             // A notification's deliveries, or all: the notifications' records.
             (nid, _) => paginate(
                 &mut DeliverySource {
-                    tree: self.tree(T::notifications),
+                    store: self,
                     project,
                     only: nid.map(|n| notification_of(&n)),
                     keep: &keep,
@@ -1303,7 +1451,7 @@ impl Settling<'_> {
 /// one notification, `only`): each record gives its deliveries, whose ids share
 /// the notification id's first 15 bytes and sort just below it.
 struct DeliverySource<'a, K> {
-    tree: Space<'a>,
+    store: &'a Store,
     project: &'a Uuid,
     only: Option<Uuid>,
     keep: &'a K,
@@ -1329,10 +1477,9 @@ impl<K: Fn(&Delivery) -> bool> Source<Delivery> for DeliverySource<'_, K> {
             }
             ds.into_iter().all(|d| f(d.id.as_bytes().to_vec(), d))
         };
-        let p = Key::new().id(self.project);
         if let Some(nid) = self.only {
-            if let Some(v) = self.tree.get(notif_key(self.project, &nid))? {
-                emit(codec::dec(&v)?);
+            if let Some(rec) = self.store.notif_rec(self.project, &nid)? {
+                emit(rec);
             }
             return Ok(());
         }
@@ -1346,27 +1493,171 @@ impl<K: Fn(&Delivery) -> bool> Source<Delivery> for DeliverySource<'_, K> {
             _ => None,
         };
         let (lo, hi) = (rec(bounds.0), rec(bounds.1));
-        let (klo, khi) = key_range(
-            &p.0,
+        self.store.visit_records(
+            self.project,
             (
                 lo.as_deref().map_or(Bound::Unbounded, Bound::Included),
                 hi.as_deref().map_or(Bound::Unbounded, Bound::Included),
             ),
-        );
-        let it = self.tree.range::<Vec<u8>, _>((klo, khi));
-        if rev {
-            for kv in it.rev() {
-                if !emit(codec::dec(&kv?.1)?) {
-                    break;
-                }
-            }
-        } else {
-            for kv in it {
-                if !emit(codec::dec(&kv?.1)?) {
-                    break;
-                }
-            }
+            rev,
+            &mut emit,
+        )
+    }
+}
+
+/// Every notification of a project, in id order (their records).
+struct NotificationSource<'a, K> {
+    store: &'a Store,
+    project: &'a Uuid,
+    keep: &'a K,
+}
+
+impl<K: Fn(&Notification) -> bool> Source<Notification> for NotificationSource<'_, K> {
+    fn visit(
+        &mut self,
+        bounds: Bounds,
+        rev: bool,
+        f: &mut dyn FnMut(Vec<u8>, Notification) -> bool,
+    ) -> Result<()> {
+        self.store
+            .visit_records(self.project, bounds, rev, &mut |r| {
+                !(self.keep)(&r.n) || f(r.n.id.as_bytes().to_vec(), r.n)
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ops::Bound;
+
+    fn rec(nid: Uuid, recipient: Uuid) -> NotifRec {
+        let now = Timestamp::of_id(&nid);
+        NotifRec {
+            n: Notification {
+                id: nid,
+                flow_id: Uuid::nil(),
+                flow_run_id: Uuid::nil(),
+                topic: None,
+                processed: true,
+                actor_id: None,
+                recipient_id: recipient,
+                processed_at: Some(now),
+                created_at: now,
+                updated_at: now,
+            },
+            d: vec![],
         }
-        Ok(())
+    }
+
+    fn visit(store: &Store, p: &Uuid, bounds: Bounds, rev: bool) -> Vec<(Uuid, Uuid)> {
+        let mut out = vec![];
+        store
+            .visit_records(p, bounds, rev, &mut |r| {
+                out.push((r.n.id, r.n.recipient_id));
+                true
+            })
+            .unwrap();
+        out
+    }
+
+    /// Groups and records stored alone read and list as one id-ordered set, a
+    /// record stored alone replacing its group's copy, within any bounds.
+    #[test]
+    fn grouped_records_read_and_visit_with_singles_and_overrides() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let (old, new) = (Uuid::now_v7(), Uuid::now_v7());
+        let mut w = Writes::new();
+        let put_group = |w: &mut Writes, (tail, v): (Vec<u8>, Vec<u8>)| {
+            w.put(T::notifications, Key::new().id(&p).bytes(&tail), v)
+        };
+        let mut g = Grouper::default();
+        let mut ids = vec![];
+        // 40 ids: groups of 16, 16 and 8; every fifth one stays alone
+        for i in 0..40 {
+            let (nid, done) = g.next_id();
+            if let Some(done) = done {
+                put_group(&mut w, done);
+            }
+            if i % 5 == 0 {
+                w.put_rec(T::notifications, notif_key(&p, &nid), &rec(nid, old));
+            } else {
+                g.add(&nid, codec::enc(&rec(nid, old)));
+            }
+            ids.push(nid);
+        }
+        put_group(&mut w, g.take().unwrap());
+        // another project's records are not visited
+        let other = Uuid::now_v7();
+        w.put_rec(
+            T::notifications,
+            notif_key(&other, &ids[3]),
+            &rec(ids[3], old),
+        );
+        store.commit(w).unwrap();
+        assert_eq!(
+            ids[..16]
+                .iter()
+                .map(|i| &i.as_bytes()[..14])
+                .collect::<HashSet<_>>()
+                .len(),
+            1
+        );
+        assert_ne!(ids[15].as_bytes()[..14], ids[16].as_bytes()[..14]);
+        let mut sorted = ids.clone();
+        sorted.sort();
+        assert_eq!(sorted, ids, "ids grow");
+
+        // a grouped member rewritten alone (as a settled delivery would be)
+        let mut w = Writes::new();
+        w.put_rec(T::notifications, notif_key(&p, &ids[7]), &rec(ids[7], new));
+        store.commit(w).unwrap();
+
+        for (i, id) in ids.iter().enumerate() {
+            let r = store.notif_rec(&p, id).unwrap().unwrap();
+            assert_eq!(r.n.id, *id);
+            assert_eq!(r.n.recipient_id, if i == 7 { new } else { old });
+        }
+        let mut missing = *ids[3].as_bytes();
+        missing[14] = 200;
+        assert!(store
+            .notif_rec(&p, &Uuid::from_bytes(missing))
+            .unwrap()
+            .is_none());
+
+        let all = visit(&store, &p, (Bound::Unbounded, Bound::Unbounded), false);
+        assert_eq!(all.iter().map(|x| x.0).collect::<Vec<_>>(), ids);
+        assert_eq!(all[7].1, new);
+        let mut back = visit(&store, &p, (Bound::Unbounded, Bound::Unbounded), true);
+        back.reverse();
+        assert_eq!(back, all);
+        // bounds inside groups, both ways
+        for (lo, hi) in [(3, 20), (16, 17), (0, 39), (9, 33)] {
+            let (a, b) = (ids[lo].as_bytes().to_vec(), ids[hi].as_bytes().to_vec());
+            let got = visit(
+                &store,
+                &p,
+                (Bound::Excluded(&a), Bound::Included(&b)),
+                false,
+            );
+            assert_eq!(
+                got.iter().map(|x| x.0).collect::<Vec<_>>(),
+                ids[lo + 1..=hi]
+            );
+            let mut got = visit(&store, &p, (Bound::Included(&a), Bound::Excluded(&b)), true);
+            got.reverse();
+            assert_eq!(got.iter().map(|x| x.0).collect::<Vec<_>>(), ids[lo..hi]);
+        }
+        // stopping early
+        let mut n = 0;
+        store
+            .visit_records(&p, (Bound::Unbounded, Bound::Unbounded), true, &mut |_| {
+                n += 1;
+                n < 5
+            })
+            .unwrap();
+        assert_eq!(n, 5);
     }
 }
