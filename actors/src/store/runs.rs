@@ -245,37 +245,54 @@ struct Stager<'a> {
     /// The template context's parts shared by every recipient of the run,
     /// converted to template values once.
     shared: crate::render::Shared,
-    /// Metrics of the deliveries staged, recorded per chunk.
-    metrics: std::cell::RefCell<Tally>,
-    /// Notification ids, and the group of settled records being gathered.
-    group: std::cell::RefCell<Grouper>,
 }
 
-impl Stager<'_> {
+/// What staging notifications produces for one write set (or for one share of
+/// a chunk staged in parallel): the writes, the deliveries queued, the in-app
+/// deliveries settled at once with their feed entries' JSON (see
+/// `stage_feeds`), the notifications' ids and how many are pending, the group
+/// of settled records being gathered and the deliveries' metrics.
+#[derive(Default)]
+struct Part {
+    w: Writes,
+    queued: Vec<QueueItem>,
+    feed: Vec<(Delivery, String)>,
+    nids: Vec<Uuid>,
+    pending: u64,
+    group: Grouper,
+    metrics: Tally,
+}
+
+impl Part {
+    fn with(w: Writes) -> Self {
+        Part {
+            w,
+            ..Default::default()
+        }
+    }
+
     /// A new notification's id (see `records::Grouper`); a group it completes
-    /// is staged into `w`.
-    fn next_id(&self, w: &mut Writes) -> (Uuid, Timestamp) {
-        let (id, done) = self.group.borrow_mut().next_id();
+    /// is staged.
+    fn next_id(&mut self, project: &Uuid) -> (Uuid, Timestamp) {
+        let (id, done) = self.group.next_id();
         if let Some(g) = done {
-            self.put_group(w, g);
+            self.put_group(project, g);
         }
         (id, Timestamp::of_id(&id))
     }
 
-    /// Stages the group being gathered: a write set must end with it.
-    fn flush_group(&self, w: &mut Writes) {
-        let g = self.group.borrow_mut().take();
-        if let Some(g) = g {
-            self.put_group(w, g);
+    /// Stages the group being gathered and records the metrics: a write set
+    /// ends with this.
+    fn finish(&mut self, project: &Uuid) {
+        if let Some(g) = self.group.take() {
+            self.put_group(project, g);
         }
+        self.metrics.flush();
     }
 
-    fn put_group(&self, w: &mut Writes, (tail, v): GroupKv) {
-        w.put(
-            T::notifications,
-            Key::new().id(&self.project).bytes(&tail),
-            v,
-        );
+    fn put_group(&mut self, project: &Uuid, (tail, v): GroupKv) {
+        self.w
+            .put(T::notifications, Key::new().id(project).bytes(&tail), v);
     }
 }
 
@@ -308,8 +325,6 @@ impl Store {
                 &json!({"id": run.flow.id, "handle": run.flow.handle, "name": run.flow.name}),
             ),
             actor,
-            metrics: Default::default(),
-            group: Default::default(),
         })
     }
 
@@ -320,17 +335,10 @@ impl Store {
     /// `feed`, for `stage_feeds` to write its feed entry and event. That saves
     /// the queue entry, a second write of the delivery and, for a flow with
     /// only in_app steps, a second write of the notification.
-    fn stage_notification(
-        &self,
-        w: &mut Writes,
-        st: &Stager,
-        user: &User,
-        queued: &mut Vec<QueueItem>,
-        feed: &mut Vec<(Delivery, String)>,
-    ) -> Result<(bool, Uuid)> {
+    fn stage_notification(&self, st: &Stager, user: &User, part: &mut Part) -> Result<()> {
         let p = st.project;
         let run = st.run;
-        let (nid, now) = st.next_id(w);
+        let (nid, now) = part.next_id(&p);
         let prefs = self.preferences(&p, &user.id)?;
         let ctx = st.shared.context(user);
         let mut pending = false;
@@ -434,10 +442,10 @@ impl Store {
                 to_feed.push((deliveries.len(), json));
             }
             let status = d.status;
-            st.metrics.borrow_mut().add(&d, now);
+            part.metrics.add(&d, now);
             deliveries.push(d);
             if status_indexed(status) {
-                w.put(
+                part.w.put(
                     T::deliv_by_status,
                     Key::new().id(&p).u8(status.index()).id(&did),
                     b"",
@@ -452,13 +460,14 @@ impl Store {
                     channel_type,
                     due_ms: due.millis(),
                 };
-                w.put(T::queue, q.key(), q.value());
-                queued.push(q);
+                part.w.put(T::queue, q.key(), q.value());
+                part.queued.push(q);
             }
         }
         if to_feed.is_empty() {
             // No feed entry lists this notification for its recipient.
-            w.put(T::feed, recipient_marker(&p, &user.id, &nid), b"");
+            part.w
+                .put(T::feed, recipient_marker(&p, &user.id, &nid), b"");
         }
         let n = Notification {
             id: nid,
@@ -474,9 +483,9 @@ impl Store {
         };
         let rec = NotifRec { n, d: deliveries };
         if pending {
-            w.put_rec(T::notifications, notif_key(&p, &nid), &rec);
+            part.w.put_rec(T::notifications, notif_key(&p, &nid), &rec);
         } else {
-            st.group.borrow_mut().add(&nid, codec::enc(&rec));
+            part.group.add(&nid, codec::enc(&rec));
         }
         // The record is encoded: its in-app deliveries move on to the feed.
         let mut ds = rec.d;
@@ -486,8 +495,10 @@ impl Store {
             .map(|(i, json)| (ds.swap_remove(i), json))
             .collect();
         moved.reverse();
-        feed.extend(moved);
-        Ok((pending, nid))
+        part.feed.extend(moved);
+        part.nids.push(nid);
+        part.pending += pending as u64;
+        Ok(())
     }
 
     /// Stages the feed entries and live-feed events of in_app deliveries settled
@@ -635,19 +646,21 @@ impl Store {
             created_at: now,
             processed_at: None,
         };
-        let mut queued = vec![];
-        let mut feed = vec![];
-        let mut pending_count = 0u64;
         {
             let st = self.stager(*project, &run, actor.as_ref())?;
-            let mut nids = Vec::with_capacity(users.len());
+            let mut part = Part::with(w);
             for u in &users {
-                let (pending, nid) =
-                    self.stage_notification(&mut w, &st, u, &mut queued, &mut feed)?;
-                pending_count += pending as u64;
-                nids.push(nid);
+                self.stage_notification(&st, u, &mut part)?;
             }
-            st.flush_group(&mut w);
+            part.finish(project);
+            let Part {
+                mut w,
+                queued,
+                feed,
+                mut nids,
+                pending: pending_count,
+                ..
+            } = part;
             self.stage_run_indexes(&mut w, project, &run, &mut nids);
             let feed_keys: Vec<Vec<u8>> = users
                 .iter()
@@ -824,6 +837,43 @@ impl Store {
     ) -> Result<PreparedChunk> {
         let chunk =
             self.topic_subscribers_chunk(project, topic, state.expand_cursor.as_ref(), n)?;
+        let mut done = chunk.len() < n;
+        let mut todo = Vec::with_capacity(chunk.len());
+        for (sid, uid) in &chunk {
+            if *sid > state.id {
+                done = true;
+                break;
+            }
+            state.expand_cursor = Some(*sid);
+            if !explicit.contains(uid) {
+                todo.push(*uid);
+            }
+        }
+        let stage = |uids: &[Uuid]| -> Result<Part> {
+            let mut part = Part::default();
+            for uid in uids {
+                if let Some(user) = self.user(project, uid)? {
+                    self.stage_notification(st, &user, &mut part)?;
+                }
+            }
+            part.finish(project);
+            Ok(part)
+        };
+        // Reading users and preferences and rendering is most of a chunk's
+        // cost and each recipient's own: two threads share a large chunk.
+        let parts = if todo.len() >= PARALLEL_STAGING {
+            let (a, b) = todo.split_at(todo.len() / 2);
+            std::thread::scope(|scope| {
+                let other = scope.spawn(|| stage(b));
+                let first = stage(a);
+                let second = other
+                    .join()
+                    .unwrap_or_else(|_| Err(Error::internal("staging panicked")));
+                Ok::<_, Error>(vec![first?, second?])
+            })?
+        } else {
+            vec![stage(&todo)?]
+        };
         let mut c = PreparedChunk {
             w: Writes::new(),
             queued: vec![],
@@ -831,29 +881,16 @@ impl Store {
             pending: 0,
             run: state.clone(),
         };
-        let mut done = chunk.len() < n;
-        let mut nids = Vec::with_capacity(chunk.len());
-        for (sid, uid) in &chunk {
-            if *sid > state.id {
-                done = true;
-                break;
-            }
-            state.expand_cursor = Some(*sid);
-            if explicit.contains(uid) {
-                continue;
-            }
-            let Some(user) = self.user(project, uid)? else {
-                continue;
-            };
-            state.notifications_count += 1;
-            let (pending, nid) =
-                self.stage_notification(&mut c.w, st, &user, &mut c.queued, &mut c.feed)?;
-            c.pending += pending as u64;
-            nids.push(nid);
+        let mut nids = Vec::with_capacity(todo.len());
+        for part in parts {
+            c.w.append(part.w);
+            c.queued.extend(part.queued);
+            c.feed.extend(part.feed);
+            c.pending += part.pending;
+            nids.extend(part.nids);
         }
-        st.flush_group(&mut c.w);
+        state.notifications_count += nids.len() as u64;
         self.stage_run_indexes(&mut c.w, project, state, &mut nids);
-        st.metrics.borrow_mut().flush();
         state.expanded = done;
         c.run = state.clone();
         Ok(c)
@@ -1385,6 +1422,9 @@ impl Store {
         Ok((written, runs_processed))
     }
 }
+
+/// Chunks of at least this many recipients are staged by two threads.
+const PARALLEL_STAGING: usize = 64;
 
 /// One chunk of a topic run's expansion, staged and waiting for its commit.
 struct PreparedChunk {
