@@ -390,3 +390,24 @@ pub async fn wait_feed(app: &TestApp, ext: &str, n: usize) -> Value {
         d.tick(&r).await;
     }
 }
+
+/// Creates topic `topic` and `n` users `{prefix}{i}`, each subscribed to it;
+/// returns the users' external ids.
+pub async fn topic_of_new_users(app: &TestApp, topic: &str, prefix: &str, n: usize) -> Vec<String> {
+    app.admin(PUT, &format!("{A}/topics/{topic}"))
+        .json(&json!({"name": topic}))
+        .go()
+        .await
+        .ok(201);
+    let mut users = vec![];
+    for i in 0..n {
+        let (u, _) = app.create_user(&format!("{prefix}{i}"), json!({})).await;
+        app.admin(POST, &format!("{A}/topics/{topic}/subscriptions"))
+            .json(&json!({"external_id": u}))
+            .go()
+            .await
+            .ok(201);
+        users.push(u);
+    }
+    users
+}

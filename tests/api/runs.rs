@@ -1133,21 +1133,7 @@ async fn lists_over_shared_records_page_one_by_one_without_gaps_or_repeats() {
     // no in_app step: listed for its recipient by a marker
     let chat_only = active_flow(&app, "chat-only", json!([channel_step(&chat, None, "hi")])).await;
     let topic = handle("walk");
-    app.admin(PUT, &format!("{A}/topics/{topic}"))
-        .json(&json!({"name": "Walk"}))
-        .go()
-        .await
-        .ok(201);
-    let mut users = vec![];
-    for i in 0..3 {
-        let (u, _) = app.create_user(&format!("walk{i}"), json!({})).await;
-        app.admin(POST, &format!("{A}/topics/{topic}/subscriptions"))
-            .json(&json!({"external_id": u}))
-            .go()
-            .await
-            .ok(201);
-        users.push(u);
-    }
+    let users = topic_of_new_users(&app, &topic, "walk", 3).await;
     let r1 = run_flow(
         &app,
         &s(&waiting["id"]),
@@ -1237,21 +1223,7 @@ async fn grouped_and_single_records_list_and_read_alike() {
     .await;
     let chat_flow = active_flow(&app, "single", json!([channel_step(&chat, None, "hook")])).await;
     let topic = handle("groups");
-    app.admin(PUT, &format!("{A}/topics/{topic}"))
-        .json(&json!({"name": "Groups"}))
-        .go()
-        .await
-        .ok(201);
-    let mut users = vec![];
-    for i in 0..40 {
-        let (u, _) = app.create_user(&format!("grp{i}"), json!({})).await;
-        app.admin(POST, &format!("{A}/topics/{topic}/subscriptions"))
-            .json(&json!({"external_id": u}))
-            .go()
-            .await
-            .ok(201);
-        users.push(u);
-    }
+    let users = topic_of_new_users(&app, &topic, "grp", 40).await;
     // 40 by topic (groups of 16, 16 and 8), 5 pending alone, 20 explicit (16 + 4)
     let r1 = run_flow(&app, &s(&feed_flow["id"]), json!({"topic": topic})).await;
     let r2 = run_flow(

@@ -996,23 +996,14 @@ impl Store {
                     _ => return Err(Error::internal("corrupt notification key")),
                 }
             }
-            let mut go = |(id, v): ([u8; 16], Vec<u8>)| -> Result<bool> {
-                if !within(&id, bounds) {
-                    return Ok(true);
-                }
-                Ok(f(codec::dec(&v)?))
-            };
-            if rev {
-                for e in recs.into_iter().rev() {
-                    if !go(e)? {
-                        return Ok(false);
-                    }
-                }
+            let ordered: Box<dyn Iterator<Item = ([u8; 16], Vec<u8>)>> = if rev {
+                Box::new(recs.into_iter().rev())
             } else {
-                for e in recs {
-                    if !go(e)? {
-                        return Ok(false);
-                    }
+                Box::new(recs.into_iter())
+            };
+            for (id, v) in ordered {
+                if within(&id, bounds) && !f(codec::dec(&v)?) {
+                    return Ok(false);
                 }
             }
             Ok(true)
@@ -1031,25 +1022,17 @@ impl Store {
             batch.push((k, v));
             Ok(true)
         };
-        let mut go_on = true;
-        if rev {
-            for kv in it.rev() {
-                if !step(kv)? {
-                    go_on = false;
-                    break;
-                }
-            }
+        let entries: Box<dyn Iterator<Item = _>> = if rev {
+            Box::new(it.rev())
         } else {
-            for kv in it {
-                if !step(kv)? {
-                    go_on = false;
-                    break;
-                }
+            Box::new(it)
+        };
+        for kv in entries {
+            if !step(kv)? {
+                return Ok(());
             }
         }
-        if go_on {
-            flush(&mut batch)?;
-        }
+        flush(&mut batch)?;
         Ok(())
     }
 
