@@ -89,17 +89,9 @@ pub fn new_id() -> (Uuid, Timestamp) {
 /// The last byte of every notification id. A delivery's id is its notification's
 /// with that byte replaced by the step index (below `MAX_STEPS`, so never 0xFF):
 /// the notification of a delivery is found without an index, and the
-/// deliveries sort just before their notification.
+/// deliveries sort just before their notification. Notification ids are handed
+/// out by `store::records::Grouper`.
 pub const NOTIFICATION_TAG: u8 = 0xFF;
-
-/// A new notification id: UUIDv7 (its process-wide counter sits in bytes 6–11,
-/// so ids stay unique and ordered with the last byte fixed).
-pub fn new_notification_id() -> (Uuid, Timestamp) {
-    let mut b = *Uuid::now_v7().as_bytes();
-    b[15] = NOTIFICATION_TAG;
-    let id = Uuid::from_bytes(b);
-    (id, Timestamp::of_id(&id))
-}
 
 /// The notification a delivery (or notification) id belongs to.
 pub fn notification_of(id: &Uuid) -> Uuid {

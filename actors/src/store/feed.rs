@@ -531,10 +531,7 @@ impl Store {
         }
         drop(settling); // the locks, after the commit
         res?;
-        let mut tally = Tally::default();
-        for d in &written {
-            tally.add(d, now);
-        }
+        Tally::record(&written, now);
         out.runs = runs;
         Ok(out)
     }

@@ -265,11 +265,11 @@ pub(crate) fn group_member<'v>(v: &'v [u8], nid: &Uuid) -> crate::error::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::new_notification_id;
 
     #[test]
     fn a_record_round_trips_and_shares_its_notification_fields() {
-        let (nid, now) = new_notification_id();
+        let (nid, _) = Grouper::default().next_id();
+        let now = Timestamp::of_id(&nid);
         let n = Notification {
             id: nid,
             flow_id: Uuid::now_v7(),

@@ -203,6 +203,14 @@ impl Tally {
         *self.counts.entry(key).or_default() += 1;
     }
 
+    /// Records the metrics of deliveries just written, at once.
+    pub(super) fn record(ds: &[Delivery], now: Timestamp) {
+        let mut tally = Tally::default();
+        for d in ds {
+            tally.add(d, now);
+        }
+    }
+
     pub(super) fn flush(&mut self) {
         for ((ct, status, ms), n) in self.counts.drain() {
             let ct = ct.as_str();
@@ -1287,10 +1295,7 @@ impl Store {
         let (written, runs) = self.stage_finish(&mut w, &mut settling, now)?;
         self.commit(w)?;
         drop(settling); // the locks, after the commit
-        let mut tally = Tally::default();
-        for d in &written {
-            tally.add(d, now);
-        }
+        Tally::record(&written, now);
         Ok((written, runs))
     }
 
