@@ -182,6 +182,44 @@ pub async fn user(req: &HttpRequest) -> Result<UserCtx, ApiError> {
     user_for(&st, project, header(req, USER_KEY), header(req, USER_ID)).await
 }
 
+/// The address a request came from (the TCP peer: a proxy in front of Herald
+/// shares one budget of wrong credentials among its clients).
+pub fn client_ip(req: &HttpRequest) -> Option<std::net::IpAddr> {
+    req.peer_addr().map(|a| a.ip())
+}
+
+/// 429 for an address that used up its budget of wrong credentials.
+pub fn refused_address(st: &AppState, ip: std::net::IpAddr) -> Option<ApiError> {
+    let secs = st.limits.auth_blocked(ip)?;
+    Some(ApiError(
+        Error::new(
+            ErrorCode::RateLimited,
+            format!("too many failed authentications from this address; retry in {secs} s"),
+        )
+        .with("retry_after", secs)
+        .with("limit", st.limits.auth_failures_per_minute)
+        .with("window", "1m"),
+    ))
+}
+
+/// Counts a failed authentication against the client's address when it presented
+/// a wrong credential (a guess); missing credentials and expired tokens are not
+/// guesses and cost nothing.
+/// Returns the 429 to answer instead when this guess was over the budget.
+pub fn note_failure(st: &AppState, ip: std::net::IpAddr, e: &Error) -> Option<ApiError> {
+    if e.code != ErrorCode::Unauthenticated {
+        return None;
+    }
+    let guess = matches!(
+        e.details.get("reason").and_then(|r| r.as_str()),
+        Some("invalid_api_key" | "invalid_secret_key" | "invalid_signature")
+    );
+    if guess && !st.limits.auth_failed(ip) {
+        return refused_address(st, ip);
+    }
+    None
+}
+
 /// Paths that authenticate in the handler instead (the WebSocket endpoint, whose
 /// browser clients send their user key in the first frame).
 const SELF_AUTH: &[&str] = &["/user/v1/feed/live"];
@@ -194,23 +232,44 @@ pub async fn middleware(
     req: actix_web::dev::ServiceRequest,
     next: actix_web::middleware::Next<actix_web::body::BoxBody>,
 ) -> Result<actix_web::dev::ServiceResponse<actix_web::body::BoxBody>, actix_web::Error> {
-    let path = req.path();
-    let admin_path = path == "/admin" || path.starts_with("/admin/");
-    let user_path = (path == "/user" || path.starts_with("/user/")) && !SELF_AUTH.contains(&path);
-    if admin_path {
-        match admin(req.request()).await {
-            Ok(a) => {
+    // Decide on the fully percent-decoded path, never on the raw one: the router
+    // matches a path whose unreserved characters it decoded (`/%61dmin/…` is
+    // `/admin/…` to it), and an encoded `/` (`/admin%2Fv1`) must not dodge
+    // authentication either.
+    let path = percent_encoding::percent_decode_str(req.path()).decode_utf8_lossy();
+    let routed = req.match_info().as_str();
+    let under = |p: &str, base: &str| p == base || p.starts_with(&format!("{base}/"));
+    let admin_path = under(&path, "/admin") || under(routed, "/admin");
+    let user_path =
+        (under(&path, "/user") || under(routed, "/user")) && !SELF_AUTH.contains(&routed);
+    if admin_path || user_path {
+        let st = state(req.request());
+        let ip = client_ip(req.request());
+        if let Some(e) = ip.and_then(|ip| refused_address(&st, ip)) {
+            return Ok(req.error_response(e));
+        }
+        let r = if admin_path {
+            admin(req.request()).await.map(|a| {
                 req.extensions_mut().insert(a);
-            }
-            Err(e) => return Ok(req.error_response(e)),
-        }
-    } else if user_path {
-        match user(req.request()).await {
-            Ok(u) => {
+            })
+        } else {
+            user(req.request()).await.map(|u| {
                 req.extensions_mut().insert(u);
-            }
-            Err(e) => return Ok(req.error_response(e)),
+            })
+        };
+        if let Err(e) = r {
+            let e = ip.and_then(|ip| note_failure(&st, ip, &e.0)).unwrap_or(e);
+            return Ok(req.error_response(e));
         }
+    }
+    // The router decodes the path lossily (`%FF` and `%FE` both become U+FFFD),
+    // so bytes that are not UTF-8 are refused here, after authentication.
+    if percent_encoding::percent_decode_str(req.path())
+        .decode_utf8()
+        .is_err()
+    {
+        let e = Error::invalid_param("path", "the path must be percent-encoded UTF-8");
+        return Ok(req.error_response(ApiError(e)));
     }
     next.call(req).await
 }

@@ -89,6 +89,15 @@ pub struct ServeArgs {
     /// HTTP worker threads (0 = one per core).
     #[arg(long, env = "HERALD_WORKERS")]
     pub workers: Option<usize>,
+    /// Live-feed sockets one user may hold; the oldest is closed (4408) past it.
+    #[arg(long, env = "HERALD_MAX_USER_SOCKETS")]
+    pub max_user_sockets: Option<usize>,
+    /// Live-feed sockets still authenticating, server-wide; more are refused (503).
+    #[arg(long, env = "HERALD_MAX_PENDING_SOCKETS")]
+    pub max_pending_sockets: Option<usize>,
+    /// Wrong credentials per client address per minute before 429s.
+    #[arg(long, env = "HERALD_AUTH_FAILURES_PER_MINUTE")]
+    pub auth_failures_per_minute: Option<u32>,
     /// Public key of project `default` when it is created.
     #[arg(long, env = "HERALD_BOOTSTRAP_PUBLIC_KEY", hide_env_values = true)]
     pub bootstrap_public_key: Option<String>,
@@ -120,6 +129,19 @@ impl ServeArgs {
         }
         if let Some(v) = self.workers {
             s.workers = v;
+        }
+        if let Some(v) = self.max_user_sockets {
+            s.max_user_sockets = v;
+        }
+        if let Some(v) = self.max_pending_sockets {
+            s.max_pending_sockets = v;
+        }
+        if let Some(v) = self.auth_failures_per_minute {
+            s.auth_failures_per_minute = v;
+        }
+        if s.max_user_sockets == 0 || s.max_pending_sockets == 0 || s.auth_failures_per_minute == 0
+        {
+            return Err("socket caps and the auth failure rate must be at least 1".into());
         }
         if s.admin_rate == 0 || s.user_rate == 0 {
             return Err("rates must be at least 1 request per second".into());
@@ -379,6 +401,10 @@ fn serve(args: ServeArgs) -> ExitCode {
                 eprintln!("error: bootstrap keys must start with pk_ and sk_");
                 return ExitCode::from(2);
             }
+            if let Err(why) = strong_secret_key(s) {
+                eprintln!("error: HERALD_BOOTSTRAP_SECRET_KEY is too weak: {why}");
+                return ExitCode::from(2);
+            }
             Some((p.clone(), s.clone()))
         }
         (None, None) => None,
@@ -403,6 +429,76 @@ fn serve(args: ServeArgs) -> ExitCode {
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(1)
+        }
+    }
+}
+
+/// A bootstrap secret key must be as hard to guess as a generated one is meant to
+/// be: at least 96 bits by a character-class estimate, over at least 24
+/// characters after `sk_` (and an optional `test_`/`live_` mode tag), with at
+/// least 8 different characters (`sk_aaaa…` is long and still guessable).
+/// Generated keys carry 192 bits of hex.
+pub fn strong_secret_key(key: &str) -> Result<(), String> {
+    let body = key.strip_prefix("sk_").unwrap_or(key);
+    let body = body
+        .strip_prefix("test_")
+        .or_else(|| body.strip_prefix("live_"))
+        .unwrap_or(body);
+    let n = body.chars().count();
+    if n < 24 {
+        return Err(format!(
+            "{n} characters after the prefix; use at least 24 random ones (e.g. `openssl rand -hex 24`)"
+        ));
+    }
+    let distinct: std::collections::HashSet<char> = body.chars().collect();
+    if distinct.len() < 8 {
+        return Err(format!(
+            "only {} different characters; use random ones (e.g. `openssl rand -hex 24`)",
+            distinct.len()
+        ));
+    }
+    let mut alphabet = 0u32;
+    if body.chars().any(|c| c.is_ascii_digit()) {
+        alphabet += 10;
+    }
+    if body.chars().any(|c| c.is_ascii_lowercase()) {
+        alphabet += 26;
+    }
+    if body.chars().any(|c| c.is_ascii_uppercase()) {
+        alphabet += 26;
+    }
+    if body.chars().any(|c| !c.is_ascii_alphanumeric()) {
+        alphabet += 32;
+    }
+    let bits = n as f64 * f64::from(alphabet.max(2)).log2();
+    if bits < 96.0 {
+        return Err(format!(
+            "about {bits:.0} bits; at least 96 are needed (e.g. `openssl rand -hex 24`)"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strong_secret_key;
+
+    #[test]
+    fn weak_bootstrap_secret_keys_are_refused() {
+        for weak in [
+            "sk_test_y",
+            "sk_",
+            "sk_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "sk_test_abababababababababababababab",
+            "sk_12345678901234567890123",
+        ] {
+            assert!(strong_secret_key(weak).is_err(), "{weak} accepted");
+        }
+        for strong in [
+            "sk_test_3f0c9a41d2b7e8c6a5f4e3d2c1b0a998",
+            "sk_9a41c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3",
+        ] {
+            assert_eq!(strong_secret_key(strong), Ok(()), "{strong} refused");
         }
     }
 }

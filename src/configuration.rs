@@ -21,6 +21,12 @@ pub struct Settings {
     pub engine_threads: usize,
     /// HTTP worker threads (0 = one per core).
     pub workers: usize,
+    /// Live-feed sockets one user may hold; the oldest is closed (4408) past it.
+    pub max_user_sockets: usize,
+    /// Sockets open but not yet authenticated, server-wide; more are refused (503).
+    pub max_pending_sockets: usize,
+    /// Wrong credentials per client address per minute before 429s.
+    pub auth_failures_per_minute: u32,
 }
 
 impl Default for Settings {
@@ -33,6 +39,9 @@ impl Default for Settings {
             log_format: "human".into(),
             engine_threads: 2,
             workers: 0,
+            max_user_sockets: 16,
+            max_pending_sockets: 1024,
+            auth_failures_per_minute: 60,
         }
     }
 }

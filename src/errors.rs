@@ -77,10 +77,16 @@ pub fn render(e: &Error, request_id: Option<String>) -> HttpResponse {
     let mut b = HttpResponse::build(
         StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
     );
-    if e.code == ErrorCode::RateLimited {
-        if let Some(ra) = e.details.get("retry_after").and_then(|v| v.as_u64()) {
+    let retry_after = e.details.get("retry_after").and_then(|v| v.as_u64());
+    match (e.code, retry_after) {
+        (ErrorCode::RateLimited, Some(ra)) => {
             b.insert_header((header::RETRY_AFTER, ra.to_string()));
         }
+        // A 503 is always worth retrying: when is up to the cause (1 s unless said).
+        (ErrorCode::ServiceUnavailable, ra) => {
+            b.insert_header((header::RETRY_AFTER, ra.unwrap_or(1).to_string()));
+        }
+        _ => {}
     }
     b.content_type("application/json").body(body.to_string())
 }

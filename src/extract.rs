@@ -160,11 +160,19 @@ impl Query {
 
 /// A path parameter, fully percent-decoded (the router leaves reserved characters
 /// such as `%2B` and `%2F` encoded, but external ids may contain them).
-pub fn path_str(req: &HttpRequest, name: &str) -> String {
+/// Bytes that are not UTF-8 (`%FF`) are 400 `invalid_param` naming the parameter:
+/// decoding them lossily would make `%FF` and `%FE` the same id.
+pub fn path_str(req: &HttpRequest, name: &str) -> ApiResult<String> {
     let raw = req.match_info().get(name).unwrap_or("");
     percent_encoding::percent_decode_str(raw)
-        .decode_utf8_lossy()
-        .into_owned()
+        .decode_utf8()
+        .map(|s| s.into_owned())
+        .map_err(|_| {
+            ApiError(Error::invalid_param(
+                name,
+                format!("{name} must be percent-encoded UTF-8"),
+            ))
+        })
 }
 
 /// A path parameter that must be a UUID (400 `invalid_uuid` naming it otherwise).

@@ -20,6 +20,17 @@ use uuid::Uuid;
 #[derive(Default)]
 pub struct Locks(DashMap<Vec<u8>, Arc<tokio::sync::Mutex<()>>>);
 
+impl Locks {
+    /// The lock of one key of one project, and its map key. Keyed by project
+    /// and scope: two tenants using the same key never wait on each other (the
+    /// stored record is per project already).
+    fn lock_for(&self, project: &Uuid, scope: &[u8]) -> (Vec<u8>, Arc<tokio::sync::Mutex<()>>) {
+        let key: Vec<u8> = project.as_bytes().iter().chain(scope).copied().collect();
+        let lock = self.0.entry(key.clone()).or_default().clone();
+        (key, lock)
+    }
+}
+
 /// A request's idempotency key, resolved.
 #[derive(Clone)]
 pub struct Idem {
@@ -116,12 +127,7 @@ where
         let c = f(None).await?;
         return Ok(respond(c.status.as_u16(), c.body, false));
     };
-    let lock = st
-        .idempotency
-        .0
-        .entry(idem.scope.clone())
-        .or_default()
-        .clone();
+    let (lock_key, lock) = st.idempotency.lock_for(&project, &idem.scope);
     let guard = lock.lock().await;
     let scope = idem.scope.clone();
     let existing = st
@@ -160,6 +166,26 @@ where
     drop(lock);
     st.idempotency
         .0
-        .remove_if(&idem.scope, |_, v| Arc::strong_count(v) == 1);
+        .remove_if(&lock_key, |_, v| Arc::strong_count(v) == 1);
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_same_key_of_two_projects_takes_two_locks() {
+        let locks = Locks::default();
+        let (a, b) = (Uuid::now_v7(), Uuid::now_v7());
+        let (_, la) = locks.lock_for(&a, b"scope");
+        let held = la.lock().await;
+        // project B's same scope is free while A holds its own
+        let (_, lb) = locks.lock_for(&b, b"scope");
+        assert!(lb.try_lock().is_ok(), "B waits behind A");
+        // the same project's same scope is the same lock
+        let (_, la2) = locks.lock_for(&a, b"scope");
+        assert!(la2.try_lock().is_err(), "A's second request must wait");
+        drop(held);
+    }
 }

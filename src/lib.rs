@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod cli;
 pub mod configuration;
+pub mod edge;
 pub mod errors;
 pub mod extract;
 pub mod idempotency;

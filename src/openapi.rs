@@ -1266,7 +1266,8 @@ fn operations() -> Vec<Op> {
             "Resume after this event sequence number.",
         ))
         .ok(101, "Switching to the WebSocket protocol", Empty)
-        .errors(&[400]),
+        // 503: too many sockets still authenticating (`--max-pending-sockets`)
+        .errors(&[400, 503]),
         Op::new(Get, "/user/v1/feed/{id}", "getFeedEntry", "A feed entry")
             .param(uuid_param("id", "The entry's (delivery) id."))
             .ok(200, "The entry", Json("FeedEntry"))

@@ -26,8 +26,11 @@ pub struct Paging {
     key: [u8; 32],
 }
 
-fn binding(list: &str, filters: &[(&str, Option<String>)]) -> [u8; 8] {
+fn binding(project: &uuid::Uuid, list: &str, filters: &[(&str, Option<String>)]) -> [u8; 8] {
     let mut h = Sha256::new();
+    // The project first: a cursor of one tenant's list is refused on another's
+    // (400), instead of reading as an empty page there.
+    h.update(project.as_bytes());
     h.update(list.as_bytes());
     for (k, v) in filters {
         if let Some(v) = v {
@@ -96,6 +99,7 @@ fn decode(key: &[u8; 32], param: &str, s: &str, dir: u8, bind: &[u8; 8]) -> ApiR
 pub fn parse(
     q: &Query,
     key: &[u8; 32],
+    project: &uuid::Uuid,
     list: &str,
     filters: &[(&str, Option<String>)],
 ) -> ApiResult<Paging> {
@@ -119,7 +123,7 @@ pub fn parse(
             }
         }
     };
-    let bind = binding(list, filters);
+    let bind = binding(project, list, filters);
     let (after, before) = (q.get("after"), q.get("before"));
     if after.is_some() && before.is_some() {
         return Err(Error::invalid_param("before", "give either after or before, not both").into());

@@ -8,7 +8,7 @@ use crate::state::{AppState, Limits};
 use actix_web::body::BoxBody;
 use actix_web::dev::{Server, ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
-use actix_web::{web, App, HttpMessage, HttpRequest, HttpResponse, HttpServer};
+use actix_web::{web, App, HttpMessage, HttpRequest, HttpResponse};
 use herald_actors::model::ChannelType;
 use herald_actors::{Engine, EngineConfig, Error, Store};
 use std::net::{SocketAddr, TcpListener};
@@ -133,6 +133,8 @@ pub const OPS_FILE: &str = "ops.json";
 
 /// Operator endpoints' state: the ops token, the write gate and the one-backup-at-a-time lock.
 pub struct Ops {
+    /// The address the server is bound to (a request from it is local).
+    addr: SocketAddr,
     token: String,
     /// Requests that may write hold it shared; a snapshot holds it exclusively.
     gate: tokio::sync::RwLock<()>,
@@ -140,9 +142,10 @@ pub struct Ops {
 }
 
 impl Ops {
-    fn new() -> Ops {
+    fn new(addr: SocketAddr) -> Ops {
         let bytes: [u8; 32] = rand::random();
         Ops {
+            addr,
             token: bytes.iter().map(|b| format!("{b:02x}")).collect(),
             gate: tokio::sync::RwLock::new(()),
             backup: tokio::sync::Mutex::new(()),
@@ -203,7 +206,7 @@ async fn backup_handler(req: HttpRequest, st: crate::state::State) -> ApiResult<
         .ok_or_else(|| ApiError(Error::internal("ops state missing")))?;
     let local = req
         .peer_addr()
-        .map(|p| p.ip().is_loopback() || Some(p.ip()) == local_ip(&req))
+        .map(|p| p.ip().is_loopback() || p.ip() == ops.addr.ip())
         .unwrap_or(false);
     let token = req
         .headers()
@@ -273,10 +276,6 @@ async fn backup_handler(req: HttpRequest, st: crate::state::State) -> ApiResult<
         .streaming(stream))
 }
 
-fn local_ip(req: &HttpRequest) -> Option<std::net::IpAddr> {
-    Some(req.app_config().local_addr().ip())
-}
-
 impl Application {
     pub async fn build(
         settings: Settings,
@@ -328,15 +327,20 @@ impl Application {
         let state = Arc::new(AppState {
             store: store.clone(),
             engine: engine.clone(),
-            limits: Limits::new(settings.admin_rate, settings.user_rate),
+            limits: Limits::new(
+                settings.admin_rate,
+                settings.user_rate,
+                settings.auth_failures_per_minute,
+            ),
             settings,
             idempotency: Default::default(),
             live: Default::default(),
         });
         let data = web::Data::new(state.clone());
-        let ops = Arc::new(Ops::new());
+        let ops = Arc::new(Ops::new(addr));
         let ops_data = web::Data::from(ops.clone());
-        let server = HttpServer::new(move || {
+        let local = addr;
+        let app = move || {
             App::new()
                 .app_data(data.clone())
                 .app_data(web::PayloadConfig::new(crate::extract::MAX_BODY * 64))
@@ -354,14 +358,44 @@ impl Application {
                         })),
                 )
                 .configure(crate::routes::configure)
-        })
-        .workers(workers.max(1))
-        .shutdown_timeout(5)
-        // Signals are ours (see `run_until_stopped`): sockets get a 1001 close first.
-        .disable_signals()
-        .listen(listener)
-        .map_err(|e| e.to_string())?
-        .run();
+        };
+        // actix-server directly rather than `HttpServer`, which cannot wrap a
+        // connection's stream: `edge::ErrorBodies` gives the dispatcher's own
+        // 431/400/408 answers the error object. Same settings as `HttpServer`'s
+        // defaults (keep-alive 5 s, request head within 5 s, HTTP/1.1).
+        let builder = actix_server::Server::build();
+        // Idle keep-alive connections close as soon as a graceful stop begins
+        // (as `HttpServer` arranges), instead of holding the stop for seconds.
+        let stopping = builder.graceful_shutdown_signal();
+        let server = builder
+            .workers(workers.max(1))
+            .shutdown_timeout(5)
+            // Signals are ours (see `run_until_stopped`): sockets get a 1001 close first.
+            .disable_signals()
+            .listen("herald", listener, move || {
+                use actix_service::ServiceFactoryExt;
+                let stopping = stopping.clone();
+                let h1 = actix_http::HttpService::build()
+                    .graceful_shutdown_signal(move || {
+                        let stopping = stopping.clone();
+                        async move { stopping.notified().await }
+                    })
+                    .local_addr(local)
+                    .h1(actix_service::map_config(app(), |_| {
+                        actix_web::dev::AppConfig::default()
+                    }));
+                actix_service::fn_service(|io: actix_web::rt::net::TcpStream| {
+                    let peer = io.peer_addr().ok();
+                    let _ = io.set_nodelay(true);
+                    std::future::ready(Ok::<_, actix_http::error::DispatchError>((
+                        crate::edge::ErrorBodies::new(io),
+                        peer,
+                    )))
+                })
+                .and_then(h1)
+            })
+            .map_err(|e| e.to_string())?
+            .run();
         remove_stale_snapshots(&state.settings.data_dir);
         let ops_file = match write_ops_file(&state.settings.data_dir, addr, &ops.token) {
             Ok(p) => Some(p),

@@ -16,6 +16,11 @@ pub struct Limits {
     pub user: KeyedLimiter<(Uuid, Uuid)>,
     pub admin_rate: u32,
     pub user_rate: u32,
+    /// Wrong credentials per client address (burst = the per-minute figure).
+    auth_failures: KeyedLimiter<std::net::IpAddr>,
+    /// Addresses past their budget of wrong credentials, until when.
+    auth_blocked: dashmap::DashMap<std::net::IpAddr, std::time::Instant>,
+    pub auth_failures_per_minute: u32,
 }
 
 fn quota(rate: u32) -> Quota {
@@ -36,16 +41,49 @@ impl Limits {
         {
             self.admin.retain_recent();
             self.user.retain_recent();
+            self.auth_failures.retain_recent();
+            let now = std::time::Instant::now();
+            self.auth_blocked.retain(|_, until| *until > now);
         }
     }
 
-    pub fn new(admin_rate: u32, user_rate: u32) -> Self {
+    pub fn new(admin_rate: u32, user_rate: u32, auth_failures_per_minute: u32) -> Self {
+        let per_minute = NonZeroU32::new(auth_failures_per_minute.max(1)).expect("non-zero");
         Limits {
             checks: Default::default(),
             admin: RateLimiter::dashmap(quota(admin_rate)),
             user: RateLimiter::dashmap(quota(user_rate)),
             admin_rate,
             user_rate,
+            auth_failures: RateLimiter::dashmap(Quota::per_minute(per_minute)),
+            auth_blocked: Default::default(),
+            auth_failures_per_minute,
+        }
+    }
+
+    /// Seconds until `ip` may try credentials again, if it used up its budget.
+    pub fn auth_blocked(&self, ip: std::net::IpAddr) -> Option<u64> {
+        let until = *self.auth_blocked.get(&ip)?;
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            self.auth_blocked.remove(&ip);
+            return None;
+        }
+        Some((left.as_millis() as u64).div_ceil(1000).max(1))
+    }
+
+    /// Counts one wrong credential from `ip`; past the budget the address is
+    /// refused (429) until the bucket has a token again.
+    /// False when this failure was over the budget.
+    pub fn auth_failed(&self, ip: std::net::IpAddr) -> bool {
+        match self.auth_failures.check_key(&ip) {
+            Ok(()) => true,
+            Err(nu) => {
+                let wait = nu.wait_time_from(governor::clock::Clock::now(&DefaultClock::default()));
+                self.auth_blocked
+                    .insert(ip, std::time::Instant::now() + wait);
+                false
+            }
         }
     }
 }

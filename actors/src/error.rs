@@ -19,6 +19,10 @@ pub enum ErrorCode {
     RateLimited,
     Internal,
     ServiceUnavailable,
+    /// The request head is over the HTTP layer's limits (answered at the edge).
+    HeadersTooLarge,
+    /// The request head did not arrive in time (answered at the edge).
+    RequestTimeout,
 }
 
 impl ErrorCode {
@@ -34,6 +38,8 @@ impl ErrorCode {
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::Internal => "internal_error",
             ErrorCode::ServiceUnavailable => "service_unavailable",
+            ErrorCode::HeadersTooLarge => "headers_too_large",
+            ErrorCode::RequestTimeout => "request_timeout",
         }
     }
 
@@ -49,6 +55,8 @@ impl ErrorCode {
             ErrorCode::RateLimited => 429,
             ErrorCode::Internal => 500,
             ErrorCode::ServiceUnavailable => 503,
+            ErrorCode::HeadersTooLarge => 431,
+            ErrorCode::RequestTimeout => 408,
         }
     }
 }

@@ -221,7 +221,7 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
 
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
-    let paging = pagination::parse(&q, st.store.cursor_key(), "flows", &[])?;
+    let paging = pagination::parse(&q, st.store.cursor_key(), &a.project.id, "flows", &[])?;
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st.run(move |s| s.list_flows(&pid, &pr)).await?;
@@ -229,13 +229,13 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
 }
 
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
-    let f = find_flow(&st, a.project.id, path_str(&req, "id")).await?;
+    let f = find_flow(&st, a.project.id, path_str(&req, "id")?).await?;
     Ok(ok(f.view()))
 }
 
 pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
     let m = body.object()?;
-    let flow = find_flow(&st, a.project.id, path_str(&req, "id")).await?;
+    let flow = find_flow(&st, a.project.id, path_str(&req, "id")?).await?;
     let f = Fields::new(&m);
     let mut v = Validator::new();
     if let Some(h) = m.get("handle") {
@@ -299,7 +299,7 @@ async fn transition(
     st: State,
     to: FlowStatus,
 ) -> ApiResult<HttpResponse> {
-    let flow = find_flow(&st, a.project.id, path_str(&req, "id")).await?;
+    let flow = find_flow(&st, a.project.id, path_str(&req, "id")?).await?;
     let pid = a.project.id;
     let id = flow.id;
     let (flow, _) = st
@@ -482,7 +482,7 @@ fn parse_run(m: &Map<String, Value>, flow: Flow) -> ApiResult<AcceptInput> {
 
 pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
     let m = body.object()?;
-    let flow = find_flow(&st, a.project.id, path_str(&req, "id")).await?;
+    let flow = find_flow(&st, a.project.id, path_str(&req, "id")?).await?;
     let idem = idempotency::prepare(&req, &m)?;
     let status = flow.status;
     let flow_id = flow.id;

@@ -42,21 +42,114 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 #[rtype(result = "()")]
 pub struct Shutdown;
 
-/// Open sockets, so shutdown can close them with 1001.
+/// Closes a socket with a code of its own: 4408 (its user opened too many),
+/// 4401 (the project's authentication rules changed under it).
+#[derive(Message, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct Evict {
+    pub code: u16,
+    pub reason: &'static str,
+}
+
+/// The close code for a socket pushed out by its user's newer ones.
+pub const CLOSE_TOO_MANY: u16 = 4408;
+
+struct Entry {
+    project: uuid::Uuid,
+    addr: Addr<FeedSocket>,
+    /// How it authenticated: a user JWT (true) or a bare user id (false).
+    jwt: Option<bool>,
+}
+
+/// Which of a project's sockets an authentication change concerns.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum AuthedBy {
+    /// A bare user id (development mode): closed when security mode goes on.
+    UserId,
+    /// A user JWT: closed when the signing key changes.
+    Jwt,
+}
+
+/// Open sockets: shutdown closes them with 1001, the per-user cap evicts the
+/// oldest of a user's, and a change of a project's authentication rules closes
+/// that project's. Also counts the sockets still authenticating.
 #[derive(Default)]
-pub struct Registry(pub dashmap::DashMap<u64, Addr<FeedSocket>>);
+pub struct Registry {
+    sockets: dashmap::DashMap<u64, Entry>,
+    /// A user's authenticated sockets, oldest first.
+    by_user: dashmap::DashMap<(uuid::Uuid, uuid::Uuid), VecDeque<u64>>,
+    pending: std::sync::atomic::AtomicUsize,
+}
 
 impl Registry {
     pub fn close_all(&self) {
-        for s in self.0.iter() {
-            s.value().do_send(Shutdown);
+        for s in self.sockets.iter() {
+            s.value().addr.do_send(Shutdown);
         }
     }
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.sockets.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.sockets.is_empty()
+    }
+
+    /// Closes the sockets of `project` that authenticated `by`, with 4401.
+    pub fn close_authenticated(&self, project: uuid::Uuid, by: AuthedBy, reason: &'static str) {
+        let want = by == AuthedBy::Jwt;
+        for s in self.sockets.iter() {
+            if s.value().project == project && s.value().jwt == Some(want) {
+                s.value().addr.do_send(Evict {
+                    code: CLOSE_UNAUTHENTICATED,
+                    reason,
+                });
+            }
+        }
+    }
+
+    /// Takes a place among the sockets still authenticating, if one is free.
+    fn reserve_pending(&self, max: usize) -> bool {
+        self.pending
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    fn release_pending(&self) {
+        self.pending.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Records an authenticated socket of a user; past `max`, the user's oldest
+    /// sockets are closed with 4408 (a leaked tab is the likely one to go).
+    fn join_user(&self, id: u64, project: uuid::Uuid, user: uuid::Uuid, jwt: bool, max: usize) {
+        if let Some(mut e) = self.sockets.get_mut(&id) {
+            e.jwt = Some(jwt);
+        }
+        let evicted: Vec<u64> = {
+            let mut q = self.by_user.entry((project, user)).or_default();
+            q.push_back(id);
+            let over = q.len().saturating_sub(max);
+            q.drain(..over).collect()
+        };
+        for old in evicted {
+            if let Some(e) = self.sockets.get(&old) {
+                e.addr.do_send(Evict {
+                    code: CLOSE_TOO_MANY,
+                    reason: "too many live sockets for this user; the oldest is closed",
+                });
+            }
+        }
+    }
+
+    fn leave(&self, id: u64, user: Option<(uuid::Uuid, uuid::Uuid)>) {
+        self.sockets.remove(&id);
+        if let Some(k) = user {
+            self.by_user.remove_if_mut(&k, |_, q| {
+                q.retain(|x| *x != id);
+                q.is_empty()
+            });
+        }
     }
 }
 
@@ -105,6 +198,12 @@ pub struct FeedSocket {
     closing: bool,
     /// The upgrade request's id, carried by error frames.
     request_id: Option<String>,
+    /// Holds a place among the sockets still authenticating.
+    pending: bool,
+    /// Authenticated by a user JWT (rather than a bare user id).
+    jwt: bool,
+    /// The client's address, charged for wrong credentials in the auth frame.
+    peer: Option<std::net::IpAddr>,
 }
 
 impl FeedSocket {
@@ -134,6 +233,16 @@ impl FeedSocket {
 
     fn connect(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
         let Some(u) = &self.user else { return };
+        if std::mem::take(&mut self.pending) {
+            self.st.live.release_pending();
+        }
+        self.st.live.join_user(
+            self.id,
+            u.project.id,
+            u.user.id,
+            self.jwt,
+            self.st.settings.max_user_sockets,
+        );
         let msg = Connect {
             id: self.id,
             socket: ctx.address().recipient(),
@@ -176,10 +285,14 @@ impl FeedSocket {
                 .map(str::to_string)
         };
         let (key, id) = (s("user_key"), s("user_id"));
+        self.jwt = key.is_some();
         if let Some(n) = v.get("since_seq").and_then(|x| x.as_u64()) {
             self.since = Some(n);
         }
         let (st, project) = (self.st.clone(), self.project.clone());
+        if let Some(ApiError(e)) = self.peer.and_then(|ip| auth::refused_address(&st, ip)) {
+            return self.fail_auth(ctx, &e);
+        }
         ctx.wait(
             async move { auth::user_for(&st, project, key.as_deref(), id.as_deref()).await }
                 .into_actor(self)
@@ -188,7 +301,13 @@ impl FeedSocket {
                         act.user = Some(u);
                         act.connect(ctx);
                     }
-                    Err(ApiError(e)) => act.fail_auth(ctx, &e),
+                    Err(ApiError(e)) => {
+                        let e = act
+                            .peer
+                            .and_then(|ip| auth::note_failure(&act.st, ip, &e))
+                            .map_or(e, |ApiError(limited)| limited);
+                        act.fail_auth(ctx, &e)
+                    }
                 }),
         );
     }
@@ -198,7 +317,14 @@ impl Actor for FeedSocket {
     type Context = ws::WebsocketContext<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        self.st.live.0.insert(self.id, ctx.address());
+        self.st.live.sockets.insert(
+            self.id,
+            Entry {
+                project: self.project.id,
+                addr: ctx.address(),
+                jwt: None,
+            },
+        );
         metrics::gauge!("herald_websocket_connections").set(self.st.live.len() as f64);
         if self.user.is_some() {
             self.connect(ctx);
@@ -220,7 +346,13 @@ impl Actor for FeedSocket {
     }
 
     fn stopped(&mut self, _: &mut Self::Context) {
-        self.st.live.0.remove(&self.id);
+        if std::mem::take(&mut self.pending) {
+            self.st.live.release_pending();
+        }
+        self.st.live.leave(
+            self.id,
+            self.user.as_ref().map(|u| (u.project.id, u.user.id)),
+        );
         metrics::gauge!("herald_websocket_connections").set(self.st.live.len() as f64);
         if let Some(u) = &self.user {
             if let Some(a) = self
@@ -255,6 +387,13 @@ impl Handler<Shutdown> for FeedSocket {
     type Result = ();
     fn handle(&mut self, _: Shutdown, ctx: &mut Self::Context) {
         self.close(ctx, 1001, "server shutting down");
+    }
+}
+
+impl Handler<Evict> for FeedSocket {
+    type Result = ();
+    fn handle(&mut self, e: Evict, ctx: &mut Self::Context) {
+        self.close(ctx, e.code, e.reason);
     }
 }
 
@@ -306,8 +445,19 @@ pub async fn live(req: HttpRequest, stream: web::Payload, st: State) -> ApiResul
         .get(API_KEY)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|s| !s.trim().is_empty());
+    let peer = auth::client_ip(&req);
+    if let Some(e) = peer.and_then(|ip| auth::refused_address(&st, ip)) {
+        return Err(e);
+    }
     let (project, user) = if header_key {
-        let u = auth::user(&req).await?;
+        let u = match auth::user(&req).await {
+            Ok(u) => u,
+            Err(e) => {
+                return Err(peer
+                    .and_then(|ip| auth::note_failure(&st, ip, &e.0))
+                    .unwrap_or(e))
+            }
+        };
         (u.project.clone(), Some(u))
     } else {
         let Some(pk) = q
@@ -318,17 +468,33 @@ pub async fn live(req: HttpRequest, stream: web::Payload, st: State) -> ApiResul
             return Err(Error::unauthenticated("api_key", "missing_api_key").into());
         };
         let p = st.run(move |s| s.project_by_api_key(&pk)).await?;
-        (
-            p.ok_or_else(|| ApiError(Error::unauthenticated("api_key", "invalid_api_key")))?,
-            None,
-        )
+        let Some(p) = p else {
+            let e = Error::unauthenticated("api_key", "invalid_api_key");
+            let e = ApiError(e);
+            return Err(peer
+                .and_then(|ip| auth::note_failure(&st, ip, &e.0))
+                .unwrap_or(e));
+        };
+        (p, None)
     };
+    // A socket without its user yet holds one of a bounded number of places
+    // (an auth frame may take 10 s to come; thousands of silent sockets must
+    // not pile up). Taken only once the upgrade is certain to be answered.
+    let pending = user.is_none();
     let mut res = ws::handshake(&req).map_err(|e| {
         ApiError(Error::invalid_param(
             "upgrade",
             format!("expected a WebSocket upgrade: {e}"),
         ))
     })?;
+    if pending && !st.live.reserve_pending(st.settings.max_pending_sockets) {
+        return Err(Error::new(
+            herald_actors::ErrorCode::ServiceUnavailable,
+            "too many live-feed sockets are still authenticating; retry shortly",
+        )
+        .with("retry_after", 1)
+        .into());
+    }
     let pulled = Rc::new(Cell::new(0u64));
     let socket = FeedSocket {
         st: st.clone(),
@@ -342,6 +508,12 @@ pub async fn live(req: HttpRequest, stream: web::Payload, st: State) -> ApiResul
         pulled: pulled.clone(),
         closing: false,
         request_id: crate::errors::current_request_id(),
+        pending,
+        peer,
+        jwt: req
+            .headers()
+            .get(auth::USER_KEY)
+            .is_some_and(|v| !v.is_empty()),
     };
     let body = ws::WebsocketContext::create(socket, stream);
     Ok(res.streaming(Counted {

@@ -96,7 +96,13 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
         .iter()
         .map(|n| (*n, q.get(n).map(str::to_string)))
         .collect();
-    let paging = pagination::parse(&q, st.store.cursor_key(), "notifications", &filters)?;
+    let paging = pagination::parse(
+        &q,
+        st.store.cursor_key(),
+        &a.project.id,
+        "notifications",
+        &filters,
+    )?;
     let topic = q.get("topic").map(str::to_string);
     let pid = a.project.id;
     let pr = paging.req.clone();
@@ -167,7 +173,13 @@ pub async fn deliveries(a: Admin, req: HttpRequest, st: State) -> ApiResult<Http
         .iter()
         .map(|n| (*n, q.get(n).map(str::to_string)))
         .collect();
-    let paging = pagination::parse(&q, st.store.cursor_key(), "deliveries", &filters)?;
+    let paging = pagination::parse(
+        &q,
+        st.store.cursor_key(),
+        &a.project.id,
+        "deliveries",
+        &filters,
+    )?;
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st

@@ -4,6 +4,7 @@ use super::{created, no_content, ok};
 use crate::auth::Admin;
 use crate::errors::{ApiError, ApiResult};
 use crate::extract::{Body, Fields};
+use crate::routes::live::AuthedBy;
 use crate::state::State;
 use actix_web::{web, HttpResponse};
 use herald_actors::{Error, Validator};
@@ -32,6 +33,7 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
     }
     v.finish()?;
     let id = a.project.id;
+    let was_secure = a.project.security_mode;
     let p = st
         .run(move |s| {
             s.update_project(&id, |p| {
@@ -44,7 +46,26 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
             })
         })
         .await?;
+    if p.security_mode && !was_secure {
+        // Sockets that joined on a bare user id would keep receiving: they
+        // must authenticate again under the new rule.
+        st.live.close_authenticated(
+            id,
+            AuthedBy::UserId,
+            "security mode is on: authenticate with a user key",
+        );
+    }
     Ok(ok(p.view()))
+}
+
+/// Closes the project's sockets that a user JWT authenticated, with 4401: the
+/// key that verified their tokens is gone.
+fn signing_key_changed(st: &State, project: uuid::Uuid) {
+    st.live.close_authenticated(
+        project,
+        AuthedBy::Jwt,
+        "the signing key changed: authenticate again",
+    );
 }
 
 /// Parses an RSA public key (SPKI or PKCS#1 PEM) of at least 2048 bits; returns SPKI PEM.
@@ -70,6 +91,9 @@ pub async fn put_signing_key(a: Admin, body: Body, st: State) -> ApiResult<HttpR
     let p = st
         .run(move |s| s.update_project(&id, |p| p.signing_key = Some(pem)))
         .await?;
+    if p.signing_key != a.project.signing_key {
+        signing_key_changed(&st, id);
+    }
     Ok(ok(p.view()))
 }
 
@@ -94,6 +118,7 @@ pub async fn generate_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse
     let pem = public.clone();
     st.run(move |s| s.update_project(&id, |p| p.signing_key = Some(pem)))
         .await?;
+    signing_key_changed(&st, id);
     Ok(created(
         json!({"public_key": public, "private_key": private}),
     ))
@@ -103,5 +128,8 @@ pub async fn delete_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse> 
     let id = a.project.id;
     st.run(move |s| s.update_project(&id, |p| p.signing_key = None))
         .await?;
+    if a.project.signing_key.is_some() {
+        signing_key_changed(&st, id);
+    }
     Ok(no_content())
 }

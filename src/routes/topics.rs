@@ -13,7 +13,7 @@ use herald_actors::model::{Subscription, Topic};
 use herald_actors::{validate, Error, Validator};
 
 fn topic_key(req: &HttpRequest) -> ApiResult<String> {
-    let key = path_str(req, "key");
+    let key = path_str(req, "key")?;
     if !validate::is_handle(&key) {
         return Err(Error::field(
             "key",
@@ -45,7 +45,7 @@ pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
 }
 
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
-    let key = path_str(&req, "key");
+    let key = path_str(&req, "key")?;
     let pid = a.project.id;
     let t = st
         .run(move |s| {
@@ -58,7 +58,7 @@ pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespons
 
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
-    let paging = pagination::parse(&q, st.store.cursor_key(), "topics", &[])?;
+    let paging = pagination::parse(&q, st.store.cursor_key(), &a.project.id, "topics", &[])?;
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st.run(move |s| s.list_topics(&pid, &pr)).await?;
@@ -66,16 +66,22 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
 }
 
 pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
-    let key = path_str(&req, "key");
+    let key = path_str(&req, "key")?;
     let pid = a.project.id;
     st.run(move |s| s.delete_topic(&pid, &key)).await?;
     Ok(no_content())
 }
 
 pub async fn subscriptions(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
-    let key = path_str(&req, "key");
+    let key = path_str(&req, "key")?;
     let q = Query::of(&req);
-    let paging = pagination::parse(&q, st.store.cursor_key(), &format!("topic_subs:{key}"), &[])?;
+    let paging = pagination::parse(
+        &q,
+        st.store.cursor_key(),
+        &a.project.id,
+        &format!("topic_subs:{key}"),
+        &[],
+    )?;
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st
@@ -94,7 +100,7 @@ pub async fn subscribe(
     body: Body,
     st: State,
 ) -> ApiResult<HttpResponse> {
-    let key = path_str(&req, "key");
+    let key = path_str(&req, "key")?;
     let m = body.object()?;
     let idem = idempotency::prepare(&req, &m)?;
     let pid = a.project.id;
@@ -129,8 +135,8 @@ pub async fn subscribe(
 }
 
 pub async fn unsubscribe(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
-    let key = path_str(&req, "key");
-    let ext = path_str(&req, "external_id");
+    let key = path_str(&req, "key")?;
+    let ext = path_str(&req, "external_id")?;
     let pid = a.project.id;
     st.run(move |s| {
         s.topic(&pid, &key)?

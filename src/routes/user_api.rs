@@ -117,7 +117,7 @@ pub async fn patch_entry(
 pub async fn entry_action(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let mut update = FeedUpdate::default();
-    match path_str(&req, "action").as_str() {
+    match path_str(&req, "action")?.as_str() {
         "seen" => update.seen = Some(true),
         "read" => update.read = Some(true),
         "clicked" => update.clicked = Some(true),
@@ -306,6 +306,7 @@ pub async fn topic_subscriptions(
     let paging = pagination::parse(
         &q,
         st.store.cursor_key(),
+        &u.project.id,
         &format!("my_subs:{}", u.user.id),
         &[],
     )?;
@@ -323,7 +324,7 @@ pub async fn subscribe(
     body: Body,
     st: State,
 ) -> ApiResult<HttpResponse> {
-    let key = path_str(&req, "key");
+    let key = path_str(&req, "key")?;
     let m = body.object_or_empty()?;
     let idem = idempotency::prepare(&req, &m)?;
     let pid = u.project.id;
@@ -341,7 +342,7 @@ pub async fn subscribe(
 }
 
 pub async fn unsubscribe(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
-    let key = path_str(&req, "key");
+    let key = path_str(&req, "key")?;
     let pid = u.project.id;
     let user = u.user.clone();
     st.run(move |s| {

@@ -18,7 +18,7 @@ pub fn user_view(u: &User) -> Value {
 }
 
 fn ext_id(req: &HttpRequest) -> ApiResult<String> {
-    let ext = path_str(req, "external_id");
+    let ext = path_str(req, "external_id")?;
     let mut v = Validator::new();
     validate::external_id(&ext, "external_id", &mut v);
     v.finish()?;
@@ -41,14 +41,14 @@ pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
 }
 
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
-    let ext = path_str(&req, "external_id");
+    let ext = path_str(&req, "external_id")?;
     let pid = a.project.id;
     let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
     Ok(ok(user_view(&u)))
 }
 
 pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
-    let ext = path_str(&req, "external_id");
+    let ext = path_str(&req, "external_id")?;
     let pid = a.project.id;
     st.run(move |s| s.delete_user(&pid, &ext)).await?;
     Ok(no_content())
@@ -56,7 +56,7 @@ pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResp
 
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
-    let paging = pagination::parse(&q, st.store.cursor_key(), "users", &[])?;
+    let paging = pagination::parse(&q, st.store.cursor_key(), &a.project.id, "users", &[])?;
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st.run(move |s| s.list_users(&pid, &pr)).await?;
@@ -155,7 +155,7 @@ pub async fn update_preferences(
 }
 
 pub async fn get_preferences(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
-    let ext = path_str(&req, "external_id");
+    let ext = path_str(&req, "external_id")?;
     let pid = a.project.id;
     let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
     Ok(ok(preferences_view(&st, pid, u.id).await?))
@@ -167,7 +167,7 @@ pub async fn put_preferences(
     body: Body,
     st: State,
 ) -> ApiResult<HttpResponse> {
-    let ext = path_str(&req, "external_id");
+    let ext = path_str(&req, "external_id")?;
     let m = body.object()?;
     let pid = a.project.id;
     let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
@@ -198,6 +198,7 @@ pub fn feed_query(
     let paging = pagination::parse(
         &q,
         st.store.cursor_key(),
+        &project,
         &format!("feed:{project}:{ext}"),
         &[("status", status)],
     )?;
@@ -288,7 +289,7 @@ fn feed_body(
 }
 
 pub async fn feed(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
-    let ext = path_str(&req, "external_id");
+    let ext = path_str(&req, "external_id")?;
     let pid = a.project.id;
     let fq = feed_query(&st, pid, &ext, &req)?;
     let u = st.run(move |s| s.user_required(&pid, &ext)).await?;

@@ -1122,3 +1122,159 @@ async fn delayed_in_app_entries_arrive_after_the_delay_interleaved_in_seq_order_
     silence(&mut ws, 300).await;
     silence(&mut ows, 100).await;
 }
+
+// ================================================================ caps and authentication changes
+
+#[tokio::test]
+async fn a_user_over_the_socket_cap_loses_the_oldest_socket_with_4408() {
+    let app = TestApp::spawn_with(&["--max-user-sockets", "3", "--user-rate", "100000"], &[]);
+    let (ext, _) = app.create_user("many", json!({})).await;
+    let (other, _) = app.create_user("other", json!({})).await;
+    let mut socks = vec![];
+    for _ in 0..3 {
+        let mut ws = connect_user(&app, &ext, "").await;
+        hello(&mut ws, 0).await;
+        socks.push(ws);
+    }
+    // another user's socket does not count against this one
+    let mut theirs = connect_user(&app, &other, "").await;
+    hello(&mut theirs, 0).await;
+    // the fourth pushes out the first (oldest), by header or by auth frame
+    let mut fourth = connect_user(&app, &ext, "").await;
+    hello(&mut fourth, 0).await;
+    let (frames, code, why) = read_until_close(&mut socks[0], WAIT).await;
+    assert!(frames.is_empty(), "{frames:?}");
+    assert_eq!(code, Some(4408), "close code (reason {why:?})");
+    let mut fifth = connect_browser(&app, json!({"type": "auth", "user_id": ext}), "").await;
+    hello(&mut fifth, 0).await;
+    let (_, code, why) = read_until_close(&mut socks[1], WAIT).await;
+    assert_eq!(code, Some(4408), "close code (reason {why:?})");
+    // the others stay open and keep receiving
+    for ws in [&mut socks[2], &mut fourth, &mut fifth, &mut theirs] {
+        silence(ws, 200).await;
+    }
+    let r = post_user(&app, &ext, "/feed/read_all").await;
+    assert!(r.is_object(), "{r}");
+}
+
+#[tokio::test]
+async fn sockets_still_authenticating_are_capped() {
+    let app = TestApp::spawn_with(&["--max-pending-sockets", "2"], &[]);
+    let (ext, _) = app.create_user("pend", json!({})).await;
+    let q = format!("api_key={}", enc(&app.public_key));
+    // two silent browser sockets hold both places
+    let mut a = open(&app, &q, &[]).await;
+    let _b = open(&app, &q, &[]).await;
+    match open_with(&app, &q, &[], None).await {
+        Ok(_) => panic!("a third unauthenticated socket was accepted"),
+        Err(tungstenite::Error::Http(r)) => {
+            assert_eq!(r.status().as_u16(), 503);
+            let body: Value =
+                serde_json::from_slice(r.body().as_deref().unwrap_or_default()).unwrap();
+            assert_eq!(
+                body["error"]["code"],
+                json!("service_unavailable"),
+                "{body}"
+            );
+            assert!(r.headers().get("retry-after").is_some(), "{r:?}");
+        }
+        Err(e) => panic!("{}", describe_err(e)),
+    }
+    // header-authenticated sockets need no place
+    let mut h = connect_user(&app, &ext, "").await;
+    hello(&mut h, 0).await;
+    // once one of them authenticates, its place is free again
+    send(&mut a, json!({"type": "auth", "user_id": ext}).to_string()).await;
+    hello(&mut a, 0).await;
+    let mut c = open(&app, &q, &[]).await;
+    send(&mut c, json!({"type": "auth", "user_id": ext}).to_string()).await;
+    hello(&mut c, 0).await;
+}
+
+#[tokio::test]
+async fn switching_security_mode_on_or_changing_the_signing_key_closes_sockets_with_4401() {
+    let app = TestApp::spawn();
+    let (ext, _) = app.create_user("sec", json!({})).await;
+    // development mode: a bare user id authenticates, by header or auth frame
+    let mut dev = connect_user(&app, &ext, "").await;
+    hello(&mut dev, 0).await;
+    let mut dev2 = connect_browser(&app, json!({"type": "auth", "user_id": ext}), "").await;
+    hello(&mut dev2, 0).await;
+    // a JWT socket, by header and by auth frame
+    let pair = RsaPair::generate(2048);
+    app.put_signing_key(&pair.public_pem).await;
+    let token = pair.sign(&json!({"sub": ext, "exp": now_secs() + 600}));
+    let jwt_headers = [
+        ("x-service-api-key", app.public_key.as_str()),
+        ("x-service-user-key", token.as_str()),
+    ];
+    let mut jwt = open(&app, "", &jwt_headers).await;
+    hello(&mut jwt, 0).await;
+    let mut jwt2 = connect_browser(&app, json!({"type": "auth", "user_key": token}), "").await;
+    hello(&mut jwt2, 0).await;
+    // setting a key while security mode is off does not concern id sockets
+    silence(&mut dev, 200).await;
+
+    // security mode on: the id sockets are closed, the JWT ones stay
+    app.set_security_mode(true).await;
+    for ws in [&mut dev, &mut dev2] {
+        let (frames, code, why) = read_until_close(ws, WAIT).await;
+        assert!(frames.is_empty(), "{frames:?}");
+        assert_eq!(code, Some(4401), "close code (reason {why:?})");
+    }
+    silence(&mut jwt, 200).await;
+    // and a bare user id no longer opens one
+    match open_with(
+        &app,
+        "",
+        &[
+            ("x-service-api-key", &app.public_key),
+            ("x-service-user-id", &ext),
+        ],
+        None,
+    )
+    .await
+    {
+        Ok(_) => panic!("a user id opened a socket in security mode"),
+        Err(e) => assert_refused(e, 401, "user_key_jwt", "missing_user_key"),
+    }
+    // an unrelated change (the name) leaves them open
+    app.admin(PUT, &format!("{A}/project"))
+        .json(&json!({"name": "renamed"}))
+        .go()
+        .await
+        .ok(200);
+    silence(&mut jwt, 200).await;
+
+    // a new signing key: every JWT socket is closed (its token no longer verifies)
+    let other = RsaPair::generate(2048);
+    app.put_signing_key(&other.public_pem).await;
+    for ws in [&mut jwt, &mut jwt2] {
+        let (frames, code, why) = read_until_close(ws, WAIT).await;
+        assert!(frames.is_empty(), "{frames:?}");
+        assert_eq!(code, Some(4401), "close code (reason {why:?})");
+    }
+    // the old token is refused, a token of the new key opens one; deleting the
+    // key closes that one too
+    match open_with(&app, "", &jwt_headers, None).await {
+        Ok(_) => panic!("a token of the old key opened a socket"),
+        Err(e) => assert_refused(e, 401, "user_key_jwt", "invalid_signature"),
+    }
+    let fresh = other.sign(&json!({"sub": ext, "exp": now_secs() + 600}));
+    let mut jwt3 = open(
+        &app,
+        "",
+        &[
+            ("x-service-api-key", &app.public_key),
+            ("x-service-user-key", &fresh),
+        ],
+    )
+    .await;
+    hello(&mut jwt3, 0).await;
+    app.admin(DELETE, &format!("{A}/project/signing_key"))
+        .go()
+        .await
+        .ok(204);
+    let (_, code, why) = read_until_close(&mut jwt3, WAIT).await;
+    assert_eq!(code, Some(4401), "close code (reason {why:?})");
+}

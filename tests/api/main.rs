@@ -11,6 +11,7 @@ mod engine_helpers;
 mod errors;
 mod feed;
 mod flows;
+mod hardening;
 mod idempotency;
 mod live;
 mod metrics;
