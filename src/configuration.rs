@@ -50,7 +50,11 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "t" | "tb" | "tib" => 40,
         "p" | "pb" | "pib" => 50,
         "e" | "eb" | "eib" => 60,
-        _ => return Err(format!("{s:?} has an unknown unit (use B, KiB, MiB, GiB, TiB)")),
+        _ => {
+            return Err(format!(
+                "{s:?} has an unknown unit (use B, KiB, MiB, GiB, TiB)"
+            ))
+        }
     };
     n.checked_mul(1u64 << shift)
         .ok_or_else(|| format!("{s:?} is too large"))

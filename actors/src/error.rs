@@ -212,7 +212,11 @@ pub fn io_reason(e: &std::io::Error) -> String {
             // sled wraps the OS error in a custom one whose text is the original's
             // Debug form; keep the message part.
             let t = e.to_string();
-            match t.split("message: \"").nth(1).and_then(|r| r.split('"').next()) {
+            match t
+                .split("message: \"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+            {
                 Some(m) => m.to_lowercase(),
                 None => t,
             }

@@ -215,7 +215,9 @@ impl Store {
     /// Writes one export of every tree to `out` (not atomic across trees).
     fn export_once<W: Write>(&self, out: W) -> std::io::Result<(W, u32, u64, u64, u64)> {
         let mut w = Writer::new(out, &header_now())?;
-        let handles = self.handles().map_err(|e| std::io::Error::other(e.message))?;
+        let handles = self
+            .handles()
+            .map_err(|e| std::io::Error::other(e.message))?;
         let mut collections = handles.db.export();
         collections.sort_by(|a, b| a.1.cmp(&b.1));
         for (kind, name, entries) in collections {
@@ -513,7 +515,10 @@ mod tests {
         let (_, r) = restore(&file, &dst).unwrap();
         assert_eq!(r.checksum, s.checksum);
         let restored = Store::open(&dst).unwrap();
-        assert_eq!(restored.handles().unwrap().db.checksum().unwrap(), s.checksum);
+        assert_eq!(
+            restored.handles().unwrap().db.checksum().unwrap(),
+            s.checksum
+        );
         assert_eq!(restored.cursor_key(), store.cursor_key());
         assert_eq!(
             restored

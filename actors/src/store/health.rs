@@ -62,7 +62,10 @@ impl Health {
 
     /// Why the store is degraded ("" when it is not).
     pub fn reason(&self) -> String {
-        self.reason.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.reason
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     pub fn generation(&self) -> u64 {
