@@ -98,6 +98,13 @@ pub struct ServeArgs {
     /// Wrong credentials per client address per minute before 429s.
     #[arg(long, env = "HERALD_AUTH_FAILURES_PER_MINUTE")]
     pub auth_failures_per_minute: Option<u32>,
+    /// Refuse to start with less free space on the data directory's filesystem
+    /// (bytes, or with a unit: 64MiB, 1GiB).
+    #[arg(long, env = "HERALD_MIN_FREE_SPACE", value_parser = crate::configuration::parse_size)]
+    pub min_free_space: Option<u64>,
+    /// Seconds a SIGTERM/SIGINT shutdown may take before the process exits anyway (status 1).
+    #[arg(long, env = "HERALD_SHUTDOWN_GRACE")]
+    pub shutdown_grace: Option<u64>,
     /// Public key of project `default` when it is created.
     #[arg(long, env = "HERALD_BOOTSTRAP_PUBLIC_KEY", hide_env_values = true)]
     pub bootstrap_public_key: Option<String>,
@@ -142,6 +149,12 @@ impl ServeArgs {
         if s.max_user_sockets == 0 || s.max_pending_sockets == 0 || s.auth_failures_per_minute == 0
         {
             return Err("socket caps and the auth failure rate must be at least 1".into());
+        }
+        if let Some(v) = self.min_free_space {
+            s.min_free_space = v;
+        }
+        if let Some(v) = self.shutdown_grace {
+            s.shutdown_grace = v;
         }
         if s.admin_rate == 0 || s.user_rate == 0 {
             return Err("rates must be at least 1 request per second".into());
@@ -386,6 +399,24 @@ fn create_project(dir: &std::path::Path, name: &str) -> Result<(String, String),
     Ok((keys.public_key, keys.secret_key))
 }
 
+/// The startup check: the data directory's filesystem must have at least
+/// `min_free_space` available, so Herald does not start only to fill the disk.
+fn check_free_space(settings: &Settings) -> Result<(), String> {
+    let dir = &settings.data_dir;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create data directory {}: {e}", dir.display()))?;
+    let free = herald_actors::store::health::available_space(dir)
+        .map_err(|e| format!("cannot read the free space of {}: {e}", dir.display()))?;
+    if free < settings.min_free_space {
+        return Err(format!(
+            "not enough free space for the data directory {}: {free} bytes available, at least {} required (--min-free-space / HERALD_MIN_FREE_SPACE); free some space or lower the setting",
+            dir.display(),
+            settings.min_free_space
+        ));
+    }
+    Ok(())
+}
+
 fn serve(args: ServeArgs) -> ExitCode {
     let settings = match args.settings() {
         Ok(s) => s,
@@ -413,6 +444,11 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Err(e) = check_free_space(&settings) {
+        tracing::error!("{e}");
+        eprintln!("error: {e}");
+        return ExitCode::from(1);
+    }
     let workers = if settings.workers == 0 {
         std::thread::available_parallelism()
             .map(|n| n.get())

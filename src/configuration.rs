@@ -27,6 +27,56 @@ pub struct Settings {
     pub max_pending_sockets: usize,
     /// Wrong credentials per client address per minute before 429s.
     pub auth_failures_per_minute: u32,
+    /// Refuse to start with less free space than this (bytes) on the data
+    /// directory's filesystem. TOML takes a number or a string such as "64MiB".
+    #[serde(deserialize_with = "de_size")]
+    pub min_free_space: u64,
+    /// Seconds SIGTERM/SIGINT may take before the process exits anyway.
+    pub shutdown_grace: u64,
+}
+
+/// Default of `min_free_space`: 64 MiB.
+pub const DEFAULT_MIN_FREE_SPACE: u64 = 64 * 1024 * 1024;
+
+/// Parses a byte size: a number with an optional unit B, K/KB/KiB, M/MB/MiB,
+/// G/GB/GiB, T/TB/TiB, P/PiB or E/EiB (all powers of 1024, case-insensitive).
+/// Hand-written: fifteen lines instead of a dependency for one flag.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size (e.g. 67108864, 64MiB, 1GiB)"))?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        "p" | "pb" | "pib" => 50,
+        "e" | "eb" | "eib" => 60,
+        _ => {
+            return Err(format!(
+                "{s:?} has an unknown unit (use B, KiB, MiB, GiB, TiB)"
+            ))
+        }
+    };
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("{s:?} is too large"))
+}
+
+fn de_size<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Size {
+        N(u64),
+        S(String),
+    }
+    match Size::deserialize(d)? {
+        Size::N(n) => Ok(n),
+        Size::S(s) => parse_size(&s).map_err(serde::de::Error::custom),
+    }
 }
 
 impl Default for Settings {
@@ -42,6 +92,8 @@ impl Default for Settings {
             max_user_sockets: 16,
             max_pending_sockets: 1024,
             auth_failures_per_minute: 60,
+            min_free_space: DEFAULT_MIN_FREE_SPACE,
+            shutdown_grace: 10,
         }
     }
 }
@@ -58,5 +110,22 @@ impl Settings {
                     .map_err(|e| format!("invalid config file {}: {e}", p.display()))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_parse_with_and_without_units() {
+        assert_eq!(parse_size("0"), Ok(0));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("64 mb"), Ok(64 << 20));
+        assert_eq!(parse_size("1EiB"), Ok(1 << 60));
+        assert!(parse_size("16EiB").is_err());
+        assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("MiB").is_err());
     }
 }

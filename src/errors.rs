@@ -45,7 +45,8 @@ impl ResponseError for ApiError {
 }
 
 /// The error object of API.md §3 (also sent in WebSocket error frames). 500 and
-/// 503 hide their details, and a 500 its message, which is logged instead.
+/// 503 hide their details (a 503 keeps only `retry_after`), and a 500 its
+/// message, which is logged instead.
 pub fn error_object(e: &Error, request_id: Option<&str>) -> serde_json::Value {
     let status = e.code.status();
     let (message, details) = match e.code {
@@ -53,7 +54,13 @@ pub fn error_object(e: &Error, request_id: Option<&str>) -> serde_json::Value {
             tracing::error!(request_id = request_id.unwrap_or(""), error = %e.message, "internal error");
             ("internal server error".to_string(), json!({}))
         }
-        ErrorCode::ServiceUnavailable => (e.message.clone(), json!({})),
+        ErrorCode::ServiceUnavailable => {
+            let mut d = serde_json::Map::new();
+            if let Some(ra) = e.details.get("retry_after") {
+                d.insert("retry_after".into(), ra.clone());
+            }
+            (e.message.clone(), serde_json::Value::Object(d))
+        }
         _ => (
             e.message.clone(),
             serde_json::Value::Object(e.details.clone()),
@@ -70,7 +77,7 @@ pub fn error_object(e: &Error, request_id: Option<&str>) -> serde_json::Value {
 }
 
 /// Renders an error as the HTTP response: the error object, its status, and
-/// `Retry-After` for a 429.
+/// `Retry-After` for a 429 or a 503 that says when to retry.
 pub fn render(e: &Error, request_id: Option<String>) -> HttpResponse {
     let status = e.code.status();
     let body = json!({ "error": error_object(e, request_id.as_deref()) });

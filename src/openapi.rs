@@ -1529,7 +1529,8 @@ fn build_operation(op: &Op) -> utoipa::openapi::path::Operation {
     }
     let mut errors: Vec<u16> = op.errors.clone();
     if op.auth != Auth::None {
-        errors.extend([401, 429, 500]);
+        // 503: the store cannot write for now (e.g. a full disk), retry later
+        errors.extend([401, 429, 500, 503]);
     }
     if op.body.is_some() {
         // 400: malformed JSON or not an object; 422: validation, or a body over 1 MiB.
@@ -1659,7 +1660,7 @@ fn components() -> utoipa::openapi::schema::Components {
         (422, "The body failed validation (`details.fields`: `{field, reason, message}`)"),
         (429, "Rate limited: retry after `Retry-After` seconds"),
         (500, "Internal error (details are logged, not returned)"),
-        (503, "Not ready"),
+        (503, "Unavailable for now (not ready, or the store cannot write): retry after `Retry-After` seconds"),
     ] {
         b = b.response(reason_phrase(code), error_response(code, description));
     }

@@ -422,11 +422,28 @@ impl Application {
     }
 
     /// Serves until SIGTERM/SIGINT, then stops the engine and flushes the store.
+    /// The whole shutdown takes at most `shutdown_grace` seconds: past that (a
+    /// request or the final flush stuck on a failing disk) the process exits
+    /// with status 1 and says so; a final flush that fails exits 1 as well.
     pub async fn run_until_stopped(self) -> Result<(), String> {
         let handle = self.server.handle();
         let state = self.state.clone();
+        let grace = std::time::Duration::from_secs(self.state.settings.shutdown_grace);
         actix_web::rt::spawn(async move {
             wait_for_signal().await;
+            // A plain thread: it must fire even if every runtime thread is stuck.
+            let _ = std::thread::Builder::new()
+                .name("herald-shutdown-grace".into())
+                .spawn(move || {
+                    std::thread::sleep(grace);
+                    let msg = format!(
+                        "shutdown did not finish within its grace period of {} s (--shutdown-grace); exiting with status 1 (unfinished deliveries resume on the next start)",
+                        grace.as_secs()
+                    );
+                    tracing::error!("{msg}");
+                    eprintln!("error: {msg}");
+                    std::process::exit(1);
+                });
             tracing::info!("signal received: closing live sockets, finishing requests");
             state.live.close_all();
             // Give the close frames a moment to go out before connections are dropped.
@@ -442,9 +459,18 @@ impl Application {
         tracing::info!("shutting down: stopping engine, flushing store");
         self.engine.shutdown();
         let store = self.store.clone();
-        let _ = web::block(move || store.flush()).await;
+        let flushed = web::block(move || store.flush())
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.message));
         if let Some(p) = &self.ops_file {
             let _ = std::fs::remove_file(p);
+        }
+        if let Err(e) = flushed {
+            tracing::error!(error = %e, "the final flush of the store failed");
+            return Err(format!(
+                "the final flush of the store failed ({e}); writes that were acknowledged are on disk"
+            ));
         }
         r
     }

@@ -185,11 +185,50 @@ impl Error {
     pub fn unavailable(message: impl Into<String>) -> Self {
         Error::new(ErrorCode::ServiceUnavailable, message)
     }
+
+    /// 503 for a store that cannot write now (disk full, I/O error): the client
+    /// retries after `retry_after` seconds (also sent as `Retry-After`), by which
+    /// time the store has usually recovered by itself (see `store::health`).
+    pub fn storage_unavailable(message: impl Into<String>) -> Self {
+        Error::unavailable(message).with("retry_after", STORAGE_RETRY_AFTER_SECS)
+    }
 }
 
+/// What a 503 for an unwritable store tells the client to wait, in seconds.
+pub const STORAGE_RETRY_AFTER_SECS: u64 = 3;
+
 impl From<sled::Error> for Error {
+    /// An I/O error (ENOSPC, EDQUOT, EIO…) is the disk's state, not a bug: 503
+    /// with `Retry-After`. Anything else sled reports (corruption, a bug) is 500.
     fn from(e: sled::Error) -> Self {
-        Error::internal(format!("storage error: {e}"))
+        match &e {
+            sled::Error::Io(io) => Error::storage_unavailable(format!(
+                "the store cannot use its disk now ({}); try again later",
+                io_reason(io)
+            )),
+            _ => Error::internal(format!("storage error: {e}")),
+        }
+    }
+}
+
+/// A short reason for an I/O error, such as "no space left on device".
+pub fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::StorageFull => "no space left on device".into(),
+        std::io::ErrorKind::QuotaExceeded => "disk quota exceeded".into(),
+        _ => {
+            // sled wraps the OS error in a custom one whose text is the original's
+            // Debug form; keep the message part.
+            let t = e.to_string();
+            match t
+                .split("message: \"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+            {
+                Some(m) => m.to_lowercase(),
+                None => t,
+            }
+        }
     }
 }
 

@@ -11,8 +11,16 @@ pub async fn healthz() -> HttpResponse {
     ok(json!({"status": "ok"}))
 }
 
-/// 200 while the store answers and the engine runs, else 503.
+/// 200 while the store answers and can write and the engine runs, else 503
+/// (with `Retry-After` while the store is degraded by a disk error).
 pub async fn readyz(st: State) -> ApiResult<HttpResponse> {
+    let health = st.store.health();
+    if health.is_degraded() {
+        return Err(ApiError(Error::storage_unavailable(format!(
+            "the store cannot write: {}",
+            health.reason()
+        ))));
+    }
     if !st.engine.is_running() {
         return Err(ApiError(Error::unavailable(
             "the delivery engine is not running",

@@ -7,6 +7,7 @@ mod helpers;
 mod auth;
 mod channels;
 mod crash;
+mod disk_full;
 mod engine_helpers;
 mod errors;
 mod feed;

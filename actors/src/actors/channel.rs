@@ -42,6 +42,9 @@ pub struct ChannelActor {
     flushing: bool,
     in_app_batches: usize,
     warned: HashSet<Uuid>,
+    /// The store generation last seen (see `store::health`): a new one means
+    /// the store reopened and the queue is reloaded.
+    store_generation: u64,
 }
 
 /// In-app deliveries settled per commit.
@@ -99,6 +102,7 @@ impl ChannelActor {
             flushing: false,
             in_app_batches: 0,
             warned: HashSet::new(),
+            store_generation: 0,
         }
     }
 
@@ -337,7 +341,18 @@ impl Actor for ChannelActor {
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.set_mailbox_capacity(usize::MAX >> 2);
         self.reload();
-        ctx.run_interval(Duration::from_millis(20), |a, ctx| a.pump(ctx));
+        self.store_generation = self.engine.store().health().generation();
+        ctx.run_interval(Duration::from_millis(20), |a, ctx| {
+            // The store reopened after a disk error: outcomes applied but never
+            // flushed are gone from it, so their deliveries are queued there
+            // again; reload picks them up (deliveries still known are skipped).
+            let g = a.engine.store().health().generation();
+            if g != a.store_generation {
+                a.store_generation = g;
+                a.reload();
+            }
+            a.pump(ctx)
+        });
         self.pump(ctx);
     }
 }

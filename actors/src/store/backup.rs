@@ -215,7 +215,10 @@ impl Store {
     /// Writes one export of every tree to `out` (not atomic across trees).
     fn export_once<W: Write>(&self, out: W) -> std::io::Result<(W, u32, u64, u64, u64)> {
         let mut w = Writer::new(out, &header_now())?;
-        let mut collections = self.inner.db.export();
+        let handles = self
+            .handles()
+            .map_err(|e| std::io::Error::other(e.message))?;
+        let mut collections = handles.db.export();
         collections.sort_by(|a, b| a.1.cmp(&b.1));
         for (kind, name, entries) in collections {
             if kind != b"tree" {
@@ -249,7 +252,7 @@ impl Store {
                 .write()
                 .unwrap_or_else(|p| p.into_inner());
             let exported = self.export_once(BufWriter::with_capacity(1 << 20, file));
-            let now = self.inner.db.checksum();
+            let now = self.handles()?.db.checksum();
             drop(gate);
             let (out, crc, trees, entries, bytes) =
                 exported.map_err(|e| io_err("cannot write", path, e))?;
@@ -503,7 +506,7 @@ mod tests {
         let file = tmp.path().join("b.herald");
         let s = store.snapshot_to_file(&file).unwrap();
         assert_eq!(s.attempts, 1);
-        assert_eq!(s.checksum, store.inner.db.checksum().unwrap());
+        assert_eq!(s.checksum, store.handles().unwrap().db.checksum().unwrap());
         let (h, v) = verify_backup(&file).unwrap();
         assert_eq!(h.format_version, FORMAT_VERSION);
         assert_eq!(v.entries, s.entries);
@@ -512,7 +515,10 @@ mod tests {
         let (_, r) = restore(&file, &dst).unwrap();
         assert_eq!(r.checksum, s.checksum);
         let restored = Store::open(&dst).unwrap();
-        assert_eq!(restored.inner.db.checksum().unwrap(), s.checksum);
+        assert_eq!(
+            restored.handles().unwrap().db.checksum().unwrap(),
+            s.checksum
+        );
         assert_eq!(restored.cursor_key(), store.cursor_key());
         assert_eq!(
             restored

@@ -66,6 +66,13 @@ pub(crate) struct FeedPageCache {
     user_gen: dashmap::DashMap<Uuid, u64>,
 }
 
+impl FeedPageCache {
+    /// Forgets every page (the store reopened, see `Store::reopen`).
+    pub(crate) fn clear(&self) {
+        self.pages.clear();
+    }
+}
+
 struct CachedPage {
     limit: usize,
     user_gen: u64,

@@ -3,22 +3,69 @@
 //! ticket after its write is applied, the flusher notes the highest ticket handed
 //! out, flushes once, and then releases every waiter up to that ticket. Under load
 //! one flush covers many requests, so throughput rises with concurrency.
+//!
+//! Every ticket gets an answer: a flush that fails answers its tickets with 503,
+//! and a flush that does not return (sled 0.34 can lose the wake-up of a flush
+//! after an I/O error, see `health`) is abandoned by the store's doctor through
+//! `fail_pending`, so no waiter ever hangs on durability.
 
 use crate::error::{Error, Result};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use tokio::sync::watch;
+
+/// What flushes the store's current database (it changes when the store reopens).
+pub type FlushFn = Arc<dyn Fn() -> Result<()> + Send + Sync>;
+
+/// Tickets whose flush failed, as ranges `(lo, hi]`, oldest first. Consecutive
+/// failures merge into one range; only the latest few are kept (a waiter is
+/// answered as soon as its range is settled, long before it could fall off).
+const FAILED_RANGES_KEPT: usize = 256;
+
+#[derive(Default)]
+struct Settled {
+    /// Every ticket up to here has its answer.
+    upto: u64,
+    failed: std::collections::VecDeque<(u64, u64)>,
+}
+
+impl Settled {
+    fn record(&mut self, hi: u64, ok: bool) -> bool {
+        if hi <= self.upto {
+            return false;
+        }
+        if !ok {
+            match self.failed.back_mut() {
+                Some(last) if last.1 == self.upto => last.1 = hi,
+                _ => self.failed.push_back((self.upto, hi)),
+            }
+            if self.failed.len() > FAILED_RANGES_KEPT {
+                self.failed.pop_front();
+            }
+        }
+        self.upto = hi;
+        true
+    }
+    fn failed(&self, ticket: u64) -> bool {
+        self.failed
+            .iter()
+            .rev()
+            .any(|&(lo, hi)| lo < ticket && ticket <= hi)
+    }
+}
 
 struct Shared {
     requested: AtomicU64,
     /// Flusher sleeps here until `requested` moves.
     wake: (Mutex<bool>, Condvar),
-    /// Highest ticket known durable, for blocking waiters.
-    done: (Mutex<u64>, Condvar),
-    /// Same number, for async waiters.
+    /// Which tickets are answered and which of them failed, for blocking waiters.
+    settled: (Mutex<Settled>, Condvar),
+    /// `settled.upto`, for async waiters.
     done_tx: watch::Sender<u64>,
-    failed: std::sync::atomic::AtomicBool,
-    exit: std::sync::atomic::AtomicBool,
+    /// When the flush in progress started (ms since `epoch`, plus one), or 0.
+    flushing_since: AtomicU64,
+    epoch: std::time::Instant,
+    exit: AtomicBool,
 }
 
 #[derive(Clone)]
@@ -28,17 +75,24 @@ pub struct Flusher {
 }
 
 impl Flusher {
-    pub fn start(db: sled::Db) -> Flusher {
+    /// Starts the flusher thread. `on_error` hears every failed flush.
+    pub fn start(flush: FlushFn, on_error: Arc<dyn Fn(&Error) + Send + Sync>) -> Flusher {
         let (done_tx, _) = watch::channel(0u64);
         let shared = Arc::new(Shared {
             requested: AtomicU64::new(0),
             wake: (Mutex::new(false), Condvar::new()),
-            done: (Mutex::new(0), Condvar::new()),
+            settled: (Mutex::new(Settled::default()), Condvar::new()),
             done_tx,
-            failed: std::sync::atomic::AtomicBool::new(false),
-            exit: std::sync::atomic::AtomicBool::new(false),
+            flushing_since: AtomicU64::new(0),
+            epoch: std::time::Instant::now(),
+            exit: AtomicBool::new(false),
         });
         let s = shared.clone();
+        let f = Flusher {
+            shared,
+            thread: Arc::new(Mutex::new(None)),
+        };
+        let me = f.clone();
         // A plain thread, not a tokio task: flush is a blocking fsync and the store
         // is also used from the CLI where no runtime runs.
         let handle = std::thread::Builder::new()
@@ -54,26 +108,50 @@ impl Flusher {
                 }
                 let exiting = s.exit.load(Ordering::SeqCst);
                 let target = s.requested.load(Ordering::SeqCst);
-                if let Err(e) = db.flush() {
-                    tracing::error!(error = %e, "store flush failed");
-                    s.failed.store(true, Ordering::SeqCst);
+                s.flushing_since
+                    .store(s.epoch.elapsed().as_millis() as u64 + 1, Ordering::SeqCst);
+                let res = flush();
+                s.flushing_since.store(0, Ordering::SeqCst);
+                if let Err(e) = &res {
+                    tracing::error!(error = %e.message, "store flush failed");
+                    on_error(e);
                 }
-                let (m, cv) = &s.done;
-                let mut d = m.lock().unwrap_or_else(|p| p.into_inner());
-                if target > *d {
-                    *d = target;
-                }
-                cv.notify_all();
-                drop(d);
-                s.done_tx.send_replace(target);
+                me.settle(target, res.is_ok());
                 if exiting {
-                    return; // the store is closing; `db` is released with this thread
+                    return; // the store is closing
                 }
             })
             .expect("spawn flusher thread");
-        Flusher {
-            shared,
-            thread: Arc::new(Mutex::new(Some(handle))),
+        *f.thread.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
+        f
+    }
+
+    fn settle(&self, hi: u64, ok: bool) {
+        let (m, cv) = &self.shared.settled;
+        let mut st = m.lock().unwrap_or_else(|p| p.into_inner());
+        if st.record(hi, ok) {
+            cv.notify_all();
+            drop(st);
+            self.shared.done_tx.send_replace(hi);
+        }
+    }
+
+    /// Answers every ticket handed out so far with an error, without waiting for
+    /// the flush in progress (which may never return).
+    pub fn fail_pending(&self) {
+        self.settle(self.shared.requested.load(Ordering::SeqCst), false);
+    }
+
+    /// How long the flush in progress has been running, if one is.
+    pub fn flushing_for(&self) -> Option<std::time::Duration> {
+        match self.shared.flushing_since.load(Ordering::SeqCst) {
+            0 => None,
+            t => Some(
+                self.shared
+                    .epoch
+                    .elapsed()
+                    .saturating_sub(std::time::Duration::from_millis(t - 1)),
+            ),
         }
     }
 
@@ -86,33 +164,45 @@ impl Flusher {
         t
     }
 
-    /// Flushes one last time and stops the thread (the store is closing).
+    /// Flushes one last time and stops the thread (the store is closing). Does
+    /// not wait for a flush that is stuck (see `fail_pending`).
     pub fn shutdown(&self) {
         self.shared.exit.store(true, Ordering::SeqCst);
         let (m, cv) = &self.shared.wake;
         *m.lock().unwrap_or_else(|p| p.into_inner()) = true;
         cv.notify_one();
+        if self.flushing_for().is_some_and(|d| d.as_secs() >= 1) {
+            return;
+        }
         if let Some(h) = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
             let _ = h.join();
         }
     }
 
-    fn check(&self) -> Result<()> {
-        if self.shared.failed.load(Ordering::SeqCst) {
-            Err(Error::unavailable("storage flush failed"))
+    fn answer(&self, ticket: u64) -> Result<()> {
+        let st = self
+            .shared
+            .settled
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if st.failed(ticket) {
+            Err(Error::storage_unavailable(
+                "the store cannot write to disk (flush failed); try again later",
+            ))
         } else {
             Ok(())
         }
     }
 
     pub fn wait_blocking(&self, ticket: u64) -> Result<()> {
-        let (m, cv) = &self.shared.done;
-        let mut d = m.lock().unwrap_or_else(|p| p.into_inner());
-        while *d < ticket {
-            d = cv.wait(d).unwrap_or_else(|p| p.into_inner());
+        let (m, cv) = &self.shared.settled;
+        let mut st = m.lock().unwrap_or_else(|p| p.into_inner());
+        while st.upto < ticket {
+            st = cv.wait(st).unwrap_or_else(|p| p.into_inner());
         }
-        drop(d);
-        self.check()
+        drop(st);
+        self.answer(ticket)
     }
 
     pub async fn wait(&self, ticket: u64) -> Result<()> {
@@ -120,7 +210,7 @@ impl Flusher {
         rx.wait_for(|d| *d >= ticket)
             .await
             .map_err(|_| Error::unavailable("store closed"))?;
-        self.check()
+        self.answer(ticket)
     }
 }
 
@@ -128,12 +218,20 @@ impl Flusher {
 mod tests {
     use super::*;
 
+    fn flusher_of(db: &sled::Db) -> Flusher {
+        let db = db.clone();
+        Flusher::start(
+            Arc::new(move || db.flush().map(|_| ()).map_err(Error::from)),
+            Arc::new(|_| {}),
+        )
+    }
+
     #[test]
     fn tickets_are_released_after_a_flush_and_writes_survive_reopen() {
         let dir = tempfile::tempdir().unwrap();
         {
             let db = sled::open(dir.path()).unwrap();
-            let f = Flusher::start(db.clone());
+            let f = flusher_of(&db);
             let handles: Vec<_> = (0..8u8)
                 .map(|i| {
                     let (db, f) = (db.clone(), f.clone());
@@ -151,5 +249,69 @@ mod tests {
         }
         let db = sled::open(dir.path()).unwrap();
         assert_eq!(db.len(), 8);
+    }
+
+    #[test]
+    fn a_failed_flush_answers_its_tickets_with_503_and_later_ones_succeed() {
+        let fail = Arc::new(AtomicBool::new(true));
+        let errors = Arc::new(AtomicU64::new(0));
+        let (f2, e2) = (fail.clone(), errors.clone());
+        let f = Flusher::start(
+            Arc::new(move || {
+                if f2.load(Ordering::SeqCst) {
+                    Err(Error::storage_unavailable("disk full"))
+                } else {
+                    Ok(())
+                }
+            }),
+            Arc::new(move |_| {
+                e2.fetch_add(1, Ordering::SeqCst);
+            }),
+        );
+        let t1 = f.request();
+        let e = f.wait_blocking(t1).unwrap_err();
+        assert_eq!(e.code, crate::error::ErrorCode::ServiceUnavailable);
+        assert!(errors.load(Ordering::SeqCst) >= 1);
+        fail.store(false, Ordering::SeqCst);
+        let t2 = f.request();
+        f.wait_blocking(t2).unwrap();
+        // the earlier ticket keeps its answer
+        assert!(f.wait_blocking(t1).is_err());
+        f.shutdown();
+    }
+
+    #[test]
+    fn fail_pending_answers_waiters_of_a_flush_that_never_returns() {
+        let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let g2 = gate.clone();
+        let f = Flusher::start(
+            Arc::new(move || {
+                let (m, cv) = &*g2;
+                let mut open = m.lock().unwrap();
+                while !*open {
+                    open = cv.wait(open).unwrap();
+                }
+                Ok(())
+            }),
+            Arc::new(|_| {}),
+        );
+        let t = f.request();
+        let waiter = {
+            let f = f.clone();
+            std::thread::spawn(move || f.wait_blocking(t))
+        };
+        while f.flushing_for().is_none() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        f.fail_pending();
+        assert!(waiter.join().unwrap().is_err());
+        // the stuck flush returns at last: it does not turn the answer into success
+        let (m, cv) = &*gate;
+        *m.lock().unwrap() = true;
+        cv.notify_all();
+        let t2 = f.request();
+        f.wait_blocking(t2).unwrap();
+        assert!(f.wait_blocking(t).is_err());
+        f.shutdown();
     }
 }

@@ -18,6 +18,7 @@ pub mod backup;
 pub mod codec;
 mod feed;
 mod flusher;
+pub mod health;
 pub mod keys;
 mod misc;
 mod page;
@@ -42,7 +43,7 @@ pub use users::UserFilter;
 use crate::error::{Error, Result};
 use sled::{Batch, Tree};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 /// Striped locks per class (entity, run, feed).
 const STRIPES: usize = 4096;
@@ -99,10 +100,20 @@ spaces!(
     push_subs,
 );
 
-struct Inner {
-    db: sled::Db,
+/// The open sled database. It is replaced when the store reopens after an I/O
+/// error (see `health`), so it is reached through `Store::handles`, never kept.
+pub(crate) struct Handles {
+    pub(crate) db: sled::Db,
     /// Every key space, each under its one-byte prefix (see `Space`).
-    data: Tree,
+    pub(crate) data: Tree,
+}
+
+/// The current `Handles`; `None` for the moment a reopen takes.
+type Slot = Arc<RwLock<Option<Arc<Handles>>>>;
+
+struct Inner {
+    slot: Slot,
+    health: Arc<health::Health>,
     flusher: Flusher,
     /// Striped locks for read-modify-write sequences on one entity (a user, a topic
     /// subscription, an idempotency key). Striping keeps unrelated keys apart
@@ -134,6 +145,7 @@ struct Inner {
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        self.health.close();
         self.flusher.shutdown();
     }
 }
@@ -203,14 +215,27 @@ fn space_key(tag: u8, k: &[u8]) -> Vec<u8> {
 /// `insert` reads every key it writes (to return the old value); measured, that
 /// read was a quarter of a topic chunk's commit. A batch on one tree is atomic
 /// (`Tree::apply_batch`) and reads nothing.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct Space<'a> {
-    tree: &'a Tree,
+    /// `None` while the store reopens: every call answers 503.
+    tree: Option<Tree>,
     tag: u8,
+    _store: std::marker::PhantomData<&'a Store>,
 }
 
 /// An iterator of a key space: keys come back without the prefix.
-pub(crate) struct SpaceIter(sled::Iter);
+pub(crate) struct SpaceIter(Option<sled::Iter>, bool);
+
+/// What a read answers while the store reopens (503 through `From<sled::Error>`).
+fn reopening() -> sled::Error {
+    sled::Error::Io(std::io::Error::other("the store is reopening"))
+}
+
+impl SpaceIter {
+    fn closed() -> SpaceIter {
+        SpaceIter(None, false)
+    }
+}
 
 fn strip(kv: sled::Result<(sled::IVec, sled::IVec)>) -> sled::Result<(sled::IVec, sled::IVec)> {
     kv.map(|(k, v)| (sled::IVec::from(&k[1..]), v))
@@ -219,38 +244,65 @@ fn strip(kv: sled::Result<(sled::IVec, sled::IVec)>) -> sled::Result<(sled::IVec
 impl Iterator for SpaceIter {
     type Item = sled::Result<(sled::IVec, sled::IVec)>;
     fn next(&mut self) -> Option<Self::Item> {
-        self.0.next().map(strip)
+        match &mut self.0 {
+            Some(it) => it.next().map(strip),
+            None => self.closed_next(),
+        }
+    }
+}
+
+impl SpaceIter {
+    /// A closed iterator yields one error, then ends.
+    fn closed_next(&mut self) -> Option<sled::Result<(sled::IVec, sled::IVec)>> {
+        if self.1 {
+            None
+        } else {
+            self.1 = true;
+            Some(Err(reopening()))
+        }
     }
 }
 
 impl DoubleEndedIterator for SpaceIter {
     fn next_back(&mut self) -> Option<Self::Item> {
-        self.0.next_back().map(strip)
+        match &mut self.0 {
+            Some(it) => it.next_back().map(strip),
+            None => self.closed_next(),
+        }
     }
 }
 
 impl<'a> Space<'a> {
+    fn t(&self) -> sled::Result<&Tree> {
+        self.tree.as_ref().ok_or_else(reopening)
+    }
     pub fn get(&self, k: impl AsRef<[u8]>) -> sled::Result<Option<sled::IVec>> {
-        self.tree.get(space_key(self.tag, k.as_ref()))
+        self.t()?.get(space_key(self.tag, k.as_ref()))
     }
     pub fn contains_key(&self, k: impl AsRef<[u8]>) -> sled::Result<bool> {
-        self.tree.contains_key(space_key(self.tag, k.as_ref()))
+        self.t()?.contains_key(space_key(self.tag, k.as_ref()))
     }
     /// Writes one key outside a commit (setup, tests).
     pub fn insert(&self, k: impl AsRef<[u8]>, v: impl Into<sled::IVec>) -> sled::Result<()> {
-        self.tree
+        self.t()?
             .insert(space_key(self.tag, k.as_ref()), v)
             .map(|_| ())
     }
     /// Removes one key outside a commit; returns the old value.
     pub fn remove(&self, k: impl AsRef<[u8]>) -> sled::Result<Option<sled::IVec>> {
-        self.tree.remove(space_key(self.tag, k.as_ref()))
+        self.t()?.remove(space_key(self.tag, k.as_ref()))
     }
     pub fn iter(&self) -> SpaceIter {
-        SpaceIter(self.tree.scan_prefix([self.tag]))
+        match &self.tree {
+            Some(t) => SpaceIter(Some(t.scan_prefix([self.tag])), false),
+            None => SpaceIter::closed(),
+        }
     }
     pub fn scan_prefix(&self, p: impl AsRef<[u8]>) -> SpaceIter {
-        SpaceIter(self.tree.scan_prefix(space_key(self.tag, p.as_ref())))
+        match &self.tree {
+            Some(t) => SpaceIter(Some(t.scan_prefix(space_key(self.tag, p.as_ref()))), false),
+            None => SpaceIter::closed(),
+        }
     }
     pub fn range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(&self, r: R) -> SpaceIter {
         use std::ops::Bound;
@@ -265,7 +317,10 @@ impl<'a> Space<'a> {
             // Tags stay below 255 (there are far fewer key spaces).
             Bound::Unbounded => Bound::Excluded(vec![self.tag + 1]),
         };
-        SpaceIter(self.tree.range::<Vec<u8>, _>((lo, hi)))
+        match &self.tree {
+            Some(t) => SpaceIter(Some(t.range::<Vec<u8>, _>((lo, hi))), false),
+            None => SpaceIter::closed(),
+        }
     }
     /// Number of keys (a scan).
     #[cfg(test)]
@@ -354,8 +409,9 @@ impl Store {
         })?;
         let data = db.open_tree("data")?;
         let meta = Space {
-            tree: &data,
+            tree: Some(data.clone()),
             tag: T::meta as u8,
+            _store: std::marker::PhantomData,
         };
         let cursor_key = match meta.get(b"cursor_key")? {
             Some(v) if v.len() == 32 => {
@@ -369,11 +425,26 @@ impl Store {
                 k
             }
         };
-        let flusher = Flusher::start(db.clone());
+        let slot: Slot = Arc::new(RwLock::new(Some(Arc::new(Handles { db, data }))));
+        let health = Arc::new(health::Health::default());
+        let flusher = {
+            let slot = slot.clone();
+            let h = health.clone();
+            Flusher::start(
+                Arc::new(move || {
+                    let handles = slot.read().unwrap_or_else(|p| p.into_inner()).clone();
+                    match handles {
+                        Some(hd) => hd.db.flush().map(|_| ()).map_err(Error::from),
+                        None => Err(Error::storage_unavailable("the store is reopening")),
+                    }
+                }),
+                Arc::new(move |e: &Error| h.degrade(&e.message, true)),
+            )
+        };
         let store = Store {
             inner: Arc::new(Inner {
-                db,
-                data,
+                slot,
+                health,
                 flusher,
                 stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
                 feed_stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
@@ -387,8 +458,56 @@ impl Store {
                 path: dir.to_path_buf(),
             }),
         };
-        store.inner.db.flush()?;
+        store.flush()?;
+        health::start_doctor(Arc::downgrade(&store.inner));
         Ok(store)
+    }
+
+    /// The open database, or 503 while a reopen is under way.
+    pub(crate) fn handles(&self) -> Result<Arc<Handles>> {
+        self.inner
+            .slot
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| Error::storage_unavailable("the store is reopening"))
+    }
+
+    /// The store's health (degraded while it cannot write; see `health`).
+    pub fn health(&self) -> &health::Health {
+        &self.inner.health
+    }
+
+    /// Drops the database sled poisoned after an I/O error and opens it again
+    /// (see `health`). Commits wait meanwhile; reads answer 503 for the moment
+    /// it takes. The caches may hold what was applied but never flushed, so
+    /// they are emptied.
+    pub(crate) fn reopen(&self) -> Result<()> {
+        let _gate = self
+            .inner
+            .commit_gate
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        let old = self
+            .inner
+            .slot
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        drop(old);
+        // Readers that still hold the old tree finish quickly; `open_sled`
+        // waits for them to let go of its lock.
+        let path = self.inner.path.join(format!("v{FORMAT_VERSION}"));
+        let db = open_sled(&path).map_err(Error::from)?;
+        let data = db.open_tree("data")?;
+        self.inner.projects_cache.clear();
+        self.inner.users_cache.clear();
+        self.inner.feed_pages.clear();
+        self.inner.feed_counts.clear();
+        *self.inner.slot.write().unwrap_or_else(|p| p.into_inner()) =
+            Some(Arc::new(Handles { db, data }));
+        tracing::info!("store reopened after a disk error");
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
@@ -398,8 +517,15 @@ impl Store {
     /// The key space `t`.
     pub(crate) fn tree(&self, t: T) -> Space<'_> {
         Space {
-            tree: &self.inner.data,
+            tree: self
+                .inner
+                .slot
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+                .map(|h| h.data.clone()),
             tag: t as u8,
+            _store: std::marker::PhantomData,
         }
     }
 
@@ -470,6 +596,18 @@ impl Store {
             return Ok(());
         }
         let counts = std::mem::take(&mut w.counts);
+        // A degraded store refuses writes before sled sees them: sled answers a
+        // poisoned database's writes with its stored error anyway, and a stuck
+        // flush would make `apply_batch` wait forever (see `health`).
+        if self.inner.health.is_degraded() {
+            for (p, u, _) in counts {
+                self.inner.feed_counts.remove(&(p, u));
+            }
+            return Err(Error::storage_unavailable(format!(
+                "the store cannot write now ({}); try again later",
+                self.inner.health.reason()
+            )));
+        }
         let batch = w.into_batch();
         let res = {
             let _gate = self
@@ -477,7 +615,10 @@ impl Store {
                 .commit_gate
                 .read()
                 .unwrap_or_else(|p| p.into_inner());
-            self.inner.data.apply_batch(batch)
+            match self.handles() {
+                Ok(h) => h.data.apply_batch(batch),
+                Err(_) => Err(reopening()),
+            }
         };
         let cache = &self.inner.feed_counts;
         match res {
@@ -494,7 +635,11 @@ impl Store {
                 for (p, u, _) in counts {
                     cache.remove(&(p, u));
                 }
-                Err(e.into())
+                let e = Error::from(e);
+                if e.code == crate::error::ErrorCode::ServiceUnavailable {
+                    self.inner.health.degrade(&e.message, true);
+                }
+                Err(e)
             }
         }
     }
@@ -524,7 +669,7 @@ impl Store {
 
     /// Flushes everything now (shutdown, backups).
     pub fn flush(&self) -> Result<()> {
-        self.inner.db.flush()?;
+        self.handles()?.db.flush()?;
         Ok(())
     }
 

@@ -50,7 +50,7 @@ fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
-fn range(tree: Space, lo: Bound<Vec<u8>>, hi: Bound<Vec<u8>>) -> SpaceIter {
+fn range(tree: &Space, lo: Bound<Vec<u8>>, hi: Bound<Vec<u8>>) -> SpaceIter {
     tree.range::<Vec<u8>, _>((lo, hi))
 }
 
@@ -200,7 +200,7 @@ impl<V, P: FnMut(&IVec, &IVec) -> Result<Option<V>>> Source<V> for TreeSource<'_
         f: &mut dyn FnMut(Vec<u8>, V) -> bool,
     ) -> Result<()> {
         let (lo, hi) = key_range(self.prefix, bounds);
-        let it = range(self.tree, lo, hi);
+        let it = range(&self.tree, lo, hi);
         let n = self.prefix.len();
         let mut step = |kv: sled::Result<(IVec, IVec)>| -> Result<bool> {
             let (k, v) = kv?;
@@ -291,7 +291,7 @@ impl<V, P: FnMut(uuid::Uuid) -> Result<Option<V>>> Source<V> for PackedSource<'_
             // may hold ids in range.
             let (klo, khi) = key_range(self.prefix, (bounds.0, Bound::Unbounded));
             let mut ids = vec![];
-            for kv in range(self.tree, klo, khi) {
+            for kv in range(&self.tree, klo, khi) {
                 let (_, v) = kv?;
                 ids.extend(chunk_ids(&v, bounds));
             }
@@ -306,7 +306,7 @@ impl<V, P: FnMut(uuid::Uuid) -> Result<Option<V>>> Source<V> for PackedSource<'_
             return Ok(());
         }
         let (klo, khi) = key_range(self.prefix, (Bound::Unbounded, Bound::Unbounded));
-        let mut chunks = range(self.tree, klo, khi).rev().peekable();
+        let mut chunks = range(&self.tree, klo, khi).rev().peekable();
         // Open chunks, each with its in-range ids ascending (taken from the end).
         let mut open: Vec<Vec<[u8; 16]>> = vec![];
         loop {
@@ -357,7 +357,11 @@ mod tests {
     use sled::Tree;
 
     fn sp(t: &Tree) -> Space<'_> {
-        Space { tree: t, tag: 0 }
+        Space {
+            tree: Some(t.clone()),
+            tag: 0,
+            _store: std::marker::PhantomData,
+        }
     }
 
     fn tree_with(n: u8) -> (tempfile::TempDir, Tree) {

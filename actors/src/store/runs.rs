@@ -114,7 +114,7 @@ pub(crate) fn recipient_marker(project: &Uuid, user: &Uuid, nid: &Uuid) -> Key {
 /// Whether `key` is the lowest key of its notification's group (keys that share
 /// the notification's first 15 bytes at `at`) in `tree`: lists with several keys
 /// per notification show it once, at that key.
-fn first_of_group(tree: Space<'_>, key: &[u8], at: usize) -> Result<bool> {
+fn first_of_group(tree: &Space<'_>, key: &[u8], at: usize) -> Result<bool> {
     let group = &key[..at + 15];
     Ok(tree.range(group..key).next().is_none())
 }
@@ -1122,10 +1122,10 @@ impl Store {
             let at = prefix.0.len();
             paginate(
                 &mut TreeSource {
-                    tree,
+                    tree: tree.clone(),
                     prefix: &prefix.0,
                     pick: |k: &sled::IVec, _: &sled::IVec| {
-                        if k.len() != at + 16 || !first_of_group(tree, k, at)? {
+                        if k.len() != at + 16 || !first_of_group(&tree, k, at)? {
                             return Ok(None);
                         }
                         by_id(notification_of(&tail_id(k)))
