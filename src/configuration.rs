@@ -21,6 +21,12 @@ pub struct Settings {
     pub engine_threads: usize,
     /// HTTP worker threads (0 = one per core).
     pub workers: usize,
+    /// MiniJinja fuel per rendered template field (see `render::Limits`).
+    pub template_fuel: u64,
+    /// Bytes one rendered template field may hold.
+    pub template_max_output: usize,
+    /// Provider calls of one channel type one project may have in flight.
+    pub project_inflight: usize,
 }
 
 impl Default for Settings {
@@ -33,6 +39,9 @@ impl Default for Settings {
             log_format: "human".into(),
             engine_threads: 2,
             workers: 0,
+            template_fuel: herald_actors::render::DEFAULT_FUEL,
+            template_max_output: herald_actors::render::DEFAULT_MAX_OUTPUT,
+            project_inflight: herald_actors::actors::DEFAULT_PROJECT_INFLIGHT,
         }
     }
 }
