@@ -347,7 +347,10 @@ mod bounds {
         }
         let nested = "{% for i in range(100000) %}{% for j in range(10) %}{% endfor %}{% endfor %}";
         for fuel in [10_000u64, 100_000, 1_000_000] {
-            let l = Limits { fuel, max_output: DEFAULT_MAX_OUTPUT };
+            let l = Limits {
+                fuel,
+                max_output: DEFAULT_MAX_OUTPUT,
+            };
             let env = env(&l);
             let tpl = env.template_from_str(nested).unwrap();
             let t = std::time::Instant::now();
@@ -356,13 +359,22 @@ mod bounds {
         }
         let l = Limits::default();
         let env = env(&l);
-        for src in ["{{ \"x\" * 100000000 }}", "{{ \"x\" * data.n }}", "{{ \"x\" * 1000000 }}", "{% for i in range(data.m) %}{% for j in range(data.k) %}{% endfor %}{% endfor %}"] {
+        for src in [
+            "{{ \"x\" * 100000000 }}",
+            "{{ \"x\" * data.n }}",
+            "{{ \"x\" * 1000000 }}",
+            "{% for i in range(data.m) %}{% for j in range(data.k) %}{% endfor %}{% endfor %}",
+        ] {
             let tpl = env.template_from_str(src).unwrap();
             let t = std::time::Instant::now();
             for _ in 0..10 {
                 let _ = render_capped(&tpl, ctx.clone(), &l);
             }
-            println!("{src}: {:?} per render: {:?}", render_capped(&tpl, ctx.clone(), &l).err(), t.elapsed() / 10);
+            println!(
+                "{src}: {:?} per render: {:?}",
+                render_capped(&tpl, ctx.clone(), &l).err(),
+                t.elapsed() / 10
+            );
         }
     }
 }
@@ -403,7 +415,8 @@ mod limits {
 
     #[test]
     fn loops_run_out_of_fuel_quickly_and_the_message_names_the_limit() {
-        let f = flow("{% for i in range(data.n) %}{% for j in range(10) %}{% endfor %}{% endfor %}");
+        let f =
+            flow("{% for i in range(data.n) %}{% for j in range(10) %}{% endfor %}{% endfor %}");
         let r = RunRenderer::new(&f, Limits::default());
         let t = f.steps[0].template.as_ref().unwrap();
         let start = std::time::Instant::now();
@@ -481,7 +494,11 @@ mod limits {
             .unwrap_err()
             .contains("template_max_output"));
         // undefined variables, even used in ways that fail, are the data's business
-        assert!(probe("{{ data.n + 1 }}{% for i in range(data.n) %}{% endfor %}", &l).is_ok());
+        assert!(probe(
+            "{{ data.n + 1 }}{% for i in range(data.n) %}{% endfor %}",
+            &l
+        )
+        .is_ok());
         assert!(probe("Hi {{ recipient.first_name }}", &l).is_ok());
         assert!(probe("{{ broken ", &l).is_ok(), "check reports that");
     }

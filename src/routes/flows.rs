@@ -529,10 +529,7 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
         input.idempotency = idem.map(|i| (i.scope, i.payload_hash));
         // The project's share of staging (renders run on threads every
         // project shares), weighted by the recipients rendered here.
-        let permit = st
-            .engine
-            .staging_permit(pid, input.recipients.len())
-            .await;
+        let permit = st.engine.staging_permit(pid, input.recipients.len()).await;
         let accepted = st.run(move |s| s.accept_run(&pid, input)).await;
         drop(permit);
         let accepted = accepted?;

@@ -22,7 +22,13 @@ fn two_projects(dir: &std::path::Path) -> (TestApp, Keys, Keys) {
     (app, a, b)
 }
 
-async fn admin_ok(app: &TestApp, keys: &Keys, m: reqwest::Method, path: &str, body: Value) -> Value {
+async fn admin_ok(
+    app: &TestApp,
+    keys: &Keys,
+    m: reqwest::Method,
+    path: &str,
+    body: Value,
+) -> Value {
     let mut req = app.admin_with(keys, m.clone(), path);
     if !body.is_null() {
         req = req.json(&body);
@@ -54,7 +60,14 @@ async fn webhook_flow(app: &TestApp, keys: &Keys, url: &str) -> String {
     )
     .await;
     let id = s(&flow["id"]);
-    admin_ok(app, keys, POST, &format!("{A}/flows/{id}/activate"), json!(null)).await;
+    admin_ok(
+        app,
+        keys,
+        POST,
+        &format!("{A}/flows/{id}/activate"),
+        json!(null),
+    )
+    .await;
     id
 }
 
@@ -130,7 +143,11 @@ async fn runaway_templates_fail_fast_and_do_not_hold_other_projects_writes() {
 
     // A's flow: one step loops forever, one renders 100 MB (both depend on the
     // run's data, so they pass the check at save time)
-    let in_app = s(&app.admin_with(&a, GET, &format!("{A}/channels")).go().await.page()["items"]
+    let in_app = s(&app
+        .admin_with(&a, GET, &format!("{A}/channels"))
+        .go()
+        .await
+        .page()["items"]
         .as_array()
         .unwrap()
         .iter()
@@ -149,7 +166,14 @@ async fn runaway_templates_fail_fast_and_do_not_hold_other_projects_writes() {
     )
     .await;
     let fid = s(&flow["id"]);
-    admin_ok(&app, &a, POST, &format!("{A}/flows/{fid}/activate"), json!(null)).await;
+    admin_ok(
+        &app,
+        &a,
+        POST,
+        &format!("{A}/flows/{fid}/activate"),
+        json!(null),
+    )
+    .await;
 
     // B writes users while A's run is being accepted
     let writer = {
@@ -199,8 +223,18 @@ async fn runaway_templates_fail_fast_and_do_not_hold_other_projects_writes() {
 
     // every delivery failed with template_error naming the limit it broke
     let run_id = s(&run["id"]);
-    let failed = list_all_with(&app, &a, &format!("{A}/deliveries"), &[("status", "failed")]).await;
-    assert_eq!(failed.len(), 600, "both steps failed for all 300 recipients");
+    let failed = list_all_with(
+        &app,
+        &a,
+        &format!("{A}/deliveries"),
+        &[("status", "failed")],
+    )
+    .await;
+    assert_eq!(
+        failed.len(),
+        600,
+        "both steps failed for all 300 recipients"
+    );
     let mut by_limit = (0, 0);
     for dl in &failed {
         assert_eq!(dl["flow_run_id"], json!(run_id), "{dl}");
@@ -223,7 +257,12 @@ async fn runaway_templates_fail_fast_and_do_not_hold_other_projects_writes() {
 }
 
 /// Every item of a list, walking the `after` cursors, as `keys`' project.
-async fn list_all_with(app: &TestApp, keys: &Keys, path: &str, query: &[(&str, &str)]) -> Vec<Value> {
+async fn list_all_with(
+    app: &TestApp,
+    keys: &Keys,
+    path: &str,
+    query: &[(&str, &str)],
+) -> Vec<Value> {
     let mut out = vec![];
     let mut after: Option<String> = None;
     for _ in 0..100 {
@@ -247,7 +286,11 @@ fn dir_size(p: &std::path::Path) -> u64 {
     let mut total = 0;
     for e in std::fs::read_dir(p).unwrap().flatten() {
         let m = e.metadata().unwrap();
-        total += if m.is_dir() { dir_size(&e.path()) } else { m.len() };
+        total += if m.is_dir() {
+            dir_size(&e.path())
+        } else {
+            m.len()
+        };
     }
     total
 }

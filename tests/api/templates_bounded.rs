@@ -19,7 +19,10 @@ fn flow_body(template: Value) -> Value {
 async fn post_flow(app: &TestApp, template: Value) -> Resp {
     let mut body = flow_body(template);
     body["steps"][0]["channel_id"] = json!(in_app_channel(app).await);
-    app.admin(POST, &format!("{A}/flows")).json(&body).go().await
+    app.admin(POST, &format!("{A}/flows"))
+        .json(&body)
+        .go()
+        .await
 }
 
 #[tokio::test]
@@ -36,7 +39,11 @@ async fn templates_over_their_limits_without_data_are_refused_when_saved() {
         "{r}"
     );
     // an output over 256 KiB, in the subject
-    let r = post_flow(&app, json!({"subject": "{{ \"x\" * 300000 }}", "body": "b"})).await;
+    let r = post_flow(
+        &app,
+        json!({"subject": "{{ \"x\" * 300000 }}", "body": "b"}),
+    )
+    .await;
     let d = assert_validation(&r, &[("steps.0.template.subject", "format")]);
     assert!(
         d["fields"][0]["message"]
@@ -79,7 +86,11 @@ async fn the_limits_are_configurable_and_a_delivery_over_them_fails_naming_the_l
     // saving checks with the configured limits
     let r = post_flow(&app, json!({"body": "{{ \"x\" * 101 }}"})).await;
     assert_validation(&r, &[("steps.0.template.body", "format")]);
-    let r = post_flow(&app, json!({"body": "{% for i in range(1000) %}{% endfor %}"})).await;
+    let r = post_flow(
+        &app,
+        json!({"body": "{% for i in range(1000) %}{% endfor %}"}),
+    )
+    .await;
     assert_validation(&r, &[("steps.0.template.body", "format")]);
 
     let r = post_flow(
@@ -128,8 +139,15 @@ async fn the_limits_are_configurable_and_a_delivery_over_them_fails_naming_the_l
     // zero is refused at startup
     let tmp = tempfile::tempdir().unwrap();
     let mut cmd = std::process::Command::new(herald_bin());
-    cmd.args(["serve", "--bind", "127.0.0.1:0", "--template-fuel", "0", "--data-dir"])
-        .arg(tmp.path());
+    cmd.args([
+        "serve",
+        "--bind",
+        "127.0.0.1:0",
+        "--template-fuel",
+        "0",
+        "--data-dir",
+    ])
+    .arg(tmp.path());
     let out = run_with_timeout(cmd, std::time::Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }

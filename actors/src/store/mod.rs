@@ -401,7 +401,9 @@ impl Store {
     pub fn set_template_limits(&self, l: crate::render::Limits) {
         use std::sync::atomic::Ordering::Relaxed;
         self.inner.template_fuel.store(l.fuel.max(1), Relaxed);
-        self.inner.template_max_output.store(l.max_output.max(1), Relaxed);
+        self.inner
+            .template_max_output
+            .store(l.max_output.max(1), Relaxed);
     }
 
     /// The bounds of template renders.
