@@ -332,6 +332,8 @@ mod bounds {
         used
     }
 
+    /// Prints what the defaults cost (run by hand, in release:
+    /// `cargo test -p herald-actors --release --lib bounds::measure -- --ignored --nocapture`).
     #[test]
     #[ignore]
     fn measure() {
