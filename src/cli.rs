@@ -105,6 +105,15 @@ pub struct ServeArgs {
     /// Seconds a SIGTERM/SIGINT shutdown may take before the process exits anyway (status 1).
     #[arg(long, env = "HERALD_SHUTDOWN_GRACE")]
     pub shutdown_grace: Option<u64>,
+    /// MiniJinja fuel (instructions) one rendered template field may use.
+    #[arg(long, env = "HERALD_TEMPLATE_FUEL")]
+    pub template_fuel: Option<u64>,
+    /// Bytes one rendered template field may hold.
+    #[arg(long, env = "HERALD_TEMPLATE_MAX_OUTPUT", value_name = "BYTES")]
+    pub template_max_output: Option<usize>,
+    /// Provider calls of one channel type that one project may have in flight.
+    #[arg(long, env = "HERALD_PROJECT_INFLIGHT")]
+    pub project_inflight: Option<usize>,
     /// Public key of project `default` when it is created.
     #[arg(long, env = "HERALD_BOOTSTRAP_PUBLIC_KEY", hide_env_values = true)]
     pub bootstrap_public_key: Option<String>,
@@ -156,8 +165,23 @@ impl ServeArgs {
         if let Some(v) = self.shutdown_grace {
             s.shutdown_grace = v;
         }
+        if let Some(v) = self.template_fuel {
+            s.template_fuel = v;
+        }
+        if let Some(v) = self.template_max_output {
+            s.template_max_output = v;
+        }
+        if let Some(v) = self.project_inflight {
+            s.project_inflight = v;
+        }
         if s.admin_rate == 0 || s.user_rate == 0 {
             return Err("rates must be at least 1 request per second".into());
+        }
+        if s.template_fuel == 0 || s.template_max_output == 0 {
+            return Err("template_fuel and template_max_output must be at least 1".into());
+        }
+        if s.project_inflight == 0 {
+            return Err("project_inflight must be at least 1".into());
         }
         Ok(s)
     }

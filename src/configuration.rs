@@ -33,6 +33,12 @@ pub struct Settings {
     pub min_free_space: u64,
     /// Seconds SIGTERM/SIGINT may take before the process exits anyway.
     pub shutdown_grace: u64,
+    /// MiniJinja fuel per rendered template field (see `render::Limits`).
+    pub template_fuel: u64,
+    /// Bytes one rendered template field may hold.
+    pub template_max_output: usize,
+    /// Provider calls of one channel type one project may have in flight.
+    pub project_inflight: usize,
 }
 
 /// Default of `min_free_space`: 64 MiB.
@@ -94,6 +100,9 @@ impl Default for Settings {
             auth_failures_per_minute: 60,
             min_free_space: DEFAULT_MIN_FREE_SPACE,
             shutdown_grace: 10,
+            template_fuel: herald_actors::render::DEFAULT_FUEL,
+            template_max_output: herald_actors::render::DEFAULT_MAX_OUTPUT,
+            project_inflight: herald_actors::actors::DEFAULT_PROJECT_INFLIGHT,
         }
     }
 }

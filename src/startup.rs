@@ -303,6 +303,10 @@ impl Application {
                 println!("secret_key: {}", keys.secret_key);
             }
         }
+        store.set_template_limits(herald_actors::render::Limits {
+            fuel: settings.template_fuel,
+            max_output: settings.template_max_output,
+        });
         let panic_once = std::env::var("HERALD_FAULT_PANIC_ONCE")
             .ok()
             .map(|s| {
@@ -315,6 +319,7 @@ impl Application {
             store.clone(),
             EngineConfig {
                 threads: settings.engine_threads.max(1),
+                project_inflight: settings.project_inflight.max(1),
                 panic_once,
                 ..Default::default()
             },

@@ -1,33 +1,174 @@
-//! Templates: MiniJinja over `recipient`, `actor`, `data` and `flow`.
+//! Templates: MiniJinja over `recipient`, `actor`, `data` and `flow`, bounded.
 //!
 //! A run compiles its flow's templates once (`RunRenderer`) and renders them per
 //! recipient; undefined variables (at any depth) render as empty strings.
+//!
+//! Every render is bounded (`Limits`): a budget of MiniJinja fuel (instructions
+//! executed) and a cap on each rendered field's size. A template is written by a
+//! tenant and runs on threads every tenant shares, so neither a loop nor a huge
+//! output may cost more than the budget: over either, the delivery fails with
+//! `template_error` and a message naming the field and the limit.
+//!
+//! The output cap is enforced while writing (`Template::render_to_write` into a
+//! writer that refuses to grow past the cap), so the stored text never exceeds
+//! it. It cannot bound values built inside one expression before they are
+//! written: MiniJinja itself refuses a repetition (`"x" * n`) longer than 100 MB
+//! and a `range` longer than 100,000 items, but a repetition up to that size
+//! is materialised before the writer sees it. Measured (release build):
+//! `{{ "x" * data.n }}` with n = 100,000,000 builds the 100 MB string (and a
+//! copy of it as a template value) in about 100 ms, then fails on the cap (a literal `"x" * 100000000` is folded when
+//! the template compiles, once per run). `RunRenderer` therefore stops
+//! rendering a field for the rest of a run once it has exceeded its limits
+//! `STRIKES` times. Concatenating such values (`s ~ s`) is not bounded by
+//! MiniJinja at all; only the process's memory limit stops that.
 
 use crate::model::{Flow, Rendered, Template};
-use minijinja::{Environment, UndefinedBehavior};
+use minijinja::{Environment, ErrorKind, UndefinedBehavior};
 use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
 
-fn env() -> Environment<'static> {
+/// The bounds of one render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// MiniJinja fuel per rendered field (about one unit per instruction).
+    pub fuel: u64,
+    /// Bytes one rendered field may hold.
+    pub max_output: usize,
+}
+
+/// See `Limits::default` for how these were chosen.
+pub const DEFAULT_FUEL: u64 = 100_000;
+pub const DEFAULT_MAX_OUTPUT: usize = 256 * 1024;
+
+impl Default for Limits {
+    /// 100,000 fuel: the templates of the test suites and the README use at
+    /// most a few hundred units (a 50-item loop with a filter or two about
+    /// 600), so this is two orders of magnitude of headroom, while
+    /// `range(100000)` nested with `range(10)` runs out after about 5 ms.
+    /// 256 KiB: far above any notification (an email's HTML part included),
+    /// small enough that a run of 1,000 recipients cannot store 100 MB each.
+    fn default() -> Self {
+        Limits {
+            fuel: DEFAULT_FUEL,
+            max_output: DEFAULT_MAX_OUTPUT,
+        }
+    }
+}
+
+fn env(limits: &Limits) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Chainable);
     // Notifications are not HTML pages; escaping is the channel's business (the
     // email `html` part is written by the flow author, who controls its markup).
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    env.set_fuel(Some(limits.fuel.max(1)));
     env
 }
 
 /// Checks that a template source compiles; the error text on failure.
 pub fn check(src: &str) -> Result<(), String> {
-    let env = env();
+    let env = env(&Limits::default());
     env.template_from_str(src)
         .map(|_| ())
         .map_err(|e| e.to_string())
 }
 
-/// The compiled templates of one flow.
+/// Renders a template source once with an empty context (every variable
+/// undefined) under `limits`, at save time: a template that already exceeds
+/// the budget or the output cap without any data always will, so it is
+/// refused then. Any other failure (an undefined variable used as a number,
+/// say) depends on the data and is left to run time; so is a source that does
+/// not compile (`check` reports it).
+pub fn probe(src: &str, limits: &Limits) -> Result<(), String> {
+    let env = env(limits);
+    let Ok(tpl) = env.template_from_str(src) else {
+        return Ok(());
+    };
+    match render_capped(&tpl, minijinja::context! {}, limits) {
+        Err(RenderError::Limit(msg)) => Err(msg),
+        _ => Ok(()),
+    }
+}
+
+/// Why a field did not render.
+#[derive(Debug)]
+enum RenderError {
+    /// Over the fuel budget or the output cap (the message names which).
+    Limit(String),
+    /// Anything else MiniJinja reports.
+    Template(minijinja::Error),
+}
+
+/// A writer that refuses to hold more than `max` bytes: the render stops at
+/// the first write past the cap instead of building the whole output.
+struct Capped {
+    buf: Vec<u8>,
+    max: usize,
+    over: bool,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        if self.buf.len() + b.len() > self.max {
+            self.over = true;
+            return Err(std::io::Error::other("template output limit"));
+        }
+        self.buf.extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn render_capped(
+    tpl: &minijinja::Template<'_, '_>,
+    ctx: impl serde::Serialize,
+    limits: &Limits,
+) -> Result<String, RenderError> {
+    let mut out = Capped {
+        buf: Vec::new(),
+        max: limits.max_output,
+        over: false,
+    };
+    match tpl.render_captured_to(ctx, &mut out) {
+        Ok(_) => Ok(String::from_utf8(out.buf)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())),
+        Err(_) if out.over => Err(RenderError::Limit(format!(
+            "the rendered text exceeds the output limit of {} bytes (template_max_output)",
+            limits.max_output
+        ))),
+        Err(e) if e.kind() == ErrorKind::OutOfFuel => Err(RenderError::Limit(format!(
+            "rendering exceeded the budget of {} fuel units (template_fuel)",
+            limits.fuel
+        ))),
+        Err(e) => Err(RenderError::Template(e)),
+    }
+}
+
+/// The compiled templates of one flow, with the run's record of fields that
+/// went over their limits.
 pub struct RunRenderer {
     env: Environment<'static>,
+    limits: Limits,
+    /// Per step and part: how many recipients of this run the field exceeded
+    /// its limits for, and the first such message. After `STRIKES` the field is
+    /// no longer rendered for this run (see `render`).
+    strikes: Vec<[AtomicU32; 4]>,
+    first_limit: Mutex<HashMap<(usize, usize), String>>,
 }
+
+/// Recipients of one run a field may exceed its limits for before the rest of
+/// the run fails it without rendering. Fuel bounds the instructions of a render,
+/// not the work of one instruction: `{{ "x" * data.n }}` with `n` = 100,000,000
+/// costs about 100 ms of CPU per recipient (measured, release build) before the
+/// output cap refuses it, 30 s for 300 recipients. A field that exceeded its
+/// limits three times is taken to be broken for the run; the price is that a
+/// field which only overflows for some recipients' data fails for the rest of
+/// that run once three have overflowed.
+pub const STRIKES: u32 = 3;
 
 /// The parts of a template context that every recipient of a run shares
 /// (`actor`, `data`, `flow`), converted to template values once per run: only
@@ -61,8 +202,8 @@ impl Shared {
 const PARTS: [&str; 4] = ["subject", "body", "html", "url"];
 
 impl RunRenderer {
-    pub fn new(flow: &Flow) -> Self {
-        let mut env = env();
+    pub fn new(flow: &Flow, limits: Limits) -> Self {
+        let mut env = env(&limits);
         for (i, step) in flow.steps.iter().enumerate() {
             if let Some(t) = &step.template {
                 for (part, src) in PARTS.iter().zip([&t.subject, &t.body, &t.html, &t.url]) {
@@ -74,7 +215,12 @@ impl RunRenderer {
                 }
             }
         }
-        RunRenderer { env }
+        RunRenderer {
+            env,
+            limits,
+            strikes: flow.steps.iter().map(|_| Default::default()).collect(),
+            first_limit: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Renders step `i` for one recipient. `ctx` holds recipient, actor, data, flow
@@ -85,25 +231,44 @@ impl RunRenderer {
         t: &Template,
         ctx: &minijinja::Value,
     ) -> Result<Rendered, String> {
-        let one = |part: &str, src: &Option<String>| -> Result<Option<String>, String> {
-            match src {
-                None => Ok(None),
-                Some(_) => {
-                    let tpl = self
-                        .env
-                        .get_template(&format!("{i}.{part}"))
-                        .map_err(|e| format!("template {part}: {e}"))?;
-                    tpl.render(ctx)
-                        .map(Some)
-                        .map_err(|e| format!("template {part}: {e}"))
+        let one = |p: usize, src: &Option<String>| -> Result<Option<String>, String> {
+            let part = PARTS[p];
+            if src.is_none() {
+                return Ok(None);
+            }
+            let strikes = self.strikes.get(i).map(|s| &s[p]);
+            if strikes.is_some_and(|s| s.load(Ordering::Relaxed) >= STRIKES) {
+                let first = self.first_limit.lock().unwrap_or_else(|e| e.into_inner());
+                let why = first.get(&(i, p)).map(String::as_str).unwrap_or("");
+                return Err(format!(
+                    "template {part}: not rendered: {why} for {STRIKES} earlier recipients of this run"
+                ));
+            }
+            let tpl = self
+                .env
+                .get_template(&format!("{i}.{part}"))
+                .map_err(|e| format!("template {part}: {e}"))?;
+            match render_capped(&tpl, ctx, &self.limits) {
+                Ok(s) => Ok(Some(s)),
+                Err(RenderError::Limit(msg)) => {
+                    if let Some(s) = strikes {
+                        self.first_limit
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .entry((i, p))
+                            .or_insert_with(|| msg.clone());
+                        s.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(format!("template {part}: {msg}"))
                 }
+                Err(RenderError::Template(e)) => Err(format!("template {part}: {e}")),
             }
         };
         Ok(Rendered {
-            subject: one("subject", &t.subject)?.unwrap_or_default(),
-            body: one("body", &t.body)?.unwrap_or_default(),
-            html: one("html", &t.html)?,
-            url: one("url", &t.url)?,
+            subject: one(0, &t.subject)?.unwrap_or_default(),
+            body: one(1, &t.body)?.unwrap_or_default(),
+            html: one(2, &t.html)?,
+            url: one(3, &t.url)?,
         })
     }
 }
@@ -136,7 +301,7 @@ mod tests {
             created_at: now,
             updated_at: now,
         };
-        let r = RunRenderer::new(&flow);
+        let r = RunRenderer::new(&flow, Limits::default());
         let ctx = Shared::new(
             &serde_json::Value::Null,
             &serde_json::json!({}),
@@ -149,5 +314,194 @@ mod tests {
         assert_eq!(out.body, "Hi Ada!");
         assert_eq!(out.subject, "F");
         assert!(check("{{ broken ").is_err());
+    }
+}
+
+#[cfg(test)]
+mod bounds {
+    use super::*;
+
+    fn fuel_used(src: &str, ctx: minijinja::Value) -> u64 {
+        let env = env(&Limits {
+            fuel: u64::MAX / 4,
+            max_output: usize::MAX,
+        });
+        let tpl = env.template_from_str(src).unwrap();
+        let c = tpl.render_captured_to(ctx, std::io::sink()).unwrap();
+        let used = c.state().fuel_levels().unwrap().0;
+        used
+    }
+
+    /// Prints what the defaults cost (run by hand, in release:
+    /// `cargo test -p herald-actors --release --lib bounds::measure -- --ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn measure() {
+        let ctx = minijinja::context! {
+            recipient => minijinja::context!{first_name => "Ada", email => "a@b.c"},
+            data => minijinja::context!{items => (0..50).collect::<Vec<i32>>(), tip => "x", n => 100_000_000, m => 100_000, k => 10},
+        };
+        for src in [
+            "Welcome, {{ recipient.first_name }}! {{ data.tip }}",
+            "{% for i in data.items %}<li>{{ i }} {{ recipient.first_name|upper }}</li>{% endfor %}",
+        ] {
+            println!("{src}: fuel {}", fuel_used(src, ctx.clone()));
+        }
+        let nested = "{% for i in range(100000) %}{% for j in range(10) %}{% endfor %}{% endfor %}";
+        for fuel in [10_000u64, 100_000, 1_000_000] {
+            let l = Limits {
+                fuel,
+                max_output: DEFAULT_MAX_OUTPUT,
+            };
+            let env = env(&l);
+            let tpl = env.template_from_str(nested).unwrap();
+            let t = std::time::Instant::now();
+            let r = render_capped(&tpl, ctx.clone(), &l);
+            println!("nested, fuel {fuel}: {:?} in {:?}", r.err(), t.elapsed());
+        }
+        let l = Limits::default();
+        let env = env(&l);
+        for src in [
+            "{{ \"x\" * 100000000 }}",
+            "{{ \"x\" * data.n }}",
+            "{{ \"x\" * 1000000 }}",
+            "{% for i in range(data.m) %}{% for j in range(data.k) %}{% endfor %}{% endfor %}",
+        ] {
+            let tpl = env.template_from_str(src).unwrap();
+            let t = std::time::Instant::now();
+            for _ in 0..10 {
+                let _ = render_capped(&tpl, ctx.clone(), &l);
+            }
+            println!(
+                "{src}: {:?} per render: {:?}",
+                render_capped(&tpl, ctx.clone(), &l).err(),
+                t.elapsed() / 10
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod limits {
+    use super::*;
+    use crate::model::{new_id, FlowStatus, Step};
+
+    fn flow(body: &str) -> Flow {
+        let (id, now) = new_id();
+        Flow {
+            id,
+            handle: "f".into(),
+            name: "F".into(),
+            description: None,
+            status: FlowStatus::Active,
+            steps: vec![Step {
+                kind: "channel".into(),
+                channel_id: None,
+                template: Some(Template {
+                    subject: Some("s".into()),
+                    body: Some(body.into()),
+                    html: None,
+                    url: None,
+                }),
+                seconds: None,
+            }],
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    fn ctx(data: serde_json::Value) -> minijinja::Value {
+        Shared::new(&Value::Null, &data, &serde_json::json!({"name": "F"}))
+            .context(&serde_json::json!({"first_name": "Ada"}))
+    }
+
+    #[test]
+    fn loops_run_out_of_fuel_quickly_and_the_message_names_the_limit() {
+        let f =
+            flow("{% for i in range(data.n) %}{% for j in range(10) %}{% endfor %}{% endfor %}");
+        let r = RunRenderer::new(&f, Limits::default());
+        let t = f.steps[0].template.as_ref().unwrap();
+        let start = std::time::Instant::now();
+        let err = r
+            .render(0, t, &ctx(serde_json::json!({"n": 100000})))
+            .unwrap_err();
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(1),
+            "{:?}",
+            start.elapsed()
+        );
+        assert!(err.starts_with("template body: "), "{err}");
+        assert!(err.contains("100000 fuel units (template_fuel)"), "{err}");
+        // the same template with a small loop renders
+        let ok = r.render(0, t, &ctx(serde_json::json!({"n": 20}))).unwrap();
+        assert_eq!(ok.body, "");
+    }
+
+    #[test]
+    fn output_over_the_cap_fails_and_under_it_renders() {
+        let f = flow("{{ \"ab\" * data.n }}");
+        let limits = Limits {
+            fuel: DEFAULT_FUEL,
+            max_output: 1000,
+        };
+        let r = RunRenderer::new(&f, limits);
+        let t = f.steps[0].template.as_ref().unwrap();
+        let ok = r.render(0, t, &ctx(serde_json::json!({"n": 500}))).unwrap();
+        assert_eq!(ok.body.len(), 1000, "exactly the cap is allowed");
+        let err = r
+            .render(0, t, &ctx(serde_json::json!({"n": 501})))
+            .unwrap_err();
+        assert!(
+            err.contains("output limit of 1000 bytes (template_max_output)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn after_three_recipients_over_the_limits_a_field_is_no_longer_rendered() {
+        let f = flow("{{ \"x\" * data.n }}{{ recipient.first_name }}");
+        let limits = Limits {
+            fuel: DEFAULT_FUEL,
+            max_output: 100,
+        };
+        let r = RunRenderer::new(&f, limits);
+        let t = f.steps[0].template.as_ref().unwrap();
+        let big = ctx(serde_json::json!({"n": 1000}));
+        for _ in 0..STRIKES {
+            let e = r.render(0, t, &big).unwrap_err();
+            assert!(!e.contains("not rendered"), "{e}");
+        }
+        // now even data that would fit is refused, without rendering
+        let e = r
+            .render(0, t, &ctx(serde_json::json!({"n": 1})))
+            .unwrap_err();
+        assert!(e.contains("not rendered"), "{e}");
+        assert!(e.contains("output limit of 100 bytes"), "{e}");
+        // a new run starts afresh
+        let r = RunRenderer::new(&f, limits);
+        assert_eq!(
+            r.render(0, t, &ctx(serde_json::json!({"n": 1})))
+                .unwrap()
+                .body,
+            "xAda"
+        );
+    }
+
+    #[test]
+    fn probe_refuses_only_templates_over_the_limits_without_data() {
+        let l = Limits::default();
+        let nested = "{% for i in range(100000) %}{% for j in range(10) %}{% endfor %}{% endfor %}";
+        assert!(probe(nested, &l).unwrap_err().contains("template_fuel"));
+        assert!(probe("{{ \"x\" * 300000 }}", &l)
+            .unwrap_err()
+            .contains("template_max_output"));
+        // undefined variables, even used in ways that fail, are the data's business
+        assert!(probe(
+            "{{ data.n + 1 }}{% for i in range(data.n) %}{% endfor %}",
+            &l
+        )
+        .is_ok());
+        assert!(probe("Hi {{ recipient.first_name }}", &l).is_ok());
+        assert!(probe("{{ broken ", &l).is_ok(), "check reports that");
     }
 }

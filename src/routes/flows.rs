@@ -53,6 +53,10 @@ async fn parse_steps(
         return Ok(vec![]);
     }
     let channels = st.run(move |s| s.all_channels(&project)).await?;
+    let limits = st.store.template_limits();
+    // Sources to render once with an empty context (see `render::probe`), on
+    // the blocking pool after the loop: (field path, source).
+    let mut probes: Vec<(String, String)> = vec![];
     let mut steps = vec![];
     for (i, item) in items.iter().enumerate() {
         let p = format!("steps.{i}");
@@ -106,6 +110,8 @@ async fn parse_steps(
                                         "format",
                                         format!("template does not compile: {e}"),
                                     );
+                                } else {
+                                    probes.push((format!("{p}.template.{part}"), src.clone()));
                                 }
                                 *slot = Some(src);
                             }
@@ -168,6 +174,24 @@ async fn parse_steps(
             ),
             Some(_) => v.push(format!("{p}.type"), "inclusion", "one of channel, delay"),
             None => v.push(format!("{p}.type"), "required", "is required"),
+        }
+    }
+    // A template over its limits with no data at all always will be: refused
+    // now rather than failing every delivery. Rendering is bounded by the same
+    // limits, so this costs at most a budget per field.
+    if !probes.is_empty() {
+        let failed = st
+            .run(move |_| {
+                Ok(probes
+                    .into_iter()
+                    .filter_map(|(field, src)| {
+                        render::probe(&src, &limits).err().map(|e| (field, e))
+                    })
+                    .collect::<Vec<_>>())
+            })
+            .await?;
+        for (field, e) in failed {
+            v.push(field, "format", format!("template is over its limits: {e}"));
         }
     }
     Ok(steps)
@@ -503,7 +527,12 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     let st2 = st.clone();
     idempotency::once(&st2, pid, idem, "flow_run", |idem| async move {
         input.idempotency = idem.map(|i| (i.scope, i.payload_hash));
-        let accepted = st.run(move |s| s.accept_run(&pid, input)).await?;
+        // The project's share of staging (renders run on threads every
+        // project shares), weighted by the recipients rendered here.
+        let permit = st.engine.staging_permit(pid, input.recipients.len()).await;
+        let accepted = st.run(move |s| s.accept_run(&pid, input)).await;
+        drop(permit);
+        let accepted = accepted?;
         // The 202 promises durability: wait for the shared flush.
         let ticket = st.store.durable_ticket();
         st.store.wait_durable(ticket).await?;

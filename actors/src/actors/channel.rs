@@ -5,8 +5,12 @@
 //! off the due ones:
 //!
 //! - external channels: one provider call per delivery under a concurrency
-//!   limit; outcomes are recorded in batches, one commit for every attempt that
-//!   finished within a few milliseconds of each other;
+//!   limit, shared fairly between projects: due deliveries wait in a ready
+//!   queue per project, the projects are served round-robin, and no project
+//!   has more than `project_inflight` attempts in flight, so one project's
+//!   slow endpoint or huge run cannot take the slots another project's
+//!   deliveries need; outcomes are recorded in batches, one commit for every
+//!   attempt that finished within a few milliseconds of each other;
 //! - in_app: there is no provider to wait for, so due deliveries are settled in
 //!   batches of up to `IN_APP_BATCH` across users, one commit each
 //!   (`Store::deliver_in_app`); once durable, each user's frames go to the user's
@@ -23,7 +27,7 @@ use actix::prelude::*;
 use futures_util::FutureExt;
 use rand::Rng;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 use uuid::Uuid;
@@ -34,7 +38,16 @@ struct Due(i64, Uuid, Uuid); // due ms, delivery, project
 pub struct ChannelActor {
     engine: Engine,
     ct: ChannelType,
+    /// Deliveries not yet due (all of them, for in_app).
     heap: BinaryHeap<Reverse<Due>>,
+    /// External channels: due deliveries per project, each in due order.
+    ready: HashMap<Uuid, VecDeque<QueueItem>>,
+    /// The projects with ready deliveries, in the order they are served.
+    turn: VecDeque<Uuid>,
+    /// Deliveries in `ready`, all projects together.
+    ready_len: usize,
+    /// External attempts in flight per project (absent: none).
+    project_inflight: HashMap<Uuid, usize>,
     known: HashSet<Uuid>,
     inflight: usize,
     done: Vec<(QueueItem, Outcome)>,
@@ -95,6 +108,10 @@ impl ChannelActor {
             engine,
             ct,
             heap: BinaryHeap::new(),
+            ready: HashMap::new(),
+            turn: VecDeque::new(),
+            ready_len: 0,
+            project_inflight: HashMap::new(),
             known: HashSet::new(),
             inflight: 0,
             done: vec![],
@@ -128,16 +145,15 @@ impl ChannelActor {
 
     fn pump(&mut self, ctx: &mut Context<Self>) {
         metrics::gauge!("herald_delivery_queue_depth", "channel_type" => self.ct.as_str())
-            .set((self.heap.len() + self.inflight) as f64);
+            .set((self.heap.len() + self.ready_len + self.inflight) as f64);
         let now = Timestamp::now().millis();
         if self.ct == ChannelType::InApp {
             return self.pump_in_app(now, ctx);
         }
-        let limit = self.engine.inner.config.concurrency.max(1);
-        while self.inflight < limit {
-            match self.heap.peek() {
-                Some(Reverse(Due(due, _, _))) if *due <= now => {}
-                _ => break,
+        // Due deliveries move to their project's ready queue.
+        while let Some(Reverse(Due(due, _, _))) = self.heap.peek() {
+            if *due > now {
+                break;
             }
             let Reverse(Due(due, id, project)) = self.heap.pop().expect("peeked");
             let q = QueueItem {
@@ -146,7 +162,42 @@ impl ChannelActor {
                 channel_type: self.ct,
                 due_ms: due,
             };
+            let queue = self.ready.entry(project).or_default();
+            if queue.is_empty() {
+                self.turn.push_back(project);
+            }
+            queue.push_back(q);
+            self.ready_len += 1;
+        }
+        let limit = self.engine.inner.config.concurrency.max(1);
+        let per_project = self.engine.inner.config.project_inflight.max(1);
+        // Round-robin: one attempt per project per turn; a project at its cap
+        // keeps its place and is passed over until one of its attempts ends.
+        let mut passed = 0;
+        while self.inflight < limit && passed < self.turn.len() {
+            let project = self.turn.pop_front().expect("non-empty");
+            let busy = self.project_inflight.get(&project).copied().unwrap_or(0);
+            if busy >= per_project {
+                self.turn.push_back(project);
+                passed += 1;
+                continue;
+            }
+            passed = 0;
+            let Some(queue) = self.ready.get_mut(&project) else {
+                continue;
+            };
+            let Some(q) = queue.pop_front() else {
+                self.ready.remove(&project);
+                continue;
+            };
+            if queue.is_empty() {
+                self.ready.remove(&project);
+            } else {
+                self.turn.push_back(project);
+            }
+            self.ready_len -= 1;
             self.inflight += 1;
+            *self.project_inflight.entry(project).or_default() += 1;
             self.attempt(q, ctx);
         }
     }
@@ -251,6 +302,14 @@ impl ChannelActor {
         ctx.spawn(AssertUnwindSafe(fut).catch_unwind().into_actor(self).map(
             move |res, act, ctx| {
                 act.inflight = act.inflight.saturating_sub(1);
+                if let std::collections::hash_map::Entry::Occupied(mut e) =
+                    act.project_inflight.entry(q.project)
+                {
+                    *e.get_mut() -= 1;
+                    if *e.get() == 0 {
+                        e.remove();
+                    }
+                }
                 match res {
                     Ok(outcome) => ctx.notify(Finished(q, outcome)),
                     Err(_) => {
@@ -362,6 +421,10 @@ impl Supervised for ChannelActor {
         // Everything in memory may be inconsistent after a crash: forget it; the
         // queue tree in sled is the truth and `started` reloads it.
         self.heap.clear();
+        self.ready.clear();
+        self.turn.clear();
+        self.ready_len = 0;
+        self.project_inflight.clear();
         self.known.clear();
         self.inflight = 0;
         self.done.clear();

@@ -19,16 +19,28 @@ pub struct EngineConfig {
     pub threads: usize,
     /// Concurrent provider calls per channel type.
     pub concurrency: usize,
+    /// Concurrent provider calls per channel type of one project (see
+    /// `DEFAULT_PROJECT_INFLIGHT`).
+    pub project_inflight: usize,
     /// Test hook: the channel types whose actor panics on its first attempt, to
     /// exercise supervision (`HERALD_FAULT_PANIC_ONCE=chat`).
     pub panic_once: Vec<ChannelType>,
 }
+
+/// A quarter of the default 256 slots of a channel type: a project whose
+/// endpoint hangs holds at most 64 of them, and three such projects still leave
+/// a quarter for the others. Against a fast endpoint 64 attempts in flight are
+/// more than the CPU can keep up with (at 1 ms per attempt, 64,000/s; the
+/// pipeline benchmark delivers about 27,000/s), so one project alone loses no
+/// throughput to the cap.
+pub const DEFAULT_PROJECT_INFLIGHT: usize = 64;
 
 impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
             threads: 2,
             concurrency: 256,
+            project_inflight: DEFAULT_PROJECT_INFLIGHT,
             panic_once: vec![],
         }
     }
@@ -44,7 +56,20 @@ pub(crate) struct Inner {
     pub transports: crate::providers::Transports,
     pub running: AtomicBool,
     pub panicked: DashMap<ChannelType, ()>,
+    /// Per project: recipients it may have being staged (rendered) at once
+    /// (see `Engine::staging_permit`).
+    pub staging: DashMap<Uuid, Arc<tokio::sync::Semaphore>>,
 }
+
+/// Recipients one project may have being staged at once, by accepted runs
+/// (their inline recipients) and topic expansions (a chunk's worth each):
+/// two runs of the 1,000-recipient maximum, or four expansions, or hundreds of
+/// small runs. Staging renders templates and is CPU work on the blocking pool
+/// that every project shares; bounding each project's share keeps one
+/// project's huge runs from taking all of it (within the project, its runs
+/// wait their turn). A semaphore weighted by recipients rather than a count of
+/// runs: the small runs the REST benchmark fires 64 at a time fit in it whole.
+pub const PROJECT_STAGING_UNITS: usize = 2000;
 
 #[derive(Clone)]
 pub struct Engine {
@@ -83,6 +108,7 @@ impl Engine {
                 transports: crate::providers::transports(&http),
                 running: AtomicBool::new(true),
                 panicked: DashMap::new(),
+                staging: DashMap::new(),
             }),
         };
         let sup = DeliverySupervisor::start_all(engine.clone());
@@ -123,6 +149,27 @@ impl Engine {
                 sup.do_send(Dispatch(v));
             }
         }
+    }
+
+    /// Waits until `project` may stage `recipients` more recipients (at most
+    /// `PROJECT_STAGING_UNITS` at once; a larger number counts as that), and
+    /// returns the permit that gives them back when dropped. Other projects
+    /// never wait for it.
+    pub async fn staging_permit(
+        &self,
+        project: Uuid,
+        recipients: usize,
+    ) -> tokio::sync::OwnedSemaphorePermit {
+        let sem = self
+            .inner
+            .staging
+            .entry(project)
+            .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(PROJECT_STAGING_UNITS)))
+            .clone();
+        let n = recipients.clamp(1, PROJECT_STAGING_UNITS) as u32;
+        sem.acquire_many_owned(n)
+            .await
+            .expect("the staging semaphore is never closed")
     }
 
     /// Starts the actor of an accepted (durable) run; it dispatches `queued`.

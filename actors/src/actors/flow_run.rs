@@ -88,14 +88,19 @@ impl Handler<Expand> for FlowRunActor {
         let (tx, mut rx) = tokio::sync::mpsc::channel::<Chunk>(AHEAD);
         let store = self.engine.store().clone();
         let (p, r) = (self.project, self.run);
-        let job = tokio::task::spawn_blocking(move || {
-            store.expand_topic(&p, &r, CHUNK, |queued, frames| {
-                tx.blocking_send((queued, frames)).is_ok()
-            })
-        });
-        let store = self.engine.store().clone();
         let engine = self.engine.clone();
         let release = async move {
+            // The project's share of staging (see `PROJECT_STAGING_UNITS`),
+            // a chunk's worth, held until the expansion ends: one project's
+            // expansions cannot take every thread that renders.
+            let permit = engine.staging_permit(p, CHUNK).await;
+            let job = tokio::task::spawn_blocking(move || {
+                let _permit = permit;
+                store.expand_topic(&p, &r, CHUNK, |queued, frames| {
+                    tx.blocking_send((queued, frames)).is_ok()
+                })
+            });
+            let store = engine.store().clone();
             while let Some((queued, frames)) = rx.recv().await {
                 if queued.is_empty() && frames.is_empty() {
                     continue;

@@ -140,6 +140,10 @@ struct Inner {
     /// Each user's feed counts and latest `seq` as last committed (see
     /// `Store::feed_counts_locked`).
     feed_counts: dashmap::DashMap<(uuid::Uuid, uuid::Uuid), crate::model::FeedCounts>,
+    /// The bounds of every template render (`render::Limits`): set once at
+    /// startup from the configuration, read by every run.
+    template_fuel: std::sync::atomic::AtomicU64,
+    template_max_output: std::sync::atomic::AtomicUsize,
     path: PathBuf,
 }
 
@@ -455,6 +459,8 @@ impl Store {
                 users_cache: dashmap::DashMap::new(),
                 feed_pages: Default::default(),
                 feed_counts: dashmap::DashMap::new(),
+                template_fuel: crate::render::DEFAULT_FUEL.into(),
+                template_max_output: crate::render::DEFAULT_MAX_OUTPUT.into(),
                 path: dir.to_path_buf(),
             }),
         };
@@ -508,6 +514,24 @@ impl Store {
             Some(Arc::new(Handles { db, data }));
         tracing::info!("store reopened after a disk error");
         Ok(())
+    }
+
+    /// Sets the bounds of template renders (see `render::Limits`).
+    pub fn set_template_limits(&self, l: crate::render::Limits) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.inner.template_fuel.store(l.fuel.max(1), Relaxed);
+        self.inner
+            .template_max_output
+            .store(l.max_output.max(1), Relaxed);
+    }
+
+    /// The bounds of template renders.
+    pub fn template_limits(&self) -> crate::render::Limits {
+        use std::sync::atomic::Ordering::Relaxed;
+        crate::render::Limits {
+            fuel: self.inner.template_fuel.load(Relaxed),
+            max_output: self.inner.template_max_output.load(Relaxed),
+        }
     }
 
     pub fn path(&self) -> &Path {

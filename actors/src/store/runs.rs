@@ -272,13 +272,6 @@ struct Part {
 }
 
 impl Part {
-    fn with(w: Writes) -> Self {
-        Part {
-            w,
-            ..Default::default()
-        }
-    }
-
     /// A new notification's id (see `records::Grouper`); a group it completes
     /// is staged.
     fn next_id(&mut self, project: &Uuid) -> (Uuid, Timestamp) {
@@ -325,7 +318,7 @@ impl Store {
         Ok(Stager {
             project,
             run,
-            renderer: RunRenderer::new(&run.flow),
+            renderer: RunRenderer::new(&run.flow, self.template_limits()),
             channels,
             shared: crate::render::Shared::new(
                 &actor,
@@ -561,6 +554,19 @@ impl Store {
 
     /// Validates and stores a run (see the module doc). Durability is the caller's
     /// next step: take a ticket and wait for it before answering 202.
+    ///
+    /// Rendering happens before any lock is taken. The recipients' user locks
+    /// are striped and the stripes are shared by every project, so a run that
+    /// rendered under them (as this did until issue 12) made other projects'
+    /// user writes wait for its templates. Instead, the recipients (and an
+    /// inline actor) are upserted dry first, the notifications are staged
+    /// (preferences, rendering, records) from that result, and only then are
+    /// the locks taken, for the real upserts and the commit: if a user came
+    /// out different from the dry run (this project changed it meanwhile),
+    /// the locks are dropped and the run is staged again, a few times, then
+    /// refused with 409. Per-project lock stripes were the alternative; they
+    /// would still let a project's renders hold its own users' writes and cost
+    /// a lock table per project, for nothing this does not give.
     pub fn accept_run(&self, project: &Uuid, input: AcceptInput) -> Result<AcceptedRun> {
         // Dedupe explicit recipients, keeping the first position and merging fields.
         let mut order: Vec<String> = vec![];
@@ -572,13 +578,13 @@ impl Store {
             patches.entry(r.external_id).or_default().push(r.patch);
         }
         let mut lock_keys: Vec<Vec<u8>> = order.iter().map(|e| user_lock_key(project, e)).collect();
-        match &input.actor {
-            Some(ActorSpec::Existing(e)) | Some(ActorSpec::Inline(e, _)) => {
-                lock_keys.push(user_lock_key(project, e))
-            }
-            None => {}
+        let actor_ext = match &input.actor {
+            Some(ActorSpec::Existing(e)) | Some(ActorSpec::Inline(e, _)) => Some(e.clone()),
+            None => None,
+        };
+        if let Some(e) = &actor_ext {
+            lock_keys.push(user_lock_key(project, e));
         }
-        let _guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
 
         let mut v = Validator::new();
         let topic = match &input.topic {
@@ -598,41 +604,52 @@ impl Store {
         }
         v.finish()?;
 
-        let mut w = Writes::new();
-        let mut staged: HashMap<String, User> = HashMap::new();
-        let actor = match &input.actor {
-            Some(ActorSpec::Existing(e)) => self.user_by_ext(project, e)?,
-            Some(ActorSpec::Inline(e, patch)) => Some(
-                self.stage_user_upsert(&mut w, project, e, patch, &mut staged)?
-                    .0,
-            ),
-            None => None,
-        };
-        let mut users = Vec::with_capacity(order.len());
-        for ext in &order {
-            let mut user = None;
-            for patch in &patches[ext] {
-                user = Some(
-                    self.stage_user_upsert(&mut w, project, ext, patch, &mut staged)?
+        // The id and moment each new user would get: the same in the dry run
+        // and the real one, so that both give equal users.
+        let mut fresh: HashMap<String, (Uuid, Timestamp)> = HashMap::new();
+        for e in order.iter().chain(actor_ext.iter()) {
+            fresh.entry(e.clone()).or_insert_with(new_id);
+        }
+        // Upserts the actor and the recipients into `w` (or dry, without `w`).
+        let upsert_all =
+            |mut w: Option<&mut Writes>| -> Result<(Option<User>, Vec<User>, Vec<String>)> {
+                let mut staged: HashMap<String, User> = HashMap::new();
+                let actor = match &input.actor {
+                    Some(ActorSpec::Existing(e)) => self.user_by_ext(project, e)?,
+                    Some(ActorSpec::Inline(e, patch)) => Some(
+                        self.stage_user_upsert_at(
+                            w.as_deref_mut(),
+                            project,
+                            e,
+                            patch,
+                            &mut staged,
+                            fresh[e],
+                        )?
                         .0,
-                );
-            }
-            users.push(user.expect("at least one patch per recipient"));
-        }
-        // Topic subscribers that are also explicit recipients count once.
-        let mut recipients_count = users.len() as u64;
-        if let Some(t) = &topic {
-            let mut overlap = 0u64;
-            for u in &users {
-                if self
-                    .tree(T::sub_index)
-                    .contains_key(Key::new().id(project).id(&u.id).str(&t.key))?
-                {
-                    overlap += 1;
+                    ),
+                    None => None,
+                };
+                let mut users = Vec::with_capacity(order.len());
+                for ext in &order {
+                    let mut user = None;
+                    for patch in &patches[ext] {
+                        user = Some(
+                            self.stage_user_upsert_at(
+                                w.as_deref_mut(),
+                                project,
+                                ext,
+                                patch,
+                                &mut staged,
+                                fresh[ext],
+                            )?
+                            .0,
+                        );
+                    }
+                    users.push(user.expect("at least one patch per recipient"));
                 }
-            }
-            recipients_count += t.subscribers_count.saturating_sub(overlap);
-        }
+                Ok((actor, users, staged.into_keys().collect()))
+            };
+
         let (run_id, now) = new_id();
         let mut run = FlowRun {
             id: run_id,
@@ -640,35 +657,77 @@ impl Store {
             flow: input.flow,
             topic: input.topic.clone(),
             data: input.data,
-            actor_id: actor.as_ref().map(|a| a.id),
+            actor_id: None,
             processed: false,
-            recipients_count,
-            notifications_count: users.len() as u64,
-            explicit_ids: if topic.is_some() {
-                users.iter().map(|u| u.id).collect()
-            } else {
-                vec![]
-            },
+            recipients_count: 0,
+            notifications_count: 0,
+            explicit_ids: vec![],
             expand_cursor: None,
             expanded: topic.is_none(),
             created_at: now,
             processed_at: None,
         };
-        {
-            let st = self.stager(*project, &run, actor.as_ref())?;
-            let mut part = Part::with(w);
-            for u in &users {
-                self.stage_notification(&st, u, &mut part)?;
+        const ATTEMPTS: usize = 4;
+        for _ in 0..ATTEMPTS {
+            // Outside any lock: the users as they would be, and everything
+            // rendered and staged for them.
+            let (actor, users, _) = upsert_all(None)?;
+            if matches!(input.actor, Some(ActorSpec::Existing(_))) && actor.is_none() {
+                return Err(Error::field(
+                    "actor",
+                    "inclusion",
+                    "no user with this external_id",
+                ));
             }
-            part.finish(project);
+            // Topic subscribers that are also explicit recipients count once.
+            let mut recipients_count = users.len() as u64;
+            if let Some(t) = &topic {
+                let mut overlap = 0u64;
+                for u in &users {
+                    if self
+                        .tree(T::sub_index)
+                        .contains_key(Key::new().id(project).id(&u.id).str(&t.key))?
+                    {
+                        overlap += 1;
+                    }
+                }
+                recipients_count += t.subscribers_count.saturating_sub(overlap);
+            }
+            run.actor_id = actor.as_ref().map(|a| a.id);
+            run.recipients_count = recipients_count;
+            run.notifications_count = users.len() as u64;
+            run.explicit_ids = if topic.is_some() {
+                users.iter().map(|u| u.id).collect()
+            } else {
+                vec![]
+            };
+            let part = {
+                let st = self.stager(*project, &run, actor.as_ref())?;
+                let mut part = Part::default();
+                for u in &users {
+                    self.stage_notification(&st, u, &mut part)?;
+                }
+                part.finish(project);
+                part
+            };
+
+            // Under the users' locks: the real upserts, which must give the
+            // users the notifications were staged for.
+            let _guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
+            let mut w = Writes::new();
+            let (actor_now, users_now, staged) = upsert_all(Some(&mut w))?;
+            if actor_now != actor || users_now != users {
+                continue; // changed meanwhile: the guards go, stage again
+            }
             let Part {
-                mut w,
+                w: staged_w,
                 queued,
                 feed,
                 mut nids,
                 pending: pending_count,
                 ..
             } = part;
+            w.append(staged_w);
             self.stage_run_indexes(&mut w, project, &run, &mut nids);
             let feed_keys: Vec<Vec<u8>> = users
                 .iter()
@@ -685,17 +744,23 @@ impl Store {
                 now,
             );
             // still under the users' and feeds' locks
-            self.forget_users(project, staged.keys().map(|k| k.as_str()));
+            self.forget_users(project, staged.iter().map(|k| k.as_str()));
             for (p, u, _) in &frames {
                 self.forget_feed_page(p, u);
             }
-            res.map(|body| AcceptedRun {
+            return res.map(|body| AcceptedRun {
                 run,
                 body,
                 queued,
                 frames,
-            })
+            });
         }
+        Err(Error::conflict(
+            "flow_run",
+            None,
+            "recipients_changed",
+            "the run's recipients kept changing while it was being prepared; retry",
+        ))
     }
 
     /// The tail of `accept_run`: the run's counter and record, the idempotent 202,

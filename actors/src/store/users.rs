@@ -90,6 +90,24 @@ impl Store {
         patch: &UserPatch,
         staged: &mut HashMap<String, User>,
     ) -> Result<(User, bool)> {
+        self.stage_user_upsert_at(Some(w), project, ext, patch, staged, new_id())
+    }
+
+    /// `stage_user_upsert` with the id and moment a new user gets, and the
+    /// moment an updated one gets, given (`fresh`). Without `w` nothing is
+    /// staged and no cache is touched: a dry run that computes the user as
+    /// the same call with `w` would write it, if nothing changes in between
+    /// (`accept_run` renders from the dry run, outside the users' locks, and
+    /// compares it with the real one under them).
+    pub(crate) fn stage_user_upsert_at(
+        &self,
+        w: Option<&mut Writes>,
+        project: &Uuid,
+        ext: &str,
+        patch: &UserPatch,
+        staged: &mut HashMap<String, User>,
+        fresh: (Uuid, Timestamp),
+    ) -> Result<(User, bool)> {
         let existing = match staged.get(ext) {
             Some(u) => Some(u.clone()),
             None => self.user_by_ext(project, ext)?,
@@ -97,8 +115,10 @@ impl Store {
         let (mut user, created) = match existing {
             Some(u) => (u, false),
             None => {
-                let (id, now) = new_id();
-                self.cache_new_feed(project, &id);
+                let (id, now) = fresh;
+                if w.is_some() {
+                    self.cache_new_feed(project, &id);
+                }
                 (
                     User {
                         id,
@@ -121,15 +141,17 @@ impl Store {
         let changed = patch.apply(&mut user);
         if changed || created {
             if !created {
-                user.updated_at = Timestamp::now();
+                user.updated_at = fresh.1;
             }
-            w.put_rec(T::users, Key::new().id(project).id(&user.id), &user);
-            if created {
-                w.put(
-                    T::users_by_ext,
-                    Key::new().id(project).str(ext),
-                    user.id.as_bytes(),
-                );
+            if let Some(w) = w {
+                w.put_rec(T::users, Key::new().id(project).id(&user.id), &user);
+                if created {
+                    w.put(
+                        T::users_by_ext,
+                        Key::new().id(project).str(ext),
+                        user.id.as_bytes(),
+                    );
+                }
             }
         }
         staged.insert(ext.to_string(), user.clone());
