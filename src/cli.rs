@@ -352,7 +352,9 @@ fn create_project(dir: &std::path::Path, name: &str) -> Result<(String, String),
     if name.is_empty() || name.len() > 200 {
         return Err("a project name is 1 to 200 characters".into());
     }
-    let store = herald_actors::Store::open(dir).map_err(|e| e.message)?;
+    // Without the secret key: a new project has no channel secret (its in_app
+    // channel has none), and `--secret-key-file` need not be given here.
+    let store = herald_actors::Store::open_without_key(dir).map_err(|e| e.message)?;
     let keys = store.create_project(name, None).map_err(|e| {
         if e.code == herald_actors::ErrorCode::Conflict {
             format!("a project named {name:?} already exists")

@@ -240,6 +240,8 @@ impl Store {
         let mut pause = Duration::from_millis(20);
         for attempt in 1..=ATTEMPTS {
             let file = File::create(path).map_err(|e| io_err("cannot create", path, e))?;
+            // Private whatever the umask, and also when replacing an older file.
+            super::secrets::make_private(path).map_err(|e| io_err("cannot create", path, e))?;
             // Commits wait while the export runs (`Store::commit` holds the gate
             // shared), so the export normally matches the checksum at once; the
             // few writes that bypass `commit` are caught by the comparison.
@@ -289,6 +291,8 @@ pub fn is_data_dir(dir: &Path) -> bool {
 
 /// Backs up the data directory `dir` (no server running: the store is opened
 /// here, which also refuses a newer format or a directory in use) to `to`.
+/// The store is opened without its secret key: sealed secrets are copied
+/// sealed, and the key file (outside the sled tree) is never part of a backup.
 pub fn backup_dir(dir: &Path, to: &Path) -> Result<BackupSummary> {
     if !is_data_dir(dir) {
         return Err(Error::internal(format!(
@@ -296,7 +300,7 @@ pub fn backup_dir(dir: &Path, to: &Path) -> Result<BackupSummary> {
             dir.display()
         )));
     }
-    let store = Store::open(dir)?;
+    let store = Store::open_without_key(dir)?;
     store.snapshot_to_file(to)
 }
 
@@ -381,8 +385,11 @@ pub fn restore(from: &Path, dir: &Path) -> Result<(BackupHeader, BackupSummary)>
             header.format_version, header.herald
         )));
     }
-    std::fs::create_dir_all(dir).map_err(|e| io_err("cannot create", dir, e))?;
+    super::secrets::create_private_dir(dir).map_err(|e| io_err("cannot create", dir, e))?;
     let result = restore_into(Reader { inp }, dir, header.clone());
+    if result.is_ok() {
+        super::secrets::tighten_modes(dir);
+    }
     if result.is_err() {
         // leave the directory as it was: absent, or empty
         if existed {
