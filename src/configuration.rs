@@ -21,6 +21,8 @@ pub struct Settings {
     pub engine_threads: usize,
     /// HTTP worker threads (0 = one per core).
     pub workers: usize,
+    /// The key that seals channel secrets at rest; `None`: `DATA_DIR/secret.key`.
+    pub secret_key_file: Option<PathBuf>,
 }
 
 impl Default for Settings {
@@ -33,11 +35,20 @@ impl Default for Settings {
             log_format: "human".into(),
             engine_threads: 2,
             workers: 0,
+            secret_key_file: None,
         }
     }
 }
 
 impl Settings {
+    /// Where the secret key is read (or created on first start).
+    pub fn secret_key_path(&self) -> PathBuf {
+        self.secret_key_file.clone().unwrap_or_else(|| {
+            self.data_dir
+                .join(herald_actors::store::secrets::DEFAULT_KEY_FILE)
+        })
+    }
+
     /// Defaults overlaid with a TOML file.
     pub fn from_file(path: Option<&std::path::Path>) -> Result<Settings, String> {
         match path {

@@ -30,6 +30,7 @@ mod providers_web_push;
 mod rate_limit;
 mod restart;
 mod runs;
+mod secrets_at_rest;
 mod tenancy;
 mod topics;
 mod users;

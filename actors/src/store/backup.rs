@@ -357,7 +357,9 @@ pub fn verify_backup(path: &Path) -> Result<(BackupHeader, BackupSummary)> {
 }
 
 /// Restores the backup `from` into `dir`, which must be absent or empty. The
-/// result is a data directory any Herald of the backup's format version serves.
+/// result is a data directory any Herald of the backup's format version serves
+/// (with the original data directory's secret key file, when channel secrets
+/// are sealed in it: the backup never carries the key).
 /// On failure nothing is left behind in `dir`.
 pub fn restore(from: &Path, dir: &Path) -> Result<(BackupHeader, BackupSummary)> {
     let existed = dir.exists();

@@ -4,13 +4,13 @@
 use super::keys::{tail_id, Key};
 use super::page::{scan, Page, PageReq};
 use super::{codec, Store, Writes, T};
-use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::model::{
     new_id, Channel, ChannelType, Flow, FlowStatus, Subscription, Timestamp, Topic, User,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// A channel as stored: `config` without its secret fields, which are in
@@ -45,7 +45,9 @@ impl StoredChannel {
 }
 
 fn no_key() -> Error {
-    Error::internal("the store was opened without its secret key: channel secrets cannot be read or written")
+    Error::internal(
+        "the store was opened without its secret key: channel secrets cannot be read or written",
+    )
 }
 
 /// A stored 2xx response, replayed for a repeated idempotency key.
@@ -667,7 +669,8 @@ mod tests {
 
     fn twilio(token: &str) -> Channel {
         let (id, now) = new_id();
-        let config = serde_json::json!({"account_sid": "AC1", "auth_token": token, "from": "+15005550006"});
+        let config =
+            serde_json::json!({"account_sid": "AC1", "auth_token": token, "from": "+15005550006"});
         Channel {
             id,
             channel_type: ChannelType::Sms,
