@@ -39,8 +39,11 @@ fn p(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
+/// Paths with their permission bits.
+type Modes = Vec<(PathBuf, u32)>;
+
 /// Every file under `dir` (recursively) with its mode, and every directory's mode.
-fn walk(dir: &Path) -> (Vec<(PathBuf, u32)>, Vec<(PathBuf, u32)>) {
+fn walk(dir: &Path) -> (Modes, Modes) {
     use std::os::unix::fs::PermissionsExt;
     let (mut files, mut dirs) = (vec![], vec![]);
     let mut stack = vec![dir.to_path_buf()];

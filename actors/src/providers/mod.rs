@@ -676,6 +676,55 @@ mod tests {
     }
 
     #[test]
+    fn a_new_destination_needs_the_secret_again() {
+        let obj = |v: serde_json::Value| v.as_object().unwrap().clone();
+        let stored = obj(serde_json::json!({"base_url": "https://a", "auth_token": "t"}));
+        let check = |patch: serde_json::Value| {
+            let patch = obj(patch);
+            let mut merged = stored.clone();
+            for (k, v) in &patch {
+                match v {
+                    Value::Null => {
+                        merged.remove(k);
+                    }
+                    Value::String(s) if s == "********" => {}
+                    _ => {
+                        merged.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+            let mut v = Validator::new();
+            check_secret_restated("twilio", &stored, &merged, &patch, "********", &mut v);
+            v.is_empty()
+        };
+        assert!(!check(serde_json::json!({"base_url": "https://b"})));
+        assert!(!check(
+            serde_json::json!({"base_url": "https://b", "auth_token": "********"})
+        ));
+        assert!(check(
+            serde_json::json!({"base_url": "https://b", "auth_token": "t2"})
+        ));
+        assert!(check(
+            serde_json::json!({"base_url": "https://b", "auth_token": "t"})
+        ));
+        assert!(
+            check(serde_json::json!({"base_url": "https://a"})),
+            "unchanged"
+        );
+        assert!(
+            check(serde_json::json!({"base_url": null})),
+            "removed: the default"
+        );
+        assert!(
+            check(serde_json::json!({"from": "+1555"})),
+            "not a destination"
+        );
+        assert!(check(
+            serde_json::json!({"base_url": "https://b", "auth_token": null})
+        ));
+    }
+
+    #[test]
     fn settle_folds_device_results() {
         assert!(matches!(settle(vec![]), Err(SendError::NoAddress { .. })));
         // one accepted: sent, the gone one reported for removal, the others recorded
