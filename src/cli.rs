@@ -114,6 +114,10 @@ pub struct ServeArgs {
     /// Provider calls of one channel type that one project may have in flight.
     #[arg(long, env = "HERALD_PROJECT_INFLIGHT")]
     pub project_inflight: Option<usize>,
+    /// File holding the key that seals channel secrets (created, mode 0600, when
+    /// absent; default DATA_DIR/secret.key). Never part of a backup: keep a copy.
+    #[arg(long, env = "HERALD_SECRET_KEY_FILE", value_name = "FILE")]
+    pub secret_key_file: Option<PathBuf>,
     /// Public key of project `default` when it is created.
     #[arg(long, env = "HERALD_BOOTSTRAP_PUBLIC_KEY", hide_env_values = true)]
     pub bootstrap_public_key: Option<String>,
@@ -174,6 +178,9 @@ impl ServeArgs {
         if let Some(v) = self.project_inflight {
             s.project_inflight = v;
         }
+        if let Some(v) = &self.secret_key_file {
+            s.secret_key_file = Some(v.clone());
+        }
         if s.admin_rate == 0 || s.user_rate == 0 {
             return Err("rates must be at least 1 request per second".into());
         }
@@ -188,6 +195,7 @@ impl ServeArgs {
 }
 
 pub fn main() -> ExitCode {
+    private_umask();
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve(args),
@@ -209,6 +217,18 @@ pub fn main() -> ExitCode {
                 }
             }
         }
+    }
+}
+
+/// Everything this process creates is private to its owner (files 0600,
+/// directories 0700): the data directory holds tenants' data, sled creates
+/// its files with the process umask, and backups hold the same data. Set
+/// before any thread starts, as umask is process-wide.
+fn private_umask() {
+    #[cfg(unix)]
+    // SAFETY: umask only swaps the process's file mode mask; it cannot fail.
+    unsafe {
+        libc::umask(0o077);
     }
 }
 
@@ -377,6 +397,9 @@ fn fetch_backup(addr: &str, token: &str, to: &std::path::Path) -> Result<(), Fet
     })?;
     let mut out = std::fs::File::create(to)
         .map_err(|e| FetchError::Failed(format!("cannot create {}: {e}", to.display())))?;
+    // A backup holds the tenants' data: private, also when replacing a file.
+    herald_actors::store::secrets::make_private(to)
+        .map_err(|e| FetchError::Failed(format!("cannot create {}: {e}", to.display())))?;
     let copied = std::io::copy(&mut r.take(length), &mut out).map_err(failed)?;
     if copied != length {
         return Err(FetchError::Failed(format!(
@@ -395,14 +418,15 @@ fn restore(args: RestoreArgs) -> Result<String, String> {
     let (header, summary) =
         herald_actors::store::backup::restore(&args.from, &dir).map_err(|e| e.message)?;
     Ok(format!(
-        "restored {} into {}: {} trees, {} entries, format version {} (backup made {} by Herald {})",
+        "restored {} into {}: {} trees, {} entries, format version {} (backup made {} by Herald {}); channel secrets stay sealed: serve it with the original data directory's secret key file (copy its secret.key into {} or pass --secret-key-file)",
         args.from.display(),
         dir.display(),
         summary.trees,
         summary.entries,
         header.format_version,
         header.created_at,
-        header.herald
+        header.herald,
+        dir.display()
     ))
 }
 
@@ -411,7 +435,9 @@ fn create_project(dir: &std::path::Path, name: &str) -> Result<(String, String),
     if name.is_empty() || name.len() > 200 {
         return Err("a project name is 1 to 200 characters".into());
     }
-    let store = herald_actors::Store::open(dir).map_err(|e| e.message)?;
+    // Without the secret key: a new project has no channel secret (its in_app
+    // channel has none), and `--secret-key-file` need not be given here.
+    let store = herald_actors::Store::open_without_key(dir).map_err(|e| e.message)?;
     let keys = store.create_project(name, None).map_err(|e| {
         if e.code == herald_actors::ErrorCode::Conflict {
             format!("a project named {name:?} already exists")

@@ -39,6 +39,8 @@ pub struct Settings {
     pub template_max_output: usize,
     /// Provider calls of one channel type one project may have in flight.
     pub project_inflight: usize,
+    /// The key that seals channel secrets at rest; `None`: `DATA_DIR/secret.key`.
+    pub secret_key_file: Option<PathBuf>,
 }
 
 /// Default of `min_free_space`: 64 MiB.
@@ -103,11 +105,20 @@ impl Default for Settings {
             template_fuel: herald_actors::render::DEFAULT_FUEL,
             template_max_output: herald_actors::render::DEFAULT_MAX_OUTPUT,
             project_inflight: herald_actors::actors::DEFAULT_PROJECT_INFLIGHT,
+            secret_key_file: None,
         }
     }
 }
 
 impl Settings {
+    /// Where the secret key is read (or created on first start).
+    pub fn secret_key_path(&self) -> PathBuf {
+        self.secret_key_file.clone().unwrap_or_else(|| {
+            self.data_dir
+                .join(herald_actors::store::secrets::DEFAULT_KEY_FILE)
+        })
+    }
+
     /// Defaults overlaid with a TOML file.
     pub fn from_file(path: Option<&std::path::Path>) -> Result<Settings, String> {
         match path {

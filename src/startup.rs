@@ -283,7 +283,8 @@ impl Application {
         workers: usize,
     ) -> Result<Application, String> {
         let dir = settings.data_dir.clone();
-        let store = web::block(move || Store::open(&dir))
+        let key_file = settings.secret_key_path();
+        let store = web::block(move || Store::open_with(&dir, Some(&key_file)))
             .await
             .map_err(|e| e.to_string())?
             .map_err(|e| e.message)?;

@@ -156,6 +156,14 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
                     let mut merged = c.config.clone();
                     merge_config(&mut merged, cfg, &c.provider);
                     providers::validate_config(&c.provider, &merged, &mut v);
+                    providers::check_secret_restated(
+                        &c.provider,
+                        &c.config,
+                        &merged,
+                        cfg,
+                        MASK,
+                        &mut v,
+                    );
                     if v.is_empty() {
                         c.config = merged;
                         c.revoked = false;

@@ -33,6 +33,7 @@ mod providers_web_push;
 mod rate_limit;
 mod restart;
 mod runs;
+mod secrets_at_rest;
 mod templates_bounded;
 mod tenancy;
 mod topics;

@@ -65,6 +65,81 @@ pub fn secret_fields(provider: &str) -> &'static [&'static str] {
         .unwrap_or(&[])
 }
 
+/// Config fields that decide where a provider's secret (or what it signs or
+/// obtains) is sent, over what, or as whom. Changing one keeps the stored secret
+/// only when the secret is sent again (`check_secret_restated`): otherwise a
+/// caller who cannot read the secret could redirect it to a host of theirs.
+/// - smtp: the password goes to `host`:`port` over `tls` (`none` sends it in
+///   clear) as `username`.
+/// - twilio: the token is basic auth to `base_url`, as `account_sid`.
+/// - webhook: payloads signed with the secret go to `url`.
+/// - fcm: the service account's signed assertion goes to `token_url`, the access
+///   token it buys to `base_url`, for `project_id`.
+/// - apns: the signed provider token goes to `base_url` (or the host
+///   `environment` picks), for `topic`, as `team_id`/`key_id`.
+/// - slack_webhook: the URL is the secret itself; web_push: the VAPID key signs
+///   for push services the subscriptions name, not the config: none.
+pub fn destination_fields(provider: &str) -> &'static [&'static str] {
+    match provider {
+        "smtp" => &["host", "port", "tls", "username"],
+        "twilio" => &["base_url", "account_sid"],
+        "webhook" => &["url"],
+        "fcm" => &["base_url", "token_url", "project_id"],
+        "apns" => &["base_url", "environment", "topic", "team_id", "key_id"],
+        _ => &[],
+    }
+}
+
+/// The value a secret was given as by `patch`, when it is given anew (not the
+/// mask, not absent, not null).
+fn restated<'a>(patch: &'a Map<String, Value>, field: &str, mask: &str) -> Option<&'a Value> {
+    patch
+        .get(field)
+        .filter(|v| !v.is_null() && v.as_str() != Some(mask))
+}
+
+/// A configuration update that changes a destination field (see
+/// `destination_fields`) of a channel holding a secret must send that secret
+/// again: 422 `required` on `config.<secret>` otherwise.
+pub fn check_secret_restated(
+    provider: &str,
+    stored: &Map<String, Value>,
+    merged: &Map<String, Value>,
+    patch: &Map<String, Value>,
+    mask: &str,
+    v: &mut Validator,
+) {
+    let changed: Vec<&str> = destination_fields(provider)
+        .iter()
+        .copied()
+        // A field set to a new value. A field removed is not a redirect: the
+        // provider's own default (api.twilio.com, Apple's, Google's hosts) is
+        // used, or the channel is unconfigured until the field is set again,
+        // and setting it is then a change from nothing.
+        .filter(|f| {
+            merged
+                .get(*f)
+                .is_some_and(|m| !m.is_null() && stored.get(*f) != Some(m))
+        })
+        .collect();
+    let Some(first) = changed.first() else {
+        return;
+    };
+    for secret in secret_fields(provider) {
+        let held = stored.get(*secret).is_some_and(|x| !x.is_null());
+        let kept = merged.get(*secret) == stored.get(*secret);
+        if held && kept && restated(patch, secret, mask).is_none() {
+            v.push(
+                format!("config.{secret}"),
+                "required",
+                format!(
+                    "config.{first} changes where or as whom the channel's secret is used: send config.{secret} again with it (the stored one is never sent to a new destination)"
+                ),
+            );
+        }
+    }
+}
+
 /// Required config fields that are absent (or null/empty).
 pub fn missing_required(provider: &str, config: &Map<String, Value>) -> Vec<&'static str> {
     let req = TABLE
@@ -598,6 +673,55 @@ mod tests {
             message: "503".into(),
             retry_after: Some(Duration::from_secs(2)),
         })
+    }
+
+    #[test]
+    fn a_new_destination_needs_the_secret_again() {
+        let obj = |v: serde_json::Value| v.as_object().unwrap().clone();
+        let stored = obj(serde_json::json!({"base_url": "https://a", "auth_token": "t"}));
+        let check = |patch: serde_json::Value| {
+            let patch = obj(patch);
+            let mut merged = stored.clone();
+            for (k, v) in &patch {
+                match v {
+                    Value::Null => {
+                        merged.remove(k);
+                    }
+                    Value::String(s) if s == "********" => {}
+                    _ => {
+                        merged.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+            let mut v = Validator::new();
+            check_secret_restated("twilio", &stored, &merged, &patch, "********", &mut v);
+            v.is_empty()
+        };
+        assert!(!check(serde_json::json!({"base_url": "https://b"})));
+        assert!(!check(
+            serde_json::json!({"base_url": "https://b", "auth_token": "********"})
+        ));
+        assert!(check(
+            serde_json::json!({"base_url": "https://b", "auth_token": "t2"})
+        ));
+        assert!(check(
+            serde_json::json!({"base_url": "https://b", "auth_token": "t"})
+        ));
+        assert!(
+            check(serde_json::json!({"base_url": "https://a"})),
+            "unchanged"
+        );
+        assert!(
+            check(serde_json::json!({"base_url": null})),
+            "removed: the default"
+        );
+        assert!(
+            check(serde_json::json!({"from": "+1555"})),
+            "not a destination"
+        );
+        assert!(check(
+            serde_json::json!({"base_url": "https://b", "auth_token": null})
+        ));
     }
 
     #[test]

@@ -243,6 +243,8 @@ impl Store {
         let mut pause = Duration::from_millis(20);
         for attempt in 1..=ATTEMPTS {
             let file = File::create(path).map_err(|e| io_err("cannot create", path, e))?;
+            // Private whatever the umask, and also when replacing an older file.
+            super::secrets::make_private(path).map_err(|e| io_err("cannot create", path, e))?;
             // Commits wait while the export runs (`Store::commit` holds the gate
             // shared), so the export normally matches the checksum at once; the
             // few writes that bypass `commit` are caught by the comparison.
@@ -292,6 +294,8 @@ pub fn is_data_dir(dir: &Path) -> bool {
 
 /// Backs up the data directory `dir` (no server running: the store is opened
 /// here, which also refuses a newer format or a directory in use) to `to`.
+/// The store is opened without its secret key: sealed secrets are copied
+/// sealed, and the key file (outside the sled tree) is never part of a backup.
 pub fn backup_dir(dir: &Path, to: &Path) -> Result<BackupSummary> {
     if !is_data_dir(dir) {
         return Err(Error::internal(format!(
@@ -299,7 +303,7 @@ pub fn backup_dir(dir: &Path, to: &Path) -> Result<BackupSummary> {
             dir.display()
         )));
     }
-    let store = Store::open(dir)?;
+    let store = Store::open_without_key(dir)?;
     store.snapshot_to_file(to)
 }
 
@@ -356,7 +360,9 @@ pub fn verify_backup(path: &Path) -> Result<(BackupHeader, BackupSummary)> {
 }
 
 /// Restores the backup `from` into `dir`, which must be absent or empty. The
-/// result is a data directory any Herald of the backup's format version serves.
+/// result is a data directory any Herald of the backup's format version serves
+/// (with the original data directory's secret key file, when channel secrets
+/// are sealed in it: the backup never carries the key).
 /// On failure nothing is left behind in `dir`.
 pub fn restore(from: &Path, dir: &Path) -> Result<(BackupHeader, BackupSummary)> {
     let existed = dir.exists();
@@ -384,8 +390,11 @@ pub fn restore(from: &Path, dir: &Path) -> Result<(BackupHeader, BackupSummary)>
             header.format_version, header.herald
         )));
     }
-    std::fs::create_dir_all(dir).map_err(|e| io_err("cannot create", dir, e))?;
+    super::secrets::create_private_dir(dir).map_err(|e| io_err("cannot create", dir, e))?;
     let result = restore_into(Reader { inp }, dir, header.clone());
+    if result.is_ok() {
+        super::secrets::tighten_modes(dir);
+    }
     if result.is_err() {
         // leave the directory as it was: absent, or empty
         if existed {
@@ -514,7 +523,9 @@ mod tests {
         let dst = tmp.path().join("dst");
         let (_, r) = restore(&file, &dst).unwrap();
         assert_eq!(r.checksum, s.checksum);
-        let restored = Store::open(&dst).unwrap();
+        // with the original key file, as a restored store is served (a new
+        // key would be adopted and its key check written: another checksum)
+        let restored = Store::open_with(&dst, Some(&src.join("secret.key"))).unwrap();
         assert_eq!(
             restored.handles().unwrap().db.checksum().unwrap(),
             s.checksum

@@ -5,9 +5,50 @@ use super::keys::{tail_id, Key};
 use super::page::{scan, Page, PageReq};
 use super::{codec, Store, Writes, T};
 use crate::error::{Error, Result};
-use crate::model::{new_id, Channel, Flow, FlowStatus, Subscription, Timestamp, Topic, User};
+use crate::model::{
+    new_id, Channel, ChannelType, Flow, FlowStatus, Subscription, Timestamp, Topic, User,
+};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use uuid::Uuid;
+
+/// A channel as stored: `config` without its secret fields, which are in
+/// `sealed` (field name -> `nonce || AES-256-GCM ciphertext` of the value's
+/// JSON, see `secrets`). The other fields are `Channel`'s, under the same
+/// names, so a record written before sealing reads as one with nothing sealed
+/// (its secrets still in `config`, sealed at the next start).
+#[derive(Serialize, Deserialize)]
+struct StoredChannel {
+    id: Uuid,
+    #[serde(rename = "type")]
+    channel_type: ChannelType,
+    name: String,
+    provider: String,
+    config: serde_json::Map<String, serde_json::Value>,
+    revoked: bool,
+    #[serde(default)]
+    builtin: bool,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    sealed: BTreeMap<String, Vec<u8>>,
+}
+
+impl StoredChannel {
+    /// Secret fields still in plaintext in `config` (a record of an earlier Herald).
+    fn plaintext_secrets(&self) -> bool {
+        crate::providers::secret_fields(&self.provider)
+            .iter()
+            .any(|f| self.config.contains_key(*f))
+    }
+}
+
+fn no_key() -> Error {
+    Error::internal(
+        "the store was opened without its secret key: channel secrets cannot be read or written",
+    )
+}
 
 /// A stored 2xx response, replayed for a repeated idempotency key.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -44,8 +85,67 @@ impl PushSubscription {
 impl Store {
     // ------------------------------------------------------------ channels
 
+    /// The stored form of a channel: its secret fields sealed (only the store
+    /// ever sees them sealed; callers get and give plaintext configs).
+    pub(crate) fn channel_record(&self, project: &Uuid, c: &Channel) -> Result<Vec<u8>> {
+        let mut config = c.config.clone();
+        let mut sealed = BTreeMap::new();
+        for f in crate::providers::secret_fields(&c.provider) {
+            let Some(v) = config.remove(*f) else { continue };
+            let sealer = self.inner.sealer.as_ref().ok_or_else(no_key)?;
+            let plain = zeroize::Zeroizing::new(serde_json::to_vec(&v).expect("JSON value"));
+            let aad = super::secrets::channel_aad(project, &c.id, f);
+            sealed.insert(f.to_string(), sealer.seal(&aad, &plain));
+        }
+        Ok(codec::enc(&StoredChannel {
+            id: c.id,
+            channel_type: c.channel_type,
+            name: c.name.clone(),
+            provider: c.provider.clone(),
+            config,
+            revoked: c.revoked,
+            builtin: c.builtin,
+            created_at: c.created_at,
+            updated_at: c.updated_at,
+            sealed,
+        }))
+    }
+
+    /// A channel from its stored form, its secrets opened.
+    fn channel_from(&self, project: &Uuid, bytes: &[u8]) -> Result<Channel> {
+        let r: StoredChannel = codec::dec(bytes)?;
+        let mut config = r.config;
+        for (f, ct) in &r.sealed {
+            let sealer = self.inner.sealer.as_ref().ok_or_else(no_key)?;
+            let aad = super::secrets::channel_aad(project, &r.id, f);
+            let plain = sealer.open(&aad, ct).ok_or_else(|| {
+                Error::internal(format!(
+                    "the sealed secret {f} of channel {} does not open with this data directory's key (altered or moved)",
+                    r.id
+                ))
+            })?;
+            let v: serde_json::Value = serde_json::from_slice(&plain)
+                .map_err(|e| Error::internal(format!("corrupt sealed secret: {e}")))?;
+            config.insert(f.clone(), v);
+        }
+        Ok(Channel {
+            id: r.id,
+            channel_type: r.channel_type,
+            name: r.name,
+            provider: r.provider,
+            config,
+            revoked: r.revoked,
+            builtin: r.builtin,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        })
+    }
+
     pub fn channel(&self, project: &Uuid, id: &Uuid) -> Result<Option<Channel>> {
-        self.get_rec(T::channels, Key::new().id(project).id(id).as_ref())
+        match self.tree(T::channels).get(Key::new().id(project).id(id))? {
+            Some(v) => Ok(Some(self.channel_from(project, &v)?)),
+            None => Ok(None),
+        }
     }
 
     pub fn list_channels(&self, project: &Uuid, req: &PageReq) -> Result<Page<Channel>> {
@@ -53,22 +153,70 @@ impl Store {
             self.tree(T::channels),
             &Key::new().id(project),
             req,
-            |_, v| Ok(Some(codec::dec(v)?)),
+            |_, v| Ok(Some(self.channel_from(project, v)?)),
         )
     }
 
     pub fn all_channels(&self, project: &Uuid) -> Result<Vec<Channel>> {
         let mut out = vec![];
         for kv in self.tree(T::channels).scan_prefix(Key::new().id(project)) {
-            out.push(codec::dec(&kv?.1)?);
+            out.push(self.channel_from(project, &kv?.1)?);
         }
         Ok(out)
     }
 
     pub fn put_channel(&self, project: &Uuid, c: &Channel) -> Result<()> {
         let mut w = Writes::new();
-        w.put_rec(T::channels, Key::new().id(project).id(&c.id), c);
+        w.put(
+            T::channels,
+            Key::new().id(project).id(&c.id),
+            self.channel_record(project, c)?,
+        );
         self.commit_durable(w)
+    }
+
+    /// Gives a just-opened store its key (see `secrets::key_for_store`) and
+    /// seals the secrets an earlier Herald stored in plaintext, in one batch.
+    pub(crate) fn with_key(mut self, key_file: &std::path::Path) -> Result<Store> {
+        let mut sealed = false;
+        let mut plaintext = vec![];
+        for kv in self.tree(T::channels).iter() {
+            let (k, v) = kv?;
+            let r: StoredChannel = codec::dec(&v)?;
+            sealed |= !r.sealed.is_empty();
+            if r.plaintext_secrets() {
+                plaintext.push(k);
+            }
+        }
+        let meta = self.tree(T::meta);
+        let held = super::secrets::Holdings {
+            check: meta.get(b"secret_key_check")?.map(|v| v.to_vec()),
+            sealed,
+        };
+        let (sealer, write_check) = super::secrets::key_for_store(key_file, &held)?;
+        if write_check {
+            meta.insert(b"secret_key_check", sealer.key_check())?;
+        }
+        Arc::get_mut(&mut self.inner)
+            .expect("the store is not shared while it is opened")
+            .sealer = Some(sealer);
+        if !plaintext.is_empty() {
+            let mut w = Writes::new();
+            for k in &plaintext {
+                // keys are (project, channel)
+                let project = Uuid::from_slice(&k[..16])
+                    .map_err(|_| Error::internal("corrupt channel key"))?;
+                let v = self.tree(T::channels).get(k)?.expect("just read");
+                let c = self.channel_from(&project, &v)?;
+                w.put(T::channels, k, self.channel_record(&project, &c)?);
+            }
+            self.commit(w)?;
+            tracing::info!(
+                channels = plaintext.len(),
+                "sealed the channel secrets an earlier Herald stored in plaintext"
+            );
+        }
+        Ok(self)
     }
 
     /// Read-modify-write of a channel under its lock.
@@ -518,6 +666,86 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn twilio(token: &str) -> Channel {
+        let (id, now) = new_id();
+        let config =
+            serde_json::json!({"account_sid": "AC1", "auth_token": token, "from": "+15005550006"});
+        Channel {
+            id,
+            channel_type: ChannelType::Sms,
+            name: "sms".into(),
+            provider: "twilio".into(),
+            config: config.as_object().unwrap().clone(),
+            revoked: false,
+            builtin: false,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    fn raw_holds(store: &Store, needle: &[u8]) -> bool {
+        store
+            .tree(T::channels)
+            .iter()
+            .any(|kv| kv.unwrap().1.windows(needle.len()).any(|w| w == needle))
+    }
+
+    #[test]
+    fn channel_secrets_are_sealed_and_legacy_plaintext_is_sealed_on_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Uuid::now_v7();
+        let c = twilio("tok-sealed-0123");
+        {
+            let store = Store::open(dir.path()).unwrap();
+            store.put_channel(&p, &c).unwrap();
+            assert!(!raw_holds(&store, b"tok-sealed-0123"));
+            assert!(raw_holds(&store, b"AC1"), "other fields stay readable");
+            let back = store.channel(&p, &c.id).unwrap().unwrap();
+            assert_eq!(back.config["auth_token"], "tok-sealed-0123");
+            // a ciphertext moved to another channel does not open
+            let other = twilio("x");
+            let v = store
+                .tree(T::channels)
+                .get(Key::new().id(&p).id(&c.id))
+                .unwrap()
+                .unwrap();
+            let mut moved: StoredChannel = codec::dec(&v).unwrap();
+            moved.id = other.id;
+            store
+                .tree(T::channels)
+                .insert(Key::new().id(&p).id(&other.id), codec::enc(&moved))
+                .unwrap();
+            let e = store.channel(&p, &other.id).unwrap_err();
+            assert!(e.message.contains("does not open"), "{}", e.message);
+            store.delete_channel(&p, &other.id).unwrap();
+            // a record as an earlier Herald wrote it: secrets in plaintext
+            let legacy = twilio("tok-legacy-4567");
+            let mut w = Writes::new();
+            w.put_rec(T::channels, Key::new().id(&p).id(&legacy.id), &legacy);
+            store.commit_durable(w).unwrap();
+            assert!(raw_holds(&store, b"tok-legacy-4567"));
+            assert_eq!(
+                store.channel(&p, &legacy.id).unwrap().unwrap().config["auth_token"],
+                "tok-legacy-4567",
+                "read either way until sealed"
+            );
+        }
+        let store = Store::open(dir.path()).unwrap();
+        assert!(!raw_holds(&store, b"tok-legacy-4567"), "sealed at start");
+        assert_eq!(store.all_channels(&p).unwrap().len(), 2);
+        drop(store);
+        // without the key: no secret is read or written
+        let bare = Store::open_without_key(dir.path()).unwrap();
+        assert!(bare.channel(&p, &c.id).is_err());
+        assert!(bare.put_channel(&p, &twilio("y")).is_err());
+        drop(bare);
+        // with another key: refused at open
+        let other = dir.path().join("other.key");
+        std::fs::write(&other, "cd".repeat(32)).unwrap();
+        let e = Store::open_with(dir.path(), Some(&other)).err().unwrap();
+        assert!(e.message.contains("not the key"), "{}", e.message);
+    }
 
     #[test]
     fn expired_idempotency_records_are_swept() {

@@ -25,6 +25,7 @@ mod page;
 mod projects;
 mod records;
 mod runs;
+pub mod secrets;
 mod users;
 
 pub use feed::{
@@ -128,6 +129,10 @@ struct Inner {
     /// learns its runs only after reading the notifications it has locked.
     run_stripes: Vec<Mutex<()>>,
     cursor_key: [u8; 32],
+    /// Seals channel secrets (`secrets`); `None` when the store was opened
+    /// without its key (backups, `project create`), which can then neither
+    /// read nor write a secret.
+    sealer: Option<secrets::Sealer>,
     /// Shared by every commit, exclusive while a backup exports the trees.
     commit_gate: std::sync::RwLock<()>,
     projects_cache: dashmap::DashMap<String, Arc<crate::model::Project>>,
@@ -367,10 +372,28 @@ fn open_sled(path: &Path) -> std::result::Result<sled::Db, sled::Error> {
 }
 
 impl Store {
-    /// Opens (or creates) the store in `dir`. The data lives in `dir/v1/`, so a
-    /// future format can sit beside it; `dir/FORMAT` names the version in use.
+    /// Opens (or creates) the store in `dir` with its secret key in the
+    /// default place, `dir/secret.key` (created when absent; see `open_with`).
     pub fn open(dir: &Path) -> Result<Store> {
-        std::fs::create_dir_all(dir)
+        Self::open_with(dir, Some(&dir.join(secrets::DEFAULT_KEY_FILE)))
+    }
+
+    /// Opens the store without its secret key: for work that copies records
+    /// as they are (backups) or touches no secret (`project create`). Reading
+    /// or writing a channel secret then fails.
+    pub fn open_without_key(dir: &Path) -> Result<Store> {
+        Self::open_with(dir, None)
+    }
+
+    /// Opens (or creates) the store in `dir`. The data lives in `dir/v3/`, so a
+    /// future format can sit beside it; `dir/FORMAT` names the version in use.
+    /// With `key_file`, channel secrets are sealed with the key in that file
+    /// (created, mode 0600, when absent and nothing is sealed yet; a missing or
+    /// wrong key for sealed secrets is an error), and secrets an earlier Herald
+    /// stored in plaintext are sealed now. The directory and its files are made
+    /// private to the owner (0700/0600).
+    pub fn open_with(dir: &Path, key_file: Option<&Path>) -> Result<Store> {
+        secrets::create_private_dir(dir)
             .map_err(|e| Error::internal(format!("cannot create {}: {e}", dir.display())))?;
         let fmt_file = dir.join("FORMAT");
         match std::fs::read_to_string(&fmt_file) {
@@ -454,6 +477,7 @@ impl Store {
                 feed_stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
                 run_stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
                 cursor_key,
+                sealer: None,
                 commit_gate: std::sync::RwLock::new(()),
                 projects_cache: dashmap::DashMap::new(),
                 users_cache: dashmap::DashMap::new(),
@@ -464,7 +488,14 @@ impl Store {
                 path: dir.to_path_buf(),
             }),
         };
+        let store = match key_file {
+            Some(k) => store.with_key(k)?,
+            None => store,
+        };
         store.flush()?;
+        // sled's files were created with the process umask: make them private
+        // too (and those of a data directory an earlier Herald wrote).
+        secrets::tighten_modes(dir);
         health::start_doctor(Arc::downgrade(&store.inner));
         Ok(store)
     }

@@ -107,7 +107,11 @@ impl Store {
         w.put_rec(T::projects, id.as_bytes(), &p);
         w.put(T::projects_by_name, name.as_bytes(), id.as_bytes());
         w.put(T::api_keys, public_key.as_bytes(), id.as_bytes());
-        w.put_rec(T::channels, Key::new().id(&id).id(&cid), &in_app);
+        w.put(
+            T::channels,
+            Key::new().id(&id).id(&cid),
+            self.channel_record(&id, &in_app)?,
+        );
         self.commit_durable(w)?;
         Ok(NewProjectKeys {
             public_key,
