@@ -89,6 +89,14 @@ pub struct ServeArgs {
     /// HTTP worker threads (0 = one per core).
     #[arg(long, env = "HERALD_WORKERS")]
     pub workers: Option<usize>,
+    /// Ranges providers may send to although private, loopback or link-local
+    /// (comma-separated CIDRs or addresses, e.g. 10.0.0.0/8,127.0.0.1).
+    #[arg(long, env = "HERALD_EGRESS_ALLOW", value_delimiter = ',', value_name = "CIDR")]
+    pub egress_allow: Option<Vec<String>>,
+    /// Let providers send to any address, private and loopback included (the
+    /// egress guard off; for tests and closed networks).
+    #[arg(long, env = "HERALD_ALLOW_PRIVATE_DESTINATIONS")]
+    pub allow_private_destinations: bool,
     /// Public key of project `default` when it is created.
     #[arg(long, env = "HERALD_BOOTSTRAP_PUBLIC_KEY", hide_env_values = true)]
     pub bootstrap_public_key: Option<String>,
@@ -121,6 +129,13 @@ impl ServeArgs {
         if let Some(v) = self.workers {
             s.workers = v;
         }
+        if let Some(v) = &self.egress_allow {
+            s.egress_allow = v.clone();
+        }
+        if self.allow_private_destinations {
+            s.allow_private_destinations = true;
+        }
+        s.egress_policy()?;
         if s.admin_rate == 0 || s.user_rate == 0 {
             return Err("rates must be at least 1 request per second".into());
         }

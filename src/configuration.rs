@@ -21,6 +21,11 @@ pub struct Settings {
     pub engine_threads: usize,
     /// HTTP worker threads (0 = one per core).
     pub workers: usize,
+    /// Ranges providers may send to although they are not public addresses
+    /// (CIDRs or single addresses).
+    pub egress_allow: Vec<String>,
+    /// Turns the egress guard off: every destination is allowed.
+    pub allow_private_destinations: bool,
 }
 
 impl Default for Settings {
@@ -33,11 +38,21 @@ impl Default for Settings {
             log_format: "human".into(),
             engine_threads: 2,
             workers: 0,
+            egress_allow: vec![],
+            allow_private_destinations: false,
         }
     }
 }
 
 impl Settings {
+    /// The egress policy these settings describe.
+    pub fn egress_policy(&self) -> Result<herald_actors::egress::EgressPolicy, String> {
+        Ok(herald_actors::egress::EgressPolicy {
+            allow_private: self.allow_private_destinations,
+            allow: herald_actors::egress::parse_allow(&self.egress_allow.join(","))?,
+        })
+    }
+
     /// Defaults overlaid with a TOML file.
     pub fn from_file(path: Option<&std::path::Path>) -> Result<Settings, String> {
         match path {

@@ -317,6 +317,7 @@ impl Application {
             EngineConfig {
                 threads: settings.engine_threads.max(1),
                 panic_once,
+                egress: settings.egress_policy()?,
                 ..Default::default()
             },
         )
