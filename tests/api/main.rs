@@ -7,6 +7,7 @@ mod helpers;
 mod auth;
 mod channels;
 mod crash;
+mod egress;
 mod engine_helpers;
 mod errors;
 mod feed;
