@@ -91,7 +91,12 @@ pub struct ServeArgs {
     pub workers: Option<usize>,
     /// Ranges providers may send to although private, loopback or link-local
     /// (comma-separated CIDRs or addresses, e.g. 10.0.0.0/8,127.0.0.1).
-    #[arg(long, env = "HERALD_EGRESS_ALLOW", value_delimiter = ',', value_name = "CIDR")]
+    #[arg(
+        long,
+        env = "HERALD_EGRESS_ALLOW",
+        value_delimiter = ',',
+        value_name = "CIDR"
+    )]
     pub egress_allow: Option<Vec<String>>,
     /// Let providers send to any address, private and loopback included (the
     /// egress guard off; for tests and closed networks).

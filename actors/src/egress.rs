@@ -51,7 +51,11 @@ impl std::fmt::Display for Refused {
         if host.parse::<IpAddr>().ok() == Some(self.ip) {
             write!(f, "{} is a {} address", self.host, self.kind)?;
         } else {
-            write!(f, "{} resolves to {}, a {} address", self.host, self.ip, self.kind)?;
+            write!(
+                f,
+                "{} resolves to {}, a {} address",
+                self.host, self.ip, self.kind
+            )?;
         }
         write!(
             f,
@@ -133,12 +137,7 @@ fn v4_kind(ip: Ipv4Addr) -> Option<&'static str> {
 /// IPv4-compatible (`::a.b.c.d`), NAT64 (`64:ff9b::/96`) and 6to4 (`2002::/16`).
 fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
-    let tail = Ipv4Addr::new(
-        (s[6] >> 8) as u8,
-        s[6] as u8,
-        (s[7] >> 8) as u8,
-        s[7] as u8,
-    );
+    let tail = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
     if let Some(m) = ip.to_ipv4_mapped() {
         return Some(m);
     }
@@ -526,10 +525,19 @@ mod tests {
             let e = g.check_url(u).expect_err(u);
             assert!(!e.to_string().contains("/x"), "no path in {e}");
         }
-        assert!(g.check_url("https://hooks.slack.com/services/T/B/C").is_ok());
+        assert!(g
+            .check_url("https://hooks.slack.com/services/T/B/C")
+            .is_ok());
         assert!(g.check_url("https://8.8.8.8/").is_ok());
         assert!(g.check_url("not a url").unwrap().is_none());
-        for h in ["127.0.0.1", "127.1", "localhost", "[::1]", "::1", "0x7f000001"] {
+        for h in [
+            "127.0.0.1",
+            "127.1",
+            "localhost",
+            "[::1]",
+            "::1",
+            "0x7f000001",
+        ] {
             assert!(g.check_bare_host(h).is_err(), "{h}");
         }
         assert!(g.check_bare_host("smtp.example.com").is_ok());
@@ -591,6 +599,9 @@ mod tests {
             .await
             .expect_err("refused");
         assert!(find_cause::<Refused>(&e).is_some(), "{e:?}");
-        assert!(!accepted.await.unwrap(), "no connection reached the listener");
+        assert!(
+            !accepted.await.unwrap(),
+            "no connection reached the listener"
+        );
     }
 }

@@ -307,12 +307,8 @@ async fn egress_provider_answers_are_kept_as_status_and_code_only() {
         let app = &app;
         let ext = ext.clone();
         async move {
-            let flow = active_flow(
-                app,
-                "ans",
-                json!([channel_step(&s(&ch["id"]), None, "hi")]),
-            )
-            .await;
+            let flow =
+                active_flow(app, "ans", json!([channel_step(&s(&ch["id"]), None, "hi")])).await;
             deliver_once(app, &flow, &ext, json!({})).await
         }
     };
@@ -388,11 +384,8 @@ async fn egress_provider_answers_are_kept_as_status_and_code_only() {
     // a transport error in plain words, with the host and port only
     let url = closed_port_url();
     let port = url.split(':').nth(2).unwrap().split('/').next().unwrap();
-    let ch = create_webhook_channel_with(
-        &app,
-        json!({"url": url, "retry": {"max_attempts": 1}}),
-    )
-    .await;
+    let ch =
+        create_webhook_channel_with(&app, json!({"url": url, "retry": {"max_attempts": 1}})).await;
     let d = run(ch).await;
     assert_eq!(d["error"]["code"], json!("provider_unavailable"), "{d}");
     assert_eq!(

@@ -267,8 +267,7 @@ impl Provider for Apns {
                 let (http, guard, creds, jwt, apns_id, body) =
                     (&http, &guard, &creds, &jwt, &apns_id, body.clone());
                 async move {
-                    let r =
-                        push_one(http, guard, creds, jwt, apns_id, &sub.identifier, body).await;
+                    let r = push_one(http, guard, creds, jwt, apns_id, &sub.identifier, body).await;
                     (sub.identifier.clone(), r)
                 }
             });

@@ -109,7 +109,11 @@ fn check_destination(
         egress.check_url(raw).map(|_| ())
     };
     if let Err(refused) = r {
-        v.push(field, "exclusion", format!("destination not allowed: {refused}"));
+        v.push(
+            field,
+            "exclusion",
+            format!("destination not allowed: {refused}"),
+        );
     }
 }
 
@@ -412,7 +416,11 @@ pub type Transports = std::collections::HashMap<&'static str, std::sync::Arc<dyn
 /// `errorCode`, APNs' `reason`…) are kept, never the body: the answer of a
 /// server Herald should not have reached could otherwise be read back through
 /// `delivery.error.message`.
-pub fn classify_status(status: u16, code: Option<&str>, retry_after: Option<Duration>) -> SendError {
+pub fn classify_status(
+    status: u16,
+    code: Option<&str>,
+    retry_after: Option<Duration>,
+) -> SendError {
     let message = answered(status, code);
     match status {
         408 | 429 | 500..=599 => SendError::Transient {
@@ -476,7 +484,10 @@ pub fn transports(http: &reqwest::Client, policy: &std::sync::Arc<EgressPolicy>)
     use std::sync::Arc;
     let g = || Guard(policy.clone());
     let mut t: Transports = std::collections::HashMap::new();
-    t.insert("webhook", Arc::new(webhook::Webhook::new(http.clone(), g())));
+    t.insert(
+        "webhook",
+        Arc::new(webhook::Webhook::new(http.clone(), g())),
+    );
     t.insert("smtp", Arc::new(smtp::Smtp::new(g())));
     t.insert("twilio", Arc::new(twilio::Twilio::new(http.clone(), g())));
     t.insert(
@@ -578,7 +589,10 @@ pub(crate) fn transport_error(timeout: Duration, e: reqwest::Error) -> SendError
         if secs >= 1.0 {
             format!("timed out after {} s waiting for {host}", secs.round())
         } else {
-            format!("timed out after {} ms waiting for {host}", timeout.as_millis())
+            format!(
+                "timed out after {} ms waiting for {host}",
+                timeout.as_millis()
+            )
         }
     } else if egress::find_cause::<egress::LookupFailed>(&e).is_some() {
         format!("DNS lookup failed for {host}")
@@ -758,6 +772,112 @@ pub(crate) fn settle(results: Vec<(String, Device)>) -> SendResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    async fn attempt(policy: EgressPolicy, url: &str, timeout: Duration) -> SendError {
+        let http = egress::client_builder(&std::sync::Arc::new(policy))
+            .build()
+            .unwrap();
+        let e = http
+            .get(url)
+            .timeout(timeout)
+            .send()
+            .await
+            .expect_err("no answer expected");
+        transport_error(timeout, e)
+    }
+
+    fn message(e: &SendError) -> &str {
+        match e {
+            SendError::Transient { message, .. } | SendError::Rejected { message, .. } => message,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn transport_errors_say_what_failed_with_the_host_only() {
+        let open = EgressPolicy::open;
+        // nothing listens
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        drop(l);
+        let e = attempt(
+            open(),
+            &format!("http://127.0.0.1:{port}/services/secret?x=1"),
+            HTTP_TIMEOUT,
+        )
+        .await;
+        assert!(matches!(e, SendError::Transient { .. }));
+        assert_eq!(
+            message(&e),
+            format!("connection refused by 127.0.0.1:{port}")
+        );
+        // a listener that never answers
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = l.local_addr().unwrap().port();
+        let _held = tokio::spawn(async move {
+            let (_sock, _) = l.accept().await.unwrap();
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        });
+        let e = attempt(
+            open(),
+            &format!("http://127.0.0.1:{port}/secret"),
+            Duration::from_millis(300),
+        )
+        .await;
+        assert_eq!(
+            message(&e),
+            format!("timed out after 300 ms waiting for 127.0.0.1:{port}")
+        );
+        // a name that does not resolve
+        let e = attempt(open(), "https://no-such-host.invalid/secret", HTTP_TIMEOUT).await;
+        assert_eq!(
+            message(&e),
+            "DNS lookup failed for no-such-host.invalid:443"
+        );
+        // refused by the resolver: permanent, destination_not_allowed
+        let e = attempt(
+            EgressPolicy::default(),
+            "http://localhost:9/secret",
+            HTTP_TIMEOUT,
+        )
+        .await;
+        match &e {
+            SendError::Rejected { code, message } => {
+                assert_eq!(*code, egress::REFUSED_CODE);
+                assert!(
+                    message.contains("localhost") && !message.contains("secret"),
+                    "{message}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn answers_keep_the_status_and_a_code_token_only() {
+        assert_eq!(answered(500, None), "provider answered 500");
+        assert_eq!(
+            answered(400, Some("21211")),
+            "provider answered 400 (21211)"
+        );
+        assert_eq!(
+            answered(400, Some("the secret text of an internal service")),
+            "provider answered 400"
+        );
+        // Slack's plain-text token, its trailing newline aside
+        assert_eq!(
+            answered(404, Some("channel_not_found\n")),
+            "provider answered 404 (channel_not_found)"
+        );
+        assert_eq!(answered(404, Some("not found!")), "provider answered 404");
+        assert!(matches!(
+            classify_status(302, None, None),
+            SendError::Rejected {
+                code: "provider_rejected",
+                ..
+            }
+        ));
+    }
 
     fn transient() -> Device {
         Device::Failed(SendError::Transient {

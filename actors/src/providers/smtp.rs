@@ -34,7 +34,10 @@ pub fn message_id(delivery_id: &uuid::Uuid) -> String {
 
 /// The server's host and port as configured.
 fn server(config: &Map<String, Value>) -> (String, u16) {
-    let host = cfg_str(config, "host").unwrap_or("localhost").trim().to_string();
+    let host = cfg_str(config, "host")
+        .unwrap_or("localhost")
+        .trim()
+        .to_string();
     let port = config
         .get("port")
         .and_then(|p| p.as_u64())
@@ -74,7 +77,10 @@ fn transport(
     port: u16,
     ip: IpAddr,
 ) -> Result<AsyncSmtpTransport<Tokio1Executor>, SendError> {
-    let tls_name = host.trim_start_matches('[').trim_end_matches(']').to_string();
+    let tls_name = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
     let tls_params = || {
         TlsParameters::new(tls_name.clone())
             .map_err(|e| super::misconfigured(format!("TLS setup for {host} failed: {e}")))

@@ -2,7 +2,9 @@
 //! Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`)
 //! and carrying the delivery id as `Idempotency-Key` so receivers can deduplicate.
 
-use super::{classify_status, transport_error, Guard, Provider, SendError, SendRequest, SendResult, Sent};
+use super::{
+    classify_status, transport_error, Guard, Provider, SendError, SendRequest, SendResult, Sent,
+};
 use base64::Engine;
 use futures_util::future::BoxFuture;
 use hmac::{Hmac, Mac};
