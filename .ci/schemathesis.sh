@@ -8,6 +8,8 @@
 # loopback (when `unshare -n` works): schemathesis configures channels with
 # random provider URLs, and deliveries to them must reach nothing outside.
 # Without a namespace, the operations that configure channels are left out.
+# The egress guard stays on (as in production): a generated loopback or private
+# provider URL is a 422 `exclusion`, which the document allows on those operations.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -20,7 +20,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Start the service (creates project `default` on first start).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Manage projects (tenants).
     Project {
         #[command(subcommand)]
@@ -118,6 +118,19 @@ pub struct ServeArgs {
     /// absent; default DATA_DIR/secret.key). Never part of a backup: keep a copy.
     #[arg(long, env = "HERALD_SECRET_KEY_FILE", value_name = "FILE")]
     pub secret_key_file: Option<PathBuf>,
+    /// Ranges providers may send to although private, loopback or link-local
+    /// (comma-separated CIDRs or addresses, e.g. 10.0.0.0/8,127.0.0.1).
+    #[arg(
+        long,
+        env = "HERALD_EGRESS_ALLOW",
+        value_delimiter = ',',
+        value_name = "CIDR"
+    )]
+    pub egress_allow: Option<Vec<String>>,
+    /// Let providers send to any address, private and loopback included (the
+    /// egress guard off; for tests and closed networks).
+    #[arg(long, env = "HERALD_ALLOW_PRIVATE_DESTINATIONS")]
+    pub allow_private_destinations: bool,
     /// Public key of project `default` when it is created.
     #[arg(long, env = "HERALD_BOOTSTRAP_PUBLIC_KEY", hide_env_values = true)]
     pub bootstrap_public_key: Option<String>,
@@ -181,6 +194,13 @@ impl ServeArgs {
         if let Some(v) = &self.secret_key_file {
             s.secret_key_file = Some(v.clone());
         }
+        if let Some(v) = &self.egress_allow {
+            s.egress_allow = v.clone();
+        }
+        if self.allow_private_destinations {
+            s.allow_private_destinations = true;
+        }
+        s.egress_policy()?;
         if s.admin_rate == 0 || s.user_rate == 0 {
             return Err("rates must be at least 1 request per second".into());
         }
@@ -198,7 +218,7 @@ pub fn main() -> ExitCode {
     private_umask();
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => serve(*args),
         Command::Backup(args) => report(backup(args)),
         Command::Restore(args) => report(restore(args)),
         Command::Project {

@@ -41,6 +41,11 @@ pub struct Settings {
     pub project_inflight: usize,
     /// The key that seals channel secrets at rest; `None`: `DATA_DIR/secret.key`.
     pub secret_key_file: Option<PathBuf>,
+    /// Ranges providers may send to although they are not public addresses
+    /// (CIDRs or single addresses).
+    pub egress_allow: Vec<String>,
+    /// Turns the egress guard off: every destination is allowed.
+    pub allow_private_destinations: bool,
 }
 
 /// Default of `min_free_space`: 64 MiB.
@@ -106,6 +111,8 @@ impl Default for Settings {
             template_max_output: herald_actors::render::DEFAULT_MAX_OUTPUT,
             project_inflight: herald_actors::actors::DEFAULT_PROJECT_INFLIGHT,
             secret_key_file: None,
+            egress_allow: vec![],
+            allow_private_destinations: false,
         }
     }
 }
@@ -116,6 +123,14 @@ impl Settings {
         self.secret_key_file.clone().unwrap_or_else(|| {
             self.data_dir
                 .join(herald_actors::store::secrets::DEFAULT_KEY_FILE)
+        })
+    }
+
+    /// The egress policy these settings describe.
+    pub fn egress_policy(&self) -> Result<herald_actors::egress::EgressPolicy, String> {
+        Ok(herald_actors::egress::EgressPolicy {
+            allow_private: self.allow_private_destinations,
+            allow: herald_actors::egress::parse_allow(&self.egress_allow.join(","))?,
         })
     }
 

@@ -584,7 +584,8 @@ pub enum DeliveryStatus {
 pub struct DeliveryError {
     /// `preference`, `missing_address`, `invalid_address`, `provider_unauthorized`,
     /// `provider_rejected`, `provider_unavailable`, `provider_revoked`,
-    /// `provider_not_configured`, `subscription_expired`…
+    /// `provider_not_configured`, `subscription_expired`, `destination_not_allowed`
+    /// (the egress guard refused the address; nothing was sent)…
     pub code: String,
     pub message: String,
 }

@@ -316,12 +316,21 @@ impl Application {
                     .collect()
             })
             .unwrap_or_default();
+        let egress = settings.egress_policy()?;
+        if egress.allow_private {
+            tracing::info!(
+                "egress guard off: providers may send to private and loopback addresses"
+            );
+        } else if !egress.allow.is_empty() {
+            tracing::info!(allow = ?egress.allow, "egress guard on, with ranges allowed");
+        }
         let engine = Engine::start(
             store.clone(),
             EngineConfig {
                 threads: settings.engine_threads.max(1),
                 project_inflight: settings.project_inflight.max(1),
                 panic_once,
+                egress,
                 ..Default::default()
             },
         )

@@ -78,7 +78,7 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     if let Some(c) = f.opt_object("config", &mut v) {
         if let Some(p) = &provider {
             merge_config(&mut config, c, p);
-            providers::validate_config(p, &config, &mut v);
+            providers::validate_config(p, &config, st.engine.egress(), &mut v);
         }
     }
     v.finish()?;
@@ -132,6 +132,7 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     let id = path_uuid(&req, "channel_id")?;
     let m = body.object()?;
     let pid = a.project.id;
+    let egress = st.engine.egress().clone();
     let (c, _) = st
         .run(move |s| {
             s.update_channel(&pid, &id, |c| {
@@ -155,7 +156,7 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
                 if let Some(cfg) = f.opt_object("config", &mut v) {
                     let mut merged = c.config.clone();
                     merge_config(&mut merged, cfg, &c.provider);
-                    providers::validate_config(&c.provider, &merged, &mut v);
+                    providers::validate_config(&c.provider, &merged, &egress, &mut v);
                     providers::check_secret_restated(
                         &c.provider,
                         &c.config,

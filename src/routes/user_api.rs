@@ -235,6 +235,13 @@ pub async fn add_push_subscription(
                     "format",
                     "a web push subscription is its push endpoint URL",
                 );
+            } else if let Err(refused) = st.engine.egress().check_url(id) {
+                // Herald would send to it: the server's egress policy decides
+                v.push(
+                    "identifier",
+                    "exclusion",
+                    format!("push endpoint not allowed: {refused}"),
+                );
             }
         }
         match &keys {

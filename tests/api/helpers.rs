@@ -173,6 +173,10 @@ fn pump<R: Read + Send + 'static>(
     });
 }
 
+/// In `ServeOptions::env` / `spawn_with`: the egress guard on, as in production
+/// (the helpers otherwise start every server with private destinations allowed).
+pub const GUARD_ON: (&str, &str) = ("HERALD_ALLOW_PRIVATE_DESTINATIONS", "false");
+
 /// How to start `herald serve`.
 pub struct ServeOptions<'a> {
     pub data_dir: &'a Path,
@@ -268,6 +272,9 @@ impl TestApp {
     pub fn start(opts: ServeOptions) -> Result<TestApp, String> {
         let mut cmd = base_command();
         cmd.arg("serve");
+        // The suites point providers at listeners on 127.0.0.1, which the egress
+        // guard refuses: off by default here; `GUARD_ON` in `env` turns it back on.
+        cmd.env("HERALD_ALLOW_PRIVATE_DESTINATIONS", "true");
         if opts.default_flags {
             cmd.arg("--bind")
                 .arg("127.0.0.1:0")

@@ -8,6 +8,7 @@ mod auth;
 mod channels;
 mod crash;
 mod disk_full;
+mod egress;
 mod engine_helpers;
 mod errors;
 mod fairness;

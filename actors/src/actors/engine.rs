@@ -3,6 +3,7 @@
 use super::flow_run::FlowRunActor;
 use super::supervisor::{DeliverySupervisor, Dispatch};
 use super::user::UserActor;
+use crate::egress::EgressPolicy;
 use crate::error::{Error, Result};
 use crate::model::ChannelType;
 use crate::store::{QueueItem, Store};
@@ -25,6 +26,8 @@ pub struct EngineConfig {
     /// Test hook: the channel types whose actor panics on its first attempt, to
     /// exercise supervision (`HERALD_FAULT_PANIC_ONCE=chat`).
     pub panic_once: Vec<ChannelType>,
+    /// Which destinations providers may send to (default: public addresses only).
+    pub egress: EgressPolicy,
 }
 
 /// A quarter of the default 256 slots of a channel type: a project whose
@@ -42,6 +45,7 @@ impl Default for EngineConfig {
             concurrency: 256,
             project_inflight: DEFAULT_PROJECT_INFLIGHT,
             panic_once: vec![],
+            egress: EgressPolicy::default(),
         }
     }
 }
@@ -54,6 +58,7 @@ pub(crate) struct Inner {
     pub runs: DashMap<Uuid, Addr<FlowRunActor>>,
     pub supervisor: OnceLock<Addr<DeliverySupervisor>>,
     pub transports: crate::providers::Transports,
+    pub egress: Arc<EgressPolicy>,
     pub running: AtomicBool,
     pub panicked: DashMap<ChannelType, ()>,
     /// Per project: recipients it may have being staged (rendered) at once
@@ -89,8 +94,8 @@ impl Engine {
         let arbiters = (0..config.threads.max(1))
             .map(|_| Arbiter::new().handle())
             .collect();
-        let http = reqwest::Client::builder()
-            .user_agent(concat!("herald/", env!("CARGO_PKG_VERSION")))
+        let egress = Arc::new(config.egress.clone());
+        let http = crate::egress::client_builder(&egress)
             // Keep a connection per concurrent attempt: with fewer, every attempt
             // beyond the idle limit opened a new connection (a third of the
             // webhook path's time in profiles).
@@ -105,7 +110,8 @@ impl Engine {
                 users: DashMap::new(),
                 runs: DashMap::new(),
                 supervisor: OnceLock::new(),
-                transports: crate::providers::transports(&http),
+                transports: crate::providers::transports(&http, &egress),
+                egress,
                 running: AtomicBool::new(true),
                 panicked: DashMap::new(),
                 staging: DashMap::new(),
@@ -121,6 +127,11 @@ impl Engine {
 
     pub fn store(&self) -> &Store {
         &self.inner.store
+    }
+
+    /// The egress policy in force (config-time checks use the same one).
+    pub fn egress(&self) -> &Arc<EgressPolicy> {
+        &self.inner.egress
     }
 
     pub fn is_running(&self) -> bool {

@@ -8,8 +8,9 @@
 //! is gone.
 
 use super::{
-    cfg_str, classify_status, fingerprint, settle, transport_error, webhook::retry_after, Device,
-    Provider, SendError, SendRequest, SendResult, HTTP_TIMEOUT,
+    answer_json, cfg_str, classify_status, error_token, fingerprint, settle, transport_error,
+    webhook::retry_after, Device, Guard, Provider, SendError, SendRequest, SendResult,
+    HTTP_TIMEOUT,
 };
 use dashmap::DashMap;
 use futures_util::future::BoxFuture;
@@ -33,14 +34,16 @@ struct Token {
 
 pub struct Apns {
     http: reqwest::Client,
+    guard: Guard,
     tokens: Arc<DashMap<Uuid, Token>>,
 }
 
 impl Apns {
     /// `http` must speak HTTP/2 (APNs has no HTTP/1.1).
-    pub fn new(http: reqwest::Client) -> Self {
+    pub fn new(http: reqwest::Client, guard: Guard) -> Self {
         Apns {
             http,
+            guard,
             tokens: Arc::new(DashMap::new()),
         }
     }
@@ -158,6 +161,7 @@ pub fn payload(req: &SendRequest) -> Vec<u8> {
 
 async fn push_one(
     http: &reqwest::Client,
+    guard: &Guard,
     creds: &Creds,
     jwt: &str,
     apns_id: &str,
@@ -173,7 +177,10 @@ async fn push_one(
             false,
         );
     }
-    let url = format!("{}/3/device/{device}", creds.base_url);
+    let url = match guard.url(&format!("{}/3/device/{device}", creds.base_url)) {
+        Ok(u) => u,
+        Err(e) => return (Device::Failed(e), false),
+    };
     let resp = http
         .post(url)
         .timeout(HTTP_TIMEOUT)
@@ -188,7 +195,7 @@ async fn push_one(
         .await;
     let resp = match resp {
         Ok(r) => r,
-        Err(e) => return (Device::Failed(transport_error("APNs", e)), false),
+        Err(e) => return (Device::Failed(transport_error(HTTP_TIMEOUT, e)), false),
     };
     let status = resp.status().as_u16();
     let ra = retry_after(resp.headers());
@@ -197,7 +204,7 @@ async fn push_one(
         .get("apns-unique-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let text = resp.text().await.unwrap_or_default();
+    let v = answer_json(resp).await;
     if status == 200 {
         let mut extra = Map::new();
         if let Some(u) = unique {
@@ -205,10 +212,12 @@ async fn push_one(
         }
         return (Device::Sent(extra), false);
     }
-    let reason = serde_json::from_str::<Value>(&text)
-        .ok()
-        .and_then(|v| v["reason"].as_str().map(str::to_string))
-        .unwrap_or_default();
+    // APNs' own code (`reason`), never anything else of the body
+    let reason = v["reason"]
+        .as_str()
+        .and_then(error_token)
+        .unwrap_or_default()
+        .to_string();
     match (status, reason.as_str()) {
         (410, _) | (_, "BadDeviceToken" | "Unregistered") => (
             Device::Expired(format!("APNs answered {status} {reason}")),
@@ -230,13 +239,21 @@ async fn push_one(
             }),
             true,
         ),
-        _ => (Device::Failed(classify_status(status, &text, ra)), false),
+        _ => (
+            Device::Failed(classify_status(
+                status,
+                Some(reason.as_str()).filter(|r| !r.is_empty()),
+                ra,
+            )),
+            false,
+        ),
     }
 }
 
 impl Provider for Apns {
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
         let http = self.http.clone();
+        let guard = self.guard.clone();
         let tokens = self.tokens.clone();
         Box::pin(async move {
             if req.subscriptions.is_empty() {
@@ -247,10 +264,10 @@ impl Provider for Apns {
             let apns_id = req.delivery.id.to_string();
             let body = payload(&req);
             let sends = req.subscriptions.iter().map(|sub| {
-                let (http, creds, jwt, apns_id, body) =
-                    (&http, &creds, &jwt, &apns_id, body.clone());
+                let (http, guard, creds, jwt, apns_id, body) =
+                    (&http, &guard, &creds, &jwt, &apns_id, body.clone());
                 async move {
-                    let r = push_one(http, creds, jwt, apns_id, &sub.identifier, body).await;
+                    let r = push_one(http, guard, creds, jwt, apns_id, &sub.identifier, body).await;
                     (sub.identifier.clone(), r)
                 }
             });

@@ -6,8 +6,9 @@
 //! gets one `messages:send`; `UNREGISTERED` or 404 means the token is gone.
 
 use super::{
-    cfg_str, classify_status, fingerprint, settle, transport_error, webhook::retry_after, Device,
-    Provider, SendError, SendRequest, SendResult, HTTP_TIMEOUT,
+    answer_json, answered, cfg_str, classify_status, error_token, fingerprint, settle,
+    transport_error, webhook::retry_after, Device, Guard, Provider, SendError, SendRequest,
+    SendResult, HTTP_TIMEOUT,
 };
 use crate::error::Validator;
 use dashmap::DashMap;
@@ -29,15 +30,17 @@ struct Token {
 
 pub struct Fcm {
     http: reqwest::Client,
+    guard: Guard,
     /// Access token per channel; the async mutex makes concurrent deliveries of a
     /// channel wait for one exchange instead of each doing their own.
     tokens: DashMap<Uuid, Slot>,
 }
 
 impl Fcm {
-    pub fn new(http: reqwest::Client) -> Self {
+    pub fn new(http: reqwest::Client, guard: Guard) -> Self {
         Fcm {
             http,
+            guard,
             tokens: DashMap::new(),
         }
     }
@@ -161,6 +164,7 @@ type Slot = Arc<tokio::sync::Mutex<Option<Token>>>;
 /// The channel's access token: cached in `slot`, or exchanged now.
 async fn access_token(
     http: &reqwest::Client,
+    egress: &Guard,
     slot: &Slot,
     acct: &Account,
     fresh: bool,
@@ -173,9 +177,10 @@ async fn access_token(
         }
     }
     *guard = None;
+    let token_url = egress.url(&acct.token_url)?;
     let assertion = acct.assertion()?;
     let resp = http
-        .post(&acct.token_url)
+        .post(token_url)
         .timeout(HTTP_TIMEOUT)
         .form(&[
             ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
@@ -183,23 +188,24 @@ async fn access_token(
         ])
         .send()
         .await
-        .map_err(|e| transport_error("FCM token", e))?;
+        .map_err(|e| transport_error(HTTP_TIMEOUT, e))?;
     let status = resp.status().as_u16();
     let ra = retry_after(resp.headers());
-    let text = resp.text().await.unwrap_or_default();
+    let v: Value = answer_json(resp).await;
     if !(200..300).contains(&status) {
-        // invalid_grant / invalid_client: the credentials are wrong
+        // OAuth's own code (`invalid_grant`, `invalid_client`), never its description
+        let code = v["error"].as_str();
         return Err(match status {
+            // invalid_grant / invalid_client: the credentials are wrong
             400 | 401 | 403 => SendError::Unauthorized {
                 message: format!(
-                    "the token endpoint refused the service account ({status}): {}",
-                    text.chars().take(200).collect::<String>()
+                    "the token endpoint refused the service account: {}",
+                    answered(status, code)
                 ),
             },
-            _ => classify_status(status, &text, ra),
+            _ => classify_status(status, code, ra),
         });
     }
-    let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
     let Some(access_token) = v["access_token"].as_str().filter(|t| !t.is_empty()) else {
         return Err(SendError::Transient {
             message: "the token endpoint answered without an access_token".into(),
@@ -218,8 +224,7 @@ async fn access_token(
 }
 
 /// The FCM error code of an error body (`details[].errorCode`, else `status`).
-fn fcm_error_code(body: &str) -> Option<String> {
-    let v: Value = serde_json::from_str(body).ok()?;
+fn fcm_error_code(v: &Value) -> Option<String> {
     let err = &v["error"];
     err["details"]
         .as_array()
@@ -227,6 +232,7 @@ fn fcm_error_code(body: &str) -> Option<String> {
         .flatten()
         .find_map(|d| d["errorCode"].as_str())
         .or_else(|| err["status"].as_str())
+        .and_then(error_token)
         .map(str::to_string)
 }
 
@@ -250,9 +256,9 @@ enum One {
     TokenRejected(String),
 }
 
-async fn send_one(http: &reqwest::Client, url: &str, bearer: &str, body: &Value) -> One {
+async fn send_one(http: &reqwest::Client, url: &reqwest::Url, bearer: &str, body: &Value) -> One {
     let resp = match http
-        .post(url)
+        .post(url.clone())
         .timeout(HTTP_TIMEOUT)
         .bearer_auth(bearer)
         .json(body)
@@ -260,22 +266,19 @@ async fn send_one(http: &reqwest::Client, url: &str, bearer: &str, body: &Value)
         .await
     {
         Ok(r) => r,
-        Err(e) => return One::Done(Device::Failed(transport_error("FCM", e))),
+        Err(e) => return One::Done(Device::Failed(transport_error(HTTP_TIMEOUT, e))),
     };
     let status = resp.status().as_u16();
     let ra = retry_after(resp.headers());
-    let text = resp.text().await.unwrap_or_default();
+    let v = answer_json(resp).await;
     if (200..300).contains(&status) {
         let mut extra = Map::new();
-        if let Some(name) = serde_json::from_str::<Value>(&text)
-            .ok()
-            .and_then(|v| v["name"].as_str().map(str::to_string))
-        {
-            extra.insert("message_id".into(), Value::String(name));
+        if let Some(name) = v["name"].as_str() {
+            extra.insert("message_id".into(), Value::String(name.to_string()));
         }
         return One::Done(Device::Sent(extra));
     }
-    let code = fcm_error_code(&text);
+    let code = fcm_error_code(&v);
     if status == 404 || code.as_deref() == Some("UNREGISTERED") {
         return One::Done(Device::Expired(format!(
             "FCM answered {status} {}",
@@ -283,29 +286,27 @@ async fn send_one(http: &reqwest::Client, url: &str, bearer: &str, body: &Value)
         )));
     }
     if status == 401 {
-        return One::TokenRejected(format!(
-            "FCM answered 401: {}",
-            text.chars().take(200).collect::<String>()
-        ));
+        return One::TokenRejected(answered(status, code.as_deref()));
     }
-    One::Done(Device::Failed(classify_status(status, &text, ra)))
+    One::Done(Device::Failed(classify_status(status, code.as_deref(), ra)))
 }
 
 impl Provider for Fcm {
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
         let http = self.http.clone();
+        let guard = self.guard.clone();
         let slot = self.tokens.entry(req.channel_id).or_default().clone();
         Box::pin(async move {
             if req.subscriptions.is_empty() {
                 return settle(vec![]);
             }
             let acct = Account::from_config(&req.config)?;
-            let url = format!(
+            let url = guard.url(&format!(
                 "{}/v1/projects/{}/messages:send",
                 acct.base_url, acct.project_id
-            );
+            ))?;
             let mut results = Vec::with_capacity(req.subscriptions.len());
-            let mut bearer = access_token(&http, &slot, &acct, false).await?;
+            let mut bearer = access_token(&http, &guard, &slot, &acct, false).await?;
             let mut refreshed = false;
             for sub in &req.subscriptions {
                 let body = message(&req, &sub.identifier);
@@ -314,7 +315,7 @@ impl Provider for Fcm {
                     if !refreshed {
                         // one fresh exchange per attempt, then the token stands
                         refreshed = true;
-                        bearer = access_token(&http, &slot, &acct, true).await?;
+                        bearer = access_token(&http, &guard, &slot, &acct, true).await?;
                         r = send_one(&http, &url, &bearer, &body).await;
                     }
                 }

@@ -10,6 +10,7 @@ pub mod twilio;
 pub mod web_push;
 pub mod webhook;
 
+use crate::egress::{self, EgressPolicy};
 use crate::error::Validator;
 use crate::model::{ChannelType, Delivery, User};
 use futures_util::future::BoxFuture;
@@ -159,6 +160,7 @@ pub fn missing_required(provider: &str, config: &Map<String, Value>) -> Vec<&'st
 
 fn is_http_url(s: &str) -> bool {
     url_like(s, &["http://", "https://"])
+        && url::Url::parse(s).is_ok_and(|u| u.host_str().is_some_and(|h| !h.is_empty()))
 }
 
 fn url_like(s: &str, schemes: &[&str]) -> bool {
@@ -168,9 +170,66 @@ fn url_like(s: &str, schemes: &[&str]) -> bool {
         && !s.contains(char::is_whitespace)
 }
 
+/// A destination field the egress policy refuses: 422 `exclusion` on its path.
+fn check_destination(
+    egress: &EgressPolicy,
+    field: &str,
+    raw: &str,
+    bare_host: bool,
+    v: &mut Validator,
+) {
+    let r = if bare_host {
+        egress.check_bare_host(raw)
+    } else {
+        egress.check_url(raw).map(|_| ())
+    };
+    if let Err(refused) = r {
+        v.push(
+            field,
+            "exclusion",
+            format!("destination not allowed: {refused}"),
+        );
+    }
+}
+
 /// Checks the shape of the fields that are present (a partial config is allowed:
-/// the channel stays `unconfigured` until every required field is set).
-pub fn validate_config(provider: &str, config: &Map<String, Value>, v: &mut Validator) {
+/// the channel stays `unconfigured` until every required field is set), and that
+/// every destination (URL, base URL, token URL, SMTP host) is one the server's
+/// egress policy allows, as far as a literal shows.
+pub fn validate_config(
+    provider: &str,
+    config: &Map<String, Value>,
+    egress: &EgressPolicy,
+    v: &mut Validator,
+) {
+    for (key, bare_host) in [
+        ("url", false),
+        ("base_url", false),
+        ("token_url", false),
+        ("host", true),
+    ] {
+        let used = match provider {
+            "smtp" => key == "host",
+            "slack_webhook" | "webhook" => key == "url",
+            "twilio" | "apns" => key == "base_url",
+            "fcm" => key == "base_url" || key == "token_url",
+            _ => false,
+        };
+        if let (true, Some(raw)) = (used, config.get(key).and_then(|x| x.as_str())) {
+            // a masked secret (`********`, a Slack URL kept as it was) is checked as
+            // the stored value it stands for: the caller merges before validating
+            check_destination(egress, &format!("config.{key}"), raw, bare_host, v);
+        }
+    }
+    if provider == "fcm" {
+        if let Some(t) = config
+            .get("service_account")
+            .and_then(|sa| sa.get("token_uri"))
+            .and_then(|t| t.as_str())
+        {
+            check_destination(egress, "config.service_account.token_uri", t, false, v);
+        }
+    }
     let s = |k: &str| config.get(k).and_then(|x| x.as_str());
     let present = |k: &str| config.get(k).is_some_and(|x| !x.is_null());
     let want_str = |k: &str, v: &mut Validator| {
@@ -427,10 +486,17 @@ pub trait Provider: Send + Sync {
 /// The transports of this build, by provider name.
 pub type Transports = std::collections::HashMap<&'static str, std::sync::Arc<dyn Provider>>;
 
-/// Maps an HTTP status from a provider to the error class (API.md §8).
-pub fn classify_status(status: u16, body: &str, retry_after: Option<Duration>) -> SendError {
-    let snippet: String = body.chars().take(200).collect();
-    let message = format!("provider answered {status}: {snippet}");
+/// Maps an HTTP status from a provider to the error class (API.md §8). Only the
+/// status and the provider's own error code (`code`: Twilio's `code`, FCM's
+/// `errorCode`, APNs' `reason`…) are kept, never the body: the answer of a
+/// server Herald should not have reached could otherwise be read back through
+/// `delivery.error.message`.
+pub fn classify_status(
+    status: u16,
+    code: Option<&str>,
+    retry_after: Option<Duration>,
+) -> SendError {
+    let message = answered(status, code);
     match status {
         408 | 429 | 500..=599 => SendError::Transient {
             message,
@@ -444,28 +510,106 @@ pub fn classify_status(status: u16, body: &str, retry_after: Option<Duration>) -
     }
 }
 
-/// Every transport this build has (in_app is not one: the user actors deliver it).
-pub fn transports(http: &reqwest::Client) -> Transports {
+/// `provider answered 400 (21211)`.
+pub(crate) fn answered(status: u16, code: Option<&str>) -> String {
+    match code.and_then(error_token) {
+        Some(c) => format!("provider answered {status} ({c})"),
+        None => format!("provider answered {status}"),
+    }
+}
+
+/// A provider error code as it may be stored: a short token of letters, digits
+/// and `_ . -` (what providers use for codes), else nothing. Free text is not a
+/// code and is dropped.
+pub(crate) fn error_token(s: &str) -> Option<&str> {
+    let s = s.trim();
+    (!s.is_empty()
+        && s.len() <= 64
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)))
+    .then_some(s)
+}
+
+/// The start of an answer's body, at most `limit` bytes (enough for a provider's
+/// JSON error; a huge or endless body is not read to the end).
+pub(crate) async fn read_capped(mut resp: reqwest::Response, limit: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Ok(Some(chunk)) = resp.chunk().await {
+        let room = limit - out.len();
+        out.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if out.len() >= limit {
+            break;
+        }
+    }
+    out
+}
+
+/// Largest answer body a provider's error code is looked for in.
+pub(crate) const MAX_ANSWER: usize = 64 * 1024;
+
+/// The JSON of an answer's body (`Null` when it is not JSON).
+pub(crate) async fn answer_json(resp: reqwest::Response) -> Value {
+    serde_json::from_slice(&read_capped(resp, MAX_ANSWER).await).unwrap_or(Value::Null)
+}
+
+/// Every transport this build has (in_app is not one: the user actors deliver
+/// it). `http` must come from [`egress::client_builder`] (the guarded resolver,
+/// no redirects); the APNs client is built here the same way.
+pub fn transports(http: &reqwest::Client, policy: &std::sync::Arc<EgressPolicy>) -> Transports {
     use std::sync::Arc;
+    let g = || Guard(policy.clone());
     let mut t: Transports = std::collections::HashMap::new();
-    t.insert("webhook", Arc::new(webhook::Webhook::new(http.clone())));
-    t.insert("smtp", Arc::new(smtp::Smtp::new()));
-    t.insert("twilio", Arc::new(twilio::Twilio::new(http.clone())));
+    t.insert(
+        "webhook",
+        Arc::new(webhook::Webhook::new(http.clone(), g())),
+    );
+    t.insert("smtp", Arc::new(smtp::Smtp::new(g())));
+    t.insert("twilio", Arc::new(twilio::Twilio::new(http.clone(), g())));
     t.insert(
         "slack_webhook",
-        Arc::new(slack::SlackWebhook::new(http.clone())),
+        Arc::new(slack::SlackWebhook::new(http.clone(), g())),
     );
-    t.insert("web_push", Arc::new(web_push::WebPush::new(http.clone())));
-    t.insert("fcm", Arc::new(fcm::Fcm::new(http.clone())));
+    t.insert(
+        "web_push",
+        Arc::new(web_push::WebPush::new(http.clone(), g())),
+    );
+    t.insert("fcm", Arc::new(fcm::Fcm::new(http.clone(), g())));
     // APNs speaks HTTP/2 only: its own client, h2 by ALPN over TLS and by prior
     // knowledge over plain http (a local test server).
-    let h2 = reqwest::Client::builder()
-        .user_agent(concat!("herald/", env!("CARGO_PKG_VERSION")))
+    let h2 = egress::client_builder(policy)
         .http2_prior_knowledge()
         .build()
         .unwrap_or_else(|_| http.clone());
-    t.insert("apns", Arc::new(apns::Apns::new(h2)));
+    t.insert("apns", Arc::new(apns::Apns::new(h2, g())));
     t
+}
+
+/// The egress policy as the transports use it at send time.
+#[derive(Clone)]
+pub struct Guard(pub std::sync::Arc<EgressPolicy>);
+
+impl Guard {
+    /// The URL to send to, when its host (as written) is allowed; names are
+    /// judged again by the client's resolver on the addresses they resolve to.
+    pub(crate) fn url(&self, raw: &str) -> Result<reqwest::Url, SendError> {
+        match self.0.check_url(raw) {
+            Ok(Some(u)) => Ok(u),
+            Ok(None) => Err(misconfigured("the destination URL does not parse")),
+            Err(refused) => Err(refused_error(&refused)),
+        }
+    }
+
+    pub(crate) fn policy(&self) -> &EgressPolicy {
+        &self.0
+    }
+}
+
+/// A destination the egress policy refuses: failed at once, nothing sent.
+pub(crate) fn refused_error(r: &egress::Refused) -> SendError {
+    SendError::Rejected {
+        code: egress::REFUSED_CODE,
+        message: format!("destination not allowed: {r}"),
+    }
 }
 
 // ---------------------------------------------------------------- shared by the transports
@@ -481,29 +625,65 @@ pub(crate) fn cfg_str<'a>(config: &'a Map<String, Value>, key: &str) -> Option<&
         .filter(|s| !s.is_empty())
 }
 
-/// A request that never got an answer (connection refused, reset, timeout): transient.
-pub(crate) fn transport_error(provider: &str, e: reqwest::Error) -> SendError {
-    // reqwest's Display names the URL, which may carry a secret (a Slack webhook
-    // URL is one): say what failed without it.
-    let what = if e.is_timeout() {
-        "timed out"
-    } else if e.is_connect() {
-        "could not connect"
-    } else {
-        "failed"
-    };
-    let mut cause = String::new();
+/// A request that never got an answer, in plain words with the host and port
+/// (never the path or query: URLs may carry secrets, a Slack webhook URL is one).
+/// A destination the resolver refused is permanent (`destination_not_allowed`);
+/// everything else (connection refused or reset, DNS, TLS, timeout) is transient.
+pub(crate) fn transport_error(timeout: Duration, e: reqwest::Error) -> SendError {
+    if let Some(r) = egress::find_cause::<egress::Refused>(&e) {
+        return refused_error(r);
+    }
+    let host = e
+        .url()
+        .and_then(|u| {
+            let h = u.host_str()?;
+            Some(match u.port_or_known_default() {
+                Some(p) => format!("{h}:{p}"),
+                None => h.to_string(),
+            })
+        })
+        .unwrap_or_else(|| "the provider".into());
+    let mut causes = vec![];
     let mut src = std::error::Error::source(&e);
     while let Some(s) = src {
-        cause = s.to_string();
+        causes.push(s);
         src = s.source();
     }
-    SendError::Transient {
-        message: if cause.is_empty() {
-            format!("{provider} request {what}")
+    let io_kind = causes
+        .iter()
+        .find_map(|c| c.downcast_ref::<std::io::Error>())
+        .map(|io| io.kind());
+    // rustls' errors reach here as text only (it is not a direct dependency): its
+    // messages name certificates, handshakes and TLS alerts
+    let tls = causes.iter().any(|c| {
+        let t = c.to_string().to_ascii_lowercase();
+        t.contains("certificate") || t.contains("handshake") || t.contains("tls")
+    });
+    let message = if e.is_timeout() {
+        let secs = timeout.as_secs_f64();
+        if secs >= 1.0 {
+            format!("timed out after {} s waiting for {host}", secs.round())
         } else {
-            format!("{provider} request {what}: {cause}")
-        },
+            format!(
+                "timed out after {} ms waiting for {host}",
+                timeout.as_millis()
+            )
+        }
+    } else if egress::find_cause::<egress::LookupFailed>(&e).is_some() {
+        format!("DNS lookup failed for {host}")
+    } else if io_kind == Some(std::io::ErrorKind::ConnectionRefused) {
+        format!("connection refused by {host}")
+    } else if tls {
+        format!("TLS handshake with {host} failed")
+    } else if io_kind == Some(std::io::ErrorKind::ConnectionReset) {
+        format!("connection reset by {host}")
+    } else if e.is_connect() {
+        format!("could not connect to {host}")
+    } else {
+        format!("the request to {host} failed before an answer")
+    };
+    SendError::Transient {
+        message,
         retry_after: None,
     }
 }
@@ -667,6 +847,112 @@ pub(crate) fn settle(results: Vec<(String, Device)>) -> SendResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    async fn attempt(policy: EgressPolicy, url: &str, timeout: Duration) -> SendError {
+        let http = egress::client_builder(&std::sync::Arc::new(policy))
+            .build()
+            .unwrap();
+        let e = http
+            .get(url)
+            .timeout(timeout)
+            .send()
+            .await
+            .expect_err("no answer expected");
+        transport_error(timeout, e)
+    }
+
+    fn message(e: &SendError) -> &str {
+        match e {
+            SendError::Transient { message, .. } | SendError::Rejected { message, .. } => message,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn transport_errors_say_what_failed_with_the_host_only() {
+        let open = EgressPolicy::open;
+        // nothing listens
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        drop(l);
+        let e = attempt(
+            open(),
+            &format!("http://127.0.0.1:{port}/services/secret?x=1"),
+            HTTP_TIMEOUT,
+        )
+        .await;
+        assert!(matches!(e, SendError::Transient { .. }));
+        assert_eq!(
+            message(&e),
+            format!("connection refused by 127.0.0.1:{port}")
+        );
+        // a listener that never answers
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = l.local_addr().unwrap().port();
+        let _held = tokio::spawn(async move {
+            let (_sock, _) = l.accept().await.unwrap();
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        });
+        let e = attempt(
+            open(),
+            &format!("http://127.0.0.1:{port}/secret"),
+            Duration::from_millis(300),
+        )
+        .await;
+        assert_eq!(
+            message(&e),
+            format!("timed out after 300 ms waiting for 127.0.0.1:{port}")
+        );
+        // a name that does not resolve
+        let e = attempt(open(), "https://no-such-host.invalid/secret", HTTP_TIMEOUT).await;
+        assert_eq!(
+            message(&e),
+            "DNS lookup failed for no-such-host.invalid:443"
+        );
+        // refused by the resolver: permanent, destination_not_allowed
+        let e = attempt(
+            EgressPolicy::default(),
+            "http://localhost:9/secret",
+            HTTP_TIMEOUT,
+        )
+        .await;
+        match &e {
+            SendError::Rejected { code, message } => {
+                assert_eq!(*code, egress::REFUSED_CODE);
+                assert!(
+                    message.contains("localhost") && !message.contains("secret"),
+                    "{message}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn answers_keep_the_status_and_a_code_token_only() {
+        assert_eq!(answered(500, None), "provider answered 500");
+        assert_eq!(
+            answered(400, Some("21211")),
+            "provider answered 400 (21211)"
+        );
+        assert_eq!(
+            answered(400, Some("the secret text of an internal service")),
+            "provider answered 400"
+        );
+        // Slack's plain-text token, its trailing newline aside
+        assert_eq!(
+            answered(404, Some("channel_not_found\n")),
+            "provider answered 404 (channel_not_found)"
+        );
+        assert_eq!(answered(404, Some("not found!")), "provider answered 404");
+        assert!(matches!(
+            classify_status(302, None, None),
+            SendError::Rejected {
+                code: "provider_rejected",
+                ..
+            }
+        ));
+    }
 
     fn transient() -> Device {
         Device::Failed(SendError::Transient {

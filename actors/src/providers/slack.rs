@@ -3,19 +3,20 @@
 //! subject, Block Kit blocks show it as a header above the body.
 
 use super::{
-    cfg_str, classify_status, transport_error, webhook::retry_after, Provider, SendRequest,
-    SendResult, Sent, HTTP_TIMEOUT,
+    cfg_str, classify_status, read_capped, transport_error, webhook::retry_after, Guard, Provider,
+    SendRequest, SendResult, Sent, HTTP_TIMEOUT,
 };
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
 pub struct SlackWebhook {
     http: reqwest::Client,
+    guard: Guard,
 }
 
 impl SlackWebhook {
-    pub fn new(http: reqwest::Client) -> Self {
-        SlackWebhook { http }
+    pub fn new(http: reqwest::Client, guard: Guard) -> Self {
+        SlackWebhook { http, guard }
     }
 }
 
@@ -45,23 +46,26 @@ pub fn message(req: &SendRequest) -> Value {
 impl Provider for SlackWebhook {
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
         let http = self.http.clone();
+        let guard = self.guard.clone();
         Box::pin(async move {
             // the URL is the secret: never in a message
-            let url = cfg_str(&req.config, "url").unwrap_or_default().to_string();
+            let url = guard.url(cfg_str(&req.config, "url").unwrap_or_default())?;
             let resp = http
                 .post(url)
                 .timeout(HTTP_TIMEOUT)
                 .json(&message(&req))
                 .send()
                 .await
-                .map_err(|e| transport_error("Slack", e))?;
+                .map_err(|e| transport_error(HTTP_TIMEOUT, e))?;
             let status = resp.status().as_u16();
             if (200..300).contains(&status) {
                 return Ok(Sent::default());
             }
             let ra = retry_after(resp.headers());
-            let text = resp.text().await.unwrap_or_default();
-            Err(classify_status(status, &text, ra))
+            // Slack answers errors as a plain-text token (`invalid_token`,
+            // `channel_not_found`…): kept only when it is one
+            let text = String::from_utf8_lossy(&read_capped(resp, 256).await).into_owned();
+            Err(classify_status(status, Some(&text), ra))
         })
     }
 }

@@ -4,29 +4,26 @@
 //! plain text, with an HTML alternative when the template has `html`; the
 //! `Message-ID` is `<DELIVERY_ID@herald>` so a retried message is recognisable.
 
-use super::{cfg_str, Provider, SendError, SendRequest, SendResult, Sent};
+use super::{cfg_str, Guard, Provider, SendError, SendRequest, SendResult, Sent};
 use futures_util::future::BoxFuture;
 use lettre::message::{header::ContentType, Mailbox, MultiPart, SinglePart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{Address, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde_json::{Map, Value};
+use std::net::IpAddr;
 use std::time::Duration;
 
 /// Timeout of each SMTP command (connect, every reply).
 const SMTP_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub struct Smtp;
-
-impl Smtp {
-    pub fn new() -> Self {
-        Smtp
-    }
+pub struct Smtp {
+    guard: Guard,
 }
 
-impl Default for Smtp {
-    fn default() -> Self {
-        Smtp::new()
+impl Smtp {
+    pub fn new(guard: Guard) -> Self {
+        Smtp { guard }
     }
 }
 
@@ -35,15 +32,57 @@ pub fn message_id(delivery_id: &uuid::Uuid) -> String {
     format!("<{delivery_id}@herald>")
 }
 
-fn transport(config: &Map<String, Value>) -> Result<AsyncSmtpTransport<Tokio1Executor>, SendError> {
-    let host = cfg_str(config, "host").unwrap_or("localhost").to_string();
+/// The server's host and port as configured.
+fn server(config: &Map<String, Value>) -> (String, u16) {
+    let host = cfg_str(config, "host")
+        .unwrap_or("localhost")
+        .trim()
+        .to_string();
     let port = config
         .get("port")
         .and_then(|p| p.as_u64())
         .and_then(|p| u16::try_from(p).ok())
         .unwrap_or(587);
+    (host, port)
+}
+
+/// The address to connect to: the host resolved here and checked by the egress
+/// policy (lettre would resolve it itself, out of the guard's sight). The first
+/// allowed address is used: an SMTP transaction is not retried on another address
+/// (it may have been accepted), the delivery's retry does that.
+async fn checked_address(guard: &Guard, host: &str, port: u16) -> Result<IpAddr, SendError> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    match guard.policy().resolve(bare, port).await {
+        Ok(addrs) => addrs
+            .first()
+            .map(|a| a.ip())
+            .ok_or_else(|| super::misconfigured(format!("{host} has no address"))),
+        Err(e) => Err(
+            match crate::egress::find_cause::<crate::egress::Refused>(&*e) {
+                Some(r) => super::refused_error(r),
+                None => SendError::Transient {
+                    message: format!("DNS lookup failed for {host}:{port}"),
+                    retry_after: None,
+                },
+            },
+        ),
+    }
+}
+
+/// The transport to `ip`, TLS verified against the configured host name (so SNI
+/// and the certificate check are the name's, the connection the checked address).
+fn transport(
+    config: &Map<String, Value>,
+    host: &str,
+    port: u16,
+    ip: IpAddr,
+) -> Result<AsyncSmtpTransport<Tokio1Executor>, SendError> {
+    let tls_name = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
     let tls_params = || {
-        TlsParameters::new(host.clone())
+        TlsParameters::new(tls_name.clone())
             .map_err(|e| super::misconfigured(format!("TLS setup for {host} failed: {e}")))
     };
     let tls = match cfg_str(config, "tls").unwrap_or("starttls") {
@@ -51,7 +90,7 @@ fn transport(config: &Map<String, Value>) -> Result<AsyncSmtpTransport<Tokio1Exe
         "tls" => Tls::Wrapper(tls_params()?),
         _ => Tls::Required(tls_params()?),
     };
-    let mut b = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host.clone())
+    let mut b = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(ip.to_string())
         .port(port)
         .tls(tls)
         .timeout(Some(SMTP_TIMEOUT));
@@ -91,10 +130,15 @@ fn build_message(req: &SendRequest, to: Mailbox) -> Result<Message, SendError> {
 
 /// SMTP reply classes (RFC 5321 §4.2.1): 4xx transient, 5xx permanent; 530/534/535
 /// (authentication required, mechanism too weak, credentials invalid) unauthorized.
-fn classify(e: lettre::transport::smtp::Error) -> SendError {
-    let message = format!("SMTP: {e}");
+/// Only the reply code and its enhanced status code (`5.1.1`, RFC 3463) are kept,
+/// never the server's text; failures without a reply are said in plain words.
+fn classify(e: lettre::transport::smtp::Error, host: &str, port: u16) -> SendError {
     if let Some(code) = e.status() {
         let n: u16 = code.into();
+        let message = match enhanced_code(&e) {
+            Some(x) => format!("SMTP server answered {n} ({x})"),
+            None => format!("SMTP server answered {n}"),
+        };
         return match n {
             530 | 534 | 535 => SendError::Unauthorized { message },
             500..=599 => SendError::Rejected {
@@ -107,6 +151,21 @@ fn classify(e: lettre::transport::smtp::Error) -> SendError {
             },
         };
     }
+    let io_kind = crate::egress::find_cause::<std::io::Error>(&e).map(|io| io.kind());
+    let message = if e.is_timeout() || io_kind == Some(std::io::ErrorKind::TimedOut) {
+        format!(
+            "timed out after {} s waiting for {host}:{port}",
+            SMTP_TIMEOUT.as_secs()
+        )
+    } else if io_kind == Some(std::io::ErrorKind::ConnectionRefused) {
+        format!("connection refused by {host}:{port}")
+    } else if e.is_tls() {
+        format!("TLS handshake with {host}:{port} failed")
+    } else if io_kind == Some(std::io::ErrorKind::ConnectionReset) {
+        format!("connection reset by {host}:{port}")
+    } else {
+        format!("the SMTP session with {host}:{port} failed")
+    };
     // connection refused or reset, timeouts, TLS handshakes, garbled replies
     SendError::Transient {
         message,
@@ -114,8 +173,22 @@ fn classify(e: lettre::transport::smtp::Error) -> SendError {
     }
 }
 
+/// The enhanced status code at the start of a reply's text (`5.1.1 user unknown`).
+fn enhanced_code(e: &lettre::transport::smtp::Error) -> Option<String> {
+    let text = std::error::Error::source(e)?.to_string();
+    let first = text.split_whitespace().next()?;
+    let parts: Vec<&str> = first.split('.').collect();
+    (parts.len() == 3
+        && matches!(parts[0], "2" | "4" | "5")
+        && parts[1..]
+            .iter()
+            .all(|p| (1..=3).contains(&p.len()) && p.chars().all(|c| c.is_ascii_digit())))
+    .then(|| first.to_string())
+}
+
 impl Provider for Smtp {
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
+        let guard = self.guard.clone();
         Box::pin(async move {
             let user = req.recipient.as_ref();
             let email = user
@@ -139,8 +212,13 @@ impl Provider for Smtp {
                 (!n.is_empty()).then_some(n)
             });
             let msg = build_message(&req, Mailbox::new(name, address))?;
-            let mailer = transport(&req.config)?;
-            mailer.send(msg).await.map_err(classify)?;
+            let (host, port) = server(&req.config);
+            let ip = checked_address(&guard, &host, port).await?;
+            let mailer = transport(&req.config, &host, port, ip)?;
+            mailer
+                .send(msg)
+                .await
+                .map_err(|e| classify(e, &host, port))?;
             Ok(Sent::default())
         })
     }

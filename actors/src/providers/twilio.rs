@@ -3,8 +3,8 @@
 //! the account SID and auth token) with `To`, `From` and `Body`.
 
 use super::{
-    cfg_str, classify_status, transport_error, webhook::retry_after, Provider, SendError,
-    SendRequest, SendResult, Sent, HTTP_TIMEOUT,
+    answer_json, answered, cfg_str, classify_status, transport_error, webhook::retry_after, Guard,
+    Provider, SendError, SendRequest, SendResult, Sent, HTTP_TIMEOUT,
 };
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
@@ -15,11 +15,12 @@ const MAX_BODY_CHARS: usize = 1600;
 
 pub struct Twilio {
     http: reqwest::Client,
+    guard: Guard,
 }
 
 impl Twilio {
-    pub fn new(http: reqwest::Client) -> Self {
-        Twilio { http }
+    pub fn new(http: reqwest::Client, guard: Guard) -> Self {
+        Twilio { http, guard }
     }
 }
 
@@ -32,6 +33,7 @@ fn is_address_error(code: i64) -> bool {
 impl Provider for Twilio {
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
         let http = self.http.clone();
+        let guard = self.guard.clone();
         Box::pin(async move {
             let to = req
                 .recipient
@@ -57,7 +59,7 @@ impl Provider for Twilio {
             let base = cfg_str(&req.config, "base_url")
                 .unwrap_or(DEFAULT_BASE_URL)
                 .trim_end_matches('/');
-            let url = format!("{base}/2010-04-01/Accounts/{sid}/Messages.json");
+            let url = guard.url(&format!("{base}/2010-04-01/Accounts/{sid}/Messages.json"))?;
             let text: String = req
                 .delivery
                 .data
@@ -74,11 +76,10 @@ impl Provider for Twilio {
                 .form(&[("To", to.as_str()), ("From", from), ("Body", text.as_str())])
                 .send()
                 .await
-                .map_err(|e| transport_error("Twilio", e))?;
+                .map_err(|e| transport_error(HTTP_TIMEOUT, e))?;
             let status = resp.status().as_u16();
             let ra = retry_after(resp.headers());
-            let body = resp.text().await.unwrap_or_default();
-            let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+            let v: Value = answer_json(resp).await;
             if (200..300).contains(&status) {
                 let mut o = json!({"identifier": to, "status": "sent"});
                 if let Some(sid) = v["sid"].as_str() {
@@ -92,18 +93,24 @@ impl Provider for Twilio {
                     expired: vec![],
                 });
             }
-            if let Some(code) = v["code"].as_i64() {
-                if status == 400 && is_address_error(code) {
+            // Twilio's own error code only, never its message text
+            let code = v["code"].as_i64();
+            if let Some(c) = code {
+                if status == 400 && is_address_error(c) {
                     return Err(SendError::Rejected {
                         code: "invalid_address",
                         message: format!(
-                            "Twilio refused the number ({code}): {}",
-                            v["message"].as_str().unwrap_or_default()
+                            "{}: Twilio refused the number",
+                            answered(status, Some(&c.to_string()))
                         ),
                     });
                 }
             }
-            Err(classify_status(status, &body, ra))
+            Err(classify_status(
+                status,
+                code.map(|c| c.to_string()).as_deref(),
+                ra,
+            ))
         })
     }
 }

@@ -8,7 +8,7 @@
 
 use super::{
     b64url, b64url_decode, classify_status, settle, transport_error, webhook::retry_after, Device,
-    Provider, SendError, SendRequest, SendResult, HTTP_TIMEOUT,
+    Guard, Provider, SendError, SendRequest, SendResult, HTTP_TIMEOUT,
 };
 use crate::error::Validator;
 use crate::store::PushSubscription;
@@ -28,11 +28,12 @@ const MAX_PLAINTEXT: usize = 4096 - 86 - 17;
 
 pub struct WebPush {
     http: reqwest::Client,
+    guard: Guard,
 }
 
 impl WebPush {
-    pub fn new(http: reqwest::Client) -> Self {
-        WebPush { http }
+    pub fn new(http: reqwest::Client, guard: Guard) -> Self {
+        WebPush { http, guard }
     }
 }
 
@@ -196,15 +197,20 @@ fn subscription_keys(sub: &PushSubscription) -> Option<(p256::PublicKey, Auth)> 
 
 async fn push_one(
     http: reqwest::Client,
+    guard: &Guard,
     vapid: &Vapid,
     sub: &PushSubscription,
     plaintext: Vec<u8>,
 ) -> Device {
-    let Ok(endpoint) = reqwest::Url::parse(&sub.identifier) else {
-        return Device::Failed(SendError::Rejected {
-            code: "invalid_address",
-            message: "the subscription's endpoint is not a URL".into(),
-        });
+    let endpoint = match guard.policy().check_url(&sub.identifier) {
+        Ok(Some(u)) => u,
+        Ok(None) => {
+            return Device::Failed(SendError::Rejected {
+                code: "invalid_address",
+                message: "the subscription's endpoint is not a URL".into(),
+            })
+        }
+        Err(refused) => return Device::Failed(super::refused_error(&refused)),
     };
     let Some((ua_public, auth)) = subscription_keys(sub) else {
         return Device::Failed(SendError::Rejected {
@@ -238,7 +244,7 @@ async fn push_one(
         .await;
     let resp = match resp {
         Ok(r) => r,
-        Err(e) => return Device::Failed(transport_error("web push", e)),
+        Err(e) => return Device::Failed(transport_error(HTTP_TIMEOUT, e)),
     };
     let status = resp.status().as_u16();
     if (200..300).contains(&status) {
@@ -253,16 +259,17 @@ async fn push_one(
         return Device::Sent(extra);
     }
     let ra = retry_after(resp.headers());
-    let text = resp.text().await.unwrap_or_default();
+    // push services answer free text or JSON of their own: only the status is kept
     match status {
         404 | 410 => Device::Expired(format!("the push service answered {status}")),
-        _ => Device::Failed(classify_status(status, &text, ra)),
+        _ => Device::Failed(classify_status(status, None, ra)),
     }
 }
 
 impl Provider for WebPush {
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
         let http = self.http.clone();
+        let guard = self.guard.clone();
         Box::pin(async move {
             if req.subscriptions.is_empty() {
                 return settle(vec![]);
@@ -270,11 +277,12 @@ impl Provider for WebPush {
             let vapid = Vapid::from_config(&req.config)?;
             let plaintext = payload(&req);
             let sends = req.subscriptions.iter().map(|sub| {
-                let (http, vapid, plaintext) = (http.clone(), &vapid, plaintext.clone());
+                let (http, guard, vapid, plaintext) =
+                    (http.clone(), &guard, &vapid, plaintext.clone());
                 async move {
                     (
                         sub.identifier.clone(),
-                        push_one(http, vapid, sub, plaintext).await,
+                        push_one(http, guard, vapid, sub, plaintext).await,
                     )
                 }
             });

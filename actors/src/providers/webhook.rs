@@ -2,7 +2,9 @@
 //! Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`)
 //! and carrying the delivery id as `Idempotency-Key` so receivers can deduplicate.
 
-use super::{classify_status, Provider, SendError, SendRequest, SendResult, Sent};
+use super::{
+    classify_status, transport_error, Guard, Provider, SendError, SendRequest, SendResult, Sent,
+};
 use base64::Engine;
 use futures_util::future::BoxFuture;
 use hmac::{Hmac, Mac};
@@ -11,11 +13,12 @@ use std::time::Duration;
 
 pub struct Webhook {
     http: reqwest::Client,
+    guard: Guard,
 }
 
 impl Webhook {
-    pub fn new(http: reqwest::Client) -> Self {
-        Webhook { http }
+    pub fn new(http: reqwest::Client, guard: Guard) -> Self {
+        Webhook { http, guard }
     }
 }
 
@@ -55,13 +58,14 @@ pub(crate) fn retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
 impl Provider for Webhook {
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
         let http = self.http.clone();
+        let guard = self.guard.clone();
         Box::pin(async move {
-            let url = req
-                .config
-                .get("url")
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_string();
+            let url = guard.url(
+                req.config
+                    .get("url")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default(),
+            )?;
             let timeout = req
                 .config
                 .get("timeout_ms")
@@ -77,9 +81,10 @@ impl Provider for Webhook {
                 message: e.to_string(),
             })?;
             let ts = chrono::Utc::now().timestamp();
+            let timeout = Duration::from_millis(timeout);
             let mut rb = http
-                .post(&url)
-                .timeout(Duration::from_millis(timeout))
+                .post(url)
+                .timeout(timeout)
                 .header("content-type", "application/json")
                 .header("idempotency-key", &id)
                 .header("webhook-id", &id)
@@ -96,17 +101,14 @@ impl Provider for Webhook {
                 .body(body)
                 .send()
                 .await
-                .map_err(|e| SendError::Transient {
-                    message: format!("webhook request failed: {e}"),
-                    retry_after: None,
-                })?;
+                .map_err(|e| transport_error(timeout, e))?;
             let status = resp.status().as_u16();
             if (200..300).contains(&status) {
                 return Ok(Sent::default());
             }
-            let ra = retry_after(resp.headers());
-            let text = resp.text().await.unwrap_or_default();
-            Err(classify_status(status, &text, ra))
+            // a receiver's body is its own business (and may be anything): only
+            // the status is kept
+            Err(classify_status(status, None, retry_after(resp.headers())))
         })
     }
 }
