@@ -2,7 +2,11 @@
 //! probe and shows it fixed): authentication on the path the router matches,
 //! bytes that are not UTF-8 in a path, the error object on answers the HTTP
 //! layer makes itself (431, 400), cursors bound to their project, wrong
-//! credentials rate-limited per client address, and weak bootstrap keys refused.
+//! credentials rate-limited per client address, weak bootstrap keys refused,
+//! and idempotency keys that do not serialise two projects. (The live-feed caps
+//! and 4401 closes are in `live.rs`, the egress guard in `egress.rs`, the full
+//! disk in `disk_full.rs`, secrets in `secrets_at_rest.rs`, fairness and
+//! template bounds in `fairness.rs` and `templates_bounded.rs`.)
 
 use std::io::{Read, Write};
 use std::time::Duration;
@@ -272,4 +276,78 @@ async fn weak_bootstrap_secret_keys_are_refused_at_start() {
         assert!(err.contains("too weak"), "{weak}: {err}");
         assert!(!err.contains(weak), "the key is not echoed: {err}");
     }
+}
+
+#[tokio::test]
+async fn the_same_idempotency_key_in_two_projects_does_not_serialise_them() {
+    use crate::engine_helpers::*;
+    let dir = tempfile::tempdir().unwrap();
+    let b = create_project_keys("other", dir.path());
+    let a = Keys::random();
+    let app = TestApp::spawn_on(dir.path(), &a);
+    // project A: a run that takes a while to accept (1,000 recipients, each
+    // rendering a long loop within the template budget)
+    let slow_body = "{% for i in range(1500) %}{{ i }},{% endfor %}";
+    for keys in [&a, &b] {
+        let inapp = {
+            let r = app
+                .admin_with(keys, GET, &format!("{A}/channels"))
+                .go()
+                .await;
+            let items = r.page()["items"].as_array().unwrap().clone();
+            s(&items.iter().find(|c| c["type"] == "in_app").unwrap()["id"])
+        };
+        let r = app
+            .admin_with(keys, POST, &format!("{A}/flows"))
+            .json(&json!({"handle": "idem", "name": "Idem",
+                "steps": [channel_step(&inapp, None, slow_body)]}))
+            .go()
+            .await;
+        let id = s(&r.ok(201)["id"]);
+        app.admin_with(keys, POST, &format!("{A}/flows/{id}/activate"))
+            .go()
+            .await
+            .ok(200);
+    }
+    let recipients: Vec<Value> = (0..1000)
+        .map(|i| json!({"external_id": format!("r{i}")}))
+        .collect();
+    let key = format!("same-{}", random_hex());
+    let slow = {
+        let req = app
+            // the same path in both projects (by handle): the same method, path
+            // and key, which is what a replay is keyed by within a project
+            .admin_with(&a, POST, &format!("{A}/flows/idem/run"))
+            .header("idempotency-key", &key)
+            .json(&json!({"recipients": recipients}));
+        tokio::spawn(async move {
+            let r = req.go().await;
+            (r, std::time::Instant::now())
+        })
+    };
+    // B uses the same key a moment later, while A's request holds its lock
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let r = app
+        .admin_with(&b, POST, &format!("{A}/flows/idem/run"))
+        .header("idempotency-key", &key)
+        .json(&json!({"recipients": [{"external_id": "only"}]}))
+        .go()
+        .await;
+    let b_done = std::time::Instant::now();
+    r.ok(202);
+    let (ra, a_done) = slow.await.unwrap();
+    ra.ok(202);
+    assert!(
+        b_done < a_done,
+        "project B's request waited for project A's, which used the same key"
+    );
+    // each project replays its own run
+    let again = app
+        .admin_with(&b, POST, &format!("{A}/flows/idem/run"))
+        .header("idempotency-key", &key)
+        .json(&json!({"recipients": [{"external_id": "only"}]}))
+        .go()
+        .await;
+    assert_eq!(again.header("idempotent-replayed").as_deref(), Some("true"));
+    assert_eq!(again.json["id"], r.json["id"]);
 }
