@@ -167,10 +167,8 @@ async fn answers_of_the_http_layer_itself_carry_the_error_object() {
 
 #[tokio::test]
 async fn a_cursor_of_one_project_is_refused_on_another() {
-    let dir = tempfile::tempdir().unwrap();
-    let b = create_project_keys("other", dir.path());
-    let a = Keys::random();
-    let app = TestApp::spawn_on(dir.path(), &a);
+    // project B made with the CLI before the first start; A is `default`
+    let (app, a, b) = spawn_two_projects();
     for (keys, tag) in [(&a, "a"), (&b, "b")] {
         for i in 0..3 {
             app.admin_with(keys, PUT, &format!("{A}/users/{tag}-{i}"))
@@ -281,10 +279,8 @@ async fn weak_bootstrap_secret_keys_are_refused_at_start() {
 #[tokio::test]
 async fn the_same_idempotency_key_in_two_projects_does_not_serialise_them() {
     use crate::engine_helpers::*;
-    let dir = tempfile::tempdir().unwrap();
-    let b = create_project_keys("other", dir.path());
-    let a = Keys::random();
-    let app = TestApp::spawn_on(dir.path(), &a);
+    // project B made with the CLI before the first start; A is `default`
+    let (app, a, b) = spawn_two_projects();
     // project A: a run that takes a while to accept (1,000 recipients, each
     // rendering a long loop within the template budget)
     let slow_body = "{% for i in range(1500) %}{{ i }},{% endfor %}";

@@ -593,6 +593,17 @@ pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> CmdOutput {
     }
 }
 
+/// A server with two projects: `default` with keys A, and `other` (keys B) made
+/// with the CLI before the start. The server owns the temporary data dir.
+pub fn spawn_two_projects() -> (TestApp, Keys, Keys) {
+    let dir = tempfile::tempdir().unwrap();
+    let b = create_project_keys("other", dir.path());
+    let a = Keys::random();
+    let mut app = TestApp::spawn_on(dir.path(), &a);
+    app._tmp = Some(dir);
+    (app, a, b)
+}
+
 /// Runs `project create` and asserts the exact two-line output; returns the keys.
 pub fn create_project_keys(name: &str, data_dir: &Path) -> Keys {
     let out = project_create(name, data_dir);

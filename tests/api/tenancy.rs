@@ -10,11 +10,8 @@ fn user_path(ext: &str) -> String {
 
 #[tokio::test]
 async fn projects_are_isolated_from_each_other() {
-    let dir = tempfile::tempdir().unwrap();
     // project B made with the CLI before the first start; A is `default`
-    let b = create_project_keys("other", dir.path());
-    let a = Keys::random();
-    let app = TestApp::spawn_on(dir.path(), &a);
+    let (app, a, b) = spawn_two_projects();
     assert_ne!(a.public_key, b.public_key);
 
     let ra = app.admin(GET, &format!("{A}/project")).go().await;
