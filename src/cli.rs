@@ -114,6 +114,9 @@ pub struct ServeArgs {
     /// Provider calls of one channel type that one project may have in flight.
     #[arg(long, env = "HERALD_PROJECT_INFLIGHT")]
     pub project_inflight: Option<usize>,
+    /// Provider calls of one channel type in flight, all projects together.
+    #[arg(long, env = "HERALD_DELIVERY_CONCURRENCY")]
+    pub delivery_concurrency: Option<usize>,
     /// File holding the key that seals channel secrets (created, mode 0600, when
     /// absent; default DATA_DIR/secret.key). Never part of a backup: keep a copy.
     #[arg(long, env = "HERALD_SECRET_KEY_FILE", value_name = "FILE")]
@@ -188,6 +191,9 @@ impl ServeArgs {
         if let Some(v) = self.template_max_output {
             s.template_max_output = v;
         }
+        if let Some(v) = self.delivery_concurrency {
+            s.delivery_concurrency = v;
+        }
         if let Some(v) = self.project_inflight {
             s.project_inflight = v;
         }
@@ -207,8 +213,8 @@ impl ServeArgs {
         if s.template_fuel == 0 || s.template_max_output == 0 {
             return Err("template_fuel and template_max_output must be at least 1".into());
         }
-        if s.project_inflight == 0 {
-            return Err("project_inflight must be at least 1".into());
+        if s.project_inflight == 0 || s.delivery_concurrency == 0 {
+            return Err("project_inflight and delivery_concurrency must be at least 1".into());
         }
         Ok(s)
     }

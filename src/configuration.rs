@@ -39,6 +39,8 @@ pub struct Settings {
     pub template_max_output: usize,
     /// Provider calls of one channel type one project may have in flight.
     pub project_inflight: usize,
+    /// Provider calls of one channel type in flight, all projects together.
+    pub delivery_concurrency: usize,
     /// The key that seals channel secrets at rest; `None`: `DATA_DIR/secret.key`.
     pub secret_key_file: Option<PathBuf>,
     /// Ranges providers may send to although they are not public addresses
@@ -110,6 +112,7 @@ impl Default for Settings {
             template_fuel: herald_actors::render::DEFAULT_FUEL,
             template_max_output: herald_actors::render::DEFAULT_MAX_OUTPUT,
             project_inflight: herald_actors::actors::DEFAULT_PROJECT_INFLIGHT,
+            delivery_concurrency: herald_actors::actors::DEFAULT_CONCURRENCY,
             secret_key_file: None,
             egress_allow: vec![],
             allow_private_destinations: false,

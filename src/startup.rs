@@ -329,6 +329,7 @@ impl Application {
             EngineConfig {
                 threads: settings.engine_threads.max(1),
                 project_inflight: settings.project_inflight.max(1),
+                concurrency: settings.delivery_concurrency.max(1),
                 panic_once,
                 egress,
                 ..Default::default()

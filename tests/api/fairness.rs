@@ -14,14 +14,6 @@ use wiremock::{Mock, ResponseTemplate};
 use crate::engine_helpers::*;
 use crate::helpers::*;
 
-/// Two projects on one server: `default` (keys `a`) and `other` (keys `b`).
-fn two_projects(dir: &std::path::Path) -> (TestApp, Keys, Keys) {
-    let b = create_project_keys("other", dir);
-    let a = Keys::random();
-    let app = TestApp::spawn_on(dir, &a);
-    (app, a, b)
-}
-
 async fn admin_ok(
     app: &TestApp,
     keys: &Keys,
@@ -71,12 +63,25 @@ async fn webhook_flow(app: &TestApp, keys: &Keys, url: &str) -> String {
     id
 }
 
-#[tokio::test]
-async fn a_slow_endpoint_of_one_project_does_not_delay_another_projects_webhook() {
+/// Project A's endpoint holds each request for 30 s and A runs 300 deliveries
+/// to it; then project B runs one delivery to a fast endpoint. The channel type
+/// has 256 slots (`--delivery-concurrency`), as the whole engine had before
+/// projects got shares. Returns how long B's webhook took (None: not within
+/// `wait`) and how many of A's requests reached A's endpoint.
+async fn slow_neighbour(project_inflight: &str, wait: Duration) -> (Option<Duration>, usize) {
     let dir = tempfile::tempdir().unwrap();
-    let (app, a, b) = two_projects(dir.path());
-
-    // A's endpoint holds every request for 30 s
+    let b = create_project_keys("other", dir.path());
+    let a = Keys::random();
+    let app = spawn_with_dir(
+        dir,
+        &a,
+        &[
+            "--delivery-concurrency",
+            "256",
+            "--project-inflight",
+            project_inflight,
+        ],
+    );
     let slow = mock_server().await;
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(30)))
@@ -96,11 +101,12 @@ async fn a_slow_endpoint_of_one_project_does_not_delay_another_projects_webhook(
         json!({"recipients": exts}),
     )
     .await;
-    // A's attempts are hanging at its endpoint: as many as its cap allows
+    // A's attempts are hanging at its endpoint: as many as it may have
+    let cap: usize = project_inflight.parse::<usize>().unwrap().min(256);
     let d = Deadline::new("project A's deliveries to reach its slow endpoint", 20);
     loop {
         let n = received(&slow).await.len();
-        if n >= 64 {
+        if n >= cap {
             break;
         }
         d.tick(format!("{n} requests at the slow endpoint")).await;
@@ -115,21 +121,26 @@ async fn a_slow_endpoint_of_one_project_does_not_delay_another_projects_webhook(
         json!({"recipients": ["b-user"]}),
     )
     .await;
-    loop {
+    let took = loop {
         if !received(&fast).await.is_empty() {
-            break;
+            break Some(start.elapsed());
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(2),
-            "project B's webhook was not delivered within 2 s while project A's endpoint hangs"
-        );
+        if start.elapsed() > wait {
+            break None;
+        }
         tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let took = start.elapsed();
+    };
+    (took, received(&slow).await.len())
+}
+
+#[tokio::test]
+async fn a_slow_endpoint_of_one_project_does_not_delay_another_projects_webhook() {
+    // A's share is 64 of the 256 slots: B's webhook goes out at once
+    let (took, at_slow) = slow_neighbour("64", Duration::from_secs(2)).await;
+    let took = took.expect(
+        "project B's webhook was not delivered within 2 s while project A's endpoint hangs",
+    );
     eprintln!("project B's webhook arrived {took:?} after its run was posted");
-    assert!(took < Duration::from_secs(2), "{took:?}");
-    // and A never had more than its cap in flight
-    let at_slow = received(&slow).await.len();
     assert!(
         at_slow <= 64,
         "project A had {at_slow} attempts in flight (cap 64)"
@@ -137,9 +148,21 @@ async fn a_slow_endpoint_of_one_project_does_not_delay_another_projects_webhook(
 }
 
 #[tokio::test]
+async fn without_a_share_per_project_the_slow_endpoint_holds_everyone() {
+    // The finding reproduced: when one project may take every slot (its share
+    // as large as the channel type), A's 256 hanging attempts hold B's webhook
+    // back. This is what the share (the test above) prevents.
+    let (took, at_slow) = slow_neighbour("256", Duration::from_secs(3)).await;
+    assert_eq!(at_slow, 256, "A filled the channel type");
+    assert_eq!(
+        took, None,
+        "B's webhook could not go out while A held every slot"
+    );
+}
+
+#[tokio::test]
 async fn runaway_templates_fail_fast_and_do_not_hold_other_projects_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let (app, a, b) = two_projects(dir.path());
+    let (app, a, b) = spawn_two_projects();
 
     // A's flow: one step loops forever, one renders 100 MB (both depend on the
     // run's data, so they pass the check at save time)
@@ -252,7 +275,7 @@ async fn runaway_templates_fail_fast_and_do_not_hold_other_projects_writes() {
     assert_eq!(by_limit, (300, 300), "(out of fuel, over the output cap)");
 
     // nothing of 100 MB was stored
-    let size = dir_size(dir.path());
+    let size = dir_size(&app.data_dir);
     assert!(size < 64 << 20, "the data directory holds {size} bytes");
 }
 

@@ -593,14 +593,27 @@ pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> CmdOutput {
     }
 }
 
+/// Like `spawn_on`, with extra `serve` arguments; the server owns the dir.
+pub fn spawn_with_dir(dir: TempDir, keys: &Keys, args: &[&str]) -> TestApp {
+    let mut app = TestApp::start(ServeOptions {
+        data_dir: dir.path(),
+        bootstrap: Some(keys),
+        args,
+        env: &[],
+        default_flags: true,
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    app._tmp = Some(dir);
+    app
+}
+
 /// A server with two projects: `default` with keys A, and `other` (keys B) made
 /// with the CLI before the start. The server owns the temporary data dir.
 pub fn spawn_two_projects() -> (TestApp, Keys, Keys) {
     let dir = tempfile::tempdir().unwrap();
     let b = create_project_keys("other", dir.path());
     let a = Keys::random();
-    let mut app = TestApp::spawn_on(dir.path(), &a);
-    app._tmp = Some(dir);
+    let app = spawn_with_dir(dir, &a, &[]);
     (app, a, b)
 }
 

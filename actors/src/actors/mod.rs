@@ -19,7 +19,9 @@ mod supervisor;
 mod user;
 
 pub use channel::ChannelActor;
-pub use engine::{Engine, EngineConfig, DEFAULT_PROJECT_INFLIGHT, PROJECT_STAGING_UNITS};
+pub use engine::{
+    Engine, EngineConfig, DEFAULT_CONCURRENCY, DEFAULT_PROJECT_INFLIGHT, PROJECT_STAGING_UNITS,
+};
 pub use flow_run::FlowRunActor;
 pub use supervisor::{DeliverySupervisor, Dispatch};
 pub use user::{Connect, Disconnect, LiveFrame, MarkAll, PushFrames, UpdateEntry, UserActor};
