@@ -20,6 +20,7 @@ export interface LiveHandlers {
 
 export const CLOSE_UNAUTHENTICATED = 4401;
 export const CLOSE_TOO_MANY = 4408;
+const CONNECT_TIMEOUT_MS = 15_000;
 
 export class LiveSocket {
   private ws: WebSocketLike | null = null;
@@ -115,6 +116,8 @@ export class LiveSocket {
     }
     this.ws = ws;
     ws.onopen = () => {
+      opened = true;
+      clearTimeout(watchdog);
       if (this.ws !== ws) return;
       const auth: AuthFrame = { type: 'auth', ...this.transport.credentials() };
       const since = this.h.sinceSeq();
@@ -141,15 +144,33 @@ export class LiveSocket {
       }
       this.h.frame(f);
     };
-    ws.onerror = () => {
-      /* a close event follows */
-    };
-    ws.onclose = (ev) => {
+    const gone = (code: number, reason: string) => {
+      clearTimeout(watchdog);
       if (this.ws !== ws) return;
       this.ws = null;
       if (!this.running) return;
-      void this.closed(ev.code, ev.reason || '');
+      void this.closed(code, reason);
     };
+    // a socket that neither opens nor fails (a black-holed network) is given up on
+    const watchdog = setTimeout(() => {
+      if (this.ws === ws && ws.readyState === 0) {
+        try {
+          ws.close();
+        } catch {
+          /* not open */
+        }
+        gone(1006, 'connect timeout');
+      }
+    }, CONNECT_TIMEOUT_MS);
+    let opened = false;
+    ws.onerror = () => {
+      // browsers follow an error with a close event; some WebSocket implementations
+      // (node 20's) do not when the connection itself failed, so a failed connect
+      // counts as closed now and an open socket gets a moment for its close event
+      if (!opened) return gone(1006, 'connection failed');
+      setTimeout(() => gone(1006, 'connection error'), 1000);
+    };
+    ws.onclose = (ev) => gone(ev.code, ev.reason || '');
   }
 
   private async closed(code: number, reason: string): Promise<void> {
