@@ -99,6 +99,7 @@ export class Transport {
     let limited = 0;
     for (;;) {
       const hasBody = o.body !== undefined;
+      const sentWith = this.tokenVersion;
       let res: Response;
       try {
         res = await this.fetchImpl(this.url(path, o.query), {
@@ -135,7 +136,8 @@ export class Transport {
       const err = HeraldError.fromBody(res.status, body, requestId);
       if (err.status === 401 && err.reason === 'token_expired' && !refreshed) {
         refreshed = true;
-        if (await this.refreshToken(err)) continue;
+        // another request may have replaced the token meanwhile: then just retry
+        if (this.tokenVersion !== sentWith || (await this.refreshToken(err))) continue;
       }
       if (err.status === 429 && limited < this.rateLimitRetries) {
         limited += 1;
