@@ -6,7 +6,10 @@
 // builds nothing), creates a user and an active in_app flow over HTTP, opens
 // /inbox?api_key=…&user_id=… and checks the live path end to end: the socket goes
 // live, a flow run shows up as an unread entry with badge 1, a click marks it
-// read and the badge drops to 0. Screenshots land in tests/browser/artifacts/.
+// read and the badge drops to 0; a dropped socket resumes with since_seq and a
+// `reset` reloads; infinite scroll, mark all read and archive work; a server
+// killed (SIGKILL) and restarted on the same port is reconnected to without a
+// reload. Screenshots land in tests/browser/artifacts/.
 // Prints `N passed, N failed` last; exit code 0 when everything passed.
 
 import { spawn } from 'node:child_process';
@@ -30,7 +33,7 @@ const log = (...a) => console.log(...a);
 
 // ------------------------------------------------------------------ the server
 
-function startServer(dataDir, keys) {
+function startServer(dataDir, keys, bind = '127.0.0.1:0') {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HERALD_')) env[k] = v;
   Object.assign(env, {
@@ -39,7 +42,7 @@ function startServer(dataDir, keys) {
     NO_COLOR: '1',
     RUST_LOG: 'warn',
   });
-  const child = spawn(BIN, ['serve', '--bind', '127.0.0.1:0', '--data-dir', dataDir], {
+  const child = spawn(BIN, ['serve', '--bind', bind, '--data-dir', dataDir], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -413,11 +416,147 @@ async function resumeTest() {
   }
 }
 
+// The page on a longer feed and across a server that dies: infinite scroll
+// loads the older page, "Mark all read" and an entry's archive button act, and
+// after `kill -9` and a restart on the same port the page reconnects by itself
+// (no reload) and shows the next entry live.
+async function restartTest() {
+  const keys = { publicKey: `pk_test_${hex(16)}`, secretKey: `sk_test_${hex(16)}` };
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'herald-browser-data-'));
+  const profile = mkdtempSync(path.join(tmpdir(), 'herald-browser-profile-'));
+  let server = startServer(dataDir, keys);
+  let context = null;
+  const pageErrors = [];
+  try {
+    const base = await server.address;
+    const http = client(base, keys);
+    const ext = `restart-${hex(6)}`;
+    expectStatus(await http.admin('PUT', `/users/${ext}`, { first_name: 'Cy' }), 201);
+    const channels = expectStatus(await http.admin('GET', '/channels?limit=1000'), 200);
+    const inApp = channels.items.find((c) => c.type === 'in_app');
+    const flow = expectStatus(
+      await http.admin('POST', '/flows', {
+        handle: `restart-${hex(4)}`,
+        name: 'Restart',
+        steps: [{ type: 'channel', channel_id: inApp.id, template: { subject: 'N{{ data.n }}', body: 'entry {{ data.n }}' } }],
+      }),
+      201,
+    );
+    expectStatus(await http.admin('POST', `/flows/${flow.id}/activate`), 200);
+    const run = async (n) => expectStatus(await http.admin('POST', `/flows/${flow.id}/run`, { recipients: [{ external_id: ext }], data: { n } }), 202);
+    for (let n = 1; n <= 30; n++) await run(n);
+    for (let i = 0; ; i++) {
+      const feed = expectStatus(await http.user('GET', '/feed?limit=100', ext), 200);
+      if (feed.items.length === 30) break;
+      if (i > 100) throw new Error('30 entries did not reach the feed');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      viewport: { width: 640, height: 420 },
+      deviceScaleFactor: 1,
+    });
+    const page = context.pages()[0] || (await context.newPage());
+    page.setDefaultTimeout(STEP_TIMEOUT);
+    page.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+    const count = (sel) => page.$$eval(sel, (els) => els.length);
+    const badge = async () => (await page.textContent('#badge')).trim();
+    const waitBadge = (n) => page.waitForFunction((w) => document.querySelector('#badge')?.textContent.trim() === w, String(n));
+    const waitState = (want) => page.waitForFunction((w) => document.querySelector('#status')?.dataset.state === w, want, { timeout: 30_000 });
+
+    await step('open /inbox: the first page of 25, badge 30', async () => {
+      await page.goto(`${base}/inbox?api_key=${encodeURIComponent(keys.publicKey)}&user_id=${encodeURIComponent(ext)}`);
+      await waitState('live');
+      await page.waitForFunction(() => document.querySelectorAll('#entries .entry').length >= 25);
+      await waitBadge(30);
+      await page.waitForTimeout(300); // nothing more may load before a scroll
+      if ((await count('#entries .entry')) !== 25) throw new Error('entries before scrolling: ' + (await count('#entries .entry')));
+      if (!(await page.isVisible('#more'))) throw new Error('#more is not shown');
+    });
+
+    await step('infinite scroll: scrolling to the end loads the other 5', async () => {
+      await page.evaluate(() => document.querySelector('#entries .entry:last-child').scrollIntoView());
+      await page.waitForFunction(() => document.querySelectorAll('#entries .entry').length === 30);
+      await page.waitForSelector('#more', { state: 'hidden' });
+      const last = await page.textContent('#entries .entry:last-child .subject');
+      if (last !== 'N1') throw new Error('the last entry is ' + last);
+    });
+
+    await step('"Mark all read": every entry read, badge 0, on the server too', async () => {
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.click('#read-all');
+      await waitBadge(0);
+      await page.waitForFunction(() => document.querySelectorAll('#entries .entry.unread').length === 0);
+      const unread = expectStatus(await http.user('GET', '/feed?status=unread', ext), 200);
+      if (unread.items.length !== 0) throw new Error('unread on the server: ' + unread.items.length);
+      if (!(await page.isDisabled('#read-all'))) throw new Error('the button should be disabled at 0');
+    });
+
+    await step("an entry's archive button removes it, on the server too", async () => {
+      const id = await page.getAttribute('#entries .entry:first-child', 'data-id');
+      await page.hover('#entries .entry:first-child');
+      await page.click('#entries .entry:first-child .archive');
+      await page.waitForFunction((i) => !document.querySelector(`#entries .entry[data-id="${i}"]`), id);
+      if ((await count('#entries .entry')) !== 29) throw new Error('entries after archive: ' + (await count('#entries .entry')));
+      const e = expectStatus(await http.user('GET', `/feed/${id}`, ext), 200);
+      if (e.archived !== true) throw new Error('not archived on the server');
+    });
+
+    await step('kill -9 the server: the page shows it is offline and retrying', async () => {
+      await page.evaluate(() => (window.__noReload = true));
+      await new Promise((r) => setTimeout(r, 1200)); // let the store flush what it was told
+      server.child.kill('SIGKILL');
+      await server.exited;
+      await waitState('offline');
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: path.join(ARTIFACTS, 'inbox-offline.png') });
+    });
+
+    await step('restart on the same port: the page reconnects without a reload', async () => {
+      const port = new URL(base).port;
+      server = startServer(dataDir, keys, `127.0.0.1:${port}`);
+      const again = await server.address;
+      if (again !== base) throw new Error(`restarted on ${again}, not ${base}`);
+      await waitState('live');
+      if ((await page.evaluate(() => window.__noReload)) !== true) throw new Error('the page was reloaded');
+    });
+
+    await step('a run after the restart arrives live, badge 1; a click reads it, badge 0', async () => {
+      await run(31);
+      await page.waitForFunction(() => document.querySelector('#entries .entry:first-child .subject')?.textContent === 'N31');
+      await waitBadge(1);
+      await page.click('#entries .entry.unread');
+      await waitBadge(0);
+      if ((await badge()) !== '0') throw new Error('badge');
+      await page.mouse.move(1, 1);
+      await page.waitForTimeout(300);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'inbox-after-restart.png') });
+    });
+
+    if (pageErrors.length) throw new Error('errors in the page:\n' + pageErrors.join('\n'));
+  } catch (e) {
+    log('  server output (tail):\n' + server.output.slice(-20).map((l) => '    ' + l).join('\n'));
+    if (pageErrors.length) log('  page errors:\n    ' + pageErrors.join('\n    '));
+    throw e;
+  } finally {
+    if (context) await context.close().catch(() => {});
+    const exit = await stopServer(server);
+    log(`  herald stopped (exit code ${exit.code}${exit.signal ? ', signal ' + exit.signal : ''})`);
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
 // ------------------------------------------------------------------ runner
 
 const tests = [
   ['inbox: live entry, click to read', inboxTest],
   ['inbox: resume after a dropped socket, reset', resumeTest],
+  ['inbox: infinite scroll, mark all read, archive, reconnect after kill -9 and restart', restartTest],
 ];
 let passed = 0;
 let failed = 0;
