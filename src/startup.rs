@@ -332,7 +332,6 @@ impl Application {
                 concurrency: settings.delivery_concurrency.max(1),
                 panic_once,
                 egress,
-                ..Default::default()
             },
         )
         .map_err(|e| e.message)?;
