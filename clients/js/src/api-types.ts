@@ -107,7 +107,8 @@ export interface Delivery {
 export interface DeliveryError {
   /** `preference`, `missing_address`, `invalid_address`, `provider_unauthorized`,
    * `provider_rejected`, `provider_unavailable`, `provider_revoked`,
-   * `provider_not_configured`, `subscription_expired`… */
+   * `provider_not_configured`, `subscription_expired`, `destination_not_allowed`
+   * (the egress guard refused the address; nothing was sent)… */
   code: string;
   message: string;
 }
