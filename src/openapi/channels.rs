@@ -10,7 +10,6 @@
 //! (`providers::missing_required`, `providers::secret_fields`), the same table
 //! the handlers validate with; a test checks that every such field is described.
 
-use herald_actors::model::ChannelType;
 use herald_actors::providers;
 use serde_json::{json, Map, Value};
 
@@ -398,7 +397,6 @@ fn channel_input(docs: &[ProviderDoc]) -> Value {
         "description": "A new channel: `type` and the `provider` of that type, with the provider's `config` \
                         (plus `retry`). A missing or partial `config` creates the channel `unconfigured`.",
         "oneOf": alts,
-        "discriminator": {"propertyName": "provider"},
         "examples": [{"type": "chat", "provider": "webhook", "name": "Ops hook",
                       "config": {"url": "https://example.com/herald"}}],
     })
@@ -456,7 +454,6 @@ fn channel(docs: &[ProviderDoc]) -> Value {
         "description": "A channel. Its `config` is what was stored, secrets reading back as `********`; \
                         `status` is `active` once every required field is set.",
         "oneOf": alts,
-        "discriminator": {"propertyName": "provider"},
     })
 }
 
@@ -509,6 +506,7 @@ pub fn insert(schemas: &mut Map<String, Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use herald_actors::model::ChannelType;
 
     /// Every provider of the engine's table is described, and every field the
     /// engine requires or keeps secret is one of its described fields.

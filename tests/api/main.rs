@@ -8,6 +8,7 @@ mod auth;
 mod channels;
 mod crash;
 mod disk_full;
+mod docs_channels;
 mod egress;
 mod engine_helpers;
 mod errors;

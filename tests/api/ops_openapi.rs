@@ -382,7 +382,7 @@ async fn openapi_describes_each_providers_config() {
             .unwrap_or_else(|| panic!("no alternative with provider const {provider}"))
             .clone()
     };
-    for (provider, ctype, required, secrets) in want {
+    for &(provider, ctype, required, secrets) in want {
         let a = find(&input, provider);
         assert_eq!(a["properties"]["type"]["enum"], json!([ctype]), "{a}");
         let config = resolve(&doc, &a["properties"]["config"]).clone();
@@ -393,16 +393,16 @@ async fn openapi_describes_each_providers_config() {
             .iter()
             .map(|v| v.as_str().unwrap())
             .collect();
-        assert_eq!(&req, required, "{provider}: required config fields");
+        assert_eq!(req, required, "{provider}: required config fields");
         for (k, p) in props {
             let secret = p["writeOnly"] == json!(true);
             assert_eq!(secret, secrets.contains(&k.as_str()), "{provider}.{k}: {p}");
             assert!(p["description"].is_string() || k == "retry", "{provider}.{k}");
         }
-        if *provider != "in_app" {
+        if provider != "in_app" {
             assert!(props.contains_key("retry"), "{provider}: retry");
         }
-        for s in *secrets {
+        for s in secrets {
             assert!(
                 props[*s]["description"]
                     .as_str()
