@@ -183,3 +183,82 @@ console.log([verifyWebhook(secret, h, body), verifyWebhook(secret, h, Buffer.con
     .unwrap();
     assert_eq!(run_snippet("node", &node, dir.path()), "true false false");
 }
+
+/// Every ```` ```sh ```` block of a page, in order.
+fn sh_blocks(md: &str) -> Vec<String> {
+    let mut out = vec![];
+    let mut rest = md;
+    while let Some(i) = rest.find("\n```sh\n") {
+        let start = i + "\n```sh\n".len();
+        let end = rest[start..].find("\n```").expect("closing fence");
+        out.push(rest[start..start + end].to_string());
+        rest = &rest[start + end..];
+    }
+    out
+}
+
+/// Each page's shell examples, run as written (`bash -e -o pipefail`, curl and
+/// python3) against a server: only the first line's keys and address are
+/// replaced, and the files the mobile push examples read (a service-account
+/// key file, an APNs .p8 key) are made in the working directory. No request
+/// may answer an error, and every flow the page activates is active.
+#[tokio::test]
+async fn channel_pages_examples_run_as_written() {
+    let app = TestApp::spawn();
+    let work = tempfile::tempdir().expect("tempdir");
+    let account = json!({"type": "service_account", "project_id": "my-app", "private_key_id": "kid-1",
+        "private_key": key_a().private_pem, "client_email": "herald@my-app.iam.gserviceaccount.com",
+        "token_uri": "https://oauth2.googleapis.com/token"});
+    std::fs::write(work.path().join("service-account.json"), account.to_string()).unwrap();
+    let p8 = {
+        use p256::pkcs8::EncodePrivateKey;
+        crate::providers_support::p256_pair()
+            .0
+            .to_pkcs8_pem(p256::pkcs8::LineEnding::LF)
+            .unwrap()
+            .to_string()
+    };
+    std::fs::write(work.path().join("AuthKey_KEY1234567.p8"), p8).unwrap();
+    let first = "PK=pk_…; SK=sk_…; H=http://127.0.0.1:8080";
+    for (page, _) in PAGES {
+        let script = sh_blocks(&read(page)).join("\n");
+        assert!(script.contains(first), "{page}: the example names the keys with {first}");
+        let script = script.replacen(
+            first,
+            &format!("PK={}; SK={}; H={}", app.public_key, app.secret_key, app.address),
+            1,
+        );
+        let mut cmd = Command::new("bash");
+        cmd.arg("-e")
+            .arg("-o")
+            .arg("pipefail")
+            .arg("-c")
+            .arg(&script)
+            .current_dir(work.path())
+            .stdin(Stdio::null());
+        for v in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"] {
+            cmd.env_remove(v);
+        }
+        let out = run_with_timeout(cmd, Duration::from_secs(60));
+        assert_eq!(out.status.code(), Some(0), "{page}: {out:?}");
+        assert!(
+            !out.stdout.contains("\"error\":{"),
+            "{page}: a request answered an error: {}",
+            out.stdout
+        );
+        let mut activated = 0;
+        for part in script.split("/admin/v1/flows/").skip(1) {
+            // `HANDLE/activate`: that flow must now be active
+            let Some((handle, _)) = part.split_once("/activate") else {
+                continue;
+            };
+            if handle.is_empty() || handle.contains(['/', ' ', '\n', '"', '\'']) {
+                continue;
+            }
+            let r = app.admin(GET, &format!("{A}/flows/{handle}")).go().await;
+            assert_eq!(r.ok(200)["status"], json!("active"), "{page}: flow {handle}");
+            activated += 1;
+        }
+        assert!(activated >= 1, "{page}: activates a flow");
+    }
+}
