@@ -23,6 +23,7 @@ mod ops_backup;
 mod ops_logs;
 mod ops_openapi;
 mod ops_readme;
+mod packaging;
 mod pagination;
 mod preferences;
 mod project;
