@@ -75,7 +75,11 @@ async fn request_scope(
                 // Only when `record_project` could not (the live feed authenticates
                 // in its handler): recording a field again makes the human format
                 // print it twice on every line of the span.
-                let recorded = res.request().extensions().get::<ProjectRecorded>().is_some();
+                let recorded = res
+                    .request()
+                    .extensions()
+                    .get::<ProjectRecorded>()
+                    .is_some();
                 if let (false, Some(p)) = (recorded, project_of(res.request())) {
                     tracing::Span::current().record("project_id", tracing::field::display(p));
                 }

@@ -66,7 +66,13 @@ async fn channel_pages_document_every_config_field_and_are_linked() {
             channels.contains(&format!("(docs/channels/{file})")),
             "README's Channels and providers links {page}"
         );
-        for needle in ["/admin/v1/channels", "/admin/v1/flows", "/run", "error.code", "curl"] {
+        for needle in [
+            "/admin/v1/channels",
+            "/admin/v1/flows",
+            "/run",
+            "error.code",
+            "curl",
+        ] {
             assert!(md.contains(needle), "{page} mentions {needle}");
         }
         for p in *providers {
@@ -88,10 +94,17 @@ async fn channel_pages_document_every_config_field_and_are_linked() {
                     assert!(md.contains("********"), "{page} says how secrets read back");
                 }
             }
-            assert!(md.contains(&format!("\"provider\":\"{p}\"")) || *p == "in_app", "{page}: a {p} channel is created");
+            assert!(
+                md.contains(&format!("\"provider\":\"{p}\"")) || *p == "in_app",
+                "{page}: a {p} channel is created"
+            );
         }
     }
-    assert_eq!(covered.len(), alternatives.len(), "every provider has a page");
+    assert_eq!(
+        covered.len(),
+        alternatives.len(),
+        "every provider has a page"
+    );
 }
 
 /// Runs `interpreter script dir` and returns its stdout.
@@ -99,7 +112,11 @@ fn run_snippet(interpreter: &str, script: &Path, dir: &Path) -> String {
     let mut cmd = Command::new(interpreter);
     cmd.arg(script).arg(dir).stdin(Stdio::null());
     let out = run_with_timeout(cmd, Duration::from_secs(30));
-    assert_eq!(out.status.code(), Some(0), "{interpreter} {script:?}: {out:?}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{interpreter} {script:?}: {out:?}"
+    );
     out.stdout.trim().to_string()
 }
 
@@ -120,11 +137,22 @@ async fn webhook_page_snippets_verify_a_signature_herald_sent() {
     let flow = active_flow(
         &app,
         "docs-hook",
-        json!([channel_step(&s(&ch["id"]), Some("Hi"), "Hello {{ recipient.first_name }} ✓")]),
+        json!([channel_step(
+            &s(&ch["id"]),
+            Some("Hi"),
+            "Hello {{ recipient.first_name }} ✓"
+        )]),
     )
     .await;
-    let (ext, _) = app.create_user("docs-hook", json!({"first_name": "Zoë"})).await;
-    run_flow(&app, &s(&flow["id"]), json!({"recipients": [{"external_id": ext}]})).await;
+    let (ext, _) = app
+        .create_user("docs-hook", json!({"first_name": "Zoë"}))
+        .await;
+    run_flow(
+        &app,
+        &s(&flow["id"]),
+        json!({"recipients": [{"external_id": ext}]}),
+    )
+    .await;
     let d = Deadline::new("the webhook request", 20);
     let req = loop {
         if let Some(r) = received(&server).await.into_iter().next() {
@@ -140,7 +168,11 @@ async fn webhook_page_snippets_verify_a_signature_herald_sent() {
         let v = req_header(&req, h).unwrap_or_else(|| panic!("{h} header"));
         headers.insert(h.into(), Value::String(v));
     }
-    std::fs::write(dir.path().join("headers.json"), Value::Object(headers).to_string()).unwrap();
+    std::fs::write(
+        dir.path().join("headers.json"),
+        Value::Object(headers).to_string(),
+    )
+    .unwrap();
     std::fs::write(dir.path().join("body.bin"), &req.body).unwrap();
     std::fs::write(dir.path().join("secret"), &secret).unwrap();
     let (other, _) = webhook_secret();
@@ -209,7 +241,11 @@ async fn channel_pages_examples_run_as_written() {
     let account = json!({"type": "service_account", "project_id": "my-app", "private_key_id": "kid-1",
         "private_key": key_a().private_pem, "client_email": "herald@my-app.iam.gserviceaccount.com",
         "token_uri": "https://oauth2.googleapis.com/token"});
-    std::fs::write(work.path().join("service-account.json"), account.to_string()).unwrap();
+    std::fs::write(
+        work.path().join("service-account.json"),
+        account.to_string(),
+    )
+    .unwrap();
     let p8 = {
         use p256::pkcs8::EncodePrivateKey;
         crate::providers_support::p256_pair()
@@ -222,10 +258,16 @@ async fn channel_pages_examples_run_as_written() {
     let first = "PK=pk_…; SK=sk_…; H=http://127.0.0.1:8080";
     for (page, _) in PAGES {
         let script = sh_blocks(&read(page)).join("\n");
-        assert!(script.contains(first), "{page}: the example names the keys with {first}");
+        assert!(
+            script.contains(first),
+            "{page}: the example names the keys with {first}"
+        );
         let script = script.replacen(
             first,
-            &format!("PK={}; SK={}; H={}", app.public_key, app.secret_key, app.address),
+            &format!(
+                "PK={}; SK={}; H={}",
+                app.public_key, app.secret_key, app.address
+            ),
             1,
         );
         let mut cmd = Command::new("bash");
@@ -236,7 +278,14 @@ async fn channel_pages_examples_run_as_written() {
             .arg(&script)
             .current_dir(work.path())
             .stdin(Stdio::null());
-        for v in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"] {
+        for v in [
+            "http_proxy",
+            "https_proxy",
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+            "all_proxy",
+        ] {
             cmd.env_remove(v);
         }
         let out = run_with_timeout(cmd, Duration::from_secs(60));
@@ -256,7 +305,11 @@ async fn channel_pages_examples_run_as_written() {
                 continue;
             }
             let r = app.admin(GET, &format!("{A}/flows/{handle}")).go().await;
-            assert_eq!(r.ok(200)["status"], json!("active"), "{page}: flow {handle}");
+            assert_eq!(
+                r.ok(200)["status"],
+                json!("active"),
+                "{page}: flow {handle}"
+            );
             activated += 1;
         }
         assert!(activated >= 1, "{page}: activates a flow");

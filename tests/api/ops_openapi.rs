@@ -373,9 +373,21 @@ async fn openapi_describes_each_providers_config() {
     let input = alternatives("ChannelInput", "oneOf");
     let update = alternatives("ChannelUpdate", "anyOf");
     let output = alternatives("Channel", "oneOf");
-    assert_eq!(input.len(), want.len(), "one create alternative per provider");
-    assert_eq!(output.len(), want.len(), "one response alternative per provider");
-    assert_eq!(update.len(), want.len(), "one update alternative per provider");
+    assert_eq!(
+        input.len(),
+        want.len(),
+        "one create alternative per provider"
+    );
+    assert_eq!(
+        output.len(),
+        want.len(),
+        "one response alternative per provider"
+    );
+    assert_eq!(
+        update.len(),
+        want.len(),
+        "one update alternative per provider"
+    );
     let find = |alts: &[Value], provider: &str| -> Value {
         alts.iter()
             .find(|a| a["properties"]["provider"]["const"] == json!(provider))
@@ -397,7 +409,10 @@ async fn openapi_describes_each_providers_config() {
         for (k, p) in props {
             let secret = p["writeOnly"] == json!(true);
             assert_eq!(secret, secrets.contains(&k.as_str()), "{provider}.{k}: {p}");
-            assert!(p["description"].is_string() || k == "retry", "{provider}.{k}");
+            assert!(
+                p["description"].is_string() || k == "retry",
+                "{provider}.{k}"
+            );
         }
         if provider != "in_app" {
             assert!(props.contains_key("retry"), "{provider}: retry");
@@ -453,7 +468,9 @@ async fn openapi_describes_each_providers_config() {
     for k in out["required"].as_array().unwrap() {
         assert!(c.get(k.as_str().unwrap()).is_some(), "{k} in {c}");
     }
-    let described = out["properties"]["config"]["properties"].as_object().unwrap();
+    let described = out["properties"]["config"]["properties"]
+        .as_object()
+        .unwrap();
     for (k, v) in c["config"].as_object().unwrap() {
         let p = described
             .get(k)

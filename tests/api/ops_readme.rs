@@ -161,7 +161,14 @@ fn readme_first_requests_work_verbatim() {
     let bash = |script: &str| {
         let mut cmd = Command::new("bash");
         cmd.arg("-c").arg(script).stdin(Stdio::null());
-        for v in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"] {
+        for v in [
+            "http_proxy",
+            "https_proxy",
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+            "all_proxy",
+        ] {
             cmd.env_remove(v);
         }
         run_with_timeout(cmd, Duration::from_secs(60))
@@ -169,12 +176,15 @@ fn readme_first_requests_work_verbatim() {
     let out = bash(&script);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     // curl -s prints each answer without a newline: a stream of JSON values
-    let answers: Vec<serde_json::Value> =
-        serde_json::Deserializer::from_str(&out.stdout)
-            .into_iter::<serde_json::Value>()
-            .collect::<Result<_, _>>()
-            .unwrap_or_else(|e| panic!("the answers are JSON ({e}): {}", out.stdout));
-    assert_eq!(answers.len(), 5, "user, flow, activation, run, feed: {answers:?}");
+    let answers: Vec<serde_json::Value> = serde_json::Deserializer::from_str(&out.stdout)
+        .into_iter::<serde_json::Value>()
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| panic!("the answers are JSON ({e}): {}", out.stdout));
+    assert_eq!(
+        answers.len(),
+        5,
+        "user, flow, activation, run, feed: {answers:?}"
+    );
     assert_eq!(answers[0]["external_id"], "alice", "{}", answers[0]);
     assert_eq!(answers[0]["email"], "alice@example.com");
     assert_eq!(answers[1]["handle"], "welcome", "{}", answers[1]);
@@ -190,10 +200,7 @@ fn readme_first_requests_work_verbatim() {
         .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
         .expect("the block's last command");
     assert!(feed_cmd.contains("/user/v1/feed"), "{feed_cmd}");
-    let ask = format!(
-        "PK={}; H={}\n{feed_cmd}",
-        app.public_key, app.address
-    );
+    let ask = format!("PK={}; H={}\n{feed_cmd}", app.public_key, app.address);
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     let feed = loop {
         let out = bash(&ask);
@@ -237,7 +244,10 @@ fn option_help(help: &str, flag: &str) -> String {
         }
         text.push(l);
     }
-    text.join(" ").split_whitespace().collect::<Vec<_>>().join(" ")
+    text.join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Issue 19: `herald serve --help` shows the defaults the README's table

@@ -17,7 +17,10 @@ fn read(path: &str) -> String {
 #[test]
 fn license_is_the_declared_mit_licence() {
     let cargo = read("Cargo.toml");
-    assert!(cargo.contains("license = \"MIT\""), "Cargo.toml declares MIT");
+    assert!(
+        cargo.contains("license = \"MIT\""),
+        "Cargo.toml declares MIT"
+    );
     let license = read("LICENSE");
     assert!(license.starts_with("MIT License"), "{license}");
     assert!(license.contains("Copyright (c) 2026 The Herald authors"));
