@@ -246,6 +246,8 @@ async fn human_logs_name_the_project_once_per_line() {
         .go()
         .await;
     assert_eq!(r.status, 200, "{r}");
+    app.create_user_as("log-once", json!({"first_name": "Lou"}))
+        .await;
     let r = app
         .user(GET, &format!("{U}/feed"), "log-once")
         .header("x-request-id", "ops-log-human-user")
