@@ -65,60 +65,60 @@ pub enum ProjectCommand {
 
 #[derive(Args, Debug, Default)]
 pub struct ServeArgs {
-    /// TOML file with settings (overridden by env and flags).
+    /// TOML file with the settings below (overridden by env and flags).
     #[arg(long, env = "HERALD_CONFIG")]
     pub config: Option<PathBuf>,
-    /// Address to listen on (port 0 picks a free port).
+    /// Listen address; port 0 picks a free port [default: 127.0.0.1:8080].
     #[arg(long, env = "HERALD_BIND")]
     pub bind: Option<String>,
-    /// Data directory of the embedded store.
+    /// The embedded store [default: ./herald-data].
     #[arg(long, env = "HERALD_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
-    /// Admin API requests per second per project.
+    /// Admin API requests/s per project, burst ×2 [default: 1000].
     #[arg(long, env = "HERALD_ADMIN_RATE")]
     pub admin_rate: Option<u32>,
-    /// User API requests per second per user.
+    /// User API requests/s per user, burst ×2 [default: 50].
     #[arg(long, env = "HERALD_USER_RATE")]
     pub user_rate: Option<u32>,
-    /// Log format: human or json.
+    /// Log format: human or json; the level comes from RUST_LOG [default: human].
     #[arg(long, env = "HERALD_LOG_FORMAT", value_parser = ["human", "json"])]
     pub log_format: Option<String>,
-    /// Engine (actor) threads.
+    /// Threads the engine's actors run on [default: 2].
     #[arg(long, env = "HERALD_ENGINE_THREADS")]
     pub engine_threads: Option<usize>,
-    /// HTTP worker threads (0 = one per core).
+    /// HTTP worker threads (0: one per core) [default: cores].
     #[arg(long, env = "HERALD_WORKERS")]
     pub workers: Option<usize>,
-    /// Live-feed sockets one user may hold; the oldest is closed (4408) past it.
+    /// Live-feed sockets per user; the oldest is closed with 4408 past it [default: 16].
     #[arg(long, env = "HERALD_MAX_USER_SOCKETS")]
     pub max_user_sockets: Option<usize>,
-    /// Live-feed sockets still authenticating, server-wide; more are refused (503).
+    /// Sockets still authenticating, server-wide; more get 503 [default: 1024].
     #[arg(long, env = "HERALD_MAX_PENDING_SOCKETS")]
     pub max_pending_sockets: Option<usize>,
-    /// Wrong credentials per client address per minute before 429s.
+    /// Wrong credentials per client address per minute, then 429 [default: 60].
     #[arg(long, env = "HERALD_AUTH_FAILURES_PER_MINUTE")]
     pub auth_failures_per_minute: Option<u32>,
     /// Refuse to start with less free space on the data directory's filesystem
-    /// (bytes, or with a unit: 64MiB, 1GiB).
+    /// (bytes, or with a unit: 512MiB, 1GiB) [default: 64MiB].
     #[arg(long, env = "HERALD_MIN_FREE_SPACE", value_parser = crate::configuration::parse_size)]
     pub min_free_space: Option<u64>,
-    /// Seconds a SIGTERM/SIGINT shutdown may take before the process exits anyway (status 1).
+    /// Seconds SIGTERM/SIGINT may take; past that the process exits with status 1 [default: 10].
     #[arg(long, env = "HERALD_SHUTDOWN_GRACE")]
     pub shutdown_grace: Option<u64>,
-    /// MiniJinja fuel (instructions) one rendered template field may use.
+    /// MiniJinja fuel (about one unit per instruction) one rendered template field may use [default: 100000].
     #[arg(long, env = "HERALD_TEMPLATE_FUEL")]
     pub template_fuel: Option<u64>,
-    /// Bytes one rendered template field may hold.
+    /// Bytes one rendered template field may hold [default: 262144].
     #[arg(long, env = "HERALD_TEMPLATE_MAX_OUTPUT", value_name = "BYTES")]
     pub template_max_output: Option<usize>,
-    /// Provider calls of one channel type that one project may have in flight.
+    /// Provider calls of one channel type one project may have in flight [default: 64].
     #[arg(long, env = "HERALD_PROJECT_INFLIGHT")]
     pub project_inflight: Option<usize>,
     /// Provider calls of one channel type in flight, all projects together.
     #[arg(long, env = "HERALD_DELIVERY_CONCURRENCY")]
     pub delivery_concurrency: Option<usize>,
     /// File holding the key that seals channel secrets (created, mode 0600, when
-    /// absent; default DATA_DIR/secret.key). Never part of a backup: keep a copy.
+    /// absent). Never part of a backup: keep a copy [default: DATA_DIR/secret.key].
     #[arg(long, env = "HERALD_SECRET_KEY_FILE", value_name = "FILE")]
     pub secret_key_file: Option<PathBuf>,
     /// Ranges providers may send to although private, loopback or link-local
@@ -131,7 +131,7 @@ pub struct ServeArgs {
     )]
     pub egress_allow: Option<Vec<String>>,
     /// Let providers send to any address, private and loopback included (the
-    /// egress guard off; for tests and closed networks).
+    /// egress guard off; for tests and closed networks) [default: false].
     #[arg(long, env = "HERALD_ALLOW_PRIVATE_DESTINATIONS")]
     pub allow_private_destinations: bool,
     /// Public key of project `default` when it is created.

@@ -10,6 +10,8 @@
 
 #![allow(dead_code)] // the schema structs are never constructed: they only describe JSON
 
+mod channels;
+
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -33,7 +35,7 @@ use uuid::Uuid;
 
 // ================================================================ schemas: shared
 
-/// The error object every non-2xx response carries (API.md §3).
+/// The error object every non-2xx response carries.
 #[derive(ToSchema)]
 #[schema(example = json!({"error": {"type": "https://herald.dev/errors#not_found-404",
     "code": "not_found", "message": "user not found", "status": 404,
@@ -73,7 +75,7 @@ pub enum ErrorCode {
     ServiceUnavailable,
 }
 
-/// The `page` object of every list (API.md §4).
+/// The `page` object of every list.
 #[derive(ToSchema)]
 pub struct Page {
     pub limit: u32,
@@ -270,63 +272,8 @@ pub enum ChannelStatus {
     Revoked,
 }
 
-#[derive(ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Provider {
-    InApp,
-    Smtp,
-    Twilio,
-    SlackWebhook,
-    Webhook,
-    WebPush,
-    Fcm,
-    Apns,
-}
-
-#[derive(ToSchema)]
-pub struct Channel {
-    pub id: Uuid,
-    #[serde(rename = "type")]
-    pub kind: ChannelType,
-    pub name: String,
-    pub provider: String,
-    /// Provider settings; secret values read back as `"********"`.
-    pub config: Map<String, Value>,
-    pub status: ChannelStatus,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-/// A new channel. `provider` must fit `type`; a missing or partial `config`
-/// creates the channel `unconfigured`.
-#[derive(ToSchema)]
-#[schema(example = json!({"type": "chat", "provider": "webhook", "name": "Ops hook", "config": {"url": "http://127.0.0.1:9/hook"}}))]
-pub struct ChannelInput {
-    #[serde(rename = "type")]
-    pub kind: ChannelType,
-    pub provider: Provider,
-    #[schema(max_length = 200)]
-    pub name: Option<String>,
-    /// Provider settings (API.md §10), plus `retry`.
-    pub config: Option<Map<String, Value>>,
-}
-
-/// A channel update: `config` is merged key by key (`null` removes a key,
-/// `"********"` keeps a stored secret). `type` and `provider` cannot change.
-#[derive(ToSchema)]
-#[schema(example = json!({"name": "Renamed", "config": {"timeout_ms": 2000}}))]
-pub struct ChannelUpdate {
-    /// Only the channel's own type.
-    #[serde(rename = "type")]
-    #[schema(nullable = false)]
-    pub kind: Option<ChannelType>,
-    /// Only the channel's own provider.
-    #[schema(nullable = false)]
-    pub provider: Option<Provider>,
-    #[schema(max_length = 200)]
-    pub name: Option<String>,
-    pub config: Option<Map<String, Value>>,
-}
+// `Channel`, `ChannelInput` and `ChannelUpdate`: one alternative per provider,
+// written as JSON in `channels.rs` (see `json()`).
 
 /// A channel as a user sees it (no config except a web push public key).
 #[derive(ToSchema)]
@@ -724,7 +671,6 @@ const ALWAYS_PRESENT: &[&str] = &[
     "ChannelTypeFlags",
     "FlowPreferences",
     "Preferences",
-    "Channel",
     "UserChannel",
     "PushSubscription",
     "ChannelStep",
@@ -1251,7 +1197,7 @@ fn operations() -> Vec<Op> {
             Get,
             "/user/v1/feed/live",
             "liveFeed",
-            "Live feed over a WebSocket (see API.md §7)",
+            "Live feed over a WebSocket (see the README, \"Live feed\")",
         )
         .param(query_param(
             "api_key",
@@ -1604,10 +1550,6 @@ fn components() -> utoipa::openapi::schema::Components {
         FlowPreferencesInput,
         PreferencesInput,
         ChannelStatus,
-        Provider,
-        Channel,
-        ChannelInput,
-        ChannelUpdate,
         UserChannel,
         PushSubscription,
         PushKeys,
@@ -1781,6 +1723,12 @@ pub fn json() -> &'static str {
     DOC.get_or_init(|| {
         let mut v = serde_json::to_value(document()).expect("the OpenAPI document serialises");
         require_present(&mut v);
+        if let Some(schemas) = v
+            .pointer_mut("/components/schemas")
+            .and_then(Value::as_object_mut)
+        {
+            channels::insert(schemas);
+        }
         v.to_string()
     })
 }

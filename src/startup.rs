@@ -72,7 +72,15 @@ async fn request_scope(
         let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
         match res {
             Ok(mut res) => {
-                if let Some(p) = project_of(res.request()) {
+                // Only when `record_project` could not (the live feed authenticates
+                // in its handler): recording a field again makes the human format
+                // print it twice on every line of the span.
+                let recorded = res
+                    .request()
+                    .extensions()
+                    .get::<ProjectRecorded>()
+                    .is_some();
+                if let (false, Some(p)) = (recorded, project_of(res.request())) {
                     tracing::Span::current().record("project_id", tracing::field::display(p));
                 }
                 tracing::info!(
@@ -117,9 +125,14 @@ async fn record_project(
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     if let Some(p) = project_of(req.request()) {
         tracing::Span::current().record("project_id", tracing::field::display(p));
+        req.extensions_mut().insert(ProjectRecorded);
     }
     next.call(req).await
 }
+
+/// Marks a request whose project id is on its span already (by `record_project`).
+#[derive(Clone, Copy)]
+struct ProjectRecorded;
 
 // ================================================================ backups of a running server
 

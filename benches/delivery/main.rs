@@ -20,8 +20,8 @@
 //!   from the 202 to the run being processed, latency from the 202 to each webhook,
 //!   the run's memory peak, and the 202 latency of 1,000-recipient runs.
 //!
-//! Prints a table with the ratios to the ceilings and the peer and issue 6's
-//! targets, writes `bench-results/delivery.json` and renders
+//! Prints a table with the ratios to the ceilings and the peer and Herald's
+//! performance targets, writes `bench-results/delivery.json` and renders
 //! `bench-results/delivery.png`. Only 127.0.0.1 is used; every loop is bounded.
 //!
 //! Options: `--scenario a,b` (ceilings, rest, live, peer, pipeline; default all),
@@ -29,8 +29,13 @@
 //! `--pipeline-sizes`, `--duration SECS` (REST and actix, default 5),
 //! `--connections N` (default 64), `--sled-inserts N` (default 300,000),
 //! `--no-peer`, `--chart-from FILE.json` (table and chart of an earlier run), and
-//! `--smoke` (tiny sizes, no peer; CI keeps the harness alive;
-//! writes `bench-results/delivery-smoke.*`).
+//! `--smoke` (tiny sizes, no peer, no target judged; CI keeps the harness
+//! alive with it; writes `bench-results/delivery-smoke.*`).
+//!
+//! CI runs the smoke with `cargo test --bench delivery -- --smoke`: the test
+//! profile reuses the debug `herald` that `cargo test --workspace` just built
+//! (`cargo bench` would first build the whole service in release, about six
+//! minutes on two cores, for a few seconds of tiny load).
 
 mod ceilings;
 mod herald;
@@ -78,6 +83,11 @@ fn phase(name: &str, t0: Instant, phases: &mut Vec<Value>) {
 async fn main() {
     let started = Instant::now();
     let smoke = flag("--smoke");
+    if cfg!(debug_assertions) && !smoke {
+        println!(
+            "warning: an unoptimised build (cargo test --bench): numbers are not representative; use cargo bench"
+        );
+    }
     if let Some(from) = arg("--chart-from") {
         // Re-render the table and chart of an earlier run.
         let j: Value = serde_json::from_str(&std::fs::read_to_string(&from).expect("read"))
@@ -145,7 +155,10 @@ async fn main() {
             );
         }
     }
-    let mut r = report::Results::default();
+    let mut r = report::Results {
+        smoke,
+        ..Default::default()
+    };
     let mut phases = vec![];
 
     if on("ceilings") {

@@ -1,4 +1,4 @@
-//! The results table, the ratios to the ceilings and the peer, issue 6's targets,
+//! The results table, the ratios to the ceilings and the peer, Herald's performance targets,
 //! the JSON file and the chart.
 
 use crate::load::num;
@@ -17,6 +17,9 @@ pub struct Results {
     pub rest: Option<Value>,
     pub sled: Option<Value>,
     pub actix: Option<Value>,
+    /// A `--smoke` run: tiny sizes (and a debug build in CI), so no target is
+    /// judged; each reads "not measured in a smoke run".
+    pub smoke: bool,
 }
 
 fn f(v: &Value) -> f64 {
@@ -90,6 +93,7 @@ impl Results {
             rest: some(&j["rest"]),
             sled: some(&j["ceilings"]["sled"]),
             actix: some(&j["ceilings"]["actix"]),
+            smoke: j["run"]["smoke"] == true,
         }
     }
 
@@ -335,6 +339,14 @@ impl Results {
             goal: "<= 20 KiB",
             met: biggest.map(|l| f(&l["rss_per_socket_kib"]) <= 20.0),
         });
+        if self.smoke {
+            // 20 sockets, 20 recipients and 0.3 s of load say nothing about
+            // targets set for thousands: none is judged met or missed
+            for x in &mut t {
+                x.met = None;
+                x.measured = "not measured in a smoke run".into();
+            }
+        }
         t
     }
 
@@ -518,7 +530,7 @@ impl Results {
             );
         }
         line(&mut s, String::new());
-        line(&mut s, "Issue 6 targets".into());
+        line(&mut s, "Targets (docs/PERFORMANCE.md)".into());
         for t in self.targets() {
             let mark = match t.met {
                 Some(true) => "met",

@@ -234,3 +234,45 @@ async fn human_logs_by_default_with_request_id() {
         "no colour codes when not a terminal: {line:?}"
     );
 }
+
+/// Issue 19: the human format printed `project_id=…` twice on every request line
+/// (the field was recorded by the auth layer and again at completion).
+#[tokio::test]
+async fn human_logs_name_the_project_once_per_line() {
+    let mut app = TestApp::spawn_with(&[], &[("RUST_LOG", "info")]);
+    let r = app
+        .admin(GET, &format!("{A}/users"))
+        .header("x-request-id", "ops-log-human-project")
+        .go()
+        .await;
+    assert_eq!(r.status, 200, "{r}");
+    app.create_user_as("log-once", json!({"first_name": "Lou"}))
+        .await;
+    let r = app
+        .user(GET, &format!("{U}/feed"), "log-once")
+        .header("x-request-id", "ops-log-human-user")
+        .go()
+        .await;
+    assert_eq!(r.status, 200, "{r}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    app.stop();
+    std::thread::sleep(Duration::from_millis(100));
+    let stderr: Vec<String> = app
+        .output
+        .lines()
+        .into_iter()
+        .filter(|(s, _)| *s == Stream::Stderr)
+        .map(|(_, l)| l)
+        .collect();
+    for rid in ["ops-log-human-project", "ops-log-human-user"] {
+        let line = stderr
+            .iter()
+            .find(|l| l.contains("request completed") && l.contains(rid))
+            .unwrap_or_else(|| panic!("no completion line for {rid}:\n{}", stderr.join("\n")));
+        assert_eq!(
+            line.matches("project_id=").count(),
+            1,
+            "project_id once on the line: {line}"
+        );
+    }
+}

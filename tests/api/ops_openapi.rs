@@ -324,3 +324,202 @@ async fn docs_page_is_served_without_external_urls() {
     assert_eq!(d.status, 200, "{d}");
     assert!(d.header("x-request-id").is_some(), "{d}");
 }
+
+/// Issue 19: a channel's `config` is described per provider (a `oneOf` by
+/// `provider` in the create body and the response, each alternative fixing
+/// `type` and `provider` and naming every field, required ones and secrets),
+/// and nothing in the document points at a file the user does not have.
+#[tokio::test]
+async fn openapi_describes_each_providers_config() {
+    let app = TestApp::spawn();
+    let doc = fetch_doc(&app).await;
+    assert!(
+        !doc.to_string().contains("API.md"),
+        "the document must not point at API.md"
+    );
+    let schemas = &doc["components"]["schemas"];
+    // provider -> (type, required, secrets), as the README's table says
+    let want: &[(&str, &str, &[&str], &[&str])] = &[
+        ("in_app", "in_app", &[], &[]),
+        ("webhook", "chat", &["url"], &["secret"]),
+        ("slack_webhook", "chat", &["url"], &["url"]),
+        ("smtp", "email", &["host", "port", "from"], &["password"]),
+        (
+            "twilio",
+            "sms",
+            &["account_sid", "auth_token", "from"],
+            &["auth_token"],
+        ),
+        ("web_push", "web_push", &["subject"], &["vapid_private_key"]),
+        (
+            "fcm",
+            "mobile_push",
+            &["project_id", "service_account"],
+            &["service_account"],
+        ),
+        (
+            "apns",
+            "mobile_push",
+            &["team_id", "key_id", "private_key", "topic"],
+            &["private_key"],
+        ),
+    ];
+    let alternatives = |name: &str, key: &str| -> Vec<Value> {
+        schemas[name][key]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}.{key}: {}", schemas[name]))
+            .clone()
+    };
+    let input = alternatives("ChannelInput", "oneOf");
+    let update = alternatives("ChannelUpdate", "anyOf");
+    let output = alternatives("Channel", "oneOf");
+    assert_eq!(
+        input.len(),
+        want.len(),
+        "one create alternative per provider"
+    );
+    assert_eq!(
+        output.len(),
+        want.len(),
+        "one response alternative per provider"
+    );
+    assert_eq!(
+        update.len(),
+        want.len(),
+        "one update alternative per provider"
+    );
+    let find = |alts: &[Value], provider: &str| -> Value {
+        alts.iter()
+            .find(|a| a["properties"]["provider"]["const"] == json!(provider))
+            .unwrap_or_else(|| panic!("no alternative with provider const {provider}"))
+            .clone()
+    };
+    for &(provider, ctype, required, secrets) in want {
+        let a = find(&input, provider);
+        assert_eq!(a["properties"]["type"]["enum"], json!([ctype]), "{a}");
+        let config = resolve(&doc, &a["properties"]["config"]).clone();
+        let props = config["properties"].as_object().expect("config properties");
+        let req: Vec<&str> = config["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(req, required, "{provider}: required config fields");
+        for (k, p) in props {
+            let secret = p["writeOnly"] == json!(true);
+            assert_eq!(secret, secrets.contains(&k.as_str()), "{provider}.{k}: {p}");
+            assert!(
+                p["description"].is_string() || k == "retry",
+                "{provider}.{k}"
+            );
+        }
+        if provider != "in_app" {
+            assert!(props.contains_key("retry"), "{provider}: retry");
+        }
+        for s in secrets {
+            assert!(
+                props[*s]["description"]
+                    .as_str()
+                    .unwrap()
+                    .contains("********"),
+                "{provider}.{s}: says how it reads back"
+            );
+            // what reads back: the mask
+            let out = find(&output, provider);
+            assert_eq!(
+                out["properties"]["config"]["properties"][*s]["const"],
+                json!("********"),
+                "{provider}.{s}"
+            );
+        }
+        let up = find(&update, provider);
+        for k in props.keys() {
+            assert!(
+                up["properties"]["config"]["properties"].get(k).is_some(),
+                "{provider}: update config names {k}"
+            );
+        }
+    }
+    // the webhook secret's format and how to make one are stated
+    let hook = resolve(&doc, &find(&input, "webhook")["properties"]["config"]).clone();
+    assert!(hook["properties"]["secret"]["pattern"]
+        .as_str()
+        .unwrap()
+        .starts_with("^whsec_"));
+    assert!(hook["properties"]["secret"]["description"]
+        .as_str()
+        .unwrap()
+        .contains("openssl rand -base64 32"));
+    assert_eq!(hook["properties"]["url"]["format"], json!("uri"));
+
+    // a created channel reads back as its alternative says: only described
+    // keys, the secret masked, every required property of the channel present
+    let r = app
+        .admin(POST, &format!("{A}/channels"))
+        .json(&json!({"type": "email", "provider": "smtp", "config": {
+            "host": "smtp.example.com", "port": 587, "tls": "starttls", "username": "u",
+            "password": "p4ss", "from": "Herald <noreply@example.com>",
+            "retry": {"max_attempts": 3}}}))
+        .go()
+        .await;
+    let c = r.ok(201);
+    let out = find(&output, "smtp");
+    for k in out["required"].as_array().unwrap() {
+        assert!(c.get(k.as_str().unwrap()).is_some(), "{k} in {c}");
+    }
+    let described = out["properties"]["config"]["properties"]
+        .as_object()
+        .unwrap();
+    for (k, v) in c["config"].as_object().unwrap() {
+        let p = described
+            .get(k)
+            .unwrap_or_else(|| panic!("config.{k} is not described"));
+        if let Some(mask) = p.get("const") {
+            assert_eq!(v, mask, "config.{k}");
+        }
+    }
+    assert_eq!(c["config"]["password"], json!("********"));
+}
+
+/// Issue 19: `/docs` showed Markdown backticks literally. The page renders code
+/// spans as `<code>`: its `codeSpans` function, run with node, splits a text at
+/// backticks, and every description goes through it.
+#[tokio::test]
+async fn docs_page_renders_code_spans() {
+    let app = TestApp::spawn();
+    let r = app.request(GET, "/docs").go().await;
+    assert_eq!(r.status, 200, "{r}");
+    let html = &r.text;
+    let start = html.find("// codeSpans:begin").expect("codeSpans in /docs");
+    let end = html.find("// codeSpans:end").expect("end of codeSpans");
+    let f = &html[start..end];
+    let script = format!(
+        "{f}\nprocess.stdout.write(JSON.stringify([codeSpans('a `x` b `y`'), codeSpans('no code'), codeSpans('odd ` tick')]));"
+    );
+    let mut cmd = std::process::Command::new("node");
+    cmd.arg("-e").arg(script);
+    let out = run_with_timeout(cmd, std::time::Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let got: Value = serde_json::from_str(&out.stdout).expect("JSON from node");
+    assert_eq!(
+        got,
+        json!([
+            [{"code": false, "text": "a "}, {"code": true, "text": "x"},
+             {"code": false, "text": " b "}, {"code": true, "text": "y"}],
+            [{"code": false, "text": "no code"}],
+            [{"code": false, "text": "odd ` tick"}]
+        ])
+    );
+    // descriptions, summaries and the intro go through it, not textContent
+    for plain in [
+        "text: op.description",
+        "text: r.description",
+        "text: t.description",
+        "text: s.description",
+        "text: p.description",
+        "textContent = doc.info.description",
+    ] {
+        assert!(!html.contains(plain), "rendered as plain text: {plain}");
+    }
+}

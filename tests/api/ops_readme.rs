@@ -102,3 +102,184 @@ fn readme_documents_backup_restore_and_endpoints() {
         assert!(ops.contains(needle), "README Operations mentions {needle}");
     }
 }
+
+/// The first ```` ```sh ```` block after `## {heading}` in README.md.
+fn readme_sh_block(heading: &str) -> String {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let at = readme
+        .find(&format!("\n## {heading}\n"))
+        .unwrap_or_else(|| panic!("README has a `## {heading}` section"));
+    let rest = &readme[at..];
+    let start = rest.find("\n```sh\n").expect("a ```sh block") + "\n```sh\n".len();
+    let end = rest[start..].find("\n```").expect("the block's end");
+    rest[start..start + end].to_string()
+}
+
+/// Issue 19: the README's "First requests", run verbatim (extracted from
+/// README.md, so the two cannot drift) with `bash`, `curl` and `python3`
+/// against the built binary on its first start: only the keys and the address
+/// the server printed are put into the block's first line. Every request
+/// answers as the walk-through says, and alice's feed shows the rendered
+/// message, unread.
+#[test]
+fn readme_first_requests_work_verbatim() {
+    let block = readme_sh_block("First requests");
+    let first = block.lines().next().unwrap_or_default();
+    assert_eq!(
+        first, "PK=pk_…; SK=sk_…; H=http://127.0.0.1:8080",
+        "the block starts by naming the keys and the address"
+    );
+    // the first start, as the README shows it: no bootstrap keys, so the
+    // server creates project default and prints its keys
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let app = TestApp::start(ServeOptions {
+        data_dir: tmp.path(),
+        bootstrap: None,
+        args: &[],
+        env: &[],
+        default_flags: true,
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let stdout = app.output.stdout_lines();
+    assert!(
+        stdout.iter().any(|l| l == "created project default"),
+        "{stdout:?}"
+    );
+    assert!(
+        app.public_key.starts_with("pk_") && app.secret_key.starts_with("sk_"),
+        "printed keys: {stdout:?}"
+    );
+    let script = block.replacen(
+        first,
+        &format!(
+            "PK={}; SK={}; H={}",
+            app.public_key, app.secret_key, app.address
+        ),
+        1,
+    );
+    let bash = |script: &str| {
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c").arg(script).stdin(Stdio::null());
+        for v in [
+            "http_proxy",
+            "https_proxy",
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+            "all_proxy",
+        ] {
+            cmd.env_remove(v);
+        }
+        run_with_timeout(cmd, Duration::from_secs(60))
+    };
+    let out = bash(&script);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // curl -s prints each answer without a newline: a stream of JSON values
+    let answers: Vec<serde_json::Value> = serde_json::Deserializer::from_str(&out.stdout)
+        .into_iter::<serde_json::Value>()
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| panic!("the answers are JSON ({e}): {}", out.stdout));
+    assert_eq!(
+        answers.len(),
+        5,
+        "user, flow, activation, run, feed: {answers:?}"
+    );
+    assert_eq!(answers[0]["external_id"], "alice", "{}", answers[0]);
+    assert_eq!(answers[0]["email"], "alice@example.com");
+    assert_eq!(answers[1]["handle"], "welcome", "{}", answers[1]);
+    assert_eq!(answers[2]["status"], "active", "{}", answers[2]);
+    assert_eq!(answers[3]["status"], "pending", "{}", answers[3]);
+    assert!(answers[4]["items"].is_array(), "{}", answers[4]);
+
+    // the delivery is asynchronous: ask again with the block's own last
+    // command (what alice sees) until the entry is there
+    let feed_cmd = block
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .expect("the block's last command");
+    assert!(feed_cmd.contains("/user/v1/feed"), "{feed_cmd}");
+    let ask = format!("PK={}; H={}\n{feed_cmd}", app.public_key, app.address);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let feed = loop {
+        let out = bash(&ask);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let feed: serde_json::Value = serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|e| panic!("the feed is JSON ({e}): {}", out.stdout));
+        if feed["items"].as_array().is_some_and(|i| !i.is_empty()) {
+            break feed;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "alice's feed stayed empty: {feed}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let items = feed["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{feed}");
+    assert_eq!(items[0]["data"]["subject"], "Hi", "{feed}");
+    assert_eq!(
+        items[0]["data"]["body"], "Welcome, Alice! Try the feed.",
+        "{feed}"
+    );
+    assert_eq!(items[0]["read"], false, "{feed}");
+    assert_eq!(feed["meta"]["unread_count"], 1, "{feed}");
+}
+
+/// The help text of one option of a clap help text, whitespace collapsed.
+fn option_help(help: &str, flag: &str) -> String {
+    let lines: Vec<&str> = help.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| {
+            let t = l.trim_start();
+            t.starts_with('-') && t.split([' ', ',', '=']).any(|w| w == flag)
+        })
+        .unwrap_or_else(|| panic!("{flag} in --help"));
+    let mut text = vec![lines[at]];
+    for l in &lines[at + 1..] {
+        if l.trim_start().starts_with('-') {
+            break;
+        }
+        text.push(l);
+    }
+    text.join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Issue 19: `herald serve --help` shows the defaults the README's table
+/// lists (`[default: …]`), and words `--workers` as the README does.
+#[test]
+fn serve_help_shows_the_readme_defaults() {
+    let ops = operations_section();
+    let help = help(&["serve"]);
+    let mut checked = 0;
+    for row in ops.lines().filter(|l| l.starts_with("| `--")) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let (flag, default) = (cells[1].trim_matches('`'), cells[3]);
+        if default == "—" {
+            continue;
+        }
+        let default = default.trim_matches('`');
+        let text = option_help(&help, flag);
+        assert!(
+            text.contains(&format!("[default: {default}]")),
+            "`herald serve --help` for {flag} must show [default: {default}] as the README does: {text}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 15, "README rows with a default: {checked}");
+    let workers = option_help(&help, "--workers");
+    let row = ops
+        .lines()
+        .find(|l| l.starts_with("| `--workers`"))
+        .expect("README row for --workers");
+    let meaning = row.split('|').nth(4).unwrap().trim();
+    assert!(
+        workers.contains(meaning),
+        "--workers is worded as in the README ({meaning}): {workers}"
+    );
+}

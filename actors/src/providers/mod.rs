@@ -17,7 +17,8 @@ use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
-/// `(provider, channel type, required fields, secret fields)`, API.md §10.
+/// `(provider, channel type, required fields, secret fields)`: what `/openapi.json`
+/// (`src/openapi/channels.rs`) and `docs/channels/` document.
 const TABLE: &[(&str, ChannelType, &[&str], &[&str])] = &[
     ("in_app", ChannelType::InApp, &[], &[]),
     (
@@ -310,6 +311,8 @@ pub fn validate_config(
                 if !is_http_url(u) {
                     v.push("config.base_url", "format", "must be an http(s) URL");
                 }
+            } else {
+                want_str("base_url", v);
             }
         }
         "slack_webhook" | "webhook" => {
@@ -385,6 +388,8 @@ pub fn validate_config(
                     if !is_http_url(u) {
                         v.push(format!("config.{k}"), "format", "must be an http(s) URL");
                     }
+                } else {
+                    want_str(k, v);
                 }
             }
         }
@@ -420,6 +425,8 @@ pub fn validate_config(
                 if !is_http_url(u) {
                     v.push("config.base_url", "format", "must be an http(s) URL");
                 }
+            } else {
+                want_str("base_url", v);
             }
         }
         _ => {}
