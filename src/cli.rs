@@ -111,10 +111,10 @@ pub struct ServeArgs {
     /// Bytes one rendered template field may hold [default: 262144].
     #[arg(long, env = "HERALD_TEMPLATE_MAX_OUTPUT", value_name = "BYTES")]
     pub template_max_output: Option<usize>,
-    /// Provider calls of one channel type one project may have in flight [default: 64].
+    /// Provider calls of one channel type one project may have in flight [default: 256].
     #[arg(long, env = "HERALD_PROJECT_INFLIGHT")]
     pub project_inflight: Option<usize>,
-    /// Provider calls of one channel type in flight, all projects together.
+    /// Provider calls of one channel type in flight, all projects together [default: 1024].
     #[arg(long, env = "HERALD_DELIVERY_CONCURRENCY")]
     pub delivery_concurrency: Option<usize>,
     /// File holding the key that seals channel secrets (created, mode 0600, when
