@@ -384,6 +384,7 @@
      */
     async fetch(o = {}) {
       const status = o.status ?? this.status;
+      const answered = this.ops.filter((op) => op.answered);
       const page = await this.t.request("GET", "/feed", {
         query: { status, limit: o.limit ?? this.pageSize, after: o.after, before: o.before }
       });
@@ -398,7 +399,10 @@
         }
         for (const e of page.items) this.put(e, true);
         this.dropSatisfiedOps();
-        if (!this.bulk) this.serverMeta = page.meta;
+        if (!this.bulk) {
+          this.absorb(answered);
+          this.serverMeta = page.meta;
+        }
         this.emit({ type: "fetched", page });
       }
       return page;
@@ -411,8 +415,10 @@
     }
     /** The current counts (one small request). */
     async counts() {
+      const answered = this.ops.filter((op) => op.answered);
       const page = await this.t.request("GET", "/feed", { query: { limit: 1 } });
       if (!this.bulk) {
+        this.absorb(answered);
         this.serverMeta = page.meta;
         this.emit({ type: "meta", meta: page.meta });
       }
@@ -517,34 +523,33 @@
       op.timer = setTimeout(() => void this.settle([op]), CONFIRM_TIMEOUT_MS);
     }
     /**
-     * Settles answered ops without a frame (no live socket, or the frame never
-     * came): fetches the counts, then, in one step, writes the change into the
-     * store's entries, drops the ops and takes the counts (made after the answers,
-     * so they include the changes).
+     * Ops answered before a request for counts was sent are in those counts: in the
+     * same step as the counts are taken, their change is written into the store's
+     * entries and they are dropped.
      */
-    async settle(ops) {
-      if (!ops.length) return;
-      let meta = null;
-      if (this.serverMeta) {
-        try {
-          meta = (await this.t.request("GET", "/feed", { query: { limit: 1 } })).meta;
-        } catch {
-          meta = null;
-        }
-      }
-      let changed = false;
+    absorb(ops) {
       for (const op of ops) {
         if (!this.ops.includes(op)) continue;
         const e = this.server.get(op.id);
         if (e) this.server.set(op.id, applyOp(e, op));
         this.removeOp(op);
-        changed = true;
       }
-      if (meta && !this.bulk) {
-        this.serverMeta = meta;
-        changed = true;
+    }
+    /**
+     * Settles answered ops without a frame (no live socket, or the frame never
+     * came) with a counts request made after their answers (which absorbs them).
+     */
+    async settle(ops) {
+      if (!ops.length) return;
+      if (this.serverMeta) {
+        try {
+          await this.counts();
+        } catch {
+        }
       }
-      if (changed && this.serverMeta) this.emit({ type: "meta", meta: this.displayedMeta() });
+      if (!ops.some((op) => this.ops.includes(op))) return;
+      this.absorb(ops);
+      if (this.serverMeta) this.emit({ type: "meta", meta: this.displayedMeta() });
     }
     removeOp(op) {
       if (op.timer) clearTimeout(op.timer);

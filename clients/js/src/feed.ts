@@ -253,6 +253,7 @@ export class Feed {
    */
   async fetch(o: FetchOptions = {}): Promise<FeedPage> {
     const status = o.status ?? this.status;
+    const answered = this.ops.filter((op) => op.answered);
     const page = await this.t.request<FeedPage>('GET', '/feed', {
       query: { status, limit: o.limit ?? this.pageSize, after: o.after, before: o.before },
     });
@@ -267,7 +268,10 @@ export class Feed {
       }
       for (const e of page.items) this.put(e, true);
       this.dropSatisfiedOps();
-      if (!this.bulk) this.serverMeta = page.meta;
+      if (!this.bulk) {
+        this.absorb(answered);
+        this.serverMeta = page.meta;
+      }
       this.emit({ type: 'fetched', page });
     }
     return page;
@@ -282,8 +286,10 @@ export class Feed {
 
   /** The current counts (one small request). */
   async counts(): Promise<FeedMeta> {
+    const answered = this.ops.filter((op) => op.answered);
     const page = await this.t.request<FeedPage>('GET', '/feed', { query: { limit: 1 } });
     if (!this.bulk) {
+      this.absorb(answered);
       this.serverMeta = page.meta;
       this.emit({ type: 'meta', meta: page.meta });
     }
@@ -414,34 +420,35 @@ export class Feed {
   }
 
   /**
-   * Settles answered ops without a frame (no live socket, or the frame never
-   * came): fetches the counts, then, in one step, writes the change into the
-   * store's entries, drops the ops and takes the counts (made after the answers,
-   * so they include the changes).
+   * Ops answered before a request for counts was sent are in those counts: in the
+   * same step as the counts are taken, their change is written into the store's
+   * entries and they are dropped.
    */
-  private async settle(ops: Op[]): Promise<void> {
-    if (!ops.length) return;
-    let meta: FeedMeta | null = null;
-    if (this.serverMeta) {
-      try {
-        meta = (await this.t.request<FeedPage>('GET', '/feed', { query: { limit: 1 } })).meta;
-      } catch {
-        meta = null; // the counts stay as they were; the next page or frame corrects them
-      }
-    }
-    let changed = false;
+  private absorb(ops: Op[]): void {
     for (const op of ops) {
       if (!this.ops.includes(op)) continue; // confirmed meanwhile
       const e = this.server.get(op.id);
       if (e) this.server.set(op.id, applyOp(e, op));
       this.removeOp(op);
-      changed = true;
     }
-    if (meta && !this.bulk) {
-      this.serverMeta = meta;
-      changed = true;
+  }
+
+  /**
+   * Settles answered ops without a frame (no live socket, or the frame never
+   * came) with a counts request made after their answers (which absorbs them).
+   */
+  private async settle(ops: Op[]): Promise<void> {
+    if (!ops.length) return;
+    if (this.serverMeta) {
+      try {
+        await this.counts();
+      } catch {
+        // the counts stay as they were; the next page or frame corrects them
+      }
     }
-    if (changed && this.serverMeta) this.emit({ type: 'meta', meta: this.displayedMeta() as FeedMeta });
+    if (!ops.some((op) => this.ops.includes(op))) return;
+    this.absorb(ops);
+    if (this.serverMeta) this.emit({ type: 'meta', meta: this.displayedMeta() as FeedMeta });
   }
 
   private removeOp(op: Op): void {
