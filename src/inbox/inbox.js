@@ -239,6 +239,17 @@
     }
     return x;
   }
+  function applyOp(e, op) {
+    const x = applyPatch(e, op.patch, op.at);
+    const a = op.answer;
+    if (a) {
+      if (x.seen && a.seen && a.seen_at) x.seen_at = a.seen_at;
+      if (x.read && a.read && a.read_at) x.read_at = a.read_at;
+      if (x.clicked && a.clicked && a.clicked_at) x.clicked_at = a.clicked_at;
+      if (x.archived && a.archived && a.archived_at) x.archived_at = a.archived_at;
+    }
+    return x;
+  }
   function satisfies(e, p) {
     return Object.keys(p).every((k) => e[k] === p[k]);
   }
@@ -278,6 +289,10 @@
       this.syncing = 0;
       this.queued = [];
       this.connection = "idle";
+      /** the socket is authenticated (frames will come), whatever `connection` shows */
+      this.socketLive = false;
+      /** `live` is shown once the first sync after a fresh hello is done */
+      this.liveAfterSync = false;
       this.error = null;
       this.listeners = /* @__PURE__ */ new Set();
       this.live = null;
@@ -305,9 +320,8 @@
     displayed(id) {
       let e = this.server.get(id);
       if (!e) return void 0;
-      const now = (/* @__PURE__ */ new Date()).toISOString();
-      for (const op of this.ops) if (op.id === id) e = applyPatch(e, op.patch, now);
-      if (this.bulk) e = applyPatch(e, this.bulk.kind === "read_all" ? { read: true } : { seen: true }, now);
+      for (const op of this.ops) if (op.id === id) e = applyOp(e, op);
+      if (this.bulk) e = applyPatch(e, this.bulk.kind === "read_all" ? { read: true } : { seen: true }, (/* @__PURE__ */ new Date()).toISOString());
       return e;
     }
     displayedMeta() {
@@ -315,12 +329,11 @@
       if (!this.serverMeta) return null;
       let unread = this.serverMeta.unread_count;
       let unseen = this.serverMeta.unseen_count;
-      const now = (/* @__PURE__ */ new Date()).toISOString();
       const seen = /* @__PURE__ */ new Map();
       for (const op of this.ops) {
         const before = seen.get(op.id) ?? this.server.get(op.id);
         if (!before) continue;
-        const after = applyPatch(before, op.patch, now);
+        const after = applyPatch(before, op.patch, op.at);
         seen.set(op.id, after);
         const a = counts(before);
         const b = counts(after);
@@ -371,6 +384,7 @@
      */
     async fetch(o = {}) {
       const status = o.status ?? this.status;
+      const answered = this.ops.filter((op) => op.answered);
       const page = await this.t.request("GET", "/feed", {
         query: { status, limit: o.limit ?? this.pageSize, after: o.after, before: o.before }
       });
@@ -385,7 +399,10 @@
         }
         for (const e of page.items) this.put(e, true);
         this.dropSatisfiedOps();
-        if (!this.bulk) this.serverMeta = page.meta;
+        if (!this.bulk) {
+          this.absorb(answered);
+          this.serverMeta = page.meta;
+        }
         this.emit({ type: "fetched", page });
       }
       return page;
@@ -398,8 +415,10 @@
     }
     /** The current counts (one small request). */
     async counts() {
+      const answered = this.ops.filter((op) => op.answered);
       const page = await this.t.request("GET", "/feed", { query: { limit: 1 } });
       if (!this.bulk) {
+        this.absorb(answered);
         this.serverMeta = page.meta;
         this.emit({ type: "meta", meta: page.meta });
       }
@@ -454,7 +473,8 @@
     async act(action, ids) {
       const list = Array.isArray(ids) ? ids : [ids];
       const patch = PATCHES[action];
-      const mine = list.map((id) => ({ id, patch, answered: false }));
+      const at = (/* @__PURE__ */ new Date()).toISOString();
+      const mine = list.map((id) => ({ id, patch, at, answered: false }));
       this.ops.push(...mine);
       this.emit({ type: "optimistic", ids: list });
       const results = await Promise.allSettled(
@@ -479,25 +499,57 @@
         this.emit({ type: "rollback", ids: failed, error: firstError });
         throw firstError;
       }
+      if (!this.socketLive) void this.settle(mine.filter((op) => this.ops.includes(op)));
       this.emit({ type: "meta", meta: this.displayedMeta() });
-      if (this.connection !== "live" && this.serverMeta) void this.counts().catch(() => {
-      });
       const entries = results.map((r) => r.value);
       return Array.isArray(ids) ? entries : entries[0];
     }
-    /** The server answered an op: its entry is the truth; the counts follow with its frame. */
+    /**
+     * The server answered an op. Its entry is kept on the op, not written into the
+     * store: the store's version of the entry must stay that of `serverMeta`'s
+     * snapshot until a frame (or page) brings both, else the op's effect would be
+     * counted in neither (or both).
+     */
     answered(op, entry) {
-      if (this.server.has(entry.id)) this.server.set(entry.id, entry);
       op.answered = true;
+      op.answer = entry;
       if (!this.ops.includes(op)) return;
-      if (this.connection !== "live") {
+      const e = this.server.get(op.id);
+      if (e && satisfies(e, op.patch)) {
         this.removeOp(op);
         return;
       }
-      op.timer = setTimeout(() => {
+      if (!this.socketLive) return;
+      op.timer = setTimeout(() => void this.settle([op]), CONFIRM_TIMEOUT_MS);
+    }
+    /**
+     * Ops answered before a request for counts was sent are in those counts: in the
+     * same step as the counts are taken, their change is written into the store's
+     * entries and they are dropped.
+     */
+    absorb(ops) {
+      for (const op of ops) {
+        if (!this.ops.includes(op)) continue;
+        const e = this.server.get(op.id);
+        if (e) this.server.set(op.id, applyOp(e, op));
         this.removeOp(op);
-        this.emit({ type: "meta", meta: this.displayedMeta() });
-      }, CONFIRM_TIMEOUT_MS);
+      }
+    }
+    /**
+     * Settles answered ops without a frame (no live socket, or the frame never
+     * came) with a counts request made after their answers (which absorbs them).
+     */
+    async settle(ops) {
+      if (!ops.length) return;
+      if (this.serverMeta) {
+        try {
+          await this.counts();
+        } catch {
+        }
+      }
+      if (!ops.some((op) => this.ops.includes(op))) return;
+      this.absorb(ops);
+      if (this.serverMeta) this.emit({ type: "meta", meta: this.displayedMeta() });
     }
     removeOp(op) {
       if (op.timer) clearTimeout(op.timer);
@@ -532,7 +584,7 @@
       if (this.bulk === bulk) {
         bulk.expect = r.updated;
         bulk.meta = r.meta;
-        if (this.connection !== "live" || bulk.counted >= r.updated) this.endBulk(r.meta);
+        if (!this.socketLive || bulk.counted >= r.updated) this.endBulk(r.meta);
         else {
           setTimeout(() => {
             if (this.bulk === bulk) this.endBulk(null);
@@ -570,9 +622,15 @@
             sinceSeq: () => this.lastSeq,
             frame: (f) => this.onFrame(f),
             state: (s, info) => {
-              this.connection = s;
+              this.socketLive = s === "live";
               if (info.error) this.error = info.error;
               else if (s === "live") this.error = null;
+              if (s === "live" && this.lastSeq === null) {
+                this.liveAfterSync = true;
+                return;
+              }
+              this.liveAfterSync = false;
+              this.connection = s;
               this.emit({ type: "connection", state: s, code: info.code, reason: info.reason, retryInMs: info.retryInMs });
             }
           },
@@ -593,6 +651,8 @@
       this.listeners.clear();
       this.live?.stop("idle");
       this.connection = "idle";
+      this.socketLive = false;
+      this.liveAfterSync = false;
     }
     /** Reconnects the live socket now (after `setUserToken`, or from an `unauthorized`/`evicted` stop). */
     reconnect() {
@@ -605,7 +665,7 @@
         case "hello":
           if (this.lastSeq === null) {
             void this.resync(f.seq);
-          } else if (!this.syncing && !this.bulk) {
+          } else if (f.seq === this.lastSeq && !this.syncing && !this.bulk) {
             this.serverMeta = f.meta;
             this.emit({ type: "meta", meta: this.displayedMeta() });
           }
@@ -661,6 +721,11 @@
           const q = this.queued;
           this.queued = [];
           for (const f of q) this.onFrame(f);
+          if (this.liveAfterSync && this.socketLive && !this.syncing) {
+            this.liveAfterSync = false;
+            this.connection = "live";
+            this.emit({ type: "connection", state: "live" });
+          }
         }
         this.emit({ type: "meta", meta: this.displayedMeta() ?? { unread_count: 0, unseen_count: 0 } });
       }

@@ -23,11 +23,25 @@ import type {
 type Patch = { seen?: true; read?: boolean; clicked?: true; archived?: boolean };
 type Action = 'seen' | 'read' | 'clicked' | 'archive' | 'unarchive' | 'unread';
 
+/**
+ * A pending optimistic change. Its effect is re-applied on top of the server's
+ * version of its entry (and the counts) until the server's counts are known to
+ * include it: its own frame (an entry frame that satisfies the patch), a page
+ * that shows the entry satisfying it, or — with no live socket — a counts
+ * request made after the HTTP answer. The HTTP answer alone does not settle
+ * it: it carries the entry but no counts, so writing it into the store while
+ * the counts are older would take the change out of the counts twice over
+ * (unread 1, then back to 2 until the frame came).
+ */
 interface Op {
   id: string;
   patch: Patch;
+  /** when the change was made (the optimistic timestamps) */
+  at: string;
   /** the HTTP call has answered (the op then waits for its frame, or times out) */
   answered: boolean;
+  /** the server's answer: the entry with the change applied (its timestamps are shown) */
+  answer?: FeedEntry;
   timer?: ReturnType<typeof setTimeout>;
 }
 
@@ -77,6 +91,19 @@ function applyPatch(e: FeedEntry, p: Patch, now: string): FeedEntry {
   return x;
 }
 
+/** `applyPatch` with the server's timestamps when it has answered. */
+function applyOp(e: FeedEntry, op: Op): FeedEntry {
+  const x = applyPatch(e, op.patch, op.at);
+  const a = op.answer;
+  if (a) {
+    if (x.seen && a.seen && a.seen_at) x.seen_at = a.seen_at;
+    if (x.read && a.read && a.read_at) x.read_at = a.read_at;
+    if (x.clicked && a.clicked && a.clicked_at) x.clicked_at = a.clicked_at;
+    if (x.archived && a.archived && a.archived_at) x.archived_at = a.archived_at;
+  }
+  return x;
+}
+
 function satisfies(e: FeedEntry, p: Patch): boolean {
   return (Object.keys(p) as (keyof Patch)[]).every((k) => e[k] === p[k]);
 }
@@ -111,6 +138,10 @@ export class Feed {
   private syncing = 0;
   private queued: ServerFrame[] = [];
   private connection: ConnectionState = 'idle';
+  /** the socket is authenticated (frames will come), whatever `connection` shows */
+  private socketLive = false;
+  /** `live` is shown once the first sync after a fresh hello is done */
+  private liveAfterSync = false;
   private error: HeraldError | null = null;
   private readonly listeners = new Set<FeedListener>();
   private live: LiveSocket | null = null;
@@ -148,9 +179,8 @@ export class Feed {
   private displayed(id: string): FeedEntry | undefined {
     let e = this.server.get(id);
     if (!e) return undefined;
-    const now = new Date().toISOString();
-    for (const op of this.ops) if (op.id === id) e = applyPatch(e, op.patch, now);
-    if (this.bulk) e = applyPatch(e, this.bulk.kind === 'read_all' ? { read: true } : { seen: true }, now);
+    for (const op of this.ops) if (op.id === id) e = applyOp(e, op);
+    if (this.bulk) e = applyPatch(e, this.bulk.kind === 'read_all' ? { read: true } : { seen: true }, new Date().toISOString());
     return e;
   }
 
@@ -159,13 +189,14 @@ export class Feed {
     if (!this.serverMeta) return null;
     let unread = this.serverMeta.unread_count;
     let unseen = this.serverMeta.unseen_count;
-    // each pending op's effect on the counts, against the server's version of its entry
-    const now = new Date().toISOString();
+    // each pending op's effect on the counts, against the server's version of its
+    // entry: that version and serverMeta come from the same snapshot (a page, a
+    // frame), so whatever frame comes, the op's effect is counted exactly once
     const seen = new Map<string, FeedEntry>();
     for (const op of this.ops) {
       const before = seen.get(op.id) ?? this.server.get(op.id);
       if (!before) continue;
-      const after = applyPatch(before, op.patch, now);
+      const after = applyPatch(before, op.patch, op.at);
       seen.set(op.id, after);
       const a = counts(before);
       const b = counts(after);
@@ -222,6 +253,7 @@ export class Feed {
    */
   async fetch(o: FetchOptions = {}): Promise<FeedPage> {
     const status = o.status ?? this.status;
+    const answered = this.ops.filter((op) => op.answered);
     const page = await this.t.request<FeedPage>('GET', '/feed', {
       query: { status, limit: o.limit ?? this.pageSize, after: o.after, before: o.before },
     });
@@ -236,7 +268,10 @@ export class Feed {
       }
       for (const e of page.items) this.put(e, true);
       this.dropSatisfiedOps();
-      if (!this.bulk) this.serverMeta = page.meta;
+      if (!this.bulk) {
+        this.absorb(answered);
+        this.serverMeta = page.meta;
+      }
       this.emit({ type: 'fetched', page });
     }
     return page;
@@ -251,8 +286,10 @@ export class Feed {
 
   /** The current counts (one small request). */
   async counts(): Promise<FeedMeta> {
+    const answered = this.ops.filter((op) => op.answered);
     const page = await this.t.request<FeedPage>('GET', '/feed', { query: { limit: 1 } });
     if (!this.bulk) {
+      this.absorb(answered);
       this.serverMeta = page.meta;
       this.emit({ type: 'meta', meta: page.meta });
     }
@@ -327,7 +364,8 @@ export class Feed {
   private async act(action: Action, ids: string | string[]): Promise<FeedEntry | FeedEntry[]> {
     const list = Array.isArray(ids) ? ids : [ids];
     const patch = PATCHES[action];
-    const mine: Op[] = list.map((id) => ({ id, patch, answered: false }));
+    const at = new Date().toISOString();
+    const mine: Op[] = list.map((id) => ({ id, patch, at, answered: false }));
     this.ops.push(...mine);
     this.emit({ type: 'optimistic', ids: list });
     const results = await Promise.allSettled(
@@ -354,26 +392,63 @@ export class Feed {
       this.emit({ type: 'rollback', ids: failed, error: firstError });
       throw firstError;
     }
+    // no socket: no frame will confirm them; the counts come from a fresh GET
+    if (!this.socketLive) void this.settle(mine.filter((op) => this.ops.includes(op)));
     this.emit({ type: 'meta', meta: this.displayedMeta() as FeedMeta });
-    if (this.connection !== 'live' && this.serverMeta) void this.counts().catch(() => {});
     const entries = results.map((r) => (r as PromiseFulfilledResult<FeedEntry>).value);
     return Array.isArray(ids) ? entries : entries[0];
   }
 
-  /** The server answered an op: its entry is the truth; the counts follow with its frame. */
+  /**
+   * The server answered an op. Its entry is kept on the op, not written into the
+   * store: the store's version of the entry must stay that of `serverMeta`'s
+   * snapshot until a frame (or page) brings both, else the op's effect would be
+   * counted in neither (or both).
+   */
   private answered(op: Op, entry: FeedEntry): void {
-    if (this.server.has(entry.id)) this.server.set(entry.id, entry);
     op.answered = true;
-    if (!this.ops.includes(op)) return; // its frame came first
-    if (this.connection !== 'live') {
-      // no frame will confirm it: the counts come from a fresh GET (see act)
+    op.answer = entry;
+    if (!this.ops.includes(op)) return; // its frame came first: the store has that (newer) version
+    const e = this.server.get(op.id);
+    if (e && satisfies(e, op.patch)) {
+      // the store already shows it (another device, an earlier frame): nothing left to count
       this.removeOp(op);
       return;
     }
-    op.timer = setTimeout(() => {
+    if (!this.socketLive) return; // act() settles it with a counts request
+    op.timer = setTimeout(() => void this.settle([op]), CONFIRM_TIMEOUT_MS);
+  }
+
+  /**
+   * Ops answered before a request for counts was sent are in those counts: in the
+   * same step as the counts are taken, their change is written into the store's
+   * entries and they are dropped.
+   */
+  private absorb(ops: Op[]): void {
+    for (const op of ops) {
+      if (!this.ops.includes(op)) continue; // confirmed meanwhile
+      const e = this.server.get(op.id);
+      if (e) this.server.set(op.id, applyOp(e, op));
       this.removeOp(op);
-      this.emit({ type: 'meta', meta: this.displayedMeta() as FeedMeta });
-    }, CONFIRM_TIMEOUT_MS);
+    }
+  }
+
+  /**
+   * Settles answered ops without a frame (no live socket, or the frame never
+   * came) with a counts request made after their answers (which absorbs them).
+   */
+  private async settle(ops: Op[]): Promise<void> {
+    if (!ops.length) return;
+    if (this.serverMeta) {
+      try {
+        await this.counts();
+      } catch {
+        // the counts stay as they were; the next page or frame corrects them
+      }
+    }
+    if (!ops.some((op) => this.ops.includes(op))) return;
+    this.absorb(ops);
+    if (this.serverMeta) this.emit({ type: 'meta', meta: this.displayedMeta() as FeedMeta });
   }
 
   private removeOp(op: Op): void {
@@ -411,7 +486,7 @@ export class Feed {
     if (this.bulk === bulk) {
       bulk.expect = r.updated;
       bulk.meta = r.meta;
-      if (this.connection !== 'live' || bulk.counted >= r.updated) this.endBulk(r.meta);
+      if (!this.socketLive || bulk.counted >= r.updated) this.endBulk(r.meta);
       else {
         // frames carry the per-entry counts; keep showing the final ones until they are all in
         setTimeout(() => {
@@ -454,9 +529,18 @@ export class Feed {
           sinceSeq: () => this.lastSeq,
           frame: (f) => this.onFrame(f),
           state: (s, info) => {
-            this.connection = s;
+            this.socketLive = s === 'live';
             if (info.error) this.error = info.error;
             else if (s === 'live') this.error = null;
+            if (s === 'live' && this.lastSeq === null) {
+              // a fresh start: the hello that follows refetches the store (resync);
+              // `live` is shown once that is done, so `live` means in step with the
+              // server (lastSeq set, the store and counts of that moment)
+              this.liveAfterSync = true;
+              return;
+            }
+            this.liveAfterSync = false;
+            this.connection = s;
             this.emit({ type: 'connection', state: s, code: info.code, reason: info.reason, retryInMs: info.retryInMs });
           },
         },
@@ -478,6 +562,8 @@ export class Feed {
     this.listeners.clear();
     this.live?.stop('idle');
     this.connection = 'idle';
+    this.socketLive = false;
+    this.liveAfterSync = false;
   }
 
   /** Reconnects the live socket now (after `setUserToken`, or from an `unauthorized`/`evicted` stop). */
@@ -492,7 +578,10 @@ export class Feed {
       case 'hello':
         if (this.lastSeq === null) {
           void this.resync(f.seq);
-        } else if (!this.syncing && !this.bulk) {
+        } else if (f.seq === this.lastSeq && !this.syncing && !this.bulk) {
+          // nothing missed: the hello's counts are current. (With a replay to come,
+          // each replayed frame brings its own counts along with its entry; the
+          // hello's already include entries the store has not seen yet.)
           this.serverMeta = f.meta;
           this.emit({ type: 'meta', meta: this.displayedMeta() as FeedMeta });
         }
@@ -552,6 +641,11 @@ export class Feed {
         const q = this.queued;
         this.queued = [];
         for (const f of q) this.onFrame(f);
+        if (this.liveAfterSync && this.socketLive && !this.syncing) {
+          this.liveAfterSync = false;
+          this.connection = 'live';
+          this.emit({ type: 'connection', state: 'live' });
+        }
       }
       this.emit({ type: 'meta', meta: this.displayedMeta() ?? { unread_count: 0, unseen_count: 0 } });
     }

@@ -87,6 +87,61 @@ test('own action: optimistic at once, confirmed by its frame; another device rea
   }
 });
 
+/** A WebSocket whose incoming frames reach the client `ms` later (in order): HTTP answers then beat their frames. */
+function slowFrames(ms) {
+  return class SlowFrames extends WebSocket {
+    get onmessage() {
+      return super.onmessage;
+    }
+    set onmessage(fn) {
+      super.onmessage = fn && ((ev) => {
+        const data = ev.data;
+        setTimeout(() => fn({ data }), ms);
+      });
+    }
+  };
+}
+
+test('own action answered before its frame: the older counts do not undo it meanwhile', async () => {
+  const s = await setup(server, { client: { WebSocket: slowFrames(300) } });
+  await runMany(server, s, 2);
+  const feed = s.herald.feed;
+  const r = record(feed);
+  try {
+    await waitFor('live with 2 unread', () => feed.state.connection === 'live' && feed.state.meta?.unread_count === 2);
+    const [a] = feed.state.items;
+    const from = r.states.length;
+    await feed.markRead(a.id);
+    assert.ok(!r.events.some((e) => e.type === 'feed_entry.updated'), 'the answer came before the frame');
+    assert.equal(feed.state.meta.unread_count, 1);
+    assert.equal(feed.state.items[0].read, true);
+    await waitFor('the update frame', () => r.events.find((e) => e.type === 'feed_entry.updated' && e.entry.id === a.id));
+    const unread = r.states.slice(from).map((x) => x.meta.unread_count);
+    assert.ok(unread.every((n) => n === 1), `unread counts after the click: ${unread}`);
+    assert.deepEqual(feed.state.meta, { unread_count: 1, unseen_count: 1 });
+  } finally {
+    r.unsubscribe();
+  }
+});
+
+test('live means in step: once live, lastSeq is the hello\'s seq even when the first page is slow', async () => {
+  const slowFeed = async (url, init) => {
+    if (String(url).includes('/user/v1/feed?')) await sleep(300);
+    return fetch(url, init);
+  };
+  const s = await setup(server, { client: { fetch: slowFeed } });
+  await runMany(server, s, 1);
+  const feed = s.herald.feed;
+  const r = record(feed);
+  try {
+    await waitFor('live', () => feed.state.connection === 'live');
+    assert.equal(feed.state.lastSeq, 1, 'one event so far: the created entry');
+    assert.deepEqual(r.events.filter((e) => e.type === 'connection').map((e) => e.state), ['connecting', 'live']);
+  } finally {
+    r.unsubscribe();
+  }
+});
+
 test('markAllRead while live: counts go to 0 and stay there while the per-entry frames arrive', async () => {
   const s = await setup(server);
   await runMany(server, s, 6);
