@@ -7,6 +7,10 @@ const KNOWN = new Set([
   'type', 'properties', 'required', 'description', 'example', 'examples', 'format', '$ref', 'oneOf', 'enum',
   'additionalProperties', 'propertyNames', 'items', 'minimum', 'maximum', 'minLength', 'maxLength', 'maxItems',
   'pattern', 'default',
+  // validation and documentation only: no bearing on the type
+  'title', 'writeOnly', 'readOnly', 'exclusiveMinimum', 'exclusiveMaximum', 'minItems',
+  // combinators and literals
+  'anyOf', 'allOf', 'const',
 ]);
 
 const refName = (ref) => {
@@ -31,6 +35,9 @@ function typeOf(s, indent, where) {
   for (const k of Object.keys(s)) if (!KNOWN.has(k)) throw new Error(`unsupported keyword ${k} at ${where}`);
   if (s.$ref) return refName(s.$ref);
   if (s.oneOf) return s.oneOf.map((x, i) => typeOf(x, indent, `${where}.oneOf.${i}`)).join(' | ');
+  if (s.anyOf) return s.anyOf.map((x, i) => typeOf(x, indent, `${where}.anyOf.${i}`)).join(' | ');
+  if (s.allOf) return s.allOf.map((x, i) => `(${typeOf(x, indent, `${where}.allOf.${i}`)})`).join(' & ');
+  if ('const' in s) return JSON.stringify(s.const);
   if (s.enum) return s.enum.map((v) => JSON.stringify(v)).join(' | ');
   const types = Array.isArray(s.type) ? s.type : [s.type];
   return types.map((t) => {
@@ -75,7 +82,9 @@ export function generate(doc) {
     const s = schemas[name];
     out += '\n' + comment(s.description, '');
     const t = typeOf(s, '', name);
-    if (t.startsWith('{')) out += `export interface ${name} ${t}\n`;
+    // an interface for a plain object; a type alias for anything else (unions too)
+    const plain = s.properties && !s.oneOf && !s.anyOf && !s.allOf;
+    if (plain) out += `export interface ${name} ${t}\n`;
     else out += `export type ${name} = ${t};\n`;
   }
   return out;

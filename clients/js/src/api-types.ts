@@ -3,31 +3,220 @@
 // when this file and the binary's document drift apart: rerun `npm run gen:types`).
 // OpenAPI 3.1.0, Herald 0.1.0
 
-export interface Channel {
-  /** Provider settings; secret values read back as `"********"`. */
-  config: Record<string, unknown>;
+/** Apple Push Notification service, token-based (ES256 .p8 key) over HTTP/2. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
+export interface ApnsConfig {
+  /** APNs base URL; a plain `http://` one is spoken as HTTP/2 with prior knowledge (a local test server). */
+  base_url?: string;
+  /** Picks Apple's host when `base_url` is not set. */
+  environment?: "production" | "sandbox";
+  /** Id of the .p8 key (the provider token's `kid`). */
+  key_id: string;
+  /** The .p8 file's PEM (a P-256 key). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  private_key: string;
+  retry?: ChannelRetry;
+  /** Apple developer team id (the provider token's `iss`). */
+  team_id: string;
+  /** The app's bundle id (`apns-topic`). */
+  topic: string;
+}
+
+/** A channel. Its `config` is what was stored, secrets reading back as `********`; `status` is `active` once every required field is set. */
+export type Channel = {
+  config: {
+  };
   created_at: string;
   id: string;
   name: string;
-  provider: string;
+  provider: "in_app";
   status: ChannelStatus;
-  type: ChannelType;
+  type: "in_app";
   updated_at: string;
-}
+} | {
+  config: {
+    retry?: ChannelRetry;
+    /** Signing secret: `whsec_` + base64 of random bytes (e.g. `echo whsec_$(openssl rand -base64 32)`); each request then carries `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">`. Secret: set, shown masked. */
+    secret?: "********";
+    /** How long to wait for the receiver's answer; a timeout is retried. */
+    timeout_ms?: number;
+    /** Where each delivery is POSTed (http or https). */
+    url?: string;
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "webhook";
+  status: ChannelStatus;
+  type: "chat";
+  updated_at: string;
+} | {
+  config: {
+    retry?: ChannelRetry;
+    /** The incoming-webhook URL (it is the credential, so it is a secret). Secret: set, shown masked. */
+    url?: "********";
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "slack_webhook";
+  status: ChannelStatus;
+  type: "chat";
+  updated_at: string;
+} | {
+  config: {
+    /** Sender: `addr@example.com` or `Name <addr@example.com>`. */
+    from?: string;
+    /** SMTP server host name or address (no scheme, no port). */
+    host?: string;
+    /** SMTP AUTH password. Secret: set, shown masked. */
+    password?: "********";
+    /** 587 (STARTTLS), 465 (implicit TLS), 25 or a local relay's port. */
+    port?: number;
+    retry?: ChannelRetry;
+    /** `starttls` (required, usually port 587), `tls` (implicit, port 465), `none` (plain, a local relay only). */
+    tls?: "none" | "starttls" | "tls";
+    /** SMTP AUTH user (no AUTH without it). */
+    username?: string;
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "smtp";
+  status: ChannelStatus;
+  type: "email";
+  updated_at: string;
+} | {
+  config: {
+    /** Account SID (`AC…`); basic-auth user. */
+    account_sid?: string;
+    /** Auth token; basic-auth password. Secret: set, shown masked. */
+    auth_token?: "********";
+    /** API base URL (a mock or a proxy). */
+    base_url?: string;
+    /** Sending number in E.164 form (`+15005550006`). */
+    from?: string;
+    retry?: ChannelRetry;
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "twilio";
+  status: ChannelStatus;
+  type: "sms";
+  updated_at: string;
+} | {
+  config: {
+    retry?: ChannelRetry;
+    /** VAPID `sub`: a `mailto:` address or an https URL push services can reach you at. */
+    subject?: string;
+    /** base64url P-256 private scalar (32 bytes), the `web-push generate-vapid-keys` format. Secret: set, shown masked. */
+    vapid_private_key?: "********";
+    /** base64url uncompressed P-256 point (65 bytes). Give both keys or neither: Herald then generates the pair. */
+    vapid_public_key?: string;
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "web_push";
+  status: ChannelStatus;
+  type: "web_push";
+  updated_at: string;
+} | {
+  config: {
+    /** FCM API base URL (a mock or a proxy). */
+    base_url?: string;
+    /** The Firebase project id. */
+    project_id?: string;
+    retry?: ChannelRetry;
+    /** The service account's JSON key file, as an object. Secret: set, shown masked. */
+    service_account?: "********";
+    /** OAuth 2 token endpoint (else the account's `token_uri`, else Google's). */
+    token_url?: string;
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "fcm";
+  status: ChannelStatus;
+  type: "mobile_push";
+  updated_at: string;
+} | {
+  config: {
+    /** APNs base URL; a plain `http://` one is spoken as HTTP/2 with prior knowledge (a local test server). */
+    base_url?: string;
+    /** Picks Apple's host when `base_url` is not set. */
+    environment?: "production" | "sandbox";
+    /** Id of the .p8 key (the provider token's `kid`). */
+    key_id?: string;
+    /** The .p8 file's PEM (a P-256 key). Secret: set, shown masked. */
+    private_key?: "********";
+    retry?: ChannelRetry;
+    /** Apple developer team id (the provider token's `iss`). */
+    team_id?: string;
+    /** The app's bundle id (`apns-topic`). */
+    topic?: string;
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "apns";
+  status: ChannelStatus;
+  type: "mobile_push";
+  updated_at: string;
+};
 
-/** A new channel. `provider` must fit `type`; a missing or partial `config`
- * creates the channel `unconfigured`. */
-export interface ChannelInput {
-  /** Provider settings (API.md §10), plus `retry`. */
-  config?: Record<string, unknown> | null;
+/** A new channel: `type` and the `provider` of that type, with the provider's `config` (plus `retry`). A missing or partial `config` creates the channel `unconfigured`. */
+export type ChannelInput = {
+  config?: InAppConfig;
   name?: string | null;
-  provider: Provider;
-  type: ChannelType;
-}
+  provider: "in_app";
+  type: "in_app";
+} | {
+  config?: WebhookConfig;
+  name?: string | null;
+  provider: "webhook";
+  type: "chat";
+} | {
+  config?: SlackWebhookConfig;
+  name?: string | null;
+  provider: "slack_webhook";
+  type: "chat";
+} | {
+  config?: SmtpConfig;
+  name?: string | null;
+  provider: "smtp";
+  type: "email";
+} | {
+  config?: TwilioConfig;
+  name?: string | null;
+  provider: "twilio";
+  type: "sms";
+} | {
+  config?: WebPushConfig;
+  name?: string | null;
+  provider: "web_push";
+  type: "web_push";
+} | {
+  config?: FcmConfig;
+  name?: string | null;
+  provider: "fcm";
+  type: "mobile_push";
+} | {
+  config?: ApnsConfig;
+  name?: string | null;
+  provider: "apns";
+  type: "mobile_push";
+};
 
 export interface ChannelList {
   items: Array<Channel>;
   page: Page;
+}
+
+/** Retries of a delivery that failed transiently (connection errors, timeouts, 408, 429, 5xx): jittered exponential backoff from `base_seconds` up to `max_seconds`, `Retry-After` honoured up to `max_seconds`. */
+export interface ChannelRetry {
+  base_seconds?: number;
+  max_attempts?: number;
+  max_seconds?: number;
 }
 
 export type ChannelStatus = "unconfigured" | "active" | "revoked";
@@ -62,16 +251,125 @@ export interface ChannelTypeFlagsInput {
   web_push?: boolean;
 }
 
-/** A channel update: `config` is merged key by key (`null` removes a key,
- * `"********"` keeps a stored secret). `type` and `provider` cannot change. */
-export interface ChannelUpdate {
-  config?: Record<string, unknown> | null;
+/** A channel update. `type` and `provider` cannot change (they may be sent, equal to the channel's); the alternative of the channel's provider says what `config` takes. (`anyOf`, not `oneOf`: an update need not name its provider.) */
+export type ChannelUpdate = {
+  /** Merged key by key into the stored config of a `in_app` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+  };
   name?: string | null;
-  /** Only the channel's own provider. */
-  provider?: Provider;
-  /** Only the channel's own type. */
-  type?: ChannelType;
-}
+  provider?: "in_app";
+  type?: "in_app";
+} | {
+  /** Merged key by key into the stored config of a `webhook` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    retry?: ChannelRetry | null;
+    /** Signing secret: `whsec_` + base64 of random bytes (e.g. `echo whsec_$(openssl rand -base64 32)`); each request then carries `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    secret?: string | "********" | null;
+    /** How long to wait for the receiver's answer; a timeout is retried. */
+    timeout_ms?: number | null;
+    /** Where each delivery is POSTed (http or https). */
+    url?: string | null;
+  };
+  name?: string | null;
+  provider?: "webhook";
+  type?: "chat";
+} | {
+  /** Merged key by key into the stored config of a `slack_webhook` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    retry?: ChannelRetry | null;
+    /** The incoming-webhook URL (it is the credential, so it is a secret). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    url?: string | "********" | null;
+  };
+  name?: string | null;
+  provider?: "slack_webhook";
+  type?: "chat";
+} | {
+  /** Merged key by key into the stored config of a `smtp` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    /** Sender: `addr@example.com` or `Name <addr@example.com>`. */
+    from?: string | null;
+    /** SMTP server host name or address (no scheme, no port). */
+    host?: string | null;
+    /** SMTP AUTH password. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    password?: string | "********" | null;
+    /** 587 (STARTTLS), 465 (implicit TLS), 25 or a local relay's port. */
+    port?: number | null;
+    retry?: ChannelRetry | null;
+    /** `starttls` (required, usually port 587), `tls` (implicit, port 465), `none` (plain, a local relay only). */
+    tls?: "none" | "starttls" | "tls" | null;
+    /** SMTP AUTH user (no AUTH without it). */
+    username?: string | null;
+  };
+  name?: string | null;
+  provider?: "smtp";
+  type?: "email";
+} | {
+  /** Merged key by key into the stored config of a `twilio` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    /** Account SID (`AC…`); basic-auth user. */
+    account_sid?: string | null;
+    /** Auth token; basic-auth password. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    auth_token?: string | "********" | null;
+    /** API base URL (a mock or a proxy). */
+    base_url?: string | null;
+    /** Sending number in E.164 form (`+15005550006`). */
+    from?: string | null;
+    retry?: ChannelRetry | null;
+  };
+  name?: string | null;
+  provider?: "twilio";
+  type?: "sms";
+} | {
+  /** Merged key by key into the stored config of a `web_push` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    retry?: ChannelRetry | null;
+    /** VAPID `sub`: a `mailto:` address or an https URL push services can reach you at. */
+    subject?: string | null;
+    /** base64url P-256 private scalar (32 bytes), the `web-push generate-vapid-keys` format. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    vapid_private_key?: string | "********" | null;
+    /** base64url uncompressed P-256 point (65 bytes). Give both keys or neither: Herald then generates the pair. */
+    vapid_public_key?: string | null;
+  };
+  name?: string | null;
+  provider?: "web_push";
+  type?: "web_push";
+} | {
+  /** Merged key by key into the stored config of a `fcm` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    /** FCM API base URL (a mock or a proxy). */
+    base_url?: string | null;
+    /** The Firebase project id. */
+    project_id?: string | null;
+    retry?: ChannelRetry | null;
+    /** The service account's JSON key file, as an object. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    service_account?: FcmServiceAccount | "********" | null;
+    /** OAuth 2 token endpoint (else the account's `token_uri`, else Google's). */
+    token_url?: string | null;
+  };
+  name?: string | null;
+  provider?: "fcm";
+  type?: "mobile_push";
+} | {
+  /** Merged key by key into the stored config of a `apns` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    /** APNs base URL; a plain `http://` one is spoken as HTTP/2 with prior knowledge (a local test server). */
+    base_url?: string | null;
+    /** Picks Apple's host when `base_url` is not set. */
+    environment?: "production" | "sandbox" | null;
+    /** Id of the .p8 key (the provider token's `kid`). */
+    key_id?: string | null;
+    /** The .p8 file's PEM (a P-256 key). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    private_key?: string | "********" | null;
+    retry?: ChannelRetry | null;
+    /** Apple developer team id (the provider token's `iss`). */
+    team_id?: string | null;
+    /** The app's bundle id (`apns-topic`). */
+    topic?: string | null;
+  };
+  name?: string | null;
+  provider?: "apns";
+  type?: "mobile_push";
+};
 
 export interface DelayStep {
   seconds: number;
@@ -120,7 +418,7 @@ export interface DeliveryList {
 
 export type DeliveryStatus = "pending" | "sent" | "failed" | "skipped";
 
-/** The error object every non-2xx response carries (API.md §3). */
+/** The error object every non-2xx response carries. */
 export interface Error {
   error: ErrorBody;
 }
@@ -139,6 +437,32 @@ export interface ErrorBody {
 }
 
 export type ErrorCode = "bad_request" | "unauthenticated" | "forbidden" | "not_found" | "conflict" | "idempotency_key_reused" | "validation_failed" | "rate_limited" | "internal_error" | "service_unavailable";
+
+/** Firebase Cloud Messaging HTTP v1 to each device token registered as a subscription. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
+export interface FcmConfig {
+  /** FCM API base URL (a mock or a proxy). */
+  base_url?: string;
+  /** The Firebase project id. */
+  project_id: string;
+  retry?: ChannelRetry;
+  /** The service account's JSON key file, as an object. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  service_account: (FcmServiceAccount);
+  /** OAuth 2 token endpoint (else the account's `token_uri`, else Google's). */
+  token_url?: string;
+}
+
+/** A Google service account key file (JSON), as downloaded from the console; other keys of the file are kept. */
+export interface FcmServiceAccount {
+  /** The JWT's `iss`. */
+  client_email: string;
+  /** The RSA private key (PEM). */
+  private_key: string;
+  private_key_id?: string;
+  project_id?: string;
+  /** Token endpoint, used when the channel has no `token_url`. */
+  token_uri?: string;
+  type?: string;
+}
 
 /** An in_app delivery as its recipient sees it (id = delivery id). */
 export interface FeedEntry {
@@ -251,6 +575,10 @@ export interface Health {
   status: string;
 }
 
+/** The in-app feed (built in, one per project): no settings. */
+export interface InAppConfig {
+}
+
 export interface MarkAllResult {
   meta: FeedMeta;
   updated: number;
@@ -279,7 +607,7 @@ export interface NotificationList {
   page: Page;
 }
 
-/** The `page` object of every list (API.md §4). */
+/** The `page` object of every list. */
 export interface Page {
   /** Cursor for the next (older) page; null when nothing follows. */
   after: string | null;
@@ -319,8 +647,6 @@ export interface ProjectUpdate {
   name?: string;
   security_mode?: boolean | null;
 }
-
-export type Provider = "in_app" | "smtp" | "twilio" | "slack_webhook" | "webhook" | "web_push" | "fcm" | "apns";
 
 export interface PushKeys {
   auth: string;
@@ -401,6 +727,30 @@ export interface SigningKeyPair {
   public_key: string;
 }
 
+/** POSTs `{"text"}` (and Block Kit blocks) to a Slack incoming webhook. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
+export interface SlackWebhookConfig {
+  retry?: ChannelRetry;
+  /** The incoming-webhook URL (it is the credential, so it is a secret). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  url: string;
+}
+
+/** One SMTP transaction per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
+export interface SmtpConfig {
+  /** Sender: `addr@example.com` or `Name <addr@example.com>`. */
+  from: string;
+  /** SMTP server host name or address (no scheme, no port). */
+  host: string;
+  /** SMTP AUTH password. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  password?: string;
+  /** 587 (STARTTLS), 465 (implicit TLS), 25 or a local relay's port. */
+  port: number;
+  retry?: ChannelRetry;
+  /** `starttls` (required, usually port 587), `tls` (implicit, port 465), `none` (plain, a local relay only). */
+  tls?: "none" | "starttls" | "tls";
+  /** SMTP AUTH user (no AUTH without it). */
+  username?: string;
+}
+
 /** A channel step (deliver through a channel) or a delay step (wait durably). */
 export type Step = ChannelStep | DelayStep;
 
@@ -451,6 +801,19 @@ export interface TopicList {
 /** No fields needed (an optional idempotency_key is accepted). */
 export type TopicSubscribeInput = Record<string, unknown>;
 
+/** Twilio Programmable Messaging: one SMS per delivery to the recipient's `phone` (E.164). The required fields make the channel `active`; a config without them creates it `unconfigured`. */
+export interface TwilioConfig {
+  /** Account SID (`AC…`); basic-auth user. */
+  account_sid: string;
+  /** Auth token; basic-auth password. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  auth_token: string;
+  /** API base URL (a mock or a proxy). */
+  base_url?: string;
+  /** Sending number in E.164 form (`+15005550006`). */
+  from: string;
+  retry?: ChannelRetry;
+}
+
 export interface User {
   avatar: string | null;
   created_at: string;
@@ -496,4 +859,26 @@ export interface UserInput {
 export interface UserList {
   items: Array<User>;
   page: Page;
+}
+
+/** RFC 8030 web push (RFC 8291 encryption, RFC 8292 VAPID) to each browser subscription. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
+export interface WebPushConfig {
+  retry?: ChannelRetry;
+  /** VAPID `sub`: a `mailto:` address or an https URL push services can reach you at. */
+  subject: string;
+  /** base64url P-256 private scalar (32 bytes), the `web-push generate-vapid-keys` format. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  vapid_private_key?: string;
+  /** base64url uncompressed P-256 point (65 bytes). Give both keys or neither: Herald then generates the pair. */
+  vapid_public_key?: string;
+}
+
+/** POSTs `{"delivery", "recipient"}` as JSON with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, and `webhook-signature` with a secret). The required fields make the channel `active`; a config without them creates it `unconfigured`. */
+export interface WebhookConfig {
+  retry?: ChannelRetry;
+  /** Signing secret: `whsec_` + base64 of random bytes (e.g. `echo whsec_$(openssl rand -base64 32)`); each request then carries `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  secret?: string;
+  /** How long to wait for the receiver's answer; a timeout is retried. */
+  timeout_ms?: number;
+  /** Where each delivery is POSTed (http or https). */
+  url: string;
 }

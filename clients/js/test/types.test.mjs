@@ -58,5 +58,12 @@ test('the generator: required vs optional, nullable, refs, enums, maps, arrays; 
   assert.match(out, /  tags: Array<string>;/);
   assert.match(out, /  extra\?: Record<string, number>;/);
   assert.match(out, /  note\?: string \| null;/);
-  assert.throws(() => generate({ components: { schemas: { X: { allOf: [] } } } }), /unsupported keyword allOf/);
+  assert.throws(() => generate({ components: { schemas: { X: { not: {} } } } }), /unsupported keyword not/);
+  // combinators and literals: unions, intersections, constants
+  const u = generate({ components: { schemas: { U: { oneOf: [
+    { type: 'object', title: 'a', properties: { k: { const: 'a' } }, required: ['k'] },
+    { type: 'object', properties: { k: { const: 'b' }, s: { type: 'string', writeOnly: true } } },
+  ] }, V: { anyOf: [{ $ref: '#/components/schemas/U' }, { type: 'null' }] } } } });
+  assert.match(u, /export type U = \{\n  k: "a";\n\} \| \{\n  k\?: "b";\n  s\?: string;\n\};/);
+  assert.match(u, /export type V = U \| null;/);
 });
