@@ -21,6 +21,7 @@ mod metrics;
 mod ops_backup;
 mod ops_logs;
 mod ops_openapi;
+mod ops_projects;
 mod ops_readme;
 mod pagination;
 mod preferences;
