@@ -129,6 +129,8 @@ async fn project_commands_on_a_stopped_data_dir() {
     let dir = tmp.path().join("data");
     let default = Keys::random();
     let mut app = TestApp::spawn_on(&dir, &default);
+    // (answering a request: the signal handlers are in place)
+    assert_eq!(admin_status(&app, &default).await.0, 200);
     assert_eq!(app.stop().code(), Some(0));
     assert!(
         !dir.join("ops.json").exists(),
