@@ -318,16 +318,13 @@ impl Application {
             .await
             .map_err(|e| e.to_string())?
             .map_err(|e| e.message)?;
-        // Project `default`: created when absent; keys printed only when generated.
-        if store
-            .project_by_name("default")
+        // Project `default`: created when absent (a renamed one is still it);
+        // keys printed only when generated.
+        let from_env = bootstrap.is_some();
+        if let Some(keys) = store
+            .ensure_default_project(bootstrap)
             .map_err(|e| e.message)?
-            .is_none()
         {
-            let from_env = bootstrap.is_some();
-            let keys = store
-                .create_project("default", bootstrap)
-                .map_err(|e| e.message)?;
             if !from_env {
                 println!("created project default");
                 println!("public_key: {}", keys.public_key);

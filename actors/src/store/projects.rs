@@ -15,6 +15,9 @@ use uuid::Uuid;
 /// secret would outlive the point of rotating it.
 pub const MAX_SECRET_GRACE: Duration = Duration::from_secs(30 * 24 * 3600);
 
+/// The `meta` key naming the project `serve` created as `default`.
+const DEFAULT_MARKER: &[u8] = b"default_project";
+
 /// Keys removed per commit while a project is deleted: bounded batches keep
 /// memory flat and let other commits through between them.
 const DELETE_BATCH: usize = 4096;
@@ -155,6 +158,37 @@ impl Store {
             public_key,
             secret_key,
         })
+    }
+
+    /// Makes sure the project `serve` calls `default` exists: created (with
+    /// `keys`, or fresh ones, returned) when there is none. The one created is
+    /// remembered in `meta`, so renaming it does not make the next start create
+    /// another; deleting it does.
+    pub fn ensure_default_project(
+        &self,
+        keys: Option<(String, String)>,
+    ) -> Result<Option<NewProjectKeys>> {
+        let marked = match self.tree(T::meta).get(DEFAULT_MARKER)? {
+            Some(id) => self.get_rec::<Project>(T::projects, &id)?,
+            None => None,
+        };
+        if marked.is_some() {
+            return Ok(None);
+        }
+        let (existing, created) = match self.project_by_name("default")? {
+            Some(p) => (p, None),
+            None => {
+                let k = self.create_project("default", keys)?;
+                let p = self
+                    .project_by_name("default")?
+                    .ok_or_else(|| Error::internal("project default created but not found"))?;
+                (p, Some(k))
+            }
+        };
+        let mut w = Writes::new();
+        w.put(T::meta, DEFAULT_MARKER, existing.id.as_bytes());
+        self.commit_durable(w)?;
+        Ok(created)
     }
 
     /// The project of a public key if it is cached (no sled access).
@@ -329,14 +363,19 @@ impl Store {
         }
         let mut w = Writes::new();
         w.del(T::projects, id.as_bytes());
-        // Only when they still name this project (a name or key is unique).
-        for (t, k) in [
-            (T::projects_by_name, p.name.as_bytes()),
-            (T::api_keys, p.public_key.as_bytes()),
-        ] {
-            if self.tree(t).get(k)?.as_deref() == Some(id.as_bytes().as_slice()) {
-                w.del(t, k);
+        // The entries that point at it: its name and public key (scanned, not
+        // looked up: a data directory of an earlier Herald may still hold a
+        // name a rename left behind), and the `default` marker.
+        for t in [T::projects_by_name, T::api_keys] {
+            for kv in self.tree(t).iter() {
+                let (k, v) = kv?;
+                if v[..] == id.as_bytes()[..] {
+                    w.del(t, &k);
+                }
             }
+        }
+        if self.tree(T::meta).get(DEFAULT_MARKER)?.as_deref() == Some(id.as_bytes().as_slice()) {
+            w.del(T::meta, DEFAULT_MARKER);
         }
         self.commit_durable(w)?;
         self.forget_project(&p);
@@ -476,6 +515,36 @@ mod tests {
         assert_eq!(e.code, crate::error::ErrorCode::ValidationFailed);
         let e = store.rotate_secret("nope", Duration::ZERO).err().unwrap();
         assert_eq!(e.code, crate::error::ErrorCode::NotFound);
+    }
+
+    #[test]
+    fn the_default_project_survives_a_rename_and_is_recreated_after_a_deletion() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let first = store.ensure_default_project(None).unwrap().unwrap();
+        assert!(store.ensure_default_project(None).unwrap().is_none());
+        let p = store.project_by_name("default").unwrap().unwrap();
+        store
+            .update_project(&p.id, |p| p.name = "renamed".into())
+            .unwrap();
+        assert!(store.project_by_name("default").unwrap().is_none());
+        assert_eq!(store.project_by_name("renamed").unwrap().unwrap().id, p.id);
+        assert!(
+            store.ensure_default_project(None).unwrap().is_none(),
+            "renamed, still the default"
+        );
+        // a name taken by another project is refused
+        store.create_project("other", None).unwrap();
+        let e = store
+            .update_project(&p.id, |p| p.name = "other".into())
+            .err()
+            .unwrap();
+        assert_eq!(e.code, crate::error::ErrorCode::Conflict);
+        store.delete_project("renamed").unwrap();
+        assert_eq!(keys_of(&store, &p), 0);
+        assert!(store.tree(T::meta).get(DEFAULT_MARKER).unwrap().is_none());
+        let second = store.ensure_default_project(None).unwrap().unwrap();
+        assert_ne!(first.public_key, second.public_key);
     }
 
     #[test]
