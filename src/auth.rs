@@ -83,7 +83,17 @@ pub async fn admin(req: &HttpRequest) -> Result<Admin, ApiError> {
     let sk = header(req, SECRET_KEY)
         .ok_or_else(|| Error::unauthenticated("secret_key", "missing_secret_key"))?;
     let given = herald_actors::store::hash_secret(sk);
-    if !bool::from(given.ct_eq(&project.secret_hash)) {
+    // The current secret, or the one a rotation replaced while its grace
+    // period lasts. Both comparisons always run, in constant time, so the
+    // timing tells nothing about which one (if any) matched.
+    let now = herald_actors::model::Timestamp::now();
+    let (previous, live) = match project.previous_secret_live(now) {
+        Some(h) => (h, 1u8),
+        None => (project.secret_hash.as_slice(), 0u8),
+    };
+    let matched =
+        given.ct_eq(&project.secret_hash) | (given.ct_eq(previous) & subtle::Choice::from(live));
+    if !bool::from(matched) {
         return Err(Error::unauthenticated("secret_key", "invalid_secret_key").into());
     }
     st.limits.housekeeping();
@@ -212,7 +222,7 @@ pub fn note_failure(st: &AppState, ip: std::net::IpAddr, e: &Error) -> Option<Ap
     }
     let guess = matches!(
         e.details.get("reason").and_then(|r| r.as_str()),
-        Some("invalid_api_key" | "invalid_secret_key" | "invalid_signature")
+        Some("invalid_api_key" | "invalid_secret_key" | "invalid_signature" | "invalid_ops_token")
     );
     if guess && !st.limits.auth_failed(ip) {
         return refused_address(st, ip);

@@ -1,15 +1,24 @@
-//! Command line: `herald serve`, `herald project create NAME`, `herald backup`
-//! and `herald restore`.
+//! Command line: `herald serve`, `herald project create|list|show|rotate-secret|delete`,
+//! `herald backup`, `herald restore` and `herald --version`.
 
 use crate::configuration::Settings;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// What `herald --version` prints after the name: the package version and
+/// the commit it was built from (`build.rs`; `unknown` without git).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("HERALD_GIT_COMMIT"),
+    ")"
+);
+
 #[derive(Parser, Debug)]
 #[command(
     name = "herald",
-    version,
+    version = VERSION,
     about = "Self-hostable notification delivery service"
 )]
 pub struct Cli {
@@ -21,7 +30,8 @@ pub struct Cli {
 pub enum Command {
     /// Start the service (creates project `default` on first start).
     Serve(Box<ServeArgs>),
-    /// Manage projects (tenants).
+    /// Manage projects (tenants) and their keys, whether or not a server is
+    /// serving the data directory (a running server is asked over its operator API).
     Project {
         #[command(subcommand)]
         command: ProjectCommand,
@@ -53,13 +63,53 @@ pub struct RestoreArgs {
     pub data_dir: Option<PathBuf>,
 }
 
+/// `--data-dir` of the `project` commands.
+#[derive(Args, Debug)]
+pub struct DataDir {
+    /// Data directory (served or not).
+    #[arg(long, env = "HERALD_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum ProjectCommand {
-    /// Create a project and print its keys.
+    /// Create a project and print its keys (the secret key is shown this once).
     Create {
+        /// 1 to 100 letters, digits, '-', '_' or '.'.
         name: String,
-        #[arg(long, env = "HERALD_DATA_DIR")]
-        data_dir: Option<PathBuf>,
+        #[command(flatten)]
+        dir: DataDir,
+    },
+    /// List projects: one line each, name and public key.
+    List {
+        #[command(flatten)]
+        dir: DataDir,
+    },
+    /// Show a project (never its secret key).
+    Show {
+        name: String,
+        #[command(flatten)]
+        dir: DataDir,
+    },
+    /// Give a project a new secret key; the old one keeps working for the grace period.
+    RotateSecret {
+        name: String,
+        /// How long the old secret key stays valid: seconds, or with a unit
+        /// (90s, 30m, 24h, 7d); 0 refuses it at once; at most 30d.
+        #[arg(long, default_value = "24h", value_parser = crate::project_cmd::parse_grace)]
+        grace: std::time::Duration,
+        #[command(flatten)]
+        dir: DataDir,
+    },
+    /// Delete a project and ALL its data (users, channels, flows, runs,
+    /// notifications, feeds); needs --yes.
+    Delete {
+        name: String,
+        /// Confirms the deletion.
+        #[arg(long)]
+        yes: bool,
+        #[command(flatten)]
+        dir: DataDir,
     },
 }
 
@@ -227,22 +277,7 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve(*args),
         Command::Backup(args) => report(backup(args)),
         Command::Restore(args) => report(restore(args)),
-        Command::Project {
-            command: ProjectCommand::Create { name, data_dir },
-        } => {
-            let dir = data_dir.unwrap_or_else(|| Settings::default().data_dir);
-            match create_project(&dir, &name) {
-                Ok((pk, sk)) => {
-                    println!("public_key: {pk}");
-                    println!("secret_key: {sk}");
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::from(1)
-                }
-            }
-        }
+        Command::Project { command } => crate::project_cmd::run(command),
     }
 }
 
@@ -338,7 +373,7 @@ fn partial_path(to: &std::path::Path) -> PathBuf {
 }
 
 /// `(address, token)` from `DATA_DIR/ops.json`, when a server wrote one.
-fn read_ops_file(dir: &std::path::Path) -> Option<(String, String)> {
+pub(crate) fn read_ops_file(dir: &std::path::Path) -> Option<(String, String)> {
     let text = std::fs::read_to_string(dir.join(crate::startup::OPS_FILE)).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     Some((
@@ -456,25 +491,6 @@ fn restore(args: RestoreArgs) -> Result<String, String> {
     ))
 }
 
-fn create_project(dir: &std::path::Path, name: &str) -> Result<(String, String), String> {
-    let name = name.trim();
-    if name.is_empty() || name.len() > 200 {
-        return Err("a project name is 1 to 200 characters".into());
-    }
-    // Without the secret key: a new project has no channel secret (its in_app
-    // channel has none), and `--secret-key-file` need not be given here.
-    let store = herald_actors::Store::open_without_key(dir).map_err(|e| e.message)?;
-    let keys = store.create_project(name, None).map_err(|e| {
-        if e.code == herald_actors::ErrorCode::Conflict {
-            format!("a project named {name:?} already exists")
-        } else {
-            e.message
-        }
-    })?;
-    store.flush().map_err(|e| e.message)?;
-    Ok((keys.public_key, keys.secret_key))
-}
-
 /// The startup check: the data directory's filesystem must have at least
 /// `min_free_space` available, so Herald does not start only to fill the disk.
 fn check_free_space(settings: &Settings) -> Result<(), String> {
@@ -532,8 +548,21 @@ fn serve(args: ServeArgs) -> ExitCode {
     } else {
         settings.workers
     };
+    // From the environment only, never a flag (a command line is visible to
+    // every local user) nor `Settings`, whose Debug form would show it.
+    let operator_token = match std::env::var("HERALD_OPERATOR_TOKEN") {
+        Ok(t) if !t.is_empty() => {
+            if let Err(why) = strong_token(&t) {
+                eprintln!("error: HERALD_OPERATOR_TOKEN is too weak: {why}");
+                return ExitCode::from(2);
+            }
+            Some(t)
+        }
+        _ => None,
+    };
     let result = actix_web::rt::System::new().block_on(async move {
-        let app = crate::startup::Application::build(settings, bootstrap, workers).await?;
+        let app = crate::startup::Application::build(settings, bootstrap, workers, operator_token)
+            .await?;
         app.run_until_stopped().await
     });
     match result {
@@ -556,10 +585,16 @@ pub fn strong_secret_key(key: &str) -> Result<(), String> {
         .strip_prefix("test_")
         .or_else(|| body.strip_prefix("live_"))
         .unwrap_or(body);
+    strong_token(body)
+}
+
+/// The strength rule of `strong_secret_key` for a whole token (the operator
+/// token has no prefix): at least 24 characters, 8 different, about 96 bits.
+pub fn strong_token(body: &str) -> Result<(), String> {
     let n = body.chars().count();
     if n < 24 {
         return Err(format!(
-            "{n} characters after the prefix; use at least 24 random ones (e.g. `openssl rand -hex 24`)"
+            "{n} characters (not counting a key prefix); use at least 24 random ones (e.g. `openssl rand -hex 24`)"
         ));
     }
     let distinct: std::collections::HashSet<char> = body.chars().collect();

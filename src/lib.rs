@@ -11,6 +11,7 @@ pub mod idempotency;
 pub mod metrics;
 pub mod openapi;
 pub mod pagination;
+pub mod project_cmd;
 pub mod routes;
 pub mod startup;
 pub mod state;

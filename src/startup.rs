@@ -144,25 +144,67 @@ pub const OPS_TOKEN_HEADER: &str = "x-herald-ops-token";
 /// The file in the data dir that tells `herald backup` how to reach this server.
 pub const OPS_FILE: &str = "ops.json";
 
-/// Operator endpoints' state: the ops token, the write gate and the one-backup-at-a-time lock.
+/// Operator endpoints' state: the ops token, the operator token, the write
+/// gate and the one-backup-at-a-time lock.
 pub struct Ops {
     /// The address the server is bound to (a request from it is local).
     addr: SocketAddr,
+    /// Random per start, in `ops.json`: accepted from this machine only.
     token: String,
+    /// `HERALD_OPERATOR_TOKEN`: accepted from any address.
+    operator_token: Option<String>,
     /// Requests that may write hold it shared; a snapshot holds it exclusively.
     gate: tokio::sync::RwLock<()>,
     backup: tokio::sync::Mutex<()>,
 }
 
 impl Ops {
-    fn new(addr: SocketAddr) -> Ops {
+    fn new(addr: SocketAddr, operator_token: Option<String>) -> Ops {
         let bytes: [u8; 32] = rand::random();
         Ops {
             addr,
             token: bytes.iter().map(|b| format!("{b:02x}")).collect(),
+            operator_token,
             gate: tokio::sync::RwLock::new(()),
             backup: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// Lets an operator request through: the `ops.json` token from this
+    /// machine, or `HERALD_OPERATOR_TOKEN` from anywhere (both compared in
+    /// constant time). Wrong tokens count against the client address's budget
+    /// of failed authentications, like wrong API keys.
+    pub fn authorize(&self, req: &HttpRequest, st: &crate::state::AppState) -> ApiResult<()> {
+        use subtle::ConstantTimeEq;
+        let ip = crate::auth::client_ip(req);
+        if let Some(e) = ip.and_then(|ip| crate::auth::refused_address(st, ip)) {
+            return Err(e);
+        }
+        let local = req
+            .peer_addr()
+            .map(|p| p.ip().is_loopback() || p.ip() == self.addr.ip())
+            .unwrap_or(false);
+        let given = req
+            .headers()
+            .get(OPS_TOKEN_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let ops_ok =
+            given.as_bytes().ct_eq(self.token.as_bytes()) & subtle::Choice::from(u8::from(local));
+        let operator_ok = match &self.operator_token {
+            Some(t) => given.as_bytes().ct_eq(t.as_bytes()),
+            None => subtle::Choice::from(0),
+        };
+        if bool::from(ops_ok | operator_ok) {
+            return Ok(());
+        }
+        let e = Error::unauthenticated("ops_token", "invalid_ops_token");
+        if given.is_empty() {
+            return Err(e.into());
+        }
+        Err(ip
+            .and_then(|ip| crate::auth::note_failure(st, ip, &e))
+            .unwrap_or(ApiError(e)))
     }
 }
 
@@ -210,29 +252,14 @@ fn remove_stale_snapshots(dir: &Path) {
     }
 }
 
-/// `GET /ops/v1/backup`: a consistent snapshot of the store, streamed. Only from
-/// this machine, only with the ops token from `DATA_DIR/ops.json`.
+/// `GET /ops/v1/backup`: a consistent snapshot of the store, streamed. Only
+/// with the operator token (see `Ops::authorize`).
 async fn backup_handler(req: HttpRequest, st: crate::state::State) -> ApiResult<HttpResponse> {
     let ops = req
         .app_data::<web::Data<Ops>>()
         .cloned()
         .ok_or_else(|| ApiError(Error::internal("ops state missing")))?;
-    let local = req
-        .peer_addr()
-        .map(|p| p.ip().is_loopback() || p.ip() == ops.addr.ip())
-        .unwrap_or(false);
-    let token = req
-        .headers()
-        .get(OPS_TOKEN_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let token_ok = bool::from(subtle::ConstantTimeEq::ct_eq(
-        token.as_bytes(),
-        ops.token.as_bytes(),
-    ));
-    if !local || !token_ok {
-        return Err(Error::unauthenticated("ops_token", "invalid_ops_token").into());
-    }
+    ops.authorize(&req, &st)?;
     let _one = ops.backup.lock().await;
     let tmp = st
         .settings
@@ -290,10 +317,13 @@ async fn backup_handler(req: HttpRequest, st: crate::state::State) -> ApiResult<
 }
 
 impl Application {
+    /// `operator_token`: `HERALD_OPERATOR_TOKEN`, accepted by the operator
+    /// API from any address (kept out of `Settings`, whose Debug form would show it).
     pub async fn build(
         settings: Settings,
         bootstrap: Option<(String, String)>,
         workers: usize,
+        operator_token: Option<String>,
     ) -> Result<Application, String> {
         let dir = settings.data_dir.clone();
         let key_file = settings.secret_key_path();
@@ -301,16 +331,13 @@ impl Application {
             .await
             .map_err(|e| e.to_string())?
             .map_err(|e| e.message)?;
-        // Project `default`: created when absent; keys printed only when generated.
-        if store
-            .project_by_name("default")
+        // Project `default`: created when absent (a renamed one is still it);
+        // keys printed only when generated.
+        let from_env = bootstrap.is_some();
+        if let Some(keys) = store
+            .ensure_default_project(bootstrap)
             .map_err(|e| e.message)?
-            .is_none()
         {
-            let from_env = bootstrap.is_some();
-            let keys = store
-                .create_project("default", bootstrap)
-                .map_err(|e| e.message)?;
             if !from_env {
                 println!("created project default");
                 println!("public_key: {}", keys.public_key);
@@ -365,7 +392,7 @@ impl Application {
             live: Default::default(),
         });
         let data = web::Data::new(state.clone());
-        let ops = Arc::new(Ops::new(addr));
+        let ops = Arc::new(Ops::new(addr, operator_token));
         let ops_data = web::Data::from(ops.clone());
         let local = addr;
         let app = move || {
@@ -385,6 +412,7 @@ impl Application {
                             Err::<HttpResponse, _>(ApiError(Error::no_route()))
                         })),
                 )
+                .configure(crate::routes::ops::configure)
                 .configure(crate::routes::configure)
         };
         // actix-server directly rather than `HttpServer`, which cannot wrap a

@@ -166,9 +166,45 @@ pub struct Project {
     pub signing_key: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// SHA-256 of the secret key the last rotation replaced: still accepted
+    /// until `previous_secret_expires_at`, so clients can switch over.
+    #[serde(default)]
+    pub previous_secret_hash: Option<Vec<u8>>,
+    #[serde(default)]
+    pub previous_secret_expires_at: Option<Timestamp>,
+    /// When the secret key was last rotated.
+    #[serde(default)]
+    pub secret_rotated_at: Option<Timestamp>,
 }
 
 impl Project {
+    /// The previous secret's hash while it is still accepted at `now`.
+    pub fn previous_secret_live(&self, now: Timestamp) -> Option<&[u8]> {
+        match (&self.previous_secret_hash, self.previous_secret_expires_at) {
+            (Some(h), Some(until)) if until.millis() > now.millis() => Some(h.as_slice()),
+            _ => None,
+        }
+    }
+
+    /// What the operator API and `herald project show` tell about a project:
+    /// never a secret, nor its hash.
+    pub fn operator_view(&self) -> Value {
+        let mut v = serde_json::json!({
+            "id": self.id,
+            "name": self.name,
+            "public_key": self.public_key,
+            "security_mode": self.security_mode,
+            "created_at": self.created_at,
+        });
+        if let Some(t) = self.secret_rotated_at {
+            v["secret_rotated_at"] = serde_json::json!(t);
+        }
+        if self.previous_secret_live(Timestamp::now()).is_some() {
+            v["previous_secret_expires_at"] = serde_json::json!(self.previous_secret_expires_at);
+        }
+        v
+    }
+
     pub fn view(&self) -> Value {
         serde_json::json!({
             "id": self.id,

@@ -107,6 +107,19 @@ impl Registry {
         }
     }
 
+    /// Closes every socket of `project`, authenticated or not, with 4401
+    /// (the project was deleted: nothing it could receive exists any more).
+    pub fn close_project(&self, project: uuid::Uuid, reason: &'static str) {
+        for s in self.sockets.iter() {
+            if s.value().project == project {
+                s.value().addr.do_send(Evict {
+                    code: CLOSE_UNAUTHENTICATED,
+                    reason,
+                });
+            }
+        }
+    }
+
     /// Takes a place among the sockets still authenticating, if one is free.
     fn reserve_pending(&self, max: usize) -> bool {
         self.pending

@@ -8,6 +8,7 @@ mod health;
 mod inbox;
 pub mod live;
 mod notifications;
+pub mod ops;
 mod project;
 mod topics;
 mod user_api;

@@ -22,6 +22,7 @@ mod metrics;
 mod ops_backup;
 mod ops_logs;
 mod ops_openapi;
+mod ops_projects;
 mod ops_readme;
 mod packaging;
 mod pagination;

@@ -126,6 +126,15 @@ impl Handler<Expand> for FlowRunActor {
                     act.expanded = true;
                     act.check_done(ctx);
                 }
+                // The run is gone (its project was deleted): nothing to do.
+                Err(_)
+                    if matches!(
+                        act.engine.store().flow_run(&act.project, &act.run),
+                        Ok(None)
+                    ) =>
+                {
+                    ctx.stop()
+                }
                 Err(e) => {
                     tracing::error!(flow_run_id = %act.run, error = %e, "topic expansion failed; retrying in 1 s");
                     ctx.notify_later(Expand, Duration::from_secs(1));

@@ -71,6 +71,12 @@ impl FeedPageCache {
     pub(crate) fn clear(&self) {
         self.pages.clear();
     }
+
+    /// Forgets every page of a project's users (the project was deleted).
+    pub(crate) fn forget_project(&self, project: &Uuid) {
+        self.pages.retain(|(p, _), _| p != project);
+        self.user_gen.remove(project);
+    }
 }
 
 struct CachedPage {

@@ -34,7 +34,7 @@ pub use feed::{
 pub use flusher::Flusher;
 pub use misc::{IdempotentResponse, PushSubscription};
 pub use page::{Page, PageReq};
-pub use projects::{hash_secret, NewProjectKeys};
+pub use projects::{check_project_name, hash_secret, NewProjectKeys, MAX_SECRET_GRACE};
 pub use runs::{
     AcceptInput, AcceptedRun, ActorSpec, DeliveryFilter, Finished, NotificationFilter, Outcome,
     QueueItem, RunRecipient, UserFrames,
@@ -67,6 +67,11 @@ macro_rules! spaces {
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         #[repr(u8)]
         pub enum T { $($name),* }
+
+        impl T {
+            /// Every key space, in prefix order.
+            pub const ALL: &'static [T] = &[$(T::$name),*];
+        }
     };
 }
 
@@ -136,6 +141,13 @@ struct Inner {
     /// Shared by every commit, exclusive while a backup exports the trees.
     commit_gate: std::sync::RwLock<()>,
     projects_cache: dashmap::DashMap<String, Arc<crate::model::Project>>,
+    /// Projects deleted (or being deleted) since the store opened: commits
+    /// drop every write of theirs, so work that was under way when the
+    /// deletion began cannot put a key of theirs back (see
+    /// `Store::delete_project`). Ids are UUIDv7, never reused.
+    deleted: RwLock<std::collections::HashSet<uuid::Uuid>>,
+    /// `deleted` is not empty: the commit path looks at it only then.
+    any_deleted: std::sync::atomic::AtomicBool,
     /// Users by `(project, external_id)` for authentication, so a User API
     /// request need not reach sled to know who is asking. Filled and emptied
     /// only under the user's lock (see `users::user_by_ext_cached`).
@@ -207,6 +219,19 @@ impl Writes {
         }
         b
     }
+}
+
+/// The project a key of space `t` belongs to: every key starts with its
+/// project's id except the active-runs index (`(run, project)`) and the
+/// spaces keyed by something else (`meta`, names and public keys of projects).
+pub(crate) fn owner(t: T, k: &[u8]) -> Option<uuid::Uuid> {
+    let at = match t {
+        T::meta | T::projects_by_name | T::api_keys => return None,
+        T::runs_active => 16,
+        _ => 0,
+    };
+    k.get(at..at + 16)
+        .and_then(|b| uuid::Uuid::from_slice(b).ok())
 }
 
 fn space_key(tag: u8, k: &[u8]) -> Vec<u8> {
@@ -480,6 +505,8 @@ impl Store {
                 sealer: None,
                 commit_gate: std::sync::RwLock::new(()),
                 projects_cache: dashmap::DashMap::new(),
+                deleted: Default::default(),
+                any_deleted: Default::default(),
                 users_cache: dashmap::DashMap::new(),
                 feed_pages: Default::default(),
                 feed_counts: dashmap::DashMap::new(),
@@ -663,13 +690,17 @@ impl Store {
                 self.inner.health.reason()
             )));
         }
-        let batch = w.into_batch();
         let res = {
             let _gate = self
                 .inner
                 .commit_gate
                 .read()
                 .unwrap_or_else(|p| p.into_inner());
+            // Under the gate: `delete_project` marks a project, then takes the
+            // gate exclusively once, so every commit either finished before
+            // its scan or sees the mark here.
+            self.drop_deleted_projects(&mut w);
+            let batch = w.into_batch();
             match self.handles() {
                 Ok(h) => h.data.apply_batch(batch),
                 Err(_) => Err(reopening()),
@@ -726,6 +757,30 @@ impl Store {
     pub fn flush(&self) -> Result<()> {
         self.handles()?.db.flush()?;
         Ok(())
+    }
+
+    /// Removes from `w` the writes (not the removals) of deleted projects.
+    fn drop_deleted_projects(&self, w: &mut Writes) {
+        use std::sync::atomic::Ordering;
+        if !self.inner.any_deleted.load(Ordering::Acquire) {
+            return;
+        }
+        let deleted = self.inner.deleted.read().unwrap_or_else(|p| p.into_inner());
+        w.ops.retain(|(t, k, v)| {
+            v.is_none() || !owner(*t, k).is_some_and(|id| deleted.contains(&id))
+        });
+    }
+
+    /// True once `delete_project` has begun for `id`.
+    pub(crate) fn is_deleted(&self, id: &uuid::Uuid) -> bool {
+        use std::sync::atomic::Ordering;
+        self.inner.any_deleted.load(Ordering::Acquire)
+            && self
+                .inner
+                .deleted
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(id)
     }
 
     pub(crate) fn get_rec<V: serde::de::DeserializeOwned>(

@@ -1,0 +1,370 @@
+//! `herald project create|list|show|rotate-secret|delete`. When a server holds
+//! the data directory (its `ops.json` names an address that answers), the
+//! command goes through that server's operator API (`routes::ops`), so adding
+//! a tenant needs no downtime; otherwise it opens the store itself. Both ways
+//! print the same thing. Exit codes: 0 done, 1 failed, 2 usage (clap's own,
+//! and `delete` without `--yes`).
+
+use crate::cli::ProjectCommand;
+use crate::configuration::Settings;
+use herald_actors::Store;
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// One project operation, whichever way it is carried out.
+enum Op {
+    Create(String),
+    List,
+    Show(String),
+    Rotate(String, Duration),
+    Delete(String),
+}
+
+/// A failed operation: the HTTP status it maps to (0: not an API error) and
+/// what to say.
+struct Failure {
+    status: u16,
+    message: String,
+}
+
+impl From<herald_actors::Error> for Failure {
+    fn from(e: herald_actors::Error) -> Self {
+        Failure {
+            status: e.code.status(),
+            message: e.message,
+        }
+    }
+}
+
+enum Remote {
+    /// Nothing answered at the address (a server that did not stop cleanly).
+    Unreachable(String),
+    /// The server answered, and the operation failed.
+    Failed(Failure),
+}
+
+/// `--grace`: seconds, or a number with `s`, `m`, `h` or `d`; at most 30 days.
+pub fn parse_grace(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration (e.g. 3600, 90s, 30m, 24h, 7d)"))?;
+    let unit_secs = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("{s:?} has an unknown unit (use s, m, h or d)")),
+    };
+    let d = Duration::from_secs(n.saturating_mul(unit_secs));
+    if d > herald_actors::store::MAX_SECRET_GRACE {
+        return Err(format!("{s:?} is longer than 30 days"));
+    }
+    Ok(d)
+}
+
+pub fn run(cmd: ProjectCommand) -> ExitCode {
+    let (op, dir) = match cmd {
+        ProjectCommand::Create { name, dir } => (Op::Create(name), dir.data_dir),
+        ProjectCommand::List { dir } => (Op::List, dir.data_dir),
+        ProjectCommand::Show { name, dir } => (Op::Show(name), dir.data_dir),
+        ProjectCommand::RotateSecret { name, grace, dir } => {
+            (Op::Rotate(name, grace), dir.data_dir)
+        }
+        ProjectCommand::Delete { name, yes, dir } => {
+            if !yes {
+                eprintln!(
+                    "error: `herald project delete {name}` deletes the project and ALL its data (users, channels, flows, runs, notifications, feeds) and cannot be undone; add --yes to confirm"
+                );
+                return ExitCode::from(2);
+            }
+            (Op::Delete(name), dir.data_dir)
+        }
+    };
+    let dir = dir.unwrap_or_else(|| Settings::default().data_dir);
+    match execute(&op, &dir) {
+        Ok(v) => {
+            print(&op, &v);
+            ExitCode::SUCCESS
+        }
+        Err(f) => {
+            eprintln!("error: {}", describe(&op, &f));
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn execute(op: &Op, dir: &Path) -> Result<Value, Failure> {
+    if let Some((addr, token)) = crate::cli::read_ops_file(dir) {
+        match remote(op, &addr, &token) {
+            Ok(v) => return Ok(v),
+            Err(Remote::Unreachable(e)) => {
+                eprintln!("note: no server answered at {e}; opening the data directory directly")
+            }
+            Err(Remote::Failed(f)) => return Err(f),
+        }
+    }
+    local(op, dir)
+}
+
+/// A path segment or query value, percent-encoded.
+fn enc(s: &str) -> String {
+    percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
+}
+
+fn remote(op: &Op, addr: &str, token: &str) -> Result<Value, Remote> {
+    let base = "/ops/v1/projects";
+    let (method, path, body) = match op {
+        Op::Create(name) => ("POST", base.to_string(), Some(json!({ "name": name }))),
+        Op::List => ("GET", base.to_string(), None),
+        Op::Show(name) => ("GET", format!("{base}/{}", enc(name)), None),
+        Op::Rotate(name, grace) => (
+            "POST",
+            format!("{base}/{}/rotate_secret", enc(name)),
+            Some(json!({ "grace_seconds": grace.as_secs() })),
+        ),
+        Op::Delete(name) => (
+            "DELETE",
+            format!("{base}/{}?confirm={}", enc(name), enc(name)),
+            None,
+        ),
+    };
+    let (status, body) = http(addr, token, method, &path, body.as_ref())?;
+    if (200..300).contains(&status) {
+        return Ok(body);
+    }
+    let message = body
+        .pointer("/error/message")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("status {status}"));
+    let message = if status == 401 {
+        format!("the server at {addr} refused the operator token from ops.json ({message})")
+    } else {
+        message
+    };
+    Err(Remote::Failed(Failure { status, message }))
+}
+
+/// One request to the server's operator API: plain HTTP/1.1 over loopback,
+/// one connection, the answer read whole.
+fn http(
+    addr: &str,
+    token: &str,
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+) -> Result<(u16, Value), Remote> {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::{TcpStream, ToSocketAddrs};
+    let unreachable = |e: std::io::Error| Remote::Unreachable(format!("{addr}: {e}"));
+    let failed = |e: std::io::Error| {
+        Remote::Failed(Failure {
+            status: 0,
+            message: format!("talking to the server at {addr}: {e}"),
+        })
+    };
+    let sa = addr
+        .to_socket_addrs()
+        .map_err(unreachable)?
+        .next()
+        .ok_or_else(|| Remote::Unreachable(format!("{addr}: no address")))?;
+    let mut conn = TcpStream::connect_timeout(&sa, Duration::from_secs(5)).map_err(unreachable)?;
+    // Deleting a large project takes a while: the answer comes when it is done.
+    conn.set_read_timeout(Some(Duration::from_secs(3600)))
+        .map_err(failed)?;
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{}: {token}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        crate::startup::OPS_TOKEN_HEADER,
+        body.len()
+    );
+    if !body.is_empty() {
+        head.push_str("Content-Type: application/json\r\n");
+    }
+    head.push_str("\r\n");
+    conn.write_all(head.as_bytes()).map_err(failed)?;
+    conn.write_all(body.as_bytes()).map_err(failed)?;
+    let mut r = BufReader::new(conn);
+    let mut status_line = String::new();
+    r.read_line(&mut status_line).map_err(failed)?;
+    let status: u16 = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| {
+            Remote::Failed(Failure {
+                status: 0,
+                message: format!("the server at {addr} answered {status_line:?}"),
+            })
+        })?;
+    let mut length: Option<u64> = None;
+    loop {
+        let mut line = String::new();
+        r.read_line(&mut line).map_err(failed)?;
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            if k.trim().eq_ignore_ascii_case("content-length") {
+                length = v.trim().parse().ok();
+            }
+        }
+    }
+    let mut text = String::new();
+    match length {
+        Some(n) => r.take(n).read_to_string(&mut text),
+        None => r.take(16 << 20).read_to_string(&mut text),
+    }
+    .map_err(failed)?;
+    Ok((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
+}
+
+/// The operation on the store itself (no server holds the directory).
+fn local(op: &Op, dir: &Path) -> Result<Value, Failure> {
+    if !matches!(op, Op::Create(_)) && !dir.is_dir() {
+        return Err(Failure {
+            status: 0,
+            message: format!("data directory {} does not exist", dir.display()),
+        });
+    }
+    // Without the secret key: nothing here reads or writes a channel secret
+    // (a new project's in_app channel has none; a deletion removes sealed
+    // values as they are), and `--secret-key-file` need not be given.
+    let store = Store::open_without_key(dir).map_err(|e| {
+        let mut f = Failure::from(e);
+        if f.message.contains("in use by another Herald process") {
+            f.message = format!(
+                "{}; no running server answered for it (is `{}` current?)",
+                f.message,
+                dir.join(crate::startup::OPS_FILE).display()
+            );
+        }
+        f
+    })?;
+    let v = match op {
+        Op::Create(name) => {
+            let keys = store.create_project(name, None)?;
+            let p = store
+                .project_by_name(name)?
+                .ok_or_else(|| herald_actors::Error::internal("project created but not found"))?;
+            let mut v = p.operator_view();
+            v["secret_key"] = json!(keys.secret_key);
+            v
+        }
+        Op::List => {
+            let items: Vec<Value> = store
+                .projects()?
+                .iter()
+                .map(|p| p.operator_view())
+                .collect();
+            json!({ "items": items })
+        }
+        Op::Show(name) => store
+            .project_by_name(name)?
+            .ok_or_else(|| herald_actors::Error::not_found("project", name))?
+            .operator_view(),
+        Op::Rotate(name, grace) => {
+            let (p, secret) = store.rotate_secret(name, *grace)?;
+            let mut v = p.operator_view();
+            v["secret_key"] = json!(secret);
+            v
+        }
+        Op::Delete(name) => {
+            store.delete_project(name)?;
+            Value::Null
+        }
+    };
+    store.flush()?;
+    Ok(v)
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn print(op: &Op, v: &Value) {
+    match op {
+        // Exactly these two lines: scripts (and a test) read them.
+        Op::Create(_) => {
+            println!("public_key: {}", text(&v["public_key"]));
+            println!("secret_key: {}", text(&v["secret_key"]));
+        }
+        Op::List => {
+            let items = v["items"].as_array().cloned().unwrap_or_default();
+            let width = items
+                .iter()
+                .map(|p| text(&p["name"]).chars().count())
+                .max()
+                .unwrap_or(0);
+            for p in &items {
+                println!("{:<width$}  {}", text(&p["name"]), text(&p["public_key"]));
+            }
+        }
+        Op::Show(_) => {
+            for k in [
+                "name",
+                "id",
+                "public_key",
+                "security_mode",
+                "created_at",
+                "secret_rotated_at",
+                "previous_secret_expires_at",
+            ] {
+                if let Some(x) = v.get(k).filter(|x| !x.is_null()) {
+                    println!("{k}: {}", text(x));
+                }
+            }
+        }
+        Op::Rotate(..) => {
+            println!("secret_key: {}", text(&v["secret_key"]));
+            match v.get("previous_secret_expires_at").filter(|x| !x.is_null()) {
+                Some(t) => println!("previous_secret_expires_at: {}", text(t)),
+                None => {
+                    println!("previous_secret_expires_at: now (the previous secret key is refused)")
+                }
+            }
+        }
+        Op::Delete(name) => println!("deleted project {name} and all its data"),
+    }
+}
+
+fn describe(op: &Op, f: &Failure) -> String {
+    let name = match op {
+        Op::Create(n) | Op::Show(n) | Op::Rotate(n, _) | Op::Delete(n) => n.as_str(),
+        Op::List => "",
+    };
+    match f.status {
+        // (an unknown route is a 404 too: a server without the operator API)
+        404 if f.message == "project not found" => format!("no project named {name:?}"),
+        409 => format!("a project named {name:?} already exists"),
+        _ => f.message.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_grace;
+    use std::time::Duration;
+
+    #[test]
+    fn grace_periods_parse() {
+        assert_eq!(parse_grace("24h"), Ok(Duration::from_secs(86_400)));
+        assert_eq!(parse_grace("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_grace("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_grace("30m"), Ok(Duration::from_secs(1800)));
+        assert_eq!(parse_grace("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_grace("30d"), Ok(Duration::from_secs(30 * 86_400)));
+        for bad in ["31d", "", "h", "1w", "-1h", "1.5h"] {
+            assert!(parse_grace(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! The operator API, `/ops/v1/projects…`: projects and their keys on a running
+//! server (what `herald project …` uses while a server holds the data
+//! directory, and what an operator's own tooling may call).
+//!
+//! It is not part of the tenants' contract and not in `/openapi.json`: every
+//! route needs the operator token in `x-herald-ops-token` (see
+//! `startup::Ops::authorize`: the `ops.json` token from this machine, or
+//! `HERALD_OPERATOR_TOKEN` from anywhere), checked before anything else,
+//! unknown methods included. Errors are the contract's error object.
+
+use super::{created, no_content, ok, Guarded};
+use crate::errors::{ApiError, ApiResult};
+use crate::extract::{path_str, Body, Fields, Query};
+use crate::startup::Ops;
+use crate::state::State;
+use actix_web::{web, HttpRequest, HttpResponse};
+use herald_actors::{Error, Validator};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// The grace period of a rotated secret when none is given: 24 h.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(24 * 3600);
+
+fn authorize(req: &HttpRequest, st: &State) -> ApiResult<()> {
+    let ops = req
+        .app_data::<web::Data<Ops>>()
+        .ok_or_else(|| ApiError(Error::internal("ops state missing")))?;
+    ops.authorize(req, st)
+}
+
+/// Unknown methods of an operator route: 404, after the token check.
+async fn fallback(req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    authorize(&req, &st)?;
+    Err(ApiError(Error::no_route()))
+}
+
+fn resource(path: &str) -> actix_web::Resource {
+    web::resource(path).default_service(web::to(fallback))
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    use web::{delete, get, post};
+    cfg.service(
+        resource("/ops/v1/projects")
+            .route(get().to(Guarded(list)))
+            .route(post().to(Guarded(create))),
+    )
+    .service(
+        resource("/ops/v1/projects/{name}")
+            .route(get().to(Guarded(show)))
+            .route(delete().to(Guarded(delete_project))),
+    )
+    .service(resource("/ops/v1/projects/{name}/rotate_secret").route(post().to(Guarded(rotate))));
+}
+
+/// `GET /ops/v1/projects`: `{items: [project…]}`, in creation order (a server
+/// holds few projects: no pagination).
+async fn list(req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    authorize(&req, &st)?;
+    let projects = st.run(|s| s.projects()).await?;
+    let items: Vec<Value> = projects.iter().map(|p| p.operator_view()).collect();
+    Ok(ok(json!({ "items": items })))
+}
+
+/// `POST /ops/v1/projects {name}`: 201 with the project, its `public_key` and
+/// its `secret_key` (shown this once; only its hash is kept).
+async fn create(req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+    authorize(&req, &st)?;
+    let m = body.object()?;
+    let mut v = Validator::new();
+    let name = Fields::new(&m).req_str("name", 100, &mut v);
+    v.finish()?;
+    let name = name.unwrap_or_default();
+    let (p, secret) = st
+        .run(move |s| {
+            let keys = s.create_project(&name, None)?;
+            let p = s
+                .project_by_name(&name)?
+                .ok_or_else(|| Error::internal("project created but not found"))?;
+            Ok((p, keys.secret_key))
+        })
+        .await?;
+    tracing::info!(project_id = %p.id, name = %p.name, "project created by an operator");
+    let mut body = p.operator_view();
+    body["secret_key"] = json!(secret);
+    Ok(created(body))
+}
+
+/// `GET /ops/v1/projects/{name}`: the project, never a secret.
+async fn show(req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    authorize(&req, &st)?;
+    let name = path_str(&req, "name")?;
+    let p = st
+        .run(move |s| {
+            s.project_by_name(&name)?
+                .ok_or_else(|| Error::not_found("project", &name))
+        })
+        .await?;
+    Ok(ok(p.operator_view()))
+}
+
+/// `POST /ops/v1/projects/{name}/rotate_secret {grace_seconds?}`: 200 with the
+/// project and its new `secret_key`; the replaced secret keeps working for
+/// `grace_seconds` (default 86,400; 0: refused at once; at most 30 days).
+async fn rotate(req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+    authorize(&req, &st)?;
+    let name = path_str(&req, "name")?;
+    let m = body.object_or_empty()?;
+    let grace = match m.get("grace_seconds") {
+        None | Some(Value::Null) => DEFAULT_GRACE,
+        Some(v) => match v.as_u64() {
+            Some(n) => Duration::from_secs(n),
+            None => {
+                return Err(Error::field(
+                    "grace_seconds",
+                    "number",
+                    "must be a whole number of seconds, 0 or more",
+                )
+                .into())
+            }
+        },
+    };
+    let (p, secret) = st.run(move |s| s.rotate_secret(&name, grace)).await?;
+    tracing::info!(project_id = %p.id, grace_seconds = grace.as_secs(), "project secret key rotated");
+    let mut body = p.operator_view();
+    body["secret_key"] = json!(secret);
+    Ok(ok(body))
+}
+
+/// `DELETE /ops/v1/projects/{name}?confirm={name}`: deletes the project and
+/// all its data, closes its live sockets; 204.
+async fn delete_project(req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    authorize(&req, &st)?;
+    let name = path_str(&req, "name")?;
+    match Query::of(&req).get("confirm") {
+        None | Some("") => {
+            return Err(Error::field(
+                "confirm",
+                "required",
+                "deleting a project removes all its data: repeat its name in ?confirm=",
+            )
+            .into())
+        }
+        Some(c) if c != name => {
+            return Err(Error::field(
+                "confirm",
+                "format",
+                "must be the name of the project being deleted",
+            )
+            .into())
+        }
+        Some(_) => {}
+    }
+    let p = st.run(move |s| s.delete_project(&name)).await?;
+    st.live.close_project(p.id, "the project was deleted");
+    tracing::info!(project_id = %p.id, name = %p.name, "project deleted by an operator");
+    Ok(no_content())
+}
