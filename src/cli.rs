@@ -382,78 +382,22 @@ pub(crate) fn read_ops_file(dir: &std::path::Path) -> Option<(String, String)> {
     ))
 }
 
-enum FetchError {
-    /// Nothing answered at the address.
-    Unreachable(String),
-    /// Something answered, and the backup failed.
-    Failed(String),
-}
+use crate::ops_client::Error as FetchError;
 
-/// Streams `GET /ops/v1/backup` from the server at `addr` into `to` (plain
-/// HTTP/1.1 over loopback; the server sends a Content-Length).
+/// Streams `GET /ops/v1/backup` from the server at `addr` into `to` (the server
+/// sends a Content-Length).
 fn fetch_backup(addr: &str, token: &str, to: &std::path::Path) -> Result<(), FetchError> {
-    use std::io::{BufRead, BufReader, Read, Write};
-    use std::net::{TcpStream, ToSocketAddrs};
-    use std::time::Duration;
-    let unreachable = |e: std::io::Error| FetchError::Unreachable(format!("{addr}: {e}"));
+    let a = crate::ops_client::request(addr, token, "GET", crate::startup::BACKUP_PATH, None)?;
     let failed =
         |e: std::io::Error| FetchError::Failed(format!("backup from the server at {addr}: {e}"));
-    let sa = addr
-        .to_socket_addrs()
-        .map_err(unreachable)?
-        .next()
-        .ok_or_else(|| FetchError::Unreachable(format!("{addr}: no address")))?;
-    let mut conn = TcpStream::connect_timeout(&sa, Duration::from_secs(5)).map_err(unreachable)?;
-    // The server takes the snapshot before it answers: allow for a large store.
-    conn.set_read_timeout(Some(Duration::from_secs(3600)))
-        .map_err(failed)?;
-    write!(
-        conn,
-        "GET {} HTTP/1.1\r\nHost: {addr}\r\n{}: {token}\r\nConnection: close\r\n\r\n",
-        crate::startup::BACKUP_PATH,
-        crate::startup::OPS_TOKEN_HEADER
-    )
-    .map_err(failed)?;
-    let mut r = BufReader::with_capacity(1 << 20, conn);
-    let mut status_line = String::new();
-    r.read_line(&mut status_line).map_err(failed)?;
-    let status: u16 = status_line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| {
-            FetchError::Failed(format!("the server at {addr} answered {status_line:?}"))
-        })?;
-    let mut length: Option<u64> = None;
-    loop {
-        let mut line = String::new();
-        r.read_line(&mut line).map_err(failed)?;
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = line.split_once(':') {
-            if k.trim().eq_ignore_ascii_case("content-length") {
-                length = v.trim().parse().ok();
-            }
-        }
-    }
-    if status != 200 {
-        let mut body = String::new();
-        let _ = r.take(64 * 1024).read_to_string(&mut body);
-        let message = serde_json::from_str::<serde_json::Value>(&body)
-            .ok()
-            .and_then(|v| {
-                v.pointer("/error/message")
-                    .and_then(|m| m.as_str())
-                    .map(str::to_string)
-            })
-            .unwrap_or(body);
+    if a.status != 200 {
+        let status = a.status;
+        let message = a.refusal();
         return Err(FetchError::Failed(format!(
             "the server at {addr} refused the backup ({status}): {message}"
         )));
     }
-    let length = length.ok_or_else(|| {
+    let length = a.length.ok_or_else(|| {
         FetchError::Failed(format!("the server at {addr} sent no Content-Length"))
     })?;
     let mut out = std::fs::File::create(to)
@@ -461,7 +405,8 @@ fn fetch_backup(addr: &str, token: &str, to: &std::path::Path) -> Result<(), Fet
     // A backup holds the tenants' data: private, also when replacing a file.
     herald_actors::store::secrets::make_private(to)
         .map_err(|e| FetchError::Failed(format!("cannot create {}: {e}", to.display())))?;
-    let copied = std::io::copy(&mut r.take(length), &mut out).map_err(failed)?;
+    let copied =
+        std::io::copy(&mut std::io::Read::take(a.body, length), &mut out).map_err(failed)?;
     if copied != length {
         return Err(FetchError::Failed(format!(
             "the server at {addr} closed the connection after {copied} of {length} bytes"

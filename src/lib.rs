@@ -10,6 +10,7 @@ pub mod extract;
 pub mod idempotency;
 pub mod metrics;
 pub mod openapi;
+pub mod ops_client;
 pub mod pagination;
 pub mod project_cmd;
 pub mod routes;

@@ -150,8 +150,7 @@ fn remote(op: &Op, addr: &str, token: &str) -> Result<Value, Remote> {
     Err(Remote::Failed(Failure { status, message }))
 }
 
-/// One request to the server's operator API: plain HTTP/1.1 over loopback,
-/// one connection, the answer read whole.
+/// One request to the server's operator API, the answer read whole.
 fn http(
     addr: &str,
     token: &str,
@@ -159,69 +158,22 @@ fn http(
     path: &str,
     body: Option<&Value>,
 ) -> Result<(u16, Value), Remote> {
-    use std::io::{BufRead, BufReader, Read, Write};
-    use std::net::{TcpStream, ToSocketAddrs};
-    let unreachable = |e: std::io::Error| Remote::Unreachable(format!("{addr}: {e}"));
-    let failed = |e: std::io::Error| {
+    let body = body.map(|b| b.to_string());
+    let a = crate::ops_client::request(addr, token, method, path, body.as_deref()).map_err(
+        |e| match e {
+            crate::ops_client::Error::Unreachable(m) => Remote::Unreachable(m),
+            crate::ops_client::Error::Failed(message) => {
+                Remote::Failed(Failure { status: 0, message })
+            }
+        },
+    )?;
+    let status = a.status;
+    let text = a.text(16 << 20).map_err(|e| {
         Remote::Failed(Failure {
             status: 0,
             message: format!("talking to the server at {addr}: {e}"),
         })
-    };
-    let sa = addr
-        .to_socket_addrs()
-        .map_err(unreachable)?
-        .next()
-        .ok_or_else(|| Remote::Unreachable(format!("{addr}: no address")))?;
-    let mut conn = TcpStream::connect_timeout(&sa, Duration::from_secs(5)).map_err(unreachable)?;
-    // Deleting a large project takes a while: the answer comes when it is done.
-    conn.set_read_timeout(Some(Duration::from_secs(3600)))
-        .map_err(failed)?;
-    let body = body.map(|b| b.to_string()).unwrap_or_default();
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{}: {token}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        crate::startup::OPS_TOKEN_HEADER,
-        body.len()
-    );
-    if !body.is_empty() {
-        head.push_str("Content-Type: application/json\r\n");
-    }
-    head.push_str("\r\n");
-    conn.write_all(head.as_bytes()).map_err(failed)?;
-    conn.write_all(body.as_bytes()).map_err(failed)?;
-    let mut r = BufReader::new(conn);
-    let mut status_line = String::new();
-    r.read_line(&mut status_line).map_err(failed)?;
-    let status: u16 = status_line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| {
-            Remote::Failed(Failure {
-                status: 0,
-                message: format!("the server at {addr} answered {status_line:?}"),
-            })
-        })?;
-    let mut length: Option<u64> = None;
-    loop {
-        let mut line = String::new();
-        r.read_line(&mut line).map_err(failed)?;
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = line.split_once(':') {
-            if k.trim().eq_ignore_ascii_case("content-length") {
-                length = v.trim().parse().ok();
-            }
-        }
-    }
-    let mut text = String::new();
-    match length {
-        Some(n) => r.take(n).read_to_string(&mut text),
-        None => r.take(16 << 20).read_to_string(&mut text),
-    }
-    .map_err(failed)?;
+    })?;
     Ok((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
 }
 
