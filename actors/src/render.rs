@@ -278,10 +278,10 @@ mod tests {
     use super::*;
     use crate::model::{new_id, FlowStatus, Step};
 
-    #[test]
-    fn renders_with_context_and_undefined_is_empty() {
+    /// A flow of one channel step with this subject and body.
+    pub(super) fn flow(subject: &str, body: &str) -> Flow {
         let (id, now) = new_id();
-        let flow = Flow {
+        Flow {
             id,
             handle: "f".into(),
             name: "F".into(),
@@ -291,8 +291,8 @@ mod tests {
                 kind: "channel".into(),
                 channel_id: None,
                 template: Some(Template {
-                    subject: Some("{{ flow.name }}".into()),
-                    body: Some("Hi {{ recipient.first_name }}{{ data.missing.deeper }}!".into()),
+                    subject: Some(subject.into()),
+                    body: Some(body.into()),
                     html: None,
                     url: None,
                 }),
@@ -300,7 +300,15 @@ mod tests {
             }],
             created_at: now,
             updated_at: now,
-        };
+        }
+    }
+
+    #[test]
+    fn renders_with_context_and_undefined_is_empty() {
+        let flow = flow(
+            "{{ flow.name }}",
+            "Hi {{ recipient.first_name }}{{ data.missing.deeper }}!",
+        );
         let r = RunRenderer::new(&flow, Limits::default());
         let ctx = Shared::new(
             &serde_json::Value::Null,
@@ -384,30 +392,9 @@ mod bounds {
 #[cfg(test)]
 mod limits {
     use super::*;
-    use crate::model::{new_id, FlowStatus, Step};
 
     fn flow(body: &str) -> Flow {
-        let (id, now) = new_id();
-        Flow {
-            id,
-            handle: "f".into(),
-            name: "F".into(),
-            description: None,
-            status: FlowStatus::Active,
-            steps: vec![Step {
-                kind: "channel".into(),
-                channel_id: None,
-                template: Some(Template {
-                    subject: Some("s".into()),
-                    body: Some(body.into()),
-                    html: None,
-                    url: None,
-                }),
-                seconds: None,
-            }],
-            created_at: now,
-            updated_at: now,
-        }
+        super::tests::flow("s", body)
     }
 
     fn ctx(data: serde_json::Value) -> minijinja::Value {
