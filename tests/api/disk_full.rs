@@ -1,4 +1,4 @@
-//! Issue 12, finding 3: a full disk. Writes answer 503 with `Retry-After`,
+//! A full disk. Writes answer 503 with `Retry-After`,
 //! `/readyz` turns 503, reads keep working, writes succeed again by themselves once
 //! space is freed, SIGTERM exits within its grace period, and every acknowledged
 //! write survives `kill -9`. Needs root to mount a small tmpfs (CI runs as root);

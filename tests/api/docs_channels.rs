@@ -1,4 +1,4 @@
-//! Issue 19: the configuration reference in `docs/channels/`. Every page names
+//! The configuration reference in `docs/channels/`. Every page names
 //! every config field `/openapi.json` describes for its providers, shows a
 //! channel, a flow step and a run, and explains delivery errors; README links
 //! each page. The webhook page's signature-verification snippets (Python and
@@ -35,7 +35,7 @@ fn tested_block(md: &str, name: &str) -> String {
     rest[body_start..body_start + end + 1].to_string()
 }
 
-/// page -> providers it documents.
+/// Page -> providers it documents.
 const PAGES: &[(&str, &[&str])] = &[
     ("docs/channels/email.md", &["smtp"]),
     ("docs/channels/sms.md", &["twilio"]),

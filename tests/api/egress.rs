@@ -1,4 +1,4 @@
-//! Issue 12, finding 1 (SSRF): the egress guard. Destinations on loopback,
+//! The egress guard. Destinations on loopback,
 //! private, link-local… addresses are refused when configured (422 `exclusion`
 //! on the field) and when sent to (delivery `failed`, `destination_not_allowed`,
 //! nothing reaches the listener); `--egress-allow` opens a range; redirects are

@@ -1,4 +1,4 @@
-//! Issue 12, finding 2: one project cannot stall another. A project whose
+//! One project cannot stall another. A project whose
 //! webhook endpoint hangs with 300 deliveries in flight does not delay another
 //! project's webhook (delivery attempts are shared round-robin between projects,
 //! each with an in-flight cap), and a run whose templates blow their budget

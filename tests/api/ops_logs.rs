@@ -235,7 +235,7 @@ async fn human_logs_by_default_with_request_id() {
     );
 }
 
-/// Issue 19: the human format printed `project_id=…` twice on every request line
+/// The human format printed `project_id=…` twice on every request line
 /// (the field was recorded by the auth layer and again at completion).
 #[tokio::test]
 async fn human_logs_name_the_project_once_per_line() {

@@ -325,7 +325,7 @@ async fn docs_page_is_served_without_external_urls() {
     assert!(d.header("x-request-id").is_some(), "{d}");
 }
 
-/// Issue 19: a channel's `config` is described per provider (a `oneOf` by
+/// A channel's `config` is described per provider (a `oneOf` by
 /// `provider` in the create body and the response, each alternative fixing
 /// `type` and `provider` and naming every field, required ones and secrets),
 /// and nothing in the document points at a file the user does not have.
@@ -482,7 +482,7 @@ async fn openapi_describes_each_providers_config() {
     assert_eq!(c["config"]["password"], json!("********"));
 }
 
-/// Issue 19: `/docs` showed Markdown backticks literally. The page renders code
+/// `/docs` showed Markdown backticks literally. The page renders code
 /// spans as `<code>`: its `codeSpans` function, run with node, splits a text at
 /// backticks, and every description goes through it.
 #[tokio::test]

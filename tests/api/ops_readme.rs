@@ -116,7 +116,7 @@ fn readme_sh_block(heading: &str) -> String {
     rest[start..start + end].to_string()
 }
 
-/// Issue 19: the README's "First requests", run verbatim (extracted from
+/// The README's "First requests", run verbatim (extracted from
 /// README.md, so the two cannot drift) with `bash`, `curl` and `python3`
 /// against the built binary on its first start: only the keys and the address
 /// the server printed are put into the block's first line. Every request
@@ -250,7 +250,7 @@ fn option_help(help: &str, flag: &str) -> String {
         .join(" ")
 }
 
-/// Issue 19: `herald serve --help` shows the defaults the README's table
+/// `herald serve --help` shows the defaults the README's table
 /// lists (`[default: …]`), and words `--workers` as the README does.
 #[test]
 fn serve_help_shows_the_readme_defaults() {

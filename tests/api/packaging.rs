@@ -1,4 +1,4 @@
-//! Issue 19: what a packager needs besides the binary. The LICENSE is the MIT
+//! What a packager needs besides the binary. The LICENSE is the MIT
 //! licence Cargo.toml declares; `contrib/herald.service` carries the hardening
 //! the README promises and passes `systemd-analyze verify` (the check CI runs,
 //! `.ci/systemd-verify.sh`, here against the binary these tests start).

@@ -1,4 +1,4 @@
-//! Issue 12, finding 5: channel secrets sealed at rest. Channels of every
+//! Channel secrets sealed at rest. Channels of every
 //! provider with known secrets; then every file of the stopped server's data
 //! directory and two backups searched for the secrets' bytes (absent), the
 //! modes checked (0700/0600), deliveries after a restart and after a restore

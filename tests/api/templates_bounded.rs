@@ -1,4 +1,4 @@
-//! Issue 12, finding 2: templates are bounded. A template over its render
+//! Templates are bounded. A template over its render
 //! budget (`--template-fuel`) or output cap (`--template-max-output`) with no
 //! data at all is refused when the flow is saved (422 at the field's path); one
 //! that goes over with a run's data fails its delivery with `template_error`

@@ -557,7 +557,7 @@ impl Store {
     ///
     /// Rendering happens before any lock is taken. The recipients' user locks
     /// are striped and the stripes are shared by every project, so a run that
-    /// rendered under them (as this did until issue 12) made other projects'
+    /// rendered under them (as it once did, until 9055693) made other projects'
     /// user writes wait for its templates. Instead, the recipients (and an
     /// inline actor) are upserted dry first, the notifications are staged
     /// (preferences, rendering, records) from that result, and only then are
