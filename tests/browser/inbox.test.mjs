@@ -12,76 +12,55 @@
 // reload. Screenshots land in tests/browser/artifacts/.
 // Prints `N passed, N failed` last; exit code 0 when everything passed.
 
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+// the client's server helper: the same start (temp data dir, bootstrap keys,
+// `listening on` line) and stop (SIGTERM, then SIGKILL) for both suites
+import { spawnHerald, stopProcess, hex } from '../../clients/js/scripts/herald-server.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..', '..');
-const BIN = process.env.HERALD_BIN ? path.resolve(process.env.HERALD_BIN) : path.join(root, 'target/debug/herald');
 const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
 const ARTIFACTS = path.join(here, 'artifacts');
 const STEP_TIMEOUT = 15_000;
 const TEST_TIMEOUT = 120_000;
 
-const hex = (n) => randomBytes(n).toString('hex');
 const log = (...a) => console.log(...a);
 
 // ------------------------------------------------------------------ the server
 
-function startServer(dataDir, keys, bind = '127.0.0.1:0') {
-  const env = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HERALD_')) env[k] = v;
-  Object.assign(env, {
-    HERALD_BOOTSTRAP_PUBLIC_KEY: keys.publicKey,
-    HERALD_BOOTSTRAP_SECRET_KEY: keys.secretKey,
-    NO_COLOR: '1',
-    RUST_LOG: 'warn',
+const startServer = (dataDir, keys, bind = '127.0.0.1:0') => spawnHerald(dataDir, keys, bind);
+const stopServer = (server) => stopProcess(server);
+
+/** Headless Chromium on its own profile, with the flags every test needs. */
+function launch(profile, extra = {}) {
+  return chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    ...extra,
   });
-  const child = spawn(BIN, ['serve', '--bind', bind, '--data-dir', dataDir], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output = [];
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  const address = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no `listening on http://ADDR` line within 60 s')), 60_000);
-    child.on('error', (e) => reject(new Error(`cannot start ${BIN}: ${e.message}`)));
-    exited.then(({ code, signal }) => reject(new Error(`herald exited early (code ${code}, signal ${signal})`)));
-    for (const stream of [child.stdout, child.stderr]) {
-      let buf = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk) => {
-        buf += chunk;
-        let i;
-        while ((i = buf.indexOf('\n')) >= 0) {
-          const line = buf.slice(0, i);
-          buf = buf.slice(i + 1);
-          output.push(line);
-          const m = /listening on (http:\/\/[^\s"',;<>]+)/.exec(line);
-          if (m) {
-            clearTimeout(timer);
-            resolve(m[1].replace(/[.)]+$/, ''));
-          }
-        }
-      });
-    }
-  });
-  return { child, output, exited, address };
 }
 
-async function stopServer(server) {
-  if (server.child.exitCode !== null || server.child.signalCode !== null) return server.exited;
-  server.child.kill('SIGTERM');
-  const timeout = new Promise((resolve) => setTimeout(() => resolve(null), 15_000));
-  const result = await Promise.race([server.exited, timeout]);
-  if (result) return result;
-  server.child.kill('SIGKILL');
-  return server.exited;
+/** A user `ext` and an active flow with one in_app step of `template`; the flow's id. */
+async function userAndFlow(http, ext, user, tag, name, template) {
+  expectStatus(await http.admin('PUT', `/users/${ext}`, user), 201);
+  const channels = expectStatus(await http.admin('GET', '/channels?limit=1000'), 200);
+  const inApp = channels.items.find((c) => c.type === 'in_app');
+  if (!inApp) throw new Error('no in_app channel in ' + JSON.stringify(channels));
+  const flow = expectStatus(
+    await http.admin('POST', '/flows', {
+      handle: `${tag}-${hex(4)}`,
+      name,
+      steps: [{ type: 'channel', channel_id: inApp.id, template }],
+    }),
+    201,
+  );
+  expectStatus(await http.admin('POST', `/flows/${flow.id}/activate`), 200);
+  return flow.id;
 }
 
 // ------------------------------------------------------------------ HTTP
@@ -140,31 +119,12 @@ async function inboxTest() {
     const http = client(base, keys);
     const ext = `inbox-${hex(6)}`;
 
-    const flowId = await step('create a user and an active in_app flow', async () => {
-      expectStatus(await http.admin('PUT', `/users/${ext}`, { first_name: 'Ada', email: 'ada@example.com' }), 201);
-      const channels = expectStatus(await http.admin('GET', '/channels?limit=1000'), 200);
-      const inApp = channels.items.find((c) => c.type === 'in_app');
-      if (!inApp) throw new Error('no in_app channel in ' + JSON.stringify(channels));
-      const flow = expectStatus(
-        await http.admin('POST', '/flows', {
-          handle: `inbox-${hex(4)}`,
-          name: 'Report ready',
-          steps: [
-            {
-              type: 'channel',
-              channel_id: inApp.id,
-              template: {
-                subject: '{{ data.title }}',
-                body: 'Hi {{ recipient.first_name }}, {{ data.text }}',
-              },
-            },
-          ],
-        }),
-        201,
-      );
-      expectStatus(await http.admin('POST', `/flows/${flow.id}/activate`), 200);
-      return flow.id;
-    });
+    const flowId = await step('create a user and an active in_app flow', () =>
+      userAndFlow(http, ext, { first_name: 'Ada', email: 'ada@example.com' }, 'inbox', 'Report ready', {
+        subject: '{{ data.title }}',
+        body: 'Hi {{ recipient.first_name }}, {{ data.text }}',
+      }),
+    );
     const run = (data) => http.admin('POST', `/flows/${flowId}/run`, { recipients: [{ external_id: ext }], data });
 
     await step('an older entry, already read', async () => {
@@ -181,22 +141,7 @@ async function inboxTest() {
     });
 
     context = await step('launch headless Chromium', () =>
-      chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-        viewport: { width: 640, height: 420 },
-        deviceScaleFactor: 1,
-      }),
+      launch(profile, { viewport: { width: 640, height: 420 }, deviceScaleFactor: 1 }),
     );
     const page = context.pages()[0] || (await context.newPage());
     page.setDefaultTimeout(STEP_TIMEOUT);
@@ -268,18 +213,9 @@ async function resumeTest() {
     const base = await server.address;
     const http = client(base, keys);
     const ext = `resume-${hex(6)}`;
-    expectStatus(await http.admin('PUT', `/users/${ext}`, { first_name: 'Bo' }), 201);
-    const channels = expectStatus(await http.admin('GET', '/channels?limit=1000'), 200);
-    const inApp = channels.items.find((c) => c.type === 'in_app');
-    const flow = expectStatus(
-      await http.admin('POST', '/flows', {
-        handle: `resume-${hex(4)}`,
-        name: 'Resume',
-        steps: [{ type: 'channel', channel_id: inApp.id, template: { subject: 'N{{ data.n }}', body: 'entry {{ data.n }}' } }],
-      }),
-      201,
-    );
-    expectStatus(await http.admin('POST', `/flows/${flow.id}/activate`), 200);
+    const flow = {
+      id: await userAndFlow(http, ext, { first_name: 'Bo' }, 'resume', 'Resume', { subject: 'N{{ data.n }}', body: 'entry {{ data.n }}' }),
+    };
     const run = async (n) => expectStatus(await http.admin('POST', `/flows/${flow.id}/run`, { recipients: [{ external_id: ext }], data: { n } }), 202);
     const feedIds = async () => expectStatus(await http.user('GET', '/feed?limit=100', ext), 200).items.map((e) => e.id);
     const waitFeed = async (n) => {
@@ -291,12 +227,7 @@ async function resumeTest() {
       throw new Error(`the feed did not reach ${n} entries`);
     };
 
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    context = await launch(profile);
     const page = context.pages()[0] || (await context.newPage());
     page.setDefaultTimeout(STEP_TIMEOUT);
     page.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
@@ -431,18 +362,9 @@ async function restartTest() {
     const base = await server.address;
     const http = client(base, keys);
     const ext = `restart-${hex(6)}`;
-    expectStatus(await http.admin('PUT', `/users/${ext}`, { first_name: 'Cy' }), 201);
-    const channels = expectStatus(await http.admin('GET', '/channels?limit=1000'), 200);
-    const inApp = channels.items.find((c) => c.type === 'in_app');
-    const flow = expectStatus(
-      await http.admin('POST', '/flows', {
-        handle: `restart-${hex(4)}`,
-        name: 'Restart',
-        steps: [{ type: 'channel', channel_id: inApp.id, template: { subject: 'N{{ data.n }}', body: 'entry {{ data.n }}' } }],
-      }),
-      201,
-    );
-    expectStatus(await http.admin('POST', `/flows/${flow.id}/activate`), 200);
+    const flow = {
+      id: await userAndFlow(http, ext, { first_name: 'Cy' }, 'restart', 'Restart', { subject: 'N{{ data.n }}', body: 'entry {{ data.n }}' }),
+    };
     const run = async (n) => expectStatus(await http.admin('POST', `/flows/${flow.id}/run`, { recipients: [{ external_id: ext }], data: { n } }), 202);
     for (let n = 1; n <= 30; n++) await run(n);
     for (let i = 0; ; i++) {
@@ -452,14 +374,7 @@ async function restartTest() {
       await new Promise((r) => setTimeout(r, 100));
     }
 
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      viewport: { width: 640, height: 420 },
-      deviceScaleFactor: 1,
-    });
+    context = await launch(profile, { viewport: { width: 640, height: 420 }, deviceScaleFactor: 1 });
     const page = context.pages()[0] || (await context.newPage());
     page.setDefaultTimeout(STEP_TIMEOUT);
     page.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));

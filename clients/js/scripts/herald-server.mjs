@@ -1,5 +1,5 @@
-// Starts and stops the real `herald` binary for the client's tests and the type
-// generator: a temp data dir, random bootstrap keys (pk_test_/sk_test_ + 32 hex),
+// Starts and stops the real `herald` binary for the client's tests, the type
+// generator and the browser test (tests/browser): a temp data dir, random bootstrap keys (pk_test_/sk_test_ + 32 hex),
 // 127.0.0.1 only. `restart()` brings the same data dir back up on the same port,
 // so a client can reconnect to the URL it already has. Also a tiny admin helper
 // (users, an active in_app flow, runs) for setting up what the tests need.
@@ -18,7 +18,8 @@ export const BIN = process.env.HERALD_BIN ? path.resolve(process.env.HERALD_BIN)
 export const hex = (n) => randomBytes(n).toString('hex');
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function spawnHerald(dataDir, keys, bind, extraArgs) {
+/** Spawns `herald serve` on `dataDir` (no keys printed: they are the bootstrap ones). */
+export function spawnHerald(dataDir, keys, bind, extraArgs = []) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HERALD_')) env[k] = v;
   Object.assign(env, {
@@ -60,7 +61,8 @@ function spawnHerald(dataDir, keys, bind, extraArgs) {
   return { child, output, exited, address };
 }
 
-async function stopProcess(p, signal = 'SIGTERM') {
+/** SIGTERM (or `signal`), then SIGKILL after 15 s; resolves with the exit. */
+export async function stopProcess(p, signal = 'SIGTERM') {
   if (p.child.exitCode !== null || p.child.signalCode !== null) return p.exited;
   p.child.kill(signal);
   const timeout = new Promise((resolve) => setTimeout(() => resolve(null), 15_000));
