@@ -89,9 +89,15 @@ impl Output {
         self.0.lock().unwrap().clone()
     }
     pub fn stdout_lines(&self) -> Vec<String> {
+        self.stream(Stream::Stdout)
+    }
+    pub fn stderr_lines(&self) -> Vec<String> {
+        self.stream(Stream::Stderr)
+    }
+    fn stream(&self, which: Stream) -> Vec<String> {
         self.lines()
             .into_iter()
-            .filter(|(s, _)| *s == Stream::Stdout)
+            .filter(|(s, _)| *s == which)
             .map(|(_, l)| l)
             .collect()
     }

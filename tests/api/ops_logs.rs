@@ -11,10 +11,9 @@ use crate::helpers::*;
 
 fn json_lines(app: &TestApp) -> Vec<Value> {
     app.output
-        .lines()
+        .stderr_lines()
         .into_iter()
-        .filter(|(s, _)| *s == Stream::Stderr)
-        .map(|(_, l)| {
+        .map(|l| {
             serde_json::from_str::<Value>(&l)
                 .unwrap_or_else(|e| panic!("a log line that is not JSON ({e}): {l}"))
         })
@@ -210,13 +209,7 @@ async fn human_logs_by_default_with_request_id() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     app.stop();
     std::thread::sleep(Duration::from_millis(100));
-    let stderr: Vec<String> = app
-        .output
-        .lines()
-        .into_iter()
-        .filter(|(s, _)| *s == Stream::Stderr)
-        .map(|(_, l)| l)
-        .collect();
+    let stderr = app.output.stderr_lines();
     let line = stderr
         .iter()
         .find(|l| l.contains("request completed") && l.contains("ops-log-human-1"))
@@ -257,13 +250,7 @@ async fn human_logs_name_the_project_once_per_line() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     app.stop();
     std::thread::sleep(Duration::from_millis(100));
-    let stderr: Vec<String> = app
-        .output
-        .lines()
-        .into_iter()
-        .filter(|(s, _)| *s == Stream::Stderr)
-        .map(|(_, l)| l)
-        .collect();
+    let stderr = app.output.stderr_lines();
     for rid in ["ops-log-human-project", "ops-log-human-user"] {
         let line = stderr
             .iter()
