@@ -53,17 +53,22 @@ pub struct Settings {
 /// Default of `min_free_space`: 64 MiB.
 pub const DEFAULT_MIN_FREE_SPACE: u64 = 64 * 1024 * 1024;
 
+/// A quantity written as digits and an optional unit (`64MiB`, `24h`, `90`):
+/// the number and the unit, trimmed.
+pub fn number_and_unit(s: &str) -> Option<(u64, &str)> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    Some((num.parse().ok()?, unit.trim()))
+}
+
 /// Parses a byte size: a number with an optional unit B, K/KB/KiB, M/MB/MiB,
 /// G/GB/GiB, T/TB/TiB, P/PiB or E/EiB (all powers of 1024, case-insensitive).
 /// Hand-written: fifteen lines instead of a dependency for one flag.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size (e.g. 67108864, 64MiB, 1GiB)"))?;
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+    let (n, unit) = number_and_unit(s)
+        .ok_or_else(|| format!("{s:?} is not a size (e.g. 67108864, 64MiB, 1GiB)"))?;
+    let shift = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 0,
         "k" | "kb" | "kib" => 10,
         "m" | "mb" | "mib" => 20,

@@ -47,12 +47,8 @@ enum Remote {
 
 /// `--grace`: seconds, or a number with `s`, `m`, `h` or `d`; at most 30 days.
 pub fn parse_grace(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration (e.g. 3600, 90s, 30m, 24h, 7d)"))?;
+    let (n, unit) = crate::configuration::number_and_unit(s)
+        .ok_or_else(|| format!("{s:?} is not a duration (e.g. 3600, 90s, 30m, 24h, 7d)"))?;
     let unit_secs = match unit {
         "" | "s" => 1,
         "m" => 60,
