@@ -246,9 +246,20 @@ pub async fn middleware(
     // matches a path whose unreserved characters it decoded (`/%61dmin/…` is
     // `/admin/…` to it), and an encoded `/` (`/admin%2Fv1`) must not dodge
     // authentication either.
-    let path = percent_encoding::percent_decode_str(req.path()).decode_utf8_lossy();
+    // Decoded once; bytes that are not UTF-8 are answered below, after
+    // authentication, and meanwhile judged by their lossy decoding.
+    let (path, utf8) = match percent_encoding::percent_decode_str(req.path()).decode_utf8() {
+        Ok(p) => (p, true),
+        Err(_) => (
+            percent_encoding::percent_decode_str(req.path()).decode_utf8_lossy(),
+            false,
+        ),
+    };
     let routed = req.match_info().as_str();
-    let under = |p: &str, base: &str| p == base || p.starts_with(&format!("{base}/"));
+    let under = |p: &str, base: &str| {
+        p.strip_prefix(base)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    };
     let admin_path = under(&path, "/admin") || under(routed, "/admin");
     let user_path =
         (under(&path, "/user") || under(routed, "/user")) && !SELF_AUTH.contains(&routed);
@@ -274,10 +285,7 @@ pub async fn middleware(
     }
     // The router decodes the path lossily (`%FF` and `%FE` both become U+FFFD),
     // so bytes that are not UTF-8 are refused here, after authentication.
-    if percent_encoding::percent_decode_str(req.path())
-        .decode_utf8()
-        .is_err()
-    {
+    if !utf8 {
         let e = Error::invalid_param("path", "the path must be percent-encoded UTF-8");
         return Ok(req.error_response(ApiError(e)));
     }
