@@ -212,22 +212,27 @@ pub fn refused_address(st: &AppState, ip: std::net::IpAddr) -> Option<ApiError> 
     ))
 }
 
-/// Counts a failed authentication against the client's address when it presented
-/// a wrong credential (a guess); missing credentials and expired tokens are not
-/// guesses and cost nothing.
-/// Returns the 429 to answer instead when this guess was over the budget.
-pub fn note_failure(st: &AppState, ip: std::net::IpAddr, e: &Error) -> Option<ApiError> {
-    if e.code != ErrorCode::Unauthenticated {
-        return None;
+/// Charges a failed authentication to the client's address when it presented a
+/// wrong credential (a guess); missing credentials and expired tokens are not
+/// guesses and cost nothing. Returns what to answer: the failure itself, or the
+/// 429 when this guess was over the address's budget.
+pub fn charge(st: &AppState, ip: Option<std::net::IpAddr>, e: Error) -> Error {
+    let guess = e.code == ErrorCode::Unauthenticated
+        && matches!(
+            e.details.get("reason").and_then(|r| r.as_str()),
+            Some(
+                "invalid_api_key"
+                    | "invalid_secret_key"
+                    | "invalid_signature"
+                    | "invalid_ops_token"
+            )
+        );
+    match ip {
+        Some(ip) if guess && !st.limits.auth_failed(ip) => {
+            refused_address(st, ip).map_or(e, |l| l.0)
+        }
+        _ => e,
     }
-    let guess = matches!(
-        e.details.get("reason").and_then(|r| r.as_str()),
-        Some("invalid_api_key" | "invalid_secret_key" | "invalid_signature" | "invalid_ops_token")
-    );
-    if guess && !st.limits.auth_failed(ip) {
-        return refused_address(st, ip);
-    }
-    None
 }
 
 /// Paths that authenticate in the handler instead (the WebSocket endpoint, whose
@@ -279,8 +284,7 @@ pub async fn middleware(
             })
         };
         if let Err(e) = r {
-            let e = ip.and_then(|ip| note_failure(&st, ip, &e.0)).unwrap_or(e);
-            return Ok(req.error_response(e));
+            return Ok(req.error_response(ApiError(charge(&st, ip, e.0))));
         }
     }
     // The router decodes the path lossily (`%FF` and `%FE` both become U+FFFD),

@@ -202,9 +202,7 @@ impl Ops {
         if given.is_empty() {
             return Err(e.into());
         }
-        Err(ip
-            .and_then(|ip| crate::auth::note_failure(st, ip, &e))
-            .unwrap_or(ApiError(e)))
+        Err(ApiError(crate::auth::charge(st, ip, e)))
     }
 }
 

@@ -315,10 +315,7 @@ impl FeedSocket {
                         act.connect(ctx);
                     }
                     Err(ApiError(e)) => {
-                        let e = act
-                            .peer
-                            .and_then(|ip| auth::note_failure(&act.st, ip, &e))
-                            .map_or(e, |ApiError(limited)| limited);
+                        let e = auth::charge(&act.st, act.peer, e);
                         act.fail_auth(ctx, &e)
                     }
                 }),
@@ -465,11 +462,7 @@ pub async fn live(req: HttpRequest, stream: web::Payload, st: State) -> ApiResul
     let (project, user) = if header_key {
         let u = match auth::user(&req).await {
             Ok(u) => u,
-            Err(e) => {
-                return Err(peer
-                    .and_then(|ip| auth::note_failure(&st, ip, &e.0))
-                    .unwrap_or(e))
-            }
+            Err(e) => return Err(ApiError(auth::charge(&st, peer, e.0))),
         };
         (u.project.clone(), Some(u))
     } else {
@@ -483,10 +476,7 @@ pub async fn live(req: HttpRequest, stream: web::Payload, st: State) -> ApiResul
         let p = st.run(move |s| s.project_by_api_key(&pk)).await?;
         let Some(p) = p else {
             let e = Error::unauthenticated("api_key", "invalid_api_key");
-            let e = ApiError(e);
-            return Err(peer
-                .and_then(|ip| auth::note_failure(&st, ip, &e.0))
-                .unwrap_or(e));
+            return Err(ApiError(auth::charge(&st, peer, e)));
         };
         (p, None)
     };
