@@ -692,6 +692,34 @@ mod tests {
     }
 
     #[test]
+    fn deleting_a_user_whose_topic_shares_its_lock_stripe_does_not_deadlock() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let ext = "striped-user";
+        let stripe = store.stripe(&crate::store::users::user_lock_key(&p, ext));
+        // a topic key whose lock falls on the user's stripe (1 in 4,096 keys)
+        let key = (0..1_000_000)
+            .map(|i| format!("t{i}"))
+            .find(|k| store.stripe(&Store::topic_lock(&p, k)) == stripe)
+            .expect("a colliding topic key");
+        let (user, _) = store
+            .upsert_user(&p, ext, &crate::model::UserPatch::default())
+            .unwrap();
+        store.put_topic(&p, &key, None, None).unwrap();
+        store.subscribe(&p, &key, &user).unwrap();
+        // the deletion unsubscribes under the topic's lock: it used to hold the
+        // user's (the same stripe) meanwhile and wait for itself forever
+        let (tx, rx) = std::sync::mpsc::channel();
+        let s2 = store.clone();
+        std::thread::spawn(move || tx.send(s2.delete_user(&p, ext)).unwrap());
+        rx.recv_timeout(std::time::Duration::from_secs(10))
+            .expect("delete_user deadlocked")
+            .unwrap();
+        assert_eq!(store.topic(&p, &key).unwrap().unwrap().subscribers_count, 0);
+    }
+
+    #[test]
     fn channel_secrets_are_sealed_and_legacy_plaintext_is_sealed_on_open() {
         let dir = tempfile::tempdir().unwrap();
         let p = Uuid::now_v7();

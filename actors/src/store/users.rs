@@ -184,7 +184,7 @@ impl Store {
     /// notifications and deliveries stay (they keep the recipient id).
     pub fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()> {
         let lk = user_lock_key(project, ext);
-        let _g = self.lock(&lk);
+        let user_guard = self.lock(&lk);
         let user = self.user_required(project, ext)?;
         // The feed lock too: the event log and the feed go with the user.
         let fk = super::feed::feed_lock_key(project, &user.id);
@@ -204,7 +204,14 @@ impl Store {
         self.forget_users(project, [ext]);
         self.forget_feed_page(project, &user.id);
         self.inner.feed_counts.remove(&(*project, user.id));
-        drop(feed_guard); // before the topic locks below: entity locks come first
+        drop(feed_guard);
+        // The user's lock goes too before the topics' locks are taken one by one:
+        // holding it while taking another entity lock with `lock` (not
+        // `lock_many`, which orders stripes) deadlocks when the two keys share a
+        // stripe, or against a `subscribe` holding the topic's stripe and
+        // waiting for this user's. The user is gone and durable by now; a new
+        // user of the same external id has another id and other subscriptions.
+        drop(user_guard);
         res?;
         // Topic subscriptions, each under its topic's lock (counts change).
         let mut subs = vec![];
