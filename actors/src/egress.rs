@@ -24,9 +24,6 @@ use ipnet::IpNet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
-/// The delivery error code of a refused destination.
-pub const REFUSED_CODE: &str = "destination_not_allowed";
-
 /// What the operator allows beyond public unicast addresses.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EgressPolicy {

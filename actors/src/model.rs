@@ -391,56 +391,17 @@ pub struct Channel {
     pub updated_at: Timestamp,
 }
 
+/// A channel's `status`, `usable` and masked config depend on what its provider
+/// requires and keeps secret: they are implemented with the providers
+/// (`providers::channel`), which depend on the model and not the other way.
 impl Channel {
-    pub fn status(&self) -> ChannelStatus {
-        if self.provider == "in_app" {
-            ChannelStatus::Active
-        } else if self.revoked {
-            ChannelStatus::Revoked
-        } else if crate::providers::missing_required(&self.provider, &self.config).is_empty() {
-            ChannelStatus::Active
-        } else {
-            ChannelStatus::Unconfigured
-        }
-    }
-
-    /// Ok when the channel can be used now; else the 409 the contract gives for
-    /// a channel that is `revoked` (`provider_revoked`) or `unconfigured`
-    /// (`provider_not_configured`).
-    pub fn usable(&self) -> crate::error::Result<()> {
-        let (reason, message) = match self.status() {
-            ChannelStatus::Active => return Ok(()),
-            ChannelStatus::Revoked => (
-                "provider_revoked",
-                "the channel's provider access is revoked",
-            ),
-            ChannelStatus::Unconfigured => (
-                "provider_not_configured",
-                "the channel's provider is not configured",
-            ),
-        };
-        Err(
-            crate::error::Error::conflict("channel", Some(self.id.to_string()), reason, message)
-                .with("current_status", self.status().as_str()),
-        )
-    }
-
     pub fn view(&self) -> Value {
-        let secrets = crate::providers::secret_fields(&self.provider);
-        let mut cfg = Map::new();
-        for (k, v) in &self.config {
-            if secrets.contains(&k.as_str()) {
-                cfg.insert(k.clone(), Value::String("********".into()));
-            } else {
-                cfg.insert(k.clone(), v.clone());
-            }
-        }
         serde_json::json!({
             "id": self.id,
             "type": self.channel_type,
             "name": self.name,
             "provider": self.provider,
-            "config": cfg,
+            "config": self.masked_config(),
             "status": self.status().as_str(),
             "created_at": self.created_at,
             "updated_at": self.updated_at,
@@ -577,6 +538,18 @@ impl Subscription {
     }
 }
 
+/// A registered push subscription or device token of one user on one channel
+/// (its JSON view is the store's, `store::PushSubscription::view`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PushSubscription {
+    pub id: Uuid,
+    pub channel_id: Uuid,
+    pub identifier: String,
+    pub keys: Option<serde_json::Value>,
+    pub platform: Option<String>,
+    pub created_at: Timestamp,
+}
+
 // ---------------------------------------------------------------- runs, notifications, deliveries
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -680,10 +653,85 @@ impl DeliveryStatus {
     }
 }
 
+/// Why a delivery failed, will be retried, or was skipped: `delivery.error.code`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryErrorCode {
+    /// Skipped: the recipient's preferences turn the channel type or flow off.
+    Preference,
+    /// Skipped: the recipient has no address for the channel (no email, no
+    /// phone, no push subscription) or was deleted.
+    MissingAddress,
+    /// Failed: the address the recipient has is one the provider cannot send to.
+    InvalidAddress,
+    /// Failed: the step's template did not render with the run's data.
+    TemplateError,
+    /// Failed: the provider answered 401 or 403 (the channel's credentials).
+    ProviderUnauthorized,
+    /// Failed: the provider refused the message for good (another 4xx).
+    ProviderRejected,
+    /// Retried, and failed once the attempts are used up: the provider could
+    /// not be reached or answered 408, 429 or 5xx.
+    ProviderUnavailable,
+    /// Failed: the channel's provider access is revoked.
+    ProviderRevoked,
+    /// Failed: the channel is unconfigured, deleted, or its configuration
+    /// cannot be used.
+    ProviderNotConfigured,
+    /// Failed: every push subscription of the recipient on the channel is gone.
+    SubscriptionExpired,
+    /// Failed: the egress policy refused the destination; nothing was sent.
+    DestinationNotAllowed,
+}
+
+impl DeliveryErrorCode {
+    pub const ALL: [DeliveryErrorCode; 11] = [
+        DeliveryErrorCode::Preference,
+        DeliveryErrorCode::MissingAddress,
+        DeliveryErrorCode::InvalidAddress,
+        DeliveryErrorCode::TemplateError,
+        DeliveryErrorCode::ProviderUnauthorized,
+        DeliveryErrorCode::ProviderRejected,
+        DeliveryErrorCode::ProviderUnavailable,
+        DeliveryErrorCode::ProviderRevoked,
+        DeliveryErrorCode::ProviderNotConfigured,
+        DeliveryErrorCode::SubscriptionExpired,
+        DeliveryErrorCode::DestinationNotAllowed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryErrorCode::Preference => "preference",
+            DeliveryErrorCode::MissingAddress => "missing_address",
+            DeliveryErrorCode::InvalidAddress => "invalid_address",
+            DeliveryErrorCode::TemplateError => "template_error",
+            DeliveryErrorCode::ProviderUnauthorized => "provider_unauthorized",
+            DeliveryErrorCode::ProviderRejected => "provider_rejected",
+            DeliveryErrorCode::ProviderUnavailable => "provider_unavailable",
+            DeliveryErrorCode::ProviderRevoked => "provider_revoked",
+            DeliveryErrorCode::ProviderNotConfigured => "provider_not_configured",
+            DeliveryErrorCode::SubscriptionExpired => "subscription_expired",
+            DeliveryErrorCode::DestinationNotAllowed => "destination_not_allowed",
+        }
+    }
+}
+
+/// A delivery's error as stored and shown. `code` stays a string in the record
+/// (a code a later version adds still reads); it is written from a
+/// [`DeliveryErrorCode`] through [`DeliveryError::new`].
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DeliveryError {
     pub code: String,
     pub message: String,
+}
+
+impl DeliveryError {
+    pub fn new(code: DeliveryErrorCode, message: impl Into<String>) -> Self {
+        DeliveryError {
+            code: code.as_str().into(),
+            message: message.into(),
+        }
+    }
 }
 
 /// A feed entry as JSON (API.md §7), fields in the order a JSON object of the

@@ -615,7 +615,7 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
         Err(SendError::Unauthorized { message }) => {
             Outcome::Failed(err("provider_unauthorized", message))
         }
-        Err(SendError::Rejected { code, message }) => Outcome::Failed(err(code, message)),
+        Err(SendError::Rejected { code, message }) => Outcome::Failed(err(code.as_str(), message)),
         Err(SendError::NoAddress { message }) => Outcome::Skipped(err("missing_address", message)),
         Err(SendError::Expired { message, .. }) => {
             Outcome::Failed(err("subscription_expired", message))

@@ -8,10 +8,13 @@
 //! is gone.
 
 use super::{
+    Clients, ProviderSpec, ConfigField, FieldFormat, channel::{Fields, MASK},
     answer_json, cfg_str, classify_status, error_token, fingerprint, settle, transport_error,
     webhook::retry_after, Device, Guard, Provider, SendError, SendRequest, SendResult,
     HTTP_TIMEOUT,
 };
+use crate::error::Validator;
+use crate::model::{ChannelType, DeliveryErrorCode};
 use dashmap::DashMap;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};
@@ -38,16 +41,65 @@ pub struct Apns {
     tokens: Arc<DashMap<Uuid, Token>>,
 }
 
-impl Apns {
-    /// `http` must speak HTTP/2 (APNs has no HTTP/1.1).
-    pub fn new(http: reqwest::Client, guard: Guard) -> Self {
-        Apns {
-            http,
-            guard,
-            tokens: Arc::new(DashMap::new()),
-        }
-    }
-}
+static SPEC: ProviderSpec = ProviderSpec {
+    name: "apns",
+    channel_type: ChannelType::MobilePush,
+    summary: "Apple Push Notification service, token-based (ES256 .p8 key) over HTTP/2.",
+    fields: &[
+        ConfigField {
+            name: "team_id",
+            required: true,
+            secret: false,
+            format: FieldFormat::Pattern("^[A-Za-z0-9]+$"),
+            description: "Apple developer team id (the provider token's `iss`).",
+        },
+        ConfigField {
+            name: "key_id",
+            required: true,
+            secret: false,
+            format: FieldFormat::Pattern("^[A-Za-z0-9]+$"),
+            description: "Id of the .p8 key (the provider token's `kid`).",
+        },
+        ConfigField {
+            name: "private_key",
+            required: true,
+            secret: true,
+            format: FieldFormat::Pattern("-----BEGIN [A-Z ]*PRIVATE KEY-----"),
+            description: "The .p8 file's PEM (a P-256 key).",
+        },
+        ConfigField {
+            name: "topic",
+            required: true,
+            secret: false,
+            format: FieldFormat::Text,
+            description: "The app's bundle id (`apns-topic`).",
+        },
+        ConfigField {
+            name: "environment",
+            required: false,
+            secret: false,
+            format: FieldFormat::OneOf {
+                values: ENVIRONMENTS,
+                default: "production",
+            },
+            description: "Picks Apple's host when `base_url` is not set.",
+        },
+        ConfigField {
+            name: "base_url",
+            required: false,
+            secret: false,
+            format: FieldFormat::Url {
+                default: Some(PRODUCTION_URL),
+            },
+            description: "APNs base URL; a plain `http://` one is spoken as HTTP/2 with prior knowledge (a local test server).",
+        },
+    ],
+    // the signed provider token goes to `base_url` (or the host `environment`
+    // picks), for `topic`, as `team_id`/`key_id`
+    destinations: &["base_url", "environment", "topic", "team_id", "key_id"],
+};
+
+const ENVIRONMENTS: &[&str] = &["production", "sandbox"];
 
 /// True when `pem` is a PKCS#8 P-256 private key (Apple's .p8 file).
 pub fn private_key_ok(pem: &str) -> bool {
@@ -171,7 +223,7 @@ async fn push_one(
     if device.is_empty() || !device.chars().all(|c| c.is_ascii_alphanumeric()) {
         return (
             Device::Failed(SendError::Rejected {
-                code: "invalid_address",
+                code: DeliveryErrorCode::InvalidAddress,
                 message: "an APNs device token is hexadecimal".into(),
             }),
             false,
@@ -251,6 +303,44 @@ async fn push_one(
 }
 
 impl Provider for Apns {
+    fn spec() -> &'static ProviderSpec {
+        &SPEC
+    }
+
+    fn validate(config: &Map<String, Value>, v: &mut Validator) {
+        let f = Fields(config);
+        for k in ["team_id", "key_id", "private_key", "topic"] {
+            f.want_str(k, v);
+        }
+        for k in ["team_id", "key_id"] {
+            if let Some(x) = f.str(k) {
+                if !x.chars().all(|c| c.is_ascii_alphanumeric()) {
+                    v.push(format!("config.{k}"), "format", "letters and digits");
+                }
+            }
+        }
+        if let Some(pem) = f.str("private_key") {
+            if pem != MASK && !private_key_ok(pem) {
+                v.push(
+                    "config.private_key",
+                    "format",
+                    "must be the .p8 PEM of a P-256 (ES256) key",
+                );
+            }
+        }
+        f.want_one_of("environment", ENVIRONMENTS, v);
+        f.want_url("base_url", v);
+    }
+
+    /// APNs speaks HTTP/2 only: the HTTP/2 client.
+    fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {
+        Some(Arc::new(Apns {
+            http: c.h2.clone(),
+            guard: c.guard.clone(),
+            tokens: Arc::new(DashMap::new()),
+        }))
+    }
+
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
         let http = self.http.clone();
         let guard = self.guard.clone();

@@ -6,10 +6,12 @@
 //! gets one `messages:send`; `UNREGISTERED` or 404 means the token is gone.
 
 use super::{
+    Clients, ProviderSpec, ConfigField, FieldFormat, channel::Fields,
     answer_json, answered, cfg_str, classify_status, error_token, fingerprint, settle,
     transport_error, webhook::retry_after, Device, Guard, Provider, SendError, SendRequest,
     SendResult, HTTP_TIMEOUT,
 };
+use crate::model::ChannelType;
 use crate::error::Validator;
 use dashmap::DashMap;
 use futures_util::future::BoxFuture;
@@ -36,15 +38,48 @@ pub struct Fcm {
     tokens: DashMap<Uuid, Slot>,
 }
 
-impl Fcm {
-    pub fn new(http: reqwest::Client, guard: Guard) -> Self {
-        Fcm {
-            http,
-            guard,
-            tokens: DashMap::new(),
-        }
-    }
-}
+static SPEC: ProviderSpec = ProviderSpec {
+    name: "fcm",
+    channel_type: ChannelType::MobilePush,
+    summary: "Firebase Cloud Messaging HTTP v1 to each device token registered as a subscription.",
+    fields: &[
+        ConfigField {
+            name: "project_id",
+            required: true,
+            secret: false,
+            format: FieldFormat::Pattern("^[A-Za-z0-9._:-]+$"),
+            description: "The Firebase project id.",
+        },
+        ConfigField {
+            name: "service_account",
+            required: true,
+            secret: true,
+            format: FieldFormat::Object("FcmServiceAccount"),
+            description: "The service account's JSON key file, as an object.",
+        },
+        ConfigField {
+            name: "base_url",
+            required: false,
+            secret: false,
+            format: FieldFormat::Url {
+                default: Some(DEFAULT_BASE_URL),
+            },
+            description: "FCM API base URL (a mock or a proxy).",
+        },
+        ConfigField {
+            name: "token_url",
+            required: false,
+            secret: false,
+            format: FieldFormat::Url {
+                default: Some(DEFAULT_TOKEN_URL),
+            },
+            description: "OAuth 2 token endpoint (else the account's `token_uri`, else Google's).",
+        },
+    ],
+    // the service account's signed assertion goes to `token_url`, the access
+    // token it buys to `base_url`, for `project_id`
+    destinations: &["base_url", "token_url", "project_id"],
+};
 
 /// `config.service_account`: `client_email` and an RSA `private_key` PEM.
 pub(crate) fn validate_service_account(sa: &Map<String, Value>, v: &mut Validator) {
@@ -292,6 +327,47 @@ async fn send_one(http: &reqwest::Client, url: &reqwest::Url, bearer: &str, body
 }
 
 impl Provider for Fcm {
+    fn spec() -> &'static ProviderSpec {
+        &SPEC
+    }
+
+    fn validate(config: &Map<String, Value>, v: &mut Validator) {
+        let f = Fields(config);
+        f.want_str("project_id", v);
+        if let Some(p) = f.str("project_id") {
+            if !p
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c))
+            {
+                v.push(
+                    "config.project_id",
+                    "format",
+                    "a Firebase project id: letters, digits, - _ . :",
+                );
+            }
+        }
+        match config.get("service_account") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(sa)) => validate_service_account(sa, v),
+            Some(_) => v.push(
+                "config.service_account",
+                "format",
+                "must be the service-account JSON object",
+            ),
+        }
+        for k in ["base_url", "token_url"] {
+            f.want_url(k, v);
+        }
+    }
+
+    fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {
+        Some(Arc::new(Fcm {
+            http: c.http.clone(),
+            guard: c.guard.clone(),
+            tokens: DashMap::new(),
+        }))
+    }
+
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
         let http = self.http.clone();
         let guard = self.guard.clone();

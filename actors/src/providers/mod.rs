@@ -1,436 +1,102 @@
 //! Channel providers: what each needs in its config, which config fields are
-//! secret, and how a delivery is handed to it. One module per transport, each
-//! behind the `Provider` trait; the delivery actor of a channel type drives them.
+//! secret, and how a delivery is handed to it. One module per provider, each
+//! implementing [`Provider`] and listed once in the registry below; the
+//! delivery actor of a channel type drives their transports.
 
-pub mod apns;
-pub mod fcm;
-pub mod slack;
-pub mod smtp;
-pub mod twilio;
-pub mod web_push;
-pub mod webhook;
+mod channel;
+mod spec;
+
+pub use channel::{
+    check_secret_restated, destination_fields, missing_required, provider_type, secret_fields,
+    validate_config, MASK,
+};
+pub use spec::{Clients, ConfigField, FieldFormat, Provider, ProviderSpec};
 
 use crate::egress::{self, EgressPolicy};
 use crate::error::Validator;
-use crate::model::{ChannelType, Delivery, User};
-use futures_util::future::BoxFuture;
+use crate::model::{ChannelType, Delivery, DeliveryErrorCode, PushSubscription, User};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 use std::time::Duration;
 
-/// `(provider, channel type, required fields, secret fields)`: what `/openapi.json`
-/// (`src/openapi/channels.rs`) and `docs/channels/` document.
-const TABLE: &[(&str, ChannelType, &[&str], &[&str])] = &[
-    ("in_app", ChannelType::InApp, &[], &[]),
-    (
-        "smtp",
-        ChannelType::Email,
-        &["host", "port", "from"],
-        &["password"],
-    ),
-    (
-        "twilio",
-        ChannelType::Sms,
-        &["account_sid", "auth_token", "from"],
-        &["auth_token"],
-    ),
-    ("slack_webhook", ChannelType::Chat, &["url"], &["url"]),
-    ("webhook", ChannelType::Chat, &["url"], &["secret"]),
-    (
-        "web_push",
-        ChannelType::WebPush,
-        &["subject"],
-        &["vapid_private_key"],
-    ),
-    (
-        "fcm",
-        ChannelType::MobilePush,
-        &["project_id", "service_account"],
-        &["service_account"],
-    ),
-    (
-        "apns",
-        ChannelType::MobilePush,
-        &["team_id", "key_id", "private_key", "topic"],
-        &["private_key"],
-    ),
-];
+/// Declares the provider modules and [`ProviderKind`] from one list, in the
+/// order the API documents them: `Kind => module::Type`, `Type` implementing
+/// [`Provider`].
+macro_rules! registry {
+    ($($kind:ident => $module:ident :: $ty:ident,)*) => {
+        $(pub mod $module;)*
 
-pub fn provider_type(provider: &str) -> Option<ChannelType> {
-    TABLE.iter().find(|r| r.0 == provider).map(|r| r.1)
-}
-
-pub fn secret_fields(provider: &str) -> &'static [&'static str] {
-    TABLE
-        .iter()
-        .find(|r| r.0 == provider)
-        .map(|r| r.3)
-        .unwrap_or(&[])
-}
-
-/// Config fields that decide where a provider's secret (or what it signs or
-/// obtains) is sent, over what, or as whom. Changing one keeps the stored secret
-/// only when the secret is sent again (`check_secret_restated`): otherwise a
-/// caller who cannot read the secret could redirect it to a host of theirs.
-/// - smtp: the password goes to `host`:`port` over `tls` (`none` sends it in
-///   clear) as `username`.
-/// - twilio: the token is basic auth to `base_url`, as `account_sid`.
-/// - webhook: payloads signed with the secret go to `url`.
-/// - fcm: the service account's signed assertion goes to `token_url`, the access
-///   token it buys to `base_url`, for `project_id`.
-/// - apns: the signed provider token goes to `base_url` (or the host
-///   `environment` picks), for `topic`, as `team_id`/`key_id`.
-/// - slack_webhook: the URL is the secret itself; web_push: the VAPID key signs
-///   for push services the subscriptions name, not the config: none.
-pub fn destination_fields(provider: &str) -> &'static [&'static str] {
-    match provider {
-        "smtp" => &["host", "port", "tls", "username"],
-        "twilio" => &["base_url", "account_sid"],
-        "webhook" => &["url"],
-        "fcm" => &["base_url", "token_url", "project_id"],
-        "apns" => &["base_url", "environment", "topic", "team_id", "key_id"],
-        _ => &[],
-    }
-}
-
-/// The value a secret was given as by `patch`, when it is given anew (not the
-/// mask, not absent, not null).
-fn restated<'a>(patch: &'a Map<String, Value>, field: &str, mask: &str) -> Option<&'a Value> {
-    patch
-        .get(field)
-        .filter(|v| !v.is_null() && v.as_str() != Some(mask))
-}
-
-/// A configuration update that changes a destination field (see
-/// `destination_fields`) of a channel holding a secret must send that secret
-/// again: 422 `required` on `config.<secret>` otherwise.
-pub fn check_secret_restated(
-    provider: &str,
-    stored: &Map<String, Value>,
-    merged: &Map<String, Value>,
-    patch: &Map<String, Value>,
-    mask: &str,
-    v: &mut Validator,
-) {
-    let changed: Vec<&str> = destination_fields(provider)
-        .iter()
-        .copied()
-        // A field set to a new value. A field removed is not a redirect: the
-        // provider's own default (api.twilio.com, Apple's, Google's hosts) is
-        // used, or the channel is unconfigured until the field is set again,
-        // and setting it is then a change from nothing.
-        .filter(|f| {
-            merged
-                .get(*f)
-                .is_some_and(|m| !m.is_null() && stored.get(*f) != Some(m))
-        })
-        .collect();
-    let Some(first) = changed.first() else {
-        return;
-    };
-    for secret in secret_fields(provider) {
-        let held = stored.get(*secret).is_some_and(|x| !x.is_null());
-        let kept = merged.get(*secret) == stored.get(*secret);
-        if held && kept && restated(patch, secret, mask).is_none() {
-            v.push(
-                format!("config.{secret}"),
-                "required",
-                format!(
-                    "config.{first} changes where or as whom the channel's secret is used: send config.{secret} again with it (the stored one is never sent to a new destination)"
-                ),
-            );
+        /// Every provider of this build.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ProviderKind {
+            $($kind,)*
         }
-    }
-}
 
-/// Required config fields that are absent (or null/empty).
-pub fn missing_required(provider: &str, config: &Map<String, Value>) -> Vec<&'static str> {
-    let req = TABLE
-        .iter()
-        .find(|r| r.0 == provider)
-        .map(|r| r.2)
-        .unwrap_or(&[]);
-    req.iter()
-        .copied()
-        .filter(|k| match config.get(*k) {
-            None | Some(Value::Null) => true,
-            Some(Value::String(s)) => s.is_empty(),
-            _ => false,
-        })
-        .collect()
-}
+        impl ProviderKind {
+            pub const ALL: &'static [ProviderKind] = &[$(ProviderKind::$kind,)*];
 
-fn is_http_url(s: &str) -> bool {
-    url_like(s, &["http://", "https://"])
-        && url::Url::parse(s).is_ok_and(|u| u.host_str().is_some_and(|h| !h.is_empty()))
-}
+            pub fn spec(self) -> &'static ProviderSpec {
+                match self {
+                    $(ProviderKind::$kind => <$module::$ty as Provider>::spec(),)*
+                }
+            }
 
-fn url_like(s: &str, schemes: &[&str]) -> bool {
-    schemes
-        .iter()
-        .any(|p| s.len() > p.len() && s[..p.len()].eq_ignore_ascii_case(p))
-        && !s.contains(char::is_whitespace)
-}
+            fn validate(self, config: &Map<String, Value>, v: &mut Validator) {
+                match self {
+                    $(ProviderKind::$kind => <$module::$ty as Provider>::validate(config, v),)*
+                }
+            }
 
-/// A destination field the egress policy refuses: 422 `exclusion` on its path.
-fn check_destination(
-    egress: &EgressPolicy,
-    field: &str,
-    raw: &str,
-    bare_host: bool,
-    v: &mut Validator,
-) {
-    let r = if bare_host {
-        egress.check_bare_host(raw)
-    } else {
-        egress.check_url(raw).map(|_| ())
-    };
-    if let Err(refused) = r {
-        v.push(
-            field,
-            "exclusion",
-            format!("destination not allowed: {refused}"),
-        );
-    }
-}
-
-/// Checks the shape of the fields that are present (a partial config is allowed:
-/// the channel stays `unconfigured` until every required field is set), and that
-/// every destination (URL, base URL, token URL, SMTP host) is one the server's
-/// egress policy allows, as far as a literal shows.
-pub fn validate_config(
-    provider: &str,
-    config: &Map<String, Value>,
-    egress: &EgressPolicy,
-    v: &mut Validator,
-) {
-    for (key, bare_host) in [
-        ("url", false),
-        ("base_url", false),
-        ("token_url", false),
-        ("host", true),
-    ] {
-        let used = match provider {
-            "smtp" => key == "host",
-            "slack_webhook" | "webhook" => key == "url",
-            "twilio" | "apns" => key == "base_url",
-            "fcm" => key == "base_url" || key == "token_url",
-            _ => false,
-        };
-        if let (true, Some(raw)) = (used, config.get(key).and_then(|x| x.as_str())) {
-            // a masked secret (`********`, a Slack URL kept as it was) is checked as
-            // the stored value it stands for: the caller merges before validating
-            check_destination(egress, &format!("config.{key}"), raw, bare_host, v);
-        }
-    }
-    if provider == "fcm" {
-        if let Some(t) = config
-            .get("service_account")
-            .and_then(|sa| sa.get("token_uri"))
-            .and_then(|t| t.as_str())
-        {
-            check_destination(egress, "config.service_account.token_uri", t, false, v);
-        }
-    }
-    let s = |k: &str| config.get(k).and_then(|x| x.as_str());
-    let present = |k: &str| config.get(k).is_some_and(|x| !x.is_null());
-    let want_str = |k: &str, v: &mut Validator| {
-        if present(k) && s(k).is_none() {
-            v.push(format!("config.{k}"), "format", "must be a string");
+            fn transport(self, clients: &Clients) -> Option<Arc<dyn Provider>> {
+                match self {
+                    $(ProviderKind::$kind => <$module::$ty as Provider>::transport(clients),)*
+                }
+            }
         }
     };
-    if let Some(r) = config.get("retry") {
-        match r {
-            Value::Object(m) => {
-                if let Some(x) = m.get("max_attempts") {
-                    if !x.as_u64().is_some_and(|n| (1..=100).contains(&n)) {
-                        v.push(
-                            "config.retry.max_attempts",
-                            "number",
-                            "an integer from 1 to 100",
-                        );
-                    }
-                }
-                for k in ["base_seconds", "max_seconds"] {
-                    if let Some(x) = m.get(k) {
-                        if !x.as_f64().is_some_and(|n| n > 0.0 && n <= 86_400.0) {
-                            v.push(
-                                format!("config.retry.{k}"),
-                                "number",
-                                "a number of seconds above 0, at most 86400",
-                            );
-                        }
-                    }
-                }
-            }
-            Value::Null => {}
-            _ => v.push("config.retry", "format", "must be an object"),
-        }
+}
+
+registry! {
+    InApp => in_app::InApp,
+    Webhook => webhook::Webhook,
+    SlackWebhook => slack::SlackWebhook,
+    Smtp => smtp::Smtp,
+    Twilio => twilio::Twilio,
+    WebPush => web_push::WebPush,
+    Fcm => fcm::Fcm,
+    Apns => apns::Apns,
+}
+
+impl ProviderKind {
+    /// The kind a channel's `provider` names.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|k| k.as_str() == name)
     }
-    match provider {
-        "smtp" => {
-            want_str("host", v);
-            want_str("from", v);
-            want_str("username", v);
-            want_str("password", v);
-            if present("port")
-                && !config["port"]
-                    .as_u64()
-                    .is_some_and(|p| (1..=65535).contains(&p))
-            {
-                v.push("config.port", "number", "a port number from 1 to 65535");
-            }
-            if let Some(f) = s("from") {
-                if !crate::validate::is_email(f) && !f.contains('<') {
-                    v.push("config.from", "format", "must be an email address");
-                }
-            }
-            if present("tls") && !matches!(s("tls"), Some("none" | "starttls" | "tls")) {
-                v.push("config.tls", "inclusion", "one of none, starttls, tls");
-            }
-        }
-        "twilio" => {
-            want_str("account_sid", v);
-            if let Some(sid) = s("account_sid") {
-                if !sid.chars().all(|c| c.is_ascii_alphanumeric()) {
-                    v.push(
-                        "config.account_sid",
-                        "format",
-                        "an account SID: letters and digits (AC…)",
-                    );
-                }
-            }
-            want_str("auth_token", v);
-            if let Some(f) = s("from") {
-                if !crate::validate::is_e164(f) {
-                    v.push("config.from", "format", "must be an E.164 phone number");
-                }
-            } else {
-                want_str("from", v);
-            }
-            if let Some(u) = s("base_url") {
-                if !is_http_url(u) {
-                    v.push("config.base_url", "format", "must be an http(s) URL");
-                }
-            } else {
-                want_str("base_url", v);
-            }
-        }
-        "slack_webhook" | "webhook" => {
-            if let Some(u) = s("url") {
-                if !is_http_url(u) {
-                    v.push("config.url", "format", "must be an http(s) URL");
-                }
-            } else {
-                want_str("url", v);
-            }
-            if provider == "webhook" {
-                if let Some(sec) = s("secret") {
-                    if sec != "********" && webhook::secret_key(sec).is_none() {
-                        v.push(
-                            "config.secret",
-                            "format",
-                            "must be whsec_ followed by base64",
-                        );
-                    }
-                } else {
-                    want_str("secret", v);
-                }
-                if present("timeout_ms")
-                    && !config["timeout_ms"]
-                        .as_u64()
-                        .is_some_and(|t| (1..=120_000).contains(&t))
-                {
-                    v.push(
-                        "config.timeout_ms",
-                        "number",
-                        "milliseconds from 1 to 120000",
-                    );
-                }
-            }
-        }
-        "web_push" => {
-            if let Some(sub) = s("subject") {
-                if !(sub.starts_with("mailto:") || url_like(sub, &["https://"])) {
-                    v.push("config.subject", "format", "must be a mailto: or https URL");
-                }
-            } else {
-                want_str("subject", v);
-            }
-            want_str("vapid_public_key", v);
-            want_str("vapid_private_key", v);
-            web_push::validate_vapid(config, v);
-        }
-        "fcm" => {
-            want_str("project_id", v);
-            if let Some(p) = s("project_id") {
-                if !p
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c))
-                {
-                    v.push(
-                        "config.project_id",
-                        "format",
-                        "a Firebase project id: letters, digits, - _ . :",
-                    );
-                }
-            }
-            match config.get("service_account") {
-                None | Some(Value::Null) => {}
-                Some(Value::Object(sa)) => fcm::validate_service_account(sa, v),
-                Some(_) => v.push(
-                    "config.service_account",
-                    "format",
-                    "must be the service-account JSON object",
-                ),
-            }
-            for k in ["base_url", "token_url"] {
-                if let Some(u) = s(k) {
-                    if !is_http_url(u) {
-                        v.push(format!("config.{k}"), "format", "must be an http(s) URL");
-                    }
-                } else {
-                    want_str(k, v);
-                }
-            }
-        }
-        "apns" => {
-            for k in ["team_id", "key_id", "private_key", "topic"] {
-                want_str(k, v);
-            }
-            for k in ["team_id", "key_id"] {
-                if let Some(x) = s(k) {
-                    if !x.chars().all(|c| c.is_ascii_alphanumeric()) {
-                        v.push(format!("config.{k}"), "format", "letters and digits");
-                    }
-                }
-            }
-            if let Some(pem) = s("private_key") {
-                if pem != "********" && !apns::private_key_ok(pem) {
-                    v.push(
-                        "config.private_key",
-                        "format",
-                        "must be the .p8 PEM of a P-256 (ES256) key",
-                    );
-                }
-            }
-            if present("environment") && !matches!(s("environment"), Some("production" | "sandbox"))
-            {
-                v.push(
-                    "config.environment",
-                    "inclusion",
-                    "one of production, sandbox",
-                );
-            }
-            if let Some(u) = s("base_url") {
-                if !is_http_url(u) {
-                    v.push("config.base_url", "format", "must be an http(s) URL");
-                }
-            } else {
-                want_str("base_url", v);
-            }
-        }
-        _ => {}
+
+    pub fn as_str(self) -> &'static str {
+        self.spec().name
     }
+
+    pub fn channel_type(self) -> ChannelType {
+        self.spec().channel_type
+    }
+
+    /// The names of its secret fields (see [`ConfigField::secret`]).
+    pub fn secret_fields(self) -> &'static [&'static str] {
+        static SECRETS: std::sync::OnceLock<Vec<Vec<&'static str>>> = std::sync::OnceLock::new();
+        &SECRETS.get_or_init(|| {
+            ProviderKind::ALL
+                .iter()
+                .map(|k| k.spec().secrets().collect())
+                .collect()
+        })[self as usize]
+    }
+}
+
+/// Every provider's spec, in the registry's order: what the API's schema of a
+/// channel (`type`, `provider`, `config`) is derived from.
+pub fn specs() -> impl Iterator<Item = &'static ProviderSpec> {
+    ProviderKind::ALL.iter().map(|k| k.spec())
 }
 
 /// How an attempt failed, which decides retry or not (API.md §8).
@@ -444,7 +110,10 @@ pub enum SendError {
     /// 401/403 from the provider.
     Unauthorized { message: String },
     /// Any other permanent rejection (other 4xx, invalid address).
-    Rejected { code: &'static str, message: String },
+    Rejected {
+        code: DeliveryErrorCode,
+        message: String,
+    },
     /// Nothing to send to (no email, no push subscription): the delivery is skipped.
     NoAddress { message: String },
     /// Every device's subscription is gone (404/410 from the push service, an
@@ -479,19 +148,21 @@ pub struct SendRequest {
     pub channel_id: uuid::Uuid,
     pub config: Map<String, Value>,
     /// For web_push and mobile_push: the recipient's subscriptions on this channel.
-    pub subscriptions: Vec<crate::store::PushSubscription>,
+    pub subscriptions: Vec<PushSubscription>,
 }
 
-/// A transport to one kind of provider. One instance serves every channel of its
-/// provider for the life of the process (so it may cache, e.g. OAuth tokens per
-/// channel). Implementations do their I/O on the runtime of the calling delivery
-/// actor and must not block.
-pub trait Provider: Send + Sync {
-    fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult>;
-}
+/// The transports of one engine, by provider.
+pub struct Transports(Vec<Option<Arc<dyn Provider>>>);
 
-/// The transports of this build, by provider name.
-pub type Transports = std::collections::HashMap<&'static str, std::sync::Arc<dyn Provider>>;
+impl Transports {
+    /// The transport of the provider a channel names (`None`: no such
+    /// provider, or one without a transport: in_app).
+    pub fn get(&self, provider: &str) -> Option<&Arc<dyn Provider>> {
+        self.0
+            .get(ProviderKind::parse(provider)? as usize)?
+            .as_ref()
+    }
+}
 
 /// Maps an HTTP status from a provider to the error class (API.md §8). Only the
 /// status and the provider's own error code (`code`: Twilio's `code`, FCM's
@@ -511,7 +182,7 @@ pub fn classify_status(
         },
         401 | 403 => SendError::Unauthorized { message },
         _ => SendError::Rejected {
-            code: "provider_rejected",
+            code: DeliveryErrorCode::ProviderRejected,
             message,
         },
     }
@@ -559,41 +230,29 @@ pub(crate) async fn answer_json(resp: reqwest::Response) -> Value {
     serde_json::from_slice(&read_capped(resp, MAX_ANSWER).await).unwrap_or(Value::Null)
 }
 
-/// Every transport this build has (in_app is not one: the user actors deliver
+/// Every transport this build has (in_app has none: the user actors deliver
 /// it). `http` must come from [`egress::client_builder`] (the guarded resolver,
-/// no redirects); the APNs client is built here the same way.
-pub fn transports(http: &reqwest::Client, policy: &std::sync::Arc<EgressPolicy>) -> Transports {
-    use std::sync::Arc;
-    let g = || Guard(policy.clone());
-    let mut t: Transports = std::collections::HashMap::new();
-    t.insert(
-        "webhook",
-        Arc::new(webhook::Webhook::new(http.clone(), g())),
-    );
-    t.insert("smtp", Arc::new(smtp::Smtp::new(g())));
-    t.insert("twilio", Arc::new(twilio::Twilio::new(http.clone(), g())));
-    t.insert(
-        "slack_webhook",
-        Arc::new(slack::SlackWebhook::new(http.clone(), g())),
-    );
-    t.insert(
-        "web_push",
-        Arc::new(web_push::WebPush::new(http.clone(), g())),
-    );
-    t.insert("fcm", Arc::new(fcm::Fcm::new(http.clone(), g())));
-    // APNs speaks HTTP/2 only: its own client, h2 by ALPN over TLS and by prior
-    // knowledge over plain http (a local test server).
-    let h2 = egress::client_builder(policy)
-        .http2_prior_knowledge()
-        .build()
-        .unwrap_or_else(|_| http.clone());
-    t.insert("apns", Arc::new(apns::Apns::new(h2, g())));
-    t
+/// no redirects); the HTTP/2 client is built here the same way.
+pub fn transports(http: &reqwest::Client, policy: &Arc<EgressPolicy>) -> Transports {
+    let clients = Clients {
+        http: http.clone(),
+        h2: egress::client_builder(policy)
+            .http2_prior_knowledge()
+            .build()
+            .unwrap_or_else(|_| http.clone()),
+        guard: Guard(policy.clone()),
+    };
+    Transports(
+        ProviderKind::ALL
+            .iter()
+            .map(|k| k.transport(&clients))
+            .collect(),
+    )
 }
 
 /// The egress policy as the transports use it at send time.
 #[derive(Clone)]
-pub struct Guard(pub std::sync::Arc<EgressPolicy>);
+pub struct Guard(pub Arc<EgressPolicy>);
 
 impl Guard {
     /// The URL to send to, when its host (as written) is allowed; names are
@@ -614,7 +273,7 @@ impl Guard {
 /// A destination the egress policy refuses: failed at once, nothing sent.
 pub(crate) fn refused_error(r: &egress::Refused) -> SendError {
     SendError::Rejected {
-        code: egress::REFUSED_CODE,
+        code: DeliveryErrorCode::DestinationNotAllowed,
         message: format!("destination not allowed: {r}"),
     }
 }
@@ -698,7 +357,7 @@ pub(crate) fn transport_error(timeout: Duration, e: reqwest::Error) -> SendError
 /// A configuration the transport cannot use (a key that does not parse...).
 pub(crate) fn misconfigured(message: impl Into<String>) -> SendError {
     SendError::Rejected {
-        code: "provider_not_configured",
+        code: DeliveryErrorCode::ProviderNotConfigured,
         message: message.into(),
     }
 }
@@ -752,7 +411,7 @@ pub(crate) fn settle(results: Vec<(String, Device)>) -> SendResult {
     let mut sent = 0usize;
     let mut transient: Option<(String, Option<Duration>)> = None;
     let mut unauthorized: Option<String> = None;
-    let mut rejected: Option<(&'static str, String)> = None;
+    let mut rejected: Option<(DeliveryErrorCode, String)> = None;
     for (identifier, r) in results {
         let mut o = Map::new();
         o.insert("identifier".into(), Value::String(identifier.clone()));
@@ -766,7 +425,7 @@ pub(crate) fn settle(results: Vec<(String, Device)>) -> SendResult {
                 o.insert("status".into(), "expired".into());
                 o.insert(
                     "error".into(),
-                    serde_json::json!({"code": "subscription_expired", "message": message}),
+                    serde_json::json!({"code": DeliveryErrorCode::SubscriptionExpired.as_str(), "message": message}),
                 );
                 expired.push(identifier);
             }
@@ -781,29 +440,32 @@ pub(crate) fn settle(results: Vec<(String, Device)>) -> SendResult {
                             _ => retry_after,
                         };
                         transient = Some((message.clone(), ra));
-                        ("provider_unavailable", message)
+                        (DeliveryErrorCode::ProviderUnavailable, message)
                     }
                     SendError::Unauthorized { message } => {
                         unauthorized.get_or_insert(message.clone());
-                        ("provider_unauthorized", message)
+                        (DeliveryErrorCode::ProviderUnauthorized, message)
                     }
                     SendError::Rejected { code, message } => {
                         rejected.get_or_insert((code, message.clone()));
                         (code, message)
                     }
                     SendError::NoAddress { message } => {
-                        rejected.get_or_insert(("invalid_address", message.clone()));
-                        ("invalid_address", message)
+                        rejected
+                            .get_or_insert((DeliveryErrorCode::InvalidAddress, message.clone()));
+                        (DeliveryErrorCode::InvalidAddress, message)
                     }
-                    SendError::Expired { message, .. } => ("subscription_expired", message),
+                    SendError::Expired { message, .. } => {
+                        (DeliveryErrorCode::SubscriptionExpired, message)
+                    }
                     SendError::AlsoExpired { error, .. } => {
-                        ("provider_rejected", format!("{error:?}"))
+                        (DeliveryErrorCode::ProviderRejected, format!("{error:?}"))
                     }
                 };
                 o.insert("status".into(), "failed".into());
                 o.insert(
                     "error".into(),
-                    serde_json::json!({"code": code, "message": message}),
+                    serde_json::json!({"code": code.as_str(), "message": message}),
                 );
             }
         }
@@ -847,7 +509,8 @@ pub(crate) fn settle(results: Vec<(String, Device)>) -> SendResult {
     if let Some(message) = unauthorized {
         return Err(with_expired(SendError::Unauthorized { message }, expired));
     }
-    let (code, message) = rejected.unwrap_or(("provider_rejected", "rejected".into()));
+    let (code, message) =
+        rejected.unwrap_or((DeliveryErrorCode::ProviderRejected, "rejected".into()));
     Err(with_expired(SendError::Rejected { code, message }, expired))
 }
 
@@ -925,7 +588,7 @@ mod tests {
         .await;
         match &e {
             SendError::Rejected { code, message } => {
-                assert_eq!(*code, egress::REFUSED_CODE);
+                assert_eq!(*code, DeliveryErrorCode::DestinationNotAllowed);
                 assert!(
                     message.contains("localhost") && !message.contains("secret"),
                     "{message}"
@@ -955,7 +618,7 @@ mod tests {
         assert!(matches!(
             classify_status(302, None, None),
             SendError::Rejected {
-                code: "provider_rejected",
+                code: DeliveryErrorCode::ProviderRejected,
                 ..
             }
         ));
@@ -966,6 +629,28 @@ mod tests {
             message: "503".into(),
             retry_after: Some(Duration::from_secs(2)),
         })
+    }
+
+    #[test]
+    fn the_registry_and_its_specs_agree() {
+        for &kind in ProviderKind::ALL {
+            let spec = kind.spec();
+            assert_eq!(ProviderKind::parse(spec.name), Some(kind));
+            assert_eq!(provider_type(spec.name), Some(spec.channel_type));
+            for d in spec.destinations {
+                assert!(spec.field(d).is_some(), "{}: {d} is not a field", spec.name);
+            }
+            let secrets: Vec<_> = spec.secrets().collect();
+            assert_eq!(secret_fields(spec.name), secrets.as_slice());
+            // an empty config lacks exactly the required fields
+            let required: Vec<_> = spec.required().collect();
+            assert_eq!(missing_required(spec.name, &Map::new()), required);
+        }
+        assert_eq!(provider_type("sendgrid"), None);
+        assert!(secret_fields("sendgrid").is_empty());
+        for code in DeliveryErrorCode::ALL {
+            assert_eq!(serde_json::json!(code), code.as_str());
+        }
     }
 
     #[test]
@@ -1073,19 +758,19 @@ mod tests {
         });
         assert!(matches!(
             settle(vec![
-                ("a".into(), rej("provider_rejected")),
+                ("a".into(), rej(DeliveryErrorCode::ProviderRejected)),
                 ("b".into(), unauth)
             ]),
             Err(SendError::Unauthorized { .. })
         ));
         assert!(matches!(
             settle(vec![
-                ("a".into(), rej("invalid_address")),
+                ("a".into(), rej(DeliveryErrorCode::InvalidAddress)),
                 ("b".into(), Device::Expired("410".into()))
             ]),
             Err(SendError::AlsoExpired { ref error, ref expired })
                 if expired == &vec!["b".to_string()]
-                    && matches!(**error, SendError::Rejected { code: "invalid_address", .. })
+                    && matches!(**error, SendError::Rejected { code: DeliveryErrorCode::InvalidAddress, .. })
         ));
     }
 }

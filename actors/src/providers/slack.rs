@@ -3,22 +3,35 @@
 //! subject, Block Kit blocks show it as a header above the body.
 
 use super::{
+    Clients, ProviderSpec, ConfigField, FieldFormat, channel::Fields,
     cfg_str, classify_status, read_capped, transport_error, webhook::retry_after, Guard, Provider,
     SendRequest, SendResult, Sent, HTTP_TIMEOUT,
 };
+use crate::error::Validator;
+use crate::model::ChannelType;
+use std::sync::Arc;
 use futures_util::future::BoxFuture;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 pub struct SlackWebhook {
     http: reqwest::Client,
     guard: Guard,
 }
 
-impl SlackWebhook {
-    pub fn new(http: reqwest::Client, guard: Guard) -> Self {
-        SlackWebhook { http, guard }
-    }
-}
+static SPEC: ProviderSpec = ProviderSpec {
+    name: "slack_webhook",
+    channel_type: ChannelType::Chat,
+    summary: "POSTs `{\"text\"}` (and Block Kit blocks) to a Slack incoming webhook.",
+    fields: &[ConfigField {
+        name: "url",
+        required: true,
+        secret: true,
+        format: FieldFormat::Url { default: None },
+        description: "The incoming-webhook URL (it is the credential, so it is a secret).",
+    }],
+    // the URL is the secret itself
+    destinations: &[],
+};
 
 /// The message: `{"text": body}`, plus blocks when a subject or link is there and
 /// everything fits Slack's block limits (header 150 chars, section 3000).
@@ -44,6 +57,21 @@ pub fn message(req: &SendRequest) -> Value {
 }
 
 impl Provider for SlackWebhook {
+    fn spec() -> &'static ProviderSpec {
+        &SPEC
+    }
+
+    fn validate(config: &Map<String, Value>, v: &mut Validator) {
+        Fields(config).want_url("url", v);
+    }
+
+    fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {
+        Some(Arc::new(SlackWebhook {
+            http: c.http.clone(),
+            guard: c.guard.clone(),
+        }))
+    }
+
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
         let http = self.http.clone();
         let guard = self.guard.clone();

@@ -4,7 +4,11 @@
 //! plain text, with an HTML alternative when the template has `html`; the
 //! `Message-ID` is `<DELIVERY_ID@herald>` so a retried message is recognisable.
 
-use super::{cfg_str, Guard, Provider, SendError, SendRequest, SendResult, Sent};
+use super::{
+    Clients, ProviderSpec, ConfigField, FieldFormat, channel::Fields,cfg_str, Guard, Provider, SendError, SendRequest, SendResult, Sent};
+use crate::error::Validator;
+use crate::model::{ChannelType, DeliveryErrorCode};
+use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use lettre::message::{header::ContentType, Mailbox, MultiPart, SinglePart};
 use lettre::transport::smtp::authentication::Credentials;
@@ -21,11 +25,67 @@ pub struct Smtp {
     guard: Guard,
 }
 
-impl Smtp {
-    pub fn new(guard: Guard) -> Self {
-        Smtp { guard }
-    }
-}
+static SPEC: ProviderSpec = ProviderSpec {
+    name: "smtp",
+    channel_type: ChannelType::Email,
+    summary: "One SMTP transaction per delivery to the recipient's `email`.",
+    fields: &[
+        ConfigField {
+            name: "host",
+            required: true,
+            secret: false,
+            format: FieldFormat::Host,
+            description: "SMTP server host name or address (no scheme, no port).",
+        },
+        ConfigField {
+            name: "port",
+            required: true,
+            secret: false,
+            format: FieldFormat::Integer {
+                min: 1,
+                max: 65535,
+                default: None,
+            },
+            description: "587 (STARTTLS), 465 (implicit TLS), 25 or a local relay's port.",
+        },
+        ConfigField {
+            name: "from",
+            required: true,
+            secret: false,
+            format: FieldFormat::Text,
+            description: "Sender: `addr@example.com` or `Name <addr@example.com>`.",
+        },
+        ConfigField {
+            name: "tls",
+            required: false,
+            secret: false,
+            format: FieldFormat::OneOf {
+                values: TLS_MODES,
+                default: "starttls",
+            },
+            description: "`starttls` (required, usually port 587), `tls` (implicit, port 465), `none` (plain, a local relay only).",
+        },
+        ConfigField {
+            name: "username",
+            required: false,
+            secret: false,
+            format: FieldFormat::String,
+            description: "SMTP AUTH user (no AUTH without it).",
+        },
+        ConfigField {
+            name: "password",
+            required: false,
+            secret: true,
+            format: FieldFormat::String,
+            description: "SMTP AUTH password.",
+        },
+    ],
+    // the password goes to `host`:`port` over `tls` (`none` sends it in clear)
+    // as `username`
+    destinations: &["host", "port", "tls", "username"],
+};
+
+const TLS_MODES: &[&str] = &["none", "starttls", "tls"];
 
 /// The `Message-ID` of a delivery's email.
 pub fn message_id(delivery_id: &uuid::Uuid) -> String {
@@ -123,7 +183,7 @@ fn build_message(req: &SendRequest, to: Mailbox) -> Result<Message, SendError> {
         ),
     };
     built.map_err(|e| SendError::Rejected {
-        code: "provider_rejected",
+        code: DeliveryErrorCode::ProviderRejected,
         message: format!("cannot build the message: {e}"),
     })
 }
@@ -142,7 +202,7 @@ fn classify(e: lettre::transport::smtp::Error, host: &str, port: u16) -> SendErr
         return match n {
             530 | 534 | 535 => SendError::Unauthorized { message },
             500..=599 => SendError::Rejected {
-                code: "provider_rejected",
+                code: DeliveryErrorCode::ProviderRejected,
                 message,
             },
             _ => SendError::Transient {
@@ -187,6 +247,30 @@ fn enhanced_code(e: &lettre::transport::smtp::Error) -> Option<String> {
 }
 
 impl Provider for Smtp {
+    fn spec() -> &'static ProviderSpec {
+        &SPEC
+    }
+
+    fn validate(config: &Map<String, Value>, v: &mut Validator) {
+        let f = Fields(config);
+        for k in ["host", "from", "username", "password"] {
+            f.want_str(k, v);
+        }
+        f.want_integer("port", 1..=65535, "a port number from 1 to 65535", v);
+        if let Some(from) = f.str("from") {
+            if !crate::validate::is_email(from) && !from.contains('<') {
+                v.push("config.from", "format", "must be an email address");
+            }
+        }
+        f.want_one_of("tls", TLS_MODES, v);
+    }
+
+    fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {
+        Some(Arc::new(Smtp {
+            guard: c.guard.clone(),
+        }))
+    }
+
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
         let guard = self.guard.clone();
         Box::pin(async move {
@@ -199,7 +283,7 @@ impl Provider for Smtp {
                     message: "the recipient has no email address".into(),
                 })?;
             let address: Address = email.parse().map_err(|_| SendError::Rejected {
-                code: "invalid_address",
+                code: DeliveryErrorCode::InvalidAddress,
                 message: "the recipient's email address is not valid".into(),
             })?;
             let name = user.and_then(|u| {

@@ -3,11 +3,15 @@
 //! the account SID and auth token) with `To`, `From` and `Body`.
 
 use super::{
+    Clients, ProviderSpec, ConfigField, FieldFormat, channel::Fields,
     answer_json, answered, cfg_str, classify_status, transport_error, webhook::retry_after, Guard,
     Provider, SendError, SendRequest, SendResult, Sent, HTTP_TIMEOUT,
 };
+use crate::error::Validator;
+use crate::model::{ChannelType, DeliveryErrorCode};
+use std::sync::Arc;
 use futures_util::future::BoxFuture;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 pub const DEFAULT_BASE_URL: &str = "https://api.twilio.com";
 /// Twilio's limit for one message body (longer ones are refused).
@@ -18,11 +22,45 @@ pub struct Twilio {
     guard: Guard,
 }
 
-impl Twilio {
-    pub fn new(http: reqwest::Client, guard: Guard) -> Self {
-        Twilio { http, guard }
-    }
-}
+static SPEC: ProviderSpec = ProviderSpec {
+    name: "twilio",
+    channel_type: ChannelType::Sms,
+    summary: "Twilio Programmable Messaging: one SMS per delivery to the recipient's `phone` (E.164).",
+    fields: &[
+        ConfigField {
+            name: "account_sid",
+            required: true,
+            secret: false,
+            format: FieldFormat::Pattern("^[A-Za-z0-9]+$"),
+            description: "Account SID (`AC…`); basic-auth user.",
+        },
+        ConfigField {
+            name: "auth_token",
+            required: true,
+            secret: true,
+            format: FieldFormat::String,
+            description: "Auth token; basic-auth password.",
+        },
+        ConfigField {
+            name: "from",
+            required: true,
+            secret: false,
+            format: FieldFormat::Pattern("^\\+[1-9][0-9]{7,14}$"),
+            description: "Sending number in E.164 form (`+15005550006`).",
+        },
+        ConfigField {
+            name: "base_url",
+            required: false,
+            secret: false,
+            format: FieldFormat::Url {
+                default: Some(DEFAULT_BASE_URL),
+            },
+            description: "API base URL (a mock or a proxy).",
+        },
+    ],
+    // the token is basic auth to `base_url`, as `account_sid`
+    destinations: &["base_url", "account_sid"],
+};
 
 /// Twilio error codes that mean the number itself cannot receive the message.
 fn is_address_error(code: i64) -> bool {
@@ -31,6 +69,40 @@ fn is_address_error(code: i64) -> bool {
 }
 
 impl Provider for Twilio {
+    fn spec() -> &'static ProviderSpec {
+        &SPEC
+    }
+
+    fn validate(config: &Map<String, Value>, v: &mut Validator) {
+        let f = Fields(config);
+        f.want_str("account_sid", v);
+        if let Some(sid) = f.str("account_sid") {
+            if !sid.chars().all(|c| c.is_ascii_alphanumeric()) {
+                v.push(
+                    "config.account_sid",
+                    "format",
+                    "an account SID: letters and digits (AC…)",
+                );
+            }
+        }
+        f.want_str("auth_token", v);
+        if let Some(from) = f.str("from") {
+            if !crate::validate::is_e164(from) {
+                v.push("config.from", "format", "must be an E.164 phone number");
+            }
+        } else {
+            f.want_str("from", v);
+        }
+        f.want_url("base_url", v);
+    }
+
+    fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {
+        Some(Arc::new(Twilio {
+            http: c.http.clone(),
+            guard: c.guard.clone(),
+        }))
+    }
+
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
         let http = self.http.clone();
         let guard = self.guard.clone();
@@ -47,7 +119,7 @@ impl Provider for Twilio {
                 .to_string();
             if !crate::validate::is_e164(&to) {
                 return Err(SendError::Rejected {
-                    code: "invalid_address",
+                    code: DeliveryErrorCode::InvalidAddress,
                     message:
                         "the recipient's phone number is not in E.164 form (+ and 8–15 digits)"
                             .into(),
@@ -98,7 +170,7 @@ impl Provider for Twilio {
             if let Some(c) = code {
                 if status == 400 && is_address_error(c) {
                     return Err(SendError::Rejected {
-                        code: "invalid_address",
+                        code: DeliveryErrorCode::InvalidAddress,
                         message: format!(
                             "{}: Twilio refused the number",
                             answered(status, Some(&c.to_string()))

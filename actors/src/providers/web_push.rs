@@ -7,9 +7,12 @@
 //! service: the subscription is gone (removed by the delivery actor).
 
 use super::{
+    Clients, ProviderSpec, ConfigField, FieldFormat, channel::{url_like, Fields, MASK},
     b64url, b64url_decode, classify_status, settle, transport_error, webhook::retry_after, Device,
     Guard, Provider, SendError, SendRequest, SendResult, HTTP_TIMEOUT,
 };
+use crate::model::{ChannelType, DeliveryErrorCode};
+use std::sync::Arc;
 use crate::error::Validator;
 use crate::store::PushSubscription;
 use futures_util::future::BoxFuture;
@@ -31,11 +34,37 @@ pub struct WebPush {
     guard: Guard,
 }
 
-impl WebPush {
-    pub fn new(http: reqwest::Client, guard: Guard) -> Self {
-        WebPush { http, guard }
-    }
-}
+static SPEC: ProviderSpec = ProviderSpec {
+    name: "web_push",
+    channel_type: ChannelType::WebPush,
+    summary: "RFC 8030 web push (RFC 8291 encryption, RFC 8292 VAPID) to each browser subscription.",
+    fields: &[
+        ConfigField {
+            name: "subject",
+            required: true,
+            secret: false,
+            format: FieldFormat::Pattern("^(mailto:|[Hh][Tt][Tt][Pp][Ss]://)"),
+            description: "VAPID `sub`: a `mailto:` address or an https URL push services can reach you at.",
+        },
+        ConfigField {
+            name: "vapid_public_key",
+            required: false,
+            secret: false,
+            format: FieldFormat::Pattern("^[A-Za-z0-9_-]+={0,2}$"),
+            description: "base64url uncompressed P-256 point (65 bytes). Give both keys or neither: Herald then generates the pair.",
+        },
+        ConfigField {
+            name: "vapid_private_key",
+            required: false,
+            secret: true,
+            format: FieldFormat::Pattern("^[A-Za-z0-9_-]+={0,2}$"),
+            description: "base64url P-256 private scalar (32 bytes), the `web-push generate-vapid-keys` format.",
+        },
+    ],
+    // the VAPID key signs for the push services the subscriptions name, not the
+    // config
+    destinations: &[],
+};
 
 /// A new VAPID key pair: (public key as the base64url uncompressed P-256 point,
 /// private key as the base64url 32-byte scalar), the forms browsers and the
@@ -69,7 +98,7 @@ pub(crate) fn validate_vapid(config: &Map<String, Value>, v: &mut Validator) {
         config
             .get(k)
             .and_then(|x| x.as_str())
-            .filter(|s| !s.is_empty() && *s != "********")
+            .filter(|s| !s.is_empty() && *s != MASK)
     };
     let (public, private) = (get("vapid_public_key"), get("vapid_private_key"));
     let sk = private.map(|p| (p, parse_private(p)));
@@ -206,7 +235,7 @@ async fn push_one(
         Ok(Some(u)) => u,
         Ok(None) => {
             return Device::Failed(SendError::Rejected {
-                code: "invalid_address",
+                code: DeliveryErrorCode::InvalidAddress,
                 message: "the subscription's endpoint is not a URL".into(),
             })
         }
@@ -214,7 +243,7 @@ async fn push_one(
     };
     let Some((ua_public, auth)) = subscription_keys(sub) else {
         return Device::Failed(SendError::Rejected {
-            code: "invalid_address",
+            code: DeliveryErrorCode::InvalidAddress,
             message: "the subscription's keys (p256dh, auth) do not parse".into(),
         });
     };
@@ -222,7 +251,7 @@ async fn push_one(
         Ok(b) => b,
         Err(e) => {
             return Device::Failed(SendError::Rejected {
-                code: "invalid_address",
+                code: DeliveryErrorCode::InvalidAddress,
                 message: format!("cannot encrypt for this subscription: {e}"),
             })
         }
@@ -267,6 +296,31 @@ async fn push_one(
 }
 
 impl Provider for WebPush {
+    fn spec() -> &'static ProviderSpec {
+        &SPEC
+    }
+
+    fn validate(config: &Map<String, Value>, v: &mut Validator) {
+        let f = Fields(config);
+        if let Some(sub) = f.str("subject") {
+            if !(sub.starts_with("mailto:") || url_like(sub, &["https://"])) {
+                v.push("config.subject", "format", "must be a mailto: or https URL");
+            }
+        } else {
+            f.want_str("subject", v);
+        }
+        f.want_str("vapid_public_key", v);
+        f.want_str("vapid_private_key", v);
+        validate_vapid(config, v);
+    }
+
+    fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {
+        Some(Arc::new(WebPush {
+            http: c.http.clone(),
+            guard: c.guard.clone(),
+        }))
+    }
+
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
         let http = self.http.clone();
         let guard = self.guard.clone();

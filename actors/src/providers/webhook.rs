@@ -3,8 +3,13 @@
 //! and carrying the delivery id as `Idempotency-Key` so receivers can deduplicate.
 
 use super::{
+    Clients, ProviderSpec, ConfigField, FieldFormat, channel::Fields, MASK,
     classify_status, transport_error, Guard, Provider, SendError, SendRequest, SendResult, Sent,
 };
+use crate::error::Validator;
+use crate::model::{ChannelType, DeliveryErrorCode};
+use serde_json::{Map, Value};
+use std::sync::Arc;
 use base64::Engine;
 use futures_util::future::BoxFuture;
 use hmac::{Hmac, Mac};
@@ -16,11 +21,43 @@ pub struct Webhook {
     guard: Guard,
 }
 
-impl Webhook {
-    pub fn new(http: reqwest::Client, guard: Guard) -> Self {
-        Webhook { http, guard }
-    }
-}
+static SPEC: ProviderSpec = ProviderSpec {
+    name: "webhook",
+    channel_type: ChannelType::Chat,
+    summary: "POSTs `{\"delivery\", \"recipient\"}` as JSON with Standard Webhooks headers \
+              (`webhook-id`, `webhook-timestamp`, and `webhook-signature` with a secret).",
+    fields: &[
+        ConfigField {
+            name: "url",
+            required: true,
+            secret: false,
+            format: FieldFormat::Url { default: None },
+            description: "Where each delivery is POSTed (http or https).",
+        },
+        ConfigField {
+            name: "secret",
+            required: false,
+            secret: true,
+            format: FieldFormat::Pattern(
+                "^whsec_(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)$",
+            ),
+            description: "Signing secret: `whsec_` + base64 of random bytes (e.g. `echo whsec_$(openssl rand -base64 32)`); \
+                          each request then carries `webhook-signature: v1,<base64 HMAC-SHA256 of \"id.timestamp.body\">`.",
+        },
+        ConfigField {
+            name: "timeout_ms",
+            required: false,
+            secret: false,
+            format: FieldFormat::Integer {
+                min: 1,
+                max: 120_000,
+                default: Some(10_000),
+            },
+            description: "How long to wait for the receiver's answer; a timeout is retried.",
+        },
+    ],
+    destinations: &["url"],
+};
 
 /// The HMAC key of a `whsec_<base64>` secret.
 pub fn secret_key(secret: &str) -> Option<Vec<u8>> {
@@ -56,6 +93,34 @@ pub(crate) fn retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
 }
 
 impl Provider for Webhook {
+    fn spec() -> &'static ProviderSpec {
+        &SPEC
+    }
+
+    fn validate(config: &Map<String, Value>, v: &mut Validator) {
+        let f = Fields(config);
+        f.want_url("url", v);
+        if let Some(sec) = f.str("secret") {
+            if sec != MASK && secret_key(sec).is_none() {
+                v.push(
+                    "config.secret",
+                    "format",
+                    "must be whsec_ followed by base64",
+                );
+            }
+        } else {
+            f.want_str("secret", v);
+        }
+        f.want_integer("timeout_ms", 1..=120_000, "milliseconds from 1 to 120000", v);
+    }
+
+    fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {
+        Some(Arc::new(Webhook {
+            http: c.http.clone(),
+            guard: c.guard.clone(),
+        }))
+    }
+
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
         let http = self.http.clone();
         let guard = self.guard.clone();
@@ -77,7 +142,7 @@ impl Provider for Webhook {
                 "recipient": req.recipient,
             }))
             .map_err(|e| SendError::Rejected {
-                code: "provider_rejected",
+                code: DeliveryErrorCode::ProviderRejected,
                 message: e.to_string(),
             })?;
             let ts = chrono::Utc::now().timestamp();

@@ -59,16 +59,9 @@ pub struct IdempotentResponse {
     pub created_at: Timestamp,
 }
 
-/// A registered push subscription or device token of one user on one channel.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct PushSubscription {
-    pub id: Uuid,
-    pub channel_id: Uuid,
-    pub identifier: String,
-    pub keys: Option<serde_json::Value>,
-    pub platform: Option<String>,
-    pub created_at: Timestamp,
-}
+/// A domain type (the providers read it without the store); re-exported here
+/// where the store's callers have always found it.
+pub use crate::model::PushSubscription;
 
 impl PushSubscription {
     pub fn view(&self) -> serde_json::Value {

@@ -1,0 +1,132 @@
+//! What a provider is: the [`Provider`] trait every provider implements (its
+//! spec, the checks of its config, its transport) and the spec's types, which
+//! say what a channel's `config` takes field by field, so that validation, the
+//! masking of secrets, a channel's status and the API's schema all read one
+//! description.
+
+use super::{Guard, SendRequest, SendResult};
+use crate::error::Validator;
+use crate::model::ChannelType;
+use futures_util::future::BoxFuture;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// One provider: its name, the channel type it serves, and its config fields.
+#[derive(Debug)]
+pub struct ProviderSpec {
+    /// The `provider` of a channel.
+    pub name: &'static str,
+    pub channel_type: ChannelType,
+    /// What it does, in one sentence (for the API's documentation).
+    pub summary: &'static str,
+    /// Every field its `config` takes besides `retry` (which every channel takes).
+    pub fields: &'static [ConfigField],
+    /// The fields that decide where the provider's secret (or what it signs or
+    /// obtains) is sent, over what, or as whom: changing one keeps the stored
+    /// secret only when the secret is sent again (`check_secret_restated`),
+    /// else a caller who cannot read the secret could redirect it to a host of
+    /// theirs. In the order a refusal names the first that changed.
+    pub destinations: &'static [&'static str],
+}
+
+impl ProviderSpec {
+    /// The fields a channel needs before it is `active`.
+    pub fn required(&self) -> impl Iterator<Item = &'static str> {
+        self.fields.iter().filter(|f| f.required).map(|f| f.name)
+    }
+
+    /// The fields stored sealed and shown masked.
+    pub fn secrets(&self) -> impl Iterator<Item = &'static str> {
+        self.fields.iter().filter(|f| f.secret).map(|f| f.name)
+    }
+
+    pub fn field(&self, name: &str) -> Option<&'static ConfigField> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+}
+
+/// One field of a provider's `config`.
+#[derive(Debug)]
+pub struct ConfigField {
+    pub name: &'static str,
+    /// The channel stays `unconfigured` until it is set (not null, not "").
+    pub required: bool,
+    /// Stored sealed, never shown: it reads back as `********`.
+    pub secret: bool,
+    pub format: FieldFormat,
+    /// What it means (for the API's documentation).
+    pub description: &'static str,
+}
+
+/// The shape of a config field's value.
+#[derive(Debug)]
+pub enum FieldFormat {
+    /// Any string.
+    String,
+    /// A non-empty string.
+    Text,
+    /// An http(s) URL, which the egress policy must allow; `default` is used
+    /// when the field is absent.
+    Url { default: Option<&'static str> },
+    /// A host name or IP address (no scheme, no port), which the egress policy
+    /// must allow.
+    Host,
+    /// An integer from `min` to `max`.
+    Integer {
+        min: u64,
+        max: u64,
+        default: Option<u64>,
+    },
+    /// One of `values`; `default` when absent.
+    OneOf {
+        values: &'static [&'static str],
+        default: &'static str,
+    },
+    /// A string matching the regular expression.
+    Pattern(&'static str),
+    /// A JSON object, described by the named schema.
+    Object(&'static str),
+}
+
+/// What the transports of one engine share: the HTTP clients (built by
+/// [`crate::egress::client_builder`]: the guarded resolver, no redirects) and
+/// the egress policy as checked at send time.
+pub struct Clients {
+    pub http: reqwest::Client,
+    /// HTTP/2 only (APNs): h2 by ALPN over TLS, by prior knowledge over plain http.
+    pub h2: reqwest::Client,
+    pub guard: Guard,
+}
+
+/// A provider. The associated functions describe it and check configs without
+/// a transport (the API validates with them); one transport value serves every
+/// channel of its provider for the life of the process (so it may cache, e.g.
+/// OAuth tokens per channel), does its I/O on the runtime of the calling
+/// delivery actor and must not block.
+///
+/// Adding a provider: a module implementing this trait, and its line in the
+/// registry (`providers::registry!` in `providers/mod.rs`).
+pub trait Provider: Send + Sync {
+    /// Its name, channel type and config fields.
+    fn spec() -> &'static ProviderSpec
+    where
+        Self: Sized;
+
+    /// Checks of a config beyond the destinations the egress policy judges
+    /// (fields that are present only: a partial config is allowed), each
+    /// problem pushed at `config.<field>`.
+    fn validate(config: &Map<String, Value>, v: &mut Validator)
+    where
+        Self: Sized,
+    {
+        let _ = (config, v);
+    }
+
+    /// Its transport in an engine, `None` when it has none.
+    fn transport(clients: &Clients) -> Option<Arc<dyn Provider>>
+    where
+        Self: Sized;
+
+    /// One attempt at a delivery.
+    fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult>;
+}
