@@ -8,10 +8,12 @@
 //! is gone.
 
 use super::{
-    Clients, ProviderSpec, ConfigField, FieldFormat, channel::{Fields, MASK},
-    answer_json, cfg_str, classify_status, error_token, fingerprint, settle, transport_error,
-    webhook::retry_after, Device, Guard, Provider, SendError, SendRequest, SendResult,
-    HTTP_TIMEOUT,
+    answer_json, cfg_str,
+    channel::{Fields, MASK},
+    classify_status, error_token, fingerprint, settle, transport_error,
+    webhook::retry_after,
+    Clients, ConfigField, Device, FieldFormat, Guard, Provider, ProviderSpec, SendError,
+    SendRequest, SendResult, HTTP_TIMEOUT,
 };
 use crate::error::Validator;
 use crate::model::{ChannelType, DeliveryErrorCode};

@@ -213,6 +213,16 @@ impl Fields<'_> {
         }
     }
 
+    /// Set to something other than a string of characters `ok` takes: 422
+    /// `format` with `message`.
+    pub fn want_chars(&self, k: &str, ok: impl Fn(char) -> bool, message: &str, v: &mut Validator) {
+        match self.str(k) {
+            Some(s) if !s.chars().all(ok) => v.push(format!("config.{k}"), "format", message),
+            Some(_) => {}
+            None => self.want_str(k, v),
+        }
+    }
+
     /// Set to something other than an http(s) URL: 422 `format`.
     pub fn want_url(&self, k: &str, v: &mut Validator) {
         match self.str(k) {

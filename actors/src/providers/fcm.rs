@@ -6,13 +6,12 @@
 //! gets one `messages:send`; `UNREGISTERED` or 404 means the token is gone.
 
 use super::{
-    Clients, ProviderSpec, ConfigField, FieldFormat, channel::Fields,
-    answer_json, answered, cfg_str, classify_status, error_token, fingerprint, settle,
-    transport_error, webhook::retry_after, Device, Guard, Provider, SendError, SendRequest,
-    SendResult, HTTP_TIMEOUT,
+    answer_json, answered, cfg_str, channel::Fields, classify_status, error_token, fingerprint,
+    settle, transport_error, webhook::retry_after, Clients, ConfigField, Device, FieldFormat,
+    Guard, Provider, ProviderSpec, SendError, SendRequest, SendResult, HTTP_TIMEOUT,
 };
-use crate::model::ChannelType;
 use crate::error::Validator;
+use crate::model::ChannelType;
 use dashmap::DashMap;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};
@@ -333,19 +332,12 @@ impl Provider for Fcm {
 
     fn validate(config: &Map<String, Value>, v: &mut Validator) {
         let f = Fields(config);
-        f.want_str("project_id", v);
-        if let Some(p) = f.str("project_id") {
-            if !p
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c))
-            {
-                v.push(
-                    "config.project_id",
-                    "format",
-                    "a Firebase project id: letters, digits, - _ . :",
-                );
-            }
-        }
+        f.want_chars(
+            "project_id",
+            |c| c.is_ascii_alphanumeric() || "-_.:".contains(c),
+            "a Firebase project id: letters, digits, - _ . :",
+            v,
+        );
         match config.get("service_account") {
             None | Some(Value::Null) => {}
             Some(Value::Object(sa)) => validate_service_account(sa, v),

@@ -1,10 +1,18 @@
 //! Channel providers: what each needs in its config, which config fields are
 //! secret, and how a delivery is handed to it. One module per provider, each
-//! implementing [`Provider`] and listed once in the registry below; the
-//! delivery actor of a channel type drives their transports.
+//! implementing [`Provider`], declared and listed once in the registry below;
+//! the delivery actor of a channel type drives their transports.
 
+pub mod apns;
 mod channel;
+pub mod fcm;
+pub mod in_app;
+pub mod slack;
+pub mod smtp;
 mod spec;
+pub mod twilio;
+pub mod web_push;
+pub mod webhook;
 
 pub use channel::{
     check_secret_restated, destination_fields, missing_required, provider_type, secret_fields,
@@ -19,13 +27,12 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Declares the provider modules and [`ProviderKind`] from one list, in the
-/// order the API documents them: `Kind => module::Type`, `Type` implementing
-/// [`Provider`].
+/// Declares [`ProviderKind`] and its dispatch from one list, in the order the
+/// API documents the providers: `Kind => module::Type`, `Type` implementing
+/// [`Provider`]. (The modules are declared above, outside the macro, where
+/// rustfmt sees them.)
 macro_rules! registry {
     ($($kind:ident => $module:ident :: $ty:ident,)*) => {
-        $(pub mod $module;)*
-
         /// Every provider of this build.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum ProviderKind {
@@ -94,12 +101,12 @@ impl ProviderKind {
 }
 
 /// Every provider's spec, in the registry's order: what the API's schema of a
-/// channel (`type`, `provider`, `config`) is derived from.
+/// channel (`type`, `provider`, `config`) can be derived from.
 pub fn specs() -> impl Iterator<Item = &'static ProviderSpec> {
     ProviderKind::ALL.iter().map(|k| k.spec())
 }
 
-/// How an attempt failed, which decides retry or not (API.md §8).
+/// How an attempt failed, which decides retry or not (docs/API.md §9).
 #[derive(Debug, Clone)]
 pub enum SendError {
     /// Connection errors, timeouts, 408, 429, 5xx: retried with backoff.
@@ -164,7 +171,7 @@ impl Transports {
     }
 }
 
-/// Maps an HTTP status from a provider to the error class (API.md §8). Only the
+/// Maps an HTTP status from a provider to the error class (docs/API.md §9). Only the
 /// status and the provider's own error code (`code`: Twilio's `code`, FCM's
 /// `errorCode`, APNs' `reason`…) are kept, never the body: the answer of a
 /// server Herald should not have reached could otherwise be read back through

@@ -3,15 +3,15 @@
 //! subject, Block Kit blocks show it as a header above the body.
 
 use super::{
-    Clients, ProviderSpec, ConfigField, FieldFormat, channel::Fields,
-    cfg_str, classify_status, read_capped, transport_error, webhook::retry_after, Guard, Provider,
-    SendRequest, SendResult, Sent, HTTP_TIMEOUT,
+    cfg_str, channel::Fields, classify_status, read_capped, transport_error, webhook::retry_after,
+    Clients, ConfigField, FieldFormat, Guard, Provider, ProviderSpec, SendRequest, SendResult,
+    Sent, HTTP_TIMEOUT,
 };
 use crate::error::Validator;
 use crate::model::ChannelType;
-use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 
 pub struct SlackWebhook {
     http: reqwest::Client,

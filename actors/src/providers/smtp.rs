@@ -5,10 +5,11 @@
 //! `Message-ID` is `<DELIVERY_ID@herald>` so a retried message is recognisable.
 
 use super::{
-    Clients, ProviderSpec, ConfigField, FieldFormat, channel::Fields,cfg_str, Guard, Provider, SendError, SendRequest, SendResult, Sent};
+    cfg_str, channel::Fields, Clients, ConfigField, FieldFormat, Guard, Provider, ProviderSpec,
+    SendError, SendRequest, SendResult, Sent,
+};
 use crate::error::Validator;
 use crate::model::{ChannelType, DeliveryErrorCode};
-use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use lettre::message::{header::ContentType, Mailbox, MultiPart, SinglePart};
 use lettre::transport::smtp::authentication::Credentials;
@@ -16,6 +17,7 @@ use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{Address, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde_json::{Map, Value};
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Timeout of each SMTP command (connect, every reply).

@@ -104,8 +104,8 @@ pub struct Clients {
 /// OAuth tokens per channel), does its I/O on the runtime of the calling
 /// delivery actor and must not block.
 ///
-/// Adding a provider: a module implementing this trait, and its line in the
-/// registry (`providers::registry!` in `providers/mod.rs`).
+/// Adding a provider: a module implementing this trait, declared in
+/// `providers/mod.rs` with its line in the registry (`registry!` there).
 pub trait Provider: Send + Sync {
     /// Its name, channel type and config fields.
     fn spec() -> &'static ProviderSpec

@@ -3,15 +3,15 @@
 //! the account SID and auth token) with `To`, `From` and `Body`.
 
 use super::{
-    Clients, ProviderSpec, ConfigField, FieldFormat, channel::Fields,
-    answer_json, answered, cfg_str, classify_status, transport_error, webhook::retry_after, Guard,
-    Provider, SendError, SendRequest, SendResult, Sent, HTTP_TIMEOUT,
+    answer_json, answered, cfg_str, channel::Fields, classify_status, transport_error,
+    webhook::retry_after, Clients, ConfigField, FieldFormat, Guard, Provider, ProviderSpec,
+    SendError, SendRequest, SendResult, Sent, HTTP_TIMEOUT,
 };
 use crate::error::Validator;
 use crate::model::{ChannelType, DeliveryErrorCode};
-use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.twilio.com";
 /// Twilio's limit for one message body (longer ones are refused).
@@ -25,7 +25,8 @@ pub struct Twilio {
 static SPEC: ProviderSpec = ProviderSpec {
     name: "twilio",
     channel_type: ChannelType::Sms,
-    summary: "Twilio Programmable Messaging: one SMS per delivery to the recipient's `phone` (E.164).",
+    summary:
+        "Twilio Programmable Messaging: one SMS per delivery to the recipient's `phone` (E.164).",
     fields: &[
         ConfigField {
             name: "account_sid",
@@ -75,16 +76,12 @@ impl Provider for Twilio {
 
     fn validate(config: &Map<String, Value>, v: &mut Validator) {
         let f = Fields(config);
-        f.want_str("account_sid", v);
-        if let Some(sid) = f.str("account_sid") {
-            if !sid.chars().all(|c| c.is_ascii_alphanumeric()) {
-                v.push(
-                    "config.account_sid",
-                    "format",
-                    "an account SID: letters and digits (AC…)",
-                );
-            }
-        }
+        f.want_chars(
+            "account_sid",
+            |c| c.is_ascii_alphanumeric(),
+            "an account SID: letters and digits (AC…)",
+            v,
+        );
         f.want_str("auth_token", v);
         if let Some(from) = f.str("from") {
             if !crate::validate::is_e164(from) {

@@ -7,18 +7,20 @@
 //! service: the subscription is gone (removed by the delivery actor).
 
 use super::{
-    Clients, ProviderSpec, ConfigField, FieldFormat, channel::{url_like, Fields, MASK},
-    b64url, b64url_decode, classify_status, settle, transport_error, webhook::retry_after, Device,
-    Guard, Provider, SendError, SendRequest, SendResult, HTTP_TIMEOUT,
+    b64url, b64url_decode,
+    channel::{url_like, Fields, MASK},
+    classify_status, settle, transport_error,
+    webhook::retry_after,
+    Clients, ConfigField, Device, FieldFormat, Guard, Provider, ProviderSpec, SendError,
+    SendRequest, SendResult, HTTP_TIMEOUT,
 };
-use crate::model::{ChannelType, DeliveryErrorCode};
-use std::sync::Arc;
 use crate::error::Validator;
-use crate::store::PushSubscription;
+use crate::model::{ChannelType, DeliveryErrorCode, PushSubscription};
 use futures_util::future::BoxFuture;
 use p256::elliptic_curve::sec1::ToEncodedPoint;
 use p256::pkcs8::EncodePrivateKey;
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 use web_push_native::Auth;
 
 /// How long a push service keeps an undelivered message (the `TTL` header).

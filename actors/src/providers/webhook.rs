@@ -3,17 +3,17 @@
 //! and carrying the delivery id as `Idempotency-Key` so receivers can deduplicate.
 
 use super::{
-    Clients, ProviderSpec, ConfigField, FieldFormat, channel::Fields, MASK,
-    classify_status, transport_error, Guard, Provider, SendError, SendRequest, SendResult, Sent,
+    channel::Fields, classify_status, transport_error, Clients, ConfigField, FieldFormat, Guard,
+    Provider, ProviderSpec, SendError, SendRequest, SendResult, Sent, MASK,
 };
 use crate::error::Validator;
 use crate::model::{ChannelType, DeliveryErrorCode};
-use serde_json::{Map, Value};
-use std::sync::Arc;
 use base64::Engine;
 use futures_util::future::BoxFuture;
 use hmac::{Hmac, Mac};
+use serde_json::{Map, Value};
 use sha2::Sha256;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub struct Webhook {
@@ -111,7 +111,12 @@ impl Provider for Webhook {
         } else {
             f.want_str("secret", v);
         }
-        f.want_integer("timeout_ms", 1..=120_000, "milliseconds from 1 to 120000", v);
+        f.want_integer(
+            "timeout_ms",
+            1..=120_000,
+            "milliseconds from 1 to 120000",
+            v,
+        );
     }
 
     fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {
