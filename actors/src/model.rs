@@ -298,7 +298,7 @@ pub struct Preferences {
 }
 
 impl Preferences {
-    /// `channel_types[t] && flows[h].enabled && flows[h].channel_types[t]` (API.md §6).
+    /// `channel_types[t] && flows[h].enabled && flows[h].channel_types[t]` (docs/API.md §6).
     pub fn allows(&self, flow_handle: &str, t: ChannelType) -> bool {
         if !self.channel_types.get(&t).copied().unwrap_or(true) {
             return false;
@@ -556,7 +556,7 @@ pub struct PushSubscription {
 pub struct FlowRun {
     pub id: Uuid,
     pub flow_id: Uuid,
-    /// The flow as it was when the run was accepted (API.md §11).
+    /// The flow as it was when the run was accepted (docs/API.md §9).
     pub flow: Flow,
     pub topic: Option<String>,
     pub data: Value,
@@ -734,7 +734,7 @@ impl DeliveryError {
     }
 }
 
-/// A feed entry as JSON (API.md §7), fields in the order a JSON object of the
+/// A feed entry as JSON (docs/API.md §11), fields in the order a JSON object of the
 /// same keys would print them.
 #[derive(Debug, Serialize)]
 pub struct FeedEntry<'a> {
@@ -860,7 +860,7 @@ impl Delivery {
         }
     }
 
-    /// The feed entry as the user sees it (API.md §7); `actor` is filled by the caller.
+    /// The feed entry as the user sees it (docs/API.md §11); `actor` is filled by the caller.
     pub fn feed_view(&self, actor: Value) -> Value {
         serde_json::to_value(self.feed_entry(&actor)).unwrap_or(Value::Null)
     }
