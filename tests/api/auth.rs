@@ -1,5 +1,5 @@
-//! API.md §2 (order of authentication checks, security mode, JWT rules) and
-//! the project settings / signing key endpoints, plus §11 "Authentication".
+//! docs/API.md §2 (order of authentication checks, security mode, JWT rules) and
+//! the project settings / signing key endpoints.
 
 use serde_json::{json, Value};
 

@@ -1,4 +1,4 @@
-//! API.md §6 "Channels" and §10 "Channel providers": CRUD, statuses
+//! docs/API.md §7 "Channels and providers": CRUD, statuses
 //! (unconfigured / active / revoked), write-only secrets, provider/type rules,
 //! the built-in in_app channel and deletion while an active flow uses a channel.
 

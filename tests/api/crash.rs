@@ -1,4 +1,4 @@
-//! API.md §1, §8 "Crash safety": a run accepted with a 202 survives a SIGKILL
+//! docs/API.md §9 (a run's 202 is durable): a run accepted with a 202 survives a SIGKILL
 //! right after the answer; on restart every delivery is re-dispatched and ends
 //! `sent` (at-least-once: the webhook may see a delivery twice, recognisable by
 //! its `Idempotency-Key`), and the idempotency record survives too.

@@ -1,5 +1,5 @@
-//! API.md §3 (error object, routing errors, JSON bodies, parameters, request
-//! ids), §1 health endpoints and §11 "Requests".
+//! docs/API.md §3 (error object, routing errors, JSON bodies, parameters, request
+//! ids) and §14 (health endpoints).
 
 use reqwest::header::HeaderValue;
 use serde_json::{json, Value};

@@ -1,4 +1,4 @@
-//! API.md §7 (feed) and §11 "Users and the feed": the in-app feed of sent
+//! docs/API.md §11 (the User API and the feed): the in-app feed of sent
 //! in_app deliveries, its status filters and meta counts, PATCH and the
 //! shortcuts with their state machine (unseen → seen → read), archive,
 //! seen_all / read_all, isolation between users and the admin view.

@@ -1,4 +1,4 @@
-//! API.md §6 "Flows" and §11 "Flows and runs": create / get (by id and by
+//! docs/API.md §8 (flows): create / get (by id and by
 //! handle) / partial update, step and template validation, the status machine
 //! draft → active ↔ draft, any → archived (final), and the preferences view of
 //! every non-archived flow.

@@ -38,7 +38,7 @@ fn raw(app: &TestApp, request: &[u8]) -> (u16, String, Value) {
     )
 }
 
-/// Asserts the error object of API.md §3 in a raw answer.
+/// Asserts the error object of docs/API.md §3 in a raw answer.
 #[track_caller]
 fn assert_raw_error(answer: &(u16, String, Value), status: u16, code: &str) {
     let (got, head, body) = answer;

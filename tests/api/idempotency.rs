@@ -1,4 +1,4 @@
-//! API.md §5 "Idempotency" and §11 "Idempotency": replays through the
+//! docs/API.md §5 (idempotency): replays through the
 //! `Idempotency-Key` header or the body's `idempotency_key`, key reuse with
 //! another payload, canonical payload comparison, key validation, errors that
 //! are not stored, other creating POSTs, and concurrent identical requests.

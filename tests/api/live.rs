@@ -1,4 +1,4 @@
-//! API.md §7 "Live feed (WebSocket)" and §11: `GET /user/v1/feed/live` with a
+//! docs/API.md §12 (the live feed): `GET /user/v1/feed/live` with a
 //! real WebSocket client — hello, created and updated events with a per-user
 //! `seq`, fan-out to every socket of a user, resume with `since_seq` (query or
 //! auth frame), `reset`, browser-style auth (api_key query + auth frame, user id

@@ -1,6 +1,6 @@
 //! Black-box integration tests for Herald: every test starts the real `herald`
 //! binary on a temporary data dir and talks to it over HTTP (contract:
-//! shared/API.md and the seed it extends).
+//! docs/API.md).
 
 mod helpers;
 

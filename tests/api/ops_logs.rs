@@ -1,4 +1,4 @@
-//! API.md §9: logs through `tracing`, JSON with `--log-format json`, human
+//! Logs (README, Operations): logs through `tracing`, JSON with `--log-format json`, human
 //! otherwise; every request logs its request id (one span per request, one
 //! completion line with status and latency); no secret is ever logged.
 

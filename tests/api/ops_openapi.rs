@@ -1,4 +1,4 @@
-//! API.md §9/§11: `GET /openapi.json` is an OpenAPI 3.1 document of every route
+//! docs/API.md §14: `GET /openapi.json` is an OpenAPI 3.1 document of every route
 //! (kept in sync with the route table in src/routes/mod.rs), and `GET /docs`
 //! shows it in a browser without anything fetched from elsewhere.
 

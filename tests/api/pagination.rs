@@ -1,4 +1,4 @@
-//! API.md §4 (pagination of every list), exercised on GET /admin/v1/users.
+//! docs/API.md §4 (pagination of every list), exercised on GET /admin/v1/users.
 
 use std::collections::HashMap;
 

@@ -1,5 +1,5 @@
-//! Seed "PUT /users/{user_external_id}/preferences", API.md §6 (preferences)
-//! and §7 (`/user/v1/preferences`).
+//! `PUT /admin/v1/users/{external_id}/preferences` (docs/API.md §6) and
+//! `/user/v1/preferences` (§11).
 
 use serde_json::{json, Value};
 

@@ -1,4 +1,4 @@
-//! Operator contract: API.md §1 and §11 "Operator" (printed keys, bootstrap
+//! Operator contract: README and docs/API.md §13 (printed keys, bootstrap
 //! variables, `herald project create`, the listening line, signals) and §2
 //! (secret keys stored only as a hash, never logged).
 

@@ -1,4 +1,4 @@
-//! API.md §6/§10 provider configs and §7 channel subscriptions: each provider's
+//! docs/API.md §7 provider configs and §11 channel subscriptions: each provider's
 //! field checks (422 with dot-paths), complete configs `active`, secrets read
 //! back masked, VAPID keys generated and kept; subscriptions registered, listed,
 //! deleted, per user, only on usable push channels.

@@ -1,4 +1,4 @@
-//! API.md §10, email / `smtp`: a real SMTP exchange with an in-process sink on
+//! docs/API.md §7, email / `smtp`: a real SMTP exchange with an in-process sink on
 //! 127.0.0.1 (`tls: "none"`): envelope, headers, plain and HTML parts,
 //! `Message-ID: <DELIVERY_ID@herald>`, AUTH, and how SMTP replies map to
 //! delivery outcomes.

@@ -1,4 +1,4 @@
-//! API.md §8 and §10, sms / `twilio` and chat / `slack_webhook` against wiremock
+//! docs/API.md §9 and §7, sms / `twilio` and chat / `slack_webhook` against wiremock
 //! on 127.0.0.1: the requests Herald sends (form fields, basic auth, JSON), and
 //! how answers map to outcomes: 5xx retried until sent, 400 failed at once,
 //! connection refused retried, 401 `provider_unauthorized`, addresses checked.

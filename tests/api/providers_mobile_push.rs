@@ -1,4 +1,4 @@
-//! API.md §10, mobile_push / `fcm` and `apns` against local counterparts:
+//! docs/API.md §7, mobile_push / `fcm` and `apns` against local counterparts:
 //! FCM's OAuth token exchange (JWT bearer grant, RS256 assertion verified) and
 //! HTTP v1 send, the token cached across deliveries, `UNREGISTERED` removing a
 //! token; APNs over HTTP/2 with `apns-id`/`apns-topic`/`apns-push-type` and an

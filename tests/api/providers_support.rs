@@ -1,4 +1,4 @@
-//! Local counterparts of the real channel providers (API.md §10), shared by the
+//! Local counterparts of the real channel providers (docs/API.md §7), shared by the
 //! `providers_*` tests: an in-process SMTP sink, RFC 8291 decryption of Web Push
 //! payloads, JWT checks, and small channel/flow/run helpers.
 #![allow(dead_code)]

@@ -1,5 +1,5 @@
-//! API.md §5 rate limits: per project on the Admin API, per user on the
-//! User API, burst twice the rate, 429 with Retry-After; §11 environment flags.
+//! docs/API.md §5 rate limits: per project on the Admin API, per user on the
+//! User API, burst twice the rate, 429 with Retry-After; the environment flags.
 
 use std::time::{Duration, Instant};
 

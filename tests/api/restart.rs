@@ -1,4 +1,4 @@
-//! API.md §1: SIGTERM flushes and exits 0; data survive a restart, and
+//! SIGTERM (README, Operations) flushes and exits 0; data survive a restart, and
 //! acknowledged writes survive a SIGKILL.
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! API.md §6 "Flows" (runs), "Notifications and deliveries", §8 and §11:
+//! docs/API.md §9 (runs, notifications and deliveries):
 //! the 202, run validation, inline identify, recipient dedup, templates,
 //! preferences, the notification and delivery lists with their filters, the
 //! by-id reads, and a durable `delay` that survives a restart.

@@ -1,4 +1,4 @@
-//! API.md §2: a project is a tenant; no request sees another project's data.
+//! docs/API.md §2: a project is a tenant; no request sees another project's data.
 
 use serde_json::json;
 

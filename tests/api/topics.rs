@@ -1,5 +1,4 @@
-//! API.md §6 "Topics and subscriptions", §7 (User API topic subscriptions),
-//! §8 and §11: topic CRUD, subscriptions through both APIs, maintained
+//! docs/API.md §10 (topics) and §11 (User API topic subscriptions): topic CRUD, subscriptions through both APIs, maintained
 //! subscriber counts, and topic runs (fan-out, dedup with explicit recipients,
 //! only users subscribed when the run was accepted).
 

@@ -1,4 +1,4 @@
-//! API.md §6 "Users" and §7 `/user/v1/me`, plus §11 "Users and the feed".
+//! docs/API.md §6 (users) and §11 (`/user/v1/me`).
 
 use serde_json::{json, Value};
 

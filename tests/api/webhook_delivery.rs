@@ -1,4 +1,4 @@
-//! API.md §8 (delivery semantics) and §10 (the `webhook` provider): signed
+//! docs/API.md §9 (delivery semantics) and §7 (the `webhook` provider): signed
 //! requests, retries with backoff for transient failures, immediate failure for
 //! permanent ones, attempts/error/next_attempt_at, notifications processed once
 //! every delivery settles, and supervision of a crashing delivery actor.

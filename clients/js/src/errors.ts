@@ -1,5 +1,5 @@
 // HeraldError: every failure the client reports. The contract's error object
-// (API.md §3: code, message, status, details, request_id, type) becomes its
+// (docs/API.md §3: code, message, status, details, request_id, type) becomes its
 // fields; a failed fetch is `network_error` (status 0) and a response that is
 // not the contract's shape is `protocol_error`.
 

@@ -1,4 +1,4 @@
-// The live feed socket of herald-client (API.md §7): opens
+// The live feed socket of herald-client (docs/API.md §12): opens
 // /user/v1/feed/live?api_key=<public key>, sends the user's credentials in the
 // first frame (never in the URL) with `since_seq` when resuming, and reconnects
 // with exponential backoff and jitter. Close codes: 4401 → ask for a new token

@@ -1,5 +1,5 @@
 // Hand-written types of herald-client: its options, the live feed's frames
-// (API.md §7, not described by /openapi.json), the feed store's state and the
+// (docs/API.md §12, not described by /openapi.json), the feed store's state and the
 // events listeners receive. The REST resources come from api-types.ts (generated).
 
 import type { FeedEntry, FeedMeta, FeedPage } from './api-types.js';
