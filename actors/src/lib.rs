@@ -11,9 +11,11 @@ pub mod error;
 pub mod model;
 pub mod providers;
 pub mod render;
+pub mod storage;
 pub mod store;
 pub mod validate;
 
 pub use actors::{Engine, EngineConfig};
 pub use error::{Error, ErrorCode, FieldError, Result, Validator};
+pub use storage::Storage;
 pub use store::Store;

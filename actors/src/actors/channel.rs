@@ -13,7 +13,7 @@
 //!   attempt that finished within a few milliseconds of each other;
 //! - in_app: there is no provider to wait for, so due deliveries are settled in
 //!   batches of up to `IN_APP_BATCH` across users, one commit each
-//!   (`Store::deliver_in_app`); once durable, each user's frames go to the user's
+//!   (`QueueRepo::deliver_in_app`); once durable, each user's frames go to the user's
 //!   actor (if it runs) for its sockets.
 //!
 //! Store work runs on the blocking pool, never on the actor's thread.
@@ -22,7 +22,7 @@ use super::engine::Engine;
 use super::supervisor::Dispatch;
 use crate::model::{ChannelStatus, ChannelType, DeliveryError, Timestamp};
 use crate::providers::{SendError, SendRequest};
-use crate::store::{Outcome, QueueItem, Writes};
+use crate::storage::{Outcome, QueueItem};
 use actix::prelude::*;
 use futures_util::FutureExt;
 use rand::Rng;
@@ -131,7 +131,7 @@ impl ChannelActor {
     }
 
     fn reload(&mut self) {
-        match self.engine.store().queue_items(self.ct) {
+        match self.engine.storage().queue_items(self.ct) {
             Ok(items) => {
                 for q in items {
                     self.push(q);
@@ -237,7 +237,7 @@ impl ChannelActor {
             {
                 panic!("injected fault: {} delivery actor panics once", ct.as_str());
             }
-            let store = engine.store().clone();
+            let store = engine.storage().clone();
             let res = match tokio::task::spawn_blocking(move || store.deliver_in_app(&items)).await
             {
                 Ok(r) => r,
@@ -246,8 +246,8 @@ impl ChannelActor {
             };
             let out = res?;
             engine
-                .store()
-                .wait_durable(engine.store().durable_ticket())
+                .storage()
+                .wait_durable(engine.storage().durable_ticket())
                 .await?;
             engine.push_frames(out.frames);
             engine.runs_processed(out.runs);
@@ -331,14 +331,10 @@ impl ChannelActor {
         }
         self.flushing = true;
         let batch = std::mem::take(&mut self.done);
-        let store = self.engine.store().clone();
+        let store = self.engine.storage().clone();
         let fut = async move {
             let kept = batch.clone();
-            match tokio::task::spawn_blocking(move || {
-                store.finish_deliveries(&batch, Writes::new())
-            })
-            .await
-            {
+            match tokio::task::spawn_blocking(move || store.settle(&batch)).await {
                 Ok(r) => (r, kept),
                 Err(_) => (
                     Err(crate::error::Error::internal("recording outcomes panicked")),
@@ -357,7 +353,7 @@ impl ChannelActor {
 
     fn flushed(
         &mut self,
-        res: crate::error::Result<crate::store::Finished>,
+        res: crate::error::Result<crate::storage::Finished>,
         batch: Vec<(QueueItem, Outcome)>,
         ctx: &mut Context<Self>,
     ) {
@@ -400,12 +396,12 @@ impl Actor for ChannelActor {
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.set_mailbox_capacity(usize::MAX >> 2);
         self.reload();
-        self.store_generation = self.engine.store().health().generation();
+        self.store_generation = self.engine.storage().health_status().generation;
         ctx.run_interval(Duration::from_millis(20), |a, ctx| {
             // The store reopened after a disk error: outcomes applied but never
             // flushed are gone from it, so their deliveries are queued there
             // again; reload picks them up (deliveries still known are skipped).
-            let g = a.engine.store().health().generation();
+            let g = a.engine.storage().health_status().generation;
             if g != a.store_generation {
                 a.store_generation = g;
                 a.reload();
@@ -468,7 +464,7 @@ impl Handler<Finished> for ChannelActor {
                 if let Outcome::Failed(e) = &o {
                     if e.code == "provider_unauthorized" {
                         if let Ok(Some(d)) =
-                            self.engine.store().delivery(&q.project, &q.delivery_id)
+                            self.engine.storage().delivery(&q.project, &q.delivery_id)
                         {
                             if self.warned.insert(d.channel_id) {
                                 tracing::warn!(channel_id = %d.channel_id, "provider answered 401/403: check the channel's credentials");
@@ -497,7 +493,7 @@ fn err(code: &str, message: impl Into<String>) -> DeliveryError {
 
 /// One attempt at an external provider.
 async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
-    let store = engine.store().clone();
+    let store = engine.storage().clone();
     let d = match store.delivery(&q.project, &q.delivery_id) {
         Ok(Some(d)) if !d.status.is_final() => d,
         Ok(_) => return None,

@@ -9,17 +9,17 @@
 
 use super::keys::{tail_id, Key};
 use super::page::{scan, Page, PageReq};
-use super::runs::{Outcome, QueueItem, Tally};
+use super::runs::Tally;
 use super::{Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::model::{ChannelType, Delivery, DeliveryError, DeliveryStatus, FeedCounts, Timestamp};
+use crate::storage::{
+    FeedChange, FeedFilter, FeedUpdate, FeedUpdateOutcome, Frame, InAppBatch, Outcome, QueueItem,
+};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use uuid::Uuid;
-
-/// One live-feed frame as sent and as logged: `(seq, JSON text, counts after it)`.
-pub type Frame = (u64, Arc<str>, FeedCounts);
 
 /// Builds the JSON text of a `feed_entry.*` frame, once for every socket.
 pub fn feed_frame(
@@ -155,31 +155,9 @@ pub fn feed_lock_key(project: &Uuid, user: &Uuid) -> Vec<u8> {
     Key::new().u8(b'f').id(project).id(user).0
 }
 
-/// What one `deliver_in_app` batch did.
-#[derive(Default)]
-pub struct InAppBatch {
-    /// The frames of each user whose feed changed, in `seq` order. They may be
-    /// pushed to sockets once the commit is durable.
-    pub frames: super::runs::UserFrames,
-    /// Runs that became processed.
-    pub runs: Vec<(Uuid, Uuid)>,
-    /// Deliveries settled (sent, or skipped for a deleted recipient).
-    pub settled: usize,
-}
-
 const SEEN: u8 = 1;
 const READ: u8 = 2;
 const ARCHIVED: u8 = 4;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FeedFilter {
-    #[default]
-    All,
-    Unread,
-    Unseen,
-    Read,
-    Archived,
-}
 
 impl FeedFilter {
     pub fn parse(s: &str) -> Option<Self> {
@@ -202,21 +180,6 @@ impl FeedFilter {
             FeedFilter::Archived => archived,
         }
     }
-}
-
-/// A PATCH of one feed entry; `None` leaves a flag alone.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FeedUpdate {
-    pub seen: Option<bool>,
-    pub read: Option<bool>,
-    pub clicked: Option<bool>,
-    pub archived: Option<bool>,
-}
-
-pub struct FeedUpdateOutcome {
-    pub entry: Delivery,
-    pub counts: FeedCounts,
-    pub changed: bool,
 }
 
 /// A feed entry's state as stored under its key in the feed tree: the flags
@@ -783,6 +746,85 @@ impl Store {
             updated.push(d);
         }
         Ok((updated, counts))
+    }
+
+    /// Applies a PATCH of one feed entry with its `feed_entry.updated` event,
+    /// in one commit under the user's feed lock.
+    pub fn update_feed_entry(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        id: &Uuid,
+        u: FeedUpdate,
+    ) -> Result<FeedChange<Delivery>> {
+        let key = feed_lock_key(project, user);
+        let _feed = self.lock_feeds([key.as_slice()]);
+        let mut w = Writes::new();
+        let out = self.feed_update(&mut w, project, user, id, u)?;
+        let mut counts = out.counts;
+        let frames = if out.changed {
+            let entries = std::slice::from_ref(&out.entry);
+            self.commit_feed_events(w, project, user, entries, &mut counts)?
+        } else {
+            vec![]
+        };
+        Ok(FeedChange {
+            value: out.entry,
+            counts,
+            frames,
+        })
+    }
+
+    /// Applies `seen_all` (or `read_all`) with one event per entry changed, in
+    /// one commit under the user's feed lock.
+    pub fn mark_feed(&self, project: &Uuid, user: &Uuid, read: bool) -> Result<FeedChange<usize>> {
+        let key = feed_lock_key(project, user);
+        let _feed = self.lock_feeds([key.as_slice()]);
+        let mut w = Writes::new();
+        let (updated, mut counts) = self.feed_mark_all(&mut w, project, user, read)?;
+        let frames = if updated.is_empty() {
+            vec![]
+        } else {
+            self.commit_feed_events(w, project, user, &updated, &mut counts)?
+        };
+        Ok(FeedChange {
+            value: updated.len(),
+            counts,
+            frames,
+        })
+    }
+
+    /// Stages a `feed_entry.updated` event per changed entry after `w`'s
+    /// changes and commits them together (the caller holds the feed lock);
+    /// returns the frames.
+    fn commit_feed_events(
+        &self,
+        mut w: Writes,
+        project: &Uuid,
+        user: &Uuid,
+        entries: &[Delivery],
+        counts: &mut FeedCounts,
+    ) -> Result<Vec<Frame>> {
+        let mut frames = Vec::with_capacity(entries.len());
+        for d in entries {
+            let actor = d
+                .actor_id
+                .and_then(|a| self.user(project, &a).ok().flatten())
+                .map(|u| serde_json::to_value(u).unwrap_or(Value::Null))
+                .unwrap_or(Value::Null);
+            frames.push(self.stage_feed_event(
+                &mut w,
+                project,
+                user,
+                "feed_entry.updated",
+                d,
+                &actor,
+                counts,
+            )?);
+        }
+        let res = self.commit(w);
+        self.forget_feed_page(project, user);
+        res.map(|()| frames)
     }
 }
 

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::model::{
     new_id, Channel, ChannelType, Flow, FlowStatus, Subscription, Timestamp, Topic, User,
 };
+use crate::storage::{IdempotentResponse, PushSubscription};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -48,38 +49,6 @@ fn no_key() -> Error {
     Error::internal(
         "the store was opened without its secret key: channel secrets cannot be read or written",
     )
-}
-
-/// A stored 2xx response, replayed for a repeated idempotency key.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct IdempotentResponse {
-    pub payload_hash: Vec<u8>,
-    pub status: u16,
-    pub body: Vec<u8>,
-    pub created_at: Timestamp,
-}
-
-/// A registered push subscription or device token of one user on one channel.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct PushSubscription {
-    pub id: Uuid,
-    pub channel_id: Uuid,
-    pub identifier: String,
-    pub keys: Option<serde_json::Value>,
-    pub platform: Option<String>,
-    pub created_at: Timestamp,
-}
-
-impl PushSubscription {
-    pub fn view(&self) -> serde_json::Value {
-        serde_json::json!({
-            "id": self.id,
-            "channel_id": self.channel_id,
-            "identifier": self.identifier,
-            "platform": self.platform,
-            "created_at": self.created_at,
-        })
-    }
 }
 
 impl Store {

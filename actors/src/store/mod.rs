@@ -24,21 +24,19 @@ mod misc;
 mod page;
 mod projects;
 mod records;
+mod repos;
 mod runs;
 pub mod secrets;
 mod users;
 
-pub use feed::{
-    feed_frame, feed_lock_key, FeedFilter, FeedUpdate, FeedUpdateOutcome, Frame, InAppBatch,
+pub use crate::storage::{
+    AcceptInput, AcceptedRun, ActorSpec, DeliveryFilter, FeedFilter, FeedUpdate, FeedUpdateOutcome,
+    Finished, Frame, IdempotentResponse, InAppBatch, NotificationFilter, Outcome, Page, PageReq,
+    PushSubscription, QueueItem, RunRecipient, UserFrames,
 };
+pub use feed::{feed_frame, feed_lock_key};
 pub use flusher::Flusher;
-pub use misc::{IdempotentResponse, PushSubscription};
-pub use page::{Page, PageReq};
 pub use projects::{check_project_name, hash_secret, NewProjectKeys, MAX_SECRET_GRACE};
-pub use runs::{
-    AcceptInput, AcceptedRun, ActorSpec, DeliveryFilter, Finished, NotificationFilter, Outcome,
-    QueueItem, RunRecipient, UserFrames,
-};
 pub use users::UserFilter;
 
 use crate::error::{Error, Result};

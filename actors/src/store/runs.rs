@@ -7,9 +7,8 @@
 //! crash resumes where it stopped. `finish_deliveries` records outcomes and marks
 //! notifications and runs `processed` when their last delivery settles.
 
-use super::feed::{feed_lock_key, Frame};
+use super::feed::feed_lock_key;
 use super::keys::{tail_id, uuid_at, Key};
-use super::misc::IdempotentResponse;
 use super::page::{
     key_range, packed_chunk, paginate, within, Bounds, PackedSource, Page, PageReq, Source,
     TreeSource,
@@ -20,41 +19,13 @@ use super::{codec, Space, Store, Writes, T};
 use crate::error::{Error, Result, Validator};
 use crate::model::*;
 use crate::render::RunRenderer;
+use crate::storage::{
+    AcceptInput, AcceptedRun, ActorSpec, DeliveryFilter, Finished, IdempotentResponse,
+    NotificationFilter, Outcome, QueueItem, UserFrames,
+};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use uuid::Uuid;
-
-/// One explicit recipient of a run, identified inline.
-#[derive(Debug, Clone)]
-pub struct RunRecipient {
-    pub external_id: String,
-    pub patch: UserPatch,
-}
-
-#[derive(Debug, Clone)]
-pub enum ActorSpec {
-    Existing(String),
-    Inline(String, UserPatch),
-}
-
-pub struct AcceptInput {
-    pub flow: Flow,
-    pub recipients: Vec<RunRecipient>,
-    pub actor: Option<ActorSpec>,
-    pub topic: Option<String>,
-    pub data: Value,
-    /// `(scope, payload hash)`: the 202 is stored for replay in the same commit.
-    pub idempotency: Option<(Vec<u8>, Vec<u8>)>,
-}
-
-/// A pending delivery as the delivery actors know it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct QueueItem {
-    pub project: Uuid,
-    pub delivery_id: Uuid,
-    pub channel_type: ChannelType,
-    pub due_ms: i64,
-}
 
 /// The `queue` tree holds exactly the pending deliveries: key `(project,
 /// delivery)`, value `(channel type, due ms)`. It is both the recovery list and the
@@ -117,59 +88,6 @@ pub(crate) fn recipient_marker(project: &Uuid, user: &Uuid, nid: &Uuid) -> Key {
 fn first_of_group(tree: &Space<'_>, key: &[u8], at: usize) -> Result<bool> {
     let group = &key[..at + 15];
     Ok(tree.range(group..key).next().is_none())
-}
-
-pub struct AcceptedRun {
-    pub run: FlowRun,
-    /// The 202 body, as stored for idempotent replay.
-    pub body: Vec<u8>,
-    pub queued: Vec<QueueItem>,
-    /// Live-feed frames of the in-app deliveries settled with the run, to push
-    /// once the commit is durable.
-    pub frames: UserFrames,
-}
-
-/// Deliveries as written, and the `(project, run)` pairs that became processed.
-pub type Finished = (Vec<Delivery>, Vec<(Uuid, Uuid)>);
-
-/// Frames per `(project, user)`, each list in `seq` order.
-pub type UserFrames = Vec<(Uuid, Uuid, Vec<Frame>)>;
-
-/// What happened to one delivery attempt.
-#[derive(Debug, Clone)]
-pub enum Outcome {
-    Sent {
-        outcomes: Option<Value>,
-    },
-    Failed(DeliveryError),
-    Skipped(DeliveryError),
-    Retry {
-        error: DeliveryError,
-        at: Timestamp,
-        outcomes: Option<Value>,
-    },
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct NotificationFilter {
-    pub status: Option<bool>,
-    pub topic: Option<String>,
-    pub created_after: Option<Timestamp>,
-    pub created_before: Option<Timestamp>,
-    pub flow_id: Option<Uuid>,
-    pub flow_run_id: Option<Uuid>,
-    pub recipient: Option<Uuid>,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct DeliveryFilter {
-    pub status: Option<DeliveryStatus>,
-    pub channel_type: Option<ChannelType>,
-    pub channel_id: Option<Uuid>,
-    pub notification_id: Option<Uuid>,
-    pub recipient: Option<Uuid>,
-    pub created_after: Option<Timestamp>,
-    pub created_before: Option<Timestamp>,
 }
 
 /// Engine metrics of a batch of deliveries as written (final statuses counted,
