@@ -666,7 +666,7 @@ mod tests {
         let store = Store::open(dir.path()).unwrap();
         let p = Uuid::now_v7();
         let ext = "striped-user";
-        let stripe = store.stripe(&crate::store::users::user_lock_key(&p, ext));
+        let stripe = store.stripe(&crate::store::sled::users::user_lock_key(&p, ext));
         // a topic key whose lock falls on the user's stripe (1 in 4,096 keys)
         let key = (0..1_000_000)
             .map(|i| format!("t{i}"))
