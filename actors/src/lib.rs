@@ -6,6 +6,7 @@
 //! `Error` codes to responses.
 
 pub mod actors;
+pub mod delivery;
 pub mod egress;
 pub mod error;
 pub mod model;

@@ -9,8 +9,9 @@
 
 use super::keys::{tail_id, Key};
 use super::page::{scan, Page, PageReq};
-use super::runs::Tally;
 use super::{Store, Writes, T};
+use crate::delivery::frames::{feed_frame, feed_frame_with};
+use crate::delivery::tally::Tally;
 use crate::error::{Error, Result};
 use crate::model::{ChannelType, Delivery, DeliveryError, DeliveryStatus, FeedCounts, Timestamp};
 use crate::storage::{
@@ -20,37 +21,6 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use uuid::Uuid;
-
-/// Builds the JSON text of a `feed_entry.*` frame, once for every socket.
-pub fn feed_frame(
-    kind: &str,
-    seq: u64,
-    entry: &impl serde::Serialize,
-    counts: &FeedCounts,
-) -> (Arc<str>, FeedCounts) {
-    let entry = serde_json::to_string(entry).unwrap_or_else(|_| "{}".into());
-    feed_frame_with(kind, seq, &entry, counts)
-}
-
-/// `feed_frame` around an entry already serialised: the entry does not depend
-/// on the counts or `seq`, so it can be serialised before the feed lock is
-/// taken. Keys come in the order a JSON object would print them.
-pub(crate) fn feed_frame_with(
-    kind: &str,
-    seq: u64,
-    entry_json: &str,
-    counts: &FeedCounts,
-) -> (Arc<str>, FeedCounts) {
-    use std::fmt::Write;
-    let mut text = String::with_capacity(entry_json.len() + 96);
-    let kind = serde_json::to_string(kind).unwrap_or_else(|_| "\"\"".into());
-    let _ = write!(
-        text,
-        r#"{{"entry":{entry_json},"meta":{{"unread_count":{},"unseen_count":{}}},"seq":{seq},"type":{kind}}}"#,
-        counts.unread, counts.unseen
-    );
-    (Arc::from(text), *counts)
-}
 
 /// The first page of each user's feed as last answered, so the most frequent
 /// User API read (an inbox polling its feed) is served from memory without a

@@ -29,12 +29,13 @@ mod runs;
 pub mod secrets;
 mod users;
 
+pub use crate::delivery::frames::feed_frame;
 pub use crate::storage::{
     AcceptInput, AcceptedRun, ActorSpec, DeliveryFilter, FeedFilter, FeedUpdate, FeedUpdateOutcome,
     Finished, Frame, IdempotentResponse, InAppBatch, NotificationFilter, Outcome, Page, PageReq,
     PushSubscription, QueueItem, RunRecipient, UserFrames,
 };
-pub use feed::{feed_frame, feed_lock_key};
+pub use feed::feed_lock_key;
 pub use flusher::Flusher;
 pub use projects::{check_project_name, hash_secret, NewProjectKeys, MAX_SECRET_GRACE};
 pub use users::UserFilter;
