@@ -245,12 +245,10 @@ impl ChannelActor {
                 Err(e) => std::panic::resume_unwind(e.into_panic()),
             };
             let out = res?;
+            let runs = out.runs;
             engine
-                .storage()
-                .wait_durable(engine.storage().durable_ticket())
+                .release(out.frames, |e| e.runs_processed(runs))
                 .await?;
-            engine.push_frames(out.frames);
-            engine.runs_processed(out.runs);
             Ok::<(), crate::error::Error>(())
         };
         let span = tracing::info_span!("in_app_batch", deliveries = batch.len());

@@ -100,20 +100,13 @@ impl Handler<Expand> for FlowRunActor {
                     tx.blocking_send((queued, frames)).is_ok()
                 })
             });
-            let store = engine.storage().clone();
             while let Some((queued, frames)) = rx.recv().await {
                 if queued.is_empty() && frames.is_empty() {
                     continue;
                 }
-                match store.wait_durable(store.durable_ticket()).await {
-                    Ok(()) => {
-                        engine.push_frames(frames);
-                        engine.dispatch(queued);
-                    }
-                    // Stays queued in sled and goes out after a restart.
-                    Err(e) => {
-                        tracing::error!(error = %e, "flush failed; deliveries wait for a restart")
-                    }
+                // Stays queued in storage and goes out after a restart.
+                if let Err(e) = engine.release(frames, |e| e.dispatch(queued)).await {
+                    tracing::error!(error = %e, "flush failed; deliveries wait for a restart")
                 }
             }
             job.await

@@ -142,17 +142,16 @@ impl UserActor {
         let Some(&next) = self.ready.keys().next() else {
             return;
         };
-        let (store, p, u, after) = (
-            self.engine.storage().clone(),
+        let (engine, p, u, after) = (
+            self.engine.clone(),
             self.project,
             self.user,
             self.pushed_seq,
         );
-        let t = store.durable_ticket();
         ctx.spawn(
             async move {
-                store.wait_durable(t).await?;
-                store.events_between(&p, &u, after, next - 1)
+                engine.durable().await?;
+                engine.storage().events_between(&p, &u, after, next - 1)
             }
             .into_actor(self)
             .map(move |r, act, ctx| {
@@ -198,11 +197,10 @@ impl UserActor {
         if frames.is_empty() {
             return Box::pin(async move { Ok(value) }.into_actor(self));
         }
-        let store = self.engine.storage().clone();
-        let ticket = store.durable_ticket();
+        let engine = self.engine.clone();
         self.in_flight += 1;
         Box::pin(
-            async move { store.wait_durable(ticket).await }
+            async move { engine.durable().await }
                 .into_actor(self)
                 .map(move |r, act, ctx| {
                     act.in_flight -= 1;
