@@ -6,7 +6,9 @@
 use super::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::{Channel, Flow, Preferences, Project, Subscription, Topic, User, UserPatch};
-use crate::storage::{AcceptInput, IdempotentResponse, PushSubscription, Storage, UserFrames};
+use crate::storage::{
+    AcceptInput, IdempotentResponse, NewProjectKeys, PushSubscription, Storage, UserFrames,
+};
 use uuid::Uuid;
 
 impl Engine {
@@ -88,6 +90,32 @@ impl Engine {
         mut f: impl FnMut(&mut Project) + Send + 'static,
     ) -> Result<Project> {
         self.run(move |s| s.update_project(&id, &mut f)).await
+    }
+
+    /// Creates a project; its keys and the project as stored.
+    pub async fn create_project(&self, name: String) -> Result<(Project, NewProjectKeys)> {
+        self.run(move |s| {
+            let keys = s.create_project(&name, None)?;
+            let p = s
+                .project_by_name(&name)?
+                .ok_or_else(|| Error::internal("project created but not found"))?;
+            Ok((p, keys))
+        })
+        .await
+    }
+
+    /// A new secret for the named project; the old one works for `grace`.
+    pub async fn rotate_secret(
+        &self,
+        name: String,
+        grace: std::time::Duration,
+    ) -> Result<(Project, String)> {
+        self.run(move |s| s.rotate_secret(&name, grace)).await
+    }
+
+    /// Deletes the named project and everything it owns.
+    pub async fn delete_project(&self, name: String) -> Result<Project> {
+        self.run(move |s| s.delete_project(&name)).await
     }
 
     pub async fn put_channel(&self, project: Uuid, c: Channel) -> Result<()> {

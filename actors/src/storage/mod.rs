@@ -34,6 +34,9 @@ pub trait ProjectRepo {
     fn project(&self, id: &Uuid) -> Result<Option<Project>>;
     fn project_by_name(&self, name: &str) -> Result<Option<Project>>;
     fn projects(&self) -> Result<Vec<Project>>;
+    /// Creates a project with new keys (or the given `(public, secret)`);
+    /// 422 `unique` when the name is taken.
+    fn create_project(&self, name: &str, keys: Option<(String, String)>) -> Result<NewProjectKeys>;
     /// The project of an API key from memory only (`None` when not cached).
     fn project_cached(&self, public_key: &str) -> Option<Arc<Project>>;
     fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>>;

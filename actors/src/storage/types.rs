@@ -219,3 +219,10 @@ pub struct HealthStatus {
     /// reloads what it keeps in memory.
     pub generation: u64,
 }
+
+/// The keys of a newly created project; the secret is shown once and then only its
+/// hash is kept.
+pub struct NewProjectKeys {
+    pub public_key: String,
+    pub secret_key: String,
+}

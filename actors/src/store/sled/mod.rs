@@ -30,6 +30,7 @@ pub mod secrets;
 mod users;
 
 pub use crate::delivery::frames::feed_frame;
+pub use crate::storage::NewProjectKeys;
 pub use crate::storage::{
     AcceptInput, AcceptedRun, ActorSpec, DeliveryFilter, FeedFilter, FeedUpdate, FeedUpdateOutcome,
     Finished, Frame, IdempotentResponse, InAppBatch, NotificationFilter, Outcome, Page, PageReq,
@@ -37,7 +38,7 @@ pub use crate::storage::{
 };
 pub use feed::feed_lock_key;
 pub use flusher::Flusher;
-pub use projects::{check_project_name, hash_secret, NewProjectKeys, MAX_SECRET_GRACE};
+pub use projects::{check_project_name, hash_secret, MAX_SECRET_GRACE};
 pub use users::UserFilter;
 
 use crate::error::{Error, Result};

@@ -23,6 +23,9 @@ impl ProjectRepo for Store {
     fn projects(&self) -> Result<Vec<Project>> {
         Store::projects(self)
     }
+    fn create_project(&self, name: &str, keys: Option<(String, String)>) -> Result<NewProjectKeys> {
+        Store::create_project(self, name, keys)
+    }
     fn project_cached(&self, public_key: &str) -> Option<Arc<Project>> {
         Store::project_cached(self, public_key)
     }
