@@ -87,9 +87,9 @@ impl Engine {
     pub async fn update_project(
         &self,
         id: Uuid,
-        mut f: impl FnMut(&mut Project) + Send + 'static,
+        f: impl FnOnce(&mut Project) + Send + 'static,
     ) -> Result<Project> {
-        self.run(move |s| s.update_project(&id, &mut f)).await
+        self.run(move |s| s.update_project(&id, Box::new(f))).await
     }
 
     /// Creates a project; its keys and the project as stored.
@@ -127,9 +127,9 @@ impl Engine {
         &self,
         project: Uuid,
         id: Uuid,
-        mut f: impl FnMut(&mut Channel) -> Result<()> + Send + 'static,
+        f: impl FnOnce(&mut Channel) -> Result<()> + Send + 'static,
     ) -> Result<Channel> {
-        self.run(move |s| s.update_channel(&project, &id, &mut f))
+        self.run(move |s| s.update_channel(&project, &id, Box::new(f)))
             .await
     }
 
@@ -156,9 +156,9 @@ impl Engine {
         &self,
         project: Uuid,
         id: Uuid,
-        mut f: impl FnMut(&mut Flow) -> Result<()> + Send + 'static,
+        f: impl FnOnce(&mut Flow) -> Result<()> + Send + 'static,
     ) -> Result<Flow> {
-        self.run(move |s| s.update_flow(&project, &id, &mut f))
+        self.run(move |s| s.update_flow(&project, &id, Box::new(f)))
             .await
     }
 

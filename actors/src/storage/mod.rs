@@ -29,6 +29,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use uuid::Uuid;
 
+/// A change of a record made under its lock.
+pub type Edit<'a, T> = Box<dyn FnOnce(&mut T) + Send + 'a>;
+
+/// A change of a record made under its lock that may refuse (and then leaves
+/// the record as it was).
+pub type Change<'a, T> = Box<dyn FnOnce(&mut T) -> Result<()> + Send + 'a>;
+
 /// A project, its credentials and its settings.
 pub trait ProjectRepo {
     fn project(&self, id: &Uuid) -> Result<Option<Project>>;
@@ -41,7 +48,7 @@ pub trait ProjectRepo {
     fn project_cached(&self, public_key: &str) -> Option<Arc<Project>>;
     fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>>;
     /// Changes a project under its lock; 404 when it does not exist.
-    fn update_project(&self, id: &Uuid, f: &mut dyn FnMut(&mut Project)) -> Result<Project>;
+    fn update_project(&self, id: &Uuid, f: Edit<'_, Project>) -> Result<Project>;
     /// A new secret for the named project; the old one works for `grace`.
     fn rotate_secret(&self, name: &str, grace: Duration) -> Result<(Project, String)>;
     /// Deletes the named project and everything it owns.
@@ -79,12 +86,7 @@ pub trait ChannelRepo {
     fn all_channels(&self, project: &Uuid) -> Result<Vec<Channel>>;
     fn put_channel(&self, project: &Uuid, c: &Channel) -> Result<()>;
     /// Changes a channel under its lock; 404 when it does not exist.
-    fn update_channel(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        f: &mut dyn FnMut(&mut Channel) -> Result<()>,
-    ) -> Result<Channel>;
+    fn update_channel(&self, project: &Uuid, id: &Uuid, f: Change<'_, Channel>) -> Result<Channel>;
     fn delete_channel(&self, project: &Uuid, id: &Uuid) -> Result<()>;
 }
 
@@ -98,12 +100,7 @@ pub trait FlowRepo {
     /// Stores a new flow; 422 `unique` when its handle is taken.
     fn create_flow(&self, project: &Uuid, f: &Flow) -> Result<()>;
     /// Changes a flow under its lock; 404 when it does not exist.
-    fn update_flow(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        f: &mut dyn FnMut(&mut Flow) -> Result<()>,
-    ) -> Result<Flow>;
+    fn update_flow(&self, project: &Uuid, id: &Uuid, f: Change<'_, Flow>) -> Result<Flow>;
     /// Whether an active flow has a step on `channel`.
     fn channel_in_active_flow(&self, project: &Uuid, channel: &Uuid) -> Result<bool>;
 }

@@ -32,7 +32,7 @@ impl ProjectRepo for Store {
     fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>> {
         Store::project_by_api_key(self, public_key)
     }
-    fn update_project(&self, id: &Uuid, f: &mut dyn FnMut(&mut Project)) -> Result<Project> {
+    fn update_project(&self, id: &Uuid, f: Edit<'_, Project>) -> Result<Project> {
         Store::update_project(self, id, f)
     }
     fn rotate_secret(&self, name: &str, grace: Duration) -> Result<(Project, String)> {
@@ -94,12 +94,7 @@ impl ChannelRepo for Store {
     fn put_channel(&self, project: &Uuid, c: &Channel) -> Result<()> {
         Store::put_channel(self, project, c)
     }
-    fn update_channel(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        f: &mut dyn FnMut(&mut Channel) -> Result<()>,
-    ) -> Result<Channel> {
+    fn update_channel(&self, project: &Uuid, id: &Uuid, f: Change<'_, Channel>) -> Result<Channel> {
         Store::update_channel(self, project, id, f).map(|(c, ())| c)
     }
     fn delete_channel(&self, project: &Uuid, id: &Uuid) -> Result<()> {
@@ -123,12 +118,7 @@ impl FlowRepo for Store {
     fn create_flow(&self, project: &Uuid, f: &Flow) -> Result<()> {
         Store::create_flow(self, project, f)
     }
-    fn update_flow(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        f: &mut dyn FnMut(&mut Flow) -> Result<()>,
-    ) -> Result<Flow> {
+    fn update_flow(&self, project: &Uuid, id: &Uuid, f: Change<'_, Flow>) -> Result<Flow> {
         Store::update_flow(self, project, id, f).map(|(fl, ())| fl)
     }
     fn channel_in_active_flow(&self, project: &Uuid, channel: &Uuid) -> Result<bool> {
