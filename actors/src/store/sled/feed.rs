@@ -239,7 +239,7 @@ impl Store {
     /// Every change of the counts comes with an event, so the latest event holds
     /// the current counts (`feed_counts`): no separate counts record to write.
     /// Value: written at (ms, 8 bytes), unread (8), unseen (8), then the frame.
-    pub fn stage_event(
+    pub(crate) fn stage_event(
         &self,
         w: &mut Writes,
         project: &Uuid,
@@ -280,7 +280,7 @@ impl Store {
     /// has already brought up to date for this change. Returns the frame to push
     /// once the commit is durable.
     #[allow(clippy::too_many_arguments)]
-    pub fn stage_feed_event(
+    pub(crate) fn stage_feed_event(
         &self,
         w: &mut Writes,
         project: &Uuid,
@@ -541,7 +541,7 @@ impl Store {
 
     /// Stages a new feed entry for `d` (an in_app delivery being marked sent);
     /// the caller stores the counts.
-    pub fn stage_feed_insert(
+    pub(crate) fn stage_feed_insert(
         &self,
         w: &mut Writes,
         project: &Uuid,
@@ -608,7 +608,7 @@ impl Store {
     /// Applies a PATCH. `read: false` / `seen: false` on an entry that already is
     /// read / seen is an invalid transition; repeating a true keeps the first time.
     /// Stages the PATCH into `w` (the caller commits, with its event).
-    pub fn feed_update(
+    pub(crate) fn feed_update(
         &self,
         w: &mut Writes,
         project: &Uuid,
@@ -680,7 +680,7 @@ impl Store {
     /// Stages `seen_all`/`read_all` into `w`: every non-archived entry not yet
     /// seen / read. Returns the entries changed and the counts after (the caller
     /// stores the counts with its events and commits).
-    pub fn feed_mark_all(
+    pub(crate) fn feed_mark_all(
         &self,
         w: &mut Writes,
         project: &Uuid,

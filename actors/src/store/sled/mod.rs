@@ -179,7 +179,7 @@ pub struct Store {
 
 /// A set of writes across key spaces, applied atomically by `Store::commit`.
 #[derive(Default)]
-pub struct Writes {
+pub(crate) struct Writes {
     ops: Vec<(T, Vec<u8>, Option<Vec<u8>>)>,
     /// Feed counts after the events staged here, per `(project, user)`, for the
     /// counts cache once the batch is applied (see `Store::commit`).
@@ -187,21 +187,21 @@ pub struct Writes {
 }
 
 impl Writes {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
-    pub fn put(&mut self, t: T, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+    pub(crate) fn put(&mut self, t: T, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
         self.ops
             .push((t, key.as_ref().to_vec(), Some(value.as_ref().to_vec())));
     }
-    pub fn put_rec<V: serde::Serialize>(&mut self, t: T, key: impl AsRef<[u8]>, value: &V) {
+    pub(crate) fn put_rec<V: serde::Serialize>(&mut self, t: T, key: impl AsRef<[u8]>, value: &V) {
         self.ops
             .push((t, key.as_ref().to_vec(), Some(codec::enc(value))));
     }
-    pub fn del(&mut self, t: T, key: impl AsRef<[u8]>) {
+    pub(crate) fn del(&mut self, t: T, key: impl AsRef<[u8]>) {
         self.ops.push((t, key.as_ref().to_vec(), None));
     }
-    pub fn append(&mut self, other: Writes) {
+    pub(crate) fn append(&mut self, other: Writes) {
         self.ops.extend(other.ops);
         self.counts.extend(other.counts);
     }
@@ -673,7 +673,7 @@ impl Store {
     /// Applies the writes atomically: one batch on the data tree. Feed counts
     /// staged with events go to the counts cache once the batch is applied (the
     /// writer still holds the users' feed locks); a failed batch forgets them.
-    pub fn commit(&self, mut w: Writes) -> Result<()> {
+    pub(crate) fn commit(&self, mut w: Writes) -> Result<()> {
         if w.ops.is_empty() {
             return Ok(());
         }
@@ -737,7 +737,7 @@ impl Store {
     }
 
     /// Blocks until `ticket` is flushed.
-    pub fn wait_durable_blocking(&self, ticket: u64) -> Result<()> {
+    pub(crate) fn wait_durable_blocking(&self, ticket: u64) -> Result<()> {
         self.inner.flusher.wait_blocking(ticket)
     }
 
@@ -747,7 +747,7 @@ impl Store {
     }
 
     /// Commits and waits for durability in one call (blocking).
-    pub fn commit_durable(&self, w: Writes) -> Result<()> {
+    pub(crate) fn commit_durable(&self, w: Writes) -> Result<()> {
         self.commit(w)?;
         let t = self.durable_ticket();
         self.wait_durable_blocking(t)

@@ -1071,7 +1071,7 @@ impl Store {
     /// Records the outcomes of attempts, plus `extra` writes staged by the caller,
     /// in one commit (see `stage_finish`). Returns the deliveries as written and
     /// the runs that became processed.
-    pub fn finish_deliveries(
+    pub(crate) fn finish_deliveries(
         &self,
         items: &[(QueueItem, Outcome)],
         extra: Writes,
