@@ -83,3 +83,92 @@ pub(crate) fn run_done(run: &mut FlowRun, now: Timestamp) -> bool {
     run.processed_at = Some(now);
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ChannelType, DeliveryError, Rendered};
+    use uuid::Uuid;
+
+    fn pending() -> (Delivery, QueueItem) {
+        let t = Timestamp::from_millis(1_000);
+        let d = Delivery {
+            id: Uuid::now_v7(),
+            notification_id: Uuid::now_v7(),
+            flow_run_id: Uuid::now_v7(),
+            flow_id: Uuid::now_v7(),
+            channel_id: Uuid::now_v7(),
+            channel_type: ChannelType::Email,
+            topic: None,
+            status: DeliveryStatus::Pending,
+            data: Rendered::default(),
+            outcomes: None,
+            actor_id: None,
+            recipient_id: Uuid::now_v7(),
+            attempts: 0,
+            error: None,
+            due_at: t,
+            next_attempt_at: Some(t),
+            sent_at: None,
+            seen_at: None,
+            read_at: None,
+            clicked_at: None,
+            archived_at: None,
+            created_at: t,
+            updated_at: t,
+        };
+        let q = QueueItem {
+            project: Uuid::now_v7(),
+            delivery_id: d.id,
+            channel_type: d.channel_type,
+            due_ms: 1_000,
+        };
+        (d, q)
+    }
+
+    fn err(code: &str) -> DeliveryError {
+        DeliveryError {
+            code: code.into(),
+            message: code.into(),
+        }
+    }
+
+    /// A retry keeps the delivery pending and queued at its new time; every
+    /// other outcome takes it out of the queue, final.
+    #[test]
+    fn outcomes_set_status_attempts_and_the_next_queue_item() {
+        let now = Timestamp::from_millis(2_000);
+        let at = Timestamp::from_millis(9_000);
+        let (mut d, q) = pending();
+        let next = apply(
+            &mut d,
+            &q,
+            Outcome::Retry {
+                error: err("timeout"),
+                at,
+                outcomes: None,
+            },
+            now,
+        );
+        assert_eq!(next.map(|n| n.due_ms), Some(9_000));
+        assert_eq!(d.status, DeliveryStatus::Pending);
+        assert_eq!((d.attempts, d.next_attempt_at), (1, Some(at)));
+        assert_eq!(d.updated_at, now);
+
+        assert!(apply(&mut d, &q, Outcome::Sent { outcomes: None }, now).is_none());
+        assert_eq!(d.status, DeliveryStatus::Sent);
+        assert_eq!(
+            (d.attempts, d.sent_at, d.error.is_none()),
+            (2, Some(now), true)
+        );
+
+        let (mut d, q) = pending();
+        assert!(apply(&mut d, &q, Outcome::Failed(err("rejected")), now).is_none());
+        assert_eq!((d.status, d.attempts), (DeliveryStatus::Failed, 1));
+
+        let (mut d, q) = pending();
+        assert!(apply(&mut d, &q, Outcome::Skipped(err("preference")), now).is_none());
+        assert_eq!((d.status, d.attempts), (DeliveryStatus::Skipped, 0));
+        assert_eq!(d.next_attempt_at, None);
+    }
+}
