@@ -1,4 +1,5 @@
-//! Accepting a run, per recipient: which deliveries a notification gets
+//! Accepting a run: its explicit recipients without repeats and, per
+//! recipient, which deliveries a notification gets
 //! (delay steps offset the ones after them), their templates rendered, the
 //! recipient's preferences applied, and which in-app deliveries are settled at
 //! once rather than queued. A backend stores what this decides, in the same
@@ -8,10 +9,10 @@ use super::tally::Tally;
 use crate::error::{Error, Result};
 use crate::model::{
     delivery_id, Channel, ChannelType, Delivery, DeliveryError, DeliveryStatus, FlowRun,
-    Notification, Preferences, Rendered, Timestamp, User,
+    Notification, Preferences, Rendered, Timestamp, User, UserPatch,
 };
 use crate::render::RunRenderer;
-use crate::storage::QueueItem;
+use crate::storage::{QueueItem, RunRecipient};
 use serde_json::Value;
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -27,6 +28,22 @@ pub(crate) struct Stager<'a> {
     /// The template context's parts shared by every recipient of the run,
     /// converted to template values once.
     pub(crate) shared: crate::render::Shared,
+}
+
+/// A run's explicit recipients without repeats, in the order each first
+/// appears, with every patch given for each (applied in order).
+pub(crate) fn dedupe(
+    recipients: Vec<RunRecipient>,
+) -> (Vec<String>, HashMap<String, Vec<UserPatch>>) {
+    let mut order: Vec<String> = vec![];
+    let mut patches: HashMap<String, Vec<UserPatch>> = HashMap::new();
+    for r in recipients {
+        if !patches.contains_key(&r.external_id) {
+            order.push(r.external_id.clone());
+        }
+        patches.entry(r.external_id).or_default().push(r.patch);
+    }
+    (order, patches)
 }
 
 /// One recipient's notification as staged.

@@ -16,7 +16,8 @@ use super::page::{
 use super::records::{group_member, group_members, GroupKv, Grouper, NotifRec};
 use super::users::user_lock_key;
 use super::{codec, Space, Store, Writes, T};
-use crate::delivery::accept::{Recipient, Stager};
+use crate::delivery::accept::{self, Recipient, Stager};
+use crate::delivery::expand;
 use crate::delivery::settle;
 use crate::delivery::tally::Tally;
 use crate::error::{Error, Result, Validator};
@@ -291,14 +292,7 @@ impl Store {
     /// a lock table per project, for nothing this does not give.
     pub fn accept_run(&self, project: &Uuid, input: AcceptInput) -> Result<AcceptedRun> {
         // Dedupe explicit recipients, keeping the first position and merging fields.
-        let mut order: Vec<String> = vec![];
-        let mut patches: HashMap<String, Vec<UserPatch>> = HashMap::new();
-        for r in input.recipients {
-            if !patches.contains_key(&r.external_id) {
-                order.push(r.external_id.clone());
-            }
-            patches.entry(r.external_id).or_default().push(r.patch);
-        }
+        let (order, patches) = accept::dedupe(input.recipients);
         let mut lock_keys: Vec<Vec<u8>> = order.iter().map(|e| user_lock_key(project, e)).collect();
         let actor_ext = match &input.actor {
             Some(ActorSpec::Existing(e)) | Some(ActorSpec::Inline(e, _)) => Some(e.clone()),
@@ -632,18 +626,8 @@ impl Store {
     ) -> Result<PreparedChunk> {
         let chunk =
             self.topic_subscribers_chunk(project, topic, state.expand_cursor.as_ref(), n)?;
-        let mut done = chunk.len() < n;
         let mut todo = Vec::with_capacity(chunk.len());
-        for (sid, uid) in &chunk {
-            if *sid > state.id {
-                done = true;
-                break;
-            }
-            state.expand_cursor = Some(*sid);
-            if !explicit.contains(uid) {
-                todo.push(*uid);
-            }
-        }
+        let done = expand::select(state, &chunk, n, explicit, &mut todo);
         let stage = |uids: &[Uuid]| -> Result<Part> {
             let mut part = Part::default();
             for uid in uids {
