@@ -154,7 +154,8 @@ where
                         created_at: Timestamp::now(),
                     };
                     let scope = idem.scope.clone();
-                    st.run(move |s| s.put_idempotent_response(&project, &scope, &rec))
+                    st.engine
+                        .put_idempotent_response(project, scope, rec)
                         .await?;
                 }
                 Ok(respond(c.status.as_u16(), c.body, false))

@@ -363,7 +363,7 @@ impl Application {
             tracing::info!(allow = ?egress.allow, "egress guard on, with ranges allowed");
         }
         let engine = Engine::start(
-            store.clone(),
+            Arc::new(store.clone()),
             EngineConfig {
                 threads: settings.engine_threads.max(1),
                 project_inflight: settings.project_inflight.max(1),

@@ -3,7 +3,7 @@
 use crate::configuration::Settings;
 use crate::errors::ApiError;
 use governor::{clock::DefaultClock, state::keyed::DashMapStateStore, Quota, RateLimiter};
-use herald_actors::{Engine, Error, Store};
+use herald_actors::{Engine, Error, Storage, Store};
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use uuid::Uuid;
@@ -101,18 +101,14 @@ pub struct AppState {
 pub type State = actix_web::web::Data<Arc<AppState>>;
 
 impl AppState {
-    /// Runs blocking store work on the blocking pool, never on an HTTP worker.
+    /// Runs blocking reads through the storage interface on the blocking
+    /// pool, never on an HTTP worker (changes go through the engine's
+    /// operations).
     pub async fn run<T, F>(&self, f: F) -> Result<T, ApiError>
     where
-        F: FnOnce(&Store) -> Result<T, Error> + Send + 'static,
+        F: FnOnce(&dyn Storage) -> Result<T, Error> + Send + 'static,
         T: Send + 'static,
     {
-        let store = self.store.clone();
-        match actix_web::web::block(move || f(&store)).await {
-            Ok(r) => r.map_err(ApiError),
-            Err(e) => Err(ApiError(Error::internal(format!(
-                "blocking task failed: {e}"
-            )))),
-        }
+        self.engine.run(f).await.map_err(ApiError)
     }
 }

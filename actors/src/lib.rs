@@ -1,19 +1,24 @@
 //! herald-actors: Herald's delivery engine.
 //!
-//! Domain types (`model`), input rules (`validate`), the sled store (`store`),
-//! templates (`render`), the actors that deliver (`actors`) and the channel
-//! providers (`providers`). It knows nothing of HTTP: the `herald` crate maps its
-//! `Error` codes to responses.
+//! Domain types (`model`), input rules (`validate`), the delivery rules
+//! (`delivery`), the storage interface (`storage`) and its backends (`store`:
+//! sled), templates (`render`), the actors that deliver and the `Engine` the
+//! HTTP layer calls (`actors`), and the channel providers (`providers`). It
+//! knows nothing of HTTP: the `herald` crate maps its `Error` codes to
+//! responses.
 
 pub mod actors;
+pub mod delivery;
 pub mod egress;
 pub mod error;
 pub mod model;
 pub mod providers;
 pub mod render;
+pub mod storage;
 pub mod store;
 pub mod validate;
 
 pub use actors::{Engine, EngineConfig};
 pub use error::{Error, ErrorCode, FieldError, Result, Validator};
+pub use storage::Storage;
 pub use store::Store;

@@ -539,7 +539,7 @@ impl Subscription {
 }
 
 /// A registered push subscription or device token of one user on one channel
-/// (its JSON view is the store's, `store::PushSubscription::view`).
+/// (its JSON view is `storage::PushSubscription::view`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PushSubscription {
     pub id: Uuid,

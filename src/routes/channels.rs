@@ -99,7 +99,7 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
             updated_at: now,
         };
         let c2 = c.clone();
-        st.run(move |s| s.put_channel(&pid, &c2)).await?;
+        st.engine.put_channel(pid, c2).await?;
         Ok(Created {
             status: StatusCode::CREATED,
             body: c.view().to_string().into_bytes(),
@@ -133,50 +133,49 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     let m = body.object()?;
     let pid = a.project.id;
     let egress = st.engine.egress().clone();
-    let (c, _) = st
-        .run(move |s| {
-            s.update_channel(&pid, &id, |c| {
-                let f = Fields::new(&m);
-                let mut v = Validator::new();
-                if let Some(t) = m.get("type") {
-                    if t.as_str() != Some(c.channel_type.as_str()) {
-                        v.push("type", "exclusion", "a channel's type cannot change");
-                    }
+    let c = st
+        .engine
+        .update_channel(pid, id, move |c| {
+            let f = Fields::new(&m);
+            let mut v = Validator::new();
+            if let Some(t) = m.get("type") {
+                if t.as_str() != Some(c.channel_type.as_str()) {
+                    v.push("type", "exclusion", "a channel's type cannot change");
                 }
-                if let Some(p) = m.get("provider") {
-                    if p.as_str() != Some(c.provider.as_str()) {
-                        v.push(
-                            "provider",
-                            "exclusion",
-                            "a channel's provider cannot change",
-                        );
-                    }
-                }
-                let name = f.opt_str("name", 200, &mut v);
-                if let Some(cfg) = f.opt_object("config", &mut v) {
-                    let mut merged = c.config.clone();
-                    merge_config(&mut merged, cfg, &c.provider);
-                    providers::validate_config(&c.provider, &merged, &egress, &mut v);
-                    providers::check_secret_restated(
-                        &c.provider,
-                        &c.config,
-                        &merged,
-                        cfg,
-                        MASK,
-                        &mut v,
+            }
+            if let Some(p) = m.get("provider") {
+                if p.as_str() != Some(c.provider.as_str()) {
+                    v.push(
+                        "provider",
+                        "exclusion",
+                        "a channel's provider cannot change",
                     );
-                    if v.is_empty() {
-                        c.config = merged;
-                        c.revoked = false;
-                    }
                 }
-                v.finish()?;
-                ensure_vapid_keys(&c.provider, &mut c.config);
-                if let Some(Some(n)) = name {
-                    c.name = n;
+            }
+            let name = f.opt_str("name", 200, &mut v);
+            if let Some(cfg) = f.opt_object("config", &mut v) {
+                let mut merged = c.config.clone();
+                merge_config(&mut merged, cfg, &c.provider);
+                providers::validate_config(&c.provider, &merged, &egress, &mut v);
+                providers::check_secret_restated(
+                    &c.provider,
+                    &c.config,
+                    &merged,
+                    cfg,
+                    MASK,
+                    &mut v,
+                );
+                if v.is_empty() {
+                    c.config = merged;
+                    c.revoked = false;
                 }
-                Ok(())
-            })
+            }
+            v.finish()?;
+            ensure_vapid_keys(&c.provider, &mut c.config);
+            if let Some(Some(n)) = name {
+                c.name = n;
+            }
+            Ok(())
         })
         .await?;
     Ok(ok(c.view()))
@@ -185,52 +184,52 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
 pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "channel_id")?;
     let pid = a.project.id;
-    st.run(move |s| {
-        let c = s
-            .channel(&pid, &id)?
-            .ok_or_else(|| Error::not_found("channel", id))?;
-        if c.builtin {
-            return Err(Error::conflict(
-                "channel",
-                Some(id.to_string()),
-                "invalid_transition",
-                "the built-in in_app channel cannot be deleted",
-            )
-            .with("current_status", c.status().as_str()));
-        }
-        if s.channel_in_active_flow(&pid, &id)? {
-            return Err(Error::conflict(
-                "channel",
-                Some(id.to_string()),
-                "invalid_transition",
-                "an active flow uses this channel",
-            )
-            .with("current_status", c.status().as_str()));
-        }
-        s.delete_channel(&pid, &id)
-    })
-    .await?;
+    st.engine
+        .delete_channel(pid, id, move |s| {
+            let c = s
+                .channel(&pid, &id)?
+                .ok_or_else(|| Error::not_found("channel", id))?;
+            if c.builtin {
+                return Err(Error::conflict(
+                    "channel",
+                    Some(id.to_string()),
+                    "invalid_transition",
+                    "the built-in in_app channel cannot be deleted",
+                )
+                .with("current_status", c.status().as_str()));
+            }
+            if s.channel_in_active_flow(&pid, &id)? {
+                return Err(Error::conflict(
+                    "channel",
+                    Some(id.to_string()),
+                    "invalid_transition",
+                    "an active flow uses this channel",
+                )
+                .with("current_status", c.status().as_str()));
+            }
+            Ok(())
+        })
+        .await?;
     Ok(no_content())
 }
 
 pub async fn revoke(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "channel_id")?;
     let pid = a.project.id;
-    let (c, _) = st
-        .run(move |s| {
-            s.update_channel(&pid, &id, |c| {
-                if c.provider == "in_app" {
-                    return Err(Error::conflict(
-                        "channel",
-                        Some(c.id.to_string()),
-                        "invalid_transition",
-                        "the in_app channel cannot be revoked",
-                    )
-                    .with("current_status", c.status().as_str()));
-                }
-                c.revoked = true;
-                Ok(())
-            })
+    let c = st
+        .engine
+        .update_channel(pid, id, move |c| {
+            if c.provider == "in_app" {
+                return Err(Error::conflict(
+                    "channel",
+                    Some(c.id.to_string()),
+                    "invalid_transition",
+                    "the in_app channel cannot be revoked",
+                )
+                .with("current_status", c.status().as_str()));
+            }
+            c.revoked = true;
+            Ok(())
         })
         .await?;
     Ok(ok(c.view()))

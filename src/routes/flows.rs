@@ -233,7 +233,7 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
             updated_at: now,
         };
         let f2 = flow.clone();
-        st.run(move |s| s.create_flow(&pid, &f2)).await?;
+        st.engine.create_flow(pid, f2).await?;
         Ok(Created {
             status: StatusCode::CREATED,
             body: flow.view().to_string().into_bytes(),
@@ -279,31 +279,30 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     };
     v.finish()?;
     let id = flow.id;
-    let (flow, _) = st
-        .run(move |s| {
-            s.update_flow(&pid, &id, |fl| {
-                if fl.status == FlowStatus::Archived {
-                    return Err(Error::conflict(
-                        "flow",
-                        Some(id.to_string()),
-                        "invalid_transition",
-                        "an archived flow cannot change",
-                    )
-                    .with("current_status", "archived")
-                    .with("allowed_transitions", Vec::<String>::new()));
-                }
-                if let Some(Some(n)) = name {
-                    fl.name = n;
-                }
-                if let Some(d) = description {
-                    fl.description = d;
-                }
-                if let Some(st) = steps {
-                    fl.steps = st;
-                }
-                fl.updated_at = Timestamp::now();
-                Ok(())
-            })
+    let flow = st
+        .engine
+        .update_flow(pid, id, move |fl| {
+            if fl.status == FlowStatus::Archived {
+                return Err(Error::conflict(
+                    "flow",
+                    Some(id.to_string()),
+                    "invalid_transition",
+                    "an archived flow cannot change",
+                )
+                .with("current_status", "archived")
+                .with("allowed_transitions", Vec::<String>::new()));
+            }
+            if let Some(Some(n)) = name {
+                fl.name = n;
+            }
+            if let Some(d) = description {
+                fl.description = d;
+            }
+            if let Some(st) = steps {
+                fl.steps = st;
+            }
+            fl.updated_at = Timestamp::now();
+            Ok(())
         })
         .await?;
     Ok(ok(flow.view()))
@@ -326,50 +325,49 @@ async fn transition(
     let flow = find_flow(&st, a.project.id, path_str(&req, "id")?).await?;
     let pid = a.project.id;
     let id = flow.id;
-    let (flow, _) = st
-        .run(move |s| {
-            let channels = s.all_channels(&pid)?;
-            s.update_flow(&pid, &id, |fl| {
-                if fl.status == to {
-                    return Ok(());
+    let channels = st.run(move |s| s.all_channels(&pid)).await?;
+    let flow = st
+        .engine
+        .update_flow(pid, id, move |fl| {
+            if fl.status == to {
+                return Ok(());
+            }
+            if fl.status == FlowStatus::Archived {
+                return Err(Error::conflict(
+                    "flow",
+                    Some(id.to_string()),
+                    "invalid_transition",
+                    "an archived flow cannot change status",
+                )
+                .with("current_status", fl.status.as_str())
+                .with("allowed_transitions", allowed(fl.status)));
+            }
+            if to == FlowStatus::Active {
+                if !fl.steps.iter().any(|s| s.kind == "channel") {
+                    return Err(Error::field(
+                        "steps",
+                        "required",
+                        "an active flow needs at least one channel step",
+                    ));
                 }
-                if fl.status == FlowStatus::Archived {
-                    return Err(Error::conflict(
-                        "flow",
-                        Some(id.to_string()),
-                        "invalid_transition",
-                        "an archived flow cannot change status",
-                    )
-                    .with("current_status", fl.status.as_str())
-                    .with("allowed_transitions", allowed(fl.status)));
-                }
-                if to == FlowStatus::Active {
-                    if !fl.steps.iter().any(|s| s.kind == "channel") {
-                        return Err(Error::field(
-                            "steps",
-                            "required",
-                            "an active flow needs at least one channel step",
-                        ));
-                    }
-                    for s in fl.steps.iter().filter_map(|s| s.channel_id) {
-                        match channels.iter().find(|c| c.id == s) {
-                            Some(c) => c.usable()?,
-                            None => {
-                                return Err(Error::conflict(
-                                    "channel",
-                                    Some(s.to_string()),
-                                    "provider_not_configured",
-                                    "a step's channel no longer exists",
-                                )
-                                .with("current_status", "unconfigured"))
-                            }
+                for s in fl.steps.iter().filter_map(|s| s.channel_id) {
+                    match channels.iter().find(|c| c.id == s) {
+                        Some(c) => c.usable()?,
+                        None => {
+                            return Err(Error::conflict(
+                                "channel",
+                                Some(s.to_string()),
+                                "provider_not_configured",
+                                "a step's channel no longer exists",
+                            )
+                            .with("current_status", "unconfigured"))
                         }
                     }
                 }
-                fl.status = to;
-                fl.updated_at = Timestamp::now();
-                Ok(())
-            })
+            }
+            fl.status = to;
+            fl.updated_at = Timestamp::now();
+            Ok(())
         })
         .await?;
     Ok(ok(flow.view()))
@@ -527,20 +525,11 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     let st2 = st.clone();
     idempotency::once(&st2, pid, idem, "flow_run", |idem| async move {
         input.idempotency = idem.map(|i| (i.scope, i.payload_hash));
-        // The project's share of staging (renders run on threads every
-        // project shares), weighted by the recipients rendered here.
-        let permit = st.engine.staging_permit(pid, input.recipients.len()).await;
-        let accepted = st.run(move |s| s.accept_run(&pid, input)).await;
-        drop(permit);
-        let accepted = accepted?;
-        // The 202 promises durability: wait for the shared flush.
-        let ticket = st.store.durable_ticket();
-        st.store.wait_durable(ticket).await?;
-        st.engine.push_frames(accepted.frames);
-        st.engine.start_run(pid, accepted.run.id, accepted.queued);
+        // Stored, durable (the 202 promises it), frames pushed, run started.
+        let body = st.engine.accept_run(pid, input).await?;
         Ok(Created {
             status: StatusCode::ACCEPTED,
-            body: accepted.body,
+            body,
             stored: true,
         })
     })

@@ -9,7 +9,8 @@ use crate::routes::users::user_view;
 use crate::state::State;
 use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::model::{ChannelType, DeliveryStatus, Notification};
-use herald_actors::store::{DeliveryFilter, NotificationFilter, Store};
+use herald_actors::store::{DeliveryFilter, NotificationFilter};
+use herald_actors::Storage;
 use herald_actors::{Error, Result};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -17,7 +18,7 @@ use uuid::Uuid;
 
 /// A whole Notification: run data, actor and recipient users, deliveries.
 fn notification_view(
-    s: &Store,
+    s: &dyn Storage,
     project: &Uuid,
     n: &Notification,
     users: &mut HashMap<Uuid, Value>,

@@ -71,15 +71,8 @@ async fn create(req: HttpRequest, body: Body, st: State) -> ApiResult<HttpRespon
     let name = Fields::new(&m).req_str("name", 100, &mut v);
     v.finish()?;
     let name = name.unwrap_or_default();
-    let (p, secret) = st
-        .run(move |s| {
-            let keys = s.create_project(&name, None)?;
-            let p = s
-                .project_by_name(&name)?
-                .ok_or_else(|| Error::internal("project created but not found"))?;
-            Ok((p, keys.secret_key))
-        })
-        .await?;
+    let (p, keys) = st.engine.create_project(name).await?;
+    let secret = keys.secret_key;
     tracing::info!(project_id = %p.id, name = %p.name, "project created by an operator");
     let mut body = p.operator_view();
     body["secret_key"] = json!(secret);
@@ -120,7 +113,7 @@ async fn rotate(req: HttpRequest, body: Body, st: State) -> ApiResult<HttpRespon
             }
         },
     };
-    let (p, secret) = st.run(move |s| s.rotate_secret(&name, grace)).await?;
+    let (p, secret) = st.engine.rotate_secret(name, grace).await?;
     tracing::info!(project_id = %p.id, grace_seconds = grace.as_secs(), "project secret key rotated");
     let mut body = p.operator_view();
     body["secret_key"] = json!(secret);
@@ -151,7 +144,7 @@ async fn delete_project(req: HttpRequest, st: State) -> ApiResult<HttpResponse> 
         }
         Some(_) => {}
     }
-    let p = st.run(move |s| s.delete_project(&name)).await?;
+    let p = st.engine.delete_project(name).await?;
     st.live.close_project(p.id, "the project was deleted");
     tracing::info!(project_id = %p.id, name = %p.name, "project deleted by an operator");
     Ok(no_content())

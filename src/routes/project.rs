@@ -35,15 +35,14 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
     let id = a.project.id;
     let was_secure = a.project.security_mode;
     let p = st
-        .run(move |s| {
-            s.update_project(&id, |p| {
-                if let Some(b) = security {
-                    p.security_mode = b;
-                }
-                if let Some(Some(n)) = name {
-                    p.name = n;
-                }
-            })
+        .engine
+        .update_project(id, move |p| {
+            if let Some(b) = security {
+                p.security_mode = b;
+            }
+            if let Some(Some(n)) = name {
+                p.name = n;
+            }
         })
         .await?;
     if p.security_mode && !was_secure {
@@ -89,7 +88,8 @@ pub async fn put_signing_key(a: Admin, body: Body, st: State) -> ApiResult<HttpR
     let pem = parse_public_key(&pem.unwrap_or_default())?;
     let id = a.project.id;
     let p = st
-        .run(move |s| s.update_project(&id, |p| p.signing_key = Some(pem)))
+        .engine
+        .update_project(id, move |p| p.signing_key = Some(pem))
         .await?;
     if p.signing_key != a.project.signing_key {
         signing_key_changed(&st, id);
@@ -116,7 +116,8 @@ pub async fn generate_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse
     .map_err(|e| ApiError(Error::internal(e.to_string())))??;
     let id = a.project.id;
     let pem = public.clone();
-    st.run(move |s| s.update_project(&id, |p| p.signing_key = Some(pem)))
+    st.engine
+        .update_project(id, move |p| p.signing_key = Some(pem))
         .await?;
     signing_key_changed(&st, id);
     Ok(created(
@@ -126,7 +127,8 @@ pub async fn generate_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse
 
 pub async fn delete_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse> {
     let id = a.project.id;
-    st.run(move |s| s.update_project(&id, |p| p.signing_key = None))
+    st.engine
+        .update_project(id, |p| p.signing_key = None)
         .await?;
     if a.project.signing_key.is_some() {
         signing_key_changed(&st, id);

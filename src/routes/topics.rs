@@ -34,9 +34,7 @@ pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     let description = f.opt_str("description", 1000, &mut v);
     v.finish()?;
     let pid = a.project.id;
-    let (t, was_created) = st
-        .run(move |s| s.put_topic(&pid, &key, name, description))
-        .await?;
+    let (t, was_created) = st.engine.put_topic(pid, key, name, description).await?;
     Ok(if was_created {
         created(t.view())
     } else {
@@ -68,7 +66,7 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
 pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let key = path_str(&req, "key")?;
     let pid = a.project.id;
-    st.run(move |s| s.delete_topic(&pid, &key)).await?;
+    st.engine.delete_topic(pid, key).await?;
     Ok(no_content())
 }
 
@@ -118,11 +116,11 @@ pub async fn subscribe(
     let st2 = st.clone();
     idempotency::once(&st2, pid, idem, "subscription", |_| async move {
         let sub = st
-            .run(move |s| {
-                let user = s.user_by_ext(&pid, &ext)?.ok_or_else(|| {
+            .engine
+            .subscribe(pid, key, move |s| {
+                s.user_by_ext(&pid, &ext)?.ok_or_else(|| {
                     Error::field("external_id", "inclusion", "no user with this external_id")
-                })?;
-                s.subscribe(&pid, &key, &user)
+                })
             })
             .await?;
         Ok(Created {
@@ -138,14 +136,14 @@ pub async fn unsubscribe(a: Admin, req: HttpRequest, st: State) -> ApiResult<Htt
     let key = path_str(&req, "key")?;
     let ext = path_str(&req, "external_id")?;
     let pid = a.project.id;
-    st.run(move |s| {
-        s.topic(&pid, &key)?
-            .ok_or_else(|| Error::not_found("topic", &key))?;
-        let user = s
-            .user_by_ext(&pid, &ext)?
-            .ok_or_else(|| Error::not_found("user", &ext))?;
-        s.unsubscribe(&pid, &key, &user)
-    })
-    .await?;
+    let k = key.clone();
+    st.engine
+        .unsubscribe(pid, key, move |s| {
+            s.topic(&pid, &k)?
+                .ok_or_else(|| Error::not_found("topic", &k))?;
+            s.user_by_ext(&pid, &ext)?
+                .ok_or_else(|| Error::not_found("user", &ext))
+        })
+        .await?;
     Ok(no_content())
 }

@@ -35,7 +35,7 @@ pub async fn update_me(u: UserCtx, body: Body, st: State) -> ApiResult<HttpRespo
     let patch = validate::user_patch(&m, "", &mut v);
     v.finish()?;
     let (pid, ext) = (u.project.id, u.user.external_id.clone());
-    let (user, _) = st.run(move |s| s.upsert_user(&pid, &ext, &patch)).await?;
+    let (user, _) = st.engine.upsert_user(pid, ext, patch).await?;
     Ok(ok(user_view(&user)))
 }
 
@@ -268,7 +268,8 @@ pub async fn add_push_subscription(
     let identifier = identifier.expect("validated");
     let keys = keys.map(Value::Object);
     let (sub, was_created) = st
-        .run(move |s| s.add_push_subscription(&pid, &uid, &cid, &identifier, keys, platform))
+        .engine
+        .add_push_subscription(pid, uid, cid, identifier, keys, platform)
         .await?;
     Ok(if was_created {
         created(sub.view())
@@ -292,7 +293,8 @@ pub async fn remove_push_subscription(
     v.finish()?;
     let identifier = identifier.expect("validated");
     let existed = st
-        .run(move |s| s.remove_push_subscription(&pid, &uid, &cid, &identifier))
+        .engine
+        .remove_push_subscription(pid, uid, cid, identifier)
         .await?;
     if !existed {
         return Err(
@@ -338,7 +340,7 @@ pub async fn subscribe(
     let user = u.user.clone();
     let st2 = st.clone();
     idempotency::once(&st2, pid, idem, "subscription", |_| async move {
-        let sub = st.run(move |s| s.subscribe(&pid, &key, &user)).await?;
+        let sub = st.engine.subscribe(pid, key, move |_| Ok(user)).await?;
         Ok(Created {
             status: StatusCode::CREATED,
             body: sub.view().to_string().into_bytes(),
@@ -352,11 +354,13 @@ pub async fn unsubscribe(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<H
     let key = path_str(&req, "key")?;
     let pid = u.project.id;
     let user = u.user.clone();
-    st.run(move |s| {
-        s.topic(&pid, &key)?
-            .ok_or_else(|| Error::not_found("topic", &key))?;
-        s.unsubscribe(&pid, &key, &user)
-    })
-    .await?;
+    let k = key.clone();
+    st.engine
+        .unsubscribe(pid, key, move |s| {
+            s.topic(&pid, &k)?
+                .ok_or_else(|| Error::not_found("topic", &k))?;
+            Ok(user)
+        })
+        .await?;
     Ok(no_content())
 }

@@ -32,7 +32,7 @@ pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     let patch = validate::user_patch(&m, "", &mut v);
     v.finish()?;
     let pid = a.project.id;
-    let (user, was_created) = st.run(move |s| s.upsert_user(&pid, &ext, &patch)).await?;
+    let (user, was_created) = st.engine.upsert_user(pid, ext, patch).await?;
     Ok(if was_created {
         created(user_view(&user))
     } else {
@@ -50,7 +50,7 @@ pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespons
 pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let ext = path_str(&req, "external_id")?;
     let pid = a.project.id;
-    st.run(move |s| s.delete_user(&pid, &ext)).await?;
+    st.engine.delete_user(pid, ext).await?;
     Ok(no_content())
 }
 
@@ -149,8 +149,7 @@ pub async fn update_preferences(
     let handles: Vec<String> = flows.iter().map(|f| f.handle.clone()).collect();
     let patch = parse_preferences(&m, &handles)?;
     let uid = user.id;
-    st.run(move |s| s.update_preferences(&project, &user, &patch).map(|_| ()))
-        .await?;
+    st.engine.update_preferences(project, user, patch).await?;
     preferences_view(st, project, uid).await
 }
 
@@ -233,7 +232,9 @@ pub async fn feed_page(
     let body = st
         .run(move |s| {
             if fq.first_page {
-                s.feed_page_fill(&project, &user, limit, |s| feed_body(s, project, user, &fq))
+                s.feed_page_fill(&project, &user, limit, &mut |s| {
+                    feed_body(s, project, user, &fq)
+                })
             } else {
                 feed_body(s, project, user, &fq).map(Into::into)
             }
@@ -244,7 +245,7 @@ pub async fn feed_page(
 
 /// Reads a feed page with its counts and actors and serialises the response.
 fn feed_body(
-    s: &herald_actors::store::Store,
+    s: &dyn herald_actors::Storage,
     project: Uuid,
     user: Uuid,
     fq: &FeedQuery,

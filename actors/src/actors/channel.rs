@@ -13,16 +13,16 @@
 //!   attempt that finished within a few milliseconds of each other;
 //! - in_app: there is no provider to wait for, so due deliveries are settled in
 //!   batches of up to `IN_APP_BATCH` across users, one commit each
-//!   (`Store::deliver_in_app`); once durable, each user's frames go to the user's
+//!   (`QueueRepo::deliver_in_app`); once durable, each user's frames go to the user's
 //!   actor (if it runs) for its sockets.
 //!
 //! Store work runs on the blocking pool, never on the actor's thread.
 
 use super::engine::Engine;
 use super::supervisor::Dispatch;
-use crate::model::{ChannelStatus, ChannelType, DeliveryError, Timestamp};
+use crate::model::{ChannelStatus, ChannelType, DeliveryError, DeliveryErrorCode, Timestamp};
 use crate::providers::{SendError, SendRequest};
-use crate::store::{Outcome, QueueItem, Writes};
+use crate::storage::{Outcome, QueueItem};
 use actix::prelude::*;
 use futures_util::FutureExt;
 use rand::Rng;
@@ -131,7 +131,7 @@ impl ChannelActor {
     }
 
     fn reload(&mut self) {
-        match self.engine.store().queue_items(self.ct) {
+        match self.engine.storage().queue_items(self.ct) {
             Ok(items) => {
                 for q in items {
                     self.push(q);
@@ -237,7 +237,7 @@ impl ChannelActor {
             {
                 panic!("injected fault: {} delivery actor panics once", ct.as_str());
             }
-            let store = engine.store().clone();
+            let store = engine.storage().clone();
             let res = match tokio::task::spawn_blocking(move || store.deliver_in_app(&items)).await
             {
                 Ok(r) => r,
@@ -245,12 +245,10 @@ impl ChannelActor {
                 Err(e) => std::panic::resume_unwind(e.into_panic()),
             };
             let out = res?;
+            let runs = out.runs;
             engine
-                .store()
-                .wait_durable(engine.store().durable_ticket())
+                .release(out.frames, |e| e.runs_processed(runs))
                 .await?;
-            engine.push_frames(out.frames);
-            engine.runs_processed(out.runs);
             Ok::<(), crate::error::Error>(())
         };
         let span = tracing::info_span!("in_app_batch", deliveries = batch.len());
@@ -331,14 +329,10 @@ impl ChannelActor {
         }
         self.flushing = true;
         let batch = std::mem::take(&mut self.done);
-        let store = self.engine.store().clone();
+        let store = self.engine.storage().clone();
         let fut = async move {
             let kept = batch.clone();
-            match tokio::task::spawn_blocking(move || {
-                store.finish_deliveries(&batch, Writes::new())
-            })
-            .await
-            {
+            match tokio::task::spawn_blocking(move || store.settle(&batch)).await {
                 Ok(r) => (r, kept),
                 Err(_) => (
                     Err(crate::error::Error::internal("recording outcomes panicked")),
@@ -357,7 +351,7 @@ impl ChannelActor {
 
     fn flushed(
         &mut self,
-        res: crate::error::Result<crate::store::Finished>,
+        res: crate::error::Result<crate::storage::Finished>,
         batch: Vec<(QueueItem, Outcome)>,
         ctx: &mut Context<Self>,
     ) {
@@ -400,12 +394,12 @@ impl Actor for ChannelActor {
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.set_mailbox_capacity(usize::MAX >> 2);
         self.reload();
-        self.store_generation = self.engine.store().health().generation();
+        self.store_generation = self.engine.storage().health_status().generation;
         ctx.run_interval(Duration::from_millis(20), |a, ctx| {
             // The store reopened after a disk error: outcomes applied but never
             // flushed are gone from it, so their deliveries are queued there
             // again; reload picks them up (deliveries still known are skipped).
-            let g = a.engine.store().health().generation();
+            let g = a.engine.storage().health_status().generation;
             if g != a.store_generation {
                 a.store_generation = g;
                 a.reload();
@@ -466,9 +460,9 @@ impl Handler<Finished> for ChannelActor {
             }
             Some(o) => {
                 if let Outcome::Failed(e) = &o {
-                    if e.code == "provider_unauthorized" {
+                    if e.code == DeliveryErrorCode::ProviderUnauthorized.as_str() {
                         if let Ok(Some(d)) =
-                            self.engine.store().delivery(&q.project, &q.delivery_id)
+                            self.engine.storage().delivery(&q.project, &q.delivery_id)
                         {
                             if self.warned.insert(d.channel_id) {
                                 tracing::warn!(channel_id = %d.channel_id, "provider answered 401/403: check the channel's credentials");
@@ -488,22 +482,19 @@ impl Handler<Finished> for ChannelActor {
     }
 }
 
-fn err(code: &str, message: impl Into<String>) -> DeliveryError {
-    DeliveryError {
-        code: code.into(),
-        message: message.into(),
-    }
+fn err(code: DeliveryErrorCode, message: impl Into<String>) -> DeliveryError {
+    DeliveryError::new(code, message)
 }
 
 /// One attempt at an external provider.
 async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
-    let store = engine.store().clone();
+    let store = engine.storage().clone();
     let d = match store.delivery(&q.project, &q.delivery_id) {
         Ok(Some(d)) if !d.status.is_final() => d,
         Ok(_) => return None,
         Err(e) => {
             return Some(Outcome::Retry {
-                error: err("provider_unavailable", e.message),
+                error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
                 at: Timestamp::now().plus_millis(1000),
                 outcomes: None,
             })
@@ -513,13 +504,13 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
         Ok(Some(c)) => c,
         Ok(None) => {
             return Some(Outcome::Failed(err(
-                "provider_not_configured",
+                DeliveryErrorCode::ProviderNotConfigured,
                 "the channel was deleted",
             )))
         }
         Err(e) => {
             return Some(Outcome::Retry {
-                error: err("provider_unavailable", e.message),
+                error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
                 at: Timestamp::now().plus_millis(1000),
                 outcomes: None,
             })
@@ -528,13 +519,13 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
     match channel.status() {
         ChannelStatus::Revoked => {
             return Some(Outcome::Failed(err(
-                "provider_revoked",
+                DeliveryErrorCode::ProviderRevoked,
                 "the channel's provider access is revoked",
             )))
         }
         ChannelStatus::Unconfigured => {
             return Some(Outcome::Failed(err(
-                "provider_not_configured",
+                DeliveryErrorCode::ProviderNotConfigured,
                 "the channel's provider is not configured",
             )))
         }
@@ -547,7 +538,7 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
         .cloned()
     else {
         return Some(Outcome::Failed(err(
-            "provider_not_configured",
+            DeliveryErrorCode::ProviderNotConfigured,
             format!(
                 "provider {} has no transport in this build",
                 channel.provider
@@ -600,30 +591,33 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
         }) => {
             if attempt >= policy.max_attempts {
                 Outcome::Failed(err(
-                    "provider_unavailable",
+                    DeliveryErrorCode::ProviderUnavailable,
                     format!("{message} (after {attempt} attempts)"),
                 ))
             } else {
                 let wait = policy.delay(attempt, retry_after);
                 Outcome::Retry {
-                    error: err("provider_unavailable", message),
+                    error: err(DeliveryErrorCode::ProviderUnavailable, message),
                     at: Timestamp::now().plus_millis(wait.as_millis() as i64),
                     outcomes: None,
                 }
             }
         }
         Err(SendError::Unauthorized { message }) => {
-            Outcome::Failed(err("provider_unauthorized", message))
+            Outcome::Failed(err(DeliveryErrorCode::ProviderUnauthorized, message))
         }
-        Err(SendError::Rejected { code, message }) => Outcome::Failed(err(code.as_str(), message)),
-        Err(SendError::NoAddress { message }) => Outcome::Skipped(err("missing_address", message)),
+        Err(SendError::Rejected { code, message }) => Outcome::Failed(err(code, message)),
+        Err(SendError::NoAddress { message }) => {
+            Outcome::Skipped(err(DeliveryErrorCode::MissingAddress, message))
+        }
         Err(SendError::Expired { message, .. }) => {
-            Outcome::Failed(err("subscription_expired", message))
+            Outcome::Failed(err(DeliveryErrorCode::SubscriptionExpired, message))
         }
         // Unwrapped above; kept for exhaustiveness.
-        Err(SendError::AlsoExpired { error, .. }) => {
-            Outcome::Failed(err("provider_rejected", format!("{error:?}")))
-        }
+        Err(SendError::AlsoExpired { error, .. }) => Outcome::Failed(err(
+            DeliveryErrorCode::ProviderRejected,
+            format!("{error:?}"),
+        )),
     })
 }
 

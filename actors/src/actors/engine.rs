@@ -6,7 +6,7 @@ use super::user::UserActor;
 use crate::egress::EgressPolicy;
 use crate::error::{Error, Result};
 use crate::model::ChannelType;
-use crate::store::{QueueItem, Store};
+use crate::storage::{QueueItem, Storage, UserFrames};
 use actix::prelude::*;
 use dashmap::DashMap;
 use std::collections::HashMap;
@@ -57,7 +57,7 @@ impl Default for EngineConfig {
 }
 
 pub(crate) struct Inner {
-    pub store: Store,
+    pub storage: Arc<dyn Storage>,
     pub config: EngineConfig,
     pub arbiters: Vec<ArbiterHandle>,
     pub users: DashMap<(Uuid, Uuid), Addr<UserActor>>,
@@ -96,7 +96,7 @@ impl Engine {
     /// Starts the engine inside the current actix system: its arbiters, the
     /// delivery supervisor (which reloads every queued delivery) and an actor for
     /// every run not yet processed.
-    pub fn start(store: Store, config: EngineConfig) -> Result<Engine> {
+    pub fn start(storage: Arc<dyn Storage>, config: EngineConfig) -> Result<Engine> {
         let arbiters = (0..config.threads.max(1))
             .map(|_| Arbiter::new().handle())
             .collect();
@@ -110,7 +110,7 @@ impl Engine {
             .map_err(|e| Error::internal(format!("http client: {e}")))?;
         let engine = Engine {
             inner: Arc::new(Inner {
-                store,
+                storage,
                 config,
                 arbiters,
                 users: DashMap::new(),
@@ -125,14 +125,15 @@ impl Engine {
         };
         let sup = DeliverySupervisor::start_all(engine.clone());
         let _ = engine.inner.supervisor.set(sup);
-        for (project, run) in engine.inner.store.active_runs()? {
+        for (project, run) in engine.inner.storage.active_runs()? {
             engine.start_run(project, run, vec![]);
         }
         Ok(engine)
     }
 
-    pub fn store(&self) -> &Store {
-        &self.inner.store
+    /// The storage backend the engine persists through.
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.inner.storage
     }
 
     /// The egress policy in force (config-time checks use the same one).
@@ -265,7 +266,7 @@ impl Engine {
 impl Engine {
     /// Hands durable live-feed frames to the actors of users that are running
     /// (a user without one has no socket to push to).
-    pub fn push_frames(&self, frames: crate::store::UserFrames) {
+    pub fn push_frames(&self, frames: UserFrames) {
         for (p, u, f) in frames {
             if let Some(a) = self.user_actor_if_running(p, u) {
                 a.do_send(super::user::PushFrames(f));

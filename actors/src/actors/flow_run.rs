@@ -1,11 +1,11 @@
 //! `FlowRunActor`: one per run in progress. It hands the run's durable deliveries
 //! to the supervisor, expands a topic run chunk by chunk on the blocking pool
-//! (`Store::expand_topic`: the next chunk is prepared while one is committed;
+//! (`RunRepo::expand_topic`: the next chunk is prepared while one is committed;
 //! each chunk is durable before its deliveries and frames go out), and stops
 //! once the run is processed.
 
 use super::engine::Engine;
-use crate::store::QueueItem;
+use crate::storage::{QueueItem, UserFrames};
 use actix::prelude::*;
 use std::time::Duration;
 use uuid::Uuid;
@@ -48,7 +48,7 @@ impl FlowRunActor {
     }
 
     fn check_done(&mut self, ctx: &mut Context<Self>) {
-        match self.engine.store().flow_run(&self.project, &self.run) {
+        match self.engine.storage().flow_run(&self.project, &self.run) {
             Ok(Some(r)) if !r.processed => {}
             Ok(_) => ctx.stop(),
             Err(e) => tracing::warn!(flow_run_id = %self.run, error = %e, "cannot read flow run"),
@@ -86,7 +86,7 @@ impl Handler<Expand> for FlowRunActor {
         // over a bounded channel; this side releases the chunks in order, each
         // once it is durable. At most `AHEAD` chunks wait to be released.
         let (tx, mut rx) = tokio::sync::mpsc::channel::<Chunk>(AHEAD);
-        let store = self.engine.store().clone();
+        let store = self.engine.storage().clone();
         let (p, r) = (self.project, self.run);
         let engine = self.engine.clone();
         let release = async move {
@@ -96,24 +96,17 @@ impl Handler<Expand> for FlowRunActor {
             let permit = engine.staging_permit(p, CHUNK).await;
             let job = tokio::task::spawn_blocking(move || {
                 let _permit = permit;
-                store.expand_topic(&p, &r, CHUNK, |queued, frames| {
+                store.expand_topic(&p, &r, CHUNK, &mut |queued, frames| {
                     tx.blocking_send((queued, frames)).is_ok()
                 })
             });
-            let store = engine.store().clone();
             while let Some((queued, frames)) = rx.recv().await {
                 if queued.is_empty() && frames.is_empty() {
                     continue;
                 }
-                match store.wait_durable(store.durable_ticket()).await {
-                    Ok(()) => {
-                        engine.push_frames(frames);
-                        engine.dispatch(queued);
-                    }
-                    // Stays queued in sled and goes out after a restart.
-                    Err(e) => {
-                        tracing::error!(error = %e, "flush failed; deliveries wait for a restart")
-                    }
+                // Stays queued in storage and goes out after a restart.
+                if let Err(e) = engine.release(frames, |e| e.dispatch(queued)).await {
+                    tracing::error!(error = %e, "flush failed; deliveries wait for a restart")
                 }
             }
             job.await
@@ -129,7 +122,7 @@ impl Handler<Expand> for FlowRunActor {
                 // The run is gone (its project was deleted): nothing to do.
                 Err(_)
                     if matches!(
-                        act.engine.store().flow_run(&act.project, &act.run),
+                        act.engine.storage().flow_run(&act.project, &act.run),
                         Ok(None)
                     ) =>
                 {
@@ -145,7 +138,7 @@ impl Handler<Expand> for FlowRunActor {
 }
 
 /// One committed chunk of an expansion: deliveries queued, frames to push.
-type Chunk = (Vec<QueueItem>, crate::store::UserFrames);
+type Chunk = (Vec<QueueItem>, UserFrames);
 
 impl Handler<RunProcessed> for FlowRunActor {
     type Result = ();

@@ -7,6 +7,10 @@
 //! - `DeliverySupervisor`: starts one `ChannelActor` per channel type under actix
 //!   supervision; a crashed one restarts and reloads its queue from sled.
 //!
+//! `Engine` also carries the operations the HTTP layer calls (`ops`): each
+//! persists through the storage interface on the blocking pool, and one that
+//! lets deliveries or frames go waits for durability first (`Engine::release`).
+//!
 //! Engine actors live on their own arbiters (threads), never on the HTTP workers.
 //! They read the store inline for short lookups; their batched writes run on the
 //! blocking pool, and flushing is the group-commit thread's, awaited
@@ -15,6 +19,7 @@
 mod channel;
 mod engine;
 mod flow_run;
+mod ops;
 mod supervisor;
 mod user;
 

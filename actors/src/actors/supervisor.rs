@@ -5,7 +5,7 @@
 use super::channel::ChannelActor;
 use super::engine::Engine;
 use crate::model::ChannelType;
-use crate::store::QueueItem;
+use crate::storage::QueueItem;
 use actix::prelude::*;
 use std::collections::HashMap;
 
@@ -16,7 +16,7 @@ pub struct Dispatch(pub Vec<QueueItem>);
 
 pub struct DeliverySupervisor {
     channels: HashMap<ChannelType, Addr<ChannelActor>>,
-    store: crate::store::Store,
+    store: std::sync::Arc<dyn crate::storage::Storage>,
 }
 
 impl Actor for DeliverySupervisor {
@@ -46,7 +46,7 @@ impl DeliverySupervisor {
         }
         let sup = DeliverySupervisor {
             channels,
-            store: engine.store().clone(),
+            store: engine.storage().clone(),
         };
         DeliverySupervisor::start_in_arbiter(engine.arbiter(0), move |_| sup)
     }

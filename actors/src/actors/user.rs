@@ -1,7 +1,7 @@
 //! `UserActor`: one per active user. It holds the user's live sockets and
 //! applies the user's own feed changes (PATCHes, `seen_all`/`read_all`); new
 //! entries are written by the in-app delivery actor in batches across users
-//! (`Store::deliver_in_app`), which hands the resulting frames over
+//! (`QueueRepo::deliver_in_app`), which hands the resulting frames over
 //! (`PushFrames`). Both writers hold the user's feed lock while they assign
 //! `seq`s, and every frame reaches the sockets only once its commit is durable,
 //! strictly in `seq` order: frames that arrive ahead of a predecessor wait in a
@@ -11,7 +11,7 @@
 use super::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::{Delivery, FeedCounts};
-use crate::store::{feed_lock_key, FeedUpdate, Frame, Writes};
+use crate::storage::{FeedUpdate, Frame};
 use actix::prelude::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -99,38 +99,6 @@ impl UserActor {
         }
     }
 
-    fn actor_json(&self, d: &Delivery) -> Value {
-        d.actor_id
-            .and_then(|a| self.engine.store().user(&self.project, &a).ok().flatten())
-            .map(|u| serde_json::to_value(u).unwrap_or(Value::Null))
-            .unwrap_or(Value::Null)
-    }
-
-    /// Stages one event per changed entry and the counts; returns the frames.
-    fn stage_events(
-        &self,
-        w: &mut Writes,
-        kind: &str,
-        entries: &[Delivery],
-        counts: &mut FeedCounts,
-    ) -> Result<Vec<Frame>> {
-        let store = self.engine.store();
-        let mut frames = Vec::with_capacity(entries.len());
-        for d in entries {
-            let actor = self.actor_json(d);
-            frames.push(store.stage_feed_event(
-                w,
-                &self.project,
-                &self.user,
-                kind,
-                d,
-                &actor,
-                counts,
-            )?);
-        }
-        Ok(frames)
-    }
-
     fn send_all(&mut self, f: &Arc<str>) {
         self.sockets.retain(|_, s| s.connected());
         for s in self.sockets.values() {
@@ -174,17 +142,16 @@ impl UserActor {
         let Some(&next) = self.ready.keys().next() else {
             return;
         };
-        let (store, p, u, after) = (
-            self.engine.store().clone(),
+        let (engine, p, u, after) = (
+            self.engine.clone(),
             self.project,
             self.user,
             self.pushed_seq,
         );
-        let t = store.durable_ticket();
         ctx.spawn(
             async move {
-                store.wait_durable(t).await?;
-                store.events_between(&p, &u, after, next - 1)
+                engine.durable().await?;
+                engine.storage().events_between(&p, &u, after, next - 1)
             }
             .into_actor(self)
             .map(move |r, act, ctx| {
@@ -220,17 +187,20 @@ impl UserActor {
         );
     }
 
-    /// Waits for `ticket`, pushes the frames, then resolves with `value`.
-    fn after_durable<T: 'static>(
+    /// After an own change: resolves with `value` at once when nothing
+    /// changed, else once the change is durable and its frames are pushed.
+    fn after_change<T: 'static>(
         &mut self,
-        ticket: u64,
         frames: Vec<Frame>,
         value: T,
     ) -> ResponseActFuture<Self, Result<T>> {
-        let store = self.engine.store().clone();
+        if frames.is_empty() {
+            return Box::pin(async move { Ok(value) }.into_actor(self));
+        }
+        let engine = self.engine.clone();
         self.in_flight += 1;
         Box::pin(
-            async move { store.wait_durable(ticket).await }
+            async move { engine.durable().await }
                 .into_actor(self)
                 .map(move |r, act, ctx| {
                     act.in_flight -= 1;
@@ -250,7 +220,7 @@ impl Actor for UserActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        if let Ok(c) = self.engine.store().feed_counts(&self.project, &self.user) {
+        if let Ok(c) = self.engine.storage().feed_counts(&self.project, &self.user) {
             self.pushed_seq = c.seq;
             self.pushed_meta = c;
         }
@@ -290,7 +260,7 @@ impl Handler<Connect> for UserActor {
             Some(s) => {
                 match self
                     .engine
-                    .store()
+                    .storage()
                     .events_between(&self.project, &self.user, s, latest)?
                 {
                     Some(frames) => {
@@ -329,34 +299,11 @@ impl Handler<UpdateEntry> for UserActor {
 
     fn handle(&mut self, m: UpdateEntry, _: &mut Context<Self>) -> Self::Result {
         self.last_used = Instant::now();
-        let store = self.engine.store().clone();
-        let feed_key = feed_lock_key(&self.project, &self.user);
-        let _feed = store.lock_feeds([feed_key.as_slice()]);
-        let mut w = Writes::new();
-        let out = match store.feed_update(&mut w, &self.project, &self.user, &m.entry, m.update) {
-            Ok(o) => o,
-            Err(e) => return self.fail(e),
-        };
-        if !out.changed {
-            return Box::pin(async move { Ok((out.entry, out.counts)) }.into_actor(self));
+        let storage = self.engine.storage();
+        match storage.update_feed_entry(&self.project, &self.user, &m.entry, m.update) {
+            Ok(c) => self.after_change(c.frames, (c.value, c.counts)),
+            Err(e) => self.fail(e),
         }
-        let mut counts = out.counts;
-        let frames = match self.stage_events(
-            &mut w,
-            "feed_entry.updated",
-            std::slice::from_ref(&out.entry),
-            &mut counts,
-        ) {
-            Ok(f) => f,
-            Err(e) => return self.fail(e),
-        };
-        let res = store.commit(w);
-        store.forget_feed_page(&self.project, &self.user);
-        if let Err(e) = res {
-            return self.fail(e);
-        }
-        let ticket = store.durable_ticket();
-        self.after_durable(ticket, frames, (out.entry, counts))
     }
 }
 
@@ -365,29 +312,14 @@ impl Handler<MarkAll> for UserActor {
 
     fn handle(&mut self, m: MarkAll, _: &mut Context<Self>) -> Self::Result {
         self.last_used = Instant::now();
-        let store = self.engine.store().clone();
-        let feed_key = feed_lock_key(&self.project, &self.user);
-        let _feed = store.lock_feeds([feed_key.as_slice()]);
-        let mut w = Writes::new();
-        let (updated, mut counts) =
-            match store.feed_mark_all(&mut w, &self.project, &self.user, m.read) {
-                Ok(x) => x,
-                Err(e) => return self.fail(e),
-            };
-        if updated.is_empty() {
-            return Box::pin(async move { Ok((0, counts)) }.into_actor(self));
+        match self
+            .engine
+            .storage()
+            .mark_feed(&self.project, &self.user, m.read)
+        {
+            Ok(c) => self.after_change(c.frames, (c.value, c.counts)),
+            Err(e) => self.fail(e),
         }
-        let frames = match self.stage_events(&mut w, "feed_entry.updated", &updated, &mut counts) {
-            Ok(f) => f,
-            Err(e) => return self.fail(e),
-        };
-        let res = store.commit(w);
-        store.forget_feed_page(&self.project, &self.user);
-        if let Err(e) = res {
-            return self.fail(e);
-        }
-        let ticket = store.durable_ticket();
-        self.after_durable(ticket, frames, (updated.len(), counts))
     }
 }
 
@@ -395,7 +327,7 @@ impl Handler<MarkAll> for UserActor {
 mod tests {
     use super::*;
     use crate::actors::EngineConfig;
-    use crate::store::{feed_frame, Store};
+    use crate::store::{feed_frame, Store, Writes};
     use std::sync::Mutex;
 
     /// Stands in for a WebSocket: records the frames it is sent.
@@ -433,7 +365,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         actix::System::new().block_on(async move {
-            let engine = Engine::start(store.clone(), EngineConfig::default()).unwrap();
+            let engine = Engine::start(Arc::new(store.clone()), EngineConfig::default()).unwrap();
             let (p, u) = (Uuid::now_v7(), Uuid::now_v7());
             let got = Arc::new(Mutex::new(vec![]));
             let socket = Socket(got.clone()).start().recipient();

@@ -6,38 +6,9 @@
 use super::keys::Key;
 use super::{Space, SpaceIter};
 use crate::error::Result;
+pub(crate) use crate::storage::{Page, PageReq};
 use sled::IVec;
 use std::ops::Bound;
-
-#[derive(Debug, Clone, Default)]
-pub struct PageReq {
-    pub limit: usize,
-    /// Sort key (bytes after the list prefix) of the boundary item.
-    pub after: Option<Vec<u8>>,
-    pub before: Option<Vec<u8>>,
-}
-
-#[derive(Debug, Clone)]
-pub struct Page<T> {
-    pub items: Vec<T>,
-    /// Sort keys of the first and last item (or of the boundary on an empty page).
-    pub first_key: Option<Vec<u8>>,
-    pub last_key: Option<Vec<u8>>,
-    pub has_more_after: bool,
-    pub has_more_before: bool,
-}
-
-impl<T> Page<T> {
-    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
-        Page {
-            items: self.items.into_iter().map(f).collect(),
-            first_key: self.first_key,
-            last_key: self.last_key,
-            has_more_after: self.has_more_after,
-            has_more_before: self.has_more_before,
-        }
-    }
-}
 
 fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     let mut end = prefix.to_vec();

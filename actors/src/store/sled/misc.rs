@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::model::{
     new_id, Channel, ChannelType, Flow, FlowStatus, Subscription, Timestamp, Topic, User,
 };
+use crate::storage::{IdempotentResponse, PushSubscription};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -48,31 +49,6 @@ fn no_key() -> Error {
     Error::internal(
         "the store was opened without its secret key: channel secrets cannot be read or written",
     )
-}
-
-/// A stored 2xx response, replayed for a repeated idempotency key.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct IdempotentResponse {
-    pub payload_hash: Vec<u8>,
-    pub status: u16,
-    pub body: Vec<u8>,
-    pub created_at: Timestamp,
-}
-
-/// A domain type (the providers read it without the store); re-exported here
-/// where the store's callers have always found it.
-pub use crate::model::PushSubscription;
-
-impl PushSubscription {
-    pub fn view(&self) -> serde_json::Value {
-        serde_json::json!({
-            "id": self.id,
-            "channel_id": self.channel_id,
-            "identifier": self.identifier,
-            "platform": self.platform,
-            "created_at": self.created_at,
-        })
-    }
 }
 
 impl Store {
@@ -690,7 +666,7 @@ mod tests {
         let store = Store::open(dir.path()).unwrap();
         let p = Uuid::now_v7();
         let ext = "striped-user";
-        let stripe = store.stripe(&crate::store::users::user_lock_key(&p, ext));
+        let stripe = store.stripe(&crate::store::sled::users::user_lock_key(&p, ext));
         // a topic key whose lock falls on the user's stripe (1 in 4,096 keys)
         let key = (0..1_000_000)
             .map(|i| format!("t{i}"))

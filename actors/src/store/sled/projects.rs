@@ -6,6 +6,7 @@ use super::keys::Key;
 use super::{codec, Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::model::{new_id, Channel, ChannelType, Project, Timestamp};
+use crate::storage::NewProjectKeys;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,13 +40,6 @@ pub fn check_project_name(name: &str) -> Result<()> {
             "a project name is 1 to 100 letters, digits, '-', '_' or '.', starting with a letter or digit",
         ))
     }
-}
-
-/// The keys of a newly created project; the secret is shown once and then only its
-/// hash is kept.
-pub struct NewProjectKeys {
-    pub public_key: String,
-    pub secret_key: String,
 }
 
 pub fn hash_secret(secret: &str) -> Vec<u8> {

@@ -301,10 +301,10 @@ mod tests {
             actor_id: n.actor_id,
             recipient_id: n.recipient_id,
             attempts: 3,
-            error: Some(DeliveryError {
-                code: "provider_rejected".into(),
-                message: "no".into(),
-            }),
+            error: Some(DeliveryError::new(
+                crate::model::DeliveryErrorCode::ProviderRejected,
+                "no",
+            )),
             due_at: now,
             next_attempt_at: None,
             sent_at: None,

@@ -7,9 +7,8 @@
 //! crash resumes where it stopped. `finish_deliveries` records outcomes and marks
 //! notifications and runs `processed` when their last delivery settles.
 
-use super::feed::{feed_lock_key, Frame};
+use super::feed::feed_lock_key;
 use super::keys::{tail_id, uuid_at, Key};
-use super::misc::IdempotentResponse;
 use super::page::{
     key_range, packed_chunk, paginate, within, Bounds, PackedSource, Page, PageReq, Source,
     TreeSource,
@@ -17,44 +16,20 @@ use super::page::{
 use super::records::{group_member, group_members, GroupKv, Grouper, NotifRec};
 use super::users::user_lock_key;
 use super::{codec, Space, Store, Writes, T};
+use crate::delivery::accept::{self, Recipient, Stager};
+use crate::delivery::expand;
+use crate::delivery::settle;
+use crate::delivery::tally::Tally;
 use crate::error::{Error, Result, Validator};
 use crate::model::*;
 use crate::render::RunRenderer;
+use crate::storage::{
+    AcceptInput, AcceptedRun, ActorSpec, DeliveryFilter, Finished, IdempotentResponse,
+    NotificationFilter, Outcome, QueueItem, UserFrames,
+};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use uuid::Uuid;
-
-/// One explicit recipient of a run, identified inline.
-#[derive(Debug, Clone)]
-pub struct RunRecipient {
-    pub external_id: String,
-    pub patch: UserPatch,
-}
-
-#[derive(Debug, Clone)]
-pub enum ActorSpec {
-    Existing(String),
-    Inline(String, UserPatch),
-}
-
-pub struct AcceptInput {
-    pub flow: Flow,
-    pub recipients: Vec<RunRecipient>,
-    pub actor: Option<ActorSpec>,
-    pub topic: Option<String>,
-    pub data: Value,
-    /// `(scope, payload hash)`: the 202 is stored for replay in the same commit.
-    pub idempotency: Option<(Vec<u8>, Vec<u8>)>,
-}
-
-/// A pending delivery as the delivery actors know it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct QueueItem {
-    pub project: Uuid,
-    pub delivery_id: Uuid,
-    pub channel_type: ChannelType,
-    pub due_ms: i64,
-}
 
 /// The `queue` tree holds exactly the pending deliveries: key `(project,
 /// delivery)`, value `(channel type, due ms)`. It is both the recovery list and the
@@ -119,140 +94,9 @@ fn first_of_group(tree: &Space<'_>, key: &[u8], at: usize) -> Result<bool> {
     Ok(tree.range(group..key).next().is_none())
 }
 
-pub struct AcceptedRun {
-    pub run: FlowRun,
-    /// The 202 body, as stored for idempotent replay.
-    pub body: Vec<u8>,
-    pub queued: Vec<QueueItem>,
-    /// Live-feed frames of the in-app deliveries settled with the run, to push
-    /// once the commit is durable.
-    pub frames: UserFrames,
-}
-
-/// Deliveries as written, and the `(project, run)` pairs that became processed.
-pub type Finished = (Vec<Delivery>, Vec<(Uuid, Uuid)>);
-
-/// Frames per `(project, user)`, each list in `seq` order.
-pub type UserFrames = Vec<(Uuid, Uuid, Vec<Frame>)>;
-
-/// What happened to one delivery attempt.
-#[derive(Debug, Clone)]
-pub enum Outcome {
-    Sent {
-        outcomes: Option<Value>,
-    },
-    Failed(DeliveryError),
-    Skipped(DeliveryError),
-    Retry {
-        error: DeliveryError,
-        at: Timestamp,
-        outcomes: Option<Value>,
-    },
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct NotificationFilter {
-    pub status: Option<bool>,
-    pub topic: Option<String>,
-    pub created_after: Option<Timestamp>,
-    pub created_before: Option<Timestamp>,
-    pub flow_id: Option<Uuid>,
-    pub flow_run_id: Option<Uuid>,
-    pub recipient: Option<Uuid>,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct DeliveryFilter {
-    pub status: Option<DeliveryStatus>,
-    pub channel_type: Option<ChannelType>,
-    pub channel_id: Option<Uuid>,
-    pub notification_id: Option<Uuid>,
-    pub recipient: Option<Uuid>,
-    pub created_after: Option<Timestamp>,
-    pub created_before: Option<Timestamp>,
-}
-
-/// Engine metrics of a batch of deliveries as written (final statuses counted,
-/// a pending one after an attempt as a retry, a sent one with how long it took
-/// from the run's acceptance), recorded once per series instead of once per
-/// delivery: each `metrics` macro call builds its labels and looks its series up
-/// in the registry, which showed in the fan-out profile. Recorded on `flush` and
-/// on drop.
-#[derive(Default)]
-pub(super) struct Tally {
-    /// (channel type, final status or retry, delivery latency in ms) → count.
-    counts: HashMap<(ChannelType, Option<DeliveryStatus>, i64), usize>,
-}
-
-impl Tally {
-    /// Counts a written delivery: final ones by status (and the latency of sent
-    /// ones), retried ones as retries.
-    pub(super) fn add(&mut self, d: &Delivery, now: Timestamp) {
-        let key = if d.status.is_final() {
-            let ms = if d.status == DeliveryStatus::Sent {
-                (now.millis() - d.created_at.millis()).max(0)
-            } else {
-                0
-            };
-            (d.channel_type, Some(d.status), ms)
-        } else if d.attempts > 0 {
-            (d.channel_type, None, 0)
-        } else {
-            return;
-        };
-        *self.counts.entry(key).or_default() += 1;
-    }
-
-    /// Records the metrics of deliveries just written, at once.
-    pub(super) fn record(ds: &[Delivery], now: Timestamp) {
-        let mut tally = Tally::default();
-        for d in ds {
-            tally.add(d, now);
-        }
-    }
-
-    pub(super) fn flush(&mut self) {
-        for ((ct, status, ms), n) in self.counts.drain() {
-            let ct = ct.as_str();
-            match status {
-                Some(s) => {
-                    metrics::counter!("herald_deliveries_total", "channel_type" => ct, "status" => s.as_str())
-                        .increment(n as u64);
-                    if s == DeliveryStatus::Sent {
-                        metrics::histogram!("herald_flow_run_delivery_seconds", "channel_type" => ct)
-                            .record_many(ms as f64 / 1000.0, n);
-                    }
-                }
-                None => {
-                    metrics::counter!("herald_delivery_retries_total", "channel_type" => ct)
-                        .increment(n as u64);
-                }
-            }
-        }
-    }
-}
-
-impl Drop for Tally {
-    fn drop(&mut self) {
-        self.flush();
-    }
-}
-
 fn in_range(id: &Uuid, after: &Option<Timestamp>, before: &Option<Timestamp>) -> bool {
     let t = Timestamp::of_id(id);
     after.is_none_or(|a| t > a) && before.is_none_or(|b| t < b)
-}
-
-/// Per-run state used while staging notifications.
-struct Stager<'a> {
-    project: Uuid,
-    run: &'a FlowRun,
-    renderer: RunRenderer,
-    channels: HashMap<Uuid, Option<Channel>>,
-    actor: Value,
-    /// The template context's parts shared by every recipient of the run,
-    /// converted to template values once.
-    shared: crate::render::Shared,
 }
 
 /// What staging notifications produces for one write set (or for one share of
@@ -329,159 +173,38 @@ impl Store {
         })
     }
 
-    /// Stages one notification and its deliveries. Returns whether it is pending.
-    ///
-    /// An in_app delivery that is due at once has nothing to wait for, so it is
-    /// settled in the same commit: the delivery is stored `sent` and added to
-    /// `feed`, for `stage_feeds` to write its feed entry and event. That saves
-    /// the queue entry, a second write of the delivery and, for a flow with
-    /// only in_app steps, a second write of the notification.
+    /// Stages one notification and its deliveries as `accept` decides them:
+    /// the record (grouped when nothing is pending), its status index and
+    /// queue entries; in-app deliveries settled at once go to `part.feed`, for
+    /// `stage_feeds` to write their feed entries and events.
     fn stage_notification(&self, st: &Stager, user: &User, part: &mut Part) -> Result<()> {
         let p = st.project;
-        let run = st.run;
         let (nid, now) = part.next_id(&p);
         let prefs = self.preferences(&p, &user.id)?;
-        let ctx = st.shared.context(user);
-        let mut pending = false;
-        let mut offset_ms: i64 = 0;
-        // In-app deliveries sent at once: (index in `deliveries`, entry JSON).
-        let mut to_feed: Vec<(usize, String)> = vec![];
-        let mut external_pending = false;
-        let mut deliveries = Vec::with_capacity(run.flow.steps.len());
-        for (i, step) in run.flow.steps.iter().enumerate() {
-            if step.kind == "delay" {
-                offset_ms += (step.seconds.unwrap_or(0) as i64).saturating_mul(1000);
-                continue;
-            }
-            let Some(cid) = step.channel_id else { continue };
-            let channel_type = match st.channels.get(&cid) {
-                Some(Some(c)) => c.channel_type,
-                _ => ChannelType::InApp,
-            };
-            let did = delivery_id(&nid, i);
-            let dnow = now;
-            let template = step.template.clone().unwrap_or_default();
-            let mut status = DeliveryStatus::Pending;
-            let mut error = None;
-            let data = match st.renderer.render(i, &template, &ctx) {
-                Ok(r) => r,
-                Err(msg) => {
-                    status = DeliveryStatus::Failed;
-                    error = Some(DeliveryError {
-                        code: "template_error".into(),
-                        message: msg,
-                    });
-                    Rendered::default()
-                }
-            };
-            if status == DeliveryStatus::Pending {
-                match st.channels.get(&cid) {
-                    Some(Some(_)) => {
-                        if !prefs.allows(&run.flow.handle, channel_type) {
-                            status = DeliveryStatus::Skipped;
-                            error = Some(DeliveryError {
-                                code: "preference".into(),
-                                message: format!(
-                                    "the recipient opted out of {}",
-                                    channel_type.as_str()
-                                ),
-                            });
-                        }
-                    }
-                    _ => {
-                        status = DeliveryStatus::Failed;
-                        error = Some(DeliveryError {
-                            code: "provider_not_configured".into(),
-                            message: "the step's channel no longer exists".into(),
-                        });
-                    }
-                }
-            }
-            let due = run.created_at.plus_millis(offset_ms);
-            let mut d = Delivery {
-                id: did,
-                notification_id: nid,
-                flow_run_id: run.id,
-                flow_id: run.flow_id,
-                channel_id: cid,
-                channel_type,
-                topic: run.topic.clone(),
-                status,
-                data,
-                outcomes: None,
-                actor_id: run.actor_id,
-                recipient_id: user.id,
-                attempts: 0,
-                error,
-                due_at: due,
-                next_attempt_at: if status == DeliveryStatus::Pending {
-                    Some(due)
-                } else {
-                    None
-                },
-                sent_at: None,
-                seen_at: None,
-                read_at: None,
-                clicked_at: None,
-                archived_at: None,
-                created_at: dnow,
-                updated_at: dnow,
-            };
-            // Steps go out in order: an in_app step after an external step that
-            // is still to be attempted waits in the queue like any other.
-            if channel_type == ChannelType::InApp
-                && status == DeliveryStatus::Pending
-                && due.millis() <= now.millis()
-                && !external_pending
-            {
-                d.status = DeliveryStatus::Sent;
-                d.attempts = 1;
-                d.sent_at = Some(now);
-                d.next_attempt_at = None;
-                let json = serde_json::to_string(&d.feed_entry(&st.actor))
-                    .map_err(|e| Error::internal(e.to_string()))?;
-                to_feed.push((deliveries.len(), json));
-            }
-            let status = d.status;
-            part.metrics.add(&d, now);
-            deliveries.push(d);
-            if status_indexed(status) {
+        let q0 = part.queued.len();
+        let Recipient {
+            n,
+            deliveries,
+            to_feed,
+            pending,
+        } = st.stage(user, &prefs, nid, now, &mut part.queued, &mut part.metrics)?;
+        for d in &deliveries {
+            if status_indexed(d.status) {
                 part.w.put(
                     T::deliv_by_status,
-                    Key::new().id(&p).u8(status.index()).id(&did),
+                    Key::new().id(&p).u8(d.status.index()).id(&d.id),
                     b"",
                 );
             }
-            if status == DeliveryStatus::Pending {
-                pending = true;
-                external_pending |= channel_type != ChannelType::InApp;
-                let q = QueueItem {
-                    project: p,
-                    delivery_id: did,
-                    channel_type,
-                    due_ms: due.millis(),
-                };
-                part.w.put(T::queue, q.key(), q.value());
-                part.queued.push(q);
-            }
+        }
+        for q in &part.queued[q0..] {
+            part.w.put(T::queue, q.key(), q.value());
         }
         if to_feed.is_empty() {
             // No feed entry lists this notification for its recipient.
             part.w
                 .put(T::feed, recipient_marker(&p, &user.id, &nid), b"");
         }
-        let n = Notification {
-            id: nid,
-            flow_id: run.flow_id,
-            flow_run_id: run.id,
-            topic: run.topic.clone(),
-            processed: !pending,
-            actor_id: run.actor_id,
-            recipient_id: user.id,
-            processed_at: if pending { None } else { Some(now) },
-            created_at: now,
-            updated_at: now,
-        };
         let rec = NotifRec { n, d: deliveries };
         if pending {
             part.w.put_rec(T::notifications, notif_key(&p, &nid), &rec);
@@ -569,14 +292,7 @@ impl Store {
     /// a lock table per project, for nothing this does not give.
     pub fn accept_run(&self, project: &Uuid, input: AcceptInput) -> Result<AcceptedRun> {
         // Dedupe explicit recipients, keeping the first position and merging fields.
-        let mut order: Vec<String> = vec![];
-        let mut patches: HashMap<String, Vec<UserPatch>> = HashMap::new();
-        for r in input.recipients {
-            if !patches.contains_key(&r.external_id) {
-                order.push(r.external_id.clone());
-            }
-            patches.entry(r.external_id).or_default().push(r.patch);
-        }
+        let (order, patches) = accept::dedupe(input.recipients);
         let mut lock_keys: Vec<Vec<u8>> = order.iter().map(|e| user_lock_key(project, e)).collect();
         let actor_ext = match &input.actor {
             Some(ActorSpec::Existing(e)) | Some(ActorSpec::Inline(e, _)) => Some(e.clone()),
@@ -910,18 +626,8 @@ impl Store {
     ) -> Result<PreparedChunk> {
         let chunk =
             self.topic_subscribers_chunk(project, topic, state.expand_cursor.as_ref(), n)?;
-        let mut done = chunk.len() < n;
         let mut todo = Vec::with_capacity(chunk.len());
-        for (sid, uid) in &chunk {
-            if *sid > state.id {
-                done = true;
-                break;
-            }
-            state.expand_cursor = Some(*sid);
-            if !explicit.contains(uid) {
-                todo.push(*uid);
-            }
-        }
+        let done = expand::select(state, &chunk, n, explicit, &mut todo);
         let stage = |uids: &[Uuid]| -> Result<Part> {
             let mut part = Part::default();
             for uid in uids {
@@ -1349,7 +1055,7 @@ impl Store {
     /// Records the outcomes of attempts, plus `extra` writes staged by the caller,
     /// in one commit (see `stage_finish`). Returns the deliveries as written and
     /// the runs that became processed.
-    pub fn finish_deliveries(
+    pub(crate) fn finish_deliveries(
         &self,
         items: &[(QueueItem, Outcome)],
         extra: Writes,
@@ -1385,50 +1091,10 @@ impl Store {
                 continue;
             }
             let old = d.status;
-            match o {
-                Outcome::Sent { outcomes } => {
-                    d.status = DeliveryStatus::Sent;
-                    d.attempts += 1;
-                    d.error = None;
-                    d.sent_at = Some(now);
-                    d.next_attempt_at = None;
-                    if outcomes.is_some() {
-                        d.outcomes = outcomes;
-                    }
-                    w.del(T::queue, q.key());
-                }
-                Outcome::Failed(e) => {
-                    d.status = DeliveryStatus::Failed;
-                    d.attempts += 1;
-                    d.error = Some(e);
-                    d.next_attempt_at = None;
-                    w.del(T::queue, q.key());
-                }
-                Outcome::Skipped(e) => {
-                    d.status = DeliveryStatus::Skipped;
-                    d.error = Some(e);
-                    d.next_attempt_at = None;
-                    w.del(T::queue, q.key());
-                }
-                Outcome::Retry {
-                    error,
-                    at,
-                    outcomes,
-                } => {
-                    d.attempts += 1;
-                    d.error = Some(error);
-                    d.next_attempt_at = Some(at);
-                    if outcomes.is_some() {
-                        d.outcomes = outcomes;
-                    }
-                    let nq = QueueItem {
-                        due_ms: at.millis(),
-                        ..q
-                    };
-                    w.put(T::queue, nq.key(), nq.value());
-                }
+            match settle::apply(d, &q, o, now) {
+                Some(nq) => w.put(T::queue, nq.key(), nq.value()),
+                None => w.del(T::queue, q.key()),
             }
-            d.updated_at = now;
             if old != d.status && status_indexed(d.status) {
                 w.put(
                     T::deliv_by_status,
@@ -1445,10 +1111,7 @@ impl Store {
             if !t {
                 continue;
             }
-            if !rec.n.processed && rec.d.iter().all(|d| d.status.is_final()) {
-                rec.n.processed = true;
-                rec.n.processed_at = Some(now);
-                rec.n.updated_at = now;
+            if settle::notification_done(&mut rec.n, &rec.d, now) {
                 *run_done.entry((*p, rec.n.flow_run_id)).or_default() += 1;
             }
             w.put_rec(T::notifications, notif_key(p, nid), &*rec);
@@ -1462,9 +1125,7 @@ impl Store {
             w.put(T::run_pending, &pk, left.to_be_bytes());
             if left == 0 {
                 if let Some(mut run) = self.flow_run(&p, &rid)? {
-                    if run.expanded && !run.processed {
-                        run.processed = true;
-                        run.processed_at = Some(now);
+                    if settle::run_done(&mut run, now) {
                         w.del(T::runs_active, Key::new().id(&rid).id(&p));
                         w.put_rec(T::flow_runs, Key::new().id(&p).id(&rid), &run);
                         runs_processed.push((p, rid));

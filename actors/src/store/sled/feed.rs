@@ -9,48 +9,20 @@
 
 use super::keys::{tail_id, Key};
 use super::page::{scan, Page, PageReq};
-use super::runs::{Outcome, QueueItem, Tally};
 use super::{Store, Writes, T};
+use crate::delivery::frames::{feed_frame, feed_frame_with};
+use crate::delivery::tally::Tally;
 use crate::error::{Error, Result};
-use crate::model::{ChannelType, Delivery, DeliveryError, DeliveryStatus, FeedCounts, Timestamp};
+use crate::model::{
+    ChannelType, Delivery, DeliveryError, DeliveryErrorCode, DeliveryStatus, FeedCounts, Timestamp,
+};
+use crate::storage::{
+    FeedChange, FeedFilter, FeedUpdate, FeedUpdateOutcome, Frame, InAppBatch, Outcome, QueueItem,
+};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use uuid::Uuid;
-
-/// One live-feed frame as sent and as logged: `(seq, JSON text, counts after it)`.
-pub type Frame = (u64, Arc<str>, FeedCounts);
-
-/// Builds the JSON text of a `feed_entry.*` frame, once for every socket.
-pub fn feed_frame(
-    kind: &str,
-    seq: u64,
-    entry: &impl serde::Serialize,
-    counts: &FeedCounts,
-) -> (Arc<str>, FeedCounts) {
-    let entry = serde_json::to_string(entry).unwrap_or_else(|_| "{}".into());
-    feed_frame_with(kind, seq, &entry, counts)
-}
-
-/// `feed_frame` around an entry already serialised: the entry does not depend
-/// on the counts or `seq`, so it can be serialised before the feed lock is
-/// taken. Keys come in the order a JSON object would print them.
-pub(crate) fn feed_frame_with(
-    kind: &str,
-    seq: u64,
-    entry_json: &str,
-    counts: &FeedCounts,
-) -> (Arc<str>, FeedCounts) {
-    use std::fmt::Write;
-    let mut text = String::with_capacity(entry_json.len() + 96);
-    let kind = serde_json::to_string(kind).unwrap_or_else(|_| "\"\"".into());
-    let _ = write!(
-        text,
-        r#"{{"entry":{entry_json},"meta":{{"unread_count":{},"unseen_count":{}}},"seq":{seq},"type":{kind}}}"#,
-        counts.unread, counts.unseen
-    );
-    (Arc::from(text), *counts)
-}
 
 /// The first page of each user's feed as last answered, so the most frequent
 /// User API read (an inbox polling its feed) is served from memory without a
@@ -155,31 +127,9 @@ pub fn feed_lock_key(project: &Uuid, user: &Uuid) -> Vec<u8> {
     Key::new().u8(b'f').id(project).id(user).0
 }
 
-/// What one `deliver_in_app` batch did.
-#[derive(Default)]
-pub struct InAppBatch {
-    /// The frames of each user whose feed changed, in `seq` order. They may be
-    /// pushed to sockets once the commit is durable.
-    pub frames: super::runs::UserFrames,
-    /// Runs that became processed.
-    pub runs: Vec<(Uuid, Uuid)>,
-    /// Deliveries settled (sent, or skipped for a deleted recipient).
-    pub settled: usize,
-}
-
 const SEEN: u8 = 1;
 const READ: u8 = 2;
 const ARCHIVED: u8 = 4;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FeedFilter {
-    #[default]
-    All,
-    Unread,
-    Unseen,
-    Read,
-    Archived,
-}
 
 impl FeedFilter {
     pub fn parse(s: &str) -> Option<Self> {
@@ -202,21 +152,6 @@ impl FeedFilter {
             FeedFilter::Archived => archived,
         }
     }
-}
-
-/// A PATCH of one feed entry; `None` leaves a flag alone.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FeedUpdate {
-    pub seen: Option<bool>,
-    pub read: Option<bool>,
-    pub clicked: Option<bool>,
-    pub archived: Option<bool>,
-}
-
-pub struct FeedUpdateOutcome {
-    pub entry: Delivery,
-    pub counts: FeedCounts,
-    pub changed: bool,
 }
 
 /// A feed entry's state as stored under its key in the feed tree: the flags
@@ -306,7 +241,7 @@ impl Store {
     /// Every change of the counts comes with an event, so the latest event holds
     /// the current counts (`feed_counts`): no separate counts record to write.
     /// Value: written at (ms, 8 bytes), unread (8), unseen (8), then the frame.
-    pub fn stage_event(
+    pub(crate) fn stage_event(
         &self,
         w: &mut Writes,
         project: &Uuid,
@@ -347,7 +282,7 @@ impl Store {
     /// has already brought up to date for this change. Returns the frame to push
     /// once the commit is durable.
     #[allow(clippy::too_many_arguments)]
-    pub fn stage_feed_event(
+    pub(crate) fn stage_feed_event(
         &self,
         w: &mut Writes,
         project: &Uuid,
@@ -497,10 +432,10 @@ impl Store {
                 for &i in idx {
                     settling.set_outcome(
                         i,
-                        Outcome::Skipped(DeliveryError {
-                            code: "missing_address".into(),
-                            message: "the recipient was deleted".into(),
-                        }),
+                        Outcome::Skipped(DeliveryError::new(
+                            DeliveryErrorCode::MissingAddress,
+                            "the recipient was deleted",
+                        )),
                     );
                 }
                 continue;
@@ -608,7 +543,7 @@ impl Store {
 
     /// Stages a new feed entry for `d` (an in_app delivery being marked sent);
     /// the caller stores the counts.
-    pub fn stage_feed_insert(
+    pub(crate) fn stage_feed_insert(
         &self,
         w: &mut Writes,
         project: &Uuid,
@@ -675,7 +610,7 @@ impl Store {
     /// Applies a PATCH. `read: false` / `seen: false` on an entry that already is
     /// read / seen is an invalid transition; repeating a true keeps the first time.
     /// Stages the PATCH into `w` (the caller commits, with its event).
-    pub fn feed_update(
+    pub(crate) fn feed_update(
         &self,
         w: &mut Writes,
         project: &Uuid,
@@ -747,7 +682,7 @@ impl Store {
     /// Stages `seen_all`/`read_all` into `w`: every non-archived entry not yet
     /// seen / read. Returns the entries changed and the counts after (the caller
     /// stores the counts with its events and commits).
-    pub fn feed_mark_all(
+    pub(crate) fn feed_mark_all(
         &self,
         w: &mut Writes,
         project: &Uuid,
@@ -783,6 +718,85 @@ impl Store {
             updated.push(d);
         }
         Ok((updated, counts))
+    }
+
+    /// Applies a PATCH of one feed entry with its `feed_entry.updated` event,
+    /// in one commit under the user's feed lock.
+    pub fn update_feed_entry(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        id: &Uuid,
+        u: FeedUpdate,
+    ) -> Result<FeedChange<Delivery>> {
+        let key = feed_lock_key(project, user);
+        let _feed = self.lock_feeds([key.as_slice()]);
+        let mut w = Writes::new();
+        let out = self.feed_update(&mut w, project, user, id, u)?;
+        let mut counts = out.counts;
+        let frames = if out.changed {
+            let entries = std::slice::from_ref(&out.entry);
+            self.commit_feed_events(w, project, user, entries, &mut counts)?
+        } else {
+            vec![]
+        };
+        Ok(FeedChange {
+            value: out.entry,
+            counts,
+            frames,
+        })
+    }
+
+    /// Applies `seen_all` (or `read_all`) with one event per entry changed, in
+    /// one commit under the user's feed lock.
+    pub fn mark_feed(&self, project: &Uuid, user: &Uuid, read: bool) -> Result<FeedChange<usize>> {
+        let key = feed_lock_key(project, user);
+        let _feed = self.lock_feeds([key.as_slice()]);
+        let mut w = Writes::new();
+        let (updated, mut counts) = self.feed_mark_all(&mut w, project, user, read)?;
+        let frames = if updated.is_empty() {
+            vec![]
+        } else {
+            self.commit_feed_events(w, project, user, &updated, &mut counts)?
+        };
+        Ok(FeedChange {
+            value: updated.len(),
+            counts,
+            frames,
+        })
+    }
+
+    /// Stages a `feed_entry.updated` event per changed entry after `w`'s
+    /// changes and commits them together (the caller holds the feed lock);
+    /// returns the frames.
+    fn commit_feed_events(
+        &self,
+        mut w: Writes,
+        project: &Uuid,
+        user: &Uuid,
+        entries: &[Delivery],
+        counts: &mut FeedCounts,
+    ) -> Result<Vec<Frame>> {
+        let mut frames = Vec::with_capacity(entries.len());
+        for d in entries {
+            let actor = d
+                .actor_id
+                .and_then(|a| self.user(project, &a).ok().flatten())
+                .map(|u| serde_json::to_value(u).unwrap_or(Value::Null))
+                .unwrap_or(Value::Null);
+            frames.push(self.stage_feed_event(
+                &mut w,
+                project,
+                user,
+                "feed_entry.updated",
+                d,
+                &actor,
+                counts,
+            )?);
+        }
+        let res = self.commit(w);
+        self.forget_feed_page(project, user);
+        res.map(|()| frames)
     }
 }
 

@@ -1,0 +1,241 @@
+//! The engine's operations for the HTTP layer. Every change goes through here:
+//! storage work runs on the blocking pool, and a change that lets deliveries
+//! or live-feed frames go waits for durability first (`Engine::release`:
+//! persist first, then message an actor).
+
+use super::engine::Engine;
+use crate::error::{Error, Result};
+use crate::model::{Channel, Flow, Preferences, Project, Subscription, Topic, User, UserPatch};
+use crate::storage::{
+    AcceptInput, IdempotentResponse, NewProjectKeys, PushSubscription, Storage, UserFrames,
+};
+use uuid::Uuid;
+
+impl Engine {
+    /// Runs blocking storage work on the blocking pool, never on an async
+    /// worker thread.
+    pub async fn run<T, F>(&self, f: F) -> Result<T>
+    where
+        F: FnOnce(&dyn Storage) -> Result<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let storage = self.storage().clone();
+        match tokio::task::spawn_blocking(move || f(&*storage)).await {
+            Ok(r) => r,
+            Err(e) => Err(Error::internal(format!("blocking task failed: {e}"))),
+        }
+    }
+
+    /// Waits until every change applied so far is durable (one shared flush).
+    pub async fn durable(&self) -> Result<()> {
+        let s = self.storage();
+        s.wait_durable(s.durable_ticket()).await
+    }
+
+    /// Persist first, then message actors: once every change applied so far is
+    /// durable, pushes `frames` to their users' actors and then runs `then`
+    /// (hand deliveries to channel actors, start or stop a run's actor).
+    pub async fn release(&self, frames: UserFrames, then: impl FnOnce(&Engine)) -> Result<()> {
+        self.durable().await?;
+        self.push_frames(frames);
+        then(self);
+        Ok(())
+    }
+
+    /// Accepts a run: stores it with everything it stages, waits until it is
+    /// durable (the 202 promises it), pushes its frames and starts its actor.
+    /// Returns the 202 body, as stored for idempotent replay.
+    pub async fn accept_run(&self, project: Uuid, input: AcceptInput) -> Result<Vec<u8>> {
+        // The project's share of staging (renders run on threads every
+        // project shares), weighted by the recipients rendered here.
+        let permit = self.staging_permit(project, input.recipients.len()).await;
+        let accepted = self.run(move |s| s.accept_run(&project, input)).await;
+        drop(permit);
+        let accepted = accepted?;
+        let (run, queued) = (accepted.run.id, accepted.queued);
+        self.release(accepted.frames, |e| e.start_run(project, run, queued))
+            .await?;
+        Ok(accepted.body)
+    }
+
+    /// Creates or patches a user; true when it was created.
+    pub async fn upsert_user(
+        &self,
+        project: Uuid,
+        ext: String,
+        patch: UserPatch,
+    ) -> Result<(User, bool)> {
+        self.run(move |s| s.upsert_user(&project, &ext, &patch))
+            .await
+    }
+
+    pub async fn delete_user(&self, project: Uuid, ext: String) -> Result<()> {
+        self.run(move |s| s.delete_user(&project, &ext)).await
+    }
+
+    pub async fn update_preferences(
+        &self,
+        project: Uuid,
+        user: User,
+        patch: Preferences,
+    ) -> Result<Preferences> {
+        self.run(move |s| s.update_preferences(&project, &user, &patch))
+            .await
+    }
+
+    /// Changes the project with `f` under its lock.
+    pub async fn update_project(
+        &self,
+        id: Uuid,
+        f: impl FnOnce(&mut Project) + Send + 'static,
+    ) -> Result<Project> {
+        self.run(move |s| s.update_project(&id, Box::new(f))).await
+    }
+
+    /// Creates a project; its keys and the project as stored.
+    pub async fn create_project(&self, name: String) -> Result<(Project, NewProjectKeys)> {
+        self.run(move |s| {
+            let keys = s.create_project(&name, None)?;
+            let p = s
+                .project_by_name(&name)?
+                .ok_or_else(|| Error::internal("project created but not found"))?;
+            Ok((p, keys))
+        })
+        .await
+    }
+
+    /// A new secret for the named project; the old one works for `grace`.
+    pub async fn rotate_secret(
+        &self,
+        name: String,
+        grace: std::time::Duration,
+    ) -> Result<(Project, String)> {
+        self.run(move |s| s.rotate_secret(&name, grace)).await
+    }
+
+    /// Deletes the named project and everything it owns.
+    pub async fn delete_project(&self, name: String) -> Result<Project> {
+        self.run(move |s| s.delete_project(&name)).await
+    }
+
+    pub async fn put_channel(&self, project: Uuid, c: Channel) -> Result<()> {
+        self.run(move |s| s.put_channel(&project, &c)).await
+    }
+
+    /// Changes a channel with `f` under its lock (an error from `f` leaves it).
+    pub async fn update_channel(
+        &self,
+        project: Uuid,
+        id: Uuid,
+        f: impl FnOnce(&mut Channel) -> Result<()> + Send + 'static,
+    ) -> Result<Channel> {
+        self.run(move |s| s.update_channel(&project, &id, Box::new(f)))
+            .await
+    }
+
+    /// Deletes a channel once `check` (run in the same job) lets it.
+    pub async fn delete_channel(
+        &self,
+        project: Uuid,
+        id: Uuid,
+        check: impl FnOnce(&dyn Storage) -> Result<()> + Send + 'static,
+    ) -> Result<()> {
+        self.run(move |s| {
+            check(s)?;
+            s.delete_channel(&project, &id)
+        })
+        .await
+    }
+
+    pub async fn create_flow(&self, project: Uuid, f: Flow) -> Result<()> {
+        self.run(move |s| s.create_flow(&project, &f)).await
+    }
+
+    /// Changes a flow with `f` under its lock (an error from `f` leaves it).
+    pub async fn update_flow(
+        &self,
+        project: Uuid,
+        id: Uuid,
+        f: impl FnOnce(&mut Flow) -> Result<()> + Send + 'static,
+    ) -> Result<Flow> {
+        self.run(move |s| s.update_flow(&project, &id, Box::new(f)))
+            .await
+    }
+
+    /// Creates or patches a topic; true when it was created.
+    pub async fn put_topic(
+        &self,
+        project: Uuid,
+        key: String,
+        name: Option<Option<String>>,
+        description: Option<Option<String>>,
+    ) -> Result<(Topic, bool)> {
+        self.run(move |s| s.put_topic(&project, &key, name, description))
+            .await
+    }
+
+    pub async fn delete_topic(&self, project: Uuid, key: String) -> Result<()> {
+        self.run(move |s| s.delete_topic(&project, &key)).await
+    }
+
+    /// Subscribes the user `find` names to a topic.
+    pub async fn subscribe(
+        &self,
+        project: Uuid,
+        key: String,
+        find: impl FnOnce(&dyn Storage) -> Result<User> + Send + 'static,
+    ) -> Result<Subscription> {
+        self.run(move |s| s.subscribe(&project, &key, &find(s)?))
+            .await
+    }
+
+    /// Unsubscribes the user `find` (run in the same job) names from a topic.
+    pub async fn unsubscribe(
+        &self,
+        project: Uuid,
+        key: String,
+        find: impl FnOnce(&dyn Storage) -> Result<User> + Send + 'static,
+    ) -> Result<()> {
+        self.run(move |s| s.unsubscribe(&project, &key, &find(s)?))
+            .await
+    }
+
+    /// Registers a push subscription; true when it is new.
+    pub async fn add_push_subscription(
+        &self,
+        project: Uuid,
+        user: Uuid,
+        channel: Uuid,
+        identifier: String,
+        keys: Option<serde_json::Value>,
+        platform: Option<String>,
+    ) -> Result<(PushSubscription, bool)> {
+        self.run(move |s| {
+            s.add_push_subscription(&project, &user, &channel, &identifier, keys, platform)
+        })
+        .await
+    }
+
+    /// Removes a push subscription; true when there was one.
+    pub async fn remove_push_subscription(
+        &self,
+        project: Uuid,
+        user: Uuid,
+        channel: Uuid,
+        identifier: String,
+    ) -> Result<bool> {
+        self.run(move |s| s.remove_push_subscription(&project, &user, &channel, &identifier))
+            .await
+    }
+
+    /// Stores a response for replay under an idempotency key.
+    pub async fn put_idempotent_response(
+        &self,
+        project: Uuid,
+        scope: Vec<u8>,
+        r: IdempotentResponse,
+    ) -> Result<()> {
+        self.run(move |s| s.put_idempotent_response(&project, &scope, &r))
+            .await
+    }
+}

@@ -1,0 +1,315 @@
+//! The storage interface: what the engine asks of a backend, one narrow trait
+//! per aggregate (projects, users, channels, flows, topics, runs, notifications,
+//! the delivery queue, feeds, push subscriptions, idempotency) plus durability,
+//! gathered in `Storage`, which the engine holds as `Arc<dyn Storage>`.
+//!
+//! Arguments and results are domain values (`model::*`, ids, filters, pages;
+//! see `types`). Each call that changes something is atomic on its own: a
+//! backend applies it as one batch (sled) or one transaction (SQL), and a
+//! read-modify-write call (a user upsert, a subscription, settling attempts)
+//! does its own locking. A change is applied when the call returns and durable
+//! once `Durability::wait_durable` returns for a ticket taken after it.
+//!
+//! Calls block: async callers run them on the blocking pool, never on an
+//! executor thread. Page boundaries (`PageReq::after`, `Page::first_key`) are
+//! opaque sort keys that a backend makes and reads back itself.
+
+mod types;
+
+pub use types::*;
+
+use crate::error::Result;
+use crate::model::{
+    Channel, ChannelType, Delivery, FeedCounts, Flow, FlowRun, Notification, Preferences, Project,
+    Subscription, Topic, User, UserPatch,
+};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+use uuid::Uuid;
+
+/// A change of a record made under its lock.
+pub type Edit<'a, T> = Box<dyn FnOnce(&mut T) + Send + 'a>;
+
+/// A change of a record made under its lock that may refuse (and then leaves
+/// the record as it was).
+pub type Change<'a, T> = Box<dyn FnOnce(&mut T) -> Result<()> + Send + 'a>;
+
+/// A project, its credentials and its settings.
+pub trait ProjectRepo {
+    fn project(&self, id: &Uuid) -> Result<Option<Project>>;
+    fn project_by_name(&self, name: &str) -> Result<Option<Project>>;
+    fn projects(&self) -> Result<Vec<Project>>;
+    /// Creates a project with new keys (or the given `(public, secret)`);
+    /// 422 `unique` when the name is taken.
+    fn create_project(&self, name: &str, keys: Option<(String, String)>) -> Result<NewProjectKeys>;
+    /// The project of an API key from memory only (`None` when not cached).
+    fn project_cached(&self, public_key: &str) -> Option<Arc<Project>>;
+    fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>>;
+    /// Changes a project under its lock; 404 when it does not exist.
+    fn update_project(&self, id: &Uuid, f: Edit<'_, Project>) -> Result<Project>;
+    /// A new secret for the named project; the old one works for `grace`.
+    fn rotate_secret(&self, name: &str, grace: Duration) -> Result<(Project, String)>;
+    /// Deletes the named project and everything it owns.
+    fn delete_project(&self, name: &str) -> Result<Project>;
+}
+
+/// Users and their preferences.
+pub trait UserRepo {
+    fn user(&self, project: &Uuid, id: &Uuid) -> Result<Option<User>>;
+    fn user_by_ext(&self, project: &Uuid, ext: &str) -> Result<Option<User>>;
+    /// A user by external id from memory only (`None` when not cached).
+    fn user_cached(&self, project: &Uuid, ext: &str) -> Option<Arc<User>>;
+    fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>>;
+    /// A user by external id; 404 when there is none.
+    fn user_required(&self, project: &Uuid, ext: &str) -> Result<User>;
+    /// Creates or patches a user; true when it was created.
+    fn upsert_user(&self, project: &Uuid, ext: &str, patch: &UserPatch) -> Result<(User, bool)>;
+    fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>>;
+    /// Deletes a user with their subscriptions, preferences and devices.
+    fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()>;
+    fn preferences(&self, project: &Uuid, user: &Uuid) -> Result<Preferences>;
+    /// Merges `patch` into the user's preferences.
+    fn update_preferences(
+        &self,
+        project: &Uuid,
+        user: &User,
+        patch: &Preferences,
+    ) -> Result<Preferences>;
+}
+
+/// Channels (a provider and its configuration, secrets sealed at rest).
+pub trait ChannelRepo {
+    fn channel(&self, project: &Uuid, id: &Uuid) -> Result<Option<Channel>>;
+    fn list_channels(&self, project: &Uuid, req: &PageReq) -> Result<Page<Channel>>;
+    fn all_channels(&self, project: &Uuid) -> Result<Vec<Channel>>;
+    fn put_channel(&self, project: &Uuid, c: &Channel) -> Result<()>;
+    /// Changes a channel under its lock; 404 when it does not exist.
+    fn update_channel(&self, project: &Uuid, id: &Uuid, f: Change<'_, Channel>) -> Result<Channel>;
+    fn delete_channel(&self, project: &Uuid, id: &Uuid) -> Result<()>;
+}
+
+/// Flows and their handles.
+pub trait FlowRepo {
+    fn flow(&self, project: &Uuid, id: &Uuid) -> Result<Option<Flow>>;
+    fn flow_by_handle(&self, project: &Uuid, handle: &str) -> Result<Option<Flow>>;
+    fn list_flows(&self, project: &Uuid, req: &PageReq) -> Result<Page<Flow>>;
+    /// Every flow that is not archived.
+    fn live_flows(&self, project: &Uuid) -> Result<Vec<Flow>>;
+    /// Stores a new flow; 422 `unique` when its handle is taken.
+    fn create_flow(&self, project: &Uuid, f: &Flow) -> Result<()>;
+    /// Changes a flow under its lock; 404 when it does not exist.
+    fn update_flow(&self, project: &Uuid, id: &Uuid, f: Change<'_, Flow>) -> Result<Flow>;
+    /// Whether an active flow has a step on `channel`.
+    fn channel_in_active_flow(&self, project: &Uuid, channel: &Uuid) -> Result<bool>;
+}
+
+/// Topics and their subscriptions.
+pub trait TopicRepo {
+    fn topic(&self, project: &Uuid, key: &str) -> Result<Option<Topic>>;
+    /// Creates or patches a topic; true when it was created.
+    fn put_topic(
+        &self,
+        project: &Uuid,
+        key: &str,
+        name: Option<Option<String>>,
+        description: Option<Option<String>>,
+    ) -> Result<(Topic, bool)>;
+    fn list_topics(&self, project: &Uuid, req: &PageReq) -> Result<Page<Topic>>;
+    fn delete_topic(&self, project: &Uuid, key: &str) -> Result<()>;
+    fn subscription(&self, project: &Uuid, id: &Uuid) -> Result<Option<Subscription>>;
+    /// Subscribes a user (the topic is created when absent); idempotent.
+    fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription>;
+    fn unsubscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<()>;
+    fn topic_subscriptions(
+        &self,
+        project: &Uuid,
+        key: &str,
+        req: &PageReq,
+    ) -> Result<Page<Subscription>>;
+    fn user_subscriptions(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        req: &PageReq,
+    ) -> Result<Page<Subscription>>;
+}
+
+/// Flow runs: accepting one, expanding a topic run, finding what is unfinished.
+pub trait RunRepo {
+    /// Stages and stores a run with its notifications, deliveries, feed entries,
+    /// events, queue items and idempotent response, as one atomic change.
+    fn accept_run(&self, project: &Uuid, input: AcceptInput) -> Result<AcceptedRun>;
+    fn flow_run(&self, project: &Uuid, id: &Uuid) -> Result<Option<FlowRun>>;
+    /// `(project, run)` of every run not yet processed.
+    fn active_runs(&self) -> Result<Vec<(Uuid, Uuid)>>;
+    /// Expands a topic run `n` subscribers at a time, each chunk one atomic
+    /// change with the run's cursor; `out` gets each stored chunk's queued
+    /// deliveries and frames, and stops the expansion by answering false.
+    fn expand_topic(
+        &self,
+        project: &Uuid,
+        run: &Uuid,
+        n: usize,
+        out: &mut (dyn FnMut(Vec<QueueItem>, UserFrames) -> bool + Send),
+    ) -> Result<()>;
+}
+
+/// Notifications and their deliveries, as read back.
+pub trait NotificationRepo {
+    fn notification(&self, project: &Uuid, id: &Uuid) -> Result<Option<Notification>>;
+    fn delivery(&self, project: &Uuid, id: &Uuid) -> Result<Option<Delivery>>;
+    fn notification_deliveries(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<Delivery>>;
+    fn list_notifications(
+        &self,
+        project: &Uuid,
+        f: &NotificationFilter,
+        req: &PageReq,
+    ) -> Result<Page<Notification>>;
+    fn list_deliveries(
+        &self,
+        project: &Uuid,
+        f: &DeliveryFilter,
+        req: &PageReq,
+    ) -> Result<Page<Delivery>>;
+}
+
+/// The delivery queue and the settling of attempts.
+pub trait QueueRepo {
+    /// Every pending delivery of a channel type (the recovery list).
+    fn queue_items(&self, ct: ChannelType) -> Result<Vec<QueueItem>>;
+    /// Records attempts' outcomes, and notifications and runs processed by
+    /// them, as one atomic change.
+    fn settle(&self, items: &[(QueueItem, Outcome)]) -> Result<Finished>;
+    /// Settles queued in-app deliveries into their users' feeds, with their
+    /// events, as one atomic change.
+    fn deliver_in_app(&self, items: &[QueueItem]) -> Result<InAppBatch>;
+}
+
+/// Users' in-app feeds, their counts and their event logs.
+pub trait FeedRepo {
+    fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts>;
+    fn feed_page(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        filter: FeedFilter,
+        req: &PageReq,
+    ) -> Result<Page<Delivery>>;
+    fn feed_entry(&self, project: &Uuid, user: &Uuid, id: &Uuid) -> Result<Delivery>;
+    /// The first page of a feed as last answered, from memory.
+    fn feed_page_cached(&self, project: &Uuid, user: &Uuid, limit: usize) -> Option<Arc<[u8]>>;
+    /// The first page of a feed, built by `build` and remembered until the feed
+    /// or a user of the project changes.
+    fn feed_page_fill(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        limit: usize,
+        build: &mut dyn FnMut(&dyn Storage) -> Result<Vec<u8>>,
+    ) -> Result<Arc<[u8]>>;
+    /// The logged frames after `after` up to `upto`; `None` when the log no
+    /// longer reaches back that far.
+    fn events_between(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        after: u64,
+        upto: u64,
+    ) -> Result<Option<Vec<Vec<u8>>>>;
+    /// Changes one entry's flags with its event, as one atomic change.
+    fn update_feed_entry(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        id: &Uuid,
+        u: FeedUpdate,
+    ) -> Result<FeedChange<Delivery>>;
+    /// Marks every entry seen (or read) with their events, as one atomic change;
+    /// the value is how many entries changed.
+    fn mark_feed(&self, project: &Uuid, user: &Uuid, read: bool) -> Result<FeedChange<usize>>;
+}
+
+/// Web push subscriptions and device tokens of users on channels.
+pub trait PushRepo {
+    fn push_subscriptions(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        channel: &Uuid,
+    ) -> Result<Vec<PushSubscription>>;
+    /// Registers a subscription; true when it is new.
+    fn add_push_subscription(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        channel: &Uuid,
+        identifier: &str,
+        keys: Option<serde_json::Value>,
+        platform: Option<String>,
+    ) -> Result<(PushSubscription, bool)>;
+    /// Removes a subscription; true when there was one.
+    fn remove_push_subscription(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        channel: &Uuid,
+        identifier: &str,
+    ) -> Result<bool>;
+}
+
+/// Stored responses of requests with an idempotency key.
+pub trait IdempotencyRepo {
+    fn idempotent_response(
+        &self,
+        project: &Uuid,
+        scope: &[u8],
+    ) -> Result<Option<IdempotentResponse>>;
+    fn put_idempotent_response(
+        &self,
+        project: &Uuid,
+        scope: &[u8],
+        r: &IdempotentResponse,
+    ) -> Result<()>;
+    /// Removes up to `max` expired responses; how many it removed.
+    fn sweep_idempotency(&self, max: usize) -> Result<usize>;
+}
+
+/// A future a durability wait returns.
+pub type DurableWait<'a> = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
+
+/// When changes are durable, and whether the backend can write.
+pub trait Durability {
+    /// A ticket: every change applied before this call is durable once
+    /// `wait_durable(ticket)` returns (group commit: one flush for many).
+    fn durable_ticket(&self) -> u64;
+    /// Waits, without blocking a thread, until `ticket` is durable.
+    fn wait_durable(&self, ticket: u64) -> DurableWait<'_>;
+    /// The backend's health as of now.
+    fn health_status(&self) -> HealthStatus;
+}
+
+/// Everything the engine needs of a backend.
+pub trait Storage:
+    ProjectRepo
+    + UserRepo
+    + ChannelRepo
+    + FlowRepo
+    + TopicRepo
+    + RunRepo
+    + NotificationRepo
+    + QueueRepo
+    + FeedRepo
+    + PushRepo
+    + IdempotencyRepo
+    + Durability
+    + Send
+    + Sync
+    + 'static
+{
+    /// The secret that signs pagination cursors (one per data set).
+    fn cursor_key(&self) -> &[u8; 32];
+    /// The bounds of template renders.
+    fn template_limits(&self) -> crate::render::Limits;
+}

@@ -1,0 +1,220 @@
+//! The domain values the storage interface takes and gives: run input and
+//! results, queue items and attempt outcomes, list filters and pages, feed
+//! changes and frames, idempotent responses, push subscriptions. None of them
+//! carries a backend's layout; page boundaries are opaque sort keys each
+//! backend makes and reads back itself.
+
+use crate::model::{
+    ChannelType, Delivery, DeliveryError, DeliveryStatus, FeedCounts, Flow, FlowRun, Timestamp,
+    UserPatch,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// One explicit recipient of a run, identified inline.
+#[derive(Debug, Clone)]
+pub struct RunRecipient {
+    pub external_id: String,
+    pub patch: UserPatch,
+}
+
+#[derive(Debug, Clone)]
+pub enum ActorSpec {
+    Existing(String),
+    Inline(String, UserPatch),
+}
+
+pub struct AcceptInput {
+    pub flow: Flow,
+    pub recipients: Vec<RunRecipient>,
+    pub actor: Option<ActorSpec>,
+    pub topic: Option<String>,
+    pub data: Value,
+    /// `(scope, payload hash)`: the 202 is stored for replay in the same commit.
+    pub idempotency: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+/// A pending delivery as the delivery actors know it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct QueueItem {
+    pub project: Uuid,
+    pub delivery_id: Uuid,
+    pub channel_type: ChannelType,
+    pub due_ms: i64,
+}
+
+pub struct AcceptedRun {
+    pub run: FlowRun,
+    /// The 202 body, as stored for idempotent replay.
+    pub body: Vec<u8>,
+    pub queued: Vec<QueueItem>,
+    /// Live-feed frames of the in-app deliveries settled with the run, to push
+    /// once the commit is durable.
+    pub frames: UserFrames,
+}
+
+/// Deliveries as written, and the `(project, run)` pairs that became processed.
+pub type Finished = (Vec<Delivery>, Vec<(Uuid, Uuid)>);
+
+/// Frames per `(project, user)`, each list in `seq` order.
+pub type UserFrames = Vec<(Uuid, Uuid, Vec<Frame>)>;
+
+/// What happened to one delivery attempt.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Sent {
+        outcomes: Option<Value>,
+    },
+    Failed(DeliveryError),
+    Skipped(DeliveryError),
+    Retry {
+        error: DeliveryError,
+        at: Timestamp,
+        outcomes: Option<Value>,
+    },
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct NotificationFilter {
+    pub status: Option<bool>,
+    pub topic: Option<String>,
+    pub created_after: Option<Timestamp>,
+    pub created_before: Option<Timestamp>,
+    pub flow_id: Option<Uuid>,
+    pub flow_run_id: Option<Uuid>,
+    pub recipient: Option<Uuid>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct DeliveryFilter {
+    pub status: Option<DeliveryStatus>,
+    pub channel_type: Option<ChannelType>,
+    pub channel_id: Option<Uuid>,
+    pub notification_id: Option<Uuid>,
+    pub recipient: Option<Uuid>,
+    pub created_after: Option<Timestamp>,
+    pub created_before: Option<Timestamp>,
+}
+
+/// One live-feed frame as sent and as logged: `(seq, JSON text, counts after it)`.
+pub type Frame = (u64, Arc<str>, FeedCounts);
+
+/// What one `deliver_in_app` batch did.
+#[derive(Default)]
+pub struct InAppBatch {
+    /// The frames of each user whose feed changed, in `seq` order. They may be
+    /// pushed to sockets once the commit is durable.
+    pub frames: UserFrames,
+    /// Runs that became processed.
+    pub runs: Vec<(Uuid, Uuid)>,
+    /// Deliveries settled (sent, or skipped for a deleted recipient).
+    pub settled: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FeedFilter {
+    #[default]
+    All,
+    Unread,
+    Unseen,
+    Read,
+    Archived,
+}
+
+/// A PATCH of one feed entry; `None` leaves a flag alone.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FeedUpdate {
+    pub seen: Option<bool>,
+    pub read: Option<bool>,
+    pub clicked: Option<bool>,
+    pub archived: Option<bool>,
+}
+
+pub struct FeedUpdateOutcome {
+    pub entry: Delivery,
+    pub counts: FeedCounts,
+    pub changed: bool,
+}
+
+/// A stored 2xx response, replayed for a repeated idempotency key.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IdempotentResponse {
+    pub payload_hash: Vec<u8>,
+    pub status: u16,
+    pub body: Vec<u8>,
+    pub created_at: Timestamp,
+}
+
+/// The model's push subscription: the providers read it without the storage layer.
+pub use crate::model::PushSubscription;
+
+impl PushSubscription {
+    pub fn view(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id,
+            "channel_id": self.channel_id,
+            "identifier": self.identifier,
+            "platform": self.platform,
+            "created_at": self.created_at,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct PageReq {
+    pub limit: usize,
+    /// Sort key (bytes after the list prefix) of the boundary item.
+    pub after: Option<Vec<u8>>,
+    pub before: Option<Vec<u8>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    /// Sort keys of the first and last item (or of the boundary on an empty page).
+    pub first_key: Option<Vec<u8>>,
+    pub last_key: Option<Vec<u8>>,
+    pub has_more_after: bool,
+    pub has_more_before: bool,
+}
+
+impl<T> Page<T> {
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
+        Page {
+            items: self.items.into_iter().map(f).collect(),
+            first_key: self.first_key,
+            last_key: self.last_key,
+            has_more_after: self.has_more_after,
+            has_more_before: self.has_more_before,
+        }
+    }
+}
+
+/// A change of a user's feed as applied: its result, the counts after it and
+/// the frames of its events, to push once the change is durable (none when
+/// nothing changed).
+pub struct FeedChange<T> {
+    pub value: T,
+    pub counts: FeedCounts,
+    pub frames: Vec<Frame>,
+}
+
+/// Whether a backend can write now.
+#[derive(Debug, Clone, Default)]
+pub struct HealthStatus {
+    pub degraded: bool,
+    /// Why it is degraded ("" when it is not).
+    pub reason: String,
+    /// Bumped each time the backend recovered from a failure: the engine
+    /// reloads what it keeps in memory.
+    pub generation: u64,
+}
+
+/// The keys of a newly created project; the secret is shown once and then only its
+/// hash is kept.
+pub struct NewProjectKeys {
+    pub public_key: String,
+    pub secret_key: String,
+}

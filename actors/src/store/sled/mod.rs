@@ -1,0 +1,796 @@
+//! The sled store: the only module that touches sled.
+//!
+//! Layout (pict-rs style): one key space per kind of record plus explicit index
+//! spaces; the spaces share one sled tree under one-byte prefixes (`Space` says
+//! why). Keys are big-endian byte tuples that start with the project id, so a
+//! prefix scan stays inside one tenant, and ids are UUIDv7, so by-id order is
+//! creation order — which is what keyset pagination needs. Records are
+//! MessagePack (see `codec`), JSON only exists at the HTTP edge.
+//!
+//! Every change is one `Writes` set applied as one atomic batch, so an index
+//! never points at a missing record. Durability comes from group commit
+//! (`flusher`): writers that need it wait for one shared flush.
+//!
+//! All methods are blocking: callers on async threads run them through
+//! `spawn_blocking` (the HTTP layer's `State::run`), never inline.
+
+pub mod backup;
+pub mod codec;
+mod feed;
+mod flusher;
+pub mod health;
+pub mod keys;
+mod misc;
+mod page;
+mod projects;
+mod records;
+mod repos;
+mod runs;
+pub mod secrets;
+mod users;
+
+pub use crate::delivery::frames::feed_frame;
+pub use crate::storage::NewProjectKeys;
+pub use crate::storage::{
+    AcceptInput, AcceptedRun, ActorSpec, DeliveryFilter, FeedFilter, FeedUpdate, FeedUpdateOutcome,
+    Finished, Frame, IdempotentResponse, InAppBatch, NotificationFilter, Outcome, Page, PageReq,
+    PushSubscription, QueueItem, RunRecipient, UserFrames,
+};
+pub use feed::feed_lock_key;
+pub use flusher::Flusher;
+pub use projects::{check_project_name, hash_secret, MAX_SECRET_GRACE};
+pub use users::UserFilter;
+
+use crate::error::{Error, Result};
+use sled::{Batch, Tree};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+/// Striped locks per class (entity, run, feed).
+const STRIPES: usize = 4096;
+
+/// Users whose feed counts are cached (about 100 bytes each).
+pub(crate) const FEED_COUNTS_CACHED: usize = 100_000;
+
+/// Version of the on-disk format; a data dir with another one is refused.
+/// Format 3 (deliveries stored inside their notification's record, packed
+/// run and topic indexes, feed state in the feed tree) replaced formats 1 and 2,
+/// layouts of development builds before the first release, for which there is
+/// no upgrade.
+pub const FORMAT_VERSION: u32 = 3;
+
+macro_rules! spaces {
+    ($($name:ident),* $(,)?) => {
+        /// Every key space, by name. Its index is its key prefix in the data
+        /// tree (see `Space`); new spaces go at the end.
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[repr(u8)]
+        pub enum T { $($name),* }
+
+        impl T {
+            /// Every key space, in prefix order.
+            pub const ALL: &'static [T] = &[$(T::$name),*];
+        }
+    };
+}
+
+spaces!(
+    meta,
+    projects,
+    projects_by_name,
+    api_keys,
+    users,
+    users_by_ext,
+    preferences,
+    channels,
+    flows,
+    flows_by_handle,
+    topics,
+    topics_by_id,
+    subscriptions,
+    topic_subs,
+    user_subs,
+    sub_index,
+    flow_runs,
+    runs_active,
+    run_pending,
+    notifications,
+    run_index,
+    topic_index,
+    deliv_by_status,
+    queue,
+    feed,
+    events,
+    idempotency,
+    push_subs,
+);
+
+/// The open sled database. It is replaced when the store reopens after an I/O
+/// error (see `health`), so it is reached through `Store::handles`, never kept.
+pub(crate) struct Handles {
+    pub(crate) db: sled::Db,
+    /// Every key space, each under its one-byte prefix (see `Space`).
+    pub(crate) data: Tree,
+}
+
+/// The current `Handles`; `None` for the moment a reopen takes.
+type Slot = Arc<RwLock<Option<Arc<Handles>>>>;
+
+struct Inner {
+    slot: Slot,
+    health: Arc<health::Health>,
+    flusher: Flusher,
+    /// Striped locks for read-modify-write sequences on one entity (a user, a topic
+    /// subscription, an idempotency key). Striping keeps unrelated keys apart
+    /// without a map of locks that grows forever.
+    stripes: Vec<Mutex<()>>,
+    /// Striped locks of users' feeds, a separate class so they can be taken
+    /// while entity locks are held: the order is always entity locks, then feed
+    /// locks, never the other way round.
+    feed_stripes: Vec<Mutex<()>>,
+    /// Striped locks of flow runs (their pending counter and record), a class
+    /// taken after entity locks and before feed locks: settling deliveries
+    /// learns its runs only after reading the notifications it has locked.
+    run_stripes: Vec<Mutex<()>>,
+    cursor_key: [u8; 32],
+    /// Seals channel secrets (`secrets`); `None` when the store was opened
+    /// without its key (backups, `project create`), which can then neither
+    /// read nor write a secret.
+    sealer: Option<secrets::Sealer>,
+    /// Shared by every commit, exclusive while a backup exports the trees.
+    commit_gate: std::sync::RwLock<()>,
+    projects_cache: dashmap::DashMap<String, Arc<crate::model::Project>>,
+    /// Projects deleted (or being deleted) since the store opened: commits
+    /// drop every write of theirs, so work that was under way when the
+    /// deletion began cannot put a key of theirs back (see
+    /// `Store::delete_project`). Ids are UUIDv7, never reused.
+    deleted: RwLock<std::collections::HashSet<uuid::Uuid>>,
+    /// `deleted` is not empty: the commit path looks at it only then.
+    any_deleted: std::sync::atomic::AtomicBool,
+    /// Users by `(project, external_id)` for authentication, so a User API
+    /// request need not reach sled to know who is asking. Filled and emptied
+    /// only under the user's lock (see `users::user_by_ext_cached`).
+    users_cache: dashmap::DashMap<(uuid::Uuid, String), Arc<crate::model::User>>,
+    /// The first page of users' feeds as last answered (see `feed::FeedPageCache`).
+    feed_pages: feed::FeedPageCache,
+    /// Each user's feed counts and latest `seq` as last committed (see
+    /// `Store::feed_counts_locked`).
+    feed_counts: dashmap::DashMap<(uuid::Uuid, uuid::Uuid), crate::model::FeedCounts>,
+    /// The bounds of every template render (`render::Limits`): set once at
+    /// startup from the configuration, read by every run.
+    template_fuel: std::sync::atomic::AtomicU64,
+    template_max_output: std::sync::atomic::AtomicUsize,
+    path: PathBuf,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.health.close();
+        self.flusher.shutdown();
+    }
+}
+
+/// Cheap to clone handle to the store.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+/// A set of writes across key spaces, applied atomically by `Store::commit`.
+#[derive(Default)]
+pub(crate) struct Writes {
+    ops: Vec<(T, Vec<u8>, Option<Vec<u8>>)>,
+    /// Feed counts after the events staged here, per `(project, user)`, for the
+    /// counts cache once the batch is applied (see `Store::commit`).
+    counts: Vec<(uuid::Uuid, uuid::Uuid, crate::model::FeedCounts)>,
+}
+
+impl Writes {
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+    pub(crate) fn put(&mut self, t: T, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        self.ops
+            .push((t, key.as_ref().to_vec(), Some(value.as_ref().to_vec())));
+    }
+    pub(crate) fn put_rec<V: serde::Serialize>(&mut self, t: T, key: impl AsRef<[u8]>, value: &V) {
+        self.ops
+            .push((t, key.as_ref().to_vec(), Some(codec::enc(value))));
+    }
+    pub(crate) fn del(&mut self, t: T, key: impl AsRef<[u8]>) {
+        self.ops.push((t, key.as_ref().to_vec(), None));
+    }
+    pub(crate) fn append(&mut self, other: Writes) {
+        self.ops.extend(other.ops);
+        self.counts.extend(other.counts);
+    }
+    /// One batch of the data tree, in the order the ops were staged (a later
+    /// op on the same key wins).
+    fn into_batch(self) -> Batch {
+        let mut b = Batch::default();
+        debug_assert!(self.counts.is_empty(), "counts are taken by Store::commit");
+        for (t, k, v) in self.ops {
+            let k = space_key(t as u8, &k);
+            match v {
+                Some(v) => b.insert(k, v),
+                None => b.remove(k),
+            }
+        }
+        b
+    }
+}
+
+/// The project a key of space `t` belongs to: every key starts with its
+/// project's id except the active-runs index (`(run, project)`) and the
+/// spaces keyed by something else (`meta`, names and public keys of projects).
+pub(crate) fn owner(t: T, k: &[u8]) -> Option<uuid::Uuid> {
+    let at = match t {
+        T::meta | T::projects_by_name | T::api_keys => return None,
+        T::runs_active => 16,
+        _ => 0,
+    };
+    k.get(at..at + 16)
+        .and_then(|b| uuid::Uuid::from_slice(b).ok())
+}
+
+fn space_key(tag: u8, k: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(k.len() + 1);
+    v.push(tag);
+    v.extend_from_slice(k);
+    v
+}
+
+/// One key space: the keys of the data tree under a one-byte prefix, with
+/// sled's read API on keys without it.
+///
+/// Why one sled tree rather than one per key space: a change that touches
+/// several trees needs a sled transaction, and sled 0.34's transactional
+/// `insert` reads every key it writes (to return the old value); measured, that
+/// read was a quarter of a topic chunk's commit. A batch on one tree is atomic
+/// (`Tree::apply_batch`) and reads nothing.
+#[derive(Clone)]
+pub(crate) struct Space<'a> {
+    /// `None` while the store reopens: every call answers 503.
+    tree: Option<Tree>,
+    tag: u8,
+    _store: std::marker::PhantomData<&'a Store>,
+}
+
+/// An iterator of a key space: keys come back without the prefix.
+pub(crate) struct SpaceIter(Option<sled::Iter>, bool);
+
+/// What a read answers while the store reopens (503 through `From<sled::Error>`).
+fn reopening() -> sled::Error {
+    sled::Error::Io(std::io::Error::other("the store is reopening"))
+}
+
+impl SpaceIter {
+    fn closed() -> SpaceIter {
+        SpaceIter(None, false)
+    }
+}
+
+fn strip(kv: sled::Result<(sled::IVec, sled::IVec)>) -> sled::Result<(sled::IVec, sled::IVec)> {
+    kv.map(|(k, v)| (sled::IVec::from(&k[1..]), v))
+}
+
+impl Iterator for SpaceIter {
+    type Item = sled::Result<(sled::IVec, sled::IVec)>;
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.0 {
+            Some(it) => it.next().map(strip),
+            None => self.closed_next(),
+        }
+    }
+}
+
+impl SpaceIter {
+    /// A closed iterator yields one error, then ends.
+    fn closed_next(&mut self) -> Option<sled::Result<(sled::IVec, sled::IVec)>> {
+        if self.1 {
+            None
+        } else {
+            self.1 = true;
+            Some(Err(reopening()))
+        }
+    }
+}
+
+impl DoubleEndedIterator for SpaceIter {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        match &mut self.0 {
+            Some(it) => it.next_back().map(strip),
+            None => self.closed_next(),
+        }
+    }
+}
+
+impl<'a> Space<'a> {
+    fn t(&self) -> sled::Result<&Tree> {
+        self.tree.as_ref().ok_or_else(reopening)
+    }
+    pub fn get(&self, k: impl AsRef<[u8]>) -> sled::Result<Option<sled::IVec>> {
+        self.t()?.get(space_key(self.tag, k.as_ref()))
+    }
+    pub fn contains_key(&self, k: impl AsRef<[u8]>) -> sled::Result<bool> {
+        self.t()?.contains_key(space_key(self.tag, k.as_ref()))
+    }
+    /// Writes one key outside a commit (setup, tests).
+    pub fn insert(&self, k: impl AsRef<[u8]>, v: impl Into<sled::IVec>) -> sled::Result<()> {
+        self.t()?
+            .insert(space_key(self.tag, k.as_ref()), v)
+            .map(|_| ())
+    }
+    /// Removes one key outside a commit; returns the old value.
+    pub fn remove(&self, k: impl AsRef<[u8]>) -> sled::Result<Option<sled::IVec>> {
+        self.t()?.remove(space_key(self.tag, k.as_ref()))
+    }
+    pub fn iter(&self) -> SpaceIter {
+        match &self.tree {
+            Some(t) => SpaceIter(Some(t.scan_prefix([self.tag])), false),
+            None => SpaceIter::closed(),
+        }
+    }
+    pub fn scan_prefix(&self, p: impl AsRef<[u8]>) -> SpaceIter {
+        match &self.tree {
+            Some(t) => SpaceIter(Some(t.scan_prefix(space_key(self.tag, p.as_ref()))), false),
+            None => SpaceIter::closed(),
+        }
+    }
+    pub fn range<K: AsRef<[u8]>, R: std::ops::RangeBounds<K>>(&self, r: R) -> SpaceIter {
+        use std::ops::Bound;
+        let lo = match r.start_bound() {
+            Bound::Included(k) => Bound::Included(space_key(self.tag, k.as_ref())),
+            Bound::Excluded(k) => Bound::Excluded(space_key(self.tag, k.as_ref())),
+            Bound::Unbounded => Bound::Included(vec![self.tag]),
+        };
+        let hi = match r.end_bound() {
+            Bound::Included(k) => Bound::Included(space_key(self.tag, k.as_ref())),
+            Bound::Excluded(k) => Bound::Excluded(space_key(self.tag, k.as_ref())),
+            // Tags stay below 255 (there are far fewer key spaces).
+            Bound::Unbounded => Bound::Excluded(vec![self.tag + 1]),
+        };
+        match &self.tree {
+            Some(t) => SpaceIter(Some(t.range::<Vec<u8>, _>((lo, hi))), false),
+            None => SpaceIter::closed(),
+        }
+    }
+    /// Number of keys (a scan).
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.iter().count()
+    }
+}
+
+/// sled reports a held lock as an `Io` error whose text says so (its kind is
+/// not always `WouldBlock`), so both are checked.
+fn is_lock_error(e: &sled::Error) -> bool {
+    matches!(e, sled::Error::Io(io)
+        if io.kind() == std::io::ErrorKind::WouldBlock
+            || io.to_string().contains("could not acquire lock"))
+}
+
+/// Opens sled, retrying for up to 2 s while the directory lock is held. A `Db`
+/// that was just dropped in this process can keep the lock for a moment, until
+/// sled's background threads let go of their handles; another live process
+/// keeps it for good and is reported after the wait.
+fn open_sled(path: &Path) -> std::result::Result<sled::Db, sled::Error> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        let r = sled::Config::new()
+            .path(path)
+            // sled's own cache, the largest part of the memory a long run adds.
+            // Measured on a 100,000-recipient run: 64 MiB was faster than 256 MiB,
+            // and 32 MiB (format 3's smaller records) as fast as 64 MiB with
+            // 27 MiB less growth.
+            .cache_capacity(32 * 1024 * 1024)
+            .flush_every_ms(Some(1000))
+            .open();
+        match r {
+            Err(e) if is_lock_error(&e) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
+impl Store {
+    /// Opens (or creates) the store in `dir` with its secret key in the
+    /// default place, `dir/secret.key` (created when absent; see `open_with`).
+    pub fn open(dir: &Path) -> Result<Store> {
+        Self::open_with(dir, Some(&dir.join(secrets::DEFAULT_KEY_FILE)))
+    }
+
+    /// Opens the store without its secret key: for work that copies records
+    /// as they are (backups) or touches no secret (`project create`). Reading
+    /// or writing a channel secret then fails.
+    pub fn open_without_key(dir: &Path) -> Result<Store> {
+        Self::open_with(dir, None)
+    }
+
+    /// Opens (or creates) the store in `dir`. The data lives in `dir/v3/`, so a
+    /// future format can sit beside it; `dir/FORMAT` names the version in use.
+    /// With `key_file`, channel secrets are sealed with the key in that file
+    /// (created, mode 0600, when absent and nothing is sealed yet; a missing or
+    /// wrong key for sealed secrets is an error), and secrets an earlier Herald
+    /// stored in plaintext are sealed now. The directory and its files are made
+    /// private to the owner (0700/0600).
+    pub fn open_with(dir: &Path, key_file: Option<&Path>) -> Result<Store> {
+        secrets::create_private_dir(dir)
+            .map_err(|e| Error::internal(format!("cannot create {}: {e}", dir.display())))?;
+        let fmt_file = dir.join("FORMAT");
+        match std::fs::read_to_string(&fmt_file) {
+            Ok(s) => {
+                let v: u32 = s.trim().parse().map_err(|_| {
+                    Error::internal(format!(
+                        "{} is not a Herald data directory (bad FORMAT file)",
+                        dir.display()
+                    ))
+                })?;
+                if v > FORMAT_VERSION {
+                    return Err(Error::internal(format!(
+                        "data directory {} has format version {v}, newer than this Herald understands ({FORMAT_VERSION}); upgrade Herald",
+                        dir.display()
+                    )));
+                }
+                if v < FORMAT_VERSION {
+                    return Err(Error::internal(format!(
+                        "data directory {} has format version {v}, older than this Herald's ({FORMAT_VERSION}), and there is no upgrade from it (formats 1 and 2 were layouts of development builds before the first release); use a new data directory, or the Herald that wrote it",
+                        dir.display()
+                    )));
+                }
+            }
+            Err(_) => {
+                std::fs::write(&fmt_file, format!("{FORMAT_VERSION}\n")).map_err(|e| {
+                    Error::internal(format!("cannot write {}: {e}", fmt_file.display()))
+                })?;
+            }
+        }
+        let path = dir.join(format!("v{FORMAT_VERSION}"));
+        let db = open_sled(&path).map_err(|e| {
+            if is_lock_error(&e) {
+                Error::internal(format!(
+                    "data directory {} is in use by another Herald process",
+                    dir.display()
+                ))
+            } else {
+                Error::internal(format!("cannot open data directory {}: {e}", dir.display()))
+            }
+        })?;
+        let data = db.open_tree("data")?;
+        let meta = Space {
+            tree: Some(data.clone()),
+            tag: T::meta as u8,
+            _store: std::marker::PhantomData,
+        };
+        let cursor_key = match meta.get(b"cursor_key")? {
+            Some(v) if v.len() == 32 => {
+                let mut k = [0u8; 32];
+                k.copy_from_slice(&v);
+                k
+            }
+            _ => {
+                let k: [u8; 32] = rand::random();
+                meta.insert(b"cursor_key", &k[..])?;
+                k
+            }
+        };
+        let slot: Slot = Arc::new(RwLock::new(Some(Arc::new(Handles { db, data }))));
+        let health = Arc::new(health::Health::default());
+        let flusher = {
+            let slot = slot.clone();
+            let h = health.clone();
+            Flusher::start(
+                Arc::new(move || {
+                    let handles = slot.read().unwrap_or_else(|p| p.into_inner()).clone();
+                    match handles {
+                        Some(hd) => hd.db.flush().map(|_| ()).map_err(Error::from),
+                        None => Err(Error::storage_unavailable("the store is reopening")),
+                    }
+                }),
+                Arc::new(move |e: &Error| h.degrade(&e.message, true)),
+            )
+        };
+        let store = Store {
+            inner: Arc::new(Inner {
+                slot,
+                health,
+                flusher,
+                stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+                feed_stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+                run_stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+                cursor_key,
+                sealer: None,
+                commit_gate: std::sync::RwLock::new(()),
+                projects_cache: dashmap::DashMap::new(),
+                deleted: Default::default(),
+                any_deleted: Default::default(),
+                users_cache: dashmap::DashMap::new(),
+                feed_pages: Default::default(),
+                feed_counts: dashmap::DashMap::new(),
+                template_fuel: crate::render::DEFAULT_FUEL.into(),
+                template_max_output: crate::render::DEFAULT_MAX_OUTPUT.into(),
+                path: dir.to_path_buf(),
+            }),
+        };
+        let store = match key_file {
+            Some(k) => store.with_key(k)?,
+            None => store,
+        };
+        store.flush()?;
+        // sled's files were created with the process umask: make them private
+        // too (and those of a data directory an earlier Herald wrote).
+        secrets::tighten_modes(dir);
+        health::start_doctor(Arc::downgrade(&store.inner));
+        Ok(store)
+    }
+
+    /// The open database, or 503 while a reopen is under way.
+    pub(crate) fn handles(&self) -> Result<Arc<Handles>> {
+        self.inner
+            .slot
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| Error::storage_unavailable("the store is reopening"))
+    }
+
+    /// The store's health (degraded while it cannot write; see `health`).
+    pub fn health(&self) -> &health::Health {
+        &self.inner.health
+    }
+
+    /// Drops the database sled poisoned after an I/O error and opens it again
+    /// (see `health`). Commits wait meanwhile; reads answer 503 for the moment
+    /// it takes. The caches may hold what was applied but never flushed, so
+    /// they are emptied.
+    pub(crate) fn reopen(&self) -> Result<()> {
+        let _gate = self
+            .inner
+            .commit_gate
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        let old = self
+            .inner
+            .slot
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        drop(old);
+        // Readers that still hold the old tree finish quickly; `open_sled`
+        // waits for them to let go of its lock.
+        let path = self.inner.path.join(format!("v{FORMAT_VERSION}"));
+        let db = open_sled(&path).map_err(Error::from)?;
+        let data = db.open_tree("data")?;
+        self.inner.projects_cache.clear();
+        self.inner.users_cache.clear();
+        self.inner.feed_pages.clear();
+        self.inner.feed_counts.clear();
+        *self.inner.slot.write().unwrap_or_else(|p| p.into_inner()) =
+            Some(Arc::new(Handles { db, data }));
+        tracing::info!("store reopened after a disk error");
+        Ok(())
+    }
+
+    /// Sets the bounds of template renders (see `render::Limits`).
+    pub fn set_template_limits(&self, l: crate::render::Limits) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.inner.template_fuel.store(l.fuel.max(1), Relaxed);
+        self.inner
+            .template_max_output
+            .store(l.max_output.max(1), Relaxed);
+    }
+
+    /// The bounds of template renders.
+    pub fn template_limits(&self) -> crate::render::Limits {
+        use std::sync::atomic::Ordering::Relaxed;
+        crate::render::Limits {
+            fuel: self.inner.template_fuel.load(Relaxed),
+            max_output: self.inner.template_max_output.load(Relaxed),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The key space `t`.
+    pub(crate) fn tree(&self, t: T) -> Space<'_> {
+        Space {
+            tree: self
+                .inner
+                .slot
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+                .map(|h| h.data.clone()),
+            tag: t as u8,
+            _store: std::marker::PhantomData,
+        }
+    }
+
+    /// The secret that signs pagination cursors (random per data dir).
+    pub fn cursor_key(&self) -> &[u8; 32] {
+        &self.inner.cursor_key
+    }
+
+    /// Serialises read-modify-write sequences on one logical key.
+    pub(crate) fn lock(&self, key: &[u8]) -> MutexGuard<'_, ()> {
+        self.inner.stripes[self.stripe(key)]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The stripe a logical key maps to.
+    fn stripe(&self, key: &[u8]) -> usize {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        key.hash(&mut h);
+        (h.finish() as usize) % STRIPES
+    }
+
+    /// Locks several logical keys at once, in stripe order, so two callers locking
+    /// overlapping sets can never deadlock (and one caller never locks a stripe twice).
+    pub(crate) fn lock_many<'a>(
+        &self,
+        keys: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Vec<MutexGuard<'_, ()>> {
+        self.lock_in(&self.inner.stripes, keys)
+    }
+
+    /// Locks users' feeds (keys from `feed_lock_key`), in stripe order. Take them
+    /// after any entity locks, never before.
+    pub(crate) fn lock_feeds<'a>(
+        &self,
+        keys: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Vec<MutexGuard<'_, ()>> {
+        self.lock_in(&self.inner.feed_stripes, keys)
+    }
+
+    /// Locks flow runs, in stripe order: after any entity locks, before feed locks.
+    pub(crate) fn lock_runs<'a>(
+        &self,
+        keys: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Vec<MutexGuard<'_, ()>> {
+        self.lock_in(&self.inner.run_stripes, keys)
+    }
+
+    fn lock_in<'s, 'a>(
+        &self,
+        pool: &'s [Mutex<()>],
+        keys: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Vec<MutexGuard<'s, ()>> {
+        let mut idx: Vec<usize> = keys.into_iter().map(|k| self.stripe(k)).collect();
+        idx.sort_unstable();
+        idx.dedup();
+        idx.into_iter()
+            .map(|i| pool[i].lock().unwrap_or_else(|p| p.into_inner()))
+            .collect()
+    }
+
+    /// Applies the writes atomically: one batch on the data tree. Feed counts
+    /// staged with events go to the counts cache once the batch is applied (the
+    /// writer still holds the users' feed locks); a failed batch forgets them.
+    pub(crate) fn commit(&self, mut w: Writes) -> Result<()> {
+        if w.ops.is_empty() {
+            return Ok(());
+        }
+        let counts = std::mem::take(&mut w.counts);
+        // A degraded store refuses writes before sled sees them: sled answers a
+        // poisoned database's writes with its stored error anyway, and a stuck
+        // flush would make `apply_batch` wait forever (see `health`).
+        if self.inner.health.is_degraded() {
+            for (p, u, _) in counts {
+                self.inner.feed_counts.remove(&(p, u));
+            }
+            return Err(Error::storage_unavailable(format!(
+                "the store cannot write now ({}); try again later",
+                self.inner.health.reason()
+            )));
+        }
+        let res = {
+            let _gate = self
+                .inner
+                .commit_gate
+                .read()
+                .unwrap_or_else(|p| p.into_inner());
+            // Under the gate: `delete_project` marks a project, then takes the
+            // gate exclusively once, so every commit either finished before
+            // its scan or sees the mark here.
+            self.drop_deleted_projects(&mut w);
+            let batch = w.into_batch();
+            match self.handles() {
+                Ok(h) => h.data.apply_batch(batch),
+                Err(_) => Err(reopening()),
+            }
+        };
+        let cache = &self.inner.feed_counts;
+        match res {
+            Ok(()) => {
+                if cache.len() + counts.len() > FEED_COUNTS_CACHED {
+                    cache.clear();
+                }
+                for (p, u, c) in counts {
+                    cache.insert((p, u), c);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                for (p, u, _) in counts {
+                    cache.remove(&(p, u));
+                }
+                let e = Error::from(e);
+                if e.code == crate::error::ErrorCode::ServiceUnavailable {
+                    self.inner.health.degrade(&e.message, true);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Ticket for the group commit: everything written before this call is durable
+    /// once `wait_durable(ticket)` returns.
+    pub fn durable_ticket(&self) -> u64 {
+        self.inner.flusher.request()
+    }
+
+    /// Blocks until `ticket` is flushed.
+    pub(crate) fn wait_durable_blocking(&self, ticket: u64) -> Result<()> {
+        self.inner.flusher.wait_blocking(ticket)
+    }
+
+    /// Waits, without blocking a thread, until `ticket` is flushed.
+    pub async fn wait_durable(&self, ticket: u64) -> Result<()> {
+        self.inner.flusher.wait(ticket).await
+    }
+
+    /// Commits and waits for durability in one call (blocking).
+    pub(crate) fn commit_durable(&self, w: Writes) -> Result<()> {
+        self.commit(w)?;
+        let t = self.durable_ticket();
+        self.wait_durable_blocking(t)
+    }
+
+    /// Flushes everything now (shutdown, backups).
+    pub fn flush(&self) -> Result<()> {
+        self.handles()?.db.flush()?;
+        Ok(())
+    }
+
+    /// Removes from `w` the writes (not the removals) of deleted projects.
+    fn drop_deleted_projects(&self, w: &mut Writes) {
+        use std::sync::atomic::Ordering;
+        if !self.inner.any_deleted.load(Ordering::Acquire) {
+            return;
+        }
+        let deleted = self.inner.deleted.read().unwrap_or_else(|p| p.into_inner());
+        w.ops.retain(|(t, k, v)| {
+            v.is_none() || !owner(*t, k).is_some_and(|id| deleted.contains(&id))
+        });
+    }
+
+    /// True once `delete_project` has begun for `id`.
+    pub(crate) fn is_deleted(&self, id: &uuid::Uuid) -> bool {
+        use std::sync::atomic::Ordering;
+        self.inner.any_deleted.load(Ordering::Acquire)
+            && self
+                .inner
+                .deleted
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(id)
+    }
+
+    pub(crate) fn get_rec<V: serde::de::DeserializeOwned>(
+        &self,
+        t: T,
+        key: &[u8],
+    ) -> Result<Option<V>> {
+        match self.tree(t).get(key)? {
+            Some(v) => Ok(Some(codec::dec(&v)?)),
+            None => Ok(None),
+        }
+    }
+}
