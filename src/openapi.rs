@@ -60,20 +60,20 @@ pub struct ErrorBody {
     pub details: Map<String, Value>,
 }
 
-#[derive(ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
-    BadRequest,
-    Unauthenticated,
-    Forbidden,
-    NotFound,
-    Conflict,
-    IdempotencyKeyReused,
-    ValidationFailed,
-    RateLimited,
-    InternalError,
-    ServiceUnavailable,
+/// `ErrorCode`: the names in the engine's error code table, in its order.
+pub struct ErrorCode;
+
+impl PartialSchema for ErrorCode {
+    fn schema() -> RefOr<Schema> {
+        let names: Vec<&str> = herald_actors::ErrorCode::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .collect();
+        enum_schema(&names).into()
+    }
 }
+
+impl ToSchema for ErrorCode {}
 
 /// The `page` object of every list.
 #[derive(ToSchema)]

@@ -15,5 +15,5 @@ pub mod store;
 pub mod validate;
 
 pub use actors::{Engine, EngineConfig};
-pub use error::{Error, ErrorCode, FieldError, Result, Validator};
+pub use error::{Disclosure, Error, ErrorCode, FieldError, Result, RetryAfter, Validator};
 pub use store::Store;
