@@ -95,7 +95,7 @@ pub struct AppState {
     pub limits: Limits,
     pub idempotency: crate::idempotency::Locks,
     /// Open live-feed sockets (closed with 1001 on shutdown).
-    pub live: crate::routes::live::Registry,
+    pub live: crate::sockets::Registry,
 }
 
 pub type State = actix_web::web::Data<Arc<AppState>>;
@@ -107,12 +107,6 @@ impl AppState {
         F: FnOnce(&Store) -> Result<T, Error> + Send + 'static,
         T: Send + 'static,
     {
-        let store = self.store.clone();
-        match actix_web::web::block(move || f(&store)).await {
-            Ok(r) => r.map_err(ApiError),
-            Err(e) => Err(ApiError(Error::internal(format!(
-                "blocking task failed: {e}"
-            )))),
-        }
+        crate::blocking::run(&self.store, f).await
     }
 }

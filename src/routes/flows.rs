@@ -220,7 +220,7 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
         Some(raw) => parse_steps(&st, pid, raw, &mut v).await?,
     };
     v.finish()?;
-    idempotency::once(&st, pid, idem, "flow", |_| async {
+    idempotency::once(&st.idempotency, &st.store, pid, idem, "flow", |_| async {
         let (id, now) = new_id();
         let flow = Flow {
             id,
@@ -525,24 +525,31 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     }
     let pid = a.project.id;
     let st2 = st.clone();
-    idempotency::once(&st2, pid, idem, "flow_run", |idem| async move {
-        input.idempotency = idem.map(|i| (i.scope, i.payload_hash));
-        // The project's share of staging (renders run on threads every
-        // project shares), weighted by the recipients rendered here.
-        let permit = st.engine.staging_permit(pid, input.recipients.len()).await;
-        let accepted = st.run(move |s| s.accept_run(&pid, input)).await;
-        drop(permit);
-        let accepted = accepted?;
-        // The 202 promises durability: wait for the shared flush.
-        let ticket = st.store.durable_ticket();
-        st.store.wait_durable(ticket).await?;
-        st.engine.push_frames(accepted.frames);
-        st.engine.start_run(pid, accepted.run.id, accepted.queued);
-        Ok(Created {
-            status: StatusCode::ACCEPTED,
-            body: accepted.body,
-            stored: true,
-        })
-    })
+    idempotency::once(
+        &st2.idempotency,
+        &st2.store,
+        pid,
+        idem,
+        "flow_run",
+        |idem| async move {
+            input.idempotency = idem.map(|i| (i.scope, i.payload_hash));
+            // The project's share of staging (renders run on threads every
+            // project shares), weighted by the recipients rendered here.
+            let permit = st.engine.staging_permit(pid, input.recipients.len()).await;
+            let accepted = st.run(move |s| s.accept_run(&pid, input)).await;
+            drop(permit);
+            let accepted = accepted?;
+            // The 202 promises durability: wait for the shared flush.
+            let ticket = st.store.durable_ticket();
+            st.store.wait_durable(ticket).await?;
+            st.engine.push_frames(accepted.frames);
+            st.engine.start_run(pid, accepted.run.id, accepted.queued);
+            Ok(Created {
+                status: StatusCode::ACCEPTED,
+                body: accepted.body,
+                stored: true,
+            })
+        },
+    )
     .await
 }

@@ -116,21 +116,28 @@ pub async fn subscribe(
     v.finish()?;
     let ext = ext.expect("validated");
     let st2 = st.clone();
-    idempotency::once(&st2, pid, idem, "subscription", |_| async move {
-        let sub = st
-            .run(move |s| {
-                let user = s.user_by_ext(&pid, &ext)?.ok_or_else(|| {
-                    Error::field("external_id", "inclusion", "no user with this external_id")
-                })?;
-                s.subscribe(&pid, &key, &user)
+    idempotency::once(
+        &st2.idempotency,
+        &st2.store,
+        pid,
+        idem,
+        "subscription",
+        |_| async move {
+            let sub = st
+                .run(move |s| {
+                    let user = s.user_by_ext(&pid, &ext)?.ok_or_else(|| {
+                        Error::field("external_id", "inclusion", "no user with this external_id")
+                    })?;
+                    s.subscribe(&pid, &key, &user)
+                })
+                .await?;
+            Ok(Created {
+                status: StatusCode::CREATED,
+                body: sub.view().to_string().into_bytes(),
+                stored: false,
             })
-            .await?;
-        Ok(Created {
-            status: StatusCode::CREATED,
-            body: sub.view().to_string().into_bytes(),
-            stored: false,
-        })
-    })
+        },
+    )
     .await
 }
 
