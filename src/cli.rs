@@ -34,7 +34,7 @@ pub enum Command {
     /// serving the data directory (a running server is asked over its operator API).
     Project {
         #[command(subcommand)]
-        command: ProjectCommand,
+        command: crate::project_cmd::ProjectCommand,
     },
     /// Write a consistent snapshot of a data directory to a file, whether or not
     /// a server is serving it (a running server is asked over loopback).
@@ -61,56 +61,6 @@ pub struct RestoreArgs {
     /// Data directory to create; it must be absent or empty.
     #[arg(long, env = "HERALD_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
-}
-
-/// `--data-dir` of the `project` commands.
-#[derive(Args, Debug)]
-pub struct DataDir {
-    /// Data directory (served or not).
-    #[arg(long, env = "HERALD_DATA_DIR")]
-    pub data_dir: Option<PathBuf>,
-}
-
-#[derive(Subcommand, Debug)]
-pub enum ProjectCommand {
-    /// Create a project and print its keys (the secret key is shown this once).
-    Create {
-        /// 1 to 100 letters, digits, '-', '_' or '.'.
-        name: String,
-        #[command(flatten)]
-        dir: DataDir,
-    },
-    /// List projects: one line each, name and public key.
-    List {
-        #[command(flatten)]
-        dir: DataDir,
-    },
-    /// Show a project (never its secret key).
-    Show {
-        name: String,
-        #[command(flatten)]
-        dir: DataDir,
-    },
-    /// Give a project a new secret key; the old one keeps working for the grace period.
-    RotateSecret {
-        name: String,
-        /// How long the old secret key stays valid: seconds, or with a unit
-        /// (90s, 30m, 24h, 7d); 0 refuses it at once; at most 30d.
-        #[arg(long, default_value = "24h", value_parser = crate::project_cmd::parse_grace)]
-        grace: std::time::Duration,
-        #[command(flatten)]
-        dir: DataDir,
-    },
-    /// Delete a project and ALL its data (users, channels, flows, runs,
-    /// notifications, feeds); needs --yes.
-    Delete {
-        name: String,
-        /// Confirms the deletion.
-        #[arg(long)]
-        yes: bool,
-        #[command(flatten)]
-        dir: DataDir,
-    },
 }
 
 #[derive(Args, Debug, Default)]
@@ -325,7 +275,7 @@ fn backup(args: BackupArgs) -> Result<String, String> {
     };
     let mut how = "the data directory";
     let mut done = false;
-    if let Some((addr, token)) = read_ops_file(&dir) {
+    if let Some((addr, token)) = crate::ops_access::read_ops_file(&dir) {
         match fetch_backup(&addr, &token, &partial) {
             Ok(()) => {
                 done = true;
@@ -344,7 +294,7 @@ fn backup(args: BackupArgs) -> Result<String, String> {
                 format!(
                     "{}; no running server answered for it (is `{}` current?)",
                     e.message,
-                    dir.join(crate::startup::OPS_FILE).display()
+                    dir.join(crate::ops_access::OPS_FILE).display()
                 )
             } else {
                 e.message
@@ -372,22 +322,12 @@ fn partial_path(to: &std::path::Path) -> PathBuf {
     to.with_file_name(name)
 }
 
-/// `(address, token)` from `DATA_DIR/ops.json`, when a server wrote one.
-pub(crate) fn read_ops_file(dir: &std::path::Path) -> Option<(String, String)> {
-    let text = std::fs::read_to_string(dir.join(crate::startup::OPS_FILE)).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    Some((
-        v.get("address")?.as_str()?.to_string(),
-        v.get("token")?.as_str()?.to_string(),
-    ))
-}
-
 use crate::ops_client::Error as FetchError;
 
 /// Streams `GET /ops/v1/backup` from the server at `addr` into `to` (the server
 /// sends a Content-Length).
 fn fetch_backup(addr: &str, token: &str, to: &std::path::Path) -> Result<(), FetchError> {
-    let a = crate::ops_client::request(addr, token, "GET", crate::startup::BACKUP_PATH, None)?;
+    let a = crate::ops_client::request(addr, token, "GET", crate::ops_access::BACKUP_PATH, None)?;
     let failed =
         |e: std::io::Error| FetchError::Failed(format!("backup from the server at {addr}: {e}"));
     if a.status != 200 {

@@ -1,12 +1,13 @@
 //! The one place where errors become HTTP responses (API.md §3).
 //!
 //! Handlers return `ApiError`, a thin wrapper of the engine's `Error`; its code
-//! decides the status through the engine's single code table. The request id comes
+//! decides the status, what the body shows and `Retry-After` through the engine's
+//! single code table (`error_codes!`). The request id comes
 //! from a task-local set by the request middleware, so every error body carries it.
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
-use herald_actors::{Error, ErrorCode};
+use herald_actors::{Disclosure, Error, RetryAfter};
 use serde_json::json;
 
 tokio::task_local! {
@@ -37,63 +38,61 @@ pub type ApiResult<T> = Result<T, ApiError>;
 
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
-        StatusCode::from_u16(self.0.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+        status_of(&self.0)
     }
     fn error_response(&self) -> HttpResponse {
         render(&self.0, current_request_id())
     }
 }
 
-/// The error object of API.md §3 (also sent in WebSocket error frames). 500 and
-/// 503 hide their details (a 503 keeps only `retry_after`), and a 500 its
-/// message, which is logged instead.
+/// The error object of API.md §3 (also sent in WebSocket error frames). What it
+/// shows of the message and details is the code's `Disclosure` in the engine's
+/// code table; a hidden message is logged instead.
 pub fn error_object(e: &Error, request_id: Option<&str>) -> serde_json::Value {
-    let status = e.code.status();
-    let (message, details) = match e.code {
-        ErrorCode::Internal => {
+    let (message, details) = match e.code.disclosure() {
+        Disclosure::Nothing => {
             tracing::error!(request_id = request_id.unwrap_or(""), error = %e.message, "internal error");
             ("internal server error".to_string(), json!({}))
         }
-        ErrorCode::ServiceUnavailable => {
+        Disclosure::RetryAfterOnly => {
             let mut d = serde_json::Map::new();
             if let Some(ra) = e.details.get("retry_after") {
                 d.insert("retry_after".into(), ra.clone());
             }
             (e.message.clone(), serde_json::Value::Object(d))
         }
-        _ => (
+        Disclosure::All => (
             e.message.clone(),
             serde_json::Value::Object(e.details.clone()),
         ),
     };
     json!({
-        "type": format!("https://herald.dev/errors#{}-{}", e.code.as_str(), status),
+        "type": e.code.type_url(),
         "code": e.code.as_str(),
         "message": message,
-        "status": status,
+        "status": e.code.status(),
         "request_id": request_id,
         "details": details,
     })
 }
 
-/// Renders an error as the HTTP response: the error object, its status, and
-/// `Retry-After` for a 429 or a 503 that says when to retry.
+/// Renders an error as the HTTP response: the error object, its status, and the
+/// `Retry-After` header the code table asks for.
 pub fn render(e: &Error, request_id: Option<String>) -> HttpResponse {
-    let status = e.code.status();
     let body = json!({ "error": error_object(e, request_id.as_deref()) });
-    let mut b = HttpResponse::build(
-        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-    );
-    let retry_after = e.details.get("retry_after").and_then(|v| v.as_u64());
-    match (e.code, retry_after) {
-        (ErrorCode::RateLimited, Some(ra)) => {
-            b.insert_header((header::RETRY_AFTER, ra.to_string()));
-        }
-        // A 503 is always worth retrying: when is up to the cause (1 s unless said).
-        (ErrorCode::ServiceUnavailable, ra) => {
-            b.insert_header((header::RETRY_AFTER, ra.unwrap_or(1).to_string()));
-        }
-        _ => {}
+    let mut b = HttpResponse::build(status_of(e));
+    let given = e.details.get("retry_after").and_then(|v| v.as_u64());
+    let retry_after = match e.code.retry_after() {
+        RetryAfter::Never => None,
+        RetryAfter::WhenGiven => given,
+        RetryAfter::Always(default) => Some(given.unwrap_or(default)),
+    };
+    if let Some(ra) = retry_after {
+        b.insert_header((header::RETRY_AFTER, ra.to_string()));
     }
     b.content_type("application/json").body(body.to_string())
+}
+
+fn status_of(e: &Error) -> StatusCode {
+    StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }

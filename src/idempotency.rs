@@ -4,13 +4,12 @@
 //! Requests sharing a key are serialised, so the second one replays the first.
 
 use crate::errors::{ApiError, ApiResult};
-use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
 use dashmap::DashMap;
 use herald_actors::model::Timestamp;
-use herald_actors::store::IdempotentResponse;
-use herald_actors::Error;
+use herald_actors::storage::IdempotentResponse;
+use herald_actors::{Engine, Error};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::future::Future;
@@ -111,9 +110,11 @@ fn respond(status: u16, body: Vec<u8>, replayed: bool) -> HttpResponse {
     b.content_type("application/json").body(body)
 }
 
-/// Runs `f` at most once per key (see the module doc).
+/// Runs `f` at most once per key (see the module doc): `locks` serialise the
+/// requests sharing a key, the engine keeps the responses to replay.
 pub async fn once<F, Fut>(
-    st: &AppState,
+    locks: &Locks,
+    engine: &Engine,
     project: Uuid,
     idem: Option<Idem>,
     resource: &str,
@@ -127,12 +128,13 @@ where
         let c = f(None).await?;
         return Ok(respond(c.status.as_u16(), c.body, false));
     };
-    let (lock_key, lock) = st.idempotency.lock_for(&project, &idem.scope);
+    let (lock_key, lock) = locks.lock_for(&project, &idem.scope);
     let guard = lock.lock().await;
     let scope = idem.scope.clone();
-    let existing = st
+    let existing = engine
         .run(move |s| s.idempotent_response(&project, &scope))
-        .await;
+        .await
+        .map_err(ApiError);
     let result = match existing {
         Err(e) => Err(e),
         Ok(Some(r)) if r.payload_hash == idem.payload_hash => Ok(respond(r.status, r.body, true)),
@@ -154,9 +156,7 @@ where
                         created_at: Timestamp::now(),
                     };
                     let scope = idem.scope.clone();
-                    st.engine
-                        .put_idempotent_response(project, scope, rec)
-                        .await?;
+                    engine.put_idempotent_response(project, scope, rec).await?;
                 }
                 Ok(respond(c.status.as_u16(), c.body, false))
             }
@@ -165,7 +165,7 @@ where
     };
     drop(guard);
     drop(lock);
-    st.idempotency
+    locks
         .0
         .remove_if(&lock_key, |_, v| Arc::strong_count(v) == 1);
     result

@@ -2,6 +2,7 @@
 //! authentication, errors and the WebSocket endpoint.
 
 pub mod auth;
+pub mod blocking;
 pub mod cli;
 pub mod configuration;
 pub mod edge;
@@ -10,10 +11,12 @@ pub mod extract;
 pub mod idempotency;
 pub mod metrics;
 pub mod openapi;
+pub mod ops_access;
 pub mod ops_client;
 pub mod pagination;
 pub mod project_cmd;
 pub mod routes;
+pub mod sockets;
 pub mod startup;
 pub mod state;
 pub mod telemetry;

@@ -35,6 +35,11 @@ use uuid::Uuid;
 
 // ================================================================ schemas: shared
 
+/// An absolute http(s) URL as `validate::is_http_url` reads it: the scheme in
+/// any case, a non-empty host after any user info, no whitespace or control
+/// character anywhere.
+pub const HTTP_URL: &str = "^[Hh][Tt][Tt][Pp][Ss]?://([^\\s\\x00-\\x1f\\x7f-\\x9f/?#]*@)?[^\\s\\x00-\\x1f\\x7f-\\x9f/?#@]+([/?#][^\\s\\x00-\\x1f\\x7f-\\x9f]*)?$";
+
 /// The error object every non-2xx response carries.
 #[derive(ToSchema)]
 #[schema(example = json!({"error": {"type": "https://herald.dev/errors#not_found-404",
@@ -60,20 +65,61 @@ pub struct ErrorBody {
     pub details: Map<String, Value>,
 }
 
-#[derive(ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
-    BadRequest,
-    Unauthenticated,
-    Forbidden,
-    NotFound,
-    Conflict,
-    IdempotencyKeyReused,
-    ValidationFailed,
-    RateLimited,
-    InternalError,
-    ServiceUnavailable,
+/// `ErrorCode`: the names in the engine's error code table, in its order.
+pub struct ErrorCode;
+
+impl PartialSchema for ErrorCode {
+    fn schema() -> RefOr<Schema> {
+        let names: Vec<&str> = herald_actors::ErrorCode::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .collect();
+        enum_schema(&names).into()
+    }
 }
+
+impl ToSchema for ErrorCode {}
+
+/// An avatar: an absolute http(s) URL of at most 1,000 characters, or null.
+fn avatar_schema() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+            Type::String,
+            Type::Null,
+        ]))
+        .max_length(Some(1000))
+        .pattern(Some(HTTP_URL))
+        .description(Some("An absolute http(s) URL."))
+}
+
+/// `ExternalId`: a user's external id, 1 to 255 characters.
+pub struct ExternalId;
+
+impl PartialSchema for ExternalId {
+    fn schema() -> RefOr<Schema> {
+        str_schema()
+            .min_length(Some(1))
+            .max_length(Some(255))
+            .into()
+    }
+}
+
+impl ToSchema for ExternalId {}
+
+/// `TimeZone`: every IANA time zone name the service knows.
+pub struct TimeZone;
+
+impl PartialSchema for TimeZone {
+    fn schema() -> RefOr<Schema> {
+        let names: Vec<&str> = chrono_tz::TZ_VARIANTS.iter().map(|t| t.name()).collect();
+        str_schema()
+            .description(Some("An IANA time zone."))
+            .enum_values(Some(names))
+            .into()
+    }
+}
+
+impl ToSchema for TimeZone {}
 
 /// The `page` object of every list.
 #[derive(ToSchema)]
@@ -127,6 +173,7 @@ pub struct ProjectUpdate {
 #[derive(ToSchema)]
 pub struct SigningKeyInput {
     /// PEM `PUBLIC KEY` (SPKI) or `RSA PUBLIC KEY` (PKCS#1), RSA of at least 2048 bits.
+    #[schema(format = "pem-rsa-public-key")]
     pub public_key: String,
 }
 
@@ -169,13 +216,12 @@ pub struct UserInput {
     #[schema(max_length = 1000)]
     pub phone: Option<String>,
     /// An absolute http(s) URL.
-    #[schema(max_length = 1000, pattern = "^https?://[^\\s/]+")]
+    #[schema(schema_with = avatar_schema)]
     pub avatar: Option<String>,
-    /// A BCP 47 language tag.
-    #[schema(example = "en-GB", max_length = 1000)]
+    /// A BCP 47 language tag (well-formed and made of registered subtags).
+    #[schema(example = "en-GB", format = "bcp47", max_length = 64)]
     pub locale: Option<String>,
-    /// An IANA time zone.
-    #[schema(example = "Europe/Paris", max_length = 1000)]
+    #[schema(value_type = Option<TimeZone>, example = "Europe/Paris")]
     pub timezone: Option<String>,
     /// Any JSON object, at most 64 KiB serialised.
     pub custom_fields: Option<Map<String, Value>>,
@@ -194,11 +240,12 @@ pub struct RecipientInput {
     pub email: Option<String>,
     #[schema(max_length = 1000)]
     pub phone: Option<String>,
-    #[schema(max_length = 1000, pattern = "^https?://[^\\s/]+")]
+    #[schema(schema_with = avatar_schema)]
     pub avatar: Option<String>,
-    #[schema(max_length = 1000)]
+    /// A BCP 47 language tag (well-formed and made of registered subtags).
+    #[schema(format = "bcp47", max_length = 64)]
     pub locale: Option<String>,
-    #[schema(max_length = 1000)]
+    #[schema(value_type = Option<TimeZone>)]
     pub timezone: Option<String>,
     pub custom_fields: Option<Map<String, Value>>,
 }
@@ -336,8 +383,9 @@ pub enum FlowStatus {
 pub struct Template {
     #[schema(max_length = 65536)]
     pub subject: Option<String>,
+    /// Required in every channel step.
     #[schema(max_length = 65536)]
-    pub body: Option<String>,
+    pub body: String,
     #[schema(max_length = 65536)]
     pub html: Option<String>,
     #[schema(max_length = 65536)]
@@ -380,6 +428,23 @@ pub enum Step {
     Delay(DelayStep),
 }
 
+/// A channel step as a request gives it: the channel is required.
+#[derive(ToSchema)]
+pub struct ChannelStepInput {
+    #[serde(rename = "type")]
+    pub kind: ChannelStepType,
+    pub channel_id: Uuid,
+    pub template: Template,
+}
+
+/// A step of a create or update: a channel step or a delay step.
+#[derive(ToSchema)]
+#[serde(untagged)]
+pub enum StepInput {
+    Channel(ChannelStepInput),
+    Delay(DelayStep),
+}
+
 #[derive(ToSchema)]
 pub struct Flow {
     pub id: Uuid,
@@ -402,7 +467,7 @@ pub struct FlowInput {
     pub name: String,
     #[schema(max_length = 1000)]
     pub description: Option<String>,
-    pub steps: Option<Vec<Step>>,
+    pub steps: Option<Vec<StepInput>>,
 }
 
 /// Partial update; `handle` cannot change.
@@ -417,15 +482,15 @@ pub struct FlowUpdate {
     #[schema(max_length = 1000)]
     pub description: Option<String>,
     #[schema(nullable = false)]
-    pub steps: Option<Vec<Step>>,
+    pub steps: Option<Vec<StepInput>>,
 }
 
 /// An explicit recipient: an external_id, or a user object identified inline.
 #[derive(ToSchema)]
 #[serde(untagged)]
 pub enum RecipientSpec {
-    ExternalId(String),
-    User(RecipientInput),
+    ExternalId(ExternalId),
+    User(Box<RecipientInput>),
 }
 
 #[derive(ToSchema)]
@@ -435,6 +500,7 @@ pub struct RunInput {
     #[schema(max_items = 1000)]
     pub recipients: Option<Vec<RecipientSpec>>,
     /// A topic key: its subscribers are recipients too.
+    #[schema(min_length = 1)]
     pub topic: Option<String>,
     /// An existing user's external_id, or a user object identified inline.
     pub actor: Option<RecipientSpec>,
@@ -1533,6 +1599,8 @@ fn components() -> utoipa::openapi::schema::Components {
         Error,
         ErrorBody,
         ErrorCode,
+        TimeZone,
+        ExternalId,
         Page,
         ChannelType,
         Health,
@@ -1562,6 +1630,8 @@ fn components() -> utoipa::openapi::schema::Components {
         ChannelStep,
         DelayStep,
         Step,
+        ChannelStepInput,
+        StepInput,
         Flow,
         FlowInput,
         FlowUpdate,
@@ -1728,6 +1798,16 @@ pub fn json() -> &'static str {
             .and_then(Value::as_object_mut)
         {
             channels::insert(schemas);
+            if let Some(Value::Object(run)) = schemas.get_mut("RunInput") {
+                // a run needs someone to reach: recipients, a topic, or both
+                run.insert(
+                    "anyOf".into(),
+                    serde_json::json!([
+                        {"required": ["recipients"], "properties": {"recipients": {"type": "array", "minItems": 1}}},
+                        {"required": ["topic"], "properties": {"topic": {"type": "string"}}},
+                    ]),
+                );
+            }
         }
         v.to_string()
     })

@@ -73,7 +73,7 @@ pub fn request(
     let body = body.unwrap_or_default();
     let mut head = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{}: {token}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        crate::startup::OPS_TOKEN_HEADER,
+        crate::ops_access::OPS_TOKEN_HEADER,
         body.len()
     );
     if !body.is_empty() {

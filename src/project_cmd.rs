@@ -5,11 +5,11 @@
 //! print the same thing. Exit codes: 0 done, 1 failed, 2 usage (clap's own,
 //! and `delete` without `--yes`).
 
-use crate::cli::ProjectCommand;
 use crate::configuration::Settings;
+use clap::{Args, Subcommand};
 use herald_actors::Store;
 use serde_json::{json, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -36,6 +36,56 @@ impl From<herald_actors::Error> for Failure {
             message: e.message,
         }
     }
+}
+
+/// `--data-dir` of the `project` commands.
+#[derive(Args, Debug)]
+pub struct DataDir {
+    /// Data directory (served or not).
+    #[arg(long, env = "HERALD_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ProjectCommand {
+    /// Create a project and print its keys (the secret key is shown this once).
+    Create {
+        /// 1 to 100 letters, digits, '-', '_' or '.'.
+        name: String,
+        #[command(flatten)]
+        dir: DataDir,
+    },
+    /// List projects: one line each, name and public key.
+    List {
+        #[command(flatten)]
+        dir: DataDir,
+    },
+    /// Show a project (never its secret key).
+    Show {
+        name: String,
+        #[command(flatten)]
+        dir: DataDir,
+    },
+    /// Give a project a new secret key; the old one keeps working for the grace period.
+    RotateSecret {
+        name: String,
+        /// How long the old secret key stays valid: seconds, or with a unit
+        /// (90s, 30m, 24h, 7d); 0 refuses it at once; at most 30d.
+        #[arg(long, default_value = "24h", value_parser = parse_grace)]
+        grace: std::time::Duration,
+        #[command(flatten)]
+        dir: DataDir,
+    },
+    /// Delete a project and ALL its data (users, channels, flows, runs,
+    /// notifications, feeds); needs --yes.
+    Delete {
+        name: String,
+        /// Confirms the deletion.
+        #[arg(long)]
+        yes: bool,
+        #[command(flatten)]
+        dir: DataDir,
+    },
 }
 
 enum Remote {
@@ -95,7 +145,7 @@ pub fn run(cmd: ProjectCommand) -> ExitCode {
 }
 
 fn execute(op: &Op, dir: &Path) -> Result<Value, Failure> {
-    if let Some((addr, token)) = crate::cli::read_ops_file(dir) {
+    if let Some((addr, token)) = crate::ops_access::read_ops_file(dir) {
         match remote(op, &addr, &token) {
             Ok(v) => return Ok(v),
             Err(Remote::Unreachable(e)) => {
@@ -190,7 +240,7 @@ fn local(op: &Op, dir: &Path) -> Result<Value, Failure> {
             f.message = format!(
                 "{}; no running server answered for it (is `{}` current?)",
                 f.message,
-                dir.join(crate::startup::OPS_FILE).display()
+                dir.join(crate::ops_access::OPS_FILE).display()
             );
         }
         f

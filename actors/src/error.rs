@@ -1,63 +1,106 @@
 //! The engine's error type: every failure carries a stable code, a message and
 //! structured details. The HTTP crate renders it; this crate decides what it means.
 //!
-//! One table (`ErrorCode::status`) maps codes to HTTP status numbers, so the code a
-//! client matches on and the status it sees can never drift apart.
+//! One table (`error_codes!`) gives each code its name, HTTP status and rendering
+//! rules, so the code a client matches on and the status it sees can never drift apart.
 
 use serde_json::{json, Map, Value};
 
-/// Stable, machine-readable error codes (API.md §3). Clients match on these.
+/// What an error object shows of an error's `details` and message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorCode {
-    BadRequest,
-    Unauthenticated,
-    Forbidden,
-    NotFound,
-    Conflict,
-    IdempotencyKeyReused,
-    ValidationFailed,
-    RateLimited,
-    Internal,
-    ServiceUnavailable,
+pub enum Disclosure {
+    /// Message and details as they are.
+    All,
+    /// The message, and of the details only `retry_after`.
+    RetryAfterOnly,
+    /// A generic message and `{}`: the real message goes to the log.
+    Nothing,
+}
+
+/// When an error response carries a `Retry-After` header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryAfter {
+    Never,
+    /// When the error's details give `retry_after`.
+    WhenGiven,
+    /// Always: the details' `retry_after`, else this many seconds.
+    Always(u64),
+}
+
+/// The error code table: every code with its wire name, HTTP status, what the
+/// error object discloses and when a `Retry-After` header goes with it. The enum,
+/// `as_str`, `status`, the type URL, the rendering rules of the HTTP crate and the
+/// OpenAPI enum all come from these rows, so none of them can drift from another.
+macro_rules! error_codes {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal, $status:literal, $disclose:ident, $retry:expr;)*) => {
+        /// Stable, machine-readable error codes (API.md §3). Clients match on these.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum ErrorCode {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl ErrorCode {
+            /// Every code, in table order.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant),*];
+
+            /// The name clients see in `code`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $name,)*
+                }
+            }
+
+            /// The HTTP status answered with this code.
+            pub fn status(self) -> u16 {
+                match self {
+                    $(ErrorCode::$variant => $status,)*
+                }
+            }
+
+            /// What the error object shows of an error with this code.
+            pub fn disclosure(self) -> Disclosure {
+                match self {
+                    $(ErrorCode::$variant => Disclosure::$disclose,)*
+                }
+            }
+
+            /// Whether (and with what default) the response says `Retry-After`.
+            pub fn retry_after(self) -> RetryAfter {
+                use RetryAfter::*;
+                match self {
+                    $(ErrorCode::$variant => $retry,)*
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
+    BadRequest = "bad_request", 400, All, Never;
+    Unauthenticated = "unauthenticated", 401, All, Never;
+    Forbidden = "forbidden", 403, All, Never;
+    NotFound = "not_found", 404, All, Never;
+    Conflict = "conflict", 409, All, Never;
+    IdempotencyKeyReused = "idempotency_key_reused", 409, All, Never;
+    ValidationFailed = "validation_failed", 422, All, Never;
+    RateLimited = "rate_limited", 429, All, WhenGiven;
+    Internal = "internal_error", 500, Nothing, Never;
+    /// A 503 is always worth retrying: when is up to the cause (1 s unless said).
+    ServiceUnavailable = "service_unavailable", 503, RetryAfterOnly, Always(1);
     /// The request head is over the HTTP layer's limits (answered at the edge).
-    HeadersTooLarge,
+    HeadersTooLarge = "headers_too_large", 431, All, Never;
     /// The request head did not arrive in time (answered at the edge).
-    RequestTimeout,
+    RequestTimeout = "request_timeout", 408, All, Never;
 }
 
 impl ErrorCode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::BadRequest => "bad_request",
-            ErrorCode::Unauthenticated => "unauthenticated",
-            ErrorCode::Forbidden => "forbidden",
-            ErrorCode::NotFound => "not_found",
-            ErrorCode::Conflict => "conflict",
-            ErrorCode::IdempotencyKeyReused => "idempotency_key_reused",
-            ErrorCode::ValidationFailed => "validation_failed",
-            ErrorCode::RateLimited => "rate_limited",
-            ErrorCode::Internal => "internal_error",
-            ErrorCode::ServiceUnavailable => "service_unavailable",
-            ErrorCode::HeadersTooLarge => "headers_too_large",
-            ErrorCode::RequestTimeout => "request_timeout",
-        }
-    }
-
-    /// The one table from code to HTTP status.
-    pub fn status(self) -> u16 {
-        match self {
-            ErrorCode::BadRequest => 400,
-            ErrorCode::Unauthenticated => 401,
-            ErrorCode::Forbidden => 403,
-            ErrorCode::NotFound => 404,
-            ErrorCode::Conflict | ErrorCode::IdempotencyKeyReused => 409,
-            ErrorCode::ValidationFailed => 422,
-            ErrorCode::RateLimited => 429,
-            ErrorCode::Internal => 500,
-            ErrorCode::ServiceUnavailable => 503,
-            ErrorCode::HeadersTooLarge => 431,
-            ErrorCode::RequestTimeout => 408,
-        }
+    /// The error object's `type`: `https://herald.dev/errors#<code>-<status>`.
+    pub fn type_url(self) -> String {
+        format!(
+            "https://herald.dev/errors#{}-{}",
+            self.as_str(),
+            self.status()
+        )
     }
 }
 

@@ -19,6 +19,6 @@ pub mod store;
 pub mod validate;
 
 pub use actors::{Engine, EngineConfig};
-pub use error::{Error, ErrorCode, FieldError, Result, Validator};
+pub use error::{Disclosure, Error, ErrorCode, FieldError, Result, RetryAfter, Validator};
 pub use storage::Storage;
 pub use store::Store;

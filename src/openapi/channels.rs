@@ -33,11 +33,18 @@ fn field(name: &'static str, schema: Value, description: &'static str) -> Field 
 }
 
 fn text() -> Value {
-    json!({"type": "string", "minLength": 1})
+    json!({"type": "string"})
+}
+
+/// A sender: an email address as `validate::is_email` reads it, or a
+/// `Name <address>` form (anything with a `<`).
+fn sender() -> Value {
+    json!({"type": "string",
+           "pattern": "^([\\s\\S]*<[\\s\\S]*|[^\\s\\x00-\\x1f\\x7f-\\x9f@]+@[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+)$"})
 }
 
 fn url(default: Option<&str>) -> Value {
-    let mut s = json!({"type": "string", "format": "uri"});
+    let mut s = json!({"type": "string", "format": "uri", "pattern": super::HTTP_URL});
     if let Some(d) = default {
         s["default"] = json!(d);
     }
@@ -104,7 +111,7 @@ fn provider_docs() -> Vec<ProviderDoc> {
                     json!({"type": "integer", "minimum": 1, "maximum": 65535}),
                     "587 (STARTTLS), 465 (implicit TLS), 25 or a local relay's port.",
                 ),
-                field("from", text(), "Sender: `addr@example.com` or `Name <addr@example.com>`."),
+                field("from", sender(), "Sender: `addr@example.com` or `Name <addr@example.com>`."),
                 field(
                     "tls",
                     json!({"type": "string", "enum": ["none", "starttls", "tls"], "default": "starttls"}),
@@ -122,7 +129,7 @@ fn provider_docs() -> Vec<ProviderDoc> {
             fields: vec![
                 field(
                     "account_sid",
-                    json!({"type": "string", "pattern": "^[A-Za-z0-9]+$"}),
+                    json!({"type": "string", "pattern": "^[A-Za-z0-9]*$"}),
                     "Account SID (`AC…`); basic-auth user.",
                 ),
                 field("auth_token", json!({"type": "string"}), "Auth token; basic-auth password."),
@@ -145,17 +152,17 @@ fn provider_docs() -> Vec<ProviderDoc> {
             fields: vec![
                 field(
                     "subject",
-                    json!({"type": "string", "pattern": "^(mailto:|[Hh][Tt][Tt][Pp][Ss]://)"}),
+                    json!({"type": "string", "pattern": "^(mailto:[\\s\\S]*|[Hh][Tt][Tt][Pp][Ss]://\\S+)$"}),
                     "VAPID `sub`: a `mailto:` address or an https URL push services can reach you at.",
                 ),
                 field(
                     "vapid_public_key",
-                    json!({"type": "string", "pattern": "^[A-Za-z0-9_-]+={0,2}$"}),
+                    json!({"type": "string", "format": "vapid-public-key"}),
                     "base64url uncompressed P-256 point (65 bytes). Give both keys or neither: Herald then generates the pair.",
                 ),
                 field(
                     "vapid_private_key",
-                    json!({"type": "string", "pattern": "^[A-Za-z0-9_-]+={0,2}$"}),
+                    json!({"type": "string", "format": "vapid-private-key"}),
                     "base64url P-256 private scalar (32 bytes), the `web-push generate-vapid-keys` format.",
                 ),
             ],
@@ -163,13 +170,12 @@ fn provider_docs() -> Vec<ProviderDoc> {
         ProviderDoc {
             name: "fcm",
             summary: "Firebase Cloud Messaging HTTP v1 to each device token registered as a subscription.",
-            example: json!({"project_id": "my-app", "service_account": {"type": "service_account",
-                "client_email": "herald@my-app.iam.gserviceaccount.com",
-                "private_key": "-----BEGIN PRIVATE KEY-----\n…\n-----END PRIVATE KEY-----\n"}}),
+            // without the service account: an example cannot hold a real key
+            example: json!({"project_id": "my-app"}),
             fields: vec![
                 field(
                     "project_id",
-                    json!({"type": "string", "pattern": "^[A-Za-z0-9._:-]+$"}),
+                    json!({"type": "string", "pattern": "^[A-Za-z0-9._:-]*$"}),
                     "The Firebase project id.",
                 ),
                 field(
@@ -192,23 +198,23 @@ fn provider_docs() -> Vec<ProviderDoc> {
         ProviderDoc {
             name: "apns",
             summary: "Apple Push Notification service, token-based (ES256 .p8 key) over HTTP/2.",
+            // without the private key: an example cannot hold a real key
             example: json!({"team_id": "ABCDE12345", "key_id": "KEY1234567", "topic": "com.example.app",
-                "environment": "sandbox",
-                "private_key": "-----BEGIN PRIVATE KEY-----\n…\n-----END PRIVATE KEY-----\n"}),
+                "environment": "sandbox"}),
             fields: vec![
                 field(
                     "team_id",
-                    json!({"type": "string", "pattern": "^[A-Za-z0-9]+$"}),
+                    json!({"type": "string", "pattern": "^[A-Za-z0-9]*$"}),
                     "Apple developer team id (the provider token's `iss`).",
                 ),
                 field(
                     "key_id",
-                    json!({"type": "string", "pattern": "^[A-Za-z0-9]+$"}),
+                    json!({"type": "string", "pattern": "^[A-Za-z0-9]*$"}),
                     "Id of the .p8 key (the provider token's `kid`).",
                 ),
                 field(
                     "private_key",
-                    json!({"type": "string", "pattern": "-----BEGIN [A-Z ]*PRIVATE KEY-----"}),
+                    json!({"type": "string", "format": "pem-p256-private-key"}),
                     "The .p8 file's PEM (a P-256 key).",
                 ),
                 field("topic", text(), "The app's bundle id (`apns-topic`)."),
@@ -255,6 +261,29 @@ fn required(provider: &str) -> Vec<&'static str> {
     providers::missing_required(provider, &Map::new())
 }
 
+/// `schema` that also takes `null` (a config field given as `null` counts as
+/// absent): the type widened where there is one (so its format and pattern
+/// stay beside it), else an `anyOf`.
+fn nullable(schema: &Value) -> Value {
+    let mut s = schema.clone();
+    // a format of the service's own (a key) stays on a plain string, where
+    // generators and validators look for it
+    let own_format = s
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|f| f != "uri" && f != "email");
+    match s.get("type").and_then(Value::as_str) {
+        Some(t) if !own_format => {
+            s["type"] = json!([t, "null"]);
+            if let Some(Value::Array(e)) = s.get_mut("enum") {
+                e.push(Value::Null);
+            }
+            s
+        }
+        _ => json!({"anyOf": [s, {"type": "null"}]}),
+    }
+}
+
 /// `schema` with a description (and `writeOnly` for a secret); a `$ref` is
 /// wrapped in `allOf`, as some tools drop the siblings of a `$ref`.
 fn described(schema: Value, description: String, secret: bool) -> Value {
@@ -285,26 +314,44 @@ fn request_config(p: &ProviderDoc) -> Value {
         } else {
             f.description.to_string()
         };
-        props.insert(f.name.into(), described(f.schema.clone(), d, secret));
+        props.insert(f.name.into(), described(nullable(&f.schema), d, secret));
     }
     let mut description = p.summary.to_string();
     if p.name != "in_app" {
         props.insert(
             "retry".into(),
-            json!({"$ref": "#/components/schemas/ChannelRetry"}),
+            json!({"anyOf": [{"$ref": "#/components/schemas/ChannelRetry"}, {"type": "null"}]}),
         );
         description.push_str(
             " The required fields make the channel `active`; a config without them creates it `unconfigured`.",
         );
     }
-    json!({
-        "type": "object",
+    // `null` is taken as no config at all
+    let mut config = json!({
+        "type": ["object", "null"],
         "title": config_name(p.name),
         "description": description,
         "properties": props,
         "required": required(p.name),
         "examples": [p.example],
-    })
+    });
+    if p.name == "web_push" {
+        config["dependentSchemas"] = both_or_neither("vapid_public_key", "vapid_private_key");
+    }
+    config
+}
+
+/// Two keys given together or not at all, where `null`, `""` and the mask
+/// count as not given: each one given requires the other given.
+fn both_or_neither(a: &str, b: &str) -> Value {
+    let given = json!({"type": "string", "minLength": 1, "not": {"const": MASK}});
+    let needs = |this: &str, other: &str| {
+        json!({"anyOf": [
+            {"properties": {this: {"not": given}}},
+            {"required": [other], "properties": {other: given}},
+        ]})
+    };
+    json!({a: needs(a, b), b: needs(b, a)})
 }
 
 /// An update's config: any field, `null` to remove it, `********` to keep a secret.
@@ -330,7 +377,7 @@ fn patch_config(p: &ProviderDoc) -> Value {
         );
     }
     json!({
-        "type": "object",
+        "type": ["object", "null"],
         "description": format!(
             "Merged key by key into the stored config of a `{}` channel: `null` removes a key, `********` keeps a stored secret. \
              Changing where or as whom a secret is used requires sending the secret again.",
@@ -477,12 +524,13 @@ fn service_account() -> Value {
         "description": "A Google service account key file (JSON), as downloaded from the console; \
                         other keys of the file are kept.",
         "properties": {
-            "type": {"type": "string", "examples": ["service_account"]},
-            "project_id": {"type": "string"},
-            "private_key_id": {"type": "string"},
-            "private_key": {"type": "string", "description": "The RSA private key (PEM)."},
+            "type": {"description": "`service_account` in a downloaded key file; kept as given."},
+            "project_id": {"description": "Kept as given (the channel's own `project_id` is used)."},
+            "private_key_id": {"description": "Kept as given."},
+            "private_key": {"type": "string", "format": "pem-rsa-private-key",
+                            "description": "The RSA private key (PEM: PKCS#8 or PKCS#1)."},
             "client_email": {"type": "string", "format": "email", "description": "The JWT's `iss`."},
-            "token_uri": {"type": "string", "format": "uri",
+            "token_uri": {"type": "string", "pattern": super::HTTP_URL,
                           "description": "Token endpoint, used when the channel has no `token_url`."},
         },
         "required": ["client_email", "private_key"],
@@ -551,10 +599,7 @@ mod tests {
             allow: Default::default(),
         };
         for p in provider_docs() {
-            // the FCM and APNs examples elide their keys (`…`): leave keys out
-            let mut cfg = p.example.as_object().cloned().unwrap_or_default();
-            cfg.remove("private_key");
-            cfg.remove("service_account");
+            let cfg = p.example.as_object().cloned().unwrap_or_default();
             let mut v = herald_actors::Validator::new();
             providers::validate_config(p.name, &cfg, &egress, &mut v);
             assert!(v.is_empty(), "{}: {:?}", p.name, v.finish().err());

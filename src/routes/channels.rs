@@ -85,27 +85,34 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     let (ctype, provider) = (ctype.expect("validated"), provider.expect("validated"));
     ensure_vapid_keys(&provider, &mut config);
     let pid = a.project.id;
-    idempotency::once(&st, pid, idem, "channel", |_| async {
-        let (id, now) = new_id();
-        let c = Channel {
-            id,
-            channel_type: ctype,
-            name: name.unwrap_or_else(|| provider.clone()),
-            provider,
-            config,
-            revoked: false,
-            builtin: false,
-            created_at: now,
-            updated_at: now,
-        };
-        let c2 = c.clone();
-        st.engine.put_channel(pid, c2).await?;
-        Ok(Created {
-            status: StatusCode::CREATED,
-            body: c.view().to_string().into_bytes(),
-            stored: false,
-        })
-    })
+    idempotency::once(
+        &st.idempotency,
+        &st.engine,
+        pid,
+        idem,
+        "channel",
+        |_| async {
+            let (id, now) = new_id();
+            let c = Channel {
+                id,
+                channel_type: ctype,
+                name: name.unwrap_or_else(|| provider.clone()),
+                provider,
+                config,
+                revoked: false,
+                builtin: false,
+                created_at: now,
+                updated_at: now,
+            };
+            let c2 = c.clone();
+            st.engine.put_channel(pid, c2).await?;
+            Ok(Created {
+                status: StatusCode::CREATED,
+                body: c.view().to_string().into_bytes(),
+                stored: false,
+            })
+        },
+    )
     .await
 }
 

@@ -220,7 +220,7 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
         Some(raw) => parse_steps(&st, pid, raw, &mut v).await?,
     };
     v.finish()?;
-    idempotency::once(&st, pid, idem, "flow", |_| async {
+    idempotency::once(&st.idempotency, &st.engine, pid, idem, "flow", |_| async {
         let (id, now) = new_id();
         let flow = Flow {
             id,
@@ -523,15 +523,22 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     }
     let pid = a.project.id;
     let st2 = st.clone();
-    idempotency::once(&st2, pid, idem, "flow_run", |idem| async move {
-        input.idempotency = idem.map(|i| (i.scope, i.payload_hash));
-        // Stored, durable (the 202 promises it), frames pushed, run started.
-        let body = st.engine.accept_run(pid, input).await?;
-        Ok(Created {
-            status: StatusCode::ACCEPTED,
-            body,
-            stored: true,
-        })
-    })
+    idempotency::once(
+        &st2.idempotency,
+        &st2.engine,
+        pid,
+        idem,
+        "flow_run",
+        |idem| async move {
+            input.idempotency = idem.map(|i| (i.scope, i.payload_hash));
+            // Stored, durable (the 202 promises it), frames pushed, run started.
+            let body = st.engine.accept_run(pid, input).await?;
+            Ok(Created {
+                status: StatusCode::ACCEPTED,
+                body,
+                stored: true,
+            })
+        },
+    )
     .await
 }

@@ -11,6 +11,7 @@
 use crate::auth::{self, UserCtx, API_KEY};
 use crate::errors::{error_object, ApiError, ApiResult};
 use crate::extract::Query;
+use crate::sockets::{Close, CLOSE_UNAUTHENTICATED};
 use crate::state::State;
 use actix::prelude::*;
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -33,138 +34,8 @@ const AUTH_TIMEOUT: Duration = Duration::from_secs(10);
 const PING_EVERY: Duration = Duration::from_secs(30);
 const SILENCE_LIMIT: Duration = Duration::from_secs(90);
 pub const MAX_UNSENT: usize = 1000;
-const CLOSE_UNAUTHENTICATED: u16 = 4401;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
-/// Asks a socket to close (server shutdown: 1001).
-#[derive(Message, Clone, Copy)]
-#[rtype(result = "()")]
-pub struct Shutdown;
-
-/// Closes a socket with a code of its own: 4408 (its user opened too many),
-/// 4401 (the project's authentication rules changed under it).
-#[derive(Message, Clone, Copy)]
-#[rtype(result = "()")]
-pub struct Evict {
-    pub code: u16,
-    pub reason: &'static str,
-}
-
-/// The close code for a socket pushed out by its user's newer ones.
-pub const CLOSE_TOO_MANY: u16 = 4408;
-
-struct Entry {
-    project: uuid::Uuid,
-    addr: Addr<FeedSocket>,
-    /// How it authenticated: a user JWT (true) or a bare user id (false).
-    jwt: Option<bool>,
-}
-
-/// Which of a project's sockets an authentication change concerns.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum AuthedBy {
-    /// A bare user id (development mode): closed when security mode goes on.
-    UserId,
-    /// A user JWT: closed when the signing key changes.
-    Jwt,
-}
-
-/// Open sockets: shutdown closes them with 1001, the per-user cap evicts the
-/// oldest of a user's, and a change of a project's authentication rules closes
-/// that project's. Also counts the sockets still authenticating.
-#[derive(Default)]
-pub struct Registry {
-    sockets: dashmap::DashMap<u64, Entry>,
-    /// A user's authenticated sockets, oldest first.
-    by_user: dashmap::DashMap<(uuid::Uuid, uuid::Uuid), VecDeque<u64>>,
-    pending: std::sync::atomic::AtomicUsize,
-}
-
-impl Registry {
-    pub fn close_all(&self) {
-        for s in self.sockets.iter() {
-            s.value().addr.do_send(Shutdown);
-        }
-    }
-    pub fn len(&self) -> usize {
-        self.sockets.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.sockets.is_empty()
-    }
-
-    /// Closes the sockets of `project` that authenticated `by`, with 4401.
-    pub fn close_authenticated(&self, project: uuid::Uuid, by: AuthedBy, reason: &'static str) {
-        let want = by == AuthedBy::Jwt;
-        for s in self.sockets.iter() {
-            if s.value().project == project && s.value().jwt == Some(want) {
-                s.value().addr.do_send(Evict {
-                    code: CLOSE_UNAUTHENTICATED,
-                    reason,
-                });
-            }
-        }
-    }
-
-    /// Closes every socket of `project`, authenticated or not, with 4401
-    /// (the project was deleted: nothing it could receive exists any more).
-    pub fn close_project(&self, project: uuid::Uuid, reason: &'static str) {
-        for s in self.sockets.iter() {
-            if s.value().project == project {
-                s.value().addr.do_send(Evict {
-                    code: CLOSE_UNAUTHENTICATED,
-                    reason,
-                });
-            }
-        }
-    }
-
-    /// Takes a place among the sockets still authenticating, if one is free.
-    fn reserve_pending(&self, max: usize) -> bool {
-        self.pending
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < max).then_some(n + 1)
-            })
-            .is_ok()
-    }
-
-    fn release_pending(&self) {
-        self.pending.fetch_sub(1, Ordering::AcqRel);
-    }
-
-    /// Records an authenticated socket of a user; past `max`, the user's oldest
-    /// sockets are closed with 4408 (a leaked tab is the likely one to go).
-    fn join_user(&self, id: u64, project: uuid::Uuid, user: uuid::Uuid, jwt: bool, max: usize) {
-        if let Some(mut e) = self.sockets.get_mut(&id) {
-            e.jwt = Some(jwt);
-        }
-        let evicted: Vec<u64> = {
-            let mut q = self.by_user.entry((project, user)).or_default();
-            q.push_back(id);
-            let over = q.len().saturating_sub(max);
-            q.drain(..over).collect()
-        };
-        for old in evicted {
-            if let Some(e) = self.sockets.get(&old) {
-                e.addr.do_send(Evict {
-                    code: CLOSE_TOO_MANY,
-                    reason: "too many live sockets for this user; the oldest is closed",
-                });
-            }
-        }
-    }
-
-    fn leave(&self, id: u64, user: Option<(uuid::Uuid, uuid::Uuid)>) {
-        self.sockets.remove(&id);
-        if let Some(k) = user {
-            self.by_user.remove_if_mut(&k, |_, q| {
-                q.retain(|x| *x != id);
-                q.is_empty()
-            });
-        }
-    }
-}
 
 /// Size on the wire of an unmasked server frame with `len` payload bytes.
 fn frame_size(len: usize) -> u64 {
@@ -327,14 +198,9 @@ impl Actor for FeedSocket {
     type Context = ws::WebsocketContext<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        self.st.live.sockets.insert(
-            self.id,
-            Entry {
-                project: self.project.id,
-                addr: ctx.address(),
-                jwt: None,
-            },
-        );
+        self.st
+            .live
+            .insert(self.id, self.project.id, ctx.address().recipient());
         metrics::gauge!("herald_websocket_connections").set(self.st.live.len() as f64);
         if self.user.is_some() {
             self.connect(ctx);
@@ -393,17 +259,10 @@ impl Handler<LiveFrame> for FeedSocket {
     }
 }
 
-impl Handler<Shutdown> for FeedSocket {
+impl Handler<Close> for FeedSocket {
     type Result = ();
-    fn handle(&mut self, _: Shutdown, ctx: &mut Self::Context) {
-        self.close(ctx, 1001, "server shutting down");
-    }
-}
-
-impl Handler<Evict> for FeedSocket {
-    type Result = ();
-    fn handle(&mut self, e: Evict, ctx: &mut Self::Context) {
-        self.close(ctx, e.code, e.reason);
+    fn handle(&mut self, c: Close, ctx: &mut Self::Context) {
+        self.close(ctx, c.code, c.reason);
     }
 }
 

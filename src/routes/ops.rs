@@ -4,14 +4,14 @@
 //!
 //! It is not part of the tenants' contract and not in `/openapi.json`: every
 //! route needs the operator token in `x-herald-ops-token` (see
-//! `startup::Ops::authorize`: the `ops.json` token from this machine, or
+//! `ops_access::Ops::authorize`: the `ops.json` token from this machine, or
 //! `HERALD_OPERATOR_TOKEN` from anywhere), checked before anything else,
 //! unknown methods included. Errors are the contract's error object.
 
 use super::{created, no_content, ok, Guarded};
 use crate::errors::{ApiError, ApiResult};
 use crate::extract::{path_str, Body, Fields, Query};
-use crate::startup::Ops;
+use crate::ops_access::Ops;
 use crate::state::State;
 use actix_web::{web, HttpRequest, HttpResponse};
 use herald_actors::{Error, Validator};

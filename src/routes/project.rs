@@ -4,7 +4,7 @@ use super::{created, no_content, ok};
 use crate::auth::Admin;
 use crate::errors::{ApiError, ApiResult};
 use crate::extract::{Body, Fields};
-use crate::routes::live::AuthedBy;
+use crate::sockets::AuthedBy;
 use crate::state::State;
 use actix_web::{web, HttpResponse};
 use herald_actors::{Error, Validator};

@@ -114,21 +114,28 @@ pub async fn subscribe(
     v.finish()?;
     let ext = ext.expect("validated");
     let st2 = st.clone();
-    idempotency::once(&st2, pid, idem, "subscription", |_| async move {
-        let sub = st
-            .engine
-            .subscribe(pid, key, move |s| {
-                s.user_by_ext(&pid, &ext)?.ok_or_else(|| {
-                    Error::field("external_id", "inclusion", "no user with this external_id")
+    idempotency::once(
+        &st2.idempotency,
+        &st2.engine,
+        pid,
+        idem,
+        "subscription",
+        |_| async move {
+            let sub = st
+                .engine
+                .subscribe(pid, key, move |s| {
+                    s.user_by_ext(&pid, &ext)?.ok_or_else(|| {
+                        Error::field("external_id", "inclusion", "no user with this external_id")
+                    })
                 })
+                .await?;
+            Ok(Created {
+                status: StatusCode::CREATED,
+                body: sub.view().to_string().into_bytes(),
+                stored: false,
             })
-            .await?;
-        Ok(Created {
-            status: StatusCode::CREATED,
-            body: sub.view().to_string().into_bytes(),
-            stored: false,
-        })
-    })
+        },
+    )
     .await
 }
 

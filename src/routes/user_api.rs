@@ -339,14 +339,21 @@ pub async fn subscribe(
     let pid = u.project.id;
     let user = u.user.clone();
     let st2 = st.clone();
-    idempotency::once(&st2, pid, idem, "subscription", |_| async move {
-        let sub = st.engine.subscribe(pid, key, move |_| Ok(user)).await?;
-        Ok(Created {
-            status: StatusCode::CREATED,
-            body: sub.view().to_string().into_bytes(),
-            stored: false,
-        })
-    })
+    idempotency::once(
+        &st2.idempotency,
+        &st2.engine,
+        pid,
+        idem,
+        "subscription",
+        |_| async move {
+            let sub = st.engine.subscribe(pid, key, move |_| Ok(user)).await?;
+            Ok(Created {
+                status: StatusCode::CREATED,
+                body: sub.view().to_string().into_bytes(),
+                stored: false,
+            })
+        },
+    )
     .await
 }
 

@@ -8,7 +8,7 @@ const KNOWN = new Set([
   'additionalProperties', 'propertyNames', 'items', 'minimum', 'maximum', 'minLength', 'maxLength', 'maxItems',
   'pattern', 'default',
   // validation and documentation only: no bearing on the type
-  'title', 'writeOnly', 'readOnly', 'exclusiveMinimum', 'exclusiveMaximum', 'minItems',
+  'title', 'writeOnly', 'readOnly', 'exclusiveMinimum', 'exclusiveMaximum', 'minItems', 'dependentSchemas',
   // combinators and literals
   'anyOf', 'allOf', 'const',
 ]);
@@ -34,12 +34,18 @@ function typeOf(s, indent, where) {
   }
   for (const k of Object.keys(s)) if (!KNOWN.has(k)) throw new Error(`unsupported keyword ${k} at ${where}`);
   if (s.$ref) return refName(s.$ref);
+  // properties that hold together with one of some alternatives (e.g. "recipients, a topic, or both")
+  if (s.anyOf && s.properties) {
+    const alts = s.anyOf.map((x, i) => typeOf(x, indent, `${where}.anyOf.${i}`)).join(' | ');
+    return `${objectBody(s, indent, where)} & (${alts})`;
+  }
   if (s.oneOf) return s.oneOf.map((x, i) => typeOf(x, indent, `${where}.oneOf.${i}`)).join(' | ');
   if (s.anyOf) return s.anyOf.map((x, i) => typeOf(x, indent, `${where}.anyOf.${i}`)).join(' | ');
   if (s.allOf) return s.allOf.map((x, i) => `(${typeOf(x, indent, `${where}.allOf.${i}`)})`).join(' & ');
   if ('const' in s) return JSON.stringify(s.const);
   if (s.enum) return s.enum.map((v) => JSON.stringify(v)).join(' | ');
-  const types = Array.isArray(s.type) ? s.type : [s.type];
+  // an alternative that only adds properties is an object
+  const types = Array.isArray(s.type) ? s.type : [s.type ?? (s.properties ? 'object' : undefined)];
   return types.map((t) => {
     switch (t) {
       case 'string': return 'string';
@@ -83,7 +89,7 @@ export function generate(doc) {
     out += '\n' + comment(s.description, '');
     const t = typeOf(s, '', name);
     // an interface for a plain object; a type alias for anything else (unions too)
-    const plain = s.properties && !s.oneOf && !s.anyOf && !s.allOf;
+    const plain = s.properties && !s.oneOf && !s.anyOf && !s.allOf && !Array.isArray(s.type);
     if (plain) out += `export interface ${name} ${t}\n`;
     else out += `export type ${name} = ${t};\n`;
   }

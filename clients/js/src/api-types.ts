@@ -4,21 +4,21 @@
 // OpenAPI 3.1.0, Herald 0.1.0
 
 /** Apple Push Notification service, token-based (ES256 .p8 key) over HTTP/2. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
-export interface ApnsConfig {
+export type ApnsConfig = {
   /** APNs base URL; a plain `http://` one is spoken as HTTP/2 with prior knowledge (a local test server). */
-  base_url?: string;
+  base_url?: string | null;
   /** Picks Apple's host when `base_url` is not set. */
-  environment?: "production" | "sandbox";
+  environment?: "production" | "sandbox" | null;
   /** Id of the .p8 key (the provider token's `kid`). */
-  key_id: string;
+  key_id: string | null;
   /** The .p8 file's PEM (a P-256 key). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
-  private_key: string;
-  retry?: ChannelRetry;
+  private_key: string | null;
+  retry?: ChannelRetry | null;
   /** Apple developer team id (the provider token's `iss`). */
-  team_id: string;
+  team_id: string | null;
   /** The app's bundle id (`apns-topic`). */
-  topic: string;
-}
+  topic: string | null;
+} | null;
 
 /** A channel. Its `config` is what was stored, secrets reading back as `********`; `status` is `active` once every required field is set. */
 export type Channel = {
@@ -227,6 +227,13 @@ export interface ChannelStep {
   type: ChannelStepType;
 }
 
+/** A channel step as a request gives it: the channel is required. */
+export interface ChannelStepInput {
+  channel_id: string;
+  template: Template;
+  type: ChannelStepType;
+}
+
 export type ChannelStepType = "channel";
 
 export type ChannelType = "chat" | "email" | "in_app" | "mobile_push" | "sms" | "web_push";
@@ -255,7 +262,7 @@ export interface ChannelTypeFlagsInput {
 export type ChannelUpdate = {
   /** Merged key by key into the stored config of a `in_app` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
   config?: {
-  };
+  } | null;
   name?: string | null;
   provider?: "in_app";
   type?: "in_app";
@@ -269,7 +276,7 @@ export type ChannelUpdate = {
     timeout_ms?: number | null;
     /** Where each delivery is POSTed (http or https). */
     url?: string | null;
-  };
+  } | null;
   name?: string | null;
   provider?: "webhook";
   type?: "chat";
@@ -279,7 +286,7 @@ export type ChannelUpdate = {
     retry?: ChannelRetry | null;
     /** The incoming-webhook URL (it is the credential, so it is a secret). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
     url?: string | "********" | null;
-  };
+  } | null;
   name?: string | null;
   provider?: "slack_webhook";
   type?: "chat";
@@ -299,7 +306,7 @@ export type ChannelUpdate = {
     tls?: "none" | "starttls" | "tls" | null;
     /** SMTP AUTH user (no AUTH without it). */
     username?: string | null;
-  };
+  } | null;
   name?: string | null;
   provider?: "smtp";
   type?: "email";
@@ -315,7 +322,7 @@ export type ChannelUpdate = {
     /** Sending number in E.164 form (`+15005550006`). */
     from?: string | null;
     retry?: ChannelRetry | null;
-  };
+  } | null;
   name?: string | null;
   provider?: "twilio";
   type?: "sms";
@@ -329,7 +336,7 @@ export type ChannelUpdate = {
     vapid_private_key?: string | "********" | null;
     /** base64url uncompressed P-256 point (65 bytes). Give both keys or neither: Herald then generates the pair. */
     vapid_public_key?: string | null;
-  };
+  } | null;
   name?: string | null;
   provider?: "web_push";
   type?: "web_push";
@@ -345,7 +352,7 @@ export type ChannelUpdate = {
     service_account?: FcmServiceAccount | "********" | null;
     /** OAuth 2 token endpoint (else the account's `token_uri`, else Google's). */
     token_url?: string | null;
-  };
+  } | null;
   name?: string | null;
   provider?: "fcm";
   type?: "mobile_push";
@@ -365,7 +372,7 @@ export type ChannelUpdate = {
     team_id?: string | null;
     /** The app's bundle id (`apns-topic`). */
     topic?: string | null;
-  };
+  } | null;
   name?: string | null;
   provider?: "apns";
   type?: "mobile_push";
@@ -436,32 +443,37 @@ export interface ErrorBody {
   type: string;
 }
 
-export type ErrorCode = "bad_request" | "unauthenticated" | "forbidden" | "not_found" | "conflict" | "idempotency_key_reused" | "validation_failed" | "rate_limited" | "internal_error" | "service_unavailable";
+export type ErrorCode = "bad_request" | "unauthenticated" | "forbidden" | "not_found" | "conflict" | "idempotency_key_reused" | "validation_failed" | "rate_limited" | "internal_error" | "service_unavailable" | "headers_too_large" | "request_timeout";
+
+export type ExternalId = string;
 
 /** Firebase Cloud Messaging HTTP v1 to each device token registered as a subscription. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
-export interface FcmConfig {
+export type FcmConfig = {
   /** FCM API base URL (a mock or a proxy). */
-  base_url?: string;
+  base_url?: string | null;
   /** The Firebase project id. */
-  project_id: string;
-  retry?: ChannelRetry;
+  project_id: string | null;
+  retry?: ChannelRetry | null;
   /** The service account's JSON key file, as an object. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
-  service_account: (FcmServiceAccount);
+  service_account: FcmServiceAccount | null;
   /** OAuth 2 token endpoint (else the account's `token_uri`, else Google's). */
-  token_url?: string;
-}
+  token_url?: string | null;
+} | null;
 
 /** A Google service account key file (JSON), as downloaded from the console; other keys of the file are kept. */
 export interface FcmServiceAccount {
   /** The JWT's `iss`. */
   client_email: string;
-  /** The RSA private key (PEM). */
+  /** The RSA private key (PEM: PKCS#8 or PKCS#1). */
   private_key: string;
-  private_key_id?: string;
-  project_id?: string;
+  /** Kept as given. */
+  private_key_id?: unknown;
+  /** Kept as given (the channel's own `project_id` is used). */
+  project_id?: unknown;
   /** Token endpoint, used when the channel has no `token_url`. */
   token_uri?: string;
-  type?: string;
+  /** `service_account` in a downloaded key file; kept as given. */
+  type?: unknown;
 }
 
 /** An in_app delivery as its recipient sees it (id = delivery id). */
@@ -520,7 +532,7 @@ export interface FlowInput {
   /** Unique in the project, not shaped like a UUID. */
   handle: string;
   name: string;
-  steps?: Array<Step> | null;
+  steps?: Array<StepInput> | null;
 }
 
 export interface FlowList {
@@ -567,7 +579,7 @@ export interface FlowUpdate {
   /** Only the flow's own handle. */
   handle?: string;
   name?: string;
-  steps?: Array<Step>;
+  steps?: Array<StepInput>;
 }
 
 export interface Health {
@@ -576,8 +588,8 @@ export interface Health {
 }
 
 /** The in-app feed (built in, one per project): no settings. */
-export interface InAppConfig {
-}
+export type InAppConfig = {
+} | null;
 
 export interface MarkAllResult {
   meta: FeedMeta;
@@ -680,19 +692,21 @@ export interface PushSubscriptionList {
 
 /** A run recipient identified inline: `external_id` plus any user fields. */
 export interface RecipientInput {
+  /** An absolute http(s) URL. */
   avatar?: string | null;
   custom_fields?: Record<string, unknown> | null;
   email?: string | null;
   external_id: string;
   first_name?: string | null;
   last_name?: string | null;
+  /** A BCP 47 language tag (well-formed and made of registered subtags). */
   locale?: string | null;
   phone?: string | null;
-  timezone?: string | null;
+  timezone?: TimeZone | null;
 }
 
 /** An explicit recipient: an external_id, or a user object identified inline. */
-export type RecipientSpec = string | RecipientInput;
+export type RecipientSpec = ExternalId | RecipientInput;
 
 /** The rendered content of a delivery. */
 export interface Rendered {
@@ -704,7 +718,7 @@ export interface Rendered {
   url?: string | null;
 }
 
-export interface RunInput {
+export type RunInput = {
   actor?: RecipientSpec | null;
   data?: Record<string, unknown> | null;
   /** Alternative to the `Idempotency-Key` header. */
@@ -713,7 +727,11 @@ export interface RunInput {
   recipients?: Array<RecipientSpec> | null;
   /** A topic key: its subscribers are recipients too. */
   topic?: string | null;
-}
+} & ({
+  recipients: Array<unknown>;
+} | {
+  topic: string;
+});
 
 export interface SigningKeyInput {
   /** PEM `PUBLIC KEY` (SPKI) or `RSA PUBLIC KEY` (PKCS#1), RSA of at least 2048 bits. */
@@ -728,31 +746,34 @@ export interface SigningKeyPair {
 }
 
 /** POSTs `{"text"}` (and Block Kit blocks) to a Slack incoming webhook. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
-export interface SlackWebhookConfig {
-  retry?: ChannelRetry;
+export type SlackWebhookConfig = {
+  retry?: ChannelRetry | null;
   /** The incoming-webhook URL (it is the credential, so it is a secret). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
-  url: string;
-}
+  url: string | null;
+} | null;
 
 /** One SMTP transaction per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
-export interface SmtpConfig {
+export type SmtpConfig = {
   /** Sender: `addr@example.com` or `Name <addr@example.com>`. */
-  from: string;
+  from: string | null;
   /** SMTP server host name or address (no scheme, no port). */
-  host: string;
+  host: string | null;
   /** SMTP AUTH password. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
-  password?: string;
+  password?: string | null;
   /** 587 (STARTTLS), 465 (implicit TLS), 25 or a local relay's port. */
-  port: number;
-  retry?: ChannelRetry;
+  port: number | null;
+  retry?: ChannelRetry | null;
   /** `starttls` (required, usually port 587), `tls` (implicit, port 465), `none` (plain, a local relay only). */
-  tls?: "none" | "starttls" | "tls";
+  tls?: "none" | "starttls" | "tls" | null;
   /** SMTP AUTH user (no AUTH without it). */
-  username?: string;
-}
+  username?: string | null;
+} | null;
 
 /** A channel step (deliver through a channel) or a delay step (wait durably). */
 export type Step = ChannelStep | DelayStep;
+
+/** A step of a create or update: a channel step or a delay step. */
+export type StepInput = ChannelStepInput | DelayStep;
 
 export interface Subscription {
   created_at: string;
@@ -773,11 +794,15 @@ export interface SubscriptionList {
 
 /** MiniJinja templates over `recipient`, `actor`, `data` and `flow`. */
 export interface Template {
-  body?: string | null;
+  /** Required in every channel step. */
+  body: string;
   html?: string | null;
   subject?: string | null;
   url?: string | null;
 }
+
+/** An IANA time zone. */
+export type TimeZone = "Africa/Abidjan" | "Africa/Accra" | "Africa/Addis_Ababa" | "Africa/Algiers" | "Africa/Asmara" | "Africa/Asmera" | "Africa/Bamako" | "Africa/Bangui" | "Africa/Banjul" | "Africa/Bissau" | "Africa/Blantyre" | "Africa/Brazzaville" | "Africa/Bujumbura" | "Africa/Cairo" | "Africa/Casablanca" | "Africa/Ceuta" | "Africa/Conakry" | "Africa/Dakar" | "Africa/Dar_es_Salaam" | "Africa/Djibouti" | "Africa/Douala" | "Africa/El_Aaiun" | "Africa/Freetown" | "Africa/Gaborone" | "Africa/Harare" | "Africa/Johannesburg" | "Africa/Juba" | "Africa/Kampala" | "Africa/Khartoum" | "Africa/Kigali" | "Africa/Kinshasa" | "Africa/Lagos" | "Africa/Libreville" | "Africa/Lome" | "Africa/Luanda" | "Africa/Lubumbashi" | "Africa/Lusaka" | "Africa/Malabo" | "Africa/Maputo" | "Africa/Maseru" | "Africa/Mbabane" | "Africa/Mogadishu" | "Africa/Monrovia" | "Africa/Nairobi" | "Africa/Ndjamena" | "Africa/Niamey" | "Africa/Nouakchott" | "Africa/Ouagadougou" | "Africa/Porto-Novo" | "Africa/Sao_Tome" | "Africa/Timbuktu" | "Africa/Tripoli" | "Africa/Tunis" | "Africa/Windhoek" | "America/Adak" | "America/Anchorage" | "America/Anguilla" | "America/Antigua" | "America/Araguaina" | "America/Argentina/Buenos_Aires" | "America/Argentina/Catamarca" | "America/Argentina/ComodRivadavia" | "America/Argentina/Cordoba" | "America/Argentina/Jujuy" | "America/Argentina/La_Rioja" | "America/Argentina/Mendoza" | "America/Argentina/Rio_Gallegos" | "America/Argentina/Salta" | "America/Argentina/San_Juan" | "America/Argentina/San_Luis" | "America/Argentina/Tucuman" | "America/Argentina/Ushuaia" | "America/Aruba" | "America/Asuncion" | "America/Atikokan" | "America/Atka" | "America/Bahia" | "America/Bahia_Banderas" | "America/Barbados" | "America/Belem" | "America/Belize" | "America/Blanc-Sablon" | "America/Boa_Vista" | "America/Bogota" | "America/Boise" | "America/Buenos_Aires" | "America/Cambridge_Bay" | "America/Campo_Grande" | "America/Cancun" | "America/Caracas" | "America/Catamarca" | "America/Cayenne" | "America/Cayman" | "America/Chicago" | "America/Chihuahua" | "America/Ciudad_Juarez" | "America/Coral_Harbour" | "America/Cordoba" | "America/Costa_Rica" | "America/Coyhaique" | "America/Creston" | "America/Cuiaba" | "America/Curacao" | "America/Danmarkshavn" | "America/Dawson" | "America/Dawson_Creek" | "America/Denver" | "America/Detroit" | "America/Dominica" | "America/Edmonton" | "America/Eirunepe" | "America/El_Salvador" | "America/Ensenada" | "America/Fort_Nelson" | "America/Fort_Wayne" | "America/Fortaleza" | "America/Glace_Bay" | "America/Godthab" | "America/Goose_Bay" | "America/Grand_Turk" | "America/Grenada" | "America/Guadeloupe" | "America/Guatemala" | "America/Guayaquil" | "America/Guyana" | "America/Halifax" | "America/Havana" | "America/Hermosillo" | "America/Indiana/Indianapolis" | "America/Indiana/Knox" | "America/Indiana/Marengo" | "America/Indiana/Petersburg" | "America/Indiana/Tell_City" | "America/Indiana/Vevay" | "America/Indiana/Vincennes" | "America/Indiana/Winamac" | "America/Indianapolis" | "America/Inuvik" | "America/Iqaluit" | "America/Jamaica" | "America/Jujuy" | "America/Juneau" | "America/Kentucky/Louisville" | "America/Kentucky/Monticello" | "America/Knox_IN" | "America/Kralendijk" | "America/La_Paz" | "America/Lima" | "America/Los_Angeles" | "America/Louisville" | "America/Lower_Princes" | "America/Maceio" | "America/Managua" | "America/Manaus" | "America/Marigot" | "America/Martinique" | "America/Matamoros" | "America/Mazatlan" | "America/Mendoza" | "America/Menominee" | "America/Merida" | "America/Metlakatla" | "America/Mexico_City" | "America/Miquelon" | "America/Moncton" | "America/Monterrey" | "America/Montevideo" | "America/Montreal" | "America/Montserrat" | "America/Nassau" | "America/New_York" | "America/Nipigon" | "America/Nome" | "America/Noronha" | "America/North_Dakota/Beulah" | "America/North_Dakota/Center" | "America/North_Dakota/New_Salem" | "America/Nuuk" | "America/Ojinaga" | "America/Panama" | "America/Pangnirtung" | "America/Paramaribo" | "America/Phoenix" | "America/Port-au-Prince" | "America/Port_of_Spain" | "America/Porto_Acre" | "America/Porto_Velho" | "America/Puerto_Rico" | "America/Punta_Arenas" | "America/Rainy_River" | "America/Rankin_Inlet" | "America/Recife" | "America/Regina" | "America/Resolute" | "America/Rio_Branco" | "America/Rosario" | "America/Santa_Isabel" | "America/Santarem" | "America/Santiago" | "America/Santo_Domingo" | "America/Sao_Paulo" | "America/Scoresbysund" | "America/Shiprock" | "America/Sitka" | "America/St_Barthelemy" | "America/St_Johns" | "America/St_Kitts" | "America/St_Lucia" | "America/St_Thomas" | "America/St_Vincent" | "America/Swift_Current" | "America/Tegucigalpa" | "America/Thule" | "America/Thunder_Bay" | "America/Tijuana" | "America/Toronto" | "America/Tortola" | "America/Vancouver" | "America/Virgin" | "America/Whitehorse" | "America/Winnipeg" | "America/Yakutat" | "America/Yellowknife" | "Antarctica/Casey" | "Antarctica/Davis" | "Antarctica/DumontDUrville" | "Antarctica/Macquarie" | "Antarctica/Mawson" | "Antarctica/McMurdo" | "Antarctica/Palmer" | "Antarctica/Rothera" | "Antarctica/South_Pole" | "Antarctica/Syowa" | "Antarctica/Troll" | "Antarctica/Vostok" | "Arctic/Longyearbyen" | "Asia/Aden" | "Asia/Almaty" | "Asia/Amman" | "Asia/Anadyr" | "Asia/Aqtau" | "Asia/Aqtobe" | "Asia/Ashgabat" | "Asia/Ashkhabad" | "Asia/Atyrau" | "Asia/Baghdad" | "Asia/Bahrain" | "Asia/Baku" | "Asia/Bangkok" | "Asia/Barnaul" | "Asia/Beirut" | "Asia/Bishkek" | "Asia/Brunei" | "Asia/Calcutta" | "Asia/Chita" | "Asia/Choibalsan" | "Asia/Chongqing" | "Asia/Chungking" | "Asia/Colombo" | "Asia/Dacca" | "Asia/Damascus" | "Asia/Dhaka" | "Asia/Dili" | "Asia/Dubai" | "Asia/Dushanbe" | "Asia/Famagusta" | "Asia/Gaza" | "Asia/Harbin" | "Asia/Hebron" | "Asia/Ho_Chi_Minh" | "Asia/Hong_Kong" | "Asia/Hovd" | "Asia/Irkutsk" | "Asia/Istanbul" | "Asia/Jakarta" | "Asia/Jayapura" | "Asia/Jerusalem" | "Asia/Kabul" | "Asia/Kamchatka" | "Asia/Karachi" | "Asia/Kashgar" | "Asia/Kathmandu" | "Asia/Katmandu" | "Asia/Khandyga" | "Asia/Kolkata" | "Asia/Krasnoyarsk" | "Asia/Kuala_Lumpur" | "Asia/Kuching" | "Asia/Kuwait" | "Asia/Macao" | "Asia/Macau" | "Asia/Magadan" | "Asia/Makassar" | "Asia/Manila" | "Asia/Muscat" | "Asia/Nicosia" | "Asia/Novokuznetsk" | "Asia/Novosibirsk" | "Asia/Omsk" | "Asia/Oral" | "Asia/Phnom_Penh" | "Asia/Pontianak" | "Asia/Pyongyang" | "Asia/Qatar" | "Asia/Qostanay" | "Asia/Qyzylorda" | "Asia/Rangoon" | "Asia/Riyadh" | "Asia/Saigon" | "Asia/Sakhalin" | "Asia/Samarkand" | "Asia/Seoul" | "Asia/Shanghai" | "Asia/Singapore" | "Asia/Srednekolymsk" | "Asia/Taipei" | "Asia/Tashkent" | "Asia/Tbilisi" | "Asia/Tehran" | "Asia/Tel_Aviv" | "Asia/Thimbu" | "Asia/Thimphu" | "Asia/Tokyo" | "Asia/Tomsk" | "Asia/Ujung_Pandang" | "Asia/Ulaanbaatar" | "Asia/Ulan_Bator" | "Asia/Urumqi" | "Asia/Ust-Nera" | "Asia/Vientiane" | "Asia/Vladivostok" | "Asia/Yakutsk" | "Asia/Yangon" | "Asia/Yekaterinburg" | "Asia/Yerevan" | "Atlantic/Azores" | "Atlantic/Bermuda" | "Atlantic/Canary" | "Atlantic/Cape_Verde" | "Atlantic/Faeroe" | "Atlantic/Faroe" | "Atlantic/Jan_Mayen" | "Atlantic/Madeira" | "Atlantic/Reykjavik" | "Atlantic/South_Georgia" | "Atlantic/St_Helena" | "Atlantic/Stanley" | "Australia/ACT" | "Australia/Adelaide" | "Australia/Brisbane" | "Australia/Broken_Hill" | "Australia/Canberra" | "Australia/Currie" | "Australia/Darwin" | "Australia/Eucla" | "Australia/Hobart" | "Australia/LHI" | "Australia/Lindeman" | "Australia/Lord_Howe" | "Australia/Melbourne" | "Australia/NSW" | "Australia/North" | "Australia/Perth" | "Australia/Queensland" | "Australia/South" | "Australia/Sydney" | "Australia/Tasmania" | "Australia/Victoria" | "Australia/West" | "Australia/Yancowinna" | "Brazil/Acre" | "Brazil/DeNoronha" | "Brazil/East" | "Brazil/West" | "CET" | "CST6CDT" | "Canada/Atlantic" | "Canada/Central" | "Canada/Eastern" | "Canada/Mountain" | "Canada/Newfoundland" | "Canada/Pacific" | "Canada/Saskatchewan" | "Canada/Yukon" | "Chile/Continental" | "Chile/EasterIsland" | "Cuba" | "EET" | "EST" | "EST5EDT" | "Egypt" | "Eire" | "Etc/GMT" | "Etc/GMT+0" | "Etc/GMT+1" | "Etc/GMT+10" | "Etc/GMT+11" | "Etc/GMT+12" | "Etc/GMT+2" | "Etc/GMT+3" | "Etc/GMT+4" | "Etc/GMT+5" | "Etc/GMT+6" | "Etc/GMT+7" | "Etc/GMT+8" | "Etc/GMT+9" | "Etc/GMT-0" | "Etc/GMT-1" | "Etc/GMT-10" | "Etc/GMT-11" | "Etc/GMT-12" | "Etc/GMT-13" | "Etc/GMT-14" | "Etc/GMT-2" | "Etc/GMT-3" | "Etc/GMT-4" | "Etc/GMT-5" | "Etc/GMT-6" | "Etc/GMT-7" | "Etc/GMT-8" | "Etc/GMT-9" | "Etc/GMT0" | "Etc/Greenwich" | "Etc/UCT" | "Etc/UTC" | "Etc/Universal" | "Etc/Zulu" | "Europe/Amsterdam" | "Europe/Andorra" | "Europe/Astrakhan" | "Europe/Athens" | "Europe/Belfast" | "Europe/Belgrade" | "Europe/Berlin" | "Europe/Bratislava" | "Europe/Brussels" | "Europe/Bucharest" | "Europe/Budapest" | "Europe/Busingen" | "Europe/Chisinau" | "Europe/Copenhagen" | "Europe/Dublin" | "Europe/Gibraltar" | "Europe/Guernsey" | "Europe/Helsinki" | "Europe/Isle_of_Man" | "Europe/Istanbul" | "Europe/Jersey" | "Europe/Kaliningrad" | "Europe/Kiev" | "Europe/Kirov" | "Europe/Kyiv" | "Europe/Lisbon" | "Europe/Ljubljana" | "Europe/London" | "Europe/Luxembourg" | "Europe/Madrid" | "Europe/Malta" | "Europe/Mariehamn" | "Europe/Minsk" | "Europe/Monaco" | "Europe/Moscow" | "Europe/Nicosia" | "Europe/Oslo" | "Europe/Paris" | "Europe/Podgorica" | "Europe/Prague" | "Europe/Riga" | "Europe/Rome" | "Europe/Samara" | "Europe/San_Marino" | "Europe/Sarajevo" | "Europe/Saratov" | "Europe/Simferopol" | "Europe/Skopje" | "Europe/Sofia" | "Europe/Stockholm" | "Europe/Tallinn" | "Europe/Tirane" | "Europe/Tiraspol" | "Europe/Ulyanovsk" | "Europe/Uzhgorod" | "Europe/Vaduz" | "Europe/Vatican" | "Europe/Vienna" | "Europe/Vilnius" | "Europe/Volgograd" | "Europe/Warsaw" | "Europe/Zagreb" | "Europe/Zaporozhye" | "Europe/Zurich" | "GB" | "GB-Eire" | "GMT" | "GMT+0" | "GMT-0" | "GMT0" | "Greenwich" | "HST" | "Hongkong" | "Iceland" | "Indian/Antananarivo" | "Indian/Chagos" | "Indian/Christmas" | "Indian/Cocos" | "Indian/Comoro" | "Indian/Kerguelen" | "Indian/Mahe" | "Indian/Maldives" | "Indian/Mauritius" | "Indian/Mayotte" | "Indian/Reunion" | "Iran" | "Israel" | "Jamaica" | "Japan" | "Kwajalein" | "Libya" | "MET" | "MST" | "MST7MDT" | "Mexico/BajaNorte" | "Mexico/BajaSur" | "Mexico/General" | "NZ" | "NZ-CHAT" | "Navajo" | "PRC" | "PST8PDT" | "Pacific/Apia" | "Pacific/Auckland" | "Pacific/Bougainville" | "Pacific/Chatham" | "Pacific/Chuuk" | "Pacific/Easter" | "Pacific/Efate" | "Pacific/Enderbury" | "Pacific/Fakaofo" | "Pacific/Fiji" | "Pacific/Funafuti" | "Pacific/Galapagos" | "Pacific/Gambier" | "Pacific/Guadalcanal" | "Pacific/Guam" | "Pacific/Honolulu" | "Pacific/Johnston" | "Pacific/Kanton" | "Pacific/Kiritimati" | "Pacific/Kosrae" | "Pacific/Kwajalein" | "Pacific/Majuro" | "Pacific/Marquesas" | "Pacific/Midway" | "Pacific/Nauru" | "Pacific/Niue" | "Pacific/Norfolk" | "Pacific/Noumea" | "Pacific/Pago_Pago" | "Pacific/Palau" | "Pacific/Pitcairn" | "Pacific/Pohnpei" | "Pacific/Ponape" | "Pacific/Port_Moresby" | "Pacific/Rarotonga" | "Pacific/Saipan" | "Pacific/Samoa" | "Pacific/Tahiti" | "Pacific/Tarawa" | "Pacific/Tongatapu" | "Pacific/Truk" | "Pacific/Wake" | "Pacific/Wallis" | "Pacific/Yap" | "Poland" | "Portugal" | "ROC" | "ROK" | "Singapore" | "Turkey" | "UCT" | "US/Alaska" | "US/Aleutian" | "US/Arizona" | "US/Central" | "US/East-Indiana" | "US/Eastern" | "US/Hawaii" | "US/Indiana-Starke" | "US/Michigan" | "US/Mountain" | "US/Pacific" | "US/Samoa" | "UTC" | "Universal" | "W-SU" | "WET" | "Zulu";
 
 export interface Topic {
   created_at: string;
@@ -802,17 +827,17 @@ export interface TopicList {
 export type TopicSubscribeInput = Record<string, unknown>;
 
 /** Twilio Programmable Messaging: one SMS per delivery to the recipient's `phone` (E.164). The required fields make the channel `active`; a config without them creates it `unconfigured`. */
-export interface TwilioConfig {
+export type TwilioConfig = {
   /** Account SID (`AC…`); basic-auth user. */
-  account_sid: string;
+  account_sid: string | null;
   /** Auth token; basic-auth password. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
-  auth_token: string;
+  auth_token: string | null;
   /** API base URL (a mock or a proxy). */
-  base_url?: string;
+  base_url?: string | null;
   /** Sending number in E.164 form (`+15005550006`). */
-  from: string;
-  retry?: ChannelRetry;
-}
+  from: string | null;
+  retry?: ChannelRetry | null;
+} | null;
 
 export interface User {
   avatar: string | null;
@@ -849,11 +874,10 @@ export interface UserInput {
   email?: string | null;
   first_name?: string | null;
   last_name?: string | null;
-  /** A BCP 47 language tag. */
+  /** A BCP 47 language tag (well-formed and made of registered subtags). */
   locale?: string | null;
   phone?: string | null;
-  /** An IANA time zone. */
-  timezone?: string | null;
+  timezone?: TimeZone | null;
 }
 
 export interface UserList {
@@ -862,23 +886,23 @@ export interface UserList {
 }
 
 /** RFC 8030 web push (RFC 8291 encryption, RFC 8292 VAPID) to each browser subscription. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
-export interface WebPushConfig {
-  retry?: ChannelRetry;
+export type WebPushConfig = {
+  retry?: ChannelRetry | null;
   /** VAPID `sub`: a `mailto:` address or an https URL push services can reach you at. */
-  subject: string;
+  subject: string | null;
   /** base64url P-256 private scalar (32 bytes), the `web-push generate-vapid-keys` format. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
-  vapid_private_key?: string;
+  vapid_private_key?: string | null;
   /** base64url uncompressed P-256 point (65 bytes). Give both keys or neither: Herald then generates the pair. */
-  vapid_public_key?: string;
-}
+  vapid_public_key?: string | null;
+} | null;
 
 /** POSTs `{"delivery", "recipient"}` as JSON with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, and `webhook-signature` with a secret). The required fields make the channel `active`; a config without them creates it `unconfigured`. */
-export interface WebhookConfig {
-  retry?: ChannelRetry;
+export type WebhookConfig = {
+  retry?: ChannelRetry | null;
   /** Signing secret: `whsec_` + base64 of random bytes (e.g. `echo whsec_$(openssl rand -base64 32)`); each request then carries `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
-  secret?: string;
+  secret?: string | null;
   /** How long to wait for the receiver's answer; a timeout is retried. */
-  timeout_ms?: number;
+  timeout_ms?: number | null;
   /** Where each delivery is POSTed (http or https). */
-  url: string;
-}
+  url: string | null;
+} | null;
