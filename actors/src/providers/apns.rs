@@ -10,7 +10,7 @@
 use super::{
     answer_json, cfg_str,
     channel::{Fields, MASK},
-    classify_status, error_token, fingerprint, settle, transport_error,
+    classify_status, error_token, fingerprint, fit_body, settle, transport_error,
     webhook::retry_after,
     Clients, ConfigField, Device, FieldFormat, Guard, Provider, ProviderSpec, SendError,
     SendRequest, SendResult, HTTP_TIMEOUT,
@@ -183,13 +183,12 @@ fn provider_token(
 /// The alert payload, the body shortened when it would not fit 4 KiB.
 pub fn payload(req: &SendRequest) -> Vec<u8> {
     let d = &req.delivery;
-    let mut body = d.data.body.clone();
-    loop {
+    fit_body(&d.data.body, MAX_PAYLOAD, |body| {
         let mut alert = Map::new();
         if !d.data.subject.is_empty() {
             alert.insert("title".into(), Value::String(d.data.subject.clone()));
         }
-        alert.insert("body".into(), Value::String(body.clone()));
+        alert.insert("body".into(), Value::String(body.to_string()));
         let mut p = json!({
             "aps": {"alert": alert, "sound": "default"},
             "delivery_id": d.id,
@@ -197,20 +196,8 @@ pub fn payload(req: &SendRequest) -> Vec<u8> {
         if let Some(u) = &d.data.url {
             p["url"] = Value::String(u.clone());
         }
-        let bytes = p.to_string().into_bytes();
-        if bytes.len() <= MAX_PAYLOAD || body.is_empty() {
-            return bytes;
-        }
-        let over = bytes.len() - MAX_PAYLOAD;
-        let mut cut = body.len().saturating_sub(over.max(16) + 3);
-        while cut > 0 && !body.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        body.truncate(cut);
-        if !body.is_empty() {
-            body.push('…');
-        }
-    }
+        p.to_string().into_bytes()
+    })
 }
 
 async fn push_one(

@@ -4,8 +4,8 @@
 
 use super::{
     cfg_str, channel::Fields, classify_status, read_capped, transport_error, webhook::retry_after,
-    Clients, ConfigField, FieldFormat, Guard, Provider, ProviderSpec, SendRequest, SendResult,
-    Sent, HTTP_TIMEOUT,
+    Clients, ConfigField, FieldFormat, HttpTransport, Provider, ProviderSpec, SendRequest,
+    SendResult, Sent, HTTP_TIMEOUT,
 };
 use crate::error::Validator;
 use crate::model::ChannelType;
@@ -13,10 +13,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
-pub struct SlackWebhook {
-    http: reqwest::Client,
-    guard: Guard,
-}
+pub struct SlackWebhook(HttpTransport);
 
 static SPEC: ProviderSpec = ProviderSpec {
     name: "slack_webhook",
@@ -66,15 +63,11 @@ impl Provider for SlackWebhook {
     }
 
     fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {
-        Some(Arc::new(SlackWebhook {
-            http: c.http.clone(),
-            guard: c.guard.clone(),
-        }))
+        Some(Arc::new(SlackWebhook(c.http_transport())))
     }
 
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
-        let http = self.http.clone();
-        let guard = self.guard.clone();
+        let HttpTransport { http, guard } = self.0.clone();
         Box::pin(async move {
             // the URL is the secret: never in a message
             let url = guard.url(cfg_str(&req.config, "url").unwrap_or_default())?;

@@ -98,6 +98,24 @@ pub struct Clients {
     pub guard: Guard,
 }
 
+impl Clients {
+    /// The plain HTTP transport of the providers that need nothing else.
+    pub fn http_transport(&self) -> HttpTransport {
+        HttpTransport {
+            http: self.http.clone(),
+            guard: self.guard.clone(),
+        }
+    }
+}
+
+/// The shared HTTP client and the egress guard: what webhook, Slack, Twilio
+/// and Web Push send with.
+#[derive(Clone)]
+pub struct HttpTransport {
+    pub http: reqwest::Client,
+    pub guard: Guard,
+}
+
 /// A provider. The associated functions describe it and check configs without
 /// a transport (the API validates with them); one transport value serves every
 /// channel of its provider for the life of the process (so it may cache, e.g.

@@ -4,7 +4,7 @@
 
 use super::{
     answer_json, answered, cfg_str, channel::Fields, classify_status, transport_error,
-    webhook::retry_after, Clients, ConfigField, FieldFormat, Guard, Provider, ProviderSpec,
+    webhook::retry_after, Clients, ConfigField, FieldFormat, HttpTransport, Provider, ProviderSpec,
     SendError, SendRequest, SendResult, Sent, HTTP_TIMEOUT,
 };
 use crate::error::Validator;
@@ -17,10 +17,7 @@ pub const DEFAULT_BASE_URL: &str = "https://api.twilio.com";
 /// Twilio's limit for one message body (longer ones are refused).
 const MAX_BODY_CHARS: usize = 1600;
 
-pub struct Twilio {
-    http: reqwest::Client,
-    guard: Guard,
-}
+pub struct Twilio(HttpTransport);
 
 static SPEC: ProviderSpec = ProviderSpec {
     name: "twilio",
@@ -94,15 +91,11 @@ impl Provider for Twilio {
     }
 
     fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {
-        Some(Arc::new(Twilio {
-            http: c.http.clone(),
-            guard: c.guard.clone(),
-        }))
+        Some(Arc::new(Twilio(c.http_transport())))
     }
 
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
-        let http = self.http.clone();
-        let guard = self.guard.clone();
+        let HttpTransport { http, guard } = self.0.clone();
         Box::pin(async move {
             let to = req
                 .recipient

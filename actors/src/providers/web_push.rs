@@ -9,10 +9,10 @@
 use super::{
     b64url, b64url_decode,
     channel::{url_like, Fields, MASK},
-    classify_status, settle, transport_error,
+    classify_status, fit_body, settle, transport_error,
     webhook::retry_after,
-    Clients, ConfigField, Device, FieldFormat, Guard, Provider, ProviderSpec, SendError,
-    SendRequest, SendResult, HTTP_TIMEOUT,
+    Clients, ConfigField, Device, FieldFormat, Guard, HttpTransport, Provider, ProviderSpec,
+    SendError, SendRequest, SendResult, HTTP_TIMEOUT,
 };
 use crate::error::Validator;
 use crate::model::{ChannelType, DeliveryErrorCode, PushSubscription};
@@ -31,10 +31,7 @@ const VAPID_LIFETIME_SECS: i64 = 12 * 3600;
 /// 4096 − 86 (salt, record size, key id) − 17 (padding delimiter, tag).
 const MAX_PLAINTEXT: usize = 4096 - 86 - 17;
 
-pub struct WebPush {
-    http: reqwest::Client,
-    guard: Guard,
-}
+pub struct WebPush(HttpTransport);
 
 static SPEC: ProviderSpec = ProviderSpec {
     name: "web_push",
@@ -190,30 +187,16 @@ impl Vapid {
 /// The notification as the service worker receives it (after decryption).
 pub fn payload(req: &SendRequest) -> Vec<u8> {
     let d = &req.delivery;
-    let mut body = d.data.body.clone();
-    loop {
-        let p = json!({
+    fit_body(&d.data.body, MAX_PLAINTEXT, |body| {
+        json!({
             "title": d.data.subject,
             "body": body,
             "url": d.data.url,
             "delivery_id": d.id,
         })
         .to_string()
-        .into_bytes();
-        if p.len() <= MAX_PLAINTEXT || body.is_empty() {
-            return p;
-        }
-        // too long for one push message: shorten the body (on a char boundary)
-        let over = p.len() - MAX_PLAINTEXT;
-        let mut cut = body.len().saturating_sub(over.max(16) + 3);
-        while cut > 0 && !body.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        body.truncate(cut);
-        if !body.is_empty() {
-            body.push('…');
-        }
-    }
+        .into_bytes()
+    })
 }
 
 fn subscription_keys(sub: &PushSubscription) -> Option<(p256::PublicKey, Auth)> {
@@ -317,15 +300,11 @@ impl Provider for WebPush {
     }
 
     fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {
-        Some(Arc::new(WebPush {
-            http: c.http.clone(),
-            guard: c.guard.clone(),
-        }))
+        Some(Arc::new(WebPush(c.http_transport())))
     }
 
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
-        let http = self.http.clone();
-        let guard = self.guard.clone();
+        let HttpTransport { http, guard } = self.0.clone();
         Box::pin(async move {
             if req.subscriptions.is_empty() {
                 return settle(vec![]);

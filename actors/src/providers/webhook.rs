@@ -3,8 +3,8 @@
 //! and carrying the delivery id as `Idempotency-Key` so receivers can deduplicate.
 
 use super::{
-    channel::Fields, classify_status, transport_error, Clients, ConfigField, FieldFormat, Guard,
-    Provider, ProviderSpec, SendError, SendRequest, SendResult, Sent, MASK,
+    channel::Fields, classify_status, transport_error, Clients, ConfigField, FieldFormat,
+    HttpTransport, Provider, ProviderSpec, SendError, SendRequest, SendResult, Sent, MASK,
 };
 use crate::error::Validator;
 use crate::model::{ChannelType, DeliveryErrorCode};
@@ -16,10 +16,7 @@ use sha2::Sha256;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub struct Webhook {
-    http: reqwest::Client,
-    guard: Guard,
-}
+pub struct Webhook(HttpTransport);
 
 static SPEC: ProviderSpec = ProviderSpec {
     name: "webhook",
@@ -120,15 +117,11 @@ impl Provider for Webhook {
     }
 
     fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {
-        Some(Arc::new(Webhook {
-            http: c.http.clone(),
-            guard: c.guard.clone(),
-        }))
+        Some(Arc::new(Webhook(c.http_transport())))
     }
 
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
-        let http = self.http.clone();
-        let guard = self.guard.clone();
+        let HttpTransport { http, guard } = self.0.clone();
         Box::pin(async move {
             let url = guard.url(
                 req.config
