@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod blocking;
+pub mod bodies;
 pub mod cli;
 pub mod configuration;
 pub mod edge;

@@ -12,6 +12,10 @@
 
 mod channels;
 
+use crate::bodies::{
+    Project, ProjectUpdate, SigningKeyInput, SigningKeyPair, Subscription, SubscriptionInput,
+    Topic, TopicInput,
+};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -152,38 +156,7 @@ pub struct Health {
 
 // ================================================================ project
 
-#[derive(ToSchema)]
-pub struct Project {
-    pub id: Uuid,
-    pub name: String,
-    pub security_mode: bool,
-    pub signing_key_configured: bool,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-#[derive(ToSchema)]
-#[schema(example = json!({"name": "default"}))]
-pub struct ProjectUpdate {
-    pub security_mode: Option<bool>,
-    #[schema(nullable = false, min_length = 1, max_length = 200)]
-    pub name: Option<String>,
-}
-
-#[derive(ToSchema)]
-pub struct SigningKeyInput {
-    /// PEM `PUBLIC KEY` (SPKI) or `RSA PUBLIC KEY` (PKCS#1), RSA of at least 2048 bits.
-    #[schema(format = "pem-rsa-public-key")]
-    pub public_key: String,
-}
-
-#[derive(ToSchema)]
-pub struct SigningKeyPair {
-    /// SPKI PEM, now stored as the project's signing key.
-    pub public_key: String,
-    /// PKCS#8 PEM; returned once, never stored.
-    pub private_key: String,
-}
+// `Project`, `ProjectUpdate`, `SigningKeyInput`, `SigningKeyPair`: `crate::bodies`.
 
 // ================================================================ users
 
@@ -547,40 +520,7 @@ pub struct FlowRun {
 
 // ================================================================ topics
 
-#[derive(ToSchema)]
-pub struct Topic {
-    pub key: String,
-    pub name: Option<String>,
-    pub description: Option<String>,
-    pub subscribers_count: u64,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-#[derive(ToSchema)]
-#[schema(example = json!({"name": "Releases", "description": "Product releases"}))]
-pub struct TopicInput {
-    #[schema(max_length = 200)]
-    pub name: Option<String>,
-    #[schema(max_length = 1000)]
-    pub description: Option<String>,
-}
-
-#[derive(ToSchema)]
-pub struct Subscription {
-    pub id: Uuid,
-    /// The topic key.
-    pub topic: String,
-    pub user_external_id: String,
-    pub created_at: DateTime<Utc>,
-}
-
-#[derive(ToSchema)]
-#[schema(example = json!({"external_id": "st-user"}))]
-pub struct SubscriptionInput {
-    #[schema(min_length = 1, max_length = 255)]
-    pub external_id: String,
-}
+// `Topic`, `TopicInput`, `Subscription`, `SubscriptionInput`: `crate::bodies`.
 
 // ================================================================ notifications, deliveries, feed
 

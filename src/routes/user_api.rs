@@ -3,6 +3,7 @@
 
 use super::{created, list as list_page, no_content, ok};
 use crate::auth::UserCtx;
+use crate::bodies;
 use crate::errors::{ApiError, ApiResult};
 use crate::extract::{path_str, path_uuid, Body, Fields, Query};
 use crate::idempotency::{self, Created};
@@ -14,7 +15,7 @@ use crate::state::{AppState, State};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::actors::{MarkAll, UpdateEntry};
-use herald_actors::model::{ChannelType, Delivery, FeedCounts, Subscription};
+use herald_actors::model::{ChannelType, Delivery, FeedCounts};
 use herald_actors::store::FeedUpdate;
 use herald_actors::{validate, Error, Validator};
 use serde_json::{json, Value};
@@ -322,7 +323,7 @@ pub async fn topic_subscriptions(
     let page = st
         .run(move |s| s.user_subscriptions(&pid, &uid, &pr))
         .await?;
-    Ok(list_page(&paging, &page, Subscription::view))
+    Ok(list_page(&paging, &page, |s| bodies::Subscription::from(s)))
 }
 
 pub async fn subscribe(
@@ -347,7 +348,8 @@ pub async fn subscribe(
             let sub = st.run(move |s| s.subscribe(&pid, &key, &user)).await?;
             Ok(Created {
                 status: StatusCode::CREATED,
-                body: sub.view().to_string().into_bytes(),
+                body: serde_json::to_vec(&bodies::Subscription::from(&sub))
+                    .expect("a subscription serialises"),
                 stored: false,
             })
         },
