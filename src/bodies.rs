@@ -13,6 +13,14 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+// ================================================================ service
+
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    /// `ok` (healthz) or `ready` (readyz).
+    pub status: &'static str,
+}
+
 // ================================================================ project
 
 #[derive(Serialize, ToSchema)]

@@ -13,9 +13,10 @@
 mod channels;
 
 use crate::bodies::{
-    Project, ProjectUpdate, SigningKeyInput, SigningKeyPair, Subscription, SubscriptionInput,
-    Topic, TopicInput,
+    Health, Project, ProjectUpdate, SigningKeyInput, SigningKeyPair, Subscription,
+    SubscriptionInput, Topic, TopicInput,
 };
+use crate::errors::{ErrorBody, ErrorCode, ErrorResponse};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -44,45 +45,8 @@ use uuid::Uuid;
 /// character anywhere.
 pub const HTTP_URL: &str = "^[Hh][Tt][Tt][Pp][Ss]?://([^\\s\\x00-\\x1f\\x7f-\\x9f/?#]*@)?[^\\s\\x00-\\x1f\\x7f-\\x9f/?#@]+([/?#][^\\s\\x00-\\x1f\\x7f-\\x9f]*)?$";
 
-/// The error object every non-2xx response carries.
-#[derive(ToSchema)]
-#[schema(example = json!({"error": {"type": "https://herald.dev/errors#not_found-404",
-    "code": "not_found", "message": "user not found", "status": 404,
-    "request_id": "0192f6c1-7a2b-7c3d-8e4f-123456789abc",
-    "details": {"resource": "user", "id": "alice"}}}))]
-pub struct Error {
-    pub error: ErrorBody,
-}
-
-#[derive(ToSchema)]
-pub struct ErrorBody {
-    /// `https://herald.dev/errors#<code>-<status>`.
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub code: ErrorCode,
-    pub message: String,
-    pub status: u16,
-    /// The request's `x-request-id`.
-    pub request_id: Option<String>,
-    /// Depends on the code: `auth`/`reason` (401), `param`/`reason` (400),
-    /// `fields` (422), `resource`/`id` (404), `retry_after`/`limit`/`window` (429)…
-    pub details: Map<String, Value>,
-}
-
-/// `ErrorCode`: the names in the engine's error code table, in its order.
-pub struct ErrorCode;
-
-impl PartialSchema for ErrorCode {
-    fn schema() -> RefOr<Schema> {
-        let names: Vec<&str> = herald_actors::ErrorCode::ALL
-            .iter()
-            .map(|c| c.as_str())
-            .collect();
-        enum_schema(&names).into()
-    }
-}
-
-impl ToSchema for ErrorCode {}
+// `Error` (the body of every non-2xx response), `ErrorBody`, `ErrorCode`:
+// `crate::errors`.
 
 /// An avatar: an absolute http(s) URL of at most 1,000 characters, or null.
 fn avatar_schema() -> ObjectBuilder {
@@ -146,12 +110,6 @@ pub enum ChannelType {
     MobilePush,
     Sms,
     WebPush,
-}
-
-#[derive(ToSchema)]
-pub struct Health {
-    /// `ok` (healthz) or `ready` (readyz).
-    pub status: String,
 }
 
 // ================================================================ project
@@ -1536,7 +1494,7 @@ fn list_schema(item: &str) -> Schema {
 fn components() -> utoipa::openapi::schema::Components {
     let mut b = schemas!(
         ComponentsBuilder::new(),
-        Error,
+        ErrorResponse,
         ErrorBody,
         ErrorCode,
         TimeZone,
