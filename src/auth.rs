@@ -70,7 +70,7 @@ pub async fn project_of(st: &AppState, req: &HttpRequest) -> Result<Arc<Project>
         .ok_or_else(|| Error::unauthenticated("api_key", "missing_api_key"))?
         .to_string();
     // Hot path: a known key never leaves the async thread.
-    let p = match st.store.project_cached(&pk) {
+    let p = match st.engine.storage().project_cached(&pk) {
         Some(p) => Some(p),
         None => st.run(move |s| s.project_by_api_key(&pk)).await?,
     };
@@ -172,7 +172,7 @@ pub async fn user_for(
         _ => return Err(Error::unauthenticated("user_key_jwt", "missing_user_key").into()),
     };
     let pid = project.id;
-    let user = match st.store.user_cached(&pid, &ext) {
+    let user = match st.engine.storage().user_cached(&pid, &ext) {
         Some(u) => Some(u),
         None => st.run(move |s| s.user_by_ext_cached(&pid, &ext)).await?,
     };

@@ -83,8 +83,7 @@ fn error_response(status: u16) -> Vec<u8> {
     };
     let rid = uuid::Uuid::now_v7().to_string();
     let e = Error::new(code, message).with("reason", why);
-    let body =
-        serde_json::json!({ "error": crate::errors::error_object(&e, Some(&rid)) }).to_string();
+    let body = crate::errors::error_json(&e, Some(&rid));
     let status = code.status();
     format!(
         "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nx-request-id: {rid}\r\nconnection: close\r\n\r\n{body}",

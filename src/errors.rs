@@ -8,7 +8,11 @@
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use herald_actors::{Disclosure, Error, RetryAfter};
-use serde_json::json;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::RefOr;
+use utoipa::{PartialSchema, ToSchema};
 
 tokio::task_local! {
     /// The current request's id (set by the request middleware in `startup`).
@@ -45,41 +49,91 @@ impl ResponseError for ApiError {
     }
 }
 
+/// The error object every non-2xx response carries.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Error, example = json!({"error": {"type": "https://herald.dev/errors#not_found-404",
+    "code": "not_found", "message": "user not found", "status": 404,
+    "request_id": "0192f6c1-7a2b-7c3d-8e4f-123456789abc",
+    "details": {"resource": "user", "id": "alice"}}}))]
+pub struct ErrorResponse {
+    pub error: ErrorBody,
+}
+
+// Fields in name order: the bytes the `json!` form of the object wrote.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    #[schema(value_type = ErrorCode)]
+    pub code: &'static str,
+    /// Depends on the code: `auth`/`reason` (401), `param`/`reason` (400),
+    /// `fields` (422), `resource`/`id` (404), `retry_after`/`limit`/`window` (429)…
+    pub details: Map<String, Value>,
+    pub message: String,
+    /// The request's `x-request-id`.
+    pub request_id: Option<String>,
+    pub status: u16,
+    /// `https://herald.dev/errors#<code>-<status>`.
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+/// `ErrorCode` in the document: the names of the engine's code table, in its order.
+pub struct ErrorCode;
+
+impl PartialSchema for ErrorCode {
+    fn schema() -> RefOr<Schema> {
+        let names: Vec<&str> = herald_actors::ErrorCode::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .collect();
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(names))
+            .into()
+    }
+}
+
+impl ToSchema for ErrorCode {}
+
 /// The error object of API.md §3 (also sent in WebSocket error frames). What it
 /// shows of the message and details is the code's `Disclosure` in the engine's
 /// code table; a hidden message is logged instead.
-pub fn error_object(e: &Error, request_id: Option<&str>) -> serde_json::Value {
+pub fn error_object(e: &Error, request_id: Option<&str>) -> ErrorBody {
     let (message, details) = match e.code.disclosure() {
         Disclosure::Nothing => {
             tracing::error!(request_id = request_id.unwrap_or(""), error = %e.message, "internal error");
-            ("internal server error".to_string(), json!({}))
+            ("internal server error".to_string(), Map::new())
         }
         Disclosure::RetryAfterOnly => {
-            let mut d = serde_json::Map::new();
+            let mut d = Map::new();
             if let Some(ra) = e.details.get("retry_after") {
                 d.insert("retry_after".into(), ra.clone());
             }
-            (e.message.clone(), serde_json::Value::Object(d))
+            (e.message.clone(), d)
         }
-        Disclosure::All => (
-            e.message.clone(),
-            serde_json::Value::Object(e.details.clone()),
-        ),
+        Disclosure::All => (e.message.clone(), e.details.clone()),
     };
-    json!({
-        "type": e.code.type_url(),
-        "code": e.code.as_str(),
-        "message": message,
-        "status": e.code.status(),
-        "request_id": request_id,
-        "details": details,
-    })
+    ErrorBody {
+        code: e.code.as_str(),
+        details,
+        message,
+        request_id: request_id.map(str::to_string),
+        status: e.code.status(),
+        kind: e.code.type_url(),
+    }
+}
+
+/// The whole body of an error response, as JSON text.
+pub fn error_json(e: &Error, request_id: Option<&str>) -> String {
+    let body = ErrorResponse {
+        error: error_object(e, request_id),
+    };
+    serde_json::to_string(&body).expect("an error object serialises")
 }
 
 /// Renders an error as the HTTP response: the error object, its status, and the
 /// `Retry-After` header the code table asks for.
 pub fn render(e: &Error, request_id: Option<String>) -> HttpResponse {
-    let body = json!({ "error": error_object(e, request_id.as_deref()) });
+    let body = error_json(e, request_id.as_deref());
     let mut b = HttpResponse::build(status_of(e));
     let given = e.details.get("retry_after").and_then(|v| v.as_u64());
     let retry_after = match e.code.retry_after() {
@@ -90,7 +144,7 @@ pub fn render(e: &Error, request_id: Option<String>) -> HttpResponse {
     if let Some(ra) = retry_after {
         b.insert_header((header::RETRY_AFTER, ra.to_string()));
     }
-    b.content_type("application/json").body(body.to_string())
+    b.content_type("application/json").body(body)
 }
 
 fn status_of(e: &Error) -> StatusCode {

@@ -208,50 +208,14 @@ impl<'a> Fields<'a> {
         max: usize,
         v: &mut herald_actors::Validator,
     ) -> Option<Option<String>> {
-        match self.map.get(k) {
-            None => None,
-            Some(Value::Null) => Some(None),
-            Some(Value::String(s)) => {
-                if s.chars().count() > max {
-                    v.push(self.path(k), "length", format!("at most {max} characters"));
-                    None
-                } else {
-                    Some(Some(s.clone()))
-                }
-            }
-            Some(_) => {
-                v.push(self.path(k), "format", "must be a string");
-                None
-            }
-        }
+        Given::<String>::of(self.map.get(k)).text(&self.path(k), max, v)
     }
     /// A required non-empty string.
     pub fn req_str(&self, k: &str, max: usize, v: &mut herald_actors::Validator) -> Option<String> {
-        match self.opt_str(k, max, v) {
-            Some(Some(s)) if !s.is_empty() => Some(s),
-            Some(Some(_)) => {
-                v.push(self.path(k), "length", "must not be empty");
-                None
-            }
-            Some(None) | None => {
-                // Only absent or null is "required"; a present value that failed
-                // its own check (type, length) was reported already.
-                if self.map.get(k).is_none_or(|x| x.is_null()) {
-                    v.push(self.path(k), "required", "is required");
-                }
-                None
-            }
-        }
+        Given::<String>::of(self.map.get(k)).required_text(&self.path(k), max, v)
     }
     pub fn opt_bool(&self, k: &str, v: &mut herald_actors::Validator) -> Option<bool> {
-        match self.map.get(k) {
-            None | Some(Value::Null) => None,
-            Some(Value::Bool(b)) => Some(*b),
-            Some(_) => {
-                v.push(self.path(k), "format", "must be a boolean");
-                None
-            }
-        }
+        Given::<bool>::of(self.map.get(k)).flag(&self.path(k), v)
     }
     pub fn opt_object(
         &self,
@@ -263,6 +227,109 @@ impl<'a> Fields<'a> {
             Some(Value::Object(m)) => Some(m),
             Some(_) => {
                 v.push(self.path(k), "format", "must be an object");
+                None
+            }
+        }
+    }
+}
+
+/// A typed request body from the body's object. A type of `Given` fields reads
+/// any object; anything else would be a bug, answered as a 500.
+pub fn typed<T: serde::de::DeserializeOwned>(m: &Map<String, Value>) -> ApiResult<T> {
+    serde_json::from_value(Value::Object(m.clone()))
+        .map_err(|e| ApiError(Error::internal(format!("body type: {e}"))))
+}
+
+/// One field of a typed request body as the JSON gave it. Serde reads any JSON
+/// into it without failing, so a body type made of `Given` fields always
+/// deserialises and its `validate` reports every problem at once, at its path,
+/// in the contract's words (serde's derive would stop at the first, in its own).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Given<T> {
+    #[default]
+    Absent,
+    Null,
+    Value(T),
+    /// Present, but not a `T`.
+    Wrong(Value),
+}
+
+impl<T: serde::de::DeserializeOwned> Given<T> {
+    pub fn of(v: Option<&Value>) -> Self {
+        match v {
+            None => Given::Absent,
+            Some(Value::Null) => Given::Null,
+            Some(x) => serde_json::from_value(x.clone())
+                .map(Given::Value)
+                .unwrap_or_else(|_| Given::Wrong(x.clone())),
+        }
+    }
+}
+
+impl<'de, T: serde::de::DeserializeOwned> serde::Deserialize<'de> for Given<T> {
+    /// Only called for a present key (absent is `Default`), `null` included.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        Ok(Given::of(Some(&v)))
+    }
+}
+
+impl Given<bool> {
+    /// `None`: absent or null.
+    pub fn flag(&self, path: &str, v: &mut herald_actors::Validator) -> Option<bool> {
+        match self {
+            Given::Absent | Given::Null => None,
+            Given::Value(b) => Some(*b),
+            Given::Wrong(_) => {
+                v.push(path, "format", "must be a boolean");
+                None
+            }
+        }
+    }
+}
+
+impl Given<String> {
+    /// `None`: absent; `Some(None)`: null; `Some(Some(s))`: a string of at most `max` chars.
+    pub fn text(
+        &self,
+        path: &str,
+        max: usize,
+        v: &mut herald_actors::Validator,
+    ) -> Option<Option<String>> {
+        match self {
+            Given::Absent => None,
+            Given::Null => Some(None),
+            Given::Value(s) if s.chars().count() > max => {
+                v.push(path, "length", format!("at most {max} characters"));
+                None
+            }
+            Given::Value(s) => Some(Some(s.clone())),
+            Given::Wrong(_) => {
+                v.push(path, "format", "must be a string");
+                None
+            }
+        }
+    }
+
+    /// A required non-empty string of at most `max` chars.
+    pub fn required_text(
+        &self,
+        path: &str,
+        max: usize,
+        v: &mut herald_actors::Validator,
+    ) -> Option<String> {
+        match self.text(path, max, v) {
+            Some(Some(s)) if !s.is_empty() => Some(s),
+            Some(Some(_)) => {
+                v.push(path, "length", "must not be empty");
+                None
+            }
+            Some(None) | None => {
+                // Only absent or null is "required"; a present value that failed
+                // its own check (type, length) was reported already.
+                if matches!(self, Given::Absent | Given::Null) {
+                    v.push(path, "required", "is required");
+                }
                 None
             }
         }

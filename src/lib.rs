@@ -2,7 +2,7 @@
 //! authentication, errors and the WebSocket endpoint.
 
 pub mod auth;
-pub mod blocking;
+pub mod bodies;
 pub mod cli;
 pub mod configuration;
 pub mod edge;

@@ -12,6 +12,11 @@
 
 mod channels;
 
+use crate::bodies::{
+    Health, Project, ProjectUpdate, SigningKeyInput, SigningKeyPair, Subscription,
+    SubscriptionInput, Topic, TopicInput,
+};
+use crate::errors::{ErrorBody, ErrorCode, ErrorResponse};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -40,45 +45,8 @@ use uuid::Uuid;
 /// character anywhere.
 pub const HTTP_URL: &str = "^[Hh][Tt][Tt][Pp][Ss]?://([^\\s\\x00-\\x1f\\x7f-\\x9f/?#]*@)?[^\\s\\x00-\\x1f\\x7f-\\x9f/?#@]+([/?#][^\\s\\x00-\\x1f\\x7f-\\x9f]*)?$";
 
-/// The error object every non-2xx response carries.
-#[derive(ToSchema)]
-#[schema(example = json!({"error": {"type": "https://herald.dev/errors#not_found-404",
-    "code": "not_found", "message": "user not found", "status": 404,
-    "request_id": "0192f6c1-7a2b-7c3d-8e4f-123456789abc",
-    "details": {"resource": "user", "id": "alice"}}}))]
-pub struct Error {
-    pub error: ErrorBody,
-}
-
-#[derive(ToSchema)]
-pub struct ErrorBody {
-    /// `https://herald.dev/errors#<code>-<status>`.
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub code: ErrorCode,
-    pub message: String,
-    pub status: u16,
-    /// The request's `x-request-id`.
-    pub request_id: Option<String>,
-    /// Depends on the code: `auth`/`reason` (401), `param`/`reason` (400),
-    /// `fields` (422), `resource`/`id` (404), `retry_after`/`limit`/`window` (429)…
-    pub details: Map<String, Value>,
-}
-
-/// `ErrorCode`: the names in the engine's error code table, in its order.
-pub struct ErrorCode;
-
-impl PartialSchema for ErrorCode {
-    fn schema() -> RefOr<Schema> {
-        let names: Vec<&str> = herald_actors::ErrorCode::ALL
-            .iter()
-            .map(|c| c.as_str())
-            .collect();
-        enum_schema(&names).into()
-    }
-}
-
-impl ToSchema for ErrorCode {}
+// `Error` (the body of every non-2xx response), `ErrorBody`, `ErrorCode`:
+// `crate::errors`.
 
 /// An avatar: an absolute http(s) URL of at most 1,000 characters, or null.
 fn avatar_schema() -> ObjectBuilder {
@@ -144,46 +112,9 @@ pub enum ChannelType {
     WebPush,
 }
 
-#[derive(ToSchema)]
-pub struct Health {
-    /// `ok` (healthz) or `ready` (readyz).
-    pub status: String,
-}
-
 // ================================================================ project
 
-#[derive(ToSchema)]
-pub struct Project {
-    pub id: Uuid,
-    pub name: String,
-    pub security_mode: bool,
-    pub signing_key_configured: bool,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-#[derive(ToSchema)]
-#[schema(example = json!({"name": "default"}))]
-pub struct ProjectUpdate {
-    pub security_mode: Option<bool>,
-    #[schema(nullable = false, min_length = 1, max_length = 200)]
-    pub name: Option<String>,
-}
-
-#[derive(ToSchema)]
-pub struct SigningKeyInput {
-    /// PEM `PUBLIC KEY` (SPKI) or `RSA PUBLIC KEY` (PKCS#1), RSA of at least 2048 bits.
-    #[schema(format = "pem-rsa-public-key")]
-    pub public_key: String,
-}
-
-#[derive(ToSchema)]
-pub struct SigningKeyPair {
-    /// SPKI PEM, now stored as the project's signing key.
-    pub public_key: String,
-    /// PKCS#8 PEM; returned once, never stored.
-    pub private_key: String,
-}
+// `Project`, `ProjectUpdate`, `SigningKeyInput`, `SigningKeyPair`: `crate::bodies`.
 
 // ================================================================ users
 
@@ -547,40 +478,7 @@ pub struct FlowRun {
 
 // ================================================================ topics
 
-#[derive(ToSchema)]
-pub struct Topic {
-    pub key: String,
-    pub name: Option<String>,
-    pub description: Option<String>,
-    pub subscribers_count: u64,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-#[derive(ToSchema)]
-#[schema(example = json!({"name": "Releases", "description": "Product releases"}))]
-pub struct TopicInput {
-    #[schema(max_length = 200)]
-    pub name: Option<String>,
-    #[schema(max_length = 1000)]
-    pub description: Option<String>,
-}
-
-#[derive(ToSchema)]
-pub struct Subscription {
-    pub id: Uuid,
-    /// The topic key.
-    pub topic: String,
-    pub user_external_id: String,
-    pub created_at: DateTime<Utc>,
-}
-
-#[derive(ToSchema)]
-#[schema(example = json!({"external_id": "st-user"}))]
-pub struct SubscriptionInput {
-    #[schema(min_length = 1, max_length = 255)]
-    pub external_id: String,
-}
+// `Topic`, `TopicInput`, `Subscription`, `SubscriptionInput`: `crate::bodies`.
 
 // ================================================================ notifications, deliveries, feed
 
@@ -1596,7 +1494,7 @@ fn list_schema(item: &str) -> Schema {
 fn components() -> utoipa::openapi::schema::Components {
     let mut b = schemas!(
         ComponentsBuilder::new(),
-        Error,
+        ErrorResponse,
         ErrorBody,
         ErrorCode,
         TimeZone,

@@ -204,17 +204,6 @@ impl Project {
         }
         v
     }
-
-    pub fn view(&self) -> Value {
-        serde_json::json!({
-            "id": self.id,
-            "name": self.name,
-            "security_mode": self.security_mode,
-            "signing_key_configured": self.signing_key.is_some(),
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-        })
-    }
 }
 
 // ---------------------------------------------------------------- users
@@ -505,19 +494,6 @@ pub struct Topic {
     pub updated_at: Timestamp,
 }
 
-impl Topic {
-    pub fn view(&self) -> Value {
-        serde_json::json!({
-            "key": self.key,
-            "name": self.name,
-            "description": self.description,
-            "subscribers_count": self.subscribers_count,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-        })
-    }
-}
-
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Subscription {
     pub id: Uuid,
@@ -525,17 +501,6 @@ pub struct Subscription {
     pub user_id: Uuid,
     pub user_external_id: String,
     pub created_at: Timestamp,
-}
-
-impl Subscription {
-    pub fn view(&self) -> Value {
-        serde_json::json!({
-            "id": self.id,
-            "topic": self.topic,
-            "user_external_id": self.user_external_id,
-            "created_at": self.created_at,
-        })
-    }
 }
 
 /// A registered push subscription or device token of one user on one channel

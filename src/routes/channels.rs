@@ -118,7 +118,13 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
 
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
-    let paging = pagination::parse(&q, st.store.cursor_key(), &a.project.id, "channels", &[])?;
+    let paging = pagination::parse(
+        &q,
+        st.engine.storage().cursor_key(),
+        &a.project.id,
+        "channels",
+        &[],
+    )?;
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st.run(move |s| s.list_channels(&pid, &pr)).await?;

@@ -53,7 +53,7 @@ async fn parse_steps(
         return Ok(vec![]);
     }
     let channels = st.run(move |s| s.all_channels(&project)).await?;
-    let limits = st.store.template_limits();
+    let limits = st.engine.storage().template_limits();
     // Sources to render once with an empty context (see `render::probe`), on
     // the blocking pool after the loop: (field path, source).
     let mut probes: Vec<(String, String)> = vec![];
@@ -245,7 +245,13 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
 
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
-    let paging = pagination::parse(&q, st.store.cursor_key(), &a.project.id, "flows", &[])?;
+    let paging = pagination::parse(
+        &q,
+        st.engine.storage().cursor_key(),
+        &a.project.id,
+        "flows",
+        &[],
+    )?;
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st.run(move |s| s.list_flows(&pid, &pr)).await?;

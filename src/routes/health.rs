@@ -1,24 +1,24 @@
 //! Liveness and readiness (no credentials).
 
 use super::ok;
+use crate::bodies::Health;
 use crate::errors::{ApiError, ApiResult};
 use crate::state::State;
 use actix_web::HttpResponse;
 use herald_actors::Error;
-use serde_json::json;
 
 pub async fn healthz() -> HttpResponse {
-    ok(json!({"status": "ok"}))
+    ok(Health { status: "ok" })
 }
 
 /// 200 while the store answers and can write and the engine runs, else 503
 /// (with `Retry-After` while the store is degraded by a disk error).
 pub async fn readyz(st: State) -> ApiResult<HttpResponse> {
-    let health = st.store.health();
-    if health.is_degraded() {
+    let health = st.engine.storage().health_status();
+    if health.degraded {
         return Err(ApiError(Error::storage_unavailable(format!(
             "the store cannot write: {}",
-            health.reason()
+            health.reason
         ))));
     }
     if !st.engine.is_running() {
@@ -29,5 +29,5 @@ pub async fn readyz(st: State) -> ApiResult<HttpResponse> {
     st.run(|s| s.project_by_name("default").map(|_| ()))
         .await
         .map_err(|_| ApiError(Error::unavailable("the store is not available")))?;
-    Ok(ok(json!({"status": "ready"})))
+    Ok(ok(Health { status: "ready" }))
 }

@@ -18,7 +18,6 @@ use crate::errors::{ApiError, ApiResult};
 use crate::pagination::Paging;
 use actix_web::{web, HttpRequest, HttpResponse};
 use herald_actors::Error;
-use serde_json::Value;
 
 /// Unknown route or method (authentication already ran in the middleware).
 async fn fallback(_req: HttpRequest) -> ApiResult<HttpResponse> {
@@ -55,16 +54,17 @@ fn res(path: &str) -> actix_web::Resource {
     web::resource(path).default_service(web::to(fallback))
 }
 
-pub fn ok(v: Value) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("application/json")
-        .body(v.to_string())
+pub fn ok(v: impl serde::Serialize) -> HttpResponse {
+    json_response(HttpResponse::Ok(), &v)
 }
 
-pub fn created(v: Value) -> HttpResponse {
-    HttpResponse::Created()
-        .content_type("application/json")
-        .body(v.to_string())
+pub fn created(v: impl serde::Serialize) -> HttpResponse {
+    json_response(HttpResponse::Created(), &v)
+}
+
+fn json_response(mut b: actix_web::HttpResponseBuilder, v: &impl serde::Serialize) -> HttpResponse {
+    b.content_type("application/json")
+        .body(serde_json::to_string(v).expect("a response body serialises"))
 }
 
 pub fn no_content() -> HttpResponse {
@@ -72,12 +72,16 @@ pub fn no_content() -> HttpResponse {
 }
 
 /// `{items, page}` for a page of records rendered by `view`.
-pub fn list<T>(
+pub fn list<T, V: serde::Serialize>(
     paging: &Paging,
     page: &herald_actors::store::Page<T>,
-    view: impl Fn(&T) -> Value,
+    view: impl Fn(&T) -> V,
 ) -> HttpResponse {
-    ok(paging.respond(page, page.items.iter().map(view).collect()))
+    let items = page
+        .items
+        .iter()
+        .map(|x| serde_json::to_value(view(x)).expect("a list item serialises"));
+    ok(paging.respond(page, items.collect()))
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

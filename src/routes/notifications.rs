@@ -99,7 +99,7 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
         .collect();
     let paging = pagination::parse(
         &q,
-        st.store.cursor_key(),
+        st.engine.storage().cursor_key(),
         &a.project.id,
         "notifications",
         &filters,
@@ -176,7 +176,7 @@ pub async fn deliveries(a: Admin, req: HttpRequest, st: State) -> ApiResult<Http
         .collect();
     let paging = pagination::parse(
         &q,
-        st.store.cursor_key(),
+        st.engine.storage().cursor_key(),
         &a.project.id,
         "deliveries",
         &filters,

@@ -2,16 +2,16 @@
 
 use super::{created, no_content, ok};
 use crate::auth::Admin;
+use crate::bodies;
 use crate::errors::{ApiError, ApiResult};
-use crate::extract::{Body, Fields};
+use crate::extract::{typed, Body};
 use crate::sockets::AuthedBy;
 use crate::state::State;
 use actix_web::{web, HttpResponse};
-use herald_actors::{Error, Validator};
+use herald_actors::Error;
 use rsa::pkcs1::DecodeRsaPublicKey;
 use rsa::pkcs8::{DecodePublicKey, EncodePrivateKey, EncodePublicKey, LineEnding};
 use rsa::traits::PublicKeyParts;
-use serde_json::json;
 
 pub async fn get(a: Admin, st: State) -> ApiResult<HttpResponse> {
     let id = a.project.id;
@@ -19,19 +19,14 @@ pub async fn get(a: Admin, st: State) -> ApiResult<HttpResponse> {
         .run(move |s| s.project(&id))
         .await?
         .ok_or_else(|| Error::not_found("project", id))?;
-    Ok(ok(p.view()))
+    Ok(ok(bodies::Project::from(&p)))
 }
 
 pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> {
-    let m = body.object()?;
-    let f = Fields::new(&m);
-    let mut v = Validator::new();
-    let security = f.opt_bool("security_mode", &mut v);
-    let name = f.opt_str("name", 200, &mut v);
-    if matches!(name, Some(None)) || matches!(&name, Some(Some(n)) if n.trim().is_empty()) {
-        v.push("name", "required", "a project needs a name");
-    }
-    v.finish()?;
+    let bodies::ProjectChange {
+        security_mode: security,
+        name,
+    } = typed::<bodies::ProjectUpdate>(&body.object()?)?.validate()?;
     let id = a.project.id;
     let was_secure = a.project.security_mode;
     let p = st
@@ -40,7 +35,7 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
             if let Some(b) = security {
                 p.security_mode = b;
             }
-            if let Some(Some(n)) = name {
+            if let Some(n) = name {
                 p.name = n;
             }
         })
@@ -54,7 +49,7 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
             "security mode is on: authenticate with a user key",
         );
     }
-    Ok(ok(p.view()))
+    Ok(ok(bodies::Project::from(&p)))
 }
 
 /// Closes the project's sockets that a user JWT authenticated, with 4401: the
@@ -81,11 +76,8 @@ fn parse_public_key(pem: &str) -> Result<String, Error> {
 }
 
 pub async fn put_signing_key(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> {
-    let m = body.object()?;
-    let mut v = Validator::new();
-    let pem = Fields::new(&m).req_str("public_key", 16 * 1024, &mut v);
-    v.finish()?;
-    let pem = parse_public_key(&pem.unwrap_or_default())?;
+    let pem = typed::<bodies::SigningKeyInput>(&body.object()?)?.validate()?;
+    let pem = parse_public_key(&pem)?;
     let id = a.project.id;
     let p = st
         .engine
@@ -94,7 +86,7 @@ pub async fn put_signing_key(a: Admin, body: Body, st: State) -> ApiResult<HttpR
     if p.signing_key != a.project.signing_key {
         signing_key_changed(&st, id);
     }
-    Ok(ok(p.view()))
+    Ok(ok(bodies::Project::from(&p)))
 }
 
 pub async fn generate_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse> {
@@ -120,9 +112,10 @@ pub async fn generate_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse
         .update_project(id, move |p| p.signing_key = Some(pem))
         .await?;
     signing_key_changed(&st, id);
-    Ok(created(
-        json!({"public_key": public, "private_key": private}),
-    ))
+    Ok(created(bodies::SigningKeyPair {
+        private_key: private,
+        public_key: public,
+    }))
 }
 
 pub async fn delete_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse> {

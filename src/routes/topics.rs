@@ -2,15 +2,15 @@
 
 use super::{created, list as list_page, no_content, ok};
 use crate::auth::Admin;
+use crate::bodies::{self, SubscriptionInput, TopicInput};
 use crate::errors::ApiResult;
-use crate::extract::{path_str, Body, Fields, Query};
+use crate::extract::{path_str, typed, Body, Query};
 use crate::idempotency::{self, Created};
 use crate::pagination;
 use crate::state::State;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
-use herald_actors::model::{Subscription, Topic};
-use herald_actors::{validate, Error, Validator};
+use herald_actors::{validate, Error};
 
 fn topic_key(req: &HttpRequest) -> ApiResult<String> {
     let key = path_str(req, "key")?;
@@ -28,18 +28,11 @@ fn topic_key(req: &HttpRequest) -> ApiResult<String> {
 pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
     let m = body.object_or_empty()?;
     let key = topic_key(&req)?;
-    let f = Fields::new(&m);
-    let mut v = Validator::new();
-    let name = f.opt_str("name", 200, &mut v);
-    let description = f.opt_str("description", 1000, &mut v);
-    v.finish()?;
+    let bodies::TopicChange { name, description } = typed::<TopicInput>(&m)?.validate()?;
     let pid = a.project.id;
     let (t, was_created) = st.engine.put_topic(pid, key, name, description).await?;
-    Ok(if was_created {
-        created(t.view())
-    } else {
-        ok(t.view())
-    })
+    let body = bodies::Topic::from(&t);
+    Ok(if was_created { created(body) } else { ok(body) })
 }
 
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
@@ -51,16 +44,22 @@ pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespons
                 .ok_or_else(|| Error::not_found("topic", &key))
         })
         .await?;
-    Ok(ok(t.view()))
+    Ok(ok(bodies::Topic::from(&t)))
 }
 
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
-    let paging = pagination::parse(&q, st.store.cursor_key(), &a.project.id, "topics", &[])?;
+    let paging = pagination::parse(
+        &q,
+        st.engine.storage().cursor_key(),
+        &a.project.id,
+        "topics",
+        &[],
+    )?;
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st.run(move |s| s.list_topics(&pid, &pr)).await?;
-    Ok(list_page(&paging, &page, Topic::view))
+    Ok(list_page(&paging, &page, |t| bodies::Topic::from(t)))
 }
 
 pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
@@ -75,7 +74,7 @@ pub async fn subscriptions(a: Admin, req: HttpRequest, st: State) -> ApiResult<H
     let q = Query::of(&req);
     let paging = pagination::parse(
         &q,
-        st.store.cursor_key(),
+        st.engine.storage().cursor_key(),
         &a.project.id,
         &format!("topic_subs:{key}"),
         &[],
@@ -89,7 +88,7 @@ pub async fn subscriptions(a: Admin, req: HttpRequest, st: State) -> ApiResult<H
             s.topic_subscriptions(&pid, &key, &pr)
         })
         .await?;
-    Ok(list_page(&paging, &page, Subscription::view))
+    Ok(list_page(&paging, &page, |s| bodies::Subscription::from(s)))
 }
 
 pub async fn subscribe(
@@ -109,10 +108,7 @@ pub async fn subscribe(
             .map(|_| ())
     })
     .await?;
-    let mut v = Validator::new();
-    let ext = Fields::new(&m).req_str("external_id", 255, &mut v);
-    v.finish()?;
-    let ext = ext.expect("validated");
+    let ext = typed::<SubscriptionInput>(&m)?.validate()?;
     let st2 = st.clone();
     idempotency::once(
         &st2.idempotency,
@@ -131,7 +127,8 @@ pub async fn subscribe(
                 .await?;
             Ok(Created {
                 status: StatusCode::CREATED,
-                body: sub.view().to_string().into_bytes(),
+                body: serde_json::to_vec(&bodies::Subscription::from(&sub))
+                    .expect("a subscription serialises"),
                 stored: false,
             })
         },

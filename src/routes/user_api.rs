@@ -3,6 +3,7 @@
 
 use super::{created, list as list_page, no_content, ok};
 use crate::auth::UserCtx;
+use crate::bodies;
 use crate::errors::{ApiError, ApiResult};
 use crate::extract::{path_str, path_uuid, Body, Fields, Query};
 use crate::idempotency::{self, Created};
@@ -14,7 +15,7 @@ use crate::state::{AppState, State};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::actors::{MarkAll, UpdateEntry};
-use herald_actors::model::{ChannelType, Delivery, FeedCounts, Subscription};
+use herald_actors::model::{ChannelType, Delivery, FeedCounts};
 use herald_actors::store::FeedUpdate;
 use herald_actors::{validate, Error, Validator};
 use serde_json::{json, Value};
@@ -314,7 +315,7 @@ pub async fn topic_subscriptions(
     let q = Query::of(&req);
     let paging = pagination::parse(
         &q,
-        st.store.cursor_key(),
+        st.engine.storage().cursor_key(),
         &u.project.id,
         &format!("my_subs:{}", u.user.id),
         &[],
@@ -324,7 +325,7 @@ pub async fn topic_subscriptions(
     let page = st
         .run(move |s| s.user_subscriptions(&pid, &uid, &pr))
         .await?;
-    Ok(list_page(&paging, &page, Subscription::view))
+    Ok(list_page(&paging, &page, |s| bodies::Subscription::from(s)))
 }
 
 pub async fn subscribe(
@@ -349,7 +350,8 @@ pub async fn subscribe(
             let sub = st.engine.subscribe(pid, key, move |_| Ok(user)).await?;
             Ok(Created {
                 status: StatusCode::CREATED,
-                body: sub.view().to_string().into_bytes(),
+                body: serde_json::to_vec(&bodies::Subscription::from(&sub))
+                    .expect("a subscription serialises"),
                 stored: false,
             })
         },

@@ -56,7 +56,13 @@ pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResp
 
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
-    let paging = pagination::parse(&q, st.store.cursor_key(), &a.project.id, "users", &[])?;
+    let paging = pagination::parse(
+        &q,
+        st.engine.storage().cursor_key(),
+        &a.project.id,
+        "users",
+        &[],
+    )?;
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st.run(move |s| s.list_users(&pid, &pr)).await?;
@@ -196,7 +202,7 @@ pub fn feed_query(
     let first_page = status.is_none();
     let paging = pagination::parse(
         &q,
-        st.store.cursor_key(),
+        st.engine.storage().cursor_key(),
         &project,
         &format!("feed:{project}:{ext}"),
         &[("status", status)],
@@ -225,7 +231,7 @@ pub async fn feed_page(
     };
     let limit = fq.paging.req.limit;
     if fq.first_page {
-        if let Some(body) = st.store.feed_page_cached(&project, &user, limit) {
+        if let Some(body) = st.engine.storage().feed_page_cached(&project, &user, limit) {
             return Ok(respond(&body));
         }
     }

@@ -521,6 +521,28 @@ pub(crate) fn settle(results: Vec<(String, Device)>) -> SendResult {
     Err(with_expired(SendError::Rejected { code, message }, expired))
 }
 
+/// A push payload built by `build` around `body`, the body shortened (on a
+/// char boundary, ending in `…`) until the payload fits in `max` bytes: push
+/// services refuse larger messages, and a shortened notification is still one.
+pub(crate) fn fit_body(body: &str, max: usize, build: impl Fn(&str) -> Vec<u8>) -> Vec<u8> {
+    let mut body = body.to_string();
+    loop {
+        let p = build(&body);
+        if p.len() <= max || body.is_empty() {
+            return p;
+        }
+        let over = p.len() - max;
+        let mut cut = body.len().saturating_sub(over.max(16) + 3);
+        while cut > 0 && !body.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        body.truncate(cut);
+        if !body.is_empty() {
+            body.push('…');
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -779,27 +801,5 @@ mod tests {
                 if expired == &vec!["b".to_string()]
                     && matches!(**error, SendError::Rejected { code: DeliveryErrorCode::InvalidAddress, .. })
         ));
-    }
-}
-
-/// A push payload built by `build` around `body`, the body shortened (on a
-/// char boundary, ending in `…`) until the payload fits in `max` bytes: push
-/// services refuse larger messages, and a shortened notification is still one.
-pub(crate) fn fit_body(body: &str, max: usize, build: impl Fn(&str) -> Vec<u8>) -> Vec<u8> {
-    let mut body = body.to_string();
-    loop {
-        let p = build(&body);
-        if p.len() <= max || body.is_empty() {
-            return p;
-        }
-        let over = p.len() - max;
-        let mut cut = body.len().saturating_sub(over.max(16) + 3);
-        while cut > 0 && !body.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        body.truncate(cut);
-        if !body.is_empty() {
-            body.push('…');
-        }
     }
 }

@@ -655,7 +655,9 @@ export interface Project {
   updated_at: string;
 }
 
+/** Project settings (partial). */
 export interface ProjectUpdate {
+  /** Not blank. */
   name?: string;
   security_mode?: boolean | null;
 }
@@ -783,6 +785,7 @@ export interface Subscription {
   user_external_id: string;
 }
 
+/** Subscribes a user, by external id. */
 export interface SubscriptionInput {
   external_id: string;
 }
@@ -813,6 +816,7 @@ export interface Topic {
   updated_at: string;
 }
 
+/** A topic's name and description (partial: `null` clears). */
 export interface TopicInput {
   description?: string | null;
   name?: string | null;
