@@ -1,6 +1,6 @@
-//! Authentication (API.md §2) and rate limiting (§5), as extractors: `Admin` for
+//! Authentication (docs/API.md §2) and rate limiting (§5), as extractors: `Admin` for
 //! the Admin API, `UserCtx` for the User API. Checks run in the order of the table
-//! in API.md §2; secrets are compared in constant time and never logged.
+//! in docs/API.md §2; secrets are compared in constant time and never logged.
 
 use crate::errors::ApiError;
 use crate::state::{AppState, State};
@@ -31,7 +31,7 @@ pub struct UserCtx {
     pub user: User,
 }
 
-/// A header's value; empty counts as absent (API.md §11).
+/// A header's value; empty counts as absent (docs/API.md §2).
 fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
     req.headers()
         .get(name)
@@ -240,7 +240,7 @@ pub fn charge(st: &AppState, ip: Option<std::net::IpAddr>, e: Error) -> Error {
 const SELF_AUTH: &[&str] = &["/user/v1/feed/live"];
 
 /// Authenticates every request under `/admin/` and `/user/` — known routes or not —
-/// before anything else looks at it (API.md §3: authentication, then rate limit,
+/// before anything else looks at it (docs/API.md §3: authentication, then rate limit,
 /// then body size...). The result is left in the request's extensions for the
 /// `Admin` / `UserCtx` extractors.
 pub async fn middleware(

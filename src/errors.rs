@@ -1,4 +1,4 @@
-//! The one place where errors become HTTP responses (API.md §3).
+//! The one place where errors become HTTP responses (docs/API.md §3).
 //!
 //! Handlers return `ApiError`, a thin wrapper of the engine's `Error`; its code
 //! decides the status, what the body shows and `Retry-After` through the engine's
@@ -94,7 +94,7 @@ impl PartialSchema for ErrorCode {
 
 impl ToSchema for ErrorCode {}
 
-/// The error object of API.md §3 (also sent in WebSocket error frames). What it
+/// The error object of docs/API.md §3 (also sent in WebSocket error frames). What it
 /// shows of the message and details is the code's `Disclosure` in the engine's
 /// code table; a hidden message is logged instead.
 pub fn error_object(e: &Error, request_id: Option<&str>) -> ErrorBody {

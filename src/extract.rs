@@ -14,7 +14,7 @@ pub const MAX_BODY: usize = 1024 * 1024;
 /// Past this we stop draining an oversized body and let the connection close.
 const DRAIN_LIMIT: usize = 64 * 1024 * 1024;
 
-/// The raw request body, read up to 1 MiB (API.md §5: more is a 422 `length`).
+/// The raw request body, read up to 1 MiB (docs/API.md §5: more is a 422 `length`).
 pub struct Body {
     bytes: web::Bytes,
     json_type: bool,

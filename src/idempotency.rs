@@ -1,4 +1,4 @@
-//! Idempotency keys for creating POSTs (API.md §5, §11): the same key, method,
+//! Idempotency keys for creating POSTs (docs/API.md §5): the same key, method,
 //! path and canonical payload within 24 h replays the stored 2xx response with
 //! `idempotent-replayed: true`; another payload is 409 `idempotency_key_reused`.
 //! Requests sharing a key are serialised, so the second one replays the first.

@@ -1,4 +1,4 @@
-//! Prometheus metrics (API.md §9, §11): the recorder, the `/metrics` handler and
+//! Prometheus metrics (docs/API.md §14): the recorder, the `/metrics` handler and
 //! the HTTP middleware that counts requests by route pattern and status. The
 //! engine records its own (deliveries, retries, queue depth, run-to-delivery
 //! latency) through the same `metrics` facade.

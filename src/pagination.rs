@@ -1,4 +1,4 @@
-//! Keyset pagination at the HTTP edge (API.md §4): parsing `limit`/`after`/`before`
+//! Keyset pagination at the HTTP edge (docs/API.md §4): parsing `limit`/`after`/`before`
 //! and issuing opaque cursors. A cursor carries the boundary item's sort key, the
 //! direction, when it was issued, and a hash of the list and its filters; it is
 //! signed (HMAC-SHA256 with a per-data-dir key), so a tampered, foreign or expired

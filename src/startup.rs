@@ -32,7 +32,7 @@ fn valid_request_id(s: &str) -> bool {
     (1..=200).contains(&s.len()) && s.bytes().all(|b| (0x20..0x7f).contains(&b))
 }
 
-/// The outermost middleware: the request id (API.md §3), one `request` span per
+/// The outermost middleware: the request id (docs/API.md §3), one `request` span per
 /// request (request id, method, route pattern, project id once known) and one
 /// completion line at info level with the status and latency. While a backup
 /// snapshot is taken, requests that may write wait here.

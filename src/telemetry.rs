@@ -1,4 +1,4 @@
-//! Logging through `tracing` (API.md §9): human-readable by default, one JSON
+//! Logging through `tracing` (README, Operations): human-readable by default, one JSON
 //! object per line with `--log-format json`; the level comes from `RUST_LOG`
 //! (default `info`). Logs go to stderr (stdout carries the `listening on` line
 //! and generated keys).

@@ -33,7 +33,7 @@ pub enum RetryAfter {
 /// OpenAPI enum all come from these rows, so none of them can drift from another.
 macro_rules! error_codes {
     ($($(#[$doc:meta])* $variant:ident = $name:literal, $status:literal, $disclose:ident, $retry:expr;)*) => {
-        /// Stable, machine-readable error codes (API.md §3). Clients match on these.
+        /// Stable, machine-readable error codes (docs/API.md §3). Clients match on these.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub enum ErrorCode {
             $($(#[$doc])* $variant,)*
@@ -275,7 +275,7 @@ pub fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// Collects every problem in a request body before answering (API.md §3: list them all).
+/// Collects every problem in a request body before answering (docs/API.md §3: all of them at once).
 #[derive(Debug, Default)]
 pub struct Validator {
     pub fields: Vec<FieldError>,

@@ -1,7 +1,7 @@
 //! `GET /inbox`: a small in-app inbox page (HTML, CSS and JS compiled into the
 //! binary, no credentials needed). The page reads `api_key` and `user_id` or
 //! `user_key` from its own query string, loads `GET /user/v1/feed` and follows
-//! `GET /user/v1/feed/live` (API.md §7).
+//! `GET /user/v1/feed/live` (docs/API.md §12).
 //! The JS is the bundle of clients/js/inbox/inbox.ts and the herald-client
 //! package (clients/js), committed; clients/js/run.sh fails when it is stale.
 

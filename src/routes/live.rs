@@ -1,4 +1,4 @@
-//! `GET /user/v1/feed/live`: the live in-app feed over WebSocket (API.md §7).
+//! `GET /user/v1/feed/live`: the live in-app feed over WebSocket (docs/API.md §12).
 //!
 //! Each socket is a `FeedSocket` actor. Once authenticated (headers before the
 //! upgrade, or — for browsers — `api_key` in the query and an auth frame within
@@ -279,7 +279,7 @@ impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for FeedSocket {
                 if self.user.is_none() {
                     self.auth_frame(&t, ctx);
                 }
-                // Once authenticated, client frames are ignored (API.md §11).
+                // Once authenticated, client frames are ignored (docs/API.md §12).
             }
             Ok(ws::Message::Binary(_)) => {
                 if self.user.is_none() {

@@ -1,5 +1,5 @@
 //! Route table. Every resource answers unknown methods like unknown routes (404,
-//! after authentication for `/admin/` and `/user/` paths: API.md §3).
+//! after authentication for `/admin/` and `/user/` paths: docs/API.md §3).
 
 mod channels;
 mod docs;

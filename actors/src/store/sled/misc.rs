@@ -583,7 +583,7 @@ impl Store {
     ) -> Result<Option<IdempotentResponse>> {
         let r: Option<IdempotentResponse> =
             self.get_rec(T::idempotency, Key::new().id(project).bytes(scope).as_ref())?;
-        // Records older than 24 h are expired (API.md §5).
+        // Records older than 24 h are expired (docs/API.md §5).
         Ok(r.filter(|r| Timestamp::now().millis() - r.created_at.millis() < 24 * 3600 * 1000))
     }
 
