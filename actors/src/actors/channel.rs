@@ -66,7 +66,7 @@ const IN_APP_BATCH: usize = 512;
 /// waits for its flush.
 const IN_APP_PARALLEL: usize = 2;
 
-/// Retry policy of a channel (docs/API.md §7, `retry`).
+/// Retry policy of a channel (docs/API.md §9, `config.retry`).
 #[derive(Debug, Clone, Copy)]
 pub struct RetryPolicy {
     pub max_attempts: u32,
