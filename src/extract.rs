@@ -335,3 +335,20 @@ impl Given<String> {
         }
     }
 }
+
+/// A JSON object read as `T`. Serde reads a struct from an array as well, by
+/// position; in a body only an object is one, so `Given<Obj<T>>` is `Wrong` for
+/// anything else.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Obj<T>(pub T);
+
+impl<'de, T: serde::de::DeserializeOwned> serde::Deserialize<'de> for Obj<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            v @ Value::Object(_) => serde_json::from_value(v)
+                .map(Obj)
+                .map_err(serde::de::Error::custom),
+            _ => Err(serde::de::Error::custom("must be an object")),
+        }
+    }
+}

@@ -12,6 +12,10 @@
 
 mod channels;
 
+use crate::bodies::flows::{
+    self, ChannelStep, ChannelStepType, DelayStep, DelayStepType, Flow, FlowInput, FlowStatus,
+    FlowUpdate, RecipientSpec, RunInput, Step, StepInput, Template,
+};
 use crate::bodies::{
     Health, Project, ProjectUpdate, SigningKeyInput, SigningKeyPair, Subscription,
     SubscriptionInput, Topic, TopicInput,
@@ -301,145 +305,10 @@ pub struct PushSubscriptionDelete {
 
 // ================================================================ flows
 
-#[derive(ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum FlowStatus {
-    Draft,
-    Active,
-    Archived,
-}
+// `Flow`, `FlowStatus`, `Step` (`ChannelStep`, `DelayStep`), `Template`,
+// `FlowInput`, `FlowUpdate`, `StepInput` (`ChannelStepInput`): `crate::bodies::flows`.
 
-/// MiniJinja templates over `recipient`, `actor`, `data` and `flow`.
-#[derive(ToSchema)]
-pub struct Template {
-    #[schema(max_length = 65536)]
-    pub subject: Option<String>,
-    /// Required in every channel step.
-    #[schema(max_length = 65536)]
-    pub body: String,
-    #[schema(max_length = 65536)]
-    pub html: Option<String>,
-    #[schema(max_length = 65536)]
-    pub url: Option<String>,
-}
-
-#[derive(ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ChannelStepType {
-    Channel,
-}
-
-#[derive(ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum DelayStepType {
-    Delay,
-}
-
-#[derive(ToSchema)]
-pub struct ChannelStep {
-    #[serde(rename = "type")]
-    pub kind: ChannelStepType,
-    pub channel_id: Option<Uuid>,
-    pub template: Template,
-}
-
-#[derive(ToSchema)]
-pub struct DelayStep {
-    #[serde(rename = "type")]
-    pub kind: DelayStepType,
-    #[schema(minimum = 0, maximum = 2592000)]
-    pub seconds: u64,
-}
-
-/// A channel step (deliver through a channel) or a delay step (wait durably).
-#[derive(ToSchema)]
-#[serde(untagged)]
-pub enum Step {
-    Channel(ChannelStep),
-    Delay(DelayStep),
-}
-
-/// A channel step as a request gives it: the channel is required.
-#[derive(ToSchema)]
-pub struct ChannelStepInput {
-    #[serde(rename = "type")]
-    pub kind: ChannelStepType,
-    pub channel_id: Uuid,
-    pub template: Template,
-}
-
-/// A step of a create or update: a channel step or a delay step.
-#[derive(ToSchema)]
-#[serde(untagged)]
-pub enum StepInput {
-    Channel(ChannelStepInput),
-    Delay(DelayStep),
-}
-
-#[derive(ToSchema)]
-pub struct Flow {
-    pub id: Uuid,
-    pub handle: String,
-    pub name: String,
-    pub description: Option<String>,
-    pub status: FlowStatus,
-    pub steps: Vec<Step>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-#[derive(ToSchema)]
-#[schema(example = json!({"handle": "welcome", "name": "Welcome", "description": "Sent after sign-up", "steps": [{"type": "delay", "seconds": 0}]}))]
-pub struct FlowInput {
-    /// Unique in the project, not shaped like a UUID.
-    #[schema(pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
-    pub handle: String,
-    #[schema(min_length = 1, max_length = 200)]
-    pub name: String,
-    #[schema(max_length = 1000)]
-    pub description: Option<String>,
-    pub steps: Option<Vec<StepInput>>,
-}
-
-/// Partial update; `handle` cannot change.
-#[derive(ToSchema)]
-#[schema(example = json!({"name": "Welcome (v2)"}))]
-pub struct FlowUpdate {
-    /// Only the flow's own handle.
-    #[schema(nullable = false, pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
-    pub handle: Option<String>,
-    #[schema(nullable = false, min_length = 1, max_length = 200)]
-    pub name: Option<String>,
-    #[schema(max_length = 1000)]
-    pub description: Option<String>,
-    #[schema(nullable = false)]
-    pub steps: Option<Vec<StepInput>>,
-}
-
-/// An explicit recipient: an external_id, or a user object identified inline.
-#[derive(ToSchema)]
-#[serde(untagged)]
-pub enum RecipientSpec {
-    ExternalId(ExternalId),
-    User(Box<RecipientInput>),
-}
-
-#[derive(ToSchema)]
-#[schema(example = json!({"recipients": ["st-user", {"external_id": "ada", "email": "ada@example.com"}], "actor": "st-user", "data": {"n": 1}}))]
-pub struct RunInput {
-    /// At most 1,000; recipients plus topic must not be empty.
-    #[schema(max_items = 1000)]
-    pub recipients: Option<Vec<RecipientSpec>>,
-    /// A topic key: its subscribers are recipients too.
-    #[schema(min_length = 1)]
-    pub topic: Option<String>,
-    /// An existing user's external_id, or a user object identified inline.
-    pub actor: Option<RecipientSpec>,
-    pub data: Option<Map<String, Value>>,
-    /// Alternative to the `Idempotency-Key` header.
-    #[schema(min_length = 1, max_length = 255)]
-    pub idempotency_key: Option<String>,
-}
+// `RecipientSpec`, `RunInput`: `crate::bodies::flows`.
 
 #[derive(ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -1528,7 +1397,6 @@ fn components() -> utoipa::openapi::schema::Components {
         ChannelStep,
         DelayStep,
         Step,
-        ChannelStepInput,
         StepInput,
         Flow,
         FlowInput,
@@ -1554,6 +1422,7 @@ fn components() -> utoipa::openapi::schema::Components {
         FeedEntryPatch,
         MarkAllResult,
     );
+    b = b.schema("ChannelStepInput", flows::channel_step_input());
     b = b.schema(
         "TopicSubscribeInput",
         ObjectBuilder::new().description(Some(

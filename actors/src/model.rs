@@ -431,7 +431,7 @@ pub struct Template {
 }
 
 /// One step of a flow. Stored as a flat struct (not a tagged enum) so the record
-/// format stays simple; the API shape is produced by `view`.
+/// format stays simple; the API shape is the service's response body.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Step {
     /// `channel` or `delay`.
@@ -439,19 +439,6 @@ pub struct Step {
     pub channel_id: Option<Uuid>,
     pub template: Option<Template>,
     pub seconds: Option<u64>,
-}
-
-impl Step {
-    pub fn view(&self) -> Value {
-        match self.kind.as_str() {
-            "delay" => serde_json::json!({"type": "delay", "seconds": self.seconds.unwrap_or(0)}),
-            _ => serde_json::json!({
-                "type": "channel",
-                "channel_id": self.channel_id,
-                "template": self.template.clone().unwrap_or_default(),
-            }),
-        }
-    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -464,21 +451,6 @@ pub struct Flow {
     pub steps: Vec<Step>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
-}
-
-impl Flow {
-    pub fn view(&self) -> Value {
-        serde_json::json!({
-            "id": self.id,
-            "handle": self.handle,
-            "name": self.name,
-            "description": self.description,
-            "status": self.status.as_str(),
-            "steps": self.steps.iter().map(Step::view).collect::<Vec<_>>(),
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-        })
-    }
 }
 
 // ---------------------------------------------------------------- topics

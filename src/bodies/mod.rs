@@ -6,6 +6,8 @@
 //! Response fields are declared in name order: the JSON is byte for byte what
 //! the `json!` views wrote (serde_json's maps are sorted by key).
 
+pub mod flows;
+
 use crate::extract::Given;
 use herald_actors::model::{self, Timestamp};
 use herald_actors::Validator;

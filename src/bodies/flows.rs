@@ -1,0 +1,641 @@
+//! Flow bodies: the create and update requests with their steps, the Flow
+//! response, and the run request. Steps are checked against the project's channels here; whether a
+//! template stays within its render limits is probed by the handler afterwards,
+//! on the blocking pool (`Steps::probes`).
+
+use crate::extract::{Given, Obj};
+use herald_actors::model::{self, ChannelType, Timestamp};
+use herald_actors::store::{AcceptInput, ActorSpec, RunRecipient};
+use herald_actors::{validate, Validator};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::openapi::schema::{
+    KnownFormat, ObjectBuilder, OneOfBuilder, Schema, SchemaFormat, Type,
+};
+use utoipa::openapi::{Ref, RefOr};
+use utoipa::{PartialSchema, ToSchema};
+use uuid::Uuid;
+
+/// Delivery ids carry the step index in one byte (`model::delivery_id`).
+const MAX_STEPS: usize = 50;
+const MAX_TEMPLATE: usize = 64 * 1024;
+/// A delay step waits at most 30 days.
+const MAX_DELAY: u64 = 30 * 86_400;
+
+// ---------------------------------------------------------------- responses
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowStatus {
+    Draft,
+    Active,
+    Archived,
+}
+
+impl From<model::FlowStatus> for FlowStatus {
+    fn from(s: model::FlowStatus) -> Self {
+        match s {
+            model::FlowStatus::Draft => FlowStatus::Draft,
+            model::FlowStatus::Active => FlowStatus::Active,
+            model::FlowStatus::Archived => FlowStatus::Archived,
+        }
+    }
+}
+
+/// MiniJinja templates over `recipient`, `actor`, `data` and `flow`.
+#[derive(Serialize, ToSchema)]
+pub struct Template {
+    /// Required in every channel step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String, required = true, max_length = 65536)]
+    pub body: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 65536)]
+    pub html: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 65536)]
+    pub subject: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 65536)]
+    pub url: Option<String>,
+}
+
+impl From<&model::Template> for Template {
+    fn from(t: &model::Template) -> Self {
+        Template {
+            body: t.body.clone(),
+            html: t.html.clone(),
+            subject: t.subject.clone(),
+            url: t.url.clone(),
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelStepType {
+    Channel,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DelayStepType {
+    Delay,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ChannelStep {
+    pub channel_id: Option<Uuid>,
+    pub template: Template,
+    #[serde(rename = "type")]
+    pub kind: ChannelStepType,
+}
+
+// Also the delay step of a request.
+#[derive(Serialize, ToSchema)]
+pub struct DelayStep {
+    #[schema(minimum = 0, maximum = 2592000)]
+    pub seconds: u64,
+    #[serde(rename = "type")]
+    pub kind: DelayStepType,
+}
+
+/// A channel step (deliver through a channel) or a delay step (wait durably).
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum Step {
+    Channel(ChannelStep),
+    Delay(DelayStep),
+}
+
+impl From<&model::Step> for Step {
+    fn from(s: &model::Step) -> Self {
+        match s.kind.as_str() {
+            "delay" => Step::Delay(DelayStep {
+                seconds: s.seconds.unwrap_or(0),
+                kind: DelayStepType::Delay,
+            }),
+            _ => Step::Channel(ChannelStep {
+                channel_id: s.channel_id,
+                template: Template::from(&s.template.clone().unwrap_or_default()),
+                kind: ChannelStepType::Channel,
+            }),
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Flow {
+    #[schema(value_type = DateTime<Utc>)]
+    pub created_at: Timestamp,
+    pub description: Option<String>,
+    pub handle: String,
+    pub id: Uuid,
+    pub name: String,
+    pub status: FlowStatus,
+    pub steps: Vec<Step>,
+    #[schema(value_type = DateTime<Utc>)]
+    pub updated_at: Timestamp,
+}
+
+impl From<&model::Flow> for Flow {
+    fn from(f: &model::Flow) -> Self {
+        Flow {
+            created_at: f.created_at,
+            description: f.description.clone(),
+            handle: f.handle.clone(),
+            id: f.id,
+            name: f.name.clone(),
+            status: f.status.into(),
+            steps: f.steps.iter().map(Step::from).collect(),
+            updated_at: f.updated_at,
+        }
+    }
+}
+
+// ---------------------------------------------------------------- requests
+
+/// A template as a request gives it.
+#[derive(Deserialize, Default)]
+pub struct TemplateInput {
+    #[serde(default)]
+    pub subject: Given<String>,
+    #[serde(default)]
+    pub body: Given<String>,
+    #[serde(default)]
+    pub html: Given<String>,
+    #[serde(default)]
+    pub url: Given<String>,
+}
+
+/// A step of a create or update as given; which fields count depends on its
+/// `type`. Its schema is one object per step type (`StepInput` below).
+#[derive(Deserialize, Default)]
+pub struct StepInput {
+    #[serde(default, rename = "type")]
+    pub kind: Given<String>,
+    #[serde(default)]
+    pub channel_id: Given<String>,
+    #[serde(default)]
+    pub template: Given<Obj<TemplateInput>>,
+    #[serde(default)]
+    pub seconds: Given<u64>,
+}
+
+impl PartialSchema for StepInput {
+    fn schema() -> RefOr<Schema> {
+        OneOfBuilder::new()
+            .item(Ref::from_schema_name("ChannelStepInput"))
+            .item(Ref::from_schema_name(DelayStep::name()))
+            .description(Some(
+                "A step of a create or update: a channel step or a delay step.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for StepInput {}
+
+/// `ChannelStepInput`: a channel step as a request gives it (the channel is required).
+pub fn channel_step_input() -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .description(Some(
+            "A channel step as a request gives it: the channel is required.",
+        ))
+        .property("type", Ref::from_schema_name(ChannelStepType::name()))
+        .required("type")
+        .property(
+            "channel_id",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid))),
+        )
+        .required("channel_id")
+        .property("template", Ref::from_schema_name(Template::name()))
+        .required("template")
+        .into()
+}
+
+type StepsGiven = Given<Vec<Given<Obj<StepInput>>>>;
+
+#[derive(Deserialize, ToSchema, Default)]
+#[schema(example = json!({"handle": "welcome", "name": "Welcome", "description": "Sent after sign-up", "steps": [{"type": "delay", "seconds": 0}]}))]
+pub struct FlowInput {
+    /// Unique in the project, not shaped like a UUID.
+    #[serde(default)]
+    #[schema(value_type = String, required = true, pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
+    pub handle: Given<String>,
+    #[serde(default)]
+    #[schema(value_type = String, required = true, min_length = 1, max_length = 200)]
+    pub name: Given<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 1000)]
+    pub description: Given<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<StepInput>>)]
+    pub steps: StepsGiven,
+}
+
+/// Partial update; `handle` cannot change.
+#[derive(Deserialize, ToSchema, Default)]
+#[schema(example = json!({"name": "Welcome (v2)"}))]
+pub struct FlowUpdate {
+    /// Only the flow's own handle.
+    #[serde(default)]
+    #[schema(value_type = String, pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
+    pub handle: Given<String>,
+    #[serde(default)]
+    #[schema(value_type = String, min_length = 1, max_length = 200)]
+    pub name: Given<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 1000)]
+    pub description: Given<String>,
+    #[serde(default)]
+    #[schema(value_type = Vec<StepInput>)]
+    pub steps: StepsGiven,
+}
+
+/// Checked steps, and the template sources still to probe: (field path, source).
+#[derive(Default)]
+pub struct Steps {
+    pub steps: Vec<model::Step>,
+    pub probes: Vec<(String, String)>,
+}
+
+/// What a flow create gives.
+pub struct NewFlow {
+    pub handle: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub steps: Steps,
+}
+
+/// What a flow update changes: `None` keeps, `Some(None)` clears.
+pub struct FlowChange {
+    pub name: Option<String>,
+    pub description: Option<Option<String>>,
+    pub steps: Option<Steps>,
+}
+
+impl FlowInput {
+    /// Whether the steps name channels (the handler loads them only then).
+    pub fn has_steps(&self) -> bool {
+        matches!(self.steps, Given::Value(_))
+    }
+
+    /// The checked flow, problems left in `v` (the handler still probes the
+    /// templates before `v.finish()`; a field left empty here has its problem
+    /// in `v`).
+    pub fn validate(&self, channels: &[model::Channel], v: &mut Validator) -> NewFlow {
+        let handle = self.handle.required_text("handle", 64, v);
+        if let Some(h) = &handle {
+            if !validate::is_handle(h) {
+                v.push(
+                    "handle",
+                    "format",
+                    "lowercase letters, digits, _ and -, at most 64, not a UUID",
+                );
+            }
+        }
+        let name = self.name.required_text("name", 200, v);
+        let description = self.description.text("description", 1000, v).flatten();
+        let steps = match &self.steps {
+            Given::Absent | Given::Null => Steps::default(),
+            given => steps(given, channels, v),
+        };
+        NewFlow {
+            handle: handle.unwrap_or_default(),
+            name: name.unwrap_or_default(),
+            description,
+            steps,
+        }
+    }
+}
+
+impl FlowUpdate {
+    pub fn has_steps(&self) -> bool {
+        matches!(self.steps, Given::Value(_))
+    }
+
+    /// The change to `flow` (problems left in `v`, as for a create).
+    pub fn validate(
+        &self,
+        flow: &model::Flow,
+        channels: &[model::Channel],
+        v: &mut Validator,
+    ) -> FlowChange {
+        if !matches!(&self.handle, Given::Absent)
+            && !matches!(&self.handle, Given::Value(h) if *h == flow.handle)
+        {
+            v.push("handle", "exclusion", "a flow's handle cannot change");
+        }
+        let name = self.name.text("name", 200, v);
+        if matches!(&name, Some(None)) || matches!(&name, Some(Some(n)) if n.is_empty()) {
+            v.push("name", "required", "a flow needs a name");
+        }
+        let description = self.description.text("description", 1000, v);
+        let steps = match &self.steps {
+            Given::Absent => None,
+            given => Some(steps(given, channels, v)),
+        };
+        FlowChange {
+            name: name.flatten(),
+            description,
+            steps,
+        }
+    }
+}
+
+/// Checks `steps`: channel ids of this project, templates that compile.
+fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> Steps {
+    let mut out = Steps::default();
+    let Given::Value(items) = given else {
+        v.push("steps", "format", "must be an array");
+        return out;
+    };
+    if items.len() > MAX_STEPS {
+        v.push(
+            "steps",
+            "length",
+            format!("a flow has at most {MAX_STEPS} steps"),
+        );
+        return out;
+    }
+    for (i, item) in items.iter().enumerate() {
+        let p = format!("steps.{i}");
+        let Given::Value(Obj(s)) = item else {
+            v.push(p, "format", "must be an object");
+            continue;
+        };
+        match &s.kind {
+            Given::Value(k) if k == "channel" => {
+                let step = channel_step(s, &p, channels, &mut out.probes, v);
+                out.steps.push(step);
+            }
+            Given::Value(k) if k == "delay" => {
+                let seconds = match &s.seconds {
+                    Given::Absent => {
+                        v.push(format!("{p}.seconds"), "required", "is required");
+                        None
+                    }
+                    Given::Value(n) if *n <= MAX_DELAY => Some(*n),
+                    _ => {
+                        v.push(
+                            format!("{p}.seconds"),
+                            "number",
+                            "whole seconds from 0 to 2592000",
+                        );
+                        None
+                    }
+                };
+                out.steps.push(model::Step {
+                    kind: "delay".into(),
+                    channel_id: None,
+                    template: None,
+                    seconds,
+                });
+            }
+            Given::Value(k) if k == "batch" => v.push(
+                format!("{p}.type"),
+                "inclusion",
+                "batch steps are not supported yet",
+            ),
+            Given::Value(_) => v.push(format!("{p}.type"), "inclusion", "one of channel, delay"),
+            _ => v.push(format!("{p}.type"), "required", "is required"),
+        }
+    }
+    out
+}
+
+/// One channel step at path `p`; its template sources join `probes`.
+fn channel_step(
+    s: &StepInput,
+    p: &str,
+    channels: &[model::Channel],
+    probes: &mut Vec<(String, String)>,
+    v: &mut Validator,
+) -> model::Step {
+    let channel = match &s.channel_id {
+        Given::Value(id) => {
+            let found = Uuid::parse_str(id)
+                .ok()
+                .and_then(|id| channels.iter().find(|c| c.id == id));
+            if found.is_none() {
+                v.push(
+                    format!("{p}.channel_id"),
+                    "inclusion",
+                    "no channel with this id in the project",
+                );
+            }
+            found
+        }
+        Given::Absent | Given::Null => {
+            v.push(format!("{p}.channel_id"), "required", "is required");
+            None
+        }
+        Given::Wrong(_) => {
+            v.push(format!("{p}.channel_id"), "format", "must be a UUID string");
+            None
+        }
+    };
+    let mut t = model::Template::default();
+    match &s.template {
+        Given::Value(Obj(tm)) => {
+            for (part, given, slot) in [
+                ("subject", &tm.subject, &mut t.subject),
+                ("body", &tm.body, &mut t.body),
+                ("html", &tm.html, &mut t.html),
+                ("url", &tm.url, &mut t.url),
+            ] {
+                let path = format!("{p}.template.{part}");
+                if let Some(Some(src)) = given.text(&path, MAX_TEMPLATE, v) {
+                    if let Err(e) = herald_actors::render::check(&src) {
+                        v.push(path, "format", format!("template does not compile: {e}"));
+                    } else {
+                        probes.push((path, src.clone()));
+                    }
+                    *slot = Some(src);
+                }
+            }
+            if matches!(tm.body, Given::Absent | Given::Null) {
+                v.push(format!("{p}.template.body"), "required", "is required");
+            }
+            let is_email = channel.is_some_and(|c| c.channel_type == ChannelType::Email);
+            if is_email && matches!(tm.subject, Given::Absent | Given::Null) {
+                v.push(
+                    format!("{p}.template.subject"),
+                    "required",
+                    "an email step needs a subject",
+                );
+            }
+        }
+        Given::Absent | Given::Null => v.push(format!("{p}.template"), "required", "is required"),
+        Given::Wrong(_) => v.push(format!("{p}.template"), "format", "must be an object"),
+    }
+    model::Step {
+        kind: "channel".into(),
+        channel_id: channel.map(|c| c.id),
+        template: Some(t),
+        seconds: None,
+    }
+}
+
+// ---------------------------------------------------------------- runs
+
+/// At most this many explicit recipients per run.
+pub const MAX_RECIPIENTS: usize = 1000;
+
+/// An explicit recipient: an external_id, or a user object identified inline.
+#[derive(Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum RecipientSpec {
+    #[schema(value_type = crate::openapi::ExternalId)]
+    ExternalId(String),
+    #[schema(value_type = Box<crate::openapi::RecipientInput>)]
+    User(Map<String, Value>),
+}
+
+#[derive(Deserialize, ToSchema, Default)]
+#[schema(example = json!({"recipients": ["st-user", {"external_id": "ada", "email": "ada@example.com"}], "actor": "st-user", "data": {"n": 1}}))]
+pub struct RunInput {
+    /// At most 1,000; recipients plus topic must not be empty.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<RecipientSpec>>, max_items = 1000)]
+    pub recipients: Given<Vec<Given<RecipientSpec>>>,
+    /// A topic key: its subscribers are recipients too.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 1)]
+    pub topic: Given<String>,
+    /// An existing user's external_id, or a user object identified inline.
+    #[serde(default)]
+    #[schema(value_type = Option<RecipientSpec>)]
+    pub actor: Given<RecipientSpec>,
+    #[serde(default)]
+    #[schema(value_type = Option<Map<String, Value>>)]
+    pub data: Given<Map<String, Value>>,
+    /// Alternative to the `Idempotency-Key` header.
+    // Read with the header by `idempotency::prepare`, before the body is typed.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 255)]
+    pub idempotency_key: Given<String>,
+}
+
+impl RunInput {
+    /// The engine's input for a run of `flow` (every problem reported at once).
+    pub fn validate(&self, flow: model::Flow) -> herald_actors::Result<AcceptInput> {
+        let mut v = Validator::new();
+        let mut recipients = vec![];
+        match &self.recipients {
+            Given::Absent | Given::Null => {}
+            Given::Value(items) if items.len() > MAX_RECIPIENTS => v.push(
+                "recipients",
+                "length",
+                format!("at most {MAX_RECIPIENTS} recipients per run"),
+            ),
+            Given::Value(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let p = format!("recipients.{i}");
+                    match item {
+                        Given::Value(RecipientSpec::ExternalId(ext)) => {
+                            if validate::external_id(ext, &format!("{p}.external_id"), &mut v) {
+                                recipients.push(RunRecipient {
+                                    external_id: ext.clone(),
+                                    patch: Default::default(),
+                                });
+                            }
+                        }
+                        Given::Value(RecipientSpec::User(o)) => {
+                            let ext = match o.get("external_id") {
+                                Some(Value::String(s)) => {
+                                    validate::external_id(s, &format!("{p}.external_id"), &mut v)
+                                        .then(|| s.clone())
+                                }
+                                None | Some(Value::Null) => {
+                                    v.push(format!("{p}.external_id"), "required", "is required");
+                                    None
+                                }
+                                Some(_) => {
+                                    v.push(
+                                        format!("{p}.external_id"),
+                                        "format",
+                                        "must be a string",
+                                    );
+                                    None
+                                }
+                            };
+                            let patch = validate::user_patch(o, &p, &mut v);
+                            if let Some(ext) = ext {
+                                recipients.push(RunRecipient {
+                                    external_id: ext,
+                                    patch,
+                                });
+                            }
+                        }
+                        _ => v.push(p, "format", "must be an object with external_id"),
+                    }
+                }
+            }
+            Given::Wrong(_) => v.push("recipients", "format", "must be an array"),
+        }
+        let topic = match &self.topic {
+            Given::Absent | Given::Null => None,
+            Given::Value(t) if !t.is_empty() => Some(t.clone()),
+            _ => {
+                v.push("topic", "format", "must be a topic key");
+                None
+            }
+        };
+        let actor = match &self.actor {
+            Given::Absent | Given::Null => None,
+            Given::Value(RecipientSpec::ExternalId(s)) => {
+                validate::external_id(s, "actor", &mut v).then(|| ActorSpec::Existing(s.clone()))
+            }
+            Given::Value(RecipientSpec::User(o)) => {
+                let patch = validate::user_patch(o, "actor", &mut v);
+                match o.get("external_id") {
+                    Some(Value::String(s))
+                        if validate::external_id(s, "actor.external_id", &mut v) =>
+                    {
+                        Some(ActorSpec::Inline(s.clone(), patch))
+                    }
+                    Some(Value::String(_)) => None,
+                    _ => {
+                        v.push("actor.external_id", "required", "is required");
+                        None
+                    }
+                }
+            }
+            Given::Wrong(_) => {
+                v.push("actor", "format", "must be an external_id or a user object");
+                None
+            }
+        };
+        let data = match &self.data {
+            Given::Absent | Given::Null => Value::Object(Map::new()),
+            Given::Value(o) => Value::Object(o.clone()),
+            Given::Wrong(_) => {
+                v.push("data", "format", "must be an object");
+                Value::Null
+            }
+        };
+        if recipients.is_empty()
+            && topic.is_none()
+            && !v.fields.iter().any(|f| f.field.starts_with("recipients"))
+        {
+            v.push(
+                "recipients",
+                "required",
+                "give recipients, a topic, or both",
+            );
+        }
+        v.finish()?;
+        Ok(AcceptInput {
+            flow,
+            recipients,
+            actor,
+            topic,
+            data,
+            idempotency: None,
+        })
+    }
+}
