@@ -370,7 +370,7 @@ pub struct Channel {
     pub channel_type: ChannelType,
     pub name: String,
     pub provider: String,
-    /// The full config, secrets included. Never rendered as is: see `view`.
+    /// The full config, secrets included. Never rendered as is: see `masked_config`.
     pub config: Map<String, Value>,
     pub revoked: bool,
     /// The in_app channel every project starts with: cannot be deleted or revoked.
@@ -378,24 +378,6 @@ pub struct Channel {
     pub builtin: bool,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
-}
-
-/// A channel's `status`, `usable` and masked config depend on what its provider
-/// requires and keeps secret: they are implemented with the providers
-/// (`providers::channel`), which depend on the model and not the other way.
-impl Channel {
-    pub fn view(&self) -> Value {
-        serde_json::json!({
-            "id": self.id,
-            "type": self.channel_type,
-            "name": self.name,
-            "provider": self.provider,
-            "config": self.masked_config(),
-            "status": self.status().as_str(),
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-        })
-    }
 }
 
 // ---------------------------------------------------------------- flows

@@ -2,35 +2,20 @@
 
 use super::{list as list_page, no_content, ok};
 use crate::auth::Admin;
+use crate::bodies::{
+    self,
+    channels::{ChannelInput, ChannelUpdate, NewChannel},
+};
 use crate::errors::{ApiError, ApiResult};
-use crate::extract::{path_uuid, Body, Fields, Query};
+use crate::extract::{path_uuid, typed, Body, Query};
 use crate::idempotency::{self, Created};
 use crate::pagination;
 use crate::state::State;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
-use herald_actors::model::{new_id, Channel, ChannelType};
-use herald_actors::{providers, Error, Validator};
+use herald_actors::model::{new_id, Channel};
+use herald_actors::{providers, Error};
 use serde_json::{Map, Value};
-
-const MASK: &str = "********";
-
-/// Merges `patch` into `config` key by key: `null` removes a key, the mask keeps
-/// the stored secret.
-fn merge_config(config: &mut Map<String, Value>, patch: &Map<String, Value>, provider: &str) {
-    let secrets = providers::secret_fields(provider);
-    for (k, v) in patch {
-        match v {
-            Value::Null => {
-                config.remove(k);
-            }
-            Value::String(s) if s == MASK && secrets.contains(&k.as_str()) => {}
-            other => {
-                config.insert(k.clone(), other.clone());
-            }
-        }
-    }
-}
 
 /// A web_push channel with neither VAPID key gets a fresh P-256 pair (API.md §10):
 /// the public key shows in channel responses (and to users, who subscribe with
@@ -47,42 +32,12 @@ fn ensure_vapid_keys(provider: &str, config: &mut Map<String, Value>) {
 pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
     let m = body.object()?;
     let idem = idempotency::prepare(&req, &m)?;
-    let f = Fields::new(&m);
-    let mut v = Validator::new();
-    let ctype = match f.req_str("type", 64, &mut v) {
-        Some(t) => match ChannelType::parse(&t) {
-            Some(t) => Some(t),
-            None => {
-                v.push(
-                    "type",
-                    "inclusion",
-                    "one of chat, email, in_app, mobile_push, sms, web_push",
-                );
-                None
-            }
-        },
-        None => None,
-    };
-    let provider = f.req_str("provider", 64, &mut v);
-    if let (Some(t), Some(p)) = (ctype, &provider) {
-        if providers::provider_type(p) != Some(t) {
-            v.push(
-                "provider",
-                "inclusion",
-                format!("not a provider of channel type {}", t.as_str()),
-            );
-        }
-    }
-    let name = f.opt_str("name", 200, &mut v).flatten();
-    let mut config = Map::new();
-    if let Some(c) = f.opt_object("config", &mut v) {
-        if let Some(p) = &provider {
-            merge_config(&mut config, c, p);
-            providers::validate_config(p, &config, st.engine.egress(), &mut v);
-        }
-    }
-    v.finish()?;
-    let (ctype, provider) = (ctype.expect("validated"), provider.expect("validated"));
+    let NewChannel {
+        channel_type: ctype,
+        provider,
+        name,
+        mut config,
+    } = typed::<ChannelInput>(&m)?.validate(st.engine.egress())?;
     ensure_vapid_keys(&provider, &mut config);
     let pid = a.project.id;
     idempotency::once(
@@ -104,11 +59,12 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
                 created_at: now,
                 updated_at: now,
             };
-            let c2 = c.clone();
-            st.engine.put_channel(pid, c2).await?;
+            let body = serde_json::to_vec(&bodies::channels::Channel::from(&c))
+                .expect("a channel serialises");
+            st.engine.put_channel(pid, c).await?;
             Ok(Created {
                 status: StatusCode::CREATED,
-                body: c.view().to_string().into_bytes(),
+                body,
                 stored: false,
             })
         },
@@ -128,7 +84,9 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st.run(move |s| s.list_channels(&pid, &pr)).await?;
-    Ok(list_page(&paging, &page, Channel::view))
+    Ok(list_page(&paging, &page, |c| {
+        bodies::channels::Channel::from(c)
+    }))
 }
 
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
@@ -138,60 +96,23 @@ pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespons
         .run(move |s| s.channel(&pid, &id))
         .await?
         .ok_or_else(|| Error::not_found("channel", id))?;
-    Ok(ok(c.view()))
+    Ok(ok(bodies::channels::Channel::from(&c)))
 }
 
 pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "channel_id")?;
-    let m = body.object()?;
+    let input: ChannelUpdate = typed(&body.object()?)?;
     let pid = a.project.id;
     let egress = st.engine.egress().clone();
     let c = st
         .engine
         .update_channel(pid, id, move |c| {
-            let f = Fields::new(&m);
-            let mut v = Validator::new();
-            if let Some(t) = m.get("type") {
-                if t.as_str() != Some(c.channel_type.as_str()) {
-                    v.push("type", "exclusion", "a channel's type cannot change");
-                }
-            }
-            if let Some(p) = m.get("provider") {
-                if p.as_str() != Some(c.provider.as_str()) {
-                    v.push(
-                        "provider",
-                        "exclusion",
-                        "a channel's provider cannot change",
-                    );
-                }
-            }
-            let name = f.opt_str("name", 200, &mut v);
-            if let Some(cfg) = f.opt_object("config", &mut v) {
-                let mut merged = c.config.clone();
-                merge_config(&mut merged, cfg, &c.provider);
-                providers::validate_config(&c.provider, &merged, &egress, &mut v);
-                providers::check_secret_restated(
-                    &c.provider,
-                    &c.config,
-                    &merged,
-                    cfg,
-                    MASK,
-                    &mut v,
-                );
-                if v.is_empty() {
-                    c.config = merged;
-                    c.revoked = false;
-                }
-            }
-            v.finish()?;
+            input.apply(c, &egress)?;
             ensure_vapid_keys(&c.provider, &mut c.config);
-            if let Some(Some(n)) = name {
-                c.name = n;
-            }
             Ok(())
         })
         .await?;
-    Ok(ok(c.view()))
+    Ok(ok(bodies::channels::Channel::from(&c)))
 }
 
 pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
@@ -245,7 +166,7 @@ pub async fn revoke(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResp
             Ok(())
         })
         .await?;
-    Ok(ok(c.view()))
+    Ok(ok(bodies::channels::Channel::from(&c)))
 }
 
 impl From<ApiError> for Error {
