@@ -102,6 +102,17 @@ pub struct Created {
     pub stored: bool,
 }
 
+impl Created {
+    /// A 201 with `body` as JSON, for `once` to store.
+    pub fn new(body: &impl serde::Serialize) -> Created {
+        Created {
+            status: StatusCode::CREATED,
+            body: serde_json::to_vec(body).expect("a response body serialises"),
+            stored: false,
+        }
+    }
+}
+
 fn respond(status: u16, body: Vec<u8>, replayed: bool) -> HttpResponse {
     let mut b = HttpResponse::build(StatusCode::from_u16(status).unwrap_or(StatusCode::OK));
     if replayed {

@@ -1,7 +1,7 @@
 //! Shared application state handed to every handler.
 
 use crate::configuration::Settings;
-use crate::errors::ApiError;
+use crate::errors::{ApiError, ApiResult};
 use governor::{clock::DefaultClock, state::keyed::DashMapStateStore, Quota, RateLimiter};
 use herald_actors::{Engine, Error, Storage, Store};
 use std::num::NonZeroU32;
@@ -101,6 +101,26 @@ pub struct AppState {
 pub type State = actix_web::web::Data<Arc<AppState>>;
 
 impl AppState {
+    /// `f` at most once per idempotency key (see `idempotency::once`).
+    pub async fn once<F, Fut>(
+        &self,
+        project: Uuid,
+        idem: Option<crate::idempotency::Idem>,
+        resource: &str,
+        f: F,
+    ) -> ApiResult<actix_web::HttpResponse>
+    where
+        F: FnOnce(Option<crate::idempotency::Idem>) -> Fut,
+        Fut: std::future::Future<Output = ApiResult<crate::idempotency::Created>>,
+    {
+        crate::idempotency::once(&self.idempotency, &self.engine, project, idem, resource, f).await
+    }
+
+    /// The key that signs this server's page cursors.
+    pub fn cursor_key(&self) -> &[u8; 32] {
+        self.engine.storage().cursor_key()
+    }
+
     /// Runs blocking reads through the storage interface on the blocking
     /// pool, never on an HTTP worker (changes go through the engine's
     /// operations).

@@ -11,7 +11,6 @@ use crate::extract::{path_uuid, typed, Body, Query};
 use crate::idempotency::{self, Created};
 use crate::pagination;
 use crate::state::State;
-use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::model::{new_id, Channel};
 use herald_actors::{providers, Error};
@@ -40,47 +39,29 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     } = typed::<ChannelInput>(&m)?.validate(st.engine.egress())?;
     ensure_vapid_keys(&provider, &mut config);
     let pid = a.project.id;
-    idempotency::once(
-        &st.idempotency,
-        &st.engine,
-        pid,
-        idem,
-        "channel",
-        |_| async {
-            let (id, now) = new_id();
-            let c = Channel {
-                id,
-                channel_type: ctype,
-                name: name.unwrap_or_else(|| provider.clone()),
-                provider,
-                config,
-                revoked: false,
-                builtin: false,
-                created_at: now,
-                updated_at: now,
-            };
-            let body = serde_json::to_vec(&bodies::channels::Channel::from(&c))
-                .expect("a channel serialises");
-            st.engine.put_channel(pid, c).await?;
-            Ok(Created {
-                status: StatusCode::CREATED,
-                body,
-                stored: false,
-            })
-        },
-    )
+    st.once(pid, idem, "channel", |_| async {
+        let (id, now) = new_id();
+        let c = Channel {
+            id,
+            channel_type: ctype,
+            name: name.unwrap_or_else(|| provider.clone()),
+            provider,
+            config,
+            revoked: false,
+            builtin: false,
+            created_at: now,
+            updated_at: now,
+        };
+        let created = Created::new(&bodies::channels::Channel::from(&c));
+        st.engine.put_channel(pid, c).await?;
+        Ok(created)
+    })
     .await
 }
 
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
-    let paging = pagination::parse(
-        &q,
-        st.engine.storage().cursor_key(),
-        &a.project.id,
-        "channels",
-        &[],
-    )?;
+    let paging = pagination::parse(&q, st.cursor_key(), &a.project.id, "channels", &[])?;
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st.run(move |s| s.list_channels(&pid, &pr)).await?;

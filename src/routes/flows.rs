@@ -73,7 +73,7 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     let mut new = input.validate(&channels, &mut v);
     probe_templates(&st, std::mem::take(&mut new.steps.probes), &mut v).await?;
     v.finish()?;
-    idempotency::once(&st.idempotency, &st.engine, pid, idem, "flow", |_| async {
+    st.once(pid, idem, "flow", |_| async {
         let (id, now) = new_id();
         let flow = Flow {
             id,
@@ -85,27 +85,16 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
             created_at: now,
             updated_at: now,
         };
-        let body =
-            serde_json::to_vec(&bodies::flows::Flow::from(&flow)).expect("a flow serialises");
+        let created = Created::new(&bodies::flows::Flow::from(&flow));
         st.engine.create_flow(pid, flow).await?;
-        Ok(Created {
-            status: StatusCode::CREATED,
-            body,
-            stored: false,
-        })
+        Ok(created)
     })
     .await
 }
 
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
-    let paging = pagination::parse(
-        &q,
-        st.engine.storage().cursor_key(),
-        &a.project.id,
-        "flows",
-        &[],
-    )?;
+    let paging = pagination::parse(&q, st.cursor_key(), &a.project.id, "flows", &[])?;
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st.run(move |s| s.list_flows(&pid, &pr)).await?;
@@ -260,22 +249,15 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     }
     let pid = a.project.id;
     let st2 = st.clone();
-    idempotency::once(
-        &st2.idempotency,
-        &st2.engine,
-        pid,
-        idem,
-        "flow_run",
-        |idem| async move {
-            input.idempotency = idem.map(|i| (i.scope, i.payload_hash));
-            // Stored, durable (the 202 promises it), frames pushed, run started.
-            let body = st.engine.accept_run(pid, input).await?;
-            Ok(Created {
-                status: StatusCode::ACCEPTED,
-                body,
-                stored: true,
-            })
-        },
-    )
+    st2.once(pid, idem, "flow_run", |idem| async move {
+        input.idempotency = idem.map(|i| (i.scope, i.payload_hash));
+        // Stored, durable (the 202 promises it), frames pushed, run started.
+        let body = st.engine.accept_run(pid, input).await?;
+        Ok(Created {
+            status: StatusCode::ACCEPTED,
+            body,
+            stored: true,
+        })
+    })
     .await
 }

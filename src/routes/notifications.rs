@@ -99,7 +99,7 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
         .collect();
     let paging = pagination::parse(
         &q,
-        st.engine.storage().cursor_key(),
+        st.cursor_key(),
         &a.project.id,
         "notifications",
         &filters,
@@ -174,13 +174,7 @@ pub async fn deliveries(a: Admin, req: HttpRequest, st: State) -> ApiResult<Http
         .iter()
         .map(|n| (*n, q.get(n).map(str::to_string)))
         .collect();
-    let paging = pagination::parse(
-        &q,
-        st.engine.storage().cursor_key(),
-        &a.project.id,
-        "deliveries",
-        &filters,
-    )?;
+    let paging = pagination::parse(&q, st.cursor_key(), &a.project.id, "deliveries", &filters)?;
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st

@@ -8,7 +8,6 @@ use crate::extract::{path_str, typed, Body, Query};
 use crate::idempotency::{self, Created};
 use crate::pagination;
 use crate::state::State;
-use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::{validate, Error};
 
@@ -49,13 +48,7 @@ pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespons
 
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
-    let paging = pagination::parse(
-        &q,
-        st.engine.storage().cursor_key(),
-        &a.project.id,
-        "topics",
-        &[],
-    )?;
+    let paging = pagination::parse(&q, st.cursor_key(), &a.project.id, "topics", &[])?;
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st.run(move |s| s.list_topics(&pid, &pr)).await?;
@@ -74,7 +67,7 @@ pub async fn subscriptions(a: Admin, req: HttpRequest, st: State) -> ApiResult<H
     let q = Query::of(&req);
     let paging = pagination::parse(
         &q,
-        st.engine.storage().cursor_key(),
+        st.cursor_key(),
         &a.project.id,
         &format!("topic_subs:{key}"),
         &[],
@@ -110,29 +103,17 @@ pub async fn subscribe(
     .await?;
     let ext = typed::<SubscriptionInput>(&m)?.validate()?;
     let st2 = st.clone();
-    idempotency::once(
-        &st2.idempotency,
-        &st2.engine,
-        pid,
-        idem,
-        "subscription",
-        |_| async move {
-            let sub = st
-                .engine
-                .subscribe(pid, key, move |s| {
-                    s.user_by_ext(&pid, &ext)?.ok_or_else(|| {
-                        Error::field("external_id", "inclusion", "no user with this external_id")
-                    })
+    st2.once(pid, idem, "subscription", |_| async move {
+        let sub = st
+            .engine
+            .subscribe(pid, key, move |s| {
+                s.user_by_ext(&pid, &ext)?.ok_or_else(|| {
+                    Error::field("external_id", "inclusion", "no user with this external_id")
                 })
-                .await?;
-            Ok(Created {
-                status: StatusCode::CREATED,
-                body: serde_json::to_vec(&bodies::Subscription::from(&sub))
-                    .expect("a subscription serialises"),
-                stored: false,
             })
-        },
-    )
+            .await?;
+        Ok(Created::new(&bodies::Subscription::from(&sub)))
+    })
     .await
 }
 

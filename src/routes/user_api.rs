@@ -12,7 +12,6 @@ use crate::routes::users::{
     feed_page, feed_query, preferences_view, update_preferences, user_view,
 };
 use crate::state::{AppState, State};
-use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::actors::{MarkAll, UpdateEntry};
 use herald_actors::model::{ChannelType, Delivery, FeedCounts};
@@ -315,7 +314,7 @@ pub async fn topic_subscriptions(
     let q = Query::of(&req);
     let paging = pagination::parse(
         &q,
-        st.engine.storage().cursor_key(),
+        st.cursor_key(),
         &u.project.id,
         &format!("my_subs:{}", u.user.id),
         &[],
@@ -340,22 +339,10 @@ pub async fn subscribe(
     let pid = u.project.id;
     let user = u.user.clone();
     let st2 = st.clone();
-    idempotency::once(
-        &st2.idempotency,
-        &st2.engine,
-        pid,
-        idem,
-        "subscription",
-        |_| async move {
-            let sub = st.engine.subscribe(pid, key, move |_| Ok(user)).await?;
-            Ok(Created {
-                status: StatusCode::CREATED,
-                body: serde_json::to_vec(&bodies::Subscription::from(&sub))
-                    .expect("a subscription serialises"),
-                stored: false,
-            })
-        },
-    )
+    st2.once(pid, idem, "subscription", |_| async move {
+        let sub = st.engine.subscribe(pid, key, move |_| Ok(user)).await?;
+        Ok(Created::new(&bodies::Subscription::from(&sub)))
+    })
     .await
 }
 

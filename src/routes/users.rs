@@ -56,13 +56,7 @@ pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResp
 
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
-    let paging = pagination::parse(
-        &q,
-        st.engine.storage().cursor_key(),
-        &a.project.id,
-        "users",
-        &[],
-    )?;
+    let paging = pagination::parse(&q, st.cursor_key(), &a.project.id, "users", &[])?;
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st.run(move |s| s.list_users(&pid, &pr)).await?;
@@ -202,7 +196,7 @@ pub fn feed_query(
     let first_page = status.is_none();
     let paging = pagination::parse(
         &q,
-        st.engine.storage().cursor_key(),
+        st.cursor_key(),
         &project,
         &format!("feed:{project}:{ext}"),
         &[("status", status)],
