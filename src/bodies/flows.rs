@@ -489,9 +489,9 @@ pub const MAX_RECIPIENTS: usize = 1000;
 #[derive(Deserialize, ToSchema)]
 #[serde(untagged)]
 pub enum RecipientSpec {
-    #[schema(value_type = crate::openapi::ExternalId)]
+    #[schema(value_type = super::users::ExternalId)]
     ExternalId(String),
-    #[schema(value_type = Box<crate::openapi::RecipientInput>)]
+    #[schema(value_type = Box<super::users::RecipientInput>)]
     User(Map<String, Value>),
 }
 

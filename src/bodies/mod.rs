@@ -8,6 +8,7 @@
 
 pub mod channels;
 pub mod flows;
+pub mod users;
 
 use crate::extract::Given;
 use herald_actors::model::{self, Timestamp};
