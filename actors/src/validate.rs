@@ -34,6 +34,11 @@ pub fn is_e164(s: &str) -> bool {
     (8..=15).contains(&d.len()) && d.chars().all(|c| c.is_ascii_digit()) && !d.starts_with('0')
 }
 
+/// An absolute http(s) URL as [`is_http_url`] reads it, as a regular
+/// expression for the API's schemas: the scheme in any case, a non-empty host
+/// after any user info, no whitespace or control character anywhere.
+pub const HTTP_URL: &str = "^[Hh][Tt][Tt][Pp][Ss]?://([^\\s\\x00-\\x1f\\x7f-\\x9f/?#]*@)?[^\\s\\x00-\\x1f\\x7f-\\x9f/?#@]+([/?#][^\\s\\x00-\\x1f\\x7f-\\x9f]*)?$";
+
 pub fn is_http_url(s: &str) -> bool {
     match url_parts(s) {
         Some((scheme, host)) => (scheme == "http" || scheme == "https") && !host.is_empty(),

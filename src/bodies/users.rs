@@ -11,10 +11,8 @@ fn str_schema() -> ObjectBuilder {
     ObjectBuilder::new().schema_type(Type::String)
 }
 
-/// An absolute http(s) URL as `validate::is_http_url` reads it: the scheme in
-/// any case, a non-empty host after any user info, no whitespace or control
-/// character anywhere.
-pub const HTTP_URL: &str = "^[Hh][Tt][Tt][Pp][Ss]?://([^\\s\\x00-\\x1f\\x7f-\\x9f/?#]*@)?[^\\s\\x00-\\x1f\\x7f-\\x9f/?#@]+([/?#][^\\s\\x00-\\x1f\\x7f-\\x9f]*)?$";
+/// An absolute http(s) URL (the engine's pattern, beside the check it describes).
+pub use herald_actors::validate::HTTP_URL;
 
 /// An avatar: an absolute http(s) URL of at most 1,000 characters, or null.
 fn avatar_schema() -> ObjectBuilder {

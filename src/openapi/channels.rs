@@ -5,233 +5,14 @@
 //! (`Channel`, a `oneOf` by `provider`).
 //!
 //! They are written as JSON rather than derived: the config is one JSON object
-//! whose shape depends on the provider. Which fields are required and which are
-//! secret is not restated here but read from the engine
-//! (`providers::missing_required`, `providers::secret_fields`), the same table
-//! the handlers validate with; a test checks that every such field is described.
+//! whose shape depends on the provider. Nothing of a provider is written here:
+//! its summary, example and fields (each one's schema, meaning, and whether it
+//! is required or secret) come from its spec in the engine
+//! (`providers::specs()`), the same table the handlers validate with. This
+//! module only assembles them into the document's alternatives.
 
-use herald_actors::providers;
+use herald_actors::providers::{self, ProviderSpec, MASK};
 use serde_json::{json, Map, Value};
-
-/// What a secret reads back as.
-const MASK: &str = "********";
-
-/// One config field: its name, its schema in a request (type, format, limits,
-/// default) and what it means.
-struct Field {
-    name: &'static str,
-    schema: Value,
-    description: &'static str,
-}
-
-fn field(name: &'static str, schema: Value, description: &'static str) -> Field {
-    Field {
-        name,
-        schema,
-        description,
-    }
-}
-
-fn text() -> Value {
-    json!({"type": "string"})
-}
-
-/// A sender: an email address as `validate::is_email` reads it, or a
-/// `Name <address>` form (anything with a `<`).
-fn sender() -> Value {
-    json!({"type": "string",
-           "pattern": "^([\\s\\S]*<[\\s\\S]*|[^\\s\\x00-\\x1f\\x7f-\\x9f@]+@[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+)$"})
-}
-
-fn url(default: Option<&str>) -> Value {
-    let mut s = json!({"type": "string", "format": "uri", "pattern": super::HTTP_URL});
-    if let Some(d) = default {
-        s["default"] = json!(d);
-    }
-    s
-}
-
-/// One provider: its name, channel type, what it is, a config example and its fields.
-struct ProviderDoc {
-    name: &'static str,
-    summary: &'static str,
-    example: Value,
-    fields: Vec<Field>,
-}
-
-/// Every provider of `providers::TABLE`, in the README's order.
-fn provider_docs() -> Vec<ProviderDoc> {
-    vec![
-        ProviderDoc {
-            name: "in_app",
-            summary: "The in-app feed (built in, one per project): no settings.",
-            example: json!({}),
-            fields: vec![],
-        },
-        ProviderDoc {
-            name: "webhook",
-            summary: "POSTs `{\"delivery\", \"recipient\"}` as JSON with Standard Webhooks headers \
-                      (`webhook-id`, `webhook-timestamp`, and `webhook-signature` with a secret).",
-            example: json!({"url": "https://example.com/herald", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "timeout_ms": 5000}),
-            fields: vec![
-                field("url", url(None), "Where each delivery is POSTed (http or https)."),
-                field(
-                    "secret",
-                    json!({"type": "string",
-                           "pattern": "^whsec_(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)$"}),
-                    "Signing secret: `whsec_` + base64 of random bytes (e.g. `echo whsec_$(openssl rand -base64 32)`); \
-                     each request then carries `webhook-signature: v1,<base64 HMAC-SHA256 of \"id.timestamp.body\">`.",
-                ),
-                field(
-                    "timeout_ms",
-                    json!({"type": "integer", "minimum": 1, "maximum": 120000, "default": 10000}),
-                    "How long to wait for the receiver's answer; a timeout is retried.",
-                ),
-            ],
-        },
-        ProviderDoc {
-            name: "slack_webhook",
-            summary: "POSTs `{\"text\"}` (and Block Kit blocks) to a Slack incoming webhook.",
-            example: json!({"url": "https://hooks.slack.com/services/T000/B000/XXXX"}),
-            fields: vec![field(
-                "url",
-                url(None),
-                "The incoming-webhook URL (it is the credential, so it is a secret).",
-            )],
-        },
-        ProviderDoc {
-            name: "smtp",
-            summary: "One SMTP transaction per delivery to the recipient's `email`.",
-            example: json!({"host": "smtp.example.com", "port": 587, "tls": "starttls", "username": "herald",
-                            "password": "app-password", "from": "Herald <noreply@example.com>"}),
-            fields: vec![
-                field("host", text(), "SMTP server host name or address (no scheme, no port)."),
-                field(
-                    "port",
-                    json!({"type": "integer", "minimum": 1, "maximum": 65535}),
-                    "587 (STARTTLS), 465 (implicit TLS), 25 or a local relay's port.",
-                ),
-                field("from", sender(), "Sender: `addr@example.com` or `Name <addr@example.com>`."),
-                field(
-                    "tls",
-                    json!({"type": "string", "enum": ["none", "starttls", "tls"], "default": "starttls"}),
-                    "`starttls` (required, usually port 587), `tls` (implicit, port 465), `none` (plain, a local relay only).",
-                ),
-                field("username", json!({"type": "string"}), "SMTP AUTH user (no AUTH without it)."),
-                field("password", json!({"type": "string"}), "SMTP AUTH password."),
-            ],
-        },
-        ProviderDoc {
-            name: "twilio",
-            summary: "Twilio Programmable Messaging: one SMS per delivery to the recipient's `phone` (E.164).",
-            example: json!({"account_sid": "AC0123456789abcdef0123456789abcdef", "auth_token": "your-auth-token",
-                            "from": "+15005550006"}),
-            fields: vec![
-                field(
-                    "account_sid",
-                    json!({"type": "string", "pattern": "^[A-Za-z0-9]*$"}),
-                    "Account SID (`AC…`); basic-auth user.",
-                ),
-                field("auth_token", json!({"type": "string"}), "Auth token; basic-auth password."),
-                field(
-                    "from",
-                    json!({"type": "string", "pattern": "^\\+[1-9][0-9]{7,14}$"}),
-                    "Sending number in E.164 form (`+15005550006`).",
-                ),
-                field(
-                    "base_url",
-                    url(Some(providers::twilio::DEFAULT_BASE_URL)),
-                    "API base URL (a mock or a proxy).",
-                ),
-            ],
-        },
-        ProviderDoc {
-            name: "web_push",
-            summary: "RFC 8030 web push (RFC 8291 encryption, RFC 8292 VAPID) to each browser subscription.",
-            example: json!({"subject": "mailto:ops@example.com"}),
-            fields: vec![
-                field(
-                    "subject",
-                    json!({"type": "string", "pattern": "^(mailto:[\\s\\S]*|[Hh][Tt][Tt][Pp][Ss]://\\S+)$"}),
-                    "VAPID `sub`: a `mailto:` address or an https URL push services can reach you at.",
-                ),
-                field(
-                    "vapid_public_key",
-                    json!({"type": "string", "format": "vapid-public-key"}),
-                    "base64url uncompressed P-256 point (65 bytes). Give both keys or neither: Herald then generates the pair.",
-                ),
-                field(
-                    "vapid_private_key",
-                    json!({"type": "string", "format": "vapid-private-key"}),
-                    "base64url P-256 private scalar (32 bytes), the `web-push generate-vapid-keys` format.",
-                ),
-            ],
-        },
-        ProviderDoc {
-            name: "fcm",
-            summary: "Firebase Cloud Messaging HTTP v1 to each device token registered as a subscription.",
-            // without the service account: an example cannot hold a real key
-            example: json!({"project_id": "my-app"}),
-            fields: vec![
-                field(
-                    "project_id",
-                    json!({"type": "string", "pattern": "^[A-Za-z0-9._:-]*$"}),
-                    "The Firebase project id.",
-                ),
-                field(
-                    "service_account",
-                    json!({"$ref": "#/components/schemas/FcmServiceAccount"}),
-                    "The service account's JSON key file, as an object.",
-                ),
-                field(
-                    "base_url",
-                    url(Some(providers::fcm::DEFAULT_BASE_URL)),
-                    "FCM API base URL (a mock or a proxy).",
-                ),
-                field(
-                    "token_url",
-                    url(Some(providers::fcm::DEFAULT_TOKEN_URL)),
-                    "OAuth 2 token endpoint (else the account's `token_uri`, else Google's).",
-                ),
-            ],
-        },
-        ProviderDoc {
-            name: "apns",
-            summary: "Apple Push Notification service, token-based (ES256 .p8 key) over HTTP/2.",
-            // without the private key: an example cannot hold a real key
-            example: json!({"team_id": "ABCDE12345", "key_id": "KEY1234567", "topic": "com.example.app",
-                "environment": "sandbox"}),
-            fields: vec![
-                field(
-                    "team_id",
-                    json!({"type": "string", "pattern": "^[A-Za-z0-9]*$"}),
-                    "Apple developer team id (the provider token's `iss`).",
-                ),
-                field(
-                    "key_id",
-                    json!({"type": "string", "pattern": "^[A-Za-z0-9]*$"}),
-                    "Id of the .p8 key (the provider token's `kid`).",
-                ),
-                field(
-                    "private_key",
-                    json!({"type": "string", "format": "pem-p256-private-key"}),
-                    "The .p8 file's PEM (a P-256 key).",
-                ),
-                field("topic", text(), "The app's bundle id (`apns-topic`)."),
-                field(
-                    "environment",
-                    json!({"type": "string", "enum": ["production", "sandbox"], "default": "production"}),
-                    "Picks Apple's host when `base_url` is not set.",
-                ),
-                field(
-                    "base_url",
-                    url(Some(providers::apns::PRODUCTION_URL)),
-                    "APNs base URL; a plain `http://` one is spoken as HTTP/2 with prior knowledge (a local test server).",
-                ),
-            ],
-        },
-    ]
-}
 
 /// `SmtpConfig` for `smtp`…
 fn config_name(provider: &str) -> String {
@@ -245,20 +26,6 @@ fn config_name(provider: &str) -> String {
         })
         .collect();
     format!("{camel}Config")
-}
-
-fn channel_type(provider: &str) -> &'static str {
-    providers::provider_type(provider)
-        .map(|t| t.as_str())
-        .expect("a provider of the table")
-}
-
-fn is_secret(provider: &str, field: &str) -> bool {
-    providers::secret_fields(provider).contains(&field)
-}
-
-fn required(provider: &str) -> Vec<&'static str> {
-    providers::missing_required(provider, &Map::new())
 }
 
 /// `schema` that also takes `null` (a config field given as `null` counts as
@@ -305,23 +72,25 @@ fn secret_note() -> &'static str {
 
 /// `<Provider>Config`: the config of a create request (and the fields an
 /// update may set).
-fn request_config(p: &ProviderDoc) -> Value {
+fn request_config(p: &ProviderSpec) -> Value {
     let mut props = Map::new();
-    for f in &p.fields {
-        let secret = is_secret(p.name, f.name);
-        let d = if secret {
+    for f in p.fields {
+        let d = if f.secret {
             format!("{} {}", f.description, secret_note())
         } else {
             f.description.to_string()
         };
-        props.insert(f.name.into(), described(nullable(&f.schema), d, secret));
+        props.insert(f.name.into(), described(nullable(&f.schema()), d, f.secret));
     }
     let mut description = p.summary.to_string();
-    if p.name != "in_app" {
+    if p.retry {
         props.insert(
             "retry".into(),
             json!({"anyOf": [{"$ref": "#/components/schemas/ChannelRetry"}, {"type": "null"}]}),
         );
+    }
+    let required: Vec<&str> = p.required().collect();
+    if !required.is_empty() {
         description.push_str(
             " The required fields make the channel `active`; a config without them creates it `unconfigured`.",
         );
@@ -332,18 +101,22 @@ fn request_config(p: &ProviderDoc) -> Value {
         "title": config_name(p.name),
         "description": description,
         "properties": props,
-        "required": required(p.name),
-        "examples": [p.example],
+        "required": required,
+        "examples": [(p.example)()],
     });
-    if p.name == "web_push" {
-        config["dependentSchemas"] = both_or_neither("vapid_public_key", "vapid_private_key");
+    if !p.together.is_empty() {
+        let mut dependent = Map::new();
+        for [a, b] in p.together {
+            dependent.extend(both_or_neither(a, b));
+        }
+        config["dependentSchemas"] = Value::Object(dependent);
     }
     config
 }
 
 /// Two keys given together or not at all, where `null`, `""` and the mask
 /// count as not given: each one given requires the other given.
-fn both_or_neither(a: &str, b: &str) -> Value {
+fn both_or_neither(a: &str, b: &str) -> Map<String, Value> {
     let given = json!({"type": "string", "minLength": 1, "not": {"const": MASK}});
     let needs = |this: &str, other: &str| {
         json!({"anyOf": [
@@ -351,26 +124,26 @@ fn both_or_neither(a: &str, b: &str) -> Value {
             {"required": [other], "properties": {other: given}},
         ]})
     };
-    json!({a: needs(a, b), b: needs(b, a)})
+    Map::from_iter([(a.into(), needs(a, b)), (b.into(), needs(b, a))])
 }
 
 /// An update's config: any field, `null` to remove it, `********` to keep a secret.
-fn patch_config(p: &ProviderDoc) -> Value {
+fn patch_config(p: &ProviderSpec) -> Value {
     let mut props = Map::new();
-    for f in &p.fields {
-        let mut alts = vec![f.schema.clone()];
-        if is_secret(p.name, f.name) {
+    for f in p.fields {
+        let mut alts = vec![f.schema()];
+        if f.secret {
             alts.push(json!({"const": MASK}));
         }
         alts.push(json!({"type": "null"}));
         let mut s = json!({"anyOf": alts, "description": f.description});
-        if is_secret(p.name, f.name) {
+        if f.secret {
             s["writeOnly"] = json!(true);
             s["description"] = json!(format!("{} {}", f.description, secret_note()));
         }
         props.insert(f.name.into(), s);
     }
-    if p.name != "in_app" {
+    if p.retry {
         props.insert(
             "retry".into(),
             json!({"anyOf": [{"$ref": "#/components/schemas/ChannelRetry"}, {"type": "null"}]}),
@@ -389,14 +162,14 @@ fn patch_config(p: &ProviderDoc) -> Value {
 
 /// A config as it reads back: what was stored (a channel may be partly
 /// configured, so nothing is required), secrets masked.
-fn response_config(p: &ProviderDoc) -> Value {
+fn response_config(p: &ProviderSpec) -> Value {
     let mut props = Map::new();
-    for f in &p.fields {
-        let s = if is_secret(p.name, f.name) {
+    for f in p.fields {
+        let s = if f.secret {
             json!({"const": MASK, "description": format!("{} Secret: set, shown masked.", f.description)})
         } else {
             // formats and patterns are what a request must meet; a stored value met them
-            let mut s = f.schema.clone();
+            let mut s = f.schema();
             if let Some(o) = s.as_object_mut() {
                 for k in ["format", "pattern", "minLength", "default"] {
                     o.remove(k);
@@ -406,7 +179,7 @@ fn response_config(p: &ProviderDoc) -> Value {
         };
         props.insert(f.name.into(), s);
     }
-    if p.name != "in_app" {
+    if p.retry {
         props.insert(
             "retry".into(),
             json!({"$ref": "#/components/schemas/ChannelRetry"}),
@@ -415,15 +188,30 @@ fn response_config(p: &ProviderDoc) -> Value {
     json!({"type": "object", "properties": props})
 }
 
-fn type_and_provider(p: &ProviderDoc) -> (Value, Value) {
+fn type_and_provider(p: &ProviderSpec) -> (Value, Value) {
     (
-        json!({"type": "string", "enum": [channel_type(p.name)]}),
+        json!({"type": "string", "enum": [p.channel_type.as_str()]}),
         json!({"type": "string", "const": p.name}),
     )
 }
 
-fn channel_input(docs: &[ProviderDoc]) -> Value {
-    let alts: Vec<Value> = docs
+/// The provider the bodies' examples show: the first that takes settings.
+fn example_provider(specs: &[&'static ProviderSpec]) -> Option<&'static ProviderSpec> {
+    specs
+        .iter()
+        .find(|p| p.required().next().is_some())
+        .copied()
+}
+
+/// The fields of `p`'s example config that `keep` takes.
+fn example_fields(p: &ProviderSpec, keep: impl Fn(&providers::ConfigField) -> bool) -> Value {
+    let mut example = p.example();
+    example.retain(|k, _| p.field(k).is_some_and(&keep));
+    Value::Object(example)
+}
+
+fn channel_input(specs: &[&'static ProviderSpec]) -> Value {
+    let alts: Vec<Value> = specs
         .iter()
         .map(|p| {
             let (t, pr) = type_and_provider(p);
@@ -440,17 +228,21 @@ fn channel_input(docs: &[ProviderDoc]) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut s = json!({
         "description": "A new channel: `type` and the `provider` of that type, with the provider's `config` \
                         (plus `retry`). A missing or partial `config` creates the channel `unconfigured`.",
         "oneOf": alts,
-        "examples": [{"type": "chat", "provider": "webhook", "name": "Ops hook",
-                      "config": {"url": "https://example.com/herald"}}],
-    })
+    });
+    // a channel of the first provider that takes settings, with the required ones
+    if let Some(p) = example_provider(specs) {
+        s["examples"] = json!([{"type": p.channel_type.as_str(), "provider": p.name, "name": "Ops hook",
+                                "config": example_fields(p, |f| f.required)}]);
+    }
+    s
 }
 
-fn channel_update(docs: &[ProviderDoc]) -> Value {
-    let alts: Vec<Value> = docs
+fn channel_update(specs: &[&'static ProviderSpec]) -> Value {
+    let alts: Vec<Value> = specs
         .iter()
         .map(|p| {
             let (t, pr) = type_and_provider(p);
@@ -466,17 +258,22 @@ fn channel_update(docs: &[ProviderDoc]) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut s = json!({
         "description": "A channel update. `type` and `provider` cannot change (they may be sent, equal to the \
                         channel's); the alternative of the channel's provider says what `config` takes. \
                         (`anyOf`, not `oneOf`: an update need not name its provider.)",
         "anyOf": alts,
-        "examples": [{"name": "Renamed", "config": {"timeout_ms": 2000}}],
-    })
+    });
+    // a rename of such a channel that also sets its optional, non-secret settings
+    if let Some(p) = example_provider(specs) {
+        s["examples"] = json!([{"name": "Renamed",
+                                "config": example_fields(p, |f| !f.required && !f.secret)}]);
+    }
+    s
 }
 
-fn channel(docs: &[ProviderDoc]) -> Value {
-    let alts: Vec<Value> = docs
+fn channel(specs: &[&'static ProviderSpec]) -> Value {
+    let alts: Vec<Value> = specs
         .iter()
         .map(|p| {
             let (t, pr) = type_and_provider(p);
@@ -518,37 +315,23 @@ fn retry() -> Value {
     })
 }
 
-fn service_account() -> Value {
-    json!({
-        "type": "object",
-        "description": "A Google service account key file (JSON), as downloaded from the console; \
-                        other keys of the file are kept.",
-        "properties": {
-            "type": {"description": "`service_account` in a downloaded key file; kept as given."},
-            "project_id": {"description": "Kept as given (the channel's own `project_id` is used)."},
-            "private_key_id": {"description": "Kept as given."},
-            "private_key": {"type": "string", "format": "pem-rsa-private-key",
-                            "description": "The RSA private key (PEM: PKCS#8 or PKCS#1)."},
-            "client_email": {"type": "string", "format": "email", "description": "The JWT's `iss`."},
-            "token_uri": {"type": "string", "pattern": super::HTTP_URL,
-                          "description": "Token endpoint, used when the channel has no `token_url`."},
-        },
-        "required": ["client_email", "private_key"],
-    })
-}
-
 /// Puts the channel schemas into `components.schemas` (replacing the
 /// free-form `ChannelInput`, `ChannelUpdate` and `Channel`).
 pub fn insert(schemas: &mut Map<String, Value>) {
-    let docs = provider_docs();
-    for p in &docs {
+    let specs: Vec<&'static ProviderSpec> = providers::specs().collect();
+    for p in &specs {
         schemas.insert(config_name(p.name), request_config(p));
+        // the schemas its fields name (`$ref`)
+        for f in p.fields {
+            if let providers::FieldFormat::Object { name, schema } = f.format {
+                schemas.insert(name.into(), schema());
+            }
+        }
     }
     schemas.insert("ChannelRetry".into(), retry());
-    schemas.insert("FcmServiceAccount".into(), service_account());
-    schemas.insert("ChannelInput".into(), channel_input(&docs));
-    schemas.insert("ChannelUpdate".into(), channel_update(&docs));
-    schemas.insert("Channel".into(), channel(&docs));
+    schemas.insert("ChannelInput".into(), channel_input(&specs));
+    schemas.insert("ChannelUpdate".into(), channel_update(&specs));
+    schemas.insert("Channel".into(), channel(&specs));
 }
 
 #[cfg(test)]
@@ -556,25 +339,41 @@ mod tests {
     use super::*;
     use herald_actors::model::ChannelType;
 
-    /// Every provider of the engine's table is described, and every field the
-    /// engine requires or keeps secret is one of its described fields.
+    fn document() -> Map<String, Value> {
+        let mut schemas = Map::new();
+        insert(&mut schemas);
+        schemas
+    }
+
+    /// Every provider of the engine's table is described, with every field
+    /// the engine requires or keeps secret among its config's properties.
     #[test]
     fn every_provider_and_every_required_or_secret_field_is_described() {
-        let docs = provider_docs();
+        let schemas = document();
+        let titles: Vec<&str> = schemas["ChannelInput"]["oneOf"]
+            .as_array()
+            .expect("alternatives")
+            .iter()
+            .filter_map(|a| a["title"].as_str())
+            .collect();
         for t in ChannelType::ALL {
             assert!(
-                docs.iter().any(|p| channel_type(p.name) == t.as_str()),
+                providers::specs().any(|p| p.channel_type == t && titles.contains(&p.name)),
                 "no provider of {t:?} described"
             );
         }
-        for p in &docs {
+        for p in providers::specs() {
             assert!(providers::provider_type(p.name).is_some(), "{}", p.name);
-            let names: Vec<&str> = p.fields.iter().map(|f| f.name).collect();
-            for f in required(p.name)
+            let config = &schemas[&config_name(p.name)];
+            for f in providers::missing_required(p.name, &Map::new())
                 .iter()
                 .chain(providers::secret_fields(p.name))
             {
-                assert!(names.contains(f), "{}: {f} is not described", p.name);
+                assert!(
+                    config["properties"].get(*f).is_some(),
+                    "{}: {f} is not described",
+                    p.name
+                );
             }
         }
         for name in [
@@ -586,23 +385,35 @@ mod tests {
             "fcm",
             "apns",
         ] {
-            assert!(docs.iter().any(|p| p.name == name), "{name}");
+            assert!(titles.contains(&name), "{name}");
         }
     }
 
     /// The example of each config passes the engine's own validation (guard off:
-    /// examples use public names anyway).
+    /// examples use public names anyway), and so does the create body's.
     #[test]
     fn every_config_example_is_valid_for_the_engine() {
         let egress = herald_actors::egress::EgressPolicy {
             allow_private: false,
             allow: Default::default(),
         };
-        for p in provider_docs() {
-            let cfg = p.example.as_object().cloned().unwrap_or_default();
+        let schemas = document();
+        let body = &schemas["ChannelInput"]["examples"][0];
+        let mut examples = vec![(
+            body["provider"].as_str().unwrap_or_default().to_string(),
+            body["config"].clone(),
+        )];
+        for p in providers::specs() {
+            examples.push((
+                p.name.to_string(),
+                schemas[&config_name(p.name)]["examples"][0].clone(),
+            ));
+        }
+        for (provider, example) in examples {
+            let cfg = example.as_object().cloned().unwrap_or_default();
             let mut v = herald_actors::Validator::new();
-            providers::validate_config(p.name, &cfg, &egress, &mut v);
-            assert!(v.is_empty(), "{}: {:?}", p.name, v.finish().err());
+            providers::validate_config(&provider, &cfg, &egress, &mut v);
+            assert!(v.is_empty(), "{provider}: {:?}", v.finish().err());
         }
     }
 }

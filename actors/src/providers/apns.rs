@@ -9,7 +9,7 @@
 
 use super::{
     answer_json, cfg_str,
-    channel::{Fields, MASK},
+    channel::{Fields, ALPHANUMERIC, MASK},
     classify_status, error_token, fingerprint, fit_body, settle, transport_error,
     webhook::retry_after,
     Clients, ConfigField, Device, FieldFormat, Guard, Provider, ProviderSpec, SendError,
@@ -47,26 +47,32 @@ static SPEC: ProviderSpec = ProviderSpec {
     name: "apns",
     channel_type: ChannelType::MobilePush,
     summary: "Apple Push Notification service, token-based (ES256 .p8 key) over HTTP/2.",
+    // without the private key: an example cannot hold a real key
+    example: || {
+        json!({"team_id": "ABCDE12345", "key_id": "KEY1234567", "topic": "com.example.app",
+               "environment": "sandbox"})
+    },
+    retry: true,
     fields: &[
         ConfigField {
             name: "team_id",
             required: true,
             secret: false,
-            format: FieldFormat::Pattern("^[A-Za-z0-9]+$"),
+            format: FieldFormat::Pattern(ALPHANUMERIC),
             description: "Apple developer team id (the provider token's `iss`).",
         },
         ConfigField {
             name: "key_id",
             required: true,
             secret: false,
-            format: FieldFormat::Pattern("^[A-Za-z0-9]+$"),
+            format: FieldFormat::Pattern(ALPHANUMERIC),
             description: "Id of the .p8 key (the provider token's `kid`).",
         },
         ConfigField {
             name: "private_key",
             required: true,
             secret: true,
-            format: FieldFormat::Pattern("-----BEGIN [A-Z ]*PRIVATE KEY-----"),
+            format: FieldFormat::Format("pem-p256-private-key"),
             description: "The .p8 file's PEM (a P-256 key).",
         },
         ConfigField {
@@ -96,6 +102,7 @@ static SPEC: ProviderSpec = ProviderSpec {
             description: "APNs base URL; a plain `http://` one is spoken as HTTP/2 with prior knowledge (a local test server).",
         },
     ],
+    together: &[],
     // the signed provider token goes to `base_url` (or the host `environment`
     // picks), for `topic`, as `team_id`/`key_id`
     destinations: &["base_url", "environment", "topic", "team_id", "key_id"],

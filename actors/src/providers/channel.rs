@@ -192,6 +192,10 @@ pub fn validate_config(
     }
 }
 
+/// Letters and digits only (or nothing), the pattern of the ids the
+/// providers check with `want_chars(k, char::is_ascii_alphanumeric, …)`.
+pub(crate) const ALPHANUMERIC: &str = "^[A-Za-z0-9]*$";
+
 /// A config as the providers' `validate` reads it.
 pub(crate) struct Fields<'a>(pub &'a Map<String, Value>);
 

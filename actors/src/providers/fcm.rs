@@ -41,19 +41,25 @@ static SPEC: ProviderSpec = ProviderSpec {
     name: "fcm",
     channel_type: ChannelType::MobilePush,
     summary: "Firebase Cloud Messaging HTTP v1 to each device token registered as a subscription.",
+    // without the service account: an example cannot hold a real key
+    example: || json!({"project_id": "my-app"}),
+    retry: true,
     fields: &[
         ConfigField {
             name: "project_id",
             required: true,
             secret: false,
-            format: FieldFormat::Pattern("^[A-Za-z0-9._:-]+$"),
+            format: FieldFormat::Pattern(PROJECT_ID),
             description: "The Firebase project id.",
         },
         ConfigField {
             name: "service_account",
             required: true,
             secret: true,
-            format: FieldFormat::Object("FcmServiceAccount"),
+            format: FieldFormat::Object {
+                name: "FcmServiceAccount",
+                schema: service_account_schema,
+            },
             description: "The service account's JSON key file, as an object.",
         },
         ConfigField {
@@ -75,12 +81,36 @@ static SPEC: ProviderSpec = ProviderSpec {
             description: "OAuth 2 token endpoint (else the account's `token_uri`, else Google's).",
         },
     ],
+    together: &[],
     // the service account's signed assertion goes to `token_url`, the access
     // token it buys to `base_url`, for `project_id`
     destinations: &["base_url", "token_url", "project_id"],
 };
 
 /// `config.service_account`: `client_email` and an RSA `private_key` PEM.
+/// A Firebase project id as the provider's `validate` takes it.
+const PROJECT_ID: &str = "^[A-Za-z0-9._:-]*$";
+
+/// What [`validate_service_account`] takes, for the API's documentation.
+fn service_account_schema() -> Value {
+    json!({
+        "type": "object",
+        "description": "A Google service account key file (JSON), as downloaded from the console; \
+                        other keys of the file are kept.",
+        "properties": {
+            "type": {"description": "`service_account` in a downloaded key file; kept as given."},
+            "project_id": {"description": "Kept as given (the channel's own `project_id` is used)."},
+            "private_key_id": {"description": "Kept as given."},
+            "private_key": {"type": "string", "format": "pem-rsa-private-key",
+                            "description": "The RSA private key (PEM: PKCS#8 or PKCS#1)."},
+            "client_email": {"type": "string", "format": "email", "description": "The JWT's `iss`."},
+            "token_uri": {"type": "string", "pattern": crate::validate::HTTP_URL,
+                          "description": "Token endpoint, used when the channel has no `token_url`."},
+        },
+        "required": ["client_email", "private_key"],
+    })
+}
+
 pub(crate) fn validate_service_account(sa: &Map<String, Value>, v: &mut Validator) {
     match sa.get("client_email") {
         Some(Value::String(e)) if crate::validate::is_email(e) => {}

@@ -4,6 +4,7 @@
 use super::{Clients, Provider, ProviderSpec, SendRequest, SendResult};
 use crate::model::ChannelType;
 use futures_util::future::BoxFuture;
+use serde_json::json;
 use std::sync::Arc;
 
 /// Never built (the type has no value): the feed is not sent through a transport.
@@ -13,7 +14,11 @@ static SPEC: ProviderSpec = ProviderSpec {
     name: "in_app",
     channel_type: ChannelType::InApp,
     summary: "The in-app feed (built in, one per project): no settings.",
+    example: || json!({}),
+    // delivered to the feed at once, never attempted over a transport
+    retry: false,
     fields: &[],
+    together: &[],
     destinations: &[],
 };
 

@@ -19,6 +19,8 @@ static SPEC: ProviderSpec = ProviderSpec {
     name: "slack_webhook",
     channel_type: ChannelType::Chat,
     summary: "POSTs `{\"text\"}` (and Block Kit blocks) to a Slack incoming webhook.",
+    example: || json!({"url": "https://hooks.slack.com/services/T000/B000/XXXX"}),
+    retry: true,
     fields: &[ConfigField {
         name: "url",
         required: true,
@@ -26,6 +28,7 @@ static SPEC: ProviderSpec = ProviderSpec {
         format: FieldFormat::Url { default: None },
         description: "The incoming-webhook URL (it is the credential, so it is a secret).",
     }],
+    together: &[],
     // the URL is the secret itself
     destinations: &[],
 };

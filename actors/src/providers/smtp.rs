@@ -15,10 +15,21 @@ use lettre::message::{header::ContentType, Mailbox, MultiPart, SinglePart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{Address, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// A sender as [`is_sender`] takes it: an email address as
+/// `validate::is_email` reads it, or a `Name <address>` form (anything with a
+/// `<`, which lettre parses when sending).
+const SENDER: &str =
+    r"^([\s\S]*<[\s\S]*|[^\s\x00-\x1f\x7f-\x9f@]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+)$";
+
+/// The rule [`SENDER`] states.
+fn is_sender(from: &str) -> bool {
+    crate::validate::is_email(from) || from.contains('<')
+}
 
 /// Timeout of each SMTP command (connect, every reply).
 const SMTP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -31,6 +42,11 @@ static SPEC: ProviderSpec = ProviderSpec {
     name: "smtp",
     channel_type: ChannelType::Email,
     summary: "One SMTP transaction per delivery to the recipient's `email`.",
+    example: || {
+        json!({"host": "smtp.example.com", "port": 587, "tls": "starttls", "username": "herald",
+               "password": "app-password", "from": "Herald <noreply@example.com>"})
+    },
+    retry: true,
     fields: &[
         ConfigField {
             name: "host",
@@ -54,7 +70,7 @@ static SPEC: ProviderSpec = ProviderSpec {
             name: "from",
             required: true,
             secret: false,
-            format: FieldFormat::Text,
+            format: FieldFormat::Pattern(SENDER),
             description: "Sender: `addr@example.com` or `Name <addr@example.com>`.",
         },
         ConfigField {
@@ -82,6 +98,7 @@ static SPEC: ProviderSpec = ProviderSpec {
             description: "SMTP AUTH password.",
         },
     ],
+    together: &[],
     // the password goes to `host`:`port` over `tls` (`none` sends it in clear)
     // as `username`
     destinations: &["host", "port", "tls", "username"],
@@ -260,7 +277,7 @@ impl Provider for Smtp {
         }
         f.want_integer("port", 1..=65535, "a port number from 1 to 65535", v);
         if let Some(from) = f.str("from") {
-            if !crate::validate::is_email(from) && !from.contains('<') {
+            if !is_sender(from) {
                 v.push("config.from", "format", "must be an email address");
             }
         }

@@ -2,13 +2,15 @@
 //! spec, the checks of its config, its transport) and the spec's types, which
 //! say what a channel's `config` takes field by field, so that validation, the
 //! masking of secrets, a channel's status and the API's schema all read one
-//! description.
+//! description. The spec also carries what the API document says of the
+//! provider (summary, example, each field's JSON schema and meaning), so a
+//! provider's file is the one place that describes it.
 
 use super::{Guard, SendRequest, SendResult};
 use crate::error::Validator;
 use crate::model::ChannelType;
 use futures_util::future::BoxFuture;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
 /// One provider: its name, the channel type it serves, and its config fields.
@@ -19,8 +21,17 @@ pub struct ProviderSpec {
     pub channel_type: ChannelType,
     /// What it does, in one sentence (for the API's documentation).
     pub summary: &'static str,
-    /// Every field its `config` takes besides `retry` (which every channel takes).
+    /// A config for the API's documentation; the provider's tests check that
+    /// its checks take it. (A function: a static cannot hold a JSON value.)
+    pub example: fn() -> Value,
+    /// Whether its config takes `retry`: deliveries it sends over a transport
+    /// are attempted again after a transient failure.
+    pub retry: bool,
+    /// Every field its `config` takes besides `retry`.
     pub fields: &'static [ConfigField],
+    /// Pairs of fields given together or not at all (`null`, `""` and the
+    /// mask count as not given), which the provider's `validate` enforces.
+    pub together: &'static [[&'static str; 2]],
     /// The fields that decide where the provider's secret (or what it signs or
     /// obtains) is sent, over what, or as whom: changing one keeps the stored
     /// secret only when the secret is sent again (`check_secret_restated`),
@@ -42,6 +53,14 @@ impl ProviderSpec {
 
     pub fn field(&self, name: &str) -> Option<&'static ConfigField> {
         self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// Its example config as a JSON object.
+    pub fn example(&self) -> Map<String, Value> {
+        match (self.example)() {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        }
     }
 }
 
@@ -82,10 +101,54 @@ pub enum FieldFormat {
         values: &'static [&'static str],
         default: &'static str,
     },
-    /// A string matching the regular expression.
+    /// A string matching the regular expression (ECMA-262 syntax, as JSON
+    /// Schema reads it). The provider's `validate` checks the same rule in
+    /// code; the constant lives beside that check.
     Pattern(&'static str),
-    /// A JSON object, described by the named schema.
-    Object(&'static str),
+    /// A string in a format of the service's own (a key the provider parses),
+    /// named for the API's documentation.
+    Format(&'static str),
+    /// A JSON object, described by the schema `schema` returns, which the
+    /// document holds under `name`.
+    Object {
+        name: &'static str,
+        schema: fn() -> Value,
+    },
+}
+
+impl ConfigField {
+    /// The JSON schema of its value in a request (type, format, pattern,
+    /// limits, default): what the API document says the field takes.
+    pub fn schema(&self) -> Value {
+        match self.format {
+            FieldFormat::String | FieldFormat::Text | FieldFormat::Host => {
+                json!({"type": "string"})
+            }
+            FieldFormat::Url { default } => {
+                let mut s = json!({"type": "string", "format": "uri",
+                                   "pattern": crate::validate::HTTP_URL});
+                if let Some(d) = default {
+                    s["default"] = json!(d);
+                }
+                s
+            }
+            FieldFormat::Integer { min, max, default } => {
+                let mut s = json!({"type": "integer", "minimum": min, "maximum": max});
+                if let Some(d) = default {
+                    s["default"] = json!(d);
+                }
+                s
+            }
+            FieldFormat::OneOf { values, default } => {
+                json!({"type": "string", "enum": values, "default": default})
+            }
+            FieldFormat::Pattern(p) => json!({"type": "string", "pattern": p}),
+            FieldFormat::Format(f) => json!({"type": "string", "format": f}),
+            FieldFormat::Object { name, .. } => {
+                json!({"$ref": format!("#/components/schemas/{name}")})
+            }
+        }
+    }
 }
 
 /// What the transports of one engine share: the HTTP clients (built by

@@ -3,9 +3,12 @@
 //! the account SID and auth token) with `To`, `From` and `Body`.
 
 use super::{
-    answer_json, answered, cfg_str, channel::Fields, classify_status, transport_error,
-    webhook::retry_after, Clients, ConfigField, FieldFormat, HttpTransport, Provider, ProviderSpec,
-    SendError, SendRequest, SendResult, Sent, HTTP_TIMEOUT,
+    answer_json, answered, cfg_str,
+    channel::{Fields, ALPHANUMERIC},
+    classify_status, transport_error,
+    webhook::retry_after,
+    Clients, ConfigField, FieldFormat, HttpTransport, Provider, ProviderSpec, SendError,
+    SendRequest, SendResult, Sent, HTTP_TIMEOUT,
 };
 use crate::error::Validator;
 use crate::model::{ChannelType, DeliveryErrorCode};
@@ -14,6 +17,8 @@ use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.twilio.com";
+/// A sending number as `validate::is_e164` takes it.
+const E164: &str = r"^\+[1-9][0-9]{7,14}$";
 /// Twilio's limit for one message body (longer ones are refused).
 const MAX_BODY_CHARS: usize = 1600;
 
@@ -24,12 +29,17 @@ static SPEC: ProviderSpec = ProviderSpec {
     channel_type: ChannelType::Sms,
     summary:
         "Twilio Programmable Messaging: one SMS per delivery to the recipient's `phone` (E.164).",
+    example: || {
+        json!({"account_sid": "AC0123456789abcdef0123456789abcdef", "auth_token": "your-auth-token",
+               "from": "+15005550006"})
+    },
+    retry: true,
     fields: &[
         ConfigField {
             name: "account_sid",
             required: true,
             secret: false,
-            format: FieldFormat::Pattern("^[A-Za-z0-9]+$"),
+            format: FieldFormat::Pattern(ALPHANUMERIC),
             description: "Account SID (`AC…`); basic-auth user.",
         },
         ConfigField {
@@ -43,7 +53,7 @@ static SPEC: ProviderSpec = ProviderSpec {
             name: "from",
             required: true,
             secret: false,
-            format: FieldFormat::Pattern("^\\+[1-9][0-9]{7,14}$"),
+            format: FieldFormat::Pattern(E164),
             description: "Sending number in E.164 form (`+15005550006`).",
         },
         ConfigField {
@@ -56,6 +66,7 @@ static SPEC: ProviderSpec = ProviderSpec {
             description: "API base URL (a mock or a proxy).",
         },
     ],
+    together: &[],
     // the token is basic auth to `base_url`, as `account_sid`
     destinations: &["base_url", "account_sid"],
 };

@@ -23,6 +23,10 @@ use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use web_push_native::Auth;
 
+/// A VAPID subject as the provider's `validate` takes it: a `mailto:`
+/// address or an https URL.
+const SUBJECT: &str = r"^(mailto:[\s\S]*|[Hh][Tt][Tt][Pp][Ss]://\S+)$";
+
 /// How long a push service keeps an undelivered message (the `TTL` header).
 pub const TTL_SECONDS: u64 = 24 * 3600;
 /// Lifetime of a VAPID JWT (RFC 8292: at most 24 hours).
@@ -37,29 +41,33 @@ static SPEC: ProviderSpec = ProviderSpec {
     name: "web_push",
     channel_type: ChannelType::WebPush,
     summary: "RFC 8030 web push (RFC 8291 encryption, RFC 8292 VAPID) to each browser subscription.",
+    example: || json!({"subject": "mailto:ops@example.com"}),
+    retry: true,
     fields: &[
         ConfigField {
             name: "subject",
             required: true,
             secret: false,
-            format: FieldFormat::Pattern("^(mailto:|[Hh][Tt][Tt][Pp][Ss]://)"),
+            format: FieldFormat::Pattern(SUBJECT),
             description: "VAPID `sub`: a `mailto:` address or an https URL push services can reach you at.",
         },
         ConfigField {
             name: "vapid_public_key",
             required: false,
             secret: false,
-            format: FieldFormat::Pattern("^[A-Za-z0-9_-]+={0,2}$"),
+            format: FieldFormat::Format("vapid-public-key"),
             description: "base64url uncompressed P-256 point (65 bytes). Give both keys or neither: Herald then generates the pair.",
         },
         ConfigField {
             name: "vapid_private_key",
             required: false,
             secret: true,
-            format: FieldFormat::Pattern("^[A-Za-z0-9_-]+={0,2}$"),
+            format: FieldFormat::Format("vapid-private-key"),
             description: "base64url P-256 private scalar (32 bytes), the `web-push generate-vapid-keys` format.",
         },
     ],
+    // checked by `validate_vapid`
+    together: &[["vapid_public_key", "vapid_private_key"]],
     // the VAPID key signs for the push services the subscriptions name, not the
     // config
     destinations: &[],

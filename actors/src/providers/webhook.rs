@@ -11,7 +11,7 @@ use crate::model::{ChannelType, DeliveryErrorCode};
 use base64::Engine;
 use futures_util::future::BoxFuture;
 use hmac::{Hmac, Mac};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use sha2::Sha256;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,6 +23,11 @@ static SPEC: ProviderSpec = ProviderSpec {
     channel_type: ChannelType::Chat,
     summary: "POSTs `{\"delivery\", \"recipient\"}` as JSON with Standard Webhooks headers \
               (`webhook-id`, `webhook-timestamp`, and `webhook-signature` with a secret).",
+    example: || {
+        json!({"url": "https://example.com/herald", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+               "timeout_ms": 5000})
+    },
+    retry: true,
     fields: &[
         ConfigField {
             name: "url",
@@ -35,9 +40,7 @@ static SPEC: ProviderSpec = ProviderSpec {
             name: "secret",
             required: false,
             secret: true,
-            format: FieldFormat::Pattern(
-                "^whsec_(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)$",
-            ),
+            format: FieldFormat::Pattern(SECRET),
             description: "Signing secret: `whsec_` + base64 of random bytes (e.g. `echo whsec_$(openssl rand -base64 32)`); \
                           each request then carries `webhook-signature: v1,<base64 HMAC-SHA256 of \"id.timestamp.body\">`.",
         },
@@ -53,10 +56,16 @@ static SPEC: ProviderSpec = ProviderSpec {
             description: "How long to wait for the receiver's answer; a timeout is retried.",
         },
     ],
+    together: &[],
     destinations: &["url"],
 };
 
-/// The HMAC key of a `whsec_<base64>` secret.
+/// A signing secret as [`secret_key`] takes it: `whsec_` and standard
+/// base64 of at least one byte.
+const SECRET: &str =
+    "^whsec_(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)$";
+
+/// The HMAC key of a `whsec_<base64>` secret (the rule [`SECRET`] states).
 pub fn secret_key(secret: &str) -> Option<Vec<u8>> {
     let b64 = secret.strip_prefix("whsec_")?;
     base64::engine::general_purpose::STANDARD
