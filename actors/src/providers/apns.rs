@@ -365,3 +365,24 @@ impl Provider for Apns {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::spec::testing::pattern_agrees;
+
+    #[test]
+    fn the_id_patterns_are_the_checks() {
+        for field in ["team_id", "key_id"] {
+            pattern_agrees::<Apns>(
+                field,
+                &[
+                    ("ABCDE12345", true),
+                    ("", true),
+                    ("ABC-1", false),
+                    ("ABC 1", false),
+                ],
+            );
+        }
+    }
+}

@@ -429,3 +429,23 @@ impl Provider for Fcm {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::spec::testing::pattern_agrees;
+
+    #[test]
+    fn the_project_id_pattern_is_the_check() {
+        pattern_agrees::<Fcm>(
+            "project_id",
+            &[
+                ("my-app", true),
+                ("a.b:c_d", true),
+                ("", true),
+                ("my app", false),
+                ("my/app", false),
+            ],
+        );
+    }
+}

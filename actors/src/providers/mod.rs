@@ -682,6 +682,40 @@ mod tests {
         }
     }
 
+    /// Every provider's documented example passes its checks, and each value
+    /// of it a pattern documents matches that pattern; every field it names is
+    /// one of the provider's.
+    #[test]
+    fn every_example_is_valid() {
+        let egress = EgressPolicy {
+            allow_private: false,
+            allow: Default::default(),
+        };
+        for spec in specs() {
+            let example = spec.example();
+            let mut v = Validator::new();
+            validate_config(spec.name, &example, &egress, &mut v);
+            assert!(v.is_empty(), "{}: {:?}", spec.name, v.fields);
+            for (k, value) in &example {
+                let field = spec.field(k);
+                assert!(field.is_some(), "{}: {k} is not a field", spec.name);
+                if let Some(FieldFormat::Pattern(p)) = field.map(|f| &f.format) {
+                    let re = regex::Regex::new(p).expect("a valid pattern");
+                    assert!(
+                        value.as_str().is_some_and(|s| re.is_match(s)),
+                        "{}: {k} {value} does not match {p}",
+                        spec.name
+                    );
+                }
+            }
+            for pair in spec.together {
+                for f in pair {
+                    assert!(spec.field(f).is_some(), "{}: {f} is not a field", spec.name);
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_new_destination_needs_the_secret_again() {
         let obj = |v: serde_json::Value| v.as_object().unwrap().clone();

@@ -326,3 +326,26 @@ impl Provider for Smtp {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::spec::testing::pattern_agrees;
+
+    #[test]
+    fn the_sender_pattern_is_the_check() {
+        pattern_agrees::<Smtp>(
+            "from",
+            &[
+                ("noreply@example.com", true),
+                ("Herald <noreply@example.com>", true),
+                ("<", true),
+                ("noreply", false),
+                ("a b@example.com", false),
+                ("a@example", false),
+                ("a@ex_ample.com", false),
+                ("", false),
+            ],
+        );
+    }
+}

@@ -211,3 +211,42 @@ pub trait Provider: Send + Sync {
     /// One attempt at a delivery.
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult>;
 }
+
+/// What the providers' tests share.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{FieldFormat, Provider};
+    use crate::error::Validator;
+    use serde_json::json;
+
+    /// The documented pattern of `P`'s `field` and `P`'s checks agree on each
+    /// sample (`true`: taken by both), the sample set into `P`'s example.
+    pub(crate) fn pattern_agrees<P: Provider>(field: &str, samples: &[(&str, bool)]) {
+        let spec = P::spec();
+        let Some(FieldFormat::Pattern(pattern)) = spec.field(field).map(|f| &f.format) else {
+            panic!("{}: {field} has no pattern", spec.name);
+        };
+        let re = regex::Regex::new(pattern).expect("a valid pattern");
+        for &(value, ok) in samples {
+            assert_eq!(
+                re.is_match(value),
+                ok,
+                "{}: the pattern of {field} on {value:?}",
+                spec.name
+            );
+            let mut config = spec.example();
+            config.insert(field.into(), json!(value));
+            let mut v = Validator::new();
+            P::validate(&config, &mut v);
+            let refused = v
+                .fields
+                .iter()
+                .any(|e| e.field == format!("config.{field}"));
+            assert_eq!(
+                !refused, ok,
+                "{}: the check of {field} on {value:?}: {:?}",
+                spec.name, v.fields
+            );
+        }
+    }
+}

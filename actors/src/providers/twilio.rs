@@ -187,3 +187,35 @@ impl Provider for Twilio {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::spec::testing::pattern_agrees;
+
+    #[test]
+    fn the_sid_and_number_patterns_are_the_checks() {
+        pattern_agrees::<Twilio>(
+            "account_sid",
+            &[
+                ("AC0123456789abcdef", true),
+                ("", true),
+                ("AC-1", false),
+                ("AC 1", false),
+            ],
+        );
+        pattern_agrees::<Twilio>(
+            "from",
+            &[
+                ("+15005550006", true),
+                ("+123456789012345", true),
+                ("15005550006", false),
+                ("+0123456789", false),
+                ("+1234567", false),
+                ("+1234567890123456", false),
+                ("+1500555000a", false),
+                ("", false),
+            ],
+        );
+    }
+}

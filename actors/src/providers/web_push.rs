@@ -337,6 +337,52 @@ impl Provider for WebPush {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::providers::spec::testing::pattern_agrees;
+
+    #[test]
+    fn the_subject_pattern_is_the_check() {
+        pattern_agrees::<WebPush>(
+            "subject",
+            &[
+                ("mailto:ops@example.com", true),
+                ("https://example.com/contact", true),
+                ("HTTPS://example.com", true),
+                ("http://example.com", false),
+                ("https://", false),
+                ("https://a b", false),
+                ("ops@example.com", false),
+                ("", false),
+            ],
+        );
+    }
+
+    /// `together`: one VAPID key without the other is refused.
+    #[test]
+    fn the_vapid_keys_come_together() {
+        assert_eq!(SPEC.together, &[["vapid_public_key", "vapid_private_key"]]);
+        let (public, private) = generate_vapid_keys();
+        for (given, missing) in [
+            ("vapid_public_key", "vapid_private_key"),
+            ("vapid_private_key", "vapid_public_key"),
+        ] {
+            let mut cfg = SPEC.example();
+            let key = if given == "vapid_public_key" {
+                &public
+            } else {
+                &private
+            };
+            cfg.insert(given.into(), key.clone().into());
+            let mut v = Validator::new();
+            WebPush::validate(&cfg, &mut v);
+            assert!(
+                v.fields
+                    .iter()
+                    .any(|e| e.field == format!("config.{missing}") && e.reason == "required"),
+                "{given} alone: {:?}",
+                v.fields
+            );
+        }
+    }
 
     #[test]
     fn generated_keys_parse_and_match() {

@@ -184,3 +184,26 @@ impl Provider for Webhook {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::spec::testing::pattern_agrees;
+
+    #[test]
+    fn the_secret_pattern_is_the_check() {
+        pattern_agrees::<Webhook>(
+            "secret",
+            &[
+                ("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", true),
+                ("whsec_YQ==", true),
+                ("whsec_YWI=", true),
+                ("whsec_", false),
+                ("whsec_YQ", false),
+                ("whsec_a b=", false),
+                ("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", false),
+                ("", false),
+            ],
+        );
+    }
+}
