@@ -14,19 +14,6 @@ use crate::state::State;
 use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::model::{new_id, Channel};
 use herald_actors::{providers, Error};
-use serde_json::{Map, Value};
-
-/// A web_push channel with neither VAPID key gets a fresh P-256 pair (API.md §10):
-/// the public key shows in channel responses (and to users, who subscribe with
-/// it), the private key is a secret.
-fn ensure_vapid_keys(provider: &str, config: &mut Map<String, Value>) {
-    let absent = |k: &str| config.get(k).is_none_or(|v| v.is_null() || v == "");
-    if provider == "web_push" && absent("vapid_public_key") && absent("vapid_private_key") {
-        let (public, private) = providers::web_push::generate_vapid_keys();
-        config.insert("vapid_public_key".into(), Value::String(public));
-        config.insert("vapid_private_key".into(), Value::String(private));
-    }
-}
 
 pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
     let m = body.object()?;
@@ -37,7 +24,7 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
         name,
         mut config,
     } = typed::<ChannelInput>(&m)?.validate(st.engine.egress())?;
-    ensure_vapid_keys(&provider, &mut config);
+    providers::complete_config(&provider, &mut config);
     let pid = a.project.id;
     st.once(pid, idem, "channel", |_| async {
         let (id, now) = new_id();
@@ -89,7 +76,7 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
         .engine
         .update_channel(pid, id, move |c| {
             input.apply(c, &egress)?;
-            ensure_vapid_keys(&c.provider, &mut c.config);
+            providers::complete_config(&c.provider, &mut c.config);
             Ok(())
         })
         .await?;

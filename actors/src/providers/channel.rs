@@ -150,14 +150,8 @@ pub fn validate_config(
             check_destination(egress, &format!("config.{}", f.name), raw, bare_host, v);
         }
     }
-    if kind == Some(ProviderKind::Fcm) {
-        if let Some(t) = config
-            .get("service_account")
-            .and_then(|sa| sa.get("token_uri"))
-            .and_then(|t| t.as_str())
-        {
-            check_destination(egress, "config.service_account.token_uri", t, false, v);
-        }
+    for (path, raw) in kind.map_or(vec![], |k| k.inner_destinations(config)) {
+        check_destination(egress, path, raw, false, v);
     }
     if let Some(r) = config.get("retry") {
         match r {
@@ -195,6 +189,14 @@ pub fn validate_config(
 /// Letters and digits only (or nothing), the pattern of the ids the
 /// providers check with `want_chars(k, char::is_ascii_alphanumeric, …)`.
 pub(crate) const ALPHANUMERIC: &str = "^[A-Za-z0-9]*$";
+
+/// Fills in what `provider` makes itself when a channel's config is stored (see
+/// [`super::Provider::complete`]).
+pub fn complete_config(provider: &str, config: &mut Map<String, Value>) {
+    if let Some(kind) = ProviderKind::parse(provider) {
+        kind.complete(config);
+    }
+}
 
 /// A config as the providers' `validate` reads it.
 pub(crate) struct Fields<'a>(pub &'a Map<String, Value>);

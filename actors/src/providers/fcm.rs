@@ -382,6 +382,17 @@ impl Provider for Fcm {
         }
     }
 
+    /// The service account's `token_uri`, used when `token_url` is not set.
+    fn inner_destinations(config: &Map<String, Value>) -> Vec<(&'static str, &str)> {
+        config
+            .get("service_account")
+            .and_then(|sa| sa.get("token_uri"))
+            .and_then(|t| t.as_str())
+            .map(|t| ("config.service_account.token_uri", t))
+            .into_iter()
+            .collect()
+    }
+
     fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {
         Some(Arc::new(Fcm {
             http: c.http.clone(),

@@ -15,8 +15,8 @@ pub mod web_push;
 pub mod webhook;
 
 pub use channel::{
-    check_secret_restated, destination_fields, missing_required, provider_type, secret_fields,
-    validate_config, MASK,
+    check_secret_restated, complete_config, destination_fields, missing_required, provider_type,
+    secret_fields, validate_config, MASK,
 };
 pub use spec::{Clients, ConfigField, FieldFormat, HttpTransport, Provider, ProviderSpec};
 
@@ -51,6 +51,18 @@ macro_rules! registry {
             fn validate(self, config: &Map<String, Value>, v: &mut Validator) {
                 match self {
                     $(ProviderKind::$kind => <$module::$ty as Provider>::validate(config, v),)*
+                }
+            }
+
+            fn inner_destinations(self, config: &Map<String, Value>) -> Vec<(&'static str, &str)> {
+                match self {
+                    $(ProviderKind::$kind => <$module::$ty as Provider>::inner_destinations(config),)*
+                }
+            }
+
+            fn complete(self, config: &mut Map<String, Value>) {
+                match self {
+                    $(ProviderKind::$kind => <$module::$ty as Provider>::complete(config),)*
                 }
             }
 

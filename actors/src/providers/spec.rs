@@ -203,6 +203,25 @@ pub trait Provider: Send + Sync {
         let _ = (config, v);
     }
 
+    /// Destinations inside the objects of a config, as (path, URL): the
+    /// egress policy judges them as it judges the `Url` fields.
+    fn inner_destinations(config: &Map<String, Value>) -> Vec<(&'static str, &str)>
+    where
+        Self: Sized,
+    {
+        let _ = config;
+        vec![]
+    }
+
+    /// Fills in what the provider makes itself when a channel's config is
+    /// stored (created or updated), e.g. a key pair the caller did not give.
+    fn complete(config: &mut Map<String, Value>)
+    where
+        Self: Sized,
+    {
+        let _ = config;
+    }
+
     /// Its transport in an engine, `None` when it has none.
     fn transport(clients: &Clients) -> Option<Arc<dyn Provider>>
     where

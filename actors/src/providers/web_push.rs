@@ -307,6 +307,18 @@ impl Provider for WebPush {
         validate_vapid(config, v);
     }
 
+    /// A channel with neither VAPID key gets a fresh P-256 pair (API.md
+    /// §10): the public key shows in channel responses (and to users, who
+    /// subscribe with it), the private key is a secret.
+    fn complete(config: &mut Map<String, Value>) {
+        let absent = |k: &str| config.get(k).is_none_or(|v| v.is_null() || v == "");
+        if absent("vapid_public_key") && absent("vapid_private_key") {
+            let (public, private) = generate_vapid_keys();
+            config.insert("vapid_public_key".into(), Value::String(public));
+            config.insert("vapid_private_key".into(), Value::String(private));
+        }
+    }
+
     fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {
         Some(Arc::new(WebPush(c.http_transport())))
     }
