@@ -24,8 +24,9 @@ use std::sync::Arc;
 use web_push_native::Auth;
 
 /// A VAPID subject as the provider's `validate` takes it: a `mailto:`
-/// address or an https URL.
-const SUBJECT: &str = r"^(mailto:[\s\S]*|[Hh][Tt][Tt][Pp][Ss]://\S+)$";
+/// address or an https URL, without whitespace (U+0085 is whitespace to the
+/// check, not to every pattern dialect's `\s`).
+const SUBJECT: &str = r"^(mailto:[\s\S]*|[Hh][Tt][Tt][Pp][Ss]://[^\s\x85]+)$";
 
 /// How long a push service keeps an undelivered message (the `TTL` header).
 pub const TTL_SECONDS: u64 = 24 * 3600;
@@ -362,6 +363,8 @@ mod tests {
                 ("http://example.com", false),
                 ("https://", false),
                 ("https://a b", false),
+                ("https://a\u{85}b", false),
+                ("https://a\u{a0}b", false),
                 ("ops@example.com", false),
                 ("", false),
             ],

@@ -61,9 +61,9 @@ static SPEC: ProviderSpec = ProviderSpec {
 };
 
 /// A signing secret as [`secret_key`] takes it: `whsec_` and standard
-/// base64 of at least one byte.
-const SECRET: &str =
-    "^whsec_(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)$";
+/// base64 of at least one byte, padded, its unused last bits zero (the
+/// decoder refuses others).
+const SECRET: &str = "^whsec_(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)$";
 
 /// The HMAC key of a `whsec_<base64>` secret (the rule [`SECRET`] states).
 pub fn secret_key(secret: &str) -> Option<Vec<u8>> {
@@ -198,6 +198,8 @@ mod tests {
                 ("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", true),
                 ("whsec_YQ==", true),
                 ("whsec_YWI=", true),
+                ("whsec_YR==", false),
+                ("whsec_YWJ=", false),
                 ("whsec_", false),
                 ("whsec_YQ", false),
                 ("whsec_a b=", false),
