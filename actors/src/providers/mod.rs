@@ -728,6 +728,57 @@ mod tests {
         }
     }
 
+    /// What each field's `FieldFormat` documents, the provider's checks
+    /// hold to: a value of another type is refused at `config.<field>`, an
+    /// integer outside its bounds too, while the bounds, every listed value
+    /// and each default are taken.
+    #[test]
+    fn the_checks_hold_to_the_documented_types() {
+        use serde_json::json;
+        let egress = EgressPolicy::open();
+        for spec in specs() {
+            let judge = |field: &str, value: Value| {
+                let mut config = spec.example();
+                config.insert(field.into(), value);
+                let mut v = Validator::new();
+                validate_config(spec.name, &config, &egress, &mut v);
+                let path = format!("config.{field}");
+                !v.fields.iter().any(|e| e.field == path)
+            };
+            for f in spec.fields {
+                let n = f.name;
+                let (wrong, taken): (Vec<Value>, Vec<Value>) = match f.format {
+                    FieldFormat::Integer { min, max, default } => (
+                        vec![json!("1"), json!(max + 1)]
+                            .into_iter()
+                            .chain(min.checked_sub(1).map(|m| json!(m)))
+                            .collect(),
+                        vec![json!(min), json!(max)]
+                            .into_iter()
+                            .chain(default.map(|d| json!(d)))
+                            .collect(),
+                    ),
+                    FieldFormat::OneOf { values, default } => (
+                        vec![json!(1), json!("none of them")],
+                        values.iter().chain([&default]).map(|x| json!(x)).collect(),
+                    ),
+                    FieldFormat::Url { default } => (
+                        vec![json!(1), json!("not a URL")],
+                        default.map(|d| json!(d)).into_iter().collect(),
+                    ),
+                    FieldFormat::Object { .. } => (vec![json!("an object?")], vec![]),
+                    _ => (vec![json!(1)], vec![]),
+                };
+                for x in wrong {
+                    assert!(!judge(n, x.clone()), "{}: {n} = {x} is taken", spec.name);
+                }
+                for x in taken {
+                    assert!(judge(n, x.clone()), "{}: {n} = {x} is refused", spec.name);
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_new_destination_needs_the_secret_again() {
         let obj = |v: serde_json::Value| v.as_object().unwrap().clone();
