@@ -50,6 +50,17 @@ pub(crate) fn accept_run(
     project: &Uuid,
     input: AcceptInput,
 ) -> Result<AcceptedRun> {
+    accept_run_with(s, project, input, &mut || Ok(()))
+}
+
+/// `accept_run`, calling `between` after each staging, before the backend's
+/// commit: where another request may change a user (a test does).
+fn accept_run_with(
+    s: &dyn Storage,
+    project: &Uuid,
+    input: AcceptInput,
+    between: &mut dyn FnMut() -> Result<()>,
+) -> Result<AcceptedRun> {
     let (order, patches) = dedupe(input.recipients);
     let mut v = Validator::new();
     let topic = match &input.topic {
@@ -136,6 +147,7 @@ pub(crate) fn accept_run(
             body,
             idempotency: input.idempotency.clone(),
         };
+        between()?;
         match s.commit_run(project, staged)? {
             RunCommit::Committed(accepted) => return Ok(accepted),
             // changed meanwhile: stage again
@@ -500,5 +512,104 @@ impl<'a> Stager<'a> {
             to_feed,
             pending,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Flow, FlowStatus, Step};
+    use crate::store::Store;
+
+    fn input(ext: &str) -> AcceptInput {
+        let (id, now) = new_id();
+        let flow = Flow {
+            id,
+            handle: "f".into(),
+            name: "F".into(),
+            description: None,
+            status: FlowStatus::Active,
+            steps: vec![Step {
+                kind: "delay".into(),
+                channel_id: None,
+                template: None,
+                seconds: Some(1),
+            }],
+            created_at: now,
+            updated_at: now,
+        };
+        AcceptInput {
+            flow,
+            recipients: vec![RunRecipient {
+                external_id: ext.into(),
+                patch: UserPatch {
+                    first_name: Some(Some("Ada".into())),
+                    ..Default::default()
+                },
+            }],
+            actor: None,
+            topic: None,
+            data: json!({}),
+            idempotency: None,
+        }
+    }
+
+    /// A recipient changed by another writer between staging and the
+    /// backend's commit: nothing is stored and the run is staged again from
+    /// the user as it now is; after 4 stagings that all went stale, 409
+    /// `recipients_changed`.
+    #[test]
+    fn a_run_is_staged_again_while_its_users_change_then_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        store.upsert_user(&p, "u1", &UserPatch::default()).unwrap();
+        let change = |n: usize| {
+            let patch = UserPatch {
+                last_name: Some(Some(format!("v{n}"))),
+                ..Default::default()
+            };
+            store.upsert_user(&p, "u1", &patch).map(|_| ())
+        };
+
+        // Changed once: the second staging is stored, over the change.
+        let mut n = 0;
+        let run = accept_run_with(&store, &p, input("u1"), &mut || {
+            n += 1;
+            if n == 1 {
+                change(n)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, 2);
+        let stored = store.flow_run(&p, &run.run.id).unwrap().unwrap();
+        assert_eq!(stored.notifications_count, 1);
+        let u = store.user_by_ext(&p, "u1").unwrap().unwrap();
+        assert_eq!(
+            (u.first_name.as_deref(), u.last_name.as_deref()),
+            (Some("Ada"), Some("v1"))
+        );
+
+        // Changed before every commit: refused after 4 stagings, nothing stored.
+        let mut n = 0;
+        let e = accept_run_with(&store, &p, input("u1"), &mut || {
+            n += 1;
+            change(n + 1)
+        })
+        .err()
+        .unwrap();
+        assert_eq!(n, ATTEMPTS);
+        assert_eq!(e.code.status(), 409);
+        assert_eq!(e.details["reason"], "recipients_changed");
+        let req = crate::storage::PageReq {
+            limit: 10,
+            ..Default::default()
+        };
+        let all = store
+            .list_notifications(&p, &Default::default(), &req)
+            .unwrap();
+        assert_eq!(all.items.len(), 1, "only the first run's notification");
+        assert_eq!(all.items[0].flow_run_id, run.run.id);
     }
 }
