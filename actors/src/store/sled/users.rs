@@ -1,4 +1,6 @@
-//! Users, their preferences, and user deletion.
+//! Users, their preferences, and user deletion. A user as a change leaves
+//! it is decided by the rules (`delivery::accept::patch_user`); this writes
+//! it (`stage_user_write`), for `PUT /users` and for a run's recipients.
 
 use super::keys::{tail_id, Key};
 use super::page::{scan, Page, PageReq};
