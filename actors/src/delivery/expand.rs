@@ -6,7 +6,7 @@
 use super::accept::Stager;
 use crate::error::{Error, Result};
 use crate::model::FlowRun;
-use crate::storage::{QueueItem, StagedChunk, StagedNotification, Storage, UserFrames};
+use crate::storage::{Prepared, QueueItem, StagedChunk, StagedNotification, Storage, UserFrames};
 use std::collections::HashSet;
 use uuid::Uuid;
 
@@ -20,9 +20,10 @@ const PARALLEL_STAGING: usize = 64;
 /// that chunk. Subscribers whose subscription is newer than the run are not
 /// part of it.
 ///
-/// Two threads share the work: this one prepares chunk k+1 (subscribers,
-/// users, preferences, rendering) while a scoped helper has chunk k
-/// committed (`RunRepo::commit_chunk`). Each commit is atomic with the run's
+/// Two threads share the work: this one stages chunk k+1 (subscribers,
+/// users, preferences, rendering) and has the backend prepare it
+/// (`RunRepo::prepare_chunk`: sled encodes its records) while a scoped
+/// helper has chunk k committed (`RunRepo::commit_chunk`). Each commit is atomic with the run's
 /// expansion cursor, so a crash resumes after the last committed chunk. Only
 /// one expansion of a run may be in progress (its actor's).
 ///
@@ -51,10 +52,9 @@ pub(crate) fn expand_topic(
     let topic = run.topic.clone().unwrap_or_default();
     let mut state = run.clone();
     std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<StagedChunk>(1);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(Prepared, bool)>(1);
         let committer = scope.spawn(move || -> Result<()> {
-            for c in rx {
-                let done = c.run.expanded;
+            for (c, done) in rx {
                 let (queued, frames) = s.commit_chunk(project, c)?;
                 if !out(queued, frames) || done {
                     break;
@@ -65,10 +65,10 @@ pub(crate) fn expand_topic(
         let prepared = (|| -> Result<()> {
             let mut size = (n / 8).max(1);
             loop {
-                let c = prepare_chunk(s, project, &st, &explicit, &topic, &mut state, size)?;
+                let c = stage_chunk(s, project, &st, &explicit, &topic, &mut state, size)?;
                 size = (size * 2).min(n);
                 let done = c.run.expanded;
-                if tx.send(c).is_err() || done {
+                if tx.send((s.prepare_chunk(project, c)?, done)).is_err() || done {
                     return Ok(()); // the committer stopped: its result says why
                 }
             }
@@ -83,7 +83,7 @@ pub(crate) fn expand_topic(
 
 /// Stages the next chunk of a topic run's expansion from `state` (the run as
 /// it will be after the chunks already staged), which it advances.
-fn prepare_chunk(
+fn stage_chunk(
     s: &dyn Storage,
     project: &Uuid,
     st: &Stager,

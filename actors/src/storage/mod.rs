@@ -155,15 +155,17 @@ pub trait RunRepo {
     /// under the locks of its users: `Stale` (nothing stored) when one of them
     /// is not as the run was staged for.
     fn commit_run(&self, project: &Uuid, run: StagedRun) -> Result<RunCommit>;
-    /// Stores one chunk of a topic run's expansion with the run's record, as
-    /// one atomic change (the run's pending count is added to under its lock);
-    /// the chunk's queued deliveries and the frames of its in-app deliveries
-    /// settled at once, to release once durable.
-    fn commit_chunk(
-        &self,
-        project: &Uuid,
-        chunk: StagedChunk,
-    ) -> Result<(Vec<QueueItem>, UserFrames)>;
+    /// Prepares one chunk of a topic run's expansion for `commit_chunk`
+    /// without taking any lock (sled encodes its records here), so that a
+    /// chunk is prepared on the thread that staged it while the previous one
+    /// commits.
+    fn prepare_chunk(&self, project: &Uuid, chunk: StagedChunk) -> Result<Prepared>;
+    /// Stores a prepared chunk with the run's record, as one atomic change
+    /// (the run's pending count is added to under its lock); the chunk's
+    /// queued deliveries and the frames of its in-app deliveries settled at
+    /// once, to release once durable.
+    fn commit_chunk(&self, project: &Uuid, chunk: Prepared)
+        -> Result<(Vec<QueueItem>, UserFrames)>;
     fn flow_run(&self, project: &Uuid, id: &Uuid) -> Result<Option<FlowRun>>;
     /// `(project, run)` of every run not yet processed.
     fn active_runs(&self) -> Result<Vec<(Uuid, Uuid)>>;

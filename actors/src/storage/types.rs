@@ -114,6 +114,25 @@ pub struct StagedChunk {
     pub queued: Vec<QueueItem>,
 }
 
+/// A change a backend has prepared for a later commit (encoded, without
+/// taking any lock), opaque to the engine: only the backend that made it
+/// reads it back.
+pub struct Prepared(Box<dyn std::any::Any + Send>);
+
+impl Prepared {
+    pub fn new<T: std::any::Any + Send>(value: T) -> Self {
+        Prepared(Box::new(value))
+    }
+
+    /// The value as the backend made it; an internal error for another type.
+    pub fn take<T: std::any::Any>(self) -> crate::error::Result<T> {
+        self.0
+            .downcast::<T>()
+            .map(|b| *b)
+            .map_err(|_| crate::error::Error::internal("a change prepared by another backend"))
+    }
+}
+
 /// Deliveries as written, and the `(project, run)` pairs that became processed.
 pub type Finished = (Vec<Delivery>, Vec<(Uuid, Uuid)>);
 

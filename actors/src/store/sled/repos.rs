@@ -93,7 +93,8 @@ forward! { TopicRepo {
 
 forward! { RunRepo {
     fn commit_run(&self, project: &Uuid, run: StagedRun) -> Result<RunCommit>;
-    fn commit_chunk(&self, project: &Uuid, chunk: StagedChunk) -> Result<(Vec<QueueItem>, UserFrames)>;
+    fn prepare_chunk(&self, project: &Uuid, chunk: StagedChunk) -> Result<Prepared>;
+    fn commit_chunk(&self, project: &Uuid, chunk: Prepared) -> Result<(Vec<QueueItem>, UserFrames)>;
     fn flow_run(&self, project: &Uuid, id: &Uuid) -> Result<Option<FlowRun>>;
     fn active_runs(&self) -> Result<Vec<(Uuid, Uuid)>>;
 } }

@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::model::*;
 use crate::storage::{
     AcceptedRun, DeliveryFilter, Finished, IdempotentResponse, NotificationFilter, Outcome,
-    QueueItem, RunCommit, StagedChunk, StagedNotification, StagedRun, UserFrames,
+    Prepared, QueueItem, RunCommit, StagedChunk, StagedNotification, StagedRun, UserFrames,
 };
 use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
@@ -331,28 +331,39 @@ impl Store {
         Ok(out)
     }
 
-    /// Stores a chunk of a topic run's expansion as `delivery::expand`
-    /// staged it: the records, the recipients' feed entries and events under
+    /// Prepares a chunk of a topic run's expansion as `delivery::expand`
+    /// staged it: its records encoded and its run indexes, outside any lock.
+    pub fn prepare_chunk(&self, project: &Uuid, chunk: StagedChunk) -> Result<Prepared> {
+        let StagedChunk {
+            run,
+            notifications,
+            queued,
+        } = chunk;
+        let mut part = self.stage_notifications(project, notifications, &queued);
+        self.stage_run_indexes(&mut part.w, project, &run, &mut part.nids);
+        Ok(Prepared::new(PreparedChunk { part, run, queued }))
+    }
+
+    /// Stores a prepared chunk: the recipients' feed entries and events under
     /// their feed locks, and the run's pending counter and record under its
     /// lock, in one commit with the run's expansion cursor, so a crash
     /// resumes after the last committed chunk.
     pub fn commit_chunk(
         &self,
         project: &Uuid,
-        chunk: StagedChunk,
+        chunk: Prepared,
     ) -> Result<(Vec<QueueItem>, UserFrames)> {
-        let StagedChunk {
+        let PreparedChunk {
+            part:
+                Part {
+                    mut w,
+                    feed,
+                    nids: _,
+                    pending,
+                },
             mut run,
-            notifications,
             queued,
-        } = chunk;
-        let Part {
-            mut w,
-            feed,
-            mut nids,
-            pending,
-        } = self.stage_notifications(project, notifications, &queued);
-        self.stage_run_indexes(&mut w, project, &run, &mut nids);
+        } = chunk.take()?;
         let rk = run_lock_key(project, &run.id);
         let _run = self.lock_runs([rk.as_slice()]);
         let _feeds = self.lock_feeds_of(project, &feed);
@@ -793,6 +804,13 @@ impl Store {
         }
         Ok((written, runs_processed))
     }
+}
+
+/// A chunk of a topic run's expansion, encoded and waiting for its commit.
+struct PreparedChunk {
+    part: Part,
+    run: FlowRun,
+    queued: Vec<QueueItem>,
 }
 
 /// The lock (run class) of a run's counter and record.
