@@ -151,7 +151,7 @@ fn accept_run_with(
         match s.commit_run(project, staged)? {
             RunCommit::Committed(accepted) => return Ok(accepted),
             // changed meanwhile: stage again
-            RunCommit::Stale(back) => run = *back,
+            RunCommit::Stale(back) => run = back,
         }
     }
     Err(Error::conflict(
@@ -518,26 +518,18 @@ impl<'a> Stager<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Flow, FlowStatus, Step};
+    use crate::model::Flow;
     use crate::store::Store;
 
     fn input(ext: &str) -> AcceptInput {
-        let (id, now) = new_id();
-        let flow = Flow {
-            id,
-            handle: "f".into(),
-            name: "F".into(),
-            description: None,
-            status: FlowStatus::Active,
-            steps: vec![Step {
-                kind: "delay".into(),
-                channel_id: None,
-                template: None,
-                seconds: Some(1),
-            }],
-            created_at: now,
-            updated_at: now,
-        };
+        // One delay step: a notification with no delivery, settled at once.
+        let flow: Flow = serde_json::from_value(json!({
+            "id": Uuid::now_v7(), "handle": "f", "name": "F", "description": null,
+            "status": "active", "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
+            "steps": [{"kind": "delay", "channel_id": null, "template": null, "seconds": 1}],
+        }))
+        .unwrap();
         AcceptInput {
             flow,
             recipients: vec![RunRecipient {

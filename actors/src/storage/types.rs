@@ -102,7 +102,7 @@ pub enum RunCommit {
     Committed(AcceptedRun),
     /// Nothing stored: a user was not as staged (changed meanwhile). The
     /// run's record comes back, to be staged again.
-    Stale(Box<FlowRun>),
+    Stale(FlowRun),
 }
 
 /// One chunk of a topic run's expansion as decided by `delivery::expand`:

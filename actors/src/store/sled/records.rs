@@ -181,10 +181,16 @@ pub(crate) type GroupKv = (Vec<u8>, Vec<u8>);
 /// group never spans two commits: ids are never handed out twice).
 #[derive(Default)]
 pub(crate) struct Grouper {
-    /// Per prefix, in the order first seen: the (index, encoded record) of
-    /// its members so far and their bytes.
-    groups: Vec<([u8; 14], Vec<(u8, Vec<u8>)>, usize)>,
+    /// The groups in the order first seen.
+    groups: Vec<Group>,
     at: std::collections::HashMap<[u8; 14], usize>,
+}
+
+struct Group {
+    prefix: [u8; 14],
+    /// (index, encoded record) of its members so far.
+    members: Vec<(u8, Vec<u8>)>,
+    bytes: usize,
 }
 
 impl Grouper {
@@ -194,15 +200,19 @@ impl Grouper {
         let mut prefix = [0u8; 14];
         prefix.copy_from_slice(&nid.as_bytes()[..14]);
         let i = *self.at.entry(prefix).or_insert_with(|| {
-            self.groups.push((prefix, vec![], 0));
+            self.groups.push(Group {
+                prefix,
+                members: vec![],
+                bytes: 0,
+            });
             self.groups.len() - 1
         });
-        let (_, members, bytes) = &mut self.groups[i];
-        if *bytes >= GROUP_BYTES {
+        let g = &mut self.groups[i];
+        if g.bytes >= GROUP_BYTES {
             return Some(rec);
         }
-        *bytes += rec.len();
-        members.push((nid.as_bytes()[14], rec));
+        g.bytes += rec.len();
+        g.members.push((nid.as_bytes()[14], rec));
         None
     }
 
@@ -211,7 +221,8 @@ impl Grouper {
         self.at.clear();
         std::mem::take(&mut self.groups)
             .into_iter()
-            .map(|(prefix, members, _)| {
+            .map(|g| {
+                let members = g.members;
                 let mut v =
                     Vec::with_capacity(2 + members.iter().map(|m| 5 + m.1.len()).sum::<usize>());
                 v.push(GROUP_V1);
@@ -221,7 +232,7 @@ impl Grouper {
                     v.extend_from_slice(&(rec.len() as u32).to_be_bytes());
                     v.extend_from_slice(rec);
                 }
-                (prefix.to_vec(), v)
+                (g.prefix.to_vec(), v)
             })
             .collect()
     }
@@ -319,5 +330,31 @@ mod tests {
         );
         assert_eq!(back.d.len(), 1);
         assert_eq!(back.d[0].view(), d.view());
+    }
+
+    /// Records group by their ids' prefix, in the order first seen; once a
+    /// group holds 8 KiB, a further member is handed back to be stored alone.
+    #[test]
+    fn groups_follow_id_prefixes_and_hand_back_what_does_not_fit() {
+        let mut ids = crate::delivery::accept::NotificationIds::default();
+        let a: Vec<Uuid> = (0..16).map(|_| ids.next_id()).collect();
+        let b = ids.next_id();
+        let mut g = Grouper::default();
+        for (i, id) in a.iter().enumerate() {
+            let rec = vec![i as u8; 3000];
+            assert_eq!(g.add(id, rec.clone()).is_some(), i >= 3, "member {i}");
+        }
+        assert!(g.add(&b, vec![7; 10]).is_none());
+        let groups = g.take();
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0].0, a[0].as_bytes()[..14].to_vec());
+        assert_eq!(groups[1].0, b.as_bytes()[..14].to_vec());
+        let members = group_members(&groups[0].1).unwrap();
+        assert_eq!(members.iter().map(|m| m.0).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(
+            group_member(&groups[1].1, &b).unwrap(),
+            Some(&[7u8; 10][..])
+        );
+        assert!(g.take().is_empty());
     }
 }

@@ -256,7 +256,7 @@ impl Store {
         let _guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
         for u in &users {
             if self.user_by_ext(project, &u.external_id)? != u.before {
-                return Ok(RunCommit::Stale(Box::new(run))); // the guards go
+                return Ok(RunCommit::Stale(run)); // the guards go
             }
         }
         let mut w = Writes::new();
