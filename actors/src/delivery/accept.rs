@@ -86,7 +86,7 @@ fn accept_run_with(
         Some(ActorSpec::Existing(e)) | Some(ActorSpec::Inline(e, _)) => Some(e),
         None => None,
     };
-    for e in actor_ext.into_iter().chain(order.iter()) {
+    for e in order.iter().chain(actor_ext) {
         fresh.entry(e.clone()).or_insert_with(new_id);
     }
     let (run_id, now) = new_id();
@@ -178,13 +178,15 @@ fn patched_users(
     let mut writes: Vec<UserWrite> = Vec::with_capacity(order.len() + 1);
     let mut at: HashMap<String, usize> = HashMap::new();
     let mut patch = |ext: &str, p: Option<&UserPatch>| -> Result<User> {
+        // every name has its entry (see `accept_run`)
+        let fresh = fresh.get(ext).copied().unwrap_or_else(new_id);
         let i = match at.get(ext) {
             Some(&i) => i,
             None => {
                 let before = s.user_by_ext(project, ext)?;
                 let after = match (&before, p) {
                     (Some(u), _) => u.clone(),
-                    (None, Some(_)) => new_user(ext, fresh[ext]),
+                    (None, Some(_)) => new_user(ext, fresh),
                     (None, None) => {
                         return Err(Error::field("actor", "inclusion", NO_SUCH_ACTOR));
                     }
@@ -201,7 +203,7 @@ fn patched_users(
         let w = &mut writes[i];
         if let Some(p) = p {
             let created = w.before.is_none();
-            patch_user(&mut w.after, p, fresh[ext].1, created);
+            patch_user(&mut w.after, p, fresh.1, created);
         }
         Ok(w.after.clone())
     };
