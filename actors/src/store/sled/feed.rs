@@ -1,11 +1,14 @@
 //! The in-app feed: an index of a user's in_app deliveries with their state flags,
 //! the user's unread/unseen counts and live-event sequence, and the event log.
 //!
-//! Two writers change a user's feed: the in-app delivery actor, which settles
-//! many users' deliveries in one commit (`deliver_in_app`), and the user's
-//! `UserActor` (PATCHes, `seen_all`/`read_all`). Both hold the user's feed lock
-//! (`feed_lock_key`) from reading the counts until their commit, so each change
-//! gets the next `seq` and counts are never lost.
+//! Three writers change a user's feed: a run's or a topic chunk's commit
+//! (in-app deliveries settled at once, `runs.rs`), the in-app delivery actor,
+//! which settles many users' queued deliveries in one commit
+//! (`deliver_in_app`; which delivery goes to which feed is
+//! `delivery::settle::in_app_feeds`), and the user's `UserActor` (PATCHes,
+//! `seen_all`/`read_all`). All hold the user's feed lock (`feed_lock_key`)
+//! from reading the counts until their commit, so each change gets the next
+//! `seq` and counts are never lost: `seq` and counts are this backend's.
 
 use super::keys::{tail_id, Key};
 use super::page::{scan, Page, PageReq};
