@@ -1,10 +1,12 @@
 //! `FlowRunActor`: one per run in progress. It hands the run's durable deliveries
 //! to the supervisor, expands a topic run chunk by chunk on the blocking pool
-//! (`RunRepo::expand_topic`: the next chunk is prepared while one is committed;
+//! (`delivery::expand::expand_topic`: the next chunk is staged while the
+//! backend commits one, `RunRepo::commit_chunk`;
 //! each chunk is durable before its deliveries and frames go out), and stops
 //! once the run is processed.
 
 use super::engine::Engine;
+use crate::delivery::expand;
 use crate::storage::{QueueItem, UserFrames};
 use actix::prelude::*;
 use std::time::Duration;
@@ -96,7 +98,7 @@ impl Handler<Expand> for FlowRunActor {
             let permit = engine.staging_permit(p, CHUNK).await;
             let job = tokio::task::spawn_blocking(move || {
                 let _permit = permit;
-                store.expand_topic(&p, &r, CHUNK, &mut |queued, frames| {
+                expand::expand_topic(&*store, &p, &r, CHUNK, &mut |queued, frames| {
                     tx.blocking_send((queued, frames)).is_ok()
                 })
             });

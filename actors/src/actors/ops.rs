@@ -4,6 +4,7 @@
 //! persist first, then message an actor).
 
 use super::engine::Engine;
+use crate::delivery::accept;
 use crate::error::{Error, Result};
 use crate::model::{Channel, Flow, Preferences, Project, Subscription, Topic, User, UserPatch};
 use crate::storage::{
@@ -42,14 +43,18 @@ impl Engine {
         Ok(())
     }
 
-    /// Accepts a run: stores it with everything it stages, waits until it is
-    /// durable (the 202 promises it), pushes its frames and starts its actor.
+    /// Accepts a run: `delivery::accept` decides and stages it and the
+    /// backend stores it in one change (on the blocking pool); then waits
+    /// until it is durable (the 202 promises it), pushes its frames and
+    /// starts its actor.
     /// Returns the 202 body, as stored for idempotent replay.
     pub async fn accept_run(&self, project: Uuid, input: AcceptInput) -> Result<Vec<u8>> {
         // The project's share of staging (renders run on threads every
         // project shares), weighted by the recipients rendered here.
         let permit = self.staging_permit(project, input.recipients.len()).await;
-        let accepted = self.run(move |s| s.accept_run(&project, input)).await;
+        let accepted = self
+            .run(move |s| accept::accept_run(s, &project, input))
+            .await;
         drop(permit);
         let accepted = accepted?;
         let (run, queued) = (accepted.run.id, accepted.queued);

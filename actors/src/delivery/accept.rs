@@ -1,21 +1,289 @@
-//! Accepting a run: its explicit recipients without repeats and, per
-//! recipient, which deliveries a notification gets
-//! (delay steps offset the ones after them), their templates rendered, the
-//! recipient's preferences applied, and which in-app deliveries are settled at
-//! once rather than queued. A backend stores what this decides, in the same
-//! atomic change as the run or the topic chunk.
+//! Accepting a run (`accept_run`): the topic and actor checks (422s), its
+//! explicit recipients without repeats, the users as the run's patches leave
+//! them, how many recipients it counts, the run's record and 202 body and,
+//! per recipient, which deliveries a notification gets (delay steps offset
+//! the ones after them), their templates rendered, the recipient's
+//! preferences applied, and which in-app deliveries are settled at once
+//! rather than queued (`Stager`). A backend stores what this decides as one
+//! atomic change (`RunRepo::commit_run`); a topic chunk is staged the same
+//! way (`expand`).
 
 use super::tally::Tally;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Validator};
 use crate::model::{
-    delivery_id, Channel, ChannelType, Delivery, DeliveryError, DeliveryErrorCode, DeliveryStatus,
-    FlowRun, Notification, Preferences, Rendered, Timestamp, User, UserPatch,
+    delivery_id, new_id, Channel, ChannelType, Delivery, DeliveryError, DeliveryErrorCode,
+    DeliveryStatus, FlowRun, Notification, Preferences, Rendered, Timestamp, User, UserPatch,
+    NOTIFICATION_TAG,
 };
 use crate::render::RunRenderer;
-use crate::storage::{QueueItem, RunRecipient};
-use serde_json::Value;
+use crate::storage::{
+    AcceptInput, AcceptedRun, ActorSpec, QueueItem, RunCommit, RunRecipient, StagedNotification,
+    StagedRun, Storage, UserWrite,
+};
+use serde_json::{json, Value};
 use std::collections::HashMap;
 use uuid::Uuid;
+
+/// How many times a run is staged while its users keep changing under it,
+/// before it is refused with 409 `recipients_changed`.
+const ATTEMPTS: usize = 4;
+
+/// Validates and stages a run with explicit recipients (or a topic run's
+/// explicit part and record) and has the backend store it
+/// (`RunRepo::commit_run`). Durability is the caller's next step: wait for
+/// it before answering 202.
+///
+/// Rendering happens before any lock is taken. A backend's user locks may
+/// be shared by every project (sled's are striped), so a run that rendered
+/// under them (as it once did, until 9055693) made other projects' user
+/// writes wait for its templates. Instead, the recipients (and an inline
+/// actor) are patched as read, outside any lock, the notifications are
+/// staged (preferences, rendering, records) from that result, and only then
+/// does the backend take the locks, for the real upserts and the commit: if
+/// a user is not as it was read (this project changed it meanwhile), nothing
+/// is stored and the run is staged again, a few times, then refused with
+/// 409. Per-project lock stripes were the alternative; they would still let
+/// a project's renders hold its own users' writes and cost a lock table per
+/// project, for nothing this does not give.
+pub(crate) fn accept_run(
+    s: &dyn Storage,
+    project: &Uuid,
+    input: AcceptInput,
+) -> Result<AcceptedRun> {
+    accept_run_with(s, project, input, &mut || Ok(()))
+}
+
+/// `accept_run`, calling `between` after each staging, before the backend's
+/// commit: where another request may change a user (a test does).
+fn accept_run_with(
+    s: &dyn Storage,
+    project: &Uuid,
+    input: AcceptInput,
+    between: &mut dyn FnMut() -> Result<()>,
+) -> Result<AcceptedRun> {
+    let (order, patches) = dedupe(input.recipients);
+    let mut v = Validator::new();
+    let topic = match &input.topic {
+        Some(t) => match s.topic(project, t)? {
+            Some(t) => Some(t),
+            None => {
+                v.push("topic", "inclusion", "no topic with this key");
+                None
+            }
+        },
+        None => None,
+    };
+    if let Some(ActorSpec::Existing(e)) = &input.actor {
+        if s.user_by_ext(project, e)?.is_none() {
+            v.push("actor", "inclusion", NO_SUCH_ACTOR);
+        }
+    }
+    v.finish()?;
+
+    // The id and moment each new user would get: the same in every attempt.
+    let mut fresh: HashMap<String, (Uuid, Timestamp)> = HashMap::new();
+    let actor_ext = match &input.actor {
+        Some(ActorSpec::Existing(e)) | Some(ActorSpec::Inline(e, _)) => Some(e),
+        None => None,
+    };
+    for e in order.iter().chain(actor_ext) {
+        fresh.entry(e.clone()).or_insert_with(new_id);
+    }
+    let (run_id, now) = new_id();
+    let mut run = FlowRun {
+        id: run_id,
+        flow_id: input.flow.id,
+        flow: input.flow,
+        topic: input.topic,
+        data: input.data,
+        actor_id: None,
+        processed: false,
+        recipients_count: 0,
+        notifications_count: 0,
+        explicit_ids: vec![],
+        expand_cursor: None,
+        expanded: topic.is_none(),
+        created_at: now,
+        processed_at: None,
+    };
+    for _ in 0..ATTEMPTS {
+        // Outside any lock: the users as they would be, and everything
+        // rendered and staged for them.
+        let (actor, users, writes) =
+            patched_users(s, project, &input.actor, &order, &patches, &fresh)?;
+        // Topic subscribers that are also explicit recipients count once.
+        let mut recipients_count = users.len() as u64;
+        if let Some(t) = &topic {
+            let mut overlap = 0u64;
+            for u in &users {
+                if s.subscribed(project, &u.id, &t.key)? {
+                    overlap += 1;
+                }
+            }
+            recipients_count += t.subscribers_count.saturating_sub(overlap);
+        }
+        run.actor_id = actor.as_ref().map(|a| a.id);
+        run.recipients_count = recipients_count;
+        run.notifications_count = users.len() as u64;
+        run.explicit_ids = if topic.is_some() {
+            users.iter().map(|u| u.id).collect()
+        } else {
+            vec![]
+        };
+        let (notifications, queued) = {
+            let st = Stager::new(s, *project, &run, actor.as_ref())?;
+            st.stage_all(s, &users)?
+        };
+        let pending = notifications.iter().any(|n| n.pending);
+        run.processed = run.expanded && !pending;
+        run.processed_at = run.processed.then(Timestamp::now);
+        let body =
+            serde_json::to_vec(&run.accepted_view()).map_err(|e| Error::internal(e.to_string()))?;
+        let staged = StagedRun {
+            run,
+            users: writes,
+            notifications,
+            queued,
+            body,
+            idempotency: input.idempotency.clone(),
+        };
+        between()?;
+        match s.commit_run(project, staged)? {
+            RunCommit::Committed(accepted) => return Ok(accepted),
+            // changed meanwhile: stage again
+            RunCommit::Stale(back) => run = back,
+        }
+    }
+    Err(Error::conflict(
+        "flow_run",
+        None,
+        "recipients_changed",
+        "the run's recipients kept changing while it was being prepared; retry",
+    ))
+}
+
+const NO_SUCH_ACTOR: &str = "no user with this external_id";
+
+/// The actor and the recipients (in order) as the run's patches leave them,
+/// read outside any lock, and the writes that make them so: one per user,
+/// each with the user as read, for the backend to check under its lock.
+fn patched_users(
+    s: &dyn Storage,
+    project: &Uuid,
+    actor: &Option<ActorSpec>,
+    order: &[String],
+    patches: &HashMap<String, Vec<UserPatch>>,
+    fresh: &HashMap<String, (Uuid, Timestamp)>,
+) -> Result<(Option<User>, Vec<User>, Vec<UserWrite>)> {
+    let mut writes: Vec<UserWrite> = Vec::with_capacity(order.len() + 1);
+    let mut at: HashMap<String, usize> = HashMap::new();
+    let mut patch = |ext: &str, p: Option<&UserPatch>| -> Result<User> {
+        // every name has its entry (see `accept_run`)
+        let fresh = fresh.get(ext).copied().unwrap_or_else(new_id);
+        let i = match at.get(ext) {
+            Some(&i) => i,
+            None => {
+                let before = s.user_by_ext(project, ext)?;
+                let after = match (&before, p) {
+                    (Some(u), _) => u.clone(),
+                    (None, Some(_)) => new_user(ext, fresh),
+                    (None, None) => {
+                        return Err(Error::field("actor", "inclusion", NO_SUCH_ACTOR));
+                    }
+                };
+                writes.push(UserWrite {
+                    external_id: ext.to_string(),
+                    before,
+                    after,
+                });
+                at.insert(ext.to_string(), writes.len() - 1);
+                writes.len() - 1
+            }
+        };
+        let w = &mut writes[i];
+        if let Some(p) = p {
+            let created = w.before.is_none();
+            patch_user(&mut w.after, p, fresh.1, created);
+        }
+        Ok(w.after.clone())
+    };
+    let actor = match actor {
+        Some(ActorSpec::Existing(e)) => Some(patch(e, None)?),
+        Some(ActorSpec::Inline(e, p)) => Some(patch(e, Some(p))?),
+        None => None,
+    };
+    let mut users = Vec::with_capacity(order.len());
+    for ext in order {
+        let mut user = None;
+        for p in patches.get(ext).into_iter().flatten() {
+            user = Some(patch(ext, Some(p))?);
+        }
+        users.extend(user);
+    }
+    Ok((actor, users, writes))
+}
+
+/// A user that does not exist yet, with the id and moment `fresh`.
+pub(crate) fn new_user(ext: &str, (id, now): (Uuid, Timestamp)) -> User {
+    User {
+        id,
+        external_id: ext.to_string(),
+        first_name: None,
+        last_name: None,
+        email: None,
+        phone: None,
+        avatar: None,
+        locale: None,
+        timezone: None,
+        custom_fields: Default::default(),
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+/// Applies `patch` to `user`; an existing user (not `created` by this
+/// change) that it changes is updated `at`.
+pub(crate) fn patch_user(user: &mut User, patch: &UserPatch, at: Timestamp, created: bool) {
+    if patch.apply(user) && !created {
+        user.updated_at = at;
+    }
+}
+
+/// How many notification ids share a prefix (see `NotificationIds`).
+pub(crate) const IDS_PER_PREFIX: u8 = 16;
+
+/// Hands out the notification ids of one atomic change in runs of
+/// `IDS_PER_PREFIX` that share their first 14 bytes (a fresh UUIDv7's); byte
+/// 14 counts within the run and byte 15 is the notification tag. Ids still
+/// grow in the order they are handed out, and a backend may store the settled
+/// notifications of one prefix under one key (sled's groups,
+/// `store::sled::records::Grouper`).
+#[derive(Default)]
+pub(crate) struct NotificationIds {
+    prefix: Option<[u8; 14]>,
+    next: u8,
+}
+
+impl NotificationIds {
+    pub(crate) fn next_id(&mut self) -> Uuid {
+        let prefix = match self.prefix {
+            Some(p) if self.next < IDS_PER_PREFIX => p,
+            _ => {
+                let mut p = [0u8; 14];
+                p.copy_from_slice(&Uuid::now_v7().as_bytes()[..14]);
+                self.prefix = Some(p);
+                self.next = 0;
+                p
+            }
+        };
+        let mut b = [0u8; 16];
+        b[..14].copy_from_slice(&prefix);
+        b[14] = self.next;
+        b[15] = NOTIFICATION_TAG;
+        self.next += 1;
+        Uuid::from_bytes(b)
+    }
+}
 
 /// Per-run state used while staging notifications.
 pub(crate) struct Stager<'a> {
@@ -46,18 +314,61 @@ pub(crate) fn dedupe(
     (order, patches)
 }
 
-/// One recipient's notification as staged.
-pub(crate) struct Recipient {
-    pub(crate) n: Notification,
-    pub(crate) deliveries: Vec<Delivery>,
-    /// In-app deliveries settled at once: their index in `deliveries` and
-    /// their feed entry's JSON.
-    pub(crate) to_feed: Vec<(usize, String)>,
-    /// Some delivery waits in the queue.
-    pub(crate) pending: bool,
-}
+impl<'a> Stager<'a> {
+    /// The staging state of `run`: its flow's channels read once, its
+    /// templates compiled once, the context shared by its recipients.
+    pub(crate) fn new(
+        s: &dyn Storage,
+        project: Uuid,
+        run: &'a FlowRun,
+        actor: Option<&User>,
+    ) -> Result<Stager<'a>> {
+        let mut channels = HashMap::new();
+        for step in &run.flow.steps {
+            if let Some(c) = step.channel_id {
+                if let std::collections::hash_map::Entry::Vacant(e) = channels.entry(c) {
+                    e.insert(s.channel(&project, &c)?);
+                }
+            }
+        }
+        let actor = super::frames::actor_json(actor);
+        Ok(Stager {
+            project,
+            run,
+            renderer: RunRenderer::new(&run.flow, s.template_limits()),
+            channels,
+            shared: crate::render::Shared::new(
+                &actor,
+                &run.data,
+                &json!({"id": run.flow.id, "handle": run.flow.handle, "name": run.flow.name}),
+            ),
+            actor,
+        })
+    }
 
-impl Stager<'_> {
+    /// Stages a notification for each of `users` (their preferences read
+    /// here), with ids from one `NotificationIds`, for one atomic change; the
+    /// deliveries' metrics are recorded once staged. Also returns the
+    /// deliveries queued.
+    pub(crate) fn stage_all(
+        &self,
+        s: &dyn Storage,
+        users: &[User],
+    ) -> Result<(Vec<StagedNotification>, Vec<QueueItem>)> {
+        let mut ids = NotificationIds::default();
+        let mut metrics = Tally::default();
+        let mut queued = vec![];
+        let mut out = Vec::with_capacity(users.len());
+        for user in users {
+            let nid = ids.next_id();
+            let prefs = s.preferences(&self.project, &user.id)?;
+            let now = Timestamp::of_id(&nid);
+            out.push(self.stage(user, &prefs, nid, now, &mut queued, &mut metrics)?);
+        }
+        metrics.flush();
+        Ok((out, queued))
+    }
+
     /// Stages the notification `nid` of `user` and its deliveries; the ones to
     /// attempt later are added to `queued`.
     ///
@@ -74,7 +385,7 @@ impl Stager<'_> {
         now: Timestamp,
         queued: &mut Vec<QueueItem>,
         metrics: &mut Tally,
-    ) -> Result<Recipient> {
+    ) -> Result<StagedNotification> {
         let run = self.run;
         let ctx = self.shared.context(user);
         let mut pending = false;
@@ -197,11 +508,102 @@ impl Stager<'_> {
             created_at: now,
             updated_at: now,
         };
-        Ok(Recipient {
+        Ok(StagedNotification {
             n,
             deliveries,
             to_feed,
             pending,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Flow;
+    use crate::store::Store;
+
+    fn input(ext: &str) -> AcceptInput {
+        // One delay step: a notification with no delivery, settled at once.
+        let flow: Flow = serde_json::from_value(json!({
+            "id": Uuid::now_v7(), "handle": "f", "name": "F", "description": null,
+            "status": "active", "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
+            "steps": [{"kind": "delay", "channel_id": null, "template": null, "seconds": 1}],
+        }))
+        .unwrap();
+        AcceptInput {
+            flow,
+            recipients: vec![RunRecipient {
+                external_id: ext.into(),
+                patch: UserPatch {
+                    first_name: Some(Some("Ada".into())),
+                    ..Default::default()
+                },
+            }],
+            actor: None,
+            topic: None,
+            data: json!({}),
+            idempotency: None,
+        }
+    }
+
+    /// A recipient changed by another writer between staging and the
+    /// backend's commit: nothing is stored and the run is staged again from
+    /// the user as it now is; after 4 stagings that all went stale, 409
+    /// `recipients_changed`.
+    #[test]
+    fn a_run_is_staged_again_while_its_users_change_then_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        store.upsert_user(&p, "u1", &UserPatch::default()).unwrap();
+        let change = |n: usize| {
+            let patch = UserPatch {
+                last_name: Some(Some(format!("v{n}"))),
+                ..Default::default()
+            };
+            store.upsert_user(&p, "u1", &patch).map(|_| ())
+        };
+
+        // Changed once: the second staging is stored, over the change.
+        let mut n = 0;
+        let run = accept_run_with(&store, &p, input("u1"), &mut || {
+            n += 1;
+            if n == 1 {
+                change(n)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, 2);
+        let stored = store.flow_run(&p, &run.run.id).unwrap().unwrap();
+        assert_eq!(stored.notifications_count, 1);
+        let u = store.user_by_ext(&p, "u1").unwrap().unwrap();
+        assert_eq!(
+            (u.first_name.as_deref(), u.last_name.as_deref()),
+            (Some("Ada"), Some("v1"))
+        );
+
+        // Changed before every commit: refused after 4 stagings, nothing stored.
+        let mut n = 0;
+        let e = accept_run_with(&store, &p, input("u1"), &mut || {
+            n += 1;
+            change(n + 1)
+        })
+        .err()
+        .unwrap();
+        assert_eq!(n, ATTEMPTS);
+        assert_eq!(e.code.status(), 409);
+        assert_eq!(e.details["reason"], "recipients_changed");
+        let req = crate::storage::PageReq {
+            limit: 10,
+            ..Default::default()
+        };
+        let all = store
+            .list_notifications(&p, &Default::default(), &req)
+            .unwrap();
+        assert_eq!(all.items.len(), 1, "only the first run's notification");
+        assert_eq!(all.items[0].flow_run_id, run.run.id);
     }
 }

@@ -1,8 +1,134 @@
-//! Expanding a topic run: which subscribers of each chunk get a notification.
+//! Expanding a topic run (`expand_topic`): which subscribers of each chunk
+//! get a notification, staged as `accept` stages a recipient, and the run's
+//! record as of each chunk; a backend stores each chunk as one atomic change
+//! (`RunRepo::commit_chunk`).
 
+use super::accept::Stager;
+use crate::error::{Error, Result};
 use crate::model::FlowRun;
+use crate::storage::{Prepared, QueueItem, StagedChunk, StagedNotification, Storage, UserFrames};
 use std::collections::HashSet;
 use uuid::Uuid;
+
+/// Chunks of at least this many recipients are staged by two threads.
+const PARALLEL_STAGING: usize = 64;
+
+/// Expands a topic run into notifications, up to `n` subscribers per commit,
+/// until it is complete, calling `out` after each chunk's commit with the
+/// deliveries queued and the frames of in-app deliveries settled at once
+/// (both to be released once durable); `out` returning false stops after
+/// that chunk. Subscribers whose subscription is newer than the run are not
+/// part of it.
+///
+/// Two threads share the work: this one stages chunk k+1 (subscribers,
+/// users, preferences, rendering) and has the backend prepare it
+/// (`RunRepo::prepare_chunk`: sled encodes its records) while a scoped
+/// helper has chunk k committed (`RunRepo::commit_chunk`). Each commit is atomic with the run's
+/// expansion cursor, so a crash resumes after the last committed chunk. Only
+/// one expansion of a run may be in progress (its actor's).
+///
+/// The first chunks are smaller (n/8, doubling up to n): the first frames
+/// wait for one prepare and one commit, and a small chunk starts the
+/// two threads' pipeline (and the sockets) sooner.
+pub(crate) fn expand_topic(
+    s: &dyn Storage,
+    project: &Uuid,
+    run_id: &Uuid,
+    n: usize,
+    out: &mut (dyn FnMut(Vec<QueueItem>, UserFrames) -> bool + Send),
+) -> Result<()> {
+    let run = s
+        .flow_run(project, run_id)?
+        .ok_or_else(|| Error::not_found("flow_run", run_id))?;
+    if run.expanded {
+        return Ok(());
+    }
+    let actor = match run.actor_id {
+        Some(a) => s.user(project, &a)?,
+        None => None,
+    };
+    let st = Stager::new(s, *project, &run, actor.as_ref())?;
+    let explicit: HashSet<Uuid> = run.explicit_ids.iter().copied().collect();
+    let topic = run.topic.clone().unwrap_or_default();
+    let mut state = run.clone();
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(Prepared, bool)>(1);
+        let committer = scope.spawn(move || -> Result<()> {
+            for (c, done) in rx {
+                let (queued, frames) = s.commit_chunk(project, c)?;
+                if !out(queued, frames) || done {
+                    break;
+                }
+            }
+            Ok(())
+        });
+        let prepared = (|| -> Result<()> {
+            let mut size = (n / 8).max(1);
+            loop {
+                let c = stage_chunk(s, project, &st, &explicit, &topic, &mut state, size)?;
+                size = (size * 2).min(n);
+                let done = c.run.expanded;
+                if tx.send((s.prepare_chunk(project, c)?, done)).is_err() || done {
+                    return Ok(()); // the committer stopped: its result says why
+                }
+            }
+        })();
+        drop(tx);
+        let committed = committer
+            .join()
+            .unwrap_or_else(|_| Err(Error::internal("topic expansion panicked")));
+        committed.and(prepared)
+    })
+}
+
+/// Stages the next chunk of a topic run's expansion from `state` (the run as
+/// it will be after the chunks already staged), which it advances.
+fn stage_chunk(
+    s: &dyn Storage,
+    project: &Uuid,
+    st: &Stager,
+    explicit: &HashSet<Uuid>,
+    topic: &str,
+    state: &mut FlowRun,
+    n: usize,
+) -> Result<StagedChunk> {
+    let chunk = s.topic_subscribers_chunk(project, topic, state.expand_cursor.as_ref(), n)?;
+    let mut todo = Vec::with_capacity(chunk.len());
+    let done = select(state, &chunk, n, explicit, &mut todo);
+    let stage = |uids: &[Uuid]| -> Result<(Vec<StagedNotification>, Vec<QueueItem>)> {
+        let mut users = Vec::with_capacity(uids.len());
+        for uid in uids {
+            users.extend(s.user(project, uid)?);
+        }
+        st.stage_all(s, &users)
+    };
+    // Reading users and preferences and rendering is most of a chunk's
+    // cost and each recipient's own: two threads share a large chunk.
+    let (notifications, queued) = if todo.len() >= PARALLEL_STAGING {
+        let (a, b) = todo.split_at(todo.len() / 2);
+        std::thread::scope(|scope| {
+            let other = scope.spawn(|| stage(b));
+            let first = stage(a);
+            let second = other
+                .join()
+                .unwrap_or_else(|_| Err(Error::internal("staging panicked")));
+            let (mut ns, mut qs) = first?;
+            let (ns2, qs2) = second?;
+            ns.extend(ns2);
+            qs.extend(qs2);
+            Ok::<_, Error>((ns, qs))
+        })?
+    } else {
+        stage(&todo)?
+    };
+    state.notifications_count += notifications.len() as u64;
+    state.expanded = done;
+    Ok(StagedChunk {
+        run: state.clone(),
+        notifications,
+        queued,
+    })
+}
 
 /// Takes the next chunk of the topic's subscriptions `(subscription, user)`,
 /// asked for `n`, in subscription order: the run notifies the users who

@@ -34,3 +34,42 @@ pub fn feed_frame_with(
     );
     (Arc::from(text), *counts)
 }
+
+/// The kinds of live-feed events: a new entry in the feed, or an entry's
+/// flags changed. A logged event keeps the kind's `index`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedEvent {
+    Created,
+    Updated,
+}
+
+impl FeedEvent {
+    const ALL: [FeedEvent; 2] = [FeedEvent::Created, FeedEvent::Updated];
+
+    /// The frame's `type`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FeedEvent::Created => "feed_entry.created",
+            FeedEvent::Updated => "feed_entry.updated",
+        }
+    }
+
+    pub fn index(self) -> u8 {
+        self as u8
+    }
+
+    /// The kind of a logged index (an unknown one reads as `Created`).
+    pub fn from_index(i: u8) -> FeedEvent {
+        Self::ALL
+            .get(i as usize)
+            .copied()
+            .unwrap_or(FeedEvent::Created)
+    }
+}
+
+/// A run's actor as feed entries and frames show it (`null` for none).
+pub fn actor_json(actor: Option<&crate::model::User>) -> serde_json::Value {
+    actor
+        .and_then(|a| serde_json::to_value(a).ok())
+        .unwrap_or(serde_json::Value::Null)
+}

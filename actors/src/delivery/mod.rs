@@ -1,12 +1,16 @@
 //! The delivery rules, written against the storage interface's values and
 //! free of any backend's types:
 //!
-//! - `accept`: what a run stages per recipient (preferences applied, templates
-//!   rendered, in-app deliveries settled at once or queued);
-//! - `expand`: which subscribers of a topic run's chunk it notifies;
-//! - `settle`: an attempt's outcome applied to its delivery, and when
-//!   notifications and runs become processed;
-//! - `frames`: the text of live-feed frames;
+//! - `accept`: accepting a run (checks, recipients, users as patched, and what
+//!   it stages per recipient: preferences applied, templates rendered, in-app
+//!   deliveries settled at once or queued), stored by `RunRepo::commit_run`
+//!   and staged again when a user changed meanwhile;
+//! - `expand`: a topic run's expansion, chunk by chunk (which subscribers it
+//!   notifies), each chunk stored by `RunRepo::commit_chunk`;
+//! - `settle`: an attempt's outcome applied to its delivery, when
+//!   notifications and runs become processed, and which queued in-app
+//!   deliveries go to which user's feed;
+//! - `frames`: the text of live-feed frames and the events' kinds;
 //! - `tally`: the delivery metrics, counted per batch written.
 
 pub(crate) mod accept;

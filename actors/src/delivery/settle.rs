@@ -1,9 +1,65 @@
-//! Settling attempts: what an attempt's outcome does to its delivery, and when
-//! a notification and a run become processed. A backend applies these to the
-//! records it loaded under its locks and stores the result as one change.
+//! Settling attempts: what an attempt's outcome does to its delivery, when
+//! a notification and a run become processed, and which queued in-app
+//! deliveries go to which user's feed (`in_app_feeds`). A backend applies
+//! these to the records it loaded under its locks (and assigns the feed
+//! events' `seq` there) and stores the result as one change.
 
-use crate::model::{Delivery, DeliveryStatus, FlowRun, Notification, Timestamp};
+use crate::error::Result;
+use crate::model::{
+    Delivery, DeliveryError, DeliveryErrorCode, DeliveryStatus, FlowRun, Notification, Timestamp,
+};
 use crate::storage::{Outcome, QueueItem};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// Queued in-app deliveries being settled: per recipient's feed
+/// `(project, user)`, in the order the deliveries came, their indexes in the
+/// batch (each gets a feed entry and a `feed_entry.created` event, in that
+/// order); and the indexes of those whose recipient was deleted, which are
+/// skipped instead (`recipient_deleted`).
+pub(crate) struct InAppFeeds {
+    pub(crate) feeds: Vec<((Uuid, Uuid), Vec<usize>)>,
+    pub(crate) skipped: Vec<usize>,
+}
+
+/// Groups a batch of in-app deliveries by recipient (see `InAppFeeds`);
+/// `exists` says whether a recipient still exists, asked once each.
+pub(crate) fn in_app_feeds<'a>(
+    batch: impl Iterator<Item = (&'a QueueItem, &'a Delivery)>,
+    mut exists: impl FnMut(&Uuid, &Uuid) -> Result<bool>,
+) -> Result<InAppFeeds> {
+    let mut feeds: Vec<((Uuid, Uuid), Vec<usize>)> = vec![];
+    let mut at: HashMap<(Uuid, Uuid), usize> = HashMap::new();
+    for (i, (q, d)) in batch.enumerate() {
+        let k = (q.project, d.recipient_id);
+        let f = *at.entry(k).or_insert_with(|| {
+            feeds.push((k, vec![]));
+            feeds.len() - 1
+        });
+        feeds[f].1.push(i);
+    }
+    let mut skipped = vec![];
+    let mut kept = Vec::with_capacity(feeds.len());
+    for ((p, u), idx) in feeds {
+        if exists(&p, &u)? {
+            kept.push(((p, u), idx));
+        } else {
+            skipped.extend(idx);
+        }
+    }
+    Ok(InAppFeeds {
+        feeds: kept,
+        skipped,
+    })
+}
+
+/// The outcome of an in-app delivery whose recipient was deleted.
+pub(crate) fn recipient_deleted() -> Outcome {
+    Outcome::Skipped(DeliveryError::new(
+        DeliveryErrorCode::MissingAddress,
+        "the recipient was deleted",
+    ))
+}
 
 /// Applies an attempt's outcome to a delivery that is not final yet. Returns
 /// the queue item the delivery waits in next (a retry), or `None` when it

@@ -134,26 +134,41 @@ pub trait TopicRepo {
         user: &Uuid,
         req: &PageReq,
     ) -> Result<Page<Subscription>>;
+    /// Whether the user is subscribed to the topic.
+    fn subscribed(&self, project: &Uuid, user: &Uuid, key: &str) -> Result<bool>;
+    /// The topic's subscribers in subscription order after `cursor`, at most
+    /// `n`: `(subscription id, user id)`.
+    fn topic_subscribers_chunk(
+        &self,
+        project: &Uuid,
+        key: &str,
+        cursor: Option<&Uuid>,
+        n: usize,
+    ) -> Result<Vec<(Uuid, Uuid)>>;
 }
 
-/// Flow runs: accepting one, expanding a topic run, finding what is unfinished.
+/// Flow runs: storing what `delivery::accept` and `delivery::expand` decided,
+/// finding what is unfinished.
 pub trait RunRepo {
-    /// Stages and stores a run with its notifications, deliveries, feed entries,
-    /// events, queue items and idempotent response, as one atomic change.
-    fn accept_run(&self, project: &Uuid, input: AcceptInput) -> Result<AcceptedRun>;
+    /// Stores a staged run with its users, notifications, deliveries, feed
+    /// entries, events, queue items and idempotent 202, as one atomic change,
+    /// under the locks of its users: `Stale` (nothing stored) when one of them
+    /// is not as the run was staged for.
+    fn commit_run(&self, project: &Uuid, run: StagedRun) -> Result<RunCommit>;
+    /// Prepares one chunk of a topic run's expansion for `commit_chunk`
+    /// without taking any lock (sled encodes its records here), so that a
+    /// chunk is prepared on the thread that staged it while the previous one
+    /// commits.
+    fn prepare_chunk(&self, project: &Uuid, chunk: StagedChunk) -> Result<Prepared>;
+    /// Stores a prepared chunk with the run's record, as one atomic change
+    /// (the run's pending count is added to under its lock); the chunk's
+    /// queued deliveries and the frames of its in-app deliveries settled at
+    /// once, to release once durable.
+    fn commit_chunk(&self, project: &Uuid, chunk: Prepared)
+        -> Result<(Vec<QueueItem>, UserFrames)>;
     fn flow_run(&self, project: &Uuid, id: &Uuid) -> Result<Option<FlowRun>>;
     /// `(project, run)` of every run not yet processed.
     fn active_runs(&self) -> Result<Vec<(Uuid, Uuid)>>;
-    /// Expands a topic run `n` subscribers at a time, each chunk one atomic
-    /// change with the run's cursor; `out` gets each stored chunk's queued
-    /// deliveries and frames, and stops the expansion by answering false.
-    fn expand_topic(
-        &self,
-        project: &Uuid,
-        run: &Uuid,
-        n: usize,
-        out: &mut (dyn FnMut(Vec<QueueItem>, UserFrames) -> bool + Send),
-    ) -> Result<()>;
 }
 
 /// Notifications and their deliveries, as read back.

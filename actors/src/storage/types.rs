@@ -5,8 +5,8 @@
 //! backend makes and reads back itself.
 
 use crate::model::{
-    ChannelType, Delivery, DeliveryError, DeliveryStatus, FeedCounts, Flow, FlowRun, Timestamp,
-    UserPatch,
+    ChannelType, Delivery, DeliveryError, DeliveryStatus, FeedCounts, Flow, FlowRun, Notification,
+    Timestamp, User, UserPatch,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -53,6 +53,84 @@ pub struct AcceptedRun {
     /// Live-feed frames of the in-app deliveries settled with the run, to push
     /// once the commit is durable.
     pub frames: UserFrames,
+}
+
+/// One notification as the delivery rules staged it (`delivery::accept`),
+/// ready for a backend to store.
+#[derive(Debug, Clone)]
+pub struct StagedNotification {
+    pub n: Notification,
+    pub deliveries: Vec<Delivery>,
+    /// In-app deliveries settled at once: their index in `deliveries` and
+    /// their feed entry's JSON (made before any lock is taken). The backend
+    /// writes each one's feed entry and `feed_entry.created` event.
+    pub to_feed: Vec<(usize, String)>,
+    /// Some delivery waits in the queue.
+    pub pending: bool,
+}
+
+/// A user a run creates, changes or only names (its actor), as the run was
+/// staged for: the user as read (`before`, `None` when new) and as the run's
+/// patches leave it (`after`). A backend writes `after` when it differs from
+/// `before`, and refuses the whole change (`RunCommit::Stale`) when the user
+/// it finds under its lock is not `before`.
+#[derive(Debug, Clone)]
+pub struct UserWrite {
+    pub external_id: String,
+    pub before: Option<User>,
+    pub after: User,
+}
+
+/// A run with explicit recipients as decided by `delivery::accept`: one
+/// atomic change with its users, notifications, queue items, in-app feed
+/// entries and events, the run's record and its idempotent 202.
+pub struct StagedRun {
+    /// The run's record as stored (processed already when nothing is left).
+    pub run: FlowRun,
+    pub users: Vec<UserWrite>,
+    pub notifications: Vec<StagedNotification>,
+    pub queued: Vec<QueueItem>,
+    /// The 202 body.
+    pub body: Vec<u8>,
+    /// `(scope, payload hash)`: the 202 is stored for replay in the same change.
+    pub idempotency: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+/// What `RunRepo::commit_run` did.
+pub enum RunCommit {
+    /// Stored, with the frames of the in-app deliveries settled with the run.
+    Committed(AcceptedRun),
+    /// Nothing stored: a user was not as staged (changed meanwhile). The
+    /// run's record comes back, to be staged again.
+    Stale(FlowRun),
+}
+
+/// One chunk of a topic run's expansion as decided by `delivery::expand`:
+/// its notifications and queue items and the run's record as of this chunk
+/// (expansion cursor, count, `expanded`), stored as one atomic change.
+pub struct StagedChunk {
+    pub run: FlowRun,
+    pub notifications: Vec<StagedNotification>,
+    pub queued: Vec<QueueItem>,
+}
+
+/// A change a backend has prepared for a later commit (encoded, without
+/// taking any lock), opaque to the engine: only the backend that made it
+/// reads it back.
+pub struct Prepared(Box<dyn std::any::Any + Send>);
+
+impl Prepared {
+    pub fn new<T: std::any::Any + Send>(value: T) -> Self {
+        Prepared(Box::new(value))
+    }
+
+    /// The value as the backend made it; an internal error for another type.
+    pub fn take<T: std::any::Any>(self) -> crate::error::Result<T> {
+        self.0
+            .downcast::<T>()
+            .map(|b| *b)
+            .map_err(|_| crate::error::Error::internal("a change prepared by another backend"))
+    }
 }
 
 /// Deliveries as written, and the `(project, run)` pairs that became processed.

@@ -1,21 +1,23 @@
 //! The in-app feed: an index of a user's in_app deliveries with their state flags,
 //! the user's unread/unseen counts and live-event sequence, and the event log.
 //!
-//! Two writers change a user's feed: the in-app delivery actor, which settles
-//! many users' deliveries in one commit (`deliver_in_app`), and the user's
-//! `UserActor` (PATCHes, `seen_all`/`read_all`). Both hold the user's feed lock
-//! (`feed_lock_key`) from reading the counts until their commit, so each change
-//! gets the next `seq` and counts are never lost.
+//! Three writers change a user's feed: a run's or a topic chunk's commit
+//! (in-app deliveries settled at once, `runs.rs`), the in-app delivery actor,
+//! which settles many users' queued deliveries in one commit
+//! (`deliver_in_app`; which delivery goes to which feed is
+//! `delivery::settle::in_app_feeds`), and the user's `UserActor` (PATCHes,
+//! `seen_all`/`read_all`). All hold the user's feed lock (`feed_lock_key`)
+//! from reading the counts until their commit, so each change gets the next
+//! `seq` and counts are never lost: `seq` and counts are this backend's.
 
 use super::keys::{tail_id, Key};
 use super::page::{scan, Page, PageReq};
 use super::{Store, Writes, T};
-use crate::delivery::frames::{feed_frame, feed_frame_with};
+use crate::delivery::frames::{actor_json, feed_frame, feed_frame_with, FeedEvent};
+use crate::delivery::settle;
 use crate::delivery::tally::Tally;
 use crate::error::{Error, Result};
-use crate::model::{
-    ChannelType, Delivery, DeliveryError, DeliveryErrorCode, DeliveryStatus, FeedCounts, Timestamp,
-};
+use crate::model::{ChannelType, Delivery, DeliveryStatus, FeedCounts, Timestamp};
 use crate::storage::{
     FeedChange, FeedFilter, FeedUpdate, FeedUpdateOutcome, Frame, InAppBatch, Outcome, QueueItem,
 };
@@ -227,9 +229,6 @@ const EVENT_HEADER: usize = 24;
 /// which starts with `{`).
 const EVENT_REF: u8 = 1;
 
-/// Event kinds by their index in a reference.
-const EVENT_KINDS: [&str; 2] = ["feed_entry.created", "feed_entry.updated"];
-
 /// Events kept per user at least: the last `KEEP_EVENTS`, and all of the last 24 h.
 pub const KEEP_EVENTS: u64 = 1000;
 const KEEP_MS: i64 = 24 * 3600 * 1000;
@@ -287,7 +286,7 @@ impl Store {
         w: &mut Writes,
         project: &Uuid,
         user: &Uuid,
-        kind: &str,
+        kind: FeedEvent,
         entry: &Delivery,
         actor: &Value,
         counts: &mut FeedCounts,
@@ -304,19 +303,19 @@ impl Store {
         w: &mut Writes,
         project: &Uuid,
         user: &Uuid,
-        kind: &str,
+        kind: FeedEvent,
         entry: &Delivery,
         entry_json: &str,
         counts: &mut FeedCounts,
     ) -> Result<Frame> {
         counts.seq += 1;
-        let (f, meta) = feed_frame_with(kind, counts.seq, entry_json, counts);
+        let (f, meta) = feed_frame_with(kind.as_str(), counts.seq, entry_json, counts);
         // The log keeps a reference, not the frame: the frame is rebuilt from
         // the delivery when replayed (`events_between`), which keeps the most
         // written record small. Payload: tag, kind, delivery id, feed state.
         let mut payload = Vec::with_capacity(2 + 16 + 33);
         payload.push(EVENT_REF);
-        payload.push(EVENT_KINDS.iter().position(|k| *k == kind).unwrap_or(0) as u8);
+        payload.push(kind.index());
         payload.extend_from_slice(entry.id.as_bytes());
         payload.extend_from_slice(&state_bytes(entry));
         self.stage_event(w, project, user, counts.seq, &payload, counts)?;
@@ -341,20 +340,14 @@ impl Store {
             unseen: be(&v[16..24]),
             seq,
         };
-        let kind = EVENT_KINDS
-            .get(payload[1] as usize)
-            .copied()
-            .unwrap_or(EVENT_KINDS[0]);
+        let kind = FeedEvent::from_index(payload[1]).as_str();
         let id = Uuid::from_slice(&payload[2..18]).map_err(|e| Error::internal(e.to_string()))?;
         let Some(mut d) = self.delivery_raw(project, &id)? else {
             return Err(Error::internal("an event's delivery is missing"));
         };
         apply_state(&mut d, &payload[18..]);
         let actor = match d.actor_id {
-            Some(a) => self
-                .user(project, &a)?
-                .map(|u| serde_json::to_value(u).unwrap_or(Value::Null))
-                .unwrap_or(Value::Null),
+            Some(a) => actor_json(self.user(project, &a)?.as_ref()),
             None => Value::Null,
         };
         let (f, _) = feed_frame(kind, seq, &d.feed_entry(&actor), &counts);
@@ -410,50 +403,27 @@ impl Store {
             .collect();
         let _feeds = self.lock_feeds(feed_keys.iter().map(|k| k.as_slice()));
 
-        // Group by recipient, keeping the order the deliveries came in.
-        let mut order: Vec<(Uuid, Uuid)> = vec![];
-        let mut groups: HashMap<(Uuid, Uuid), Vec<usize>> = HashMap::new();
-        for (i, (q, d)) in settling.deliveries().enumerate() {
-            let k = (q.project, d.recipient_id);
-            groups
-                .entry(k)
-                .or_insert_with(|| {
-                    order.push(k);
-                    vec![]
-                })
-                .push(i);
+        let plan =
+            settle::in_app_feeds(settling.deliveries(), |p, u| Ok(self.user(p, u)?.is_some()))?;
+        for i in plan.skipped {
+            settling.set_outcome(i, settle::recipient_deleted());
         }
         let mut w = Writes::new();
         let mut out = InAppBatch::default();
         let mut actors: HashMap<(Uuid, Uuid), Value> = HashMap::new();
-        for (p, u) in order {
-            let idx = &groups[&(p, u)];
-            if self.user(&p, &u)?.is_none() {
-                for &i in idx {
-                    settling.set_outcome(
-                        i,
-                        Outcome::Skipped(DeliveryError::new(
-                            DeliveryErrorCode::MissingAddress,
-                            "the recipient was deleted",
-                        )),
-                    );
-                }
-                continue;
-            }
+        for ((p, u), idx) in plan.feeds {
             let mut counts = self.feed_counts_locked(&p, &u)?;
             let mut frames = Vec::with_capacity(idx.len());
-            for &i in idx {
+            for i in idx {
                 let d = settling.delivery(i);
                 self.stage_feed_insert(&mut w, &p, d, &mut counts);
                 // Actors shown on the entries, each read once per batch.
                 let actor = match d.actor_id {
                     Some(a) => match actors.entry((p, a)) {
                         std::collections::hash_map::Entry::Occupied(e) => &*e.into_mut(),
-                        std::collections::hash_map::Entry::Vacant(e) => &*e.insert(
-                            self.user(&p, &a)?
-                                .map(|u| serde_json::to_value(u).unwrap_or(Value::Null))
-                                .unwrap_or(Value::Null),
-                        ),
+                        std::collections::hash_map::Entry::Vacant(e) => {
+                            &*e.insert(actor_json(self.user(&p, &a)?.as_ref()))
+                        }
                     },
                     None => &Value::Null,
                 };
@@ -463,7 +433,7 @@ impl Store {
                     &mut w,
                     &p,
                     &u,
-                    "feed_entry.created",
+                    FeedEvent::Created,
                     d,
                     actor,
                     &mut counts,
@@ -779,16 +749,16 @@ impl Store {
     ) -> Result<Vec<Frame>> {
         let mut frames = Vec::with_capacity(entries.len());
         for d in entries {
-            let actor = d
-                .actor_id
-                .and_then(|a| self.user(project, &a).ok().flatten())
-                .map(|u| serde_json::to_value(u).unwrap_or(Value::Null))
-                .unwrap_or(Value::Null);
+            let actor = actor_json(
+                d.actor_id
+                    .and_then(|a| self.user(project, &a).ok().flatten())
+                    .as_ref(),
+            );
             frames.push(self.stage_feed_event(
                 &mut w,
                 project,
                 user,
-                "feed_entry.updated",
+                FeedEvent::Updated,
                 d,
                 &actor,
                 counts,

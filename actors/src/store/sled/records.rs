@@ -155,18 +155,19 @@ impl<'de> Deserialize<'de> for NotifRec {
 
 /// Notifications that are settled when they are created (every delivery sent,
 /// skipped or failed at once, the common case of an in-app-only flow) are never
-/// rewritten, so they are stored in groups: one key for up to `GROUP_MAX` of
-/// them instead of one each. sled's cost is mostly per key (each new key also
+/// rewritten, so they are stored in groups: one key for up to 16 of them
+/// instead of one each. sled's cost is mostly per key (each new key also
 /// splits a leaf every few inserts), and the notification record was the most
 /// expensive of the keys a live recipient costs.
 ///
-/// The ids of a group share their first 14 bytes (a fresh UUIDv7's); byte 14 is
-/// the index in the group and byte 15 the notification tag. The group is stored
-/// in the notifications space under the 14-byte prefix, so it sorts just before
-/// its members' ids; a notification that is still pending is stored alone under
-/// its own id, which also overrides a group's copy if one is ever rewritten.
-pub(crate) const GROUP_MAX: u8 = 16;
-
+/// The ids of a group share their first 14 bytes: the delivery rules hand
+/// ids out in runs of 16 that do (`delivery::accept::NotificationIds`, byte 14
+/// the index in the run). The group is stored in the notifications space
+/// under the 14-byte prefix, so it sorts just before its members' ids; a
+/// notification that is still pending, or that does not fit its group, is
+/// stored alone under its own id, which also overrides a group's copy if one
+/// is ever rewritten.
+///
 /// A group stops taking records past this many bytes: sled rewrites a leaf's
 /// values whole when it consolidates it, so its values stay small.
 const GROUP_BYTES: usize = 8 * 1024;
@@ -176,61 +177,64 @@ const GROUP_V1: u8 = 1;
 /// A group ready to be written: (key tail, value).
 pub(crate) type GroupKv = (Vec<u8>, Vec<u8>);
 
-/// Hands out notification ids in groups and gathers the group's settled
-/// records, for one write set (a group never spans two commits).
+/// Gathers the settled records of one write set by their ids' prefix (a
+/// group never spans two commits: ids are never handed out twice).
 #[derive(Default)]
 pub(crate) struct Grouper {
-    prefix: Option<[u8; 14]>,
-    next: u8,
-    /// (index, encoded record) of the settled members so far.
+    /// The groups in the order first seen.
+    groups: Vec<Group>,
+    at: std::collections::HashMap<[u8; 14], usize>,
+}
+
+struct Group {
+    prefix: [u8; 14],
+    /// (index, encoded record) of its members so far.
     members: Vec<(u8, Vec<u8>)>,
     bytes: usize,
 }
 
 impl Grouper {
-    /// The next notification id; a group that is full is returned first, as
-    /// `(key tail, value)`, to be written.
-    pub fn next_id(&mut self) -> (Uuid, Option<GroupKv>) {
-        let mut done = None;
-        if self.prefix.is_none() || self.next >= GROUP_MAX || self.bytes >= GROUP_BYTES {
-            done = self.take();
-            let mut p = [0u8; 14];
-            p.copy_from_slice(&Uuid::now_v7().as_bytes()[..14]);
-            self.prefix = Some(p);
-            self.next = 0;
+    /// Adds the settled record of `nid`; hands it back when its group is
+    /// full, to be stored alone.
+    pub fn add(&mut self, nid: &Uuid, rec: Vec<u8>) -> Option<Vec<u8>> {
+        let mut prefix = [0u8; 14];
+        prefix.copy_from_slice(&nid.as_bytes()[..14]);
+        let i = *self.at.entry(prefix).or_insert_with(|| {
+            self.groups.push(Group {
+                prefix,
+                members: vec![],
+                bytes: 0,
+            });
+            self.groups.len() - 1
+        });
+        let g = &mut self.groups[i];
+        if g.bytes >= GROUP_BYTES {
+            return Some(rec);
         }
-        let mut b = [0u8; 16];
-        b[..14].copy_from_slice(&self.prefix.expect("set above"));
-        b[14] = self.next;
-        b[15] = crate::model::NOTIFICATION_TAG;
-        self.next += 1;
-        (Uuid::from_bytes(b), done)
+        g.bytes += rec.len();
+        g.members.push((nid.as_bytes()[14], rec));
+        None
     }
 
-    /// Adds the settled record of an id this grouper handed out.
-    pub fn add(&mut self, nid: &Uuid, rec: Vec<u8>) {
-        self.bytes += rec.len();
-        self.members.push((nid.as_bytes()[14], rec));
-    }
-
-    /// The current group, if it has members, as `(key tail, value)`; the next id
-    /// starts a new group.
-    pub fn take(&mut self) -> Option<GroupKv> {
-        let prefix = self.prefix.take()?;
-        let members = std::mem::take(&mut self.members);
-        self.bytes = 0;
-        if members.is_empty() {
-            return None;
-        }
-        let mut v = Vec::with_capacity(2 + members.iter().map(|m| 5 + m.1.len()).sum::<usize>());
-        v.push(GROUP_V1);
-        v.push(members.len() as u8);
-        for (i, rec) in &members {
-            v.push(*i);
-            v.extend_from_slice(&(rec.len() as u32).to_be_bytes());
-            v.extend_from_slice(rec);
-        }
-        Some((prefix.to_vec(), v))
+    /// The groups gathered, as `(key tail, value)`.
+    pub fn take(&mut self) -> Vec<GroupKv> {
+        self.at.clear();
+        std::mem::take(&mut self.groups)
+            .into_iter()
+            .map(|g| {
+                let members = g.members;
+                let mut v =
+                    Vec::with_capacity(2 + members.iter().map(|m| 5 + m.1.len()).sum::<usize>());
+                v.push(GROUP_V1);
+                v.push(members.len() as u8);
+                for (i, rec) in &members {
+                    v.push(*i);
+                    v.extend_from_slice(&(rec.len() as u32).to_be_bytes());
+                    v.extend_from_slice(rec);
+                }
+                (g.prefix.to_vec(), v)
+            })
+            .collect()
     }
 }
 
@@ -268,7 +272,7 @@ mod tests {
 
     #[test]
     fn a_record_round_trips_and_shares_its_notification_fields() {
-        let (nid, _) = Grouper::default().next_id();
+        let nid = crate::delivery::accept::NotificationIds::default().next_id();
         let now = Timestamp::of_id(&nid);
         let n = Notification {
             id: nid,
@@ -326,5 +330,31 @@ mod tests {
         );
         assert_eq!(back.d.len(), 1);
         assert_eq!(back.d[0].view(), d.view());
+    }
+
+    /// Records group by their ids' prefix, in the order first seen; once a
+    /// group holds 8 KiB, a further member is handed back to be stored alone.
+    #[test]
+    fn groups_follow_id_prefixes_and_hand_back_what_does_not_fit() {
+        let mut ids = crate::delivery::accept::NotificationIds::default();
+        let a: Vec<Uuid> = (0..16).map(|_| ids.next_id()).collect();
+        let b = ids.next_id();
+        let mut g = Grouper::default();
+        for (i, id) in a.iter().enumerate() {
+            let rec = vec![i as u8; 3000];
+            assert_eq!(g.add(id, rec.clone()).is_some(), i >= 3, "member {i}");
+        }
+        assert!(g.add(&b, vec![7; 10]).is_none());
+        let groups = g.take();
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0].0, a[0].as_bytes()[..14].to_vec());
+        assert_eq!(groups[1].0, b.as_bytes()[..14].to_vec());
+        let members = group_members(&groups[0].1).unwrap();
+        assert_eq!(members.iter().map(|m| m.0).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(
+            group_member(&groups[1].1, &b).unwrap(),
+            Some(&[7u8; 10][..])
+        );
+        assert!(g.take().is_empty());
     }
 }

@@ -87,13 +87,16 @@ forward! { TopicRepo {
     fn unsubscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<()>;
     fn topic_subscriptions(&self, project: &Uuid, key: &str, req: &PageReq) -> Result<Page<Subscription>>;
     fn user_subscriptions(&self, project: &Uuid, user: &Uuid, req: &PageReq) -> Result<Page<Subscription>>;
+    fn subscribed(&self, project: &Uuid, user: &Uuid, key: &str) -> Result<bool>;
+    fn topic_subscribers_chunk(&self, project: &Uuid, key: &str, cursor: Option<&Uuid>, n: usize) -> Result<Vec<(Uuid, Uuid)>>;
 } }
 
 forward! { RunRepo {
-    fn accept_run(&self, project: &Uuid, input: AcceptInput) -> Result<AcceptedRun>;
+    fn commit_run(&self, project: &Uuid, run: StagedRun) -> Result<RunCommit>;
+    fn prepare_chunk(&self, project: &Uuid, chunk: StagedChunk) -> Result<Prepared>;
+    fn commit_chunk(&self, project: &Uuid, chunk: Prepared) -> Result<(Vec<QueueItem>, UserFrames)>;
     fn flow_run(&self, project: &Uuid, id: &Uuid) -> Result<Option<FlowRun>>;
     fn active_runs(&self) -> Result<Vec<(Uuid, Uuid)>>;
-    fn expand_topic(&self, project: &Uuid, run: &Uuid, n: usize, out: &mut (dyn FnMut(Vec<QueueItem>, UserFrames) -> bool + Send)) -> Result<()>;
 } }
 
 forward! { NotificationRepo {

@@ -1,11 +1,14 @@
 //! Flow runs, notifications, deliveries and the delivery queue.
 //!
-//! `accept_run` writes a run with explicit recipients, its notifications, its
-//! deliveries, their queue entries and the idempotency record in one atomic
-//! commit. Topic runs are stored first and expanded later in chunks
-//! (`expand_topic`), each chunk atomic with the run's expansion cursor, so a
-//! crash resumes where it stopped. `finish_deliveries` records outcomes and marks
-//! notifications and runs `processed` when their last delivery settles.
+//! What a run stores is decided in `delivery` (`accept`, `expand`); this
+//! stores it. `commit_run` writes a run with explicit recipients, its users'
+//! upserts, its notifications, its deliveries, their queue entries, feed
+//! entries and events and the idempotency record in one atomic commit,
+//! under its users' locks. Topic runs are stored first and expanded later in
+//! chunks (`commit_chunk`), each chunk atomic with the run's expansion
+//! cursor, so a crash resumes where it stopped. `finish_deliveries` records
+//! outcomes and marks notifications and runs `processed` when their last
+//! delivery settles.
 
 use super::feed::feed_lock_key;
 use super::keys::{tail_id, uuid_at, Key};
@@ -13,22 +16,19 @@ use super::page::{
     key_range, packed_chunk, paginate, within, Bounds, PackedSource, Page, PageReq, Source,
     TreeSource,
 };
-use super::records::{group_member, group_members, GroupKv, Grouper, NotifRec};
+use super::records::{group_member, group_members, Grouper, NotifRec};
 use super::users::user_lock_key;
 use super::{codec, Space, Store, Writes, T};
-use crate::delivery::accept::{self, Recipient, Stager};
-use crate::delivery::expand;
+use crate::delivery::frames::FeedEvent;
 use crate::delivery::settle;
 use crate::delivery::tally::Tally;
-use crate::error::{Error, Result, Validator};
+use crate::error::{Error, Result};
 use crate::model::*;
-use crate::render::RunRenderer;
 use crate::storage::{
-    AcceptInput, AcceptedRun, ActorSpec, DeliveryFilter, Finished, IdempotentResponse,
-    NotificationFilter, Outcome, QueueItem, UserFrames,
+    AcceptedRun, DeliveryFilter, Finished, IdempotentResponse, NotificationFilter, Outcome,
+    Prepared, QueueItem, RunCommit, StagedChunk, StagedNotification, StagedRun, UserFrames,
 };
-use serde_json::{json, Value};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
 
 /// The `queue` tree holds exactly the pending deliveries: key `(project,
@@ -99,134 +99,88 @@ fn in_range(id: &Uuid, after: &Option<Timestamp>, before: &Option<Timestamp>) ->
     after.is_none_or(|a| t > a) && before.is_none_or(|b| t < b)
 }
 
-/// What staging notifications produces for one write set (or for one share of
-/// a chunk staged in parallel): the writes, the deliveries queued, the in-app
-/// deliveries settled at once with their feed entries' JSON (see
-/// `stage_feeds`), the notifications' ids and how many are pending, the group
-/// of settled records being gathered and the deliveries' metrics.
-#[derive(Default)]
+/// The writes of notifications as the delivery rules staged them (see
+/// `stage_notifications`), the in-app deliveries settled at once with their
+/// feed entries' JSON (see `stage_feeds`), the notifications' ids and how
+/// many are pending.
 struct Part {
     w: Writes,
-    queued: Vec<QueueItem>,
     feed: Vec<(Delivery, String)>,
     nids: Vec<Uuid>,
     pending: u64,
-    group: Grouper,
-    metrics: Tally,
-}
-
-impl Part {
-    /// A new notification's id (see `records::Grouper`); a group it completes
-    /// is staged.
-    fn next_id(&mut self, project: &Uuid) -> (Uuid, Timestamp) {
-        let (id, done) = self.group.next_id();
-        if let Some(g) = done {
-            self.put_group(project, g);
-        }
-        (id, Timestamp::of_id(&id))
-    }
-
-    /// Stages the group being gathered and records the metrics: a write set
-    /// ends with this.
-    fn finish(&mut self, project: &Uuid) {
-        if let Some(g) = self.group.take() {
-            self.put_group(project, g);
-        }
-        self.metrics.flush();
-    }
-
-    fn put_group(&mut self, project: &Uuid, (tail, v): GroupKv) {
-        self.w
-            .put(T::notifications, Key::new().id(project).bytes(&tail), v);
-    }
 }
 
 impl Store {
-    fn stager<'a>(
+    /// Stages notifications and their deliveries as `delivery::accept`
+    /// decided them: each record (grouped when nothing is pending, see
+    /// `records::Grouper`), its status index, a recipient marker when no feed
+    /// entry lists it, and the queue entries of `queued`. Takes no lock.
+    fn stage_notifications(
         &self,
-        project: Uuid,
-        run: &'a FlowRun,
-        actor: Option<&User>,
-    ) -> Result<Stager<'a>> {
-        let mut channels = HashMap::new();
-        for s in &run.flow.steps {
-            if let Some(c) = s.channel_id {
-                if let std::collections::hash_map::Entry::Vacant(e) = channels.entry(c) {
-                    e.insert(self.channel(&project, &c)?);
+        project: &Uuid,
+        notifications: Vec<StagedNotification>,
+        queued: &[QueueItem],
+    ) -> Part {
+        let p = project;
+        let mut part = Part {
+            w: Writes::new(),
+            feed: vec![],
+            nids: Vec::with_capacity(notifications.len()),
+            pending: 0,
+        };
+        let mut group = Grouper::default();
+        for sn in notifications {
+            let StagedNotification {
+                n,
+                deliveries,
+                to_feed,
+                pending,
+            } = sn;
+            let nid = n.id;
+            for d in &deliveries {
+                if status_indexed(d.status) {
+                    part.w.put(
+                        T::deliv_by_status,
+                        Key::new().id(p).u8(d.status.index()).id(&d.id),
+                        b"",
+                    );
                 }
             }
-        }
-        let actor = actor
-            .map(|a| serde_json::to_value(a).unwrap_or(Value::Null))
-            .unwrap_or(Value::Null);
-        Ok(Stager {
-            project,
-            run,
-            renderer: RunRenderer::new(&run.flow, self.template_limits()),
-            channels,
-            shared: crate::render::Shared::new(
-                &actor,
-                &run.data,
-                &json!({"id": run.flow.id, "handle": run.flow.handle, "name": run.flow.name}),
-            ),
-            actor,
-        })
-    }
-
-    /// Stages one notification and its deliveries as `accept` decides them:
-    /// the record (grouped when nothing is pending), its status index and
-    /// queue entries; in-app deliveries settled at once go to `part.feed`, for
-    /// `stage_feeds` to write their feed entries and events.
-    fn stage_notification(&self, st: &Stager, user: &User, part: &mut Part) -> Result<()> {
-        let p = st.project;
-        let (nid, now) = part.next_id(&p);
-        let prefs = self.preferences(&p, &user.id)?;
-        let q0 = part.queued.len();
-        let Recipient {
-            n,
-            deliveries,
-            to_feed,
-            pending,
-        } = st.stage(user, &prefs, nid, now, &mut part.queued, &mut part.metrics)?;
-        for d in &deliveries {
-            if status_indexed(d.status) {
-                part.w.put(
-                    T::deliv_by_status,
-                    Key::new().id(&p).u8(d.status.index()).id(&d.id),
-                    b"",
-                );
+            if to_feed.is_empty() {
+                // No feed entry lists this notification for its recipient.
+                part.w
+                    .put(T::feed, recipient_marker(p, &n.recipient_id, &nid), b"");
             }
+            let rec = NotifRec { n, d: deliveries };
+            if pending {
+                part.w.put_rec(T::notifications, notif_key(p, &nid), &rec);
+            } else if let Some(alone) = group.add(&nid, codec::enc(&rec)) {
+                part.w.put(T::notifications, notif_key(p, &nid), alone);
+            }
+            // The record is encoded: its in-app deliveries move on to the feed.
+            let mut ds = rec.d;
+            let mut moved: Vec<(Delivery, String)> = to_feed
+                .into_iter()
+                .rev()
+                .map(|(i, json)| (ds.swap_remove(i), json))
+                .collect();
+            moved.reverse();
+            part.feed.extend(moved);
+            part.nids.push(nid);
+            part.pending += pending as u64;
         }
-        for q in &part.queued[q0..] {
+        for (tail, v) in group.take() {
+            part.w
+                .put(T::notifications, Key::new().id(p).bytes(&tail), v);
+        }
+        for q in queued {
             part.w.put(T::queue, q.key(), q.value());
         }
-        if to_feed.is_empty() {
-            // No feed entry lists this notification for its recipient.
-            part.w
-                .put(T::feed, recipient_marker(&p, &user.id, &nid), b"");
-        }
-        let rec = NotifRec { n, d: deliveries };
-        if pending {
-            part.w.put_rec(T::notifications, notif_key(&p, &nid), &rec);
-        } else {
-            part.group.add(&nid, codec::enc(&rec));
-        }
-        // The record is encoded: its in-app deliveries move on to the feed.
-        let mut ds = rec.d;
-        let mut moved: Vec<(Delivery, String)> = to_feed
-            .into_iter()
-            .rev()
-            .map(|(i, json)| (ds.swap_remove(i), json))
-            .collect();
-        moved.reverse();
-        part.feed.extend(moved);
-        part.nids.push(nid);
-        part.pending += pending as u64;
-        Ok(())
+        part
     }
 
     /// Stages the feed entries and live-feed events of in_app deliveries settled
-    /// with their notifications (`stage_notification`), in order, and returns
+    /// with their notifications (`stage_notifications`), in order, and returns
     /// their frames per user. The caller holds the recipients' feed locks from
     /// here until it has committed (each user's counts and `seq` are read here).
     fn stage_feeds(
@@ -247,18 +201,20 @@ impl Store {
                 }
             };
             self.stage_feed_insert(w, project, &d, counts);
-            let f = self.stage_feed_event_with(
-                w,
-                project,
-                &u,
-                "feed_entry.created",
-                &d,
-                &json,
-                counts,
-            )?;
+            let f =
+                self.stage_feed_event_with(w, project, &u, FeedEvent::Created, &d, &json, counts)?;
             frames[*i].2.push(f);
         }
         Ok(frames)
+    }
+
+    /// The feed locks of the recipients of `feed`.
+    fn lock_feeds_of(&self, project: &Uuid, feed: &[(Delivery, String)]) -> Guards<'_> {
+        let keys: Vec<Vec<u8>> = feed
+            .iter()
+            .map(|(d, _)| feed_lock_key(project, &d.recipient_id))
+            .collect();
+        self.lock_feeds(keys.iter().map(|k| k.as_slice()))
     }
 
     /// Stages the packed index chunks of a run's new notifications `nids`: by run,
@@ -275,247 +231,79 @@ impl Store {
         }
     }
 
-    /// Validates and stores a run (see the module doc). Durability is the caller's
-    /// next step: take a ticket and wait for it before answering 202.
-    ///
-    /// Rendering happens before any lock is taken. The recipients' user locks
-    /// are striped and the stripes are shared by every project, so a run that
-    /// rendered under them (as it once did, until 9055693) made other projects'
-    /// user writes wait for its templates. Instead, the recipients (and an
-    /// inline actor) are upserted dry first, the notifications are staged
-    /// (preferences, rendering, records) from that result, and only then are
-    /// the locks taken, for the real upserts and the commit: if a user came
-    /// out different from the dry run (this project changed it meanwhile),
-    /// the locks are dropped and the run is staged again, a few times, then
-    /// refused with 409. Per-project lock stripes were the alternative; they
-    /// would still let a project's renders hold its own users' writes and cost
-    /// a lock table per project, for nothing this does not give.
-    pub fn accept_run(&self, project: &Uuid, input: AcceptInput) -> Result<AcceptedRun> {
-        // Dedupe explicit recipients, keeping the first position and merging fields.
-        let (order, patches) = accept::dedupe(input.recipients);
-        let mut lock_keys: Vec<Vec<u8>> = order.iter().map(|e| user_lock_key(project, e)).collect();
-        let actor_ext = match &input.actor {
-            Some(ActorSpec::Existing(e)) | Some(ActorSpec::Inline(e, _)) => Some(e.clone()),
-            None => None,
-        };
-        if let Some(e) = &actor_ext {
-            lock_keys.push(user_lock_key(project, e));
-        }
-
-        let mut v = Validator::new();
-        let topic = match &input.topic {
-            Some(t) => match self.topic(project, t)? {
-                Some(t) => Some(t),
-                None => {
-                    v.push("topic", "inclusion", "no topic with this key");
-                    None
-                }
-            },
-            None => None,
-        };
-        if let Some(ActorSpec::Existing(e)) = &input.actor {
-            if self.user_by_ext(project, e)?.is_none() {
-                v.push("actor", "inclusion", "no user with this external_id");
+    /// Stores a run as `delivery::accept::accept_run` staged it, in one commit
+    /// (see the module doc). The records are encoded before any lock is
+    /// taken; then, under the users' locks (striped, shared by all projects),
+    /// each user must still be as the run read it, or nothing is stored and
+    /// the run's record comes back (`Stale`) to be staged again. The users'
+    /// upserts, the notifications and the run's record go in one batch with
+    /// the feed entries and events of in-app deliveries settled at once
+    /// (under their recipients' feed locks) and the idempotent 202.
+    pub fn commit_run(&self, project: &Uuid, staged: StagedRun) -> Result<RunCommit> {
+        let StagedRun {
+            run,
+            users,
+            notifications,
+            queued,
+            body,
+            idempotency,
+        } = staged;
+        let part = self.stage_notifications(project, notifications, &queued);
+        let lock_keys: Vec<Vec<u8>> = users
+            .iter()
+            .map(|u| user_lock_key(project, &u.external_id))
+            .collect();
+        let _guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
+        for u in &users {
+            if self.user_by_ext(project, &u.external_id)? != u.before {
+                return Ok(RunCommit::Stale(run)); // the guards go
             }
         }
-        v.finish()?;
-
-        // The id and moment each new user would get: the same in the dry run
-        // and the real one, so that both give equal users.
-        let mut fresh: HashMap<String, (Uuid, Timestamp)> = HashMap::new();
-        for e in order.iter().chain(actor_ext.iter()) {
-            fresh.entry(e.clone()).or_insert_with(new_id);
+        let mut w = Writes::new();
+        for u in &users {
+            self.stage_user_write(&mut w, project, u);
         }
-        // Upserts the actor and the recipients into `w` (or dry, without `w`).
-        let upsert_all =
-            |mut w: Option<&mut Writes>| -> Result<(Option<User>, Vec<User>, Vec<String>)> {
-                let mut staged: HashMap<String, User> = HashMap::new();
-                let actor = match &input.actor {
-                    Some(ActorSpec::Existing(e)) => self.user_by_ext(project, e)?,
-                    Some(ActorSpec::Inline(e, patch)) => Some(
-                        self.stage_user_upsert_at(
-                            w.as_deref_mut(),
-                            project,
-                            e,
-                            patch,
-                            &mut staged,
-                            fresh[e],
-                        )?
-                        .0,
-                    ),
-                    None => None,
-                };
-                let mut users = Vec::with_capacity(order.len());
-                for ext in &order {
-                    let mut user = None;
-                    for patch in &patches[ext] {
-                        user = Some(
-                            self.stage_user_upsert_at(
-                                w.as_deref_mut(),
-                                project,
-                                ext,
-                                patch,
-                                &mut staged,
-                                fresh[ext],
-                            )?
-                            .0,
-                        );
-                    }
-                    users.push(user.expect("at least one patch per recipient"));
-                }
-                Ok((actor, users, staged.into_keys().collect()))
-            };
-
-        let (run_id, now) = new_id();
-        let mut run = FlowRun {
-            id: run_id,
-            flow_id: input.flow.id,
-            flow: input.flow,
-            topic: input.topic.clone(),
-            data: input.data,
-            actor_id: None,
-            processed: false,
-            recipients_count: 0,
-            notifications_count: 0,
-            explicit_ids: vec![],
-            expand_cursor: None,
-            expanded: topic.is_none(),
-            created_at: now,
-            processed_at: None,
-        };
-        const ATTEMPTS: usize = 4;
-        for _ in 0..ATTEMPTS {
-            // Outside any lock: the users as they would be, and everything
-            // rendered and staged for them.
-            let (actor, users, _) = upsert_all(None)?;
-            if matches!(input.actor, Some(ActorSpec::Existing(_))) && actor.is_none() {
-                return Err(Error::field(
-                    "actor",
-                    "inclusion",
-                    "no user with this external_id",
-                ));
-            }
-            // Topic subscribers that are also explicit recipients count once.
-            let mut recipients_count = users.len() as u64;
-            if let Some(t) = &topic {
-                let mut overlap = 0u64;
-                for u in &users {
-                    if self
-                        .tree(T::sub_index)
-                        .contains_key(Key::new().id(project).id(&u.id).str(&t.key))?
-                    {
-                        overlap += 1;
-                    }
-                }
-                recipients_count += t.subscribers_count.saturating_sub(overlap);
-            }
-            run.actor_id = actor.as_ref().map(|a| a.id);
-            run.recipients_count = recipients_count;
-            run.notifications_count = users.len() as u64;
-            run.explicit_ids = if topic.is_some() {
-                users.iter().map(|u| u.id).collect()
-            } else {
-                vec![]
-            };
-            let part = {
-                let st = self.stager(*project, &run, actor.as_ref())?;
-                let mut part = Part::default();
-                for u in &users {
-                    self.stage_notification(&st, u, &mut part)?;
-                }
-                part.finish(project);
-                part
-            };
-
-            // Under the users' locks: the real upserts, which must give the
-            // users the notifications were staged for.
-            let _guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
-            let mut w = Writes::new();
-            let (actor_now, users_now, staged) = upsert_all(Some(&mut w))?;
-            if actor_now != actor || users_now != users {
-                continue; // changed meanwhile: the guards go, stage again
-            }
-            let Part {
-                w: staged_w,
-                queued,
-                feed,
-                mut nids,
-                pending: pending_count,
-                ..
-            } = part;
-            w.append(staged_w);
-            self.stage_run_indexes(&mut w, project, &run, &mut nids);
-            let feed_keys: Vec<Vec<u8>> = users
-                .iter()
-                .map(|u| feed_lock_key(project, &u.id))
-                .collect();
-            let _feeds = self.lock_feeds(feed_keys.iter().map(|k| k.as_slice()));
-            let frames = self.stage_feeds(&mut w, project, feed)?;
-            let res = self.commit_accepted(
-                &mut w,
-                project,
-                &mut run,
-                pending_count,
-                &input.idempotency,
-                now,
-            );
-            // still under the users' and feeds' locks
-            self.forget_users(project, staged.iter().map(|k| k.as_str()));
-            for (p, u, _) in &frames {
-                self.forget_feed_page(p, u);
-            }
-            return res.map(|body| AcceptedRun {
-                run,
-                body,
-                queued,
-                frames,
-            });
-        }
-        Err(Error::conflict(
-            "flow_run",
-            None,
-            "recipients_changed",
-            "the run's recipients kept changing while it was being prepared; retry",
-        ))
-    }
-
-    /// The tail of `accept_run`: the run's counter and record, the idempotent 202,
-    /// one commit (while the feed locks are still held).
-    fn commit_accepted(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        run: &mut FlowRun,
-        pending_count: u64,
-        idempotency: &Option<(Vec<u8>, Vec<u8>)>,
-        now: Timestamp,
-    ) -> Result<Vec<u8>> {
-        let mut w = std::mem::take(w);
+        let Part {
+            w: staged_w,
+            feed,
+            mut nids,
+            pending,
+        } = part;
+        w.append(staged_w);
+        self.stage_run_indexes(&mut w, project, &run, &mut nids);
+        let _feeds = self.lock_feeds_of(project, &feed);
+        let frames = self.stage_feeds(&mut w, project, feed)?;
         w.put(
             T::run_pending,
             Key::new().id(project).id(&run.id),
-            pending_count.to_be_bytes(),
+            pending.to_be_bytes(),
         );
-        if run.expanded && pending_count == 0 {
-            run.processed = true;
-            run.processed_at = Some(Timestamp::now());
-        } else {
+        if !run.processed {
             w.put(T::runs_active, Key::new().id(&run.id).id(project), b"");
         }
-        w.put_rec(T::flow_runs, Key::new().id(project).id(&run.id), &*run);
-        let body =
-            serde_json::to_vec(&run.accepted_view()).map_err(|e| Error::internal(e.to_string()))?;
+        w.put_rec(T::flow_runs, Key::new().id(project).id(&run.id), &run);
         if let Some((scope, hash)) = idempotency {
             let rec = IdempotentResponse {
-                payload_hash: hash.clone(),
+                payload_hash: hash,
                 status: 202,
                 body: body.clone(),
-                created_at: now,
+                created_at: run.created_at,
             };
-            w.put_rec(T::idempotency, Key::new().id(project).bytes(scope), &rec);
+            w.put_rec(T::idempotency, Key::new().id(project).bytes(&scope), &rec);
         }
-        self.commit(w)?;
-        Ok(body)
+        let res = self.commit(w);
+        // still under the users' and feeds' locks
+        self.forget_users(project, users.iter().map(|u| u.external_id.as_str()));
+        for (p, u, _) in &frames {
+            self.forget_feed_page(p, u);
+        }
+        res?;
+        Ok(RunCommit::Committed(AcceptedRun {
+            run,
+            body,
+            queued,
+            frames,
+        }))
     }
 
     fn run_pending(&self, key: &Key) -> Result<u64> {
@@ -543,166 +331,47 @@ impl Store {
         Ok(out)
     }
 
-    /// Expands a topic run into notifications, up to `n` subscribers per commit,
-    /// until it is complete, calling `out` after each chunk's commit with the
-    /// deliveries queued and the frames of in-app deliveries settled at once
-    /// (both to be released once durable); `out` returning false stops after
-    /// that chunk. Subscribers whose subscription is
-    /// newer than the run are not part of it.
-    ///
-    /// Two threads share the work: this one prepares chunk k+1 (subscribers,
-    /// users, preferences, rendering, records) while a scoped helper commits
-    /// chunk k (the recipients' feed counts and events under their feed locks,
-    /// the run's counter and record, the commit). Each commit is atomic with
-    /// the run's expansion cursor, so a crash resumes after the last committed
-    /// chunk. Only one expansion of a run may be in progress (its actor's).
-    ///
-    /// The first chunks are smaller (n/8, doubling up to n): the first frames
-    /// wait for one prepare and one commit, and a small chunk starts the
-    /// two threads' pipeline (and the sockets) sooner.
-    pub fn expand_topic(
-        &self,
-        project: &Uuid,
-        run_id: &Uuid,
-        n: usize,
-        mut out: impl FnMut(Vec<QueueItem>, UserFrames) -> bool + Send,
-    ) -> Result<()> {
-        let run = self
-            .flow_run(project, run_id)?
-            .ok_or_else(|| Error::not_found("flow_run", run_id))?;
-        if run.expanded {
-            return Ok(());
-        }
-        let actor = match run.actor_id {
-            Some(a) => self.user(project, &a)?,
-            None => None,
-        };
-        let st = self.stager(*project, &run, actor.as_ref())?;
-        let explicit: HashSet<Uuid> = run.explicit_ids.iter().copied().collect();
-        let topic = run.topic.clone().unwrap_or_default();
-        let mut state = run.clone();
-        std::thread::scope(|scope| {
-            let (tx, rx) = std::sync::mpsc::sync_channel::<PreparedChunk>(1);
-            let committer = scope.spawn(move || -> Result<()> {
-                for c in rx {
-                    let done = c.run.expanded;
-                    let (queued, frames) = self.commit_chunk(project, c)?;
-                    if !out(queued, frames) || done {
-                        break;
-                    }
-                }
-                Ok(())
-            });
-            let prepared = (|| -> Result<()> {
-                let mut size = (n / 8).max(1);
-                loop {
-                    let c =
-                        self.prepare_chunk(project, &st, &explicit, &topic, &mut state, size)?;
-                    size = (size * 2).min(n);
-                    let done = c.run.expanded;
-                    if tx.send(c).is_err() || done {
-                        return Ok(()); // the committer stopped: its result says why
-                    }
-                }
-            })();
-            drop(tx);
-            let committed = committer
-                .join()
-                .unwrap_or_else(|_| Err(Error::internal("topic expansion panicked")));
-            committed.and(prepared)
-        })
+    /// Prepares a chunk of a topic run's expansion as `delivery::expand`
+    /// staged it: its records encoded and its run indexes, outside any lock.
+    pub fn prepare_chunk(&self, project: &Uuid, chunk: StagedChunk) -> Result<Prepared> {
+        let StagedChunk {
+            run,
+            notifications,
+            queued,
+        } = chunk;
+        let mut part = self.stage_notifications(project, notifications, &queued);
+        self.stage_run_indexes(&mut part.w, project, &run, &mut part.nids);
+        Ok(Prepared::new(PreparedChunk { part, run, queued }))
     }
 
-    /// Prepares the next chunk of a topic run's expansion from `state` (the run
-    /// as it will be after the chunks already prepared), which it advances.
-    fn prepare_chunk(
+    /// Stores a prepared chunk: the recipients' feed entries and events under
+    /// their feed locks, and the run's pending counter and record under its
+    /// lock, in one commit with the run's expansion cursor, so a crash
+    /// resumes after the last committed chunk.
+    pub fn commit_chunk(
         &self,
         project: &Uuid,
-        st: &Stager,
-        explicit: &HashSet<Uuid>,
-        topic: &str,
-        state: &mut FlowRun,
-        n: usize,
-    ) -> Result<PreparedChunk> {
-        let chunk =
-            self.topic_subscribers_chunk(project, topic, state.expand_cursor.as_ref(), n)?;
-        let mut todo = Vec::with_capacity(chunk.len());
-        let done = expand::select(state, &chunk, n, explicit, &mut todo);
-        let stage = |uids: &[Uuid]| -> Result<Part> {
-            let mut part = Part::default();
-            for uid in uids {
-                if let Some(user) = self.user(project, uid)? {
-                    self.stage_notification(st, &user, &mut part)?;
-                }
-            }
-            part.finish(project);
-            Ok(part)
-        };
-        // Reading users and preferences and rendering is most of a chunk's
-        // cost and each recipient's own: two threads share a large chunk.
-        let parts = if todo.len() >= PARALLEL_STAGING {
-            let (a, b) = todo.split_at(todo.len() / 2);
-            std::thread::scope(|scope| {
-                let other = scope.spawn(|| stage(b));
-                let first = stage(a);
-                let second = other
-                    .join()
-                    .unwrap_or_else(|_| Err(Error::internal("staging panicked")));
-                Ok::<_, Error>(vec![first?, second?])
-            })?
-        } else {
-            vec![stage(&todo)?]
-        };
-        let mut c = PreparedChunk {
-            w: Writes::new(),
-            queued: vec![],
-            feed: vec![],
-            pending: 0,
-            run: state.clone(),
-        };
-        let mut nids = Vec::with_capacity(todo.len());
-        for part in parts {
-            c.w.append(part.w);
-            c.queued.extend(part.queued);
-            c.feed.extend(part.feed);
-            c.pending += part.pending;
-            nids.extend(part.nids);
-        }
-        state.notifications_count += nids.len() as u64;
-        self.stage_run_indexes(&mut c.w, project, state, &mut nids);
-        state.expanded = done;
-        c.run = state.clone();
-        Ok(c)
-    }
-
-    /// Commits a prepared chunk: the recipients' feed entries and events under
-    /// their feed locks, and the run's pending counter and record under its lock.
-    fn commit_chunk(
-        &self,
-        project: &Uuid,
-        c: PreparedChunk,
+        chunk: Prepared,
     ) -> Result<(Vec<QueueItem>, UserFrames)> {
         let PreparedChunk {
-            mut w,
-            queued,
-            feed,
-            pending,
+            part:
+                Part {
+                    mut w,
+                    feed,
+                    nids: _,
+                    pending,
+                },
             mut run,
-        } = c;
+            queued,
+        } = chunk.take()?;
         let rk = run_lock_key(project, &run.id);
         let _run = self.lock_runs([rk.as_slice()]);
-        let feed_keys: Vec<Vec<u8>> = feed
-            .iter()
-            .map(|(d, _)| feed_lock_key(project, &d.recipient_id))
-            .collect();
-        let _feeds = self.lock_feeds(feed_keys.iter().map(|k| k.as_slice()));
+        let _feeds = self.lock_feeds_of(project, &feed);
         let frames = self.stage_feeds(&mut w, project, feed)?;
         let pk = Key::new().id(project).id(&run.id);
         let now_pending = self.run_pending(&pk)? + pending;
         w.put(T::run_pending, &pk, now_pending.to_be_bytes());
-        if run.expanded && now_pending == 0 {
-            run.processed = true;
-            run.processed_at = Some(Timestamp::now());
+        if now_pending == 0 && settle::run_done(&mut run, Timestamp::now()) {
             w.del(T::runs_active, Key::new().id(&run.id).id(project));
         }
         w.put_rec(T::flow_runs, Key::new().id(project).id(&run.id), &run);
@@ -1137,20 +806,11 @@ impl Store {
     }
 }
 
-/// Chunks of at least this many recipients are staged by two threads.
-const PARALLEL_STAGING: usize = 64;
-
-/// One chunk of a topic run's expansion, staged and waiting for its commit.
+/// A chunk of a topic run's expansion, encoded and waiting for its commit.
 struct PreparedChunk {
-    w: Writes,
-    queued: Vec<QueueItem>,
-    /// In-app deliveries settled with their notifications, with their feed
-    /// entries' JSON (see `stage_feeds`).
-    feed: Vec<(Delivery, String)>,
-    /// Notifications of the chunk left pending.
-    pending: u64,
-    /// The run's record as of this chunk (cursor, count, `expanded`).
+    part: Part,
     run: FlowRun,
+    queued: Vec<QueueItem>,
 }
 
 /// The lock (run class) of a run's counter and record.
@@ -1324,25 +984,22 @@ mod tests {
         let p = Uuid::now_v7();
         let (old, new) = (Uuid::now_v7(), Uuid::now_v7());
         let mut w = Writes::new();
-        let put_group = |w: &mut Writes, (tail, v): (Vec<u8>, Vec<u8>)| {
-            w.put(T::notifications, Key::new().id(&p).bytes(&tail), v)
-        };
         let mut g = Grouper::default();
+        let mut next = crate::delivery::accept::NotificationIds::default();
         let mut ids = vec![];
         // 40 ids: groups of 16, 16 and 8; every fifth one stays alone
         for i in 0..40 {
-            let (nid, done) = g.next_id();
-            if let Some(done) = done {
-                put_group(&mut w, done);
-            }
+            let nid = next.next_id();
             if i % 5 == 0 {
                 w.put_rec(T::notifications, notif_key(&p, &nid), &rec(nid, old));
             } else {
-                g.add(&nid, codec::enc(&rec(nid, old)));
+                assert!(g.add(&nid, codec::enc(&rec(nid, old))).is_none());
             }
             ids.push(nid);
         }
-        put_group(&mut w, g.take().unwrap());
+        for (tail, v) in g.take() {
+            w.put(T::notifications, Key::new().id(&p).bytes(&tail), v);
+        }
         // another project's records are not visited
         let other = Uuid::now_v7();
         w.put_rec(
@@ -1355,7 +1012,7 @@ mod tests {
             ids[..16]
                 .iter()
                 .map(|i| &i.as_bytes()[..14])
-                .collect::<HashSet<_>>()
+                .collect::<std::collections::HashSet<_>>()
                 .len(),
             1
         );

@@ -1,11 +1,14 @@
-//! Users, their preferences, and user deletion.
+//! Users, their preferences, and user deletion. A user as a change leaves
+//! it is decided by the rules (`delivery::accept::patch_user`); this writes
+//! it (`stage_user_write`), for `PUT /users` and for a run's recipients.
 
 use super::keys::{tail_id, Key};
 use super::page::{scan, Page, PageReq};
 use super::{codec, Store, Writes, T};
+use crate::delivery::accept;
 use crate::error::{Error, Result};
-use crate::model::{new_id, Preferences, Timestamp, User, UserPatch};
-use std::collections::HashMap;
+use crate::model::{new_id, Preferences, User, UserPatch};
+use crate::storage::UserWrite;
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -79,83 +82,32 @@ impl Store {
             .ok_or_else(|| Error::not_found("user", ext))
     }
 
-    /// Stages a create-or-update of one user into `w`. `staged` holds users already
-    /// staged in the same write set (a run may name a user twice). Caller holds the
-    /// user's lock. Returns the user and whether it is new.
-    pub(crate) fn stage_user_upsert(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        ext: &str,
-        patch: &UserPatch,
-        staged: &mut HashMap<String, User>,
-    ) -> Result<(User, bool)> {
-        self.stage_user_upsert_at(Some(w), project, ext, patch, staged, new_id())
+    /// Stages a user as a change leaves it (see `UserWrite`): written when
+    /// it differs from the user as read, with its external id when it is new
+    /// (its feed's counts are cached empty: nobody can write to it before
+    /// this commit). The caller holds the user's lock and has checked that
+    /// the user is still `before`.
+    pub(crate) fn stage_user_write(&self, w: &mut Writes, project: &Uuid, u: &UserWrite) {
+        if u.before.as_ref() == Some(&u.after) {
+            return;
+        }
+        let user = &u.after;
+        w.put_rec(T::users, Key::new().id(project).id(&user.id), user);
+        if u.before.is_none() {
+            self.cache_new_feed(project, &user.id);
+            w.put(
+                T::users_by_ext,
+                Key::new().id(project).str(&u.external_id),
+                user.id.as_bytes(),
+            );
+        }
     }
 
-    /// `stage_user_upsert` with the id and moment a new user gets, and the
-    /// moment an updated one gets, given (`fresh`). Without `w` nothing is
-    /// staged and no cache is touched: a dry run that computes the user as
-    /// the same call with `w` would write it, if nothing changes in between
-    /// (`accept_run` renders from the dry run, outside the users' locks, and
-    /// compares it with the real one under them).
-    pub(crate) fn stage_user_upsert_at(
-        &self,
-        w: Option<&mut Writes>,
-        project: &Uuid,
-        ext: &str,
-        patch: &UserPatch,
-        staged: &mut HashMap<String, User>,
-        fresh: (Uuid, Timestamp),
-    ) -> Result<(User, bool)> {
-        let existing = match staged.get(ext) {
-            Some(u) => Some(u.clone()),
-            None => self.user_by_ext(project, ext)?,
-        };
-        let (mut user, created) = match existing {
-            Some(u) => (u, false),
-            None => {
-                let (id, now) = fresh;
-                if w.is_some() {
-                    self.cache_new_feed(project, &id);
-                }
-                (
-                    User {
-                        id,
-                        external_id: ext.to_string(),
-                        first_name: None,
-                        last_name: None,
-                        email: None,
-                        phone: None,
-                        avatar: None,
-                        locale: None,
-                        timezone: None,
-                        custom_fields: Default::default(),
-                        created_at: now,
-                        updated_at: now,
-                    },
-                    true,
-                )
-            }
-        };
-        let changed = patch.apply(&mut user);
-        if changed || created {
-            if !created {
-                user.updated_at = fresh.1;
-            }
-            if let Some(w) = w {
-                w.put_rec(T::users, Key::new().id(project).id(&user.id), &user);
-                if created {
-                    w.put(
-                        T::users_by_ext,
-                        Key::new().id(project).str(ext),
-                        user.id.as_bytes(),
-                    );
-                }
-            }
-        }
-        staged.insert(ext.to_string(), user.clone());
-        Ok((user, created))
+    /// Whether the user is subscribed to the topic `key`.
+    pub fn subscribed(&self, project: &Uuid, user: &Uuid, key: &str) -> Result<bool> {
+        Ok(self
+            .tree(T::sub_index)
+            .contains_key(Key::new().id(project).id(user).str(key))?)
     }
 
     /// `PUT /users/{external_id}`: returns the user and whether it was created.
@@ -166,12 +118,24 @@ impl Store {
         patch: &UserPatch,
     ) -> Result<(User, bool)> {
         let _g = self.lock(&user_lock_key(project, ext));
+        let before = self.user_by_ext(project, ext)?;
+        let created = before.is_none();
+        let fresh = new_id();
+        let mut after = before
+            .clone()
+            .unwrap_or_else(|| accept::new_user(ext, fresh));
+        accept::patch_user(&mut after, patch, fresh.1, created);
+        let u = UserWrite {
+            external_id: ext.to_string(),
+            before,
+            after,
+        };
         let mut w = Writes::new();
-        let r = self.stage_user_upsert(&mut w, project, ext, patch, &mut HashMap::new())?;
+        self.stage_user_write(&mut w, project, &u);
         let res = self.commit_durable(w);
         self.forget_users(project, [ext]);
         res?;
-        Ok(r)
+        Ok((u.after, created))
     }
 
     pub fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>> {
