@@ -1,8 +1,15 @@
 //! The bodies of users and run recipients: the profile fields a user or an
-//! inline recipient carries, and the schemas of the values they share (an
-//! external id, a time zone, an http(s) URL).
+//! inline recipient carries, the schemas of the values they share (an
+//! external id, a time zone, an http(s) URL), and a user's preferences. The
+//! User response is the engine's `model::User` itself (the live feed and the
+//! webhooks show it too).
 
+use crate::extract::{Given, Obj};
+use herald_actors::model::{self, ChannelType};
+use herald_actors::Validator;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
@@ -102,4 +109,232 @@ pub struct RecipientInput {
     #[schema(value_type = Option<TimeZone>)]
     pub timezone: Option<String>,
     pub custom_fields: Option<Map<String, Value>>,
+}
+
+// ================================================================ preferences
+
+/// One flag per channel type (all six present in a response).
+#[derive(Serialize, ToSchema)]
+pub struct ChannelTypeFlags {
+    pub chat: bool,
+    pub email: bool,
+    pub in_app: bool,
+    pub mobile_push: bool,
+    pub sms: bool,
+    pub web_push: bool,
+}
+
+impl From<&BTreeMap<ChannelType, bool>> for ChannelTypeFlags {
+    /// What a user did not turn off is on.
+    fn from(m: &BTreeMap<ChannelType, bool>) -> Self {
+        let on = |t| m.get(&t).copied().unwrap_or(true);
+        ChannelTypeFlags {
+            chat: on(ChannelType::Chat),
+            email: on(ChannelType::Email),
+            in_app: on(ChannelType::InApp),
+            mobile_push: on(ChannelType::MobilePush),
+            sms: on(ChannelType::Sms),
+            web_push: on(ChannelType::WebPush),
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct FlowPreferences {
+    pub channel_types: ChannelTypeFlags,
+    pub enabled: bool,
+    pub name: String,
+}
+
+/// A user's preferences: every flow of the project that is not archived, by handle.
+#[derive(Serialize, ToSchema)]
+pub struct Preferences {
+    pub channel_types: ChannelTypeFlags,
+    pub flows: BTreeMap<String, FlowPreferences>,
+}
+
+impl Preferences {
+    /// The full object: all six channel types, every given flow `(handle, name)`.
+    pub fn new<'a>(
+        p: &model::Preferences,
+        flows: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Self {
+        let flows = flows
+            .into_iter()
+            .map(|(handle, name)| {
+                let f = p.flows.get(handle).cloned().unwrap_or_default();
+                let view = FlowPreferences {
+                    channel_types: ChannelTypeFlags::from(&f.channel_types),
+                    enabled: f.enabled.unwrap_or(true),
+                    name: name.to_string(),
+                };
+                (handle.to_string(), view)
+            })
+            .collect();
+        Preferences {
+            channel_types: ChannelTypeFlags::from(&p.channel_types),
+            flows,
+        }
+    }
+}
+
+/// Some channel types (a preferences update).
+// Read from any object: a key that is no channel type is a 422 `inclusion` at
+// its path, not a refused body, so `Deserialize` is written out; the schema
+// (`deny_unknown_fields`) says no other key is allowed.
+#[derive(ToSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelTypeFlagsInput {
+    #[schema(value_type = Option<bool>, nullable = false)]
+    pub chat: Given<bool>,
+    #[schema(value_type = Option<bool>, nullable = false)]
+    pub email: Given<bool>,
+    #[schema(value_type = Option<bool>, nullable = false)]
+    pub in_app: Given<bool>,
+    #[schema(value_type = Option<bool>, nullable = false)]
+    pub mobile_push: Given<bool>,
+    #[schema(value_type = Option<bool>, nullable = false)]
+    pub sms: Given<bool>,
+    #[schema(value_type = Option<bool>, nullable = false)]
+    pub web_push: Given<bool>,
+    /// Keys that name no channel type.
+    #[schema(ignore)]
+    pub unknown: Vec<String>,
+}
+
+impl<'de> Deserialize<'de> for ChannelTypeFlagsInput {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut out = ChannelTypeFlagsInput::default();
+        for (k, val) in Map::<String, Value>::deserialize(d)? {
+            let given = Given::of(Some(&val));
+            match ChannelType::parse(&k) {
+                Some(t) => *out.flag_mut(t) = given,
+                None => out.unknown.push(k),
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl ChannelTypeFlagsInput {
+    fn flag_mut(&mut self, t: ChannelType) -> &mut Given<bool> {
+        match t {
+            ChannelType::Chat => &mut self.chat,
+            ChannelType::Email => &mut self.email,
+            ChannelType::InApp => &mut self.in_app,
+            ChannelType::MobilePush => &mut self.mobile_push,
+            ChannelType::Sms => &mut self.sms,
+            ChannelType::WebPush => &mut self.web_push,
+        }
+    }
+
+    /// The flags given; problems at `{path}.{key}`, in key order.
+    pub fn validate(&mut self, path: &str, v: &mut Validator) -> BTreeMap<ChannelType, bool> {
+        let mut keys: Vec<(String, Option<ChannelType>)> = ChannelType::ALL
+            .into_iter()
+            .map(|t| (t.as_str().to_string(), Some(t)))
+            .chain(self.unknown.iter().map(|k| (k.clone(), None)))
+            .collect();
+        keys.sort();
+        let mut out = BTreeMap::new();
+        for (k, t) in keys {
+            let Some(t) = t else {
+                v.push(format!("{path}.{k}"), "inclusion", "unknown channel type");
+                continue;
+            };
+            match self.flag_mut(t) {
+                Given::Absent => {}
+                Given::Value(b) => {
+                    out.insert(t, *b);
+                }
+                Given::Null | Given::Wrong(_) => {
+                    v.push(format!("{path}.{k}"), "format", "must be a boolean")
+                }
+            }
+        }
+        out
+    }
+}
+
+/// `channel_types` of a preferences update: an object, or null for none.
+fn channel_types_of(
+    given: &mut Given<ChannelTypeFlagsInput>,
+    path: &str,
+    v: &mut Validator,
+) -> BTreeMap<ChannelType, bool> {
+    match given {
+        Given::Absent | Given::Null => BTreeMap::new(),
+        Given::Value(c) => c.validate(path, v),
+        Given::Wrong(_) => {
+            v.push(path, "format", "must be an object");
+            BTreeMap::new()
+        }
+    }
+}
+
+#[derive(Deserialize, ToSchema, Default)]
+pub struct FlowPreferencesInput {
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub enabled: Given<bool>,
+    #[serde(default)]
+    #[schema(value_type = Option<ChannelTypeFlagsInput>)]
+    pub channel_types: Given<ChannelTypeFlagsInput>,
+}
+
+/// Partial update; an unknown channel type or flow handle is a 422 `inclusion`.
+#[derive(Deserialize, ToSchema, Default)]
+#[schema(example = json!({"channel_types": {"email": false}}))]
+pub struct PreferencesInput {
+    #[serde(default)]
+    #[schema(value_type = Option<ChannelTypeFlagsInput>)]
+    pub channel_types: Given<ChannelTypeFlagsInput>,
+    #[serde(default)]
+    #[schema(value_type = Option<BTreeMap<String, FlowPreferencesInput>>)]
+    pub flows: Given<BTreeMap<String, Value>>,
+}
+
+impl PreferencesInput {
+    /// The changes, every problem at its path (`live_handles`: the project's
+    /// flows that are not archived; another handle is a 422 `inclusion`).
+    pub fn validate(
+        mut self,
+        live_handles: &[String],
+    ) -> herald_actors::Result<model::Preferences> {
+        let mut v = Validator::new();
+        let mut p = model::Preferences {
+            channel_types: channel_types_of(&mut self.channel_types, "channel_types", &mut v),
+            ..Default::default()
+        };
+        match &self.flows {
+            Given::Absent | Given::Null => {}
+            Given::Wrong(_) => v.push("flows", "format", "must be an object"),
+            Given::Value(flows) => {
+                for (h, fp) in flows {
+                    let path = format!("flows.{h}");
+                    if !live_handles.iter().any(|x| x == h) {
+                        v.push(path, "inclusion", "no flow with this handle");
+                        continue;
+                    }
+                    let Given::Value(Obj(mut fp)) =
+                        Given::<Obj<FlowPreferencesInput>>::of(Some(fp))
+                    else {
+                        v.push(path, "format", "must be an object");
+                        continue;
+                    };
+                    let pref = model::FlowPreference {
+                        enabled: fp.enabled.flag(&format!("{path}.enabled"), &mut v),
+                        channel_types: channel_types_of(
+                            &mut fp.channel_types,
+                            &format!("{path}.channel_types"),
+                            &mut v,
+                        ),
+                    };
+                    p.flows.insert(h.clone(), pref);
+                }
+            }
+        }
+        v.finish()?;
+        Ok(p)
+    }
 }
