@@ -3,6 +3,7 @@
 //! template stays within its render limits is probed by the handler afterwards,
 //! on the blocking pool (`Steps::probes`).
 
+use super::users::UserInput;
 use crate::extract::{Given, Obj};
 use herald_actors::model::{self, ChannelType, Timestamp};
 use herald_actors::store::{AcceptInput, ActorSpec, RunRecipient};
@@ -563,7 +564,7 @@ impl RunInput {
                                     None
                                 }
                             };
-                            let patch = validate::user_patch(o, &p, &mut v);
+                            let patch = UserInput::of(o).validate(&p, &mut v);
                             if let Some(ext) = ext {
                                 recipients.push(RunRecipient {
                                     external_id: ext,
@@ -591,7 +592,7 @@ impl RunInput {
                 validate::external_id(s, "actor", &mut v).then(|| ActorSpec::Existing(s.clone()))
             }
             Given::Value(RecipientSpec::User(o)) => {
-                let patch = validate::user_patch(o, "actor", &mut v);
+                let patch = UserInput::of(o).validate("actor", &mut v);
                 match o.get("external_id") {
                     Some(Value::String(s))
                         if validate::external_id(s, "actor.external_id", &mut v) =>

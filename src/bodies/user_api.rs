@@ -4,6 +4,7 @@
 //! are the engine's (`model::FeedEntry`, `model::FeedMeta`): the live feed
 //! sends them too.
 
+use crate::bodies::users::UserInput;
 use crate::bodies::Page;
 use crate::extract::Given;
 use herald_actors::egress::EgressPolicy;
@@ -17,6 +18,33 @@ use uuid::Uuid;
 
 /// The longest push subscription identifier (a web push endpoint URL).
 const MAX_IDENTIFIER: usize = 4096;
+
+/// `PUT /user/v1/me`: the profile fields (`UserInput` in the document); an
+/// `external_id` may only restate the caller's.
+#[derive(Deserialize, Default)]
+pub struct MeInput {
+    #[serde(default)]
+    pub external_id: Given<Value>,
+    #[serde(flatten)]
+    pub profile: UserInput,
+}
+
+impl MeInput {
+    pub fn validate(&self, external_id: &str) -> herald_actors::Result<model::UserPatch> {
+        let mut v = Validator::new();
+        let restated = match &self.external_id {
+            Given::Absent => true,
+            Given::Null => false,
+            Given::Value(x) | Given::Wrong(x) => x.as_str() == Some(external_id),
+        };
+        if !restated {
+            v.push("external_id", "exclusion", "external_id cannot change");
+        }
+        let patch = self.profile.validate("", &mut v);
+        v.finish()?;
+        Ok(patch)
+    }
+}
 
 /// A channel as a user sees it (no config except a web push public key).
 #[derive(Serialize, ToSchema)]

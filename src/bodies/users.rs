@@ -6,7 +6,7 @@
 
 use crate::extract::{Given, Obj};
 use herald_actors::model::{self, ChannelType};
-use herald_actors::Validator;
+use herald_actors::{validate, Validator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -65,27 +65,128 @@ impl PartialSchema for TimeZone {
 impl ToSchema for TimeZone {}
 
 /// Profile fields of a user (partial update: only given fields change, `null` clears).
-#[derive(ToSchema)]
+#[derive(Deserialize, ToSchema, Default)]
 #[schema(example = json!({"first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.com", "locale": "en-GB", "timezone": "Europe/London", "custom_fields": {"plan": "pro"}}))]
 pub struct UserInput {
-    #[schema(max_length = 1000)]
-    pub first_name: Option<String>,
-    #[schema(max_length = 1000)]
-    pub last_name: Option<String>,
-    #[schema(format = Email, max_length = 1000)]
-    pub email: Option<String>,
-    #[schema(max_length = 1000)]
-    pub phone: Option<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 1000)]
+    pub first_name: Given<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 1000)]
+    pub last_name: Given<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>, format = Email, max_length = 1000)]
+    pub email: Given<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 1000)]
+    pub phone: Given<String>,
     /// An absolute http(s) URL.
+    #[serde(default)]
     #[schema(schema_with = avatar_schema)]
-    pub avatar: Option<String>,
+    pub avatar: Given<String>,
     /// A BCP 47 language tag (well-formed and made of registered subtags).
-    #[schema(example = "en-GB", format = "bcp47", max_length = 64)]
-    pub locale: Option<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "en-GB", format = "bcp47", max_length = 64)]
+    pub locale: Given<String>,
+    #[serde(default)]
     #[schema(value_type = Option<TimeZone>, example = "Europe/Paris")]
-    pub timezone: Option<String>,
+    pub timezone: Given<String>,
     /// Any JSON object, at most 64 KiB serialised.
-    pub custom_fields: Option<Map<String, Value>>,
+    #[serde(default)]
+    #[schema(value_type = Option<Map<String, Value>>)]
+    pub custom_fields: Given<Map<String, Value>>,
+}
+
+impl UserInput {
+    /// The profile fields of a user object given inline (a run's recipient or
+    /// actor): any object reads, its other keys are left to the caller.
+    pub fn of(o: &Map<String, Value>) -> Self {
+        serde_json::from_value(Value::Object(o.clone())).unwrap_or_default()
+    }
+
+    /// The change, every problem at `{prefix}.{field}` (`field` alone without one).
+    pub fn validate(&self, prefix: &str, v: &mut Validator) -> model::UserPatch {
+        let path = |k: &str| {
+            if prefix.is_empty() {
+                k.to_string()
+            } else {
+                format!("{prefix}.{k}")
+            }
+        };
+        // a string of at most MAX_STRING characters that passes `check` (reason, message)
+        let text = |k: &str,
+                    given: &Given<String>,
+                    check: &dyn Fn(&str) -> Option<(&'static str, &'static str)>,
+                    v: &mut Validator| {
+            match given.text(&path(k), validate::MAX_STRING, v) {
+                Some(Some(s)) => match check(&s) {
+                    Some((reason, message)) => {
+                        v.push(path(k), reason, message);
+                        None
+                    }
+                    None => Some(Some(s)),
+                },
+                other => other,
+            }
+        };
+        let any = |_: &str| None;
+        let mut p = model::UserPatch {
+            first_name: text("first_name", &self.first_name, &any, v),
+            last_name: text("last_name", &self.last_name, &any, v),
+            email: text(
+                "email",
+                &self.email,
+                &|s| (!validate::is_email(s)).then_some(("format", "must be an email address")),
+                v,
+            ),
+            phone: text("phone", &self.phone, &any, v),
+            avatar: text(
+                "avatar",
+                &self.avatar,
+                &|s| {
+                    (!validate::is_http_url(s))
+                        .then_some(("format", "must be an absolute http(s) URL"))
+                },
+                v,
+            ),
+            locale: text(
+                "locale",
+                &self.locale,
+                &|s| {
+                    (!validate::is_locale(s)).then_some(("format", "must be a BCP 47 language tag"))
+                },
+                v,
+            ),
+            timezone: text(
+                "timezone",
+                &self.timezone,
+                &|s| {
+                    (!validate::is_timezone(s))
+                        .then_some(("inclusion", "must be an IANA time zone"))
+                },
+                v,
+            ),
+            custom_fields: None,
+        };
+        p.custom_fields = match &self.custom_fields {
+            Given::Absent => None,
+            Given::Null => Some(None),
+            Given::Value(m) => {
+                let size = serde_json::to_vec(m).map(|b| b.len()).unwrap_or(usize::MAX);
+                if size > validate::MAX_CUSTOM_FIELDS {
+                    v.push(path("custom_fields"), "length", "at most 64 KiB serialised");
+                    None
+                } else {
+                    Some(Some(m.clone()))
+                }
+            }
+            Given::Wrong(_) => {
+                v.push(path("custom_fields"), "format", "must be an object");
+                None
+            }
+        };
+        p
+    }
 }
 
 /// A run recipient identified inline: `external_id` plus any user fields.

@@ -5,8 +5,8 @@ use super::{created, list as list_page, no_content, ok};
 use crate::auth::UserCtx;
 use crate::bodies;
 use crate::bodies::user_api::{
-    FeedEntryPatch, MarkAllResult, PushSubscription, PushSubscriptionDelete, PushSubscriptionInput,
-    UserChannel,
+    FeedEntryPatch, MarkAllResult, MeInput, PushSubscription, PushSubscriptionDelete,
+    PushSubscriptionInput, UserChannel,
 };
 use crate::bodies::{List, Page};
 use crate::errors::{ApiError, ApiResult};
@@ -21,7 +21,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::actors::{MarkAll, UpdateEntry};
 use herald_actors::model::{ChannelType, Delivery, FeedCounts};
 use herald_actors::store::FeedUpdate;
-use herald_actors::{validate, Error, Validator};
+use herald_actors::Error;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -30,15 +30,8 @@ pub async fn me(u: UserCtx) -> ApiResult<HttpResponse> {
 }
 
 pub async fn update_me(u: UserCtx, body: Body, st: State) -> ApiResult<HttpResponse> {
-    let m = body.object()?;
-    let mut v = Validator::new();
-    if let Some(e) = m.get("external_id") {
-        if e.as_str() != Some(u.user.external_id.as_str()) {
-            v.push("external_id", "exclusion", "external_id cannot change");
-        }
-    }
-    let patch = validate::user_patch(&m, "", &mut v);
-    v.finish()?;
+    let input: MeInput = typed(&body.object()?)?;
+    let patch = input.validate(&u.user.external_id)?;
     let (pid, ext) = (u.project.id, u.user.external_id.clone());
     let (user, _) = st.engine.upsert_user(pid, ext, patch).await?;
     Ok(ok(&user))

@@ -3,7 +3,7 @@
 use super::{created, list as list_page, no_content, ok};
 use crate::auth::Admin;
 use crate::bodies::user_api::FeedPage;
-use crate::bodies::users::{Preferences, PreferencesInput};
+use crate::bodies::users::{Preferences, PreferencesInput, UserInput};
 use crate::errors::ApiResult;
 use crate::extract::{path_str, typed, Body, Query};
 use crate::pagination;
@@ -31,9 +31,9 @@ fn ext_id(req: &HttpRequest) -> ApiResult<String> {
 
 pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
     let ext = ext_id(&req)?;
-    let m = body.object()?;
+    let input: UserInput = typed(&body.object()?)?;
     let mut v = Validator::new();
-    let patch = validate::user_patch(&m, "", &mut v);
+    let patch = input.validate("", &mut v);
     v.finish()?;
     let pid = a.project.id;
     let (user, was_created) = st.engine.upsert_user(pid, ext, patch).await?;
