@@ -439,3 +439,28 @@ impl PreferencesInput {
         Ok(p)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_input_reports_every_problem_at_its_path() {
+        let m: Map<String, Value> = serde_json::from_str(
+            r#"{"email":"x","avatar":"ftp://a/b","timezone":"Nowhere/City","custom_fields":[1],"first_name":null}"#,
+        )
+        .unwrap();
+        let mut v = Validator::new();
+        let p = UserInput::of(&m).validate("recipients.0", &mut v);
+        let got: Vec<(String, &str)> = v
+            .fields
+            .iter()
+            .map(|f| (f.field.clone(), f.reason))
+            .collect();
+        assert!(got.contains(&("recipients.0.email".into(), "format")));
+        assert!(got.contains(&("recipients.0.avatar".into(), "format")));
+        assert!(got.contains(&("recipients.0.timezone".into(), "inclusion")));
+        assert!(got.contains(&("recipients.0.custom_fields".into(), "format")));
+        assert_eq!(p.first_name, Some(None), "null clears");
+    }
+}
