@@ -553,16 +553,6 @@ pub struct Notification {
     pub updated_at: Timestamp,
 }
 
-impl Notification {
-    pub fn status(&self) -> &'static str {
-        if self.processed {
-            "processed"
-        } else {
-            "pending"
-        }
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DeliveryStatus {
