@@ -259,6 +259,14 @@ impl Given<String> {
         }
     }
 
+    /// A body's only field, a required text: the text, or the 422.
+    pub fn only_required_text(&self, path: &str, max: usize) -> herald_actors::Result<String> {
+        let mut v = herald_actors::Validator::new();
+        let s = self.required_text(path, max, &mut v);
+        v.finish()?;
+        Ok(s.unwrap_or_default())
+    }
+
     /// A required non-empty string of at most `max` chars.
     pub fn required_text(
         &self,

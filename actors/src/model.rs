@@ -192,7 +192,7 @@ impl Project {
         }
     }
 
-    /// [`OperatorProject`] as JSON.
+    /// [`OperatorProject`] as a JSON tree (for callers that inspect it).
     pub fn operator_view(&self) -> Value {
         serde_json::to_value(OperatorProject::from(self)).unwrap_or(Value::Null)
     }

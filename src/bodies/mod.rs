@@ -123,12 +123,7 @@ pub struct SigningKeyInput {
 impl SigningKeyInput {
     /// The PEM as given (its key is parsed by the handler).
     pub fn validate(&self) -> herald_actors::Result<String> {
-        let mut v = Validator::new();
-        let pem = self
-            .public_key
-            .required_text("public_key", 16 * 1024, &mut v);
-        v.finish()?;
-        Ok(pem.unwrap_or_default())
+        self.public_key.only_required_text("public_key", 16 * 1024)
     }
 }
 
@@ -228,9 +223,6 @@ pub struct SubscriptionInput {
 impl SubscriptionInput {
     /// The external id.
     pub fn validate(&self) -> herald_actors::Result<String> {
-        let mut v = Validator::new();
-        let ext = self.external_id.required_text("external_id", 255, &mut v);
-        v.finish()?;
-        Ok(ext.expect("validated"))
+        self.external_id.only_required_text("external_id", 255)
     }
 }

@@ -18,10 +18,7 @@ pub struct NewProject {
 impl NewProject {
     /// The name: 1 to 100 characters.
     pub fn validate(&self) -> herald_actors::Result<String> {
-        let mut v = Validator::new();
-        let name = self.name.required_text("name", 100, &mut v);
-        v.finish()?;
-        Ok(name.unwrap_or_default())
+        self.name.only_required_text("name", 100)
     }
 }
 

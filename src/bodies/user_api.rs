@@ -216,12 +216,8 @@ pub struct PushSubscriptionDelete {
 impl PushSubscriptionDelete {
     /// The identifier.
     pub fn validate(&self) -> herald_actors::Result<String> {
-        let mut v = Validator::new();
-        let identifier = self
-            .identifier
-            .required_text("identifier", MAX_IDENTIFIER, &mut v);
-        v.finish()?;
-        Ok(identifier.unwrap_or_default())
+        self.identifier
+            .only_required_text("identifier", MAX_IDENTIFIER)
     }
 }
 
