@@ -98,12 +98,6 @@ pub struct UserInput {
 }
 
 impl UserInput {
-    /// The profile fields of a user object given inline (a run's recipient or
-    /// actor): any object reads, its other keys are left to the caller.
-    pub fn of(o: &Map<String, Value>) -> Self {
-        serde_json::from_value(Value::Object(o.clone())).unwrap_or_default()
-    }
-
     /// The change, every problem at `{prefix}.{field}` (`field` alone without one).
     pub fn validate(&self, prefix: &str, v: &mut Validator) -> model::UserPatch {
         let path = |k: &str| {
@@ -189,28 +183,35 @@ impl UserInput {
     }
 }
 
-/// A run recipient identified inline: `external_id` plus any user fields.
-#[derive(ToSchema)]
+/// A run recipient or actor identified inline: `external_id` plus any user
+/// fields (`UserInput`).
+#[derive(Deserialize, Default)]
 pub struct RecipientInput {
-    #[schema(min_length = 1, max_length = 255)]
-    pub external_id: String,
-    #[schema(max_length = 1000)]
-    pub first_name: Option<String>,
-    #[schema(max_length = 1000)]
-    pub last_name: Option<String>,
-    #[schema(format = Email, max_length = 1000)]
-    pub email: Option<String>,
-    #[schema(max_length = 1000)]
-    pub phone: Option<String>,
-    #[schema(schema_with = avatar_schema)]
-    pub avatar: Option<String>,
-    /// A BCP 47 language tag (well-formed and made of registered subtags).
-    #[schema(format = "bcp47", max_length = 64)]
-    pub locale: Option<String>,
-    #[schema(value_type = Option<TimeZone>)]
-    pub timezone: Option<String>,
-    pub custom_fields: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub external_id: Given<String>,
+    #[serde(flatten)]
+    pub profile: UserInput,
 }
+
+impl PartialSchema for RecipientInput {
+    /// `UserInput`'s properties and `external_id`, which is required (written
+    /// out rather than derived: utoipa would make a flattened field an `allOf`).
+    fn schema() -> RefOr<Schema> {
+        let RefOr::T(Schema::Object(mut o)) = UserInput::schema() else {
+            return UserInput::schema();
+        };
+        o.properties
+            .insert("external_id".into(), ExternalId::schema());
+        o.required = vec!["external_id".into()];
+        o.description =
+            Some("A run recipient identified inline: `external_id` plus any user fields.".into());
+        o.example = None;
+        o.examples = vec![];
+        Schema::Object(o).into()
+    }
+}
+
+impl ToSchema for RecipientInput {}
 
 // ================================================================ preferences
 
@@ -446,12 +447,12 @@ mod tests {
 
     #[test]
     fn user_input_reports_every_problem_at_its_path() {
-        let m: Map<String, Value> = serde_json::from_str(
+        let input: UserInput = serde_json::from_str(
             r#"{"email":"x","avatar":"ftp://a/b","timezone":"Nowhere/City","custom_fields":[1],"first_name":null}"#,
         )
         .unwrap();
         let mut v = Validator::new();
-        let p = UserInput::of(&m).validate("recipients.0", &mut v);
+        let p = input.validate("recipients.0", &mut v);
         let got: Vec<(String, &str)> = v
             .fields
             .iter()

@@ -700,6 +700,7 @@ export interface PushSubscriptionList {
 export interface RecipientInput {
   /** An absolute http(s) URL. */
   avatar?: string | null;
+  /** Any JSON object, at most 64 KiB serialised. */
   custom_fields?: Record<string, unknown> | null;
   email?: string | null;
   external_id: string;
