@@ -493,7 +493,7 @@ pub enum RecipientSpec {
     #[schema(value_type = super::users::ExternalId)]
     ExternalId(String),
     #[schema(value_type = Box<RecipientInput>)]
-    User(Obj<RecipientInput>),
+    User(Box<Obj<RecipientInput>>),
 }
 
 #[derive(Deserialize, ToSchema, Default)]
@@ -545,7 +545,8 @@ impl RunInput {
                                 });
                             }
                         }
-                        Given::Value(RecipientSpec::User(Obj(r))) => {
+                        Given::Value(RecipientSpec::User(user)) => {
+                            let Obj(r) = user.as_ref();
                             let ext = match &r.external_id {
                                 Given::Value(s) => {
                                     validate::external_id(s, &format!("{p}.external_id"), &mut v)
@@ -591,7 +592,8 @@ impl RunInput {
             Given::Value(RecipientSpec::ExternalId(s)) => {
                 validate::external_id(s, "actor", &mut v).then(|| ActorSpec::Existing(s.clone()))
             }
-            Given::Value(RecipientSpec::User(Obj(r))) => {
+            Given::Value(RecipientSpec::User(user)) => {
+                let Obj(r) = user.as_ref();
                 let patch = r.profile.validate("actor", &mut v);
                 match &r.external_id {
                     Given::Value(s) if validate::external_id(s, "actor.external_id", &mut v) => {
