@@ -181,58 +181,6 @@ pub fn path_uuid(req: &HttpRequest, name: &str) -> ApiResult<Uuid> {
         .map_err(|_| ApiError(Error::invalid_uuid(name)))
 }
 
-/// Typed reads of JSON fields that record every problem at its dot-path.
-pub struct Fields<'a> {
-    pub map: &'a Map<String, Value>,
-    pub prefix: String,
-}
-
-impl<'a> Fields<'a> {
-    pub fn new(map: &'a Map<String, Value>) -> Self {
-        Fields {
-            map,
-            prefix: String::new(),
-        }
-    }
-    pub fn path(&self, k: &str) -> String {
-        if self.prefix.is_empty() {
-            k.to_string()
-        } else {
-            format!("{}.{k}", self.prefix)
-        }
-    }
-    /// `None`: absent; `Some(None)`: null; `Some(Some(s))`: a string of at most `max` chars.
-    pub fn opt_str(
-        &self,
-        k: &str,
-        max: usize,
-        v: &mut herald_actors::Validator,
-    ) -> Option<Option<String>> {
-        Given::<String>::of(self.map.get(k)).text(&self.path(k), max, v)
-    }
-    /// A required non-empty string.
-    pub fn req_str(&self, k: &str, max: usize, v: &mut herald_actors::Validator) -> Option<String> {
-        Given::<String>::of(self.map.get(k)).required_text(&self.path(k), max, v)
-    }
-    pub fn opt_bool(&self, k: &str, v: &mut herald_actors::Validator) -> Option<bool> {
-        Given::<bool>::of(self.map.get(k)).flag(&self.path(k), v)
-    }
-    pub fn opt_object(
-        &self,
-        k: &str,
-        v: &mut herald_actors::Validator,
-    ) -> Option<&'a Map<String, Value>> {
-        match self.map.get(k) {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(m)) => Some(m),
-            Some(_) => {
-                v.push(self.path(k), "format", "must be an object");
-                None
-            }
-        }
-    }
-}
-
 /// A typed request body from the body's object. A type of `Given` fields reads
 /// any object; anything else would be a bug, answered as a 500.
 pub fn typed<T: serde::de::DeserializeOwned>(m: &Map<String, Value>) -> ApiResult<T> {
@@ -309,6 +257,14 @@ impl Given<String> {
                 None
             }
         }
+    }
+
+    /// A body's only field, a required text: the text, or the 422.
+    pub fn only_required_text(&self, path: &str, max: usize) -> herald_actors::Result<String> {
+        let mut v = herald_actors::Validator::new();
+        let s = self.required_text(path, max, &mut v);
+        v.finish()?;
+        Ok(s.unwrap_or_default())
     }
 
     /// A required non-empty string of at most `max` chars.

@@ -1,14 +1,12 @@
 //! The OpenAPI 3.1 document of the HTTP API (API.md §9), served at `/openapi.json`
 //! and browsable at `/docs`.
 //!
-//! Handlers take and return `serde_json` values, so the document is not derived
-//! from handler signatures: the schemas below are small structs that mirror the
-//! JSON the handlers produce (`#[derive(ToSchema)]`), and the operations are one
-//! table (`operations`) built with utoipa's builder types. A test keeps this table
+//! The schemas are derived from the body types the handlers read and write
+//! (`crate::bodies`, and the engine's `model` for the bodies it serialises
+//! itself), so a shape is written once; the operations are one table
+//! (`operations`) built with utoipa's builder types. A test keeps this table
 //! and the route table in `routes/mod.rs` in sync; schemathesis in CI checks that
 //! the server answers what the document says.
-
-#![allow(dead_code)] // the schema structs are never constructed: they only describe JSON
 
 mod channels;
 
@@ -16,14 +14,25 @@ use crate::bodies::flows::{
     self, ChannelStep, ChannelStepType, DelayStep, DelayStepType, Flow, FlowInput, FlowStatus,
     FlowUpdate, RecipientSpec, RunInput, Step, StepInput, Template,
 };
+use crate::bodies::notifications::{FlowRun, Notification, ProcessingStatus};
+use crate::bodies::user_api::{
+    FeedEntryPatch, FeedPage, MarkAllResult, PushKeys, PushSubscription, PushSubscriptionDelete,
+    PushSubscriptionInput, UserChannel,
+};
+use crate::bodies::users::{
+    ChannelTypeFlags, ChannelTypeFlagsInput, FlowPreferences, FlowPreferencesInput, Preferences,
+    PreferencesInput,
+};
 use crate::bodies::{
-    Health, Project, ProjectUpdate, SigningKeyInput, SigningKeyPair, Subscription,
+    Health, Page, Project, ProjectUpdate, SigningKeyInput, SigningKeyPair, Subscription,
     SubscriptionInput, Topic, TopicInput,
 };
 use crate::errors::{ErrorBody, ErrorCode, ErrorResponse};
-use chrono::{DateTime, Utc};
-use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use herald_actors::model::{
+    ChannelStatus, ChannelType, DeliveryData, DeliveryError, DeliveryStatus, DeliveryView,
+    FeedEntry, FeedMeta, FlowRunAccepted, PendingStatus, User,
+};
+use serde_json::Value;
 use std::sync::OnceLock;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::{
@@ -40,352 +49,11 @@ use utoipa::openapi::{
     ContentBuilder, InfoBuilder, LicenseBuilder, OpenApi, OpenApiBuilder, Ref, RefOr, Required,
 };
 use utoipa::{PartialSchema, ToSchema};
-use uuid::Uuid;
 
 pub use crate::bodies::users::{ExternalId, RecipientInput, TimeZone, UserInput, HTTP_URL};
 
-// ================================================================ schemas: shared
-
 // `Error` (the body of every non-2xx response), `ErrorBody`, `ErrorCode`:
 // `crate::errors`.
-
-/// The `page` object of every list.
-#[derive(ToSchema)]
-pub struct Page {
-    pub limit: u32,
-    /// Cursor for the next (older) page; null when nothing follows.
-    pub after: Option<String>,
-    /// Cursor for the previous (newer) page; null when nothing precedes.
-    pub before: Option<String>,
-    pub has_more_after: bool,
-    pub has_more_before: bool,
-}
-
-#[derive(ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ChannelType {
-    Chat,
-    Email,
-    InApp,
-    MobilePush,
-    Sms,
-    WebPush,
-}
-
-// ================================================================ project
-
-// `Project`, `ProjectUpdate`, `SigningKeyInput`, `SigningKeyPair`: `crate::bodies`.
-
-// ================================================================ users
-
-#[derive(ToSchema)]
-pub struct User {
-    pub id: Uuid,
-    pub external_id: String,
-    pub first_name: Option<String>,
-    pub last_name: Option<String>,
-    pub email: Option<String>,
-    pub phone: Option<String>,
-    pub avatar: Option<String>,
-    pub locale: Option<String>,
-    pub timezone: Option<String>,
-    pub custom_fields: Map<String, Value>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-// ================================================================ preferences
-
-/// One flag per channel type (all six present in a response).
-#[derive(ToSchema)]
-pub struct ChannelTypeFlags {
-    pub chat: bool,
-    pub email: bool,
-    pub in_app: bool,
-    pub mobile_push: bool,
-    pub sms: bool,
-    pub web_push: bool,
-}
-
-/// Some channel types (a preferences update).
-#[derive(ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ChannelTypeFlagsInput {
-    #[schema(nullable = false)]
-    pub chat: Option<bool>,
-    #[schema(nullable = false)]
-    pub email: Option<bool>,
-    #[schema(nullable = false)]
-    pub in_app: Option<bool>,
-    #[schema(nullable = false)]
-    pub mobile_push: Option<bool>,
-    #[schema(nullable = false)]
-    pub sms: Option<bool>,
-    #[schema(nullable = false)]
-    pub web_push: Option<bool>,
-}
-
-#[derive(ToSchema)]
-pub struct FlowPreferences {
-    pub name: String,
-    pub enabled: bool,
-    pub channel_types: ChannelTypeFlags,
-}
-
-/// A user's preferences: every flow of the project that is not archived, by handle.
-#[derive(ToSchema)]
-pub struct Preferences {
-    pub channel_types: ChannelTypeFlags,
-    pub flows: BTreeMap<String, FlowPreferences>,
-}
-
-#[derive(ToSchema)]
-pub struct FlowPreferencesInput {
-    pub enabled: Option<bool>,
-    pub channel_types: Option<ChannelTypeFlagsInput>,
-}
-
-/// Partial update; an unknown channel type or flow handle is a 422 `inclusion`.
-#[derive(ToSchema)]
-#[schema(example = json!({"channel_types": {"email": false}}))]
-pub struct PreferencesInput {
-    pub channel_types: Option<ChannelTypeFlagsInput>,
-    pub flows: Option<BTreeMap<String, FlowPreferencesInput>>,
-}
-
-// ================================================================ channels
-
-#[derive(ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ChannelStatus {
-    Unconfigured,
-    Active,
-    Revoked,
-}
-
-// `Channel`, `ChannelInput` and `ChannelUpdate`: one alternative per provider,
-// written as JSON in `channels.rs` (see `json()`).
-
-/// A channel as a user sees it (no config except a web push public key).
-#[derive(ToSchema)]
-pub struct UserChannel {
-    pub id: Uuid,
-    #[serde(rename = "type")]
-    pub kind: ChannelType,
-    pub name: String,
-    pub provider: String,
-    pub status: ChannelStatus,
-    /// Web push channels only.
-    pub vapid_public_key: Option<String>,
-}
-
-#[derive(ToSchema)]
-pub struct PushSubscription {
-    pub id: Uuid,
-    pub channel_id: Uuid,
-    pub identifier: String,
-    pub platform: Option<String>,
-    pub created_at: DateTime<Utc>,
-}
-
-#[derive(ToSchema)]
-pub struct PushKeys {
-    pub p256dh: String,
-    pub auth: String,
-}
-
-/// A device or browser subscription; web push needs the endpoint URL as
-/// `identifier` and `keys`.
-#[derive(ToSchema)]
-#[schema(example = json!({"identifier": "device-token-1", "platform": "ios"}))]
-pub struct PushSubscriptionInput {
-    #[schema(min_length = 1, max_length = 4096)]
-    pub identifier: String,
-    pub keys: Option<PushKeys>,
-    #[schema(max_length = 64)]
-    pub platform: Option<String>,
-}
-
-#[derive(ToSchema)]
-pub struct PushSubscriptionDelete {
-    #[schema(min_length = 1, max_length = 4096)]
-    pub identifier: String,
-}
-
-// ================================================================ flows
-
-// `Flow`, `FlowStatus`, `Step` (`ChannelStep`, `DelayStep`), `Template`,
-// `FlowInput`, `FlowUpdate`, `StepInput` (`ChannelStepInput`): `crate::bodies::flows`.
-
-// `RecipientSpec`, `RunInput`: `crate::bodies::flows`.
-
-#[derive(ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum PendingStatus {
-    Pending,
-}
-
-#[derive(ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ProcessingStatus {
-    Pending,
-    Processed,
-}
-
-/// The 202 answer to a run: stored durably, delivered asynchronously.
-#[derive(ToSchema)]
-pub struct FlowRunAccepted {
-    pub id: Uuid,
-    pub flow_id: Uuid,
-    pub status: PendingStatus,
-    pub recipients_count: u64,
-    pub created_at: DateTime<Utc>,
-}
-
-#[derive(ToSchema)]
-pub struct FlowRun {
-    pub id: Uuid,
-    pub flow_id: Uuid,
-    pub status: ProcessingStatus,
-    pub recipients_count: u64,
-    pub notifications_count: u64,
-    pub topic: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub processed_at: Option<DateTime<Utc>>,
-}
-
-// ================================================================ topics
-
-// `Topic`, `TopicInput`, `Subscription`, `SubscriptionInput`: `crate::bodies`.
-
-// ================================================================ notifications, deliveries, feed
-
-#[derive(ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum DeliveryStatus {
-    Pending,
-    Sent,
-    Failed,
-    Skipped,
-}
-
-#[derive(ToSchema)]
-pub struct DeliveryError {
-    /// `preference`, `missing_address`, `invalid_address`, `provider_unauthorized`,
-    /// `provider_rejected`, `provider_unavailable`, `provider_revoked`,
-    /// `provider_not_configured`, `subscription_expired`, `destination_not_allowed`
-    /// (the egress guard refused the address; nothing was sent)…
-    pub code: String,
-    pub message: String,
-}
-
-/// The rendered content of a delivery.
-#[derive(ToSchema)]
-pub struct Rendered {
-    pub subject: String,
-    pub body: String,
-    pub html: Option<String>,
-    pub url: Option<String>,
-    /// Per-device outcomes and other provider facts (push channels).
-    pub outcomes: Option<Value>,
-}
-
-#[derive(ToSchema)]
-pub struct Delivery {
-    pub id: Uuid,
-    pub notification_id: Uuid,
-    pub flow_run_id: Uuid,
-    pub flow_id: Uuid,
-    pub channel_id: Uuid,
-    pub channel_type: ChannelType,
-    pub topic: Option<String>,
-    pub status: DeliveryStatus,
-    pub data: Rendered,
-    pub actor_id: Option<Uuid>,
-    pub recipient_id: Uuid,
-    pub attempts: u32,
-    pub error: Option<DeliveryError>,
-    pub next_attempt_at: Option<DateTime<Utc>>,
-    pub sent_at: Option<DateTime<Utc>>,
-    pub seen_at: Option<DateTime<Utc>>,
-    pub read_at: Option<DateTime<Utc>>,
-    pub clicked_at: Option<DateTime<Utc>>,
-    pub archived_at: Option<DateTime<Utc>>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-#[derive(ToSchema)]
-pub struct Notification {
-    pub id: Uuid,
-    pub flow_id: Uuid,
-    pub flow_run_id: Uuid,
-    pub topic: Option<String>,
-    pub status: ProcessingStatus,
-    /// The run's `data`.
-    pub data: Value,
-    pub actor_id: Option<Uuid>,
-    /// Null once the user is deleted.
-    pub actor: Option<User>,
-    pub recipient_id: Uuid,
-    /// Null once the user is deleted.
-    pub recipient: Option<User>,
-    pub deliveries: Vec<Delivery>,
-    pub processed_at: Option<DateTime<Utc>>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-/// An in_app delivery as its recipient sees it (id = delivery id).
-#[derive(ToSchema)]
-pub struct FeedEntry {
-    pub id: Uuid,
-    pub notification_id: Uuid,
-    pub flow_id: Uuid,
-    pub topic: Option<String>,
-    pub data: Rendered,
-    pub actor: Option<User>,
-    pub read: bool,
-    pub seen: bool,
-    pub archived: bool,
-    pub clicked: bool,
-    pub seen_at: Option<DateTime<Utc>>,
-    pub read_at: Option<DateTime<Utc>>,
-    pub clicked_at: Option<DateTime<Utc>>,
-    pub archived_at: Option<DateTime<Utc>>,
-    pub created_at: DateTime<Utc>,
-}
-
-/// Counts of the feed, archived entries left out.
-#[derive(ToSchema)]
-pub struct FeedMeta {
-    pub unread_count: u64,
-    pub unseen_count: u64,
-}
-
-#[derive(ToSchema)]
-pub struct FeedPage {
-    pub items: Vec<FeedEntry>,
-    pub page: Page,
-    pub meta: FeedMeta,
-}
-
-/// `read` implies `seen`; un-reading or un-seeing is a 409.
-#[derive(ToSchema)]
-#[schema(example = json!({"seen": true, "read": true}))]
-pub struct FeedEntryPatch {
-    pub seen: Option<bool>,
-    pub read: Option<bool>,
-    /// Only `true`.
-    pub clicked: Option<bool>,
-    pub archived: Option<bool>,
-}
-
-#[derive(ToSchema)]
-pub struct MarkAllResult {
-    pub updated: u64,
-    pub meta: FeedMeta,
-}
 
 // ================================================================ the document
 
@@ -1322,12 +990,12 @@ fn components() -> utoipa::openapi::schema::Components {
         SubscriptionInput,
         DeliveryStatus,
         DeliveryError,
-        Rendered,
-        Delivery,
+        DeliveryData,
+        DeliveryView,
         Notification,
-        FeedEntry,
+        FeedEntry<'static>,
         FeedMeta,
-        FeedPage,
+        FeedPage<'static>,
         FeedEntryPatch,
         MarkAllResult,
     );

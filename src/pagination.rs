@@ -4,6 +4,7 @@
 //! signed (HMAC-SHA256 with a per-data-dir key), so a tampered, foreign or expired
 //! cursor is recognised and refused with 400 `invalid_param`.
 
+use crate::bodies::{List, Page as PageBody};
 use crate::errors::{ApiError, ApiResult};
 use crate::extract::Query;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
@@ -11,7 +12,6 @@ use base64::Engine;
 use herald_actors::store::{Page, PageReq};
 use herald_actors::Error;
 use hmac::{Hmac, Mac};
-use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 pub const DEFAULT_LIMIT: usize = 25;
@@ -148,11 +148,14 @@ pub fn parse(
 
 impl Paging {
     /// The list response: `{items, page}`.
-    pub fn respond<T>(&self, page: &Page<T>, items: Vec<Value>) -> Value {
-        json!({"items": items, "page": self.page_object(page)})
+    pub fn respond<T, I>(&self, page: &Page<T>, items: Vec<I>) -> List<I> {
+        List {
+            items,
+            page: self.page_object(page),
+        }
     }
 
-    pub fn page_object<T>(&self, page: &Page<T>) -> Value {
+    pub fn page_object<T>(&self, page: &Page<T>) -> PageBody {
         let after = match (&page.last_key, page.has_more_after) {
             (Some(k), true) => Some(encode(&self.key, b'a', &self.binding, k)),
             _ => None,
@@ -161,12 +164,12 @@ impl Paging {
             (Some(k), true) => Some(encode(&self.key, b'b', &self.binding, k)),
             _ => None,
         };
-        json!({
-            "limit": self.req.limit,
-            "after": after,
-            "before": before,
-            "has_more_after": page.has_more_after,
-            "has_more_before": page.has_more_before,
-        })
+        PageBody {
+            after,
+            before,
+            has_more_after: page.has_more_after,
+            has_more_before: page.has_more_before,
+            limit: self.req.limit,
+        }
     }
 }

@@ -5,8 +5,10 @@
 //! print the same thing. Exit codes: 0 done, 1 failed, 2 usage (clap's own,
 //! and `delete` without `--yes`).
 
+use crate::bodies::ops::Items;
 use crate::configuration::Settings;
 use clap::{Args, Subcommand};
+use herald_actors::model::OperatorProject;
 use herald_actors::Store;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -245,39 +247,38 @@ fn local(op: &Op, dir: &Path) -> Result<Value, Failure> {
         }
         f
     })?;
-    let v = match op {
+    // the operator API's bodies, so both paths print the same
+    let body = match op {
         Op::Create(name) => {
             let keys = store.create_project(name, None)?;
             let p = store
                 .project_by_name(name)?
                 .ok_or_else(|| herald_actors::Error::internal("project created but not found"))?;
-            let mut v = p.operator_view();
-            v["secret_key"] = json!(keys.secret_key);
-            v
+            serde_json::to_value(OperatorProject::from(&p).with_secret(keys.secret_key))
         }
         Op::List => {
-            let items: Vec<Value> = store
+            let items: Vec<OperatorProject> = store
                 .projects()?
                 .iter()
-                .map(|p| p.operator_view())
+                .map(OperatorProject::from)
                 .collect();
-            json!({ "items": items })
+            serde_json::to_value(Items { items })
         }
-        Op::Show(name) => store
-            .project_by_name(name)?
-            .ok_or_else(|| herald_actors::Error::not_found("project", name))?
-            .operator_view(),
+        Op::Show(name) => serde_json::to_value(OperatorProject::from(
+            &store
+                .project_by_name(name)?
+                .ok_or_else(|| herald_actors::Error::not_found("project", name))?,
+        )),
         Op::Rotate(name, grace) => {
             let (p, secret) = store.rotate_secret(name, *grace)?;
-            let mut v = p.operator_view();
-            v["secret_key"] = json!(secret);
-            v
+            serde_json::to_value(OperatorProject::from(&p).with_secret(secret))
         }
         Op::Delete(name) => {
             store.delete_project(name)?;
-            Value::Null
+            Ok(Value::Null)
         }
     };
+    let v = body.map_err(|e| herald_actors::Error::internal(e.to_string()))?;
     store.flush()?;
     Ok(v)
 }

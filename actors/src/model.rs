@@ -1,12 +1,16 @@
 //! Domain types: what Herald stores and what its APIs speak about.
 //!
 //! Records are serialised with serde for both the store (MessagePack, see
-//! `store::codec`) and the HTTP edge (JSON); where the two views differ (secrets,
-//! derived fields) the HTTP view is built by an explicit `view` function.
+//! `store::codec`) and the HTTP edge (JSON). Where the two differ (secrets,
+//! derived fields), the service's `bodies` build the response; the few response
+//! bodies the engine serialises itself (a feed entry in live frames, the feed
+//! counts, a delivery in webhooks, a run's 202) are typed here and describe
+//! themselves to the OpenAPI document (`ToSchema`).
 
 use chrono::{DateTime, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 /// A UTC instant with millisecond precision, rendered `2026-11-21T10:00:00.123Z`.
@@ -110,7 +114,9 @@ pub fn delivery_id(nid: &Uuid, step: usize) -> Uuid {
     Uuid::from_bytes(b)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ChannelType {
     Chat,
@@ -186,29 +192,62 @@ impl Project {
         }
     }
 
-    /// What the operator API and `herald project show` tell about a project:
-    /// never a secret, nor its hash.
+    /// [`OperatorProject`] as a JSON tree (for callers that inspect it).
     pub fn operator_view(&self) -> Value {
-        let mut v = serde_json::json!({
-            "id": self.id,
-            "name": self.name,
-            "public_key": self.public_key,
-            "security_mode": self.security_mode,
-            "created_at": self.created_at,
-        });
-        if let Some(t) = self.secret_rotated_at {
-            v["secret_rotated_at"] = serde_json::json!(t);
+        serde_json::to_value(OperatorProject::from(self)).unwrap_or(Value::Null)
+    }
+}
+
+/// What the operator API and `herald project …` tell about a project: never
+/// a secret, nor its hash, except a secret key just made (`secret_key`).
+// Fields in name order: the bytes the `json!` form of the object wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct OperatorProject {
+    pub created_at: Timestamp,
+    pub id: Uuid,
+    pub name: String,
+    /// While the secret key a rotation replaced is still accepted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_secret_expires_at: Option<Timestamp>,
+    pub public_key: String,
+    /// A secret key just created or rotated: shown this once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret_key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret_rotated_at: Option<Timestamp>,
+    pub security_mode: bool,
+}
+
+impl From<&Project> for OperatorProject {
+    fn from(p: &Project) -> Self {
+        OperatorProject {
+            created_at: p.created_at,
+            id: p.id,
+            name: p.name.clone(),
+            previous_secret_expires_at: p
+                .previous_secret_live(Timestamp::now())
+                .and(p.previous_secret_expires_at),
+            public_key: p.public_key.clone(),
+            secret_key: None,
+            secret_rotated_at: p.secret_rotated_at,
+            security_mode: p.security_mode,
         }
-        if self.previous_secret_live(Timestamp::now()).is_some() {
-            v["previous_secret_expires_at"] = serde_json::json!(self.previous_secret_expires_at);
-        }
-        v
+    }
+}
+
+impl OperatorProject {
+    /// With the secret key just made.
+    pub fn with_secret(mut self, secret_key: String) -> Self {
+        self.secret_key = Some(secret_key);
+        self
     }
 }
 
 // ---------------------------------------------------------------- users
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+// The record is the response body too: the HTTP edge, the live feed's actors
+// and the webhooks serialise it as it is.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ToSchema)]
 pub struct User {
     pub id: Uuid,
     pub external_id: String,
@@ -220,7 +259,9 @@ pub struct User {
     pub locale: Option<String>,
     pub timezone: Option<String>,
     pub custom_fields: Map<String, Value>,
+    #[schema(value_type = DateTime<Utc>)]
     pub created_at: Timestamp,
+    #[schema(value_type = DateTime<Utc>)]
     pub updated_at: Timestamp,
 }
 
@@ -314,38 +355,11 @@ impl Preferences {
             }
         }
     }
-
-    /// The full object: all six channel types, every given flow `(handle, name)`.
-    pub fn view<'a>(&self, flows: impl IntoIterator<Item = (&'a str, &'a str)>) -> Value {
-        let all = |m: &std::collections::BTreeMap<ChannelType, bool>| {
-            let mut o = Map::new();
-            for t in ChannelType::ALL {
-                o.insert(
-                    t.as_str().into(),
-                    Value::Bool(m.get(&t).copied().unwrap_or(true)),
-                );
-            }
-            Value::Object(o)
-        };
-        let mut fl = Map::new();
-        for (handle, name) in flows {
-            let p = self.flows.get(handle).cloned().unwrap_or_default();
-            fl.insert(
-                handle.to_string(),
-                serde_json::json!({
-                    "name": name,
-                    "enabled": p.enabled.unwrap_or(true),
-                    "channel_types": all(&p.channel_types),
-                }),
-            );
-        }
-        serde_json::json!({ "channel_types": all(&self.channel_types), "flows": fl })
-    }
 }
 
 // ---------------------------------------------------------------- channels
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ChannelStatus {
     Unconfigured,
@@ -494,27 +508,35 @@ pub struct FlowRun {
 }
 
 impl FlowRun {
-    pub fn accepted_view(&self) -> Value {
-        serde_json::json!({
-            "id": self.id,
-            "flow_id": self.flow_id,
-            "status": "pending",
-            "recipients_count": self.recipients_count,
-            "created_at": self.created_at,
-        })
+    /// The 202 body of a run; the store keeps its bytes as the idempotent replay.
+    pub fn accepted_view(&self) -> FlowRunAccepted {
+        FlowRunAccepted {
+            created_at: self.created_at,
+            flow_id: self.flow_id,
+            id: self.id,
+            recipients_count: self.recipients_count,
+            status: PendingStatus::Pending,
+        }
     }
-    pub fn view(&self) -> Value {
-        serde_json::json!({
-            "id": self.id,
-            "flow_id": self.flow_id,
-            "status": if self.processed { "processed" } else { "pending" },
-            "recipients_count": self.recipients_count,
-            "notifications_count": self.notifications_count,
-            "topic": self.topic,
-            "created_at": self.created_at,
-            "processed_at": self.processed_at,
-        })
-    }
+}
+
+/// What a run is when it is accepted: always `pending`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PendingStatus {
+    Pending,
+}
+
+/// The 202 answer to a run: stored durably, delivered asynchronously.
+// Fields in name order: the bytes the `json!` form of the object wrote.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FlowRunAccepted {
+    #[schema(value_type = DateTime<Utc>)]
+    pub created_at: Timestamp,
+    pub flow_id: Uuid,
+    pub id: Uuid,
+    pub recipients_count: u64,
+    pub status: PendingStatus,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -531,17 +553,7 @@ pub struct Notification {
     pub updated_at: Timestamp,
 }
 
-impl Notification {
-    pub fn status(&self) -> &'static str {
-        if self.processed {
-            "processed"
-        } else {
-            "pending"
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DeliveryStatus {
     Pending,
@@ -635,11 +647,15 @@ impl DeliveryErrorCode {
     }
 }
 
-/// A delivery's error as stored and shown. `code` stays a string in the record
-/// (a code a later version adds still reads); it is written from a
-/// [`DeliveryErrorCode`] through [`DeliveryError::new`].
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+// A delivery's error as stored and shown. `code` stays a string in the record
+// (a code a later version adds still reads); it is written from a
+// [`DeliveryErrorCode`] through [`DeliveryError::new`].
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ToSchema)]
 pub struct DeliveryError {
+    /// `preference`, `missing_address`, `invalid_address`, `provider_unauthorized`,
+    /// `provider_rejected`, `provider_unavailable`, `provider_revoked`,
+    /// `provider_not_configured`, `subscription_expired`, `destination_not_allowed`
+    /// (the egress guard refused the address; nothing was sent)…
     pub code: String,
     pub message: String,
 }
@@ -653,24 +669,34 @@ impl DeliveryError {
     }
 }
 
-/// A feed entry as JSON (docs/API.md §11), fields in the order a JSON object of the
-/// same keys would print them.
-#[derive(Debug, Serialize)]
+/// An in_app delivery as its recipient sees it (id = delivery id).
+// docs/API.md §11. Borrowed from the record: the live feed and the feed pages
+// serialise it without an intermediate JSON tree. Fields in the order a JSON
+// object of the same keys would print them.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct FeedEntry<'a> {
+    #[schema(value_type = Option<User>)]
     pub actor: &'a Value,
     pub archived: bool,
+    #[schema(value_type = Option<DateTime<Utc>>)]
     pub archived_at: Option<Timestamp>,
     pub clicked: bool,
+    #[schema(value_type = Option<DateTime<Utc>>)]
     pub clicked_at: Option<Timestamp>,
+    #[schema(value_type = DateTime<Utc>)]
     pub created_at: Timestamp,
+    #[schema(value_type = DeliveryData)]
     pub data: &'a Rendered,
     pub flow_id: Uuid,
     pub id: Uuid,
     pub notification_id: Uuid,
     pub read: bool,
+    #[schema(value_type = Option<DateTime<Utc>>)]
     pub read_at: Option<Timestamp>,
     pub seen: bool,
+    #[schema(value_type = Option<DateTime<Utc>>)]
     pub seen_at: Option<Timestamp>,
+    #[schema(value_type = Option<String>)]
     pub topic: &'a Option<String>,
 }
 
@@ -715,35 +741,91 @@ pub struct Delivery {
     pub updated_at: Timestamp,
 }
 
+/// The rendered content of a delivery.
+// The schema of a delivery's `data`: the stored `Rendered` plus the provider's
+// outcomes (a feed entry's `data` is the stored `Rendered`, without them).
+// Fields in name order: the bytes the `json!` form of the object wrote.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = Rendered)]
+pub struct DeliveryData {
+    pub body: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub html: Option<String>,
+    /// Per-device outcomes and other provider facts (push channels).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcomes: Option<Value>,
+    pub subject: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// A delivery as the Admin API and the webhooks show it.
+// Fields in name order: the bytes the `json!` form of the object wrote.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = Delivery)]
+pub struct DeliveryView {
+    pub actor_id: Option<Uuid>,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub archived_at: Option<Timestamp>,
+    pub attempts: u32,
+    pub channel_id: Uuid,
+    pub channel_type: ChannelType,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub clicked_at: Option<Timestamp>,
+    #[schema(value_type = DateTime<Utc>)]
+    pub created_at: Timestamp,
+    pub data: DeliveryData,
+    pub error: Option<DeliveryError>,
+    pub flow_id: Uuid,
+    pub flow_run_id: Uuid,
+    pub id: Uuid,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub next_attempt_at: Option<Timestamp>,
+    pub notification_id: Uuid,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub read_at: Option<Timestamp>,
+    pub recipient_id: Uuid,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub seen_at: Option<Timestamp>,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub sent_at: Option<Timestamp>,
+    pub status: DeliveryStatus,
+    pub topic: Option<String>,
+    #[schema(value_type = DateTime<Utc>)]
+    pub updated_at: Timestamp,
+}
+
 impl Delivery {
-    pub fn view(&self) -> Value {
-        let mut data = serde_json::to_value(&self.data).unwrap_or(Value::Null);
-        if let (Some(o), Value::Object(m)) = (&self.outcomes, &mut data) {
-            m.insert("outcomes".into(), o.clone());
+    pub fn view(&self) -> DeliveryView {
+        DeliveryView {
+            actor_id: self.actor_id,
+            archived_at: self.archived_at,
+            attempts: self.attempts,
+            channel_id: self.channel_id,
+            channel_type: self.channel_type,
+            clicked_at: self.clicked_at,
+            created_at: self.created_at,
+            data: DeliveryData {
+                body: self.data.body.clone(),
+                html: self.data.html.clone(),
+                outcomes: self.outcomes.clone(),
+                subject: self.data.subject.clone(),
+                url: self.data.url.clone(),
+            },
+            error: self.error.clone(),
+            flow_id: self.flow_id,
+            flow_run_id: self.flow_run_id,
+            id: self.id,
+            next_attempt_at: self.next_attempt_at,
+            notification_id: self.notification_id,
+            read_at: self.read_at,
+            recipient_id: self.recipient_id,
+            seen_at: self.seen_at,
+            sent_at: self.sent_at,
+            status: self.status,
+            topic: self.topic.clone(),
+            updated_at: self.updated_at,
         }
-        serde_json::json!({
-            "id": self.id,
-            "notification_id": self.notification_id,
-            "flow_run_id": self.flow_run_id,
-            "flow_id": self.flow_id,
-            "channel_id": self.channel_id,
-            "channel_type": self.channel_type,
-            "topic": self.topic,
-            "status": self.status.as_str(),
-            "data": data,
-            "actor_id": self.actor_id,
-            "recipient_id": self.recipient_id,
-            "attempts": self.attempts,
-            "error": self.error,
-            "next_attempt_at": self.next_attempt_at,
-            "sent_at": self.sent_at,
-            "seen_at": self.seen_at,
-            "read_at": self.read_at,
-            "clicked_at": self.clicked_at,
-            "archived_at": self.archived_at,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-        })
     }
 
     /// The in-app feed entry state: `unseen`, `seen` or `read`.
@@ -758,7 +840,7 @@ impl Delivery {
     }
 
     /// The feed entry as the user sees it, serialised straight from the record
-    /// (no intermediate JSON tree on the hot paths); same fields as `feed_view`.
+    /// (no intermediate JSON tree on the hot paths).
     pub fn feed_entry<'a>(&'a self, actor: &'a Value) -> FeedEntry<'a> {
         FeedEntry {
             actor,
@@ -778,11 +860,6 @@ impl Delivery {
             topic: &self.topic,
         }
     }
-
-    /// The feed entry as the user sees it (docs/API.md §11); `actor` is filled by the caller.
-    pub fn feed_view(&self, actor: Value) -> Value {
-        serde_json::to_value(self.feed_entry(&actor)).unwrap_or(Value::Null)
-    }
 }
 
 /// Unread and unseen counts of a user's feed (archived entries left out).
@@ -796,7 +873,17 @@ pub struct FeedCounts {
 }
 
 impl FeedCounts {
-    pub fn view(&self) -> Value {
-        serde_json::json!({"unread_count": self.unread, "unseen_count": self.unseen})
+    pub fn view(&self) -> FeedMeta {
+        FeedMeta {
+            unread_count: self.unread,
+            unseen_count: self.unseen,
+        }
     }
+}
+
+/// Counts of the feed, archived entries left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+pub struct FeedMeta {
+    pub unread_count: u64,
+    pub unseen_count: u64,
 }

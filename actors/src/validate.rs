@@ -1,10 +1,8 @@
 //! Input rules shared by every endpoint: the shapes of emails, phone numbers,
-//! URLs, handles, time zones and locales, and the parsing of user fields from JSON
-//! with every problem reported at its dot-path.
+//! URLs, handles, time zones and locales, and the limits of user fields (the
+//! service's `bodies::users::UserInput` reads them from JSON).
 
 use crate::error::Validator;
-use crate::model::UserPatch;
-use serde_json::{Map, Value};
 
 /// Loose but honest email check: one `@`, a non-empty local part, a dotted domain,
 /// no spaces. (Full RFC 5322 parsing accepts things no mail server delivers.)
@@ -82,90 +80,6 @@ pub fn is_locale(s: &str) -> bool {
 pub const MAX_STRING: usize = 1000;
 pub const MAX_CUSTOM_FIELDS: usize = 64 * 1024;
 
-fn join(prefix: &str, k: &str) -> String {
-    if prefix.is_empty() {
-        k.to_string()
-    } else {
-        format!("{prefix}.{k}")
-    }
-}
-
-/// Reads the profile fields of a user object. Unknown keys are ignored
-/// (`external_id` included: callers handle it).
-pub fn user_patch(obj: &Map<String, Value>, prefix: &str, v: &mut Validator) -> UserPatch {
-    let mut p = UserPatch::default();
-    let text = |k: &str,
-                check: &dyn Fn(&str) -> Option<(&'static str, &'static str)>,
-                v: &mut Validator|
-     -> Option<Option<String>> {
-        match obj.get(k) {
-            None => None,
-            Some(Value::Null) => Some(None),
-            Some(Value::String(s)) => {
-                if s.chars().count() > MAX_STRING {
-                    v.push(
-                        join(prefix, k),
-                        "length",
-                        format!("at most {MAX_STRING} characters"),
-                    );
-                    None
-                } else if let Some((reason, msg)) = check(s) {
-                    v.push(join(prefix, k), reason, msg);
-                    None
-                } else {
-                    Some(Some(s.clone()))
-                }
-            }
-            Some(_) => {
-                v.push(join(prefix, k), "format", "must be a string");
-                None
-            }
-        }
-    };
-    let none = |_: &str| None;
-    p.first_name = text("first_name", &none, v);
-    p.last_name = text("last_name", &none, v);
-    p.email = text(
-        "email",
-        &|s| (!is_email(s)).then_some(("format", "must be an email address")),
-        v,
-    );
-    p.phone = text("phone", &none, v);
-    p.avatar = text(
-        "avatar",
-        &|s| (!is_http_url(s)).then_some(("format", "must be an absolute http(s) URL")),
-        v,
-    );
-    p.locale = text(
-        "locale",
-        &|s| (!is_locale(s)).then_some(("format", "must be a BCP 47 language tag")),
-        v,
-    );
-    p.timezone = text(
-        "timezone",
-        &|s| (!is_timezone(s)).then_some(("inclusion", "must be an IANA time zone")),
-        v,
-    );
-    match obj.get("custom_fields") {
-        None => {}
-        Some(Value::Null) => p.custom_fields = Some(None),
-        Some(Value::Object(m)) => {
-            let size = serde_json::to_vec(m).map(|b| b.len()).unwrap_or(usize::MAX);
-            if size > MAX_CUSTOM_FIELDS {
-                v.push(
-                    join(prefix, "custom_fields"),
-                    "length",
-                    "at most 64 KiB serialised",
-                );
-            } else {
-                p.custom_fields = Some(Some(m.clone()));
-            }
-        }
-        Some(_) => v.push(join(prefix, "custom_fields"), "format", "must be an object"),
-    }
-    p
-}
-
 /// An external id: 1–255 characters.
 pub fn external_id(s: &str, field: &str, v: &mut Validator) -> bool {
     let n = s.chars().count();
@@ -201,25 +115,5 @@ mod tests {
         assert!(is_locale("en-US"));
         assert!(is_locale("pt"));
         assert!(!is_locale("not a locale"));
-    }
-
-    #[test]
-    fn user_patch_reports_every_problem_at_its_path() {
-        let m: Map<String, Value> = serde_json::from_str(
-            r#"{"email":"x","avatar":"ftp://a/b","timezone":"Nowhere/City","custom_fields":[1],"first_name":null}"#,
-        )
-        .unwrap();
-        let mut v = Validator::new();
-        let p = user_patch(&m, "recipients.0", &mut v);
-        let got: Vec<(String, &str)> = v
-            .fields
-            .iter()
-            .map(|f| (f.field.clone(), f.reason))
-            .collect();
-        assert!(got.contains(&("recipients.0.email".into(), "format")));
-        assert!(got.contains(&("recipients.0.avatar".into(), "format")));
-        assert!(got.contains(&("recipients.0.timezone".into(), "inclusion")));
-        assert!(got.contains(&("recipients.0.custom_fields".into(), "format")));
-        assert_eq!(p.first_name, Some(None), "null clears");
     }
 }

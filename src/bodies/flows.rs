@@ -3,6 +3,7 @@
 //! template stays within its render limits is probed by the handler afterwards,
 //! on the blocking pool (`Steps::probes`).
 
+use super::users::RecipientInput;
 use crate::extract::{Given, Obj};
 use herald_actors::model::{self, ChannelType, Timestamp};
 use herald_actors::store::{AcceptInput, ActorSpec, RunRecipient};
@@ -491,8 +492,8 @@ pub const MAX_RECIPIENTS: usize = 1000;
 pub enum RecipientSpec {
     #[schema(value_type = super::users::ExternalId)]
     ExternalId(String),
-    #[schema(value_type = Box<super::users::RecipientInput>)]
-    User(Map<String, Value>),
+    #[schema(value_type = Box<RecipientInput>)]
+    User(Box<Obj<RecipientInput>>),
 }
 
 #[derive(Deserialize, ToSchema, Default)]
@@ -544,17 +545,18 @@ impl RunInput {
                                 });
                             }
                         }
-                        Given::Value(RecipientSpec::User(o)) => {
-                            let ext = match o.get("external_id") {
-                                Some(Value::String(s)) => {
+                        Given::Value(RecipientSpec::User(user)) => {
+                            let Obj(r) = user.as_ref();
+                            let ext = match &r.external_id {
+                                Given::Value(s) => {
                                     validate::external_id(s, &format!("{p}.external_id"), &mut v)
                                         .then(|| s.clone())
                                 }
-                                None | Some(Value::Null) => {
+                                Given::Absent | Given::Null => {
                                     v.push(format!("{p}.external_id"), "required", "is required");
                                     None
                                 }
-                                Some(_) => {
+                                Given::Wrong(_) => {
                                     v.push(
                                         format!("{p}.external_id"),
                                         "format",
@@ -563,7 +565,7 @@ impl RunInput {
                                     None
                                 }
                             };
-                            let patch = validate::user_patch(o, &p, &mut v);
+                            let patch = r.profile.validate(&p, &mut v);
                             if let Some(ext) = ext {
                                 recipients.push(RunRecipient {
                                     external_id: ext,
@@ -590,15 +592,14 @@ impl RunInput {
             Given::Value(RecipientSpec::ExternalId(s)) => {
                 validate::external_id(s, "actor", &mut v).then(|| ActorSpec::Existing(s.clone()))
             }
-            Given::Value(RecipientSpec::User(o)) => {
-                let patch = validate::user_patch(o, "actor", &mut v);
-                match o.get("external_id") {
-                    Some(Value::String(s))
-                        if validate::external_id(s, "actor.external_id", &mut v) =>
-                    {
+            Given::Value(RecipientSpec::User(user)) => {
+                let Obj(r) = user.as_ref();
+                let patch = r.profile.validate("actor", &mut v);
+                match &r.external_id {
+                    Given::Value(s) if validate::external_id(s, "actor.external_id", &mut v) => {
                         Some(ActorSpec::Inline(s.clone(), patch))
                     }
-                    Some(Value::String(_)) => None,
+                    Given::Value(_) => None,
                     _ => {
                         v.push("actor.external_id", "required", "is required");
                         None

@@ -8,6 +8,9 @@
 
 pub mod channels;
 pub mod flows;
+pub mod notifications;
+pub mod ops;
+pub mod user_api;
 pub mod users;
 
 use crate::extract::Given;
@@ -16,6 +19,28 @@ use herald_actors::Validator;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
+
+// ================================================================ lists
+
+/// The `page` object of every list.
+#[derive(Serialize, ToSchema)]
+pub struct Page {
+    /// Cursor for the next (older) page; null when nothing follows.
+    pub after: Option<String>,
+    /// Cursor for the previous (newer) page; null when nothing precedes.
+    pub before: Option<String>,
+    pub has_more_after: bool,
+    pub has_more_before: bool,
+    #[schema(value_type = u32)]
+    pub limit: usize,
+}
+
+/// `{items, page}`: every list (its schema is one per item type, `openapi::LISTS`).
+#[derive(Serialize)]
+pub struct List<T> {
+    pub items: Vec<T>,
+    pub page: Page,
+}
 
 // ================================================================ service
 
@@ -98,12 +123,7 @@ pub struct SigningKeyInput {
 impl SigningKeyInput {
     /// The PEM as given (its key is parsed by the handler).
     pub fn validate(&self) -> herald_actors::Result<String> {
-        let mut v = Validator::new();
-        let pem = self
-            .public_key
-            .required_text("public_key", 16 * 1024, &mut v);
-        v.finish()?;
-        Ok(pem.unwrap_or_default())
+        self.public_key.only_required_text("public_key", 16 * 1024)
     }
 }
 
@@ -203,9 +223,6 @@ pub struct SubscriptionInput {
 impl SubscriptionInput {
     /// The external id.
     pub fn validate(&self) -> herald_actors::Result<String> {
-        let mut v = Validator::new();
-        let ext = self.external_id.required_text("external_id", 255, &mut v);
-        v.finish()?;
-        Ok(ext.expect("validated"))
+        self.external_id.only_required_text("external_id", 255)
     }
 }

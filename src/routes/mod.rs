@@ -77,11 +77,7 @@ pub fn list<T, V: serde::Serialize>(
     page: &herald_actors::store::Page<T>,
     view: impl Fn(&T) -> V,
 ) -> HttpResponse {
-    let items = page
-        .items
-        .iter()
-        .map(|x| serde_json::to_value(view(x)).expect("a list item serialises"));
-    ok(paging.respond(page, items.collect()))
+    ok(paging.respond(page, page.items.iter().map(view).collect()))
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

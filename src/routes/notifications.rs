@@ -2,39 +2,37 @@
 
 use super::ok;
 use crate::auth::Admin;
+use crate::bodies::notifications::{FlowRun, Notification};
 use crate::errors::ApiResult;
 use crate::extract::{path_uuid, Query};
 use crate::pagination;
-use crate::routes::users::user_view;
 use crate::state::State;
 use actix_web::{HttpRequest, HttpResponse};
-use herald_actors::model::{ChannelType, DeliveryStatus, Notification};
+use herald_actors::model::{self, ChannelType, DeliveryStatus, User};
 use herald_actors::store::{DeliveryFilter, NotificationFilter};
 use herald_actors::Storage;
 use herald_actors::{Error, Result};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 use uuid::Uuid;
 
-/// A whole Notification: run data, actor and recipient users, deliveries.
+/// A whole Notification: run data, actor and recipient users, deliveries
+/// (`users` and `runs` keep what a page has looked up already).
 fn notification_view(
     s: &dyn Storage,
     project: &Uuid,
-    n: &Notification,
-    users: &mut HashMap<Uuid, Value>,
+    n: &model::Notification,
+    users: &mut HashMap<Uuid, Option<User>>,
     runs: &mut HashMap<Uuid, Value>,
-) -> Result<Value> {
-    let mut user = |id: Option<Uuid>| -> Result<Value> {
-        let Some(id) = id else { return Ok(Value::Null) };
-        if let Some(v) = users.get(&id) {
-            return Ok(v.clone());
+) -> Result<Notification> {
+    let mut user = |id: Option<Uuid>| -> Result<Option<User>> {
+        let Some(id) = id else { return Ok(None) };
+        if let Some(u) = users.get(&id) {
+            return Ok(u.clone());
         }
-        let v = s
-            .user(project, &id)?
-            .map(|u| user_view(&u))
-            .unwrap_or(Value::Null);
-        users.insert(id, v.clone());
-        Ok(v)
+        let u = s.user(project, &id)?;
+        users.insert(id, u.clone());
+        Ok(u)
     };
     let actor = user(n.actor_id)?;
     let recipient = user(Some(n.recipient_id))?;
@@ -49,27 +47,12 @@ fn notification_view(
             d
         }
     };
-    let deliveries: Vec<Value> = s
+    let deliveries = s
         .notification_deliveries(project, &n.id)?
         .iter()
         .map(|d| d.view())
         .collect();
-    Ok(json!({
-        "id": n.id,
-        "flow_id": n.flow_id,
-        "flow_run_id": n.flow_run_id,
-        "topic": n.topic,
-        "status": n.status(),
-        "data": data,
-        "actor_id": n.actor_id,
-        "actor": actor,
-        "recipient_id": n.recipient_id,
-        "recipient": recipient,
-        "deliveries": deliveries,
-        "processed_at": n.processed_at,
-        "created_at": n.created_at,
-        "updated_at": n.updated_at,
-    }))
+    Ok(Notification::new(n, actor, recipient, data, deliveries))
 }
 
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
@@ -226,5 +209,5 @@ pub async fn flow_run(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRe
                 .ok_or_else(|| Error::not_found("flow_run", id))
         })
         .await?;
-    Ok(ok(r.view()))
+    Ok(ok(FlowRun::from(&r)))
 }

@@ -9,13 +9,14 @@
 //! unknown methods included. Errors are the contract's error object.
 
 use super::{created, no_content, ok, Guarded};
+use crate::bodies::ops::{Items, NewProject, RotateSecret};
 use crate::errors::{ApiError, ApiResult};
-use crate::extract::{path_str, Body, Fields, Query};
+use crate::extract::{path_str, typed, Body, Query};
 use crate::ops_access::Ops;
 use crate::state::State;
 use actix_web::{web, HttpRequest, HttpResponse};
-use herald_actors::{Error, Validator};
-use serde_json::{json, Value};
+use herald_actors::model::OperatorProject;
+use herald_actors::Error;
 use std::time::Duration;
 
 /// The grace period of a rotated secret when none is given: 24 h.
@@ -58,25 +59,19 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 async fn list(req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     authorize(&req, &st)?;
     let projects = st.run(|s| s.projects()).await?;
-    let items: Vec<Value> = projects.iter().map(|p| p.operator_view()).collect();
-    Ok(ok(json!({ "items": items })))
+    let items: Vec<OperatorProject> = projects.iter().map(OperatorProject::from).collect();
+    Ok(ok(Items { items }))
 }
 
 /// `POST /ops/v1/projects {name}`: 201 with the project, its `public_key` and
 /// its `secret_key` (shown this once; only its hash is kept).
 async fn create(req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
     authorize(&req, &st)?;
-    let m = body.object()?;
-    let mut v = Validator::new();
-    let name = Fields::new(&m).req_str("name", 100, &mut v);
-    v.finish()?;
-    let name = name.unwrap_or_default();
+    let name = typed::<NewProject>(&body.object()?)?.validate()?;
     let (p, keys) = st.engine.create_project(name).await?;
     let secret = keys.secret_key;
     tracing::info!(project_id = %p.id, name = %p.name, "project created by an operator");
-    let mut body = p.operator_view();
-    body["secret_key"] = json!(secret);
-    Ok(created(body))
+    Ok(created(OperatorProject::from(&p).with_secret(secret)))
 }
 
 /// `GET /ops/v1/projects/{name}`: the project, never a secret.
@@ -89,7 +84,7 @@ async fn show(req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
                 .ok_or_else(|| Error::not_found("project", &name))
         })
         .await?;
-    Ok(ok(p.operator_view()))
+    Ok(ok(OperatorProject::from(&p)))
 }
 
 /// `POST /ops/v1/projects/{name}/rotate_secret {grace_seconds?}`: 200 with the
@@ -98,26 +93,10 @@ async fn show(req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
 async fn rotate(req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
     authorize(&req, &st)?;
     let name = path_str(&req, "name")?;
-    let m = body.object_or_empty()?;
-    let grace = match m.get("grace_seconds") {
-        None | Some(Value::Null) => DEFAULT_GRACE,
-        Some(v) => match v.as_u64() {
-            Some(n) => Duration::from_secs(n),
-            None => {
-                return Err(Error::field(
-                    "grace_seconds",
-                    "number",
-                    "must be a whole number of seconds, 0 or more",
-                )
-                .into())
-            }
-        },
-    };
+    let grace = typed::<RotateSecret>(&body.object_or_empty()?)?.validate(DEFAULT_GRACE)?;
     let (p, secret) = st.engine.rotate_secret(name, grace).await?;
     tracing::info!(project_id = %p.id, grace_seconds = grace.as_secs(), "project secret key rotated");
-    let mut body = p.operator_view();
-    body["secret_key"] = json!(secret);
-    Ok(ok(body))
+    Ok(ok(OperatorProject::from(&p).with_secret(secret)))
 }
 
 /// `DELETE /ops/v1/projects/{name}?confirm={name}`: deletes the project and

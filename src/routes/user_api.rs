@@ -4,39 +4,37 @@
 use super::{created, list as list_page, no_content, ok};
 use crate::auth::UserCtx;
 use crate::bodies;
+use crate::bodies::user_api::{
+    FeedEntryPatch, MarkAllResult, MeInput, PushSubscription, PushSubscriptionDelete,
+    PushSubscriptionInput, UserChannel,
+};
+use crate::bodies::{List, Page};
 use crate::errors::{ApiError, ApiResult};
-use crate::extract::{path_str, path_uuid, Body, Fields, Query};
+use crate::extract::{path_str, path_uuid, typed, Body, Query};
 use crate::idempotency::{self, Created};
 use crate::pagination;
 use crate::routes::users::{
-    feed_page, feed_query, preferences_view, update_preferences, user_view,
+    actor_value, feed_page, feed_query, preferences_view, update_preferences,
 };
 use crate::state::{AppState, State};
 use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::actors::{MarkAll, UpdateEntry};
 use herald_actors::model::{ChannelType, Delivery, FeedCounts};
 use herald_actors::store::FeedUpdate;
-use herald_actors::{validate, Error, Validator};
-use serde_json::{json, Value};
+use herald_actors::Error;
+use serde_json::Value;
 use uuid::Uuid;
 
 pub async fn me(u: UserCtx) -> ApiResult<HttpResponse> {
-    Ok(ok(user_view(&u.user)))
+    Ok(ok(&u.user))
 }
 
 pub async fn update_me(u: UserCtx, body: Body, st: State) -> ApiResult<HttpResponse> {
-    let m = body.object()?;
-    let mut v = Validator::new();
-    if let Some(e) = m.get("external_id") {
-        if e.as_str() != Some(u.user.external_id.as_str()) {
-            v.push("external_id", "exclusion", "external_id cannot change");
-        }
-    }
-    let patch = validate::user_patch(&m, "", &mut v);
-    v.finish()?;
+    let input: MeInput = typed(&body.object()?)?;
+    let patch = input.validate(&u.user.external_id)?;
     let (pid, ext) = (u.project.id, u.user.external_id.clone());
     let (user, _) = st.engine.upsert_user(pid, ext, patch).await?;
-    Ok(ok(user_view(&user)))
+    Ok(ok(&user))
 }
 
 pub async fn preferences(u: UserCtx, st: State) -> ApiResult<HttpResponse> {
@@ -44,8 +42,10 @@ pub async fn preferences(u: UserCtx, st: State) -> ApiResult<HttpResponse> {
 }
 
 pub async fn put_preferences(u: UserCtx, body: Body, st: State) -> ApiResult<HttpResponse> {
-    let m = body.object()?;
-    Ok(ok(update_preferences(&st, u.project.id, u.user, m).await?))
+    let input = typed(&body.object()?)?;
+    Ok(ok(
+        update_preferences(&st, u.project.id, u.user, input).await?
+    ))
 }
 
 pub async fn feed(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
@@ -54,23 +54,19 @@ pub async fn feed(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResp
 }
 
 /// A feed entry with its actor.
-pub async fn entry_view(st: &AppState, project: Uuid, d: Delivery) -> ApiResult<Value> {
+pub async fn entry_view(st: &AppState, project: Uuid, d: Delivery) -> ApiResult<HttpResponse> {
     let actor = match d.actor_id {
-        Some(a) => st
-            .run(move |s| s.user(&project, &a))
-            .await?
-            .map(|u| user_view(&u))
-            .unwrap_or(Value::Null),
+        Some(a) => actor_value(st.run(move |s| s.user(&project, &a)).await?),
         None => Value::Null,
     };
-    Ok(d.feed_view(actor))
+    Ok(ok(d.feed_entry(&actor)))
 }
 
 pub async fn entry(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let (pid, uid) = (u.project.id, u.user.id);
     let d = st.run(move |s| s.feed_entry(&pid, &uid, &id)).await?;
-    Ok(ok(entry_view(&st, pid, d).await?))
+    entry_view(&st, pid, d).await
 }
 
 async fn apply(
@@ -84,7 +80,7 @@ async fn apply(
         .engine
         .ask_user(pid, uid, UpdateEntry { entry: id, update })
         .await??;
-    Ok(ok(entry_view(st, pid, d).await?))
+    entry_view(st, pid, d).await
 }
 
 pub async fn patch_entry(
@@ -94,23 +90,12 @@ pub async fn patch_entry(
     st: State,
 ) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
-    let m = body.object()?;
+    let patch: FeedEntryPatch = typed(&body.object()?)?;
     // 404 before 422: the entry must be the caller's.
     let (pid, uid) = (u.project.id, u.user.id);
     st.run(move |s| s.feed_entry(&pid, &uid, &id).map(|_| ()))
         .await?;
-    let f = Fields::new(&m);
-    let mut v = Validator::new();
-    let update = FeedUpdate {
-        seen: f.opt_bool("seen", &mut v),
-        read: f.opt_bool("read", &mut v),
-        clicked: f.opt_bool("clicked", &mut v),
-        archived: f.opt_bool("archived", &mut v),
-    };
-    if update.clicked == Some(false) {
-        v.push("clicked", "inclusion", "clicked can only be set to true");
-    }
-    v.finish()?;
+    let update = patch.validate()?;
     apply(&u, &st, id, update).await
 }
 
@@ -133,7 +118,10 @@ async fn mark_all(u: UserCtx, st: State, read: bool) -> ApiResult<HttpResponse> 
         .engine
         .ask_user(u.project.id, u.user.id, MarkAll { read })
         .await??;
-    Ok(ok(json!({"updated": n, "meta": counts.view()})))
+    Ok(ok(MarkAllResult {
+        meta: counts.view(),
+        updated: n,
+    }))
 }
 
 pub async fn seen_all(u: UserCtx, st: State) -> ApiResult<HttpResponse> {
@@ -154,15 +142,7 @@ pub async fn channel(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpR
                 .ok_or_else(|| Error::not_found("channel", id))
         })
         .await?;
-    let mut v = json!({"id": c.id, "type": c.channel_type, "name": c.name, "provider": c.provider, "status": c.status().as_str()});
-    if c.channel_type == ChannelType::WebPush {
-        v["vapid_public_key"] = c
-            .config
-            .get("vapid_public_key")
-            .cloned()
-            .unwrap_or(Value::Null);
-    }
-    Ok(ok(v))
+    Ok(ok(UserChannel::from(&c)))
 }
 
 /// The channel of a push-subscription request: 404 unknown, 422 wrong type, 409 not usable.
@@ -206,10 +186,16 @@ pub async fn push_subscriptions(
     let subs = st
         .run(move |s| s.push_subscriptions(&pid, &uid, &cid))
         .await?;
-    let items: Vec<Value> = subs.iter().map(|s| s.view()).collect();
-    Ok(ok(
-        json!({"items": items, "page": {"limit": items.len().max(1), "after": null, "before": null, "has_more_after": false, "has_more_before": false}}),
-    ))
+    let items: Vec<PushSubscription> = subs.iter().map(PushSubscription::from).collect();
+    // all of them on one page
+    let page = Page {
+        after: None,
+        before: None,
+        has_more_after: false,
+        has_more_before: false,
+        limit: items.len().max(1),
+    };
+    Ok(ok(List { items, page }))
 }
 
 pub async fn add_push_subscription(
@@ -219,63 +205,17 @@ pub async fn add_push_subscription(
     st: State,
 ) -> ApiResult<HttpResponse> {
     let cid = path_uuid(&req, "channel_id")?;
-    let m = body.object()?;
+    let input: PushSubscriptionInput = typed(&body.object()?)?;
     let (pid, uid) = (u.project.id, u.user.id);
     let c = push_channel(&st, pid, cid, false).await?;
-    let f = Fields::new(&m);
-    let mut v = Validator::new();
-    let identifier = f.req_str("identifier", 4096, &mut v);
-    let keys = f.opt_object("keys", &mut v).cloned();
-    let platform = f.opt_str("platform", 64, &mut v).flatten();
-    if c.channel_type == ChannelType::WebPush {
-        if let Some(id) = &identifier {
-            if !validate::is_http_url(id) {
-                v.push(
-                    "identifier",
-                    "format",
-                    "a web push subscription is its push endpoint URL",
-                );
-            } else if let Err(refused) = st.engine.egress().check_url(id) {
-                // Herald would send to it: the server's egress policy decides
-                v.push(
-                    "identifier",
-                    "exclusion",
-                    format!("push endpoint not allowed: {refused}"),
-                );
-            }
-        }
-        match &keys {
-            Some(k) => {
-                for part in ["p256dh", "auth"] {
-                    if !k.get(part).is_some_and(|x| x.is_string()) {
-                        v.push(
-                            format!("keys.{part}"),
-                            "required",
-                            "is required for web push",
-                        );
-                    }
-                }
-            }
-            None => v.push(
-                "keys",
-                "required",
-                "web push subscriptions need keys.p256dh and keys.auth",
-            ),
-        }
-    }
-    v.finish()?;
+    let new = input.validate(c.channel_type, st.engine.egress())?;
     push_channel(&st, pid, cid, true).await?;
-    let identifier = identifier.expect("validated");
-    let keys = keys.map(Value::Object);
     let (sub, was_created) = st
         .engine
-        .add_push_subscription(pid, uid, cid, identifier, keys, platform)
+        .add_push_subscription(pid, uid, cid, new.identifier, new.keys, new.platform)
         .await?;
-    Ok(if was_created {
-        created(sub.view())
-    } else {
-        ok(sub.view())
-    })
+    let body = PushSubscription::from(&sub);
+    Ok(if was_created { created(body) } else { ok(body) })
 }
 
 pub async fn remove_push_subscription(
@@ -285,13 +225,10 @@ pub async fn remove_push_subscription(
     st: State,
 ) -> ApiResult<HttpResponse> {
     let cid = path_uuid(&req, "channel_id")?;
-    let m = body.object()?;
+    let input: PushSubscriptionDelete = typed(&body.object()?)?;
     let (pid, uid) = (u.project.id, u.user.id);
     push_channel(&st, pid, cid, false).await?;
-    let mut v = Validator::new();
-    let identifier = Fields::new(&m).req_str("identifier", 4096, &mut v);
-    v.finish()?;
-    let identifier = identifier.expect("validated");
+    let identifier = input.validate()?;
     let existed = st
         .engine
         .remove_push_subscription(pid, uid, cid, identifier)

@@ -2,19 +2,23 @@
 
 use super::{created, list as list_page, no_content, ok};
 use crate::auth::Admin;
+use crate::bodies::user_api::FeedPage;
+use crate::bodies::users::{Preferences, PreferencesInput, UserInput};
 use crate::errors::ApiResult;
-use crate::extract::{path_str, Body, Query};
+use crate::extract::{path_str, typed, Body, Query};
 use crate::pagination;
 use crate::state::{AppState, State};
 use actix_web::{HttpRequest, HttpResponse};
-use herald_actors::model::{ChannelType, FlowPreference, Preferences, User};
+use herald_actors::model::User;
 use herald_actors::store::FeedFilter;
 use herald_actors::{validate, Validator};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use uuid::Uuid;
 
-pub fn user_view(u: &User) -> Value {
-    serde_json::to_value(u).unwrap_or(Value::Null)
+/// A user as a feed entry's `actor` (the engine's frames carry it as JSON).
+pub fn actor_value(u: Option<User>) -> Value {
+    u.and_then(|u| serde_json::to_value(u).ok())
+        .unwrap_or(Value::Null)
 }
 
 fn ext_id(req: &HttpRequest) -> ApiResult<String> {
@@ -27,16 +31,16 @@ fn ext_id(req: &HttpRequest) -> ApiResult<String> {
 
 pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
     let ext = ext_id(&req)?;
-    let m = body.object()?;
+    let input: UserInput = typed(&body.object()?)?;
     let mut v = Validator::new();
-    let patch = validate::user_patch(&m, "", &mut v);
+    let patch = input.validate("", &mut v);
     v.finish()?;
     let pid = a.project.id;
     let (user, was_created) = st.engine.upsert_user(pid, ext, patch).await?;
     Ok(if was_created {
-        created(user_view(&user))
+        created(&user)
     } else {
-        ok(user_view(&user))
+        ok(&user)
     })
 }
 
@@ -44,7 +48,7 @@ pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespons
     let ext = path_str(&req, "external_id")?;
     let pid = a.project.id;
     let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
-    Ok(ok(user_view(&u)))
+    Ok(ok(&u))
 }
 
 pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
@@ -60,80 +64,18 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st.run(move |s| s.list_users(&pid, &pr)).await?;
-    Ok(list_page(&paging, &page, user_view))
-}
-
-/// Parses a preferences PUT body; unknown channel types and flow handles are 422
-/// `inclusion` (`live_handles`: the project's flows that are not archived).
-pub fn parse_preferences(
-    m: &Map<String, Value>,
-    live_handles: &[String],
-) -> ApiResult<Preferences> {
-    let mut v = Validator::new();
-    let mut p = Preferences::default();
-    let channel_map = |obj: &Value, path: &str, v: &mut Validator| {
-        let mut out = std::collections::BTreeMap::new();
-        match obj {
-            Value::Object(o) => {
-                for (k, val) in o {
-                    match (ChannelType::parse(k), val) {
-                        (None, _) => {
-                            v.push(format!("{path}.{k}"), "inclusion", "unknown channel type")
-                        }
-                        (Some(t), Value::Bool(b)) => {
-                            out.insert(t, *b);
-                        }
-                        (Some(_), _) => {
-                            v.push(format!("{path}.{k}"), "format", "must be a boolean")
-                        }
-                    }
-                }
-            }
-            Value::Null => {}
-            _ => v.push(path, "format", "must be an object"),
-        }
-        out
-    };
-    if let Some(ct) = m.get("channel_types") {
-        p.channel_types = channel_map(ct, "channel_types", &mut v);
-    }
-    match m.get("flows") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(flows)) => {
-            for (h, fp) in flows {
-                let path = format!("flows.{h}");
-                if !live_handles.iter().any(|x| x == h) {
-                    v.push(path, "inclusion", "no flow with this handle");
-                    continue;
-                }
-                let Value::Object(fo) = fp else {
-                    v.push(path, "format", "must be an object");
-                    continue;
-                };
-                let mut pref = FlowPreference::default();
-                match fo.get("enabled") {
-                    None | Some(Value::Null) => {}
-                    Some(Value::Bool(b)) => pref.enabled = Some(*b),
-                    Some(_) => v.push(format!("{path}.enabled"), "format", "must be a boolean"),
-                }
-                if let Some(ct) = fo.get("channel_types") {
-                    pref.channel_types = channel_map(ct, &format!("{path}.channel_types"), &mut v);
-                }
-                p.flows.insert(h.clone(), pref);
-            }
-        }
-        Some(_) => v.push("flows", "format", "must be an object"),
-    }
-    v.finish()?;
-    Ok(p)
+    Ok(list_page(&paging, &page, User::clone))
 }
 
 /// The full preferences object of a user (every live flow listed).
-pub async fn preferences_view(st: &AppState, project: Uuid, user: Uuid) -> ApiResult<Value> {
+pub async fn preferences_view(st: &AppState, project: Uuid, user: Uuid) -> ApiResult<Preferences> {
     st.run(move |s| {
         let prefs = s.preferences(&project, &user)?;
         let flows = s.live_flows(&project)?;
-        Ok(prefs.view(flows.iter().map(|f| (f.handle.as_str(), f.name.as_str()))))
+        Ok(Preferences::new(
+            &prefs,
+            flows.iter().map(|f| (f.handle.as_str(), f.name.as_str())),
+        ))
     })
     .await
 }
@@ -143,11 +85,11 @@ pub async fn update_preferences(
     st: &AppState,
     project: Uuid,
     user: User,
-    m: Map<String, Value>,
-) -> ApiResult<Value> {
+    input: PreferencesInput,
+) -> ApiResult<Preferences> {
     let flows = st.run(move |s| s.live_flows(&project)).await?;
     let handles: Vec<String> = flows.iter().map(|f| f.handle.clone()).collect();
-    let patch = parse_preferences(&m, &handles)?;
+    let patch = input.validate(&handles)?;
     let uid = user.id;
     st.engine.update_preferences(project, user, patch).await?;
     preferences_view(st, project, uid).await
@@ -167,10 +109,10 @@ pub async fn put_preferences(
     st: State,
 ) -> ApiResult<HttpResponse> {
     let ext = path_str(&req, "external_id")?;
-    let m = body.object()?;
+    let input = typed(&body.object()?)?;
     let pid = a.project.id;
     let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
-    Ok(ok(update_preferences(&st, pid, u, m).await?))
+    Ok(ok(update_preferences(&st, pid, u, input).await?))
 }
 
 /// The parsed query of a feed page (`status` filter and paging).
@@ -256,22 +198,11 @@ fn feed_body(
     for d in &page.items {
         if let Some(a) = d.actor_id {
             if let std::collections::hash_map::Entry::Vacant(e) = actors.entry(a) {
-                e.insert(
-                    s.user(&project, &a)?
-                        .map(|u| user_view(&u))
-                        .unwrap_or(Value::Null),
-                );
+                e.insert(actor_value(s.user(&project, &a)?));
             }
         }
     }
-    /// Keys in the order a JSON object would print them.
-    #[derive(serde::Serialize)]
-    struct Body<'a> {
-        items: Vec<herald_actors::model::FeedEntry<'a>>,
-        meta: Value,
-        page: Value,
-    }
-    let body = Body {
+    let body = FeedPage {
         items: page
             .items
             .iter()

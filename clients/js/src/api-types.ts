@@ -385,6 +385,7 @@ export interface DelayStep {
 
 export type DelayStepType = "delay";
 
+/** A delivery as the Admin API and the webhooks show it. */
 export interface Delivery {
   actor_id: string | null;
   archived_at: string | null;
@@ -510,6 +511,7 @@ export interface FeedMeta {
   unseen_count: number;
 }
 
+/** A page of a user's feed with its counts. */
 export interface FeedPage {
   items: Array<FeedEntry>;
   meta: FeedMeta;
@@ -630,6 +632,7 @@ export interface Page {
   limit: number;
 }
 
+/** What a run is when it is accepted: always `pending`. */
 export type PendingStatus = "pending";
 
 /** A user's preferences: every flow of the project that is not archived, by handle. */
@@ -662,6 +665,7 @@ export interface ProjectUpdate {
   security_mode?: boolean | null;
 }
 
+/** The keys of a web push subscription (the browser's `PushSubscription.getKey`). */
 export interface PushKeys {
   auth: string;
   p256dh: string;
@@ -696,6 +700,7 @@ export interface PushSubscriptionList {
 export interface RecipientInput {
   /** An absolute http(s) URL. */
   avatar?: string | null;
+  /** Any JSON object, at most 64 KiB serialised. */
   custom_fields?: Record<string, unknown> | null;
   email?: string | null;
   external_id: string;

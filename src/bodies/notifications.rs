@@ -1,0 +1,109 @@
+//! Bodies of the Admin API's read side of runs: a notification with its users
+//! and deliveries, and a flow run. A delivery is the engine's
+//! `model::DeliveryView` (the webhooks send it too).
+
+use herald_actors::model::{self, DeliveryView, Timestamp, User};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProcessingStatus {
+    Pending,
+    Processed,
+}
+
+impl ProcessingStatus {
+    fn of(processed: bool) -> Self {
+        if processed {
+            ProcessingStatus::Processed
+        } else {
+            ProcessingStatus::Pending
+        }
+    }
+}
+
+// Fields in name order: the bytes the `json!` form of the object wrote.
+#[derive(Serialize, ToSchema)]
+pub struct FlowRun {
+    #[schema(value_type = DateTime<Utc>)]
+    pub created_at: Timestamp,
+    pub flow_id: Uuid,
+    pub id: Uuid,
+    pub notifications_count: u64,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub processed_at: Option<Timestamp>,
+    pub recipients_count: u64,
+    pub status: ProcessingStatus,
+    pub topic: Option<String>,
+}
+
+impl From<&model::FlowRun> for FlowRun {
+    fn from(r: &model::FlowRun) -> Self {
+        FlowRun {
+            created_at: r.created_at,
+            flow_id: r.flow_id,
+            id: r.id,
+            notifications_count: r.notifications_count,
+            processed_at: r.processed_at,
+            recipients_count: r.recipients_count,
+            status: ProcessingStatus::of(r.processed),
+            topic: r.topic.clone(),
+        }
+    }
+}
+
+// Fields in name order: the bytes the `json!` form of the object wrote.
+#[derive(Serialize, ToSchema)]
+pub struct Notification {
+    /// Null once the user is deleted.
+    pub actor: Option<User>,
+    pub actor_id: Option<Uuid>,
+    #[schema(value_type = DateTime<Utc>)]
+    pub created_at: Timestamp,
+    /// The run's `data`.
+    pub data: Value,
+    pub deliveries: Vec<DeliveryView>,
+    pub flow_id: Uuid,
+    pub flow_run_id: Uuid,
+    pub id: Uuid,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub processed_at: Option<Timestamp>,
+    /// Null once the user is deleted.
+    pub recipient: Option<User>,
+    pub recipient_id: Uuid,
+    pub status: ProcessingStatus,
+    pub topic: Option<String>,
+    #[schema(value_type = DateTime<Utc>)]
+    pub updated_at: Timestamp,
+}
+
+impl Notification {
+    /// `n` with what the caller looked up: its users, its run's data and its deliveries.
+    pub fn new(
+        n: &model::Notification,
+        actor: Option<User>,
+        recipient: Option<User>,
+        data: Value,
+        deliveries: Vec<DeliveryView>,
+    ) -> Self {
+        Notification {
+            actor,
+            actor_id: n.actor_id,
+            created_at: n.created_at,
+            data,
+            deliveries,
+            flow_id: n.flow_id,
+            flow_run_id: n.flow_run_id,
+            id: n.id,
+            processed_at: n.processed_at,
+            recipient,
+            recipient_id: n.recipient_id,
+            status: ProcessingStatus::of(n.processed),
+            topic: n.topic.clone(),
+            updated_at: n.updated_at,
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! Request bodies of the operator API (`/ops/v1/projects…`, `routes/ops.rs`).
+//! Its project response is the engine's `model::OperatorProject` (what
+//! `herald project …` prints as well). Not in the OpenAPI document: the
+//! operator API is not part of the tenants' contract.
+
+use crate::extract::Given;
+use herald_actors::Validator;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// `POST /ops/v1/projects`.
+#[derive(Deserialize, Default)]
+pub struct NewProject {
+    #[serde(default)]
+    pub name: Given<String>,
+}
+
+impl NewProject {
+    /// The name: 1 to 100 characters.
+    pub fn validate(&self) -> herald_actors::Result<String> {
+        self.name.only_required_text("name", 100)
+    }
+}
+
+/// `POST /ops/v1/projects/{name}/rotate_secret`.
+#[derive(Deserialize, Default)]
+pub struct RotateSecret {
+    #[serde(default)]
+    pub grace_seconds: Given<u64>,
+}
+
+impl RotateSecret {
+    /// The grace period of the replaced secret (`default` when absent or null).
+    pub fn validate(&self, default: Duration) -> herald_actors::Result<Duration> {
+        let mut v = Validator::new();
+        let grace = match &self.grace_seconds {
+            Given::Absent | Given::Null => Some(default),
+            Given::Value(n) => Some(Duration::from_secs(*n)),
+            Given::Wrong(_) => {
+                v.push(
+                    "grace_seconds",
+                    "number",
+                    "must be a whole number of seconds, 0 or more",
+                );
+                None
+            }
+        };
+        v.finish()?;
+        Ok(grace.unwrap_or(default))
+    }
+}
+
+/// The operator's project list: no `page` (a server holds few projects).
+#[derive(Serialize)]
+pub struct Items<T> {
+    pub items: Vec<T>,
+}
