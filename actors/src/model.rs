@@ -94,7 +94,7 @@ pub fn new_id() -> (Uuid, Timestamp) {
 /// with that byte replaced by the step index (below `MAX_STEPS`, so never 0xFF):
 /// the notification of a delivery is found without an index, and the
 /// deliveries sort just before their notification. Notification ids are handed
-/// out by `store::records::Grouper`.
+/// out by `delivery::accept::NotificationIds`.
 pub const NOTIFICATION_TAG: u8 = 0xFF;
 
 /// The notification a delivery (or notification) id belongs to.

@@ -228,18 +228,6 @@ pub struct IdempotentResponse {
 /// The model's push subscription: the providers read it without the storage layer.
 pub use crate::model::PushSubscription;
 
-impl PushSubscription {
-    pub fn view(&self) -> serde_json::Value {
-        serde_json::json!({
-            "id": self.id,
-            "channel_id": self.channel_id,
-            "identifier": self.identifier,
-            "platform": self.platform,
-            "created_at": self.created_at,
-        })
-    }
-}
-
 #[derive(Debug, Clone, Default)]
 pub struct PageReq {
     pub limit: usize,
