@@ -101,21 +101,9 @@ impl Server {
         proc_status_kib(self.pid(), "VmHWM:")
     }
 
-    /// CPU time (user + system) the server has used so far, exited threads
-    /// included, in milliseconds (the kernel counts in clock ticks, 10 ms).
+    /// CPU time (user + system) the server has used so far, in milliseconds.
     pub fn cpu_ms(&self) -> f64 {
-        let stat =
-            std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap_or_default();
-        // Fields after the parenthesised command name: utime and stime are the
-        // 12th and 13th (14th and 15th of the line).
-        let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-        let f: Vec<f64> = rest
-            .split_whitespace()
-            .skip(11)
-            .take(2)
-            .filter_map(|x| x.parse().ok())
-            .collect();
-        f.iter().sum::<f64>() * 10.0
+        proc_cpu_ms(self.pid())
     }
 
     /// Resets the kernel's peak-RSS mark so `peak_kib` covers only what follows.
@@ -140,6 +128,22 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// CPU time (user + system) process `pid` has used so far, exited threads
+/// included, in milliseconds (the kernel counts in clock ticks, 10 ms).
+pub fn proc_cpu_ms(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the parenthesised command name: utime and stime are the
+    // 12th and 13th (14th and 15th of the line).
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    f.iter().sum::<f64>() * 10.0
 }
 
 /// A `/proc/PID/status` field in KiB (0 when unreadable).

@@ -18,13 +18,19 @@
 //! - `pipeline`: one run with an in_app and a webhook step (answered by a sink in
 //!   this process) to N recipients (through a topic when N > 1,000); deliveries/s
 //!   from the 202 to the run being processed, latency from the 202 to each webhook,
-//!   the run's memory peak, and the 202 latency of 1,000-recipient runs.
+//!   the run's memory peak, and the 202 latency of 1,000-recipient runs;
+//! - `trigger-1` and `trigger-100` (`--scenario trigger` selects both):
+//!   transactional runs to 5,000 users each holding a live socket, one recipient
+//!   per run with 32 requests in flight, or 100 with 16; latency from before each
+//!   POST to the frame on its user's socket, events/s and server CPU per event;
+//!   beside the same events published to soketi when the peer runs.
 //!
 //! Prints a table with the ratios to the ceilings and the peer and Herald's
 //! performance targets, writes `bench-results/delivery.json` and renders
 //! `bench-results/delivery.png`. Only 127.0.0.1 is used; every loop is bounded.
 //!
-//! Options: `--scenario a,b` (ceilings, rest, live, peer, pipeline; default all),
+//! Options: `--scenario a,b` (ceilings, rest, live, peer, pipeline, trigger-1,
+//! trigger-100, trigger; default all),
 //! `--sizes 1000,5000` (live/peer and pipeline sizes), `--live-sizes`,
 //! `--pipeline-sizes`, `--duration SECS` (REST and actix, default 5),
 //! `--connections N` (default 64), `--sled-inserts N` (default 300,000),
@@ -43,6 +49,7 @@ mod load;
 mod peer;
 mod report;
 mod scenarios;
+mod trigger;
 
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -107,7 +114,16 @@ async fn main() {
         .split(',')
         .map(|s| s.trim().to_string())
         .collect();
-    let on = |s: &str| scenarios.iter().any(|x| x == "all" || x == s);
+    let on = |s: &str| {
+        scenarios
+            .iter()
+            .any(|x| x == "all" || x == s || (x == "trigger" && s.starts_with("trigger-")))
+    };
+    let triggers: Vec<trigger::Shape> =
+        [trigger::Shape::one(smoke), trigger::Shape::hundred(smoke)]
+            .into_iter()
+            .filter(|t| on(t.name))
+            .collect();
     let sizes = list("--sizes");
     let live_sizes = if smoke {
         vec![20]
@@ -148,8 +164,14 @@ async fn main() {
             .and_then(|c| c.parse().ok())
             .unwrap_or(300_000)
     };
-    if let (Some(limit), Some(max)) = (open_files_limit(), live_sizes.iter().max()) {
-        if on("live") && limit < *max as u64 + 1000 {
+    let most_sockets = live_sizes
+        .iter()
+        .copied()
+        .filter(|_| on("live"))
+        .chain(triggers.iter().map(|t| t.sockets))
+        .max();
+    if let (Some(limit), Some(max)) = (open_files_limit(), most_sockets) {
+        if limit < max as u64 + 1000 {
             println!(
                 "warning: open files limit {limit} is low for {max} sockets (ulimit -n 20000)"
             );
@@ -201,7 +223,7 @@ async fn main() {
         phase("rest", t, &mut phases);
     }
 
-    let want_peer = on("peer") && !flag("--no-peer");
+    let want_peer = (on("peer") || !triggers.is_empty()) && !flag("--no-peer");
     let soketi = if want_peer && smoke {
         r.soketi_skipped = Some("not run in --smoke".into());
         println!("soketi peer: skipped (not run in --smoke)");
@@ -227,7 +249,8 @@ async fn main() {
     } else {
         None
     };
-    if on("live") || soketi.is_some() {
+    let peer_live = soketi.as_ref().filter(|_| on("peer"));
+    if on("live") || peer_live.is_some() {
         for &c in &live_sizes {
             if on("live") {
                 let t = Instant::now();
@@ -242,7 +265,7 @@ async fn main() {
                 r.live.push(v);
                 phase(&format!("live {c}"), t, &mut phases);
             }
-            if let Some(s) = &soketi {
+            if let Some(s) = peer_live {
                 let t = Instant::now();
                 let v = s.fanout(c).await;
                 println!(
@@ -255,6 +278,27 @@ async fn main() {
                 phase(&format!("soketi {c}"), t, &mut phases);
             }
         }
+    }
+    if !triggers.is_empty() {
+        let t = Instant::now();
+        let mut rows = trigger::herald(&triggers).await;
+        phase("trigger herald", t, &mut phases);
+        if let Some(s) = &soketi {
+            let t = Instant::now();
+            rows.extend(s.trigger(&triggers).await);
+            phase("trigger soketi", t, &mut phases);
+        }
+        for v in &rows {
+            println!(
+                "{:<11} {:<6}  sockets={:>6}  events={:>7}  received={:>7}  errors={}  p50={:>7.1} ms  p99={:>7.1} ms  events/s={:>8.0}  server cpu/event={:>6.1} µs",
+                v["scenario"].as_str().unwrap_or(""), v["server"].as_str().unwrap_or(""),
+                v["sockets"], v["events"], v["received"], v["errors"],
+                v["p50_ms"].as_f64().unwrap_or(f64::NAN), v["p99_ms"].as_f64().unwrap_or(f64::NAN),
+                v["events_per_s"].as_f64().unwrap_or(0.0),
+                v["server_cpu_us_per_event"].as_f64().unwrap_or(f64::NAN)
+            );
+        }
+        r.trigger = rows;
     }
     drop(soketi);
 
@@ -320,6 +364,9 @@ async fn main() {
             })
         });
         let ok = r.live.iter().all(|v| v["received"] == v["sockets"])
+            && r.trigger
+                .iter()
+                .all(|v| v["received"] == v["events"] && v["errors"] == 0)
             && r.pipeline.iter().all(|v| v["processed"] == true)
             && ok_rest
             && r.sled

@@ -8,6 +8,7 @@
 
 use crate::herald::proc_status_kib;
 use crate::load::{num, Stats};
+use crate::trigger::{Shape, Ws};
 use futures_util::{SinkExt, StreamExt};
 use hmac::{Hmac, Mac};
 use md5::{Digest, Md5};
@@ -272,6 +273,79 @@ impl Soketi {
     }
 }
 
+impl Soketi {
+    /// The transactional shapes against soketi: `c` sockets on channels
+    /// `user-0..c`, each run one signed `batch_events` request holding one event
+    /// per user, as many in flight as Herald's runs. Every request is signed
+    /// before the clock starts.
+    pub async fn trigger(&self, shapes: &[Shape]) -> Vec<Value> {
+        let Some(c) = shapes.iter().map(|s| s.sockets).max() else {
+            return vec![];
+        };
+        let url = format!("ws://{HOST}/app/{APP_KEY}?protocol=7");
+        let mut sockets = crate::trigger::open(c, move |i| {
+            let url = url.clone();
+            async move { subscribe(&url, i).await }
+        })
+        .await;
+        let payload = event_data();
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(64)
+            .build()
+            .expect("client");
+        let pid = self.pid;
+        let mut out = vec![];
+        for &shape in shapes {
+            let requests: Arc<Vec<(String, String)>> = Arc::new(
+                (0..shape.runs)
+                    .map(|k| {
+                        let batch: Vec<Value> = shape
+                            .users(k)
+                            .map(|u| json!({"name": "feed_entry.created", "channel": format!("user-{u}"), "data": payload}))
+                            .collect();
+                        let body = json!({ "batch": batch }).to_string();
+                        (signed_url("/apps/app-id/batch_events", &body), body)
+                    })
+                    .collect(),
+            );
+            let http = http.clone();
+            let publish = move |k: usize| {
+                let (http, requests) = (http.clone(), requests.clone());
+                async move {
+                    let (url, body) = &requests[k];
+                    let r = http
+                        .post(url)
+                        .header("content-type", "application/json")
+                        .body(body.clone())
+                        .timeout(Duration::from_secs(60))
+                        .send()
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    if r.status().is_success() {
+                        Ok(())
+                    } else {
+                        Err(format!(
+                            "{}: {}",
+                            r.status(),
+                            r.text().await.unwrap_or_default()
+                        ))
+                    }
+                }
+            };
+            let mut v = crate::trigger::drive(
+                shape,
+                &mut sockets,
+                || crate::herald::proc_cpu_ms(pid),
+                publish,
+            )
+            .await;
+            v["server"] = json!("soketi");
+            out.push(v);
+        }
+        out
+    }
+}
+
 impl Drop for Soketi {
     fn drop(&mut self) {
         let _ = script(
@@ -290,9 +364,6 @@ impl Drop for Soketi {
         }
     }
 }
-
-type Ws =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// Connects, waits for `pusher:connection_established`, subscribes to `user-{i}`
 /// and waits for `pusher_internal:subscription_succeeded`.

@@ -14,6 +14,8 @@ pub struct Results {
     pub soketi_skipped: Option<String>,
     pub soketi_version: Option<String>,
     pub pipeline: Vec<Value>,
+    /// `trigger-1`/`trigger-100` rows, Herald's and soketi's (`server`).
+    pub trigger: Vec<Value>,
     pub rest: Option<Value>,
     pub sled: Option<Value>,
     pub actix: Option<Value>,
@@ -90,6 +92,7 @@ impl Results {
             soketi_skipped: j["soketi"]["skipped"].as_str().map(String::from),
             soketi_version: j["soketi"]["version"].as_str().map(String::from),
             pipeline: rows(&j["pipeline"]),
+            trigger: rows(&j["trigger"]),
             rest: some(&j["rest"]),
             sled: some(&j["ceilings"]["sled"]),
             actix: some(&j["ceilings"]["actix"]),
@@ -105,6 +108,19 @@ impl Results {
     }
     fn pipe_at(&self, n: usize) -> Option<&Value> {
         by(&self.pipeline, "recipients", n)
+    }
+    /// A transactional scenario's row for `server` (herald or soketi).
+    fn trigger_of(&self, scenario: &str, server: &str) -> Option<&Value> {
+        self.trigger
+            .iter()
+            .find(|r| r["scenario"] == scenario && r["server"] == server)
+    }
+    /// Herald's and soketi's rows of a transactional scenario, when both ran.
+    fn trigger_pair(&self, scenario: &str) -> Option<(&Value, &Value)> {
+        Some((
+            self.trigger_of(scenario, "herald")?,
+            self.trigger_of(scenario, "soketi")?,
+        ))
     }
     fn feed(&self) -> Option<&Value> {
         self.rest.as_ref().map(|r| &r["endpoints"]["get_user_feed"])
@@ -141,6 +157,22 @@ impl Results {
                         "{} sockets: {} vs {} events/s",
                         n0(c as f64),
                         n0(f(&l["events_per_s"])),
+                        n0(f(&s["events_per_s"]))
+                    ),
+                });
+            }
+        }
+        for (scenario, name) in [
+            ("trigger-1", "trigger-1 events/s vs soketi"),
+            ("trigger-100", "trigger-100 events/s vs soketi"),
+        ] {
+            if let Some((h, s)) = self.trigger_pair(scenario) {
+                out.push(Ratio {
+                    name,
+                    value: f(&h["events_per_s"]) / f(&s["events_per_s"]),
+                    detail: format!(
+                        "{} vs {} events/s",
+                        n0(f(&h["events_per_s"])),
                         n0(f(&s["events_per_s"]))
                     ),
                 });
@@ -339,6 +371,7 @@ impl Results {
             goal: "<= 20 KiB",
             met: biggest.map(|l| f(&l["rss_per_socket_kib"]) <= 20.0),
         });
+        self.trigger_targets(&mut t);
         if self.smoke {
             // 20 sockets, 20 recipients and 0.3 s of load say nothing about
             // targets set for thousands: none is judged met or missed
@@ -348,6 +381,67 @@ impl Results {
             }
         }
         t
+    }
+
+    /// The transactional targets (issue 18): events/s against soketi's in the
+    /// same run, p99 from before the POST to the frame, and (trigger-1) the
+    /// server's CPU per event. A row that lost events does not meet its target.
+    fn trigger_targets(&self, t: &mut Vec<Target>) {
+        let complete = |h: &Value| h["received"] == h["events"] && h["errors"] == 0;
+        for (scenario, vs_peer, p99_name, p99_goal, p99_max) in [
+            (
+                "trigger-1",
+                "trigger-1: events/s >= soketi's (same run)",
+                "trigger-1: p99 from POST to frame",
+                "<= 25 ms",
+                25.0,
+            ),
+            (
+                "trigger-100",
+                "trigger-100: events/s >= soketi's (same run)",
+                "trigger-100: p99 from POST to frame",
+                "<= 250 ms",
+                250.0,
+            ),
+        ] {
+            let h = self.trigger_of(scenario, "herald");
+            let pair = self.trigger_pair(scenario);
+            t.push(Target {
+                name: vs_peer,
+                measured: match (pair, h) {
+                    (Some((h, s)), _) => format!(
+                        "{} vs {} events/s",
+                        n0(f(&h["events_per_s"])),
+                        n0(f(&s["events_per_s"]))
+                    ),
+                    (None, Some(_)) => match &self.soketi_skipped {
+                        Some(why) => format!("peer skipped: {why}"),
+                        None => "peer not run".into(),
+                    },
+                    (None, None) => "not measured".into(),
+                },
+                goal: ">= 1.00x",
+                met: pair
+                    .map(|(h, s)| f(&h["events_per_s"]) >= f(&s["events_per_s"]) && complete(h)),
+            });
+            t.push(Target {
+                name: p99_name,
+                measured: h.map_or("not measured".into(), |h| {
+                    format!("{} ms", n1(f(&h["p99_ms"])))
+                }),
+                goal: p99_goal,
+                met: h.map(|h| f(&h["p99_ms"]) <= p99_max && complete(h)),
+            });
+        }
+        let h1 = self.trigger_of("trigger-1", "herald");
+        t.push(Target {
+            name: "trigger-1: server CPU per event",
+            measured: h1.map_or("not measured".into(), |h| {
+                format!("{} µs", n1(f(&h["server_cpu_us_per_event"])))
+            }),
+            goal: "<= 100 µs",
+            met: h1.map(|h| f(&h["server_cpu_us_per_event"]) <= 100.0 && complete(h)),
+        });
     }
 
     /// The whole report as text.
@@ -451,6 +545,58 @@ impl Results {
             );
         }
         line(&mut s, String::new());
+        if !self.trigger.is_empty() {
+            line(&mut s, "Transactional triggers (small runs to users with open sockets; latency from before each request to the frame; CPU per event is the server's)".into());
+            line(
+                &mut s,
+                format!(
+                    "  {:<11} {:<8} {:>7} {:>9} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8} {:>10} {:>10}",
+                    "scenario",
+                    "server",
+                    "sockets",
+                    "per run",
+                    "events",
+                    "received",
+                    "errors",
+                    "p50 ms",
+                    "p99 ms",
+                    "max ms",
+                    "events/s",
+                    "CPU µs/ev"
+                ),
+            );
+            for r in &self.trigger {
+                line(
+                    &mut s,
+                    format!(
+                        "  {:<11} {:<8} {:>7} {:>9} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8} {:>10} {:>10}",
+                        r["scenario"].as_str().unwrap_or(""),
+                        r["server"].as_str().unwrap_or(""),
+                        n0(f(&r["sockets"])),
+                        format!("{} x{}", n0(f(&r["recipients_per_run"])), r["in_flight"]),
+                        n0(f(&r["events"])),
+                        n0(f(&r["received"])),
+                        n0(f(&r["errors"])),
+                        n1(f(&r["p50_ms"])),
+                        n1(f(&r["p99_ms"])),
+                        n1(f(&r["max_ms"])),
+                        n0(f(&r["events_per_s"])),
+                        n1(f(&r["server_cpu_us_per_event"])),
+                    ),
+                );
+                if let Some(e) = r["first_error"].as_str() {
+                    line(&mut s, format!("    first error: {e}"));
+                }
+            }
+            if self.trigger_of("trigger-1", "soketi").is_none()
+                && self.trigger_of("trigger-100", "soketi").is_none()
+            {
+                if let Some(why) = &self.soketi_skipped {
+                    line(&mut s, format!("  soketi peer skipped: {why}"));
+                }
+            }
+            line(&mut s, String::new());
+        }
         let head = format!(
             "  {:<34} {:>11} {:>8} {:>8} {:>8} {:>7} {:>11} {:>11}",
             "endpoint",
@@ -561,6 +707,7 @@ impl Results {
             .collect();
         let mut results: Vec<Value> = self.live.clone();
         results.extend(self.pipeline.iter().cloned());
+        results.extend(self.trigger.iter().cloned());
         json!({
             "run": extra,
             "results": results,
@@ -568,6 +715,7 @@ impl Results {
             "soketi": {"version": self.soketi_version, "publishers": crate::peer::PUBLISHERS,
                        "batch": crate::peer::BATCH, "skipped": self.soketi_skipped, "results": self.soketi},
             "pipeline": self.pipeline,
+            "trigger": self.trigger,
             "rest": self.rest,
             "ceilings": {"sled": self.sled, "actix": self.actix},
             "ratios": ratios,

@@ -3,6 +3,7 @@
 
 use crate::herald::Server;
 use crate::load::{self, num, LoadResult, MakeRequest, Stats};
+use crate::trigger::Ws;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -109,11 +110,8 @@ pub async fn live(c: usize) -> Value {
     v
 }
 
-type Ws =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
 /// Opens user `live-{i}`'s live feed and waits for its `hello`.
-async fn live_socket(url: &str, i: usize) -> Result<Ws, String> {
+pub async fn live_socket(url: &str, i: usize) -> Result<Ws, String> {
     let mut ws = crate::load::ws_connect(url).await?;
     let auth = json!({"type": "auth", "user_id": format!("live-{i}")});
     ws.send(Message::Text(auth.to_string().into()))
