@@ -32,7 +32,8 @@
 //! Options: `--scenario a,b` (ceilings, rest, live, peer, pipeline, trigger-1,
 //! trigger-100, trigger; default all),
 //! `--sizes 1000,5000` (live/peer and pipeline sizes), `--live-sizes`,
-//! `--pipeline-sizes`, `--duration SECS` (REST and actix, default 5),
+//! `--pipeline-sizes`, `--trigger-sockets N` (default 5,000; the runs scale with
+//! it), `--duration SECS` (REST and actix, default 5),
 //! `--connections N` (default 64), `--sled-inserts N` (default 300,000),
 //! `--no-peer`, `--chart-from FILE.json` (table and chart of an earlier run), and
 //! `--smoke` (tiny sizes, no peer, no target judged; CI keeps the harness
@@ -119,11 +120,14 @@ async fn main() {
             .iter()
             .any(|x| x == "all" || x == s || (x == "trigger" && s.starts_with("trigger-")))
     };
-    let triggers: Vec<trigger::Shape> =
-        [trigger::Shape::one(smoke), trigger::Shape::hundred(smoke)]
-            .into_iter()
-            .filter(|t| on(t.name))
-            .collect();
+    let trigger_sockets = arg("--trigger-sockets").and_then(|c| c.parse().ok());
+    let triggers: Vec<trigger::Shape> = [
+        trigger::Shape::one(smoke, trigger_sockets),
+        trigger::Shape::hundred(smoke, trigger_sockets),
+    ]
+    .into_iter()
+    .filter(|t| on(t.name))
+    .collect();
     let sizes = list("--sizes");
     let live_sizes = if smoke {
         vec![20]

@@ -36,26 +36,42 @@ pub struct Shape {
     pub runs: usize,
 }
 
+/// Sockets of a full run; a smaller `--trigger-sockets` scales the runs with it.
+const SOCKETS: usize = 5000;
+const SMOKE_SOCKETS: usize = 50;
+
+fn socket_count(smoke: bool, sockets: Option<usize>) -> usize {
+    if smoke {
+        SMOKE_SOCKETS
+    } else {
+        sockets.unwrap_or(SOCKETS).max(1)
+    }
+}
+
 impl Shape {
-    /// `trigger-1`: single-recipient runs, 32 in flight.
-    pub fn one(smoke: bool) -> Shape {
+    /// `trigger-1`: single-recipient runs, 32 in flight, four per socket.
+    pub fn one(smoke: bool, sockets: Option<usize>) -> Shape {
+        let c = socket_count(smoke, sockets);
         Shape {
             name: "trigger-1",
-            sockets: if smoke { 50 } else { 5000 },
+            sockets: c,
             per_run: 1,
             in_flight: 32,
-            runs: if smoke { 100 } else { 20_000 },
+            runs: 4 * c,
         }
     }
 
-    /// `trigger-100`: 100-recipient runs, 16 in flight.
-    pub fn hundred(smoke: bool) -> Shape {
+    /// `trigger-100`: 100-recipient runs, 16 in flight, 20 events per socket
+    /// (10 recipients per run in a smoke run, whose 50 sockets are too few for 100).
+    pub fn hundred(smoke: bool, sockets: Option<usize>) -> Shape {
+        let c = socket_count(smoke, sockets);
+        let per_run = if smoke { 10 } else { 100.min(c) };
         Shape {
             name: "trigger-100",
-            sockets: if smoke { 50 } else { 5000 },
-            per_run: if smoke { 10 } else { 100 },
+            sockets: c,
+            per_run,
             in_flight: 16,
-            runs: if smoke { 10 } else { 1000 },
+            runs: 20 * c / per_run,
         }
     }
 
