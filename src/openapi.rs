@@ -10,6 +10,7 @@
 
 mod channels;
 
+use crate::bodies::bulk::{BulkStatus, BulkUserResult, BulkUsersInput, BulkUsersResult};
 use crate::bodies::flows::{
     self, ChannelStep, ChannelStepType, DelayStep, DelayStepType, Flow, FlowInput, FlowStatus,
     FlowUpdate, RecipientSpec, RunInput, Step, StepInput, Template,
@@ -383,6 +384,19 @@ fn operations() -> Vec<Op> {
         Op::new(Get, "/admin/v1/users", "listUsers", "List users")
             .paged()
             .ok(200, "A page of users", Json("UserList")),
+        Op::new(
+            Post,
+            "/admin/v1/users/bulk",
+            "bulkUpsertUsers",
+            "Create or update up to 1,000 users in one durable commit",
+        )
+        .body("BulkUsersInput", true)
+        .idempotent()
+        .ok(
+            200,
+            "One result per item, in order: stored or refused",
+            Json("BulkUsersResult"),
+        ),
         Op::new(Put, "/admin/v1/users/{external_id}", "putUser", "Create or update a user")
             .param(external_id_param())
             .body("UserInput", true)
@@ -955,6 +969,10 @@ fn components() -> utoipa::openapi::schema::Components {
         User,
         UserInput,
         RecipientInput,
+        BulkUsersInput,
+        BulkStatus,
+        BulkUserResult,
+        BulkUsersResult,
         ChannelTypeFlags,
         ChannelTypeFlagsInput,
         FlowPreferences,

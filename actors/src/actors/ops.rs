@@ -74,6 +74,16 @@ impl Engine {
             .await
     }
 
+    /// Creates or patches many users in one durable commit (see
+    /// `UserRepo::upsert_users`).
+    pub async fn upsert_users(
+        &self,
+        project: Uuid,
+        items: Vec<(String, UserPatch)>,
+    ) -> Result<Vec<(User, bool)>> {
+        self.run(move |s| s.upsert_users(&project, &items)).await
+    }
+
     pub async fn delete_user(&self, project: Uuid, ext: String) -> Result<()> {
         self.run(move |s| s.delete_user(&project, &ext)).await
     }

@@ -66,6 +66,14 @@ pub trait UserRepo {
     fn user_required(&self, project: &Uuid, ext: &str) -> Result<User>;
     /// Creates or patches a user; true when it was created.
     fn upsert_user(&self, project: &Uuid, ext: &str, patch: &UserPatch) -> Result<(User, bool)>;
+    /// Creates or patches many users in one atomic change, in order (a later
+    /// item of the same external id sees the earlier one); each user and
+    /// whether it was created, in the items' order.
+    fn upsert_users(
+        &self,
+        project: &Uuid,
+        items: &[(String, UserPatch)],
+    ) -> Result<Vec<(User, bool)>>;
     fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>>;
     /// Deletes a user with their subscriptions, preferences and devices.
     fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()>;

@@ -46,6 +46,7 @@ forward! { UserRepo {
     fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>>;
     fn user_required(&self, project: &Uuid, ext: &str) -> Result<User>;
     fn upsert_user(&self, project: &Uuid, ext: &str, patch: &UserPatch) -> Result<(User, bool)>;
+    fn upsert_users(&self, project: &Uuid, items: &[(String, UserPatch)]) -> Result<Vec<(User, bool)>>;
     fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>>;
     fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()>;
     fn preferences(&self, project: &Uuid, user: &Uuid) -> Result<Preferences>;

@@ -117,25 +117,67 @@ impl Store {
         ext: &str,
         patch: &UserPatch,
     ) -> Result<(User, bool)> {
-        let _g = self.lock(&user_lock_key(project, ext));
-        let before = self.user_by_ext(project, ext)?;
-        let created = before.is_none();
-        let fresh = new_id();
-        let mut after = before
-            .clone()
-            .unwrap_or_else(|| accept::new_user(ext, fresh));
-        accept::patch_user(&mut after, patch, fresh.1, created);
-        let u = UserWrite {
-            external_id: ext.to_string(),
-            before,
-            after,
-        };
+        let mut done = self.upsert_many(project, &[(ext, patch)])?;
+        done.pop()
+            .ok_or_else(|| Error::internal("an upsert returned no user"))
+    }
+
+    /// `POST /users/bulk`: every user with its patch, applied in order (a later
+    /// item of the same external id patches what the earlier one left), in one
+    /// durable commit; each user as stored and whether it was created.
+    pub fn upsert_users(
+        &self,
+        project: &Uuid,
+        items: &[(String, UserPatch)],
+    ) -> Result<Vec<(User, bool)>> {
+        let refs: Vec<(&str, &UserPatch)> = items.iter().map(|(e, p)| (e.as_str(), p)).collect();
+        self.upsert_many(project, &refs)
+    }
+
+    /// The one upsert path, for one user or many: their locks at once (stripe
+    /// order), each patched from what is stored or what an earlier item left,
+    /// one batch, one durability wait, then their cache entries dropped.
+    fn upsert_many(
+        &self,
+        project: &Uuid,
+        items: &[(&str, &UserPatch)],
+    ) -> Result<Vec<(User, bool)>> {
+        let keys: Vec<Vec<u8>> = items
+            .iter()
+            .map(|(ext, _)| user_lock_key(project, ext))
+            .collect();
+        let _g = self.lock_many(keys.iter().map(Vec::as_slice));
+        let mut latest: std::collections::HashMap<&str, User> = Default::default();
+        let mut writes = Vec::with_capacity(items.len());
+        for (ext, patch) in items {
+            let before = match latest.remove(ext) {
+                Some(u) => Some(u),
+                None => self.user_by_ext(project, ext)?,
+            };
+            let created = before.is_none();
+            let fresh = new_id();
+            let mut after = before
+                .clone()
+                .unwrap_or_else(|| accept::new_user(ext, fresh));
+            accept::patch_user(&mut after, patch, fresh.1, created);
+            latest.insert(*ext, after.clone());
+            writes.push((
+                UserWrite {
+                    external_id: ext.to_string(),
+                    before,
+                    after,
+                },
+                created,
+            ));
+        }
         let mut w = Writes::new();
-        self.stage_user_write(&mut w, project, &u);
+        for (u, _) in &writes {
+            self.stage_user_write(&mut w, project, u);
+        }
         let res = self.commit_durable(w);
-        self.forget_users(project, [ext]);
+        self.forget_users(project, items.iter().map(|(ext, _)| *ext));
         res?;
-        Ok((u.after, created))
+        Ok(writes.into_iter().map(|(u, c)| (u.after, c)).collect())
     }
 
     pub fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>> {
