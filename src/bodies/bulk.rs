@@ -90,6 +90,7 @@ pub struct BulkUserResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorBody>,
     /// The item's external id; null when it gave none usable.
+    #[schema(required = true)]
     pub external_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<BulkStatus>,

@@ -20,6 +20,33 @@ export type ApnsConfig = {
   topic: string | null;
 } | null;
 
+/** What happened to one item of a bulk upsert. */
+export type BulkStatus = "created" | "updated";
+
+/** One item's result, in the request's order: `status` and `user` when it was
+ * stored, `error` (the contract's error object, a 422) when it was refused. */
+export interface BulkUserResult {
+  error?: ErrorBody | null;
+  /** The item's external id; null when it gave none usable. */
+  external_id: string | null;
+  status?: BulkStatus | null;
+  user?: User | null;
+}
+
+/** Creates or updates many users: each item is `external_id` plus any user fields. */
+export interface BulkUsersInput {
+  /** Alternative to the `Idempotency-Key` header. */
+  idempotency_key?: string | null;
+  /** At most 1,000, applied in order (a later item of the same external id
+   * patches what the earlier one left). */
+  users: Array<RecipientInput>;
+}
+
+/** The answer of `POST /admin/v1/users/bulk`. */
+export interface BulkUsersResult {
+  results: Array<BulkUserResult>;
+}
+
 /** A channel. Its `config` is what was stored, secrets reading back as `********`; `status` is `active` once every required field is set. */
 export type Channel = {
   config: {
