@@ -10,7 +10,10 @@
 
 mod channels;
 
-use crate::bodies::bulk::{BulkStatus, BulkUserResult, BulkUsersInput, BulkUsersResult};
+use crate::bodies::bulk::{
+    BulkStatus, BulkSubscriptionInput, BulkSubscriptionResult, BulkUserResult, BulkUsersInput,
+    BulkUsersResult, SubscriptionRequest,
+};
 use crate::bodies::flows::{
     self, ChannelStep, ChannelStepType, DelayStep, DelayStepType, Flow, FlowInput, FlowStatus,
     FlowUpdate, RecipientSpec, RunInput, Step, StepInput, Template,
@@ -558,9 +561,14 @@ fn operations() -> Vec<Op> {
             "Subscribe a user to a topic",
         )
         .param(topic_key_param())
-        .body("SubscriptionInput", true)
+        .body("SubscriptionRequest", true)
         .idempotent()
-        .ok(201, "Subscribed", Json("Subscription"))
+        .ok(201, "Subscribed (one user)", Json("Subscription"))
+        .ok(
+            200,
+            "Up to 1,000 users subscribed in one durable commit",
+            Json("BulkSubscriptionResult"),
+        )
         .errors(&[404, 409]),
         Op::new(
             Delete,
@@ -973,6 +981,9 @@ fn components() -> utoipa::openapi::schema::Components {
         BulkStatus,
         BulkUserResult,
         BulkUsersResult,
+        BulkSubscriptionInput,
+        SubscriptionRequest,
+        BulkSubscriptionResult,
         ChannelTypeFlags,
         ChannelTypeFlagsInput,
         FlowPreferences,

@@ -131,3 +131,71 @@ impl BulkUserResult {
 pub struct BulkUsersResult {
     pub results: Vec<BulkUserResult>,
 }
+
+// ================================================================ topic subscriptions
+
+/// Subscribes many users to a topic, by external id.
+#[derive(Deserialize, ToSchema, Default)]
+#[schema(example = json!({"users": ["ada", "grace"]}))]
+pub struct BulkSubscriptionInput {
+    /// At most 1,000 external ids of existing users.
+    #[serde(default)]
+    #[schema(value_type = Vec<super::users::ExternalId>, required = true, max_items = 1000)]
+    pub users: Given<Vec<Value>>,
+    /// Alternative to the `Idempotency-Key` header.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 255)]
+    pub idempotency_key: Given<String>,
+}
+
+impl BulkSubscriptionInput {
+    /// Whether a subscription body is this form (it has `users`) rather than
+    /// the single `{external_id}`.
+    pub fn is_bulk(body: &serde_json::Map<String, Value>) -> bool {
+        body.contains_key("users")
+    }
+
+    /// The external ids, each problem at `users.{i}`.
+    pub fn validate(&self) -> herald_actors::Result<Vec<String>> {
+        let mut v = Validator::new();
+        let mut exts = vec![];
+        for (i, item) in items(&self.users, "users")?.iter().enumerate() {
+            let p = format!("users.{i}");
+            match item.as_str() {
+                Some(s) if herald_actors::validate::external_id(s, &p, &mut v) => {
+                    exts.push(s.to_string())
+                }
+                Some(_) => {}
+                None => v.push(p, "format", "must be an external_id"),
+            }
+        }
+        v.finish()?;
+        Ok(exts)
+    }
+}
+
+/// `SubscriptionRequest` in the document: one user (`SubscriptionInput`) or
+/// many (`BulkSubscriptionInput`); a body with `users` is the latter.
+pub struct SubscriptionRequest;
+
+impl utoipa::PartialSchema for SubscriptionRequest {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::AnyOfBuilder;
+        use utoipa::openapi::Ref;
+        AnyOfBuilder::new()
+            .item(Ref::from_schema_name("SubscriptionInput"))
+            .item(Ref::from_schema_name("BulkSubscriptionInput"))
+            .into()
+    }
+}
+
+impl ToSchema for SubscriptionRequest {}
+
+/// The answer of a bulk subscription: the topic (its `subscribers_count` after
+/// the change) and how many subscriptions were new; users already subscribed
+/// are left as they are.
+#[derive(Serialize, ToSchema)]
+pub struct BulkSubscriptionResult {
+    pub created: usize,
+    pub topic: super::Topic,
+}

@@ -207,3 +207,145 @@ async fn tenants_are_isolated_and_a_restart_keeps_the_users() {
         "the other project's user is untouched"
     );
 }
+
+fn subs_path(topic: &str) -> String {
+    format!("{A}/topics/{topic}/subscriptions")
+}
+
+async fn topic_with_users(app: &TestApp, n: usize) -> (String, Vec<String>) {
+    let topic = format!("bulk-{}", &random_hex()[..8]);
+    app.admin(PUT, &format!("{A}/topics/{topic}"))
+        .json(&json!({}))
+        .go()
+        .await
+        .ok(201);
+    let exts: Vec<String> = (0..n).map(|i| new_ext(&format!("sub{i}"))).collect();
+    let items: Vec<Value> = exts.iter().map(|e| json!({"external_id": e})).collect();
+    app.admin(POST, &bulk_path())
+        .json(&json!({ "users": items }))
+        .go()
+        .await
+        .ok(200);
+    (topic, exts)
+}
+
+#[tokio::test]
+async fn many_users_subscribe_at_once_idempotently_per_user() {
+    let app = TestApp::spawn();
+    let (topic, exts) = topic_with_users(&app, 5).await;
+    // one subscribed the single way first
+    app.admin(POST, &subs_path(&topic))
+        .json(&json!({"external_id": exts[0]}))
+        .go()
+        .await
+        .ok(201);
+    let r = app
+        .admin(POST, &subs_path(&topic))
+        .json(&json!({"users": [exts[0], exts[1], exts[2], exts[1]]}))
+        .go()
+        .await;
+    let body = r.ok(200);
+    assert_eq!(body["created"], json!(2), "{r}");
+    assert_eq!(body["topic"]["subscribers_count"], json!(3), "{r}");
+    assert_eq!(body["topic"]["key"], json!(topic));
+    // again, with more: only the new ones count
+    let r = app
+        .admin(POST, &subs_path(&topic))
+        .json(&json!({ "users": exts }))
+        .go()
+        .await;
+    let body = r.ok(200);
+    assert_eq!(body["created"], json!(2), "{r}");
+    assert_eq!(body["topic"]["subscribers_count"], json!(5), "{r}");
+    let t = app
+        .admin(GET, &format!("{A}/topics/{topic}"))
+        .go()
+        .await
+        .ok(200);
+    assert_eq!(t["subscribers_count"], json!(5));
+    let page = app.admin(GET, &subs_path(&topic)).go().await.page();
+    assert_eq!(page["items"].as_array().map(Vec::len), Some(5), "{page}");
+    // the single form still refuses a second subscription
+    let r = app
+        .admin(POST, &subs_path(&topic))
+        .json(&json!({"external_id": exts[3]}))
+        .go()
+        .await;
+    let d = assert_error(&r, 409, "conflict");
+    assert_eq!(d["reason"], json!("subscription_already_exists"), "{r}");
+}
+
+#[tokio::test]
+async fn a_bulk_subscription_with_an_unknown_user_stores_nothing() {
+    let app = TestApp::spawn();
+    let (topic, exts) = topic_with_users(&app, 2).await;
+    let r = app
+        .admin(POST, &subs_path(&topic))
+        .json(&json!({"users": [exts[0], "nobody-here", exts[1], 7]}))
+        .go()
+        .await;
+    assert_validation(&r, &[("users.3", "format")]);
+    let r = app
+        .admin(POST, &subs_path(&topic))
+        .json(&json!({"users": [exts[0], "nobody-here", exts[1]]}))
+        .go()
+        .await;
+    assert_validation(&r, &[("users.1", "inclusion")]);
+    let t = app
+        .admin(GET, &format!("{A}/topics/{topic}"))
+        .go()
+        .await
+        .ok(200);
+    assert_eq!(t["subscribers_count"], json!(0), "nothing stored: {t}");
+
+    let too_many: Vec<String> = (0..1001).map(|i| format!("u{i}")).collect();
+    let r = app
+        .admin(POST, &subs_path(&topic))
+        .json(&json!({ "users": too_many }))
+        .go()
+        .await;
+    assert_validation(&r, &[("users", "length")]);
+    let r = app
+        .admin(POST, &subs_path("no-such-topic"))
+        .json(&json!({"users": [exts[0]]}))
+        .go()
+        .await;
+    assert_not_found(&r, "topic", "no-such-topic");
+}
+
+#[tokio::test]
+async fn a_bulk_subscription_replays_by_idempotency_key_and_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::random();
+    let mut app = TestApp::spawn_on(dir.path(), &keys);
+    let (topic, exts) = topic_with_users(&app, 3).await;
+    let key = format!("key-{}", random_hex());
+    let body = json!({ "users": exts });
+    let r1 = app
+        .admin(POST, &subs_path(&topic))
+        .header("Idempotency-Key", &key)
+        .json(&body)
+        .go()
+        .await;
+    let first = r1.ok(200);
+    assert_eq!(first["created"], json!(3));
+    let r2 = app
+        .admin(POST, &subs_path(&topic))
+        .header("Idempotency-Key", &key)
+        .json(&body)
+        .go()
+        .await;
+    assert_eq!(r2.json, first, "the first answer, created 3: {r2}");
+    assert_eq!(r2.header("idempotent-replayed").as_deref(), Some("true"));
+
+    app.stop();
+    let app = TestApp::spawn_on(dir.path(), &keys);
+    let t = app
+        .admin(GET, &format!("{A}/topics/{topic}"))
+        .go()
+        .await
+        .ok(200);
+    assert_eq!(t["subscribers_count"], json!(3));
+    let page = app.admin(GET, &subs_path(&topic)).go().await.page();
+    assert_eq!(page["items"].as_array().map(Vec::len), Some(3), "{page}");
+}

@@ -204,6 +204,18 @@ impl Engine {
             .await
     }
 
+    /// Subscribes the users `find` names (run in the same job) to a topic in
+    /// one durable commit; the topic and how many subscriptions are new.
+    pub async fn subscribe_many(
+        &self,
+        project: Uuid,
+        key: String,
+        find: impl FnOnce(&dyn Storage) -> Result<Vec<User>> + Send + 'static,
+    ) -> Result<(Topic, usize)> {
+        self.run(move |s| s.subscribe_many(&project, &key, &find(s)?))
+            .await
+    }
+
     /// Unsubscribes the user `find` (run in the same job) names from a topic.
     pub async fn unsubscribe(
         &self,

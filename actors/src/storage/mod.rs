@@ -129,6 +129,9 @@ pub trait TopicRepo {
     fn subscription(&self, project: &Uuid, id: &Uuid) -> Result<Option<Subscription>>;
     /// Subscribes a user (the topic is created when absent); idempotent.
     fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription>;
+    /// Subscribes every user not subscribed yet (the others are left as they
+    /// are) in one atomic change; the topic and how many subscriptions are new.
+    fn subscribe_many(&self, project: &Uuid, key: &str, users: &[User]) -> Result<(Topic, usize)>;
     fn unsubscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<()>;
     fn topic_subscriptions(
         &self,

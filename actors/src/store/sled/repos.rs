@@ -85,6 +85,7 @@ forward! { TopicRepo {
     fn delete_topic(&self, project: &Uuid, key: &str) -> Result<()>;
     fn subscription(&self, project: &Uuid, id: &Uuid) -> Result<Option<Subscription>>;
     fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription>;
+    fn subscribe_many(&self, project: &Uuid, key: &str, users: &[User]) -> Result<(Topic, usize)>;
     fn unsubscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<()>;
     fn topic_subscriptions(&self, project: &Uuid, key: &str, req: &PageReq) -> Result<Page<Subscription>>;
     fn user_subscriptions(&self, project: &Uuid, user: &Uuid, req: &PageReq) -> Result<Page<Subscription>>;
