@@ -23,6 +23,22 @@ export type ApnsConfig = {
 /** What happened to one item of a bulk upsert. */
 export type BulkStatus = "created" | "updated";
 
+/** Subscribes many users to a topic, by external id. */
+export interface BulkSubscriptionInput {
+  /** Alternative to the `Idempotency-Key` header. */
+  idempotency_key?: string | null;
+  /** At most 1,000 external ids of existing users. */
+  users: Array<ExternalId>;
+}
+
+/** The answer of a bulk subscription: the topic (its `subscribers_count` after
+ * the change) and how many subscriptions were new; users already subscribed
+ * are left as they are. */
+export interface BulkSubscriptionResult {
+  created: number;
+  topic: Topic;
+}
+
 /** One item's result, in the request's order: `status` and `user` when it was
  * stored, `error` (the contract's error object, a 422) when it was refused. */
 export interface BulkUserResult {
@@ -826,6 +842,8 @@ export interface SubscriptionList {
   items: Array<Subscription>;
   page: Page;
 }
+
+export type SubscriptionRequest = SubscriptionInput | BulkSubscriptionInput;
 
 /** MiniJinja templates over `recipient`, `actor`, `data` and `flow`. */
 export interface Template {
