@@ -11,8 +11,8 @@
 mod channels;
 
 use crate::bodies::bulk::{
-    BulkStatus, BulkSubscriptionInput, BulkSubscriptionResult, BulkUserResult, BulkUsersInput,
-    BulkUsersResult, SubscriptionRequest,
+    BulkDeleteInput, BulkDeleteResult, BulkStatus, BulkSubscriptionInput, BulkSubscriptionResult,
+    BulkUserResult, BulkUsersInput, BulkUsersResult, SubscriptionRequest,
 };
 use crate::bodies::flows::{
     self, ChannelStep, ChannelStepType, DelayStep, DelayStepType, Flow, FlowInput, FlowStatus,
@@ -399,6 +399,19 @@ fn operations() -> Vec<Op> {
             200,
             "One result per item, in order: stored or refused",
             Json("BulkUsersResult"),
+        ),
+        Op::new(
+            Post,
+            "/admin/v1/users/bulk_delete",
+            "bulkDeleteUsers",
+            "Delete up to 1,000 users in one durable commit",
+        )
+        .body("BulkDeleteInput", true)
+        .idempotent()
+        .ok(
+            200,
+            "How many were deleted; the external ids that named no user",
+            Json("BulkDeleteResult"),
         ),
         Op::new(Put, "/admin/v1/users/{external_id}", "putUser", "Create or update a user")
             .param(external_id_param())
@@ -982,6 +995,8 @@ fn components() -> utoipa::openapi::schema::Components {
         BulkUserResult,
         BulkUsersResult,
         BulkSubscriptionInput,
+        BulkDeleteInput,
+        BulkDeleteResult,
         SubscriptionRequest,
         BulkSubscriptionResult,
         ChannelTypeFlags,

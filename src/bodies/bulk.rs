@@ -1,7 +1,8 @@
-//! The bodies of the bulk endpoints (`POST /admin/v1/users/bulk`): up to
-//! `MAX_BULK` items per request, each checked on its own, so one bad item is
-//! refused with the contract's error object at its place in the results while
-//! the good ones are stored (docs/API.md, Users: bulk upsert).
+//! The bodies of the bulk endpoints (users: bulk upsert and bulk delete;
+//! topics: bulk subscription), up to `MAX_BULK` items per request. A bulk
+//! upsert checks each item on its own, so one bad item is refused with the
+//! contract's error object at its place in the results while the good ones are
+//! stored; the lists of external ids are checked as a whole (docs/API.md §6, §10).
 
 use super::users::RecipientInput;
 use crate::errors::{current_request_id, error_object, ErrorBody};
@@ -50,6 +51,24 @@ fn items<'a>(given: &'a Given<Vec<Value>>, field: &str) -> herald_actors::Result
     }
     v.finish()?;
     Ok(&[])
+}
+
+/// A list of external ids, each problem at `{field}.{i}`.
+fn external_ids(given: &Given<Vec<Value>>, field: &str) -> herald_actors::Result<Vec<String>> {
+    let mut v = Validator::new();
+    let mut exts = vec![];
+    for (i, item) in items(given, field)?.iter().enumerate() {
+        let p = format!("{field}.{i}");
+        match item.as_str() {
+            Some(s) if herald_actors::validate::external_id(s, &p, &mut v) => {
+                exts.push(s.to_string())
+            }
+            Some(_) => {}
+            None => v.push(p, "format", "must be an external_id"),
+        }
+    }
+    v.finish()?;
+    Ok(exts)
 }
 
 impl BulkUsersInput {
@@ -157,20 +176,7 @@ impl BulkSubscriptionInput {
 
     /// The external ids, each problem at `users.{i}`.
     pub fn validate(&self) -> herald_actors::Result<Vec<String>> {
-        let mut v = Validator::new();
-        let mut exts = vec![];
-        for (i, item) in items(&self.users, "users")?.iter().enumerate() {
-            let p = format!("users.{i}");
-            match item.as_str() {
-                Some(s) if herald_actors::validate::external_id(s, &p, &mut v) => {
-                    exts.push(s.to_string())
-                }
-                Some(_) => {}
-                None => v.push(p, "format", "must be an external_id"),
-            }
-        }
-        v.finish()?;
-        Ok(exts)
+        external_ids(&self.users, "users")
     }
 }
 
@@ -198,4 +204,35 @@ impl ToSchema for SubscriptionRequest {}
 pub struct BulkSubscriptionResult {
     pub created: usize,
     pub topic: super::Topic,
+}
+
+// ================================================================ bulk delete
+
+/// Deletes many users, by external id.
+#[derive(Deserialize, ToSchema, Default)]
+#[schema(example = json!({"external_ids": ["ada", "grace"]}))]
+pub struct BulkDeleteInput {
+    /// At most 1,000.
+    #[serde(default)]
+    #[schema(value_type = Vec<super::users::ExternalId>, required = true, max_items = 1000)]
+    pub external_ids: Given<Vec<Value>>,
+    /// Alternative to the `Idempotency-Key` header.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 255)]
+    pub idempotency_key: Given<String>,
+}
+
+impl BulkDeleteInput {
+    /// The external ids, each problem at `external_ids.{i}`.
+    pub fn validate(&self) -> herald_actors::Result<Vec<String>> {
+        external_ids(&self.external_ids, "external_ids")
+    }
+}
+
+/// The answer of `POST /admin/v1/users/bulk_delete`: how many users were
+/// deleted, and the external ids that named no user (in the request's order).
+#[derive(Serialize, ToSchema)]
+pub struct BulkDeleteResult {
+    pub deleted: usize,
+    pub not_found: Vec<String>,
 }

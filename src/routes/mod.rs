@@ -104,6 +104,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         )
         .service(res("/admin/v1/users").route(get().to(Guarded(users::list))))
         .service(res("/admin/v1/users/bulk").route(post().to(Guarded(users::bulk))))
+        .service(res("/admin/v1/users/bulk_delete").route(post().to(Guarded(users::bulk_delete))))
         .service(
             res("/admin/v1/users/{external_id}")
                 .route(put().to(Guarded(users::put)))

@@ -2,7 +2,9 @@
 
 use super::{created, list as list_page, no_content, ok};
 use crate::auth::Admin;
-use crate::bodies::bulk::{BulkUserResult, BulkUsersInput, BulkUsersResult};
+use crate::bodies::bulk::{
+    BulkDeleteInput, BulkDeleteResult, BulkUserResult, BulkUsersInput, BulkUsersResult,
+};
 use crate::bodies::user_api::FeedPage;
 use crate::bodies::users::{Preferences, PreferencesInput, UserInput};
 use crate::errors::ApiResult;
@@ -81,6 +83,40 @@ pub async fn bulk(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResul
         Ok(Created {
             status: StatusCode::OK,
             ..Created::new(&BulkUsersResult { results })
+        })
+    })
+    .await
+}
+
+/// `POST /admin/v1/users/bulk_delete`: every listed user deleted as `delete`
+/// does, in one durable commit; unknown external ids are listed, not errors.
+pub async fn bulk_delete(
+    a: Admin,
+    req: HttpRequest,
+    body: Body,
+    st: State,
+) -> ApiResult<HttpResponse> {
+    let m = body.object()?;
+    let idem = idempotency::prepare(&req, &m)?;
+    let exts = typed::<BulkDeleteInput>(&m)?.validate()?;
+    let pid = a.project.id;
+    let st2 = st.clone();
+    st2.once(pid, idem, "users", |_| async move {
+        let found = st.engine.delete_users(pid, exts.clone()).await?;
+        // an external id listed twice is one user deleted
+        let mut deleted = std::collections::HashSet::new();
+        let mut not_found = vec![];
+        for (ext, f) in exts.into_iter().zip(found) {
+            if f {
+                deleted.insert(ext);
+            } else {
+                not_found.push(ext);
+            }
+        }
+        let deleted = deleted.len();
+        Ok(Created {
+            status: StatusCode::OK,
+            ..Created::new(&BulkDeleteResult { deleted, not_found })
         })
     })
     .await

@@ -349,3 +349,123 @@ async fn a_bulk_subscription_replays_by_idempotency_key_and_survives_a_restart()
     let page = app.admin(GET, &subs_path(&topic)).go().await.page();
     assert_eq!(page["items"].as_array().map(Vec::len), Some(3), "{page}");
 }
+
+fn bulk_delete_path() -> String {
+    format!("{A}/users/bulk_delete")
+}
+
+#[tokio::test]
+async fn bulk_delete_removes_users_with_their_subscriptions() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = create_project_keys("other", dir.path());
+    let keys = Keys::random();
+    let mut app = TestApp::spawn_on(dir.path(), &keys);
+    let (topic, exts) = topic_with_users(&app, 4).await;
+    app.admin(POST, &subs_path(&topic))
+        .json(&json!({ "users": exts }))
+        .go()
+        .await
+        .ok(200);
+    // the same external id in the other project stays
+    app.admin_with(&other, PUT, &user_path(&exts[0]))
+        .json(&json!({"first_name": "Other"}))
+        .go()
+        .await
+        .ok(201);
+
+    let r = app
+        .admin(POST, &bulk_delete_path())
+        .json(&json!({"external_ids": [exts[0], "nobody-here", exts[1], exts[0]]}))
+        .go()
+        .await;
+    let body = r.ok(200);
+    assert_eq!(
+        body,
+        json!({"deleted": 2, "not_found": ["nobody-here"]}),
+        "{r}"
+    );
+    for ext in &exts[..2] {
+        assert_not_found(&app.admin(GET, &user_path(ext)).go().await, "user", ext);
+    }
+    app.admin(GET, &user_path(&exts[2])).go().await.ok(200);
+    let t = app
+        .admin(GET, &format!("{A}/topics/{topic}"))
+        .go()
+        .await
+        .ok(200);
+    assert_eq!(t["subscribers_count"], json!(2), "{t}");
+    let page = app.admin(GET, &subs_path(&topic)).go().await.page();
+    let left: Vec<&Value> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["user_external_id"])
+        .collect();
+    assert_eq!(left.len(), 2, "{page}");
+    assert!(
+        !left.contains(&&json!(exts[0])) && !left.contains(&&json!(exts[1])),
+        "{page}"
+    );
+
+    // bad bodies, limits, idempotent replay
+    let r = app
+        .admin(POST, &bulk_delete_path())
+        .json(&json!({}))
+        .go()
+        .await;
+    assert_validation(&r, &[("external_ids", "required")]);
+    let r = app
+        .admin(POST, &bulk_delete_path())
+        .json(&json!({"external_ids": [exts[2], 5]}))
+        .go()
+        .await;
+    assert_validation(&r, &[("external_ids.1", "format")]);
+    let too_many: Vec<String> = (0..1001).map(|i| format!("u{i}")).collect();
+    let r = app
+        .admin(POST, &bulk_delete_path())
+        .json(&json!({ "external_ids": too_many }))
+        .go()
+        .await;
+    assert_validation(&r, &[("external_ids", "length")]);
+    app.admin(GET, &user_path(&exts[2])).go().await.ok(200);
+    let key = format!("key-{}", random_hex());
+    let del = json!({"external_ids": [exts[2]]});
+    let r1 = app
+        .admin(POST, &bulk_delete_path())
+        .header("Idempotency-Key", &key)
+        .json(&del)
+        .go()
+        .await;
+    assert_eq!(r1.ok(200), json!({"deleted": 1, "not_found": []}));
+    let r2 = app
+        .admin(POST, &bulk_delete_path())
+        .header("Idempotency-Key", &key)
+        .json(&del)
+        .go()
+        .await;
+    assert_eq!(r2.json, r1.json, "{r2}");
+    assert_eq!(r2.header("idempotent-replayed").as_deref(), Some("true"));
+
+    // durable: after a restart the deletions and the count hold
+    app.stop();
+    let app = TestApp::spawn_on(dir.path(), &keys);
+    for ext in &exts[..3] {
+        assert_not_found(&app.admin(GET, &user_path(ext)).go().await, "user", ext);
+    }
+    let t = app
+        .admin(GET, &format!("{A}/topics/{topic}"))
+        .go()
+        .await
+        .ok(200);
+    assert_eq!(t["subscribers_count"], json!(1), "{t}");
+    let u = app
+        .admin_with(&other, GET, &user_path(&exts[0]))
+        .go()
+        .await
+        .ok(200);
+    assert_eq!(
+        u["first_name"],
+        json!("Other"),
+        "another project's user is untouched"
+    );
+}

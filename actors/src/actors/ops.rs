@@ -88,6 +88,11 @@ impl Engine {
         self.run(move |s| s.delete_user(&project, &ext)).await
     }
 
+    /// Deletes many users in one durable commit (see `UserRepo::delete_users`).
+    pub async fn delete_users(&self, project: Uuid, exts: Vec<String>) -> Result<Vec<bool>> {
+        self.run(move |s| s.delete_users(&project, &exts)).await
+    }
+
     pub async fn update_preferences(
         &self,
         project: Uuid,

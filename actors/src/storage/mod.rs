@@ -77,6 +77,9 @@ pub trait UserRepo {
     fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>>;
     /// Deletes a user with their subscriptions, preferences and devices.
     fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()>;
+    /// Deletes many users as `delete_user` does, their topic subscriptions
+    /// included, in one atomic change; per external id whether it was a user.
+    fn delete_users(&self, project: &Uuid, exts: &[String]) -> Result<Vec<bool>>;
     fn preferences(&self, project: &Uuid, user: &Uuid) -> Result<Preferences>;
     /// Merges `patch` into the user's preferences.
     fn update_preferences(

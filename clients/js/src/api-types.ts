@@ -20,6 +20,21 @@ export type ApnsConfig = {
   topic: string | null;
 } | null;
 
+/** Deletes many users, by external id. */
+export interface BulkDeleteInput {
+  /** At most 1,000. */
+  external_ids: Array<ExternalId>;
+  /** Alternative to the `Idempotency-Key` header. */
+  idempotency_key?: string | null;
+}
+
+/** The answer of `POST /admin/v1/users/bulk_delete`: how many users were
+ * deleted, and the external ids that named no user (in the request's order). */
+export interface BulkDeleteResult {
+  deleted: number;
+  not_found: Array<string>;
+}
+
 /** What happened to one item of a bulk upsert. */
 export type BulkStatus = "created" | "updated";
 

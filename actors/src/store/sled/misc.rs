@@ -296,7 +296,7 @@ impl Store {
 
     // ------------------------------------------------------------ topics
 
-    fn topic_lock(project: &Uuid, key: &str) -> Vec<u8> {
+    pub(crate) fn topic_lock(project: &Uuid, key: &str) -> Vec<u8> {
         Key::new().u8(b't').id(project).str(key).0
     }
 
@@ -491,11 +491,23 @@ impl Store {
             t.subscribers_count = t.subscribers_count.saturating_sub(1);
             w.put_rec(T::topics, Key::new().id(project).str(key), &t);
         }
-        w.del(T::subscriptions, Key::new().id(project).id(&sid));
-        w.del(T::topic_subs, Key::new().id(project).str(key).id(&sid));
-        w.del(T::user_subs, Key::new().id(project).id(&user.id).id(&sid));
-        w.del(T::sub_index, &ik);
+        Self::stage_unsubscribe(&mut w, project, key, &user.id, &sid);
         self.commit_durable(w)
+    }
+
+    /// Stages the removal of subscription `sid` of `user` to topic `key` (the
+    /// caller holds the topic's lock and counts it).
+    pub(crate) fn stage_unsubscribe(
+        w: &mut Writes,
+        project: &Uuid,
+        key: &str,
+        user: &Uuid,
+        sid: &Uuid,
+    ) {
+        w.del(T::subscriptions, Key::new().id(project).id(sid));
+        w.del(T::topic_subs, Key::new().id(project).str(key).id(sid));
+        w.del(T::user_subs, Key::new().id(project).id(user).id(sid));
+        w.del(T::sub_index, Key::new().id(project).id(user).str(key));
     }
 
     pub fn topic_subscriptions(

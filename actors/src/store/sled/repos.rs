@@ -49,6 +49,7 @@ forward! { UserRepo {
     fn upsert_users(&self, project: &Uuid, items: &[(String, UserPatch)]) -> Result<Vec<(User, bool)>>;
     fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>>;
     fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()>;
+    fn delete_users(&self, project: &Uuid, exts: &[String]) -> Result<Vec<bool>>;
     fn preferences(&self, project: &Uuid, user: &Uuid) -> Result<Preferences>;
     fn update_preferences(&self, project: &Uuid, user: &User, patch: &Preferences) -> Result<Preferences>;
 } }
