@@ -10,6 +10,10 @@
 
 mod channels;
 
+use crate::bodies::bulk::{
+    BulkDeleteInput, BulkDeleteResult, BulkStatus, BulkSubscriptionInput, BulkSubscriptionResult,
+    BulkUserResult, BulkUsersInput, BulkUsersResult, SubscriptionRequest,
+};
 use crate::bodies::flows::{
     self, ChannelStep, ChannelStepType, DelayStep, DelayStepType, Flow, FlowInput, FlowStatus,
     FlowUpdate, RecipientSpec, RunInput, Step, StepInput, Template,
@@ -383,6 +387,32 @@ fn operations() -> Vec<Op> {
         Op::new(Get, "/admin/v1/users", "listUsers", "List users")
             .paged()
             .ok(200, "A page of users", Json("UserList")),
+        Op::new(
+            Post,
+            "/admin/v1/users/bulk",
+            "bulkUpsertUsers",
+            "Create or update up to 1,000 users in one durable commit",
+        )
+        .body("BulkUsersInput", true)
+        .idempotent()
+        .ok(
+            200,
+            "One result per item, in order: stored or refused",
+            Json("BulkUsersResult"),
+        ),
+        Op::new(
+            Post,
+            "/admin/v1/users/bulk_delete",
+            "bulkDeleteUsers",
+            "Delete up to 1,000 users in one durable commit",
+        )
+        .body("BulkDeleteInput", true)
+        .idempotent()
+        .ok(
+            200,
+            "How many were deleted; the external ids that named no user",
+            Json("BulkDeleteResult"),
+        ),
         Op::new(Put, "/admin/v1/users/{external_id}", "putUser", "Create or update a user")
             .param(external_id_param())
             .body("UserInput", true)
@@ -544,9 +574,14 @@ fn operations() -> Vec<Op> {
             "Subscribe a user to a topic",
         )
         .param(topic_key_param())
-        .body("SubscriptionInput", true)
+        .body("SubscriptionRequest", true)
         .idempotent()
-        .ok(201, "Subscribed", Json("Subscription"))
+        .ok(201, "Subscribed (one user)", Json("Subscription"))
+        .ok(
+            200,
+            "Up to 1,000 users subscribed in one durable commit",
+            Json("BulkSubscriptionResult"),
+        )
         .errors(&[404, 409]),
         Op::new(
             Delete,
@@ -955,6 +990,15 @@ fn components() -> utoipa::openapi::schema::Components {
         User,
         UserInput,
         RecipientInput,
+        BulkUsersInput,
+        BulkStatus,
+        BulkUserResult,
+        BulkUsersResult,
+        BulkSubscriptionInput,
+        BulkDeleteInput,
+        BulkDeleteResult,
+        SubscriptionRequest,
+        BulkSubscriptionResult,
         ChannelTypeFlags,
         ChannelTypeFlagsInput,
         FlowPreferences,

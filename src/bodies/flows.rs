@@ -547,30 +547,8 @@ impl RunInput {
                         }
                         Given::Value(RecipientSpec::User(user)) => {
                             let Obj(r) = user.as_ref();
-                            let ext = match &r.external_id {
-                                Given::Value(s) => {
-                                    validate::external_id(s, &format!("{p}.external_id"), &mut v)
-                                        .then(|| s.clone())
-                                }
-                                Given::Absent | Given::Null => {
-                                    v.push(format!("{p}.external_id"), "required", "is required");
-                                    None
-                                }
-                                Given::Wrong(_) => {
-                                    v.push(
-                                        format!("{p}.external_id"),
-                                        "format",
-                                        "must be a string",
-                                    );
-                                    None
-                                }
-                            };
-                            let patch = r.profile.validate(&p, &mut v);
-                            if let Some(ext) = ext {
-                                recipients.push(RunRecipient {
-                                    external_id: ext,
-                                    patch,
-                                });
+                            if let Some((external_id, patch)) = r.validate(&p, &mut v) {
+                                recipients.push(RunRecipient { external_id, patch });
                             }
                         }
                         _ => v.push(p, "format", "must be an object with external_id"),

@@ -211,6 +211,28 @@ impl PartialSchema for RecipientInput {
 
 impl ToSchema for RecipientInput {}
 
+impl RecipientInput {
+    /// The external id and the change, every problem under `prefix`
+    /// (`{prefix}.external_id`, `{prefix}.{field}`); `None` without a usable
+    /// external id.
+    pub fn validate(&self, prefix: &str, v: &mut Validator) -> Option<(String, model::UserPatch)> {
+        let at = format!("{prefix}.external_id");
+        let ext = match &self.external_id {
+            Given::Value(s) => validate::external_id(s, &at, v).then(|| s.clone()),
+            Given::Absent | Given::Null => {
+                v.push(at, "required", "is required");
+                None
+            }
+            Given::Wrong(_) => {
+                v.push(at, "format", "must be a string");
+                None
+            }
+        };
+        let patch = self.profile.validate(prefix, v);
+        ext.map(|e| (e, patch))
+    }
+}
+
 // ================================================================ preferences
 
 /// One flag per channel type (all six present in a response).

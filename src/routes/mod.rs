@@ -103,6 +103,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(delete().to(Guarded(project::delete_signing_key))),
         )
         .service(res("/admin/v1/users").route(get().to(Guarded(users::list))))
+        .service(res("/admin/v1/users/bulk").route(post().to(Guarded(users::bulk))))
+        .service(res("/admin/v1/users/bulk_delete").route(post().to(Guarded(users::bulk_delete))))
         .service(
             res("/admin/v1/users/{external_id}")
                 .route(put().to(Guarded(users::put)))

@@ -2,14 +2,19 @@
 
 use super::{created, list as list_page, no_content, ok};
 use crate::auth::Admin;
+use crate::bodies::bulk::{BulkSubscriptionInput, BulkSubscriptionResult};
 use crate::bodies::{self, SubscriptionInput, TopicInput};
 use crate::errors::ApiResult;
 use crate::extract::{path_str, typed, Body, Query};
 use crate::idempotency::{self, Created};
 use crate::pagination;
 use crate::state::State;
+use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
-use herald_actors::{validate, Error};
+use herald_actors::{validate, Error, Validator};
+
+/// The message of a subscription naming no user.
+const NO_SUCH_USER: &str = "no user with this external_id";
 
 fn topic_key(req: &HttpRequest) -> ApiResult<String> {
     let key = path_str(req, "key")?;
@@ -101,18 +106,59 @@ pub async fn subscribe(
             .map(|_| ())
     })
     .await?;
+    if BulkSubscriptionInput::is_bulk(&m) {
+        let exts = typed::<BulkSubscriptionInput>(&m)?.validate()?;
+        return subscribe_many(pid, key, exts, idem, st).await;
+    }
     let ext = typed::<SubscriptionInput>(&m)?.validate()?;
     let st2 = st.clone();
     st2.once(pid, idem, "subscription", |_| async move {
         let sub = st
             .engine
             .subscribe(pid, key, move |s| {
-                s.user_by_ext(&pid, &ext)?.ok_or_else(|| {
-                    Error::field("external_id", "inclusion", "no user with this external_id")
-                })
+                s.user_by_ext(&pid, &ext)?
+                    .ok_or_else(|| Error::field("external_id", "inclusion", NO_SUCH_USER))
             })
             .await?;
         Ok(Created::new(&bodies::Subscription::from(&sub)))
+    })
+    .await
+}
+
+/// The bulk form of `subscribe`: every user must exist (an unknown one is a
+/// 422 at `users.{i}`, as the single form's `external_id`, and nothing is
+/// stored); users already subscribed are no error. One durable commit.
+async fn subscribe_many(
+    pid: uuid::Uuid,
+    key: String,
+    exts: Vec<String>,
+    idem: Option<idempotency::Idem>,
+    st: State,
+) -> ApiResult<HttpResponse> {
+    let st2 = st.clone();
+    st2.once(pid, idem, "subscription", |_| async move {
+        let (topic, created) = st
+            .engine
+            .subscribe_many(pid, key, move |s| {
+                let mut v = Validator::new();
+                let mut users = Vec::with_capacity(exts.len());
+                for (i, ext) in exts.iter().enumerate() {
+                    match s.user_by_ext(&pid, ext)? {
+                        Some(u) => users.push(u),
+                        None => v.push(format!("users.{i}"), "inclusion", NO_SUCH_USER),
+                    }
+                }
+                v.finish()?;
+                Ok(users)
+            })
+            .await?;
+        Ok(Created {
+            status: StatusCode::OK,
+            ..Created::new(&BulkSubscriptionResult {
+                created,
+                topic: bodies::Topic::from(&topic),
+            })
+        })
     })
     .await
 }

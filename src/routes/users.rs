@@ -2,15 +2,22 @@
 
 use super::{created, list as list_page, no_content, ok};
 use crate::auth::Admin;
+use crate::bodies::bulk::{
+    BulkDeleteInput, BulkDeleteResult, BulkUserResult, BulkUsersInput, BulkUsersResult,
+};
 use crate::bodies::user_api::FeedPage;
 use crate::bodies::users::{Preferences, PreferencesInput, UserInput};
 use crate::errors::ApiResult;
+use crate::extract::Given;
 use crate::extract::{path_str, typed, Body, Query};
+use crate::idempotency::{self, Created};
 use crate::pagination;
 use crate::state::{AppState, State};
+use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
-use herald_actors::model::User;
+use herald_actors::model::{User, UserPatch};
 use herald_actors::store::FeedFilter;
+use herald_actors::Error;
 use herald_actors::{validate, Validator};
 use serde_json::Value;
 use uuid::Uuid;
@@ -42,6 +49,77 @@ pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     } else {
         ok(&user)
     })
+}
+
+/// `POST /admin/v1/users/bulk`: the good items stored in one durable commit,
+/// the bad ones refused each with its 422, one result per item in order.
+pub async fn bulk(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let m = body.object()?;
+    let idem = idempotency::prepare(&req, &m)?;
+    let input = typed::<BulkUsersInput>(&m)?;
+    let checked = input.validate()?;
+    let pid = a.project.id;
+    let st2 = st.clone();
+    st2.once(pid, idem, "users", |_| async move {
+        let good: Vec<(String, UserPatch)> = checked
+            .iter()
+            .filter_map(|c| c.as_ref().ok().cloned())
+            .collect();
+        let mut stored = st.engine.upsert_users(pid, good).await?.into_iter();
+        let items = match &input.users {
+            Given::Value(items) => items.as_slice(),
+            _ => &[],
+        };
+        let mut results = Vec::with_capacity(checked.len());
+        for (item, c) in items.iter().zip(&checked) {
+            results.push(match c {
+                Ok(_) => match stored.next() {
+                    Some((user, was_created)) => BulkUserResult::stored(user, was_created),
+                    None => return Err(Error::internal("a bulk upsert lost an item").into()),
+                },
+                Err(e) => BulkUserResult::refused(item, e),
+            });
+        }
+        Ok(Created {
+            status: StatusCode::OK,
+            ..Created::new(&BulkUsersResult { results })
+        })
+    })
+    .await
+}
+
+/// `POST /admin/v1/users/bulk_delete`: every listed user deleted as `delete`
+/// does, in one durable commit; unknown external ids are listed, not errors.
+pub async fn bulk_delete(
+    a: Admin,
+    req: HttpRequest,
+    body: Body,
+    st: State,
+) -> ApiResult<HttpResponse> {
+    let m = body.object()?;
+    let idem = idempotency::prepare(&req, &m)?;
+    let exts = typed::<BulkDeleteInput>(&m)?.validate()?;
+    let pid = a.project.id;
+    let st2 = st.clone();
+    st2.once(pid, idem, "users", |_| async move {
+        let found = st.engine.delete_users(pid, exts.clone()).await?;
+        // an external id listed twice is one user deleted
+        let mut deleted = std::collections::HashSet::new();
+        let mut not_found = vec![];
+        for (ext, f) in exts.into_iter().zip(found) {
+            if f {
+                deleted.insert(ext);
+            } else {
+                not_found.push(ext);
+            }
+        }
+        let deleted = deleted.len();
+        Ok(Created {
+            status: StatusCode::OK,
+            ..Created::new(&BulkDeleteResult { deleted, not_found })
+        })
+    })
+    .await
 }
 
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {

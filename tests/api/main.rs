@@ -5,6 +5,7 @@
 mod helpers;
 
 mod auth;
+mod bulk;
 mod channels;
 mod crash;
 mod disk_full;

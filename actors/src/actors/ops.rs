@@ -74,8 +74,23 @@ impl Engine {
             .await
     }
 
+    /// Creates or patches many users in one durable commit (see
+    /// `UserRepo::upsert_users`).
+    pub async fn upsert_users(
+        &self,
+        project: Uuid,
+        items: Vec<(String, UserPatch)>,
+    ) -> Result<Vec<(User, bool)>> {
+        self.run(move |s| s.upsert_users(&project, &items)).await
+    }
+
     pub async fn delete_user(&self, project: Uuid, ext: String) -> Result<()> {
         self.run(move |s| s.delete_user(&project, &ext)).await
+    }
+
+    /// Deletes many users in one durable commit (see `UserRepo::delete_users`).
+    pub async fn delete_users(&self, project: Uuid, exts: Vec<String>) -> Result<Vec<bool>> {
+        self.run(move |s| s.delete_users(&project, &exts)).await
     }
 
     pub async fn update_preferences(
@@ -191,6 +206,18 @@ impl Engine {
         find: impl FnOnce(&dyn Storage) -> Result<User> + Send + 'static,
     ) -> Result<Subscription> {
         self.run(move |s| s.subscribe(&project, &key, &find(s)?))
+            .await
+    }
+
+    /// Subscribes the users `find` names (run in the same job) to a topic in
+    /// one durable commit; the topic and how many subscriptions are new.
+    pub async fn subscribe_many(
+        &self,
+        project: Uuid,
+        key: String,
+        find: impl FnOnce(&dyn Storage) -> Result<Vec<User>> + Send + 'static,
+    ) -> Result<(Topic, usize)> {
+        self.run(move |s| s.subscribe_many(&project, &key, &find(s)?))
             .await
     }
 

@@ -66,9 +66,20 @@ pub trait UserRepo {
     fn user_required(&self, project: &Uuid, ext: &str) -> Result<User>;
     /// Creates or patches a user; true when it was created.
     fn upsert_user(&self, project: &Uuid, ext: &str, patch: &UserPatch) -> Result<(User, bool)>;
+    /// Creates or patches many users in one atomic change, in order (a later
+    /// item of the same external id sees the earlier one); each user and
+    /// whether it was created, in the items' order.
+    fn upsert_users(
+        &self,
+        project: &Uuid,
+        items: &[(String, UserPatch)],
+    ) -> Result<Vec<(User, bool)>>;
     fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>>;
     /// Deletes a user with their subscriptions, preferences and devices.
     fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()>;
+    /// Deletes many users as `delete_user` does, their topic subscriptions
+    /// included, in one atomic change; per external id whether it was a user.
+    fn delete_users(&self, project: &Uuid, exts: &[String]) -> Result<Vec<bool>>;
     fn preferences(&self, project: &Uuid, user: &Uuid) -> Result<Preferences>;
     /// Merges `patch` into the user's preferences.
     fn update_preferences(
@@ -121,6 +132,9 @@ pub trait TopicRepo {
     fn subscription(&self, project: &Uuid, id: &Uuid) -> Result<Option<Subscription>>;
     /// Subscribes a user (the topic is created when absent); idempotent.
     fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription>;
+    /// Subscribes every user not subscribed yet (the others are left as they
+    /// are) in one atomic change; the topic and how many subscriptions are new.
+    fn subscribe_many(&self, project: &Uuid, key: &str, users: &[User]) -> Result<(Topic, usize)>;
     fn unsubscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<()>;
     fn topic_subscriptions(
         &self,

@@ -20,6 +20,64 @@ export type ApnsConfig = {
   topic: string | null;
 } | null;
 
+/** Deletes many users, by external id. */
+export interface BulkDeleteInput {
+  /** At most 1,000. */
+  external_ids: Array<ExternalId>;
+  /** Alternative to the `Idempotency-Key` header. */
+  idempotency_key?: string | null;
+}
+
+/** The answer of `POST /admin/v1/users/bulk_delete`: how many users were
+ * deleted, and the external ids that named no user (in the request's order). */
+export interface BulkDeleteResult {
+  deleted: number;
+  not_found: Array<string>;
+}
+
+/** What happened to one item of a bulk upsert. */
+export type BulkStatus = "created" | "updated";
+
+/** Subscribes many users to a topic, by external id. */
+export interface BulkSubscriptionInput {
+  /** Alternative to the `Idempotency-Key` header. */
+  idempotency_key?: string | null;
+  /** At most 1,000 external ids of existing users. */
+  users: Array<ExternalId>;
+}
+
+/** The answer of a bulk subscription: the topic (its `subscribers_count` after
+ * the change) and how many subscriptions were new; users already subscribed
+ * are left as they are. */
+export interface BulkSubscriptionResult {
+  created: number;
+  topic: Topic;
+}
+
+/** One item's result, in the request's order: `status` and `user` when it was
+ * stored, `error` (the contract's error object, a 422) when it was refused. */
+export interface BulkUserResult {
+  error?: ErrorBody | null;
+  /** The item's external id; null when it gave none usable. */
+  external_id: string | null;
+  status?: BulkStatus | null;
+  user?: User | null;
+}
+
+/** Creates or updates many users: each item is `external_id` plus any user fields. */
+export interface BulkUsersInput {
+  /** Alternative to the `Idempotency-Key` header. */
+  idempotency_key?: string | null;
+  /** At most 1,000, applied in order (a later item of the same external id
+   * patches what the earlier one left). */
+  users: Array<RecipientInput>;
+}
+
+/** The answer of `POST /admin/v1/users/bulk`. */
+export interface BulkUsersResult {
+  results: Array<BulkUserResult>;
+}
+
 /** A channel. Its `config` is what was stored, secrets reading back as `********`; `status` is `active` once every required field is set. */
 export type Channel = {
   config: {
@@ -799,6 +857,8 @@ export interface SubscriptionList {
   items: Array<Subscription>;
   page: Page;
 }
+
+export type SubscriptionRequest = SubscriptionInput | BulkSubscriptionInput;
 
 /** MiniJinja templates over `recipient`, `actor`, `data` and `flow`. */
 export interface Template {

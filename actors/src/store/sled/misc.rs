@@ -296,7 +296,7 @@ impl Store {
 
     // ------------------------------------------------------------ topics
 
-    fn topic_lock(project: &Uuid, key: &str) -> Vec<u8> {
+    pub(crate) fn topic_lock(project: &Uuid, key: &str) -> Vec<u8> {
         Key::new().u8(b't').id(project).str(key).0
     }
 
@@ -394,30 +394,78 @@ impl Store {
         let mut t = self
             .topic(project, key)?
             .ok_or_else(|| Error::not_found("topic", key))?;
-        let ik = Key::new().id(project).id(&user.id).str(key);
-        if self.tree(T::sub_index).get(&ik)?.is_some() {
+        let mut w = Writes::new();
+        let Some(s) = self.stage_subscription(&mut w, project, &mut t, user)? else {
             return Err(Error::conflict(
                 "subscription",
                 None,
                 "subscription_already_exists",
                 "the user is already subscribed to this topic",
             ));
+        };
+        self.commit_durable(w)?;
+        Ok(s)
+    }
+
+    /// Subscribes every user not yet subscribed (a user already subscribed, or
+    /// listed twice, is left as it is), in one durable commit; the topic as
+    /// stored and how many subscriptions were new.
+    pub fn subscribe_many(
+        &self,
+        project: &Uuid,
+        key: &str,
+        users: &[User],
+    ) -> Result<(Topic, usize)> {
+        let _g = self.lock(&Self::topic_lock(project, key));
+        let mut t = self
+            .topic(project, key)?
+            .ok_or_else(|| Error::not_found("topic", key))?;
+        let mut w = Writes::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut created = 0;
+        for u in users {
+            if seen.insert(u.id)
+                && self
+                    .stage_subscription(&mut w, project, &mut t, u)?
+                    .is_some()
+            {
+                created += 1;
+            }
+        }
+        if created > 0 {
+            self.commit_durable(w)?;
+        }
+        Ok((t, created))
+    }
+
+    /// Stages the user's subscription to `t` and counts it, under the topic's
+    /// lock; `None` (nothing staged) when the user is subscribed already.
+    fn stage_subscription(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        t: &mut Topic,
+        user: &User,
+    ) -> Result<Option<Subscription>> {
+        let key = t.key.clone();
+        let ik = Key::new().id(project).id(&user.id).str(&key);
+        if self.tree(T::sub_index).get(&ik)?.is_some() {
+            return Ok(None);
         }
         let (id, now) = new_id();
         let s = Subscription {
             id,
-            topic: key.into(),
+            topic: key.clone(),
             user_id: user.id,
             user_external_id: user.external_id.clone(),
             created_at: now,
         };
         t.subscribers_count += 1;
-        let mut w = Writes::new();
-        w.put_rec(T::topics, Key::new().id(project).str(key), &t);
+        w.put_rec(T::topics, Key::new().id(project).str(&key), &*t);
         w.put_rec(T::subscriptions, Key::new().id(project).id(&id), &s);
         w.put(
             T::topic_subs,
-            Key::new().id(project).str(key).id(&id),
+            Key::new().id(project).str(&key).id(&id),
             user.id.as_bytes(),
         );
         w.put(
@@ -426,8 +474,7 @@ impl Store {
             b"",
         );
         w.put(T::sub_index, &ik, id.as_bytes());
-        self.commit_durable(w)?;
-        Ok(s)
+        Ok(Some(s))
     }
 
     pub fn unsubscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<()> {
@@ -444,11 +491,23 @@ impl Store {
             t.subscribers_count = t.subscribers_count.saturating_sub(1);
             w.put_rec(T::topics, Key::new().id(project).str(key), &t);
         }
-        w.del(T::subscriptions, Key::new().id(project).id(&sid));
-        w.del(T::topic_subs, Key::new().id(project).str(key).id(&sid));
-        w.del(T::user_subs, Key::new().id(project).id(&user.id).id(&sid));
-        w.del(T::sub_index, &ik);
+        Self::stage_unsubscribe(&mut w, project, key, &user.id, &sid);
         self.commit_durable(w)
+    }
+
+    /// Stages the removal of subscription `sid` of `user` to topic `key` (the
+    /// caller holds the topic's lock and counts it).
+    pub(crate) fn stage_unsubscribe(
+        w: &mut Writes,
+        project: &Uuid,
+        key: &str,
+        user: &Uuid,
+        sid: &Uuid,
+    ) {
+        w.del(T::subscriptions, Key::new().id(project).id(sid));
+        w.del(T::topic_subs, Key::new().id(project).str(key).id(sid));
+        w.del(T::user_subs, Key::new().id(project).id(user).id(sid));
+        w.del(T::sub_index, Key::new().id(project).id(user).str(key));
     }
 
     pub fn topic_subscriptions(

@@ -46,8 +46,10 @@ forward! { UserRepo {
     fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>>;
     fn user_required(&self, project: &Uuid, ext: &str) -> Result<User>;
     fn upsert_user(&self, project: &Uuid, ext: &str, patch: &UserPatch) -> Result<(User, bool)>;
+    fn upsert_users(&self, project: &Uuid, items: &[(String, UserPatch)]) -> Result<Vec<(User, bool)>>;
     fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>>;
     fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()>;
+    fn delete_users(&self, project: &Uuid, exts: &[String]) -> Result<Vec<bool>>;
     fn preferences(&self, project: &Uuid, user: &Uuid) -> Result<Preferences>;
     fn update_preferences(&self, project: &Uuid, user: &User, patch: &Preferences) -> Result<Preferences>;
 } }
@@ -84,6 +86,7 @@ forward! { TopicRepo {
     fn delete_topic(&self, project: &Uuid, key: &str) -> Result<()>;
     fn subscription(&self, project: &Uuid, id: &Uuid) -> Result<Option<Subscription>>;
     fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription>;
+    fn subscribe_many(&self, project: &Uuid, key: &str, users: &[User]) -> Result<(Topic, usize)>;
     fn unsubscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<()>;
     fn topic_subscriptions(&self, project: &Uuid, key: &str, req: &PageReq) -> Result<Page<Subscription>>;
     fn user_subscriptions(&self, project: &Uuid, user: &Uuid, req: &PageReq) -> Result<Page<Subscription>>;

@@ -1,4 +1,4 @@
-//! Users, their preferences, and user deletion. A user as a change leaves
+//! Users, their preferences, and user deletion (one or many at once). A user as a change leaves
 //! it is decided by the rules (`delivery::accept::patch_user`); this writes
 //! it (`stage_user_write`), for `PUT /users` and for a run's recipients.
 
@@ -9,6 +9,7 @@ use crate::delivery::accept;
 use crate::error::{Error, Result};
 use crate::model::{new_id, Preferences, User, UserPatch};
 use crate::storage::UserWrite;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -117,25 +118,67 @@ impl Store {
         ext: &str,
         patch: &UserPatch,
     ) -> Result<(User, bool)> {
-        let _g = self.lock(&user_lock_key(project, ext));
-        let before = self.user_by_ext(project, ext)?;
-        let created = before.is_none();
-        let fresh = new_id();
-        let mut after = before
-            .clone()
-            .unwrap_or_else(|| accept::new_user(ext, fresh));
-        accept::patch_user(&mut after, patch, fresh.1, created);
-        let u = UserWrite {
-            external_id: ext.to_string(),
-            before,
-            after,
-        };
+        let mut done = self.upsert_many(project, &[(ext, patch)])?;
+        done.pop()
+            .ok_or_else(|| Error::internal("an upsert returned no user"))
+    }
+
+    /// `POST /users/bulk`: every user with its patch, applied in order (a later
+    /// item of the same external id patches what the earlier one left), in one
+    /// durable commit; each user as stored and whether it was created.
+    pub fn upsert_users(
+        &self,
+        project: &Uuid,
+        items: &[(String, UserPatch)],
+    ) -> Result<Vec<(User, bool)>> {
+        let refs: Vec<(&str, &UserPatch)> = items.iter().map(|(e, p)| (e.as_str(), p)).collect();
+        self.upsert_many(project, &refs)
+    }
+
+    /// The one upsert path, for one user or many: their locks at once (stripe
+    /// order), each patched from what is stored or what an earlier item left,
+    /// one batch, one durability wait, then their cache entries dropped.
+    fn upsert_many(
+        &self,
+        project: &Uuid,
+        items: &[(&str, &UserPatch)],
+    ) -> Result<Vec<(User, bool)>> {
+        let keys: Vec<Vec<u8>> = items
+            .iter()
+            .map(|(ext, _)| user_lock_key(project, ext))
+            .collect();
+        let _g = self.lock_many(keys.iter().map(Vec::as_slice));
+        let mut latest: std::collections::HashMap<&str, User> = Default::default();
+        let mut writes = Vec::with_capacity(items.len());
+        for (ext, patch) in items {
+            let before = match latest.remove(ext) {
+                Some(u) => Some(u),
+                None => self.user_by_ext(project, ext)?,
+            };
+            let created = before.is_none();
+            let fresh = new_id();
+            let mut after = before
+                .clone()
+                .unwrap_or_else(|| accept::new_user(ext, fresh));
+            accept::patch_user(&mut after, patch, fresh.1, created);
+            latest.insert(*ext, after.clone());
+            writes.push((
+                UserWrite {
+                    external_id: ext.to_string(),
+                    before,
+                    after,
+                },
+                created,
+            ));
+        }
         let mut w = Writes::new();
-        self.stage_user_write(&mut w, project, &u);
+        for (u, _) in &writes {
+            self.stage_user_write(&mut w, project, u);
+        }
         let res = self.commit_durable(w);
-        self.forget_users(project, [ext]);
+        self.forget_users(project, items.iter().map(|(ext, _)| *ext));
         res?;
-        Ok((u.after, created))
+        Ok(writes.into_iter().map(|(u, c)| (u.after, c)).collect())
     }
 
     pub fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>> {
@@ -155,15 +198,7 @@ impl Store {
         let feed_guard = self.lock_feeds([fk.as_slice()]);
         let up = Key::new().id(project).id(&user.id);
         let mut w = Writes::new();
-        w.del(T::users, &up);
-        w.del(T::users_by_ext, Key::new().id(project).str(ext));
-        w.del(T::preferences, &up);
-        for t in [T::feed, T::events, T::push_subs] {
-            for kv in self.tree(t).scan_prefix(&up) {
-                let (k, _) = kv?;
-                w.del(t, k);
-            }
-        }
+        self.stage_user_delete(&mut w, project, ext, &user)?;
         let res = self.commit_durable(w);
         self.forget_users(project, [ext]);
         self.forget_feed_page(project, &user.id);
@@ -189,6 +224,114 @@ impl Store {
             }
         }
         Ok(())
+    }
+
+    /// Stages the removal of a user with its preferences, feed, event log and
+    /// push subscriptions (the caller holds the user's and its feed's locks).
+    fn stage_user_delete(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        ext: &str,
+        user: &User,
+    ) -> Result<()> {
+        let up = Key::new().id(project).id(&user.id);
+        w.del(T::users, &up);
+        w.del(T::users_by_ext, Key::new().id(project).str(ext));
+        w.del(T::preferences, &up);
+        for t in [T::feed, T::events, T::push_subs] {
+            for kv in self.tree(t).scan_prefix(&up) {
+                let (k, _) = kv?;
+                w.del(t, k);
+            }
+        }
+        Ok(())
+    }
+
+    /// The user's topic subscriptions: `(subscription id, topic key)`.
+    fn subscriptions_of(&self, project: &Uuid, user: &Uuid) -> Result<Vec<(Uuid, String)>> {
+        let mut out = vec![];
+        for kv in self
+            .tree(T::user_subs)
+            .scan_prefix(Key::new().id(project).id(user))
+        {
+            let (k, _) = kv?;
+            let sid = tail_id(&k);
+            if let Some(s) = self.subscription(project, &sid)? {
+                out.push((sid, s.topic));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The topics the users of `exts` are subscribed to.
+    fn topics_of(&self, project: &Uuid, exts: &[String]) -> Result<BTreeSet<String>> {
+        let mut out = BTreeSet::new();
+        for ext in exts {
+            if let Some(u) = self.user_by_ext(project, ext)? {
+                out.extend(
+                    self.subscriptions_of(project, &u.id)?
+                        .into_iter()
+                        .map(|(_, t)| t),
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    /// `POST /users/bulk_delete`: removes every listed user as `delete_user`
+    /// does, their topic subscriptions included (the topics' counts follow), in
+    /// one durable commit; for each external id whether there was such a user.
+    pub fn delete_users(&self, project: &Uuid, exts: &[String]) -> Result<Vec<bool>> {
+        loop {
+            // The users' and their topics' locks are taken at once, in stripe
+            // order (`lock_many`), so the topics are read before: when a
+            // subscription to another topic came meanwhile, the pass starts over.
+            let topics = self.topics_of(project, exts)?;
+            let mut keys: Vec<Vec<u8>> = exts.iter().map(|e| user_lock_key(project, e)).collect();
+            keys.extend(topics.iter().map(|t| Store::topic_lock(project, t)));
+            let _g = self.lock_many(keys.iter().map(Vec::as_slice));
+            if self.topics_of(project, exts)? != topics {
+                continue;
+            }
+            let users = exts
+                .iter()
+                .map(|e| self.user_by_ext(project, e))
+                .collect::<Result<Vec<_>>>()?;
+            let fks: Vec<Vec<u8>> = users
+                .iter()
+                .flatten()
+                .map(|u| super::feed::feed_lock_key(project, &u.id))
+                .collect();
+            let _fg = self.lock_feeds(fks.iter().map(Vec::as_slice));
+            let mut w = Writes::new();
+            let mut removed: HashMap<String, u64> = HashMap::new();
+            let mut seen = HashSet::new();
+            for (ext, u) in exts.iter().zip(&users) {
+                let Some(u) = u.as_ref().filter(|u| seen.insert(u.id)) else {
+                    continue;
+                };
+                self.stage_user_delete(&mut w, project, ext, u)?;
+                for (sid, topic) in self.subscriptions_of(project, &u.id)? {
+                    Store::stage_unsubscribe(&mut w, project, &topic, &u.id, &sid);
+                    *removed.entry(topic).or_default() += 1;
+                }
+            }
+            for (key, n) in removed {
+                if let Some(mut t) = self.topic(project, &key)? {
+                    t.subscribers_count = t.subscribers_count.saturating_sub(n);
+                    w.put_rec(T::topics, Key::new().id(project).str(&key), &t);
+                }
+            }
+            let res = self.commit_durable(w);
+            self.forget_users(project, exts.iter().map(String::as_str));
+            for u in users.iter().flatten() {
+                self.forget_feed_page(project, &u.id);
+                self.inner.feed_counts.remove(&(*project, u.id));
+            }
+            res?;
+            return Ok(users.iter().map(Option::is_some).collect());
+        }
     }
 
     pub fn preferences(&self, project: &Uuid, user: &Uuid) -> Result<Preferences> {
