@@ -103,8 +103,19 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(delete().to(Guarded(project::delete_signing_key))),
         )
         .service(res("/admin/v1/users").route(get().to(Guarded(users::list))))
-        .service(res("/admin/v1/users/bulk").route(post().to(Guarded(users::bulk))))
-        .service(res("/admin/v1/users/bulk_delete").route(post().to(Guarded(users::bulk_delete))))
+        // Guarded by method: other methods on these paths skip them and reach
+        // `{external_id}`, so users whose external id is `bulk` or
+        // `bulk_delete` stay reachable.
+        .service(
+            res("/admin/v1/users/bulk")
+                .guard(actix_web::guard::Post())
+                .route(post().to(Guarded(users::bulk))),
+        )
+        .service(
+            res("/admin/v1/users/bulk_delete")
+                .guard(actix_web::guard::Post())
+                .route(post().to(Guarded(users::bulk_delete))),
+        )
         .service(
             res("/admin/v1/users/{external_id}")
                 .route(put().to(Guarded(users::put)))

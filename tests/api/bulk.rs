@@ -469,3 +469,29 @@ async fn bulk_delete_removes_users_with_their_subscriptions() {
         "another project's user is untouched"
     );
 }
+
+#[tokio::test]
+async fn users_named_bulk_or_bulk_delete_stay_reachable() {
+    let app = TestApp::spawn();
+    for ext in ["bulk", "bulk_delete"] {
+        let created = app
+            .admin(PUT, &user_path(ext))
+            .json(&json!({"first_name": "Named like a route"}))
+            .go()
+            .await
+            .ok(201);
+        assert_eq!(created["external_id"], ext);
+        let got = app.admin(GET, &user_path(ext)).go().await.ok(200);
+        assert_eq!(got["first_name"], "Named like a route");
+        app.admin(DELETE, &user_path(ext)).go().await.ok(204);
+        assert_not_found(&app.admin(GET, &user_path(ext)).go().await, "user", ext);
+    }
+    // The routes themselves still answer POST.
+    let r = app
+        .admin(POST, &bulk_path())
+        .json(&json!({"users": [{"external_id": "bulk"}]}))
+        .go()
+        .await
+        .ok(200);
+    assert_eq!(r["results"][0]["status"], "created");
+}
