@@ -213,13 +213,7 @@ impl Soketi {
                     let Some((url, body)) = requests.get(k) else {
                         break;
                     };
-                    let r = http
-                        .post(url)
-                        .header("content-type", "application/json")
-                        .body(body.clone())
-                        .timeout(Duration::from_secs(60))
-                        .send()
-                        .await;
+                    let r = post_json(&http, url, body).await;
                     match r {
                         Ok(r) if r.status().is_success() => {}
                         Ok(r) => errors.push(format!(
@@ -313,12 +307,7 @@ impl Soketi {
                 let (http, requests) = (http.clone(), requests.clone());
                 async move {
                     let (url, body) = &requests[k];
-                    let r = http
-                        .post(url)
-                        .header("content-type", "application/json")
-                        .body(body.clone())
-                        .timeout(Duration::from_secs(60))
-                        .send()
+                    let r = post_json(&http, url, body)
                         .await
                         .map_err(|e| e.to_string())?;
                     if r.status().is_success() {
@@ -425,4 +414,18 @@ fn signed_url(path: &str, body: &str) -> String {
     let sig = hex(&mac.finalize().into_bytes());
     debug_assert!(path.contains(APP_ID));
     format!("http://{HOST}{path}?{query}&auth_signature={sig}")
+}
+
+/// POSTs a signed JSON body to soketi's HTTP API (a minute at most).
+async fn post_json(
+    http: &reqwest::Client,
+    url: &str,
+    body: &str,
+) -> reqwest::Result<reqwest::Response> {
+    http.post(url)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .timeout(Duration::from_secs(60))
+        .send()
+        .await
 }
