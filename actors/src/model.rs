@@ -191,11 +191,6 @@ impl Project {
             _ => None,
         }
     }
-
-    /// [`OperatorProject`] as a JSON tree (for callers that inspect it).
-    pub fn operator_view(&self) -> Value {
-        serde_json::to_value(OperatorProject::from(self)).unwrap_or(Value::Null)
-    }
 }
 
 /// What the operator API and `herald project …` tell about a project: never

@@ -8,7 +8,7 @@
 
 use crate::herald::proc_status_kib;
 use crate::load::{num, Stats};
-use crate::trigger::{Shape, Ws};
+use crate::trigger::{open_one, Shape, Ws};
 use futures_util::{SinkExt, StreamExt};
 use hmac::{Hmac, Mac};
 use md5::{Digest, Md5};
@@ -156,15 +156,10 @@ impl Soketi {
             let (url, ready_tx, got_tx, sem) =
                 (url.clone(), ready_tx.clone(), got_tx.clone(), sem.clone());
             sockets.spawn(async move {
-                let permit = sem.acquire_owned().await.expect("semaphore");
-                let ws = tokio::time::timeout(Duration::from_secs(30), subscribe(&url, i)).await;
-                drop(permit);
-                let mut ws = match ws {
-                    Ok(Ok(ws)) => ws,
-                    Ok(Err(e)) => return drop(ready_tx.send(Err(e))),
-                    Err(_) => return drop(ready_tx.send(Err("subscribe timed out".into()))),
+                let Some(mut ws) = open_one(sem, subscribe(&url, i), "subscribe", &ready_tx).await
+                else {
+                    return;
                 };
-                let _ = ready_tx.send(Ok(()));
                 // Read until this socket's event; the socket stays open until the
                 // scenario aborts its task.
                 while let Some(Ok(m)) = ws.next().await {

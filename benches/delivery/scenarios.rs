@@ -3,7 +3,7 @@
 
 use crate::herald::Server;
 use crate::load::{self, num, LoadResult, MakeRequest, Stats};
-use crate::trigger::Ws;
+use crate::trigger::{open_one, Ws};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,15 +34,9 @@ pub async fn live(c: usize) -> Value {
         let (url, ready_tx, got_tx, sem) =
             (url.clone(), ready_tx.clone(), got_tx.clone(), sem.clone());
         sockets.spawn(async move {
-            let permit = sem.acquire_owned().await.expect("semaphore");
-            let ws = tokio::time::timeout(Duration::from_secs(30), live_socket(&url, i)).await;
-            drop(permit);
-            let mut ws = match ws {
-                Ok(Ok(ws)) => ws,
-                Ok(Err(e)) => return drop(ready_tx.send(Err(e))),
-                Err(_) => return drop(ready_tx.send(Err("hello timed out".into()))),
+            let Some(mut ws) = open_one(sem, live_socket(&url, i), "hello", &ready_tx).await else {
+                return;
             };
-            let _ = ready_tx.send(Ok(()));
             while let Some(Ok(m)) = ws.next().await {
                 if let Message::Text(t) = &m {
                     if t.contains("feed_entry.created") {

@@ -25,6 +25,26 @@ use tokio_tungstenite::tungstenite::Message;
 pub type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
+/// Opens one socket with `open` under one of `sem`'s permits (30 s at most)
+/// and tells `ready` whether it did (`what` names the step in the error); the
+/// socket, or `None` when it did not open.
+pub async fn open_one(
+    sem: Arc<Semaphore>,
+    open: impl Future<Output = Result<Ws, String>>,
+    what: &str,
+    ready: &mpsc::UnboundedSender<Result<(), String>>,
+) -> Option<Ws> {
+    let permit = sem.acquire_owned().await.expect("semaphore");
+    let ws = tokio::time::timeout(Duration::from_secs(30), open).await;
+    drop(permit);
+    let ws = match ws {
+        Ok(r) => r,
+        Err(_) => Err(format!("{what} timed out")),
+    };
+    let _ = ready.send(ws.as_ref().map(|_| ()).map_err(Clone::clone));
+    ws.ok()
+}
+
 /// One transactional scenario's shape.
 #[derive(Clone, Copy, Debug)]
 pub struct Shape {
@@ -120,15 +140,9 @@ where
             sem.clone(),
         );
         tasks.spawn(async move {
-            let permit = sem.acquire_owned().await.expect("semaphore");
-            let ws = tokio::time::timeout(Duration::from_secs(30), connect(i)).await;
-            drop(permit);
-            let mut ws = match ws {
-                Ok(Ok(ws)) => ws,
-                Ok(Err(e)) => return drop(ready_tx.send(Err(e))),
-                Err(_) => return drop(ready_tx.send(Err("socket setup timed out".into()))),
+            let Some(mut ws) = open_one(sem, connect(i), "socket setup", &ready_tx).await else {
+                return;
             };
-            let _ = ready_tx.send(Ok(()));
             while let Some(Ok(m)) = ws.next().await {
                 if let Message::Text(t) = &m {
                     if t.contains("feed_entry.created") {
