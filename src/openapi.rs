@@ -27,8 +27,9 @@ use crate::bodies::users::{
     ChannelTypeFlags, ChannelTypeFlagsInput, FlowPreferences, FlowPreferencesInput, Preferences,
     PreferencesInput,
 };
+use crate::bodies::workflow::{CancelInput, CancelResult, ClockAdvance};
 use crate::bodies::{
-    Health, Page, Project, ProjectUpdate, SigningKeyInput, SigningKeyPair, Subscription,
+    ClockKind, Health, Page, Project, ProjectUpdate, SigningKeyInput, SigningKeyPair, Subscription,
     SubscriptionInput, Topic, TopicInput,
 };
 use crate::errors::{ErrorBody, ErrorCode, ErrorResponse};
@@ -101,6 +102,7 @@ const ALWAYS_PRESENT: &[&str] = &[
     "FeedMeta",
     "FeedPage",
     "MarkAllResult",
+    "CancelResult",
 ];
 
 /// Optional properties of `ALWAYS_PRESENT` schemas (left out when empty).
@@ -360,7 +362,17 @@ fn operations() -> Vec<Op> {
             .ok(200, "The project", Json("Project")),
         Op::new(Put, "/admin/v1/project", "updateProject", "Update the project's settings")
             .body("ProjectUpdate", true)
-            .ok(200, "The project", Json("Project")),
+            .ok(200, "The project", Json("Project"))
+            .errors(&[409]),
+        Op::new(
+            Post,
+            "/admin/v1/project/clock/advance",
+            "advanceProjectClock",
+            "Move the project's test clock forward; what became due runs",
+        )
+        .body("ClockAdvance", true)
+        .ok(200, "The project", Json("Project"))
+        .errors(&[409]),
         Op::new(
             Put,
             "/admin/v1/project/signing_key",
@@ -536,6 +548,16 @@ fn operations() -> Vec<Op> {
             .idempotent()
             .ok(202, "Accepted and stored durably", Json("FlowRunAccepted"))
             .errors(&[404, 409]),
+        Op::new(
+            Post,
+            "/admin/v1/flows/{id}/cancel",
+            "cancelFlowRuns",
+            "Stop the waiting deliveries of the flow's runs with a cancellation key",
+        )
+        .param(flow_param())
+        .body("CancelInput", true)
+        .ok(200, "What was canceled", Json("CancelResult"))
+        .errors(&[404]),
         Op::new(Get, "/admin/v1/flow_runs/{id}", "getFlowRun", "A flow run")
             .param(uuid_param("id", "The flow run's id."))
             .ok(200, "The flow run", Json("FlowRun"))
@@ -985,6 +1007,10 @@ fn components() -> utoipa::openapi::schema::Components {
         Health,
         Project,
         ProjectUpdate,
+        ClockKind,
+        ClockAdvance,
+        CancelInput,
+        CancelResult,
         SigningKeyInput,
         SigningKeyPair,
         User,

@@ -181,6 +181,11 @@ pub struct Project {
     /// When the secret key was last rotated.
     #[serde(default)]
     pub secret_rotated_at: Option<Timestamp>,
+    /// The project's test clock: `Some(instant)` while the project is on a
+    /// test clock frozen at that instant (it moves only when advanced, see
+    /// `delivery::clock`); `None` on the real clock.
+    #[serde(default)]
+    pub test_clock: Option<Timestamp>,
 }
 
 impl Project {
@@ -500,9 +505,27 @@ pub struct FlowRun {
     pub expanded: bool,
     pub created_at: Timestamp,
     pub processed_at: Option<Timestamp>,
+    /// A scheduled run: the project-time instant its steps start from (its
+    /// deliveries wait until then).
+    #[serde(default)]
+    pub send_at: Option<Timestamp>,
+    /// The project time the run was accepted at when the project is on a
+    /// test clock (its delays count from there); `None` on the real clock.
+    #[serde(default)]
+    pub clock_at: Option<Timestamp>,
+    /// The key `POST /admin/v1/flows/{id}/cancel` stops the run's waiting
+    /// deliveries by.
+    #[serde(default)]
+    pub cancellation_key: Option<String>,
 }
 
 impl FlowRun {
+    /// The instant (project time) the run's steps start from: its `send_at`,
+    /// else the test clock's time at acceptance, else its creation.
+    pub fn starts_at(&self) -> Timestamp {
+        self.send_at.or(self.clock_at).unwrap_or(self.created_at)
+    }
+
     /// The 202 body of a run; the store keeps its bytes as the idempotent replay.
     pub fn accepted_view(&self) -> FlowRunAccepted {
         FlowRunAccepted {
@@ -555,6 +578,8 @@ pub enum DeliveryStatus {
     Sent,
     Failed,
     Skipped,
+    /// Stopped by a cancellation before it was attempted.
+    Canceled,
 }
 
 impl DeliveryStatus {
@@ -564,12 +589,19 @@ impl DeliveryStatus {
             DeliveryStatus::Sent => "sent",
             DeliveryStatus::Failed => "failed",
             DeliveryStatus::Skipped => "skipped",
+            DeliveryStatus::Canceled => "canceled",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::Pending, Self::Sent, Self::Failed, Self::Skipped]
-            .into_iter()
-            .find(|x| x.as_str() == s)
+        [
+            Self::Pending,
+            Self::Sent,
+            Self::Failed,
+            Self::Skipped,
+            Self::Canceled,
+        ]
+        .into_iter()
+        .find(|x| x.as_str() == s)
     }
     pub fn index(self) -> u8 {
         self as u8
@@ -608,10 +640,13 @@ pub enum DeliveryErrorCode {
     SubscriptionExpired,
     /// Failed: the egress policy refused the destination; nothing was sent.
     DestinationNotAllowed,
+    /// Canceled: the run's cancellation key was canceled while the delivery
+    /// waited.
+    Canceled,
 }
 
 impl DeliveryErrorCode {
-    pub const ALL: [DeliveryErrorCode; 11] = [
+    pub const ALL: [DeliveryErrorCode; 12] = [
         DeliveryErrorCode::Preference,
         DeliveryErrorCode::MissingAddress,
         DeliveryErrorCode::InvalidAddress,
@@ -623,6 +658,7 @@ impl DeliveryErrorCode {
         DeliveryErrorCode::ProviderNotConfigured,
         DeliveryErrorCode::SubscriptionExpired,
         DeliveryErrorCode::DestinationNotAllowed,
+        DeliveryErrorCode::Canceled,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -638,6 +674,7 @@ impl DeliveryErrorCode {
             DeliveryErrorCode::ProviderNotConfigured => "provider_not_configured",
             DeliveryErrorCode::SubscriptionExpired => "subscription_expired",
             DeliveryErrorCode::DestinationNotAllowed => "destination_not_allowed",
+            DeliveryErrorCode::Canceled => "canceled",
         }
     }
 }

@@ -6,6 +6,7 @@
 use super::users::RecipientInput;
 use crate::extract::{Given, Obj};
 use herald_actors::model::{self, ChannelType, Timestamp};
+use herald_actors::storage::RunTiming;
 use herald_actors::store::{AcceptInput, ActorSpec, RunRecipient};
 use herald_actors::{validate, Validator};
 use serde::{Deserialize, Serialize};
@@ -519,6 +520,16 @@ pub struct RunInput {
     #[serde(default)]
     #[schema(value_type = Option<String>, min_length = 1, max_length = 255)]
     pub idempotency_key: Given<String>,
+    /// Schedules the run: accepted now, its steps start at this instant
+    /// (project time; RFC 3339). Cancelable meanwhile by `cancellation_key`.
+    #[serde(default)]
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub send_at: Given<String>,
+    /// A key `POST /admin/v1/flows/{id}/cancel` stops the run's waiting
+    /// deliveries by (delays, a schedule).
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 255)]
+    pub cancellation_key: Given<String>,
 }
 
 impl RunInput {
@@ -597,6 +608,20 @@ impl RunInput {
                 Value::Null
             }
         };
+        let send_at = match &self.send_at {
+            Given::Absent | Given::Null => None,
+            Given::Value(s) => super::workflow::rfc3339(s, "send_at", &mut v),
+            Given::Wrong(_) => {
+                v.push("send_at", "format", "must be an RFC 3339 date-time");
+                None
+            }
+        };
+        let cancellation_key = match &self.cancellation_key {
+            Given::Absent | Given::Null => None,
+            _ => self
+                .cancellation_key
+                .required_text("cancellation_key", 255, &mut v),
+        };
         if recipients.is_empty()
             && topic.is_none()
             && !v.fields.iter().any(|f| f.field.starts_with("recipients"))
@@ -615,6 +640,11 @@ impl RunInput {
             topic,
             data,
             idempotency: None,
+            timing: RunTiming {
+                send_at,
+                cancellation_key,
+                clock_at: None,
+            },
         })
     }
 }

@@ -13,6 +13,7 @@ pub mod notifications;
 pub mod ops;
 pub mod user_api;
 pub mod users;
+pub mod workflow;
 
 use crate::extract::Given;
 use herald_actors::model::{self, Timestamp};
@@ -55,6 +56,12 @@ pub struct Health {
 
 #[derive(Serialize, ToSchema)]
 pub struct Project {
+    /// `real`, or `test`: the project's time moves only when advanced
+    /// (`POST /admin/v1/project/clock/advance`).
+    pub clock: ClockKind,
+    /// The test clock's current time; null on the real clock.
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub clock_time: Option<Timestamp>,
     #[schema(value_type = DateTime<Utc>)]
     pub created_at: Timestamp,
     pub id: Uuid,
@@ -68,6 +75,12 @@ pub struct Project {
 impl From<&model::Project> for Project {
     fn from(p: &model::Project) -> Self {
         Project {
+            clock: if p.test_clock.is_some() {
+                ClockKind::Test
+            } else {
+                ClockKind::Real
+            },
+            clock_time: p.test_clock,
             created_at: p.created_at,
             id: p.id,
             name: p.name.clone(),
@@ -89,12 +102,26 @@ pub struct ProjectUpdate {
     #[serde(default)]
     #[schema(value_type = String, min_length = 1, max_length = 200, pattern = "\\S")]
     pub name: Given<String>,
+    /// `test` puts the project on a test clock (refused with 409 while
+    /// security mode is on), `real` back on the real clock.
+    #[serde(default)]
+    #[schema(value_type = Option<ClockKind>)]
+    pub clock: Given<ClockKind>,
+}
+
+/// Which clock a project's time follows.
+#[derive(Serialize, Deserialize, ToSchema, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockKind {
+    Real,
+    Test,
 }
 
 /// What a project update changes (`None` keeps).
 pub struct ProjectChange {
     pub security_mode: Option<bool>,
     pub name: Option<String>,
+    pub clock: Option<ClockKind>,
 }
 
 impl ProjectUpdate {
@@ -102,6 +129,14 @@ impl ProjectUpdate {
         let mut v = Validator::new();
         let security_mode = self.security_mode.flag("security_mode", &mut v);
         let name = self.name.text("name", 200, &mut v);
+        let clock = match &self.clock {
+            Given::Absent | Given::Null => None,
+            Given::Value(c) => Some(*c),
+            Given::Wrong(_) => {
+                v.push("clock", "inclusion", "must be real or test");
+                None
+            }
+        };
         if matches!(name, Some(None)) || matches!(&name, Some(Some(n)) if n.trim().is_empty()) {
             v.push("name", "required", "a project needs a name");
         }
@@ -109,6 +144,7 @@ impl ProjectUpdate {
         Ok(ProjectChange {
             security_mode,
             name: name.flatten(),
+            clock,
         })
     }
 }

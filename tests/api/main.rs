@@ -44,3 +44,4 @@ mod tenancy;
 mod topics;
 mod users;
 mod webhook_delivery;
+mod workflow_clock;

@@ -124,6 +124,11 @@ impl ChannelActor {
     }
 
     fn push(&mut self, q: QueueItem) {
+        // A test-clock project's delivery not yet due in project time waits
+        // parked until an advance hands it back (see `delivery::clock`).
+        let Some(q) = self.engine.inner.clocks.admit(q) else {
+            return;
+        };
         if self.known.insert(q.delivery_id) {
             self.heap
                 .push(Reverse(Due(q.due_ms, q.delivery_id, q.project)));
@@ -495,7 +500,7 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
         Err(e) => {
             return Some(Outcome::Retry {
                 error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
-                at: Timestamp::now().plus_millis(1000),
+                at: engine.project_now(&q.project).plus_millis(1000),
                 outcomes: None,
             })
         }
@@ -511,7 +516,7 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
         Err(e) => {
             return Some(Outcome::Retry {
                 error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
-                at: Timestamp::now().plus_millis(1000),
+                at: engine.project_now(&q.project).plus_millis(1000),
                 outcomes: None,
             })
         }
@@ -598,7 +603,9 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
                 let wait = policy.delay(attempt, retry_after);
                 Outcome::Retry {
                     error: err(DeliveryErrorCode::ProviderUnavailable, message),
-                    at: Timestamp::now().plus_millis(wait.as_millis() as i64),
+                    at: engine
+                        .project_now(&q.project)
+                        .plus_millis(wait.as_millis() as i64),
                     outcomes: None,
                 }
             }

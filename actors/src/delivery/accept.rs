@@ -105,6 +105,9 @@ fn accept_run_with(
         expanded: topic.is_none(),
         created_at: now,
         processed_at: None,
+        send_at: input.timing.send_at,
+        clock_at: input.timing.clock_at,
+        cancellation_key: input.timing.cancellation_key,
     };
     for _ in 0..ATTEMPTS {
         // Outside any lock: the users as they would be, and everything
@@ -390,6 +393,9 @@ impl<'a> Stager<'a> {
         let ctx = self.shared.context(user);
         let mut pending = false;
         let mut offset_ms: i64 = 0;
+        // Project time: the test clock's when the run has one, else real time.
+        let start = run.starts_at();
+        let now_ms = run.clock_at.map_or(now.millis(), |c| c.millis());
         // In-app deliveries sent at once: (index in `deliveries`, entry JSON).
         let mut to_feed: Vec<(usize, String)> = vec![];
         let mut external_pending = false;
@@ -437,7 +443,7 @@ impl<'a> Stager<'a> {
                     }
                 }
             }
-            let due = run.created_at.plus_millis(offset_ms);
+            let due = start.plus_millis(offset_ms);
             let mut d = Delivery {
                 id: did,
                 notification_id: nid,
@@ -471,7 +477,7 @@ impl<'a> Stager<'a> {
             // is still to be attempted waits in the queue like any other.
             if channel_type == ChannelType::InApp
                 && status == DeliveryStatus::Pending
-                && due.millis() <= now.millis()
+                && due.millis() <= now_ms
                 && !external_pending
             {
                 d.status = DeliveryStatus::Sent;
@@ -545,6 +551,7 @@ mod tests {
             topic: None,
             data: json!({}),
             idempotency: None,
+            timing: Default::default(),
         }
     }
 

@@ -11,9 +11,14 @@
 //!   notifications and runs become processed, and which queued in-app
 //!   deliveries go to which user's feed;
 //! - `frames`: the text of live-feed frames and the events' kinds;
-//! - `tally`: the delivery metrics, counted per batch written.
+//! - `tally`: the delivery metrics, counted per batch written;
+//! - `clock`: project time (the real clock or a project's test clock), the
+//!   deliveries parked until a test clock reaches them, and durations;
+//! - `cancel`: which waiting deliveries a run cancellation stops.
 
 pub(crate) mod accept;
+pub mod cancel;
+pub mod clock;
 pub(crate) mod expand;
 pub mod frames;
 pub(crate) mod settle;

@@ -95,6 +95,12 @@ pub(crate) fn apply(
             d.next_attempt_at = None;
             None
         }
+        Outcome::Canceled(e) => {
+            d.status = DeliveryStatus::Canceled;
+            d.error = Some(e);
+            d.next_attempt_at = None;
+            None
+        }
         Outcome::Retry {
             error,
             at,

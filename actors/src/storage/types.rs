@@ -34,6 +34,19 @@ pub struct AcceptInput {
     pub data: Value,
     /// `(scope, payload hash)`: the 202 is stored for replay in the same commit.
     pub idempotency: Option<(Vec<u8>, Vec<u8>)>,
+    /// Workflow options of the run: its schedule and cancellation key, and
+    /// the project's test-clock time (filled in by the engine).
+    pub timing: RunTiming,
+}
+
+/// When a run's steps start and how it is canceled (`FlowRun::send_at`,
+/// `clock_at`, `cancellation_key`).
+#[derive(Debug, Clone, Default)]
+pub struct RunTiming {
+    pub send_at: Option<Timestamp>,
+    pub cancellation_key: Option<String>,
+    /// The project's test-clock time at acceptance (`None`: real clock).
+    pub clock_at: Option<Timestamp>,
 }
 
 /// A pending delivery as the delivery actors know it.
@@ -147,6 +160,8 @@ pub enum Outcome {
     },
     Failed(DeliveryError),
     Skipped(DeliveryError),
+    /// Stopped by a cancellation before it was attempted.
+    Canceled(DeliveryError),
     Retry {
         error: DeliveryError,
         at: Timestamp,

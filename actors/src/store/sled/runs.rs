@@ -63,7 +63,10 @@ impl QueueItem {
 /// Deliveries whose final status is not `sent` are indexed by status (they are
 /// the ones worth finding); `sent` ones are found by scanning with a filter.
 fn status_indexed(s: DeliveryStatus) -> bool {
-    matches!(s, DeliveryStatus::Failed | DeliveryStatus::Skipped)
+    matches!(
+        s,
+        DeliveryStatus::Failed | DeliveryStatus::Skipped | DeliveryStatus::Canceled
+    )
 }
 
 pub(crate) fn notif_key(project: &Uuid, nid: &Uuid) -> Key {
