@@ -109,6 +109,8 @@ const ALWAYS_PRESENT: &[&str] = &[
 const SOMETIMES_ABSENT: &[(&str, &str)] = &[
     ("UserChannel", "vapid_public_key"),
     ("ChannelStep", "channel_id"),
+    ("ChannelStep", "if"),
+    ("DelayStep", "if"),
 ];
 
 macro_rules! schemas {

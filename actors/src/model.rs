@@ -435,6 +435,9 @@ pub struct Step {
     pub channel_id: Option<Uuid>,
     pub template: Option<Template>,
     pub seconds: Option<u64>,
+    /// The step's condition (`if`), see `delivery::conditions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cond: Option<crate::delivery::conditions::Conditions>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -643,10 +646,12 @@ pub enum DeliveryErrorCode {
     /// Canceled: the run's cancellation key was canceled while the delivery
     /// waited.
     Canceled,
+    /// Skipped: the step's condition (`if`) was false when it was reached.
+    ConditionFalse,
 }
 
 impl DeliveryErrorCode {
-    pub const ALL: [DeliveryErrorCode; 12] = [
+    pub const ALL: [DeliveryErrorCode; 13] = [
         DeliveryErrorCode::Preference,
         DeliveryErrorCode::MissingAddress,
         DeliveryErrorCode::InvalidAddress,
@@ -659,6 +664,7 @@ impl DeliveryErrorCode {
         DeliveryErrorCode::SubscriptionExpired,
         DeliveryErrorCode::DestinationNotAllowed,
         DeliveryErrorCode::Canceled,
+        DeliveryErrorCode::ConditionFalse,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -675,6 +681,7 @@ impl DeliveryErrorCode {
             DeliveryErrorCode::SubscriptionExpired => "subscription_expired",
             DeliveryErrorCode::DestinationNotAllowed => "destination_not_allowed",
             DeliveryErrorCode::Canceled => "canceled",
+            DeliveryErrorCode::ConditionFalse => "condition_false",
         }
     }
 }
@@ -771,6 +778,10 @@ pub struct Delivery {
     pub archived_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// What is left of the step's condition to decide when the delivery
+    /// comes due (rules over earlier steps, see `delivery::conditions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<crate::delivery::conditions::Conditions>,
 }
 
 /// The rendered content of a delivery.

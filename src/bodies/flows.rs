@@ -5,6 +5,7 @@
 
 use super::users::RecipientInput;
 use crate::extract::{Given, Obj};
+use herald_actors::delivery::conditions::Conditions;
 use herald_actors::model::{self, ChannelType, Timestamp};
 use herald_actors::storage::RunTiming;
 use herald_actors::store::{AcceptInput, ActorSpec, RunRecipient};
@@ -88,6 +89,10 @@ pub enum DelayStepType {
 #[derive(Serialize, ToSchema)]
 pub struct ChannelStep {
     pub channel_id: Option<Uuid>,
+    /// The step's condition (see `DelayStep.if`); absent when it has none.
+    #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub cond: Option<Value>,
     pub template: Template,
     #[serde(rename = "type")]
     pub kind: ChannelStepType,
@@ -96,6 +101,16 @@ pub struct ChannelStep {
 // Also the delay step of a request.
 #[derive(Serialize, ToSchema)]
 pub struct DelayStep {
+    /// A condition: an array of rules `{path, op, value}` that must all
+    /// hold, or `{"all": [...]}` / `{"any": [...]}`. `op`: eq, neq, gt, gte,
+    /// lt, lte, in, not_in, contains, exists, not_exists; `path`:
+    /// `data.…`, `recipient.…`, `actor.…`, or (channel steps)
+    /// `steps.<index>.status|read|seen|clicked` of an earlier channel step,
+    /// evaluated when the step is reached. False: the step is skipped
+    /// (`condition_false`). Absent when the step has none.
+    #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub cond: Option<Value>,
     #[schema(minimum = 0, maximum = 2592000)]
     pub seconds: u64,
     #[serde(rename = "type")]
@@ -114,11 +129,13 @@ impl From<&model::Step> for Step {
     fn from(s: &model::Step) -> Self {
         match s.kind.as_str() {
             "delay" => Step::Delay(DelayStep {
+                cond: s.cond.as_ref().map(|c| c.view()),
                 seconds: s.seconds.unwrap_or(0),
                 kind: DelayStepType::Delay,
             }),
             _ => Step::Channel(ChannelStep {
                 channel_id: s.channel_id,
+                cond: s.cond.as_ref().map(|c| c.view()),
                 template: Template::from(&s.template.clone().unwrap_or_default()),
                 kind: ChannelStepType::Channel,
             }),
@@ -182,6 +199,8 @@ pub struct StepInput {
     pub template: Given<Obj<TemplateInput>>,
     #[serde(default)]
     pub seconds: Given<u64>,
+    #[serde(default, rename = "if")]
+    pub cond: Given<Value>,
 }
 
 impl PartialSchema for StepInput {
@@ -215,6 +234,12 @@ pub fn channel_step_input() -> RefOr<Schema> {
         .required("channel_id")
         .property("template", Ref::from_schema_name(Template::name()))
         .required("template")
+        .property(
+            "if",
+            ObjectBuilder::new().description(Some(
+                "The step's condition (see DelayStep.if); rules may also name earlier channel steps.",
+            )),
+        )
         .into()
 }
 
@@ -363,15 +388,29 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
         );
         return out;
     }
+    // The channel steps, which a later step's condition may name.
+    let channel_steps: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, it)| matches!(it, Given::Value(Obj(s)) if matches!(&s.kind, Given::Value(k) if k == "channel")))
+        .map(|(i, _)| i)
+        .collect();
     for (i, item) in items.iter().enumerate() {
         let p = format!("steps.{i}");
         let Given::Value(Obj(s)) = item else {
             v.push(p, "format", "must be an object");
             continue;
         };
+        let is_channel = matches!(&s.kind, Given::Value(k) if k == "channel");
+        let cond = match &s.cond {
+            Given::Absent | Given::Null => None,
+            Given::Value(c) => Conditions::parse(c, &p, i, &channel_steps, is_channel, v),
+            Given::Wrong(_) => None,
+        };
         match &s.kind {
             Given::Value(k) if k == "channel" => {
-                let step = channel_step(s, &p, channels, &mut out.probes, v);
+                let mut step = channel_step(s, &p, channels, &mut out.probes, v);
+                step.cond = cond;
                 out.steps.push(step);
             }
             Given::Value(k) if k == "delay" => {
@@ -395,6 +434,7 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
                     channel_id: None,
                     template: None,
                     seconds,
+                    cond,
                 });
             }
             Given::Value(k) if k == "batch" => v.push(
@@ -479,6 +519,7 @@ fn channel_step(
         channel_id: channel.map(|c| c.id),
         template: Some(t),
         seconds: None,
+        cond: None,
     }
 }
 

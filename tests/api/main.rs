@@ -45,3 +45,4 @@ mod topics;
 mod users;
 mod webhook_delivery;
 mod workflow_clock;
+mod workflow_conditions;

@@ -505,6 +505,22 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
             })
         }
     };
+    // A condition over earlier steps is decided now that the step is reached.
+    if let Some(gate) = &d.gate {
+        match store.notification_deliveries(&q.project, &d.notification_id) {
+            Ok(all) if !gate.holds_for_steps(&all) => {
+                return Some(crate::delivery::conditions::condition_false())
+            }
+            Ok(_) => {}
+            Err(e) => {
+                return Some(Outcome::Retry {
+                    error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
+                    at: engine.project_now(&q.project).plus_millis(1000),
+                    outcomes: None,
+                })
+            }
+        }
+    }
     let channel = match store.channel(&q.project, &d.channel_id) {
         Ok(Some(c)) => c,
         Ok(None) => {

@@ -8,6 +8,7 @@
 //! atomic change (`RunRepo::commit_run`); a topic chunk is staged the same
 //! way (`expand`).
 
+use super::conditions::{condition_false_error, Decision};
 use super::tally::Tally;
 use crate::error::{Error, Result, Validator};
 use crate::model::{
@@ -400,9 +401,25 @@ impl<'a> Stager<'a> {
         let mut to_feed: Vec<(usize, String)> = vec![];
         let mut external_pending = false;
         let mut deliveries = Vec::with_capacity(run.flow.steps.len());
+        // The context of the steps' conditions, made once, only when some
+        // step has one.
+        let mut cond_ctx: Option<Value> = None;
         for (i, step) in run.flow.steps.iter().enumerate() {
+            let decision = step.cond.as_ref().map(|c| {
+                let ctx = cond_ctx.get_or_insert_with(
+                    || json!({"data": run.data, "recipient": user, "actor": self.actor}),
+                );
+                c.at_accept(ctx)
+            });
+            let (cond_false, gate) = match decision {
+                Some(Decision::Fail) => (true, None),
+                Some(Decision::Gate(g)) => (false, Some(g)),
+                Some(Decision::Pass) | None => (false, None),
+            };
             if step.kind == "delay" {
-                offset_ms += (step.seconds.unwrap_or(0) as i64).saturating_mul(1000);
+                if !cond_false {
+                    offset_ms += (step.seconds.unwrap_or(0) as i64).saturating_mul(1000);
+                }
                 continue;
             }
             let Some(cid) = step.channel_id else { continue };
@@ -423,6 +440,10 @@ impl<'a> Stager<'a> {
                     Rendered::default()
                 }
             };
+            if status == DeliveryStatus::Pending && cond_false {
+                status = DeliveryStatus::Skipped;
+                error = Some(condition_false_error());
+            }
             if status == DeliveryStatus::Pending {
                 match self.channels.get(&cid) {
                     Some(Some(_)) => {
@@ -472,12 +493,18 @@ impl<'a> Stager<'a> {
                 archived_at: None,
                 created_at: dnow,
                 updated_at: dnow,
+                gate: if status == DeliveryStatus::Pending {
+                    gate
+                } else {
+                    None
+                },
             };
             // Steps go out in order: an in_app step after an external step that
             // is still to be attempted waits in the queue like any other.
             if channel_type == ChannelType::InApp
                 && status == DeliveryStatus::Pending
                 && due.millis() <= now_ms
+                && d.gate.is_none()
                 && !external_pending
             {
                 d.status = DeliveryStatus::Sent;

@@ -14,11 +14,14 @@
 //! - `tally`: the delivery metrics, counted per batch written;
 //! - `clock`: project time (the real clock or a project's test clock), the
 //!   deliveries parked until a test clock reaches them, and durations;
-//! - `cancel`: which waiting deliveries a run cancellation stops.
+//! - `cancel`: which waiting deliveries a run cancellation stops;
+//! - `conditions`: step conditions (`if`), decided at staging or, over
+//!   earlier steps, when the delivery comes due.
 
 pub(crate) mod accept;
 pub mod cancel;
 pub mod clock;
+pub mod conditions;
 pub(crate) mod expand;
 pub mod frames;
 pub(crate) mod settle;

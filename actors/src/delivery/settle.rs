@@ -178,6 +178,7 @@ mod tests {
             archived_at: None,
             created_at: t,
             updated_at: t,
+            gate: None,
         };
         let q = QueueItem {
             project: Uuid::now_v7(),

@@ -7,6 +7,7 @@
 //! (run, flow, topic, actor, recipient) and their feed state, which lives in
 //! the feed tree. Decoding fills those back in.
 
+use crate::delivery::conditions::Conditions;
 use crate::model::{
     ChannelType, Delivery, DeliveryError, DeliveryStatus, Notification, Rendered, Timestamp,
 };
@@ -55,6 +56,9 @@ struct D<'a> {
     sa: Option<Timestamp>,
     c: Timestamp,
     up: Timestamp,
+    /// The delivery's gate (`Delivery::gate`), only when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none", borrow)]
+    g: Option<std::borrow::Cow<'a, Conditions>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -99,6 +103,7 @@ impl Serialize for NotifRec {
                     sa: d.sent_at,
                     c: d.created_at,
                     up: d.updated_at,
+                    g: d.gate.as_ref().map(Borrowed),
                 })
                 .collect(),
         }
@@ -147,6 +152,7 @@ impl<'de> Deserialize<'de> for NotifRec {
                     archived_at: None,
                     created_at: d.c,
                     updated_at: d.up,
+                    gate: d.g.map(|g| g.into_owned()),
                 })
                 .collect();
         Ok(NotifRec { n, d })
@@ -318,6 +324,7 @@ mod tests {
             archived_at: None,
             created_at: now,
             updated_at: now,
+            gate: None,
         };
         let rec = NotifRec {
             n: n.clone(),
