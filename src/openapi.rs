@@ -16,7 +16,7 @@ use crate::bodies::bulk::{
 };
 use crate::bodies::flows::{
     self, ChannelStep, ChannelStepType, DelayStep, DelayStepType, Flow, FlowInput, FlowStatus,
-    FlowUpdate, RecipientSpec, RunInput, Step, StepInput, Template,
+    FlowUpdate, RecipientSpec, RunInput, Step, StepInput, Template, ThrottleStep, ThrottleStepType,
 };
 use crate::bodies::notifications::{FlowRun, Notification, ProcessingStatus};
 use crate::bodies::user_api::{
@@ -1045,6 +1045,8 @@ fn components() -> utoipa::openapi::schema::Components {
         DelayStepType,
         ChannelStep,
         DelayStep,
+        ThrottleStepType,
+        ThrottleStep,
         Step,
         StepInput,
         Flow,

@@ -438,6 +438,13 @@ pub struct Step {
     /// The step's condition (`if`), see `delivery::conditions`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cond: Option<crate::delivery::conditions::Conditions>,
+    /// A throttle step: at most `limit` runs per `window` (a duration as
+    /// given), per flow, recipient and key; the key's template is the step's
+    /// `template.body` (see `delivery::throttle`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -572,6 +579,18 @@ pub struct Notification {
     pub processed_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// Why the run ended early for this recipient (its steps after that
+    /// point have no deliveries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<StopReason>,
+}
+
+/// Why a notification's run stopped at a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// A throttle step's limit was reached.
+    Throttled,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]

@@ -5,6 +5,7 @@
 
 use super::users::RecipientInput;
 use crate::extract::{Given, Obj};
+use herald_actors::delivery::clock::Span;
 use herald_actors::delivery::conditions::Conditions;
 use herald_actors::model::{self, ChannelType, Timestamp};
 use herald_actors::storage::RunTiming;
@@ -117,17 +118,54 @@ pub struct DelayStep {
     pub kind: DelayStepType,
 }
 
-/// A channel step (deliver through a channel) or a delay step (wait durably).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ThrottleStepType {
+    Throttle,
+}
+
+/// At most `limit` runs per `window` pass, per flow, recipient and `key`;
+/// a run beyond stops here for that recipient (its notification is
+/// `throttled`). Also the throttle step of a request.
+#[derive(Serialize, ToSchema)]
+pub struct ThrottleStep {
+    /// A condition, as on any step (see `DelayStep.if`).
+    #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub cond: Option<Value>,
+    /// A template over the run (e.g. `{{ data.thread_id }}`): separate
+    /// counters per rendered key. Absent: one counter per recipient.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 1000)]
+    pub key: Option<String>,
+    #[schema(minimum = 1, maximum = 1000)]
+    pub limit: u32,
+    #[serde(rename = "type")]
+    pub kind: ThrottleStepType,
+    /// A duration: `"90s"`, `"15m"`, `"1h"`, `"2d"`.
+    pub window: String,
+}
+
+/// A channel step (deliver through a channel), a delay step (wait durably)
+/// or a throttle step.
 #[derive(Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum Step {
     Channel(ChannelStep),
     Delay(DelayStep),
+    Throttle(ThrottleStep),
 }
 
 impl From<&model::Step> for Step {
     fn from(s: &model::Step) -> Self {
         match s.kind.as_str() {
+            "throttle" => Step::Throttle(ThrottleStep {
+                cond: s.cond.as_ref().map(|c| c.view()),
+                key: s.template.as_ref().and_then(|t| t.body.clone()),
+                limit: s.limit.unwrap_or(1),
+                kind: ThrottleStepType::Throttle,
+                window: s.window.clone().unwrap_or_default(),
+            }),
             "delay" => Step::Delay(DelayStep {
                 cond: s.cond.as_ref().map(|c| c.view()),
                 seconds: s.seconds.unwrap_or(0),
@@ -201,6 +239,12 @@ pub struct StepInput {
     pub seconds: Given<u64>,
     #[serde(default, rename = "if")]
     pub cond: Given<Value>,
+    #[serde(default)]
+    pub limit: Given<u32>,
+    #[serde(default)]
+    pub window: Given<String>,
+    #[serde(default)]
+    pub key: Given<String>,
 }
 
 impl PartialSchema for StepInput {
@@ -208,8 +252,9 @@ impl PartialSchema for StepInput {
         OneOfBuilder::new()
             .item(Ref::from_schema_name("ChannelStepInput"))
             .item(Ref::from_schema_name(DelayStep::name()))
+            .item(Ref::from_schema_name(ThrottleStep::name()))
             .description(Some(
-                "A step of a create or update: a channel step or a delay step.",
+                "A step of a create or update: a channel, delay or throttle step.",
             ))
             .into()
     }
@@ -435,18 +480,92 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
                     template: None,
                     seconds,
                     cond,
+                    limit: None,
+                    window: None,
                 });
+            }
+            Given::Value(k) if k == "throttle" => {
+                out.steps
+                    .push(throttle_step(s, &p, cond, &mut out.probes, v));
             }
             Given::Value(k) if k == "batch" => v.push(
                 format!("{p}.type"),
                 "inclusion",
                 "batch steps are not supported yet",
             ),
-            Given::Value(_) => v.push(format!("{p}.type"), "inclusion", "one of channel, delay"),
+            Given::Value(_) => v.push(
+                format!("{p}.type"),
+                "inclusion",
+                "one of channel, delay, throttle",
+            ),
             _ => v.push(format!("{p}.type"), "required", "is required"),
         }
     }
     out
+}
+
+/// The most runs a throttle lets through per window.
+const MAX_THROTTLE_LIMIT: u32 = 1000;
+
+/// One throttle step at path `p`; its key template joins `probes`.
+fn throttle_step(
+    s: &StepInput,
+    p: &str,
+    cond: Option<herald_actors::delivery::conditions::Conditions>,
+    probes: &mut Vec<(String, String)>,
+    v: &mut Validator,
+) -> model::Step {
+    let limit = match &s.limit {
+        Given::Value(n) if (1..=MAX_THROTTLE_LIMIT).contains(n) => Some(*n),
+        Given::Absent | Given::Null => {
+            v.push(format!("{p}.limit"), "required", "is required");
+            None
+        }
+        _ => {
+            v.push(
+                format!("{p}.limit"),
+                "number",
+                format!("a whole number from 1 to {MAX_THROTTLE_LIMIT}"),
+            );
+            None
+        }
+    };
+    let window = match &s.window {
+        Given::Value(w) => Span::field(w, &format!("{p}.window"), v).map(|_| w.clone()),
+        Given::Absent | Given::Null => {
+            v.push(format!("{p}.window"), "required", "is required");
+            None
+        }
+        Given::Wrong(_) => {
+            v.push(format!("{p}.window"), "format", "must be a duration string");
+            None
+        }
+    };
+    let path = format!("{p}.key");
+    let key = match s.key.text(&path, 1000, v) {
+        Some(Some(src)) => {
+            if let Err(e) = herald_actors::render::check(&src) {
+                v.push(&path, "format", format!("template does not compile: {e}"));
+            } else {
+                probes.push((path, src.clone()));
+            }
+            Some(src)
+        }
+        _ => None,
+    };
+    model::Step {
+        kind: "throttle".into(),
+        channel_id: None,
+        // The key's template is rendered like a channel step's body.
+        template: key.map(|k| model::Template {
+            body: Some(k),
+            ..Default::default()
+        }),
+        seconds: None,
+        cond,
+        limit,
+        window,
+    }
 }
 
 /// One channel step at path `p`; its template sources join `probes`.
@@ -520,6 +639,8 @@ fn channel_step(
         template: Some(t),
         seconds: None,
         cond: None,
+        limit: None,
+        window: None,
     }
 }
 

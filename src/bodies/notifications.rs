@@ -15,6 +15,8 @@ pub enum ProcessingStatus {
     Scheduled,
     Pending,
     Processed,
+    /// A notification whose run a throttle step stopped for its recipient.
+    Throttled,
 }
 
 impl ProcessingStatus {
@@ -121,7 +123,10 @@ impl Notification {
             processed_at: n.processed_at,
             recipient,
             recipient_id: n.recipient_id,
-            status: ProcessingStatus::of(n.processed),
+            status: match n.stopped {
+                Some(model::StopReason::Throttled) => ProcessingStatus::Throttled,
+                None => ProcessingStatus::of(n.processed),
+            },
             topic: n.topic.clone(),
             updated_at: n.updated_at,
         }

@@ -46,3 +46,4 @@ mod users;
 mod webhook_delivery;
 mod workflow_clock;
 mod workflow_conditions;
+mod workflow_throttle;

@@ -10,11 +10,12 @@
 
 use super::conditions::{condition_false_error, Decision};
 use super::tally::Tally;
+use super::throttle;
 use crate::error::{Error, Result, Validator};
 use crate::model::{
     delivery_id, new_id, Channel, ChannelType, Delivery, DeliveryError, DeliveryErrorCode,
-    DeliveryStatus, FlowRun, Notification, Preferences, Rendered, Timestamp, User, UserPatch,
-    NOTIFICATION_TAG,
+    DeliveryStatus, FlowRun, Notification, Preferences, Rendered, Step, StopReason, Timestamp,
+    User, UserPatch, NOTIFICATION_TAG,
 };
 use crate::render::RunRenderer;
 use crate::storage::{
@@ -367,7 +368,7 @@ impl<'a> Stager<'a> {
             let nid = ids.next_id();
             let prefs = s.preferences(&self.project, &user.id)?;
             let now = Timestamp::of_id(&nid);
-            out.push(self.stage(user, &prefs, nid, now, &mut queued, &mut metrics)?);
+            out.push(self.stage(s, user, &prefs, nid, now, &mut queued, &mut metrics)?);
         }
         metrics.flush();
         Ok((out, queued))
@@ -381,8 +382,10 @@ impl<'a> Stager<'a> {
     /// backend to write its feed entry and event in the same change. That saves
     /// the queue entry, a second write of the delivery and, for a flow with
     /// only in_app steps, a second write of the notification.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn stage(
         &self,
+        s: &dyn Storage,
         user: &User,
         prefs: &Preferences,
         nid: Uuid,
@@ -401,6 +404,8 @@ impl<'a> Stager<'a> {
         let mut to_feed: Vec<(usize, String)> = vec![];
         let mut external_pending = false;
         let mut deliveries = Vec::with_capacity(run.flow.steps.len());
+        let mut throttle = None;
+        let mut stopped = None;
         // The context of the steps' conditions, made once, only when some
         // step has one.
         let mut cond_ctx: Option<Value> = None;
@@ -421,6 +426,21 @@ impl<'a> Stager<'a> {
                     offset_ms += (step.seconds.unwrap_or(0) as i64).saturating_mul(1000);
                 }
                 continue;
+            }
+            if step.kind == "throttle" {
+                if cond_false {
+                    continue;
+                }
+                match self.throttle(s, i, step, user, &ctx, start.millis() + offset_ms)? {
+                    Some(w) => {
+                        throttle = Some(w);
+                        continue;
+                    }
+                    None => {
+                        stopped = Some(StopReason::Throttled);
+                        break;
+                    }
+                }
             }
             let Some(cid) = step.channel_id else { continue };
             let channel_type = match self.channels.get(&cid) {
@@ -540,13 +560,58 @@ impl<'a> Stager<'a> {
             processed_at: if pending { None } else { Some(now) },
             created_at: now,
             updated_at: now,
+            stopped,
         };
         Ok(StagedNotification {
             n,
             deliveries,
             to_feed,
             pending,
+            throttle,
         })
+    }
+}
+
+impl Stager<'_> {
+    /// Decides throttle step `i` for `user`, reached at `at_ms` (project
+    /// time): the counter's write when the run passes, `None` when throttled.
+    /// A key that does not render counts under the empty key.
+    fn throttle(
+        &self,
+        s: &dyn Storage,
+        i: usize,
+        step: &Step,
+        user: &User,
+        ctx: &minijinja::Value,
+        at_ms: i64,
+    ) -> Result<Option<crate::storage::ThrottleWrite>> {
+        let window_ms = step
+            .window
+            .as_deref()
+            .and_then(|w| super::clock::Span::parse(w).ok())
+            .map_or(0, |w| w.millis());
+        let key = match &step.template {
+            Some(t) => self
+                .renderer
+                .render(i, t, ctx)
+                .map(|r| r.body)
+                .unwrap_or_default(),
+            None => String::new(),
+        };
+        let key = crate::storage::ThrottleKey {
+            flow_id: self.run.flow_id,
+            recipient: user.id,
+            step: i.min(255) as u8,
+            key,
+        };
+        throttle::reach(
+            s,
+            &self.project,
+            key,
+            at_ms,
+            window_ms,
+            step.limit.unwrap_or(1),
+        )
     }
 }
 

@@ -15,6 +15,7 @@
 //! - `clock`: project time (the real clock or a project's test clock), the
 //!   deliveries parked until a test clock reaches them, and durations;
 //! - `cancel`: which waiting deliveries a run cancellation stops;
+//! - `throttle`: throttle steps, decided at staging with their counters;
 //! - `conditions`: step conditions (`if`), decided at staging or, over
 //!   earlier steps, when the delivery comes due.
 
@@ -26,3 +27,4 @@ pub(crate) mod expand;
 pub mod frames;
 pub(crate) mod settle;
 pub(crate) mod tally;
+pub mod throttle;

@@ -80,6 +80,30 @@ pub struct StagedNotification {
     pub to_feed: Vec<(usize, String)>,
     /// Some delivery waits in the queue.
     pub pending: bool,
+    /// The throttle counter this notification passed (and so counts in).
+    pub throttle: Option<ThrottleWrite>,
+}
+
+/// One throttle counter: a throttle step of a flow for one recipient and
+/// rendered key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ThrottleKey {
+    pub flow_id: Uuid,
+    pub recipient: Uuid,
+    pub step: u8,
+    pub key: String,
+}
+
+/// A throttle counter as staging read it (`before`: the times, in project
+/// milliseconds, of the runs it counts) and as it leaves it (`after`). A
+/// backend writes `after` with the notification and, for a run with
+/// explicit recipients, refuses the change (`RunCommit::Stale`) when the
+/// counter it finds under the recipients' locks is not `before`.
+#[derive(Debug, Clone)]
+pub struct ThrottleWrite {
+    pub key: ThrottleKey,
+    pub before: Vec<i64>,
+    pub after: Vec<i64>,
 }
 
 /// A user a run creates, changes or only names (its actor), as the run was

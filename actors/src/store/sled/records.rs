@@ -9,7 +9,8 @@
 
 use crate::delivery::conditions::Conditions;
 use crate::model::{
-    ChannelType, Delivery, DeliveryError, DeliveryStatus, Notification, Rendered, Timestamp,
+    ChannelType, Delivery, DeliveryError, DeliveryStatus, Notification, Rendered, StopReason,
+    Timestamp,
 };
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
@@ -36,6 +37,9 @@ struct N<'a> {
     pa: Option<Timestamp>,
     c: Timestamp,
     up: Timestamp,
+    /// `Notification::stopped`, only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    st: Option<StopReason>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -85,6 +89,7 @@ impl Serialize for NotifRec {
                 pa: n.processed_at,
                 c: n.created_at,
                 up: n.updated_at,
+                st: n.stopped,
             },
             d: self
                 .d
@@ -125,6 +130,7 @@ impl<'de> Deserialize<'de> for NotifRec {
             processed_at: r.n.pa,
             created_at: r.n.c,
             updated_at: r.n.up,
+            stopped: r.n.st,
         };
         let d =
             r.d.into_iter()
@@ -291,6 +297,7 @@ mod tests {
             processed_at: None,
             created_at: now,
             updated_at: now,
+            stopped: None,
         };
         let d = Delivery {
             id: crate::model::delivery_id(&nid, 1),
