@@ -110,6 +110,7 @@ const SOMETIMES_ABSENT: &[(&str, &str)] = &[
     ("UserChannel", "vapid_public_key"),
     ("ChannelStep", "channel_id"),
     ("ChannelStep", "if"),
+    ("ChannelStep", "send_window"),
     ("DelayStep", "if"),
 ];
 

@@ -445,6 +445,9 @@ pub struct Step {
     pub limit: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<String>,
+    /// A channel step's send window (see `delivery::window`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_window: Option<crate::delivery::window::SendWindow>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

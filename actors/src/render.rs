@@ -300,6 +300,7 @@ mod tests {
                 cond: None,
                 limit: None,
                 window: None,
+                send_window: None,
             }],
             created_at: now,
             updated_at: now,

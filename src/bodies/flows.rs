@@ -7,6 +7,7 @@ use super::users::RecipientInput;
 use crate::extract::{Given, Obj};
 use herald_actors::delivery::clock::Span;
 use herald_actors::delivery::conditions::Conditions;
+use herald_actors::delivery::window::SendWindow;
 use herald_actors::model::{self, ChannelType, Timestamp};
 use herald_actors::storage::RunTiming;
 use herald_actors::store::{AcceptInput, ActorSpec, RunRecipient};
@@ -90,6 +91,13 @@ pub enum DelayStepType {
 #[derive(Serialize, ToSchema)]
 pub struct ChannelStep {
     pub channel_id: Option<Uuid>,
+    /// When the step may deliver, in the recipient's timezone (UTC when
+    /// none): `{"days": ["mon", …], "from": "09:00", "to": "18:00"}`; a `to`
+    /// not after `from` runs across midnight. Reached outside it, the step
+    /// and the run after it wait until it opens. Absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub send_window: Option<Value>,
     /// The step's condition (see `DelayStep.if`); absent when it has none.
     #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
@@ -173,6 +181,7 @@ impl From<&model::Step> for Step {
             }),
             _ => Step::Channel(ChannelStep {
                 channel_id: s.channel_id,
+                send_window: s.send_window.as_ref().map(|w| w.view()),
                 cond: s.cond.as_ref().map(|c| c.view()),
                 template: Template::from(&s.template.clone().unwrap_or_default()),
                 kind: ChannelStepType::Channel,
@@ -245,6 +254,8 @@ pub struct StepInput {
     pub window: Given<String>,
     #[serde(default)]
     pub key: Given<String>,
+    #[serde(default)]
+    pub send_window: Option<Value>,
 }
 
 impl PartialSchema for StepInput {
@@ -283,6 +294,12 @@ pub fn channel_step_input() -> RefOr<Schema> {
             "if",
             ObjectBuilder::new().description(Some(
                 "The step's condition (see DelayStep.if); rules may also name earlier channel steps.",
+            )),
+        )
+        .property(
+            "send_window",
+            ObjectBuilder::new().description(Some(
+                "When the step may deliver (see ChannelStep.send_window).",
             )),
         )
         .into()
@@ -482,6 +499,7 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
                     cond,
                     limit: None,
                     window: None,
+                    send_window: None,
                 });
             }
             Given::Value(k) if k == "throttle" => {
@@ -565,6 +583,7 @@ fn throttle_step(
         cond,
         limit,
         window,
+        send_window: None,
     }
 }
 
@@ -641,6 +660,10 @@ fn channel_step(
         cond: None,
         limit: None,
         window: None,
+        send_window: s
+            .send_window
+            .as_ref()
+            .and_then(|w| SendWindow::parse(w, p, v)),
     }
 }
 

@@ -47,3 +47,4 @@ mod webhook_delivery;
 mod workflow_clock;
 mod workflow_conditions;
 mod workflow_throttle;
+mod workflow_windows;

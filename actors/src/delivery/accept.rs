@@ -443,6 +443,13 @@ impl<'a> Stager<'a> {
                 }
             }
             let Some(cid) = step.channel_id else { continue };
+            // Reached outside its send window: the step (and the run after
+            // it) waits until the window opens.
+            if let Some(w) = &step.send_window {
+                let at = start.millis().saturating_add(offset_ms);
+                let tz = super::window::timezone(user.timezone.as_deref());
+                offset_ms += w.next_open(at, tz) - at;
+            }
             let channel_type = match self.channels.get(&cid) {
                 Some(Some(c)) => c.channel_type,
                 _ => ChannelType::InApp,

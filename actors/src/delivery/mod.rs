@@ -15,6 +15,7 @@
 //! - `clock`: project time (the real clock or a project's test clock), the
 //!   deliveries parked until a test clock reaches them, and durations;
 //! - `cancel`: which waiting deliveries a run cancellation stops;
+//! - `window`: send windows of channel steps in the recipient's timezone;
 //! - `throttle`: throttle steps, decided at staging with their counters;
 //! - `conditions`: step conditions (`if`), decided at staging or, over
 //!   earlier steps, when the delivery comes due.
@@ -28,3 +29,4 @@ pub mod frames;
 pub(crate) mod settle;
 pub(crate) mod tally;
 pub mod throttle;
+pub mod window;
