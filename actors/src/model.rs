@@ -186,6 +186,10 @@ pub struct Project {
     /// `delivery::clock`); `None` on the real clock.
     #[serde(default)]
     pub test_clock: Option<Timestamp>,
+    /// The IANA timezone of recipients that have none (send windows); UTC
+    /// when unset.
+    #[serde(default)]
+    pub timezone: Option<String>,
 }
 
 impl Project {
@@ -530,6 +534,10 @@ pub struct FlowRun {
     /// deliveries by.
     #[serde(default)]
     pub cancellation_key: Option<String>,
+    /// The project's default timezone when the run was accepted (send
+    /// windows of recipients without one).
+    #[serde(default)]
+    pub timezone: Option<String>,
 }
 
 impl FlowRun {

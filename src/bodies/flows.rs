@@ -829,6 +829,7 @@ impl RunInput {
                 send_at,
                 cancellation_key,
                 clock_at: None,
+                timezone: None,
             },
         })
     }

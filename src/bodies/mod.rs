@@ -68,6 +68,8 @@ pub struct Project {
     pub name: String,
     pub security_mode: bool,
     pub signing_key_configured: bool,
+    /// The timezone of recipients without one (send windows); null: UTC.
+    pub timezone: Option<String>,
     #[schema(value_type = DateTime<Utc>)]
     pub updated_at: Timestamp,
 }
@@ -86,6 +88,7 @@ impl From<&model::Project> for Project {
             name: p.name.clone(),
             security_mode: p.security_mode,
             signing_key_configured: p.signing_key.is_some(),
+            timezone: p.timezone.clone(),
             updated_at: p.updated_at,
         }
     }
@@ -107,6 +110,11 @@ pub struct ProjectUpdate {
     #[serde(default)]
     #[schema(value_type = Option<ClockKind>)]
     pub clock: Given<ClockKind>,
+    /// An IANA timezone for recipients without one (send windows); null
+    /// unsets it (UTC).
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub timezone: Given<String>,
 }
 
 /// Which clock a project's time follows.
@@ -122,6 +130,8 @@ pub struct ProjectChange {
     pub security_mode: Option<bool>,
     pub name: Option<String>,
     pub clock: Option<ClockKind>,
+    /// `Some(None)`: unset.
+    pub timezone: Option<Option<String>>,
 }
 
 impl ProjectUpdate {
@@ -129,6 +139,16 @@ impl ProjectUpdate {
         let mut v = Validator::new();
         let security_mode = self.security_mode.flag("security_mode", &mut v);
         let name = self.name.text("name", 200, &mut v);
+        let timezone = self.timezone.text("timezone", 100, &mut v);
+        if let Some(Some(tz)) = &timezone {
+            if !herald_actors::validate::is_timezone(tz) {
+                v.push(
+                    "timezone",
+                    "inclusion",
+                    "must be an IANA timezone such as Europe/Paris",
+                );
+            }
+        }
         let clock = match &self.clock {
             Given::Absent | Given::Null => None,
             Given::Value(c) => Some(*c),
@@ -145,6 +165,7 @@ impl ProjectUpdate {
             security_mode,
             name: name.flatten(),
             clock,
+            timezone,
         })
     }
 }

@@ -235,6 +235,7 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     let status = flow.status;
     let flow_id = flow.id;
     let mut input = typed::<RunInput>(&m)?.validate(flow)?;
+    input.timing.timezone = a.project.timezone.clone();
     if status != FlowStatus::Active {
         return Err(ApiError(
             Error::conflict(

@@ -27,6 +27,7 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
         security_mode: security,
         name,
         clock,
+        timezone,
     } = typed::<bodies::ProjectUpdate>(&body.object()?)?.validate()?;
     let id = a.project.id;
     let was_secure = a.project.security_mode;
@@ -55,6 +56,9 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
             }
             if let Some(n) = name {
                 p.name = n;
+            }
+            if let Some(tz) = timezone {
+                p.timezone = tz;
             }
         })
         .await?;

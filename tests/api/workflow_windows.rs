@@ -131,3 +131,44 @@ async fn send_windows_are_validated() {
         ],
     );
 }
+
+#[tokio::test]
+async fn recipients_without_a_timezone_follow_the_projects_default() {
+    let app = TestApp::spawn();
+    let r = app
+        .admin(PUT, &format!("{A}/project"))
+        .json(&json!({"timezone": "Nowhere/City"}))
+        .go()
+        .await;
+    assert_validation(&r, &[("timezone", "inclusion")]);
+    let p = app
+        .admin(PUT, &format!("{A}/project"))
+        .json(&json!({"clock": "test", "timezone": "Asia/Tokyo"}))
+        .go()
+        .await
+        .ok(200);
+    assert_eq!(p["timezone"], json!("Asia/Tokyo"));
+    let inapp = in_app_channel(&app).await;
+    let mut step = channel_step(&inapp, None, "office hours");
+    step["send_window"] =
+        json!({"days": ["mon", "tue", "wed", "thu", "fri"], "from": "09:00", "to": "18:00"});
+    let flow = active_flow(&app, "tokyo", json!([step])).await;
+    let fid = s(&flow["id"]);
+    // Friday 20:00 in Tokyo: Monday 09:00 there (00:00 UTC).
+    clock_to(&app, "2027-03-12T20:00:00+09:00").await;
+    let run = run_flow(&app, &fid, json!({"recipients": [new_ext("jp")]})).await;
+    assert_due(
+        &only_delivery(&app, &s(&run["id"])).await,
+        "2027-03-15T00:00:00Z",
+    );
+    // a recipient's own timezone wins
+    let la = new_ext("la");
+    app.create_user_as(&la, json!({"timezone": "America/Los_Angeles"}))
+        .await;
+    let run = run_flow(&app, &fid, json!({"recipients": [la]})).await;
+    // Friday 20:00 Tokyo = Friday 03:00 in Los Angeles (PST): 09:00 PST
+    assert_due(
+        &only_delivery(&app, &s(&run["id"])).await,
+        "2027-03-12T09:00:00-08:00",
+    );
+}

@@ -110,6 +110,7 @@ fn accept_run_with(
         send_at: input.timing.send_at,
         clock_at: input.timing.clock_at,
         cancellation_key: input.timing.cancellation_key,
+        timezone: input.timing.timezone,
     };
     for _ in 0..ATTEMPTS {
         // Outside any lock: the users as they would be, and everything
@@ -447,7 +448,8 @@ impl<'a> Stager<'a> {
             // it) waits until the window opens.
             if let Some(w) = &step.send_window {
                 let at = start.millis().saturating_add(offset_ms);
-                let tz = super::window::timezone(user.timezone.as_deref());
+                let tz =
+                    super::window::timezone(user.timezone.as_deref().or(run.timezone.as_deref()));
                 offset_ms += w.next_open(at, tz) - at;
             }
             let channel_type = match self.channels.get(&cid) {

@@ -1,6 +1,6 @@
 //! Send windows on channel steps (`"send_window": {"days": ["mon", …],
-//! "from": "09:00", "to": "18:00"}`), in the recipient's timezone (UTC when
-//! the recipient has none). A window whose `to` is not after its `from`
+//! "from": "09:00", "to": "18:00"}`), in the recipient's timezone (the
+//! project's default timezone when the recipient has none, else UTC). A window whose `to` is not after its `from`
 //! runs across midnight: it opens on a listed day at `from` and closes the
 //! next day at `to`.
 //!
@@ -171,7 +171,8 @@ fn local_ms(tz: Tz, day: NaiveDate, minutes: u16) -> i64 {
     local.and_utc().timestamp_millis()
 }
 
-/// The recipient's timezone, UTC when none or not known.
+/// A recipient's timezone (or the project's default), UTC when none or
+/// not known.
 pub fn timezone(name: Option<&str>) -> Tz {
     name.and_then(|n| n.parse::<Tz>().ok()).unwrap_or(Tz::UTC)
 }

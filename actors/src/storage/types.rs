@@ -47,6 +47,8 @@ pub struct RunTiming {
     pub cancellation_key: Option<String>,
     /// The project's test-clock time at acceptance (`None`: real clock).
     pub clock_at: Option<Timestamp>,
+    /// The project's default timezone (`Project::timezone`).
+    pub timezone: Option<String>,
 }
 
 /// A pending delivery as the delivery actors know it.
