@@ -25,6 +25,7 @@ use crate::model::{Project, Timestamp};
 use crate::storage::QueueItem;
 use dashmap::DashMap;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use uuid::Uuid;
 
 /// A positive length of time as the API writes it: `"90s"`, `"15m"`,
@@ -78,6 +79,9 @@ struct TestClock {
 #[derive(Default)]
 pub struct Clocks {
     clocks: DashMap<Uuid, TestClock>,
+    /// Whether any project has a test clock: one atomic load on the hot
+    /// path (every accepted run, every queued delivery) when none has.
+    any: AtomicBool,
 }
 
 impl Clocks {
@@ -95,7 +99,7 @@ impl Clocks {
 
     /// The project's test-clock time, `None` on the real clock.
     pub fn test_now(&self, project: &Uuid) -> Option<Timestamp> {
-        if self.clocks.is_empty() {
+        if !self.any.load(Ordering::Acquire) {
             return None;
         }
         self.clocks
@@ -107,7 +111,7 @@ impl Clocks {
     /// test-clock project's) to the actor's timer queue; `None` when parked
     /// until its project's clock reaches it.
     pub fn admit(&self, q: QueueItem) -> Option<QueueItem> {
-        if self.clocks.is_empty() {
+        if !self.any.load(Ordering::Acquire) {
             return Some(q);
         }
         let Some(mut c) = self.clocks.get_mut(&q.project) else {
@@ -128,6 +132,19 @@ impl Clocks {
     /// with `None`, back on the real clock. Returns the parked deliveries
     /// that are due now, for the delivery actors.
     pub fn set(&self, project: Uuid, at: Option<Timestamp>) -> Vec<QueueItem> {
+        if at.is_some() {
+            // Before the clock exists, so a delivery admitted after it does
+            // is checked against it.
+            self.any.store(true, Ordering::Release);
+        }
+        let woken = self.change(project, at);
+        if at.is_none() && self.clocks.is_empty() {
+            self.any.store(false, Ordering::Release);
+        }
+        woken
+    }
+
+    fn change(&self, project: Uuid, at: Option<Timestamp>) -> Vec<QueueItem> {
         match at {
             None => self
                 .clocks
