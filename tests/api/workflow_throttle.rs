@@ -172,3 +172,43 @@ async fn a_throttle_window_survives_sigkill() {
         .ok(200);
     assert_sent(&run_for(&app, &fid, &ext, json!({})).await);
 }
+
+#[tokio::test]
+async fn concurrent_runs_for_one_recipient_take_the_last_slot_once() {
+    let app = TestApp::spawn();
+    app.admin(PUT, &format!("{A}/project"))
+        .json(&json!({"clock": "test"}))
+        .go()
+        .await
+        .ok(200);
+    let inapp = in_app_channel(&app).await;
+    let flow = active_flow(
+        &app,
+        "thr-race",
+        json!([throttle(1, "1h", None), channel_step(&inapp, None, "x")]),
+    )
+    .await;
+    let fid = s(&flow["id"]);
+    let ext = new_ext("race");
+    app.create_user_as(&ext, json!({})).await;
+    let runs = futures_util::future::join_all(
+        (0..3).map(|_| run_flow(&app, &fid, json!({"recipients": [ext]}))),
+    )
+    .await;
+    let mut statuses = vec![];
+    for run in &runs {
+        let id = s(&run["id"]);
+        wait_run_processed(&app, &id, 30).await;
+        let ns = run_notifications(&app, &id).await;
+        statuses.push(s(&ns[0]["status"]));
+    }
+    statuses.sort();
+    assert_eq!(statuses, vec!["processed", "throttled", "throttled"]);
+    assert_eq!(
+        wait_feed(&app, &ext, 1).await["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
