@@ -156,10 +156,11 @@ impl Clocks {
                     now_ms: at.millis(),
                     parked: BTreeMap::new(),
                 });
-                c.now_ms = at.millis();
-                let later = c
-                    .parked
-                    .split_off(&(at.millis().saturating_add(1), Uuid::nil()));
+                // Two advances may report back in either order; the stored
+                // clock only moves forward, so neither may this one.
+                c.now_ms = c.now_ms.max(at.millis());
+                let now = c.now_ms;
+                let later = c.parked.split_off(&(now.saturating_add(1), Uuid::nil()));
                 std::mem::replace(&mut c.parked, later)
                     .into_values()
                     .collect()
@@ -228,6 +229,11 @@ mod tests {
         assert!(clocks.admit(item(9_000)).is_none());
         let woke = clocks.set(p, Some(Timestamp::from_millis(5_000)));
         assert_eq!(woke, vec![later]);
+        // an advance reported late does not move the clock back
+        assert!(clocks
+            .set(p, Some(Timestamp::from_millis(2_000)))
+            .is_empty());
+        assert_eq!(clocks.now(&p).millis(), 5_000);
         assert_eq!(
             clocks.set(p, None).len(),
             1,
