@@ -16,7 +16,7 @@ use crate::bodies::bulk::{
 };
 use crate::bodies::flows::{
     self, ChannelStep, ChannelStepType, DelayStep, DelayStepType, Flow, FlowInput, FlowStatus,
-    FlowUpdate, RecipientSpec, RunInput, Step, StepInput, Template,
+    FlowUpdate, RecipientSpec, RunInput, Step, StepInput, Template, ThrottleStep, ThrottleStepType,
 };
 use crate::bodies::notifications::{FlowRun, Notification, ProcessingStatus};
 use crate::bodies::user_api::{
@@ -27,8 +27,9 @@ use crate::bodies::users::{
     ChannelTypeFlags, ChannelTypeFlagsInput, FlowPreferences, FlowPreferencesInput, Preferences,
     PreferencesInput,
 };
+use crate::bodies::workflow::{CancelInput, CancelResult, ClockAdvance};
 use crate::bodies::{
-    Health, Page, Project, ProjectUpdate, SigningKeyInput, SigningKeyPair, Subscription,
+    ClockKind, Health, Page, Project, ProjectUpdate, SigningKeyInput, SigningKeyPair, Subscription,
     SubscriptionInput, Topic, TopicInput,
 };
 use crate::errors::{ErrorBody, ErrorCode, ErrorResponse};
@@ -101,12 +102,16 @@ const ALWAYS_PRESENT: &[&str] = &[
     "FeedMeta",
     "FeedPage",
     "MarkAllResult",
+    "CancelResult",
 ];
 
 /// Optional properties of `ALWAYS_PRESENT` schemas (left out when empty).
 const SOMETIMES_ABSENT: &[(&str, &str)] = &[
     ("UserChannel", "vapid_public_key"),
     ("ChannelStep", "channel_id"),
+    ("ChannelStep", "if"),
+    ("ChannelStep", "send_window"),
+    ("DelayStep", "if"),
 ];
 
 macro_rules! schemas {
@@ -360,7 +365,17 @@ fn operations() -> Vec<Op> {
             .ok(200, "The project", Json("Project")),
         Op::new(Put, "/admin/v1/project", "updateProject", "Update the project's settings")
             .body("ProjectUpdate", true)
-            .ok(200, "The project", Json("Project")),
+            .ok(200, "The project", Json("Project"))
+            .errors(&[409]),
+        Op::new(
+            Post,
+            "/admin/v1/project/clock/advance",
+            "advanceProjectClock",
+            "Move the project's test clock forward; what became due runs",
+        )
+        .body("ClockAdvance", true)
+        .ok(200, "The project", Json("Project"))
+        .errors(&[409]),
         Op::new(
             Put,
             "/admin/v1/project/signing_key",
@@ -536,6 +551,16 @@ fn operations() -> Vec<Op> {
             .idempotent()
             .ok(202, "Accepted and stored durably", Json("FlowRunAccepted"))
             .errors(&[404, 409]),
+        Op::new(
+            Post,
+            "/admin/v1/flows/{id}/cancel",
+            "cancelFlowRuns",
+            "Stop the waiting deliveries of the flow's runs with a cancellation key",
+        )
+        .param(flow_param())
+        .body("CancelInput", true)
+        .ok(200, "What was canceled", Json("CancelResult"))
+        .errors(&[404]),
         Op::new(Get, "/admin/v1/flow_runs/{id}", "getFlowRun", "A flow run")
             .param(uuid_param("id", "The flow run's id."))
             .ok(200, "The flow run", Json("FlowRun"))
@@ -985,6 +1010,10 @@ fn components() -> utoipa::openapi::schema::Components {
         Health,
         Project,
         ProjectUpdate,
+        ClockKind,
+        ClockAdvance,
+        CancelInput,
+        CancelResult,
         SigningKeyInput,
         SigningKeyPair,
         User,
@@ -1017,6 +1046,8 @@ fn components() -> utoipa::openapi::schema::Components {
         DelayStepType,
         ChannelStep,
         DelayStep,
+        ThrottleStepType,
+        ThrottleStep,
         Step,
         StepInput,
         Flow,

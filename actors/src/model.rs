@@ -181,6 +181,15 @@ pub struct Project {
     /// When the secret key was last rotated.
     #[serde(default)]
     pub secret_rotated_at: Option<Timestamp>,
+    /// The project's test clock: `Some(instant)` while the project is on a
+    /// test clock frozen at that instant (it moves only when advanced, see
+    /// `delivery::clock`); `None` on the real clock.
+    #[serde(default)]
+    pub test_clock: Option<Timestamp>,
+    /// The IANA timezone of recipients that have none (send windows); UTC
+    /// when unset.
+    #[serde(default)]
+    pub timezone: Option<String>,
 }
 
 impl Project {
@@ -430,6 +439,19 @@ pub struct Step {
     pub channel_id: Option<Uuid>,
     pub template: Option<Template>,
     pub seconds: Option<u64>,
+    /// The step's condition (`if`), see `delivery::conditions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cond: Option<crate::delivery::conditions::Conditions>,
+    /// A throttle step: at most `limit` runs per `window` (a duration as
+    /// given), per flow, recipient and key; the key's template is the step's
+    /// `template.body` (see `delivery::throttle`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
+    /// A channel step's send window (see `delivery::window`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_window: Option<crate::delivery::window::SendWindow>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -500,9 +522,31 @@ pub struct FlowRun {
     pub expanded: bool,
     pub created_at: Timestamp,
     pub processed_at: Option<Timestamp>,
+    /// A scheduled run: the project-time instant its steps start from (its
+    /// deliveries wait until then).
+    #[serde(default)]
+    pub send_at: Option<Timestamp>,
+    /// The project time the run was accepted at when the project is on a
+    /// test clock (its delays count from there); `None` on the real clock.
+    #[serde(default)]
+    pub clock_at: Option<Timestamp>,
+    /// The key `POST /admin/v1/flows/{id}/cancel` stops the run's waiting
+    /// deliveries by.
+    #[serde(default)]
+    pub cancellation_key: Option<String>,
+    /// The project's default timezone when the run was accepted (send
+    /// windows of recipients without one).
+    #[serde(default)]
+    pub timezone: Option<String>,
 }
 
 impl FlowRun {
+    /// The instant (project time) the run's steps start from: its `send_at`,
+    /// else the test clock's time at acceptance, else its creation.
+    pub fn starts_at(&self) -> Timestamp {
+        self.send_at.or(self.clock_at).unwrap_or(self.created_at)
+    }
+
     /// The 202 body of a run; the store keeps its bytes as the idempotent replay.
     pub fn accepted_view(&self) -> FlowRunAccepted {
         FlowRunAccepted {
@@ -546,6 +590,18 @@ pub struct Notification {
     pub processed_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// Why the run ended early for this recipient (its steps after that
+    /// point have no deliveries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<StopReason>,
+}
+
+/// Why a notification's run stopped at a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// A throttle step's limit was reached.
+    Throttled,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
@@ -555,6 +611,8 @@ pub enum DeliveryStatus {
     Sent,
     Failed,
     Skipped,
+    /// Stopped by a cancellation before it was attempted.
+    Canceled,
 }
 
 impl DeliveryStatus {
@@ -564,12 +622,19 @@ impl DeliveryStatus {
             DeliveryStatus::Sent => "sent",
             DeliveryStatus::Failed => "failed",
             DeliveryStatus::Skipped => "skipped",
+            DeliveryStatus::Canceled => "canceled",
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::Pending, Self::Sent, Self::Failed, Self::Skipped]
-            .into_iter()
-            .find(|x| x.as_str() == s)
+        [
+            Self::Pending,
+            Self::Sent,
+            Self::Failed,
+            Self::Skipped,
+            Self::Canceled,
+        ]
+        .into_iter()
+        .find(|x| x.as_str() == s)
     }
     pub fn index(self) -> u8 {
         self as u8
@@ -608,10 +673,15 @@ pub enum DeliveryErrorCode {
     SubscriptionExpired,
     /// Failed: the egress policy refused the destination; nothing was sent.
     DestinationNotAllowed,
+    /// Canceled: the run's cancellation key was canceled while the delivery
+    /// waited.
+    Canceled,
+    /// Skipped: the step's condition (`if`) was false when it was reached.
+    ConditionFalse,
 }
 
 impl DeliveryErrorCode {
-    pub const ALL: [DeliveryErrorCode; 11] = [
+    pub const ALL: [DeliveryErrorCode; 13] = [
         DeliveryErrorCode::Preference,
         DeliveryErrorCode::MissingAddress,
         DeliveryErrorCode::InvalidAddress,
@@ -623,6 +693,8 @@ impl DeliveryErrorCode {
         DeliveryErrorCode::ProviderNotConfigured,
         DeliveryErrorCode::SubscriptionExpired,
         DeliveryErrorCode::DestinationNotAllowed,
+        DeliveryErrorCode::Canceled,
+        DeliveryErrorCode::ConditionFalse,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -638,6 +710,8 @@ impl DeliveryErrorCode {
             DeliveryErrorCode::ProviderNotConfigured => "provider_not_configured",
             DeliveryErrorCode::SubscriptionExpired => "subscription_expired",
             DeliveryErrorCode::DestinationNotAllowed => "destination_not_allowed",
+            DeliveryErrorCode::Canceled => "canceled",
+            DeliveryErrorCode::ConditionFalse => "condition_false",
         }
     }
 }
@@ -734,6 +808,10 @@ pub struct Delivery {
     pub archived_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// What is left of the step's condition to decide when the delivery
+    /// comes due (rules over earlier steps, see `delivery::conditions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<crate::delivery::conditions::Conditions>,
 }
 
 /// The rendered content of a delivery.

@@ -5,7 +5,11 @@
 
 use super::users::RecipientInput;
 use crate::extract::{Given, Obj};
+use herald_actors::delivery::clock::Span;
+use herald_actors::delivery::conditions::Conditions;
+use herald_actors::delivery::window::SendWindow;
 use herald_actors::model::{self, ChannelType, Timestamp};
+use herald_actors::storage::RunTiming;
 use herald_actors::store::{AcceptInput, ActorSpec, RunRecipient};
 use herald_actors::{validate, Validator};
 use serde::{Deserialize, Serialize};
@@ -87,6 +91,17 @@ pub enum DelayStepType {
 #[derive(Serialize, ToSchema)]
 pub struct ChannelStep {
     pub channel_id: Option<Uuid>,
+    /// When the step may deliver, in the recipient's timezone (UTC when
+    /// none): `{"days": ["mon", …], "from": "09:00", "to": "18:00"}`; a `to`
+    /// not after `from` runs across midnight. Reached outside it, the step
+    /// and the run after it wait until it opens. Absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub send_window: Option<Value>,
+    /// The step's condition (see `DelayStep.if`); absent when it has none.
+    #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub cond: Option<Value>,
     pub template: Template,
     #[serde(rename = "type")]
     pub kind: ChannelStepType,
@@ -95,29 +110,79 @@ pub struct ChannelStep {
 // Also the delay step of a request.
 #[derive(Serialize, ToSchema)]
 pub struct DelayStep {
+    /// A condition: an array of rules `{path, op, value}` that must all
+    /// hold, or `{"all": [...]}` / `{"any": [...]}`. `op`: eq, neq, gt, gte,
+    /// lt, lte, in, not_in, contains, exists, not_exists; `path`:
+    /// `data.…`, `recipient.…`, `actor.…`, or (channel steps)
+    /// `steps.<index>.status|read|seen|clicked` of an earlier channel step,
+    /// evaluated when the step is reached. False: the step is skipped
+    /// (`condition_false`). Absent when the step has none.
+    #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub cond: Option<Value>,
     #[schema(minimum = 0, maximum = 2592000)]
     pub seconds: u64,
     #[serde(rename = "type")]
     pub kind: DelayStepType,
 }
 
-/// A channel step (deliver through a channel) or a delay step (wait durably).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ThrottleStepType {
+    Throttle,
+}
+
+/// At most `limit` runs per `window` pass, per flow, recipient and `key`;
+/// a run beyond stops here for that recipient (its notification is
+/// `throttled`). Also the throttle step of a request.
+#[derive(Serialize, ToSchema)]
+pub struct ThrottleStep {
+    /// A condition, as on any step (see `DelayStep.if`).
+    #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub cond: Option<Value>,
+    /// A template over the run (e.g. `{{ data.thread_id }}`): separate
+    /// counters per rendered key. Absent: one counter per recipient.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 1000)]
+    pub key: Option<String>,
+    #[schema(minimum = 1, maximum = 1000)]
+    pub limit: u32,
+    #[serde(rename = "type")]
+    pub kind: ThrottleStepType,
+    /// A duration: `"90s"`, `"15m"`, `"1h"`, `"2d"`.
+    pub window: String,
+}
+
+/// A channel step (deliver through a channel), a delay step (wait durably)
+/// or a throttle step.
 #[derive(Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum Step {
     Channel(ChannelStep),
     Delay(DelayStep),
+    Throttle(ThrottleStep),
 }
 
 impl From<&model::Step> for Step {
     fn from(s: &model::Step) -> Self {
         match s.kind.as_str() {
+            "throttle" => Step::Throttle(ThrottleStep {
+                cond: s.cond.as_ref().map(|c| c.view()),
+                key: s.template.as_ref().and_then(|t| t.body.clone()),
+                limit: s.limit.unwrap_or(1),
+                kind: ThrottleStepType::Throttle,
+                window: s.window.clone().unwrap_or_default(),
+            }),
             "delay" => Step::Delay(DelayStep {
+                cond: s.cond.as_ref().map(|c| c.view()),
                 seconds: s.seconds.unwrap_or(0),
                 kind: DelayStepType::Delay,
             }),
             _ => Step::Channel(ChannelStep {
                 channel_id: s.channel_id,
+                send_window: s.send_window.as_ref().map(|w| w.view()),
+                cond: s.cond.as_ref().map(|c| c.view()),
                 template: Template::from(&s.template.clone().unwrap_or_default()),
                 kind: ChannelStepType::Channel,
             }),
@@ -181,6 +246,16 @@ pub struct StepInput {
     pub template: Given<Obj<TemplateInput>>,
     #[serde(default)]
     pub seconds: Given<u64>,
+    #[serde(default, rename = "if")]
+    pub cond: Given<Value>,
+    #[serde(default)]
+    pub limit: Given<u32>,
+    #[serde(default)]
+    pub window: Given<String>,
+    #[serde(default)]
+    pub key: Given<String>,
+    #[serde(default)]
+    pub send_window: Option<Value>,
 }
 
 impl PartialSchema for StepInput {
@@ -188,8 +263,9 @@ impl PartialSchema for StepInput {
         OneOfBuilder::new()
             .item(Ref::from_schema_name("ChannelStepInput"))
             .item(Ref::from_schema_name(DelayStep::name()))
+            .item(Ref::from_schema_name(ThrottleStep::name()))
             .description(Some(
-                "A step of a create or update: a channel step or a delay step.",
+                "A step of a create or update: a channel, delay or throttle step.",
             ))
             .into()
     }
@@ -214,6 +290,18 @@ pub fn channel_step_input() -> RefOr<Schema> {
         .required("channel_id")
         .property("template", Ref::from_schema_name(Template::name()))
         .required("template")
+        .property(
+            "if",
+            ObjectBuilder::new().description(Some(
+                "The step's condition (see DelayStep.if); rules may also name earlier channel steps.",
+            )),
+        )
+        .property(
+            "send_window",
+            ObjectBuilder::new().description(Some(
+                "When the step may deliver (see ChannelStep.send_window).",
+            )),
+        )
         .into()
 }
 
@@ -362,15 +450,29 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
         );
         return out;
     }
+    // The channel steps, which a later step's condition may name.
+    let channel_steps: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, it)| matches!(it, Given::Value(Obj(s)) if matches!(&s.kind, Given::Value(k) if k == "channel")))
+        .map(|(i, _)| i)
+        .collect();
     for (i, item) in items.iter().enumerate() {
         let p = format!("steps.{i}");
         let Given::Value(Obj(s)) = item else {
             v.push(p, "format", "must be an object");
             continue;
         };
+        let is_channel = matches!(&s.kind, Given::Value(k) if k == "channel");
+        let cond = match &s.cond {
+            Given::Absent | Given::Null => None,
+            Given::Value(c) => Conditions::parse(c, &p, i, &channel_steps, is_channel, v),
+            Given::Wrong(_) => None,
+        };
         match &s.kind {
             Given::Value(k) if k == "channel" => {
-                let step = channel_step(s, &p, channels, &mut out.probes, v);
+                let mut step = channel_step(s, &p, channels, &mut out.probes, v);
+                step.cond = cond;
                 out.steps.push(step);
             }
             Given::Value(k) if k == "delay" => {
@@ -394,18 +496,95 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
                     channel_id: None,
                     template: None,
                     seconds,
+                    cond,
+                    limit: None,
+                    window: None,
+                    send_window: None,
                 });
+            }
+            Given::Value(k) if k == "throttle" => {
+                out.steps
+                    .push(throttle_step(s, &p, cond, &mut out.probes, v));
             }
             Given::Value(k) if k == "batch" => v.push(
                 format!("{p}.type"),
                 "inclusion",
                 "batch steps are not supported yet",
             ),
-            Given::Value(_) => v.push(format!("{p}.type"), "inclusion", "one of channel, delay"),
+            Given::Value(_) => v.push(
+                format!("{p}.type"),
+                "inclusion",
+                "one of channel, delay, throttle",
+            ),
             _ => v.push(format!("{p}.type"), "required", "is required"),
         }
     }
     out
+}
+
+/// The most runs a throttle lets through per window.
+const MAX_THROTTLE_LIMIT: u32 = 1000;
+
+/// One throttle step at path `p`; its key template joins `probes`.
+fn throttle_step(
+    s: &StepInput,
+    p: &str,
+    cond: Option<herald_actors::delivery::conditions::Conditions>,
+    probes: &mut Vec<(String, String)>,
+    v: &mut Validator,
+) -> model::Step {
+    let limit = match &s.limit {
+        Given::Value(n) if (1..=MAX_THROTTLE_LIMIT).contains(n) => Some(*n),
+        Given::Absent | Given::Null => {
+            v.push(format!("{p}.limit"), "required", "is required");
+            None
+        }
+        _ => {
+            v.push(
+                format!("{p}.limit"),
+                "number",
+                format!("a whole number from 1 to {MAX_THROTTLE_LIMIT}"),
+            );
+            None
+        }
+    };
+    let window = match &s.window {
+        Given::Value(w) => Span::field(w, &format!("{p}.window"), v).map(|_| w.clone()),
+        Given::Absent | Given::Null => {
+            v.push(format!("{p}.window"), "required", "is required");
+            None
+        }
+        Given::Wrong(_) => {
+            v.push(format!("{p}.window"), "format", "must be a duration string");
+            None
+        }
+    };
+    let path = format!("{p}.key");
+    let key = match s.key.text(&path, 1000, v) {
+        Some(Some(src)) => {
+            if let Err(e) = herald_actors::render::check(&src) {
+                v.push(&path, "format", format!("template does not compile: {e}"));
+            } else {
+                probes.push((path, src.clone()));
+            }
+            Some(src)
+        }
+        _ => None,
+    };
+    model::Step {
+        kind: "throttle".into(),
+        channel_id: None,
+        // The key's template is rendered like a channel step's body.
+        template: key.map(|k| model::Template {
+            body: Some(k),
+            ..Default::default()
+        }),
+        seconds: None,
+        cond,
+        limit,
+        window,
+        send_window: None,
+    }
 }
 
 /// One channel step at path `p`; its template sources join `probes`.
@@ -478,6 +657,13 @@ fn channel_step(
         channel_id: channel.map(|c| c.id),
         template: Some(t),
         seconds: None,
+        cond: None,
+        limit: None,
+        window: None,
+        send_window: s
+            .send_window
+            .as_ref()
+            .and_then(|w| SendWindow::parse(w, p, v)),
     }
 }
 
@@ -519,6 +705,16 @@ pub struct RunInput {
     #[serde(default)]
     #[schema(value_type = Option<String>, min_length = 1, max_length = 255)]
     pub idempotency_key: Given<String>,
+    /// Schedules the run: accepted now, its steps start at this instant
+    /// (project time; RFC 3339). Cancelable meanwhile by `cancellation_key`.
+    #[serde(default)]
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub send_at: Given<String>,
+    /// A key `POST /admin/v1/flows/{id}/cancel` stops the run's waiting
+    /// deliveries by (delays, a schedule).
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 255)]
+    pub cancellation_key: Given<String>,
 }
 
 impl RunInput {
@@ -597,6 +793,20 @@ impl RunInput {
                 Value::Null
             }
         };
+        let send_at = match &self.send_at {
+            Given::Absent | Given::Null => None,
+            Given::Value(s) => super::workflow::rfc3339(s, "send_at", &mut v),
+            Given::Wrong(_) => {
+                v.push("send_at", "format", "must be an RFC 3339 date-time");
+                None
+            }
+        };
+        let cancellation_key = match &self.cancellation_key {
+            Given::Absent | Given::Null => None,
+            _ => self
+                .cancellation_key
+                .required_text("cancellation_key", 255, &mut v),
+        };
         if recipients.is_empty()
             && topic.is_none()
             && !v.fields.iter().any(|f| f.field.starts_with("recipients"))
@@ -615,6 +825,12 @@ impl RunInput {
             topic,
             data,
             idempotency: None,
+            timing: RunTiming {
+                send_at,
+                cancellation_key,
+                clock_at: None,
+                timezone: None,
+            },
         })
     }
 }

@@ -13,6 +13,7 @@ pub mod notifications;
 pub mod ops;
 pub mod user_api;
 pub mod users;
+pub mod workflow;
 
 use crate::extract::Given;
 use herald_actors::model::{self, Timestamp};
@@ -55,12 +56,20 @@ pub struct Health {
 
 #[derive(Serialize, ToSchema)]
 pub struct Project {
+    /// `real`, or `test`: the project's time moves only when advanced
+    /// (`POST /admin/v1/project/clock/advance`).
+    pub clock: ClockKind,
+    /// The test clock's current time; null on the real clock.
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub clock_time: Option<Timestamp>,
     #[schema(value_type = DateTime<Utc>)]
     pub created_at: Timestamp,
     pub id: Uuid,
     pub name: String,
     pub security_mode: bool,
     pub signing_key_configured: bool,
+    /// The timezone of recipients without one (send windows); null: UTC.
+    pub timezone: Option<String>,
     #[schema(value_type = DateTime<Utc>)]
     pub updated_at: Timestamp,
 }
@@ -68,11 +77,18 @@ pub struct Project {
 impl From<&model::Project> for Project {
     fn from(p: &model::Project) -> Self {
         Project {
+            clock: if p.test_clock.is_some() {
+                ClockKind::Test
+            } else {
+                ClockKind::Real
+            },
+            clock_time: p.test_clock,
             created_at: p.created_at,
             id: p.id,
             name: p.name.clone(),
             security_mode: p.security_mode,
             signing_key_configured: p.signing_key.is_some(),
+            timezone: p.timezone.clone(),
             updated_at: p.updated_at,
         }
     }
@@ -89,12 +105,33 @@ pub struct ProjectUpdate {
     #[serde(default)]
     #[schema(value_type = String, min_length = 1, max_length = 200, pattern = "\\S")]
     pub name: Given<String>,
+    /// `test` puts the project on a test clock (refused with 409 while
+    /// security mode is on), `real` back on the real clock.
+    #[serde(default)]
+    #[schema(value_type = Option<ClockKind>)]
+    pub clock: Given<ClockKind>,
+    /// An IANA timezone for recipients without one (send windows); null
+    /// unsets it (UTC).
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub timezone: Given<String>,
+}
+
+/// Which clock a project's time follows.
+#[derive(Serialize, Deserialize, ToSchema, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockKind {
+    Real,
+    Test,
 }
 
 /// What a project update changes (`None` keeps).
 pub struct ProjectChange {
     pub security_mode: Option<bool>,
     pub name: Option<String>,
+    pub clock: Option<ClockKind>,
+    /// `Some(None)`: unset.
+    pub timezone: Option<Option<String>>,
 }
 
 impl ProjectUpdate {
@@ -102,6 +139,24 @@ impl ProjectUpdate {
         let mut v = Validator::new();
         let security_mode = self.security_mode.flag("security_mode", &mut v);
         let name = self.name.text("name", 200, &mut v);
+        let timezone = self.timezone.text("timezone", 100, &mut v);
+        if let Some(Some(tz)) = &timezone {
+            if !herald_actors::validate::is_timezone(tz) {
+                v.push(
+                    "timezone",
+                    "inclusion",
+                    "must be an IANA timezone such as Europe/Paris",
+                );
+            }
+        }
+        let clock = match &self.clock {
+            Given::Absent | Given::Null => None,
+            Given::Value(c) => Some(*c),
+            Given::Wrong(_) => {
+                v.push("clock", "inclusion", "must be real or test");
+                None
+            }
+        };
         if matches!(name, Some(None)) || matches!(&name, Some(Some(n)) if n.trim().is_empty()) {
             v.push("name", "required", "a project needs a name");
         }
@@ -109,6 +164,8 @@ impl ProjectUpdate {
         Ok(ProjectChange {
             security_mode,
             name: name.flatten(),
+            clock,
+            timezone,
         })
     }
 }

@@ -11,8 +11,12 @@ use uuid::Uuid;
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProcessingStatus {
+    /// A scheduled run whose `send_at` has not come yet (project time).
+    Scheduled,
     Pending,
     Processed,
+    /// A notification whose run a throttle step stopped for its recipient.
+    Throttled,
 }
 
 impl ProcessingStatus {
@@ -28,6 +32,8 @@ impl ProcessingStatus {
 // Fields in name order: the bytes the `json!` form of the object wrote.
 #[derive(Serialize, ToSchema)]
 pub struct FlowRun {
+    /// The key `POST /admin/v1/flows/{id}/cancel` stops the run by.
+    pub cancellation_key: Option<String>,
     #[schema(value_type = DateTime<Utc>)]
     pub created_at: Timestamp,
     pub flow_id: Uuid,
@@ -36,19 +42,35 @@ pub struct FlowRun {
     #[schema(value_type = Option<DateTime<Utc>>)]
     pub processed_at: Option<Timestamp>,
     pub recipients_count: u64,
+    /// A scheduled run: when its steps start (project time).
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub send_at: Option<Timestamp>,
     pub status: ProcessingStatus,
     pub topic: Option<String>,
+}
+
+impl FlowRun {
+    /// The run as of project time `now`: `scheduled` until its `send_at`.
+    pub fn at(r: &model::FlowRun, now: Timestamp) -> Self {
+        let mut v = FlowRun::from(r);
+        if !r.processed && r.send_at.is_some_and(|at| at.millis() > now.millis()) {
+            v.status = ProcessingStatus::Scheduled;
+        }
+        v
+    }
 }
 
 impl From<&model::FlowRun> for FlowRun {
     fn from(r: &model::FlowRun) -> Self {
         FlowRun {
+            cancellation_key: r.cancellation_key.clone(),
             created_at: r.created_at,
             flow_id: r.flow_id,
             id: r.id,
             notifications_count: r.notifications_count,
             processed_at: r.processed_at,
             recipients_count: r.recipients_count,
+            send_at: r.send_at,
             status: ProcessingStatus::of(r.processed),
             topic: r.topic.clone(),
         }
@@ -101,7 +123,10 @@ impl Notification {
             processed_at: n.processed_at,
             recipient,
             recipient_id: n.recipient_id,
-            status: ProcessingStatus::of(n.processed),
+            status: match n.stopped {
+                Some(model::StopReason::Throttled) => ProcessingStatus::Throttled,
+                None => ProcessingStatus::of(n.processed),
+            },
             topic: n.topic.clone(),
             updated_at: n.updated_at,
         }

@@ -235,6 +235,7 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     let status = flow.status;
     let flow_id = flow.id;
     let mut input = typed::<RunInput>(&m)?.validate(flow)?;
+    input.timing.timezone = a.project.timezone.clone();
     if status != FlowStatus::Active {
         return Err(ApiError(
             Error::conflict(
@@ -260,4 +261,39 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
         })
     })
     .await
+}
+
+/// `POST /admin/v1/flows/{id}/cancel`: stops the waiting deliveries of the
+/// flow's runs that carry the cancellation key (of the named recipients
+/// only, when given). Idempotent: a repeat finds nothing left to stop.
+pub async fn cancel(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let (key, recipients) = typed::<bodies::workflow::CancelInput>(&body.object()?)?.validate()?;
+    let flow = find_flow(&st, a.project.id, path_str(&req, "id")?).await?;
+    let pid = a.project.id;
+    // Recipients named by external id; one that is no user has nothing to stop.
+    let recipients = match recipients {
+        None => None,
+        Some(exts) => Some(
+            st.run(move |s| {
+                let mut ids = vec![];
+                for e in &exts {
+                    ids.extend(s.user_by_ext(&pid, e)?.map(|u| u.id));
+                }
+                Ok(ids)
+            })
+            .await?,
+        ),
+    };
+    let n = st
+        .engine
+        .cancel_runs(
+            pid,
+            herald_actors::delivery::cancel::CancelRequest {
+                flow_id: flow.id,
+                key,
+                recipients,
+            },
+        )
+        .await?;
+    Ok(ok(bodies::workflow::CancelResult { canceled: n as u64 }))
 }

@@ -97,6 +97,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(put().to(Guarded(project::update))),
         )
         .service(
+            res("/admin/v1/project/clock/advance")
+                .route(post().to(Guarded(project::advance_clock))),
+        )
+        .service(
             res("/admin/v1/project/signing_key")
                 .route(put().to(Guarded(project::put_signing_key)))
                 .route(post().to(Guarded(project::generate_signing_key)))
@@ -159,6 +163,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         )
         .service(res("/admin/v1/flows/{id}/archive").route(post().to(Guarded(flows::archive))))
         .service(res("/admin/v1/flows/{id}/run").route(post().to(Guarded(flows::run))))
+        .service(res("/admin/v1/flows/{id}/cancel").route(post().to(Guarded(flows::cancel))))
         .service(res("/admin/v1/flow_runs/{id}").route(get().to(Guarded(notifications::flow_run))))
         .service(res("/admin/v1/topics").route(get().to(Guarded(topics::list))))
         .service(

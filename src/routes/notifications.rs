@@ -209,5 +209,5 @@ pub async fn flow_run(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRe
                 .ok_or_else(|| Error::not_found("flow_run", id))
         })
         .await?;
-    Ok(ok(FlowRun::from(&r)))
+    Ok(ok(FlowRun::at(&r, st.engine.project_now(&pid))))
 }

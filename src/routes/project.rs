@@ -26,9 +26,28 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
     let bodies::ProjectChange {
         security_mode: security,
         name,
+        clock,
+        timezone,
     } = typed::<bodies::ProjectUpdate>(&body.object()?)?.validate()?;
     let id = a.project.id;
     let was_secure = a.project.security_mode;
+    // Security mode marks a project in production use: no test clock there,
+    // and none left behind when it is turned on.
+    let secure_after = security.unwrap_or(was_secure);
+    let on_test = a.project.test_clock.is_some() || clock == Some(bodies::ClockKind::Test);
+    if secure_after && on_test && clock != Some(bodies::ClockKind::Real) {
+        return Err(ApiError(Error::conflict(
+            "project",
+            None,
+            "production_project",
+            "a project with security mode on is in production use and cannot take a test clock",
+        )));
+    }
+    if let Some(c) = clock {
+        st.engine
+            .set_test_clock(id, c == bodies::ClockKind::Test, secure_after)
+            .await?;
+    }
     let p = st
         .engine
         .update_project(id, move |p| {
@@ -37,6 +56,9 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
             }
             if let Some(n) = name {
                 p.name = n;
+            }
+            if let Some(tz) = timezone {
+                p.timezone = tz;
             }
         })
         .await?;
@@ -49,6 +71,14 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
             "security mode is on: authenticate with a user key",
         );
     }
+    Ok(ok(bodies::Project::from(&p)))
+}
+
+/// `POST /admin/v1/project/clock/advance`: moves the test clock `by` a
+/// duration or `to` an instant; what became due runs now.
+pub async fn advance_clock(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let (by, to) = typed::<bodies::workflow::ClockAdvance>(&body.object()?)?.validate()?;
+    let p = st.engine.advance_clock(a.project.id, by, to).await?;
     Ok(ok(bodies::Project::from(&p)))
 }
 

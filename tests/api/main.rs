@@ -44,3 +44,7 @@ mod tenancy;
 mod topics;
 mod users;
 mod webhook_delivery;
+mod workflow_clock;
+mod workflow_conditions;
+mod workflow_throttle;
+mod workflow_windows;

@@ -124,6 +124,11 @@ impl ChannelActor {
     }
 
     fn push(&mut self, q: QueueItem) {
+        // A test-clock project's delivery not yet due in project time waits
+        // parked until an advance hands it back (see `delivery::clock`).
+        let Some(q) = self.engine.inner.clocks.admit(q) else {
+            return;
+        };
         if self.known.insert(q.delivery_id) {
             self.heap
                 .push(Reverse(Due(q.due_ms, q.delivery_id, q.project)));
@@ -495,11 +500,27 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
         Err(e) => {
             return Some(Outcome::Retry {
                 error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
-                at: Timestamp::now().plus_millis(1000),
+                at: engine.project_now(&q.project).plus_millis(1000),
                 outcomes: None,
             })
         }
     };
+    // A condition over earlier steps is decided now that the step is reached.
+    if let Some(gate) = &d.gate {
+        match store.notification_deliveries(&q.project, &d.notification_id) {
+            Ok(all) if !gate.holds_for_steps(&all) => {
+                return Some(crate::delivery::conditions::condition_false())
+            }
+            Ok(_) => {}
+            Err(e) => {
+                return Some(Outcome::Retry {
+                    error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
+                    at: engine.project_now(&q.project).plus_millis(1000),
+                    outcomes: None,
+                })
+            }
+        }
+    }
     let channel = match store.channel(&q.project, &d.channel_id) {
         Ok(Some(c)) => c,
         Ok(None) => {
@@ -511,7 +532,7 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
         Err(e) => {
             return Some(Outcome::Retry {
                 error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
-                at: Timestamp::now().plus_millis(1000),
+                at: engine.project_now(&q.project).plus_millis(1000),
                 outcomes: None,
             })
         }
@@ -598,7 +619,9 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
                 let wait = policy.delay(attempt, retry_after);
                 Outcome::Retry {
                     error: err(DeliveryErrorCode::ProviderUnavailable, message),
-                    at: Timestamp::now().plus_millis(wait.as_millis() as i64),
+                    at: engine
+                        .project_now(&q.project)
+                        .plus_millis(wait.as_millis() as i64),
                     outcomes: None,
                 }
             }

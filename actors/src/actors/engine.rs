@@ -70,6 +70,8 @@ pub(crate) struct Inner {
     /// Per project: recipients it may have being staged (rendered) at once
     /// (see `Engine::staging_permit`).
     pub staging: DashMap<Uuid, Arc<tokio::sync::Semaphore>>,
+    /// Project time: the test clocks and the deliveries parked on them.
+    pub clocks: crate::delivery::clock::Clocks,
 }
 
 /// Recipients one project may have being staged at once, by accepted runs
@@ -121,14 +123,22 @@ impl Engine {
                 running: AtomicBool::new(true),
                 panicked: DashMap::new(),
                 staging: DashMap::new(),
+                clocks: Default::default(),
             }),
         };
+        // Before the delivery actors reload the queue: they park on these.
+        engine.inner.clocks.load(&engine.inner.storage.projects()?);
         let sup = DeliverySupervisor::start_all(engine.clone());
         let _ = engine.inner.supervisor.set(sup);
         for (project, run) in engine.inner.storage.active_runs()? {
             engine.start_run(project, run, vec![]);
         }
         Ok(engine)
+    }
+
+    /// The project's time: its test clock's, else real time.
+    pub fn project_now(&self, project: &Uuid) -> crate::model::Timestamp {
+        self.inner.clocks.now(project)
     }
 
     /// The storage backend the engine persists through.

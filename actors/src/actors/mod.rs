@@ -11,6 +11,8 @@
 //! persists through the storage interface on the blocking pool, and one that
 //! lets deliveries or frames go waits for durability first (`Engine::release`).
 //!
+//! `workflow` adds the operations of project clocks and run cancellation.
+//!
 //! Engine actors live on their own arbiters (threads), never on the HTTP workers.
 //! They read the store inline for short lookups; their batched writes run on the
 //! blocking pool, and flushing is the group-commit thread's, awaited
@@ -22,6 +24,7 @@ mod flow_run;
 mod ops;
 mod supervisor;
 mod user;
+mod workflow;
 
 pub use channel::ChannelActor;
 pub use engine::{

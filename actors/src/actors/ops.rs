@@ -48,7 +48,9 @@ impl Engine {
     /// until it is durable (the 202 promises it), pushes its frames and
     /// starts its actor.
     /// Returns the 202 body, as stored for idempotent replay.
-    pub async fn accept_run(&self, project: Uuid, input: AcceptInput) -> Result<Vec<u8>> {
+    pub async fn accept_run(&self, project: Uuid, mut input: AcceptInput) -> Result<Vec<u8>> {
+        // A test-clock project's runs count their steps from its time.
+        input.timing.clock_at = self.inner.clocks.test_now(&project);
         // The project's share of staging (renders run on threads every
         // project shares), weighted by the recipients rendered here.
         let permit = self.staging_permit(project, input.recipients.len()).await;

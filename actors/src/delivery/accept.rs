@@ -8,12 +8,14 @@
 //! atomic change (`RunRepo::commit_run`); a topic chunk is staged the same
 //! way (`expand`).
 
+use super::conditions::{condition_false_error, Decision};
 use super::tally::Tally;
+use super::throttle;
 use crate::error::{Error, Result, Validator};
 use crate::model::{
     delivery_id, new_id, Channel, ChannelType, Delivery, DeliveryError, DeliveryErrorCode,
-    DeliveryStatus, FlowRun, Notification, Preferences, Rendered, Timestamp, User, UserPatch,
-    NOTIFICATION_TAG,
+    DeliveryStatus, FlowRun, Notification, Preferences, Rendered, Step, StopReason, Timestamp,
+    User, UserPatch, NOTIFICATION_TAG,
 };
 use crate::render::RunRenderer;
 use crate::storage::{
@@ -105,6 +107,10 @@ fn accept_run_with(
         expanded: topic.is_none(),
         created_at: now,
         processed_at: None,
+        send_at: input.timing.send_at,
+        clock_at: input.timing.clock_at,
+        cancellation_key: input.timing.cancellation_key,
+        timezone: input.timing.timezone,
     };
     for _ in 0..ATTEMPTS {
         // Outside any lock: the users as they would be, and everything
@@ -363,7 +369,7 @@ impl<'a> Stager<'a> {
             let nid = ids.next_id();
             let prefs = s.preferences(&self.project, &user.id)?;
             let now = Timestamp::of_id(&nid);
-            out.push(self.stage(user, &prefs, nid, now, &mut queued, &mut metrics)?);
+            out.push(self.stage(s, user, &prefs, nid, now, &mut queued, &mut metrics)?);
         }
         metrics.flush();
         Ok((out, queued))
@@ -377,8 +383,10 @@ impl<'a> Stager<'a> {
     /// backend to write its feed entry and event in the same change. That saves
     /// the queue entry, a second write of the delivery and, for a flow with
     /// only in_app steps, a second write of the notification.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn stage(
         &self,
+        s: &dyn Storage,
         user: &User,
         prefs: &Preferences,
         nid: Uuid,
@@ -390,16 +398,60 @@ impl<'a> Stager<'a> {
         let ctx = self.shared.context(user);
         let mut pending = false;
         let mut offset_ms: i64 = 0;
+        // Project time: the test clock's when the run has one, else real time.
+        let start = run.starts_at();
+        let now_ms = run.clock_at.map_or(now.millis(), |c| c.millis());
         // In-app deliveries sent at once: (index in `deliveries`, entry JSON).
         let mut to_feed: Vec<(usize, String)> = vec![];
         let mut external_pending = false;
         let mut deliveries = Vec::with_capacity(run.flow.steps.len());
+        let mut throttle = None;
+        let mut stopped = None;
+        // The context of the steps' conditions, made once, only when some
+        // step has one.
+        let mut cond_ctx: Option<Value> = None;
         for (i, step) in run.flow.steps.iter().enumerate() {
+            let decision = step.cond.as_ref().map(|c| {
+                let ctx = cond_ctx.get_or_insert_with(
+                    || json!({"data": run.data, "recipient": user, "actor": self.actor}),
+                );
+                c.at_accept(ctx)
+            });
+            let (cond_false, gate) = match decision {
+                Some(Decision::Fail) => (true, None),
+                Some(Decision::Gate(g)) => (false, Some(g)),
+                Some(Decision::Pass) | None => (false, None),
+            };
             if step.kind == "delay" {
-                offset_ms += (step.seconds.unwrap_or(0) as i64).saturating_mul(1000);
+                if !cond_false {
+                    offset_ms += (step.seconds.unwrap_or(0) as i64).saturating_mul(1000);
+                }
                 continue;
             }
+            if step.kind == "throttle" {
+                if cond_false {
+                    continue;
+                }
+                match self.throttle(s, i, step, user, &ctx, start.millis() + offset_ms)? {
+                    Some(w) => {
+                        throttle = Some(w);
+                        continue;
+                    }
+                    None => {
+                        stopped = Some(StopReason::Throttled);
+                        break;
+                    }
+                }
+            }
             let Some(cid) = step.channel_id else { continue };
+            // Reached outside its send window: the step (and the run after
+            // it) waits until the window opens.
+            if let Some(w) = &step.send_window {
+                let at = start.millis().saturating_add(offset_ms);
+                let tz =
+                    super::window::timezone(user.timezone.as_deref().or(run.timezone.as_deref()));
+                offset_ms += w.next_open(at, tz) - at;
+            }
             let channel_type = match self.channels.get(&cid) {
                 Some(Some(c)) => c.channel_type,
                 _ => ChannelType::InApp,
@@ -417,6 +469,10 @@ impl<'a> Stager<'a> {
                     Rendered::default()
                 }
             };
+            if status == DeliveryStatus::Pending && cond_false {
+                status = DeliveryStatus::Skipped;
+                error = Some(condition_false_error());
+            }
             if status == DeliveryStatus::Pending {
                 match self.channels.get(&cid) {
                     Some(Some(_)) => {
@@ -437,7 +493,7 @@ impl<'a> Stager<'a> {
                     }
                 }
             }
-            let due = run.created_at.plus_millis(offset_ms);
+            let due = start.plus_millis(offset_ms);
             let mut d = Delivery {
                 id: did,
                 notification_id: nid,
@@ -466,12 +522,18 @@ impl<'a> Stager<'a> {
                 archived_at: None,
                 created_at: dnow,
                 updated_at: dnow,
+                gate: if status == DeliveryStatus::Pending {
+                    gate
+                } else {
+                    None
+                },
             };
             // Steps go out in order: an in_app step after an external step that
             // is still to be attempted waits in the queue like any other.
             if channel_type == ChannelType::InApp
                 && status == DeliveryStatus::Pending
-                && due.millis() <= now.millis()
+                && due.millis() <= now_ms
+                && d.gate.is_none()
                 && !external_pending
             {
                 d.status = DeliveryStatus::Sent;
@@ -507,13 +569,58 @@ impl<'a> Stager<'a> {
             processed_at: if pending { None } else { Some(now) },
             created_at: now,
             updated_at: now,
+            stopped,
         };
         Ok(StagedNotification {
             n,
             deliveries,
             to_feed,
             pending,
+            throttle,
         })
+    }
+}
+
+impl Stager<'_> {
+    /// Decides throttle step `i` for `user`, reached at `at_ms` (project
+    /// time): the counter's write when the run passes, `None` when throttled.
+    /// A key that does not render counts under the empty key.
+    fn throttle(
+        &self,
+        s: &dyn Storage,
+        i: usize,
+        step: &Step,
+        user: &User,
+        ctx: &minijinja::Value,
+        at_ms: i64,
+    ) -> Result<Option<crate::storage::ThrottleWrite>> {
+        let window_ms = step
+            .window
+            .as_deref()
+            .and_then(|w| super::clock::Span::parse(w).ok())
+            .map_or(0, |w| w.millis());
+        let key = match &step.template {
+            Some(t) => self
+                .renderer
+                .render(i, t, ctx)
+                .map(|r| r.body)
+                .unwrap_or_default(),
+            None => String::new(),
+        };
+        let key = crate::storage::ThrottleKey {
+            flow_id: self.run.flow_id,
+            recipient: user.id,
+            step: i.min(255) as u8,
+            key,
+        };
+        throttle::reach(
+            s,
+            &self.project,
+            key,
+            at_ms,
+            window_ms,
+            step.limit.unwrap_or(1),
+        )
     }
 }
 
@@ -545,6 +652,7 @@ mod tests {
             topic: None,
             data: json!({}),
             idempotency: None,
+            timing: Default::default(),
         }
     }
 

@@ -11,10 +11,22 @@
 //!   notifications and runs become processed, and which queued in-app
 //!   deliveries go to which user's feed;
 //! - `frames`: the text of live-feed frames and the events' kinds;
-//! - `tally`: the delivery metrics, counted per batch written.
+//! - `tally`: the delivery metrics, counted per batch written;
+//! - `clock`: project time (the real clock or a project's test clock), the
+//!   deliveries parked until a test clock reaches them, and durations;
+//! - `cancel`: which waiting deliveries a run cancellation stops;
+//! - `window`: send windows of channel steps in the recipient's timezone;
+//! - `throttle`: throttle steps, decided at staging with their counters;
+//! - `conditions`: step conditions (`if`), decided at staging or, over
+//!   earlier steps, when the delivery comes due.
 
 pub(crate) mod accept;
+pub mod cancel;
+pub mod clock;
+pub mod conditions;
 pub(crate) mod expand;
 pub mod frames;
 pub(crate) mod settle;
 pub(crate) mod tally;
+pub mod throttle;
+pub mod window;

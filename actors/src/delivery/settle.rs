@@ -95,6 +95,12 @@ pub(crate) fn apply(
             d.next_attempt_at = None;
             None
         }
+        Outcome::Canceled(e) => {
+            d.status = DeliveryStatus::Canceled;
+            d.error = Some(e);
+            d.next_attempt_at = None;
+            None
+        }
         Outcome::Retry {
             error,
             at,
@@ -172,6 +178,7 @@ mod tests {
             archived_at: None,
             created_at: t,
             updated_at: t,
+            gate: None,
         };
         let q = QueueItem {
             project: Uuid::now_v7(),

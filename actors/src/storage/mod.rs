@@ -288,6 +288,13 @@ pub trait PushRepo {
     ) -> Result<bool>;
 }
 
+/// Throttle counters (`delivery::throttle`), written with the notifications
+/// that count in them (`StagedNotification::throttle`).
+pub trait ThrottleRepo {
+    /// The times (project milliseconds) the counter holds; empty when none.
+    fn throttle_hits(&self, project: &Uuid, key: &ThrottleKey) -> Result<Vec<i64>>;
+}
+
 /// Stored responses of requests with an idempotency key.
 pub trait IdempotencyRepo {
     fn idempotent_response(
@@ -332,6 +339,7 @@ pub trait Storage:
     + FeedRepo
     + PushRepo
     + IdempotencyRepo
+    + ThrottleRepo
     + Durability
     + Send
     + Sync

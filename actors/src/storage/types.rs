@@ -34,6 +34,21 @@ pub struct AcceptInput {
     pub data: Value,
     /// `(scope, payload hash)`: the 202 is stored for replay in the same commit.
     pub idempotency: Option<(Vec<u8>, Vec<u8>)>,
+    /// Workflow options of the run: its schedule and cancellation key, and
+    /// the project's test-clock time (filled in by the engine).
+    pub timing: RunTiming,
+}
+
+/// When a run's steps start and how it is canceled (`FlowRun::send_at`,
+/// `clock_at`, `cancellation_key`).
+#[derive(Debug, Clone, Default)]
+pub struct RunTiming {
+    pub send_at: Option<Timestamp>,
+    pub cancellation_key: Option<String>,
+    /// The project's test-clock time at acceptance (`None`: real clock).
+    pub clock_at: Option<Timestamp>,
+    /// The project's default timezone (`Project::timezone`).
+    pub timezone: Option<String>,
 }
 
 /// A pending delivery as the delivery actors know it.
@@ -67,6 +82,30 @@ pub struct StagedNotification {
     pub to_feed: Vec<(usize, String)>,
     /// Some delivery waits in the queue.
     pub pending: bool,
+    /// The throttle counter this notification passed (and so counts in).
+    pub throttle: Option<ThrottleWrite>,
+}
+
+/// One throttle counter: a throttle step of a flow for one recipient and
+/// rendered key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ThrottleKey {
+    pub flow_id: Uuid,
+    pub recipient: Uuid,
+    pub step: u8,
+    pub key: String,
+}
+
+/// A throttle counter as staging read it (`before`: the times, in project
+/// milliseconds, of the runs it counts) and as it leaves it (`after`). A
+/// backend writes `after` with the notification and, for a run with
+/// explicit recipients, refuses the change (`RunCommit::Stale`) when the
+/// counter it finds under the recipients' locks is not `before`.
+#[derive(Debug, Clone)]
+pub struct ThrottleWrite {
+    pub key: ThrottleKey,
+    pub before: Vec<i64>,
+    pub after: Vec<i64>,
 }
 
 /// A user a run creates, changes or only names (its actor), as the run was
@@ -147,6 +186,8 @@ pub enum Outcome {
     },
     Failed(DeliveryError),
     Skipped(DeliveryError),
+    /// Stopped by a cancellation before it was attempted.
+    Canceled(DeliveryError),
     Retry {
         error: DeliveryError,
         at: Timestamp,

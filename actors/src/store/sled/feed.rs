@@ -403,10 +403,30 @@ impl Store {
             .collect();
         let _feeds = self.lock_feeds(feed_keys.iter().map(|k| k.as_slice()));
 
-        let plan =
+        let mut plan =
             settle::in_app_feeds(settling.deliveries(), |p, u| Ok(self.user(p, u)?.is_some()))?;
         for i in plan.skipped {
             settling.set_outcome(i, settle::recipient_deleted());
+        }
+        // Deliveries whose condition over earlier steps is false now are
+        // skipped instead of entering the feed (see `delivery::conditions`).
+        let mut gated_false = vec![];
+        for (i, (q, d)) in settling.deliveries().enumerate() {
+            if let Some(gate) = &d.gate {
+                let all = self.notification_deliveries(&q.project, &d.notification_id)?;
+                if !gate.holds_for_steps(&all) {
+                    gated_false.push(i);
+                }
+            }
+        }
+        if !gated_false.is_empty() {
+            for (_, idx) in &mut plan.feeds {
+                idx.retain(|i| !gated_false.contains(i));
+            }
+            plan.feeds.retain(|(_, idx)| !idx.is_empty());
+            for i in gated_false {
+                settling.set_outcome(i, crate::delivery::conditions::condition_false());
+            }
         }
         let mut w = Writes::new();
         let mut out = InAppBatch::default();

@@ -27,6 +27,7 @@ mod records;
 mod repos;
 mod runs;
 pub mod secrets;
+mod throttles;
 mod users;
 
 pub use crate::delivery::frames::feed_frame;
@@ -104,6 +105,7 @@ spaces!(
     events,
     idempotency,
     push_subs,
+    throttles,
 );
 
 /// The open sled database. It is replaced when the store reopens after an I/O

@@ -125,6 +125,8 @@ impl Store {
             previous_secret_hash: None,
             previous_secret_expires_at: None,
             secret_rotated_at: None,
+            test_clock: None,
+            timezone: None,
         };
         let (cid, cnow) = new_id();
         let in_app = Channel {

@@ -7,8 +7,10 @@
 //! (run, flow, topic, actor, recipient) and their feed state, which lives in
 //! the feed tree. Decoding fills those back in.
 
+use crate::delivery::conditions::Conditions;
 use crate::model::{
-    ChannelType, Delivery, DeliveryError, DeliveryStatus, Notification, Rendered, Timestamp,
+    ChannelType, Delivery, DeliveryError, DeliveryStatus, Notification, Rendered, StopReason,
+    Timestamp,
 };
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
@@ -35,6 +37,9 @@ struct N<'a> {
     pa: Option<Timestamp>,
     c: Timestamp,
     up: Timestamp,
+    /// `Notification::stopped`, only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    st: Option<StopReason>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -55,6 +60,9 @@ struct D<'a> {
     sa: Option<Timestamp>,
     c: Timestamp,
     up: Timestamp,
+    /// The delivery's gate (`Delivery::gate`), only when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none", borrow)]
+    g: Option<std::borrow::Cow<'a, Conditions>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -81,6 +89,7 @@ impl Serialize for NotifRec {
                 pa: n.processed_at,
                 c: n.created_at,
                 up: n.updated_at,
+                st: n.stopped,
             },
             d: self
                 .d
@@ -99,6 +108,7 @@ impl Serialize for NotifRec {
                     sa: d.sent_at,
                     c: d.created_at,
                     up: d.updated_at,
+                    g: d.gate.as_ref().map(Borrowed),
                 })
                 .collect(),
         }
@@ -120,6 +130,7 @@ impl<'de> Deserialize<'de> for NotifRec {
             processed_at: r.n.pa,
             created_at: r.n.c,
             updated_at: r.n.up,
+            stopped: r.n.st,
         };
         let d =
             r.d.into_iter()
@@ -147,6 +158,7 @@ impl<'de> Deserialize<'de> for NotifRec {
                     archived_at: None,
                     created_at: d.c,
                     updated_at: d.up,
+                    gate: d.g.map(|g| g.into_owned()),
                 })
                 .collect();
         Ok(NotifRec { n, d })
@@ -285,6 +297,7 @@ mod tests {
             processed_at: None,
             created_at: now,
             updated_at: now,
+            stopped: None,
         };
         let d = Delivery {
             id: crate::model::delivery_id(&nid, 1),
@@ -318,6 +331,7 @@ mod tests {
             archived_at: None,
             created_at: now,
             updated_at: now,
+            gate: None,
         };
         let rec = NotifRec {
             n: n.clone(),

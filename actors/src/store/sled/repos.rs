@@ -94,6 +94,10 @@ forward! { TopicRepo {
     fn topic_subscribers_chunk(&self, project: &Uuid, key: &str, cursor: Option<&Uuid>, n: usize) -> Result<Vec<(Uuid, Uuid)>>;
 } }
 
+forward! { ThrottleRepo {
+    fn throttle_hits(&self, project: &Uuid, key: &ThrottleKey) -> Result<Vec<i64>>;
+} }
+
 forward! { RunRepo {
     fn commit_run(&self, project: &Uuid, run: StagedRun) -> Result<RunCommit>;
     fn prepare_chunk(&self, project: &Uuid, chunk: StagedChunk) -> Result<Prepared>;

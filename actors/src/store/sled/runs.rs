@@ -63,7 +63,10 @@ impl QueueItem {
 /// Deliveries whose final status is not `sent` are indexed by status (they are
 /// the ones worth finding); `sent` ones are found by scanning with a filter.
 fn status_indexed(s: DeliveryStatus) -> bool {
-    matches!(s, DeliveryStatus::Failed | DeliveryStatus::Skipped)
+    matches!(
+        s,
+        DeliveryStatus::Failed | DeliveryStatus::Skipped | DeliveryStatus::Canceled
+    )
 }
 
 pub(crate) fn notif_key(project: &Uuid, nid: &Uuid) -> Key {
@@ -129,12 +132,14 @@ impl Store {
             pending: 0,
         };
         let mut group = Grouper::default();
+        self.stage_throttles(&mut part.w, p, &notifications);
         for sn in notifications {
             let StagedNotification {
                 n,
                 deliveries,
                 to_feed,
                 pending,
+                throttle: _,
             } = sn;
             let nid = n.id;
             for d in &deliveries {
@@ -248,6 +253,11 @@ impl Store {
             body,
             idempotency,
         } = staged;
+        // Throttle counters are checked under the recipients' locks, below.
+        let throttles: Vec<crate::storage::ThrottleWrite> = notifications
+            .iter()
+            .filter_map(|n| n.throttle.clone())
+            .collect();
         let part = self.stage_notifications(project, notifications, &queued);
         let lock_keys: Vec<Vec<u8>> = users
             .iter()
@@ -258,6 +268,9 @@ impl Store {
             if self.user_by_ext(project, &u.external_id)? != u.before {
                 return Ok(RunCommit::Stale(run)); // the guards go
             }
+        }
+        if !throttles.is_empty() && self.throttles_stale(project, &throttles)? {
+            return Ok(RunCommit::Stale(run));
         }
         let mut w = Writes::new();
         for u in &users {
@@ -959,6 +972,7 @@ mod tests {
                 processed_at: Some(now),
                 created_at: now,
                 updated_at: now,
+                stopped: None,
             },
             d: vec![],
         }

@@ -1,0 +1,377 @@
+//! docs/API.md "Workflow controls": a project's test clock (switching,
+//! advancing, the 409s and 422s), scheduled runs (`send_at`), cancellation by
+//! `cancellation_key`, and a SIGKILL with a scheduled run and a delayed run
+//! waiting on a test clock.
+
+use serde_json::{json, Value};
+
+use crate::engine_helpers::*;
+use crate::helpers::*;
+
+/// Puts the app's project on its test clock; returns the clock's time.
+async fn test_clock(app: &TestApp) -> chrono::DateTime<chrono::FixedOffset> {
+    let r = app
+        .admin(PUT, &format!("{A}/project"))
+        .json(&json!({"clock": "test"}))
+        .go()
+        .await;
+    let p = r.ok(200);
+    assert_eq!(p["clock"], json!("test"), "{p}");
+    parse_ts(&p["clock_time"])
+}
+
+async fn advance(app: &TestApp, body: Value) -> Value {
+    let r = app
+        .admin(POST, &format!("{A}/project/clock/advance"))
+        .json(&body)
+        .go()
+        .await;
+    r.ok(200)
+}
+
+async fn run_status(app: &TestApp, run_id: &str) -> Value {
+    app.admin(GET, &format!("{A}/flow_runs/{run_id}"))
+        .go()
+        .await
+        .ok(200)
+}
+
+/// The only delivery of a run's only notification.
+async fn only_delivery(app: &TestApp, run_id: &str) -> Value {
+    let ns = run_notifications(app, run_id).await;
+    assert_eq!(ns.len(), 1, "{ns:?}");
+    let ds = deliveries(&ns[0]);
+    assert_eq!(ds.len(), 1, "{ns:?}");
+    ds[0].clone()
+}
+
+#[tokio::test]
+async fn a_test_clock_holds_a_delay_until_advanced_past_it() {
+    let app = TestApp::spawn();
+    let t0 = test_clock(&app).await;
+    // A second PUT leaves the clock where it is.
+    let again = test_clock(&app).await;
+    assert_eq!(t0, again);
+    let inapp = in_app_channel(&app).await;
+    let flow = active_flow(
+        &app,
+        "clock",
+        json!([delay_step(3600), channel_step(&inapp, None, "hi")]),
+    )
+    .await;
+    let ext = new_ext("clock");
+    let run = run_flow(&app, &s(&flow["id"]), json!({"recipients": [ext]})).await;
+    let run_id = s(&run["id"]);
+    let d = only_delivery(&app, &run_id).await;
+    assert_eq!(d["status"], json!("pending"), "{d}");
+    // due an hour after the clock's time, not real time
+    let due = parse_ts(&d["next_attempt_at"]);
+    assert_eq!((due - t0).num_seconds(), 3600, "{d}");
+
+    let p = advance(&app, json!({"by": "59m"})).await;
+    assert_eq!((parse_ts(&p["clock_time"]) - t0).num_seconds(), 59 * 60);
+    let d = only_delivery(&app, &run_id).await;
+    assert_eq!(d["status"], json!("pending"), "not due yet: {d}");
+
+    let p = advance(
+        &app,
+        json!({"to": (t0 + chrono::Duration::hours(1)).to_rfc3339()}),
+    )
+    .await;
+    assert_eq!((parse_ts(&p["clock_time"]) - t0).num_seconds(), 3600);
+    let fr = wait_run_processed(&app, &run_id, 30).await;
+    assert_eq!(fr["status"], json!("processed"));
+    let d = only_delivery(&app, &run_id).await;
+    assert_eq!(d["status"], json!("sent"), "{d}");
+    assert_eq!(d["attempts"], json!(1), "{d}");
+    let feed = wait_feed(&app, &ext, 1).await;
+    assert_eq!(feed["items"].as_array().unwrap().len(), 1, "{feed}");
+
+    // Back on the real clock.
+    let r = app
+        .admin(PUT, &format!("{A}/project"))
+        .json(&json!({"clock": "real"}))
+        .go()
+        .await;
+    let p = r.ok(200);
+    assert_eq!(p["clock"], json!("real"));
+    assert_eq!(p["clock_time"], Value::Null);
+}
+
+#[tokio::test]
+async fn clock_requests_are_validated_and_refused_in_production() {
+    let app = TestApp::spawn();
+    let path = format!("{A}/project/clock/advance");
+    // the real clock cannot be advanced
+    let r = app.admin(POST, &path).json(&json!({"by": "1h"})).go().await;
+    assert_conflict(&r, "clock_not_test");
+    let r = app
+        .admin(PUT, &format!("{A}/project"))
+        .json(&json!({"clock": "sometimes"}))
+        .go()
+        .await;
+    assert_validation(&r, &[("clock", "inclusion")]);
+
+    let t0 = test_clock(&app).await;
+    for (body, field, code) in [
+        (json!({}), "by", "required"),
+        (json!({"by": "soon"}), "by", "format"),
+        (json!({"by": "0s"}), "by", "format"),
+        (json!({"by": 5}), "by", "format"),
+        (json!({"to": "tomorrow"}), "to", "format"),
+        (
+            json!({"by": "1h", "to": t0.to_rfc3339()}),
+            "to",
+            "exclusion",
+        ),
+        (
+            json!({"to": (t0 - chrono::Duration::hours(1)).to_rfc3339()}),
+            "to",
+            "inclusion",
+        ),
+    ] {
+        let r = app.admin(POST, &path).json(&body).go().await;
+        assert_validation(&r, &[(field, code)]);
+    }
+
+    // Security mode marks production use: no test clock with it.
+    let r = app
+        .admin(PUT, &format!("{A}/project"))
+        .json(&json!({"security_mode": true}))
+        .go()
+        .await;
+    assert_conflict(&r, "production_project");
+    let r = app
+        .admin(PUT, &format!("{A}/project"))
+        .json(&json!({"clock": "real", "security_mode": true}))
+        .go()
+        .await;
+    let p = r.ok(200);
+    assert_eq!(
+        (p["clock"].clone(), p["security_mode"].clone()),
+        (json!("real"), json!(true))
+    );
+    let r = app
+        .admin(PUT, &format!("{A}/project"))
+        .json(&json!({"clock": "test"}))
+        .go()
+        .await;
+    assert_conflict(&r, "production_project");
+}
+
+#[tokio::test]
+async fn a_scheduled_run_waits_for_send_at_on_both_clocks() {
+    let app = TestApp::spawn();
+    let inapp = in_app_channel(&app).await;
+    let flow = active_flow(&app, "sched", json!([channel_step(&inapp, None, "later")])).await;
+    let fid = s(&flow["id"]);
+
+    // Real time, a short case: two seconds ahead.
+    let at = chrono::Utc::now() + chrono::Duration::seconds(2);
+    let ext = new_ext("sched");
+    let run = run_flow(
+        &app,
+        &fid,
+        json!({"recipients": [ext], "send_at": at.to_rfc3339()}),
+    )
+    .await;
+    let run_id = s(&run["id"]);
+    let fr = wait_run_processed(&app, &run_id, 30).await;
+    let d = only_delivery(&app, &run_id).await;
+    assert_eq!(d["status"], json!("sent"), "{d} {fr}");
+    assert!(
+        parse_ts(&d["sent_at"]).timestamp_millis() >= at.timestamp_millis(),
+        "not before send_at: {d}"
+    );
+
+    // The test clock: scheduled for tomorrow at 09:00 project time.
+    let t0 = test_clock(&app).await;
+    let at = (t0 + chrono::Duration::days(1)).to_rfc3339();
+    let ext = new_ext("sched");
+    let run = run_flow(&app, &fid, json!({"recipients": [ext], "send_at": at})).await;
+    let run_id = s(&run["id"]);
+    let fr = run_status(&app, &run_id).await;
+    assert_eq!(fr["status"], json!("scheduled"), "{fr}");
+    assert_eq!(parse_ts(&fr["send_at"]), parse_ts(&json!(at)), "{fr}");
+    advance(&app, json!({"by": "23h"})).await;
+    assert_eq!(
+        run_status(&app, &run_id).await["status"],
+        json!("scheduled")
+    );
+    advance(&app, json!({"by": "1h"})).await;
+    wait_run_processed(&app, &run_id, 30).await;
+    assert_eq!(only_delivery(&app, &run_id).await["status"], json!("sent"));
+
+    // send_at is an RFC 3339 instant; the key a non-empty string.
+    let r = app
+        .admin(POST, &format!("{A}/flows/{fid}/run"))
+        .json(&json!({"recipients": [ext], "send_at": "tomorrow", "cancellation_key": ""}))
+        .go()
+        .await;
+    assert_validation(&r, &[("send_at", "format"), ("cancellation_key", "length")]);
+}
+
+#[tokio::test]
+async fn cancellation_stops_delayed_and_scheduled_runs_once() {
+    let hook = mock_server().await;
+    mock_always(&hook, 200).await;
+    let app = TestApp::spawn();
+    let t0 = test_clock(&app).await;
+    let inapp = in_app_channel(&app).await;
+    let chat = create_webhook_channel(&app, &hook_url(&hook), None).await;
+    let flow = active_flow(
+        &app,
+        "cancel",
+        json!([
+            delay_step(3600),
+            channel_step(&inapp, None, "reminder"),
+            channel_step(&s(&chat["id"]), None, "reminder")
+        ]),
+    )
+    .await;
+    let fid = s(&flow["id"]);
+    let (ada, bob, cy) = (new_ext("ada"), new_ext("bob"), new_ext("cy"));
+    // a delayed run for two recipients, a scheduled one, and one with another key
+    let delayed = run_flow(
+        &app,
+        &fid,
+        json!({"recipients": [ada, bob], "cancellation_key": "inv-1"}),
+    )
+    .await;
+    let scheduled = run_flow(
+        &app,
+        &fid,
+        json!({"recipients": [cy], "cancellation_key": "inv-1",
+               "send_at": (t0 + chrono::Duration::hours(5)).to_rfc3339()}),
+    )
+    .await;
+    let other = run_flow(
+        &app,
+        &fid,
+        json!({"recipients": [cy], "cancellation_key": "inv-2"}),
+    )
+    .await;
+    let cancel = format!("{A}/flows/{fid}/cancel");
+
+    // Only bob's notification first.
+    let r = app
+        .admin(POST, &cancel)
+        .json(&json!({"cancellation_key": "inv-1", "recipients": [bob, "nobody-at-all"]}))
+        .go()
+        .await;
+    assert_eq!(r.ok(200), json!({"canceled": 2}));
+    // Then everything left with the key: ada's two and the scheduled run's two.
+    let r = app
+        .admin(POST, &cancel)
+        .json(&json!({"cancellation_key": "inv-1"}))
+        .go()
+        .await;
+    assert_eq!(r.ok(200), json!({"canceled": 4}));
+    // A repeat changes nothing.
+    let r = app
+        .admin(POST, &cancel)
+        .json(&json!({"cancellation_key": "inv-1"}))
+        .go()
+        .await;
+    assert_eq!(r.ok(200), json!({"canceled": 0}));
+
+    for run in [&delayed, &scheduled] {
+        let fr = run_status(&app, &s(&run["id"])).await;
+        assert_eq!(fr["status"], json!("processed"), "{fr}");
+        assert_eq!(fr["cancellation_key"], json!("inv-1"), "{fr}");
+        for n in run_notifications(&app, &s(&run["id"])).await {
+            for d in deliveries(&n) {
+                assert_eq!(d["status"], json!("canceled"), "{d}");
+                assert_eq!(d["error"]["code"], json!("canceled"), "{d}");
+            }
+        }
+    }
+    let canceled = list_all(&app, &format!("{A}/deliveries"), &[("status", "canceled")]).await;
+    assert_eq!(canceled.len(), 6);
+
+    // The clock passes every due time: only the other key's run goes out.
+    advance(&app, json!({"by": "6h"})).await;
+    let other_id = s(&other["id"]);
+    wait_run_processed(&app, &other_id, 30).await;
+    for n in run_notifications(&app, &other_id).await {
+        for d in deliveries(&n) {
+            assert_eq!(d["status"], json!("sent"), "{d}");
+        }
+    }
+    let got = received(&hook).await;
+    assert_eq!(got.len(), 1, "only the other run's webhook");
+
+    // validation and an unknown flow
+    let r = app.admin(POST, &cancel).json(&json!({})).go().await;
+    assert_validation(&r, &[("cancellation_key", "required")]);
+    let r = app
+        .admin(POST, &format!("{A}/flows/no-such-flow/cancel"))
+        .json(&json!({"cancellation_key": "inv-1"}))
+        .go()
+        .await;
+    assert_not_found(&r, "flow", "no-such-flow");
+}
+
+#[tokio::test]
+async fn sigkill_with_runs_waiting_on_a_test_clock_finishes_each_once_after_restart() {
+    let hook = mock_server().await;
+    mock_always(&hook, 200).await;
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::random();
+    let mut app = TestApp::spawn_on(dir.path(), &keys);
+    let t0 = test_clock(&app).await;
+    let chat = create_webhook_channel(&app, &hook_url(&hook), None).await;
+    let delayed = active_flow(
+        &app,
+        "kill-delay",
+        json!([delay_step(7200), channel_step(&s(&chat["id"]), None, "d")]),
+    )
+    .await;
+    let now = active_flow(
+        &app,
+        "kill-now",
+        json!([channel_step(&s(&chat["id"]), None, "s")]),
+    )
+    .await;
+    let r1 = run_flow(
+        &app,
+        &s(&delayed["id"]),
+        json!({"recipients": [new_ext("k")]}),
+    )
+    .await;
+    let r2 = run_flow(
+        &app,
+        &s(&now["id"]),
+        json!({"recipients": [new_ext("k")],
+               "send_at": (t0 + chrono::Duration::hours(1)).to_rfc3339()}),
+    )
+    .await;
+    let status = app.kill9();
+    assert!(!status.success(), "SIGKILL: {status:?}");
+
+    let app = TestApp::spawn_on(dir.path(), &keys);
+    // the clock kept its time
+    let p = app.admin(GET, &format!("{A}/project")).go().await.ok(200);
+    assert_eq!(p["clock"], json!("test"));
+    assert_eq!(parse_ts(&p["clock_time"]), t0);
+    let fr = run_status(&app, &s(&r2["id"])).await;
+    assert_eq!(fr["status"], json!("scheduled"), "{fr}");
+
+    advance(&app, json!({"by": "1h"})).await;
+    wait_run_processed(&app, &s(&r2["id"]), 30).await;
+    assert_eq!(
+        run_status(&app, &s(&r1["id"])).await["status"],
+        json!("pending")
+    );
+    advance(&app, json!({"by": "1h"})).await;
+    wait_run_processed(&app, &s(&r1["id"]), 30).await;
+    for run in [&r1, &r2] {
+        let d = only_delivery(&app, &s(&run["id"])).await;
+        assert_eq!(
+            (d["status"].clone(), d["attempts"].clone()),
+            (json!("sent"), json!(1)),
+            "{d}"
+        );
+    }
+    assert_eq!(received(&hook).await.len(), 2, "each sent once");
+}
