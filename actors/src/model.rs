@@ -181,6 +181,9 @@ pub struct Project {
     /// When the secret key was last rotated.
     #[serde(default)]
     pub secret_rotated_at: Option<Timestamp>,
+    /// How long its notifications and feeds are kept (unset: the server default).
+    #[serde(default)]
+    pub retention: crate::retention::ProjectRetention,
 }
 
 impl Project {

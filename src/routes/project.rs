@@ -26,6 +26,7 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
     let bodies::ProjectChange {
         security_mode: security,
         name,
+        retention,
     } = typed::<bodies::ProjectUpdate>(&body.object()?)?.validate()?;
     let id = a.project.id;
     let was_secure = a.project.security_mode;
@@ -38,6 +39,7 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
             if let Some(n) = name {
                 p.name = n;
             }
+            retention.apply(&mut p.retention);
         })
         .await?;
     if p.security_mode && !was_secure {

@@ -128,6 +128,7 @@ impl Engine {
         for (project, run) in engine.inner.storage.active_runs()? {
             engine.start_run(project, run, vec![]);
         }
+        engine.start_lifecycle();
         Ok(engine)
     }
 

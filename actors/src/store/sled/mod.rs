@@ -25,6 +25,7 @@ mod page;
 mod projects;
 mod records;
 mod repos;
+mod retention;
 mod runs;
 pub mod secrets;
 mod users;
@@ -104,6 +105,7 @@ spaces!(
     events,
     idempotency,
     push_subs,
+    erasures,
 );
 
 /// The open sled database. It is replaced when the store reopens after an I/O
@@ -140,6 +142,10 @@ struct Inner {
     sealer: Option<secrets::Sealer>,
     /// Shared by every commit, exclusive while a backup exports the trees.
     commit_gate: std::sync::RwLock<()>,
+    /// Held by each batch of the purge and of erasures (`retention`), so two
+    /// of them never rewrite the same notification group or packed index
+    /// chunk at once (nothing else rewrites those once written).
+    removals: Mutex<()>,
     projects_cache: dashmap::DashMap<String, Arc<crate::model::Project>>,
     /// Projects deleted (or being deleted) since the store opened: commits
     /// drop every write of theirs, so work that was under way when the
@@ -504,6 +510,7 @@ impl Store {
                 cursor_key,
                 sealer: None,
                 commit_gate: std::sync::RwLock::new(()),
+                removals: Mutex::new(()),
                 projects_cache: dashmap::DashMap::new(),
                 deleted: Default::default(),
                 any_deleted: Default::default(),

@@ -125,6 +125,7 @@ impl Store {
             previous_secret_hash: None,
             previous_secret_expires_at: None,
             secret_rotated_at: None,
+            retention: Default::default(),
         };
         let (cid, cnow) = new_id();
         let in_app = Channel {
