@@ -28,8 +28,8 @@ use crate::bodies::users::{
     Preferences, PreferencesInput,
 };
 use crate::bodies::{
-    Health, Page, Project, ProjectUpdate, Retention, RetentionInput, SigningKeyInput, SigningKeyPair, Subscription,
-    SubscriptionInput, Topic, TopicInput,
+    Health, Page, Project, ProjectUpdate, Retention, RetentionInput, SigningKeyInput,
+    SigningKeyPair, Subscription, SubscriptionInput, Topic, TopicInput,
 };
 use crate::errors::{ErrorBody, ErrorCode, ErrorResponse};
 use herald_actors::model::{

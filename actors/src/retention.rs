@@ -46,7 +46,11 @@ impl Window {
         let t = s.trim();
         let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
         let (num, unit) = t.split_at(split);
-        let bad = || format!("{s:?} is not a duration: a number and a unit m, h or d (\"15m\", \"2h\", \"90d\")");
+        let bad = || {
+            format!(
+                "{s:?} is not a duration: a number and a unit m, h or d (\"15m\", \"2h\", \"90d\")"
+            )
+        };
         let n: i64 = num.parse().map_err(|_| bad())?;
         let unit_ms = match unit {
             "m" => MINUTE_MS,
@@ -179,7 +183,17 @@ mod tests {
         assert_eq!(Window::parse("90d").unwrap().to_string(), "90d");
         assert_eq!(Window::parse("120m").unwrap().to_string(), "2h");
         assert_eq!(Window::parse("36h").unwrap().to_string(), "36h");
-        for bad in ["", "m", "0m", "5", "1w", "1h30m", "-1d", "1.5h", "99999999999999d"] {
+        for bad in [
+            "",
+            "m",
+            "0m",
+            "5",
+            "1w",
+            "1h30m",
+            "-1d",
+            "1.5h",
+            "99999999999999d",
+        ] {
             assert!(Window::parse(bad).is_err(), "{bad:?}");
         }
         let w: Window = serde_json::from_str("\"15m\"").unwrap();

@@ -131,7 +131,11 @@ impl RetentionChange {
     }
 }
 
-fn window(g: &Given<String>, path: &str, v: &mut Validator) -> Option<Option<model_retention::Window>> {
+fn window(
+    g: &Given<String>,
+    path: &str,
+    v: &mut Validator,
+) -> Option<Option<model_retention::Window>> {
     match g {
         Given::Absent => None,
         Given::Null => Some(None),

@@ -151,8 +151,8 @@ pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResp
     if e.status == ErasureStatus::Complete {
         return Ok(no_content());
     }
-    let body = serde_json::to_string(&Erasure::from(&e))
-        .map_err(|e| Error::internal(e.to_string()))?;
+    let body =
+        serde_json::to_string(&Erasure::from(&e)).map_err(|e| Error::internal(e.to_string()))?;
     Ok(HttpResponse::Accepted()
         .insert_header(("location", format!("/admin/v1/erasures/{}", e.id)))
         .content_type("application/json")

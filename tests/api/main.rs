@@ -37,6 +37,7 @@ mod providers_support;
 mod providers_web_push;
 mod rate_limit;
 mod restart;
+mod retention;
 mod runs;
 mod secrets_at_rest;
 mod templates_bounded;

@@ -131,7 +131,9 @@ impl Engine {
                 break;
             }
             let id = e.id;
-            e = self.run(move |s| s.erase_step(&project, &id, batch)).await?;
+            e = self
+                .run(move |s| s.erase_step(&project, &id, batch))
+                .await?;
         }
         Ok(e)
     }

@@ -498,7 +498,9 @@ impl Store {
             }
             let run = uuid_at(&k, 16);
             let active = Key::new().id(&run).id(project);
-            if self.tree(T::runs_active).contains_key(&active)? || self.run_has_notifications(project, &run)? {
+            if self.tree(T::runs_active).contains_key(&active)?
+                || self.run_has_notifications(project, &run)?
+            {
                 continue;
             }
             gone.push((run, k.to_vec()));

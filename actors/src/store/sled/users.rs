@@ -190,7 +190,8 @@ impl Store {
     /// Removes a user with its preferences, feed, event log and subscriptions; its
     /// notifications and deliveries stay (they keep the recipient id).
     pub fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()> {
-        self.delete_user_with(project, ext, |_, _| Ok(())).map(|_| ())
+        self.delete_user_with(project, ext, |_, _| Ok(()))
+            .map(|_| ())
     }
 
     /// Deletes a user as `delete_user` does, with the writes `more` stages
