@@ -12,6 +12,7 @@ mod disk_full;
 mod docs_channels;
 mod egress;
 mod engine_helpers;
+mod erasure;
 mod errors;
 mod fairness;
 mod feed;
