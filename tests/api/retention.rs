@@ -232,7 +232,7 @@ async fn old_notifications_deliveries_feed_entries_and_events_go_newer_and_pendi
     let pending_run = run_flow(
         &app,
         &s(&delayed["id"]),
-        json!({"recipients": recipients(&[ext.clone()])}),
+        json!({"recipients": recipients(std::slice::from_ref(&ext))}),
     )
     .await;
     let pending_run = s(&pending_run["id"]);
