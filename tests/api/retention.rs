@@ -487,3 +487,55 @@ async fn a_purge_killed_mid_way_completes_after_a_restart_and_keeps_newer_ones()
         assert_eq!(feed["meta"]["unread_count"], json!(1), "{feed}");
     }
 }
+
+#[tokio::test]
+async fn a_shorter_feed_window_empties_feeds_and_keeps_notifications_listed_for_their_recipient() {
+    let sink = mock_server().await;
+    mock_always(&sink, 200).await;
+    let app = TestApp::spawn_with(&[], TEST_ENV);
+    let flow = two_step_flow(&app, &sink).await;
+    let (ext, _) = app.create_user("feedwin", json!({})).await;
+    let (_, old) = runs_of(&app, &flow, std::slice::from_ref(&ext), 3).await;
+    wait_feed(&app, &ext, 3).await;
+    // one entry read, so the counts must drop by what each entry counted
+    let feed = feed_of(&app, &ext).await;
+    let first = s(&feed["items"][0]["id"]);
+    let r = app
+        .user(PATCH, &format!("{U}/feed/{first}"), &ext)
+        .json(&json!({"read": true}))
+        .go()
+        .await;
+    r.ok(200);
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let (_, new) = runs_of(&app, &flow, std::slice::from_ref(&ext), 1).await;
+    set_retention(&app, json!({"notifications": "1d", "feed": "8s"})).await;
+
+    let d = Deadline::new("the old feed entries to be purged", 30);
+    let feed = loop {
+        let feed = feed_of(&app, &ext).await;
+        if feed["items"].as_array().unwrap().len() == 1 {
+            break feed;
+        }
+        d.tick(&feed).await;
+    };
+    set_retention(&app, json!({"feed": "1d"})).await;
+    let newest = delivery_of(&new[0], "in_app");
+    assert_eq!(feed["items"][0]["id"], newest["id"], "{feed}");
+    assert_eq!(feed["meta"]["unread_count"], json!(1), "{feed}");
+    assert_eq!(feed["meta"]["unseen_count"], json!(1), "{feed}");
+    // the notifications stay, listed for their recipient, deliveries readable
+    let mine: HashSet<String> =
+        list_all(&app, &format!("{A}/notifications"), &[("recipient", &ext)])
+            .await
+            .iter()
+            .map(|n| s(&n["id"]))
+            .collect();
+    let want: HashSet<String> = old.iter().chain(new.iter()).map(|n| s(&n["id"])).collect();
+    assert_eq!(mine, want);
+    for p in paths_of(&old) {
+        assert_eq!(status_of(&app, &p).await, 200, "{p}");
+    }
+    // an old entry is no longer the user's to read or change
+    let r = app.user(GET, &format!("{U}/feed/{first}"), &ext).go().await;
+    assert_not_found(&r, "feed_entry", &first);
+}

@@ -146,6 +146,10 @@ struct Inner {
     /// of them never rewrite the same notification group or packed index
     /// chunk at once (nothing else rewrites those once written).
     removals: Mutex<()>,
+    /// Where each project's purge of each kind stopped (`retention`), so a
+    /// pass bounded by its scan budget goes on from there rather than from
+    /// the start; in memory only (after a restart the passes start over).
+    purge_cursors: dashmap::DashMap<(uuid::Uuid, u8), (Vec<u8>, bool)>,
     projects_cache: dashmap::DashMap<String, Arc<crate::model::Project>>,
     /// Projects deleted (or being deleted) since the store opened: commits
     /// drop every write of theirs, so work that was under way when the
@@ -511,6 +515,7 @@ impl Store {
                 sealer: None,
                 commit_gate: std::sync::RwLock::new(()),
                 removals: Mutex::new(()),
+                purge_cursors: dashmap::DashMap::new(),
                 projects_cache: dashmap::DashMap::new(),
                 deleted: Default::default(),
                 any_deleted: Default::default(),

@@ -197,6 +197,26 @@ impl Store {
         Ok(report)
     }
 
+    /// Where the purge of key space `t` stopped in a project: `(key,
+    /// inclusive)`, `None` to start from the beginning.
+    fn cursor(&self, project: &Uuid, t: T) -> Option<(Vec<u8>, bool)> {
+        self.inner
+            .purge_cursors
+            .get(&(*project, t as u8))
+            .map(|c| c.clone())
+    }
+
+    fn set_cursor(&self, project: &Uuid, t: T, c: Option<(Vec<u8>, bool)>) {
+        match c {
+            Some(c) => {
+                self.inner.purge_cursors.insert((*project, t as u8), c);
+            }
+            None => {
+                self.inner.purge_cursors.remove(&(*project, t as u8));
+            }
+        }
+    }
+
     /// The removals lock (see `Inner::removals`).
     fn removals(&self) -> std::sync::MutexGuard<'_, ()> {
         self.inner
@@ -217,24 +237,39 @@ impl Store {
         let floor = id_floor(before);
         let mut recs: Vec<NotifRec> = vec![];
         let (mut seen, mut more) = (0usize, false);
+        let mut last = None;
+        let cursor = self.cursor(project, T::notifications);
+        let lo = match &cursor {
+            Some((k, _)) => Bound::Excluded(k.as_slice()),
+            None => Bound::Unbounded,
+        };
         self.visit_records(
             project,
-            (Bound::Unbounded, Bound::Excluded(&floor[..])),
+            (lo, Bound::Excluded(&floor[..])),
             false,
             &mut |r| {
                 seen += 1;
+                last = Some(*r.n.id.as_bytes());
                 if r.n.processed && r.d.iter().all(|d| d.status.is_final()) {
                     recs.push(r);
                 }
-                if recs.len() >= max {
-                    more = true;
-                    return false;
-                }
-                seen < max * SCAN_FACTOR
+                more = recs.len() >= max || seen >= max * SCAN_FACTOR;
+                !more
             },
         )?;
+        // Pending notifications stay where they are: the next batch goes on
+        // after the last one looked at, the pass after from the start.
+        let next = if more {
+            last.map(|l| (l.to_vec(), false))
+        } else {
+            None
+        };
+        self.set_cursor(project, T::notifications, next);
         if recs.is_empty() {
-            return Ok(PurgeReport::default());
+            return Ok(PurgeReport {
+                more,
+                ..Default::default()
+            });
         }
         let keys: Vec<Vec<u8>> = recs
             .iter()
@@ -341,16 +376,23 @@ impl Store {
         // Candidates: (user, key), each user's oldest first; a user is left
         // at their first entry not old enough.
         let mut found: Vec<(Uuid, Vec<u8>)> = vec![];
-        let (mut seen, mut more) = (0usize, false);
-        let mut from = Bound::Included(p.0.clone());
+        let mut seen = 0usize;
+        // Where this batch stopped, when it did before the end.
+        let mut stop: Option<(Vec<u8>, bool)> = None;
+        let mut from = match self.cursor(project, T::feed) {
+            Some((k, true)) => Bound::Included(k),
+            Some((k, false)) => Bound::Excluded(k),
+            None => Bound::Included(p.0.clone()),
+        };
         let end = key_range(&p.0, (Bound::Unbounded, Bound::Unbounded)).1;
         'users: loop {
             for kv in feed.range::<Vec<u8>, _>((from.clone(), end.clone())) {
                 let (k, v) = kv?;
-                seen += 1;
-                if seen > max * SCAN_FACTOR {
+                if seen >= max * SCAN_FACTOR {
+                    stop = Some((k.to_vec(), true));
                     break 'users;
                 }
+                seen += 1;
                 if k.len() != 48 {
                     continue;
                 }
@@ -365,15 +407,20 @@ impl Store {
                 if !v.is_empty() {
                     found.push((u, k.to_vec()));
                     if found.len() >= max {
-                        more = true;
+                        stop = Some((k.to_vec(), false));
                         break 'users;
                     }
                 }
             }
             break;
         }
+        let more = stop.is_some();
+        self.set_cursor(project, T::feed, stop);
         if found.is_empty() {
-            return Ok(PurgeReport::default());
+            return Ok(PurgeReport {
+                more,
+                ..Default::default()
+            });
         }
         let keys: Vec<Vec<u8>> = found
             .iter()
@@ -416,8 +463,13 @@ impl Store {
         let p = Key::new().id(project);
         let cutoff = before.millis().max(0) as u64;
         let mut doomed: Vec<(Vec<u8>, usize)> = vec![];
-        let (mut seen, mut more) = (0usize, false);
-        let mut from = Bound::Included(p.0.clone());
+        let mut seen = 0usize;
+        let mut stop: Option<(Vec<u8>, bool)> = None;
+        let mut from = match self.cursor(project, T::events) {
+            Some((k, true)) => Bound::Included(k),
+            Some((k, false)) => Bound::Excluded(k),
+            None => Bound::Included(p.0.clone()),
+        };
         let end = key_range(&p.0, (Bound::Unbounded, Bound::Unbounded)).1;
         // The old events of the current user seen so far: all but the last
         // go once another event of theirs follows.
@@ -426,15 +478,22 @@ impl Store {
         'users: loop {
             for kv in events.range::<Vec<u8>, _>((from.clone(), end.clone())) {
                 let (k, v) = kv?;
-                seen += 1;
-                if seen > max * SCAN_FACTOR || doomed.len() >= max {
-                    more = doomed.len() >= max;
-                    break 'users;
-                }
                 if k.len() != 40 || v.len() < 8 {
                     continue;
                 }
                 let u = uuid_at(&k, 16);
+                if seen >= max * SCAN_FACTOR || doomed.len() + run.len() >= max {
+                    // Stop here, this key next: the old events seen of its
+                    // user have a successor (it); another user's last one
+                    // may be that user's latest and stays.
+                    if user != Some(u) {
+                        run.pop();
+                    }
+                    doomed.append(&mut run);
+                    stop = Some((k.to_vec(), true));
+                    break 'users;
+                }
+                seen += 1;
                 if user != Some(u) {
                     // A new user: the previous one's last old event was its latest.
                     run.pop();
@@ -456,11 +515,11 @@ impl Store {
             doomed.append(&mut run);
             break;
         }
-        doomed.truncate(max);
         let mut report = PurgeReport {
-            more,
+            more: stop.is_some(),
             ..Default::default()
         };
+        self.set_cursor(project, T::events, stop);
         if doomed.is_empty() {
             return Ok(report);
         }
@@ -479,18 +538,23 @@ impl Store {
     fn purge_runs(&self, project: &Uuid, before: Timestamp, max: usize) -> Result<PurgeReport> {
         let floor = id_floor(before);
         let p = Key::new().id(project);
-        let (lo, hi) = key_range(&p.0, (Bound::Unbounded, Bound::Excluded(&floor[..])));
+        let (mut lo, hi) = key_range(&p.0, (Bound::Unbounded, Bound::Excluded(&floor[..])));
+        match self.cursor(project, T::flow_runs) {
+            Some((k, true)) => lo = Bound::Included(k),
+            Some((k, false)) => lo = Bound::Excluded(k),
+            None => {}
+        }
         let mut report = PurgeReport::default();
         let mut gone: Vec<(Uuid, Vec<u8>)> = vec![];
-        let mut seen = 0usize;
-        for kv in self.tree(T::flow_runs).range::<Vec<u8>, _>((lo, hi)) {
+        let mut stop = None;
+        for (seen, kv) in self
+            .tree(T::flow_runs)
+            .range::<Vec<u8>, _>((lo, hi))
+            .enumerate()
+        {
             let (k, _) = kv?;
-            seen += 1;
-            if seen > max * SCAN_FACTOR {
-                break;
-            }
-            if gone.len() >= max {
-                report.more = true;
+            if seen >= max * SCAN_FACTOR || gone.len() >= max {
+                stop = Some((k.to_vec(), true));
                 break;
             }
             if k.len() != 32 {
@@ -505,6 +569,8 @@ impl Store {
             }
             gone.push((run, k.to_vec()));
         }
+        report.more = stop.is_some();
+        self.set_cursor(project, T::flow_runs, stop);
         if gone.is_empty() {
             return Ok(report);
         }
@@ -676,6 +742,76 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An id made at `ms` (a UUIDv7 layout, the rest random).
+    fn id_at(ms: i64) -> Uuid {
+        let mut b = *Uuid::now_v7().as_bytes();
+        b[..6].copy_from_slice(&(ms as u64).to_be_bytes()[2..8]);
+        Uuid::from_bytes(b)
+    }
+
+    /// Batches far smaller than the data still cover it all: each goes on
+    /// where the last stopped (its scan budget or its bound), every user's
+    /// old feed entries and events go, and each user's latest event stays.
+    #[test]
+    fn small_batches_cover_every_user_and_keep_each_latest_event() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let now = Timestamp::now().millis();
+        let old = now - 3_600_000;
+        let users: Vec<Uuid> = (0..40).map(|_| Uuid::now_v7()).collect();
+        let mut w = Writes::new();
+        for (i, u) in users.iter().enumerate() {
+            for seq in 1..=5u64 {
+                // the first 3 events old, then (for even users) 2 recent ones
+                let at = if seq <= 3 || i % 2 == 1 { old } else { now };
+                let mut v = (at as u64).to_be_bytes().to_vec();
+                v.extend_from_slice(&[0u8; 16]);
+                w.put(T::events, Key::new().id(&p).id(u).u64(seq), v);
+                w.put(
+                    T::feed,
+                    Key::new().id(&p).id(u).id(&id_at(old + seq as i64)),
+                    [0u8; 33],
+                );
+            }
+            // a recent entry stays
+            w.put(T::feed, Key::new().id(&p).id(u).id(&id_at(now)), [0u8; 33]);
+        }
+        store.commit(w).unwrap();
+        let cut = PurgeCutoffs {
+            notifications: Timestamp::from_millis(now - 60_000),
+            feed: Timestamp::from_millis(now - 60_000),
+        };
+        let mut total = PurgeReport::default();
+        for _ in 0..1000 {
+            let r = store.purge(&p, &cut, 3).unwrap();
+            total.add(&r);
+            if !r.more {
+                break;
+            }
+        }
+        assert_eq!(total.feed_entries, 40 * 5);
+        // odd users: 4 of 5 old events (the 5th is the latest); even: 3
+        assert_eq!(total.events, 20 * 4 + 20 * 3);
+        for (i, u) in users.iter().enumerate() {
+            let ev: Vec<u64> = store
+                .tree(T::events)
+                .scan_prefix(Key::new().id(&p).id(u))
+                .map(|kv| be_u64(&kv.unwrap().0[32..40]))
+                .collect();
+            assert_eq!(
+                ev,
+                if i % 2 == 1 { vec![5] } else { vec![4, 5] },
+                "user {i}"
+            );
+            let feed = store
+                .tree(T::feed)
+                .scan_prefix(Key::new().id(&p).id(u))
+                .count();
+            assert_eq!(feed, 1, "user {i}");
+        }
+    }
 
     #[test]
     fn the_id_floor_sorts_below_every_later_id_and_above_every_earlier_one() {
