@@ -88,22 +88,29 @@ impl Engine {
                 feed: now.plus_millis(-r.feed.millis()),
             };
             let id = p.id;
-            loop {
-                if !self.is_running() {
-                    return Ok(());
-                }
-                let rep = self.run(move |s| s.purge(&id, &cut, batch)).await?;
-                record(&rep);
-                if !rep.more {
-                    break;
-                }
-                tokio::time::sleep(BATCH_PAUSE).await;
+            // One project's failure (a project deleted meanwhile, a disk
+            // error) leaves the others' purge to go on.
+            if let Err(e) = self.purge_project(id, cut, batch).await {
+                tracing::warn!(project = %id, error = %e, "retention purge failed; retrying next pass");
             }
-            if let Some(t) = self.run(move |s| s.oldest_notification(&id)).await? {
+            if let Ok(Some(t)) = self.run(move |s| s.oldest_notification(&id)).await {
                 oldest_ms = oldest_ms.max(Timestamp::now().millis() - t.millis());
             }
         }
         metrics::gauge!("herald_retention_oldest_record_age_seconds").set(oldest_ms as f64 / 1e3);
+        Ok(())
+    }
+
+    /// A project's purge, in batches until it is done.
+    async fn purge_project(&self, id: Uuid, cut: PurgeCutoffs, batch: usize) -> Result<()> {
+        while self.is_running() {
+            let rep = self.run(move |s| s.purge(&id, &cut, batch)).await?;
+            record(&rep);
+            if !rep.more {
+                break;
+            }
+            tokio::time::sleep(BATCH_PAUSE).await;
+        }
         Ok(())
     }
 
@@ -113,7 +120,9 @@ impl Engine {
         metrics::gauge!("herald_erasures_running").set(running.len() as f64);
         for e in running {
             let (p, id) = (e.project, e.id);
-            self.run(move |s| s.erase_step(&p, &id, batch)).await?;
+            if let Err(err) = self.run(move |s| s.erase_step(&p, &id, batch)).await {
+                tracing::warn!(erasure = %id, error = %err, "erasure step failed; retrying next pass");
+            }
             tokio::time::sleep(BATCH_PAUSE).await;
         }
         Ok(())
