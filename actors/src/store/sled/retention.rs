@@ -185,15 +185,25 @@ impl<'s> Removal<'s> {
 }
 
 impl Store {
-    /// One purge pass over a project (see `RetentionRepo::purge`): up to
-    /// `max` notifications, feed entries, events and runs, each kind in its
-    /// own atomic batch.
+    /// One purge batch of a project (see `RetentionRepo::purge`): up to
+    /// `max` notifications, then runs, feed entries and events, each kind in
+    /// its own atomic batch; it stops after the first kind with more to do
+    /// (`more`), so the next call goes on with that kind.
     pub fn purge(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
         let max = max.max(1);
-        let mut report = self.purge_notifications(project, cut.notifications, max)?;
-        report.add(&self.purge_feed(project, cut.feed, max)?);
-        report.add(&self.purge_events(project, cut.feed, max)?);
-        report.add(&self.purge_runs(project, cut.notifications, max)?);
+        let mut report = PurgeReport::default();
+        let phases: [&dyn Fn() -> Result<PurgeReport>; 4] = [
+            &|| self.purge_notifications(project, cut.notifications, max),
+            &|| self.purge_runs(project, cut.notifications, max),
+            &|| self.purge_feed(project, cut.feed, max),
+            &|| self.purge_events(project, cut.feed, max),
+        ];
+        for phase in phases {
+            report.add(&phase()?);
+            if report.more {
+                break;
+            }
+        }
         Ok(report)
     }
 
