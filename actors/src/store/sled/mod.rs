@@ -150,6 +150,9 @@ struct Inner {
     /// pass bounded by its scan budget goes on from there rather than from
     /// the start; in memory only (after a restart the passes start over).
     purge_cursors: dashmap::DashMap<(uuid::Uuid, u8), (Vec<u8>, bool)>,
+    /// When each project's sweep of each per-user kind (feed, events) last
+    /// reached the end, so a new sweep waits a tenth of the window.
+    purge_swept: dashmap::DashMap<(uuid::Uuid, u8), std::time::Instant>,
     projects_cache: dashmap::DashMap<String, Arc<crate::model::Project>>,
     /// Projects deleted (or being deleted) since the store opened: commits
     /// drop every write of theirs, so work that was under way when the
@@ -516,6 +519,7 @@ impl Store {
                 commit_gate: std::sync::RwLock::new(()),
                 removals: Mutex::new(()),
                 purge_cursors: dashmap::DashMap::new(),
+                purge_swept: dashmap::DashMap::new(),
                 projects_cache: dashmap::DashMap::new(),
                 deleted: Default::default(),
                 any_deleted: Default::default(),

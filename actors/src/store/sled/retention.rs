@@ -227,6 +227,33 @@ impl Store {
         }
     }
 
+    /// Whether a new sweep of per-user kind `t` (feed entries, events) may
+    /// begin: these walk every user of the project, so a sweep that reached
+    /// the end is followed by the next only after a tenth of the window
+    /// (`before` is now minus the window), between 1 s and 10 minutes: what
+    /// comes of age meanwhile stays at most that much past its window.
+    fn sweep_due(&self, project: &Uuid, t: T, before: Timestamp) -> bool {
+        if self.inner.purge_cursors.contains_key(&(*project, t as u8)) {
+            return true; // a sweep under way goes on
+        }
+        let window = (Timestamp::now().millis() - before.millis()).max(0) as u64;
+        let gap = std::time::Duration::from_millis((window / 10).clamp(1000, 600_000));
+        self.inner
+            .purge_swept
+            .get(&(*project, t as u8))
+            .is_none_or(|at| at.elapsed() >= gap)
+    }
+
+    /// Records where a sweep of `t` stopped; `None`: it reached the end.
+    fn sweep_stopped(&self, project: &Uuid, t: T, stop: Option<(Vec<u8>, bool)>) {
+        if stop.is_none() {
+            self.inner
+                .purge_swept
+                .insert((*project, t as u8), std::time::Instant::now());
+        }
+        self.set_cursor(project, t, stop);
+    }
+
     /// The removals lock (see `Inner::removals`).
     fn removals(&self) -> std::sync::MutexGuard<'_, ()> {
         self.inner
@@ -379,6 +406,9 @@ impl Store {
     /// a recipient marker in place of its entry, so it is still listed for
     /// its recipient (`list_notifications` by recipient).
     fn purge_feed(&self, project: &Uuid, before: Timestamp, max: usize) -> Result<PurgeReport> {
+        if !self.sweep_due(project, T::feed, before) {
+            return Ok(PurgeReport::default());
+        }
         let _removals = self.removals();
         let floor = id_floor(before);
         let feed = self.tree(T::feed);
@@ -425,7 +455,7 @@ impl Store {
             break;
         }
         let more = stop.is_some();
-        self.set_cursor(project, T::feed, stop);
+        self.sweep_stopped(project, T::feed, stop);
         if found.is_empty() {
             return Ok(PurgeReport {
                 more,
@@ -469,6 +499,9 @@ impl Store {
     /// (it holds the feed's counts and `seq`). A client resuming from an
     /// event that is gone is told to reload (`events_between` → `None`).
     fn purge_events(&self, project: &Uuid, before: Timestamp, max: usize) -> Result<PurgeReport> {
+        if !self.sweep_due(project, T::events, before) {
+            return Ok(PurgeReport::default());
+        }
         let events = self.tree(T::events);
         let p = Key::new().id(project);
         let cutoff = before.millis().max(0) as u64;
@@ -529,7 +562,7 @@ impl Store {
             more: stop.is_some(),
             ..Default::default()
         };
-        self.set_cursor(project, T::events, stop);
+        self.sweep_stopped(project, T::events, stop);
         if doomed.is_empty() {
             return Ok(report);
         }
