@@ -131,6 +131,7 @@ impl RetentionChange {
     }
 }
 
+/// One window of a retention change, checked (a bad one is reported at `path`).
 fn window(
     g: &Given<String>,
     path: &str,
