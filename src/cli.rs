@@ -140,6 +140,10 @@ pub struct ServeArgs {
     /// Secret key of project `default` when it is created.
     #[arg(long, env = "HERALD_BOOTSTRAP_SECRET_KEY", hide_env_values = true)]
     pub bootstrap_secret_key: Option<String>,
+    /// How long notifications, feed entries and live-feed events are kept in
+    /// projects that set no retention of their own (15m, 12h, 90d; at least 1m) [default: 90d].
+    #[arg(long, env = "HERALD_RETENTION")]
+    pub retention: Option<herald_actors::retention::Window>,
 }
 
 impl ServeArgs {
@@ -205,6 +209,9 @@ impl ServeArgs {
         }
         if self.allow_private_destinations {
             s.allow_private_destinations = true;
+        }
+        if let Some(v) = self.retention {
+            s.retention = v;
         }
         s.egress_policy()?;
         if s.admin_rate == 0 || s.user_rate == 0 {

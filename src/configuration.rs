@@ -48,6 +48,8 @@ pub struct Settings {
     pub egress_allow: Vec<String>,
     /// Turns the egress guard off: every destination is allowed.
     pub allow_private_destinations: bool,
+    /// The retention window of projects that set none (TOML: "90d").
+    pub retention: herald_actors::retention::Window,
 }
 
 /// Default of `min_free_space`: 64 MiB.
@@ -121,6 +123,7 @@ impl Default for Settings {
             secret_key_file: None,
             egress_allow: vec![],
             allow_private_destinations: false,
+            retention: Default::default(),
         }
     }
 }

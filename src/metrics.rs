@@ -63,6 +63,19 @@ fn describe() {
         "Deliveries waiting or in flight, by channel type"
     );
     metrics::describe_gauge!("herald_websocket_connections", "Open live-feed WebSockets");
+    metrics::describe_counter!(
+        "herald_retention_purged_total",
+        "Records the retention purge removed, by kind (notifications, deliveries, feed_entries, events, runs)"
+    );
+    metrics::describe_counter!(
+        "herald_retention_reclaimed_bytes_total",
+        "Bytes of keys and values the retention purge removed (an estimate of the space reclaimed)"
+    );
+    metrics::describe_gauge!(
+        "herald_retention_oldest_record_age_seconds",
+        "Age of the oldest notification kept, all projects, as of the last purge pass"
+    );
+    metrics::describe_gauge!("herald_erasures_running", "User erasures not yet complete");
     metrics::describe_histogram!(
         "herald_flow_run_delivery_seconds",
         "Time from a run's acceptance to a delivery being sent"

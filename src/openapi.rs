@@ -24,13 +24,13 @@ use crate::bodies::user_api::{
     PushSubscriptionInput, UserChannel,
 };
 use crate::bodies::users::{
-    ChannelTypeFlags, ChannelTypeFlagsInput, FlowPreferences, FlowPreferencesInput, Preferences,
-    PreferencesInput,
+    ChannelTypeFlags, ChannelTypeFlagsInput, Erasure, FlowPreferences, FlowPreferencesInput,
+    Preferences, PreferencesInput,
 };
 use crate::bodies::workflow::{CancelInput, CancelResult, ClockAdvance};
 use crate::bodies::{
-    ClockKind, Health, Page, Project, ProjectUpdate, SigningKeyInput, SigningKeyPair, Subscription,
-    SubscriptionInput, Topic, TopicInput,
+    ClockKind, Health, Page, Project, ProjectUpdate, Retention, RetentionInput, SigningKeyInput,
+    SigningKeyPair, Subscription, SubscriptionInput, Topic, TopicInput,
 };
 use crate::errors::{ErrorBody, ErrorCode, ErrorResponse};
 use herald_actors::model::{
@@ -81,6 +81,8 @@ const ALWAYS_PRESENT: &[&str] = &[
     "Page",
     "Health",
     "Project",
+    "Retention",
+    "Erasure",
     "SigningKeyPair",
     "User",
     "ChannelTypeFlags",
@@ -215,7 +217,7 @@ impl Op {
 fn admin_tag(first: &str) -> &'static str {
     match first {
         "project" => "Project",
-        "users" => "Users",
+        "users" | "erasures" => "Users",
         "channels" => "Channels",
         "flows" | "flow_runs" => "Flows",
         "topics" => "Topics",
@@ -444,8 +446,22 @@ fn operations() -> Vec<Op> {
             "Delete a user with its preferences, feed and subscriptions",
         )
         .param(external_id_param())
-        .ok(204, "Deleted", Empty)
-        .errors(&[404]),
+        .param(query_param(
+            "erase",
+            enum_schema(&["true", "false"]),
+            "`true`: also erase the user's notifications, deliveries, feed entries and events.",
+        ))
+        .ok(204, "Deleted (and, with `erase=true`, erased)", Empty)
+        .ok(
+            202,
+            "Deleted; the erasure continues in the background (`Location`: the erasure to poll)",
+            Json("Erasure"),
+        )
+        .errors(&[400, 404]),
+        Op::new(Get, "/admin/v1/erasures/{id}", "getErasure", "Where a user's erasure stands")
+            .param(uuid_param("id", "The erasure's id."))
+            .ok(200, "The erasure", Json("Erasure"))
+            .errors(&[404]),
         Op::new(
             Get,
             "/admin/v1/users/{external_id}/preferences",
@@ -1014,6 +1030,9 @@ fn components() -> utoipa::openapi::schema::Components {
         ClockAdvance,
         CancelInput,
         CancelResult,
+        Retention,
+        RetentionInput,
+        Erasure,
         SigningKeyInput,
         SigningKeyPair,
         User,

@@ -242,6 +242,7 @@ impl Application {
                 println!("secret_key: {}", keys.secret_key);
             }
         }
+        herald_actors::retention::set_default(settings.retention);
         store.set_template_limits(herald_actors::render::Limits {
             fuel: settings.template_fuel,
             max_output: settings.template_max_output,

@@ -14,6 +14,7 @@ pub mod error;
 pub mod model;
 pub mod providers;
 pub mod render;
+pub mod retention;
 pub mod storage;
 pub mod store;
 pub mod validate;

@@ -190,6 +190,9 @@ pub struct Project {
     /// when unset.
     #[serde(default)]
     pub timezone: Option<String>,
+    /// How long its notifications and feeds are kept (unset: the server default).
+    #[serde(default)]
+    pub retention: crate::retention::ProjectRetention,
 }
 
 impl Project {

@@ -17,6 +17,7 @@ pub mod workflow;
 
 use crate::extract::Given;
 use herald_actors::model::{self, Timestamp};
+use herald_actors::retention as model_retention;
 use herald_actors::Validator;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -66,6 +67,8 @@ pub struct Project {
     pub created_at: Timestamp,
     pub id: Uuid,
     pub name: String,
+    /// The retention windows in force (the project's, else the server's `--retention`).
+    pub retention: Retention,
     pub security_mode: bool,
     pub signing_key_configured: bool,
     /// The timezone of recipients without one (send windows); null: UTC.
@@ -76,6 +79,7 @@ pub struct Project {
 
 impl From<&model::Project> for Project {
     fn from(p: &model::Project) -> Self {
+        let r = p.retention.effective();
         Project {
             clock: if p.test_clock.is_some() {
                 ClockKind::Test
@@ -86,10 +90,82 @@ impl From<&model::Project> for Project {
             created_at: p.created_at,
             id: p.id,
             name: p.name.clone(),
+            retention: Retention {
+                feed: r.feed.to_string(),
+                notifications: r.notifications.to_string(),
+            },
             security_mode: p.security_mode,
             signing_key_configured: p.signing_key.is_some(),
             timezone: p.timezone.clone(),
             updated_at: p.updated_at,
+        }
+    }
+}
+
+/// How long a project keeps its notifications and feeds: durations such as
+/// `15m`, `2h`, `90d` (a whole number of minutes, hours or days, at least 1m).
+#[derive(Serialize, ToSchema)]
+pub struct Retention {
+    /// Feed entries and live-feed events older than this are removed.
+    #[schema(example = "90d")]
+    pub feed: String,
+    /// Settled notifications older than this are removed with their deliveries.
+    #[schema(example = "90d")]
+    pub notifications: String,
+}
+
+/// A change of the retention windows: a field absent keeps its window,
+/// `null` returns it to the server default.
+#[derive(Deserialize, ToSchema, Default)]
+#[schema(example = json!({"notifications": "30d", "feed": "7d"}))]
+pub struct RetentionInput {
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "30d")]
+    pub notifications: Given<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "7d")]
+    pub feed: Given<String>,
+}
+
+/// A validated retention change: per window, `None` keeps it, `Some(None)`
+/// returns it to the server default.
+#[derive(Default)]
+pub struct RetentionChange {
+    pub notifications: Option<Option<model_retention::Window>>,
+    pub feed: Option<Option<model_retention::Window>>,
+}
+
+impl RetentionChange {
+    /// Applies the change to a project's windows.
+    pub fn apply(&self, r: &mut model_retention::ProjectRetention) {
+        if let Some(w) = self.notifications {
+            r.notifications = w;
+        }
+        if let Some(w) = self.feed {
+            r.feed = w;
+        }
+    }
+}
+
+/// One window of a retention change, checked (a bad one is reported at `path`).
+fn window(
+    g: &Given<String>,
+    path: &str,
+    v: &mut Validator,
+) -> Option<Option<model_retention::Window>> {
+    match g {
+        Given::Absent => None,
+        Given::Null => Some(None),
+        Given::Value(s) => match model_retention::Window::parse(s) {
+            Ok(w) => Some(Some(w)),
+            Err(m) => {
+                v.push(path, "format", m);
+                None
+            }
+        },
+        Given::Wrong(_) => {
+            v.push(path, "format", "must be a duration such as \"90d\"");
+            None
         }
     }
 }
@@ -115,6 +191,10 @@ pub struct ProjectUpdate {
     #[serde(default)]
     #[schema(value_type = Option<String>)]
     pub timezone: Given<String>,
+    /// Retention windows; `null` returns both to the server default.
+    #[serde(default)]
+    #[schema(value_type = Option<RetentionInput>)]
+    pub retention: Given<crate::extract::Obj<RetentionInput>>,
 }
 
 /// Which clock a project's time follows.
@@ -132,6 +212,7 @@ pub struct ProjectChange {
     pub clock: Option<ClockKind>,
     /// `Some(None)`: unset.
     pub timezone: Option<Option<String>>,
+    pub retention: RetentionChange,
 }
 
 impl ProjectUpdate {
@@ -160,12 +241,28 @@ impl ProjectUpdate {
         if matches!(name, Some(None)) || matches!(&name, Some(Some(n)) if n.trim().is_empty()) {
             v.push("name", "required", "a project needs a name");
         }
+        let retention = match &self.retention {
+            Given::Absent => RetentionChange::default(),
+            Given::Null => RetentionChange {
+                notifications: Some(None),
+                feed: Some(None),
+            },
+            Given::Value(crate::extract::Obj(r)) => RetentionChange {
+                notifications: window(&r.notifications, "retention.notifications", &mut v),
+                feed: window(&r.feed, "retention.feed", &mut v),
+            },
+            Given::Wrong(_) => {
+                v.push("retention", "format", "must be an object");
+                RetentionChange::default()
+            }
+        };
         v.finish()?;
         Ok(ProjectChange {
             security_mode,
             name: name.flatten(),
             clock,
             timezone,
+            retention,
         })
     }
 }

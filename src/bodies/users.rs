@@ -485,3 +485,32 @@ mod tests {
         assert_eq!(p.first_name, Some(None), "null clears");
     }
 }
+
+/// The erasure of a deleted user's notifications (`DELETE
+/// /admin/v1/users/{external_id}?erase=true`, `GET /admin/v1/erasures/{id}`).
+#[derive(Serialize, ToSchema)]
+pub struct Erasure {
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub completed_at: Option<model::Timestamp>,
+    #[schema(value_type = DateTime<Utc>)]
+    pub created_at: model::Timestamp,
+    pub id: uuid::Uuid,
+    /// The user's notifications removed so far (with their deliveries).
+    pub notifications_removed: u64,
+    /// `running` until nothing of the user's notifications, deliveries, feed
+    /// entries and events remains, then `complete`.
+    #[schema(value_type = String, example = "running")]
+    pub status: herald_actors::storage::ErasureStatus,
+}
+
+impl From<&herald_actors::storage::Erasure> for Erasure {
+    fn from(e: &herald_actors::storage::Erasure) -> Self {
+        Erasure {
+            completed_at: e.completed_at,
+            created_at: e.created_at,
+            id: e.id,
+            notifications_removed: e.notifications_removed,
+            status: e.status,
+        }
+    }
+}

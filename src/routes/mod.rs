@@ -132,6 +132,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(put().to(Guarded(users::put_preferences))),
         )
         .service(res("/admin/v1/users/{external_id}/feed").route(get().to(Guarded(users::feed))))
+        .service(res("/admin/v1/erasures/{id}").route(get().to(Guarded(users::get_erasure))))
         .service(
             res("/admin/v1/channels")
                 .route(post().to(Guarded(channels::create)))

@@ -110,11 +110,17 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
             };
             let page = s.list_notifications(&pid, &f, &pr)?;
             let (mut users, mut runs) = (HashMap::new(), HashMap::new());
-            let items = page
-                .items
-                .iter()
-                .map(|n| notification_view(s, &pid, n, &mut users, &mut runs))
-                .collect::<Result<Vec<_>>>()?;
+            let mut items = Vec::with_capacity(page.items.len());
+            for n in &page.items {
+                let v = notification_view(s, &pid, n, &mut users, &mut runs)?;
+                // Its deliveries are read after the page: a notification the
+                // retention purge (or an erasure) removed in between is left
+                // out rather than shown without them.
+                if v.deliveries.is_empty() && s.notification(&pid, &n.id)?.is_none() {
+                    continue;
+                }
+                items.push(v);
+            }
             Ok((page, items))
         })
         .await?;
@@ -129,7 +135,12 @@ pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespons
             let n = s
                 .notification(&pid, &id)?
                 .ok_or_else(|| Error::not_found("notification", id))?;
-            notification_view(s, &pid, &n, &mut HashMap::new(), &mut HashMap::new())
+            let v = notification_view(s, &pid, &n, &mut HashMap::new(), &mut HashMap::new())?;
+            // Removed (retention, erasure) between the two reads: gone.
+            if v.deliveries.is_empty() && s.notification(&pid, &id)?.is_none() {
+                return Err(Error::not_found("notification", id));
+            }
+            Ok(v)
         })
         .await?;
     Ok(ok(v))

@@ -28,6 +28,7 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
         name,
         clock,
         timezone,
+        retention,
     } = typed::<bodies::ProjectUpdate>(&body.object()?)?.validate()?;
     let id = a.project.id;
     let was_secure = a.project.security_mode;
@@ -60,6 +61,7 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
             if let Some(tz) = timezone {
                 p.timezone = tz;
             }
+            retention.apply(&mut p.retention);
         })
         .await?;
     if p.security_mode && !was_secure {

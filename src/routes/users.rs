@@ -6,7 +6,7 @@ use crate::bodies::bulk::{
     BulkDeleteInput, BulkDeleteResult, BulkUserResult, BulkUsersInput, BulkUsersResult,
 };
 use crate::bodies::user_api::FeedPage;
-use crate::bodies::users::{Preferences, PreferencesInput, UserInput};
+use crate::bodies::users::{Erasure, Preferences, PreferencesInput, UserInput};
 use crate::errors::ApiResult;
 use crate::extract::Given;
 use crate::extract::{path_str, typed, Body, Query};
@@ -16,6 +16,7 @@ use crate::state::{AppState, State};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::model::{User, UserPatch};
+use herald_actors::storage::ErasureStatus;
 use herald_actors::store::FeedFilter;
 use herald_actors::Error;
 use herald_actors::{validate, Validator};
@@ -129,11 +130,44 @@ pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespons
     Ok(ok(&u))
 }
 
+/// `DELETE /admin/v1/users/{external_id}`; with `?erase=true` the user's
+/// notifications, deliveries, feed entries and events go too: 204 when that
+/// finished within the request, else 202 with the erasure to poll
+/// (`Location: /admin/v1/erasures/{id}`), which completes in the background
+/// (after a restart too).
 pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let ext = path_str(&req, "external_id")?;
+    let erase = Query::of(&req).choice("erase", |s| match s {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    })?;
     let pid = a.project.id;
-    st.engine.delete_user(pid, ext).await?;
-    Ok(no_content())
+    if erase != Some(true) {
+        st.engine.delete_user(pid, ext).await?;
+        return Ok(no_content());
+    }
+    let e = st.engine.erase_user(pid, ext).await?;
+    if e.status == ErasureStatus::Complete {
+        return Ok(no_content());
+    }
+    let body =
+        serde_json::to_string(&Erasure::from(&e)).map_err(|e| Error::internal(e.to_string()))?;
+    Ok(HttpResponse::Accepted()
+        .insert_header(("location", format!("/admin/v1/erasures/{}", e.id)))
+        .content_type("application/json")
+        .body(body))
+}
+
+/// `GET /admin/v1/erasures/{id}`: where an erasure stands.
+pub async fn get_erasure(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let id = crate::extract::path_uuid(&req, "id")?;
+    let pid = a.project.id;
+    let e = st
+        .run(move |s| s.erasure(&pid, &id))
+        .await?
+        .ok_or_else(|| Error::not_found("erasure", id))?;
+    Ok(ok(Erasure::from(&e)))
 }
 
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {

@@ -133,6 +133,7 @@ impl Engine {
         for (project, run) in engine.inner.storage.active_runs()? {
             engine.start_run(project, run, vec![]);
         }
+        engine.start_lifecycle();
         Ok(engine)
     }
 

@@ -21,6 +21,7 @@
 mod channel;
 mod engine;
 mod flow_run;
+mod lifecycle;
 mod ops;
 mod supervisor;
 mod user;
@@ -31,5 +32,6 @@ pub use engine::{
     Engine, EngineConfig, DEFAULT_CONCURRENCY, DEFAULT_PROJECT_INFLIGHT, PROJECT_STAGING_UNITS,
 };
 pub use flow_run::FlowRunActor;
+pub use lifecycle::{batch_size, INLINE_ERASURE_STEPS};
 pub use supervisor::{DeliverySupervisor, Dispatch};
 pub use user::{Connect, Disconnect, LiveFrame, MarkAll, PushFrames, UpdateEntry, UserActor};

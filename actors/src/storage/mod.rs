@@ -312,6 +312,32 @@ pub trait IdempotencyRepo {
     fn sweep_idempotency(&self, max: usize) -> Result<usize>;
 }
 
+/// Retention and erasure: removing what a project no longer keeps.
+pub trait RetentionRepo {
+    /// Removes, in bounded atomic steps, at most about `max` records of each
+    /// kind from `project`: settled notifications created before
+    /// `cut.notifications` with their deliveries and every index entry and
+    /// feed entry of theirs; feed entries created and live-feed events
+    /// written before `cut.feed` (a user's latest event stays: it holds the
+    /// feed's counts); processed runs created before `cut.notifications`
+    /// whose notifications are all gone. Nothing pending goes. Feed counts
+    /// stay equal to what the feed lists.
+    fn purge(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport>;
+    /// When the project's oldest notification was created.
+    fn oldest_notification(&self, project: &Uuid) -> Result<Option<crate::model::Timestamp>>;
+    /// Deletes the user as `UserRepo::delete_user` does and records, in the
+    /// same durable change, an erasure of their notifications (`Running`);
+    /// 404 when there is no such user.
+    fn start_erasure(&self, project: &Uuid, ext: &str) -> Result<Erasure>;
+    /// One bounded atomic step of an erasure (at most about `max`
+    /// notifications); `Complete` once nothing of the user's remains.
+    /// Pending notifications wait until they settle.
+    fn erase_step(&self, project: &Uuid, id: &Uuid, max: usize) -> Result<Erasure>;
+    fn erasure(&self, project: &Uuid, id: &Uuid) -> Result<Option<Erasure>>;
+    /// Every erasure still running, all projects (to resume after a restart).
+    fn running_erasures(&self) -> Result<Vec<Erasure>>;
+}
+
 /// A future a durability wait returns.
 pub type DurableWait<'a> = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
 
@@ -340,6 +366,7 @@ pub trait Storage:
     + PushRepo
     + IdempotencyRepo
     + ThrottleRepo
+    + RetentionRepo
     + Durability
     + Send
     + Sync

@@ -325,3 +325,67 @@ pub struct NewProjectKeys {
     pub public_key: String,
     pub secret_key: String,
 }
+
+/// The cut-off instants of one purge pass over a project (see
+/// `RetentionRepo::purge`): what was created (or written) before them goes.
+#[derive(Debug, Clone, Copy)]
+pub struct PurgeCutoffs {
+    /// Settled notifications with their deliveries, and processed runs whose
+    /// notifications are all gone.
+    pub notifications: Timestamp,
+    /// Feed entries and live-feed events.
+    pub feed: Timestamp,
+}
+
+/// What one purge call removed, by kind; `more` when it stopped at its bound
+/// with more to remove (the caller calls again, after yielding).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PurgeReport {
+    pub notifications: u64,
+    pub deliveries: u64,
+    pub feed_entries: u64,
+    pub events: u64,
+    pub runs: u64,
+    /// Keys and values removed, in bytes (an estimate of the space reclaimed:
+    /// the store reuses it as it compacts).
+    pub bytes: u64,
+    pub more: bool,
+}
+
+impl PurgeReport {
+    pub fn add(&mut self, o: &PurgeReport) {
+        self.notifications += o.notifications;
+        self.deliveries += o.deliveries;
+        self.feed_entries += o.feed_entries;
+        self.events += o.events;
+        self.runs += o.runs;
+        self.bytes += o.bytes;
+        self.more |= o.more;
+    }
+}
+
+/// Where an erasure stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErasureStatus {
+    /// The user is deleted; their notifications are being removed.
+    Running,
+    /// Nothing of the user's notifications remains.
+    Complete,
+}
+
+/// The erasure of a deleted user's notifications, deliveries, feed entries
+/// and events: persisted with the user's deletion, then worked through in
+/// bounded steps (`RetentionRepo::erase_step`) that resume after a restart.
+/// It keeps the user's internal id, never the external id (personal data).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Erasure {
+    pub id: Uuid,
+    pub project: Uuid,
+    pub user_id: Uuid,
+    pub status: ErasureStatus,
+    /// Notifications removed so far.
+    pub notifications_removed: u64,
+    pub created_at: Timestamp,
+    pub completed_at: Option<Timestamp>,
+}

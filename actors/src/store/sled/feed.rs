@@ -195,7 +195,7 @@ fn apply_state(d: &mut Delivery, v: &[u8]) {
     }
 }
 
-fn flags_of(d: &Delivery) -> u8 {
+pub(super) fn flags_of(d: &Delivery) -> u8 {
     let mut f = 0;
     if d.seen_at.is_some() {
         f |= SEEN;
@@ -209,7 +209,7 @@ fn flags_of(d: &Delivery) -> u8 {
     f
 }
 
-fn count_delta(c: &mut FeedCounts, f: u8, sign: i64) {
+pub(super) fn count_delta(c: &mut FeedCounts, f: u8, sign: i64) {
     if f & ARCHIVED != 0 {
         return;
     }
@@ -223,7 +223,7 @@ fn count_delta(c: &mut FeedCounts, f: u8, sign: i64) {
 }
 
 /// Bytes before the frame in an event record.
-const EVENT_HEADER: usize = 24;
+pub(super) const EVENT_HEADER: usize = 24;
 
 /// First byte of an event payload that is a reference (a frame is JSON text,
 /// which starts with `{`).
@@ -324,11 +324,12 @@ impl Store {
 
     /// The frame of a logged event: stored as is, or rebuilt from a reference
     /// (see `stage_feed_event`) with the delivery as stored, the entry's state
-    /// at the time and the actor as they are now.
-    fn event_frame(&self, project: &Uuid, seq: u64, v: &[u8]) -> Result<Vec<u8>> {
+    /// at the time and the actor as they are now; `None` when that delivery
+    /// is gone (past the project's retention, or erased).
+    fn event_frame(&self, project: &Uuid, seq: u64, v: &[u8]) -> Result<Option<Vec<u8>>> {
         let payload = v.get(EVENT_HEADER..).unwrap_or_default();
         if payload.first() != Some(&EVENT_REF) || payload.len() < 2 + 16 + 33 {
-            return Ok(payload.to_vec());
+            return Ok(Some(payload.to_vec()));
         }
         let be = |b: &[u8]| {
             let mut a = [0u8; 8];
@@ -343,7 +344,7 @@ impl Store {
         let kind = FeedEvent::from_index(payload[1]).as_str();
         let id = Uuid::from_slice(&payload[2..18]).map_err(|e| Error::internal(e.to_string()))?;
         let Some(mut d) = self.delivery_raw(project, &id)? else {
-            return Err(Error::internal("an event's delivery is missing"));
+            return Ok(None);
         };
         apply_state(&mut d, &payload[18..]);
         let actor = match d.actor_id {
@@ -351,7 +352,7 @@ impl Store {
             None => Value::Null,
         };
         let (f, _) = feed_frame(kind, seq, &d.feed_entry(&actor), &counts);
-        Ok(f.as_bytes().to_vec())
+        Ok(Some(f.as_bytes().to_vec()))
     }
 
     /// The frames of events `after < seq <= upto`, or `None` when the log no longer
@@ -378,7 +379,12 @@ impl Store {
             if u64::from_be_bytes(b) != expect {
                 return Ok(None);
             }
-            out.push(self.event_frame(project, expect, &v)?);
+            // An event of a delivery that is gone cannot be replayed: the
+            // client reloads, as for a log that no longer reaches back.
+            let Some(frame) = self.event_frame(project, expect, &v)? else {
+                return Ok(None);
+            };
+            out.push(frame);
             expect += 1;
         }
         if expect != upto + 1 {

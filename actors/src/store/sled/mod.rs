@@ -25,6 +25,7 @@ mod page;
 mod projects;
 mod records;
 mod repos;
+mod retention;
 mod runs;
 pub mod secrets;
 mod throttles;
@@ -106,6 +107,7 @@ spaces!(
     idempotency,
     push_subs,
     throttles,
+    erasures,
 );
 
 /// The open sled database. It is replaced when the store reopens after an I/O
@@ -142,6 +144,17 @@ struct Inner {
     sealer: Option<secrets::Sealer>,
     /// Shared by every commit, exclusive while a backup exports the trees.
     commit_gate: std::sync::RwLock<()>,
+    /// Held by each batch of the purge and of erasures (`retention`), so two
+    /// of them never rewrite the same notification group or packed index
+    /// chunk at once (nothing else rewrites those once written).
+    removals: Mutex<()>,
+    /// Where each project's purge of each kind stopped (`retention`), so a
+    /// pass bounded by its scan budget goes on from there rather than from
+    /// the start; in memory only (after a restart the passes start over).
+    purge_cursors: dashmap::DashMap<(uuid::Uuid, u8), (Vec<u8>, bool)>,
+    /// When each project's sweep of each per-user kind (feed, events) last
+    /// reached the end, so a new sweep waits a tenth of the window.
+    purge_swept: dashmap::DashMap<(uuid::Uuid, u8), std::time::Instant>,
     projects_cache: dashmap::DashMap<String, Arc<crate::model::Project>>,
     /// Projects deleted (or being deleted) since the store opened: commits
     /// drop every write of theirs, so work that was under way when the
@@ -506,6 +519,9 @@ impl Store {
                 cursor_key,
                 sealer: None,
                 commit_gate: std::sync::RwLock::new(()),
+                removals: Mutex::new(()),
+                purge_cursors: dashmap::DashMap::new(),
+                purge_swept: dashmap::DashMap::new(),
                 projects_cache: dashmap::DashMap::new(),
                 deleted: Default::default(),
                 any_deleted: Default::default(),

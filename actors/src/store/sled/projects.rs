@@ -127,6 +127,7 @@ impl Store {
             secret_rotated_at: None,
             test_clock: None,
             timezone: None,
+            retention: Default::default(),
         };
         let (cid, cnow) = new_id();
         let in_app = Channel {

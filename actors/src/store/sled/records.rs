@@ -234,20 +234,25 @@ impl Grouper {
         std::mem::take(&mut self.groups)
             .into_iter()
             .map(|g| {
-                let members = g.members;
-                let mut v =
-                    Vec::with_capacity(2 + members.iter().map(|m| 5 + m.1.len()).sum::<usize>());
-                v.push(GROUP_V1);
-                v.push(members.len() as u8);
-                for (i, rec) in &members {
-                    v.push(*i);
-                    v.extend_from_slice(&(rec.len() as u32).to_be_bytes());
-                    v.extend_from_slice(rec);
-                }
-                (g.prefix.to_vec(), v)
+                let members: Vec<(u8, &[u8])> =
+                    g.members.iter().map(|(i, r)| (*i, r.as_slice())).collect();
+                (g.prefix.to_vec(), group_value(&members))
             })
             .collect()
     }
+}
+
+/// The stored value of a group of `(index, encoded record)` members.
+pub(crate) fn group_value(members: &[(u8, &[u8])]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(2 + members.iter().map(|m| 5 + m.1.len()).sum::<usize>());
+    v.push(GROUP_V1);
+    v.push(members.len() as u8);
+    for (i, rec) in members {
+        v.push(*i);
+        v.extend_from_slice(&(rec.len() as u32).to_be_bytes());
+        v.extend_from_slice(rec);
+    }
+    v
 }
 
 /// The members of a stored group: (index, encoded record), in index order.

@@ -155,6 +155,15 @@ forward! { IdempotencyRepo {
     fn sweep_idempotency(&self, max: usize) -> Result<usize>;
 } }
 
+forward! { RetentionRepo {
+    fn purge(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport>;
+    fn oldest_notification(&self, project: &Uuid) -> Result<Option<crate::model::Timestamp>>;
+    fn start_erasure(&self, project: &Uuid, ext: &str) -> Result<Erasure>;
+    fn erase_step(&self, project: &Uuid, id: &Uuid, max: usize) -> Result<Erasure>;
+    fn erasure(&self, project: &Uuid, id: &Uuid) -> Result<Option<Erasure>>;
+    fn running_erasures(&self) -> Result<Vec<Erasure>>;
+} }
+
 forward! { Durability {
     fn durable_ticket(&self) -> u64;
 } extra {

@@ -62,7 +62,7 @@ impl QueueItem {
 
 /// Deliveries whose final status is not `sent` are indexed by status (they are
 /// the ones worth finding); `sent` ones are found by scanning with a filter.
-fn status_indexed(s: DeliveryStatus) -> bool {
+pub(super) fn status_indexed(s: DeliveryStatus) -> bool {
     matches!(
         s,
         DeliveryStatus::Failed | DeliveryStatus::Skipped | DeliveryStatus::Canceled
@@ -74,12 +74,12 @@ pub(crate) fn notif_key(project: &Uuid, nid: &Uuid) -> Key {
 }
 
 /// The packed index of a run's notifications (see `page::packed_chunk`).
-fn run_index(project: &Uuid, run: &Uuid) -> Key {
+pub(super) fn run_index(project: &Uuid, run: &Uuid) -> Key {
     Key::new().id(project).id(run)
 }
 
 /// The packed index of a topic's notifications.
-fn topic_index(project: &Uuid, topic: &str) -> Key {
+pub(super) fn topic_index(project: &Uuid, topic: &str) -> Key {
     Key::new().id(project).str(topic)
 }
 
@@ -827,7 +827,7 @@ struct PreparedChunk {
 }
 
 /// The lock (run class) of a run's counter and record.
-fn run_lock_key(project: &Uuid, run: &Uuid) -> Vec<u8> {
+pub(super) fn run_lock_key(project: &Uuid, run: &Uuid) -> Vec<u8> {
     Key::new().u8(b'r').id(project).id(run).0
 }
 

@@ -190,6 +190,20 @@ impl Store {
     /// Removes a user with its preferences, feed, event log and subscriptions; its
     /// notifications and deliveries stay (they keep the recipient id).
     pub fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()> {
+        self.delete_user_with(project, ext, |_, _| Ok(()))
+            .map(|_| ())
+    }
+
+    /// Deletes a user as `delete_user` does, with the writes `more` stages
+    /// in the same durable commit (it may take back staged removals: an
+    /// erasure keeps the user's feed keys as its list of work); returns the
+    /// user deleted.
+    pub(super) fn delete_user_with(
+        &self,
+        project: &Uuid,
+        ext: &str,
+        more: impl FnOnce(&mut Writes, &User) -> Result<()>,
+    ) -> Result<User> {
         let lk = user_lock_key(project, ext);
         let user_guard = self.lock(&lk);
         let user = self.user_required(project, ext)?;
@@ -199,6 +213,7 @@ impl Store {
         let up = Key::new().id(project).id(&user.id);
         let mut w = Writes::new();
         self.stage_user_delete(&mut w, project, ext, &user)?;
+        more(&mut w, &user)?;
         let res = self.commit_durable(w);
         self.forget_users(project, [ext]);
         self.forget_feed_page(project, &user.id);
@@ -223,7 +238,7 @@ impl Store {
                 let _ = self.unsubscribe(project, &s.topic, &user);
             }
         }
-        Ok(())
+        Ok(user)
     }
 
     /// Stages the removal of a user with its preferences, feed, event log and

@@ -1,0 +1,149 @@
+//! The data lifecycle task: every tick, each project's purge past its
+//! retention windows (`retention`), then a step of every erasure still
+//! running (they resume this way after a restart too).
+//!
+//! Work goes in bounded batches on the blocking pool, one at a time, with a
+//! pause between batches: the purge is background work and yields to live
+//! traffic rather than competing with it for the store. Its progress shows in
+//! `/metrics`: records purged by kind, bytes reclaimed (an estimate from the
+//! records' sizes), and the age of the oldest notification kept.
+
+use super::engine::Engine;
+use crate::error::Result;
+use crate::model::Timestamp;
+use crate::storage::{Erasure, ErasureStatus, PurgeCutoffs, PurgeReport};
+use std::time::Duration;
+use uuid::Uuid;
+
+/// Seconds between passes; `HERALD_RETENTION_TICK` overrides it (tests use 1).
+const DEFAULT_TICK_SECS: u64 = 5;
+
+/// Records of each kind one batch removes at most; `HERALD_PURGE_BATCH`
+/// overrides it (tests make it small to see erasures span several steps).
+const DEFAULT_BATCH: usize = 256;
+
+/// The pause between two batches of one pass.
+const BATCH_PAUSE: Duration = Duration::from_millis(20);
+
+/// Steps an erasure request works through itself before answering 202.
+pub const INLINE_ERASURE_STEPS: usize = 4;
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+/// Records per batch (`DEFAULT_BATCH`, or `HERALD_PURGE_BATCH`).
+pub fn batch_size() -> usize {
+    env_or("HERALD_PURGE_BATCH", DEFAULT_BATCH).max(1)
+}
+
+fn record(r: &PurgeReport) {
+    for (kind, n) in [
+        ("notifications", r.notifications),
+        ("deliveries", r.deliveries),
+        ("feed_entries", r.feed_entries),
+        ("events", r.events),
+        ("runs", r.runs),
+    ] {
+        if n > 0 {
+            metrics::counter!("herald_retention_purged_total", "kind" => kind).increment(n);
+        }
+    }
+    if r.bytes > 0 {
+        metrics::counter!("herald_retention_reclaimed_bytes_total").increment(r.bytes);
+    }
+}
+
+impl Engine {
+    /// Starts the lifecycle task on the first engine arbiter.
+    pub(crate) fn start_lifecycle(&self) {
+        let engine = self.clone();
+        let tick = Duration::from_secs(env_or("HERALD_RETENTION_TICK", DEFAULT_TICK_SECS).max(1));
+        self.arbiter(0).spawn(async move {
+            let batch = batch_size();
+            while engine.is_running() {
+                tokio::time::sleep(tick).await;
+                if let Err(e) = engine.purge_pass(batch).await {
+                    tracing::warn!(error = %e, "retention purge failed; retrying next pass");
+                }
+                if let Err(e) = engine.erasure_pass(batch).await {
+                    tracing::warn!(error = %e, "erasure step failed; retrying next pass");
+                }
+            }
+        });
+    }
+
+    /// One purge pass over every project, in batches until each is done.
+    async fn purge_pass(&self, batch: usize) -> Result<()> {
+        let projects = self.run(|s| s.projects()).await?;
+        let now = Timestamp::now();
+        let mut oldest_ms = 0i64;
+        for p in projects {
+            let r = p.retention.effective();
+            let cut = PurgeCutoffs {
+                notifications: now.plus_millis(-r.notifications.millis()),
+                feed: now.plus_millis(-r.feed.millis()),
+            };
+            let id = p.id;
+            // One project's failure (a project deleted meanwhile, a disk
+            // error) leaves the others' purge to go on.
+            if let Err(e) = self.purge_project(id, cut, batch).await {
+                tracing::warn!(project = %id, error = %e, "retention purge failed; retrying next pass");
+            }
+            if let Ok(Some(t)) = self.run(move |s| s.oldest_notification(&id)).await {
+                oldest_ms = oldest_ms.max(Timestamp::now().millis() - t.millis());
+            }
+        }
+        metrics::gauge!("herald_retention_oldest_record_age_seconds").set(oldest_ms as f64 / 1e3);
+        Ok(())
+    }
+
+    /// A project's purge, in batches until it is done.
+    async fn purge_project(&self, id: Uuid, cut: PurgeCutoffs, batch: usize) -> Result<()> {
+        while self.is_running() {
+            let rep = self.run(move |s| s.purge(&id, &cut, batch)).await?;
+            record(&rep);
+            if !rep.more {
+                break;
+            }
+            tokio::time::sleep(BATCH_PAUSE).await;
+        }
+        Ok(())
+    }
+
+    /// One step of every erasure still running.
+    async fn erasure_pass(&self, batch: usize) -> Result<()> {
+        let running = self.run(|s| s.running_erasures()).await?;
+        metrics::gauge!("herald_erasures_running").set(running.len() as f64);
+        for e in running {
+            let (p, id) = (e.project, e.id);
+            if let Err(err) = self.run(move |s| s.erase_step(&p, &id, batch)).await {
+                tracing::warn!(erasure = %id, error = %err, "erasure step failed; retrying next pass");
+            }
+            tokio::time::sleep(BATCH_PAUSE).await;
+        }
+        Ok(())
+    }
+
+    /// Deletes a user and erases their notifications, deliveries, feed
+    /// entries and events: the erasure is durable before the first step, and
+    /// up to `INLINE_ERASURE_STEPS` steps run here; what is left the
+    /// lifecycle task finishes (after a restart too).
+    pub async fn erase_user(&self, project: Uuid, ext: String) -> Result<Erasure> {
+        let mut e = self.run(move |s| s.start_erasure(&project, &ext)).await?;
+        let batch = batch_size();
+        for _ in 0..INLINE_ERASURE_STEPS {
+            if e.status == ErasureStatus::Complete {
+                break;
+            }
+            let id = e.id;
+            e = self
+                .run(move |s| s.erase_step(&project, &id, batch))
+                .await?;
+        }
+        Ok(e)
+    }
+}

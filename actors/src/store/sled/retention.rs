@@ -1,0 +1,870 @@
+//! Retention and erasure in the sled store: removing notifications with
+//! everything that points at them, old feed entries and live-feed events, and
+//! runs whose notifications are all gone.
+//!
+//! Every step is one atomic batch of bounded size, so a crash leaves the
+//! store consistent and the next pass (or the erasure's next step) resumes
+//! where the last committed batch stopped: the store itself is the cursor.
+//! A notification leaves in the same batch as its deliveries' status index
+//! entries, queue entries (there are none: only settled notifications go),
+//! feed entries and recipient marker, and its ids in the run and topic
+//! indexes, so a list never shows what a read would answer 404 for.
+//! Lists also skip an index id whose record is gone, so an id left behind in
+//! a packed index chunk (see `strip_packed`) costs bytes, never consistency.
+//!
+//! Batches hold `Inner::removals`, then (for runs) run locks and (for feeds)
+//! the users' feed locks, the order every other writer takes them in.
+
+use super::feed::{count_delta, feed_lock_key, EVENT_HEADER};
+use super::keys::{tail_id, uuid_at, Key};
+use super::page::key_range;
+use super::records::{group_members, group_value, NotifRec};
+use super::runs::{
+    notif_key, recipient_marker, run_index, run_lock_key, status_indexed, topic_index,
+};
+use super::{Store, Writes, T};
+use crate::error::{Error, Result};
+use crate::model::{notification_of, ChannelType, FeedCounts, Timestamp};
+use crate::storage::{Erasure, ErasureStatus, PurgeCutoffs, PurgeReport};
+use std::collections::{HashMap, HashSet};
+use std::ops::Bound;
+use uuid::Uuid;
+
+/// Records a pass may look at per record it may remove: what it cannot remove
+/// yet (pending notifications, markers) is skipped, within this budget.
+const SCAN_FACTOR: usize = 8;
+
+/// How far past the newest id being removed a packed index chunk is still
+/// looked at: a chunk holds the ids of one commit, all made within moments
+/// of its key (its largest id).
+const CHUNK_SPAN_MS: i64 = 60_000;
+
+/// The lowest UUIDv7 of instant `t`: every id below it was made before `t`.
+fn id_floor(t: Timestamp) -> [u8; 16] {
+    let ms = (t.millis().max(0) as u64).to_be_bytes();
+    let mut id = [0u8; 16];
+    id[..6].copy_from_slice(&ms[2..8]);
+    id
+}
+
+fn be_u64(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    u64::from_be_bytes(a)
+}
+
+/// Notifications being removed in one batch, with everything pointing at them.
+struct Removal<'s> {
+    store: &'s Store,
+    p: Uuid,
+    w: Writes,
+    /// Groups touched: key → (value left, `None` when empty; changed).
+    groups: HashMap<Vec<u8>, (Option<Vec<u8>>, bool)>,
+    runs: HashMap<Uuid, HashSet<[u8; 16]>>,
+    topics: HashMap<String, HashSet<[u8; 16]>>,
+    /// Per recipient: what the feed entries removed counted (unread, unseen).
+    feeds: HashMap<Uuid, FeedCounts>,
+    report: PurgeReport,
+}
+
+impl<'s> Removal<'s> {
+    fn new(store: &'s Store, p: Uuid) -> Self {
+        Removal {
+            store,
+            p,
+            w: Writes::new(),
+            groups: HashMap::new(),
+            runs: HashMap::new(),
+            topics: HashMap::new(),
+            feeds: HashMap::new(),
+            report: PurgeReport::default(),
+        }
+    }
+
+    /// Stages the removal of a notification and everything pointing at it.
+    /// The caller holds the recipient's feed lock.
+    fn remove(&mut self, rec: &NotifRec) -> Result<()> {
+        let (p, nid) = (self.p, rec.n.id);
+        let notifications = self.store.tree(T::notifications);
+        let nk = notif_key(&p, &nid);
+        if let Some(v) = notifications.get(&nk)? {
+            self.report.bytes += (nk.0.len() + v.len()) as u64;
+            self.w.del(T::notifications, &nk);
+        }
+        // Its copy in a group, if it has one (the group's other members stay).
+        let gk = Key::new().id(&p).bytes(&nid.as_bytes()[..14]).0;
+        if !self.groups.contains_key(&gk) {
+            let v = notifications.get(&gk)?.map(|v| v.to_vec());
+            self.groups.insert(gk.clone(), (v, false));
+        }
+        if let Some((value, changed)) = self.groups.get_mut(&gk) {
+            if let Some(v) = value.as_ref() {
+                let members = group_members(v)?;
+                let i = nid.as_bytes()[14];
+                if let Some(m) = members.iter().find(|m| m.0 == i) {
+                    self.report.bytes += 5 + m.1.len() as u64;
+                    let kept: Vec<(u8, &[u8])> =
+                        members.iter().copied().filter(|m| m.0 != i).collect();
+                    let left = (!kept.is_empty()).then(|| group_value(&kept));
+                    *value = left;
+                    *changed = true;
+                }
+            }
+        }
+        let u = rec.n.recipient_id;
+        let feed = self.store.tree(T::feed);
+        for d in &rec.d {
+            if status_indexed(d.status) {
+                let k = Key::new().id(&p).u8(d.status.index()).id(&d.id);
+                self.report.bytes += k.0.len() as u64;
+                self.w.del(T::deliv_by_status, k);
+            }
+            // A settled delivery has no queue entry; this makes sure of it.
+            self.w.del(T::queue, Key::new().id(&p).id(&d.id));
+            if d.channel_type == ChannelType::InApp {
+                let fk = Key::new().id(&p).id(&u).id(&d.id);
+                if let Some(v) = feed.get(&fk)? {
+                    if let Some(&flags) = v.first() {
+                        count_delta(self.feeds.entry(u).or_default(), flags, 1);
+                        self.report.feed_entries += 1;
+                    }
+                    self.report.bytes += (fk.0.len() + v.len()) as u64;
+                    self.w.del(T::feed, fk);
+                }
+            }
+            self.report.deliveries += 1;
+        }
+        self.w.del(T::feed, recipient_marker(&p, &u, &nid));
+        self.runs
+            .entry(rec.n.flow_run_id)
+            .or_default()
+            .insert(*nid.as_bytes());
+        if let Some(t) = &rec.n.topic {
+            self.topics
+                .entry(t.clone())
+                .or_default()
+                .insert(*nid.as_bytes());
+        }
+        self.report.notifications += 1;
+        Ok(())
+    }
+
+    /// The writes of the batch (groups and indexes rewritten, the feeds'
+    /// counts brought down when `counts`), its report, and the users whose
+    /// feeds changed.
+    fn finish(mut self, counts: bool) -> Result<(Writes, PurgeReport, Vec<Uuid>)> {
+        for (gk, (v, changed)) in std::mem::take(&mut self.groups) {
+            if changed {
+                match v {
+                    Some(v) => self.w.put(T::notifications, gk, v),
+                    None => self.w.del(T::notifications, gk),
+                }
+            }
+        }
+        for (run, ids) in std::mem::take(&mut self.runs) {
+            let prefix = run_index(&self.p, &run);
+            self.report.bytes +=
+                self.store
+                    .strip_packed(&mut self.w, T::run_index, &prefix, &ids)?;
+        }
+        for (topic, ids) in std::mem::take(&mut self.topics) {
+            let prefix = topic_index(&self.p, &topic);
+            self.report.bytes +=
+                self.store
+                    .strip_packed(&mut self.w, T::topic_index, &prefix, &ids)?;
+        }
+        let users: Vec<Uuid> = self.feeds.keys().copied().collect();
+        if counts {
+            for (u, removed) in std::mem::take(&mut self.feeds) {
+                self.store
+                    .stage_counts_down(&mut self.w, &self.p, &u, removed)?;
+            }
+        }
+        Ok((self.w, self.report, users))
+    }
+}
+
+impl Store {
+    /// One purge batch of a project (see `RetentionRepo::purge`): up to
+    /// `max` notifications, then runs, feed entries and events, each kind in
+    /// its own atomic batch; it stops after the first kind with more to do
+    /// (`more`), so the next call goes on with that kind.
+    pub fn purge(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
+        let max = max.max(1);
+        let mut report = PurgeReport::default();
+        let phases: [&dyn Fn() -> Result<PurgeReport>; 4] = [
+            &|| self.purge_notifications(project, cut.notifications, max),
+            &|| self.purge_runs(project, cut.notifications, max),
+            &|| self.purge_feed(project, cut.feed, max),
+            &|| self.purge_events(project, cut.feed, max),
+        ];
+        for phase in phases {
+            report.add(&phase()?);
+            if report.more {
+                break;
+            }
+        }
+        Ok(report)
+    }
+
+    /// Where the purge of key space `t` stopped in a project: `(key,
+    /// inclusive)`, `None` to start from the beginning.
+    fn cursor(&self, project: &Uuid, t: T) -> Option<(Vec<u8>, bool)> {
+        self.inner
+            .purge_cursors
+            .get(&(*project, t as u8))
+            .map(|c| c.clone())
+    }
+
+    fn set_cursor(&self, project: &Uuid, t: T, c: Option<(Vec<u8>, bool)>) {
+        match c {
+            Some(c) => {
+                self.inner.purge_cursors.insert((*project, t as u8), c);
+            }
+            None => {
+                self.inner.purge_cursors.remove(&(*project, t as u8));
+            }
+        }
+    }
+
+    /// Whether a new sweep of per-user kind `t` (feed entries, events) may
+    /// begin: these walk every user of the project, so a sweep that reached
+    /// the end is followed by the next only after a tenth of the window
+    /// (`before` is now minus the window), between 1 s and 10 minutes: what
+    /// comes of age meanwhile stays at most that much past its window.
+    fn sweep_due(&self, project: &Uuid, t: T, before: Timestamp) -> bool {
+        if self.inner.purge_cursors.contains_key(&(*project, t as u8)) {
+            return true; // a sweep under way goes on
+        }
+        let window = (Timestamp::now().millis() - before.millis()).max(0) as u64;
+        let gap = std::time::Duration::from_millis((window / 10).clamp(1000, 600_000));
+        self.inner
+            .purge_swept
+            .get(&(*project, t as u8))
+            .is_none_or(|at| at.elapsed() >= gap)
+    }
+
+    /// Records where a sweep of `t` stopped; `None`: it reached the end.
+    fn sweep_stopped(&self, project: &Uuid, t: T, stop: Option<(Vec<u8>, bool)>) {
+        if stop.is_none() {
+            self.inner
+                .purge_swept
+                .insert((*project, t as u8), std::time::Instant::now());
+        }
+        self.set_cursor(project, t, stop);
+    }
+
+    /// The removals lock (see `Inner::removals`).
+    fn removals(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.inner
+            .removals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Settled notifications created before `before`, oldest first, with
+    /// everything pointing at them.
+    fn purge_notifications(
+        &self,
+        project: &Uuid,
+        before: Timestamp,
+        max: usize,
+    ) -> Result<PurgeReport> {
+        let _removals = self.removals();
+        let floor = id_floor(before);
+        let mut recs: Vec<NotifRec> = vec![];
+        let (mut seen, mut more) = (0usize, false);
+        let mut last = None;
+        let cursor = self.cursor(project, T::notifications);
+        let lo = match &cursor {
+            Some((k, _)) => Bound::Excluded(k.as_slice()),
+            None => Bound::Unbounded,
+        };
+        self.visit_records(
+            project,
+            (lo, Bound::Excluded(&floor[..])),
+            false,
+            &mut |r| {
+                seen += 1;
+                last = Some(*r.n.id.as_bytes());
+                if r.n.processed && r.d.iter().all(|d| d.status.is_final()) {
+                    recs.push(r);
+                }
+                more = recs.len() >= max || seen >= max * SCAN_FACTOR;
+                !more
+            },
+        )?;
+        // Pending notifications stay where they are: the next batch goes on
+        // after the last one looked at, the pass after from the start.
+        let next = if more {
+            last.map(|l| (l.to_vec(), false))
+        } else {
+            None
+        };
+        self.set_cursor(project, T::notifications, next);
+        if recs.is_empty() {
+            return Ok(PurgeReport {
+                more,
+                ..Default::default()
+            });
+        }
+        let keys: Vec<Vec<u8>> = recs
+            .iter()
+            .map(|r| feed_lock_key(project, &r.n.recipient_id))
+            .collect();
+        let _feeds = self.lock_feeds(keys.iter().map(|k| k.as_slice()));
+        let mut removal = Removal::new(self, *project);
+        for r in &recs {
+            removal.remove(r)?;
+        }
+        let (w, mut report, users) = removal.finish(true)?;
+        let res = self.commit(w);
+        for u in &users {
+            self.forget_feed_page(project, u);
+        }
+        res?;
+        report.more = more;
+        Ok(report)
+    }
+
+    /// Removes `ids` from the packed index chunks under `prefix` (each chunk
+    /// keeps its key, its largest id when written: a key at or above a
+    /// chunk's ids is all `page::PackedSource` needs). Only chunks from the
+    /// smallest id to `CHUNK_SPAN_MS` past the largest are looked at. Returns
+    /// the bytes removed.
+    fn strip_packed(
+        &self,
+        w: &mut Writes,
+        t: T,
+        prefix: &Key,
+        ids: &HashSet<[u8; 16]>,
+    ) -> Result<u64> {
+        let (Some(lo), Some(hi)) = (ids.iter().min(), ids.iter().max()) else {
+            return Ok(0);
+        };
+        let until = Timestamp::of_id(&Uuid::from_bytes(*hi)).millis() + CHUNK_SPAN_MS;
+        let (klo, khi) = key_range(&prefix.0, (Bound::Included(&lo[..]), Bound::Unbounded));
+        let mut bytes = 0u64;
+        for kv in self.tree(t).range::<Vec<u8>, _>((klo, khi)) {
+            let (k, v) = kv?;
+            if k.len() < 16 {
+                continue;
+            }
+            if Timestamp::of_id(&tail_id(&k)).millis() > until {
+                break;
+            }
+            let kept: Vec<u8> = v
+                .chunks_exact(16)
+                .filter(|c| !ids.contains(*c))
+                .flatten()
+                .copied()
+                .collect();
+            if kept.len() == v.len() {
+                continue;
+            }
+            bytes += (v.len() - kept.len()) as u64;
+            if kept.is_empty() {
+                bytes += k.len() as u64;
+                w.del(t, &k);
+            } else {
+                w.put(t, &k, kept);
+            }
+        }
+        Ok(bytes)
+    }
+
+    /// Brings a user's feed counts down by what removed entries counted: the
+    /// counts live in the latest event (see `feed::stage_event`), rewritten
+    /// in place. The caller holds the user's feed lock.
+    fn stage_counts_down(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        user: &Uuid,
+        removed: FeedCounts,
+    ) -> Result<()> {
+        if removed.unread == 0 && removed.unseen == 0 {
+            return Ok(());
+        }
+        let mut c = self.feed_counts_locked(project, user)?;
+        c.unread = c.unread.saturating_sub(removed.unread);
+        c.unseen = c.unseen.saturating_sub(removed.unseen);
+        let ek = Key::new().id(project).id(user).u64(c.seq);
+        if let Some(v) = self.tree(T::events).get(&ek)? {
+            if v.len() >= EVENT_HEADER {
+                let mut v = v.to_vec();
+                v[8..16].copy_from_slice(&c.unread.to_be_bytes());
+                v[16..24].copy_from_slice(&c.unseen.to_be_bytes());
+                w.put(T::events, ek, v);
+                w.counts.push((*project, *user, c));
+            }
+        }
+        Ok(())
+    }
+
+    /// Feed entries created before `before`. A notification that stays gets
+    /// a recipient marker in place of its entry, so it is still listed for
+    /// its recipient (`list_notifications` by recipient).
+    fn purge_feed(&self, project: &Uuid, before: Timestamp, max: usize) -> Result<PurgeReport> {
+        if !self.sweep_due(project, T::feed, before) {
+            return Ok(PurgeReport::default());
+        }
+        let _removals = self.removals();
+        let floor = id_floor(before);
+        let feed = self.tree(T::feed);
+        let p = Key::new().id(project);
+        // Candidates: (user, key), each user's oldest first; a user is left
+        // at their first entry not old enough.
+        let mut found: Vec<(Uuid, Vec<u8>)> = vec![];
+        let mut seen = 0usize;
+        // Where this batch stopped, when it did before the end.
+        let mut stop: Option<(Vec<u8>, bool)> = None;
+        let mut from = match self.cursor(project, T::feed) {
+            Some((k, true)) => Bound::Included(k),
+            Some((k, false)) => Bound::Excluded(k),
+            None => Bound::Included(p.0.clone()),
+        };
+        let end = key_range(&p.0, (Bound::Unbounded, Bound::Unbounded)).1;
+        'users: loop {
+            for kv in feed.range::<Vec<u8>, _>((from.clone(), end.clone())) {
+                let (k, v) = kv?;
+                if seen >= max * SCAN_FACTOR {
+                    stop = Some((k.to_vec(), true));
+                    break 'users;
+                }
+                seen += 1;
+                if k.len() != 48 {
+                    continue;
+                }
+                let u = uuid_at(&k, 16);
+                if k[32..48] >= floor[..] {
+                    // Newer entries of this user follow: on to the next user.
+                    let mut next = Key::new().id(project).id(&u).0;
+                    next.extend_from_slice(&[0xff; 16]);
+                    from = Bound::Excluded(next);
+                    continue 'users;
+                }
+                if !v.is_empty() {
+                    found.push((u, k.to_vec()));
+                    if found.len() >= max {
+                        stop = Some((k.to_vec(), false));
+                        break 'users;
+                    }
+                }
+            }
+            break;
+        }
+        let more = stop.is_some();
+        self.sweep_stopped(project, T::feed, stop);
+        if found.is_empty() {
+            return Ok(PurgeReport {
+                more,
+                ..Default::default()
+            });
+        }
+        let keys: Vec<Vec<u8>> = found
+            .iter()
+            .map(|(u, _)| feed_lock_key(project, u))
+            .collect();
+        let _feeds = self.lock_feeds(keys.iter().map(|k| k.as_slice()));
+        let mut w = Writes::new();
+        let mut report = PurgeReport::default();
+        let mut removed: HashMap<Uuid, FeedCounts> = HashMap::new();
+        for (u, k) in &found {
+            // Read again under the lock: the entry may have changed since.
+            let Some(v) = feed.get(k)? else { continue };
+            let Some(&flags) = v.first() else { continue };
+            count_delta(removed.entry(*u).or_default(), flags, 1);
+            w.del(T::feed, k);
+            report.feed_entries += 1;
+            report.bytes += (k.len() + v.len()) as u64;
+            let nid = notification_of(&tail_id(k));
+            if self.notif_rec(project, &nid)?.is_some() {
+                w.put(T::feed, recipient_marker(project, u, &nid), b"");
+            }
+        }
+        for (u, r) in &removed {
+            self.stage_counts_down(&mut w, project, u, *r)?;
+        }
+        let res = self.commit(w);
+        for u in removed.keys() {
+            self.forget_feed_page(project, u);
+        }
+        res?;
+        report.more = more;
+        Ok(report)
+    }
+
+    /// Live-feed events written before `before`, except each user's latest
+    /// (it holds the feed's counts and `seq`). A client resuming from an
+    /// event that is gone is told to reload (`events_between` → `None`).
+    fn purge_events(&self, project: &Uuid, before: Timestamp, max: usize) -> Result<PurgeReport> {
+        if !self.sweep_due(project, T::events, before) {
+            return Ok(PurgeReport::default());
+        }
+        let events = self.tree(T::events);
+        let p = Key::new().id(project);
+        let cutoff = before.millis().max(0) as u64;
+        let mut doomed: Vec<(Vec<u8>, usize)> = vec![];
+        let mut seen = 0usize;
+        let mut stop: Option<(Vec<u8>, bool)> = None;
+        let mut from = match self.cursor(project, T::events) {
+            Some((k, true)) => Bound::Included(k),
+            Some((k, false)) => Bound::Excluded(k),
+            None => Bound::Included(p.0.clone()),
+        };
+        let end = key_range(&p.0, (Bound::Unbounded, Bound::Unbounded)).1;
+        // The old events of the current user seen so far: all but the last
+        // go once another event of theirs follows.
+        let mut run: Vec<(Vec<u8>, usize)> = vec![];
+        let mut user: Option<Uuid> = None;
+        'users: loop {
+            for kv in events.range::<Vec<u8>, _>((from.clone(), end.clone())) {
+                let (k, v) = kv?;
+                if k.len() != 40 || v.len() < 8 {
+                    continue;
+                }
+                let u = uuid_at(&k, 16);
+                if seen >= max * SCAN_FACTOR || doomed.len() + run.len() >= max {
+                    // Stop here, this key next: the old events seen of its
+                    // user have a successor (it); another user's last one
+                    // may be that user's latest and stays.
+                    if user != Some(u) {
+                        run.pop();
+                    }
+                    doomed.append(&mut run);
+                    stop = Some((k.to_vec(), true));
+                    break 'users;
+                }
+                seen += 1;
+                if user != Some(u) {
+                    // A new user: the previous one's last old event was its latest.
+                    run.pop();
+                    doomed.append(&mut run);
+                    user = Some(u);
+                }
+                if be_u64(&v[..8]) >= cutoff {
+                    // Every old event seen of this user has a newer one after it.
+                    doomed.append(&mut run);
+                    let mut next = Key::new().id(project).id(&u).0;
+                    next.extend_from_slice(&[0xff; 8]);
+                    from = Bound::Excluded(next);
+                    user = None;
+                    continue 'users;
+                }
+                run.push((k.to_vec(), k.len() + v.len()));
+            }
+            run.pop();
+            doomed.append(&mut run);
+            break;
+        }
+        let mut report = PurgeReport {
+            more: stop.is_some(),
+            ..Default::default()
+        };
+        self.sweep_stopped(project, T::events, stop);
+        if doomed.is_empty() {
+            return Ok(report);
+        }
+        let mut w = Writes::new();
+        for (k, n) in doomed {
+            w.del(T::events, k);
+            report.events += 1;
+            report.bytes += n as u64;
+        }
+        self.commit(w)?;
+        Ok(report)
+    }
+
+    /// Processed runs created before `before` whose notifications are all
+    /// gone, with their pending counters and index chunks.
+    fn purge_runs(&self, project: &Uuid, before: Timestamp, max: usize) -> Result<PurgeReport> {
+        let floor = id_floor(before);
+        let p = Key::new().id(project);
+        let (mut lo, hi) = key_range(&p.0, (Bound::Unbounded, Bound::Excluded(&floor[..])));
+        match self.cursor(project, T::flow_runs) {
+            Some((k, true)) => lo = Bound::Included(k),
+            Some((k, false)) => lo = Bound::Excluded(k),
+            None => {}
+        }
+        let mut report = PurgeReport::default();
+        let mut gone: Vec<(Uuid, Vec<u8>)> = vec![];
+        let mut stop = None;
+        for (seen, kv) in self
+            .tree(T::flow_runs)
+            .range::<Vec<u8>, _>((lo, hi))
+            .enumerate()
+        {
+            let (k, _) = kv?;
+            if seen >= max * SCAN_FACTOR || gone.len() >= max {
+                stop = Some((k.to_vec(), true));
+                break;
+            }
+            if k.len() != 32 {
+                continue;
+            }
+            let run = uuid_at(&k, 16);
+            let active = Key::new().id(&run).id(project);
+            if self.tree(T::runs_active).contains_key(&active)?
+                || self.run_has_notifications(project, &run)?
+            {
+                continue;
+            }
+            gone.push((run, k.to_vec()));
+        }
+        report.more = stop.is_some();
+        self.set_cursor(project, T::flow_runs, stop);
+        if gone.is_empty() {
+            return Ok(report);
+        }
+        let locks: Vec<Vec<u8>> = gone.iter().map(|(r, _)| run_lock_key(project, r)).collect();
+        let _runs = self.lock_runs(locks.iter().map(|k| k.as_slice()));
+        let mut w = Writes::new();
+        for (run, k) in &gone {
+            // Read again under the run's lock: still processed?
+            let active = Key::new().id(run).id(project);
+            if self.tree(T::runs_active).contains_key(&active)? {
+                continue;
+            }
+            if let Some(v) = self.tree(T::flow_runs).get(k)? {
+                report.bytes += (k.len() + v.len()) as u64;
+            }
+            w.del(T::flow_runs, k);
+            w.del(T::run_pending, k);
+            for kv in self.tree(T::run_index).scan_prefix(run_index(project, run)) {
+                let (ck, cv) = kv?;
+                report.bytes += (ck.len() + cv.len()) as u64;
+                w.del(T::run_index, ck);
+            }
+            report.runs += 1;
+        }
+        self.commit(w)?;
+        Ok(report)
+    }
+
+    /// Whether a notification listed in the run's index still exists.
+    fn run_has_notifications(&self, project: &Uuid, run: &Uuid) -> Result<bool> {
+        for kv in self.tree(T::run_index).scan_prefix(run_index(project, run)) {
+            let (_, v) = kv?;
+            for c in v.chunks_exact(16) {
+                let id = Uuid::from_slice(c).map_err(|e| Error::internal(e.to_string()))?;
+                if self.notif_rec(project, &id)?.is_some() {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// When the project's oldest notification was created: the first key of
+    /// its notifications (ids, and groups' id prefixes, begin with the time).
+    pub fn oldest_notification(&self, project: &Uuid) -> Result<Option<Timestamp>> {
+        let Some(kv) = self
+            .tree(T::notifications)
+            .scan_prefix(Key::new().id(project))
+            .next()
+        else {
+            return Ok(None);
+        };
+        let (k, _) = kv?;
+        if k.len() < 22 {
+            return Ok(None);
+        }
+        let mut id = [0u8; 16];
+        id[..6].copy_from_slice(&k[16..22]);
+        Ok(Some(Timestamp::of_id(&Uuid::from_bytes(id))))
+    }
+
+    // ------------------------------------------------------------ erasure
+
+    /// Deletes the user and records their erasure in one durable commit. The
+    /// user's feed keys (entries and recipient markers, one or more per
+    /// notification of theirs) stay: they are the erasure's list of work.
+    pub fn start_erasure(&self, project: &Uuid, ext: &str) -> Result<Erasure> {
+        let id = Uuid::now_v7();
+        let mut job = None;
+        self.delete_user_with(project, ext, |w, user| {
+            w.ops.retain(|(t, _, _)| *t != T::feed);
+            let e = Erasure {
+                id,
+                project: *project,
+                user_id: user.id,
+                status: ErasureStatus::Running,
+                notifications_removed: 0,
+                created_at: Timestamp::of_id(&id),
+                completed_at: None,
+            };
+            w.put_rec(T::erasures, Key::new().id(project).id(&id), &e);
+            job = Some(e);
+            Ok(())
+        })?;
+        job.ok_or_else(|| Error::internal("erasure not recorded"))
+    }
+
+    pub fn erasure(&self, project: &Uuid, id: &Uuid) -> Result<Option<Erasure>> {
+        self.get_rec(T::erasures, Key::new().id(project).id(id).as_ref())
+    }
+
+    pub fn running_erasures(&self) -> Result<Vec<Erasure>> {
+        let mut out = vec![];
+        for kv in self.tree(T::erasures).iter() {
+            let (_, v) = kv?;
+            let e: Erasure = super::codec::dec(&v)?;
+            if e.status == ErasureStatus::Running {
+                out.push(e);
+            }
+        }
+        Ok(out)
+    }
+
+    /// One step of an erasure: up to `max` of the user's settled
+    /// notifications removed, with the job's progress, in one durable
+    /// commit; the job is complete once the user's feed keys are all gone.
+    pub fn erase_step(&self, project: &Uuid, id: &Uuid, max: usize) -> Result<Erasure> {
+        let max = max.max(1);
+        let _removals = self.removals();
+        let mut job = self
+            .erasure(project, id)?
+            .ok_or_else(|| Error::not_found("erasure", id))?;
+        if job.status == ErasureStatus::Complete {
+            return Ok(job);
+        }
+        let up = Key::new().id(project).id(&job.user_id);
+        // The user's notifications, each with its feed keys.
+        let mut nids: Vec<(Uuid, Vec<Vec<u8>>)> = vec![];
+        let mut seen = 0usize;
+        for kv in self.tree(T::feed).scan_prefix(&up) {
+            let (k, _) = kv?;
+            seen += 1;
+            if k.len() != 48 {
+                continue;
+            }
+            let nid = notification_of(&tail_id(&k));
+            match nids.last_mut() {
+                Some((n, keys)) if *n == nid => keys.push(k.to_vec()),
+                _ => {
+                    if nids.len() >= max || seen > max * SCAN_FACTOR {
+                        break;
+                    }
+                    nids.push((nid, vec![k.to_vec()]));
+                }
+            }
+        }
+        let mut w = Writes::new();
+        if nids.is_empty() {
+            job.status = ErasureStatus::Complete;
+            job.completed_at = Some(Timestamp::now());
+            w.put_rec(T::erasures, Key::new().id(project).id(id), &job);
+            self.commit_durable(w)?;
+            return Ok(job);
+        }
+        let mut removal = Removal::new(self, *project);
+        for (nid, keys) in &nids {
+            match self.notif_rec(project, nid)? {
+                // Still pending (its deliveries to a deleted user settle
+                // soon): a later step takes it.
+                Some(r) if !r.n.processed || !r.d.iter().all(|d| d.status.is_final()) => {}
+                Some(r) => removal.remove(&r)?,
+                // Gone already (purged): only its feed keys are left.
+                None => {
+                    for k in keys {
+                        removal.w.del(T::feed, k);
+                    }
+                }
+            }
+        }
+        let (mut rw, report, _) = removal.finish(false)?;
+        job.notifications_removed += report.notifications;
+        rw.put_rec(T::erasures, Key::new().id(project).id(id), &job);
+        w.append(rw);
+        self.commit_durable(w)?;
+        Ok(job)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An id made at `ms` (a UUIDv7 layout, the rest random).
+    fn id_at(ms: i64) -> Uuid {
+        let mut b = *Uuid::now_v7().as_bytes();
+        b[..6].copy_from_slice(&(ms as u64).to_be_bytes()[2..8]);
+        Uuid::from_bytes(b)
+    }
+
+    /// Batches far smaller than the data still cover it all: each goes on
+    /// where the last stopped (its scan budget or its bound), every user's
+    /// old feed entries and events go, and each user's latest event stays.
+    #[test]
+    fn small_batches_cover_every_user_and_keep_each_latest_event() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let now = Timestamp::now().millis();
+        let old = now - 3_600_000;
+        let users: Vec<Uuid> = (0..40).map(|_| Uuid::now_v7()).collect();
+        let mut w = Writes::new();
+        for (i, u) in users.iter().enumerate() {
+            for seq in 1..=5u64 {
+                // the first 3 events old, then (for even users) 2 recent ones
+                let at = if seq <= 3 || i % 2 == 1 { old } else { now };
+                let mut v = (at as u64).to_be_bytes().to_vec();
+                v.extend_from_slice(&[0u8; 16]);
+                w.put(T::events, Key::new().id(&p).id(u).u64(seq), v);
+                w.put(
+                    T::feed,
+                    Key::new().id(&p).id(u).id(&id_at(old + seq as i64)),
+                    [0u8; 33],
+                );
+            }
+            // a recent entry stays
+            w.put(T::feed, Key::new().id(&p).id(u).id(&id_at(now)), [0u8; 33]);
+        }
+        store.commit(w).unwrap();
+        let cut = PurgeCutoffs {
+            notifications: Timestamp::from_millis(now - 60_000),
+            feed: Timestamp::from_millis(now - 60_000),
+        };
+        let mut total = PurgeReport::default();
+        for _ in 0..1000 {
+            let r = store.purge(&p, &cut, 3).unwrap();
+            total.add(&r);
+            if !r.more {
+                break;
+            }
+        }
+        assert_eq!(total.feed_entries, 40 * 5);
+        // odd users: 4 of 5 old events (the 5th is the latest); even: 3
+        assert_eq!(total.events, 20 * 4 + 20 * 3);
+        for (i, u) in users.iter().enumerate() {
+            let ev: Vec<u64> = store
+                .tree(T::events)
+                .scan_prefix(Key::new().id(&p).id(u))
+                .map(|kv| be_u64(&kv.unwrap().0[32..40]))
+                .collect();
+            assert_eq!(
+                ev,
+                if i % 2 == 1 { vec![5] } else { vec![4, 5] },
+                "user {i}"
+            );
+            let feed = store
+                .tree(T::feed)
+                .scan_prefix(Key::new().id(&p).id(u))
+                .count();
+            assert_eq!(feed, 1, "user {i}");
+        }
+    }
+
+    #[test]
+    fn the_id_floor_sorts_below_every_later_id_and_above_every_earlier_one() {
+        let before = Uuid::now_v7();
+        std::thread::sleep(std::time::Duration::from_millis(3));
+        let t = Timestamp::now();
+        std::thread::sleep(std::time::Duration::from_millis(3));
+        let after = Uuid::now_v7();
+        let f = id_floor(t);
+        assert!(before.as_bytes()[..] < f[..]);
+        assert!(after.as_bytes()[..] > f[..]);
+    }
+}
