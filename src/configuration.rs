@@ -48,6 +48,8 @@ pub struct Settings {
     pub egress_allow: Vec<String>,
     /// Turns the egress guard off: every destination is allowed.
     pub allow_private_destinations: bool,
+    /// Seconds an outbound event is retried before its endpoint is disabled.
+    pub event_retry_horizon: u64,
 }
 
 /// Default of `min_free_space`: 64 MiB.
@@ -121,6 +123,7 @@ impl Default for Settings {
             secret_key_file: None,
             egress_allow: vec![],
             allow_private_destinations: false,
+            event_retry_horizon: herald_actors::events::DEFAULT_RETRY_HORIZON.as_secs(),
         }
     }
 }

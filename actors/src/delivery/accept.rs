@@ -508,11 +508,13 @@ impl<'a> Stager<'a> {
             created_at: now,
             updated_at: now,
         };
+        let trace = crate::trace::accepted(&run.flow, &run.id, user, prefs, &deliveries, now);
         Ok(StagedNotification {
             n,
             deliveries,
             to_feed,
             pending,
+            trace,
         })
     }
 }

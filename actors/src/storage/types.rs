@@ -67,6 +67,8 @@ pub struct StagedNotification {
     pub to_feed: Vec<(usize, String)>,
     /// Some delivery waits in the queue.
     pub pending: bool,
+    /// The decisions that staged it (`crate::trace`), stored with it.
+    pub trace: Vec<crate::trace::TraceEntry>,
 }
 
 /// A user a run creates, changes or only names (its actor), as the run was

@@ -16,6 +16,7 @@
 
 pub mod backup;
 pub mod codec;
+mod events;
 mod feed;
 mod flusher;
 pub mod health;
@@ -27,6 +28,7 @@ mod records;
 mod repos;
 mod runs;
 pub mod secrets;
+mod trace;
 mod users;
 
 pub use crate::delivery::frames::feed_frame;
@@ -104,6 +106,11 @@ spaces!(
     events,
     idempotency,
     push_subs,
+    hooks,
+    event_log,
+    outbox,
+    hook_attempts,
+    trace,
 );
 
 /// The open sled database. It is replaced when the store reopens after an I/O
@@ -161,6 +168,8 @@ struct Inner {
     /// startup from the configuration, read by every run.
     template_fuel: std::sync::atomic::AtomicU64,
     template_max_output: std::sync::atomic::AtomicUsize,
+    /// The enabled event endpoints per project (see `events`).
+    events: events::EventsState,
     path: PathBuf,
 }
 
@@ -512,6 +521,7 @@ impl Store {
                 feed_counts: dashmap::DashMap::new(),
                 template_fuel: crate::render::DEFAULT_FUEL.into(),
                 template_max_output: crate::render::DEFAULT_MAX_OUTPUT.into(),
+                events: Default::default(),
                 path: dir.to_path_buf(),
             }),
         };
@@ -519,6 +529,7 @@ impl Store {
             Some(k) => store.with_key(k)?,
             None => store,
         };
+        store.load_event_endpoints()?;
         store.flush()?;
         // sled's files were created with the process umask: make them private
         // too (and those of a data directory an earlier Herald wrote).
@@ -570,6 +581,7 @@ impl Store {
         self.inner.feed_counts.clear();
         *self.inner.slot.write().unwrap_or_else(|p| p.into_inner()) =
             Some(Arc::new(Handles { db, data }));
+        self.load_event_endpoints()?;
         tracing::info!("store reopened after a disk error");
         Ok(())
     }

@@ -4,11 +4,14 @@
 
 use super::Store;
 use crate::error::Result;
+use crate::events::{AttemptNext, EventAttempt, OutboxEvent, WebhookEndpoint};
+use crate::model::Timestamp;
 use crate::model::{
     Channel, ChannelType, Delivery, FeedCounts, Flow, FlowRun, Notification, Preferences, Project,
     Subscription, Topic, User, UserPatch,
 };
 use crate::storage::*;
+use crate::trace::TraceEntry;
 use std::sync::Arc;
 use std::time::Duration;
 use uuid::Uuid;
@@ -149,6 +152,22 @@ forward! { IdempotencyRepo {
     fn idempotent_response(&self, project: &Uuid, scope: &[u8]) -> Result<Option<IdempotentResponse>>;
     fn put_idempotent_response(&self, project: &Uuid, scope: &[u8], r: &IdempotentResponse) -> Result<()>;
     fn sweep_idempotency(&self, max: usize) -> Result<usize>;
+} }
+
+forward! { EventRepo {
+    fn create_event_endpoint(&self, project: &Uuid, ep: WebhookEndpoint) -> Result<(WebhookEndpoint, String)>;
+    fn event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<Option<WebhookEndpoint>>;
+    fn list_event_endpoints(&self, project: &Uuid, req: &PageReq) -> Result<Page<WebhookEndpoint>>;
+    fn update_event_endpoint(&self, project: &Uuid, id: &Uuid, f: Change<'_, WebhookEndpoint>) -> Result<WebhookEndpoint>;
+    fn delete_event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<()>;
+    fn rotate_event_secret(&self, project: &Uuid, id: &Uuid, grace: Duration) -> Result<(WebhookEndpoint, String)>;
+    fn event_secrets(&self, project: &Uuid, id: &Uuid) -> Result<Vec<String>>;
+    fn due_events(&self, now_ms: i64, limit: usize) -> Result<Vec<OutboxEvent>>;
+    fn record_event_attempts(&self, done: &[(OutboxEvent, EventAttempt, AttemptNext)]) -> Result<()>;
+    fn list_event_attempts(&self, project: &Uuid, id: &Uuid, req: &PageReq) -> Result<Page<EventAttempt>>;
+    fn replay_events(&self, project: &Uuid, id: &Uuid, since: Timestamp) -> Result<usize>;
+    fn sweep_event_logs(&self, before_ms: i64, max: usize) -> Result<usize>;
+    fn notification_trace(&self, project: &Uuid, id: &Uuid) -> Result<Vec<TraceEntry>>;
 } }
 
 forward! { Durability {
