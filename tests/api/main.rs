@@ -42,5 +42,7 @@ mod secrets_at_rest;
 mod templates_bounded;
 mod tenancy;
 mod topics;
+mod trace;
 mod users;
 mod webhook_delivery;
+mod webhook_endpoints;
