@@ -84,9 +84,11 @@ impl TraceEntry {
             ),
             "channel.missing" => format!("step {}: its channel no longer exists", a("step")),
             "attempt" => format!(
-                "step {} attempt {}: {}{}",
+                "step {} attempt {} via {} ({} ms): {}{}",
                 a("step"),
                 a("attempt"),
+                a("provider"),
+                a("latency_ms"),
                 a("result"),
                 match self.args.get("error") {
                     Some(Value::String(e)) => format!(" ({e})"),
@@ -94,9 +96,11 @@ impl TraceEntry {
                 }
             ),
             "retry.scheduled" => format!("step {}: retry scheduled at {}", a("step"), a("at")),
-            "subscription.removed" => {
-                format!("step {}: expired push subscription removed", a("step"))
-            }
+            "subscription.removed" => format!(
+                "step {}: {} expired push subscription(s) removed",
+                a("step"),
+                a("count")
+            ),
             "delivery.final" => format!(
                 "step {}: delivery {} after {} attempt(s)",
                 a("step"),
@@ -231,10 +235,27 @@ pub fn final_entry(d: &Delivery, now: Timestamp) -> TraceEntry {
     )
 }
 
+/// What the delivery actor saw of one provider call, beyond its outcome:
+/// kept in memory (`EventRepo::note_attempt`) until the attempt is settled,
+/// when it goes into the `attempt` entry.
+#[derive(Debug, Clone, Default)]
+pub struct AttemptNote {
+    /// The channel's provider (`webhook`, `smtp`…).
+    pub provider: String,
+    pub latency_ms: u64,
+    /// Push subscriptions the provider reported gone (and Herald removed).
+    pub subscriptions_removed: usize,
+}
+
 /// The entries of one settled attempt: the attempt (unless past
 /// `MAX_TRACED_ATTEMPTS`), the retry it scheduled or the final status.
 /// `was_attempt` is false for a skip that made no attempt.
-pub fn settled(d: &Delivery, was_attempt: bool, now: Timestamp) -> Vec<TraceEntry> {
+pub fn settled(
+    d: &Delivery,
+    was_attempt: bool,
+    note: Option<AttemptNote>,
+    now: Timestamp,
+) -> Vec<TraceEntry> {
     let mut out = vec![];
     let step = step_of(&d.id);
     if was_attempt && d.attempts <= MAX_TRACED_ATTEMPTS {
@@ -249,14 +270,17 @@ pub fn settled(d: &Delivery, was_attempt: bool, now: Timestamp) -> Vec<TraceEntr
         let provider_message_id = d
             .outcomes
             .as_ref()
-            .and_then(|o| o.get("message_id").or_else(|| o.get("provider_message_id")))
+            .and_then(|o| o.get(0).unwrap_or(o).get("message_id"))
             .cloned();
+        let note = note.clone().unwrap_or_default();
         out.push(entry(
             now,
             "attempt",
             serde_json::json!({"step": step, "delivery_id": d.id,
                 "channel_type": d.channel_type, "channel_id": d.channel_id,
                 "attempt": d.attempts, "result": result,
+                "provider": (!note.provider.is_empty()).then_some(&note.provider),
+                "latency_ms": note.latency_ms,
                 "error_code": d.error.as_ref().map(|e| &e.code),
                 "error": d.error.as_ref().map(|e| &e.message),
                 "provider_message_id": provider_message_id}),
@@ -269,17 +293,15 @@ pub fn settled(d: &Delivery, was_attempt: bool, now: Timestamp) -> Vec<TraceEntr
             ));
         }
     }
+    let removed = note.as_ref().map_or(0, |n| n.subscriptions_removed);
+    if removed > 0 {
+        out.push(entry(
+            now,
+            "subscription.removed",
+            serde_json::json!({"step": step, "delivery_id": d.id, "count": removed}),
+        ));
+    }
     if d.status.is_final() {
-        if d.error
-            .as_ref()
-            .is_some_and(|e| e.code == "subscription_expired")
-        {
-            out.push(entry(
-                now,
-                "subscription.removed",
-                serde_json::json!({"step": step, "delivery_id": d.id}),
-            ));
-        }
         out.push(final_entry(d, now));
     }
     out

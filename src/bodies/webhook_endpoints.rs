@@ -274,7 +274,7 @@ pub struct ReplayResult {
 /// One decision of a notification's trace.
 #[derive(Serialize, ToSchema)]
 pub struct TraceEntryView {
-    /// The decision's arguments (see docs/API.md, "Decision trace").
+    /// The decision's arguments, which depend on its code.
     #[schema(value_type = Object)]
     pub args: Map<String, Value>,
     #[schema(value_type = DateTime<Utc>)]

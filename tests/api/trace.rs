@@ -138,7 +138,11 @@ async fn traces_explain_sent_skipped_failed_and_retried_notifications_after_a_re
         entry(&t, "preference.allowed")["args"]["key"],
         json!("default")
     );
-    assert_eq!(entry(&t, "attempt")["args"]["result"], json!("sent"));
+    let attempt = entry(&t, "attempt");
+    assert_eq!(attempt["args"]["result"], json!("sent"), "{t}");
+    assert_eq!(attempt["args"]["provider"], json!("webhook"), "{t}");
+    assert!(attempt["args"]["latency_ms"].is_u64(), "{t}");
+    assert_eq!(attempt["args"]["delivery_id"], deliveries(&sent)[0]["id"]);
     assert_eq!(entry(&t, "delivery.final")["args"]["status"], json!("sent"));
     assert_eq!(
         entry(&t, "recipient.resolved")["args"]["external_id"],

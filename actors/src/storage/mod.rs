@@ -25,7 +25,7 @@ use crate::model::{
     Channel, ChannelType, Delivery, FeedCounts, Flow, FlowRun, Notification, Preferences, Project,
     Subscription, Topic, User, UserPatch,
 };
-use crate::trace::TraceEntry;
+use crate::trace::{AttemptNote, TraceEntry};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -358,6 +358,9 @@ pub trait EventRepo {
     fn sweep_event_logs(&self, before_ms: i64, max: usize) -> Result<usize>;
     /// The decision trace of a notification, in order (`crate::trace`).
     fn notification_trace(&self, project: &Uuid, id: &Uuid) -> Result<Vec<TraceEntry>>;
+    /// Remembers (in memory) what an attempt of a delivery saw beyond its
+    /// outcome, for the trace entry its settle writes.
+    fn note_attempt(&self, delivery: &Uuid, note: AttemptNote);
 }
 
 /// A future a durability wait returns.

@@ -28,6 +28,7 @@ use crate::events::{
 };
 use crate::model::{Delivery, DeliveryStatus, Notification, PushSubscription, Timestamp};
 use crate::storage::{Page, PageReq};
+use crate::trace::AttemptNote;
 use dashmap::DashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -47,7 +48,14 @@ pub(crate) struct EventsState {
     any: AtomicBool,
     /// The last `seq` handed out.
     seq: AtomicU64,
+    /// Attempts made but not settled yet, by delivery (see `note_attempt`).
+    notes: DashMap<Uuid, AttemptNote>,
 }
+
+/// Attempt notes kept at most: a note is taken when its attempt settles, so
+/// only notes of attempts whose settle failed linger; past this many, all go
+/// (a trace then lacks a provider and latency, nothing else).
+const MAX_NOTES: usize = 100_000;
 
 impl EventsState {
     /// A new `seq`: the current time in microseconds, or one more than the
@@ -360,6 +368,20 @@ impl Store {
             DeliveryStatus::Pending => return,
         };
         self.stage_outbound(w, project, t, &d.id, || d.view());
+    }
+
+    /// Remembers what the delivery actor saw of an attempt, for its trace entry.
+    pub fn note_attempt(&self, delivery: &Uuid, note: AttemptNote) {
+        let notes = &self.inner.events.notes;
+        if notes.len() >= MAX_NOTES {
+            notes.clear();
+        }
+        notes.insert(*delivery, note);
+    }
+
+    /// Takes the note of a delivery's attempt being settled.
+    pub(crate) fn take_attempt_note(&self, delivery: &Uuid) -> Option<AttemptNote> {
+        self.inner.events.notes.remove(delivery).map(|(_, n)| n)
     }
 
     /// A new sequence number (event log, outbox, trace keys).

@@ -11,7 +11,7 @@ use crate::model::{
     Subscription, Topic, User, UserPatch,
 };
 use crate::storage::*;
-use crate::trace::TraceEntry;
+use crate::trace::{AttemptNote, TraceEntry};
 use std::sync::Arc;
 use std::time::Duration;
 use uuid::Uuid;
@@ -168,6 +168,7 @@ forward! { EventRepo {
     fn replay_events(&self, project: &Uuid, id: &Uuid, since: Timestamp) -> Result<usize>;
     fn sweep_event_logs(&self, before_ms: i64, max: usize) -> Result<usize>;
     fn notification_trace(&self, project: &Uuid, id: &Uuid) -> Result<Vec<TraceEntry>>;
+    fn note_attempt(&self, delivery: &Uuid, note: AttemptNote);
 } }
 
 forward! { Durability {

@@ -782,7 +782,8 @@ impl Store {
                 );
             }
             self.stage_delivery_event(w, &q.project, d);
-            traces[ri].extend(crate::trace::settled(d, was_attempt, now));
+            let note = self.take_attempt_note(&d.id);
+            traces[ri].extend(crate::trace::settled(d, was_attempt, note, now));
             written.push(d.clone());
             touched[ri] = true;
         }
