@@ -597,3 +597,65 @@ async fn kill9_between_commit_and_send_loses_no_event() {
     }
     drop(app);
 }
+
+/// Feed entries: a read, a click, an archive and `seen_all` each send their
+/// event, after the entry's `delivery.sent`, in order.
+#[tokio::test]
+async fn feed_entry_changes_send_their_events_in_order() {
+    let app = TestApp::spawn();
+    let rx = Receiver::start(0).await;
+    let (_, secret) = create_endpoint(
+        &app,
+        json!({"url": rx.url(), "event_types": [
+            "delivery.sent", "feed_entry.seen", "feed_entry.read",
+            "feed_entry.clicked", "feed_entry.archived"]}),
+    )
+    .await;
+    let inbox = in_app_channel(&app).await;
+    let flow = active_flow(&app, "fe", json!([channel_step(&inbox, None, "Hi")])).await;
+    let ext = new_ext("fe");
+    app.create_user_as(&ext, json!({})).await;
+    let mut ids = vec![];
+    for _ in 0..2 {
+        let (_, n) = run_one(
+            &app,
+            &s(&flow["id"]),
+            json!({"recipients": [{"external_id": ext}]}),
+        )
+        .await;
+        ids.push(s(&deliveries(&n)[0]["id"]));
+    }
+    let (first, second) = (&ids[0], &ids[1]);
+    for action in ["read", "clicked", "archive"] {
+        app.user(POST, &format!("/user/v1/feed/{first}/{action}"), &ext)
+            .go()
+            .await
+            .ok(200);
+    }
+    app.user(POST, "/user/v1/feed/seen_all", &ext)
+        .go()
+        .await
+        .ok(200);
+    let got = wait_for(&rx, "the feed events", |g| {
+        has(g, "feed_entry.archived", first) && has(g, "feed_entry.seen", second)
+    })
+    .await;
+    let of = |id: &str| -> Vec<String> {
+        got.iter()
+            .filter(|g| g.json()["data"]["id"] == json!(id))
+            .map(|g| g.event_type())
+            .collect()
+    };
+    assert_eq!(
+        of(first),
+        [
+            "delivery.sent",
+            "feed_entry.seen",
+            "feed_entry.read",
+            "feed_entry.clicked",
+            "feed_entry.archived"
+        ]
+    );
+    assert_eq!(of(second), ["delivery.sent", "feed_entry.seen"]);
+    assert!(got.iter().all(|g| verifies(g, &secret)));
+}
