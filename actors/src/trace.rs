@@ -311,3 +311,63 @@ pub fn settled(
 pub fn processed(now: Timestamp) -> TraceEntry {
     entry(now, "notification.processed", serde_json::json!({}))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ChannelType, FlowPreference};
+
+    /// The most specific setting decides, and says which it was.
+    #[test]
+    fn the_deciding_preference_is_named() {
+        let mut p = Preferences::default();
+        assert_eq!(
+            preference_key(&p, "f", ChannelType::Chat),
+            ("default", true)
+        );
+        p.channel_types.insert(ChannelType::Chat, true);
+        assert_eq!(
+            preference_key(&p, "f", ChannelType::Chat),
+            ("channel_type", true)
+        );
+        let mut fp = FlowPreference::default();
+        fp.channel_types.insert(ChannelType::Chat, false);
+        p.flows.insert("f".into(), fp);
+        assert_eq!(
+            preference_key(&p, "f", ChannelType::Chat),
+            ("flow_channel", false)
+        );
+        p.flows.get_mut("f").unwrap().enabled = Some(false);
+        assert_eq!(preference_key(&p, "f", ChannelType::Chat), ("flow", false));
+        p.channel_types.insert(ChannelType::Chat, false);
+        assert_eq!(
+            preference_key(&p, "g", ChannelType::Chat),
+            ("channel_type", false)
+        );
+        // the key agrees with the rule deliveries follow
+        for h in ["f", "g"] {
+            assert_eq!(
+                preference_key(&p, h, ChannelType::Chat).1,
+                p.allows(h, ChannelType::Chat)
+            );
+        }
+    }
+
+    /// Messages are made from the code and arguments; unknown codes read as
+    /// themselves.
+    #[test]
+    fn messages_are_made_at_read_time() {
+        let e = entry(
+            Timestamp::from_millis(0),
+            "preference.skipped",
+            serde_json::json!({"step": 1, "channel_type": "chat", "key": "flow"}),
+        );
+        assert_eq!(e.message(), "step 1: chat skipped by preference flow");
+        let e = entry(
+            Timestamp::from_millis(0),
+            "later.code",
+            serde_json::json!({}),
+        );
+        assert_eq!(e.message(), "later.code");
+    }
+}
