@@ -659,3 +659,75 @@ async fn feed_entry_changes_send_their_events_in_order() {
     assert_eq!(of(second), ["delivery.sent", "feed_entry.seen"]);
     assert!(got.iter().all(|g| verifies(g, &secret)));
 }
+
+/// A push service answering 410 removes the subscription: the endpoint
+/// gets `push_subscription.removed` and the delivery's `delivery.failed`,
+/// and the notification's trace records the removal.
+#[tokio::test]
+async fn a_gone_push_subscription_sends_its_removal() {
+    use crate::providers_support::{active_channel, subscribe, Subscriber};
+    let ps = mock_server().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(wiremock::ResponseTemplate::new(410))
+        .mount(&ps)
+        .await;
+    let app = TestApp::spawn();
+    let rx = Receiver::start(0).await;
+    create_endpoint(
+        &app,
+        json!({"url": rx.url(), "event_types": ["push_subscription.removed", "delivery.failed"]}),
+    )
+    .await;
+    let ch = active_channel(
+        &app,
+        "web_push",
+        "web_push",
+        json!({"subject": "mailto:ops@herald.test"}),
+    )
+    .await;
+    let cid = s(&ch["id"]);
+    let flow = active_flow(&app, "wp", json!([channel_step(&cid, Some("S"), "B")])).await;
+    let (ext, _) = app.create_user("gone", json!({})).await;
+    let gone = format!("{}/gone/{}", ps.uri(), random_hex());
+    subscribe(
+        &app,
+        &ext,
+        &cid,
+        json!({"identifier": gone, "keys": Subscriber::new().keys()}),
+    )
+    .await
+    .ok(201);
+    let (_, n) = run_one(
+        &app,
+        &s(&flow["id"]),
+        json!({"recipients": [{"external_id": ext}]}),
+    )
+    .await;
+    let did = s(&deliveries(&n)[0]["id"]);
+    let got = wait_for(&rx, "the removal and the failure", |g| {
+        has(g, "delivery.failed", &did)
+            && g.iter()
+                .any(|x| x.event_type() == "push_subscription.removed")
+    })
+    .await;
+    let removed = got
+        .iter()
+        .find(|g| g.event_type() == "push_subscription.removed")
+        .unwrap()
+        .json();
+    assert_eq!(removed["data"]["identifier"], json!(gone), "{removed}");
+    assert_eq!(removed["data"]["channel_id"], json!(cid), "{removed}");
+    let t = app
+        .admin(GET, &format!("{A}/notifications/{}/trace", s(&n["id"])))
+        .go()
+        .await
+        .ok(200);
+    let e = t["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["code"] == json!("subscription.removed"))
+        .unwrap_or_else(|| panic!("no subscription.removed in {t}"))
+        .clone();
+    assert_eq!(e["args"]["count"], json!(1), "{t}");
+}
