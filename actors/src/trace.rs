@@ -36,7 +36,10 @@ pub struct TraceEntry {
     pub args: Map<String, Value>,
 }
 
-fn entry(at: Timestamp, code: &str, args: Value) -> TraceEntry {
+/// An entry: a code and its arguments (a JSON object). The steps that decide
+/// beyond channels and preferences (conditions, batches, throttles, send
+/// windows) add theirs with it, under the codes the module doc reserves.
+pub fn entry(at: Timestamp, code: &str, args: Value) -> TraceEntry {
     TraceEntry {
         at,
         code: code.to_string(),
