@@ -110,6 +110,14 @@ pub fn parse_event_types(
     v: &mut Validator,
 ) -> Option<Vec<EventType>> {
     let list = given?;
+    if list.is_empty() {
+        v.push(
+            field,
+            "length",
+            "must name at least one event type (or \"*\" for every type)",
+        );
+        return None;
+    }
     if list.iter().any(|s| s == "*") {
         if list.len() > 1 {
             v.push(
@@ -280,6 +288,11 @@ mod tests {
         assert_eq!(got, Some(vec![EventType::DeliverySent]));
         assert_eq!(v.fields.len(), 1);
         assert_eq!(v.fields[0].field, "event_types.1");
+        parse_event_types(Some(&[]), "event_types", &mut v);
+        assert_eq!(
+            (v.fields[1].field.as_str(), v.fields[1].reason),
+            ("event_types", "length")
+        );
         let m = EventMask::of(Some(&[EventType::DeliverySent]));
         assert!(m.wants(EventType::DeliverySent) && !m.wants(EventType::DeliveryFailed));
         assert!(EventMask::ALL.wants(EventType::PushSubscriptionRemoved));

@@ -278,6 +278,12 @@ async fn endpoints_are_created_read_changed_and_deleted_without_showing_the_secr
     let r = app.admin(POST, E).json(&json!({})).go().await;
     assert_validation(&r, &[("url", "required")]);
     let r = app
+        .admin(POST, E)
+        .json(&json!({"url": "https://example.com/e", "event_types": []}))
+        .go()
+        .await;
+    assert_validation(&r, &[("event_types", "length")]);
+    let r = app
         .admin(POST, &format!("{E}/{id}/replay"))
         .json(&json!({"since": "yesterday"}))
         .go()
