@@ -737,3 +737,70 @@ async fn a_gone_push_subscription_sends_its_removal() {
         .clone();
     assert_eq!(e["args"]["count"], json!(1), "{t}");
 }
+
+/// An endpoint that never answers holds only its own events back: another
+/// endpoint's attempt is sent and recorded while the hanging one has not
+/// even finished its first attempt (which waits for the 10 s timeout).
+#[tokio::test]
+async fn a_hanging_endpoint_does_not_hold_the_others_back() {
+    let app = TestApp::spawn();
+    // accepts connections and reads, never answers
+    let hang = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hang_url = format!("http://{}/events", hang.local_addr().unwrap());
+    let holder = tokio::spawn(async move {
+        let mut held = vec![];
+        while let Ok((sock, _)) = hang.accept().await {
+            held.push(sock);
+        }
+    });
+    let (hung, _) = create_endpoint(
+        &app,
+        json!({"url": hang_url, "event_types": ["flow_run.accepted"]}),
+    )
+    .await;
+    let rx = Receiver::start(0).await;
+    let (good, _) = create_endpoint(
+        &app,
+        json!({"url": rx.url(), "event_types": ["flow_run.accepted"]}),
+    )
+    .await;
+    let hook = mock_server().await;
+    mock_always(&hook, 200).await;
+    let flow = chat_flow(&app, &hook_url(&hook)).await;
+    let ext = new_ext("hang");
+    app.create_user_as(&ext, json!({})).await;
+    let (run, _) = run_one(
+        &app,
+        &s(&flow["id"]),
+        json!({"recipients": [{"external_id": ext}]}),
+    )
+    .await;
+    wait_for(&rx, "the answering endpoint's event", |g| {
+        has(g, "flow_run.accepted", &s(&run["id"]))
+    })
+    .await;
+    // the answered attempt is recorded without waiting for the hanging one
+    let d = Deadline::new("the answered attempt recorded", 30);
+    loop {
+        let page = app
+            .admin(GET, &format!("{E}/{}/attempts", s(&good["id"])))
+            .go()
+            .await
+            .page();
+        if !page["items"].as_array().unwrap().is_empty() {
+            break;
+        }
+        d.tick(&page).await;
+    }
+    let page = app
+        .admin(GET, &format!("{E}/{}/attempts", s(&hung["id"])))
+        .go()
+        .await
+        .page();
+    assert_eq!(
+        page["items"].as_array().unwrap().len(),
+        0,
+        "the hanging endpoint's attempt is still waiting: {page}"
+    );
+    holder.abort();
+}

@@ -2,13 +2,16 @@
 //! POSTing each event to its endpoint, signed the Standard Webhooks way,
 //! and records every attempt (`EventRepo::record_event_attempts`).
 //!
-//! One task on the engine's first arbiter, in rounds: take up to `BATCH`
-//! due events (at most one per endpoint and resource, the oldest, so a
-//! resource's events go in order), send them with up to `CONCURRENCY` in
-//! flight, record the outcomes in one commit, repeat; when nothing is due it
-//! looks again after `IDLE`. Rounds rather than a timer per event keep the
-//! outbox the only state: a restart (or a `kill -9`) loses nothing, and an
-//! event sent but not recorded is sent again with the same `webhook-id`.
+//! One loop on the engine's first arbiter takes up to `BATCH` due events
+//! (at most one per endpoint and resource, the oldest, so a resource's
+//! events go in order) of the endpoints it is not already serving, and
+//! starts one task per endpoint: it sends that endpoint's events, at most
+//! `PER_ENDPOINT` at once, and records their outcomes in one commit. An
+//! endpoint that hangs therefore only holds its own events back (for up to
+//! the attempt timeout); the others go on. When nothing is due the loop
+//! looks again after `IDLE`. The outbox is the only state: a restart (or a
+//! `kill -9`) loses nothing, and an event sent but not recorded is sent
+//! again with the same `webhook-id`.
 //!
 //! Every request goes through the egress guard like a provider's: the
 //! client resolves through the guarded resolver and an IP-literal URL is
@@ -25,15 +28,17 @@ use crate::events::{
 };
 use crate::model::Timestamp;
 use futures_util::StreamExt;
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use uuid::Uuid;
 
-/// Due events taken per round.
+/// Due events taken per look at the outbox.
 const BATCH: usize = 512;
-/// Requests in flight at once, all endpoints together.
-const CONCURRENCY: usize = 64;
+/// Requests in flight at once to one endpoint.
+const PER_ENDPOINT: usize = 16;
+/// Endpoints served at once (their tasks).
+const MAX_BUSY: usize = 64;
 /// How long the sender waits before looking at an outbox with nothing due.
 const IDLE: Duration = Duration::from_millis(100);
 /// How often old log entries and attempts are swept.
@@ -71,8 +76,34 @@ pub(crate) fn start(engine: Engine) {
     engine.arbiter(0).spawn(async move { run(e, client).await });
 }
 
+/// The endpoints being served, `(project, endpoint)`, and the wake-up the
+/// loop waits for when one is done (so its next events need not wait `IDLE`).
+#[derive(Default)]
+struct BusySet {
+    set: Mutex<HashSet<(Uuid, Uuid)>>,
+    done: tokio::sync::Notify,
+}
+
+type Busy = Arc<BusySet>;
+
+/// Takes an endpoint off `Busy` when its task ends, however it ends.
+struct Serving(Busy, (Uuid, Uuid));
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        held(&self.0).remove(&self.1);
+        self.0.done.notify_one();
+    }
+}
+
+/// The busy set (never held across an await).
+fn held(b: &Busy) -> MutexGuard<'_, HashSet<(Uuid, Uuid)>> {
+    b.set.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 async fn run(engine: Engine, client: reqwest::Client) {
     let mut last_sweep = Instant::now();
+    let busy: Busy = Arc::default();
     while engine.is_running() {
         if last_sweep.elapsed() >= SWEEP_EVERY {
             last_sweep = Instant::now();
@@ -84,24 +115,38 @@ async fn run(engine: Engine, client: reqwest::Client) {
                 tracing::warn!(error = %e, "event log sweep failed");
             }
         }
-        match round(&engine, &client).await {
-            Ok(0) => tokio::time::sleep(IDLE).await,
+        match look(&engine, &client, &busy).await {
+            Ok(0) => {
+                tokio::select! {
+                    _ = tokio::time::sleep(IDLE) => {}
+                    _ = busy.done.notified() => {}
+                }
+            }
             Ok(_) => {}
             Err(e) => {
-                tracing::warn!(error = %e, "event sender round failed; retrying");
+                tracing::warn!(error = %e, "event sender: reading the outbox failed; retrying");
                 tokio::time::sleep(IDLE * 10).await;
             }
         }
     }
 }
 
-/// One round; how many events it attempted.
-async fn round(engine: &Engine, client: &reqwest::Client) -> crate::error::Result<usize> {
+/// One look at the outbox: starts a task for each endpoint with due events
+/// that is not being served; how many tasks it started.
+async fn look(
+    engine: &Engine,
+    client: &reqwest::Client,
+    busy: &Busy,
+) -> crate::error::Result<usize> {
+    if held(busy).len() >= MAX_BUSY {
+        return Ok(0);
+    }
     let now = Timestamp::now().millis();
-    let (due, targets) = engine
+    let skip: Vec<Uuid> = held(busy).iter().map(|(_, e)| *e).collect();
+    let (due, mut targets) = engine
         .run(move |s| {
-            let due = s.due_events(now, BATCH)?;
-            let mut targets: HashMap<(Uuid, Uuid), Arc<Target>> = HashMap::new();
+            let due = s.due_events(now, BATCH, &skip)?;
+            let mut targets: HashMap<(Uuid, Uuid), Target> = HashMap::new();
             for e in &due {
                 let k = (e.project, e.endpoint);
                 if targets.contains_key(&k) {
@@ -111,40 +156,60 @@ async fn round(engine: &Engine, client: &reqwest::Client) -> crate::error::Resul
                     let secrets = s.event_secrets(&e.project, &e.endpoint)?;
                     targets.insert(
                         k,
-                        Arc::new(Target {
+                        Target {
                             url: ep.url,
                             secrets,
-                        }),
+                        },
                     );
                 }
             }
             Ok((due, targets))
         })
         .await?;
-    let n = due.len();
-    if n == 0 {
-        return Ok(0);
+    let mut groups: HashMap<(Uuid, Uuid), Vec<OutboxEvent>> = HashMap::new();
+    for e in due {
+        groups.entry((e.project, e.endpoint)).or_default().push(e);
     }
+    let mut started = 0;
+    for (k, events) in groups {
+        let Some(target) = targets.remove(&k) else {
+            continue; // deleted meanwhile
+        };
+        if !held(busy).insert(k) {
+            continue;
+        }
+        let serving = Serving(busy.clone(), k);
+        let (engine, client) = (engine.clone(), client.clone());
+        actix::spawn(async move {
+            let _serving = serving;
+            serve(&engine, &client, target, events).await;
+        });
+        started += 1;
+    }
+    Ok(started)
+}
+
+/// Sends one endpoint's due events and records the outcomes.
+async fn serve(engine: &Engine, client: &reqwest::Client, t: Target, events: Vec<OutboxEvent>) {
     let horizon = engine.inner.config.event_retry_horizon;
     let egress = engine.egress().clone();
-    let done: Vec<(OutboxEvent, EventAttempt, AttemptNext)> = futures_util::stream::iter(due)
-        .filter_map(|e| {
-            let t = targets.get(&(e.project, e.endpoint)).cloned();
-            async move { t.map(|t| (e, t)) }
-        })
-        .map(|(e, t)| {
+    let t = &t;
+    let done: Vec<(OutboxEvent, EventAttempt, AttemptNext)> = futures_util::stream::iter(events)
+        .map(|e| {
             let egress = egress.clone();
             async move {
-                let (a, retry_after) = attempt(client, &egress, &t, &e).await;
+                let (a, retry_after) = attempt(client, &egress, t, &e).await;
                 let next = next_step(&e, &a, retry_after, horizon);
                 (e, a, next)
             }
         })
-        .buffer_unordered(CONCURRENCY)
+        .buffer_unordered(PER_ENDPOINT)
         .collect()
         .await;
-    engine.run(move |s| s.record_event_attempts(&done)).await?;
-    Ok(n)
+    if let Err(e) = engine.run(move |s| s.record_event_attempts(&done)).await {
+        // The events stay in the outbox as they were: sent again, same ids.
+        tracing::warn!(error = %e, "event sender: recording attempts failed");
+    }
 }
 
 /// POSTs one event; the attempt as recorded and the receiver's Retry-After.

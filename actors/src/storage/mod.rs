@@ -338,9 +338,10 @@ pub trait EventRepo {
     ) -> Result<(WebhookEndpoint, String)>;
     /// The secrets that sign the endpoint's events now, the current one first.
     fn event_secrets(&self, project: &Uuid, id: &Uuid) -> Result<Vec<String>>;
-    /// Due outbox entries of enabled endpoints, oldest first, at most one per
-    /// endpoint and resource (the first still waiting), at most `limit`.
-    fn due_events(&self, now_ms: i64, limit: usize) -> Result<Vec<OutboxEvent>>;
+    /// Due outbox entries of enabled endpoints other than `skip`, oldest
+    /// first, at most one per endpoint and resource (the first still
+    /// waiting), at most `limit`.
+    fn due_events(&self, now_ms: i64, limit: usize, skip: &[Uuid]) -> Result<Vec<OutboxEvent>>;
     /// Records attempts and what follows each, as one atomic change.
     fn record_event_attempts(
         &self,

@@ -554,9 +554,10 @@ impl Store {
     }
 
     /// Outbox entries due at `now_ms`, at most `limit`, oldest first, of
-    /// enabled endpoints only, and at most one per `(endpoint, resource)`:
-    /// the first one still in the outbox, so a resource's events go in order.
-    pub fn due_events(&self, now_ms: i64, limit: usize) -> Result<Vec<OutboxEvent>> {
+    /// enabled endpoints not in `skip` (the sender's busy ones), and at most
+    /// one per `(endpoint, resource)`: the first one still in the outbox, so
+    /// a resource's events go in order.
+    pub fn due_events(&self, now_ms: i64, limit: usize, skip: &[Uuid]) -> Result<Vec<OutboxEvent>> {
         let mut out = vec![];
         let st = &self.inner.events;
         if !st.any.load(Ordering::Acquire) {
@@ -574,7 +575,7 @@ impl Store {
                 .endpoints
                 .get(&project)
                 .is_some_and(|e| e.iter().any(|(id, _)| *id == endpoint));
-            if !enabled {
+            if !enabled || skip.contains(&endpoint) {
                 continue;
             }
             let rec: OutboxRec = codec::dec(&v)?;
@@ -857,7 +858,7 @@ mod tests {
         stage(&store, &p, EventType::DeliverySent, &r1);
         stage(&store, &p, EventType::DeliverySent, &r2);
         let now = Timestamp::now().millis() + 1;
-        let due = store.due_events(now, 10).unwrap();
+        let due = store.due_events(now, 10, &[]).unwrap();
         let kinds: Vec<(Uuid, EventType)> =
             due.iter().map(|e| (e.resource, e.event_type)).collect();
         assert_eq!(
@@ -880,8 +881,8 @@ mod tests {
             ])
             .unwrap();
         // r1's first event waits for its retry, and its second waits for it
-        assert!(store.due_events(now, 10).unwrap().is_empty());
-        let again = store.due_events(later, 10).unwrap();
+        assert!(store.due_events(now, 10, &[]).unwrap().is_empty());
+        let again = store.due_events(later, 10, &[]).unwrap();
         assert_eq!(again.len(), 1);
         assert_eq!((again[0].id, again[0].attempts), (first_id, 1));
         assert!(again[0].first_attempt_ms.is_some());
@@ -908,7 +909,7 @@ mod tests {
         assert!(!ep2.enabled);
         assert_eq!(ep2.disabled_reason.as_deref(), Some("gone for good"));
         assert_eq!(store.tree(T::outbox).len(), 0);
-        assert!(store.due_events(later, 10).unwrap().is_empty());
+        assert!(store.due_events(later, 10, &[]).unwrap().is_empty());
 
         store
             .update_event_endpoint(
@@ -924,7 +925,9 @@ mod tests {
             .replay_events(&p, &ep.id, Timestamp::from_millis(0))
             .unwrap();
         assert_eq!(n, 3);
-        let due = store.due_events(Timestamp::now().millis() + 1, 10).unwrap();
+        let due = store
+            .due_events(Timestamp::now().millis() + 1, 10, &[])
+            .unwrap();
         assert_eq!(due[0].id, first_id, "replay keeps the ids and the order");
     }
 

@@ -162,7 +162,7 @@ forward! { EventRepo {
     fn delete_event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<()>;
     fn rotate_event_secret(&self, project: &Uuid, id: &Uuid, grace: Duration) -> Result<(WebhookEndpoint, String)>;
     fn event_secrets(&self, project: &Uuid, id: &Uuid) -> Result<Vec<String>>;
-    fn due_events(&self, now_ms: i64, limit: usize) -> Result<Vec<OutboxEvent>>;
+    fn due_events(&self, now_ms: i64, limit: usize, skip: &[Uuid]) -> Result<Vec<OutboxEvent>>;
     fn record_event_attempts(&self, done: &[(OutboxEvent, EventAttempt, AttemptNext)]) -> Result<()>;
     fn list_event_attempts(&self, project: &Uuid, id: &Uuid, req: &PageReq) -> Result<Page<EventAttempt>>;
     fn replay_events(&self, project: &Uuid, id: &Uuid, since: Timestamp) -> Result<usize>;
