@@ -150,6 +150,16 @@ impl Store {
             st.endpoints.insert(p, Arc::new(v));
         }
         st.any.store(!st.endpoints.is_empty(), Ordering::Release);
+        // New events must sort after those still waiting even if the clock
+        // went back while Herald was down: start above the largest waiting.
+        let mut max = 0u64;
+        for kv in self.tree(T::outbox).iter() {
+            let (k, _) = kv?;
+            if let Some(b) = k.get(32..40) {
+                max = max.max(u64::from_be_bytes(b.try_into().unwrap_or([0; 8])));
+            }
+        }
+        st.seq.fetch_max(max, Ordering::AcqRel);
         Ok(())
     }
 
@@ -929,6 +939,24 @@ mod tests {
             .due_events(Timestamp::now().millis() + 1, 10, &[])
             .unwrap();
         assert_eq!(due[0].id, first_id, "replay keeps the ids and the order");
+    }
+
+    /// After a restart, new events sort after those still waiting, even
+    /// when the clock went back meanwhile.
+    #[test]
+    fn the_sequence_starts_above_the_waiting_events() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Uuid::now_v7();
+        let ahead = micros_of_millis(Timestamp::now().millis()) + 3_600_000_000;
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let (ep, _) = store.create_event_endpoint(&p, endpoint(None)).unwrap();
+            let mut w = Writes::new();
+            w.put(T::outbox, outbox_key(&p, &ep.id, ahead), b"");
+            store.commit_durable(w).unwrap();
+        }
+        let store = Store::open(dir.path()).unwrap();
+        assert!(store.next_event_seq() > ahead);
     }
 
     /// Both secrets sign after a rotation (the new one first) and neither is
