@@ -744,21 +744,42 @@ impl Store {
         Ok(n)
     }
 
-    /// Removes log entries and attempts older than `before_ms`, at most
-    /// `max`; how many it removed.
+    /// Removes log entries and attempts older than `before_ms`, and outbox
+    /// entries of endpoints that no longer exist (an event staged while its
+    /// endpoint was being deleted), at most `max`; how many it removed.
     pub fn sweep_event_logs(&self, before_ms: i64, max: usize) -> Result<usize> {
         let mut w = Writes::new();
         let mut n = 0;
+        let mut gone: Option<(Uuid, Uuid, bool)> = None;
+        for kv in self.tree(T::outbox).iter() {
+            let (k, _) = kv?;
+            if k.len() < 40 || n >= max {
+                continue;
+            }
+            let (p, e) = (super::keys::uuid_at(&k, 0), super::keys::uuid_at(&k, 16));
+            let exists = match gone {
+                Some((gp, ge, x)) if gp == p && ge == e => x,
+                _ => {
+                    let x = self.tree(T::hooks).contains_key(hook_key(&p, &e))?;
+                    gone = Some((p, e, x));
+                    x
+                }
+            };
+            if !exists {
+                w.del(T::outbox, k);
+                n += 1;
+            }
+        }
         let cutoff = micros_of_millis(before_ms);
         for kv in self.tree(T::event_log).iter() {
+            if n >= max {
+                break;
+            }
             let (k, _) = kv?;
             if k.len() >= 24 && u64::from_be_bytes(k[16..24].try_into().unwrap_or([0; 8])) < cutoff
             {
                 w.del(T::event_log, k);
                 n += 1;
-                if n >= max {
-                    break;
-                }
             }
         }
         for kv in self.tree(T::hook_attempts).iter() {
@@ -992,6 +1013,12 @@ mod tests {
         stage(&store, &p, EventType::DeliverySent, &Uuid::now_v7());
         assert_eq!(store.tree(T::outbox).len(), 1);
         store.delete_event_endpoint(&p, &ep.id).unwrap();
+        assert_eq!(store.tree(T::outbox).len(), 0);
+        // an entry staged while the endpoint was being deleted is swept
+        let mut w = Writes::new();
+        w.put(T::outbox, outbox_key(&p, &ep.id, 1), b"");
+        store.commit(w).unwrap();
+        assert_eq!(store.sweep_event_logs(0, 100).unwrap(), 1);
         assert_eq!(store.tree(T::outbox).len(), 0);
         assert!(store.delete_event_endpoint(&p, &ep.id).is_err());
     }
