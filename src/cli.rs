@@ -134,6 +134,10 @@ pub struct ServeArgs {
     /// egress guard off; for tests and closed networks) [default: false].
     #[arg(long, env = "HERALD_ALLOW_PRIVATE_DESTINATIONS")]
     pub allow_private_destinations: bool,
+    /// Seconds an outbound event is retried before its event endpoint is
+    /// disabled (at least 1) [default: 86400].
+    #[arg(long, env = "HERALD_EVENT_RETRY_HORIZON", value_name = "SECONDS")]
+    pub event_retry_horizon: Option<u64>,
     /// Public key of project `default` when it is created.
     #[arg(long, env = "HERALD_BOOTSTRAP_PUBLIC_KEY", hide_env_values = true)]
     pub bootstrap_public_key: Option<String>,
@@ -212,6 +216,12 @@ impl ServeArgs {
         }
         if let Some(v) = self.retention {
             s.retention = v;
+        }
+        if let Some(v) = self.event_retry_horizon {
+            s.event_retry_horizon = v;
+        }
+        if s.event_retry_horizon == 0 {
+            return Err("event_retry_horizon must be at least 1 second".into());
         }
         s.egress_policy()?;
         if s.admin_rate == 0 || s.user_rate == 0 {

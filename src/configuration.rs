@@ -50,6 +50,8 @@ pub struct Settings {
     pub allow_private_destinations: bool,
     /// The retention window of projects that set none (TOML: "90d").
     pub retention: herald_actors::retention::Window,
+    /// Seconds an outbound event is retried before its endpoint is disabled.
+    pub event_retry_horizon: u64,
 }
 
 /// Default of `min_free_space`: 64 MiB.
@@ -124,6 +126,7 @@ impl Default for Settings {
             egress_allow: vec![],
             allow_private_destinations: false,
             retention: Default::default(),
+            event_retry_horizon: herald_actors::events::DEFAULT_RETRY_HORIZON.as_secs(),
         }
     }
 }

@@ -27,6 +27,10 @@ use crate::bodies::users::{
     ChannelTypeFlags, ChannelTypeFlagsInput, Erasure, FlowPreferences, FlowPreferencesInput,
     Preferences, PreferencesInput,
 };
+use crate::bodies::webhook_endpoints::{
+    EventAttemptView, NotificationTrace, ReplayInput, ReplayResult, TraceEntryView,
+    WebhookEndpoint, WebhookEndpointInput, WebhookEndpointUpdate, WebhookEndpointWithSecret,
+};
 use crate::bodies::workflow::{CancelInput, CancelResult, ClockAdvance};
 use crate::bodies::{
     ClockKind, Health, Page, Project, ProjectUpdate, Retention, RetentionInput, SigningKeyInput,
@@ -72,6 +76,8 @@ const LISTS: &[(&str, &str)] = &[
     ("NotificationList", "Notification"),
     ("DeliveryList", "Delivery"),
     ("PushSubscriptionList", "PushSubscription"),
+    ("WebhookEndpointList", "WebhookEndpoint"),
+    ("EventAttemptList", "EventAttemptView"),
 ];
 
 /// Response schemas whose every property is always present (null when empty).
@@ -105,6 +111,10 @@ const ALWAYS_PRESENT: &[&str] = &[
     "FeedPage",
     "MarkAllResult",
     "CancelResult",
+    "WebhookEndpoint",
+    "EventAttemptView",
+    "TraceEntryView",
+    "NotificationTrace",
 ];
 
 /// Optional properties of `ALWAYS_PRESENT` schemas (left out when empty).
@@ -222,6 +232,7 @@ fn admin_tag(first: &str) -> &'static str {
         "flows" | "flow_runs" => "Flows",
         "topics" => "Topics",
         "notifications" | "deliveries" => "Notifications",
+        "webhook_endpoints" => "Event endpoints",
         _ => "Admin API",
     }
 }
@@ -652,6 +663,15 @@ fn operations() -> Vec<Op> {
             .param(uuid_param("id", "The notification's id."))
             .ok(200, "The notification", Json("Notification"))
             .errors(&[400, 404]),
+        Op::new(
+            Get,
+            "/admin/v1/notifications/{id}/trace",
+            "getNotificationTrace",
+            "Every decision the engine took for a notification, in order",
+        )
+        .param(uuid_param("id", "The notification's id."))
+        .ok(200, "The trace", Json("NotificationTrace"))
+        .errors(&[400, 404]),
         Op::new(Get, "/admin/v1/deliveries", "listDeliveries", "List deliveries")
             .params(delivery_filters())
             .paged()
@@ -660,6 +680,80 @@ fn operations() -> Vec<Op> {
             .param(uuid_param("id", "The delivery's id."))
             .ok(200, "The delivery", Json("Delivery"))
             .errors(&[400, 404]),
+        // ---- event endpoints
+        Op::new(
+            Post,
+            "/admin/v1/webhook_endpoints",
+            "createWebhookEndpoint",
+            "Create an event endpoint (its signing secret is shown this once)",
+        )
+        .body("WebhookEndpointInput", true)
+        .ok(201, "Created, with its secret", Json("WebhookEndpointWithSecret")),
+        Op::new(
+            Get,
+            "/admin/v1/webhook_endpoints",
+            "listWebhookEndpoints",
+            "List event endpoints",
+        )
+        .paged()
+        .ok(200, "A page of event endpoints", Json("WebhookEndpointList")),
+        Op::new(
+            Get,
+            "/admin/v1/webhook_endpoints/{id}",
+            "getWebhookEndpoint",
+            "An event endpoint",
+        )
+        .param(uuid_param("id", "The endpoint's id."))
+        .ok(200, "The endpoint", Json("WebhookEndpoint"))
+        .errors(&[400, 404]),
+        Op::new(
+            Put,
+            "/admin/v1/webhook_endpoints/{id}",
+            "updateWebhookEndpoint",
+            "Change an event endpoint (enabling it clears disabled_reason)",
+        )
+        .param(uuid_param("id", "The endpoint's id."))
+        .body("WebhookEndpointUpdate", true)
+        .ok(200, "The endpoint", Json("WebhookEndpoint"))
+        .errors(&[404]),
+        Op::new(
+            Delete,
+            "/admin/v1/webhook_endpoints/{id}",
+            "deleteWebhookEndpoint",
+            "Delete an event endpoint with its pending events and attempts",
+        )
+        .param(uuid_param("id", "The endpoint's id."))
+        .ok(204, "Deleted", Empty)
+        .errors(&[400, 404]),
+        Op::new(
+            Post,
+            "/admin/v1/webhook_endpoints/{id}/rotate_secret",
+            "rotateWebhookEndpointSecret",
+            "A new signing secret (shown this once); the old one signs too for 24 h",
+        )
+        .param(uuid_param("id", "The endpoint's id."))
+        .ok(200, "The endpoint with its new secret", Json("WebhookEndpointWithSecret"))
+        .errors(&[400, 404]),
+        Op::new(
+            Get,
+            "/admin/v1/webhook_endpoints/{id}/attempts",
+            "listWebhookEndpointAttempts",
+            "An event endpoint's delivery attempts, newest first",
+        )
+        .param(uuid_param("id", "The endpoint's id."))
+        .paged()
+        .ok(200, "A page of attempts", Json("EventAttemptList"))
+        .errors(&[404]),
+        Op::new(
+            Post,
+            "/admin/v1/webhook_endpoints/{id}/replay",
+            "replayWebhookEndpoint",
+            "Send again the events written since a time",
+        )
+        .param(uuid_param("id", "The endpoint's id."))
+        .body("ReplayInput", true)
+        .ok(200, "How many events were queued", Json("ReplayResult"))
+        .errors(&[404]),
         // ---- User API
         Op::new(Get, "/user/v1/me", "getMe", "The calling user")
             .ok(200, "The user", Json("User")),
@@ -1092,6 +1186,15 @@ fn components() -> utoipa::openapi::schema::Components {
         FeedPage<'static>,
         FeedEntryPatch,
         MarkAllResult,
+        WebhookEndpoint,
+        WebhookEndpointWithSecret,
+        WebhookEndpointInput,
+        WebhookEndpointUpdate,
+        EventAttemptView,
+        ReplayInput,
+        ReplayResult,
+        TraceEntryView,
+        NotificationTrace,
     );
     b = b.schema("ChannelStepInput", flows::channel_step_input());
     b = b.schema(
@@ -1177,6 +1280,10 @@ pub fn document() -> OpenApi {
         ("Flows", "Flows, their status and runs."),
         ("Topics", "Topics and their subscribers."),
         ("Notifications", "Notifications and deliveries."),
+        (
+            "Event endpoints",
+            "Where Herald POSTs events (Standard Webhooks), their attempts and replay.",
+        ),
         ("User API", "What a signed-in user may do for themselves."),
     ];
     OpenApiBuilder::new()

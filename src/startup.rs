@@ -271,6 +271,7 @@ impl Application {
                 concurrency: settings.delivery_concurrency.max(1),
                 panic_once,
                 egress,
+                event_retry_horizon: std::time::Duration::from_secs(settings.event_retry_horizon),
             },
         )
         .map_err(|e| e.message)?;

@@ -11,12 +11,14 @@ pub mod actors;
 pub mod delivery;
 pub mod egress;
 pub mod error;
+pub mod events;
 pub mod model;
 pub mod providers;
 pub mod render;
 pub mod retention;
 pub mod storage;
 pub mod store;
+pub mod trace;
 pub mod validate;
 
 pub use actors::{Engine, EngineConfig};

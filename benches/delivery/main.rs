@@ -36,7 +36,9 @@
 //! it), `--duration SECS` (REST and actix, default 5),
 //! `--connections N` (default 64), `--sled-inserts N` (default 300,000),
 //! `--no-peer`, `--chart-from FILE.json` (table and chart of an earlier run), and
-//! `--smoke` (tiny sizes, no peer, no target judged; CI keeps the harness
+//! `--events` (each pipeline size again with an event endpoint subscribed to
+//! every type, and the ratio to the run without), and
+//! `--smoke` (tiny sizes, no peer, no target judged, `--events` on; CI keeps the harness
 //! alive with it; writes `bench-results/delivery-smoke.*`).
 //!
 //! CI runs the smoke with `cargo test --bench delivery -- --smoke`: the test
@@ -306,18 +308,39 @@ async fn main() {
     }
     drop(soketi);
 
+    // `--events` (and the smoke run) measures each size again with an event
+    // endpoint subscribed to every type, reporting the ratio to the run without.
+    let with_events = flag("--events") || smoke;
     if on("pipeline") {
         for &n in &pipeline_sizes {
             let t = Instant::now();
-            let v = scenarios::pipeline(n, scenarios::accept_samples(smoke)).await;
+            let v = scenarios::pipeline(n, scenarios::accept_samples(smoke), false).await;
             println!(
                 "pipeline  recipients={:>6}  202={:>7.1} ms  total={:>8.0} ms  deliveries/s={:>8.0}  p99={:>7.1} ms  peak={:>6.0} MiB  processed={}",
                 n, v["accept_ms"].as_f64().unwrap_or(f64::NAN), v["total_ms"].as_f64().unwrap_or(f64::NAN),
                 v["deliveries_per_s"].as_f64().unwrap_or(0.0), v["p99_ms"].as_f64().unwrap_or(f64::NAN),
                 v["server_peak_mib"].as_f64().unwrap_or(0.0), v["processed"]
             );
+            let base = v["deliveries_per_s"].as_f64();
             r.pipeline.push(v);
             phase(&format!("pipeline {n}"), t, &mut phases);
+            if with_events {
+                let t = Instant::now();
+                let mut v = scenarios::pipeline(n, 0, true).await;
+                let ratio = v["deliveries_per_s"].as_f64().zip(base).map(|(e, b)| e / b);
+                v["ratio_to_no_events"] = load::num(ratio.unwrap_or(f64::NAN));
+                println!(
+                    "pipeline  recipients={:>6}  with events: deliveries/s={:>8.0} ({:.2}x of without)  events received={}/{} in {} ms",
+                    n,
+                    v["deliveries_per_s"].as_f64().unwrap_or(0.0),
+                    ratio.unwrap_or(f64::NAN),
+                    v["events_received"],
+                    v["events_expected"],
+                    v["events_done_ms"]
+                );
+                r.pipeline.push(v);
+                phase(&format!("pipeline {n} with events"), t, &mut phases);
+            }
         }
     }
 
@@ -372,6 +395,10 @@ async fn main() {
                 .iter()
                 .all(|v| v["received"] == v["events"] && v["errors"] == 0)
             && r.pipeline.iter().all(|v| v["processed"] == true)
+            && r.pipeline
+                .iter()
+                .filter(|v| v["events"] == true)
+                .all(|v| v["events_received"].as_u64() >= v["events_expected"].as_u64())
             && ok_rest
             && r.sled
                 .as_ref()

@@ -106,6 +106,14 @@ impl Results {
     fn soketi_at(&self, c: usize) -> Option<&Value> {
         by(&self.soketi, "sockets", c)
     }
+    /// The pipeline rows without an event endpoint (the charted ones).
+    fn pipeline_plain(&self) -> Vec<Value> {
+        self.pipeline
+            .iter()
+            .filter(|r| r["events"] != true)
+            .cloned()
+            .collect()
+    }
     fn pipe_at(&self, n: usize) -> Option<&Value> {
         by(&self.pipeline, "recipients", n)
     }
@@ -514,7 +522,11 @@ impl Results {
                 format!(
                     "  {:>10} {:>6} {:>8} {:>10} {:>12} {:>9} {:>9} {:>9} {:>9} {:>9}",
                     n0(f(&r["recipients"])),
-                    r["via"].as_str().unwrap_or(""),
+                    format!(
+                        "{}{}",
+                        r["via"].as_str().unwrap_or(""),
+                        if r["events"] == true { "+ev" } else { "" }
+                    ),
                     n1(f(&r["accept_ms"])),
                     n0(f(&r["total_ms"])),
                     n0(f(&r["deliveries_per_s"])),
@@ -916,7 +928,7 @@ pub fn chart(r: &Results, path: &Path, subtitle: &str) -> Result<(), String> {
             &[(
                 "Herald",
                 green,
-                series(&r.pipeline, "recipients", "deliveries_per_s"),
+                series(&r.pipeline_plain(), "recipients", "deliveries_per_s"),
             )],
             quarter.map(|q| ("target: 1/4 of sled inserts/s", q)),
         )?;
@@ -925,7 +937,11 @@ pub fn chart(r: &Results, path: &Path, subtitle: &str) -> Result<(), String> {
             "Pipeline: p99 latency, 202 to webhook",
             "recipients (N)",
             "p99 ms",
-            &[("Herald", green, series(&r.pipeline, "recipients", "p99_ms"))],
+            &[(
+                "Herald",
+                green,
+                series(&r.pipeline_plain(), "recipients", "p99_ms"),
+            )],
             None,
         )?;
         root.present()?;

@@ -214,7 +214,10 @@ pub fn accept_samples(smoke: bool) -> usize {
 /// `n` recipients: inline when n <= 1,000 (users created beforehand by a run to
 /// the same recipients), else through a topic. Deliveries/s from the 202 to the
 /// run being processed; latency from the 202 to each webhook reaching the sink.
-pub async fn pipeline(n: usize, accept_runs: usize) -> Value {
+/// With `events`, one event endpoint subscribed to every event type (answered
+/// by a second sink) is created before the measured run, so the run pays for
+/// writing its events to the outbox and the sender's POSTs.
+pub async fn pipeline(n: usize, accept_runs: usize, events: bool) -> Value {
     let srv = Server::start();
     let api = srv.api();
     let ch = api.in_app_channel().await;
@@ -260,6 +263,20 @@ pub async fn pipeline(n: usize, accept_runs: usize) -> Value {
         json!({"topic": "all"})
     };
     let setup_s = t_setup.elapsed().as_secs_f64();
+    let event_sink = if events {
+        let es = self::sink(0).await;
+        let (s, ep) = api
+            .admin(
+                reqwest::Method::POST,
+                "/admin/v1/webhook_endpoints",
+                Some(json!({"url": es.url})),
+            )
+            .await;
+        assert_eq!(s, 201, "event endpoint: {ep}");
+        Some(es)
+    } else {
+        None
+    };
     let before = sink.count.load(Ordering::Relaxed);
     sink.arrivals.lock().expect("arrivals").clear();
     let rss_before = srv.rss_kib();
@@ -296,6 +313,23 @@ pub async fn pipeline(n: usize, accept_runs: usize) -> Value {
     o.insert("scenario".into(), json!("pipeline"));
     o.insert("recipients".into(), json!(n));
     o.insert("via".into(), json!(if inline { "inline" } else { "topic" }));
+    o.insert("events".into(), json!(events));
+    if let Some(es) = &event_sink {
+        // The run's events: flow_run.accepted, two delivery.sent and one
+        // notification.processed per recipient; waited for (bounded) after
+        // the measured part, to report when the last one arrived.
+        let want = 3 * n as u64 + 1;
+        while es.count.load(Ordering::Relaxed) < want && t202.elapsed() < Duration::from_secs(120) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let got = es.count.load(Ordering::Relaxed);
+        o.insert("events_expected".into(), json!(want));
+        o.insert("events_received".into(), json!(got));
+        o.insert(
+            "events_done_ms".into(),
+            num(t202.elapsed().as_secs_f64() * 1000.0),
+        );
+    }
     o.insert("processed".into(), json!(done.is_some()));
     o.insert("accept_ms".into(), num(accept.as_secs_f64() * 1000.0));
     o.insert("total_ms".into(), num(total.unwrap_or(f64::NAN) * 1000.0));

@@ -13,6 +13,7 @@ pub mod notifications;
 pub mod ops;
 pub mod user_api;
 pub mod users;
+pub mod webhook_endpoints;
 pub mod workflow;
 
 use crate::extract::Given;

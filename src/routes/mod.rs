@@ -13,6 +13,7 @@ mod project;
 mod topics;
 mod user_api;
 mod users;
+mod webhook_endpoints;
 
 use crate::errors::{ApiError, ApiResult};
 use crate::pagination::Paging;
@@ -185,8 +186,35 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(res("/admin/v1/notifications").route(get().to(Guarded(notifications::list))))
         .service(res("/admin/notifications").route(get().to(Guarded(notifications::list))))
         .service(res("/admin/v1/notifications/{id}").route(get().to(Guarded(notifications::get))))
+        .service(
+            res("/admin/v1/notifications/{id}/trace")
+                .route(get().to(Guarded(webhook_endpoints::trace))),
+        )
         .service(res("/admin/v1/deliveries").route(get().to(Guarded(notifications::deliveries))))
         .service(res("/admin/v1/deliveries/{id}").route(get().to(Guarded(notifications::delivery))))
+        .service(
+            res("/admin/v1/webhook_endpoints")
+                .route(post().to(Guarded(webhook_endpoints::create)))
+                .route(get().to(Guarded(webhook_endpoints::list))),
+        )
+        .service(
+            res("/admin/v1/webhook_endpoints/{id}")
+                .route(get().to(Guarded(webhook_endpoints::get)))
+                .route(put().to(Guarded(webhook_endpoints::update)))
+                .route(delete().to(Guarded(webhook_endpoints::delete))),
+        )
+        .service(
+            res("/admin/v1/webhook_endpoints/{id}/rotate_secret")
+                .route(post().to(Guarded(webhook_endpoints::rotate_secret))),
+        )
+        .service(
+            res("/admin/v1/webhook_endpoints/{id}/attempts")
+                .route(get().to(Guarded(webhook_endpoints::attempts))),
+        )
+        .service(
+            res("/admin/v1/webhook_endpoints/{id}/replay")
+                .route(post().to(Guarded(webhook_endpoints::replay))),
+        )
         // ---- User API
         .service(
             res("/user/v1/me")

@@ -587,7 +587,9 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
         config: channel.config.clone(),
         subscriptions,
     };
+    let started = std::time::Instant::now();
     let mut res = transport.send(req).await;
+    let latency_ms = started.elapsed().as_millis() as u64;
     // Subscriptions the provider reported gone are removed, whatever the outcome.
     let mut gone: Vec<String> = vec![];
     if let Err(SendError::AlsoExpired { error, expired }) = res {
@@ -602,6 +604,14 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
     for identifier in expired {
         let _ = store.remove_push_subscription(&q.project, &recipient_id, &channel.id, identifier);
     }
+    store.note_attempt(
+        &q.delivery_id,
+        crate::trace::AttemptNote {
+            provider: channel.provider.clone(),
+            latency_ms,
+            subscriptions_removed: expired.len(),
+        },
+    );
     Some(match res {
         Ok(sent) => Outcome::Sent {
             outcomes: sent.outcomes,

@@ -28,6 +28,9 @@ pub struct EngineConfig {
     pub panic_once: Vec<ChannelType>,
     /// Which destinations providers may send to (default: public addresses only).
     pub egress: EgressPolicy,
+    /// How long an outbound event is retried before its endpoint is disabled
+    /// (`crate::events::DEFAULT_RETRY_HORIZON`; shorter in tests).
+    pub event_retry_horizon: std::time::Duration,
 }
 
 /// Provider calls in flight per channel type, all projects together: four
@@ -52,6 +55,7 @@ impl Default for EngineConfig {
             project_inflight: DEFAULT_PROJECT_INFLIGHT,
             panic_once: vec![],
             egress: EgressPolicy::default(),
+            event_retry_horizon: crate::events::DEFAULT_RETRY_HORIZON,
         }
     }
 }
@@ -130,6 +134,7 @@ impl Engine {
         engine.inner.clocks.load(&engine.inner.storage.projects()?);
         let sup = DeliverySupervisor::start_all(engine.clone());
         let _ = engine.inner.supervisor.set(sup);
+        super::events::start(engine.clone());
         for (project, run) in engine.inner.storage.active_runs()? {
             engine.start_run(project, run, vec![]);
         }

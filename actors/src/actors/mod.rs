@@ -6,6 +6,8 @@
 //!   to the supervisor, stops once the run is processed.
 //! - `DeliverySupervisor`: starts one `ChannelActor` per channel type under actix
 //!   supervision; a crashed one restarts and reloads its queue from sled.
+//! - the event sender (`events`): a task that POSTs the event outbox to the
+//!   projects' event endpoints.
 //!
 //! `Engine` also carries the operations the HTTP layer calls (`ops`): each
 //! persists through the storage interface on the blocking pool, and one that
@@ -20,6 +22,7 @@
 
 mod channel;
 mod engine;
+mod events;
 mod flow_run;
 mod lifecycle;
 mod ops;

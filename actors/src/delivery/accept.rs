@@ -571,12 +571,14 @@ impl<'a> Stager<'a> {
             updated_at: now,
             stopped,
         };
+        let trace = crate::trace::accepted(&run.flow, &run.id, user, prefs, &deliveries, now);
         Ok(StagedNotification {
             n,
             deliveries,
             to_feed,
             pending,
             throttle,
+            trace,
         })
     }
 }

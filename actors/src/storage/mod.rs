@@ -19,10 +19,13 @@ mod types;
 pub use types::*;
 
 use crate::error::Result;
+use crate::events::{AttemptNext, EventAttempt, OutboxEvent, WebhookEndpoint};
+use crate::model::Timestamp;
 use crate::model::{
     Channel, ChannelType, Delivery, FeedCounts, Flow, FlowRun, Notification, Preferences, Project,
     Subscription, Topic, User, UserPatch,
 };
+use crate::trace::{AttemptNote, TraceEntry};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -338,6 +341,62 @@ pub trait RetentionRepo {
     fn running_erasures(&self) -> Result<Vec<Erasure>>;
 }
 
+/// Event endpoints, the event outbox and the attempt log (`crate::events`).
+/// The outbox entries themselves are written by the calls whose changes they
+/// describe, in the same atomic change.
+pub trait EventRepo {
+    /// Stores a new endpoint with a new signing secret, returned this once.
+    fn create_event_endpoint(
+        &self,
+        project: &Uuid,
+        ep: WebhookEndpoint,
+    ) -> Result<(WebhookEndpoint, String)>;
+    fn event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<Option<WebhookEndpoint>>;
+    fn list_event_endpoints(&self, project: &Uuid, req: &PageReq) -> Result<Page<WebhookEndpoint>>;
+    /// Changes an endpoint under its lock; 404 when it does not exist.
+    fn update_event_endpoint(
+        &self,
+        project: &Uuid,
+        id: &Uuid,
+        f: Change<'_, WebhookEndpoint>,
+    ) -> Result<WebhookEndpoint>;
+    /// Deletes an endpoint with its outbox and attempts; 404 when absent.
+    fn delete_event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<()>;
+    /// A new signing secret (returned once); the previous one signs for `grace`.
+    fn rotate_event_secret(
+        &self,
+        project: &Uuid,
+        id: &Uuid,
+        grace: Duration,
+    ) -> Result<(WebhookEndpoint, String)>;
+    /// The secrets that sign the endpoint's events now, the current one first.
+    fn event_secrets(&self, project: &Uuid, id: &Uuid) -> Result<Vec<String>>;
+    /// Due outbox entries of enabled endpoints other than `skip`, oldest
+    /// first, at most one per endpoint and resource (the first still
+    /// waiting), at most `limit`.
+    fn due_events(&self, now_ms: i64, limit: usize, skip: &[Uuid]) -> Result<Vec<OutboxEvent>>;
+    /// Records attempts and what follows each, as one atomic change.
+    fn record_event_attempts(
+        &self,
+        done: &[(OutboxEvent, EventAttempt, AttemptNext)],
+    ) -> Result<()>;
+    fn list_event_attempts(
+        &self,
+        project: &Uuid,
+        id: &Uuid,
+        req: &PageReq,
+    ) -> Result<Page<EventAttempt>>;
+    /// Queues again, for one endpoint, the logged events since `since`; how many.
+    fn replay_events(&self, project: &Uuid, id: &Uuid, since: Timestamp) -> Result<usize>;
+    /// Removes logged events and attempts older than `before_ms` (at most `max`).
+    fn sweep_event_logs(&self, before_ms: i64, max: usize) -> Result<usize>;
+    /// The decision trace of a notification, in order (`crate::trace`).
+    fn notification_trace(&self, project: &Uuid, id: &Uuid) -> Result<Vec<TraceEntry>>;
+    /// Remembers (in memory) what an attempt of a delivery saw beyond its
+    /// outcome, for the trace entry its settle writes.
+    fn note_attempt(&self, delivery: &Uuid, note: AttemptNote);
+}
+
 /// A future a durability wait returns.
 pub type DurableWait<'a> = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>;
 
@@ -367,6 +426,7 @@ pub trait Storage:
     + IdempotencyRepo
     + ThrottleRepo
     + RetentionRepo
+    + EventRepo
     + Durability
     + Send
     + Sync

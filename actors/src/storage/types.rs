@@ -84,6 +84,8 @@ pub struct StagedNotification {
     pub pending: bool,
     /// The throttle counter this notification passed (and so counts in).
     pub throttle: Option<ThrottleWrite>,
+    /// The decisions that staged it (`crate::trace`), stored with it.
+    pub trace: Vec<crate::trace::TraceEntry>,
 }
 
 /// One throttle counter: a throttle step of a flow for one recipient and

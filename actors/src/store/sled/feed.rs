@@ -728,7 +728,15 @@ impl Store {
         let key = feed_lock_key(project, user);
         let _feed = self.lock_feeds([key.as_slice()]);
         let mut w = Writes::new();
+        let before = if self.wants_feed_events(project) {
+            Some(self.feed_entry(project, user, id)?)
+        } else {
+            None
+        };
         let out = self.feed_update(&mut w, project, user, id, u)?;
+        if let (Some(b), true) = (&before, out.changed) {
+            self.stage_feed_entry_events(&mut w, project, b, &out.entry);
+        }
         let mut counts = out.counts;
         let frames = if out.changed {
             let entries = std::slice::from_ref(&out.entry);
@@ -750,6 +758,7 @@ impl Store {
         let _feed = self.lock_feeds([key.as_slice()]);
         let mut w = Writes::new();
         let (updated, mut counts) = self.feed_mark_all(&mut w, project, user, read)?;
+        self.stage_feed_marked_events(&mut w, project, &updated, read);
         let frames = if updated.is_empty() {
             vec![]
         } else {

@@ -625,6 +625,9 @@ impl Store {
         identifier: &str,
     ) -> Result<bool> {
         let k = Key::new().id(project).id(user).id(channel).str(identifier);
+        if self.wants_event(project, crate::events::EventType::PushSubscriptionRemoved) {
+            return self.remove_push_subscription_with_event(project, user, &k);
+        }
         let existed = self.tree(T::push_subs).remove(&k)?.is_some();
         if existed {
             let t = self.durable_ticket();

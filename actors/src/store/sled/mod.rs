@@ -16,6 +16,7 @@
 
 pub mod backup;
 pub mod codec;
+mod events;
 mod feed;
 mod flusher;
 pub mod health;
@@ -29,6 +30,7 @@ mod retention;
 mod runs;
 pub mod secrets;
 mod throttles;
+mod trace;
 mod users;
 
 pub use crate::delivery::frames::feed_frame;
@@ -108,6 +110,11 @@ spaces!(
     push_subs,
     throttles,
     erasures,
+    hooks,
+    event_log,
+    outbox,
+    hook_attempts,
+    trace,
 );
 
 /// The open sled database. It is replaced when the store reopens after an I/O
@@ -176,6 +183,8 @@ struct Inner {
     /// startup from the configuration, read by every run.
     template_fuel: std::sync::atomic::AtomicU64,
     template_max_output: std::sync::atomic::AtomicUsize,
+    /// The enabled event endpoints per project (see `events`).
+    events: events::EventsState,
     path: PathBuf,
 }
 
@@ -530,6 +539,7 @@ impl Store {
                 feed_counts: dashmap::DashMap::new(),
                 template_fuel: crate::render::DEFAULT_FUEL.into(),
                 template_max_output: crate::render::DEFAULT_MAX_OUTPUT.into(),
+                events: Default::default(),
                 path: dir.to_path_buf(),
             }),
         };
@@ -537,6 +547,7 @@ impl Store {
             Some(k) => store.with_key(k)?,
             None => store,
         };
+        store.load_event_endpoints()?;
         store.flush()?;
         // sled's files were created with the process umask: make them private
         // too (and those of a data directory an earlier Herald wrote).
@@ -588,6 +599,7 @@ impl Store {
         self.inner.feed_counts.clear();
         *self.inner.slot.write().unwrap_or_else(|p| p.into_inner()) =
             Some(Arc::new(Handles { db, data }));
+        self.load_event_endpoints()?;
         tracing::info!("store reopened after a disk error");
         Ok(())
     }

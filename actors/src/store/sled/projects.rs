@@ -318,6 +318,7 @@ impl Store {
                 .insert(id);
             self.inner.any_deleted.store(true, Ordering::Release);
             self.inner.projects_cache.remove(&p.public_key);
+            self.forget_event_endpoints(&id);
             p
         };
         // Commits that started before the mark hold the gate shared: once we

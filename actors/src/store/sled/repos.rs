@@ -4,11 +4,14 @@
 
 use super::Store;
 use crate::error::Result;
+use crate::events::{AttemptNext, EventAttempt, OutboxEvent, WebhookEndpoint};
+use crate::model::Timestamp;
 use crate::model::{
     Channel, ChannelType, Delivery, FeedCounts, Flow, FlowRun, Notification, Preferences, Project,
     Subscription, Topic, User, UserPatch,
 };
 use crate::storage::*;
+use crate::trace::{AttemptNote, TraceEntry};
 use std::sync::Arc;
 use std::time::Duration;
 use uuid::Uuid;
@@ -162,6 +165,23 @@ forward! { RetentionRepo {
     fn erase_step(&self, project: &Uuid, id: &Uuid, max: usize) -> Result<Erasure>;
     fn erasure(&self, project: &Uuid, id: &Uuid) -> Result<Option<Erasure>>;
     fn running_erasures(&self) -> Result<Vec<Erasure>>;
+} }
+
+forward! { EventRepo {
+    fn create_event_endpoint(&self, project: &Uuid, ep: WebhookEndpoint) -> Result<(WebhookEndpoint, String)>;
+    fn event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<Option<WebhookEndpoint>>;
+    fn list_event_endpoints(&self, project: &Uuid, req: &PageReq) -> Result<Page<WebhookEndpoint>>;
+    fn update_event_endpoint(&self, project: &Uuid, id: &Uuid, f: Change<'_, WebhookEndpoint>) -> Result<WebhookEndpoint>;
+    fn delete_event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<()>;
+    fn rotate_event_secret(&self, project: &Uuid, id: &Uuid, grace: Duration) -> Result<(WebhookEndpoint, String)>;
+    fn event_secrets(&self, project: &Uuid, id: &Uuid) -> Result<Vec<String>>;
+    fn due_events(&self, now_ms: i64, limit: usize, skip: &[Uuid]) -> Result<Vec<OutboxEvent>>;
+    fn record_event_attempts(&self, done: &[(OutboxEvent, EventAttempt, AttemptNext)]) -> Result<()>;
+    fn list_event_attempts(&self, project: &Uuid, id: &Uuid, req: &PageReq) -> Result<Page<EventAttempt>>;
+    fn replay_events(&self, project: &Uuid, id: &Uuid, since: Timestamp) -> Result<usize>;
+    fn sweep_event_logs(&self, before_ms: i64, max: usize) -> Result<usize>;
+    fn notification_trace(&self, project: &Uuid, id: &Uuid) -> Result<Vec<TraceEntry>>;
+    fn note_attempt(&self, delivery: &Uuid, note: AttemptNote);
 } }
 
 forward! { Durability {

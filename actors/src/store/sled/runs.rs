@@ -23,6 +23,7 @@ use crate::delivery::frames::FeedEvent;
 use crate::delivery::settle;
 use crate::delivery::tally::Tally;
 use crate::error::{Error, Result};
+use crate::events::EventType;
 use crate::model::*;
 use crate::storage::{
     AcceptedRun, DeliveryFilter, Finished, IdempotentResponse, NotificationFilter, Outcome,
@@ -140,8 +141,11 @@ impl Store {
                 to_feed,
                 pending,
                 throttle: _,
+                trace,
             } = sn;
             let nid = n.id;
+            self.stage_trace(&mut part.w, p, &nid, &trace);
+            self.stage_accept_events(&mut part.w, p, &n, &deliveries);
             for d in &deliveries {
                 if status_indexed(d.status) {
                     part.w.put(
@@ -295,6 +299,9 @@ impl Store {
             w.put(T::runs_active, Key::new().id(&run.id).id(project), b"");
         }
         w.put_rec(T::flow_runs, Key::new().id(project).id(&run.id), &run);
+        self.stage_outbound(&mut w, project, EventType::FlowRunAccepted, &run.id, || {
+            run.accepted_view()
+        });
         if let Some((scope, hash)) = idempotency {
             let rec = IdempotentResponse {
                 payload_hash: hash,
@@ -766,6 +773,8 @@ impl Store {
         let items = std::mem::take(&mut settling.items);
         let mut written: Vec<Delivery> = Vec::with_capacity(items.len());
         let mut touched: Vec<bool> = vec![false; recs.len()];
+        // Trace entries per touched notification (index in `recs`).
+        let mut traces: Vec<Vec<crate::trace::TraceEntry>> = vec![vec![]; recs.len()];
         for (q, o, ri, di) in items {
             let d = &mut recs[ri].1.d[di];
             if d.status.is_final() {
@@ -773,6 +782,7 @@ impl Store {
                 continue;
             }
             let old = d.status;
+            let was_attempt = !matches!(o, Outcome::Skipped(_));
             match settle::apply(d, &q, o, now) {
                 Some(nq) => w.put(T::queue, nq.key(), nq.value()),
                 None => w.del(T::queue, q.key()),
@@ -784,18 +794,25 @@ impl Store {
                     b"",
                 );
             }
+            self.stage_delivery_event(w, &q.project, d);
+            let note = self.take_attempt_note(&d.id);
+            traces[ri].extend(crate::trace::settled(d, was_attempt, note, now));
             written.push(d.clone());
             touched[ri] = true;
         }
         // Notifications whose deliveries have all settled.
         let mut run_done: HashMap<(Uuid, Uuid), u64> = HashMap::new();
-        for (((p, nid), rec), t) in recs.iter_mut().zip(touched) {
+        for ((((p, nid), rec), t), mut trace) in recs.iter_mut().zip(touched).zip(traces) {
             if !t {
                 continue;
             }
             if settle::notification_done(&mut rec.n, &rec.d, now) {
                 *run_done.entry((*p, rec.n.flow_run_id)).or_default() += 1;
+                let n = &rec.n;
+                self.stage_outbound(w, p, EventType::NotificationProcessed, nid, || n);
+                trace.push(crate::trace::processed(now));
             }
+            self.stage_trace(w, p, nid, &trace);
             w.put_rec(T::notifications, notif_key(p, nid), &*rec);
         }
         let mut runs_processed = vec![];

@@ -1,0 +1,1026 @@
+//! Event endpoints, the event outbox and the attempt log in sled (see
+//! `crate::events` for the rules).
+//!
+//! Layout:
+//! - `hooks`: `(project, endpoint)` -> the endpoint with its signing secrets,
+//!   sealed like channel secrets (AES-256-GCM with the data directory's key,
+//!   the project and endpoint ids as associated data);
+//! - `event_log`: `(project, seq)` -> every event written, kept for
+//!   `LOG_RETENTION` so `replay` can send it again;
+//! - `outbox`: `(project, endpoint, seq)` -> an event one endpoint has still
+//!   to receive, with its retry state; `seq` order is the order events were
+//!   written, which is each resource's order (its events are written under
+//!   the lock its changes are made under);
+//! - `hook_attempts`: `(project, endpoint, attempt id)` -> each attempt.
+//!
+//! The writers of the changes events describe call `stage_outbound` inside their
+//! own commit: it first asks an in-memory map of the enabled endpoints per
+//! project (`EventsState`), so a project without endpoints pays one map
+//! lookup and writes nothing.
+
+use super::keys::Key;
+use super::page::scan;
+use super::{codec, Store, Writes, T};
+use crate::error::{Error, Result};
+use crate::events::{
+    event_body, new_secret, AttemptNext, EventAttempt, EventMask, EventType, OutboxEvent,
+    WebhookEndpoint,
+};
+use crate::model::{Delivery, DeliveryStatus, Notification, PushSubscription, Timestamp};
+use crate::storage::{Page, PageReq};
+use crate::trace::AttemptNote;
+use dashmap::DashMap;
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use uuid::Uuid;
+
+const SECRET_AAD: &[u8] = b"herald/event-endpoint-secret/v1\0";
+
+/// The enabled endpoints of every project with one, and the event sequence.
+#[derive(Default)]
+pub(crate) struct EventsState {
+    /// Per project, its enabled endpoints and the types each wants.
+    endpoints: DashMap<Uuid, Arc<Vec<(Uuid, EventMask)>>>,
+    /// `endpoints` is not empty: the hot paths look no further otherwise.
+    any: AtomicBool,
+    /// The last `seq` handed out.
+    seq: AtomicU64,
+    /// Attempts made but not settled yet, by delivery (see `note_attempt`).
+    notes: DashMap<Uuid, AttemptNote>,
+}
+
+/// Attempt notes kept at most: a note is taken when its attempt settles, so
+/// only notes of attempts whose settle failed linger; past this many, all go
+/// (a trace then lacks a provider and latency, nothing else).
+const MAX_NOTES: usize = 100_000;
+
+impl EventsState {
+    /// A new `seq`: the current time in microseconds, or one more than the
+    /// last when the clock has not moved on (or went back), so it increases
+    /// within a process and, with the clock, across restarts.
+    fn next_seq(&self) -> u64 {
+        let now = chrono::Utc::now().timestamp_micros().max(0) as u64;
+        let mut cur = self.seq.load(Ordering::Relaxed);
+        loop {
+            let next = now.max(cur + 1);
+            match self
+                .seq
+                .compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return next,
+                Err(c) => cur = c,
+            }
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct SealedSecret {
+    sealed: Vec<u8>,
+    /// `None`: the current secret; else when the rotated-out one stops signing.
+    expires_ms: Option<i64>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct EndpointRec {
+    ep: WebhookEndpoint,
+    secrets: Vec<SealedSecret>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct LogRec {
+    id: Uuid,
+    t: EventType,
+    resource: Uuid,
+    body: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct OutboxRec {
+    id: Uuid,
+    t: EventType,
+    resource: Uuid,
+    body: String,
+    attempts: u32,
+    first_ms: Option<i64>,
+    due_ms: i64,
+}
+
+fn hook_key(project: &Uuid, id: &Uuid) -> Key {
+    Key::new().id(project).id(id)
+}
+
+fn outbox_key(project: &Uuid, endpoint: &Uuid, seq: u64) -> Key {
+    Key::new().id(project).id(endpoint).u64(seq)
+}
+
+fn micros_of_millis(ms: i64) -> u64 {
+    (ms.max(0) as u64).saturating_mul(1000)
+}
+
+fn aad(project: &Uuid, endpoint: &Uuid) -> Vec<u8> {
+    let mut a = SECRET_AAD.to_vec();
+    a.extend_from_slice(project.as_bytes());
+    a.extend_from_slice(endpoint.as_bytes());
+    a
+}
+
+impl Store {
+    /// Loads the enabled endpoints into memory (open, reopen).
+    pub(crate) fn load_event_endpoints(&self) -> Result<()> {
+        let st = &self.inner.events;
+        st.endpoints.clear();
+        let mut by_project: std::collections::HashMap<Uuid, Vec<(Uuid, EventMask)>> =
+            Default::default();
+        for kv in self.tree(T::hooks).iter() {
+            let (k, v) = kv?;
+            let rec: EndpointRec = codec::dec(&v)?;
+            if rec.ep.enabled {
+                let p = super::keys::uuid_at(&k, 0);
+                by_project
+                    .entry(p)
+                    .or_default()
+                    .push((rec.ep.id, rec.ep.mask()));
+            }
+        }
+        for (p, v) in by_project {
+            st.endpoints.insert(p, Arc::new(v));
+        }
+        st.any.store(!st.endpoints.is_empty(), Ordering::Release);
+        // New events must sort after those still waiting even if the clock
+        // went back while Herald was down: start above the largest waiting.
+        let mut max = 0u64;
+        for kv in self.tree(T::outbox).iter() {
+            let (k, _) = kv?;
+            if let Some(b) = k.get(32..40) {
+                max = max.max(u64::from_be_bytes(b.try_into().unwrap_or([0; 8])));
+            }
+        }
+        st.seq.fetch_max(max, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Refreshes one project's entry of the in-memory map from the store
+    /// (under the project's endpoint lock, after a commit).
+    fn refresh_event_endpoints(&self, project: &Uuid) -> Result<()> {
+        let mut v = vec![];
+        for kv in self.tree(T::hooks).scan_prefix(project.as_bytes()) {
+            let rec: EndpointRec = codec::dec(&kv?.1)?;
+            if rec.ep.enabled {
+                v.push((rec.ep.id, rec.ep.mask()));
+            }
+        }
+        let st = &self.inner.events;
+        if v.is_empty() {
+            st.endpoints.remove(project);
+        } else {
+            st.endpoints.insert(*project, Arc::new(v));
+        }
+        st.any.store(!st.endpoints.is_empty(), Ordering::Release);
+        Ok(())
+    }
+
+    /// Whether some enabled endpoint of `project` wants events of type `t`:
+    /// one atomic load when no project has an endpoint, one map lookup else.
+    pub(crate) fn wants_event(&self, project: &Uuid, t: EventType) -> bool {
+        let st = &self.inner.events;
+        st.any.load(Ordering::Acquire)
+            && st
+                .endpoints
+                .get(project)
+                .is_some_and(|v| v.iter().any(|(_, m)| m.wants(t)))
+    }
+
+    /// Whether some endpoint of `project` wants any `feed_entry.*` event.
+    pub(crate) fn wants_feed_events(&self, project: &Uuid) -> bool {
+        [
+            EventType::FeedEntrySeen,
+            EventType::FeedEntryRead,
+            EventType::FeedEntryClicked,
+            EventType::FeedEntryArchived,
+        ]
+        .into_iter()
+        .any(|t| self.wants_event(project, t))
+    }
+
+    /// Stages a `feed_entry.*` event for each flag an update set (seen, read,
+    /// clicked, archived; clearing a flag, as unarchiving does, has none).
+    pub(crate) fn stage_feed_entry_events(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        before: &Delivery,
+        after: &Delivery,
+    ) {
+        let set = [
+            (before.seen_at, after.seen_at, EventType::FeedEntrySeen),
+            (before.read_at, after.read_at, EventType::FeedEntryRead),
+            (
+                before.clicked_at,
+                after.clicked_at,
+                EventType::FeedEntryClicked,
+            ),
+            (
+                before.archived_at,
+                after.archived_at,
+                EventType::FeedEntryArchived,
+            ),
+        ];
+        for (b, a, t) in set {
+            if b.is_none() && a.is_some() {
+                self.stage_outbound(w, project, t, &after.id, || after.view());
+            }
+        }
+    }
+
+    /// Removes a push subscription (key `k`) with its
+    /// `push_subscription.removed` event, in one durable commit under the
+    /// subscription's lock; true when there was one.
+    pub(crate) fn remove_push_subscription_with_event(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        k: &Key,
+    ) -> Result<bool> {
+        let _g = self.lock(&Key::new().u8(b'p').bytes(k.as_ref()).0);
+        let Some(sub) = self.get_rec::<PushSubscription>(T::push_subs, k.as_ref())? else {
+            return Ok(false);
+        };
+        let mut w = Writes::new();
+        w.del(T::push_subs, k);
+        self.stage_outbound(
+            &mut w,
+            project,
+            EventType::PushSubscriptionRemoved,
+            &sub.id,
+            || {
+                serde_json::json!({
+                    "id": sub.id, "user_id": user, "channel_id": sub.channel_id,
+                    "identifier": sub.identifier, "platform": sub.platform,
+                    "created_at": sub.created_at,
+                })
+            },
+        );
+        self.commit_durable(w)?;
+        Ok(true)
+    }
+
+    /// Stages `feed_entry.seen` (or `.read`) for each entry `seen_all`
+    /// (`read_all`) changed.
+    pub(crate) fn stage_feed_marked_events(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        entries: &[Delivery],
+        read: bool,
+    ) {
+        let t = if read {
+            EventType::FeedEntryRead
+        } else {
+            EventType::FeedEntrySeen
+        };
+        if !self.wants_event(project, t) {
+            return;
+        }
+        for d in entries {
+            self.stage_outbound(w, project, t, &d.id, || d.view());
+        }
+    }
+
+    /// Stages an event into `w` (the commit of the change it describes): its
+    /// log entry and one outbox entry per enabled endpoint wanting it. `data`
+    /// (the resource as the API shows it) is only built when one does.
+    pub(crate) fn stage_outbound<D: Serialize>(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        t: EventType,
+        resource: &Uuid,
+        data: impl FnOnce() -> D,
+    ) {
+        let st = &self.inner.events;
+        if !st.any.load(Ordering::Acquire) {
+            return;
+        }
+        let Some(eps) = st.endpoints.get(project).map(|e| e.clone()) else {
+            return;
+        };
+        if !eps.iter().any(|(_, m)| m.wants(t)) {
+            return;
+        }
+        let now = Timestamp::now();
+        let body = String::from_utf8(event_body(t, now, &data())).unwrap_or_default();
+        let seq = st.next_seq();
+        let id = Uuid::now_v7();
+        w.put_rec(
+            T::event_log,
+            Key::new().id(project).u64(seq),
+            &LogRec {
+                id,
+                t,
+                resource: *resource,
+                body: body.clone(),
+            },
+        );
+        for (ep, m) in eps.iter() {
+            if m.wants(t) {
+                w.put_rec(
+                    T::outbox,
+                    outbox_key(project, ep, seq),
+                    &OutboxRec {
+                        id,
+                        t,
+                        resource: *resource,
+                        body: body.clone(),
+                        attempts: 0,
+                        first_ms: None,
+                        due_ms: now.millis(),
+                    },
+                );
+            }
+        }
+    }
+
+    /// Stages the events of a notification as accepted: each delivery settled
+    /// at once (sent to a feed, skipped, failed) and the notification when it
+    /// is processed already.
+    pub(crate) fn stage_accept_events(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        n: &Notification,
+        ds: &[Delivery],
+    ) {
+        if !self.inner.events.any.load(Ordering::Acquire) {
+            return;
+        }
+        for d in ds {
+            if d.status.is_final() {
+                self.stage_delivery_event(w, project, d);
+            }
+        }
+        if n.processed {
+            self.stage_outbound(w, project, EventType::NotificationProcessed, &n.id, || n);
+        }
+    }
+
+    /// Stages the event of a delivery's new state: `delivery.sent`, `.failed`,
+    /// `.skipped`, `.canceled`, or `.retrying` while it is pending after an attempt.
+    pub(crate) fn stage_delivery_event(&self, w: &mut Writes, project: &Uuid, d: &Delivery) {
+        let t = match d.status {
+            DeliveryStatus::Sent => EventType::DeliverySent,
+            DeliveryStatus::Failed => EventType::DeliveryFailed,
+            DeliveryStatus::Skipped => EventType::DeliverySkipped,
+            DeliveryStatus::Canceled => EventType::DeliveryCanceled,
+            DeliveryStatus::Pending if d.attempts > 0 => EventType::DeliveryRetrying,
+            DeliveryStatus::Pending => return,
+        };
+        self.stage_outbound(w, project, t, &d.id, || d.view());
+    }
+
+    /// Forgets a deleted project's endpoints (its records are gone with it).
+    pub(crate) fn forget_event_endpoints(&self, project: &Uuid) {
+        let st = &self.inner.events;
+        st.endpoints.remove(project);
+        st.any.store(!st.endpoints.is_empty(), Ordering::Release);
+    }
+
+    /// Remembers what the delivery actor saw of an attempt, for its trace entry.
+    pub fn note_attempt(&self, delivery: &Uuid, note: AttemptNote) {
+        let notes = &self.inner.events.notes;
+        if notes.len() >= MAX_NOTES {
+            notes.clear();
+        }
+        notes.insert(*delivery, note);
+    }
+
+    /// Takes the note of a delivery's attempt being settled.
+    pub(crate) fn take_attempt_note(&self, delivery: &Uuid) -> Option<AttemptNote> {
+        self.inner.events.notes.remove(delivery).map(|(_, n)| n)
+    }
+
+    /// A new sequence number (event log, outbox, trace keys).
+    pub(crate) fn next_event_seq(&self) -> u64 {
+        self.inner.events.next_seq()
+    }
+
+    fn endpoint_lock(&self, project: &Uuid) -> std::sync::MutexGuard<'_, ()> {
+        self.lock(&Key::new().u8(b'h').id(project).0)
+    }
+
+    fn endpoint_rec(&self, project: &Uuid, id: &Uuid) -> Result<Option<EndpointRec>> {
+        self.get_rec(T::hooks, hook_key(project, id).as_ref())
+    }
+
+    fn seal_secret(&self, project: &Uuid, id: &Uuid, secret: &str) -> Result<Vec<u8>> {
+        let sealer = self
+            .inner
+            .sealer
+            .as_ref()
+            .ok_or_else(|| Error::internal("the store was opened without its secret key"))?;
+        Ok(sealer.seal(&aad(project, id), secret.as_bytes()))
+    }
+
+    /// Stores a new endpoint with a new signing secret, which is returned
+    /// (the only time it is).
+    pub fn create_event_endpoint(
+        &self,
+        project: &Uuid,
+        ep: WebhookEndpoint,
+    ) -> Result<(WebhookEndpoint, String)> {
+        let secret = new_secret();
+        let sealed = self.seal_secret(project, &ep.id, &secret)?;
+        let _g = self.endpoint_lock(project);
+        let mut w = Writes::new();
+        w.put_rec(
+            T::hooks,
+            hook_key(project, &ep.id),
+            &EndpointRec {
+                ep: ep.clone(),
+                secrets: vec![SealedSecret {
+                    sealed,
+                    expires_ms: None,
+                }],
+            },
+        );
+        self.commit_durable(w)?;
+        self.refresh_event_endpoints(project)?;
+        Ok((ep, secret))
+    }
+
+    pub fn event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<Option<WebhookEndpoint>> {
+        Ok(self.endpoint_rec(project, id)?.map(|r| r.ep))
+    }
+
+    pub fn list_event_endpoints(
+        &self,
+        project: &Uuid,
+        req: &PageReq,
+    ) -> Result<Page<WebhookEndpoint>> {
+        scan(self.tree(T::hooks), &Key::new().id(project), req, |_, v| {
+            Ok(Some(codec::dec::<EndpointRec>(v)?.ep))
+        })
+    }
+
+    /// Changes an endpoint under its project's endpoint lock; 404 when absent.
+    pub fn update_event_endpoint(
+        &self,
+        project: &Uuid,
+        id: &Uuid,
+        f: crate::storage::Change<'_, WebhookEndpoint>,
+    ) -> Result<WebhookEndpoint> {
+        let _g = self.endpoint_lock(project);
+        let mut rec = self
+            .endpoint_rec(project, id)?
+            .ok_or_else(|| Error::not_found("webhook_endpoint", id))?;
+        f(&mut rec.ep)?;
+        rec.ep.updated_at = Timestamp::now();
+        let mut w = Writes::new();
+        w.put_rec(T::hooks, hook_key(project, id), &rec);
+        self.commit_durable(w)?;
+        self.refresh_event_endpoints(project)?;
+        Ok(rec.ep)
+    }
+
+    /// Deletes an endpoint with its outbox and attempts; 404 when absent.
+    pub fn delete_event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<()> {
+        let _g = self.endpoint_lock(project);
+        if self.endpoint_rec(project, id)?.is_none() {
+            return Err(Error::not_found("webhook_endpoint", id));
+        }
+        let mut w = Writes::new();
+        w.del(T::hooks, hook_key(project, id));
+        let prefix = hook_key(project, id);
+        for t in [T::outbox, T::hook_attempts] {
+            for kv in self.tree(t).scan_prefix(&prefix) {
+                w.del(t, kv?.0);
+            }
+        }
+        self.commit_durable(w)?;
+        self.refresh_event_endpoints(project)
+    }
+
+    /// A new signing secret for an endpoint (returned once); the previous
+    /// current one keeps signing for `grace`, older ones are dropped.
+    pub fn rotate_event_secret(
+        &self,
+        project: &Uuid,
+        id: &Uuid,
+        grace: Duration,
+    ) -> Result<(WebhookEndpoint, String)> {
+        let secret = new_secret();
+        let sealed = self.seal_secret(project, id, &secret)?;
+        let _g = self.endpoint_lock(project);
+        let mut rec = self
+            .endpoint_rec(project, id)?
+            .ok_or_else(|| Error::not_found("webhook_endpoint", id))?;
+        let now = Timestamp::now();
+        let until = now.plus_millis(grace.as_millis() as i64).millis();
+        let mut secrets = vec![SealedSecret {
+            sealed,
+            expires_ms: None,
+        }];
+        if let Some(cur) = rec.secrets.into_iter().find(|s| s.expires_ms.is_none()) {
+            secrets.push(SealedSecret {
+                sealed: cur.sealed,
+                expires_ms: Some(until),
+            });
+        }
+        rec.secrets = secrets;
+        rec.ep.updated_at = now;
+        let mut w = Writes::new();
+        w.put_rec(T::hooks, hook_key(project, id), &rec);
+        self.commit_durable(w)?;
+        Ok((rec.ep, secret))
+    }
+
+    /// The secrets that sign an endpoint's events now, the current one first.
+    pub fn event_secrets(&self, project: &Uuid, id: &Uuid) -> Result<Vec<String>> {
+        let Some(rec) = self.endpoint_rec(project, id)? else {
+            return Ok(vec![]);
+        };
+        let sealer = self
+            .inner
+            .sealer
+            .as_ref()
+            .ok_or_else(|| Error::internal("the store was opened without its secret key"))?;
+        let now = Timestamp::now().millis();
+        let a = aad(project, id);
+        let mut out = vec![];
+        for s in rec.secrets {
+            if s.expires_ms.is_some_and(|e| e <= now) {
+                continue;
+            }
+            let plain = sealer.open(&a, &s.sealed).ok_or_else(|| {
+                Error::internal(format!(
+                    "the signing secret of event endpoint {id} does not open with this data directory's key"
+                ))
+            })?;
+            out.push(String::from_utf8_lossy(&plain).into_owned());
+        }
+        Ok(out)
+    }
+
+    /// Outbox entries due at `now_ms`, at most `limit`, oldest first, of
+    /// enabled endpoints not in `skip` (the sender's busy ones), and at most
+    /// one per `(endpoint, resource)`: the first one still in the outbox, so
+    /// a resource's events go in order.
+    pub fn due_events(&self, now_ms: i64, limit: usize, skip: &[Uuid]) -> Result<Vec<OutboxEvent>> {
+        let mut out = vec![];
+        let st = &self.inner.events;
+        if !st.any.load(Ordering::Acquire) {
+            return Ok(out);
+        }
+        let mut seen: HashSet<(Uuid, Uuid)> = HashSet::new();
+        for kv in self.tree(T::outbox).iter() {
+            let (k, v) = kv?;
+            if k.len() < 40 {
+                continue;
+            }
+            let project = super::keys::uuid_at(&k, 0);
+            let endpoint = super::keys::uuid_at(&k, 16);
+            let enabled = st
+                .endpoints
+                .get(&project)
+                .is_some_and(|e| e.iter().any(|(id, _)| *id == endpoint));
+            if !enabled || skip.contains(&endpoint) {
+                continue;
+            }
+            let rec: OutboxRec = codec::dec(&v)?;
+            if !seen.insert((endpoint, rec.resource)) || rec.due_ms > now_ms {
+                continue;
+            }
+            let mut s = [0u8; 8];
+            s.copy_from_slice(&k[32..40]);
+            out.push(OutboxEvent {
+                project,
+                endpoint,
+                seq: u64::from_be_bytes(s),
+                id: rec.id,
+                event_type: rec.t,
+                resource: rec.resource,
+                body: rec.body.into_bytes(),
+                attempts: rec.attempts,
+                first_attempt_ms: rec.first_ms,
+                due_ms: rec.due_ms,
+            });
+            if out.len() >= limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records attempts and what follows each, in one commit: a delivered
+    /// event leaves the outbox, a failed one waits for its retry, and an
+    /// endpoint given up on is disabled with its reason and its outbox
+    /// emptied (its events stay in the log, for `replay`).
+    pub fn record_event_attempts(
+        &self,
+        done: &[(OutboxEvent, EventAttempt, AttemptNext)],
+    ) -> Result<()> {
+        // Under the endpoint locks of the projects involved, so an endpoint
+        // deleted meanwhile gets no attempt and no outbox entry back.
+        let lock_keys: Vec<Vec<u8>> = done
+            .iter()
+            .map(|(e, _, _)| Key::new().u8(b'h').id(&e.project).0)
+            .collect();
+        let guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
+        let mut w = Writes::new();
+        let mut disable: Vec<(Uuid, Uuid, String)> = vec![];
+        for (e, a, next) in done {
+            if !self
+                .tree(T::hooks)
+                .contains_key(hook_key(&e.project, &e.endpoint))?
+            {
+                continue;
+            }
+            w.put_rec(
+                T::hook_attempts,
+                Key::new().id(&e.project).id(&e.endpoint).id(&a.id),
+                a,
+            );
+            let k = outbox_key(&e.project, &e.endpoint, e.seq);
+            match next {
+                AttemptNext::Done => w.del(T::outbox, k),
+                AttemptNext::Retry(at) => w.put_rec(
+                    T::outbox,
+                    k,
+                    &OutboxRec {
+                        id: e.id,
+                        t: e.event_type,
+                        resource: e.resource,
+                        body: String::from_utf8_lossy(&e.body).into_owned(),
+                        attempts: e.attempts + 1,
+                        first_ms: e.first_attempt_ms.or(Some(a.created_at.millis())),
+                        due_ms: *at,
+                    },
+                ),
+                AttemptNext::GiveUp(reason) => {
+                    w.del(T::outbox, k);
+                    disable.push((e.project, e.endpoint, reason.clone()));
+                }
+            }
+        }
+        self.commit(w)?;
+        drop(guards);
+        for (p, id, reason) in disable {
+            let _g = self.endpoint_lock(&p);
+            let Some(mut rec) = self.endpoint_rec(&p, &id)? else {
+                continue;
+            };
+            let mut w = Writes::new();
+            for kv in self.tree(T::outbox).scan_prefix(hook_key(&p, &id)) {
+                w.del(T::outbox, kv?.0);
+            }
+            if rec.ep.enabled {
+                rec.ep.enabled = false;
+                rec.ep.disabled_reason = Some(reason);
+                rec.ep.updated_at = Timestamp::now();
+                w.put_rec(T::hooks, hook_key(&p, &id), &rec);
+            }
+            self.commit(w)?;
+            self.refresh_event_endpoints(&p)?;
+        }
+        Ok(())
+    }
+
+    /// An endpoint's attempts, newest first.
+    pub fn list_event_attempts(
+        &self,
+        project: &Uuid,
+        id: &Uuid,
+        req: &PageReq,
+    ) -> Result<Page<EventAttempt>> {
+        scan(
+            self.tree(T::hook_attempts),
+            &hook_key(project, id),
+            req,
+            |_, v| Ok(Some(codec::dec(v)?)),
+        )
+    }
+
+    /// Puts every logged event of the project written at or after `since`
+    /// that the endpoint wants back into its outbox (same ids: a receiver
+    /// that already has one sees a duplicate it can recognise). Returns how
+    /// many; 404 when there is no such endpoint.
+    pub fn replay_events(&self, project: &Uuid, id: &Uuid, since: Timestamp) -> Result<usize> {
+        let _g = self.endpoint_lock(project);
+        let rec = self
+            .endpoint_rec(project, id)?
+            .ok_or_else(|| Error::not_found("webhook_endpoint", id))?;
+        let mask = rec.ep.mask();
+        let lo = Key::new().id(project).u64(micros_of_millis(since.millis()));
+        let hi = Key::new().id(project).u64(u64::MAX);
+        let now = Timestamp::now().millis();
+        let mut w = Writes::new();
+        let mut n = 0;
+        for kv in self.tree(T::event_log).range(lo..=hi) {
+            let (k, v) = kv?;
+            let l: LogRec = codec::dec(&v)?;
+            if !mask.wants(l.t) {
+                continue;
+            }
+            let mut s = [0u8; 8];
+            s.copy_from_slice(&k[16..24]);
+            w.put_rec(
+                T::outbox,
+                outbox_key(project, id, u64::from_be_bytes(s)),
+                &OutboxRec {
+                    id: l.id,
+                    t: l.t,
+                    resource: l.resource,
+                    body: l.body,
+                    attempts: 0,
+                    first_ms: None,
+                    due_ms: now,
+                },
+            );
+            n += 1;
+        }
+        self.commit_durable(w)?;
+        Ok(n)
+    }
+
+    /// Removes log entries and attempts older than `before_ms`, and outbox
+    /// entries of endpoints that no longer exist (an event staged while its
+    /// endpoint was being deleted), at most `max`; how many it removed.
+    pub fn sweep_event_logs(&self, before_ms: i64, max: usize) -> Result<usize> {
+        let mut w = Writes::new();
+        let mut n = 0;
+        let mut gone: Option<(Uuid, Uuid, bool)> = None;
+        for kv in self.tree(T::outbox).iter() {
+            let (k, _) = kv?;
+            if k.len() < 40 || n >= max {
+                continue;
+            }
+            let (p, e) = (super::keys::uuid_at(&k, 0), super::keys::uuid_at(&k, 16));
+            let exists = match gone {
+                Some((gp, ge, x)) if gp == p && ge == e => x,
+                _ => {
+                    let x = self.tree(T::hooks).contains_key(hook_key(&p, &e))?;
+                    gone = Some((p, e, x));
+                    x
+                }
+            };
+            if !exists {
+                w.del(T::outbox, k);
+                n += 1;
+            }
+        }
+        let cutoff = micros_of_millis(before_ms);
+        for kv in self.tree(T::event_log).iter() {
+            if n >= max {
+                break;
+            }
+            let (k, _) = kv?;
+            if k.len() >= 24 && u64::from_be_bytes(k[16..24].try_into().unwrap_or([0; 8])) < cutoff
+            {
+                w.del(T::event_log, k);
+                n += 1;
+            }
+        }
+        for kv in self.tree(T::hook_attempts).iter() {
+            if n >= max {
+                break;
+            }
+            let (k, _) = kv?;
+            if k.len() >= 48 && Timestamp::of_id(&super::keys::tail_id(&k)).millis() < before_ms {
+                w.del(T::hook_attempts, k);
+                n += 1;
+            }
+        }
+        self.commit(w)?;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn endpoint(types: Option<Vec<EventType>>) -> WebhookEndpoint {
+        let (id, now) = crate::model::new_id();
+        WebhookEndpoint {
+            id,
+            url: "https://example.com/events".into(),
+            event_types: types,
+            enabled: true,
+            disabled_reason: None,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    fn stage(store: &Store, p: &Uuid, t: EventType, resource: &Uuid) {
+        let mut w = Writes::new();
+        store.stage_outbound(
+            &mut w,
+            p,
+            t,
+            resource,
+            || serde_json::json!({"id": resource}),
+        );
+        store.commit(w).unwrap();
+    }
+
+    fn attempt(e: &OutboxEvent, ok: bool) -> EventAttempt {
+        EventAttempt {
+            id: Uuid::now_v7(),
+            event_id: e.id,
+            event_type: e.event_type,
+            attempt: e.attempts + 1,
+            status_code: Some(if ok { 200 } else { 500 }),
+            latency_ms: 1,
+            response: String::new(),
+            error: (!ok).then(|| "the endpoint answered 500".to_string()),
+            created_at: Timestamp::now(),
+        }
+    }
+
+    /// Events are written only for an enabled endpoint that wants their type.
+    #[test]
+    fn the_outbox_is_written_only_for_enabled_endpoints_wanting_the_type() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let r = Uuid::now_v7();
+        stage(&store, &p, EventType::DeliverySent, &r);
+        assert_eq!(store.tree(T::outbox).len(), 0);
+        let (ep, _) = store
+            .create_event_endpoint(&p, endpoint(Some(vec![EventType::DeliverySent])))
+            .unwrap();
+        stage(&store, &p, EventType::DeliverySent, &r);
+        stage(&store, &p, EventType::FeedEntryRead, &r);
+        assert_eq!(store.tree(T::outbox).len(), 1);
+        assert_eq!(store.tree(T::event_log).len(), 1);
+        store
+            .update_event_endpoint(
+                &p,
+                &ep.id,
+                Box::new(|e| {
+                    e.enabled = false;
+                    Ok(())
+                }),
+            )
+            .unwrap();
+        stage(&store, &p, EventType::DeliverySent, &r);
+        assert_eq!(store.tree(T::outbox).len(), 1);
+        // another project's endpoint does not see this project's events
+        let other = Uuid::now_v7();
+        store.create_event_endpoint(&other, endpoint(None)).unwrap();
+        stage(&store, &p, EventType::DeliverySent, &r);
+        assert_eq!(store.tree(T::outbox).len(), 1);
+    }
+
+    /// A resource's later event waits for the earlier one; a retry keeps it
+    /// in the outbox; giving up disables the endpoint and empties its
+    /// outbox; replay queues the logged events again with their ids.
+    #[test]
+    fn order_per_resource_retries_giving_up_and_replay() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let (ep, _) = store.create_event_endpoint(&p, endpoint(None)).unwrap();
+        let (r1, r2) = (Uuid::now_v7(), Uuid::now_v7());
+        stage(&store, &p, EventType::DeliveryRetrying, &r1);
+        stage(&store, &p, EventType::DeliverySent, &r1);
+        stage(&store, &p, EventType::DeliverySent, &r2);
+        let now = Timestamp::now().millis() + 1;
+        let due = store.due_events(now, 10, &[]).unwrap();
+        let kinds: Vec<(Uuid, EventType)> =
+            due.iter().map(|e| (e.resource, e.event_type)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (r1, EventType::DeliveryRetrying),
+                (r2, EventType::DeliverySent)
+            ]
+        );
+        let first_id = due[0].id;
+        let later = now + 3_600_000;
+        store
+            .record_event_attempts(&[
+                (
+                    due[0].clone(),
+                    attempt(&due[0], false),
+                    AttemptNext::Retry(later),
+                ),
+                (due[1].clone(), attempt(&due[1], true), AttemptNext::Done),
+            ])
+            .unwrap();
+        // r1's first event waits for its retry, and its second waits for it
+        assert!(store.due_events(now, 10, &[]).unwrap().is_empty());
+        let again = store.due_events(later, 10, &[]).unwrap();
+        assert_eq!(again.len(), 1);
+        assert_eq!((again[0].id, again[0].attempts), (first_id, 1));
+        assert!(again[0].first_attempt_ms.is_some());
+        let attempts = store
+            .list_event_attempts(
+                &p,
+                &ep.id,
+                &PageReq {
+                    limit: 10,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(attempts.items.len(), 2);
+
+        store
+            .record_event_attempts(&[(
+                again[0].clone(),
+                attempt(&again[0], false),
+                AttemptNext::GiveUp("gone for good".into()),
+            )])
+            .unwrap();
+        let ep2 = store.event_endpoint(&p, &ep.id).unwrap().unwrap();
+        assert!(!ep2.enabled);
+        assert_eq!(ep2.disabled_reason.as_deref(), Some("gone for good"));
+        assert_eq!(store.tree(T::outbox).len(), 0);
+        assert!(store.due_events(later, 10, &[]).unwrap().is_empty());
+
+        store
+            .update_event_endpoint(
+                &p,
+                &ep.id,
+                Box::new(|e| {
+                    e.enabled = true;
+                    Ok(())
+                }),
+            )
+            .unwrap();
+        let n = store
+            .replay_events(&p, &ep.id, Timestamp::from_millis(0))
+            .unwrap();
+        assert_eq!(n, 3);
+        let due = store
+            .due_events(Timestamp::now().millis() + 1, 10, &[])
+            .unwrap();
+        assert_eq!(due[0].id, first_id, "replay keeps the ids and the order");
+    }
+
+    /// After a restart, new events sort after those still waiting, even
+    /// when the clock went back meanwhile.
+    #[test]
+    fn the_sequence_starts_above_the_waiting_events() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Uuid::now_v7();
+        let ahead = micros_of_millis(Timestamp::now().millis()) + 3_600_000_000;
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let (ep, _) = store.create_event_endpoint(&p, endpoint(None)).unwrap();
+            let mut w = Writes::new();
+            w.put(T::outbox, outbox_key(&p, &ep.id, ahead), b"");
+            store.commit_durable(w).unwrap();
+        }
+        let store = Store::open(dir.path()).unwrap();
+        assert!(store.next_event_seq() > ahead);
+    }
+
+    /// Both secrets sign after a rotation (the new one first) and neither is
+    /// stored in the clear; a deleted endpoint takes its outbox along.
+    #[test]
+    fn secrets_are_sealed_rotated_and_deleted_with_the_endpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let (ep, old) = store.create_event_endpoint(&p, endpoint(None)).unwrap();
+        let (_, new) = store
+            .rotate_event_secret(&p, &ep.id, Duration::from_secs(60))
+            .unwrap();
+        assert_eq!(
+            store.event_secrets(&p, &ep.id).unwrap(),
+            [new.clone(), old.clone()]
+        );
+        let raw = store
+            .tree(T::hooks)
+            .get(hook_key(&p, &ep.id))
+            .unwrap()
+            .unwrap();
+        for s in [&old, &new] {
+            let plain = s.as_bytes();
+            assert!(!raw.windows(plain.len()).any(|w| w == plain));
+        }
+        // a grace of zero: only the new secret signs
+        let (_, newest) = store
+            .rotate_event_secret(&p, &ep.id, Duration::ZERO)
+            .unwrap();
+        assert_eq!(store.event_secrets(&p, &ep.id).unwrap(), [newest]);
+
+        stage(&store, &p, EventType::DeliverySent, &Uuid::now_v7());
+        assert_eq!(store.tree(T::outbox).len(), 1);
+        store.delete_event_endpoint(&p, &ep.id).unwrap();
+        assert_eq!(store.tree(T::outbox).len(), 0);
+        // an entry staged while the endpoint was being deleted is swept
+        let mut w = Writes::new();
+        w.put(T::outbox, outbox_key(&p, &ep.id, 1), b"");
+        store.commit(w).unwrap();
+        assert_eq!(store.sweep_event_logs(0, 100).unwrap(), 1);
+        assert_eq!(store.tree(T::outbox).len(), 0);
+        assert!(store.delete_event_endpoint(&p, &ep.id).is_err());
+    }
+}

@@ -1,0 +1,376 @@
+//! The decision trace of a notification: in order, every decision the engine
+//! took for it and why (flow reached, recipient resolved, each step's
+//! template and preference decision, each attempt, retries, subscriptions
+//! removed, final statuses).
+//!
+//! Entries are stored compactly, a code and a few arguments each, never
+//! prose: the readable `message` is made when the trace is read
+//! (`TraceEntry::message`), so wording can improve without touching stored
+//! data. Entries are written in the same commit as the decisions they
+//! describe (the run's commit, each settle), so a trace never shows a
+//! decision that did not happen and survives restarts.
+//!
+//! Size: accepting writes at most 2 entries plus 3 per step; settling writes
+//! at most two entries per attempt for the first `MAX_TRACED_ATTEMPTS`
+//! attempts of a delivery (later ones only show in its final entry's
+//! `attempts`) plus the final entries, so a trace is bounded by the flow's
+//! step count.
+//!
+//! Codes other parts of the engine add when they decide (documented in
+//! docs/API.md with their arguments): `condition.evaluated`, `batch.joined`,
+//! `batch.opened`, `throttle.limited`, `send_window.waited`.
+
+use crate::model::{ChannelType, Delivery, DeliveryStatus, Flow, Preferences, Timestamp, User};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+/// Attempts of one delivery that get their own trace entries.
+pub const MAX_TRACED_ATTEMPTS: u32 = 8;
+
+/// One decision: when, which (a code) and its arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceEntry {
+    pub at: Timestamp,
+    pub code: String,
+    pub args: Map<String, Value>,
+}
+
+/// An entry: a code and its arguments (a JSON object). The steps that decide
+/// beyond channels and preferences (conditions, batches, throttles, send
+/// windows) add theirs with it, under the codes the module doc reserves.
+pub fn entry(at: Timestamp, code: &str, args: Value) -> TraceEntry {
+    TraceEntry {
+        at,
+        code: code.to_string(),
+        args: match args {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        },
+    }
+}
+
+impl TraceEntry {
+    /// A readable sentence made from the code and the arguments.
+    pub fn message(&self) -> String {
+        let a = |k: &str| match self.args.get(k) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Null) | None => "-".to_string(),
+            Some(v) => v.to_string(),
+        };
+        match self.code.as_str() {
+            "flow.reached" => format!("flow {} reached by run {}", a("flow_handle"), a("run_id")),
+            "recipient.resolved" => format!(
+                "recipient {} resolved (user {})",
+                a("external_id"),
+                a("user_id")
+            ),
+            "step.reached" => format!(
+                "step {} reached: {} channel {}",
+                a("step"),
+                a("channel_type"),
+                a("channel_id")
+            ),
+            "template.rendered" => format!("step {}: template rendered", a("step")),
+            "template.failed" => format!("step {}: template failed: {}", a("step"), a("error")),
+            "preference.allowed" => format!(
+                "step {}: {} allowed by preference {}",
+                a("step"),
+                a("channel_type"),
+                a("key")
+            ),
+            "preference.skipped" => format!(
+                "step {}: {} skipped by preference {}",
+                a("step"),
+                a("channel_type"),
+                a("key")
+            ),
+            "channel.missing" => format!("step {}: its channel no longer exists", a("step")),
+            "attempt" => format!(
+                "step {} attempt {} via {} ({} ms): {}{}",
+                a("step"),
+                a("attempt"),
+                a("provider"),
+                a("latency_ms"),
+                a("result"),
+                match self.args.get("error") {
+                    Some(Value::String(e)) => format!(" ({e})"),
+                    _ => String::new(),
+                }
+            ),
+            "retry.scheduled" => format!("step {}: retry scheduled at {}", a("step"), a("at")),
+            "subscription.removed" => format!(
+                "step {}: {} expired push subscription(s) removed",
+                a("step"),
+                a("count")
+            ),
+            "delivery.final" => format!(
+                "step {}: delivery {} after {} attempt(s)",
+                a("step"),
+                a("status"),
+                a("attempts")
+            ),
+            "notification.processed" => "notification processed".to_string(),
+            "condition.evaluated" => format!("condition {} was {}", a("condition"), a("result")),
+            "batch.joined" => format!("joined batch {}", a("batch")),
+            "batch.opened" => format!("opened batch {}", a("batch")),
+            "throttle.limited" => format!("throttled by {}", a("key")),
+            "send_window.waited" => format!("waited for the send window until {}", a("until")),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// Which preference decides whether `t` goes out for `flow_handle`: the
+/// most specific one set (`flow_channel`: flow × channel type, then `flow`,
+/// then `channel_type`), `default` when none is; and whether it allows.
+pub fn preference_key(
+    prefs: &Preferences,
+    flow_handle: &str,
+    t: ChannelType,
+) -> (&'static str, bool) {
+    if let Some(false) = prefs.channel_types.get(&t) {
+        return ("channel_type", false);
+    }
+    if let Some(f) = prefs.flows.get(flow_handle) {
+        if let Some(false) = f.enabled {
+            return ("flow", false);
+        }
+        if let Some(v) = f.channel_types.get(&t) {
+            return ("flow_channel", *v);
+        }
+        if f.enabled == Some(true) {
+            return ("flow", true);
+        }
+    }
+    match prefs.channel_types.get(&t) {
+        Some(v) => ("channel_type", *v),
+        None => ("default", true),
+    }
+}
+
+/// The step a delivery belongs to (its id's last byte, see `model::delivery_id`).
+pub fn step_of(delivery: &Uuid) -> u8 {
+    delivery.as_bytes()[15]
+}
+
+/// The entries of a notification as accepted: flow reached, recipient
+/// resolved, and per step the template and preference decisions (derived
+/// from the staged deliveries, so the rules stay in `delivery::accept`).
+pub fn accepted(
+    flow: &Flow,
+    run_id: &Uuid,
+    user: &User,
+    prefs: &Preferences,
+    deliveries: &[Delivery],
+    now: Timestamp,
+) -> Vec<TraceEntry> {
+    let mut out = Vec::with_capacity(2 + 3 * deliveries.len());
+    out.push(entry(
+        now,
+        "flow.reached",
+        serde_json::json!({"flow_id": flow.id, "flow_handle": flow.handle, "run_id": run_id}),
+    ));
+    out.push(entry(
+        now,
+        "recipient.resolved",
+        serde_json::json!({"user_id": user.id, "external_id": user.external_id}),
+    ));
+    for d in deliveries {
+        let step = step_of(&d.id);
+        out.push(entry(
+            now,
+            "step.reached",
+            serde_json::json!({"step": step, "delivery_id": d.id,
+                "channel_type": d.channel_type, "channel_id": d.channel_id}),
+        ));
+        let code = d.error.as_ref().map(|e| e.code.as_str());
+        if code == Some("template_error") {
+            let e = d.error.as_ref().map(|e| e.message.clone());
+            out.push(entry(
+                now,
+                "template.failed",
+                serde_json::json!({"step": step, "error": e}),
+            ));
+            out.push(final_entry(d, now));
+            continue;
+        }
+        out.push(entry(
+            now,
+            "template.rendered",
+            serde_json::json!({"step": step}),
+        ));
+        if code == Some("provider_not_configured") {
+            out.push(entry(
+                now,
+                "channel.missing",
+                serde_json::json!({"step": step}),
+            ));
+            out.push(final_entry(d, now));
+            continue;
+        }
+        let (key, allowed) = preference_key(prefs, &flow.handle, d.channel_type);
+        let code = if allowed && d.status != DeliveryStatus::Skipped {
+            "preference.allowed"
+        } else {
+            "preference.skipped"
+        };
+        out.push(entry(
+            now,
+            code,
+            serde_json::json!({"step": step, "channel_type": d.channel_type, "key": key}),
+        ));
+        if d.status.is_final() {
+            out.push(final_entry(d, now));
+        }
+    }
+    out
+}
+
+/// A delivery's final status.
+pub fn final_entry(d: &Delivery, now: Timestamp) -> TraceEntry {
+    entry(
+        now,
+        "delivery.final",
+        serde_json::json!({"step": step_of(&d.id), "delivery_id": d.id,
+            "status": d.status, "attempts": d.attempts,
+            "error_code": d.error.as_ref().map(|e| &e.code)}),
+    )
+}
+
+/// What the delivery actor saw of one provider call, beyond its outcome:
+/// kept in memory (`EventRepo::note_attempt`) until the attempt is settled,
+/// when it goes into the `attempt` entry.
+#[derive(Debug, Clone, Default)]
+pub struct AttemptNote {
+    /// The channel's provider (`webhook`, `smtp`…).
+    pub provider: String,
+    pub latency_ms: u64,
+    /// Push subscriptions the provider reported gone (and Herald removed).
+    pub subscriptions_removed: usize,
+}
+
+/// The entries of one settled attempt: the attempt (unless past
+/// `MAX_TRACED_ATTEMPTS`), the retry it scheduled or the final status.
+/// `was_attempt` is false for a skip that made no attempt.
+pub fn settled(
+    d: &Delivery,
+    was_attempt: bool,
+    note: Option<AttemptNote>,
+    now: Timestamp,
+) -> Vec<TraceEntry> {
+    let mut out = vec![];
+    let step = step_of(&d.id);
+    if was_attempt && d.attempts <= MAX_TRACED_ATTEMPTS {
+        let result = match (d.status, d.next_attempt_at) {
+            (DeliveryStatus::Pending, _) => "retry",
+            (s, _) => match s {
+                DeliveryStatus::Sent => "sent",
+                DeliveryStatus::Failed => "failed",
+                _ => "skipped",
+            },
+        };
+        let provider_message_id = d
+            .outcomes
+            .as_ref()
+            .and_then(|o| o.get(0).unwrap_or(o).get("message_id"))
+            .cloned();
+        let note = note.clone().unwrap_or_default();
+        out.push(entry(
+            now,
+            "attempt",
+            serde_json::json!({"step": step, "delivery_id": d.id,
+                "channel_type": d.channel_type, "channel_id": d.channel_id,
+                "attempt": d.attempts, "result": result,
+                "provider": (!note.provider.is_empty()).then_some(&note.provider),
+                "latency_ms": note.latency_ms,
+                "error_code": d.error.as_ref().map(|e| &e.code),
+                "error": d.error.as_ref().map(|e| &e.message),
+                "provider_message_id": provider_message_id}),
+        ));
+        if d.status == DeliveryStatus::Pending {
+            out.push(entry(
+                now,
+                "retry.scheduled",
+                serde_json::json!({"step": step, "delivery_id": d.id, "at": d.next_attempt_at}),
+            ));
+        }
+    }
+    let removed = note.as_ref().map_or(0, |n| n.subscriptions_removed);
+    if removed > 0 {
+        out.push(entry(
+            now,
+            "subscription.removed",
+            serde_json::json!({"step": step, "delivery_id": d.id, "count": removed}),
+        ));
+    }
+    if d.status.is_final() {
+        out.push(final_entry(d, now));
+    }
+    out
+}
+
+/// The notification became processed.
+pub fn processed(now: Timestamp) -> TraceEntry {
+    entry(now, "notification.processed", serde_json::json!({}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ChannelType, FlowPreference};
+
+    /// The most specific setting decides, and says which it was.
+    #[test]
+    fn the_deciding_preference_is_named() {
+        let mut p = Preferences::default();
+        assert_eq!(
+            preference_key(&p, "f", ChannelType::Chat),
+            ("default", true)
+        );
+        p.channel_types.insert(ChannelType::Chat, true);
+        assert_eq!(
+            preference_key(&p, "f", ChannelType::Chat),
+            ("channel_type", true)
+        );
+        let mut fp = FlowPreference::default();
+        fp.channel_types.insert(ChannelType::Chat, false);
+        p.flows.insert("f".into(), fp);
+        assert_eq!(
+            preference_key(&p, "f", ChannelType::Chat),
+            ("flow_channel", false)
+        );
+        p.flows.get_mut("f").unwrap().enabled = Some(false);
+        assert_eq!(preference_key(&p, "f", ChannelType::Chat), ("flow", false));
+        p.channel_types.insert(ChannelType::Chat, false);
+        assert_eq!(
+            preference_key(&p, "g", ChannelType::Chat),
+            ("channel_type", false)
+        );
+        // the key agrees with the rule deliveries follow
+        for h in ["f", "g"] {
+            assert_eq!(
+                preference_key(&p, h, ChannelType::Chat).1,
+                p.allows(h, ChannelType::Chat)
+            );
+        }
+    }
+
+    /// Messages are made from the code and arguments; unknown codes read as
+    /// themselves.
+    #[test]
+    fn messages_are_made_at_read_time() {
+        let e = entry(
+            Timestamp::from_millis(0),
+            "preference.skipped",
+            serde_json::json!({"step": 1, "channel_type": "chat", "key": "flow"}),
+        );
+        assert_eq!(e.message(), "step 1: chat skipped by preference flow");
+        let e = entry(
+            Timestamp::from_millis(0),
+            "later.code",
+            serde_json::json!({}),
+        );
+        assert_eq!(e.message(), "later.code");
+    }
+}
