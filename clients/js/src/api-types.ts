@@ -78,6 +78,20 @@ export interface BulkUsersResult {
   results: Array<BulkUserResult>;
 }
 
+/** Which runs of the flow to stop. */
+export interface CancelInput {
+  /** The `cancellation_key` the runs were given. */
+  cancellation_key?: string;
+  /** Only these recipients' notifications (external ids); all when absent. */
+  recipients?: Array<string> | null;
+}
+
+/** What a cancellation stopped. */
+export interface CancelResult {
+  /** Deliveries this call canceled (a repeat finds none left: 0). */
+  canceled: number;
+}
+
 /** A channel. Its `config` is what was stored, secrets reading back as `********`; `status` is `active` once every required field is set. */
 export type Channel = {
   config: {
@@ -281,6 +295,13 @@ export type ChannelStatus = "unconfigured" | "active" | "revoked";
 
 export interface ChannelStep {
   channel_id?: string | null;
+  /** The step's condition (see `DelayStep.if`); absent when it has none. */
+  if?: Record<string, unknown> | null;
+  /** When the step may deliver, in the recipient's timezone (UTC when
+   * none): `{"days": ["mon", …], "from": "09:00", "to": "18:00"}`; a `to`
+   * not after `from` runs across midnight. Reached outside it, the step
+   * and the run after it wait until it opens. Absent when none. */
+  send_window?: Record<string, unknown> | null;
   template: Template;
   type: ChannelStepType;
 }
@@ -288,6 +309,10 @@ export interface ChannelStep {
 /** A channel step as a request gives it: the channel is required. */
 export interface ChannelStepInput {
   channel_id: string;
+  /** The step's condition (see DelayStep.if); rules may also name earlier channel steps. */
+  if?: Record<string, unknown>;
+  /** When the step may deliver (see ChannelStep.send_window). */
+  send_window?: Record<string, unknown>;
   template: Template;
   type: ChannelStepType;
 }
@@ -436,7 +461,26 @@ export type ChannelUpdate = {
   type?: "mobile_push";
 };
 
+/** Moves a test clock forward: exactly one of `by` and `to`. */
+export interface ClockAdvance {
+  /** A duration: `"90s"`, `"15m"`, `"1h"`, `"2d"`, `"1h 30m"`. */
+  by?: string | null;
+  /** An RFC 3339 instant, not before the clock's current time. */
+  to?: string | null;
+}
+
+/** Which clock a project's time follows. */
+export type ClockKind = "real" | "test";
+
 export interface DelayStep {
+  /** A condition: an array of rules `{path, op, value}` that must all
+   * hold, or `{"all": [...]}` / `{"any": [...]}`. `op`: eq, neq, gt, gte,
+   * lt, lte, in, not_in, contains, exists, not_exists; `path`:
+   * `data.…`, `recipient.…`, `actor.…`, or (channel steps)
+   * `steps.<index>.status|read|seen|clicked` of an earlier channel step,
+   * evaluated when the step is reached. False: the step is skipped
+   * (`condition_false`). Absent when the step has none. */
+  if?: Record<string, unknown> | null;
   seconds: number;
   type: DelayStepType;
 }
@@ -482,7 +526,20 @@ export interface DeliveryList {
   page: Page;
 }
 
-export type DeliveryStatus = "pending" | "sent" | "failed" | "skipped";
+export type DeliveryStatus = "pending" | "sent" | "failed" | "skipped" | "canceled";
+
+/** The erasure of a deleted user's notifications (`DELETE
+ * /admin/v1/users/{external_id}?erase=true`, `GET /admin/v1/erasures/{id}`). */
+export interface Erasure {
+  completed_at: string | null;
+  created_at: string;
+  id: string;
+  /** The user's notifications removed so far (with their deliveries). */
+  notifications_removed: number;
+  /** `running` until nothing of the user's notifications, deliveries, feed
+   * entries and events remains, then `complete`. */
+  status: string;
+}
 
 /** The error object every non-2xx response carries. */
 export interface Error {
@@ -503,6 +560,29 @@ export interface ErrorBody {
 }
 
 export type ErrorCode = "bad_request" | "unauthenticated" | "forbidden" | "not_found" | "conflict" | "idempotency_key_reused" | "validation_failed" | "rate_limited" | "internal_error" | "service_unavailable" | "headers_too_large" | "request_timeout";
+
+export interface EventAttemptList {
+  items: Array<EventAttemptView>;
+  page: Page;
+}
+
+/** One attempt to deliver an event to an endpoint. */
+export interface EventAttemptView {
+  /** 1 for the event's first attempt. */
+  attempt: number;
+  created_at: string;
+  /** What went wrong (transport error, non-2xx answer); null on success. */
+  error: string | null;
+  /** The event's id (its `webhook-id`). */
+  event_id: string;
+  event_type: string;
+  id: string;
+  latency_ms: number;
+  /** The first 1 KiB of the answer's body. */
+  response: string;
+  /** The answer's status; null when there was none. */
+  status_code: number | null;
+}
 
 export type ExternalId = string;
 
@@ -612,12 +692,16 @@ export interface FlowPreferencesInput {
 }
 
 export interface FlowRun {
+  /** The key `POST /admin/v1/flows/{id}/cancel` stops the run by. */
+  cancellation_key: string | null;
   created_at: string;
   flow_id: string;
   id: string;
   notifications_count: number;
   processed_at: string | null;
   recipients_count: number;
+  /** A scheduled run: when its steps start (project time). */
+  send_at: string | null;
   status: ProcessingStatus;
   topic: string | null;
 }
@@ -679,6 +763,12 @@ export interface NotificationList {
   page: Page;
 }
 
+/** A notification's decision trace, in order. */
+export interface NotificationTrace {
+  entries: Array<TraceEntryView>;
+  notification_id: string;
+}
+
 /** The `page` object of every list. */
 export interface Page {
   /** Cursor for the next (older) page; null when nothing follows. */
@@ -705,22 +795,36 @@ export interface PreferencesInput {
   flows?: Record<string, FlowPreferencesInput> | null;
 }
 
-export type ProcessingStatus = "pending" | "processed";
+export type ProcessingStatus = "scheduled" | "pending" | "processed" | "throttled";
 
 export interface Project {
+  /** `real`, or `test`: the project's time moves only when advanced
+   * (`POST /admin/v1/project/clock/advance`). */
+  clock: ClockKind;
+  /** The test clock's current time; null on the real clock. */
+  clock_time: string | null;
   created_at: string;
   id: string;
   name: string;
+  /** The retention windows in force (the project's, else the server's `--retention`). */
+  retention: Retention;
   security_mode: boolean;
   signing_key_configured: boolean;
+  /** The timezone of recipients without one (send windows); null: UTC. */
+  timezone: string | null;
   updated_at: string;
 }
 
 /** Project settings (partial). */
 export interface ProjectUpdate {
+  clock?: ClockKind | null;
   /** Not blank. */
   name?: string;
+  retention?: RetentionInput | null;
   security_mode?: boolean | null;
+  /** An IANA timezone for recipients without one (send windows); null
+   * unsets it (UTC). */
+  timezone?: string | null;
 }
 
 /** The keys of a web push subscription (the browser's `PushSubscription.getKey`). */
@@ -783,13 +887,46 @@ export interface Rendered {
   url?: string | null;
 }
 
+/** Sends again the events written since a time. */
+export interface ReplayInput {
+  /** RFC 3339 date-time: events written at or after it are sent again. */
+  since: string;
+}
+
+/** How many events a replay queued. */
+export interface ReplayResult {
+  queued: number;
+}
+
+/** How long a project keeps its notifications and feeds: durations such as
+ * `15m`, `2h`, `90d` (a whole number of minutes, hours or days, at least 1m). */
+export interface Retention {
+  /** Feed entries and live-feed events older than this are removed. */
+  feed: string;
+  /** Settled notifications older than this are removed with their deliveries. */
+  notifications: string;
+}
+
+/** A change of the retention windows: a field absent keeps its window,
+ * `null` returns it to the server default. */
+export interface RetentionInput {
+  feed?: string | null;
+  notifications?: string | null;
+}
+
 export type RunInput = {
   actor?: RecipientSpec | null;
+  /** A key `POST /admin/v1/flows/{id}/cancel` stops the run's waiting
+   * deliveries by (delays, a schedule). */
+  cancellation_key?: string | null;
   data?: Record<string, unknown> | null;
   /** Alternative to the `Idempotency-Key` header. */
   idempotency_key?: string | null;
   /** At most 1,000; recipients plus topic must not be empty. */
   recipients?: Array<RecipientSpec> | null;
+  /** Schedules the run: accepted now, its steps start at this instant
+   * (project time; RFC 3339). Cancelable meanwhile by `cancellation_key`. */
+  send_at?: string | null;
   /** A topic key: its subscribers are recipients too. */
   topic?: string | null;
 } & ({
@@ -834,11 +971,12 @@ export type SmtpConfig = {
   username?: string | null;
 } | null;
 
-/** A channel step (deliver through a channel) or a delay step (wait durably). */
-export type Step = ChannelStep | DelayStep;
+/** A channel step (deliver through a channel), a delay step (wait durably)
+ * or a throttle step. */
+export type Step = ChannelStep | DelayStep | ThrottleStep;
 
-/** A step of a create or update: a channel step or a delay step. */
-export type StepInput = ChannelStepInput | DelayStep;
+/** A step of a create or update: a channel, delay or throttle step. */
+export type StepInput = ChannelStepInput | DelayStep | ThrottleStep;
 
 export interface Subscription {
   created_at: string;
@@ -869,6 +1007,23 @@ export interface Template {
   url?: string | null;
 }
 
+/** At most `limit` runs per `window` pass, per flow, recipient and `key`;
+ * a run beyond stops here for that recipient (its notification is
+ * `throttled`). Also the throttle step of a request. */
+export interface ThrottleStep {
+  /** A condition, as on any step (see `DelayStep.if`). */
+  if?: Record<string, unknown> | null;
+  /** A template over the run (e.g. `{{ data.thread_id }}`): separate
+   * counters per rendered key. Absent: one counter per recipient. */
+  key?: string | null;
+  limit: number;
+  type: ThrottleStepType;
+  /** A duration: `"90s"`, `"15m"`, `"1h"`, `"2d"`. */
+  window: string;
+}
+
+export type ThrottleStepType = "throttle";
+
 /** An IANA time zone. */
 export type TimeZone = "Africa/Abidjan" | "Africa/Accra" | "Africa/Addis_Ababa" | "Africa/Algiers" | "Africa/Asmara" | "Africa/Asmera" | "Africa/Bamako" | "Africa/Bangui" | "Africa/Banjul" | "Africa/Bissau" | "Africa/Blantyre" | "Africa/Brazzaville" | "Africa/Bujumbura" | "Africa/Cairo" | "Africa/Casablanca" | "Africa/Ceuta" | "Africa/Conakry" | "Africa/Dakar" | "Africa/Dar_es_Salaam" | "Africa/Djibouti" | "Africa/Douala" | "Africa/El_Aaiun" | "Africa/Freetown" | "Africa/Gaborone" | "Africa/Harare" | "Africa/Johannesburg" | "Africa/Juba" | "Africa/Kampala" | "Africa/Khartoum" | "Africa/Kigali" | "Africa/Kinshasa" | "Africa/Lagos" | "Africa/Libreville" | "Africa/Lome" | "Africa/Luanda" | "Africa/Lubumbashi" | "Africa/Lusaka" | "Africa/Malabo" | "Africa/Maputo" | "Africa/Maseru" | "Africa/Mbabane" | "Africa/Mogadishu" | "Africa/Monrovia" | "Africa/Nairobi" | "Africa/Ndjamena" | "Africa/Niamey" | "Africa/Nouakchott" | "Africa/Ouagadougou" | "Africa/Porto-Novo" | "Africa/Sao_Tome" | "Africa/Timbuktu" | "Africa/Tripoli" | "Africa/Tunis" | "Africa/Windhoek" | "America/Adak" | "America/Anchorage" | "America/Anguilla" | "America/Antigua" | "America/Araguaina" | "America/Argentina/Buenos_Aires" | "America/Argentina/Catamarca" | "America/Argentina/ComodRivadavia" | "America/Argentina/Cordoba" | "America/Argentina/Jujuy" | "America/Argentina/La_Rioja" | "America/Argentina/Mendoza" | "America/Argentina/Rio_Gallegos" | "America/Argentina/Salta" | "America/Argentina/San_Juan" | "America/Argentina/San_Luis" | "America/Argentina/Tucuman" | "America/Argentina/Ushuaia" | "America/Aruba" | "America/Asuncion" | "America/Atikokan" | "America/Atka" | "America/Bahia" | "America/Bahia_Banderas" | "America/Barbados" | "America/Belem" | "America/Belize" | "America/Blanc-Sablon" | "America/Boa_Vista" | "America/Bogota" | "America/Boise" | "America/Buenos_Aires" | "America/Cambridge_Bay" | "America/Campo_Grande" | "America/Cancun" | "America/Caracas" | "America/Catamarca" | "America/Cayenne" | "America/Cayman" | "America/Chicago" | "America/Chihuahua" | "America/Ciudad_Juarez" | "America/Coral_Harbour" | "America/Cordoba" | "America/Costa_Rica" | "America/Coyhaique" | "America/Creston" | "America/Cuiaba" | "America/Curacao" | "America/Danmarkshavn" | "America/Dawson" | "America/Dawson_Creek" | "America/Denver" | "America/Detroit" | "America/Dominica" | "America/Edmonton" | "America/Eirunepe" | "America/El_Salvador" | "America/Ensenada" | "America/Fort_Nelson" | "America/Fort_Wayne" | "America/Fortaleza" | "America/Glace_Bay" | "America/Godthab" | "America/Goose_Bay" | "America/Grand_Turk" | "America/Grenada" | "America/Guadeloupe" | "America/Guatemala" | "America/Guayaquil" | "America/Guyana" | "America/Halifax" | "America/Havana" | "America/Hermosillo" | "America/Indiana/Indianapolis" | "America/Indiana/Knox" | "America/Indiana/Marengo" | "America/Indiana/Petersburg" | "America/Indiana/Tell_City" | "America/Indiana/Vevay" | "America/Indiana/Vincennes" | "America/Indiana/Winamac" | "America/Indianapolis" | "America/Inuvik" | "America/Iqaluit" | "America/Jamaica" | "America/Jujuy" | "America/Juneau" | "America/Kentucky/Louisville" | "America/Kentucky/Monticello" | "America/Knox_IN" | "America/Kralendijk" | "America/La_Paz" | "America/Lima" | "America/Los_Angeles" | "America/Louisville" | "America/Lower_Princes" | "America/Maceio" | "America/Managua" | "America/Manaus" | "America/Marigot" | "America/Martinique" | "America/Matamoros" | "America/Mazatlan" | "America/Mendoza" | "America/Menominee" | "America/Merida" | "America/Metlakatla" | "America/Mexico_City" | "America/Miquelon" | "America/Moncton" | "America/Monterrey" | "America/Montevideo" | "America/Montreal" | "America/Montserrat" | "America/Nassau" | "America/New_York" | "America/Nipigon" | "America/Nome" | "America/Noronha" | "America/North_Dakota/Beulah" | "America/North_Dakota/Center" | "America/North_Dakota/New_Salem" | "America/Nuuk" | "America/Ojinaga" | "America/Panama" | "America/Pangnirtung" | "America/Paramaribo" | "America/Phoenix" | "America/Port-au-Prince" | "America/Port_of_Spain" | "America/Porto_Acre" | "America/Porto_Velho" | "America/Puerto_Rico" | "America/Punta_Arenas" | "America/Rainy_River" | "America/Rankin_Inlet" | "America/Recife" | "America/Regina" | "America/Resolute" | "America/Rio_Branco" | "America/Rosario" | "America/Santa_Isabel" | "America/Santarem" | "America/Santiago" | "America/Santo_Domingo" | "America/Sao_Paulo" | "America/Scoresbysund" | "America/Shiprock" | "America/Sitka" | "America/St_Barthelemy" | "America/St_Johns" | "America/St_Kitts" | "America/St_Lucia" | "America/St_Thomas" | "America/St_Vincent" | "America/Swift_Current" | "America/Tegucigalpa" | "America/Thule" | "America/Thunder_Bay" | "America/Tijuana" | "America/Toronto" | "America/Tortola" | "America/Vancouver" | "America/Virgin" | "America/Whitehorse" | "America/Winnipeg" | "America/Yakutat" | "America/Yellowknife" | "Antarctica/Casey" | "Antarctica/Davis" | "Antarctica/DumontDUrville" | "Antarctica/Macquarie" | "Antarctica/Mawson" | "Antarctica/McMurdo" | "Antarctica/Palmer" | "Antarctica/Rothera" | "Antarctica/South_Pole" | "Antarctica/Syowa" | "Antarctica/Troll" | "Antarctica/Vostok" | "Arctic/Longyearbyen" | "Asia/Aden" | "Asia/Almaty" | "Asia/Amman" | "Asia/Anadyr" | "Asia/Aqtau" | "Asia/Aqtobe" | "Asia/Ashgabat" | "Asia/Ashkhabad" | "Asia/Atyrau" | "Asia/Baghdad" | "Asia/Bahrain" | "Asia/Baku" | "Asia/Bangkok" | "Asia/Barnaul" | "Asia/Beirut" | "Asia/Bishkek" | "Asia/Brunei" | "Asia/Calcutta" | "Asia/Chita" | "Asia/Choibalsan" | "Asia/Chongqing" | "Asia/Chungking" | "Asia/Colombo" | "Asia/Dacca" | "Asia/Damascus" | "Asia/Dhaka" | "Asia/Dili" | "Asia/Dubai" | "Asia/Dushanbe" | "Asia/Famagusta" | "Asia/Gaza" | "Asia/Harbin" | "Asia/Hebron" | "Asia/Ho_Chi_Minh" | "Asia/Hong_Kong" | "Asia/Hovd" | "Asia/Irkutsk" | "Asia/Istanbul" | "Asia/Jakarta" | "Asia/Jayapura" | "Asia/Jerusalem" | "Asia/Kabul" | "Asia/Kamchatka" | "Asia/Karachi" | "Asia/Kashgar" | "Asia/Kathmandu" | "Asia/Katmandu" | "Asia/Khandyga" | "Asia/Kolkata" | "Asia/Krasnoyarsk" | "Asia/Kuala_Lumpur" | "Asia/Kuching" | "Asia/Kuwait" | "Asia/Macao" | "Asia/Macau" | "Asia/Magadan" | "Asia/Makassar" | "Asia/Manila" | "Asia/Muscat" | "Asia/Nicosia" | "Asia/Novokuznetsk" | "Asia/Novosibirsk" | "Asia/Omsk" | "Asia/Oral" | "Asia/Phnom_Penh" | "Asia/Pontianak" | "Asia/Pyongyang" | "Asia/Qatar" | "Asia/Qostanay" | "Asia/Qyzylorda" | "Asia/Rangoon" | "Asia/Riyadh" | "Asia/Saigon" | "Asia/Sakhalin" | "Asia/Samarkand" | "Asia/Seoul" | "Asia/Shanghai" | "Asia/Singapore" | "Asia/Srednekolymsk" | "Asia/Taipei" | "Asia/Tashkent" | "Asia/Tbilisi" | "Asia/Tehran" | "Asia/Tel_Aviv" | "Asia/Thimbu" | "Asia/Thimphu" | "Asia/Tokyo" | "Asia/Tomsk" | "Asia/Ujung_Pandang" | "Asia/Ulaanbaatar" | "Asia/Ulan_Bator" | "Asia/Urumqi" | "Asia/Ust-Nera" | "Asia/Vientiane" | "Asia/Vladivostok" | "Asia/Yakutsk" | "Asia/Yangon" | "Asia/Yekaterinburg" | "Asia/Yerevan" | "Atlantic/Azores" | "Atlantic/Bermuda" | "Atlantic/Canary" | "Atlantic/Cape_Verde" | "Atlantic/Faeroe" | "Atlantic/Faroe" | "Atlantic/Jan_Mayen" | "Atlantic/Madeira" | "Atlantic/Reykjavik" | "Atlantic/South_Georgia" | "Atlantic/St_Helena" | "Atlantic/Stanley" | "Australia/ACT" | "Australia/Adelaide" | "Australia/Brisbane" | "Australia/Broken_Hill" | "Australia/Canberra" | "Australia/Currie" | "Australia/Darwin" | "Australia/Eucla" | "Australia/Hobart" | "Australia/LHI" | "Australia/Lindeman" | "Australia/Lord_Howe" | "Australia/Melbourne" | "Australia/NSW" | "Australia/North" | "Australia/Perth" | "Australia/Queensland" | "Australia/South" | "Australia/Sydney" | "Australia/Tasmania" | "Australia/Victoria" | "Australia/West" | "Australia/Yancowinna" | "Brazil/Acre" | "Brazil/DeNoronha" | "Brazil/East" | "Brazil/West" | "CET" | "CST6CDT" | "Canada/Atlantic" | "Canada/Central" | "Canada/Eastern" | "Canada/Mountain" | "Canada/Newfoundland" | "Canada/Pacific" | "Canada/Saskatchewan" | "Canada/Yukon" | "Chile/Continental" | "Chile/EasterIsland" | "Cuba" | "EET" | "EST" | "EST5EDT" | "Egypt" | "Eire" | "Etc/GMT" | "Etc/GMT+0" | "Etc/GMT+1" | "Etc/GMT+10" | "Etc/GMT+11" | "Etc/GMT+12" | "Etc/GMT+2" | "Etc/GMT+3" | "Etc/GMT+4" | "Etc/GMT+5" | "Etc/GMT+6" | "Etc/GMT+7" | "Etc/GMT+8" | "Etc/GMT+9" | "Etc/GMT-0" | "Etc/GMT-1" | "Etc/GMT-10" | "Etc/GMT-11" | "Etc/GMT-12" | "Etc/GMT-13" | "Etc/GMT-14" | "Etc/GMT-2" | "Etc/GMT-3" | "Etc/GMT-4" | "Etc/GMT-5" | "Etc/GMT-6" | "Etc/GMT-7" | "Etc/GMT-8" | "Etc/GMT-9" | "Etc/GMT0" | "Etc/Greenwich" | "Etc/UCT" | "Etc/UTC" | "Etc/Universal" | "Etc/Zulu" | "Europe/Amsterdam" | "Europe/Andorra" | "Europe/Astrakhan" | "Europe/Athens" | "Europe/Belfast" | "Europe/Belgrade" | "Europe/Berlin" | "Europe/Bratislava" | "Europe/Brussels" | "Europe/Bucharest" | "Europe/Budapest" | "Europe/Busingen" | "Europe/Chisinau" | "Europe/Copenhagen" | "Europe/Dublin" | "Europe/Gibraltar" | "Europe/Guernsey" | "Europe/Helsinki" | "Europe/Isle_of_Man" | "Europe/Istanbul" | "Europe/Jersey" | "Europe/Kaliningrad" | "Europe/Kiev" | "Europe/Kirov" | "Europe/Kyiv" | "Europe/Lisbon" | "Europe/Ljubljana" | "Europe/London" | "Europe/Luxembourg" | "Europe/Madrid" | "Europe/Malta" | "Europe/Mariehamn" | "Europe/Minsk" | "Europe/Monaco" | "Europe/Moscow" | "Europe/Nicosia" | "Europe/Oslo" | "Europe/Paris" | "Europe/Podgorica" | "Europe/Prague" | "Europe/Riga" | "Europe/Rome" | "Europe/Samara" | "Europe/San_Marino" | "Europe/Sarajevo" | "Europe/Saratov" | "Europe/Simferopol" | "Europe/Skopje" | "Europe/Sofia" | "Europe/Stockholm" | "Europe/Tallinn" | "Europe/Tirane" | "Europe/Tiraspol" | "Europe/Ulyanovsk" | "Europe/Uzhgorod" | "Europe/Vaduz" | "Europe/Vatican" | "Europe/Vienna" | "Europe/Vilnius" | "Europe/Volgograd" | "Europe/Warsaw" | "Europe/Zagreb" | "Europe/Zaporozhye" | "Europe/Zurich" | "GB" | "GB-Eire" | "GMT" | "GMT+0" | "GMT-0" | "GMT0" | "Greenwich" | "HST" | "Hongkong" | "Iceland" | "Indian/Antananarivo" | "Indian/Chagos" | "Indian/Christmas" | "Indian/Cocos" | "Indian/Comoro" | "Indian/Kerguelen" | "Indian/Mahe" | "Indian/Maldives" | "Indian/Mauritius" | "Indian/Mayotte" | "Indian/Reunion" | "Iran" | "Israel" | "Jamaica" | "Japan" | "Kwajalein" | "Libya" | "MET" | "MST" | "MST7MDT" | "Mexico/BajaNorte" | "Mexico/BajaSur" | "Mexico/General" | "NZ" | "NZ-CHAT" | "Navajo" | "PRC" | "PST8PDT" | "Pacific/Apia" | "Pacific/Auckland" | "Pacific/Bougainville" | "Pacific/Chatham" | "Pacific/Chuuk" | "Pacific/Easter" | "Pacific/Efate" | "Pacific/Enderbury" | "Pacific/Fakaofo" | "Pacific/Fiji" | "Pacific/Funafuti" | "Pacific/Galapagos" | "Pacific/Gambier" | "Pacific/Guadalcanal" | "Pacific/Guam" | "Pacific/Honolulu" | "Pacific/Johnston" | "Pacific/Kanton" | "Pacific/Kiritimati" | "Pacific/Kosrae" | "Pacific/Kwajalein" | "Pacific/Majuro" | "Pacific/Marquesas" | "Pacific/Midway" | "Pacific/Nauru" | "Pacific/Niue" | "Pacific/Norfolk" | "Pacific/Noumea" | "Pacific/Pago_Pago" | "Pacific/Palau" | "Pacific/Pitcairn" | "Pacific/Pohnpei" | "Pacific/Ponape" | "Pacific/Port_Moresby" | "Pacific/Rarotonga" | "Pacific/Saipan" | "Pacific/Samoa" | "Pacific/Tahiti" | "Pacific/Tarawa" | "Pacific/Tongatapu" | "Pacific/Truk" | "Pacific/Wake" | "Pacific/Wallis" | "Pacific/Yap" | "Poland" | "Portugal" | "ROC" | "ROK" | "Singapore" | "Turkey" | "UCT" | "US/Alaska" | "US/Aleutian" | "US/Arizona" | "US/Central" | "US/East-Indiana" | "US/Eastern" | "US/Hawaii" | "US/Indiana-Starke" | "US/Michigan" | "US/Mountain" | "US/Pacific" | "US/Samoa" | "UTC" | "Universal" | "W-SU" | "WET" | "Zulu";
 
@@ -894,6 +1049,17 @@ export interface TopicList {
 
 /** No fields needed (an optional idempotency_key is accepted). */
 export type TopicSubscribeInput = Record<string, unknown>;
+
+/** One decision of a notification's trace. */
+export interface TraceEntryView {
+  /** The decision's arguments, which depend on its code. */
+  args: Record<string, unknown>;
+  at: string;
+  /** What was decided, e.g. `preference.skipped`. */
+  code: string;
+  /** A readable sentence made from `code` and `args`. */
+  message: string;
+}
 
 /** Twilio Programmable Messaging: one SMS per delivery to the recipient's `phone` (E.164). The required fields make the channel `active`; a config without them creates it `unconfigured`. */
 export type TwilioConfig = {
@@ -975,3 +1141,60 @@ export type WebhookConfig = {
   /** Where each delivery is POSTed (http or https). */
   url: string | null;
 } | null;
+
+/** An event endpoint. Its signing secret is only ever shown when it is made
+ * (creation, `rotate_secret`). */
+export interface WebhookEndpoint {
+  created_at: string;
+  /** Why Herald disabled it (events undelivered for the retry horizon); null
+   * while enabled. */
+  disabled_reason: string | null;
+  enabled: boolean;
+  /** The event types it receives; `["*"]`: every type. */
+  event_types: Array<string>;
+  id: string;
+  updated_at: string;
+  url: string;
+}
+
+/** A new event endpoint. */
+export interface WebhookEndpointInput {
+  /** Default true. */
+  enabled?: boolean | null;
+  /** The event types to receive; absent, null or `["*"]`: every type. */
+  event_types?: Array<string> | null;
+  /** Where events are POSTed (http or https). */
+  url: string;
+}
+
+export interface WebhookEndpointList {
+  items: Array<WebhookEndpoint>;
+  page: Page;
+}
+
+/** A change of an endpoint: present fields replace the stored ones.
+ * Enabling it again clears `disabled_reason`. */
+export interface WebhookEndpointUpdate {
+  enabled?: boolean | null;
+  event_types?: Array<string> | null;
+  url?: string | null;
+}
+
+/** An endpoint with its new signing secret: the answer to creation and to
+ * `rotate_secret`, the only times the secret is shown. */
+export type WebhookEndpointWithSecret = ({
+  created_at: string;
+  /** Why Herald disabled it (events undelivered for the retry horizon); null
+   * while enabled. */
+  disabled_reason?: string | null;
+  enabled: boolean;
+  /** The event types it receives; `["*"]`: every type. */
+  event_types: Array<string>;
+  id: string;
+  updated_at: string;
+  url: string;
+}) & ({
+  /** `whsec_` + base64 of 32 random bytes: the HMAC-SHA256 key is the
+   * base64-decoded part (Standard Webhooks). */
+  secret: string;
+});
