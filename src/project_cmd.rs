@@ -124,9 +124,7 @@ pub fn run(cmd: ProjectCommand) -> ExitCode {
         ProjectCommand::Create { name, dir } => (Op::Create(name), dir),
         ProjectCommand::List { dir } => (Op::List, dir),
         ProjectCommand::Show { name, dir } => (Op::Show(name), dir),
-        ProjectCommand::RotateSecret { name, grace, dir } => {
-            (Op::Rotate(name, grace), dir)
-        }
+        ProjectCommand::RotateSecret { name, grace, dir } => (Op::Rotate(name, grace), dir),
         ProjectCommand::Delete { name, yes, dir } => {
             if !yes {
                 eprintln!(

@@ -380,8 +380,8 @@ impl Application {
             .map_err(|e| e.to_string())?
             .run();
         // The ops file lets `herald backup` and `herald project` reach this
-        // server through its data directory: only the embedded store has one.
-        let ops_file = if store.is_some() {
+        // server through its data directory (on PostgreSQL, when one exists).
+        let ops_file = if store.is_some() || state.settings.data_dir.is_dir() {
             remove_stale_snapshots(&state.settings.data_dir);
             match write_ops_file(&state.settings.data_dir, addr, &ops.token) {
                 Ok(p) => Some(p),

@@ -72,13 +72,11 @@ pub fn pg_admin(sql: &[String]) -> Result<Vec<String>, String> {
             .map_err(|e| e.to_string())?;
         rt.block_on(async move {
             use sqlx::{Connection, Row};
-            let mut c = tokio::time::timeout(
-                Duration::from_secs(10),
-                sqlx::PgConnection::connect(&url),
-            )
-            .await
-            .map_err(|_| format!("{url}: no answer within 10 s"))?
-            .map_err(|e| format!("{url}: {e}"))?;
+            let mut c =
+                tokio::time::timeout(Duration::from_secs(10), sqlx::PgConnection::connect(&url))
+                    .await
+                    .map_err(|_| format!("{url}: no answer within 10 s"))?
+                    .map_err(|e| format!("{url}: {e}"))?;
             let mut out = vec![];
             for s in &sql {
                 for r in sqlx::query(s)
@@ -166,12 +164,17 @@ pub fn pg_url_for(dir: &Path) -> String {
     url
 }
 
+/// Drops a test database (by URL).
+pub fn pg_drop_database(url: &str) {
+    if let Some(name) = url.trim().rsplit('/').next() {
+        let _ = pg_admin(&[format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")]);
+    }
+}
+
 /// Drops the database of a data directory, if it has one.
 fn pg_drop_for(dir: &Path) {
     if let Ok(url) = std::fs::read_to_string(dir.join(PG_DB_FILE)) {
-        if let Some(name) = url.trim().rsplit('/').next() {
-            let _ = pg_admin(&[format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")]);
-        }
+        pg_drop_database(&url);
     }
 }
 

@@ -27,6 +27,7 @@ mod ops_projects;
 mod ops_readme;
 mod packaging;
 mod pagination;
+mod pg_store;
 mod preferences;
 mod project;
 mod providers_config;

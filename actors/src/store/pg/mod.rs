@@ -83,13 +83,26 @@ pub(crate) fn to_doc<T: serde::Serialize>(v: &T) -> Result<serde_json::Value> {
 }
 
 struct Inner {
-    /// Drives the pool's connections; see the module doc.
-    rt: tokio::runtime::Runtime,
+    /// Drives the pool's connections; see the module doc. Always `Some`
+    /// until dropped.
+    rt: Option<tokio::runtime::Runtime>,
     pool: PgPool,
     cursor_key: [u8; 32],
     template_fuel: AtomicU64,
     template_max_output: AtomicUsize,
     health: Arc<Health>,
+}
+
+impl Drop for Inner {
+    /// The last handle may go on an async thread (the server's shutdown),
+    /// where dropping a runtime the blocking way panics: it is let go
+    /// without waiting for its tasks (the pool is closed by then, or its
+    /// sockets simply close).
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
 }
 
 /// Cheap to clone handle to the PostgreSQL store.
@@ -138,7 +151,7 @@ fn options(url: &str) -> Result<PgConnectOptions> {
 pub fn migrate(url: &str) -> Result<Migrated> {
     let rt = runtime()?;
     let opts = options(url)?;
-    block_on(&rt, async move {
+    let r = block_on(&rt, async move {
         use sqlx::Connection;
         let mut conn = sqlx::PgConnection::connect_with(&opts)
             .await
@@ -155,7 +168,10 @@ pub fn migrate(url: &str) -> Result<Migrated> {
             .await;
         let _ = conn.close().await;
         r
-    })
+    });
+    // not waiting for the runtime's tasks: callers may be on an async thread
+    rt.shutdown_background();
+    r
 }
 
 async fn migrate_locked(conn: &mut sqlx::PgConnection) -> Result<Migrated> {
@@ -212,7 +228,7 @@ impl PgStore {
         health.clone().watch(&rt, pool.clone());
         Ok(PgStore {
             inner: Arc::new(Inner {
-                rt,
+                rt: Some(rt),
                 pool,
                 cursor_key,
                 template_fuel: AtomicU64::new(crate::render::DEFAULT_FUEL),
@@ -224,7 +240,13 @@ impl PgStore {
 
     /// Runs a database future from a blocking call (see the module doc).
     pub(crate) fn block<F: Future>(&self, f: F) -> F::Output {
-        block_on(&self.inner.rt, f)
+        block_on(
+            self.inner
+                .rt
+                .as_ref()
+                .expect("the runtime lives as long as the store"),
+            f,
+        )
     }
 
     pub(crate) fn pool(&self) -> &PgPool {

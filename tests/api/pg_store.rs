@@ -1,0 +1,120 @@
+//! The PostgreSQL store itself: `herald migrate`, a schema newer than the
+//! binary refused, `herald project create --store`, and what only the
+//! embedded store has (the backup endpoint). These run in the `api_pg`
+//! binary, where a PostgreSQL server is at hand.
+
+use crate::helpers::*;
+use serde_json::json;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// True (with a note) outside the PostgreSQL run.
+fn not_on_postgres() -> bool {
+    if !pg_mode() {
+        eprintln!("skipped: this test runs in the api_pg binary, on PostgreSQL");
+    }
+    !pg_mode()
+}
+
+fn herald(args: &[&str]) -> CmdOutput {
+    let mut cmd = Command::new(herald_bin());
+    cmd.args(args)
+        .env_remove("HERALD_STORE")
+        .env("NO_COLOR", "1")
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null());
+    run_with_timeout(cmd, Duration::from_secs(60))
+}
+
+#[test]
+fn migrate_applies_once_then_is_a_no_op() {
+    if not_on_postgres() {
+        return;
+    }
+    let url = pg_new_database();
+    let first = herald(&["migrate", "--store", &url]);
+    assert_eq!(first.status.code(), Some(0), "{first:?}");
+    assert!(first.stdout.contains("applied migrations [1]"), "{first:?}");
+    let again = herald(&["migrate", "--store", &url]);
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    assert!(again.stdout.contains("schema is current"), "{again:?}");
+    // a directory is not a database to migrate
+    let dir = herald(&["migrate", "--store", "/tmp/herald-data"]);
+    assert_eq!(dir.status.code(), Some(1), "{dir:?}");
+    assert!(dir.stderr.contains("PostgreSQL URL"), "{dir:?}");
+    pg_drop_database(&url);
+}
+
+#[test]
+fn a_schema_newer_than_the_binary_is_refused() {
+    if not_on_postgres() {
+        return;
+    }
+    let url = pg_new_database();
+    let m = herald(&["migrate", "--store", &url]);
+    assert_eq!(m.status.code(), Some(0), "{m:?}");
+    pg_exec(
+        &url,
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time)
+         VALUES (99990101000000, 'from a newer Herald', true, '\\x00', 0)",
+    )
+    .unwrap();
+    let serve = herald(&["serve", "--store", &url, "--bind", "127.0.0.1:0"]);
+    assert_eq!(serve.status.code(), Some(1), "{serve:?}");
+    assert!(
+        serve.stderr.contains("newer than this Herald knows"),
+        "{serve:?}"
+    );
+    assert!(!serve.stdout.contains("listening on"), "{serve:?}");
+    let migrate = herald(&["migrate", "--store", &url]);
+    assert_eq!(migrate.status.code(), Some(1), "{migrate:?}");
+    assert!(migrate.stderr.contains("newer than this Herald knows"));
+    pg_drop_database(&url);
+}
+
+#[tokio::test]
+async fn a_project_created_on_the_database_is_served() {
+    if not_on_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // the database of this directory (made now), used by the command and the server
+    let url = pg_url_for(dir.path());
+    let out = herald(&["project", "create", "acme", "--store", &url]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let keys = printed_keys(&out.stdout.lines().map(str::to_string).collect::<Vec<_>>())
+        .expect("the keys of the new project");
+    let app = spawn_with_dir(dir, &Keys::random(), &[]);
+    let r = app
+        .admin_with(&keys, POST, &format!("{A}/users/{}", new_ext("u")))
+        .json(&json!({"first_name": "Ada"}))
+        .go()
+        .await;
+    assert_eq!(r.status, 201, "{r:?}");
+    // taken names are refused by the database as by the embedded store
+    let again = herald(&["project", "create", "acme", "--store", &url]);
+    assert_eq!(again.status.code(), Some(1), "{again:?}");
+    assert!(again.stderr.contains("taken"), "{again:?}");
+}
+
+#[tokio::test]
+async fn the_backup_endpoint_points_to_pg_dump() {
+    if not_on_postgres() {
+        return;
+    }
+    let operator = format!("op_{}", random_hex());
+    let app = TestApp::spawn_with(&[], &[("HERALD_OPERATOR_TOKEN", &operator)]);
+    let r = app
+        .request(GET, "/ops/v1/backup")
+        .header("x-herald-ops-token", &operator)
+        .go()
+        .await;
+    let e = assert_error(&r, 400, "bad_request");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("pg_dump"),
+        "{e}"
+    );
+}
