@@ -116,3 +116,63 @@ CREATE TABLE queue (
     PRIMARY KEY (project, delivery_id)
 );
 CREATE INDEX queue_by_type ON queue (channel_type, due_ms);
+
+-- Notifications and their deliveries (a delivery's id is its notification's
+-- with the last byte the step index: `model::notification_of`).
+CREATE TABLE notifications (
+    project   uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    id        uuid NOT NULL,
+    run_id    uuid NOT NULL,
+    topic     text,
+    recipient uuid NOT NULL,
+    processed boolean NOT NULL,
+    doc       jsonb NOT NULL,
+    PRIMARY KEY (project, id)
+);
+CREATE INDEX notifications_by_run ON notifications (project, run_id, id);
+CREATE INDEX notifications_by_topic ON notifications (project, topic, id);
+CREATE INDEX notifications_by_recipient ON notifications (project, recipient, id);
+
+CREATE TABLE deliveries (
+    project         uuid NOT NULL,
+    id              uuid NOT NULL,
+    notification_id uuid NOT NULL,
+    recipient       uuid NOT NULL,
+    status          text NOT NULL,
+    channel_type    smallint NOT NULL,
+    channel_id      uuid NOT NULL,
+    doc             jsonb NOT NULL,
+    PRIMARY KEY (project, id),
+    FOREIGN KEY (project, notification_id) REFERENCES notifications (project, id) ON DELETE CASCADE
+);
+CREATE INDEX deliveries_by_notification ON deliveries (project, notification_id);
+CREATE INDEX deliveries_by_status ON deliveries (project, status, id);
+
+-- Users' in-app feeds: one row per entry with its flags (1 seen, 2 read,
+-- 4 archived; the times are in the delivery's record), the counts and
+-- latest `seq` per user, and the event log of live-feed frames.
+CREATE TABLE feed (
+    project     uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    user_id     uuid NOT NULL,
+    delivery_id uuid NOT NULL,
+    flags       smallint NOT NULL,
+    PRIMARY KEY (project, user_id, delivery_id)
+);
+
+CREATE TABLE feed_state (
+    project uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    user_id uuid NOT NULL,
+    seq     bigint NOT NULL,
+    unread  bigint NOT NULL,
+    unseen  bigint NOT NULL,
+    PRIMARY KEY (project, user_id)
+);
+
+CREATE TABLE feed_events (
+    project    uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    user_id    uuid NOT NULL,
+    seq        bigint NOT NULL,
+    frame      text NOT NULL,
+    created_ms bigint NOT NULL,
+    PRIMARY KEY (project, user_id, seq)
+);

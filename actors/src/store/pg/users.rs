@@ -72,9 +72,9 @@ pub(crate) async fn put_user(conn: &mut PgConnection, project: &Uuid, u: &User) 
     Ok(())
 }
 
-/// Deletes users with their preferences, devices and subscriptions (the
-/// topics' counts follow). Feed entries and events go with them once the
-/// feed tables exist (they cascade from `users`).
+/// Deletes users with their preferences, devices, subscriptions (the
+/// topics' counts follow), feed entries, counts and events. Their
+/// notifications and deliveries stay, as on the embedded store.
 async fn delete_in(conn: &mut PgConnection, project: &Uuid, ids: &[Uuid]) -> Result<()> {
     sqlx::query(
         "WITH gone AS (
@@ -89,6 +89,16 @@ async fn delete_in(conn: &mut PgConnection, project: &Uuid, ids: &[Uuid]) -> Res
     .execute(&mut *conn)
     .await
     .map_err(db_err)?;
+    for table in ["feed", "feed_state", "feed_events"] {
+        sqlx::query(&format!(
+            "DELETE FROM {table} WHERE project = $1 AND user_id = ANY($2)"
+        ))
+        .bind(project)
+        .bind(ids)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_err)?;
+    }
     sqlx::query("DELETE FROM users WHERE project = $1 AND id = ANY($2)")
         .bind(project)
         .bind(ids)
