@@ -86,7 +86,7 @@ async fn a_project_created_on_the_database_is_served() {
         .expect("the keys of the new project");
     let app = spawn_with_dir(dir, &Keys::random(), &[]);
     let r = app
-        .admin_with(&keys, POST, &format!("{A}/users/{}", new_ext("u")))
+        .admin_with(&keys, PUT, &format!("{A}/users/{}", new_ext("u")))
         .json(&json!({"first_name": "Ada"}))
         .go()
         .await;

@@ -111,6 +111,37 @@ pub struct PgStore {
     inner: Arc<Inner>,
 }
 
+/// A transaction of the backend's pool. A transaction dropped without a
+/// commit (an early return, a refusal) rolls back by handing its connection
+/// back to the pool, which needs the backend's runtime: the drop enters it,
+/// as the caller's thread may have none (the blocking pool).
+pub(crate) struct Tx {
+    tx: Option<sqlx::Transaction<'static, sqlx::Postgres>>,
+    rt: tokio::runtime::Handle,
+}
+
+impl std::ops::Deref for Tx {
+    type Target = sqlx::PgConnection;
+    fn deref(&self) -> &sqlx::PgConnection {
+        self.tx.as_ref().expect("an open transaction")
+    }
+}
+
+impl std::ops::DerefMut for Tx {
+    fn deref_mut(&mut self) -> &mut sqlx::PgConnection {
+        self.tx.as_mut().expect("an open transaction")
+    }
+}
+
+impl Drop for Tx {
+    fn drop(&mut self) {
+        if let Some(t) = self.tx.take() {
+            let _entered = self.rt.enter();
+            drop(t);
+        }
+    }
+}
+
 /// What `migrate` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Migrated {
@@ -135,9 +166,13 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// Runs `f` to completion on `rt` from any thread (see the module doc).
+/// `unconstrained`: called from a task of another runtime (an actix
+/// arbiter), tokio's cooperative budget is that task's; once spent, every
+/// socket and timer would answer "not yet" forever, as this wait never
+/// yields back to that runtime to refill it.
 fn block_on<F: Future>(rt: &tokio::runtime::Runtime, f: F) -> F::Output {
     let _entered = rt.enter();
-    futures_executor::block_on(f)
+    futures_executor::block_on(tokio::task::unconstrained(f))
 }
 
 fn options(url: &str) -> Result<PgConnectOptions> {
@@ -254,13 +289,30 @@ impl PgStore {
     }
 
     /// Begins a transaction.
-    pub(crate) fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Postgres>> {
-        self.block(self.inner.pool.begin()).map_err(db_err)
+    pub(crate) fn begin(&self) -> Result<Tx> {
+        let tx = self.block(self.inner.pool.begin()).map_err(db_err)?;
+        Ok(Tx {
+            tx: Some(tx),
+            rt: self.runtime().handle().clone(),
+        })
     }
 
     /// Commits a transaction.
-    pub(crate) fn commit(&self, tx: sqlx::Transaction<'static, sqlx::Postgres>) -> Result<()> {
-        self.block(tx.commit()).map_err(db_err)
+    pub(crate) fn commit(&self, tx: Tx) -> Result<()> {
+        self.commit_raw(tx).map_err(db_err)
+    }
+
+    /// Commits a transaction, the driver's error as it is.
+    pub(crate) fn commit_raw(&self, mut tx: Tx) -> sqlx::Result<()> {
+        let t = tx.tx.take().expect("a transaction commits once");
+        self.block(t.commit())
+    }
+
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        self.inner
+            .rt
+            .as_ref()
+            .expect("the runtime lives as long as the store")
     }
 
     pub fn set_template_limits(&self, l: crate::render::Limits) {

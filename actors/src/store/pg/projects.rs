@@ -178,7 +178,7 @@ impl ProjectRepo for PgStore {
             Err(e) if is_unique_violation(&e) => return Err(name_taken(name)),
             Err(e) => return Err(db_err(e)),
         }
-        match self.block(tx.commit()) {
+        match self.commit_raw(tx) {
             Ok(()) => Ok(NewProjectKeys {
                 public_key,
                 secret_key,
