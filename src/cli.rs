@@ -1,5 +1,6 @@
-//! Command line: `herald serve`, `herald project create|list|show|rotate-secret|delete`,
-//! `herald backup`, `herald restore` and `herald --version`.
+//! Command line: `herald serve`, `herald migrate`, `herald project
+//! create|list|show|rotate-secret|delete`, `herald backup`, `herald restore`
+//! and `herald --version`.
 
 use crate::configuration::Settings;
 use clap::{Args, Parser, Subcommand};
@@ -41,6 +42,16 @@ pub enum Command {
     Backup(BackupArgs),
     /// Restore a backup file into a new (absent or empty) data directory.
     Restore(RestoreArgs),
+    /// Apply the PostgreSQL schema migrations this binary embeds (`serve`
+    /// applies them too); a database already current is left as it is.
+    Migrate(MigrateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct MigrateArgs {
+    /// The database: postgres://USER@HOST/DB.
+    #[arg(long, env = "HERALD_STORE")]
+    pub store: String,
 }
 
 #[derive(Args, Debug)]
@@ -74,6 +85,10 @@ pub struct ServeArgs {
     /// The embedded store [default: ./herald-data].
     #[arg(long, env = "HERALD_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Where all state lives: postgres://USER@HOST/DB for PostgreSQL, or a
+    /// directory for the embedded store [default: the data directory].
+    #[arg(long, env = "HERALD_STORE")]
+    pub store: Option<String>,
     /// Admin API requests/s per project, burst ×2 [default: 1000].
     #[arg(long, env = "HERALD_ADMIN_RATE")]
     pub admin_rate: Option<u32>,
@@ -158,6 +173,14 @@ impl ServeArgs {
         }
         if let Some(v) = &self.data_dir {
             s.data_dir = v.clone();
+        }
+        if let Some(v) = &self.store {
+            s.store = Some(v.clone());
+        }
+        // A store that is not a PostgreSQL URL is the embedded store's directory.
+        if let Some(dir) = s.store.clone().filter(|v| s.postgres_url() != Some(v)) {
+            s.data_dir = PathBuf::from(dir);
+            s.store = None;
         }
         if let Some(v) = self.admin_rate {
             s.admin_rate = v;
@@ -244,6 +267,7 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve(*args),
         Command::Backup(args) => report(backup(args)),
         Command::Restore(args) => report(restore(args)),
+        Command::Migrate(args) => report(migrate(args)),
         Command::Project { command } => crate::project_cmd::run(command),
     }
 }
@@ -271,6 +295,25 @@ fn report(r: Result<String, String>) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// `herald migrate`: applies the embedded schema migrations.
+fn migrate(args: MigrateArgs) -> Result<String, String> {
+    if !herald_actors::store::pg::is_postgres_url(&args.store) {
+        return Err(format!(
+            "--store must be a PostgreSQL URL (postgres://USER@HOST/DB), not {:?}: the embedded store needs no migration",
+            args.store
+        ));
+    }
+    let m = herald_actors::store::pg::migrate(&args.store).map_err(|e| e.message)?;
+    Ok(if m.applied.is_empty() {
+        format!("schema is current (version {})", m.version)
+    } else {
+        format!(
+            "applied migrations {:?}; schema is at version {}",
+            m.applied, m.version
+        )
+    })
 }
 
 /// `herald backup`: asks the server serving the data dir, if one runs (its
@@ -438,7 +481,9 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Err(e) = check_free_space(&settings) {
+    if settings.postgres_url().is_some() {
+        // nothing of this process's state is on the local disk
+    } else if let Err(e) = check_free_space(&settings) {
         tracing::error!("{e}");
         eprintln!("error: {e}");
         return ExitCode::from(1);

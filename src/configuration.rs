@@ -11,6 +11,9 @@ pub struct Settings {
     pub bind: String,
     /// Where the embedded store lives.
     pub data_dir: PathBuf,
+    /// A PostgreSQL URL (`postgres://USER@HOST/DB`) to keep all state there
+    /// instead of the embedded store; `None`: the sled directory `data_dir`.
+    pub store: Option<String>,
     /// Admin API requests per second per project (burst twice that).
     pub admin_rate: u32,
     /// User API requests per second per user (burst twice that).
@@ -108,6 +111,7 @@ impl Default for Settings {
         Settings {
             bind: "127.0.0.1:8080".into(),
             data_dir: PathBuf::from("./herald-data"),
+            store: None,
             admin_rate: 1000,
             user_rate: 50,
             log_format: "human".into(),
@@ -132,6 +136,13 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// The PostgreSQL URL when the store is PostgreSQL.
+    pub fn postgres_url(&self) -> Option<&str> {
+        self.store
+            .as_deref()
+            .filter(|s| herald_actors::store::pg::is_postgres_url(s))
+    }
+
     /// Where the secret key is read (or created on first start).
     pub fn secret_key_path(&self) -> PathBuf {
         self.secret_key_file.clone().unwrap_or_else(|| {

@@ -46,6 +46,10 @@ pub struct DataDir {
     /// Data directory (served or not).
     #[arg(long, env = "HERALD_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
+    /// The store, when it is PostgreSQL (postgres://USER@HOST/DB): the
+    /// projects are changed in the database directly, served or not.
+    #[arg(long, env = "HERALD_STORE")]
+    pub store: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -117,12 +121,10 @@ pub fn parse_grace(s: &str) -> Result<Duration, String> {
 
 pub fn run(cmd: ProjectCommand) -> ExitCode {
     let (op, dir) = match cmd {
-        ProjectCommand::Create { name, dir } => (Op::Create(name), dir.data_dir),
-        ProjectCommand::List { dir } => (Op::List, dir.data_dir),
-        ProjectCommand::Show { name, dir } => (Op::Show(name), dir.data_dir),
-        ProjectCommand::RotateSecret { name, grace, dir } => {
-            (Op::Rotate(name, grace), dir.data_dir)
-        }
+        ProjectCommand::Create { name, dir } => (Op::Create(name), dir),
+        ProjectCommand::List { dir } => (Op::List, dir),
+        ProjectCommand::Show { name, dir } => (Op::Show(name), dir),
+        ProjectCommand::RotateSecret { name, grace, dir } => (Op::Rotate(name, grace), dir),
         ProjectCommand::Delete { name, yes, dir } => {
             if !yes {
                 eprintln!(
@@ -130,11 +132,20 @@ pub fn run(cmd: ProjectCommand) -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
-            (Op::Delete(name), dir.data_dir)
+            (Op::Delete(name), dir)
         }
     };
-    let dir = dir.unwrap_or_else(|| Settings::default().data_dir);
-    match execute(&op, &dir) {
+    let result = match dir.store {
+        Some(url) if herald_actors::store::pg::is_postgres_url(&url) => on_postgres(&op, &url),
+        store => execute(
+            &op,
+            &store
+                .map(PathBuf::from)
+                .or(dir.data_dir)
+                .unwrap_or_else(|| Settings::default().data_dir),
+        ),
+    };
+    match result {
         Ok(v) => {
             print(&op, &v);
             ExitCode::SUCCESS
@@ -247,7 +258,22 @@ fn local(op: &Op, dir: &Path) -> Result<Value, Failure> {
         }
         f
     })?;
-    // the operator API's bodies, so both paths print the same
+    let v = apply(op, &store)?;
+    store.flush()?;
+    Ok(v)
+}
+
+/// The operation on a PostgreSQL store (served or not: the database is shared).
+fn on_postgres(op: &Op, url: &str) -> Result<Value, Failure> {
+    let store = herald_actors::store::PgStore::open(url)?;
+    let v = apply(op, &store);
+    store.close();
+    v
+}
+
+/// The operation through the storage interface, answered with the operator
+/// API's bodies, so every path prints the same.
+fn apply(op: &Op, store: &dyn herald_actors::storage::ProjectRepo) -> Result<Value, Failure> {
     let body = match op {
         Op::Create(name) => {
             let keys = store.create_project(name, None)?;
@@ -278,9 +304,7 @@ fn local(op: &Op, dir: &Path) -> Result<Value, Failure> {
             Ok(Value::Null)
         }
     };
-    let v = body.map_err(|e| herald_actors::Error::internal(e.to_string()))?;
-    store.flush()?;
-    Ok(v)
+    Ok(body.map_err(|e| herald_actors::Error::internal(e.to_string()))?)
 }
 
 fn text(v: &Value) -> String {

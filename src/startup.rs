@@ -11,7 +11,8 @@ use actix_web::dev::{Server, ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::{web, App, HttpMessage, HttpRequest, HttpResponse};
 use herald_actors::model::ChannelType;
-use herald_actors::{Engine, EngineConfig, Error, Store};
+use herald_actors::store::PgStore;
+use herald_actors::{Engine, EngineConfig, Error, Storage, Store};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,7 +24,10 @@ pub struct Application {
     state: Arc<AppState>,
     port: u16,
     engine: Engine,
-    store: Store,
+    /// The embedded store, when the state is there (flushed at the end).
+    store: Option<Store>,
+    /// The PostgreSQL store, when the state is there (its pool closed at the end).
+    pg: Option<PgStore>,
     /// `DATA_DIR/ops.json`, removed on a clean stop.
     ops_file: Option<PathBuf>,
 }
@@ -158,6 +162,13 @@ async fn backup_handler(req: HttpRequest, st: crate::state::State) -> ApiResult<
         .cloned()
         .ok_or_else(|| ApiError(Error::internal("ops state missing")))?;
     ops.authorize(&req, &st)?;
+    let Some(store) = st.store.clone() else {
+        return Err(ApiError(Error::bad_request(
+            "backend",
+            None,
+            "this server keeps its state in PostgreSQL: back it up with pg_dump (see docs/DEPLOY.md)",
+        )));
+    };
     let _one = ops.backup.lock().await;
     let tmp = st
         .settings
@@ -167,7 +178,6 @@ async fn backup_handler(req: HttpRequest, st: crate::state::State) -> ApiResult<
         // API writes wait while the snapshot is taken; the engine's writes are
         // caught by the snapshot's checksum (see `store::backup`).
         let _quiet = ops.gate.write().await;
-        let store = st.store.clone();
         let path = tmp.clone();
         web::block(move || store.snapshot_to_file(&path))
             .await
@@ -223,30 +233,49 @@ impl Application {
         workers: usize,
         operator_token: Option<String>,
     ) -> Result<Application, String> {
-        let dir = settings.data_dir.clone();
-        let key_file = settings.secret_key_path();
-        let store = web::block(move || Store::open_with(&dir, Some(&key_file)))
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.message)?;
-        // Project `default`: created when absent (a renamed one is still it);
-        // keys printed only when generated.
-        let from_env = bootstrap.is_some();
-        if let Some(keys) = store
-            .ensure_default_project(bootstrap)
-            .map_err(|e| e.message)?
-        {
-            if !from_env {
-                println!("created project default");
-                println!("public_key: {}", keys.public_key);
-                println!("secret_key: {}", keys.secret_key);
-            }
-        }
         herald_actors::retention::set_default(settings.retention);
-        store.set_template_limits(herald_actors::render::Limits {
+        let limits = herald_actors::render::Limits {
             fuel: settings.template_fuel,
             max_output: settings.template_max_output,
-        });
+        };
+        let from_env = bootstrap.is_some();
+        // Project `default`: created when absent (a renamed one is still it);
+        // keys printed only when generated.
+        let (storage, store, pg, created): (Arc<dyn Storage>, _, _, _) =
+            match settings.postgres_url() {
+                Some(url) => {
+                    let url = url.to_string();
+                    let pg = web::block(move || PgStore::open(&url))
+                        .await
+                        .map_err(|e| e.to_string())?
+                        .map_err(|e| e.message)?;
+                    let p = pg.clone();
+                    let created = web::block(move || p.ensure_default_project(bootstrap))
+                        .await
+                        .map_err(|e| e.to_string())?
+                        .map_err(|e| e.message)?;
+                    pg.set_template_limits(limits);
+                    (Arc::new(pg.clone()), None, Some(pg), created)
+                }
+                None => {
+                    let dir = settings.data_dir.clone();
+                    let key_file = settings.secret_key_path();
+                    let store = web::block(move || Store::open_with(&dir, Some(&key_file)))
+                        .await
+                        .map_err(|e| e.to_string())?
+                        .map_err(|e| e.message)?;
+                    let created = store
+                        .ensure_default_project(bootstrap)
+                        .map_err(|e| e.message)?;
+                    store.set_template_limits(limits);
+                    (Arc::new(store.clone()), Some(store), None, created)
+                }
+            };
+        if let (Some(keys), false) = (created, from_env) {
+            println!("created project default");
+            println!("public_key: {}", keys.public_key);
+            println!("secret_key: {}", keys.secret_key);
+        }
         let panic_once = std::env::var("HERALD_FAULT_PANIC_ONCE")
             .ok()
             .map(|s| {
@@ -264,7 +293,7 @@ impl Application {
             tracing::info!(allow = ?egress.allow, "egress guard on, with ranges allowed");
         }
         let engine = Engine::start(
-            Arc::new(store.clone()),
+            storage,
             EngineConfig {
                 threads: settings.engine_threads.max(1),
                 project_inflight: settings.project_inflight.max(1),
@@ -352,13 +381,19 @@ impl Application {
             })
             .map_err(|e| e.to_string())?
             .run();
-        remove_stale_snapshots(&state.settings.data_dir);
-        let ops_file = match write_ops_file(&state.settings.data_dir, addr, &ops.token) {
-            Ok(p) => Some(p),
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot write the ops file: `herald backup` will not reach this server");
-                None
+        // The ops file lets `herald backup` and `herald project` reach this
+        // server through its data directory (on PostgreSQL, when one exists).
+        let ops_file = if store.is_some() || state.settings.data_dir.is_dir() {
+            remove_stale_snapshots(&state.settings.data_dir);
+            match write_ops_file(&state.settings.data_dir, addr, &ops.token) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot write the ops file: `herald backup` will not reach this server");
+                    None
+                }
             }
+        } else {
+            None
         };
         // Tests and operators read this line; it goes to stdout whatever the log setup.
         println!("listening on http://{addr}");
@@ -369,6 +404,7 @@ impl Application {
             port: addr.port(),
             engine,
             store,
+            pg,
             ops_file,
         })
     }
@@ -415,10 +451,19 @@ impl Application {
         tracing::info!("shutting down: stopping engine, flushing store");
         self.engine.shutdown();
         let store = self.store.clone();
-        let flushed = web::block(move || store.flush())
-            .await
-            .map_err(|e| e.to_string())
-            .and_then(|r| r.map_err(|e| e.message));
+        let pg = self.pg.clone();
+        // PostgreSQL has every commit durable already: its pool only closes.
+        let flushed = web::block(move || match (store, pg) {
+            (Some(s), _) => s.flush(),
+            (None, Some(p)) => {
+                p.close();
+                Ok(())
+            }
+            (None, None) => Ok(()),
+        })
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.map_err(|e| e.message));
         if let Some(p) = &self.ops_file {
             let _ = std::fs::remove_file(p);
         }

@@ -89,7 +89,10 @@ impl Limits {
 }
 
 pub struct AppState {
-    pub store: Store,
+    /// The embedded store, for what only it has (backups); `None` when the
+    /// state is in PostgreSQL. Everything else goes through the engine's
+    /// `Storage`.
+    pub store: Option<Store>,
     pub engine: Engine,
     pub settings: Settings,
     pub limits: Limits,

@@ -2,7 +2,7 @@
 //!
 //! Domain types (`model`), input rules (`validate`), the delivery rules
 //! (`delivery`), the storage interface (`storage`) and its backends (`store`:
-//! sled), templates (`render`), the actors that deliver and the `Engine` the
+//! sled, PostgreSQL), templates (`render`), the actors that deliver and the `Engine` the
 //! HTTP layer calls (`actors`), and the channel providers (`providers`). It
 //! knows nothing of HTTP: the `herald` crate maps its `Error` codes to
 //! responses.

@@ -26,6 +26,176 @@ pub const DELETE: Method = Method::DELETE;
 
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
+// ================================================================ the PostgreSQL run
+
+/// Whether this is the `api_pg` test binary (the same suite as `api`): every
+/// server it starts keeps its state in a PostgreSQL database of its own.
+pub fn pg_mode() -> bool {
+    static MODE: OnceLock<bool> = OnceLock::new();
+    *MODE.get_or_init(|| {
+        let pg = std::env::current_exe()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .is_some_and(|n| n.starts_with("api_pg"));
+        if pg && !pg_available() {
+            let why = format!("PostgreSQL does not answer at {}", pg_server());
+            if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+                panic!("{why}: CI runs the suite on PostgreSQL and must not skip it");
+            }
+            eprintln!("NOTE: {why}; the api_pg suite runs on the embedded store instead (set HERALD_TEST_PG to a server to run it on PostgreSQL)");
+            return false;
+        }
+        pg
+    })
+}
+
+/// The server the PostgreSQL run uses: `HERALD_TEST_PG`, else the local one.
+pub fn pg_server() -> String {
+    std::env::var("HERALD_TEST_PG")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432".to_string())
+        .trim_end_matches('/')
+        .to_string()
+}
+
+/// Runs statements on the server's `postgres` database, on a thread of its
+/// own (the callers are often inside a tokio runtime, where blocking on
+/// another one panics).
+pub fn pg_admin(sql: &[String]) -> Result<Vec<String>, String> {
+    let url = format!("{}/postgres", pg_server());
+    let sql = sql.to_vec();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        rt.block_on(async move {
+            use sqlx::{Connection, Row};
+            let mut c =
+                tokio::time::timeout(Duration::from_secs(10), sqlx::PgConnection::connect(&url))
+                    .await
+                    .map_err(|_| format!("{url}: no answer within 10 s"))?
+                    .map_err(|e| format!("{url}: {e}"))?;
+            let mut out = vec![];
+            for s in &sql {
+                for r in sqlx::query(s)
+                    .fetch_all(&mut c)
+                    .await
+                    .map_err(|e| format!("{s}: {e}"))?
+                {
+                    out.push(r.try_get::<String, _>(0).unwrap_or_default());
+                }
+            }
+            let _ = c.close().await;
+            Ok(out)
+        })
+    })
+    .join()
+    .map_err(|_| "the database thread panicked".to_string())?
+}
+
+/// Runs one statement on a database of the test server (by URL).
+pub fn pg_exec(db_url: &str, sql: &str) -> Result<(), String> {
+    let (url, sql) = (db_url.to_string(), sql.to_string());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        rt.block_on(async move {
+            use sqlx::Connection;
+            let mut c = sqlx::PgConnection::connect(&url)
+                .await
+                .map_err(|e| format!("{url}: {e}"))?;
+            sqlx::raw_sql(&sql)
+                .execute(&mut c)
+                .await
+                .map_err(|e| format!("{sql}: {e}"))?;
+            let _ = c.close().await;
+            Ok(())
+        })
+    })
+    .join()
+    .map_err(|_| "the database thread panicked".to_string())?
+}
+
+fn pg_available() -> bool {
+    pg_admin(&["SELECT 'ok'".to_string()]).is_ok()
+}
+
+/// Where a data directory's database name is kept in the PostgreSQL run.
+const PG_DB_FILE: &str = ".herald-test-database";
+
+/// A new empty database `herald_t_<pid>_<hex>` on the test server: its URL.
+/// Databases of test processes that are gone are dropped first (once per
+/// process), so an interrupted run leaves nothing behind for long.
+pub fn pg_new_database() -> String {
+    static SWEPT: OnceLock<()> = OnceLock::new();
+    SWEPT.get_or_init(|| {
+        let names = pg_admin(&[
+            "SELECT datname::text FROM pg_database WHERE datname LIKE 'herald_t_%'".to_string(),
+        ])
+        .unwrap_or_default();
+        for n in names {
+            let pid = n.split('_').nth(2).and_then(|p| p.parse::<u32>().ok());
+            if pid.is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
+                let _ = pg_admin(&[format!("DROP DATABASE IF EXISTS {n} WITH (FORCE)")]);
+            }
+        }
+    });
+    let name = format!("herald_t_{}_{}", std::process::id(), &random_hex()[..16]);
+    pg_admin(&[format!("CREATE DATABASE {name}")])
+        .unwrap_or_else(|e| panic!("cannot create a test database: {e}"));
+    format!("{}/{name}", pg_server())
+}
+
+/// The database standing for a data directory in the PostgreSQL run (made
+/// on first use and named in the directory, so a restart on the same
+/// directory finds the same data).
+pub fn pg_url_for(dir: &Path) -> String {
+    let file = dir.join(PG_DB_FILE);
+    if let Ok(url) = std::fs::read_to_string(&file) {
+        return url.trim().to_string();
+    }
+    let _ = std::fs::create_dir_all(dir);
+    let url = pg_new_database();
+    std::fs::write(&file, &url).expect("write the test database's name");
+    url
+}
+
+/// Drops a test database (by URL).
+pub fn pg_drop_database(url: &str) {
+    if let Some(name) = url.trim().rsplit('/').next() {
+        let _ = pg_admin(&[format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")]);
+    }
+}
+
+/// Drops the database of a data directory, if it has one.
+fn pg_drop_for(dir: &Path) {
+    if let Ok(url) = std::fs::read_to_string(dir.join(PG_DB_FILE)) {
+        pg_drop_database(&url);
+    }
+}
+
+/// Points a `herald` command at the directory's database in the PostgreSQL
+/// run (`HERALD_STORE`; a test's own flags still win).
+pub fn with_store(cmd: &mut Command, dir: &Path) {
+    if pg_mode() {
+        cmd.env("HERALD_STORE", pg_url_for(dir));
+    }
+}
+
+/// For tests of what only the embedded store has (its files, backups, disk
+/// space, sealed secrets): true, with the reason printed, in the PostgreSQL
+/// run, where the test returns early.
+pub fn sled_only(why: &str) -> bool {
+    if pg_mode() {
+        eprintln!("skipped on PostgreSQL: {why}");
+    }
+    pg_mode()
+}
+
 // ================================================================ keys and ids
 
 /// A project's public and secret key.
@@ -281,6 +451,7 @@ impl TestApp {
         // The suites point providers at listeners on 127.0.0.1, which the egress
         // guard refuses: off by default here; `GUARD_ON` in `env` turns it back on.
         cmd.env("HERALD_ALLOW_PRIVATE_DESTINATIONS", "true");
+        with_store(&mut cmd, opts.data_dir);
         if opts.default_flags {
             cmd.arg("--bind")
                 .arg("127.0.0.1:0")
@@ -511,6 +682,10 @@ impl Drop for TestApp {
             let _ = child.kill();
             let _ = child.wait();
         }
+        // the data directory (and so its database) was the server's own
+        if let Some(tmp) = &self._tmp {
+            pg_drop_for(tmp.path());
+        }
     }
 }
 
@@ -549,6 +724,7 @@ pub fn project_create(name: &str, data_dir: &Path) -> CmdOutput {
         .arg("--data-dir")
         .arg(data_dir)
         .stdin(Stdio::null());
+    with_store(&mut cmd, data_dir);
     run_with_timeout(cmd, Duration::from_secs(60))
 }
 

@@ -2,7 +2,7 @@
 //! binary on a temporary data dir and talks to it over HTTP (contract:
 //! docs/API.md).
 
-mod helpers;
+pub(crate) mod helpers;
 
 mod auth;
 mod bulk;
@@ -11,7 +11,7 @@ mod crash;
 mod disk_full;
 mod docs_channels;
 mod egress;
-mod engine_helpers;
+pub(crate) mod engine_helpers;
 mod erasure;
 mod errors;
 mod fairness;
@@ -28,13 +28,14 @@ mod ops_projects;
 mod ops_readme;
 mod packaging;
 mod pagination;
+mod pg_store;
 mod preferences;
 mod project;
 mod providers_config;
 mod providers_email;
 mod providers_http;
 mod providers_mobile_push;
-mod providers_support;
+pub(crate) mod providers_support;
 mod providers_web_push;
 mod rate_limit;
 mod restart;

@@ -4,8 +4,11 @@
 //! commit, health and recovery, sealed secrets, backups). Its `Store` is also
 //! used directly where a command needs the concrete backend (backups, project
 //! commands, opening the data directory); the engine and the HTTP layer reach
-//! it through the interface.
+//! it through the interface. `pg` is the PostgreSQL backend (`PgStore`), with
+//! its schema migrations embedded in the binary.
 
+pub mod pg;
 mod sled;
 
+pub use self::pg::PgStore;
 pub use self::sled::*;

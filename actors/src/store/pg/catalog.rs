@@ -1,0 +1,421 @@
+//! Channels, flows, push subscriptions and idempotent responses on
+//! PostgreSQL. A channel's configuration is kept as its JSON, secrets
+//! included: on this backend, secrets at rest are the database's to protect
+//! (disk encryption, access control), not sealed by Herald.
+
+use super::users::{lock_all, lock_key};
+use super::{db_err, from_doc, is_unique_violation, to_doc, PgStore};
+use crate::error::{Error, Result};
+use crate::model::{new_id, Channel, Flow, FlowStatus, Timestamp};
+use crate::storage::{
+    Change, ChannelRepo, FlowRepo, IdempotencyRepo, IdempotentResponse, Page, PageReq, PushRepo,
+    PushSubscription,
+};
+use sqlx::Row;
+use uuid::Uuid;
+
+/// How long an idempotent response is replayed.
+const IDEMPOTENCY_TTL_MS: i64 = 24 * 3600 * 1000;
+
+impl PgStore {
+    fn docs<T: serde::de::DeserializeOwned>(&self, sql: &str, project: &Uuid) -> Result<Vec<T>> {
+        let rows = self
+            .block(sqlx::query(sql).bind(project).fetch_all(self.pool()))
+            .map_err(db_err)?;
+        rows.into_iter().map(|r| from_doc(r.get("doc"))).collect()
+    }
+
+    fn doc_by_id<T: serde::de::DeserializeOwned>(
+        &self,
+        table: &str,
+        project: &Uuid,
+        id: &Uuid,
+    ) -> Result<Option<T>> {
+        let sql = format!("SELECT doc FROM {table} WHERE project = $1 AND id = $2");
+        let row = self
+            .block(
+                sqlx::query(&sql)
+                    .bind(project)
+                    .bind(id)
+                    .fetch_optional(self.pool()),
+            )
+            .map_err(db_err)?;
+        row.map(|r| from_doc(r.get("doc"))).transpose()
+    }
+
+    /// Changes one record of `table` under its row lock; 404 when absent.
+    fn update_doc<T>(
+        &self,
+        table: &str,
+        what: &str,
+        project: &Uuid,
+        id: &Uuid,
+        f: Change<'_, T>,
+        touch: fn(&mut T),
+    ) -> Result<T>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        let mut tx = self.begin()?;
+        let sql = format!("SELECT doc FROM {table} WHERE project = $1 AND id = $2 FOR UPDATE");
+        let row = self
+            .block(
+                sqlx::query(&sql)
+                    .bind(project)
+                    .bind(id)
+                    .fetch_optional(&mut *tx),
+            )
+            .map_err(db_err)?;
+        let mut v: T = match row {
+            Some(r) => from_doc(r.get("doc"))?,
+            None => return Err(Error::not_found(what, id)),
+        };
+        f(&mut v)?;
+        touch(&mut v);
+        let sql = format!("UPDATE {table} SET doc = $3 WHERE project = $1 AND id = $2");
+        self.block(
+            sqlx::query(&sql)
+                .bind(project)
+                .bind(id)
+                .bind(to_doc(&v)?)
+                .execute(&mut *tx),
+        )
+        .map_err(db_err)?;
+        self.commit(tx)?;
+        Ok(v)
+    }
+
+    fn page_docs<T: serde::de::DeserializeOwned>(
+        &self,
+        table: &'static str,
+        project: &Uuid,
+        req: &PageReq,
+    ) -> Result<Page<T>> {
+        let p = *project;
+        self.page(
+            &|q| {
+                q.push(format_args!("SELECT id, doc FROM {table} WHERE project = "));
+                q.push_bind(p);
+            },
+            "id",
+            req,
+            &|r| Ok((r.get("id"), from_doc(r.get("doc"))?)),
+        )
+    }
+}
+
+impl ChannelRepo for PgStore {
+    fn channel(&self, project: &Uuid, id: &Uuid) -> Result<Option<Channel>> {
+        self.doc_by_id("channels", project, id)
+    }
+
+    fn list_channels(&self, project: &Uuid, req: &PageReq) -> Result<Page<Channel>> {
+        self.page_docs("channels", project, req)
+    }
+
+    fn all_channels(&self, project: &Uuid) -> Result<Vec<Channel>> {
+        self.docs(
+            "SELECT doc FROM channels WHERE project = $1 ORDER BY id",
+            project,
+        )
+    }
+
+    fn put_channel(&self, project: &Uuid, c: &Channel) -> Result<()> {
+        self.block(
+            sqlx::query(
+                "INSERT INTO channels (project, id, doc) VALUES ($1, $2, $3)
+                 ON CONFLICT (project, id) DO UPDATE SET doc = EXCLUDED.doc",
+            )
+            .bind(project)
+            .bind(c.id)
+            .bind(to_doc(c)?)
+            .execute(self.pool()),
+        )
+        .map_err(db_err)?;
+        Ok(())
+    }
+
+    fn update_channel(&self, project: &Uuid, id: &Uuid, f: Change<'_, Channel>) -> Result<Channel> {
+        self.update_doc("channels", "channel", project, id, f, |c| {
+            c.updated_at = Timestamp::now()
+        })
+    }
+
+    fn delete_channel(&self, project: &Uuid, id: &Uuid) -> Result<()> {
+        self.block(
+            sqlx::query("DELETE FROM channels WHERE project = $1 AND id = $2")
+                .bind(project)
+                .bind(id)
+                .execute(self.pool()),
+        )
+        .map_err(db_err)?;
+        Ok(())
+    }
+}
+
+impl FlowRepo for PgStore {
+    fn flow(&self, project: &Uuid, id: &Uuid) -> Result<Option<Flow>> {
+        self.doc_by_id("flows", project, id)
+    }
+
+    fn flow_by_handle(&self, project: &Uuid, handle: &str) -> Result<Option<Flow>> {
+        let row = self
+            .block(
+                sqlx::query("SELECT doc FROM flows WHERE project = $1 AND handle = $2")
+                    .bind(project)
+                    .bind(handle)
+                    .fetch_optional(self.pool()),
+            )
+            .map_err(db_err)?;
+        row.map(|r| from_doc(r.get("doc"))).transpose()
+    }
+
+    fn list_flows(&self, project: &Uuid, req: &PageReq) -> Result<Page<Flow>> {
+        self.page_docs("flows", project, req)
+    }
+
+    fn live_flows(&self, project: &Uuid) -> Result<Vec<Flow>> {
+        Ok(self
+            .docs::<Flow>(
+                "SELECT doc FROM flows WHERE project = $1 ORDER BY id",
+                project,
+            )?
+            .into_iter()
+            .filter(|f| f.status != FlowStatus::Archived)
+            .collect())
+    }
+
+    fn create_flow(&self, project: &Uuid, f: &Flow) -> Result<()> {
+        let r = self.block(
+            sqlx::query("INSERT INTO flows (project, id, handle, doc) VALUES ($1, $2, $3, $4)")
+                .bind(project)
+                .bind(f.id)
+                .bind(&f.handle)
+                .bind(to_doc(f)?)
+                .execute(self.pool()),
+        );
+        match r {
+            Ok(_) => Ok(()),
+            Err(e) if is_unique_violation(&e) => Err(Error::field(
+                "handle",
+                "unique",
+                "a flow with this handle exists",
+            )),
+            Err(e) => Err(db_err(e)),
+        }
+    }
+
+    /// The handle is not changed by an update (the API has no way to), so
+    /// only the record is rewritten.
+    fn update_flow(&self, project: &Uuid, id: &Uuid, f: Change<'_, Flow>) -> Result<Flow> {
+        self.update_doc("flows", "flow", project, id, f, |_| {})
+    }
+
+    fn channel_in_active_flow(&self, project: &Uuid, channel: &Uuid) -> Result<bool> {
+        Ok(self
+            .docs::<Flow>("SELECT doc FROM flows WHERE project = $1", project)?
+            .iter()
+            .any(|f| {
+                f.status == FlowStatus::Active
+                    && f.steps
+                        .iter()
+                        .any(|s| s.channel_id.as_ref() == Some(channel))
+            }))
+    }
+}
+
+impl PushRepo for PgStore {
+    fn push_subscriptions(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        channel: &Uuid,
+    ) -> Result<Vec<PushSubscription>> {
+        let rows = self
+            .block(
+                sqlx::query(
+                    "SELECT doc FROM push_subscriptions
+                     WHERE project = $1 AND user_id = $2 AND channel_id = $3 ORDER BY id DESC",
+                )
+                .bind(project)
+                .bind(user)
+                .bind(channel)
+                .fetch_all(self.pool()),
+            )
+            .map_err(db_err)?;
+        rows.into_iter().map(|r| from_doc(r.get("doc"))).collect()
+    }
+
+    fn add_push_subscription(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        channel: &Uuid,
+        identifier: &str,
+        keys: Option<serde_json::Value>,
+        platform: Option<String>,
+    ) -> Result<(PushSubscription, bool)> {
+        let (id, now) = new_id();
+        let s = PushSubscription {
+            id,
+            channel_id: *channel,
+            identifier: identifier.into(),
+            keys,
+            platform,
+            created_at: now,
+        };
+        let doc = to_doc(&s)?;
+        let mut tx = self.begin()?;
+        let found = self.block(async {
+            lock_all(
+                &mut tx,
+                vec![lock_key(
+                    b'p',
+                    project,
+                    &format!("{user}/{channel}/{identifier}"),
+                )],
+            )
+            .await?;
+            let row = sqlx::query(
+                "SELECT doc FROM push_subscriptions
+                 WHERE project = $1 AND user_id = $2 AND channel_id = $3 AND identifier = $4",
+            )
+            .bind(project)
+            .bind(user)
+            .bind(channel)
+            .bind(identifier)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(r) = row {
+                return Ok(Some(r.get::<serde_json::Value, _>("doc")));
+            }
+            sqlx::query(
+                "INSERT INTO push_subscriptions (project, user_id, channel_id, identifier, id, doc)
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(project)
+            .bind(user)
+            .bind(channel)
+            .bind(identifier)
+            .bind(id)
+            .bind(doc)
+            .execute(&mut *tx)
+            .await?;
+            Ok::<_, sqlx::Error>(None)
+        });
+        match found {
+            Ok(Some(doc)) => Ok((from_doc(doc)?, false)),
+            Ok(None) => {
+                self.commit(tx)?;
+                Ok((s, true))
+            }
+            // the user is gone (foreign key): as if deleted right after
+            Err(sqlx::Error::Database(d)) if d.code().as_deref() == Some("23503") => {
+                Err(Error::not_found("user", user))
+            }
+            Err(e) => Err(db_err(e)),
+        }
+    }
+
+    fn remove_push_subscription(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        channel: &Uuid,
+        identifier: &str,
+    ) -> Result<bool> {
+        let r = self
+            .block(
+                sqlx::query(
+                    "DELETE FROM push_subscriptions
+                     WHERE project = $1 AND user_id = $2 AND channel_id = $3 AND identifier = $4",
+                )
+                .bind(project)
+                .bind(user)
+                .bind(channel)
+                .bind(identifier)
+                .execute(self.pool()),
+            )
+            .map_err(db_err)?;
+        Ok(r.rows_affected() > 0)
+    }
+}
+
+impl IdempotencyRepo for PgStore {
+    fn idempotent_response(
+        &self,
+        project: &Uuid,
+        scope: &[u8],
+    ) -> Result<Option<IdempotentResponse>> {
+        let row = self
+            .block(
+                sqlx::query(
+                    "SELECT payload_hash, status, body, created_ms FROM idempotency
+                     WHERE project = $1 AND scope = $2 AND created_ms > $3",
+                )
+                .bind(project)
+                .bind(scope)
+                .bind(Timestamp::now().millis() - IDEMPOTENCY_TTL_MS)
+                .fetch_optional(self.pool()),
+            )
+            .map_err(db_err)?;
+        Ok(row.map(|r| IdempotentResponse {
+            payload_hash: r.get("payload_hash"),
+            status: r.get::<i32, _>("status") as u16,
+            body: r.get("body"),
+            created_at: Timestamp::from_millis(r.get("created_ms")),
+        }))
+    }
+
+    fn put_idempotent_response(
+        &self,
+        project: &Uuid,
+        scope: &[u8],
+        r: &IdempotentResponse,
+    ) -> Result<()> {
+        self.block(async {
+            let mut conn = self.pool().acquire().await.map_err(db_err)?;
+            put_idempotent(&mut conn, project, scope, r).await
+        })
+    }
+
+    fn sweep_idempotency(&self, max: usize) -> Result<usize> {
+        let r = self
+            .block(
+                sqlx::query(
+                    "DELETE FROM idempotency WHERE ctid IN (
+                         SELECT ctid FROM idempotency WHERE created_ms < $1 LIMIT $2)",
+                )
+                .bind(Timestamp::now().millis() - IDEMPOTENCY_TTL_MS)
+                .bind(max as i64)
+                .execute(self.pool()),
+            )
+            .map_err(db_err)?;
+        Ok(r.rows_affected() as usize)
+    }
+}
+
+/// Stores (or replaces) an idempotent response inside a transaction.
+pub(crate) async fn put_idempotent(
+    conn: &mut sqlx::PgConnection,
+    project: &Uuid,
+    scope: &[u8],
+    r: &IdempotentResponse,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO idempotency (project, scope, payload_hash, status, body, created_ms)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (project, scope) DO UPDATE SET payload_hash = EXCLUDED.payload_hash,
+             status = EXCLUDED.status, body = EXCLUDED.body, created_ms = EXCLUDED.created_ms",
+    )
+    .bind(project)
+    .bind(scope)
+    .bind(&r.payload_hash)
+    .bind(i32::from(r.status))
+    .bind(&r.body)
+    .bind(r.created_at.millis())
+    .execute(conn)
+    .await
+    .map_err(db_err)?;
+    Ok(())
+}

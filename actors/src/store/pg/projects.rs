@@ -1,0 +1,268 @@
+//! Projects, their API keys and the project `default` on PostgreSQL. A
+//! project's deletion is one statement: every tenant table cascades from it.
+
+use super::{db_err, from_doc, is_unique_violation, to_doc, PgStore};
+use crate::error::{Error, Result};
+use crate::model::{new_id, Channel, ChannelType, Project, Timestamp};
+use crate::storage::{Edit, NewProjectKeys, ProjectRepo};
+use crate::store::{check_project_name, hash_secret, MAX_SECRET_GRACE};
+use sqlx::Row;
+use std::sync::Arc;
+use std::time::Duration;
+use uuid::Uuid;
+
+fn random_key(prefix: &str) -> String {
+    let b: [u8; 24] = rand::random();
+    let mut s = String::with_capacity(prefix.len() + 48);
+    s.push_str(prefix);
+    for x in b {
+        s.push_str(&format!("{x:02x}"));
+    }
+    s
+}
+
+fn name_taken(name: &str) -> Error {
+    Error::conflict("project", Some(name.into()), "unique", "project name taken")
+}
+
+impl PgStore {
+    fn project_where(&self, cond: &str, arg: impl ToString) -> Result<Option<Project>> {
+        let sql = format!("SELECT doc FROM projects WHERE {cond} = $1");
+        let arg = arg.to_string();
+        let row = self
+            .block(sqlx::query(&sql).bind(arg).fetch_optional(self.pool()))
+            .map_err(db_err)?;
+        row.map(|r| from_doc(r.get("doc"))).transpose()
+    }
+
+    /// Creates project `default` unless one was made before (a renamed one
+    /// is still it); its keys when it was created now.
+    pub fn ensure_default_project(
+        &self,
+        keys: Option<(String, String)>,
+    ) -> Result<Option<NewProjectKeys>> {
+        let marked: Option<Vec<u8>> = self
+            .block(
+                sqlx::query_scalar("SELECT value FROM meta WHERE key = 'default_project'")
+                    .fetch_optional(self.pool()),
+            )
+            .map_err(db_err)?;
+        if let Some(id) = marked.and_then(|v| Uuid::from_slice(&v).ok()) {
+            if self.project(&id)?.is_some() {
+                return Ok(None);
+            }
+        }
+        let (existing, created) = match self.project_by_name("default")? {
+            Some(p) => (p, None),
+            None => {
+                let k = match self.create_project("default", keys) {
+                    Ok(k) => Some(k),
+                    // another process made it meanwhile
+                    Err(e) if e.code == crate::error::ErrorCode::Conflict => None,
+                    Err(e) => return Err(e),
+                };
+                let p = self
+                    .project_by_name("default")?
+                    .ok_or_else(|| Error::internal("project default created but not found"))?;
+                (p, k)
+            }
+        };
+        self.block(
+            sqlx::query(
+                "INSERT INTO meta (key, value) VALUES ('default_project', $1)
+                 ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            )
+            .bind(&existing.id.as_bytes()[..])
+            .execute(self.pool()),
+        )
+        .map_err(db_err)?;
+        Ok(created)
+    }
+
+    /// Writes a project's row (its name and key columns follow the record).
+    async fn put_project(conn: &mut sqlx::PgConnection, p: &Project) -> sqlx::Result<()> {
+        sqlx::query(
+            "INSERT INTO projects (id, name, public_key, doc) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name,
+                 public_key = EXCLUDED.public_key, doc = EXCLUDED.doc",
+        )
+        .bind(p.id)
+        .bind(&p.name)
+        .bind(&p.public_key)
+        .bind(serde_json::to_value(p).unwrap_or_default())
+        .execute(conn)
+        .await
+        .map(|_| ())
+    }
+}
+
+impl ProjectRepo for PgStore {
+    fn project(&self, id: &Uuid) -> Result<Option<Project>> {
+        self.project_where("id::text", id)
+    }
+
+    fn project_by_name(&self, name: &str) -> Result<Option<Project>> {
+        self.project_where("name", name)
+    }
+
+    fn projects(&self) -> Result<Vec<Project>> {
+        let rows = self
+            .block(sqlx::query("SELECT doc FROM projects ORDER BY id").fetch_all(self.pool()))
+            .map_err(db_err)?;
+        rows.into_iter().map(|r| from_doc(r.get("doc"))).collect()
+    }
+
+    fn create_project(&self, name: &str, keys: Option<(String, String)>) -> Result<NewProjectKeys> {
+        check_project_name(name)?;
+        let (public_key, secret_key) =
+            keys.unwrap_or_else(|| (random_key("pk_"), random_key("sk_")));
+        let (id, now) = new_id();
+        let p = Project {
+            id,
+            name: name.to_string(),
+            public_key: public_key.clone(),
+            secret_hash: hash_secret(&secret_key),
+            security_mode: false,
+            signing_key: None,
+            created_at: now,
+            updated_at: now,
+            previous_secret_hash: None,
+            previous_secret_expires_at: None,
+            secret_rotated_at: None,
+        };
+        let (cid, cnow) = new_id();
+        let in_app = Channel {
+            id: cid,
+            channel_type: ChannelType::InApp,
+            name: "In-app feed".into(),
+            provider: "in_app".into(),
+            config: Default::default(),
+            revoked: false,
+            builtin: true,
+            created_at: cnow,
+            updated_at: cnow,
+        };
+        let channel_doc = to_doc(&in_app)?;
+        let mut tx = self.begin()?;
+        let res = self.block(async {
+            let taken: Option<String> = sqlx::query_scalar(
+                "SELECT name FROM projects WHERE name = $1 OR public_key = $2 LIMIT 1",
+            )
+            .bind(name)
+            .bind(&public_key)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(n) = taken {
+                return Ok(Some(n));
+            }
+            PgStore::put_project(&mut tx, &p).await?;
+            sqlx::query("INSERT INTO channels (project, id, doc) VALUES ($1, $2, $3)")
+                .bind(id)
+                .bind(cid)
+                .bind(channel_doc)
+                .execute(&mut *tx)
+                .await?;
+            Ok(None)
+        });
+        match res {
+            Ok(None) => {}
+            Ok(Some(n)) if n == name => return Err(name_taken(name)),
+            Ok(Some(_)) => {
+                return Err(Error::conflict(
+                    "project",
+                    None,
+                    "unique",
+                    "public key already in use",
+                ))
+            }
+            Err(e) if is_unique_violation(&e) => return Err(name_taken(name)),
+            Err(e) => return Err(db_err(e)),
+        }
+        match self.commit_raw(tx) {
+            Ok(()) => Ok(NewProjectKeys {
+                public_key,
+                secret_key,
+            }),
+            Err(e) if is_unique_violation(&e) => Err(name_taken(name)),
+            Err(e) => Err(db_err(e)),
+        }
+    }
+
+    /// Not cached on this backend (see the module doc): `None` sends the
+    /// caller to `project_by_api_key`.
+    fn project_cached(&self, _public_key: &str) -> Option<Arc<Project>> {
+        None
+    }
+
+    fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>> {
+        Ok(self.project_where("public_key", public_key)?.map(Arc::new))
+    }
+
+    fn update_project(&self, id: &Uuid, f: Edit<'_, Project>) -> Result<Project> {
+        let mut tx = self.begin()?;
+        let row = self
+            .block(
+                sqlx::query("SELECT doc FROM projects WHERE id = $1 FOR UPDATE")
+                    .bind(id)
+                    .fetch_optional(&mut *tx),
+            )
+            .map_err(db_err)?;
+        let mut p: Project = match row {
+            Some(r) => from_doc(r.get("doc"))?,
+            None => return Err(Error::not_found("project", id)),
+        };
+        f(&mut p);
+        p.updated_at = Timestamp::now();
+        match self.block(PgStore::put_project(&mut tx, &p)) {
+            Ok(()) => {}
+            Err(e) if is_unique_violation(&e) => return Err(name_taken(&p.name)),
+            Err(e) => return Err(db_err(e)),
+        }
+        self.commit(tx)?;
+        Ok(p)
+    }
+
+    fn rotate_secret(&self, name: &str, grace: Duration) -> Result<(Project, String)> {
+        if grace > MAX_SECRET_GRACE {
+            return Err(Error::field(
+                "grace_seconds",
+                "number",
+                format!("at most {} seconds (30 days)", MAX_SECRET_GRACE.as_secs()),
+            ));
+        }
+        let p = self
+            .project_by_name(name)?
+            .ok_or_else(|| Error::not_found("project", name))?;
+        let secret = random_key("sk_");
+        let hash = hash_secret(&secret);
+        let p = self.update_project(
+            &p.id,
+            Box::new(move |p: &mut Project| {
+                let now = Timestamp::now();
+                let old = std::mem::replace(&mut p.secret_hash, hash);
+                let live = !grace.is_zero();
+                p.previous_secret_hash = live.then_some(old);
+                p.previous_secret_expires_at =
+                    live.then(|| now.plus_millis(grace.as_millis().min(i64::MAX as u128) as i64));
+                p.secret_rotated_at = Some(now);
+            }),
+        )?;
+        Ok((p, secret))
+    }
+
+    fn delete_project(&self, name: &str) -> Result<Project> {
+        let row = self
+            .block(
+                sqlx::query("DELETE FROM projects WHERE name = $1 RETURNING doc")
+                    .bind(name)
+                    .fetch_optional(self.pool()),
+            )
+            .map_err(db_err)?;
+        let p: Project = match row {
+            Some(r) => from_doc(r.get("doc"))?,
+            None => return Err(Error::not_found("project", name)),
+        };
+        tracing::info!(project_id = %p.id, "project deleted");
+        Ok(p)
+    }
+}

@@ -1,0 +1,1264 @@
+//! Runs, notifications, deliveries, the delivery queue and users' feeds on
+//! PostgreSQL, with the sled backend's semantics:
+//!
+//! - `commit_run` stores a run with its users, notifications, deliveries,
+//!   queue rows, in-app feed entries and their events, and its idempotent
+//!   202, in one transaction, under the users' advisory locks; a user not as
+//!   staged makes it `Stale` (rolled back). Notifications, deliveries and
+//!   queue rows go in one multi-row insert each (`UNNEST`).
+//! - A topic run's chunk is one transaction too; the run's `pending` count
+//!   is changed under its row lock.
+//! - Settling locks the notifications of its deliveries (`FOR UPDATE`, in
+//!   key order), then their runs, and applies `delivery::settle`'s rules.
+//! - A user's feed is serialised by the lock on its `feed_state` row (its
+//!   counts and latest `seq`); an event's `seq` is taken and logged in the
+//!   same transaction as the feed change. Feed flags' times live in the
+//!   delivery's record, so a delivery read anywhere shows them.
+//! - The queue is rows `(project, delivery, channel type, due)`, which a
+//!   node could claim with a lease once several share the work.
+
+use super::catalog::put_idempotent;
+use super::users::{lock_all, put_user, user_by_ext_in, user_lock};
+use super::{db_err, from_doc, to_doc, PgStore};
+use crate::delivery::frames::{actor_json, feed_frame_with, FeedEvent};
+use crate::delivery::settle;
+use crate::delivery::tally::Tally;
+use crate::error::{Error, Result};
+use crate::model::{
+    notification_of, ChannelType, Delivery, FeedCounts, FlowRun, Notification, Timestamp, User,
+};
+use crate::storage::*;
+use serde_json::Value;
+use sqlx::{PgConnection, Row};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// Events kept per user at least (and any younger than `KEEP_MS`), as on
+/// the embedded store: enough for a reconnect to catch up.
+const KEEP_EVENTS: i64 = 1000;
+const KEEP_MS: i64 = 24 * 3600 * 1000;
+
+const SEEN: i16 = 1;
+const READ: i16 = 2;
+const ARCHIVED: i16 = 4;
+
+fn flags_of(d: &Delivery) -> i16 {
+    let mut f = 0;
+    if d.seen_at.is_some() {
+        f |= SEEN;
+    }
+    if d.read_at.is_some() {
+        f |= READ;
+    }
+    if d.archived_at.is_some() {
+        f |= ARCHIVED;
+    }
+    f
+}
+
+/// Unread and unseen counts with an entry of flags `f` added (`sign` 1) or
+/// taken away (-1); archived entries do not count.
+fn count_delta(c: &mut FeedCounts, f: i16, sign: i64) {
+    if f & ARCHIVED != 0 {
+        return;
+    }
+    let add = |x: &mut u64, on: bool| {
+        if on {
+            *x = (*x as i64 + sign).max(0) as u64;
+        }
+    };
+    add(&mut c.unread, f & READ == 0);
+    add(&mut c.unseen, f & SEEN == 0);
+}
+
+/// The condition on `f.flags` of a feed filter.
+fn filter_sql(f: FeedFilter) -> &'static str {
+    match f {
+        FeedFilter::All => "f.flags & 4 = 0",
+        FeedFilter::Unread => "f.flags & 4 = 0 AND f.flags & 2 = 0",
+        FeedFilter::Unseen => "f.flags & 4 = 0 AND f.flags & 1 = 0",
+        FeedFilter::Read => "f.flags & 4 = 0 AND f.flags & 2 <> 0",
+        FeedFilter::Archived => "f.flags & 4 <> 0",
+    }
+}
+
+/// A delivery's `updated_at` follows its latest feed flag change.
+fn touch(d: &mut Delivery) {
+    if let Some(t) = [d.seen_at, d.read_at, d.clicked_at, d.archived_at]
+        .into_iter()
+        .flatten()
+        .max()
+    {
+        d.updated_at = d.updated_at.max(t);
+    }
+}
+
+/// The smallest UUIDv7 of millisecond `ms`: ids at or above it were made
+/// at `ms` or later.
+fn id_floor(ms: i64) -> Uuid {
+    let mut b = [0u8; 16];
+    b[..6].copy_from_slice(&(ms.max(0) as u64).to_be_bytes()[2..]);
+    Uuid::from_bytes(b)
+}
+
+/// Bounds on ids for "created after `a`" and "created before `b`" (an id's
+/// time is its millisecond), as `(lowest id included, lowest id excluded)`.
+fn id_range(a: &Option<Timestamp>, b: &Option<Timestamp>) -> (Option<Uuid>, Option<Uuid>) {
+    let lo = a.map(|a| id_floor(a.millis() + 1));
+    let hi = b.map(|b| {
+        let whole = b.0.timestamp_subsec_nanos() % 1_000_000 == 0;
+        id_floor(b.millis() + i64::from(!whole))
+    });
+    (lo, hi)
+}
+
+/// A page of a list that has no items (with the boundary it was asked from).
+fn empty_page<T>(req: &PageReq) -> Page<T> {
+    Page {
+        items: vec![],
+        first_key: req.after.clone(),
+        last_key: req.before.clone(),
+        has_more_after: false,
+        has_more_before: false,
+    }
+}
+
+// ---------------------------------------------------------------- writes
+
+/// Inserts notifications and all their deliveries, one statement each.
+async fn insert_notifications(
+    conn: &mut PgConnection,
+    project: &Uuid,
+    ns: &[StagedNotification],
+) -> Result<()> {
+    if ns.is_empty() {
+        return Ok(());
+    }
+    let mut ids = Vec::with_capacity(ns.len());
+    let mut runs = Vec::with_capacity(ns.len());
+    let mut topics: Vec<Option<String>> = Vec::with_capacity(ns.len());
+    let mut recipients = Vec::with_capacity(ns.len());
+    let mut processed = Vec::with_capacity(ns.len());
+    let mut docs = Vec::with_capacity(ns.len());
+    let mut d_ids = vec![];
+    let mut d_nids = vec![];
+    let mut d_recipients = vec![];
+    let mut d_status: Vec<String> = vec![];
+    let mut d_types: Vec<i16> = vec![];
+    let mut d_channels = vec![];
+    let mut d_docs = vec![];
+    for sn in ns {
+        ids.push(sn.n.id);
+        runs.push(sn.n.flow_run_id);
+        topics.push(sn.n.topic.clone());
+        recipients.push(sn.n.recipient_id);
+        processed.push(sn.n.processed);
+        docs.push(to_doc(&sn.n)?);
+        for d in &sn.deliveries {
+            d_ids.push(d.id);
+            d_nids.push(d.notification_id);
+            d_recipients.push(d.recipient_id);
+            d_status.push(d.status.as_str().to_string());
+            d_types.push(i16::from(d.channel_type.index()));
+            d_channels.push(d.channel_id);
+            d_docs.push(to_doc(d)?);
+        }
+    }
+    sqlx::query(
+        "INSERT INTO notifications (project, id, run_id, topic, recipient, processed, doc)
+         SELECT $1, * FROM UNNEST($2::uuid[], $3::uuid[], $4::text[], $5::uuid[], $6::bool[], $7::jsonb[])",
+    )
+    .bind(project)
+    .bind(&ids)
+    .bind(&runs)
+    .bind(&topics)
+    .bind(&recipients)
+    .bind(&processed)
+    .bind(&docs)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    if !d_ids.is_empty() {
+        sqlx::query(
+            "INSERT INTO deliveries (project, id, notification_id, recipient, status, channel_type, channel_id, doc)
+             SELECT $1, * FROM UNNEST($2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::int2[], $7::uuid[], $8::jsonb[])",
+        )
+        .bind(project)
+        .bind(&d_ids)
+        .bind(&d_nids)
+        .bind(&d_recipients)
+        .bind(&d_status)
+        .bind(&d_types)
+        .bind(&d_channels)
+        .bind(&d_docs)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_err)?;
+    }
+    Ok(())
+}
+
+/// Puts queue rows (a row already there is moved to its new due time).
+async fn put_queue(conn: &mut PgConnection, items: &[QueueItem]) -> Result<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    let projects: Vec<Uuid> = items.iter().map(|q| q.project).collect();
+    let ids: Vec<Uuid> = items.iter().map(|q| q.delivery_id).collect();
+    let types: Vec<i16> = items
+        .iter()
+        .map(|q| i16::from(q.channel_type.index()))
+        .collect();
+    let due: Vec<i64> = items.iter().map(|q| q.due_ms.max(0)).collect();
+    sqlx::query(
+        "INSERT INTO queue (project, delivery_id, channel_type, due_ms)
+         SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::int2[], $4::int8[])
+         ON CONFLICT (project, delivery_id) DO UPDATE
+             SET channel_type = EXCLUDED.channel_type, due_ms = EXCLUDED.due_ms",
+    )
+    .bind(&projects)
+    .bind(&ids)
+    .bind(&types)
+    .bind(&due)
+    .execute(conn)
+    .await
+    .map_err(db_err)?;
+    Ok(())
+}
+
+async fn unqueue(conn: &mut PgConnection, q: &QueueItem) -> Result<()> {
+    sqlx::query("DELETE FROM queue WHERE project = $1 AND delivery_id = $2")
+        .bind(q.project)
+        .bind(q.delivery_id)
+        .execute(conn)
+        .await
+        .map_err(db_err)?;
+    Ok(())
+}
+
+async fn save_delivery(conn: &mut PgConnection, project: &Uuid, d: &Delivery) -> Result<()> {
+    sqlx::query("UPDATE deliveries SET status = $3, doc = $4 WHERE project = $1 AND id = $2")
+        .bind(project)
+        .bind(d.id)
+        .bind(d.status.as_str())
+        .bind(to_doc(d)?)
+        .execute(conn)
+        .await
+        .map_err(db_err)?;
+    Ok(())
+}
+
+/// Locks the feeds of `users` (in key order, so two transactions cannot
+/// deadlock) and reads their counts and latest `seq`.
+async fn lock_feeds(
+    conn: &mut PgConnection,
+    users: impl IntoIterator<Item = (Uuid, Uuid)>,
+) -> Result<HashMap<(Uuid, Uuid), FeedCounts>> {
+    let keys: BTreeSet<(Uuid, Uuid)> = users.into_iter().collect();
+    let mut out = HashMap::with_capacity(keys.len());
+    for (p, u) in keys {
+        sqlx::query(
+            "INSERT INTO feed_state (project, user_id, seq, unread, unseen)
+             VALUES ($1, $2, 0, 0, 0) ON CONFLICT DO NOTHING",
+        )
+        .bind(p)
+        .bind(u)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_err)?;
+        let r = sqlx::query(
+            "SELECT seq, unread, unseen FROM feed_state
+             WHERE project = $1 AND user_id = $2 FOR UPDATE",
+        )
+        .bind(p)
+        .bind(u)
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(db_err)?;
+        out.insert(
+            (p, u),
+            FeedCounts {
+                seq: r.get::<i64, _>("seq") as u64,
+                unread: r.get::<i64, _>("unread") as u64,
+                unseen: r.get::<i64, _>("unseen") as u64,
+            },
+        );
+    }
+    Ok(out)
+}
+
+async fn save_counts(conn: &mut PgConnection, p: &Uuid, u: &Uuid, c: &FeedCounts) -> Result<()> {
+    sqlx::query(
+        "UPDATE feed_state SET seq = $3, unread = $4, unseen = $5
+         WHERE project = $1 AND user_id = $2",
+    )
+    .bind(p)
+    .bind(u)
+    .bind(c.seq as i64)
+    .bind(c.unread as i64)
+    .bind(c.unseen as i64)
+    .execute(conn)
+    .await
+    .map_err(db_err)?;
+    Ok(())
+}
+
+/// Takes the user's next `seq` and logs the event's frame with it (in the
+/// caller's transaction); old events beyond what is kept go.
+async fn log_event(
+    conn: &mut PgConnection,
+    p: &Uuid,
+    u: &Uuid,
+    kind: FeedEvent,
+    entry_json: &str,
+    counts: &mut FeedCounts,
+) -> Result<Frame> {
+    counts.seq += 1;
+    let (frame, meta) = feed_frame_with(kind.as_str(), counts.seq, entry_json, counts);
+    let now = Timestamp::now().millis();
+    sqlx::query(
+        "INSERT INTO feed_events (project, user_id, seq, frame, created_ms) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(p)
+    .bind(u)
+    .bind(counts.seq as i64)
+    .bind(&*frame)
+    .bind(now)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    if counts.seq as i64 > KEEP_EVENTS {
+        sqlx::query(
+            "DELETE FROM feed_events WHERE project = $1 AND user_id = $2
+             AND seq <= $3 AND created_ms < $4",
+        )
+        .bind(p)
+        .bind(u)
+        .bind(counts.seq as i64 - KEEP_EVENTS)
+        .bind(now - KEEP_MS)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_err)?;
+    }
+    Ok((counts.seq, frame, meta))
+}
+
+async fn feed_insert(
+    conn: &mut PgConnection,
+    p: &Uuid,
+    d: &Delivery,
+    counts: &mut FeedCounts,
+) -> Result<()> {
+    let f = flags_of(d);
+    sqlx::query(
+        "INSERT INTO feed (project, user_id, delivery_id, flags) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (project, user_id, delivery_id) DO UPDATE SET flags = EXCLUDED.flags",
+    )
+    .bind(p)
+    .bind(d.recipient_id)
+    .bind(d.id)
+    .bind(f)
+    .execute(conn)
+    .await
+    .map_err(db_err)?;
+    count_delta(counts, f, 1);
+    Ok(())
+}
+
+/// Writes in-app entries settled with a run into their users' feeds, each
+/// with its `feed_entry.created` event: the frames per user, in `seq` order.
+async fn stage_feeds(
+    conn: &mut PgConnection,
+    p: &Uuid,
+    feed: Vec<(Delivery, String)>,
+) -> Result<UserFrames> {
+    if feed.is_empty() {
+        return Ok(vec![]);
+    }
+    let mut counts = lock_feeds(conn, feed.iter().map(|(d, _)| (*p, d.recipient_id))).await?;
+    let mut frames: UserFrames = vec![];
+    let mut at: HashMap<Uuid, usize> = HashMap::new();
+    for (d, json) in feed {
+        let u = d.recipient_id;
+        let i = *at.entry(u).or_insert_with(|| {
+            frames.push((*p, u, vec![]));
+            frames.len() - 1
+        });
+        let c = counts.get_mut(&(*p, u)).expect("locked above");
+        feed_insert(conn, p, &d, c).await?;
+        let f = log_event(conn, p, &u, FeedEvent::Created, &json, c).await?;
+        frames[i].2.push(f);
+    }
+    for ((p, u), c) in &counts {
+        save_counts(conn, p, u, c).await?;
+    }
+    Ok(frames)
+}
+
+async fn actor_of(conn: &mut PgConnection, p: &Uuid, d: &Delivery) -> Result<Value> {
+    let Some(a) = d.actor_id else {
+        return Ok(Value::Null);
+    };
+    let row = sqlx::query("SELECT doc FROM users WHERE project = $1 AND id = $2")
+        .bind(p)
+        .bind(a)
+        .fetch_optional(conn)
+        .await
+        .map_err(db_err)?;
+    let user: Option<User> = row.map(|r| from_doc(r.get("doc"))).transpose()?;
+    Ok(actor_json(user.as_ref()))
+}
+
+fn entry_json(d: &Delivery, actor: &Value) -> Result<String> {
+    serde_json::to_string(&d.feed_entry(actor)).map_err(|e| Error::internal(e.to_string()))
+}
+
+// ---------------------------------------------------------------- settling
+
+/// Deliveries being settled with their notifications, locked.
+struct Settling {
+    /// `(project, notification, its deliveries)`.
+    recs: Vec<(Uuid, Notification, Vec<Delivery>)>,
+    /// Each item's queue entry, outcome, record and delivery index.
+    items: Vec<(QueueItem, Outcome, usize, usize)>,
+}
+
+impl Settling {
+    fn delivery(&self, i: usize) -> &Delivery {
+        let (_, _, ri, di) = &self.items[i];
+        &self.recs[*ri].2[*di]
+    }
+}
+
+/// Locks the notifications of `items` (in key order) and reads them with
+/// their deliveries; items whose notification or delivery is gone are left
+/// out, as on the embedded store.
+async fn load_for_finish(
+    conn: &mut PgConnection,
+    items: Vec<(QueueItem, Outcome)>,
+) -> Result<Settling> {
+    let keys: BTreeSet<(Uuid, Uuid)> = items
+        .iter()
+        .map(|(q, _)| (q.project, notification_of(&q.delivery_id)))
+        .collect();
+    let (ps, ns): (Vec<Uuid>, Vec<Uuid>) = keys.iter().copied().unzip();
+    let rows = sqlx::query(
+        "SELECT project, id, doc FROM notifications
+         WHERE (project, id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))
+         ORDER BY project, id FOR UPDATE",
+    )
+    .bind(&ps)
+    .bind(&ns)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    let mut recs: Vec<(Uuid, Notification, Vec<Delivery>)> = Vec::with_capacity(rows.len());
+    let mut at: HashMap<(Uuid, Uuid), usize> = HashMap::new();
+    for r in rows {
+        let p: Uuid = r.get("project");
+        let n: Notification = from_doc(r.get("doc"))?;
+        at.insert((p, n.id), recs.len());
+        recs.push((p, n, vec![]));
+    }
+    let rows = sqlx::query(
+        "SELECT project, doc FROM deliveries
+         WHERE (project, notification_id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))
+         ORDER BY project, id",
+    )
+    .bind(&ps)
+    .bind(&ns)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    for r in rows {
+        let p: Uuid = r.get("project");
+        let d: Delivery = from_doc(r.get("doc"))?;
+        if let Some(&i) = at.get(&(p, d.notification_id)) {
+            recs[i].2.push(d);
+        }
+    }
+    // then their runs, before any feed: the order every transaction keeps
+    // (notifications, runs, feeds), so none waits on another in a cycle
+    let runs: BTreeSet<(Uuid, Uuid)> = recs.iter().map(|(p, n, _)| (*p, n.flow_run_id)).collect();
+    let (rps, rids): (Vec<Uuid>, Vec<Uuid>) = runs.into_iter().unzip();
+    sqlx::query(
+        "SELECT 1 FROM flow_runs
+         WHERE (project, id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))
+         ORDER BY project, id FOR UPDATE",
+    )
+    .bind(&rps)
+    .bind(&rids)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    let mut loaded = vec![];
+    for (q, o) in items {
+        let Some(&ri) = at.get(&(q.project, notification_of(&q.delivery_id))) else {
+            continue;
+        };
+        if let Some(di) = recs[ri].2.iter().position(|d| d.id == q.delivery_id) {
+            loaded.push((q, o, ri, di));
+        }
+    }
+    Ok(Settling {
+        recs,
+        items: loaded,
+    })
+}
+
+/// Applies the outcomes: deliveries, their queue rows, notifications that
+/// became processed and the runs they finish.
+async fn stage_finish(
+    conn: &mut PgConnection,
+    settling: &mut Settling,
+    now: Timestamp,
+) -> Result<Finished> {
+    let items = std::mem::take(&mut settling.items);
+    let recs = &mut settling.recs;
+    let mut written: Vec<Delivery> = Vec::with_capacity(items.len());
+    let mut touched = vec![false; recs.len()];
+    let mut requeue = vec![];
+    for (q, o, ri, di) in items {
+        let p = recs[ri].0;
+        let d = &mut recs[ri].2[di];
+        if d.status.is_final() {
+            unqueue(conn, &q).await?;
+            continue;
+        }
+        match settle::apply(d, &q, o, now) {
+            Some(nq) => requeue.push(nq),
+            None => unqueue(conn, &q).await?,
+        }
+        save_delivery(conn, &p, d).await?;
+        written.push(d.clone());
+        touched[ri] = true;
+    }
+    put_queue(conn, &requeue).await?;
+    let mut run_done: HashMap<(Uuid, Uuid), i64> = HashMap::new();
+    for ((p, n, ds), t) in recs.iter_mut().zip(touched) {
+        if !t {
+            continue;
+        }
+        if settle::notification_done(n, ds, now) {
+            *run_done.entry((*p, n.flow_run_id)).or_default() += 1;
+        }
+        sqlx::query(
+            "UPDATE notifications SET processed = $3, doc = $4 WHERE project = $1 AND id = $2",
+        )
+        .bind(*p)
+        .bind(n.id)
+        .bind(n.processed)
+        .bind(to_doc(&*n)?)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_err)?;
+    }
+    let mut runs_processed = vec![];
+    let runs: BTreeSet<(Uuid, Uuid)> = run_done.keys().copied().collect();
+    for (p, rid) in runs {
+        let k = run_done[&(p, rid)];
+        let Some(r) = sqlx::query(
+            "SELECT pending, doc FROM flow_runs WHERE project = $1 AND id = $2 FOR UPDATE",
+        )
+        .bind(p)
+        .bind(rid)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db_err)?
+        else {
+            continue;
+        };
+        let left = (r.get::<i64, _>("pending") - k).max(0);
+        let mut run: FlowRun = from_doc(r.get("doc"))?;
+        let done = left == 0 && settle::run_done(&mut run, now);
+        sqlx::query(
+            "UPDATE flow_runs SET pending = $3, processed = $4, doc = $5
+             WHERE project = $1 AND id = $2",
+        )
+        .bind(p)
+        .bind(rid)
+        .bind(left)
+        .bind(run.processed)
+        .bind(to_doc(&run)?)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_err)?;
+        if done {
+            runs_processed.push((p, rid));
+        }
+    }
+    Ok((written, runs_processed))
+}
+
+/// Upserts a run's record with its pending count.
+async fn put_run(conn: &mut PgConnection, p: &Uuid, run: &FlowRun, pending: i64) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO flow_runs (project, id, processed, pending, doc) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (project, id) DO UPDATE
+             SET processed = EXCLUDED.processed, pending = EXCLUDED.pending, doc = EXCLUDED.doc",
+    )
+    .bind(p)
+    .bind(run.id)
+    .bind(run.processed)
+    .bind(pending)
+    .bind(to_doc(run)?)
+    .execute(conn)
+    .await
+    .map_err(db_err)?;
+    Ok(())
+}
+
+/// The in-app deliveries settled at once of staged notifications, with
+/// their entries' JSON.
+fn to_feed(ns: &[StagedNotification]) -> Vec<(Delivery, String)> {
+    ns.iter()
+        .flat_map(|sn| {
+            sn.to_feed
+                .iter()
+                .filter_map(|(i, json)| sn.deliveries.get(*i).map(|d| (d.clone(), json.clone())))
+        })
+        .collect()
+}
+
+impl RunRepo for PgStore {
+    fn commit_run(&self, project: &Uuid, staged: StagedRun) -> Result<RunCommit> {
+        let StagedRun {
+            run,
+            users,
+            notifications,
+            queued,
+            body,
+            idempotency,
+        } = staged;
+        let pending = notifications.iter().filter(|n| n.pending).count() as i64;
+        let feed = to_feed(&notifications);
+        let mut tx = self.begin()?;
+        let frames = self.block(async {
+            lock_all(
+                &mut tx,
+                users
+                    .iter()
+                    .map(|u| user_lock(project, &u.external_id))
+                    .collect(),
+            )
+            .await
+            .map_err(db_err)?;
+            for u in &users {
+                if user_by_ext_in(&mut tx, project, &u.external_id).await? != u.before {
+                    return Ok(None);
+                }
+            }
+            for u in &users {
+                if u.before.as_ref() != Some(&u.after) {
+                    put_user(&mut tx, project, &u.after).await?;
+                }
+            }
+            insert_notifications(&mut tx, project, &notifications).await?;
+            put_queue(&mut tx, &queued).await?;
+            let frames = stage_feeds(&mut tx, project, feed).await?;
+            put_run(&mut tx, project, &run, pending).await?;
+            if let Some((scope, hash)) = &idempotency {
+                let rec = IdempotentResponse {
+                    payload_hash: hash.clone(),
+                    status: 202,
+                    body: body.clone(),
+                    created_at: run.created_at,
+                };
+                put_idempotent(&mut tx, project, scope, &rec).await?;
+            }
+            Ok::<_, Error>(Some(frames))
+        })?;
+        let Some(frames) = frames else {
+            return Ok(RunCommit::Stale(run)); // rolled back as `tx` goes
+        };
+        self.commit(tx)?;
+        Ok(RunCommit::Committed(AcceptedRun {
+            run,
+            body,
+            queued,
+            frames,
+        }))
+    }
+
+    /// Nothing to encode ahead on this backend: the chunk is kept as staged.
+    fn prepare_chunk(&self, _project: &Uuid, chunk: StagedChunk) -> Result<Prepared> {
+        Ok(Prepared::new(chunk))
+    }
+
+    fn commit_chunk(
+        &self,
+        project: &Uuid,
+        chunk: Prepared,
+    ) -> Result<(Vec<QueueItem>, UserFrames)> {
+        let StagedChunk {
+            mut run,
+            notifications,
+            queued,
+        } = chunk.take()?;
+        let pending = notifications.iter().filter(|n| n.pending).count() as i64;
+        let feed = to_feed(&notifications);
+        let mut tx = self.begin()?;
+        let frames = self.block(async {
+            let stored: i64 = sqlx::query_scalar(
+                "SELECT pending FROM flow_runs WHERE project = $1 AND id = $2 FOR UPDATE",
+            )
+            .bind(project)
+            .bind(run.id)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(db_err)?
+            .unwrap_or(0);
+            insert_notifications(&mut tx, project, &notifications).await?;
+            put_queue(&mut tx, &queued).await?;
+            let frames = stage_feeds(&mut tx, project, feed).await?;
+            let now_pending = stored + pending;
+            if now_pending == 0 {
+                settle::run_done(&mut run, Timestamp::now());
+            }
+            put_run(&mut tx, project, &run, now_pending).await?;
+            Ok::<_, Error>(frames)
+        })?;
+        self.commit(tx)?;
+        Ok((queued, frames))
+    }
+
+    fn flow_run(&self, project: &Uuid, id: &Uuid) -> Result<Option<FlowRun>> {
+        let row = self
+            .block(
+                sqlx::query("SELECT doc FROM flow_runs WHERE project = $1 AND id = $2")
+                    .bind(project)
+                    .bind(id)
+                    .fetch_optional(self.pool()),
+            )
+            .map_err(db_err)?;
+        row.map(|r| from_doc(r.get("doc"))).transpose()
+    }
+
+    fn active_runs(&self) -> Result<Vec<(Uuid, Uuid)>> {
+        let rows = self
+            .block(
+                sqlx::query("SELECT project, id FROM flow_runs WHERE NOT processed ORDER BY id")
+                    .fetch_all(self.pool()),
+            )
+            .map_err(db_err)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.get("project"), r.get("id")))
+            .collect())
+    }
+}
+
+impl NotificationRepo for PgStore {
+    fn notification(&self, project: &Uuid, id: &Uuid) -> Result<Option<Notification>> {
+        if notification_of(id) != *id {
+            return Ok(None);
+        }
+        let row = self
+            .block(
+                sqlx::query("SELECT doc FROM notifications WHERE project = $1 AND id = $2")
+                    .bind(project)
+                    .bind(id)
+                    .fetch_optional(self.pool()),
+            )
+            .map_err(db_err)?;
+        row.map(|r| from_doc(r.get("doc"))).transpose()
+    }
+
+    fn delivery(&self, project: &Uuid, id: &Uuid) -> Result<Option<Delivery>> {
+        if notification_of(id) == *id {
+            return Ok(None);
+        }
+        let row = self
+            .block(
+                sqlx::query("SELECT doc FROM deliveries WHERE project = $1 AND id = $2")
+                    .bind(project)
+                    .bind(id)
+                    .fetch_optional(self.pool()),
+            )
+            .map_err(db_err)?;
+        row.map(|r| from_doc(r.get("doc"))).transpose()
+    }
+
+    fn notification_deliveries(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<Delivery>> {
+        let rows = self
+            .block(
+                sqlx::query(
+                    "SELECT doc FROM deliveries WHERE project = $1 AND notification_id = $2 ORDER BY id",
+                )
+                .bind(project)
+                .bind(nid)
+                .fetch_all(self.pool()),
+            )
+            .map_err(db_err)?;
+        rows.into_iter().map(|r| from_doc(r.get("doc"))).collect()
+    }
+
+    fn list_notifications(
+        &self,
+        project: &Uuid,
+        f: &NotificationFilter,
+        req: &PageReq,
+    ) -> Result<Page<Notification>> {
+        let (lo, hi) = id_range(&f.created_after, &f.created_before);
+        if matches!((lo, hi), (Some(l), Some(h)) if l >= h) {
+            return Ok(empty_page(req));
+        }
+        let p = *project;
+        let f = f.clone();
+        self.page(
+            &|q| {
+                q.push("SELECT id, doc FROM notifications WHERE project = ");
+                q.push_bind(p);
+                if let Some(s) = f.status {
+                    q.push(" AND processed = ").push_bind(s);
+                }
+                if let Some(t) = &f.topic {
+                    q.push(" AND topic = ").push_bind(t.clone());
+                }
+                if let Some(x) = f.flow_id {
+                    q.push(" AND doc->>'flow_id' = ").push_bind(x.to_string());
+                }
+                if let Some(x) = f.flow_run_id {
+                    q.push(" AND run_id = ").push_bind(x);
+                }
+                if let Some(x) = f.recipient {
+                    q.push(" AND recipient = ").push_bind(x);
+                }
+                if let Some(l) = lo {
+                    q.push(" AND id >= ").push_bind(l);
+                }
+                if let Some(h) = hi {
+                    q.push(" AND id < ").push_bind(h);
+                }
+            },
+            "id",
+            req,
+            &|r| Ok((r.get("id"), from_doc(r.get("doc"))?)),
+        )
+    }
+
+    fn list_deliveries(
+        &self,
+        project: &Uuid,
+        f: &DeliveryFilter,
+        req: &PageReq,
+    ) -> Result<Page<Delivery>> {
+        let (lo, hi) = id_range(&f.created_after, &f.created_before);
+        if matches!((lo, hi), (Some(l), Some(h)) if l >= h) {
+            return Ok(empty_page(req));
+        }
+        let p = *project;
+        let f = f.clone();
+        self.page(
+            &|q| {
+                q.push("SELECT id, doc FROM deliveries WHERE project = ");
+                q.push_bind(p);
+                if let Some(s) = f.status {
+                    q.push(" AND status = ").push_bind(s.as_str());
+                }
+                if let Some(t) = f.channel_type {
+                    q.push(" AND channel_type = ")
+                        .push_bind(i16::from(t.index()));
+                }
+                if let Some(x) = f.channel_id {
+                    q.push(" AND channel_id = ").push_bind(x);
+                }
+                if let Some(x) = f.notification_id {
+                    q.push(" AND notification_id = ")
+                        .push_bind(notification_of(&x));
+                }
+                if let Some(x) = f.recipient {
+                    q.push(" AND recipient = ").push_bind(x);
+                }
+                if let Some(l) = lo {
+                    q.push(" AND id >= ").push_bind(l);
+                }
+                if let Some(h) = hi {
+                    q.push(" AND id < ").push_bind(h);
+                }
+            },
+            "id",
+            req,
+            &|r| Ok((r.get("id"), from_doc(r.get("doc"))?)),
+        )
+    }
+}
+
+impl QueueRepo for PgStore {
+    fn queue_items(&self, ct: ChannelType) -> Result<Vec<QueueItem>> {
+        let rows = self
+            .block(
+                sqlx::query(
+                    "SELECT project, delivery_id, due_ms FROM queue
+                     WHERE channel_type = $1 ORDER BY due_ms, delivery_id",
+                )
+                .bind(i16::from(ct.index()))
+                .fetch_all(self.pool()),
+            )
+            .map_err(db_err)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| QueueItem {
+                project: r.get("project"),
+                delivery_id: r.get("delivery_id"),
+                channel_type: ct,
+                due_ms: r.get("due_ms"),
+            })
+            .collect())
+    }
+
+    fn settle(&self, items: &[(QueueItem, Outcome)]) -> Result<Finished> {
+        let now = Timestamp::now();
+        let mut tx = self.begin()?;
+        let done = self.block(async {
+            let mut s = load_for_finish(&mut tx, items.to_vec()).await?;
+            stage_finish(&mut tx, &mut s, now).await
+        })?;
+        self.commit(tx)?;
+        Tally::record(&done.0, now);
+        Ok(done)
+    }
+
+    fn deliver_in_app(&self, items: &[QueueItem]) -> Result<InAppBatch> {
+        let now = Timestamp::now();
+        let mut tx = self.begin()?;
+        let (out, written) = self.block(async {
+            let sent = items
+                .iter()
+                .map(|q| (*q, Outcome::Sent { outcomes: None }))
+                .collect();
+            let mut s = load_for_finish(&mut tx, sent).await?;
+            s.items
+                .retain(|(_, _, ri, di)| !s.recs[*ri].2[*di].status.is_final());
+            let mut counts = lock_feeds(
+                &mut tx,
+                s.items
+                    .iter()
+                    .map(|(q, _, ri, di)| (q.project, s.recs[*ri].2[*di].recipient_id)),
+            )
+            .await?;
+            // which recipients still exist
+            let mut exists: HashMap<(Uuid, Uuid), bool> = HashMap::new();
+            for &(p, u) in counts.keys() {
+                let found = sqlx::query("SELECT 1 FROM users WHERE project = $1 AND id = $2")
+                    .bind(p)
+                    .bind(u)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(db_err)?;
+                exists.insert((p, u), found.is_some());
+            }
+            let plan = settle::in_app_feeds(
+                s.items
+                    .iter()
+                    .map(|(q, _, ri, di)| (q, &s.recs[*ri].2[*di])),
+                |p, u| Ok(exists.get(&(*p, *u)).copied().unwrap_or(false)),
+            )?;
+            for i in plan.skipped {
+                s.items[i].1 = settle::recipient_deleted();
+            }
+            let mut out = InAppBatch::default();
+            for ((p, u), idx) in plan.feeds {
+                let c = counts.get_mut(&(p, u)).expect("locked above");
+                let mut frames = Vec::with_capacity(idx.len());
+                for i in idx {
+                    let d = s.delivery(i).clone();
+                    feed_insert(&mut tx, &p, &d, c).await?;
+                    let actor = actor_of(&mut tx, &p, &d).await?;
+                    let json = entry_json(&d, &actor)?;
+                    frames.push(log_event(&mut tx, &p, &u, FeedEvent::Created, &json, c).await?);
+                }
+                save_counts(&mut tx, &p, &u, c).await?;
+                out.frames.push((p, u, frames));
+            }
+            out.settled = s.items.len();
+            let (written, runs) = stage_finish(&mut tx, &mut s, now).await?;
+            out.runs = runs;
+            Ok::<_, Error>((out, written))
+        })?;
+        self.commit(tx)?;
+        Tally::record(&written, now);
+        Ok(out)
+    }
+}
+
+impl PgStore {
+    /// A feed entry with its flags, in a transaction.
+    async fn entry_in(
+        conn: &mut PgConnection,
+        p: &Uuid,
+        u: &Uuid,
+        id: &Uuid,
+    ) -> Result<Option<(Delivery, i16)>> {
+        let row = sqlx::query(
+            "SELECT d.doc, f.flags FROM feed f
+             JOIN deliveries d ON d.project = f.project AND d.id = f.delivery_id
+             WHERE f.project = $1 AND f.user_id = $2 AND f.delivery_id = $3",
+        )
+        .bind(p)
+        .bind(u)
+        .bind(id)
+        .fetch_optional(conn)
+        .await
+        .map_err(db_err)?;
+        row.map(|r| Ok((from_doc(r.get("doc"))?, r.get("flags"))))
+            .transpose()
+    }
+
+    /// Writes an entry's changed flags and logs its `feed_entry.updated`.
+    async fn feed_changed(
+        conn: &mut PgConnection,
+        p: &Uuid,
+        u: &Uuid,
+        d: &Delivery,
+        before: i16,
+        counts: &mut FeedCounts,
+    ) -> Result<Frame> {
+        let after = flags_of(d);
+        count_delta(counts, before, -1);
+        count_delta(counts, after, 1);
+        sqlx::query(
+            "UPDATE feed SET flags = $4 WHERE project = $1 AND user_id = $2 AND delivery_id = $3",
+        )
+        .bind(p)
+        .bind(u)
+        .bind(d.id)
+        .bind(after)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_err)?;
+        save_delivery(conn, p, d).await?;
+        let actor = actor_of(conn, p, d).await?;
+        let json = entry_json(d, &actor)?;
+        log_event(conn, p, u, FeedEvent::Updated, &json, counts).await
+    }
+}
+
+impl FeedRepo for PgStore {
+    fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts> {
+        let row = self
+            .block(
+                sqlx::query(
+                    "SELECT seq, unread, unseen FROM feed_state WHERE project = $1 AND user_id = $2",
+                )
+                .bind(project)
+                .bind(user)
+                .fetch_optional(self.pool()),
+            )
+            .map_err(db_err)?;
+        Ok(row
+            .map(|r| FeedCounts {
+                seq: r.get::<i64, _>("seq") as u64,
+                unread: r.get::<i64, _>("unread") as u64,
+                unseen: r.get::<i64, _>("unseen") as u64,
+            })
+            .unwrap_or_default())
+    }
+
+    fn feed_page(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        filter: FeedFilter,
+        req: &PageReq,
+    ) -> Result<Page<Delivery>> {
+        let (p, u) = (*project, *user);
+        self.page(
+            &|q| {
+                q.push(
+                    "SELECT f.delivery_id AS id, d.doc FROM feed f
+                     JOIN deliveries d ON d.project = f.project AND d.id = f.delivery_id
+                     WHERE f.project = ",
+                );
+                q.push_bind(p);
+                q.push(" AND f.user_id = ").push_bind(u);
+                q.push(" AND ").push(filter_sql(filter));
+            },
+            "f.delivery_id",
+            req,
+            &|r| Ok((r.get("id"), from_doc(r.get("doc"))?)),
+        )
+    }
+
+    fn feed_entry(&self, project: &Uuid, user: &Uuid, id: &Uuid) -> Result<Delivery> {
+        self.block(async {
+            let mut conn = self.pool().acquire().await.map_err(db_err)?;
+            PgStore::entry_in(&mut conn, project, user, id).await
+        })?
+        .map(|(d, _)| d)
+        .ok_or_else(|| Error::not_found("feed_entry", id))
+    }
+
+    /// Not cached on this backend (see the module doc).
+    fn feed_page_cached(&self, _project: &Uuid, _user: &Uuid, _limit: usize) -> Option<Arc<[u8]>> {
+        None
+    }
+
+    fn feed_page_fill(
+        &self,
+        _project: &Uuid,
+        _user: &Uuid,
+        _limit: usize,
+        build: &mut dyn FnMut(&dyn Storage) -> Result<Vec<u8>>,
+    ) -> Result<Arc<[u8]>> {
+        Ok(build(self)?.into())
+    }
+
+    fn events_between(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        after: u64,
+        upto: u64,
+    ) -> Result<Option<Vec<Vec<u8>>>> {
+        if after >= upto {
+            return Ok(Some(vec![]));
+        }
+        let rows = self
+            .block(
+                sqlx::query(
+                    "SELECT seq, frame FROM feed_events
+                     WHERE project = $1 AND user_id = $2 AND seq > $3 AND seq <= $4 ORDER BY seq",
+                )
+                .bind(project)
+                .bind(user)
+                .bind(after as i64)
+                .bind(upto as i64)
+                .fetch_all(self.pool()),
+            )
+            .map_err(db_err)?;
+        let mut out = Vec::with_capacity(rows.len());
+        let mut expect = after as i64 + 1;
+        for r in rows {
+            if r.get::<i64, _>("seq") != expect {
+                return Ok(None); // the log no longer reaches back that far
+            }
+            out.push(r.get::<String, _>("frame").into_bytes());
+            expect += 1;
+        }
+        Ok((expect == upto as i64 + 1).then_some(out))
+    }
+
+    fn update_feed_entry(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        id: &Uuid,
+        u: FeedUpdate,
+    ) -> Result<FeedChange<Delivery>> {
+        let mut tx = self.begin()?;
+        let change = self.block(async {
+            let mut counts = lock_feeds(&mut tx, [(*project, *user)])
+                .await?
+                .remove(&(*project, *user))
+                .unwrap_or_default();
+            let (mut d, before) = PgStore::entry_in(&mut tx, project, user, id)
+                .await?
+                .ok_or_else(|| Error::not_found("feed_entry", id))?;
+            let state = d.feed_state();
+            let allowed: Vec<&str> = match state {
+                "unseen" => vec!["seen", "read"],
+                "seen" => vec!["read"],
+                _ => vec![],
+            };
+            if (u.read == Some(false) && d.read_at.is_some())
+                || (u.seen == Some(false) && d.seen_at.is_some())
+            {
+                return Err(Error::conflict(
+                    "feed_entry",
+                    Some(id.to_string()),
+                    "invalid_transition",
+                    format!("a {state} entry cannot go back"),
+                )
+                .with("current_status", state)
+                .with("allowed_transitions", allowed));
+            }
+            let now = Timestamp::now();
+            let old = d.clone();
+            if u.read == Some(true) {
+                d.read_at.get_or_insert(now);
+                d.seen_at.get_or_insert(now);
+            }
+            if u.seen == Some(true) {
+                d.seen_at.get_or_insert(now);
+            }
+            if u.clicked == Some(true) {
+                d.clicked_at.get_or_insert(now);
+            }
+            match u.archived {
+                Some(true) => {
+                    d.archived_at.get_or_insert(now);
+                }
+                Some(false) => d.archived_at = None,
+                None => {}
+            }
+            let changed = d.seen_at != old.seen_at
+                || d.read_at != old.read_at
+                || d.clicked_at != old.clicked_at
+                || d.archived_at != old.archived_at;
+            let mut frames = vec![];
+            if changed {
+                touch(&mut d);
+                frames.push(
+                    PgStore::feed_changed(&mut tx, project, user, &d, before, &mut counts).await?,
+                );
+                save_counts(&mut tx, project, user, &counts).await?;
+            }
+            Ok(FeedChange {
+                value: d,
+                counts,
+                frames,
+            })
+        })?;
+        self.commit(tx)?;
+        Ok(change)
+    }
+
+    fn mark_feed(&self, project: &Uuid, user: &Uuid, read: bool) -> Result<FeedChange<usize>> {
+        let want = if read { READ } else { SEEN };
+        let mut tx = self.begin()?;
+        let change = self.block(async {
+            let mut counts = lock_feeds(&mut tx, [(*project, *user)])
+                .await?
+                .remove(&(*project, *user))
+                .unwrap_or_default();
+            let rows = sqlx::query(
+                "SELECT d.doc, f.flags FROM feed f
+                 JOIN deliveries d ON d.project = f.project AND d.id = f.delivery_id
+                 WHERE f.project = $1 AND f.user_id = $2 AND f.flags & 4 = 0 AND f.flags & $3 = 0
+                 ORDER BY f.delivery_id",
+            )
+            .bind(project)
+            .bind(user)
+            .bind(want)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(db_err)?;
+            let now = Timestamp::now();
+            let mut frames = Vec::with_capacity(rows.len());
+            for r in rows {
+                let mut d: Delivery = from_doc(r.get("doc"))?;
+                let before: i16 = r.get("flags");
+                d.seen_at.get_or_insert(now);
+                if read {
+                    d.read_at.get_or_insert(now);
+                }
+                touch(&mut d);
+                frames.push(
+                    PgStore::feed_changed(&mut tx, project, user, &d, before, &mut counts).await?,
+                );
+            }
+            if !frames.is_empty() {
+                save_counts(&mut tx, project, user, &counts).await?;
+            }
+            Ok::<_, Error>(FeedChange {
+                value: frames.len(),
+                counts,
+                frames,
+            })
+        })?;
+        self.commit(tx)?;
+        Ok(change)
+    }
+}
