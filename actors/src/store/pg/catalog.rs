@@ -3,9 +3,11 @@
 //! included: on this backend, secrets at rest are the database's to protect
 //! (disk encryption, access control), not sealed by Herald.
 
+use super::events::Outbound;
 use super::users::{lock_all, lock_key};
 use super::{db_err, from_doc, is_unique_violation, to_doc, PgStore};
 use crate::error::{Error, Result};
+use crate::events::EventType;
 use crate::model::{new_id, Channel, Flow, FlowStatus, Timestamp};
 use crate::storage::{
     Change, ChannelRepo, FlowRepo, IdempotencyRepo, IdempotentResponse, Page, PageReq, PushRepo,
@@ -317,6 +319,8 @@ impl PushRepo for PgStore {
         }
     }
 
+    /// Removes a subscription with its `push_subscription.removed` event,
+    /// in one transaction.
     fn remove_push_subscription(
         &self,
         project: &Uuid,
@@ -324,20 +328,42 @@ impl PushRepo for PgStore {
         channel: &Uuid,
         identifier: &str,
     ) -> Result<bool> {
-        let r = self
-            .block(
-                sqlx::query(
-                    "DELETE FROM push_subscriptions
-                     WHERE project = $1 AND user_id = $2 AND channel_id = $3 AND identifier = $4",
-                )
-                .bind(project)
-                .bind(user)
-                .bind(channel)
-                .bind(identifier)
-                .execute(self.pool()),
+        let mut tx = self.begin()?;
+        let found = self.block(async {
+            let row = sqlx::query(
+                "DELETE FROM push_subscriptions
+                 WHERE project = $1 AND user_id = $2 AND channel_id = $3 AND identifier = $4
+                 RETURNING doc",
             )
+            .bind(project)
+            .bind(user)
+            .bind(channel)
+            .bind(identifier)
+            .fetch_optional(&mut *tx)
+            .await
             .map_err(db_err)?;
-        Ok(r.rows_affected() > 0)
+            let Some(row) = row else {
+                return Ok(false);
+            };
+            let sub: PushSubscription = from_doc(row.get("doc"))?;
+            let mut out = Outbound::load(&mut tx, [*project]).await?;
+            out.stage(
+                project,
+                EventType::PushSubscriptionRemoved,
+                &sub.id,
+                || {
+                    serde_json::json!({
+                        "id": sub.id, "user_id": user, "channel_id": sub.channel_id,
+                        "identifier": sub.identifier, "platform": sub.platform,
+                        "created_at": sub.created_at,
+                    })
+                },
+            );
+            out.flush(&mut tx).await?;
+            Ok::<_, Error>(true)
+        })?;
+        self.commit(tx)?;
+        Ok(found)
     }
 }
 

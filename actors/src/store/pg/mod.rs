@@ -25,9 +25,12 @@
 //! which stays correct when several processes share it.
 
 mod catalog;
+mod events;
 mod page;
 mod projects;
+mod retention;
 mod runs;
+mod throttles;
 mod topics;
 mod users;
 
@@ -91,6 +94,9 @@ struct Inner {
     template_fuel: AtomicU64,
     template_max_output: AtomicUsize,
     health: Arc<Health>,
+    /// What attempts saw beyond their outcome, until they settle
+    /// (`EventRepo::note_attempt`): in memory, as on the embedded store.
+    notes: dashmap::DashMap<uuid::Uuid, crate::trace::AttemptNote>,
 }
 
 impl Drop for Inner {
@@ -269,6 +275,7 @@ impl PgStore {
                 template_fuel: AtomicU64::new(crate::render::DEFAULT_FUEL),
                 template_max_output: AtomicUsize::new(crate::render::DEFAULT_MAX_OUTPUT),
                 health,
+                notes: Default::default(),
             }),
         })
     }
@@ -282,6 +289,10 @@ impl PgStore {
                 .expect("the runtime lives as long as the store"),
             f,
         )
+    }
+
+    pub(crate) fn notes(&self) -> &dashmap::DashMap<uuid::Uuid, crate::trace::AttemptNote> {
+        &self.inner.notes
     }
 
     pub(crate) fn pool(&self) -> &PgPool {

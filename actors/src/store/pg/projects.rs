@@ -129,6 +129,9 @@ impl ProjectRepo for PgStore {
             previous_secret_hash: None,
             previous_secret_expires_at: None,
             secret_rotated_at: None,
+            test_clock: None,
+            timezone: None,
+            retention: Default::default(),
         };
         let (cid, cnow) = new_id();
         let in_app = Channel {

@@ -18,12 +18,15 @@
 //!   node could claim with a lease once several share the work.
 
 use super::catalog::put_idempotent;
+use super::events::{Outbound, Traces};
+use super::throttles::{put_throttles, throttles_stale};
 use super::users::{lock_all, put_user, user_by_ext_in, user_lock};
 use super::{db_err, from_doc, to_doc, PgStore};
 use crate::delivery::frames::{actor_json, feed_frame_with, FeedEvent};
 use crate::delivery::settle;
 use crate::delivery::tally::Tally;
 use crate::error::{Error, Result};
+use crate::events::EventType;
 use crate::model::{
     notification_of, ChannelType, Delivery, FeedCounts, FlowRun, Notification, Timestamp, User,
 };
@@ -59,7 +62,7 @@ fn flags_of(d: &Delivery) -> i16 {
 
 /// Unread and unseen counts with an entry of flags `f` added (`sign` 1) or
 /// taken away (-1); archived entries do not count.
-fn count_delta(c: &mut FeedCounts, f: i16, sign: i64) {
+pub(super) fn count_delta(c: &mut FeedCounts, f: i16, sign: i64) {
     if f & ARCHIVED != 0 {
         return;
     }
@@ -96,7 +99,7 @@ fn touch(d: &mut Delivery) {
 
 /// The smallest UUIDv7 of millisecond `ms`: ids at or above it were made
 /// at `ms` or later.
-fn id_floor(ms: i64) -> Uuid {
+pub(super) fn id_floor(ms: i64) -> Uuid {
     let mut b = [0u8; 16];
     b[..6].copy_from_slice(&(ms.max(0) as u64).to_be_bytes()[2..]);
     Uuid::from_bytes(b)
@@ -199,6 +202,24 @@ async fn insert_notifications(
     Ok(())
 }
 
+/// Writes what comes with staged notifications besides their records (after
+/// them): the throttle counters they count in and their trace entries; the
+/// events of what was settled at once go into `out`.
+async fn notification_extras(
+    conn: &mut PgConnection,
+    project: &Uuid,
+    ns: &[StagedNotification],
+    out: &mut Outbound,
+) -> Result<()> {
+    put_throttles(conn, project, ns).await?;
+    let mut traces = Traces::default();
+    for sn in ns {
+        traces.add(project, &sn.n.id, &sn.trace)?;
+        out.stage_accepted(project, &sn.n, &sn.deliveries);
+    }
+    traces.flush(conn).await
+}
+
 /// Puts queue rows (a row already there is moved to its new due time).
 async fn put_queue(conn: &mut PgConnection, items: &[QueueItem]) -> Result<()> {
     if items.is_empty() {
@@ -251,7 +272,7 @@ async fn save_delivery(conn: &mut PgConnection, project: &Uuid, d: &Delivery) ->
 
 /// Locks the feeds of `users` (in key order, so two transactions cannot
 /// deadlock) and reads their counts and latest `seq`.
-async fn lock_feeds(
+pub(super) async fn lock_feeds(
     conn: &mut PgConnection,
     users: impl IntoIterator<Item = (Uuid, Uuid)>,
 ) -> Result<HashMap<(Uuid, Uuid), FeedCounts>> {
@@ -510,14 +531,18 @@ async fn load_for_finish(
 /// Applies the outcomes: deliveries, their queue rows, notifications that
 /// became processed and the runs they finish.
 async fn stage_finish(
+    store: &PgStore,
     conn: &mut PgConnection,
     settling: &mut Settling,
     now: Timestamp,
+    out: &mut Outbound,
 ) -> Result<Finished> {
     let items = std::mem::take(&mut settling.items);
     let recs = &mut settling.recs;
     let mut written: Vec<Delivery> = Vec::with_capacity(items.len());
     let mut touched = vec![false; recs.len()];
+    // trace entries per touched notification (index in `recs`)
+    let mut entries: Vec<Vec<crate::trace::TraceEntry>> = vec![vec![]; recs.len()];
     let mut requeue = vec![];
     for (q, o, ri, di) in items {
         let p = recs[ri].0;
@@ -526,23 +551,32 @@ async fn stage_finish(
             unqueue(conn, &q).await?;
             continue;
         }
+        let was_attempt = !matches!(o, Outcome::Skipped(_));
         match settle::apply(d, &q, o, now) {
             Some(nq) => requeue.push(nq),
             None => unqueue(conn, &q).await?,
         }
         save_delivery(conn, &p, d).await?;
+        out.stage_delivery(&p, d);
+        let note = store.take_attempt_note(&d.id);
+        entries[ri].extend(crate::trace::settled(d, was_attempt, note, now));
         written.push(d.clone());
         touched[ri] = true;
     }
     put_queue(conn, &requeue).await?;
     let mut run_done: HashMap<(Uuid, Uuid), i64> = HashMap::new();
-    for ((p, n, ds), t) in recs.iter_mut().zip(touched) {
+    let mut traces = Traces::default();
+    for (((p, n, ds), t), mut trace) in recs.iter_mut().zip(touched).zip(entries) {
         if !t {
             continue;
         }
         if settle::notification_done(n, ds, now) {
             *run_done.entry((*p, n.flow_run_id)).or_default() += 1;
+            let n = &*n;
+            out.stage(p, EventType::NotificationProcessed, &n.id, || n);
+            trace.push(crate::trace::processed(now));
         }
+        traces.add(p, &n.id, &trace)?;
         sqlx::query(
             "UPDATE notifications SET processed = $3, doc = $4 WHERE project = $1 AND id = $2",
         )
@@ -554,6 +588,7 @@ async fn stage_finish(
         .await
         .map_err(db_err)?;
     }
+    traces.flush(&mut *conn).await?;
     let mut runs_processed = vec![];
     let runs: BTreeSet<(Uuid, Uuid)> = run_done.keys().copied().collect();
     for (p, rid) in runs {
@@ -633,6 +668,11 @@ impl RunRepo for PgStore {
         } = staged;
         let pending = notifications.iter().filter(|n| n.pending).count() as i64;
         let feed = to_feed(&notifications);
+        // checked under the recipients' locks, below
+        let throttles: Vec<&ThrottleWrite> = notifications
+            .iter()
+            .filter_map(|n| n.throttle.as_ref())
+            .collect();
         let mut tx = self.begin()?;
         let frames = self.block(async {
             lock_all(
@@ -649,15 +689,24 @@ impl RunRepo for PgStore {
                     return Ok(None);
                 }
             }
+            if throttles_stale(&mut tx, project, &throttles).await? {
+                return Ok(None);
+            }
             for u in &users {
                 if u.before.as_ref() != Some(&u.after) {
                     put_user(&mut tx, project, &u.after).await?;
                 }
             }
+            let mut out = Outbound::load(&mut tx, [*project]).await?;
             insert_notifications(&mut tx, project, &notifications).await?;
+            notification_extras(&mut tx, project, &notifications, &mut out).await?;
             put_queue(&mut tx, &queued).await?;
             let frames = stage_feeds(&mut tx, project, feed).await?;
             put_run(&mut tx, project, &run, pending).await?;
+            out.stage(project, EventType::FlowRunAccepted, &run.id, || {
+                run.accepted_view()
+            });
+            out.flush(&mut tx).await?;
             if let Some((scope, hash)) = &idempotency {
                 let rec = IdempotentResponse {
                     payload_hash: hash.clone(),
@@ -709,9 +758,12 @@ impl RunRepo for PgStore {
             .await
             .map_err(db_err)?
             .unwrap_or(0);
+            let mut out = Outbound::load(&mut tx, [*project]).await?;
             insert_notifications(&mut tx, project, &notifications).await?;
+            notification_extras(&mut tx, project, &notifications, &mut out).await?;
             put_queue(&mut tx, &queued).await?;
             let frames = stage_feeds(&mut tx, project, feed).await?;
+            out.flush(&mut tx).await?;
             let now_pending = stored + pending;
             if now_pending == 0 {
                 settle::run_done(&mut run, Timestamp::now());
@@ -913,7 +965,10 @@ impl QueueRepo for PgStore {
         let mut tx = self.begin()?;
         let done = self.block(async {
             let mut s = load_for_finish(&mut tx, items.to_vec()).await?;
-            stage_finish(&mut tx, &mut s, now).await
+            let mut out = Outbound::load(&mut tx, s.recs.iter().map(|r| r.0)).await?;
+            let done = stage_finish(self, &mut tx, &mut s, now, &mut out).await?;
+            out.flush(&mut tx).await?;
+            Ok::<_, Error>(done)
         })?;
         self.commit(tx)?;
         Tally::record(&done.0, now);
@@ -973,7 +1028,9 @@ impl QueueRepo for PgStore {
                 out.frames.push((p, u, frames));
             }
             out.settled = s.items.len();
-            let (written, runs) = stage_finish(&mut tx, &mut s, now).await?;
+            let mut events = Outbound::load(&mut tx, s.recs.iter().map(|r| r.0)).await?;
+            let (written, runs) = stage_finish(self, &mut tx, &mut s, now, &mut events).await?;
+            events.flush(&mut tx).await?;
             out.runs = runs;
             Ok::<_, Error>((out, written))
         })?;
@@ -1204,6 +1261,9 @@ impl FeedRepo for PgStore {
                     PgStore::feed_changed(&mut tx, project, user, &d, before, &mut counts).await?,
                 );
                 save_counts(&mut tx, project, user, &counts).await?;
+                let mut out = Outbound::load(&mut tx, [*project]).await?;
+                out.stage_feed_entry(project, &old, &d);
+                out.flush(&mut tx).await?;
             }
             Ok(FeedChange {
                 value: d,
@@ -1237,6 +1297,12 @@ impl FeedRepo for PgStore {
             .map_err(db_err)?;
             let now = Timestamp::now();
             let mut frames = Vec::with_capacity(rows.len());
+            let mut out = Outbound::load(&mut tx, [*project]).await?;
+            let t = if read {
+                EventType::FeedEntryRead
+            } else {
+                EventType::FeedEntrySeen
+            };
             for r in rows {
                 let mut d: Delivery = from_doc(r.get("doc"))?;
                 let before: i16 = r.get("flags");
@@ -1248,7 +1314,9 @@ impl FeedRepo for PgStore {
                 frames.push(
                     PgStore::feed_changed(&mut tx, project, user, &d, before, &mut counts).await?,
                 );
+                out.stage(project, t, &d.id, || d.view());
             }
+            out.flush(&mut tx).await?;
             if !frames.is_empty() {
                 save_counts(&mut tx, project, user, &counts).await?;
             }

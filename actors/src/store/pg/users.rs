@@ -75,7 +75,7 @@ pub(crate) async fn put_user(conn: &mut PgConnection, project: &Uuid, u: &User) 
 /// Deletes users with their preferences, devices, subscriptions (the
 /// topics' counts follow), feed entries, counts and events. Their
 /// notifications and deliveries stay, as on the embedded store.
-async fn delete_in(conn: &mut PgConnection, project: &Uuid, ids: &[Uuid]) -> Result<()> {
+pub(super) async fn delete_in(conn: &mut PgConnection, project: &Uuid, ids: &[Uuid]) -> Result<()> {
     sqlx::query(
         "WITH gone AS (
              DELETE FROM subscriptions WHERE project = $1 AND user_id = ANY($2) RETURNING topic

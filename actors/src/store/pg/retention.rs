@@ -1,0 +1,443 @@
+//! Retention and erasure on PostgreSQL (`storage::RetentionRepo`): removing
+//! settled notifications with everything that points at them, old feed
+//! entries and live-feed events, runs whose notifications are all gone, and
+//! a deleted user's notifications.
+//!
+//! Every step is one transaction of bounded size (`LIMIT`), so the next
+//! pass resumes where the last committed one stopped: the database itself
+//! is the cursor. A notification's deliveries and trace go with it (foreign
+//! keys); its feed entries go in the same transaction, with their users'
+//! counts brought down under the feed locks, taken after the notifications'
+//! row locks (the order every writer keeps: notifications, runs, feeds).
+//! Rows another transaction holds are skipped (`SKIP LOCKED`) and taken by
+//! a later pass.
+
+use super::runs::{count_delta, id_floor, lock_feeds};
+use super::users::{delete_in, lock_all, user_by_ext_in, user_lock};
+use super::{db_err, from_doc, to_doc, PgStore};
+use crate::error::{Error, Result};
+use crate::model::{FeedCounts, Timestamp};
+use crate::storage::{Erasure, ErasureStatus, PurgeCutoffs, PurgeReport, RetentionRepo};
+use sqlx::{PgConnection, Row};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// A settled notification: processed, and none of its deliveries pending.
+const SETTLED: &str = "n.processed AND NOT EXISTS (
+    SELECT 1 FROM deliveries d
+    WHERE d.project = n.project AND d.notification_id = n.id AND d.status = 'pending')";
+
+/// Removes feed rows (returned as `(user_id, flags, size)` by `delete`, a
+/// statement whose `$1` is the project) and brings their users' counts down
+/// by what they counted; `users` are the users whose rows may go, locked
+/// first. How many rows went and their bytes.
+async fn remove_feed_rows(
+    conn: &mut PgConnection,
+    project: &Uuid,
+    users: Vec<Uuid>,
+    delete: sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments>,
+) -> Result<(u64, u64)> {
+    if users.is_empty() {
+        return Ok((0, 0));
+    }
+    lock_feeds(conn, users.into_iter().map(|u| (*project, u))).await?;
+    let rows = delete.fetch_all(&mut *conn).await.map_err(db_err)?;
+    let mut removed: HashMap<Uuid, FeedCounts> = HashMap::new();
+    let mut bytes = 0u64;
+    for r in &rows {
+        bytes += r.get::<i32, _>("size") as u64;
+        count_delta(
+            removed.entry(r.get("user_id")).or_default(),
+            r.get("flags"),
+            1,
+        );
+    }
+    let (mut us, mut unread, mut unseen) = (vec![], vec![], vec![]);
+    for (u, c) in removed {
+        us.push(u);
+        unread.push(c.unread as i64);
+        unseen.push(c.unseen as i64);
+    }
+    sqlx::query(
+        "UPDATE feed_state s
+         SET unread = greatest(s.unread - d.r, 0), unseen = greatest(s.unseen - d.s, 0)
+         FROM UNNEST($2::uuid[], $3::int8[], $4::int8[]) AS d (u, r, s)
+         WHERE s.project = $1 AND s.user_id = d.u",
+    )
+    .bind(project)
+    .bind(&us)
+    .bind(&unread)
+    .bind(&unseen)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    Ok((rows.len() as u64, bytes))
+}
+
+/// Removes notifications `ids` (locked by the caller) with their
+/// deliveries, queue rows, traces and feed entries.
+async fn remove_notifications(
+    conn: &mut PgConnection,
+    project: &Uuid,
+    ids: &[Uuid],
+) -> Result<PurgeReport> {
+    let mut report = PurgeReport::default();
+    if ids.is_empty() {
+        return Ok(report);
+    }
+    let users: Vec<Uuid> = sqlx::query_scalar(
+        "SELECT DISTINCT f.user_id FROM feed f
+         JOIN deliveries d ON d.project = f.project AND d.id = f.delivery_id
+         WHERE d.project = $1 AND d.notification_id = ANY($2)",
+    )
+    .bind(project)
+    .bind(ids)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    let (feed_entries, feed_bytes) = remove_feed_rows(
+        conn,
+        project,
+        users,
+        sqlx::query(
+            "DELETE FROM feed f USING deliveries d
+             WHERE d.project = $1 AND d.notification_id = ANY($2)
+               AND f.project = d.project AND f.user_id = d.recipient AND f.delivery_id = d.id
+             RETURNING f.user_id, f.flags, pg_column_size(f.*) AS size",
+        )
+        .bind(project)
+        .bind(ids),
+    )
+    .await?;
+    report.feed_entries = feed_entries;
+    // a settled delivery has no queue row; this makes sure of it
+    sqlx::query(
+        "DELETE FROM queue q USING deliveries d
+         WHERE d.project = $1 AND d.notification_id = ANY($2)
+           AND q.project = d.project AND q.delivery_id = d.id",
+    )
+    .bind(project)
+    .bind(ids)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    let r = sqlx::query(
+        "SELECT count(*) AS n, coalesce(sum(pg_column_size(doc)), 0)::int8 AS bytes
+         FROM deliveries WHERE project = $1 AND notification_id = ANY($2)",
+    )
+    .bind(project)
+    .bind(ids)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    report.deliveries = r.get::<i64, _>("n") as u64;
+    report.bytes = feed_bytes + r.get::<i64, _>("bytes") as u64;
+    // deliveries and traces go by their foreign keys
+    let bytes: Vec<i32> = sqlx::query_scalar(
+        "DELETE FROM notifications WHERE project = $1 AND id = ANY($2)
+         RETURNING pg_column_size(doc)",
+    )
+    .bind(project)
+    .bind(ids)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    report.notifications = bytes.len() as u64;
+    report.bytes += bytes.iter().map(|b| *b as u64).sum::<u64>();
+    Ok(report)
+}
+
+impl PgStore {
+    /// Settled notifications created before `before`, oldest first.
+    fn purge_notifications(
+        &self,
+        project: &Uuid,
+        before: Timestamp,
+        max: usize,
+    ) -> Result<PurgeReport> {
+        let mut tx = self.begin()?;
+        let report = self.block(async {
+            let ids: Vec<Uuid> = sqlx::query_scalar(&format!(
+                "SELECT n.id FROM notifications n
+                 WHERE n.project = $1 AND n.id < $2 AND {SETTLED}
+                 ORDER BY n.id LIMIT $3 FOR UPDATE SKIP LOCKED"
+            ))
+            .bind(project)
+            .bind(id_floor(before.millis()))
+            .bind(max as i64)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(db_err)?;
+            let mut report = remove_notifications(&mut tx, project, &ids).await?;
+            report.more = ids.len() >= max;
+            Ok::<_, Error>(report)
+        })?;
+        self.commit(tx)?;
+        Ok(report)
+    }
+
+    /// Processed runs created before `before` whose notifications are all gone.
+    fn purge_runs(&self, project: &Uuid, before: Timestamp, max: usize) -> Result<PurgeReport> {
+        let bytes: Vec<i32> = self
+            .block(
+                sqlx::query_scalar(
+                    "DELETE FROM flow_runs WHERE project = $1 AND id IN (
+                         SELECT r.id FROM flow_runs r
+                         WHERE r.project = $1 AND r.id < $2 AND r.processed
+                           AND NOT EXISTS (SELECT 1 FROM notifications n
+                                           WHERE n.project = r.project AND n.run_id = r.id)
+                         ORDER BY r.id LIMIT $3 FOR UPDATE SKIP LOCKED)
+                     RETURNING pg_column_size(doc)",
+                )
+                .bind(project)
+                .bind(id_floor(before.millis()))
+                .bind(max as i64)
+                .fetch_all(self.pool()),
+            )
+            .map_err(db_err)?;
+        Ok(PurgeReport {
+            runs: bytes.len() as u64,
+            bytes: bytes.iter().map(|b| *b as u64).sum(),
+            more: bytes.len() >= max,
+            ..Default::default()
+        })
+    }
+
+    /// Feed entries created before `before` (an entry's id is its time).
+    fn purge_feed(&self, project: &Uuid, before: Timestamp, max: usize) -> Result<PurgeReport> {
+        let mut tx = self.begin()?;
+        let report = self.block(async {
+            let rows = sqlx::query(
+                "SELECT user_id, delivery_id FROM feed WHERE project = $1 AND delivery_id < $2
+                 ORDER BY delivery_id LIMIT $3",
+            )
+            .bind(project)
+            .bind(id_floor(before.millis()))
+            .bind(max as i64)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(db_err)?;
+            let found = rows.len();
+            let (us, ds): (Vec<Uuid>, Vec<Uuid>) = rows
+                .into_iter()
+                .map(|r| (r.get::<Uuid, _>("user_id"), r.get::<Uuid, _>("delivery_id")))
+                .unzip();
+            let mut users = us.clone();
+            users.sort();
+            users.dedup();
+            let (removed, bytes) = remove_feed_rows(
+                &mut tx,
+                project,
+                users,
+                sqlx::query(
+                    "DELETE FROM feed f USING UNNEST($2::uuid[], $3::uuid[]) AS k (u, d)
+                     WHERE f.project = $1 AND f.user_id = k.u AND f.delivery_id = k.d
+                     RETURNING f.user_id, f.flags, pg_column_size(f.*) AS size",
+                )
+                .bind(project)
+                .bind(&us)
+                .bind(&ds),
+            )
+            .await?;
+            Ok::<_, Error>(PurgeReport {
+                feed_entries: removed,
+                bytes,
+                more: found >= max,
+                ..Default::default()
+            })
+        })?;
+        self.commit(tx)?;
+        Ok(report)
+    }
+
+    /// Live-feed events written before `before`, except each user's latest
+    /// (the feed's `seq`). A client resuming from an event that is gone is
+    /// told to reload (`events_between` → `None`).
+    fn purge_events(&self, project: &Uuid, before: Timestamp, max: usize) -> Result<PurgeReport> {
+        let bytes: Vec<i32> = self
+            .block(
+                sqlx::query_scalar(
+                    "DELETE FROM feed_events WHERE ctid = ANY(ARRAY(
+                         SELECT e.ctid FROM feed_events e
+                         JOIN feed_state s ON s.project = e.project AND s.user_id = e.user_id
+                         WHERE e.project = $1 AND e.created_ms < $2 AND e.seq < s.seq
+                         LIMIT $3))
+                     RETURNING pg_column_size(frame)",
+                )
+                .bind(project)
+                .bind(before.millis())
+                .bind(max as i64)
+                .fetch_all(self.pool()),
+            )
+            .map_err(db_err)?;
+        Ok(PurgeReport {
+            events: bytes.len() as u64,
+            bytes: bytes.iter().map(|b| *b as u64).sum(),
+            more: bytes.len() >= max,
+            ..Default::default()
+        })
+    }
+
+    async fn erasure_in(
+        conn: &mut PgConnection,
+        project: &Uuid,
+        id: &Uuid,
+        lock: bool,
+    ) -> Result<Option<Erasure>> {
+        let sql = if lock {
+            "SELECT doc FROM erasures WHERE project = $1 AND id = $2 FOR UPDATE"
+        } else {
+            "SELECT doc FROM erasures WHERE project = $1 AND id = $2"
+        };
+        let row = sqlx::query(sql)
+            .bind(project)
+            .bind(id)
+            .fetch_optional(conn)
+            .await
+            .map_err(db_err)?;
+        row.map(|r| from_doc(r.get("doc"))).transpose()
+    }
+
+    async fn save_erasure(conn: &mut PgConnection, e: &Erasure) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO erasures (project, id, running, doc) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (project, id) DO UPDATE SET running = EXCLUDED.running, doc = EXCLUDED.doc",
+        )
+        .bind(e.project)
+        .bind(e.id)
+        .bind(e.status == ErasureStatus::Running)
+        .bind(to_doc(e)?)
+        .execute(conn)
+        .await
+        .map_err(db_err)?;
+        Ok(())
+    }
+}
+
+impl RetentionRepo for PgStore {
+    /// Each kind in its own transaction; it stops after the first kind with
+    /// more to remove (`more`), so the next call goes on with that kind.
+    fn purge(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
+        let max = max.max(1);
+        let mut report = PurgeReport::default();
+        let phases: [&dyn Fn() -> Result<PurgeReport>; 4] = [
+            &|| self.purge_notifications(project, cut.notifications, max),
+            &|| self.purge_runs(project, cut.notifications, max),
+            &|| self.purge_feed(project, cut.feed, max),
+            &|| self.purge_events(project, cut.feed, max),
+        ];
+        for phase in phases {
+            report.add(&phase()?);
+            if report.more {
+                break;
+            }
+        }
+        Ok(report)
+    }
+
+    fn oldest_notification(&self, project: &Uuid) -> Result<Option<Timestamp>> {
+        let id: Option<Uuid> = self
+            .block(
+                sqlx::query_scalar("SELECT min(id) FROM notifications WHERE project = $1")
+                    .bind(project)
+                    .fetch_one(self.pool()),
+            )
+            .map_err(db_err)?;
+        Ok(id.map(|id| Timestamp::of_id(&id)))
+    }
+
+    /// The user goes as `delete_user` has it (their feed with them: nobody
+    /// can read it any more) and the erasure is recorded, in one transaction;
+    /// their notifications (found by recipient) are the erasure's work.
+    fn start_erasure(&self, project: &Uuid, ext: &str) -> Result<Erasure> {
+        let mut tx = self.begin()?;
+        let e = self.block(async {
+            lock_all(&mut tx, vec![user_lock(project, ext)])
+                .await
+                .map_err(db_err)?;
+            let user = user_by_ext_in(&mut tx, project, ext)
+                .await?
+                .ok_or_else(|| Error::not_found("user", ext))?;
+            delete_in(&mut tx, project, &[user.id]).await?;
+            let id = Uuid::now_v7();
+            let e = Erasure {
+                id,
+                project: *project,
+                user_id: user.id,
+                status: ErasureStatus::Running,
+                notifications_removed: 0,
+                created_at: Timestamp::of_id(&id),
+                completed_at: None,
+            };
+            PgStore::save_erasure(&mut tx, &e).await?;
+            Ok::<_, Error>(e)
+        })?;
+        self.commit(tx)?;
+        Ok(e)
+    }
+
+    fn erase_step(&self, project: &Uuid, id: &Uuid, max: usize) -> Result<Erasure> {
+        let max = max.max(1);
+        let mut tx = self.begin()?;
+        let job = self.block(async {
+            let mut job = PgStore::erasure_in(&mut tx, project, id, true)
+                .await?
+                .ok_or_else(|| Error::not_found("erasure", id))?;
+            if job.status == ErasureStatus::Complete {
+                return Ok(job);
+            }
+            let ids: Vec<Uuid> = sqlx::query_scalar(&format!(
+                "SELECT n.id FROM notifications n
+                 WHERE n.project = $1 AND n.recipient = $2 AND {SETTLED}
+                 ORDER BY n.id LIMIT $3 FOR UPDATE SKIP LOCKED"
+            ))
+            .bind(project)
+            .bind(job.user_id)
+            .bind(max as i64)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(db_err)?;
+            if ids.is_empty() {
+                // Pending ones (their deliveries to a deleted user settle
+                // soon) wait for a later step.
+                let left: bool = sqlx::query_scalar(
+                    "SELECT EXISTS (SELECT 1 FROM notifications WHERE project = $1 AND recipient = $2)",
+                )
+                .bind(project)
+                .bind(job.user_id)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(db_err)?;
+                if !left {
+                    job.status = ErasureStatus::Complete;
+                    job.completed_at = Some(Timestamp::now());
+                    PgStore::save_erasure(&mut tx, &job).await?;
+                }
+                return Ok(job);
+            }
+            let report = remove_notifications(&mut tx, project, &ids).await?;
+            job.notifications_removed += report.notifications;
+            PgStore::save_erasure(&mut tx, &job).await?;
+            Ok::<_, Error>(job)
+        })?;
+        self.commit(tx)?;
+        Ok(job)
+    }
+
+    fn erasure(&self, project: &Uuid, id: &Uuid) -> Result<Option<Erasure>> {
+        self.block(async {
+            let mut conn = self.pool().acquire().await.map_err(db_err)?;
+            PgStore::erasure_in(&mut conn, project, id, false).await
+        })
+    }
+
+    fn running_erasures(&self) -> Result<Vec<Erasure>> {
+        let rows = self
+            .block(
+                sqlx::query("SELECT doc FROM erasures WHERE running ORDER BY id")
+                    .fetch_all(self.pool()),
+            )
+            .map_err(db_err)?;
+        rows.into_iter().map(|r| from_doc(r.get("doc"))).collect()
+    }
+}
