@@ -347,18 +347,13 @@ impl PushRepo for PgStore {
             };
             let sub: PushSubscription = from_doc(row.get("doc"))?;
             let mut out = Outbound::load(&mut tx, [*project]).await?;
-            out.stage(
-                project,
-                EventType::PushSubscriptionRemoved,
-                &sub.id,
-                || {
-                    serde_json::json!({
-                        "id": sub.id, "user_id": user, "channel_id": sub.channel_id,
-                        "identifier": sub.identifier, "platform": sub.platform,
-                        "created_at": sub.created_at,
-                    })
-                },
-            );
+            out.stage(project, EventType::PushSubscriptionRemoved, &sub.id, || {
+                serde_json::json!({
+                    "id": sub.id, "user_id": user, "channel_id": sub.channel_id,
+                    "identifier": sub.identifier, "platform": sub.platform,
+                    "created_at": sub.created_at,
+                })
+            });
             out.flush(&mut tx).await?;
             Ok::<_, Error>(true)
         })?;

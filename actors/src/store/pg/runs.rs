@@ -1004,14 +1004,39 @@ impl QueueRepo for PgStore {
                     .map_err(db_err)?;
                 exists.insert((p, u), found.is_some());
             }
-            let plan = settle::in_app_feeds(
+            let mut plan = settle::in_app_feeds(
                 s.items
                     .iter()
                     .map(|(q, _, ri, di)| (q, &s.recs[*ri].2[*di])),
                 |p, u| Ok(exists.get(&(*p, *u)).copied().unwrap_or(false)),
             )?;
-            for i in plan.skipped {
+            for i in std::mem::take(&mut plan.skipped) {
                 s.items[i].1 = settle::recipient_deleted();
+            }
+            // Deliveries whose condition over earlier steps is false now are
+            // skipped instead of entering the feed (see `delivery::conditions`);
+            // the notification's deliveries were read under its lock.
+            let gated_false: Vec<usize> = s
+                .items
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, _, ri, di))| {
+                    let ds = &s.recs[*ri].2;
+                    ds[*di]
+                        .gate
+                        .as_ref()
+                        .is_some_and(|g| !g.holds_for_steps(ds))
+                })
+                .map(|(i, _)| i)
+                .collect();
+            if !gated_false.is_empty() {
+                for (_, idx) in &mut plan.feeds {
+                    idx.retain(|i| !gated_false.contains(i));
+                }
+                plan.feeds.retain(|(_, idx)| !idx.is_empty());
+                for i in gated_false {
+                    s.items[i].1 = crate::delivery::conditions::condition_false();
+                }
             }
             let mut out = InAppBatch::default();
             for ((p, u), idx) in plan.feeds {
