@@ -1,7 +1,8 @@
 //! The PostgreSQL store itself: `herald migrate`, a schema newer than the
 //! binary refused, `herald project create --store`, what only the embedded
-//! store has (the backup endpoint), and a database that becomes unreachable
-//! and comes back (through a relay the test cuts). These run in the `api_pg`
+//! store has (the backup endpoint), a database that becomes unreachable
+//! and comes back (through a relay the test cuts), and the event outbox's
+//! sweep on the store itself. These run in the `api_pg`
 //! binary, where a PostgreSQL server is at hand.
 
 use crate::engine_helpers::Deadline;
@@ -225,4 +226,65 @@ async fn an_unreachable_database_answers_503_and_recovers_by_itself() {
         d.tick(format!("GET user {}", r.status)).await;
     }
     assert_eq!(app.request(GET, "/readyz").go().await.status, 200);
+}
+
+/// The event outbox on the store itself: an outbox row of an endpoint that
+/// no longer exists (an event staged while its endpoint was being deleted)
+/// is never due and is swept, the live endpoint's row stays due, and a
+/// deleted endpoint takes its outbox along. Rows are put in with SQL, as
+/// the change that stages an event cannot be paused between its read of
+/// the endpoints and its commit.
+#[test]
+fn the_event_sweep_removes_outbox_rows_of_deleted_endpoints() {
+    use herald_actors::events::WebhookEndpoint;
+    use herald_actors::model::Timestamp;
+    use herald_actors::storage::{EventRepo, ProjectRepo};
+    use herald_actors::store::PgStore;
+    if not_on_postgres() {
+        return;
+    }
+    let url = pg_new_database();
+    let store = PgStore::open(&url).unwrap();
+    store.create_project("sweep", None).unwrap();
+    let p = store.project_by_name("sweep").unwrap().unwrap().id;
+    let now = Timestamp::now();
+    let (ep, _) = store
+        .create_event_endpoint(
+            &p,
+            WebhookEndpoint {
+                id: uuid::Uuid::now_v7(),
+                url: "https://example.com/events".into(),
+                event_types: None,
+                enabled: true,
+                disabled_reason: None,
+                created_at: now,
+                updated_at: now,
+            },
+        )
+        .unwrap();
+    let gone = uuid::Uuid::now_v7();
+    let row = |endpoint: &uuid::Uuid, seq: u32| {
+        format!(
+            "INSERT INTO outbox (project, endpoint, seq, id, event_type, resource, body, attempts, first_ms, due_ms)
+             VALUES ('{p}', '{endpoint}', {seq}, gen_random_uuid(), 'delivery.sent', gen_random_uuid(), '{{}}', 0, NULL, 0);"
+        )
+    };
+    pg_exec(&url, &(row(&ep.id, 1) + &row(&gone, 2))).unwrap();
+    let later = now.millis() + 1;
+    let due = store.due_events(later, 10, &[]).unwrap();
+    assert_eq!(due.len(), 1, "{due:?}");
+    assert_eq!(due[0].endpoint, ep.id);
+    assert_eq!(store.sweep_event_logs(0, 100).unwrap(), 1);
+    assert_eq!(store.due_events(later, 10, &[]).unwrap().len(), 1);
+    assert_eq!(store.sweep_event_logs(0, 100).unwrap(), 0);
+    store.delete_event_endpoint(&p, &ep.id).unwrap();
+    assert!(store.due_events(later, 10, &[]).unwrap().is_empty());
+    assert_eq!(
+        store.sweep_event_logs(0, 100).unwrap(),
+        0,
+        "nothing left over"
+    );
+    store.close();
+    drop(store);
+    pg_drop_database(&url);
 }
