@@ -4,12 +4,20 @@
 //! - `commit_run` stores a run with its users, notifications, deliveries,
 //!   queue rows, in-app feed entries and their events, and its idempotent
 //!   202, in one transaction, under the users' advisory locks; a user not as
-//!   staged makes it `Stale` (rolled back). Notifications, deliveries and
-//!   queue rows go in one multi-row insert each (`UNNEST`).
+//!   staged makes it `Stale` (rolled back), and so does a throttle counter
+//!   not as staged (read under the same locks). Notifications, deliveries,
+//!   queue rows, throttle counters and trace entries go in one multi-row
+//!   insert each (`UNNEST`), and so do the outbound events of what was
+//!   settled at once and `flow_run.accepted` (`events::Outbound`).
 //! - A topic run's chunk is one transaction too; the run's `pending` count
 //!   is changed under its row lock.
 //! - Settling locks the notifications of its deliveries (`FOR UPDATE`, in
-//!   key order), then their runs, and applies `delivery::settle`'s rules.
+//!   key order), then their runs, and applies `delivery::settle`'s rules,
+//!   with the `delivery.*` and `notification.processed` events and the
+//!   attempts' trace entries in the same transaction. In-app deliveries
+//!   whose condition over earlier steps is false are skipped, not fed.
+//! - Feed changes write their `feed_entry.*` events, and push subscription
+//!   removals theirs, in the transaction of the change.
 //! - A user's feed is serialised by the lock on its `feed_state` row (its
 //!   counts and latest `seq`); an event's `seq` is taken and logged in the
 //!   same transaction as the feed change. Feed flags' times live in the
