@@ -7,7 +7,7 @@
 //! where the last committed batch stopped: the store itself is the cursor.
 //! A notification leaves in the same batch as its deliveries' status index
 //! entries, queue entries (there are none: only settled notifications go),
-//! feed entries and recipient marker, and its ids in the run and topic
+//! feed entries and recipient marker, its decision trace, and its ids in the run and topic
 //! indexes, so a list never shows what a read would answer 404 for.
 //! Lists also skip an index id whose record is gone, so an id left behind in
 //! a packed index chunk (see `strip_packed`) costs bytes, never consistency.
@@ -51,6 +51,16 @@ fn be_u64(b: &[u8]) -> u64 {
     let mut a = [0u8; 8];
     a.copy_from_slice(&b[..8]);
     u64::from_be_bytes(a)
+}
+
+/// Whether a throttle counter (`v`, its runs' project-time instants) holds
+/// nothing within `window` (ms; `None`: its step is gone) at `now`.
+fn counter_expired(v: &[u8], window: Option<i64>, now: i64) -> Result<bool> {
+    let Some(window) = window else {
+        return Ok(true);
+    };
+    let hits: Vec<i64> = super::codec::dec(v)?;
+    Ok(hits.iter().all(|t| *t <= now.saturating_sub(window)))
 }
 
 /// Notifications being removed in one batch, with everything pointing at them.
@@ -135,6 +145,7 @@ impl<'s> Removal<'s> {
             self.report.deliveries += 1;
         }
         self.w.del(T::feed, recipient_marker(&p, &u, &nid));
+        self.report.bytes += self.store.stage_trace_removal(&mut self.w, &p, &nid)?;
         self.runs
             .entry(rec.n.flow_run_id)
             .or_default()
@@ -192,11 +203,12 @@ impl Store {
     pub fn purge(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
         let max = max.max(1);
         let mut report = PurgeReport::default();
-        let phases: [&dyn Fn() -> Result<PurgeReport>; 4] = [
+        let phases: [&dyn Fn() -> Result<PurgeReport>; 5] = [
             &|| self.purge_notifications(project, cut.notifications, max),
             &|| self.purge_runs(project, cut.notifications, max),
             &|| self.purge_feed(project, cut.feed, max),
             &|| self.purge_events(project, cut.feed, max),
+            &|| self.purge_throttles(project, cut, max),
         ];
         for phase in phases {
             report.add(&phase()?);
@@ -642,6 +654,102 @@ impl Store {
         Ok(report)
     }
 
+    /// Throttle counters with nothing left in their window at project time
+    /// `cut.now`: a counter only ever keeps the runs within its step's window
+    /// (`delivery::throttle::pass` trims it on each write), but a counter no
+    /// run reaches again would stay forever, one per flow, recipient and key.
+    /// One whose newest run is past the window reads as empty, so it goes, as
+    /// does one whose flow, step or window is gone. Checked again under the
+    /// recipient's user lock (the one a run commits its counters under), so
+    /// a run passing meanwhile keeps its counter. Swept like feed entries (a
+    /// new sweep at most every tenth of the notifications window, 1 s to 10
+    /// minutes).
+    fn purge_throttles(
+        &self,
+        project: &Uuid,
+        cut: &PurgeCutoffs,
+        max: usize,
+    ) -> Result<PurgeReport> {
+        if !self.sweep_due(project, T::throttles, cut.notifications) {
+            return Ok(PurgeReport::default());
+        }
+        let p = Key::new().id(project);
+        let (mut lo, hi) = key_range(&p.0, (Bound::Unbounded, Bound::Unbounded));
+        match self.cursor(project, T::throttles) {
+            Some((k, true)) => lo = Bound::Included(k),
+            Some((k, false)) => lo = Bound::Excluded(k),
+            None => {}
+        }
+        let now = cut.now.millis();
+        // The window of each (flow, step) seen, read once per batch.
+        let mut windows: HashMap<(Uuid, u8), Option<i64>> = HashMap::new();
+        let mut doomed: Vec<(Uuid, Vec<u8>)> = vec![];
+        let mut stop = None;
+        for (seen, kv) in self
+            .tree(T::throttles)
+            .range::<Vec<u8>, _>((lo, hi))
+            .enumerate()
+        {
+            let (k, v) = kv?;
+            if seen >= max * SCAN_FACTOR || doomed.len() >= max {
+                stop = Some((k.to_vec(), true));
+                break;
+            }
+            if k.len() < 49 {
+                continue;
+            }
+            let (flow, user, step) = (uuid_at(&k, 16), uuid_at(&k, 32), k[48]);
+            let window = match windows.get(&(flow, step)) {
+                Some(w) => *w,
+                None => {
+                    let w = self.flow(project, &flow)?.and_then(|f| {
+                        let s = f.steps.get(step as usize)?;
+                        (s.kind == "throttle").then_some(())?;
+                        let span = crate::delivery::clock::Span::parse(s.window.as_deref()?);
+                        span.ok().map(|w| w.millis())
+                    });
+                    windows.insert((flow, step), w);
+                    w
+                }
+            };
+            if counter_expired(&v, window, now)? {
+                doomed.push((user, k.to_vec()));
+            }
+        }
+        let mut report = PurgeReport {
+            more: stop.is_some(),
+            ..Default::default()
+        };
+        self.sweep_stopped(project, T::throttles, stop);
+        if doomed.is_empty() {
+            return Ok(report);
+        }
+        let mut locks = vec![];
+        for (u, _) in &doomed {
+            // A deleted user's counters no run can reach again: no lock needed.
+            if let Some(user) = self.user(project, u)? {
+                locks.push(super::users::user_lock_key(project, &user.external_id));
+            }
+        }
+        let _users = self.lock_many(locks.iter().map(|k| k.as_slice()));
+        let mut w = Writes::new();
+        for (_, k) in &doomed {
+            // Read again under the lock: a run may have passed meanwhile.
+            let Some(v) = self.tree(T::throttles).get(k)? else {
+                continue;
+            };
+            let flow = uuid_at(k, 16);
+            let window = windows.get(&(flow, k[48])).copied().flatten();
+            if counter_expired(&v, window, now)? {
+                w.del(T::throttles, k);
+                report.throttle_counters += 1;
+                report.bytes += (k.len() + v.len()) as u64;
+            }
+        }
+        self.commit(w)?;
+        Ok(report)
+    }
+
     /// Whether a notification listed in the run's index still exists.
     fn run_has_notifications(&self, project: &Uuid, run: &Uuid) -> Result<bool> {
         for kv in self.tree(T::run_index).scan_prefix(run_index(project, run)) {
@@ -765,11 +873,14 @@ impl Store {
                 // soon): a later step takes it.
                 Some(r) if !r.n.processed || !r.d.iter().all(|d| d.status.is_final()) => {}
                 Some(r) => removal.remove(&r)?,
-                // Gone already (purged): only its feed keys are left.
+                // Gone already (purged): only its feed keys are left, and
+                // a trace a purge before traces went with notifications
+                // may have left.
                 None => {
                     for k in keys {
                         removal.w.del(T::feed, k);
                     }
+                    self.stage_trace_removal(&mut removal.w, project, nid)?;
                 }
             }
         }
@@ -825,6 +936,7 @@ mod tests {
         let cut = PurgeCutoffs {
             notifications: Timestamp::from_millis(now - 60_000),
             feed: Timestamp::from_millis(now - 60_000),
+            now: Timestamp::from_millis(now),
         };
         let mut total = PurgeReport::default();
         for _ in 0..1000 {

@@ -20,8 +20,8 @@ use super::records::{group_member, group_members, Grouper, NotifRec};
 use super::users::user_lock_key;
 use super::{codec, Space, Store, Writes, T};
 use crate::delivery::frames::FeedEvent;
-use crate::delivery::settle;
 use crate::delivery::tally::Tally;
+use crate::delivery::{conditions, settle};
 use crate::error::{Error, Result};
 use crate::events::EventType;
 use crate::model::*;
@@ -776,13 +776,33 @@ impl Store {
         // Trace entries per touched notification (index in `recs`).
         let mut traces: Vec<Vec<crate::trace::TraceEntry>> = vec![vec![]; recs.len()];
         for (q, o, ri, di) in items {
-            let d = &mut recs[ri].1.d[di];
+            let d = &recs[ri].1.d[di];
             if d.status.is_final() {
                 w.del(T::queue, q.key());
                 continue;
             }
             let old = d.status;
             let was_attempt = !matches!(o, Outcome::Skipped(_));
+            // A condition over earlier steps, decided as its delivery came
+            // due (by the attempt, before this outcome): traced with the
+            // deliveries it was decided on.
+            let gate_decided = match &d.gate {
+                Some(g) if d.attempts == 0 && !matches!(o, Outcome::Canceled(_)) => {
+                    let result = !matches!(&o, Outcome::Skipped(e)
+                        if e.code == DeliveryErrorCode::ConditionFalse.as_str());
+                    let ctx = conditions::steps_context(&recs[ri].1.d);
+                    let rule = g.decider(&ctx, result, true);
+                    let step = crate::trace::step_of(&q.delivery_id) as usize;
+                    Some(crate::trace::entry(
+                        now,
+                        "condition.evaluated",
+                        g.trace_args(step, result, rule, "due"),
+                    ))
+                }
+                _ => None,
+            };
+            traces[ri].extend(gate_decided);
+            let d = &mut recs[ri].1.d[di];
             match settle::apply(d, &q, o, now) {
                 Some(nq) => w.put(T::queue, nq.key(), nq.value()),
                 None => w.del(T::queue, q.key()),
@@ -796,6 +816,15 @@ impl Store {
             }
             self.stage_delivery_event(w, &q.project, d);
             let note = self.take_attempt_note(&d.id);
+            if d.status == DeliveryStatus::Canceled && old != DeliveryStatus::Canceled {
+                let run = recs[ri].1.n.flow_run_id;
+                let key = self
+                    .flow_run(&q.project, &run)?
+                    .and_then(|r| r.cancellation_key);
+                let d = &recs[ri].1.d[di];
+                traces[ri].push(crate::trace::canceled(d, key.as_deref(), now));
+            }
+            let d = &recs[ri].1.d[di];
             traces[ri].extend(crate::trace::settled(d, was_attempt, note, now));
             written.push(d.clone());
             touched[ri] = true;
