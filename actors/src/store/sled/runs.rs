@@ -782,7 +782,8 @@ impl Store {
                 continue;
             }
             let old = d.status;
-            let was_attempt = !matches!(o, Outcome::Skipped(_));
+            // A skip or a cancellation calls no provider: no `attempt` entry.
+            let was_attempt = !matches!(o, Outcome::Skipped(_) | Outcome::Canceled(_));
             // A condition over earlier steps, decided as its delivery came
             // due (by the attempt, before this outcome): traced with the
             // deliveries it was decided on.
