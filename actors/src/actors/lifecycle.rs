@@ -86,11 +86,15 @@ impl Engine {
             let r = p.retention.effective();
             // Project time: a project on a test clock purges by its clock,
             // so advancing it past a window makes what is older eligible.
+            // Feed entries and live-feed events have no project time of
+            // their own: their window counts in real time (those of purged
+            // notifications go with them).
             let now = self.project_now(&p.id);
             let cut = PurgeCutoffs {
                 notifications: now.plus_millis(-r.notifications.millis()),
-                feed: now.plus_millis(-r.feed.millis()),
+                feed: Timestamp::now().plus_millis(-r.feed.millis()),
                 now,
+                test_clock: p.test_clock.is_some(),
             };
             let id = p.id;
             // One project's failure (a project deleted meanwhile, a disk

@@ -340,6 +340,10 @@ pub struct PurgeCutoffs {
     /// The project's time (its test clock's, when it has one): throttle
     /// counters whose newest run is past their step's window then go.
     pub now: Timestamp,
+    /// The project is on a test clock: `notifications` is in its project
+    /// time, so a notification's age is its run's acceptance in project time
+    /// (`FlowRun::clock_at`), not its id's real time.
+    pub test_clock: bool,
 }
 
 /// What one purge call removed, by kind; `more` when it stopped at its bound

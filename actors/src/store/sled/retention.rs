@@ -204,8 +204,8 @@ impl Store {
         let max = max.max(1);
         let mut report = PurgeReport::default();
         let phases: [&dyn Fn() -> Result<PurgeReport>; 5] = [
-            &|| self.purge_notifications(project, cut.notifications, max),
-            &|| self.purge_runs(project, cut.notifications, max),
+            &|| self.purge_notifications(project, cut, max),
+            &|| self.purge_runs(project, cut, max),
             &|| self.purge_feed(project, cut.feed, max),
             &|| self.purge_events(project, cut.feed, max),
             &|| self.purge_throttles(project, cut, max),
@@ -274,16 +274,28 @@ impl Store {
             .unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Settled notifications created before `before`, oldest first, with
-    /// everything pointing at them.
+    /// Settled notifications created before `cut.notifications`, oldest
+    /// first, with everything pointing at them. On a test clock, created in
+    /// project time: ids (real time) only bound the scan, each notification's
+    /// run says when it was accepted in project time (`FlowRun::clock_at`),
+    /// and the scan ends at the first one too young. Project time at
+    /// acceptance grows with the ids (a test clock starts at the real time
+    /// and only moves forward), so nothing older lies beyond it.
     fn purge_notifications(
         &self,
         project: &Uuid,
-        before: Timestamp,
+        cut: &PurgeCutoffs,
         max: usize,
     ) -> Result<PurgeReport> {
         let _removals = self.removals();
-        let floor = id_floor(before);
+        let before = cut.notifications;
+        let floor = id_floor(if cut.test_clock {
+            Timestamp::now()
+        } else {
+            before
+        });
+        let mut accepted: HashMap<Uuid, Timestamp> = HashMap::new();
+        let mut failed = None;
         let mut recs: Vec<NotifRec> = vec![];
         let (mut seen, mut more) = (0usize, false);
         let mut last = None;
@@ -297,6 +309,16 @@ impl Store {
             (lo, Bound::Excluded(&floor[..])),
             false,
             &mut |r| {
+                if cut.test_clock {
+                    match self.accepted_at(project, &r.n, &mut accepted) {
+                        Ok(at) if at >= before => return false, // too young: done
+                        Ok(_) => {}
+                        Err(e) => {
+                            failed = Some(e);
+                            return false;
+                        }
+                    }
+                }
                 seen += 1;
                 last = Some(*r.n.id.as_bytes());
                 if r.n.processed && r.d.iter().all(|d| d.status.is_final()) {
@@ -306,6 +328,9 @@ impl Store {
                 !more
             },
         )?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
         // Pending notifications stay where they are: the next batch goes on
         // after the last one looked at, the pass after from the start.
         let next = if more {
@@ -588,10 +613,35 @@ impl Store {
         Ok(report)
     }
 
-    /// Processed runs created before `before` whose notifications are all
-    /// gone, with their pending counters and index chunks.
-    fn purge_runs(&self, project: &Uuid, before: Timestamp, max: usize) -> Result<PurgeReport> {
-        let floor = id_floor(before);
+    /// When a notification's run was accepted in project time (its test
+    /// clock's `clock_at`, else its creation), each run read once per batch.
+    fn accepted_at(
+        &self,
+        project: &Uuid,
+        n: &crate::model::Notification,
+        seen: &mut HashMap<Uuid, Timestamp>,
+    ) -> Result<Timestamp> {
+        if let Some(t) = seen.get(&n.flow_run_id) {
+            return Ok(*t);
+        }
+        let t = self
+            .flow_run(project, &n.flow_run_id)?
+            .and_then(|r| r.clock_at)
+            .unwrap_or(n.created_at);
+        seen.insert(n.flow_run_id, t);
+        Ok(t)
+    }
+
+    /// Processed runs created before `cut.notifications` (on a test clock:
+    /// accepted before it in project time) whose notifications are all gone,
+    /// with their pending counters and index chunks.
+    fn purge_runs(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
+        let before = cut.notifications;
+        let floor = id_floor(if cut.test_clock {
+            Timestamp::now()
+        } else {
+            before
+        });
         let p = Key::new().id(project);
         let (mut lo, hi) = key_range(&p.0, (Bound::Unbounded, Bound::Excluded(&floor[..])));
         match self.cursor(project, T::flow_runs) {
@@ -621,6 +671,14 @@ impl Store {
                 || self.run_has_notifications(project, &run)?
             {
                 continue;
+            }
+            if cut.test_clock {
+                let young = self
+                    .flow_run(project, &run)?
+                    .is_some_and(|r| r.clock_at.unwrap_or(r.created_at) >= before);
+                if young {
+                    continue;
+                }
             }
             gone.push((run, k.to_vec()));
         }
@@ -937,6 +995,7 @@ mod tests {
             notifications: Timestamp::from_millis(now - 60_000),
             feed: Timestamp::from_millis(now - 60_000),
             now: Timestamp::from_millis(now),
+            test_clock: false,
         };
         let mut total = PurgeReport::default();
         for _ in 0..1000 {
