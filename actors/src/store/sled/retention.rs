@@ -1027,6 +1027,146 @@ mod tests {
         }
     }
 
+    /// A flow of one delay step and one throttle step ("1h"): accepting it
+    /// stores a settled notification with a trace.
+    fn flow(id: Uuid) -> crate::model::Flow {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "handle": "f", "name": "F", "description": null,
+            "status": "active", "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
+            "steps": [
+                {"kind": "delay", "channel_id": null, "template": null, "seconds": 1},
+                {"kind": "throttle", "channel_id": null, "template": null,
+                 "limit": 1, "window": "1h"}
+            ],
+        }))
+        .unwrap()
+    }
+
+    /// Accepts `f` for `ext`; the notification's id.
+    fn notify(store: &Store, p: &Uuid, f: &crate::model::Flow, ext: &str) -> Uuid {
+        let input = crate::storage::AcceptInput {
+            flow: f.clone(),
+            recipients: vec![crate::storage::RunRecipient {
+                external_id: ext.into(),
+                patch: crate::model::UserPatch {
+                    first_name: Some(Some("Ada".into())),
+                    ..Default::default()
+                },
+            }],
+            actor: None,
+            topic: None,
+            data: serde_json::json!({}),
+            idempotency: None,
+            timing: Default::default(),
+        };
+        let run = crate::delivery::accept::accept_run(store, p, input).unwrap();
+        let page = store
+            .list_notifications(
+                p,
+                &crate::storage::NotificationFilter {
+                    flow_run_id: Some(run.run.id),
+                    ..Default::default()
+                },
+                &crate::storage::PageReq {
+                    limit: 10,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        page.items[0].id
+    }
+
+    /// A notification's trace leaves with it, by the purge and by an erasure;
+    /// another's stays.
+    #[test]
+    fn purge_and_erasure_remove_traces() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let f = flow(Uuid::now_v7());
+        let (old, erased) = (
+            notify(&store, &p, &f, "old"),
+            notify(&store, &p, &f, "erased"),
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let cut_at = Timestamp::now();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let kept = notify(&store, &p, &f, "kept");
+        for n in [old, erased, kept] {
+            assert!(!store.notification_trace(&p, &n).unwrap().is_empty());
+        }
+        let e = store.start_erasure(&p, "erased").unwrap();
+        while store.erase_step(&p, &e.id, 10).unwrap().status != ErasureStatus::Complete {}
+        assert!(store.notification_trace(&p, &erased).unwrap().is_empty());
+        assert!(!store.notification_trace(&p, &old).unwrap().is_empty());
+        let cut = PurgeCutoffs {
+            notifications: cut_at,
+            feed: Timestamp::from_millis(0),
+            now: Timestamp::now(),
+            test_clock: false,
+        };
+        while store.purge(&p, &cut, 10).unwrap().more {}
+        assert!(store.notification(&p, &old).unwrap().is_none());
+        assert!(store.notification_trace(&p, &old).unwrap().is_empty());
+        assert!(!store.notification_trace(&p, &kept).unwrap().is_empty());
+    }
+
+    /// Throttle counters go once their newest run is past the step's window
+    /// (in the purge's project time), or when their flow is gone; a counter
+    /// with a run inside its window stays.
+    #[test]
+    fn the_purge_drops_throttle_counters_past_their_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let f = flow(Uuid::now_v7());
+        store.create_flow(&p, &f).unwrap();
+        let hour = 3_600_000;
+        let now = 100 * hour;
+        let key = |flow: &Uuid, k: &str| {
+            Key::new()
+                .id(&p)
+                .id(flow)
+                .id(&Uuid::now_v7())
+                .u8(1)
+                .bytes(k.as_bytes())
+        };
+        let (old, fresh, orphan) = (
+            key(&f.id, "old"),
+            key(&f.id, "fresh"),
+            key(&Uuid::now_v7(), "x"),
+        );
+        let mut w = Writes::new();
+        w.put_rec(T::throttles, old.clone(), &vec![now - 3 * hour, now - hour]);
+        w.put_rec(
+            T::throttles,
+            fresh.clone(),
+            &vec![now - 2 * hour, now - hour + 1],
+        );
+        w.put_rec(T::throttles, orphan.clone(), &vec![now]);
+        store.commit(w).unwrap();
+        let cut = PurgeCutoffs {
+            notifications: Timestamp::from_millis(0),
+            feed: Timestamp::from_millis(0),
+            now: Timestamp::from_millis(now),
+            test_clock: false,
+        };
+        let mut total = PurgeReport::default();
+        loop {
+            let r = store.purge(&p, &cut, 1).unwrap();
+            total.add(&r);
+            if !r.more {
+                break;
+            }
+        }
+        assert_eq!(total.throttle_counters, 2);
+        let t = store.tree(T::throttles);
+        assert!(!t.contains_key(&old).unwrap());
+        assert!(!t.contains_key(&orphan).unwrap());
+        assert!(t.contains_key(&fresh).unwrap());
+    }
+
     #[test]
     fn the_id_floor_sorts_below_every_later_id_and_above_every_earlier_one() {
         let before = Uuid::now_v7();
