@@ -10,11 +10,12 @@
 //! describe (the run's commit, each settle), so a trace never shows a
 //! decision that did not happen and survives restarts.
 //!
-//! Size: accepting writes at most 2 entries plus 3 per step; settling writes
-//! at most two entries per attempt for the first `MAX_TRACED_ATTEMPTS`
-//! attempts of a delivery (later ones only show in its final entry's
-//! `attempts`) plus the final entries, so a trace is bounded by the flow's
-//! step count.
+//! Size: accepting writes at most 3 entries plus 5 per step (with the
+//! workflow decisions below); settling writes at most a condition and a
+//! cancellation entry per delivery, two entries per attempt for the first
+//! `MAX_TRACED_ATTEMPTS` attempts of a delivery (later ones only show in its
+//! final entry's `attempts`) and the final entries, so a trace is bounded by
+//! the flow's step count.
 //!
 //! Codes the workflow steps add when they decide (documented in docs/API.md
 //! with their arguments): `run.scheduled` (a `send_at` start),

@@ -787,10 +787,18 @@ impl Store {
             // A condition over earlier steps, decided as its delivery came
             // due (by the attempt, before this outcome): traced with the
             // deliveries it was decided on.
-            let gate_decided = match &d.gate {
-                Some(g) if d.attempts == 0 && !matches!(o, Outcome::Canceled(_)) => {
-                    let result = !matches!(&o, Outcome::Skipped(e)
-                        if e.code == DeliveryErrorCode::ConditionFalse.as_str());
+            // Only its first settle is traced (a retry checks it again), and
+            // not a cancellation or a skip for another reason (a deleted
+            // recipient), which were decided before the gate was looked at.
+            let gate_result = match &o {
+                Outcome::Skipped(e) => {
+                    (e.code == DeliveryErrorCode::ConditionFalse.as_str()).then_some(false)
+                }
+                Outcome::Canceled(_) => None,
+                _ => Some(true),
+            };
+            let gate_decided = match (&d.gate, gate_result) {
+                (Some(g), Some(result)) if d.attempts == 0 => {
                     let ctx = conditions::steps_context(&recs[ri].1.d);
                     let rule = g.decider(&ctx, result, true);
                     let step = crate::trace::step_of(&q.delivery_id) as usize;
