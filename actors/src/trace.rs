@@ -449,6 +449,54 @@ mod tests {
         }
     }
 
+    /// Staging's decisions land in step order: a run-wide one after the
+    /// recipient, a step's before its `step.reached`, one of a step with no
+    /// delivery after it (a throttle that stopped the run) at the end.
+    #[test]
+    fn decisions_are_placed_in_step_order() {
+        let t = Timestamp::from_millis(0);
+        let e = |code: &str, step: Option<u64>| {
+            entry(
+                t,
+                code,
+                step.map_or(serde_json::json!({}), |s| serde_json::json!({"step": s})),
+            )
+        };
+        let trace = vec![
+            e("flow.reached", None),
+            e("recipient.resolved", None),
+            e("step.reached", Some(0)),
+            e("template.rendered", Some(0)),
+            e("step.reached", Some(2)),
+        ];
+        let decided = vec![
+            (None, e("run.scheduled", None)),
+            (Some(0), e("condition.evaluated", Some(0))),
+            (Some(1), e("throttle.passed", Some(1))),
+            (Some(2), e("send_window.waited", Some(2))),
+            (Some(3), e("throttle.limited", Some(3))),
+        ];
+        let codes: Vec<String> = with_decisions(trace, decided)
+            .into_iter()
+            .map(|e| e.code)
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                "flow.reached",
+                "recipient.resolved",
+                "run.scheduled",
+                "condition.evaluated",
+                "step.reached",
+                "template.rendered",
+                "throttle.passed",
+                "send_window.waited",
+                "step.reached",
+                "throttle.limited"
+            ]
+        );
+    }
+
     /// Messages are made from the code and arguments; unknown codes read as
     /// themselves.
     #[test]

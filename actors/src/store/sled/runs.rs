@@ -825,7 +825,7 @@ impl Store {
             }
             self.stage_delivery_event(w, &q.project, d);
             let note = self.take_attempt_note(&d.id);
-            if d.status == DeliveryStatus::Canceled && old != DeliveryStatus::Canceled {
+            if d.status == DeliveryStatus::Canceled {
                 let run = recs[ri].1.n.flow_run_id;
                 let key = self
                     .flow_run(&q.project, &run)?
