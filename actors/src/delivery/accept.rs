@@ -449,9 +449,9 @@ impl<'a> Stager<'a> {
                 if cond_false {
                     continue;
                 }
-                let (passed, note) =
-                    self.throttle(s, i, step, user, &ctx, start.millis() + offset_ms)?;
-                decided.push((Some(i), trace::entry(now, note.0, note.1)));
+                let (passed, traced) =
+                    self.throttle(s, i, step, user, &ctx, start.millis() + offset_ms, now)?;
+                decided.push((Some(i), traced));
                 match passed {
                     Some(w) => {
                         throttle = Some(w);
@@ -621,8 +621,9 @@ impl<'a> Stager<'a> {
 impl Stager<'_> {
     /// Decides throttle step `i` for `user`, reached at `at_ms` (project
     /// time): the counter's write when the run passes, `None` when throttled;
-    /// and the decision's trace code and arguments. A key that does not
+    /// and the decision's trace entry (made `now`). A key that does not
     /// render counts under the empty key.
+    #[allow(clippy::too_many_arguments)]
     fn throttle(
         &self,
         s: &dyn Storage,
@@ -631,7 +632,8 @@ impl Stager<'_> {
         user: &User,
         ctx: &minijinja::Value,
         at_ms: i64,
-    ) -> Result<(Option<crate::storage::ThrottleWrite>, (&'static str, Value))> {
+        now: Timestamp,
+    ) -> Result<(Option<crate::storage::ThrottleWrite>, TraceEntry)> {
         let window_ms = step
             .window
             .as_deref()
@@ -652,20 +654,17 @@ impl Stager<'_> {
             key,
         };
         let limit = step.limit.unwrap_or(1);
-        let args = |count: usize, key: &str| {
-            json!({"step": i, "key": key, "count": count, "limit": limit,
-                "window": step.window})
-        };
         let shown = key.key.clone();
-        Ok(
-            match throttle::reach(s, &self.project, key, at_ms, window_ms, limit)? {
-                (Some(w), _) => {
-                    let a = args(w.after.len(), &shown);
-                    (Some(w), ("throttle.passed", a))
-                }
-                (None, count) => (None, ("throttle.limited", args(count, &shown))),
-            },
-        )
+        let (passed, within) = throttle::reach(s, &self.project, key, at_ms, window_ms, limit)?;
+        // Passed: the runs in the window with this one; throttled: those
+        // already there.
+        let (code, count) = match &passed {
+            Some(w) => ("throttle.passed", w.after.len()),
+            None => ("throttle.limited", within),
+        };
+        let args = json!({"step": i, "key": shown, "count": count, "limit": limit,
+            "window": step.window});
+        Ok((passed, trace::entry(now, code, args)))
     }
 }
 
