@@ -775,6 +775,9 @@ impl Store {
         let mut touched: Vec<bool> = vec![false; recs.len()];
         // Trace entries per touched notification (index in `recs`).
         let mut traces: Vec<Vec<crate::trace::TraceEntry>> = vec![vec![]; recs.len()];
+        // The cancellation keys of the runs whose deliveries are canceled
+        // here (a cancellation settles many of one run), each read once.
+        let mut cancel_keys: HashMap<Uuid, Option<String>> = HashMap::new();
         for (q, o, ri, di) in items {
             let d = &recs[ri].1.d[di];
             if d.status.is_final() {
@@ -786,10 +789,10 @@ impl Store {
             let was_attempt = !matches!(o, Outcome::Skipped(_) | Outcome::Canceled(_));
             // A condition over earlier steps, decided as its delivery came
             // due (by the attempt, before this outcome): traced with the
-            // deliveries it was decided on.
-            // Only its first settle is traced (a retry checks it again), and
-            // not a cancellation or a skip for another reason (a deleted
-            // recipient), which were decided before the gate was looked at.
+            // deliveries it was decided on. Only its first settle is traced
+            // (a retry checks it again), and not a cancellation or a skip for
+            // another reason (a deleted recipient), decided before the gate
+            // was looked at.
             let gate_result = match &o {
                 Outcome::Skipped(e) => {
                     (e.code == DeliveryErrorCode::ConditionFalse.as_str()).then_some(false)
@@ -827,9 +830,16 @@ impl Store {
             let note = self.take_attempt_note(&d.id);
             if d.status == DeliveryStatus::Canceled {
                 let run = recs[ri].1.n.flow_run_id;
-                let key = self
-                    .flow_run(&q.project, &run)?
-                    .and_then(|r| r.cancellation_key);
+                let key = match cancel_keys.get(&run) {
+                    Some(k) => k.clone(),
+                    None => {
+                        let k = self
+                            .flow_run(&q.project, &run)?
+                            .and_then(|r| r.cancellation_key);
+                        cancel_keys.insert(run, k.clone());
+                        k
+                    }
+                };
                 let d = &recs[ri].1.d[di];
                 traces[ri].push(crate::trace::canceled(d, key.as_deref(), now));
             }
