@@ -10,15 +10,21 @@
 //! describe (the run's commit, each settle), so a trace never shows a
 //! decision that did not happen and survives restarts.
 //!
-//! Size: accepting writes at most 2 entries plus 3 per step; settling writes
-//! at most two entries per attempt for the first `MAX_TRACED_ATTEMPTS`
-//! attempts of a delivery (later ones only show in its final entry's
-//! `attempts`) plus the final entries, so a trace is bounded by the flow's
-//! step count.
+//! Size: accepting writes at most 3 entries plus 5 per step (with the
+//! workflow decisions below); settling writes at most a condition and a
+//! cancellation entry per delivery, two entries per attempt for the first
+//! `MAX_TRACED_ATTEMPTS` attempts of a delivery (later ones only show in its
+//! final entry's `attempts`) and the final entries, so a trace is bounded by
+//! the flow's step count.
 //!
-//! Codes other parts of the engine add when they decide (documented in
-//! docs/API.md with their arguments): `condition.evaluated`, `batch.joined`,
-//! `batch.opened`, `throttle.limited`, `send_window.waited`.
+//! Codes the workflow steps add when they decide (documented in docs/API.md
+//! with their arguments): `run.scheduled` (a `send_at` start),
+//! `condition.evaluated` (at staging, or when a condition over earlier steps
+//! is decided as its delivery comes due), `throttle.passed` and
+//! `throttle.limited`, `send_window.waited`, `delivery.canceled`. Staging
+//! writes its decisions with the accepted entries (`with_decisions`), in
+//! step order; the others go with the settle that applies them. Reserved
+//! for later: `batch.joined`, `batch.opened`.
 
 use crate::model::{ChannelType, Delivery, DeliveryStatus, Flow, Preferences, Timestamp, User};
 use serde::{Deserialize, Serialize};
@@ -111,11 +117,53 @@ impl TraceEntry {
                 a("attempts")
             ),
             "notification.processed" => "notification processed".to_string(),
-            "condition.evaluated" => format!("condition {} was {}", a("condition"), a("result")),
+            "run.scheduled" => format!("run scheduled to start at {}", a("send_at")),
+            "condition.evaluated" => format!(
+                "step {}: condition was {} ({}{})",
+                a("step"),
+                a("result"),
+                match self.args.get("rule") {
+                    Some(Value::Object(r)) => format!(
+                        "decided by rule {} {} {}",
+                        r.get("index").map_or("-".into(), |v| v.to_string()),
+                        r.get("path").and_then(Value::as_str).unwrap_or("-"),
+                        r.get("op").and_then(Value::as_str).unwrap_or("-"),
+                    ),
+                    _ => "decided by all its rules".to_string(),
+                },
+                match self.args.get("decided") {
+                    Some(Value::String(d)) if d == "due" => " when the step came due",
+                    _ => "",
+                }
+            ),
             "batch.joined" => format!("joined batch {}", a("batch")),
             "batch.opened" => format!("opened batch {}", a("batch")),
-            "throttle.limited" => format!("throttled by {}", a("key")),
-            "send_window.waited" => format!("waited for the send window until {}", a("until")),
+            "throttle.passed" => format!(
+                "step {}: throttle passed ({} of {} in {}, key {:?})",
+                a("step"),
+                a("count"),
+                a("limit"),
+                a("window"),
+                a("key")
+            ),
+            "throttle.limited" => format!(
+                "step {}: throttled ({} of {} in {}, key {:?}); later steps not run",
+                a("step"),
+                a("count"),
+                a("limit"),
+                a("window"),
+                a("key")
+            ),
+            "send_window.waited" => format!(
+                "step {}: waits for its send window until {}",
+                a("step"),
+                a("until")
+            ),
+            "delivery.canceled" => format!(
+                "step {}: canceled by cancellation key {:?}",
+                a("step"),
+                a("cancellation_key")
+            ),
             other => other.to_string(),
         }
     }
@@ -225,6 +273,51 @@ pub fn accepted(
         }
     }
     out
+}
+
+/// `trace` (as `accepted` made it) with the decisions staging took per step
+/// (`decided`, in step order, each with its step index): each goes before the
+/// `step.reached` of the first later step, so the trace reads in step order;
+/// a run-wide entry (`step` `None`) goes right after `recipient.resolved`.
+pub fn with_decisions(
+    trace: Vec<TraceEntry>,
+    decided: Vec<(Option<usize>, TraceEntry)>,
+) -> Vec<TraceEntry> {
+    if decided.is_empty() {
+        return trace;
+    }
+    let mut out = Vec::with_capacity(trace.len() + decided.len());
+    let mut decided = decided.into_iter().peekable();
+    for e in trace {
+        let reached = match (e.code.as_str(), e.args.get("step")) {
+            ("step.reached", Some(s)) => s.as_u64().map(|s| s as usize),
+            _ => None,
+        };
+        if let Some(s) = reached {
+            while let Some((_, d)) = decided.next_if(|(at, _)| at.is_none_or(|at| at <= s)) {
+                out.push(d);
+            }
+        }
+        let resolved = e.code == "recipient.resolved";
+        out.push(e);
+        if resolved {
+            while let Some((_, d)) = decided.next_if(|(at, _)| at.is_none()) {
+                out.push(d);
+            }
+        }
+    }
+    out.extend(decided.map(|(_, d)| d));
+    out
+}
+
+/// A delivery stopped by its run's cancellation key.
+pub fn canceled(d: &Delivery, key: Option<&str>, now: Timestamp) -> TraceEntry {
+    entry(
+        now,
+        "delivery.canceled",
+        serde_json::json!({"step": step_of(&d.id), "delivery_id": d.id,
+            "cancellation_key": key}),
+    )
 }
 
 /// A delivery's final status.
@@ -354,6 +447,54 @@ mod tests {
                 p.allows(h, ChannelType::Chat)
             );
         }
+    }
+
+    /// Staging's decisions land in step order: a run-wide one after the
+    /// recipient, a step's before its `step.reached`, one of a step with no
+    /// delivery after it (a throttle that stopped the run) at the end.
+    #[test]
+    fn decisions_are_placed_in_step_order() {
+        let t = Timestamp::from_millis(0);
+        let e = |code: &str, step: Option<u64>| {
+            entry(
+                t,
+                code,
+                step.map_or(serde_json::json!({}), |s| serde_json::json!({"step": s})),
+            )
+        };
+        let trace = vec![
+            e("flow.reached", None),
+            e("recipient.resolved", None),
+            e("step.reached", Some(0)),
+            e("template.rendered", Some(0)),
+            e("step.reached", Some(2)),
+        ];
+        let decided = vec![
+            (None, e("run.scheduled", None)),
+            (Some(0), e("condition.evaluated", Some(0))),
+            (Some(1), e("throttle.passed", Some(1))),
+            (Some(2), e("send_window.waited", Some(2))),
+            (Some(3), e("throttle.limited", Some(3))),
+        ];
+        let codes: Vec<String> = with_decisions(trace, decided)
+            .into_iter()
+            .map(|e| e.code)
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                "flow.reached",
+                "recipient.resolved",
+                "run.scheduled",
+                "condition.evaluated",
+                "step.reached",
+                "template.rendered",
+                "throttle.passed",
+                "send_window.waited",
+                "step.reached",
+                "throttle.limited"
+            ]
+        );
     }
 
     /// Messages are made from the code and arguments; unknown codes read as

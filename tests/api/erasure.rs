@@ -2,7 +2,8 @@
 //! deletes the user and removes their notifications, deliveries, feed entries
 //! and events; 204 when done within the request, else 202 with the erasure to
 //! poll (`GET /admin/v1/erasures/{id}`), which completes after a `kill -9` too.
-//! Afterwards nothing of the user's notifications is readable through any API,
+//! Afterwards nothing of the user's notifications (their decision traces
+//! included) is readable through any API,
 //! and other users' are untouched.
 
 use std::collections::HashSet;
@@ -65,6 +66,11 @@ async fn assert_erased(app: &TestApp, ext: &str, user_id: &str, gone: &[Value]) 
     for n in gone {
         let r = app
             .admin(GET, &format!("{A}/notifications/{}", s(&n["id"])))
+            .go()
+            .await;
+        assert_error(&r, 404, "not_found");
+        let r = app
+            .admin(GET, &format!("{A}/notifications/{}/trace", s(&n["id"])))
             .go()
             .await;
         assert_error(&r, 404, "not_found");
@@ -138,13 +144,18 @@ async fn a_small_erasure_finishes_within_the_request_and_leaves_others_alone() {
     assert_eq!(r.status, 204, "{r}");
     assert_erased(&app, &ext, &uid, &gone).await;
 
-    // the other recipient keeps everything
+    // the other recipient keeps everything, their traces too
     for n in of_user(&all, &kid) {
         let r = app
             .admin(GET, &format!("{A}/notifications/{}", s(&n["id"])))
             .go()
             .await;
         assert_eq!(r.ok(200)["deliveries"].as_array().unwrap().len(), 2);
+        let r = app
+            .admin(GET, &format!("{A}/notifications/{}/trace", s(&n["id"])))
+            .go()
+            .await;
+        assert!(!r.ok(200)["entries"].as_array().unwrap().is_empty(), "{r}");
     }
     let feed = wait_feed(&app, &keep, 3).await;
     assert_eq!(feed["items"].as_array().unwrap().len(), 3, "{feed}");

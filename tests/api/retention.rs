@@ -1,8 +1,9 @@
 //! docs/API.md (retention): the project's retention windows (`PUT
 //! /admin/v1/project`, `--retention`), and the background purge that removes
 //! settled notifications with their deliveries, feed entries, live-feed events
-//! and runs past them, keeping newer and pending ones, lists consistent while
-//! it runs, and resuming after a `kill -9`.
+//! and runs past them (with their decision traces), keeping newer and pending
+//! ones, lists consistent while it runs, resuming after a `kill -9`, and
+//! counting a test-clock project's windows in its project time.
 //!
 //! The servers run with the test-only `HERALD_RETENTION_TEST_SECONDS=1`
 //! (windows in seconds) and `HERALD_RETENTION_TICK=1` (a pass per second).
@@ -191,6 +192,7 @@ fn paths_of(ns: &[Value]) -> Vec<String> {
     let mut out = vec![];
     for n in ns {
         out.push(format!("{A}/notifications/{}", s(&n["id"])));
+        out.push(format!("{A}/notifications/{}/trace", s(&n["id"])));
         for d in deliveries(n) {
             out.push(format!("{A}/deliveries/{}", s(&d["id"])));
         }
@@ -538,4 +540,42 @@ async fn a_shorter_feed_window_empties_feeds_and_keeps_notifications_listed_for_
     // an old entry is no longer the user's to read or change
     let r = app.user(GET, &format!("{U}/feed/{first}"), &ext).go().await;
     assert_not_found(&r, "feed_entry", &first);
+}
+
+/// A project on a test clock purges by its own time: a day's window passes
+/// when the clock is advanced two days, with no waiting in real time; the
+/// notifications, their deliveries and traces go, and a notification made
+/// after the advance (younger than the window in project time) stays.
+#[tokio::test]
+async fn a_test_clock_project_purges_by_its_project_time() {
+    let sink = mock_server().await;
+    mock_always(&sink, 200).await;
+    let app = TestApp::spawn_with(&[], TEST_ENV);
+    app.admin(PUT, &format!("{A}/project"))
+        .json(&json!({"clock": "test"}))
+        .go()
+        .await
+        .ok(200);
+    set_retention(&app, json!({"notifications": "1d", "feed": "1d"})).await;
+    let flow = two_step_flow(&app, &sink).await;
+    let (ext, _) = app.create_user("clock-ret", json!({})).await;
+    let (_, old) = runs_of(&app, &flow, std::slice::from_ref(&ext), 2).await;
+    for p in paths_of(&old) {
+        assert_eq!(status_of(&app, &p).await, 200, "{p}");
+    }
+    app.admin(POST, &format!("{A}/project/clock/advance"))
+        .json(&json!({"by": "2d"}))
+        .go()
+        .await
+        .ok(200);
+    let (_, young) = runs_of(&app, &flow, std::slice::from_ref(&ext), 1).await;
+    wait_all_gone(
+        &app,
+        "notifications past the window in project time to be purged",
+        &paths_of(&old),
+    )
+    .await;
+    for p in paths_of(&young) {
+        assert_eq!(status_of(&app, &p).await, 200, "{p} must stay");
+    }
 }

@@ -202,3 +202,198 @@ async fn traces_explain_sent_skipped_failed_and_retried_notifications_after_a_re
         .await;
     assert_error(&r, 404, "not_found");
 }
+
+/// The notification of a run that may still be pending.
+async fn only_notification(app: &TestApp, run: &Value) -> Value {
+    let ns = run_notifications(app, &s(&run["id"])).await;
+    assert_eq!(ns.len(), 1, "{ns:?}");
+    ns[0].clone()
+}
+
+async fn clock_advance(app: &TestApp, body: Value) {
+    app.admin(POST, &format!("{A}/project/clock/advance"))
+        .json(&body)
+        .go()
+        .await
+        .ok(200);
+}
+
+/// Every workflow decision is traced with its arguments, on a test clock: a
+/// condition decided at staging (false with the rule that failed, true by
+/// all rules), a condition over an earlier step decided when its step came
+/// due, a throttle passed then limited, a send window waited, a scheduled
+/// start and a cancellation.
+#[tokio::test]
+async fn workflow_decisions_are_traced() {
+    let app = TestApp::spawn();
+    app.admin(PUT, &format!("{A}/project"))
+        .json(&json!({"clock": "test", "timezone": "Europe/London"}))
+        .go()
+        .await
+        .ok(200);
+    // Monday noon in London (GMT in January).
+    clock_advance(&app, json!({"to": "2027-01-04T12:00:00Z"})).await;
+    let inapp = in_app_channel(&app).await;
+
+    // A condition at staging.
+    let mut st = channel_step(&inapp, None, "vip");
+    st["if"] = json!([
+        {"path": "data.vip", "op": "eq", "value": true},
+        {"path": "recipient.external_id", "op": "exists"}
+    ]);
+    let flow = active_flow(&app, "tr-cond", json!([st])).await;
+    let fid = s(&flow["id"]);
+    let (_, no) = run_one(
+        &app,
+        &fid,
+        json!({"recipients": [new_ext("c")], "data": {"vip": false}}),
+    )
+    .await;
+    let t = trace(&app, &s(&no["id"])).await;
+    let c = codes(&t);
+    let at = c.iter().position(|x| x == "condition.evaluated").unwrap();
+    assert_eq!(c[at + 1], "step.reached", "before its step: {t}");
+    let e = entry(&t, "condition.evaluated");
+    assert_eq!(
+        e["args"],
+        json!({"step": 0, "result": false, "decided": "accept",
+               "rule": {"index": 0, "path": "data.vip", "op": "eq"}}),
+        "{t}"
+    );
+    assert!(s(&e["message"]).contains("data.vip"), "{e}");
+    let (_, yes) = run_one(
+        &app,
+        &fid,
+        json!({"recipients": [new_ext("c")], "data": {"vip": true}}),
+    )
+    .await;
+    let t = trace(&app, &s(&yes["id"])).await;
+    let e = entry(&t, "condition.evaluated");
+    assert_eq!(e["args"]["result"], json!(true), "{t}");
+    assert_eq!(e["args"]["rule"], Value::Null, "all rules decided: {t}");
+
+    // A condition over an earlier step, decided when its step comes due.
+    let mut gated = channel_step(&inapp, None, "second");
+    gated["if"] = json!([{"path": "steps.0.read", "op": "eq", "value": true}]);
+    let flow = active_flow(
+        &app,
+        "tr-gate",
+        json!([channel_step(&inapp, None, "first"), delay_step(60), gated]),
+    )
+    .await;
+    let run = run_flow(&app, &s(&flow["id"]), json!({"recipients": [new_ext("g")]})).await;
+    let n = only_notification(&app, &run).await;
+    let t = trace(&app, &s(&n["id"])).await;
+    assert!(
+        !codes(&t).contains(&"condition.evaluated".to_string()),
+        "not decided before the step is due: {t}"
+    );
+    clock_advance(&app, json!({"by": "2m"})).await;
+    wait_run_processed(&app, &s(&run["id"]), 30).await;
+    let t = trace(&app, &s(&n["id"])).await;
+    assert_eq!(
+        entry(&t, "condition.evaluated")["args"],
+        json!({"step": 2, "result": false, "decided": "due",
+               "rule": {"index": 0, "path": "steps.0.read", "op": "eq"}}),
+        "{t}"
+    );
+
+    // A throttle passed, then limited.
+    let flow = active_flow(
+        &app,
+        "tr-thr",
+        json!([
+            {"type": "throttle", "limit": 1, "window": "1h", "key": "{{ data.k }}"},
+            channel_step(&inapp, None, "t")
+        ]),
+    )
+    .await;
+    let ext = new_ext("t");
+    let body = json!({"recipients": [ext], "data": {"k": "thread-1"}});
+    let (_, passed) = run_one(&app, &s(&flow["id"]), body.clone()).await;
+    let (_, limited) = run_one(&app, &s(&flow["id"]), body).await;
+    let t = trace(&app, &s(&passed["id"])).await;
+    assert_eq!(
+        entry(&t, "throttle.passed")["args"],
+        json!({"step": 0, "key": "thread-1", "count": 1, "limit": 1, "window": "1h"}),
+        "{t}"
+    );
+    let t = trace(&app, &s(&limited["id"])).await;
+    assert_eq!(
+        entry(&t, "throttle.limited")["args"],
+        json!({"step": 0, "key": "thread-1", "count": 1, "limit": 1, "window": "1h"}),
+        "{t}"
+    );
+    assert!(!codes(&t).contains(&"step.reached".to_string()), "{t}");
+
+    // A send window: reached at noon, it opens at 18:00.
+    let mut st = channel_step(&inapp, None, "evening");
+    st["send_window"] = json!({"from": "18:00", "to": "20:00"});
+    let flow = active_flow(&app, "tr-win", json!([st])).await;
+    let run = run_flow(&app, &s(&flow["id"]), json!({"recipients": [new_ext("w")]})).await;
+    let n = only_notification(&app, &run).await;
+    let t = trace(&app, &s(&n["id"])).await;
+    let e = entry(&t, "send_window.waited");
+    assert_eq!(e["args"]["step"], json!(0), "{t}");
+    assert_eq!(
+        parse_ts(&e["args"]["until"]),
+        parse_ts(&json!("2027-01-04T18:00:00Z")),
+        "{t}"
+    );
+    assert_eq!(
+        parse_ts(&e["args"]["until"]),
+        parse_ts(&deliveries(&n)[0]["next_attempt_at"]),
+        "the delivery waits until then: {n}"
+    );
+
+    // A scheduled start, then a cancellation of the waiting delivery.
+    let flow = active_flow(
+        &app,
+        "tr-sched",
+        json!([channel_step(&inapp, None, "later")]),
+    )
+    .await;
+    let fid = s(&flow["id"]);
+    let send_at = "2027-01-05T08:00:00Z";
+    let run = run_flow(
+        &app,
+        &fid,
+        json!({"recipients": [new_ext("s")], "send_at": send_at, "cancellation_key": "inv-7"}),
+    )
+    .await;
+    let n = only_notification(&app, &run).await;
+    let t = trace(&app, &s(&n["id"])).await;
+    assert_eq!(
+        &codes(&t)[..3],
+        ["flow.reached", "recipient.resolved", "run.scheduled"]
+    );
+    assert_eq!(
+        parse_ts(&entry(&t, "run.scheduled")["args"]["send_at"]),
+        parse_ts(&json!(send_at)),
+        "{t}"
+    );
+    app.admin(POST, &format!("{A}/flows/{fid}/cancel"))
+        .json(&json!({"cancellation_key": "inv-7"}))
+        .go()
+        .await
+        .ok(200);
+    let t = trace(&app, &s(&n["id"])).await;
+    let c = codes(&t);
+    assert_eq!(
+        &c[c.len() - 3..],
+        [
+            "delivery.canceled",
+            "delivery.final",
+            "notification.processed"
+        ],
+        "{t}"
+    );
+    assert_eq!(
+        entry(&t, "delivery.canceled")["args"],
+        json!({"step": 0, "delivery_id": deliveries(&n)[0]["id"], "cancellation_key": "inv-7"}),
+        "{t}"
+    );
+    for e in t["entries"].as_array().unwrap() {
+        assert!(!s(&e["message"]).is_empty(), "{e}");
+    }
+}

@@ -403,7 +403,11 @@ async function restartTest() {
 
     await step('"Mark all read": every entry read, badge 0, on the server too', async () => {
       await page.evaluate(() => window.scrollTo(0, 0));
+      // The page is optimistic (badge and entries change before the answer):
+      // the server is asked only once the page's own request has been answered.
+      const answered = page.waitForResponse((r) => r.url().endsWith('/feed/read_all'));
       await page.click('#read-all');
+      await answered;
       await waitBadge(0);
       await page.waitForFunction(() => document.querySelectorAll('#entries .entry.unread').length === 0);
       const unread = expectStatus(await http.user('GET', '/feed?status=unread', ext), 200);
@@ -414,7 +418,9 @@ async function restartTest() {
     await step("an entry's archive button removes it, on the server too", async () => {
       const id = await page.getAttribute('#entries .entry:first-child', 'data-id');
       await page.hover('#entries .entry:first-child');
+      const answered = page.waitForResponse((r) => r.url().endsWith(`/feed/${id}/archive`));
       await page.click('#entries .entry:first-child .archive');
+      await answered;
       await page.waitForFunction((i) => !document.querySelector(`#entries .entry[data-id="${i}"]`), id);
       if ((await count('#entries .entry')) !== 29) throw new Error('entries after archive: ' + (await count('#entries .entry')));
       const e = expectStatus(await http.user('GET', `/feed/${id}`, ext), 200);

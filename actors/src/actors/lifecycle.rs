@@ -1,5 +1,6 @@
 //! The data lifecycle task: every tick, each project's purge past its
-//! retention windows (`retention`), then a step of every erasure still
+//! retention windows (`retention`) in project time (a test clock's, when the
+//! project has one), then a step of every erasure still
 //! running (they resume this way after a restart too).
 //!
 //! Work goes in bounded batches on the blocking pool, one at a time, with a
@@ -47,6 +48,7 @@ fn record(r: &PurgeReport) {
         ("feed_entries", r.feed_entries),
         ("events", r.events),
         ("runs", r.runs),
+        ("throttle_counters", r.throttle_counters),
     ] {
         if n > 0 {
             metrics::counter!("herald_retention_purged_total", "kind" => kind).increment(n);
@@ -79,13 +81,20 @@ impl Engine {
     /// One purge pass over every project, in batches until each is done.
     async fn purge_pass(&self, batch: usize) -> Result<()> {
         let projects = self.run(|s| s.projects()).await?;
-        let now = Timestamp::now();
         let mut oldest_ms = 0i64;
         for p in projects {
             let r = p.retention.effective();
+            // Project time: a project on a test clock purges by its clock,
+            // so advancing it past a window makes what is older eligible.
+            // Feed entries and live-feed events have no project time of
+            // their own: their window counts in real time (those of purged
+            // notifications go with them).
+            let now = self.project_now(&p.id);
             let cut = PurgeCutoffs {
                 notifications: now.plus_millis(-r.notifications.millis()),
-                feed: now.plus_millis(-r.feed.millis()),
+                feed: Timestamp::now().plus_millis(-r.feed.millis()),
+                now,
+                test_clock: p.test_clock.is_some(),
             };
             let id = p.id;
             // One project's failure (a project deleted meanwhile, a disk

@@ -22,6 +22,7 @@ use crate::storage::{
     AcceptInput, AcceptedRun, ActorSpec, QueueItem, RunCommit, RunRecipient, StagedNotification,
     StagedRun, Storage, UserWrite,
 };
+use crate::trace::{self, TraceEntry};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -410,12 +411,28 @@ impl<'a> Stager<'a> {
         // The context of the steps' conditions, made once, only when some
         // step has one.
         let mut cond_ctx: Option<Value> = None;
+        // The decisions of the workflow steps, for the trace (with their step).
+        let mut decided: Vec<(Option<usize>, TraceEntry)> = vec![];
+        if let Some(at) = run.send_at {
+            decided.push((
+                None,
+                trace::entry(now, "run.scheduled", json!({"send_at": at})),
+            ));
+        }
         for (i, step) in run.flow.steps.iter().enumerate() {
             let decision = step.cond.as_ref().map(|c| {
                 let ctx = cond_ctx.get_or_insert_with(
                     || json!({"data": run.data, "recipient": user, "actor": self.actor}),
                 );
-                c.at_accept(ctx)
+                let d = c.at_accept(ctx);
+                // A gate is decided (and traced) when its delivery comes due.
+                if !matches!(d, Decision::Gate(_)) {
+                    let result = d == Decision::Pass;
+                    let rule = c.decider(ctx, result, false);
+                    let args = c.trace_args(i, result, rule, "accept");
+                    decided.push((Some(i), trace::entry(now, "condition.evaluated", args)));
+                }
+                d
             });
             let (cond_false, gate) = match decision {
                 Some(Decision::Fail) => (true, None),
@@ -432,7 +449,10 @@ impl<'a> Stager<'a> {
                 if cond_false {
                     continue;
                 }
-                match self.throttle(s, i, step, user, &ctx, start.millis() + offset_ms)? {
+                let (passed, traced) =
+                    self.throttle(s, i, step, user, &ctx, start.millis() + offset_ms, now)?;
+                decided.push((Some(i), traced));
+                match passed {
                     Some(w) => {
                         throttle = Some(w);
                         continue;
@@ -450,7 +470,19 @@ impl<'a> Stager<'a> {
                 let at = start.millis().saturating_add(offset_ms);
                 let tz =
                     super::window::timezone(user.timezone.as_deref().or(run.timezone.as_deref()));
-                offset_ms += w.next_open(at, tz) - at;
+                let open = w.next_open(at, tz);
+                if open > at {
+                    let until = Timestamp::from_millis(open);
+                    decided.push((
+                        Some(i),
+                        trace::entry(
+                            now,
+                            "send_window.waited",
+                            json!({"step": i, "until": until}),
+                        ),
+                    ));
+                }
+                offset_ms += open - at;
             }
             let channel_type = match self.channels.get(&cid) {
                 Some(Some(c)) => c.channel_type,
@@ -571,7 +603,10 @@ impl<'a> Stager<'a> {
             updated_at: now,
             stopped,
         };
-        let trace = crate::trace::accepted(&run.flow, &run.id, user, prefs, &deliveries, now);
+        let trace = trace::with_decisions(
+            trace::accepted(&run.flow, &run.id, user, prefs, &deliveries, now),
+            decided,
+        );
         Ok(StagedNotification {
             n,
             deliveries,
@@ -585,8 +620,10 @@ impl<'a> Stager<'a> {
 
 impl Stager<'_> {
     /// Decides throttle step `i` for `user`, reached at `at_ms` (project
-    /// time): the counter's write when the run passes, `None` when throttled.
-    /// A key that does not render counts under the empty key.
+    /// time): the counter's write when the run passes, `None` when throttled;
+    /// and the decision's trace entry (made `now`). A key that does not
+    /// render counts under the empty key.
+    #[allow(clippy::too_many_arguments)]
     fn throttle(
         &self,
         s: &dyn Storage,
@@ -595,7 +632,8 @@ impl Stager<'_> {
         user: &User,
         ctx: &minijinja::Value,
         at_ms: i64,
-    ) -> Result<Option<crate::storage::ThrottleWrite>> {
+        now: Timestamp,
+    ) -> Result<(Option<crate::storage::ThrottleWrite>, TraceEntry)> {
         let window_ms = step
             .window
             .as_deref()
@@ -615,14 +653,18 @@ impl Stager<'_> {
             step: i.min(255) as u8,
             key,
         };
-        throttle::reach(
-            s,
-            &self.project,
-            key,
-            at_ms,
-            window_ms,
-            step.limit.unwrap_or(1),
-        )
+        let limit = step.limit.unwrap_or(1);
+        let shown = key.key.clone();
+        let (passed, within) = throttle::reach(s, &self.project, key, at_ms, window_ms, limit)?;
+        // Passed: the runs in the window with this one; throttled: those
+        // already there.
+        let (code, count) = match &passed {
+            Some(w) => ("throttle.passed", w.after.len()),
+            None => ("throttle.limited", within),
+        };
+        let args = json!({"step": i, "key": shown, "count": count, "limit": limit,
+            "window": step.window});
+        Ok((passed, trace::entry(now, code, args)))
     }
 }
 

@@ -224,23 +224,66 @@ impl Conditions {
     /// Whether a gate holds against the notification's deliveries as they
     /// are now (`steps.<index>`: the delivery of that step, when it has one).
     pub fn holds_for_steps(&self, deliveries: &[Delivery]) -> bool {
-        let mut steps = Map::new();
-        for d in deliveries {
-            let i = d.id.as_bytes()[15];
-            steps.insert(
-                i.to_string(),
-                serde_json::json!({
-                    "status": d.status.as_str(),
-                    "read": d.read_at.is_some(),
-                    "seen": d.seen_at.is_some(),
-                    "clicked": d.clicked_at.is_some(),
-                }),
-            );
-        }
-        let ctx = serde_json::json!({ "steps": steps });
+        let ctx = steps_context(deliveries);
         self.join(self.rules.iter().map(|r| r.holds(&ctx)))
     }
 
+    /// Which rule decided `result` over `ctx`, for the decision trace: its
+    /// index in `rules`. With `all`, the first rule that fails decides false;
+    /// with `any`, the first that holds decides true; any other result took
+    /// every rule (`None`). Only the rules over earlier steps are looked at
+    /// when `steps`, only the others otherwise (the part decided then).
+    pub fn decider(&self, ctx: &Value, result: bool, steps: bool) -> Option<usize> {
+        if self.any != result {
+            return None;
+        }
+        self.rules
+            .iter()
+            .position(|r| r.names_steps() == steps && r.holds(ctx) == result)
+    }
+
+    /// The trace entry of this condition on step `step` having been `result`
+    /// (`decided`: `accept` or `due`), naming the deciding rule compactly:
+    /// its index, path and operator (not its value, which may be a long list).
+    pub fn trace_args(
+        &self,
+        step: usize,
+        result: bool,
+        rule: Option<usize>,
+        decided: &str,
+    ) -> Value {
+        let rule = rule.and_then(|i| self.rules.get(i).map(|r| (i, r)));
+        serde_json::json!({
+            "step": step,
+            "result": result,
+            "decided": decided,
+            "rule": rule.map(|(i, r)| serde_json::json!({
+                "index": i, "path": r.path, "op": r.op.as_str(),
+            })),
+        })
+    }
+}
+
+/// The context of the rules over earlier steps: `steps.<index>` of each of
+/// the notification's deliveries as they are now.
+pub fn steps_context(deliveries: &[Delivery]) -> Value {
+    let mut steps = Map::new();
+    for d in deliveries {
+        let i = d.id.as_bytes()[15];
+        steps.insert(
+            i.to_string(),
+            serde_json::json!({
+                "status": d.status.as_str(),
+                "read": d.read_at.is_some(),
+                "seen": d.seen_at.is_some(),
+                "clicked": d.clicked_at.is_some(),
+            }),
+        );
+    }
+    serde_json::json!({ "steps": steps })
+}
+
+impl Conditions {
     /// Reads the `"if"` of step `index` at path `p` (`p.if`): an array of
     /// rules (all must hold) or `{"all": [...]}` / `{"any": [...]}`. Rules
     /// over steps may name only earlier channel steps (`channel_steps`), and

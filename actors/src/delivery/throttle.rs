@@ -32,7 +32,8 @@ pub fn pass(hits: &[i64], at_ms: i64, window_ms: i64, limit: u32) -> Option<Vec<
 }
 
 /// Reads the counter `key` and decides a run reaching it at `at_ms`:
-/// `Ok(Some(write))` when it passes, `Ok(None)` when throttled.
+/// `Some(write)` when it passes, `None` when throttled; with the runs the
+/// counter holds within the window at `at_ms` (for the trace).
 pub(crate) fn reach(
     s: &dyn Storage,
     project: &Uuid,
@@ -40,9 +41,15 @@ pub(crate) fn reach(
     at_ms: i64,
     window_ms: i64,
     limit: u32,
-) -> crate::error::Result<Option<ThrottleWrite>> {
+) -> crate::error::Result<(Option<ThrottleWrite>, usize)> {
     let before = s.throttle_hits(project, &key)?;
-    Ok(pass(&before, at_ms, window_ms, limit).map(|after| ThrottleWrite { key, before, after }))
+    let within = before
+        .iter()
+        .filter(|t| **t > at_ms.saturating_sub(window_ms))
+        .count();
+    let write =
+        pass(&before, at_ms, window_ms, limit).map(|after| ThrottleWrite { key, before, after });
+    Ok((write, within))
 }
 
 #[cfg(test)]

@@ -337,6 +337,13 @@ pub struct PurgeCutoffs {
     pub notifications: Timestamp,
     /// Feed entries and live-feed events.
     pub feed: Timestamp,
+    /// The project's time (its test clock's, when it has one): throttle
+    /// counters whose newest run is past their step's window then go.
+    pub now: Timestamp,
+    /// The project is on a test clock: `notifications` is in its project
+    /// time, so a notification's age is its run's acceptance in project time
+    /// (`FlowRun::clock_at`), not its id's real time.
+    pub test_clock: bool,
 }
 
 /// What one purge call removed, by kind; `more` when it stopped at its bound
@@ -348,6 +355,8 @@ pub struct PurgeReport {
     pub feed_entries: u64,
     pub events: u64,
     pub runs: u64,
+    /// Throttle counters whose runs are all past the step's window.
+    pub throttle_counters: u64,
     /// Keys and values removed, in bytes (an estimate of the space reclaimed:
     /// the store reuses it as it compacts).
     pub bytes: u64,
@@ -361,6 +370,7 @@ impl PurgeReport {
         self.feed_entries += o.feed_entries;
         self.events += o.events;
         self.runs += o.runs;
+        self.throttle_counters += o.throttle_counters;
         self.bytes += o.bytes;
         self.more |= o.more;
     }

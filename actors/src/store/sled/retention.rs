@@ -7,7 +7,7 @@
 //! where the last committed batch stopped: the store itself is the cursor.
 //! A notification leaves in the same batch as its deliveries' status index
 //! entries, queue entries (there are none: only settled notifications go),
-//! feed entries and recipient marker, and its ids in the run and topic
+//! feed entries and recipient marker, its decision trace, and its ids in the run and topic
 //! indexes, so a list never shows what a read would answer 404 for.
 //! Lists also skip an index id whose record is gone, so an id left behind in
 //! a packed index chunk (see `strip_packed`) costs bytes, never consistency.
@@ -51,6 +51,16 @@ fn be_u64(b: &[u8]) -> u64 {
     let mut a = [0u8; 8];
     a.copy_from_slice(&b[..8]);
     u64::from_be_bytes(a)
+}
+
+/// Whether a throttle counter (`v`, its runs' project-time instants) holds
+/// nothing within `window` (ms; `None`: its step is gone) at `now`.
+fn counter_expired(v: &[u8], window: Option<i64>, now: i64) -> Result<bool> {
+    let Some(window) = window else {
+        return Ok(true);
+    };
+    let hits: Vec<i64> = super::codec::dec(v)?;
+    Ok(hits.iter().all(|t| *t <= now.saturating_sub(window)))
 }
 
 /// Notifications being removed in one batch, with everything pointing at them.
@@ -135,6 +145,7 @@ impl<'s> Removal<'s> {
             self.report.deliveries += 1;
         }
         self.w.del(T::feed, recipient_marker(&p, &u, &nid));
+        self.report.bytes += self.store.stage_trace_removal(&mut self.w, &p, &nid)?;
         self.runs
             .entry(rec.n.flow_run_id)
             .or_default()
@@ -192,11 +203,12 @@ impl Store {
     pub fn purge(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
         let max = max.max(1);
         let mut report = PurgeReport::default();
-        let phases: [&dyn Fn() -> Result<PurgeReport>; 4] = [
-            &|| self.purge_notifications(project, cut.notifications, max),
-            &|| self.purge_runs(project, cut.notifications, max),
+        let phases: [&dyn Fn() -> Result<PurgeReport>; 5] = [
+            &|| self.purge_notifications(project, cut, max),
+            &|| self.purge_runs(project, cut, max),
             &|| self.purge_feed(project, cut.feed, max),
             &|| self.purge_events(project, cut.feed, max),
+            &|| self.purge_throttles(project, cut, max),
         ];
         for phase in phases {
             report.add(&phase()?);
@@ -262,16 +274,28 @@ impl Store {
             .unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Settled notifications created before `before`, oldest first, with
-    /// everything pointing at them.
+    /// Settled notifications created before `cut.notifications`, oldest
+    /// first, with everything pointing at them. On a test clock, created in
+    /// project time: ids (real time) only bound the scan, each notification's
+    /// run says when it was accepted in project time (`FlowRun::clock_at`),
+    /// and the scan ends at the first one too young. Project time at
+    /// acceptance grows with the ids (a test clock starts at the real time
+    /// and only moves forward), so nothing older lies beyond it.
     fn purge_notifications(
         &self,
         project: &Uuid,
-        before: Timestamp,
+        cut: &PurgeCutoffs,
         max: usize,
     ) -> Result<PurgeReport> {
         let _removals = self.removals();
-        let floor = id_floor(before);
+        let before = cut.notifications;
+        let floor = id_floor(if cut.test_clock {
+            Timestamp::now()
+        } else {
+            before
+        });
+        let mut accepted: HashMap<Uuid, Timestamp> = HashMap::new();
+        let mut failed = None;
         let mut recs: Vec<NotifRec> = vec![];
         let (mut seen, mut more) = (0usize, false);
         let mut last = None;
@@ -285,6 +309,16 @@ impl Store {
             (lo, Bound::Excluded(&floor[..])),
             false,
             &mut |r| {
+                if cut.test_clock {
+                    match self.accepted_at(project, &r.n, &mut accepted) {
+                        Ok(at) if at >= before => return false, // too young: done
+                        Ok(_) => {}
+                        Err(e) => {
+                            failed = Some(e);
+                            return false;
+                        }
+                    }
+                }
                 seen += 1;
                 last = Some(*r.n.id.as_bytes());
                 if r.n.processed && r.d.iter().all(|d| d.status.is_final()) {
@@ -294,6 +328,9 @@ impl Store {
                 !more
             },
         )?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
         // Pending notifications stay where they are: the next batch goes on
         // after the last one looked at, the pass after from the start.
         let next = if more {
@@ -576,10 +613,35 @@ impl Store {
         Ok(report)
     }
 
-    /// Processed runs created before `before` whose notifications are all
-    /// gone, with their pending counters and index chunks.
-    fn purge_runs(&self, project: &Uuid, before: Timestamp, max: usize) -> Result<PurgeReport> {
-        let floor = id_floor(before);
+    /// When a notification's run was accepted in project time (its test
+    /// clock's `clock_at`, else its creation), each run read once per batch.
+    fn accepted_at(
+        &self,
+        project: &Uuid,
+        n: &crate::model::Notification,
+        seen: &mut HashMap<Uuid, Timestamp>,
+    ) -> Result<Timestamp> {
+        if let Some(t) = seen.get(&n.flow_run_id) {
+            return Ok(*t);
+        }
+        let t = self
+            .flow_run(project, &n.flow_run_id)?
+            .and_then(|r| r.clock_at)
+            .unwrap_or(n.created_at);
+        seen.insert(n.flow_run_id, t);
+        Ok(t)
+    }
+
+    /// Processed runs created before `cut.notifications` (on a test clock:
+    /// accepted before it in project time) whose notifications are all gone,
+    /// with their pending counters and index chunks.
+    fn purge_runs(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
+        let before = cut.notifications;
+        let floor = id_floor(if cut.test_clock {
+            Timestamp::now()
+        } else {
+            before
+        });
         let p = Key::new().id(project);
         let (mut lo, hi) = key_range(&p.0, (Bound::Unbounded, Bound::Excluded(&floor[..])));
         match self.cursor(project, T::flow_runs) {
@@ -610,6 +672,14 @@ impl Store {
             {
                 continue;
             }
+            if cut.test_clock {
+                let young = self
+                    .flow_run(project, &run)?
+                    .is_some_and(|r| r.clock_at.unwrap_or(r.created_at) >= before);
+                if young {
+                    continue;
+                }
+            }
             gone.push((run, k.to_vec()));
         }
         report.more = stop.is_some();
@@ -637,6 +707,102 @@ impl Store {
                 w.del(T::run_index, ck);
             }
             report.runs += 1;
+        }
+        self.commit(w)?;
+        Ok(report)
+    }
+
+    /// Throttle counters with nothing left in their window at project time
+    /// `cut.now`: a counter only ever keeps the runs within its step's window
+    /// (`delivery::throttle::pass` trims it on each write), but a counter no
+    /// run reaches again would stay forever, one per flow, recipient and key.
+    /// One whose newest run is past the window reads as empty, so it goes, as
+    /// does one whose flow, step or window is gone. Checked again under the
+    /// recipient's user lock (the one a run commits its counters under), so
+    /// a run passing meanwhile keeps its counter. Swept like feed entries (a
+    /// new sweep at most every tenth of the notifications window, 1 s to 10
+    /// minutes).
+    fn purge_throttles(
+        &self,
+        project: &Uuid,
+        cut: &PurgeCutoffs,
+        max: usize,
+    ) -> Result<PurgeReport> {
+        if !self.sweep_due(project, T::throttles, cut.notifications) {
+            return Ok(PurgeReport::default());
+        }
+        let p = Key::new().id(project);
+        let (mut lo, hi) = key_range(&p.0, (Bound::Unbounded, Bound::Unbounded));
+        match self.cursor(project, T::throttles) {
+            Some((k, true)) => lo = Bound::Included(k),
+            Some((k, false)) => lo = Bound::Excluded(k),
+            None => {}
+        }
+        let now = cut.now.millis();
+        // The window of each (flow, step) seen, read once per batch.
+        let mut windows: HashMap<(Uuid, u8), Option<i64>> = HashMap::new();
+        let mut doomed: Vec<(Uuid, Vec<u8>)> = vec![];
+        let mut stop = None;
+        for (seen, kv) in self
+            .tree(T::throttles)
+            .range::<Vec<u8>, _>((lo, hi))
+            .enumerate()
+        {
+            let (k, v) = kv?;
+            if seen >= max * SCAN_FACTOR || doomed.len() >= max {
+                stop = Some((k.to_vec(), true));
+                break;
+            }
+            if k.len() < 49 {
+                continue;
+            }
+            let (flow, user, step) = (uuid_at(&k, 16), uuid_at(&k, 32), k[48]);
+            let window = match windows.get(&(flow, step)) {
+                Some(w) => *w,
+                None => {
+                    let w = self.flow(project, &flow)?.and_then(|f| {
+                        let s = f.steps.get(step as usize)?;
+                        (s.kind == "throttle").then_some(())?;
+                        let span = crate::delivery::clock::Span::parse(s.window.as_deref()?);
+                        span.ok().map(|w| w.millis())
+                    });
+                    windows.insert((flow, step), w);
+                    w
+                }
+            };
+            if counter_expired(&v, window, now)? {
+                doomed.push((user, k.to_vec()));
+            }
+        }
+        let mut report = PurgeReport {
+            more: stop.is_some(),
+            ..Default::default()
+        };
+        self.sweep_stopped(project, T::throttles, stop);
+        if doomed.is_empty() {
+            return Ok(report);
+        }
+        let mut locks = vec![];
+        for (u, _) in &doomed {
+            // A deleted user's counters no run can reach again: no lock needed.
+            if let Some(user) = self.user(project, u)? {
+                locks.push(super::users::user_lock_key(project, &user.external_id));
+            }
+        }
+        let _users = self.lock_many(locks.iter().map(|k| k.as_slice()));
+        let mut w = Writes::new();
+        for (_, k) in &doomed {
+            // Read again under the lock: a run may have passed meanwhile.
+            let Some(v) = self.tree(T::throttles).get(k)? else {
+                continue;
+            };
+            let flow = uuid_at(k, 16);
+            let window = windows.get(&(flow, k[48])).copied().flatten();
+            if counter_expired(&v, window, now)? {
+                w.del(T::throttles, k);
+                report.throttle_counters += 1;
+                report.bytes += (k.len() + v.len()) as u64;
+            }
         }
         self.commit(w)?;
         Ok(report)
@@ -765,11 +931,14 @@ impl Store {
                 // soon): a later step takes it.
                 Some(r) if !r.n.processed || !r.d.iter().all(|d| d.status.is_final()) => {}
                 Some(r) => removal.remove(&r)?,
-                // Gone already (purged): only its feed keys are left.
+                // Gone already (purged): only its feed keys are left, and
+                // a trace a purge before traces went with notifications
+                // may have left.
                 None => {
                     for k in keys {
                         removal.w.del(T::feed, k);
                     }
+                    self.stage_trace_removal(&mut removal.w, project, nid)?;
                 }
             }
         }
@@ -825,6 +994,8 @@ mod tests {
         let cut = PurgeCutoffs {
             notifications: Timestamp::from_millis(now - 60_000),
             feed: Timestamp::from_millis(now - 60_000),
+            now: Timestamp::from_millis(now),
+            test_clock: false,
         };
         let mut total = PurgeReport::default();
         for _ in 0..1000 {
@@ -854,6 +1025,146 @@ mod tests {
                 .count();
             assert_eq!(feed, 1, "user {i}");
         }
+    }
+
+    /// A flow of one delay step and one throttle step ("1h"): accepting it
+    /// stores a settled notification with a trace.
+    fn flow(id: Uuid) -> crate::model::Flow {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "handle": "f", "name": "F", "description": null,
+            "status": "active", "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
+            "steps": [
+                {"kind": "delay", "channel_id": null, "template": null, "seconds": 1},
+                {"kind": "throttle", "channel_id": null, "template": null,
+                 "limit": 1, "window": "1h"}
+            ],
+        }))
+        .unwrap()
+    }
+
+    /// Accepts `f` for `ext`; the notification's id.
+    fn notify(store: &Store, p: &Uuid, f: &crate::model::Flow, ext: &str) -> Uuid {
+        let input = crate::storage::AcceptInput {
+            flow: f.clone(),
+            recipients: vec![crate::storage::RunRecipient {
+                external_id: ext.into(),
+                patch: crate::model::UserPatch {
+                    first_name: Some(Some("Ada".into())),
+                    ..Default::default()
+                },
+            }],
+            actor: None,
+            topic: None,
+            data: serde_json::json!({}),
+            idempotency: None,
+            timing: Default::default(),
+        };
+        let run = crate::delivery::accept::accept_run(store, p, input).unwrap();
+        let page = store
+            .list_notifications(
+                p,
+                &crate::storage::NotificationFilter {
+                    flow_run_id: Some(run.run.id),
+                    ..Default::default()
+                },
+                &crate::storage::PageReq {
+                    limit: 10,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        page.items[0].id
+    }
+
+    /// A notification's trace leaves with it, by the purge and by an erasure;
+    /// another's stays.
+    #[test]
+    fn purge_and_erasure_remove_traces() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let f = flow(Uuid::now_v7());
+        let (old, erased) = (
+            notify(&store, &p, &f, "old"),
+            notify(&store, &p, &f, "erased"),
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let cut_at = Timestamp::now();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let kept = notify(&store, &p, &f, "kept");
+        for n in [old, erased, kept] {
+            assert!(!store.notification_trace(&p, &n).unwrap().is_empty());
+        }
+        let e = store.start_erasure(&p, "erased").unwrap();
+        while store.erase_step(&p, &e.id, 10).unwrap().status != ErasureStatus::Complete {}
+        assert!(store.notification_trace(&p, &erased).unwrap().is_empty());
+        assert!(!store.notification_trace(&p, &old).unwrap().is_empty());
+        let cut = PurgeCutoffs {
+            notifications: cut_at,
+            feed: Timestamp::from_millis(0),
+            now: Timestamp::now(),
+            test_clock: false,
+        };
+        while store.purge(&p, &cut, 10).unwrap().more {}
+        assert!(store.notification(&p, &old).unwrap().is_none());
+        assert!(store.notification_trace(&p, &old).unwrap().is_empty());
+        assert!(!store.notification_trace(&p, &kept).unwrap().is_empty());
+    }
+
+    /// Throttle counters go once their newest run is past the step's window
+    /// (in the purge's project time), or when their flow is gone; a counter
+    /// with a run inside its window stays.
+    #[test]
+    fn the_purge_drops_throttle_counters_past_their_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let f = flow(Uuid::now_v7());
+        store.create_flow(&p, &f).unwrap();
+        let hour = 3_600_000;
+        let now = 100 * hour;
+        let key = |flow: &Uuid, k: &str| {
+            Key::new()
+                .id(&p)
+                .id(flow)
+                .id(&Uuid::now_v7())
+                .u8(1)
+                .bytes(k.as_bytes())
+        };
+        let (old, fresh, orphan) = (
+            key(&f.id, "old"),
+            key(&f.id, "fresh"),
+            key(&Uuid::now_v7(), "x"),
+        );
+        let mut w = Writes::new();
+        w.put_rec(T::throttles, old.clone(), &vec![now - 3 * hour, now - hour]);
+        w.put_rec(
+            T::throttles,
+            fresh.clone(),
+            &vec![now - 2 * hour, now - hour + 1],
+        );
+        w.put_rec(T::throttles, orphan.clone(), &vec![now]);
+        store.commit(w).unwrap();
+        let cut = PurgeCutoffs {
+            notifications: Timestamp::from_millis(0),
+            feed: Timestamp::from_millis(0),
+            now: Timestamp::from_millis(now),
+            test_clock: false,
+        };
+        let mut total = PurgeReport::default();
+        loop {
+            let r = store.purge(&p, &cut, 1).unwrap();
+            total.add(&r);
+            if !r.more {
+                break;
+            }
+        }
+        assert_eq!(total.throttle_counters, 2);
+        let t = store.tree(T::throttles);
+        assert!(!t.contains_key(&old).unwrap());
+        assert!(!t.contains_key(&orphan).unwrap());
+        assert!(t.contains_key(&fresh).unwrap());
     }
 
     #[test]

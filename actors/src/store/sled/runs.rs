@@ -20,8 +20,8 @@ use super::records::{group_member, group_members, Grouper, NotifRec};
 use super::users::user_lock_key;
 use super::{codec, Space, Store, Writes, T};
 use crate::delivery::frames::FeedEvent;
-use crate::delivery::settle;
 use crate::delivery::tally::Tally;
+use crate::delivery::{conditions, settle};
 use crate::error::{Error, Result};
 use crate::events::EventType;
 use crate::model::*;
@@ -775,14 +775,46 @@ impl Store {
         let mut touched: Vec<bool> = vec![false; recs.len()];
         // Trace entries per touched notification (index in `recs`).
         let mut traces: Vec<Vec<crate::trace::TraceEntry>> = vec![vec![]; recs.len()];
+        // The cancellation keys of the runs whose deliveries are canceled
+        // here (a cancellation settles many of one run), each read once.
+        let mut cancel_keys: HashMap<Uuid, Option<String>> = HashMap::new();
         for (q, o, ri, di) in items {
-            let d = &mut recs[ri].1.d[di];
+            let d = &recs[ri].1.d[di];
             if d.status.is_final() {
                 w.del(T::queue, q.key());
                 continue;
             }
             let old = d.status;
-            let was_attempt = !matches!(o, Outcome::Skipped(_));
+            // A skip or a cancellation calls no provider: no `attempt` entry.
+            let was_attempt = !matches!(o, Outcome::Skipped(_) | Outcome::Canceled(_));
+            // A condition over earlier steps, decided as its delivery came
+            // due (by the attempt, before this outcome): traced with the
+            // deliveries it was decided on. Only its first settle is traced
+            // (a retry checks it again), and not a cancellation or a skip for
+            // another reason (a deleted recipient), decided before the gate
+            // was looked at.
+            let gate_result = match &o {
+                Outcome::Skipped(e) => {
+                    (e.code == DeliveryErrorCode::ConditionFalse.as_str()).then_some(false)
+                }
+                Outcome::Canceled(_) => None,
+                _ => Some(true),
+            };
+            let gate_decided = match (&d.gate, gate_result) {
+                (Some(g), Some(result)) if d.attempts == 0 => {
+                    let ctx = conditions::steps_context(&recs[ri].1.d);
+                    let rule = g.decider(&ctx, result, true);
+                    let step = crate::trace::step_of(&q.delivery_id) as usize;
+                    Some(crate::trace::entry(
+                        now,
+                        "condition.evaluated",
+                        g.trace_args(step, result, rule, "due"),
+                    ))
+                }
+                _ => None,
+            };
+            traces[ri].extend(gate_decided);
+            let d = &mut recs[ri].1.d[di];
             match settle::apply(d, &q, o, now) {
                 Some(nq) => w.put(T::queue, nq.key(), nq.value()),
                 None => w.del(T::queue, q.key()),
@@ -796,6 +828,22 @@ impl Store {
             }
             self.stage_delivery_event(w, &q.project, d);
             let note = self.take_attempt_note(&d.id);
+            if d.status == DeliveryStatus::Canceled {
+                let run = recs[ri].1.n.flow_run_id;
+                let key = match cancel_keys.get(&run) {
+                    Some(k) => k.clone(),
+                    None => {
+                        let k = self
+                            .flow_run(&q.project, &run)?
+                            .and_then(|r| r.cancellation_key);
+                        cancel_keys.insert(run, k.clone());
+                        k
+                    }
+                };
+                let d = &recs[ri].1.d[di];
+                traces[ri].push(crate::trace::canceled(d, key.as_deref(), now));
+            }
+            let d = &recs[ri].1.d[di];
             traces[ri].extend(crate::trace::settled(d, was_attempt, note, now));
             written.push(d.clone());
             touched[ri] = true;
