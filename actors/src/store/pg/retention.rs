@@ -157,14 +157,21 @@ impl PgStore {
     ) -> Result<PurgeReport> {
         let mut tx = self.begin()?;
         let report = self.block(async {
+            // A run accepted on a test clock is as old as the project time it
+            // was accepted at (`FlowRun::clock_at`), not as its id's real time.
             let ids: Vec<Uuid> = sqlx::query_scalar(&format!(
                 "SELECT n.id FROM notifications n
-                 WHERE n.project = $1 AND n.id < $2 AND {SETTLED}
-                 ORDER BY n.id LIMIT $3 FOR UPDATE SKIP LOCKED"
+                 LEFT JOIN flow_runs r ON r.project = n.project AND r.id = n.run_id
+                 WHERE n.project = $1 AND {SETTLED}
+                   AND CASE WHEN r.doc->>'clock_at' IS NOT NULL
+                            THEN (r.doc->>'clock_at')::timestamptz < $4
+                            ELSE n.id < $2 END
+                 ORDER BY n.id LIMIT $3 FOR UPDATE OF n SKIP LOCKED"
             ))
             .bind(project)
             .bind(id_floor(before.millis()))
             .bind(max as i64)
+            .bind(before.0)
             .fetch_all(&mut *tx)
             .await
             .map_err(db_err)?;
@@ -183,7 +190,10 @@ impl PgStore {
                 sqlx::query_scalar(
                     "DELETE FROM flow_runs WHERE project = $1 AND id IN (
                          SELECT r.id FROM flow_runs r
-                         WHERE r.project = $1 AND r.id < $2 AND r.processed
+                         WHERE r.project = $1 AND r.processed
+                           AND CASE WHEN r.doc->>'clock_at' IS NOT NULL
+                                    THEN (r.doc->>'clock_at')::timestamptz < $4
+                                    ELSE r.id < $2 END
                            AND NOT EXISTS (SELECT 1 FROM notifications n
                                            WHERE n.project = r.project AND n.run_id = r.id)
                          ORDER BY r.id LIMIT $3 FOR UPDATE SKIP LOCKED)
@@ -192,6 +202,7 @@ impl PgStore {
                 .bind(project)
                 .bind(id_floor(before.millis()))
                 .bind(max as i64)
+                .bind(before.0)
                 .fetch_all(self.pool()),
             )
             .map_err(db_err)?;

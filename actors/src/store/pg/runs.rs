@@ -31,12 +31,13 @@ use super::throttles::{put_throttles, throttles_stale};
 use super::users::{lock_all, put_user, user_by_ext_in, user_lock};
 use super::{db_err, from_doc, to_doc, PgStore};
 use crate::delivery::frames::{actor_json, feed_frame_with, FeedEvent};
-use crate::delivery::settle;
 use crate::delivery::tally::Tally;
+use crate::delivery::{conditions, settle};
 use crate::error::{Error, Result};
 use crate::events::EventType;
 use crate::model::{
-    notification_of, ChannelType, Delivery, FeedCounts, FlowRun, Notification, Timestamp, User,
+    notification_of, ChannelType, Delivery, DeliveryErrorCode, DeliveryStatus, FeedCounts, FlowRun,
+    Notification, Timestamp, User,
 };
 use crate::storage::*;
 use serde_json::Value;
@@ -552,20 +553,72 @@ async fn stage_finish(
     // trace entries per touched notification (index in `recs`)
     let mut entries: Vec<Vec<crate::trace::TraceEntry>> = vec![vec![]; recs.len()];
     let mut requeue = vec![];
+    // The cancellation keys of the runs whose deliveries are canceled here
+    // (a cancellation settles many of one run), each read once.
+    let mut cancel_keys: HashMap<Uuid, Option<String>> = HashMap::new();
     for (q, o, ri, di) in items {
         let p = recs[ri].0;
-        let d = &mut recs[ri].2[di];
+        let d = &recs[ri].2[di];
         if d.status.is_final() {
             unqueue(conn, &q).await?;
             continue;
         }
-        let was_attempt = !matches!(o, Outcome::Skipped(_));
+        // A skip or a cancellation calls no provider: no `attempt` entry.
+        let was_attempt = !matches!(o, Outcome::Skipped(_) | Outcome::Canceled(_));
+        // A condition over earlier steps, decided as its delivery came due:
+        // traced on its first settle with the deliveries it was decided on
+        // (as the embedded store does, `store::sled::runs`).
+        let gate_result = match &o {
+            Outcome::Skipped(e) => {
+                (e.code == DeliveryErrorCode::ConditionFalse.as_str()).then_some(false)
+            }
+            Outcome::Canceled(_) => None,
+            _ => Some(true),
+        };
+        if let (Some(g), Some(result)) = (&d.gate, gate_result) {
+            if d.attempts == 0 {
+                let ctx = conditions::steps_context(&recs[ri].2);
+                let rule = g.decider(&ctx, result, true);
+                let step = crate::trace::step_of(&q.delivery_id) as usize;
+                entries[ri].push(crate::trace::entry(
+                    now,
+                    "condition.evaluated",
+                    g.trace_args(step, result, rule, "due"),
+                ));
+            }
+        }
+        let d = &mut recs[ri].2[di];
         match settle::apply(d, &q, o, now) {
             Some(nq) => requeue.push(nq),
             None => unqueue(conn, &q).await?,
         }
         save_delivery(conn, &p, d).await?;
         out.stage_delivery(&p, d);
+        if d.status == DeliveryStatus::Canceled {
+            let run = recs[ri].1.flow_run_id;
+            let key = match cancel_keys.get(&run) {
+                Some(k) => k.clone(),
+                None => {
+                    let doc: Option<Value> = sqlx::query_scalar(
+                        "SELECT doc FROM flow_runs WHERE project = $1 AND id = $2",
+                    )
+                    .bind(p)
+                    .bind(run)
+                    .fetch_optional(&mut *conn)
+                    .await
+                    .map_err(db_err)?;
+                    let k = match doc {
+                        Some(v) => from_doc::<FlowRun>(v)?.cancellation_key,
+                        None => None,
+                    };
+                    cancel_keys.insert(run, k.clone());
+                    k
+                }
+            };
+            let d = &recs[ri].2[di];
+            entries[ri].push(crate::trace::canceled(d, key.as_deref(), now));
+        }
+        let d = &recs[ri].2[di];
         let note = store.take_attempt_note(&d.id);
         entries[ri].extend(crate::trace::settled(d, was_attempt, note, now));
         written.push(d.clone());
