@@ -29,30 +29,36 @@ const RUN_PATH: &str = r"^(data|recipient|actor)(\.[^.]+)*$";
 const STEP_PATH: &str =
     r"^((data|recipient|actor)(\.[^.]+)*|steps\.[0-9]+\.(status|read|seen|clicked))$";
 
-/// One rule `{path, op, value}`: which `value` an `op` takes.
+/// One rule `{path, op, value}`: one alternative per kind of `op`, each
+/// naming the `value` it takes (a whole object each, so that a client's
+/// generated type keeps `path` too).
 fn rule(path_pattern: &str) -> Value {
+    let alt = |ops: &[&str], value: Value, value_required: bool| {
+        let mut required = vec!["path", "op"];
+        if value_required {
+            required.push("value");
+        }
+        json!({
+            "type": "object",
+            "required": required,
+            "properties": {
+                "path": {"type": "string", "pattern": path_pattern},
+                "op": {"type": "string", "enum": ops},
+                "value": value
+            }
+        })
+    };
     json!({
-        "type": "object",
         "description": "A rule: `path` compared by `op` with `value`.",
-        "required": ["path", "op"],
-        "properties": {
-            "path": {"type": "string", "pattern": path_pattern},
-            "op": {"type": "string", "enum": [
-                "eq", "neq", "gt", "gte", "lt", "lte", "in", "not_in",
-                "contains", "exists", "not_exists"
-            ]},
-            "value": {}
-        },
         "oneOf": [
-            {"properties": {"op": {"enum": ["exists", "not_exists"]}, "value": {"type": "null"}}},
-            {"required": ["value"],
-             "properties": {"op": {"enum": ["in", "not_in"]}, "value": {"type": "array"}}},
-            {"required": ["value"],
-             "properties": {"op": {"enum": ["gt", "gte", "lt", "lte"]},
-                            "value": {"type": ["number", "string"]}}},
-            {"required": ["value"],
-             "properties": {"op": {"enum": ["eq", "neq", "contains"]},
-                            "value": {"type": ["string", "number", "boolean", "array", "object"]}}}
+            alt(&["exists", "not_exists"], json!({"type": "null"}), false),
+            alt(&["in", "not_in"], json!({"type": "array"}), true),
+            alt(&["gt", "gte", "lt", "lte"], json!({"type": ["number", "string"]}), true),
+            alt(
+                &["eq", "neq", "contains"],
+                json!({"type": ["string", "number", "boolean", "array", "object"]}),
+                true,
+            ),
         ]
     })
 }
@@ -70,9 +76,9 @@ fn condition(rule_ref: &str, description: &str) -> Value {
         "description": description,
         "oneOf": [
             rules,
-            {"type": "object", "required": ["all"], "maxProperties": 1,
+            {"type": "object", "required": ["all"], "additionalProperties": false,
              "properties": {"all": rules}},
-            {"type": "object", "required": ["any"], "maxProperties": 1,
+            {"type": "object", "required": ["any"], "additionalProperties": false,
              "properties": {"any": rules}}
         ]
     })
