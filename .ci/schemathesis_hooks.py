@@ -28,6 +28,12 @@
      only as written without one;
    - 422 on a channel update that does not name its provider, for `config` fields:
      the stored channel's provider decides what its config takes.
+   - 422 `inclusion` for a channel step's condition rule naming
+     `steps.<index>.…` of a step that is not an earlier channel step: the
+     document gives the path's shape, but no schema relates a number inside a
+     string to the position and `type` of the other items of the array;
+   - 422 `exclusion` for a send window whose `to` equals its `from`: JSON Schema
+     cannot say that two properties differ.
 
 3. negative_data_rejection, with one acceptance the contract expects: a create
    body whose channel `config` lacks fields its provider's config schema lists as
@@ -70,6 +76,12 @@ STATE_RULES = {
     ("format", "header and body keys differ"),
 }
 
+# (reason, message) of the 422 field problems that relate two values of the body
+CROSS_FIELD_RULES = {
+    ("inclusion", "steps.<index>.status|read|seen|clicked of an earlier channel step"),
+    ("exclusion", "must differ from from"),
+}
+
 
 def _error(response):
     try:
@@ -82,6 +94,7 @@ def _state_rule(f):
     return (
         f.get("reason") == "unique"
         or (f.get("reason"), f.get("message")) in STATE_RULES
+        or (f.get("reason"), f.get("message")) in CROSS_FIELD_RULES
         or (f.get("reason") == "exclusion" and "not allowed" in f.get("message", ""))
         # a new destination for a stored secret: the secret must come again
         or (f.get("reason") == "required" and "the channel's secret is used" in f.get("message", ""))

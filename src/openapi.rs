@@ -9,6 +9,7 @@
 //! the server answers what the document says.
 
 mod channels;
+mod workflow;
 
 use crate::bodies::bulk::{
     BulkDeleteInput, BulkDeleteResult, BulkStatus, BulkSubscriptionInput, BulkSubscriptionResult,
@@ -472,7 +473,7 @@ fn operations() -> Vec<Op> {
         Op::new(Get, "/admin/v1/erasures/{id}", "getErasure", "Where a user's erasure stands")
             .param(uuid_param("id", "The erasure's id."))
             .ok(200, "The erasure", Json("Erasure"))
-            .errors(&[404]),
+            .errors(&[400, 404]),
         Op::new(
             Get,
             "/admin/v1/users/{external_id}/preferences",
@@ -1343,6 +1344,7 @@ pub fn json() -> &'static str {
             .and_then(Value::as_object_mut)
         {
             channels::insert(schemas);
+            workflow::insert(schemas);
             if let Some(Value::Object(run)) = schemas.get_mut("RunInput") {
                 // a run needs someone to reach: recipients, a topic, or both
                 run.insert(

@@ -150,7 +150,7 @@ pub struct ThrottleStep {
     pub limit: u32,
     #[serde(rename = "type")]
     pub kind: ThrottleStepType,
-    /// A duration: `"90s"`, `"15m"`, `"1h"`, `"2d"`.
+    /// A duration: `"90s"`, `"15m"`, `"1h"`, `"2d"`, `"1h 30m"`.
     pub window: String,
 }
 

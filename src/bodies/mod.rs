@@ -115,6 +115,11 @@ pub struct Retention {
     pub notifications: String,
 }
 
+/// A retention window as the document gives it: a whole number and a unit
+/// m, h or d (`retention::Window::parse`; at most four digits keeps it within
+/// its 36500 days).
+pub const RETENTION_PATTERN: &str = "^0*[1-9][0-9]{0,3}[mhd]$";
+
 /// A change of the retention windows: a field absent keeps its window,
 /// `null` returns it to the server default.
 #[derive(Deserialize, ToSchema, Default)]
@@ -190,7 +195,7 @@ pub struct ProjectUpdate {
     /// An IANA timezone for recipients without one (send windows); null
     /// unsets it (UTC).
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<users::TimeZone>)]
     pub timezone: Given<String>,
     /// Retention windows; `null` returns both to the server default.
     #[serde(default)]

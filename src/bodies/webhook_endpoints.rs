@@ -86,14 +86,16 @@ pub struct WebhookEndpointInput {
 #[derive(Deserialize, ToSchema, Default)]
 #[schema(example = json!({"enabled": true}))]
 pub struct WebhookEndpointUpdate {
+    /// Where events are POSTed (http or https); absent keeps it.
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 2048)]
+    #[schema(value_type = String, max_length = 2048)]
     pub url: Given<String>,
     #[serde(default)]
     #[schema(value_type = Option<Vec<String>>)]
     pub event_types: Given<Vec<String>>,
+    /// Absent keeps it; not null.
     #[serde(default)]
-    #[schema(value_type = Option<bool>)]
+    #[schema(value_type = bool)]
     pub enabled: Given<bool>,
 }
 

@@ -8,6 +8,19 @@ use herald_actors::Validator;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+/// A `Span` as the document gives it: one to three terms of a whole number
+/// (no leading zero) and a unit s, m, h or d, space-separated (`"90s"`,
+/// `"1h 30m"`). The parser takes more spellings (humantime's units); this
+/// is the part of them that is never zero nor beyond its 3650 days.
+pub const SPAN_PATTERN: &str =
+    "^([1-9][0-9]{0,3}[smh]|[1-9][0-9]{0,2}d)( ([1-9][0-9]{0,3}[smh]|[1-9][0-9]{0,2}d)){0,2}$";
+
+/// An RFC 3339 date-time as `chrono::DateTime::parse_from_rfc3339` reads it,
+/// beside `format: date-time` (generators do not keep to the format alone
+/// for a nullable string).
+pub const DATE_TIME_PATTERN: &str =
+    "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$";
+
 /// Moves a test clock forward: exactly one of `by` and `to`.
 #[derive(Deserialize, ToSchema, Default)]
 #[schema(example = json!({"by": "1h"}))]
@@ -70,7 +83,7 @@ pub fn rfc3339(s: &str, field: &str, v: &mut Validator) -> Option<Timestamp> {
 pub struct CancelInput {
     /// The `cancellation_key` the runs were given.
     #[serde(default)]
-    #[schema(value_type = String, min_length = 1, max_length = 255)]
+    #[schema(value_type = String, required = true, min_length = 1, max_length = 255)]
     pub cancellation_key: Given<String>,
     /// Only these recipients' notifications (external ids); all when absent.
     #[serde(default)]

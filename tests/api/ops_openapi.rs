@@ -523,3 +523,157 @@ async fn docs_page_renders_code_spans() {
         assert!(!html.contains(plain), "rendered as plain text: {plain}");
     }
 }
+
+/// The `pattern` of property `prop` of schema `schema`, compiled.
+fn pattern(doc: &Value, schema: &str, prop: &str) -> regex::Regex {
+    let p = doc["components"]["schemas"][schema]["properties"][prop]["pattern"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{schema}.{prop} has a pattern"));
+    regex::Regex::new(p).expect("the pattern compiles")
+}
+
+#[tokio::test]
+async fn openapi_patterns_allow_what_the_server_accepts_and_no_more() {
+    let app = TestApp::spawn();
+    let doc = fetch_doc(&app).await;
+
+    // a throttle step's window: the document and the server agree on each value
+    let window = pattern(&doc, "ThrottleStep", "window");
+    assert_eq!(
+        window.as_str(),
+        pattern(&doc, "ClockAdvance", "by").as_str(),
+        "one duration pattern"
+    );
+    for (i, (w, ok)) in [
+        ("90s", true),
+        ("15m", true),
+        ("1h", true),
+        ("2d", true),
+        ("1h 30m", true),
+        ("", false),
+        ("0s", false),
+        ("soon", false),
+        ("99999d", false),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        assert_eq!(window.is_match(w), ok, "document on window {w:?}");
+        let body = json!({"handle": format!("throttle-{i}"), "name": "Throttle",
+            "steps": [{"type": "throttle", "limit": 1, "window": w}]});
+        let r = app.admin(POST, "/admin/v1/flows").json(&body).go().await;
+        if ok {
+            assert_eq!(r.status, 201, "server on window {w:?}: {r}");
+        } else {
+            assert_validation(&r, &[("steps.0.window", "format")]);
+        }
+    }
+
+    // retention windows
+    let retention = pattern(&doc, "RetentionInput", "feed");
+    for (w, ok) in [
+        ("15m", true),
+        ("2h", true),
+        ("90d", true),
+        ("0m", false),
+        ("15x", false),
+        ("", false),
+    ] {
+        assert_eq!(retention.is_match(w), ok, "document on retention {w:?}");
+        let r = app
+            .admin(PUT, "/admin/v1/project")
+            .json(&json!({"retention": {"feed": w}}))
+            .go()
+            .await;
+        if ok {
+            assert_eq!(r.status, 200, "server on retention {w:?}: {r}");
+        } else {
+            assert_validation(&r, &[("retention.feed", "format")]);
+        }
+    }
+
+    // an event endpoint's URL: http(s) only, in both bodies
+    for schema in ["WebhookEndpointInput", "WebhookEndpointUpdate"] {
+        let url = pattern(&doc, schema, "url");
+        assert!(url.is_match("https://example.com/events"), "{schema}");
+        assert!(!url.is_match("ftp://example.com/events"), "{schema}");
+        assert!(!url.is_match(""), "{schema}");
+    }
+    let r = app
+        .admin(POST, "/admin/v1/webhook_endpoints")
+        .json(&json!({"url": "ftp://example.com/events"}))
+        .go()
+        .await;
+    assert_validation(&r, &[("url", "format")]);
+
+    // date-times: the pattern beside `format: date-time`
+    let at = pattern(&doc, "RunInput", "send_at");
+    assert!(at.is_match("2026-11-24T10:00:00Z"));
+    assert!(at.is_match("2026-11-24T10:00:00.250+01:00"));
+    assert!(!at.is_match(""));
+    assert!(!at.is_match("2026-11-24"));
+}
+
+#[tokio::test]
+async fn openapi_states_the_workflow_rules_a_type_cannot() {
+    let app = TestApp::spawn();
+    let doc = fetch_doc(&app).await;
+    let schemas = &doc["components"]["schemas"];
+
+    // a condition: rules (1 to 20), or an object with exactly `all` or `any`
+    for (step, cond) in [
+        ("DelayStep", "Condition"),
+        ("ThrottleStep", "Condition"),
+        ("ChannelStepInput", "StepCondition"),
+    ] {
+        assert_eq!(
+            schemas[step]["properties"]["if"]["oneOf"][0]["$ref"],
+            json!(format!("#/components/schemas/{cond}")),
+            "{step}.if"
+        );
+        let forms = schemas[cond]["oneOf"].as_array().expect("oneOf");
+        assert_eq!(forms[0]["type"], json!("array"));
+        assert_eq!(forms[0]["minItems"], json!(1));
+        assert_eq!(forms[0]["maxItems"], json!(20));
+        for (form, key) in [(&forms[1], "all"), (&forms[2], "any")] {
+            assert_eq!(form["required"], json!([key]), "{cond}");
+            assert_eq!(form["additionalProperties"], json!(false), "{cond}");
+        }
+    }
+    // `{}` is none of the forms, and the server refuses it
+    let r = app
+        .admin(POST, "/admin/v1/flows")
+        .json(&json!({"handle": "empty-if", "name": "Empty if",
+            "steps": [{"type": "delay", "seconds": 1, "if": {}}]}))
+        .go()
+        .await;
+    assert_validation(&r, &[("steps.0.if", "format")]);
+
+    // the clock moves by a span or to an instant, never both
+    let clock = schemas["ClockAdvance"]["oneOf"].as_array().expect("oneOf");
+    assert_eq!(clock[0]["required"], json!(["by"]));
+    assert_eq!(clock[0]["properties"]["to"]["type"], json!("null"));
+    assert_eq!(clock[1]["required"], json!(["to"]));
+    assert_eq!(clock[1]["properties"]["by"]["type"], json!("null"));
+
+    // required and referenced where the server needs them
+    assert_eq!(
+        schemas["CancelInput"]["required"],
+        json!(["cancellation_key"])
+    );
+    assert_eq!(
+        schemas["ProjectUpdate"]["properties"]["timezone"]["oneOf"][0]["$ref"],
+        json!("#/components/schemas/TimeZone")
+    );
+    assert_eq!(
+        schemas["WebhookEndpointUpdate"]["properties"]["url"]["type"],
+        json!("string"),
+        "absent keeps the URL; null is no URL"
+    );
+    assert!(
+        doc["paths"]["/admin/v1/erasures/{id}"]["get"]["responses"]["400"].is_object(),
+        "a malformed erasure id is a documented 400"
+    );
+    let r = app.admin(GET, "/admin/v1/erasures/not-a-uuid").go().await;
+    assert_error(&r, 400, "bad_request");
+}

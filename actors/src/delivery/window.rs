@@ -29,7 +29,8 @@ pub struct SendWindow {
     pub to: u16,
 }
 
-const DAYS: [&str; 7] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
+/// The weekdays as the API writes them, Monday first.
+pub const DAYS: [&str; 7] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
 
 fn hhmm(s: &str) -> Option<u16> {
     use chrono::Timelike;

@@ -81,7 +81,7 @@ export interface BulkUsersResult {
 /** Which runs of the flow to stop. */
 export interface CancelInput {
   /** The `cancellation_key` the runs were given. */
-  cancellation_key?: string;
+  cancellation_key: string;
   /** Only these recipients' notifications (external ids); all when absent. */
   recipients?: Array<string> | null;
 }
@@ -296,12 +296,12 @@ export type ChannelStatus = "unconfigured" | "active" | "revoked";
 export interface ChannelStep {
   channel_id?: string | null;
   /** The step's condition (see `DelayStep.if`); absent when it has none. */
-  if?: Record<string, unknown> | null;
+  if?: StepCondition | null;
   /** When the step may deliver, in the recipient's timezone (UTC when
    * none): `{"days": ["mon", …], "from": "09:00", "to": "18:00"}`; a `to`
    * not after `from` runs across midnight. Reached outside it, the step
    * and the run after it wait until it opens. Absent when none. */
-  send_window?: Record<string, unknown> | null;
+  send_window?: SendWindow | null;
   template: Template;
   type: ChannelStepType;
 }
@@ -310,9 +310,9 @@ export interface ChannelStep {
 export interface ChannelStepInput {
   channel_id: string;
   /** The step's condition (see DelayStep.if); rules may also name earlier channel steps. */
-  if?: Record<string, unknown>;
+  if?: StepCondition | null;
   /** When the step may deliver (see ChannelStep.send_window). */
-  send_window?: Record<string, unknown>;
+  send_window?: SendWindow | null;
   template: Template;
   type: ChannelStepType;
 }
@@ -462,15 +462,42 @@ export type ChannelUpdate = {
 };
 
 /** Moves a test clock forward: exactly one of `by` and `to`. */
-export interface ClockAdvance {
-  /** A duration: `"90s"`, `"15m"`, `"1h"`, `"2d"`, `"1h 30m"`. */
-  by?: string | null;
-  /** An RFC 3339 instant, not before the clock's current time. */
-  to?: string | null;
-}
+export type ClockAdvance = {
+  by: string;
+  to?: null;
+} | {
+  by?: null;
+  to: string;
+};
 
 /** Which clock a project's time follows. */
 export type ClockKind = "real" | "test";
+
+/** A condition of a delay or throttle step: rules over `data.…`, `recipient.…` and `actor.…`. */
+export type Condition = Array<ConditionRule> | {
+  all: Array<ConditionRule>;
+} | {
+  any: Array<ConditionRule>;
+};
+
+/** A rule: `path` compared by `op` with `value`. */
+export type ConditionRule = {
+  op: "exists" | "not_exists";
+  path: string;
+  value?: null;
+} | {
+  op: "in" | "not_in";
+  path: string;
+  value: Array<unknown>;
+} | {
+  op: "gt" | "gte" | "lt" | "lte";
+  path: string;
+  value: number | string;
+} | {
+  op: "eq" | "neq" | "contains";
+  path: string;
+  value: string | number | boolean | Array<unknown> | Record<string, unknown>;
+};
 
 export interface DelayStep {
   /** A condition: an array of rules `{path, op, value}` that must all
@@ -480,7 +507,7 @@ export interface DelayStep {
    * `steps.<index>.status|read|seen|clicked` of an earlier channel step,
    * evaluated when the step is reached. False: the step is skipped
    * (`condition_false`). Absent when the step has none. */
-  if?: Record<string, unknown> | null;
+  if?: Condition | null;
   seconds: number;
   type: DelayStepType;
 }
@@ -822,9 +849,7 @@ export interface ProjectUpdate {
   name?: string;
   retention?: RetentionInput | null;
   security_mode?: boolean | null;
-  /** An IANA timezone for recipients without one (send windows); null
-   * unsets it (UTC). */
-  timezone?: string | null;
+  timezone?: TimeZone | null;
 }
 
 /** The keys of a web push subscription (the browser's `PushSubscription.getKey`). */
@@ -935,6 +960,14 @@ export type RunInput = {
   topic: string;
 });
 
+/** When a channel step may deliver, in the recipient's timezone (UTC when none); a `to` not after `from` runs across midnight. */
+export interface SendWindow {
+  days?: Array<"mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun"> | null;
+  from: string;
+  /** Not equal to `from`. */
+  to: string;
+}
+
 export interface SigningKeyInput {
   /** PEM `PUBLIC KEY` (SPKI) or `RSA PUBLIC KEY` (PKCS#1), RSA of at least 2048 bits. */
   public_key: string;
@@ -975,6 +1008,32 @@ export type SmtpConfig = {
  * or a throttle step. */
 export type Step = ChannelStep | DelayStep | ThrottleStep;
 
+/** A condition of a channel step: rules may also name `steps.<index>.status|read|seen|clicked` of an earlier channel step. */
+export type StepCondition = Array<StepConditionRule> | {
+  all: Array<StepConditionRule>;
+} | {
+  any: Array<StepConditionRule>;
+};
+
+/** A rule: `path` compared by `op` with `value`. */
+export type StepConditionRule = {
+  op: "exists" | "not_exists";
+  path: string;
+  value?: null;
+} | {
+  op: "in" | "not_in";
+  path: string;
+  value: Array<unknown>;
+} | {
+  op: "gt" | "gte" | "lt" | "lte";
+  path: string;
+  value: number | string;
+} | {
+  op: "eq" | "neq" | "contains";
+  path: string;
+  value: string | number | boolean | Array<unknown> | Record<string, unknown>;
+};
+
 /** A step of a create or update: a channel, delay or throttle step. */
 export type StepInput = ChannelStepInput | DelayStep | ThrottleStep;
 
@@ -1012,13 +1071,13 @@ export interface Template {
  * `throttled`). Also the throttle step of a request. */
 export interface ThrottleStep {
   /** A condition, as on any step (see `DelayStep.if`). */
-  if?: Record<string, unknown> | null;
+  if?: Condition | null;
   /** A template over the run (e.g. `{{ data.thread_id }}`): separate
    * counters per rendered key. Absent: one counter per recipient. */
   key?: string | null;
   limit: number;
   type: ThrottleStepType;
-  /** A duration: `"90s"`, `"15m"`, `"1h"`, `"2d"`. */
+  /** A duration: `"90s"`, `"15m"`, `"1h"`, `"2d"`, `"1h 30m"`. */
   window: string;
 }
 
@@ -1161,8 +1220,8 @@ export interface WebhookEndpoint {
 export interface WebhookEndpointInput {
   /** Default true. */
   enabled?: boolean | null;
-  /** The event types to receive; absent, null or `["*"]`: every type. */
-  event_types?: Array<string> | null;
+  /** The event types to receive, or `["*"]` for every type; null: every type. */
+  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled"> | Array<"*"> | null;
   /** Where events are POSTed (http or https). */
   url: string;
 }
@@ -1175,9 +1234,12 @@ export interface WebhookEndpointList {
 /** A change of an endpoint: present fields replace the stored ones.
  * Enabling it again clears `disabled_reason`. */
 export interface WebhookEndpointUpdate {
-  enabled?: boolean | null;
-  event_types?: Array<string> | null;
-  url?: string | null;
+  /** Absent keeps it; not null. */
+  enabled?: boolean;
+  /** The event types to receive, or `["*"]` for every type; null: every type. */
+  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled"> | Array<"*"> | null;
+  /** Where events are POSTed (http or https); absent keeps it. */
+  url?: string;
 }
 
 /** An endpoint with its new signing secret: the answer to creation and to
