@@ -196,6 +196,35 @@ pub struct Project {
 }
 
 impl Project {
+    /// A new project with its keys (the secret already hashed), on the real
+    /// clock, with the server's retention and no signing key.
+    pub fn new(
+        id: Uuid,
+        name: &str,
+        public_key: &str,
+        secret_hash: Vec<u8>,
+        now: Timestamp,
+    ) -> Project {
+        Project {
+            id,
+            name: name.to_string(),
+            public_key: public_key.to_string(),
+            secret_hash,
+            security_mode: false,
+            signing_key: None,
+            created_at: now,
+            updated_at: now,
+            previous_secret_hash: None,
+            previous_secret_expires_at: None,
+            secret_rotated_at: None,
+            test_clock: None,
+            timezone: None,
+            retention: Default::default(),
+        }
+    }
+}
+
+impl Project {
     /// The previous secret's hash while it is still accepted at `now`.
     pub fn previous_secret_live(&self, now: Timestamp) -> Option<&[u8]> {
         match (&self.previous_secret_hash, self.previous_secret_expires_at) {
@@ -399,6 +428,23 @@ pub struct Channel {
     pub builtin: bool,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+}
+
+impl Channel {
+    /// The in-app channel every project starts with (it cannot be deleted or revoked).
+    pub fn builtin_in_app(id: Uuid, now: Timestamp) -> Channel {
+        Channel {
+            id,
+            channel_type: ChannelType::InApp,
+            name: "In-app feed".into(),
+            provider: "in_app".into(),
+            config: Default::default(),
+            revoked: false,
+            builtin: true,
+            created_at: now,
+            updated_at: now,
+        }
+    }
 }
 
 // ---------------------------------------------------------------- flows

@@ -25,6 +25,7 @@ pub mod cancel;
 pub mod clock;
 pub mod conditions;
 pub(crate) mod expand;
+pub(crate) mod feed_flags;
 pub mod frames;
 pub(crate) mod settle;
 pub(crate) mod tally;

@@ -3,7 +3,7 @@
 
 use super::{db_err, from_doc, is_unique_violation, to_doc, PgStore};
 use crate::error::{Error, Result};
-use crate::model::{new_id, Channel, ChannelType, Project, Timestamp};
+use crate::model::{new_id, Channel, Project, Timestamp};
 use crate::storage::{Edit, NewProjectKeys, ProjectRepo};
 use crate::store::{check_project_name, hash_secret, MAX_SECRET_GRACE};
 use sqlx::Row;
@@ -117,34 +117,9 @@ impl ProjectRepo for PgStore {
         let (public_key, secret_key) =
             keys.unwrap_or_else(|| (random_key("pk_"), random_key("sk_")));
         let (id, now) = new_id();
-        let p = Project {
-            id,
-            name: name.to_string(),
-            public_key: public_key.clone(),
-            secret_hash: hash_secret(&secret_key),
-            security_mode: false,
-            signing_key: None,
-            created_at: now,
-            updated_at: now,
-            previous_secret_hash: None,
-            previous_secret_expires_at: None,
-            secret_rotated_at: None,
-            test_clock: None,
-            timezone: None,
-            retention: Default::default(),
-        };
+        let p = Project::new(id, name, &public_key, hash_secret(&secret_key), now);
         let (cid, cnow) = new_id();
-        let in_app = Channel {
-            id: cid,
-            channel_type: ChannelType::InApp,
-            name: "In-app feed".into(),
-            provider: "in_app".into(),
-            config: Default::default(),
-            revoked: false,
-            builtin: true,
-            created_at: cnow,
-            updated_at: cnow,
-        };
+        let in_app = Channel::builtin_in_app(cid, cnow);
         let channel_doc = to_doc(&in_app)?;
         let mut tx = self.begin()?;
         let res = self.block(async {

@@ -48,7 +48,7 @@ async fn remove_feed_rows(
         bytes += r.get::<i32, _>("size") as u64;
         count_delta(
             removed.entry(r.get("user_id")).or_default(),
-            r.get("flags"),
+            r.get::<i16, _>("flags") as u8,
             1,
         );
     }

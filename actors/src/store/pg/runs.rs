@@ -51,38 +51,8 @@ use uuid::Uuid;
 const KEEP_EVENTS: i64 = 1000;
 const KEEP_MS: i64 = 24 * 3600 * 1000;
 
-const SEEN: i16 = 1;
-const READ: i16 = 2;
-const ARCHIVED: i16 = 4;
-
-fn flags_of(d: &Delivery) -> i16 {
-    let mut f = 0;
-    if d.seen_at.is_some() {
-        f |= SEEN;
-    }
-    if d.read_at.is_some() {
-        f |= READ;
-    }
-    if d.archived_at.is_some() {
-        f |= ARCHIVED;
-    }
-    f
-}
-
-/// Unread and unseen counts with an entry of flags `f` added (`sign` 1) or
-/// taken away (-1); archived entries do not count.
-pub(super) fn count_delta(c: &mut FeedCounts, f: i16, sign: i64) {
-    if f & ARCHIVED != 0 {
-        return;
-    }
-    let add = |x: &mut u64, on: bool| {
-        if on {
-            *x = (*x as i64 + sign).max(0) as u64;
-        }
-    };
-    add(&mut c.unread, f & READ == 0);
-    add(&mut c.unseen, f & SEEN == 0);
-}
+pub(super) use crate::delivery::feed_flags::count_delta;
+use crate::delivery::feed_flags::{flags_of, READ, SEEN};
 
 /// The condition on `f.flags` of a feed filter.
 fn filter_sql(f: FeedFilter) -> &'static str {
@@ -388,7 +358,7 @@ async fn feed_insert(
     .bind(p)
     .bind(d.recipient_id)
     .bind(d.id)
-    .bind(f)
+    .bind(i16::from(f))
     .execute(conn)
     .await
     .map_err(db_err)?;
@@ -1133,7 +1103,7 @@ impl PgStore {
         p: &Uuid,
         u: &Uuid,
         id: &Uuid,
-    ) -> Result<Option<(Delivery, i16)>> {
+    ) -> Result<Option<(Delivery, u8)>> {
         let row = sqlx::query(
             "SELECT d.doc, f.flags FROM feed f
              JOIN deliveries d ON d.project = f.project AND d.id = f.delivery_id
@@ -1145,7 +1115,7 @@ impl PgStore {
         .fetch_optional(conn)
         .await
         .map_err(db_err)?;
-        row.map(|r| Ok((from_doc(r.get("doc"))?, r.get("flags"))))
+        row.map(|r| Ok((from_doc(r.get("doc"))?, r.get::<i16, _>("flags") as u8)))
             .transpose()
     }
 
@@ -1155,7 +1125,7 @@ impl PgStore {
         p: &Uuid,
         u: &Uuid,
         d: &Delivery,
-        before: i16,
+        before: u8,
         counts: &mut FeedCounts,
     ) -> Result<Frame> {
         let after = flags_of(d);
@@ -1167,7 +1137,7 @@ impl PgStore {
         .bind(p)
         .bind(u)
         .bind(d.id)
-        .bind(after)
+        .bind(i16::from(after))
         .execute(&mut *conn)
         .await
         .map_err(db_err)?;
@@ -1377,7 +1347,7 @@ impl FeedRepo for PgStore {
             )
             .bind(project)
             .bind(user)
-            .bind(want)
+            .bind(i16::from(want))
             .fetch_all(&mut *tx)
             .await
             .map_err(db_err)?;
@@ -1391,7 +1361,7 @@ impl FeedRepo for PgStore {
             };
             for r in rows {
                 let mut d: Delivery = from_doc(r.get("doc"))?;
-                let before: i16 = r.get("flags");
+                let before = r.get::<i16, _>("flags") as u8;
                 d.seen_at.get_or_insert(now);
                 if read {
                     d.read_at.get_or_insert(now);

@@ -129,9 +129,8 @@ pub fn feed_lock_key(project: &Uuid, user: &Uuid) -> Vec<u8> {
     Key::new().u8(b'f').id(project).id(user).0
 }
 
-const SEEN: u8 = 1;
-const READ: u8 = 2;
-const ARCHIVED: u8 = 4;
+pub(super) use crate::delivery::feed_flags::{count_delta, flags_of};
+use crate::delivery::feed_flags::{ARCHIVED, READ, SEEN};
 
 impl FeedFilter {
     pub fn parse(s: &str) -> Option<Self> {
@@ -193,33 +192,6 @@ fn apply_state(d: &mut Delivery, v: &[u8]) {
     {
         d.updated_at = d.updated_at.max(t);
     }
-}
-
-pub(super) fn flags_of(d: &Delivery) -> u8 {
-    let mut f = 0;
-    if d.seen_at.is_some() {
-        f |= SEEN;
-    }
-    if d.read_at.is_some() {
-        f |= READ;
-    }
-    if d.archived_at.is_some() {
-        f |= ARCHIVED;
-    }
-    f
-}
-
-pub(super) fn count_delta(c: &mut FeedCounts, f: u8, sign: i64) {
-    if f & ARCHIVED != 0 {
-        return;
-    }
-    let add = |x: &mut u64, on: bool| {
-        if on {
-            *x = (*x as i64 + sign).max(0) as u64;
-        }
-    };
-    add(&mut c.unread, f & READ == 0);
-    add(&mut c.unseen, f & SEEN == 0);
 }
 
 /// Bytes before the frame in an event record.

@@ -5,7 +5,7 @@
 use super::keys::Key;
 use super::{codec, Store, Writes, T};
 use crate::error::{Error, Result};
-use crate::model::{new_id, Channel, ChannelType, Project, Timestamp};
+use crate::model::{new_id, Channel, Project, Timestamp};
 use crate::storage::NewProjectKeys;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -113,34 +113,9 @@ impl Store {
             ));
         }
         let (id, now) = new_id();
-        let p = Project {
-            id,
-            name: name.to_string(),
-            public_key: public_key.clone(),
-            secret_hash: hash_secret(&secret_key),
-            security_mode: false,
-            signing_key: None,
-            created_at: now,
-            updated_at: now,
-            previous_secret_hash: None,
-            previous_secret_expires_at: None,
-            secret_rotated_at: None,
-            test_clock: None,
-            timezone: None,
-            retention: Default::default(),
-        };
+        let p = Project::new(id, name, &public_key, hash_secret(&secret_key), now);
         let (cid, cnow) = new_id();
-        let in_app = Channel {
-            id: cid,
-            channel_type: ChannelType::InApp,
-            name: "In-app feed".into(),
-            provider: "in_app".into(),
-            config: Default::default(),
-            revoked: false,
-            builtin: true,
-            created_at: cnow,
-            updated_at: cnow,
-        };
+        let in_app = Channel::builtin_in_app(cid, cnow);
         let mut w = Writes::new();
         w.put_rec(T::projects, id.as_bytes(), &p);
         w.put(T::projects_by_name, name.as_bytes(), id.as_bytes());
