@@ -339,6 +339,9 @@ pub struct AttemptNote {
     /// The channel's provider (`webhook`, `smtp`…).
     pub provider: String,
     pub latency_ms: u64,
+    /// The status the provider answered with (HTTP status, SMTP reply code);
+    /// `None` when it did not answer (timeout, refused connection).
+    pub status_code: Option<u16>,
     /// Push subscriptions the provider reported gone (and Herald removed).
     pub subscriptions_removed: usize,
 }
@@ -377,6 +380,7 @@ pub fn settled(
                 "attempt": d.attempts, "result": result,
                 "provider": (!note.provider.is_empty()).then_some(&note.provider),
                 "latency_ms": note.latency_ms,
+                "status_code": note.status_code,
                 "error_code": d.error.as_ref().map(|e| &e.code),
                 "error": d.error.as_ref().map(|e| &e.message),
                 "provider_message_id": provider_message_id}),

@@ -142,6 +142,7 @@ async fn traces_explain_sent_skipped_failed_and_retried_notifications_after_a_re
     assert_eq!(attempt["args"]["result"], json!("sent"), "{t}");
     assert_eq!(attempt["args"]["provider"], json!("webhook"), "{t}");
     assert!(attempt["args"]["latency_ms"].is_u64(), "{t}");
+    assert_eq!(attempt["args"]["status_code"], json!(200), "{t}");
     assert_eq!(attempt["args"]["delivery_id"], deliveries(&sent)[0]["id"]);
     assert_eq!(entry(&t, "delivery.final")["args"]["status"], json!("sent"));
     assert_eq!(
@@ -193,6 +194,8 @@ async fn traces_explain_sent_skipped_failed_and_retried_notifications_after_a_re
         .filter(|e| e["code"] == json!("attempt"))
         .collect();
     assert_eq!(attempts[0]["args"]["result"], json!("retry"));
+    assert_eq!(attempts[0]["args"]["status_code"], json!(503));
+    assert_eq!(attempts[1]["args"]["status_code"], json!(200));
     assert_eq!(attempts[0]["args"]["attempt"], json!(1));
     assert_eq!(attempts[1]["args"]["result"], json!("sent"));
 

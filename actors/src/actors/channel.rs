@@ -609,6 +609,10 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
         crate::trace::AttemptNote {
             provider: channel.provider.clone(),
             latency_ms,
+            status_code: match &res {
+                Ok(sent) => sent.status_code,
+                Err(e) => e.status_code(),
+            },
             subscriptions_removed: expired.len(),
         },
     );

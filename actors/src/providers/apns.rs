@@ -255,6 +255,7 @@ async fn push_one(
     let v = answer_json(resp).await;
     if status == 200 {
         let mut extra = Map::new();
+        extra.insert("status_code".into(), status.into());
         if let Some(u) = unique {
             extra.insert("message_id".into(), Value::String(u));
         }

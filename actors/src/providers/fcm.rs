@@ -337,6 +337,7 @@ async fn send_one(http: &reqwest::Client, url: &reqwest::Url, bearer: &str, body
     let v = answer_json(resp).await;
     if (200..300).contains(&status) {
         let mut extra = Map::new();
+        extra.insert("status_code".into(), status.into());
         if let Some(name) = v["name"].as_str() {
             extra.insert("message_id".into(), Value::String(name.to_string()));
         }

@@ -155,6 +155,43 @@ pub enum SendError {
 pub struct Sent {
     pub outcomes: Option<Value>,
     pub expired: Vec<String>,
+    /// The status the provider answered with (HTTP status, SMTP reply code),
+    /// for the decision trace; per device in `outcomes` for push.
+    pub status_code: Option<u16>,
+}
+
+impl Sent {
+    /// A plain acceptance answered with `status`.
+    pub fn answered(status: u16) -> Sent {
+        Sent {
+            status_code: Some(status),
+            ..Sent::default()
+        }
+    }
+}
+
+impl SendError {
+    /// The status the provider answered with, for the decision trace: every
+    /// message of a provider's answer is made by [`answered`] (or says
+    /// `… answered NNN` the same way: SMTP, push services), so the code is
+    /// read back from it rather than carried in every variant. `None` when
+    /// there was no answer (a timeout, a refused connection).
+    pub fn status_code(&self) -> Option<u16> {
+        let message = match self {
+            SendError::Transient { message, .. }
+            | SendError::Unauthorized { message }
+            | SendError::Rejected { message, .. }
+            | SendError::NoAddress { message }
+            | SendError::Expired { message, .. } => message,
+            SendError::AlsoExpired { error, .. } => return error.status_code(),
+        };
+        let rest = &message[message.find("answered ")? + "answered ".len()..];
+        let digits = rest.get(..3)?;
+        let after = rest[3..].chars().next();
+        (digits.bytes().all(|b| b.is_ascii_digit()) && !after.is_some_and(|c| c.is_ascii_digit()))
+            .then(|| digits.parse().ok())
+            .flatten()
+    }
 }
 
 pub type SendResult = Result<Sent, SendError>;
@@ -492,9 +529,16 @@ pub(crate) fn settle(results: Vec<(String, Device)>) -> SendResult {
     }
     let n = outcomes.len();
     if sent > 0 {
+        // The attempt's status: the first accepted device's.
+        let status_code = outcomes
+            .iter()
+            .find(|o| o["status"] == "sent")
+            .and_then(|o| o["status_code"].as_u64())
+            .and_then(|c| u16::try_from(c).ok());
         return Ok(Sent {
             outcomes: Some(Value::Array(outcomes)),
             expired,
+            status_code,
         });
     }
     // Nothing sent: the devices reported gone are still removed.
@@ -557,6 +601,27 @@ pub(crate) fn fit_body(body: &str, max: usize, build: impl Fn(&str) -> Vec<u8>) 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_answered_status_is_read_back_for_the_trace() {
+        let e = classify_status(503, Some("busy"), None);
+        assert_eq!(e.status_code(), Some(503));
+        let e = SendError::Rejected {
+            code: DeliveryErrorCode::ProviderRejected,
+            message: "SMTP server answered 550 (5.1.1)".into(),
+        };
+        assert_eq!(e.status_code(), Some(550));
+        let e = SendError::Transient {
+            message: "timed out after 10 s waiting for example.com:25".into(),
+            retry_after: None,
+        };
+        assert_eq!(e.status_code(), None);
+        let e = SendError::Transient {
+            message: "provider answered 5000".into(),
+            retry_after: None,
+        };
+        assert_eq!(e.status_code(), None, "not a status");
+    }
+
     use super::*;
 
     async fn attempt(policy: EgressPolicy, url: &str, timeout: Duration) -> SendError {

@@ -83,7 +83,7 @@ impl Provider for SlackWebhook {
                 .map_err(|e| transport_error(HTTP_TIMEOUT, e))?;
             let status = resp.status().as_u16();
             if (200..300).contains(&status) {
-                return Ok(Sent::default());
+                return Ok(Sent::answered(status));
             }
             let ra = retry_after(resp.headers());
             // Slack answers errors as a plain-text token (`invalid_token`,

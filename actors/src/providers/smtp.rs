@@ -318,11 +318,11 @@ impl Provider for Smtp {
             let (host, port) = server(&req.config);
             let ip = checked_address(&guard, &host, port).await?;
             let mailer = transport(&req.config, &host, port, ip)?;
-            mailer
+            let reply = mailer
                 .send(msg)
                 .await
                 .map_err(|e| classify(e, &host, port))?;
-            Ok(Sent::default())
+            Ok(Sent::answered(reply.code().into()))
         })
     }
 }

@@ -164,6 +164,7 @@ impl Provider for Twilio {
                 return Ok(Sent {
                     outcomes: Some(json!([o])),
                     expired: vec![],
+                    status_code: Some(status),
                 });
             }
             // Twilio's own error code only, never its message text

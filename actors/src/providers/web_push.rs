@@ -272,6 +272,7 @@ async fn push_one(
     let status = resp.status().as_u16();
     if (200..300).contains(&status) {
         let mut extra = Map::new();
+        extra.insert("status_code".into(), status.into());
         if let Some(loc) = resp
             .headers()
             .get(reqwest::header::LOCATION)

@@ -176,7 +176,7 @@ impl Provider for Webhook {
                 .map_err(|e| transport_error(timeout, e))?;
             let status = resp.status().as_u16();
             if (200..300).contains(&status) {
-                return Ok(Sent::default());
+                return Ok(Sent::answered(status));
             }
             // a receiver's body is its own business (and may be anything): only
             // the status is kept
