@@ -12,8 +12,8 @@ mod channels;
 mod workflow;
 
 use crate::bodies::bulk::{
-    BulkDeleteInput, BulkDeleteResult, BulkStatus, BulkSubscriptionInput, BulkSubscriptionResult,
-    BulkUserResult, BulkUsersInput, BulkUsersResult, SubscriptionRequest,
+    BulkDeleteInput, BulkDeleteResult, BulkErasure, BulkStatus, BulkSubscriptionInput,
+    BulkSubscriptionResult, BulkUserResult, BulkUsersInput, BulkUsersResult, SubscriptionRequest,
 };
 use crate::bodies::flows::{
     self, ChannelStep, ChannelStepType, DelayStep, DelayStepType, Flow, FlowInput, FlowStatus,
@@ -433,13 +433,18 @@ fn operations() -> Vec<Op> {
             Post,
             "/admin/v1/users/bulk_delete",
             "bulkDeleteUsers",
-            "Delete up to 1,000 users in one durable commit",
+            "Delete (or erase) up to 1,000 users",
         )
+        .param(query_param(
+            "erase",
+            enum_schema(&["true", "false"]),
+            "`true`: erase each user as `erase` in the body does.",
+        ))
         .body("BulkDeleteInput", true)
         .idempotent()
         .ok(
             200,
-            "How many were deleted; the external ids that named no user",
+            "How many were deleted; the external ids that named no user; with `erase`, the erasures",
             Json("BulkDeleteResult"),
         ),
         Op::new(Put, "/admin/v1/users/{external_id}", "putUser", "Create or update a user")
@@ -1140,6 +1145,7 @@ fn components() -> utoipa::openapi::schema::Components {
         BulkSubscriptionInput,
         BulkDeleteInput,
         BulkDeleteResult,
+        BulkErasure,
         SubscriptionRequest,
         BulkSubscriptionResult,
         ChannelTypeFlags,

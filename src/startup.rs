@@ -224,6 +224,65 @@ async fn backup_handler(req: HttpRequest, st: crate::state::State) -> ApiResult<
         .streaming(stream))
 }
 
+// ================================================================ while the store opens
+
+/// How long the store may take to open before the port is served anyway,
+/// answering 503 (`Starting`). Opening an empty data dir takes milliseconds;
+/// a large one takes as long as sled needs to replay what was written since
+/// the last start (docs/PERFORMANCE.md, restart).
+const LISTEN_EARLY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+fn listen_early_after() -> std::time::Duration {
+    LISTEN_EARLY_AFTER
+}
+
+/// Test-only: milliseconds to wait before opening the store, so black-box
+/// tests can see a slow start (`Starting`) without a large data dir.
+const OPEN_DELAY_ENV: &str = "HERALD_TEST_OPEN_DELAY_MS";
+
+/// The server on the bound port while the store opens: `/healthz` answers
+/// 200 (the process is alive), everything else, `/readyz` included, 503
+/// `service_unavailable` with `Retry-After`, at once: a request never waits
+/// for the store. Stopped (gracefully, within a second) just before the real
+/// server takes the same listening socket over; connections that arrive in
+/// between wait in the socket's backlog.
+struct Starting {
+    handle: actix_web::dev::ServerHandle,
+}
+
+impl Starting {
+    fn start(listener: &TcpListener) -> Result<Starting, String> {
+        let l = listener.try_clone().map_err(|e| e.to_string())?;
+        let server = actix_web::HttpServer::new(|| {
+            App::new()
+                .wrap(actix_web::middleware::from_fn(request_scope))
+                .route(
+                    "/healthz",
+                    web::get()
+                        .to(|| async { crate::routes::ok(crate::bodies::Health { status: "ok" }) }),
+                )
+                .default_service(web::to(|| async {
+                    Err::<HttpResponse, _>(ApiError(Error::unavailable(
+                        "the server is starting: its store is opening",
+                    )))
+                }))
+        })
+        .workers(1)
+        .disable_signals()
+        .shutdown_timeout(1)
+        .listen(l)
+        .map_err(|e| e.to_string())?
+        .run();
+        let handle = server.handle();
+        actix_web::rt::spawn(server);
+        Ok(Starting { handle })
+    }
+
+    async fn stop(self) {
+        self.handle.stop(true).await;
+    }
+}
+
 impl Application {
     /// `operator_token`: `HERALD_OPERATOR_TOKEN`, accepted by the operator
     /// API from any address (kept out of `Settings`, whose Debug form would show it).
@@ -238,76 +297,116 @@ impl Application {
             fuel: settings.template_fuel,
             max_output: settings.template_max_output,
         };
-        let from_env = bootstrap.is_some();
-        // Project `default`: created when absent (a renamed one is still it);
-        // keys printed only when generated.
-        let (storage, store, pg, created): (Arc<dyn Storage>, _, _, _) =
-            match settings.postgres_url() {
-                Some(url) => {
-                    let url = url.to_string();
-                    let pg = web::block(move || PgStore::open(&url))
-                        .await
-                        .map_err(|e| e.to_string())?
-                        .map_err(|e| e.message)?;
-                    let p = pg.clone();
-                    let created = web::block(move || p.ensure_default_project(bootstrap))
-                        .await
-                        .map_err(|e| e.to_string())?
-                        .map_err(|e| e.message)?;
-                    pg.set_template_limits(limits);
-                    (Arc::new(pg.clone()), None, Some(pg), created)
-                }
-                None => {
-                    let dir = settings.data_dir.clone();
-                    let key_file = settings.secret_key_path();
-                    let store = web::block(move || Store::open_with(&dir, Some(&key_file)))
-                        .await
-                        .map_err(|e| e.to_string())?
-                        .map_err(|e| e.message)?;
-                    let created = store
-                        .ensure_default_project(bootstrap)
-                        .map_err(|e| e.message)?;
-                    store.set_template_limits(limits);
-                    (Arc::new(store.clone()), Some(store), None, created)
-                }
-            };
-        if let (Some(keys), false) = (created, from_env) {
-            println!("created project default");
-            println!("public_key: {}", keys.public_key);
-            println!("secret_key: {}", keys.secret_key);
-        }
-        let panic_once = std::env::var("HERALD_FAULT_PANIC_ONCE")
-            .ok()
-            .map(|s| {
-                s.split(',')
-                    .filter_map(|t| ChannelType::parse(t.trim()))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let egress = settings.egress_policy()?;
-        if egress.allow_private {
-            tracing::info!(
-                "egress guard off: providers may send to private and loopback addresses"
-            );
-        } else if !egress.allow.is_empty() {
-            tracing::info!(allow = ?egress.allow, "egress guard on, with ranges allowed");
-        }
-        let engine = Engine::start(
-            storage,
-            EngineConfig {
-                threads: settings.engine_threads.max(1),
-                project_inflight: settings.project_inflight.max(1),
-                concurrency: settings.delivery_concurrency.max(1),
-                panic_once,
-                egress,
-                event_retry_horizon: std::time::Duration::from_secs(settings.event_retry_horizon),
-            },
-        )
-        .map_err(|e| e.message)?;
-        crate::metrics::install();
+        // Bound first: when opening the store takes a while (sled replays
+        // what was written since the last start, seconds on a large data
+        // dir), the port answers 503 `service_unavailable` meanwhile instead
+        // of refusing connections (see `Starting`).
         let listener = TcpListener::bind(&settings.bind)
             .map_err(|e| format!("cannot bind {}: {e}", settings.bind))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let settings_ref = &settings;
+        let opening = async move {
+            let settings = settings_ref;
+            if let Some(ms) = std::env::var(OPEN_DELAY_ENV)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            }
+            let from_env = bootstrap.is_some();
+            // Project `default`: created when absent (a renamed one is still it);
+            // keys printed only when generated.
+            let (storage, store, pg, created): (Arc<dyn Storage>, _, _, _) =
+                match settings.postgres_url() {
+                    Some(url) => {
+                        let url = url.to_string();
+                        let pg = web::block(move || PgStore::open(&url))
+                            .await
+                            .map_err(|e| e.to_string())?
+                            .map_err(|e| e.message)?;
+                        let p = pg.clone();
+                        let created = web::block(move || p.ensure_default_project(bootstrap))
+                            .await
+                            .map_err(|e| e.to_string())?
+                            .map_err(|e| e.message)?;
+                        pg.set_template_limits(limits);
+                        (Arc::new(pg.clone()), None, Some(pg), created)
+                    }
+                    None => {
+                        let dir = settings.data_dir.clone();
+                        let key_file = settings.secret_key_path();
+                        let store = web::block(move || Store::open_with(&dir, Some(&key_file)))
+                            .await
+                            .map_err(|e| e.to_string())?
+                            .map_err(|e| e.message)?;
+                        let created = store
+                            .ensure_default_project(bootstrap)
+                            .map_err(|e| e.message)?;
+                        store.set_template_limits(limits);
+                        (Arc::new(store.clone()), Some(store), None, created)
+                    }
+                };
+            if let (Some(keys), false) = (created, from_env) {
+                println!("created project default");
+                println!("public_key: {}", keys.public_key);
+                println!("secret_key: {}", keys.secret_key);
+            }
+            let panic_once = std::env::var("HERALD_FAULT_PANIC_ONCE")
+                .ok()
+                .map(|s| {
+                    s.split(',')
+                        .filter_map(|t| ChannelType::parse(t.trim()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let egress = settings.egress_policy()?;
+            if egress.allow_private {
+                tracing::info!(
+                    "egress guard off: providers may send to private and loopback addresses"
+                );
+            } else if !egress.allow.is_empty() {
+                tracing::info!(allow = ?egress.allow, "egress guard on, with ranges allowed");
+            }
+            let engine = Engine::start(
+                storage,
+                EngineConfig {
+                    threads: settings.engine_threads.max(1),
+                    project_inflight: settings.project_inflight.max(1),
+                    concurrency: settings.delivery_concurrency.max(1),
+                    panic_once,
+                    egress,
+                    event_retry_horizon: std::time::Duration::from_secs(
+                        settings.event_retry_horizon,
+                    ),
+                },
+            )
+            .map_err(|e| e.message)?;
+            Ok::<_, String>((store, pg, engine))
+        };
+        let mut opening = Box::pin(opening);
+        let opened = tokio::time::timeout(listen_early_after(), &mut opening).await;
+        let (store, pg, engine, early) = match opened {
+            Ok(r) => {
+                let (store, pg, engine) = r?;
+                (store, pg, engine, false)
+            }
+            Err(_) => {
+                let starting = Starting::start(&listener)?;
+                println!("listening on http://{addr}");
+                tracing::info!(%addr, "herald is listening; requests answer 503 until the store is open");
+                let t = Instant::now();
+                let r = (&mut opening).await;
+                starting.stop().await;
+                let (store, pg, engine) = r?;
+                tracing::info!(
+                    seconds = t.elapsed().as_secs_f64(),
+                    "store open: serving requests"
+                );
+                (store, pg, engine, true)
+            }
+        };
+        drop(opening);
+        crate::metrics::install();
         let state = Arc::new(AppState {
             store: store.clone(),
             engine: engine.clone(),
@@ -395,9 +494,12 @@ impl Application {
         } else {
             None
         };
-        // Tests and operators read this line; it goes to stdout whatever the log setup.
-        println!("listening on http://{addr}");
-        tracing::info!(%addr, "herald is listening");
+        // Tests and operators read this line; it goes to stdout whatever the log
+        // setup (printed already when the store took long to open).
+        if !early {
+            println!("listening on http://{addr}");
+            tracing::info!(%addr, "herald is listening");
+        }
         Ok(Application {
             server,
             state,

@@ -52,6 +52,7 @@ mod load;
 mod peer;
 mod report;
 mod scenarios;
+mod soak;
 mod trigger;
 
 use serde_json::{json, Value};
@@ -93,6 +94,11 @@ fn phase(name: &str, t0: Instant, phases: &mut Vec<Value>) {
 async fn main() {
     let started = Instant::now();
     let smoke = flag("--smoke");
+    if flag("--soak") || flag("--soak-restart") {
+        // The soak and restart measurements (see `soak`), on their own.
+        soak::main(smoke).await;
+        return;
+    }
     if cfg!(debug_assertions) && !smoke {
         println!(
             "warning: an unoptimised build (cargo test --bench): numbers are not representative; use cargo bench"

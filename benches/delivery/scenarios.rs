@@ -124,9 +124,9 @@ pub async fn live_socket(url: &str, i: usize) -> Result<Ws, String> {
 
 /// A webhook sink that answers 200 to everything and records when each request
 /// arrived (at most `cap` of them).
-struct Sink {
-    url: String,
-    count: Arc<AtomicU64>,
+pub struct Sink {
+    pub url: String,
+    pub count: Arc<AtomicU64>,
     arrivals: Arc<Mutex<Vec<Instant>>>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -137,7 +137,7 @@ impl Drop for Sink {
     }
 }
 
-async fn sink(cap: usize) -> Sink {
+pub async fn sink(cap: usize) -> Sink {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind sink");

@@ -216,6 +216,12 @@ pub struct BulkDeleteInput {
     #[serde(default)]
     #[schema(value_type = Vec<super::users::ExternalId>, required = true, max_items = 1000)]
     pub external_ids: Given<Vec<Value>>,
+    /// `true`: each user is erased as `DELETE /admin/v1/users/{external_id}?erase=true`
+    /// does (their notifications, deliveries, feed entries and events go too);
+    /// the answer lists the erasures. Default `false`.
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub erase: Given<bool>,
     /// Alternative to the `Idempotency-Key` header.
     #[serde(default)]
     #[schema(value_type = Option<String>, min_length = 1, max_length = 255)]
@@ -223,9 +229,14 @@ pub struct BulkDeleteInput {
 }
 
 impl BulkDeleteInput {
-    /// The external ids, each problem at `external_ids.{i}`.
-    pub fn validate(&self) -> herald_actors::Result<Vec<String>> {
-        external_ids(&self.external_ids, "external_ids")
+    /// The external ids, each problem at `external_ids.{i}`, and whether to
+    /// erase (`erase`, a boolean when given).
+    pub fn validate(&self) -> herald_actors::Result<(Vec<String>, bool)> {
+        let mut v = Validator::new();
+        let erase = self.erase.flag("erase", &mut v);
+        v.finish()?;
+        let exts = external_ids(&self.external_ids, "external_ids")?;
+        Ok((exts, erase == Some(true)))
     }
 }
 
@@ -235,4 +246,16 @@ impl BulkDeleteInput {
 pub struct BulkDeleteResult {
     pub deleted: usize,
     pub not_found: Vec<String>,
+    /// With `erase`: one per user deleted, in the request's order (absent
+    /// without `erase`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub erasures: Option<Vec<BulkErasure>>,
+}
+
+/// One user's erasure in a bulk delete with `erase`: poll
+/// `GET /admin/v1/erasures/{id}` while it is `running`.
+#[derive(Serialize, ToSchema)]
+pub struct BulkErasure {
+    pub external_id: String,
+    pub erasure: super::users::Erasure,
 }

@@ -3,7 +3,7 @@
 use super::{created, list as list_page, no_content, ok};
 use crate::auth::Admin;
 use crate::bodies::bulk::{
-    BulkDeleteInput, BulkDeleteResult, BulkUserResult, BulkUsersInput, BulkUsersResult,
+    BulkDeleteInput, BulkDeleteResult, BulkErasure, BulkUserResult, BulkUsersInput, BulkUsersResult,
 };
 use crate::bodies::user_api::FeedPage;
 use crate::bodies::users::{Erasure, Preferences, PreferencesInput, UserInput};
@@ -99,25 +99,56 @@ pub async fn bulk_delete(
 ) -> ApiResult<HttpResponse> {
     let m = body.object()?;
     let idem = idempotency::prepare(&req, &m)?;
-    let exts = typed::<BulkDeleteInput>(&m)?.validate()?;
+    let (exts, erase_body) = typed::<BulkDeleteInput>(&m)?.validate()?;
+    // `?erase=true` as the single DELETE takes it, or `"erase": true` in the body.
+    let erase_query = Query::of(&req).choice("erase", |s| match s {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    })?;
+    let erase = erase_body || erase_query == Some(true);
     let pid = a.project.id;
     let st2 = st.clone();
     st2.once(pid, idem, "users", |_| async move {
-        let found = st.engine.delete_users(pid, exts.clone()).await?;
         // an external id listed twice is one user deleted
         let mut deleted = std::collections::HashSet::new();
         let mut not_found = vec![];
-        for (ext, f) in exts.into_iter().zip(found) {
-            if f {
-                deleted.insert(ext);
-            } else {
-                not_found.push(ext);
+        let erasures = if erase {
+            let jobs = st.engine.erase_users(pid, exts.clone()).await?;
+            let mut erasures = vec![];
+            for (ext, job) in exts.into_iter().zip(jobs) {
+                match job {
+                    Some(e) => {
+                        if deleted.insert(ext.clone()) {
+                            erasures.push(BulkErasure {
+                                external_id: ext,
+                                erasure: Erasure::from(&e),
+                            });
+                        }
+                    }
+                    None => not_found.push(ext),
+                }
             }
-        }
+            Some(erasures)
+        } else {
+            let found = st.engine.delete_users(pid, exts.clone()).await?;
+            for (ext, f) in exts.into_iter().zip(found) {
+                if f {
+                    deleted.insert(ext);
+                } else {
+                    not_found.push(ext);
+                }
+            }
+            None
+        };
         let deleted = deleted.len();
         Ok(Created {
             status: StatusCode::OK,
-            ..Created::new(&BulkDeleteResult { deleted, not_found })
+            ..Created::new(&BulkDeleteResult {
+                deleted,
+                not_found,
+                erasures,
+            })
         })
     })
     .await

@@ -244,3 +244,91 @@ async fn a_large_erasure_answers_202_and_completes_after_a_kill_9() {
     let left = list_all(&app, &format!("{A}/notifications"), &[]).await;
     assert_eq!(left.len(), 40, "the other recipient's notifications stay");
 }
+
+#[tokio::test]
+async fn bulk_delete_with_erase_erases_each_user_and_lists_the_erasures() {
+    let sink = mock_server().await;
+    mock_always(&sink, 200).await;
+    let app = TestApp::spawn();
+    let flow = two_step_flow(&app, &sink).await;
+    let (a, ua) = app.create_user("bulk-a", json!({})).await;
+    let (b, ub) = app.create_user("bulk-b", json!({})).await;
+    let (keep, kept) = app.create_user("bulk-keep", json!({})).await;
+    let all = notify(&app, &flow, &[a.clone(), b.clone(), keep.clone()], 2).await;
+    wait_feed(&app, &a, 2).await;
+    wait_feed(&app, &b, 2).await;
+    let nobody = format!("nobody-{}", random_hex());
+
+    // a non-boolean `erase` is refused, in the body or the query; nothing goes
+    let r = app
+        .admin(POST, &format!("{A}/users/bulk_delete"))
+        .json(&json!({"external_ids": [a], "erase": "yes"}))
+        .go()
+        .await;
+    assert_validation(&r, &[("erase", "format")]);
+    let r = app
+        .admin(POST, &format!("{A}/users/bulk_delete"))
+        .query(&[("erase", "maybe")])
+        .json(&json!({"external_ids": [a]}))
+        .go()
+        .await;
+    assert_invalid_param(&r, "erase");
+    let r = app.admin(GET, &format!("{A}/users/{}", enc(&a))).go().await;
+    r.ok(200);
+
+    let r = app
+        .admin(POST, &format!("{A}/users/bulk_delete"))
+        .json(&json!({"external_ids": [a, nobody, b, a], "erase": true}))
+        .go()
+        .await;
+    let v = r.ok(200);
+    assert_eq!(v["deleted"], json!(2), "{v}");
+    assert_eq!(v["not_found"], json!([nobody]), "{v}");
+    let erasures = v["erasures"].as_array().unwrap().clone();
+    assert_eq!(erasures.len(), 2, "{v}");
+    assert_eq!(erasures[0]["external_id"], json!(a), "{v}");
+    assert_eq!(erasures[1]["external_id"], json!(b), "{v}");
+    for e in &erasures {
+        let id = s(&e["erasure"]["id"]);
+        let d = Deadline::new("each erasure to complete", 30);
+        loop {
+            let r = app.admin(GET, &format!("{A}/erasures/{id}")).go().await;
+            let v = r.ok(200);
+            if v["status"] == json!("complete") {
+                assert_eq!(v["notifications_removed"], json!(2), "{v}");
+                break;
+            }
+            d.tick(&r).await;
+        }
+    }
+    assert_erased(&app, &a, &s(&ua["id"]), &of_user(&all, &s(&ua["id"]))).await;
+    assert_erased(&app, &b, &s(&ub["id"]), &of_user(&all, &s(&ub["id"]))).await;
+    // the user kept keeps their notifications
+    for n in of_user(&all, &s(&kept["id"])) {
+        let r = app
+            .admin(GET, &format!("{A}/notifications/{}", s(&n["id"])))
+            .go()
+            .await;
+        r.ok(200);
+    }
+
+    // `?erase=true` as the single DELETE takes it; without erase, no `erasures`
+    let (c, _) = app.create_user("bulk-c", json!({})).await;
+    let r = app
+        .admin(POST, &format!("{A}/users/bulk_delete"))
+        .query(&[("erase", "true")])
+        .json(&json!({"external_ids": [c]}))
+        .go()
+        .await;
+    let v = r.ok(200);
+    assert_eq!(v["deleted"], json!(1), "{v}");
+    assert_eq!(v["erasures"].as_array().map(Vec::len), Some(1), "{v}");
+    let r = app
+        .admin(POST, &format!("{A}/users/bulk_delete"))
+        .json(&json!({"external_ids": [keep]}))
+        .go()
+        .await;
+    let v = r.ok(200);
+    assert_eq!(v["deleted"], json!(1), "{v}");
+    assert!(v.get("erasures").is_none(), "{v}");
+}

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::engine_helpers::Deadline;
 use crate::helpers::*;
 
 fn user_path(ext: &str) -> String {
@@ -256,4 +257,48 @@ async fn acknowledged_writes_survive_sigkill() {
         created.len() + 1,
         "every acknowledged user, nothing more"
     );
+}
+
+/// A store that takes long to open (here: a test delay before opening; in
+/// production a large data dir): the port is served after a second anyway,
+/// `/healthz` answers 200 and everything else, `/readyz` included, 503
+/// `service_unavailable` at once, never hanging; once the store is open the
+/// same port serves the API.
+#[tokio::test]
+async fn a_slow_store_open_answers_503_until_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::random();
+    let app = TestApp::start(ServeOptions {
+        data_dir: dir.path(),
+        bootstrap: Some(&keys),
+        args: &[],
+        env: &[("HERALD_TEST_OPEN_DELAY_MS", "8000")],
+        default_flags: true,
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let r = app.request(GET, "/healthz").go().await;
+    assert_eq!(r.ok(200)["status"], json!("ok"), "{r}");
+    let r = app.request(GET, "/readyz").go().await;
+    assert_error(&r, 503, "service_unavailable");
+    assert!(r.header("retry-after").is_some(), "{r}");
+    let r = app.admin(GET, &format!("{A}/users")).go().await;
+    assert_error(&r, 503, "service_unavailable");
+    let r = app
+        .admin(PUT, &user_path("early"))
+        .json(&json!({}))
+        .go()
+        .await;
+    assert_error(&r, 503, "service_unavailable");
+    let d = Deadline::new("/readyz to answer 200", 30);
+    loop {
+        let r = app.request(GET, "/readyz").go().await;
+        if r.status == 200 {
+            break;
+        }
+        assert_error(&r, 503, "service_unavailable");
+        d.tick(&r).await;
+    }
+    app.create_user_as("after", json!({})).await;
+    let users = all_users(&app).await;
+    assert_eq!(users.as_array().map(Vec::len), Some(1), "{users}");
 }

@@ -10,7 +10,7 @@
 //! records' sizes), and the age of the oldest notification kept.
 
 use super::engine::Engine;
-use crate::error::Result;
+use crate::error::{ErrorCode, Result};
 use crate::model::Timestamp;
 use crate::storage::{Erasure, ErasureStatus, PurgeCutoffs, PurgeReport};
 use std::time::Duration;
@@ -154,5 +154,59 @@ impl Engine {
                 .await?;
         }
         Ok(e)
+    }
+
+    /// `erase_user` for many external ids (a bulk delete with erasure): each
+    /// user's deletion and erasure record is its own durable commit, made
+    /// before the answer; per external id, its erasure, or `None` when it
+    /// names no user (an id listed twice shares the erasure of its first
+    /// place). Up to `INLINE_ERASURE_STEPS` steps run here in all, the first
+    /// erasures first; what is left the lifecycle task finishes.
+    pub async fn erase_users(
+        &self,
+        project: Uuid,
+        exts: Vec<String>,
+    ) -> Result<Vec<Option<Erasure>>> {
+        let mut jobs = self
+            .run(move |s| {
+                let mut first: std::collections::HashMap<&str, Option<Erasure>> =
+                    Default::default();
+                let mut out = Vec::with_capacity(exts.len());
+                for ext in &exts {
+                    if let Some(e) = first.get(ext.as_str()) {
+                        out.push(e.clone());
+                        continue;
+                    }
+                    let e = match s.start_erasure(&project, ext) {
+                        Ok(e) => Some(e),
+                        Err(e) if e.code == ErrorCode::NotFound => None,
+                        Err(e) => return Err(e),
+                    };
+                    first.insert(ext, e.clone());
+                    out.push(e);
+                }
+                Ok(out)
+            })
+            .await?;
+        let batch = batch_size();
+        let mut steps = 0;
+        let mut done: std::collections::HashMap<Uuid, Erasure> = Default::default();
+        for e in jobs.iter().flatten() {
+            let mut e = done.get(&e.id).cloned().unwrap_or_else(|| e.clone());
+            while e.status != ErasureStatus::Complete && steps < INLINE_ERASURE_STEPS {
+                let id = e.id;
+                e = self
+                    .run(move |s| s.erase_step(&project, &id, batch))
+                    .await?;
+                steps += 1;
+            }
+            done.insert(e.id, e);
+        }
+        for e in jobs.iter_mut().flatten() {
+            if let Some(d) = done.get(&e.id) {
+                *e = d.clone();
+            }
+        }
+        Ok(jobs)
     }
 }

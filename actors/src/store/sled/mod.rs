@@ -31,6 +31,7 @@ mod runs;
 pub mod secrets;
 mod throttles;
 mod trace;
+mod trace_codec;
 mod users;
 
 pub use crate::delivery::frames::feed_frame;

@@ -1,11 +1,11 @@
 //! Decision traces in sled (see `crate::trace`): `trace`: `(project,
 //! notification, seq)` -> the entries one commit added, so appending never
-//! reads; a trace is read back by one prefix scan, in commit order, and
+//! reads (each part in `trace_codec`'s compact encoding); a trace is read back by one prefix scan, in commit order, and
 //! leaves with its notification (`stage_trace_removal`, by the retention
 //! purge and the user erasure).
 
 use super::keys::Key;
-use super::{codec, Store, Writes, T};
+use super::{trace_codec, Store, Writes, T};
 use crate::error::Result;
 use crate::trace::TraceEntry;
 use uuid::Uuid;
@@ -24,7 +24,11 @@ impl Store {
             return;
         }
         let seq = self.next_event_seq();
-        w.put_rec(T::trace, Key::new().id(project).id(nid).u64(seq), &entries);
+        w.put(
+            T::trace,
+            Key::new().id(project).id(nid).u64(seq),
+            trace_codec::encode(entries),
+        );
     }
 
     /// Stages the removal of a notification's trace into `w` (the batch that
@@ -56,7 +60,7 @@ impl Store {
             .tree(T::trace)
             .scan_prefix(Key::new().id(project).id(nid))
         {
-            let part: Vec<TraceEntry> = codec::dec(&kv?.1)?;
+            let part = trace_codec::decode(&kv?.1)?;
             out.extend(part);
         }
         Ok(out)
