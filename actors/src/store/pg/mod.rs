@@ -31,6 +31,7 @@ mod projects;
 mod retention;
 mod runs;
 mod throttles;
+mod batches;
 mod topics;
 mod users;
 
