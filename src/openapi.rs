@@ -19,6 +19,7 @@ use crate::bodies::flows::{
     self, ChannelStep, ChannelStepType, DelayStep, DelayStepType, Flow, FlowInput, FlowStatus,
     FlowUpdate, RecipientSpec, RunInput, Step, StepInput, Template, ThrottleStep, ThrottleStepType,
 };
+use crate::bodies::flows::{BatchStep, BatchStepType, BatchWindowType};
 use crate::bodies::notifications::{FlowRun, Notification, ProcessingStatus};
 use crate::bodies::user_api::{
     FeedEntryPatch, FeedPage, MarkAllResult, PushKeys, PushSubscription, PushSubscriptionDelete,
@@ -1162,6 +1163,9 @@ fn components() -> utoipa::openapi::schema::Components {
         DelayStep,
         ThrottleStepType,
         ThrottleStep,
+        BatchStepType,
+        BatchWindowType,
+        BatchStep,
         Step,
         StepInput,
         Flow,

@@ -202,6 +202,7 @@ pub struct BatchStep {
     /// `fixed` (the default): the batch closes `window` after its first
     /// activity. `sliding`: each activity moves the close to its own time
     /// plus `window`, never beyond the first activity plus `max_window`.
+    #[schema(required = false)]
     pub window_type: BatchWindowType,
 }
 
