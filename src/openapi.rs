@@ -126,6 +126,7 @@ const SOMETIMES_ABSENT: &[(&str, &str)] = &[
     ("ChannelStep", "if"),
     ("ChannelStep", "send_window"),
     ("DelayStep", "if"),
+    ("Notification", "batched_into"),
 ];
 
 macro_rules! schemas {

@@ -89,6 +89,7 @@ pub struct Notification {
     /// A `batched` notification: the notification whose batch it joined,
     /// which carries the digest. Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
     pub batched_into: Option<Uuid>,
     #[schema(value_type = DateTime<Utc>)]
     pub created_at: Timestamp,
