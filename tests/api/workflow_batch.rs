@@ -410,3 +410,27 @@ async fn an_open_batch_survives_sigkill_and_closes_once() {
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert_eq!(feed_bodies(&app, &ext, 1).await, vec!["4"], "exactly once");
 }
+
+/// On the real clock the opener's delivery already waits in the delivery
+/// actor's timer queue for the window's end; a `max` close moves it to now.
+#[tokio::test]
+async fn max_closes_a_batch_early_in_real_time() {
+    let app = TestApp::spawn();
+    let inapp = in_app_channel(&app).await;
+    let flow = active_flow(
+        &app,
+        "bmaxreal",
+        json!([
+            batch("1h", json!({"max": 2})),
+            channel_step(&inapp, None, "{{ batch.count }}")
+        ]),
+    )
+    .await;
+    let fid = s(&flow["id"]);
+    let ext = new_ext("bmr");
+    let first = start(&app, &fid, &ext, json!({})).await;
+    let (_, j) = run_one(&app, &fid, json!({"recipients": [ext]})).await;
+    assert_batched_into(&j, &first);
+    assert_eq!(feed_bodies(&app, &ext, 1).await, vec!["2"]);
+    wait_run_processed(&app, &s(&first["flow_run_id"]), 30).await;
+}

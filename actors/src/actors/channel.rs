@@ -48,7 +48,10 @@ pub struct ChannelActor {
     ready_len: usize,
     /// External attempts in flight per project (absent: none).
     project_inflight: HashMap<Uuid, usize>,
-    known: HashSet<Uuid>,
+    /// Deliveries in the timer queue or in flight, with the due time they
+    /// were queued at: a delivery queued again earlier (a batch closed early
+    /// by `max`) supersedes its later entry, which is skipped when popped.
+    known: HashMap<Uuid, i64>,
     inflight: usize,
     done: Vec<(QueueItem, Outcome)>,
     flush_scheduled: bool,
@@ -112,7 +115,7 @@ impl ChannelActor {
             turn: VecDeque::new(),
             ready_len: 0,
             project_inflight: HashMap::new(),
-            known: HashSet::new(),
+            known: HashMap::new(),
             inflight: 0,
             done: vec![],
             flush_scheduled: false,
@@ -129,7 +132,12 @@ impl ChannelActor {
         let Some(q) = self.engine.inner.clocks.admit(q) else {
             return;
         };
-        if self.known.insert(q.delivery_id) {
+        let earlier = match self.known.get(&q.delivery_id) {
+            None => true,
+            Some(&due) => q.due_ms < due,
+        };
+        if earlier {
+            self.known.insert(q.delivery_id, q.due_ms);
             self.heap
                 .push(Reverse(Due(q.due_ms, q.delivery_id, q.project)));
         }
@@ -161,6 +169,9 @@ impl ChannelActor {
                 break;
             }
             let Reverse(Due(due, id, project)) = self.heap.pop().expect("peeked");
+            if self.known.get(&id) != Some(&due) {
+                continue; // superseded by an earlier entry
+            }
             let q = QueueItem {
                 project,
                 delivery_id: id,
@@ -216,6 +227,9 @@ impl ChannelActor {
                     _ => break,
                 }
                 let Reverse(Due(due, id, project)) = self.heap.pop().expect("peeked");
+                if self.known.get(&id) != Some(&due) {
+                    continue; // superseded by an earlier entry
+                }
                 batch.push(QueueItem {
                     project,
                     delivery_id: id,
