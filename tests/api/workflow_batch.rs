@@ -434,3 +434,64 @@ async fn max_closes_a_batch_early_in_real_time() {
     assert_eq!(feed_bodies(&app, &ext, 1).await, vec!["2"]);
     wait_run_processed(&app, &s(&first["flow_run_id"]), 30).await;
 }
+
+/// After a batch: an in_app digest, a delay, then a webhook only if the
+/// digest is still unread, rendered with the batch when it comes due.
+#[tokio::test]
+async fn a_condition_over_the_digest_gates_a_later_step() {
+    let hook = mock_server().await;
+    mock_always(&hook, 200).await;
+    let app = TestApp::spawn();
+    test_clock(&app).await;
+    let inapp = in_app_channel(&app).await;
+    let chat = create_webhook_channel(&app, &hook_url(&hook), None).await;
+    let mut gated = channel_step(&s(&chat["id"]), None, "{{ batch.count }} still unread");
+    gated["if"] = json!([{"path": "steps.1.read", "op": "eq", "value": false}]);
+    let flow = active_flow(
+        &app,
+        "bgate",
+        json!([
+            batch("10m", json!({})),
+            channel_step(&inapp, None, "{{ batch.count }} new"),
+            delay_step(3600),
+            gated
+        ]),
+    )
+    .await;
+    let fid = s(&flow["id"]);
+    let (reader, ignorer) = (new_ext("reader"), new_ext("ignorer"));
+    let mut openers = vec![];
+    for ext in [&reader, &ignorer] {
+        openers.push(start(&app, &fid, ext, json!({})).await);
+        for _ in 0..2 {
+            let (_, j) = run_one(&app, &fid, json!({"recipients": [ext]})).await;
+            assert_batched_into(&j, openers.last().unwrap());
+        }
+    }
+    advance(&app, "10m").await;
+    let feed = wait_feed(&app, &reader, 1).await;
+    assert_eq!(feed["items"][0]["data"]["body"], json!("3 new"), "{feed}");
+    let entry = s(&feed["items"][0]["id"]);
+    let r = app
+        .user(POST, &format!("{U}/feed/{entry}/read"), &reader)
+        .go()
+        .await;
+    assert!(r.status < 300, "{r}");
+    assert_eq!(feed_bodies(&app, &ignorer, 1).await, vec!["3 new"]);
+    advance(&app, "1h").await;
+    for n in &openers {
+        wait_run_processed(&app, &s(&n["flow_run_id"]), 30).await;
+    }
+    let got = received(&hook).await;
+    assert_eq!(got.len(), 1, "only the ignorer's webhook");
+    let body = req_json(&got[0]);
+    assert!(body.to_string().contains("3 still unread"), "{body}");
+    let n = app
+        .admin(GET, &format!("{A}/notifications/{}", s(&openers[0]["id"])))
+        .go()
+        .await
+        .ok(200);
+    let d = delivery_of(&n, "chat");
+    assert_eq!(d["status"], json!("skipped"), "{d}");
+    assert_eq!(d["error"]["code"], json!("condition_false"), "{d}");
+}
