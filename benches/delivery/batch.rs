@@ -52,12 +52,7 @@ pub async fn batch(runs: usize, recipients: usize) -> Value {
     };
     let t0 = Instant::now();
     // One run per recipient: a batch open for each.
-    parallel(
-        recipients,
-        64,
-        run(api.clone(), errors.clone(), recipients),
-    )
-    .await;
+    parallel(recipients, 64, run(api.clone(), errors.clone(), recipients)).await;
     let rss_open = srv.rss_kib();
     let open_s = t0.elapsed().as_secs_f64();
     let rest = runs.saturating_sub(recipients);

@@ -732,7 +732,10 @@ fn batch_step(
         }
         (Given::Value(m), true) => match Span::field(m, &mw_path, v) {
             Some(sp) => {
-                if window.as_ref().is_some_and(|(_, w)| sp.millis() < w.millis()) {
+                if window
+                    .as_ref()
+                    .is_some_and(|(_, w)| sp.millis() < w.millis())
+                {
                     v.push(&mw_path, "number", "must be at least the window");
                 }
                 Some(m.clone())

@@ -117,7 +117,13 @@ async fn ten_runs_become_one_email_listing_every_activity() {
     let (a1, _) = app.create_user("act", json!({})).await;
     let (a2, _) = app.create_user("act", json!({})).await;
     let actor = |i: usize| if i % 2 == 0 { a1.clone() } else { a2.clone() };
-    let first = start(&app, &fid, &ext, json!({"data": {"n": 0}, "actor": actor(0)})).await;
+    let first = start(
+        &app,
+        &fid,
+        &ext,
+        json!({"data": {"n": 0}, "actor": actor(0)}),
+    )
+    .await;
     assert_eq!(first["status"], json!("pending"), "{first}");
     for i in 1..10 {
         let (_, n) = run_one(
@@ -179,7 +185,12 @@ async fn batch_keys_separate_batches() {
     let a = start(&app, &fid, &ext, json!({"data": {"thread": "a"}})).await;
     let b = start(&app, &fid, &ext, json!({"data": {"thread": "b"}})).await;
     assert_eq!(b["status"], json!("pending"), "another key: {b}");
-    let (_, a2) = run_one(&app, &fid, json!({"recipients": [ext], "data": {"thread": "a"}})).await;
+    let (_, a2) = run_one(
+        &app,
+        &fid,
+        json!({"recipients": [ext], "data": {"thread": "a"}}),
+    )
+    .await;
     assert_batched_into(&a2, &a);
     // another recipient, same key: a batch of their own
     let other = new_ext("bk");
@@ -200,7 +211,11 @@ async fn max_closes_a_batch_early() {
         "bmax",
         json!([
             batch("1h", json!({"max": 3})),
-            channel_step(&inapp, None, "{{ batch.count }}: {% for a in batch.activities %}{{ a.data.n }}{% endfor %}")
+            channel_step(
+                &inapp,
+                None,
+                "{{ batch.count }}: {% for a in batch.activities %}{{ a.data.n }}{% endfor %}"
+            )
         ]),
     )
     .await;
@@ -241,7 +256,10 @@ async fn a_sliding_window_moves_its_close_up_to_max_window() {
         &app,
         "bslide",
         json!([
-            batch("10m", json!({"window_type": "sliding", "max_window": "25m"})),
+            batch(
+                "10m",
+                json!({"window_type": "sliding", "max_window": "25m"})
+            ),
             channel_step(&inapp, None, "{{ batch.count }}")
         ]),
     )
@@ -277,13 +295,21 @@ async fn canceling_the_opener_cancels_the_digest() {
     let flow = active_flow(
         &app,
         "bcancel",
-        json!([batch("10m", json!({})), channel_step(&inapp, None, "{{ batch.count }}")]),
+        json!([
+            batch("10m", json!({})),
+            channel_step(&inapp, None, "{{ batch.count }}")
+        ]),
     )
     .await;
     let fid = s(&flow["id"]);
     let ext = new_ext("bc");
     let first = start(&app, &fid, &ext, json!({"cancellation_key": "k1"})).await;
-    let (_, j) = run_one(&app, &fid, json!({"recipients": [ext], "cancellation_key": "k1"})).await;
+    let (_, j) = run_one(
+        &app,
+        &fid,
+        json!({"recipients": [ext], "cancellation_key": "k1"}),
+    )
+    .await;
     assert_batched_into(&j, &first);
     let r = app
         .admin(POST, &format!("{A}/flows/{fid}/cancel"))
@@ -315,7 +341,10 @@ async fn a_one_second_window_in_real_time() {
     let flow = active_flow(
         &app,
         "breal",
-        json!([batch("1s", json!({})), channel_step(&inapp, None, "{{ batch.count }}")]),
+        json!([
+            batch("1s", json!({})),
+            channel_step(&inapp, None, "{{ batch.count }}")
+        ]),
     )
     .await;
     let fid = s(&flow["id"]);
@@ -388,7 +417,10 @@ async fn an_open_batch_survives_sigkill_and_closes_once() {
     let flow = active_flow(
         &app,
         "bkill",
-        json!([batch("10m", json!({})), channel_step(&inapp, None, "{{ batch.count }}")]),
+        json!([
+            batch("10m", json!({})),
+            channel_step(&inapp, None, "{{ batch.count }}")
+        ]),
     )
     .await;
     let fid = s(&flow["id"]);

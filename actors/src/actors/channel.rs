@@ -275,7 +275,8 @@ impl ChannelActor {
                 let store = engine.storage().clone();
                 let e = engine.clone();
                 let batched = out.batched;
-                let res = tokio::task::spawn_blocking(move || batch_due(&e, &*store, batched)).await;
+                let res =
+                    tokio::task::spawn_blocking(move || batch_due(&e, &*store, batched)).await;
                 match res {
                     Ok(r) => again = r?,
                     Err(e) => std::panic::resume_unwind(e.into_panic()),

@@ -296,7 +296,9 @@ pub enum Outcome {
         outcomes: Option<Value>,
     },
     /// Not attempted: waits until `at` (a batch whose close moved later).
-    Wait { at: Timestamp },
+    Wait {
+        at: Timestamp,
+    },
 }
 
 #[derive(Debug, Clone, Default)]

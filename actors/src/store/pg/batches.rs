@@ -34,11 +34,7 @@ async fn batch_in(conn: &mut PgConnection, project: &Uuid, id: &Uuid) -> Result<
     row.map(|r| from_doc(r.get("doc"))).transpose()
 }
 
-async fn latest_in(
-    conn: &mut PgConnection,
-    project: &Uuid,
-    k: &BatchKey,
-) -> Result<Option<Batch>> {
+async fn latest_in(conn: &mut PgConnection, project: &Uuid, k: &BatchKey) -> Result<Option<Batch>> {
     let row = sqlx::query(
         "SELECT doc FROM batches
          WHERE project = $1 AND flow_id = $2 AND recipient = $3 AND step = $4 AND key = $5

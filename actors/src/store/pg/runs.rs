@@ -25,9 +25,9 @@
 //! - The queue is rows `(project, delivery, channel type, due)`, which a
 //!   node could claim with a lease once several share the work.
 
+use super::batches::put_batches;
 use super::catalog::put_idempotent;
 use super::events::{Outbound, Traces};
-use super::batches::put_batches;
 use super::throttles::{put_throttles, throttles_stale};
 use super::users::{lock_all, put_user, user_by_ext_in, user_lock};
 use super::{db_err, from_doc, to_doc, PgStore};

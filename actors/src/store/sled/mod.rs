@@ -15,6 +15,7 @@
 //! `spawn_blocking` (the HTTP layer's `State::run`), never inline.
 
 pub mod backup;
+mod batches;
 pub mod codec;
 mod events;
 mod feed;
@@ -30,7 +31,6 @@ mod retention;
 mod runs;
 pub mod secrets;
 mod throttles;
-mod batches;
 mod trace;
 mod users;
 

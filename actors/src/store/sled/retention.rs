@@ -867,8 +867,14 @@ impl Store {
             let k = super::batches::batch_key(project, &b.id);
             report.bytes += (k.0.len() + super::codec::enc(&b).len()) as u64;
             w.del(T::batches, &k);
-            if self.latest_batch(project, &b.key)?.is_some_and(|l| l.id == b.id) {
-                w.del(T::batch_keys, super::batches::batch_lock_key(project, &b.key));
+            if self
+                .latest_batch(project, &b.key)?
+                .is_some_and(|l| l.id == b.id)
+            {
+                w.del(
+                    T::batch_keys,
+                    super::batches::batch_lock_key(project, &b.key),
+                );
             }
             report.batches += 1;
         }
@@ -881,7 +887,9 @@ impl Store {
         if b.closed.is_none() && b.closes_at_ms > now {
             return Ok(false);
         }
-        Ok(self.notif_rec(project, &b.id)?.is_none_or(|r| r.n.processed))
+        Ok(self
+            .notif_rec(project, &b.id)?
+            .is_none_or(|r| r.n.processed))
     }
 
     /// Whether a notification listed in the run's index still exists.
