@@ -19,6 +19,7 @@ use crate::bodies::flows::{
     self, ChannelStep, ChannelStepType, DelayStep, DelayStepType, Flow, FlowInput, FlowStatus,
     FlowUpdate, RecipientSpec, RunInput, Step, StepInput, Template, ThrottleStep, ThrottleStepType,
 };
+use crate::bodies::flows::{BatchStep, BatchStepType, BatchWindowType};
 use crate::bodies::notifications::{FlowRun, Notification, ProcessingStatus};
 use crate::bodies::user_api::{
     FeedEntryPatch, FeedPage, MarkAllResult, PushKeys, PushSubscription, PushSubscriptionDelete,
@@ -125,6 +126,7 @@ const SOMETIMES_ABSENT: &[(&str, &str)] = &[
     ("ChannelStep", "if"),
     ("ChannelStep", "send_window"),
     ("DelayStep", "if"),
+    ("Notification", "batched_into"),
 ];
 
 macro_rules! schemas {
@@ -1168,6 +1170,9 @@ fn components() -> utoipa::openapi::schema::Components {
         DelayStep,
         ThrottleStepType,
         ThrottleStep,
+        BatchStepType,
+        BatchWindowType,
+        BatchStep,
         Step,
         StepInput,
         Flow,

@@ -74,6 +74,7 @@ event_types!(
     FeedEntryArchived = "feed_entry.archived",
     PushSubscriptionRemoved = "push_subscription.removed",
     DeliveryCanceled = "delivery.canceled",
+    NotificationBatched = "notification.batched",
 );
 
 impl EventType {

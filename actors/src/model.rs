@@ -501,6 +501,12 @@ pub struct Step {
     /// A channel step's send window (see `delivery::window`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_window: Option<crate::delivery::window::SendWindow>,
+    /// A batch step with a sliding window: the longest a batch stays open
+    /// from its first activity (a duration as given). `None`: a fixed
+    /// window (see `delivery::batch`; a batch step keeps its `window` in
+    /// `window`, its `max` in `limit` and its key in `template.body`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_window: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -643,6 +649,10 @@ pub struct Notification {
     /// point have no deliveries).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<StopReason>,
+    /// A run that joined another run's batch (`StopReason::Batched`): the
+    /// notification that carries the batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batched_into: Option<Uuid>,
 }
 
 /// Why a notification's run stopped at a step.
@@ -651,6 +661,8 @@ pub struct Notification {
 pub enum StopReason {
     /// A throttle step's limit was reached.
     Throttled,
+    /// The run joined a batch another run opened (`Notification::batched_into`).
+    Batched,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
@@ -861,6 +873,11 @@ pub struct Delivery {
     /// comes due (rules over earlier steps, see `delivery::conditions`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<crate::delivery::conditions::Conditions>,
+    /// A step after a batch step, of the run that opened the batch: it is
+    /// rendered when it comes due, with the batch in its context, once the
+    /// batch is closed (see `delivery::batch`); false once rendered.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub batch: bool,
 }
 
 /// The rendered content of a delivery.

@@ -301,6 +301,7 @@ mod tests {
                 limit: None,
                 window: None,
                 send_window: None,
+                max_window: None,
             }],
             created_at: now,
             updated_at: now,

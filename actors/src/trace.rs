@@ -21,10 +21,12 @@
 //! with their arguments): `run.scheduled` (a `send_at` start),
 //! `condition.evaluated` (at staging, or when a condition over earlier steps
 //! is decided as its delivery comes due), `throttle.passed` and
-//! `throttle.limited`, `send_window.waited`, `delivery.canceled`. Staging
-//! writes its decisions with the accepted entries (`with_decisions`), in
-//! step order; the others go with the settle that applies them. Reserved
-//! for later: `batch.joined`, `batch.opened`.
+//! `throttle.limited`, `send_window.waited`, `delivery.canceled`,
+//! `batch.opened` and `batch.joined` (at staging) and `batch.closed` (on the
+//! batch's opener, with the change that closes it: a close when due, a join
+//! that reaches `max`, a cancellation). Staging writes its decisions with
+//! the accepted entries (`with_decisions`), in step order; the others go
+//! with the settle or change that applies them.
 
 use crate::model::{ChannelType, Delivery, DeliveryStatus, Flow, Preferences, Timestamp, User};
 use serde::{Deserialize, Serialize};
@@ -136,8 +138,27 @@ impl TraceEntry {
                     _ => "",
                 }
             ),
-            "batch.joined" => format!("joined batch {}", a("batch")),
-            "batch.opened" => format!("opened batch {}", a("batch")),
+            "batch.joined" => format!(
+                "step {}: joined the batch of notification {} (key {:?}, {} activities); later steps not run",
+                a("step"),
+                a("batched_into"),
+                a("key"),
+                a("count")
+            ),
+            "batch.opened" => format!(
+                "step {}: opened a batch (key {:?}, {} window {}), closing at {}",
+                a("step"),
+                a("key"),
+                a("window_type"),
+                a("window"),
+                a("closes_at")
+            ),
+            "batch.closed" => format!(
+                "step {}: batch closed ({}) with {} activities",
+                a("step"),
+                a("reason"),
+                a("count")
+            ),
             "throttle.passed" => format!(
                 "step {}: throttle passed ({} of {} in {}, key {:?})",
                 a("step"),

@@ -19,6 +19,10 @@
 //!   this process) to N recipients (through a topic when N > 1,000); deliveries/s
 //!   from the 202 to the run being processed, latency from the 202 to each webhook,
 //!   the run's memory peak, and the 202 latency of 1,000-recipient runs;
+//! - `batch`: 100,000 single-recipient runs spread over 1,000 recipients
+//!   through a flow with a batch step (1 s window) then an in_app step: runs/s
+//!   accepted, digests/s until the last one is out, and the server's resident
+//!   memory with 1,000 open batches;
 //! - `trigger-1` and `trigger-100` (`--scenario trigger` selects both):
 //!   transactional runs to 5,000 users each holding a live socket, one recipient
 //!   per run with 32 requests in flight, or 100 with 16; latency from before each
@@ -29,8 +33,8 @@
 //! performance targets, writes `bench-results/delivery.json` and renders
 //! `bench-results/delivery.png`. Only 127.0.0.1 is used; every loop is bounded.
 //!
-//! Options: `--scenario a,b` (ceilings, rest, live, peer, pipeline, trigger-1,
-//! trigger-100, trigger; default all),
+//! Options: `--scenario a,b` (ceilings, rest, live, peer, pipeline, batch,
+//! trigger-1, trigger-100, trigger; default all),
 //! `--sizes 1000,5000` (live/peer and pipeline sizes), `--live-sizes`,
 //! `--pipeline-sizes`, `--trigger-sockets N` (default 5,000; the runs scale with
 //! it), `--duration SECS` (REST and actix, default 5),
@@ -46,6 +50,7 @@
 //! (`cargo bench` would first build the whole service in release, about six
 //! minutes on two cores, for a few seconds of tiny load).
 
+mod batch;
 mod ceilings;
 mod herald;
 mod load;
@@ -350,6 +355,25 @@ async fn main() {
         }
     }
 
+    if on("batch") {
+        let t = Instant::now();
+        let (runs, recipients) = batch::sizes(smoke);
+        let v = batch::batch(runs, recipients).await;
+        println!(
+            "batch     runs={:>7}  recipients={:>5}  runs/s={:>8.0}  digests={:>6}  digests/s={:>7.0}  runs/digest={:>6.1}  rss idle={:>6.0} MiB  with {} open batches={:>6.0} MiB  errors={}",
+            runs, recipients,
+            v["runs_per_s"].as_f64().unwrap_or(0.0), v["digests"],
+            v["digests_per_s"].as_f64().unwrap_or(0.0),
+            v["runs_per_digest"].as_f64().unwrap_or(f64::NAN),
+            v["server_rss_idle_mib"].as_f64().unwrap_or(f64::NAN),
+            recipients,
+            v["server_rss_open_batches_mib"].as_f64().unwrap_or(f64::NAN),
+            v["errors"]
+        );
+        r.batch.push(v);
+        phase("batch", t, &mut phases);
+    }
+
     let wall = started.elapsed().as_secs_f64();
     let stem = if smoke { "delivery-smoke" } else { "delivery" };
     std::fs::create_dir_all("bench-results").ok();
@@ -401,6 +425,7 @@ async fn main() {
                 .iter()
                 .all(|v| v["received"] == v["events"] && v["errors"] == 0)
             && r.pipeline.iter().all(|v| v["processed"] == true)
+            && r.batch.iter().all(|v| v["processed"] == true)
             && r.pipeline
                 .iter()
                 .filter(|v| v["events"] == true)

@@ -17,6 +17,8 @@ pub struct Results {
     /// `trigger-1`/`trigger-100` rows, Herald's and soketi's (`server`).
     pub trigger: Vec<Value>,
     pub rest: Option<Value>,
+    /// The `batch` scenario's row (`crate::batch`).
+    pub batch: Vec<Value>,
     pub sled: Option<Value>,
     pub actix: Option<Value>,
     /// A `--smoke` run: tiny sizes (and a debug build in CI), so no target is
@@ -94,6 +96,7 @@ impl Results {
             pipeline: rows(&j["pipeline"]),
             trigger: rows(&j["trigger"]),
             rest: some(&j["rest"]),
+            batch: rows(&j["batch"]),
             sled: some(&j["ceilings"]["sled"]),
             actix: some(&j["ceilings"]["actix"]),
             smoke: j["run"]["smoke"] == true,
@@ -729,6 +732,7 @@ impl Results {
             "pipeline": self.pipeline,
             "trigger": self.trigger,
             "rest": self.rest,
+            "batch": self.batch,
             "ceilings": {"sled": self.sled, "actix": self.actix},
             "ratios": ratios,
             "targets": targets,

@@ -154,14 +154,67 @@ pub struct ThrottleStep {
     pub window: String,
 }
 
-/// A channel step (deliver through a channel), a delay step (wait durably)
-/// or a throttle step.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BatchStepType {
+    Batch,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BatchWindowType {
+    Fixed,
+    Sliding,
+}
+
+/// Gathers runs into one digest, per flow, recipient and `key`: the first
+/// run to reach the step opens a batch and waits until it closes (its
+/// `window` ends, or `max` activities are in); runs reaching it meanwhile
+/// join it and end there (their notifications are `batched`, with
+/// `batched_into`). The opener's later steps then render with
+/// `batch.activities` (each run's `data` and `actor`), `batch.count` and
+/// `batch.actors`. Also the batch step of a request. A flow has at most one.
+#[derive(Serialize, ToSchema)]
+pub struct BatchStep {
+    /// A condition, as on any step (see `DelayStep.if`); false: the run
+    /// does not batch and goes on.
+    #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub cond: Option<Value>,
+    /// A template over the run (e.g. `{{ data.thread_id }}`): separate
+    /// batches per rendered key. Absent: one batch per recipient.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 1000)]
+    pub key: Option<String>,
+    /// Closes the batch as soon as it holds this many activities (the
+    /// opener's included). Absent: no limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 10000)]
+    pub max: Option<u32>,
+    /// Sliding windows only: the longest a batch stays open from its first
+    /// activity (a duration). Defaults to ten times the window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_window: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: BatchStepType,
+    /// A duration: `"90s"`, `"15m"`, `"1h"`, `"2d"`, `"1h 30m"`.
+    pub window: String,
+    /// `fixed` (the default): the batch closes `window` after its first
+    /// activity. `sliding`: each activity moves the close to its own time
+    /// plus `window`, never beyond the first activity plus `max_window`.
+    #[schema(required = false)]
+    pub window_type: BatchWindowType,
+}
+
+/// A channel step (deliver through a channel), a delay step (wait durably),
+/// a throttle step or a batch step.
 #[derive(Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum Step {
     Channel(ChannelStep),
     Delay(DelayStep),
     Throttle(ThrottleStep),
+    Batch(BatchStep),
 }
 
 impl From<&model::Step> for Step {
@@ -173,6 +226,19 @@ impl From<&model::Step> for Step {
                 limit: s.limit.unwrap_or(1),
                 kind: ThrottleStepType::Throttle,
                 window: s.window.clone().unwrap_or_default(),
+            }),
+            "batch" => Step::Batch(BatchStep {
+                cond: s.cond.as_ref().map(|c| c.view()),
+                key: s.template.as_ref().and_then(|t| t.body.clone()),
+                max: s.limit,
+                max_window: s.max_window.clone(),
+                kind: BatchStepType::Batch,
+                window: s.window.clone().unwrap_or_default(),
+                window_type: if s.max_window.is_some() {
+                    BatchWindowType::Sliding
+                } else {
+                    BatchWindowType::Fixed
+                },
             }),
             "delay" => Step::Delay(DelayStep {
                 cond: s.cond.as_ref().map(|c| c.view()),
@@ -256,6 +322,12 @@ pub struct StepInput {
     pub key: Given<String>,
     #[serde(default)]
     pub send_window: Option<Value>,
+    #[serde(default)]
+    pub max: Given<u32>,
+    #[serde(default)]
+    pub window_type: Given<String>,
+    #[serde(default)]
+    pub max_window: Given<String>,
 }
 
 impl PartialSchema for StepInput {
@@ -264,8 +336,9 @@ impl PartialSchema for StepInput {
             .item(Ref::from_schema_name("ChannelStepInput"))
             .item(Ref::from_schema_name(DelayStep::name()))
             .item(Ref::from_schema_name(ThrottleStep::name()))
+            .item(Ref::from_schema_name(BatchStep::name()))
             .description(Some(
-                "A step of a create or update: a channel, delay or throttle step.",
+                "A step of a create or update: a channel, delay, throttle or batch step.",
             ))
             .into()
     }
@@ -500,21 +573,27 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
                     limit: None,
                     window: None,
                     send_window: None,
+                    max_window: None,
                 });
             }
             Given::Value(k) if k == "throttle" => {
                 out.steps
                     .push(throttle_step(s, &p, cond, &mut out.probes, v));
             }
-            Given::Value(k) if k == "batch" => v.push(
-                format!("{p}.type"),
-                "inclusion",
-                "batch steps are not supported yet",
-            ),
+            Given::Value(k) if k == "batch" => {
+                if out.steps.iter().any(|st| st.kind == "batch") {
+                    v.push(
+                        format!("{p}.type"),
+                        "inclusion",
+                        "a flow has at most one batch step",
+                    );
+                }
+                out.steps.push(batch_step(s, &p, cond, &mut out.probes, v));
+            }
             Given::Value(_) => v.push(
                 format!("{p}.type"),
                 "inclusion",
-                "one of channel, delay, throttle",
+                "one of channel, delay, throttle, batch",
             ),
             _ => v.push(format!("{p}.type"), "required", "is required"),
         }
@@ -584,6 +663,116 @@ fn throttle_step(
         limit,
         window,
         send_window: None,
+        max_window: None,
+    }
+}
+
+/// The most activities a batch's `max` may ask for.
+const MAX_BATCH_MAX: u32 = 10_000;
+
+/// One batch step at path `p`; its key template joins `probes`.
+fn batch_step(
+    s: &StepInput,
+    p: &str,
+    cond: Option<herald_actors::delivery::conditions::Conditions>,
+    probes: &mut Vec<(String, String)>,
+    v: &mut Validator,
+) -> model::Step {
+    let window = match &s.window {
+        Given::Value(w) => Span::field(w, &format!("{p}.window"), v).map(|sp| (w.clone(), sp)),
+        Given::Absent | Given::Null => {
+            v.push(format!("{p}.window"), "required", "is required");
+            None
+        }
+        Given::Wrong(_) => {
+            v.push(format!("{p}.window"), "format", "must be a duration string");
+            None
+        }
+    };
+    let max = match &s.max {
+        Given::Absent | Given::Null => None,
+        Given::Value(n) if (1..=MAX_BATCH_MAX).contains(n) => Some(*n),
+        _ => {
+            v.push(
+                format!("{p}.max"),
+                "number",
+                format!("a whole number from 1 to {MAX_BATCH_MAX}"),
+            );
+            None
+        }
+    };
+    let sliding = match &s.window_type {
+        Given::Absent | Given::Null => false,
+        Given::Value(t) if t == "fixed" => false,
+        Given::Value(t) if t == "sliding" => true,
+        _ => {
+            v.push(
+                format!("{p}.window_type"),
+                "inclusion",
+                "one of fixed, sliding",
+            );
+            false
+        }
+    };
+    let mw_path = format!("{p}.max_window");
+    let max_window = match (&s.max_window, sliding) {
+        (Given::Absent | Given::Null, false) => None,
+        (Given::Absent | Given::Null, true) => window.as_ref().map(|(_, sp)| {
+            // Ten times the window by default, within the longest span.
+            let secs = (sp.millis() / 1000).saturating_mul(10).min(3650 * 86_400);
+            format!("{secs}s")
+        }),
+        (_, false) => {
+            v.push(
+                &mw_path,
+                "inclusion",
+                "only a sliding window (window_type sliding) has a max_window",
+            );
+            None
+        }
+        (Given::Value(m), true) => match Span::field(m, &mw_path, v) {
+            Some(sp) => {
+                if window
+                    .as_ref()
+                    .is_some_and(|(_, w)| sp.millis() < w.millis())
+                {
+                    v.push(&mw_path, "number", "must be at least the window");
+                }
+                Some(m.clone())
+            }
+            None => None,
+        },
+        (Given::Wrong(_), true) => {
+            v.push(&mw_path, "format", "must be a duration string");
+            None
+        }
+    };
+    let path = format!("{p}.key");
+    let key = match s.key.text(&path, 1000, v) {
+        Some(Some(src)) => {
+            if let Err(e) = herald_actors::render::check(&src) {
+                v.push(&path, "format", format!("template does not compile: {e}"));
+            } else {
+                probes.push((path, src.clone()));
+            }
+            Some(src)
+        }
+        _ => None,
+    };
+    model::Step {
+        kind: "batch".into(),
+        channel_id: None,
+        // The key's template is rendered like a channel step's body.
+        template: key.map(|k| model::Template {
+            body: Some(k),
+            ..Default::default()
+        }),
+        seconds: None,
+        cond,
+        limit: max,
+        window: window.map(|(w, _)| w),
+        send_window: None,
+        max_window,
     }
 }
 
@@ -664,6 +853,7 @@ fn channel_step(
             .send_window
             .as_ref()
             .and_then(|w| SendWindow::parse(w, p, v)),
+        max_window: None,
     }
 }
 

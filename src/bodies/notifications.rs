@@ -17,6 +17,9 @@ pub enum ProcessingStatus {
     Processed,
     /// A notification whose run a throttle step stopped for its recipient.
     Throttled,
+    /// A notification whose run joined another run's batch (see
+    /// `batched_into`) and ended there for its recipient.
+    Batched,
 }
 
 impl ProcessingStatus {
@@ -83,6 +86,11 @@ pub struct Notification {
     /// Null once the user is deleted.
     pub actor: Option<User>,
     pub actor_id: Option<Uuid>,
+    /// A `batched` notification: the notification whose batch it joined,
+    /// which carries the digest. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub batched_into: Option<Uuid>,
     #[schema(value_type = DateTime<Utc>)]
     pub created_at: Timestamp,
     /// The run's `data`.
@@ -114,6 +122,7 @@ impl Notification {
         Notification {
             actor,
             actor_id: n.actor_id,
+            batched_into: n.batched_into,
             created_at: n.created_at,
             data,
             deliveries,
@@ -125,6 +134,7 @@ impl Notification {
             recipient_id: n.recipient_id,
             status: match n.stopped {
                 Some(model::StopReason::Throttled) => ProcessingStatus::Throttled,
+                Some(model::StopReason::Batched) => ProcessingStatus::Batched,
                 None => ProcessingStatus::of(n.processed),
             },
             topic: n.topic.clone(),

@@ -129,6 +129,8 @@ fn event_types() -> Value {
 /// (schema, property, pattern) of the strings whose shape a pattern gives.
 const PATTERNS: &[(&str, &str, &str)] = &[
     ("ThrottleStep", "window", SPAN_PATTERN),
+    ("BatchStep", "window", SPAN_PATTERN),
+    ("BatchStep", "max_window", SPAN_PATTERN),
     ("ClockAdvance", "by", SPAN_PATTERN),
     ("ClockAdvance", "to", DATE_TIME_PATTERN),
     ("RunInput", "send_at", DATE_TIME_PATTERN),
@@ -150,7 +152,7 @@ pub fn insert(schemas: &mut Map<String, Value>) {
         "Condition".into(),
         condition(
             "ConditionRule",
-            "A condition of a delay or throttle step: rules over `data.…`, `recipient.…` and `actor.…`.",
+            "A condition of a delay, throttle or batch step: rules over `data.…`, `recipient.…` and `actor.…`.",
         ),
     );
     schemas.insert(
@@ -163,6 +165,7 @@ pub fn insert(schemas: &mut Map<String, Value>) {
     for (schema, cond) in [
         ("DelayStep", "Condition"),
         ("ThrottleStep", "Condition"),
+        ("BatchStep", "Condition"),
         ("ChannelStep", "StepCondition"),
         ("ChannelStepInput", "StepCondition"),
     ] {

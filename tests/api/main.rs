@@ -49,6 +49,7 @@ mod trace;
 mod users;
 mod webhook_delivery;
 mod webhook_endpoints;
+mod workflow_batch;
 mod workflow_clock;
 mod workflow_conditions;
 mod workflow_throttle;

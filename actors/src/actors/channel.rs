@@ -48,7 +48,10 @@ pub struct ChannelActor {
     ready_len: usize,
     /// External attempts in flight per project (absent: none).
     project_inflight: HashMap<Uuid, usize>,
-    known: HashSet<Uuid>,
+    /// Deliveries in the timer queue or in flight, with the due time they
+    /// were queued at: a delivery queued again earlier (a batch closed early
+    /// by `max`) supersedes its later entry, which is skipped when popped.
+    known: HashMap<Uuid, i64>,
     inflight: usize,
     done: Vec<(QueueItem, Outcome)>,
     flush_scheduled: bool,
@@ -112,7 +115,7 @@ impl ChannelActor {
             turn: VecDeque::new(),
             ready_len: 0,
             project_inflight: HashMap::new(),
-            known: HashSet::new(),
+            known: HashMap::new(),
             inflight: 0,
             done: vec![],
             flush_scheduled: false,
@@ -129,7 +132,12 @@ impl ChannelActor {
         let Some(q) = self.engine.inner.clocks.admit(q) else {
             return;
         };
-        if self.known.insert(q.delivery_id) {
+        let earlier = match self.known.get(&q.delivery_id) {
+            None => true,
+            Some(&due) => q.due_ms < due,
+        };
+        if earlier {
+            self.known.insert(q.delivery_id, q.due_ms);
             self.heap
                 .push(Reverse(Due(q.due_ms, q.delivery_id, q.project)));
         }
@@ -161,6 +169,9 @@ impl ChannelActor {
                 break;
             }
             let Reverse(Due(due, id, project)) = self.heap.pop().expect("peeked");
+            if self.known.get(&id) != Some(&due) {
+                continue; // superseded by an earlier entry
+            }
             let q = QueueItem {
                 project,
                 delivery_id: id,
@@ -216,6 +227,9 @@ impl ChannelActor {
                     _ => break,
                 }
                 let Reverse(Due(due, id, project)) = self.heap.pop().expect("peeked");
+                if self.known.get(&id) != Some(&due) {
+                    continue; // superseded by an earlier entry
+                }
                 batch.push(QueueItem {
                     project,
                     delivery_id: id,
@@ -254,7 +268,21 @@ impl ChannelActor {
             engine
                 .release(out.frames, |e| e.runs_processed(runs))
                 .await?;
-            Ok::<(), crate::error::Error>(())
+            // Deliveries that wait for their batch: rendered with it (or
+            // waiting longer), then queued again.
+            let mut again = vec![];
+            if !out.batched.is_empty() {
+                let store = engine.storage().clone();
+                let e = engine.clone();
+                let batched = out.batched;
+                let res =
+                    tokio::task::spawn_blocking(move || batch_due(&e, &*store, batched)).await;
+                match res {
+                    Ok(r) => again = r?,
+                    Err(e) => std::panic::resume_unwind(e.into_panic()),
+                }
+            }
+            Ok::<Vec<QueueItem>, crate::error::Error>(again)
         };
         let span = tracing::info_span!("in_app_batch", deliveries = batch.len());
         let fut = tracing::Instrument::instrument(fut, span);
@@ -263,9 +291,12 @@ impl ChannelActor {
                 act.in_app_batches -= 1;
                 act.inflight = act.inflight.saturating_sub(batch.len());
                 match res {
-                    Ok(Ok(())) => {
+                    Ok(Ok(again)) => {
                         for q in &batch {
                             act.known.remove(&q.delivery_id);
+                        }
+                        for q in again {
+                            act.push(q);
                         }
                         act.pump(ctx);
                     }
@@ -364,7 +395,7 @@ impl ChannelActor {
             Ok((_, runs)) => {
                 for (q, o) in &batch {
                     match o {
-                        Outcome::Retry { at, .. } => {
+                        Outcome::Retry { at, .. } | Outcome::Wait { at } => {
                             self.known.remove(&q.delivery_id);
                             self.push(QueueItem {
                                 due_ms: at.millis(),
@@ -456,7 +487,9 @@ impl Handler<Finished> for ChannelActor {
                 self.known.remove(&q.delivery_id);
                 self.pump(ctx);
             }
-            Some(Outcome::Retry { at, .. }) if self.ct == ChannelType::InApp => {
+            Some(Outcome::Retry { at, .. } | Outcome::Wait { at })
+                if self.ct == ChannelType::InApp =>
+            {
                 self.known.remove(&q.delivery_id);
                 self.push(QueueItem {
                     due_ms: at.millis(),
@@ -487,6 +520,42 @@ impl Handler<Finished> for ChannelActor {
     }
 }
 
+/// In-app deliveries that wait for their batch (`delivery::batch::due`):
+/// each is rendered with its batch and comes back due now, or waits until
+/// the batch closes, or fails; what is not ready now is settled here. The
+/// items to queue again.
+fn batch_due(
+    engine: &Engine,
+    store: &dyn crate::storage::Storage,
+    items: Vec<QueueItem>,
+) -> crate::error::Result<Vec<QueueItem>> {
+    let mut again = vec![];
+    let mut settle = vec![];
+    for q in items {
+        let now = engine.project_now(&q.project);
+        match crate::delivery::batch::due(store, &q, now)? {
+            None => again.push(QueueItem {
+                due_ms: now.millis(),
+                ..q
+            }),
+            Some(o) => {
+                if let Outcome::Wait { at } = &o {
+                    again.push(QueueItem {
+                        due_ms: at.millis(),
+                        ..q
+                    });
+                }
+                settle.push((q, o));
+            }
+        }
+    }
+    if !settle.is_empty() {
+        let (_, runs) = store.settle(&settle)?;
+        engine.runs_processed(runs);
+    }
+    Ok(again)
+}
+
 fn err(code: DeliveryErrorCode, message: impl Into<String>) -> DeliveryError {
     DeliveryError::new(code, message)
 }
@@ -494,7 +563,7 @@ fn err(code: DeliveryErrorCode, message: impl Into<String>) -> DeliveryError {
 /// One attempt at an external provider.
 async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
     let store = engine.storage().clone();
-    let d = match store.delivery(&q.project, &q.delivery_id) {
+    let mut d = match store.delivery(&q.project, &q.delivery_id) {
         Ok(Some(d)) if !d.status.is_final() => d,
         Ok(_) => return None,
         Err(e) => {
@@ -505,6 +574,22 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
             })
         }
     };
+    // A step after a batch: rendered with the batch once it is closed.
+    if d.batch {
+        let now = engine.project_now(&q.project);
+        let ready = crate::delivery::batch::due(store.as_ref(), &q, now)
+            .and_then(|o| Ok((o, store.delivery(&q.project, &q.delivery_id)?)));
+        match ready {
+            Ok((Some(o), _)) => return Some(o),
+            Ok((None, Some(fresh))) if !fresh.status.is_final() => d = fresh,
+            Ok((None, _)) => return None,
+            Err(_) => {
+                return Some(Outcome::Wait {
+                    at: now.plus_millis(1000),
+                })
+            }
+        }
+    }
     // A condition over earlier steps is decided now that the step is reached.
     if let Some(gate) = &d.gate {
         match store.notification_deliveries(&q.project, &d.notification_id) {

@@ -49,6 +49,7 @@ fn record(r: &PurgeReport) {
         ("events", r.events),
         ("runs", r.runs),
         ("throttle_counters", r.throttle_counters),
+        ("batches", r.batches),
     ] {
         if n > 0 {
             metrics::counter!("herald_retention_purged_total", "kind" => kind).increment(n);

@@ -8,6 +8,7 @@
 //! atomic change (`RunRepo::commit_run`); a topic chunk is staged the same
 //! way (`expand`).
 
+use super::batch;
 use super::conditions::{condition_false_error, Decision};
 use super::tally::Tally;
 use super::throttle;
@@ -408,6 +409,11 @@ impl<'a> Stager<'a> {
         let mut deliveries = Vec::with_capacity(run.flow.steps.len());
         let mut throttle = None;
         let mut stopped = None;
+        // A batch step this run opens (its later deliveries wait for the
+        // close) or the batch it joins (`delivery::batch`).
+        let mut opened: Option<crate::storage::Batch> = None;
+        let mut batch_write = None;
+        let mut batched_into = None;
         // The context of the steps' conditions, made once, only when some
         // step has one.
         let mut cond_ctx: Option<Value> = None;
@@ -463,6 +469,57 @@ impl<'a> Stager<'a> {
                     }
                 }
             }
+            if step.kind == "batch" {
+                if cond_false || opened.is_some() {
+                    // A second batch step of the run: the first one's close
+                    // already gathers its activities.
+                    continue;
+                }
+                let at = start.millis().saturating_add(offset_ms);
+                let key = self.step_key(i, step, user, &ctx);
+                let activity = crate::storage::BatchActivity {
+                    notification_id: nid,
+                    data: run.data.clone(),
+                    actor: self.actor.clone(),
+                    at_ms: at,
+                };
+                let shown = key.key.clone();
+                match batch::reach(s, &self.project, key, step, nid, at, activity)? {
+                    batch::Reached::Joins { write, into, count } => {
+                        decided.push((
+                            Some(i),
+                            trace::entry(
+                                now,
+                                "batch.joined",
+                                json!({"step": i, "key": shown, "batched_into": into,
+                                    "count": count}),
+                            ),
+                        ));
+                        batch_write = Some(write);
+                        batched_into = Some(into);
+                        stopped = Some(StopReason::Batched);
+                        break;
+                    }
+                    batch::Reached::Opens(b) => {
+                        let closes = Timestamp::from_millis(b.closes_at_ms);
+                        let sliding = b.max_window_ms.is_some();
+                        decided.push((
+                            Some(i),
+                            trace::entry(
+                                now,
+                                "batch.opened",
+                                json!({"step": i, "key": shown, "closes_at": closes,
+                                    "window": step.window,
+                                    "window_type": if sliding { "sliding" } else { "fixed" },
+                                    "max": step.limit}),
+                            ),
+                        ));
+                        offset_ms += b.closes_at_ms - at;
+                        opened = Some(b);
+                        continue;
+                    }
+                }
+            }
             let Some(cid) = step.channel_id else { continue };
             // Reached outside its send window: the step (and the run after
             // it) waits until the window opens.
@@ -493,7 +550,12 @@ impl<'a> Stager<'a> {
             let template = step.template.clone().unwrap_or_default();
             let mut status = DeliveryStatus::Pending;
             let mut error = None;
-            let data = match self.renderer.render(i, &template, &ctx) {
+            // After a batch it opens, a step is rendered when due, with the batch.
+            let rendered = match &opened {
+                Some(_) => Ok(Rendered::default()),
+                None => self.renderer.render(i, &template, &ctx),
+            };
+            let data = match rendered {
                 Ok(r) => r,
                 Err(msg) => {
                     status = DeliveryStatus::Failed;
@@ -559,13 +621,19 @@ impl<'a> Stager<'a> {
                 } else {
                     None
                 },
+                batch: opened.is_some() && status == DeliveryStatus::Pending,
             };
+            if let (Some(b), true) = (&mut opened, d.batch) {
+                let w = batch::waiting(b, &d, due.millis());
+                b.waiting.push(w);
+            }
             // Steps go out in order: an in_app step after an external step that
             // is still to be attempted waits in the queue like any other.
             if channel_type == ChannelType::InApp
                 && status == DeliveryStatus::Pending
                 && due.millis() <= now_ms
                 && d.gate.is_none()
+                && !d.batch
                 && !external_pending
             {
                 d.status = DeliveryStatus::Sent;
@@ -602,7 +670,11 @@ impl<'a> Stager<'a> {
             created_at: now,
             updated_at: now,
             stopped,
+            batched_into,
         };
+        if let Some(b) = opened {
+            batch_write = Some(crate::storage::BatchWrite::Open(b));
+        }
         let trace = trace::with_decisions(
             trace::accepted(&run.flow, &run.id, user, prefs, &deliveries, now),
             decided,
@@ -613,12 +685,38 @@ impl<'a> Stager<'a> {
             to_feed,
             pending,
             throttle,
+            batch: batch_write,
             trace,
         })
     }
 }
 
 impl Stager<'_> {
+    /// The key of a throttle or batch step `i` for `user`: its template
+    /// rendered (a key that does not render counts under the empty key).
+    fn step_key(
+        &self,
+        i: usize,
+        step: &Step,
+        user: &User,
+        ctx: &minijinja::Value,
+    ) -> crate::storage::ThrottleKey {
+        let key = match &step.template {
+            Some(t) => self
+                .renderer
+                .render(i, t, ctx)
+                .map(|r| r.body)
+                .unwrap_or_default(),
+            None => String::new(),
+        };
+        crate::storage::ThrottleKey {
+            flow_id: self.run.flow_id,
+            recipient: user.id,
+            step: i.min(255) as u8,
+            key,
+        }
+    }
+
     /// Decides throttle step `i` for `user`, reached at `at_ms` (project
     /// time): the counter's write when the run passes, `None` when throttled;
     /// and the decision's trace entry (made `now`). A key that does not
@@ -639,20 +737,7 @@ impl Stager<'_> {
             .as_deref()
             .and_then(|w| super::clock::Span::parse(w).ok())
             .map_or(0, |w| w.millis());
-        let key = match &step.template {
-            Some(t) => self
-                .renderer
-                .render(i, t, ctx)
-                .map(|r| r.body)
-                .unwrap_or_default(),
-            None => String::new(),
-        };
-        let key = crate::storage::ThrottleKey {
-            flow_id: self.run.flow_id,
-            recipient: user.id,
-            step: i.min(255) as u8,
-            key,
-        };
+        let key = self.step_key(i, step, user, ctx);
         let limit = step.limit.unwrap_or(1);
         let shown = key.key.clone();
         let (passed, within) = throttle::reach(s, &self.project, key, at_ms, window_ms, limit)?;

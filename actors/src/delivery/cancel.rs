@@ -11,6 +11,12 @@
 //! The delivery actors may still hold a canceled delivery in memory; when it
 //! comes due they find it final and drop it. A second cancellation finds
 //! nothing pending and changes nothing.
+//!
+//! A run waiting in a batch it opened (`delivery::batch`) is canceled the
+//! same way: its deliveries after the batch step end `canceled`, which
+//! cancels the digest, and the batch is closed (`canceled`), so later runs
+//! open a batch of their own. The runs that had joined it stay `batched`:
+//! they ended at the step and had nothing of their own waiting.
 
 use crate::error::Result;
 use crate::model::{DeliveryError, DeliveryErrorCode, DeliveryStatus};
@@ -33,6 +39,8 @@ pub(crate) fn cancel_runs(
     req: &CancelRequest,
 ) -> Result<(usize, Finished)> {
     let mut items: Vec<(QueueItem, Outcome)> = vec![];
+    // Notifications waiting in a batch they opened.
+    let mut batches: Vec<Uuid> = vec![];
     for (p, run_id) in s.active_runs()? {
         if p != *project {
             continue;
@@ -64,6 +72,9 @@ pub(crate) fn cancel_runs(
                     if d.status != DeliveryStatus::Pending {
                         continue;
                     }
+                    if d.batch && !batches.contains(&d.notification_id) {
+                        batches.push(d.notification_id);
+                    }
                     let due = d.next_attempt_at.unwrap_or(d.due_at);
                     items.push((
                         QueueItem {
@@ -89,6 +100,10 @@ pub(crate) fn cancel_runs(
         return Ok((0, (vec![], vec![])));
     }
     let (written, runs) = s.settle(&items)?;
+    let now = crate::model::Timestamp::now().millis();
+    for b in &batches {
+        s.cancel_batch(project, b, now)?;
+    }
     let n = written
         .iter()
         .filter(|d| d.status == DeliveryStatus::Canceled)

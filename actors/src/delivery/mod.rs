@@ -17,10 +17,13 @@
 //! - `cancel`: which waiting deliveries a run cancellation stops;
 //! - `window`: send windows of channel steps in the recipient's timezone;
 //! - `throttle`: throttle steps, decided at staging with their counters;
+//! - `batch`: batch (digest) steps, opened and joined at staging, closed
+//!   and rendered when the opener's deliveries come due;
 //! - `conditions`: step conditions (`if`), decided at staging or, over
 //!   earlier steps, when the delivery comes due.
 
 pub(crate) mod accept;
+pub mod batch;
 pub mod cancel;
 pub mod clock;
 pub mod conditions;

@@ -101,6 +101,13 @@ pub(crate) fn apply(
             d.next_attempt_at = None;
             None
         }
+        Outcome::Wait { at } => {
+            d.next_attempt_at = Some(at);
+            Some(QueueItem {
+                due_ms: at.millis(),
+                ..*q
+            })
+        }
         Outcome::Retry {
             error,
             at,
@@ -179,6 +186,7 @@ mod tests {
             created_at: t,
             updated_at: t,
             gate: None,
+            batch: false,
         };
         let q = QueueItem {
             project: Uuid::now_v7(),

@@ -298,6 +298,25 @@ pub trait ThrottleRepo {
     fn throttle_hits(&self, project: &Uuid, key: &ThrottleKey) -> Result<Vec<i64>>;
 }
 
+/// Batches (`delivery::batch`), opened and joined with the notifications
+/// that do so (`StagedNotification::batch`), closed as their opener's
+/// deliveries come due.
+pub trait BatchRepo {
+    /// The batch opened by notification `id`.
+    fn batch(&self, project: &Uuid, id: &Uuid) -> Result<Option<Batch>>;
+    /// The batch last opened for `key`, closed or not.
+    fn latest_batch(&self, project: &Uuid, key: &BatchKey) -> Result<Option<Batch>>;
+    /// Under the batch's lock: when it still holds `c.count` activities and
+    /// is closed or may close at `c.at_ms` (its window ended), marks it closed
+    /// (with a `batch.closed` trace entry on its opener, once) and stores the
+    /// rendered content in the opener's delivery `c.delivery_id` (which no
+    /// longer waits for its batch). `Ok(false)`, nothing changed, otherwise.
+    fn close_batch(&self, project: &Uuid, c: &BatchClose) -> Result<bool>;
+    /// Marks the batch closed (`canceled`) if it is open, with its trace
+    /// entry: later runs open a batch of their own.
+    fn cancel_batch(&self, project: &Uuid, id: &Uuid, at_ms: i64) -> Result<()>;
+}
+
 /// Stored responses of requests with an idempotency key.
 pub trait IdempotencyRepo {
     fn idempotent_response(
@@ -425,6 +444,7 @@ pub trait Storage:
     + PushRepo
     + IdempotencyRepo
     + ThrottleRepo
+    + BatchRepo
     + RetentionRepo
     + EventRepo
     + Durability

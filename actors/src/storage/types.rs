@@ -84,13 +84,15 @@ pub struct StagedNotification {
     pub pending: bool,
     /// The throttle counter this notification passed (and so counts in).
     pub throttle: Option<ThrottleWrite>,
+    /// The batch this notification opens or joins (`delivery::batch`).
+    pub batch: Option<BatchWrite>,
     /// The decisions that staged it (`crate::trace`), stored with it.
     pub trace: Vec<crate::trace::TraceEntry>,
 }
 
 /// One throttle counter: a throttle step of a flow for one recipient and
 /// rendered key.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ThrottleKey {
     pub flow_id: Uuid,
     pub recipient: Uuid,
@@ -108,6 +110,104 @@ pub struct ThrottleWrite {
     pub key: ThrottleKey,
     pub before: Vec<i64>,
     pub after: Vec<i64>,
+}
+
+/// One batch slot: a batch step of a flow for one recipient and rendered
+/// key (the same shape as a throttle counter's key).
+pub type BatchKey = ThrottleKey;
+
+/// Why a batch closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BatchCloseReason {
+    /// Its window ended.
+    Window,
+    /// It reached the step's `max` activities.
+    Max,
+    /// The run that opened it was canceled.
+    Canceled,
+}
+
+/// One activity of a batch: a run that reached the step while it was open
+/// (the first is the opener's own).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchActivity {
+    pub notification_id: Uuid,
+    /// The run's `data`.
+    pub data: Value,
+    /// The run's actor as templates see it (`null` without one).
+    pub actor: Value,
+    /// When it reached the step (project milliseconds).
+    pub at_ms: i64,
+}
+
+/// A delivery of the opener waiting for the batch to close: due at the
+/// close plus `offset_ms` (the delays and send windows between the step and
+/// it, as staged).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchWaiting {
+    pub delivery_id: Uuid,
+    pub channel_type: ChannelType,
+    pub offset_ms: i64,
+}
+
+/// A batch (`delivery::batch`): opened by one run's notification (its id is
+/// that notification's), joined by later runs until it closes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Batch {
+    pub id: Uuid,
+    pub key: BatchKey,
+    /// Project milliseconds.
+    pub opened_at_ms: i64,
+    pub closes_at_ms: i64,
+    pub window_ms: i64,
+    /// A sliding window: each activity moves the close to its time plus the
+    /// window, never later than `opened_at_ms + max_window_ms`.
+    pub max_window_ms: Option<i64>,
+    /// Closes as soon as it holds this many activities.
+    pub max: Option<u32>,
+    pub activities: Vec<BatchActivity>,
+    pub waiting: Vec<BatchWaiting>,
+    /// When (project milliseconds) and why it closed; `None` while open.
+    pub closed: Option<(i64, BatchCloseReason)>,
+}
+
+impl Batch {
+    /// Whether a run reaching the step at `at_ms` joins it.
+    pub fn open_at(&self, at_ms: i64) -> bool {
+        self.closed.is_none() && at_ms < self.closes_at_ms
+    }
+}
+
+/// What a staged notification does to a batch, applied by the backend with
+/// the notification (`delivery::batch::join` for a join, under the batch's
+/// lock).
+#[derive(Debug, Clone)]
+pub enum BatchWrite {
+    /// Opens `Batch` (no batch of its key is open at its `opened_at_ms`).
+    Open(Batch),
+    /// Joins the open batch `batch`, reaching the step at `activity.at_ms`.
+    Join {
+        key: BatchKey,
+        batch: Uuid,
+        activity: BatchActivity,
+    },
+}
+
+/// A closing batch as the delivery rules rendered one of its opener's
+/// deliveries (`BatchRepo::close_batch`).
+#[derive(Debug, Clone)]
+pub struct BatchClose {
+    pub batch: Uuid,
+    /// How many activities the render saw: the close is refused when the
+    /// batch holds another number by then.
+    pub count: usize,
+    pub delivery_id: Uuid,
+    /// The delivery's content rendered with the batch (`None`: it did not
+    /// render; the caller fails the delivery).
+    pub rendered: Option<crate::model::Rendered>,
+    pub at_ms: i64,
+    pub reason: BatchCloseReason,
 }
 
 /// A user a run creates, changes or only names (its actor), as the run was
@@ -195,6 +295,10 @@ pub enum Outcome {
         at: Timestamp,
         outcomes: Option<Value>,
     },
+    /// Not attempted: waits until `at` (a batch whose close moved later).
+    Wait {
+        at: Timestamp,
+    },
 }
 
 #[derive(Debug, Clone, Default)]
@@ -232,6 +336,9 @@ pub struct InAppBatch {
     pub runs: Vec<(Uuid, Uuid)>,
     /// Deliveries settled (sent, or skipped for a deleted recipient).
     pub settled: usize,
+    /// Deliveries left in the queue because they wait for their batch to be
+    /// rendered (`Delivery::batch`, see `delivery::batch::due`).
+    pub batched: Vec<QueueItem>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -357,6 +464,8 @@ pub struct PurgeReport {
     pub runs: u64,
     /// Throttle counters whose runs are all past the step's window.
     pub throttle_counters: u64,
+    /// Closed batches whose opener's notification is settled.
+    pub batches: u64,
     /// Keys and values removed, in bytes (an estimate of the space reclaimed:
     /// the store reuses it as it compacts).
     pub bytes: u64,
@@ -371,6 +480,7 @@ impl PurgeReport {
         self.events += o.events;
         self.runs += o.runs;
         self.throttle_counters += o.throttle_counters;
+        self.batches += o.batches;
         self.bytes += o.bytes;
         self.more |= o.more;
     }

@@ -20,6 +20,39 @@ export type ApnsConfig = {
   topic: string | null;
 } | null;
 
+/** Gathers runs into one digest, per flow, recipient and `key`: the first
+ * run to reach the step opens a batch and waits until it closes (its
+ * `window` ends, or `max` activities are in); runs reaching it meanwhile
+ * join it and end there (their notifications are `batched`, with
+ * `batched_into`). The opener's later steps then render with
+ * `batch.activities` (each run's `data` and `actor`), `batch.count` and
+ * `batch.actors`. Also the batch step of a request. A flow has at most one. */
+export interface BatchStep {
+  /** A condition, as on any step (see `DelayStep.if`); false: the run
+   * does not batch and goes on. */
+  if?: Condition | null;
+  /** A template over the run (e.g. `{{ data.thread_id }}`): separate
+   * batches per rendered key. Absent: one batch per recipient. */
+  key?: string | null;
+  /** Closes the batch as soon as it holds this many activities (the
+   * opener's included). Absent: no limit. */
+  max?: number | null;
+  /** Sliding windows only: the longest a batch stays open from its first
+   * activity (a duration). Defaults to ten times the window. */
+  max_window?: string | null;
+  type: BatchStepType;
+  /** A duration: `"90s"`, `"15m"`, `"1h"`, `"2d"`, `"1h 30m"`. */
+  window: string;
+  /** `fixed` (the default): the batch closes `window` after its first
+   * activity. `sliding`: each activity moves the close to its own time
+   * plus `window`, never beyond the first activity plus `max_window`. */
+  window_type?: BatchWindowType;
+}
+
+export type BatchStepType = "batch";
+
+export type BatchWindowType = "fixed" | "sliding";
+
 /** Deletes many users, by external id. */
 export interface BulkDeleteInput {
   /** At most 1,000. */
@@ -473,7 +506,7 @@ export type ClockAdvance = {
 /** Which clock a project's time follows. */
 export type ClockKind = "real" | "test";
 
-/** A condition of a delay or throttle step: rules over `data.…`, `recipient.…` and `actor.…`. */
+/** A condition of a delay, throttle or batch step: rules over `data.…`, `recipient.…` and `actor.…`. */
 export type Condition = Array<ConditionRule> | {
   all: Array<ConditionRule>;
 } | {
@@ -770,6 +803,9 @@ export interface MarkAllResult {
 export interface Notification {
   actor: User | null;
   actor_id: string | null;
+  /** A `batched` notification: the notification whose batch it joined,
+   * which carries the digest. Absent otherwise. */
+  batched_into?: string | null;
   created_at: string;
   /** The run's `data`. */
   data: unknown;
@@ -822,7 +858,7 @@ export interface PreferencesInput {
   flows?: Record<string, FlowPreferencesInput> | null;
 }
 
-export type ProcessingStatus = "scheduled" | "pending" | "processed" | "throttled";
+export type ProcessingStatus = "scheduled" | "pending" | "processed" | "throttled" | "batched";
 
 export interface Project {
   /** `real`, or `test`: the project's time moves only when advanced
@@ -1004,9 +1040,9 @@ export type SmtpConfig = {
   username?: string | null;
 } | null;
 
-/** A channel step (deliver through a channel), a delay step (wait durably)
- * or a throttle step. */
-export type Step = ChannelStep | DelayStep | ThrottleStep;
+/** A channel step (deliver through a channel), a delay step (wait durably),
+ * a throttle step or a batch step. */
+export type Step = ChannelStep | DelayStep | ThrottleStep | BatchStep;
 
 /** A condition of a channel step: rules may also name `steps.<index>.status|read|seen|clicked` of an earlier channel step. */
 export type StepCondition = Array<StepConditionRule> | {
@@ -1034,8 +1070,8 @@ export type StepConditionRule = {
   value: string | number | boolean | Array<unknown> | Record<string, unknown>;
 };
 
-/** A step of a create or update: a channel, delay or throttle step. */
-export type StepInput = ChannelStepInput | DelayStep | ThrottleStep;
+/** A step of a create or update: a channel, delay, throttle or batch step. */
+export type StepInput = ChannelStepInput | DelayStep | ThrottleStep | BatchStep;
 
 export interface Subscription {
   created_at: string;
@@ -1221,7 +1257,7 @@ export interface WebhookEndpointInput {
   /** Default true. */
   enabled?: boolean | null;
   /** The event types to receive, or `["*"]` for every type; null: every type. */
-  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled"> | Array<"*"> | null;
+  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched"> | Array<"*"> | null;
   /** Where events are POSTed (http or https). */
   url: string;
 }
@@ -1237,7 +1273,7 @@ export interface WebhookEndpointUpdate {
   /** Absent keeps it; not null. */
   enabled?: boolean;
   /** The event types to receive, or `["*"]` for every type; null: every type. */
-  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled"> | Array<"*"> | null;
+  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched"> | Array<"*"> | null;
   /** Where events are POSTed (http or https); absent keeps it. */
   url?: string;
 }

@@ -125,6 +125,9 @@ impl Outbound {
         for d in ds.iter().filter(|d| d.status.is_final()) {
             self.stage_delivery(project, d);
         }
+        if n.stopped == Some(crate::model::StopReason::Batched) {
+            self.stage(project, EventType::NotificationBatched, &n.id, || n);
+        }
         if n.processed {
             self.stage(project, EventType::NotificationProcessed, &n.id, || n);
         }

@@ -24,6 +24,7 @@
 //! first feed pages) are not kept here: every lookup reads the database,
 //! which stays correct when several processes share it.
 
+mod batches;
 mod catalog;
 mod events;
 mod page;

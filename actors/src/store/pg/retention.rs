@@ -331,11 +331,12 @@ impl RetentionRepo for PgStore {
     fn purge(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
         let max = max.max(1);
         let mut report = PurgeReport::default();
-        let phases: [&dyn Fn() -> Result<PurgeReport>; 4] = [
+        let phases: [&dyn Fn() -> Result<PurgeReport>; 5] = [
             &|| self.purge_notifications(project, cut.notifications, max),
             &|| self.purge_runs(project, cut.notifications, max),
             &|| self.purge_feed(project, cut.feed, max),
             &|| self.purge_events(project, cut.feed, max),
+            &|| self.purge_batches(project, cut.now.millis(), max),
         ];
         for phase in phases {
             report.add(&phase()?);
@@ -450,5 +451,36 @@ impl RetentionRepo for PgStore {
             )
             .map_err(db_err)?;
         rows.into_iter().map(|r| from_doc(r.get("doc"))).collect()
+    }
+}
+
+impl PgStore {
+    /// Batches nothing will read again (as on the embedded store): closed,
+    /// or past their close at project time `now_ms`, with their opener's
+    /// notification processed or gone; at most `max`, one statement.
+    fn purge_batches(&self, project: &Uuid, now_ms: i64, max: usize) -> Result<PurgeReport> {
+        let n = self
+            .block(
+                sqlx::query(
+                    "DELETE FROM batches WHERE project = $1 AND id IN (
+                       SELECT b.id FROM batches b
+                       LEFT JOIN notifications n ON n.project = b.project AND n.id = b.id
+                       WHERE b.project = $1
+                         AND (b.closed OR (b.doc->>'closes_at_ms')::bigint <= $2)
+                         AND (n.id IS NULL OR n.processed)
+                       LIMIT $3)",
+                )
+                .bind(project)
+                .bind(now_ms)
+                .bind(max as i64)
+                .execute(self.pool()),
+            )
+            .map_err(db_err)?
+            .rows_affected();
+        Ok(PurgeReport {
+            batches: n,
+            more: n as usize >= max,
+            ..Default::default()
+        })
     }
 }

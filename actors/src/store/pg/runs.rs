@@ -25,6 +25,7 @@
 //! - The queue is rows `(project, delivery, channel type, due)`, which a
 //!   node could claim with a lease once several share the work.
 
+use super::batches::put_batches;
 use super::catalog::put_idempotent;
 use super::events::{Outbound, Traces};
 use super::throttles::{put_throttles, throttles_stale};
@@ -534,7 +535,10 @@ async fn stage_finish(
             continue;
         }
         // A skip or a cancellation calls no provider: no `attempt` entry.
-        let was_attempt = !matches!(o, Outcome::Skipped(_) | Outcome::Canceled(_));
+        let was_attempt = !matches!(
+            o,
+            Outcome::Skipped(_) | Outcome::Canceled(_) | Outcome::Wait { .. }
+        );
         // A condition over earlier steps, decided as its delivery came due:
         // traced on its first settle with the deliveries it was decided on
         // (as the embedded store does, `store::sled::runs`).
@@ -542,7 +546,7 @@ async fn stage_finish(
             Outcome::Skipped(e) => {
                 (e.code == DeliveryErrorCode::ConditionFalse.as_str()).then_some(false)
             }
-            Outcome::Canceled(_) => None,
+            Outcome::Canceled(_) | Outcome::Wait { .. } => None,
             _ => Some(true),
         };
         if let (Some(g), Some(result)) = (&d.gate, gate_result) {
@@ -723,6 +727,12 @@ impl RunRepo for PgStore {
             if throttles_stale(&mut tx, project, &throttles).await? {
                 return Ok(None);
             }
+            let mut closes = Traces::default();
+            let Some(due_now) =
+                put_batches(&mut tx, project, &notifications, true, &mut closes).await?
+            else {
+                return Ok(None);
+            };
             for u in &users {
                 if u.before.as_ref() != Some(&u.after) {
                     put_user(&mut tx, project, &u.after).await?;
@@ -731,7 +741,9 @@ impl RunRepo for PgStore {
             let mut out = Outbound::load(&mut tx, [*project]).await?;
             insert_notifications(&mut tx, project, &notifications).await?;
             notification_extras(&mut tx, project, &notifications, &mut out).await?;
+            closes.flush(&mut tx).await?;
             put_queue(&mut tx, &queued).await?;
+            put_queue(&mut tx, &due_now).await?;
             let frames = stage_feeds(&mut tx, project, feed).await?;
             put_run(&mut tx, project, &run, pending).await?;
             out.stage(project, EventType::FlowRunAccepted, &run.id, || {
@@ -747,12 +759,14 @@ impl RunRepo for PgStore {
                 };
                 put_idempotent(&mut tx, project, scope, &rec).await?;
             }
-            Ok::<_, Error>(Some(frames))
+            Ok::<_, Error>(Some((frames, due_now)))
         })?;
-        let Some(frames) = frames else {
+        let Some((frames, due_now)) = frames else {
             return Ok(RunCommit::Stale(run)); // rolled back as `tx` goes
         };
         self.commit(tx)?;
+        let mut queued = queued;
+        queued.extend(due_now);
         Ok(RunCommit::Committed(AcceptedRun {
             run,
             body,
@@ -789,10 +803,16 @@ impl RunRepo for PgStore {
             .await
             .map_err(db_err)?
             .unwrap_or(0);
+            let mut closes = Traces::default();
+            let due_now = put_batches(&mut tx, project, &notifications, false, &mut closes)
+                .await?
+                .unwrap_or_default();
             let mut out = Outbound::load(&mut tx, [*project]).await?;
             insert_notifications(&mut tx, project, &notifications).await?;
             notification_extras(&mut tx, project, &notifications, &mut out).await?;
+            closes.flush(&mut tx).await?;
             put_queue(&mut tx, &queued).await?;
+            put_queue(&mut tx, &due_now).await?;
             let frames = stage_feeds(&mut tx, project, feed).await?;
             out.flush(&mut tx).await?;
             let now_pending = stored + pending;
@@ -800,9 +820,12 @@ impl RunRepo for PgStore {
                 settle::run_done(&mut run, Timestamp::now());
             }
             put_run(&mut tx, project, &run, now_pending).await?;
-            Ok::<_, Error>(frames)
+            Ok::<_, Error>((frames, due_now))
         })?;
         self.commit(tx)?;
+        let (frames, due_now) = frames;
+        let mut queued = queued;
+        queued.extend(due_now);
         Ok((queued, frames))
     }
 
@@ -1017,6 +1040,15 @@ impl QueueRepo for PgStore {
             let mut s = load_for_finish(&mut tx, sent).await?;
             s.items
                 .retain(|(_, _, ri, di)| !s.recs[*ri].2[*di].status.is_final());
+            // Rendered with their batch first (`delivery::batch::due`).
+            let mut batched = vec![];
+            s.items.retain(|(q, _, ri, di)| {
+                let waits = s.recs[*ri].2[*di].batch;
+                if waits {
+                    batched.push(*q);
+                }
+                !waits
+            });
             let mut counts = lock_feeds(
                 &mut tx,
                 s.items
@@ -1069,7 +1101,10 @@ impl QueueRepo for PgStore {
                     s.items[i].1 = crate::delivery::conditions::condition_false();
                 }
             }
-            let mut out = InAppBatch::default();
+            let mut out = InAppBatch {
+                batched,
+                ..Default::default()
+            };
             for ((p, u), idx) in plan.feeds {
                 let c = counts.get_mut(&(p, u)).expect("locked above");
                 let mut frames = Vec::with_capacity(idx.len());

@@ -362,6 +362,9 @@ impl Store {
                 self.stage_delivery_event(w, project, d);
             }
         }
+        if n.stopped == Some(crate::model::StopReason::Batched) {
+            self.stage_outbound(w, project, EventType::NotificationBatched, &n.id, || n);
+        }
         if n.processed {
             self.stage_outbound(w, project, EventType::NotificationProcessed, &n.id, || n);
         }

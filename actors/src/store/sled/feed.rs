@@ -375,6 +375,8 @@ impl Store {
         let mut settling =
             self.load_for_finish(items.iter().map(|q| (q, Outcome::Sent { outcomes: None })))?;
         settling.retain_unsettled();
+        // Rendered with their batch first (`delivery::batch::due`).
+        let batched = settling.take_batched();
         let feed_keys: Vec<Vec<u8>> = settling
             .deliveries()
             .map(|(q, d)| feed_lock_key(&q.project, &d.recipient_id))
@@ -407,7 +409,10 @@ impl Store {
             }
         }
         let mut w = Writes::new();
-        let mut out = InAppBatch::default();
+        let mut out = InAppBatch {
+            batched,
+            ..Default::default()
+        };
         let mut actors: HashMap<(Uuid, Uuid), Value> = HashMap::new();
         for ((p, u), idx) in plan.feeds {
             let mut counts = self.feed_counts_locked(&p, &u)?;

@@ -15,6 +15,7 @@
 //! `spawn_blocking` (the HTTP layer's `State::run`), never inline.
 
 pub mod backup;
+mod batches;
 pub mod codec;
 mod events;
 mod feed;
@@ -116,6 +117,8 @@ spaces!(
     outbox,
     hook_attempts,
     trace,
+    batches,
+    batch_keys,
 );
 
 /// The open sled database. It is replaced when the store reopens after an I/O
@@ -145,6 +148,9 @@ struct Inner {
     /// taken after entity locks and before feed locks: settling deliveries
     /// learns its runs only after reading the notifications it has locked.
     run_stripes: Vec<Mutex<()>>,
+    /// Striped locks of batches (`batches`), a class taken after entity
+    /// locks and before run and feed locks.
+    batch_stripes: Vec<Mutex<()>>,
     cursor_key: [u8; 32],
     /// Seals channel secrets (`secrets`); `None` when the store was opened
     /// without its key (backups, `project create`), which can then neither
@@ -526,6 +532,7 @@ impl Store {
                 stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
                 feed_stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
                 run_stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+                batch_stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
                 cursor_key,
                 sealer: None,
                 commit_gate: std::sync::RwLock::new(()),
@@ -686,6 +693,15 @@ impl Store {
         keys: impl IntoIterator<Item = &'a [u8]>,
     ) -> Vec<MutexGuard<'_, ()>> {
         self.lock_in(&self.inner.run_stripes, keys)
+    }
+
+    /// Locks batches, in stripe order: after any entity locks, before run
+    /// and feed locks.
+    pub(crate) fn lock_batches<'a>(
+        &self,
+        keys: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Vec<MutexGuard<'_, ()>> {
+        self.lock_in(&self.inner.batch_stripes, keys)
     }
 
     fn lock_in<'s, 'a>(

@@ -40,6 +40,9 @@ struct N<'a> {
     /// `Notification::stopped`, only when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     st: Option<StopReason>,
+    /// `Notification::batched_into`, only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bi: Option<Uuid>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -63,6 +66,9 @@ struct D<'a> {
     /// The delivery's gate (`Delivery::gate`), only when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none", borrow)]
     g: Option<std::borrow::Cow<'a, Conditions>>,
+    /// `Delivery::batch`, only when set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    b: bool,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -90,6 +96,7 @@ impl Serialize for NotifRec {
                 c: n.created_at,
                 up: n.updated_at,
                 st: n.stopped,
+                bi: n.batched_into,
             },
             d: self
                 .d
@@ -109,6 +116,7 @@ impl Serialize for NotifRec {
                     c: d.created_at,
                     up: d.updated_at,
                     g: d.gate.as_ref().map(Borrowed),
+                    b: d.batch,
                 })
                 .collect(),
         }
@@ -131,6 +139,7 @@ impl<'de> Deserialize<'de> for NotifRec {
             created_at: r.n.c,
             updated_at: r.n.up,
             stopped: r.n.st,
+            batched_into: r.n.bi,
         };
         let d =
             r.d.into_iter()
@@ -159,6 +168,7 @@ impl<'de> Deserialize<'de> for NotifRec {
                     created_at: d.c,
                     updated_at: d.up,
                     gate: d.g.map(|g| g.into_owned()),
+                    batch: d.b,
                 })
                 .collect();
         Ok(NotifRec { n, d })
@@ -303,6 +313,7 @@ mod tests {
             created_at: now,
             updated_at: now,
             stopped: None,
+            batched_into: None,
         };
         let d = Delivery {
             id: crate::model::delivery_id(&nid, 1),
@@ -337,6 +348,7 @@ mod tests {
             created_at: now,
             updated_at: now,
             gate: None,
+            batch: false,
         };
         let rec = NotifRec {
             n: n.clone(),

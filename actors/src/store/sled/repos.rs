@@ -101,6 +101,13 @@ forward! { ThrottleRepo {
     fn throttle_hits(&self, project: &Uuid, key: &ThrottleKey) -> Result<Vec<i64>>;
 } }
 
+forward! { BatchRepo {
+    fn batch(&self, project: &Uuid, id: &Uuid) -> Result<Option<Batch>>;
+    fn latest_batch(&self, project: &Uuid, key: &BatchKey) -> Result<Option<Batch>>;
+    fn close_batch(&self, project: &Uuid, c: &BatchClose) -> Result<bool>;
+    fn cancel_batch(&self, project: &Uuid, id: &Uuid, at_ms: i64) -> Result<()>;
+} }
+
 forward! { RunRepo {
     fn commit_run(&self, project: &Uuid, run: StagedRun) -> Result<RunCommit>;
     fn prepare_chunk(&self, project: &Uuid, chunk: StagedChunk) -> Result<Prepared>;

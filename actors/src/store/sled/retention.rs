@@ -203,12 +203,13 @@ impl Store {
     pub fn purge(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
         let max = max.max(1);
         let mut report = PurgeReport::default();
-        let phases: [&dyn Fn() -> Result<PurgeReport>; 5] = [
+        let phases: [&dyn Fn() -> Result<PurgeReport>; 6] = [
             &|| self.purge_notifications(project, cut, max),
             &|| self.purge_runs(project, cut, max),
             &|| self.purge_feed(project, cut.feed, max),
             &|| self.purge_events(project, cut.feed, max),
             &|| self.purge_throttles(project, cut, max),
+            &|| self.purge_batches(project, cut, max),
         ];
         for phase in phases {
             report.add(&phase()?);
@@ -808,6 +809,89 @@ impl Store {
         Ok(report)
     }
 
+    /// Batches that are done (`batch_done`): closed, or past their close at
+    /// project time `cut.now`, with their opener's notification processed
+    /// or gone, so nothing will render with them again. Checked again under
+    /// the batch's lock; the slot's entry goes with its batch. Swept like
+    /// throttle counters.
+    fn purge_batches(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
+        if !self.sweep_due(project, T::batches, cut.notifications) {
+            return Ok(PurgeReport::default());
+        }
+        let p = Key::new().id(project);
+        let (mut lo, hi) = key_range(&p.0, (Bound::Unbounded, Bound::Unbounded));
+        match self.cursor(project, T::batches) {
+            Some((k, true)) => lo = Bound::Included(k),
+            Some((k, false)) => lo = Bound::Excluded(k),
+            None => {}
+        }
+        let now = cut.now.millis();
+        let mut doomed: Vec<crate::storage::Batch> = vec![];
+        let mut stop = None;
+        for (seen, kv) in self
+            .tree(T::batches)
+            .range::<Vec<u8>, _>((lo, hi))
+            .enumerate()
+        {
+            let (k, v) = kv?;
+            if seen >= max * SCAN_FACTOR || doomed.len() >= max {
+                stop = Some((k.to_vec(), true));
+                break;
+            }
+            let b: crate::storage::Batch = super::codec::dec(&v)?;
+            if self.batch_done(project, &b, now)? {
+                doomed.push(b);
+            }
+        }
+        let mut report = PurgeReport {
+            more: stop.is_some(),
+            ..Default::default()
+        };
+        self.sweep_stopped(project, T::batches, stop);
+        if doomed.is_empty() {
+            return Ok(report);
+        }
+        let locks: Vec<Vec<u8>> = doomed
+            .iter()
+            .map(|b| super::batches::batch_lock_key(project, &b.key))
+            .collect();
+        let _batches = self.lock_batches(locks.iter().map(|k| k.as_slice()));
+        let mut w = Writes::new();
+        for b in &doomed {
+            let Some(b) = self.batch(project, &b.id)? else {
+                continue;
+            };
+            if !self.batch_done(project, &b, now)? {
+                continue;
+            }
+            let k = super::batches::batch_key(project, &b.id);
+            report.bytes += (k.0.len() + super::codec::enc(&b).len()) as u64;
+            w.del(T::batches, &k);
+            if self
+                .latest_batch(project, &b.key)?
+                .is_some_and(|l| l.id == b.id)
+            {
+                w.del(
+                    T::batch_keys,
+                    super::batches::batch_lock_key(project, &b.key),
+                );
+            }
+            report.batches += 1;
+        }
+        self.commit(w)?;
+        Ok(report)
+    }
+
+    /// Whether nothing will read batch `b` again at project time `now`.
+    fn batch_done(&self, project: &Uuid, b: &crate::storage::Batch, now: i64) -> Result<bool> {
+        if b.closed.is_none() && b.closes_at_ms > now {
+            return Ok(false);
+        }
+        Ok(self
+            .notif_rec(project, &b.id)?
+            .is_none_or(|r| r.n.processed))
+    }
+
     /// Whether a notification listed in the run's index still exists.
     fn run_has_notifications(&self, project: &Uuid, run: &Uuid) -> Result<bool> {
         for kv in self.tree(T::run_index).scan_prefix(run_index(project, run)) {
@@ -1165,6 +1249,66 @@ mod tests {
         assert!(!t.contains_key(&old).unwrap());
         assert!(!t.contains_key(&orphan).unwrap());
         assert!(t.contains_key(&fresh).unwrap());
+    }
+
+    /// Batches go once closed (or past their close) with their opener's
+    /// notification gone; an open one stays, and so does its slot.
+    #[test]
+    fn the_purge_drops_batches_nothing_reads_again() {
+        use crate::storage::{Batch, BatchCloseReason, BatchKey};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let now = 1_000_000;
+        let b = |closes: i64, closed: bool| {
+            let key = BatchKey {
+                flow_id: Uuid::now_v7(),
+                recipient: Uuid::now_v7(),
+                step: 0,
+                key: String::new(),
+            };
+            Batch {
+                id: Uuid::now_v7(),
+                key,
+                opened_at_ms: 0,
+                closes_at_ms: closes,
+                window_ms: closes,
+                max_window_ms: None,
+                max: None,
+                activities: vec![],
+                waiting: vec![],
+                closed: closed.then_some((closes, BatchCloseReason::Window)),
+            }
+        };
+        let (closed, past, open) = (b(10, true), b(20, false), b(now + 1, false));
+        let mut w = Writes::new();
+        for x in [&closed, &past, &open] {
+            w.put_rec(T::batches, super::super::batches::batch_key(&p, &x.id), x);
+            w.put(
+                T::batch_keys,
+                super::super::batches::batch_lock_key(&p, &x.key),
+                x.id.as_bytes(),
+            );
+        }
+        store.commit(w).unwrap();
+        let cut = PurgeCutoffs {
+            notifications: Timestamp::from_millis(0),
+            feed: Timestamp::from_millis(0),
+            now: Timestamp::from_millis(now),
+            test_clock: false,
+        };
+        let mut total = PurgeReport::default();
+        loop {
+            let r = store.purge(&p, &cut, 1).unwrap();
+            total.add(&r);
+            if !r.more {
+                break;
+            }
+        }
+        assert_eq!(total.batches, 2);
+        assert!(store.batch(&p, &closed.id).unwrap().is_none());
+        assert!(store.latest_batch(&p, &past.key).unwrap().is_none());
+        assert_eq!(store.latest_batch(&p, &open.key).unwrap(), Some(open));
     }
 
     #[test]

@@ -40,7 +40,7 @@ impl QueueItem {
     pub(crate) fn key(&self) -> Key {
         Key::new().id(&self.project).id(&self.delivery_id)
     }
-    fn value(&self) -> [u8; 9] {
+    pub(super) fn value(&self) -> [u8; 9] {
         let mut v = [0u8; 9];
         v[0] = self.channel_type.index();
         v[1..].copy_from_slice(&(self.due_ms.max(0) as u64).to_be_bytes());
@@ -141,6 +141,7 @@ impl Store {
                 to_feed,
                 pending,
                 throttle: _,
+                batch: _,
                 trace,
             } = sn;
             let nid = n.id;
@@ -262,6 +263,11 @@ impl Store {
             .iter()
             .filter_map(|n| n.throttle.clone())
             .collect();
+        // So are batches, under their own locks.
+        let batches: Vec<crate::storage::BatchWrite> = notifications
+            .iter()
+            .filter_map(|n| n.batch.clone())
+            .collect();
         let part = self.stage_notifications(project, notifications, &queued);
         let lock_keys: Vec<Vec<u8>> = users
             .iter()
@@ -277,6 +283,12 @@ impl Store {
             return Ok(RunCommit::Stale(run));
         }
         let mut w = Writes::new();
+        let _batches = self.lock_batches_of(project, &batches);
+        let Some(due_now) = self.stage_batches(&mut w, project, batches, true)? else {
+            return Ok(RunCommit::Stale(run));
+        };
+        let mut queued = queued;
+        queued.extend(due_now);
         for u in &users {
             self.stage_user_write(&mut w, project, u);
         }
@@ -359,9 +371,18 @@ impl Store {
             notifications,
             queued,
         } = chunk;
+        let batches: Vec<crate::storage::BatchWrite> = notifications
+            .iter()
+            .filter_map(|n| n.batch.clone())
+            .collect();
         let mut part = self.stage_notifications(project, notifications, &queued);
         self.stage_run_indexes(&mut part.w, project, &run, &mut part.nids);
-        Ok(Prepared::new(PreparedChunk { part, run, queued }))
+        Ok(Prepared::new(PreparedChunk {
+            part,
+            run,
+            queued,
+            batches,
+        }))
     }
 
     /// Stores a prepared chunk: the recipients' feed entries and events under
@@ -382,8 +403,13 @@ impl Store {
                     pending,
                 },
             mut run,
-            queued,
+            mut queued,
+            batches,
         } = chunk.take()?;
+        let _batches = self.lock_batches_of(project, &batches);
+        if let Some(due_now) = self.stage_batches(&mut w, project, batches, false)? {
+            queued.extend(due_now);
+        }
         let rk = run_lock_key(project, &run.id);
         let _run = self.lock_runs([rk.as_slice()]);
         let _feeds = self.lock_feeds_of(project, &feed);
@@ -786,7 +812,10 @@ impl Store {
             }
             let old = d.status;
             // A skip or a cancellation calls no provider: no `attempt` entry.
-            let was_attempt = !matches!(o, Outcome::Skipped(_) | Outcome::Canceled(_));
+            let was_attempt = !matches!(
+                o,
+                Outcome::Skipped(_) | Outcome::Canceled(_) | Outcome::Wait { .. }
+            );
             // A condition over earlier steps, decided as its delivery came
             // due (by the attempt, before this outcome): traced with the
             // deliveries it was decided on. Only its first settle is traced
@@ -797,7 +826,7 @@ impl Store {
                 Outcome::Skipped(e) => {
                     (e.code == DeliveryErrorCode::ConditionFalse.as_str()).then_some(false)
                 }
-                Outcome::Canceled(_) => None,
+                Outcome::Canceled(_) | Outcome::Wait { .. } => None,
                 _ => Some(true),
             };
             let gate_decided = match (&d.gate, gate_result) {
@@ -889,6 +918,8 @@ struct PreparedChunk {
     part: Part,
     run: FlowRun,
     queued: Vec<QueueItem>,
+    /// Opens and joins of batches, applied under their locks at commit.
+    batches: Vec<crate::storage::BatchWrite>,
 }
 
 /// The lock (run class) of a run's counter and record.
@@ -929,6 +960,21 @@ impl Settling<'_> {
 
     pub fn set_outcome(&mut self, i: usize, o: Outcome) {
         self.items[i].1 = o;
+    }
+
+    /// Drops the items whose delivery waits for its batch to be rendered
+    /// (`Delivery::batch`) and returns them.
+    pub fn take_batched(&mut self) -> Vec<QueueItem> {
+        let recs = &self.recs;
+        let mut out = vec![];
+        self.items.retain(|(q, _, ri, di)| {
+            let waits = recs[*ri].1.d[*di].batch;
+            if waits {
+                out.push(*q);
+            }
+            !waits
+        });
+        out
     }
 
     /// Drops items whose delivery has already settled.
@@ -1038,6 +1084,7 @@ mod tests {
                 created_at: now,
                 updated_at: now,
                 stopped: None,
+                batched_into: None,
             },
             d: vec![],
         }

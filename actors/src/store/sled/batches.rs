@@ -1,0 +1,190 @@
+//! Batches in sled (`storage::BatchRepo`, `delivery::batch`): one record per
+//! batch keyed by `(project, opener notification)` in `batches`, and per
+//! `(project, flow, recipient, step, key)` the id of the batch last opened
+//! there in `batch_keys`. Opens and joins are applied in the commit of the
+//! notifications that make them (`Store::stage_batches`), under the batches'
+//! locks (their own class: after entity locks, before run and feed locks);
+//! a close (`Store::close_batch`) takes its opener's notification lock, then
+//! the batch's, so a join and a close never interleave.
+
+use super::keys::Key;
+use super::runs::notif_key;
+use super::{Store, Writes, T};
+use crate::delivery::batch;
+use crate::error::Result;
+use crate::model::Timestamp;
+use crate::storage::{Batch, BatchClose, BatchCloseReason, BatchKey, BatchWrite, QueueItem};
+use uuid::Uuid;
+
+fn slot_key(project: &Uuid, k: &BatchKey) -> Key {
+    Key::new()
+        .id(project)
+        .id(&k.flow_id)
+        .id(&k.recipient)
+        .u8(k.step)
+        .bytes(k.key.as_bytes())
+}
+
+pub(super) fn batch_key(project: &Uuid, id: &Uuid) -> Key {
+    Key::new().id(project).id(id)
+}
+
+/// The lock of a batch slot (batch class).
+pub(super) fn batch_lock_key(project: &Uuid, k: &BatchKey) -> Vec<u8> {
+    slot_key(project, k).0
+}
+
+/// What `stage_batches` staged: the opener deliveries a `max` close made
+/// due now, or `None` when a batch was not as staged (the run is stale).
+pub(super) type Staged = Option<Vec<QueueItem>>;
+
+impl Store {
+    pub fn batch(&self, project: &Uuid, id: &Uuid) -> Result<Option<Batch>> {
+        self.get_rec(T::batches, batch_key(project, id).as_ref())
+    }
+
+    pub fn latest_batch(&self, project: &Uuid, k: &BatchKey) -> Result<Option<Batch>> {
+        let Some(v) = self.tree(T::batch_keys).get(slot_key(project, k))? else {
+            return Ok(None);
+        };
+        if v.len() != 16 {
+            return Ok(None);
+        }
+        let mut b = [0u8; 16];
+        b.copy_from_slice(&v);
+        self.batch(project, &Uuid::from_bytes(b))
+    }
+
+    /// The locks of the batch slots `writes` touch.
+    pub(super) fn lock_batches_of(
+        &self,
+        project: &Uuid,
+        writes: &[BatchWrite],
+    ) -> Vec<std::sync::MutexGuard<'_, ()>> {
+        let keys: Vec<Vec<u8>> = writes
+            .iter()
+            .map(|b| match b {
+                BatchWrite::Open(b) => batch_lock_key(project, &b.key),
+                BatchWrite::Join { key, .. } => batch_lock_key(project, key),
+            })
+            .collect();
+        self.lock_batches(keys.iter().map(|k| k.as_slice()))
+    }
+
+    /// Stages the opens and joins of `writes` (the caller holds their locks):
+    /// with `strict` (a run with explicit recipients, staged again when
+    /// stale) `None` when a batch is no longer as staging read it; else a
+    /// join of a batch closed meanwhile is dropped and an open replaces the
+    /// slot's batch (a topic chunk, which is not staged again).
+    pub(super) fn stage_batches(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        writes: Vec<BatchWrite>,
+        strict: bool,
+    ) -> Result<Staged> {
+        let now = Timestamp::now();
+        let mut due = vec![];
+        for bw in writes {
+            match bw {
+                BatchWrite::Open(b) => {
+                    if strict {
+                        if let Some(cur) = self.latest_batch(project, &b.key)? {
+                            if cur.open_at(b.opened_at_ms) {
+                                return Ok(None);
+                            }
+                        }
+                    }
+                    if b.closed.is_some() {
+                        self.stage_trace(w, project, &b.id, &[batch::closed_entry(&b, now)]);
+                    }
+                    w.put(T::batch_keys, slot_key(project, &b.key), b.id.as_bytes());
+                    w.put_rec(T::batches, batch_key(project, &b.id), &b);
+                }
+                BatchWrite::Join {
+                    key,
+                    batch: id,
+                    activity,
+                } => {
+                    let cur = self.latest_batch(project, &key)?;
+                    let mut b = match cur {
+                        Some(b) if b.id == id && b.open_at(activity.at_ms) => b,
+                        _ if strict => return Ok(None),
+                        _ => continue,
+                    };
+                    if let Some(q) = batch::join(project, &mut b, activity) {
+                        self.stage_trace(w, project, &b.id, &[batch::closed_entry(&b, now)]);
+                        for q in &q {
+                            w.put(T::queue, q.key(), q.value());
+                        }
+                        due.extend(q);
+                    }
+                    w.put_rec(T::batches, batch_key(project, &b.id), &b);
+                }
+            }
+        }
+        Ok(Some(due))
+    }
+
+    pub fn close_batch(&self, project: &Uuid, c: &BatchClose) -> Result<bool> {
+        let Some(first) = self.batch(project, &c.batch)? else {
+            return Ok(false);
+        };
+        let nk = Key::new().u8(b'n').id(project).id(&c.batch).0;
+        let _n = self.lock(&nk);
+        let bk = batch_lock_key(project, &first.key);
+        let _b = self.lock_batches([bk.as_slice()]);
+        let Some(mut b) = self.batch(project, &c.batch)? else {
+            return Ok(false);
+        };
+        if b.activities.len() != c.count {
+            return Ok(false);
+        }
+        let mut w = Writes::new();
+        let now = Timestamp::now();
+        if b.closed.is_none() {
+            if c.at_ms < b.closes_at_ms {
+                return Ok(false);
+            }
+            b.closed = Some((c.at_ms, c.reason));
+            self.stage_trace(&mut w, project, &b.id, &[batch::closed_entry(&b, now)]);
+            w.put_rec(T::batches, batch_key(project, &b.id), &b);
+        }
+        if let Some(mut rec) = self.notif_rec(project, &b.id)? {
+            if let Some(d) = rec.d.iter_mut().find(|d| d.id == c.delivery_id) {
+                if d.batch {
+                    d.batch = false;
+                    d.data = c.rendered.clone().unwrap_or_default();
+                    d.updated_at = now;
+                    w.put_rec(T::notifications, notif_key(project, &b.id), &rec);
+                }
+            }
+        }
+        self.commit(w)?;
+        Ok(true)
+    }
+
+    pub fn cancel_batch(&self, project: &Uuid, id: &Uuid, at_ms: i64) -> Result<()> {
+        let Some(first) = self.batch(project, id)? else {
+            return Ok(());
+        };
+        let bk = batch_lock_key(project, &first.key);
+        let _b = self.lock_batches([bk.as_slice()]);
+        let Some(mut b) = self.batch(project, id)? else {
+            return Ok(());
+        };
+        if b.closed.is_some() {
+            return Ok(());
+        }
+        b.closed = Some((at_ms, BatchCloseReason::Canceled));
+        let mut w = Writes::new();
+        self.stage_trace(
+            &mut w,
+            project,
+            &b.id,
+            &[batch::closed_entry(&b, Timestamp::now())],
+        );
+        w.put_rec(T::batches, batch_key(project, &b.id), &b);
+        self.commit(w)
+    }
+}
