@@ -32,6 +32,7 @@ pub mod secrets;
 mod throttles;
 mod trace;
 mod users;
+mod work;
 
 pub use crate::delivery::frames::feed_frame;
 pub use crate::storage::NewProjectKeys;
