@@ -183,6 +183,10 @@ fn pg_drop_for(dir: &Path) {
 pub fn with_store(cmd: &mut Command, dir: &Path) {
     if pg_mode() {
         cmd.env("HERALD_STORE", pg_url_for(dir));
+        // A node killed by a test leaves its leases: a short lease lets the
+        // restarted node (a new node id) take its work back within seconds.
+        cmd.env("HERALD_LEASE_SECONDS", "3")
+            .env("HERALD_CLAIM_POLL_MS", "200");
     }
 }
 

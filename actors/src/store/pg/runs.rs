@@ -25,7 +25,7 @@
 //! - The queue is rows `(project, delivery, channel type, due)`, which a
 //!   node could claim with a lease once several share the work.
 
-use super::catalog::put_idempotent;
+use super::catalog::put_idempotent_new;
 use super::events::{Outbound, Traces};
 use super::throttles::{put_throttles, throttles_stale};
 use super::users::{lock_all, put_user, user_by_ext_in, user_lock};
@@ -827,7 +827,11 @@ impl RunRepo for PgStore {
                     body: body.clone(),
                     created_at: run.created_at,
                 };
-                put_idempotent(&mut tx, project, scope, &rec).await?;
+                // Another node may have taken the key meanwhile (the
+                // requests sharing a key are serialised per node only).
+                if !put_idempotent_new(&mut tx, project, scope, &rec).await? {
+                    return Err(Error::idempotency_race());
+                }
             }
             Ok::<_, Error>(Some(frames))
         })?;
