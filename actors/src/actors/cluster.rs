@@ -88,6 +88,23 @@ impl Engine {
         }
     }
 
+    /// Test clocks set or moved on other nodes: this node stages runs and
+    /// retries by the clocks stored with the projects (claims read those
+    /// directly).
+    async fn follow_clocks(&self) {
+        let projects = match self.run(|s| s.projects()).await {
+            Ok(p) => p,
+            Err(e) => return tracing::debug!(error = %e, "cannot read the projects' clocks"),
+        };
+        for p in projects {
+            let known = self.inner.clocks.test_now(&p.id).map(|t| t.millis());
+            if known != p.test_clock.map(|t| t.millis()) {
+                // nothing is parked on a node that shares its work
+                let _ = self.inner.clocks.set(p.id, p.test_clock);
+            }
+        }
+    }
+
     /// Starts the node's cluster task on the first engine arbiter: claims
     /// the topic expansions nobody holds (at once, then every poll) and
     /// renews this node's leases of runs and events.
@@ -109,6 +126,7 @@ impl Engine {
                         tracing::warn!(error = %e, "cannot renew leases");
                     }
                 }
+                engine.follow_clocks().await;
                 let now = Timestamp::now().millis();
                 match engine
                     .run(move |s| s.claim_runs(now, RUNS_PER_CLAIM))
