@@ -187,9 +187,7 @@ async fn a_topic_expansion_of_a_killed_node_is_finished_by_another() {
         .ok(201);
     let n = 2000;
     let tag = random_hex();
-    let members: Vec<String> = (0..n)
-        .map(|i| format!("ct-{i:04}-{}", &tag[..8]))
-        .collect();
+    let members: Vec<String> = (0..n).map(|i| format!("ct-{i:04}-{}", &tag[..8])).collect();
     for part in members.chunks(500) {
         let users: Vec<Value> = part.iter().map(|e| json!({"external_id": e})).collect();
         let r = a
@@ -297,7 +295,10 @@ async fn a_test_clock_advanced_on_one_node_is_claimed_by_the_stored_clock() {
     }
     // a poll or two of every node: nothing is due in project time
     tokio::time::sleep(Duration::from_millis(800)).await;
-    assert!(received(&hook).await.is_empty(), "not due before the advance");
+    assert!(
+        received(&hook).await.is_empty(),
+        "not due before the advance"
+    );
     // moved on another node than the one that accepted the runs
     nodes[1]
         .admin(POST, &format!("{A}/project/clock/advance"))

@@ -482,7 +482,10 @@ impl EventRepo for PgStore {
     fn due_events(&self, now_ms: i64, limit: usize, skip: &[Uuid]) -> Result<Vec<OutboxEvent>> {
         // The first entry still waiting per (endpoint, resource), if due and
         // not leased to a live node (a resource's next event waits while its
-        // first is being sent, on any node), leased to this node.
+        // first is being sent, on any node), leased to this node. Entries
+        // this node leased for an endpoint it is not serving (`skip` lists
+        // those it is) are its own leftovers (their attempt's record
+        // failed): taken again.
         let rows = self
             .block(
                 sqlx::query(
@@ -495,7 +498,8 @@ impl EventRepo for PgStore {
                      ), pick AS (
                          SELECT o.project, o.endpoint, o.seq FROM outbox o
                          JOIN first f ON f.project = o.project AND f.endpoint = o.endpoint AND f.seq = o.seq
-                         WHERE o.due_ms <= $1 AND (o.lease_until IS NULL OR o.lease_until <= $1)
+                         WHERE o.due_ms <= $1
+                           AND (o.lease_until IS NULL OR o.lease_until <= $1 OR o.lease_owner = $4)
                          ORDER BY o.seq LIMIT $3
                          FOR UPDATE OF o SKIP LOCKED
                      )

@@ -133,8 +133,9 @@ impl WorkRepo for PgStore {
         Ok(())
     }
 
-    /// This node's own unexpanded runs come back too: the engine starts an
-    /// expansion for each one it is not running (after a crash of its actor).
+    /// This node's own unexpanded runs come back too, after the others: the
+    /// engine starts an expansion for each one it is not running (after a
+    /// crash of its actor).
     fn claim_runs(&self, now_ms: i64, limit: usize) -> Result<Vec<(Uuid, Uuid)>> {
         let rows = self
             .block(
@@ -144,7 +145,7 @@ impl WorkRepo for PgStore {
                          SELECT project, id FROM flow_runs
                          WHERE NOT processed AND (doc->>'expanded')::boolean IS NOT TRUE
                            AND (lease_owner IS NULL OR lease_owner = $1 OR lease_until <= $2)
-                         ORDER BY id LIMIT $4
+                         ORDER BY lease_owner IS NOT DISTINCT FROM $1, id LIMIT $4
                          FOR UPDATE SKIP LOCKED)
                        AND (lease_owner IS NULL OR lease_owner = $1 OR lease_until <= $2)
                      RETURNING project, id",
