@@ -153,6 +153,15 @@ pub struct ServeArgs {
     /// disabled (at least 1) [default: 86400].
     #[arg(long, env = "HERALD_EVENT_RETRY_HORIZON", value_name = "SECONDS")]
     pub event_retry_horizon: Option<u64>,
+    /// PostgreSQL: seconds a node's claim on a piece of work (a delivery, a
+    /// topic expansion, an outbound event) holds unless renewed; a node that
+    /// dies leaves its work to the others this long at most (at least 1) [default: 30].
+    #[arg(long, env = "HERALD_LEASE_SECONDS", value_name = "SECONDS")]
+    pub lease_seconds: Option<u64>,
+    /// PostgreSQL: milliseconds between a node's looks for work it was not
+    /// told of (at least 10) [default: 1000].
+    #[arg(long, env = "HERALD_CLAIM_POLL_MS", value_name = "MS")]
+    pub claim_poll_ms: Option<u64>,
     /// Public key of project `default` when it is created.
     #[arg(long, env = "HERALD_BOOTSTRAP_PUBLIC_KEY", hide_env_values = true)]
     pub bootstrap_public_key: Option<String>,
@@ -245,6 +254,15 @@ impl ServeArgs {
         }
         if s.event_retry_horizon == 0 {
             return Err("event_retry_horizon must be at least 1 second".into());
+        }
+        if let Some(v) = self.lease_seconds {
+            s.lease_seconds = v;
+        }
+        if let Some(v) = self.claim_poll_ms {
+            s.claim_poll_ms = v;
+        }
+        if s.lease_seconds == 0 || s.claim_poll_ms < 10 {
+            return Err("lease_seconds must be at least 1 and claim_poll_ms at least 10".into());
         }
         s.egress_policy()?;
         if s.admin_rate == 0 || s.user_rate == 0 {

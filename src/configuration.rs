@@ -55,6 +55,12 @@ pub struct Settings {
     pub retention: herald_actors::retention::Window,
     /// Seconds an outbound event is retried before its endpoint is disabled.
     pub event_retry_horizon: u64,
+    /// PostgreSQL: seconds a node's claim on a piece of work (a delivery, a
+    /// topic expansion, an outbound event) holds unless renewed.
+    pub lease_seconds: u64,
+    /// PostgreSQL: milliseconds between a node's looks for work it was not
+    /// told of (another node's after it died, work due later).
+    pub claim_poll_ms: u64,
 }
 
 /// Default of `min_free_space`: 64 MiB.
@@ -131,6 +137,8 @@ impl Default for Settings {
             allow_private_destinations: false,
             retention: Default::default(),
             event_retry_horizon: herald_actors::events::DEFAULT_RETRY_HORIZON.as_secs(),
+            lease_seconds: herald_actors::store::pg::DEFAULT_LEASE.as_secs(),
+            claim_poll_ms: herald_actors::actors::DEFAULT_CLAIM_POLL.as_millis() as u64,
         }
     }
 }

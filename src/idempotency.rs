@@ -146,17 +146,32 @@ where
         .run(move |s| s.idempotent_response(&project, &scope))
         .await
         .map_err(ApiError);
-    let result = match existing {
+    let result = answer(engine, project, &idem, resource, existing, f).await;
+    drop(guard);
+    drop(lock);
+    locks
+        .0
+        .remove_if(&lock_key, |_, v| Arc::strong_count(v) == 1);
+    result
+}
+
+/// The answer to a request with a key, given the response stored under it.
+async fn answer<F, Fut>(
+    engine: &Engine,
+    project: Uuid,
+    idem: &Idem,
+    resource: &str,
+    existing: ApiResult<Option<IdempotentResponse>>,
+    f: F,
+) -> ApiResult<HttpResponse>
+where
+    F: FnOnce(Option<Idem>) -> Fut,
+    Fut: Future<Output = ApiResult<Created>>,
+{
+    match existing {
         Err(e) => Err(e),
         Ok(Some(r)) if r.payload_hash == idem.payload_hash => Ok(respond(r.status, r.body, true)),
-        Ok(Some(_)) => Err(ApiError(
-            Error::new(
-                herald_actors::ErrorCode::IdempotencyKeyReused,
-                "this idempotency key was used with another payload",
-            )
-            .with("idempotency_key", idem.key.clone())
-            .with("resource", resource),
-        )),
+        Ok(Some(_)) => Err(reused(idem, resource)),
         Ok(None) => match f(Some(idem.clone())).await {
             Ok(c) => {
                 if !c.stored {
@@ -171,15 +186,35 @@ where
                 }
                 Ok(respond(c.status.as_u16(), c.body, false))
             }
+            // The same key committed first on another node (the lock above
+            // serialises this node's requests only): answer as it did.
+            Err(e) if e.0.is_idempotency_race() => {
+                let scope = idem.scope.clone();
+                let stored = engine
+                    .run(move |s| s.idempotent_response(&project, &scope))
+                    .await?;
+                match stored {
+                    Some(r) if r.payload_hash == idem.payload_hash => {
+                        Ok(respond(r.status, r.body, true))
+                    }
+                    Some(_) => Err(reused(idem, resource)),
+                    None => Err(e),
+                }
+            }
             Err(e) => Err(e),
         },
-    };
-    drop(guard);
-    drop(lock);
-    locks
-        .0
-        .remove_if(&lock_key, |_, v| Arc::strong_count(v) == 1);
-    result
+    }
+}
+
+fn reused(idem: &Idem, resource: &str) -> ApiError {
+    ApiError(
+        Error::new(
+            herald_actors::ErrorCode::IdempotencyKeyReused,
+            "this idempotency key was used with another payload",
+        )
+        .with("idempotency_key", idem.key.clone())
+        .with("resource", resource),
+    )
 }
 
 #[cfg(test)]

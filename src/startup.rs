@@ -330,6 +330,7 @@ impl Application {
                             .map_err(|e| e.to_string())?
                             .map_err(|e| e.message)?;
                         pg.set_template_limits(limits);
+                        pg.set_lease(std::time::Duration::from_secs(settings.lease_seconds));
                         (Arc::new(pg.clone()), None, Some(pg), created)
                     }
                     None => {
@@ -378,6 +379,7 @@ impl Application {
                     event_retry_horizon: std::time::Duration::from_secs(
                         settings.event_retry_horizon,
                     ),
+                    claim_poll: std::time::Duration::from_millis(settings.claim_poll_ms),
                 },
             )
             .map_err(|e| e.message)?;

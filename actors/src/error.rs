@@ -114,6 +114,9 @@ pub struct FieldError {
     pub message: String,
 }
 
+/// The `reason` of `Error::idempotency_race`.
+const IDEMPOTENCY_RACE: &str = "idempotency_race";
+
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{code:?}: {message}")]
 pub struct Error {
@@ -221,6 +224,24 @@ impl Error {
     }
 
     /// 500: the message is for the log only; the client sees a generic text and `{}`.
+    /// A request with an idempotency key found, as it committed, that a
+    /// request with the same key committed first (on another node): the
+    /// caller answers as that one did.
+    pub fn idempotency_race() -> Self {
+        Error::conflict(
+            "idempotency_key",
+            None,
+            IDEMPOTENCY_RACE,
+            "a request with the same idempotency key was processed meanwhile",
+        )
+    }
+
+    /// Whether this is `idempotency_race`.
+    pub fn is_idempotency_race(&self) -> bool {
+        self.code == ErrorCode::Conflict
+            && self.details.get("reason").and_then(|r| r.as_str()) == Some(IDEMPOTENCY_RACE)
+    }
+
     pub fn internal(message: impl Into<String>) -> Self {
         Error::new(ErrorCode::Internal, message)
     }

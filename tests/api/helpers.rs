@@ -183,7 +183,22 @@ fn pg_drop_for(dir: &Path) {
 pub fn with_store(cmd: &mut Command, dir: &Path) {
     if pg_mode() {
         cmd.env("HERALD_STORE", pg_url_for(dir));
+        // A node killed by a test leaves its leases: a short lease lets the
+        // restarted node (a new node id) take its work back within seconds.
+        cmd.env("HERALD_LEASE_SECONDS", "3")
+            .env("HERALD_CLAIM_POLL_MS", "200");
     }
+}
+
+/// For tests of what only PostgreSQL has (several nodes on one database):
+/// true, with the reason printed, in the embedded store's run, where the
+/// test returns early. (The PostgreSQL run never skips: without a server it
+/// fails under CI, see `pg_mode`.)
+pub fn pg_only(why: &str) -> bool {
+    if !pg_mode() {
+        eprintln!("skipped on the embedded store (runs in the api_pg suite): {why}");
+    }
+    !pg_mode()
 }
 
 /// For tests of what only the embedded store has (its files, backups, disk
@@ -440,6 +455,31 @@ impl TestApp {
             default_flags: true,
         })
         .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// `n` nodes of one cluster: `herald serve` processes sharing the
+    /// database of `data_dir` (the PostgreSQL run only; see `pg_url_for`),
+    /// each with `args` and `env`.
+    pub fn start_nodes(
+        data_dir: &Path,
+        keys: &Keys,
+        n: usize,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Vec<TestApp> {
+        assert!(pg_mode(), "a cluster shares a PostgreSQL database");
+        (0..n)
+            .map(|_| {
+                TestApp::start(ServeOptions {
+                    data_dir,
+                    bootstrap: Some(keys),
+                    args,
+                    env,
+                    default_flags: true,
+                })
+                .unwrap_or_else(|e| panic!("{e}"))
+            })
+            .collect()
     }
 
     /// Starts `herald serve` and waits for its `listening on http://ADDR` line.

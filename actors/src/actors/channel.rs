@@ -17,6 +17,18 @@
 //!   actor (if it runs) for its sockets.
 //!
 //! Store work runs on the blocking pool, never on the actor's thread.
+//!
+//! On a backend whose work several nodes share (PostgreSQL, see
+//! `super::cluster`), the actor does not load the whole queue: it holds what
+//! it leased. Deliveries of runs this node accepted come leased with their
+//! commit and go to the timers as above; retries stay leased to it. Work it
+//! does not hold (another node's after that node died, deliveries handed
+//! back, a test clock's that came due) it claims: when woken
+//! (`Engine::wake_queue`), and at least every poll interval, as many due
+//! deliveries as it has room for. It renews its leases while it holds them,
+//! and a test-clock project's delivery not due yet by this node's view of
+//! the clock is handed back rather than parked, to be claimed by whichever
+//! node sees it due by the clock stored with the project.
 
 use super::engine::Engine;
 use super::supervisor::Dispatch;
@@ -61,7 +73,21 @@ pub struct ChannelActor {
     /// The store generation last seen (see `store::health`): a new one means
     /// the store reopened and the queue is reloaded.
     store_generation: u64,
+    /// Shared work (see the module doc): whether deliveries are claimed.
+    shared: bool,
+    /// When to claim next (real ms).
+    next_claim: i64,
+    claiming: bool,
+    /// When to renew the leases next (real ms).
+    next_renew: i64,
+    renewing: bool,
+    /// Leases to give back (deliveries this node will not attempt).
+    to_release: Vec<QueueItem>,
+    releasing: bool,
 }
+
+/// Deliveries claimed at most per claim.
+const CLAIM_MAX: usize = 512;
 
 /// In-app deliveries settled per commit.
 const IN_APP_BATCH: usize = 512;
@@ -123,10 +149,145 @@ impl ChannelActor {
             in_app_batches: 0,
             warned: HashSet::new(),
             store_generation: 0,
+            shared: false,
+            next_claim: 0,
+            claiming: false,
+            next_renew: 0,
+            renewing: false,
+            to_release: vec![],
+            releasing: false,
         }
     }
 
+    /// A delivery this node holds (shared work): due now if it was claimed
+    /// (due by the stored clock) or is due by the project's test clock as
+    /// this node knows it; handed back if its test clock has not reached it.
+    fn push_held(&mut self, q: QueueItem, claimed: bool) {
+        let now = Timestamp::now().millis();
+        let due = if claimed {
+            now
+        } else if let Some(t) = self.engine.inner.clocks.test_now(&q.project) {
+            if q.due_ms > t.millis() {
+                self.to_release.push(q);
+                return;
+            }
+            now
+        } else {
+            q.due_ms
+        };
+        // as `push`: an earlier due time supersedes a later heap entry
+        let earlier = match self.known.get(&q.delivery_id) {
+            None => true,
+            Some(&d) => due < d,
+        };
+        if earlier {
+            self.known.insert(q.delivery_id, due);
+            self.heap.push(Reverse(Due(due, q.delivery_id, q.project)));
+        }
+    }
+
+    /// Shared work, every tick: hands back, renews and claims as due.
+    fn share(&mut self, ctx: &mut Context<Self>) {
+        let now = Timestamp::now().millis();
+        if !self.to_release.is_empty() && !self.releasing {
+            self.releasing = true;
+            let items = std::mem::take(&mut self.to_release);
+            let (store, ct) = (self.engine.storage().clone(), self.ct);
+            let fut = async move {
+                tokio::task::spawn_blocking(move || store.release_queue(ct, Some(&items)))
+                    .await
+                    .unwrap_or_else(|_| Err(crate::error::Error::internal("release panicked")))
+            };
+            ctx.spawn(fut.into_actor(self).map(move |res, act, _| {
+                act.releasing = false;
+                match res {
+                    // Due by the stored clock, it is claimed by whichever
+                    // node sees it so: tell them.
+                    Ok(()) => act.engine.announce_work(act.ct, Timestamp::now().millis()),
+                    Err(e) => tracing::warn!(error = %e, "cannot hand deliveries back; their leases expire instead"),
+                }
+            }));
+        }
+        if now >= self.next_renew && !self.renewing {
+            self.renewing = true;
+            let lease = self.engine.storage().lease();
+            self.next_renew = now + (lease.as_millis() as i64 / 3).max(200);
+            let (store, ct) = (self.engine.storage().clone(), self.ct);
+            let fut = async move {
+                tokio::task::spawn_blocking(move || store.renew_queue_leases(ct, now))
+                    .await
+                    .unwrap_or_else(|_| Err(crate::error::Error::internal("renewal panicked")))
+            };
+            ctx.spawn(fut.into_actor(self).map(|res, act, _| {
+                act.renewing = false;
+                if let Err(e) = res {
+                    tracing::warn!(channel_type = act.ct.as_str(), error = %e, "cannot renew delivery leases");
+                }
+            }));
+        }
+        if now < self.next_claim || self.claiming {
+            return;
+        }
+        // Its own due work first: a node claims what it has room for.
+        if matches!(self.heap.peek(), Some(Reverse(Due(due, _, _))) if *due <= now) {
+            return;
+        }
+        let room = if self.ct == ChannelType::InApp {
+            (IN_APP_BATCH * IN_APP_PARALLEL).saturating_sub(self.inflight)
+        } else {
+            self.engine
+                .inner
+                .config
+                .concurrency
+                .max(1)
+                .saturating_sub(self.inflight + self.ready_len)
+        };
+        let limit = room.min(CLAIM_MAX);
+        let poll = self.engine.inner.config.claim_poll.as_millis() as i64;
+        if limit == 0 {
+            self.next_claim = now + poll.min(100);
+            return;
+        }
+        self.claiming = true;
+        let (store, ct) = (self.engine.storage().clone(), self.ct);
+        let fut = async move {
+            tokio::task::spawn_blocking(move || store.claim_queue(ct, now, limit))
+                .await
+                .unwrap_or_else(|_| Err(crate::error::Error::internal("claim panicked")))
+        };
+        ctx.spawn(fut.into_actor(self).map(move |res, act, ctx| {
+            act.claiming = false;
+            let now = Timestamp::now().millis();
+            match res {
+                Ok(items) => {
+                    // a full claim: more may be waiting, claim again soon
+                    act.next_claim = act.next_claim.min(if items.len() >= limit {
+                        now
+                    } else {
+                        now + poll
+                    });
+                    if !items.is_empty() {
+                        tracing::debug!(channel_type = act.ct.as_str(), n = items.len(), "claimed deliveries");
+                    }
+                    for q in items {
+                        act.push_held(q, true);
+                    }
+                    act.pump(ctx);
+                }
+                Err(e) => {
+                    act.next_claim = act.next_claim.min(now + poll);
+                    tracing::warn!(channel_type = act.ct.as_str(), error = %e, "cannot claim deliveries");
+                }
+            }
+        }));
+        // Until the claim answers; a wake meanwhile claims again after it.
+        self.next_claim = i64::MAX;
+    }
+
     fn push(&mut self, q: QueueItem) {
+        if self.shared {
+            return self.push_held(q, false);
+        }
         // A test-clock project's delivery not yet due in project time waits
         // parked until an advance hands it back (see `delivery::clock`).
         let Some(q) = self.engine.inner.clocks.admit(q) else {
@@ -392,9 +553,20 @@ impl ChannelActor {
         ctx: &mut Context<Self>,
     ) {
         match res {
-            Ok((_, runs)) => {
+            Ok((written, runs)) => {
+                // Shared work: an attempt whose lease was taken over is not
+                // recorded (`QueueRepo::settle`), nor retried here.
+                let recorded: Option<HashSet<Uuid>> =
+                    self.shared.then(|| written.iter().map(|d| d.id).collect());
                 for (q, o) in &batch {
                     match o {
+                        Outcome::Retry { .. } | Outcome::Wait { .. }
+                            if recorded
+                                .as_ref()
+                                .is_some_and(|r| !r.contains(&q.delivery_id)) =>
+                        {
+                            self.known.remove(&q.delivery_id);
+                        }
                         Outcome::Retry { at, .. } | Outcome::Wait { at } => {
                             self.known.remove(&q.delivery_id);
                             self.push(QueueItem {
@@ -429,16 +601,34 @@ impl Actor for ChannelActor {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         ctx.set_mailbox_capacity(usize::MAX >> 2);
-        self.reload();
+        self.shared = self.engine.storage().shares_work();
+        if self.shared {
+            // Leases this node took before a restart of this actor are
+            // forgotten with its memory: given back, then claimed anew.
+            if let Err(e) = self.engine.storage().release_queue(self.ct, None) {
+                tracing::warn!(channel_type = self.ct.as_str(), error = %e, "cannot hand leases back; they expire instead");
+            }
+            self.next_claim = 0;
+        } else {
+            self.reload();
+        }
         self.store_generation = self.engine.storage().health_status().generation;
         ctx.run_interval(Duration::from_millis(20), |a, ctx| {
             // The store reopened after a disk error: outcomes applied but never
             // flushed are gone from it, so their deliveries are queued there
             // again; reload picks them up (deliveries still known are skipped).
+            // Shared work: the database answers again; claim what is due.
             let g = a.engine.storage().health_status().generation;
             if g != a.store_generation {
                 a.store_generation = g;
-                a.reload();
+                if a.shared {
+                    a.next_claim = 0;
+                } else {
+                    a.reload();
+                }
+            }
+            if a.shared {
+                a.share(ctx);
             }
             a.pump(ctx)
         });
@@ -461,6 +651,10 @@ impl Supervised for ChannelActor {
         self.flush_scheduled = false;
         self.flushing = false;
         self.in_app_batches = 0;
+        self.claiming = false;
+        self.renewing = false;
+        self.releasing = false;
+        self.to_release.clear();
         tracing::warn!(
             channel_type = self.ct.as_str(),
             "delivery actor restarted; queue reloaded from store"
@@ -478,6 +672,22 @@ impl Handler<Dispatch> for ChannelActor {
     }
 }
 
+/// Work of this channel type is due at `.0` (real ms): claim then at the
+/// latest (`Engine::wake_queue`).
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct Wake(pub i64);
+
+impl Handler<Wake> for ChannelActor {
+    type Result = ();
+    fn handle(&mut self, Wake(at): Wake, _: &mut Context<Self>) {
+        // During a claim too: it may have missed the work, so once more.
+        if self.shared {
+            self.next_claim = self.next_claim.min(at);
+        }
+    }
+}
+
 impl Handler<Finished> for ChannelActor {
     type Result = ();
     fn handle(&mut self, Finished(q, o): Finished, ctx: &mut Context<Self>) {
@@ -485,6 +695,9 @@ impl Handler<Finished> for ChannelActor {
             None => {
                 // Settled elsewhere (in-app: by the user actor) or gone.
                 self.known.remove(&q.delivery_id);
+                if self.shared {
+                    self.to_release.push(q);
+                }
                 self.pump(ctx);
             }
             Some(Outcome::Retry { at, .. } | Outcome::Wait { at })

@@ -31,6 +31,9 @@ pub struct EngineConfig {
     /// How long an outbound event is retried before its endpoint is disabled
     /// (`crate::events::DEFAULT_RETRY_HORIZON`; shorter in tests).
     pub event_retry_horizon: std::time::Duration,
+    /// Shared work (`super::cluster`): how often a node looks for work it
+    /// was not told of (a dead node's, handed back, due later), at least.
+    pub claim_poll: std::time::Duration,
 }
 
 /// Provider calls in flight per channel type, all projects together: four
@@ -56,6 +59,7 @@ impl Default for EngineConfig {
             panic_once: vec![],
             egress: EgressPolicy::default(),
             event_retry_horizon: crate::events::DEFAULT_RETRY_HORIZON,
+            claim_poll: super::cluster::DEFAULT_CLAIM_POLL,
         }
     }
 }
@@ -135,8 +139,13 @@ impl Engine {
         let sup = DeliverySupervisor::start_all(engine.clone());
         let _ = engine.inner.supervisor.set(sup);
         super::events::start(engine.clone());
-        for (project, run) in engine.inner.storage.active_runs()? {
-            engine.start_run(project, run, vec![]);
+        if engine.inner.storage.shares_work() {
+            // the runs to expand are claimed, not all taken (`cluster`)
+            engine.start_cluster();
+        } else {
+            for (project, run) in engine.inner.storage.active_runs()? {
+                engine.start_run(project, run, vec![]);
+            }
         }
         engine.start_lifecycle();
         Ok(engine)
@@ -270,11 +279,18 @@ impl Engine {
         Err(Error::unavailable("user actor unavailable"))
     }
 
-    /// Stops accepting engine work; queued deliveries stay in sled for next start.
+    /// Stops accepting engine work; queued deliveries stay in sled for next
+    /// start. Shared work: this node's leases are given back, so the other
+    /// nodes take its work at once rather than when the leases expire.
     pub fn shutdown(&self) {
         self.inner.running.store(false, Ordering::SeqCst);
         for a in &self.inner.arbiters {
             a.stop();
+        }
+        if self.inner.storage.shares_work() {
+            if let Err(e) = self.inner.storage.release_all() {
+                tracing::warn!(error = %e, "cannot hand leases back; they expire instead");
+            }
         }
     }
 }

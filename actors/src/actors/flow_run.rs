@@ -33,9 +33,11 @@ const AHEAD: usize = 4;
 #[rtype(result = "()")]
 pub struct RunProcessed;
 
+/// Expands the run if it is not expanded yet (shared work: if this node
+/// holds, or can take, its lease).
 #[derive(Message)]
 #[rtype(result = "()")]
-struct Expand;
+pub(crate) struct Expand;
 
 impl FlowRunActor {
     pub fn new(engine: Engine, project: Uuid, run: Uuid, queued: Vec<QueueItem>) -> Self {
@@ -80,7 +82,10 @@ impl Actor for FlowRunActor {
 impl Handler<Expand> for FlowRunActor {
     type Result = ();
     fn handle(&mut self, _: Expand, ctx: &mut Context<Self>) {
-        if self.expanding || self.expanded {
+        let shared = self.engine.shares_work();
+        // Shared work: a run another node expanded (or held) may come back
+        // to this node when that node dies; the lease decides, not `expanded`.
+        if self.expanding || (self.expanded && !shared) {
             return;
         }
         self.expanding = true;
@@ -98,6 +103,19 @@ impl Handler<Expand> for FlowRunActor {
             let permit = engine.staging_permit(p, CHUNK).await;
             let job = tokio::task::spawn_blocking(move || {
                 let _permit = permit;
+                // Shared work: only the node holding the run's lease expands
+                // it, from the cursor of the last chunk committed (by
+                // whichever node); each chunk commits under the lease.
+                if shared {
+                    match store.flow_run(&p, &r)? {
+                        Some(run) if !run.expanded && !run.processed => {}
+                        _ => return Ok(()),
+                    }
+                    if !store.claim_run(&p, &r, crate::model::Timestamp::now().millis())? {
+                        tracing::debug!(flow_run_id = %r, "another node expands this run");
+                        return Ok(());
+                    }
+                }
                 expand::expand_topic(&*store, &p, &r, CHUNK, &mut |queued, frames| {
                     tx.blocking_send((queued, frames)).is_ok()
                 })

@@ -69,6 +69,9 @@ impl Engine {
             let batch = batch_size();
             while engine.is_running() {
                 tokio::time::sleep(tick).await;
+                // here too on a node that shares no work (`cluster`)
+                metrics::gauge!("herald_node_info", "node" => engine.node_id().to_string())
+                    .set(1.0);
                 if let Err(e) = engine.purge_pass(batch).await {
                     tracing::warn!(error = %e, "retention purge failed; retrying next pass");
                 }

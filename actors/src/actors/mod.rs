@@ -15,12 +15,18 @@
 //!
 //! `workflow` adds the operations of project clocks and run cancellation.
 //!
+//! `cluster` shares the work between the nodes of one database: the node
+//! id, claims of topic expansions, lease renewals, and the entry points a
+//! message bus between the nodes calls (`Engine::announce_work`,
+//! `Engine::wake_queue`).
+//!
 //! Engine actors live on their own arbiters (threads), never on the HTTP workers.
 //! They read the store inline for short lookups; their batched writes run on the
 //! blocking pool, and flushing is the group-commit thread's, awaited
 //! asynchronously.
 
 mod channel;
+mod cluster;
 mod engine;
 mod events;
 mod flow_run;
@@ -31,6 +37,7 @@ mod user;
 mod workflow;
 
 pub use channel::ChannelActor;
+pub use cluster::DEFAULT_CLAIM_POLL;
 pub use engine::{
     Engine, EngineConfig, DEFAULT_CONCURRENCY, DEFAULT_PROJECT_INFLIGHT, PROJECT_STAGING_UNITS,
 };

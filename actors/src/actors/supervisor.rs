@@ -2,7 +2,7 @@
 //! `Supervisor`, so a channel actor that stops after a crash is restarted and
 //! reloads its queue from sled.
 
-use super::channel::ChannelActor;
+use super::channel::{ChannelActor, Wake};
 use super::engine::Engine;
 use crate::model::ChannelType;
 use crate::storage::QueueItem;
@@ -59,6 +59,21 @@ impl Handler<Dispatch> for DeliverySupervisor {
             if let Some(a) = self.channels.get(&first.channel_type) {
                 a.do_send(msg);
             }
+        }
+    }
+}
+
+/// Work of a channel type is due at `.1` (real ms): its actor claims then
+/// at the latest (shared work, `Engine::wake_queue`).
+#[derive(Message, Debug, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct WakeQueue(pub ChannelType, pub i64);
+
+impl Handler<WakeQueue> for DeliverySupervisor {
+    type Result = ();
+    fn handle(&mut self, WakeQueue(ct, at): WakeQueue, _: &mut Context<Self>) {
+        if let Some(a) = self.channels.get(&ct) {
+            a.do_send(Wake(at));
         }
     }
 }

@@ -36,6 +36,8 @@ impl Engine {
             .await?;
         let woken = self.inner.clocks.set(project, p.test_clock);
         self.release(vec![], |e| e.dispatch(woken)).await?;
+        // shared work: what came due is claimed (by the stored clock)
+        self.work_due_now();
         Ok(p)
     }
 
@@ -69,6 +71,8 @@ impl Engine {
             .await?;
         let woken = self.inner.clocks.set(project, p.test_clock);
         self.release(vec![], |e| e.dispatch(woken)).await?;
+        // shared work: what came due is claimed (by the stored clock)
+        self.work_due_now();
         Ok(p)
     }
 

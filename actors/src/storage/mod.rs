@@ -212,11 +212,53 @@ pub trait QueueRepo {
     /// Every pending delivery of a channel type (the recovery list).
     fn queue_items(&self, ct: ChannelType) -> Result<Vec<QueueItem>>;
     /// Records attempts' outcomes, and notifications and runs processed by
-    /// them, as one atomic change.
+    /// them, as one atomic change. On a backend that shares its work
+    /// (`WorkRepo::shares_work`) an attempt's outcome is recorded only while
+    /// this node holds the delivery's lease (a cancellation always is); the
+    /// deliveries written say which were.
     fn settle(&self, items: &[(QueueItem, Outcome)]) -> Result<Finished>;
     /// Settles queued in-app deliveries into their users' feeds, with their
-    /// events, as one atomic change.
+    /// events, as one atomic change (on a backend that shares its work, only
+    /// those whose lease this node holds).
     fn deliver_in_app(&self, items: &[QueueItem]) -> Result<InAppBatch>;
+}
+
+/// Work shared by several nodes on one database (`actors::cluster`): the
+/// delivery queue, topic expansions and the event outbox are claimed with
+/// leases, so each piece is worked on by one node at a time and a dead
+/// node's leases are taken over once they expire. A backend that does not
+/// share its work (sled: one process owns the data) answers as if this node
+/// held everything, and the engine never claims.
+pub trait WorkRepo {
+    /// This process's node id (random, taken when the store opens).
+    fn node_id(&self) -> Uuid;
+    /// Whether other processes may work on the same data (then the engine
+    /// claims its work with these calls).
+    fn shares_work(&self) -> bool;
+    /// How long a claim holds unless renewed.
+    fn lease(&self) -> Duration;
+    /// Claims up to `limit` queued deliveries of `ct` that are due by
+    /// `now_ms` (a test-clock project's by its clock) and that no live lease
+    /// holds, leasing them to this node.
+    fn claim_queue(&self, ct: ChannelType, now_ms: i64, limit: usize) -> Result<Vec<QueueItem>>;
+    /// Extends this node's leases of queued deliveries of `ct` to at least
+    /// `now_ms` plus the lease.
+    fn renew_queue_leases(&self, ct: ChannelType, now_ms: i64) -> Result<()>;
+    /// Gives up this node's leases of the given queued deliveries, or of all
+    /// of `ct` with `None`, for any node to claim when due.
+    fn release_queue(&self, ct: ChannelType, items: Option<&[QueueItem]>) -> Result<()>;
+    /// Claims up to `limit` runs not expanded yet whose expansion no live
+    /// lease holds, leasing them to this node: `(project, run)`.
+    fn claim_runs(&self, now_ms: i64, limit: usize) -> Result<Vec<(Uuid, Uuid)>>;
+    /// Leases one run's expansion to this node if it is free, expired or
+    /// this node's already; whether this node holds it now (false too when
+    /// it needs no expansion).
+    fn claim_run(&self, project: &Uuid, run: &Uuid, now_ms: i64) -> Result<bool>;
+    /// Extends this node's leases of runs and of outbound events.
+    fn renew_leases(&self, now_ms: i64) -> Result<()>;
+    /// Gives up every lease this node holds (at shutdown), so the other
+    /// nodes need not wait for them to expire.
+    fn release_all(&self) -> Result<()>;
 }
 
 /// Users' in-app feeds, their counts and their event logs.
@@ -392,7 +434,8 @@ pub trait EventRepo {
     fn event_secrets(&self, project: &Uuid, id: &Uuid) -> Result<Vec<String>>;
     /// Due outbox entries of enabled endpoints other than `skip`, oldest
     /// first, at most one per endpoint and resource (the first still
-    /// waiting), at most `limit`.
+    /// waiting), at most `limit`. A backend that shares its work leases
+    /// them to this node (an entry leased to a live node is not due).
     fn due_events(&self, now_ms: i64, limit: usize, skip: &[Uuid]) -> Result<Vec<OutboxEvent>>;
     /// Records attempts and what follows each, as one atomic change.
     fn record_event_attempts(
@@ -447,6 +490,7 @@ pub trait Storage:
     + BatchRepo
     + RetentionRepo
     + EventRepo
+    + WorkRepo
     + Durability
     + Send
     + Sync

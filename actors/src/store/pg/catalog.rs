@@ -416,6 +416,36 @@ impl IdempotencyRepo for PgStore {
     }
 }
 
+/// Stores a new idempotent response inside a transaction (over an expired
+/// one); false, storing nothing, while a live one holds the scope. A
+/// request with the same key committing at once on another node holds the
+/// row until it commits, so exactly one of them stores its response.
+pub(crate) async fn put_idempotent_new(
+    conn: &mut sqlx::PgConnection,
+    project: &Uuid,
+    scope: &[u8],
+    r: &IdempotentResponse,
+) -> Result<bool> {
+    let done = sqlx::query(
+        "INSERT INTO idempotency (project, scope, payload_hash, status, body, created_ms)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (project, scope) DO UPDATE SET payload_hash = EXCLUDED.payload_hash,
+             status = EXCLUDED.status, body = EXCLUDED.body, created_ms = EXCLUDED.created_ms
+         WHERE idempotency.created_ms <= $7",
+    )
+    .bind(project)
+    .bind(scope)
+    .bind(&r.payload_hash)
+    .bind(i32::from(r.status))
+    .bind(&r.body)
+    .bind(r.created_at.millis())
+    .bind(Timestamp::now().millis() - IDEMPOTENCY_TTL_MS)
+    .execute(conn)
+    .await
+    .map_err(db_err)?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Stores (or replaces) an idempotent response inside a transaction.
 pub(crate) async fn put_idempotent(
     conn: &mut sqlx::PgConnection,

@@ -483,24 +483,44 @@ impl EventRepo for PgStore {
     }
 
     fn due_events(&self, now_ms: i64, limit: usize, skip: &[Uuid]) -> Result<Vec<OutboxEvent>> {
-        // the first entry still waiting per (endpoint, resource), if due
+        // The first entry still waiting per (endpoint, resource), if due and
+        // not leased to a live node (a resource's next event waits while its
+        // first is being sent, on any node), leased to this node. Entries
+        // this node leased for an endpoint it is not serving (`skip` lists
+        // those it is) are its own leftovers (their attempt's record
+        // failed): taken again.
         let rows = self
             .block(
                 sqlx::query(
-                    "SELECT * FROM (
-                         SELECT DISTINCT ON (o.project, o.endpoint, o.resource) o.*
+                    "WITH first AS (
+                         SELECT DISTINCT ON (o.project, o.endpoint, o.resource) o.project, o.endpoint, o.seq
                          FROM outbox o
                          JOIN event_endpoints e ON e.project = o.project AND e.id = o.endpoint
                          WHERE e.enabled AND NOT (o.endpoint = ANY($2))
                          ORDER BY o.project, o.endpoint, o.resource, o.seq
-                     ) first WHERE due_ms <= $1 ORDER BY seq LIMIT $3",
+                     ), pick AS (
+                         SELECT o.project, o.endpoint, o.seq FROM outbox o
+                         JOIN first f ON f.project = o.project AND f.endpoint = o.endpoint AND f.seq = o.seq
+                         WHERE o.due_ms <= $1
+                           AND (o.lease_until IS NULL OR o.lease_until <= $1 OR o.lease_owner = $4)
+                         ORDER BY o.seq LIMIT $3
+                         FOR UPDATE OF o SKIP LOCKED
+                     )
+                     UPDATE outbox o SET lease_owner = $4, lease_until = $1 + $5
+                     FROM pick p
+                     WHERE o.project = p.project AND o.endpoint = p.endpoint AND o.seq = p.seq
+                     RETURNING o.*",
                 )
                 .bind(now_ms)
                 .bind(skip)
                 .bind(limit as i64)
+                .bind(self.node())
+                .bind(self.lease_ms())
                 .fetch_all(self.pool()),
             )
             .map_err(db_err)?;
+        let mut rows = rows;
+        rows.sort_by_key(|r| r.get::<i64, _>("seq"));
         rows.into_iter()
             .map(|r| {
                 Ok(OutboxEvent {
@@ -591,21 +611,28 @@ impl EventRepo for PgStore {
             .execute(&mut *tx)
             .await
             .map_err(db_err)?;
+            // Only entries this node still holds: one whose lease was taken
+            // over is the new holder's to record (it sends it again, with
+            // the same `webhook-id`).
             sqlx::query(
                 "DELETE FROM outbox
-                 WHERE (project, endpoint, seq) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::int8[]))",
+                 WHERE (project, endpoint, seq) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::int8[]))
+                   AND lease_owner IS NOT DISTINCT FROM $4",
             )
             .bind(&dp)
             .bind(&de)
             .bind(&ds)
+            .bind(self.node())
             .execute(&mut *tx)
             .await
             .map_err(db_err)?;
             sqlx::query(
-                "UPDATE outbox o SET attempts = r.a, first_ms = r.f, due_ms = r.d
+                "UPDATE outbox o SET attempts = r.a, first_ms = r.f, due_ms = r.d,
+                     lease_owner = NULL, lease_until = NULL
                  FROM UNNEST($1::uuid[], $2::uuid[], $3::int8[], $4::int4[], $5::int8[], $6::int8[])
                      AS r (p, e, s, a, f, d)
-                 WHERE o.project = r.p AND o.endpoint = r.e AND o.seq = r.s",
+                 WHERE o.project = r.p AND o.endpoint = r.e AND o.seq = r.s
+                   AND o.lease_owner IS NOT DISTINCT FROM $7",
             )
             .bind(&rp)
             .bind(&re)
@@ -613,6 +640,7 @@ impl EventRepo for PgStore {
             .bind(&ra)
             .bind(&rf)
             .bind(&rd)
+            .bind(self.node())
             .execute(&mut *tx)
             .await
             .map_err(db_err)?;

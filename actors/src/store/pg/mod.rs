@@ -34,6 +34,9 @@ mod runs;
 mod throttles;
 mod topics;
 mod users;
+mod work;
+
+pub use work::DEFAULT_LEASE;
 
 use crate::error::{Error, Result};
 use crate::storage::{Durability, DurableWait, HealthStatus, Storage};
@@ -98,6 +101,10 @@ struct Inner {
     /// What attempts saw beyond their outcome, until they settle
     /// (`EventRepo::note_attempt`): in memory, as on the embedded store.
     notes: dashmap::DashMap<uuid::Uuid, crate::trace::AttemptNote>,
+    /// This process's node id: the owner of the leases it takes (`work`).
+    node: uuid::Uuid,
+    /// How long a lease holds unless renewed, in milliseconds.
+    lease_ms: std::sync::atomic::AtomicI64,
 }
 
 impl Drop for Inner {
@@ -277,6 +284,8 @@ impl PgStore {
                 template_max_output: AtomicUsize::new(crate::render::DEFAULT_MAX_OUTPUT),
                 health,
                 notes: Default::default(),
+                node: uuid::Builder::from_random_bytes(rand::random()).into_uuid(),
+                lease_ms: std::sync::atomic::AtomicI64::new(DEFAULT_LEASE.as_millis() as i64),
             }),
         })
     }
@@ -320,11 +329,25 @@ impl PgStore {
         self.block(t.commit())
     }
 
-    fn runtime(&self) -> &tokio::runtime::Runtime {
+    pub(crate) fn runtime(&self) -> &tokio::runtime::Runtime {
         self.inner
             .rt
             .as_ref()
             .expect("the runtime lives as long as the store")
+    }
+
+    /// How long this node's leases hold unless renewed (at least 1 s).
+    pub fn set_lease(&self, lease: Duration) {
+        let ms = lease.as_millis().clamp(1000, i64::MAX as u128) as i64;
+        self.inner.lease_ms.store(ms, Ordering::Relaxed);
+    }
+
+    pub(crate) fn node(&self) -> uuid::Uuid {
+        self.inner.node
+    }
+
+    pub(crate) fn lease_ms(&self) -> i64 {
+        self.inner.lease_ms.load(Ordering::Relaxed)
     }
 
     pub fn set_template_limits(&self, l: crate::render::Limits) {

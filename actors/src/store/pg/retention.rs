@@ -325,10 +325,17 @@ impl PgStore {
     }
 }
 
-impl RetentionRepo for PgStore {
-    /// Each kind in its own transaction; it stops after the first kind with
-    /// more to remove (`more`), so the next call goes on with that kind.
-    fn purge(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
+/// The advisory lock key of a project's purge: its id folded to 64 bits.
+fn purge_lock_key(project: &Uuid) -> i64 {
+    let b = project.as_bytes();
+    let (hi, lo) = b.split_at(8);
+    let f = |x: &[u8]| i64::from_be_bytes(x.try_into().expect("8 bytes"));
+    f(hi) ^ f(lo) ^ 0x7075_7267_6500_0000 // "purge"
+}
+
+impl PgStore {
+    /// A purge pass's phases, under the project's purge lock.
+    fn purge_locked(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
         let max = max.max(1);
         let mut report = PurgeReport::default();
         let phases: [&dyn Fn() -> Result<PurgeReport>; 5] = [
@@ -345,6 +352,42 @@ impl RetentionRepo for PgStore {
             }
         }
         Ok(report)
+    }
+}
+
+impl RetentionRepo for PgStore {
+    /// Each kind in its own transaction; it stops after the first kind with
+    /// more to remove (`more`), so the next call goes on with that kind.
+    ///
+    /// One node at a time purges a project: the pass holds a session-level
+    /// advisory lock of the project's, and a node that cannot take it at
+    /// once leaves the pass to the one that holds it (a dead node's lock
+    /// goes with its connection).
+    fn purge(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
+        let key = purge_lock_key(project);
+        let mut conn = self.block(self.pool().acquire()).map_err(db_err)?;
+        let got: bool = self
+            .block(
+                sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
+                    .bind(key)
+                    .fetch_one(&mut *conn),
+            )
+            .map_err(db_err)?;
+        let report = if got {
+            let r = self.purge_locked(project, cut, max);
+            let _ = self.block(
+                sqlx::query("SELECT pg_advisory_unlock($1)")
+                    .bind(key)
+                    .execute(&mut *conn),
+            );
+            r
+        } else {
+            Ok(PurgeReport::default())
+        };
+        // handing the connection back needs the backend's runtime
+        let _entered = self.runtime().enter();
+        drop(conn);
+        report
     }
 
     fn oldest_notification(&self, project: &Uuid) -> Result<Option<Timestamp>> {

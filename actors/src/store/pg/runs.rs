@@ -26,7 +26,7 @@
 //!   node could claim with a lease once several share the work.
 
 use super::batches::put_batches;
-use super::catalog::put_idempotent;
+use super::catalog::put_idempotent_new;
 use super::events::{Outbound, Traces};
 use super::throttles::{put_throttles, throttles_stale};
 use super::users::{lock_all, put_user, user_by_ext_in, user_lock};
@@ -200,8 +200,14 @@ async fn notification_extras(
     traces.flush(conn).await
 }
 
-/// Puts queue rows (a row already there is moved to its new due time).
-async fn put_queue(conn: &mut PgConnection, items: &[QueueItem]) -> Result<()> {
+/// Puts queue rows (a row already there is moved to its new due time and
+/// keeps its lease); with `lease`, new rows are leased to that node, each
+/// until its time in the list (`PgStore::lease_for`).
+async fn put_queue(
+    conn: &mut PgConnection,
+    items: &[QueueItem],
+    lease: Option<(Uuid, &[i64])>,
+) -> Result<()> {
     if items.is_empty() {
         return Ok(());
     }
@@ -212,16 +218,26 @@ async fn put_queue(conn: &mut PgConnection, items: &[QueueItem]) -> Result<()> {
         .map(|q| i16::from(q.channel_type.index()))
         .collect();
     let due: Vec<i64> = items.iter().map(|q| q.due_ms.max(0)).collect();
+    let (owner, untils) = match lease {
+        Some((node, untils)) => (Some(node), untils.to_vec()),
+        None => (None, vec![0; items.len()]),
+    };
     sqlx::query(
-        "INSERT INTO queue (project, delivery_id, channel_type, due_ms)
-         SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::int2[], $4::int8[])
+        "INSERT INTO queue (project, delivery_id, channel_type, due_ms, lease_owner, lease_until)
+         SELECT p, d, t, due, $5::uuid, CASE WHEN $5::uuid IS NULL THEN NULL ELSE u END
+         FROM UNNEST($1::uuid[], $2::uuid[], $3::int2[], $4::int8[], $6::int8[]) AS x (p, d, t, due, u)
          ON CONFLICT (project, delivery_id) DO UPDATE
-             SET channel_type = EXCLUDED.channel_type, due_ms = EXCLUDED.due_ms",
+             SET channel_type = EXCLUDED.channel_type, due_ms = EXCLUDED.due_ms,
+                 lease_owner = COALESCE(EXCLUDED.lease_owner, queue.lease_owner),
+                 lease_until = CASE WHEN EXCLUDED.lease_owner IS NULL
+                     THEN queue.lease_until ELSE EXCLUDED.lease_until END",
     )
     .bind(&projects)
     .bind(&ids)
     .bind(&types)
     .bind(&due)
+    .bind(owner)
+    .bind(&untils)
     .execute(conn)
     .await
     .map_err(db_err)?;
@@ -434,10 +450,13 @@ impl Settling {
 
 /// Locks the notifications of `items` (in key order) and reads them with
 /// their deliveries; items whose notification or delivery is gone are left
-/// out, as on the embedded store.
+/// out, as on the embedded store. With `held`, so are attempts whose queue
+/// row that node no longer holds (its lease was taken over: the new holder
+/// records its own attempt); a cancellation is recorded whoever holds it.
 async fn load_for_finish(
     conn: &mut PgConnection,
-    items: Vec<(QueueItem, Outcome)>,
+    mut items: Vec<(QueueItem, Outcome)>,
+    held: Option<Uuid>,
 ) -> Result<Settling> {
     let keys: BTreeSet<(Uuid, Uuid)> = items
         .iter()
@@ -454,6 +473,33 @@ async fn load_for_finish(
     .fetch_all(&mut *conn)
     .await
     .map_err(db_err)?;
+    if let Some(node) = held {
+        // after the notifications' locks, as a cancellation takes them
+        let check: BTreeSet<(Uuid, Uuid)> = items
+            .iter()
+            .filter(|(_, o)| !matches!(o, Outcome::Canceled(_)))
+            .map(|(q, _)| (q.project, q.delivery_id))
+            .collect();
+        let (cps, cds): (Vec<Uuid>, Vec<Uuid>) = check.iter().copied().unzip();
+        let mine: BTreeSet<(Uuid, Uuid)> = sqlx::query(
+            "SELECT project, delivery_id FROM queue
+             WHERE (project, delivery_id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))
+               AND lease_owner = $3
+             ORDER BY project, delivery_id FOR UPDATE",
+        )
+        .bind(&cps)
+        .bind(&cds)
+        .bind(node)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db_err)?
+        .into_iter()
+        .map(|r| (r.get("project"), r.get("delivery_id")))
+        .collect();
+        items.retain(|(q, o)| {
+            matches!(o, Outcome::Canceled(_)) || mine.contains(&(q.project, q.delivery_id))
+        });
+    }
     let mut recs: Vec<(Uuid, Notification, Vec<Delivery>)> = Vec::with_capacity(rows.len());
     let mut at: HashMap<(Uuid, Uuid), usize> = HashMap::new();
     for r in rows {
@@ -598,7 +644,7 @@ async fn stage_finish(
         written.push(d.clone());
         touched[ri] = true;
     }
-    put_queue(conn, &requeue).await?;
+    put_queue(conn, &requeue, None).await?;
     let mut run_done: HashMap<(Uuid, Uuid), i64> = HashMap::new();
     let mut traces = Traces::default();
     for (((p, n, ds), t), mut trace) in recs.iter_mut().zip(touched).zip(entries) {
@@ -691,6 +737,40 @@ fn to_feed(ns: &[StagedNotification]) -> Vec<(Delivery, String)> {
         .collect()
 }
 
+impl PgStore {
+    /// Until when the queue rows a run just staged are leased to this node:
+    /// a lease past each one's due time (real-clock runs: the node keeps its
+    /// deliveries in its timers and renews while it lives), or, on a test
+    /// clock (whose due times are project time), one lease from now (the
+    /// engine gives back those not due yet).
+    fn lease_for(&self, run: &FlowRun, queued: &[QueueItem]) -> Vec<i64> {
+        let now = Timestamp::now().millis();
+        let lease = self.lease_ms();
+        queued
+            .iter()
+            .map(|q| match run.clock_at {
+                Some(_) => now + lease,
+                None => q.due_ms.max(now).saturating_add(lease),
+            })
+            .collect()
+    }
+
+    /// Leases a run's expansion to this node.
+    async fn lease_run(&self, conn: &mut PgConnection, project: &Uuid, run: &Uuid) -> Result<()> {
+        sqlx::query(
+            "UPDATE flow_runs SET lease_owner = $3, lease_until = $4 WHERE project = $1 AND id = $2",
+        )
+        .bind(project)
+        .bind(run)
+        .bind(self.node())
+        .bind(Timestamp::now().millis() + self.lease_ms())
+        .execute(conn)
+        .await
+        .map_err(db_err)?;
+        Ok(())
+    }
+}
+
 impl RunRepo for PgStore {
     fn commit_run(&self, project: &Uuid, staged: StagedRun) -> Result<RunCommit> {
         let StagedRun {
@@ -742,10 +822,18 @@ impl RunRepo for PgStore {
             insert_notifications(&mut tx, project, &notifications).await?;
             notification_extras(&mut tx, project, &notifications, &mut out).await?;
             closes.flush(&mut tx).await?;
-            put_queue(&mut tx, &queued).await?;
-            put_queue(&mut tx, &due_now).await?;
+            let untils = self.lease_for(&run, &queued);
+            put_queue(&mut tx, &queued, Some((self.node(), &untils))).await?;
+            // a batch closed early by `max`: its opener's deliveries are due
+            // now, and this node, which dispatches them, takes their lease
+            let untils = self.lease_for(&run, &due_now);
+            put_queue(&mut tx, &due_now, Some((self.node(), &untils))).await?;
             let frames = stage_feeds(&mut tx, project, feed).await?;
             put_run(&mut tx, project, &run, pending).await?;
+            if !run.expanded {
+                // this node expands the run it accepted (`WorkRepo`)
+                self.lease_run(&mut tx, project, &run.id).await?;
+            }
             out.stage(project, EventType::FlowRunAccepted, &run.id, || {
                 run.accepted_view()
             });
@@ -757,7 +845,11 @@ impl RunRepo for PgStore {
                     body: body.clone(),
                     created_at: run.created_at,
                 };
-                put_idempotent(&mut tx, project, scope, &rec).await?;
+                // Another node may have taken the key meanwhile (the
+                // requests sharing a key are serialised per node only).
+                if !put_idempotent_new(&mut tx, project, scope, &rec).await? {
+                    return Err(Error::idempotency_race());
+                }
             }
             Ok::<_, Error>(Some((frames, due_now)))
         })?;
@@ -794,15 +886,28 @@ impl RunRepo for PgStore {
         let feed = to_feed(&notifications);
         let mut tx = self.begin()?;
         let frames = self.block(async {
-            let stored: i64 = sqlx::query_scalar(
-                "SELECT pending FROM flow_runs WHERE project = $1 AND id = $2 FOR UPDATE",
+            let row = sqlx::query(
+                "SELECT pending, lease_owner FROM flow_runs WHERE project = $1 AND id = $2 FOR UPDATE",
             )
             .bind(project)
             .bind(run.id)
             .fetch_optional(&mut *tx)
             .await
-            .map_err(db_err)?
-            .unwrap_or(0);
+            .map_err(db_err)?;
+            // Only the node holding the run's lease adds to it: one that lost
+            // it (it stalled past the lease, another node took over from the
+            // cursor committed last) stops here, so no chunk goes in twice.
+            if let Some(r) = &row {
+                if r.get::<Option<Uuid>, _>("lease_owner") != Some(self.node()) {
+                    return Err(Error::conflict(
+                        "flow_run",
+                        Some(run.id.to_string()),
+                        "lease_lost",
+                        "another node expands this run now",
+                    ));
+                }
+            }
+            let stored: i64 = row.map(|r| r.get("pending")).unwrap_or(0);
             let mut closes = Traces::default();
             let due_now = put_batches(&mut tx, project, &notifications, false, &mut closes)
                 .await?
@@ -811,8 +916,10 @@ impl RunRepo for PgStore {
             insert_notifications(&mut tx, project, &notifications).await?;
             notification_extras(&mut tx, project, &notifications, &mut out).await?;
             closes.flush(&mut tx).await?;
-            put_queue(&mut tx, &queued).await?;
-            put_queue(&mut tx, &due_now).await?;
+            let untils = self.lease_for(&run, &queued);
+            put_queue(&mut tx, &queued, Some((self.node(), &untils))).await?;
+            let untils = self.lease_for(&run, &due_now);
+            put_queue(&mut tx, &due_now, Some((self.node(), &untils))).await?;
             let frames = stage_feeds(&mut tx, project, feed).await?;
             out.flush(&mut tx).await?;
             let now_pending = stored + pending;
@@ -1018,7 +1125,7 @@ impl QueueRepo for PgStore {
         let now = Timestamp::now();
         let mut tx = self.begin()?;
         let done = self.block(async {
-            let mut s = load_for_finish(&mut tx, items.to_vec()).await?;
+            let mut s = load_for_finish(&mut tx, items.to_vec(), Some(self.node())).await?;
             let mut out = Outbound::load(&mut tx, s.recs.iter().map(|r| r.0)).await?;
             let done = stage_finish(self, &mut tx, &mut s, now, &mut out).await?;
             out.flush(&mut tx).await?;
@@ -1037,7 +1144,7 @@ impl QueueRepo for PgStore {
                 .iter()
                 .map(|q| (*q, Outcome::Sent { outcomes: None }))
                 .collect();
-            let mut s = load_for_finish(&mut tx, sent).await?;
+            let mut s = load_for_finish(&mut tx, sent, Some(self.node())).await?;
             s.items
                 .retain(|(_, _, ri, di)| !s.recs[*ri].2[*di].status.is_final());
             // Rendered with their batch first (`delivery::batch::due`).

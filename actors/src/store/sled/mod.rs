@@ -34,6 +34,7 @@ mod throttles;
 mod trace;
 mod trace_codec;
 mod users;
+mod work;
 
 pub use crate::delivery::frames::feed_frame;
 pub use crate::storage::NewProjectKeys;

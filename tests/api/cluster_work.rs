@@ -1,0 +1,313 @@
+//! docs/DEPLOY.md, Cluster: several nodes on one PostgreSQL database share
+//! the work exactly once. Each test starts 3 `herald serve` processes on
+//! the same database with a short lease (the suite's 3 s, see
+//! `with_store`) and checks, at a local receiver that counts requests per
+//! delivery id (the provider's idempotency key), that every delivery is
+//! attempted once per attempt across the nodes, and that a node's death
+//! costs at most a lease's wait: the others take its work over.
+//!
+//! PostgreSQL only: in the embedded store's run (`tests/api`) they return
+//! early with a note; the `api_pg` run never skips them under CI.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use futures_util::stream::{self, StreamExt};
+use serde_json::{json, Value};
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::engine_helpers::*;
+use crate::helpers::*;
+
+const WHY: &str = "several nodes share one PostgreSQL database";
+
+/// Requests the receiver got, per delivery id.
+async fn per_delivery(hook: &MockServer) -> HashMap<String, usize> {
+    let mut n: HashMap<String, usize> = HashMap::new();
+    for r in received(hook).await {
+        let id = req_header(&r, "idempotency-key").expect("a delivery id on every request");
+        *n.entry(id).or_default() += 1;
+    }
+    n
+}
+
+/// Polls until `n` deliveries are `sent` (asked of `app`); their ids.
+async fn wait_sent(app: &TestApp, n: usize, secs: u64) -> HashSet<String> {
+    let d = Deadline::new(format!("{n} deliveries to be sent"), secs);
+    loop {
+        let sent = list_all(app, &format!("{A}/deliveries"), &[("status", "sent")]).await;
+        if sent.len() >= n {
+            assert_eq!(sent.len(), n, "no more deliveries than runs");
+            return sent.iter().map(|d| s(&d["id"])).collect();
+        }
+        d.tick(format!("{} sent", sent.len())).await;
+    }
+}
+
+/// A webhook channel to `hook` and an active flow with one webhook step
+/// (after `delay` seconds, when given), made through `app`: the flow's id.
+async fn webhook_flow(app: &TestApp, hook: &MockServer, tag: &str, delay: Option<u64>) -> String {
+    let chat = create_webhook_channel(app, &hook_url(hook), None).await;
+    let mut steps = vec![];
+    if let Some(secs) = delay {
+        steps.push(delay_step(secs));
+    }
+    steps.push(channel_step(
+        &s(&chat["id"]),
+        None,
+        "hello {{ recipient.external_id }}",
+    ));
+    let flow = active_flow(app, tag, Value::Array(steps)).await;
+    s(&flow["id"])
+}
+
+#[tokio::test]
+async fn runs_posted_to_three_nodes_are_delivered_exactly_once() {
+    if pg_only(WHY) {
+        return;
+    }
+    let hook = mock_server().await;
+    mock_always(&hook, 200).await;
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::random();
+    // a lease far longer than any attempt here: nothing may be taken over
+    let nodes = TestApp::start_nodes(
+        dir.path(),
+        &keys,
+        3,
+        &["--admin-rate", "100000"],
+        &[("HERALD_LEASE_SECONDS", "20")],
+    );
+    let fid = webhook_flow(&nodes[0], &hook, "cluster-once", None).await;
+    let n = 300;
+    let tag = random_hex();
+    let accepted: Vec<Value> = stream::iter(0..n)
+        .map(|i| {
+            let (node, fid, tag) = (&nodes[i % 3], &fid, &tag);
+            async move {
+                run_flow(
+                    node,
+                    fid,
+                    json!({"recipients": [format!("once-{i:03}-{}", &tag[..8])]}),
+                )
+                .await
+            }
+        })
+        .buffer_unordered(24)
+        .collect()
+        .await;
+    assert_eq!(accepted.len(), n);
+    let sent = wait_sent(&nodes[1], n, 30).await;
+    let got = per_delivery(&hook).await;
+    let twice: Vec<_> = got.iter().filter(|(_, c)| **c != 1).collect();
+    assert!(twice.is_empty(), "attempted more than once: {twice:?}");
+    assert_eq!(
+        got.keys().cloned().collect::<HashSet<_>>(),
+        sent,
+        "every delivery id arrives, and only those"
+    );
+    // and each run is processed, whichever node accepted it
+    for run in accepted.iter().take(6) {
+        wait_run_processed(&nodes[2], &s(&run["id"]), 30).await;
+    }
+}
+
+#[tokio::test]
+async fn a_node_killed_with_attempts_in_flight_leaves_them_to_the_others() {
+    if pg_only(WHY) {
+        return;
+    }
+    let hook = MockServer::builder().start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(2)))
+        .mount(&hook)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::random();
+    let mut nodes = TestApp::start_nodes(dir.path(), &keys, 3, &[], &[]);
+    let fid = webhook_flow(&nodes[0], &hook, "cluster-kill", None).await;
+    let n = 20;
+    let tag = random_hex();
+    for i in 0..n {
+        run_flow(
+            &nodes[0],
+            &fid,
+            json!({"recipients": [format!("slow-{i:02}-{}", &tag[..8])]}),
+        )
+        .await;
+    }
+    // node A's attempts are in flight at the slow receiver: kill it
+    let d = Deadline::new("node A's first attempt", 20);
+    while received(&hook).await.is_empty() {
+        d.tick("no request yet").await;
+    }
+    nodes[0].kill9();
+    // after the lease expires, the others deliver them
+    let sent = wait_sent(&nodes[1], n, 30).await;
+    let got = per_delivery(&hook).await;
+    assert_eq!(
+        got.keys().cloned().collect::<HashSet<_>>(),
+        sent,
+        "every delivery id arrives, and no other"
+    );
+    for (id, c) in &got {
+        // the dead node's attempt and its successor's, with the same id
+        assert!(*c <= 2, "{id} attempted {c} times");
+    }
+    let again: usize = got.values().filter(|c| **c == 2).count();
+    eprintln!("{again} of {n} deliveries attempted again after the kill (same delivery id)");
+}
+
+#[tokio::test]
+async fn a_topic_expansion_of_a_killed_node_is_finished_by_another() {
+    if pg_only(WHY) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::random();
+    let mut nodes = TestApp::start_nodes(dir.path(), &keys, 3, &["--admin-rate", "100000"], &[]);
+    let a = &nodes[0];
+    let inapp = in_app_channel(a).await;
+    let flow = active_flow(
+        a,
+        "cluster-topic",
+        json!([channel_step(
+            &inapp,
+            None,
+            "news for {{ recipient.external_id }}"
+        )]),
+    )
+    .await;
+    let topic = handle("cluster");
+    a.admin(PUT, &format!("{A}/topics/{topic}"))
+        .json(&json!({"name": "Cluster"}))
+        .go()
+        .await
+        .ok(201);
+    let n = 2000;
+    let tag = random_hex();
+    let members: Vec<String> = (0..n).map(|i| format!("ct-{i:04}-{}", &tag[..8])).collect();
+    for part in members.chunks(500) {
+        let users: Vec<Value> = part.iter().map(|e| json!({"external_id": e})).collect();
+        let r = a
+            .admin(POST, &format!("{A}/users/bulk"))
+            .json(&json!({ "users": users }))
+            .go()
+            .await;
+        assert!(r.status < 300, "{r}");
+        let r = a
+            .admin(POST, &format!("{A}/topics/{topic}/subscriptions"))
+            .json(&json!({ "users": part }))
+            .go()
+            .await;
+        assert!(r.status < 300, "{r}");
+    }
+    let run = run_flow(a, &s(&flow["id"]), json!({"topic": topic})).await;
+    let run_id = s(&run["id"]);
+    // kill node A once its expansion has begun
+    let d = Deadline::new("the topic expansion to begin", 30);
+    let seen = loop {
+        let v = nodes[1]
+            .admin(GET, &format!("{A}/flow_runs/{run_id}"))
+            .go()
+            .await
+            .ok(200);
+        let c = v["notifications_count"].as_u64().unwrap_or(0);
+        if c > 0 || v["status"] != json!("pending") {
+            break c;
+        }
+        d.tick(&v).await;
+    };
+    nodes[0].kill9();
+    eprintln!("node A killed with {seen} of {n} notifications expanded");
+    let b = &nodes[1];
+    let fr = wait_run_processed(b, &run_id, 30).await;
+    assert_eq!(fr["notifications_count"], json!(n), "{fr}");
+    let ns = run_notifications(b, &run_id).await;
+    assert_eq!(ns.len(), n, "one notification per subscriber, none twice");
+    let got: HashSet<String> = ns
+        .iter()
+        .map(|x| s(&x["recipient"]["external_id"]))
+        .collect();
+    assert_eq!(got, members.iter().cloned().collect::<HashSet<_>>());
+    let sent = list_all(b, &format!("{A}/deliveries"), &[("status", "sent")]).await;
+    assert_eq!(sent.len(), n, "one delivery per subscriber, each sent");
+}
+
+#[tokio::test]
+async fn delayed_runs_of_a_stopped_node_are_delivered_by_another() {
+    if pg_only(WHY) {
+        return;
+    }
+    let hook = mock_server().await;
+    mock_always(&hook, 200).await;
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::random();
+    let mut nodes = TestApp::start_nodes(dir.path(), &keys, 3, &[], &[]);
+    let fid = webhook_flow(&nodes[0], &hook, "cluster-delay", Some(2)).await;
+    let n = 10;
+    let tag = random_hex();
+    for i in 0..n {
+        run_flow(
+            &nodes[0],
+            &fid,
+            json!({"recipients": [format!("later-{i:02}-{}", &tag[..8])]}),
+        )
+        .await;
+    }
+    // A stops before they are due: the others deliver them, once each
+    let status = nodes[0].stop();
+    assert!(status.success(), "{status:?}");
+    assert!(received(&hook).await.is_empty(), "not due before A stopped");
+    let sent = wait_sent(&nodes[2], n, 30).await;
+    let got = per_delivery(&hook).await;
+    assert_eq!(got.keys().cloned().collect::<HashSet<_>>(), sent);
+    assert!(got.values().all(|c| *c == 1), "{got:?}");
+}
+
+#[tokio::test]
+async fn a_test_clock_advanced_on_one_node_is_claimed_by_the_stored_clock() {
+    if pg_only(WHY) {
+        return;
+    }
+    let hook = mock_server().await;
+    mock_always(&hook, 200).await;
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::random();
+    let nodes = TestApp::start_nodes(dir.path(), &keys, 3, &[], &[]);
+    nodes[0]
+        .admin(PUT, &format!("{A}/project"))
+        .json(&json!({"clock": "test"}))
+        .go()
+        .await
+        .ok(200);
+    let fid = webhook_flow(&nodes[0], &hook, "cluster-clock", Some(3600)).await;
+    let n = 5;
+    let tag = random_hex();
+    for i in 0..n {
+        run_flow(
+            &nodes[0],
+            &fid,
+            json!({"recipients": [format!("clock-{i:02}-{}", &tag[..8])]}),
+        )
+        .await;
+    }
+    // a poll or two of every node: nothing is due in project time
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(
+        received(&hook).await.is_empty(),
+        "not due before the advance"
+    );
+    // moved on another node than the one that accepted the runs
+    nodes[1]
+        .admin(POST, &format!("{A}/project/clock/advance"))
+        .json(&json!({"by": "2h"}))
+        .go()
+        .await
+        .ok(200);
+    let sent = wait_sent(&nodes[2], n, 30).await;
+    let got = per_delivery(&hook).await;
+    assert_eq!(got.keys().cloned().collect::<HashSet<_>>(), sent);
+    assert!(got.values().all(|c| *c == 1), "{got:?}");
+}
