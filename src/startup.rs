@@ -305,6 +305,16 @@ impl Application {
         )
         .map_err(|e| e.message)?;
         crate::metrics::install();
+        if pg.is_some() {
+            metrics::counter!("herald_pg_pool_acquire_waits_total").increment(0);
+            metrics::counter!("herald_pg_pool_acquire_timeouts_total").increment(0);
+        }
+        // In a cluster: the bus, before the listener takes requests whose
+        // frames and changes the other nodes must hear of.
+        let bus = match settings.bus.clone() {
+            Some(url) => Some(crate::bus::start(&url, &engine).await?),
+            None => None,
+        };
         let listener = TcpListener::bind(&settings.bind)
             .map_err(|e| format!("cannot bind {}: {e}", settings.bind))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
@@ -320,6 +330,9 @@ impl Application {
             idempotency: Default::default(),
             live: Default::default(),
         });
+        if let Some(bus) = &bus {
+            crate::bus::attach(bus, &state);
+        }
         let data = web::Data::new(state.clone());
         let ops = Arc::new(Ops::new(addr, operator_token));
         let ops_data = web::Data::from(ops.clone());

@@ -36,6 +36,7 @@ impl Engine {
             .await?;
         let woken = self.inner.clocks.set(project, p.test_clock);
         self.release(vec![], |e| e.dispatch(woken)).await?;
+        self.announce_project(project, crate::bus::ProjectNotice::Clock);
         Ok(p)
     }
 
@@ -69,6 +70,7 @@ impl Engine {
             .await?;
         let woken = self.inner.clocks.set(project, p.test_clock);
         self.release(vec![], |e| e.dispatch(woken)).await?;
+        self.announce_project(project, crate::bus::ProjectNotice::Clock);
         Ok(p)
     }
 
