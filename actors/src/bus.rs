@@ -24,8 +24,8 @@
 //!
 //! Publishing never waits for the bus: messages go into a bounded queue that
 //! a task drains into the NATS client (each publish bounded by a timeout);
-//! when the queue is full or the bus is down they are dropped and counted,
-//! and the receivers' recovery above makes up for them.
+//! when the queue is full or the bus is down they are dropped and counted
+//! (not kept for later), and the receivers' recovery above makes up for them.
 //!
 //! The client lives on a small runtime of its own, so it does not depend on
 //! which actix arbiter or HTTP worker happens to call it.
@@ -259,6 +259,13 @@ async fn pump(
     stats: Arc<BusStats>,
 ) {
     while let Some((subject, body)) = rx.recv().await {
+        if client.connection_state() != async_nats::connection::State::Connected {
+            // Not kept for later: the receivers catch up from the store when
+            // the bus is back, and stale news would only arrive as a burst.
+            stats.dropped.fetch_add(1, Ordering::Relaxed);
+            metrics::counter!("herald_bus_dropped_total").increment(1);
+            continue;
+        }
         match tokio::time::timeout(PUBLISH_TIMEOUT, client.publish(subject, body.into())).await {
             Ok(Ok(())) => {
                 stats.published.fetch_add(1, Ordering::Relaxed);
