@@ -563,4 +563,16 @@ async fn a_bus_without_the_postgresql_store_is_refused() {
         out.contains("--bus (HERALD_BUS) needs the PostgreSQL store"),
         "{out}"
     );
+    // Nor anything but a NATS URL.
+    let r = TestApp::start(ServeOptions {
+        data_dir: dir.path(),
+        bootstrap: Some(&keys),
+        args: &["--bus", "redis://127.0.0.1:6379"],
+        env: &[],
+        default_flags: true,
+    });
+    let Err(out) = r else {
+        panic!("serve must refuse a --bus that is not NATS")
+    };
+    assert!(out.contains("--bus must be a NATS URL"), "{out}");
 }
