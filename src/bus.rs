@@ -50,6 +50,30 @@ pub fn attach(bus: &Bus, state: &Arc<AppState>) {
             close_sockets(&st, project, notice);
         }
     }));
+    let st: Weak<AppState> = Arc::downgrade(state);
+    bus.on_resync(Box::new(move || {
+        if let Some(st) = st.upgrade() {
+            // Off the bus's async thread: it reads the database.
+            tokio::task::spawn_blocking(move || recheck_sockets(&st));
+        }
+    }));
+}
+
+/// After the bus was down: the notices of projects deleted or put in
+/// security mode meanwhile may be lost, so the sockets' projects are read
+/// again and what the new rules refuse is closed. (A signing key changed
+/// meanwhile is not detected: those sockets stay until they reconnect.)
+fn recheck_sockets(st: &AppState) {
+    for id in st.live.projects() {
+        match st.engine.storage().project(&id) {
+            Ok(None) => close_sockets(st, id, ProjectNotice::Deleted),
+            Ok(Some(p)) if p.security_mode => close_sockets(st, id, ProjectNotice::SecurityOn),
+            Ok(Some(_)) => {}
+            Err(e) => {
+                tracing::warn!(project = %id, error = %e.message, "cannot re-check a project's sockets after the bus came back")
+            }
+        }
+    }
 }
 
 /// A project change whose sockets must close: closes this node's and tells

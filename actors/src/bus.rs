@@ -73,6 +73,10 @@ pub enum ProjectNotice {
 /// (the HTTP layer closes its sockets).
 pub type NoticeHook = Box<dyn Fn(Uuid, ProjectNotice) + Send + Sync>;
 
+/// What the HTTP layer re-checks when the bus is back, for the notices it
+/// may have missed meanwhile (run on the bus's runtime; may block briefly).
+pub type ResyncHook = Box<dyn Fn() + Send + Sync>;
+
 /// One frame on the wire: `[seq, unread, unseen, text]`.
 #[derive(Serialize, Deserialize)]
 struct WireFrame(u64, u64, u64, String);
@@ -102,6 +106,8 @@ struct Inner {
     out: tokio::sync::mpsc::Sender<(String, Vec<u8>)>,
     stats: Arc<BusStats>,
     hook: OnceLock<NoticeHook>,
+    /// What the HTTP layer re-checks after the bus was down.
+    resync: OnceLock<ResyncHook>,
     /// Keeps the client's runtime alive as long as the bus (never dropped
     /// from an async context: the engine, which owns the bus, lives for the
     /// process).
@@ -177,6 +183,7 @@ impl Bus {
                 out: tx,
                 stats: stats.clone(),
                 hook: OnceLock::new(),
+                resync: OnceLock::new(),
                 _rt: Mutex::new(None),
             }),
         };
@@ -218,6 +225,11 @@ impl Bus {
     /// Sets what the HTTP layer does with a project notice (once).
     pub fn on_project_notice(&self, hook: NoticeHook) {
         let _ = self.inner.hook.set(hook);
+    }
+
+    /// Sets what the HTTP layer re-checks when the bus is back (once).
+    pub fn on_resync(&self, hook: ResyncHook) {
+        let _ = self.inner.resync.set(hook);
     }
 
     fn send(&self, subject: String, payload: Vec<u8>) {
@@ -326,10 +338,13 @@ async fn watch(
 
 /// After a reconnection: catch the live feeds up now and once more a moment
 /// later (a frame committed between the first read and the resubscription
-/// would otherwise wait for the next frame or the periodic check), and
-/// reload the test clocks.
+/// would otherwise wait for the next frame or the periodic check), let the
+/// HTTP layer re-check its sockets' projects, and reload the test clocks.
 async fn resync(engine: &Engine) {
     engine.catch_up_users();
+    if let Some(h) = engine.bus().and_then(|b| b.inner.resync.get()) {
+        h();
+    }
     let e = engine.clone();
     match tokio::task::spawn_blocking(move || e.storage().projects()).await {
         Ok(Ok(projects)) => {

@@ -576,3 +576,28 @@ async fn a_bus_without_the_postgresql_store_is_refused() {
     };
     assert!(out.contains("--bus must be a NATS URL"), "{out}");
 }
+
+#[tokio::test]
+async fn security_mode_turned_on_while_the_bus_is_down_closes_the_other_nodes_sockets_once_it_is_back(
+) {
+    let Some(mut c) = cluster_or_skip(&[]) else {
+        return;
+    };
+    let ext = new_ext("busrecheck");
+    c.nodes[0].create_user_as(&ext, json!({})).await;
+    let mut ws = connect(&c.nodes[1], &ext).await;
+    assert_eq!(frame(&mut ws).await["type"], json!("hello"));
+    c.nats.stop();
+    wait_readyz(&c.nodes[0], 503).await;
+    c.nodes[0]
+        .admin(PUT, &format!("{A}/project"))
+        .json(&json!({"security_mode": true}))
+        .go()
+        .await
+        .ok(200);
+    c.nats.restart();
+    match next_got(&mut ws, Duration::from_secs(20)).await {
+        Got::Close(Some(4401)) => {}
+        other => panic!("B's socket must close with 4401 once the bus is back: {other:?}"),
+    }
+}
