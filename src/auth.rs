@@ -74,6 +74,10 @@ pub async fn project_of(st: &AppState, req: &HttpRequest) -> Result<Arc<Project>
         Some(p) => Some(p),
         None => st.run(move |s| s.project_by_api_key(&pk)).await?,
     };
+    if let Some(p) = &p {
+        // In a cluster: a test clock another node moved is this node's too.
+        st.engine.observe_project(p);
+    }
     p.ok_or_else(|| ApiError(Error::unauthenticated("api_key", "invalid_api_key")))
 }
 

@@ -89,6 +89,11 @@ pub struct ServeArgs {
     /// directory for the embedded store [default: the data directory].
     #[arg(long, env = "HERALD_STORE")]
     pub store: Option<String>,
+    /// The cluster bus: nats://HOST:4222. Nodes started with the same
+    /// PostgreSQL --store and the same --bus form one cluster [default: none,
+    /// a single node].
+    #[arg(long, env = "HERALD_BUS")]
+    pub bus: Option<String>,
     /// Admin API requests/s per project, burst ×2 [default: 1000].
     #[arg(long, env = "HERALD_ADMIN_RATE")]
     pub admin_rate: Option<u32>,
@@ -186,6 +191,9 @@ impl ServeArgs {
         if let Some(v) = &self.store {
             s.store = Some(v.clone());
         }
+        if let Some(v) = self.bus.as_ref().filter(|v| !v.is_empty()) {
+            s.bus = Some(v.clone());
+        }
         // A store that is not a PostgreSQL URL is the embedded store's directory.
         if let Some(dir) = s.store.clone().filter(|v| s.postgres_url() != Some(v)) {
             s.data_dir = PathBuf::from(dir);
@@ -265,6 +273,7 @@ impl ServeArgs {
             return Err("lease_seconds must be at least 1 and claim_poll_ms at least 10".into());
         }
         s.egress_policy()?;
+        s.check_bus()?;
         if s.admin_rate == 0 || s.user_rate == 0 {
             return Err("rates must be at least 1 request per second".into());
         }

@@ -14,6 +14,9 @@ pub struct Settings {
     /// A PostgreSQL URL (`postgres://USER@HOST/DB`) to keep all state there
     /// instead of the embedded store; `None`: the sled directory `data_dir`.
     pub store: Option<String>,
+    /// The cluster bus (`nats://HOST:4222`): nodes on one PostgreSQL store
+    /// and one bus form a cluster (docs/DEPLOY.md); `None`: a single node.
+    pub bus: Option<String>,
     /// Admin API requests per second per project (burst twice that).
     pub admin_rate: u32,
     /// User API requests per second per user (burst twice that).
@@ -118,6 +121,7 @@ impl Default for Settings {
             bind: "127.0.0.1:8080".into(),
             data_dir: PathBuf::from("./herald-data"),
             store: None,
+            bus: None,
             admin_rate: 1000,
             user_rate: 50,
             log_format: "human".into(),
@@ -149,6 +153,22 @@ impl Settings {
         self.store
             .as_deref()
             .filter(|s| herald_actors::store::pg::is_postgres_url(s))
+    }
+
+    /// A bus is a NATS URL, and only for the PostgreSQL store: the nodes of
+    /// a cluster share one database, while the embedded store belongs to
+    /// one process.
+    pub fn check_bus(&self) -> Result<(), String> {
+        let Some(bus) = &self.bus else { return Ok(()) };
+        if !herald_actors::bus::is_nats_url(bus) {
+            return Err(format!(
+                "--bus must be a NATS URL (nats://HOST:4222), not {bus:?}"
+            ));
+        }
+        if self.postgres_url().is_none() {
+            return Err("--bus (HERALD_BUS) needs the PostgreSQL store (--store postgres://USER@HOST/DB): the nodes of a cluster share one database, and the embedded store belongs to one process".into());
+        }
+        Ok(())
     }
 
     /// Where the secret key is read (or created on first start).

@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod bodies;
+pub mod bus;
 pub mod cli;
 pub mod configuration;
 pub mod edge;

@@ -80,6 +80,60 @@ fn describe() {
         "herald_flow_run_delivery_seconds",
         "Time from a run's acceptance to a delivery being sent"
     );
+    // PostgreSQL store only.
+    metrics::describe_gauge!(
+        "herald_pg_up",
+        "1 while the database answers its probe, else 0"
+    );
+    metrics::describe_gauge!(
+        "herald_pg_pool_connections",
+        "Connections the PostgreSQL pool holds (busy and idle)"
+    );
+    metrics::describe_gauge!(
+        "herald_pg_pool_idle_connections",
+        "Idle connections in the PostgreSQL pool"
+    );
+    metrics::describe_gauge!(
+        "herald_pg_pool_max_connections",
+        "The PostgreSQL pool's maximum size"
+    );
+    metrics::describe_counter!(
+        "herald_pg_pool_acquire_waits_total",
+        "Transactions that found no idle connection and waited for one"
+    );
+    metrics::describe_counter!(
+        "herald_pg_pool_acquire_timeouts_total",
+        "Waits for a connection that timed out (the request answered 503)"
+    );
+    // Cluster nodes only (--bus).
+    metrics::describe_gauge!(
+        "herald_bus_connected",
+        "1 while the cluster bus is connected, else 0"
+    );
+    metrics::describe_counter!(
+        "herald_bus_published_total",
+        "Messages this node published on the cluster bus"
+    );
+    metrics::describe_counter!(
+        "herald_bus_received_total",
+        "Messages this node received from the cluster bus"
+    );
+    metrics::describe_counter!(
+        "herald_bus_dropped_total",
+        "Messages this node could not publish (bus down or its queue full); receivers recover them from the store"
+    );
+    metrics::describe_counter!(
+        "herald_bus_reconnects_total",
+        "Times the bus connection came back after it was lost"
+    );
+    metrics::describe_counter!(
+        "herald_bus_recoveries_total",
+        "Times a live feed read frames the bus did not bring from the event log"
+    );
+    metrics::describe_counter!(
+        "herald_bus_recovered_frames_total",
+        "Live-feed frames read from the event log because the bus did not bring them"
+    );
 }
 
 pub async fn handler() -> HttpResponse {

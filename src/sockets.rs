@@ -104,6 +104,14 @@ impl Registry {
         }
     }
 
+    /// The projects that have sockets open here.
+    pub fn projects(&self) -> Vec<uuid::Uuid> {
+        let mut v: Vec<uuid::Uuid> = self.sockets.iter().map(|s| s.value().project).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
     /// Takes a place among the sockets still authenticating, if one is free.
     pub fn reserve_pending(&self, max: usize) -> bool {
         self.pending

@@ -409,6 +409,16 @@ impl Application {
         };
         drop(opening);
         crate::metrics::install();
+        if pg.is_some() {
+            metrics::counter!("herald_pg_pool_acquire_waits_total").increment(0);
+            metrics::counter!("herald_pg_pool_acquire_timeouts_total").increment(0);
+        }
+        // In a cluster: the bus, before the server takes requests whose
+        // frames and changes the other nodes must hear of.
+        let bus = match settings.bus.clone() {
+            Some(url) => Some(crate::bus::start(&url, &engine).await?),
+            None => None,
+        };
         let state = Arc::new(AppState {
             store: store.clone(),
             engine: engine.clone(),
@@ -421,6 +431,9 @@ impl Application {
             idempotency: Default::default(),
             live: Default::default(),
         });
+        if let Some(bus) = &bus {
+            crate::bus::attach(bus, &state);
+        }
         let data = web::Data::new(state.clone());
         let ops = Arc::new(Ops::new(addr, operator_token));
         let ops_data = web::Data::from(ops.clone());

@@ -11,8 +11,9 @@ pub async fn healthz() -> HttpResponse {
     ok(Health { status: "ok" })
 }
 
-/// 200 while the store answers and can write and the engine runs, else 503
-/// (with `Retry-After` while the store is degraded by a disk error).
+/// 200 while the store answers and can write, the engine runs and (in a
+/// cluster) the bus is connected, else 503 (with `Retry-After` while the
+/// store is degraded by a disk error).
 pub async fn readyz(st: State) -> ApiResult<HttpResponse> {
     let health = st.engine.storage().health_status();
     if health.degraded {
@@ -29,5 +30,12 @@ pub async fn readyz(st: State) -> ApiResult<HttpResponse> {
     st.run(|s| s.project_by_name("default").map(|_| ()))
         .await
         .map_err(|_| ApiError(Error::unavailable("the store is not available")))?;
+    // A node of a cluster without its bus would miss the other nodes' live
+    // frames and changes: not ready until the bus answers again.
+    if st.engine.bus().is_some_and(|b| !b.connected()) {
+        return Err(ApiError(Error::unavailable(
+            "the cluster bus (NATS) is unreachable",
+        )));
+    }
     Ok(ok(Health { status: "ready" }))
 }

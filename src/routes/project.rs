@@ -5,9 +5,9 @@ use crate::auth::Admin;
 use crate::bodies;
 use crate::errors::{ApiError, ApiResult};
 use crate::extract::{typed, Body};
-use crate::sockets::AuthedBy;
 use crate::state::State;
 use actix_web::{web, HttpResponse};
+use herald_actors::bus::ProjectNotice;
 use herald_actors::Error;
 use rsa::pkcs1::DecodeRsaPublicKey;
 use rsa::pkcs8::{DecodePublicKey, EncodePrivateKey, EncodePublicKey, LineEnding};
@@ -65,13 +65,7 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
         })
         .await?;
     if p.security_mode && !was_secure {
-        // Sockets that joined on a bare user id would keep receiving: they
-        // must authenticate again under the new rule.
-        st.live.close_authenticated(
-            id,
-            AuthedBy::UserId,
-            "security mode is on: authenticate with a user key",
-        );
+        crate::bus::project_changed(&st, id, ProjectNotice::SecurityOn);
     }
     Ok(ok(bodies::Project::from(&p)))
 }
@@ -84,14 +78,10 @@ pub async fn advance_clock(a: Admin, body: Body, st: State) -> ApiResult<HttpRes
     Ok(ok(bodies::Project::from(&p)))
 }
 
-/// Closes the project's sockets that a user JWT authenticated, with 4401: the
-/// key that verified their tokens is gone.
+/// Closes the project's sockets that a user JWT authenticated, with 4401 (on
+/// every node of a cluster): the key that verified their tokens is gone.
 fn signing_key_changed(st: &State, project: uuid::Uuid) {
-    st.live.close_authenticated(
-        project,
-        AuthedBy::Jwt,
-        "the signing key changed: authenticate again",
-    );
+    crate::bus::project_changed(st, project, ProjectNotice::SigningKey);
 }
 
 /// Parses an RSA public key (SPKI or PKCS#1 PEM) of at least 2048 bits; returns SPKI PEM.

@@ -7,6 +7,7 @@ pub(crate) mod helpers;
 mod auth;
 mod bulk;
 mod channels;
+mod cluster_bus;
 mod cluster_work;
 mod crash;
 mod disk_full;

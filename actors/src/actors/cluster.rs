@@ -60,7 +60,9 @@ impl Engine {
     /// bus (the other nodes find the work by polling); a bus publishes it so
     /// that they claim it at once (`wake_queue` on each of them).
     pub fn announce_work(&self, ct: ChannelType, due_ms: i64) {
-        let _ = (ct, due_ms);
+        if let Some(bus) = self.bus() {
+            bus.publish_work(ct, due_ms);
+        }
     }
 
     /// Work of `ct` is due at `due_ms` (real milliseconds): this node's
@@ -90,7 +92,8 @@ impl Engine {
 
     /// Test clocks set or moved on other nodes: this node stages runs and
     /// retries by the clocks stored with the projects (claims read those
-    /// directly).
+    /// directly). With a bus a moved clock is also announced at once
+    /// (`bus::ProjectNotice::Clock`); this poll is the safety net.
     async fn follow_clocks(&self) {
         let projects = match self.run(|s| s.projects()).await {
             Ok(p) => p,

@@ -80,6 +80,8 @@ pub(crate) struct Inner {
     pub staging: DashMap<Uuid, Arc<tokio::sync::Semaphore>>,
     /// Project time: the test clocks and the deliveries parked on them.
     pub clocks: crate::delivery::clock::Clocks,
+    /// The cluster bus, when this node is one of a cluster (`crate::bus`).
+    pub bus: OnceLock<crate::bus::Bus>,
 }
 
 /// Recipients one project may have being staged at once, by accepted runs
@@ -132,6 +134,7 @@ impl Engine {
                 panicked: DashMap::new(),
                 staging: DashMap::new(),
                 clocks: Default::default(),
+                bus: OnceLock::new(),
             }),
         };
         // Before the delivery actors reload the queue: they park on these.
@@ -297,8 +300,17 @@ impl Engine {
 
 impl Engine {
     /// Hands durable live-feed frames to the actors of users that are running
-    /// (a user without one has no socket to push to).
+    /// (a user without one has no socket to push to), and, in a cluster, to
+    /// the other nodes over the bus.
     pub fn push_frames(&self, frames: UserFrames) {
+        if let Some(bus) = self.bus() {
+            bus.publish_frames(&frames);
+        }
+        self.push_frames_local(frames);
+    }
+
+    /// `push_frames` on this node only (frames the bus brought).
+    pub fn push_frames_local(&self, frames: UserFrames) {
         for (p, u, f) in frames {
             if let Some(a) = self.user_actor_if_running(p, u) {
                 a.do_send(super::user::PushFrames(f));

@@ -44,4 +44,6 @@ pub use engine::{
 pub use flow_run::FlowRunActor;
 pub use lifecycle::{batch_size, INLINE_ERASURE_STEPS};
 pub use supervisor::{DeliverySupervisor, Dispatch};
-pub use user::{Connect, Disconnect, LiveFrame, MarkAll, PushFrames, UpdateEntry, UserActor};
+pub use user::{
+    CatchUp, Connect, Disconnect, LiveFrame, MarkAll, PushFrames, UpdateEntry, UserActor,
+};

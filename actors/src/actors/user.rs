@@ -48,6 +48,17 @@ pub struct Disconnect {
 #[rtype(result = "()")]
 pub struct PushFrames(pub Vec<Frame>);
 
+/// Compare the position with the event log and push what is missing (sent
+/// in a cluster when the bus may have lost frames; see `crate::bus`).
+#[derive(Message, Clone, Copy)]
+#[rtype(result = "()")]
+pub struct CatchUp;
+
+/// In a cluster, how often an actor with sockets compares its position with
+/// the event log anyway (the safety net for a frame the bus lost with no
+/// later frame or reconnection to reveal it).
+const POSITION_CHECK: Duration = Duration::from_secs(10);
+
 /// How long a gap in the frames may stay open before it is read from the log.
 const GAP_WAIT: Duration = Duration::from_millis(500);
 
@@ -81,6 +92,8 @@ pub struct UserActor {
     /// Own changes committed and not yet durable.
     in_flight: usize,
     gap_check: Option<SpawnHandle>,
+    /// A catch-up read of the event log is under way.
+    catching_up: bool,
 }
 
 impl UserActor {
@@ -96,6 +109,7 @@ impl UserActor {
             ready: BTreeMap::new(),
             in_flight: 0,
             gap_check: None,
+            catching_up: false,
         }
     }
 
@@ -160,19 +174,12 @@ impl UserActor {
                 }
                 match r {
                     Ok(Some(texts)) => {
-                        let mut frames = Vec::with_capacity(texts.len());
-                        for (i, t) in texts.into_iter().enumerate() {
-                            let text = String::from_utf8_lossy(&t).into_owned();
-                            let seq = after + 1 + i as u64;
-                            let meta = serde_json::from_str::<Value>(&text).unwrap_or_default();
-                            let count = |k: &str| meta["meta"][k].as_u64().unwrap_or(0);
-                            let counts = FeedCounts {
-                                unread: count("unread_count"),
-                                unseen: count("unseen_count"),
-                                seq,
-                            };
-                            frames.push((seq, Arc::from(text), counts));
+                        if act.engine.bus().is_some() {
+                            metrics::counter!("herald_bus_recoveries_total").increment(1);
+                            metrics::counter!("herald_bus_recovered_frames_total")
+                                .increment(texts.len() as u64);
                         }
+                        let frames = frames_from_log(after, texts);
                         act.accept(frames, ctx);
                     }
                     // The log no longer reaches back: the sockets resync.
@@ -181,6 +188,65 @@ impl UserActor {
                         let reset = json!({"type": "reset", "seq": next - 1}).to_string();
                         act.send_all(&Arc::from(reset));
                         act.accept(vec![], ctx);
+                    }
+                }
+            }),
+        );
+    }
+
+    /// Compares the position with the event log and pushes the events this
+    /// actor has not (a cluster's bus may have lost their frames).
+    fn catch_up(&mut self, ctx: &mut Context<Self>) {
+        self.sockets.retain(|_, s| s.connected());
+        if self.sockets.is_empty() || self.catching_up {
+            return;
+        }
+        self.catching_up = true;
+        let (engine, p, u, after) = (
+            self.engine.clone(),
+            self.project,
+            self.user,
+            self.pushed_seq,
+        );
+        ctx.spawn(
+            async move {
+                let latest = engine.run(move |s| s.feed_counts(&p, &u)).await?.seq;
+                if latest <= after {
+                    return Ok((latest, Some(vec![])));
+                }
+                let texts = engine
+                    .run(move |s| s.events_between(&p, &u, after, latest))
+                    .await?;
+                Ok::<_, Error>((latest, texts))
+            }
+            .into_actor(self)
+            .map(move |r, act, ctx| {
+                act.catching_up = false;
+                match r {
+                    Ok((_, Some(texts))) if texts.is_empty() => {}
+                    Ok((latest, Some(texts))) => {
+                        let frames = frames_from_log(after, texts);
+                        let missed = frames.iter().filter(|f| f.0 > act.pushed_seq).count();
+                        if missed > 0 {
+                            metrics::counter!("herald_bus_recoveries_total").increment(1);
+                            metrics::counter!("herald_bus_recovered_frames_total")
+                                .increment(missed as u64);
+                            tracing::debug!(user = %act.user, missed, latest, "live feed caught up from the event log");
+                        }
+                        act.accept(frames, ctx);
+                    }
+                    // The log no longer reaches back: the sockets resync.
+                    Ok((latest, None)) => {
+                        if act.pushed_seq == after {
+                            act.pushed_seq = latest;
+                            act.ready.retain(|s, _| *s > latest);
+                            let reset = json!({"type": "reset", "seq": latest}).to_string();
+                            act.send_all(&Arc::from(reset));
+                            act.accept(vec![], ctx);
+                        }
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e.message, "live feed: catch-up read failed; the next check retries")
                     }
                 }
             }),
@@ -205,6 +271,9 @@ impl UserActor {
                 .map(move |r, act, ctx| {
                     act.in_flight -= 1;
                     r?;
+                    if let Some(bus) = act.engine.bus() {
+                        bus.publish_user_frames(&act.project, &act.user, &frames);
+                    }
                     act.accept(frames, ctx);
                     Ok(value)
                 }),
@@ -223,6 +292,9 @@ impl Actor for UserActor {
         if let Ok(c) = self.engine.storage().feed_counts(&self.project, &self.user) {
             self.pushed_seq = c.seq;
             self.pushed_meta = c;
+        }
+        if self.engine.bus().is_some() {
+            ctx.run_interval(POSITION_CHECK, |a, ctx| a.catch_up(ctx));
         }
         ctx.run_interval(Duration::from_secs(30), |a, ctx| {
             a.sockets.retain(|_, s| s.connected());
@@ -294,6 +366,13 @@ impl Handler<PushFrames> for UserActor {
     }
 }
 
+impl Handler<CatchUp> for UserActor {
+    type Result = ();
+    fn handle(&mut self, _: CatchUp, ctx: &mut Context<Self>) {
+        self.catch_up(ctx);
+    }
+}
+
 impl Handler<UpdateEntry> for UserActor {
     type Result = ResponseActFuture<Self, Result<(Delivery, FeedCounts)>>;
 
@@ -321,6 +400,24 @@ impl Handler<MarkAll> for UserActor {
             Err(e) => self.fail(e),
         }
     }
+}
+
+/// Frames of the events read from the log, which start right after `after`.
+fn frames_from_log(after: u64, texts: Vec<Vec<u8>>) -> Vec<Frame> {
+    let mut frames = Vec::with_capacity(texts.len());
+    for (i, t) in texts.into_iter().enumerate() {
+        let text = String::from_utf8_lossy(&t).into_owned();
+        let seq = after + 1 + i as u64;
+        let meta = serde_json::from_str::<Value>(&text).unwrap_or_default();
+        let count = |k: &str| meta["meta"][k].as_u64().unwrap_or(0);
+        let counts = FeedCounts {
+            unread: count("unread_count"),
+            unseen: count("unseen_count"),
+            seq,
+        };
+        frames.push((seq, Arc::from(text), counts));
+    }
+    frames
 }
 
 #[cfg(test)]

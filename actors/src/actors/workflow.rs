@@ -38,6 +38,7 @@ impl Engine {
         self.release(vec![], |e| e.dispatch(woken)).await?;
         // shared work: what came due is claimed (by the stored clock)
         self.work_due_now();
+        self.announce_project(project, crate::bus::ProjectNotice::Clock);
         Ok(p)
     }
 
@@ -73,6 +74,7 @@ impl Engine {
         self.release(vec![], |e| e.dispatch(woken)).await?;
         // shared work: what came due is claimed (by the stored clock)
         self.work_due_now();
+        self.announce_project(project, crate::bus::ProjectNotice::Clock);
         Ok(p)
     }
 

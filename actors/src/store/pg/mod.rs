@@ -63,6 +63,9 @@ pub fn is_postgres_url(s: &str) -> bool {
 /// A database error as the API's: unreachable database (I/O, pool timeout)
 /// is 503 with `Retry-After`, anything else is a 500 for the log.
 pub(crate) fn db_err(e: sqlx::Error) -> Error {
+    if matches!(e, sqlx::Error::PoolTimedOut) {
+        metrics::counter!("herald_pg_pool_acquire_timeouts_total").increment(1);
+    }
     match &e {
         sqlx::Error::Io(_)
         | sqlx::Error::PoolTimedOut
@@ -311,6 +314,11 @@ impl PgStore {
 
     /// Begins a transaction.
     pub(crate) fn begin(&self) -> Result<Tx> {
+        if self.inner.pool.num_idle() == 0 {
+            // Every connection is busy (or none is open yet): this one waits
+            // for a connection to be handed back or opened.
+            metrics::counter!("herald_pg_pool_acquire_waits_total").increment(1);
+        }
         let tx = self.block(self.inner.pool.begin()).map_err(db_err)?;
         Ok(Tx {
             tx: Some(tx),
@@ -423,7 +431,13 @@ impl Health {
             loop {
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 let reason = Health::probe(&pool).await;
+                metrics::gauge!("herald_pg_up").set(if reason.is_empty() { 1.0 } else { 0.0 });
                 self.record(reason);
+                // The pool's health (docs/API.md §14).
+                metrics::gauge!("herald_pg_pool_connections").set(pool.size() as f64);
+                metrics::gauge!("herald_pg_pool_idle_connections").set(pool.num_idle() as f64);
+                metrics::gauge!("herald_pg_pool_max_connections")
+                    .set(pool.options().get_max_connections() as f64);
             }
         });
     }
