@@ -311,3 +311,93 @@ async fn a_test_clock_advanced_on_one_node_is_claimed_by_the_stored_clock() {
     assert_eq!(got.keys().cloned().collect::<HashSet<_>>(), sent);
     assert!(got.values().all(|c| *c == 1), "{got:?}");
 }
+
+/// The leases on the store itself, two nodes (two stores) on one database:
+/// a claim never hands one row to both, a node does not claim back what it
+/// holds, given-back rows go to the other at once, expired ones after the
+/// lease; the same for a run's expansion. Rows are put in with SQL (the
+/// claims need only their keys and due times).
+#[test]
+fn claims_are_exclusive_and_expired_leases_are_taken_over() {
+    use herald_actors::model::{ChannelType, Timestamp};
+    use herald_actors::storage::{ProjectRepo, WorkRepo};
+    use herald_actors::store::PgStore;
+    if pg_only(WHY) {
+        return;
+    }
+    let url = pg_new_database();
+    let a = PgStore::open(&url).unwrap();
+    let b = PgStore::open(&url).unwrap();
+    a.set_lease(Duration::from_secs(1));
+    b.set_lease(Duration::from_secs(1));
+    assert_ne!(a.node_id(), b.node_id());
+    a.create_project("claims", None).unwrap();
+    let p = a.project_by_name("claims").unwrap().unwrap().id;
+    let ct = ChannelType::ALL[1];
+    let mut sql = String::new();
+    for _ in 0..10 {
+        sql += &format!(
+            "INSERT INTO queue (project, delivery_id, channel_type, due_ms)
+             VALUES ('{p}', gen_random_uuid(), {}, 0);",
+            ct.index()
+        );
+    }
+    // one not due yet, one of another type
+    sql += &format!(
+        "INSERT INTO queue (project, delivery_id, channel_type, due_ms)
+         VALUES ('{p}', gen_random_uuid(), {}, 9000000000000);",
+        ct.index()
+    );
+    sql += &format!(
+        "INSERT INTO queue (project, delivery_id, channel_type, due_ms)
+         VALUES ('{p}', gen_random_uuid(), {}, 0);",
+        ChannelType::ALL[2].index()
+    );
+    let run = uuid::Uuid::now_v7();
+    sql += &format!(
+        "INSERT INTO flow_runs (project, id, processed, pending, doc)
+         VALUES ('{p}', '{run}', false, 0, '{{\"expanded\": false}}');"
+    );
+    pg_exec(&url, &sql).unwrap();
+    let now = Timestamp::now().millis();
+    let ids = |v: &[herald_actors::storage::QueueItem]| -> HashSet<uuid::Uuid> {
+        v.iter().map(|q| q.delivery_id).collect()
+    };
+    let got_a = a.claim_queue(ct, now, 6).unwrap();
+    let got_b = b.claim_queue(ct, now, 100).unwrap();
+    assert_eq!(
+        (got_a.len(), got_b.len()),
+        (6, 4),
+        "due rows of the type only"
+    );
+    assert!(ids(&got_a).is_disjoint(&ids(&got_b)), "no row to both");
+    assert!(
+        a.claim_queue(ct, now, 100).unwrap().is_empty(),
+        "held rows stay held"
+    );
+    // given back: the other node takes them at once
+    b.release_queue(ct, None).unwrap();
+    assert_eq!(ids(&a.claim_queue(ct, now, 100).unwrap()), ids(&got_b));
+    // a node that stops renewing loses them once the lease expired
+    assert!(b.claim_queue(ct, now + 500, 100).unwrap().is_empty());
+    a.renew_queue_leases(ct, now + 500).unwrap();
+    assert!(
+        b.claim_queue(ct, now + 1200, 100).unwrap().is_empty(),
+        "renewed"
+    );
+    assert_eq!(b.claim_queue(ct, now + 1600, 100).unwrap().len(), 10);
+
+    // a run's expansion: one holder at a time, taken over after expiry
+    assert!(a.claim_run(&p, &run, now).unwrap());
+    assert!(!b.claim_run(&p, &run, now).unwrap(), "held by a");
+    assert!(b.claim_runs(now, 10).unwrap().is_empty());
+    assert!(
+        a.claim_run(&p, &run, now + 10).unwrap(),
+        "its holder keeps it"
+    );
+    assert_eq!(b.claim_runs(now + 2000, 10).unwrap(), vec![(p, run)]);
+    assert!(!a.claim_run(&p, &run, now + 2000).unwrap(), "taken over");
+    a.close();
+    b.close();
+    pg_drop_database(&url);
+}

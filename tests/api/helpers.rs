@@ -186,7 +186,7 @@ pub fn with_store(cmd: &mut Command, dir: &Path) {
         // A node killed by a test leaves its leases: a short lease lets the
         // restarted node (a new node id) take its work back within seconds.
         cmd.env("HERALD_LEASE_SECONDS", "3")
-            .env("HERALD_CLAIM_POLL_MS", "200");
+            .env("HERALD_CLAIM_POLL_MS", "500");
     }
 }
 

@@ -437,7 +437,9 @@ pub trait EventRepo {
     /// waiting), at most `limit`. A backend that shares its work leases
     /// them to this node (an entry leased to a live node is not due).
     fn due_events(&self, now_ms: i64, limit: usize, skip: &[Uuid]) -> Result<Vec<OutboxEvent>>;
-    /// Records attempts and what follows each, as one atomic change.
+    /// Records attempts and what follows each, as one atomic change (on a
+    /// backend that shares its work, what follows only for entries this node
+    /// still holds; the attempts are logged in any case).
     fn record_event_attempts(
         &self,
         done: &[(OutboxEvent, EventAttempt, AttemptNext)],
