@@ -40,7 +40,7 @@ fn migrate_applies_once_then_is_a_no_op() {
     assert!(
         first
             .stdout
-            .contains("applied migrations [1, 2]; schema is at version 2"),
+            .contains("applied migrations [1, 2, 3]; schema is at version 3"),
         "{first:?}"
     );
     let again = herald(&["migrate", "--store", &url]);
