@@ -113,7 +113,7 @@ async fn create_get_update_and_validate_flows() {
     .await;
     assert_validation(&r, &[("steps.1.template.subject", "format")]);
     let r = post(json!({"handle": handle("x"), "name": "X",
-        "steps": [{"type": "batch", "window_seconds": 60}]}))
+        "steps": [{"type": "fanout", "window_seconds": 60}]}))
     .go()
     .await;
     assert_validation(&r, &[("steps.0.type", "inclusion")]);

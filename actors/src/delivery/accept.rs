@@ -4,9 +4,12 @@
 //! per recipient, which deliveries a notification gets (delay steps offset
 //! the ones after them), their templates rendered, the recipient's
 //! preferences applied, and which in-app deliveries are settled at once
-//! rather than queued (`Stager`). A backend stores what this decides as one
-//! atomic change (`RunRepo::commit_run`); a topic chunk is staged the same
-//! way (`expand`).
+//! rather than queued (`Stager`), with the workflow steps decided on the
+//! way: conditions, throttles, send windows and batches (a run that opens a
+//! batch stages its later deliveries due at the close and unrendered, one
+//! that joins stops there; see `batch`). A backend stores what this decides
+//! as one atomic change (`RunRepo::commit_run`); a topic chunk is staged the
+//! same way (`expand`).
 
 use super::batch;
 use super::conditions::{condition_false_error, Decision};

@@ -1,6 +1,7 @@
 //! The storage interface: what the engine asks of a backend, one narrow trait
 //! per aggregate (projects, users, channels, flows, topics, runs, notifications,
-//! the delivery queue, feeds, push subscriptions, idempotency) plus durability,
+//! the delivery queue, feeds, push subscriptions, throttle counters, batches,
+//! idempotency) plus durability,
 //! gathered in `Storage`, which the engine holds as `Arc<dyn Storage>`.
 //!
 //! Arguments and results are domain values (`model::*`, ids, filters, pages;
