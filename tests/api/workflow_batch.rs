@@ -116,7 +116,13 @@ async fn ten_runs_become_one_email_listing_every_activity() {
         .await;
     let (a1, _) = app.create_user("act", json!({})).await;
     let (a2, _) = app.create_user("act", json!({})).await;
-    let actor = |i: usize| if i % 2 == 0 { a1.clone() } else { a2.clone() };
+    let actor = |i: usize| {
+        if i.is_multiple_of(2) {
+            a1.clone()
+        } else {
+            a2.clone()
+        }
+    };
     let first = start(
         &app,
         &fid,
