@@ -6,7 +6,14 @@
 //! `seq`s, and every frame reaches the sockets only once its commit is durable,
 //! strictly in `seq` order: frames that arrive ahead of a predecessor wait in a
 //! small reorder buffer, and a gap that does not close is filled from the event
-//! log. It stops after a few idle minutes without sockets; its state is in sled.
+//! log. It stops after a few idle minutes without sockets; its state is in the
+//! store.
+//!
+//! In a cluster (`crate::bus`) frames committed on other nodes arrive the same
+//! way, over the bus, and the actor publishes its own changes' frames there.
+//! Since the bus may lose frames with no later one to reveal the gap, an actor
+//! with sockets also compares its position with the log (`CatchUp`) when the
+//! bus comes back and every `POSITION_CHECK`.
 
 use super::engine::Engine;
 use crate::error::{Error, Result};
