@@ -601,6 +601,31 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
     out
 }
 
+/// The `key` of a throttle or batch step at path `p`: a template (checked
+/// here and probed with the flow's others), kept as the body of the step's
+/// template, which is rendered like a channel step's body.
+fn key_template(
+    s: &StepInput,
+    p: &str,
+    probes: &mut Vec<(String, String)>,
+    v: &mut Validator,
+) -> Option<model::Template> {
+    let path = format!("{p}.key");
+    let src = match s.key.text(&path, 1000, v) {
+        Some(Some(src)) => src,
+        _ => return None,
+    };
+    if let Err(e) = herald_actors::render::check(&src) {
+        v.push(&path, "format", format!("template does not compile: {e}"));
+    } else {
+        probes.push((path, src.clone()));
+    }
+    Some(model::Template {
+        body: Some(src),
+        ..Default::default()
+    })
+}
+
 /// The most runs a throttle lets through per window.
 const MAX_THROTTLE_LIMIT: u32 = 1000;
 
@@ -638,26 +663,11 @@ fn throttle_step(
             None
         }
     };
-    let path = format!("{p}.key");
-    let key = match s.key.text(&path, 1000, v) {
-        Some(Some(src)) => {
-            if let Err(e) = herald_actors::render::check(&src) {
-                v.push(&path, "format", format!("template does not compile: {e}"));
-            } else {
-                probes.push((path, src.clone()));
-            }
-            Some(src)
-        }
-        _ => None,
-    };
+    let key = key_template(s, p, probes, v);
     model::Step {
         kind: "throttle".into(),
         channel_id: None,
-        // The key's template is rendered like a channel step's body.
-        template: key.map(|k| model::Template {
-            body: Some(k),
-            ..Default::default()
-        }),
+        template: key,
         seconds: None,
         cond,
         limit,
@@ -747,26 +757,11 @@ fn batch_step(
             None
         }
     };
-    let path = format!("{p}.key");
-    let key = match s.key.text(&path, 1000, v) {
-        Some(Some(src)) => {
-            if let Err(e) = herald_actors::render::check(&src) {
-                v.push(&path, "format", format!("template does not compile: {e}"));
-            } else {
-                probes.push((path, src.clone()));
-            }
-            Some(src)
-        }
-        _ => None,
-    };
+    let key = key_template(s, p, probes, v);
     model::Step {
         kind: "batch".into(),
         channel_id: None,
-        // The key's template is rendered like a channel step's body.
-        template: key.map(|k| model::Template {
-            body: Some(k),
-            ..Default::default()
-        }),
+        template: key,
         seconds: None,
         cond,
         limit: max,
