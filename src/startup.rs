@@ -243,7 +243,7 @@ const OPEN_DELAY_ENV: &str = "HERALD_TEST_OPEN_DELAY_MS";
 /// The server on the bound port while the store opens: `/healthz` answers
 /// 200 (the process is alive), everything else, `/readyz` included, 503
 /// `service_unavailable` with `Retry-After`, at once: a request never waits
-/// for the store. Stopped (gracefully, within a second) just before the real
+/// for the store; each answer closes its connection. Stopped (gracefully, within a second) just before the real
 /// server takes the same listening socket over; connections that arrive in
 /// between wait in the socket's backlog.
 struct Starting {
@@ -268,6 +268,9 @@ impl Starting {
                 }))
         })
         .workers(1)
+        // Every answer closes its connection, so no client keeps one to this
+        // server that closes under it when the real server takes over.
+        .keep_alive(actix_web::http::KeepAlive::Disabled)
         .disable_signals()
         .shutdown_timeout(1)
         .listen(l)
