@@ -232,10 +232,6 @@ async fn backup_handler(req: HttpRequest, st: crate::state::State) -> ApiResult<
 /// the last start (docs/PERFORMANCE.md, restart).
 const LISTEN_EARLY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
-fn listen_early_after() -> std::time::Duration {
-    LISTEN_EARLY_AFTER
-}
-
 /// Test-only: milliseconds to wait before opening the store, so black-box
 /// tests can see a slow start (`Starting`) without a large data dir.
 const OPEN_DELAY_ENV: &str = "HERALD_TEST_OPEN_DELAY_MS";
@@ -243,9 +239,10 @@ const OPEN_DELAY_ENV: &str = "HERALD_TEST_OPEN_DELAY_MS";
 /// The server on the bound port while the store opens: `/healthz` answers
 /// 200 (the process is alive), everything else, `/readyz` included, 503
 /// `service_unavailable` with `Retry-After`, at once: a request never waits
-/// for the store. Stopped (gracefully, within a second) just before the real
-/// server takes the same listening socket over; connections that arrive in
-/// between wait in the socket's backlog.
+/// for the store; each answer closes its connection. Stopped (gracefully,
+/// within a second) just before the real server takes the same listening
+/// socket over; connections that arrive in between wait in the socket's
+/// backlog.
 struct Starting {
     handle: actix_web::dev::ServerHandle,
 }
@@ -268,6 +265,9 @@ impl Starting {
                 }))
         })
         .workers(1)
+        // Every answer closes its connection, so no client keeps one to this
+        // server that closes under it when the real server takes over.
+        .keep_alive(actix_web::http::KeepAlive::Disabled)
         .disable_signals()
         .shutdown_timeout(1)
         .listen(l)
@@ -386,7 +386,7 @@ impl Application {
             Ok::<_, String>((store, pg, engine))
         };
         let mut opening = Box::pin(opening);
-        let opened = tokio::time::timeout(listen_early_after(), &mut opening).await;
+        let opened = tokio::time::timeout(LISTEN_EARLY_AFTER, &mut opening).await;
         let (store, pg, engine, early) = match opened {
             Ok(r) => {
                 let (store, pg, engine) = r?;

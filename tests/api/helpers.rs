@@ -324,6 +324,41 @@ fn strip_ansi(s: &str) -> String {
     out
 }
 
+/// The server's test knob that delays opening its store (see `wait_until_serving`).
+pub const OPEN_DELAY_ENV: &str = "HERALD_TEST_OPEN_DELAY_MS";
+
+/// A server whose store takes more than a second to open (a loaded machine,
+/// a PostgreSQL migration) listens early and answers 503 "the server is
+/// starting" until it is open (docs/API.md §14): a test starts once it
+/// serves. Raw HTTP/1.1 on a std socket, as `start` is not async.
+fn wait_until_serving(address: &str) -> Result<(), String> {
+    use std::io::Write;
+    let host = address.trim_start_matches("http://").trim_end_matches('/');
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        let starting = (|| -> std::io::Result<bool> {
+            let mut s = std::net::TcpStream::connect(host)?;
+            s.set_read_timeout(Some(Duration::from_secs(10)))?;
+            s.write_all(
+                format!("GET /readyz HTTP/1.1\r\nhost: {host}\r\nconnection: close\r\n\r\n")
+                    .as_bytes(),
+            )?;
+            let mut buf = String::new();
+            s.read_to_string(&mut buf)?;
+            Ok(buf.is_empty() || buf.contains("the server is starting"))
+        })();
+        if let Ok(false) = starting {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "herald serve listened on {address} but did not serve within {START_TIMEOUT:?} ({starting:?})"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Extracts `http://ADDR` from a line containing `listening on http://ADDR`.
 fn parse_listen(line: &str) -> Option<String> {
     let i = line.find("listening on http://")?;
@@ -538,6 +573,14 @@ impl TestApp {
                 ));
             }
         };
+        // A test that watches the start itself sets the open delay.
+        if !opts.env.iter().any(|(k, _)| *k == OPEN_DELAY_ENV) {
+            if let Err(e) = wait_until_serving(&address) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{e}; output:\n{}", output.text()));
+            }
+        }
         let (public_key, secret_key) = match opts.bootstrap {
             Some(k) => (k.public_key.clone(), k.secret_key.clone()),
             None => {

@@ -272,7 +272,7 @@ async fn a_slow_store_open_answers_503_until_ready() {
         data_dir: dir.path(),
         bootstrap: Some(&keys),
         args: &[],
-        env: &[("HERALD_TEST_OPEN_DELAY_MS", "8000")],
+        env: &[(OPEN_DELAY_ENV, "8000")],
         default_flags: true,
     })
     .unwrap_or_else(|e| panic!("{e}"));

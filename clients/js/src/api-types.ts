@@ -55,6 +55,10 @@ export type BatchWindowType = "fixed" | "sliding";
 
 /** Deletes many users, by external id. */
 export interface BulkDeleteInput {
+  /** `true`: each user is erased as `DELETE /admin/v1/users/{external_id}?erase=true`
+   * does (their notifications, deliveries, feed entries and events go too);
+   * the answer lists the erasures. Default `false`. */
+  erase?: boolean | null;
   /** At most 1,000. */
   external_ids: Array<ExternalId>;
   /** Alternative to the `Idempotency-Key` header. */
@@ -65,7 +69,17 @@ export interface BulkDeleteInput {
  * deleted, and the external ids that named no user (in the request's order). */
 export interface BulkDeleteResult {
   deleted: number;
+  /** With `erase`: one per user deleted, in the request's order (absent
+   * without `erase`). */
+  erasures?: Array<BulkErasure> | null;
   not_found: Array<string>;
+}
+
+/** One user's erasure in a bulk delete with `erase`: poll
+ * `GET /admin/v1/erasures/{id}` while it is `running`. */
+export interface BulkErasure {
+  erasure: Erasure;
+  external_id: string;
 }
 
 /** What happened to one item of a bulk upsert. */
