@@ -80,6 +80,11 @@ STATE_RULES = {
 CROSS_FIELD_RULES = {
     ("inclusion", "steps.<index>.status|read|seen|clicked of an earlier channel step"),
     ("exclusion", "must differ from from"),
+    # a batch step's max_window belongs to a sliding window, and bounds it
+    ("inclusion", "only a sliding window (window_type sliding) has a max_window"),
+    ("number", "must be at least the window"),
+    # relates two steps of the list
+    ("inclusion", "a flow has at most one batch step"),
 }
 
 
