@@ -626,6 +626,22 @@ fn key_template(
     })
 }
 
+/// The required `window` of a throttle or batch step at path `p`: as given,
+/// and as the span it says.
+fn step_window(s: &StepInput, p: &str, v: &mut Validator) -> Option<(String, Span)> {
+    match &s.window {
+        Given::Value(w) => Span::field(w, &format!("{p}.window"), v).map(|sp| (w.clone(), sp)),
+        Given::Absent | Given::Null => {
+            v.push(format!("{p}.window"), "required", "is required");
+            None
+        }
+        Given::Wrong(_) => {
+            v.push(format!("{p}.window"), "format", "must be a duration string");
+            None
+        }
+    }
+}
+
 /// The most runs a throttle lets through per window.
 const MAX_THROTTLE_LIMIT: u32 = 1000;
 
@@ -652,17 +668,7 @@ fn throttle_step(
             None
         }
     };
-    let window = match &s.window {
-        Given::Value(w) => Span::field(w, &format!("{p}.window"), v).map(|_| w.clone()),
-        Given::Absent | Given::Null => {
-            v.push(format!("{p}.window"), "required", "is required");
-            None
-        }
-        Given::Wrong(_) => {
-            v.push(format!("{p}.window"), "format", "must be a duration string");
-            None
-        }
-    };
+    let window = step_window(s, p, v).map(|(w, _)| w);
     let key = key_template(s, p, probes, v);
     model::Step {
         kind: "throttle".into(),
@@ -688,17 +694,7 @@ fn batch_step(
     probes: &mut Vec<(String, String)>,
     v: &mut Validator,
 ) -> model::Step {
-    let window = match &s.window {
-        Given::Value(w) => Span::field(w, &format!("{p}.window"), v).map(|sp| (w.clone(), sp)),
-        Given::Absent | Given::Null => {
-            v.push(format!("{p}.window"), "required", "is required");
-            None
-        }
-        Given::Wrong(_) => {
-            v.push(format!("{p}.window"), "format", "must be a duration string");
-            None
-        }
-    };
+    let window = step_window(s, p, v);
     let max = match &s.max {
         Given::Absent | Given::Null => None,
         Given::Value(n) if (1..=MAX_BATCH_MAX).contains(n) => Some(*n),

@@ -1039,6 +1039,25 @@ impl Store {
 mod tests {
     use super::*;
 
+    /// Purges everything of `p` that is past its window at project time
+    /// `now` (no age cut-off), one record per batch; what it removed.
+    fn purge_at(store: &Store, p: &Uuid, now: i64) -> PurgeReport {
+        let cut = PurgeCutoffs {
+            notifications: Timestamp::from_millis(0),
+            feed: Timestamp::from_millis(0),
+            now: Timestamp::from_millis(now),
+            test_clock: false,
+        };
+        let mut total = PurgeReport::default();
+        loop {
+            let r = store.purge(p, &cut, 1).unwrap();
+            total.add(&r);
+            if !r.more {
+                return total;
+            }
+        }
+    }
+
     /// An id made at `ms` (a UUIDv7 layout, the rest random).
     fn id_at(ms: i64) -> Uuid {
         let mut b = *Uuid::now_v7().as_bytes();
@@ -1230,20 +1249,7 @@ mod tests {
         );
         w.put_rec(T::throttles, orphan.clone(), &vec![now]);
         store.commit(w).unwrap();
-        let cut = PurgeCutoffs {
-            notifications: Timestamp::from_millis(0),
-            feed: Timestamp::from_millis(0),
-            now: Timestamp::from_millis(now),
-            test_clock: false,
-        };
-        let mut total = PurgeReport::default();
-        loop {
-            let r = store.purge(&p, &cut, 1).unwrap();
-            total.add(&r);
-            if !r.more {
-                break;
-            }
-        }
+        let total = purge_at(&store, &p, now);
         assert_eq!(total.throttle_counters, 2);
         let t = store.tree(T::throttles);
         assert!(!t.contains_key(&old).unwrap());
@@ -1291,20 +1297,7 @@ mod tests {
             );
         }
         store.commit(w).unwrap();
-        let cut = PurgeCutoffs {
-            notifications: Timestamp::from_millis(0),
-            feed: Timestamp::from_millis(0),
-            now: Timestamp::from_millis(now),
-            test_clock: false,
-        };
-        let mut total = PurgeReport::default();
-        loop {
-            let r = store.purge(&p, &cut, 1).unwrap();
-            total.add(&r);
-            if !r.more {
-                break;
-            }
-        }
+        let total = purge_at(&store, &p, now);
         assert_eq!(total.batches, 2);
         assert!(store.batch(&p, &closed.id).unwrap().is_none());
         assert!(store.latest_batch(&p, &past.key).unwrap().is_none());
