@@ -533,3 +533,95 @@ async fn a_condition_over_the_digest_gates_a_later_step() {
     assert_eq!(d["status"], json!("skipped"), "{d}");
     assert_eq!(d["error"]["code"], json!("condition_false"), "{d}");
 }
+
+/// A send window after a batch step holds at the batch's real close: a
+/// sliding window that moves the close past the window's end, and `max`
+/// closing a batch before the window opens, both make the digest wait for
+/// the window rather than go out when the batch closes.
+#[tokio::test]
+async fn a_send_window_after_a_batch_holds_at_the_real_close() {
+    let app = TestApp::spawn();
+    test_clock(&app).await;
+    let to = |at: &'static str| {
+        let app = &app;
+        async move {
+            app.admin(POST, &format!("{A}/project/clock/advance"))
+                .json(&json!({ "to": at }))
+                .go()
+                .await
+                .ok(200);
+        }
+    };
+    let inapp = in_app_channel(&app).await;
+    let mut step = channel_step(&inapp, None, "{{ batch.count }}");
+    step["send_window"] = json!({"from": "09:00", "to": "18:00"});
+    let sliding = active_flow(
+        &app,
+        "bwin-slide",
+        json!([
+            batch("30m", json!({"window_type": "sliding", "max_window": "2h"})),
+            step.clone()
+        ]),
+    )
+    .await;
+    let capped = active_flow(
+        &app,
+        "bwin-max",
+        json!([batch("1h", json!({"max": 2})), step]),
+    )
+    .await;
+
+    // Planned close 17:30, inside the window; joins slide it to 18:10.
+    to("2027-03-10T17:00:00Z").await;
+    let ext = new_ext("bw");
+    let first = start(&app, &s(&sliding["id"]), &ext, json!({})).await;
+    let did = s(&delivery_of(&first, "in_app")["id"]);
+    for at in ["2027-03-10T17:15:00Z", "2027-03-10T17:40:00Z"] {
+        to(at).await;
+        let (_, j) = run_one(&app, &s(&sliding["id"]), json!({"recipients": [ext]})).await;
+        assert_batched_into(&j, &first);
+    }
+    to("2027-03-10T18:11:00Z").await;
+    let d = wait_next_attempt(&app, &did, "2027-03-11T09:00:00Z").await;
+    assert_eq!(d["status"], json!("pending"), "{d}");
+    to("2027-03-11T09:00:00Z").await;
+    assert_eq!(feed_bodies(&app, &ext, 1).await, vec!["3"]);
+
+    // Planned close 09:30 the next day, inside the window; `max` closes it
+    // at 08:40, before the window opens.
+    to("2027-03-12T08:30:00Z").await;
+    let ext = new_ext("bm");
+    let first = start(&app, &s(&capped["id"]), &ext, json!({})).await;
+    let did = s(&delivery_of(&first, "in_app")["id"]);
+    to("2027-03-12T08:40:00Z").await;
+    let (_, j) = run_one(&app, &s(&capped["id"]), json!({"recipients": [ext]})).await;
+    assert_batched_into(&j, &first);
+    let d = wait_next_attempt(&app, &did, "2027-03-12T09:00:00Z").await;
+    assert_eq!(d["status"], json!("pending"), "{d}");
+    to("2027-03-12T09:00:00Z").await;
+    assert_eq!(feed_bodies(&app, &ext, 1).await, vec!["2"]);
+}
+
+/// The delivery once its next attempt is at `at` (the digest was rendered
+/// and now waits for its send window); panics after 30 s.
+async fn wait_next_attempt(app: &TestApp, did: &str, at: &str) -> Value {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let d = app
+            .admin(GET, &format!("{A}/deliveries/{did}"))
+            .go()
+            .await
+            .ok(200);
+        if d["status"] != json!("pending") {
+            panic!("the digest left its send window's wait: {d}");
+        }
+        if parse_ts(&d["next_attempt_at"]) == parse_ts(&json!(at)) {
+            return d;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the digest never waited for {at}: {d}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}

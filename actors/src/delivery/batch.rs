@@ -220,13 +220,42 @@ pub(crate) fn due(s: &dyn Storage, q: &QueueItem, now: Timestamp) -> Result<Opti
         if s.close_batch(p, &c)? {
             return match failed {
                 Some(m) => fail(m),
-                None => Ok(None),
+                None => Ok(window_wait(s, p, &d, now)?.map(|at| Outcome::Wait { at })),
             };
         }
     }
     Err(crate::error::Error::unavailable(
         "the batch kept changing while it was being closed",
     ))
+}
+
+/// When the step of `d` has a send window that is shut at `now`, the
+/// instant it opens. Staging placed the step at the batch's planned close;
+/// a batch that closed earlier (`max`) or later (a sliding window) reaches
+/// it at another time, so the window is checked again here, once the
+/// digest is rendered, and the digest waits for it rather than going out
+/// at night.
+fn window_wait(
+    s: &dyn Storage,
+    p: &Uuid,
+    d: &crate::model::Delivery,
+    now: Timestamp,
+) -> Result<Option<Timestamp>> {
+    let Some(run) = s.flow_run(p, &d.flow_run_id)? else {
+        return Ok(None);
+    };
+    let i = crate::trace::step_of(&d.id) as usize;
+    let Some(w) = run.flow.steps.get(i).and_then(|st| st.send_window.as_ref()) else {
+        return Ok(None);
+    };
+    let user = s.user(p, &d.recipient_id)?;
+    let tz = super::window::timezone(
+        user.as_ref()
+            .and_then(|u| u.timezone.as_deref())
+            .or(run.timezone.as_deref()),
+    );
+    let open = w.next_open(now.millis(), tz);
+    Ok((open > now.millis()).then(|| Timestamp::from_millis(open)))
 }
 
 /// Renders the opener's delivery `d` with its run's context and `batch`.
