@@ -116,6 +116,7 @@ pub struct FieldError {
 
 /// The `reason` of `Error::idempotency_race`.
 const IDEMPOTENCY_RACE: &str = "idempotency_race";
+const BATCH_CHANGED: &str = "batch_changed";
 
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{code:?}: {message}")]
@@ -240,6 +241,25 @@ impl Error {
     pub fn is_idempotency_race(&self) -> bool {
         self.code == ErrorCode::Conflict
             && self.details.get("reason").and_then(|r| r.as_str()) == Some(IDEMPOTENCY_RACE)
+    }
+
+    /// A topic chunk's batch decisions (open or join, made while it was
+    /// staged) no longer hold as it commits: another run opened or closed
+    /// the batch meanwhile. Nothing was stored; the expansion stages the
+    /// chunk again (`delivery::expand`).
+    pub fn batch_changed() -> Self {
+        Error::conflict(
+            "batch",
+            None,
+            BATCH_CHANGED,
+            "a batch changed while a topic chunk was staged",
+        )
+    }
+
+    /// Whether this is `batch_changed`.
+    pub fn is_batch_changed(&self) -> bool {
+        self.code == ErrorCode::Conflict
+            && self.details.get("reason").and_then(|r| r.as_str()) == Some(BATCH_CHANGED)
     }
 
     pub fn internal(message: impl Into<String>) -> Self {

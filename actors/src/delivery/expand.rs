@@ -37,6 +37,46 @@ pub(crate) fn expand_topic(
     n: usize,
     out: &mut (dyn FnMut(Vec<QueueItem>, UserFrames) -> bool + Send),
 ) -> Result<()> {
+    expand_topic_with(s, project, run_id, n, out, &mut || Ok(()))
+}
+
+/// How many times in a row an expansion restarts because a chunk's batch
+/// changed under it before it gives up (its actor tries again later).
+const BATCH_RESTARTS: usize = 16;
+
+/// `expand_topic`, calling `before_commit` before each chunk's commit (tests
+/// change the store there). A chunk whose batch decisions went stale
+/// (`Error::batch_changed`: another run opened or closed a batch between
+/// staging and commit) stored nothing: the expansion starts again from the
+/// cursor committed last, as after a crash, and stages it anew.
+pub(crate) fn expand_topic_with(
+    s: &dyn Storage,
+    project: &Uuid,
+    run_id: &Uuid,
+    n: usize,
+    out: &mut (dyn FnMut(Vec<QueueItem>, UserFrames) -> bool + Send),
+    before_commit: &mut (dyn FnMut() -> Result<()> + Send),
+) -> Result<()> {
+    let mut restarts = 0;
+    loop {
+        match expand_once(s, project, run_id, n, out, before_commit) {
+            Err(e) if e.is_batch_changed() && restarts < BATCH_RESTARTS => {
+                restarts += 1;
+                tracing::debug!(flow_run_id = %run_id, restarts, "a batch changed under a topic chunk; staging it again");
+            }
+            done => return done,
+        }
+    }
+}
+
+fn expand_once(
+    s: &dyn Storage,
+    project: &Uuid,
+    run_id: &Uuid,
+    n: usize,
+    out: &mut (dyn FnMut(Vec<QueueItem>, UserFrames) -> bool + Send),
+    before_commit: &mut (dyn FnMut() -> Result<()> + Send),
+) -> Result<()> {
     let run = s
         .flow_run(project, run_id)?
         .ok_or_else(|| Error::not_found("flow_run", run_id))?;
@@ -55,6 +95,7 @@ pub(crate) fn expand_topic(
         let (tx, rx) = std::sync::mpsc::sync_channel::<(Prepared, bool)>(1);
         let committer = scope.spawn(move || -> Result<()> {
             for (c, done) in rx {
+                before_commit()?;
                 let (queued, frames) = s.commit_chunk(project, c)?;
                 if !out(queued, frames) || done {
                     break;
@@ -155,4 +196,104 @@ pub(crate) fn select(
         }
     }
     done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delivery::accept::accept_run;
+    use crate::model::{Flow, UserPatch};
+    use crate::storage::{AcceptInput, NotificationFilter, PageReq, RunRecipient};
+    use crate::store::Store;
+    use serde_json::json;
+
+    fn run(flow: &Flow, to: Option<&str>, topic: Option<&str>, i: u64) -> AcceptInput {
+        AcceptInput {
+            flow: flow.clone(),
+            recipients: to
+                .map(|ext| RunRecipient {
+                    external_id: ext.into(),
+                    patch: UserPatch::default(),
+                })
+                .into_iter()
+                .collect(),
+            actor: None,
+            topic: topic.map(str::to_string),
+            data: json!({ "i": i }),
+            idempotency: None,
+            timing: Default::default(),
+        }
+    }
+
+    /// A topic chunk staged to join a batch that another run's join closed
+    /// (`max`) before the chunk committed: the chunk stores nothing and is
+    /// staged again, so its recipient opens a batch of its own instead of
+    /// being recorded as joined into a digest that went out without it.
+    #[test]
+    fn a_topic_chunk_whose_batch_closed_meanwhile_is_staged_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let flow: Flow = serde_json::from_value(json!({
+            "id": Uuid::now_v7(), "handle": "digest", "name": "D", "description": null,
+            "status": "active", "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
+            "steps": [{"kind": "batch", "channel_id": null, "template": null,
+                "seconds": null, "window": "1h", "limit": 2}],
+        }))
+        .unwrap();
+        let u = store.upsert_user(&p, "u1", &UserPatch::default()).unwrap();
+        let u = u.0;
+        store.put_topic(&p, "t", None, None).unwrap();
+        store.subscribe(&p, "t", &u).unwrap();
+
+        let opener = accept_run(&store, &p, run(&flow, Some("u1"), None, 0)).unwrap();
+        let topic_run = accept_run(&store, &p, run(&flow, None, Some("t"), 1)).unwrap();
+        let mut closer = None;
+        let mut commits = 0;
+        expand_topic_with(
+            &store,
+            &p,
+            &topic_run.run.id,
+            100,
+            &mut |_, _| true,
+            &mut || {
+                commits += 1;
+                if closer.is_none() {
+                    // The second activity: `max` closes the opener's batch.
+                    closer = Some(accept_run(&store, &p, run(&flow, Some("u1"), None, 2))?);
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(commits, 2, "the chunk was staged and committed again");
+
+        let notifs = |run: &Uuid| {
+            let f = NotificationFilter {
+                flow_run_id: Some(*run),
+                ..Default::default()
+            };
+            let req = PageReq {
+                limit: 10,
+                ..Default::default()
+            };
+            store.list_notifications(&p, &f, &req).unwrap().items
+        };
+        let first = notifs(&opener.run.id).remove(0);
+        let closing = notifs(&closer.unwrap().run.id).remove(0);
+        let from_topic = notifs(&topic_run.run.id);
+        assert_eq!(from_topic.len(), 1, "one notification for the subscriber");
+        assert_eq!(closing.batched_into, Some(first.id));
+        let b = store.batch(&p, &first.id).unwrap().unwrap();
+        assert!(b.closed.is_some());
+        let ids: Vec<Uuid> = b.activities.iter().map(|a| a.notification_id).collect();
+        assert_eq!(ids, vec![first.id, closing.id]);
+        // The subscriber's run opened the next batch, holding its activity.
+        assert_eq!(from_topic[0].batched_into, None, "{:?}", from_topic[0]);
+        let next = store.batch(&p, &from_topic[0].id).unwrap().unwrap();
+        assert!(next.closed.is_none());
+        assert_eq!(next.activities.len(), 1);
+        assert_eq!(next.activities[0].notification_id, from_topic[0].id);
+    }
 }

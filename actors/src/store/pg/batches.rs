@@ -72,14 +72,13 @@ async fn save(conn: &mut PgConnection, project: &Uuid, b: &Batch) -> Result<()> 
 }
 
 /// Applies the opens and joins of staged notifications under their slots'
-/// locks (see `store::sled::batches` for `strict`): the opener deliveries a
-/// `max` close made due now, or `None` when a batch is not as staged. Trace
+/// locks: the opener deliveries a `max` close made due now, or `None` when a
+/// batch is not as staged (the caller rolls back and stages again). Trace
 /// entries of closes go into `traces`.
 pub(super) async fn put_batches(
     conn: &mut PgConnection,
     project: &Uuid,
     ns: &[StagedNotification],
-    strict: bool,
     traces: &mut Traces,
 ) -> Result<Option<Vec<QueueItem>>> {
     let writes: Vec<&BatchWrite> = ns.iter().filter_map(|n| n.batch.as_ref()).collect();
@@ -99,11 +98,9 @@ pub(super) async fn put_batches(
     for w in writes {
         match w {
             BatchWrite::Open(b) => {
-                if strict {
-                    if let Some(cur) = latest_in(conn, project, &b.key).await? {
-                        if cur.open_at(b.opened_at_ms) {
-                            return Ok(None);
-                        }
+                if let Some(cur) = latest_in(conn, project, &b.key).await? {
+                    if cur.open_at(b.opened_at_ms) {
+                        return Ok(None);
                     }
                 }
                 if b.closed.is_some() {
@@ -118,8 +115,7 @@ pub(super) async fn put_batches(
             } => {
                 let mut b = match latest_in(conn, project, key).await? {
                     Some(b) if b.id == *id && b.open_at(activity.at_ms) => b,
-                    _ if strict => return Ok(None),
-                    _ => continue,
+                    _ => return Ok(None),
                 };
                 if let Some(q) = batch::join(project, &mut b, activity.clone()) {
                     traces.add(project, &b.id, &[batch::closed_entry(&b, now)])?;

@@ -808,8 +808,7 @@ impl RunRepo for PgStore {
                 return Ok(None);
             }
             let mut closes = Traces::default();
-            let Some(due_now) =
-                put_batches(&mut tx, project, &notifications, true, &mut closes).await?
+            let Some(due_now) = put_batches(&mut tx, project, &notifications, &mut closes).await?
             else {
                 return Ok(None);
             };
@@ -909,9 +908,11 @@ impl RunRepo for PgStore {
             }
             let stored: i64 = row.map(|r| r.get("pending")).unwrap_or(0);
             let mut closes = Traces::default();
-            let due_now = put_batches(&mut tx, project, &notifications, false, &mut closes)
+            // Decided while the chunk was staged (see the sled store): a batch
+            // that changed since rolls the chunk back, to be staged again.
+            let due_now = put_batches(&mut tx, project, &notifications, &mut closes)
                 .await?
-                .unwrap_or_default();
+                .ok_or_else(Error::batch_changed)?;
             let mut out = Outbound::load(&mut tx, [*project]).await?;
             insert_notifications(&mut tx, project, &notifications).await?;
             notification_extras(&mut tx, project, &notifications, &mut out).await?;

@@ -72,27 +72,23 @@ impl Store {
     }
 
     /// Stages the opens and joins of `writes` (the caller holds their locks):
-    /// with `strict` (a run with explicit recipients, staged again when
-    /// stale) `None` when a batch is no longer as staging read it; else a
-    /// join of a batch closed meanwhile is dropped and an open replaces the
-    /// slot's batch (a topic chunk, which is not staged again).
+    /// `None` when a batch is no longer as staging read it (another run
+    /// opened one, or the one joined closed meanwhile); the caller then
+    /// stores nothing and the run, or the topic chunk, is staged again.
     pub(super) fn stage_batches(
         &self,
         w: &mut Writes,
         project: &Uuid,
         writes: Vec<BatchWrite>,
-        strict: bool,
     ) -> Result<Staged> {
         let now = Timestamp::now();
         let mut due = vec![];
         for bw in writes {
             match bw {
                 BatchWrite::Open(b) => {
-                    if strict {
-                        if let Some(cur) = self.latest_batch(project, &b.key)? {
-                            if cur.open_at(b.opened_at_ms) {
-                                return Ok(None);
-                            }
+                    if let Some(cur) = self.latest_batch(project, &b.key)? {
+                        if cur.open_at(b.opened_at_ms) {
+                            return Ok(None);
                         }
                     }
                     if b.closed.is_some() {
@@ -109,8 +105,7 @@ impl Store {
                     let cur = self.latest_batch(project, &key)?;
                     let mut b = match cur {
                         Some(b) if b.id == id && b.open_at(activity.at_ms) => b,
-                        _ if strict => return Ok(None),
-                        _ => continue,
+                        _ => return Ok(None),
                     };
                     if let Some(q) = batch::join(project, &mut b, activity) {
                         self.stage_trace(w, project, &b.id, &[batch::closed_entry(&b, now)]);

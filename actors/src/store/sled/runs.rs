@@ -284,7 +284,7 @@ impl Store {
         }
         let mut w = Writes::new();
         let _batches = self.lock_batches_of(project, &batches);
-        let Some(due_now) = self.stage_batches(&mut w, project, batches, true)? else {
+        let Some(due_now) = self.stage_batches(&mut w, project, batches)? else {
             return Ok(RunCommit::Stale(run));
         };
         let mut queued = queued;
@@ -406,10 +406,14 @@ impl Store {
             mut queued,
             batches,
         } = chunk.take()?;
+        // Decided while the chunk was staged; another run may have opened or
+        // closed a batch since: then nothing is stored and the chunk is
+        // staged again (a join into a closed batch would lose its activity).
         let _batches = self.lock_batches_of(project, &batches);
-        if let Some(due_now) = self.stage_batches(&mut w, project, batches, false)? {
-            queued.extend(due_now);
-        }
+        let Some(due_now) = self.stage_batches(&mut w, project, batches)? else {
+            return Err(Error::batch_changed());
+        };
+        queued.extend(due_now);
         let rk = run_lock_key(project, &run.id);
         let _run = self.lock_runs([rk.as_slice()]);
         let _feeds = self.lock_feeds_of(project, &feed);
