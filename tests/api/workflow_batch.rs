@@ -625,3 +625,52 @@ async fn wait_next_attempt(app: &TestApp, did: &str, at: &str) -> Value {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
+
+/// A topic run reaching a batch step: each subscriber joins their own open
+/// batch or opens one, as a run naming them would.
+#[tokio::test]
+async fn a_topic_run_joins_or_opens_each_subscribers_batch() {
+    let app = TestApp::spawn();
+    test_clock(&app).await;
+    let inapp = in_app_channel(&app).await;
+    let flow = active_flow(
+        &app,
+        "btopic",
+        json!([
+            batch("10m", json!({})),
+            channel_step(&inapp, None, "{{ batch.count }}")
+        ]),
+    )
+    .await;
+    let fid = s(&flow["id"]);
+    let topic = format!("bt-{}", new_ext("t"));
+    let users = topic_of_new_users(&app, &topic, "bt", 3).await;
+    let first = start(&app, &fid, &users[0], json!({})).await;
+    let run = run_flow(&app, &fid, json!({"topic": topic})).await;
+    // The expansion is the run's actor's work, after the 202.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let ns = loop {
+        let ns = list_all(
+            &app,
+            &format!("{A}/notifications"),
+            &[("flow_run_id", &s(&run["id"]))],
+        )
+        .await;
+        if ns.len() >= 3 || std::time::Instant::now() > until {
+            break ns;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(ns.len(), 3, "{ns:?}");
+    let joined: Vec<&Value> = ns
+        .iter()
+        .filter(|n| n["status"] == json!("batched"))
+        .collect();
+    assert_eq!(joined.len(), 1, "{ns:?}");
+    assert_eq!(joined[0]["recipient"]["external_id"], json!(users[0]));
+    assert_eq!(joined[0]["batched_into"], first["id"]);
+    advance(&app, "10m").await;
+    assert_eq!(feed_bodies(&app, &users[0], 1).await, vec!["2"]);
+    assert_eq!(feed_bodies(&app, &users[1], 1).await, vec!["1"]);
+    assert_eq!(feed_bodies(&app, &users[2], 1).await, vec!["1"]);
+}
