@@ -116,7 +116,7 @@ pub struct FieldError {
 
 /// The `reason` of `Error::idempotency_race`.
 const IDEMPOTENCY_RACE: &str = "idempotency_race";
-const BATCH_CHANGED: &str = "batch_changed";
+const STALE_CHUNK: &str = "stale_chunk";
 
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{code:?}: {message}")]
@@ -243,23 +243,23 @@ impl Error {
             && self.details.get("reason").and_then(|r| r.as_str()) == Some(IDEMPOTENCY_RACE)
     }
 
-    /// A topic chunk's batch decisions (open or join, made while it was
-    /// staged) no longer hold as it commits: another run opened or closed
-    /// the batch meanwhile. Nothing was stored; the expansion stages the
-    /// chunk again (`delivery::expand`).
-    pub fn batch_changed() -> Self {
+    /// A topic chunk's decisions made while it was staged (a batch opened
+    /// or joined, a throttle's count) no longer hold as it commits: another
+    /// run changed that batch or counter meanwhile. Nothing was stored; the
+    /// expansion stages the chunk again (`delivery::expand`).
+    pub fn stale_chunk() -> Self {
         Error::conflict(
-            "batch",
+            "flow_run",
             None,
-            BATCH_CHANGED,
-            "a batch changed while a topic chunk was staged",
+            STALE_CHUNK,
+            "a batch or throttle counter changed while a topic chunk was staged",
         )
     }
 
-    /// Whether this is `batch_changed`.
-    pub fn is_batch_changed(&self) -> bool {
+    /// Whether this is `stale_chunk`.
+    pub fn is_stale_chunk(&self) -> bool {
         self.code == ErrorCode::Conflict
-            && self.details.get("reason").and_then(|r| r.as_str()) == Some(BATCH_CHANGED)
+            && self.details.get("reason").and_then(|r| r.as_str()) == Some(STALE_CHUNK)
     }
 
     pub fn internal(message: impl Into<String>) -> Self {

@@ -40,15 +40,16 @@ pub(crate) fn expand_topic(
     expand_topic_with(s, project, run_id, n, out, &mut || Ok(()))
 }
 
-/// How many times in a row an expansion restarts because a chunk's batch
-/// changed under it before it gives up (its actor tries again later).
-const BATCH_RESTARTS: usize = 16;
+/// How many times in a row an expansion restarts because a chunk went stale
+/// before it gives up (its actor tries again later).
+const STALE_RESTARTS: usize = 16;
 
 /// `expand_topic`, calling `before_commit` before each chunk's commit (tests
-/// change the store there). A chunk whose batch decisions went stale
-/// (`Error::batch_changed`: another run opened or closed a batch between
-/// staging and commit) stored nothing: the expansion starts again from the
-/// cursor committed last, as after a crash, and stages it anew.
+/// change the store there). A chunk whose decisions went stale
+/// (`Error::stale_chunk`: between staging and commit, another run opened or
+/// closed a batch, or counted in a throttle, of one of its recipients)
+/// stored nothing: the expansion starts again from the cursor committed
+/// last, as after a crash, and stages it anew.
 pub(crate) fn expand_topic_with(
     s: &dyn Storage,
     project: &Uuid,
@@ -60,9 +61,9 @@ pub(crate) fn expand_topic_with(
     let mut restarts = 0;
     loop {
         match expand_once(s, project, run_id, n, out, before_commit) {
-            Err(e) if e.is_batch_changed() && restarts < BATCH_RESTARTS => {
+            Err(e) if e.is_stale_chunk() && restarts < STALE_RESTARTS => {
                 restarts += 1;
-                tracing::debug!(flow_run_id = %run_id, restarts, "a batch changed under a topic chunk; staging it again");
+                tracing::debug!(flow_run_id = %run_id, restarts, "a topic chunk went stale; staging it again");
             }
             done => return done,
         }
@@ -225,6 +226,79 @@ mod tests {
         }
     }
 
+    fn flow(step: serde_json::Value) -> Flow {
+        serde_json::from_value(json!({
+            "id": Uuid::now_v7(), "handle": "f", "name": "F", "description": null,
+            "status": "active", "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z", "steps": [step],
+        }))
+        .unwrap()
+    }
+
+    fn notifs(store: &Store, p: &Uuid, run: &Uuid) -> Vec<crate::model::Notification> {
+        let f = NotificationFilter {
+            flow_run_id: Some(*run),
+            ..Default::default()
+        };
+        let req = PageReq {
+            limit: 10,
+            ..Default::default()
+        };
+        store.list_notifications(p, &f, &req).unwrap().items
+    }
+
+    /// A subscriber `u1` of topic `t` in a fresh store.
+    fn subscriber(dir: &std::path::Path) -> (Store, Uuid) {
+        let store = Store::open(dir).unwrap();
+        let p = Uuid::now_v7();
+        let (u, _) = store.upsert_user(&p, "u1", &UserPatch::default()).unwrap();
+        store.put_topic(&p, "t", None, None).unwrap();
+        store.subscribe(&p, "t", &u).unwrap();
+        (store, p)
+    }
+
+    /// A topic chunk staged to pass a throttle (1 per hour) whose last slot
+    /// another run took before the chunk committed: the chunk is staged
+    /// again and its subscriber is throttled, not let through as a second.
+    #[test]
+    fn a_topic_chunk_whose_throttle_filled_meanwhile_is_staged_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, p) = subscriber(dir.path());
+        let flow = flow(
+            json!({"kind": "throttle", "channel_id": null, "template": null,
+            "seconds": null, "window": "1h", "limit": 1}),
+        );
+        let topic_run = accept_run(&store, &p, run(&flow, None, Some("t"), 1)).unwrap();
+        let mut other = None;
+        let mut commits = 0;
+        expand_topic_with(
+            &store,
+            &p,
+            &topic_run.run.id,
+            100,
+            &mut |_, _| true,
+            &mut || {
+                commits += 1;
+                if other.is_none() {
+                    other = Some(accept_run(&store, &p, run(&flow, Some("u1"), None, 2))?);
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(commits, 2, "the chunk was staged and committed again");
+        let passed = notifs(&store, &p, &other.unwrap().run.id).remove(0);
+        assert_eq!(passed.stopped, None, "{passed:?}");
+        let from_topic = notifs(&store, &p, &topic_run.run.id);
+        assert_eq!(from_topic.len(), 1);
+        assert_eq!(
+            from_topic[0].stopped,
+            Some(crate::model::StopReason::Throttled),
+            "{:?}",
+            from_topic[0]
+        );
+    }
+
     /// A topic chunk staged to join a batch that another run's join closed
     /// (`max`) before the chunk committed: the chunk stores nothing and is
     /// staged again, so its recipient opens a batch of its own instead of
@@ -232,21 +306,11 @@ mod tests {
     #[test]
     fn a_topic_chunk_whose_batch_closed_meanwhile_is_staged_again() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let p = Uuid::now_v7();
-        let flow: Flow = serde_json::from_value(json!({
-            "id": Uuid::now_v7(), "handle": "digest", "name": "D", "description": null,
-            "status": "active", "created_at": "2026-01-01T00:00:00Z",
-            "updated_at": "2026-01-01T00:00:00Z",
-            "steps": [{"kind": "batch", "channel_id": null, "template": null,
-                "seconds": null, "window": "1h", "limit": 2}],
-        }))
-        .unwrap();
-        let u = store.upsert_user(&p, "u1", &UserPatch::default()).unwrap();
-        let u = u.0;
-        store.put_topic(&p, "t", None, None).unwrap();
-        store.subscribe(&p, "t", &u).unwrap();
-
+        let (store, p) = subscriber(dir.path());
+        let flow = flow(
+            json!({"kind": "batch", "channel_id": null, "template": null,
+            "seconds": null, "window": "1h", "limit": 2}),
+        );
         let opener = accept_run(&store, &p, run(&flow, Some("u1"), None, 0)).unwrap();
         let topic_run = accept_run(&store, &p, run(&flow, None, Some("t"), 1)).unwrap();
         let mut closer = None;
@@ -269,20 +333,9 @@ mod tests {
         .unwrap();
         assert_eq!(commits, 2, "the chunk was staged and committed again");
 
-        let notifs = |run: &Uuid| {
-            let f = NotificationFilter {
-                flow_run_id: Some(*run),
-                ..Default::default()
-            };
-            let req = PageReq {
-                limit: 10,
-                ..Default::default()
-            };
-            store.list_notifications(&p, &f, &req).unwrap().items
-        };
-        let first = notifs(&opener.run.id).remove(0);
-        let closing = notifs(&closer.unwrap().run.id).remove(0);
-        let from_topic = notifs(&topic_run.run.id);
+        let first = notifs(&store, &p, &opener.run.id).remove(0);
+        let closing = notifs(&store, &p, &closer.unwrap().run.id).remove(0);
+        let from_topic = notifs(&store, &p, &topic_run.run.id);
         assert_eq!(from_topic.len(), 1, "one notification for the subscriber");
         assert_eq!(closing.batched_into, Some(first.id));
         let b = store.batch(&p, &first.id).unwrap().unwrap();

@@ -19,7 +19,8 @@ use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
 /// The advisory lock of a batch slot.
-fn slot_lock(project: &Uuid, k: &BatchKey) -> i64 {
+/// The lock of a batch slot or throttle counter (the same key shape).
+pub(super) fn slot_lock(project: &Uuid, k: &BatchKey) -> i64 {
     let name = format!("{}/{}/{}/{}", k.flow_id, k.recipient, k.step, k.key);
     lock_key(b'b', project, &name)
 }

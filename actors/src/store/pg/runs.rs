@@ -182,6 +182,20 @@ async fn insert_notifications(
     Ok(())
 }
 
+/// Takes the locks of the throttle counters a run or topic chunk counts in
+/// (`batches::slot_lock`): runs and chunks both check and write them under
+/// these, so neither lets a run too many through.
+async fn lock_slots(conn: &mut PgConnection, project: &Uuid, ts: &[&ThrottleWrite]) -> Result<()> {
+    if ts.is_empty() {
+        return Ok(());
+    }
+    let keys = ts
+        .iter()
+        .map(|t| super::batches::slot_lock(project, &t.key))
+        .collect();
+    lock_all(conn, keys).await.map_err(db_err)
+}
+
 /// Writes what comes with staged notifications besides their records (after
 /// them): the throttle counters they count in and their trace entries; the
 /// events of what was settled at once go into `out`.
@@ -783,7 +797,7 @@ impl RunRepo for PgStore {
         } = staged;
         let pending = notifications.iter().filter(|n| n.pending).count() as i64;
         let feed = to_feed(&notifications);
-        // checked under the recipients' locks, below
+        // checked under the recipients' and their counters' locks, below
         let throttles: Vec<&ThrottleWrite> = notifications
             .iter()
             .filter_map(|n| n.throttle.as_ref())
@@ -804,6 +818,7 @@ impl RunRepo for PgStore {
                     return Ok(None);
                 }
             }
+            lock_slots(&mut tx, project, &throttles).await?;
             if throttles_stale(&mut tx, project, &throttles).await? {
                 return Ok(None);
             }
@@ -907,12 +922,21 @@ impl RunRepo for PgStore {
                 }
             }
             let stored: i64 = row.map(|r| r.get("pending")).unwrap_or(0);
+            // Decided while the chunk was staged (see the sled store): a
+            // throttle counter or batch that changed since rolls the chunk
+            // back, to be staged again.
+            let throttles: Vec<&ThrottleWrite> = notifications
+                .iter()
+                .filter_map(|n| n.throttle.as_ref())
+                .collect();
+            lock_slots(&mut tx, project, &throttles).await?;
+            if throttles_stale(&mut tx, project, &throttles).await? {
+                return Err(Error::stale_chunk());
+            }
             let mut closes = Traces::default();
-            // Decided while the chunk was staged (see the sled store): a batch
-            // that changed since rolls the chunk back, to be staged again.
             let due_now = put_batches(&mut tx, project, &notifications, &mut closes)
                 .await?
-                .ok_or_else(Error::batch_changed)?;
+                .ok_or_else(Error::stale_chunk)?;
             let mut out = Outbound::load(&mut tx, [*project]).await?;
             insert_notifications(&mut tx, project, &notifications).await?;
             notification_extras(&mut tx, project, &notifications, &mut out).await?;

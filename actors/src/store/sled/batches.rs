@@ -55,11 +55,15 @@ impl Store {
         self.batch(project, &Uuid::from_bytes(b))
     }
 
-    /// The locks of the batch slots `writes` touch.
-    pub(super) fn lock_batches_of(
+    /// The locks of the batch slots `writes` touch and of the throttle
+    /// counters `throttles` count in (one class, one call: the stripes are
+    /// not reentrant). Runs and topic chunks both hold them while they check
+    /// and write, so a chunk's decisions are as exact as a run's.
+    pub(super) fn lock_slots(
         &self,
         project: &Uuid,
         writes: &[BatchWrite],
+        throttles: &[crate::storage::ThrottleWrite],
     ) -> Vec<std::sync::MutexGuard<'_, ()>> {
         let keys: Vec<Vec<u8>> = writes
             .iter()
@@ -67,6 +71,7 @@ impl Store {
                 BatchWrite::Open(b) => batch_lock_key(project, &b.key),
                 BatchWrite::Join { key, .. } => batch_lock_key(project, key),
             })
+            .chain(throttles.iter().map(|t| batch_lock_key(project, &t.key)))
             .collect();
         self.lock_batches(keys.iter().map(|k| k.as_slice()))
     }

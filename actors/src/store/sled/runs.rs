@@ -258,12 +258,12 @@ impl Store {
             body,
             idempotency,
         } = staged;
-        // Throttle counters are checked under the recipients' locks, below.
+        // Throttle counters and batches are checked under their slots' locks
+        // (after the recipients'), below.
         let throttles: Vec<crate::storage::ThrottleWrite> = notifications
             .iter()
             .filter_map(|n| n.throttle.clone())
             .collect();
-        // So are batches, under their own locks.
         let batches: Vec<crate::storage::BatchWrite> = notifications
             .iter()
             .filter_map(|n| n.batch.clone())
@@ -279,11 +279,11 @@ impl Store {
                 return Ok(RunCommit::Stale(run)); // the guards go
             }
         }
+        let _slots = self.lock_slots(project, &batches, &throttles);
         if !throttles.is_empty() && self.throttles_stale(project, &throttles)? {
             return Ok(RunCommit::Stale(run));
         }
         let mut w = Writes::new();
-        let _batches = self.lock_batches_of(project, &batches);
         let Some(due_now) = self.stage_batches(&mut w, project, batches)? else {
             return Ok(RunCommit::Stale(run));
         };
@@ -375,6 +375,10 @@ impl Store {
             .iter()
             .filter_map(|n| n.batch.clone())
             .collect();
+        let throttles: Vec<crate::storage::ThrottleWrite> = notifications
+            .iter()
+            .filter_map(|n| n.throttle.clone())
+            .collect();
         let mut part = self.stage_notifications(project, notifications, &queued);
         self.stage_run_indexes(&mut part.w, project, &run, &mut part.nids);
         Ok(Prepared::new(PreparedChunk {
@@ -382,6 +386,7 @@ impl Store {
             run,
             queued,
             batches,
+            throttles,
         }))
     }
 
@@ -405,13 +410,19 @@ impl Store {
             mut run,
             mut queued,
             batches,
+            throttles,
         } = chunk.take()?;
         // Decided while the chunk was staged; another run may have opened or
-        // closed a batch since: then nothing is stored and the chunk is
-        // staged again (a join into a closed batch would lose its activity).
-        let _batches = self.lock_batches_of(project, &batches);
+        // closed a batch, or counted in a throttle, since: then nothing is
+        // stored and the chunk is staged again (a join into a closed batch
+        // would lose its activity; a stale count would let one run too many
+        // through).
+        let _slots = self.lock_slots(project, &batches, &throttles);
+        if !throttles.is_empty() && self.throttles_stale(project, &throttles)? {
+            return Err(Error::stale_chunk());
+        }
         let Some(due_now) = self.stage_batches(&mut w, project, batches)? else {
-            return Err(Error::batch_changed());
+            return Err(Error::stale_chunk());
         };
         queued.extend(due_now);
         let rk = run_lock_key(project, &run.id);
@@ -924,6 +935,9 @@ struct PreparedChunk {
     queued: Vec<QueueItem>,
     /// Opens and joins of batches, applied under their locks at commit.
     batches: Vec<crate::storage::BatchWrite>,
+    /// Throttle counters as staging read them, checked under their locks at
+    /// commit (the counters themselves are in `part`'s writes).
+    throttles: Vec<crate::storage::ThrottleWrite>,
 }
 
 /// The lock (run class) of a run's counter and record.
