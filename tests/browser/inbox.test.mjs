@@ -472,12 +472,108 @@ async function restartTest() {
   }
 }
 
+// A batch (digest) step: three runs within its window become one live entry
+// whose body lists every activity, one per line, and the badge counts one.
+async function digestTest() {
+  const keys = { publicKey: `pk_test_${hex(16)}`, secretKey: `sk_test_${hex(16)}` };
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'herald-browser-data-'));
+  const profile = mkdtempSync(path.join(tmpdir(), 'herald-browser-profile-'));
+  const server = startServer(dataDir, keys);
+  let context = null;
+  const pageErrors = [];
+  try {
+    const base = await step('herald serve prints its address', () => server.address);
+    const http = client(base, keys);
+    const ext = `digest-${hex(6)}`;
+    const flowId = await step('a user and a flow: batch (2 s) then in_app', async () => {
+      expectStatus(await http.admin('PUT', `/users/${ext}`, { first_name: 'Ada' }), 201);
+      const channels = expectStatus(await http.admin('GET', '/channels?limit=1000'), 200);
+      const inApp = channels.items.find((c) => c.type === 'in_app');
+      const flow = expectStatus(
+        await http.admin('POST', '/flows', {
+          handle: `digest-${hex(4)}`,
+          name: 'Comments digest',
+          steps: [
+            { type: 'batch', window: '2s' },
+            {
+              type: 'channel',
+              channel_id: inApp.id,
+              template: {
+                subject: '{{ batch.count }} new comments',
+                body: '{% for a in batch.activities %}{{ a.data.text }}{% if not loop.last %}\n{% endif %}{% endfor %}',
+              },
+            },
+          ],
+        }),
+        201,
+      );
+      expectStatus(await http.admin('POST', `/flows/${flow.id}/activate`), 200);
+      return flow.id;
+    });
+
+    context = await step('launch headless Chromium', () =>
+      launch(profile, { viewport: { width: 640, height: 420 }, deviceScaleFactor: 1 }),
+    );
+    const page = context.pages()[0] || (await context.newPage());
+    page.setDefaultTimeout(STEP_TIMEOUT);
+    page.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error') pageErrors.push(`console.error: ${m.text()} (${m.location().url || 'page'})`);
+    });
+    const url = `${base}/inbox?api_key=${encodeURIComponent(keys.publicKey)}&user_id=${encodeURIComponent(ext)}`;
+    await step('open /inbox and go live, empty', async () => {
+      const res = await page.goto(url);
+      if (!res || res.status() !== 200) throw new Error(`GET /inbox -> ${res && res.status()}`);
+      await page.waitForFunction(() => document.querySelector('#status')?.textContent.trim() === 'live');
+      await page.waitForFunction(() => !document.querySelector('#empty')?.hidden);
+    });
+
+    const texts = ['Grace: looks good', 'Alan: one question', 'Edsger: ship it'];
+    await step('three runs within the window: nothing yet, then one digest entry', async () => {
+      for (const text of texts) {
+        expectStatus(
+          await http.admin('POST', `/flows/${flowId}/run`, { recipients: [{ external_id: ext }], data: { text } }),
+          202,
+        );
+      }
+      if ((await page.$$('#entries .entry')).length !== 0) throw new Error('an entry before the batch closed');
+      await page.waitForSelector('#entries .entry.unread', { timeout: 20_000 });
+      await page.waitForFunction(() => document.querySelector('#badge')?.textContent.trim() === '1');
+      await page.waitForTimeout(500); // nothing else arrives
+      const entries = await page.$$eval('#entries .entry', (lis) =>
+        lis.map((li) => ({
+          subject: li.querySelector('.subject')?.textContent,
+          lines: li.querySelector('.body')?.innerText.split('\n'),
+        })),
+      );
+      const want = [{ subject: '3 new comments', lines: texts }];
+      if (JSON.stringify(entries) !== JSON.stringify(want)) {
+        throw new Error(`the digest entry: ${JSON.stringify(entries)}, want ${JSON.stringify(want)}`);
+      }
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: path.join(ARTIFACTS, 'inbox-digest.png') });
+    });
+    if (pageErrors.length) throw new Error('errors in the page:\n' + pageErrors.join('\n'));
+  } catch (e) {
+    log('  server output (tail):\n' + server.output.slice(-20).map((l) => '    ' + l).join('\n'));
+    if (pageErrors.length) log('  page errors:\n    ' + pageErrors.join('\n    '));
+    throw e;
+  } finally {
+    if (context) await context.close().catch(() => {});
+    const exit = await stopServer(server);
+    log(`  herald stopped (exit code ${exit.code}${exit.signal ? ', signal ' + exit.signal : ''})`);
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
 // ------------------------------------------------------------------ runner
 
 const tests = [
   ['inbox: live entry, click to read', inboxTest],
   ['inbox: resume after a dropped socket, reset', resumeTest],
   ['inbox: infinite scroll, mark all read, archive, reconnect after kill -9 and restart', restartTest],
+  ['inbox: a batch step\'s digest is one live entry listing its activities', digestTest],
 ];
 let passed = 0;
 let failed = 0;
