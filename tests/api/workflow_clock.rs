@@ -346,10 +346,35 @@ async fn sigkill_with_runs_waiting_on_a_test_clock_finishes_each_once_after_rest
                "send_at": (t0 + chrono::Duration::hours(1)).to_rfc3339()}),
     )
     .await;
+    // An open batch (an opener and a join) and a throttle window (its one
+    // slot taken, its run sent at once).
+    let digest = active_flow(
+        &app,
+        "kill-batch",
+        json!([{"type": "batch", "window": "30m"},
+               channel_step(&s(&chat["id"]), None, "{{ batch.count }}")]),
+    )
+    .await;
+    let limited = active_flow(
+        &app,
+        "kill-throttle",
+        json!([{"type": "throttle", "limit": 1, "window": "3h"},
+               channel_step(&s(&chat["id"]), None, "t")]),
+    )
+    .await;
+    let reader = new_ext("k");
+    let opener = run_flow(&app, &s(&digest["id"]), json!({"recipients": [reader]})).await;
+    let (_, joined) = run_one(&app, &s(&digest["id"]), json!({"recipients": [reader]})).await;
+    assert_eq!(joined["status"], json!("batched"), "{joined}");
+    let (_, passed) = run_one(&app, &s(&limited["id"]), json!({"recipients": [reader]})).await;
+    assert_eq!(passed["deliveries"][0]["status"], json!("sent"), "{passed}");
     let status = app.kill9();
     assert!(!status.success(), "SIGKILL: {status:?}");
 
     let app = TestApp::spawn_on(dir.path(), &keys);
+    // the throttle window holds: a second run within it is throttled
+    let (_, second) = run_one(&app, &s(&limited["id"]), json!({"recipients": [reader]})).await;
+    assert_eq!(second["status"], json!("throttled"), "{second}");
     // the clock kept its time
     let p = app.admin(GET, &format!("{A}/project")).go().await.ok(200);
     assert_eq!(p["clock"], json!("test"));
@@ -359,13 +384,17 @@ async fn sigkill_with_runs_waiting_on_a_test_clock_finishes_each_once_after_rest
 
     advance(&app, json!({"by": "1h"})).await;
     wait_run_processed(&app, &s(&r2["id"]), 30).await;
+    // the batch closed once, its digest carrying both activities
+    wait_run_processed(&app, &s(&opener["id"]), 30).await;
+    let d = only_delivery(&app, &s(&opener["id"])).await;
+    assert_eq!(d["data"]["body"], json!("2"), "{d}");
     assert_eq!(
         run_status(&app, &s(&r1["id"])).await["status"],
         json!("pending")
     );
     advance(&app, json!({"by": "1h"})).await;
     wait_run_processed(&app, &s(&r1["id"]), 30).await;
-    for run in [&r1, &r2] {
+    for run in [&r1, &r2, &opener] {
         let d = only_delivery(&app, &s(&run["id"])).await;
         assert_eq!(
             (d["status"].clone(), d["attempts"].clone()),
@@ -373,5 +402,27 @@ async fn sigkill_with_runs_waiting_on_a_test_clock_finishes_each_once_after_rest
             "{d}"
         );
     }
-    assert_eq!(received(&hook).await.len(), 2, "each sent once");
+    // the delayed, the scheduled, the digest and the throttle's one run,
+    // each one delivery
+    // (a send made just before the kill whose record had not reached the
+    // disk yet is made again after the restart, with the same delivery id
+    // as its idempotency key, so a receiver can tell it is a retry)
+    let mut got: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
+    for r in received(&hook).await {
+        let key = req_header(&r, "idempotency-key").expect("idempotency-key");
+        got.entry(key)
+            .or_default()
+            .push(req_json(&r)["delivery"]["data"]["body"].clone());
+    }
+    let mut bodies: Vec<&Value> = got.values().map(|b| &b[0]).collect();
+    bodies.sort_by_key(|b| b.to_string());
+    assert_eq!(
+        bodies,
+        [&json!("2"), &json!("d"), &json!("s"), &json!("t")],
+        "{got:?}"
+    );
+    assert!(
+        got.values().all(|b| b.iter().all(|x| x == &b[0])),
+        "{got:?}"
+    );
 }
