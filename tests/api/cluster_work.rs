@@ -185,10 +185,13 @@ async fn a_topic_expansion_of_a_killed_node_is_finished_by_another() {
         .go()
         .await
         .ok(201);
-    let n = 2000;
+    // 10,000 subscribers, made and subscribed 1,000 at a time (the bulk
+    // APIs' largest batch)
+    let n = 10_000;
     let tag = random_hex();
-    let members: Vec<String> = (0..n).map(|i| format!("ct-{i:04}-{}", &tag[..8])).collect();
-    for part in members.chunks(500) {
+    let members: Vec<String> = (0..n).map(|i| format!("ct-{i:05}-{}", &tag[..8])).collect();
+    let made = std::time::Instant::now();
+    for part in members.chunks(1000) {
         let users: Vec<Value> = part.iter().map(|e| json!({"external_id": e})).collect();
         let r = a
             .admin(POST, &format!("{A}/users/bulk"))
@@ -203,6 +206,8 @@ async fn a_topic_expansion_of_a_killed_node_is_finished_by_another() {
             .await;
         assert!(r.status < 300, "{r}");
     }
+    eprintln!("{n} users made and subscribed in {:?}", made.elapsed());
+    let started = std::time::Instant::now();
     let run = run_flow(a, &s(&flow["id"]), json!({"topic": topic})).await;
     let run_id = s(&run["id"]);
     // kill node A once its expansion has begun
@@ -222,8 +227,12 @@ async fn a_topic_expansion_of_a_killed_node_is_finished_by_another() {
     nodes[0].kill9();
     eprintln!("node A killed with {seen} of {n} notifications expanded");
     let b = &nodes[1];
-    let fr = wait_run_processed(b, &run_id, 30).await;
+    let fr = wait_run_processed(b, &run_id, 120).await;
     assert_eq!(fr["notifications_count"], json!(n), "{fr}");
+    eprintln!(
+        "the {n}-subscriber run processed {:?} after it was accepted",
+        started.elapsed()
+    );
     let ns = run_notifications(b, &run_id).await;
     assert_eq!(ns.len(), n, "one notification per subscriber, none twice");
     let got: HashSet<String> = ns
@@ -231,8 +240,19 @@ async fn a_topic_expansion_of_a_killed_node_is_finished_by_another() {
         .map(|x| s(&x["recipient"]["external_id"]))
         .collect();
     assert_eq!(got, members.iter().cloned().collect::<HashSet<_>>());
-    let sent = list_all(b, &format!("{A}/deliveries"), &[("status", "sent")]).await;
-    assert_eq!(sent.len(), n, "one delivery per subscriber, each sent");
+    let d = Deadline::new(format!("{n} deliveries to be sent"), 120);
+    loop {
+        let sent = list_all(b, &format!("{A}/deliveries"), &[("status", "sent")]).await;
+        if sent.len() >= n {
+            assert_eq!(sent.len(), n, "one delivery per subscriber, each sent");
+            break;
+        }
+        d.tick(format!("{} sent", sent.len())).await;
+    }
+    eprintln!(
+        "the {n}-subscriber run delivered {:?} after it was accepted",
+        started.elapsed()
+    );
 }
 
 #[tokio::test]

@@ -676,7 +676,7 @@ async fn deleting_a_project_removes_all_its_data_and_nothing_of_another() {
         .ok(200)["id"]
         .clone();
 
-    let base = app.address.replacen("http://", "ws://", 1);
+    let base = app.next_ws_base();
     let mut req = format!("{base}{U}/feed/live")
         .into_client_request()
         .unwrap();
