@@ -5,8 +5,8 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -884,11 +884,7 @@ impl TestApp {
             }
             if statuses.iter().all(Option::is_some) {
                 let all: Vec<ExitStatus> = statuses.into_iter().flatten().collect();
-                return all
-                    .iter()
-                    .find(|s| !s.success())
-                    .copied()
-                    .unwrap_or(all[0]);
+                return all.iter().find(|s| !s.success()).copied().unwrap_or(all[0]);
             }
             if started.elapsed() > Duration::from_secs(15) {
                 for child in &mut children {

@@ -1130,6 +1130,9 @@ async fn delayed_in_app_entries_arrive_after_the_delay_interleaved_in_seq_order_
 
 #[tokio::test]
 async fn a_user_over_the_socket_cap_loses_the_oldest_socket_with_4408() {
+    if single_node_only("the socket cap is per node") {
+        return;
+    }
     let app = TestApp::spawn_with(&["--max-user-sockets", "3", "--user-rate", "100000"], &[]);
     let (ext, _) = app.create_user("many", json!({})).await;
     let (other, _) = app.create_user("other", json!({})).await;
@@ -1162,6 +1165,9 @@ async fn a_user_over_the_socket_cap_loses_the_oldest_socket_with_4408() {
 
 #[tokio::test]
 async fn sockets_still_authenticating_are_capped() {
+    if single_node_only("the cap on sockets still authenticating is per node") {
+        return;
+    }
     let app = TestApp::spawn_with(&["--max-pending-sockets", "2"], &[]);
     let (ext, _) = app.create_user("pend", json!({})).await;
     let q = format!("api_key={}", enc(&app.public_key));
