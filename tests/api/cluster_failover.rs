@@ -113,7 +113,11 @@ async fn clients_of_a_node_killed_mid_stream_resume_on_another_with_every_frame_
     let load = async {
         for i in 1..=per_user {
             let posts = users.iter().enumerate().map(|(k, u)| {
-                let node = if (i as usize + k) % 2 == 0 { b } else { cc };
+                let node = if (i as usize + k).is_multiple_of(2) {
+                    b
+                } else {
+                    cc
+                };
                 let (flow, u) = (flow.clone(), u.clone());
                 async move { run_on(node, &flow, &u, i).await }
             });
