@@ -167,6 +167,10 @@ pub struct ServeArgs {
     /// told of (at least 10) [default: 1000].
     #[arg(long, env = "HERALD_CLAIM_POLL_MS", value_name = "MS")]
     pub claim_poll_ms: Option<u64>,
+    /// PostgreSQL: the most connections this node opens to the database (at
+    /// least 1); N nodes open up to N times as many [default: 16].
+    #[arg(long, env = "HERALD_PG_MAX_CONNECTIONS", value_name = "N")]
+    pub pg_max_connections: Option<u32>,
     /// Public key of project `default` when it is created.
     #[arg(long, env = "HERALD_BOOTSTRAP_PUBLIC_KEY", hide_env_values = true)]
     pub bootstrap_public_key: Option<String>,
@@ -268,6 +272,12 @@ impl ServeArgs {
         }
         if let Some(v) = self.claim_poll_ms {
             s.claim_poll_ms = v;
+        }
+        if let Some(v) = self.pg_max_connections {
+            s.pg_max_connections = v;
+        }
+        if s.pg_max_connections == 0 {
+            return Err("pg_max_connections must be at least 1".into());
         }
         if s.lease_seconds == 0 || s.claim_poll_ms < 10 {
             return Err("lease_seconds must be at least 1 and claim_poll_ms at least 10".into());

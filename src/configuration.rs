@@ -64,6 +64,8 @@ pub struct Settings {
     /// PostgreSQL: milliseconds between a node's looks for work it was not
     /// told of (another node's after it died, work due later).
     pub claim_poll_ms: u64,
+    /// PostgreSQL: the most connections the node's pool opens.
+    pub pg_max_connections: u32,
 }
 
 /// Default of `min_free_space`: 64 MiB.
@@ -143,6 +145,7 @@ impl Default for Settings {
             event_retry_horizon: herald_actors::events::DEFAULT_RETRY_HORIZON.as_secs(),
             lease_seconds: herald_actors::store::pg::DEFAULT_LEASE.as_secs(),
             claim_poll_ms: herald_actors::actors::DEFAULT_CLAIM_POLL.as_millis() as u64,
+            pg_max_connections: herald_actors::store::pg::DEFAULT_MAX_CONNECTIONS,
         }
     }
 }

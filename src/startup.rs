@@ -320,7 +320,8 @@ impl Application {
                 match settings.postgres_url() {
                     Some(url) => {
                         let url = url.to_string();
-                        let pg = web::block(move || PgStore::open(&url))
+                        let max = settings.pg_max_connections;
+                        let pg = web::block(move || PgStore::open_with(&url, max))
                             .await
                             .map_err(|e| e.to_string())?
                             .map_err(|e| e.message)?;

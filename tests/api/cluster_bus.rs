@@ -11,9 +11,7 @@
 //! `nats-server` binary (`.ci/run` installs Debian's package); without it
 //! they say so and return, except under `CI=true`, where they fail.
 
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -26,96 +24,18 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use crate::engine_helpers::*;
 use crate::helpers::*;
 
-type Ws = WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>;
+pub(crate) type Ws = WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>;
 
-const WAIT: Duration = Duration::from_secs(10);
-
-// ================================================================ nats-server
-
-fn nats_binary() -> Option<PathBuf> {
-    let on_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join("nats-server"))
-            .find(|p| p.is_file())
-    });
-    on_path.or_else(|| {
-        ["/usr/sbin/nats-server", "/usr/bin/nats-server"]
-            .iter()
-            .map(PathBuf::from)
-            .find(|p| p.is_file())
-    })
-}
-
-/// A nats-server of the test's own, on a free port of 127.0.0.1.
-struct Nats {
-    bin: PathBuf,
-    port: u16,
-    child: Option<Child>,
-}
-
-impl Nats {
-    fn start(bin: PathBuf) -> Nats {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let mut n = Nats {
-            bin,
-            port,
-            child: None,
-        };
-        n.restart();
-        n
-    }
-
-    fn url(&self) -> String {
-        format!("nats://127.0.0.1:{}", self.port)
-    }
-
-    /// Starts it (again, on the same port) and waits until it accepts.
-    fn restart(&mut self) {
-        assert!(self.child.is_none(), "nats-server already running");
-        let child = Command::new(&self.bin)
-            .args(["-a", "127.0.0.1", "-p", &self.port.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.bin.display()));
-        self.child = Some(child);
-        let deadline = std::time::Instant::now() + WAIT;
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "nats-server did not listen on {} within {WAIT:?}",
-                self.port
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-impl Drop for Nats {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
+pub(crate) const WAIT: Duration = Duration::from_secs(10);
 
 // ================================================================ the cluster
 
 /// Three nodes on one database and one bus. Dropped: nodes, then the bus,
 /// then the database.
-struct Cluster {
-    nodes: Vec<TestApp>,
-    nats: Nats,
-    db: String,
+pub(crate) struct Cluster {
+    pub(crate) nodes: Vec<TestApp>,
+    pub(crate) nats: Nats,
+    pub(crate) db: String,
     _root: tempfile::TempDir,
 }
 
@@ -131,14 +51,14 @@ impl Drop for Cluster {
 const PG_DB_FILE: &str = ".herald-test-database";
 
 /// `None` (after saying why) when the cluster cannot run here.
-fn cluster_or_skip(env: &[(&str, &str)]) -> Option<Cluster> {
+pub(crate) fn cluster_or_skip(env: &[(&str, &str)]) -> Option<Cluster> {
     if !pg_mode() {
         eprintln!(
             "skipped: a cluster needs PostgreSQL; these tests run in the api_pg suite (cargo test --test api_pg cluster_bus)"
         );
         return None;
     }
-    let Some(bin) = nats_binary() else {
+    let Some(bin) = crate::helpers::nats_binary() else {
         let why = "nats-server is not installed (Debian package `nats-server`)";
         if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
             panic!("{why}: CI runs the cluster tests and must not skip them");
@@ -166,8 +86,14 @@ fn cluster_or_skip(env: &[(&str, &str)]) -> Option<Cluster> {
     })
 }
 
-fn start_node(dir: &Path, keys: &Keys, db: &str, bus: &str, env: &[(&str, &str)]) -> TestApp {
-    TestApp::start(ServeOptions {
+pub(crate) fn start_node(
+    dir: &Path,
+    keys: &Keys,
+    db: &str,
+    bus: &str,
+    env: &[(&str, &str)],
+) -> TestApp {
+    TestApp::start_one(ServeOptions {
         data_dir: dir,
         bootstrap: Some(keys),
         args: &["--store", db, "--bus", bus, "--user-rate", "100000"],
@@ -179,7 +105,7 @@ fn start_node(dir: &Path, keys: &Keys, db: &str, bus: &str, env: &[(&str, &str)]
 
 // ================================================================ sockets
 
-async fn connect(app: &TestApp, ext: &str) -> Ws {
+pub(crate) async fn connect(app: &TestApp, ext: &str) -> Ws {
     let url = format!(
         "{}{U}/feed/live",
         app.address.replacen("http://", "ws://", 1)
@@ -202,13 +128,13 @@ async fn connect(app: &TestApp, ext: &str) -> Ws {
 }
 
 #[derive(Debug)]
-enum Got {
+pub(crate) enum Got {
     Text(Value),
     Close(Option<u16>),
     Nothing,
 }
 
-async fn next_got(ws: &mut Ws, wait: Duration) -> Got {
+pub(crate) async fn next_got(ws: &mut Ws, wait: Duration) -> Got {
     let deadline = tokio::time::Instant::now() + wait;
     loop {
         match tokio::time::timeout_at(deadline, ws.next()).await {
@@ -223,7 +149,7 @@ async fn next_got(ws: &mut Ws, wait: Duration) -> Got {
     }
 }
 
-async fn frame(ws: &mut Ws) -> Value {
+pub(crate) async fn frame(ws: &mut Ws) -> Value {
     match next_got(ws, WAIT).await {
         Got::Text(v) => v,
         other => panic!("expected a frame within {WAIT:?}, got {other:?}"),
@@ -232,7 +158,7 @@ async fn frame(ws: &mut Ws) -> Value {
 
 /// Reads event frames until `upto` (inclusive); asserts they are exactly
 /// `from..=upto`, in order, once each.
-async fn expect_seqs(ws: &mut Ws, from: u64, upto: u64) -> Vec<Value> {
+pub(crate) async fn expect_seqs(ws: &mut Ws, from: u64, upto: u64) -> Vec<Value> {
     let mut got = vec![];
     while got.len() < (upto + 1 - from) as usize {
         let f = frame(ws).await;
@@ -252,13 +178,13 @@ async fn expect_seqs(ws: &mut Ws, from: u64, upto: u64) -> Vec<Value> {
 }
 
 /// A flow with one in_app step, made through `app`.
-async fn in_app_flow(app: &TestApp) -> String {
+pub(crate) async fn in_app_flow(app: &TestApp) -> String {
     let inapp = in_app_channel(app).await;
     let steps = json!([channel_step(&inapp, Some("S{{ data.i }}"), "B")]);
     s(&active_flow(app, "cluster", steps).await["id"])
 }
 
-async fn run_on(app: &TestApp, flow: &str, ext: &str, i: u64) -> Value {
+pub(crate) async fn run_on(app: &TestApp, flow: &str, ext: &str, i: u64) -> Value {
     run_flow(
         app,
         flow,
@@ -267,14 +193,14 @@ async fn run_on(app: &TestApp, flow: &str, ext: &str, i: u64) -> Value {
     .await
 }
 
-async fn readyz(app: &TestApp) -> u16 {
+pub(crate) async fn readyz(app: &TestApp) -> u16 {
     match app.request(GET, "/readyz").send().await {
         Ok(r) => r.status().as_u16(),
         Err(_) => 0,
     }
 }
 
-async fn wait_readyz(app: &TestApp, want: u16) {
+pub(crate) async fn wait_readyz(app: &TestApp, want: u16) {
     let d = Deadline::new(format!("/readyz {want} on {}", app.address), 30);
     loop {
         let got = readyz(app).await;

@@ -185,10 +185,13 @@ async fn a_topic_expansion_of_a_killed_node_is_finished_by_another() {
         .go()
         .await
         .ok(201);
-    let n = 2000;
+    // 10,000 subscribers, made and subscribed 1,000 at a time (the bulk
+    // APIs' largest batch)
+    let n = 10_000;
     let tag = random_hex();
-    let members: Vec<String> = (0..n).map(|i| format!("ct-{i:04}-{}", &tag[..8])).collect();
-    for part in members.chunks(500) {
+    let members: Vec<String> = (0..n).map(|i| format!("ct-{i:05}-{}", &tag[..8])).collect();
+    let made = std::time::Instant::now();
+    for part in members.chunks(1000) {
         let users: Vec<Value> = part.iter().map(|e| json!({"external_id": e})).collect();
         let r = a
             .admin(POST, &format!("{A}/users/bulk"))
@@ -203,6 +206,8 @@ async fn a_topic_expansion_of_a_killed_node_is_finished_by_another() {
             .await;
         assert!(r.status < 300, "{r}");
     }
+    eprintln!("{n} users made and subscribed in {:?}", made.elapsed());
+    let started = std::time::Instant::now();
     let run = run_flow(a, &s(&flow["id"]), json!({"topic": topic})).await;
     let run_id = s(&run["id"]);
     // kill node A once its expansion has begun
@@ -222,8 +227,28 @@ async fn a_topic_expansion_of_a_killed_node_is_finished_by_another() {
     nodes[0].kill9();
     eprintln!("node A killed with {seen} of {n} notifications expanded");
     let b = &nodes[1];
-    let fr = wait_run_processed(b, &run_id, 30).await;
+    // (longer than `Deadline`'s 30 s: 10,000 notifications on a debug build)
+    let wait = std::time::Instant::now() + Duration::from_secs(300);
+    let fr = loop {
+        let v = b
+            .admin(GET, &format!("{A}/flow_runs/{run_id}"))
+            .go()
+            .await
+            .ok(200);
+        if v["status"] == json!("processed") {
+            break v;
+        }
+        assert!(
+            std::time::Instant::now() < wait,
+            "the run was not processed within 300 s: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
     assert_eq!(fr["notifications_count"], json!(n), "{fr}");
+    eprintln!(
+        "the {n}-subscriber run processed {:?} after it was accepted",
+        started.elapsed()
+    );
     let ns = run_notifications(b, &run_id).await;
     assert_eq!(ns.len(), n, "one notification per subscriber, none twice");
     let got: HashSet<String> = ns
@@ -231,8 +256,24 @@ async fn a_topic_expansion_of_a_killed_node_is_finished_by_another() {
         .map(|x| s(&x["recipient"]["external_id"]))
         .collect();
     assert_eq!(got, members.iter().cloned().collect::<HashSet<_>>());
-    let sent = list_all(b, &format!("{A}/deliveries"), &[("status", "sent")]).await;
-    assert_eq!(sent.len(), n, "one delivery per subscriber, each sent");
+    let wait = std::time::Instant::now() + Duration::from_secs(300);
+    loop {
+        let sent = list_all(b, &format!("{A}/deliveries"), &[("status", "sent")]).await;
+        if sent.len() >= n {
+            assert_eq!(sent.len(), n, "one delivery per subscriber, each sent");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < wait,
+            "{} of {n} deliveries sent within 300 s",
+            sent.len()
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    eprintln!(
+        "the {n}-subscriber run delivered {:?} after it was accepted",
+        started.elapsed()
+    );
 }
 
 #[tokio::test]

@@ -207,6 +207,9 @@ async fn a_cursor_of_one_project_is_refused_on_another() {
 
 #[tokio::test]
 async fn wrong_credentials_are_rate_limited_per_client_address() {
+    if single_node_only("the wrong-credentials budget is per node") {
+        return;
+    }
     let app = TestApp::spawn_with(&["--auth-failures-per-minute", "5"], &[]);
     let wrong = || format!("sk_test_{}", random_hex());
     // missing credentials are not guesses: they cost nothing

@@ -5,6 +5,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -28,25 +29,158 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 
 // ================================================================ the PostgreSQL run
 
-/// Whether this is the `api_pg` test binary (the same suite as `api`): every
-/// server it starts keeps its state in a PostgreSQL database of its own.
+/// The test binary's file name (`api-<hash>`, `api_pg-<hash>`, …).
+fn binary_name() -> String {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default()
+}
+
+fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Whether this is the `api_pg` or the `api_cluster` test binary (the same
+/// suite as `api`): every server it starts keeps its state in a PostgreSQL
+/// database of its own.
 pub fn pg_mode() -> bool {
     static MODE: OnceLock<bool> = OnceLock::new();
     *MODE.get_or_init(|| {
-        let pg = std::env::current_exe()
-            .ok()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .is_some_and(|n| n.starts_with("api_pg"));
+        let name = binary_name();
+        let pg = name.starts_with("api_pg") || name.starts_with("api_cluster");
         if pg && !pg_available() {
             let why = format!("PostgreSQL does not answer at {}", pg_server());
-            if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+            if under_ci() {
                 panic!("{why}: CI runs the suite on PostgreSQL and must not skip it");
             }
-            eprintln!("NOTE: {why}; the api_pg suite runs on the embedded store instead (set HERALD_TEST_PG to a server to run it on PostgreSQL)");
+            eprintln!("NOTE: {why}; the {name} suite runs on the embedded store instead (set HERALD_TEST_PG to a server to run it on PostgreSQL)");
             return false;
         }
         pg
     })
+}
+
+/// How many nodes one `TestApp` is in the `api_cluster` run.
+pub const CLUSTER_NODES: usize = 3;
+
+/// Whether this is the `api_cluster` test binary: every `TestApp` is a
+/// cluster of `CLUSTER_NODES` nodes on one PostgreSQL database and one
+/// nats-server of its own, and its requests and sockets go round robin over
+/// the nodes. Without PostgreSQL or `nats-server` the run says so and falls
+/// back (to the embedded store, or to one node on PostgreSQL); under CI it
+/// fails instead.
+pub fn cluster_mode() -> bool {
+    static MODE: OnceLock<bool> = OnceLock::new();
+    *MODE.get_or_init(|| {
+        if !binary_name().starts_with("api_cluster") || !pg_mode() {
+            return false;
+        }
+        if nats_binary().is_none() {
+            let why = "nats-server is not installed (Debian package `nats-server`)";
+            if under_ci() {
+                panic!("{why}: CI runs the suite on a cluster and must not skip it");
+            }
+            eprintln!("NOTE: {why}; the api_cluster suite runs on one node per server instead");
+            return false;
+        }
+        true
+    })
+}
+
+/// Skips a test of what one process has by itself (its log lines, its
+/// in-memory limits, its exit) in the `api_cluster` run: true, with the
+/// reason printed, where the test returns early.
+pub fn single_node_only(why: &str) -> bool {
+    if cluster_mode() {
+        eprintln!("skipped on a cluster: {why}");
+    }
+    cluster_mode()
+}
+
+// ================================================================ nats-server
+
+/// The `nats-server` binary, on PATH or where Debian puts it.
+pub fn nats_binary() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("nats-server"))
+            .find(|p| p.is_file())
+    });
+    on_path.or_else(|| {
+        ["/usr/sbin/nats-server", "/usr/bin/nats-server"]
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.is_file())
+    })
+}
+
+/// A free TCP port on 127.0.0.1 (free when asked).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// A nats-server of the test's own, on a free port of 127.0.0.1; killed
+/// when dropped.
+pub struct Nats {
+    bin: PathBuf,
+    pub port: u16,
+    child: Option<Child>,
+}
+
+impl Nats {
+    pub fn start(bin: PathBuf) -> Nats {
+        let mut n = Nats {
+            bin,
+            port: free_port(),
+            child: None,
+        };
+        n.restart();
+        n
+    }
+
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// Starts it (again, on the same port) and waits until it accepts.
+    pub fn restart(&mut self) {
+        assert!(self.child.is_none(), "nats-server already running");
+        let child = Command::new(&self.bin)
+            .args(["-a", "127.0.0.1", "-p", &self.port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.bin.display()));
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "nats-server did not listen on {} within 10 s",
+                self.port
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGKILL (a crash of the bus), then wait for the exit.
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        self.stop();
+    }
 }
 
 /// The server the PostgreSQL run uses: `HERALD_TEST_PG`, else the local one.
@@ -187,6 +321,11 @@ pub fn with_store(cmd: &mut Command, dir: &Path) {
         // restarted node (a new node id) take its work back within seconds.
         cmd.env("HERALD_LEASE_SECONDS", "3")
             .env("HERALD_CLAIM_POLL_MS", "500");
+        // Three nodes per server and several tests at once would exceed the
+        // shared server's connections with the default pool of 16 each.
+        if cluster_mode() {
+            cmd.env("HERALD_PG_MAX_CONNECTIONS", "4");
+        }
     }
 }
 
@@ -416,16 +555,26 @@ pub struct ServeOptions<'a> {
     pub default_flags: bool,
 }
 
-/// A running `herald serve`.
+/// A running `herald serve`: one process, or in the `api_cluster` run
+/// (`cluster_mode`) `CLUSTER_NODES` processes on one database and one
+/// nats-server, answering requests in turn.
 pub struct TestApp {
-    /// Base URL, e.g. `http://127.0.0.1:41234`.
+    /// Base URL, e.g. `http://127.0.0.1:41234` (the first node's).
     pub address: String,
     pub public_key: String,
     pub secret_key: String,
     pub data_dir: PathBuf,
+    /// Every node's lines, in the order they came.
     pub output: Output,
     pub client: reqwest::Client,
-    child: Option<Child>,
+    /// Every node's base URL (one in the other runs).
+    addresses: Vec<String>,
+    /// Every node's process (`None` once stopped).
+    children: Vec<Option<Child>>,
+    /// Which node the next request or socket goes to.
+    turn: Arc<AtomicUsize>,
+    /// The cluster's bus (the `api_cluster` run; dropped after the nodes).
+    nats: Option<Nats>,
     _tmp: Option<TempDir>,
 }
 
@@ -454,6 +603,79 @@ pub fn http_client() -> reqwest::Client {
         .pool_idle_timeout(Duration::from_secs(2))
         .build()
         .expect("reqwest client")
+}
+
+/// Starts one `herald serve` process (on `bus` when given), waits for its
+/// `listening on http://ADDR` line and until it serves; its lines go to
+/// `output`. The process and its base URL.
+fn launch(
+    opts: &ServeOptions,
+    bus: Option<&str>,
+    output: &Output,
+) -> Result<(Child, String), String> {
+    let mut cmd = base_command();
+    cmd.arg("serve");
+    // The suites point providers at listeners on 127.0.0.1, which the egress
+    // guard refuses: off by default here; `GUARD_ON` in `env` turns it back on.
+    cmd.env("HERALD_ALLOW_PRIVATE_DESTINATIONS", "true");
+    with_store(&mut cmd, opts.data_dir);
+    if let Some(bus) = bus {
+        cmd.env("HERALD_BUS", bus);
+    }
+    if opts.default_flags {
+        cmd.arg("--bind")
+            .arg("127.0.0.1:0")
+            .arg("--data-dir")
+            .arg(opts.data_dir);
+    }
+    cmd.args(opts.args);
+    if let Some(k) = opts.bootstrap {
+        cmd.env("HERALD_BOOTSTRAP_PUBLIC_KEY", &k.public_key)
+            .env("HERALD_BOOTSTRAP_SECRET_KEY", &k.secret_key);
+    }
+    for (k, v) in opts.env {
+        cmd.env(k, v);
+    }
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", herald_bin()))?;
+    let (tx, rx) = mpsc::channel();
+    pump(
+        child.stdout.take().unwrap(),
+        Stream::Stdout,
+        output.clone(),
+        Some(tx.clone()),
+    );
+    pump(
+        child.stderr.take().unwrap(),
+        Stream::Stderr,
+        output.clone(),
+        Some(tx),
+    );
+    let address = match rx.recv_timeout(START_TIMEOUT) {
+        Ok(url) => url,
+        Err(e) => {
+            let _ = child.kill();
+            let status = child.wait().ok();
+            std::thread::sleep(Duration::from_millis(100));
+            return Err(format!(
+                "herald serve did not print `listening on http://ADDR` ({e:?}; exit status {status:?}); output:\n{}",
+                output.text()
+            ));
+        }
+    };
+    // A test that watches the start itself sets the open delay.
+    if !opts.env.iter().any(|(k, _)| *k == OPEN_DELAY_ENV) {
+        if let Err(e) = wait_until_serving(&address) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{e}; output:\n{}", output.text()));
+        }
+    }
+    Ok((child, address))
 }
 
 impl TestApp {
@@ -505,7 +727,7 @@ impl TestApp {
         assert!(pg_mode(), "a cluster shares a PostgreSQL database");
         (0..n)
             .map(|_| {
-                TestApp::start(ServeOptions {
+                TestApp::start_one(ServeOptions {
                     data_dir,
                     bootstrap: Some(keys),
                     args,
@@ -517,70 +739,56 @@ impl TestApp {
             .collect()
     }
 
-    /// Starts `herald serve` and waits for its `listening on http://ADDR` line.
-    /// `public_key`/`secret_key` are the bootstrap keys, or the keys printed on
-    /// stdout when there are none (empty strings if nothing was printed).
+    /// Starts `herald serve` and waits until it serves: one process, or in
+    /// the `api_cluster` run a nats-server of its own and `CLUSTER_NODES`
+    /// nodes on it and on the directory's database (the first one alone,
+    /// as it makes the schema, then the others at once).
     pub fn start(opts: ServeOptions) -> Result<TestApp, String> {
-        let mut cmd = base_command();
-        cmd.arg("serve");
-        // The suites point providers at listeners on 127.0.0.1, which the egress
-        // guard refuses: off by default here; `GUARD_ON` in `env` turns it back on.
-        cmd.env("HERALD_ALLOW_PRIVATE_DESTINATIONS", "true");
-        with_store(&mut cmd, opts.data_dir);
-        if opts.default_flags {
-            cmd.arg("--bind")
-                .arg("127.0.0.1:0")
-                .arg("--data-dir")
-                .arg(opts.data_dir);
+        if !cluster_mode() {
+            return TestApp::start_one(opts);
         }
-        cmd.args(opts.args);
-        if let Some(k) = opts.bootstrap {
-            cmd.env("HERALD_BOOTSTRAP_PUBLIC_KEY", &k.public_key)
-                .env("HERALD_BOOTSTRAP_SECRET_KEY", &k.secret_key);
-        }
-        for (k, v) in opts.env {
-            cmd.env(k, v);
-        }
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", herald_bin()))?;
+        let nats = Nats::start(nats_binary().expect("cluster_mode checked it"));
+        let bus = nats.url();
         let output = Output::default();
-        let (tx, rx) = mpsc::channel();
-        pump(
-            child.stdout.take().unwrap(),
-            Stream::Stdout,
-            output.clone(),
-            Some(tx.clone()),
-        );
-        pump(
-            child.stderr.take().unwrap(),
-            Stream::Stderr,
-            output.clone(),
-            Some(tx),
-        );
-        let address = match rx.recv_timeout(START_TIMEOUT) {
-            Ok(url) => url,
-            Err(e) => {
-                let _ = child.kill();
-                let status = child.wait().ok();
-                std::thread::sleep(Duration::from_millis(100));
-                return Err(format!(
-                    "herald serve did not print `listening on http://ADDR` ({e:?}; exit status {status:?}); output:\n{}",
-                    output.text()
-                ));
-            }
-        };
-        // A test that watches the start itself sets the open delay.
-        if !opts.env.iter().any(|(k, _)| *k == OPEN_DELAY_ENV) {
-            if let Err(e) = wait_until_serving(&address) {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("{e}; output:\n{}", output.text()));
+        let first = launch(&opts, Some(&bus), &output)?;
+        let rest: Vec<Result<(Child, String), String>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (1..CLUSTER_NODES)
+                .map(|_| scope.spawn(|| launch(&opts, Some(&bus), &output)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a node's start panicked"))
+                .collect()
+        });
+        let mut nodes = vec![first];
+        let mut failed = None;
+        for r in rest {
+            match r {
+                Ok(node) => nodes.push(node),
+                Err(e) => failed = Some(e),
             }
         }
+        if let Some(e) = failed {
+            for (mut c, _) in nodes {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+            return Err(e);
+        }
+        let mut app = TestApp::assemble(&opts, nodes, output);
+        app.nats = Some(nats);
+        Ok(app)
+    }
+
+    /// One `herald serve` process, whatever the run (a test that builds a
+    /// cluster of its own starts its nodes with this).
+    pub fn start_one(opts: ServeOptions) -> Result<TestApp, String> {
+        let output = Output::default();
+        let node = launch(&opts, None, &output)?;
+        Ok(TestApp::assemble(&opts, vec![node], output))
+    }
+
+    fn assemble(opts: &ServeOptions, nodes: Vec<(Child, String)>, output: Output) -> TestApp {
         let (public_key, secret_key) = match opts.bootstrap {
             Some(k) => (k.public_key.clone(), k.secret_key.clone()),
             None => {
@@ -597,16 +805,38 @@ impl TestApp {
                 }
             }
         };
-        Ok(TestApp {
-            address,
+        let (children, addresses): (Vec<_>, Vec<_>) =
+            nodes.into_iter().map(|(c, a)| (Some(c), a)).unzip();
+        TestApp {
+            address: addresses[0].clone(),
             public_key,
             secret_key,
             data_dir: opts.data_dir.to_path_buf(),
             output,
             client: http_client(),
-            child: Some(child),
+            addresses,
+            children,
+            turn: Arc::new(AtomicUsize::new(0)),
+            nats: None,
             _tmp: None,
-        })
+        }
+    }
+
+    /// Every node's base URL (one outside the `api_cluster` run).
+    pub fn node_addresses(&self) -> &[String] {
+        &self.addresses
+    }
+
+    /// The base URL of the node whose turn it is (the `api_cluster` run
+    /// spreads requests and sockets over its nodes; elsewhere the one).
+    pub fn next_address(&self) -> &str {
+        let i = self.turn.fetch_add(1, Ordering::Relaxed) % self.addresses.len();
+        &self.addresses[i]
+    }
+
+    /// `ws://…` of the node whose turn it is.
+    pub fn next_ws_base(&self) -> String {
+        self.next_address().replacen("http://", "ws://", 1)
     }
 
     pub fn keys(&self) -> Keys {
@@ -616,8 +846,9 @@ impl TestApp {
         }
     }
 
+    /// The first node's process id.
     pub fn pid(&self) -> u32 {
-        self.child.as_ref().expect("child running").id()
+        self.children[0].as_ref().expect("child running").id()
     }
 
     /// SIGTERM; waits up to 15 s for the exit and returns its status
@@ -627,22 +858,39 @@ impl TestApp {
     }
 
     /// Sends `kill -SIG` (e.g. "TERM", "INT") and waits up to 15 s for the exit.
+    /// On a cluster every node gets the signal at once, and the status is
+    /// the first one that is not a success (else the first node's).
     pub fn stop_with(&mut self, sig: &str) -> ExitStatus {
-        let mut child = self.child.take().expect("server already stopped");
-        let status = Command::new("kill")
-            .arg(format!("-{sig}"))
-            .arg(child.id().to_string())
-            .status()
-            .expect("run kill");
-        assert!(status.success(), "kill -{sig} failed: {status}");
+        let mut children: Vec<Child> = self
+            .children
+            .iter_mut()
+            .map(|c| c.take().expect("server already stopped"))
+            .collect();
+        for child in &children {
+            let status = Command::new("kill")
+                .arg(format!("-{sig}"))
+                .arg(child.id().to_string())
+                .status()
+                .expect("run kill");
+            assert!(status.success(), "kill -{sig} failed: {status}");
+        }
         let started = Instant::now();
+        let mut statuses: Vec<Option<ExitStatus>> = vec![None; children.len()];
         loop {
-            if let Some(st) = child.try_wait().expect("try_wait") {
-                return st;
+            for (child, st) in children.iter_mut().zip(statuses.iter_mut()) {
+                if st.is_none() {
+                    *st = child.try_wait().expect("try_wait");
+                }
+            }
+            if statuses.iter().all(Option::is_some) {
+                let all: Vec<ExitStatus> = statuses.into_iter().flatten().collect();
+                return all.iter().find(|s| !s.success()).copied().unwrap_or(all[0]);
             }
             if started.elapsed() > Duration::from_secs(15) {
-                let _ = child.kill();
-                let _ = child.wait();
+                for child in &mut children {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
                 panic!(
                     "server did not exit within 15 s of SIG{sig}; output tail:\n{}",
                     self.output.tail(30)
@@ -652,11 +900,38 @@ impl TestApp {
         }
     }
 
-    /// SIGKILL, then wait for the exit.
+    /// SIGKILL (every node of a cluster), then wait for the exit; the first
+    /// node's status.
     pub fn kill9(&mut self) -> ExitStatus {
-        let mut child = self.child.take().expect("server already stopped");
+        let statuses: Vec<ExitStatus> = self
+            .children
+            .iter_mut()
+            .map(|c| {
+                let mut child = c.take().expect("server already stopped");
+                child.kill().expect("SIGKILL");
+                child.wait().expect("wait")
+            })
+            .collect();
+        statuses[0]
+    }
+
+    /// SIGKILL of one node (by index, see `node_addresses`), then wait for
+    /// its exit; later requests and sockets skip it.
+    pub fn kill9_node(&mut self, i: usize) -> ExitStatus {
+        let mut child = self.children[i].take().expect("node already stopped");
         child.kill().expect("SIGKILL");
-        child.wait().expect("wait")
+        let st = child.wait().expect("wait");
+        if self.addresses.len() > 1 {
+            self.addresses.remove(i);
+            self.children.remove(i);
+            self.address = self.addresses[0].clone();
+        }
+        st
+    }
+
+    /// The cluster's nats-server (the `api_cluster` run only).
+    pub fn nats(&mut self) -> Option<&mut Nats> {
+        self.nats.as_mut()
     }
 
     /// Time the stop took: (status, elapsed).
@@ -668,8 +943,9 @@ impl TestApp {
 
     // ------------------------------------------------------------ requests
 
+    /// The URL of `path` on the node whose turn it is.
     pub fn url(&self, path: &str) -> String {
-        format!("{}{}", self.address, path)
+        format!("{}{}", self.next_address(), path)
     }
 
     /// No headers at all.
@@ -761,7 +1037,7 @@ impl TestApp {
 
 impl Drop for TestApp {
     fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
+        for mut child in self.children.iter_mut().filter_map(Option::take) {
             let _ = child.kill();
             let _ = child.wait();
         }

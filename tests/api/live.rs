@@ -27,8 +27,9 @@ const WAIT: Duration = Duration::from_secs(5);
 
 // ================================================================ client helpers
 
-fn live_url(app: &TestApp, query: &str) -> String {
-    let base = app.address.replacen("http://", "ws://", 1);
+/// The live feed's URL on `address` (a node's base URL).
+fn live_url(address: &str, query: &str) -> String {
+    let base = address.replacen("http://", "ws://", 1);
     if query.is_empty() {
         format!("{base}{U}/feed/live")
     } else {
@@ -44,14 +45,16 @@ async fn open_with(
     headers: &[(&str, &str)],
     rcvbuf: Option<u32>,
 ) -> Result<(Ws, Response), tungstenite::Error> {
-    let mut req = live_url(app, query).into_client_request().unwrap();
+    // on a cluster, the node whose turn it is
+    let address = app.next_address().to_string();
+    let mut req = live_url(&address, query).into_client_request().unwrap();
     for (k, v) in headers {
         req.headers_mut().insert(
             HeaderName::from_bytes(k.as_bytes()).unwrap(),
             HeaderValue::from_str(v).unwrap(),
         );
     }
-    let addr = app.address.trim_start_matches("http://").parse().unwrap();
+    let addr = address.trim_start_matches("http://").parse().unwrap();
     let sock = TcpSocket::new_v4().unwrap();
     if let Some(n) = rcvbuf {
         sock.set_recv_buffer_size(n).unwrap();
@@ -1127,6 +1130,9 @@ async fn delayed_in_app_entries_arrive_after_the_delay_interleaved_in_seq_order_
 
 #[tokio::test]
 async fn a_user_over_the_socket_cap_loses_the_oldest_socket_with_4408() {
+    if single_node_only("the socket cap is per node") {
+        return;
+    }
     let app = TestApp::spawn_with(&["--max-user-sockets", "3", "--user-rate", "100000"], &[]);
     let (ext, _) = app.create_user("many", json!({})).await;
     let (other, _) = app.create_user("other", json!({})).await;
@@ -1159,6 +1165,9 @@ async fn a_user_over_the_socket_cap_loses_the_oldest_socket_with_4408() {
 
 #[tokio::test]
 async fn sockets_still_authenticating_are_capped() {
+    if single_node_only("the cap on sockets still authenticating is per node") {
+        return;
+    }
     let app = TestApp::spawn_with(&["--max-pending-sockets", "2"], &[]);
     let (ext, _) = app.create_user("pend", json!({})).await;
     let q = format!("api_key={}", enc(&app.public_key));

@@ -8,6 +8,7 @@ mod auth;
 mod bulk;
 mod channels;
 mod cluster_bus;
+mod cluster_failover;
 mod cluster_work;
 mod crash;
 mod disk_full;

@@ -37,6 +37,9 @@ async fn mobile_flow(app: &TestApp, channel_id: &str) -> Value {
 
 #[tokio::test]
 async fn providers_fcm_exchanges_a_token_once_and_sends_per_device() {
+    if single_node_only("each node exchanges and caches its own FCM access token") {
+        return;
+    }
     let g = mock_server().await;
     Mock::given(method("POST"))
         .and(path("/token"))
@@ -238,6 +241,9 @@ fn apns_key() -> (String, Vec<u8>) {
 
 #[tokio::test]
 async fn providers_apns_http2_headers_and_provider_token() {
+    if single_node_only("each node signs and caches its own APNs provider token") {
+        return;
+    }
     let apple = mock_server().await;
     Mock::given(method("POST"))
         .and(path("/3/device/badtoken"))

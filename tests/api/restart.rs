@@ -266,6 +266,9 @@ async fn acknowledged_writes_survive_sigkill() {
 /// same port serves the API.
 #[tokio::test]
 async fn a_slow_store_open_answers_503_until_ready() {
+    if single_node_only("it watches one process open its store") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let keys = Keys::random();
     let app = TestApp::start(ServeOptions {

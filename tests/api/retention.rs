@@ -77,20 +77,27 @@ async fn status_of(app: &TestApp, path: &str) -> u16 {
 }
 
 /// The value of a counter line of `/metrics` (0 when absent).
+/// Summed over the nodes of a cluster (each counts its own purges).
 async fn metric(app: &TestApp, line_prefix: &str) -> f64 {
-    let text = app
-        .request(GET, "/metrics")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
-        .find(|l| l.starts_with(line_prefix))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0)
+    let mut sum = 0.0;
+    for node in app.node_addresses() {
+        let text = app
+            .client
+            .get(format!("{node}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        sum += text
+            .lines()
+            .find(|l| l.starts_with(line_prefix))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0);
+    }
+    sum
 }
 
 #[tokio::test]

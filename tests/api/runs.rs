@@ -1143,6 +1143,19 @@ async fn lists_over_shared_records_page_one_by_one_without_gaps_or_repeats() {
     let r2 = run_flow(&app, &s(&chat_only["id"]), json!({"topic": topic})).await;
     let r3 = run_flow(&app, &s(&waiting["id"]), json!({"topic": topic})).await;
     wait_run_processed(&app, &s(&r2["id"]), 30).await;
+    // r3's expansion too (on a cluster, by the node that accepted it, which
+    // need not be r2's)
+    let d = Deadline::new("the topic run's three notifications", 30);
+    loop {
+        let r = app
+            .admin(GET, &format!("{A}/flow_runs/{}", s(&r3["id"])))
+            .go()
+            .await;
+        if r.ok(200)["notifications_count"] == json!(3) {
+            break;
+        }
+        d.tick(&r).await;
+    }
 
     let notifications = format!("{A}/notifications");
     let deliveries_path = format!("{A}/deliveries");

@@ -430,11 +430,19 @@ async fn rotation_signs_with_both_secrets_and_replay_resends() {
     assert_eq!(again[1].id(), again[0].id());
     assert_eq!(again[1].body, again[0].body);
 
-    let page = app
-        .admin(GET, &format!("{E}/{id}/attempts"))
-        .go()
-        .await
-        .page();
+    // (recorded once the receiver answered: on a cluster, by another node)
+    let d = Deadline::new("both attempts to be recorded", 10);
+    let page = loop {
+        let page = app
+            .admin(GET, &format!("{E}/{id}/attempts"))
+            .go()
+            .await
+            .page();
+        if page["items"].as_array().unwrap().len() >= 2 {
+            break page;
+        }
+        d.tick(&page).await;
+    };
     let items = page["items"].as_array().unwrap();
     assert_eq!(items.len(), 2, "{page}");
     for a in items {

@@ -540,7 +540,7 @@ impl ChannelActor {
         ctx.spawn(fut.into_actor(self).map(|(res, batch), act, ctx| {
             act.flushing = false;
             act.flushed(res, batch, ctx);
-            if !act.done.is_empty() {
+            if !act.done.is_empty() && !act.flush_scheduled {
                 act.flush(ctx);
             }
         }));
@@ -582,14 +582,14 @@ impl ChannelActor {
                 self.engine.runs_processed(runs);
             }
             Err(e) => {
+                // The attempts were made: keep their outcomes and record them
+                // again in 1 s (attempting them again would send each twice
+                // once the database is back).
                 tracing::error!(error = %e, "cannot record delivery outcomes; retrying in 1 s");
-                for (q, _) in batch {
-                    self.known.remove(&q.delivery_id);
-                    self.push(QueueItem {
-                        due_ms: Timestamp::now().millis() + 1000,
-                        ..q
-                    });
-                }
+                let later = std::mem::replace(&mut self.done, batch);
+                self.done.extend(later);
+                self.flush_scheduled = true;
+                ctx.run_later(Duration::from_secs(1), |a, ctx| a.flush(ctx));
             }
         }
         self.pump(ctx);

@@ -260,16 +260,26 @@ async fn migrate_locked(conn: &mut sqlx::PgConnection) -> Result<Migrated> {
     })
 }
 
+/// How many connections a store's pool opens at most, unless told
+/// (`PgStore::open_with`): every node of a cluster has its own pool, so N
+/// nodes need N times this within the server's `max_connections`.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 16;
+
 impl PgStore {
     /// Connects to the database at `url` (migrations applied, see `migrate`).
     pub fn open(url: &str) -> Result<PgStore> {
+        PgStore::open_with(url, DEFAULT_MAX_CONNECTIONS)
+    }
+
+    /// Like `open`, with a pool of at most `max_connections` (at least 1).
+    pub fn open_with(url: &str, max_connections: u32) -> Result<PgStore> {
         migrate(url)?;
         let rt = runtime()?;
         let opts = options(url)?;
         let pool = {
             let _entered = rt.enter();
             PgPoolOptions::new()
-                .max_connections(16)
+                .max_connections(max_connections.max(1))
                 .min_connections(1)
                 // a request that needs the database answers 503 rather than hang
                 .acquire_timeout(Duration::from_secs(5))
