@@ -149,12 +149,14 @@ pub async fn pg_inserts(url: &str, n: usize) -> Result<PgCeiling, String> {
             i += 1;
         }
         let mut tx = c.begin().await.map_err(e("begin"))?;
-        sqlx::query("INSERT INTO ceiling (id, body) SELECT * FROM UNNEST($1::bytea[], $2::bytea[])")
-            .bind(&keys)
-            .bind(&values)
-            .execute(&mut *tx)
-            .await
-            .map_err(e("insert"))?;
+        sqlx::query(
+            "INSERT INTO ceiling (id, body) SELECT * FROM UNNEST($1::bytea[], $2::bytea[])",
+        )
+        .bind(&keys)
+        .bind(&values)
+        .execute(&mut *tx)
+        .await
+        .map_err(e("insert"))?;
         tx.commit().await.map_err(e("commit"))?;
         batch_ms.push(tb.elapsed().as_secs_f64() * 1000.0);
     }

@@ -41,13 +41,11 @@ fn pg_admin(sql: &str) -> Result<Vec<String>, String> {
             .map_err(|e| e.to_string())?;
         rt.block_on(async move {
             use sqlx::{Connection, Row};
-            let mut c = tokio::time::timeout(
-                Duration::from_secs(5),
-                sqlx::PgConnection::connect(&url),
-            )
-            .await
-            .map_err(|_| format!("{url}: no answer within 5 s"))?
-            .map_err(|e| format!("{url}: {e}"))?;
+            let mut c =
+                tokio::time::timeout(Duration::from_secs(5), sqlx::PgConnection::connect(&url))
+                    .await
+                    .map_err(|_| format!("{url}: no answer within 5 s"))?
+                    .map_err(|e| format!("{url}: {e}"))?;
             let rows = sqlx::raw_sql(&sql)
                 .fetch_all(&mut c)
                 .await
@@ -96,7 +94,10 @@ impl Database {
 
 impl Drop for Database {
     fn drop(&mut self) {
-        if let Err(e) = pg_admin(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name)) {
+        if let Err(e) = pg_admin(&format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.name
+        )) {
             eprintln!("cluster: could not drop database {}: {e}", self.name);
         }
     }
@@ -134,7 +135,8 @@ pub struct Nats {
 
 impl Nats {
     pub fn start() -> Result<Nats, String> {
-        let bin = nats_binary().ok_or("nats-server is not installed (Debian package nats-server)")?;
+        let bin =
+            nats_binary().ok_or("nats-server is not installed (Debian package nats-server)")?;
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map_err(|e| format!("a free port: {e}"))?
@@ -276,7 +278,10 @@ pub async fn run(n: usize, pg_rows: usize, live: &[usize], pipeline: &[usize]) -
             v["processed"]
         );
         out["pipeline"].as_array_mut().expect("pipeline").push(v);
-        eprintln!("  (cluster pipeline {r}: {:.1} s)", t.elapsed().as_secs_f64());
+        eprintln!(
+            "  (cluster pipeline {r}: {:.1} s)",
+            t.elapsed().as_secs_f64()
+        );
     }
     out
 }

@@ -138,7 +138,9 @@ async fn main() {
     let cluster_nodes: Option<usize> = if smoke {
         Some(3)
     } else {
-        arg("--cluster").and_then(|n| n.parse().ok()).filter(|&n| n > 0)
+        arg("--cluster")
+            .and_then(|n| n.parse().ok())
+            .filter(|&n| n > 0)
     };
     if flag("--cluster") && cluster_nodes.is_none() {
         eprintln!("--cluster takes a number of nodes (1 or more)");
@@ -173,28 +175,24 @@ async fn main() {
     let live_sizes = if smoke {
         vec![20]
     } else {
-        list("--live-sizes")
-            .or(sizes.clone())
-            .unwrap_or_else(|| {
-                if compare_only {
-                    vec![5000]
-                } else {
-                    vec![1000, 5000, 10000]
-                }
-            })
+        list("--live-sizes").or(sizes.clone()).unwrap_or_else(|| {
+            if compare_only {
+                vec![5000]
+            } else {
+                vec![1000, 5000, 10000]
+            }
+        })
     };
     let pipeline_sizes = if smoke {
         vec![20]
     } else {
-        list("--pipeline-sizes")
-            .or(sizes)
-            .unwrap_or_else(|| {
-                if compare_only {
-                    vec![10000]
-                } else {
-                    vec![1000, 10000, 100000]
-                }
-            })
+        list("--pipeline-sizes").or(sizes).unwrap_or_else(|| {
+            if compare_only {
+                vec![10000]
+            } else {
+                vec![1000, 10000, 100000]
+            }
+        })
     };
     let secs = |d: f64| Duration::from_secs_f64(d);
     let duration = if smoke {
@@ -498,12 +496,14 @@ async fn main() {
                 c["skipped"].is_string()
                     || (c["pg_ceiling"]["rows_per_s"].as_f64() > Some(0.0)
                         && c["live"].as_array().is_some_and(|a| {
-                            a.iter()
-                                .all(|v| v["sockets"].as_u64().is_some() && v["received"] == v["sockets"])
+                            a.iter().all(|v| {
+                                v["sockets"].as_u64().is_some() && v["received"] == v["sockets"]
+                            })
                         })
                         && c["pipeline"].as_array().is_some_and(|a| {
-                            a.iter()
-                                .all(|v| v["processed"] == true && v["webhooks_received"] == v["recipients"])
+                            a.iter().all(|v| {
+                                v["processed"] == true && v["webhooks_received"] == v["recipients"]
+                            })
                         }))
             });
         if !ok {

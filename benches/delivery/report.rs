@@ -481,9 +481,24 @@ impl Results {
             let size = l["sockets"].as_u64().unwrap_or(0) as usize;
             let one = self.live_at(size);
             let get = |v: Option<&Value>, k: &str| v.and_then(|v| v[k].as_f64());
-            row(format!("live {} p50", n0(size as f64)), get(one, "p50_ms"), get(Some(l), "p50_ms"), "ms");
-            row(format!("live {} p99", n0(size as f64)), get(one, "p99_ms"), get(Some(l), "p99_ms"), "ms");
-            row(format!("live {} events/s", n0(size as f64)), get(one, "events_per_s"), get(Some(l), "events_per_s"), "/s");
+            row(
+                format!("live {} p50", n0(size as f64)),
+                get(one, "p50_ms"),
+                get(Some(l), "p50_ms"),
+                "ms",
+            );
+            row(
+                format!("live {} p99", n0(size as f64)),
+                get(one, "p99_ms"),
+                get(Some(l), "p99_ms"),
+                "ms",
+            );
+            row(
+                format!("live {} events/s", n0(size as f64)),
+                get(one, "events_per_s"),
+                get(Some(l), "events_per_s"),
+                "/s",
+            );
             row(
                 format!("live {} received", n0(size as f64)),
                 get(one, "received"),
