@@ -1,5 +1,6 @@
-//! The Herald server under test (the release binary on a temporary data dir) and a
-//! small Admin API client for setting scenarios up.
+//! The Herald server under test (the release binary on a temporary data dir,
+//! alone on the embedded store or a node of a cluster) and a small Admin API
+//! client for setting scenarios up.
 
 use serde_json::{json, Value};
 use std::future::Future;
@@ -22,28 +23,46 @@ pub struct Server {
 impl Server {
     /// Starts `herald serve` on 127.0.0.1 with rate limits high enough for a load test.
     pub fn start() -> Server {
-        let dir = tempfile::tempdir().expect("temp dir");
         let pk = format!("pk_bench_{:032x}", rand::random::<u128>());
         let sk = format!("sk_bench_{:032x}", rand::random::<u128>());
-        let mut child = Command::new(env!("CARGO_BIN_EXE_herald"))
-            .args([
-                "serve",
-                "--bind",
-                "127.0.0.1:0",
-                "--admin-rate",
-                "1000000000",
-                "--user-rate",
-                "1000000000",
-            ])
-            .arg("--data-dir")
-            .arg(dir.path())
-            // The webhook sink listens on 127.0.0.1, which the egress guard refuses.
-            // Opening just that address (rather than turning the guard off) keeps
-            // the guard's checks in the measured path.
-            .args(["--egress-allow", "127.0.0.1/32"])
-            .env_remove("HERALD_ALLOW_PRIVATE_DESTINATIONS")
-            .env("HERALD_BOOTSTRAP_PUBLIC_KEY", &pk)
-            .env("HERALD_BOOTSTRAP_SECRET_KEY", &sk)
+        Server::launch(None, &pk, &sk)
+    }
+
+    /// Starts one node of a cluster: `herald serve` on the PostgreSQL `store`
+    /// and the NATS `bus`, with the cluster's bootstrap keys (the first node
+    /// makes the project, the others find it).
+    pub fn start_node(store: &str, bus: &str, pk: &str, sk: &str) -> Server {
+        Server::launch(Some((store, bus)), pk, sk)
+    }
+
+    fn launch(cluster: Option<(&str, &str)>, pk: &str, sk: &str) -> Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_herald"));
+        cmd.args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--admin-rate",
+            "1000000000",
+            "--user-rate",
+            "1000000000",
+        ])
+        .arg("--data-dir")
+        .arg(dir.path())
+        // The webhook sink listens on 127.0.0.1, which the egress guard refuses.
+        // Opening just that address (rather than turning the guard off) keeps
+        // the guard's checks in the measured path.
+        .args(["--egress-allow", "127.0.0.1/32"]);
+        // The store and bus are the scenario's, never the caller's environment's.
+        cmd.env_remove("HERALD_ALLOW_PRIVATE_DESTINATIONS")
+            .env_remove("HERALD_STORE")
+            .env_remove("HERALD_BUS");
+        if let Some((store, bus)) = cluster {
+            cmd.args(["--store", store, "--bus", bus]);
+        }
+        let mut child = cmd
+            .env("HERALD_BOOTSTRAP_PUBLIC_KEY", pk)
+            .env("HERALD_BOOTSTRAP_SECRET_KEY", sk)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -67,14 +86,17 @@ impl Server {
             .trim_end_matches('/')
             .parse()
             .expect("listening address");
-        Server {
+        // Built first, so a server that never serves is stopped by `Drop`.
+        let srv = Server {
             child,
             base,
             addr,
-            pk,
-            sk,
+            pk: pk.to_string(),
+            sk: sk.to_string(),
             _dir: dir,
-        }
+        };
+        wait_until_serving(srv.addr);
+        srv
     }
 
     pub fn pid(&self) -> u32 {
@@ -127,6 +149,35 @@ impl Drop for Server {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Waits (at most 60 s) until the server past its `listening on` line
+/// serves requests: until then it answers that it is starting (it opens the
+/// store, and on PostgreSQL migrates the schema, after binding).
+fn wait_until_serving(addr: SocketAddr) {
+    use std::io::{Read, Write};
+    let t0 = Instant::now();
+    loop {
+        let starting = (|| -> std::io::Result<bool> {
+            let mut s = std::net::TcpStream::connect(addr)?;
+            s.set_read_timeout(Some(Duration::from_secs(10)))?;
+            s.write_all(
+                format!("GET /readyz HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n")
+                    .as_bytes(),
+            )?;
+            let mut buf = String::new();
+            s.read_to_string(&mut buf)?;
+            Ok(buf.is_empty() || buf.contains("the server is starting"))
+        })();
+        if let Ok(false) = starting {
+            return;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "herald listened on {addr} but did not serve within 60 s ({starting:?})"
+        );
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

@@ -45,6 +45,15 @@
 //! `--smoke` (tiny sizes, no peer, no target judged, `--events` on; CI keeps the harness
 //! alive with it; writes `bench-results/delivery-smoke.*`).
 //!
+//! `--cluster N` adds the cluster leg (`cluster`): the PostgreSQL ceiling
+//! (`--pg-inserts N` rows, default 300,000), then each live and pipeline size
+//! again on N nodes sharing one fresh PostgreSQL database and a nats-server
+//! of the run's own. Without `--scenario` and sizes it runs `ceilings`,
+//! `live` 5,000 and `pipeline` 10,000, so the single-node sled figures of
+//! the same scenarios stand beside the cluster's. `--smoke` runs a tiny
+//! 3-node leg when PostgreSQL and nats-server are found (skipped with a
+//! printed note otherwise).
+//!
 //! CI runs the smoke with `cargo test --bench delivery -- --smoke`: the test
 //! profile reuses the debug `herald` that `cargo test --workspace` just built
 //! (`cargo bench` would first build the whole service in release, about six
@@ -52,6 +61,7 @@
 
 mod batch;
 mod ceilings;
+mod cluster;
 mod herald;
 mod load;
 mod peer;
@@ -123,8 +133,28 @@ async fn main() {
         print!("{}", r.table());
         return;
     }
+    // `--cluster N`: the cluster leg on N nodes (and, unless told otherwise,
+    // only the single-node scenarios it is compared with).
+    let cluster_nodes: Option<usize> = if smoke {
+        Some(3)
+    } else {
+        arg("--cluster")
+            .and_then(|n| n.parse().ok())
+            .filter(|&n| n > 0)
+    };
+    if flag("--cluster") && cluster_nodes.is_none() {
+        eprintln!("--cluster takes a number of nodes (1 or more)");
+        std::process::exit(2);
+    }
+    let compare_only = cluster_nodes.is_some() && !smoke;
     let scenarios: Vec<String> = arg("--scenario")
-        .unwrap_or_else(|| "all".into())
+        .unwrap_or_else(|| {
+            if compare_only {
+                "ceilings,live,pipeline".into()
+            } else {
+                "all".into()
+            }
+        })
         .split(',')
         .map(|s| s.trim().to_string())
         .collect();
@@ -145,16 +175,24 @@ async fn main() {
     let live_sizes = if smoke {
         vec![20]
     } else {
-        list("--live-sizes")
-            .or(sizes.clone())
-            .unwrap_or_else(|| vec![1000, 5000, 10000])
+        list("--live-sizes").or(sizes.clone()).unwrap_or_else(|| {
+            if compare_only {
+                vec![5000]
+            } else {
+                vec![1000, 5000, 10000]
+            }
+        })
     };
     let pipeline_sizes = if smoke {
         vec![20]
     } else {
-        list("--pipeline-sizes")
-            .or(sizes)
-            .unwrap_or_else(|| vec![1000, 10000, 100000])
+        list("--pipeline-sizes").or(sizes).unwrap_or_else(|| {
+            if compare_only {
+                vec![10000]
+            } else {
+                vec![1000, 10000, 100000]
+            }
+        })
     };
     let secs = |d: f64| Duration::from_secs_f64(d);
     let duration = if smoke {
@@ -178,6 +216,13 @@ async fn main() {
         2_000
     } else {
         arg("--sled-inserts")
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(300_000)
+    };
+    let pg_inserts: usize = if smoke {
+        2_000
+    } else {
+        arg("--pg-inserts")
             .and_then(|c| c.parse().ok())
             .unwrap_or(300_000)
     };
@@ -374,6 +419,15 @@ async fn main() {
         phase("batch", t, &mut phases);
     }
 
+    if let Some(n) = cluster_nodes {
+        // The same sizes as the single-node scenarios (the smoke's tiny ones).
+        let t = Instant::now();
+        let live: &[usize] = if on("live") { &live_sizes } else { &[] };
+        let pipe: &[usize] = if on("pipeline") { &pipeline_sizes } else { &[] };
+        r.cluster = Some(cluster::run(n, pg_inserts, live, pipe).await);
+        phase(&format!("cluster {n}"), t, &mut phases);
+    }
+
     let wall = started.elapsed().as_secs_f64();
     let stem = if smoke { "delivery-smoke" } else { "delivery" };
     std::fs::create_dir_all("bench-results").ok();
@@ -436,7 +490,22 @@ async fn main() {
                 .is_none_or(|s| s["inserts_per_s"].as_f64() > Some(0.0))
             && r.actix
                 .as_ref()
-                .is_none_or(|a| a["errors"] == 0 && a["requests"].as_u64() > Some(0));
+                .is_none_or(|a| a["errors"] == 0 && a["requests"].as_u64() > Some(0))
+            && r.cluster.as_ref().is_none_or(|c| {
+                // Skipped (no PostgreSQL or nats-server here), or all of it worked.
+                c["skipped"].is_string()
+                    || (c["pg_ceiling"]["rows_per_s"].as_f64() > Some(0.0)
+                        && c["live"].as_array().is_some_and(|a| {
+                            a.iter().all(|v| {
+                                v["sockets"].as_u64().is_some() && v["received"] == v["sockets"]
+                            })
+                        })
+                        && c["pipeline"].as_array().is_some_and(|a| {
+                            a.iter().all(|v| {
+                                v["processed"] == true && v["webhooks_received"] == v["recipients"]
+                            })
+                        }))
+            });
         if !ok {
             eprintln!("smoke run failed: {out}");
             std::process::exit(1);

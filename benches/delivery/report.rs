@@ -21,6 +21,9 @@ pub struct Results {
     pub batch: Vec<Value>,
     pub sled: Option<Value>,
     pub actix: Option<Value>,
+    /// The cluster leg (`crate::cluster`): its PostgreSQL ceiling and its
+    /// `live`/`pipeline` rows, or why it was skipped.
+    pub cluster: Option<Value>,
     /// A `--smoke` run: tiny sizes (and a debug build in CI), so no target is
     /// judged; each reads "not measured in a smoke run".
     pub smoke: bool,
@@ -99,6 +102,7 @@ impl Results {
             batch: rows(&j["batch"]),
             sled: some(&j["ceilings"]["sled"]),
             actix: some(&j["ceilings"]["actix"]),
+            cluster: some(&j["cluster"]),
             smoke: j["run"]["smoke"] == true,
         }
     }
@@ -383,6 +387,7 @@ impl Results {
             met: biggest.map(|l| f(&l["rss_per_socket_kib"]) <= 20.0),
         });
         self.trigger_targets(&mut t);
+        self.cluster_targets(&mut t);
         if self.smoke {
             // 20 sockets, 20 recipients and 0.3 s of load say nothing about
             // targets set for thousands: none is judged met or missed
@@ -392,6 +397,162 @@ impl Results {
             }
         }
         t
+    }
+
+    /// A cluster row of `scenario` (live/pipeline) at `size` (sockets/recipients).
+    fn cluster_at(&self, scenario: &str, key: &str, size: usize) -> Option<&Value> {
+        let rows = self.cluster.as_ref()?[scenario].as_array()?;
+        by(rows, key, size)
+    }
+
+    /// The cluster targets, when the cluster leg ran: the pipeline's
+    /// deliveries/s against a quarter of the PostgreSQL ceiling (the store
+    /// every node writes to), and live fan-out's p99 across the nodes.
+    fn cluster_targets(&self, t: &mut Vec<Target>) {
+        let Some(c) = &self.cluster else { return };
+        let why = |c: &Value| match c["skipped"].as_str() {
+            Some(w) => format!("skipped: {w}"),
+            None => "not measured".into(),
+        };
+        let p = self.cluster_at("pipeline", "recipients", 10_000);
+        let pg = c["pg_ceiling"]["rows_per_s"].as_f64();
+        t.push(Target {
+            name: "cluster pipeline 10k: deliveries/s >= 1/4 PG rows/s",
+            measured: match (p, pg) {
+                (Some(p), Some(pg)) => format!(
+                    "{} vs {} ({} nodes)",
+                    n0(f(&p["deliveries_per_s"])),
+                    n0(pg / 4.0),
+                    c["nodes"]
+                ),
+                _ => why(c),
+            },
+            goal: ">= 1.00x",
+            met: match (p, pg) {
+                (Some(p), Some(pg)) => {
+                    Some(f(&p["deliveries_per_s"]) >= pg / 4.0 && p["processed"] == true)
+                }
+                _ => None,
+            },
+        });
+        let l = self.cluster_at("live", "sockets", 5000);
+        t.push(Target {
+            name: "cluster live 5k: p99 from 202 to socket",
+            measured: l.map_or_else(
+                || why(c),
+                |l| format!("{} ms ({} nodes)", n1(f(&l["p99_ms"])), c["nodes"]),
+            ),
+            goal: "<= 500 ms",
+            met: l.map(|l| f(&l["p99_ms"]) <= 500.0 && l["received"] == l["sockets"]),
+        });
+    }
+
+    /// The cluster section of the table: each cluster row beside the
+    /// single-node sled row of the same size, and the two ceilings.
+    fn cluster_table(&self, s: &mut String) {
+        let Some(c) = &self.cluster else { return };
+        s.push_str(&format!(
+            "Cluster ({} nodes on one PostgreSQL database and NATS, run posted to one node; beside one node on sled, same run)\n",
+            c["nodes"]
+        ));
+        if let Some(w) = c["skipped"].as_str() {
+            s.push_str(&format!("  skipped: {w}\n\n"));
+            return;
+        }
+        s.push_str(&format!(
+            "  {:<34} {:>22} {:>22} {:>9}\n",
+            "measure", "one node (sled)", "cluster (postgres)", "ratio"
+        ));
+        let mut row = |name: String, one: Option<f64>, cl: Option<f64>, unit: &str| {
+            let cell = |x: Option<f64>| x.map_or("-".into(), |x| format!("{} {unit}", n0(x)));
+            let ratio = match (one, cl) {
+                (Some(a), Some(b)) => format!("{}x", n2(b / a)),
+                _ => "-".into(),
+            };
+            s.push_str(&format!(
+                "  {:<34} {:>22} {:>22} {:>9}\n",
+                name,
+                cell(one),
+                cell(cl),
+                ratio
+            ));
+        };
+        for l in c["live"].as_array().into_iter().flatten() {
+            let size = l["sockets"].as_u64().unwrap_or(0) as usize;
+            let one = self.live_at(size);
+            let get = |v: Option<&Value>, k: &str| v.and_then(|v| v[k].as_f64());
+            row(
+                format!("live {} p50", n0(size as f64)),
+                get(one, "p50_ms"),
+                get(Some(l), "p50_ms"),
+                "ms",
+            );
+            row(
+                format!("live {} p99", n0(size as f64)),
+                get(one, "p99_ms"),
+                get(Some(l), "p99_ms"),
+                "ms",
+            );
+            row(
+                format!("live {} events/s", n0(size as f64)),
+                get(one, "events_per_s"),
+                get(Some(l), "events_per_s"),
+                "/s",
+            );
+            row(
+                format!("live {} received", n0(size as f64)),
+                get(one, "received"),
+                get(Some(l), "received"),
+                "",
+            );
+            if let Some(e) = l["error"].as_str().or(l["first_error"].as_str()) {
+                row(format!("  error: {e}"), None, None, "");
+            }
+        }
+        for p in c["pipeline"].as_array().into_iter().flatten() {
+            let size = p["recipients"].as_u64().unwrap_or(0) as usize;
+            let one = self
+                .pipeline
+                .iter()
+                .find(|r| r["recipients"].as_u64() == Some(size as u64) && r["events"] != true);
+            let get = |v: Option<&Value>, k: &str| v.and_then(|v| v[k].as_f64());
+            row(
+                format!("pipeline {} deliveries/s", n0(size as f64)),
+                get(one, "deliveries_per_s"),
+                get(Some(p), "deliveries_per_s"),
+                "/s",
+            );
+            row(
+                format!("pipeline {} webhook p99", n0(size as f64)),
+                get(one, "p99_ms"),
+                get(Some(p), "p99_ms"),
+                "ms",
+            );
+            if let Some(e) = p["error"].as_str() {
+                row(format!("  error: {e}"), None, None, "");
+            }
+        }
+        let pg = &c["pg_ceiling"];
+        row(
+            "ceiling: inserts (sled) / rows (PG)".into(),
+            self.sled.as_ref().and_then(|x| x["inserts_per_s"].as_f64()),
+            pg["rows_per_s"].as_f64(),
+            "/s",
+        );
+        if let Some(v) = pg["server_version"].as_str() {
+            s.push_str(&format!(
+                "  PostgreSQL {v}: {} rows of {} B, batches of {} in one INSERT … UNNEST with a commit each (batch p99 {} ms); {}\n",
+                n0(f(&pg["rows"])),
+                pg["row_bytes"],
+                pg["batch"],
+                n1(f(&pg["batch_p99_ms"])),
+                c["nats_version"].as_str().unwrap_or("nats-server")
+            ));
+        }
+        if let Some(e) = c["pg_ceiling_error"].as_str() {
+            s.push_str(&format!("  PostgreSQL ceiling failed: {e}\n"));
+        }
+        s.push('\n');
     }
 
     /// The transactional targets (issue 18): events/s against soketi's in the
@@ -679,6 +840,7 @@ impl Results {
             line(&mut s, row("actix-web {\"ok\":true}", a));
         }
         line(&mut s, String::new());
+        self.cluster_table(&mut s);
         line(&mut s, "Ratios".into());
         let ratios = self.ratios();
         if ratios.is_empty() {
@@ -734,6 +896,7 @@ impl Results {
             "rest": self.rest,
             "batch": self.batch,
             "ceilings": {"sled": self.sled, "actix": self.actix},
+            "cluster": self.cluster,
             "ratios": ratios,
             "targets": targets,
         })

@@ -1,5 +1,7 @@
 //! Herald's scenarios: live fan-out, the delivery pipeline (with the 202 latency of
-//! 1,000-recipient runs) and the REST endpoints under 64 connections.
+//! 1,000-recipient runs) and the REST endpoints under 64 connections. Live
+//! fan-out and the pipeline run on one node or on the nodes of a cluster
+//! (`crate::cluster`).
 
 use crate::herald::Server;
 use crate::load::{self, num, LoadResult, MakeRequest, Stats};
@@ -12,27 +14,54 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, Semaphore};
 use tokio_tungstenite::tungstenite::Message;
 
+/// The servers' summed resident memory, peak memory and CPU time (one node, or
+/// every node of a cluster).
+fn rss_kib(nodes: &[Server]) -> u64 {
+    nodes.iter().map(Server::rss_kib).sum()
+}
+fn peak_kib(nodes: &[Server]) -> u64 {
+    nodes.iter().map(Server::peak_kib).sum()
+}
+fn cpu_ms(nodes: &[Server]) -> f64 {
+    nodes.iter().map(Server::cpu_ms).sum()
+}
+
 /// Live fan-out: `c` users with an open WebSocket each, one topic run to all of
 /// them; time from the run's 202 to each socket's `feed_entry.created`.
 pub async fn live(c: usize) -> Value {
-    let srv = Server::start();
+    live_on(&[Server::start()], c).await
+}
+
+/// Live fan-out on `nodes`: the sockets spread over them (user i on node i
+/// mod n), the run posted to the first; memory and CPU are the nodes' sums.
+pub async fn live_on(nodes: &[Server], c: usize) -> Value {
+    let srv = &nodes[0];
     let api = srv.api();
     api.in_app_flow("live").await;
     api.users("live", c).await;
     api.subscribe_all("live", c, "everyone").await;
-    let rss_before = srv.rss_kib();
-    let url = format!(
-        "{}/user/v1/feed/live?api_key={}",
-        srv.base.replacen("http://", "ws://", 1),
-        srv.pk
-    );
+    let rss_before = rss_kib(nodes);
+    let urls: Vec<String> = nodes
+        .iter()
+        .map(|n| {
+            format!(
+                "{}/user/v1/feed/live?api_key={}",
+                n.base.replacen("http://", "ws://", 1),
+                n.pk
+            )
+        })
+        .collect();
     let (ready_tx, mut ready_rx) = mpsc::unbounded_channel::<Result<(), String>>();
     let (got_tx, mut got_rx) = mpsc::unbounded_channel::<(Instant, usize)>();
     let sem = Arc::new(Semaphore::new(256));
     let mut sockets = tokio::task::JoinSet::new();
     for i in 0..c {
-        let (url, ready_tx, got_tx, sem) =
-            (url.clone(), ready_tx.clone(), got_tx.clone(), sem.clone());
+        let (url, ready_tx, got_tx, sem) = (
+            urls[i % urls.len()].clone(),
+            ready_tx.clone(),
+            got_tx.clone(),
+            sem.clone(),
+        );
         sockets.spawn(async move {
             let Some(mut ws) = open_one(sem, live_socket(&url, i), "hello", &ready_tx).await else {
                 return;
@@ -52,9 +81,9 @@ pub async fn live(c: usize) -> Value {
     drop((ready_tx, got_tx));
     let (connected, first_error) = crate::load::await_ready(&mut ready_rx, c).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let rss_sockets = srv.rss_kib();
-    srv.reset_peak();
-    let cpu0 = srv.cpu_ms();
+    let rss_sockets = rss_kib(nodes);
+    nodes.iter().for_each(Server::reset_peak);
+    let cpu0 = cpu_ms(nodes);
     let (s, run, accept) = api.run("live", json!({"topic": "everyone"})).await;
     let t202 = Instant::now();
     assert_eq!(s, 202, "run: {run}");
@@ -70,14 +99,15 @@ pub async fn live(c: usize) -> Value {
             _ => break,
         }
     }
-    let peak = srv.peak_kib();
-    let cpu = srv.cpu_ms() - cpu0;
+    let peak = peak_kib(nodes);
+    let cpu = cpu_ms(nodes) - cpu0;
     sockets.abort_all();
     while sockets.join_next().await.is_some() {}
     let stats = Stats::of(&mut lat);
     let mut v = stats.json();
     let o = v.as_object_mut().expect("object");
     o.insert("scenario".into(), json!("live"));
+    o.insert("nodes".into(), json!(nodes.len()));
     o.insert("sockets".into(), json!(c));
     o.insert("connected".into(), json!(connected));
     o.insert("received".into(), json!(lat.len()));
@@ -218,7 +248,13 @@ pub fn accept_samples(smoke: bool) -> usize {
 /// by a second sink) is created before the measured run, so the run pays for
 /// writing its events to the outbox and the sender's POSTs.
 pub async fn pipeline(n: usize, accept_runs: usize, events: bool) -> Value {
-    let srv = Server::start();
+    pipeline_on(&[Server::start()], n, accept_runs, events).await
+}
+
+/// The pipeline on `nodes`: set up through and the run posted to the first
+/// (the node that accepts a run sends its deliveries); memory is the nodes' sum.
+pub async fn pipeline_on(nodes: &[Server], n: usize, accept_runs: usize, events: bool) -> Value {
+    let srv = &nodes[0];
     let api = srv.api();
     let ch = api.in_app_channel().await;
     let sink = sink(n).await;
@@ -279,8 +315,8 @@ pub async fn pipeline(n: usize, accept_runs: usize, events: bool) -> Value {
     };
     let before = sink.count.load(Ordering::Relaxed);
     sink.arrivals.lock().expect("arrivals").clear();
-    let rss_before = srv.rss_kib();
-    srv.reset_peak();
+    let rss_before = rss_kib(nodes);
+    nodes.iter().for_each(Server::reset_peak);
     let (s, run, accept) = api.run("pipe", body.clone()).await;
     let t202 = Instant::now();
     assert_eq!(s, 202, "run: {run}");
@@ -290,7 +326,7 @@ pub async fn pipeline(n: usize, accept_runs: usize, events: bool) -> Value {
             Duration::from_secs(300),
         )
         .await;
-    let peak = srv.peak_kib();
+    let peak = peak_kib(nodes);
     // The webhooks still in flight when the run is marked processed (none expected).
     let t_hooks = Instant::now();
     while sink.count.load(Ordering::Relaxed) - before < n as u64
@@ -311,6 +347,7 @@ pub async fn pipeline(n: usize, accept_runs: usize, events: bool) -> Value {
     let mut v = stats.json();
     let o = v.as_object_mut().expect("object");
     o.insert("scenario".into(), json!("pipeline"));
+    o.insert("nodes".into(), json!(nodes.len()));
     o.insert("recipients".into(), json!(n));
     o.insert("via".into(), json!(if inline { "inline" } else { "topic" }));
     o.insert("events".into(), json!(events));

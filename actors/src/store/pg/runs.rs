@@ -258,13 +258,51 @@ async fn put_queue(
     Ok(())
 }
 
-async fn unqueue(conn: &mut PgConnection, q: &QueueItem) -> Result<()> {
-    sqlx::query("DELETE FROM queue WHERE project = $1 AND delivery_id = $2")
-        .bind(q.project)
-        .bind(q.delivery_id)
-        .execute(conn)
-        .await
-        .map_err(db_err)?;
+/// Deletes the queue rows of `keys` (project, delivery) in one statement.
+async fn unqueue_all(conn: &mut PgConnection, keys: &[(Uuid, Uuid)]) -> Result<()> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let (ps, ds): (Vec<Uuid>, Vec<Uuid>) = keys.iter().copied().unzip();
+    sqlx::query(
+        "DELETE FROM queue
+         WHERE (project, delivery_id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))",
+    )
+    .bind(&ps)
+    .bind(&ds)
+    .execute(conn)
+    .await
+    .map_err(db_err)?;
+    Ok(())
+}
+
+/// `save_delivery` for many (each once): one statement.
+async fn save_deliveries<'a>(
+    conn: &mut PgConnection,
+    ds: impl IntoIterator<Item = (Uuid, &'a Delivery)>,
+) -> Result<()> {
+    let (mut ps, mut ids, mut sts, mut docs) = (vec![], vec![], vec![], vec![]);
+    for (p, d) in ds {
+        ps.push(p);
+        ids.push(d.id);
+        sts.push(d.status.as_str().to_string());
+        docs.push(to_doc(d)?);
+    }
+    if ps.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(
+        "UPDATE deliveries AS d SET status = x.s, doc = x.doc
+         FROM UNNEST($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[]) AS x (p, id, s, doc)
+         WHERE d.project = x.p AND d.id = x.id",
+    )
+    .bind(&ps)
+    .bind(&ids)
+    .bind(&sts)
+    .bind(&docs)
+    .execute(conn)
+    .await
+    .map_err(db_err)?;
     Ok(())
 }
 
@@ -281,40 +319,55 @@ async fn save_delivery(conn: &mut PgConnection, project: &Uuid, d: &Delivery) ->
 }
 
 /// Locks the feeds of `users` (in key order, so two transactions cannot
-/// deadlock) and reads their counts and latest `seq`.
+/// deadlock) and reads their counts and latest `seq`: two statements for
+/// all of them (a topic chunk's in-app deliveries lock a feed per user).
 pub(super) async fn lock_feeds(
     conn: &mut PgConnection,
     users: impl IntoIterator<Item = (Uuid, Uuid)>,
 ) -> Result<HashMap<(Uuid, Uuid), FeedCounts>> {
     let keys: BTreeSet<(Uuid, Uuid)> = users.into_iter().collect();
     let mut out = HashMap::with_capacity(keys.len());
-    for (p, u) in keys {
-        sqlx::query(
-            "INSERT INTO feed_state (project, user_id, seq, unread, unseen)
-             VALUES ($1, $2, 0, 0, 0) ON CONFLICT DO NOTHING",
-        )
-        .bind(p)
-        .bind(u)
-        .execute(&mut *conn)
-        .await
-        .map_err(db_err)?;
-        let r = sqlx::query(
-            "SELECT seq, unread, unseen FROM feed_state
-             WHERE project = $1 AND user_id = $2 FOR UPDATE",
-        )
-        .bind(p)
-        .bind(u)
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(db_err)?;
+    if keys.is_empty() {
+        return Ok(out);
+    }
+    let (ps, us): (Vec<Uuid>, Vec<Uuid>) = keys.iter().copied().unzip();
+    sqlx::query(
+        "INSERT INTO feed_state (project, user_id, seq, unread, unseen)
+         SELECT p, u, 0, 0, 0 FROM UNNEST($1::uuid[], $2::uuid[]) AS x (p, u)
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(&ps)
+    .bind(&us)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    // Rows are locked as the sort returns them: in key order.
+    let rows = sqlx::query(
+        "SELECT project, user_id, seq, unread, unseen FROM feed_state
+         WHERE (project, user_id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))
+         ORDER BY project, user_id FOR UPDATE",
+    )
+    .bind(&ps)
+    .bind(&us)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    for r in rows {
         out.insert(
-            (p, u),
+            (r.get("project"), r.get("user_id")),
             FeedCounts {
                 seq: r.get::<i64, _>("seq") as u64,
                 unread: r.get::<i64, _>("unread") as u64,
                 unseen: r.get::<i64, _>("unseen") as u64,
             },
         );
+    }
+    if out.len() != keys.len() {
+        return Err(Error::internal(format!(
+            "feed state: {} of {} feeds locked",
+            out.len(),
+            keys.len()
+        )));
     }
     Ok(out)
 }
@@ -584,6 +637,12 @@ async fn stage_finish(
     // trace entries per touched notification (index in `recs`)
     let mut entries: Vec<Vec<crate::trace::TraceEntry>> = vec![vec![]; recs.len()];
     let mut requeue = vec![];
+    // Queue rows to delete and deliveries to write, each in one statement
+    // after the loop (a round trip per row held the run's lock for as many
+    // round trips as the batch has deliveries). Nothing in the loop reads
+    // them back; the deletes go before `requeue`'s inserts, as they did.
+    let mut unqueued: Vec<(Uuid, Uuid)> = vec![];
+    let mut saved: BTreeSet<(usize, usize)> = BTreeSet::new();
     // The cancellation keys of the runs whose deliveries are canceled here
     // (a cancellation settles many of one run), each read once.
     let mut cancel_keys: HashMap<Uuid, Option<String>> = HashMap::new();
@@ -591,7 +650,7 @@ async fn stage_finish(
         let p = recs[ri].0;
         let d = &recs[ri].2[di];
         if d.status.is_final() {
-            unqueue(conn, &q).await?;
+            unqueued.push((q.project, q.delivery_id));
             continue;
         }
         // A skip or a cancellation calls no provider: no `attempt` entry.
@@ -624,9 +683,9 @@ async fn stage_finish(
         let d = &mut recs[ri].2[di];
         match settle::apply(d, &q, o, now) {
             Some(nq) => requeue.push(nq),
-            None => unqueue(conn, &q).await?,
+            None => unqueued.push((q.project, q.delivery_id)),
         }
-        save_delivery(conn, &p, d).await?;
+        saved.insert((ri, di));
         out.stage_delivery(&p, d);
         if d.status == DeliveryStatus::Canceled {
             let run = recs[ri].1.flow_run_id;
@@ -658,9 +717,16 @@ async fn stage_finish(
         written.push(d.clone());
         touched[ri] = true;
     }
+    unqueue_all(conn, &unqueued).await?;
+    save_deliveries(
+        conn,
+        saved.iter().map(|&(ri, di)| (recs[ri].0, &recs[ri].2[di])),
+    )
+    .await?;
     put_queue(conn, &requeue, None).await?;
     let mut run_done: HashMap<(Uuid, Uuid), i64> = HashMap::new();
     let mut traces = Traces::default();
+    let (mut nps, mut nids, mut nprocessed, mut ndocs) = (vec![], vec![], vec![], vec![]);
     for (((p, n, ds), t), mut trace) in recs.iter_mut().zip(touched).zip(entries) {
         if !t {
             continue;
@@ -672,13 +738,22 @@ async fn stage_finish(
             trace.push(crate::trace::processed(now));
         }
         traces.add(p, &n.id, &trace)?;
+        nps.push(*p);
+        nids.push(n.id);
+        nprocessed.push(n.processed);
+        ndocs.push(to_doc(&*n)?);
+    }
+    if !nps.is_empty() {
+        // The touched notifications (locked since `load_for_finish`), in one statement.
         sqlx::query(
-            "UPDATE notifications SET processed = $3, doc = $4 WHERE project = $1 AND id = $2",
+            "UPDATE notifications AS n SET processed = x.processed, doc = x.doc
+             FROM UNNEST($1::uuid[], $2::uuid[], $3::bool[], $4::jsonb[]) AS x (p, id, processed, doc)
+             WHERE n.project = x.p AND n.id = x.id",
         )
-        .bind(*p)
-        .bind(n.id)
-        .bind(n.processed)
-        .bind(to_doc(&*n)?)
+        .bind(&nps)
+        .bind(&nids)
+        .bind(&nprocessed)
+        .bind(&ndocs)
         .execute(&mut *conn)
         .await
         .map_err(db_err)?;
