@@ -332,7 +332,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
             ws::PONG => {}
             ws::CLOSE => {
                 // Answered with the client's code (none when it gave none).
-                let code = (payload.len() >= 2).then(|| u16::from_be_bytes([payload[0], payload[1]]));
+                let code =
+                    (payload.len() >= 2).then(|| u16::from_be_bytes([payload[0], payload[1]]));
                 if self.closing {
                     return;
                 }

@@ -1329,10 +1329,13 @@ async fn an_auth_frame_right_behind_the_upgrade_request_is_read() {
         WebSocketStream::from_raw_socket(MaybeTlsStream::Plain(tcp), Role::Client, None).await;
     hello(&mut ws, 0).await;
 
-    timeout(WAIT, ws.send(Message::Ping(b"are you there".to_vec().into())))
-        .await
-        .expect("ping timed out")
-        .expect("ping");
+    timeout(
+        WAIT,
+        ws.send(Message::Ping(b"are you there".to_vec().into())),
+    )
+    .await
+    .expect("ping timed out")
+    .expect("ping");
     let pong = timeout(WAIT, ws.next())
         .await
         .expect("pong timed out")
