@@ -132,7 +132,12 @@ pub fn raise_open_files(want: u64) -> u64 {
         if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
             return want;
         }
-        // Not allowed above the hard limit: as far as it goes.
+        // Not allowed above the hard limit (raising it takes CAP_SYS_RESOURCE):
+        // as far as it goes, and say so.
+        println!(
+            "warning: cannot raise the open-files limit to {want} (hard limit {}); the server and the harness each hold one descriptor per socket",
+            l.rlim_max
+        );
         let capped = libc::rlimit {
             rlim_cur: l.rlim_max,
             rlim_max: l.rlim_max,

@@ -127,7 +127,8 @@ impl Out {
 
 /// What an awaited step (authentication, joining the user's feed) came to.
 enum Step {
-    Authed(Result<UserCtx, ApiError>),
+    /// Boxed: a user is far larger than the other outcomes.
+    Authed(Box<Result<UserCtx, ApiError>>),
     Joined(Result<(), Error>),
 }
 
@@ -306,17 +307,21 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
         }
         let (st, project) = (self.st.clone(), self.project.clone());
         self.busy = Some(Box::pin(async move {
-            Step::Authed(auth::user_for(&st, project, key.as_deref(), id.as_deref()).await)
+            Step::Authed(Box::new(
+                auth::user_for(&st, project, key.as_deref(), id.as_deref()).await,
+            ))
         }));
     }
 
     fn step_done(&mut self, step: Step) {
         match step {
-            Step::Authed(Ok(u)) => self.connect(u),
-            Step::Authed(Err(ApiError(e))) => {
-                let e = auth::charge(&self.st, self.peer, e);
-                self.fail_auth(&e)
-            }
+            Step::Authed(r) => match *r {
+                Ok(u) => self.connect(u),
+                Err(ApiError(e)) => {
+                    let e = auth::charge(&self.st, self.peer, e);
+                    self.fail_auth(&e)
+                }
+            },
             Step::Joined(Ok(())) => {}
             Step::Joined(Err(e)) => {
                 tracing::warn!(error = %e.message, "live feed: cannot join the user's feed");
