@@ -29,6 +29,13 @@ impl<T> ErrorBodies<T> {
     pub fn new(io: T) -> Self {
         ErrorBodies { io, pending: None }
     }
+
+    /// The connection itself, for a WebSocket taken over after its 101 (the
+    /// dispatcher writes nothing more on it). `None` while a rewrite is still
+    /// being written.
+    pub fn into_inner(self) -> Option<T> {
+        self.pending.is_none().then_some(self.io)
+    }
 }
 
 /// Where a bodiless error head starts in `buf`, if `buf` ends with one (the

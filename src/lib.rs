@@ -21,3 +21,5 @@ pub mod sockets;
 pub mod startup;
 pub mod state;
 pub mod telemetry;
+pub mod upgrade;
+pub mod ws;

@@ -1,20 +1,22 @@
-//! The registry of open live-feed sockets: shutdown closes them all, the per-user
-//! cap evicts a user's oldest, and a change of a project's authentication rules
-//! closes that project's. It knows a socket only as a recipient of `Close`, so it
-//! depends on nothing of the socket actor (routes/live.rs) nor of the app state
-//! that holds it.
+//! The registry of open live-feed sockets and each socket's inbox. Shutdown
+//! closes them all, the per-user cap evicts a user's oldest, and a change of a
+//! project's authentication rules closes that project's. It knows a socket only
+//! by its `Inbox` (frames and close requests from other threads, and the waker
+//! of the socket's task), so it depends on nothing of the socket itself
+//! (routes/live.rs) nor of the app state that holds it.
 
-use actix::prelude::*;
+use herald_actors::actors::LiveSink;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Waker};
 
 /// The close code for a socket that is not (or no longer) authenticated.
 pub const CLOSE_UNAUTHENTICATED: u16 = 4401;
 
 /// Asks a socket to close with a code: 1001 (server shutdown), 4408 (its user
 /// opened too many), 4401 (the project's authentication rules changed under it).
-#[derive(Message, Clone, Copy)]
-#[rtype(result = "()")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Close {
     pub code: u16,
     pub reason: &'static str,
@@ -23,9 +25,100 @@ pub struct Close {
 /// The close code for a socket pushed out by its user's newer ones.
 pub const CLOSE_TOO_MANY: u16 = 4408;
 
+/// Frames queued in an inbox beyond which the socket is closed with 1013 even
+/// before its task has taken them (a task that cannot keep up with its user's
+/// actor must not let the queue grow without bound). The socket's own limit on
+/// frames not yet written (routes/live.rs) is lower and usually acts first.
+const INBOX_LIMIT: usize = 4 * crate::routes::live::MAX_UNSENT;
+
+/// One socket's inbox: what other threads hand it. Empty, it holds no
+/// allocation: the queue grows only while frames wait for the socket's task.
+#[derive(Default)]
+pub struct Inbox {
+    inner: Mutex<InboxState>,
+}
+
+#[derive(Default)]
+struct InboxState {
+    frames: VecDeque<Arc<str>>,
+    close: Option<Close>,
+    waker: Option<Waker>,
+    /// The socket has ended: nothing more is queued.
+    gone: bool,
+}
+
+impl Inbox {
+    fn lock(&self) -> std::sync::MutexGuard<'_, InboxState> {
+        // A panic while holding this lock leaves plain data behind: keep going.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Asks the socket to close (the first request wins).
+    pub fn close(&self, c: Close) {
+        let mut s = self.lock();
+        if s.gone {
+            return;
+        }
+        s.close.get_or_insert(c);
+        if let Some(w) = s.waker.take() {
+            w.wake();
+        }
+    }
+
+    /// Moves the queued frames into `into` and returns a close request, if
+    /// any; registers the task to be woken by the next frame or request.
+    pub fn take(&self, cx: &mut Context<'_>, into: &mut VecDeque<Arc<str>>) -> Option<Close> {
+        let mut s = self.lock();
+        if into.is_empty() {
+            std::mem::swap(into, &mut s.frames);
+        } else {
+            into.extend(s.frames.drain(..));
+            s.frames = VecDeque::new();
+        }
+        match &s.waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => s.waker = Some(cx.waker().clone()),
+        }
+        s.close.take()
+    }
+
+    /// The socket has ended: frames sent from now on are dropped, and the
+    /// queue's memory is released now rather than when the last sender lets go.
+    pub fn end(&self) {
+        let mut s = self.lock();
+        s.gone = true;
+        s.frames = VecDeque::new();
+        s.waker = None;
+    }
+}
+
+impl LiveSink for Inbox {
+    fn send(&self, frame: Arc<str>) {
+        let mut s = self.lock();
+        if s.gone || s.close.is_some() {
+            return;
+        }
+        if s.frames.len() >= INBOX_LIMIT {
+            s.close = Some(Close {
+                code: 1013,
+                reason: "client too slow; resume with since_seq",
+            });
+        } else {
+            s.frames.push_back(frame);
+        }
+        if let Some(w) = s.waker.take() {
+            w.wake();
+        }
+    }
+
+    fn connected(&self) -> bool {
+        !self.lock().gone
+    }
+}
+
 struct Entry {
     project: uuid::Uuid,
-    close: Recipient<Close>,
+    close: Arc<Inbox>,
     /// How it authenticated: a user JWT (true) or a bare user id (false).
     jwt: Option<bool>,
 }
@@ -52,7 +145,7 @@ pub struct Registry {
 
 impl Registry {
     /// Records a socket that has just started (not yet tied to a user).
-    pub fn insert(&self, id: u64, project: uuid::Uuid, close: Recipient<Close>) {
+    pub fn insert(&self, id: u64, project: uuid::Uuid, close: Arc<Inbox>) {
         self.sockets.insert(
             id,
             Entry {
@@ -65,7 +158,7 @@ impl Registry {
 
     pub fn close_all(&self) {
         for s in self.sockets.iter() {
-            s.value().close.do_send(Close {
+            s.value().close.close(Close {
                 code: 1001,
                 reason: "server shutting down",
             });
@@ -83,7 +176,7 @@ impl Registry {
         let want = by == AuthedBy::Jwt;
         for s in self.sockets.iter() {
             if s.value().project == project && s.value().jwt == Some(want) {
-                s.value().close.do_send(Close {
+                s.value().close.close(Close {
                     code: CLOSE_UNAUTHENTICATED,
                     reason,
                 });
@@ -96,7 +189,7 @@ impl Registry {
     pub fn close_project(&self, project: uuid::Uuid, reason: &'static str) {
         for s in self.sockets.iter() {
             if s.value().project == project {
-                s.value().close.do_send(Close {
+                s.value().close.close(Close {
                     code: CLOSE_UNAUTHENTICATED,
                     reason,
                 });
@@ -139,7 +232,7 @@ impl Registry {
         };
         for old in evicted {
             if let Some(e) = self.sockets.get(&old) {
-                e.close.do_send(Close {
+                e.close.close(Close {
                     code: CLOSE_TOO_MANY,
                     reason: "too many live sockets for this user; the oldest is closed",
                 });

@@ -469,6 +469,9 @@ impl Application {
         let stopping = builder.graceful_shutdown_signal();
         let server = builder
             .workers(workers.max(1))
+            // Each live socket stays a connection of its worker: the default
+            // cap (25,600 per worker) would stall a server with 100,000.
+            .max_concurrent_connections(1 << 20)
             .shutdown_timeout(5)
             // Signals are ours (see `run_until_stopped`): sockets get a 1001 close first.
             .disable_signals()
@@ -481,6 +484,12 @@ impl Application {
                         async move { stopping.notified().await }
                     })
                     .local_addr(local)
+                    // WebSocket upgrades: the live feed's sockets leave the
+                    // HTTP layer once accepted (src/upgrade.rs).
+                    .upgrade(crate::upgrade::service(actix_service::map_config(
+                        app(),
+                        |_| actix_web::dev::AppConfig::default(),
+                    )))
                     .h1(actix_service::map_config(app(), |_| {
                         actix_web::dev::AppConfig::default()
                     }));

@@ -232,6 +232,10 @@ async fn main() {
         .filter(|_| on("live"))
         .chain(triggers.iter().map(|t| t.sockets))
         .max();
+    if let Some(max) = most_sockets {
+        // Each side of every socket holds a descriptor (the server inherits this).
+        scenarios::raise_open_files(max as u64 + 10_000);
+    }
     if let (Some(limit), Some(max)) = (open_files_limit(), most_sockets) {
         if limit < max as u64 + 1000 {
             println!(

@@ -134,9 +134,85 @@ pub async fn live_on(nodes: &[Server], c: usize) -> Value {
     v
 }
 
+/// Loopback source addresses the live sockets are spread over (127.0.0.1 to
+/// 127.0.0.8): one address has about 28,000 ephemeral ports, too few for
+/// 100,000 sockets.
+const SOURCE_ADDRESSES: usize = 8;
+
+/// Raises this process's open-files limit (soft, and hard when allowed) to at
+/// least `want`; the server started afterwards inherits it. Returns the limit
+/// now in force.
+pub fn raise_open_files(want: u64) -> u64 {
+    let mut l = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed in.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) != 0 {
+            return 0;
+        }
+        if l.rlim_cur >= want {
+            return l.rlim_cur;
+        }
+        let raised = libc::rlimit {
+            rlim_cur: want,
+            rlim_max: l.rlim_max.max(want),
+        };
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+            return want;
+        }
+        // Not allowed above the hard limit (raising it takes CAP_SYS_RESOURCE):
+        // as far as it goes, and say so.
+        println!(
+            "warning: cannot raise the open-files limit to {want} (hard limit {}); the server and the harness each hold one descriptor per socket",
+            l.rlim_max
+        );
+        let capped = libc::rlimit {
+            rlim_cur: l.rlim_max,
+            rlim_max: l.rlim_max,
+        };
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &capped) == 0 {
+            return l.rlim_max;
+        }
+        l.rlim_cur
+    }
+}
+
+/// A WebSocket client connection from source address `127.0.0.{1 + i % 8}`,
+/// configured as `load::ws_connect`'s.
+async fn ws_connect_from(url: &str, i: usize) -> Result<Ws, String> {
+    let u = url::Url::parse(url).map_err(|e| format!("url: {e}"))?;
+    let to = u
+        .socket_addrs(|| None)
+        .map_err(|e| format!("url: {e}"))?
+        .into_iter()
+        .next()
+        .ok_or("url: no address")?;
+    let from = std::net::Ipv4Addr::new(127, 0, 0, 1 + (i % SOURCE_ADDRESSES) as u8);
+    let sock = tokio::net::TcpSocket::new_v4().map_err(|e| format!("socket: {e}"))?;
+    sock.bind((from, 0).into())
+        .map_err(|e| format!("bind {from}: {e}"))?;
+    let stream = sock
+        .connect(to)
+        .await
+        .map_err(|e| format!("connect: {e}"))?;
+    let _ = stream.set_nodelay(true);
+    let config =
+        tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default().read_buffer_size(4096);
+    tokio_tungstenite::client_async_with_config(
+        url,
+        tokio_tungstenite::MaybeTlsStream::Plain(stream),
+        Some(config),
+    )
+    .await
+    .map(|(ws, _)| ws)
+    .map_err(|e| format!("connect: {e}"))
+}
+
 /// Opens user `live-{i}`'s live feed and waits for its `hello`.
 pub async fn live_socket(url: &str, i: usize) -> Result<Ws, String> {
-    let mut ws = crate::load::ws_connect(url).await?;
+    let mut ws = ws_connect_from(url, i).await?;
     let auth = json!({"type": "auth", "user_id": format!("live-{i}")});
     ws.send(Message::Text(auth.to_string().into()))
         .await

@@ -1,86 +1,149 @@
 //! `GET /user/v1/feed/live`: the live in-app feed over WebSocket (docs/API.md §12).
 //!
-//! Each socket is a `FeedSocket` actor. Once authenticated (headers before the
-//! upgrade, or — for browsers — `api_key` in the query and an auth frame within
-//! 10 s) it registers with its user's `UserActor`, which sends `hello`, replays
-//! missed events (or `reset`), then pushes every live event. Heartbeats: a ping
-//! every 30 s, closed after 90 s of silence. Backpressure: the bytes the HTTP layer
-//! has pulled from the socket's stream are counted, and a client with more than
-//! 1,000 frames not yet taken is closed with 1013 (it resumes with `since_seq`).
+//! The handler checks the upgrade (header credentials, or — for browsers —
+//! `api_key` in the query) and answers 101 with the prepared socket attached;
+//! the upgrade path (crate::upgrade) then takes the connection off the HTTP
+//! layer and runs it here as a `Conn`: a plain future over the TCP stream with
+//! a small inbox (crate::sockets::Inbox), no actor and no per-connection
+//! buffers while it is idle (crate::ws), since a server holds many idle sockets.
+//!
+//! Once authenticated (headers before the upgrade, or an auth frame within 10 s)
+//! the socket registers with its user's `UserActor`, which sends `hello`,
+//! replays missed events (or `reset`), then pushes every live event.
+//! Heartbeats: a ping every 30 s, closed after 90 s of silence. Backpressure: a
+//! client with more than 1,000 frames not yet written to its connection is
+//! closed with 1013 (it resumes with `since_seq`); the frames queued before that
+//! still go out, then the close frame.
 
 use crate::auth::{self, UserCtx, API_KEY};
 use crate::errors::{error_object, ApiError, ApiResult};
 use crate::extract::Query;
-use crate::sockets::{Close, CLOSE_UNAUTHENTICATED};
+use crate::sockets::{Close, Inbox, CLOSE_UNAUTHENTICATED};
 use crate::state::State;
-use actix::prelude::*;
-use actix_web::{web, HttpRequest, HttpResponse};
-use actix_web_actors::ws;
-use futures_util::Stream;
-use herald_actors::actors::{Connect, Disconnect, LiveFrame};
+use crate::ws;
+use actix_web::{HttpMessage, HttpRequest, HttpResponse};
+use futures_util::future::LocalBoxFuture;
+use herald_actors::actors::{Connect, Disconnect, LiveSink};
 use herald_actors::model::Project;
 use herald_actors::Error;
 use serde_json::{json, Value};
-use std::cell::Cell;
 use std::collections::VecDeque;
+use std::future::Future;
+use std::io::{self, IoSlice};
 use std::pin::Pin;
-use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::task::{Context as TaskCx, Poll};
-use std::time::{Duration, Instant};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::{Instant, Sleep};
 
 const AUTH_TIMEOUT: Duration = Duration::from_secs(10);
 const PING_EVERY: Duration = Duration::from_secs(30);
 const SILENCE_LIMIT: Duration = Duration::from_secs(90);
+/// How long a closing socket may take to write what is queued before it (a
+/// client that stopped reading is then dropped without its close frame).
+const CLOSE_DRAIN: Duration = Duration::from_secs(60);
+/// The largest client message (the auth frame is far smaller).
+const MAX_MESSAGE: usize = 64 * 1024;
 pub const MAX_UNSENT: usize = 1000;
+/// Bytes read from the connection at a time (on the stack, not kept).
+const READ_CHUNK: usize = 4096;
+/// Frames handed to one vectored write.
+const WRITE_BATCH: usize = 32;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// Size on the wire of an unmasked server frame with `len` payload bytes.
-fn frame_size(len: usize) -> u64 {
-    (len + if len < 126 {
-        2
-    } else if len < 65536 {
-        4
-    } else {
-        10
-    }) as u64
-}
+/// Marks a request that came through the upgrade path: only such a request
+/// can become a socket (another one has no connection to hand over).
+#[derive(Clone, Copy)]
+pub struct ViaUpgrade;
 
-/// The socket's outgoing byte stream, counting what the HTTP layer has taken.
-struct Counted<S> {
-    inner: S,
-    pulled: Rc<Cell<u64>>,
-}
-
-impl<S, E> Stream for Counted<S>
-where
-    S: Stream<Item = Result<web::Bytes, E>> + Unpin,
-{
-    type Item = Result<web::Bytes, E>;
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskCx<'_>) -> Poll<Option<Self::Item>> {
-        let r = Pin::new(&mut self.inner).poll_next(cx);
-        if let Poll::Ready(Some(Ok(b))) = &r {
-            self.pulled.set(self.pulled.get() + b.len() as u64);
-        }
-        r
-    }
-}
-
-pub struct FeedSocket {
+/// A socket accepted by the handler, attached to its 101 response for the
+/// upgrade path to run (`serve`).
+pub struct Accepted {
     st: State,
-    id: u64,
     project: Arc<Project>,
     user: Option<UserCtx>,
     since: Option<u64>,
-    last_heard: Instant,
-    /// Bytes written into the socket's stream so far, and where each text frame ends.
-    written: u64,
-    frame_ends: VecDeque<u64>,
-    pulled: Rc<Cell<u64>>,
-    closing: bool,
-    /// The upgrade request's id, carried by error frames.
+    request_id: Option<String>,
+    pending: bool,
+    jwt: bool,
+    peer: Option<std::net::IpAddr>,
+}
+
+impl Drop for Accepted {
+    /// An accepted socket that never ran (the 101 could not be written) gives
+    /// back its place among the sockets still authenticating.
+    fn drop(&mut self) {
+        if self.pending {
+            self.st.live.release_pending();
+        }
+    }
+}
+
+/// A frame to write: its header, and its payload where it lives.
+struct Out {
+    head: [u8; 10],
+    head_len: u8,
+    body: Body,
+}
+
+enum Body {
+    /// A feed frame, shared with every other socket it goes to.
+    Shared(Arc<str>),
+    Own(Vec<u8>),
+}
+
+impl Out {
+    fn new(opcode: u8, body: Body) -> Out {
+        let len = match &body {
+            Body::Shared(s) => s.len(),
+            Body::Own(v) => v.len(),
+        };
+        let (head, head_len) = ws::header(opcode, len);
+        Out {
+            head,
+            head_len,
+            body,
+        }
+    }
+    fn head(&self) -> &[u8] {
+        &self.head[..self.head_len as usize]
+    }
+    fn body(&self) -> &[u8] {
+        match &self.body {
+            Body::Shared(s) => s.as_bytes(),
+            Body::Own(v) => v,
+        }
+    }
+    fn len(&self) -> usize {
+        self.head_len as usize + self.body().len()
+    }
+    fn is_text(&self) -> bool {
+        self.head[0] & 0x0F == ws::TEXT
+    }
+}
+
+/// What an awaited step (authentication, joining the user's feed) came to.
+enum Step {
+    /// Boxed: a user is far larger than the other outcomes.
+    Authed(Box<Result<UserCtx, ApiError>>),
+    Joined(Result<(), Error>),
+}
+
+/// One open socket. Idle, it holds its identity, a timer and the stream: the
+/// read and write buffers exist only while a frame is partly read or written.
+struct Conn<T> {
+    io: T,
+    inbox: Arc<Inbox>,
+    st: State,
+    id: u64,
+    project: Arc<Project>,
+    /// (project, user) once authenticated.
+    user: Option<(uuid::Uuid, uuid::Uuid)>,
+    since: Option<u64>,
+    /// The upgrade request's id, carried by error frames (until authenticated).
     request_id: Option<String>,
     /// Holds a place among the sockets still authenticating.
     pending: bool,
@@ -88,79 +151,145 @@ pub struct FeedSocket {
     jwt: bool,
     /// The client's address, charged for wrong credentials in the auth frame.
     peer: Option<std::net::IpAddr>,
+    /// Client bytes of a frame not fully arrived (or not yet handled).
+    inbuf: Vec<u8>,
+    /// A fragmented client message: its opcode and the payload so far.
+    message: Option<(u8, Vec<u8>)>,
+    /// Frames to write, oldest first; `sent` bytes of the first are written.
+    out: VecDeque<Out>,
+    sent: usize,
+    /// Text frames in `out`.
+    unsent: usize,
+    last_heard: Instant,
+    next_ping: Instant,
+    auth_deadline: Option<Instant>,
+    /// When a closing socket gives up writing.
+    drain_deadline: Option<Instant>,
+    timer: Pin<Box<Sleep>>,
+    /// An awaited step; reading waits for it (as frames are handled in order).
+    busy: Option<LocalBoxFuture<'static, Step>>,
+    /// The close frame is queued: write what is queued, then end.
+    closing: bool,
 }
 
-impl FeedSocket {
-    fn write_text(&mut self, ctx: &mut ws::WebsocketContext<Self>, text: &str) {
-        self.written += frame_size(text.len());
-        self.frame_ends.push_back(self.written);
-        ctx.text(text);
+/// Runs an accepted socket on its connection until it ends. `early`: bytes
+/// the client sent right behind its upgrade request.
+pub async fn serve<T>(a: Accepted, io: T, early: Vec<u8>)
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+{
+    Conn::start(a, io, early).await
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
+    fn start(mut a: Accepted, io: T, early: Vec<u8>) -> Conn<T> {
+        let now = Instant::now();
+        let inbox = Arc::new(Inbox::default());
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        a.st.live.insert(id, a.project.id, inbox.clone());
+        metrics::gauge!("herald_websocket_connections").set(a.st.live.len() as f64);
+        let user = a.user.take();
+        let mut c = Conn {
+            io,
+            inbox,
+            st: a.st.clone(),
+            id,
+            project: a.project.clone(),
+            user: None,
+            since: a.since,
+            request_id: a.request_id.take(),
+            pending: std::mem::take(&mut a.pending),
+            jwt: a.jwt,
+            peer: a.peer,
+            inbuf: early,
+            message: None,
+            out: VecDeque::new(),
+            sent: 0,
+            unsent: 0,
+            last_heard: now,
+            next_ping: now + PING_EVERY,
+            auth_deadline: None,
+            drain_deadline: None,
+            timer: Box::pin(tokio::time::sleep_until(now + PING_EVERY)),
+            busy: None,
+            closing: false,
+        };
+        match user {
+            Some(u) => c.connect(u),
+            None => {
+                c.auth_deadline = Some(now + AUTH_TIMEOUT);
+                // an auth frame that came with the request
+                c.handle_input();
+            }
+        }
+        c
     }
 
-    fn close(&mut self, ctx: &mut ws::WebsocketContext<Self>, code: u16, why: &str) {
+    fn queue(&mut self, opcode: u8, body: Body) {
+        let o = Out::new(opcode, body);
+        if o.is_text() {
+            self.unsent += 1;
+        }
+        self.out.push_back(o);
+    }
+
+    fn write_text(&mut self, text: String) {
+        self.queue(ws::TEXT, Body::Own(text.into_bytes()));
+    }
+
+    /// Queues the close frame; what is queued before it still goes out.
+    fn close(&mut self, code: u16, why: &str) {
         if self.closing {
             return;
         }
         self.closing = true;
-        ctx.close(Some(ws::CloseReason {
-            code: ws::CloseCode::from(code),
-            description: Some(why.to_string()),
-        }));
-        ctx.stop();
+        self.busy = None;
+        self.inbox.end();
+        self.queue(ws::CLOSE, Body::Own(ws::close_payload(code, why)));
+        self.drain_deadline = Some(Instant::now() + CLOSE_DRAIN);
     }
 
-    fn fail_auth(&mut self, ctx: &mut ws::WebsocketContext<Self>, e: &Error) {
+    fn fail_auth(&mut self, e: &Error) {
         let frame = json!({"type": "error", "error": error_object(e, self.request_id.as_deref())});
-        self.write_text(ctx, &frame.to_string());
-        self.close(ctx, CLOSE_UNAUTHENTICATED, "unauthenticated");
+        self.write_text(frame.to_string());
+        self.close(CLOSE_UNAUTHENTICATED, "unauthenticated");
     }
 
-    fn connect(&mut self, ctx: &mut ws::WebsocketContext<Self>) {
-        let Some(u) = &self.user else { return };
+    fn connect(&mut self, u: UserCtx) {
         if std::mem::take(&mut self.pending) {
             self.st.live.release_pending();
         }
+        let (project, user) = (u.project.id, u.user.id);
+        self.user = Some((project, user));
+        self.request_id = None;
+        self.auth_deadline = None;
         self.st.live.join_user(
             self.id,
-            u.project.id,
-            u.user.id,
+            project,
+            user,
             self.jwt,
             self.st.settings.max_user_sockets,
         );
+        let socket: Arc<dyn LiveSink> = self.inbox.clone();
         let msg = Connect {
             id: self.id,
-            socket: ctx.address().recipient(),
+            socket,
             since: self.since,
         };
-        let (engine, project, user) = (self.st.engine.clone(), u.project.id, u.user.id);
-        ctx.wait(
-            async move { engine.ask_user(project, user, msg).await }
-                .into_actor(self)
-                .map(|r, act, ctx| match r {
-                    Ok(Ok(())) => {}
-                    Ok(Err(e)) | Err(e) => {
-                        tracing::warn!(error = %e.message, "live feed: cannot join the user's feed");
-                        act.close(ctx, 1011, "internal error");
-                    }
-                }),
-        );
+        let engine = self.st.engine.clone();
+        self.busy = Some(Box::pin(async move {
+            Step::Joined(engine.ask_user(project, user, msg).await.and_then(|r| r))
+        }));
     }
 
-    fn auth_frame(&mut self, text: &str, ctx: &mut ws::WebsocketContext<Self>) {
+    fn auth_frame(&mut self, text: &str) {
+        let missing = || Error::unauthenticated("user_key_jwt", "missing_user_key");
         let v: Value = match serde_json::from_str(text) {
             Ok(v) => v,
-            Err(_) => {
-                return self.fail_auth(
-                    ctx,
-                    &Error::unauthenticated("user_key_jwt", "missing_user_key"),
-                )
-            }
+            Err(_) => return self.fail_auth(&missing()),
         };
         if v.get("type").and_then(|t| t.as_str()) != Some("auth") {
-            return self.fail_auth(
-                ctx,
-                &Error::unauthenticated("user_key_jwt", "missing_user_key"),
-            );
+            return self.fail_auth(&missing());
         }
         let s = |k: &str| {
             v.get(k)
@@ -173,124 +302,288 @@ impl FeedSocket {
         if let Some(n) = v.get("since_seq").and_then(|x| x.as_u64()) {
             self.since = Some(n);
         }
-        let (st, project) = (self.st.clone(), self.project.clone());
-        if let Some(ApiError(e)) = self.peer.and_then(|ip| auth::refused_address(&st, ip)) {
-            return self.fail_auth(ctx, &e);
+        if let Some(ApiError(e)) = self.peer.and_then(|ip| auth::refused_address(&self.st, ip)) {
+            return self.fail_auth(&e);
         }
-        ctx.wait(
-            async move { auth::user_for(&st, project, key.as_deref(), id.as_deref()).await }
-                .into_actor(self)
-                .map(|r, act, ctx| match r {
-                    Ok(u) => {
-                        act.user = Some(u);
-                        act.connect(ctx);
-                    }
-                    Err(ApiError(e)) => {
-                        let e = auth::charge(&act.st, act.peer, e);
-                        act.fail_auth(ctx, &e)
-                    }
-                }),
-        );
+        let (st, project) = (self.st.clone(), self.project.clone());
+        self.busy = Some(Box::pin(async move {
+            Step::Authed(Box::new(
+                auth::user_for(&st, project, key.as_deref(), id.as_deref()).await,
+            ))
+        }));
+    }
+
+    fn step_done(&mut self, step: Step) {
+        match step {
+            Step::Authed(r) => match *r {
+                Ok(u) => self.connect(u),
+                Err(ApiError(e)) => {
+                    let e = auth::charge(&self.st, self.peer, e);
+                    self.fail_auth(&e)
+                }
+            },
+            Step::Joined(Ok(())) => {}
+            Step::Joined(Err(e)) => {
+                tracing::warn!(error = %e.message, "live feed: cannot join the user's feed");
+                self.close(1011, "internal error");
+            }
+        }
+    }
+
+    /// Handles one complete client message or control frame.
+    fn message(&mut self, opcode: u8, payload: Vec<u8>) {
+        match opcode {
+            ws::PING => self.queue(ws::PONG, Body::Own(payload)),
+            ws::PONG => {}
+            ws::CLOSE => {
+                // Answered with the client's code (none when it gave none).
+                let code =
+                    (payload.len() >= 2).then(|| u16::from_be_bytes([payload[0], payload[1]]));
+                if self.closing {
+                    return;
+                }
+                self.closing = true;
+                self.busy = None;
+                self.inbox.end();
+                let body = code.map(|c| c.to_be_bytes().to_vec()).unwrap_or_default();
+                self.queue(ws::CLOSE, Body::Own(body));
+                self.drain_deadline = Some(Instant::now() + CLOSE_DRAIN);
+            }
+            ws::TEXT if self.user.is_none() => match std::str::from_utf8(&payload) {
+                Ok(t) => self.auth_frame(t),
+                Err(_) => self.close(1007, "text frames must be UTF-8"),
+            },
+            ws::BINARY if self.user.is_none() => {
+                self.fail_auth(&Error::unauthenticated("user_key_jwt", "missing_user_key"))
+            }
+            // Once authenticated, client messages are ignored (docs/API.md §12).
+            _ => {}
+        }
+    }
+
+    /// Handles the complete frames in `inbuf`, in order, until a step must be
+    /// awaited or the socket closes.
+    fn handle_input(&mut self) {
+        let mut at = 0;
+        while self.busy.is_none() && !self.closing {
+            let (f, used) = match ws::parse(&self.inbuf[at..], MAX_MESSAGE) {
+                Ok(Some(x)) => x,
+                Ok(None) => break,
+                Err(v) => {
+                    self.close(v.code, v.reason);
+                    break;
+                }
+            };
+            at += used;
+            if f.opcode & 0x8 != 0 {
+                self.message(f.opcode, f.payload);
+                continue;
+            }
+            let (opcode, payload) = match (self.message.take(), f.opcode) {
+                (None, ws::CONTINUATION) | (Some(_), ws::TEXT | ws::BINARY) => {
+                    self.close(1002, "unexpected continuation");
+                    break;
+                }
+                (None, op) => (op, f.payload),
+                (Some((op, mut so_far)), _) => {
+                    so_far.extend_from_slice(&f.payload);
+                    (op, so_far)
+                }
+            };
+            if payload.len() > MAX_MESSAGE {
+                self.close(1009, "message too large");
+                break;
+            }
+            if f.fin {
+                self.message(opcode, payload);
+            } else {
+                self.message = Some((opcode, payload));
+            }
+        }
+        self.inbuf.drain(..at);
+        if self.inbuf.is_empty() {
+            self.inbuf = Vec::new();
+        }
+    }
+
+    /// Reads what the client sent until the stream has nothing more (or a
+    /// step must be awaited). Ready(true): the connection has ended.
+    fn poll_input(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut chunk = [0u8; READ_CHUNK];
+        while self.busy.is_none() && !self.closing {
+            let mut rb = ReadBuf::new(&mut chunk);
+            match Pin::new(&mut self.io).poll_read(cx, &mut rb) {
+                Poll::Pending => return false,
+                Poll::Ready(Err(_)) => return true,
+                Poll::Ready(Ok(())) if rb.filled().is_empty() => return true,
+                Poll::Ready(Ok(())) => {
+                    self.last_heard = Instant::now();
+                    self.inbuf.extend_from_slice(rb.filled());
+                    self.handle_input();
+                }
+            }
+        }
+        false
+    }
+
+    /// Writes queued frames until none is left (Ready) or the stream is full.
+    fn poll_output(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while !self.out.is_empty() {
+            let mut bufs = [IoSlice::new(&[]); 2 * WRITE_BATCH];
+            let mut n = 0;
+            for (i, o) in self.out.iter().take(WRITE_BATCH).enumerate() {
+                let (head, body) = (o.head(), o.body());
+                let skip = if i == 0 { self.sent } else { 0 };
+                if skip < head.len() {
+                    bufs[n] = IoSlice::new(&head[skip..]);
+                    n += 1;
+                }
+                let body = &body[skip.saturating_sub(head.len())..];
+                if !body.is_empty() {
+                    bufs[n] = IoSlice::new(body);
+                    n += 1;
+                }
+            }
+            let mut wrote = match Pin::new(&mut self.io).poll_write_vectored(cx, &bufs[..n]) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+                Poll::Ready(Ok(k)) => k,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            };
+            while wrote > 0 {
+                let left = self.out[0].len() - self.sent;
+                if wrote < left {
+                    self.sent += wrote;
+                    break;
+                }
+                wrote -= left;
+                self.sent = 0;
+                if self.out.pop_front().is_some_and(|o| o.is_text()) {
+                    self.unsent -= 1;
+                }
+            }
+        }
+        // Nothing in flight: no queue memory is kept.
+        self.out = VecDeque::new();
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    /// Takes what other threads sent: frames (past the unsent limit, the
+    /// socket closes with 1013) and close requests.
+    fn take_inbox(&mut self, cx: &mut Context<'_>) {
+        let mut frames = VecDeque::new();
+        let close = self.inbox.take(cx, &mut frames);
+        for f in frames {
+            if self.closing {
+                break;
+            }
+            if self.unsent >= MAX_UNSENT {
+                self.close(1013, "client too slow; resume with since_seq");
+                break;
+            }
+            self.queue(ws::TEXT, Body::Shared(f));
+        }
+        if let Some(Close { code, reason }) = close {
+            self.close(code, reason);
+        }
+    }
+
+    /// Fires what is due (auth timeout, ping, silence, end of draining).
+    /// Ready: the socket gave up draining and ends now.
+    fn poll_timer(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        loop {
+            let now = Instant::now();
+            if self.drain_deadline.is_some_and(|d| now >= d) {
+                return Poll::Ready(());
+            }
+            if self.auth_deadline.is_some_and(|d| now >= d) {
+                self.auth_deadline = None;
+                if self.user.is_none() {
+                    self.close(CLOSE_UNAUTHENTICATED, "authentication timed out");
+                }
+            }
+            if now >= self.next_ping {
+                self.next_ping = now + PING_EVERY;
+                if self.last_heard.elapsed() > SILENCE_LIMIT {
+                    self.close(1001, "no answer to pings");
+                } else if !self.closing {
+                    self.queue(ws::PING, Body::Own(Vec::new()));
+                }
+            }
+            let next = [self.auth_deadline, self.drain_deadline]
+                .into_iter()
+                .flatten()
+                .fold(self.next_ping, Instant::min);
+            if self.timer.deadline() != next {
+                self.timer.as_mut().reset(next);
+            }
+            if self.timer.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+        }
     }
 }
 
-impl Actor for FeedSocket {
-    type Context = ws::WebsocketContext<Self>;
+impl<T: AsyncRead + AsyncWrite + Unpin> Future for Conn<T> {
+    type Output = ();
 
-    fn started(&mut self, ctx: &mut Self::Context) {
-        self.st
-            .live
-            .insert(self.id, self.project.id, ctx.address().recipient());
-        metrics::gauge!("herald_websocket_connections").set(self.st.live.len() as f64);
-        if self.user.is_some() {
-            self.connect(ctx);
-        } else {
-            ctx.run_later(AUTH_TIMEOUT, |act, ctx| {
-                if act.user.is_none() {
-                    act.close(ctx, CLOSE_UNAUTHENTICATED, "authentication timed out");
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        loop {
+            if let Some(f) = &mut this.busy {
+                if let Poll::Ready(step) = f.as_mut().poll(cx) {
+                    this.busy = None;
+                    this.step_done(step);
+                    // Frames that came behind the one just handled.
+                    this.handle_input();
+                    continue;
                 }
-            });
-        }
-        ctx.run_interval(PING_EVERY, |act, ctx| {
-            if act.last_heard.elapsed() > SILENCE_LIMIT {
-                act.close(ctx, 1001, "no answer to pings");
-            } else {
-                act.written += frame_size(0);
-                ctx.ping(b"");
             }
-        });
+            this.take_inbox(cx);
+            if this.poll_timer(cx).is_ready() {
+                return Poll::Ready(());
+            }
+            if this.poll_input(cx) {
+                // The client has gone (or shut its side): nothing more can be
+                // delivered, and a close frame would have no reader.
+                return Poll::Ready(());
+            }
+            if this.busy.is_some() && !this.closing {
+                // a step started while reading: poll it (registers its waker)
+                if let Some(f) = &mut this.busy {
+                    if let Poll::Ready(step) = f.as_mut().poll(cx) {
+                        this.busy = None;
+                        this.step_done(step);
+                        this.handle_input();
+                        continue;
+                    }
+                }
+            }
+            match this.poll_output(cx) {
+                Poll::Ready(Err(_)) => return Poll::Ready(()),
+                Poll::Ready(Ok(())) if this.closing => {
+                    // Everything, the close frame last, is written.
+                    let _ = Pin::new(&mut this.io).poll_shutdown(cx);
+                    return Poll::Ready(());
+                }
+                _ => return Poll::Pending,
+            }
+        }
     }
+}
 
-    fn stopped(&mut self, _: &mut Self::Context) {
+impl<T> Drop for Conn<T> {
+    fn drop(&mut self) {
+        self.inbox.end();
         if std::mem::take(&mut self.pending) {
             self.st.live.release_pending();
         }
-        self.st.live.leave(
-            self.id,
-            self.user.as_ref().map(|u| (u.project.id, u.user.id)),
-        );
+        self.st.live.leave(self.id, self.user);
         metrics::gauge!("herald_websocket_connections").set(self.st.live.len() as f64);
-        if let Some(u) = &self.user {
-            if let Some(a) = self
-                .st
-                .engine
-                .user_actor_if_running(u.project.id, u.user.id)
-            {
+        if let Some((project, user)) = self.user {
+            if let Some(a) = self.st.engine.user_actor_if_running(project, user) {
                 a.do_send(Disconnect { id: self.id });
             }
-        }
-    }
-}
-
-impl Handler<LiveFrame> for FeedSocket {
-    type Result = ();
-    fn handle(&mut self, LiveFrame(f): LiveFrame, ctx: &mut Self::Context) {
-        if self.closing {
-            return;
-        }
-        let pulled = self.pulled.get();
-        while self.frame_ends.front().is_some_and(|e| *e <= pulled) {
-            self.frame_ends.pop_front();
-        }
-        if self.frame_ends.len() >= MAX_UNSENT {
-            return self.close(ctx, 1013, "client too slow; resume with since_seq");
-        }
-        self.write_text(ctx, &f);
-    }
-}
-
-impl Handler<Close> for FeedSocket {
-    type Result = ();
-    fn handle(&mut self, c: Close, ctx: &mut Self::Context) {
-        self.close(ctx, c.code, c.reason);
-    }
-}
-
-impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for FeedSocket {
-    fn handle(&mut self, msg: Result<ws::Message, ws::ProtocolError>, ctx: &mut Self::Context) {
-        self.last_heard = Instant::now();
-        match msg {
-            Ok(ws::Message::Ping(p)) => {
-                self.written += frame_size(p.len());
-                ctx.pong(&p);
-            }
-            Ok(ws::Message::Pong(_)) => {}
-            Ok(ws::Message::Text(t)) => {
-                if self.user.is_none() {
-                    self.auth_frame(&t, ctx);
-                }
-                // Once authenticated, client frames are ignored (docs/API.md §12).
-            }
-            Ok(ws::Message::Binary(_)) => {
-                if self.user.is_none() {
-                    self.fail_auth(
-                        ctx,
-                        &Error::unauthenticated("user_key_jwt", "missing_user_key"),
-                    );
-                }
-            }
-            Ok(ws::Message::Close(_)) | Err(_) => ctx.stop(),
-            Ok(ws::Message::Continuation(_)) | Ok(ws::Message::Nop) => {}
         }
     }
 }
@@ -298,7 +591,7 @@ impl StreamHandler<Result<ws::Message, ws::ProtocolError>> for FeedSocket {
 /// The upgrade: header credentials are checked before it (a failure is the usual
 /// 401 body); a browser's `api_key` query parameter is checked before it too, and
 /// its user key comes in the first frame.
-pub async fn live(req: HttpRequest, stream: web::Payload, st: State) -> ApiResult<HttpResponse> {
+pub async fn live(req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
     let since = match q.get("since_seq") {
         None => None,
@@ -343,12 +636,21 @@ pub async fn live(req: HttpRequest, stream: web::Payload, st: State) -> ApiResul
     // (an auth frame may take 10 s to come; thousands of silent sockets must
     // not pile up). Taken only once the upgrade is certain to be answered.
     let pending = user.is_none();
-    let mut res = ws::handshake(&req).map_err(|e| {
+    let mut res = actix_web_actors::ws::handshake(&req).map_err(|e| {
         ApiError(Error::invalid_param(
             "upgrade",
             format!("expected a WebSocket upgrade: {e}"),
         ))
     })?;
+    // Only a connection taken over by the upgrade path can carry the socket
+    // (a request whose body is chunked stays with the HTTP layer).
+    if req.extensions().get::<ViaUpgrade>().is_none() {
+        return Err(Error::invalid_param(
+            "upgrade",
+            "expected a WebSocket upgrade: a request without a body",
+        )
+        .into());
+    }
     if pending && !st.live.reserve_pending(st.settings.max_pending_sockets) {
         return Err(Error::new(
             herald_actors::ErrorCode::ServiceUnavailable,
@@ -357,18 +659,11 @@ pub async fn live(req: HttpRequest, stream: web::Payload, st: State) -> ApiResul
         .with("retry_after", 1)
         .into());
     }
-    let pulled = Rc::new(Cell::new(0u64));
-    let socket = FeedSocket {
+    let accepted = Accepted {
         st: st.clone(),
-        id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         project,
         user,
         since,
-        last_heard: Instant::now(),
-        written: 0,
-        frame_ends: VecDeque::new(),
-        pulled: pulled.clone(),
-        closing: false,
         request_id: crate::errors::current_request_id(),
         pending,
         peer,
@@ -377,9 +672,7 @@ pub async fn live(req: HttpRequest, stream: web::Payload, st: State) -> ApiResul
             .get(auth::USER_KEY)
             .is_some_and(|v| !v.is_empty()),
     };
-    let body = ws::WebsocketContext::create(socket, stream);
-    Ok(res.streaming(Counted {
-        inner: Box::pin(body),
-        pulled,
-    }))
+    let mut res = res.finish();
+    res.extensions_mut().insert(accepted);
+    Ok(res)
 }

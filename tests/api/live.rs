@@ -1287,3 +1287,94 @@ async fn switching_security_mode_on_or_changing_the_signing_key_closes_sockets_w
     let (_, code, why) = read_until_close(&mut jwt3, WAIT).await;
     assert_eq!(code, Some(4401), "close code (reason {why:?})");
 }
+
+/// The auth frame written in the same packet as the upgrade request (bytes the
+/// server reads together with the request head) is not lost when the socket
+/// leaves the HTTP layer; client pings get pongs with their payload.
+#[tokio::test]
+async fn an_auth_frame_right_behind_the_upgrade_request_is_read() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio_tungstenite::tungstenite::protocol::Role;
+    let f = fixture().await;
+    let app = &f.app;
+    let (ext, _) = app.create_user("eager", json!({})).await;
+
+    let addr: std::net::SocketAddr = app.address.trim_start_matches("http://").parse().unwrap();
+    let mut tcp = timeout(WAIT, tokio::net::TcpStream::connect(addr))
+        .await
+        .expect("TCP connect timed out")
+        .expect("TCP connect");
+    let mut bytes = format!(
+        "GET {U}/feed/live?api_key={} HTTP/1.1\r\nhost: {addr}\r\nupgrade: websocket\r\nconnection: upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+        enc(&app.public_key)
+    )
+    .into_bytes();
+    // one masked text frame: the auth frame
+    let auth = json!({"type": "auth", "user_id": ext}).to_string();
+    let mask = [0x11u8, 0x22, 0x33, 0x44];
+    assert!(auth.len() < 126);
+    bytes.extend_from_slice(&[0x81, 0x80 | auth.len() as u8]);
+    bytes.extend_from_slice(&mask);
+    bytes.extend(auth.bytes().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    tcp.write_all(&bytes).await.unwrap();
+
+    // the response head, a byte at a time (what follows is WebSocket frames)
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let b = timeout(WAIT, tcp.read_u8())
+            .await
+            .expect("response head timed out")
+            .expect("response head");
+        head.push(b);
+        assert!(head.len() < 8192, "response head too long");
+    }
+    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+    assert!(head.starts_with("http/1.1 101"), "{head}");
+    assert!(
+        head.contains("sec-websocket-accept: s3pplmbitxaq9kygzzhzrbk+xoo="),
+        "{head}"
+    );
+    let mut ws: Ws =
+        WebSocketStream::from_raw_socket(MaybeTlsStream::Plain(tcp), Role::Client, None).await;
+    hello(&mut ws, 0).await;
+
+    timeout(
+        WAIT,
+        ws.send(Message::Ping(b"are you there".to_vec().into())),
+    )
+    .await
+    .expect("ping timed out")
+    .expect("ping");
+    let pong = timeout(WAIT, ws.next())
+        .await
+        .expect("pong timed out")
+        .expect("a frame")
+        .expect("a frame");
+    assert_eq!(pong, Message::Pong(b"are you there".to_vec().into()));
+
+    f.run(&ext, 1).await;
+    let e = expect_type(&mut ws, "feed_entry.created").await;
+    assert_eq!(seq_of(&e), 1, "{e}");
+}
+
+/// A WebSocket upgrade to another route gets that route's usual answer, with
+/// the error object.
+#[tokio::test]
+async fn an_upgrade_to_another_route_gets_that_routes_answer() {
+    let f = fixture().await;
+    let app = &f.app;
+    let base = app.address.replacen("http://", "ws://", 1);
+    let r = timeout(
+        WAIT,
+        tokio_tungstenite::connect_async(format!("{base}/admin/v1/flows")),
+    )
+    .await
+    .expect("upgrade timed out");
+    match r {
+        Ok(_) => panic!("the upgrade must be refused"),
+        Err(e) => assert_refused(e, 401, "api_key", "missing_api_key"),
+    }
+    // and the server goes on serving
+    let mut ws = connect_user(app, &app.create_user("after", json!({})).await.0, "").await;
+    hello(&mut ws, 0).await;
+}

@@ -45,5 +45,5 @@ pub use flow_run::FlowRunActor;
 pub use lifecycle::{batch_size, INLINE_ERASURE_STEPS};
 pub use supervisor::{DeliverySupervisor, Dispatch};
 pub use user::{
-    CatchUp, Connect, Disconnect, LiveFrame, MarkAll, PushFrames, UpdateEntry, UserActor,
+    CatchUp, Connect, Disconnect, LiveFrame, LiveSink, MarkAll, PushFrames, UpdateEntry, UserActor,
 };

@@ -33,13 +33,33 @@ const IDLE: Duration = Duration::from_secs(300);
 #[rtype(result = "()")]
 pub struct LiveFrame(pub Arc<str>);
 
+/// Where one live socket's frames go. A socket need not be an actor: the
+/// service's sockets are plain tasks with a small shared inbox (an actor and its
+/// mailbox per socket cost more memory than the socket's own state), and
+/// `send` must not block, since the user's actor serves every socket of the user.
+pub trait LiveSink: Send + Sync {
+    /// Queues a text frame for the socket (dropped if it is gone).
+    fn send(&self, frame: Arc<str>);
+    /// False once the socket has gone: it is then forgotten.
+    fn connected(&self) -> bool;
+}
+
+impl LiveSink for Recipient<LiveFrame> {
+    fn send(&self, frame: Arc<str>) {
+        self.do_send(LiveFrame(frame));
+    }
+    fn connected(&self) -> bool {
+        Recipient::connected(self)
+    }
+}
+
 /// A socket joins: `hello`, then the events after `since` (or `reset`), are sent
 /// to it before any live event.
 #[derive(Message, Clone)]
 #[rtype(result = "Result<()>")]
 pub struct Connect {
     pub id: u64,
-    pub socket: Recipient<LiveFrame>,
+    pub socket: Arc<dyn LiveSink>,
     pub since: Option<u64>,
 }
 
@@ -89,7 +109,7 @@ pub struct UserActor {
     project: Uuid,
     user: Uuid,
     last_used: Instant,
-    sockets: HashMap<u64, Recipient<LiveFrame>>,
+    sockets: HashMap<u64, Arc<dyn LiveSink>>,
     /// Highest seq pushed to sockets (every event up to it is durable).
     pushed_seq: u64,
     /// Counts as of `pushed_seq`, for `hello`.
@@ -123,7 +143,7 @@ impl UserActor {
     fn send_all(&mut self, f: &Arc<str>) {
         self.sockets.retain(|_, s| s.connected());
         for s in self.sockets.values() {
-            s.do_send(LiveFrame(f.clone()));
+            s.send(f.clone());
         }
     }
 
@@ -326,16 +346,12 @@ impl Handler<Connect> for UserActor {
         self.last_used = Instant::now();
         let latest = self.pushed_seq;
         let hello = json!({"type": "hello", "seq": latest, "meta": self.pushed_meta.view()});
-        m.socket.do_send(LiveFrame(Arc::from(hello.to_string())));
-        let reset = || {
-            LiveFrame(Arc::from(
-                json!({"type": "reset", "seq": latest}).to_string(),
-            ))
-        };
+        m.socket.send(Arc::from(hello.to_string()));
+        let reset = || Arc::<str>::from(json!({"type": "reset", "seq": latest}).to_string());
         match m.since {
             None => {}
             Some(s) if s == latest => {}
-            Some(s) if s > latest => m.socket.do_send(reset()),
+            Some(s) if s > latest => m.socket.send(reset()),
             Some(s) => {
                 match self
                     .engine
@@ -346,10 +362,10 @@ impl Handler<Connect> for UserActor {
                         for f in frames {
                             let text = String::from_utf8(f)
                                 .map_err(|_| Error::internal("corrupt event"))?;
-                            m.socket.do_send(LiveFrame(Arc::from(text)));
+                            m.socket.send(Arc::from(text));
                         }
                     }
-                    None => m.socket.do_send(reset()),
+                    None => m.socket.send(reset()),
                 }
             }
         }
@@ -472,7 +488,7 @@ mod tests {
             let engine = Engine::start(Arc::new(store.clone()), EngineConfig::default()).unwrap();
             let (p, u) = (Uuid::now_v7(), Uuid::now_v7());
             let got = Arc::new(Mutex::new(vec![]));
-            let socket = Socket(got.clone()).start().recipient();
+            let socket: Arc<dyn LiveSink> = Arc::new(Socket(got.clone()).start().recipient());
             let actor = engine.user_actor(p, u);
             actor
                 .send(Connect {
