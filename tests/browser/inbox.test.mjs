@@ -45,6 +45,22 @@ function launch(profile, extra = {}) {
   });
 }
 
+/**
+ * The context's page, with the step timeout, and the page's errors (and, with
+ * `consoleErrors`, its console errors) pushed to `errors`.
+ */
+async function firstPage(context, errors, consoleErrors = true) {
+  const page = context.pages()[0] || (await context.newPage());
+  page.setDefaultTimeout(STEP_TIMEOUT);
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  if (consoleErrors) {
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(`console.error: ${m.text()} (${m.location().url || 'page'})`);
+    });
+  }
+  return page;
+}
+
 /** A user `ext` and an active flow with one in_app step of `template`; the flow's id. */
 async function userAndFlow(http, ext, user, tag, name, template) {
   expectStatus(await http.admin('PUT', `/users/${ext}`, user), 201);
@@ -143,12 +159,7 @@ async function inboxTest() {
     context = await step('launch headless Chromium', () =>
       launch(profile, { viewport: { width: 640, height: 420 }, deviceScaleFactor: 1 }),
     );
-    const page = context.pages()[0] || (await context.newPage());
-    page.setDefaultTimeout(STEP_TIMEOUT);
-    page.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') pageErrors.push(`console.error: ${m.text()} (${m.location().url || 'page'})`);
-    });
+    const page = await firstPage(context, pageErrors);
 
     const url = `${base}/inbox?api_key=${encodeURIComponent(keys.publicKey)}&user_id=${encodeURIComponent(ext)}`;
     await step('open /inbox and go live', async () => {
@@ -228,9 +239,7 @@ async function resumeTest() {
     };
 
     context = await launch(profile);
-    const page = context.pages()[0] || (await context.newPage());
-    page.setDefaultTimeout(STEP_TIMEOUT);
-    page.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+    const page = await firstPage(context, pageErrors, false);
 
     // every live socket goes through this route
     const auths = []; // the auth frames the page sent
@@ -375,9 +384,7 @@ async function restartTest() {
     }
 
     context = await launch(profile, { viewport: { width: 640, height: 420 }, deviceScaleFactor: 1 });
-    const page = context.pages()[0] || (await context.newPage());
-    page.setDefaultTimeout(STEP_TIMEOUT);
-    page.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+    const page = await firstPage(context, pageErrors, false);
     const count = (sel) => page.$$eval(sel, (els) => els.length);
     const badge = async () => (await page.textContent('#badge')).trim();
     const waitBadge = (n) => page.waitForFunction((w) => document.querySelector('#badge')?.textContent.trim() === w, String(n));
@@ -514,12 +521,7 @@ async function digestTest() {
     context = await step('launch headless Chromium', () =>
       launch(profile, { viewport: { width: 640, height: 420 }, deviceScaleFactor: 1 }),
     );
-    const page = context.pages()[0] || (await context.newPage());
-    page.setDefaultTimeout(STEP_TIMEOUT);
-    page.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') pageErrors.push(`console.error: ${m.text()} (${m.location().url || 'page'})`);
-    });
+    const page = await firstPage(context, pageErrors);
     const url = `${base}/inbox?api_key=${encodeURIComponent(keys.publicKey)}&user_id=${encodeURIComponent(ext)}`;
     await step('open /inbox and go live, empty', async () => {
       const res = await page.goto(url);

@@ -257,6 +257,29 @@ mod tests {
         (store, p)
     }
 
+    /// Expands `topic_run` with another run of `flow` for `u1` accepted
+    /// just before the first chunk's commit; that run, after checking the
+    /// chunk was committed on its second staging.
+    fn expand_racing(
+        store: &Store,
+        p: &Uuid,
+        flow: &Flow,
+        topic_run: &Uuid,
+    ) -> crate::storage::AcceptedRun {
+        let mut other = None;
+        let mut commits = 0;
+        expand_topic_with(store, p, topic_run, 100, &mut |_, _| true, &mut || {
+            commits += 1;
+            if other.is_none() {
+                other = Some(accept_run(store, p, run(flow, Some("u1"), None, 2))?);
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(commits, 2, "the chunk was staged and committed again");
+        other.unwrap()
+    }
+
     /// A topic chunk staged to pass a throttle (1 per hour) whose last slot
     /// another run took before the chunk committed: the chunk is staged
     /// again and its subscriber is throttled, not let through as a second.
@@ -269,25 +292,8 @@ mod tests {
             "seconds": null, "window": "1h", "limit": 1}),
         );
         let topic_run = accept_run(&store, &p, run(&flow, None, Some("t"), 1)).unwrap();
-        let mut other = None;
-        let mut commits = 0;
-        expand_topic_with(
-            &store,
-            &p,
-            &topic_run.run.id,
-            100,
-            &mut |_, _| true,
-            &mut || {
-                commits += 1;
-                if other.is_none() {
-                    other = Some(accept_run(&store, &p, run(&flow, Some("u1"), None, 2))?);
-                }
-                Ok(())
-            },
-        )
-        .unwrap();
-        assert_eq!(commits, 2, "the chunk was staged and committed again");
-        let passed = notifs(&store, &p, &other.unwrap().run.id).remove(0);
+        let other = expand_racing(&store, &p, &flow, &topic_run.run.id);
+        let passed = notifs(&store, &p, &other.run.id).remove(0);
         assert_eq!(passed.stopped, None, "{passed:?}");
         let from_topic = notifs(&store, &p, &topic_run.run.id);
         assert_eq!(from_topic.len(), 1);
@@ -313,28 +319,11 @@ mod tests {
         );
         let opener = accept_run(&store, &p, run(&flow, Some("u1"), None, 0)).unwrap();
         let topic_run = accept_run(&store, &p, run(&flow, None, Some("t"), 1)).unwrap();
-        let mut closer = None;
-        let mut commits = 0;
-        expand_topic_with(
-            &store,
-            &p,
-            &topic_run.run.id,
-            100,
-            &mut |_, _| true,
-            &mut || {
-                commits += 1;
-                if closer.is_none() {
-                    // The second activity: `max` closes the opener's batch.
-                    closer = Some(accept_run(&store, &p, run(&flow, Some("u1"), None, 2))?);
-                }
-                Ok(())
-            },
-        )
-        .unwrap();
-        assert_eq!(commits, 2, "the chunk was staged and committed again");
+        // The second activity: `max` closes the opener's batch.
+        let closer = expand_racing(&store, &p, &flow, &topic_run.run.id);
 
         let first = notifs(&store, &p, &opener.run.id).remove(0);
-        let closing = notifs(&store, &p, &closer.unwrap().run.id).remove(0);
+        let closing = notifs(&store, &p, &closer.run.id).remove(0);
         let from_topic = notifs(&store, &p, &topic_run.run.id);
         assert_eq!(from_topic.len(), 1, "one notification for the subscriber");
         assert_eq!(closing.batched_into, Some(first.id));
