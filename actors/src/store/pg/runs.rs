@@ -452,6 +452,10 @@ async fn feed_insert(
 
 /// Writes in-app entries settled with a run into their users' feeds, each
 /// with its `feed_entry.created` event: the frames per user, in `seq` order.
+/// The counts and `seq`s are worked out here, under the feeds' locks, and
+/// written with one statement per table for the whole chunk (entries,
+/// events, the trim of old events, the counts): a topic chunk's round trips
+/// do not grow with its recipients.
 async fn stage_feeds(
     conn: &mut PgConnection,
     p: &Uuid,
@@ -463,6 +467,12 @@ async fn stage_feeds(
     let mut counts = lock_feeds(conn, feed.iter().map(|(d, _)| (*p, d.recipient_id))).await?;
     let mut frames: UserFrames = vec![];
     let mut at: HashMap<Uuid, usize> = HashMap::new();
+    let now = Timestamp::now().millis();
+    let n = feed.len();
+    let (mut e_users, mut e_deliveries, mut e_flags) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut v_users, mut v_seqs, mut v_frames) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     for (d, json) in feed {
         let u = d.recipient_id;
         let i = *at.entry(u).or_insert_with(|| {
@@ -470,13 +480,82 @@ async fn stage_feeds(
             frames.len() - 1
         });
         let c = counts.get_mut(&(*p, u)).expect("locked above");
-        feed_insert(conn, p, &d, c).await?;
-        let f = log_event(conn, p, &u, FeedEvent::Created, &json, c).await?;
-        frames[i].2.push(f);
+        let f = flags_of(&d);
+        e_users.push(u);
+        e_deliveries.push(d.id);
+        e_flags.push(i16::from(f));
+        count_delta(c, f, 1);
+        c.seq += 1;
+        let (frame, meta) = feed_frame_with(FeedEvent::Created.as_str(), c.seq, &json, c);
+        v_users.push(u);
+        v_seqs.push(c.seq as i64);
+        v_frames.push(frame.to_string());
+        frames[i].2.push((c.seq, frame, meta));
     }
-    for ((p, u), c) in &counts {
-        save_counts(conn, p, u, c).await?;
+    sqlx::query(
+        "INSERT INTO feed (project, user_id, delivery_id, flags)
+         SELECT $1, * FROM UNNEST($2::uuid[], $3::uuid[], $4::int2[])
+         ON CONFLICT (project, user_id, delivery_id) DO UPDATE SET flags = EXCLUDED.flags",
+    )
+    .bind(p)
+    .bind(&e_users)
+    .bind(&e_deliveries)
+    .bind(&e_flags)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    sqlx::query(
+        "INSERT INTO feed_events (project, user_id, seq, frame, created_ms)
+         SELECT $1, u, s, f, $5 FROM UNNEST($2::uuid[], $3::int8[], $4::text[]) AS t(u, s, f)",
+    )
+    .bind(p)
+    .bind(&v_users)
+    .bind(&v_seqs)
+    .bind(&v_frames)
+    .bind(now)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    // old events beyond what is kept go, as `log_event` does one by one
+    let (t_users, t_upto): (Vec<Uuid>, Vec<i64>) = counts
+        .iter()
+        .filter(|(_, c)| c.seq as i64 > KEEP_EVENTS)
+        .map(|((_, u), c)| (*u, c.seq as i64 - KEEP_EVENTS))
+        .unzip();
+    if !t_users.is_empty() {
+        sqlx::query(
+            "DELETE FROM feed_events e USING UNNEST($2::uuid[], $3::int8[]) AS t(u, upto)
+             WHERE e.project = $1 AND e.user_id = t.u AND e.seq <= t.upto AND e.created_ms < $4",
+        )
+        .bind(p)
+        .bind(&t_users)
+        .bind(&t_upto)
+        .bind(now - KEEP_MS)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_err)?;
     }
+    let mut c_users = Vec::with_capacity(counts.len());
+    let (mut c_seq, mut c_unread, mut c_unseen) = (vec![], vec![], vec![]);
+    for ((_, u), c) in &counts {
+        c_users.push(*u);
+        c_seq.push(c.seq as i64);
+        c_unread.push(c.unread as i64);
+        c_unseen.push(c.unseen as i64);
+    }
+    sqlx::query(
+        "UPDATE feed_state s SET seq = t.seq, unread = t.unread, unseen = t.unseen
+         FROM UNNEST($2::uuid[], $3::int8[], $4::int8[], $5::int8[]) AS t(u, seq, unread, unseen)
+         WHERE s.project = $1 AND s.user_id = t.u",
+    )
+    .bind(p)
+    .bind(&c_users)
+    .bind(&c_seq)
+    .bind(&c_unread)
+    .bind(&c_unseen)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_err)?;
     Ok(frames)
 }
 
