@@ -469,10 +469,16 @@ async fn stage_feeds(
     let mut at: HashMap<Uuid, usize> = HashMap::new();
     let now = Timestamp::now().millis();
     let n = feed.len();
-    let (mut e_users, mut e_deliveries, mut e_flags) =
-        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut v_users, mut v_seqs, mut v_frames) =
-        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut e_users, mut e_deliveries, mut e_flags) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let (mut v_users, mut v_seqs, mut v_frames) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
     for (d, json) in feed {
         let u = d.recipient_id;
         let i = *at.entry(u).or_insert_with(|| {
