@@ -313,6 +313,21 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
         }));
     }
 
+    /// Polls the step in progress, if any; when it is done, applies it and
+    /// handles the frames that came behind it. Whether one was done.
+    fn poll_busy(&mut self, cx: &mut Context<'_>) -> bool {
+        let Some(f) = &mut self.busy else {
+            return false;
+        };
+        let Poll::Ready(step) = f.as_mut().poll(cx) else {
+            return false;
+        };
+        self.busy = None;
+        self.step_done(step);
+        self.handle_input();
+        true
+    }
+
     fn step_done(&mut self, step: Step) {
         match step {
             Step::Authed(r) => match *r {
@@ -530,14 +545,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Future for Conn<T> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
         loop {
-            if let Some(f) = &mut this.busy {
-                if let Poll::Ready(step) = f.as_mut().poll(cx) {
-                    this.busy = None;
-                    this.step_done(step);
-                    // Frames that came behind the one just handled.
-                    this.handle_input();
-                    continue;
-                }
+            if this.poll_busy(cx) {
+                continue;
             }
             this.take_inbox(cx);
             if this.poll_timer(cx).is_ready() {
@@ -548,16 +557,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Future for Conn<T> {
                 // delivered, and a close frame would have no reader.
                 return Poll::Ready(());
             }
-            if this.busy.is_some() && !this.closing {
-                // a step started while reading: poll it (registers its waker)
-                if let Some(f) = &mut this.busy {
-                    if let Poll::Ready(step) = f.as_mut().poll(cx) {
-                        this.busy = None;
-                        this.step_done(step);
-                        this.handle_input();
-                        continue;
-                    }
-                }
+            // a step started while reading: poll it (registers its waker)
+            if !this.closing && this.poll_busy(cx) {
+                continue;
             }
             match this.poll_output(cx) {
                 Poll::Ready(Err(_)) => return Poll::Ready(()),
