@@ -23,7 +23,8 @@
 //! requests at most; a run that would exceed it is counted as `late`, not
 //! sent), `--soak-dir PATH` (use and keep this data dir, e.g. to grow a large
 //! one with `--retention 90d`), and `--soak-restart PATH` (only measure
-//! restarts, three, on an existing data dir). `--smoke`: 20 s at 20 runs/s to 20 users,
+//! restarts, three, on an existing data dir). `HERALD_BIN=PATH` runs that
+//! build of the server instead of this one's. `--smoke`: 20 s at 20 runs/s to 20 users,
 //! retention 5 s (through `HERALD_RETENTION_TEST_SECONDS`), 3 s intervals.
 
 use crate::arg;
@@ -142,7 +143,10 @@ struct Herald {
 impl Herald {
     fn start(dir: &Path, pk: &str, sk: &str, smoke: bool) -> Herald {
         let spawned = Instant::now();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_herald"));
+        // `HERALD_BIN` runs another build (an earlier commit's, to compare).
+        let bin =
+            std::env::var("HERALD_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_herald").into());
+        let mut cmd = Command::new(bin);
         cmd.args([
             "serve",
             "--bind",
