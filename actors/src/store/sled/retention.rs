@@ -1436,6 +1436,81 @@ mod tests {
         assert!(!store.notification_trace(&p, &kept).unwrap().is_empty());
     }
 
+    /// Settled notifications stored in groups (16 to a key) go member by
+    /// member, with their traces, also when a batch stops inside a group;
+    /// a younger notification stays.
+    #[test]
+    fn the_purge_takes_grouped_notifications_member_by_member() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let f = flow(Uuid::now_v7());
+        let input = crate::storage::AcceptInput {
+            flow: f.clone(),
+            recipients: (0..20)
+                .map(|i| crate::storage::RunRecipient {
+                    external_id: format!("u{i}"),
+                    patch: Default::default(),
+                })
+                .collect(),
+            actor: None,
+            topic: None,
+            data: serde_json::json!({}),
+            idempotency: None,
+            timing: Default::default(),
+        };
+        let run = crate::delivery::accept::accept_run(&store, &p, input).unwrap();
+        let ids: Vec<Uuid> = store
+            .list_notifications(
+                &p,
+                &crate::storage::NotificationFilter {
+                    flow_run_id: Some(run.run.id),
+                    ..Default::default()
+                },
+                &crate::storage::PageReq {
+                    limit: 50,
+                    ..Default::default()
+                },
+            )
+            .unwrap()
+            .items
+            .iter()
+            .map(|n| n.id)
+            .collect();
+        assert_eq!(ids.len(), 20);
+        let groups = store
+            .tree(T::notifications)
+            .scan_prefix(Key::new().id(&p))
+            .filter(|kv| kv.as_ref().unwrap().0.len() == 30)
+            .count();
+        assert!(groups >= 2, "stored in groups: {groups}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let cut_at = Timestamp::now();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let kept = notify(&store, &p, &f, "kept");
+        let cut = PurgeCutoffs {
+            notifications: cut_at,
+            feed: Timestamp::from_millis(0),
+            now: Timestamp::now(),
+            test_clock: false,
+        };
+        let mut total = PurgeReport::default();
+        for _ in 0..100 {
+            let r = store.purge(&p, &cut, 3).unwrap();
+            total.add(&r);
+            if !r.more {
+                break;
+            }
+        }
+        assert_eq!(total.notifications, 20);
+        for id in &ids {
+            assert!(store.notification(&p, id).unwrap().is_none());
+            assert!(store.notification_trace(&p, id).unwrap().is_empty());
+        }
+        assert!(store.notification(&p, &kept).unwrap().is_some());
+        assert!(!store.notification_trace(&p, &kept).unwrap().is_empty());
+    }
+
     /// Throttle counters go once their newest run is past the step's window
     /// (in the purge's project time), or when their flow is gone; a counter
     /// with a run inside its window stays.
