@@ -109,6 +109,11 @@ fn phase(name: &str, t0: Instant, phases: &mut Vec<Value>) {
 async fn main() {
     let started = Instant::now();
     let smoke = flag("--smoke");
+    if let Some(runs) = arg("--purge-cost") {
+        // The purge's cost in isolation (see `soak::purge_cost`).
+        soak::purge_cost(runs.replace('_', "").parse().expect("--purge-cost RUNS")).await;
+        return;
+    }
     if flag("--soak") || flag("--soak-restart") {
         // The soak and restart measurements (see `soak`), on their own.
         soak::main(smoke).await;

@@ -5,7 +5,11 @@
 //!
 //! Work goes in bounded batches on the blocking pool, one at a time, with a
 //! pause between batches: the purge is background work and yields to live
-//! traffic rather than competing with it for the store. Its progress shows in
+//! traffic rather than competing with it for the store. Its pace adapts
+//! (`Pace`): each batch is sized to take about `STEP_TARGET` (one atomic
+//! commit: on the embedded store, live writes wait behind it), and the pause
+//! after it keeps the purge to a share of one core, a larger share while the
+//! project's backlog is older than its window allows. Its progress shows in
 //! `/metrics`: records purged by kind, bytes reclaimed (an estimate from the
 //! records' sizes), and the age of the oldest notification kept.
 
@@ -20,11 +24,82 @@ use uuid::Uuid;
 const DEFAULT_TICK_SECS: u64 = 5;
 
 /// Records of each kind one batch removes at most; `HERALD_PURGE_BATCH`
-/// overrides it (tests make it small to see erasures span several steps).
+/// overrides it (tests make it small to see erasures span several steps),
+/// and then the purge's batches keep that size too.
 const DEFAULT_BATCH: usize = 256;
 
-/// The pause between two batches of one pass.
+/// The bounds of an adaptive purge batch.
+const MIN_BATCH: usize = 32;
+const MAX_BATCH: usize = 4096;
+
+/// How much CPU time one purge batch should take: enough that its fixed
+/// costs (the scan's start, the locks, the commit) are spread over many
+/// records, little enough that live writes waiting behind its commit hardly
+/// notice.
+const STEP_TARGET: Duration = Duration::from_millis(10);
+
+/// The share of one core the purge may use: its CPU budget per second of
+/// wall time, and a larger one while it catches up (see `Pace::after`).
+const DUTY: f64 = 0.4;
+const DUTY_CATCHING_UP: f64 = 0.7;
+
+/// The pause between two erasure steps.
 const BATCH_PAUSE: Duration = Duration::from_millis(20);
+
+/// CPU time this thread has used so far.
+fn thread_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(
+        t.tv_sec.max(0) as u64,
+        t.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
+}
+
+/// The purge's pace: the batch size, adapted to the CPU time the last
+/// batches took (under half of `STEP_TARGET` doubles the next, over twice
+/// halves it, within `MIN_BATCH..=MAX_BATCH`; a batch that took over eight
+/// targets of wall time, waiting on a loaded machine or on PostgreSQL,
+/// halves it too), and the pause after each batch, which holds the purge to
+/// `DUTY` of one core (`DUTY_CATCHING_UP` while the backlog is old).
+/// Measured in CPU time, so the pace a budget allows does not fall when
+/// other work slows the machine; a batch counts at least a quarter of its
+/// wall time, so a purge waiting on a database still pauses in proportion.
+struct Pace {
+    batch: usize,
+    /// `HERALD_PURGE_BATCH` given: the batch stays that size.
+    fixed: bool,
+}
+
+impl Pace {
+    fn new() -> Pace {
+        match std::env::var("HERALD_PURGE_BATCH").ok() {
+            Some(_) => Pace {
+                batch: batch_size(),
+                fixed: true,
+            },
+            None => Pace {
+                batch: DEFAULT_BATCH,
+                fixed: false,
+            },
+        }
+    }
+
+    /// Adapts to a batch that took `cpu` (and `wall`); the pause to make
+    /// before the next.
+    fn after(&mut self, cpu: Duration, wall: Duration, catching_up: bool) -> Duration {
+        if !self.fixed {
+            if cpu > STEP_TARGET * 2 || wall > STEP_TARGET * 8 {
+                self.batch = (self.batch / 2).max(MIN_BATCH);
+            } else if cpu < STEP_TARGET / 2 && wall < STEP_TARGET * 4 {
+                self.batch = (self.batch * 2).min(MAX_BATCH);
+            }
+        }
+        let duty = if catching_up { DUTY_CATCHING_UP } else { DUTY };
+        cpu.max(wall / 4)
+            .mul_f64((1.0 - duty) / duty)
+            .clamp(Duration::from_millis(1), Duration::from_millis(500))
+    }
+}
 
 /// Steps an erasure request works through itself before answering 202.
 pub const INLINE_ERASURE_STEPS: usize = 4;
@@ -67,12 +142,13 @@ impl Engine {
         let tick = Duration::from_secs(env_or("HERALD_RETENTION_TICK", DEFAULT_TICK_SECS).max(1));
         self.arbiter(0).spawn(async move {
             let batch = batch_size();
+            let mut pace = Pace::new();
             while engine.is_running() {
                 tokio::time::sleep(tick).await;
                 // here too on a node that shares no work (`cluster`)
                 metrics::gauge!("herald_node_info", "node" => engine.node_id().to_string())
                     .set(1.0);
-                if let Err(e) = engine.purge_pass(batch).await {
+                if let Err(e) = engine.purge_pass(&mut pace).await {
                     tracing::warn!(error = %e, "retention purge failed; retrying next pass");
                 }
                 if let Err(e) = engine.erasure_pass(batch).await {
@@ -83,7 +159,7 @@ impl Engine {
     }
 
     /// One purge pass over every project, in batches until each is done.
-    async fn purge_pass(&self, batch: usize) -> Result<()> {
+    async fn purge_pass(&self, pace: &mut Pace) -> Result<()> {
         let projects = self.run(|s| s.projects()).await?;
         let mut oldest_ms = 0i64;
         for p in projects {
@@ -101,9 +177,18 @@ impl Engine {
                 test_clock: p.test_clock.is_some(),
             };
             let id = p.id;
+            // Catching up: the oldest notification kept is past its window
+            // by more than a quarter of the window (30 s at least), so a backlog
+            // (a window just shortened, a purge that fell behind) is
+            // worked off faster than the traffic adds to it.
+            let slack = (r.notifications.millis() / 4).max(30_000);
+            let catching_up = matches!(
+                self.run(move |s| s.oldest_notification(&id)).await,
+                Ok(Some(t)) if t.millis() < cut.notifications.millis() - slack
+            );
             // One project's failure (a project deleted meanwhile, a disk
             // error) leaves the others' purge to go on.
-            if let Err(e) = self.purge_project(id, cut, batch).await {
+            if let Err(e) = self.purge_project(id, cut, pace, catching_up).await {
                 tracing::warn!(project = %id, error = %e, "retention purge failed; retrying next pass");
             }
             if let Ok(Some(t)) = self.run(move |s| s.oldest_notification(&id)).await {
@@ -115,14 +200,29 @@ impl Engine {
     }
 
     /// A project's purge, in batches until it is done.
-    async fn purge_project(&self, id: Uuid, cut: PurgeCutoffs, batch: usize) -> Result<()> {
+    async fn purge_project(
+        &self,
+        id: Uuid,
+        cut: PurgeCutoffs,
+        pace: &mut Pace,
+        catching_up: bool,
+    ) -> Result<()> {
         while self.is_running() {
-            let rep = self.run(move |s| s.purge(&id, &cut, batch)).await?;
+            let batch = pace.batch;
+            let t = std::time::Instant::now();
+            let (rep, cpu) = self
+                .run(move |s| {
+                    let c = thread_cpu();
+                    let rep = s.purge(&id, &cut, batch)?;
+                    Ok((rep, thread_cpu().saturating_sub(c)))
+                })
+                .await?;
+            let pause = pace.after(cpu, t.elapsed(), catching_up);
             record(&rep);
             if !rep.more {
                 break;
             }
-            tokio::time::sleep(BATCH_PAUSE).await;
+            tokio::time::sleep(pause).await;
         }
         Ok(())
     }

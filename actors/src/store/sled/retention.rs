@@ -24,9 +24,11 @@ use super::runs::{
 };
 use super::{Store, Writes, T};
 use crate::error::{Error, Result};
-use crate::model::{notification_of, ChannelType, FeedCounts, Timestamp};
+use crate::model::{notification_of, ChannelType, DeliveryStatus, FeedCounts, Timestamp};
 use crate::storage::{Erasure, ErasureStatus, PurgeCutoffs, PurgeReport};
-use std::collections::{HashMap, HashSet};
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use uuid::Uuid;
 
@@ -63,22 +65,105 @@ fn counter_expired(v: &[u8], window: Option<i64>, now: i64) -> Result<bool> {
     Ok(hits.iter().all(|t| *t <= now.saturating_sub(window)))
 }
 
+/// What the purge reads of a stored notification: the fields of
+/// `records::NotifRec`'s stored form it needs, by name. The rest (rendered
+/// content, outcomes, errors, gates) is skipped, not decoded: decoding whole
+/// records was most of the purge's CPU.
+#[derive(Deserialize)]
+struct SkimN<'a> {
+    i: Uuid,
+    r: Uuid,
+    #[serde(borrow)]
+    t: Option<Cow<'a, str>>,
+    p: bool,
+    u: Uuid,
+    c: Timestamp,
+}
+
+#[derive(Deserialize)]
+struct SkimD {
+    i: Uuid,
+    ct: ChannelType,
+    s: DeliveryStatus,
+}
+
+#[derive(Deserialize)]
+struct Skim<'a> {
+    #[serde(borrow)]
+    n: SkimN<'a>,
+    d: Vec<SkimD>,
+}
+
+fn skim(v: &[u8]) -> Result<Skim<'_>> {
+    match v.split_first() {
+        Some((1, b)) => {
+            rmp_serde::from_slice(b).map_err(|e| Error::internal(format!("corrupt record: {e}")))
+        }
+        _ => Err(Error::internal("corrupt record: unknown version byte")),
+    }
+}
+
+/// Where a notification's own key stands, as far as the caller knows.
+#[derive(Clone, Copy)]
+enum Alone {
+    /// Not known: looked up.
+    Unknown,
+    /// Not stored alone (only in its group).
+    No,
+    /// Stored alone, its value this many bytes.
+    Yes(usize),
+}
+
+/// A notification to remove: what the removal needs of it.
+struct Doomed {
+    id: Uuid,
+    run: Uuid,
+    topic: Option<String>,
+    user: Uuid,
+    /// Its deliveries: (id, channel type, status).
+    d: Vec<(Uuid, ChannelType, DeliveryStatus)>,
+    alone: Alone,
+}
+
+impl Doomed {
+    fn of(r: &NotifRec) -> Doomed {
+        Doomed {
+            id: r.n.id,
+            run: r.n.flow_run_id,
+            topic: r.n.topic.clone(),
+            user: r.n.recipient_id,
+            d: r.d
+                .iter()
+                .map(|d| (d.id, d.channel_type, d.status))
+                .collect(),
+            alone: Alone::Unknown,
+        }
+    }
+}
+
 /// Notifications being removed in one batch, with everything pointing at them.
 struct Removal<'s> {
     store: &'s Store,
     p: Uuid,
     w: Writes,
-    /// Groups touched: key → (value left, `None` when empty; changed).
-    groups: HashMap<Vec<u8>, (Option<Vec<u8>>, bool)>,
+    /// Groups touched: key → (value as read, `None`: no group; indexes of
+    /// the members removed).
+    groups: HashMap<Vec<u8>, (Option<sled::IVec>, Vec<u8>)>,
     runs: HashMap<Uuid, HashSet<[u8; 16]>>,
     topics: HashMap<String, HashSet<[u8; 16]>>,
     /// Per recipient: what the feed entries removed counted (unread, unseen).
     feeds: HashMap<Uuid, FeedCounts>,
+    /// Notifications whose traces go, in the order removed; with `dense`,
+    /// they are one stretch of ids and their traces go by one range scan
+    /// (the purge), else by a prefix scan each (an erasure: one user's
+    /// notifications, spread over time).
+    traced: Vec<[u8; 16]>,
+    dense: bool,
     report: PurgeReport,
 }
 
 impl<'s> Removal<'s> {
-    fn new(store: &'s Store, p: Uuid) -> Self {
+    fn new(store: &'s Store, p: Uuid, dense: bool) -> Self {
         Removal {
             store,
             p,
@@ -87,52 +172,58 @@ impl<'s> Removal<'s> {
             runs: HashMap::new(),
             topics: HashMap::new(),
             feeds: HashMap::new(),
+            traced: vec![],
+            dense,
             report: PurgeReport::default(),
         }
     }
 
     /// Stages the removal of a notification and everything pointing at it.
     /// The caller holds the recipient's feed lock.
-    fn remove(&mut self, rec: &NotifRec) -> Result<()> {
-        let (p, nid) = (self.p, rec.n.id);
+    fn remove(&mut self, rec: &Doomed) -> Result<()> {
+        let (p, nid) = (self.p, rec.id);
         let notifications = self.store.tree(T::notifications);
         let nk = notif_key(&p, &nid);
-        if let Some(v) = notifications.get(&nk)? {
-            self.report.bytes += (nk.0.len() + v.len()) as u64;
-            self.w.del(T::notifications, &nk);
+        match rec.alone {
+            Alone::Yes(len) => {
+                self.report.bytes += (nk.0.len() + len) as u64;
+                self.w.del(T::notifications, &nk);
+            }
+            Alone::No => {}
+            Alone::Unknown => {
+                if let Some(v) = notifications.get(&nk)? {
+                    self.report.bytes += (nk.0.len() + v.len()) as u64;
+                    self.w.del(T::notifications, &nk);
+                }
+            }
         }
         // Its copy in a group, if it has one (the group's other members stay).
         let gk = Key::new().id(&p).bytes(&nid.as_bytes()[..14]).0;
         if !self.groups.contains_key(&gk) {
-            let v = notifications.get(&gk)?.map(|v| v.to_vec());
-            self.groups.insert(gk.clone(), (v, false));
+            let v = notifications.get(&gk)?;
+            self.groups.insert(gk.clone(), (v, vec![]));
         }
-        if let Some((value, changed)) = self.groups.get_mut(&gk) {
-            if let Some(v) = value.as_ref() {
-                let members = group_members(v)?;
-                let i = nid.as_bytes()[14];
-                if let Some(m) = members.iter().find(|m| m.0 == i) {
+        if let Some((Some(v), removed)) = self.groups.get_mut(&gk) {
+            let i = nid.as_bytes()[14];
+            if let Some(m) = group_members(v)?.iter().find(|m| m.0 == i) {
+                if !removed.contains(&i) {
                     self.report.bytes += 5 + m.1.len() as u64;
-                    let kept: Vec<(u8, &[u8])> =
-                        members.iter().copied().filter(|m| m.0 != i).collect();
-                    let left = (!kept.is_empty()).then(|| group_value(&kept));
-                    *value = left;
-                    *changed = true;
+                    removed.push(i);
                 }
             }
         }
-        let u = rec.n.recipient_id;
+        let u = rec.user;
         let feed = self.store.tree(T::feed);
-        for d in &rec.d {
-            if status_indexed(d.status) {
-                let k = Key::new().id(&p).u8(d.status.index()).id(&d.id);
+        for (did, ct, status) in &rec.d {
+            if status_indexed(*status) {
+                let k = Key::new().id(&p).u8(status.index()).id(did);
                 self.report.bytes += k.0.len() as u64;
                 self.w.del(T::deliv_by_status, k);
             }
             // A settled delivery has no queue entry; this makes sure of it.
-            self.w.del(T::queue, Key::new().id(&p).id(&d.id));
-            if d.channel_type == ChannelType::InApp {
-                let fk = Key::new().id(&p).id(&u).id(&d.id);
+            self.w.del(T::queue, Key::new().id(&p).id(did));
+            if *ct == ChannelType::InApp {
+                let fk = Key::new().id(&p).id(&u).id(did);
                 if let Some(v) = feed.get(&fk)? {
                     if let Some(&flags) = v.first() {
                         count_delta(self.feeds.entry(u).or_default(), flags, 1);
@@ -145,12 +236,12 @@ impl<'s> Removal<'s> {
             self.report.deliveries += 1;
         }
         self.w.del(T::feed, recipient_marker(&p, &u, &nid));
-        self.report.bytes += self.store.stage_trace_removal(&mut self.w, &p, &nid)?;
+        self.traced.push(*nid.as_bytes());
         self.runs
-            .entry(rec.n.flow_run_id)
+            .entry(rec.run)
             .or_default()
             .insert(*nid.as_bytes());
-        if let Some(t) = &rec.n.topic {
+        if let Some(t) = &rec.topic {
             self.topics
                 .entry(t.clone())
                 .or_default()
@@ -160,16 +251,58 @@ impl<'s> Removal<'s> {
         Ok(())
     }
 
+    /// Stages the removal of the traces of the notifications removed.
+    fn stage_traces(&mut self) -> Result<()> {
+        let ids = std::mem::take(&mut self.traced);
+        if !self.dense {
+            for id in &ids {
+                self.report.bytes +=
+                    self.store
+                        .stage_trace_removal(&mut self.w, &self.p, &Uuid::from_bytes(*id))?;
+            }
+            return Ok(());
+        }
+        let (Some(lo), Some(hi)) = (ids.iter().min(), ids.iter().max()) else {
+            return Ok(());
+        };
+        let set: HashSet<&[u8; 16]> = ids.iter().collect();
+        let p = Key::new().id(&self.p);
+        let lo = p.clone().bytes(lo).0;
+        let mut hi = p.clone().bytes(hi).0;
+        hi.extend_from_slice(&[0xff; 8]);
+        for kv in self
+            .store
+            .tree(T::trace)
+            .range::<Vec<u8>, _>((Bound::Included(lo), Bound::Included(hi)))
+        {
+            let (k, v) = kv?;
+            if k.len() < 32 || !set.contains(&<[u8; 16]>::try_from(&k[16..32]).unwrap_or_default())
+            {
+                continue;
+            }
+            self.report.bytes += (k.len() + v.len()) as u64;
+            self.w.del(T::trace, k);
+        }
+        Ok(())
+    }
+
     /// The writes of the batch (groups and indexes rewritten, the feeds'
     /// counts brought down when `counts`), its report, and the users whose
     /// feeds changed.
     fn finish(mut self, counts: bool) -> Result<(Writes, PurgeReport, Vec<Uuid>)> {
-        for (gk, (v, changed)) in std::mem::take(&mut self.groups) {
-            if changed {
-                match v {
-                    Some(v) => self.w.put(T::notifications, gk, v),
-                    None => self.w.del(T::notifications, gk),
-                }
+        self.stage_traces()?;
+        for (gk, (v, removed)) in std::mem::take(&mut self.groups) {
+            let Some(v) = v.filter(|_| !removed.is_empty()) else {
+                continue;
+            };
+            let kept: Vec<(u8, &[u8])> = group_members(&v)?
+                .into_iter()
+                .filter(|m| !removed.contains(&m.0))
+                .collect();
+            if kept.is_empty() {
+                self.w.del(T::notifications, gk);
+            } else {
+                self.w.put(T::notifications, gk, group_value(&kept));
             }
         }
         for (run, ids) in std::mem::take(&mut self.runs) {
@@ -282,6 +415,11 @@ impl Store {
     /// and the scan ends at the first one too young. Project time at
     /// acceptance grows with the ids (a test clock starts at the real time
     /// and only moves forward), so nothing older lies beyond it.
+    ///
+    /// One range scan over the notifications' keys finds them: each record
+    /// is skimmed (`Skim`), not decoded, and where it is stored (alone, in
+    /// its group, both) is known from the scan, so removing it looks nothing
+    /// up again but its feed entries.
     fn purge_notifications(
         &self,
         project: &Uuid,
@@ -296,41 +434,120 @@ impl Store {
             before
         });
         let mut accepted: HashMap<Uuid, Timestamp> = HashMap::new();
-        let mut failed = None;
-        let mut recs: Vec<NotifRec> = vec![];
+        let mut doomed: Vec<Doomed> = vec![];
+        // The groups of the doomed, as the scan read them (`None`: none).
+        let mut groups: HashMap<Vec<u8>, Option<sled::IVec>> = HashMap::new();
         let (mut seen, mut more) = (0usize, false);
-        let mut last = None;
-        let cursor = self.cursor(project, T::notifications);
+        let mut last: Option<[u8; 16]> = None;
+        let cursor = self.cursor(project, T::notifications).map(|(k, _)| k);
+        let p = Key::new().id(project);
+        let n = p.0.len();
+        // A group sorts just before its members: start from the cursor's.
         let lo = match &cursor {
-            Some((k, _)) => Bound::Excluded(k.as_slice()),
-            None => Bound::Unbounded,
+            Some(k) if k.len() >= 14 => p.clone().bytes(&k[..14]).0,
+            _ => p.0.clone(),
         };
-        self.visit_records(
-            project,
-            (lo, Bound::Excluded(&floor[..])),
-            false,
-            &mut |r| {
+        let hi = p.clone().bytes(&floor).0;
+        // Entries sharing a 14-byte id prefix (a group, and records of its
+        // members stored alone), gathered, then looked at in id order.
+        let mut batch: Vec<(sled::IVec, sled::IVec)> = vec![];
+        // Whether the scan is done: a batch full, or nothing older follows.
+        let mut look = |batch: &mut Vec<(sled::IVec, sled::IVec)>| -> Result<bool> {
+            let mut done = false;
+            let mut group: Option<sled::IVec> = None;
+            // id → (encoded record, where its own key stands)
+            let mut recs: BTreeMap<[u8; 16], (&[u8], Alone)> = BTreeMap::new();
+            let mut gk = vec![];
+            for (k, v) in batch.iter() {
+                let tail = &k[n..];
+                if tail.len() == 14 {
+                    group = Some(v.clone());
+                    gk = k.to_vec();
+                }
+            }
+            if let Some(g) = &group {
+                for (i, b) in group_members(g)? {
+                    let mut id = [0u8; 16];
+                    id[..14].copy_from_slice(&gk[n..]);
+                    id[14] = i;
+                    id[15] = crate::model::NOTIFICATION_TAG;
+                    recs.insert(id, (b, Alone::No));
+                }
+            }
+            for (k, v) in batch.iter() {
+                let tail = &k[n..];
+                match tail.len() {
+                    14 => {}
+                    16 => {
+                        let mut id = [0u8; 16];
+                        id.copy_from_slice(tail);
+                        recs.insert(id, (&v[..], Alone::Yes(v.len())));
+                    }
+                    _ => return Err(Error::internal("corrupt notification key")),
+                }
+            }
+            for (id, (v, alone)) in recs {
+                if cursor.as_ref().is_some_and(|c| id[..] <= c[..]) {
+                    continue;
+                }
+                if id >= floor {
+                    done = true;
+                    break;
+                }
+                let r = skim(v)?;
                 if cut.test_clock {
-                    match self.accepted_at(project, &r.n, &mut accepted) {
-                        Ok(at) if at >= before => return false, // too young: done
-                        Ok(_) => {}
-                        Err(e) => {
-                            failed = Some(e);
-                            return false;
-                        }
+                    let at = self.accepted_at(project, r.n.r, r.n.c, &mut accepted)?;
+                    if at >= before {
+                        done = true; // too young: nothing older follows
+                        break;
                     }
                 }
                 seen += 1;
-                last = Some(*r.n.id.as_bytes());
-                if r.n.processed && r.d.iter().all(|d| d.status.is_final()) {
-                    recs.push(r);
+                last = Some(id);
+                if r.n.p && r.d.iter().all(|d| d.s.is_final()) {
+                    if gk.is_empty() {
+                        groups.insert(p.clone().bytes(&id[..14]).0, None);
+                    } else {
+                        groups.insert(gk.clone(), group.clone());
+                    }
+                    doomed.push(Doomed {
+                        id: r.n.i,
+                        run: r.n.r,
+                        topic: r.n.t.map(|t| t.into_owned()),
+                        user: r.n.u,
+                        d: r.d.iter().map(|d| (d.i, d.ct, d.s)).collect(),
+                        alone,
+                    });
                 }
-                more = recs.len() >= max || seen >= max * SCAN_FACTOR;
-                !more
-            },
-        )?;
-        if let Some(e) = failed {
-            return Err(e);
+                more = doomed.len() >= max || seen >= max * SCAN_FACTOR;
+                if more {
+                    done = true;
+                    break;
+                }
+            }
+            batch.clear();
+            Ok(done)
+        };
+        let mut done = false;
+        for kv in self
+            .tree(T::notifications)
+            .range::<Vec<u8>, _>((Bound::Included(lo), Bound::Excluded(hi)))
+        {
+            let (k, v) = kv?;
+            if k.len() < n + 14 {
+                return Err(Error::internal("corrupt notification key"));
+            }
+            let same = batch
+                .first()
+                .is_some_and(|(b, _)| b[n..n + 14] == k[n..n + 14]);
+            if !same && look(&mut batch)? {
+                done = true;
+                break;
+            }
+            batch.push((k, v));
+        }
+        if !done {
+            look(&mut batch)?;
         }
         // Pending notifications stay where they are: the next batch goes on
         // after the last one looked at, the pass after from the start.
@@ -340,19 +557,22 @@ impl Store {
             None
         };
         self.set_cursor(project, T::notifications, next);
-        if recs.is_empty() {
+        if doomed.is_empty() {
             return Ok(PurgeReport {
                 more,
                 ..Default::default()
             });
         }
-        let keys: Vec<Vec<u8>> = recs
+        let keys: Vec<Vec<u8>> = doomed
             .iter()
-            .map(|r| feed_lock_key(project, &r.n.recipient_id))
+            .map(|r| feed_lock_key(project, &r.user))
             .collect();
         let _feeds = self.lock_feeds(keys.iter().map(|k| k.as_slice()));
-        let mut removal = Removal::new(self, *project);
-        for r in &recs {
+        let mut removal = Removal::new(self, *project, true);
+        for (gk, v) in groups {
+            removal.groups.insert(gk, (v, vec![]));
+        }
+        for r in &doomed {
             removal.remove(r)?;
         }
         let (w, mut report, users) = removal.finish(true)?;
@@ -619,17 +839,18 @@ impl Store {
     fn accepted_at(
         &self,
         project: &Uuid,
-        n: &crate::model::Notification,
+        run: Uuid,
+        created_at: Timestamp,
         seen: &mut HashMap<Uuid, Timestamp>,
     ) -> Result<Timestamp> {
-        if let Some(t) = seen.get(&n.flow_run_id) {
+        if let Some(t) = seen.get(&run) {
             return Ok(*t);
         }
         let t = self
-            .flow_run(project, &n.flow_run_id)?
+            .flow_run(project, &run)?
             .and_then(|r| r.clock_at)
-            .unwrap_or(n.created_at);
-        seen.insert(n.flow_run_id, t);
+            .unwrap_or(created_at);
+        seen.insert(run, t);
         Ok(t)
     }
 
@@ -1008,13 +1229,13 @@ impl Store {
             self.commit_durable(w)?;
             return Ok(job);
         }
-        let mut removal = Removal::new(self, *project);
+        let mut removal = Removal::new(self, *project, false);
         for (nid, keys) in &nids {
             match self.notif_rec(project, nid)? {
                 // Still pending (its deliveries to a deleted user settle
                 // soon): a later step takes it.
                 Some(r) if !r.n.processed || !r.d.iter().all(|d| d.status.is_final()) => {}
-                Some(r) => removal.remove(&r)?,
+                Some(r) => removal.remove(&Doomed::of(&r))?,
                 // Gone already (purged): only its feed keys are left, and
                 // a trace a purge before traces went with notifications
                 // may have left.
@@ -1212,6 +1433,81 @@ mod tests {
         while store.purge(&p, &cut, 10).unwrap().more {}
         assert!(store.notification(&p, &old).unwrap().is_none());
         assert!(store.notification_trace(&p, &old).unwrap().is_empty());
+        assert!(!store.notification_trace(&p, &kept).unwrap().is_empty());
+    }
+
+    /// Settled notifications stored in groups (16 to a key) go member by
+    /// member, with their traces, also when a batch stops inside a group;
+    /// a younger notification stays.
+    #[test]
+    fn the_purge_takes_grouped_notifications_member_by_member() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let f = flow(Uuid::now_v7());
+        let input = crate::storage::AcceptInput {
+            flow: f.clone(),
+            recipients: (0..20)
+                .map(|i| crate::storage::RunRecipient {
+                    external_id: format!("u{i}"),
+                    patch: Default::default(),
+                })
+                .collect(),
+            actor: None,
+            topic: None,
+            data: serde_json::json!({}),
+            idempotency: None,
+            timing: Default::default(),
+        };
+        let run = crate::delivery::accept::accept_run(&store, &p, input).unwrap();
+        let ids: Vec<Uuid> = store
+            .list_notifications(
+                &p,
+                &crate::storage::NotificationFilter {
+                    flow_run_id: Some(run.run.id),
+                    ..Default::default()
+                },
+                &crate::storage::PageReq {
+                    limit: 50,
+                    ..Default::default()
+                },
+            )
+            .unwrap()
+            .items
+            .iter()
+            .map(|n| n.id)
+            .collect();
+        assert_eq!(ids.len(), 20);
+        let groups = store
+            .tree(T::notifications)
+            .scan_prefix(Key::new().id(&p))
+            .filter(|kv| kv.as_ref().unwrap().0.len() == 30)
+            .count();
+        assert!(groups >= 2, "stored in groups: {groups}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let cut_at = Timestamp::now();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let kept = notify(&store, &p, &f, "kept");
+        let cut = PurgeCutoffs {
+            notifications: cut_at,
+            feed: Timestamp::from_millis(0),
+            now: Timestamp::now(),
+            test_clock: false,
+        };
+        let mut total = PurgeReport::default();
+        for _ in 0..100 {
+            let r = store.purge(&p, &cut, 3).unwrap();
+            total.add(&r);
+            if !r.more {
+                break;
+            }
+        }
+        assert_eq!(total.notifications, 20);
+        for id in &ids {
+            assert!(store.notification(&p, id).unwrap().is_none());
+            assert!(store.notification_trace(&p, id).unwrap().is_empty());
+        }
+        assert!(store.notification(&p, &kept).unwrap().is_some());
         assert!(!store.notification_trace(&p, &kept).unwrap().is_empty());
     }
 
