@@ -4,18 +4,6 @@
 //! out, flushes once, and then releases every waiter up to that ticket. Under load
 //! one flush covers many requests, so throughput rises with concurrency.
 //!
-//! The flusher also paces itself: a flush starts no sooner than `GATHER`
-//! after the previous one started. Each sled flush is a hand-off to sled's
-//! I/O pool, whose send wakes every idle pool thread (seven at least), and a
-//! flush on this machine's disk takes well under a millisecond, so on a busy
-//! server flushes ran back to back, each answering one or two requests, and
-//! cost more CPU in wake-ups than the requests themselves; pacing lets one
-//! flush answer the requests of a whole `GATHER`. A store idle for `GATHER`
-//! flushes at once; a lone client writing back to back waits up to `GATHER`
-//! per write. (Pacing only after a flush that answered several tickets was
-//! tried first: with flushes that fast, most answered one, and it never
-//! engaged.)
-//!
 //! Every ticket gets an answer: a flush that fails answers its tickets with 503,
 //! and a flush that does not return (sled 0.34 can lose the wake-up of a flush
 //! after an I/O error, see `health`) is abandoned by the store's doctor through
@@ -25,10 +13,6 @@ use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use tokio::sync::watch;
-
-/// The least time from the start of one flush to the start of the next: at
-/// most 500 flushes a second, which adds at most 2 ms to a durable write.
-const GATHER: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// What flushes the store's current database (it changes when the store reopens).
 pub type FlushFn = Arc<dyn Fn() -> Result<()> + Send + Sync>;
@@ -113,39 +97,28 @@ impl Flusher {
         // is also used from the CLI where no runtime runs.
         let handle = std::thread::Builder::new()
             .name("herald-flusher".into())
-            .spawn(move || {
-                // When the last flush started.
-                let mut last: Option<std::time::Instant> = None;
-                loop {
-                    {
-                        let (m, cv) = &s.wake;
-                        let mut pending = m.lock().unwrap_or_else(|p| p.into_inner());
-                        while !*pending {
-                            pending = cv.wait(pending).unwrap_or_else(|p| p.into_inner());
-                        }
-                        *pending = false;
+            .spawn(move || loop {
+                {
+                    let (m, cv) = &s.wake;
+                    let mut pending = m.lock().unwrap_or_else(|p| p.into_inner());
+                    while !*pending {
+                        pending = cv.wait(pending).unwrap_or_else(|p| p.into_inner());
                     }
-                    // Pace (see the module's note); a closing store does not wait.
-                    if let Some(wait) = last.and_then(|l| GATHER.checked_sub(l.elapsed())) {
-                        if !s.exit.load(Ordering::SeqCst) {
-                            std::thread::sleep(wait);
-                        }
-                    }
-                    last = Some(std::time::Instant::now());
-                    let exiting = s.exit.load(Ordering::SeqCst);
-                    let target = s.requested.load(Ordering::SeqCst);
-                    s.flushing_since
-                        .store(s.epoch.elapsed().as_millis() as u64 + 1, Ordering::SeqCst);
-                    let res = flush();
-                    s.flushing_since.store(0, Ordering::SeqCst);
-                    if let Err(e) = &res {
-                        tracing::error!(error = %e.message, "store flush failed");
-                        on_error(e);
-                    }
-                    me.settle(target, res.is_ok());
-                    if exiting {
-                        return; // the store is closing
-                    }
+                    *pending = false;
+                }
+                let exiting = s.exit.load(Ordering::SeqCst);
+                let target = s.requested.load(Ordering::SeqCst);
+                s.flushing_since
+                    .store(s.epoch.elapsed().as_millis() as u64 + 1, Ordering::SeqCst);
+                let res = flush();
+                s.flushing_since.store(0, Ordering::SeqCst);
+                if let Err(e) = &res {
+                    tracing::error!(error = %e.message, "store flush failed");
+                    on_error(e);
+                }
+                me.settle(target, res.is_ok());
+                if exiting {
+                    return; // the store is closing
                 }
             })
             .expect("spawn flusher thread");
