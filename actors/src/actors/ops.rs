@@ -79,8 +79,17 @@ impl Engine {
         drop(permit);
         let accepted = accepted?;
         let (run, queued) = (accepted.run.id, accepted.queued);
-        self.release(accepted.frames, |e| e.start_run(project, run, queued))
-            .await?;
+        // A run settled whole at acceptance (in-app only, no topic: the common
+        // small run) has nothing left for an actor to do; starting one anyway
+        // cost an actor, a blocking-pool job and three reads of the run per
+        // run. Recovery agrees: it starts actors for unprocessed runs only.
+        let settled = accepted.run.processed && queued.is_empty();
+        self.release(accepted.frames, |e| {
+            if !settled {
+                e.start_run(project, run, queued)
+            }
+        })
+        .await?;
         Ok(accepted.body)
     }
 
