@@ -535,11 +535,19 @@ pub async fn rest(conns: usize, warmup: Duration, duration: Duration) -> Value {
     };
     let mut out = serde_json::Map::new();
     // The run endpoint last: it leaves a backlog of deliveries behind it.
+    // `HERALD_BENCH_REST_ONLY=put_admin_user` (names, comma-separated) drives
+    // only those endpoints, so a profile of the server covers one of them.
+    let only: Option<Vec<String>> = std::env::var("HERALD_BENCH_REST_ONLY")
+        .ok()
+        .map(|v| v.split(',').map(|s| s.trim().to_string()).collect());
     for (name, make) in [
         ("get_user_feed", feed),
         ("put_admin_user", put),
         ("post_flow_run_10", run),
     ] {
+        if only.as_ref().is_some_and(|o| !o.iter().any(|n| n == name)) {
+            continue;
+        }
         let r: LoadResult = load::drive(
             srv.addr,
             load::ServerCpu::Pid(srv.pid()),

@@ -48,42 +48,77 @@ impl Engine {
     /// until it is durable (the 202 promises it), pushes its frames and
     /// starts its actor.
     /// Returns the 202 body, as stored for idempotent replay.
-    pub async fn accept_run(&self, project: Uuid, mut input: AcceptInput) -> Result<Vec<u8>> {
+    pub async fn accept_run(&self, project: Uuid, input: AcceptInput) -> Result<Vec<u8>> {
+        let units = input.recipients.len();
+        self.accept_run_prepared(project, units, move |_| Ok(input))
+            .await
+    }
+
+    /// `accept_run` of the input `prepare` makes in the same storage job
+    /// (the flow's lookup and the body's checks, for the HTTP layer), so a
+    /// small run takes one hop to the blocking pool, not two. `units`: the
+    /// recipients it names, for the staging permit.
+    pub async fn accept_run_prepared(
+        &self,
+        project: Uuid,
+        units: usize,
+        prepare: impl FnOnce(&dyn Storage) -> Result<AcceptInput> + Send + 'static,
+    ) -> Result<Vec<u8>> {
         // A test-clock project's runs count their steps from its time.
-        input.timing.clock_at = self.inner.clocks.test_now(&project);
+        let clock_at = self.inner.clocks.test_now(&project);
         // The project's share of staging (renders run on threads every
         // project shares), weighted by the recipients rendered here.
-        let permit = self.staging_permit(project, input.recipients.len()).await;
+        let permit = self.staging_permit(project, units).await;
         let accepted = self
-            .run(move |s| accept::accept_run(s, &project, input))
+            .run(move |s| {
+                let mut input = prepare(s)?;
+                input.timing.clock_at = clock_at;
+                accept::accept_run(s, &project, input)
+            })
             .await;
         drop(permit);
         let accepted = accepted?;
         let (run, queued) = (accepted.run.id, accepted.queued);
-        self.release(accepted.frames, |e| e.start_run(project, run, queued))
-            .await?;
+        // A run settled whole at acceptance (in-app only, no topic: the common
+        // small run) has nothing left for an actor to do; starting one anyway
+        // cost an actor, a blocking-pool job and three reads of the run per
+        // run. Recovery agrees: it starts actors for unprocessed runs only.
+        let settled = accepted.run.processed && queued.is_empty();
+        self.release(accepted.frames, |e| {
+            if !settled {
+                e.start_run(project, run, queued)
+            }
+        })
+        .await?;
         Ok(accepted.body)
     }
 
-    /// Creates or patches a user; true when it was created.
+    /// Creates or patches a user; true when it was created. Returns once the
+    /// change is durable: the wait is async (one shared flush wakes every
+    /// waiting request), not a blocking thread parked per request.
     pub async fn upsert_user(
         &self,
         project: Uuid,
         ext: String,
         patch: UserPatch,
     ) -> Result<(User, bool)> {
-        self.run(move |s| s.upsert_user(&project, &ext, &patch))
-            .await
+        let done = self
+            .run(move |s| s.upsert_user(&project, &ext, &patch))
+            .await?;
+        self.durable().await?;
+        Ok(done)
     }
 
-    /// Creates or patches many users in one durable commit (see
-    /// `UserRepo::upsert_users`).
+    /// Creates or patches many users in one commit (see
+    /// `UserRepo::upsert_users`); returns once it is durable.
     pub async fn upsert_users(
         &self,
         project: Uuid,
         items: Vec<(String, UserPatch)>,
     ) -> Result<Vec<(User, bool)>> {
-        self.run(move |s| s.upsert_users(&project, &items)).await
+        let done = self.run(move |s| s.upsert_users(&project, &items)).await?;
+        self.durable().await?;
+        Ok(done)
     }
 
     pub async fn delete_user(&self, project: Uuid, ext: String) -> Result<()> {

@@ -403,6 +403,7 @@ impl Store {
                 "the user is already subscribed to this topic",
             ));
         };
+        w.put_rec(T::topics, Key::new().id(project).str(key), &t);
         self.commit_durable(w)?;
         Ok(s)
     }
@@ -433,13 +434,18 @@ impl Store {
             }
         }
         if created > 0 {
+            // The topic (its count) once for the whole request, not once per
+            // subscription: re-encoding it per item was a bulk request's
+            // largest cost after the index reads.
+            w.put_rec(T::topics, Key::new().id(project).str(key), &t);
             self.commit_durable(w)?;
         }
         Ok((t, created))
     }
 
-    /// Stages the user's subscription to `t` and counts it, under the topic's
-    /// lock; `None` (nothing staged) when the user is subscribed already.
+    /// Stages the user's subscription to `t` and counts it in `t`, under the
+    /// topic's lock; `None` (nothing staged) when the user is subscribed
+    /// already. The caller stages `t` itself, once, after its last item.
     fn stage_subscription(
         &self,
         w: &mut Writes,
@@ -461,7 +467,6 @@ impl Store {
             created_at: now,
         };
         t.subscribers_count += 1;
-        w.put_rec(T::topics, Key::new().id(project).str(&key), &*t);
         w.put_rec(T::subscriptions, Key::new().id(project).id(&id), &s);
         w.put(
             T::topic_subs,

@@ -17,6 +17,7 @@
 pub mod backup;
 mod batches;
 pub mod codec;
+mod combine;
 mod events;
 mod feed;
 mod flusher;
@@ -159,6 +160,8 @@ struct Inner {
     sealer: Option<secrets::Sealer>,
     /// Shared by every commit, exclusive while a backup exports the trees.
     commit_gate: std::sync::RwLock<()>,
+    /// Concurrent commits applied as one batch (`combine`).
+    combiner: combine::Combiner<Writes>,
     /// Held by each batch of the purge and of erasures (`retention`), so two
     /// of them never rewrite the same notification group or packed index
     /// chunk at once (nothing else rewrites those once written).
@@ -537,6 +540,7 @@ impl Store {
                 cursor_key,
                 sealer: None,
                 commit_gate: std::sync::RwLock::new(()),
+                combiner: combine::Combiner::new(),
                 removals: Mutex::new(()),
                 purge_cursors: dashmap::DashMap::new(),
                 purge_swept: dashmap::DashMap::new(),
@@ -738,22 +742,28 @@ impl Store {
                 self.inner.health.reason()
             )));
         }
-        let res = {
+        // With the commits of other threads queued meanwhile, as one batch
+        // (see `combine`: each sled batch costs a dozen thread wake-ups).
+        let res = self.inner.combiner.commit(w, |group| {
             let _gate = self
                 .inner
                 .commit_gate
                 .read()
                 .unwrap_or_else(|p| p.into_inner());
+            let mut all = Writes::new();
+            for w in group {
+                all.append(w);
+            }
             // Under the gate: `delete_project` marks a project, then takes the
             // gate exclusively once, so every commit either finished before
             // its scan or sees the mark here.
-            self.drop_deleted_projects(&mut w);
-            let batch = w.into_batch();
+            self.drop_deleted_projects(&mut all);
+            let batch = all.into_batch();
             match self.handles() {
                 Ok(h) => h.data.apply_batch(batch),
                 Err(_) => Err(reopening()),
             }
-        };
+        });
         let cache = &self.inner.feed_counts;
         match res {
             Ok(()) => {

@@ -125,7 +125,8 @@ impl Store {
 
     /// `POST /users/bulk`: every user with its patch, applied in order (a later
     /// item of the same external id patches what the earlier one left), in one
-    /// durable commit; each user as stored and whether it was created.
+    /// commit (durable once the caller's wait returns); each user as stored
+    /// and whether it was created.
     pub fn upsert_users(
         &self,
         project: &Uuid,
@@ -137,7 +138,10 @@ impl Store {
 
     /// The one upsert path, for one user or many: their locks at once (stripe
     /// order), each patched from what is stored or what an earlier item left,
-    /// one batch, one durability wait, then their cache entries dropped.
+    /// one batch, then their cache entries dropped. Applied, not yet durable:
+    /// the caller waits for durability (`Engine::upsert_user` does, without
+    /// holding a thread), so concurrent PUTs neither park a blocking thread
+    /// each on the flush nor hold their users' locks through it.
     fn upsert_many(
         &self,
         project: &Uuid,
@@ -175,7 +179,7 @@ impl Store {
         for (u, _) in &writes {
             self.stage_user_write(&mut w, project, u);
         }
-        let res = self.commit_durable(w);
+        let res = self.commit(w);
         self.forget_users(project, items.iter().map(|(ext, _)| *ext));
         res?;
         Ok(writes.into_iter().map(|(u, c)| (u.after, c)).collect())
