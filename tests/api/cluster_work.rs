@@ -65,7 +65,10 @@ fn once_per_attempt(got: &HashMap<String, usize>, sent: &HashMap<String, u64>) {
         .filter(|(id, c)| **c as u64 > sent[*id])
         .map(|(id, c)| format!("{id}: {c} requests, {} tries recorded", sent[id]))
         .collect();
-    assert!(twice.is_empty(), "an attempt made more than once: {twice:?}");
+    assert!(
+        twice.is_empty(),
+        "an attempt made more than once: {twice:?}"
+    );
     let retried = got.values().filter(|c| **c > 1).count();
     if retried > 0 {
         eprintln!("{retried} deliveries retried (recorded tries, same delivery id)");
