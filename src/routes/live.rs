@@ -44,6 +44,9 @@ const SILENCE_LIMIT: Duration = Duration::from_secs(90);
 /// How long a closing socket may take to write what is queued before it (a
 /// client that stopped reading is then dropped without its close frame).
 const CLOSE_DRAIN: Duration = Duration::from_secs(60);
+/// How long a socket that has written its close frame keeps reading (and
+/// dropping) what the client still sends, waiting for it to close its side.
+const CLOSE_LINGER: Duration = Duration::from_secs(10);
 /// The largest client message (the auth frame is far smaller).
 const MAX_MESSAGE: usize = 64 * 1024;
 pub const MAX_UNSENT: usize = 1000;
@@ -170,6 +173,8 @@ struct Conn<T> {
     busy: Option<LocalBoxFuture<'static, Step>>,
     /// The close frame is queued: write what is queued, then end.
     closing: bool,
+    /// The close frame is written and our side shut: only lingering now.
+    shut: bool,
 }
 
 /// Runs an accepted socket on its connection until it ends. `early`: bytes
@@ -213,6 +218,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
             timer: Box::pin(tokio::time::sleep_until(now + PING_EVERY)),
             busy: None,
             closing: false,
+            shut: false,
         };
         match user {
             Some(u) => c.connect(u),
@@ -441,6 +447,21 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
         false
     }
 
+    /// After the close: reads and drops what the client sends. True once it
+    /// has closed its side (or the connection failed).
+    fn poll_discard(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut chunk = [0u8; READ_CHUNK];
+        loop {
+            let mut rb = ReadBuf::new(&mut chunk);
+            match Pin::new(&mut self.io).poll_read(cx, &mut rb) {
+                Poll::Pending => return false,
+                Poll::Ready(Err(_)) => return true,
+                Poll::Ready(Ok(())) if rb.filled().is_empty() => return true,
+                Poll::Ready(Ok(())) => {}
+            }
+        }
+    }
+
     /// Writes queued frames until none is left (Ready) or the stream is full.
     fn poll_output(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         while !self.out.is_empty() {
@@ -564,9 +585,28 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Future for Conn<T> {
             match this.poll_output(cx) {
                 Poll::Ready(Err(_)) => return Poll::Ready(()),
                 Poll::Ready(Ok(())) if this.closing => {
-                    // Everything, the close frame last, is written.
-                    let _ = Pin::new(&mut this.io).poll_shutdown(cx);
-                    return Poll::Ready(());
+                    // Everything, the close frame last, is written: shut our
+                    // side, then read and drop what the client still sends
+                    // until it closes its side (or the linger ends). Closing
+                    // the socket with the client's answer (a pong, its close
+                    // frame) unread would make the kernel send a reset, and a
+                    // reset throws away what the client has not read yet: the
+                    // last frames and the close frame itself.
+                    if !this.shut {
+                        if Pin::new(&mut this.io).poll_shutdown(cx).is_pending() {
+                            return Poll::Pending;
+                        }
+                        this.shut = true;
+                        this.drain_deadline = Some(Instant::now() + CLOSE_LINGER);
+                        // a lingering socket counts for no user's cap
+                        this.st.live.leave(this.id, this.user);
+                        continue;
+                    }
+                    return if this.poll_discard(cx) {
+                        Poll::Ready(())
+                    } else {
+                        Poll::Pending
+                    };
                 }
                 _ => return Poll::Pending,
             }
