@@ -184,6 +184,12 @@ fn wait_until_serving(addr: SocketAddr) {
 /// CPU time (user + system) process `pid` has used so far, exited threads
 /// included, in milliseconds (the kernel counts in clock ticks, 10 ms).
 pub fn proc_cpu_ms(pid: u32) -> f64 {
+    let (user, system) = proc_cpu_split_ms(pid);
+    user + system
+}
+
+/// CPU time process `pid` has used so far, as (user, system) milliseconds.
+pub fn proc_cpu_split_ms(pid: u32) -> (f64, f64) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // Fields after the parenthesised command name: utime and stime are the
     // 12th and 13th (14th and 15th of the line).
@@ -194,7 +200,10 @@ pub fn proc_cpu_ms(pid: u32) -> f64 {
         .take(2)
         .filter_map(|x| x.parse().ok())
         .collect();
-    f.iter().sum::<f64>() * 10.0
+    (
+        f.first().copied().unwrap_or(0.0) * 10.0,
+        f.get(1).copied().unwrap_or(0.0) * 10.0,
+    )
 }
 
 /// A `/proc/PID/status` field in KiB (0 when unreadable).

@@ -28,7 +28,7 @@
 //! retention 5 s (through `HERALD_RETENTION_TEST_SECONDS`), 3 s intervals.
 
 use crate::arg;
-use crate::herald::{proc_status_kib, Api};
+use crate::herald::{proc_cpu_split_ms, proc_status_kib, Api};
 use crate::load::{num, Stats};
 use crate::scenarios::{live_socket, sink};
 use serde_json::{json, Value};
@@ -816,22 +816,6 @@ async fn restarts(dir: &Path) {
     );
 }
 
-/// CPU time (user, system) process `pid` has used so far, in milliseconds.
-fn cpu_split_ms(pid: u32) -> (f64, f64) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<f64> = rest
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    (
-        f.first().copied().unwrap_or(0.0) * 10.0,
-        f.get(1).copied().unwrap_or(0.0) * 10.0,
-    )
-}
-
 /// `herald_retention_purged_total` by kind.
 async fn purged_by_kind(http: &reqwest::Client, base: &str) -> BTreeMap<String, f64> {
     let text = match http.get(format!("{base}/metrics")).send().await {
@@ -930,9 +914,9 @@ pub async fn purge_cost(runs: usize) {
     // The idle server's own CPU (flusher, lifecycle ticks), for reference.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let pid = srv.pid();
-    let i0 = cpu_split_ms(pid);
+    let i0 = proc_cpu_split_ms(pid);
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let i1 = cpu_split_ms(pid);
+    let i1 = proc_cpu_split_ms(pid);
     let idle_ms_per_s = (i1.0 + i1.1 - i0.0 - i0.1) / 5.0;
 
     let perf = crate::flag("--perf").then(|| {
@@ -954,7 +938,7 @@ pub async fn purge_cost(runs: usize) {
             .expect("perf")
     });
     let before = purged_by_kind(&http, &srv.base).await;
-    let c0 = cpu_split_ms(pid);
+    let c0 = proc_cpu_split_ms(pid);
     let t0 = Instant::now();
     let (s, v) = api
         .admin(
@@ -971,7 +955,7 @@ pub async fn purge_cost(runs: usize) {
     loop {
         tokio::time::sleep(Duration::from_millis(250)).await;
         let now = purged_by_kind(&http, &srv.base).await;
-        let c = cpu_split_ms(pid);
+        let c = proc_cpu_split_ms(pid);
         if now != last.0 {
             last = (now.clone(), t0.elapsed(), c);
             let n = now.get("notifications").copied().unwrap_or(0.0)
