@@ -870,15 +870,7 @@ pub async fn purge_cost(runs: usize) {
         pk,
         sk,
     };
-    let retention = |w: &str| json!({"retention": {"notifications": w, "feed": w}});
-    let (s, v) = api
-        .admin(
-            reqwest::Method::PUT,
-            "/admin/v1/project",
-            Some(retention("90d")),
-        )
-        .await;
-    assert_eq!(s, 200, "retention: {v}");
+    set_retention(&api, "90d").await;
     let hooks = sink(0).await;
     soak_flow(&api, &hooks.url).await;
     api.users("live", o.users).await;
@@ -940,14 +932,7 @@ pub async fn purge_cost(runs: usize) {
     let before = purged_by_kind(&http, &srv.base).await;
     let c0 = proc_cpu_split_ms(pid);
     let t0 = Instant::now();
-    let (s, v) = api
-        .admin(
-            reqwest::Method::PUT,
-            "/admin/v1/project",
-            Some(retention("1s")),
-        )
-        .await;
-    assert_eq!(s, 200, "retention: {v}");
+    set_retention(&api, "1s").await;
     // Done once every notification and run is gone and nothing more was
     // purged for 3 s; the measure ends at the last change seen.
     let mut last = (before.clone(), t0.elapsed(), c0);
@@ -1020,4 +1005,13 @@ pub async fn purge_cost(runs: usize) {
         serde_json::to_string_pretty(&out).expect("json"),
     );
     let _ = srv.stop();
+}
+
+/// Sets the project's retention window (notifications and feed) to `w`.
+async fn set_retention(api: &Api, w: &str) {
+    let body = json!({"retention": {"notifications": w, "feed": w}});
+    let (s, v) = api
+        .admin(reqwest::Method::PUT, "/admin/v1/project", Some(body))
+        .await;
+    assert_eq!(s, 200, "retention: {v}");
 }
