@@ -76,6 +76,14 @@ fn describe() {
         "Age of the oldest notification kept, all projects, as of the last purge pass"
     );
     metrics::describe_gauge!("herald_erasures_running", "User erasures not yet complete");
+    metrics::describe_gauge!(
+        "herald_allocator_bytes",
+        "The memory allocator's figures, by kind: allocated (held by the process's data), active, resident (pages the allocator has in memory), retained (address space kept for reuse)"
+    );
+    metrics::describe_gauge!(
+        "process_resident_memory_bytes",
+        "Resident memory of the process (RSS)"
+    );
     metrics::describe_histogram!(
         "herald_flow_run_delivery_seconds",
         "Time from a run's acceptance to a delivery being sent"
@@ -136,7 +144,39 @@ fn describe() {
     );
 }
 
+/// The process's memory, read at each scrape: its resident set (from
+/// `/proc/self/status`), and the allocator's view of it, so a growing RSS can
+/// be told apart between data the process holds (`allocated`), pages the
+/// allocator keeps for reuse (`resident` minus `allocated`) and memory
+/// outside the allocator (RSS minus `resident`: the binary, thread stacks).
+fn sample_memory() {
+    use tikv_jemalloc_ctl::{epoch, stats};
+    // jemalloc's statistics are a snapshot, refreshed by advancing its epoch.
+    if epoch::advance().is_ok() {
+        for (kind, v) in [
+            ("allocated", stats::allocated::read()),
+            ("active", stats::active::read()),
+            ("resident", stats::resident::read()),
+            ("retained", stats::retained::read()),
+        ] {
+            if let Ok(v) = v {
+                metrics::gauge!("herald_allocator_bytes", "kind" => kind).set(v as f64);
+            }
+        }
+    }
+    let rss_kib = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let l = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+            l.split_whitespace().nth(1)?.parse::<f64>().ok()
+        });
+    if let Some(kib) = rss_kib {
+        metrics::gauge!("process_resident_memory_bytes").set(kib * 1024.0);
+    }
+}
+
 pub async fn handler() -> HttpResponse {
+    sample_memory();
     let body = HANDLE.get().map(|h| h.render()).unwrap_or_default();
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")

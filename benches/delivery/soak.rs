@@ -239,6 +239,9 @@ struct Scrape {
     /// `herald_retention_purged_total{kind="notifications"}`.
     purged: f64,
     oldest_s: f64,
+    /// `herald_allocator_bytes{kind="allocated"}` and `{kind="resident"}`.
+    allocated: f64,
+    resident: f64,
 }
 
 async fn scrape(http: &reqwest::Client, base: &str) -> Scrape {
@@ -261,6 +264,10 @@ async fn scrape(http: &reqwest::Client, base: &str) -> Scrape {
             s.purged += v;
         } else if l.starts_with("herald_retention_oldest_record_age_seconds") {
             s.oldest_s = v;
+        } else if l.starts_with("herald_allocator_bytes{") && l.contains("kind=\"allocated\"") {
+            s.allocated = v;
+        } else if l.starts_with("herald_allocator_bytes{") && l.contains("kind=\"resident\"") {
+            s.resident = v;
         }
     }
     s
@@ -547,10 +554,12 @@ pub async fn main(smoke: bool) {
     let mut first_error = None;
     let mut next = t0 + o.interval;
     println!(
-        "{:>6} {:>10} {:>9} {:>8} {:>8} {:>9} {:>10} {:>9} {:>8} {:>10} {:>9}",
+        "{:>6} {:>10} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>10} {:>9} {:>8} {:>10} {:>9}",
         "t_s",
         "disk_MiB",
         "rss_MiB",
+        "alloc_MiB",
+        "jeres_MiB",
         "p50_ms",
         "p99_ms",
         "runs",
@@ -582,6 +591,8 @@ pub async fn main(smoke: bool) {
             "t_s": num(t0.elapsed().as_secs_f64()),
             "disk_bytes": disk, "apparent_bytes": len, "disk_mib": num(mib(disk)),
             "rss_mib": num(rss as f64 / 1024.0),
+            "allocated_mib": num(mib(sc.allocated as u64)),
+            "allocator_resident_mib": num(mib(sc.resident as u64)),
             "p50_ms": num(st.p50), "p99_ms": num(st.p99), "max_ms": num(st.max),
             "runs_accepted": b.accepted, "errors": b.errors, "late": b.late,
             "deliveries_sent": num(sc.sent - prev.sent),
@@ -591,10 +602,12 @@ pub async fn main(smoke: bool) {
             "oldest_record_age_s": num(sc.oldest_s),
         });
         println!(
-            "{:>6.0} {:>10.1} {:>9.1} {:>8.2} {:>8.2} {:>9} {:>10.0} {:>9} {:>8} {:>10.0} {:>9.0}",
+            "{:>6.0} {:>10.1} {:>9.1} {:>9.1} {:>9.1} {:>8.2} {:>8.2} {:>9} {:>10.0} {:>9} {:>8} {:>10.0} {:>9.0}",
             t0.elapsed().as_secs_f64(),
             mib(disk),
             rss as f64 / 1024.0,
+            mib(sc.allocated as u64),
+            mib(sc.resident as u64),
             st.p50,
             st.p99,
             b.accepted,

@@ -108,4 +108,15 @@ async fn metrics_expose_http_and_delivery_counters_after_a_run() {
         text.contains("herald_websocket_connections"),
         "gauge described even with no socket open:\n{text}"
     );
+    // Memory: the allocator's live bytes are below the process's resident
+    // set, and both are more than the few MiB of an empty process.
+    let rss = value("process_resident_memory_bytes");
+    let allocated = value(r#"herald_allocator_bytes{kind="allocated"}"#);
+    let resident = value(r#"herald_allocator_bytes{kind="resident"}"#);
+    assert!(rss > 4e6, "rss {rss}");
+    assert!(
+        allocated > 1e5 && allocated <= resident,
+        "allocated {allocated}, resident {resident}"
+    );
+    assert!(resident <= rss * 1.05, "resident {resident}, rss {rss}");
 }
