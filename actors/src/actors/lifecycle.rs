@@ -33,10 +33,14 @@ const MIN_BATCH: usize = 32;
 const MAX_BATCH: usize = 4096;
 
 /// How much CPU time one purge batch should take: enough that its fixed
-/// costs (the scan's start, the locks, the commit) are spread over many
-/// records, little enough that live writes waiting behind its commit hardly
-/// notice.
-const STEP_TARGET: Duration = Duration::from_millis(10);
+/// costs (the scan's start, the locks, the commit) are spread over several
+/// records, little enough that live writes waiting behind it hardly notice.
+/// A batch holds its recipients' feed locks while it reads and commits, and
+/// on the embedded store its commit is one sled batch, which excludes every
+/// other write while it applies. Measured with `--purge-cost 20000`: 2 ms
+/// batches cost about 10% more CPU per notification than 10 ms ones (68
+/// against 62 µs), for a fifth of the wait.
+const STEP_TARGET: Duration = Duration::from_millis(2);
 
 /// The share of one core the purge may use: its CPU budget per second of
 /// wall time, and a larger one while it catches up (see `Pace::after`).
