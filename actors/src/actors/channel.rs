@@ -773,33 +773,34 @@ fn err(code: DeliveryErrorCode, message: impl Into<String>) -> DeliveryError {
     DeliveryError::new(code, message)
 }
 
-/// One attempt at an external provider.
-async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
-    let store = engine.storage().clone();
+/// The reads of an attempt (`external_attempt`); `Err` with the outcome to
+/// record instead (`None`: nothing, the delivery is final or gone).
+fn load_attempt(engine: &Engine, q: &QueueItem) -> Result<Loaded, Option<Outcome>> {
+    let store = engine.storage();
     let mut d = match store.delivery(&q.project, &q.delivery_id) {
         Ok(Some(d)) if !d.status.is_final() => d,
-        Ok(_) => return None,
+        Ok(_) => return Err(None),
         Err(e) => {
-            return Some(Outcome::Retry {
+            return Err(Some(Outcome::Retry {
                 error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
                 at: engine.project_now(&q.project).plus_millis(1000),
                 outcomes: None,
-            })
+            }))
         }
     };
     // A step after a batch: rendered with the batch once it is closed.
     if d.batch {
         let now = engine.project_now(&q.project);
-        let ready = crate::delivery::batch::due(store.as_ref(), &q, now)
+        let ready = crate::delivery::batch::due(store.as_ref(), q, now)
             .and_then(|o| Ok((o, store.delivery(&q.project, &q.delivery_id)?)));
         match ready {
-            Ok((Some(o), _)) => return Some(o),
+            Ok((Some(o), _)) => return Err(Some(o)),
             Ok((None, Some(fresh))) if !fresh.status.is_final() => d = fresh,
-            Ok((None, _)) => return None,
+            Ok((None, _)) => return Err(None),
             Err(_) => {
-                return Some(Outcome::Wait {
+                return Err(Some(Outcome::Wait {
                     at: now.plus_millis(1000),
-                })
+                }))
             }
         }
     }
@@ -807,49 +808,109 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
     if let Some(gate) = &d.gate {
         match store.notification_deliveries(&q.project, &d.notification_id) {
             Ok(all) if !gate.holds_for_steps(&all) => {
-                return Some(crate::delivery::conditions::condition_false())
+                return Err(Some(crate::delivery::conditions::condition_false()))
             }
             Ok(_) => {}
             Err(e) => {
-                return Some(Outcome::Retry {
+                return Err(Some(Outcome::Retry {
                     error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
                     at: engine.project_now(&q.project).plus_millis(1000),
                     outcomes: None,
-                })
+                }))
             }
         }
     }
     let channel = match store.channel(&q.project, &d.channel_id) {
         Ok(Some(c)) => c,
         Ok(None) => {
-            return Some(Outcome::Failed(err(
+            return Err(Some(Outcome::Failed(err(
                 DeliveryErrorCode::ProviderNotConfigured,
                 "the channel was deleted",
-            )))
+            ))))
         }
         Err(e) => {
-            return Some(Outcome::Retry {
+            return Err(Some(Outcome::Retry {
                 error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
                 at: engine.project_now(&q.project).plus_millis(1000),
                 outcomes: None,
-            })
+            }))
         }
     };
     match channel.status() {
         ChannelStatus::Revoked => {
-            return Some(Outcome::Failed(err(
+            return Err(Some(Outcome::Failed(err(
                 DeliveryErrorCode::ProviderRevoked,
                 "the channel's provider access is revoked",
-            )))
+            ))))
         }
         ChannelStatus::Unconfigured => {
-            return Some(Outcome::Failed(err(
+            return Err(Some(Outcome::Failed(err(
                 DeliveryErrorCode::ProviderNotConfigured,
                 "the channel's provider is not configured",
-            )))
+            ))))
         }
         ChannelStatus::Active => {}
     }
+    let recipient = store.user(&q.project, &d.recipient_id).ok().flatten();
+    let subscriptions = if matches!(
+        channel.channel_type,
+        ChannelType::WebPush | ChannelType::MobilePush
+    ) {
+        store
+            .push_subscriptions(&q.project, &d.recipient_id, &channel.id)
+            .unwrap_or_default()
+    } else {
+        vec![]
+    };
+    Ok(Loaded {
+        d,
+        channel,
+        recipient,
+        subscriptions,
+    })
+}
+
+/// What an attempt reads from the store before calling its provider.
+struct Loaded {
+    d: crate::model::Delivery,
+    channel: crate::model::Channel,
+    recipient: Option<crate::model::User>,
+    subscriptions: Vec<crate::model::PushSubscription>,
+}
+
+/// One attempt at an external provider.
+///
+/// Its reads (the delivery, the channel, the recipient) are blocking calls:
+/// on a store behind a network (one whose work nodes share) they run on the
+/// blocking pool, as a task's own, so the attempts of one channel actor wait
+/// for the database side by side, not one after another on its thread.
+async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
+    let store = engine.storage().clone();
+    let loaded = if store.shares_work() {
+        let e = engine.clone();
+        match tokio::task::spawn_blocking(move || load_attempt(&e, &q)).await {
+            Ok(l) => l,
+            Err(_) => Err(Some(Outcome::Retry {
+                error: err(
+                    DeliveryErrorCode::ProviderUnavailable,
+                    "reading the delivery failed",
+                ),
+                at: engine.project_now(&q.project).plus_millis(1000),
+                outcomes: None,
+            })),
+        }
+    } else {
+        load_attempt(&engine, &q)
+    };
+    let Loaded {
+        d,
+        channel,
+        recipient,
+        subscriptions,
+    } = match loaded {
+        Ok(l) => l,
+        Err(o) => return o,
+    };
     let Some(transport) = engine
         .inner
         .transports
@@ -865,17 +926,6 @@ async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
         )));
     };
     let policy = RetryPolicy::from_config(&channel.config);
-    let recipient = store.user(&q.project, &d.recipient_id).ok().flatten();
-    let subscriptions = if matches!(
-        channel.channel_type,
-        ChannelType::WebPush | ChannelType::MobilePush
-    ) {
-        store
-            .push_subscriptions(&q.project, &d.recipient_id, &channel.id)
-            .unwrap_or_default()
-    } else {
-        vec![]
-    };
     let attempt = d.attempts + 1;
     let recipient_id = d.recipient_id;
     let req = SendRequest {

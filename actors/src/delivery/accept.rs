@@ -380,6 +380,26 @@ impl<'a> Stager<'a> {
         Ok((out, queued))
     }
 
+    /// `stage_all` of users whose preferences were read with them
+    /// (`UserRepo::users_with_preferences`, a topic chunk's).
+    pub(crate) fn stage_read(
+        &self,
+        s: &dyn Storage,
+        users: &[(User, Preferences)],
+    ) -> Result<(Vec<StagedNotification>, Vec<QueueItem>)> {
+        let mut ids = NotificationIds::default();
+        let mut metrics = Tally::default();
+        let mut queued = vec![];
+        let mut out = Vec::with_capacity(users.len());
+        for (user, prefs) in users {
+            let nid = ids.next_id();
+            let now = Timestamp::of_id(&nid);
+            out.push(self.stage(s, user, prefs, nid, now, &mut queued, &mut metrics)?);
+        }
+        metrics.flush();
+        Ok((out, queued))
+    }
+
     /// Stages the notification `nid` of `user` and its deliveries; the ones to
     /// attempt later are added to `queued`.
     ///

@@ -138,11 +138,8 @@ fn stage_chunk(
     let mut todo = Vec::with_capacity(chunk.len());
     let done = select(state, &chunk, n, explicit, &mut todo);
     let stage = |uids: &[Uuid]| -> Result<(Vec<StagedNotification>, Vec<QueueItem>)> {
-        let mut users = Vec::with_capacity(uids.len());
-        for uid in uids {
-            users.extend(s.user(project, uid)?);
-        }
-        st.stage_all(s, &users)
+        let users = s.users_with_preferences(project, uids)?;
+        st.stage_read(s, &users)
     };
     // Reading users and preferences and rendering is most of a chunk's
     // cost and each recipient's own: two threads share a large chunk.

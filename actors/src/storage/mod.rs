@@ -85,6 +85,24 @@ pub trait UserRepo {
     /// included, in one atomic change; per external id whether it was a user.
     fn delete_users(&self, project: &Uuid, exts: &[String]) -> Result<Vec<bool>>;
     fn preferences(&self, project: &Uuid, user: &Uuid) -> Result<Preferences>;
+    /// The users of `ids` that exist, each with their preferences, in the
+    /// order of `ids` (a topic chunk's recipients, read for staging). A
+    /// backend behind a network reads them in one round trip; by default,
+    /// one `user` and one `preferences` each.
+    fn users_with_preferences(
+        &self,
+        project: &Uuid,
+        ids: &[Uuid],
+    ) -> Result<Vec<(User, Preferences)>> {
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(u) = self.user(project, id)? {
+                let prefs = self.preferences(project, id)?;
+                out.push((u, prefs));
+            }
+        }
+        Ok(out)
+    }
     /// Merges `patch` into the user's preferences.
     fn update_preferences(
         &self,

@@ -10,9 +10,11 @@
 //!   insert each (`UNNEST`), and so do the outbound events of what was
 //!   settled at once and `flow_run.accepted` (`events::Outbound`).
 //! - A topic run's chunk is one transaction too; the run's `pending` count
-//!   is changed under its row lock.
+//!   is changed under its row lock, taken by the chunk's last statement.
 //! - Settling locks the notifications of its deliveries (`FOR UPDATE`, in
-//!   key order), then their runs, and applies `delivery::settle`'s rules,
+//!   key order) and applies `delivery::settle`'s rules, counting their runs
+//!   down in its last statements (each run's row held from there to the
+//!   commit, not for the whole settle),
 //!   with the `delivery.*` and `notification.processed` events and the
 //!   attempts' trace entries in the same transaction. In-app deliveries
 //!   whose condition over earlier steps is false are skipped, not fed.
@@ -677,20 +679,10 @@ async fn load_for_finish(
             recs[i].2.push(d);
         }
     }
-    // then their runs, before any feed: the order every transaction keeps
-    // (notifications, runs, feeds), so none waits on another in a cycle
-    let runs: BTreeSet<(Uuid, Uuid)> = recs.iter().map(|(p, n, _)| (*p, n.flow_run_id)).collect();
-    let (rps, rids): (Vec<Uuid>, Vec<Uuid>) = runs.into_iter().unzip();
-    sqlx::query(
-        "SELECT 1 FROM flow_runs
-         WHERE (project, id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))
-         ORDER BY project, id FOR UPDATE",
-    )
-    .bind(&rps)
-    .bind(&rids)
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db_err)?;
+    // Their runs are not locked here: `count_down` changes each run's
+    // count last, so a run's row is held only from that statement to the
+    // commit, and every transaction keeps one order (notifications, feeds,
+    // runs) so none waits on another in a cycle.
     let mut loaded = vec![];
     for (q, o) in items {
         let Some(&ri) = at.get(&(q.project, notification_of(&q.delivery_id))) else {
@@ -844,41 +836,60 @@ async fn stage_finish(
         .map_err(db_err)?;
     }
     traces.flush(&mut *conn).await?;
+    let runs_processed = count_down(conn, &run_done, now).await?;
+    Ok((written, runs_processed))
+}
+
+/// Counts the runs of `done` (notifications that became processed, per
+/// run) down, the last statement of a settle: one `UPDATE … RETURNING` per
+/// run takes its row lock there, so the run's other settles and its topic
+/// chunks wait for this one's commit only, not for its whole transaction.
+/// A run's record is read and written back only when its count reached
+/// zero (`settle::run_done` then decides whether it is processed: not
+/// before its expansion is done). The runs processed.
+async fn count_down(
+    conn: &mut PgConnection,
+    done: &HashMap<(Uuid, Uuid), i64>,
+    now: Timestamp,
+) -> Result<Vec<(Uuid, Uuid)>> {
     let mut runs_processed = vec![];
-    let runs: BTreeSet<(Uuid, Uuid)> = run_done.keys().copied().collect();
+    // in key order, as every transaction takes several runs' rows
+    let runs: BTreeSet<(Uuid, Uuid)> = done.keys().copied().collect();
     for (p, rid) in runs {
-        let k = run_done[&(p, rid)];
+        let k = done[&(p, rid)];
         let Some(r) = sqlx::query(
-            "SELECT pending, doc FROM flow_runs WHERE project = $1 AND id = $2 FOR UPDATE",
+            "UPDATE flow_runs SET pending = GREATEST(pending - $3, 0)
+             WHERE project = $1 AND id = $2
+             RETURNING pending, CASE WHEN pending = 0 AND NOT processed THEN doc END AS doc",
         )
         .bind(p)
         .bind(rid)
+        .bind(k)
         .fetch_optional(&mut *conn)
         .await
         .map_err(db_err)?
         else {
             continue;
         };
-        let left = (r.get::<i64, _>("pending") - k).max(0);
-        let mut run: FlowRun = from_doc(r.get("doc"))?;
-        let done = left == 0 && settle::run_done(&mut run, now);
-        sqlx::query(
-            "UPDATE flow_runs SET pending = $3, processed = $4, doc = $5
-             WHERE project = $1 AND id = $2",
-        )
-        .bind(p)
-        .bind(rid)
-        .bind(left)
-        .bind(run.processed)
-        .bind(to_doc(&run)?)
-        .execute(&mut *conn)
-        .await
-        .map_err(db_err)?;
-        if done {
+        let Some(doc) = r.get::<Option<Value>, _>("doc") else {
+            continue;
+        };
+        let mut run: FlowRun = from_doc(doc)?;
+        if settle::run_done(&mut run, now) {
+            sqlx::query(
+                "UPDATE flow_runs SET processed = $3, doc = $4 WHERE project = $1 AND id = $2",
+            )
+            .bind(p)
+            .bind(rid)
+            .bind(run.processed)
+            .bind(to_doc(&run)?)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_err)?;
             runs_processed.push((p, rid));
         }
     }
-    Ok((written, runs_processed))
+    Ok(runs_processed)
 }
 
 /// Upserts a run's record with its pending count.
@@ -927,6 +938,69 @@ impl PgStore {
                 None => q.due_ms.max(now).saturating_add(lease),
             })
             .collect()
+    }
+
+    /// Adds a committed chunk to its run, the chunk transaction's last
+    /// statement (see `count_down`): the run's record as of the chunk and
+    /// `pending` more notifications to wait for, only while this node holds
+    /// the run's lease. One that lost it (it stalled past the lease, another
+    /// node took over from the cursor committed last) fails here and the
+    /// chunk rolls back, so no chunk goes in twice. The run is processed
+    /// when the chunk ends the expansion with nothing left pending.
+    async fn add_chunk(
+        &self,
+        conn: &mut PgConnection,
+        project: &Uuid,
+        run: &mut FlowRun,
+        pending: i64,
+    ) -> Result<()> {
+        let row = sqlx::query(
+            "UPDATE flow_runs SET pending = pending + $4, doc = $5
+             WHERE project = $1 AND id = $2 AND lease_owner = $3
+             RETURNING pending",
+        )
+        .bind(project)
+        .bind(run.id)
+        .bind(self.node())
+        .bind(pending)
+        .bind(to_doc(&*run)?)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db_err)?;
+        let total = match row {
+            Some(r) => r.get::<i64, _>("pending"),
+            None => {
+                let exists = sqlx::query("SELECT 1 FROM flow_runs WHERE project = $1 AND id = $2")
+                    .bind(project)
+                    .bind(run.id)
+                    .fetch_optional(&mut *conn)
+                    .await
+                    .map_err(db_err)?;
+                if exists.is_some() {
+                    return Err(Error::conflict(
+                        "flow_run",
+                        Some(run.id.to_string()),
+                        "lease_lost",
+                        "another node expands this run now",
+                    ));
+                }
+                put_run(conn, project, run, pending).await?;
+                pending
+            }
+        };
+        if total == 0 && settle::run_done(run, Timestamp::now()) {
+            sqlx::query(
+                "UPDATE flow_runs SET processed = $3, doc = $4 WHERE project = $1 AND id = $2",
+            )
+            .bind(project)
+            .bind(run.id)
+            .bind(run.processed)
+            .bind(to_doc(&*run)?)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_err)?;
+        }
+        Ok(())
     }
 
     /// Leases a run's expansion to this node.
@@ -1060,28 +1134,6 @@ impl RunRepo for PgStore {
         let feed = to_feed(&notifications);
         let mut tx = self.begin()?;
         let frames = self.block(async {
-            let row = sqlx::query(
-                "SELECT pending, lease_owner FROM flow_runs WHERE project = $1 AND id = $2 FOR UPDATE",
-            )
-            .bind(project)
-            .bind(run.id)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(db_err)?;
-            // Only the node holding the run's lease adds to it: one that lost
-            // it (it stalled past the lease, another node took over from the
-            // cursor committed last) stops here, so no chunk goes in twice.
-            if let Some(r) = &row {
-                if r.get::<Option<Uuid>, _>("lease_owner") != Some(self.node()) {
-                    return Err(Error::conflict(
-                        "flow_run",
-                        Some(run.id.to_string()),
-                        "lease_lost",
-                        "another node expands this run now",
-                    ));
-                }
-            }
-            let stored: i64 = row.map(|r| r.get("pending")).unwrap_or(0);
             // Decided while the chunk was staged (see the sled store): a
             // throttle counter or batch that changed since rolls the chunk
             // back, to be staged again.
@@ -1107,11 +1159,7 @@ impl RunRepo for PgStore {
             put_queue(&mut tx, &due_now, Some((self.node(), &untils))).await?;
             let frames = stage_feeds(&mut tx, project, feed).await?;
             out.flush(&mut tx).await?;
-            let now_pending = stored + pending;
-            if now_pending == 0 {
-                settle::run_done(&mut run, Timestamp::now());
-            }
-            put_run(&mut tx, project, &run, now_pending).await?;
+            self.add_chunk(&mut tx, project, &mut run, pending).await?;
             Ok::<_, Error>((frames, due_now))
         })?;
         self.commit(tx)?;

@@ -264,6 +264,41 @@ impl UserRepo for PgStore {
             .unwrap_or_default())
     }
 
+    /// One statement for all of them: a topic chunk's staging read a user
+    /// and their preferences one round trip each.
+    fn users_with_preferences(
+        &self,
+        project: &Uuid,
+        ids: &[Uuid],
+    ) -> Result<Vec<(User, Preferences)>> {
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        let rows = self
+            .block(
+                sqlx::query(
+                    "SELECT u.doc AS doc, p.doc AS prefs
+                     FROM UNNEST($2::uuid[]) WITH ORDINALITY AS x (id, i)
+                     JOIN users u ON u.project = $1 AND u.id = x.id
+                     LEFT JOIN preferences p ON p.project = $1 AND p.user_id = x.id
+                     ORDER BY x.i",
+                )
+                .bind(project)
+                .bind(ids)
+                .fetch_all(self.pool()),
+            )
+            .map_err(db_err)?;
+        rows.into_iter()
+            .map(|r| {
+                let prefs: Option<serde_json::Value> = r.get("prefs");
+                Ok((
+                    from_doc(r.get("doc"))?,
+                    prefs.map(from_doc).transpose()?.unwrap_or_default(),
+                ))
+            })
+            .collect()
+    }
+
     fn update_preferences(
         &self,
         project: &Uuid,
