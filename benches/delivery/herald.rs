@@ -37,7 +37,11 @@ impl Server {
 
     fn launch(cluster: Option<(&str, &str)>, pk: &str, sk: &str) -> Server {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_herald"));
+        // `HERALD_BIN` runs another build (an earlier commit's, to compare
+        // two builds with one bench binary), as in the soak.
+        let bin =
+            std::env::var("HERALD_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_herald").into());
+        let mut cmd = Command::new(bin);
         cmd.args([
             "serve",
             "--bind",
