@@ -876,20 +876,24 @@ async fn count_down(
         };
         let mut run: FlowRun = from_doc(doc)?;
         if settle::run_done(&mut run, now) {
-            sqlx::query(
-                "UPDATE flow_runs SET processed = $3, doc = $4 WHERE project = $1 AND id = $2",
-            )
-            .bind(p)
-            .bind(rid)
-            .bind(run.processed)
-            .bind(to_doc(&run)?)
-            .execute(&mut *conn)
-            .await
-            .map_err(db_err)?;
+            save_processed(conn, &p, &run).await?;
             runs_processed.push((p, rid));
         }
     }
     Ok(runs_processed)
+}
+
+/// Writes back a run that `settle::run_done` just marked processed.
+async fn save_processed(conn: &mut PgConnection, project: &Uuid, run: &FlowRun) -> Result<()> {
+    sqlx::query("UPDATE flow_runs SET processed = $3, doc = $4 WHERE project = $1 AND id = $2")
+        .bind(project)
+        .bind(run.id)
+        .bind(run.processed)
+        .bind(to_doc(run)?)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_err)?;
+    Ok(())
 }
 
 /// Upserts a run's record with its pending count.
@@ -989,16 +993,7 @@ impl PgStore {
             }
         };
         if total == 0 && settle::run_done(run, Timestamp::now()) {
-            sqlx::query(
-                "UPDATE flow_runs SET processed = $3, doc = $4 WHERE project = $1 AND id = $2",
-            )
-            .bind(project)
-            .bind(run.id)
-            .bind(run.processed)
-            .bind(to_doc(&*run)?)
-            .execute(&mut *conn)
-            .await
-            .map_err(db_err)?;
+            save_processed(conn, project, run).await?;
         }
         Ok(())
     }
