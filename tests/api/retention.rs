@@ -462,9 +462,12 @@ async fn a_purge_killed_mid_way_completes_after_a_restart_and_keeps_newer_ones()
     }
     let (_, old) = runs_of(&app, &flow, &exts, 6).await;
     assert_eq!(old.len(), 120);
-    tokio::time::sleep(Duration::from_secs(12)).await;
+    // The newer runs must survive until they are checked after the restart:
+    // they become due 20 s after they are made, a margin that holds on a
+    // loaded machine (with 10 s, a slow restart and sweep let them expire).
+    tokio::time::sleep(Duration::from_secs(25)).await;
     let (_, new) = runs_of(&app, &flow, &exts[..2], 1).await;
-    set_retention(&app, json!({"notifications": "10s", "feed": "10s"})).await;
+    set_retention(&app, json!({"notifications": "20s", "feed": "20s"})).await;
 
     // batches of 3: the purge of 120 notifications takes dozens of batches
     let d = Deadline::new("the purge to begin", 30);
