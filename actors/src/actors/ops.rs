@@ -27,6 +27,21 @@ impl Engine {
         }
     }
 
+    /// `run` of a job that commits, with the ticket that covers what it
+    /// committed (`Durability::job_ticket`).
+    pub async fn run_committing<T, F>(&self, f: F) -> Result<(T, u64)>
+    where
+        F: FnOnce(&dyn Storage) -> Result<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.run(move |s| {
+            s.begin_job();
+            let v = f(s)?;
+            Ok((v, s.job_ticket()))
+        })
+        .await
+    }
+
     /// Waits until every change applied so far is durable (one shared flush).
     pub async fn durable(&self) -> Result<()> {
         let s = self.storage();
@@ -38,6 +53,19 @@ impl Engine {
     /// (hand deliveries to channel actors, start or stop a run's actor).
     pub async fn release(&self, frames: UserFrames, then: impl FnOnce(&Engine)) -> Result<()> {
         self.durable().await?;
+        self.push_frames(frames);
+        then(self);
+        Ok(())
+    }
+
+    /// `release` once `ticket` (from `run_committing`) is durable.
+    pub async fn release_at(
+        &self,
+        ticket: u64,
+        frames: UserFrames,
+        then: impl FnOnce(&Engine),
+    ) -> Result<()> {
+        self.storage().wait_durable(ticket).await?;
         self.push_frames(frames);
         then(self);
         Ok(())
@@ -70,21 +98,21 @@ impl Engine {
         // project shares), weighted by the recipients rendered here.
         let permit = self.staging_permit(project, units).await;
         let accepted = self
-            .run(move |s| {
+            .run_committing(move |s| {
                 let mut input = prepare(s)?;
                 input.timing.clock_at = clock_at;
                 accept::accept_run(s, &project, input)
             })
             .await;
         drop(permit);
-        let accepted = accepted?;
+        let (accepted, ticket) = accepted?;
         let (run, queued) = (accepted.run.id, accepted.queued);
         // A run settled whole at acceptance (in-app only, no topic: the common
         // small run) has nothing left for an actor to do; starting one anyway
         // cost an actor, a blocking-pool job and three reads of the run per
         // run. Recovery agrees: it starts actors for unprocessed runs only.
         let settled = accepted.run.processed && queued.is_empty();
-        self.release(accepted.frames, |e| {
+        self.release_at(ticket, accepted.frames, |e| {
             if !settled {
                 e.start_run(project, run, queued)
             }
@@ -102,10 +130,10 @@ impl Engine {
         ext: String,
         patch: UserPatch,
     ) -> Result<(User, bool)> {
-        let done = self
-            .run(move |s| s.upsert_user(&project, &ext, &patch))
+        let (done, ticket) = self
+            .run_committing(move |s| s.upsert_user(&project, &ext, &patch))
             .await?;
-        self.durable().await?;
+        self.storage().wait_durable(ticket).await?;
         Ok(done)
     }
 
@@ -116,8 +144,10 @@ impl Engine {
         project: Uuid,
         items: Vec<(String, UserPatch)>,
     ) -> Result<Vec<(User, bool)>> {
-        let done = self.run(move |s| s.upsert_users(&project, &items)).await?;
-        self.durable().await?;
+        let (done, ticket) = self
+            .run_committing(move |s| s.upsert_users(&project, &items))
+            .await?;
+        self.storage().wait_durable(ticket).await?;
         Ok(done)
     }
 

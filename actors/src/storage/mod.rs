@@ -488,6 +488,15 @@ pub trait Durability {
     /// A ticket: every change applied before this call is durable once
     /// `wait_durable(ticket)` returns (group commit: one flush for many).
     fn durable_ticket(&self) -> u64;
+    /// Marks the start of a storage job on this thread (see `job_ticket`).
+    fn begin_job(&self) {}
+    /// Called on the job's thread at its end: a ticket covering what the job
+    /// committed and everything applied before (a backend whose commits are
+    /// applied by its flusher answers the ticket of the flush that is about
+    /// to cover them, without asking for a new flush).
+    fn job_ticket(&self) -> u64 {
+        self.durable_ticket()
+    }
     /// Waits, without blocking a thread, until `ticket` is durable.
     fn wait_durable(&self, ticket: u64) -> DurableWait<'_>;
     /// The backend's health as of now.

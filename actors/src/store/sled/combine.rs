@@ -17,6 +17,14 @@
 //! A member blocks until its group is applied, still holding its own locks,
 //! so a commit has applied when `commit` returns, as before. A lone commit
 //! leads its own group of one, at once.
+//!
+//! Once `delegate` is set (the store does it at open), nobody leads: the
+//! group-commit flusher takes every queued commit at the start of each of
+//! its cycles (`drain`), applies them as one batch, and flushes right after.
+//! A sled batch costs the same whatever it holds, so the commits that arrive
+//! during one flush share one batch and that flush's successor covers them
+//! all; each member learns the flusher's ticket of that cycle, which its
+//! caller may wait on instead of asking for a new one (`Store::job_ticket`).
 
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex};
@@ -24,13 +32,21 @@ use std::sync::{Condvar, Mutex};
 pub(crate) struct Combiner<W> {
     state: Mutex<State<W>>,
     applied: Condvar,
+    /// Wakes whoever applies queued commits when they are delegated.
+    wake: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
+
+/// A member's answer: its group's result and, when the flusher applied the
+/// group, the ticket of the flush that follows.
+pub(crate) type Applied = (sled::Result<()>, Option<u64>);
 
 struct State<W> {
     next: u64,
     queued: Vec<(u64, W)>,
     leading: bool,
-    results: HashMap<u64, sled::Result<()>>,
+    /// Queued commits wait for `drain` instead of leading.
+    delegated: bool,
+    results: HashMap<u64, Applied>,
 }
 
 impl<W> Combiner<W> {
@@ -40,47 +56,111 @@ impl<W> Combiner<W> {
                 next: 0,
                 queued: vec![],
                 leading: false,
+                delegated: false,
                 results: HashMap::new(),
             }),
             applied: Condvar::new(),
+            wake: std::sync::OnceLock::new(),
         }
     }
 
-    /// Applies `w` with whatever else is queued, through `apply` (given the
-    /// group in queue order); the group's result.
-    pub(crate) fn commit(
+    /// From now on queued commits are applied by `drain`; `wake` is called
+    /// whenever a commit is queued, so the drainer comes.
+    pub(crate) fn delegate(&self, wake: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.wake.set(wake);
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.delegated = true;
+    }
+
+    /// Commits lead their groups again (the drainer has stopped); waiting
+    /// members take over.
+    #[cfg(test)]
+    pub(crate) fn undelegate(&self) {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.delegated = false;
+        self.applied.notify_all();
+    }
+
+    /// Applies every queued commit as one group through `apply`, then asks
+    /// `ticket` for the ticket its members get. False when nothing was
+    /// queued (or a member is leading its own group, before `delegate`).
+    pub(crate) fn drain(
         &self,
-        w: W,
-        apply: impl Fn(Vec<W>) -> sled::Result<()>,
-    ) -> sled::Result<()> {
+        apply: impl FnOnce(Vec<W>) -> sled::Result<()>,
+        ticket: impl FnOnce() -> u64,
+    ) -> bool {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if st.leading || st.queued.is_empty() {
+            return false;
+        }
+        st.leading = true;
+        let group = std::mem::take(&mut st.queued);
+        drop(st);
+        let (res, ids) = Self::apply_group(group, apply);
+        let t = ticket();
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.leading = false;
+        for id in ids {
+            st.results.insert(id, (res.clone(), Some(t)));
+        }
+        self.applied.notify_all();
+        true
+    }
+
+    fn apply_group(
+        group: Vec<(u64, W)>,
+        apply: impl FnOnce(Vec<W>) -> sled::Result<()>,
+    ) -> (sled::Result<()>, Vec<u64>) {
+        let ids: Vec<u64> = group.iter().map(|(id, _)| *id).collect();
+        let writes = group.into_iter().map(|(_, w)| w).collect();
+        // A panic must not leave `leading` set: every later commit
+        // would wait for a leader that never comes.
+        let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| apply(writes)))
+            .unwrap_or_else(|_| {
+                Err(sled::Error::ReportableBug(
+                    "a combined commit panicked".into(),
+                ))
+            });
+        (res, ids)
+    }
+
+    /// Applies `w` with whatever else is queued, through `apply` (given the
+    /// group in queue order), or, once delegated, waits for `drain` to;
+    /// the group's result and the drainer's ticket.
+    pub(crate) fn commit(&self, w: W, apply: impl Fn(Vec<W>) -> sled::Result<()>) -> Applied {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let me = st.next;
         st.next += 1;
         st.queued.push((me, w));
+        if st.delegated {
+            drop(st);
+            if let Some(wake) = self.wake.get() {
+                wake();
+            }
+            st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        }
         loop {
             if let Some(r) = st.results.remove(&me) {
                 return r;
             }
-            if !st.leading {
+            if !st.leading && !st.delegated {
                 st.leading = true;
                 let group = std::mem::take(&mut st.queued);
                 drop(st);
-                let ids: Vec<u64> = group.iter().map(|(id, _)| *id).collect();
-                let writes = group.into_iter().map(|(_, w)| w).collect();
-                // A panic must not leave `leading` set: every later commit
-                // would wait for a leader that never comes.
-                let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| apply(writes)))
-                    .unwrap_or_else(|_| {
-                        Err(sled::Error::ReportableBug(
-                            "a combined commit panicked".into(),
-                        ))
-                    });
+                let (res, ids) = Self::apply_group(group, &apply);
                 st = self.state.lock().unwrap_or_else(|p| p.into_inner());
                 st.leading = false;
                 for id in ids {
-                    st.results.insert(id, res.clone());
+                    st.results.insert(id, (res.clone(), None));
                 }
                 self.applied.notify_all();
+                if st.delegated && !st.queued.is_empty() {
+                    // delegated while this group was applied: the drainer
+                    // may have found it leading and left the rest queued
+                    if let Some(wake) = self.wake.get() {
+                        wake();
+                    }
+                }
                 continue;
             }
             st = self.applied.wait(st).unwrap_or_else(|p| p.into_inner());
@@ -110,6 +190,7 @@ mod tests {
                             Ok(())
                         }
                     })
+                    .0
                     .map_err(|_| i)
                 })
             })
@@ -126,12 +207,57 @@ mod tests {
     fn a_panicking_group_answers_an_error_and_later_commits_still_apply() {
         let c = Combiner::<u32>::new();
         let r = c.commit(1, |_| panic!("boom"));
-        assert!(r.is_err());
+        assert!(r.0.is_err());
         assert!(c
             .commit(2, |g| {
                 assert_eq!(g, vec![2]);
                 Ok(())
             })
+            .0
             .is_ok());
+    }
+
+    #[test]
+    fn delegated_commits_wait_for_the_drainer_and_get_its_ticket() {
+        let c = Arc::new(Combiner::<u32>::new());
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let tx = Mutex::new(tx);
+        c.delegate(Box::new(move || {
+            let _ = tx.lock().unwrap().send(());
+        }));
+        let drainer = {
+            let c = c.clone();
+            std::thread::spawn(move || {
+                let mut applied = vec![];
+                while applied.len() < 4 {
+                    rx.recv().unwrap();
+                    c.drain(
+                        |g| {
+                            applied.extend(g);
+                            Ok(())
+                        },
+                        || 42,
+                    );
+                }
+                applied
+            })
+        };
+        let members: Vec<_> = (0..4u32)
+            .map(|i| {
+                let c = c.clone();
+                std::thread::spawn(move || c.commit(i, |_| panic!("a member led")))
+            })
+            .collect();
+        for m in members {
+            let (r, t) = m.join().unwrap();
+            assert!(r.is_ok());
+            assert_eq!(t, Some(42));
+        }
+        let mut applied = drainer.join().unwrap();
+        applied.sort();
+        assert_eq!(applied, vec![0, 1, 2, 3]);
+        // undelegated, a commit leads its own group again
+        c.undelegate();
+        assert_eq!(c.commit(9, |_| Ok(())).1, None);
     }
 }

@@ -66,6 +66,10 @@ struct Shared {
     flushing_since: AtomicU64,
     epoch: std::time::Instant,
     exit: AtomicBool,
+    /// Run at the start of each cycle, before the flush's target is read:
+    /// the store applies the commits queued for the flusher there (see
+    /// `combine`), so this cycle's flush covers them.
+    prepare: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 #[derive(Clone)]
@@ -86,6 +90,7 @@ impl Flusher {
             flushing_since: AtomicU64::new(0),
             epoch: std::time::Instant::now(),
             exit: AtomicBool::new(false),
+            prepare: std::sync::OnceLock::new(),
         });
         let s = shared.clone();
         let f = Flusher {
@@ -107,6 +112,9 @@ impl Flusher {
                     *pending = false;
                 }
                 let exiting = s.exit.load(Ordering::SeqCst);
+                if let Some(prepare) = s.prepare.get() {
+                    prepare();
+                }
                 let target = s.requested.load(Ordering::SeqCst);
                 s.flushing_since
                     .store(s.epoch.elapsed().as_millis() as u64 + 1, Ordering::SeqCst);
@@ -155,6 +163,26 @@ impl Flusher {
         }
     }
 
+    /// Sets what runs at the start of every cycle (once; later calls are
+    /// ignored).
+    pub(crate) fn set_prepare(&self, f: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.shared.prepare.set(f);
+    }
+
+    /// Wakes the flusher for a cycle without taking a ticket.
+    pub(crate) fn nudge(&self) {
+        let (m, cv) = &self.shared.wake;
+        *m.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        cv.notify_one();
+    }
+
+    /// A ticket that the cycle in progress covers, without waking the
+    /// flusher: only for `prepare`, which runs before the cycle reads its
+    /// target.
+    pub(crate) fn ticket_in_cycle(&self) -> u64 {
+        self.shared.requested.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
     /// A ticket covering every write applied before this call.
     pub fn request(&self) -> u64 {
         let t = self.shared.requested.fetch_add(1, Ordering::SeqCst) + 1;
@@ -175,7 +203,11 @@ impl Flusher {
             return;
         }
         if let Some(h) = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            let _ = h.join();
+            // The store's last handle may go on the flusher itself (the
+            // `prepare` hook holds one while it applies): it then just ends.
+            if h.thread().id() != std::thread::current().id() {
+                let _ = h.join();
+            }
         }
     }
 

@@ -131,6 +131,12 @@ pub(crate) struct Handles {
     pub(crate) data: Tree,
 }
 
+thread_local! {
+    /// The flusher's ticket for this thread's latest commit in its current
+    /// storage job (`Store::begin_job`, `Store::job_ticket`).
+    static JOB_TICKET: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
 /// The current `Handles`; `None` for the moment a reopen takes.
 type Slot = Arc<RwLock<Option<Arc<Handles>>>>;
 
@@ -565,6 +571,7 @@ impl Store {
         // sled's files were created with the process umask: make them private
         // too (and those of a data directory an earlier Herald wrote).
         secrets::tighten_modes(dir);
+        store.delegate_commits();
         health::start_doctor(Arc::downgrade(&store.inner));
         Ok(store)
     }
@@ -743,27 +750,14 @@ impl Store {
             )));
         }
         // With the commits of other threads queued meanwhile, as one batch
-        // (see `combine`: each sled batch costs a dozen thread wake-ups).
-        let res = self.inner.combiner.commit(w, |group| {
-            let _gate = self
-                .inner
-                .commit_gate
-                .read()
-                .unwrap_or_else(|p| p.into_inner());
-            let mut all = Writes::new();
-            for w in group {
-                all.append(w);
-            }
-            // Under the gate: `delete_project` marks a project, then takes the
-            // gate exclusively once, so every commit either finished before
-            // its scan or sees the mark here.
-            self.drop_deleted_projects(&mut all);
-            let batch = all.into_batch();
-            match self.handles() {
-                Ok(h) => h.data.apply_batch(batch),
-                Err(_) => Err(reopening()),
-            }
-        });
+        // (see `combine`: each sled batch costs a dozen thread wake-ups),
+        // applied by the flusher right before its next flush.
+        let (res, ticket) = self
+            .inner
+            .combiner
+            .commit(w, |group| self.apply_group(group));
+        // Tickets grow, and a fresh one (None) covers everything applied.
+        JOB_TICKET.with(|t| t.set(ticket));
         let cache = &self.inner.feed_counts;
         match res {
             Ok(()) => {
@@ -794,6 +788,63 @@ impl Store {
         self.inner.flusher.request()
     }
 
+    /// Starts a storage job on this thread for `job_ticket`.
+    pub fn begin_job(&self) {
+        JOB_TICKET.with(|t| t.set(None));
+    }
+
+    /// A ticket covering what this thread's job committed since `begin_job`
+    /// and everything applied before it: the ticket of the flush that
+    /// follows the job's last commit when the flusher applied it (no wake-up
+    /// of the flusher, which is already on its way to that flush), else a
+    /// new one.
+    pub fn job_ticket(&self) -> u64 {
+        match JOB_TICKET.with(|t| t.take()) {
+            Some(t) => t,
+            None => self.durable_ticket(),
+        }
+    }
+
+    /// Queued commits are applied by the flusher from now on (see `combine`).
+    fn delegate_commits(&self) {
+        let flusher = self.inner.flusher.clone();
+        self.inner
+            .combiner
+            .delegate(Box::new(move || flusher.nudge()));
+        let weak = Arc::downgrade(&self.inner);
+        self.inner.flusher.set_prepare(Box::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                let store = Store { inner };
+                store.inner.combiner.drain(
+                    |group| store.apply_group(group),
+                    || store.inner.flusher.ticket_in_cycle(),
+                );
+            }
+        }));
+    }
+
+    /// Applies a group of commits as one sled batch.
+    fn apply_group(&self, group: Vec<Writes>) -> sled::Result<()> {
+        let _gate = self
+            .inner
+            .commit_gate
+            .read()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut all = Writes::new();
+        for w in group {
+            all.append(w);
+        }
+        // Under the gate: `delete_project` marks a project, then takes the
+        // gate exclusively once, so every commit either finished before
+        // its scan or sees the mark here.
+        self.drop_deleted_projects(&mut all);
+        let batch = all.into_batch();
+        match self.handles() {
+            Ok(h) => h.data.apply_batch(batch),
+            Err(_) => Err(reopening()),
+        }
+    }
+
     /// Blocks until `ticket` is flushed.
     pub(crate) fn wait_durable_blocking(&self, ticket: u64) -> Result<()> {
         self.inner.flusher.wait_blocking(ticket)
@@ -807,7 +858,10 @@ impl Store {
     /// Commits and waits for durability in one call (blocking).
     pub(crate) fn commit_durable(&self, w: Writes) -> Result<()> {
         self.commit(w)?;
-        let t = self.durable_ticket();
+        let t = match JOB_TICKET.with(|t| t.get()) {
+            Some(t) => t,
+            None => self.durable_ticket(),
+        };
         self.wait_durable_blocking(t)
     }
 

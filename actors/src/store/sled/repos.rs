@@ -193,6 +193,8 @@ forward! { EventRepo {
 
 forward! { Durability {
     fn durable_ticket(&self) -> u64;
+    fn begin_job(&self);
+    fn job_ticket(&self) -> u64;
 } extra {
     fn wait_durable(&self, ticket: u64) -> DurableWait<'_> {
         Box::pin(Store::wait_durable(self, ticket))
