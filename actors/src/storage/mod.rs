@@ -524,11 +524,7 @@ pub trait Storage:
     /// A delivery with its channel and its recipient, as an attempt reads
     /// them (`None`: the delivery is gone). A backend behind a network
     /// reads the three in one statement; by default, one read each.
-    fn delivery_for_attempt(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-    ) -> Result<Option<(Delivery, Option<Channel>, Option<User>)>> {
+    fn delivery_for_attempt(&self, project: &Uuid, id: &Uuid) -> Result<Option<AttemptReads>> {
         let Some(d) = self.delivery(project, id)? else {
             return Ok(None);
         };
@@ -554,6 +550,10 @@ pub trait Storage:
         }))
     }
 }
+
+/// What an attempt reads (`Storage::delivery_for_attempt`): the delivery,
+/// its channel and its recipient (`None`: gone).
+pub type AttemptReads = (Delivery, Option<Channel>, Option<User>);
 
 /// A topic chunk written but not committed yet (`Storage::write_chunk`):
 /// dropped, it rolls back.

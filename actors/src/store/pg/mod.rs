@@ -503,13 +503,7 @@ impl Storage for PgStore {
         &self,
         project: &uuid::Uuid,
         id: &uuid::Uuid,
-    ) -> Result<
-        Option<(
-            crate::model::Delivery,
-            Option<crate::model::Channel>,
-            Option<crate::model::User>,
-        )>,
-    > {
+    ) -> Result<Option<crate::storage::AttemptReads>> {
         if crate::model::notification_of(id) == *id {
             return Ok(None);
         }
