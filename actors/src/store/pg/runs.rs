@@ -1066,6 +1066,18 @@ impl PgStore {
         let feed = to_feed(&notifications);
         let mut tx = self.begin()?;
         let (frames, due_now) = self.block(async {
+            // A chunk written ahead waits, uncommitted, for the one before it
+            // to commit, and that one may wait on a row lock of a third
+            // transaction (another run's chunk or settle over the same
+            // users) that waits on a row this chunk holds: a cycle through
+            // the expansion's commit order, which PostgreSQL's deadlock
+            // detector cannot see. A bounded lock wait breaks it: the chunk
+            // fails, every chunk written after it rolls back, and the
+            // expansion resumes from the run's cursor (`FlowRunActor`).
+            sqlx::query("SET LOCAL lock_timeout = '5s'")
+                .execute(&mut *tx)
+                .await
+                .map_err(db_err)?;
             let throttles: Vec<&ThrottleWrite> = notifications
                 .iter()
                 .filter_map(|n| n.throttle.as_ref())
