@@ -67,7 +67,8 @@ pub struct ChannelActor {
     inflight: usize,
     done: Vec<(QueueItem, Outcome)>,
     flush_scheduled: bool,
-    flushing: bool,
+    /// Settles (`QueueRepo::settle`) in flight.
+    flushing: usize,
     in_app_batches: usize,
     warned: HashSet<Uuid>,
     /// The store generation last seen (see `store::health`): a new one means
@@ -88,6 +89,9 @@ pub struct ChannelActor {
 
 /// Deliveries claimed at most per claim.
 const CLAIM_MAX: usize = 512;
+
+/// Settles in flight at once per channel actor when nodes share the work.
+const SHARED_SETTLES: usize = 2;
 
 /// In-app deliveries settled per commit.
 const IN_APP_BATCH: usize = 512;
@@ -145,7 +149,7 @@ impl ChannelActor {
             inflight: 0,
             done: vec![],
             flush_scheduled: false,
-            flushing: false,
+            flushing: 0,
             in_app_batches: 0,
             warned: HashSet::new(),
             store_generation: 0,
@@ -521,10 +525,15 @@ impl ChannelActor {
 
     fn flush(&mut self, ctx: &mut Context<Self>) {
         self.flush_scheduled = false;
-        if self.done.is_empty() || self.flushing {
+        // Shared work: a second settle may start while one is in flight
+        // (each its own transaction on the database; they take their rows
+        // in one order, so neither waits on the other in a cycle), not one
+        // batch waiting for the round trips and commit of the one before.
+        let most = if self.shared { SHARED_SETTLES } else { 1 };
+        if self.done.is_empty() || self.flushing >= most {
             return;
         }
-        self.flushing = true;
+        self.flushing += 1;
         let batch = std::mem::take(&mut self.done);
         let store = self.engine.storage().clone();
         let fut = async move {
@@ -538,7 +547,7 @@ impl ChannelActor {
             }
         };
         ctx.spawn(fut.into_actor(self).map(|(res, batch), act, ctx| {
-            act.flushing = false;
+            act.flushing = act.flushing.saturating_sub(1);
             act.flushed(res, batch, ctx);
             if !act.done.is_empty() && !act.flush_scheduled {
                 act.flush(ctx);
@@ -649,7 +658,7 @@ impl Supervised for ChannelActor {
         self.inflight = 0;
         self.done.clear();
         self.flush_scheduled = false;
-        self.flushing = false;
+        self.flushing = 0;
         self.in_app_batches = 0;
         self.claiming = false;
         self.renewing = false;
@@ -777,17 +786,21 @@ fn err(code: DeliveryErrorCode, message: impl Into<String>) -> DeliveryError {
 /// record instead (`None`: nothing, the delivery is final or gone).
 fn load_attempt(engine: &Engine, q: &QueueItem) -> Result<Loaded, Option<Outcome>> {
     let store = engine.storage();
-    let mut d = match store.delivery(&q.project, &q.delivery_id) {
-        Ok(Some(d)) if !d.status.is_final() => d,
-        Ok(_) => return Err(None),
-        Err(e) => {
-            return Err(Some(Outcome::Retry {
-                error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
-                at: engine.project_now(&q.project).plus_millis(1000),
-                outcomes: None,
-            }))
-        }
-    };
+    // The channel and the recipient are read with the delivery (one round
+    // trip on a networked store); a delivery read again below (after its
+    // batch) reads them again if its channel is another.
+    let (mut d, read_channel, read_recipient) =
+        match store.delivery_for_attempt(&q.project, &q.delivery_id) {
+            Ok(Some((d, c, u))) if !d.status.is_final() => (d, c, u),
+            Ok(_) => return Err(None),
+            Err(e) => {
+                return Err(Some(Outcome::Retry {
+                    error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
+                    at: engine.project_now(&q.project).plus_millis(1000),
+                    outcomes: None,
+                }))
+            }
+        };
     // A step after a batch: rendered with the batch once it is closed.
     if d.batch {
         let now = engine.project_now(&q.project);
@@ -820,7 +833,13 @@ fn load_attempt(engine: &Engine, q: &QueueItem) -> Result<Loaded, Option<Outcome
             }
         }
     }
-    let channel = match store.channel(&q.project, &d.channel_id) {
+    let first_read = read_channel.as_ref().is_none_or(|c| c.id == d.channel_id);
+    let channel = if first_read {
+        Ok(read_channel)
+    } else {
+        store.channel(&q.project, &d.channel_id)
+    };
+    let channel = match channel {
         Ok(Some(c)) => c,
         Ok(None) => {
             return Err(Some(Outcome::Failed(err(
@@ -851,7 +870,11 @@ fn load_attempt(engine: &Engine, q: &QueueItem) -> Result<Loaded, Option<Outcome
         }
         ChannelStatus::Active => {}
     }
-    let recipient = store.user(&q.project, &d.recipient_id).ok().flatten();
+    let recipient = if first_read {
+        read_recipient.filter(|u| u.id == d.recipient_id)
+    } else {
+        store.user(&q.project, &d.recipient_id).ok().flatten()
+    };
     let subscriptions = if matches!(
         channel.channel_type,
         ChannelType::WebPush | ChannelType::MobilePush

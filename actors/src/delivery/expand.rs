@@ -6,7 +6,9 @@
 use super::accept::Stager;
 use crate::error::{Error, Result};
 use crate::model::FlowRun;
-use crate::storage::{Prepared, QueueItem, StagedChunk, StagedNotification, Storage, UserFrames};
+use crate::storage::{
+    Prepared, QueueItem, StagedChunk, StagedNotification, Storage, UserFrames, WrittenChunk,
+};
 use std::collections::HashSet;
 use uuid::Uuid;
 
@@ -92,10 +94,14 @@ fn expand_once(
     let explicit: HashSet<Uuid> = run.explicit_ids.iter().copied().collect();
     let topic = run.topic.clone().unwrap_or_default();
     let mut state = run.clone();
+    let shared = s.shares_work();
     std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<(Prepared, bool)>(1);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(Prepared, bool, bool)>(1);
         let committer = scope.spawn(move || -> Result<()> {
-            for (c, done) in rx {
+            if shared {
+                return write_ahead(scope, s, project, rx, out, before_commit);
+            }
+            for (c, done, _) in rx {
                 before_commit()?;
                 let (queued, frames) = s.commit_chunk(project, c)?;
                 if !out(queued, frames) || done {
@@ -110,7 +116,18 @@ fn expand_once(
                 let c = stage_chunk(s, project, &st, &explicit, &topic, &mut state, size)?;
                 size = (size * 2).min(n);
                 let done = c.run.expanded;
-                if tx.send((s.prepare_chunk(project, c)?, done)).is_err() || done {
+                // Throttle counters and batches are locked by key, and two
+                // chunks may share keys: such a chunk is not written beside
+                // another (`write_ahead`).
+                let serial = c
+                    .notifications
+                    .iter()
+                    .any(|n| n.throttle.is_some() || n.batch.is_some());
+                if tx
+                    .send((s.prepare_chunk(project, c)?, done, serial))
+                    .is_err()
+                    || done
+                {
                     return Ok(()); // the committer stopped: its result says why
                 }
             }
@@ -121,6 +138,72 @@ fn expand_once(
             .unwrap_or_else(|_| Err(Error::internal("topic expansion panicked")));
         committed.and(prepared)
     })
+}
+
+/// Chunks written at once by `write_ahead`.
+const WRITES_AHEAD: usize = 2;
+
+/// The committer of an expansion on a store nodes share (behind a network,
+/// where a chunk's statements and its commit are mostly waiting): up to
+/// `WRITES_AHEAD` chunks are written at once (`Storage::write_chunk`, each
+/// in its own transaction, on its own thread), and they are committed in
+/// the order they were staged, each after the one before it (each adds
+/// itself to the run, with the cursor, at its commit). A chunk that failed
+/// to write or commit leaves the ones after it uncommitted (rolled back),
+/// so the run's cursor is always that of a chunk committed with every
+/// chunk before it, as with one chunk at a time. The chunks of one run
+/// have distinct recipients, so their feeds' locks are distinct; a chunk
+/// that counts in a throttle or joins a batch (locks chunks may share)
+/// waits until every chunk before it has committed.
+fn write_ahead<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    s: &'env dyn Storage,
+    project: &'env Uuid,
+    rx: std::sync::mpsc::Receiver<(Prepared, bool, bool)>,
+    out: &mut (dyn FnMut(Vec<QueueItem>, UserFrames) -> bool + Send),
+    before_commit: &mut (dyn FnMut() -> Result<()> + Send),
+) -> Result<()> {
+    type Writing<'scope, 'env> =
+        std::thread::ScopedJoinHandle<'scope, Result<Box<dyn WrittenChunk + 'env>>>;
+    let mut open: std::collections::VecDeque<Writing<'scope, 'env>> = Default::default();
+    // Commits the oldest chunk written; false: stop (the receiver is gone).
+    let mut commit_first = |open: &mut std::collections::VecDeque<Writing<'scope, 'env>>| {
+        let Some(h) = open.pop_front() else {
+            return Ok(true);
+        };
+        let written = h
+            .join()
+            .unwrap_or_else(|_| Err(Error::internal("writing a topic chunk panicked")))?;
+        let (queued, frames) = written.commit()?;
+        Ok::<_, Error>(out(queued, frames))
+    };
+    for (c, done, serial) in rx {
+        before_commit()?;
+        if serial {
+            while !open.is_empty() {
+                if !commit_first(&mut open)? {
+                    return Ok(());
+                }
+            }
+        }
+        open.push_back(scope.spawn(move || s.write_chunk(project, c)));
+        while open.len() >= WRITES_AHEAD || ((done || serial) && !open.is_empty()) {
+            if !commit_first(&mut open)? {
+                return Ok(());
+            }
+        }
+        if done {
+            return Ok(());
+        }
+    }
+    // The stager stopped (its error is the expansion's): what was written
+    // before it commits, in order.
+    while !open.is_empty() {
+        if !commit_first(&mut open)? {
+            return Ok(());
+        }
+    }
+    Ok(())
 }
 
 /// Stages the next chunk of a topic run's expansion from `state` (the run as

@@ -530,4 +530,57 @@ pub trait Storage:
     fn cursor_key(&self) -> &[u8; 32];
     /// The bounds of template renders.
     fn template_limits(&self) -> crate::render::Limits;
+    /// A delivery with its channel and its recipient, as an attempt reads
+    /// them (`None`: the delivery is gone). A backend behind a network
+    /// reads the three in one statement; by default, one read each.
+    fn delivery_for_attempt(&self, project: &Uuid, id: &Uuid) -> Result<Option<AttemptReads>> {
+        let Some(d) = self.delivery(project, id)? else {
+            return Ok(None);
+        };
+        let channel = self.channel(project, &d.channel_id)?;
+        let user = self.user(project, &d.recipient_id)?;
+        Ok(Some((d, channel, user)))
+    }
+    /// `commit_chunk` in two steps: the chunk's writes now, in a
+    /// transaction left open, and the run's record with the commit at
+    /// `WrittenChunk::commit`. A backend behind a network writes the next
+    /// chunks of an expansion while the one before commits
+    /// (`expand_topic`); their commits stay in order. By default (an
+    /// embedded store), everything happens at `commit`.
+    fn write_chunk<'a>(
+        &'a self,
+        project: &Uuid,
+        chunk: Prepared,
+    ) -> Result<Box<dyn WrittenChunk + 'a>> {
+        Ok(Box::new(CommitLater {
+            store: self,
+            project: *project,
+            chunk,
+        }))
+    }
+}
+
+/// What an attempt reads (`Storage::delivery_for_attempt`): the delivery,
+/// its channel and its recipient (`None`: gone).
+pub type AttemptReads = (Delivery, Option<Channel>, Option<User>);
+
+/// A topic chunk written but not committed yet (`Storage::write_chunk`):
+/// dropped, it rolls back.
+pub trait WrittenChunk: Send {
+    /// Adds the chunk to its run and commits (`RunRepo::commit_chunk`'s
+    /// result).
+    fn commit(self: Box<Self>) -> Result<(Vec<QueueItem>, UserFrames)>;
+}
+
+/// `Storage::write_chunk` by default: the whole `commit_chunk` at commit.
+struct CommitLater<'a, S: ?Sized> {
+    store: &'a S,
+    project: Uuid,
+    chunk: Prepared,
+}
+
+impl<S: Storage + ?Sized> WrittenChunk for CommitLater<'_, S> {
+    fn commit(self: Box<Self>) -> Result<(Vec<QueueItem>, UserFrames)> {
+        self.store.commit_chunk(&self.project, self.chunk)
+    }
 }

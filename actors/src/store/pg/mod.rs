@@ -485,4 +485,51 @@ impl Storage for PgStore {
             max_output: self.inner.template_max_output.load(Ordering::Relaxed),
         }
     }
+
+    /// The chunk's writes now, the run's record and the commit later
+    /// (`runs::PgWrittenChunk`).
+    fn write_chunk<'a>(
+        &'a self,
+        project: &uuid::Uuid,
+        chunk: crate::storage::Prepared,
+    ) -> Result<Box<dyn crate::storage::WrittenChunk + 'a>> {
+        Ok(Box::new(self.write_chunk_tx(project, chunk)?))
+    }
+
+    /// One statement (a round trip instead of three per attempt): the
+    /// delivery joined with its channel and its recipient, read in one
+    /// snapshot.
+    fn delivery_for_attempt(
+        &self,
+        project: &uuid::Uuid,
+        id: &uuid::Uuid,
+    ) -> Result<Option<crate::storage::AttemptReads>> {
+        if crate::model::notification_of(id) == *id {
+            return Ok(None);
+        }
+        let row = self
+            .block(
+                sqlx::query(
+                    "SELECT d.doc AS d, c.doc AS c, u.doc AS u FROM deliveries d
+                     LEFT JOIN channels c ON c.project = d.project AND c.id = d.channel_id
+                     LEFT JOIN users u ON u.project = d.project AND u.id = d.recipient
+                     WHERE d.project = $1 AND d.id = $2",
+                )
+                .bind(project)
+                .bind(id)
+                .fetch_optional(self.pool()),
+            )
+            .map_err(db_err)?;
+        let Some(r) = row else {
+            return Ok(None);
+        };
+        let d = from_doc(r.get("d"))?;
+        let c: Option<serde_json::Value> = r.get("c");
+        let u: Option<serde_json::Value> = r.get("u");
+        Ok(Some((
+            d,
+            c.map(from_doc).transpose()?,
+            u.map(from_doc).transpose()?,
+        )))
+    }
 }

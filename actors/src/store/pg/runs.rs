@@ -1014,6 +1014,108 @@ impl PgStore {
     }
 }
 
+/// A topic chunk written in its transaction, not committed yet
+/// (`Storage::write_chunk`): its notifications, deliveries, queue rows,
+/// trace, events and feeds are in; the run's record (`add_chunk`, under
+/// the run's lease and row lock) and the commit come at `commit`, so the
+/// chunks of an expansion commit in order while the next ones are
+/// written. Dropped, it rolls back.
+pub(super) struct PgWrittenChunk<'a> {
+    store: &'a PgStore,
+    tx: super::Tx,
+    project: Uuid,
+    run: FlowRun,
+    pending: i64,
+    queued: Vec<QueueItem>,
+    frames: UserFrames,
+}
+
+impl WrittenChunk for PgWrittenChunk<'_> {
+    fn commit(self: Box<Self>) -> Result<(Vec<QueueItem>, UserFrames)> {
+        let PgWrittenChunk {
+            store,
+            mut tx,
+            project,
+            mut run,
+            pending,
+            queued,
+            frames,
+        } = *self;
+        store.block(store.add_chunk(&mut tx, &project, &mut run, pending))?;
+        store.commit(tx)?;
+        Ok((queued, frames))
+    }
+}
+
+impl PgStore {
+    /// Writes a topic chunk in a transaction left open (`PgWrittenChunk`).
+    /// Decided while the chunk was staged (see the sled store): a throttle
+    /// counter or batch that changed since rolls the chunk back, to be
+    /// staged again.
+    pub(super) fn write_chunk_tx(
+        &self,
+        project: &Uuid,
+        chunk: Prepared,
+    ) -> Result<PgWrittenChunk<'_>> {
+        let StagedChunk {
+            run,
+            notifications,
+            queued,
+        } = chunk.take()?;
+        let pending = notifications.iter().filter(|n| n.pending).count() as i64;
+        let feed = to_feed(&notifications);
+        let mut tx = self.begin()?;
+        let (frames, due_now) = self.block(async {
+            // A chunk written ahead waits, uncommitted, for the one before it
+            // to commit, and that one may wait on a row lock of a third
+            // transaction (another run's chunk or settle over the same
+            // users) that waits on a row this chunk holds: a cycle through
+            // the expansion's commit order, which PostgreSQL's deadlock
+            // detector cannot see. A bounded lock wait breaks it: the chunk
+            // fails, every chunk written after it rolls back, and the
+            // expansion resumes from the run's cursor (`FlowRunActor`).
+            sqlx::query("SET LOCAL lock_timeout = '5s'")
+                .execute(&mut *tx)
+                .await
+                .map_err(db_err)?;
+            let throttles: Vec<&ThrottleWrite> = notifications
+                .iter()
+                .filter_map(|n| n.throttle.as_ref())
+                .collect();
+            lock_slots(&mut tx, project, &throttles).await?;
+            if throttles_stale(&mut tx, project, &throttles).await? {
+                return Err(Error::stale_chunk());
+            }
+            let mut closes = Traces::default();
+            let due_now = put_batches(&mut tx, project, &notifications, &mut closes)
+                .await?
+                .ok_or_else(Error::stale_chunk)?;
+            let mut out = Outbound::load(&mut tx, [*project]).await?;
+            insert_notifications(&mut tx, project, &notifications).await?;
+            notification_extras(&mut tx, project, &notifications, &mut out).await?;
+            closes.flush(&mut tx).await?;
+            let untils = self.lease_for(&run, &queued);
+            put_queue(&mut tx, &queued, Some((self.node(), &untils))).await?;
+            let untils = self.lease_for(&run, &due_now);
+            put_queue(&mut tx, &due_now, Some((self.node(), &untils))).await?;
+            let frames = stage_feeds(&mut tx, project, feed).await?;
+            out.flush(&mut tx).await?;
+            Ok::<_, Error>((frames, due_now))
+        })?;
+        let mut queued = queued;
+        queued.extend(due_now);
+        Ok(PgWrittenChunk {
+            store: self,
+            tx,
+            project: *project,
+            run,
+            pending,
+            queued,
+            frames,
+        })
+    }
+}
+
 impl RunRepo for PgStore {
     fn commit_run(&self, project: &Uuid, staged: StagedRun) -> Result<RunCommit> {
         let StagedRun {
@@ -1120,48 +1222,7 @@ impl RunRepo for PgStore {
         project: &Uuid,
         chunk: Prepared,
     ) -> Result<(Vec<QueueItem>, UserFrames)> {
-        let StagedChunk {
-            mut run,
-            notifications,
-            queued,
-        } = chunk.take()?;
-        let pending = notifications.iter().filter(|n| n.pending).count() as i64;
-        let feed = to_feed(&notifications);
-        let mut tx = self.begin()?;
-        let frames = self.block(async {
-            // Decided while the chunk was staged (see the sled store): a
-            // throttle counter or batch that changed since rolls the chunk
-            // back, to be staged again.
-            let throttles: Vec<&ThrottleWrite> = notifications
-                .iter()
-                .filter_map(|n| n.throttle.as_ref())
-                .collect();
-            lock_slots(&mut tx, project, &throttles).await?;
-            if throttles_stale(&mut tx, project, &throttles).await? {
-                return Err(Error::stale_chunk());
-            }
-            let mut closes = Traces::default();
-            let due_now = put_batches(&mut tx, project, &notifications, &mut closes)
-                .await?
-                .ok_or_else(Error::stale_chunk)?;
-            let mut out = Outbound::load(&mut tx, [*project]).await?;
-            insert_notifications(&mut tx, project, &notifications).await?;
-            notification_extras(&mut tx, project, &notifications, &mut out).await?;
-            closes.flush(&mut tx).await?;
-            let untils = self.lease_for(&run, &queued);
-            put_queue(&mut tx, &queued, Some((self.node(), &untils))).await?;
-            let untils = self.lease_for(&run, &due_now);
-            put_queue(&mut tx, &due_now, Some((self.node(), &untils))).await?;
-            let frames = stage_feeds(&mut tx, project, feed).await?;
-            out.flush(&mut tx).await?;
-            self.add_chunk(&mut tx, project, &mut run, pending).await?;
-            Ok::<_, Error>((frames, due_now))
-        })?;
-        self.commit(tx)?;
-        let (frames, due_now) = frames;
-        let mut queued = queued;
-        queued.extend(due_now);
-        Ok((queued, frames))
+        Box::new(self.write_chunk_tx(project, chunk)?).commit()
     }
 
     fn flow_run(&self, project: &Uuid, id: &Uuid) -> Result<Option<FlowRun>> {
