@@ -128,11 +128,25 @@ impl<W> Combiner<W> {
     /// group in queue order), or, once delegated, waits for `drain` to;
     /// the group's result and the drainer's ticket.
     pub(crate) fn commit(&self, w: W, apply: impl Fn(Vec<W>) -> sled::Result<()>) -> Applied {
+        self.commit_as(w, apply, false)
+    }
+
+    /// `commit`, led by the caller even once delegated (as before
+    /// `delegate`: it applies its group, with whatever else is queued, as
+    /// soon as nobody else is applying): for a writer that holds locks
+    /// others wait for and does not itself wait for durability, which
+    /// would otherwise hold them until the flusher's next cycle, after the
+    /// flush in progress.
+    pub(crate) fn commit_now(&self, w: W, apply: impl Fn(Vec<W>) -> sled::Result<()>) -> Applied {
+        self.commit_as(w, apply, true)
+    }
+
+    fn commit_as(&self, w: W, apply: impl Fn(Vec<W>) -> sled::Result<()>, now: bool) -> Applied {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let me = st.next;
         st.next += 1;
         st.queued.push((me, w));
-        if st.delegated {
+        if st.delegated && !now {
             drop(st);
             if let Some(wake) = self.wake.get() {
                 wake();
@@ -143,7 +157,7 @@ impl<W> Combiner<W> {
             if let Some(r) = st.results.remove(&me) {
                 return r;
             }
-            if !st.leading && !st.delegated {
+            if !st.leading && (!st.delegated || now) {
                 st.leading = true;
                 let group = std::mem::take(&mut st.queued);
                 drop(st);
@@ -215,6 +229,38 @@ mod tests {
             })
             .0
             .is_ok());
+    }
+
+    #[test]
+    fn commit_now_leads_its_group_while_delegated_commits_wait() {
+        let c = Arc::new(Combiner::<u32>::new());
+        // a drainer that never comes: only a commit that leads returns
+        c.delegate(Box::new(|| {}));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let c2 = c.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(c2.commit_now(7, |g| {
+                assert_eq!(g, vec![7]);
+                Ok(())
+            }));
+        });
+        let (r, t) = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("commit_now applied its group itself");
+        assert!(r.is_ok());
+        assert_eq!(t, None, "no flusher ticket: it did not wait for a cycle");
+        // a plain commit queued meanwhile is taken by the next commit_now
+        let c3 = c.clone();
+        let queued = std::thread::spawn(move || c3.commit(1, |_| Ok(())));
+        while c.state.lock().unwrap().queued.is_empty() {
+            std::thread::yield_now();
+        }
+        let (r, _) = c.commit_now(2, |g| {
+            assert_eq!(g, vec![1, 2]);
+            Ok(())
+        });
+        assert!(r.is_ok());
+        assert!(queued.join().unwrap().0.is_ok());
     }
 
     #[test]

@@ -732,7 +732,20 @@ impl Store {
     /// Applies the writes atomically: one batch on the data tree. Feed counts
     /// staged with events go to the counts cache once the batch is applied (the
     /// writer still holds the users' feed locks); a failed batch forgets them.
-    pub(crate) fn commit(&self, mut w: Writes) -> Result<()> {
+    pub(crate) fn commit(&self, w: Writes) -> Result<()> {
+        self.commit_as(w, false)
+    }
+
+    /// `commit`, applied by this thread as soon as no other group is being
+    /// applied, not queued for the flusher's next cycle (`combine`'s
+    /// `commit_now`): for the purge and erasure, whose batches hold
+    /// recipients' feed locks that runs being accepted wait for, and which
+    /// need no flush of their own.
+    pub(crate) fn commit_now(&self, w: Writes) -> Result<()> {
+        self.commit_as(w, true)
+    }
+
+    fn commit_as(&self, mut w: Writes, now: bool) -> Result<()> {
         if w.ops.is_empty() {
             return Ok(());
         }
@@ -752,10 +765,12 @@ impl Store {
         // With the commits of other threads queued meanwhile, as one batch
         // (see `combine`: each sled batch costs a dozen thread wake-ups),
         // applied by the flusher right before its next flush.
-        let (res, ticket) = self
-            .inner
-            .combiner
-            .commit(w, |group| self.apply_group(group));
+        let apply = |group| self.apply_group(group);
+        let (res, ticket) = if now {
+            self.inner.combiner.commit_now(w, apply)
+        } else {
+            self.inner.combiner.commit(w, apply)
+        };
         // Tickets grow, and a fresh one (None) covers everything applied.
         JOB_TICKET.with(|t| t.set(ticket));
         let cache = &self.inner.feed_counts;

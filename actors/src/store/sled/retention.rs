@@ -576,7 +576,7 @@ impl Store {
             removal.remove(r)?;
         }
         let (w, mut report, users) = removal.finish(true)?;
-        let res = self.commit(w);
+        let res = self.commit_now(w);
         for u in &users {
             self.forget_feed_page(project, u);
         }
@@ -744,7 +744,7 @@ impl Store {
         for (u, r) in &removed {
             self.stage_counts_down(&mut w, project, u, *r)?;
         }
-        let res = self.commit(w);
+        let res = self.commit_now(w);
         for u in removed.keys() {
             self.forget_feed_page(project, u);
         }
@@ -830,7 +830,7 @@ impl Store {
             report.events += 1;
             report.bytes += n as u64;
         }
-        self.commit(w)?;
+        self.commit_now(w)?;
         Ok(report)
     }
 
@@ -930,7 +930,7 @@ impl Store {
             }
             report.runs += 1;
         }
-        self.commit(w)?;
+        self.commit_now(w)?;
         Ok(report)
     }
 
@@ -1026,7 +1026,7 @@ impl Store {
                 report.bytes += (k.len() + v.len()) as u64;
             }
         }
-        self.commit(w)?;
+        self.commit_now(w)?;
         Ok(report)
     }
 
@@ -1099,7 +1099,7 @@ impl Store {
             }
             report.batches += 1;
         }
-        self.commit(w)?;
+        self.commit_now(w)?;
         Ok(report)
     }
 
