@@ -185,7 +185,12 @@ async function inboxTest() {
 
     await step('a click marks it read, badge 0', async () => {
       const id = await page.getAttribute('#entries .entry.unread', 'data-id');
+      // The page is optimistic (the entry and badge change before the
+      // answer): the server is asked only once the page's own request
+      // (`POST /feed/{id}/read`) has been answered.
+      const answered = page.waitForResponse((r) => r.url().endsWith(`/feed/${id}/read`));
       await page.click(`#entries .entry.unread[data-id="${id}"]`);
+      await answered;
       await page.waitForSelector(`#entries .entry.read[data-id="${id}"]`);
       await page.waitForFunction(() => document.querySelector('#badge')?.textContent.trim() === '0');
       const entry = expectStatus(await http.user('GET', `/feed/${id}`, ext), 200);
