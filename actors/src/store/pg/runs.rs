@@ -1048,6 +1048,33 @@ impl WrittenChunk for PgWrittenChunk<'_> {
 }
 
 impl PgStore {
+    /// The rows of a run's or a topic chunk's notifications: notifications,
+    /// deliveries and their extras, the traces of batches they close, the
+    /// queue entries (`queues`: the queued deliveries, then those of a batch
+    /// closed early by `max`, due now; this node dispatches both and takes
+    /// their lease) and the recipients' feeds, whose frames it returns.
+    #[allow(clippy::too_many_arguments)]
+    async fn write_notifications(
+        &self,
+        conn: &mut PgConnection,
+        project: &Uuid,
+        run: &FlowRun,
+        notifications: &[StagedNotification],
+        closes: Traces,
+        out: &mut Outbound,
+        queues: [&[QueueItem]; 2],
+        feed: Vec<(Delivery, String)>,
+    ) -> Result<UserFrames> {
+        insert_notifications(conn, project, notifications).await?;
+        notification_extras(conn, project, notifications, out).await?;
+        closes.flush(conn).await?;
+        for items in queues {
+            let untils = self.lease_for(run, items);
+            put_queue(conn, items, Some((self.node(), &untils))).await?;
+        }
+        stage_feeds(conn, project, feed).await
+    }
+
     /// Writes a topic chunk in a transaction left open (`PgWrittenChunk`).
     /// Decided while the chunk was staged (see the sled store): a throttle
     /// counter or batch that changed since rolls the chunk back, to be
@@ -1091,14 +1118,18 @@ impl PgStore {
                 .await?
                 .ok_or_else(Error::stale_chunk)?;
             let mut out = Outbound::load(&mut tx, [*project]).await?;
-            insert_notifications(&mut tx, project, &notifications).await?;
-            notification_extras(&mut tx, project, &notifications, &mut out).await?;
-            closes.flush(&mut tx).await?;
-            let untils = self.lease_for(&run, &queued);
-            put_queue(&mut tx, &queued, Some((self.node(), &untils))).await?;
-            let untils = self.lease_for(&run, &due_now);
-            put_queue(&mut tx, &due_now, Some((self.node(), &untils))).await?;
-            let frames = stage_feeds(&mut tx, project, feed).await?;
+            let frames = self
+                .write_notifications(
+                    &mut tx,
+                    project,
+                    &run,
+                    &notifications,
+                    closes,
+                    &mut out,
+                    [&queued, &due_now],
+                    feed,
+                )
+                .await?;
             out.flush(&mut tx).await?;
             Ok::<_, Error>((frames, due_now))
         })?;
@@ -1164,16 +1195,18 @@ impl RunRepo for PgStore {
                 }
             }
             let mut out = Outbound::load(&mut tx, [*project]).await?;
-            insert_notifications(&mut tx, project, &notifications).await?;
-            notification_extras(&mut tx, project, &notifications, &mut out).await?;
-            closes.flush(&mut tx).await?;
-            let untils = self.lease_for(&run, &queued);
-            put_queue(&mut tx, &queued, Some((self.node(), &untils))).await?;
-            // a batch closed early by `max`: its opener's deliveries are due
-            // now, and this node, which dispatches them, takes their lease
-            let untils = self.lease_for(&run, &due_now);
-            put_queue(&mut tx, &due_now, Some((self.node(), &untils))).await?;
-            let frames = stage_feeds(&mut tx, project, feed).await?;
+            let frames = self
+                .write_notifications(
+                    &mut tx,
+                    project,
+                    &run,
+                    &notifications,
+                    closes,
+                    &mut out,
+                    [&queued, &due_now],
+                    feed,
+                )
+                .await?;
             put_run(&mut tx, project, &run, pending).await?;
             if !run.expanded {
                 // this node expands the run it accepted (`WorkRepo`)
