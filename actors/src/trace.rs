@@ -223,9 +223,181 @@ pub fn step_of(delivery: &Uuid) -> u8 {
     delivery.as_bytes()[15]
 }
 
-/// The entries of a notification as accepted: flow reached, recipient
-/// resolved, and per step the template and preference decisions (derived
-/// from the staged deliveries, so the rules stay in `delivery::accept`).
+/// An argument of an entry as the engine makes it, before it is a JSON
+/// value: a `Sink` that stores a compact form never makes the value.
+#[derive(Debug, Clone, Copy)]
+pub enum Arg<'a> {
+    Null,
+    U64(u64),
+    Str(&'a str),
+    /// Written as its canonical text (lowercase, hyphenated).
+    Id(Uuid),
+}
+
+impl Arg<'_> {
+    /// The JSON value the argument stands for.
+    pub fn to_value(self) -> Value {
+        match self {
+            Arg::Null => Value::Null,
+            Arg::U64(n) => n.into(),
+            Arg::Str(s) => s.into(),
+            Arg::Id(u) => Value::String(u.hyphenated().to_string()),
+        }
+    }
+}
+
+fn opt_str(s: Option<&str>) -> Arg<'_> {
+    s.map_or(Arg::Null, Arg::Str)
+}
+
+/// Receives entries in order, each a code and its arguments. The entries as
+/// values (`Vec<TraceEntry>`) are one sink; a store's compact encoding can
+/// be another, so that a fan-out's traces cost no JSON values (they were a
+/// sixth of a live recipient's CPU).
+pub trait Sink {
+    fn put(&mut self, at: Timestamp, code: &'static str, args: &[(&'static str, Arg<'_>)]);
+}
+
+impl Sink for Vec<TraceEntry> {
+    fn put(&mut self, at: Timestamp, code: &'static str, args: &[(&'static str, Arg<'_>)]) {
+        let mut m = Map::new();
+        for (k, v) in args {
+            m.insert((*k).to_string(), v.to_value());
+        }
+        self.push(TraceEntry {
+            at,
+            code: code.to_string(),
+            args: m,
+        });
+    }
+}
+
+/// A notification's trace as accepted, in the small form staging leaves it
+/// in: what the entries are made of besides the staged deliveries (flow
+/// reached, recipient resolved, and per step the template and preference
+/// decisions, derived from the deliveries so the rules stay in
+/// `delivery::accept`), and the decisions of the workflow steps. The store
+/// writes it through a `Sink` (`write`) or as entries (`entries`).
+#[derive(Debug, Clone)]
+pub struct Accepted {
+    pub at: Timestamp,
+    pub flow_id: Uuid,
+    pub flow_handle: String,
+    pub run_id: Uuid,
+    pub user_id: Uuid,
+    pub external_id: String,
+    /// Per delivery, the preference that decided it (`preference_key`).
+    pub prefs: Vec<(&'static str, bool)>,
+    /// The decisions staging took, each with its step (`with_decisions`).
+    pub decided: Vec<(Option<usize>, TraceEntry)>,
+}
+
+impl Accepted {
+    pub fn new(
+        flow: &Flow,
+        run_id: &Uuid,
+        user: &User,
+        prefs: &Preferences,
+        deliveries: &[Delivery],
+        now: Timestamp,
+        decided: Vec<(Option<usize>, TraceEntry)>,
+    ) -> Self {
+        Accepted {
+            at: now,
+            flow_id: flow.id,
+            flow_handle: flow.handle.clone(),
+            run_id: *run_id,
+            user_id: user.id,
+            external_id: user.external_id.clone(),
+            prefs: deliveries
+                .iter()
+                .map(|d| preference_key(prefs, &flow.handle, d.channel_type))
+                .collect(),
+            decided,
+        }
+    }
+
+    /// Writes the entries of `deliveries` (the ones it was made with) into
+    /// `sink`, without the staged decisions (`decided`).
+    pub fn write(&self, deliveries: &[Delivery], sink: &mut impl Sink) {
+        let now = self.at;
+        sink.put(
+            now,
+            "flow.reached",
+            &[
+                ("flow_id", Arg::Id(self.flow_id)),
+                ("flow_handle", Arg::Str(&self.flow_handle)),
+                ("run_id", Arg::Id(self.run_id)),
+            ],
+        );
+        sink.put(
+            now,
+            "recipient.resolved",
+            &[
+                ("user_id", Arg::Id(self.user_id)),
+                ("external_id", Arg::Str(&self.external_id)),
+            ],
+        );
+        for (i, d) in deliveries.iter().enumerate() {
+            let step = Arg::U64(step_of(&d.id).into());
+            sink.put(
+                now,
+                "step.reached",
+                &[
+                    ("step", step),
+                    ("delivery_id", Arg::Id(d.id)),
+                    ("channel_type", Arg::Str(d.channel_type.as_str())),
+                    ("channel_id", Arg::Id(d.channel_id)),
+                ],
+            );
+            let code = d.error.as_ref().map(|e| e.code.as_str());
+            if code == Some("template_error") {
+                let e = d.error.as_ref().map(|e| e.message.as_str());
+                sink.put(
+                    now,
+                    "template.failed",
+                    &[("step", step), ("error", opt_str(e))],
+                );
+                final_into(d, now, sink);
+                continue;
+            }
+            sink.put(now, "template.rendered", &[("step", step)]);
+            if code == Some("provider_not_configured") {
+                sink.put(now, "channel.missing", &[("step", step)]);
+                final_into(d, now, sink);
+                continue;
+            }
+            let (key, allowed) = self.prefs.get(i).copied().unwrap_or(("default", true));
+            let code = if allowed && d.status != DeliveryStatus::Skipped {
+                "preference.allowed"
+            } else {
+                "preference.skipped"
+            };
+            sink.put(
+                now,
+                code,
+                &[
+                    ("step", step),
+                    ("channel_type", Arg::Str(d.channel_type.as_str())),
+                    ("key", Arg::Str(key)),
+                ],
+            );
+            if d.status.is_final() {
+                final_into(d, now, sink);
+            }
+        }
+    }
+
+    /// The entries, the staged decisions in their places.
+    pub fn entries(&self, deliveries: &[Delivery]) -> Vec<TraceEntry> {
+        let mut out = Vec::with_capacity(2 + 4 * deliveries.len());
+        self.write(deliveries, &mut out);
+        with_decisions(out, self.decided.clone())
+    }
+}
+
+/// The entries of a notification as accepted, without staged decisions
+/// (`Accepted::entries`).
 pub fn accepted(
     flow: &Flow,
     run_id: &Uuid,
@@ -234,66 +406,7 @@ pub fn accepted(
     deliveries: &[Delivery],
     now: Timestamp,
 ) -> Vec<TraceEntry> {
-    let mut out = Vec::with_capacity(2 + 3 * deliveries.len());
-    out.push(entry(
-        now,
-        "flow.reached",
-        serde_json::json!({"flow_id": flow.id, "flow_handle": flow.handle, "run_id": run_id}),
-    ));
-    out.push(entry(
-        now,
-        "recipient.resolved",
-        serde_json::json!({"user_id": user.id, "external_id": user.external_id}),
-    ));
-    for d in deliveries {
-        let step = step_of(&d.id);
-        out.push(entry(
-            now,
-            "step.reached",
-            serde_json::json!({"step": step, "delivery_id": d.id,
-                "channel_type": d.channel_type, "channel_id": d.channel_id}),
-        ));
-        let code = d.error.as_ref().map(|e| e.code.as_str());
-        if code == Some("template_error") {
-            let e = d.error.as_ref().map(|e| e.message.clone());
-            out.push(entry(
-                now,
-                "template.failed",
-                serde_json::json!({"step": step, "error": e}),
-            ));
-            out.push(final_entry(d, now));
-            continue;
-        }
-        out.push(entry(
-            now,
-            "template.rendered",
-            serde_json::json!({"step": step}),
-        ));
-        if code == Some("provider_not_configured") {
-            out.push(entry(
-                now,
-                "channel.missing",
-                serde_json::json!({"step": step}),
-            ));
-            out.push(final_entry(d, now));
-            continue;
-        }
-        let (key, allowed) = preference_key(prefs, &flow.handle, d.channel_type);
-        let code = if allowed && d.status != DeliveryStatus::Skipped {
-            "preference.allowed"
-        } else {
-            "preference.skipped"
-        };
-        out.push(entry(
-            now,
-            code,
-            serde_json::json!({"step": step, "channel_type": d.channel_type, "key": key}),
-        ));
-        if d.status.is_final() {
-            out.push(final_entry(d, now));
-        }
-    }
-    out
+    Accepted::new(flow, run_id, user, prefs, deliveries, now, vec![]).entries(deliveries)
 }
 
 /// `trace` (as `accepted` made it) with the decisions staging took per step
@@ -343,13 +456,26 @@ pub fn canceled(d: &Delivery, key: Option<&str>, now: Timestamp) -> TraceEntry {
 
 /// A delivery's final status.
 pub fn final_entry(d: &Delivery, now: Timestamp) -> TraceEntry {
-    entry(
+    let mut out = Vec::with_capacity(1);
+    final_into(d, now, &mut out);
+    out.remove(0)
+}
+
+fn final_into(d: &Delivery, now: Timestamp, sink: &mut impl Sink) {
+    sink.put(
         now,
         "delivery.final",
-        serde_json::json!({"step": step_of(&d.id), "delivery_id": d.id,
-            "status": d.status, "attempts": d.attempts,
-            "error_code": d.error.as_ref().map(|e| &e.code)}),
-    )
+        &[
+            ("step", Arg::U64(step_of(&d.id).into())),
+            ("delivery_id", Arg::Id(d.id)),
+            ("status", Arg::Str(d.status.as_str())),
+            ("attempts", Arg::U64(d.attempts.into())),
+            (
+                "error_code",
+                opt_str(d.error.as_ref().map(|e| e.code.as_str())),
+            ),
+        ],
+    );
 }
 
 /// What the delivery actor saw of one provider call, beyond its outcome:

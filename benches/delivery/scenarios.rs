@@ -80,6 +80,9 @@ pub async fn live_on(nodes: &[Server], c: usize) -> Value {
     }
     drop((ready_tx, got_tx));
     let (connected, first_error) = crate::load::await_ready(&mut ready_rx, c).await;
+    // A mark for profiling only the fan-out (a `perf record` started on it
+    // sees the 500 ms of idle sockets, then the run).
+    eprintln!("  (live {c}: {connected} sockets open, run in 500 ms)");
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_sockets = rss_kib(nodes);
     nodes.iter().for_each(Server::reset_peak);

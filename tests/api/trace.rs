@@ -206,6 +206,103 @@ async fn traces_explain_sent_skipped_failed_and_retried_notifications_after_a_re
     assert_error(&r, 404, "not_found");
 }
 
+/// The traces of in-app notifications settled when accepted (stored 16 to
+/// a key, their traces made from the record when read): every entry and
+/// argument, for each of a run's recipients, after a restart, and a
+/// recipient whose preference skipped the step.
+#[tokio::test]
+async fn traces_of_settled_in_app_notifications_name_every_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::random();
+    let mut app = TestApp::spawn_on(dir.path(), &keys);
+    let inapp = in_app_channel(&app).await;
+    let flow = active_flow(&app, "tr-feed", json!([channel_step(&inapp, None, "Hi")])).await;
+    let (fid, handle) = (s(&flow["id"]), s(&flow["handle"]));
+    let exts: Vec<String> = (0..20).map(|_| new_ext("feed")).collect();
+    for e in &exts {
+        app.create_user_as(e, json!({})).await;
+    }
+    app.admin(PUT, &format!("{A}/users/{}/preferences", enc(&exts[7])))
+        .json(&json!({"channel_types": {"in_app": false}}))
+        .go()
+        .await
+        .ok(200);
+    let run = run_flow(&app, &fid, json!({"recipients": exts})).await;
+    let run_id = s(&run["id"]);
+    wait_run_processed(&app, &run_id, 30).await;
+    app.stop();
+    let app = TestApp::spawn_on(dir.path(), &keys);
+    let ns = run_notifications(&app, &run_id).await;
+    assert_eq!(ns.len(), 20);
+    for n in &ns {
+        let ext = s(&n["recipient"]["external_id"]);
+        let skipped = ext == exts[7];
+        let d = &deliveries(n)[0];
+        let t = trace(&app, &s(&n["id"])).await;
+        let pref = if skipped {
+            "preference.skipped"
+        } else {
+            "preference.allowed"
+        };
+        assert_eq!(
+            codes(&t),
+            [
+                "flow.reached",
+                "recipient.resolved",
+                "step.reached",
+                "template.rendered",
+                pref,
+                "delivery.final"
+            ],
+            "{t}"
+        );
+        let args: Vec<&Value> = t["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| &e["args"])
+            .collect();
+        assert_eq!(
+            *args[0],
+            json!({"flow_id": fid, "flow_handle": handle, "run_id": run_id}),
+            "{t}"
+        );
+        assert_eq!(
+            *args[1],
+            json!({"user_id": n["recipient"]["id"], "external_id": ext}),
+            "{t}"
+        );
+        assert_eq!(
+            *args[2],
+            json!({"step": 0, "delivery_id": d["id"], "channel_type": "in_app",
+                   "channel_id": inapp}),
+            "{t}"
+        );
+        assert_eq!(*args[3], json!({"step": 0}), "{t}");
+        let key = if skipped { "channel_type" } else { "default" };
+        assert_eq!(
+            *args[4],
+            json!({"step": 0, "channel_type": "in_app", "key": key}),
+            "{t}"
+        );
+        let (status, code) = if skipped {
+            ("skipped", json!("preference"))
+        } else {
+            ("sent", Value::Null)
+        };
+        assert_eq!(
+            *args[5],
+            json!({"step": 0, "delivery_id": d["id"], "status": status,
+                   "attempts": d["attempts"], "error_code": code}),
+            "{t}"
+        );
+        assert_eq!(d["status"], json!(status), "{n}");
+        for e in t["entries"].as_array().unwrap() {
+            assert_eq!(e["at"], n["created_at"], "{t}");
+        }
+    }
+}
+
 /// The notification of a run that may still be pending.
 async fn only_notification(app: &TestApp, run: &Value) -> Value {
     let ns = run_notifications(app, &s(&run["id"])).await;

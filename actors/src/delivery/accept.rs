@@ -698,10 +698,8 @@ impl<'a> Stager<'a> {
         if let Some(b) = opened {
             batch_write = Some(crate::storage::BatchWrite::Open(b));
         }
-        let trace = trace::with_decisions(
-            trace::accepted(&run.flow, &run.id, user, prefs, &deliveries, now),
-            decided,
-        );
+        let trace =
+            trace::Accepted::new(&run.flow, &run.id, user, prefs, &deliveries, now, decided);
         Ok(StagedNotification {
             n,
             deliveries,

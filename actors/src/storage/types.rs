@@ -87,7 +87,7 @@ pub struct StagedNotification {
     /// The batch this notification opens or joins (`delivery::batch`).
     pub batch: Option<BatchWrite>,
     /// The decisions that staged it (`crate::trace`), stored with it.
-    pub trace: Vec<crate::trace::TraceEntry>,
+    pub trace: crate::trace::Accepted,
 }
 
 /// One throttle counter: a throttle step of a flow for one recipient and

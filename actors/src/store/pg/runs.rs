@@ -210,7 +210,7 @@ async fn notification_extras(
     put_throttles(conn, project, ns).await?;
     let mut traces = Traces::default();
     for sn in ns {
-        traces.add(project, &sn.n.id, &sn.trace)?;
+        traces.add(project, &sn.n.id, &sn.trace.entries(&sn.deliveries))?;
         out.stage_accepted(project, &sn.n, &sn.deliveries);
     }
     traces.flush(conn).await

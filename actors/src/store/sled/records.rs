@@ -194,10 +194,36 @@ impl<'de> Deserialize<'de> for NotifRec {
 /// values whole when it consolidates it, so its values stay small.
 const GROUP_BYTES: usize = 8 * 1024;
 
+/// Members are `(index, record)`.
 const GROUP_V1: u8 = 1;
+/// Members are `(index, record, trace part)`: a grouped notification's
+/// decision trace as accepted (`trace_codec`) travels in its group, since
+/// its own key in the trace space would be one more key per recipient, the
+/// cost the group saves (see `sled::trace`). Groups written as V1 are still
+/// read, their traces being in the trace space.
+const GROUP_V2: u8 = 2;
 
 /// A group ready to be written: (key tail, value).
 pub(crate) type GroupKv = (Vec<u8>, Vec<u8>);
+
+/// One member of a stored group.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Member<'v> {
+    /// The notification id's byte 14.
+    pub i: u8,
+    /// Its encoded record (`NotifRec`).
+    pub rec: &'v [u8],
+    /// Its trace part as accepted (`trace_codec`), empty when it has none
+    /// here (a V1 group, or a notification accepted without one).
+    pub trace: &'v [u8],
+}
+
+impl Member<'_> {
+    /// The bytes the member takes in its group's value.
+    pub fn stored_len(&self) -> usize {
+        9 + self.rec.len() + self.trace.len()
+    }
+}
 
 /// Gathers the settled records of one write set by their ids' prefix (a
 /// group never spans two commits: ids are never handed out twice).
@@ -210,15 +236,15 @@ pub(crate) struct Grouper {
 
 struct Group {
     prefix: [u8; 14],
-    /// (index, encoded record) of its members so far.
-    members: Vec<(u8, Vec<u8>)>,
+    /// (index, encoded record, trace part) of its members so far.
+    members: Vec<(u8, Vec<u8>, Vec<u8>)>,
     bytes: usize,
 }
 
 impl Grouper {
-    /// Adds the settled record of `nid`; hands it back when its group is
-    /// full, to be stored alone.
-    pub fn add(&mut self, nid: &Uuid, rec: Vec<u8>) -> Option<Vec<u8>> {
+    /// Adds the settled record of `nid` with its trace part; hands both back
+    /// when its group is full, to be stored alone.
+    pub fn add(&mut self, nid: &Uuid, rec: Vec<u8>, trace: Vec<u8>) -> Option<(Vec<u8>, Vec<u8>)> {
         let mut prefix = [0u8; 14];
         prefix.copy_from_slice(&nid.as_bytes()[..14]);
         let i = *self.at.entry(prefix).or_insert_with(|| {
@@ -231,10 +257,10 @@ impl Grouper {
         });
         let g = &mut self.groups[i];
         if g.bytes >= GROUP_BYTES {
-            return Some(rec);
+            return Some((rec, trace));
         }
-        g.bytes += rec.len();
-        g.members.push((nid.as_bytes()[14], rec));
+        g.bytes += rec.len() + trace.len();
+        g.members.push((nid.as_bytes()[14], rec, trace));
         None
     }
 
@@ -244,53 +270,74 @@ impl Grouper {
         std::mem::take(&mut self.groups)
             .into_iter()
             .map(|g| {
-                let members: Vec<(u8, &[u8])> =
-                    g.members.iter().map(|(i, r)| (*i, r.as_slice())).collect();
+                let members: Vec<Member> = g
+                    .members
+                    .iter()
+                    .map(|(i, r, t)| Member {
+                        i: *i,
+                        rec: r,
+                        trace: t,
+                    })
+                    .collect();
                 (g.prefix.to_vec(), group_value(&members))
             })
             .collect()
     }
 }
 
-/// The stored value of a group of `(index, encoded record)` members.
-pub(crate) fn group_value(members: &[(u8, &[u8])]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(2 + members.iter().map(|m| 5 + m.1.len()).sum::<usize>());
-    v.push(GROUP_V1);
+/// The stored value of a group of members (always written as V2).
+pub(crate) fn group_value(members: &[Member]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(2 + members.iter().map(Member::stored_len).sum::<usize>());
+    v.push(GROUP_V2);
     v.push(members.len() as u8);
-    for (i, rec) in members {
-        v.push(*i);
-        v.extend_from_slice(&(rec.len() as u32).to_be_bytes());
-        v.extend_from_slice(rec);
+    for m in members {
+        v.push(m.i);
+        v.extend_from_slice(&(m.rec.len() as u32).to_be_bytes());
+        v.extend_from_slice(m.rec);
+        v.extend_from_slice(&(m.trace.len() as u32).to_be_bytes());
+        v.extend_from_slice(m.trace);
     }
     v
 }
 
-/// The members of a stored group: (index, encoded record), in index order.
-pub(crate) fn group_members(v: &[u8]) -> crate::error::Result<Vec<(u8, &[u8])>> {
+/// The members of a stored group, in index order.
+pub(crate) fn group_members(v: &[u8]) -> crate::error::Result<Vec<Member<'_>>> {
     let corrupt = || crate::error::Error::internal("corrupt notification group");
-    if v.first() != Some(&GROUP_V1) || v.len() < 2 {
+    let version = *v.first().ok_or_else(corrupt)?;
+    if !(version == GROUP_V1 || version == GROUP_V2) || v.len() < 2 {
         return Err(corrupt());
     }
     let n = v[1] as usize;
     let mut out = Vec::with_capacity(n);
     let mut at = 2;
+    let bytes = |at: &mut usize| -> crate::error::Result<&[u8]> {
+        let head = v.get(*at..*at + 4).ok_or_else(corrupt)?;
+        let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let b = v.get(*at + 4..*at + 4 + len).ok_or_else(corrupt)?;
+        *at += 4 + len;
+        Ok(b)
+    };
     for _ in 0..n {
-        let head = v.get(at..at + 5).ok_or_else(corrupt)?;
-        let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
-        let rec = v.get(at + 5..at + 5 + len).ok_or_else(corrupt)?;
-        out.push((head[0], rec));
-        at += 5 + len;
+        let i = *v.get(at).ok_or_else(corrupt)?;
+        at += 1;
+        let rec = bytes(&mut at)?;
+        let trace = if version == GROUP_V2 {
+            bytes(&mut at)?
+        } else {
+            &[]
+        };
+        out.push(Member { i, rec, trace });
     }
     Ok(out)
 }
 
-/// The encoded record of notification `nid` in a stored group, if it is there.
-pub(crate) fn group_member<'v>(v: &'v [u8], nid: &Uuid) -> crate::error::Result<Option<&'v [u8]>> {
+/// The member of notification `nid` in a stored group, if it is there.
+pub(crate) fn group_member<'v>(
+    v: &'v [u8],
+    nid: &Uuid,
+) -> crate::error::Result<Option<Member<'v>>> {
     let i = nid.as_bytes()[14];
-    Ok(group_members(v)?
-        .into_iter()
-        .find(|m| m.0 == i)
-        .map(|m| m.1))
+    Ok(group_members(v)?.into_iter().find(|m| m.i == i))
 }
 
 #[cfg(test)]
@@ -372,20 +419,41 @@ mod tests {
         let b = ids.next_id();
         let mut g = Grouper::default();
         for (i, id) in a.iter().enumerate() {
-            let rec = vec![i as u8; 3000];
-            assert_eq!(g.add(id, rec.clone()).is_some(), i >= 3, "member {i}");
+            let rec = vec![i as u8; 2900];
+            let handed = g.add(id, rec.clone(), vec![9; 100]);
+            assert_eq!(handed.is_some(), i >= 3, "member {i}");
         }
-        assert!(g.add(&b, vec![7; 10]).is_none());
+        assert!(g.add(&b, vec![7; 10], vec![8; 3]).is_none());
         let groups = g.take();
         assert_eq!(groups.len(), 2);
         assert_eq!(groups[0].0, a[0].as_bytes()[..14].to_vec());
         assert_eq!(groups[1].0, b.as_bytes()[..14].to_vec());
         let members = group_members(&groups[0].1).unwrap();
-        assert_eq!(members.iter().map(|m| m.0).collect::<Vec<_>>(), [0, 1, 2]);
-        assert_eq!(
-            group_member(&groups[1].1, &b).unwrap(),
-            Some(&[7u8; 10][..])
-        );
+        assert_eq!(members.iter().map(|m| m.i).collect::<Vec<_>>(), [0, 1, 2]);
+        assert!(members.iter().all(|m| m.trace == [9u8; 100]));
+        let m = group_member(&groups[1].1, &b).unwrap().unwrap();
+        assert_eq!((m.rec, m.trace), (&[7u8; 10][..], &[8u8; 3][..]));
         assert!(g.take().is_empty());
+    }
+
+    /// Groups written before members carried their traces (V1) are read
+    /// with empty traces; a truncated group is an error, not a panic.
+    #[test]
+    fn v1_groups_are_read_and_truncated_ones_refused() {
+        let mut v1 = vec![GROUP_V1, 2];
+        for (i, rec) in [(0u8, &b"abc"[..]), (5, &b"de"[..])] {
+            v1.push(i);
+            v1.extend_from_slice(&(rec.len() as u32).to_be_bytes());
+            v1.extend_from_slice(rec);
+        }
+        let m = group_members(&v1).unwrap();
+        assert_eq!(m.len(), 2);
+        assert_eq!((m[1].i, m[1].rec, m[1].trace), (5, &b"de"[..], &[][..]));
+        let v2 = group_value(&m);
+        let back = group_members(&v2).unwrap();
+        assert_eq!((back[0].i, back[0].rec), (0, &b"abc"[..]));
+        for cut in 0..v2.len() {
+            assert!(group_members(&v2[..cut]).is_err(), "cut at {cut}");
+        }
     }
 }

@@ -205,9 +205,9 @@ impl<'s> Removal<'s> {
         }
         if let Some((Some(v), removed)) = self.groups.get_mut(&gk) {
             let i = nid.as_bytes()[14];
-            if let Some(m) = group_members(v)?.iter().find(|m| m.0 == i) {
+            if let Some(m) = group_members(v)?.iter().find(|m| m.i == i) {
                 if !removed.contains(&i) {
-                    self.report.bytes += 5 + m.1.len() as u64;
+                    self.report.bytes += m.stored_len() as u64;
                     removed.push(i);
                 }
             }
@@ -295,9 +295,9 @@ impl<'s> Removal<'s> {
             let Some(v) = v.filter(|_| !removed.is_empty()) else {
                 continue;
             };
-            let kept: Vec<(u8, &[u8])> = group_members(&v)?
+            let kept: Vec<_> = group_members(&v)?
                 .into_iter()
-                .filter(|m| !removed.contains(&m.0))
+                .filter(|m| !removed.contains(&m.i))
                 .collect();
             if kept.is_empty() {
                 self.w.del(T::notifications, gk);
@@ -466,12 +466,12 @@ impl Store {
                 }
             }
             if let Some(g) = &group {
-                for (i, b) in group_members(g)? {
+                for m in group_members(g)? {
                     let mut id = [0u8; 16];
                     id[..14].copy_from_slice(&gk[n..]);
-                    id[14] = i;
+                    id[14] = m.i;
                     id[15] = crate::model::NOTIFICATION_TAG;
-                    recs.insert(id, (b, Alone::No));
+                    recs.insert(id, (m.rec, Alone::No));
                 }
             }
             for (k, v) in batch.iter() {

@@ -18,7 +18,7 @@ use super::page::{
 };
 use super::records::{group_member, group_members, Grouper, NotifRec};
 use super::users::user_lock_key;
-use super::{codec, Space, Store, Writes, T};
+use super::{codec, trace_codec, Space, Store, Writes, T};
 use crate::delivery::frames::FeedEvent;
 use crate::delivery::tally::Tally;
 use crate::delivery::{conditions, settle};
@@ -145,7 +145,6 @@ impl Store {
                 trace,
             } = sn;
             let nid = n.id;
-            self.stage_trace(&mut part.w, p, &nid, &trace);
             self.stage_accept_events(&mut part.w, p, &n, &deliveries);
             for d in &deliveries {
                 if status_indexed(d.status) {
@@ -163,9 +162,23 @@ impl Store {
             }
             let rec = NotifRec { n, d: deliveries };
             if pending {
+                let t = trace_codec::encode_accepted(&trace, &rec.d);
+                self.stage_trace_part(&mut part.w, p, &nid, t);
                 part.w.put_rec(T::notifications, notif_key(p, &nid), &rec);
-            } else if let Some(alone) = group.add(&nid, codec::enc(&rec)) {
-                part.w.put(T::notifications, notif_key(p, &nid), alone);
+            } else {
+                // In its group the trace is a stub beside the record it is
+                // made from (`trace_codec::stub`); alone, it is written out.
+                let t = trace_codec::stub(&trace, &rec.n)
+                    .unwrap_or_else(|| trace_codec::encode_accepted(&trace, &rec.d));
+                if let Some((alone, t)) = group.add(&nid, codec::enc(&rec), t) {
+                    let t = if trace_codec::is_stub(&t) {
+                        trace_codec::encode_accepted(&trace, &rec.d)
+                    } else {
+                        t
+                    };
+                    self.stage_trace_part(&mut part.w, p, &nid, t);
+                    part.w.put(T::notifications, notif_key(p, &nid), alone);
+                }
             }
             // The record is encoded: its in-app deliveries move on to the feed.
             let mut ds = rec.d;
@@ -455,7 +468,7 @@ impl Store {
             return Ok(None);
         };
         match group_member(&v, nid)? {
-            Some(b) => Ok(Some(codec::dec::<NotifRec>(b)?).filter(|r| r.n.id == *nid)),
+            Some(m) => Ok(Some(codec::dec::<NotifRec>(m.rec)?).filter(|r| r.n.id == *nid)),
             None => Ok(None),
         }
     }
@@ -491,11 +504,11 @@ impl Store {
                 let mut id = [0u8; 16];
                 match tail.len() {
                     14 => {
-                        for (i, b) in group_members(&v)? {
+                        for m in group_members(&v)? {
                             id[..14].copy_from_slice(tail);
-                            id[14] = i;
+                            id[14] = m.i;
                             id[15] = NOTIFICATION_TAG;
-                            recs.entry(id).or_insert_with(|| b.to_vec());
+                            recs.entry(id).or_insert_with(|| m.rec.to_vec());
                         }
                     }
                     16 => {
@@ -1137,7 +1150,7 @@ mod tests {
             if i % 5 == 0 {
                 w.put_rec(T::notifications, notif_key(&p, &nid), &rec(nid, old));
             } else {
-                assert!(g.add(&nid, codec::enc(&rec(nid, old))).is_none());
+                assert!(g.add(&nid, codec::enc(&rec(nid, old)), vec![]).is_none());
             }
             ids.push(nid);
         }

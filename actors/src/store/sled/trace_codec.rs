@@ -16,7 +16,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::Timestamp;
-use crate::trace::TraceEntry;
+use crate::trace::{Accepted, Arg, TraceEntry};
 use serde_json::{Map, Number, Value};
 use uuid::Uuid;
 
@@ -154,9 +154,23 @@ fn canonical_uuid(s: &str) -> Option<Uuid> {
     if s.len() != 36 {
         return None;
     }
-    Uuid::parse_str(s)
-        .ok()
-        .filter(|u| u.hyphenated().to_string() == s)
+    let u = Uuid::parse_str(s).ok()?;
+    let mut buf = [0u8; 36];
+    (*u.hyphenated().encode_lower(&mut buf) == *s).then_some(u)
+}
+
+/// A string value: a UUID's 16 bytes, a known value's index, or the text.
+fn string(out: &mut Vec<u8>, s: &str) {
+    if let Some(u) = canonical_uuid(s) {
+        out.push(UUID);
+        out.extend_from_slice(u.as_bytes());
+    } else if let Some(i) = VALUES.iter().position(|t| *t == s) {
+        out.push(KNOWN);
+        out.push(i as u8);
+    } else {
+        out.push(STR);
+        text(out, s);
+    }
 }
 
 fn value(out: &mut Vec<u8>, v: &Value) {
@@ -176,18 +190,7 @@ fn value(out: &mut Vec<u8>, v: &Value) {
                 out.extend_from_slice(&n.as_f64().unwrap_or(0.0).to_le_bytes());
             }
         }
-        Value::String(s) => {
-            if let Some(u) = canonical_uuid(s) {
-                out.push(UUID);
-                out.extend_from_slice(u.as_bytes());
-            } else if let Some(i) = VALUES.iter().position(|t| *t == s) {
-                out.push(KNOWN);
-                out.push(i as u8);
-            } else {
-                out.push(STR);
-                text(out, s);
-            }
-        }
+        Value::String(s) => string(out, s),
         Value::Array(a) => {
             out.push(ARRAY);
             varint(out, a.len() as u64);
@@ -224,6 +227,150 @@ pub(crate) fn encode(entries: &[TraceEntry]) -> Vec<u8> {
         object(&mut out, &e.args);
     }
     out
+}
+
+/// Encodes entries as they are made (`trace::Sink`), never making their
+/// JSON values: decoding gives the entries the `Vec<TraceEntry>` sink would
+/// have made (arguments in the order given rather than sorted, which a
+/// decoded object does not keep anyway).
+pub(crate) struct Writer {
+    out: Vec<u8>,
+    n: u64,
+    prev: i64,
+}
+
+impl Writer {
+    pub fn new() -> Self {
+        let mut out = Vec::with_capacity(256);
+        // The count's place: one byte, widened by `finish` past 127 entries.
+        out.extend_from_slice(&[TRACE_V2, 0]);
+        Writer { out, n: 0, prev: 0 }
+    }
+
+    /// The encoded part; empty when no entry was written.
+    pub fn finish(mut self) -> Vec<u8> {
+        if self.n == 0 {
+            return vec![];
+        }
+        let mut count = Vec::with_capacity(2);
+        varint(&mut count, self.n);
+        self.out.splice(1..2, count);
+        self.out
+    }
+}
+
+impl crate::trace::Sink for Writer {
+    fn put(&mut self, at: Timestamp, code: &'static str, args: &[(&'static str, Arg<'_>)]) {
+        let out = &mut self.out;
+        let at = at.millis();
+        varint(out, zigzag(at.wrapping_sub(self.prev)));
+        self.prev = at;
+        self.n += 1;
+        name(out, CODES, code);
+        varint(out, args.len() as u64);
+        for (k, v) in args {
+            name(out, KEYS, k);
+            match *v {
+                Arg::Null => out.push(NULL),
+                Arg::U64(n) => {
+                    out.push(UINT);
+                    varint(out, n);
+                }
+                Arg::Str(s) => string(out, s),
+                Arg::Id(u) => {
+                    out.push(UUID);
+                    out.extend_from_slice(u.as_bytes());
+                }
+            }
+        }
+    }
+}
+
+/// A notification's trace as accepted, encoded; empty when it has no entry.
+/// Without staged decisions it goes straight through a `Writer`.
+pub(crate) fn encode_accepted(t: &Accepted, deliveries: &[crate::model::Delivery]) -> Vec<u8> {
+    if t.decided.is_empty() {
+        let mut w = Writer::new();
+        t.write(deliveries, &mut w);
+        return w.finish();
+    }
+    let entries = t.entries(deliveries);
+    if entries.is_empty() {
+        return vec![];
+    }
+    encode(&entries)
+}
+
+/// The first byte of a stub (`stub`), a part that holds only what its
+/// notification's record does not.
+const TRACE_STUB: u8 = 3;
+
+/// The preference keys (`trace::preference_key`), by index.
+const PREF_KEYS: &[&str] = &["default", "channel_type", "flow", "flow_channel"];
+
+/// A grouped notification's trace as accepted, in the few bytes its record
+/// (`n`, with the deliveries written beside it in the group) does not hold
+/// already: the flow's handle, the recipient's external id and each
+/// delivery's deciding preference, about 25 bytes where the entries take
+/// 200 or more. `None` when the trace holds more than that (staged
+/// decisions) or does not match `n`: then it is encoded in full.
+pub(crate) fn stub(t: &Accepted, n: &crate::model::Notification) -> Option<Vec<u8>> {
+    if !t.decided.is_empty()
+        || t.flow_id != n.flow_id
+        || t.run_id != n.flow_run_id
+        || t.user_id != n.recipient_id
+    {
+        return None;
+    }
+    let mut out = Vec::with_capacity(8 + t.flow_handle.len() + t.external_id.len() + t.prefs.len());
+    out.push(TRACE_STUB);
+    varint(
+        &mut out,
+        zigzag(t.at.millis().wrapping_sub(n.created_at.millis())),
+    );
+    text(&mut out, &t.flow_handle);
+    text(&mut out, &t.external_id);
+    varint(&mut out, t.prefs.len() as u64);
+    for (k, allowed) in &t.prefs {
+        let i = PREF_KEYS.iter().position(|p| p == k)?;
+        out.push(i as u8 | if *allowed { 0x80 } else { 0 });
+    }
+    Some(out)
+}
+
+/// Whether a part is a stub (`stub`).
+pub(crate) fn is_stub(b: &[u8]) -> bool {
+    b.first() == Some(&TRACE_STUB)
+}
+
+/// The entries of a stub, made with the record it was written beside.
+pub(crate) fn from_stub(b: &[u8], rec: &super::records::NotifRec) -> Result<Vec<TraceEntry>> {
+    let mut r = Reader { b, at: 1 };
+    let at = rec
+        .n
+        .created_at
+        .millis()
+        .wrapping_add(unzigzag(r.varint()?));
+    let flow_handle = r.text()?;
+    let external_id = r.text()?;
+    let n = r.len()?;
+    let mut prefs = Vec::with_capacity(n);
+    for _ in 0..n {
+        let p = r.byte()?;
+        let key = PREF_KEYS.get((p & 0x7f) as usize).ok_or_else(corrupt)?;
+        prefs.push((*key, p & 0x80 != 0));
+    }
+    let a = Accepted {
+        at: Timestamp::from_millis(at),
+        flow_id: rec.n.flow_id,
+        flow_handle,
+        run_id: rec.n.flow_run_id,
+        user_id: rec.n.recipient_id,
+        external_id,
+        prefs,
+        decided: vec![],
+    };
+    Ok(a.entries(&rec.d))
 }
 
 /// A part as stored: this encoding, or `codec`'s of an earlier Herald.
@@ -415,6 +562,165 @@ mod tests {
             named.len()
         );
         assert_eq!(decode(&encode(&[])).unwrap(), vec![]);
+    }
+
+    /// A trace as accepted written straight through a `Writer` reads back as
+    /// the entries made as values, for each way a step can go; with staged
+    /// decisions it is encoded from the entries.
+    #[test]
+    fn accepted_traces_written_directly_read_back_as_their_entries() {
+        use crate::model::{ChannelType, Delivery, DeliveryError, DeliveryStatus, Rendered};
+        let t = Timestamp::from_millis(1_790_000_000_123);
+        let nid = Uuid::now_v7();
+        let d =
+            |step: usize, ct: ChannelType, status: DeliveryStatus, err: Option<(&str, &str)>| {
+                Delivery {
+                    id: crate::model::delivery_id(&nid, step),
+                    notification_id: nid,
+                    flow_run_id: Uuid::now_v7(),
+                    flow_id: Uuid::now_v7(),
+                    channel_id: Uuid::now_v7(),
+                    channel_type: ct,
+                    topic: None,
+                    status,
+                    data: Rendered::default(),
+                    outcomes: None,
+                    actor_id: None,
+                    recipient_id: Uuid::now_v7(),
+                    attempts: 0,
+                    error: err.map(|(code, message)| DeliveryError {
+                        code: code.into(),
+                        message: message.into(),
+                    }),
+                    due_at: t,
+                    next_attempt_at: None,
+                    sent_at: None,
+                    seen_at: None,
+                    read_at: None,
+                    clicked_at: None,
+                    archived_at: None,
+                    created_at: t,
+                    updated_at: t,
+                    gate: None,
+                    batch: false,
+                }
+            };
+        let ds = vec![
+            d(0, ChannelType::InApp, DeliveryStatus::Sent, None),
+            d(
+                1,
+                ChannelType::Chat,
+                DeliveryStatus::Skipped,
+                Some(("preference", "off")),
+            ),
+            d(
+                2,
+                ChannelType::Email,
+                DeliveryStatus::Failed,
+                Some(("template_error", "bad {{")),
+            ),
+            d(
+                3,
+                ChannelType::Sms,
+                DeliveryStatus::Failed,
+                Some(("provider_not_configured", "none")),
+            ),
+            d(4, ChannelType::WebPush, DeliveryStatus::Pending, None),
+            d(5, ChannelType::MobilePush, DeliveryStatus::Sent, None),
+        ];
+        let mut a = Accepted {
+            at: t,
+            flow_id: Uuid::now_v7(),
+            flow_handle: "comment-created".into(),
+            run_id: Uuid::now_v7(),
+            user_id: Uuid::now_v7(),
+            // an external id that looks like an id, and one that is a known value
+            external_id: Uuid::now_v7().to_string(),
+            prefs: vec![
+                ("default", true),
+                ("flow", false),
+                ("channel_type", true),
+                ("default", true),
+                ("flow_channel", true),
+                ("default", true),
+            ],
+            decided: vec![],
+        };
+        for ext in [
+            a.external_id.clone(),
+            "sent".into(),
+            "ada@example.com".into(),
+        ] {
+            a.external_id = ext;
+            let mut w = Writer::new();
+            a.write(&ds, &mut w);
+            let part = w.finish();
+            assert_eq!(decode(&part).unwrap(), a.entries(&ds));
+            assert_eq!(encode_accepted(&a, &ds), part);
+        }
+        assert_eq!(a.entries(&ds).len(), 2 + 4 + 4 + 3 + 4 + 3 + 4);
+        let mut w = Writer::new();
+        a.write(&[], &mut w);
+        assert_eq!(decode(&w.finish()).unwrap(), a.entries(&[]));
+        assert!(Writer::new().finish().is_empty());
+        // past 127 entries the count takes two bytes
+        let many: Vec<Delivery> = (0..40)
+            .map(|i| d(i, ChannelType::InApp, DeliveryStatus::Sent, None))
+            .collect();
+        a.prefs = vec![("default", true); 40];
+        let mut w = Writer::new();
+        a.write(&many, &mut w);
+        assert_eq!(decode(&w.finish()).unwrap(), a.entries(&many));
+        // a stub beside its record (as stored in a group) reads back the same
+        let n = crate::model::Notification {
+            id: nid,
+            flow_id: a.flow_id,
+            flow_run_id: a.run_id,
+            topic: None,
+            processed: true,
+            actor_id: None,
+            recipient_id: a.user_id,
+            processed_at: Some(t),
+            created_at: t,
+            updated_at: t,
+            stopped: None,
+            batched_into: None,
+        };
+        a.prefs = vec![
+            ("default", true),
+            ("flow", false),
+            ("channel_type", true),
+            ("default", true),
+            ("flow_channel", true),
+            ("default", true),
+        ];
+        let rec = super::super::records::NotifRec {
+            n: n.clone(),
+            d: ds.clone(),
+        };
+        let stored: super::super::records::NotifRec =
+            crate::store::sled::codec::dec(&crate::store::sled::codec::enc(&rec)).unwrap();
+        let st = stub(&a, &n).unwrap();
+        assert!(
+            is_stub(&st) && st.len() * 4 < encode_accepted(&a, &ds).len(),
+            "{} bytes",
+            st.len()
+        );
+        assert_eq!(from_stub(&st, &stored).unwrap(), a.entries(&ds));
+        for cut in 1..st.len() {
+            assert!(from_stub(&st[..cut], &stored).is_err(), "cut at {cut}");
+        }
+        let mut other = n.clone();
+        other.flow_run_id = Uuid::now_v7();
+        assert!(stub(&a, &other).is_none());
+        a.decided = vec![(
+            None,
+            crate::trace::entry(t, "run.scheduled", json!({"send_at": "x"})),
+        )];
+        assert!(stub(&a, &n).is_none());
+        let part = encode_accepted(&a, &ds);
+        assert_eq!(decode(&part).unwrap(), a.entries(&ds));
+        assert_eq!(a.entries(&ds)[2].code, "run.scheduled");
     }
 
     #[test]
