@@ -232,6 +232,8 @@ pub enum Arg<'a> {
     Str(&'a str),
     /// Written as its canonical text (lowercase, hyphenated).
     Id(Uuid),
+    /// Any value (a provider's message id, a time).
+    Json(&'a Value),
 }
 
 impl Arg<'_> {
@@ -242,6 +244,7 @@ impl Arg<'_> {
             Arg::U64(n) => n.into(),
             Arg::Str(s) => s.into(),
             Arg::Id(u) => Value::String(u.hyphenated().to_string()),
+            Arg::Json(v) => v.clone(),
         }
     }
 }
@@ -396,20 +399,7 @@ impl Accepted {
     }
 }
 
-/// The entries of a notification as accepted, without staged decisions
-/// (`Accepted::entries`).
-pub fn accepted(
-    flow: &Flow,
-    run_id: &Uuid,
-    user: &User,
-    prefs: &Preferences,
-    deliveries: &[Delivery],
-    now: Timestamp,
-) -> Vec<TraceEntry> {
-    Accepted::new(flow, run_id, user, prefs, deliveries, now, vec![]).entries(deliveries)
-}
-
-/// `trace` (as `accepted` made it) with the decisions staging took per step
+/// `trace` (as `Accepted::write` made it) with the decisions staging took per step
 /// (`decided`, in step order, each with its step index): each goes before the
 /// `step.reached` of the first later step, so the trace reads in step order;
 /// a run-wide entry (`step` `None`) goes right after `recipient.resolved`.
@@ -503,7 +493,19 @@ pub fn settled(
     now: Timestamp,
 ) -> Vec<TraceEntry> {
     let mut out = vec![];
-    let step = step_of(&d.id);
+    settled_into(d, was_attempt, note, now, &mut out);
+    out
+}
+
+/// `settled`, written into `sink`.
+pub fn settled_into(
+    d: &Delivery,
+    was_attempt: bool,
+    note: Option<AttemptNote>,
+    now: Timestamp,
+    sink: &mut impl Sink,
+) {
+    let step = Arg::U64(step_of(&d.id).into());
     if was_attempt && d.attempts <= MAX_TRACED_ATTEMPTS {
         let result = match (d.status, d.next_attempt_at) {
             (DeliveryStatus::Pending, _) => "retry",
@@ -516,47 +518,80 @@ pub fn settled(
         let provider_message_id = d
             .outcomes
             .as_ref()
-            .and_then(|o| o.get(0).unwrap_or(o).get("message_id"))
-            .cloned();
-        let note = note.clone().unwrap_or_default();
-        out.push(entry(
+            .and_then(|o| o.get(0).unwrap_or(o).get("message_id"));
+        let empty = AttemptNote::default();
+        let n = note.as_ref().unwrap_or(&empty);
+        sink.put(
             now,
             "attempt",
-            serde_json::json!({"step": step, "delivery_id": d.id,
-                "channel_type": d.channel_type, "channel_id": d.channel_id,
-                "attempt": d.attempts, "result": result,
-                "provider": (!note.provider.is_empty()).then_some(&note.provider),
-                "latency_ms": note.latency_ms,
-                "status_code": note.status_code,
-                "error_code": d.error.as_ref().map(|e| &e.code),
-                "error": d.error.as_ref().map(|e| &e.message),
-                "provider_message_id": provider_message_id}),
-        ));
+            &[
+                ("step", step),
+                ("delivery_id", Arg::Id(d.id)),
+                ("channel_type", Arg::Str(d.channel_type.as_str())),
+                ("channel_id", Arg::Id(d.channel_id)),
+                ("attempt", Arg::U64(d.attempts.into())),
+                ("result", Arg::Str(result)),
+                (
+                    "provider",
+                    opt_str((!n.provider.is_empty()).then_some(n.provider.as_str())),
+                ),
+                ("latency_ms", Arg::U64(n.latency_ms)),
+                (
+                    "status_code",
+                    n.status_code.map_or(Arg::Null, |c| Arg::U64(c.into())),
+                ),
+                (
+                    "error_code",
+                    opt_str(d.error.as_ref().map(|e| e.code.as_str())),
+                ),
+                (
+                    "error",
+                    opt_str(d.error.as_ref().map(|e| e.message.as_str())),
+                ),
+                (
+                    "provider_message_id",
+                    provider_message_id.map_or(Arg::Null, Arg::Json),
+                ),
+            ],
+        );
         if d.status == DeliveryStatus::Pending {
-            out.push(entry(
+            let at = serde_json::to_value(d.next_attempt_at).unwrap_or(Value::Null);
+            sink.put(
                 now,
                 "retry.scheduled",
-                serde_json::json!({"step": step, "delivery_id": d.id, "at": d.next_attempt_at}),
-            ));
+                &[
+                    ("step", step),
+                    ("delivery_id", Arg::Id(d.id)),
+                    ("at", Arg::Json(&at)),
+                ],
+            );
         }
     }
     let removed = note.as_ref().map_or(0, |n| n.subscriptions_removed);
     if removed > 0 {
-        out.push(entry(
+        sink.put(
             now,
             "subscription.removed",
-            serde_json::json!({"step": step, "delivery_id": d.id, "count": removed}),
-        ));
+            &[
+                ("step", step),
+                ("delivery_id", Arg::Id(d.id)),
+                ("count", Arg::U64(removed as u64)),
+            ],
+        );
     }
     if d.status.is_final() {
-        out.push(final_entry(d, now));
+        final_into(d, now, sink);
     }
-    out
 }
 
 /// The notification became processed.
 pub fn processed(now: Timestamp) -> TraceEntry {
     entry(now, "notification.processed", serde_json::json!({}))
+}
+
+/// `processed`, written into `sink`.
+pub fn processed_into(now: Timestamp, sink: &mut impl Sink) {
+    sink.put(now, "notification.processed", &[]);
 }
 
 #[cfg(test)]

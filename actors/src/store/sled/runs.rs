@@ -827,8 +827,9 @@ impl Store {
         let items = std::mem::take(&mut settling.items);
         let mut written: Vec<Delivery> = Vec::with_capacity(items.len());
         let mut touched: Vec<bool> = vec![false; recs.len()];
-        // Trace entries per touched notification (index in `recs`).
-        let mut traces: Vec<Vec<crate::trace::TraceEntry>> = vec![vec![]; recs.len()];
+        // Trace entries per touched notification (index in `recs`), encoded
+        // as they are made (`trace_codec::Writer`).
+        let mut traces: Vec<Option<trace_codec::Writer>> = (0..recs.len()).map(|_| None).collect();
         // The cancellation keys of the runs whose deliveries are canceled
         // here (a cancellation settles many of one run), each read once.
         let mut cancel_keys: HashMap<Uuid, Option<String>> = HashMap::new();
@@ -870,7 +871,11 @@ impl Store {
                 }
                 _ => None,
             };
-            traces[ri].extend(gate_decided);
+            if let Some(e) = gate_decided {
+                traces[ri]
+                    .get_or_insert_with(trace_codec::Writer::new)
+                    .push_entry(&e);
+            }
             let d = &mut recs[ri].1.d[di];
             match settle::apply(d, &q, o, now) {
                 Some(nq) => w.put(T::queue, nq.key(), nq.value()),
@@ -898,26 +903,30 @@ impl Store {
                     }
                 };
                 let d = &recs[ri].1.d[di];
-                traces[ri].push(crate::trace::canceled(d, key.as_deref(), now));
+                traces[ri]
+                    .get_or_insert_with(trace_codec::Writer::new)
+                    .push_entry(&crate::trace::canceled(d, key.as_deref(), now));
             }
             let d = &recs[ri].1.d[di];
-            traces[ri].extend(crate::trace::settled(d, was_attempt, note, now));
+            let tw = traces[ri].get_or_insert_with(trace_codec::Writer::new);
+            crate::trace::settled_into(d, was_attempt, note, now, tw);
             written.push(d.clone());
             touched[ri] = true;
         }
         // Notifications whose deliveries have all settled.
         let mut run_done: HashMap<(Uuid, Uuid), u64> = HashMap::new();
-        for ((((p, nid), rec), t), mut trace) in recs.iter_mut().zip(touched).zip(traces) {
+        for ((((p, nid), rec), t), trace) in recs.iter_mut().zip(touched).zip(traces) {
             if !t {
                 continue;
             }
+            let mut trace = trace.unwrap_or_else(trace_codec::Writer::new);
             if settle::notification_done(&mut rec.n, &rec.d, now) {
                 *run_done.entry((*p, rec.n.flow_run_id)).or_default() += 1;
                 let n = &rec.n;
                 self.stage_outbound(w, p, EventType::NotificationProcessed, nid, || n);
-                trace.push(crate::trace::processed(now));
+                crate::trace::processed_into(now, &mut trace);
             }
-            self.stage_trace(w, p, nid, &trace);
+            self.stage_trace_part(w, p, nid, trace.finish());
             w.put_rec(T::notifications, notif_key(p, nid), &*rec);
         }
         let mut runs_processed = vec![];

@@ -281,8 +281,22 @@ impl crate::trace::Sink for Writer {
                     out.push(UUID);
                     out.extend_from_slice(u.as_bytes());
                 }
+                Arg::Json(v) => value(out, v),
             }
         }
+    }
+}
+
+impl Writer {
+    /// Writes an entry already made as values (a staged decision).
+    pub fn push_entry(&mut self, e: &TraceEntry) {
+        let out = &mut self.out;
+        let at = e.at.millis();
+        varint(out, zigzag(at.wrapping_sub(self.prev)));
+        self.prev = at;
+        self.n += 1;
+        name(out, CODES, &e.code);
+        object(out, &e.args);
     }
 }
 
@@ -628,6 +642,14 @@ mod tests {
             d(4, ChannelType::WebPush, DeliveryStatus::Pending, None),
             d(5, ChannelType::MobilePush, DeliveryStatus::Sent, None),
         ];
+        let prefs = vec![
+            ("default", true),
+            ("flow", false),
+            ("channel_type", true),
+            ("default", true),
+            ("flow_channel", true),
+            ("default", true),
+        ];
         let mut a = Accepted {
             at: t,
             flow_id: Uuid::now_v7(),
@@ -636,14 +658,7 @@ mod tests {
             user_id: Uuid::now_v7(),
             // an external id that looks like an id, and one that is a known value
             external_id: Uuid::now_v7().to_string(),
-            prefs: vec![
-                ("default", true),
-                ("flow", false),
-                ("channel_type", true),
-                ("default", true),
-                ("flow_channel", true),
-                ("default", true),
-            ],
+            prefs: prefs.clone(),
             decided: vec![],
         };
         for ext in [
@@ -686,14 +701,7 @@ mod tests {
             stopped: None,
             batched_into: None,
         };
-        a.prefs = vec![
-            ("default", true),
-            ("flow", false),
-            ("channel_type", true),
-            ("default", true),
-            ("flow_channel", true),
-            ("default", true),
-        ];
+        a.prefs = prefs;
         let rec = super::super::records::NotifRec {
             n: n.clone(),
             d: ds.clone(),
@@ -721,6 +729,209 @@ mod tests {
         let part = encode_accepted(&a, &ds);
         assert_eq!(decode(&part).unwrap(), a.entries(&ds));
         assert_eq!(a.entries(&ds)[2].code, "run.scheduled");
+    }
+
+    /// Settles written straight through a `Writer` (with decisions made as
+    /// values mixed in) read back as the entries made as values, and an
+    /// attempt's entry holds exactly its documented arguments.
+    #[test]
+    fn settled_entries_written_directly_read_back_as_their_entries() {
+        use crate::model::{ChannelType, Delivery, DeliveryError, DeliveryStatus, Rendered};
+        use crate::trace::{processed, processed_into, settled, settled_into, AttemptNote};
+        let t = Timestamp::from_millis(1_790_000_000_123);
+        let nid = Uuid::now_v7();
+        let mut d = Delivery {
+            id: crate::model::delivery_id(&nid, 1),
+            notification_id: nid,
+            flow_run_id: Uuid::now_v7(),
+            flow_id: Uuid::now_v7(),
+            channel_id: Uuid::now_v7(),
+            channel_type: ChannelType::Chat,
+            topic: None,
+            status: DeliveryStatus::Pending,
+            data: Rendered::default(),
+            outcomes: None,
+            actor_id: None,
+            recipient_id: Uuid::now_v7(),
+            attempts: 1,
+            error: Some(DeliveryError {
+                code: "provider_unavailable".into(),
+                message: "503".into(),
+            }),
+            due_at: t,
+            next_attempt_at: Some(Timestamp::from_millis(1_790_000_001_000)),
+            sent_at: None,
+            seen_at: None,
+            read_at: None,
+            clicked_at: None,
+            archived_at: None,
+            created_at: t,
+            updated_at: t,
+            gate: None,
+            batch: false,
+        };
+        let note = AttemptNote {
+            provider: "webhook".into(),
+            latency_ms: 12,
+            status_code: Some(503),
+            subscriptions_removed: 0,
+        };
+        let mut w = Writer::new();
+        let mut values = vec![];
+        let decided =
+            crate::trace::entry(t, "condition.evaluated", json!({"step": 1, "result": true}));
+        w.push_entry(&decided);
+        values.push(decided);
+        // a retry, then a sent attempt with a message id and a removed
+        // subscription, a skip that made no attempt, and processed
+        settled_into(&d, true, Some(note.clone()), t, &mut w);
+        values.extend(settled(&d, true, Some(note.clone()), t));
+        let attempt = &values[1];
+        assert_eq!(attempt.code, "attempt");
+        assert_eq!(
+            Value::Object(attempt.args.clone()),
+            json!({"step": 1, "delivery_id": d.id, "channel_type": "chat",
+                   "channel_id": d.channel_id, "attempt": 1, "result": "retry",
+                   "provider": "webhook", "latency_ms": 12, "status_code": 503,
+                   "error_code": "provider_unavailable", "error": "503",
+                   "provider_message_id": null})
+        );
+        assert_eq!(values[2].code, "retry.scheduled");
+        d.status = DeliveryStatus::Sent;
+        d.attempts = 2;
+        d.error = None;
+        d.next_attempt_at = None;
+        d.outcomes = Some(json!([{"message_id": "m-1"}]));
+        let sent_note = AttemptNote {
+            subscriptions_removed: 2,
+            ..note
+        };
+        settled_into(&d, true, Some(sent_note.clone()), t, &mut w);
+        values.extend(settled(&d, true, Some(sent_note), t));
+        d.status = DeliveryStatus::Skipped;
+        settled_into(&d, false, None, t, &mut w);
+        values.extend(settled(&d, false, None, t));
+        processed_into(t, &mut w);
+        values.push(processed(t));
+        assert_eq!(decode(&w.finish()).unwrap(), values);
+        let codes: Vec<&str> = values.iter().map(|e| e.code.as_str()).collect();
+        assert_eq!(
+            codes,
+            [
+                "condition.evaluated",
+                "attempt",
+                "retry.scheduled",
+                "attempt",
+                "subscription.removed",
+                "delivery.final",
+                "delivery.final",
+                "notification.processed"
+            ]
+        );
+        assert_eq!(values[3].args["provider_message_id"], json!("m-1"));
+    }
+
+    /// What writing a trace costs each way, per notification (a measurement,
+    /// not a check: `cargo test --release -p herald-actors --lib --
+    /// --ignored trace_write_cost --nocapture`).
+    #[test]
+    #[ignore]
+    fn trace_write_cost() {
+        use crate::model::{ChannelType, Delivery, DeliveryStatus, Rendered};
+        use crate::trace::{processed_into, settled, settled_into, AttemptNote};
+        let t = Timestamp::now();
+        let nid = Uuid::now_v7();
+        let d = |step: usize, ct: ChannelType, status: DeliveryStatus| Delivery {
+            id: crate::model::delivery_id(&nid, step),
+            notification_id: nid,
+            flow_run_id: Uuid::now_v7(),
+            flow_id: Uuid::now_v7(),
+            channel_id: Uuid::now_v7(),
+            channel_type: ct,
+            topic: None,
+            status,
+            data: Rendered::default(),
+            outcomes: None,
+            actor_id: None,
+            recipient_id: Uuid::now_v7(),
+            attempts: 1,
+            error: None,
+            due_at: t,
+            next_attempt_at: None,
+            sent_at: None,
+            seen_at: None,
+            read_at: None,
+            clicked_at: None,
+            archived_at: None,
+            created_at: t,
+            updated_at: t,
+            gate: None,
+            batch: false,
+        };
+        let ds = vec![d(0, ChannelType::InApp, DeliveryStatus::Sent)];
+        let a = Accepted {
+            at: t,
+            flow_id: Uuid::now_v7(),
+            flow_handle: "comment-created".into(),
+            run_id: Uuid::now_v7(),
+            user_id: Uuid::now_v7(),
+            external_id: "user-12345".into(),
+            prefs: vec![("default", true)],
+            decided: vec![],
+        };
+        let n = crate::model::Notification {
+            id: nid,
+            flow_id: a.flow_id,
+            flow_run_id: a.run_id,
+            topic: None,
+            processed: true,
+            actor_id: None,
+            recipient_id: a.user_id,
+            processed_at: Some(t),
+            created_at: t,
+            updated_at: t,
+            stopped: None,
+            batched_into: None,
+        };
+        let hook = d(1, ChannelType::Chat, DeliveryStatus::Sent);
+        let note = AttemptNote {
+            provider: "webhook".into(),
+            latency_ms: 3,
+            status_code: Some(200),
+            subscriptions_removed: 0,
+        };
+        const N: u32 = 200_000;
+        let time = |label: &str, f: &mut dyn FnMut() -> usize| {
+            let mut bytes = 0;
+            let start = std::time::Instant::now();
+            for _ in 0..N {
+                bytes += std::hint::black_box(f());
+            }
+            let ns = start.elapsed().as_nanos() as f64 / f64::from(N);
+            println!("{label:<48} {ns:>8.0} ns  {:>4} bytes", bytes / N as usize);
+        };
+        time("accepted, in-app: entries as values, encoded", &mut || {
+            encode(&a.entries(&ds)).len()
+        });
+        time("accepted, in-app: Writer", &mut || {
+            let mut w = Writer::new();
+            a.write(&ds, &mut w);
+            w.finish().len()
+        });
+        time("accepted, in-app: stub", &mut || {
+            stub(&a, &n).unwrap().len()
+        });
+        time("settled webhook: entries as values, encoded", &mut || {
+            let mut e = settled(&hook, true, Some(note.clone()), t);
+            e.push(crate::trace::processed(t));
+            encode(&e).len()
+        });
+        time("settled webhook: Writer", &mut || {
+            let mut w = Writer::new();
+            settled_into(&hook, true, Some(note.clone()), t, &mut w);
+            processed_into(t, &mut w);
+            w.finish().len()
+        });
     }
 
     #[test]
