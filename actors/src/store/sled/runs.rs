@@ -829,7 +829,8 @@ impl Store {
         let mut touched: Vec<bool> = vec![false; recs.len()];
         // Trace entries per touched notification (index in `recs`), encoded
         // as they are made (`trace_codec::Writer`).
-        let mut traces: Vec<Option<trace_codec::Writer>> = (0..recs.len()).map(|_| None).collect();
+        let mut traces: Vec<trace_codec::Writer> =
+            recs.iter().map(|_| trace_codec::Writer::new()).collect();
         // The cancellation keys of the runs whose deliveries are canceled
         // here (a cancellation settles many of one run), each read once.
         let mut cancel_keys: HashMap<Uuid, Option<String>> = HashMap::new();
@@ -872,9 +873,7 @@ impl Store {
                 _ => None,
             };
             if let Some(e) = gate_decided {
-                traces[ri]
-                    .get_or_insert_with(trace_codec::Writer::new)
-                    .push_entry(&e);
+                traces[ri].push_entry(&e);
             }
             let d = &mut recs[ri].1.d[di];
             match settle::apply(d, &q, o, now) {
@@ -903,23 +902,19 @@ impl Store {
                     }
                 };
                 let d = &recs[ri].1.d[di];
-                traces[ri]
-                    .get_or_insert_with(trace_codec::Writer::new)
-                    .push_entry(&crate::trace::canceled(d, key.as_deref(), now));
+                traces[ri].push_entry(&crate::trace::canceled(d, key.as_deref(), now));
             }
             let d = &recs[ri].1.d[di];
-            let tw = traces[ri].get_or_insert_with(trace_codec::Writer::new);
-            crate::trace::settled_into(d, was_attempt, note, now, tw);
+            crate::trace::settled_into(d, was_attempt, note, now, &mut traces[ri]);
             written.push(d.clone());
             touched[ri] = true;
         }
         // Notifications whose deliveries have all settled.
         let mut run_done: HashMap<(Uuid, Uuid), u64> = HashMap::new();
-        for ((((p, nid), rec), t), trace) in recs.iter_mut().zip(touched).zip(traces) {
+        for ((((p, nid), rec), t), mut trace) in recs.iter_mut().zip(touched).zip(traces) {
             if !t {
                 continue;
             }
-            let mut trace = trace.unwrap_or_else(trace_codec::Writer::new);
             if settle::notification_done(&mut rec.n, &rec.d, now) {
                 *run_done.entry((*p, rec.n.flow_run_id)).or_default() += 1;
                 let n = &rec.n;

@@ -215,18 +215,11 @@ fn object(out: &mut Vec<u8>, m: &Map<String, Value>) {
 
 /// One part of a trace (the entries one commit adds), encoded.
 pub(crate) fn encode(entries: &[TraceEntry]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(32 + entries.len() * 24);
-    out.push(TRACE_V2);
-    varint(&mut out, entries.len() as u64);
-    let mut prev = 0i64;
+    let mut w = Writer::new();
     for e in entries {
-        let at = e.at.millis();
-        varint(&mut out, zigzag(at.wrapping_sub(prev)));
-        prev = at;
-        name(&mut out, CODES, &e.code);
-        object(&mut out, &e.args);
+        w.push_entry(e);
     }
-    out
+    w.part()
 }
 
 /// Encodes entries as they are made (`trace::Sink`), never making their
@@ -248,25 +241,41 @@ impl Writer {
     }
 
     /// The encoded part; empty when no entry was written.
-    pub fn finish(mut self) -> Vec<u8> {
+    pub fn finish(self) -> Vec<u8> {
         if self.n == 0 {
             return vec![];
         }
+        self.part()
+    }
+
+    /// The encoded part, also of no entry.
+    fn part(mut self) -> Vec<u8> {
         let mut count = Vec::with_capacity(2);
         varint(&mut count, self.n);
         self.out.splice(1..2, count);
         self.out
     }
+
+    /// Starts an entry (its time and code); its arguments follow.
+    fn head(&mut self, at: Timestamp, code: &str) -> &mut Vec<u8> {
+        let at = at.millis();
+        varint(&mut self.out, zigzag(at.wrapping_sub(self.prev)));
+        self.prev = at;
+        self.n += 1;
+        name(&mut self.out, CODES, code);
+        &mut self.out
+    }
+
+    /// Writes an entry already made as values (a staged decision).
+    pub fn push_entry(&mut self, e: &TraceEntry) {
+        let out = self.head(e.at, &e.code);
+        object(out, &e.args);
+    }
 }
 
 impl crate::trace::Sink for Writer {
     fn put(&mut self, at: Timestamp, code: &'static str, args: &[(&'static str, Arg<'_>)]) {
-        let out = &mut self.out;
-        let at = at.millis();
-        varint(out, zigzag(at.wrapping_sub(self.prev)));
-        self.prev = at;
-        self.n += 1;
-        name(out, CODES, code);
+        let out = self.head(at, code);
         varint(out, args.len() as u64);
         for (k, v) in args {
             name(out, KEYS, k);
@@ -287,32 +296,18 @@ impl crate::trace::Sink for Writer {
     }
 }
 
-impl Writer {
-    /// Writes an entry already made as values (a staged decision).
-    pub fn push_entry(&mut self, e: &TraceEntry) {
-        let out = &mut self.out;
-        let at = e.at.millis();
-        varint(out, zigzag(at.wrapping_sub(self.prev)));
-        self.prev = at;
-        self.n += 1;
-        name(out, CODES, &e.code);
-        object(out, &e.args);
-    }
-}
-
 /// A notification's trace as accepted, encoded; empty when it has no entry.
-/// Without staged decisions it goes straight through a `Writer`.
+/// Without staged decisions it goes straight through the `Writer`.
 pub(crate) fn encode_accepted(t: &Accepted, deliveries: &[crate::model::Delivery]) -> Vec<u8> {
+    let mut w = Writer::new();
     if t.decided.is_empty() {
-        let mut w = Writer::new();
         t.write(deliveries, &mut w);
-        return w.finish();
+    } else {
+        for e in &t.entries(deliveries) {
+            w.push_entry(e);
+        }
     }
-    let entries = t.entries(deliveries);
-    if entries.is_empty() {
-        return vec![];
-    }
-    encode(&entries)
+    w.finish()
 }
 
 /// The first byte of a stub (`stub`), a part that holds only what its
@@ -530,6 +525,61 @@ mod tests {
         crate::trace::entry(Timestamp::from_millis(at), code, args)
     }
 
+    /// Step `step` of notification `nid`, made at `t`: not attempted, no error.
+    fn delivery(
+        nid: &Uuid,
+        step: usize,
+        channel_type: crate::model::ChannelType,
+        status: crate::model::DeliveryStatus,
+        t: Timestamp,
+    ) -> crate::model::Delivery {
+        crate::model::Delivery {
+            id: crate::model::delivery_id(nid, step),
+            notification_id: *nid,
+            flow_run_id: Uuid::now_v7(),
+            flow_id: Uuid::now_v7(),
+            channel_id: Uuid::now_v7(),
+            channel_type,
+            topic: None,
+            status,
+            data: crate::model::Rendered::default(),
+            outcomes: None,
+            actor_id: None,
+            recipient_id: Uuid::now_v7(),
+            attempts: 0,
+            error: None,
+            due_at: t,
+            next_attempt_at: None,
+            sent_at: None,
+            seen_at: None,
+            read_at: None,
+            clicked_at: None,
+            archived_at: None,
+            created_at: t,
+            updated_at: t,
+            gate: None,
+            batch: false,
+        }
+    }
+
+    /// The notification `nid` that `a` was made for, settled at `t`.
+    fn notification(a: &Accepted, nid: Uuid, t: Timestamp) -> crate::model::Notification {
+        crate::model::Notification {
+            id: nid,
+            flow_id: a.flow_id,
+            flow_run_id: a.run_id,
+            topic: None,
+            processed: true,
+            actor_id: None,
+            recipient_id: a.user_id,
+            processed_at: Some(t),
+            created_at: t,
+            updated_at: t,
+            stopped: None,
+            batched_into: None,
+        }
+    }
+
     fn sample() -> Vec<TraceEntry> {
         let id = Uuid::now_v7().to_string();
         vec![
@@ -583,40 +633,17 @@ mod tests {
     /// decisions it is encoded from the entries.
     #[test]
     fn accepted_traces_written_directly_read_back_as_their_entries() {
-        use crate::model::{ChannelType, Delivery, DeliveryError, DeliveryStatus, Rendered};
+        use crate::model::{ChannelType, Delivery, DeliveryError, DeliveryStatus};
         let t = Timestamp::from_millis(1_790_000_000_123);
         let nid = Uuid::now_v7();
         let d =
             |step: usize, ct: ChannelType, status: DeliveryStatus, err: Option<(&str, &str)>| {
                 Delivery {
-                    id: crate::model::delivery_id(&nid, step),
-                    notification_id: nid,
-                    flow_run_id: Uuid::now_v7(),
-                    flow_id: Uuid::now_v7(),
-                    channel_id: Uuid::now_v7(),
-                    channel_type: ct,
-                    topic: None,
-                    status,
-                    data: Rendered::default(),
-                    outcomes: None,
-                    actor_id: None,
-                    recipient_id: Uuid::now_v7(),
-                    attempts: 0,
                     error: err.map(|(code, message)| DeliveryError {
                         code: code.into(),
                         message: message.into(),
                     }),
-                    due_at: t,
-                    next_attempt_at: None,
-                    sent_at: None,
-                    seen_at: None,
-                    read_at: None,
-                    clicked_at: None,
-                    archived_at: None,
-                    created_at: t,
-                    updated_at: t,
-                    gate: None,
-                    batch: false,
+                    ..delivery(&nid, step, ct, status, t)
                 }
             };
         let ds = vec![
@@ -687,20 +714,7 @@ mod tests {
         a.write(&many, &mut w);
         assert_eq!(decode(&w.finish()).unwrap(), a.entries(&many));
         // a stub beside its record (as stored in a group) reads back the same
-        let n = crate::model::Notification {
-            id: nid,
-            flow_id: a.flow_id,
-            flow_run_id: a.run_id,
-            topic: None,
-            processed: true,
-            actor_id: None,
-            recipient_id: a.user_id,
-            processed_at: Some(t),
-            created_at: t,
-            updated_at: t,
-            stopped: None,
-            batched_into: None,
-        };
+        let n = notification(&a, nid, t);
         a.prefs = prefs;
         let rec = super::super::records::NotifRec {
             n: n.clone(),
@@ -736,39 +750,18 @@ mod tests {
     /// attempt's entry holds exactly its documented arguments.
     #[test]
     fn settled_entries_written_directly_read_back_as_their_entries() {
-        use crate::model::{ChannelType, Delivery, DeliveryError, DeliveryStatus, Rendered};
+        use crate::model::{ChannelType, Delivery, DeliveryError, DeliveryStatus};
         use crate::trace::{processed, processed_into, settled, settled_into, AttemptNote};
         let t = Timestamp::from_millis(1_790_000_000_123);
         let nid = Uuid::now_v7();
         let mut d = Delivery {
-            id: crate::model::delivery_id(&nid, 1),
-            notification_id: nid,
-            flow_run_id: Uuid::now_v7(),
-            flow_id: Uuid::now_v7(),
-            channel_id: Uuid::now_v7(),
-            channel_type: ChannelType::Chat,
-            topic: None,
-            status: DeliveryStatus::Pending,
-            data: Rendered::default(),
-            outcomes: None,
-            actor_id: None,
-            recipient_id: Uuid::now_v7(),
             attempts: 1,
             error: Some(DeliveryError {
                 code: "provider_unavailable".into(),
                 message: "503".into(),
             }),
-            due_at: t,
             next_attempt_at: Some(Timestamp::from_millis(1_790_000_001_000)),
-            sent_at: None,
-            seen_at: None,
-            read_at: None,
-            clicked_at: None,
-            archived_at: None,
-            created_at: t,
-            updated_at: t,
-            gate: None,
-            batch: false,
+            ..delivery(&nid, 1, ChannelType::Chat, DeliveryStatus::Pending, t)
         };
         let note = AttemptNote {
             provider: "webhook".into(),
@@ -837,36 +830,13 @@ mod tests {
     #[test]
     #[ignore]
     fn trace_write_cost() {
-        use crate::model::{ChannelType, Delivery, DeliveryStatus, Rendered};
+        use crate::model::{ChannelType, Delivery, DeliveryStatus};
         use crate::trace::{processed_into, settled, settled_into, AttemptNote};
         let t = Timestamp::now();
         let nid = Uuid::now_v7();
         let d = |step: usize, ct: ChannelType, status: DeliveryStatus| Delivery {
-            id: crate::model::delivery_id(&nid, step),
-            notification_id: nid,
-            flow_run_id: Uuid::now_v7(),
-            flow_id: Uuid::now_v7(),
-            channel_id: Uuid::now_v7(),
-            channel_type: ct,
-            topic: None,
-            status,
-            data: Rendered::default(),
-            outcomes: None,
-            actor_id: None,
-            recipient_id: Uuid::now_v7(),
             attempts: 1,
-            error: None,
-            due_at: t,
-            next_attempt_at: None,
-            sent_at: None,
-            seen_at: None,
-            read_at: None,
-            clicked_at: None,
-            archived_at: None,
-            created_at: t,
-            updated_at: t,
-            gate: None,
-            batch: false,
+            ..delivery(&nid, step, ct, status, t)
         };
         let ds = vec![d(0, ChannelType::InApp, DeliveryStatus::Sent)];
         let a = Accepted {
@@ -879,20 +849,7 @@ mod tests {
             prefs: vec![("default", true)],
             decided: vec![],
         };
-        let n = crate::model::Notification {
-            id: nid,
-            flow_id: a.flow_id,
-            flow_run_id: a.run_id,
-            topic: None,
-            processed: true,
-            actor_id: None,
-            recipient_id: a.user_id,
-            processed_at: Some(t),
-            created_at: t,
-            updated_at: t,
-            stopped: None,
-            batched_into: None,
-        };
+        let n = notification(&a, nid, t);
         let hook = d(1, ChannelType::Chat, DeliveryStatus::Sent);
         let note = AttemptNote {
             provider: "webhook".into(),
