@@ -197,7 +197,13 @@ pub fn pg_server() -> String {
 /// own (the callers are often inside a tokio runtime, where blocking on
 /// another one panics).
 pub fn pg_admin(sql: &[String]) -> Result<Vec<String>, String> {
-    let url = format!("{}/postgres", pg_server());
+    pg_query(&format!("{}/postgres", pg_server()), sql)
+}
+
+/// Runs statements on a database of the test server (by URL): the first
+/// column of every row they return, as text.
+pub fn pg_query(db_url: &str, sql: &[String]) -> Result<Vec<String>, String> {
+    let url = db_url.to_string();
     let sql = sql.to_vec();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()

@@ -2,10 +2,14 @@
 //! binary refused, `herald project create --store`, what only the embedded
 //! store has (the backup endpoint), a database that becomes unreachable
 //! and comes back (through a relay the test cuts), and the event outbox's
-//! sweep on the store itself. These run in the `api_pg`
+//! sweep on the store itself, decision traces written before their compact
+//! form, and a deleted project's rows. These run in the `api_pg`
 //! binary, where a PostgreSQL server is at hand.
 
-use crate::engine_helpers::Deadline;
+use crate::engine_helpers::{
+    active_flow, channel_step, in_app_channel, run_flow, run_notifications, s, wait_run_processed,
+    Deadline,
+};
 use crate::helpers::*;
 use serde_json::json;
 use std::process::{Command, Stdio};
@@ -296,4 +300,107 @@ fn the_event_sweep_removes_outbox_rows_of_deleted_endpoints() {
     store.close();
     drop(store);
     pg_drop_database(&url);
+}
+
+/// Trace parts written as JSON (before schema version 5) are read with the
+/// compact ones, in order; deleting a project deletes its rows from every
+/// table, also from those without a foreign key to `projects`.
+#[tokio::test]
+async fn json_trace_parts_are_read_and_a_deleted_projects_rows_are_gone() {
+    if not_on_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = pg_url_for(dir.path());
+    let app = spawn_with_dir(dir, &Keys::random(), &[]);
+    let inapp = in_app_channel(&app).await;
+    let flow = active_flow(&app, "pg-del", json!([channel_step(&inapp, None, "Hi")])).await;
+    let exts: Vec<String> = (0..3).map(|_| new_ext("del")).collect();
+    for e in &exts {
+        app.create_user_as(e, json!({})).await;
+    }
+    let run = run_flow(&app, &s(&flow["id"]), json!({"recipients": exts})).await;
+    wait_run_processed(&app, &s(&run["id"]), 30).await;
+    let nid = s(&run_notifications(&app, &s(&run["id"])).await[0]["id"]);
+    let path = format!("{A}/notifications/{nid}/trace");
+    let before = app.admin(GET, &path).go().await.ok(200);
+    let n = before["entries"].as_array().unwrap().len();
+    assert!(n >= 4, "{before}");
+    let parts = pg_query(
+        &url,
+        &[format!(
+            "SELECT count(*)::text FROM trace WHERE notification_id = '{nid}' AND part IS NOT NULL AND entries IS NULL"
+        )],
+    )
+    .unwrap();
+    assert_eq!(parts, ["1"], "the run's part is in the compact form");
+    // a part as an earlier Herald wrote it: JSON entries, read after the first
+    let old = json!([{"at": "2026-01-02T03:04:05.678Z", "code": "attempt",
+                      "args": {"step": 0, "status": "sent", "note": "written as JSON"}}]);
+    pg_exec(
+        &url,
+        &format!(
+            "INSERT INTO trace (project, notification_id, entries)
+             SELECT project, id, '{old}'::jsonb FROM notifications WHERE id = '{nid}'"
+        ),
+    )
+    .unwrap();
+    let after = app.admin(GET, &path).go().await.ok(200);
+    let entries = after["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), n + 1, "{after}");
+    assert_eq!(entries[..n], before["entries"].as_array().unwrap()[..]);
+    assert_eq!(entries[n]["code"], json!("attempt"), "{after}");
+    assert_eq!(
+        entries[n]["args"]["note"],
+        json!("written as JSON"),
+        "{after}"
+    );
+    // a row with neither form, or both, is refused by the schema
+    let both = pg_exec(
+        &url,
+        &format!(
+            "INSERT INTO trace (project, notification_id, entries, part)
+             SELECT project, id, '[]'::jsonb, '\\x02'::bytea FROM notifications WHERE id = '{nid}'"
+        ),
+    );
+    assert!(both.unwrap_err().contains("trace_one_form"));
+
+    // every table with a `project` column holds none of the deleted one's rows
+    let project: Vec<String> = pg_query(&url, &["SELECT id::text FROM projects".into()]).unwrap();
+    assert_eq!(project.len(), 1);
+    let tables = pg_query(
+        &url,
+        &["SELECT table_name::text FROM information_schema.columns
+           WHERE column_name = 'project' AND table_schema = 'public' ORDER BY 1"
+            .into()],
+    )
+    .unwrap();
+    let count = |table: &str| {
+        pg_query(
+            &url,
+            &[format!(
+                "SELECT count(*)::text FROM {table} WHERE project = '{}'",
+                project[0]
+            )],
+        )
+        .unwrap()[0]
+            .parse::<u64>()
+            .unwrap()
+    };
+    for t in [
+        "notifications",
+        "deliveries",
+        "trace",
+        "feed",
+        "feed_state",
+        "feed_events",
+    ] {
+        assert!(tables.iter().any(|x| x == t), "{t} in {tables:?}");
+        assert!(count(t) > 0, "{t} holds the run's rows");
+    }
+    let out = herald(&["project", "delete", "default", "--yes", "--store", &url]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    for t in &tables {
+        assert_eq!(count(t), 0, "rows of the deleted project left in {t}");
+    }
 }

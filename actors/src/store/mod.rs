@@ -9,6 +9,7 @@
 
 pub mod pg;
 mod sled;
+mod trace_codec;
 
 pub use self::pg::PgStore;
 pub use self::sled::*;

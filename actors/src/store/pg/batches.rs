@@ -105,7 +105,7 @@ pub(super) async fn put_batches(
                     }
                 }
                 if b.closed.is_some() {
-                    traces.add(project, &b.id, &[batch::closed_entry(b, now)])?;
+                    traces.add(project, &b.id, &[batch::closed_entry(b, now)]);
                 }
                 save(conn, project, b).await?;
             }
@@ -119,7 +119,7 @@ pub(super) async fn put_batches(
                     _ => return Ok(None),
                 };
                 if let Some(q) = batch::join(project, &mut b, activity.clone()) {
-                    traces.add(project, &b.id, &[batch::closed_entry(&b, now)])?;
+                    traces.add(project, &b.id, &[batch::closed_entry(&b, now)]);
                     due.extend(q);
                 }
                 save(conn, project, &b).await?;
@@ -173,7 +173,7 @@ impl BatchRepo for PgStore {
                 }
                 b.closed = Some((c.at_ms, c.reason));
                 let mut traces = Traces::default();
-                traces.add(project, &b.id, &[batch::closed_entry(&b, now)])?;
+                traces.add(project, &b.id, &[batch::closed_entry(&b, now)]);
                 traces.flush(&mut tx).await?;
                 save(&mut tx, project, &b).await?;
             }
@@ -223,7 +223,7 @@ impl BatchRepo for PgStore {
             }
             b.closed = Some((at_ms, BatchCloseReason::Canceled));
             let mut traces = Traces::default();
-            traces.add(project, &b.id, &[batch::closed_entry(&b, Timestamp::now())])?;
+            traces.add(project, &b.id, &[batch::closed_entry(&b, Timestamp::now())]);
             traces.flush(&mut tx).await?;
             save(&mut tx, project, &b).await
         })?;

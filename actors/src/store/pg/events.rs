@@ -20,6 +20,7 @@ use crate::events::{
 };
 use crate::model::{Delivery, DeliveryStatus, Notification, Timestamp};
 use crate::storage::{Change, EventRepo, Page, PageReq};
+use crate::store::trace_codec;
 use crate::trace::{AttemptNote, TraceEntry};
 use serde::{Deserialize, Serialize};
 use sqlx::{PgConnection, Row};
@@ -248,17 +249,24 @@ impl Outbound {
     }
 }
 
-/// Trace entries of notifications, written with the decisions they describe.
+/// Trace parts of notifications, written with the decisions they describe,
+/// each in the compact encoding (`store::trace_codec`).
 #[derive(Default)]
-pub(crate) struct Traces(Vec<(Uuid, Uuid, serde_json::Value)>);
+pub(crate) struct Traces(Vec<(Uuid, Uuid, Vec<u8>)>);
 
 impl Traces {
     /// Adds a notification's `entries` (none: nothing is written).
-    pub(crate) fn add(&mut self, project: &Uuid, nid: &Uuid, entries: &[TraceEntry]) -> Result<()> {
+    pub(crate) fn add(&mut self, project: &Uuid, nid: &Uuid, entries: &[TraceEntry]) {
         if !entries.is_empty() {
-            self.0.push((*project, *nid, to_doc(&entries)?));
+            self.add_part(project, nid, trace_codec::encode(entries));
         }
-        Ok(())
+    }
+
+    /// Adds a part already encoded (empty: nothing is written).
+    pub(crate) fn add_part(&mut self, project: &Uuid, nid: &Uuid, part: Vec<u8>) {
+        if !part.is_empty() {
+            self.0.push((*project, *nid, part));
+        }
     }
 
     /// Writes them, one insert (after their notifications, which they
@@ -267,19 +275,24 @@ impl Traces {
         if self.0.is_empty() {
             return Ok(());
         }
-        let (mut ps, mut ns, mut es) = (vec![], vec![], vec![]);
-        for (p, n, e) in self.0 {
+        let n = self.0.len();
+        let (mut ps, mut ns, mut parts) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        for (p, id, part) in self.0 {
             ps.push(p);
-            ns.push(n);
-            es.push(e);
+            ns.push(id);
+            parts.push(part);
         }
         sqlx::query(
-            "INSERT INTO trace (project, notification_id, entries)
-             SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::jsonb[])",
+            "INSERT INTO trace (project, notification_id, part)
+             SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::bytea[])",
         )
         .bind(&ps)
         .bind(&ns)
-        .bind(&es)
+        .bind(&parts)
         .execute(conn)
         .await
         .map_err(db_err)?;
@@ -769,7 +782,7 @@ impl EventRepo for PgStore {
         let rows = self
             .block(
                 sqlx::query(
-                    "SELECT entries FROM trace WHERE project = $1 AND notification_id = $2 ORDER BY seq",
+                    "SELECT entries, part FROM trace WHERE project = $1 AND notification_id = $2 ORDER BY seq",
                 )
                 .bind(project)
                 .bind(id)
@@ -778,8 +791,15 @@ impl EventRepo for PgStore {
             .map_err(db_err)?;
         let mut out = vec![];
         for r in rows {
-            let part: Vec<TraceEntry> = from_doc(r.get("entries"))?;
-            out.extend(part);
+            // a part is in the compact encoding, or, written by an earlier
+            // Herald, JSON (migration 0005)
+            match r.get::<Option<Vec<u8>>, _>("part") {
+                Some(part) => out.extend(trace_codec::decode(&part)?),
+                None => {
+                    let part: Vec<TraceEntry> = from_doc(r.get("entries"))?;
+                    out.extend(part);
+                }
+            }
         }
         Ok(out)
     }

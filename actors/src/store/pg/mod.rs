@@ -3,10 +3,14 @@
 //! one with SQL).
 //!
 //! Layout (`actors/migrations/`): one table per aggregate, keyed by
-//! `(project, id)` and cascading from `projects`. Columns the API looks up,
+//! `(project, id)` and cascading from `projects`, except the four a topic
+//! run writes per in-app recipient (notifications, feed, feed state, feed
+//! events: no per-row key check and share lock on the project's row), whose
+//! rows `delete_project` deletes itself. Columns the API looks up,
 //! filters or sorts on are typed; the rest of a record is the JSON its engine
 //! type serialises to (`doc`), which keeps the tables in step with the model
-//! without a column per field. Ids are UUIDv7, so by-id order is creation
+//! without a column per field; decision-trace parts are the compact bytes
+//! the embedded store writes too (`store::trace_codec`). Ids are UUIDv7, so by-id order is creation
 //! order, and pages walk by id newest first (`page`); a page boundary's sort
 //! key is the boundary id's 16 bytes.
 //!

@@ -229,13 +229,28 @@ impl ProjectRepo for PgStore {
     }
 
     fn delete_project(&self, name: &str) -> Result<Project> {
-        let row = self
-            .block(
-                sqlx::query("DELETE FROM projects WHERE name = $1 RETURNING doc")
-                    .bind(name)
-                    .fetch_optional(self.pool()),
-            )
-            .map_err(db_err)?;
+        let mut tx = self.begin()?;
+        let row = self.block(async {
+            let row = sqlx::query("DELETE FROM projects WHERE name = $1 RETURNING id, doc")
+                .bind(name)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(db_err)?;
+            // The tables a topic run writes per recipient have no foreign
+            // key to `projects` (migration 0005); the rest cascade.
+            if let Some(r) = &row {
+                let id: Uuid = r.get("id");
+                for table in ["feed_events", "feed_state", "feed", "notifications"] {
+                    sqlx::query(&format!("DELETE FROM {table} WHERE project = $1"))
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db_err)?;
+                }
+            }
+            Ok::<_, Error>(row)
+        })?;
+        self.commit(tx)?;
         let p: Project = match row {
             Some(r) => from_doc(r.get("doc"))?,
             None => return Err(Error::not_found("project", name)),

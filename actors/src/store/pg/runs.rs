@@ -43,6 +43,7 @@ use crate::model::{
     Notification, Timestamp, User,
 };
 use crate::storage::*;
+use crate::store::trace_codec;
 use serde_json::Value;
 use sqlx::{PgConnection, Row};
 use std::collections::{BTreeSet, HashMap};
@@ -210,7 +211,11 @@ async fn notification_extras(
     put_throttles(conn, project, ns).await?;
     let mut traces = Traces::default();
     for sn in ns {
-        traces.add(project, &sn.n.id, &sn.trace.entries(&sn.deliveries))?;
+        traces.add_part(
+            project,
+            &sn.n.id,
+            trace_codec::encode_accepted(&sn.trace, &sn.deliveries),
+        );
         out.stage_accepted(project, &sn.n, &sn.deliveries);
     }
     traces.flush(conn).await
@@ -814,7 +819,7 @@ async fn stage_finish(
             out.stage(p, EventType::NotificationProcessed, &n.id, || n);
             trace.push(crate::trace::processed(now));
         }
-        traces.add(p, &n.id, &trace)?;
+        traces.add(p, &n.id, &trace);
         nps.push(*p);
         nids.push(n.id);
         nprocessed.push(n.processed);

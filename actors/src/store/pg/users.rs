@@ -277,10 +277,18 @@ impl UserRepo for PgStore {
         let rows = self
             .block(
                 sqlx::query(
+                    // One primary-key probe per id, whatever the planner's
+                    // statistics say: `OFFSET 0` keeps each lateral
+                    // subquery from being flattened into a join, which, on
+                    // a users table grown since it was last analysed (a
+                    // bulk import, then a topic run), read and hashed every
+                    // user of the project for each chunk of a topic.
                     "SELECT u.doc AS doc, p.doc AS prefs
                      FROM UNNEST($2::uuid[]) WITH ORDINALITY AS x (id, i)
-                     JOIN users u ON u.project = $1 AND u.id = x.id
-                     LEFT JOIN preferences p ON p.project = $1 AND p.user_id = x.id
+                     CROSS JOIN LATERAL (SELECT doc FROM users
+                                         WHERE project = $1 AND id = x.id OFFSET 0) u
+                     LEFT JOIN LATERAL (SELECT doc FROM preferences
+                                        WHERE project = $1 AND user_id = x.id OFFSET 0) p ON true
                      ORDER BY x.i",
                 )
                 .bind(project)

@@ -33,7 +33,6 @@ mod runs;
 pub mod secrets;
 mod throttles;
 mod trace;
-mod trace_codec;
 mod users;
 mod work;
 

@@ -10,6 +10,7 @@
 //! outcomes and marks notifications and runs `processed` when their last
 //! delivery settles.
 
+use super::super::trace_codec;
 use super::feed::feed_lock_key;
 use super::keys::{tail_id, uuid_at, Key};
 use super::page::{
@@ -18,7 +19,7 @@ use super::page::{
 };
 use super::records::{group_member, group_members, Grouper, NotifRec};
 use super::users::user_lock_key;
-use super::{codec, trace_codec, Space, Store, Writes, T};
+use super::{codec, Space, Store, Writes, T};
 use crate::delivery::frames::FeedEvent;
 use crate::delivery::tally::Tally;
 use crate::delivery::{conditions, settle};

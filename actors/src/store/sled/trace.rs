@@ -12,9 +12,10 @@
 //! about a quarter of its rate. That part is read first; it leaves with the
 //! member.
 
+use super::super::trace_codec;
 use super::keys::Key;
 use super::records::{group_member, NotifRec};
-use super::{codec, trace_codec, Store, Writes, T};
+use super::{codec, Store, Writes, T};
 use crate::error::Result;
 use crate::trace::TraceEntry;
 use uuid::Uuid;
@@ -80,7 +81,7 @@ impl Store {
             if let Some(m) = group_member(&v, nid)?.filter(|m| !m.trace.is_empty()) {
                 if trace_codec::is_stub(m.trace) {
                     let rec: NotifRec = codec::dec(m.rec)?;
-                    out.extend(trace_codec::from_stub(m.trace, &rec)?);
+                    out.extend(trace_codec::from_stub(m.trace, &rec.n, &rec.d)?);
                 } else {
                     out.extend(trace_codec::decode(m.trace)?);
                 }

@@ -1,4 +1,6 @@
-//! The compact encoding of decision-trace parts (the `trace` key space).
+//! The compact encoding of decision-trace parts, shared by the stores: sled
+//! keeps parts under its `trace` key space and in notification groups,
+//! PostgreSQL in the `trace` table's `part` column.
 //!
 //! A trace holds ten or so entries per notification, and with field names
 //! and ids as text (MessagePack of `TraceEntry`, `codec`) it was the largest
@@ -353,39 +355,40 @@ pub(crate) fn is_stub(b: &[u8]) -> bool {
 }
 
 /// The entries of a stub, made with the record it was written beside.
-pub(crate) fn from_stub(b: &[u8], rec: &super::records::NotifRec) -> Result<Vec<TraceEntry>> {
+pub(crate) fn from_stub(
+    b: &[u8],
+    n: &crate::model::Notification,
+    ds: &[crate::model::Delivery],
+) -> Result<Vec<TraceEntry>> {
     let mut r = Reader { b, at: 1 };
-    let at = rec
-        .n
-        .created_at
-        .millis()
-        .wrapping_add(unzigzag(r.varint()?));
+    let at = n.created_at.millis().wrapping_add(unzigzag(r.varint()?));
     let flow_handle = r.text()?;
     let external_id = r.text()?;
-    let n = r.len()?;
-    let mut prefs = Vec::with_capacity(n);
-    for _ in 0..n {
+    let count = r.len()?;
+    let mut prefs = Vec::with_capacity(count);
+    for _ in 0..count {
         let p = r.byte()?;
         let key = PREF_KEYS.get((p & 0x7f) as usize).ok_or_else(corrupt)?;
         prefs.push((*key, p & 0x80 != 0));
     }
     let a = Accepted {
         at: Timestamp::from_millis(at),
-        flow_id: rec.n.flow_id,
+        flow_id: n.flow_id,
         flow_handle,
-        run_id: rec.n.flow_run_id,
-        user_id: rec.n.recipient_id,
+        run_id: n.flow_run_id,
+        user_id: n.recipient_id,
         external_id,
         prefs,
         decided: vec![],
     };
-    Ok(a.entries(&rec.d))
+    Ok(a.entries(ds))
 }
 
 /// A part as stored: this encoding, or `codec`'s of an earlier Herald.
 pub(crate) fn decode(b: &[u8]) -> Result<Vec<TraceEntry>> {
     if b.first() != Some(&TRACE_V2) {
-        return super::codec::dec(b);
+        // only the sled store wrote parts in its record encoding
+        return super::sled::codec::dec(b);
     }
     let mut r = Reader { b, at: 1 };
     let n = r.len()?;
@@ -716,21 +719,15 @@ mod tests {
         // a stub beside its record (as stored in a group) reads back the same
         let n = notification(&a, nid, t);
         a.prefs = prefs;
-        let rec = super::super::records::NotifRec {
-            n: n.clone(),
-            d: ds.clone(),
-        };
-        let stored: super::super::records::NotifRec =
-            crate::store::sled::codec::dec(&crate::store::sled::codec::enc(&rec)).unwrap();
         let st = stub(&a, &n).unwrap();
         assert!(
             is_stub(&st) && st.len() * 4 < encode_accepted(&a, &ds).len(),
             "{} bytes",
             st.len()
         );
-        assert_eq!(from_stub(&st, &stored).unwrap(), a.entries(&ds));
+        assert_eq!(from_stub(&st, &n, &ds).unwrap(), a.entries(&ds));
         for cut in 1..st.len() {
-            assert!(from_stub(&st[..cut], &stored).is_err(), "cut at {cut}");
+            assert!(from_stub(&st[..cut], &n, &ds).is_err(), "cut at {cut}");
         }
         let mut other = n.clone();
         other.flow_run_id = Uuid::now_v7();
