@@ -7,7 +7,7 @@
 
 use super::events::Traces;
 use super::users::{lock_all, lock_key};
-use super::{db_err, from_doc, to_doc, PgStore};
+use super::{db_err, doc_of, to_doc, PgStore};
 use crate::delivery::batch;
 use crate::error::{Error, Result};
 use crate::model::{Delivery, Timestamp};
@@ -15,7 +15,7 @@ use crate::storage::{
     Batch, BatchClose, BatchCloseReason, BatchKey, BatchRepo, BatchWrite, QueueItem,
     StagedNotification,
 };
-use sqlx::{PgConnection, Row};
+use sqlx::PgConnection;
 use uuid::Uuid;
 
 /// The advisory lock of a batch slot.
@@ -32,7 +32,7 @@ async fn batch_in(conn: &mut PgConnection, project: &Uuid, id: &Uuid) -> Result<
         .fetch_optional(conn)
         .await
         .map_err(db_err)?;
-    row.map(|r| from_doc(r.get("doc"))).transpose()
+    row.map(|r| doc_of(&r, "doc")).transpose()
 }
 
 async fn latest_in(conn: &mut PgConnection, project: &Uuid, k: &BatchKey) -> Result<Option<Batch>> {
@@ -49,7 +49,7 @@ async fn latest_in(conn: &mut PgConnection, project: &Uuid, k: &BatchKey) -> Res
     .fetch_optional(conn)
     .await
     .map_err(db_err)?;
-    row.map(|r| from_doc(r.get("doc"))).transpose()
+    row.map(|r| doc_of(&r, "doc")).transpose()
 }
 
 async fn save(conn: &mut PgConnection, project: &Uuid, b: &Batch) -> Result<()> {
@@ -184,7 +184,7 @@ impl BatchRepo for PgStore {
                 .await
                 .map_err(db_err)?;
             if let Some(r) = row {
-                let mut d: Delivery = from_doc(r.get("doc"))?;
+                let mut d: Delivery = doc_of(&r, "doc")?;
                 if d.batch {
                     d.batch = false;
                     d.data = c.rendered.clone().unwrap_or_default();

@@ -5,7 +5,7 @@
 
 use super::events::Outbound;
 use super::users::{lock_all, lock_key};
-use super::{db_err, from_doc, is_unique_violation, to_doc, PgStore};
+use super::{db_err, doc_of, from_doc, is_unique_violation, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::events::EventType;
 use crate::model::{new_id, Channel, Flow, FlowStatus, Timestamp};
@@ -24,7 +24,7 @@ impl PgStore {
         let rows = self
             .block(sqlx::query(sql).bind(project).fetch_all(self.pool()))
             .map_err(db_err)?;
-        rows.into_iter().map(|r| from_doc(r.get("doc"))).collect()
+        rows.into_iter().map(|r| doc_of(&r, "doc")).collect()
     }
 
     fn doc_by_id<T: serde::de::DeserializeOwned>(
@@ -42,7 +42,7 @@ impl PgStore {
                     .fetch_optional(self.pool()),
             )
             .map_err(db_err)?;
-        row.map(|r| from_doc(r.get("doc"))).transpose()
+        row.map(|r| doc_of(&r, "doc")).transpose()
     }
 
     /// Changes one record of `table` under its row lock; 404 when absent.
@@ -69,7 +69,7 @@ impl PgStore {
             )
             .map_err(db_err)?;
         let mut v: T = match row {
-            Some(r) => from_doc(r.get("doc"))?,
+            Some(r) => doc_of(&r, "doc")?,
             None => return Err(Error::not_found(what, id)),
         };
         f(&mut v)?;
@@ -101,7 +101,7 @@ impl PgStore {
             },
             "id",
             req,
-            &|r| Ok((r.get("id"), from_doc(r.get("doc"))?)),
+            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
         )
     }
 }
@@ -169,7 +169,7 @@ impl FlowRepo for PgStore {
                     .fetch_optional(self.pool()),
             )
             .map_err(db_err)?;
-        row.map(|r| from_doc(r.get("doc"))).transpose()
+        row.map(|r| doc_of(&r, "doc")).transpose()
     }
 
     fn list_flows(&self, project: &Uuid, req: &PageReq) -> Result<Page<Flow>> {
@@ -245,7 +245,7 @@ impl PushRepo for PgStore {
                 .fetch_all(self.pool()),
             )
             .map_err(db_err)?;
-        rows.into_iter().map(|r| from_doc(r.get("doc"))).collect()
+        rows.into_iter().map(|r| doc_of(&r, "doc")).collect()
     }
 
     fn add_push_subscription(
@@ -345,7 +345,7 @@ impl PushRepo for PgStore {
             let Some(row) = row else {
                 return Ok(false);
             };
-            let sub: PushSubscription = from_doc(row.get("doc"))?;
+            let sub: PushSubscription = doc_of(&row, "doc")?;
             let mut out = Outbound::load(&mut tx, [*project]).await?;
             out.stage(project, EventType::PushSubscriptionRemoved, &sub.id, || {
                 serde_json::json!({

@@ -12,7 +12,7 @@
 //! such rows. Signing secrets are kept in the endpoint's row as the
 //! database keeps channel secrets (protected by the database, not sealed).
 
-use super::{db_err, from_doc, to_doc, PgStore};
+use super::{db_err, doc_of, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::events::{
     event_body, new_secret, AttemptNext, EventAttempt, EventMask, EventType, OutboxEvent,
@@ -80,7 +80,7 @@ impl Outbound {
         .await
         .map_err(db_err)?;
         for r in rows {
-            let ep: WebhookEndpoint = from_doc(r.get("doc"))?;
+            let ep: WebhookEndpoint = doc_of(&r, "doc")?;
             out.endpoints
                 .entry(r.get("project"))
                 .or_default()
@@ -325,7 +325,7 @@ impl PgStore {
         .await
         .map_err(db_err)?
         .ok_or_else(|| Error::not_found("webhook_endpoint", id))?;
-        Ok((from_doc(r.get("doc"))?, from_doc(r.get("secrets"))?))
+        Ok((doc_of(&r, "doc")?, doc_of(&r, "secrets")?))
     }
 
     async fn save_endpoint(
@@ -386,7 +386,7 @@ impl EventRepo for PgStore {
                     .fetch_optional(self.pool()),
             )
             .map_err(db_err)?;
-        row.map(|r| from_doc(r.get("doc"))).transpose()
+        row.map(|r| doc_of(&r, "doc")).transpose()
     }
 
     fn list_event_endpoints(&self, project: &Uuid, req: &PageReq) -> Result<Page<WebhookEndpoint>> {
@@ -398,7 +398,7 @@ impl EventRepo for PgStore {
             },
             "id",
             req,
-            &|r| Ok((r.get("id"), from_doc(r.get("doc"))?)),
+            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
         )
     }
 
@@ -486,7 +486,7 @@ impl EventRepo for PgStore {
         let Some(row) = row else {
             return Ok(vec![]);
         };
-        let secrets: Vec<StoredSecret> = from_doc(row.get("secrets"))?;
+        let secrets: Vec<StoredSecret> = doc_of(&row, "secrets")?;
         let now = Timestamp::now().millis();
         Ok(secrets
             .into_iter()
@@ -695,7 +695,7 @@ impl EventRepo for PgStore {
             },
             "id",
             req,
-            &|r| Ok((r.get("id"), from_doc(r.get("doc"))?)),
+            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
         )
     }
 
@@ -796,7 +796,7 @@ impl EventRepo for PgStore {
             match r.get::<Option<Vec<u8>>, _>("part") {
                 Some(part) => out.extend(trace_codec::decode(&part)?),
                 None => {
-                    let part: Vec<TraceEntry> = from_doc(r.get("entries"))?;
+                    let part: Vec<TraceEntry> = doc_of(&r, "entries")?;
                     out.extend(part);
                 }
             }

@@ -1,7 +1,7 @@
 //! Projects, their API keys and the project `default` on PostgreSQL. A
 //! project's deletion is one statement: every tenant table cascades from it.
 
-use super::{db_err, from_doc, is_unique_violation, to_doc, PgStore};
+use super::{db_err, doc_of, is_unique_violation, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::model::{new_id, Channel, Project, Timestamp};
 use crate::storage::{Edit, NewProjectKeys, ProjectRepo};
@@ -32,7 +32,7 @@ impl PgStore {
         let row = self
             .block(sqlx::query(&sql).bind(arg).fetch_optional(self.pool()))
             .map_err(db_err)?;
-        row.map(|r| from_doc(r.get("doc"))).transpose()
+        row.map(|r| doc_of(&r, "doc")).transpose()
     }
 
     /// Creates project `default` unless one was made before (a renamed one
@@ -109,7 +109,7 @@ impl ProjectRepo for PgStore {
         let rows = self
             .block(sqlx::query("SELECT doc FROM projects ORDER BY id").fetch_all(self.pool()))
             .map_err(db_err)?;
-        rows.into_iter().map(|r| from_doc(r.get("doc"))).collect()
+        rows.into_iter().map(|r| doc_of(&r, "doc")).collect()
     }
 
     fn create_project(&self, name: &str, keys: Option<(String, String)>) -> Result<NewProjectKeys> {
@@ -186,7 +186,7 @@ impl ProjectRepo for PgStore {
             )
             .map_err(db_err)?;
         let mut p: Project = match row {
-            Some(r) => from_doc(r.get("doc"))?,
+            Some(r) => doc_of(&r, "doc")?,
             None => return Err(Error::not_found("project", id)),
         };
         f(&mut p);
@@ -252,7 +252,7 @@ impl ProjectRepo for PgStore {
         })?;
         self.commit(tx)?;
         let p: Project = match row {
-            Some(r) => from_doc(r.get("doc"))?,
+            Some(r) => doc_of(&r, "doc")?,
             None => return Err(Error::not_found("project", name)),
         };
         tracing::info!(project_id = %p.id, "project deleted");

@@ -14,7 +14,7 @@
 
 use super::runs::{count_delta, id_floor, lock_feeds};
 use super::users::{delete_in, lock_all, user_by_ext_in, user_lock};
-use super::{db_err, from_doc, to_doc, PgStore};
+use super::{db_err, doc_of, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::model::{FeedCounts, Timestamp};
 use crate::storage::{Erasure, ErasureStatus, PurgeCutoffs, PurgeReport, RetentionRepo};
@@ -306,7 +306,7 @@ impl PgStore {
             .fetch_optional(conn)
             .await
             .map_err(db_err)?;
-        row.map(|r| from_doc(r.get("doc"))).transpose()
+        row.map(|r| doc_of(&r, "doc")).transpose()
     }
 
     async fn save_erasure(conn: &mut PgConnection, e: &Erasure) -> Result<()> {
@@ -493,7 +493,7 @@ impl RetentionRepo for PgStore {
                     .fetch_all(self.pool()),
             )
             .map_err(db_err)?;
-        rows.into_iter().map(|r| from_doc(r.get("doc"))).collect()
+        rows.into_iter().map(|r| doc_of(&r, "doc")).collect()
     }
 }
 

@@ -32,7 +32,7 @@ use super::catalog::put_idempotent_new;
 use super::events::{Outbound, Traces};
 use super::throttles::{put_throttles, throttles_stale};
 use super::users::{lock_all, put_user, user_by_ext_in, user_lock};
-use super::{db_err, from_doc, to_doc, PgStore};
+use super::{db_err, doc_of, doc_of_opt, from_doc, to_doc, PgStore};
 use crate::delivery::frames::{actor_json, feed_frame_with, FeedEvent};
 use crate::delivery::tally::Tally;
 use crate::delivery::{conditions, settle};
@@ -582,7 +582,7 @@ async fn actor_of(conn: &mut PgConnection, p: &Uuid, d: &Delivery) -> Result<Val
         .fetch_optional(conn)
         .await
         .map_err(db_err)?;
-    let user: Option<User> = row.map(|r| from_doc(r.get("doc"))).transpose()?;
+    let user: Option<User> = row.map(|r| doc_of(&r, "doc")).transpose()?;
     Ok(actor_json(user.as_ref()))
 }
 
@@ -663,7 +663,7 @@ async fn load_for_finish(
     let mut at: HashMap<(Uuid, Uuid), usize> = HashMap::new();
     for r in rows {
         let p: Uuid = r.get("project");
-        let n: Notification = from_doc(r.get("doc"))?;
+        let n: Notification = doc_of(&r, "doc")?;
         at.insert((p, n.id), recs.len());
         recs.push((p, n, vec![]));
     }
@@ -679,7 +679,7 @@ async fn load_for_finish(
     .map_err(db_err)?;
     for r in rows {
         let p: Uuid = r.get("project");
-        let d: Delivery = from_doc(r.get("doc"))?;
+        let d: Delivery = doc_of(&r, "doc")?;
         if let Some(&i) = at.get(&(p, d.notification_id)) {
             recs[i].2.push(d);
         }
@@ -876,10 +876,9 @@ async fn count_down(
         else {
             continue;
         };
-        let Some(doc) = r.get::<Option<Value>, _>("doc") else {
+        let Some(mut run) = doc_of_opt::<FlowRun>(&r, "doc")? else {
             continue;
         };
-        let mut run: FlowRun = from_doc(doc)?;
         if settle::run_done(&mut run, now) {
             save_processed(conn, &p, &run).await?;
             runs_processed.push((p, rid));
@@ -1272,7 +1271,7 @@ impl RunRepo for PgStore {
                     .fetch_optional(self.pool()),
             )
             .map_err(db_err)?;
-        row.map(|r| from_doc(r.get("doc"))).transpose()
+        row.map(|r| doc_of(&r, "doc")).transpose()
     }
 
     fn active_runs(&self) -> Result<Vec<(Uuid, Uuid)>> {
@@ -1302,7 +1301,7 @@ impl NotificationRepo for PgStore {
                     .fetch_optional(self.pool()),
             )
             .map_err(db_err)?;
-        row.map(|r| from_doc(r.get("doc"))).transpose()
+        row.map(|r| doc_of(&r, "doc")).transpose()
     }
 
     fn delivery(&self, project: &Uuid, id: &Uuid) -> Result<Option<Delivery>> {
@@ -1317,7 +1316,7 @@ impl NotificationRepo for PgStore {
                     .fetch_optional(self.pool()),
             )
             .map_err(db_err)?;
-        row.map(|r| from_doc(r.get("doc"))).transpose()
+        row.map(|r| doc_of(&r, "doc")).transpose()
     }
 
     fn notification_deliveries(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<Delivery>> {
@@ -1331,7 +1330,7 @@ impl NotificationRepo for PgStore {
                 .fetch_all(self.pool()),
             )
             .map_err(db_err)?;
-        rows.into_iter().map(|r| from_doc(r.get("doc"))).collect()
+        rows.into_iter().map(|r| doc_of(&r, "doc")).collect()
     }
 
     fn list_notifications(
@@ -1374,7 +1373,7 @@ impl NotificationRepo for PgStore {
             },
             "id",
             req,
-            &|r| Ok((r.get("id"), from_doc(r.get("doc"))?)),
+            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
         )
     }
 
@@ -1420,7 +1419,7 @@ impl NotificationRepo for PgStore {
             },
             "id",
             req,
-            &|r| Ok((r.get("id"), from_doc(r.get("doc"))?)),
+            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
         )
     }
 }
@@ -1584,7 +1583,7 @@ impl PgStore {
         .fetch_optional(conn)
         .await
         .map_err(db_err)?;
-        row.map(|r| Ok((from_doc(r.get("doc"))?, r.get::<i16, _>("flags") as u8)))
+        row.map(|r| Ok((doc_of(&r, "doc")?, r.get::<i16, _>("flags") as u8)))
             .transpose()
     }
 
@@ -1659,7 +1658,7 @@ impl FeedRepo for PgStore {
             },
             "f.delivery_id",
             req,
-            &|r| Ok((r.get("id"), from_doc(r.get("doc"))?)),
+            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
         )
     }
 
@@ -1829,7 +1828,7 @@ impl FeedRepo for PgStore {
                 EventType::FeedEntrySeen
             };
             for r in rows {
-                let mut d: Delivery = from_doc(r.get("doc"))?;
+                let mut d: Delivery = doc_of(&r, "doc")?;
                 let before = r.get::<i16, _>("flags") as u8;
                 d.seen_at.get_or_insert(now);
                 if read {

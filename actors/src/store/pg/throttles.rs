@@ -6,7 +6,7 @@
 //! (`throttles_stale`), so two runs racing for one recipient's last slot
 //! cannot both take it.
 
-use super::{db_err, from_doc, to_doc, PgStore};
+use super::{db_err, doc_of, to_doc, PgStore};
 use crate::error::Result;
 use crate::storage::{StagedNotification, ThrottleKey, ThrottleRepo, ThrottleWrite};
 use sqlx::{PgConnection, Row};
@@ -45,7 +45,7 @@ async fn hits_of(
             step: r.get::<i16, _>("step") as u8,
             key: r.get("key"),
         };
-        out.insert(k, from_doc(r.get("hits"))?);
+        out.insert(k, doc_of(&r, "hits")?);
     }
     Ok(out)
 }

@@ -3,7 +3,7 @@
 //! a bulk subscription is one multi-row insert (`UNNEST`).
 
 use super::users::{lock_all, lock_key};
-use super::{db_err, from_doc, to_doc, PgStore};
+use super::{db_err, doc_of, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::model::{new_id, Subscription, Timestamp, Topic, User};
 use crate::storage::{Page, PageReq, TopicRepo};
@@ -18,7 +18,7 @@ async fn topic_for_update(conn: &mut PgConnection, project: &Uuid, key: &str) ->
         .await
         .map_err(db_err)?;
     match row {
-        Some(r) => from_doc(r.get("doc")),
+        Some(r) => doc_of(&r, "doc"),
         None => Err(Error::not_found("topic", key)),
     }
 }
@@ -112,7 +112,7 @@ impl PgStore {
             },
             "id",
             req,
-            &|r| Ok((r.get("id"), from_doc(r.get("doc"))?)),
+            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
         )
     }
 }
@@ -127,7 +127,7 @@ impl TopicRepo for PgStore {
                     .fetch_optional(self.pool()),
             )
             .map_err(db_err)?;
-        row.map(|r| from_doc(r.get("doc"))).transpose()
+        row.map(|r| doc_of(&r, "doc")).transpose()
     }
 
     fn put_topic(
@@ -187,7 +187,7 @@ impl TopicRepo for PgStore {
             },
             "id",
             req,
-            &|r| Ok((r.get("id"), from_doc(r.get("doc"))?)),
+            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
         )
     }
 
@@ -215,7 +215,7 @@ impl TopicRepo for PgStore {
                     .fetch_optional(self.pool()),
             )
             .map_err(db_err)?;
-        row.map(|r| from_doc(r.get("doc"))).transpose()
+        row.map(|r| doc_of(&r, "doc")).transpose()
     }
 
     fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription> {

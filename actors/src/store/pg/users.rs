@@ -3,7 +3,7 @@
 //! `(project, external id)` (`PgStore::lock_users`), which also covers the
 //! user that does not exist yet.
 
-use super::{db_err, from_doc, to_doc, PgStore};
+use super::{db_err, doc_of, doc_of_opt, to_doc, PgStore};
 use crate::delivery::accept;
 use crate::error::{Error, Result};
 use crate::model::{new_id, Preferences, User, UserPatch};
@@ -53,7 +53,7 @@ pub(crate) async fn user_by_ext_in(
         .fetch_optional(conn)
         .await
         .map_err(db_err)?;
-    row.map(|r| from_doc(r.get("doc"))).transpose()
+    row.map(|r| doc_of(&r, "doc")).transpose()
 }
 
 /// Writes a user's row (insert or replace).
@@ -158,7 +158,7 @@ impl UserRepo for PgStore {
                     .fetch_optional(self.pool()),
             )
             .map_err(db_err)?;
-        row.map(|r| from_doc(r.get("doc"))).transpose()
+        row.map(|r| doc_of(&r, "doc")).transpose()
     }
 
     fn user_by_ext(&self, project: &Uuid, ext: &str) -> Result<Option<User>> {
@@ -206,7 +206,7 @@ impl UserRepo for PgStore {
             },
             "id",
             req,
-            &|r| Ok((r.get("id"), from_doc(r.get("doc"))?)),
+            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
         )
     }
 
@@ -259,7 +259,7 @@ impl UserRepo for PgStore {
             )
             .map_err(db_err)?;
         Ok(row
-            .map(|r| from_doc(r.get("doc")))
+            .map(|r| doc_of(&r, "doc"))
             .transpose()?
             .unwrap_or_default())
     }
@@ -298,10 +298,9 @@ impl UserRepo for PgStore {
             .map_err(db_err)?;
         rows.into_iter()
             .map(|r| {
-                let prefs: Option<serde_json::Value> = r.get("prefs");
                 Ok((
-                    from_doc(r.get("doc"))?,
-                    prefs.map(from_doc).transpose()?.unwrap_or_default(),
+                    doc_of(&r, "doc")?,
+                    doc_of_opt(&r, "prefs")?.unwrap_or_default(),
                 ))
             })
             .collect()
@@ -326,7 +325,7 @@ impl UserRepo for PgStore {
                     .await
                     .map_err(db_err)?;
             let mut p: Preferences = row
-                .map(|r| from_doc(r.get("doc")))
+                .map(|r| doc_of(&r, "doc"))
                 .transpose()?
                 .unwrap_or_default();
             p.merge(patch);
