@@ -8,7 +8,10 @@
 -- stored without PostgreSQL parsing it. Parts written before stay in
 -- `entries` and are read as they are; each row has exactly one of the two.
 ALTER TABLE trace ALTER COLUMN entries DROP NOT NULL, ADD COLUMN part bytea;
-ALTER TABLE trace ADD CONSTRAINT trace_one_form CHECK ((entries IS NULL) <> (part IS NULL));
+-- NOT VALID: checked for every row written from now on, without scanning
+-- (under an exclusive lock) the rows already there, which all have
+-- `entries` and no `part`.
+ALTER TABLE trace ADD CONSTRAINT trace_one_form CHECK ((entries IS NULL) <> (part IS NULL)) NOT VALID;
 
 -- Every row inserted into a table with a foreign key to `projects` checks
 -- it and takes a share lock on the project's row: one lookup and lock per
