@@ -483,21 +483,9 @@ pub struct AttemptNote {
     pub subscriptions_removed: usize,
 }
 
-/// The entries of one settled attempt: the attempt (unless past
-/// `MAX_TRACED_ATTEMPTS`), the retry it scheduled or the final status.
-/// `was_attempt` is false for a skip that made no attempt.
-pub fn settled(
-    d: &Delivery,
-    was_attempt: bool,
-    note: Option<AttemptNote>,
-    now: Timestamp,
-) -> Vec<TraceEntry> {
-    let mut out = vec![];
-    settled_into(d, was_attempt, note, now, &mut out);
-    out
-}
-
-/// `settled`, written into `sink`.
+/// Writes into `sink` the entries of one settled attempt: the attempt
+/// (unless past `MAX_TRACED_ATTEMPTS`), the retry it scheduled or the final
+/// status. `was_attempt` is false for a skip that made no attempt.
 pub fn settled_into(
     d: &Delivery,
     was_attempt: bool,
@@ -584,12 +572,7 @@ pub fn settled_into(
     }
 }
 
-/// The notification became processed.
-pub fn processed(now: Timestamp) -> TraceEntry {
-    entry(now, "notification.processed", serde_json::json!({}))
-}
-
-/// `processed`, written into `sink`.
+/// Writes into `sink` that the notification became processed.
 pub fn processed_into(now: Timestamp, sink: &mut impl Sink) {
     sink.put(now, "notification.processed", &[]);
 }

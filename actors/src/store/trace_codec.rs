@@ -748,7 +748,7 @@ mod tests {
     #[test]
     fn settled_entries_written_directly_read_back_as_their_entries() {
         use crate::model::{ChannelType, Delivery, DeliveryError, DeliveryStatus};
-        use crate::trace::{processed, processed_into, settled, settled_into, AttemptNote};
+        use crate::trace::{processed_into, settled_into, AttemptNote};
         let t = Timestamp::from_millis(1_790_000_000_123);
         let nid = Uuid::now_v7();
         let mut d = Delivery {
@@ -775,7 +775,7 @@ mod tests {
         // a retry, then a sent attempt with a message id and a removed
         // subscription, a skip that made no attempt, and processed
         settled_into(&d, true, Some(note.clone()), t, &mut w);
-        values.extend(settled(&d, true, Some(note.clone()), t));
+        settled_into(&d, true, Some(note.clone()), t, &mut values);
         let attempt = &values[1];
         assert_eq!(attempt.code, "attempt");
         assert_eq!(
@@ -797,12 +797,12 @@ mod tests {
             ..note
         };
         settled_into(&d, true, Some(sent_note.clone()), t, &mut w);
-        values.extend(settled(&d, true, Some(sent_note), t));
+        settled_into(&d, true, Some(sent_note), t, &mut values);
         d.status = DeliveryStatus::Skipped;
         settled_into(&d, false, None, t, &mut w);
-        values.extend(settled(&d, false, None, t));
+        settled_into(&d, false, None, t, &mut values);
         processed_into(t, &mut w);
-        values.push(processed(t));
+        processed_into(t, &mut values);
         assert_eq!(decode(&w.finish()).unwrap(), values);
         let codes: Vec<&str> = values.iter().map(|e| e.code.as_str()).collect();
         assert_eq!(
@@ -828,7 +828,7 @@ mod tests {
     #[ignore]
     fn trace_write_cost() {
         use crate::model::{ChannelType, Delivery, DeliveryStatus};
-        use crate::trace::{processed_into, settled, settled_into, AttemptNote};
+        use crate::trace::{processed_into, settled_into, AttemptNote};
         let t = Timestamp::now();
         let nid = Uuid::now_v7();
         let d = |step: usize, ct: ChannelType, status: DeliveryStatus| Delivery {
@@ -876,8 +876,9 @@ mod tests {
             stub(&a, &n).unwrap().len()
         });
         time("settled webhook: entries as values, encoded", &mut || {
-            let mut e = settled(&hook, true, Some(note.clone()), t);
-            e.push(crate::trace::processed(t));
+            let mut e = vec![];
+            settled_into(&hook, true, Some(note.clone()), t, &mut e);
+            processed_into(t, &mut e);
             encode(&e).len()
         });
         time("settled webhook: Writer", &mut || {

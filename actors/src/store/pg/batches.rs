@@ -65,7 +65,7 @@ async fn save(conn: &mut PgConnection, project: &Uuid, b: &Batch) -> Result<()> 
     .bind(i16::from(b.key.step))
     .bind(&b.key.key)
     .bind(b.closed.is_some())
-    .bind(to_doc(b)?)
+    .bind(to_doc(b))
     .execute(conn)
     .await
     .map_err(db_err)?;
@@ -192,7 +192,7 @@ impl BatchRepo for PgStore {
                     sqlx::query("UPDATE deliveries SET doc = $3 WHERE project = $1 AND id = $2")
                         .bind(project)
                         .bind(d.id)
-                        .bind(to_doc(&d)?)
+                        .bind(to_doc(&d))
                         .execute(&mut *tx)
                         .await
                         .map_err(db_err)?;

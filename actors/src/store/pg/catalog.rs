@@ -5,7 +5,7 @@
 
 use super::events::Outbound;
 use super::users::{lock_all, lock_key};
-use super::{db_err, doc_of, from_doc, is_unique_violation, to_doc, PgStore};
+use super::{db_err, doc_of, is_unique_violation, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::events::EventType;
 use crate::model::{new_id, Channel, Flow, FlowStatus, Timestamp};
@@ -79,7 +79,7 @@ impl PgStore {
             sqlx::query(&sql)
                 .bind(project)
                 .bind(id)
-                .bind(to_doc(&v)?)
+                .bind(to_doc(&v))
                 .execute(&mut *tx),
         )
         .map_err(db_err)?;
@@ -130,7 +130,7 @@ impl ChannelRepo for PgStore {
             )
             .bind(project)
             .bind(c.id)
-            .bind(to_doc(c)?)
+            .bind(to_doc(c))
             .execute(self.pool()),
         )
         .map_err(db_err)?;
@@ -193,7 +193,7 @@ impl FlowRepo for PgStore {
                 .bind(project)
                 .bind(f.id)
                 .bind(&f.handle)
-                .bind(to_doc(f)?)
+                .bind(to_doc(f))
                 .execute(self.pool()),
         );
         match r {
@@ -266,7 +266,7 @@ impl PushRepo for PgStore {
             platform,
             created_at: now,
         };
-        let doc = to_doc(&s)?;
+        let doc = to_doc(&s);
         let mut tx = self.begin()?;
         let found = self.block(async {
             lock_all(
@@ -288,8 +288,8 @@ impl PushRepo for PgStore {
             .bind(identifier)
             .fetch_optional(&mut *tx)
             .await?;
-            if let Some(r) = row {
-                return Ok(Some(r.get::<serde_json::Value, _>("doc")));
+            if row.is_some() {
+                return Ok(row);
             }
             sqlx::query(
                 "INSERT INTO push_subscriptions (project, user_id, channel_id, identifier, id, doc)
@@ -306,7 +306,7 @@ impl PushRepo for PgStore {
             Ok::<_, sqlx::Error>(None)
         });
         match found {
-            Ok(Some(doc)) => Ok((from_doc(doc)?, false)),
+            Ok(Some(r)) => Ok((doc_of(&r, "doc")?, false)),
             Ok(None) => {
                 self.commit(tx)?;
                 Ok((s, true))

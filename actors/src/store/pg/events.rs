@@ -341,8 +341,8 @@ impl PgStore {
         .bind(project)
         .bind(ep.id)
         .bind(ep.enabled)
-        .bind(to_doc(&secrets)?)
-        .bind(to_doc(ep)?)
+        .bind(to_doc(&secrets))
+        .bind(to_doc(ep))
         .execute(conn)
         .await
         .map_err(db_err)?;
@@ -369,8 +369,8 @@ impl EventRepo for PgStore {
             .bind(project)
             .bind(ep.id)
             .bind(ep.enabled)
-            .bind(to_doc(&secrets)?)
-            .bind(to_doc(&ep)?)
+            .bind(to_doc(&secrets))
+            .bind(to_doc(&ep))
             .execute(self.pool()),
         )
         .map_err(db_err)?;
@@ -592,7 +592,7 @@ impl EventRepo for PgStore {
                 ap.push(e.project);
                 ae.push(e.endpoint);
                 aid.push(a.id);
-                adoc.push(to_doc(a)?);
+                adoc.push(to_doc(a));
                 match next {
                     AttemptNext::Done => {
                         dp.push(e.project);

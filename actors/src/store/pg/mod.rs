@@ -87,11 +87,6 @@ pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(d) if d.code().as_deref() == Some("23505"))
 }
 
-/// A JSON value read back as an engine type.
-pub(crate) fn from_doc<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Result<T> {
-    serde_json::from_value(v).map_err(|e| Error::internal(format!("corrupt record: {e}")))
-}
-
 /// A JSON column of `r` as an engine type, decoded straight from the
 /// column's bytes (no `serde_json::Value` tree in between: its maps were a
 /// good part of a node's CPU per settle).
@@ -113,8 +108,8 @@ pub(crate) fn doc_of_opt<T: serde::de::DeserializeOwned>(
 
 /// An engine type as a JSON column, serialised straight into the
 /// statement's buffer when it is bound.
-pub(crate) fn to_doc<T: serde::Serialize>(v: &T) -> Result<Json<&T>> {
-    Ok(Json(v))
+pub(crate) fn to_doc<T: serde::Serialize>(v: &T) -> Json<&T> {
+    Json(v)
 }
 
 struct Inner {

@@ -317,7 +317,7 @@ impl PgStore {
         .bind(e.project)
         .bind(e.id)
         .bind(e.status == ErasureStatus::Running)
-        .bind(to_doc(e)?)
+        .bind(to_doc(e))
         .execute(conn)
         .await
         .map_err(db_err)?;

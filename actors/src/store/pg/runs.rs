@@ -32,7 +32,7 @@ use super::catalog::put_idempotent_new;
 use super::events::{Outbound, Traces};
 use super::throttles::{put_throttles, throttles_stale};
 use super::users::{lock_all, put_user, user_by_ext_in, user_lock};
-use super::{db_err, doc_of, doc_of_opt, from_doc, to_doc, PgStore};
+use super::{db_err, doc_of, doc_of_opt, to_doc, PgStore};
 use crate::delivery::frames::{actor_json, feed_frame_with, FeedEvent};
 use crate::delivery::tally::Tally;
 use crate::delivery::{conditions, settle};
@@ -140,7 +140,7 @@ async fn insert_notifications(
         topics.push(sn.n.topic.clone());
         recipients.push(sn.n.recipient_id);
         processed.push(sn.n.processed);
-        docs.push(to_doc(&sn.n)?);
+        docs.push(to_doc(&sn.n));
         for d in &sn.deliveries {
             d_ids.push(d.id);
             d_nids.push(d.notification_id);
@@ -148,7 +148,7 @@ async fn insert_notifications(
             d_status.push(d.status.as_str().to_string());
             d_types.push(i16::from(d.channel_type.index()));
             d_channels.push(d.channel_id);
-            d_docs.push(to_doc(d)?);
+            d_docs.push(to_doc(d));
         }
     }
     sqlx::query(
@@ -293,7 +293,7 @@ async fn save_deliveries<'a>(
         ps.push(p);
         ids.push(d.id);
         sts.push(d.status.as_str().to_string());
-        docs.push(to_doc(d)?);
+        docs.push(to_doc(d));
     }
     if ps.is_empty() {
         return Ok(());
@@ -318,7 +318,7 @@ async fn save_delivery(conn: &mut PgConnection, project: &Uuid, d: &Delivery) ->
         .bind(project)
         .bind(d.id)
         .bind(d.status.as_str())
-        .bind(to_doc(d)?)
+        .bind(to_doc(d))
         .execute(conn)
         .await
         .map_err(db_err)?;
@@ -716,8 +716,10 @@ async fn stage_finish(
     let recs = &mut settling.recs;
     let mut written: Vec<Delivery> = Vec::with_capacity(items.len());
     let mut touched = vec![false; recs.len()];
-    // trace entries per touched notification (index in `recs`)
-    let mut entries: Vec<Vec<crate::trace::TraceEntry>> = vec![vec![]; recs.len()];
+    // trace entries per touched notification (index in `recs`), encoded as
+    // they are made (`trace::Sink`), as the embedded store does
+    let mut traces_of: Vec<trace_codec::Writer> =
+        recs.iter().map(|_| trace_codec::Writer::new()).collect();
     let mut requeue = vec![];
     // Queue rows to delete and deliveries to write, each in one statement
     // after the loop (a round trip per row held the run's lock for as many
@@ -755,7 +757,7 @@ async fn stage_finish(
                 let ctx = conditions::steps_context(&recs[ri].2);
                 let rule = g.decider(&ctx, result, true);
                 let step = crate::trace::step_of(&q.delivery_id) as usize;
-                entries[ri].push(crate::trace::entry(
+                traces_of[ri].push_entry(&crate::trace::entry(
                     now,
                     "condition.evaluated",
                     g.trace_args(step, result, rule, "due"),
@@ -774,16 +776,15 @@ async fn stage_finish(
             let key = match cancel_keys.get(&run) {
                 Some(k) => k.clone(),
                 None => {
-                    let doc: Option<Value> = sqlx::query_scalar(
-                        "SELECT doc FROM flow_runs WHERE project = $1 AND id = $2",
-                    )
-                    .bind(p)
-                    .bind(run)
-                    .fetch_optional(&mut *conn)
-                    .await
-                    .map_err(db_err)?;
-                    let k = match doc {
-                        Some(v) => from_doc::<FlowRun>(v)?.cancellation_key,
+                    let row =
+                        sqlx::query("SELECT doc FROM flow_runs WHERE project = $1 AND id = $2")
+                            .bind(p)
+                            .bind(run)
+                            .fetch_optional(&mut *conn)
+                            .await
+                            .map_err(db_err)?;
+                    let k = match row {
+                        Some(r) => doc_of::<FlowRun>(&r, "doc")?.cancellation_key,
                         None => None,
                     };
                     cancel_keys.insert(run, k.clone());
@@ -791,11 +792,11 @@ async fn stage_finish(
                 }
             };
             let d = &recs[ri].2[di];
-            entries[ri].push(crate::trace::canceled(d, key.as_deref(), now));
+            traces_of[ri].push_entry(&crate::trace::canceled(d, key.as_deref(), now));
         }
         let d = &recs[ri].2[di];
         let note = store.take_attempt_note(&d.id);
-        entries[ri].extend(crate::trace::settled(d, was_attempt, note, now));
+        crate::trace::settled_into(d, was_attempt, note, now, &mut traces_of[ri]);
         written.push(d.clone());
         touched[ri] = true;
     }
@@ -809,7 +810,7 @@ async fn stage_finish(
     let mut run_done: HashMap<(Uuid, Uuid), i64> = HashMap::new();
     let mut traces = Traces::default();
     let (mut nps, mut nids, mut nprocessed, mut ndocs) = (vec![], vec![], vec![], vec![]);
-    for (((p, n, ds), t), mut trace) in recs.iter_mut().zip(touched).zip(entries) {
+    for (((p, n, ds), t), mut trace) in recs.iter_mut().zip(touched).zip(traces_of) {
         if !t {
             continue;
         }
@@ -817,13 +818,13 @@ async fn stage_finish(
             *run_done.entry((*p, n.flow_run_id)).or_default() += 1;
             let n = &*n;
             out.stage(p, EventType::NotificationProcessed, &n.id, || n);
-            trace.push(crate::trace::processed(now));
+            crate::trace::processed_into(now, &mut trace);
         }
-        traces.add(p, &n.id, &trace);
+        traces.add_part(p, &n.id, trace.finish());
         nps.push(*p);
         nids.push(n.id);
         nprocessed.push(n.processed);
-        ndocs.push(to_doc(&*n)?);
+        ndocs.push(to_doc(&*n));
     }
     if !nps.is_empty() {
         // The touched notifications (locked since `load_for_finish`), in one statement.
@@ -893,7 +894,7 @@ async fn save_processed(conn: &mut PgConnection, project: &Uuid, run: &FlowRun) 
         .bind(project)
         .bind(run.id)
         .bind(run.processed)
-        .bind(to_doc(run)?)
+        .bind(to_doc(run))
         .execute(&mut *conn)
         .await
         .map_err(db_err)?;
@@ -911,7 +912,7 @@ async fn put_run(conn: &mut PgConnection, p: &Uuid, run: &FlowRun, pending: i64)
     .bind(run.id)
     .bind(run.processed)
     .bind(pending)
-    .bind(to_doc(run)?)
+    .bind(to_doc(run))
     .execute(conn)
     .await
     .map_err(db_err)?;
@@ -971,7 +972,7 @@ impl PgStore {
         .bind(run.id)
         .bind(self.node())
         .bind(pending)
-        .bind(to_doc(&*run)?)
+        .bind(to_doc(&*run))
         .fetch_optional(&mut *conn)
         .await
         .map_err(db_err)?;

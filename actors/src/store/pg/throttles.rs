@@ -91,7 +91,7 @@ pub(super) async fn put_throttles(
         users.push(k.recipient);
         steps.push(i16::from(k.step));
         names.push(k.key.as_str());
-        hits.push(to_doc(&t.after)?);
+        hits.push(to_doc(&t.after));
     }
     sqlx::query(
         "INSERT INTO throttles (project, flow_id, recipient, step, key, hits)

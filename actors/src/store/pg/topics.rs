@@ -31,7 +31,7 @@ async fn put_topic_doc(conn: &mut PgConnection, project: &Uuid, t: &Topic) -> Re
     .bind(project)
     .bind(&t.key)
     .bind(t.id)
-    .bind(to_doc(t)?)
+    .bind(to_doc(t))
     .execute(conn)
     .await
     .map_err(db_err)?;
@@ -61,7 +61,7 @@ async fn insert_subscriptions(
         .collect();
     let ids: Vec<Uuid> = subs.iter().map(|s| s.id).collect();
     let uids: Vec<Uuid> = subs.iter().map(|s| s.user_id).collect();
-    let docs = subs.iter().map(to_doc).collect::<Result<Vec<_>>>()?;
+    let docs: Vec<_> = subs.iter().map(to_doc).collect();
     let made: Vec<Uuid> = sqlx::query_scalar(
         "INSERT INTO subscriptions (project, id, topic, user_id, doc)
          SELECT $1, s.id, $2, s.user_id, s.doc

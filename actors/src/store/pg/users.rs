@@ -65,7 +65,7 @@ pub(crate) async fn put_user(conn: &mut PgConnection, project: &Uuid, u: &User) 
     .bind(project)
     .bind(u.id)
     .bind(&u.external_id)
-    .bind(to_doc(u)?)
+    .bind(to_doc(u))
     .execute(conn)
     .await
     .map_err(db_err)?;
@@ -338,7 +338,7 @@ impl UserRepo for PgStore {
             )
             .bind(project)
             .bind(user.id)
-            .bind(to_doc(&p)?)
+            .bind(to_doc(&p))
             .execute(&mut *tx)
             .await
             .map_err(db_err)?;
