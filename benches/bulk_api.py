@@ -4,7 +4,9 @@ data directory and, over one keep-alive connection, times N users through
 `POST /admin/v1/users/bulk`, then their N subscriptions to one topic through
 `POST /admin/v1/topics/{key}/subscriptions`, 1,000 items per request (each
 request one durable commit). Prints items/s and the server's CPU time per
-item (user + system, from /proc).
+item (user + system, from /proc). With HERALD_BULK_CONNECTIONS=C the requests
+of each phase are spread over C keep-alive connections, C in flight (an
+import job's concurrency); the default is one, one request at a time.
 
     python3 benches/bulk_api.py [N] [path to herald]   (N default 100000)
 """
@@ -16,11 +18,13 @@ import secrets
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
 BIN = sys.argv[2] if len(sys.argv) > 2 else "target/release/herald"
 PER_REQUEST = 1000
+CONNECTIONS = int(os.environ.get("HERALD_BULK_CONNECTIONS", "1"))
 
 
 def cpu_s(pid):
@@ -45,11 +49,11 @@ def main():
                 addr = line.split("listening on ")[1].strip()
                 break
         host, port = addr.replace("http://", "").rstrip("/").rsplit(":", 1)
-        c = http.client.HTTPConnection(host, int(port))
+        conns = [http.client.HTTPConnection(host, int(port)) for _ in range(CONNECTIONS)]
         hdr = {"x-service-api-key": pk, "x-service-secret-key": sk,
                "content-type": "application/json"}
 
-        def call(method, path, body):
+        def call(method, path, body, c=conns[0]):
             for _ in range(100):
                 try:
                     c.request(method, path, json.dumps(body), hdr)
@@ -72,10 +76,16 @@ def main():
         ):
             bodies = [item(ids[i:i + PER_REQUEST]) for i in range(0, N, PER_REQUEST)]
             c0, t0 = cpu_s(srv.pid), time.monotonic()
-            for b in bodies:
-                call("POST", path, b)
+            # connection j sends bodies j, j + C, j + 2C, ... one at a time
+            workers = [threading.Thread(target=lambda j=j: [
+                call("POST", path, b, conns[j]) for b in bodies[j::CONNECTIONS]])
+                for j in range(CONNECTIONS)]
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.join()
             t, cpu = time.monotonic() - t0, cpu_s(srv.pid) - c0
-            print(f"{name:15} {N:>8} items  {t:6.2f} s  {N / t:>9,.0f} items/s  "
+            print(f"{name:15} {N:>8} items  {CONNECTIONS} conn  {t:6.2f} s  {N / t:>9,.0f} items/s  "
                   f"server CPU {cpu * 1e6 / N:6.1f} µs/item")
     finally:
         srv.terminate()

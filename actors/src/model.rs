@@ -301,6 +301,23 @@ pub struct User {
     pub updated_at: Timestamp,
 }
 
+/// A user as a subscription names it: its id and external id, all that a
+/// topic subscription stores of it (a bulk subscribe reads no user records).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserRef {
+    pub id: Uuid,
+    pub external_id: String,
+}
+
+impl From<&User> for UserRef {
+    fn from(u: &User) -> Self {
+        UserRef {
+            id: u.id,
+            external_id: u.external_id.clone(),
+        }
+    }
+}
+
 /// The profile fields of a user PUT. `None` = not given; `Some(None)` = `null` (clear).
 #[derive(Debug, Clone, Default)]
 pub struct UserPatch {

@@ -142,8 +142,8 @@ async fn subscribe_many(
             .subscribe_many(pid, key, move |s| {
                 let mut v = Validator::new();
                 let mut users = Vec::with_capacity(exts.len());
-                for (i, ext) in exts.iter().enumerate() {
-                    match s.user_by_ext(&pid, ext)? {
+                for (i, u) in s.user_refs_by_ext(&pid, &exts)?.into_iter().enumerate() {
+                    match u {
                         Some(u) => users.push(u),
                         None => v.push(format!("users.{i}"), "inclusion", NO_SUCH_USER),
                     }

@@ -6,7 +6,9 @@
 use super::engine::Engine;
 use crate::delivery::accept;
 use crate::error::{Error, Result};
-use crate::model::{Channel, Flow, Preferences, Project, Subscription, Topic, User, UserPatch};
+use crate::model::{
+    Channel, Flow, Preferences, Project, Subscription, Topic, User, UserPatch, UserRef,
+};
 use crate::storage::{
     AcceptInput, IdempotentResponse, NewProjectKeys, PushSubscription, Storage, UserFrames,
 };
@@ -282,7 +284,7 @@ impl Engine {
         &self,
         project: Uuid,
         key: String,
-        find: impl FnOnce(&dyn Storage) -> Result<Vec<User>> + Send + 'static,
+        find: impl FnOnce(&dyn Storage) -> Result<Vec<UserRef>> + Send + 'static,
     ) -> Result<(Topic, usize)> {
         self.run(move |s| s.subscribe_many(&project, &key, &find(s)?))
             .await

@@ -24,7 +24,7 @@ use crate::events::{AttemptNext, EventAttempt, OutboxEvent, WebhookEndpoint};
 use crate::model::Timestamp;
 use crate::model::{
     Channel, ChannelType, Delivery, FeedCounts, Flow, FlowRun, Notification, Preferences, Project,
-    Subscription, Topic, User, UserPatch,
+    Subscription, Topic, User, UserPatch, UserRef,
 };
 use crate::trace::{AttemptNote, TraceEntry};
 use std::future::Future;
@@ -63,6 +63,9 @@ pub trait ProjectRepo {
 pub trait UserRepo {
     fn user(&self, project: &Uuid, id: &Uuid) -> Result<Option<User>>;
     fn user_by_ext(&self, project: &Uuid, ext: &str) -> Result<Option<User>>;
+    /// The users of these external ids as subscriptions name them, in order
+    /// (`None` for an unknown one), without reading their records.
+    fn user_refs_by_ext(&self, project: &Uuid, exts: &[String]) -> Result<Vec<Option<UserRef>>>;
     /// A user by external id from memory only (`None` when not cached).
     fn user_cached(&self, project: &Uuid, ext: &str) -> Option<Arc<User>>;
     fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>>;
@@ -151,12 +154,16 @@ pub trait TopicRepo {
     ) -> Result<(Topic, bool)>;
     fn list_topics(&self, project: &Uuid, req: &PageReq) -> Result<Page<Topic>>;
     fn delete_topic(&self, project: &Uuid, key: &str) -> Result<()>;
-    fn subscription(&self, project: &Uuid, id: &Uuid) -> Result<Option<Subscription>>;
     /// Subscribes a user (the topic is created when absent); idempotent.
     fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription>;
     /// Subscribes every user not subscribed yet (the others are left as they
     /// are) in one atomic change; the topic and how many subscriptions are new.
-    fn subscribe_many(&self, project: &Uuid, key: &str, users: &[User]) -> Result<(Topic, usize)>;
+    fn subscribe_many(
+        &self,
+        project: &Uuid,
+        key: &str,
+        users: &[UserRef],
+    ) -> Result<(Topic, usize)>;
     fn unsubscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<()>;
     fn topic_subscriptions(
         &self,

@@ -5,7 +5,7 @@
 use super::users::{lock_all, lock_key};
 use super::{db_err, doc_of, to_doc, PgStore};
 use crate::error::{Error, Result};
-use crate::model::{new_id, Subscription, Timestamp, Topic, User};
+use crate::model::{new_id, Subscription, Timestamp, Topic, User, UserRef};
 use crate::storage::{Page, PageReq, TopicRepo};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
@@ -44,7 +44,7 @@ async fn insert_subscriptions(
     conn: &mut PgConnection,
     project: &Uuid,
     key: &str,
-    users: &[&User],
+    users: &[&UserRef],
 ) -> Result<Vec<Subscription>> {
     let subs: Vec<Subscription> = users
         .iter()
@@ -206,23 +206,11 @@ impl TopicRepo for PgStore {
         Ok(())
     }
 
-    fn subscription(&self, project: &Uuid, id: &Uuid) -> Result<Option<Subscription>> {
-        let row = self
-            .block(
-                sqlx::query("SELECT doc FROM subscriptions WHERE project = $1 AND id = $2")
-                    .bind(project)
-                    .bind(id)
-                    .fetch_optional(self.pool()),
-            )
-            .map_err(db_err)?;
-        row.map(|r| doc_of(&r, "doc")).transpose()
-    }
-
     fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription> {
         let mut tx = self.begin()?;
         let s = self.block(async {
             let mut t = topic_for_update(&mut tx, project, key).await?;
-            let Some(s) = insert_subscriptions(&mut tx, project, key, &[user])
+            let Some(s) = insert_subscriptions(&mut tx, project, key, &[&UserRef::from(user)])
                 .await?
                 .pop()
             else {
@@ -240,9 +228,14 @@ impl TopicRepo for PgStore {
         Ok(s)
     }
 
-    fn subscribe_many(&self, project: &Uuid, key: &str, users: &[User]) -> Result<(Topic, usize)> {
+    fn subscribe_many(
+        &self,
+        project: &Uuid,
+        key: &str,
+        users: &[UserRef],
+    ) -> Result<(Topic, usize)> {
         let mut seen = std::collections::HashSet::new();
-        let users: Vec<&User> = users.iter().filter(|u| seen.insert(u.id)).collect();
+        let users: Vec<&UserRef> = users.iter().filter(|u| seen.insert(u.id)).collect();
         let mut tx = self.begin()?;
         let out = self.block(async {
             let mut t = topic_for_update(&mut tx, project, key).await?;

@@ -6,7 +6,7 @@
 use super::{db_err, doc_of, doc_of_opt, to_doc, PgStore};
 use crate::delivery::accept;
 use crate::error::{Error, Result};
-use crate::model::{new_id, Preferences, User, UserPatch};
+use crate::model::{new_id, Preferences, User, UserPatch, UserRef};
 use crate::storage::{Page, PageReq, UserRepo};
 use sha2::{Digest, Sha256};
 use sqlx::{PgConnection, Row};
@@ -166,6 +166,30 @@ impl UserRepo for PgStore {
             let mut conn = self.pool().acquire().await.map_err(db_err)?;
             user_by_ext_in(&mut conn, project, ext).await
         })
+    }
+
+    fn user_refs_by_ext(&self, project: &Uuid, exts: &[String]) -> Result<Vec<Option<UserRef>>> {
+        // One statement for the whole list, not one per external id.
+        let rows: Vec<(String, Uuid)> = self
+            .block(
+                sqlx::query_as(
+                    "SELECT external_id, id FROM users WHERE project = $1 AND external_id = ANY($2)",
+                )
+                .bind(project)
+                .bind(exts)
+                .fetch_all(self.pool()),
+            )
+            .map_err(db_err)?;
+        let ids: std::collections::HashMap<String, Uuid> = rows.into_iter().collect();
+        Ok(exts
+            .iter()
+            .map(|e| {
+                ids.get(e).map(|id| UserRef {
+                    id: *id,
+                    external_id: e.clone(),
+                })
+            })
+            .collect())
     }
 
     /// Not cached on this backend (see the module doc).

@@ -6,7 +6,7 @@ use super::page::{scan, Page, PageReq};
 use super::{codec, Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::model::{
-    new_id, Channel, ChannelType, Flow, FlowStatus, Subscription, Timestamp, Topic, User,
+    new_id, Channel, ChannelType, Flow, FlowStatus, Subscription, Timestamp, Topic, User, UserRef,
 };
 use crate::storage::{IdempotentResponse, PushSubscription};
 use serde::{Deserialize, Serialize};
@@ -375,18 +375,58 @@ impl Store {
         w.del(T::topics_by_id, Key::new().id(project).id(&t.id));
         let pre = Key::new().id(project).str(key);
         for kv in self.tree(T::topic_subs).scan_prefix(&pre) {
-            let (k, user) = kv?;
-            let sid = tail_id(&k);
-            w.del(T::topic_subs, &k);
-            w.del(T::subscriptions, Key::new().id(project).id(&sid));
-            w.del(T::user_subs, Key::new().id(project).bytes(&user).id(&sid));
-            w.del(T::sub_index, Key::new().id(project).bytes(&user).str(key));
+            let (k, v) = kv?;
+            let user = subscriber_id(&v)?;
+            Self::stage_unsubscribe(&mut w, project, key, &user, &tail_id(&k));
         }
         self.commit_durable(w)
     }
 
-    pub fn subscription(&self, project: &Uuid, id: &Uuid) -> Result<Option<Subscription>> {
+    /// A subscription's record as a build before the compact layout stored it
+    /// (`subscriptions`, by id); read only for index entries of that form.
+    fn legacy_subscription(&self, project: &Uuid, id: &Uuid) -> Result<Option<Subscription>> {
         self.get_rec(T::subscriptions, Key::new().id(project).id(id).as_ref())
+    }
+
+    /// The subscription of the `topic_subs` entry `(k, v)` of topic `key`.
+    fn subscription_of_entry(
+        &self,
+        project: &Uuid,
+        key: &str,
+        k: &[u8],
+        v: &[u8],
+    ) -> Result<Option<Subscription>> {
+        let id = tail_id(k);
+        if v.len() == 16 {
+            return self.legacy_subscription(project, &id);
+        }
+        let user_external_id = std::str::from_utf8(&v[16..])
+            .map_err(|_| Error::internal("corrupt topic index"))?
+            .to_owned();
+        Ok(Some(Subscription {
+            id,
+            topic: key.to_owned(),
+            user_id: subscriber_id(v)?,
+            user_external_id,
+            created_at: Timestamp::of_id(&id),
+        }))
+    }
+
+    /// The topic key of the `user_subs` entry of subscription `sid` with value
+    /// `v` (the key itself; empty in entries written before the compact layout,
+    /// whose record holds it).
+    pub(crate) fn topic_of_user_sub(
+        &self,
+        project: &Uuid,
+        sid: &Uuid,
+        v: &[u8],
+    ) -> Result<Option<String>> {
+        if v.is_empty() {
+            return Ok(self.legacy_subscription(project, sid)?.map(|s| s.topic));
+        }
+        String::from_utf8(v.to_vec())
+            .map(Some)
+            .map_err(|_| Error::internal("corrupt user subscription index"))
     }
 
     pub fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription> {
@@ -395,7 +435,8 @@ impl Store {
             .topic(project, key)?
             .ok_or_else(|| Error::not_found("topic", key))?;
         let mut w = Writes::new();
-        let Some(s) = self.stage_subscription(&mut w, project, &mut t, user)? else {
+        let Some(s) = self.stage_subscription(&mut w, project, &mut t, &UserRef::from(user))?
+        else {
             return Err(Error::conflict(
                 "subscription",
                 None,
@@ -415,7 +456,7 @@ impl Store {
         &self,
         project: &Uuid,
         key: &str,
-        users: &[User],
+        users: &[UserRef],
     ) -> Result<(Topic, usize)> {
         let _g = self.lock(&Self::topic_lock(project, key));
         let mut t = self
@@ -451,7 +492,7 @@ impl Store {
         w: &mut Writes,
         project: &Uuid,
         t: &mut Topic,
-        user: &User,
+        user: &UserRef,
     ) -> Result<Option<Subscription>> {
         let key = t.key.clone();
         let ik = Key::new().id(project).id(&user.id).str(&key);
@@ -467,16 +508,25 @@ impl Store {
             created_at: now,
         };
         t.subscribers_count += 1;
-        w.put_rec(T::subscriptions, Key::new().id(project).id(&id), &s);
+        // Three index entries and no record: the subscription is rebuilt from
+        // its topic entry (id and topic from the key, the user's id and
+        // external id from the value, `created_at` from the v7 id), so a bulk
+        // subscribe writes three keys per user instead of four, and the
+        // largest of them (the encoded record) not at all. Entries of the
+        // earlier layout (a 16-byte user id here, an empty value in
+        // `user_subs`, the record under `subscriptions`) are still read.
+        let mut topic_entry = Vec::with_capacity(16 + user.external_id.len());
+        topic_entry.extend_from_slice(user.id.as_bytes());
+        topic_entry.extend_from_slice(user.external_id.as_bytes());
         w.put(
             T::topic_subs,
             Key::new().id(project).str(&key).id(&id),
-            user.id.as_bytes(),
+            topic_entry,
         );
         w.put(
             T::user_subs,
             Key::new().id(project).id(&user.id).id(&id),
-            b"",
+            key.as_bytes(),
         );
         w.put(T::sub_index, &ik, id.as_bytes());
         Ok(Some(s))
@@ -509,6 +559,8 @@ impl Store {
         user: &Uuid,
         sid: &Uuid,
     ) {
+        // The record exists only for subscriptions of the earlier layout; the
+        // removal of an absent key is a no-op.
         w.del(T::subscriptions, Key::new().id(project).id(sid));
         w.del(T::topic_subs, Key::new().id(project).str(key).id(sid));
         w.del(T::user_subs, Key::new().id(project).id(user).id(sid));
@@ -525,7 +577,7 @@ impl Store {
             self.tree(T::topic_subs),
             &Key::new().id(project).str(key),
             req,
-            |k, _| self.subscription(project, &tail_id(k)),
+            |k, v| self.subscription_of_entry(project, key, k, v),
         )
     }
 
@@ -539,7 +591,17 @@ impl Store {
             self.tree(T::user_subs),
             &Key::new().id(project).id(user),
             req,
-            |k, _| self.subscription(project, &tail_id(k)),
+            |k, v| {
+                let sid = tail_id(k);
+                let Some(topic) = self.topic_of_user_sub(project, &sid, v)? else {
+                    return Ok(None);
+                };
+                let tk = Key::new().id(project).str(&topic).id(&sid);
+                match self.tree(T::topic_subs).get(&tk)? {
+                    Some(tv) => self.subscription_of_entry(project, &topic, &tk.0, &tv),
+                    None => Ok(None),
+                }
+            },
         )
     }
 
@@ -567,8 +629,7 @@ impl Store {
             if !k.starts_with(&pre.0) || out.len() == n {
                 break;
             }
-            let uid = Uuid::from_slice(&v).map_err(|_| Error::internal("corrupt topic index"))?;
-            out.push((tail_id(&k), uid));
+            out.push((tail_id(&k), subscriber_id(&v)?));
         }
         Ok(out)
     }
@@ -699,6 +760,14 @@ impl Store {
     }
 }
 
+/// The subscriber's user id: the first 16 bytes of a `topic_subs` value (all
+/// of it in the earlier layout, followed by the user's external id now).
+fn subscriber_id(v: &[u8]) -> Result<Uuid> {
+    v.get(..16)
+        .and_then(|b| Uuid::from_slice(b).ok())
+        .ok_or_else(|| Error::internal("corrupt topic index"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -753,6 +822,145 @@ mod tests {
             .expect("delete_user deadlocked")
             .unwrap();
         assert_eq!(store.topic(&p, &key).unwrap().unwrap().subscribers_count, 0);
+    }
+
+    /// Rewrites a subscription into the layout of builds before the compact
+    /// one: the record under `subscriptions`, a bare user id in `topic_subs`,
+    /// an empty value in `user_subs`.
+    fn to_earlier_layout(store: &Store, p: &Uuid, s: &Subscription) {
+        store
+            .tree(T::subscriptions)
+            .insert(Key::new().id(p).id(&s.id), codec::enc(s))
+            .unwrap();
+        store
+            .tree(T::topic_subs)
+            .insert(
+                Key::new().id(p).str(&s.topic).id(&s.id),
+                s.user_id.as_bytes().to_vec(),
+            )
+            .unwrap();
+        store
+            .tree(T::user_subs)
+            .insert(Key::new().id(p).id(&s.user_id).id(&s.id), Vec::new())
+            .unwrap();
+    }
+
+    fn ids(page: Page<Subscription>) -> Vec<Uuid> {
+        page.items.iter().map(|s| s.id).collect()
+    }
+
+    #[test]
+    fn subscriptions_are_three_index_entries_and_the_earlier_layout_still_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let users: Vec<User> = ["ann", "bob", "cy"]
+            .iter()
+            .map(|e| {
+                store
+                    .upsert_user(&p, e, &crate::model::UserPatch::default())
+                    .unwrap()
+                    .0
+            })
+            .collect();
+        store.put_topic(&p, "old", None, None).unwrap();
+        store.put_topic(&p, "new", None, None).unwrap();
+        let a = store.subscribe(&p, "old", &users[0]).unwrap();
+        let b = store.subscribe(&p, "old", &users[1]).unwrap();
+        to_earlier_layout(&store, &p, &a);
+        to_earlier_layout(&store, &p, &b);
+        // a new subscription beside them: no record, the user in the entry
+        let refs: Vec<UserRef> = users[1..].iter().map(UserRef::from).collect();
+        let (t, made) = store.subscribe_many(&p, "old", &refs).unwrap();
+        assert_eq!(
+            (made, t.subscribers_count),
+            (1, 3),
+            "bob was subscribed already"
+        );
+        let c = store.subscribe(&p, "new", &users[2]).unwrap();
+        assert_eq!(
+            store.tree(T::subscriptions).len(),
+            2,
+            "only the two earlier records"
+        );
+
+        let req = PageReq {
+            limit: 50,
+            ..PageReq::default()
+        };
+        let listed = store.topic_subscriptions(&p, "old", &req).unwrap();
+        assert_eq!(listed.items.len(), 3);
+        let cy_old = listed.items[0].clone();
+        assert_eq!(ids(listed)[1..], [b.id, a.id], "newest first, both forms");
+        assert_eq!(
+            (
+                cy_old.topic.as_str(),
+                cy_old.user_id,
+                cy_old.user_external_id.as_str()
+            ),
+            ("old", users[2].id, "cy")
+        );
+        assert_eq!(cy_old.created_at, Timestamp::of_id(&cy_old.id));
+        let of_a = store.topic_subscriptions(&p, "old", &req).unwrap().items[2].clone();
+        assert_eq!(
+            (of_a.user_external_id, of_a.created_at, of_a.topic),
+            (a.user_external_id.clone(), a.created_at, a.topic.clone())
+        );
+        assert_eq!(
+            ids(store.user_subscriptions(&p, &users[2].id, &req).unwrap()),
+            [c.id, cy_old.id]
+        );
+        assert_eq!(
+            ids(store.user_subscriptions(&p, &users[0].id, &req).unwrap()),
+            [a.id]
+        );
+        let chunk = store.topic_subscribers_chunk(&p, "old", None, 10).unwrap();
+        assert_eq!(
+            chunk,
+            [
+                (a.id, users[0].id),
+                (b.id, users[1].id),
+                (cy_old.id, users[2].id)
+            ]
+        );
+        assert!(store.subscribed(&p, &users[0].id, "old").unwrap());
+
+        // an earlier-layout subscription unsubscribed, and one of a deleted user
+        store.unsubscribe(&p, "old", &users[0]).unwrap();
+        store.delete_user(&p, "bob").unwrap();
+        assert_eq!(
+            store.topic(&p, "old").unwrap().unwrap().subscribers_count,
+            1
+        );
+        assert_eq!(
+            store.tree(T::subscriptions).len(),
+            0,
+            "their records went with them"
+        );
+        assert_eq!(
+            ids(store.topic_subscriptions(&p, "old", &req).unwrap()),
+            [cy_old.id]
+        );
+        // the deleted user's topics were found from both forms of `user_subs`
+        store.delete_user(&p, "cy").unwrap();
+        assert_eq!(
+            store.topic(&p, "new").unwrap().unwrap().subscribers_count,
+            0
+        );
+        assert_eq!(
+            store.topic(&p, "old").unwrap().unwrap().subscribers_count,
+            0
+        );
+        for t in [T::topic_subs, T::user_subs, T::sub_index] {
+            assert_eq!(store.tree(t).len(), 0, "{t:?} emptied");
+        }
+        // a topic deleted with an earlier-layout subscription in it
+        let d = store.subscribe(&p, "new", &users[0]).unwrap();
+        to_earlier_layout(&store, &p, &d);
+        store.delete_topic(&p, "new").unwrap();
+        for t in [T::subscriptions, T::topic_subs, T::user_subs, T::sub_index] {
+            assert_eq!(store.tree(t).len(), 0, "{t:?} emptied with the topic");
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::events::{AttemptNext, EventAttempt, OutboxEvent, WebhookEndpoint};
 use crate::model::Timestamp;
 use crate::model::{
     Channel, ChannelType, Delivery, FeedCounts, Flow, FlowRun, Notification, Preferences, Project,
-    Subscription, Topic, User, UserPatch,
+    Subscription, Topic, User, UserPatch, UserRef,
 };
 use crate::storage::*;
 use crate::trace::{AttemptNote, TraceEntry};
@@ -45,6 +45,7 @@ forward! { ProjectRepo {
 forward! { UserRepo {
     fn user(&self, project: &Uuid, id: &Uuid) -> Result<Option<User>>;
     fn user_by_ext(&self, project: &Uuid, ext: &str) -> Result<Option<User>>;
+    fn user_refs_by_ext(&self, project: &Uuid, exts: &[String]) -> Result<Vec<Option<UserRef>>>;
     fn user_cached(&self, project: &Uuid, ext: &str) -> Option<Arc<User>>;
     fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>>;
     fn user_required(&self, project: &Uuid, ext: &str) -> Result<User>;
@@ -87,9 +88,8 @@ forward! { TopicRepo {
     fn put_topic(&self, project: &Uuid, key: &str, name: Option<Option<String>>, description: Option<Option<String>>) -> Result<(Topic, bool)>;
     fn list_topics(&self, project: &Uuid, req: &PageReq) -> Result<Page<Topic>>;
     fn delete_topic(&self, project: &Uuid, key: &str) -> Result<()>;
-    fn subscription(&self, project: &Uuid, id: &Uuid) -> Result<Option<Subscription>>;
     fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription>;
-    fn subscribe_many(&self, project: &Uuid, key: &str, users: &[User]) -> Result<(Topic, usize)>;
+    fn subscribe_many(&self, project: &Uuid, key: &str, users: &[UserRef]) -> Result<(Topic, usize)>;
     fn unsubscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<()>;
     fn topic_subscriptions(&self, project: &Uuid, key: &str, req: &PageReq) -> Result<Page<Subscription>>;
     fn user_subscriptions(&self, project: &Uuid, user: &Uuid, req: &PageReq) -> Result<Page<Subscription>>;

@@ -7,7 +7,7 @@ use super::page::{scan, Page, PageReq};
 use super::{codec, Store, Writes, T};
 use crate::delivery::accept;
 use crate::error::{Error, Result};
-use crate::model::{new_id, Preferences, User, UserPatch};
+use crate::model::{new_id, Preferences, User, UserPatch, UserRef};
 use crate::storage::UserWrite;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -32,6 +32,29 @@ impl Store {
             Some(id) => self.get_rec(T::users, Key::new().id(project).bytes(&id).as_ref()),
             None => Ok(None),
         }
+    }
+
+    /// Each external id's user as a subscription names it: one index read
+    /// each, no record read or decoded.
+    pub fn user_refs_by_ext(
+        &self,
+        project: &Uuid,
+        exts: &[String],
+    ) -> Result<Vec<Option<UserRef>>> {
+        let by_ext = self.tree(T::users_by_ext);
+        exts.iter()
+            .map(|ext| {
+                let Some(id) = by_ext.get(Key::new().id(project).str(ext))? else {
+                    return Ok(None);
+                };
+                let id =
+                    Uuid::from_slice(&id).map_err(|_| Error::internal("corrupt user index"))?;
+                Ok(Some(UserRef {
+                    id,
+                    external_id: ext.clone(),
+                }))
+            })
+            .collect()
     }
 
     /// The user if it is cached (no sled access).
@@ -234,13 +257,13 @@ impl Store {
         // Topic subscriptions, each under its topic's lock (counts change).
         let mut subs = vec![];
         for kv in self.tree(T::user_subs).scan_prefix(&up) {
-            let (k, _) = kv?;
-            subs.push(tail_id(&k));
-        }
-        for sid in subs {
-            if let Some(s) = self.subscription(project, &sid)? {
-                let _ = self.unsubscribe(project, &s.topic, &user);
+            let (k, v) = kv?;
+            if let Some(topic) = self.topic_of_user_sub(project, &tail_id(&k), &v)? {
+                subs.push(topic);
             }
+        }
+        for topic in subs {
+            let _ = self.unsubscribe(project, &topic, &user);
         }
         Ok(user)
     }
@@ -274,10 +297,10 @@ impl Store {
             .tree(T::user_subs)
             .scan_prefix(Key::new().id(project).id(user))
         {
-            let (k, _) = kv?;
+            let (k, v) = kv?;
             let sid = tail_id(&k);
-            if let Some(s) = self.subscription(project, &sid)? {
-                out.push((sid, s.topic));
+            if let Some(topic) = self.topic_of_user_sub(project, &sid, &v)? {
+                out.push((sid, topic));
             }
         }
         Ok(out)
