@@ -776,17 +776,16 @@ async fn stage_finish(
             let key = match cancel_keys.get(&run) {
                 Some(k) => k.clone(),
                 None => {
-                    let row =
-                        sqlx::query("SELECT doc FROM flow_runs WHERE project = $1 AND id = $2")
-                            .bind(p)
-                            .bind(run)
-                            .fetch_optional(&mut *conn)
-                            .await
-                            .map_err(db_err)?;
-                    let k = match row {
-                        Some(r) => doc_of::<FlowRun>(&r, "doc")?.cancellation_key,
-                        None => None,
-                    };
+                    // the key alone, not the run's whole document (its flow copy)
+                    let k: Option<String> = sqlx::query_scalar(
+                        "SELECT doc->>'cancellation_key' FROM flow_runs WHERE project = $1 AND id = $2",
+                    )
+                    .bind(p)
+                    .bind(run)
+                    .fetch_optional(&mut *conn)
+                    .await
+                    .map_err(db_err)?
+                    .flatten();
                     cancel_keys.insert(run, k.clone());
                     k
                 }

@@ -400,13 +400,15 @@ impl Store {
         if v.len() == 16 {
             return self.legacy_subscription(project, &id);
         }
+        // the id first: it checks the value holds at least its 16 bytes
+        let user_id = subscriber_id(v)?;
         let user_external_id = std::str::from_utf8(&v[16..])
             .map_err(|_| Error::internal("corrupt topic index"))?
             .to_owned();
         Ok(Some(Subscription {
             id,
             topic: key.to_owned(),
-            user_id: subscriber_id(v)?,
+            user_id,
             user_external_id,
             created_at: Timestamp::of_id(&id),
         }))

@@ -237,7 +237,6 @@ impl Store {
         // The feed lock too: the event log and the feed go with the user.
         let fk = super::feed::feed_lock_key(project, &user.id);
         let feed_guard = self.lock_feeds([fk.as_slice()]);
-        let up = Key::new().id(project).id(&user.id);
         let mut w = Writes::new();
         self.stage_user_delete(&mut w, project, ext, &user)?;
         more(&mut w, &user)?;
@@ -255,14 +254,7 @@ impl Store {
         drop(user_guard);
         res?;
         // Topic subscriptions, each under its topic's lock (counts change).
-        let mut subs = vec![];
-        for kv in self.tree(T::user_subs).scan_prefix(&up) {
-            let (k, v) = kv?;
-            if let Some(topic) = self.topic_of_user_sub(project, &tail_id(&k), &v)? {
-                subs.push(topic);
-            }
-        }
-        for topic in subs {
+        for (_, topic) in self.subscriptions_of(project, &user.id)? {
             let _ = self.unsubscribe(project, &topic, &user);
         }
         Ok(user)
