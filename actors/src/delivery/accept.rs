@@ -29,6 +29,7 @@ use crate::storage::{
 use crate::trace::{self, TraceEntry};
 use serde_json::{json, Value};
 use std::collections::HashMap;
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// How many times a run is staged while its users keep changing under it,
@@ -194,7 +195,12 @@ fn patched_users(
         let i = match at.get(ext) {
             Some(&i) => i,
             None => {
-                let before = s.user_by_ext(project, ext)?;
+                // Through the store's cache of users (sled's; PostgreSQL
+                // reads): commit_run checks under the user's lock that the
+                // user is still as read, so a stale hit costs a retry.
+                let before = s
+                    .user_by_ext_cached(project, ext)?
+                    .map(Arc::unwrap_or_clone);
                 let after = match (&before, p) {
                     (Some(u), _) => u.clone(),
                     (None, Some(_)) => new_user(ext, fresh),
@@ -804,6 +810,60 @@ mod tests {
             idempotency: None,
             timing: Default::default(),
         }
+    }
+
+    /// A run reads its recipients through the store's cache of users. One
+    /// that leaves a user as it was keeps the entry (a blanket forget emptied
+    /// the cache of every recipient on every run); one that patches the
+    /// user empties it, so the next reader gets the user as stored.
+    #[test]
+    fn runs_keep_unchanged_users_cached_and_forget_the_ones_they_patch() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let ada = UserPatch {
+            first_name: Some(Some("Ada".into())),
+            ..Default::default()
+        };
+        store.upsert_user(&p, "u1", &ada).unwrap();
+        assert!(store.user_cached(&p, "u1").is_none());
+        let cached = store.user_by_ext_cached(&p, "u1").unwrap().unwrap();
+
+        // `input` patches first_name to what it is: nothing is written.
+        accept_run(&store, &p, input("u1")).unwrap();
+        let still = store
+            .user_cached(&p, "u1")
+            .expect("an unchanged user stays cached");
+        assert!(Arc::ptr_eq(&cached, &still));
+
+        let mut changing = input("u1");
+        changing.recipients[0].patch.last_name = Some(Some("Lovelace".into()));
+        accept_run(&store, &p, changing).unwrap();
+        assert!(
+            store.user_cached(&p, "u1").is_none(),
+            "a patched user is forgotten"
+        );
+        let u = store.user_by_ext_cached(&p, "u1").unwrap().unwrap();
+        assert_eq!(u.last_name.as_deref(), Some("Lovelace"));
+        assert_eq!(Some(&*u), store.user_by_ext(&p, "u1").unwrap().as_ref());
+
+        // A run over the cached user after another writer changed it (the
+        // writer empties the entry): the run sees the change.
+        let patch = UserPatch {
+            last_name: Some(Some("Byron".into())),
+            ..Default::default()
+        };
+        store.upsert_user(&p, "u1", &patch).unwrap();
+        accept_run(&store, &p, input("u1")).unwrap();
+        let u = store.user_by_ext(&p, "u1").unwrap().unwrap();
+        assert_eq!(
+            (u.first_name.as_deref(), u.last_name.as_deref()),
+            (Some("Ada"), Some("Byron"))
+        );
+        assert_eq!(
+            Some(&u),
+            store.user_by_ext_cached(&p, "u1").unwrap().as_deref()
+        );
     }
 
     /// A recipient changed by another writer between staging and the

@@ -289,7 +289,13 @@ impl Store {
             .collect();
         let _guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
         for u in &users {
-            if self.user_by_ext(project, &u.external_id)? != u.before {
+            // Under the user's lock a cached user is the stored one (every
+            // writer empties the entry under that lock), so a hit needs no read.
+            let same = match self.user_cached(project, &u.external_id) {
+                Some(c) => u.before.as_ref() == Some(&*c),
+                None => self.user_by_ext(project, &u.external_id)? == u.before,
+            };
+            if !same {
                 return Ok(RunCommit::Stale(run)); // the guards go
             }
         }
@@ -338,8 +344,17 @@ impl Store {
             w.put_rec(T::idempotency, Key::new().id(project).bytes(&scope), &rec);
         }
         let res = self.commit(w);
-        // still under the users' and feeds' locks
-        self.forget_users(project, users.iter().map(|u| u.external_id.as_str()));
+        // Still under the users' and feeds' locks; only the users this run
+        // wrote (`stage_user_write` skips the unchanged): forgetting the
+        // others emptied the users' cache of every recipient and made every
+        // cached feed page of the project stale (the users' generation).
+        self.forget_users(
+            project,
+            users
+                .iter()
+                .filter(|u| u.before.as_ref() != Some(&u.after))
+                .map(|u| u.external_id.as_str()),
+        );
         for (p, u, _) in &frames {
             self.forget_feed_page(p, u);
         }
