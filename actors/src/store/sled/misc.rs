@@ -14,6 +14,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use uuid::Uuid;
 
+/// Flows (and handles) cached at most; past it the cache starts over.
+const FLOWS_CACHED: usize = 10_000;
+
 /// A channel as stored: `config` without its secret fields, which are in
 /// `sealed` (field name -> `nonce || AES-256-GCM ciphertext` of the value's
 /// JSON, see `secrets`). The other fields are `Channel`'s, under the same
@@ -214,17 +217,63 @@ impl Store {
     // ------------------------------------------------------------ flows
 
     pub fn flow(&self, project: &Uuid, id: &Uuid) -> Result<Option<Flow>> {
+        Ok(self.flow_arc(project, id)?.map(Arc::unwrap_or_clone))
+    }
+
+    /// A flow through the cache of flows (`Inner::flows_cache`). A fill
+    /// holds `flows_fill` from its read to its insert, and `update_flow`
+    /// takes it after its commit to empty the entry, so a value read before
+    /// that commit is removed after it is put: a hit is never older than the
+    /// last `update_flow` that has returned. `flows_fill` is never held while
+    /// another lock is taken (callers may hold entity locks).
+    fn flow_arc(&self, project: &Uuid, id: &Uuid) -> Result<Option<Arc<Flow>>> {
+        let key = (*project, *id);
+        if let Some(f) = self.inner.flows_cache.get(&key) {
+            return Ok(Some(f.clone()));
+        }
+        let _fill = self
+            .inner
+            .flows_fill
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let Some(f) = self.flow_stored(project, id)? else {
+            return Ok(None);
+        };
+        let f = Arc::new(f);
+        let cache = &self.inner.flows_cache;
+        if cache.len() >= FLOWS_CACHED {
+            cache.clear(); // crude but bounded; refills with the flows in use
+        }
+        cache.insert(key, f.clone());
+        Ok(Some(f))
+    }
+
+    /// The flow as stored (no cache).
+    fn flow_stored(&self, project: &Uuid, id: &Uuid) -> Result<Option<Flow>> {
         self.get_rec(T::flows, Key::new().id(project).id(id).as_ref())
     }
 
     pub fn flow_by_handle(&self, project: &Uuid, handle: &str) -> Result<Option<Flow>> {
-        match self
-            .tree(T::flows_by_handle)
-            .get(Key::new().id(project).str(handle))?
-        {
-            Some(id) => self.get_rec(T::flows, Key::new().id(project).bytes(&id).as_ref()),
-            None => Ok(None),
-        }
+        let hk = (*project, handle.to_string());
+        let id = match self.inner.flow_ids.get(&hk) {
+            Some(id) => *id,
+            None => {
+                let Some(id) = self
+                    .tree(T::flows_by_handle)
+                    .get(Key::new().id(project).str(handle))?
+                else {
+                    return Ok(None);
+                };
+                let id =
+                    Uuid::from_slice(&id).map_err(|_| Error::internal("corrupt flow index"))?;
+                if self.inner.flow_ids.len() >= FLOWS_CACHED {
+                    self.inner.flow_ids.clear();
+                }
+                self.inner.flow_ids.insert(hk, id);
+                id
+            }
+        };
+        self.flow(project, &id)
     }
 
     pub fn list_flows(&self, project: &Uuid, req: &PageReq) -> Result<Page<Flow>> {
@@ -270,12 +319,22 @@ impl Store {
     ) -> Result<(Flow, R)> {
         let _g = self.lock(&Key::new().u8(b'f').id(project).id(id).0);
         let mut flow = self
-            .flow(project, id)?
+            .flow_stored(project, id)?
             .ok_or_else(|| Error::not_found("flow", id))?;
         let r = f(&mut flow)?;
         let mut w = Writes::new();
         w.put_rec(T::flows, Key::new().id(project).id(id), &flow);
-        self.commit_durable(w)?;
+        let res = self.commit_durable(w);
+        // After the commit, still under the flow's lock (see `flow_arc`).
+        {
+            let _fill = self
+                .inner
+                .flows_fill
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            self.inner.flows_cache.remove(&(*project, *id));
+        }
+        res?;
         Ok((flow, r))
     }
 
@@ -1045,5 +1104,75 @@ mod tests {
         assert_eq!(store.sweep_idempotency(100).unwrap(), 1);
         assert_eq!(store.tree(T::idempotency).len(), 1);
         assert!(store.idempotent_response(&p, b"new").unwrap().is_some());
+    }
+
+    /// Flows are read through a cache. Whatever readers do meanwhile, once
+    /// `update_flow` has returned every read, by id or by handle, gives the
+    /// flow as it stored it.
+    #[test]
+    fn cached_flows_are_never_older_than_the_last_update() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        let id = Uuid::now_v7();
+        let flow: Flow = serde_json::from_value(serde_json::json!({
+            "id": id, "handle": "welcome", "name": "v0", "description": null,
+            "status": "active", "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
+            "steps": [{"kind": "delay", "channel_id": null, "template": null, "seconds": 1}],
+        }))
+        .unwrap();
+        assert!(store.flow_by_handle(&p, "welcome").unwrap().is_none());
+        store.create_flow(&p, &flow).unwrap();
+        assert_eq!(
+            store.flow_by_handle(&p, "welcome").unwrap().unwrap().name,
+            "v0"
+        );
+
+        // Readers fill and hit the cache while the flow changes under them.
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let readers: Vec<_> = (0..3)
+            .map(|i| {
+                let (store, done) = (store.clone(), done.clone());
+                std::thread::spawn(move || {
+                    let mut reads = 0u32;
+                    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                        let f = if i == 0 {
+                            store.flow(&p, &id).unwrap()
+                        } else {
+                            store.flow_by_handle(&p, "welcome").unwrap()
+                        };
+                        assert_eq!(f.unwrap().id, id);
+                        reads += 1;
+                    }
+                    reads
+                })
+            })
+            .collect();
+        for n in 1..=200 {
+            let (f, ()) = store
+                .update_flow(&p, &id, |f| {
+                    f.name = format!("v{n}");
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(f.name, format!("v{n}"));
+            // the writer's own next reads see what it stored
+            assert_eq!(store.flow(&p, &id).unwrap().unwrap().name, format!("v{n}"));
+            let by_handle = store.flow_by_handle(&p, "welcome").unwrap().unwrap();
+            assert_eq!(by_handle.name, format!("v{n}"));
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        for r in readers {
+            assert!(r.join().unwrap() > 0);
+        }
+        let stored = store.flow_stored(&p, &id).unwrap().unwrap();
+        assert_eq!(stored.name, "v200");
+        let read = store.flow(&p, &id).unwrap().unwrap();
+        assert_eq!(codec::enc(&read), codec::enc(&stored));
+        assert!(
+            store.inner.flows_cache.contains_key(&(p, id)),
+            "reads fill the cache"
+        );
     }
 }

@@ -356,11 +356,13 @@ impl Store {
         Ok(p)
     }
 
-    /// Empties the caches of a deleted project: its key, its users, their
-    /// feed pages and counts.
+    /// Empties the caches of a deleted project: its key, its users, its
+    /// flows, its users' feed pages and counts.
     fn forget_project(&self, p: &Project) {
         self.inner.projects_cache.remove(&p.public_key);
         self.inner.users_cache.retain(|(pid, _), _| *pid != p.id);
+        self.inner.flows_cache.retain(|(pid, _), _| *pid != p.id);
+        self.inner.flow_ids.retain(|(pid, _), _| *pid != p.id);
         self.inner.feed_pages.forget_project(&p.id);
         self.inner.feed_counts.retain(|(pid, _), _| *pid != p.id);
     }
