@@ -1611,4 +1611,116 @@ mod tests {
         assert!(before.as_bytes()[..] < f[..]);
         assert!(after.as_bytes()[..] > f[..]);
     }
+
+    /// sled 0.34 alone under a retention window (a measurement, not a check:
+    /// `HERALD_WINDOW_SECS=900 cargo test --release -p herald-actors --lib --
+    /// --ignored sled_alone_under_a_window --nocapture`): 4,000 values of 500
+    /// bytes a second under time-ordered keys, kept 30 s, either removed key
+    /// by key in batches with a per-user index entry each (what the purge
+    /// does) or written to a tree per 10 s and dropped a tree at a time.
+    /// Prints RSS and the data dir's size every 10 s.
+    #[test]
+    #[ignore]
+    fn sled_alone_under_a_window() {
+        fn rss_mib() -> f64 {
+            let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+            let pages: f64 = statm
+                .split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0.0);
+            pages * 4096.0 / 1048576.0
+        }
+        fn dir_mib(p: &std::path::Path) -> f64 {
+            let mut bytes = 0u64;
+            for e in std::fs::read_dir(p).unwrap().flatten() {
+                let m = e.metadata().unwrap();
+                bytes += if m.is_dir() {
+                    (dir_mib(&e.path()) * 1048576.0) as u64
+                } else {
+                    m.len()
+                };
+            }
+            bytes as f64 / 1048576.0
+        }
+        let secs: u64 = std::env::var("HERALD_WINDOW_SECS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(120);
+        const RATE: u64 = 4_000;
+        const KEEP: u64 = RATE * 30;
+        let val = vec![7u8; 500];
+        for dropped in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let db = sled::Config::new()
+                .path(dir.path())
+                .cache_capacity(32 << 20)
+                .open()
+                .unwrap();
+            let (main, idx) = (db.open_tree("n").unwrap(), db.open_tree("i").unwrap());
+            let mut epochs: std::collections::VecDeque<(u64, sled::Tree)> = Default::default();
+            let start = std::time::Instant::now();
+            let (mut next, mut low, mut shown) = (0u64, 0u64, 0u64);
+            while start.elapsed().as_secs() < secs {
+                let due = start.elapsed().as_millis() as u64 * RATE / 1000;
+                while next < due {
+                    let (mut b, mut bi) = (sled::Batch::default(), sled::Batch::default());
+                    let epoch = next / (RATE * 10);
+                    if dropped && epochs.back().map(|(e, _)| *e) != Some(epoch) {
+                        epochs.push_back((epoch, db.open_tree(format!("n{epoch}")).unwrap()));
+                    }
+                    for _ in 0..20 {
+                        b.insert(&next.to_be_bytes(), val.as_slice());
+                        let mut k = (next % 2000).to_be_bytes().to_vec();
+                        k.extend_from_slice(&next.to_be_bytes());
+                        bi.insert(k, &[1u8][..]);
+                        next += 1;
+                    }
+                    match epochs.back() {
+                        Some((_, t)) if dropped => t.apply_batch(b).unwrap(),
+                        _ => main.apply_batch(b).unwrap(),
+                    }
+                    if !dropped {
+                        idx.apply_batch(bi).unwrap();
+                    }
+                }
+                if dropped {
+                    while epochs.len() > 4 {
+                        let (e, t) = epochs.pop_front().unwrap();
+                        drop(t);
+                        db.drop_tree(format!("n{e}")).unwrap();
+                    }
+                } else {
+                    while next > KEEP && low < next - KEEP {
+                        let (mut b, mut bi) = (sled::Batch::default(), sled::Batch::default());
+                        for _ in 0..64 {
+                            b.remove(&low.to_be_bytes());
+                            let mut k = (low % 2000).to_be_bytes().to_vec();
+                            k.extend_from_slice(&low.to_be_bytes());
+                            bi.remove(k);
+                            low += 1;
+                        }
+                        main.apply_batch(b).unwrap();
+                        idx.apply_batch(bi).unwrap();
+                    }
+                }
+                db.flush().unwrap();
+                let t = start.elapsed().as_secs();
+                if t >= shown + 10 {
+                    shown = t;
+                    let kind = if dropped {
+                        "trees dropped"
+                    } else {
+                        "keys removed"
+                    };
+                    println!(
+                        "{kind}: t={t}s rss={:.1}MiB dir={:.1}MiB",
+                        rss_mib(),
+                        dir_mib(dir.path())
+                    );
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
+    }
 }
