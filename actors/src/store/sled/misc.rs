@@ -231,21 +231,21 @@ impl Store {
         if let Some(f) = self.inner.flows_cache.get(&key) {
             return Ok(Some(f.clone()));
         }
-        let _fill = self
-            .inner
-            .flows_fill
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let _fill = self.flows_fill();
         let Some(f) = self.flow_stored(project, id)? else {
             return Ok(None);
         };
         let f = Arc::new(f);
-        let cache = &self.inner.flows_cache;
-        if cache.len() >= FLOWS_CACHED {
-            cache.clear(); // crude but bounded; refills with the flows in use
-        }
-        cache.insert(key, f.clone());
+        super::cache_insert(&self.inner.flows_cache, FLOWS_CACHED, key, f.clone());
         Ok(Some(f))
+    }
+
+    /// The lock of flow cache fills and of `update_flow`'s removals.
+    fn flows_fill(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.inner
+            .flows_fill
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     /// The flow as stored (no cache).
@@ -266,10 +266,7 @@ impl Store {
                 };
                 let id =
                     Uuid::from_slice(&id).map_err(|_| Error::internal("corrupt flow index"))?;
-                if self.inner.flow_ids.len() >= FLOWS_CACHED {
-                    self.inner.flow_ids.clear();
-                }
-                self.inner.flow_ids.insert(hk, id);
+                super::cache_insert(&self.inner.flow_ids, FLOWS_CACHED, hk, id);
                 id
             }
         };
@@ -326,14 +323,9 @@ impl Store {
         w.put_rec(T::flows, Key::new().id(project).id(id), &flow);
         let res = self.commit_durable(w);
         // After the commit, still under the flow's lock (see `flow_arc`).
-        {
-            let _fill = self
-                .inner
-                .flows_fill
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            self.inner.flows_cache.remove(&(*project, *id));
-        }
+        let fill = self.flows_fill();
+        self.inner.flows_cache.remove(&(*project, *id));
+        drop(fill);
         res?;
         Ok((flow, r))
     }

@@ -284,6 +284,20 @@ pub(crate) fn owner(t: T, k: &[u8]) -> Option<uuid::Uuid> {
         .and_then(|b| uuid::Uuid::from_slice(b).ok())
 }
 
+/// Inserts into an in-memory cache of at most `cap` entries: past it the
+/// cache starts over (crude but bounded; it refills with what is in use).
+pub(crate) fn cache_insert<K: Eq + std::hash::Hash, V>(
+    cache: &dashmap::DashMap<K, V>,
+    cap: usize,
+    k: K,
+    v: V,
+) {
+    if cache.len() >= cap {
+        cache.clear();
+    }
+    cache.insert(k, v);
+}
+
 fn space_key(tag: u8, k: &[u8]) -> Vec<u8> {
     let mut v = Vec::with_capacity(k.len() + 1);
     v.push(tag);

@@ -1631,17 +1631,21 @@ mod tests {
                 .unwrap_or(0.0);
             pages * 4096.0 / 1048576.0
         }
-        fn dir_mib(p: &std::path::Path) -> f64 {
+        fn dir_bytes(p: &std::path::Path) -> u64 {
             let mut bytes = 0u64;
             for e in std::fs::read_dir(p).unwrap().flatten() {
                 let m = e.metadata().unwrap();
                 bytes += if m.is_dir() {
-                    (dir_mib(&e.path()) * 1048576.0) as u64
+                    dir_bytes(&e.path())
                 } else {
                     m.len()
                 };
             }
-            bytes as f64 / 1048576.0
+            bytes
+        }
+        // a per-user index entry: the user (of 2,000), then the value's key
+        fn idx_key(n: u64) -> Vec<u8> {
+            [(n % 2000).to_be_bytes(), n.to_be_bytes()].concat()
         }
         let secs: u64 = std::env::var("HERALD_WINDOW_SECS")
             .ok()
@@ -1671,17 +1675,17 @@ mod tests {
                     }
                     for _ in 0..20 {
                         b.insert(&next.to_be_bytes(), val.as_slice());
-                        let mut k = (next % 2000).to_be_bytes().to_vec();
-                        k.extend_from_slice(&next.to_be_bytes());
-                        bi.insert(k, &[1u8][..]);
+                        if !dropped {
+                            bi.insert(idx_key(next), &[1u8][..]);
+                        }
                         next += 1;
                     }
                     match epochs.back() {
                         Some((_, t)) if dropped => t.apply_batch(b).unwrap(),
-                        _ => main.apply_batch(b).unwrap(),
-                    }
-                    if !dropped {
-                        idx.apply_batch(bi).unwrap();
+                        _ => {
+                            main.apply_batch(b).unwrap();
+                            idx.apply_batch(bi).unwrap();
+                        }
                     }
                 }
                 if dropped {
@@ -1695,9 +1699,7 @@ mod tests {
                         let (mut b, mut bi) = (sled::Batch::default(), sled::Batch::default());
                         for _ in 0..64 {
                             b.remove(&low.to_be_bytes());
-                            let mut k = (low % 2000).to_be_bytes().to_vec();
-                            k.extend_from_slice(&low.to_be_bytes());
-                            bi.remove(k);
+                            bi.remove(idx_key(low));
                             low += 1;
                         }
                         main.apply_batch(b).unwrap();
@@ -1716,7 +1718,7 @@ mod tests {
                     println!(
                         "{kind}: t={t}s rss={:.1}MiB dir={:.1}MiB",
                         rss_mib(),
-                        dir_mib(dir.path())
+                        dir_bytes(dir.path()) as f64 / 1048576.0
                     );
                 }
                 std::thread::sleep(std::time::Duration::from_millis(5));

@@ -77,11 +77,8 @@ impl Store {
             return Ok(None);
         };
         let u = Arc::new(u);
-        let cache = &self.inner.users_cache;
-        if cache.len() >= USERS_CACHED {
-            cache.clear(); // crude but bounded; refills with the active users
-        }
-        cache.insert((*project, ext.to_string()), u.clone());
+        let key = (*project, ext.to_string());
+        super::cache_insert(&self.inner.users_cache, USERS_CACHED, key, u.clone());
         Ok(Some(u))
     }
 
