@@ -71,11 +71,8 @@ impl Actor for FlowRunActor {
         ctx.run_interval(Duration::from_secs(1), |a, ctx| a.check_done(ctx));
     }
 
-    fn stopped(&mut self, _: &mut Context<Self>) {
-        self.engine
-            .inner
-            .runs
-            .remove_if(&self.run, |_, a| !a.connected());
+    fn stopped(&mut self, ctx: &mut Context<Self>) {
+        super::engine::forget_actor(&self.engine.inner.runs, &self.run, &ctx.address());
     }
 }
 

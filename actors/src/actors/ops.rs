@@ -116,7 +116,7 @@ impl Engine {
         let settled = accepted.run.processed && queued.is_empty();
         self.release_at(ticket, accepted.frames, |e| {
             if !settled {
-                e.start_run(project, run, queued)
+                e.start_run(project, run, queued);
             }
         })
         .await?;

@@ -331,11 +331,9 @@ impl Actor for UserActor {
         });
     }
 
-    fn stopped(&mut self, _: &mut Context<Self>) {
-        self.engine
-            .inner
-            .users
-            .remove_if(&(self.project, self.user), |_, a| !a.connected());
+    fn stopped(&mut self, ctx: &mut Context<Self>) {
+        let key = (self.project, self.user);
+        super::engine::forget_actor(&self.engine.inner.users, &key, &ctx.address());
     }
 }
 

@@ -1613,11 +1613,21 @@ mod tests {
     }
 
     /// sled 0.34 alone under a retention window (a measurement, not a check:
-    /// `HERALD_WINDOW_SECS=900 cargo test --release -p herald-actors --lib --
+    /// `HERALD_WINDOW_SECS=240 cargo test --release -p herald-actors --lib --
     /// --ignored sled_alone_under_a_window --nocapture`): 4,000 values of 500
-    /// bytes a second under time-ordered keys, kept 30 s, either removed key
-    /// by key in batches with a per-user index entry each (what the purge
-    /// does) or written to a tree per 10 s and dropped a tree at a time.
+    /// bytes a second under time-ordered keys, kept 30 s. `HERALD_WINDOW_MODES`
+    /// (comma-separated, default `removed,dropped`) picks how:
+    /// - `removed`: removed key by key in batches with a per-user index entry
+    ///   each (what the purge does);
+    /// - `dropped`: written to a tree per 10 s and dropped a tree at a time;
+    /// - `updated`: as `removed`, and every value is rewritten in place (20
+    ///   bytes longer) a second after it was written, as a notification is
+    ///   when its webhook settles it;
+    /// - `logs`: as `updated`, and every value also appends a 150-byte event
+    ///   under its user (of 2,000) and rewrites that user's 40-byte counts
+    ///   record, as the live feed's per-user event log does; the events go
+    ///   with the window.
+    ///
     /// Prints RSS and the data dir's size every 10 s.
     #[test]
     #[ignore]
@@ -1643,18 +1653,25 @@ mod tests {
             }
             bytes
         }
-        // a per-user index entry: the user (of 2,000), then the value's key
-        fn idx_key(n: u64) -> Vec<u8> {
-            [(n % 2000).to_be_bytes(), n.to_be_bytes()].concat()
+        // a per-user key: a one-byte space, the user (of 2,000), then the value's key
+        fn user_key(space: u8, n: u64) -> Vec<u8> {
+            [&[space][..], &(n % 2000).to_be_bytes(), &n.to_be_bytes()].concat()
+        }
+        fn counts_key(n: u64) -> Vec<u8> {
+            [&[b'c'][..], &(n % 2000).to_be_bytes()].concat()
         }
         let secs: u64 = std::env::var("HERALD_WINDOW_SECS")
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or(120);
+        let modes = std::env::var("HERALD_WINDOW_MODES").unwrap_or("removed,dropped".into());
         const RATE: u64 = 4_000;
         const KEEP: u64 = RATE * 30;
-        let val = vec![7u8; 500];
-        for dropped in [false, true] {
+        let (val, settled, event) = (vec![7u8; 500], vec![8u8; 520], vec![9u8; 150]);
+        for mode in modes.split(',') {
+            let dropped = mode == "dropped";
+            let updated = mode == "updated" || mode == "logs";
+            let logs = mode == "logs";
             let dir = tempfile::tempdir().unwrap();
             let db = sled::Config::new()
                 .path(dir.path())
@@ -1664,7 +1681,7 @@ mod tests {
             let (main, idx) = (db.open_tree("n").unwrap(), db.open_tree("i").unwrap());
             let mut epochs: std::collections::VecDeque<(u64, sled::Tree)> = Default::default();
             let start = std::time::Instant::now();
-            let (mut next, mut low, mut shown) = (0u64, 0u64, 0u64);
+            let (mut next, mut low, mut settled_to, mut shown) = (0u64, 0u64, 0u64, 0u64);
             while start.elapsed().as_secs() < secs {
                 let due = start.elapsed().as_millis() as u64 * RATE / 1000;
                 while next < due {
@@ -1676,7 +1693,11 @@ mod tests {
                     for _ in 0..20 {
                         b.insert(&next.to_be_bytes(), val.as_slice());
                         if !dropped {
-                            bi.insert(idx_key(next), &[1u8][..]);
+                            bi.insert(user_key(b'i', next), &[1u8][..]);
+                        }
+                        if logs {
+                            bi.insert(user_key(b'e', next), event.as_slice());
+                            bi.insert(counts_key(next), &next.to_be_bytes().repeat(5)[..]);
                         }
                         next += 1;
                     }
@@ -1686,6 +1707,17 @@ mod tests {
                             main.apply_batch(b).unwrap();
                             idx.apply_batch(bi).unwrap();
                         }
+                    }
+                }
+                if updated {
+                    // settle what was written a second ago, in place
+                    while settled_to + RATE < next {
+                        let mut b = sled::Batch::default();
+                        for _ in 0..20 {
+                            b.insert(&settled_to.to_be_bytes(), settled.as_slice());
+                            settled_to += 1;
+                        }
+                        main.apply_batch(b).unwrap();
                     }
                 }
                 if dropped {
@@ -1699,7 +1731,10 @@ mod tests {
                         let (mut b, mut bi) = (sled::Batch::default(), sled::Batch::default());
                         for _ in 0..64 {
                             b.remove(&low.to_be_bytes());
-                            bi.remove(idx_key(low));
+                            bi.remove(user_key(b'i', low));
+                            if logs {
+                                bi.remove(user_key(b'e', low));
+                            }
                             low += 1;
                         }
                         main.apply_batch(b).unwrap();
@@ -1710,13 +1745,8 @@ mod tests {
                 let t = start.elapsed().as_secs();
                 if t >= shown + 10 {
                     shown = t;
-                    let kind = if dropped {
-                        "trees dropped"
-                    } else {
-                        "keys removed"
-                    };
                     println!(
-                        "{kind}: t={t}s rss={:.1}MiB dir={:.1}MiB",
+                        "{mode}: t={t}s rss={:.1}MiB dir={:.1}MiB",
                         rss_mib(),
                         dir_bytes(dir.path()) as f64 / 1048576.0
                     );
