@@ -3,6 +3,7 @@
 //! engine records its own (deliveries, retries, queue depth, run-to-delivery
 //! latency) through the same `metrics` facade.
 
+use crate::state::State;
 use actix_web::body::BoxBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
@@ -76,6 +77,10 @@ fn describe() {
         "Age of the oldest notification kept, all projects, as of the last purge pass"
     );
     metrics::describe_gauge!("herald_erasures_running", "User erasures not yet complete");
+    metrics::describe_gauge!(
+        "herald_actors",
+        "Actors running, by kind: flow_run (runs with work left), user (users with a live feed or recent feed activity)"
+    );
     metrics::describe_gauge!(
         "herald_allocator_bytes",
         "The memory allocator's figures, by kind: allocated (held by the process's data), active, resident (pages the allocator has in memory), retained (address space kept for reuse)"
@@ -175,8 +180,11 @@ fn sample_memory() {
     }
 }
 
-pub async fn handler() -> HttpResponse {
+pub async fn handler(st: State) -> HttpResponse {
     sample_memory();
+    let (runs, users) = st.engine.actor_counts();
+    metrics::gauge!("herald_actors", "kind" => "flow_run").set(runs as f64);
+    metrics::gauge!("herald_actors", "kind" => "user").set(users as f64);
     let body = HANDLE.get().map(|h| h.render()).unwrap_or_default();
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")

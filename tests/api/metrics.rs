@@ -120,3 +120,92 @@ async fn metrics_expose_http_and_delivery_counters_after_a_run() {
     );
     assert!(resident <= rss * 1.05, "resident {resident}, rss {rss}");
 }
+
+/// `herald_actors`: a run with a delay has an actor while it waits, and the
+/// count falls back to zero once the run is processed (every processed run
+/// used to leave its actor's entry behind, so the count only grew).
+#[tokio::test]
+async fn the_run_actors_gauge_falls_back_to_zero_once_runs_are_processed() {
+    if single_node_only("/metrics shows the actors of the node it is asked") {
+        return;
+    }
+    let app = TestApp::spawn();
+    let in_app = crate::engine_helpers::in_app_channel(&app).await;
+    let steps = json!([
+        crate::engine_helpers::delay_step(2),
+        crate::engine_helpers::channel_step(&in_app, None, "later"),
+    ]);
+    let r = app
+        .admin(POST, &format!("{A}/flows"))
+        .json(&json!({"handle": "slow", "name": "Slow", "steps": steps}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let r = app
+        .admin(POST, &format!("{A}/flows/slow/activate"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let mut runs = vec![];
+    for i in 0..3 {
+        let r = app
+            .admin(POST, &format!("{A}/flows/slow/run"))
+            .json(&json!({"recipients": [format!("actors-{i}")]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 202);
+        let v: serde_json::Value = r.json().await.unwrap();
+        runs.push(v["id"].as_str().unwrap().to_string());
+    }
+    let gauge = |text: &str| -> f64 {
+        text.lines()
+            .find(|l| l.starts_with(r#"herald_actors{kind="flow_run"}"#))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no herald_actors flow_run line in:\n{text}"))
+    };
+    let scrape = || async {
+        let r = app.request(GET, "/metrics").send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        r.text().await.unwrap()
+    };
+    // While the delay waits, each run has its actor.
+    let text = scrape().await;
+    assert!(
+        gauge(&text) >= 1.0,
+        "no run actor while the runs wait:\n{text}"
+    );
+    assert!(
+        text.contains(r#"herald_actors{kind="user"}"#),
+        "user actors counted too:\n{text}"
+    );
+    // Once every run is processed, no run actor is left.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut processed = 0;
+        for id in &runs {
+            let v: serde_json::Value = app
+                .admin(GET, &format!("{A}/flow_runs/{id}"))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            processed += (v["status"] == "processed") as usize;
+        }
+        let left = gauge(&scrape().await);
+        if processed == runs.len() && left == 0.0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{processed} of {} runs processed, {left} run actors left",
+            runs.len()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

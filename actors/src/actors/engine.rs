@@ -250,6 +250,13 @@ impl Engine {
         })
     }
 
+    /// Actors running now: flow runs' and users' (the `herald_actors` gauge).
+    /// Both fall back once runs are processed and users go idle; a count that
+    /// only grows is a leak.
+    pub fn actor_counts(&self) -> (usize, usize) {
+        (self.inner.runs.len(), self.inner.users.len())
+    }
+
     /// The user's actor, started on first use.
     pub fn user_actor(&self, project: Uuid, user: Uuid) -> Addr<UserActor> {
         if let Some(a) = self.inner.users.get(&(project, user)) {
