@@ -375,6 +375,15 @@ impl Keys {
     }
 }
 
+/// The value on the first line of a `/metrics` text that starts with
+/// `line_prefix` (a metric name with its labels), if there is one.
+pub fn metric_value(text: &str, line_prefix: &str) -> Option<f64> {
+    text.lines()
+        .find(|l| l.starts_with(line_prefix))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
 pub fn random_hex() -> String {
     format!("{:032x}", rand::random::<u128>())
 }

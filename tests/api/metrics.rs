@@ -1,5 +1,6 @@
 //! `/metrics`: Prometheus exposition after real traffic and a delivered run.
 
+use crate::engine_helpers::*;
 use crate::helpers::*;
 use serde_json::json;
 use std::time::Duration;
@@ -79,10 +80,7 @@ async fn metrics_expose_http_and_delivery_counters_after_a_run() {
     assert_eq!(r.headers()["content-type"], "text/plain; version=0.0.4");
     let text = r.text().await.unwrap();
     let value = |prefix: &str| -> f64 {
-        text.lines()
-            .find(|l| l.starts_with(prefix))
-            .and_then(|l| l.rsplit(' ').next())
-            .and_then(|v| v.parse().ok())
+        metric_value(&text, prefix)
             .unwrap_or_else(|| panic!("no line starting with {prefix} in:\n{text}"))
     };
     assert_eq!(
@@ -130,52 +128,27 @@ async fn the_run_actors_gauge_falls_back_to_zero_once_runs_are_processed() {
         return;
     }
     let app = TestApp::spawn();
-    let in_app = crate::engine_helpers::in_app_channel(&app).await;
-    let steps = json!([
-        crate::engine_helpers::delay_step(2),
-        crate::engine_helpers::channel_step(&in_app, None, "later"),
-    ]);
-    let r = app
-        .admin(POST, &format!("{A}/flows"))
-        .json(&json!({"handle": "slow", "name": "Slow", "steps": steps}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
-    let r = app
-        .admin(POST, &format!("{A}/flows/slow/activate"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    let in_app = in_app_channel(&app).await;
+    let steps = json!([delay_step(2), channel_step(&in_app, None, "later")]);
+    let flow = s(&active_flow(&app, "actors", steps).await["id"]);
     let mut runs = vec![];
     for i in 0..3 {
-        let r = app
-            .admin(POST, &format!("{A}/flows/slow/run"))
-            .json(&json!({"recipients": [format!("actors-{i}")]}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 202);
-        let v: serde_json::Value = r.json().await.unwrap();
-        runs.push(v["id"].as_str().unwrap().to_string());
+        let body = json!({"recipients": [format!("actors-{i}")]});
+        runs.push(s(&run_flow(&app, &flow, body).await["id"]));
     }
-    let gauge = |text: &str| -> f64 {
-        text.lines()
-            .find(|l| l.starts_with(r#"herald_actors{kind="flow_run"}"#))
-            .and_then(|l| l.rsplit(' ').next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("no herald_actors flow_run line in:\n{text}"))
-    };
     let scrape = || async {
         let r = app.request(GET, "/metrics").send().await.unwrap();
         assert_eq!(r.status(), 200);
         r.text().await.unwrap()
     };
+    let run_actors = |text: &str| -> f64 {
+        metric_value(text, r#"herald_actors{kind="flow_run"}"#)
+            .unwrap_or_else(|| panic!("no herald_actors flow_run line in:\n{text}"))
+    };
     // While the delay waits, each run has its actor.
     let text = scrape().await;
     assert!(
-        gauge(&text) >= 1.0,
+        run_actors(&text) >= 1.0,
         "no run actor while the runs wait:\n{text}"
     );
     assert!(
@@ -183,29 +156,15 @@ async fn the_run_actors_gauge_falls_back_to_zero_once_runs_are_processed() {
         "user actors counted too:\n{text}"
     );
     // Once every run is processed, no run actor is left.
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    for id in &runs {
+        wait_run_processed(&app, id, 20).await;
+    }
+    let d = Deadline::new("no run actor left once every run is processed", 20);
     loop {
-        let mut processed = 0;
-        for id in &runs {
-            let v: serde_json::Value = app
-                .admin(GET, &format!("{A}/flow_runs/{id}"))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            processed += (v["status"] == "processed") as usize;
-        }
-        let left = gauge(&scrape().await);
-        if processed == runs.len() && left == 0.0 {
+        let left = run_actors(&scrape().await);
+        if left == 0.0 {
             break;
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{processed} of {} runs processed, {left} run actors left",
-            runs.len()
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        d.tick(format!("{left} run actors left")).await;
     }
 }

@@ -90,12 +90,7 @@ async fn metric(app: &TestApp, line_prefix: &str) -> f64 {
             .text()
             .await
             .unwrap();
-        sum += text
-            .lines()
-            .find(|l| l.starts_with(line_prefix))
-            .and_then(|l| l.rsplit(' ').next())
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0);
+        sum += metric_value(&text, line_prefix).unwrap_or(0.0);
     }
     sum
 }
