@@ -7,8 +7,13 @@
 /// jemalloc kept that run's growth near the 10,000-recipient one and raised
 /// delivery throughput; mimalloc was as fast but held twice the memory per idle
 /// WebSocket; capping glibc's arenas fixed memory but cost throughput.
+///
+/// Wrapped in `Budgeted`, which feeds each allocation's size to the memory
+/// budget of a template render running on the same thread (see
+/// herald_actors::render): a tenant's template cannot exhaust the node's memory.
 #[global_allocator]
-static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+static GLOBAL: herald_actors::render::alloc::Budgeted<tikv_jemallocator::Jemalloc> =
+    herald_actors::render::alloc::Budgeted(tikv_jemallocator::Jemalloc);
 
 fn main() -> std::process::ExitCode {
     herald::cli::main()

@@ -276,6 +276,18 @@ mod builtins {
         let safety_aware = !matches!(state.auto_escape(), AutoEscape::None)
             && (value.is_safe() || from.is_safe() || to.is_safe());
 
+        // Herald: the result's size is bounded before it is built (each match
+        // of `from` becomes `to`; an empty `from` matches between every char).
+        let matches = if from.as_str().is_empty() {
+            value.as_str().chars().count() + 1
+        } else {
+            value.as_str().matches(from.as_str()).count()
+        };
+        ok!(crate::budget::ensure(
+            matches
+                .checked_mul(to.as_str().len())
+                .and_then(|n| n.checked_add(value.as_str().len()))
+        ));
         if safety_aware {
             let output = value
                 .format(state)?
@@ -470,6 +482,10 @@ mod builtins {
         fn join_plain(iter: impl Iterator<Item = Value>, joiner: &str) -> String {
             let mut output = String::new();
             for (idx, item) in iter.enumerate() {
+                // Herald: stops at a render's budget (the render then fails).
+                if crate::budget::over() {
+                    break;
+                }
                 if idx > 0 {
                     output.push_str(joiner);
                 }
@@ -489,6 +505,10 @@ mod builtins {
         ) -> Result<String, Error> {
             let mut output = String::new();
             for (idx, item) in iter.enumerate() {
+                // Herald: stops at a render's budget (the render then fails).
+                if crate::budget::over() {
+                    break;
+                }
                 if idx > 0 {
                     output.push_str(joiner);
                 }
@@ -1023,6 +1043,8 @@ mod builtins {
         if count == 0 {
             return Err(Error::new(ErrorKind::InvalidOperation, "count cannot be 0"));
         }
+        // Herald: `count` lists are made whatever the input; bounded first.
+        ok!(crate::budget::ensure(crate::budget::values(count)));
         let items = ok!(state.undefined_behavior().try_iter(value)).collect::<Vec<_>>();
         let len = items.len();
         let items_per_slice = len / count;
@@ -1031,6 +1053,7 @@ mod builtins {
         let mut rv = Vec::with_capacity(count);
 
         for slice in 0..count {
+            ok!(crate::budget::check());
             let start = offset + slice * items_per_slice;
             if slice < slices_with_extra {
                 offset += 1;
@@ -1080,6 +1103,9 @@ mod builtins {
         if count == 0 {
             return Err(Error::new(ErrorKind::InvalidOperation, "count cannot be 0"));
         }
+        // Herald: a batch is reserved (and filled) to `count` items up front;
+        // bounded first.
+        ok!(crate::budget::ensure(crate::budget::values(count)));
         let mut rv = Vec::with_capacity(value.len().unwrap_or(0) / count);
         let mut tmp = Vec::with_capacity(count);
 
@@ -1149,6 +1175,8 @@ mod builtins {
         ok!(args.assert_all_used());
         if let Some(indent) = indent {
             let mut out = Vec::<u8>::new();
+            // Herald: bounded by a render's budget.
+            ok!(crate::budget::ensure(Some(indent)));
             let indentation = " ".repeat(indent);
             let formatter = serde_json::ser::PrettyFormatter::with_indent(indentation.as_bytes());
             let mut s = serde_json::Serializer::with_formatter(&mut out, formatter);
@@ -1231,6 +1259,12 @@ mod builtins {
         ok!(kwargs.assert_all_used());
 
         let input = strip_trailing_newline(value.as_str());
+        // Herald: every line gains `width` spaces; bounded before it is built.
+        ok!(crate::budget::ensure(
+            (input.matches('\n').count() + 1)
+                .checked_mul(width)
+                .and_then(|n| n.checked_add(input.len()))
+        ));
         let indent_with = " ".repeat(width);
         let mut output = String::new();
         let mut iterator = input.split('\n');

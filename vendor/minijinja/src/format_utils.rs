@@ -160,6 +160,14 @@ struct FormatSpec {
 impl FormatSpec {
     // Format the given value according to this spec
     fn format(&self, val: &Value) -> Result<String, Error> {
+        // Herald: a width or precision is padding allocated up front; bounded
+        // by a render's budget (a 4-byte fill character at most).
+        ok!(crate::budget::ensure(
+            self.width
+                .unwrap_or(0)
+                .checked_add(self.precision.unwrap_or(0))
+                .and_then(|n| n.checked_mul(4))
+        ));
         if let Ok(boolean) = bool::try_from(val.clone()) {
             self.format_bool(boolean)
         } else if let Some((number, is_negative)) = Self::cast_to_abs_integer(val) {

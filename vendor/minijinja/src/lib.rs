@@ -220,6 +220,7 @@ mod utils;
 mod vendor;
 mod vm;
 
+pub mod budget;
 pub mod filters;
 pub mod functions;
 pub mod syntax;

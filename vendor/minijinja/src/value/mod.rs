@@ -783,12 +783,20 @@ impl Ord for Value {
 
 impl fmt::Debug for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> Result<(), std::fmt::Error> {
+        // Herald: nesting bounded in a render's budget scope.
+        let Some(_level) = crate::budget::descend() else {
+            return f.write_str("...");
+        };
         fmt::Debug::fmt(&self.0, f)
     }
 }
 
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Herald: nesting bounded in a render's budget scope.
+        let Some(_level) = crate::budget::descend() else {
+            return f.write_str("...");
+        };
         match self.0 {
             ValueRepr::Undefined(_) => Ok(()),
             ValueRepr::Bool(val) => f.write_str(if val { "True" } else { "False" }),
@@ -1851,6 +1859,14 @@ impl Serialize for Value {
             return s.end();
         }
 
+        // Herald: nesting bounded in a render's budget scope.
+        let _level = match self.0 {
+            ValueRepr::Object(_) => match crate::budget::descend() {
+                Some(level) => Some(level),
+                None => return Err(serde::ser::Error::custom(crate::budget::EXCEEDED)),
+            },
+            _ => None,
+        };
         match self.0 {
             ValueRepr::Bool(b) => serializer.serialize_bool(b),
             ValueRepr::U64(u) => serializer.serialize_u64(u),
@@ -1938,6 +1954,10 @@ impl Iterator for ValueIter {
         match self.imp {
             ValueIterImpl::Empty => None,
             ValueIterImpl::Chars(ref mut offset, ref mut len, ref s) => {
+                // Herald: counted against a render's budget.
+                if !crate::budget::tick() {
+                    return None;
+                }
                 (s as &str)[*offset..].chars().next().map(|c| {
                     *offset += c.len_utf8();
                     *len -= 1;

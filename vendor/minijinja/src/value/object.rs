@@ -329,6 +329,15 @@ macro_rules! impl_object_helpers {
         where
             Self: 'static,
         {
+            // Herald: counted against a render's budget.
+            self.__try_iter_unbudgeted().map(crate::budget::ticking)
+        }
+
+        #[doc(hidden)]
+        fn __try_iter_unbudgeted(self: $self_ty) -> Option<Box<dyn Iterator<Item = Value> + Send + Sync>>
+        where
+            Self: 'static,
+        {
             match self.enumerate() {
                 Enumerator::NonEnumerable => None,
                 Enumerator::Empty => Some(Box::new(None::<Value>.into_iter())),
@@ -365,8 +374,11 @@ macro_rules! impl_object_helpers {
         ) -> Option<Box<dyn Iterator<Item = (Value, Value)> + Send + Sync>> {
             if let ObjectRepr::Map = self.repr() {
                 match self.enumerate() {
-                    Enumerator::KeyValueIter(iter) => Some(iter),
-                    Enumerator::RevKeyValueIter(iter) => Some(Box::new(iter)),
+                    // Herald: counted against a render's budget.
+                    Enumerator::KeyValueIter(iter) => Some(crate::budget::ticking(iter)),
+                    Enumerator::RevKeyValueIter(iter) => {
+                        Some(crate::budget::ticking(Box::new(iter)))
+                    }
                     _ => {
                         let iter = some!(self.try_iter());
                         let self_clone = self.clone();

@@ -278,6 +278,8 @@ fn seq_concat_len(lhs: &Value, rhs: &Value) -> Option<usize> {
 }
 
 fn materialize_seq_concat(lhs: &Value, rhs: &Value, len: usize) -> Result<Value, Error> {
+    // Herald: bounded by a render's budget.
+    ok!(crate::budget::ensure(crate::budget::values(len)));
     let mut rv = Vec::with_capacity(len);
     rv.extend(ok!(lhs.try_iter()));
     rv.extend(ok!(rhs.try_iter()));
@@ -288,6 +290,11 @@ pub fn add(lhs: &Value, rhs: &Value) -> Result<Value, Error> {
     if matches!(lhs.kind(), ValueKind::Seq | ValueKind::Iterable)
         && matches!(rhs.kind(), ValueKind::Seq | ValueKind::Iterable)
     {
+        // Herald: a lazy concatenation is bounded as if it were built, so
+        // doubling a sequence cannot make one that takes forever to walk.
+        if let Some(len) = seq_concat_len(lhs, rhs) {
+            ok!(crate::budget::ensure(crate::budget::values(len)));
+        }
         let values = vec![lhs.clone(), rhs.clone()];
         let depth = MergeSeq::depth_for_values(&values);
 
@@ -311,7 +318,11 @@ pub fn add(lhs: &Value, rhs: &Value) -> Result<Value, Error> {
             .ok_or_else(|| failed_op("+", lhs, rhs))
             .map(int_as_value),
         Some(CoerceResult::F64(a, b)) => Ok((a + b).into()),
-        Some(CoerceResult::Str(a, b)) => Ok(Value::from([a, b].concat())),
+        Some(CoerceResult::Str(a, b)) => {
+            // Herald: bounded by a render's budget.
+            ok!(crate::budget::ensure(a.len().checked_add(b.len())));
+            Ok(Value::from([a, b].concat()))
+        }
         _ => Err(impossible_op("+", lhs, rhs)),
     }
 }
@@ -337,6 +348,8 @@ pub fn mul(lhs: &Value, rhs: &Value) -> Result<Value, Error> {
                 "repeated string is too large",
             ));
         }
+        // Herald: bounded by a render's budget.
+        ok!(crate::budget::ensure(s.len().checked_mul(n)));
         return Ok(Value::from(s.repeat(n)));
     } else if let Some((seq, n)) = lhs
         .as_object()
@@ -371,6 +384,10 @@ fn repeat_iterable(n: &Value, seq: &DynObject) -> Result<Value, Error> {
             "cannot repeat unsized iterables",
         )
     }));
+    // Herald: a lazy repetition is bounded as if it were built.
+    ok!(crate::budget::ensure(crate::budget::values(
+        len.checked_mul(n).unwrap_or(usize::MAX)
+    )));
 
     // This is not optimal.  We only query the enumerator for the length once
     // but we support repeated iteration.  We could both lie about our length
@@ -460,8 +477,13 @@ pub fn neg(val: &Value) -> Result<Value, Error> {
 }
 
 /// Attempts a string concatenation.
-pub fn string_concat(left: Value, right: &Value) -> Value {
-    Value::from(format!("{left}{right}"))
+pub fn string_concat(left: Value, right: &Value) -> Result<Value, Error> {
+    // Herald: bounded by a render's budget (two strings before they are
+    // joined; anything else is formatted by iterators that stop at the budget).
+    if let (Some(a), Some(b)) = (left.as_str(), right.as_str()) {
+        ok!(crate::budget::ensure(a.len().checked_add(b.len())));
+    }
+    Ok(Value::from(format!("{left}{right}")))
 }
 
 /// Implements a containment operation on values.
@@ -708,11 +730,11 @@ mod tests {
     #[test]
     fn test_concat() {
         assert_eq!(
-            string_concat(Value::from("foo"), &Value::from(42)),
+            string_concat(Value::from("foo"), &Value::from(42)).unwrap(),
             Value::from("foo42")
         );
         assert_eq!(
-            string_concat(Value::from(23), &Value::from(42)),
+            string_concat(Value::from(23), &Value::from(42)).unwrap(),
             Value::from("2342")
         );
     }

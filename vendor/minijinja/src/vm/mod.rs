@@ -320,6 +320,9 @@ impl<'env> Vm<'env> {
                 ctx_ok!(tracker.track(instr));
             }
 
+            // Herald: fail once this render is over its memory budget.
+            ctx_ok!(crate::budget::check());
+
             match instr {
                 Instruction::Swap => {
                     a = stack.pop();
@@ -468,7 +471,7 @@ impl<'env> Vm<'env> {
                     b = stack.pop();
                     ctx_ok!(undefined_behavior.assert_value_not_undefined(&b));
                     ctx_ok!(undefined_behavior.assert_value_not_undefined(&a));
-                    stack.push(ops::string_concat(b, &a));
+                    stack.push(ctx_ok!(ops::string_concat(b, &a)));
                 }
                 Instruction::In => {
                     a = stack.pop();

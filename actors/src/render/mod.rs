@@ -11,18 +11,22 @@
 //!
 //! The output cap is enforced while writing (`Template::render_to_write` into a
 //! writer that refuses to grow past the cap), so the stored text never exceeds
-//! it. It cannot bound values built inside one expression before they are
-//! written: MiniJinja itself refuses a repetition (`"x" * n`) longer than 100 MB
-//! and a `range` longer than 100,000 items, but a repetition up to that size
-//! is materialised before the writer sees it. Measured (release build):
-//! `{{ "x" * data.n }}` with n = 100,000,000 builds the 100 MB string (and a
-//! copy of it as a template value) in about 100 ms, then fails on the cap (a literal `"x" * 100000000` is folded when
-//! the template compiles, once per run). `RunRenderer` therefore stops
-//! rendering a field for the rest of a run once it has exceeded its limits
-//! `STRIKES` times. Concatenating such values (`s ~ s`) is not bounded by
-//! MiniJinja at all; only the process's memory limit stops that.
+//! it. Values built inside an expression before anything is written (`"x" * n`,
+//! `s ~ s`, `"%999999999s"|format(x)`, `[1]|batch(n)`, a `{% set %}` block
+//! capturing a loop) are bounded by a memory budget per render
+//! (`Limits::max_memory`): MiniJinja is patched (vendor/README.md) to count the
+//! net bytes a render allocates (fed by the global allocator, `alloc.rs`),
+//! to check the count before every instruction, and to refuse an operation
+//! whose result would take it over before it allocates. Iteration is counted
+//! too (`Limits::max_items`), so a lazy sequence of 10^18 items cannot keep a
+//! thread busy. Compiling (which folds constant expressions) runs under the
+//! same budget. A render over it fails with `template_error` like one over the
+//! fuel or output cap; a field that exceeded its limits `STRIKES` times is not
+//! rendered again in the same run.
 
 use crate::model::{Flow, Rendered, Template};
+pub mod alloc;
+
 use minijinja::{Environment, ErrorKind, UndefinedBehavior};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -41,6 +45,53 @@ pub struct Limits {
 /// See `Limits::default` for how these were chosen.
 pub const DEFAULT_FUEL: u64 = 100_000;
 pub const DEFAULT_MAX_OUTPUT: usize = 256 * 1024;
+
+/// The memory budget of one render before the output cap's share: enough for
+/// a context of a few MB (the run's `data` converted to template values) and
+/// the values a template makes from it, small enough that both cores rendering
+/// at once cannot approach a node's memory limit.
+pub const BASE_MEMORY: usize = 16 * 1024 * 1024;
+
+/// The stack a render runs on. A template can nest a list in itself once per
+/// few instructions (`{% set ns.l = [ns.l] %}` in a loop: about 12,000 levels
+/// under the default fuel), and dropping or comparing such a value recurses
+/// once per level, 100 to 400 bytes each; a thread's usual 2 MiB would
+/// overflow, which aborts the process. Formatting and serialising are cut at
+/// 200 levels by the patched MiniJinja. The stack is mapped lazily: only the
+/// pages a render touches are used.
+pub const RENDER_STACK: usize = 256 * 1024 * 1024;
+
+impl Limits {
+    /// Net bytes one render may allocate: `BASE_MEMORY` plus eight times the
+    /// output cap (the output itself, and room to build it from parts).
+    pub fn max_memory(&self) -> usize {
+        BASE_MEMORY.saturating_add(self.max_output.saturating_mul(8))
+    }
+
+    /// Items one render may iterate over (loops, filters, formatting): ten per
+    /// unit of fuel, so a filter walking a lazy sequence is bounded like the
+    /// instructions around it.
+    pub fn max_items(&self) -> u64 {
+        self.fuel.saturating_mul(10)
+    }
+
+    /// Runs `f` (a compile or a render) under this budget, on a stack of
+    /// `RENDER_STACK` bytes.
+    fn scoped<T>(&self, f: impl FnOnce() -> T) -> (T, bool) {
+        stacker::grow(RENDER_STACK, || {
+            let _scope = minijinja::budget::enter(self.max_memory(), self.max_items());
+            let out = f();
+            (out, minijinja::budget::tripped())
+        })
+    }
+
+    fn memory_message(&self) -> String {
+        format!(
+            "rendering exceeded the memory limit of {} bytes (template_max_memory)",
+            self.max_memory()
+        )
+    }
+}
 
 impl Default for Limits {
     /// 100,000 fuel: the templates of the test suites and the README use at
@@ -69,10 +120,10 @@ fn env(limits: &Limits) -> Environment<'static> {
 
 /// Checks that a template source compiles; the error text on failure.
 pub fn check(src: &str) -> Result<(), String> {
-    let env = env(&Limits::default());
-    env.template_from_str(src)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    let limits = Limits::default();
+    let env = env(&limits);
+    let (r, _) = limits.scoped(|| env.template_from_str(src).map(|_| ()));
+    r.map_err(|e| e.to_string())
 }
 
 /// Renders a template source once with an empty context (every variable
@@ -83,7 +134,8 @@ pub fn check(src: &str) -> Result<(), String> {
 /// not compile (`check` reports it).
 pub fn probe(src: &str, limits: &Limits) -> Result<(), String> {
     let env = env(limits);
-    let Ok(tpl) = env.template_from_str(src) else {
+    let (tpl, _) = limits.scoped(|| env.template_from_str(src));
+    let Ok(tpl) = tpl else {
         return Ok(());
     };
     match render_capped(&tpl, minijinja::context! {}, limits) {
@@ -97,8 +149,8 @@ pub fn probe(src: &str, limits: &Limits) -> Result<(), String> {
 enum RenderError {
     /// Over the fuel budget or the output cap (the message names which).
     Limit(String),
-    /// Anything else MiniJinja reports.
-    Template(minijinja::Error),
+    /// Anything else MiniJinja reports (its message).
+    Template(String),
 }
 
 /// A writer that refuses to hold more than `max` bytes: the render stops at
@@ -128,23 +180,36 @@ fn render_capped(
     ctx: impl serde::Serialize,
     limits: &Limits,
 ) -> Result<String, RenderError> {
-    let mut out = Capped {
-        buf: Vec::new(),
-        max: limits.max_output,
-        over: false,
-    };
-    match tpl.render_captured_to(ctx, &mut out) {
-        Ok(_) => Ok(String::from_utf8(out.buf)
+    let (r, tripped) = limits.scoped(|| {
+        let mut out = Capped {
+            buf: Vec::new(),
+            max: limits.max_output,
+            over: false,
+        };
+        // Everything the render made is dropped in scope, on its stack: the
+        // state, and an error, which holds the template's locals for its
+        // debug information.
+        let r = match tpl.render_captured_to(ctx, &mut out) {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == ErrorKind::OutOfFuel => Err(None),
+            Err(e) => Err(Some(e.to_string())),
+        };
+        (r, out)
+    });
+    let (r, out) = r;
+    match r {
+        Ok(()) => Ok(String::from_utf8(out.buf)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())),
+        Err(_) if tripped => Err(RenderError::Limit(limits.memory_message())),
         Err(_) if out.over => Err(RenderError::Limit(format!(
             "the rendered text exceeds the output limit of {} bytes (template_max_output)",
             limits.max_output
         ))),
-        Err(e) if e.kind() == ErrorKind::OutOfFuel => Err(RenderError::Limit(format!(
+        Err(None) => Err(RenderError::Limit(format!(
             "rendering exceeded the budget of {} fuel units (template_fuel)",
             limits.fuel
         ))),
-        Err(e) => Err(RenderError::Template(e)),
+        Err(Some(e)) => Err(RenderError::Template(e)),
     }
 }
 
@@ -204,6 +269,8 @@ const PARTS: [&str; 4] = ["subject", "body", "html", "url"];
 impl RunRenderer {
     pub fn new(flow: &Flow, limits: Limits) -> Self {
         let mut env = env(&limits);
+        // Compiling folds constant expressions (`"x" * 100000000`): bounded too.
+        let _scope = minijinja::budget::enter(limits.max_memory(), limits.max_items());
         for (i, step) in flow.steps.iter().enumerate() {
             if let Some(t) = &step.template {
                 for (part, src) in PARTS.iter().zip([&t.subject, &t.body, &t.html, &t.url]) {
@@ -495,5 +562,98 @@ mod limits {
         .is_ok());
         assert!(probe("Hi {{ recipient.first_name }}", &l).is_ok());
         assert!(probe("{{ broken ", &l).is_ok(), "check reports that");
+    }
+}
+
+/// The templates of issue 35's probe, each of which aborted the process: now
+/// a limit error at save (no data) or at run time, with memory bounded.
+#[cfg(test)]
+mod memory {
+    use super::*;
+
+    fn ctx(data: serde_json::Value) -> minijinja::Value {
+        Shared::new(&Value::Null, &data, &serde_json::json!({"name": "F"}))
+            .context(&serde_json::json!({"first_name": "Ada"}))
+    }
+
+    const AT_SAVE: &[&str] = &[
+        r#"{{ "%999999999s"|format("x") }}"#,
+        r#"{{ "a\nb"|indent(1000000000) }}"#,
+        r#"{{ ("x" * 100000)|replace("x", "y" * 100000) }}"#,
+        r#"{{ range(50)|join("x" * 100000000) }}"#,
+        r#"{{ [1]|slice(100000000)|list|length }}"#,
+        r#"{{ ("x" * 100000000)|list|length }}"#,
+        r#"{{ [1]|batch(100000000, 0)|length }}"#,
+        r#"{% set s = "x" * 1000000 %}{% set s = s ~ s %}{% set s = s ~ s %}{% set s = s ~ s %}{% set s = s ~ s %}{% set s = s ~ s %}{% set s = s ~ s %}{% set s = s ~ s %}{{ s|length }}"#,
+        r#"{% set ns = namespace(s="x" * 100000) %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}"#,
+        r#"{% set ns = namespace(l=[]) %}{% for i in range(20000) %}{% set ns.l = ns.l + ["x" * 10000 ~ i] %}{% endfor %}{{ ns.l|length }}"#,
+        r#"{% set x %}{% for i in range(10000) %}{{ "x" * 100000 }}{% endfor %}{% endset %}{{ x|length }}"#,
+        r#"{{ ([1] * 100000000)|list|length }}"#,
+        r#"{{ ([1] * 1000000000000000000) == ([1] * 1000000000000000000) }}"#,
+        r#"{{ "%.999999999f"|format(1.5) }}"#,
+        r#"{% set ns = namespace(l=[]) %}{% for i in range(15000) %}{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l }}{{ ns.l|pprint }}{{ ns.l|string }}"#,
+    ];
+
+    #[test]
+    fn each_probe_template_is_refused_at_save_with_a_limit() {
+        let l = Limits::default();
+        for src in AT_SAVE {
+            let t = std::time::Instant::now();
+            let err = probe(src, &l).expect_err(src);
+            assert!(err.contains("template_"), "{src}: {err}");
+            assert!(t.elapsed().as_secs() < 10, "{src}: {:?}", t.elapsed());
+        }
+    }
+
+    #[test]
+    fn data_driven_sizes_fail_at_run_time_and_small_ones_render() {
+        let f = super::tests::flow(
+            "s",
+            r#"{{ ("%" ~ data.n ~ "s")|format("x")|length }}|{{ "ab"|indent(data.n)|length }}"#,
+        );
+        let t = f.steps[0].template.as_ref().unwrap();
+        assert!(probe(t.body.as_deref().unwrap(), &Limits::default()).is_ok());
+        let r = RunRenderer::new(&f, Limits::default());
+        let err = r
+            .render(0, t, &ctx(serde_json::json!({"n": 999999999})))
+            .unwrap_err();
+        assert!(err.contains("template_max_memory"), "{err}");
+        let ok = r.render(0, t, &ctx(serde_json::json!({"n": 5}))).unwrap();
+        assert_eq!(ok.body, "5|2");
+    }
+
+    #[test]
+    fn the_batch_crash_template_is_a_limit_at_run_time() {
+        // issue 35's crash loop: a digest's template sized by a batch's data
+        let src = r#"{{ ('%' ~ (batch.activities[0].data.n if batch else 1) ~ 's')|format('x') }}"#;
+        assert!(probe(src, &Limits::default()).is_ok(), "no batch at save");
+        let f = super::tests::flow("s", src);
+        let r = RunRenderer::new(&f, Limits::default());
+        let c = minijinja::context! {
+            batch => minijinja::context! { activities => vec![minijinja::context!{ data => minijinja::context!{ n => 999999999 } }] }
+        };
+        let err = r
+            .render(0, f.steps[0].template.as_ref().unwrap(), &c)
+            .unwrap_err();
+        assert!(err.contains("template_max_memory"), "{err}");
+    }
+
+    #[test]
+    fn ordinary_templates_render_under_the_budget() {
+        let f = super::tests::flow(
+            "{{ recipient.first_name|upper }}",
+            r#"{% for i in data.items %}<li>{{ i }} {{ "%05d"|format(i) }} {{ data.items|join(",") }}</li>{% endfor %}{{ data|pprint|length > 0 }}{{ "x" * 1000 ~ "y" }}"#,
+        );
+        let r = RunRenderer::new(&f, Limits::default());
+        let ok = r
+            .render(
+                0,
+                f.steps[0].template.as_ref().unwrap(),
+                &ctx(serde_json::json!({"items": (0..50).collect::<Vec<_>>()})),
+            )
+            .unwrap();
+        assert_eq!(ok.subject, "ADA");
+        assert!(ok.body.contains("<li>7 00007 0,1,2"), "{}", &ok.body[..80]);
+        assert!(ok.body.ends_with("xxxy"));
     }
 }
