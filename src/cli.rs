@@ -115,6 +115,15 @@ pub struct ServeArgs {
     /// Sockets still authenticating, server-wide; more get 503 [default: 1024].
     #[arg(long, env = "HERALD_MAX_PENDING_SOCKETS")]
     pub max_pending_sockets: Option<usize>,
+    /// Of those, how many one client address may hold (an IPv6 address counts
+    /// by its /64); more get 429 [default: an eighth of --max-pending-sockets,
+    /// at least 16].
+    #[arg(long, env = "HERALD_MAX_PENDING_PER_ADDRESS", value_name = "N")]
+    pub max_pending_per_address: Option<usize>,
+    /// Of those, how many one project may hold; more get 429 [default: half
+    /// of --max-pending-sockets, at least 16].
+    #[arg(long, env = "HERALD_MAX_PENDING_PER_PROJECT", value_name = "N")]
+    pub max_pending_per_project: Option<usize>,
     /// Wrong credentials per client address per minute, then 429 [default: 60].
     #[arg(long, env = "HERALD_AUTH_FAILURES_PER_MINUTE")]
     pub auth_failures_per_minute: Option<u32>,
@@ -224,10 +233,20 @@ impl ServeArgs {
         if let Some(v) = self.max_pending_sockets {
             s.max_pending_sockets = v;
         }
+        if let Some(v) = self.max_pending_per_address {
+            s.max_pending_per_address = Some(v);
+        }
+        if let Some(v) = self.max_pending_per_project {
+            s.max_pending_per_project = Some(v);
+        }
         if let Some(v) = self.auth_failures_per_minute {
             s.auth_failures_per_minute = v;
         }
-        if s.max_user_sockets == 0 || s.max_pending_sockets == 0 || s.auth_failures_per_minute == 0
+        if s.max_user_sockets == 0
+            || s.max_pending_sockets == 0
+            || s.max_pending_per_address == Some(0)
+            || s.max_pending_per_project == Some(0)
+            || s.auth_failures_per_minute == 0
         {
             return Err("socket caps and the auth failure rate must be at least 1".into());
         }

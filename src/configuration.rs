@@ -31,6 +31,12 @@ pub struct Settings {
     pub max_user_sockets: usize,
     /// Sockets open but not yet authenticated, server-wide; more are refused (503).
     pub max_pending_sockets: usize,
+    /// Of those, what one source address may hold (an IPv6 address counts by
+    /// its /64); more are refused (429). `None`: `pending_caps` derives it.
+    pub max_pending_per_address: Option<usize>,
+    /// Of those, what one project may hold; more are refused (429). `None`:
+    /// `pending_caps` derives it.
+    pub max_pending_per_project: Option<usize>,
     /// Wrong credentials per client address per minute before 429s.
     pub auth_failures_per_minute: u32,
     /// Refuse to start with less free space than this (bytes) on the data
@@ -67,6 +73,10 @@ pub struct Settings {
     /// PostgreSQL: the most connections the node's pool opens.
     pub pg_max_connections: u32,
 }
+
+/// The smallest derived share of the pending sockets (one browser page may
+/// open a few sockets at once, and a NAT puts many browsers on one address).
+pub const MIN_PENDING_SHARE: usize = 16;
 
 /// Default of `min_free_space`: 64 MiB.
 pub const DEFAULT_MIN_FREE_SPACE: u64 = 64 * 1024 * 1024;
@@ -131,6 +141,8 @@ impl Default for Settings {
             workers: 0,
             max_user_sockets: 16,
             max_pending_sockets: 1024,
+            max_pending_per_address: None,
+            max_pending_per_project: None,
             auth_failures_per_minute: 60,
             min_free_space: DEFAULT_MIN_FREE_SPACE,
             shutdown_grace: 10,
@@ -182,6 +194,21 @@ impl Settings {
         })
     }
 
+    /// The budget of live-feed sockets still authenticating and its shares.
+    /// Unset, a source address may hold an eighth of the total and a project
+    /// half of it, each at least `MIN_PENDING_SHARE` (within the total): so
+    /// one client takes at most an eighth, and one project's public key (which
+    /// every browser of that product holds) leaves the other tenants half.
+    pub fn pending_caps(&self) -> crate::sockets::PendingCaps {
+        let total = self.max_pending_sockets;
+        let derived = |part: usize| (total / part).max(MIN_PENDING_SHARE).min(total);
+        crate::sockets::PendingCaps {
+            total,
+            per_address: self.max_pending_per_address.unwrap_or_else(|| derived(8)),
+            per_project: self.max_pending_per_project.unwrap_or_else(|| derived(2)),
+        }
+    }
+
     /// The egress policy these settings describe.
     pub fn egress_policy(&self) -> Result<herald_actors::egress::EgressPolicy, String> {
         Ok(herald_actors::egress::EgressPolicy {
@@ -206,7 +233,31 @@ impl Settings {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{parse_size, Settings};
+    use crate::sockets::PendingCaps;
+
+    #[test]
+    fn pending_shares_derive_from_the_total_unless_set() {
+        let caps = |total, addr, proj| {
+            Settings {
+                max_pending_sockets: total,
+                max_pending_per_address: addr,
+                max_pending_per_project: proj,
+                ..Settings::default()
+            }
+            .pending_caps()
+        };
+        let want = |total, per_address, per_project| PendingCaps {
+            total,
+            per_address,
+            per_project,
+        };
+        assert_eq!(caps(1024, None, None), want(1024, 128, 512));
+        assert_eq!(caps(64, None, None), want(64, 16, 32));
+        // never more than the total
+        assert_eq!(caps(2, None, None), want(2, 2, 2));
+        assert_eq!(caps(1024, Some(3), Some(4)), want(1024, 3, 4));
+    }
 
     #[test]
     fn sizes_parse_with_and_without_units() {

@@ -801,7 +801,9 @@ fn operations() -> Vec<Op> {
             "Resume after this event sequence number.",
         ))
         .ok(101, "Switching to the WebSocket protocol", Empty)
-        // 503: too many sockets still authenticating (`--max-pending-sockets`)
+        // 503: too many sockets still authenticating (`--max-pending-sockets`);
+        // 429, as on every authenticated route, also for an address or a
+        // project over its share of them (`--max-pending-per-*`)
         .errors(&[400, 503]),
         Op::new(Get, "/user/v1/feed/{id}", "getFeedEntry", "A feed entry")
             .param(uuid_param("id", "The entry's (delivery) id."))

@@ -4,10 +4,14 @@
 //! by its `Inbox` (frames and close requests from other threads, and the waker
 //! of the socket's task), so it depends on nothing of the socket itself
 //! (routes/live.rs) nor of the app state that holds it.
+//!
+//! It also keeps the budget of sockets still authenticating (`Pending`): a
+//! total, and shares of it per source address and per project, so that one
+//! client holding many silent sockets cannot take every tenant's places.
 
 use herald_actors::actors::LiveSink;
-use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
+use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Waker};
 
@@ -132,6 +136,58 @@ pub enum AuthedBy {
     Jwt,
 }
 
+/// How many sockets still authenticating one node takes: in all, from one
+/// source address, and for one project (settings `max_pending_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PendingCaps {
+    pub total: usize,
+    pub per_address: usize,
+    pub per_project: usize,
+}
+
+/// Why a socket still authenticating got no place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PendingRefused {
+    /// Every place is taken (by many clients): 503, the server is busy.
+    Full,
+    /// The socket's source address holds its whole share: 429, this client.
+    Address(usize),
+    /// The project's public key holds its whole share: 429, this project.
+    Project(usize),
+}
+
+/// What one place among the sockets still authenticating is counted against;
+/// given back to `release_pending` when the socket authenticates or ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PendingPlace {
+    source: Option<IpAddr>,
+    project: uuid::Uuid,
+}
+
+/// The source a socket's address is counted as: an IPv4 address (a mapped
+/// one too) as it is, an IPv6 address by its /64, since one client (a home,
+/// a host) usually holds a whole /64 and could otherwise take a share per
+/// address of it.
+fn source_of(ip: Option<IpAddr>) -> Option<IpAddr> {
+    Some(match ip? {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6((u128::from(v6) & !u128::from(u64::MAX)).into()),
+        },
+    })
+}
+
+/// The sockets still authenticating, counted in all, per source and per
+/// project. One lock for the three counts, so a place is taken against all
+/// of them or none (it is held for a few map operations, once per socket).
+#[derive(Default)]
+struct Pending {
+    total: usize,
+    by_source: HashMap<Option<IpAddr>, usize>,
+    by_project: HashMap<uuid::Uuid, usize>,
+}
+
 /// Open sockets: shutdown closes them with 1001, the per-user cap evicts the
 /// oldest of a user's, and a change of a project's authentication rules closes
 /// that project's. Also counts the sockets still authenticating.
@@ -140,7 +196,7 @@ pub struct Registry {
     sockets: dashmap::DashMap<u64, Entry>,
     /// A user's authenticated sockets, oldest first.
     by_user: dashmap::DashMap<(uuid::Uuid, uuid::Uuid), VecDeque<u64>>,
-    pending: std::sync::atomic::AtomicUsize,
+    pending: Mutex<Pending>,
 }
 
 impl Registry {
@@ -205,17 +261,59 @@ impl Registry {
         v
     }
 
-    /// Takes a place among the sockets still authenticating, if one is free.
-    pub fn reserve_pending(&self, max: usize) -> bool {
-        self.pending
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < max).then_some(n + 1)
-            })
-            .is_ok()
+    fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        // Plain counts: a panic while holding the lock leaves them usable.
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn release_pending(&self) {
-        self.pending.fetch_sub(1, Ordering::AcqRel);
+    /// Takes a place among the sockets still authenticating for a socket from
+    /// `peer` to `project`, if the total and both shares have one free. The
+    /// total is judged first: when every place is taken, the server is busy
+    /// for everyone (503), whoever holds them; below it, a source or project
+    /// at its share is the one asked to slow down (429).
+    pub fn reserve_pending(
+        &self,
+        peer: Option<IpAddr>,
+        project: uuid::Uuid,
+        caps: PendingCaps,
+    ) -> Result<PendingPlace, PendingRefused> {
+        let place = PendingPlace {
+            source: source_of(peer),
+            project,
+        };
+        let mut p = self.pending();
+        if p.total >= caps.total {
+            return Err(PendingRefused::Full);
+        }
+        if p.by_source.get(&place.source).copied().unwrap_or(0) >= caps.per_address {
+            return Err(PendingRefused::Address(caps.per_address));
+        }
+        if p.by_project.get(&project).copied().unwrap_or(0) >= caps.per_project {
+            return Err(PendingRefused::Project(caps.per_project));
+        }
+        p.total += 1;
+        *p.by_source.entry(place.source).or_default() += 1;
+        *p.by_project.entry(project).or_default() += 1;
+        Ok(place)
+    }
+
+    /// Gives a place back (entries at zero go, so the maps hold only sources
+    /// and projects with sockets still authenticating).
+    pub fn release_pending(&self, place: PendingPlace) {
+        let mut p = self.pending();
+        p.total = p.total.saturating_sub(1);
+        if let Some(n) = p.by_source.get_mut(&place.source) {
+            *n -= 1;
+            if *n == 0 {
+                p.by_source.remove(&place.source);
+            }
+        }
+        if let Some(n) = p.by_project.get_mut(&place.project) {
+            *n -= 1;
+            if *n == 0 {
+                p.by_project.remove(&place.project);
+            }
+        }
     }
 
     /// Records an authenticated socket of a user; past `max`, the user's oldest
@@ -248,5 +346,79 @@ impl Registry {
                 q.is_empty()
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CAPS: PendingCaps = PendingCaps {
+        total: 6,
+        per_address: 2,
+        per_project: 3,
+    };
+
+    fn ip(s: &str) -> Option<IpAddr> {
+        Some(s.parse().unwrap())
+    }
+
+    #[test]
+    fn pending_places_are_shared_per_address_per_project_and_in_all() {
+        let r = Registry::default();
+        let (p1, p2, p3) = (
+            uuid::Uuid::from_u128(1),
+            uuid::Uuid::from_u128(2),
+            uuid::Uuid::from_u128(3),
+        );
+        let a = r.reserve_pending(ip("10.0.0.1"), p1, CAPS).unwrap();
+        r.reserve_pending(ip("10.0.0.1"), p1, CAPS).unwrap();
+        // the address holds its share, whichever project it asks for
+        assert_eq!(
+            r.reserve_pending(ip("10.0.0.1"), p2, CAPS),
+            Err(PendingRefused::Address(2))
+        );
+        // another address may take the project's last place, then no more
+        r.reserve_pending(ip("10.0.0.2"), p1, CAPS).unwrap();
+        assert_eq!(
+            r.reserve_pending(ip("10.0.0.3"), p1, CAPS),
+            Err(PendingRefused::Project(3))
+        );
+        // other projects fill the rest; then the server is full for everyone
+        r.reserve_pending(ip("10.0.0.3"), p2, CAPS).unwrap();
+        r.reserve_pending(ip("10.0.0.4"), p2, CAPS).unwrap();
+        r.reserve_pending(ip("10.0.0.5"), p3, CAPS).unwrap();
+        assert_eq!(
+            r.reserve_pending(ip("10.0.0.6"), p3, CAPS),
+            Err(PendingRefused::Full)
+        );
+        // a place given back is free again, for its address and its project
+        r.release_pending(a);
+        r.reserve_pending(ip("10.0.0.1"), p1, CAPS).unwrap();
+    }
+
+    #[test]
+    fn released_counts_leave_no_entries_behind() {
+        let r = Registry::default();
+        let p = uuid::Uuid::from_u128(7);
+        let places: Vec<_> = (0..2)
+            .map(|_| r.reserve_pending(ip("10.0.0.1"), p, CAPS).unwrap())
+            .collect();
+        for pl in places {
+            r.release_pending(pl);
+        }
+        let s = r.pending();
+        assert_eq!(s.total, 0);
+        assert!(s.by_source.is_empty() && s.by_project.is_empty());
+    }
+
+    #[test]
+    fn an_ipv6_client_counts_by_its_64() {
+        assert_eq!(source_of(ip("2001:db8:1:2:aaaa::1")), ip("2001:db8:1:2::"));
+        assert_eq!(source_of(ip("2001:db8:1:2:ffff::9")), ip("2001:db8:1:2::"));
+        assert_ne!(source_of(ip("2001:db8:1:3::1")), ip("2001:db8:1:2::"));
+        assert_eq!(source_of(ip("::ffff:10.1.2.3")), ip("10.1.2.3"));
+        assert_eq!(source_of(ip("10.1.2.3")), ip("10.1.2.3"));
+        assert_eq!(source_of(None), None);
     }
 }

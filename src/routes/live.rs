@@ -18,7 +18,7 @@
 use crate::auth::{self, UserCtx, API_KEY};
 use crate::errors::{error_object, ApiError, ApiResult};
 use crate::extract::Query;
-use crate::sockets::{Close, Inbox, CLOSE_UNAUTHENTICATED};
+use crate::sockets::{Close, Inbox, PendingPlace, PendingRefused, CLOSE_UNAUTHENTICATED};
 use crate::state::State;
 use crate::ws;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse};
@@ -70,7 +70,7 @@ pub struct Accepted {
     user: Option<UserCtx>,
     since: Option<u64>,
     request_id: Option<String>,
-    pending: bool,
+    pending: Option<PendingPlace>,
     jwt: bool,
     peer: Option<std::net::IpAddr>,
 }
@@ -79,8 +79,8 @@ impl Drop for Accepted {
     /// An accepted socket that never ran (the 101 could not be written) gives
     /// back its place among the sockets still authenticating.
     fn drop(&mut self) {
-        if self.pending {
-            self.st.live.release_pending();
+        if let Some(place) = self.pending.take() {
+            self.st.live.release_pending(place);
         }
     }
 }
@@ -149,7 +149,7 @@ struct Conn<T> {
     /// The upgrade request's id, carried by error frames (until authenticated).
     request_id: Option<String>,
     /// Holds a place among the sockets still authenticating.
-    pending: bool,
+    pending: Option<PendingPlace>,
     /// Authenticated by a user JWT (rather than a bare user id).
     jwt: bool,
     /// The client's address, charged for wrong credentials in the auth frame.
@@ -203,7 +203,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
             user: None,
             since: a.since,
             request_id: a.request_id.take(),
-            pending: std::mem::take(&mut a.pending),
+            pending: a.pending.take(),
             jwt: a.jwt,
             peer: a.peer,
             inbuf: early,
@@ -262,8 +262,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
     }
 
     fn connect(&mut self, u: UserCtx) {
-        if std::mem::take(&mut self.pending) {
-            self.st.live.release_pending();
+        if let Some(place) = self.pending.take() {
+            self.st.live.release_pending(place);
         }
         let (project, user) = (u.project.id, u.user.id);
         self.user = Some((project, user));
@@ -617,8 +617,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Future for Conn<T> {
 impl<T> Drop for Conn<T> {
     fn drop(&mut self) {
         self.inbox.end();
-        if std::mem::take(&mut self.pending) {
-            self.st.live.release_pending();
+        if let Some(place) = self.pending.take() {
+            self.st.live.release_pending(place);
         }
         self.st.live.leave(self.id, self.user);
         metrics::gauge!("herald_websocket_connections").set(self.st.live.len() as f64);
@@ -674,10 +674,6 @@ pub async fn live(req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
         };
         (p, None)
     };
-    // A socket without its user yet holds one of a bounded number of places
-    // (an auth frame may take 10 s to come; thousands of silent sockets must
-    // not pile up). Taken only once the upgrade is certain to be answered.
-    let pending = user.is_none();
     let mut res = actix_web_actors::ws::handshake(&req).map_err(|e| {
         ApiError(Error::invalid_param(
             "upgrade",
@@ -693,14 +689,18 @@ pub async fn live(req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
         )
         .into());
     }
-    if pending && !st.live.reserve_pending(st.settings.max_pending_sockets) {
-        return Err(Error::new(
-            herald_actors::ErrorCode::ServiceUnavailable,
-            "too many live-feed sockets are still authenticating; retry shortly",
-        )
-        .with("retry_after", 1)
-        .into());
-    }
+    // A socket without its user yet holds one of a bounded number of places
+    // (an auth frame may take 10 s to come; thousands of silent sockets must
+    // not pile up), within its address's and its project's shares of them.
+    // Taken only once the upgrade is certain to be answered.
+    let pending = match user {
+        Some(_) => None,
+        None => Some(
+            st.live
+                .reserve_pending(peer, project.id, st.settings.pending_caps())
+                .map_err(pending_refused)?,
+        ),
+    };
     let accepted = Accepted {
         st: st.clone(),
         project,
@@ -717,4 +717,37 @@ pub async fn live(req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let mut res = res.finish();
     res.extensions_mut().insert(accepted);
     Ok(res)
+}
+
+/// The answer to an upgrade that found no place among the sockets still
+/// authenticating (docs/API.md §12). A full server is 503, as it is for
+/// everyone; a source address or a project at its share gets 429
+/// `rate_limited` naming which share and its size: it is the one to slow down
+/// (a second's wait is enough, as a socket's place frees once it signs in).
+fn pending_refused(r: PendingRefused) -> ApiError {
+    let (share, limit) = match r {
+        PendingRefused::Full => {
+            return ApiError(
+                Error::new(
+                    herald_actors::ErrorCode::ServiceUnavailable,
+                    "too many live-feed sockets are still authenticating; retry shortly",
+                )
+                .with("retry_after", 1),
+            )
+        }
+        PendingRefused::Address(n) => ("address", n),
+        PendingRefused::Project(n) => ("project", n),
+    };
+    ApiError(
+        Error::new(
+            herald_actors::ErrorCode::RateLimited,
+            format!(
+                "this {share} has {limit} live-feed sockets still authenticating, its share; \
+                 sign one in or close it, then retry"
+            ),
+        )
+        .with("retry_after", 1)
+        .with("limit", limit)
+        .with("share", share),
+    )
 }

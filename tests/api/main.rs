@@ -23,6 +23,7 @@ mod flows;
 mod hardening;
 mod idempotency;
 mod live;
+mod live_shares;
 mod metrics;
 mod ops_backup;
 mod ops_logs;
