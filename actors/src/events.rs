@@ -207,7 +207,9 @@ pub struct EventAttempt {
     pub attempt: u32,
     pub status_code: Option<u16>,
     pub latency_ms: u64,
-    /// The first `RESPONSE_KEPT` bytes of the answer's body (lossy UTF-8).
+    /// The first `RESPONSE_KEPT` bytes of the answer's body (lossy UTF-8);
+    /// empty when the answer came from an address that is not public (a range
+    /// the operator opened: an internal service's answer is not kept).
     pub response: String,
     /// What went wrong (transport error, non-2xx), `None` on success.
     pub error: Option<String>,

@@ -219,7 +219,8 @@ pub struct EventAttemptView {
     pub event_type: String,
     pub id: Uuid,
     pub latency_ms: u64,
-    /// The first 1 KiB of the answer's body.
+    /// The first 1 KiB of the answer's body; always empty from an address that
+    /// is not public (a range the operator opened), where only the status is kept.
     pub response: String,
     /// The answer's status; null when there was none.
     pub status_code: Option<u16>,

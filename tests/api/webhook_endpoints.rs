@@ -454,7 +454,8 @@ async fn rotation_signs_with_both_secrets_and_replay_resends() {
 }
 
 /// An endpoint that answers 500 for longer than the retry horizon is
-/// disabled with its reason; attempts keep the first 1 KiB of the answer.
+/// disabled with its reason. Its answers, from loopback (the guard is off
+/// here, which opens every range), are kept as their status only.
 #[tokio::test]
 async fn an_endpoint_failing_past_the_horizon_is_disabled() {
     let app = TestApp::spawn_with(&["--event-retry-horizon", "2"], &[]);
@@ -495,7 +496,7 @@ async fn an_endpoint_failing_past_the_horizon_is_disabled() {
     assert!(items.len() >= 2, "retried before giving up: {page}");
     for a in items {
         assert_eq!(a["status_code"], json!(500), "{a}");
-        assert_eq!(a["response"].as_str().unwrap().len(), 1024, "{a}");
+        assert_eq!(a["response"], json!(""), "{a}");
         assert!(s(&a["error"]).contains("500"), "{a}");
     }
     // enabling it again clears the reason
@@ -544,6 +545,85 @@ async fn the_egress_guard_refuses_private_endpoints_unless_allowed() {
     })
     .await;
     assert!(verifies(&got[0], &secret));
+}
+
+/// An endpoint in a range the operator opened (`--egress-allow`, the guard
+/// on) is an internal service: its attempts keep the status and no byte of
+/// its answer, whether a 2xx or an error, and neither does the reason its
+/// endpoint was disabled for (docs/SECURITY.md; issue 35, item 6).
+#[tokio::test]
+async fn an_opened_range_s_answers_are_kept_as_their_status_only() {
+    const INTERNAL: &str = "internal-answer-7f3a";
+    let args = [
+        "--egress-allow",
+        "127.0.0.0/8",
+        "--event-retry-horizon",
+        "2",
+    ];
+    let app = TestApp::spawn_with(&args, &[GUARD_ON]);
+    let ok = Receiver::start_on(0, 0, 200, format!("{{\"token\": \"{INTERNAL}\"}}")).await;
+    let failing = Receiver::start_on(0, 0, 500, format!("{{\"error\": \"{INTERNAL}\"}}")).await;
+    let mut ids = vec![];
+    for rx in [&ok, &failing] {
+        let (ep, _) = create_endpoint(
+            &app,
+            json!({"url": rx.url(), "event_types": ["flow_run.accepted"]}),
+        )
+        .await;
+        ids.push(s(&ep["id"]));
+    }
+    let inapp = in_app_channel(&app).await;
+    let flow = active_flow(&app, "opened", json!([channel_step(&inapp, None, "Hi")])).await;
+    let ext = new_ext("opened");
+    app.create_user_as(&ext, json!({})).await;
+    run_one(
+        &app,
+        &s(&flow["id"]),
+        json!({"recipients": [{"external_id": ext}]}),
+    )
+    .await;
+
+    // the failing one retries past the horizon and is disabled
+    let d = Deadline::new("the failing endpoint disabled", 30);
+    let disabled = loop {
+        let ep = app
+            .admin(GET, &format!("{E}/{}", ids[1]))
+            .go()
+            .await
+            .ok(200);
+        if ep["enabled"] == json!(false) {
+            break ep;
+        }
+        d.tick(&ep).await;
+    };
+    let attempts = |id: &str| {
+        let path = format!("{E}/{id}/attempts");
+        let app = &app;
+        async move { app.admin(GET, &path).go().await.page() }
+    };
+    let page = attempts(&ids[0]).await;
+    let items = page["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{page}");
+    assert_eq!(items[0]["status_code"], json!(200), "{page}");
+    assert_eq!(items[0]["response"], json!(""), "{page}");
+    assert_eq!(items[0]["error"], Value::Null, "{page}");
+    let failed = attempts(&ids[1]).await;
+    let items = failed["items"].as_array().unwrap();
+    assert!(items.len() >= 2, "retried before giving up: {failed}");
+    for a in items {
+        assert_eq!(a["status_code"], json!(500), "{a}");
+        assert_eq!(a["response"], json!(""), "{a}");
+        assert_eq!(a["error"], json!("the endpoint answered 500"), "{a}");
+    }
+    // the receivers did answer with it; nothing of it is shown
+    assert!(ok.got().len() == 1 && failing.got().len() >= 2);
+    for shown in [page.to_string(), failed.to_string(), disabled.to_string()] {
+        assert!(
+            !shown.contains(INTERNAL),
+            "the internal answer is shown: {shown}"
+        );
+    }
+    let _ = (ok.stop(), failing.stop());
 }
 
 /// `kill -9` with events committed but not sent (the receiver is down):

@@ -19,6 +19,12 @@
 //! retried with the deliveries' backoff with full jitter (`RetryPolicy`),
 //! honouring `Retry-After`, until the retry horizon has passed since the
 //! event's first attempt; then its endpoint is disabled with the reason.
+//!
+//! An attempt keeps the start of the answer's body only from a public
+//! address. A destination that is not public passed the guard only because
+//! the operator opened its range (`--egress-allow`, or the guard off): there
+//! the answer is an internal service's, which a tenant must not read back
+//! through the attempts, so only its status is kept, as for providers.
 
 use super::channel::RetryPolicy;
 use super::engine::Engine;
@@ -256,15 +262,17 @@ async fn attempt(
             let status = r.status();
             a.status_code = Some(status.as_u16());
             retry_after = crate::providers::webhook::retry_after(r.headers());
-            let mut kept: Vec<u8> = Vec::new();
-            while kept.len() < RESPONSE_KEPT {
-                match r.chunk().await {
-                    Ok(Some(c)) => kept.extend_from_slice(&c),
-                    _ => break,
+            if body_may_be_kept(r.remote_addr()) {
+                let mut kept: Vec<u8> = Vec::new();
+                while kept.len() < RESPONSE_KEPT {
+                    match r.chunk().await {
+                        Ok(Some(c)) => kept.extend_from_slice(&c),
+                        _ => break,
+                    }
                 }
+                kept.truncate(RESPONSE_KEPT);
+                a.response = String::from_utf8_lossy(&kept).into_owned();
             }
-            kept.truncate(RESPONSE_KEPT);
-            a.response = String::from_utf8_lossy(&kept).into_owned();
             if !status.is_success() {
                 a.error = Some(format!("the endpoint answered {}", status.as_u16()));
             }
@@ -281,6 +289,13 @@ async fn attempt(
     }
     a.latency_ms = started.elapsed().as_millis() as u64;
     (a, retry_after)
+}
+
+/// Whether an answer's body may be kept in the attempt: only when it came
+/// from a public address (see the module's comment). An answer whose address
+/// is unknown is treated as an internal one.
+fn body_may_be_kept(from: Option<std::net::SocketAddr>) -> bool {
+    from.is_some_and(|a| crate::egress::non_public_kind(a.ip()).is_none())
 }
 
 /// A transport error's text without its URL (URLs may carry secrets).
@@ -324,4 +339,31 @@ fn next_step(
     }
     let delay = POLICY.delay(a.attempt, retry_after);
     AttemptNext::Retry(now + delay.as_millis() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::body_may_be_kept;
+
+    #[test]
+    fn only_a_public_address_s_answer_is_kept() {
+        let at = |s: &str| Some(s.parse().unwrap());
+        assert!(body_may_be_kept(at("93.184.215.14:443")));
+        assert!(body_may_be_kept(at(
+            "[2606:2800:21f:cb07:6820:80da:af6b:8b2c]:443"
+        )));
+        // what only an opened range (or the guard off) lets through
+        for internal in [
+            "127.0.0.1:8080",
+            "10.1.2.3:80",
+            "192.168.0.5:80",
+            "169.254.169.254:80",
+            "[::1]:80",
+            "[fd00::1]:80",
+            "[::ffff:10.0.0.1]:80",
+        ] {
+            assert!(!body_may_be_kept(at(internal)), "{internal}");
+        }
+        assert!(!body_may_be_kept(None));
+    }
 }

@@ -652,7 +652,8 @@ export interface EventAttemptView {
   event_type: string;
   id: string;
   latency_ms: number;
-  /** The first 1 KiB of the answer's body. */
+  /** The first 1 KiB of the answer's body; always empty from an address that
+   * is not public (a range the operator opened), where only the status is kept. */
   response: string;
   /** The answer's status; null when there was none. */
   status_code: number | null;
