@@ -193,6 +193,10 @@ pub struct Project {
     /// How long its notifications and feeds are kept (unset: the server default).
     #[serde(default)]
     pub retention: crate::retention::ProjectRetention,
+    /// Its storage quota in bytes (`quota`), 0 for none; `None` is the
+    /// server default (`--project-quota-bytes`).
+    #[serde(default)]
+    pub quota_bytes: Option<u64>,
 }
 
 impl Project {
@@ -220,6 +224,7 @@ impl Project {
             test_clock: None,
             timezone: None,
             retention: Default::default(),
+            quota_bytes: None,
         }
     }
 }
@@ -756,10 +761,16 @@ pub enum DeliveryErrorCode {
     Canceled,
     /// Skipped: the step's condition (`if`) was false when it was reached.
     ConditionFalse,
+    /// Failed: storing it would have taken its project over its storage
+    /// quota (`quota`; a topic run's chunk staged after the quota was used).
+    QuotaExceeded,
+    /// Failed: the process died while the delivery was in progress at two
+    /// starts in a row (`actors::poison`); it is not attempted a third time.
+    Crashed,
 }
 
 impl DeliveryErrorCode {
-    pub const ALL: [DeliveryErrorCode; 13] = [
+    pub const ALL: [DeliveryErrorCode; 15] = [
         DeliveryErrorCode::Preference,
         DeliveryErrorCode::MissingAddress,
         DeliveryErrorCode::InvalidAddress,
@@ -773,6 +784,8 @@ impl DeliveryErrorCode {
         DeliveryErrorCode::DestinationNotAllowed,
         DeliveryErrorCode::Canceled,
         DeliveryErrorCode::ConditionFalse,
+        DeliveryErrorCode::QuotaExceeded,
+        DeliveryErrorCode::Crashed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -790,6 +803,8 @@ impl DeliveryErrorCode {
             DeliveryErrorCode::DestinationNotAllowed => "destination_not_allowed",
             DeliveryErrorCode::Canceled => "canceled",
             DeliveryErrorCode::ConditionFalse => "condition_false",
+            DeliveryErrorCode::QuotaExceeded => "quota_exceeded",
+            DeliveryErrorCode::Crashed => "crashed",
         }
     }
 }

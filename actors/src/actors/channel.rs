@@ -414,12 +414,22 @@ impl ChannelActor {
     fn settle_in_app(&mut self, batch: Vec<QueueItem>, ctx: &mut Context<Self>) {
         let engine = self.engine.clone();
         let ct = self.ct;
-        let items = batch.clone();
+        let (poisoned, items): (Vec<QueueItem>, Vec<QueueItem>) =
+            batch.iter().cloned().partition(|q| engine.poisoned(q));
+        engine.journal_begin(&items);
         let fut = async move {
             if engine.inner.config.panic_once.contains(&ct)
                 && engine.inner.panicked.insert(ct, ()).is_none()
             {
                 panic!("injected fault: {} delivery actor panics once", ct.as_str());
+            }
+            if !poisoned.is_empty() {
+                let store = engine.storage().clone();
+                let failed: Vec<_> = poisoned.into_iter().map(|q| (q, crashed())).collect();
+                let (_, runs) = tokio::task::spawn_blocking(move || store.settle(&failed))
+                    .await
+                    .map_err(|_| crate::error::Error::internal("settling crashed deliveries panicked"))??;
+                engine.runs_processed(runs);
             }
             let store = engine.storage().clone();
             let res = match tokio::task::spawn_blocking(move || store.deliver_in_app(&items)).await
@@ -453,6 +463,7 @@ impl ChannelActor {
         let fut = tracing::Instrument::instrument(fut, span);
         ctx.spawn(AssertUnwindSafe(fut).catch_unwind().into_actor(self).map(
             move |res, act, ctx| {
+                act.engine.journal_end(&batch);
                 act.in_app_batches -= 1;
                 act.inflight = act.inflight.saturating_sub(batch.len());
                 match res {
@@ -488,11 +499,18 @@ impl ChannelActor {
     fn attempt(&mut self, q: QueueItem, ctx: &mut Context<Self>) {
         let engine = self.engine.clone();
         let ct = self.ct;
+        let poisoned = engine.poisoned(&q);
+        if !poisoned {
+            engine.journal_begin(std::slice::from_ref(&q));
+        }
         let fut = async move {
             if engine.inner.config.panic_once.contains(&ct)
                 && engine.inner.panicked.insert(ct, ()).is_none()
             {
                 panic!("injected fault: {} delivery actor panics once", ct.as_str());
+            }
+            if poisoned {
+                return Some(crashed());
             }
             external_attempt(engine, q).await
         };
@@ -500,6 +518,7 @@ impl ChannelActor {
         let fut = tracing::Instrument::instrument(fut, span);
         ctx.spawn(AssertUnwindSafe(fut).catch_unwind().into_actor(self).map(
             move |res, act, ctx| {
+                act.engine.journal_end(std::slice::from_ref(&q));
                 act.inflight = act.inflight.saturating_sub(1);
                 if let std::collections::hash_map::Entry::Occupied(mut e) =
                     act.project_inflight.entry(q.project)
@@ -776,6 +795,18 @@ fn batch_due(
         engine.runs_processed(runs);
     }
     Ok(again)
+}
+
+/// The outcome of a delivery the process died in at two starts in a row
+/// (`super::poison`): failed without a third attempt.
+fn crashed() -> Outcome {
+    Outcome::Failed(err(
+        DeliveryErrorCode::Crashed,
+        format!(
+            "the process died while this delivery was in progress at {} starts in a row; it is not attempted again",
+            super::poison::MAX_CRASHES
+        ),
+    ))
 }
 
 fn err(code: DeliveryErrorCode, message: impl Into<String>) -> DeliveryError {

@@ -34,6 +34,10 @@ pub struct EngineConfig {
     /// Shared work (`super::cluster`): how often a node looks for work it
     /// was not told of (a dead node's, handed back, due later), at least.
     pub claim_poll: std::time::Duration,
+    /// Where the crash journal lives (`super::poison`): the data directory.
+    /// None: no journal, a delivery that kills the process is retried at
+    /// every start.
+    pub journal_dir: Option<std::path::PathBuf>,
 }
 
 /// Provider calls in flight per channel type, all projects together: four
@@ -60,6 +64,7 @@ impl Default for EngineConfig {
             egress: EgressPolicy::default(),
             event_retry_horizon: crate::events::DEFAULT_RETRY_HORIZON,
             claim_poll: super::cluster::DEFAULT_CLAIM_POLL,
+            journal_dir: None,
         }
     }
 }
@@ -82,6 +87,8 @@ pub(crate) struct Inner {
     pub clocks: crate::delivery::clock::Clocks,
     /// The cluster bus, when this node is one of a cluster (`crate::bus`).
     pub bus: OnceLock<crate::bus::Bus>,
+    /// Deliveries in progress, for the crash rule (`super::poison`).
+    pub journal: Option<super::poison::Journal>,
 }
 
 /// Recipients one project may have being staged at once, by accepted runs
@@ -97,6 +104,28 @@ pub const PROJECT_STAGING_UNITS: usize = 2000;
 #[derive(Clone)]
 pub struct Engine {
     pub(crate) inner: Arc<Inner>,
+}
+
+/// The crash rule (`super::poison`), for the delivery actors.
+impl Engine {
+    pub(crate) fn poisoned(&self, q: &crate::storage::QueueItem) -> bool {
+        self.inner
+            .journal
+            .as_ref()
+            .is_some_and(|j| j.poisoned(&q.delivery_id))
+    }
+
+    pub(crate) fn journal_begin(&self, items: &[crate::storage::QueueItem]) {
+        if let Some(j) = &self.inner.journal {
+            j.begin(items.iter().map(|q| q.delivery_id));
+        }
+    }
+
+    pub(crate) fn journal_end(&self, items: &[crate::storage::QueueItem]) {
+        if let Some(j) = &self.inner.journal {
+            j.end(items.iter().map(|q| q.delivery_id));
+        }
+    }
 }
 
 /// Takes `key` out of one of the engine's maps of actors if it still holds
@@ -135,6 +164,13 @@ impl Engine {
             .pool_max_idle_per_host(config.project_inflight.max(64))
             .build()
             .map_err(|e| Error::internal(format!("http client: {e}")))?;
+        let journal = match &config.journal_dir {
+            Some(dir) => Some(
+                super::poison::Journal::open(dir)
+                    .map_err(|e| Error::internal(format!("crash journal: {e}")))?,
+            ),
+            None => None,
+        };
         let engine = Engine {
             inner: Arc::new(Inner {
                 storage,
@@ -150,6 +186,7 @@ impl Engine {
                 staging: DashMap::new(),
                 clocks: Default::default(),
                 bus: OnceLock::new(),
+                journal,
             }),
         };
         // Before the delivery actors reload the queue: they park on these.

@@ -32,6 +32,7 @@ mod events;
 mod flow_run;
 mod lifecycle;
 mod ops;
+pub mod poison;
 mod supervisor;
 mod user;
 mod workflow;

@@ -144,6 +144,22 @@ pub fn probe(src: &str, limits: &Limits) -> Result<(), String> {
     }
 }
 
+/// Compiles and renders one template source against a context under
+/// `limits`: what a run does for one field, without a flow (the fuzz target,
+/// previews). A source that does not compile is an error too.
+pub fn render_once(
+    src: &str,
+    ctx: &minijinja::Value,
+    limits: &Limits,
+) -> Result<String, String> {
+    let env = env(limits);
+    let (tpl, _) = limits.scoped(|| env.template_from_str(src).map_err(|e| e.to_string()));
+    let tpl = tpl?;
+    render_capped(&tpl, ctx, limits).map_err(|e| match e {
+        RenderError::Limit(m) | RenderError::Template(m) => m,
+    })
+}
+
 /// Why a field did not render.
 #[derive(Debug)]
 enum RenderError {
@@ -331,12 +347,36 @@ impl RunRenderer {
                 Err(RenderError::Template(e)) => Err(format!("template {part}: {e}")),
             }
         };
-        Ok(Rendered {
+        let rendered = Rendered {
             subject: one(0, &t.subject)?.unwrap_or_default(),
             body: one(1, &t.body)?.unwrap_or_default(),
             html: one(2, &t.html)?,
             url: one(3, &t.url)?,
-        })
+        };
+        fault::abort_if_marked(&rendered);
+        Ok(rendered)
+    }
+}
+
+/// A test build's fault: a render whose output holds `fault::MARKER` aborts
+/// the process, as a template did before renders were bounded (the crash rule
+/// of `actors::poison` is tested with it). Only in debug builds, and only
+/// when `HERALD_FAULT_ABORT_ON_MARKER` is set: a release build never aborts.
+mod fault {
+    pub const MARKER: &str = "HERALD_FAULT_ABORT";
+
+    pub fn abort_if_marked(r: &crate::model::Rendered) {
+        if !cfg!(debug_assertions) {
+            return;
+        }
+        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        if !*ON.get_or_init(|| std::env::var_os("HERALD_FAULT_ABORT_ON_MARKER").is_some()) {
+            return;
+        }
+        if r.body.contains(MARKER) || r.subject.contains(MARKER) {
+            eprintln!("injected fault: a render's output holds {MARKER}; aborting");
+            std::process::abort();
+        }
     }
 }
 
@@ -590,6 +630,7 @@ mod memory {
         r#"{% set x %}{% for i in range(10000) %}{{ "x" * 100000 }}{% endfor %}{% endset %}{{ x|length }}"#,
         r#"{{ ([1] * 100000000)|list|length }}"#,
         r#"{{ ([1] * 1000000000000000000) == ([1] * 1000000000000000000) }}"#,
+        r#"{% for i in [] * 1000000000000000000 %}{% endfor %}{{ ([] * 1000000000000000000)|list }}"#,
         r#"{{ "%.999999999f"|format(1.5) }}"#,
         r#"{% set ns = namespace(l=[]) %}{% for i in range(15000) %}{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l }}{{ ns.l|pprint }}{{ ns.l|string }}"#,
     ];

@@ -384,9 +384,10 @@ fn repeat_iterable(n: &Value, seq: &DynObject) -> Result<Value, Error> {
             "cannot repeat unsized iterables",
         )
     }));
-    // Herald: a lazy repetition is bounded as if it were built.
+    // Herald: a lazy repetition is bounded as if it were built, and by its
+    // count even when empty (walking `[] * 10**18` visits every repetition).
     ok!(crate::budget::ensure(crate::budget::values(
-        len.checked_mul(n).unwrap_or(usize::MAX)
+        len.max(1).checked_mul(n).unwrap_or(usize::MAX)
     )));
 
     // This is not optimal.  We only query the enumerator for the length once
