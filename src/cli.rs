@@ -140,6 +140,22 @@ pub struct ServeArgs {
     /// Bytes one rendered template field may hold [default: 262144].
     #[arg(long, env = "HERALD_TEMPLATE_MAX_OUTPUT", value_name = "BYTES")]
     pub template_max_output: Option<usize>,
+    /// Bytes one delivery's rendered content may take, its parts (subject,
+    /// body, html, url) together; a run with a delivery over it is refused
+    /// (422), a digest rendered later fails (template_error); 0: no bound
+    /// (bytes, or with a unit: 512KiB, 1MiB) [default: 1MiB].
+    #[arg(long, env = "HERALD_MAX_DELIVERY_BYTES", value_name = "BYTES", value_parser = crate::configuration::parse_size)]
+    pub max_delivery_bytes: Option<u64>,
+    /// Bytes a run's deliveries may take together once rendered (a topic
+    /// run's: per chunk of recipients); a run over it is refused (422); 0:
+    /// no bound [default: 256MiB].
+    #[arg(long, env = "HERALD_MAX_RUN_BYTES", value_name = "BYTES", value_parser = crate::configuration::parse_size)]
+    pub max_run_bytes: Option<u64>,
+    /// The storage quota of projects that set none (`quota_bytes`): a run
+    /// that would take a project's usage past it is refused (409
+    /// quota_exceeded); 0: no quota [default: 0].
+    #[arg(long, env = "HERALD_PROJECT_QUOTA_BYTES", value_name = "BYTES", value_parser = crate::configuration::parse_size)]
+    pub project_quota_bytes: Option<u64>,
     /// Provider calls of one channel type one project may have in flight [default: 256].
     #[arg(long, env = "HERALD_PROJECT_INFLIGHT")]
     pub project_inflight: Option<usize>,
@@ -264,6 +280,15 @@ impl ServeArgs {
         }
         if let Some(v) = self.delivery_concurrency {
             s.delivery_concurrency = v;
+        }
+        if let Some(v) = self.max_delivery_bytes {
+            s.max_delivery_bytes = v;
+        }
+        if let Some(v) = self.max_run_bytes {
+            s.max_run_bytes = v;
+        }
+        if let Some(v) = self.project_quota_bytes {
+            s.project_quota_bytes = v;
         }
         if let Some(v) = self.project_inflight {
             s.project_inflight = v;

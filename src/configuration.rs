@@ -49,6 +49,16 @@ pub struct Settings {
     pub template_fuel: u64,
     /// Bytes one rendered template field may hold.
     pub template_max_output: usize,
+    /// Bytes one delivery's rendered content may take, all parts together
+    /// (`quota`; 0: no bound). TOML takes a number or a string ("1MiB").
+    #[serde(deserialize_with = "de_size")]
+    pub max_delivery_bytes: u64,
+    /// Bytes a run's (a topic chunk's) deliveries may take together (0: no bound).
+    #[serde(deserialize_with = "de_size")]
+    pub max_run_bytes: u64,
+    /// The storage quota of projects that set none (0: none).
+    #[serde(deserialize_with = "de_size")]
+    pub project_quota_bytes: u64,
     /// Provider calls of one channel type one project may have in flight.
     pub project_inflight: usize,
     /// Provider calls of one channel type in flight, all projects together.
@@ -148,6 +158,9 @@ impl Default for Settings {
             shutdown_grace: 10,
             template_fuel: herald_actors::render::DEFAULT_FUEL,
             template_max_output: herald_actors::render::DEFAULT_MAX_OUTPUT,
+            max_delivery_bytes: herald_actors::quota::DEFAULT_MAX_DELIVERY_BYTES,
+            max_run_bytes: herald_actors::quota::DEFAULT_MAX_RUN_BYTES,
+            project_quota_bytes: herald_actors::quota::DEFAULT_PROJECT_QUOTA_BYTES,
             project_inflight: herald_actors::actors::DEFAULT_PROJECT_INFLIGHT,
             delivery_concurrency: herald_actors::actors::DEFAULT_CONCURRENCY,
             secret_key_file: None,

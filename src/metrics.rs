@@ -78,6 +78,14 @@ fn describe() {
     );
     metrics::describe_gauge!("herald_erasures_running", "User erasures not yet complete");
     metrics::describe_gauge!(
+        "herald_project_usage_bytes",
+        "Per project (label project: its id), the estimated bytes of its live records (GET /admin/v1/project usage.bytes), read at each scrape"
+    );
+    metrics::describe_gauge!(
+        "herald_project_quota_bytes",
+        "Per project (label project: its id), its storage quota in force; 0: none"
+    );
+    metrics::describe_gauge!(
         "herald_actors",
         "Actors running, by kind: flow_run (runs with work left), user (users with a live feed or recent feed activity)"
     );
@@ -180,8 +188,32 @@ fn sample_memory() {
     }
 }
 
+/// Each project's usage and quota, read at each scrape (one read of the
+/// projects and one of each counter): a gauge set only when usage changes
+/// would show a node's view, not the store's, on a cluster.
+async fn sample_usage(st: &State) {
+    let read = st
+        .run(|s| {
+            let mut out = vec![];
+            for p in s.projects()? {
+                out.push((p.id, s.usage_bytes(&p.id)?, p.quota_bytes));
+            }
+            Ok(out)
+        })
+        .await;
+    // A store that cannot answer now leaves the last values.
+    for (id, bytes, own) in read.unwrap_or_default() {
+        let quota = herald_actors::quota::effective_quota(own);
+        metrics::gauge!("herald_project_usage_bytes", "project" => id.to_string())
+            .set(bytes as f64);
+        metrics::gauge!("herald_project_quota_bytes", "project" => id.to_string())
+            .set(quota as f64);
+    }
+}
+
 pub async fn handler(st: State) -> HttpResponse {
     sample_memory();
+    sample_usage(&st).await;
     let (runs, users) = st.engine.actor_counts();
     metrics::gauge!("herald_actors", "kind" => "flow_run").set(runs as f64);
     metrics::gauge!("herald_actors", "kind" => "user").set(users as f64);

@@ -293,6 +293,11 @@ impl Application {
         operator_token: Option<String>,
     ) -> Result<Application, String> {
         herald_actors::retention::set_default(settings.retention);
+        herald_actors::quota::set_bounds(herald_actors::quota::Bounds {
+            max_delivery_bytes: settings.max_delivery_bytes,
+            max_run_bytes: settings.max_run_bytes,
+            project_quota_bytes: settings.project_quota_bytes,
+        });
         let limits = herald_actors::render::Limits {
             fuel: settings.template_fuel,
             max_output: settings.template_max_output,

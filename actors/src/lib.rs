@@ -15,6 +15,7 @@ pub mod error;
 pub mod events;
 pub mod model;
 pub mod providers;
+pub mod quota;
 pub mod render;
 pub mod retention;
 pub mod storage;

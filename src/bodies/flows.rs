@@ -1011,6 +1011,7 @@ impl RunInput {
                 cancellation_key,
                 clock_at: None,
                 timezone: None,
+                quota_bytes: None,
             },
         })
     }

@@ -68,6 +68,10 @@ pub struct Project {
     pub created_at: Timestamp,
     pub id: Uuid,
     pub name: String,
+    /// The project's own storage quota in bytes (0: none); null: the
+    /// server's `--project-quota-bytes` applies (`usage.quota_bytes` is the
+    /// quota in force).
+    pub quota_bytes: Option<u64>,
     /// The retention windows in force (the project's, else the server's `--retention`).
     pub retention: Retention,
     pub security_mode: bool,
@@ -76,6 +80,36 @@ pub struct Project {
     pub timezone: Option<String>,
     #[schema(value_type = DateTime<Utc>)]
     pub updated_at: Timestamp,
+    /// What the project stores, against its quota (answers of
+    /// `GET` and `PUT /admin/v1/project`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// A project's storage use: an estimate kept as records are stored and
+/// removed (docs/API.md, "Quotas").
+#[derive(Serialize, ToSchema)]
+pub struct Usage {
+    /// The estimated bytes of the project's live records: each
+    /// delivery's rendered content (subject, body, html, url) plus 512
+    /// bytes per delivery and 512 per notification.
+    pub bytes: u64,
+    /// The storage quota in force, in bytes (the project's, else the
+    /// server's); 0: none. A run that would take `bytes` past it is
+    /// refused with 409 `conflict`, reason `quota_exceeded`.
+    pub quota_bytes: u64,
+}
+
+impl Project {
+    /// The project with its usage (`bytes` as counted).
+    pub fn with_usage(p: &model::Project, bytes: u64) -> Self {
+        let mut out = Project::from(p);
+        out.usage = Some(Usage {
+            bytes,
+            quota_bytes: herald_actors::quota::effective_quota(p.quota_bytes),
+        });
+        out
+    }
 }
 
 impl From<&model::Project> for Project {
@@ -91,6 +125,7 @@ impl From<&model::Project> for Project {
             created_at: p.created_at,
             id: p.id,
             name: p.name.clone(),
+            quota_bytes: p.quota_bytes,
             retention: Retention {
                 feed: r.feed.to_string(),
                 notifications: r.notifications.to_string(),
@@ -99,6 +134,7 @@ impl From<&model::Project> for Project {
             signing_key_configured: p.signing_key.is_some(),
             timezone: p.timezone.clone(),
             updated_at: p.updated_at,
+            usage: None,
         }
     }
 }
@@ -201,6 +237,11 @@ pub struct ProjectUpdate {
     #[serde(default)]
     #[schema(value_type = Option<RetentionInput>)]
     pub retention: Given<crate::extract::Obj<RetentionInput>>,
+    /// The project's storage quota in bytes, 0 for none, at most 2^53 − 1;
+    /// null returns it to the server's `--project-quota-bytes`.
+    #[serde(default)]
+    #[schema(value_type = Option<u64>, maximum = 9007199254740991_u64)]
+    pub quota_bytes: Given<u64>,
 }
 
 /// Which clock a project's time follows.
@@ -219,7 +260,13 @@ pub struct ProjectChange {
     /// `Some(None)`: unset.
     pub timezone: Option<Option<String>>,
     pub retention: RetentionChange,
+    /// `Some(None)`: back to the server default.
+    pub quota_bytes: Option<Option<u64>>,
 }
+
+/// The largest quota accepted: the largest integer a JSON number carries
+/// exactly in every client (2^53 − 1), far beyond any disk.
+pub const MAX_QUOTA_BYTES: u64 = (1 << 53) - 1;
 
 impl ProjectUpdate {
     pub fn validate(&self) -> herald_actors::Result<ProjectChange> {
@@ -262,6 +309,27 @@ impl ProjectUpdate {
                 RetentionChange::default()
             }
         };
+        let quota_bytes = match &self.quota_bytes {
+            Given::Absent => None,
+            Given::Null => Some(None),
+            Given::Value(n) if *n > MAX_QUOTA_BYTES => {
+                v.push(
+                    "quota_bytes",
+                    "number",
+                    format!("must be at most {MAX_QUOTA_BYTES}"),
+                );
+                None
+            }
+            Given::Value(n) => Some(Some(*n)),
+            Given::Wrong(_) => {
+                v.push(
+                    "quota_bytes",
+                    "format",
+                    "must be a whole number of bytes (0 for no quota) or null",
+                );
+                None
+            }
+        };
         v.finish()?;
         Ok(ProjectChange {
             security_mode,
@@ -269,6 +337,7 @@ impl ProjectUpdate {
             clock,
             timezone,
             retention,
+            quota_bytes,
         })
     }
 }

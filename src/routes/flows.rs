@@ -247,6 +247,7 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
                 _ => 1,
             };
             let tz = a.project.timezone.clone();
+            let quota = a.project.quota_bytes;
             let st2 = st.clone();
             return st2
                 .once(pid, None, "flow_run", |_| async move {
@@ -255,6 +256,7 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
                         .accept_run_prepared(pid, units, move |s| {
                             let mut input = checked_run(parsed, lookup_flow(s, pid, &key)?)?;
                             input.timing.timezone = tz;
+                            input.timing.quota_bytes = quota;
                             Ok(input)
                         })
                         .await?;
@@ -272,6 +274,7 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     let idem = idem?;
     let mut input = checked_run(typed::<RunInput>(&m)?, flow)?;
     input.timing.timezone = a.project.timezone.clone();
+    input.timing.quota_bytes = a.project.quota_bytes;
     let st2 = st.clone();
     st2.once(pid, idem, "flow_run", |idem| async move {
         input.idempotency = idem.map(|i| (i.scope, i.payload_hash));

@@ -15,11 +15,22 @@ use rsa::traits::PublicKeyParts;
 
 pub async fn get(a: Admin, st: State) -> ApiResult<HttpResponse> {
     let id = a.project.id;
-    let p = st
-        .run(move |s| s.project(&id))
-        .await?
-        .ok_or_else(|| Error::not_found("project", id))?;
-    Ok(ok(bodies::Project::from(&p)))
+    let (p, bytes) = st
+        .run(move |s| {
+            let p = s
+                .project(&id)?
+                .ok_or_else(|| Error::not_found("project", id))?;
+            Ok((p, s.usage_bytes(&id)?))
+        })
+        .await?;
+    Ok(ok(bodies::Project::with_usage(&p, bytes)))
+}
+
+/// The project as `PUT` answers it: with its usage, read after the change.
+async fn with_usage(st: &State, p: herald_actors::model::Project) -> ApiResult<HttpResponse> {
+    let id = p.id;
+    let bytes = st.run(move |s| s.usage_bytes(&id)).await?;
+    Ok(ok(bodies::Project::with_usage(&p, bytes)))
 }
 
 pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> {
@@ -29,6 +40,7 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
         clock,
         timezone,
         retention,
+        quota_bytes,
     } = typed::<bodies::ProjectUpdate>(&body.object()?)?.validate()?;
     let id = a.project.id;
     let was_secure = a.project.security_mode;
@@ -62,12 +74,15 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
                 p.timezone = tz;
             }
             retention.apply(&mut p.retention);
+            if let Some(q) = quota_bytes {
+                p.quota_bytes = q;
+            }
         })
         .await?;
     if p.security_mode && !was_secure {
         crate::bus::project_changed(&st, id, ProjectNotice::SecurityOn);
     }
-    Ok(ok(bodies::Project::from(&p)))
+    with_usage(&st, p).await
 }
 
 /// `POST /admin/v1/project/clock/advance`: moves the test clock `by` a

@@ -42,6 +42,7 @@ mod providers_mobile_push;
 pub(crate) mod providers_support;
 mod providers_web_push;
 mod rate_limit;
+mod quotas;
 mod restart;
 mod retention;
 mod runs;

@@ -69,6 +69,7 @@ fn accept_run_with(
     input: AcceptInput,
     between: &mut dyn FnMut() -> Result<()>,
 ) -> Result<AcceptedRun> {
+    let own_quota = input.timing.quota_bytes;
     let (order, patches) = dedupe(input.recipients);
     let mut v = Validator::new();
     let topic = match &input.topic {
@@ -146,6 +147,10 @@ fn accept_run_with(
             let st = Stager::new(s, *project, &run, actor.as_ref())?;
             st.stage_all(s, &users)?
         };
+        // Before anything is stored: the size bounds and the quota.
+        let cost = crate::quota::admit(s, project, own_quota, &notifications, &|i| {
+            users[i].external_id.clone()
+        })?;
         let pending = notifications.iter().any(|n| n.pending);
         run.processed = run.expanded && !pending;
         run.processed_at = run.processed.then(Timestamp::now);
@@ -161,7 +166,10 @@ fn accept_run_with(
         };
         between()?;
         match s.commit_run(project, staged)? {
-            RunCommit::Committed(accepted) => return Ok(accepted),
+            RunCommit::Committed(accepted) => {
+                crate::quota::count(s, project, cost);
+                return Ok(accepted);
+            }
             // changed meanwhile: stage again
             RunCommit::Stale(back) => run = back,
         }

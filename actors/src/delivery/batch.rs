@@ -207,8 +207,11 @@ pub(crate) fn due(s: &dyn Storage, q: &QueueItem, now: Timestamp) -> Result<Opti
                 at: Timestamp::from_millis(at.max(now.millis())),
             }));
         }
-        let rendered = render(s, p, &d, &b)?;
+        // A digest over the per-delivery bound fails alone (`quota`).
+        let rendered =
+            render(s, p, &d, &b)?.and_then(|r| crate::quota::check_rendered(&r).map(|()| r));
         let failed = rendered.as_ref().err().cloned();
+        let cost = rendered.as_ref().map_or(0, crate::quota::content_bytes);
         let c = BatchClose {
             batch: b.id,
             count: b.activities.len(),
@@ -218,6 +221,8 @@ pub(crate) fn due(s: &dyn Storage, q: &QueueItem, now: Timestamp) -> Result<Opti
             reason: BatchCloseReason::Window,
         };
         if s.close_batch(p, &c)? {
+            // Its fixed cost was counted with its run; its content now.
+            crate::quota::count(s, p, cost);
             return match failed {
                 Some(m) => fail(m),
                 None => Ok(window_wait(s, p, &d, now)?.map(|at| Outcome::Wait { at })),

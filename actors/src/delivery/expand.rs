@@ -96,14 +96,15 @@ fn expand_once(
     let mut state = run.clone();
     let shared = s.shares_work();
     std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<(Prepared, bool, bool)>(1);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(Prepared, bool, bool, u64)>(1);
         let committer = scope.spawn(move || -> Result<()> {
             if shared {
                 return write_ahead(scope, s, project, rx, out, before_commit);
             }
-            for (c, done, _) in rx {
+            for (c, done, _, cost) in rx {
                 before_commit()?;
                 let (queued, frames) = s.commit_chunk(project, c)?;
+                crate::quota::count(s, project, cost);
                 if !out(queued, frames) || done {
                     break;
                 }
@@ -123,8 +124,10 @@ fn expand_once(
                     .notifications
                     .iter()
                     .any(|n| n.throttle.is_some() || n.batch.is_some());
+                // What the chunk counts in the project's usage, once committed.
+                let cost = crate::quota::cost_of_staged(&c.notifications);
                 if tx
-                    .send((s.prepare_chunk(project, c)?, done, serial))
+                    .send((s.prepare_chunk(project, c)?, done, serial, cost))
                     .is_err()
                     || done
                 {
@@ -159,25 +162,26 @@ fn write_ahead<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
     s: &'env dyn Storage,
     project: &'env Uuid,
-    rx: std::sync::mpsc::Receiver<(Prepared, bool, bool)>,
+    rx: std::sync::mpsc::Receiver<(Prepared, bool, bool, u64)>,
     out: &mut (dyn FnMut(Vec<QueueItem>, UserFrames) -> bool + Send),
     before_commit: &mut (dyn FnMut() -> Result<()> + Send),
 ) -> Result<()> {
     type Writing<'scope, 'env> =
-        std::thread::ScopedJoinHandle<'scope, Result<Box<dyn WrittenChunk + 'env>>>;
+        std::thread::ScopedJoinHandle<'scope, Result<(Box<dyn WrittenChunk + 'env>, u64)>>;
     let mut open: std::collections::VecDeque<Writing<'scope, 'env>> = Default::default();
     // Commits the oldest chunk written; false: stop (the receiver is gone).
     let mut commit_first = |open: &mut std::collections::VecDeque<Writing<'scope, 'env>>| {
         let Some(h) = open.pop_front() else {
             return Ok(true);
         };
-        let written = h
+        let (written, cost) = h
             .join()
             .unwrap_or_else(|_| Err(Error::internal("writing a topic chunk panicked")))?;
         let (queued, frames) = written.commit()?;
+        crate::quota::count(s, project, cost);
         Ok::<_, Error>(out(queued, frames))
     };
-    for (c, done, serial) in rx {
+    for (c, done, serial, cost) in rx {
         before_commit()?;
         if serial {
             while !open.is_empty() {
@@ -186,7 +190,7 @@ fn write_ahead<'scope, 'env>(
                 }
             }
         }
-        open.push_back(scope.spawn(move || s.write_chunk(project, c)));
+        open.push_back(scope.spawn(move || s.write_chunk(project, c).map(|w| (w, cost))));
         while open.len() >= WRITES_AHEAD || ((done || serial) && !open.is_empty()) {
             if !commit_first(&mut open)? {
                 return Ok(());
@@ -243,6 +247,9 @@ fn stage_chunk(
     } else {
         stage(&todo)?
     };
+    // The size bounds and the quota, per chunk (`quota::bound_chunk`).
+    let (mut notifications, mut queued) = (notifications, queued);
+    crate::quota::bound_chunk(s, project, &mut notifications, &mut queued)?;
     state.notifications_count += notifications.len() as u64;
     state.expanded = done;
     Ok(StagedChunk {

@@ -428,6 +428,17 @@ pub trait RetentionRepo {
     fn running_erasures(&self) -> Result<Vec<Erasure>>;
 }
 
+/// Each project's usage counter (`crate::quota`): an estimate of the bytes
+/// of its live records, raised as content is stored and lowered, by the
+/// backend itself, as retention and erasures remove it.
+pub trait UsageRepo {
+    /// The project's counter (0 when it has counted nothing yet).
+    fn usage_bytes(&self, project: &Uuid) -> Result<u64>;
+    /// Adds `delta` to the project's counter (a negative one takes away;
+    /// the counter stops at 0).
+    fn add_usage(&self, project: &Uuid, delta: i64) -> Result<()>;
+}
+
 /// Event endpoints, the event outbox and the attempt log (`crate::events`).
 /// The outbox entries themselves are written by the calls whose changes they
 /// describe, in the same atomic change.
@@ -526,6 +537,7 @@ pub trait Storage:
     + ThrottleRepo
     + BatchRepo
     + RetentionRepo
+    + UsageRepo
     + EventRepo
     + WorkRepo
     + Durability

@@ -49,6 +49,9 @@ pub struct RunTiming {
     pub clock_at: Option<Timestamp>,
     /// The project's default timezone (`Project::timezone`).
     pub timezone: Option<String>,
+    /// The project's own storage quota (`Project::quota_bytes`; `None`:
+    /// the server default), checked before the run is stored (`quota`).
+    pub quota_bytes: Option<u64>,
 }
 
 /// A pending delivery as the delivery actors know it.
@@ -469,6 +472,9 @@ pub struct PurgeReport {
     /// Keys and values removed, in bytes (an estimate of the space reclaimed:
     /// the store reuses it as it compacts).
     pub bytes: u64,
+    /// What the records removed counted in their project's usage
+    /// (`crate::quota`), which the backend has taken off its counter.
+    pub usage_bytes: u64,
     pub more: bool,
 }
 
@@ -482,6 +488,7 @@ impl PurgeReport {
         self.throttle_counters += o.throttle_counters;
         self.batches += o.batches;
         self.bytes += o.bytes;
+        self.usage_bytes += o.usage_bytes;
         self.more |= o.more;
     }
 }

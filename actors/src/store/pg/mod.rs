@@ -37,6 +37,7 @@ mod retention;
 mod runs;
 mod throttles;
 mod topics;
+mod usage;
 mod users;
 mod work;
 

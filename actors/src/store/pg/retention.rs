@@ -121,8 +121,14 @@ async fn remove_notifications(
     .execute(&mut *conn)
     .await
     .map_err(db_err)?;
+    // `content`: the deliveries' rendered parts, as `quota::content_bytes`
+    // counted them when stored (`->>` gives each part's text as it was).
     let r = sqlx::query(
-        "SELECT count(*) AS n, coalesce(sum(pg_column_size(doc)), 0)::int8 AS bytes
+        "SELECT count(*) AS n, coalesce(sum(pg_column_size(doc)), 0)::int8 AS bytes,
+                coalesce(sum(coalesce(octet_length(doc->'data'->>'subject'), 0)
+                    + coalesce(octet_length(doc->'data'->>'body'), 0)
+                    + coalesce(octet_length(doc->'data'->>'html'), 0)
+                    + coalesce(octet_length(doc->'data'->>'url'), 0)), 0)::int8 AS content
          FROM deliveries WHERE project = $1 AND notification_id = ANY($2)",
     )
     .bind(project)
@@ -131,6 +137,7 @@ async fn remove_notifications(
     .await
     .map_err(db_err)?;
     report.deliveries = r.get::<i64, _>("n") as u64;
+    let content = r.get::<i64, _>("content") as u64;
     report.bytes = feed_bytes + r.get::<i64, _>("bytes") as u64;
     // deliveries and traces go by their foreign keys
     let bytes: Vec<i32> = sqlx::query_scalar(
@@ -144,6 +151,12 @@ async fn remove_notifications(
     .map_err(db_err)?;
     report.notifications = bytes.len() as u64;
     report.bytes += bytes.iter().map(|b| *b as u64).sum::<u64>();
+    // What they counted in the project's usage (`quota::cost_of` for each
+    // notification), taken off in this transaction.
+    report.usage_bytes = report.notifications * crate::quota::NOTIFICATION_COST
+        + report.deliveries * crate::quota::DELIVERY_COST
+        + content;
+    super::usage::take_usage(conn, project, report.usage_bytes).await?;
     Ok(report)
 }
 

@@ -33,6 +33,7 @@ mod runs;
 pub mod secrets;
 mod throttles;
 mod trace;
+mod usage;
 mod users;
 mod work;
 
@@ -120,6 +121,7 @@ spaces!(
     trace,
     batches,
     batch_keys,
+    usage,
 );
 
 /// The open sled database. It is replaced when the store reopens after an I/O
