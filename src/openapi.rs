@@ -36,7 +36,7 @@ use crate::bodies::webhook_endpoints::{
 use crate::bodies::workflow::{CancelInput, CancelResult, ClockAdvance};
 use crate::bodies::{
     ClockKind, Health, Page, Project, ProjectUpdate, Retention, RetentionInput, SigningKeyInput,
-    SigningKeyPair, Subscription, SubscriptionInput, Topic, TopicInput,
+    SigningKeyPair, Subscription, SubscriptionInput, Topic, TopicInput, Usage,
 };
 use crate::errors::{ErrorBody, ErrorCode, ErrorResponse};
 use herald_actors::model::{
@@ -89,6 +89,7 @@ const ALWAYS_PRESENT: &[&str] = &[
     "Page",
     "Health",
     "Project",
+    "Usage",
     "Retention",
     "Erasure",
     "SigningKeyPair",
@@ -1136,6 +1137,7 @@ fn components() -> utoipa::openapi::schema::Components {
         CancelResult,
         Retention,
         RetentionInput,
+        Usage,
         Erasure,
         SigningKeyInput,
         SigningKeyPair,

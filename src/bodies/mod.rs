@@ -80,14 +80,12 @@ pub struct Project {
     pub timezone: Option<String>,
     #[schema(value_type = DateTime<Utc>)]
     pub updated_at: Timestamp,
-    /// What the project stores, against its quota (answers of
-    /// `GET` and `PUT /admin/v1/project`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
+    /// What the project stores, against its quota.
+    pub usage: Usage,
 }
 
 /// A project's storage use: an estimate kept as records are stored and
-/// removed (docs/API.md, "Quotas").
+/// removed, not a measure of the disk.
 #[derive(Serialize, ToSchema)]
 pub struct Usage {
     /// The estimated bytes of the project's live records: each
@@ -101,19 +99,8 @@ pub struct Usage {
 }
 
 impl Project {
-    /// The project with its usage (`bytes` as counted).
+    /// The project with its usage (`bytes`, as its counter has it).
     pub fn with_usage(p: &model::Project, bytes: u64) -> Self {
-        let mut out = Project::from(p);
-        out.usage = Some(Usage {
-            bytes,
-            quota_bytes: herald_actors::quota::effective_quota(p.quota_bytes),
-        });
-        out
-    }
-}
-
-impl From<&model::Project> for Project {
-    fn from(p: &model::Project) -> Self {
         let r = p.retention.effective();
         Project {
             clock: if p.test_clock.is_some() {
@@ -134,7 +121,10 @@ impl From<&model::Project> for Project {
             signing_key_configured: p.signing_key.is_some(),
             timezone: p.timezone.clone(),
             updated_at: p.updated_at,
-            usage: None,
+            usage: Usage {
+                bytes,
+                quota_bytes: herald_actors::quota::effective_quota(p.quota_bytes),
+            },
         }
     }
 }

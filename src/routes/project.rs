@@ -26,7 +26,7 @@ pub async fn get(a: Admin, st: State) -> ApiResult<HttpResponse> {
     Ok(ok(bodies::Project::with_usage(&p, bytes)))
 }
 
-/// The project as `PUT` answers it: with its usage, read after the change.
+/// The project as the routes answer it: with its usage, read after the change.
 async fn with_usage(st: &State, p: herald_actors::model::Project) -> ApiResult<HttpResponse> {
     let id = p.id;
     let bytes = st.run(move |s| s.usage_bytes(&id)).await?;
@@ -90,7 +90,7 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
 pub async fn advance_clock(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> {
     let (by, to) = typed::<bodies::workflow::ClockAdvance>(&body.object()?)?.validate()?;
     let p = st.engine.advance_clock(a.project.id, by, to).await?;
-    Ok(ok(bodies::Project::from(&p)))
+    with_usage(&st, p).await
 }
 
 /// Closes the project's sockets that a user JWT authenticated, with 4401 (on
@@ -123,7 +123,7 @@ pub async fn put_signing_key(a: Admin, body: Body, st: State) -> ApiResult<HttpR
     if p.signing_key != a.project.signing_key {
         signing_key_changed(&st, id);
     }
-    Ok(ok(bodies::Project::from(&p)))
+    with_usage(&st, p).await
 }
 
 pub async fn generate_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse> {
