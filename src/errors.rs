@@ -103,13 +103,8 @@ pub fn error_object(e: &Error, request_id: Option<&str>) -> ErrorBody {
             tracing::error!(request_id = request_id.unwrap_or(""), error = %e.message, "internal error");
             ("internal server error".to_string(), Map::new())
         }
-        Disclosure::RetryAfterOnly => {
-            let mut d = Map::new();
-            if let Some(ra) = e.details.get("retry_after") {
-                d.insert("retry_after".into(), ra.clone());
-            }
-            (e.message.clone(), d)
-        }
+        // `retry_after` goes in the header (`render`), never in the body.
+        Disclosure::MessageOnly => (e.message.clone(), Map::new()),
         Disclosure::All => (e.message.clone(), e.details.clone()),
     };
     ErrorBody {

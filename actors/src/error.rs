@@ -11,8 +11,10 @@ use serde_json::{json, Map, Value};
 pub enum Disclosure {
     /// Message and details as they are.
     All,
-    /// The message, and of the details only `retry_after`.
-    RetryAfterOnly,
+    /// The message, and `{}` for details, as the contract has it for 503:
+    /// the wait goes in the `Retry-After` header only (an error's
+    /// `retry_after` detail feeds that header and is not shown).
+    MessageOnly,
     /// A generic message and `{}`: the real message goes to the log.
     Nothing,
 }
@@ -86,7 +88,7 @@ error_codes! {
     RateLimited = "rate_limited", 429, All, WhenGiven;
     Internal = "internal_error", 500, Nothing, Never;
     /// A 503 is always worth retrying: when is up to the cause (1 s unless said).
-    ServiceUnavailable = "service_unavailable", 503, RetryAfterOnly, Always(1);
+    ServiceUnavailable = "service_unavailable", 503, MessageOnly, Always(1);
     /// The request head is over the HTTP layer's limits (answered at the edge).
     HeadersTooLarge = "headers_too_large", 431, All, Never;
     /// The request head did not arrive in time (answered at the edge).
@@ -271,8 +273,9 @@ impl Error {
     }
 
     /// 503 for a store that cannot write now (disk full, I/O error): the client
-    /// retries after `retry_after` seconds (also sent as `Retry-After`), by which
-    /// time the store has usually recovered by itself (see `store::health`).
+    /// retries after `retry_after` seconds (sent as `Retry-After`; the error
+    /// object's details stay empty), by which time the store has usually
+    /// recovered by itself (see `store::health`).
     pub fn storage_unavailable(message: impl Into<String>) -> Self {
         Error::unavailable(message).with("retry_after", STORAGE_RETRY_AFTER_SECS)
     }
