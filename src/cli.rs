@@ -565,8 +565,7 @@ fn serve(args: ServeArgs) -> ExitCode {
     if settings.postgres_url().is_some() {
         // nothing of this process's state is on the local disk
     } else if let Err(e) = check_free_space(&settings) {
-        tracing::error!("{e}");
-        eprintln!("error: {e}");
+        crate::telemetry::last_words(&e);
         return ExitCode::from(1);
     }
     let workers = if settings.workers == 0 {
@@ -593,13 +592,17 @@ fn serve(args: ServeArgs) -> ExitCode {
             .await?;
         app.run_until_stopped().await
     });
-    match result {
+    // Through the log queue (`eprintln!` panics on a full disk), and the
+    // queue written out, for at most a second, before the process ends.
+    let code = match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::telemetry::stderr_line(&format!("error: {e}"));
             ExitCode::from(1)
         }
-    }
+    };
+    crate::telemetry::flush(std::time::Duration::from_secs(1));
+    code
 }
 
 /// A bootstrap secret key must be as hard to guess as a generated one is meant to

@@ -555,18 +555,22 @@ impl Application {
         let grace = std::time::Duration::from_secs(self.state.settings.shutdown_grace);
         actix_web::rt::spawn(async move {
             wait_for_signal().await;
-            // A plain thread: it must fire even if every runtime thread is stuck.
+            // A plain thread: it must fire even if every runtime thread is
+            // stuck. Its last words go through the log queue, which neither
+            // blocks nor panics on a full disk (`telemetry`), and `_exit`
+            // flushes nothing that could block (stdout to a stuck pipe).
             let _ = std::thread::Builder::new()
                 .name("herald-shutdown-grace".into())
                 .spawn(move || {
-                    std::thread::sleep(grace);
+                    std::thread::sleep(grace.saturating_sub(LAST_WORDS));
                     let msg = format!(
                         "shutdown did not finish within its grace period of {} s (--shutdown-grace); exiting with status 1 (unfinished deliveries resume on the next start)",
                         grace.as_secs()
                     );
-                    tracing::error!("{msg}");
-                    eprintln!("error: {msg}");
-                    std::process::exit(1);
+                    crate::telemetry::last_words(&msg);
+                    // SAFETY: `_exit` ends the process at once; nothing of
+                    // this process's state needs to outlive it.
+                    unsafe { libc::_exit(1) }
                 });
             tracing::info!("signal received: closing live sockets, finishing requests");
             state.live.close_all();
@@ -608,6 +612,10 @@ impl Application {
         r
     }
 }
+
+/// What the shutdown grace keeps for its last log lines: the process exits
+/// `--shutdown-grace` seconds after the signal at the latest, these included.
+const LAST_WORDS: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// SIGTERM or SIGINT.
 async fn wait_for_signal() {
