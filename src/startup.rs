@@ -350,6 +350,8 @@ impl Application {
                             .ensure_default_project(bootstrap)
                             .map_err(|e| e.message)?;
                         store.set_template_limits(limits);
+                        // writes stop short of a full disk (store::health)
+                        store.set_space_reserve(settings.min_free_space);
                         (Arc::new(store.clone()), Some(store), None, created)
                     }
                 };

@@ -112,12 +112,14 @@ impl Flusher {
                     *pending = false;
                 }
                 let exiting = s.exit.load(Ordering::SeqCst);
+                // The cycle's batch counts as its flush: applying it can
+                // wait on sled as long as a flush can (see `health`).
+                s.flushing_since
+                    .store(s.epoch.elapsed().as_millis() as u64 + 1, Ordering::SeqCst);
                 if let Some(prepare) = s.prepare.get() {
                     prepare();
                 }
                 let target = s.requested.load(Ordering::SeqCst);
-                s.flushing_since
-                    .store(s.epoch.elapsed().as_millis() as u64 + 1, Ordering::SeqCst);
                 let res = flush();
                 s.flushing_since.store(0, Ordering::SeqCst);
                 if let Err(e) = &res {
@@ -150,7 +152,8 @@ impl Flusher {
         self.settle(self.shared.requested.load(Ordering::SeqCst), false);
     }
 
-    /// How long the flush in progress has been running, if one is.
+    /// How long the flush in progress (with the batch applied before it)
+    /// has been running, if one is.
     pub fn flushing_for(&self) -> Option<std::time::Duration> {
         match self.shared.flushing_since.load(Ordering::SeqCst) {
             0 => None,

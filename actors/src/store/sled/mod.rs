@@ -253,6 +253,15 @@ impl Writes {
     pub(crate) fn del(&mut self, t: T, key: impl AsRef<[u8]>) {
         self.ops.push((t, key.as_ref().to_vec(), None));
     }
+    /// About the bytes these writes put on disk (keys and values).
+    fn bytes(&self) -> u64 {
+        let n: usize = self
+            .ops
+            .iter()
+            .map(|(_, k, v)| 1 + k.len() + v.as_ref().map_or(0, Vec::len))
+            .sum();
+        n as u64
+    }
     pub(crate) fn append(&mut self, other: Writes) {
         self.ops.extend(other.ops);
         self.counts.extend(other.counts);
@@ -546,16 +555,9 @@ impl Store {
         let slot: Slot = Arc::new(RwLock::new(Some(Arc::new(Handles { db, data }))));
         let health = Arc::new(health::Health::default());
         let flusher = {
-            let slot = slot.clone();
             let h = health.clone();
             Flusher::start(
-                Arc::new(move || {
-                    let handles = slot.read().unwrap_or_else(|p| p.into_inner()).clone();
-                    match handles {
-                        Some(hd) => hd.db.flush().map(|_| ()).map_err(Error::from),
-                        None => Err(Error::storage_unavailable("the store is reopening")),
-                    }
-                }),
+                Arc::new(health::flush_fn(slot.clone(), health.clone())),
                 Arc::new(move |e: &Error| h.degrade(&e.message, true)),
             )
         };
@@ -617,41 +619,6 @@ impl Store {
     /// The store's health (degraded while it cannot write; see `health`).
     pub fn health(&self) -> &health::Health {
         &self.inner.health
-    }
-
-    /// Drops the database sled poisoned after an I/O error and opens it again
-    /// (see `health`). Commits wait meanwhile; reads answer 503 for the moment
-    /// it takes. The caches may hold what was applied but never flushed, so
-    /// they are emptied.
-    pub(crate) fn reopen(&self) -> Result<()> {
-        let _gate = self
-            .inner
-            .commit_gate
-            .write()
-            .unwrap_or_else(|p| p.into_inner());
-        let old = self
-            .inner
-            .slot
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        drop(old);
-        // Readers that still hold the old tree finish quickly; `open_sled`
-        // waits for them to let go of its lock.
-        let path = self.inner.path.join(format!("v{FORMAT_VERSION}"));
-        let db = open_sled(&path).map_err(Error::from)?;
-        let data = db.open_tree("data")?;
-        self.inner.projects_cache.clear();
-        self.inner.users_cache.clear();
-        self.inner.flows_cache.clear();
-        self.inner.flow_ids.clear();
-        self.inner.feed_pages.clear();
-        self.inner.feed_counts.clear();
-        *self.inner.slot.write().unwrap_or_else(|p| p.into_inner()) =
-            Some(Arc::new(Handles { db, data }));
-        self.load_event_endpoints()?;
-        tracing::info!("store reopened after a disk error");
-        Ok(())
     }
 
     /// Sets the bounds of template renders (see `render::Limits`).
@@ -783,14 +750,22 @@ impl Store {
         // A degraded store refuses writes before sled sees them: sled answers a
         // poisoned database's writes with its stored error anyway, and a stuck
         // flush would make `apply_batch` wait forever (see `health`).
-        if self.inner.health.is_degraded() {
+        // So does one that would take the disk below its free-space reserve
+        // (see `health`), before sled can meet ENOSPC.
+        let health = &self.inner.health;
+        let refused = if health.is_degraded() {
+            Err(Error::storage_unavailable(format!(
+                "the store cannot write now ({}); try again later",
+                health.reason()
+            )))
+        } else {
+            health.check_space(&self.inner.path, w.bytes())
+        };
+        if let Err(e) = refused {
             for (p, u, _) in counts {
                 self.inner.feed_counts.remove(&(p, u));
             }
-            return Err(Error::storage_unavailable(format!(
-                "the store cannot write now ({}); try again later",
-                self.inner.health.reason()
-            )));
+            return Err(e);
         }
         // With the commits of other threads queued meanwhile, as one batch
         // (see `combine`: each sled batch costs a dozen thread wake-ups),
@@ -884,6 +859,18 @@ impl Store {
         // its scan or sees the mark here.
         self.drop_deleted_projects(&mut all);
         let batch = all.into_batch();
+        // Never while a flush runs, and never on a `Db` sled poisoned (see
+        // `health`): a batch queued for sled's exclusive lock behind a flush
+        // that does not return would block every read of the process.
+        let health = &self.inner.health;
+        let Some(_io) = health.enter_io(Some(health::STUCK_AFTER)) else {
+            return Err(sled::Error::Io(std::io::Error::other(
+                "the store's flush is not returning",
+            )));
+        };
+        if health.needs_reopen() {
+            return Err(reopening());
+        }
         match self.handles() {
             Ok(h) => h.data.apply_batch(batch),
             Err(_) => Err(reopening()),
@@ -910,8 +897,19 @@ impl Store {
         self.wait_durable_blocking(t)
     }
 
-    /// Flushes everything now (shutdown, backups).
+    /// Flushes everything now (shutdown, backups). Not on a `Db` sled
+    /// poisoned, which would answer its error or never return (see `health`).
     pub fn flush(&self) -> Result<()> {
+        let health = &self.inner.health;
+        let _io = health
+            .enter_io(Some(health::STUCK_AFTER))
+            .ok_or_else(|| Error::storage_unavailable("the store's flush is not returning"))?;
+        if health.needs_reopen() {
+            return Err(Error::storage_unavailable(format!(
+                "the store cannot write to disk ({})",
+                health.reason()
+            )));
+        }
         self.handles()?.db.flush()?;
         Ok(())
     }
