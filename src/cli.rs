@@ -127,8 +127,9 @@ pub struct ServeArgs {
     /// Wrong credentials per client address per minute, then 429 [default: 60].
     #[arg(long, env = "HERALD_AUTH_FAILURES_PER_MINUTE")]
     pub auth_failures_per_minute: Option<u32>,
-    /// Refuse to start with less free space on the data directory's filesystem
-    /// (bytes, or with a unit: 512MiB, 1GiB) [default: 64MiB].
+    /// Free space kept on the data directory's filesystem: below it writes
+    /// answer 503 (reads go on) and the server refuses to start (bytes, or
+    /// with a unit: 512MiB, 1GiB) [default: 64MiB].
     #[arg(long, env = "HERALD_MIN_FREE_SPACE", value_parser = crate::configuration::parse_size)]
     pub min_free_space: Option<u64>,
     /// Seconds SIGTERM/SIGINT may take; past that the process exits with status 1 [default: 10].

@@ -39,8 +39,9 @@ pub struct Settings {
     pub max_pending_per_project: Option<usize>,
     /// Wrong credentials per client address per minute before 429s.
     pub auth_failures_per_minute: u32,
-    /// Refuse to start with less free space than this (bytes) on the data
-    /// directory's filesystem. TOML takes a number or a string such as "64MiB".
+    /// Free space (bytes) kept on the data directory's filesystem: the server
+    /// refuses to start with less, and writes answer 503 while there is less
+    /// (store::health). TOML takes a number or a string such as "64MiB".
     #[serde(deserialize_with = "de_size")]
     pub min_free_space: u64,
     /// Seconds SIGTERM/SIGINT may take before the process exits anyway.
