@@ -388,6 +388,11 @@ impl Application {
                         settings.event_retry_horizon,
                     ),
                     claim_poll: std::time::Duration::from_millis(settings.claim_poll_ms),
+                    // the crash journal (herald_actors::actors::poison) beside
+                    // the embedded store; nodes on PostgreSQL have none yet
+                    // (their data directories may be shared, and a node's
+                    // work outlives it on another node)
+                    journal_dir: store.is_some().then(|| settings.data_dir.clone()),
                 },
             )
             .map_err(|e| e.message)?;

@@ -17,9 +17,10 @@
 //! through the same settle as any failure (trace entry, `delivery.failed`
 //! event). A delivery that finishes leaves the counts at the next start.
 //!
-//! On a backend whose work nodes share (PostgreSQL), each node keeps its own
-//! journal: a poison delivery can take each node down twice before the node
-//! holding it fails it.
+//! Only the embedded store has a journal: nodes on PostgreSQL may share a
+//! data directory, and a node's work is taken up by another node, whose
+//! journal never saw it (a count of claims on the queue row is the rule
+//! that would fit there).
 
 use dashmap::DashMap;
 use std::collections::{HashMap, HashSet};
