@@ -49,6 +49,7 @@ mod retention;
 mod runs;
 mod secrets_at_rest;
 mod templates_bounded;
+mod templates_memory;
 mod tenancy;
 mod topics;
 mod trace;

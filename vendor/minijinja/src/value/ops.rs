@@ -342,14 +342,15 @@ pub fn mul(lhs: &Value, rhs: &Value) -> Result<Value, Error> {
                 "strings can only be multiplied with integers",
             )
         }));
+        // Herald: bounded by a render's budget (first, so that the error is
+        // the budget's).
+        ok!(crate::budget::ensure(s.len().checked_mul(n)));
         if !matches!(s.len().checked_mul(n), Some(len) if len <= MAX_REPEATED_STRING_LEN) {
             return Err(Error::new(
                 ErrorKind::InvalidOperation,
                 "repeated string is too large",
             ));
         }
-        // Herald: bounded by a render's budget.
-        ok!(crate::budget::ensure(s.len().checked_mul(n)));
         return Ok(Value::from(s.repeat(n)));
     } else if let Some((seq, n)) = lhs
         .as_object()
