@@ -126,7 +126,9 @@ fn expr() -> impl Strategy<Value = String> {
             (inner.clone(), number(), inner.clone())
                 .prop_map(|(a, n, b)| format!("({a})|batch({n}, {b})")),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a})|default({b})")),
-            inner.clone().prop_map(|a| format!("({a})|map('upper')|list")),
+            inner
+                .clone()
+                .prop_map(|a| format!("({a})|map('upper')|list")),
             inner.clone().prop_map(|a| format!("[{a}, {a}]")),
             inner.clone().prop_map(|a| format!("{{\"k\": {a}}}")),
             inner.clone().prop_map(|a| format!("namespace(v={a}).v")),

@@ -153,11 +153,7 @@ async fn a_delivery_that_kills_the_process_is_failed_at_the_third_start() {
         .await;
     assert!(!got.is_empty());
     // nothing was sent twice: the feed has no entry
-    let feed = app
-        .user(GET, "/user/v1/feed", &ext)
-        .go()
-        .await
-        .ok(200);
+    let feed = app.user(GET, "/user/v1/feed", &ext).go().await.ok(200);
     assert_eq!(feed["items"], json!([]), "{feed}");
 }
 

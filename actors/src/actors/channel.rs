@@ -428,7 +428,9 @@ impl ChannelActor {
                 let failed: Vec<_> = poisoned.into_iter().map(|q| (q, crashed())).collect();
                 let (_, runs) = tokio::task::spawn_blocking(move || store.settle(&failed))
                     .await
-                    .map_err(|_| crate::error::Error::internal("settling crashed deliveries panicked"))??;
+                    .map_err(|_| {
+                        crate::error::Error::internal("settling crashed deliveries panicked")
+                    })??;
                 engine.runs_processed(runs);
             }
             let store = engine.storage().clone();

@@ -147,11 +147,7 @@ pub fn probe(src: &str, limits: &Limits) -> Result<(), String> {
 /// Compiles and renders one template source against a context under
 /// `limits`: what a run does for one field, without a flow (the fuzz target,
 /// previews). A source that does not compile is an error too.
-pub fn render_once(
-    src: &str,
-    ctx: &minijinja::Value,
-    limits: &Limits,
-) -> Result<String, String> {
+pub fn render_once(src: &str, ctx: &minijinja::Value, limits: &Limits) -> Result<String, String> {
     let env = env(limits);
     let (tpl, _) = limits.scoped(|| env.template_from_str(src).map_err(|e| e.to_string()));
     let tpl = tpl?;
