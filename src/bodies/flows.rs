@@ -863,6 +863,9 @@ pub enum RecipientSpec {
     User(Box<Obj<RecipientInput>>),
 }
 
+/// A run: whom it reaches (`recipients`, a `topic`, or both: at least one of
+/// them), its `data` and `actor`, and optionally when it starts (`send_at`) and
+/// the key that cancels it (`cancellation_key`).
 #[derive(Deserialize, ToSchema, Default)]
 #[schema(example = json!({"recipients": ["st-user", {"external_id": "ada", "email": "ada@example.com"}], "actor": "st-user", "data": {"n": 1}}))]
 pub struct RunInput {

@@ -524,6 +524,83 @@ async fn docs_page_renders_code_spans() {
     }
 }
 
+/// `/docs` showed the body of `POST /admin/v1/flows/{id}/run` as only
+/// `recipients` or `topic`: an object with an `anyOf` beside its properties
+/// was drawn as the `anyOf` alone. The page's schema text (its `render`, run
+/// with node on the served document) shows every property of every schema,
+/// then the rule its alternatives add.
+#[tokio::test]
+async fn docs_page_shows_every_property_beside_a_one_of() {
+    let app = TestApp::spawn();
+    let doc = fetch_doc(&app).await;
+    let r = app.request(GET, "/docs").go().await;
+    assert_eq!(r.status, 200, "{r}");
+    let html = &r.text;
+    let start = html
+        .find("// schemaText:begin")
+        .expect("schemaText in /docs");
+    let end = html.find("// schemaText:end").expect("end of schemaText");
+    let f = &html[start..end];
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("openapi.json");
+    std::fs::write(&path, doc.to_string()).expect("write the document");
+    let script = format!(
+        "var doc = JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8'));\n{f}\n\
+         var out = {{}};\n\
+         Object.keys(doc.components.schemas).forEach(function (n) {{\n\
+           out[n] = render({{ $ref: '#/components/schemas/' + n }});\n\
+         }});\n\
+         out['run body'] = render(doc.paths['/admin/v1/flows/{{id}}/run'].post.requestBody.content['application/json'].schema);\n\
+         process.stdout.write(JSON.stringify(out));"
+    );
+    let mut cmd = std::process::Command::new("node");
+    cmd.arg("-e").arg(script).arg(&path);
+    let out = run_with_timeout(cmd, std::time::Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let texts: Value = serde_json::from_str(&out.stdout).expect("JSON from node");
+    // a top-level line `  name:` or `  name?:` per property
+    let shows = |text: &str, k: &str| {
+        text.lines()
+            .any(|l| l.starts_with(&format!("  {k}:")) || l.starts_with(&format!("  {k}?:")))
+    };
+    let run = texts["run body"].as_str().unwrap();
+    for k in [
+        "recipients",
+        "topic",
+        "actor",
+        "data",
+        "idempotency_key",
+        "send_at",
+        "cancellation_key",
+    ] {
+        assert!(
+            shows(run, k),
+            "/docs shows the run body without {k}:\n{run}"
+        );
+    }
+    assert!(
+        run.contains("at least one of:")
+            && run.contains("- recipients given")
+            && run.contains("- topic given"),
+        "the recipients-or-topic rule:\n{run}"
+    );
+    let clock = texts["ClockAdvance"].as_str().unwrap();
+    for k in ["by", "to"] {
+        assert!(shows(clock, k), "ClockAdvance without {k}:\n{clock}");
+    }
+    assert!(clock.contains("exactly one of:"), "{clock}");
+    // and no schema anywhere loses a property that way
+    for (name, s) in doc["components"]["schemas"].as_object().unwrap() {
+        let Some(props) = s["properties"].as_object() else {
+            continue;
+        };
+        let text = texts[name.as_str()].as_str().unwrap();
+        for k in props.keys() {
+            assert!(shows(text, k), "/docs shows {name} without {k}:\n{text}");
+        }
+    }
+}
+
 /// The `pattern` of property `prop` of schema `schema`, compiled.
 fn pattern(doc: &Value, schema: &str, prop: &str) -> regex::Regex {
     let p = doc["components"]["schemas"][schema]["properties"][prop]["pattern"]
