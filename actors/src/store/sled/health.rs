@@ -457,6 +457,10 @@ fn treat(store: &Store, last_probe: &mut Instant) {
             tracing::warn!("the disk is full: the store's ballast is removed to reopen the store");
         }
     }
+    if !health.needs_reopen() && free < health.needed() {
+        // below the reserve: no write to test yet (a probe is a 1 MiB fsync)
+        return;
+    }
     if let Err(e) = probe(dir) {
         tracing::debug!(error = %e, "disk still refuses writes");
         return;
