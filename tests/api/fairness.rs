@@ -269,13 +269,20 @@ async fn runaway_templates_fail_fast_and_do_not_hold_other_projects_writes() {
         assert!(msg.starts_with("template body: "), "{msg}");
         if msg.contains("(template_fuel)") {
             by_limit.0 += 1;
-        } else if msg.contains("(template_max_output)") {
+        } else if msg.contains("(template_max_output)") || msg.contains("(template_max_memory)") {
+            // a 100 MB repetition is refused by the render's memory budget
+            // before it is built (issue 35), where the output cap once
+            // refused it after
             by_limit.1 += 1;
         } else {
             panic!("the message names no limit: {msg}");
         }
     }
-    assert_eq!(by_limit, (300, 300), "(out of fuel, over the output cap)");
+    assert_eq!(
+        by_limit,
+        (300, 300),
+        "(out of fuel, over the output cap or the memory budget)"
+    );
 
     // nothing of 100 MB was stored
     let size = dir_size(&app.data_dir);
