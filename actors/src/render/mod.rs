@@ -26,6 +26,7 @@
 
 use crate::model::{Flow, Rendered, Template};
 pub mod alloc;
+mod stack;
 
 use minijinja::{Environment, ErrorKind, UndefinedBehavior};
 use serde_json::Value;
@@ -55,10 +56,11 @@ pub const BASE_MEMORY: usize = 16 * 1024 * 1024;
 /// The stack a render runs on. A template can nest a list in itself once per
 /// few instructions (`{% set ns.l = [ns.l] %}` in a loop: about 12,000 levels
 /// under the default fuel), and dropping or comparing such a value recurses
-/// once per level, 100 to 400 bytes each; a thread's usual 2 MiB would
-/// overflow, which aborts the process. Formatting and serialising are cut at
-/// 200 levels by the patched MiniJinja. The stack is mapped lazily: only the
-/// pages a render touches are used.
+/// once per level (a few hundred bytes each in a release build, about 5 KiB in
+/// a debug one); a thread's usual 2 MiB would overflow, which aborts the
+/// process. Formatting and serialising are cut at 200 levels by the patched
+/// MiniJinja. One region per thread, mapped once without reserving memory
+/// (`stack`): only the pages a render touches are used.
 pub const RENDER_STACK: usize = 256 * 1024 * 1024;
 
 impl Limits {
@@ -78,7 +80,7 @@ impl Limits {
     /// Runs `f` (a compile or a render) under this budget, on a stack of
     /// `RENDER_STACK` bytes.
     fn scoped<T>(&self, f: impl FnOnce() -> T) -> (T, bool) {
-        stacker::grow(RENDER_STACK, || {
+        stack::run(|| {
             let _scope = minijinja::budget::enter(self.max_memory(), self.max_items());
             let out = f();
             (out, minijinja::budget::tripped())
@@ -209,6 +211,10 @@ fn render_capped(
         (r, out)
     });
     let (r, out) = r;
+    if r.is_err() {
+        // a deep render ends in an error (fuel, memory): its stack pages go
+        stack::release();
+    }
     match r {
         Ok(()) => Ok(String::from_utf8(out.buf)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())),
