@@ -910,7 +910,11 @@ fn notification_filters() -> Vec<utoipa::openapi::path::Parameter> {
             "Notification status.",
         ),
         query_param("topic", str_schema().into(), "Topic key."),
-        query_param("flow_id", uuid_schema(), "Flow id."),
+        query_param(
+            "flow_id",
+            str_schema().into(),
+            "The flow's id or handle (as in the paths); an unknown one matches nothing.",
+        ),
         query_param("flow_run_id", uuid_schema(), "Flow run id."),
         query_param(
             "recipient",

@@ -64,7 +64,8 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
     })?;
     let created_after = q.timestamp("created_after")?;
     let created_before = q.timestamp("created_before")?;
-    let flow_id = q.uuid("flow_id")?;
+    // a flow id or handle, as in the paths
+    let flow_key = q.get("flow_id").map(str::to_string);
     let flow_run_id = q.uuid("flow_run_id")?;
     let recipient_ext = q.get("recipient").map(str::to_string);
     let names = [
@@ -97,6 +98,17 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
                     Some(u) => Some(u.id),
                     None => Some(Uuid::nil()), // unknown user: an empty list
                 },
+                None => None,
+            };
+            let flow_id = match &flow_key {
+                Some(key) => Some(match Uuid::parse_str(key) {
+                    Ok(id) => id,
+                    // unknown handle: an empty list, as an unknown id gives
+                    Err(_) => s
+                        .flow_by_handle(&pid, key)?
+                        .map(|f| f.id)
+                        .unwrap_or(Uuid::nil()),
+                }),
                 None => None,
             };
             let f = NotificationFilter {

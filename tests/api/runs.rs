@@ -758,7 +758,6 @@ async fn notification_and_delivery_lists_filter() {
         ("status", "bogus"),
         ("created_after", "2024-01-01"),
         ("created_before", "yesterday"),
-        ("flow_id", "nope"),
         ("flow_run_id", "nope"),
     ] {
         let r = app
@@ -768,6 +767,9 @@ async fn notification_and_delivery_lists_filter() {
             .await;
         assert_invalid_param(&r, k);
     }
+    // `flow_id` takes a handle as the paths do: "nope" names no flow
+    let got = notif(vec![("flow_id", "nope".into())]).await;
+    assert!(got.is_empty(), "{got:?}");
 
     // a deleted recipient's notifications stay, with recipient null
     let n3 = notif(vec![("topic", topic.clone())]).await;
@@ -854,6 +856,87 @@ async fn notification_and_delivery_lists_filter() {
             .go()
             .await;
         assert_invalid_param(&r, k);
+    }
+}
+
+/// `?flow_id=` on the notification list takes the flow's handle as every
+/// path does (it refused anything but a UUID): the same notifications as by
+/// id, the cursor good for the next page; a handle or an id that names no
+/// flow matches nothing (an empty list, as an unknown `recipient`).
+#[tokio::test]
+async fn notification_list_takes_a_flow_handle() {
+    let app = TestApp::spawn();
+    let inapp = in_app_channel(&app).await;
+    let fa = active_flow(&app, "byhandle", json!([channel_step(&inapp, None, "A")])).await;
+    let fb = active_flow(&app, "other", json!([channel_step(&inapp, None, "B")])).await;
+    let (fa_id, fa_handle) = (s(&fa["id"]), s(&fa["handle"]));
+    let (u1, _) = app.create_user("fh1", json!({})).await;
+    let (u2, _) = app.create_user("fh2", json!({})).await;
+    let runs = [
+        run_flow(
+            &app,
+            &fa_id,
+            json!({"recipients": recipients(&[u1.clone(), u2.clone()])}),
+        )
+        .await,
+        run_flow(
+            &app,
+            &s(&fb["id"]),
+            json!({"recipients": recipients(std::slice::from_ref(&u1))}),
+        )
+        .await,
+    ];
+    for r in &runs {
+        wait_run_processed(&app, &s(&r["id"]), 30).await;
+    }
+    let list = |q: Vec<(&'static str, String)>| {
+        let app = &app;
+        async move {
+            let q: Vec<(&str, &str)> = q.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            list_all(app, &format!("{A}/notifications"), &q).await
+        }
+    };
+    let by_id = list(vec![("flow_id", fa_id.clone())]).await;
+    assert_eq!(by_id.len(), 2, "{by_id:?}");
+    let by_handle = list(vec![("flow_id", fa_handle.clone())]).await;
+    assert_eq!(ids(&by_handle), ids(&by_id), "{by_handle:?}");
+    assert!(by_handle.iter().all(|n| n["flow_id"] == json!(fa_id)));
+    let got = list(vec![
+        ("flow_id", fa_handle.clone()),
+        ("recipient", u2.clone()),
+    ])
+    .await;
+    assert_eq!(got.len(), 1, "{got:?}");
+    // one page at a time: the cursor of a handle-filtered page
+    let r = app
+        .admin(GET, &format!("{A}/notifications"))
+        .query(&[("flow_id", fa_handle.as_str()), ("limit", "1")])
+        .go()
+        .await;
+    let p1 = r.page();
+    assert_eq!(p1["items"].as_array().unwrap().len(), 1, "{r}");
+    let r = app
+        .admin(GET, &format!("{A}/notifications"))
+        .query(&[
+            ("flow_id", fa_handle.as_str()),
+            ("limit", "1"),
+            ("after", p1["page"]["after"].as_str().unwrap()),
+        ])
+        .go()
+        .await;
+    let p2 = r.page();
+    assert_eq!(p2["items"].as_array().unwrap().len(), 1, "{r}");
+    assert_eq!(p2["items"][0]["flow_id"], json!(fa_id), "{r}");
+    assert_ne!(p2["items"][0]["id"], p1["items"][0]["id"], "{r}");
+    // unknown: nothing, not an error
+    for unknown in [handle("nosuch"), new_uuid()] {
+        let r = app
+            .admin(GET, &format!("{A}/notifications"))
+            .query(&[("flow_id", unknown.as_str())])
+            .go()
+            .await;
+        let page = r.page();
+        assert_eq!(page["items"], json!([]), "flow_id={unknown}: {r}");
     }
 }
 
