@@ -22,6 +22,7 @@ pub mod storage;
 pub mod store;
 pub mod trace;
 pub mod validate;
+pub mod views;
 
 pub use actors::{Engine, EngineConfig};
 pub use error::{Disclosure, Error, ErrorCode, FieldError, Result, RetryAfter, Validator};

@@ -1,36 +1,14 @@
 //! Bodies of the Admin API's read side of runs: a notification with its users
-//! and deliveries, and a flow run. A delivery is the engine's
-//! `model::DeliveryView` (the webhooks send it too).
+//! and deliveries, and a flow run. A notification is the engine's
+//! `views::NotificationView` (the `notification.processed` event sends it
+//! too), a delivery the engine's `model::DeliveryView` (the webhooks send it
+//! too).
 
-use herald_actors::model::{self, DeliveryView, Timestamp, User};
+use herald_actors::model::{self, Timestamp};
+pub use herald_actors::views::{NotificationView as Notification, ProcessingStatus};
 use serde::Serialize;
-use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
-
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ProcessingStatus {
-    /// A scheduled run whose `send_at` has not come yet (project time).
-    Scheduled,
-    Pending,
-    Processed,
-    /// A notification whose run a throttle step stopped for its recipient.
-    Throttled,
-    /// A notification whose run joined another run's batch (see
-    /// `batched_into`) and ended there for its recipient.
-    Batched,
-}
-
-impl ProcessingStatus {
-    fn of(processed: bool) -> Self {
-        if processed {
-            ProcessingStatus::Processed
-        } else {
-            ProcessingStatus::Pending
-        }
-    }
-}
 
 // Fields in name order: the bytes the `json!` form of the object wrote.
 #[derive(Serialize, ToSchema)]
@@ -76,69 +54,6 @@ impl From<&model::FlowRun> for FlowRun {
             send_at: r.send_at,
             status: ProcessingStatus::of(r.processed),
             topic: r.topic.clone(),
-        }
-    }
-}
-
-// Fields in name order: the bytes the `json!` form of the object wrote.
-#[derive(Serialize, ToSchema)]
-pub struct Notification {
-    /// Null once the user is deleted.
-    pub actor: Option<User>,
-    pub actor_id: Option<Uuid>,
-    /// A `batched` notification: the notification whose batch it joined,
-    /// which carries the digest. Absent otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(required = false)]
-    pub batched_into: Option<Uuid>,
-    #[schema(value_type = DateTime<Utc>)]
-    pub created_at: Timestamp,
-    /// The run's `data`.
-    pub data: Value,
-    pub deliveries: Vec<DeliveryView>,
-    pub flow_id: Uuid,
-    pub flow_run_id: Uuid,
-    pub id: Uuid,
-    #[schema(value_type = Option<DateTime<Utc>>)]
-    pub processed_at: Option<Timestamp>,
-    /// Null once the user is deleted.
-    pub recipient: Option<User>,
-    pub recipient_id: Uuid,
-    pub status: ProcessingStatus,
-    pub topic: Option<String>,
-    #[schema(value_type = DateTime<Utc>)]
-    pub updated_at: Timestamp,
-}
-
-impl Notification {
-    /// `n` with what the caller looked up: its users, its run's data and its deliveries.
-    pub fn new(
-        n: &model::Notification,
-        actor: Option<User>,
-        recipient: Option<User>,
-        data: Value,
-        deliveries: Vec<DeliveryView>,
-    ) -> Self {
-        Notification {
-            actor,
-            actor_id: n.actor_id,
-            batched_into: n.batched_into,
-            created_at: n.created_at,
-            data,
-            deliveries,
-            flow_id: n.flow_id,
-            flow_run_id: n.flow_run_id,
-            id: n.id,
-            processed_at: n.processed_at,
-            recipient,
-            recipient_id: n.recipient_id,
-            status: match n.stopped {
-                Some(model::StopReason::Throttled) => ProcessingStatus::Throttled,
-                Some(model::StopReason::Batched) => ProcessingStatus::Batched,
-                None => ProcessingStatus::of(n.processed),
-            },
-            topic: n.topic.clone(),
-            updated_at: n.updated_at,
         }
     }
 }

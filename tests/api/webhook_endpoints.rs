@@ -892,3 +892,107 @@ async fn a_hanging_endpoint_does_not_hold_the_others_back() {
     );
     holder.abort();
 }
+
+/// `notification.processed` carries the notification as
+/// `GET /admin/v1/notifications/{id}` shows it (docs/API.md §15), `status`,
+/// users, run data and deliveries included: one settled by its provider's
+/// answer, one processed as the run was accepted (in-app only), one a
+/// throttle step stopped (`throttled`) and one that joined a batch
+/// (`batched`, whose `notification.batched` carries the same). Nothing is left out of the
+/// comparison: the GET is made as the event arrives, before anything
+/// (a feed entry read, a user changed) can move on.
+#[tokio::test]
+async fn notification_processed_carries_the_notification_as_get_shows_it() {
+    let app = TestApp::spawn();
+    let rx = Receiver::start(0).await;
+    create_endpoint(
+        &app,
+        json!({"url": rx.url(), "event_types": ["notification.processed", "notification.batched"]}),
+    )
+    .await;
+    let hook = mock_server().await;
+    mock_always(&hook, 200).await;
+    let chat = chat_flow(&app, &hook_url(&hook)).await;
+    let inbox = in_app_channel(&app).await;
+    let feed = active_flow(
+        &app,
+        "evp",
+        json!([
+            {"type": "throttle", "limit": 1, "window": "1h"},
+            channel_step(&inbox, None, "Hi {{ data.n }}")
+        ]),
+    )
+    .await;
+    let (ext, actor) = (new_ext("evp"), new_ext("eva"));
+    app.create_user_as(&ext, json!({"first_name": "Ann"})).await;
+    app.create_user_as(&actor, json!({"first_name": "Bo"}))
+        .await;
+    let mut nids = vec![];
+    for (flow, n) in [(&chat, 1), (&feed, 2), (&feed, 3)] {
+        let (_, got) = run_one(
+            &app,
+            &s(&flow["id"]),
+            json!({"recipients": [{"external_id": ext}], "actor": actor, "data": {"n": n}}),
+        )
+        .await;
+        nids.push(s(&got["id"]));
+    }
+    // A batch: the first run opens it (and waits an hour), the second joins
+    // and ends there, `batched`, with both events.
+    let digest = active_flow(
+        &app,
+        "evb",
+        json!([{"type": "batch", "window": "1h"}, channel_step(&inbox, None, "Digest")]),
+    )
+    .await;
+    let body = json!({"recipients": [{"external_id": ext}], "data": {"n": 4}});
+    run_flow(&app, &s(&digest["id"]), body.clone()).await;
+    let (_, joined) = run_one(&app, &s(&digest["id"]), body).await;
+    nids.push(s(&joined["id"]));
+    let got = wait_for(&rx, "notification.processed of each run", |g| {
+        nids.iter().all(|id| has(g, "notification.processed", id))
+    })
+    .await;
+    let mut statuses = vec![];
+    for id in &nids {
+        let event = got
+            .iter()
+            .find(|g| {
+                g.event_type() == "notification.processed" && g.json()["data"]["id"] == json!(id)
+            })
+            .unwrap()
+            .json();
+        let shown = app
+            .admin(GET, &format!("/admin/v1/notifications/{id}"))
+            .go()
+            .await
+            .ok(200);
+        assert_eq!(
+            event["data"], shown,
+            "the event's data is not the GET's body"
+        );
+        statuses.push(s(&shown["status"]));
+    }
+    assert_eq!(statuses, ["processed", "processed", "throttled", "batched"]);
+    let batched = got
+        .iter()
+        .find(|g| g.event_type() == "notification.batched")
+        .expect("a notification.batched event")
+        .json();
+    let shown = app
+        .admin(GET, &format!("/admin/v1/notifications/{}", nids[3]))
+        .go()
+        .await
+        .ok(200);
+    assert_eq!(batched["data"], shown);
+    assert!(shown["batched_into"].is_string(), "{shown}");
+    let first = &got
+        .iter()
+        .find(|g| g.json()["data"]["id"] == json!(nids[0]))
+        .unwrap()
+        .json()["data"];
+    assert_eq!(first["recipient"]["first_name"], json!("Ann"), "{first}");
+    assert_eq!(first["actor"]["first_name"], json!("Bo"), "{first}");
+    assert_eq!(first["data"], json!({"n": 1}), "{first}");
+    assert_eq!(first["deliveries"][0]["status"], json!("sent"), "{first}");
+}

@@ -18,11 +18,13 @@ use crate::events::{
     event_body, new_secret, AttemptNext, EventAttempt, EventMask, EventType, OutboxEvent,
     WebhookEndpoint,
 };
-use crate::model::{Delivery, DeliveryStatus, Notification, Timestamp};
+use crate::model::{Delivery, DeliveryStatus, Notification, Timestamp, User};
 use crate::storage::{Change, EventRepo, Page, PageReq};
 use crate::store::trace_codec;
 use crate::trace::{AttemptNote, TraceEntry};
+use crate::views::NotificationView;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use sqlx::{PgConnection, Row};
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
@@ -118,19 +120,58 @@ impl Outbound {
     }
 
     /// The events of a notification as accepted: each delivery settled at
-    /// once and the notification when it is processed already.
-    pub(crate) fn stage_accepted(&mut self, project: &Uuid, n: &Notification, ds: &[Delivery]) {
+    /// once and the notification's own (`stage_notification`).
+    pub(crate) fn stage_accepted(
+        &mut self,
+        project: &Uuid,
+        n: &Notification,
+        ds: &[Delivery],
+        data: &Value,
+        users: &UsersRead,
+    ) {
         if !self.endpoints.contains_key(project) {
             return;
         }
         for d in ds.iter().filter(|d| d.status.is_final()) {
             self.stage_delivery(project, d);
         }
-        if n.stopped == Some(crate::model::StopReason::Batched) {
-            self.stage(project, EventType::NotificationBatched, &n.id, || n);
+        self.stage_notification(project, n, ds, data, users);
+    }
+
+    /// Whether some endpoint of `project` wants a notification's own events
+    /// (`notification.batched`, `notification.processed`).
+    pub(crate) fn wants_notification(&self, project: &Uuid) -> bool {
+        self.wants(project, EventType::NotificationProcessed)
+            || self.wants(project, EventType::NotificationBatched)
+    }
+
+    /// `notification.batched` when `n` joined a batch and
+    /// `notification.processed` when it is processed, their data the
+    /// notification as `GET /admin/v1/notifications/{id}` shows it
+    /// (`NotificationView`): `ds` as written, its run's `data`, its users
+    /// from `users` (read in the transaction, `users_of`).
+    pub(crate) fn stage_notification(
+        &mut self,
+        project: &Uuid,
+        n: &Notification,
+        ds: &[Delivery],
+        data: &Value,
+        users: &UsersRead,
+    ) {
+        let batched = n.stopped == Some(crate::model::StopReason::Batched)
+            && self.wants(project, EventType::NotificationBatched);
+        let processed = n.processed && self.wants(project, EventType::NotificationProcessed);
+        if !batched && !processed {
+            return;
         }
-        if n.processed {
-            self.stage(project, EventType::NotificationProcessed, &n.id, || n);
+        let view = NotificationView::staged(n, ds, data.clone(), |id| {
+            users.get(&(*project, *id)).cloned()
+        });
+        if batched {
+            self.stage(project, EventType::NotificationBatched, &n.id, || &view);
+        }
+        if processed {
+            self.stage(project, EventType::NotificationProcessed, &n.id, || &view);
         }
     }
 
@@ -298,6 +339,36 @@ impl Traces {
         .map_err(db_err)?;
         Ok(())
     }
+}
+
+/// Users read by `(project, id)` in a transaction (`users_of`).
+pub(crate) type UsersRead = HashMap<(Uuid, Uuid), User>;
+
+/// The users of `notifications` (their actors and recipients) that exist,
+/// read in the caller's transaction (so users it wrote are as written).
+pub(crate) async fn users_of<'a>(
+    conn: &mut PgConnection,
+    notifications: impl Iterator<Item = (&'a Uuid, &'a Notification)>,
+) -> Result<UsersRead> {
+    let keys: BTreeSet<(Uuid, Uuid)> = notifications
+        .flat_map(|(p, n)| NotificationView::user_ids(n).map(|id| (*p, id)))
+        .collect();
+    if keys.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let (ps, ids): (Vec<Uuid>, Vec<Uuid>) = keys.into_iter().unzip();
+    let rows = sqlx::query(
+        "SELECT project, id, doc FROM users
+         WHERE (project, id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))",
+    )
+    .bind(&ps)
+    .bind(&ids)
+    .fetch_all(conn)
+    .await
+    .map_err(db_err)?;
+    rows.iter()
+        .map(|r| Ok(((r.get("project"), r.get("id")), doc_of(r, "doc")?)))
+        .collect()
 }
 
 fn event_type(s: &str) -> Result<EventType> {

@@ -29,7 +29,7 @@
 
 use super::batches::put_batches;
 use super::catalog::put_idempotent_new;
-use super::events::{Outbound, Traces};
+use super::events::{users_of, Outbound, Traces};
 use super::throttles::{put_throttles, throttles_stale};
 use super::users::{lock_all, put_user, user_by_ext_in, user_lock};
 use super::{db_err, doc_of, doc_of_opt, to_doc, PgStore};
@@ -205,10 +205,22 @@ async fn lock_slots(conn: &mut PgConnection, project: &Uuid, ts: &[&ThrottleWrit
 async fn notification_extras(
     conn: &mut PgConnection,
     project: &Uuid,
+    run: &FlowRun,
     ns: &[StagedNotification],
     out: &mut Outbound,
 ) -> Result<()> {
     put_throttles(conn, project, ns).await?;
+    // The users of the notifications whose own events are staged (the
+    // transaction's upserts included), only when an endpoint wants them.
+    let users = if out.wants_notification(project) {
+        let own = ns
+            .iter()
+            .filter(|sn| sn.n.processed || sn.n.stopped.is_some())
+            .map(|sn| (project, &sn.n));
+        users_of(conn, own).await?
+    } else {
+        Default::default()
+    };
     let mut traces = Traces::default();
     for sn in ns {
         traces.add_part(
@@ -216,7 +228,7 @@ async fn notification_extras(
             &sn.n.id,
             trace_codec::encode_accepted(&sn.trace, &sn.deliveries),
         );
-        out.stage_accepted(project, &sn.n, &sn.deliveries);
+        out.stage_accepted(project, &sn.n, &sn.deliveries, &run.data, &users);
     }
     traces.flush(conn).await
 }
@@ -809,14 +821,19 @@ async fn stage_finish(
     let mut run_done: HashMap<(Uuid, Uuid), i64> = HashMap::new();
     let mut traces = Traces::default();
     let (mut nps, mut nids, mut nprocessed, mut ndocs) = (vec![], vec![], vec![], vec![]);
-    for (((p, n, ds), t), mut trace) in recs.iter_mut().zip(touched).zip(traces_of) {
+    // Notifications that became processed (index in `recs`), for their events.
+    let mut done = vec![];
+    for (ri, (((p, n, ds), t), mut trace)) in
+        recs.iter_mut().zip(touched).zip(traces_of).enumerate()
+    {
         if !t {
             continue;
         }
         if settle::notification_done(n, ds, now) {
             *run_done.entry((*p, n.flow_run_id)).or_default() += 1;
-            let n = &*n;
-            out.stage(p, EventType::NotificationProcessed, &n.id, || n);
+            if out.wants(p, EventType::NotificationProcessed) {
+                done.push(ri);
+            }
             crate::trace::processed_into(now, &mut trace);
         }
         traces.add_part(p, &n.id, trace.finish());
@@ -840,9 +857,50 @@ async fn stage_finish(
         .await
         .map_err(db_err)?;
     }
+    if !done.is_empty() {
+        stage_processed(conn, recs, &done, out).await?;
+    }
     traces.flush(&mut *conn).await?;
     let runs_processed = count_down(conn, &run_done, now).await?;
     Ok((written, runs_processed))
+}
+
+/// The `notification.processed` events of the notifications of `recs` at
+/// `done` (they just became processed), with their users and their runs'
+/// data, each read once.
+async fn stage_processed(
+    conn: &mut PgConnection,
+    recs: &[(Uuid, Notification, Vec<Delivery>)],
+    done: &[usize],
+    out: &mut Outbound,
+) -> Result<()> {
+    let users = users_of(conn, done.iter().map(|&ri| (&recs[ri].0, &recs[ri].1))).await?;
+    let runs: BTreeSet<(Uuid, Uuid)> = done
+        .iter()
+        .map(|&ri| (recs[ri].0, recs[ri].1.flow_run_id))
+        .collect();
+    let (ps, ids): (Vec<Uuid>, Vec<Uuid>) = runs.into_iter().unzip();
+    // the data alone, not the run's whole document (its flow copy)
+    let rows = sqlx::query(
+        "SELECT project, id, doc->'data' AS data FROM flow_runs
+         WHERE (project, id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))",
+    )
+    .bind(&ps)
+    .bind(&ids)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    let mut data: HashMap<(Uuid, Uuid), Value> = HashMap::with_capacity(rows.len());
+    for r in &rows {
+        let d: Option<Value> = doc_of_opt(r, "data")?;
+        data.insert((r.get("project"), r.get("id")), d.unwrap_or(Value::Null));
+    }
+    for &ri in done {
+        let (p, n, ds) = &recs[ri];
+        let d = data.get(&(*p, n.flow_run_id)).unwrap_or(&Value::Null);
+        out.stage_notification(p, n, ds, d, &users);
+    }
+    Ok(())
 }
 
 /// Counts the runs of `done` (notifications that became processed, per
@@ -1070,7 +1128,7 @@ impl PgStore {
         feed: Vec<(Delivery, String)>,
     ) -> Result<UserFrames> {
         insert_notifications(conn, project, notifications).await?;
-        notification_extras(conn, project, notifications, out).await?;
+        notification_extras(conn, project, run, notifications, out).await?;
         closes.flush(conn).await?;
         for items in queues {
             let untils = self.lease_for(run, items);

@@ -26,12 +26,14 @@ use crate::events::{
     event_body, new_secret, AttemptNext, EventAttempt, EventMask, EventType, OutboxEvent,
     WebhookEndpoint,
 };
-use crate::model::{Delivery, DeliveryStatus, Notification, PushSubscription, Timestamp};
+use crate::model::{Delivery, DeliveryStatus, Notification, PushSubscription, Timestamp, User};
 use crate::storage::{Page, PageReq};
 use crate::trace::AttemptNote;
+use crate::views::NotificationView;
 use dashmap::DashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -346,28 +348,73 @@ impl Store {
 
     /// Stages the events of a notification as accepted: each delivery settled
     /// at once (sent to a feed, skipped, failed) and the notification when it
-    /// is processed already.
+    /// joined a batch or is processed already (see `stage_notification_events`).
     pub(crate) fn stage_accept_events(
         &self,
         w: &mut Writes,
         project: &Uuid,
         n: &Notification,
         ds: &[Delivery],
-    ) {
+        data: &Value,
+        known: &HashMap<Uuid, &User>,
+    ) -> Result<()> {
         if !self.inner.events.any.load(Ordering::Acquire) {
-            return;
+            return Ok(());
         }
         for d in ds {
             if d.status.is_final() {
                 self.stage_delivery_event(w, project, d);
             }
         }
-        if n.stopped == Some(crate::model::StopReason::Batched) {
-            self.stage_outbound(w, project, EventType::NotificationBatched, &n.id, || n);
+        self.stage_notification_events(w, project, n, ds, &mut || Ok(data.clone()), known)
+    }
+
+    /// Whether some endpoint of `project` wants a notification's own events
+    /// (`notification.batched`, `notification.processed`).
+    pub(crate) fn wants_notification_events(&self, project: &Uuid) -> bool {
+        self.wants_event(project, EventType::NotificationProcessed)
+            || self.wants_event(project, EventType::NotificationBatched)
+    }
+
+    /// Stages `notification.batched` when `n` joined a batch and
+    /// `notification.processed` when it is processed, their data the
+    /// notification as `GET /admin/v1/notifications/{id}` shows it
+    /// (`NotificationView`): `ds` as written, its run's `data` and its users,
+    /// from `known` (written in the same change) or read. Nothing is read
+    /// unless an endpoint wants one of them.
+    pub(crate) fn stage_notification_events(
+        &self,
+        w: &mut Writes,
+        project: &Uuid,
+        n: &Notification,
+        ds: &[Delivery],
+        data: &mut dyn FnMut() -> Result<Value>,
+        known: &HashMap<Uuid, &User>,
+    ) -> Result<()> {
+        let batched = n.stopped == Some(crate::model::StopReason::Batched)
+            && self.wants_event(project, EventType::NotificationBatched);
+        let processed = n.processed && self.wants_event(project, EventType::NotificationProcessed);
+        if !batched && !processed {
+            return Ok(());
         }
-        if n.processed {
-            self.stage_outbound(w, project, EventType::NotificationProcessed, &n.id, || n);
+        let mut users = HashMap::new();
+        for id in NotificationView::user_ids(n) {
+            let u = match known.get(&id) {
+                Some(u) => Some((*u).clone()),
+                None => self.user(project, &id)?,
+            };
+            users.extend(u.map(|u| (id, u)));
         }
+        let view = NotificationView::staged(n, ds, data()?, |id| users.get(id).cloned());
+        if batched {
+            self.stage_outbound(w, project, EventType::NotificationBatched, &n.id, || &view);
+        }
+        if processed {
+            self.stage_outbound(w, project, EventType::NotificationProcessed, &n.id, || {
+                &view
+            });
+        }
+        Ok(())
     }
 
     /// Stages the event of a delivery's new state: `delivery.sent`, `.failed`,

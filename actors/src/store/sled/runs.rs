@@ -29,7 +29,9 @@ use crate::model::*;
 use crate::storage::{
     AcceptedRun, DeliveryFilter, Finished, IdempotentResponse, NotificationFilter, Outcome,
     Prepared, QueueItem, RunCommit, StagedChunk, StagedNotification, StagedRun, UserFrames,
+    UserWrite,
 };
+use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
 
@@ -123,10 +125,19 @@ impl Store {
     fn stage_notifications(
         &self,
         project: &Uuid,
+        run: &FlowRun,
+        users: &[UserWrite],
         notifications: Vec<StagedNotification>,
         queued: &[QueueItem],
-    ) -> Part {
+    ) -> Result<Part> {
         let p = project;
+        // The users this change writes, for the notifications' events (the
+        // others are read): only when an endpoint wants them.
+        let known: HashMap<Uuid, &User> = if self.wants_notification_events(p) {
+            users.iter().map(|u| (u.after.id, &u.after)).collect()
+        } else {
+            HashMap::new()
+        };
         let mut part = Part {
             w: Writes::new(),
             feed: vec![],
@@ -146,7 +157,7 @@ impl Store {
                 trace,
             } = sn;
             let nid = n.id;
-            self.stage_accept_events(&mut part.w, p, &n, &deliveries);
+            self.stage_accept_events(&mut part.w, p, &n, &deliveries, &run.data, &known)?;
             for d in &deliveries {
                 if status_indexed(d.status) {
                     part.w.put(
@@ -200,7 +211,7 @@ impl Store {
         for q in queued {
             part.w.put(T::queue, q.key(), q.value());
         }
-        part
+        Ok(part)
     }
 
     /// Stages the feed entries and live-feed events of in_app deliveries settled
@@ -282,7 +293,7 @@ impl Store {
             .iter()
             .filter_map(|n| n.batch.clone())
             .collect();
-        let part = self.stage_notifications(project, notifications, &queued);
+        let part = self.stage_notifications(project, &run, &users, notifications, &queued)?;
         let lock_keys: Vec<Vec<u8>> = users
             .iter()
             .map(|u| user_lock_key(project, &u.external_id))
@@ -408,7 +419,7 @@ impl Store {
             .iter()
             .filter_map(|n| n.throttle.clone())
             .collect();
-        let mut part = self.stage_notifications(project, notifications, &queued);
+        let mut part = self.stage_notifications(project, &run, &[], notifications, &queued)?;
         self.stage_run_indexes(&mut part.w, project, &run, &mut part.nids);
         Ok(Prepared::new(PreparedChunk {
             part,
@@ -927,14 +938,25 @@ impl Store {
         }
         // Notifications whose deliveries have all settled.
         let mut run_done: HashMap<(Uuid, Uuid), u64> = HashMap::new();
+        // The runs' data, for the notifications' events, each read once.
+        let mut run_data: HashMap<Uuid, Value> = HashMap::new();
+        let none = HashMap::new();
         for ((((p, nid), rec), t), mut trace) in recs.iter_mut().zip(touched).zip(traces) {
             if !t {
                 continue;
             }
             if settle::notification_done(&mut rec.n, &rec.d, now) {
                 *run_done.entry((*p, rec.n.flow_run_id)).or_default() += 1;
-                let n = &rec.n;
-                self.stage_outbound(w, p, EventType::NotificationProcessed, nid, || n);
+                let run = rec.n.flow_run_id;
+                let mut data = || -> Result<Value> {
+                    if let Some(d) = run_data.get(&run) {
+                        return Ok(d.clone());
+                    }
+                    let d = self.flow_run(p, &run)?.map_or(Value::Null, |r| r.data);
+                    run_data.insert(run, d.clone());
+                    Ok(d)
+                };
+                self.stage_notification_events(w, p, &rec.n, &rec.d, &mut data, &none)?;
                 crate::trace::processed_into(now, &mut trace);
             }
             self.stage_trace_part(w, p, nid, trace.finish());
