@@ -49,11 +49,22 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
     let secure_after = security.unwrap_or(was_secure);
     let on_test = a.project.test_clock.is_some() || clock == Some(bodies::ClockKind::Test);
     if secure_after && on_test && clock != Some(bodies::ClockKind::Real) {
+        // Say which move was refused: taking a test clock, or turning
+        // security mode on while on one (and how to get there).
+        let message = if clock == Some(bodies::ClockKind::Test) && was_secure {
+            "a project with security mode on is in production use and cannot take a test clock"
+        } else if clock == Some(bodies::ClockKind::Test) {
+            "security mode cannot be turned on together with a test clock: a project in \
+             production use runs on the real clock"
+        } else {
+            "the project is on a test clock, so security mode cannot be turned on: set \
+             \"clock\": \"real\" first (or in the same request)"
+        };
         return Err(ApiError(Error::conflict(
             "project",
             None,
             "production_project",
-            "a project with security mode on is in production use and cannot take a test clock",
+            message,
         )));
     }
     if let Some(c) = clock {

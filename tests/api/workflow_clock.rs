@@ -159,6 +159,59 @@ async fn clock_requests_are_validated_and_refused_in_production() {
     assert_conflict(&r, "production_project");
 }
 
+/// Turning security mode on while on the test clock is refused with a message
+/// about that move (it described the opposite one: a secure project taking a
+/// test clock) that says to set `"clock": "real"` first; which is then
+/// accepted. Each refused move keeps its own message.
+#[tokio::test]
+async fn security_on_a_test_clock_says_to_set_the_real_clock_first() {
+    let app = TestApp::spawn();
+    test_clock(&app).await;
+    let put = |body: Value| {
+        let app = &app;
+        async move {
+            app.admin(PUT, &format!("{A}/project"))
+                .json(&body)
+                .go()
+                .await
+        }
+    };
+    let message = |r: &Resp| {
+        r.json["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+
+    let r = put(json!({"security_mode": true})).await;
+    assert_conflict(&r, "production_project");
+    let m = message(&r);
+    assert!(
+        m.contains("test clock") && m.contains(r#""clock": "real""#) && m.contains("first"),
+        "the message says to set the real clock first: {r}"
+    );
+    assert!(!m.contains("cannot take a test clock"), "{r}");
+    // both at once: neither is taken
+    let r = put(json!({"security_mode": true, "clock": "test"})).await;
+    assert_conflict(&r, "production_project");
+    assert!(message(&r).contains("together with a test clock"), "{r}");
+    let p = app.admin(GET, &format!("{A}/project")).go().await.ok(200);
+    assert_eq!(
+        (p["clock"].clone(), p["security_mode"].clone()),
+        (json!("test"), json!(false))
+    );
+
+    // as it says: the real clock first, then security mode
+    let p = put(json!({"clock": "real"})).await.ok(200);
+    assert_eq!(p["clock"], json!("real"), "{p}");
+    let p = put(json!({"security_mode": true})).await.ok(200);
+    assert_eq!(p["security_mode"], json!(true), "{p}");
+    // and the opposite move keeps its own message
+    let r = put(json!({"clock": "test"})).await;
+    assert_conflict(&r, "production_project");
+    assert!(message(&r).contains("cannot take a test clock"), "{r}");
+}
+
 #[tokio::test]
 async fn a_scheduled_run_waits_for_send_at_on_both_clocks() {
     let app = TestApp::spawn();
