@@ -116,6 +116,23 @@ fn readme_sh_block(heading: &str) -> String {
     rest[start..start + end].to_string()
 }
 
+/// Runs a script with `bash -c` (no proxy variables), for at most a minute.
+fn bash(script: &str) -> CmdOutput {
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c").arg(script).stdin(Stdio::null());
+    for v in [
+        "http_proxy",
+        "https_proxy",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "all_proxy",
+    ] {
+        cmd.env_remove(v);
+    }
+    run_with_timeout(cmd, Duration::from_secs(60))
+}
+
 /// The README's "First requests", run verbatim (extracted from
 /// README.md, so the two cannot drift) with `bash`, `curl` and `python3`
 /// against the built binary on its first start: only the keys and the address
@@ -158,21 +175,6 @@ fn readme_first_requests_work_verbatim() {
         ),
         1,
     );
-    let bash = |script: &str| {
-        let mut cmd = Command::new("bash");
-        cmd.arg("-c").arg(script).stdin(Stdio::null());
-        for v in [
-            "http_proxy",
-            "https_proxy",
-            "HTTP_PROXY",
-            "HTTPS_PROXY",
-            "ALL_PROXY",
-            "all_proxy",
-        ] {
-            cmd.env_remove(v);
-        }
-        run_with_timeout(cmd, Duration::from_secs(60))
-    };
     let out = bash(&script);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     // curl -s prints each answer without a newline: a stream of JSON values
@@ -282,4 +284,68 @@ fn serve_help_shows_the_readme_defaults() {
         workers.contains(meaning),
         "--workers is worded as in the README ({meaning}): {workers}"
     );
+}
+
+/// The first ```` ```sh ```` block after the paragraph that starts with `lead`.
+fn readme_sh_block_after(lead: &str) -> String {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let at = readme
+        .find(&format!("\n{lead}"))
+        .unwrap_or_else(|| panic!("README has a paragraph `{lead}`"));
+    let rest = &readme[at..];
+    let start = rest.find("\n```sh\n").expect("a ```sh block") + "\n```sh\n".len();
+    let end = rest[start..].find("\n```").expect("the block's end");
+    rest[start..start + end].to_string()
+}
+
+/// The README's "Trying email locally" left out `--egress-allow`, so its
+/// channel (an SMTP sink on 127.0.0.1) was refused with a 422 until the server
+/// was restarted with it. Its `herald serve` line, with the egress guard on as
+/// in production, lets its `curl` create the channel; without the line's
+/// arguments the same `curl` gets the 422 the README warns of.
+#[test]
+fn readme_trying_email_locally_works() {
+    let block = readme_sh_block_after("Trying email locally");
+    let serve = block
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("herald serve"))
+        .expect("the block starts the server with `herald serve`");
+    let serve = serve.split('#').next().unwrap_or_default();
+    let args: Vec<&str> = serve.split_whitespace().collect();
+    assert!(
+        args.contains(&"--egress-allow"),
+        "the server is started with --egress-allow: {block}"
+    );
+    // the channel request (the block's curl command with its continuation lines)
+    let from = block.find("curl ").expect("a curl command in the block");
+    let curl = &block[from..];
+    assert!(curl.contains("localhost:8080/admin/v1/channels"), "{curl}");
+    let create = |app: &TestApp| {
+        let host = app.address.trim_start_matches("http://");
+        let script = format!(
+            "PK={}; SK={}\n{}",
+            app.public_key,
+            app.secret_key,
+            curl.replace("localhost:8080", host)
+        );
+        let out = bash(&script);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        serde_json::from_str::<serde_json::Value>(&out.stdout)
+            .unwrap_or_else(|e| panic!("the answer is JSON ({e}): {}", out.stdout))
+    };
+
+    let guarded = TestApp::spawn_with(&[], &[GUARD_ON]);
+    let refused = create(&guarded);
+    assert_eq!(refused["error"]["status"], 422, "{refused}");
+    let field = &refused["error"]["details"]["fields"][0];
+    assert_eq!(field["field"], "config.host", "{refused}");
+    assert_eq!(field["reason"], "exclusion", "{refused}");
+    drop(guarded);
+
+    let app = TestApp::spawn_with(&args, &[GUARD_ON]);
+    let channel = create(&app);
+    assert_eq!(channel["type"], "email", "{channel}");
+    assert_eq!(channel["provider"], "smtp", "{channel}");
+    assert_eq!(channel["config"]["host"], "127.0.0.1", "{channel}");
 }
