@@ -11,7 +11,7 @@ use actix_web::dev::{Server, ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::{web, App, HttpMessage, HttpRequest, HttpResponse};
 use herald_actors::model::ChannelType;
-use herald_actors::store::PgStore;
+use herald_actors::store::{DirLock, PgStore};
 use herald_actors::{Engine, EngineConfig, Error, Storage, Store};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -30,6 +30,8 @@ pub struct Application {
     pg: Option<PgStore>,
     /// `DATA_DIR/ops.json`, removed on a clean stop.
     ops_file: Option<PathBuf>,
+    /// The data directory's lock (the embedded store), held to the end.
+    _dir_lock: Option<DirLock>,
 }
 
 fn valid_request_id(s: &str) -> bool {
@@ -302,6 +304,14 @@ impl Application {
             fuel: settings.template_fuel,
             max_output: settings.template_max_output,
         };
+        // The data directory's lock before anything else, the port and the
+        // `listening on` line included: a second server on a directory in
+        // use stops here, naming it. The store's own lock is taken as it
+        // opens, which may be after the port is served (below).
+        let dir_lock = match settings.postgres_url() {
+            Some(_) => None,
+            None => Some(DirLock::take(&settings.data_dir).map_err(|e| e.message)?),
+        };
         // Bound first: when opening the store takes a while (sled replays
         // what was written since the last start, seconds on a large data
         // dir), the port answers 503 `service_unavailable` meanwhile instead
@@ -545,6 +555,7 @@ impl Application {
             store,
             pg,
             ops_file,
+            _dir_lock: dir_lock,
         })
     }
 

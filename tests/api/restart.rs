@@ -305,3 +305,48 @@ async fn a_slow_store_open_answers_503_until_ready() {
     let users = all_users(&app).await;
     assert_eq!(users.as_array().map(Vec::len), Some(1), "{users}");
 }
+
+/// A second `herald serve` on a data directory a running server holds
+/// stops before it binds its port: exit status 1 within moments, an error
+/// naming the directory, and never a `listening on` line (which once came
+/// first, a second before the exit, while the store's own lock was awaited).
+/// The first server goes on serving.
+#[tokio::test]
+async fn a_second_server_on_a_data_dir_in_use_exits_without_listening() {
+    if sled_only("the data directory holds a server's state only with the embedded store") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::random();
+    let app = TestApp::spawn_on(dir.path(), &keys);
+    let mut cmd = std::process::Command::new(herald_bin());
+    for (var, _) in std::env::vars_os() {
+        if var.to_string_lossy().starts_with("HERALD_") {
+            cmd.env_remove(var);
+        }
+    }
+    cmd.env("NO_COLOR", "1")
+        .env("RUST_LOG", "warn")
+        .arg("serve")
+        .arg("--bind")
+        .arg("127.0.0.1:0")
+        .arg("--data-dir")
+        .arg(dir.path())
+        .stdin(std::process::Stdio::null());
+    let started = std::time::Instant::now();
+    let out = run_with_timeout(cmd, Duration::from_secs(30));
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(!out.stdout.contains("listening on"), "{out:?}");
+    assert!(
+        out.stderr.contains(&format!(
+            "data directory {} is in use",
+            dir.path().display()
+        )),
+        "{out:?}"
+    );
+    // No wait for a lock that will not come (loose: a loaded machine starts
+    // a debug build slowly).
+    assert!(took < Duration::from_secs(5), "took {took:?}: {out:?}");
+    app.create_user_as("still-serving", json!({})).await;
+}

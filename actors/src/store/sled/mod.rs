@@ -18,6 +18,7 @@ pub mod backup;
 mod batches;
 pub mod codec;
 mod combine;
+mod dir_lock;
 mod events;
 mod feed;
 mod flusher;
@@ -45,6 +46,7 @@ pub use crate::storage::{
     Finished, Frame, IdempotentResponse, InAppBatch, NotificationFilter, Outcome, Page, PageReq,
     PushSubscription, QueueItem, RunRecipient, UserFrames,
 };
+pub use dir_lock::DirLock;
 pub use feed::feed_lock_key;
 pub use flusher::Flusher;
 pub use projects::{check_project_name, hash_secret, MAX_SECRET_GRACE};
@@ -407,10 +409,7 @@ impl Store {
         let path = dir.join(format!("v{FORMAT_VERSION}"));
         let db = open_sled(&path).map_err(|e| {
             if is_lock_error(&e) {
-                Error::internal(format!(
-                    "data directory {} is in use by another Herald process",
-                    dir.display()
-                ))
+                dir_lock::in_use(dir)
             } else {
                 Error::internal(format!("cannot open data directory {}: {e}", dir.display()))
             }
