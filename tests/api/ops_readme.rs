@@ -138,10 +138,15 @@ fn bash(script: &str) -> CmdOutput {
 /// against the built binary on its first start: only the keys and the address
 /// the server printed are put into the block's first line. Every request
 /// answers as the walk-through says, and alice's feed shows the rendered
-/// message, unread.
+/// message, unread; then the block's last part (from `# alice reads`), run
+/// once the entry is there, marks it read.
 #[test]
 fn readme_first_requests_work_verbatim() {
-    let block = readme_sh_block("First requests");
+    let whole = readme_sh_block("First requests");
+    let split = whole
+        .find("\n# alice reads")
+        .expect("the block ends by marking alice's entry read (`# alice reads …`)");
+    let (block, reads) = (&whole[..split], &whole[split + 1..]);
     let first = block.lines().next().unwrap_or_default();
     assert_eq!(
         first, "PK=pk_…; SK=sk_…; H=http://127.0.0.1:8080",
@@ -202,7 +207,14 @@ fn readme_first_requests_work_verbatim() {
         .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
         .expect("the block's last command");
     assert!(feed_cmd.contains("/user/v1/feed"), "{feed_cmd}");
-    let ask = format!("PK={}; H={}\n{feed_cmd}", app.public_key, app.address);
+    // the block's first line as run, and its shell functions
+    let prelude: Vec<&str> = script
+        .lines()
+        .take(1)
+        .chain(block.lines().filter(|l| l.contains("() {")))
+        .collect();
+    let prelude = prelude.join("\n");
+    let ask = format!("{prelude}\n{feed_cmd}");
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     let feed = loop {
         let out = bash(&ask);
@@ -227,6 +239,20 @@ fn readme_first_requests_work_verbatim() {
     );
     assert_eq!(items[0]["read"], false, "{feed}");
     assert_eq!(feed["meta"]["unread_count"], 1, "{feed}");
+
+    // alice reads it: the PATCH answers the entry, read
+    let out = bash(&format!("{prelude}\n{reads}"));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let entry: serde_json::Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("the answer is one JSON entry ({e}): {}", out.stdout));
+    assert_eq!(entry["id"], items[0]["id"], "{entry}");
+    assert_eq!(entry["read"], true, "{entry}");
+    assert!(entry["read_at"].is_string(), "{entry}");
+    let out = bash(&ask);
+    let feed: serde_json::Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("the feed is JSON ({e}): {}", out.stdout));
+    assert_eq!(feed["items"][0]["read"], true, "{feed}");
+    assert_eq!(feed["meta"]["unread_count"], 0, "{feed}");
 }
 
 /// The help text of one option of a clap help text, whitespace collapsed.
