@@ -1,6 +1,6 @@
 //! The soketi peer (npm `@soketi/soketi`, a Pusher-protocol WebSocket server that
 //! stores nothing), installed and started with the scripts in
-//! `../shared/peers/soketi/` into `$SOKETI_DIR` (default: a `herald-bench-soketi`
+//! `benches/peers/soketi/` into `$SOKETI_DIR` (default: a `herald-bench-soketi`
 //! dir under the system temp dir, reused by later runs). It receives the same
 //! fan-out as Herald's live scenario: C sockets, each subscribed to its own channel
 //! `user-N`, one event per user published through the signed batch HTTP API in
@@ -92,7 +92,7 @@ impl Soketi {
     /// Installs (when not already installed in `$SOKETI_DIR`) and starts soketi.
     /// Err holds the reason it cannot run here.
     pub fn start() -> Result<Soketi, String> {
-        let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/peers/soketi");
+        let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/soketi");
         if !scripts.join("start_soketi.sh").exists() {
             return Err(format!("no scripts in {}", scripts.display()));
         }

@@ -375,3 +375,98 @@ fn readme_trying_email_locally_works() {
     assert_eq!(channel["provider"], "smtp", "{channel}");
     assert_eq!(channel["config"]["host"], "127.0.0.1", "{channel}");
 }
+
+/// Markdown files under `dir`, recursively.
+fn markdown_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let p = e.expect("a directory entry").path();
+        if p.is_dir() {
+            markdown_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "md") {
+            out.push(p);
+        }
+    }
+}
+
+/// README and docs need nothing outside the repository: the bench's soketi
+/// installer was `../shared/peers/soketi/` and the contract checker
+/// `../shared/conformance`, folders only CI's clone has beside it. No
+/// relative path in README.md, docs/ or benches/ leaves the repository, every
+/// repository path the README names exists, and the bench's code names no
+/// path outside it.
+#[test]
+fn readme_and_docs_need_nothing_outside_the_repository() {
+    use std::path::{Component, Path, PathBuf};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    markdown_files(&root.join("docs"), &mut files);
+    markdown_files(&root.join("benches"), &mut files);
+    let up = regex::Regex::new(r"(\.\./)+[^\s`)\]'\x22]*").unwrap();
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("a markdown file");
+        let dir = f.parent().unwrap();
+        for m in up.find_iter(&text) {
+            // lexically: how far above the repository root it goes
+            let mut at: Vec<Component> = dir.strip_prefix(root).unwrap().components().collect();
+            let mut outside = false;
+            for c in Path::new(m.as_str()).components() {
+                match c {
+                    Component::ParentDir if at.pop().is_none() => outside = true,
+                    Component::ParentDir => {}
+                    c => at.push(c),
+                }
+            }
+            assert!(
+                !outside,
+                "{} names `{}`, outside the repository",
+                f.display(),
+                m.as_str()
+            );
+        }
+    }
+    // the repository paths the README names (in code spans) exist
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let mut named = 0;
+    for span in readme.split('`').skip(1).step_by(2) {
+        let Some(word) = span.split_whitespace().next() else {
+            continue;
+        };
+        let word = word.trim_end_matches([',', '.', ';', ':']);
+        let repo_path = [
+            "benches/", "clients/", "contrib/", "docs/", "src/", "tests/", ".ci/", "actors/",
+        ]
+        .iter()
+        .any(|p| word.starts_with(p));
+        if repo_path {
+            let p: PathBuf = root.join(word);
+            assert!(
+                p.exists(),
+                "README names `{word}`, which the repository lacks"
+            );
+            named += 1;
+        }
+    }
+    assert!(named >= 10, "README paths checked: {named}");
+    // the soketi peer's scripts are in the repository, and the bench uses them there
+    for f in [
+        "install_soketi.sh",
+        "start_soketi.sh",
+        "stop_soketi.sh",
+        "package.json",
+        "soketi.config.json",
+    ] {
+        assert!(
+            root.join("benches/peers/soketi").join(f).exists(),
+            "benches/peers/soketi/{f}"
+        );
+    }
+    for e in std::fs::read_dir(root.join("benches/delivery")).expect("benches/delivery") {
+        let p = e.expect("an entry").path();
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        assert!(
+            !text.contains("../shared"),
+            "{} names a path outside the repository (../shared)",
+            p.display()
+        );
+    }
+}
