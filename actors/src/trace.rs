@@ -21,7 +21,7 @@
 //! with their arguments): `run.scheduled` (a `send_at` start),
 //! `condition.evaluated` (at staging, or when a condition over earlier steps
 //! is decided as its delivery comes due), `throttle.passed` and
-//! `throttle.limited`, `send_window.waited`, `delivery.canceled`,
+//! `throttle.limited`, `delay.waited`, `send_window.waited`, `delivery.canceled`,
 //! `batch.opened` and `batch.joined` (at staging) and `batch.closed` (on the
 //! batch's opener, with the change that closes it: a close when due, a join
 //! that reaches `max`, a cancellation). Staging writes its decisions with
@@ -95,11 +95,20 @@ impl TraceEntry {
             ),
             "channel.missing" => format!("step {}: its channel no longer exists", a("step")),
             "attempt" => format!(
-                "step {} attempt {} via {} ({} ms): {}{}",
+                "step {} attempt {}{}: {}{}",
                 a("step"),
                 a("attempt"),
-                a("provider"),
-                a("latency_ms"),
+                // In-app: no provider, the recipient's feed; a provider's
+                // call with its latency; neither known (an attempt whose
+                // note was lost): nothing made up.
+                match (self.args.get("channel_type"), self.args.get("provider")) {
+                    (Some(Value::String(t)), _) if t == "in_app" => {
+                        " to the recipient's in-app feed".to_string()
+                    }
+                    (_, Some(Value::String(p))) =>
+                        format!(" via {p} ({} ms)", a("latency_ms")),
+                    _ => String::new(),
+                },
                 a("result"),
                 match self.args.get("error") {
                     Some(Value::String(e)) => format!(" ({e})"),
@@ -174,6 +183,12 @@ impl TraceEntry {
                 a("limit"),
                 a("window"),
                 a("key")
+            ),
+            "delay.waited" => format!(
+                "step {}: delay of {} s, the steps after it wait until {}",
+                a("step"),
+                a("seconds"),
+                a("until")
             ),
             "send_window.waited" => format!(
                 "step {}: waits for its send window until {}",
@@ -364,7 +379,11 @@ impl Accepted {
                 final_into(d, now, sink);
                 continue;
             }
-            sink.put(now, "template.rendered", &[("step", step)]);
+            // A step after a batch is rendered at the close, and traced
+            // then (`delivery::batch::close`).
+            if !d.batch {
+                sink.put(now, "template.rendered", &[("step", step)]);
+            }
             if code == Some("provider_not_configured") {
                 sink.put(now, "channel.missing", &[("step", step)]);
                 final_into(d, now, sink);
@@ -682,5 +701,24 @@ mod tests {
             serde_json::json!({}),
         );
         assert_eq!(e.message(), "later.code");
+        // an attempt: through a provider, into a feed, or with neither known
+        let attempt = |channel_type: &str, provider: Value| {
+            entry(
+                Timestamp::from_millis(0),
+                "attempt",
+                serde_json::json!({"step": 2, "attempt": 1, "channel_type": channel_type,
+                    "provider": provider, "latency_ms": 12, "result": "sent", "error": null}),
+            )
+            .message()
+        };
+        assert_eq!(
+            attempt("chat", "webhook".into()),
+            "step 2 attempt 1 via webhook (12 ms): sent"
+        );
+        assert_eq!(
+            attempt("in_app", Value::Null),
+            "step 2 attempt 1 to the recipient's in-app feed: sent"
+        );
+        assert_eq!(attempt("chat", Value::Null), "step 2 attempt 1: sent");
     }
 }

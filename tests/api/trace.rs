@@ -497,3 +497,143 @@ async fn workflow_decisions_are_traced() {
         assert!(!s(&e["message"]).is_empty(), "{e}");
     }
 }
+
+/// The entry of `code` for step `step`.
+fn step_entry<'a>(t: &'a Value, code: &str, step: u64) -> &'a Value {
+    t["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["code"] == json!(code) && e["args"]["step"] == json!(step))
+        .unwrap_or_else(|| panic!("no {code} entry of step {step} in {t}"))
+}
+
+/// A delay step is traced where it is decided, as the run is accepted
+/// (`delay.waited`: its step, its seconds and the project time the steps
+/// after it wait until), before the next step; the in-app step after it,
+/// delivered from the queue, reads as going to the recipient's feed, not
+/// "via - (0 ms)".
+#[tokio::test]
+async fn a_delay_is_traced_and_an_in_app_attempt_names_the_feed() {
+    let app = TestApp::spawn();
+    app.admin(PUT, &format!("{A}/project"))
+        .json(&json!({"clock": "test"}))
+        .go()
+        .await
+        .ok(200);
+    clock_advance(&app, json!({"to": "2027-03-01T09:00:00Z"})).await;
+    let inapp = in_app_channel(&app).await;
+    let flow = active_flow(
+        &app,
+        "tr-delay",
+        json!([
+            channel_step(&inapp, None, "first"),
+            delay_step(90),
+            channel_step(&inapp, None, "second")
+        ]),
+    )
+    .await;
+    let run = run_flow(&app, &s(&flow["id"]), json!({"recipients": [new_ext("d")]})).await;
+    let n = only_notification(&app, &run).await;
+    let t = trace(&app, &s(&n["id"])).await;
+    let e = entry(&t, "delay.waited");
+    assert_eq!(e["args"]["step"], json!(1), "{t}");
+    assert_eq!(e["args"]["seconds"], json!(90), "{t}");
+    assert_eq!(
+        parse_ts(&e["args"]["until"]),
+        parse_ts(&json!("2027-03-01T09:01:30Z")),
+        "{t}"
+    );
+    assert_eq!(
+        parse_ts(&e["args"]["until"]),
+        parse_ts(&deliveries(&n)[1]["next_attempt_at"]),
+        "the step after it waits until then: {n}"
+    );
+    assert!(s(&e["message"]).contains("90 s"), "{e}");
+    let c = codes(&t);
+    let delay = c.iter().position(|x| x == "delay.waited").unwrap();
+    assert_eq!(
+        &c[delay - 1..delay + 2],
+        ["delivery.final", "delay.waited", "step.reached"],
+        "after step 0, before step 2: {t}"
+    );
+    assert_eq!(c[delay + 1], "step.reached");
+    assert_eq!(t["entries"][delay + 1]["args"]["step"], json!(2), "{t}");
+
+    clock_advance(&app, json!({"by": "2m"})).await;
+    wait_run_processed(&app, &s(&run["id"]), 30).await;
+    let t = trace(&app, &s(&n["id"])).await;
+    let attempt = step_entry(&t, "attempt", 2);
+    let msg = s(&attempt["message"]);
+    assert_eq!(
+        msg, "step 2 attempt 1 to the recipient's in-app feed: sent",
+        "{t}"
+    );
+    for e in t["entries"].as_array().unwrap() {
+        assert!(!s(&e["message"]).contains("via -"), "{e}");
+    }
+}
+
+/// A digest's template is rendered when its batch closes, and traced then:
+/// its `template.rendered` comes after `batch.closed`, with an `at` not
+/// before the close's (it once carried the run's acceptance time, seconds
+/// before the close it depends on).
+#[tokio::test]
+async fn a_digest_is_traced_as_rendered_when_its_batch_closes() {
+    let app = TestApp::spawn();
+    app.admin(PUT, &format!("{A}/project"))
+        .json(&json!({"clock": "test"}))
+        .go()
+        .await
+        .ok(200);
+    let inapp = in_app_channel(&app).await;
+    let flow = active_flow(
+        &app,
+        "tr-digest",
+        json!([
+            {"type": "batch", "window": "1h"},
+            channel_step(&inapp, None, "{{ batch.count }} new")
+        ]),
+    )
+    .await;
+    let ext = new_ext("dg");
+    let body = json!({"recipients": [ext]});
+    let run = run_flow(&app, &s(&flow["id"]), body.clone()).await;
+    let opener = only_notification(&app, &run).await;
+    run_flow(&app, &s(&flow["id"]), body).await;
+    let t = trace(&app, &s(&opener["id"])).await;
+    assert!(
+        !codes(&t).contains(&"template.rendered".to_string()),
+        "not rendered before the close: {t}"
+    );
+    // Real time passes between the acceptance and the close.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    clock_advance(&app, json!({"by": "2h"})).await;
+    wait_run_processed(&app, &s(&run["id"]), 30).await;
+    let t = trace(&app, &s(&opener["id"])).await;
+    let c = codes(&t);
+    let closed = c
+        .iter()
+        .position(|x| x == "batch.closed")
+        .expect("batch.closed");
+    let rendered = c
+        .iter()
+        .position(|x| x == "template.rendered")
+        .expect("template.rendered");
+    assert_eq!(rendered, closed + 1, "{t}");
+    assert_eq!(t["entries"][rendered]["args"], json!({"step": 1}), "{t}");
+    let at = |i: usize| parse_ts(&t["entries"][i]["at"]);
+    assert!(at(rendered) >= at(closed), "{t}");
+    let reached = c.iter().position(|x| x == "step.reached").unwrap();
+    assert!(
+        at(rendered) - at(reached) >= chrono::Duration::milliseconds(300),
+        "rendered at the close, not at acceptance: {t}"
+    );
+    assert_eq!(
+        &c[c.len() - 3..],
+        ["attempt", "delivery.final", "notification.processed"],
+        "{t}"
+    );
+    let feed = wait_feed(&app, &ext, 1).await;
+    assert_eq!(feed["items"][0]["data"]["body"], json!("2 new"), "{feed}");
+}

@@ -484,7 +484,19 @@ impl<'a> Stager<'a> {
             };
             if step.kind == "delay" {
                 if !cond_false {
-                    offset_ms += (step.seconds.unwrap_or(0) as i64).saturating_mul(1000);
+                    let seconds = step.seconds.unwrap_or(0);
+                    offset_ms += (seconds as i64).saturating_mul(1000);
+                    // Decided here, as every due time is: the steps after
+                    // it wait until then (project time).
+                    let until = start.plus_millis(offset_ms);
+                    decided.push((
+                        Some(i),
+                        trace::entry(
+                            now,
+                            "delay.waited",
+                            json!({"step": i, "seconds": seconds, "until": until}),
+                        ),
+                    ));
                 }
                 continue;
             }

@@ -216,7 +216,7 @@ pub(crate) fn due(s: &dyn Storage, q: &QueueItem, now: Timestamp) -> Result<Opti
             batch: b.id,
             count: b.activities.len(),
             delivery_id: d.id,
-            rendered: rendered.ok(),
+            rendered,
             at_ms: now.millis(),
             reason: BatchCloseReason::Window,
         };
@@ -292,6 +292,62 @@ fn render(
     };
     let r = RunRenderer::new(&run.flow, s.template_limits());
     Ok(r.render(i, &template, &ctx))
+}
+
+/// What a close (`close`) changes.
+pub(crate) struct Closing {
+    /// The batch closed now: the backend stores it.
+    pub(crate) batch: bool,
+    /// The delivery took its content now: the backend stores it.
+    pub(crate) delivery: bool,
+    /// The opener's trace entries: `batch.closed` when the batch closed now,
+    /// then the delivery's `template.rendered` (or `template.failed`) when it
+    /// was rendered now. Staging wrote no template entry for it: a step
+    /// after a batch is rendered here, at the close.
+    pub(crate) trace: Vec<crate::trace::TraceEntry>,
+}
+
+/// Applies `c` to the batch `b` and to the opener's delivery `d` (`None`:
+/// gone), both as read under the batch's lock, at `now` (wall time): each
+/// backend's `close_batch` calls it and stores what it says. `None`, nothing
+/// changed, when the close is refused: an activity joined since the render,
+/// or the batch may not close yet.
+pub(crate) fn close(
+    b: &mut Batch,
+    d: Option<&mut crate::model::Delivery>,
+    c: &BatchClose,
+    now: Timestamp,
+) -> Option<Closing> {
+    if b.activities.len() != c.count {
+        return None;
+    }
+    let mut out = Closing {
+        batch: false,
+        delivery: false,
+        trace: vec![],
+    };
+    if b.closed.is_none() {
+        if c.at_ms < b.closes_at_ms {
+            return None;
+        }
+        b.closed = Some((c.at_ms, c.reason));
+        out.batch = true;
+        out.trace.push(closed_entry(b, now));
+    }
+    if let Some(d) = d.filter(|d| d.batch) {
+        d.batch = false;
+        d.data = c.rendered.clone().unwrap_or_default();
+        d.updated_at = now;
+        out.delivery = true;
+        let step = crate::trace::step_of(&d.id);
+        out.trace.push(match &c.rendered {
+            Ok(_) => crate::trace::entry(now, "template.rendered", json!({"step": step})),
+            Err(e) => {
+                crate::trace::entry(now, "template.failed", json!({"step": step, "error": e}))
+            }
+        });
+    }
+    Some(out)
 }
 
 /// The trace entry of a batch's close.

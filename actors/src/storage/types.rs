@@ -206,9 +206,9 @@ pub struct BatchClose {
     /// batch holds another number by then.
     pub count: usize,
     pub delivery_id: Uuid,
-    /// The delivery's content rendered with the batch (`None`: it did not
-    /// render; the caller fails the delivery).
-    pub rendered: Option<crate::model::Rendered>,
+    /// The delivery's content rendered with the batch, or why it did not
+    /// render (the caller fails the delivery).
+    pub rendered: std::result::Result<crate::model::Rendered, String>,
     pub at_ms: i64,
     pub reason: BatchCloseReason,
 }

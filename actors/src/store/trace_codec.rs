@@ -48,6 +48,7 @@ const CODES: &[&str] = &[
     "delivery.canceled",
     "batch.joined",
     "batch.opened",
+    "delay.waited",
 ];
 
 /// Argument names, by index (append only).

@@ -163,40 +163,33 @@ impl BatchRepo for PgStore {
             let Some(mut b) = batch_in(&mut tx, project, &c.batch).await? else {
                 return Ok(false);
             };
-            if b.activities.len() != c.count {
-                return Ok(false);
-            }
             let now = Timestamp::now();
-            if b.closed.is_none() {
-                if c.at_ms < b.closes_at_ms {
-                    return Ok(false);
-                }
-                b.closed = Some((c.at_ms, c.reason));
-                let mut traces = Traces::default();
-                traces.add(project, &b.id, &[batch::closed_entry(&b, now)]);
-                traces.flush(&mut tx).await?;
-                save(&mut tx, project, &b).await?;
-            }
             let row = sqlx::query("SELECT doc FROM deliveries WHERE project = $1 AND id = $2")
                 .bind(project)
                 .bind(c.delivery_id)
                 .fetch_optional(&mut *tx)
                 .await
                 .map_err(db_err)?;
-            if let Some(r) = row {
-                let mut d: Delivery = doc_of(&r, "doc")?;
-                if d.batch {
-                    d.batch = false;
-                    d.data = c.rendered.clone().unwrap_or_default();
-                    d.updated_at = now;
-                    sqlx::query("UPDATE deliveries SET doc = $3 WHERE project = $1 AND id = $2")
-                        .bind(project)
-                        .bind(d.id)
-                        .bind(to_doc(&d))
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(db_err)?;
-                }
+            let mut d: Option<Delivery> = row.map(|r| doc_of(&r, "doc")).transpose()?;
+            let Some(done) = batch::close(&mut b, d.as_mut(), c, now) else {
+                return Ok(false);
+            };
+            if done.batch {
+                save(&mut tx, project, &b).await?;
+            }
+            if !done.trace.is_empty() {
+                let mut traces = Traces::default();
+                traces.add(project, &b.id, &done.trace);
+                traces.flush(&mut tx).await?;
+            }
+            if let (true, Some(d)) = (done.delivery, &d) {
+                sqlx::query("UPDATE deliveries SET doc = $3 WHERE project = $1 AND id = $2")
+                    .bind(project)
+                    .bind(d.id)
+                    .bind(to_doc(d))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db_err)?;
             }
             Ok::<_, Error>(true)
         })?;

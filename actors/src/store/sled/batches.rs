@@ -137,28 +137,23 @@ impl Store {
         let Some(mut b) = self.batch(project, &c.batch)? else {
             return Ok(false);
         };
-        if b.activities.len() != c.count {
-            return Ok(false);
-        }
-        let mut w = Writes::new();
         let now = Timestamp::now();
-        if b.closed.is_none() {
-            if c.at_ms < b.closes_at_ms {
-                return Ok(false);
-            }
-            b.closed = Some((c.at_ms, c.reason));
-            self.stage_trace(&mut w, project, &b.id, &[batch::closed_entry(&b, now)]);
+        let mut rec = self.notif_rec(project, &b.id)?;
+        let d = rec
+            .as_mut()
+            .and_then(|r| r.d.iter_mut().find(|d| d.id == c.delivery_id));
+        let Some(done) = batch::close(&mut b, d, c, now) else {
+            return Ok(false);
+        };
+        let mut w = Writes::new();
+        if done.batch {
             w.put_rec(T::batches, batch_key(project, &b.id), &b);
         }
-        if let Some(mut rec) = self.notif_rec(project, &b.id)? {
-            if let Some(d) = rec.d.iter_mut().find(|d| d.id == c.delivery_id) {
-                if d.batch {
-                    d.batch = false;
-                    d.data = c.rendered.clone().unwrap_or_default();
-                    d.updated_at = now;
-                    w.put_rec(T::notifications, notif_key(project, &b.id), &rec);
-                }
-            }
+        if !done.trace.is_empty() {
+            self.stage_trace(&mut w, project, &b.id, &done.trace);
+        }
+        if let (true, Some(rec)) = (done.delivery, &rec) {
+            w.put_rec(T::notifications, notif_key(project, &b.id), rec);
         }
         self.commit(w)?;
         Ok(true)
