@@ -39,9 +39,15 @@ pub const MAX_TRACED_ATTEMPTS: u32 = 8;
 /// One decision: when, which (a code) and its arguments.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TraceEntry {
+    /// When it was decided, wall time.
     pub at: Timestamp,
     pub code: String,
     pub args: Map<String, Value>,
+    /// When it was decided in project time, for a project on a test clock
+    /// (`delivery::clock`); `None` on the real clock, where it is `at`. Set
+    /// per stored part, as the part is written (`store::trace_codec`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_at: Option<Timestamp>,
 }
 
 /// An entry: a code and its arguments (a JSON object). The steps that decide
@@ -55,6 +61,7 @@ pub fn entry(at: Timestamp, code: &str, args: Value) -> TraceEntry {
             Value::Object(m) => m,
             _ => Map::new(),
         },
+        project_at: None,
     }
 }
 
@@ -286,6 +293,7 @@ impl Sink for Vec<TraceEntry> {
             at,
             code: code.to_string(),
             args: m,
+            project_at: None,
         });
     }
 }
@@ -299,6 +307,9 @@ impl Sink for Vec<TraceEntry> {
 #[derive(Debug, Clone)]
 pub struct Accepted {
     pub at: Timestamp,
+    /// The project time staging decided at, on a test clock (the run's
+    /// `clock_at`): its entries' `project_at`.
+    pub project_at: Option<Timestamp>,
     pub flow_id: Uuid,
     pub flow_handle: String,
     pub run_id: Uuid,
@@ -322,6 +333,7 @@ impl Accepted {
     ) -> Self {
         Accepted {
             at: now,
+            project_at: None,
             flow_id: flow.id,
             flow_handle: flow.handle.clone(),
             run_id: *run_id,
@@ -410,11 +422,16 @@ impl Accepted {
         }
     }
 
-    /// The entries, the staged decisions in their places.
+    /// The entries, the staged decisions in their places, each with the
+    /// project time (`project_at`).
     pub fn entries(&self, deliveries: &[Delivery]) -> Vec<TraceEntry> {
         let mut out = Vec::with_capacity(2 + 4 * deliveries.len());
         self.write(deliveries, &mut out);
-        with_decisions(out, self.decided.clone())
+        let mut out = with_decisions(out, self.decided.clone());
+        for e in &mut out {
+            e.project_at = self.project_at;
+        }
+        out
     }
 }
 

@@ -277,15 +277,21 @@ pub struct ReplayResult {
 /// One decision of a notification's trace.
 #[derive(Serialize, ToSchema)]
 pub struct TraceEntryView {
-    /// The decision's arguments, which depend on its code.
+    /// The decision's arguments, which depend on its code (times among
+    /// them, such as `until` or `send_at`, are project time).
     #[schema(value_type = Object)]
     pub args: Map<String, Value>,
+    /// When it was decided, wall time.
     #[schema(value_type = DateTime<Utc>)]
     pub at: Timestamp,
     /// What was decided, e.g. `preference.skipped`.
     pub code: String,
     /// A readable sentence made from `code` and `args`.
     pub message: String,
+    /// When it was decided in project time, while the project was on a
+    /// test clock; null on the real clock, where project time is `at`.
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub project_at: Option<Timestamp>,
 }
 
 impl From<&TraceEntry> for TraceEntryView {
@@ -295,6 +301,7 @@ impl From<&TraceEntry> for TraceEntryView {
             at: e.at,
             code: e.code.clone(),
             message: e.message(),
+            project_at: e.project_at,
         }
     }
 }

@@ -637,3 +637,80 @@ async fn a_digest_is_traced_as_rendered_when_its_batch_closes() {
     let feed = wait_feed(&app, &ext, 1).await;
     assert_eq!(feed["items"][0]["data"]["body"], json!("2 new"), "{feed}");
 }
+
+/// Wall time and project time are labelled: an entry's `at` is when it was
+/// decided in wall time, and on a test clock `project_at` is the project's
+/// time then (the time the entry's own time arguments, such as a delay's
+/// `until`, count in); on the real clock `project_at` is null.
+#[tokio::test]
+async fn trace_entries_label_wall_time_and_project_time() {
+    let app = TestApp::spawn();
+    let inapp = in_app_channel(&app).await;
+    let now_flow = active_flow(&app, "tr-wall", json!([channel_step(&inapp, None, "x")])).await;
+    let (_, n) = run_one(
+        &app,
+        &s(&now_flow["id"]),
+        json!({"recipients": [new_ext("rc")]}),
+    )
+    .await;
+    let t = trace(&app, &s(&n["id"])).await;
+    for e in t["entries"].as_array().unwrap() {
+        assert_eq!(e["project_at"], Value::Null, "real clock: {e}");
+    }
+
+    app.admin(PUT, &format!("{A}/project"))
+        .json(&json!({"clock": "test"}))
+        .go()
+        .await
+        .ok(200);
+    let start = "2030-03-01T09:00:00Z";
+    clock_advance(&app, json!({"to": start})).await;
+    let flow = active_flow(
+        &app,
+        "tr-times",
+        json!([
+            channel_step(&inapp, None, "first"),
+            delay_step(90),
+            channel_step(&inapp, None, "second")
+        ]),
+    )
+    .await;
+    let wall = chrono::Utc::now().fixed_offset();
+    let run = run_flow(
+        &app,
+        &s(&flow["id"]),
+        json!({"recipients": [new_ext("tc")]}),
+    )
+    .await;
+    let n = only_notification(&app, &run).await;
+    clock_advance(&app, json!({"by": "2m"})).await;
+    wait_run_processed(&app, &s(&run["id"]), 30).await;
+    let t = trace(&app, &s(&n["id"])).await;
+    let entries = t["entries"].as_array().unwrap();
+    let attempt = entries
+        .iter()
+        .position(|e| e["code"] == json!("attempt") && e["args"]["step"] == json!(2))
+        .expect("the attempt of step 2");
+    for (i, e) in entries.iter().enumerate() {
+        let at = parse_ts(&e["at"]);
+        assert!(
+            (at - wall).num_minutes().abs() < 10,
+            "`at` is wall time: {e}"
+        );
+        let want = if i < attempt {
+            start
+        } else {
+            "2030-03-01T09:02:00Z"
+        };
+        assert_eq!(
+            parse_ts(&e["project_at"]),
+            parse_ts(&json!(want)),
+            "`project_at` is the test clock's time when decided: {t}"
+        );
+    }
+    assert_eq!(
+        parse_ts(&entry(&t, "delay.waited")["args"]["until"]),
+        parse_ts(&json!("2030-03-01T09:01:30Z")),
+        "{t}"
+    );
+}

@@ -724,8 +724,10 @@ impl<'a> Stager<'a> {
         if let Some(b) = opened {
             batch_write = Some(crate::storage::BatchWrite::Open(b));
         }
-        let trace =
+        let mut trace =
             trace::Accepted::new(&run.flow, &run.id, user, prefs, &deliveries, now, decided);
+        // Staging decides in project time as of the run's acceptance.
+        trace.project_at = run.clock_at;
         Ok(StagedNotification {
             n,
             deliveries,

@@ -75,6 +75,40 @@ struct TestClock {
     parked: BTreeMap<(i64, Uuid), QueueItem>,
 }
 
+/// Every test clock of this process by project, as `Clocks` last set it:
+/// what a backend stamps a trace part with (`test_now`), where no engine is
+/// at hand. A project id names one project whichever engine holds it.
+static TEST_NOW: std::sync::LazyLock<DashMap<Uuid, i64>> = std::sync::LazyLock::new(DashMap::new);
+
+/// Whether `TEST_NOW` may hold any clock: one atomic load per trace part
+/// written when no project has a test clock.
+static ANY_TEST: AtomicBool = AtomicBool::new(false);
+
+/// The test-clock time of `project`, `None` on the real clock (the decision
+/// trace's `project_at`, `crate::trace`).
+pub fn test_now(project: &Uuid) -> Option<Timestamp> {
+    if !ANY_TEST.load(Ordering::Acquire) {
+        return None;
+    }
+    TEST_NOW.get(project).map(|t| Timestamp::from_millis(*t))
+}
+
+/// Mirrors a clock change into `TEST_NOW`.
+fn mirror(project: Uuid, now_ms: Option<i64>) {
+    match now_ms {
+        Some(ms) => {
+            ANY_TEST.store(true, Ordering::Release);
+            TEST_NOW.insert(project, ms);
+        }
+        None => {
+            TEST_NOW.remove(&project);
+            if TEST_NOW.is_empty() {
+                ANY_TEST.store(false, Ordering::Release);
+            }
+        }
+    }
+}
+
 /// The test clocks of the projects that have one (absent: real clock).
 #[derive(Default)]
 pub struct Clocks {
@@ -146,11 +180,13 @@ impl Clocks {
 
     fn change(&self, project: Uuid, at: Option<Timestamp>) -> Vec<QueueItem> {
         match at {
-            None => self
-                .clocks
-                .remove(&project)
-                .map(|(_, c)| c.parked.into_values().collect())
-                .unwrap_or_default(),
+            None => {
+                mirror(project, None);
+                self.clocks
+                    .remove(&project)
+                    .map(|(_, c)| c.parked.into_values().collect())
+                    .unwrap_or_default()
+            }
             Some(at) => {
                 let mut c = self.clocks.entry(project).or_insert_with(|| TestClock {
                     now_ms: at.millis(),
@@ -160,6 +196,7 @@ impl Clocks {
                 // clock only moves forward, so neither may this one.
                 c.now_ms = c.now_ms.max(at.millis());
                 let now = c.now_ms;
+                mirror(project, Some(now));
                 let later = c.parked.split_off(&(now.saturating_add(1), Uuid::nil()));
                 std::mem::replace(&mut c.parked, later)
                     .into_values()

@@ -12,9 +12,11 @@
 //! fifth of the size. What no table knows is written out in full, so any
 //! code, argument or value round-trips exactly.
 //!
-//! A part starts with its version byte: `TRACE_V2` here, `codec`'s for parts
-//! an earlier Herald wrote, which are still read as they are. The tables
-//! are append-only: stored parts refer to their indexes.
+//! A part starts with its version byte: `TRACE_V2` here, `TRACE_V4` for a
+//! part written on a test clock (the project time it was written at follows
+//! the byte, and is every entry's `project_at`), `codec`'s for parts an
+//! earlier Herald wrote, which are still read as they are. The tables are
+//! append-only: stored parts refer to their indexes.
 
 use crate::error::{Error, Result};
 use crate::model::Timestamp;
@@ -24,6 +26,11 @@ use uuid::Uuid;
 
 /// The version byte of this encoding (`codec`'s is 1).
 const TRACE_V2: u8 = 2;
+
+/// The version byte of a part written on a test clock: `TRACE_V2`'s
+/// layout after the project time (zigzag varint of its milliseconds). (3
+/// is `TRACE_STUB`'s.)
+const TRACE_V4: u8 = 4;
 
 /// Entry codes, by index (append only).
 const CODES: &[&str] = &[
@@ -216,13 +223,21 @@ fn object(out: &mut Vec<u8>, m: &Map<String, Value>) {
     }
 }
 
-/// One part of a trace (the entries one commit adds), encoded.
-pub(crate) fn encode(entries: &[TraceEntry]) -> Vec<u8> {
-    let mut w = Writer::new();
+/// One part of a trace (the entries one commit adds), encoded, written at
+/// `project_at` on a test clock (`None` on the real clock; the entries' own
+/// `project_at` is not read).
+pub(crate) fn encode(entries: &[TraceEntry], project_at: Option<Timestamp>) -> Vec<u8> {
+    let mut w = Writer::new(project_at);
     for e in entries {
         w.push_entry(e);
     }
     w.part()
+}
+
+/// The project time a part of `project`'s traces is written at now: its
+/// test clock's, `None` on the real clock.
+pub(crate) fn project_time(project: &uuid::Uuid) -> Option<Timestamp> {
+    crate::delivery::clock::test_now(project)
 }
 
 /// Encodes entries as they are made (`trace::Sink`), never making their
@@ -231,16 +246,33 @@ pub(crate) fn encode(entries: &[TraceEntry]) -> Vec<u8> {
 /// decoded object does not keep anyway).
 pub(crate) struct Writer {
     out: Vec<u8>,
+    /// Where the entry count goes (after the header).
+    count_at: usize,
     n: u64,
     prev: i64,
 }
 
 impl Writer {
-    pub fn new() -> Self {
+    /// A part written at `project_at` on a test clock, `None` on the real
+    /// clock (`project_time`).
+    pub fn new(project_at: Option<Timestamp>) -> Self {
         let mut out = Vec::with_capacity(256);
+        match project_at {
+            None => out.push(TRACE_V2),
+            Some(t) => {
+                out.push(TRACE_V4);
+                varint(&mut out, zigzag(t.millis()));
+            }
+        }
+        let count_at = out.len();
         // The count's place: one byte, widened by `finish` past 127 entries.
-        out.extend_from_slice(&[TRACE_V2, 0]);
-        Writer { out, n: 0, prev: 0 }
+        out.push(0);
+        Writer {
+            out,
+            count_at,
+            n: 0,
+            prev: 0,
+        }
     }
 
     /// The encoded part; empty when no entry was written.
@@ -255,7 +287,8 @@ impl Writer {
     fn part(mut self) -> Vec<u8> {
         let mut count = Vec::with_capacity(2);
         varint(&mut count, self.n);
-        self.out.splice(1..2, count);
+        let at = self.count_at;
+        self.out.splice(at..at + 1, count);
         self.out
     }
 
@@ -302,7 +335,7 @@ impl crate::trace::Sink for Writer {
 /// A notification's trace as accepted, encoded; empty when it has no entry.
 /// Without staged decisions it goes straight through the `Writer`.
 pub(crate) fn encode_accepted(t: &Accepted, deliveries: &[crate::model::Delivery]) -> Vec<u8> {
-    let mut w = Writer::new();
+    let mut w = Writer::new(t.project_at);
     if t.decided.is_empty() {
         t.write(deliveries, &mut w);
     } else {
@@ -325,9 +358,11 @@ const PREF_KEYS: &[&str] = &["default", "channel_type", "flow", "flow_channel"];
 /// already: the flow's handle, the recipient's external id and each
 /// delivery's deciding preference, about 25 bytes where the entries take
 /// 200 or more. `None` when the trace holds more than that (staged
-/// decisions) or does not match `n`: then it is encoded in full.
+/// decisions, a test clock's time) or does not match `n`: then it is
+/// encoded in full.
 pub(crate) fn stub(t: &Accepted, n: &crate::model::Notification) -> Option<Vec<u8>> {
     if !t.decided.is_empty()
+        || t.project_at.is_some()
         || t.flow_id != n.flow_id
         || t.run_id != n.flow_run_id
         || t.user_id != n.recipient_id
@@ -374,6 +409,7 @@ pub(crate) fn from_stub(
     }
     let a = Accepted {
         at: Timestamp::from_millis(at),
+        project_at: None,
         flow_id: n.flow_id,
         flow_handle,
         run_id: n.flow_run_id,
@@ -387,11 +423,13 @@ pub(crate) fn from_stub(
 
 /// A part as stored: this encoding, or `codec`'s of an earlier Herald.
 pub(crate) fn decode(b: &[u8]) -> Result<Vec<TraceEntry>> {
-    if b.first() != Some(&TRACE_V2) {
-        // only the sled store wrote parts in its record encoding
-        return super::sled::codec::dec(b);
-    }
     let mut r = Reader { b, at: 1 };
+    let project_at = match b.first() {
+        Some(&TRACE_V2) => None,
+        Some(&TRACE_V4) => Some(Timestamp::from_millis(unzigzag(r.varint()?))),
+        // only the sled store wrote parts in its record encoding
+        _ => return super::sled::codec::dec(b),
+    };
     let n = r.len()?;
     let mut out = Vec::with_capacity(n.min(64));
     let mut prev = 0i64;
@@ -404,6 +442,7 @@ pub(crate) fn decode(b: &[u8]) -> Result<Vec<TraceEntry>> {
             at: Timestamp::from_millis(at),
             code,
             args,
+            project_at,
         });
     }
     Ok(out)
@@ -617,11 +656,11 @@ mod tests {
     #[test]
     fn round_trips_exactly_and_is_smaller() {
         let entries = sample();
-        let compact = encode(&entries);
+        let compact = encode(&entries, None);
         assert_eq!(decode(&compact).unwrap(), entries);
         // the entries Herald writes (not the last, made of what no table knows)
         let typical = &entries[..3];
-        let compact = encode(typical);
+        let compact = encode(typical, None);
         let named = crate::store::sled::codec::enc(&typical);
         assert!(
             compact.len() * 2 < named.len(),
@@ -629,7 +668,7 @@ mod tests {
             compact.len(),
             named.len()
         );
-        assert_eq!(decode(&encode(&[])).unwrap(), vec![]);
+        assert_eq!(decode(&encode(&[], None)).unwrap(), vec![]);
     }
 
     /// A trace as accepted written straight through a `Writer` reads back as
@@ -683,6 +722,7 @@ mod tests {
         ];
         let mut a = Accepted {
             at: t,
+            project_at: None,
             flow_id: Uuid::now_v7(),
             flow_handle: "comment-created".into(),
             run_id: Uuid::now_v7(),
@@ -698,23 +738,23 @@ mod tests {
             "ada@example.com".into(),
         ] {
             a.external_id = ext;
-            let mut w = Writer::new();
+            let mut w = Writer::new(None);
             a.write(&ds, &mut w);
             let part = w.finish();
             assert_eq!(decode(&part).unwrap(), a.entries(&ds));
             assert_eq!(encode_accepted(&a, &ds), part);
         }
         assert_eq!(a.entries(&ds).len(), 2 + 4 + 4 + 3 + 4 + 3 + 4);
-        let mut w = Writer::new();
+        let mut w = Writer::new(None);
         a.write(&[], &mut w);
         assert_eq!(decode(&w.finish()).unwrap(), a.entries(&[]));
-        assert!(Writer::new().finish().is_empty());
+        assert!(Writer::new(None).finish().is_empty());
         // past 127 entries the count takes two bytes
         let many: Vec<Delivery> = (0..40)
             .map(|i| d(i, ChannelType::InApp, DeliveryStatus::Sent, None))
             .collect();
         a.prefs = vec![("default", true); 40];
-        let mut w = Writer::new();
+        let mut w = Writer::new(None);
         a.write(&many, &mut w);
         assert_eq!(decode(&w.finish()).unwrap(), a.entries(&many));
         // a stub beside its record (as stored in a group) reads back the same
@@ -767,7 +807,7 @@ mod tests {
             status_code: Some(503),
             subscriptions_removed: 0,
         };
-        let mut w = Writer::new();
+        let mut w = Writer::new(None);
         let mut values = vec![];
         let decided =
             crate::trace::entry(t, "condition.evaluated", json!({"step": 1, "result": true}));
@@ -839,6 +879,7 @@ mod tests {
         let ds = vec![d(0, ChannelType::InApp, DeliveryStatus::Sent)];
         let a = Accepted {
             at: t,
+            project_at: None,
             flow_id: Uuid::now_v7(),
             flow_handle: "comment-created".into(),
             run_id: Uuid::now_v7(),
@@ -866,10 +907,10 @@ mod tests {
             println!("{label:<48} {ns:>8.0} ns  {:>4} bytes", bytes / N as usize);
         };
         time("accepted, in-app: entries as values, encoded", &mut || {
-            encode(&a.entries(&ds)).len()
+            encode(&a.entries(&ds), None).len()
         });
         time("accepted, in-app: Writer", &mut || {
-            let mut w = Writer::new();
+            let mut w = Writer::new(None);
             a.write(&ds, &mut w);
             w.finish().len()
         });
@@ -880,14 +921,54 @@ mod tests {
             let mut e = vec![];
             settled_into(&hook, true, Some(note.clone()), t, &mut e);
             processed_into(t, &mut e);
-            encode(&e).len()
+            encode(&e, None).len()
         });
         time("settled webhook: Writer", &mut || {
-            let mut w = Writer::new();
+            let mut w = Writer::new(None);
             settled_into(&hook, true, Some(note.clone()), t, &mut w);
             processed_into(t, &mut w);
             w.finish().len()
         });
+    }
+
+    /// A part written on a test clock carries its project time, which every
+    /// entry reads back as `project_at`; a real-clock part is as it was.
+    #[test]
+    fn a_part_written_on_a_test_clock_reads_back_its_project_time() {
+        let entries = sample();
+        let at = Timestamp::from_millis(1_800_000_000_000);
+        let part = encode(&entries, Some(at));
+        assert_eq!(part[0], TRACE_V4);
+        let back = decode(&part).unwrap();
+        assert_eq!(back.len(), entries.len());
+        for (b, e) in back.iter().zip(&entries) {
+            assert_eq!(b.project_at, Some(at));
+            assert_eq!((&b.at, &b.code, &b.args), (&e.at, &e.code, &e.args));
+        }
+        assert_eq!(encode(&entries, None)[0], TRACE_V2);
+        // a stub has no room for it: the accepted trace is written in full
+        let t = Timestamp::from_millis(1_790_000_000_123);
+        let mut a = Accepted {
+            at: t,
+            project_at: Some(at),
+            flow_id: Uuid::now_v7(),
+            flow_handle: "f".into(),
+            run_id: Uuid::now_v7(),
+            user_id: Uuid::now_v7(),
+            external_id: "u".into(),
+            prefs: vec![],
+            decided: vec![],
+        };
+        let n = notification(&a, Uuid::now_v7(), t);
+        assert!(stub(&a, &n).is_none());
+        let part = encode_accepted(&a, &[]);
+        assert_eq!(decode(&part).unwrap(), a.entries(&[]));
+        assert!(a.entries(&[]).iter().all(|e| e.project_at == Some(at)));
+        a.project_at = None;
+        assert!(stub(&a, &n).is_some());
+        for cut in 1..part.len() {
+            let _ = decode(&part[..cut]);
+        }
     }
 
     #[test]
@@ -899,7 +980,7 @@ mod tests {
 
     #[test]
     fn truncated_or_garbled_parts_are_errors_not_panics() {
-        let b = encode(&sample());
+        let b = encode(&sample(), None);
         for n in 1..b.len() {
             let _ = decode(&b[..n]);
         }

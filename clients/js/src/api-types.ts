@@ -1162,13 +1162,18 @@ export type TopicSubscribeInput = Record<string, unknown>;
 
 /** One decision of a notification's trace. */
 export interface TraceEntryView {
-  /** The decision's arguments, which depend on its code. */
+  /** The decision's arguments, which depend on its code (times among
+   * them, such as `until` or `send_at`, are project time). */
   args: Record<string, unknown>;
+  /** When it was decided, wall time. */
   at: string;
   /** What was decided, e.g. `preference.skipped`. */
   code: string;
   /** A readable sentence made from `code` and `args`. */
   message: string;
+  /** When it was decided in project time, while the project was on a
+   * test clock; null on the real clock, where project time is `at`. */
+  project_at: string | null;
 }
 
 /** Twilio Programmable Messaging: one SMS per delivery to the recipient's `phone` (E.164). The required fields make the channel `active`; a config without them creates it `unconfigured`. */

@@ -299,7 +299,8 @@ impl Traces {
     /// Adds a notification's `entries` (none: nothing is written).
     pub(crate) fn add(&mut self, project: &Uuid, nid: &Uuid, entries: &[TraceEntry]) {
         if !entries.is_empty() {
-            self.add_part(project, nid, trace_codec::encode(entries));
+            let at = trace_codec::project_time(project);
+            self.add_part(project, nid, trace_codec::encode(entries, at));
         }
     }
 

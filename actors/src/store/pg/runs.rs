@@ -730,8 +730,10 @@ async fn stage_finish(
     let mut touched = vec![false; recs.len()];
     // trace entries per touched notification (index in `recs`), encoded as
     // they are made (`trace::Sink`), as the embedded store does
-    let mut traces_of: Vec<trace_codec::Writer> =
-        recs.iter().map(|_| trace_codec::Writer::new()).collect();
+    let mut traces_of: Vec<trace_codec::Writer> = recs
+        .iter()
+        .map(|(p, _, _)| trace_codec::Writer::new(trace_codec::project_time(p)))
+        .collect();
     let mut requeue = vec![];
     // Queue rows to delete and deliveries to write, each in one statement
     // after the loop (a round trip per row held the run's lock for as many

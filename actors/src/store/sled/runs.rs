@@ -856,8 +856,10 @@ impl Store {
         let mut touched: Vec<bool> = vec![false; recs.len()];
         // Trace entries per touched notification (index in `recs`), encoded
         // as they are made (`trace_codec::Writer`).
-        let mut traces: Vec<trace_codec::Writer> =
-            recs.iter().map(|_| trace_codec::Writer::new()).collect();
+        let mut traces: Vec<trace_codec::Writer> = recs
+            .iter()
+            .map(|((p, _), _)| trace_codec::Writer::new(trace_codec::project_time(p)))
+            .collect();
         // The cancellation keys of the runs whose deliveries are canceled
         // here (a cancellation settles many of one run), each read once.
         let mut cancel_keys: HashMap<Uuid, Option<String>> = HashMap::new();

@@ -33,7 +33,8 @@ impl Store {
         if entries.is_empty() {
             return;
         }
-        self.stage_trace_part(w, project, nid, trace_codec::encode(entries));
+        let at = trace_codec::project_time(project);
+        self.stage_trace_part(w, project, nid, trace_codec::encode(entries, at));
     }
 
     /// Stages a trace part already encoded (`trace_codec::encode`).
