@@ -77,6 +77,20 @@ event_types!(
     NotificationBatched = "notification.batched",
 );
 
+/// The events of a notification's own state, in order (docs/API.md §15):
+/// `notification.batched` when its run joined a batch, then
+/// `notification.processed` once every delivery is final. Their data is the
+/// notification as the Admin API shows it (`views::NotificationView`).
+pub fn notification_events(n: &crate::model::Notification) -> impl Iterator<Item = EventType> {
+    let batched = n.stopped == Some(crate::model::StopReason::Batched);
+    [
+        batched.then_some(EventType::NotificationBatched),
+        n.processed.then_some(EventType::NotificationProcessed),
+    ]
+    .into_iter()
+    .flatten()
+}
+
 impl EventType {
     /// This type's bit in an `EventMask`.
     fn bit(self) -> u32 {

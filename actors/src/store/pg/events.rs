@@ -158,20 +158,17 @@ impl Outbound {
         data: &Value,
         users: &UsersRead,
     ) {
-        let batched = n.stopped == Some(crate::model::StopReason::Batched)
-            && self.wants(project, EventType::NotificationBatched);
-        let processed = n.processed && self.wants(project, EventType::NotificationProcessed);
-        if !batched && !processed {
+        let types: Vec<EventType> = crate::events::notification_events(n)
+            .filter(|t| self.wants(project, *t))
+            .collect();
+        if types.is_empty() {
             return;
         }
         let view = NotificationView::staged(n, ds, data.clone(), |id| {
             users.get(&(*project, *id)).cloned()
         });
-        if batched {
-            self.stage(project, EventType::NotificationBatched, &n.id, || &view);
-        }
-        if processed {
-            self.stage(project, EventType::NotificationProcessed, &n.id, || &view);
+        for t in types {
+            self.stage(project, t, &n.id, || &view);
         }
     }
 

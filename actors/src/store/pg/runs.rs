@@ -215,7 +215,7 @@ async fn notification_extras(
     let users = if out.wants_notification(project) {
         let own = ns
             .iter()
-            .filter(|sn| sn.n.processed || sn.n.stopped.is_some())
+            .filter(|sn| crate::events::notification_events(&sn.n).next().is_some())
             .map(|sn| (project, &sn.n));
         users_of(conn, own).await?
     } else {

@@ -391,10 +391,10 @@ impl Store {
         data: &mut dyn FnMut() -> Result<Value>,
         known: &HashMap<Uuid, &User>,
     ) -> Result<()> {
-        let batched = n.stopped == Some(crate::model::StopReason::Batched)
-            && self.wants_event(project, EventType::NotificationBatched);
-        let processed = n.processed && self.wants_event(project, EventType::NotificationProcessed);
-        if !batched && !processed {
+        let types: Vec<EventType> = crate::events::notification_events(n)
+            .filter(|t| self.wants_event(project, *t))
+            .collect();
+        if types.is_empty() {
             return Ok(());
         }
         let mut users = HashMap::new();
@@ -406,13 +406,8 @@ impl Store {
             users.extend(u.map(|u| (id, u)));
         }
         let view = NotificationView::staged(n, ds, data()?, |id| users.get(id).cloned());
-        if batched {
-            self.stage_outbound(w, project, EventType::NotificationBatched, &n.id, || &view);
-        }
-        if processed {
-            self.stage_outbound(w, project, EventType::NotificationProcessed, &n.id, || {
-                &view
-            });
+        for t in types {
+            self.stage_outbound(w, project, t, &n.id, || &view);
         }
         Ok(())
     }
