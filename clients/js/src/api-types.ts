@@ -884,6 +884,10 @@ export interface Project {
   created_at: string;
   id: string;
   name: string;
+  /** The project's own storage quota in bytes (0: none); null: the
+   * server's `--project-quota-bytes` applies (`usage.quota_bytes` is the
+   * quota in force). */
+  quota_bytes: number | null;
   /** The retention windows in force (the project's, else the server's `--retention`). */
   retention: Retention;
   security_mode: boolean;
@@ -891,6 +895,8 @@ export interface Project {
   /** The timezone of recipients without one (send windows); null: UTC. */
   timezone: string | null;
   updated_at: string;
+  /** What the project stores, against its quota. */
+  usage: Usage;
 }
 
 /** Project settings (partial). */
@@ -898,6 +904,9 @@ export interface ProjectUpdate {
   clock?: ClockKind | null;
   /** Not blank. */
   name?: string;
+  /** The project's storage quota in bytes, 0 for none, at most 2^53 − 1;
+   * null returns it to the server's `--project-quota-bytes`. */
+  quota_bytes?: number | null;
   retention?: RetentionInput | null;
   security_mode?: boolean | null;
   timezone?: TimeZone | null;
@@ -990,6 +999,9 @@ export interface RetentionInput {
   notifications?: string | null;
 }
 
+/** A run: whom it reaches (`recipients`, a `topic`, or both: at least one of
+ * them), its `data` and `actor`, and optionally when it starts (`send_at`) and
+ * the key that cancels it (`cancellation_key`). */
 export type RunInput = {
   actor?: RecipientSpec | null;
   /** A key `POST /admin/v1/flows/{id}/cancel` stops the run's waiting
@@ -1188,6 +1200,19 @@ export type TwilioConfig = {
   from: string | null;
   retry?: ChannelRetry | null;
 } | null;
+
+/** A project's storage use: an estimate kept as records are stored and
+ * removed, not a measure of the disk. */
+export interface Usage {
+  /** The estimated bytes of the project's live records: each
+   * delivery's rendered content (subject, body, html, url) plus 512
+   * bytes per delivery and 512 per notification. */
+  bytes: number;
+  /** The storage quota in force, in bytes (the project's, else the
+   * server's); 0: none. A run that would take `bytes` past it is
+   * refused with 409 `conflict`, reason `quota_exceeded`. */
+  quota_bytes: number;
+}
 
 export interface User {
   avatar: string | null;
