@@ -225,8 +225,9 @@ pub fn values(n: usize) -> Option<usize> {
 }
 
 /// An iterator that counts its items against the scope's item budget and
-/// ends early once the scope is over its budget (sized for `collect` as
-/// having no known lower bound, so nothing reserves for items it never gets).
+/// ends early once the scope is over its budget. Its size hint is the inner
+/// one (a loop's `loop.last` and `loop.length` depend on an exact hint); the
+/// lazy sequences whose hint could be huge are bounded when they are made.
 struct Ticking<I>(I);
 
 impl<I: Iterator> Iterator for Ticking<I> {
@@ -240,7 +241,7 @@ impl<I: Iterator> Iterator for Ticking<I> {
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (0, self.0.size_hint().1)
+        self.0.size_hint()
     }
 }
 
