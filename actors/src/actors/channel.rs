@@ -425,7 +425,10 @@ impl ChannelActor {
             }
             if !poisoned.is_empty() {
                 let store = engine.storage().clone();
-                let failed: Vec<_> = poisoned.into_iter().map(|q| (q, crashed())).collect();
+                let failed: Vec<_> = poisoned
+                    .into_iter()
+                    .map(|q| (q, super::poison::crashed()))
+                    .collect();
                 let (_, runs) = tokio::task::spawn_blocking(move || store.settle(&failed))
                     .await
                     .map_err(|_| {
@@ -512,7 +515,7 @@ impl ChannelActor {
                 panic!("injected fault: {} delivery actor panics once", ct.as_str());
             }
             if poisoned {
-                return Some(crashed());
+                return Some(super::poison::crashed());
             }
             external_attempt(engine, q).await
         };
@@ -797,18 +800,6 @@ fn batch_due(
         engine.runs_processed(runs);
     }
     Ok(again)
-}
-
-/// The outcome of a delivery the process died in at two starts in a row
-/// (`super::poison`): failed without a third attempt.
-fn crashed() -> Outcome {
-    Outcome::Failed(err(
-        DeliveryErrorCode::Crashed,
-        format!(
-            "the process died while this delivery was in progress at {} starts in a row; it is not attempted again",
-            super::poison::MAX_CRASHES
-        ),
-    ))
 }
 
 fn err(code: DeliveryErrorCode, message: impl Into<String>) -> DeliveryError {

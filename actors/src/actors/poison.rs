@@ -34,6 +34,17 @@ use uuid::Uuid;
 /// fails it without attempting it.
 pub const MAX_CRASHES: u32 = 2;
 
+/// The outcome of a delivery the process died in at `MAX_CRASHES` starts in
+/// a row: failed without another attempt.
+pub(crate) fn crashed() -> crate::storage::Outcome {
+    crate::storage::Outcome::Failed(crate::model::DeliveryError::new(
+        crate::model::DeliveryErrorCode::Crashed,
+        format!(
+            "the process died while this delivery was in progress at {MAX_CRASHES} starts in a row; it is not attempted again"
+        ),
+    ))
+}
+
 const LOG: &str = "inflight.log";
 const COUNTS: &str = "crashes";
 
