@@ -1,0 +1,380 @@
+//! Deliveries (one per notification and step): their status and errors,
+//! the rendered content, the feed entry and the feed counts.
+
+use super::{conditions, ChannelType, Timestamp, User};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryStatus {
+    Pending,
+    Sent,
+    Failed,
+    Skipped,
+    /// Stopped by a cancellation before it was attempted.
+    Canceled,
+}
+
+impl DeliveryStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryStatus::Pending => "pending",
+            DeliveryStatus::Sent => "sent",
+            DeliveryStatus::Failed => "failed",
+            DeliveryStatus::Skipped => "skipped",
+            DeliveryStatus::Canceled => "canceled",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Self::Pending,
+            Self::Sent,
+            Self::Failed,
+            Self::Skipped,
+            Self::Canceled,
+        ]
+        .into_iter()
+        .find(|x| x.as_str() == s)
+    }
+    pub fn index(self) -> u8 {
+        self as u8
+    }
+    pub fn is_final(self) -> bool {
+        self != DeliveryStatus::Pending
+    }
+}
+
+/// Why a delivery failed, will be retried, or was skipped: `delivery.error.code`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryErrorCode {
+    /// Skipped: the recipient's preferences turn the channel type or flow off.
+    Preference,
+    /// Skipped: the recipient has no address for the channel (no email, no
+    /// phone, no push subscription) or was deleted.
+    MissingAddress,
+    /// Failed: the address the recipient has is one the provider cannot send to.
+    InvalidAddress,
+    /// Failed: the step's template did not render with the run's data.
+    TemplateError,
+    /// Failed: the provider answered 401 or 403 (the channel's credentials).
+    ProviderUnauthorized,
+    /// Failed: the provider refused the message for good (another 4xx).
+    ProviderRejected,
+    /// Retried, and failed once the attempts are used up: the provider could
+    /// not be reached or answered 408, 429 or 5xx.
+    ProviderUnavailable,
+    /// Failed: the channel's provider access is revoked.
+    ProviderRevoked,
+    /// Failed: the channel is unconfigured, deleted, or its configuration
+    /// cannot be used.
+    ProviderNotConfigured,
+    /// Failed: every push subscription of the recipient on the channel is gone.
+    SubscriptionExpired,
+    /// Failed: the egress policy refused the destination; nothing was sent.
+    DestinationNotAllowed,
+    /// Canceled: the run's cancellation key was canceled while the delivery
+    /// waited.
+    Canceled,
+    /// Skipped: the step's condition (`if`) was false when it was reached.
+    ConditionFalse,
+    /// Failed: storing it would have taken its project over its storage
+    /// quota (`quota`; a topic run's chunk staged after the quota was used).
+    QuotaExceeded,
+    /// Failed: the process died while the delivery was in progress at two
+    /// starts in a row (`actors::poison`); it is not attempted a third time.
+    Crashed,
+}
+
+impl DeliveryErrorCode {
+    pub const ALL: [DeliveryErrorCode; 15] = [
+        DeliveryErrorCode::Preference,
+        DeliveryErrorCode::MissingAddress,
+        DeliveryErrorCode::InvalidAddress,
+        DeliveryErrorCode::TemplateError,
+        DeliveryErrorCode::ProviderUnauthorized,
+        DeliveryErrorCode::ProviderRejected,
+        DeliveryErrorCode::ProviderUnavailable,
+        DeliveryErrorCode::ProviderRevoked,
+        DeliveryErrorCode::ProviderNotConfigured,
+        DeliveryErrorCode::SubscriptionExpired,
+        DeliveryErrorCode::DestinationNotAllowed,
+        DeliveryErrorCode::Canceled,
+        DeliveryErrorCode::ConditionFalse,
+        DeliveryErrorCode::QuotaExceeded,
+        DeliveryErrorCode::Crashed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryErrorCode::Preference => "preference",
+            DeliveryErrorCode::MissingAddress => "missing_address",
+            DeliveryErrorCode::InvalidAddress => "invalid_address",
+            DeliveryErrorCode::TemplateError => "template_error",
+            DeliveryErrorCode::ProviderUnauthorized => "provider_unauthorized",
+            DeliveryErrorCode::ProviderRejected => "provider_rejected",
+            DeliveryErrorCode::ProviderUnavailable => "provider_unavailable",
+            DeliveryErrorCode::ProviderRevoked => "provider_revoked",
+            DeliveryErrorCode::ProviderNotConfigured => "provider_not_configured",
+            DeliveryErrorCode::SubscriptionExpired => "subscription_expired",
+            DeliveryErrorCode::DestinationNotAllowed => "destination_not_allowed",
+            DeliveryErrorCode::Canceled => "canceled",
+            DeliveryErrorCode::ConditionFalse => "condition_false",
+            DeliveryErrorCode::QuotaExceeded => "quota_exceeded",
+            DeliveryErrorCode::Crashed => "crashed",
+        }
+    }
+}
+
+// A delivery's error as stored and shown. `code` stays a string in the record
+// (a code a later version adds still reads); it is written from a
+// [`DeliveryErrorCode`] through [`DeliveryError::new`].
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ToSchema)]
+pub struct DeliveryError {
+    /// `preference`, `missing_address`, `invalid_address`, `provider_unauthorized`,
+    /// `provider_rejected`, `provider_unavailable`, `provider_revoked`,
+    /// `provider_not_configured`, `subscription_expired`, `destination_not_allowed`
+    /// (the egress guard refused the address; nothing was sent)…
+    pub code: String,
+    pub message: String,
+}
+
+impl DeliveryError {
+    pub fn new(code: DeliveryErrorCode, message: impl Into<String>) -> Self {
+        DeliveryError {
+            code: code.as_str().into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// An in_app delivery as its recipient sees it (id = delivery id).
+// docs/API.md §11. Borrowed from the record: the live feed and the feed pages
+// serialise it without an intermediate JSON tree. Fields in the order a JSON
+// object of the same keys would print them.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FeedEntry<'a> {
+    #[schema(value_type = Option<User>)]
+    pub actor: &'a Value,
+    pub archived: bool,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub archived_at: Option<Timestamp>,
+    pub clicked: bool,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub clicked_at: Option<Timestamp>,
+    #[schema(value_type = DateTime<Utc>)]
+    pub created_at: Timestamp,
+    #[schema(value_type = DeliveryData)]
+    pub data: &'a Rendered,
+    pub flow_id: Uuid,
+    pub id: Uuid,
+    pub notification_id: Uuid,
+    pub read: bool,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub read_at: Option<Timestamp>,
+    pub seen: bool,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub seen_at: Option<Timestamp>,
+    #[schema(value_type = Option<String>)]
+    pub topic: &'a Option<String>,
+}
+
+/// Rendered content of one delivery.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Rendered {
+    pub subject: String,
+    pub body: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub html: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub url: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Delivery {
+    pub id: Uuid,
+    pub notification_id: Uuid,
+    pub flow_run_id: Uuid,
+    pub flow_id: Uuid,
+    pub channel_id: Uuid,
+    pub channel_type: ChannelType,
+    pub topic: Option<String>,
+    pub status: DeliveryStatus,
+    pub data: Rendered,
+    /// Per-device outcomes and other provider facts, shown under `data.outcomes`.
+    #[serde(default)]
+    pub outcomes: Option<Value>,
+    pub actor_id: Option<Uuid>,
+    pub recipient_id: Uuid,
+    pub attempts: u32,
+    pub error: Option<DeliveryError>,
+    /// When the delivery may first be attempted (after `delay` steps).
+    pub due_at: Timestamp,
+    pub next_attempt_at: Option<Timestamp>,
+    pub sent_at: Option<Timestamp>,
+    pub seen_at: Option<Timestamp>,
+    pub read_at: Option<Timestamp>,
+    pub clicked_at: Option<Timestamp>,
+    pub archived_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    /// What is left of the step's condition to decide when the delivery
+    /// comes due (rules over earlier steps, see `model::conditions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<conditions::Conditions>,
+    /// A step after a batch step, of the run that opened the batch: it is
+    /// rendered when it comes due, with the batch in its context, once the
+    /// batch is closed (see `delivery::batch`); false once rendered.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub batch: bool,
+}
+
+/// The rendered content of a delivery.
+// The schema of a delivery's `data`: the stored `Rendered` plus the provider's
+// outcomes (a feed entry's `data` is the stored `Rendered`, without them).
+// Fields in name order: the bytes the `json!` form of the object wrote.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = Rendered)]
+pub struct DeliveryData {
+    pub body: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub html: Option<String>,
+    /// Per-device outcomes and other provider facts (push channels).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcomes: Option<Value>,
+    pub subject: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// A delivery as the Admin API and the webhooks show it.
+// Fields in name order: the bytes the `json!` form of the object wrote.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = Delivery)]
+pub struct DeliveryView {
+    pub actor_id: Option<Uuid>,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub archived_at: Option<Timestamp>,
+    pub attempts: u32,
+    pub channel_id: Uuid,
+    pub channel_type: ChannelType,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub clicked_at: Option<Timestamp>,
+    #[schema(value_type = DateTime<Utc>)]
+    pub created_at: Timestamp,
+    pub data: DeliveryData,
+    pub error: Option<DeliveryError>,
+    pub flow_id: Uuid,
+    pub flow_run_id: Uuid,
+    pub id: Uuid,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub next_attempt_at: Option<Timestamp>,
+    pub notification_id: Uuid,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub read_at: Option<Timestamp>,
+    pub recipient_id: Uuid,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub seen_at: Option<Timestamp>,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub sent_at: Option<Timestamp>,
+    pub status: DeliveryStatus,
+    pub topic: Option<String>,
+    #[schema(value_type = DateTime<Utc>)]
+    pub updated_at: Timestamp,
+}
+
+impl Delivery {
+    pub fn view(&self) -> DeliveryView {
+        DeliveryView {
+            actor_id: self.actor_id,
+            archived_at: self.archived_at,
+            attempts: self.attempts,
+            channel_id: self.channel_id,
+            channel_type: self.channel_type,
+            clicked_at: self.clicked_at,
+            created_at: self.created_at,
+            data: DeliveryData {
+                body: self.data.body.clone(),
+                html: self.data.html.clone(),
+                outcomes: self.outcomes.clone(),
+                subject: self.data.subject.clone(),
+                url: self.data.url.clone(),
+            },
+            error: self.error.clone(),
+            flow_id: self.flow_id,
+            flow_run_id: self.flow_run_id,
+            id: self.id,
+            next_attempt_at: self.next_attempt_at,
+            notification_id: self.notification_id,
+            read_at: self.read_at,
+            recipient_id: self.recipient_id,
+            seen_at: self.seen_at,
+            sent_at: self.sent_at,
+            status: self.status,
+            topic: self.topic.clone(),
+            updated_at: self.updated_at,
+        }
+    }
+
+    /// The in-app feed entry state: `unseen`, `seen` or `read`.
+    pub fn feed_state(&self) -> &'static str {
+        if self.read_at.is_some() {
+            "read"
+        } else if self.seen_at.is_some() {
+            "seen"
+        } else {
+            "unseen"
+        }
+    }
+
+    /// The feed entry as the user sees it, serialised straight from the record
+    /// (no intermediate JSON tree on the hot paths).
+    pub fn feed_entry<'a>(&'a self, actor: &'a Value) -> FeedEntry<'a> {
+        FeedEntry {
+            actor,
+            archived: self.archived_at.is_some(),
+            archived_at: self.archived_at,
+            clicked: self.clicked_at.is_some(),
+            clicked_at: self.clicked_at,
+            created_at: self.created_at,
+            data: &self.data,
+            flow_id: self.flow_id,
+            id: self.id,
+            notification_id: self.notification_id,
+            read: self.read_at.is_some(),
+            read_at: self.read_at,
+            seen: self.seen_at.is_some(),
+            seen_at: self.seen_at,
+            topic: &self.topic,
+        }
+    }
+}
+
+/// Unread and unseen counts of a user's feed (archived entries left out).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct FeedCounts {
+    pub unread: u64,
+    pub unseen: u64,
+    /// The user's latest live-feed event sequence number (0 before any event).
+    #[serde(default)]
+    pub seq: u64,
+}
+
+impl FeedCounts {
+    pub fn view(&self) -> FeedMeta {
+        FeedMeta {
+            unread_count: self.unread,
+            unseen_count: self.unseen,
+        }
+    }
+}
+
+/// Counts of the feed, archived entries left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+pub struct FeedMeta {
+    pub unread_count: u64,
+    pub unseen_count: u64,
+}

@@ -1,0 +1,77 @@
+//! Flows (workflows): their steps, templates and status.
+
+use super::{conditions, Timestamp};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowStatus {
+    Draft,
+    Active,
+    Archived,
+}
+
+impl FlowStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlowStatus::Draft => "draft",
+            FlowStatus::Active => "active",
+            FlowStatus::Archived => "archived",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Template {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub html: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// One step of a flow. Stored as a flat struct (not a tagged enum) so the record
+/// format stays simple; the API shape is the service's response body.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Step {
+    /// `channel` or `delay`.
+    pub kind: String,
+    pub channel_id: Option<Uuid>,
+    pub template: Option<Template>,
+    pub seconds: Option<u64>,
+    /// The step's condition (`if`), see `model::conditions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cond: Option<conditions::Conditions>,
+    /// A throttle step: at most `limit` runs per `window` (a duration as
+    /// given), per flow, recipient and key; the key's template is the step's
+    /// `template.body` (see `delivery::throttle`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
+    /// A channel step's send window (see `delivery::window`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_window: Option<crate::delivery::window::SendWindow>,
+    /// A batch step with a sliding window: the longest a batch stays open
+    /// from its first activity (a duration as given). `None`: a fixed
+    /// window (see `delivery::batch`; a batch step keeps its `window` in
+    /// `window`, its `max` in `limit` and its key in `template.body`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_window: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Flow {
+    pub id: Uuid,
+    pub handle: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub status: FlowStatus,
+    pub steps: Vec<Step>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}

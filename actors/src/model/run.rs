@@ -1,0 +1,115 @@
+//! Runs of a flow and the notifications they make (one per recipient).
+
+use super::{Flow, Timestamp};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FlowRun {
+    pub id: Uuid,
+    pub flow_id: Uuid,
+    /// The flow as it was when the run was accepted (docs/API.md §9).
+    pub flow: Flow,
+    pub topic: Option<String>,
+    pub data: Value,
+    pub actor_id: Option<Uuid>,
+    pub processed: bool,
+    pub recipients_count: u64,
+    pub notifications_count: u64,
+    /// Explicit recipients of a run that also names a topic (deduplication).
+    #[serde(default)]
+    pub explicit_ids: Vec<Uuid>,
+    /// Topic expansion: the last subscription id already expanded, and whether done.
+    pub expand_cursor: Option<Uuid>,
+    pub expanded: bool,
+    pub created_at: Timestamp,
+    pub processed_at: Option<Timestamp>,
+    /// A scheduled run: the project-time instant its steps start from (its
+    /// deliveries wait until then).
+    #[serde(default)]
+    pub send_at: Option<Timestamp>,
+    /// The project time the run was accepted at when the project is on a
+    /// test clock (its delays count from there); `None` on the real clock.
+    #[serde(default)]
+    pub clock_at: Option<Timestamp>,
+    /// The key `POST /admin/v1/flows/{id}/cancel` stops the run's waiting
+    /// deliveries by.
+    #[serde(default)]
+    pub cancellation_key: Option<String>,
+    /// The project's default timezone when the run was accepted (send
+    /// windows of recipients without one).
+    #[serde(default)]
+    pub timezone: Option<String>,
+}
+
+impl FlowRun {
+    /// The instant (project time) the run's steps start from: its `send_at`,
+    /// else the test clock's time at acceptance, else its creation.
+    pub fn starts_at(&self) -> Timestamp {
+        self.send_at.or(self.clock_at).unwrap_or(self.created_at)
+    }
+
+    /// The 202 body of a run; the store keeps its bytes as the idempotent replay.
+    pub fn accepted_view(&self) -> FlowRunAccepted {
+        FlowRunAccepted {
+            created_at: self.created_at,
+            flow_id: self.flow_id,
+            id: self.id,
+            recipients_count: self.recipients_count,
+            status: PendingStatus::Pending,
+        }
+    }
+}
+
+/// What a run is when it is accepted: always `pending`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PendingStatus {
+    Pending,
+}
+
+/// The 202 answer to a run: stored durably, delivered asynchronously.
+// Fields in name order: the bytes the `json!` form of the object wrote.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FlowRunAccepted {
+    #[schema(value_type = DateTime<Utc>)]
+    pub created_at: Timestamp,
+    pub flow_id: Uuid,
+    pub id: Uuid,
+    pub recipients_count: u64,
+    pub status: PendingStatus,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Notification {
+    pub id: Uuid,
+    pub flow_id: Uuid,
+    pub flow_run_id: Uuid,
+    pub topic: Option<String>,
+    pub processed: bool,
+    pub actor_id: Option<Uuid>,
+    pub recipient_id: Uuid,
+    pub processed_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    /// Why the run ended early for this recipient (its steps after that
+    /// point have no deliveries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<StopReason>,
+    /// A run that joined another run's batch (`StopReason::Batched`): the
+    /// notification that carries the batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batched_into: Option<Uuid>,
+}
+
+/// Why a notification's run stopped at a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// A throttle step's limit was reached.
+    Throttled,
+    /// The run joined a batch another run opened (`Notification::batched_into`).
+    Batched,
+}

@@ -1,0 +1,136 @@
+//! Users, what a run names them by, patches of them, and their preferences.
+
+use super::{ChannelType, Timestamp};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+// The record is the response body too: the HTTP edge, the live feed's actors
+// and the webhooks serialise it as it is.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ToSchema)]
+pub struct User {
+    pub id: Uuid,
+    pub external_id: String,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub avatar: Option<String>,
+    pub locale: Option<String>,
+    pub timezone: Option<String>,
+    pub custom_fields: Map<String, Value>,
+    #[schema(value_type = DateTime<Utc>)]
+    pub created_at: Timestamp,
+    #[schema(value_type = DateTime<Utc>)]
+    pub updated_at: Timestamp,
+}
+
+/// A user as a subscription names it: its id and external id, all that a
+/// topic subscription stores of it (a bulk subscribe reads no user records).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserRef {
+    pub id: Uuid,
+    pub external_id: String,
+}
+
+impl From<&User> for UserRef {
+    fn from(u: &User) -> Self {
+        UserRef {
+            id: u.id,
+            external_id: u.external_id.clone(),
+        }
+    }
+}
+
+/// The profile fields of a user PUT. `None` = not given; `Some(None)` = `null` (clear).
+#[derive(Debug, Clone, Default)]
+pub struct UserPatch {
+    pub first_name: Option<Option<String>>,
+    pub last_name: Option<Option<String>>,
+    pub email: Option<Option<String>>,
+    pub phone: Option<Option<String>>,
+    pub avatar: Option<Option<String>>,
+    pub locale: Option<Option<String>>,
+    pub timezone: Option<Option<String>>,
+    pub custom_fields: Option<Option<Map<String, Value>>>,
+}
+
+impl UserPatch {
+    pub fn is_empty(&self) -> bool {
+        self.first_name.is_none()
+            && self.last_name.is_none()
+            && self.email.is_none()
+            && self.phone.is_none()
+            && self.avatar.is_none()
+            && self.locale.is_none()
+            && self.timezone.is_none()
+            && self.custom_fields.is_none()
+    }
+
+    /// Applies the patch; returns whether anything changed.
+    pub fn apply(&self, u: &mut User) -> bool {
+        let before = u.clone();
+        fn set(dst: &mut Option<String>, v: &Option<Option<String>>) {
+            if let Some(v) = v {
+                *dst = v.clone();
+            }
+        }
+        set(&mut u.first_name, &self.first_name);
+        set(&mut u.last_name, &self.last_name);
+        set(&mut u.email, &self.email);
+        set(&mut u.phone, &self.phone);
+        set(&mut u.avatar, &self.avatar);
+        set(&mut u.locale, &self.locale);
+        set(&mut u.timezone, &self.timezone);
+        if let Some(cf) = &self.custom_fields {
+            u.custom_fields = cf.clone().unwrap_or_default();
+        }
+        *u != before
+    }
+}
+
+// ---------------------------------------------------------------- preferences
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FlowPreference {
+    pub enabled: Option<bool>,
+    pub channel_types: std::collections::BTreeMap<ChannelType, bool>,
+}
+
+/// What a user changed from the defaults (everything else is `true`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Preferences {
+    pub channel_types: std::collections::BTreeMap<ChannelType, bool>,
+    pub flows: std::collections::BTreeMap<String, FlowPreference>,
+}
+
+impl Preferences {
+    /// `channel_types[t] && flows[h].enabled && flows[h].channel_types[t]` (docs/API.md §6).
+    pub fn allows(&self, flow_handle: &str, t: ChannelType) -> bool {
+        if !self.channel_types.get(&t).copied().unwrap_or(true) {
+            return false;
+        }
+        match self.flows.get(flow_handle) {
+            None => true,
+            Some(f) => {
+                f.enabled.unwrap_or(true) && f.channel_types.get(&t).copied().unwrap_or(true)
+            }
+        }
+    }
+
+    pub fn merge(&mut self, patch: &Preferences) {
+        for (t, v) in &patch.channel_types {
+            self.channel_types.insert(*t, *v);
+        }
+        for (h, fp) in &patch.flows {
+            let cur = self.flows.entry(h.clone()).or_default();
+            if fp.enabled.is_some() {
+                cur.enabled = fp.enabled;
+            }
+            for (t, v) in &fp.channel_types {
+                cur.channel_types.insert(*t, *v);
+            }
+        }
+    }
+}
