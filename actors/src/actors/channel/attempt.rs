@@ -1,0 +1,297 @@
+//! One attempt of a delivery outside the feed: the reads it needs (the
+//! delivery, its channel and recipient, loaded together), the provider
+//! call, and what its answer makes of the delivery (`Outcome`); and the
+//! in-app deliveries that wait for their batch.
+
+use super::RetryPolicy;
+use crate::actors::engine::Engine;
+use crate::model::{ChannelStatus, ChannelType, DeliveryError, DeliveryErrorCode};
+use crate::providers::{SendError, SendRequest};
+use crate::storage::{Outcome, QueueItem};
+
+/// In-app deliveries that wait for their batch (`delivery::batch::due`):
+/// each is rendered with its batch and comes back due now, or waits until
+/// the batch closes, or fails; what is not ready now is settled here. The
+/// items to queue again.
+pub(super) fn batch_due(
+    engine: &Engine,
+    store: &dyn crate::storage::Storage,
+    items: Vec<QueueItem>,
+) -> crate::error::Result<Vec<QueueItem>> {
+    let mut again = vec![];
+    let mut settle = vec![];
+    for q in items {
+        let now = engine.project_now(&q.project);
+        match crate::delivery::batch::due(store, &q, now)? {
+            None => again.push(QueueItem {
+                due_ms: now.millis(),
+                ..q
+            }),
+            Some(o) => {
+                if let Outcome::Wait { at } = &o {
+                    again.push(QueueItem {
+                        due_ms: at.millis(),
+                        ..q
+                    });
+                }
+                settle.push((q, o));
+            }
+        }
+    }
+    if !settle.is_empty() {
+        let (_, runs) = store.settle(&settle)?;
+        engine.runs_processed(runs);
+    }
+    Ok(again)
+}
+
+fn err(code: DeliveryErrorCode, message: impl Into<String>) -> DeliveryError {
+    DeliveryError::new(code, message)
+}
+
+/// The reads of an attempt (`external_attempt`); `Err` with the outcome to
+/// record instead (`None`: nothing, the delivery is final or gone).
+fn load_attempt(engine: &Engine, q: &QueueItem) -> Result<Loaded, Option<Outcome>> {
+    let store = engine.storage();
+    // The channel and the recipient are read with the delivery (one round
+    // trip on a networked store); a delivery read again below (after its
+    // batch) reads them again if its channel is another.
+    let (mut d, read_channel, read_recipient) =
+        match store.delivery_for_attempt(&q.project, &q.delivery_id) {
+            Ok(Some((d, c, u))) if !d.status.is_final() => (d, c, u),
+            Ok(_) => return Err(None),
+            Err(e) => {
+                return Err(Some(Outcome::Retry {
+                    error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
+                    at: engine.project_now(&q.project).plus_millis(1000),
+                    outcomes: None,
+                }))
+            }
+        };
+    // A step after a batch: rendered with the batch once it is closed.
+    if d.batch {
+        let now = engine.project_now(&q.project);
+        let ready = crate::delivery::batch::due(store.as_ref(), q, now)
+            .and_then(|o| Ok((o, store.delivery(&q.project, &q.delivery_id)?)));
+        match ready {
+            Ok((Some(o), _)) => return Err(Some(o)),
+            Ok((None, Some(fresh))) if !fresh.status.is_final() => d = fresh,
+            Ok((None, _)) => return Err(None),
+            Err(_) => {
+                return Err(Some(Outcome::Wait {
+                    at: now.plus_millis(1000),
+                }))
+            }
+        }
+    }
+    // A condition over earlier steps is decided now that the step is reached.
+    if let Some(gate) = &d.gate {
+        match store.notification_deliveries(&q.project, &d.notification_id) {
+            Ok(all) if !gate.holds_for_steps(&all) => {
+                return Err(Some(crate::delivery::conditions::condition_false()))
+            }
+            Ok(_) => {}
+            Err(e) => {
+                return Err(Some(Outcome::Retry {
+                    error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
+                    at: engine.project_now(&q.project).plus_millis(1000),
+                    outcomes: None,
+                }))
+            }
+        }
+    }
+    let first_read = read_channel.as_ref().is_none_or(|c| c.id == d.channel_id);
+    let channel = if first_read {
+        Ok(read_channel)
+    } else {
+        store.channel(&q.project, &d.channel_id)
+    };
+    let channel = match channel {
+        Ok(Some(c)) => c,
+        Ok(None) => {
+            return Err(Some(Outcome::Failed(err(
+                DeliveryErrorCode::ProviderNotConfigured,
+                "the channel was deleted",
+            ))))
+        }
+        Err(e) => {
+            return Err(Some(Outcome::Retry {
+                error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
+                at: engine.project_now(&q.project).plus_millis(1000),
+                outcomes: None,
+            }))
+        }
+    };
+    match channel.status() {
+        ChannelStatus::Revoked => {
+            return Err(Some(Outcome::Failed(err(
+                DeliveryErrorCode::ProviderRevoked,
+                "the channel's provider access is revoked",
+            ))))
+        }
+        ChannelStatus::Unconfigured => {
+            return Err(Some(Outcome::Failed(err(
+                DeliveryErrorCode::ProviderNotConfigured,
+                "the channel's provider is not configured",
+            ))))
+        }
+        ChannelStatus::Active => {}
+    }
+    let recipient = if first_read {
+        read_recipient.filter(|u| u.id == d.recipient_id)
+    } else {
+        store.user(&q.project, &d.recipient_id).ok().flatten()
+    };
+    let subscriptions = if matches!(
+        channel.channel_type,
+        ChannelType::WebPush | ChannelType::MobilePush
+    ) {
+        store
+            .push_subscriptions(&q.project, &d.recipient_id, &channel.id)
+            .unwrap_or_default()
+    } else {
+        vec![]
+    };
+    Ok(Loaded {
+        d,
+        channel,
+        recipient,
+        subscriptions,
+    })
+}
+
+/// What an attempt reads from the store before calling its provider.
+struct Loaded {
+    d: crate::model::Delivery,
+    channel: crate::model::Channel,
+    recipient: Option<crate::model::User>,
+    subscriptions: Vec<crate::model::PushSubscription>,
+}
+
+/// One attempt at an external provider.
+///
+/// Its reads (the delivery, the channel, the recipient) are blocking calls:
+/// on a store behind a network (one whose work nodes share) they run on the
+/// blocking pool, as a task's own, so the attempts of one channel actor wait
+/// for the database side by side, not one after another on its thread.
+pub(super) async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Outcome> {
+    let store = engine.storage().clone();
+    let loaded = if store.shares_work() {
+        let e = engine.clone();
+        match tokio::task::spawn_blocking(move || load_attempt(&e, &q)).await {
+            Ok(l) => l,
+            Err(_) => Err(Some(Outcome::Retry {
+                error: err(
+                    DeliveryErrorCode::ProviderUnavailable,
+                    "reading the delivery failed",
+                ),
+                at: engine.project_now(&q.project).plus_millis(1000),
+                outcomes: None,
+            })),
+        }
+    } else {
+        load_attempt(&engine, &q)
+    };
+    let Loaded {
+        d,
+        channel,
+        recipient,
+        subscriptions,
+    } = match loaded {
+        Ok(l) => l,
+        Err(o) => return o,
+    };
+    let Some(transport) = engine
+        .inner
+        .transports
+        .get(channel.provider.as_str())
+        .cloned()
+    else {
+        return Some(Outcome::Failed(err(
+            DeliveryErrorCode::ProviderNotConfigured,
+            format!(
+                "provider {} has no transport in this build",
+                channel.provider
+            ),
+        )));
+    };
+    let policy = RetryPolicy::from_config(&channel.config);
+    let attempt = d.attempts + 1;
+    let recipient_id = d.recipient_id;
+    let req = SendRequest {
+        delivery: d,
+        recipient,
+        channel_id: channel.id,
+        config: channel.config.clone(),
+        subscriptions,
+    };
+    let started = std::time::Instant::now();
+    let mut res = transport.send(req).await;
+    let latency_ms = started.elapsed().as_millis() as u64;
+    // Subscriptions the provider reported gone are removed, whatever the outcome.
+    let mut gone: Vec<String> = vec![];
+    if let Err(SendError::AlsoExpired { error, expired }) = res {
+        gone = expired;
+        res = Err(*error);
+    }
+    let expired: &[String] = match &res {
+        Ok(s) => &s.expired,
+        Err(SendError::Expired { expired, .. }) => expired,
+        Err(_) => &gone,
+    };
+    for identifier in expired {
+        let _ = store.remove_push_subscription(&q.project, &recipient_id, &channel.id, identifier);
+    }
+    store.note_attempt(
+        &q.delivery_id,
+        crate::trace::AttemptNote {
+            provider: channel.provider.clone(),
+            latency_ms,
+            status_code: match &res {
+                Ok(sent) => sent.status_code,
+                Err(e) => e.status_code(),
+            },
+            subscriptions_removed: expired.len(),
+        },
+    );
+    Some(match res {
+        Ok(sent) => Outcome::Sent {
+            outcomes: sent.outcomes,
+        },
+        Err(SendError::Transient {
+            message,
+            retry_after,
+        }) => {
+            if attempt >= policy.max_attempts {
+                Outcome::Failed(err(
+                    DeliveryErrorCode::ProviderUnavailable,
+                    format!("{message} (after {attempt} attempts)"),
+                ))
+            } else {
+                let wait = policy.delay(attempt, retry_after);
+                Outcome::Retry {
+                    error: err(DeliveryErrorCode::ProviderUnavailable, message),
+                    at: engine
+                        .project_now(&q.project)
+                        .plus_millis(wait.as_millis() as i64),
+                    outcomes: None,
+                }
+            }
+        }
+        Err(SendError::Unauthorized { message }) => {
+            Outcome::Failed(err(DeliveryErrorCode::ProviderUnauthorized, message))
+        }
+        Err(SendError::Rejected { code, message }) => Outcome::Failed(err(code, message)),
+        Err(SendError::NoAddress { message }) => {
+            Outcome::Skipped(err(DeliveryErrorCode::MissingAddress, message))
+        }
+        Err(SendError::Expired { message, .. }) => {
+            Outcome::Failed(err(DeliveryErrorCode::SubscriptionExpired, message))
+        }
+        // Unwrapped above; kept for exhaustiveness.
+        Err(SendError::AlsoExpired { error, .. }) => Outcome::Failed(err(
+            DeliveryErrorCode::ProviderRejected,
+            format!("{error:?}"),
+        )),
+    })
+}
