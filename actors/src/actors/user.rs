@@ -307,8 +307,31 @@ impl UserActor {
         )
     }
 
-    fn fail<T: 'static>(&self, e: Error) -> ResponseActFuture<Self, Result<T>> {
-        Box::pin(async move { Err(e) }.into_actor(self))
+    /// A change of the user's feed: written on the blocking pool like every
+    /// other write (on PostgreSQL it is a round trip, which would hold this
+    /// arbiter's other actors), then its frames are pushed once durable. The
+    /// actor counts it in flight meanwhile, so it does not stop idle under
+    /// it. Two changes may be written at once: the store orders them under
+    /// the feed's lock, and `accept` pushes their frames in `seq` order.
+    fn write<T, F>(&mut self, change: F) -> ResponseActFuture<Self, Result<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&dyn crate::storage::Storage) -> Result<(Vec<Frame>, T)> + Send + 'static,
+    {
+        self.last_used = Instant::now();
+        self.in_flight += 1;
+        let engine = self.engine.clone();
+        Box::pin(
+            async move { engine.run(change).await }
+                .into_actor(self)
+                .then(|r, act, _| {
+                    act.in_flight -= 1;
+                    match r {
+                        Ok((frames, value)) => act.after_change(frames, value),
+                        Err(e) => Box::pin(async move { Err(e) }.into_actor(act)),
+                    }
+                }),
+        )
     }
 }
 
@@ -398,12 +421,11 @@ impl Handler<UpdateEntry> for UserActor {
     type Result = ResponseActFuture<Self, Result<(Delivery, FeedCounts)>>;
 
     fn handle(&mut self, m: UpdateEntry, _: &mut Context<Self>) -> Self::Result {
-        self.last_used = Instant::now();
-        let storage = self.engine.storage();
-        match storage.update_feed_entry(&self.project, &self.user, &m.entry, m.update) {
-            Ok(c) => self.after_change(c.frames, (c.value, c.counts)),
-            Err(e) => self.fail(e),
-        }
+        let (p, u) = (self.project, self.user);
+        self.write(move |s| {
+            s.update_feed_entry(&p, &u, &m.entry, m.update)
+                .map(|c| (c.frames, (c.value, c.counts)))
+        })
     }
 }
 
@@ -411,15 +433,11 @@ impl Handler<MarkAll> for UserActor {
     type Result = ResponseActFuture<Self, Result<(usize, FeedCounts)>>;
 
     fn handle(&mut self, m: MarkAll, _: &mut Context<Self>) -> Self::Result {
-        self.last_used = Instant::now();
-        match self
-            .engine
-            .storage()
-            .mark_feed(&self.project, &self.user, m.read)
-        {
-            Ok(c) => self.after_change(c.frames, (c.value, c.counts)),
-            Err(e) => self.fail(e),
-        }
+        let (p, u) = (self.project, self.user);
+        self.write(move |s| {
+            s.mark_feed(&p, &u, m.read)
+                .map(|c| (c.frames, (c.value, c.counts)))
+        })
     }
 }
 
