@@ -9,6 +9,7 @@
 
 pub mod actors;
 pub mod bus;
+pub mod catalog;
 pub mod delivery;
 pub mod egress;
 pub mod error;

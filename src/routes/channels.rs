@@ -86,54 +86,14 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
 pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "channel_id")?;
     let pid = a.project.id;
-    st.engine
-        .delete_channel(pid, id, move |s| {
-            let c = s
-                .channel(&pid, &id)?
-                .ok_or_else(|| Error::not_found("channel", id))?;
-            if c.builtin {
-                return Err(Error::conflict(
-                    "channel",
-                    Some(id.to_string()),
-                    "invalid_transition",
-                    "the built-in in_app channel cannot be deleted",
-                )
-                .with("current_status", c.status().as_str()));
-            }
-            if s.channel_in_active_flow(&pid, &id)? {
-                return Err(Error::conflict(
-                    "channel",
-                    Some(id.to_string()),
-                    "invalid_transition",
-                    "an active flow uses this channel",
-                )
-                .with("current_status", c.status().as_str()));
-            }
-            Ok(())
-        })
-        .await?;
+    st.engine.delete_channel(pid, id).await?;
     Ok(no_content())
 }
 
 pub async fn revoke(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "channel_id")?;
     let pid = a.project.id;
-    let c = st
-        .engine
-        .update_channel(pid, id, move |c| {
-            if c.provider == "in_app" {
-                return Err(Error::conflict(
-                    "channel",
-                    Some(c.id.to_string()),
-                    "invalid_transition",
-                    "the in_app channel cannot be revoked",
-                )
-                .with("current_status", c.status().as_str()));
-            }
-            c.revoked = true;
-            Ok(())
-        })
-        .await?;
+    let c = st.engine.revoke_channel(pid, id).await?;
     Ok(ok(bodies::channels::Channel::from(&c)))
 }
 

@@ -13,7 +13,8 @@ use crate::pagination;
 use crate::state::{AppState, State};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
-use herald_actors::model::{new_id, Channel, Flow, FlowStatus, Timestamp};
+use herald_actors::catalog::FlowEdit;
+use herald_actors::model::{new_id, Channel, Flow, FlowStatus};
 use herald_actors::storage::{AcceptInput, Storage};
 use herald_actors::{render, Error, Validator};
 use uuid::Uuid;
@@ -126,42 +127,13 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
         description,
         steps,
     } = change;
-    let id = flow.id;
-    let flow = st
-        .engine
-        .update_flow(pid, id, move |fl| {
-            if fl.status == FlowStatus::Archived {
-                return Err(Error::conflict(
-                    "flow",
-                    Some(id.to_string()),
-                    "invalid_transition",
-                    "an archived flow cannot change",
-                )
-                .with("current_status", "archived")
-                .with("allowed_transitions", Vec::<String>::new()));
-            }
-            if let Some(n) = name {
-                fl.name = n;
-            }
-            if let Some(d) = description {
-                fl.description = d;
-            }
-            if let Some(st) = steps {
-                fl.steps = st.steps;
-            }
-            fl.updated_at = Timestamp::now();
-            Ok(())
-        })
-        .await?;
+    let edit = FlowEdit {
+        name,
+        description,
+        steps: steps.map(|s| s.steps),
+    };
+    let flow = st.engine.edit_flow(pid, flow.id, edit).await?;
     Ok(ok(bodies::flows::Flow::from(&flow)))
-}
-
-fn allowed(from: FlowStatus) -> Vec<&'static str> {
-    match from {
-        FlowStatus::Draft => vec!["active", "archived"],
-        FlowStatus::Active => vec!["draft", "archived"],
-        FlowStatus::Archived => vec![],
-    }
 }
 
 async fn transition(
@@ -171,53 +143,7 @@ async fn transition(
     to: FlowStatus,
 ) -> ApiResult<HttpResponse> {
     let flow = find_flow(&st, a.project.id, path_str(&req, "id")?).await?;
-    let pid = a.project.id;
-    let id = flow.id;
-    let channels = st.run(move |s| s.all_channels(&pid)).await?;
-    let flow = st
-        .engine
-        .update_flow(pid, id, move |fl| {
-            if fl.status == to {
-                return Ok(());
-            }
-            if fl.status == FlowStatus::Archived {
-                return Err(Error::conflict(
-                    "flow",
-                    Some(id.to_string()),
-                    "invalid_transition",
-                    "an archived flow cannot change status",
-                )
-                .with("current_status", fl.status.as_str())
-                .with("allowed_transitions", allowed(fl.status)));
-            }
-            if to == FlowStatus::Active {
-                if !fl.steps.iter().any(|s| s.kind == "channel") {
-                    return Err(Error::field(
-                        "steps",
-                        "required",
-                        "an active flow needs at least one channel step",
-                    ));
-                }
-                for s in fl.steps.iter().filter_map(|s| s.channel_id) {
-                    match channels.iter().find(|c| c.id == s) {
-                        Some(c) => c.usable()?,
-                        None => {
-                            return Err(Error::conflict(
-                                "channel",
-                                Some(s.to_string()),
-                                "provider_not_configured",
-                                "a step's channel no longer exists",
-                            )
-                            .with("current_status", "unconfigured"))
-                        }
-                    }
-                }
-            }
-            fl.status = to;
-            fl.updated_at = Timestamp::now();
-            Ok(())
-        })
-        .await?;
+    let flow = st.engine.set_flow_status(a.project.id, flow.id, to).await?;
     Ok(ok(bodies::flows::Flow::from(&flow)))
 }
 

@@ -25,6 +25,7 @@
 //! blocking pool, and flushing is the group-commit thread's, awaited
 //! asynchronously.
 
+mod catalog;
 mod channel;
 mod cluster;
 mod engine;

@@ -222,33 +222,8 @@ impl Engine {
             .await
     }
 
-    /// Deletes a channel once `check` (run in the same job) lets it.
-    pub async fn delete_channel(
-        &self,
-        project: Uuid,
-        id: Uuid,
-        check: impl FnOnce(&dyn Storage) -> Result<()> + Send + 'static,
-    ) -> Result<()> {
-        self.run(move |s| {
-            check(s)?;
-            s.delete_channel(&project, &id)
-        })
-        .await
-    }
-
     pub async fn create_flow(&self, project: Uuid, f: Flow) -> Result<()> {
         self.run(move |s| s.create_flow(&project, &f)).await
-    }
-
-    /// Changes a flow with `f` under its lock (an error from `f` leaves it).
-    pub async fn update_flow(
-        &self,
-        project: Uuid,
-        id: Uuid,
-        f: impl FnOnce(&mut Flow) -> Result<()> + Send + 'static,
-    ) -> Result<Flow> {
-        self.run(move |s| s.update_flow(&project, &id, Box::new(f)))
-            .await
     }
 
     /// Creates or patches a topic; true when it was created.

@@ -1,0 +1,272 @@
+//! The rules of a project's catalog: which status changes a flow may make,
+//! when a flow may still be edited, and when a channel may be deleted or
+//! revoked. Each rule is a pure function over records returning a typed
+//! refusal (`CatalogError`), which maps to the API's error table in one
+//! place (`From<CatalogError> for Error`); the engine (`actors::catalog`)
+//! calls them under the record's lock, whichever backend holds it.
+
+use crate::error::Error;
+use crate::model::{Channel, ChannelStatus, Flow, FlowStatus, Timestamp};
+use uuid::Uuid;
+
+/// Why the catalog refused a change.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CatalogError {
+    /// An archived flow is final: neither its status nor its content change.
+    FlowArchived { flow: Uuid, status_change: bool },
+    /// Activating a flow without a channel step.
+    NoChannelStep,
+    /// Activating a flow one of whose steps names a channel that is gone.
+    ChannelGone { channel: Uuid },
+    /// Activating a flow one of whose channels cannot send (revoked or not
+    /// configured).
+    ChannelUnusable {
+        channel: Uuid,
+        status: ChannelStatus,
+    },
+    /// The built-in in_app channel is part of every project.
+    BuiltinChannel {
+        channel: Uuid,
+        status: ChannelStatus,
+        revoke: bool,
+    },
+    /// Deleting a channel an active flow sends through.
+    ChannelInUse {
+        channel: Uuid,
+        status: ChannelStatus,
+    },
+}
+
+/// The statuses a flow in `from` may move to.
+pub fn allowed_transitions(from: FlowStatus) -> Vec<&'static str> {
+    match from {
+        FlowStatus::Draft => vec!["active", "archived"],
+        FlowStatus::Active => vec!["draft", "archived"],
+        FlowStatus::Archived => vec![],
+    }
+}
+
+/// Moves `flow` to `to` (nothing when it is there already). Activating needs
+/// a channel step and every step's channel able to send; `channels` are the
+/// project's.
+pub fn set_status(
+    flow: &mut Flow,
+    to: FlowStatus,
+    channels: &[Channel],
+    now: Timestamp,
+) -> Result<(), CatalogError> {
+    if flow.status == to {
+        return Ok(());
+    }
+    if flow.status == FlowStatus::Archived {
+        return Err(CatalogError::FlowArchived {
+            flow: flow.id,
+            status_change: true,
+        });
+    }
+    if to == FlowStatus::Active {
+        if !flow.steps.iter().any(|s| s.kind == "channel") {
+            return Err(CatalogError::NoChannelStep);
+        }
+        for id in flow.steps.iter().filter_map(|s| s.channel_id) {
+            let Some(c) = channels.iter().find(|c| c.id == id) else {
+                return Err(CatalogError::ChannelGone { channel: id });
+            };
+            if c.status() != ChannelStatus::Active {
+                return Err(CatalogError::ChannelUnusable {
+                    channel: id,
+                    status: c.status(),
+                });
+            }
+        }
+    }
+    flow.status = to;
+    flow.updated_at = now;
+    Ok(())
+}
+
+/// What an edit of a flow changes (`None`: left as it is).
+#[derive(Debug, Clone, Default)]
+pub struct FlowEdit {
+    pub name: Option<String>,
+    pub description: Option<Option<String>>,
+    pub steps: Option<Vec<crate::model::Step>>,
+}
+
+/// Applies an edit: an archived flow no longer changes.
+pub fn edit(flow: &mut Flow, edit: FlowEdit, now: Timestamp) -> Result<(), CatalogError> {
+    if flow.status == FlowStatus::Archived {
+        return Err(CatalogError::FlowArchived {
+            flow: flow.id,
+            status_change: false,
+        });
+    }
+    if let Some(n) = edit.name {
+        flow.name = n;
+    }
+    if let Some(d) = edit.description {
+        flow.description = d;
+    }
+    if let Some(s) = edit.steps {
+        flow.steps = s;
+    }
+    flow.updated_at = now;
+    Ok(())
+}
+
+/// Whether `channel` may be deleted: not the built-in one, and no active
+/// flow sends through it (`in_active_flow`).
+pub fn may_delete(channel: &Channel, in_active_flow: bool) -> Result<(), CatalogError> {
+    if channel.builtin {
+        return Err(CatalogError::BuiltinChannel {
+            channel: channel.id,
+            status: channel.status(),
+            revoke: false,
+        });
+    }
+    if in_active_flow {
+        return Err(CatalogError::ChannelInUse {
+            channel: channel.id,
+            status: channel.status(),
+        });
+    }
+    Ok(())
+}
+
+/// Revokes the channel's provider access (the in_app channel has none).
+pub fn revoke(channel: &mut Channel) -> Result<(), CatalogError> {
+    if channel.provider == "in_app" {
+        return Err(CatalogError::BuiltinChannel {
+            channel: channel.id,
+            status: channel.status(),
+            revoke: true,
+        });
+    }
+    channel.revoked = true;
+    Ok(())
+}
+
+impl From<CatalogError> for Error {
+    fn from(e: CatalogError) -> Error {
+        use crate::model::DeliveryErrorCode as Code;
+        let conflict = |resource: &str, id: &Uuid, reason: &str, message: &str| {
+            Error::conflict(resource, Some(id.to_string()), reason, message)
+        };
+        match e {
+            CatalogError::FlowArchived {
+                flow,
+                status_change,
+            } => {
+                let message = if status_change {
+                    "an archived flow cannot change status"
+                } else {
+                    "an archived flow cannot change"
+                };
+                conflict("flow", &flow, "invalid_transition", message)
+                    .with("current_status", "archived")
+                    .with("allowed_transitions", Vec::<String>::new())
+            }
+            CatalogError::NoChannelStep => Error::field(
+                "steps",
+                "required",
+                "an active flow needs at least one channel step",
+            ),
+            CatalogError::ChannelGone { channel } => conflict(
+                "channel",
+                &channel,
+                "provider_not_configured",
+                "a step's channel no longer exists",
+            )
+            .with("current_status", "unconfigured"),
+            CatalogError::ChannelUnusable { channel, status } => {
+                let (code, message) = match status {
+                    ChannelStatus::Revoked => (
+                        Code::ProviderRevoked,
+                        "the channel's provider access is revoked",
+                    ),
+                    _ => (
+                        Code::ProviderNotConfigured,
+                        "the channel's provider is not configured",
+                    ),
+                };
+                conflict("channel", &channel, code.as_str(), message)
+                    .with("current_status", status.as_str())
+            }
+            CatalogError::BuiltinChannel {
+                channel,
+                status,
+                revoke,
+            } => {
+                let message = if revoke {
+                    "the in_app channel cannot be revoked"
+                } else {
+                    "the built-in in_app channel cannot be deleted"
+                };
+                conflict("channel", &channel, "invalid_transition", message)
+                    .with("current_status", status.as_str())
+            }
+            CatalogError::ChannelInUse { channel, status } => conflict(
+                "channel",
+                &channel,
+                "invalid_transition",
+                "an active flow uses this channel",
+            )
+            .with("current_status", status.as_str()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Step;
+
+    fn flow(status: FlowStatus, steps: Vec<Step>) -> Flow {
+        let now = Timestamp::now();
+        Flow {
+            id: Uuid::now_v7(),
+            handle: "f".into(),
+            name: "f".into(),
+            description: None,
+            status,
+            steps,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    #[test]
+    fn an_archived_flow_is_final() {
+        let mut f = flow(FlowStatus::Archived, vec![]);
+        let e = set_status(&mut f, FlowStatus::Active, &[], Timestamp::now()).unwrap_err();
+        assert!(matches!(e, CatalogError::FlowArchived { .. }));
+        assert!(edit(&mut f, FlowEdit::default(), Timestamp::now()).is_err());
+        assert_eq!(f.status, FlowStatus::Archived);
+        // the same status is no change, even for an archived flow
+        assert!(set_status(&mut f, FlowStatus::Archived, &[], Timestamp::now()).is_ok());
+        assert!(allowed_transitions(FlowStatus::Archived).is_empty());
+    }
+
+    #[test]
+    fn activating_needs_a_channel_step_whose_channel_exists() {
+        let mut f = flow(FlowStatus::Draft, vec![]);
+        let e = set_status(&mut f, FlowStatus::Active, &[], Timestamp::now()).unwrap_err();
+        assert_eq!(e, CatalogError::NoChannelStep);
+        let step: Step = serde_json::from_value(serde_json::json!({
+            "kind": "channel", "channel_id": Uuid::now_v7(), "template": null, "seconds": null
+        }))
+        .unwrap();
+        let mut f = flow(FlowStatus::Draft, vec![step]);
+        let e = set_status(&mut f, FlowStatus::Active, &[], Timestamp::now()).unwrap_err();
+        assert!(matches!(e, CatalogError::ChannelGone { .. }));
+        assert_eq!(
+            f.status,
+            FlowStatus::Draft,
+            "a refused change leaves the flow"
+        );
+        // deactivating needs nothing
+        let mut f = flow(FlowStatus::Active, vec![]);
+        set_status(&mut f, FlowStatus::Draft, &[], Timestamp::now()).unwrap();
+        assert_eq!(f.status, FlowStatus::Draft);
+    }
+}
