@@ -3,6 +3,7 @@
 //! (creation and rotation), attempts, replay, and the notification trace.
 
 use crate::extract::Given;
+use herald_actors::actors::EndpointChange;
 use herald_actors::egress::EgressPolicy;
 use herald_actors::events::{self, EventAttempt, WebhookEndpoint as Model};
 use herald_actors::model::Timestamp;
@@ -178,30 +179,6 @@ impl WebhookEndpointUpdate {
             event_types,
             enabled,
         })
-    }
-}
-
-/// A checked endpoint change: `None` keeps a field.
-pub struct EndpointChange {
-    url: Option<String>,
-    event_types: Option<Option<Vec<events::EventType>>>,
-    enabled: Option<bool>,
-}
-
-impl EndpointChange {
-    pub fn apply(self, e: &mut Model) {
-        if let Some(u) = self.url {
-            e.url = u;
-        }
-        if let Some(t) = self.event_types {
-            e.event_types = t;
-        }
-        if let Some(en) = self.enabled {
-            if en {
-                e.disabled_reason = None;
-            }
-            e.enabled = en;
-        }
     }
 }
 

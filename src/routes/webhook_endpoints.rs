@@ -1,6 +1,6 @@
 //! Admin API event endpoints (docs/API.md, "Event endpoints") and the
 //! decision trace of a notification: CRUD, secret rotation, the attempt log
-//! and replay. The store does the work (`EventRepo`); the event sender
+//! and replay. The engine does the work (`Engine::event_endpoints`); the event sender
 //! (`herald_actors::actors::events`) picks up what is queued on its own.
 //!
 //! Creation takes no `Idempotency-Key`: its answer carries the signing
@@ -17,13 +17,11 @@ use crate::extract::{path_uuid, typed, Body, Query};
 use crate::pagination;
 use crate::state::State;
 use actix_web::{HttpRequest, HttpResponse};
-use herald_actors::events::SECRET_GRACE;
-use herald_actors::Error;
 
 pub async fn create(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> {
     let ep = typed::<WebhookEndpointInput>(&body.object()?)?.validate(st.engine.egress())?;
     let pid = a.project.id;
-    let (ep, secret) = st.run(move |s| s.create_event_endpoint(&pid, ep)).await?;
+    let (ep, secret) = st.engine.event_endpoints(pid).create(ep).await?;
     Ok(created(WebhookEndpointWithSecret {
         endpoint: WebhookEndpoint::from(&ep),
         secret,
@@ -35,17 +33,14 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
     let paging = pagination::parse(&q, st.cursor_key(), &a.project.id, "webhook_endpoints", &[])?;
     let pid = a.project.id;
     let pr = paging.req.clone();
-    let page = st.run(move |s| s.list_event_endpoints(&pid, &pr)).await?;
+    let page = st.engine.event_endpoints(pid).list(pr).await?;
     Ok(list_page(&paging, &page, |e| WebhookEndpoint::from(e)))
 }
 
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let pid = a.project.id;
-    let ep = st
-        .run(move |s| s.event_endpoint(&pid, &id))
-        .await?
-        .ok_or_else(|| Error::not_found("webhook_endpoint", id))?;
+    let ep = st.engine.event_endpoints(pid).get(id).await?;
     Ok(ok(WebhookEndpoint::from(&ep)))
 }
 
@@ -53,34 +48,21 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     let id = path_uuid(&req, "id")?;
     let change = typed::<WebhookEndpointUpdate>(&body.object()?)?.validate(st.engine.egress())?;
     let pid = a.project.id;
-    let ep = st
-        .run(move |s| {
-            s.update_event_endpoint(
-                &pid,
-                &id,
-                Box::new(move |e| {
-                    change.apply(e);
-                    Ok(())
-                }),
-            )
-        })
-        .await?;
+    let ep = st.engine.event_endpoints(pid).update(id, change).await?;
     Ok(ok(WebhookEndpoint::from(&ep)))
 }
 
 pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let pid = a.project.id;
-    st.run(move |s| s.delete_event_endpoint(&pid, &id)).await?;
+    st.engine.event_endpoints(pid).delete(id).await?;
     Ok(no_content())
 }
 
 pub async fn rotate_secret(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let pid = a.project.id;
-    let (ep, secret) = st
-        .run(move |s| s.rotate_event_secret(&pid, &id, SECRET_GRACE))
-        .await?;
+    let (ep, secret) = st.engine.event_endpoints(pid).rotate(id).await?;
     Ok(ok(WebhookEndpointWithSecret {
         endpoint: WebhookEndpoint::from(&ep),
         secret,
@@ -94,14 +76,7 @@ pub async fn attempts(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRe
     let paging = pagination::parse(&q, st.cursor_key(), &a.project.id, &list, &[])?;
     let pid = a.project.id;
     let pr = paging.req.clone();
-    let page = st
-        .run(move |s| {
-            if s.event_endpoint(&pid, &id)?.is_none() {
-                return Err(Error::not_found("webhook_endpoint", id));
-            }
-            s.list_event_attempts(&pid, &id, &pr)
-        })
-        .await?;
+    let page = st.engine.event_endpoints(pid).attempts(id, pr).await?;
     Ok(list_page(&paging, &page, |a| EventAttemptView::from(a)))
 }
 
@@ -109,21 +84,14 @@ pub async fn replay(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     let id = path_uuid(&req, "id")?;
     let since = typed::<ReplayInput>(&body.object()?)?.validate()?;
     let pid = a.project.id;
-    let queued = st.run(move |s| s.replay_events(&pid, &id, since)).await?;
+    let queued = st.engine.event_endpoints(pid).replay(id, since).await?;
     Ok(ok(ReplayResult { queued }))
 }
 
 pub async fn trace(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let pid = a.project.id;
-    let entries = st
-        .run(move |s| {
-            if s.notification(&pid, &id)?.is_none() {
-                return Err(Error::not_found("notification", id));
-            }
-            s.notification_trace(&pid, &id)
-        })
-        .await?;
+    let entries = st.engine.notification_trace(pid, id).await?;
     Ok(ok(NotificationTrace {
         entries: entries.iter().map(TraceEntryView::from).collect(),
         notification_id: id,

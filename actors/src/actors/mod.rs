@@ -29,6 +29,7 @@ mod catalog;
 mod channel;
 mod cluster;
 mod engine;
+mod event_endpoints;
 mod events;
 mod flow_run;
 mod lifecycle;
@@ -43,6 +44,7 @@ pub use cluster::DEFAULT_CLAIM_POLL;
 pub use engine::{
     Engine, EngineConfig, DEFAULT_CONCURRENCY, DEFAULT_PROJECT_INFLIGHT, PROJECT_STAGING_UNITS,
 };
+pub use event_endpoints::{EndpointChange, EventEndpoints};
 pub use flow_run::FlowRunActor;
 pub use lifecycle::{batch_size, INLINE_ERASURE_STEPS};
 pub use supervisor::{DeliverySupervisor, Dispatch};
