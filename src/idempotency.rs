@@ -28,6 +28,20 @@ impl Locks {
         let lock = self.0.entry(key.clone()).or_default().clone();
         (key, lock)
     }
+
+    /// Runs `f` holding the lock of one key of one project: requests sharing
+    /// a key run one after the other, so the second one finds the first's
+    /// answer stored. The lock is forgotten once nobody holds or awaits it.
+    pub async fn locked<T>(&self, project: &Uuid, scope: &[u8], f: impl Future<Output = T>) -> T {
+        let (lock_key, lock) = self.lock_for(project, scope);
+        let guard = lock.lock().await;
+        let out = f.await;
+        drop(guard);
+        drop(lock);
+        self.0
+            .remove_if(&lock_key, |_, v| Arc::strong_count(v) == 1);
+        out
+    }
 }
 
 /// A request's idempotency key, resolved.
@@ -113,14 +127,6 @@ impl Created {
     }
 }
 
-fn respond(status: u16, body: Vec<u8>, replayed: bool) -> HttpResponse {
-    let mut b = HttpResponse::build(StatusCode::from_u16(status).unwrap_or(StatusCode::OK));
-    if replayed {
-        b.insert_header(("idempotent-replayed", "true"));
-    }
-    b.content_type("application/json").body(body)
-}
-
 /// Runs `f` at most once per key (see the module doc): `locks` serialise the
 /// requests sharing a key, the engine keeps the responses to replay.
 pub async fn once<F, Fut>(
@@ -139,71 +145,80 @@ where
         let c = f(None).await?;
         return Ok(respond(c.status.as_u16(), c.body, false));
     };
-    let (lock_key, lock) = locks.lock_for(&project, &idem.scope);
-    let guard = lock.lock().await;
     let scope = idem.scope.clone();
-    let existing = engine
-        .run(move |s| s.idempotent_response(&project, &scope))
-        .await
-        .map_err(ApiError);
-    let result = answer(engine, project, &idem, resource, existing, f).await;
-    drop(guard);
-    drop(lock);
     locks
-        .0
-        .remove_if(&lock_key, |_, v| Arc::strong_count(v) == 1);
-    result
+        .locked(&project, &scope, async {
+            let scope = idem.scope.clone();
+            let existing = engine
+                .run(move |s| s.idempotent_response(&project, &scope))
+                .await?;
+            if let Some(r) = existing {
+                return replay_or_reused(&idem, r, resource);
+            }
+            match f(Some(idem.clone())).await {
+                Ok(c) => {
+                    if !c.stored {
+                        let rec = IdempotentResponse {
+                            payload_hash: idem.payload_hash.clone(),
+                            status: c.status.as_u16(),
+                            body: c.body.clone(),
+                            created_at: Timestamp::now(),
+                        };
+                        let scope = idem.scope.clone();
+                        engine.put_idempotent_response(project, scope, rec).await?;
+                    }
+                    Ok(respond(c.status.as_u16(), c.body, false))
+                }
+                Err(e) => after_race(engine, project, &idem, resource, e.0).await,
+            }
+        })
+        .await
 }
 
-/// The answer to a request with a key, given the response stored under it.
-async fn answer<F, Fut>(
+/// The answer to a request whose key has a stored response: the response
+/// again when the payload is the same, else 409 `idempotency_key_reused`.
+pub fn replay_or_reused(
+    idem: &Idem,
+    r: IdempotentResponse,
+    resource: &str,
+) -> ApiResult<HttpResponse> {
+    if r.payload_hash == idem.payload_hash {
+        Ok(respond(r.status, r.body, true))
+    } else {
+        Err(reused(idem, resource))
+    }
+}
+
+/// The answer to a request with a key that failed with `e`: when the same
+/// key committed first on another node (the lock serialises this node's
+/// requests only), answer as that one did.
+pub async fn after_race(
     engine: &Engine,
     project: Uuid,
     idem: &Idem,
     resource: &str,
-    existing: ApiResult<Option<IdempotentResponse>>,
-    f: F,
-) -> ApiResult<HttpResponse>
-where
-    F: FnOnce(Option<Idem>) -> Fut,
-    Fut: Future<Output = ApiResult<Created>>,
-{
-    match existing {
-        Err(e) => Err(e),
-        Ok(Some(r)) if r.payload_hash == idem.payload_hash => Ok(respond(r.status, r.body, true)),
-        Ok(Some(_)) => Err(reused(idem, resource)),
-        Ok(None) => match f(Some(idem.clone())).await {
-            Ok(c) => {
-                if !c.stored {
-                    let rec = IdempotentResponse {
-                        payload_hash: idem.payload_hash.clone(),
-                        status: c.status.as_u16(),
-                        body: c.body.clone(),
-                        created_at: Timestamp::now(),
-                    };
-                    let scope = idem.scope.clone();
-                    engine.put_idempotent_response(project, scope, rec).await?;
-                }
-                Ok(respond(c.status.as_u16(), c.body, false))
-            }
-            // The same key committed first on another node (the lock above
-            // serialises this node's requests only): answer as it did.
-            Err(e) if e.0.is_idempotency_race() => {
-                let scope = idem.scope.clone();
-                let stored = engine
-                    .run(move |s| s.idempotent_response(&project, &scope))
-                    .await?;
-                match stored {
-                    Some(r) if r.payload_hash == idem.payload_hash => {
-                        Ok(respond(r.status, r.body, true))
-                    }
-                    Some(_) => Err(reused(idem, resource)),
-                    None => Err(e),
-                }
-            }
-            Err(e) => Err(e),
-        },
+    e: Error,
+) -> ApiResult<HttpResponse> {
+    if !e.is_idempotency_race() {
+        return Err(ApiError(e));
     }
+    let scope = idem.scope.clone();
+    match engine
+        .run(move |s| s.idempotent_response(&project, &scope))
+        .await?
+    {
+        Some(r) => replay_or_reused(idem, r, resource),
+        None => Err(ApiError(e)),
+    }
+}
+
+/// A fresh 2xx (`replayed`: false) or a stored one again, as JSON.
+pub fn respond(status: u16, body: Vec<u8>, replayed: bool) -> HttpResponse {
+    let mut b = HttpResponse::build(StatusCode::from_u16(status).unwrap_or(StatusCode::OK));
+    if replayed {
+        b.insert_header(("idempotent-replayed", "true"));
+    }
+    b.content_type("application/json").body(body)
 }
 
 fn reused(idem: &Idem, resource: &str) -> ApiError {

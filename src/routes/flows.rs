@@ -7,12 +7,12 @@ use crate::bodies::{
     flows::{FlowChange, FlowInput, FlowUpdate, RunInput},
 };
 use crate::errors::ApiResult;
-use crate::extract::{path_str, typed, Body, Given, Query};
+use crate::extract::{path_str, typed, Body, Query};
 use crate::idempotency::{self, Created};
 use crate::pagination;
 use crate::state::{AppState, State};
-use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
+use herald_actors::actors::{RunAnswer, RunRequest};
 use herald_actors::catalog::FlowEdit;
 use herald_actors::model::{new_id, Channel, Flow, FlowStatus};
 use herald_actors::storage::{AcceptInput, Storage};
@@ -161,58 +161,45 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     let m = body.object()?;
     let key = path_str(&req, "id")?;
     let pid = a.project.id;
-    // A run without an idempotency key (the common one) is looked up,
-    // checked and staged in one storage job: a second hop to the blocking
-    // pool just for the flow was a fifth of a small run's thread hand-offs.
-    // A key's problem is still reported after an unknown flow's 404.
-    let idem = match idempotency::prepare(&req, &m) {
-        Ok(None) => {
-            let parsed = typed::<RunInput>(&m)?;
-            let units = match &parsed.recipients {
-                Given::Value(items) => items.len(),
-                _ => 1,
-            };
-            let tz = a.project.timezone.clone();
-            let quota = a.project.quota_bytes;
-            let st2 = st.clone();
-            return st2
-                .once(pid, None, "flow_run", |_| async move {
-                    let body = st
-                        .engine
-                        .accept_run_prepared(pid, units, move |s| {
-                            let mut input = checked_run(parsed, lookup_flow(s, pid, &key)?)?;
-                            input.timing.timezone = tz;
-                            input.timing.quota_bytes = quota;
-                            Ok(input)
-                        })
-                        .await?;
-                    Ok(Created {
-                        status: StatusCode::ACCEPTED,
-                        body,
-                        stored: true,
-                    })
-                })
-                .await;
-        }
-        idem => idem,
+    // One code path with or without an idempotency key: the flow's lookup,
+    // the key's stored answer, the body's checks and the acceptance are one
+    // storage job (one hop to the blocking pool). The errors come in one
+    // order: an unknown flow (404), the key's problem (422), a reused key
+    // (409), the body's problems (422), an inactive flow (409).
+    let idem = idempotency::prepare(&req, &m);
+    let known = idem.as_ref().ok().cloned().flatten();
+    let units = match m.get("recipients") {
+        Some(serde_json::Value::Array(items)) => items.len(),
+        _ => 1,
     };
-    let flow = find_flow(&st, pid, key).await?;
-    let idem = idem?;
-    let mut input = checked_run(typed::<RunInput>(&m)?, flow)?;
-    input.timing.timezone = a.project.timezone.clone();
-    input.timing.quota_bytes = a.project.quota_bytes;
-    let st2 = st.clone();
-    st2.once(pid, idem, "flow_run", |idem| async move {
+    let (tz, quota) = (a.project.timezone.clone(), a.project.quota_bytes);
+    let accept = st.engine.accept_run_prepared(pid, units, move |s| {
+        let flow = lookup_flow(s, pid, &key)?;
+        let idem = idem?;
+        if let Some(i) = &idem {
+            if let Some(r) = s.idempotent_response(&pid, &i.scope)? {
+                return Ok(RunRequest::Replay(r));
+            }
+        }
+        let mut input = checked_run(typed::<RunInput>(&m)?, flow)?;
+        input.timing.timezone = tz;
+        input.timing.quota_bytes = quota;
         input.idempotency = idem.map(|i| (i.scope, i.payload_hash));
-        // Stored, durable (the 202 promises it), frames pushed, run started.
-        let body = st.engine.accept_run(pid, input).await?;
-        Ok(Created {
-            status: StatusCode::ACCEPTED,
-            body,
-            stored: true,
-        })
-    })
-    .await
+        Ok(RunRequest::Accept(input))
+    });
+    // Stored, durable (the 202 promises it), frames pushed, run started.
+    let answer = match &known {
+        Some(k) => st.idempotency.locked(&pid, &k.scope, accept).await,
+        None => accept.await,
+    };
+    match (answer, &known) {
+        (Ok(RunAnswer::Accepted(body)), _) => Ok(idempotency::respond(202, body, false)),
+        (Ok(RunAnswer::Stored(r)), Some(k)) => idempotency::replay_or_reused(k, r, "flow_run"),
+        // Only a key finds a stored answer; none is none.
+        (Ok(RunAnswer::Stored(r)), None) => Ok(idempotency::respond(r.status, r.body, true)),
+        (Err(e), Some(k)) => idempotency::after_race(&st.engine, pid, k, "flow_run", e).await,
+        (Err(e), None) => Err(e.into()),
+    }
 }
 
 /// The engine's input for a run of `flow`: the body's problems (422), then

@@ -47,6 +47,7 @@ pub use engine::{
 pub use event_endpoints::{EndpointChange, EventEndpoints};
 pub use flow_run::FlowRunActor;
 pub use lifecycle::{batch_size, INLINE_ERASURE_STEPS};
+pub use ops::{RunAnswer, RunRequest};
 pub use supervisor::{DeliverySupervisor, Dispatch};
 pub use user::{
     CatchUp, Connect, Disconnect, LiveFrame, LiveSink, MarkAll, PushFrames, UpdateEntry, UserActor,

@@ -80,34 +80,46 @@ impl Engine {
     /// Returns the 202 body, as stored for idempotent replay.
     pub async fn accept_run(&self, project: Uuid, input: AcceptInput) -> Result<Vec<u8>> {
         let units = input.recipients.len();
-        self.accept_run_prepared(project, units, move |_| Ok(input))
-            .await
+        match self
+            .accept_run_prepared(project, units, move |_| Ok(RunRequest::Accept(input)))
+            .await?
+        {
+            RunAnswer::Accepted(body) => Ok(body),
+            RunAnswer::Stored(r) => Ok(r.body),
+        }
     }
 
-    /// `accept_run` of the input `prepare` makes in the same storage job
-    /// (the flow's lookup and the body's checks, for the HTTP layer), so a
-    /// small run takes one hop to the blocking pool, not two. `units`: the
-    /// recipients it names, for the staging permit.
+    /// `accept_run` of what `prepare` decides in the same storage job (the
+    /// flow's lookup, the idempotency key's stored answer, the body's
+    /// checks, for the HTTP layer), so a run takes one hop to the blocking
+    /// pool with or without a key. `units`: the recipients it names, for
+    /// the staging permit.
     pub async fn accept_run_prepared(
         &self,
         project: Uuid,
         units: usize,
-        prepare: impl FnOnce(&dyn Storage) -> Result<AcceptInput> + Send + 'static,
-    ) -> Result<Vec<u8>> {
+        prepare: impl FnOnce(&dyn Storage) -> Result<RunRequest> + Send + 'static,
+    ) -> Result<RunAnswer> {
         // A test-clock project's runs count their steps from its time.
         let clock_at = self.inner.clocks.test_now(&project);
         // The project's share of staging (renders run on threads every
         // project shares), weighted by the recipients rendered here.
         let permit = self.staging_permit(project, units).await;
         let accepted = self
-            .run_committing(move |s| {
-                let mut input = prepare(s)?;
-                input.timing.clock_at = clock_at;
-                accept::accept_run(s, &project, input)
+            .run_committing(move |s| match prepare(s)? {
+                RunRequest::Replay(r) => Ok(Err(r)),
+                RunRequest::Accept(mut input) => {
+                    input.timing.clock_at = clock_at;
+                    accept::accept_run(s, &project, input).map(Ok)
+                }
             })
             .await;
         drop(permit);
         let (accepted, ticket) = accepted?;
+        let accepted = match accepted {
+            Ok(a) => a,
+            Err(stored) => return Ok(RunAnswer::Stored(stored)),
+        };
         let (run, queued) = (accepted.run.id, accepted.queued);
         // A run settled whole at acceptance (in-app only, no topic: the common
         // small run) has nothing left for an actor to do; starting one anyway
@@ -120,7 +132,7 @@ impl Engine {
             }
         })
         .await?;
-        Ok(accepted.body)
+        Ok(RunAnswer::Accepted(accepted.body))
     }
 
     /// Creates or patches a user; true when it was created. Returns once the
@@ -314,4 +326,20 @@ impl Engine {
         self.run(move |s| s.put_idempotent_response(&project, &scope, &r))
             .await
     }
+}
+
+/// What the HTTP layer's preparation of a run decided (`accept_run_prepared`).
+pub enum RunRequest {
+    /// Accept this run.
+    Accept(AcceptInput),
+    /// Its idempotency key has an answer stored already: nothing to accept.
+    Replay(IdempotentResponse),
+}
+
+/// The answer to a run.
+pub enum RunAnswer {
+    /// Accepted now: the 202 body, stored for replay with the run.
+    Accepted(Vec<u8>),
+    /// The answer stored under its idempotency key.
+    Stored(IdempotentResponse),
 }
