@@ -199,7 +199,8 @@ impl Engine {
         name: String,
         grace: std::time::Duration,
     ) -> Result<(Project, String)> {
-        self.run(move |s| s.rotate_secret(&name, grace)).await
+        self.run(move |s| crate::rules::projects::rotate_secret(s, &name, grace))
+            .await
     }
 
     /// Deletes the named project and everything it owns.

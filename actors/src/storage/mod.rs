@@ -53,8 +53,6 @@ pub trait ProjectRepo {
     fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>>;
     /// Changes a project under its lock; 404 when it does not exist.
     fn update_project(&self, id: &Uuid, f: Edit<'_, Project>) -> Result<Project>;
-    /// A new secret for the named project; the old one works for `grace`.
-    fn rotate_secret(&self, name: &str, grace: Duration) -> Result<(Project, String)>;
     /// Deletes the named project and everything it owns.
     fn delete_project(&self, name: &str) -> Result<Project>;
 }

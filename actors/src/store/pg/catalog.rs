@@ -8,7 +8,8 @@ use super::users::{lock_all, lock_key};
 use super::{db_err, doc_of, is_unique_violation, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::events::EventType;
-use crate::model::{new_id, Channel, Flow, FlowStatus, Timestamp};
+use crate::model::{Channel, Flow, FlowStatus, Timestamp};
+use crate::rules::records;
 use crate::storage::{
     Change, ChannelRepo, FlowRepo, IdempotencyRepo, IdempotentResponse, Page, PageReq, PushRepo,
     PushSubscription,
@@ -257,15 +258,7 @@ impl PushRepo for PgStore {
         keys: Option<serde_json::Value>,
         platform: Option<String>,
     ) -> Result<(PushSubscription, bool)> {
-        let (id, now) = new_id();
-        let s = PushSubscription {
-            id,
-            channel_id: *channel,
-            identifier: identifier.into(),
-            keys,
-            platform,
-            created_at: now,
-        };
+        let s = records::new_push_subscription(channel, identifier, keys, platform);
         let doc = to_doc(&s);
         let mut tx = self.begin()?;
         let found = self.block(async {
@@ -299,7 +292,7 @@ impl PushRepo for PgStore {
             .bind(user)
             .bind(channel)
             .bind(identifier)
-            .bind(id)
+            .bind(s.id)
             .bind(doc)
             .execute(&mut *tx)
             .await?;

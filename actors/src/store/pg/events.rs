@@ -18,7 +18,8 @@ use crate::events::{
     event_body, new_secret, AttemptNext, EventAttempt, EventMask, EventType, OutboxEvent,
     WebhookEndpoint,
 };
-use crate::model::{Delivery, DeliveryStatus, Notification, Timestamp, User};
+use crate::model::{Delivery, Notification, Timestamp, User};
+use crate::rules::feed;
 use crate::storage::{Change, EventRepo, Page, PageReq};
 use crate::store::trace_codec;
 use crate::trace::{AttemptNote, TraceEntry};
@@ -175,38 +176,16 @@ impl Outbound {
     /// The event of a delivery's new state: `delivery.sent`, `.failed`,
     /// `.skipped`, `.canceled`, or `.retrying` while pending after an attempt.
     pub(crate) fn stage_delivery(&mut self, project: &Uuid, d: &Delivery) {
-        let t = match d.status {
-            DeliveryStatus::Sent => EventType::DeliverySent,
-            DeliveryStatus::Failed => EventType::DeliveryFailed,
-            DeliveryStatus::Skipped => EventType::DeliverySkipped,
-            DeliveryStatus::Canceled => EventType::DeliveryCanceled,
-            DeliveryStatus::Pending if d.attempts > 0 => EventType::DeliveryRetrying,
-            DeliveryStatus::Pending => return,
-        };
-        self.stage(project, t, &d.id, || d.view());
+        if let Some(t) = feed::delivery_event(d) {
+            self.stage(project, t, &d.id, || d.view());
+        }
     }
 
     /// A `feed_entry.*` event for each flag an update set (clearing a flag,
     /// as unarchiving does, has none).
     pub(crate) fn stage_feed_entry(&mut self, project: &Uuid, before: &Delivery, after: &Delivery) {
-        let set = [
-            (before.seen_at, after.seen_at, EventType::FeedEntrySeen),
-            (before.read_at, after.read_at, EventType::FeedEntryRead),
-            (
-                before.clicked_at,
-                after.clicked_at,
-                EventType::FeedEntryClicked,
-            ),
-            (
-                before.archived_at,
-                after.archived_at,
-                EventType::FeedEntryArchived,
-            ),
-        ];
-        for (b, a, t) in set {
-            if b.is_none() && a.is_some() {
-                self.stage(project, t, &after.id, || after.view());
-            }
+        for t in feed::entry_events(before, after) {
+            self.stage(project, t, &after.id, || after.view());
         }
     }
 

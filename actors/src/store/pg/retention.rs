@@ -17,6 +17,7 @@ use super::users::{delete_in, lock_all, user_by_ext_in, user_lock};
 use super::{db_err, doc_of, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::model::{FeedCounts, Timestamp};
+use crate::rules::records;
 use crate::storage::{Erasure, ErasureStatus, PurgeCutoffs, PurgeReport, RetentionRepo};
 use sqlx::{PgConnection, Row};
 use std::collections::HashMap;
@@ -427,16 +428,7 @@ impl RetentionRepo for PgStore {
                 .await?
                 .ok_or_else(|| Error::not_found("user", ext))?;
             delete_in(&mut tx, project, &[user.id]).await?;
-            let id = Uuid::now_v7();
-            let e = Erasure {
-                id,
-                project: *project,
-                user_id: user.id,
-                status: ErasureStatus::Running,
-                notifications_removed: 0,
-                created_at: Timestamp::of_id(&id),
-                completed_at: None,
-            };
+            let e = records::new_erasure(project, &user.id);
             PgStore::save_erasure(&mut tx, &e).await?;
             Ok::<_, Error>(e)
         })?;

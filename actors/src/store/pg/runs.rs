@@ -34,14 +34,15 @@ use super::throttles::{put_throttles, throttles_stale};
 use super::users::{lock_all, put_user, user_by_ext_in, user_lock};
 use super::{db_err, doc_of, doc_of_opt, to_doc, PgStore};
 use crate::delivery::frames::{actor_json, feed_frame_with, FeedEvent};
+use crate::delivery::settle;
 use crate::delivery::tally::Tally;
-use crate::delivery::{conditions, settle};
 use crate::error::{Error, Result};
 use crate::events::EventType;
 use crate::model::{
-    notification_of, ChannelType, Delivery, DeliveryErrorCode, DeliveryStatus, FeedCounts, FlowRun,
-    Notification, Timestamp, User,
+    notification_of, ChannelType, Delivery, DeliveryStatus, FeedCounts, FlowRun, Notification,
+    Timestamp, User,
 };
+use crate::rules::{self, feed};
 use crate::storage::*;
 use crate::store::trace_codec;
 use serde_json::Value;
@@ -729,7 +730,7 @@ async fn stage_finish(
     let mut written: Vec<Delivery> = Vec::with_capacity(items.len());
     let mut touched = vec![false; recs.len()];
     // trace entries per touched notification (index in `recs`), encoded as
-    // they are made (`trace::Sink`), as the embedded store does
+    // they are made (`trace_codec::Writer`)
     let mut traces_of: Vec<trace_codec::Writer> = recs
         .iter()
         .map(|(p, _, _)| trace_codec::Writer::new(trace_codec::project_time(p)))
@@ -751,32 +752,10 @@ async fn stage_finish(
             unqueued.push((q.project, q.delivery_id));
             continue;
         }
-        // A skip or a cancellation calls no provider: no `attempt` entry.
-        let was_attempt = !matches!(
-            o,
-            Outcome::Skipped(_) | Outcome::Canceled(_) | Outcome::Wait { .. }
-        );
-        // A condition over earlier steps, decided as its delivery came due:
-        // traced on its first settle with the deliveries it was decided on
-        // (as the embedded store does, `store::sled::runs`).
-        let gate_result = match &o {
-            Outcome::Skipped(e) => {
-                (e.code == DeliveryErrorCode::ConditionFalse.as_str()).then_some(false)
-            }
-            Outcome::Canceled(_) | Outcome::Wait { .. } => None,
-            _ => Some(true),
-        };
-        if let (Some(g), Some(result)) = (&d.gate, gate_result) {
-            if d.attempts == 0 {
-                let ctx = conditions::steps_context(&recs[ri].2);
-                let rule = g.decider(&ctx, result, true);
-                let step = crate::trace::step_of(&q.delivery_id) as usize;
-                traces_of[ri].push_entry(&crate::trace::entry(
-                    now,
-                    "condition.evaluated",
-                    g.trace_args(step, result, rule, "due"),
-                ));
-            }
+        let was_attempt = rules::settle::was_attempt(&o);
+        let gate = rules::settle::gate_entry(&o, d, &recs[ri].2, &q.delivery_id, now);
+        if let Some(e) = gate {
+            traces_of[ri].push_entry(&e);
         }
         let d = &mut recs[ri].2[di];
         match settle::apply(d, &q, o, now) {
@@ -1794,50 +1773,11 @@ impl FeedRepo for PgStore {
                 .await?
                 .remove(&(*project, *user))
                 .unwrap_or_default();
-            let (mut d, before) = PgStore::entry_in(&mut tx, project, user, id)
+            let (old, before) = PgStore::entry_in(&mut tx, project, user, id)
                 .await?
                 .ok_or_else(|| Error::not_found("feed_entry", id))?;
-            let state = d.feed_state();
-            let allowed: Vec<&str> = match state {
-                "unseen" => vec!["seen", "read"],
-                "seen" => vec!["read"],
-                _ => vec![],
-            };
-            if (u.read == Some(false) && d.read_at.is_some())
-                || (u.seen == Some(false) && d.seen_at.is_some())
-            {
-                return Err(Error::conflict(
-                    "feed_entry",
-                    Some(id.to_string()),
-                    "invalid_transition",
-                    format!("a {state} entry cannot go back"),
-                )
-                .with("current_status", state)
-                .with("allowed_transitions", allowed));
-            }
-            let now = Timestamp::now();
-            let old = d.clone();
-            if u.read == Some(true) {
-                d.read_at.get_or_insert(now);
-                d.seen_at.get_or_insert(now);
-            }
-            if u.seen == Some(true) {
-                d.seen_at.get_or_insert(now);
-            }
-            if u.clicked == Some(true) {
-                d.clicked_at.get_or_insert(now);
-            }
-            match u.archived {
-                Some(true) => {
-                    d.archived_at.get_or_insert(now);
-                }
-                Some(false) => d.archived_at = None,
-                None => {}
-            }
-            let changed = d.seen_at != old.seen_at
-                || d.read_at != old.read_at
-                || d.clicked_at != old.clicked_at
-                || d.archived_at != old.archived_at;
+            let (mut d, changed) = feed::update_entry(&old, &u, Timestamp::now())
+                .map_err(|refusal| refusal.into_error(id))?;
             let mut frames = vec![];
             if changed {
                 touch(&mut d);
@@ -1849,7 +1789,7 @@ impl FeedRepo for PgStore {
                 out.stage_feed_entry(project, &old, &d);
                 out.flush(&mut tx).await?;
             }
-            Ok(FeedChange {
+            Ok::<_, Error>(FeedChange {
                 value: d,
                 counts,
                 frames,
@@ -1882,18 +1822,11 @@ impl FeedRepo for PgStore {
             let now = Timestamp::now();
             let mut frames = Vec::with_capacity(rows.len());
             let mut out = Outbound::load(&mut tx, [*project]).await?;
-            let t = if read {
-                EventType::FeedEntryRead
-            } else {
-                EventType::FeedEntrySeen
-            };
+            let t = feed::marked_event(read);
             for r in rows {
                 let mut d: Delivery = doc_of(&r, "doc")?;
                 let before = r.get::<i16, _>("flags") as u8;
-                d.seen_at.get_or_insert(now);
-                if read {
-                    d.read_at.get_or_insert(now);
-                }
+                feed::mark_entry(&mut d, read, now);
                 touch(&mut d);
                 frames.push(
                     PgStore::feed_changed(&mut tx, project, user, &d, before, &mut counts).await?,

@@ -5,7 +5,8 @@
 use super::users::{lock_all, lock_key};
 use super::{db_err, doc_of, to_doc, PgStore};
 use crate::error::{Error, Result};
-use crate::model::{new_id, Subscription, Timestamp, Topic, User, UserRef};
+use crate::model::{new_id, Subscription, Topic, User, UserRef};
+use crate::rules::records;
 use crate::storage::{Page, PageReq, TopicRepo};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
@@ -146,31 +147,11 @@ impl TopicRepo for PgStore {
             let (mut t, created) = match topic_for_update(&mut tx, project, key).await {
                 Ok(t) => (t, false),
                 Err(e) if e.code == crate::error::ErrorCode::NotFound => {
-                    let (id, now) = new_id();
-                    (
-                        Topic {
-                            id,
-                            key: key.into(),
-                            name: None,
-                            description: None,
-                            subscribers_count: 0,
-                            created_at: now,
-                            updated_at: now,
-                        },
-                        true,
-                    )
+                    (records::new_topic(key), true)
                 }
                 Err(e) => return Err(e),
             };
-            if let Some(n) = name {
-                t.name = n;
-            }
-            if let Some(d) = description {
-                t.description = d;
-            }
-            if !created {
-                t.updated_at = Timestamp::now();
-            }
+            records::patch_topic(&mut t, name, description, created);
             put_topic_doc(&mut tx, project, &t).await?;
             Ok((t, created))
         })?;

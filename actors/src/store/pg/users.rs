@@ -4,9 +4,9 @@
 //! user that does not exist yet.
 
 use super::{db_err, doc_of, doc_of_opt, to_doc, PgStore};
-use crate::delivery::accept;
 use crate::error::{Error, Result};
-use crate::model::{new_id, Preferences, User, UserPatch, UserRef};
+use crate::model::{Preferences, User, UserPatch, UserRef};
+use crate::rules::users;
 use crate::storage::{Page, PageReq, UserRepo};
 use sha2::{Digest, Sha256};
 use sqlx::{PgConnection, Row};
@@ -122,24 +122,18 @@ impl PgStore {
             )
             .await
             .map_err(db_err)?;
-            let mut latest: std::collections::HashMap<&str, User> = Default::default();
-            let mut out = Vec::with_capacity(items.len());
-            for (ext, patch) in items {
-                let before = match latest.remove(ext) {
-                    Some(u) => Some(u),
-                    None => user_by_ext_in(&mut tx, project, ext).await?,
-                };
-                let created = before.is_none();
-                let fresh = new_id();
-                let mut after = before
-                    .clone()
-                    .unwrap_or_else(|| accept::new_user(ext, fresh));
-                accept::patch_user(&mut after, patch, fresh.1, created);
-                if before.as_ref() != Some(&after) {
-                    put_user(&mut tx, project, &after).await?;
+            let mut stored = std::collections::HashMap::new();
+            for (ext, _) in items {
+                if !stored.contains_key(ext) {
+                    stored.insert(*ext, user_by_ext_in(&mut tx, project, ext).await?);
                 }
-                latest.insert(*ext, after.clone());
-                out.push((after, created));
+            }
+            let mut out = Vec::with_capacity(items.len());
+            for u in users::upsert_all(items, stored) {
+                if u.before.as_ref() != Some(&u.after) {
+                    put_user(&mut tx, project, &u.after).await?;
+                }
+                out.push((u.after, u.created));
             }
             Ok::<_, Error>(out)
         })?;

@@ -26,7 +26,8 @@ use crate::events::{
     event_body, new_secret, AttemptNext, EventAttempt, EventMask, EventType, OutboxEvent,
     WebhookEndpoint,
 };
-use crate::model::{Delivery, DeliveryStatus, Notification, PushSubscription, Timestamp, User};
+use crate::model::{Delivery, Notification, PushSubscription, Timestamp, User};
+use crate::rules::feed;
 use crate::storage::{Page, PageReq};
 use crate::trace::AttemptNote;
 use crate::views::NotificationView;
@@ -198,14 +199,9 @@ impl Store {
 
     /// Whether some endpoint of `project` wants any `feed_entry.*` event.
     pub(crate) fn wants_feed_events(&self, project: &Uuid) -> bool {
-        [
-            EventType::FeedEntrySeen,
-            EventType::FeedEntryRead,
-            EventType::FeedEntryClicked,
-            EventType::FeedEntryArchived,
-        ]
-        .into_iter()
-        .any(|t| self.wants_event(project, t))
+        feed::ENTRY_EVENTS
+            .into_iter()
+            .any(|t| self.wants_event(project, t))
     }
 
     /// Stages a `feed_entry.*` event for each flag an update set (seen, read,
@@ -217,24 +213,8 @@ impl Store {
         before: &Delivery,
         after: &Delivery,
     ) {
-        let set = [
-            (before.seen_at, after.seen_at, EventType::FeedEntrySeen),
-            (before.read_at, after.read_at, EventType::FeedEntryRead),
-            (
-                before.clicked_at,
-                after.clicked_at,
-                EventType::FeedEntryClicked,
-            ),
-            (
-                before.archived_at,
-                after.archived_at,
-                EventType::FeedEntryArchived,
-            ),
-        ];
-        for (b, a, t) in set {
-            if b.is_none() && a.is_some() {
-                self.stage_outbound(w, project, t, &after.id, || after.view());
-            }
+        for t in feed::entry_events(before, after) {
+            self.stage_outbound(w, project, t, &after.id, || after.view());
         }
     }
 
@@ -279,11 +259,7 @@ impl Store {
         entries: &[Delivery],
         read: bool,
     ) {
-        let t = if read {
-            EventType::FeedEntryRead
-        } else {
-            EventType::FeedEntrySeen
-        };
+        let t = feed::marked_event(read);
         if !self.wants_event(project, t) {
             return;
         }
@@ -415,15 +391,9 @@ impl Store {
     /// Stages the event of a delivery's new state: `delivery.sent`, `.failed`,
     /// `.skipped`, `.canceled`, or `.retrying` while it is pending after an attempt.
     pub(crate) fn stage_delivery_event(&self, w: &mut Writes, project: &Uuid, d: &Delivery) {
-        let t = match d.status {
-            DeliveryStatus::Sent => EventType::DeliverySent,
-            DeliveryStatus::Failed => EventType::DeliveryFailed,
-            DeliveryStatus::Skipped => EventType::DeliverySkipped,
-            DeliveryStatus::Canceled => EventType::DeliveryCanceled,
-            DeliveryStatus::Pending if d.attempts > 0 => EventType::DeliveryRetrying,
-            DeliveryStatus::Pending => return,
-        };
-        self.stage_outbound(w, project, t, &d.id, || d.view());
+        if let Some(t) = feed::delivery_event(d) {
+            self.stage_outbound(w, project, t, &d.id, || d.view());
+        }
     }
 
     /// Forgets a deleted project's endpoints (its records are gone with it).

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::model::{
     new_id, Channel, ChannelType, Flow, FlowStatus, Subscription, Timestamp, Topic, User, UserRef,
 };
+use crate::rules::records;
 use crate::storage::{IdempotentResponse, PushSubscription};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -366,31 +367,9 @@ impl Store {
         let _g = self.lock(&Self::topic_lock(project, key));
         let (mut t, created) = match self.topic(project, key)? {
             Some(t) => (t, false),
-            None => {
-                let (id, now) = new_id();
-                (
-                    Topic {
-                        id,
-                        key: key.into(),
-                        name: None,
-                        description: None,
-                        subscribers_count: 0,
-                        created_at: now,
-                        updated_at: now,
-                    },
-                    true,
-                )
-            }
+            None => (records::new_topic(key), true),
         };
-        if let Some(n) = name {
-            t.name = n;
-        }
-        if let Some(d) = description {
-            t.description = d;
-        }
-        if !created {
-            t.updated_at = Timestamp::now();
-        }
+        records::patch_topic(&mut t, name, description, created);
         let mut w = Writes::new();
         w.put_rec(T::topics, Key::new().id(project).str(key), &t);
         if created {
@@ -721,15 +700,7 @@ impl Store {
         if let Some(s) = self.get_rec::<PushSubscription>(T::push_subs, &k.0)? {
             return Ok((s, false));
         }
-        let (id, now) = new_id();
-        let s = PushSubscription {
-            id,
-            channel_id: *channel,
-            identifier: identifier.into(),
-            keys,
-            platform,
-            created_at: now,
-        };
+        let s = records::new_push_subscription(channel, identifier, keys, platform);
         let mut w = Writes::new();
         w.put_rec(T::push_subs, &k, &s);
         self.commit_durable(w)?;

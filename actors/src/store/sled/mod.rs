@@ -40,6 +40,7 @@ mod users;
 mod work;
 
 pub use crate::delivery::frames::feed_frame;
+pub use crate::rules::projects::{check_project_name, hash_secret, MAX_SECRET_GRACE};
 pub use crate::storage::NewProjectKeys;
 pub use crate::storage::{
     AcceptInput, AcceptedRun, ActorSpec, DeliveryFilter, FeedFilter, FeedUpdate, FeedUpdateOutcome,
@@ -49,7 +50,6 @@ pub use crate::storage::{
 pub use dir_lock::DirLock;
 pub use feed::feed_lock_key;
 pub use flusher::Flusher;
-pub use projects::{check_project_name, hash_secret, MAX_SECRET_GRACE};
 use space::reopening;
 pub(crate) use space::{Space, SpaceIter};
 pub use users::UserFilter;

@@ -6,15 +6,10 @@ use super::keys::Key;
 use super::{codec, Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::model::{new_id, Channel, Project, Timestamp};
+use crate::rules::projects::{check_project_name, hash_secret, name_taken, random_key};
 use crate::storage::NewProjectKeys;
-use sha2::{Digest, Sha256};
 use std::sync::Arc;
-use std::time::Duration;
 use uuid::Uuid;
-
-/// The longest grace period a rotated secret may keep: past it a leaked old
-/// secret would outlive the point of rotating it.
-pub const MAX_SECRET_GRACE: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// The `meta` key naming the project `serve` created as `default`.
 const DEFAULT_MARKER: &[u8] = b"default_project";
@@ -22,39 +17,6 @@ const DEFAULT_MARKER: &[u8] = b"default_project";
 /// Keys removed per commit while a project is deleted: bounded batches keep
 /// memory flat and let other commits through between them.
 const DELETE_BATCH: usize = 4096;
-
-/// A new project's name: 1 to 100 letters, digits, `-`, `_` or `.`, starting
-/// with a letter or digit, so it needs no quoting in a shell or a URL.
-pub fn check_project_name(name: &str) -> Result<()> {
-    let ok = (1..=100).contains(&name.len())
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::field(
-            "name",
-            "format",
-            "a project name is 1 to 100 letters, digits, '-', '_' or '.', starting with a letter or digit",
-        ))
-    }
-}
-
-pub fn hash_secret(secret: &str) -> Vec<u8> {
-    Sha256::digest(secret.as_bytes()).to_vec()
-}
-
-fn random_key(prefix: &str) -> String {
-    let b: [u8; 24] = rand::random();
-    let mut s = String::with_capacity(prefix.len() + 48);
-    s.push_str(prefix);
-    for x in b {
-        s.push_str(&format!("{x:02x}"));
-    }
-    s
-}
 
 impl Store {
     pub fn project_by_name(&self, name: &str) -> Result<Option<Project>> {
@@ -95,22 +57,12 @@ impl Store {
             .get(name.as_bytes())?
             .is_some()
         {
-            return Err(Error::conflict(
-                "project",
-                Some(name.into()),
-                "unique",
-                "project name taken",
-            ));
+            return Err(name_taken(Some(name), "project name taken"));
         }
         let (public_key, secret_key) =
             keys.unwrap_or_else(|| (random_key("pk_"), random_key("sk_")));
         if self.tree(T::api_keys).get(public_key.as_bytes())?.is_some() {
-            return Err(Error::conflict(
-                "project",
-                None,
-                "unique",
-                "public key already in use",
-            ));
+            return Err(name_taken(None, "public key already in use"));
         }
         let (id, now) = new_id();
         let p = Project::new(id, name, &public_key, hash_secret(&secret_key), now);
@@ -218,12 +170,7 @@ impl Store {
                 .get(p.name.as_bytes())?
                 .is_some()
             {
-                return Err(Error::conflict(
-                    "project",
-                    Some(p.name.clone()),
-                    "unique",
-                    "project name taken",
-                ));
+                return Err(name_taken(Some(&p.name), "project name taken"));
             }
             w.del(T::projects_by_name, old_name.as_bytes());
             w.put(T::projects_by_name, p.name.as_bytes(), id.as_bytes());
@@ -234,34 +181,6 @@ impl Store {
             .projects_cache
             .insert(p.public_key.clone(), Arc::new(p.clone()));
         Ok(p)
-    }
-
-    /// Gives the project `name` a new secret key (returned once; only its hash
-    /// is kept). The replaced secret keeps working for `grace` (none: refused
-    /// at once); a secret replaced earlier is forgotten.
-    pub fn rotate_secret(&self, name: &str, grace: Duration) -> Result<(Project, String)> {
-        if grace > MAX_SECRET_GRACE {
-            return Err(Error::field(
-                "grace_seconds",
-                "number",
-                format!("at most {} seconds (30 days)", MAX_SECRET_GRACE.as_secs()),
-            ));
-        }
-        let p = self
-            .project_by_name(name)?
-            .ok_or_else(|| Error::not_found("project", name))?;
-        let secret = random_key("sk_");
-        let hash = hash_secret(&secret);
-        let p = self.update_project(&p.id, |p| {
-            let now = Timestamp::now();
-            let old = std::mem::replace(&mut p.secret_hash, hash);
-            let live = !grace.is_zero();
-            p.previous_secret_hash = live.then_some(old);
-            p.previous_secret_expires_at =
-                live.then(|| now.plus_millis(grace.as_millis().min(i64::MAX as u128) as i64));
-            p.secret_rotated_at = Some(now);
-        })?;
-        Ok((p, secret))
     }
 
     /// Deletes the project `name` and every key it owns, in every key space,
@@ -461,9 +380,11 @@ mod tests {
     #[test]
     fn rotation_keeps_the_previous_secret_for_the_grace_period_only() {
         let dir = tempfile::tempdir().unwrap();
+        use crate::rules::projects::{rotate_secret, MAX_SECRET_GRACE};
+        use std::time::Duration;
         let store = Store::open(dir.path()).unwrap();
         let keys = store.create_project("p", None).unwrap();
-        let (p, secret) = store.rotate_secret("p", Duration::from_secs(3600)).unwrap();
+        let (p, secret) = rotate_secret(&store, "p", Duration::from_secs(3600)).unwrap();
         assert_ne!(secret, keys.secret_key);
         assert_eq!(p.secret_hash, hash_secret(&secret));
         let now = Timestamp::now();
@@ -476,17 +397,16 @@ mod tests {
         let cached = store.project_by_api_key(&keys.public_key).unwrap().unwrap();
         assert_eq!(cached.secret_hash, hash_secret(&secret));
         // no grace: the old one is forgotten
-        let (p, _) = store.rotate_secret("p", Duration::ZERO).unwrap();
+        let (p, _) = rotate_secret(&store, "p", Duration::ZERO).unwrap();
         assert!(p.previous_secret_hash.is_none() && p.previous_secret_expires_at.is_none());
         let view = serde_json::to_value(crate::model::OperatorProject::from(&p)).unwrap();
         assert!(view.get("previous_secret_expires_at").is_none());
         assert!(view.get("secret_rotated_at").is_some());
-        let e = store
-            .rotate_secret("p", MAX_SECRET_GRACE + Duration::from_secs(1))
+        let e = rotate_secret(&store, "p", MAX_SECRET_GRACE + Duration::from_secs(1))
             .err()
             .unwrap();
         assert_eq!(e.code, crate::error::ErrorCode::ValidationFailed);
-        let e = store.rotate_secret("nope", Duration::ZERO).err().unwrap();
+        let e = rotate_secret(&store, "nope", Duration::ZERO).err().unwrap();
         assert_eq!(e.code, crate::error::ErrorCode::NotFound);
     }
 

@@ -38,7 +38,6 @@ forward! { ProjectRepo {
     fn project_cached(&self, public_key: &str) -> Option<Arc<Project>>;
     fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>>;
     fn update_project(&self, id: &Uuid, f: Edit<'_, Project>) -> Result<Project>;
-    fn rotate_secret(&self, name: &str, grace: Duration) -> Result<(Project, String)>;
     fn delete_project(&self, name: &str) -> Result<Project>;
 } }
 

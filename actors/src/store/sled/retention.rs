@@ -25,6 +25,7 @@ use super::runs::{
 use super::{Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::model::{notification_of, ChannelType, DeliveryStatus, FeedCounts, Timestamp};
+use crate::rules::records;
 use crate::storage::{Erasure, ErasureStatus, PurgeCutoffs, PurgeReport};
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -1190,20 +1191,11 @@ impl Store {
     /// user's feed keys (entries and recipient markers, one or more per
     /// notification of theirs) stay: they are the erasure's list of work.
     pub fn start_erasure(&self, project: &Uuid, ext: &str) -> Result<Erasure> {
-        let id = Uuid::now_v7();
         let mut job = None;
         self.delete_user_with(project, ext, |w, user| {
             w.ops.retain(|(t, _, _)| *t != T::feed);
-            let e = Erasure {
-                id,
-                project: *project,
-                user_id: user.id,
-                status: ErasureStatus::Running,
-                notifications_removed: 0,
-                created_at: Timestamp::of_id(&id),
-                completed_at: None,
-            };
-            w.put_rec(T::erasures, Key::new().id(project).id(&id), &e);
+            let e = records::new_erasure(project, &user.id);
+            w.put_rec(T::erasures, Key::new().id(project).id(&e.id), &e);
             job = Some(e);
             Ok(())
         })?;

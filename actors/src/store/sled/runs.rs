@@ -21,11 +21,12 @@ use super::records::{group_member, group_members, Grouper, NotifRec};
 use super::users::user_lock_key;
 use super::{codec, Space, Store, Writes, T};
 use crate::delivery::frames::FeedEvent;
+use crate::delivery::settle;
 use crate::delivery::tally::Tally;
-use crate::delivery::{conditions, settle};
 use crate::error::{Error, Result};
 use crate::events::EventType;
 use crate::model::*;
+use crate::rules;
 use crate::storage::{
     AcceptedRun, DeliveryFilter, Finished, IdempotentResponse, NotificationFilter, Outcome,
     Prepared, QueueItem, RunCommit, StagedChunk, StagedNotification, StagedRun, UserFrames,
@@ -870,38 +871,9 @@ impl Store {
                 continue;
             }
             let old = d.status;
-            // A skip or a cancellation calls no provider: no `attempt` entry.
-            let was_attempt = !matches!(
-                o,
-                Outcome::Skipped(_) | Outcome::Canceled(_) | Outcome::Wait { .. }
-            );
-            // A condition over earlier steps, decided as its delivery came
-            // due (by the attempt, before this outcome): traced with the
-            // deliveries it was decided on. Only its first settle is traced
-            // (a retry checks it again), and not a cancellation or a skip for
-            // another reason (a deleted recipient), decided before the gate
-            // was looked at.
-            let gate_result = match &o {
-                Outcome::Skipped(e) => {
-                    (e.code == DeliveryErrorCode::ConditionFalse.as_str()).then_some(false)
-                }
-                Outcome::Canceled(_) | Outcome::Wait { .. } => None,
-                _ => Some(true),
-            };
-            let gate_decided = match (&d.gate, gate_result) {
-                (Some(g), Some(result)) if d.attempts == 0 => {
-                    let ctx = conditions::steps_context(&recs[ri].1.d);
-                    let rule = g.decider(&ctx, result, true);
-                    let step = crate::trace::step_of(&q.delivery_id) as usize;
-                    Some(crate::trace::entry(
-                        now,
-                        "condition.evaluated",
-                        g.trace_args(step, result, rule, "due"),
-                    ))
-                }
-                _ => None,
-            };
-            if let Some(e) = gate_decided {
+            let was_attempt = rules::settle::was_attempt(&o);
+            let gate = rules::settle::gate_entry(&o, d, &recs[ri].1.d, &q.delivery_id, now);
+            if let Some(e) = gate {
                 traces[ri].push_entry(&e);
             }
             let d = &mut recs[ri].1.d[di];
