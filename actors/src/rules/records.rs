@@ -3,7 +3,7 @@
 //! subscription's.
 
 use crate::model::{new_id, PushSubscription, Timestamp, Topic};
-use crate::storage::{Erasure, ErasureStatus};
+use crate::storage::{Erasure, ErasureStatus, TopicPatch};
 use uuid::Uuid;
 
 /// A topic created by its first write (`put_topic`, a subscription): no
@@ -23,16 +23,11 @@ pub fn new_topic(key: &str) -> Topic {
 
 /// Applies a topic PATCH (`None`: the field is left as it is) to `t`; a
 /// topic that existed before gets a new `updated_at`.
-pub fn patch_topic(
-    t: &mut Topic,
-    name: Option<Option<String>>,
-    description: Option<Option<String>>,
-    created: bool,
-) {
-    if let Some(n) = name {
+pub fn patch_topic(t: &mut Topic, patch: TopicPatch, created: bool) {
+    if let Some(n) = patch.name {
         t.name = n;
     }
-    if let Some(d) = description {
+    if let Some(d) = patch.description {
         t.description = d;
     }
     if !created {

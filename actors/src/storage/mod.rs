@@ -67,17 +67,14 @@ pub trait UserRepo {
     /// A user by external id from memory only (`None` when not cached).
     fn user_cached(&self, project: &Uuid, ext: &str) -> Option<Arc<User>>;
     fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>>;
-    /// A user by external id; 404 when there is none.
-    fn user_required(&self, project: &Uuid, ext: &str) -> Result<User>;
-    /// Creates or patches a user; true when it was created.
-    fn upsert_user(&self, project: &Uuid, ext: &str, patch: &UserPatch) -> Result<(User, bool)>;
     /// Creates or patches many users in one atomic change, in order (a later
-    /// item of the same external id sees the earlier one); each user and
-    /// whether it was created, in the items' order.
+    /// item of the same external id sees the earlier one, as
+    /// `rules::users::upsert_all` decides); each user and whether it was
+    /// created, in the items' order.
     fn upsert_users(
         &self,
         project: &Uuid,
-        items: &[(String, UserPatch)],
+        items: &[(&str, &UserPatch)],
     ) -> Result<Vec<(User, bool)>>;
     fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>>;
     /// Deletes a user with their subscriptions, preferences and devices.
@@ -143,13 +140,7 @@ pub trait FlowRepo {
 pub trait TopicRepo {
     fn topic(&self, project: &Uuid, key: &str) -> Result<Option<Topic>>;
     /// Creates or patches a topic; true when it was created.
-    fn put_topic(
-        &self,
-        project: &Uuid,
-        key: &str,
-        name: Option<Option<String>>,
-        description: Option<Option<String>>,
-    ) -> Result<(Topic, bool)>;
+    fn put_topic(&self, project: &Uuid, key: &str, patch: TopicPatch) -> Result<(Topic, bool)>;
     fn list_topics(&self, project: &Uuid, req: &PageReq) -> Result<Page<Topic>>;
     fn delete_topic(&self, project: &Uuid, key: &str) -> Result<()>;
     /// Subscribes a user (the topic is created when absent); idempotent.
@@ -337,15 +328,14 @@ pub trait PushRepo {
         user: &Uuid,
         channel: &Uuid,
     ) -> Result<Vec<PushSubscription>>;
-    /// Registers a subscription; true when it is new.
+    /// Registers `sub` (made by `rules::records::new_push_subscription`)
+    /// unless the user has one of its channel and identifier: the one
+    /// stored, and true when it is `sub`, new.
     fn add_push_subscription(
         &self,
         project: &Uuid,
         user: &Uuid,
-        channel: &Uuid,
-        identifier: &str,
-        keys: Option<serde_json::Value>,
-        platform: Option<String>,
+        sub: PushSubscription,
     ) -> Result<(PushSubscription, bool)>;
     /// Removes a subscription; true when there was one.
     fn remove_push_subscription(
@@ -458,13 +448,15 @@ pub trait EventRepo {
     ) -> Result<WebhookEndpoint>;
     /// Deletes an endpoint with its outbox and attempts; 404 when absent.
     fn delete_event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<()>;
-    /// A new signing secret (returned once); the previous one signs for `grace`.
-    fn rotate_event_secret(
+    /// Makes `secret` (new, made by the engine) the endpoint's signing
+    /// secret; the previous one signs for `grace`, older ones are dropped.
+    fn replace_event_secret(
         &self,
         project: &Uuid,
         id: &Uuid,
+        secret: &str,
         grace: Duration,
-    ) -> Result<(WebhookEndpoint, String)>;
+    ) -> Result<WebhookEndpoint>;
     /// The secrets that sign the endpoint's events now, the current one first.
     fn event_secrets(&self, project: &Uuid, id: &Uuid) -> Result<Vec<String>>;
     /// Due outbox entries of enabled endpoints other than `skip`, oldest

@@ -354,6 +354,13 @@ pub enum FeedFilter {
     Archived,
 }
 
+/// A topic PATCH: `None` leaves a field as it is, `Some(None)` clears it.
+#[derive(Debug, Clone, Default)]
+pub struct TopicPatch {
+    pub name: Option<Option<String>>,
+    pub description: Option<Option<String>>,
+}
+
 /// A PATCH of one feed entry; `None` leaves a flag alone.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FeedUpdate {

@@ -9,7 +9,6 @@ use super::{db_err, doc_of, is_unique_violation, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::events::EventType;
 use crate::model::{Channel, Flow, FlowStatus, Timestamp};
-use crate::rules::records;
 use crate::storage::{
     Change, ChannelRepo, FlowRepo, IdempotencyRepo, IdempotentResponse, Page, PageReq, PushRepo,
     PushSubscription,
@@ -253,12 +252,9 @@ impl PushRepo for PgStore {
         &self,
         project: &Uuid,
         user: &Uuid,
-        channel: &Uuid,
-        identifier: &str,
-        keys: Option<serde_json::Value>,
-        platform: Option<String>,
+        s: PushSubscription,
     ) -> Result<(PushSubscription, bool)> {
-        let s = records::new_push_subscription(channel, identifier, keys, platform);
+        let (channel, identifier) = (&s.channel_id, s.identifier.as_str());
         let doc = to_doc(&s);
         let mut tx = self.begin()?;
         let found = self.block(async {

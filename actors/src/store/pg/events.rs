@@ -492,20 +492,20 @@ impl EventRepo for PgStore {
         self.commit(tx)
     }
 
-    fn rotate_event_secret(
+    fn replace_event_secret(
         &self,
         project: &Uuid,
         id: &Uuid,
+        secret: &str,
         grace: Duration,
-    ) -> Result<(WebhookEndpoint, String)> {
-        let secret = new_secret();
+    ) -> Result<WebhookEndpoint> {
         let mut tx = self.begin()?;
         let ep = self.block(async {
             let (mut ep, old) = PgStore::endpoint_for_update(&mut tx, project, id).await?;
             let now = Timestamp::now();
             let until = now.plus_millis(grace.as_millis() as i64).millis();
             let mut secrets = vec![StoredSecret {
-                secret: secret.clone(),
+                secret: secret.to_string(),
                 expires_ms: None,
             }];
             if let Some(cur) = old.into_iter().find(|s| s.expires_ms.is_none()) {
@@ -519,7 +519,7 @@ impl EventRepo for PgStore {
             Ok::<_, Error>(ep)
         })?;
         self.commit(tx)?;
-        Ok((ep, secret))
+        Ok(ep)
     }
 
     fn event_secrets(&self, project: &Uuid, id: &Uuid) -> Result<Vec<String>> {

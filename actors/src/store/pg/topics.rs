@@ -7,6 +7,7 @@ use super::{db_err, doc_of, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::model::{new_id, Subscription, Topic, User, UserRef};
 use crate::rules::records;
+use crate::storage::TopicPatch;
 use crate::storage::{Page, PageReq, TopicRepo};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
@@ -131,13 +132,7 @@ impl TopicRepo for PgStore {
         row.map(|r| doc_of(&r, "doc")).transpose()
     }
 
-    fn put_topic(
-        &self,
-        project: &Uuid,
-        key: &str,
-        name: Option<Option<String>>,
-        description: Option<Option<String>>,
-    ) -> Result<(Topic, bool)> {
+    fn put_topic(&self, project: &Uuid, key: &str, patch: TopicPatch) -> Result<(Topic, bool)> {
         let mut tx = self.begin()?;
         let out = self.block(async {
             // the topic that does not exist yet is locked by its key
@@ -151,7 +146,7 @@ impl TopicRepo for PgStore {
                 }
                 Err(e) => return Err(e),
             };
-            records::patch_topic(&mut t, name, description, created);
+            records::patch_topic(&mut t, patch, created);
             put_topic_doc(&mut tx, project, &t).await?;
             Ok((t, created))
         })?;

@@ -195,24 +195,12 @@ impl UserRepo for PgStore {
         Ok(self.user_by_ext(project, ext)?.map(Arc::new))
     }
 
-    fn user_required(&self, project: &Uuid, ext: &str) -> Result<User> {
-        self.user_by_ext(project, ext)?
-            .ok_or_else(|| Error::not_found("user", ext))
-    }
-
-    fn upsert_user(&self, project: &Uuid, ext: &str, patch: &UserPatch) -> Result<(User, bool)> {
-        self.upsert_many(project, &[(ext, patch)])?
-            .pop()
-            .ok_or_else(|| Error::internal("an upsert returned no user"))
-    }
-
     fn upsert_users(
         &self,
         project: &Uuid,
-        items: &[(String, UserPatch)],
+        items: &[(&str, &UserPatch)],
     ) -> Result<Vec<(User, bool)>> {
-        let refs: Vec<(&str, &UserPatch)> = items.iter().map(|(e, p)| (e.as_str(), p)).collect();
-        self.upsert_many(project, &refs)
+        self.upsert_many(project, items)
     }
 
     fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>> {

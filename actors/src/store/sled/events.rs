@@ -520,14 +520,14 @@ impl Store {
 
     /// A new signing secret for an endpoint (returned once); the previous
     /// current one keeps signing for `grace`, older ones are dropped.
-    pub fn rotate_event_secret(
+    pub fn replace_event_secret(
         &self,
         project: &Uuid,
         id: &Uuid,
+        secret: &str,
         grace: Duration,
-    ) -> Result<(WebhookEndpoint, String)> {
-        let secret = new_secret();
-        let sealed = self.seal_secret(project, id, &secret)?;
+    ) -> Result<WebhookEndpoint> {
+        let sealed = self.seal_secret(project, id, secret)?;
         let _g = self.endpoint_lock(project);
         let mut rec = self
             .endpoint_rec(project, id)?
@@ -549,7 +549,7 @@ impl Store {
         let mut w = Writes::new();
         w.put_rec(T::hooks, hook_key(project, id), &rec);
         self.commit_durable(w)?;
-        Ok((rec.ep, secret))
+        Ok(rec.ep)
     }
 
     /// The secrets that sign an endpoint's events now, the current one first.
@@ -1004,8 +1004,9 @@ mod tests {
         let store = Store::open(dir.path()).unwrap();
         let p = Uuid::now_v7();
         let (ep, old) = store.create_event_endpoint(&p, endpoint(None)).unwrap();
-        let (_, new) = store
-            .rotate_event_secret(&p, &ep.id, Duration::from_secs(60))
+        let new = crate::events::new_secret();
+        store
+            .replace_event_secret(&p, &ep.id, &new, Duration::from_secs(60))
             .unwrap();
         assert_eq!(
             store.event_secrets(&p, &ep.id).unwrap(),
@@ -1021,8 +1022,9 @@ mod tests {
             assert!(!raw.windows(plain.len()).any(|w| w == plain));
         }
         // a grace of zero: only the new secret signs
-        let (_, newest) = store
-            .rotate_event_secret(&p, &ep.id, Duration::ZERO)
+        let newest = crate::events::new_secret();
+        store
+            .replace_event_secret(&p, &ep.id, &newest, Duration::ZERO)
             .unwrap();
         assert_eq!(store.event_secrets(&p, &ep.id).unwrap(), [newest]);
 

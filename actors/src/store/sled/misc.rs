@@ -9,6 +9,7 @@ use crate::model::{
     new_id, Channel, ChannelType, Flow, FlowStatus, Subscription, Timestamp, Topic, User, UserRef,
 };
 use crate::rules::records;
+use crate::storage::TopicPatch;
 use crate::storage::{IdempotentResponse, PushSubscription};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -357,19 +358,13 @@ impl Store {
     }
 
     /// Create or update; returns the topic and whether it was created.
-    pub fn put_topic(
-        &self,
-        project: &Uuid,
-        key: &str,
-        name: Option<Option<String>>,
-        description: Option<Option<String>>,
-    ) -> Result<(Topic, bool)> {
+    pub fn put_topic(&self, project: &Uuid, key: &str, patch: TopicPatch) -> Result<(Topic, bool)> {
         let _g = self.lock(&Self::topic_lock(project, key));
         let (mut t, created) = match self.topic(project, key)? {
             Some(t) => (t, false),
             None => (records::new_topic(key), true),
         };
-        records::patch_topic(&mut t, name, description, created);
+        records::patch_topic(&mut t, patch, created);
         let mut w = Writes::new();
         w.put_rec(T::topics, Key::new().id(project).str(key), &t);
         if created {
@@ -690,17 +685,17 @@ impl Store {
         &self,
         project: &Uuid,
         user: &Uuid,
-        channel: &Uuid,
-        identifier: &str,
-        keys: Option<serde_json::Value>,
-        platform: Option<String>,
+        s: PushSubscription,
     ) -> Result<(PushSubscription, bool)> {
-        let k = Key::new().id(project).id(user).id(channel).str(identifier);
+        let k = Key::new()
+            .id(project)
+            .id(user)
+            .id(&s.channel_id)
+            .str(&s.identifier);
         let _g = self.lock(&k.0);
         if let Some(s) = self.get_rec::<PushSubscription>(T::push_subs, &k.0)? {
             return Ok((s, false));
         }
-        let s = records::new_push_subscription(channel, identifier, keys, platform);
         let mut w = Writes::new();
         w.put_rec(T::push_subs, &k, &s);
         self.commit_durable(w)?;
@@ -835,7 +830,7 @@ mod tests {
         let (user, _) = store
             .upsert_user(&p, ext, &crate::model::UserPatch::default())
             .unwrap();
-        store.put_topic(&p, &key, None, None).unwrap();
+        store.put_topic(&p, &key, Default::default()).unwrap();
         store.subscribe(&p, &key, &user).unwrap();
         // the deletion unsubscribes under the topic's lock: it used to hold the
         // user's (the same stripe) meanwhile and wait for itself forever
@@ -887,8 +882,8 @@ mod tests {
                     .0
             })
             .collect();
-        store.put_topic(&p, "old", None, None).unwrap();
-        store.put_topic(&p, "new", None, None).unwrap();
+        store.put_topic(&p, "old", Default::default()).unwrap();
+        store.put_topic(&p, "new", Default::default()).unwrap();
         let a = store.subscribe(&p, "old", &users[0]).unwrap();
         let b = store.subscribe(&p, "old", &users[1]).unwrap();
         to_earlier_layout(&store, &p, &a);

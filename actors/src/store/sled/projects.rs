@@ -314,7 +314,7 @@ mod tests {
                 .upsert_user(&p.id, &format!("user-{i}"), &UserPatch::default())
                 .unwrap();
         }
-        store.put_topic(&p.id, "news", None, None).unwrap();
+        store.put_topic(&p.id, "news", Default::default()).unwrap();
         let u = store.user_by_ext(&p.id, "user-1").unwrap().unwrap();
         store.subscribe(&p.id, "news", &u).unwrap();
     }

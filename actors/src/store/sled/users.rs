@@ -162,7 +162,7 @@ impl Store {
     /// the caller waits for durability (`Engine::upsert_user` does, without
     /// holding a thread), so concurrent PUTs neither park a blocking thread
     /// each on the flush nor hold their users' locks through it.
-    fn upsert_many(
+    pub(crate) fn upsert_many(
         &self,
         project: &Uuid,
         items: &[(&str, &UserPatch)],
