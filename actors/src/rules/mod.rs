@@ -9,5 +9,6 @@ pub mod composite;
 pub mod feed;
 pub mod projects;
 pub mod records;
+pub mod refusals;
 pub mod settle;
 pub mod users;

@@ -48,11 +48,6 @@ pub fn random_key(prefix: &str) -> String {
     s
 }
 
-/// The 409 of a project name (or public key) another project has.
-pub fn name_taken(name: Option<&str>, message: &str) -> Error {
-    Error::conflict("project", name.map(String::from), "unique", message)
-}
-
 /// Replaces `p`'s secret by the one hashed `hash` at `now`: the replaced one
 /// keeps working for `grace` (none: refused at once); a secret replaced
 /// earlier is forgotten.
@@ -81,7 +76,7 @@ pub fn rotate_secret<S: ProjectRepo + ?Sized>(
     }
     let p = st
         .project_by_name(name)?
-        .ok_or_else(|| Error::not_found("project", name))?;
+        .ok_or_else(|| crate::storage::Refusal::missing("project", name))?;
     let secret = random_key("sk_");
     let hash = hash_secret(&secret);
     let p = st.update_project(

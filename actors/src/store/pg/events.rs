@@ -20,6 +20,7 @@ use crate::events::{
 };
 use crate::model::{Delivery, Notification, Timestamp, User};
 use crate::rules::feed;
+use crate::storage::Refusal;
 use crate::storage::{Change, EventRepo, Page, PageReq};
 use crate::store::trace_codec;
 use crate::trace::{AttemptNote, TraceEntry};
@@ -372,7 +373,7 @@ impl PgStore {
         .fetch_optional(conn)
         .await
         .map_err(db_err)?
-        .ok_or_else(|| Error::not_found("webhook_endpoint", id))?;
+        .ok_or_else(|| Refusal::missing("webhook_endpoint", id))?;
         Ok((doc_of(&r, "doc")?, doc_of(&r, "secrets")?))
     }
 
@@ -478,7 +479,7 @@ impl EventRepo for PgStore {
                 .await
                 .map_err(db_err)?;
             if gone.rows_affected() == 0 {
-                return Err(Error::not_found("webhook_endpoint", id));
+                return Err(Refusal::missing("webhook_endpoint", id));
             }
             // attempts go by their foreign key; the outbox has none
             sqlx::query("DELETE FROM outbox WHERE project = $1 AND endpoint = $2")
@@ -813,7 +814,7 @@ impl EventRepo for PgStore {
                     "DELETE FROM event_attempts WHERE ctid = ANY(ARRAY(
                          SELECT ctid FROM event_attempts WHERE id < $1 LIMIT $2))",
                 )
-                .bind(super::runs::id_floor(before_ms))
+                .bind(super::page::id_floor(before_ms))
                 .bind(max - n)
                 .execute(&mut *tx)
                 .await

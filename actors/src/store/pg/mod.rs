@@ -496,6 +496,11 @@ impl Durability for PgStore {
 }
 
 impl Storage for PgStore {
+    /// Several nodes share one database: they claim their work with leases.
+    fn work(&self) -> Option<&dyn crate::storage::WorkRepo> {
+        Some(self)
+    }
+
     fn cursor_key(&self) -> &[u8; 32] {
         &self.inner.cursor_key
     }

@@ -6,7 +6,8 @@
 use super::{db_err, doc_of, is_unique_violation, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::model::{new_id, Channel, Project, Timestamp};
-use crate::rules::projects::{check_project_name, hash_secret, name_taken, random_key};
+use crate::rules::projects::{check_project_name, hash_secret, random_key};
+use crate::storage::Refusal;
 use crate::storage::{Edit, NewProjectKeys, ProjectRepo};
 use sqlx::Row;
 use std::sync::Arc;
@@ -131,17 +132,12 @@ impl ProjectRepo for PgStore {
         });
         match res {
             Ok(None) => {}
-            Ok(Some(n)) if n == name => return Err(name_taken(Some(name), "project name taken")),
-            Ok(Some(_)) => {
-                return Err(Error::conflict(
-                    "project",
-                    None,
-                    "unique",
-                    "public key already in use",
-                ))
+            Ok(Some(n)) if n == name => {
+                return Err(Refusal::ProjectNameTaken(name.to_string()).err())
             }
+            Ok(Some(_)) => return Err(Refusal::PublicKeyTaken.err()),
             Err(e) if is_unique_violation(&e) => {
-                return Err(name_taken(Some(name), "project name taken"))
+                return Err(Refusal::ProjectNameTaken(name.to_string()).err())
             }
             Err(e) => return Err(db_err(e)),
         }
@@ -150,17 +146,15 @@ impl ProjectRepo for PgStore {
                 public_key,
                 secret_key,
             }),
-            Err(e) if is_unique_violation(&e) => Err(name_taken(Some(name), "project name taken")),
+            Err(e) if is_unique_violation(&e) => {
+                Err(Refusal::ProjectNameTaken(name.to_string()).err())
+            }
             Err(e) => Err(db_err(e)),
         }
     }
 
     /// Not cached on this backend (see the module doc): `None` sends the
     /// caller to `project_by_api_key`.
-    fn project_cached(&self, _public_key: &str) -> Option<Arc<Project>> {
-        None
-    }
-
     fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>> {
         Ok(self.project_where("public_key", public_key)?.map(Arc::new))
     }
@@ -176,14 +170,14 @@ impl ProjectRepo for PgStore {
             .map_err(db_err)?;
         let mut p: Project = match row {
             Some(r) => doc_of(&r, "doc")?,
-            None => return Err(Error::not_found("project", id)),
+            None => return Err(Refusal::missing("project", id)),
         };
         f(&mut p);
         p.updated_at = Timestamp::now();
         match self.block(PgStore::put_project(&mut tx, &p)) {
             Ok(()) => {}
             Err(e) if is_unique_violation(&e) => {
-                return Err(name_taken(Some(&p.name), "project name taken"))
+                return Err(Refusal::ProjectNameTaken(p.name.clone()).err())
             }
             Err(e) => return Err(db_err(e)),
         }
@@ -216,7 +210,7 @@ impl ProjectRepo for PgStore {
         self.commit(tx)?;
         let p: Project = match row {
             Some(r) => doc_of(&r, "doc")?,
-            None => return Err(Error::not_found("project", name)),
+            None => return Err(Refusal::missing("project", name)),
         };
         tracing::info!(project_id = %p.id, "project deleted");
         Ok(p)

@@ -12,12 +12,14 @@
 //! Rows another transaction holds are skipped (`SKIP LOCKED`) and taken by
 //! a later pass.
 
-use super::runs::{count_delta, id_floor, lock_feeds};
+use super::page::id_floor;
+use super::runs::{count_delta, lock_feeds};
 use super::users::{delete_in, lock_all, user_by_ext_in, user_lock};
 use super::{db_err, doc_of, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::model::{FeedCounts, Timestamp};
 use crate::rules::records;
+use crate::storage::Refusal;
 use crate::storage::{Erasure, ErasureStatus, PurgeCutoffs, PurgeReport, RetentionRepo};
 use sqlx::{PgConnection, Row};
 use std::collections::HashMap;
@@ -426,7 +428,7 @@ impl RetentionRepo for PgStore {
                 .map_err(db_err)?;
             let user = user_by_ext_in(&mut tx, project, ext)
                 .await?
-                .ok_or_else(|| Error::not_found("user", ext))?;
+                .ok_or_else(|| Refusal::missing("user", ext))?;
             delete_in(&mut tx, project, &[user.id]).await?;
             let e = records::new_erasure(project, &user.id);
             PgStore::save_erasure(&mut tx, &e).await?;
@@ -442,7 +444,7 @@ impl RetentionRepo for PgStore {
         let job = self.block(async {
             let mut job = PgStore::erasure_in(&mut tx, project, id, true)
                 .await?
-                .ok_or_else(|| Error::not_found("erasure", id))?;
+                .ok_or_else(|| Refusal::missing("erasure", id))?;
             if job.status == ErasureStatus::Complete {
                 return Ok(job);
             }

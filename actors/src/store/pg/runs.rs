@@ -30,6 +30,7 @@
 use super::batches::put_batches;
 use super::catalog::put_idempotent_new;
 use super::events::{users_of, Outbound, Traces};
+use super::page::id_floor;
 use super::throttles::{put_throttles, throttles_stale};
 use super::users::{lock_all, put_user, user_by_ext_in, user_lock};
 use super::{db_err, doc_of, doc_of_opt, to_doc, PgStore};
@@ -48,7 +49,6 @@ use crate::store::trace_codec;
 use serde_json::Value;
 use sqlx::{PgConnection, Row};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
 use uuid::Uuid;
 
 /// Events kept per user at least (and any younger than `KEEP_MS`), as on
@@ -79,14 +79,6 @@ fn touch(d: &mut Delivery) {
     {
         d.updated_at = d.updated_at.max(t);
     }
-}
-
-/// The smallest UUIDv7 of millisecond `ms`: ids at or above it were made
-/// at `ms` or later.
-pub(super) fn id_floor(ms: i64) -> Uuid {
-    let mut b = [0u8; 16];
-    b[..6].copy_from_slice(&(ms.max(0) as u64).to_be_bytes()[2..]);
-    Uuid::from_bytes(b)
 }
 
 /// Bounds on ids for "created after `a`" and "created before `b`" (an id's
@@ -1024,12 +1016,7 @@ impl PgStore {
                     .await
                     .map_err(db_err)?;
                 if exists.is_some() {
-                    return Err(Error::conflict(
-                        "flow_run",
-                        Some(run.id.to_string()),
-                        "lease_lost",
-                        "another node expands this run now",
-                    ));
+                    return Err(Refusal::LeaseLost { run: run.id }.err());
                 }
                 put_run(conn, project, run, pending).await?;
                 pending
@@ -1289,10 +1276,6 @@ impl RunRepo for PgStore {
     }
 
     /// Nothing to encode ahead on this backend: the chunk is kept as staged.
-    fn prepare_chunk(&self, _project: &Uuid, chunk: StagedChunk) -> Result<Prepared> {
-        Ok(Prepared::new(chunk))
-    }
-
     fn commit_chunk(
         &self,
         project: &Uuid,
@@ -1707,22 +1690,7 @@ impl FeedRepo for PgStore {
             PgStore::entry_in(&mut conn, project, user, id).await
         })?
         .map(|(d, _)| d)
-        .ok_or_else(|| Error::not_found("feed_entry", id))
-    }
-
-    /// Not cached on this backend (see the module doc).
-    fn feed_page_cached(&self, _project: &Uuid, _user: &Uuid, _limit: usize) -> Option<Arc<[u8]>> {
-        None
-    }
-
-    fn feed_page_fill(
-        &self,
-        _project: &Uuid,
-        _user: &Uuid,
-        _limit: usize,
-        build: &mut dyn FnMut(&dyn Storage) -> Result<Vec<u8>>,
-    ) -> Result<Arc<[u8]>> {
-        Ok(build(self)?.into())
+        .ok_or_else(|| Refusal::missing("feed_entry", id))
     }
 
     fn events_between(
@@ -1775,7 +1743,7 @@ impl FeedRepo for PgStore {
                 .unwrap_or_default();
             let (old, before) = PgStore::entry_in(&mut tx, project, user, id)
                 .await?
-                .ok_or_else(|| Error::not_found("feed_entry", id))?;
+                .ok_or_else(|| Refusal::missing("feed_entry", id))?;
             let (mut d, changed) = feed::update_entry(&old, &u, Timestamp::now())
                 .map_err(|refusal| refusal.into_error(id))?;
             let mut frames = vec![];

@@ -7,6 +7,7 @@ use super::{db_err, doc_of, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::model::{new_id, Subscription, Topic, User, UserRef};
 use crate::rules::records;
+use crate::storage::Refusal;
 use crate::storage::TopicPatch;
 use crate::storage::{Page, PageReq, TopicRepo};
 use sqlx::{PgConnection, Row};
@@ -21,7 +22,7 @@ async fn topic_for_update(conn: &mut PgConnection, project: &Uuid, key: &str) ->
         .map_err(db_err)?;
     match row {
         Some(r) => doc_of(&r, "doc"),
-        None => Err(Error::not_found("topic", key)),
+        None => Err(Refusal::missing("topic", key)),
     }
 }
 
@@ -177,7 +178,7 @@ impl TopicRepo for PgStore {
             )
             .map_err(db_err)?;
         if r.rows_affected() == 0 {
-            return Err(Error::not_found("topic", key));
+            return Err(Refusal::missing("topic", key));
         }
         Ok(())
     }
@@ -190,12 +191,7 @@ impl TopicRepo for PgStore {
                 .await?
                 .pop()
             else {
-                return Err(Error::conflict(
-                    "subscription",
-                    None,
-                    "subscription_already_exists",
-                    "the user is already subscribed to this topic",
-                ));
+                return Err(Refusal::AlreadySubscribed.err());
             };
             set_count(&mut tx, project, &mut t, 1).await?;
             Ok(s)
@@ -239,7 +235,7 @@ impl TopicRepo for PgStore {
             .await
             .map_err(db_err)?;
             if r.rows_affected() == 0 {
-                return Err(Error::not_found("subscription", key));
+                return Err(Refusal::missing("subscription", key));
             }
             if let Ok(mut t) = t {
                 set_count(&mut tx, project, &mut t, -1).await?;

@@ -7,10 +7,10 @@ use super::{db_err, doc_of, doc_of_opt, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::model::{Preferences, User, UserPatch, UserRef};
 use crate::rules::users;
+use crate::storage::Refusal;
 use crate::storage::{Page, PageReq, UserRepo};
 use sha2::{Digest, Sha256};
 use sqlx::{PgConnection, Row};
-use std::sync::Arc;
 use uuid::Uuid;
 
 /// The advisory lock key of one entity: 64 bits of SHA-256 of its kind,
@@ -187,14 +187,6 @@ impl UserRepo for PgStore {
     }
 
     /// Not cached on this backend (see the module doc).
-    fn user_cached(&self, _project: &Uuid, _ext: &str) -> Option<Arc<User>> {
-        None
-    }
-
-    fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>> {
-        Ok(self.user_by_ext(project, ext)?.map(Arc::new))
-    }
-
     fn upsert_users(
         &self,
         project: &Uuid,
@@ -224,7 +216,7 @@ impl UserRepo for PgStore {
                 .map_err(db_err)?;
             let user = user_by_ext_in(&mut tx, project, ext)
                 .await?
-                .ok_or_else(|| Error::not_found("user", ext))?;
+                .ok_or_else(|| Refusal::missing("user", ext))?;
             delete_in(&mut tx, project, &[user.id]).await
         })?;
         self.commit(tx)

@@ -28,6 +28,7 @@ use crate::events::{
 };
 use crate::model::{Delivery, Notification, PushSubscription, Timestamp, User};
 use crate::rules::feed;
+use crate::storage::Refusal;
 use crate::storage::{Page, PageReq};
 use crate::trace::AttemptNote;
 use crate::views::NotificationView;
@@ -490,7 +491,7 @@ impl Store {
         let _g = self.endpoint_lock(project);
         let mut rec = self
             .endpoint_rec(project, id)?
-            .ok_or_else(|| Error::not_found("webhook_endpoint", id))?;
+            .ok_or_else(|| Refusal::missing("webhook_endpoint", id))?;
         f(&mut rec.ep)?;
         rec.ep.updated_at = Timestamp::now();
         let mut w = Writes::new();
@@ -504,7 +505,7 @@ impl Store {
     pub fn delete_event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<()> {
         let _g = self.endpoint_lock(project);
         if self.endpoint_rec(project, id)?.is_none() {
-            return Err(Error::not_found("webhook_endpoint", id));
+            return Err(Refusal::missing("webhook_endpoint", id));
         }
         let mut w = Writes::new();
         w.del(T::hooks, hook_key(project, id));
@@ -531,7 +532,7 @@ impl Store {
         let _g = self.endpoint_lock(project);
         let mut rec = self
             .endpoint_rec(project, id)?
-            .ok_or_else(|| Error::not_found("webhook_endpoint", id))?;
+            .ok_or_else(|| Refusal::missing("webhook_endpoint", id))?;
         let now = Timestamp::now();
         let until = now.plus_millis(grace.as_millis() as i64).millis();
         let mut secrets = vec![SealedSecret {
@@ -726,7 +727,7 @@ impl Store {
         let _g = self.endpoint_lock(project);
         let rec = self
             .endpoint_rec(project, id)?
-            .ok_or_else(|| Error::not_found("webhook_endpoint", id))?;
+            .ok_or_else(|| Refusal::missing("webhook_endpoint", id))?;
         let mask = rec.ep.mask();
         let lo = Key::new().id(project).u64(micros_of_millis(since.millis()));
         let hi = Key::new().id(project).u64(u64::MAX);

@@ -19,6 +19,7 @@ use crate::delivery::tally::Tally;
 use crate::error::{Error, Result};
 use crate::model::{ChannelType, Delivery, DeliveryStatus, FeedCounts, Timestamp};
 use crate::rules::feed;
+use crate::storage::Refusal;
 use crate::storage::{
     FeedChange, FeedFilter, FeedUpdate, FeedUpdateOutcome, Frame, InAppBatch, Outcome, QueueItem,
 };
@@ -573,10 +574,10 @@ impl Store {
             .tree(T::feed)
             .get(Key::new().id(project).id(user).id(id))?
             .filter(|v| !v.is_empty())
-            .ok_or_else(|| Error::not_found("feed_entry", id))?;
+            .ok_or_else(|| Refusal::missing("feed_entry", id))?;
         let mut d = self
             .delivery_raw(project, id)?
-            .ok_or_else(|| Error::not_found("feed_entry", id))?;
+            .ok_or_else(|| Refusal::missing("feed_entry", id))?;
         apply_state(&mut d, &state);
         Ok(d)
     }

@@ -9,6 +9,7 @@ use crate::model::{
     new_id, Channel, ChannelType, Flow, FlowStatus, Subscription, Timestamp, Topic, User, UserRef,
 };
 use crate::rules::records;
+use crate::storage::Refusal;
 use crate::storage::TopicPatch;
 use crate::storage::{IdempotentResponse, PushSubscription};
 use serde::{Deserialize, Serialize};
@@ -203,7 +204,7 @@ impl Store {
         let _g = self.lock(&Key::new().u8(b'c').id(project).id(id).0);
         let mut c = self
             .channel(project, id)?
-            .ok_or_else(|| Error::not_found("channel", id))?;
+            .ok_or_else(|| Refusal::missing("channel", id))?;
         let r = f(&mut c)?;
         c.updated_at = Timestamp::now();
         self.put_channel(project, &c)?;
@@ -298,11 +299,7 @@ impl Store {
         let hk = Key::new().id(project).str(&f.handle);
         let _g = self.lock(&hk.0);
         if self.tree(T::flows_by_handle).get(&hk)?.is_some() {
-            return Err(Error::field(
-                "handle",
-                "unique",
-                "a flow with this handle exists",
-            ));
+            return Err(Refusal::FlowHandleTaken.err());
         }
         let mut w = Writes::new();
         w.put_rec(T::flows, Key::new().id(project).id(&f.id), f);
@@ -319,7 +316,7 @@ impl Store {
         let _g = self.lock(&Key::new().u8(b'f').id(project).id(id).0);
         let mut flow = self
             .flow_stored(project, id)?
-            .ok_or_else(|| Error::not_found("flow", id))?;
+            .ok_or_else(|| Refusal::missing("flow", id))?;
         let r = f(&mut flow)?;
         let mut w = Writes::new();
         w.put_rec(T::flows, Key::new().id(project).id(id), &flow);
@@ -394,7 +391,7 @@ impl Store {
         let _g = self.lock(&Self::topic_lock(project, key));
         let t = self
             .topic(project, key)?
-            .ok_or_else(|| Error::not_found("topic", key))?;
+            .ok_or_else(|| Refusal::missing("topic", key))?;
         let mut w = Writes::new();
         w.del(T::topics, Key::new().id(project).str(key));
         w.del(T::topics_by_id, Key::new().id(project).id(&t.id));
@@ -460,16 +457,11 @@ impl Store {
         let _g = self.lock(&Self::topic_lock(project, key));
         let mut t = self
             .topic(project, key)?
-            .ok_or_else(|| Error::not_found("topic", key))?;
+            .ok_or_else(|| Refusal::missing("topic", key))?;
         let mut w = Writes::new();
         let Some(s) = self.stage_subscription(&mut w, project, &mut t, &UserRef::from(user))?
         else {
-            return Err(Error::conflict(
-                "subscription",
-                None,
-                "subscription_already_exists",
-                "the user is already subscribed to this topic",
-            ));
+            return Err(Refusal::AlreadySubscribed.err());
         };
         w.put_rec(T::topics, Key::new().id(project).str(key), &t);
         self.commit_durable(w)?;
@@ -488,7 +480,7 @@ impl Store {
         let _g = self.lock(&Self::topic_lock(project, key));
         let mut t = self
             .topic(project, key)?
-            .ok_or_else(|| Error::not_found("topic", key))?;
+            .ok_or_else(|| Refusal::missing("topic", key))?;
         let mut w = Writes::new();
         let mut seen = std::collections::HashSet::new();
         let mut created = 0;
@@ -566,7 +558,7 @@ impl Store {
             Some(v) => {
                 Uuid::from_slice(&v).map_err(|_| Error::internal("corrupt subscription index"))?
             }
-            None => return Err(Error::not_found("subscription", key)),
+            None => return Err(Refusal::missing("subscription", key)),
         };
         let mut w = Writes::new();
         if let Some(mut t) = self.topic(project, key)? {

@@ -37,7 +37,6 @@ mod throttles;
 mod trace;
 mod usage;
 mod users;
-mod work;
 
 pub use crate::delivery::frames::feed_frame;
 pub use crate::rules::projects::{check_project_name, hash_secret, MAX_SECRET_GRACE};

@@ -6,8 +6,9 @@ use super::keys::Key;
 use super::{codec, Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::model::{new_id, Channel, Project, Timestamp};
-use crate::rules::projects::{check_project_name, hash_secret, name_taken, random_key};
+use crate::rules::projects::{check_project_name, hash_secret, random_key};
 use crate::storage::NewProjectKeys;
+use crate::storage::Refusal;
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -57,12 +58,12 @@ impl Store {
             .get(name.as_bytes())?
             .is_some()
         {
-            return Err(name_taken(Some(name), "project name taken"));
+            return Err(Refusal::ProjectNameTaken(name.to_string()).err());
         }
         let (public_key, secret_key) =
             keys.unwrap_or_else(|| (random_key("pk_"), random_key("sk_")));
         if self.tree(T::api_keys).get(public_key.as_bytes())?.is_some() {
-            return Err(name_taken(None, "public key already in use"));
+            return Err(Refusal::PublicKeyTaken.err());
         }
         let (id, now) = new_id();
         let p = Project::new(id, name, &public_key, hash_secret(&secret_key), now);
@@ -155,11 +156,11 @@ impl Store {
     pub fn update_project(&self, id: &Uuid, f: impl FnOnce(&mut Project)) -> Result<Project> {
         let _g = self.lock_many([b"projects".as_slice(), id.as_bytes().as_slice()]);
         if self.is_deleted(id) {
-            return Err(Error::not_found("project", id));
+            return Err(Refusal::missing("project", id));
         }
         let mut p: Project = self
             .get_rec(T::projects, id.as_bytes())?
-            .ok_or_else(|| Error::not_found("project", id))?;
+            .ok_or_else(|| Refusal::missing("project", id))?;
         let old_name = p.name.clone();
         f(&mut p);
         p.updated_at = Timestamp::now();
@@ -170,7 +171,7 @@ impl Store {
                 .get(p.name.as_bytes())?
                 .is_some()
             {
-                return Err(name_taken(Some(&p.name), "project name taken"));
+                return Err(Refusal::ProjectNameTaken(p.name.clone()).err());
             }
             w.del(T::projects_by_name, old_name.as_bytes());
             w.put(T::projects_by_name, p.name.as_bytes(), id.as_bytes());
@@ -197,14 +198,14 @@ impl Store {
         use std::sync::atomic::Ordering;
         let found = self
             .project_by_name(name)?
-            .ok_or_else(|| Error::not_found("project", name))?;
+            .ok_or_else(|| Refusal::missing("project", name))?;
         let id = found.id;
         let p = {
             let _g = self.lock_many([b"projects".as_slice(), id.as_bytes().as_slice()]);
             // Read again under the lock: a rename may have come in between.
             let p: Project = self
                 .get_rec(T::projects, id.as_bytes())?
-                .ok_or_else(|| Error::not_found("project", name))?;
+                .ok_or_else(|| Refusal::missing("project", name))?;
             self.inner
                 .deleted
                 .write()

@@ -35,7 +35,6 @@ forward! { ProjectRepo {
     fn project_by_name(&self, name: &str) -> Result<Option<Project>>;
     fn projects(&self) -> Result<Vec<Project>>;
     fn create_project(&self, name: &str, keys: Option<(String, String)>) -> Result<NewProjectKeys>;
-    fn project_cached(&self, public_key: &str) -> Option<Arc<Project>>;
     fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>>;
     fn update_project(&self, id: &Uuid, f: Edit<'_, Project>) -> Result<Project>;
     fn delete_project(&self, name: &str) -> Result<Project>;
@@ -45,8 +44,6 @@ forward! { UserRepo {
     fn user(&self, project: &Uuid, id: &Uuid) -> Result<Option<User>>;
     fn user_by_ext(&self, project: &Uuid, ext: &str) -> Result<Option<User>>;
     fn user_refs_by_ext(&self, project: &Uuid, exts: &[String]) -> Result<Vec<Option<UserRef>>>;
-    fn user_cached(&self, project: &Uuid, ext: &str) -> Option<Arc<User>>;
-    fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>>;
     fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>>;
     fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()>;
     fn delete_users(&self, project: &Uuid, exts: &[String]) -> Result<Vec<bool>>;
@@ -137,10 +134,16 @@ forward! { FeedRepo {
     fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts>;
     fn feed_page(&self, project: &Uuid, user: &Uuid, filter: FeedFilter, req: &PageReq) -> Result<Page<Delivery>>;
     fn feed_entry(&self, project: &Uuid, user: &Uuid, id: &Uuid) -> Result<Delivery>;
-    fn feed_page_cached(&self, project: &Uuid, user: &Uuid, limit: usize) -> Option<Arc<[u8]>>;
     fn events_between(&self, project: &Uuid, user: &Uuid, after: u64, upto: u64) -> Result<Option<Vec<Vec<u8>>>>;
     fn update_feed_entry(&self, project: &Uuid, user: &Uuid, id: &Uuid, u: FeedUpdate) -> Result<FeedChange<Delivery>>;
     fn mark_feed(&self, project: &Uuid, user: &Uuid, read: bool) -> Result<FeedChange<usize>>;
+} }
+
+forward! { Caches {
+    fn project_cached(&self, public_key: &str) -> Option<Arc<Project>>;
+    fn user_cached(&self, project: &Uuid, ext: &str) -> Option<Arc<User>>;
+    fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>>;
+    fn feed_page_cached(&self, project: &Uuid, user: &Uuid, limit: usize) -> Option<Arc<[u8]>>;
 } extra {
     fn feed_page_fill(
         &self,
@@ -212,4 +215,9 @@ forward! { Durability {
 forward! { Storage {
     fn cursor_key(&self) -> &[u8; 32];
     fn template_limits(&self) -> crate::render::Limits;
+} extra {
+    /// Projects, users and feeds' first pages, kept by the store's writes.
+    fn caches(&self) -> Option<&dyn Caches> {
+        Some(self)
+    }
 } }

@@ -26,6 +26,7 @@ use super::{Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::model::{notification_of, ChannelType, DeliveryStatus, FeedCounts, Timestamp};
 use crate::rules::records;
+use crate::storage::Refusal;
 use crate::storage::{Erasure, ErasureStatus, PurgeCutoffs, PurgeReport};
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -1226,7 +1227,7 @@ impl Store {
         let _removals = self.removals();
         let mut job = self
             .erasure(project, id)?
-            .ok_or_else(|| Error::not_found("erasure", id))?;
+            .ok_or_else(|| Refusal::missing("erasure", id))?;
         if job.status == ErasureStatus::Complete {
             return Ok(job);
         }

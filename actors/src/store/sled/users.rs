@@ -8,6 +8,7 @@ use super::{codec, Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::model::{Preferences, User, UserPatch, UserRef};
 use crate::rules::users;
+use crate::storage::Refusal;
 use crate::storage::UserWrite;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -100,7 +101,7 @@ impl Store {
 
     pub fn user_required(&self, project: &Uuid, ext: &str) -> Result<User> {
         self.user_by_ext(project, ext)?
-            .ok_or_else(|| Error::not_found("user", ext))
+            .ok_or_else(|| Refusal::missing("user", ext))
     }
 
     /// Stages a user as a change leaves it (see `UserWrite`): written when
