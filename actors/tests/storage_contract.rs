@@ -344,10 +344,9 @@ fn a_ticket_taken_after_a_change_is_durable_once_waited_for() {
         let t1 = st.durable_ticket();
         let t2 = st.durable_ticket();
         assert!(t2 >= t1, "{}: tickets do not go back", b.name);
-        let waited = rt.block_on(tokio::time::timeout(
-            Duration::from_secs(30),
-            st.wait_durable(t2),
-        ));
+        let waited = rt.block_on(async {
+            tokio::time::timeout(Duration::from_secs(30), st.wait_durable(t2)).await
+        });
         assert!(matches!(waited, Ok(Ok(()))), "{}: {waited:?}", b.name);
         assert!(!st.health_status().degraded, "{}", b.name);
     }
