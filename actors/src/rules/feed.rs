@@ -7,6 +7,12 @@ use crate::model::{Delivery, DeliveryStatus, Timestamp};
 use crate::storage::FeedUpdate;
 use uuid::Uuid;
 
+/// Live-feed events kept per user at least, by every backend: the last
+/// `KEEP_EVENTS`, and all of the last `KEEP_MS`: enough for a reconnect to
+/// catch up.
+pub const KEEP_EVENTS: u64 = 1000;
+pub const KEEP_MS: i64 = 24 * 3600 * 1000;
+
 /// A PATCH that would take an entry back (`read: false` on a read entry,
 /// `seen: false` on a seen one): entries only move forward.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,8 +12,8 @@
 //! Rows another transaction holds are skipped (`SKIP LOCKED`) and taken by
 //! a later pass.
 
+use super::feed::{count_delta, lock_feeds};
 use super::page::id_floor;
-use super::runs::{count_delta, lock_feeds};
 use super::users::{delete_in, lock_all, user_by_ext_in, user_lock};
 use super::{db_err, doc_of, to_doc, PgStore};
 use crate::error::{Error, Result};
@@ -505,7 +505,7 @@ impl RetentionRepo for PgStore {
 }
 
 impl PgStore {
-    /// Batches nothing will read again (as on the embedded store): closed,
+    /// Batches nothing will read again: closed,
     /// or past their close at project time `now_ms`, with their opener's
     /// notification processed or gone; at most `max`, one statement.
     fn purge_batches(&self, project: &Uuid, now_ms: i64, max: usize) -> Result<PurgeReport> {

@@ -74,7 +74,7 @@ pub(crate) async fn put_user(conn: &mut PgConnection, project: &Uuid, u: &User) 
 
 /// Deletes users with their preferences, devices, subscriptions (the
 /// topics' counts follow), feed entries, counts and events. Their
-/// notifications and deliveries stay, as on the embedded store.
+/// notifications and deliveries stay (retention and erasures remove them).
 pub(super) async fn delete_in(conn: &mut PgConnection, project: &Uuid, ids: &[Uuid]) -> Result<()> {
     sqlx::query(
         "WITH gone AS (

@@ -203,9 +203,8 @@ pub(super) const EVENT_HEADER: usize = 24;
 /// which starts with `{`).
 const EVENT_REF: u8 = 1;
 
-/// Events kept per user at least: the last `KEEP_EVENTS`, and all of the last 24 h.
-pub const KEEP_EVENTS: u64 = 1000;
-const KEEP_MS: i64 = 24 * 3600 * 1000;
+pub use crate::rules::feed::KEEP_EVENTS;
+use crate::rules::feed::KEEP_MS;
 
 impl Store {
     /// Stages event `seq` of a user's live feed, with the user's counts after it.
