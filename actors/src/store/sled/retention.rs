@@ -18,348 +18,16 @@
 use super::feed::{count_delta, feed_lock_key, EVENT_HEADER};
 use super::keys::{tail_id, uuid_at, Key};
 use super::page::key_range;
-use super::records::{group_members, group_value, NotifRec};
-use super::runs::{
-    notif_key, recipient_marker, run_index, run_lock_key, status_indexed, topic_index,
-};
+use super::records::group_members;
+use super::removal::*;
+use super::runs::{recipient_marker, run_index, run_lock_key};
 use super::{Store, Writes, T};
 use crate::error::{Error, Result};
-use crate::model::{notification_of, ChannelType, DeliveryStatus, FeedCounts, Timestamp};
-use crate::rules::records;
-use crate::storage::Refusal;
-use crate::storage::{Erasure, ErasureStatus, PurgeCutoffs, PurgeReport};
-use serde::Deserialize;
-use std::borrow::Cow;
+use crate::model::{notification_of, FeedCounts, Timestamp};
+use crate::storage::{PurgeCutoffs, PurgeReport};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use uuid::Uuid;
-
-/// Records a pass may look at per record it may remove: what it cannot remove
-/// yet (pending notifications, markers) is skipped, within this budget.
-const SCAN_FACTOR: usize = 8;
-
-/// How far past the newest id being removed a packed index chunk is still
-/// looked at: a chunk holds the ids of one commit, all made within moments
-/// of its key (its largest id).
-const CHUNK_SPAN_MS: i64 = 60_000;
-
-/// The lowest UUIDv7 of instant `t`: every id below it was made before `t`.
-fn id_floor(t: Timestamp) -> [u8; 16] {
-    let ms = (t.millis().max(0) as u64).to_be_bytes();
-    let mut id = [0u8; 16];
-    id[..6].copy_from_slice(&ms[2..8]);
-    id
-}
-
-fn be_u64(b: &[u8]) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[..8]);
-    u64::from_be_bytes(a)
-}
-
-/// Whether a throttle counter (`v`, its runs' project-time instants) holds
-/// nothing within `window` (ms; `None`: its step is gone) at `now`.
-fn counter_expired(v: &[u8], window: Option<i64>, now: i64) -> Result<bool> {
-    let Some(window) = window else {
-        return Ok(true);
-    };
-    let hits: Vec<i64> = super::codec::dec(v)?;
-    Ok(hits.iter().all(|t| *t <= now.saturating_sub(window)))
-}
-
-/// What the purge reads of a stored notification: the fields of
-/// `records::NotifRec`'s stored form it needs, by name. The rest (rendered
-/// content, outcomes, errors, gates) is skipped, not decoded: decoding whole
-/// records was most of the purge's CPU.
-#[derive(Deserialize)]
-struct SkimN<'a> {
-    i: Uuid,
-    r: Uuid,
-    #[serde(borrow)]
-    t: Option<Cow<'a, str>>,
-    p: bool,
-    u: Uuid,
-    c: Timestamp,
-}
-
-#[derive(Deserialize)]
-struct SkimD<'a> {
-    i: Uuid,
-    ct: ChannelType,
-    s: DeliveryStatus,
-    /// Its rendered content, borrowed, for what it counted in the
-    /// project's usage (`quota`).
-    #[serde(borrow)]
-    d: SkimR<'a>,
-}
-
-/// A delivery's `Rendered` as stored, its strings borrowed, not copied.
-#[derive(Deserialize)]
-struct SkimR<'a> {
-    #[serde(borrow)]
-    subject: Cow<'a, str>,
-    #[serde(borrow)]
-    body: Cow<'a, str>,
-    #[serde(default, borrow)]
-    html: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    url: Option<Cow<'a, str>>,
-}
-
-impl SkimR<'_> {
-    fn len(&self) -> u64 {
-        (self.subject.len()
-            + self.body.len()
-            + self.html.as_deref().map_or(0, str::len)
-            + self.url.as_deref().map_or(0, str::len)) as u64
-    }
-}
-
-#[derive(Deserialize)]
-struct Skim<'a> {
-    #[serde(borrow)]
-    n: SkimN<'a>,
-    #[serde(borrow)]
-    d: Vec<SkimD<'a>>,
-}
-
-fn skim(v: &[u8]) -> Result<Skim<'_>> {
-    match v.split_first() {
-        Some((1, b)) => {
-            rmp_serde::from_slice(b).map_err(|e| Error::internal(format!("corrupt record: {e}")))
-        }
-        _ => Err(Error::internal("corrupt record: unknown version byte")),
-    }
-}
-
-/// Where a notification's own key stands, as far as the caller knows.
-#[derive(Clone, Copy)]
-enum Alone {
-    /// Not known: looked up.
-    Unknown,
-    /// Not stored alone (only in its group).
-    No,
-    /// Stored alone, its value this many bytes.
-    Yes(usize),
-}
-
-/// A notification to remove: what the removal needs of it.
-struct Doomed {
-    id: Uuid,
-    run: Uuid,
-    topic: Option<String>,
-    user: Uuid,
-    /// Its deliveries: (id, channel type, status).
-    d: Vec<(Uuid, ChannelType, DeliveryStatus)>,
-    alone: Alone,
-    /// What it counts in the project's usage (`quota::cost_of`).
-    usage: u64,
-}
-
-impl Doomed {
-    fn of(r: &NotifRec) -> Doomed {
-        Doomed {
-            id: r.n.id,
-            run: r.n.flow_run_id,
-            topic: r.n.topic.clone(),
-            user: r.n.recipient_id,
-            d: r.d
-                .iter()
-                .map(|d| (d.id, d.channel_type, d.status))
-                .collect(),
-            alone: Alone::Unknown,
-            usage: crate::quota::notification_cost(r.d.iter().map(|d| &d.data)),
-        }
-    }
-}
-
-/// Notifications being removed in one batch, with everything pointing at them.
-struct Removal<'s> {
-    store: &'s Store,
-    p: Uuid,
-    w: Writes,
-    /// Groups touched: key → (value as read, `None`: no group; indexes of
-    /// the members removed).
-    groups: HashMap<Vec<u8>, (Option<sled::IVec>, Vec<u8>)>,
-    runs: HashMap<Uuid, HashSet<[u8; 16]>>,
-    topics: HashMap<String, HashSet<[u8; 16]>>,
-    /// Per recipient: what the feed entries removed counted (unread, unseen).
-    feeds: HashMap<Uuid, FeedCounts>,
-    /// Notifications whose traces go, in the order removed; with `dense`,
-    /// they are one stretch of ids and their traces go by one range scan
-    /// (the purge), else by a prefix scan each (an erasure: one user's
-    /// notifications, spread over time).
-    traced: Vec<[u8; 16]>,
-    dense: bool,
-    report: PurgeReport,
-}
-
-impl<'s> Removal<'s> {
-    fn new(store: &'s Store, p: Uuid, dense: bool) -> Self {
-        Removal {
-            store,
-            p,
-            w: Writes::new(),
-            groups: HashMap::new(),
-            runs: HashMap::new(),
-            topics: HashMap::new(),
-            feeds: HashMap::new(),
-            traced: vec![],
-            dense,
-            report: PurgeReport::default(),
-        }
-    }
-
-    /// Stages the removal of a notification and everything pointing at it.
-    /// The caller holds the recipient's feed lock.
-    fn remove(&mut self, rec: &Doomed) -> Result<()> {
-        let (p, nid) = (self.p, rec.id);
-        let notifications = self.store.tree(T::notifications);
-        let nk = notif_key(&p, &nid);
-        match rec.alone {
-            Alone::Yes(len) => {
-                self.report.bytes += (nk.0.len() + len) as u64;
-                self.w.del(T::notifications, &nk);
-            }
-            Alone::No => {}
-            Alone::Unknown => {
-                if let Some(v) = notifications.get(&nk)? {
-                    self.report.bytes += (nk.0.len() + v.len()) as u64;
-                    self.w.del(T::notifications, &nk);
-                }
-            }
-        }
-        // Its copy in a group, if it has one (the group's other members stay).
-        let gk = Key::new().id(&p).bytes(&nid.as_bytes()[..14]).0;
-        if !self.groups.contains_key(&gk) {
-            let v = notifications.get(&gk)?;
-            self.groups.insert(gk.clone(), (v, vec![]));
-        }
-        if let Some((Some(v), removed)) = self.groups.get_mut(&gk) {
-            let i = nid.as_bytes()[14];
-            if let Some(m) = group_members(v)?.iter().find(|m| m.i == i) {
-                if !removed.contains(&i) {
-                    self.report.bytes += m.stored_len() as u64;
-                    removed.push(i);
-                }
-            }
-        }
-        let u = rec.user;
-        let feed = self.store.tree(T::feed);
-        for (did, ct, status) in &rec.d {
-            if status_indexed(*status) {
-                let k = Key::new().id(&p).u8(status.index()).id(did);
-                self.report.bytes += k.0.len() as u64;
-                self.w.del(T::deliv_by_status, k);
-            }
-            // A settled delivery has no queue entry; this makes sure of it.
-            self.w.del(T::queue, Key::new().id(&p).id(did));
-            if *ct == ChannelType::InApp {
-                let fk = Key::new().id(&p).id(&u).id(did);
-                if let Some(v) = feed.get(&fk)? {
-                    if let Some(&flags) = v.first() {
-                        count_delta(self.feeds.entry(u).or_default(), flags, 1);
-                        self.report.feed_entries += 1;
-                    }
-                    self.report.bytes += (fk.0.len() + v.len()) as u64;
-                    self.w.del(T::feed, fk);
-                }
-            }
-            self.report.deliveries += 1;
-        }
-        self.w.del(T::feed, recipient_marker(&p, &u, &nid));
-        self.traced.push(*nid.as_bytes());
-        self.runs
-            .entry(rec.run)
-            .or_default()
-            .insert(*nid.as_bytes());
-        if let Some(t) = &rec.topic {
-            self.topics
-                .entry(t.clone())
-                .or_default()
-                .insert(*nid.as_bytes());
-        }
-        self.report.notifications += 1;
-        self.report.usage_bytes += rec.usage;
-        Ok(())
-    }
-
-    /// Stages the removal of the traces of the notifications removed.
-    fn stage_traces(&mut self) -> Result<()> {
-        let ids = std::mem::take(&mut self.traced);
-        if !self.dense {
-            for id in &ids {
-                self.report.bytes +=
-                    self.store
-                        .stage_trace_removal(&mut self.w, &self.p, &Uuid::from_bytes(*id))?;
-            }
-            return Ok(());
-        }
-        let (Some(lo), Some(hi)) = (ids.iter().min(), ids.iter().max()) else {
-            return Ok(());
-        };
-        let set: HashSet<&[u8; 16]> = ids.iter().collect();
-        let p = Key::new().id(&self.p);
-        let lo = p.clone().bytes(lo).0;
-        let mut hi = p.clone().bytes(hi).0;
-        hi.extend_from_slice(&[0xff; 8]);
-        for kv in self
-            .store
-            .tree(T::trace)
-            .range::<Vec<u8>, _>((Bound::Included(lo), Bound::Included(hi)))
-        {
-            let (k, v) = kv?;
-            if k.len() < 32 || !set.contains(&<[u8; 16]>::try_from(&k[16..32]).unwrap_or_default())
-            {
-                continue;
-            }
-            self.report.bytes += (k.len() + v.len()) as u64;
-            self.w.del(T::trace, k);
-        }
-        Ok(())
-    }
-
-    /// The writes of the batch (groups and indexes rewritten, the feeds'
-    /// counts brought down when `counts`), its report, and the users whose
-    /// feeds changed.
-    fn finish(mut self, counts: bool) -> Result<(Writes, PurgeReport, Vec<Uuid>)> {
-        self.stage_traces()?;
-        for (gk, (v, removed)) in std::mem::take(&mut self.groups) {
-            let Some(v) = v.filter(|_| !removed.is_empty()) else {
-                continue;
-            };
-            let kept: Vec<_> = group_members(&v)?
-                .into_iter()
-                .filter(|m| !removed.contains(&m.i))
-                .collect();
-            if kept.is_empty() {
-                self.w.del(T::notifications, gk);
-            } else {
-                self.w.put(T::notifications, gk, group_value(&kept));
-            }
-        }
-        for (run, ids) in std::mem::take(&mut self.runs) {
-            let prefix = run_index(&self.p, &run);
-            self.report.bytes +=
-                self.store
-                    .strip_packed(&mut self.w, T::run_index, &prefix, &ids)?;
-        }
-        for (topic, ids) in std::mem::take(&mut self.topics) {
-            let prefix = topic_index(&self.p, &topic);
-            self.report.bytes +=
-                self.store
-                    .strip_packed(&mut self.w, T::topic_index, &prefix, &ids)?;
-        }
-        let users: Vec<Uuid> = self.feeds.keys().copied().collect();
-        if counts {
-            for (u, removed) in std::mem::take(&mut self.feeds) {
-                self.store
-                    .stage_counts_down(&mut self.w, &self.p, &u, removed)?;
-            }
-        }
-        Ok((self.w, self.report, users))
-    }
-}
 
 impl Store {
     /// One purge batch of a project (see `RetentionRepo::purge`): up to
@@ -388,14 +56,14 @@ impl Store {
 
     /// Where the purge of key space `t` stopped in a project: `(key,
     /// inclusive)`, `None` to start from the beginning.
-    fn cursor(&self, project: &Uuid, t: T) -> Option<(Vec<u8>, bool)> {
+    pub(super) fn cursor(&self, project: &Uuid, t: T) -> Option<(Vec<u8>, bool)> {
         self.inner
             .purge_cursors
             .get(&(*project, t as u8))
             .map(|c| c.clone())
     }
 
-    fn set_cursor(&self, project: &Uuid, t: T, c: Option<(Vec<u8>, bool)>) {
+    pub(super) fn set_cursor(&self, project: &Uuid, t: T, c: Option<(Vec<u8>, bool)>) {
         match c {
             Some(c) => {
                 self.inner.purge_cursors.insert((*project, t as u8), c);
@@ -411,7 +79,7 @@ impl Store {
     /// the end is followed by the next only after a tenth of the window
     /// (`before` is now minus the window), between 1 s and 10 minutes: what
     /// comes of age meanwhile stays at most that much past its window.
-    fn sweep_due(&self, project: &Uuid, t: T, before: Timestamp) -> bool {
+    pub(super) fn sweep_due(&self, project: &Uuid, t: T, before: Timestamp) -> bool {
         if self.inner.purge_cursors.contains_key(&(*project, t as u8)) {
             return true; // a sweep under way goes on
         }
@@ -424,7 +92,7 @@ impl Store {
     }
 
     /// Records where a sweep of `t` stopped; `None`: it reached the end.
-    fn sweep_stopped(&self, project: &Uuid, t: T, stop: Option<(Vec<u8>, bool)>) {
+    pub(super) fn sweep_stopped(&self, project: &Uuid, t: T, stop: Option<(Vec<u8>, bool)>) {
         if stop.is_none() {
             self.inner
                 .purge_swept
@@ -434,7 +102,7 @@ impl Store {
     }
 
     /// The removals lock (see `Inner::removals`).
-    fn removals(&self) -> std::sync::MutexGuard<'_, ()> {
+    pub(super) fn removals(&self) -> std::sync::MutexGuard<'_, ()> {
         self.inner
             .removals
             .lock()
@@ -453,7 +121,7 @@ impl Store {
     /// is skimmed (`Skim`), not decoded, and where it is stored (alone, in
     /// its group, both) is known from the scan, so removing it looks nothing
     /// up again but its feed entries.
-    fn purge_notifications(
+    pub(super) fn purge_notifications(
         &self,
         project: &Uuid,
         cut: &PurgeCutoffs,
@@ -630,7 +298,7 @@ impl Store {
     /// chunk's ids is all `page::PackedSource` needs). Only chunks from the
     /// smallest id to `CHUNK_SPAN_MS` past the largest are looked at. Returns
     /// the bytes removed.
-    fn strip_packed(
+    pub(super) fn strip_packed(
         &self,
         w: &mut Writes,
         t: T,
@@ -674,7 +342,7 @@ impl Store {
     /// Brings a user's feed counts down by what removed entries counted: the
     /// counts live in the latest event (see `feed::stage_event`), rewritten
     /// in place. The caller holds the user's feed lock.
-    fn stage_counts_down(
+    pub(super) fn stage_counts_down(
         &self,
         w: &mut Writes,
         project: &Uuid,
@@ -703,7 +371,12 @@ impl Store {
     /// Feed entries created before `before`. A notification that stays gets
     /// a recipient marker in place of its entry, so it is still listed for
     /// its recipient (`list_notifications` by recipient).
-    fn purge_feed(&self, project: &Uuid, before: Timestamp, max: usize) -> Result<PurgeReport> {
+    pub(super) fn purge_feed(
+        &self,
+        project: &Uuid,
+        before: Timestamp,
+        max: usize,
+    ) -> Result<PurgeReport> {
         if !self.sweep_due(project, T::feed, before) {
             return Ok(PurgeReport::default());
         }
@@ -796,7 +469,12 @@ impl Store {
     /// Live-feed events written before `before`, except each user's latest
     /// (it holds the feed's counts and `seq`). A client resuming from an
     /// event that is gone is told to reload (`events_between` → `None`).
-    fn purge_events(&self, project: &Uuid, before: Timestamp, max: usize) -> Result<PurgeReport> {
+    pub(super) fn purge_events(
+        &self,
+        project: &Uuid,
+        before: Timestamp,
+        max: usize,
+    ) -> Result<PurgeReport> {
         if !self.sweep_due(project, T::events, before) {
             return Ok(PurgeReport::default());
         }
@@ -876,7 +554,7 @@ impl Store {
 
     /// When a notification's run was accepted in project time (its test
     /// clock's `clock_at`, else its creation), each run read once per batch.
-    fn accepted_at(
+    pub(super) fn accepted_at(
         &self,
         project: &Uuid,
         run: Uuid,
@@ -897,7 +575,12 @@ impl Store {
     /// Processed runs created before `cut.notifications` (on a test clock:
     /// accepted before it in project time) whose notifications are all gone,
     /// with their pending counters and index chunks.
-    fn purge_runs(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
+    pub(super) fn purge_runs(
+        &self,
+        project: &Uuid,
+        cut: &PurgeCutoffs,
+        max: usize,
+    ) -> Result<PurgeReport> {
         let before = cut.notifications;
         let floor = id_floor(if cut.test_clock {
             Timestamp::now()
@@ -984,7 +667,7 @@ impl Store {
     /// a run passing meanwhile keeps its counter. Swept like feed entries (a
     /// new sweep at most every tenth of the notifications window, 1 s to 10
     /// minutes).
-    fn purge_throttles(
+    pub(super) fn purge_throttles(
         &self,
         project: &Uuid,
         cut: &PurgeCutoffs,
@@ -1075,7 +758,12 @@ impl Store {
     /// or gone, so nothing will render with them again. Checked again under
     /// the batch's lock; the slot's entry goes with its batch. Swept like
     /// throttle counters.
-    fn purge_batches(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
+    pub(super) fn purge_batches(
+        &self,
+        project: &Uuid,
+        cut: &PurgeCutoffs,
+        max: usize,
+    ) -> Result<PurgeReport> {
         if !self.sweep_due(project, T::batches, cut.notifications) {
             return Ok(PurgeReport::default());
         }
@@ -1144,7 +832,12 @@ impl Store {
     }
 
     /// Whether nothing will read batch `b` again at project time `now`.
-    fn batch_done(&self, project: &Uuid, b: &crate::storage::Batch, now: i64) -> Result<bool> {
+    pub(super) fn batch_done(
+        &self,
+        project: &Uuid,
+        b: &crate::storage::Batch,
+        now: i64,
+    ) -> Result<bool> {
         if b.closed.is_none() && b.closes_at_ms > now {
             return Ok(false);
         }
@@ -1154,7 +847,7 @@ impl Store {
     }
 
     /// Whether a notification listed in the run's index still exists.
-    fn run_has_notifications(&self, project: &Uuid, run: &Uuid) -> Result<bool> {
+    pub(super) fn run_has_notifications(&self, project: &Uuid, run: &Uuid) -> Result<bool> {
         for kv in self.tree(T::run_index).scan_prefix(run_index(project, run)) {
             let (_, v) = kv?;
             for c in v.chunks_exact(16) {
@@ -1184,113 +877,6 @@ impl Store {
         let mut id = [0u8; 16];
         id[..6].copy_from_slice(&k[16..22]);
         Ok(Some(Timestamp::of_id(&Uuid::from_bytes(id))))
-    }
-
-    // ------------------------------------------------------------ erasure
-
-    /// Deletes the user and records their erasure in one durable commit. The
-    /// user's feed keys (entries and recipient markers, one or more per
-    /// notification of theirs) stay: they are the erasure's list of work.
-    pub fn start_erasure(&self, project: &Uuid, ext: &str) -> Result<Erasure> {
-        let mut job = None;
-        self.delete_user_with(project, ext, |w, user| {
-            w.ops.retain(|(t, _, _)| *t != T::feed);
-            let e = records::new_erasure(project, &user.id);
-            w.put_rec(T::erasures, Key::new().id(project).id(&e.id), &e);
-            job = Some(e);
-            Ok(())
-        })?;
-        job.ok_or_else(|| Error::internal("erasure not recorded"))
-    }
-
-    pub fn erasure(&self, project: &Uuid, id: &Uuid) -> Result<Option<Erasure>> {
-        self.get_rec(T::erasures, Key::new().id(project).id(id).as_ref())
-    }
-
-    pub fn running_erasures(&self) -> Result<Vec<Erasure>> {
-        let mut out = vec![];
-        for kv in self.tree(T::erasures).iter() {
-            let (_, v) = kv?;
-            let e: Erasure = super::codec::dec(&v)?;
-            if e.status == ErasureStatus::Running {
-                out.push(e);
-            }
-        }
-        Ok(out)
-    }
-
-    /// One step of an erasure: up to `max` of the user's settled
-    /// notifications removed, with the job's progress, in one durable
-    /// commit; the job is complete once the user's feed keys are all gone.
-    pub fn erase_step(&self, project: &Uuid, id: &Uuid, max: usize) -> Result<Erasure> {
-        let max = max.max(1);
-        let _removals = self.removals();
-        let mut job = self
-            .erasure(project, id)?
-            .ok_or_else(|| Refusal::missing("erasure", id))?;
-        if job.status == ErasureStatus::Complete {
-            return Ok(job);
-        }
-        let up = Key::new().id(project).id(&job.user_id);
-        // The user's notifications, each with its feed keys.
-        let mut nids: Vec<(Uuid, Vec<Vec<u8>>)> = vec![];
-        let mut seen = 0usize;
-        for kv in self.tree(T::feed).scan_prefix(&up) {
-            let (k, _) = kv?;
-            seen += 1;
-            if k.len() != 48 {
-                continue;
-            }
-            let nid = notification_of(&tail_id(&k));
-            match nids.last_mut() {
-                Some((n, keys)) if *n == nid => keys.push(k.to_vec()),
-                _ => {
-                    if nids.len() >= max || seen > max * SCAN_FACTOR {
-                        break;
-                    }
-                    nids.push((nid, vec![k.to_vec()]));
-                }
-            }
-        }
-        let mut w = Writes::new();
-        if nids.is_empty() {
-            job.status = ErasureStatus::Complete;
-            job.completed_at = Some(Timestamp::now());
-            w.put_rec(T::erasures, Key::new().id(project).id(id), &job);
-            self.commit_durable(w)?;
-            return Ok(job);
-        }
-        let mut removal = Removal::new(self, *project, false);
-        for (nid, keys) in &nids {
-            match self.notif_rec(project, nid)? {
-                // Still pending (its deliveries to a deleted user settle
-                // soon): a later step takes it.
-                Some(r) if !r.n.processed || !r.d.iter().all(|d| d.status.is_final()) => {}
-                Some(r) => removal.remove(&Doomed::of(&r))?,
-                // Gone already (purged): only its feed keys are left, and
-                // a trace a purge before traces went with notifications
-                // may have left.
-                None => {
-                    for k in keys {
-                        removal.w.del(T::feed, k);
-                    }
-                    self.stage_trace_removal(&mut removal.w, project, nid)?;
-                }
-            }
-        }
-        let (mut rw, report, _) = removal.finish(false)?;
-        job.notifications_removed += report.notifications;
-        rw.put_rec(T::erasures, Key::new().id(project).id(id), &job);
-        w.append(rw);
-        self.commit_durable(w)?;
-        self.take_usage(project, report.usage_bytes)?;
-        Ok(job)
-    }
-
-    /// Takes what removed records counted off the project's usage.
-    fn take_usage(&self, project: &Uuid, bytes: u64) -> Result<()> {
-        use crate::storage::UsageRepo;
-        self.add_usage(project, -(bytes.min(i64::MAX as u64) as i64))
     }
 }
 

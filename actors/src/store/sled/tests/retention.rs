@@ -1,6 +1,7 @@
 //! Unit tests of `retention.rs` (kept beside it so the module itself stays readable).
 
 use super::*;
+use crate::storage::ErasureStatus;
 
 /// Purges everything of `p` that is past its window at project time
 /// `now` (no age cut-off), one record per batch; what it removed.
