@@ -12,27 +12,20 @@
 
 use super::super::trace_codec;
 use super::feed::feed_lock_key;
-use super::keys::{tail_id, uuid_at, Key};
-use super::page::{
-    key_range, packed_chunk, paginate, within, Bounds, PackedSource, Page, PageReq, Source,
-    TreeSource,
-};
+use super::keys::{uuid_at, Key};
+use super::page::{key_range, packed_chunk, within, Bounds};
 use super::records::{group_member, group_members, Grouper, NotifRec};
 use super::users::user_lock_key;
 use super::{codec, Space, Store, Writes, T};
 use crate::delivery::frames::FeedEvent;
 use crate::delivery::settle;
-use crate::delivery::tally::Tally;
 use crate::error::{Error, Result};
 use crate::events::EventType;
 use crate::model::*;
-use crate::rules;
 use crate::storage::{
-    AcceptedRun, DeliveryFilter, Finished, IdempotentResponse, NotificationFilter, Outcome,
-    Prepared, QueueItem, RunCommit, StagedChunk, StagedNotification, StagedRun, UserFrames,
-    UserWrite,
+    AcceptedRun, IdempotentResponse, Prepared, QueueItem, RunCommit, StagedChunk,
+    StagedNotification, StagedRun, UserFrames, UserWrite,
 };
-use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
 
@@ -50,7 +43,7 @@ impl QueueItem {
         v[1..].copy_from_slice(&(self.due_ms.max(0) as u64).to_be_bytes());
         v
     }
-    fn from_kv(k: &[u8], v: &[u8]) -> Option<QueueItem> {
+    pub(super) fn from_kv(k: &[u8], v: &[u8]) -> Option<QueueItem> {
         if k.len() != 32 || v.len() != 9 {
             return None;
         }
@@ -97,14 +90,9 @@ pub(crate) fn recipient_marker(project: &Uuid, user: &Uuid, nid: &Uuid) -> Key {
 /// Whether `key` is the lowest key of its notification's group (keys that share
 /// the notification's first 15 bytes at `at`) in `tree`: lists with several keys
 /// per notification show it once, at that key.
-fn first_of_group(tree: &Space<'_>, key: &[u8], at: usize) -> Result<bool> {
+pub(super) fn first_of_group(tree: &Space<'_>, key: &[u8], at: usize) -> Result<bool> {
     let group = &key[..at + 15];
     Ok(tree.range(group..key).next().is_none())
-}
-
-fn in_range(id: &Uuid, after: &Option<Timestamp>, before: &Option<Timestamp>) -> bool {
-    let t = Timestamp::of_id(id);
-    after.is_none_or(|a| t > a) && before.is_none_or(|b| t < b)
 }
 
 /// The writes of notifications as the delivery rules staged them (see
@@ -379,7 +367,7 @@ impl Store {
         }))
     }
 
-    fn run_pending(&self, key: &Key) -> Result<u64> {
+    pub(super) fn run_pending(&self, key: &Key) -> Result<u64> {
         Ok(match self.tree(T::run_pending).get(key)? {
             Some(v) if v.len() == 8 => {
                 let mut b = [0u8; 8];
@@ -585,376 +573,6 @@ impl Store {
         flush(&mut batch)?;
         Ok(())
     }
-
-    pub fn notification(&self, project: &Uuid, id: &Uuid) -> Result<Option<Notification>> {
-        if notification_of(id) != *id {
-            return Ok(None);
-        }
-        Ok(self.notif_rec(project, id)?.map(|r| r.n))
-    }
-
-    /// A delivery as stored in its notification, without the feed state.
-    pub(crate) fn delivery_raw(&self, project: &Uuid, id: &Uuid) -> Result<Option<Delivery>> {
-        if notification_of(id) == *id {
-            return Ok(None);
-        }
-        Ok(self
-            .notif_rec(project, &notification_of(id))?
-            .and_then(|r| r.d.into_iter().find(|d| d.id == *id)))
-    }
-
-    /// A delivery as the API shows it: an in_app one carries its feed state.
-    pub fn delivery(&self, project: &Uuid, id: &Uuid) -> Result<Option<Delivery>> {
-        match self.delivery_raw(project, id)? {
-            Some(d) => self.with_feed_state(project, d).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    pub fn notification_deliveries(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<Delivery>> {
-        let Some(rec) = self.notif_rec(project, nid)? else {
-            return Ok(vec![]);
-        };
-        rec.d
-            .into_iter()
-            .map(|d| self.with_feed_state(project, d))
-            .collect()
-    }
-
-    pub fn list_notifications(
-        &self,
-        project: &Uuid,
-        f: &NotificationFilter,
-        req: &PageReq,
-    ) -> Result<Page<Notification>> {
-        let keep = |n: &Notification| {
-            in_range(&n.id, &f.created_after, &f.created_before)
-                && f.status.is_none_or(|s| n.processed == s)
-                && f.topic.as_ref().is_none_or(|t| n.topic.as_ref() == Some(t))
-                && f.flow_id.is_none_or(|x| n.flow_id == x)
-                && f.flow_run_id.is_none_or(|x| n.flow_run_id == x)
-                && f.recipient.is_none_or(|x| n.recipient_id == x)
-        };
-        // By id, from an index: the record, if the filters keep it.
-        let by_id = |id: Uuid| -> Result<Option<Notification>> {
-            if !in_range(&id, &f.created_after, &f.created_before) {
-                return Ok(None);
-            }
-            Ok(self.notification(project, &id)?.filter(|n| keep(n)))
-        };
-        let p = Key::new().id(project);
-        // A packed index (by run, by topic): its notifications in id order.
-        let packed = |t: T, prefix: Key| {
-            paginate(
-                &mut PackedSource {
-                    tree: self.tree(t),
-                    prefix: &prefix.0,
-                    pick: by_id,
-                },
-                req,
-            )
-        };
-        if let Some(r) = &f.flow_run_id {
-            return packed(T::run_index, run_index(project, r));
-        }
-        // A space keyed by `(prefix, delivery or notification id)` lists the
-        // notifications of its keys, each once, at its group's lowest key.
-        let once_per_notification = |t: T, prefix: Key| {
-            let tree = self.tree(t);
-            let at = prefix.0.len();
-            paginate(
-                &mut TreeSource {
-                    tree: tree.clone(),
-                    prefix: &prefix.0,
-                    pick: |k: &sled::IVec, _: &sled::IVec| {
-                        if k.len() != at + 16 || !first_of_group(&tree, k, at)? {
-                            return Ok(None);
-                        }
-                        by_id(notification_of(&tail_id(k)))
-                    },
-                },
-                req,
-            )
-        };
-        if let Some(u) = &f.recipient {
-            // A user's feed space lists each of their notifications: feed
-            // entries (delivery ids) and markers (notification ids).
-            return once_per_notification(T::feed, p.id(u));
-        }
-        if let Some(t) = &f.topic {
-            return packed(T::topic_index, topic_index(project, t));
-        }
-        if f.status == Some(false) {
-            // Pending notifications are those with a delivery in the queue.
-            return once_per_notification(T::queue, p);
-        }
-        paginate(
-            &mut NotificationSource {
-                store: self,
-                project,
-                keep: &keep,
-            },
-            req,
-        )
-    }
-
-    pub fn list_deliveries(
-        &self,
-        project: &Uuid,
-        f: &DeliveryFilter,
-        req: &PageReq,
-    ) -> Result<Page<Delivery>> {
-        let keep = |d: &Delivery| {
-            in_range(&d.id, &f.created_after, &f.created_before)
-                && f.status.is_none_or(|s| d.status == s)
-                && f.channel_type.is_none_or(|x| d.channel_type == x)
-                && f.channel_id.is_none_or(|x| d.channel_id == x)
-                && f.notification_id.is_none_or(|x| d.notification_id == x)
-                && f.recipient.is_none_or(|x| d.recipient_id == x)
-        };
-        let p = Key::new().id(project);
-        let index = if f.status == Some(DeliveryStatus::Pending) {
-            Some((T::queue, p.clone()))
-        } else {
-            f.status
-                .filter(|s| status_indexed(*s))
-                .map(|s| (T::deliv_by_status, p.clone().u8(s.index())))
-        };
-        let page = match (&f.notification_id, index) {
-            (None, Some((tree, prefix))) => paginate(
-                &mut TreeSource {
-                    tree: self.tree(tree),
-                    prefix: &prefix.0,
-                    pick: |k: &sled::IVec, _: &sled::IVec| {
-                        let id = tail_id(k);
-                        if !in_range(&id, &f.created_after, &f.created_before) {
-                            return Ok(None);
-                        }
-                        Ok(self.delivery_raw(project, &id)?.filter(|d| keep(d)))
-                    },
-                },
-                req,
-            )?,
-            // A notification's deliveries, or all: the notifications' records.
-            (nid, _) => paginate(
-                &mut DeliverySource {
-                    store: self,
-                    project,
-                    only: nid.map(|n| notification_of(&n)),
-                    keep: &keep,
-                },
-                req,
-            )?,
-        };
-        let items = page
-            .items
-            .into_iter()
-            .map(|d| self.with_feed_state(project, d))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Page {
-            items,
-            first_key: page.first_key,
-            last_key: page.last_key,
-            has_more_after: page.has_more_after,
-            has_more_before: page.has_more_before,
-        })
-    }
-
-    /// Every queued delivery of one channel type, in due order (recovery).
-    pub fn queue_items(&self, ct: ChannelType) -> Result<Vec<QueueItem>> {
-        let mut out = vec![];
-        for kv in self.tree(T::queue).iter() {
-            let (k, v) = kv?;
-            if let Some(q) = QueueItem::from_kv(&k, &v).filter(|q| q.channel_type == ct) {
-                out.push(q);
-            }
-        }
-        out.sort_by_key(|q| q.due_ms);
-        Ok(out)
-    }
-
-    /// Locks the notifications of `items` and loads them with the deliveries
-    /// the items settle, then locks their runs (see `Settling`).
-    pub(super) fn load_for_finish<'a>(
-        &self,
-        items: impl IntoIterator<Item = (&'a QueueItem, Outcome)>,
-    ) -> Result<Settling<'_>> {
-        let items: Vec<(QueueItem, Outcome)> = items.into_iter().map(|(q, o)| (*q, o)).collect();
-        let nkeys: Vec<Vec<u8>> = items
-            .iter()
-            .map(|(q, _)| {
-                Key::new()
-                    .u8(b'n')
-                    .id(&q.project)
-                    .id(&notification_of(&q.delivery_id))
-                    .0
-            })
-            .collect();
-        let notif_guards = self.lock_many(nkeys.iter().map(|k| k.as_slice()));
-        let mut recs: Vec<((Uuid, Uuid), NotifRec)> = vec![];
-        let mut at: HashMap<(Uuid, Uuid), usize> = HashMap::new();
-        let mut loaded = vec![];
-        for (q, o) in items {
-            let key = (q.project, notification_of(&q.delivery_id));
-            let ri = match at.get(&key) {
-                Some(&i) => i,
-                None => match self.notif_rec(&key.0, &key.1)? {
-                    Some(r) => {
-                        recs.push((key, r));
-                        at.insert(key, recs.len() - 1);
-                        recs.len() - 1
-                    }
-                    None => continue,
-                },
-            };
-            if let Some(di) = recs[ri].1.d.iter().position(|d| d.id == q.delivery_id) {
-                loaded.push((q, o, ri, di));
-            }
-        }
-        let rkeys: Vec<Vec<u8>> = recs
-            .iter()
-            .map(|((p, _), r)| run_lock_key(p, &r.n.flow_run_id))
-            .collect();
-        let run_guards = self.lock_runs(rkeys.iter().map(|k| k.as_slice()));
-        Ok(Settling {
-            recs,
-            items: loaded,
-            _guards: (notif_guards, run_guards),
-        })
-    }
-
-    /// Records the outcomes of attempts, plus `extra` writes staged by the caller,
-    /// in one commit (see `stage_finish`). Returns the deliveries as written and
-    /// the runs that became processed.
-    pub(crate) fn finish_deliveries(
-        &self,
-        items: &[(QueueItem, Outcome)],
-        extra: Writes,
-    ) -> Result<Finished> {
-        let mut w = extra;
-        let now = Timestamp::now();
-        let mut settling = self.load_for_finish(items.iter().map(|(q, o)| (q, o.clone())))?;
-        let (written, runs) = self.stage_finish(&mut w, &mut settling, now)?;
-        self.commit(w)?;
-        drop(settling); // the locks, after the commit
-        Tally::record(&written, now);
-        Ok((written, runs))
-    }
-
-    /// Stages the outcomes into `w`: each notification touched is rewritten once,
-    /// `processed` when its deliveries have all settled, and runs whose
-    /// notifications have all been processed are marked so. The caller keeps
-    /// `settling` (its locks) until it has committed `w`.
-    pub(super) fn stage_finish(
-        &self,
-        w: &mut Writes,
-        settling: &mut Settling<'_>,
-        now: Timestamp,
-    ) -> Result<Finished> {
-        let mut recs = std::mem::take(&mut settling.recs);
-        let items = std::mem::take(&mut settling.items);
-        let mut written: Vec<Delivery> = Vec::with_capacity(items.len());
-        let mut touched: Vec<bool> = vec![false; recs.len()];
-        // Trace entries per touched notification (index in `recs`), encoded
-        // as they are made (`trace_codec::Writer`).
-        let mut traces: Vec<trace_codec::Writer> = recs
-            .iter()
-            .map(|((p, _), _)| trace_codec::Writer::new(trace_codec::project_time(p)))
-            .collect();
-        // The cancellation keys of the runs whose deliveries are canceled
-        // here (a cancellation settles many of one run), each read once.
-        let mut cancel_keys: HashMap<Uuid, Option<String>> = HashMap::new();
-        for (q, o, ri, di) in items {
-            let d = &recs[ri].1.d[di];
-            if d.status.is_final() {
-                w.del(T::queue, q.key());
-                continue;
-            }
-            let old = d.status;
-            let was_attempt = rules::settle::was_attempt(&o);
-            let gate = rules::settle::gate_entry(&o, d, &recs[ri].1.d, &q.delivery_id, now);
-            if let Some(e) = gate {
-                traces[ri].push_entry(&e);
-            }
-            let d = &mut recs[ri].1.d[di];
-            match settle::apply(d, &q, o, now) {
-                Some(nq) => w.put(T::queue, nq.key(), nq.value()),
-                None => w.del(T::queue, q.key()),
-            }
-            if old != d.status && status_indexed(d.status) {
-                w.put(
-                    T::deliv_by_status,
-                    Key::new().id(&q.project).u8(d.status.index()).id(&d.id),
-                    b"",
-                );
-            }
-            self.stage_delivery_event(w, &q.project, d);
-            let note = self.take_attempt_note(&d.id);
-            if d.status == DeliveryStatus::Canceled {
-                let run = recs[ri].1.n.flow_run_id;
-                let key = match cancel_keys.get(&run) {
-                    Some(k) => k.clone(),
-                    None => {
-                        let k = self
-                            .flow_run(&q.project, &run)?
-                            .and_then(|r| r.cancellation_key);
-                        cancel_keys.insert(run, k.clone());
-                        k
-                    }
-                };
-                let d = &recs[ri].1.d[di];
-                traces[ri].push_entry(&crate::trace::canceled(d, key.as_deref(), now));
-            }
-            let d = &recs[ri].1.d[di];
-            crate::trace::settled_into(d, was_attempt, note, now, &mut traces[ri]);
-            written.push(d.clone());
-            touched[ri] = true;
-        }
-        // Notifications whose deliveries have all settled.
-        let mut run_done: HashMap<(Uuid, Uuid), u64> = HashMap::new();
-        // The runs' data, for the notifications' events, each read once.
-        let mut run_data: HashMap<Uuid, Value> = HashMap::new();
-        let none = HashMap::new();
-        for ((((p, nid), rec), t), mut trace) in recs.iter_mut().zip(touched).zip(traces) {
-            if !t {
-                continue;
-            }
-            if settle::notification_done(&mut rec.n, &rec.d, now) {
-                *run_done.entry((*p, rec.n.flow_run_id)).or_default() += 1;
-                let run = rec.n.flow_run_id;
-                let mut data = || -> Result<Value> {
-                    if let Some(d) = run_data.get(&run) {
-                        return Ok(d.clone());
-                    }
-                    let d = self.flow_run(p, &run)?.map_or(Value::Null, |r| r.data);
-                    run_data.insert(run, d.clone());
-                    Ok(d)
-                };
-                self.stage_notification_events(w, p, &rec.n, &rec.d, &mut data, &none)?;
-                crate::trace::processed_into(now, &mut trace);
-            }
-            self.stage_trace_part(w, p, nid, trace.finish());
-            w.put_rec(T::notifications, notif_key(p, nid), &*rec);
-        }
-        let mut runs_processed = vec![];
-        for ((p, rid), k) in run_done {
-            // The small counter, not the run record (which holds the flow), is what
-            // changes per notification; the record is rewritten once, at the end.
-            let pk = Key::new().id(&p).id(&rid);
-            let left = self.run_pending(&pk)?.saturating_sub(k);
-            w.put(T::run_pending, &pk, left.to_be_bytes());
-            if left == 0 {
-                if let Some(mut run) = self.flow_run(&p, &rid)? {
-                    if settle::run_done(&mut run, now) {
-                        w.del(T::runs_active, Key::new().id(&rid).id(&p));
-                        w.put_rec(T::flow_runs, Key::new().id(&p).id(&rid), &run);
-                        runs_processed.push((p, rid));
-                    }
-                }
-            }
-        }
-        Ok((written, runs_processed))
-    }
 }
 
 /// A chunk of a topic run's expansion, encoded and waiting for its commit.
@@ -974,142 +592,7 @@ pub(super) fn run_lock_key(project: &Uuid, run: &Uuid) -> Vec<u8> {
     Key::new().u8(b'r').id(project).id(run).0
 }
 
-type Guards<'s> = Vec<std::sync::MutexGuard<'s, ()>>;
-
-/// Deliveries being settled: their notifications, loaded under the
-/// notifications' locks (entity class) and with their runs' locks (run class)
-/// held, which this value keeps until it is dropped. Every writer of a
-/// notification record holds its lock from reading it to committing, so two
-/// channels settling deliveries of one notification never lose an update.
-pub(crate) struct Settling<'s> {
-    recs: Vec<((Uuid, Uuid), NotifRec)>,
-    /// `(item, outcome, index in recs, index of the delivery in its record)`.
-    items: Vec<(QueueItem, Outcome, usize, usize)>,
-    _guards: (Guards<'s>, Guards<'s>),
-}
-
-impl Settling<'_> {
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-
-    pub fn delivery(&self, i: usize) -> &Delivery {
-        let (_, _, ri, di) = &self.items[i];
-        &self.recs[*ri].1.d[*di]
-    }
-
-    /// The queue item and delivery of each item, in order.
-    pub fn deliveries(&self) -> impl Iterator<Item = (&QueueItem, &Delivery)> {
-        self.items
-            .iter()
-            .map(|(q, _, ri, di)| (q, &self.recs[*ri].1.d[*di]))
-    }
-
-    pub fn set_outcome(&mut self, i: usize, o: Outcome) {
-        self.items[i].1 = o;
-    }
-
-    /// Drops the items whose delivery waits for its batch to be rendered
-    /// (`Delivery::batch`) and returns them.
-    pub fn take_batched(&mut self) -> Vec<QueueItem> {
-        let recs = &self.recs;
-        let mut out = vec![];
-        self.items.retain(|(q, _, ri, di)| {
-            let waits = recs[*ri].1.d[*di].batch;
-            if waits {
-                out.push(*q);
-            }
-            !waits
-        });
-        out
-    }
-
-    /// Drops items whose delivery has already settled.
-    pub fn retain_unsettled(&mut self) {
-        let recs = &self.recs;
-        self.items
-            .retain(|(_, _, ri, di)| !recs[*ri].1.d[*di].status.is_final());
-    }
-}
-
-/// Deliveries in id order from the notification records of a project (or of
-/// one notification, `only`): each record gives its deliveries, whose ids share
-/// the notification id's first 15 bytes and sort just below it.
-struct DeliverySource<'a, K> {
-    store: &'a Store,
-    project: &'a Uuid,
-    only: Option<Uuid>,
-    keep: &'a K,
-}
-
-impl<K: Fn(&Delivery) -> bool> Source<Delivery> for DeliverySource<'_, K> {
-    fn visit(
-        &mut self,
-        bounds: Bounds,
-        rev: bool,
-        f: &mut dyn FnMut(Vec<u8>, Delivery) -> bool,
-    ) -> Result<()> {
-        use std::ops::Bound;
-        let mut emit = |rec: NotifRec| -> bool {
-            let mut ds: Vec<Delivery> = rec
-                .d
-                .into_iter()
-                .filter(|d| within(d.id.as_bytes(), bounds) && (self.keep)(d))
-                .collect();
-            ds.sort_by_key(|d| d.id);
-            if rev {
-                ds.reverse();
-            }
-            ds.into_iter().all(|d| f(d.id.as_bytes().to_vec(), d))
-        };
-        if let Some(nid) = self.only {
-            if let Some(rec) = self.store.notif_rec(self.project, &nid)? {
-                emit(rec);
-            }
-            return Ok(());
-        }
-        // Records whose notification id could hold a delivery id within bounds.
-        let rec = |b: Bound<&[u8]>| match b {
-            Bound::Included(k) | Bound::Excluded(k) if k.len() == 16 => {
-                let mut v = k.to_vec();
-                v[15] = NOTIFICATION_TAG;
-                Some(v)
-            }
-            _ => None,
-        };
-        let (lo, hi) = (rec(bounds.0), rec(bounds.1));
-        self.store.visit_records(
-            self.project,
-            (
-                lo.as_deref().map_or(Bound::Unbounded, Bound::Included),
-                hi.as_deref().map_or(Bound::Unbounded, Bound::Included),
-            ),
-            rev,
-            &mut emit,
-        )
-    }
-}
-
-/// Every notification of a project, in id order (their records).
-struct NotificationSource<'a, K> {
-    store: &'a Store,
-    project: &'a Uuid,
-    keep: &'a K,
-}
-
-impl<K: Fn(&Notification) -> bool> Source<Notification> for NotificationSource<'_, K> {
-    fn visit(
-        &mut self,
-        bounds: Bounds,
-        rev: bool,
-        f: &mut dyn FnMut(Vec<u8>, Notification) -> bool,
-    ) -> Result<()> {
-        self.store
-            .visit_records(self.project, bounds, rev, &mut |r| {
-                !(self.keep)(&r.n) || f(r.n.id.as_bytes().to_vec(), r.n)
-            })
-    }
-}
+pub(super) type Guards<'s> = Vec<std::sync::MutexGuard<'s, ()>>;
 
 #[cfg(test)]
 #[path = "tests/runs.rs"]
