@@ -296,7 +296,7 @@ fn apply(op: &Op, store: &dyn herald_actors::storage::ProjectRepo) -> Result<Val
                 .ok_or_else(|| herald_actors::Error::not_found("project", name))?,
         )),
         Op::Rotate(name, grace) => {
-            let (p, secret) = store.rotate_secret(name, *grace)?;
+            let (p, secret) = herald_actors::rules::projects::rotate_secret(store, name, *grace)?;
             serde_json::to_value(OperatorProject::from(&p).with_secret(secret))
         }
         Op::Delete(name) => {

@@ -19,6 +19,7 @@ pub mod providers;
 pub mod quota;
 pub mod render;
 pub mod retention;
+pub mod rules;
 pub mod storage;
 pub mod store;
 pub mod trace;

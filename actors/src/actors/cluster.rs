@@ -125,14 +125,14 @@ impl Engine {
                 if std::time::Instant::now() >= next_renew {
                     next_renew = std::time::Instant::now() + renew_every;
                     let now = Timestamp::now().millis();
-                    if let Err(e) = engine.run(move |s| s.renew_leases(now)).await {
+                    if let Err(e) = engine.run(move |s| s.shared_work()?.renew_leases(now)).await {
                         tracing::warn!(error = %e, "cannot renew leases");
                     }
                 }
                 engine.follow_clocks().await;
                 let now = Timestamp::now().millis();
                 match engine
-                    .run(move |s| s.claim_runs(now, RUNS_PER_CLAIM))
+                    .run(move |s| s.shared_work()?.claim_runs(now, RUNS_PER_CLAIM))
                     .await
                 {
                     Ok(runs) => {

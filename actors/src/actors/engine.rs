@@ -357,8 +357,8 @@ impl Engine {
         for a in &self.inner.arbiters {
             a.stop();
         }
-        if self.inner.storage.shares_work() {
-            if let Err(e) = self.inner.storage.release_all() {
+        if let Some(w) = self.inner.storage.work() {
+            if let Err(e) = w.release_all() {
                 tracing::warn!(error = %e, "cannot hand leases back; they expire instead");
             }
         }

@@ -108,7 +108,11 @@ impl Handler<Expand> for FlowRunActor {
                         Some(run) if !run.expanded && !run.processed => {}
                         _ => return Ok(()),
                     }
-                    if !store.claim_run(&p, &r, crate::model::Timestamp::now().millis())? {
+                    if !store.shared_work()?.claim_run(
+                        &p,
+                        &r,
+                        crate::model::Timestamp::now().millis(),
+                    )? {
                         tracing::debug!(flow_run_id = %r, "another node expands this run");
                         return Ok(());
                     }

@@ -10,7 +10,8 @@ use crate::model::{
     Channel, Flow, Preferences, Project, Subscription, Topic, User, UserPatch, UserRef,
 };
 use crate::storage::{
-    AcceptInput, IdempotentResponse, NewProjectKeys, PushSubscription, Storage, UserFrames,
+    AcceptInput, IdempotentResponse, NewProjectKeys, PushSubscription, Storage, TopicPatch,
+    UserFrames,
 };
 use uuid::Uuid;
 
@@ -159,7 +160,11 @@ impl Engine {
         items: Vec<(String, UserPatch)>,
     ) -> Result<Vec<(User, bool)>> {
         let (done, ticket) = self
-            .run_committing(move |s| s.upsert_users(&project, &items))
+            .run_committing(move |s| {
+                let items: Vec<(&str, &UserPatch)> =
+                    items.iter().map(|(e, p)| (e.as_str(), p)).collect();
+                s.upsert_users(&project, &items)
+            })
             .await?;
         self.storage().wait_durable(ticket).await?;
         Ok(done)
@@ -211,7 +216,8 @@ impl Engine {
         name: String,
         grace: std::time::Duration,
     ) -> Result<(Project, String)> {
-        self.run(move |s| s.rotate_secret(&name, grace)).await
+        self.run(move |s| crate::rules::projects::rotate_secret(s, &name, grace))
+            .await
     }
 
     /// Deletes the named project and everything it owns.
@@ -246,7 +252,7 @@ impl Engine {
         name: Option<Option<String>>,
         description: Option<Option<String>>,
     ) -> Result<(Topic, bool)> {
-        self.run(move |s| s.put_topic(&project, &key, name, description))
+        self.run(move |s| s.put_topic(&project, &key, TopicPatch { name, description }))
             .await
     }
 
@@ -299,7 +305,9 @@ impl Engine {
         platform: Option<String>,
     ) -> Result<(PushSubscription, bool)> {
         self.run(move |s| {
-            s.add_push_subscription(&project, &user, &channel, &identifier, keys, platform)
+            let sub =
+                crate::rules::records::new_push_subscription(&channel, &identifier, keys, platform);
+            s.add_push_subscription(&project, &user, sub)
         })
         .await
     }

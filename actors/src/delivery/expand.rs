@@ -339,7 +339,7 @@ mod tests {
         let store = Store::open(dir).unwrap();
         let p = Uuid::now_v7();
         let (u, _) = store.upsert_user(&p, "u1", &UserPatch::default()).unwrap();
-        store.put_topic(&p, "t", None, None).unwrap();
+        store.put_topic(&p, "t", Default::default()).unwrap();
         store.subscribe(&p, "t", &u).unwrap();
         (store, p)
     }

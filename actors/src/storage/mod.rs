@@ -48,13 +48,9 @@ pub trait ProjectRepo {
     /// Creates a project with new keys (or the given `(public, secret)`);
     /// 422 `unique` when the name is taken.
     fn create_project(&self, name: &str, keys: Option<(String, String)>) -> Result<NewProjectKeys>;
-    /// The project of an API key from memory only (`None` when not cached).
-    fn project_cached(&self, public_key: &str) -> Option<Arc<Project>>;
     fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>>;
     /// Changes a project under its lock; 404 when it does not exist.
     fn update_project(&self, id: &Uuid, f: Edit<'_, Project>) -> Result<Project>;
-    /// A new secret for the named project; the old one works for `grace`.
-    fn rotate_secret(&self, name: &str, grace: Duration) -> Result<(Project, String)>;
     /// Deletes the named project and everything it owns.
     fn delete_project(&self, name: &str) -> Result<Project>;
 }
@@ -66,20 +62,14 @@ pub trait UserRepo {
     /// The users of these external ids as subscriptions name them, in order
     /// (`None` for an unknown one), without reading their records.
     fn user_refs_by_ext(&self, project: &Uuid, exts: &[String]) -> Result<Vec<Option<UserRef>>>;
-    /// A user by external id from memory only (`None` when not cached).
-    fn user_cached(&self, project: &Uuid, ext: &str) -> Option<Arc<User>>;
-    fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>>;
-    /// A user by external id; 404 when there is none.
-    fn user_required(&self, project: &Uuid, ext: &str) -> Result<User>;
-    /// Creates or patches a user; true when it was created.
-    fn upsert_user(&self, project: &Uuid, ext: &str, patch: &UserPatch) -> Result<(User, bool)>;
     /// Creates or patches many users in one atomic change, in order (a later
-    /// item of the same external id sees the earlier one); each user and
-    /// whether it was created, in the items' order.
+    /// item of the same external id sees the earlier one, as
+    /// `rules::users::upsert_all` decides); each user and whether it was
+    /// created, in the items' order.
     fn upsert_users(
         &self,
         project: &Uuid,
-        items: &[(String, UserPatch)],
+        items: &[(&str, &UserPatch)],
     ) -> Result<Vec<(User, bool)>>;
     fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>>;
     /// Deletes a user with their subscriptions, preferences and devices.
@@ -145,13 +135,7 @@ pub trait FlowRepo {
 pub trait TopicRepo {
     fn topic(&self, project: &Uuid, key: &str) -> Result<Option<Topic>>;
     /// Creates or patches a topic; true when it was created.
-    fn put_topic(
-        &self,
-        project: &Uuid,
-        key: &str,
-        name: Option<Option<String>>,
-        description: Option<Option<String>>,
-    ) -> Result<(Topic, bool)>;
+    fn put_topic(&self, project: &Uuid, key: &str, patch: TopicPatch) -> Result<(Topic, bool)>;
     fn list_topics(&self, project: &Uuid, req: &PageReq) -> Result<Page<Topic>>;
     fn delete_topic(&self, project: &Uuid, key: &str) -> Result<()>;
     /// Subscribes a user (the topic is created when absent); idempotent.
@@ -201,8 +185,11 @@ pub trait RunRepo {
     /// Prepares one chunk of a topic run's expansion for `commit_chunk`
     /// without taking any lock (sled encodes its records here), so that a
     /// chunk is prepared on the thread that staged it while the previous one
-    /// commits.
-    fn prepare_chunk(&self, project: &Uuid, chunk: StagedChunk) -> Result<Prepared>;
+    /// commits. By default the chunk as staged, for a backend that prepares
+    /// nothing ahead.
+    fn prepare_chunk(&self, _project: &Uuid, chunk: StagedChunk) -> Result<Prepared> {
+        Ok(Prepared::new(chunk))
+    }
     /// Stores a prepared chunk with the run's record, as one atomic change
     /// (the run's pending count is added to under its lock); the chunk's
     /// queued deliveries and the frames of its in-app deliveries settled at
@@ -252,15 +239,12 @@ pub trait QueueRepo {
 /// Work shared by several nodes on one database (`actors::cluster`): the
 /// delivery queue, topic expansions and the event outbox are claimed with
 /// leases, so each piece is worked on by one node at a time and a dead
-/// node's leases are taken over once they expire. A backend that does not
-/// share its work (sled: one process owns the data) answers as if this node
-/// held everything, and the engine never claims.
+/// node's leases are taken over once they expire. An optional capability
+/// (`Storage::work`): a backend that does not share its work (sled: one
+/// process owns the data) has none, and the engine never claims.
 pub trait WorkRepo {
     /// This process's node id (random, taken when the store opens).
     fn node_id(&self) -> Uuid;
-    /// Whether other processes may work on the same data (then the engine
-    /// claims its work with these calls).
-    fn shares_work(&self) -> bool;
     /// How long a claim holds unless renewed.
     fn lease(&self) -> Duration;
     /// Claims up to `limit` queued deliveries of `ct` that are due by
@@ -298,17 +282,6 @@ pub trait FeedRepo {
         req: &PageReq,
     ) -> Result<Page<Delivery>>;
     fn feed_entry(&self, project: &Uuid, user: &Uuid, id: &Uuid) -> Result<Delivery>;
-    /// The first page of a feed as last answered, from memory.
-    fn feed_page_cached(&self, project: &Uuid, user: &Uuid, limit: usize) -> Option<Arc<[u8]>>;
-    /// The first page of a feed, built by `build` and remembered until the feed
-    /// or a user of the project changes.
-    fn feed_page_fill(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        limit: usize,
-        build: &mut dyn FnMut(&dyn Storage) -> Result<Vec<u8>>,
-    ) -> Result<Arc<[u8]>>;
     /// The logged frames after `after` up to `upto`; `None` when the log no
     /// longer reaches back that far.
     fn events_between(
@@ -339,15 +312,14 @@ pub trait PushRepo {
         user: &Uuid,
         channel: &Uuid,
     ) -> Result<Vec<PushSubscription>>;
-    /// Registers a subscription; true when it is new.
+    /// Registers `sub` (made by `rules::records::new_push_subscription`)
+    /// unless the user has one of its channel and identifier: the one
+    /// stored, and true when it is `sub`, new.
     fn add_push_subscription(
         &self,
         project: &Uuid,
         user: &Uuid,
-        channel: &Uuid,
-        identifier: &str,
-        keys: Option<serde_json::Value>,
-        platform: Option<String>,
+        sub: PushSubscription,
     ) -> Result<(PushSubscription, bool)>;
     /// Removes a subscription; true when there was one.
     fn remove_push_subscription(
@@ -460,13 +432,15 @@ pub trait EventRepo {
     ) -> Result<WebhookEndpoint>;
     /// Deletes an endpoint with its outbox and attempts; 404 when absent.
     fn delete_event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<()>;
-    /// A new signing secret (returned once); the previous one signs for `grace`.
-    fn rotate_event_secret(
+    /// Makes `secret` (new, made by the engine) the endpoint's signing
+    /// secret; the previous one signs for `grace`, older ones are dropped.
+    fn replace_event_secret(
         &self,
         project: &Uuid,
         id: &Uuid,
+        secret: &str,
         grace: Duration,
-    ) -> Result<(WebhookEndpoint, String)>;
+    ) -> Result<WebhookEndpoint>;
     /// The secrets that sign the endpoint's events now, the current one first.
     fn event_secrets(&self, project: &Uuid, id: &Uuid) -> Result<Vec<String>>;
     /// Due outbox entries of enabled endpoints other than `skip`, oldest
@@ -496,6 +470,31 @@ pub trait EventRepo {
     /// Remembers (in memory) what an attempt of a delivery saw beyond its
     /// outcome, for the trace entry its settle writes.
     fn note_attempt(&self, delivery: &Uuid, note: AttemptNote);
+}
+
+/// What a backend keeps in memory beside its records, kept fresh by its own
+/// writes (an optional capability, `Storage::caches`: a backend whose
+/// records many processes change has none, and the engine reads the
+/// records; `rules::composite` answers either way).
+pub trait Caches {
+    /// The project of an API key from memory only (`None` when not cached).
+    fn project_cached(&self, public_key: &str) -> Option<Arc<Project>>;
+    /// A user by external id from memory only (`None` when not cached).
+    fn user_cached(&self, project: &Uuid, ext: &str) -> Option<Arc<User>>;
+    /// A user by external id, through the cache (read and remembered when
+    /// not cached).
+    fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>>;
+    /// The first page of a feed as last answered, from memory.
+    fn feed_page_cached(&self, project: &Uuid, user: &Uuid, limit: usize) -> Option<Arc<[u8]>>;
+    /// The first page of a feed, built by `build` and remembered until the feed
+    /// or a user of the project changes.
+    fn feed_page_fill(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        limit: usize,
+        build: &mut dyn FnMut(&dyn Storage) -> Result<Vec<u8>>,
+    ) -> Result<Arc<[u8]>>;
 }
 
 /// A future a durability wait returns.
@@ -539,12 +538,21 @@ pub trait Storage:
     + RetentionRepo
     + UsageRepo
     + EventRepo
-    + WorkRepo
     + Durability
     + Send
     + Sync
     + 'static
 {
+    /// The work this node shares with others on the same data, when the
+    /// backend lets several processes work on it (then the engine claims
+    /// its work through it); `None`: this process owns all the work.
+    fn work(&self) -> Option<&dyn WorkRepo> {
+        None
+    }
+    /// The backend's caches, when it keeps any (see `Caches`).
+    fn caches(&self) -> Option<&dyn Caches> {
+        None
+    }
     /// The secret that signs pagination cursors (one per data set).
     fn cursor_key(&self) -> &[u8; 32];
     /// The bounds of template renders.

@@ -354,6 +354,13 @@ pub enum FeedFilter {
     Archived,
 }
 
+/// A topic PATCH: `None` leaves a field as it is, `Some(None)` clears it.
+#[derive(Debug, Clone, Default)]
+pub struct TopicPatch {
+    pub name: Option<Option<String>>,
+    pub description: Option<Option<String>>,
+}
+
 /// A PATCH of one feed entry; `None` leaves a flag alone.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FeedUpdate {
@@ -517,4 +524,43 @@ pub struct Erasure {
     pub notifications_removed: u64,
     pub created_at: Timestamp,
     pub completed_at: Option<Timestamp>,
+}
+
+/// A fact a storage call reports instead of doing what it was asked (no
+/// such record, a unique key another record holds, a lease another node
+/// took). A backend names the fact; what it means to a client (its API
+/// error) is the engine's to say (`rules::refusals`), in one place for
+/// every backend.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// No record of this kind under this key.
+    Missing { kind: &'static str, key: String },
+    /// Another project has this name.
+    ProjectNameTaken(String),
+    /// Another project has this public key.
+    PublicKeyTaken,
+    /// Another flow of the project has this handle.
+    FlowHandleTaken,
+    /// The user is subscribed to the topic already.
+    AlreadySubscribed,
+    /// Another node holds the run's expansion now.
+    LeaseLost { run: Uuid },
+    /// A page cursor this backend did not make for this list.
+    BadCursor,
+}
+
+impl Refusal {
+    /// No record of `kind` under `key`, as the error the call returns.
+    pub fn missing(kind: &'static str, key: impl std::fmt::Display) -> crate::error::Error {
+        Refusal::Missing {
+            kind,
+            key: key.to_string(),
+        }
+        .into()
+    }
+
+    /// This fact as the error the call returns.
+    pub fn err(self) -> crate::error::Error {
+        self.into()
+    }
 }

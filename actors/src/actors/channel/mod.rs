@@ -200,9 +200,11 @@ impl ChannelActor {
             let items = std::mem::take(&mut self.to_release);
             let (store, ct) = (self.engine.storage().clone(), self.ct);
             let fut = async move {
-                tokio::task::spawn_blocking(move || store.release_queue(ct, Some(&items)))
-                    .await
-                    .unwrap_or_else(|_| Err(crate::error::Error::internal("release panicked")))
+                tokio::task::spawn_blocking(move || {
+                    store.shared_work()?.release_queue(ct, Some(&items))
+                })
+                .await
+                .unwrap_or_else(|_| Err(crate::error::Error::internal("release panicked")))
             };
             ctx.spawn(fut.into_actor(self).map(move |res, act, _| {
                 act.releasing = false;
@@ -220,9 +222,11 @@ impl ChannelActor {
             self.next_renew = now + (lease.as_millis() as i64 / 3).max(200);
             let (store, ct) = (self.engine.storage().clone(), self.ct);
             let fut = async move {
-                tokio::task::spawn_blocking(move || store.renew_queue_leases(ct, now))
-                    .await
-                    .unwrap_or_else(|_| Err(crate::error::Error::internal("renewal panicked")))
+                tokio::task::spawn_blocking(move || {
+                    store.shared_work()?.renew_queue_leases(ct, now)
+                })
+                .await
+                .unwrap_or_else(|_| Err(crate::error::Error::internal("renewal panicked")))
             };
             ctx.spawn(fut.into_actor(self).map(|res, act, _| {
                 act.renewing = false;
@@ -257,7 +261,7 @@ impl ChannelActor {
         self.claiming = true;
         let (store, ct) = (self.engine.storage().clone(), self.ct);
         let fut = async move {
-            tokio::task::spawn_blocking(move || store.claim_queue(ct, now, limit))
+            tokio::task::spawn_blocking(move || store.shared_work()?.claim_queue(ct, now, limit))
                 .await
                 .unwrap_or_else(|_| Err(crate::error::Error::internal("claim panicked")))
         };
@@ -640,7 +644,12 @@ impl Actor for ChannelActor {
         if self.shared {
             // Leases this node took before a restart of this actor are
             // forgotten with its memory: given back, then claimed anew.
-            if let Err(e) = self.engine.storage().release_queue(self.ct, None) {
+            let released = self
+                .engine
+                .storage()
+                .shared_work()
+                .and_then(|w| w.release_queue(self.ct, None));
+            if let Err(e) = released {
                 tracing::warn!(channel_type = self.ct.as_str(), error = %e, "cannot hand leases back; they expire instead");
             }
             self.next_claim = 0;

@@ -8,7 +8,8 @@ use super::users::{lock_all, lock_key};
 use super::{db_err, doc_of, is_unique_violation, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::events::EventType;
-use crate::model::{new_id, Channel, Flow, FlowStatus, Timestamp};
+use crate::model::{Channel, Flow, FlowStatus, Timestamp};
+use crate::storage::Refusal;
 use crate::storage::{
     Change, ChannelRepo, FlowRepo, IdempotencyRepo, IdempotentResponse, Page, PageReq, PushRepo,
     PushSubscription,
@@ -49,7 +50,7 @@ impl PgStore {
     fn update_doc<T>(
         &self,
         table: &str,
-        what: &str,
+        what: &'static str,
         project: &Uuid,
         id: &Uuid,
         f: Change<'_, T>,
@@ -70,7 +71,7 @@ impl PgStore {
             .map_err(db_err)?;
         let mut v: T = match row {
             Some(r) => doc_of(&r, "doc")?,
-            None => return Err(Error::not_found(what, id)),
+            None => return Err(Refusal::missing(what, id)),
         };
         f(&mut v)?;
         touch(&mut v);
@@ -198,11 +199,7 @@ impl FlowRepo for PgStore {
         );
         match r {
             Ok(_) => Ok(()),
-            Err(e) if is_unique_violation(&e) => Err(Error::field(
-                "handle",
-                "unique",
-                "a flow with this handle exists",
-            )),
+            Err(e) if is_unique_violation(&e) => Err(Refusal::FlowHandleTaken.err()),
             Err(e) => Err(db_err(e)),
         }
     }
@@ -252,20 +249,9 @@ impl PushRepo for PgStore {
         &self,
         project: &Uuid,
         user: &Uuid,
-        channel: &Uuid,
-        identifier: &str,
-        keys: Option<serde_json::Value>,
-        platform: Option<String>,
+        s: PushSubscription,
     ) -> Result<(PushSubscription, bool)> {
-        let (id, now) = new_id();
-        let s = PushSubscription {
-            id,
-            channel_id: *channel,
-            identifier: identifier.into(),
-            keys,
-            platform,
-            created_at: now,
-        };
+        let (channel, identifier) = (&s.channel_id, s.identifier.as_str());
         let doc = to_doc(&s);
         let mut tx = self.begin()?;
         let found = self.block(async {
@@ -299,7 +285,7 @@ impl PushRepo for PgStore {
             .bind(user)
             .bind(channel)
             .bind(identifier)
-            .bind(id)
+            .bind(s.id)
             .bind(doc)
             .execute(&mut *tx)
             .await?;
@@ -313,7 +299,7 @@ impl PushRepo for PgStore {
             }
             // the user is gone (foreign key): as if deleted right after
             Err(sqlx::Error::Database(d)) if d.code().as_deref() == Some("23503") => {
-                Err(Error::not_found("user", user))
+                Err(Refusal::missing("user", user))
             }
             Err(e) => Err(db_err(e)),
         }

@@ -18,7 +18,9 @@ use crate::events::{
     event_body, new_secret, AttemptNext, EventAttempt, EventMask, EventType, OutboxEvent,
     WebhookEndpoint,
 };
-use crate::model::{Delivery, DeliveryStatus, Notification, Timestamp, User};
+use crate::model::{Delivery, Notification, Timestamp, User};
+use crate::rules::feed;
+use crate::storage::Refusal;
 use crate::storage::{Change, EventRepo, Page, PageReq};
 use crate::store::trace_codec;
 use crate::trace::{AttemptNote, TraceEntry};
@@ -175,38 +177,16 @@ impl Outbound {
     /// The event of a delivery's new state: `delivery.sent`, `.failed`,
     /// `.skipped`, `.canceled`, or `.retrying` while pending after an attempt.
     pub(crate) fn stage_delivery(&mut self, project: &Uuid, d: &Delivery) {
-        let t = match d.status {
-            DeliveryStatus::Sent => EventType::DeliverySent,
-            DeliveryStatus::Failed => EventType::DeliveryFailed,
-            DeliveryStatus::Skipped => EventType::DeliverySkipped,
-            DeliveryStatus::Canceled => EventType::DeliveryCanceled,
-            DeliveryStatus::Pending if d.attempts > 0 => EventType::DeliveryRetrying,
-            DeliveryStatus::Pending => return,
-        };
-        self.stage(project, t, &d.id, || d.view());
+        if let Some(t) = feed::delivery_event(d) {
+            self.stage(project, t, &d.id, || d.view());
+        }
     }
 
     /// A `feed_entry.*` event for each flag an update set (clearing a flag,
     /// as unarchiving does, has none).
     pub(crate) fn stage_feed_entry(&mut self, project: &Uuid, before: &Delivery, after: &Delivery) {
-        let set = [
-            (before.seen_at, after.seen_at, EventType::FeedEntrySeen),
-            (before.read_at, after.read_at, EventType::FeedEntryRead),
-            (
-                before.clicked_at,
-                after.clicked_at,
-                EventType::FeedEntryClicked,
-            ),
-            (
-                before.archived_at,
-                after.archived_at,
-                EventType::FeedEntryArchived,
-            ),
-        ];
-        for (b, a, t) in set {
-            if b.is_none() && a.is_some() {
-                self.stage(project, t, &after.id, || after.view());
-            }
+        for t in feed::entry_events(before, after) {
+            self.stage(project, t, &after.id, || after.view());
         }
     }
 
@@ -393,7 +373,7 @@ impl PgStore {
         .fetch_optional(conn)
         .await
         .map_err(db_err)?
-        .ok_or_else(|| Error::not_found("webhook_endpoint", id))?;
+        .ok_or_else(|| Refusal::missing("webhook_endpoint", id))?;
         Ok((doc_of(&r, "doc")?, doc_of(&r, "secrets")?))
     }
 
@@ -499,7 +479,7 @@ impl EventRepo for PgStore {
                 .await
                 .map_err(db_err)?;
             if gone.rows_affected() == 0 {
-                return Err(Error::not_found("webhook_endpoint", id));
+                return Err(Refusal::missing("webhook_endpoint", id));
             }
             // attempts go by their foreign key; the outbox has none
             sqlx::query("DELETE FROM outbox WHERE project = $1 AND endpoint = $2")
@@ -513,20 +493,20 @@ impl EventRepo for PgStore {
         self.commit(tx)
     }
 
-    fn rotate_event_secret(
+    fn replace_event_secret(
         &self,
         project: &Uuid,
         id: &Uuid,
+        secret: &str,
         grace: Duration,
-    ) -> Result<(WebhookEndpoint, String)> {
-        let secret = new_secret();
+    ) -> Result<WebhookEndpoint> {
         let mut tx = self.begin()?;
         let ep = self.block(async {
             let (mut ep, old) = PgStore::endpoint_for_update(&mut tx, project, id).await?;
             let now = Timestamp::now();
             let until = now.plus_millis(grace.as_millis() as i64).millis();
             let mut secrets = vec![StoredSecret {
-                secret: secret.clone(),
+                secret: secret.to_string(),
                 expires_ms: None,
             }];
             if let Some(cur) = old.into_iter().find(|s| s.expires_ms.is_none()) {
@@ -540,7 +520,7 @@ impl EventRepo for PgStore {
             Ok::<_, Error>(ep)
         })?;
         self.commit(tx)?;
-        Ok((ep, secret))
+        Ok(ep)
     }
 
     fn event_secrets(&self, project: &Uuid, id: &Uuid) -> Result<Vec<String>> {
@@ -834,7 +814,7 @@ impl EventRepo for PgStore {
                     "DELETE FROM event_attempts WHERE ctid = ANY(ARRAY(
                          SELECT ctid FROM event_attempts WHERE id < $1 LIMIT $2))",
                 )
-                .bind(super::runs::id_floor(before_ms))
+                .bind(super::page::id_floor(before_ms))
                 .bind(max - n)
                 .execute(&mut *tx)
                 .await

@@ -10,7 +10,7 @@
 //! filters or sorts on are typed; the rest of a record is the JSON its engine
 //! type serialises to (`doc`), which keeps the tables in step with the model
 //! without a column per field; decision-trace parts are the compact bytes
-//! the embedded store writes too (`store::trace_codec`). Ids are UUIDv7, so by-id order is creation
+//! of `store::trace_codec`, shared by both backends. Ids are UUIDv7, so by-id order is creation
 //! order, and pages walk by id newest first (`page`); a page boundary's sort
 //! key is the boundary id's 16 bytes.
 //!
@@ -31,9 +31,13 @@
 mod batches;
 mod catalog;
 mod events;
+mod feed;
+mod notifications;
 mod page;
 mod projects;
+mod queue;
 mod retention;
+mod rows;
 mod runs;
 mod throttles;
 mod topics;
@@ -123,7 +127,8 @@ struct Inner {
     template_max_output: AtomicUsize,
     health: Arc<Health>,
     /// What attempts saw beyond their outcome, until they settle
-    /// (`EventRepo::note_attempt`): in memory, as on the embedded store.
+    /// (`EventRepo::note_attempt`): in memory, as they are seen only by this
+    /// process's attempts and its own settle.
     notes: dashmap::DashMap<uuid::Uuid, crate::trace::AttemptNote>,
     /// This process's node id: the owner of the leases it takes (`work`).
     node: uuid::Uuid,
@@ -496,6 +501,11 @@ impl Durability for PgStore {
 }
 
 impl Storage for PgStore {
+    /// Several nodes share one database: they claim their work with leases.
+    fn work(&self) -> Option<&dyn crate::storage::WorkRepo> {
+        Some(self)
+    }
+
     fn cursor_key(&self) -> &[u8; 32] {
         &self.inner.cursor_key
     }

@@ -4,15 +4,23 @@
 //! sort key a page hands out is the boundary id's 16 bytes.
 
 use super::{db_err, PgStore};
-use crate::error::{Error, Result};
-use crate::storage::{Page, PageReq};
+use crate::error::Result;
+use crate::storage::{Page, PageReq, Refusal};
 use sqlx::postgres::PgRow;
 use sqlx::{Postgres, QueryBuilder};
 use uuid::Uuid;
 
+/// The smallest UUIDv7 of millisecond `ms`: ids at or above it were made
+/// at `ms` or later.
+pub(super) fn id_floor(ms: i64) -> Uuid {
+    let mut b = [0u8; 16];
+    b[..6].copy_from_slice(&(ms.max(0) as u64).to_be_bytes()[2..]);
+    Uuid::from_bytes(b)
+}
+
 /// A boundary's sort key as the id it encodes.
 fn boundary(k: &[u8]) -> Result<Uuid> {
-    Uuid::from_slice(k).map_err(|_| Error::invalid_param("cursor", "the cursor is not valid here"))
+    Uuid::from_slice(k).map_err(|_| Refusal::BadCursor.err())
 }
 
 impl PgStore {

@@ -6,26 +6,12 @@
 use super::{db_err, doc_of, is_unique_violation, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::model::{new_id, Channel, Project, Timestamp};
+use crate::rules::projects::{check_project_name, hash_secret, random_key};
+use crate::storage::Refusal;
 use crate::storage::{Edit, NewProjectKeys, ProjectRepo};
-use crate::store::{check_project_name, hash_secret, MAX_SECRET_GRACE};
 use sqlx::Row;
 use std::sync::Arc;
-use std::time::Duration;
 use uuid::Uuid;
-
-fn random_key(prefix: &str) -> String {
-    let b: [u8; 24] = rand::random();
-    let mut s = String::with_capacity(prefix.len() + 48);
-    s.push_str(prefix);
-    for x in b {
-        s.push_str(&format!("{x:02x}"));
-    }
-    s
-}
-
-fn name_taken(name: &str) -> Error {
-    Error::conflict("project", Some(name.into()), "unique", "project name taken")
-}
 
 impl PgStore {
     fn project_where(&self, cond: &str, arg: impl ToString) -> Result<Option<Project>> {
@@ -146,16 +132,13 @@ impl ProjectRepo for PgStore {
         });
         match res {
             Ok(None) => {}
-            Ok(Some(n)) if n == name => return Err(name_taken(name)),
-            Ok(Some(_)) => {
-                return Err(Error::conflict(
-                    "project",
-                    None,
-                    "unique",
-                    "public key already in use",
-                ))
+            Ok(Some(n)) if n == name => {
+                return Err(Refusal::ProjectNameTaken(name.to_string()).err())
             }
-            Err(e) if is_unique_violation(&e) => return Err(name_taken(name)),
+            Ok(Some(_)) => return Err(Refusal::PublicKeyTaken.err()),
+            Err(e) if is_unique_violation(&e) => {
+                return Err(Refusal::ProjectNameTaken(name.to_string()).err())
+            }
             Err(e) => return Err(db_err(e)),
         }
         match self.commit_raw(tx) {
@@ -163,17 +146,15 @@ impl ProjectRepo for PgStore {
                 public_key,
                 secret_key,
             }),
-            Err(e) if is_unique_violation(&e) => Err(name_taken(name)),
+            Err(e) if is_unique_violation(&e) => {
+                Err(Refusal::ProjectNameTaken(name.to_string()).err())
+            }
             Err(e) => Err(db_err(e)),
         }
     }
 
     /// Not cached on this backend (see the module doc): `None` sends the
     /// caller to `project_by_api_key`.
-    fn project_cached(&self, _public_key: &str) -> Option<Arc<Project>> {
-        None
-    }
-
     fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>> {
         Ok(self.project_where("public_key", public_key)?.map(Arc::new))
     }
@@ -189,45 +170,19 @@ impl ProjectRepo for PgStore {
             .map_err(db_err)?;
         let mut p: Project = match row {
             Some(r) => doc_of(&r, "doc")?,
-            None => return Err(Error::not_found("project", id)),
+            None => return Err(Refusal::missing("project", id)),
         };
         f(&mut p);
         p.updated_at = Timestamp::now();
         match self.block(PgStore::put_project(&mut tx, &p)) {
             Ok(()) => {}
-            Err(e) if is_unique_violation(&e) => return Err(name_taken(&p.name)),
+            Err(e) if is_unique_violation(&e) => {
+                return Err(Refusal::ProjectNameTaken(p.name.clone()).err())
+            }
             Err(e) => return Err(db_err(e)),
         }
         self.commit(tx)?;
         Ok(p)
-    }
-
-    fn rotate_secret(&self, name: &str, grace: Duration) -> Result<(Project, String)> {
-        if grace > MAX_SECRET_GRACE {
-            return Err(Error::field(
-                "grace_seconds",
-                "number",
-                format!("at most {} seconds (30 days)", MAX_SECRET_GRACE.as_secs()),
-            ));
-        }
-        let p = self
-            .project_by_name(name)?
-            .ok_or_else(|| Error::not_found("project", name))?;
-        let secret = random_key("sk_");
-        let hash = hash_secret(&secret);
-        let p = self.update_project(
-            &p.id,
-            Box::new(move |p: &mut Project| {
-                let now = Timestamp::now();
-                let old = std::mem::replace(&mut p.secret_hash, hash);
-                let live = !grace.is_zero();
-                p.previous_secret_hash = live.then_some(old);
-                p.previous_secret_expires_at =
-                    live.then(|| now.plus_millis(grace.as_millis().min(i64::MAX as u128) as i64));
-                p.secret_rotated_at = Some(now);
-            }),
-        )?;
-        Ok((p, secret))
     }
 
     fn delete_project(&self, name: &str) -> Result<Project> {
@@ -255,7 +210,7 @@ impl ProjectRepo for PgStore {
         self.commit(tx)?;
         let p: Project = match row {
             Some(r) => doc_of(&r, "doc")?,
-            None => return Err(Error::not_found("project", name)),
+            None => return Err(Refusal::missing("project", name)),
         };
         tracing::info!(project_id = %p.id, "project deleted");
         Ok(p)

@@ -12,11 +12,14 @@
 //! Rows another transaction holds are skipped (`SKIP LOCKED`) and taken by
 //! a later pass.
 
-use super::runs::{count_delta, id_floor, lock_feeds};
+use super::feed::{count_delta, lock_feeds};
+use super::page::id_floor;
 use super::users::{delete_in, lock_all, user_by_ext_in, user_lock};
 use super::{db_err, doc_of, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::model::{FeedCounts, Timestamp};
+use crate::rules::records;
+use crate::storage::Refusal;
 use crate::storage::{Erasure, ErasureStatus, PurgeCutoffs, PurgeReport, RetentionRepo};
 use sqlx::{PgConnection, Row};
 use std::collections::HashMap;
@@ -425,18 +428,9 @@ impl RetentionRepo for PgStore {
                 .map_err(db_err)?;
             let user = user_by_ext_in(&mut tx, project, ext)
                 .await?
-                .ok_or_else(|| Error::not_found("user", ext))?;
+                .ok_or_else(|| Refusal::missing("user", ext))?;
             delete_in(&mut tx, project, &[user.id]).await?;
-            let id = Uuid::now_v7();
-            let e = Erasure {
-                id,
-                project: *project,
-                user_id: user.id,
-                status: ErasureStatus::Running,
-                notifications_removed: 0,
-                created_at: Timestamp::of_id(&id),
-                completed_at: None,
-            };
+            let e = records::new_erasure(project, &user.id);
             PgStore::save_erasure(&mut tx, &e).await?;
             Ok::<_, Error>(e)
         })?;
@@ -450,7 +444,7 @@ impl RetentionRepo for PgStore {
         let job = self.block(async {
             let mut job = PgStore::erasure_in(&mut tx, project, id, true)
                 .await?
-                .ok_or_else(|| Error::not_found("erasure", id))?;
+                .ok_or_else(|| Refusal::missing("erasure", id))?;
             if job.status == ErasureStatus::Complete {
                 return Ok(job);
             }
@@ -511,7 +505,7 @@ impl RetentionRepo for PgStore {
 }
 
 impl PgStore {
-    /// Batches nothing will read again (as on the embedded store): closed,
+    /// Batches nothing will read again: closed,
     /// or past their close at project time `now_ms`, with their opener's
     /// notification processed or gone; at most `max`, one statement.
     fn purge_batches(&self, project: &Uuid, now_ms: i64, max: usize) -> Result<PurgeReport> {

@@ -5,7 +5,10 @@
 use super::users::{lock_all, lock_key};
 use super::{db_err, doc_of, to_doc, PgStore};
 use crate::error::{Error, Result};
-use crate::model::{new_id, Subscription, Timestamp, Topic, User, UserRef};
+use crate::model::{new_id, Subscription, Topic, User, UserRef};
+use crate::rules::records;
+use crate::storage::Refusal;
+use crate::storage::TopicPatch;
 use crate::storage::{Page, PageReq, TopicRepo};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
@@ -19,7 +22,7 @@ async fn topic_for_update(conn: &mut PgConnection, project: &Uuid, key: &str) ->
         .map_err(db_err)?;
     match row {
         Some(r) => doc_of(&r, "doc"),
-        None => Err(Error::not_found("topic", key)),
+        None => Err(Refusal::missing("topic", key)),
     }
 }
 
@@ -130,13 +133,7 @@ impl TopicRepo for PgStore {
         row.map(|r| doc_of(&r, "doc")).transpose()
     }
 
-    fn put_topic(
-        &self,
-        project: &Uuid,
-        key: &str,
-        name: Option<Option<String>>,
-        description: Option<Option<String>>,
-    ) -> Result<(Topic, bool)> {
+    fn put_topic(&self, project: &Uuid, key: &str, patch: TopicPatch) -> Result<(Topic, bool)> {
         let mut tx = self.begin()?;
         let out = self.block(async {
             // the topic that does not exist yet is locked by its key
@@ -146,31 +143,11 @@ impl TopicRepo for PgStore {
             let (mut t, created) = match topic_for_update(&mut tx, project, key).await {
                 Ok(t) => (t, false),
                 Err(e) if e.code == crate::error::ErrorCode::NotFound => {
-                    let (id, now) = new_id();
-                    (
-                        Topic {
-                            id,
-                            key: key.into(),
-                            name: None,
-                            description: None,
-                            subscribers_count: 0,
-                            created_at: now,
-                            updated_at: now,
-                        },
-                        true,
-                    )
+                    (records::new_topic(key), true)
                 }
                 Err(e) => return Err(e),
             };
-            if let Some(n) = name {
-                t.name = n;
-            }
-            if let Some(d) = description {
-                t.description = d;
-            }
-            if !created {
-                t.updated_at = Timestamp::now();
-            }
+            records::patch_topic(&mut t, patch, created);
             put_topic_doc(&mut tx, project, &t).await?;
             Ok((t, created))
         })?;
@@ -201,7 +178,7 @@ impl TopicRepo for PgStore {
             )
             .map_err(db_err)?;
         if r.rows_affected() == 0 {
-            return Err(Error::not_found("topic", key));
+            return Err(Refusal::missing("topic", key));
         }
         Ok(())
     }
@@ -214,12 +191,7 @@ impl TopicRepo for PgStore {
                 .await?
                 .pop()
             else {
-                return Err(Error::conflict(
-                    "subscription",
-                    None,
-                    "subscription_already_exists",
-                    "the user is already subscribed to this topic",
-                ));
+                return Err(Refusal::AlreadySubscribed.err());
             };
             set_count(&mut tx, project, &mut t, 1).await?;
             Ok(s)
@@ -263,7 +235,7 @@ impl TopicRepo for PgStore {
             .await
             .map_err(db_err)?;
             if r.rows_affected() == 0 {
-                return Err(Error::not_found("subscription", key));
+                return Err(Refusal::missing("subscription", key));
             }
             if let Ok(mut t) = t {
                 set_count(&mut tx, project, &mut t, -1).await?;

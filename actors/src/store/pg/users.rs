@@ -4,13 +4,13 @@
 //! user that does not exist yet.
 
 use super::{db_err, doc_of, doc_of_opt, to_doc, PgStore};
-use crate::delivery::accept;
 use crate::error::{Error, Result};
-use crate::model::{new_id, Preferences, User, UserPatch, UserRef};
+use crate::model::{Preferences, User, UserPatch, UserRef};
+use crate::rules::users;
+use crate::storage::Refusal;
 use crate::storage::{Page, PageReq, UserRepo};
 use sha2::{Digest, Sha256};
 use sqlx::{PgConnection, Row};
-use std::sync::Arc;
 use uuid::Uuid;
 
 /// The advisory lock key of one entity: 64 bits of SHA-256 of its kind,
@@ -74,7 +74,7 @@ pub(crate) async fn put_user(conn: &mut PgConnection, project: &Uuid, u: &User) 
 
 /// Deletes users with their preferences, devices, subscriptions (the
 /// topics' counts follow), feed entries, counts and events. Their
-/// notifications and deliveries stay, as on the embedded store.
+/// notifications and deliveries stay (retention and erasures remove them).
 pub(super) async fn delete_in(conn: &mut PgConnection, project: &Uuid, ids: &[Uuid]) -> Result<()> {
     sqlx::query(
         "WITH gone AS (
@@ -122,24 +122,18 @@ impl PgStore {
             )
             .await
             .map_err(db_err)?;
-            let mut latest: std::collections::HashMap<&str, User> = Default::default();
-            let mut out = Vec::with_capacity(items.len());
-            for (ext, patch) in items {
-                let before = match latest.remove(ext) {
-                    Some(u) => Some(u),
-                    None => user_by_ext_in(&mut tx, project, ext).await?,
-                };
-                let created = before.is_none();
-                let fresh = new_id();
-                let mut after = before
-                    .clone()
-                    .unwrap_or_else(|| accept::new_user(ext, fresh));
-                accept::patch_user(&mut after, patch, fresh.1, created);
-                if before.as_ref() != Some(&after) {
-                    put_user(&mut tx, project, &after).await?;
+            let mut stored = std::collections::HashMap::new();
+            for (ext, _) in items {
+                if !stored.contains_key(ext) {
+                    stored.insert(*ext, user_by_ext_in(&mut tx, project, ext).await?);
                 }
-                latest.insert(*ext, after.clone());
-                out.push((after, created));
+            }
+            let mut out = Vec::with_capacity(items.len());
+            for u in users::upsert_all(items, stored) {
+                if u.before.as_ref() != Some(&u.after) {
+                    put_user(&mut tx, project, &u.after).await?;
+                }
+                out.push((u.after, u.created));
             }
             Ok::<_, Error>(out)
         })?;
@@ -193,32 +187,12 @@ impl UserRepo for PgStore {
     }
 
     /// Not cached on this backend (see the module doc).
-    fn user_cached(&self, _project: &Uuid, _ext: &str) -> Option<Arc<User>> {
-        None
-    }
-
-    fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>> {
-        Ok(self.user_by_ext(project, ext)?.map(Arc::new))
-    }
-
-    fn user_required(&self, project: &Uuid, ext: &str) -> Result<User> {
-        self.user_by_ext(project, ext)?
-            .ok_or_else(|| Error::not_found("user", ext))
-    }
-
-    fn upsert_user(&self, project: &Uuid, ext: &str, patch: &UserPatch) -> Result<(User, bool)> {
-        self.upsert_many(project, &[(ext, patch)])?
-            .pop()
-            .ok_or_else(|| Error::internal("an upsert returned no user"))
-    }
-
     fn upsert_users(
         &self,
         project: &Uuid,
-        items: &[(String, UserPatch)],
+        items: &[(&str, &UserPatch)],
     ) -> Result<Vec<(User, bool)>> {
-        let refs: Vec<(&str, &UserPatch)> = items.iter().map(|(e, p)| (e.as_str(), p)).collect();
-        self.upsert_many(project, &refs)
+        self.upsert_many(project, items)
     }
 
     fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>> {
@@ -242,7 +216,7 @@ impl UserRepo for PgStore {
                 .map_err(db_err)?;
             let user = user_by_ext_in(&mut tx, project, ext)
                 .await?
-                .ok_or_else(|| Error::not_found("user", ext))?;
+                .ok_or_else(|| Refusal::missing("user", ext))?;
             delete_in(&mut tx, project, &[user.id]).await
         })?;
         self.commit(tx)

@@ -34,10 +34,6 @@ impl WorkRepo for PgStore {
         self.node()
     }
 
-    fn shares_work(&self) -> bool {
-        true
-    }
-
     fn lease(&self) -> Duration {
         Duration::from_millis(self.lease_ms() as u64)
     }

@@ -26,7 +26,9 @@ use crate::events::{
     event_body, new_secret, AttemptNext, EventAttempt, EventMask, EventType, OutboxEvent,
     WebhookEndpoint,
 };
-use crate::model::{Delivery, DeliveryStatus, Notification, PushSubscription, Timestamp, User};
+use crate::model::{Delivery, Notification, PushSubscription, Timestamp, User};
+use crate::rules::feed;
+use crate::storage::Refusal;
 use crate::storage::{Page, PageReq};
 use crate::trace::AttemptNote;
 use crate::views::NotificationView;
@@ -198,14 +200,9 @@ impl Store {
 
     /// Whether some endpoint of `project` wants any `feed_entry.*` event.
     pub(crate) fn wants_feed_events(&self, project: &Uuid) -> bool {
-        [
-            EventType::FeedEntrySeen,
-            EventType::FeedEntryRead,
-            EventType::FeedEntryClicked,
-            EventType::FeedEntryArchived,
-        ]
-        .into_iter()
-        .any(|t| self.wants_event(project, t))
+        feed::ENTRY_EVENTS
+            .into_iter()
+            .any(|t| self.wants_event(project, t))
     }
 
     /// Stages a `feed_entry.*` event for each flag an update set (seen, read,
@@ -217,24 +214,8 @@ impl Store {
         before: &Delivery,
         after: &Delivery,
     ) {
-        let set = [
-            (before.seen_at, after.seen_at, EventType::FeedEntrySeen),
-            (before.read_at, after.read_at, EventType::FeedEntryRead),
-            (
-                before.clicked_at,
-                after.clicked_at,
-                EventType::FeedEntryClicked,
-            ),
-            (
-                before.archived_at,
-                after.archived_at,
-                EventType::FeedEntryArchived,
-            ),
-        ];
-        for (b, a, t) in set {
-            if b.is_none() && a.is_some() {
-                self.stage_outbound(w, project, t, &after.id, || after.view());
-            }
+        for t in feed::entry_events(before, after) {
+            self.stage_outbound(w, project, t, &after.id, || after.view());
         }
     }
 
@@ -279,11 +260,7 @@ impl Store {
         entries: &[Delivery],
         read: bool,
     ) {
-        let t = if read {
-            EventType::FeedEntryRead
-        } else {
-            EventType::FeedEntrySeen
-        };
+        let t = feed::marked_event(read);
         if !self.wants_event(project, t) {
             return;
         }
@@ -415,15 +392,9 @@ impl Store {
     /// Stages the event of a delivery's new state: `delivery.sent`, `.failed`,
     /// `.skipped`, `.canceled`, or `.retrying` while it is pending after an attempt.
     pub(crate) fn stage_delivery_event(&self, w: &mut Writes, project: &Uuid, d: &Delivery) {
-        let t = match d.status {
-            DeliveryStatus::Sent => EventType::DeliverySent,
-            DeliveryStatus::Failed => EventType::DeliveryFailed,
-            DeliveryStatus::Skipped => EventType::DeliverySkipped,
-            DeliveryStatus::Canceled => EventType::DeliveryCanceled,
-            DeliveryStatus::Pending if d.attempts > 0 => EventType::DeliveryRetrying,
-            DeliveryStatus::Pending => return,
-        };
-        self.stage_outbound(w, project, t, &d.id, || d.view());
+        if let Some(t) = feed::delivery_event(d) {
+            self.stage_outbound(w, project, t, &d.id, || d.view());
+        }
     }
 
     /// Forgets a deleted project's endpoints (its records are gone with it).
@@ -520,7 +491,7 @@ impl Store {
         let _g = self.endpoint_lock(project);
         let mut rec = self
             .endpoint_rec(project, id)?
-            .ok_or_else(|| Error::not_found("webhook_endpoint", id))?;
+            .ok_or_else(|| Refusal::missing("webhook_endpoint", id))?;
         f(&mut rec.ep)?;
         rec.ep.updated_at = Timestamp::now();
         let mut w = Writes::new();
@@ -534,7 +505,7 @@ impl Store {
     pub fn delete_event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<()> {
         let _g = self.endpoint_lock(project);
         if self.endpoint_rec(project, id)?.is_none() {
-            return Err(Error::not_found("webhook_endpoint", id));
+            return Err(Refusal::missing("webhook_endpoint", id));
         }
         let mut w = Writes::new();
         w.del(T::hooks, hook_key(project, id));
@@ -550,18 +521,18 @@ impl Store {
 
     /// A new signing secret for an endpoint (returned once); the previous
     /// current one keeps signing for `grace`, older ones are dropped.
-    pub fn rotate_event_secret(
+    pub fn replace_event_secret(
         &self,
         project: &Uuid,
         id: &Uuid,
+        secret: &str,
         grace: Duration,
-    ) -> Result<(WebhookEndpoint, String)> {
-        let secret = new_secret();
-        let sealed = self.seal_secret(project, id, &secret)?;
+    ) -> Result<WebhookEndpoint> {
+        let sealed = self.seal_secret(project, id, secret)?;
         let _g = self.endpoint_lock(project);
         let mut rec = self
             .endpoint_rec(project, id)?
-            .ok_or_else(|| Error::not_found("webhook_endpoint", id))?;
+            .ok_or_else(|| Refusal::missing("webhook_endpoint", id))?;
         let now = Timestamp::now();
         let until = now.plus_millis(grace.as_millis() as i64).millis();
         let mut secrets = vec![SealedSecret {
@@ -579,7 +550,7 @@ impl Store {
         let mut w = Writes::new();
         w.put_rec(T::hooks, hook_key(project, id), &rec);
         self.commit_durable(w)?;
-        Ok((rec.ep, secret))
+        Ok(rec.ep)
     }
 
     /// The secrets that sign an endpoint's events now, the current one first.
@@ -756,7 +727,7 @@ impl Store {
         let _g = self.endpoint_lock(project);
         let rec = self
             .endpoint_rec(project, id)?
-            .ok_or_else(|| Error::not_found("webhook_endpoint", id))?;
+            .ok_or_else(|| Refusal::missing("webhook_endpoint", id))?;
         let mask = rec.ep.mask();
         let lo = Key::new().id(project).u64(micros_of_millis(since.millis()));
         let hi = Key::new().id(project).u64(u64::MAX);
@@ -844,228 +815,5 @@ impl Store {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn endpoint(types: Option<Vec<EventType>>) -> WebhookEndpoint {
-        let (id, now) = crate::model::new_id();
-        WebhookEndpoint {
-            id,
-            url: "https://example.com/events".into(),
-            event_types: types,
-            enabled: true,
-            disabled_reason: None,
-            created_at: now,
-            updated_at: now,
-        }
-    }
-
-    fn stage(store: &Store, p: &Uuid, t: EventType, resource: &Uuid) {
-        let mut w = Writes::new();
-        store.stage_outbound(
-            &mut w,
-            p,
-            t,
-            resource,
-            || serde_json::json!({"id": resource}),
-        );
-        store.commit(w).unwrap();
-    }
-
-    fn attempt(e: &OutboxEvent, ok: bool) -> EventAttempt {
-        EventAttempt {
-            id: Uuid::now_v7(),
-            event_id: e.id,
-            event_type: e.event_type,
-            attempt: e.attempts + 1,
-            status_code: Some(if ok { 200 } else { 500 }),
-            latency_ms: 1,
-            response: String::new(),
-            error: (!ok).then(|| "the endpoint answered 500".to_string()),
-            created_at: Timestamp::now(),
-        }
-    }
-
-    /// Events are written only for an enabled endpoint that wants their type.
-    #[test]
-    fn the_outbox_is_written_only_for_enabled_endpoints_wanting_the_type() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let p = Uuid::now_v7();
-        let r = Uuid::now_v7();
-        stage(&store, &p, EventType::DeliverySent, &r);
-        assert_eq!(store.tree(T::outbox).len(), 0);
-        let (ep, _) = store
-            .create_event_endpoint(&p, endpoint(Some(vec![EventType::DeliverySent])))
-            .unwrap();
-        stage(&store, &p, EventType::DeliverySent, &r);
-        stage(&store, &p, EventType::FeedEntryRead, &r);
-        assert_eq!(store.tree(T::outbox).len(), 1);
-        assert_eq!(store.tree(T::event_log).len(), 1);
-        store
-            .update_event_endpoint(
-                &p,
-                &ep.id,
-                Box::new(|e| {
-                    e.enabled = false;
-                    Ok(())
-                }),
-            )
-            .unwrap();
-        stage(&store, &p, EventType::DeliverySent, &r);
-        assert_eq!(store.tree(T::outbox).len(), 1);
-        // another project's endpoint does not see this project's events
-        let other = Uuid::now_v7();
-        store.create_event_endpoint(&other, endpoint(None)).unwrap();
-        stage(&store, &p, EventType::DeliverySent, &r);
-        assert_eq!(store.tree(T::outbox).len(), 1);
-    }
-
-    /// A resource's later event waits for the earlier one; a retry keeps it
-    /// in the outbox; giving up disables the endpoint and empties its
-    /// outbox; replay queues the logged events again with their ids.
-    #[test]
-    fn order_per_resource_retries_giving_up_and_replay() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let p = Uuid::now_v7();
-        let (ep, _) = store.create_event_endpoint(&p, endpoint(None)).unwrap();
-        let (r1, r2) = (Uuid::now_v7(), Uuid::now_v7());
-        stage(&store, &p, EventType::DeliveryRetrying, &r1);
-        stage(&store, &p, EventType::DeliverySent, &r1);
-        stage(&store, &p, EventType::DeliverySent, &r2);
-        let now = Timestamp::now().millis() + 1;
-        let due = store.due_events(now, 10, &[]).unwrap();
-        let kinds: Vec<(Uuid, EventType)> =
-            due.iter().map(|e| (e.resource, e.event_type)).collect();
-        assert_eq!(
-            kinds,
-            [
-                (r1, EventType::DeliveryRetrying),
-                (r2, EventType::DeliverySent)
-            ]
-        );
-        let first_id = due[0].id;
-        let later = now + 3_600_000;
-        store
-            .record_event_attempts(&[
-                (
-                    due[0].clone(),
-                    attempt(&due[0], false),
-                    AttemptNext::Retry(later),
-                ),
-                (due[1].clone(), attempt(&due[1], true), AttemptNext::Done),
-            ])
-            .unwrap();
-        // r1's first event waits for its retry, and its second waits for it
-        assert!(store.due_events(now, 10, &[]).unwrap().is_empty());
-        let again = store.due_events(later, 10, &[]).unwrap();
-        assert_eq!(again.len(), 1);
-        assert_eq!((again[0].id, again[0].attempts), (first_id, 1));
-        assert!(again[0].first_attempt_ms.is_some());
-        let attempts = store
-            .list_event_attempts(
-                &p,
-                &ep.id,
-                &PageReq {
-                    limit: 10,
-                    ..Default::default()
-                },
-            )
-            .unwrap();
-        assert_eq!(attempts.items.len(), 2);
-
-        store
-            .record_event_attempts(&[(
-                again[0].clone(),
-                attempt(&again[0], false),
-                AttemptNext::GiveUp("gone for good".into()),
-            )])
-            .unwrap();
-        let ep2 = store.event_endpoint(&p, &ep.id).unwrap().unwrap();
-        assert!(!ep2.enabled);
-        assert_eq!(ep2.disabled_reason.as_deref(), Some("gone for good"));
-        assert_eq!(store.tree(T::outbox).len(), 0);
-        assert!(store.due_events(later, 10, &[]).unwrap().is_empty());
-
-        store
-            .update_event_endpoint(
-                &p,
-                &ep.id,
-                Box::new(|e| {
-                    e.enabled = true;
-                    Ok(())
-                }),
-            )
-            .unwrap();
-        let n = store
-            .replay_events(&p, &ep.id, Timestamp::from_millis(0))
-            .unwrap();
-        assert_eq!(n, 3);
-        let due = store
-            .due_events(Timestamp::now().millis() + 1, 10, &[])
-            .unwrap();
-        assert_eq!(due[0].id, first_id, "replay keeps the ids and the order");
-    }
-
-    /// After a restart, new events sort after those still waiting, even
-    /// when the clock went back meanwhile.
-    #[test]
-    fn the_sequence_starts_above_the_waiting_events() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = Uuid::now_v7();
-        let ahead = micros_of_millis(Timestamp::now().millis()) + 3_600_000_000;
-        {
-            let store = Store::open(dir.path()).unwrap();
-            let (ep, _) = store.create_event_endpoint(&p, endpoint(None)).unwrap();
-            let mut w = Writes::new();
-            w.put(T::outbox, outbox_key(&p, &ep.id, ahead), b"");
-            store.commit_durable(w).unwrap();
-        }
-        let store = Store::open(dir.path()).unwrap();
-        assert!(store.next_event_seq() > ahead);
-    }
-
-    /// Both secrets sign after a rotation (the new one first) and neither is
-    /// stored in the clear; a deleted endpoint takes its outbox along.
-    #[test]
-    fn secrets_are_sealed_rotated_and_deleted_with_the_endpoint() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let p = Uuid::now_v7();
-        let (ep, old) = store.create_event_endpoint(&p, endpoint(None)).unwrap();
-        let (_, new) = store
-            .rotate_event_secret(&p, &ep.id, Duration::from_secs(60))
-            .unwrap();
-        assert_eq!(
-            store.event_secrets(&p, &ep.id).unwrap(),
-            [new.clone(), old.clone()]
-        );
-        let raw = store
-            .tree(T::hooks)
-            .get(hook_key(&p, &ep.id))
-            .unwrap()
-            .unwrap();
-        for s in [&old, &new] {
-            let plain = s.as_bytes();
-            assert!(!raw.windows(plain.len()).any(|w| w == plain));
-        }
-        // a grace of zero: only the new secret signs
-        let (_, newest) = store
-            .rotate_event_secret(&p, &ep.id, Duration::ZERO)
-            .unwrap();
-        assert_eq!(store.event_secrets(&p, &ep.id).unwrap(), [newest]);
-
-        stage(&store, &p, EventType::DeliverySent, &Uuid::now_v7());
-        assert_eq!(store.tree(T::outbox).len(), 1);
-        store.delete_event_endpoint(&p, &ep.id).unwrap();
-        assert_eq!(store.tree(T::outbox).len(), 0);
-        // an entry staged while the endpoint was being deleted is swept
-        let mut w = Writes::new();
-        w.put(T::outbox, outbox_key(&p, &ep.id, 1), b"");
-        store.commit(w).unwrap();
-        assert_eq!(store.sweep_event_logs(0, 100).unwrap(), 1);
-        assert_eq!(store.tree(T::outbox).len(), 0);
-        assert!(store.delete_event_endpoint(&p, &ep.id).is_err());
-    }
-}
+#[path = "tests/events.rs"]
+mod tests;

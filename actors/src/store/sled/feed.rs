@@ -18,6 +18,8 @@ use crate::delivery::settle;
 use crate::delivery::tally::Tally;
 use crate::error::{Error, Result};
 use crate::model::{ChannelType, Delivery, DeliveryStatus, FeedCounts, Timestamp};
+use crate::rules::feed;
+use crate::storage::Refusal;
 use crate::storage::{
     FeedChange, FeedFilter, FeedUpdate, FeedUpdateOutcome, Frame, InAppBatch, Outcome, QueueItem,
 };
@@ -201,9 +203,8 @@ pub(super) const EVENT_HEADER: usize = 24;
 /// which starts with `{`).
 const EVENT_REF: u8 = 1;
 
-/// Events kept per user at least: the last `KEEP_EVENTS`, and all of the last 24 h.
-pub const KEEP_EVENTS: u64 = 1000;
-const KEEP_MS: i64 = 24 * 3600 * 1000;
+pub use crate::rules::feed::KEEP_EVENTS;
+use crate::rules::feed::KEEP_MS;
 
 impl Store {
     /// Stages event `seq` of a user's live feed, with the user's counts after it.
@@ -572,10 +573,10 @@ impl Store {
             .tree(T::feed)
             .get(Key::new().id(project).id(user).id(id))?
             .filter(|v| !v.is_empty())
-            .ok_or_else(|| Error::not_found("feed_entry", id))?;
+            .ok_or_else(|| Refusal::missing("feed_entry", id))?;
         let mut d = self
             .delivery_raw(project, id)?
-            .ok_or_else(|| Error::not_found("feed_entry", id))?;
+            .ok_or_else(|| Refusal::missing("feed_entry", id))?;
         apply_state(&mut d, &state);
         Ok(d)
     }
@@ -591,49 +592,10 @@ impl Store {
         id: &Uuid,
         u: FeedUpdate,
     ) -> Result<FeedUpdateOutcome> {
-        let mut d = self.feed_entry(project, user, id)?;
-        let state = d.feed_state();
-        let allowed: Vec<&str> = match state {
-            "unseen" => vec!["seen", "read"],
-            "seen" => vec!["read"],
-            _ => vec![],
-        };
-        if (u.read == Some(false) && d.read_at.is_some())
-            || (u.seen == Some(false) && d.seen_at.is_some())
-        {
-            return Err(Error::conflict(
-                "feed_entry",
-                Some(id.to_string()),
-                "invalid_transition",
-                format!("a {state} entry cannot go back"),
-            )
-            .with("current_status", state)
-            .with("allowed_transitions", allowed));
-        }
-        let now = Timestamp::now();
-        let before = flags_of(&d);
-        let old = d.clone();
-        if u.read == Some(true) {
-            d.read_at.get_or_insert(now);
-            d.seen_at.get_or_insert(now);
-        }
-        if u.seen == Some(true) {
-            d.seen_at.get_or_insert(now);
-        }
-        if u.clicked == Some(true) {
-            d.clicked_at.get_or_insert(now);
-        }
-        match u.archived {
-            Some(true) => {
-                d.archived_at.get_or_insert(now);
-            }
-            Some(false) => d.archived_at = None,
-            None => {}
-        }
-        let changed = d.seen_at != old.seen_at
-            || d.read_at != old.read_at
-            || d.clicked_at != old.clicked_at
-            || d.archived_at != old.archived_at;
+        let old = self.feed_entry(project, user, id)?;
+        let before = flags_of(&old);
+        let (d, changed) = feed::update_entry(&old, &u, Timestamp::now())
+            .map_err(|refusal| refusal.into_error(id))?;
         let mut counts = self.feed_counts_locked(project, user)?;
         if changed {
             let after = flags_of(&d);
@@ -680,10 +642,7 @@ impl Store {
                 continue;
             };
             apply_state(&mut d, &v);
-            d.seen_at.get_or_insert(now);
-            if read {
-                d.read_at.get_or_insert(now);
-            }
+            feed::mark_entry(&mut d, read, now);
             let nf = flags_of(&d);
             count_delta(&mut counts, f, -1);
             count_delta(&mut counts, nf, 1);

@@ -19,15 +19,19 @@ mod batches;
 pub mod codec;
 mod combine;
 mod dir_lock;
+mod erasure;
 mod events;
 mod feed;
 mod flusher;
 pub mod health;
 pub mod keys;
 mod misc;
+mod notifications;
 mod page;
 mod projects;
+mod queue;
 mod records;
+mod removal;
 mod repos;
 mod retention;
 mod runs;
@@ -37,9 +41,9 @@ mod throttles;
 mod trace;
 mod usage;
 mod users;
-mod work;
 
 pub use crate::delivery::frames::feed_frame;
+pub use crate::rules::projects::{check_project_name, hash_secret, MAX_SECRET_GRACE};
 pub use crate::storage::NewProjectKeys;
 pub use crate::storage::{
     AcceptInput, AcceptedRun, ActorSpec, DeliveryFilter, FeedFilter, FeedUpdate, FeedUpdateOutcome,
@@ -49,7 +53,6 @@ pub use crate::storage::{
 pub use dir_lock::DirLock;
 pub use feed::feed_lock_key;
 pub use flusher::Flusher;
-pub use projects::{check_project_name, hash_secret, MAX_SECRET_GRACE};
 use space::reopening;
 pub(crate) use space::{Space, SpaceIter};
 pub use users::UserFilter;

@@ -6,15 +6,11 @@ use super::keys::Key;
 use super::{codec, Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::model::{new_id, Channel, Project, Timestamp};
+use crate::rules::projects::{check_project_name, hash_secret, random_key};
 use crate::storage::NewProjectKeys;
-use sha2::{Digest, Sha256};
+use crate::storage::Refusal;
 use std::sync::Arc;
-use std::time::Duration;
 use uuid::Uuid;
-
-/// The longest grace period a rotated secret may keep: past it a leaked old
-/// secret would outlive the point of rotating it.
-pub const MAX_SECRET_GRACE: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// The `meta` key naming the project `serve` created as `default`.
 const DEFAULT_MARKER: &[u8] = b"default_project";
@@ -22,39 +18,6 @@ const DEFAULT_MARKER: &[u8] = b"default_project";
 /// Keys removed per commit while a project is deleted: bounded batches keep
 /// memory flat and let other commits through between them.
 const DELETE_BATCH: usize = 4096;
-
-/// A new project's name: 1 to 100 letters, digits, `-`, `_` or `.`, starting
-/// with a letter or digit, so it needs no quoting in a shell or a URL.
-pub fn check_project_name(name: &str) -> Result<()> {
-    let ok = (1..=100).contains(&name.len())
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::field(
-            "name",
-            "format",
-            "a project name is 1 to 100 letters, digits, '-', '_' or '.', starting with a letter or digit",
-        ))
-    }
-}
-
-pub fn hash_secret(secret: &str) -> Vec<u8> {
-    Sha256::digest(secret.as_bytes()).to_vec()
-}
-
-fn random_key(prefix: &str) -> String {
-    let b: [u8; 24] = rand::random();
-    let mut s = String::with_capacity(prefix.len() + 48);
-    s.push_str(prefix);
-    for x in b {
-        s.push_str(&format!("{x:02x}"));
-    }
-    s
-}
 
 impl Store {
     pub fn project_by_name(&self, name: &str) -> Result<Option<Project>> {
@@ -95,22 +58,12 @@ impl Store {
             .get(name.as_bytes())?
             .is_some()
         {
-            return Err(Error::conflict(
-                "project",
-                Some(name.into()),
-                "unique",
-                "project name taken",
-            ));
+            return Err(Refusal::ProjectNameTaken(name.to_string()).err());
         }
         let (public_key, secret_key) =
             keys.unwrap_or_else(|| (random_key("pk_"), random_key("sk_")));
         if self.tree(T::api_keys).get(public_key.as_bytes())?.is_some() {
-            return Err(Error::conflict(
-                "project",
-                None,
-                "unique",
-                "public key already in use",
-            ));
+            return Err(Refusal::PublicKeyTaken.err());
         }
         let (id, now) = new_id();
         let p = Project::new(id, name, &public_key, hash_secret(&secret_key), now);
@@ -203,11 +156,11 @@ impl Store {
     pub fn update_project(&self, id: &Uuid, f: impl FnOnce(&mut Project)) -> Result<Project> {
         let _g = self.lock_many([b"projects".as_slice(), id.as_bytes().as_slice()]);
         if self.is_deleted(id) {
-            return Err(Error::not_found("project", id));
+            return Err(Refusal::missing("project", id));
         }
         let mut p: Project = self
             .get_rec(T::projects, id.as_bytes())?
-            .ok_or_else(|| Error::not_found("project", id))?;
+            .ok_or_else(|| Refusal::missing("project", id))?;
         let old_name = p.name.clone();
         f(&mut p);
         p.updated_at = Timestamp::now();
@@ -218,12 +171,7 @@ impl Store {
                 .get(p.name.as_bytes())?
                 .is_some()
             {
-                return Err(Error::conflict(
-                    "project",
-                    Some(p.name.clone()),
-                    "unique",
-                    "project name taken",
-                ));
+                return Err(Refusal::ProjectNameTaken(p.name.clone()).err());
             }
             w.del(T::projects_by_name, old_name.as_bytes());
             w.put(T::projects_by_name, p.name.as_bytes(), id.as_bytes());
@@ -234,34 +182,6 @@ impl Store {
             .projects_cache
             .insert(p.public_key.clone(), Arc::new(p.clone()));
         Ok(p)
-    }
-
-    /// Gives the project `name` a new secret key (returned once; only its hash
-    /// is kept). The replaced secret keeps working for `grace` (none: refused
-    /// at once); a secret replaced earlier is forgotten.
-    pub fn rotate_secret(&self, name: &str, grace: Duration) -> Result<(Project, String)> {
-        if grace > MAX_SECRET_GRACE {
-            return Err(Error::field(
-                "grace_seconds",
-                "number",
-                format!("at most {} seconds (30 days)", MAX_SECRET_GRACE.as_secs()),
-            ));
-        }
-        let p = self
-            .project_by_name(name)?
-            .ok_or_else(|| Error::not_found("project", name))?;
-        let secret = random_key("sk_");
-        let hash = hash_secret(&secret);
-        let p = self.update_project(&p.id, |p| {
-            let now = Timestamp::now();
-            let old = std::mem::replace(&mut p.secret_hash, hash);
-            let live = !grace.is_zero();
-            p.previous_secret_hash = live.then_some(old);
-            p.previous_secret_expires_at =
-                live.then(|| now.plus_millis(grace.as_millis().min(i64::MAX as u128) as i64));
-            p.secret_rotated_at = Some(now);
-        })?;
-        Ok((p, secret))
     }
 
     /// Deletes the project `name` and every key it owns, in every key space,
@@ -278,14 +198,14 @@ impl Store {
         use std::sync::atomic::Ordering;
         let found = self
             .project_by_name(name)?
-            .ok_or_else(|| Error::not_found("project", name))?;
+            .ok_or_else(|| Refusal::missing("project", name))?;
         let id = found.id;
         let p = {
             let _g = self.lock_many([b"projects".as_slice(), id.as_bytes().as_slice()]);
             // Read again under the lock: a rename may have come in between.
             let p: Project = self
                 .get_rec(T::projects, id.as_bytes())?
-                .ok_or_else(|| Error::not_found("project", name))?;
+                .ok_or_else(|| Refusal::missing("project", name))?;
             self.inner
                 .deleted
                 .write()
@@ -395,7 +315,7 @@ mod tests {
                 .upsert_user(&p.id, &format!("user-{i}"), &UserPatch::default())
                 .unwrap();
         }
-        store.put_topic(&p.id, "news", None, None).unwrap();
+        store.put_topic(&p.id, "news", Default::default()).unwrap();
         let u = store.user_by_ext(&p.id, "user-1").unwrap().unwrap();
         store.subscribe(&p.id, "news", &u).unwrap();
     }
@@ -461,9 +381,11 @@ mod tests {
     #[test]
     fn rotation_keeps_the_previous_secret_for_the_grace_period_only() {
         let dir = tempfile::tempdir().unwrap();
+        use crate::rules::projects::{rotate_secret, MAX_SECRET_GRACE};
+        use std::time::Duration;
         let store = Store::open(dir.path()).unwrap();
         let keys = store.create_project("p", None).unwrap();
-        let (p, secret) = store.rotate_secret("p", Duration::from_secs(3600)).unwrap();
+        let (p, secret) = rotate_secret(&store, "p", Duration::from_secs(3600)).unwrap();
         assert_ne!(secret, keys.secret_key);
         assert_eq!(p.secret_hash, hash_secret(&secret));
         let now = Timestamp::now();
@@ -476,17 +398,16 @@ mod tests {
         let cached = store.project_by_api_key(&keys.public_key).unwrap().unwrap();
         assert_eq!(cached.secret_hash, hash_secret(&secret));
         // no grace: the old one is forgotten
-        let (p, _) = store.rotate_secret("p", Duration::ZERO).unwrap();
+        let (p, _) = rotate_secret(&store, "p", Duration::ZERO).unwrap();
         assert!(p.previous_secret_hash.is_none() && p.previous_secret_expires_at.is_none());
         let view = serde_json::to_value(crate::model::OperatorProject::from(&p)).unwrap();
         assert!(view.get("previous_secret_expires_at").is_none());
         assert!(view.get("secret_rotated_at").is_some());
-        let e = store
-            .rotate_secret("p", MAX_SECRET_GRACE + Duration::from_secs(1))
+        let e = rotate_secret(&store, "p", MAX_SECRET_GRACE + Duration::from_secs(1))
             .err()
             .unwrap();
         assert_eq!(e.code, crate::error::ErrorCode::ValidationFailed);
-        let e = store.rotate_secret("nope", Duration::ZERO).err().unwrap();
+        let e = rotate_secret(&store, "nope", Duration::ZERO).err().unwrap();
         assert_eq!(e.code, crate::error::ErrorCode::NotFound);
     }
 

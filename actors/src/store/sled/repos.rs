@@ -35,10 +35,8 @@ forward! { ProjectRepo {
     fn project_by_name(&self, name: &str) -> Result<Option<Project>>;
     fn projects(&self) -> Result<Vec<Project>>;
     fn create_project(&self, name: &str, keys: Option<(String, String)>) -> Result<NewProjectKeys>;
-    fn project_cached(&self, public_key: &str) -> Option<Arc<Project>>;
     fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>>;
     fn update_project(&self, id: &Uuid, f: Edit<'_, Project>) -> Result<Project>;
-    fn rotate_secret(&self, name: &str, grace: Duration) -> Result<(Project, String)>;
     fn delete_project(&self, name: &str) -> Result<Project>;
 } }
 
@@ -46,16 +44,15 @@ forward! { UserRepo {
     fn user(&self, project: &Uuid, id: &Uuid) -> Result<Option<User>>;
     fn user_by_ext(&self, project: &Uuid, ext: &str) -> Result<Option<User>>;
     fn user_refs_by_ext(&self, project: &Uuid, exts: &[String]) -> Result<Vec<Option<UserRef>>>;
-    fn user_cached(&self, project: &Uuid, ext: &str) -> Option<Arc<User>>;
-    fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>>;
-    fn user_required(&self, project: &Uuid, ext: &str) -> Result<User>;
-    fn upsert_user(&self, project: &Uuid, ext: &str, patch: &UserPatch) -> Result<(User, bool)>;
-    fn upsert_users(&self, project: &Uuid, items: &[(String, UserPatch)]) -> Result<Vec<(User, bool)>>;
     fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>>;
     fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()>;
     fn delete_users(&self, project: &Uuid, exts: &[String]) -> Result<Vec<bool>>;
     fn preferences(&self, project: &Uuid, user: &Uuid) -> Result<Preferences>;
     fn update_preferences(&self, project: &Uuid, user: &User, patch: &Preferences) -> Result<Preferences>;
+} extra {
+    fn upsert_users(&self, project: &Uuid, items: &[(&str, &UserPatch)]) -> Result<Vec<(User, bool)>> {
+        self.upsert_many(project, items)
+    }
 } }
 
 forward! { ChannelRepo {
@@ -85,7 +82,7 @@ forward! { FlowRepo {
 
 forward! { TopicRepo {
     fn topic(&self, project: &Uuid, key: &str) -> Result<Option<Topic>>;
-    fn put_topic(&self, project: &Uuid, key: &str, name: Option<Option<String>>, description: Option<Option<String>>) -> Result<(Topic, bool)>;
+    fn put_topic(&self, project: &Uuid, key: &str, patch: TopicPatch) -> Result<(Topic, bool)>;
     fn list_topics(&self, project: &Uuid, req: &PageReq) -> Result<Page<Topic>>;
     fn delete_topic(&self, project: &Uuid, key: &str) -> Result<()>;
     fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription>;
@@ -137,10 +134,16 @@ forward! { FeedRepo {
     fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts>;
     fn feed_page(&self, project: &Uuid, user: &Uuid, filter: FeedFilter, req: &PageReq) -> Result<Page<Delivery>>;
     fn feed_entry(&self, project: &Uuid, user: &Uuid, id: &Uuid) -> Result<Delivery>;
-    fn feed_page_cached(&self, project: &Uuid, user: &Uuid, limit: usize) -> Option<Arc<[u8]>>;
     fn events_between(&self, project: &Uuid, user: &Uuid, after: u64, upto: u64) -> Result<Option<Vec<Vec<u8>>>>;
     fn update_feed_entry(&self, project: &Uuid, user: &Uuid, id: &Uuid, u: FeedUpdate) -> Result<FeedChange<Delivery>>;
     fn mark_feed(&self, project: &Uuid, user: &Uuid, read: bool) -> Result<FeedChange<usize>>;
+} }
+
+forward! { Caches {
+    fn project_cached(&self, public_key: &str) -> Option<Arc<Project>>;
+    fn user_cached(&self, project: &Uuid, ext: &str) -> Option<Arc<User>>;
+    fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>>;
+    fn feed_page_cached(&self, project: &Uuid, user: &Uuid, limit: usize) -> Option<Arc<[u8]>>;
 } extra {
     fn feed_page_fill(
         &self,
@@ -155,7 +158,7 @@ forward! { FeedRepo {
 
 forward! { PushRepo {
     fn push_subscriptions(&self, project: &Uuid, user: &Uuid, channel: &Uuid) -> Result<Vec<PushSubscription>>;
-    fn add_push_subscription(&self, project: &Uuid, user: &Uuid, channel: &Uuid, identifier: &str, keys: Option<serde_json::Value>, platform: Option<String>) -> Result<(PushSubscription, bool)>;
+    fn add_push_subscription(&self, project: &Uuid, user: &Uuid, sub: PushSubscription) -> Result<(PushSubscription, bool)>;
     fn remove_push_subscription(&self, project: &Uuid, user: &Uuid, channel: &Uuid, identifier: &str) -> Result<bool>;
 } }
 
@@ -180,7 +183,7 @@ forward! { EventRepo {
     fn list_event_endpoints(&self, project: &Uuid, req: &PageReq) -> Result<Page<WebhookEndpoint>>;
     fn update_event_endpoint(&self, project: &Uuid, id: &Uuid, f: Change<'_, WebhookEndpoint>) -> Result<WebhookEndpoint>;
     fn delete_event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<()>;
-    fn rotate_event_secret(&self, project: &Uuid, id: &Uuid, grace: Duration) -> Result<(WebhookEndpoint, String)>;
+    fn replace_event_secret(&self, project: &Uuid, id: &Uuid, secret: &str, grace: Duration) -> Result<WebhookEndpoint>;
     fn event_secrets(&self, project: &Uuid, id: &Uuid) -> Result<Vec<String>>;
     fn due_events(&self, now_ms: i64, limit: usize, skip: &[Uuid]) -> Result<Vec<OutboxEvent>>;
     fn record_event_attempts(&self, done: &[(OutboxEvent, EventAttempt, AttemptNext)]) -> Result<()>;
@@ -212,4 +215,9 @@ forward! { Durability {
 forward! { Storage {
     fn cursor_key(&self) -> &[u8; 32];
     fn template_limits(&self) -> crate::render::Limits;
+} extra {
+    /// Projects, users and feeds' first pages, kept by the store's writes.
+    fn caches(&self) -> Option<&dyn Caches> {
+        Some(self)
+    }
 } }

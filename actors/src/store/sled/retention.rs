@@ -18,346 +18,16 @@
 use super::feed::{count_delta, feed_lock_key, EVENT_HEADER};
 use super::keys::{tail_id, uuid_at, Key};
 use super::page::key_range;
-use super::records::{group_members, group_value, NotifRec};
-use super::runs::{
-    notif_key, recipient_marker, run_index, run_lock_key, status_indexed, topic_index,
-};
+use super::records::group_members;
+use super::removal::*;
+use super::runs::{recipient_marker, run_index, run_lock_key};
 use super::{Store, Writes, T};
 use crate::error::{Error, Result};
-use crate::model::{notification_of, ChannelType, DeliveryStatus, FeedCounts, Timestamp};
-use crate::storage::{Erasure, ErasureStatus, PurgeCutoffs, PurgeReport};
-use serde::Deserialize;
-use std::borrow::Cow;
+use crate::model::{notification_of, FeedCounts, Timestamp};
+use crate::storage::{PurgeCutoffs, PurgeReport};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use uuid::Uuid;
-
-/// Records a pass may look at per record it may remove: what it cannot remove
-/// yet (pending notifications, markers) is skipped, within this budget.
-const SCAN_FACTOR: usize = 8;
-
-/// How far past the newest id being removed a packed index chunk is still
-/// looked at: a chunk holds the ids of one commit, all made within moments
-/// of its key (its largest id).
-const CHUNK_SPAN_MS: i64 = 60_000;
-
-/// The lowest UUIDv7 of instant `t`: every id below it was made before `t`.
-fn id_floor(t: Timestamp) -> [u8; 16] {
-    let ms = (t.millis().max(0) as u64).to_be_bytes();
-    let mut id = [0u8; 16];
-    id[..6].copy_from_slice(&ms[2..8]);
-    id
-}
-
-fn be_u64(b: &[u8]) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[..8]);
-    u64::from_be_bytes(a)
-}
-
-/// Whether a throttle counter (`v`, its runs' project-time instants) holds
-/// nothing within `window` (ms; `None`: its step is gone) at `now`.
-fn counter_expired(v: &[u8], window: Option<i64>, now: i64) -> Result<bool> {
-    let Some(window) = window else {
-        return Ok(true);
-    };
-    let hits: Vec<i64> = super::codec::dec(v)?;
-    Ok(hits.iter().all(|t| *t <= now.saturating_sub(window)))
-}
-
-/// What the purge reads of a stored notification: the fields of
-/// `records::NotifRec`'s stored form it needs, by name. The rest (rendered
-/// content, outcomes, errors, gates) is skipped, not decoded: decoding whole
-/// records was most of the purge's CPU.
-#[derive(Deserialize)]
-struct SkimN<'a> {
-    i: Uuid,
-    r: Uuid,
-    #[serde(borrow)]
-    t: Option<Cow<'a, str>>,
-    p: bool,
-    u: Uuid,
-    c: Timestamp,
-}
-
-#[derive(Deserialize)]
-struct SkimD<'a> {
-    i: Uuid,
-    ct: ChannelType,
-    s: DeliveryStatus,
-    /// Its rendered content, borrowed, for what it counted in the
-    /// project's usage (`quota`).
-    #[serde(borrow)]
-    d: SkimR<'a>,
-}
-
-/// A delivery's `Rendered` as stored, its strings borrowed, not copied.
-#[derive(Deserialize)]
-struct SkimR<'a> {
-    #[serde(borrow)]
-    subject: Cow<'a, str>,
-    #[serde(borrow)]
-    body: Cow<'a, str>,
-    #[serde(default, borrow)]
-    html: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    url: Option<Cow<'a, str>>,
-}
-
-impl SkimR<'_> {
-    fn len(&self) -> u64 {
-        (self.subject.len()
-            + self.body.len()
-            + self.html.as_deref().map_or(0, str::len)
-            + self.url.as_deref().map_or(0, str::len)) as u64
-    }
-}
-
-#[derive(Deserialize)]
-struct Skim<'a> {
-    #[serde(borrow)]
-    n: SkimN<'a>,
-    #[serde(borrow)]
-    d: Vec<SkimD<'a>>,
-}
-
-fn skim(v: &[u8]) -> Result<Skim<'_>> {
-    match v.split_first() {
-        Some((1, b)) => {
-            rmp_serde::from_slice(b).map_err(|e| Error::internal(format!("corrupt record: {e}")))
-        }
-        _ => Err(Error::internal("corrupt record: unknown version byte")),
-    }
-}
-
-/// Where a notification's own key stands, as far as the caller knows.
-#[derive(Clone, Copy)]
-enum Alone {
-    /// Not known: looked up.
-    Unknown,
-    /// Not stored alone (only in its group).
-    No,
-    /// Stored alone, its value this many bytes.
-    Yes(usize),
-}
-
-/// A notification to remove: what the removal needs of it.
-struct Doomed {
-    id: Uuid,
-    run: Uuid,
-    topic: Option<String>,
-    user: Uuid,
-    /// Its deliveries: (id, channel type, status).
-    d: Vec<(Uuid, ChannelType, DeliveryStatus)>,
-    alone: Alone,
-    /// What it counts in the project's usage (`quota::cost_of`).
-    usage: u64,
-}
-
-impl Doomed {
-    fn of(r: &NotifRec) -> Doomed {
-        Doomed {
-            id: r.n.id,
-            run: r.n.flow_run_id,
-            topic: r.n.topic.clone(),
-            user: r.n.recipient_id,
-            d: r.d
-                .iter()
-                .map(|d| (d.id, d.channel_type, d.status))
-                .collect(),
-            alone: Alone::Unknown,
-            usage: crate::quota::notification_cost(r.d.iter().map(|d| &d.data)),
-        }
-    }
-}
-
-/// Notifications being removed in one batch, with everything pointing at them.
-struct Removal<'s> {
-    store: &'s Store,
-    p: Uuid,
-    w: Writes,
-    /// Groups touched: key → (value as read, `None`: no group; indexes of
-    /// the members removed).
-    groups: HashMap<Vec<u8>, (Option<sled::IVec>, Vec<u8>)>,
-    runs: HashMap<Uuid, HashSet<[u8; 16]>>,
-    topics: HashMap<String, HashSet<[u8; 16]>>,
-    /// Per recipient: what the feed entries removed counted (unread, unseen).
-    feeds: HashMap<Uuid, FeedCounts>,
-    /// Notifications whose traces go, in the order removed; with `dense`,
-    /// they are one stretch of ids and their traces go by one range scan
-    /// (the purge), else by a prefix scan each (an erasure: one user's
-    /// notifications, spread over time).
-    traced: Vec<[u8; 16]>,
-    dense: bool,
-    report: PurgeReport,
-}
-
-impl<'s> Removal<'s> {
-    fn new(store: &'s Store, p: Uuid, dense: bool) -> Self {
-        Removal {
-            store,
-            p,
-            w: Writes::new(),
-            groups: HashMap::new(),
-            runs: HashMap::new(),
-            topics: HashMap::new(),
-            feeds: HashMap::new(),
-            traced: vec![],
-            dense,
-            report: PurgeReport::default(),
-        }
-    }
-
-    /// Stages the removal of a notification and everything pointing at it.
-    /// The caller holds the recipient's feed lock.
-    fn remove(&mut self, rec: &Doomed) -> Result<()> {
-        let (p, nid) = (self.p, rec.id);
-        let notifications = self.store.tree(T::notifications);
-        let nk = notif_key(&p, &nid);
-        match rec.alone {
-            Alone::Yes(len) => {
-                self.report.bytes += (nk.0.len() + len) as u64;
-                self.w.del(T::notifications, &nk);
-            }
-            Alone::No => {}
-            Alone::Unknown => {
-                if let Some(v) = notifications.get(&nk)? {
-                    self.report.bytes += (nk.0.len() + v.len()) as u64;
-                    self.w.del(T::notifications, &nk);
-                }
-            }
-        }
-        // Its copy in a group, if it has one (the group's other members stay).
-        let gk = Key::new().id(&p).bytes(&nid.as_bytes()[..14]).0;
-        if !self.groups.contains_key(&gk) {
-            let v = notifications.get(&gk)?;
-            self.groups.insert(gk.clone(), (v, vec![]));
-        }
-        if let Some((Some(v), removed)) = self.groups.get_mut(&gk) {
-            let i = nid.as_bytes()[14];
-            if let Some(m) = group_members(v)?.iter().find(|m| m.i == i) {
-                if !removed.contains(&i) {
-                    self.report.bytes += m.stored_len() as u64;
-                    removed.push(i);
-                }
-            }
-        }
-        let u = rec.user;
-        let feed = self.store.tree(T::feed);
-        for (did, ct, status) in &rec.d {
-            if status_indexed(*status) {
-                let k = Key::new().id(&p).u8(status.index()).id(did);
-                self.report.bytes += k.0.len() as u64;
-                self.w.del(T::deliv_by_status, k);
-            }
-            // A settled delivery has no queue entry; this makes sure of it.
-            self.w.del(T::queue, Key::new().id(&p).id(did));
-            if *ct == ChannelType::InApp {
-                let fk = Key::new().id(&p).id(&u).id(did);
-                if let Some(v) = feed.get(&fk)? {
-                    if let Some(&flags) = v.first() {
-                        count_delta(self.feeds.entry(u).or_default(), flags, 1);
-                        self.report.feed_entries += 1;
-                    }
-                    self.report.bytes += (fk.0.len() + v.len()) as u64;
-                    self.w.del(T::feed, fk);
-                }
-            }
-            self.report.deliveries += 1;
-        }
-        self.w.del(T::feed, recipient_marker(&p, &u, &nid));
-        self.traced.push(*nid.as_bytes());
-        self.runs
-            .entry(rec.run)
-            .or_default()
-            .insert(*nid.as_bytes());
-        if let Some(t) = &rec.topic {
-            self.topics
-                .entry(t.clone())
-                .or_default()
-                .insert(*nid.as_bytes());
-        }
-        self.report.notifications += 1;
-        self.report.usage_bytes += rec.usage;
-        Ok(())
-    }
-
-    /// Stages the removal of the traces of the notifications removed.
-    fn stage_traces(&mut self) -> Result<()> {
-        let ids = std::mem::take(&mut self.traced);
-        if !self.dense {
-            for id in &ids {
-                self.report.bytes +=
-                    self.store
-                        .stage_trace_removal(&mut self.w, &self.p, &Uuid::from_bytes(*id))?;
-            }
-            return Ok(());
-        }
-        let (Some(lo), Some(hi)) = (ids.iter().min(), ids.iter().max()) else {
-            return Ok(());
-        };
-        let set: HashSet<&[u8; 16]> = ids.iter().collect();
-        let p = Key::new().id(&self.p);
-        let lo = p.clone().bytes(lo).0;
-        let mut hi = p.clone().bytes(hi).0;
-        hi.extend_from_slice(&[0xff; 8]);
-        for kv in self
-            .store
-            .tree(T::trace)
-            .range::<Vec<u8>, _>((Bound::Included(lo), Bound::Included(hi)))
-        {
-            let (k, v) = kv?;
-            if k.len() < 32 || !set.contains(&<[u8; 16]>::try_from(&k[16..32]).unwrap_or_default())
-            {
-                continue;
-            }
-            self.report.bytes += (k.len() + v.len()) as u64;
-            self.w.del(T::trace, k);
-        }
-        Ok(())
-    }
-
-    /// The writes of the batch (groups and indexes rewritten, the feeds'
-    /// counts brought down when `counts`), its report, and the users whose
-    /// feeds changed.
-    fn finish(mut self, counts: bool) -> Result<(Writes, PurgeReport, Vec<Uuid>)> {
-        self.stage_traces()?;
-        for (gk, (v, removed)) in std::mem::take(&mut self.groups) {
-            let Some(v) = v.filter(|_| !removed.is_empty()) else {
-                continue;
-            };
-            let kept: Vec<_> = group_members(&v)?
-                .into_iter()
-                .filter(|m| !removed.contains(&m.i))
-                .collect();
-            if kept.is_empty() {
-                self.w.del(T::notifications, gk);
-            } else {
-                self.w.put(T::notifications, gk, group_value(&kept));
-            }
-        }
-        for (run, ids) in std::mem::take(&mut self.runs) {
-            let prefix = run_index(&self.p, &run);
-            self.report.bytes +=
-                self.store
-                    .strip_packed(&mut self.w, T::run_index, &prefix, &ids)?;
-        }
-        for (topic, ids) in std::mem::take(&mut self.topics) {
-            let prefix = topic_index(&self.p, &topic);
-            self.report.bytes +=
-                self.store
-                    .strip_packed(&mut self.w, T::topic_index, &prefix, &ids)?;
-        }
-        let users: Vec<Uuid> = self.feeds.keys().copied().collect();
-        if counts {
-            for (u, removed) in std::mem::take(&mut self.feeds) {
-                self.store
-                    .stage_counts_down(&mut self.w, &self.p, &u, removed)?;
-            }
-        }
-        Ok((self.w, self.report, users))
-    }
-}
 
 impl Store {
     /// One purge batch of a project (see `RetentionRepo::purge`): up to
@@ -386,14 +56,14 @@ impl Store {
 
     /// Where the purge of key space `t` stopped in a project: `(key,
     /// inclusive)`, `None` to start from the beginning.
-    fn cursor(&self, project: &Uuid, t: T) -> Option<(Vec<u8>, bool)> {
+    pub(super) fn cursor(&self, project: &Uuid, t: T) -> Option<(Vec<u8>, bool)> {
         self.inner
             .purge_cursors
             .get(&(*project, t as u8))
             .map(|c| c.clone())
     }
 
-    fn set_cursor(&self, project: &Uuid, t: T, c: Option<(Vec<u8>, bool)>) {
+    pub(super) fn set_cursor(&self, project: &Uuid, t: T, c: Option<(Vec<u8>, bool)>) {
         match c {
             Some(c) => {
                 self.inner.purge_cursors.insert((*project, t as u8), c);
@@ -409,7 +79,7 @@ impl Store {
     /// the end is followed by the next only after a tenth of the window
     /// (`before` is now minus the window), between 1 s and 10 minutes: what
     /// comes of age meanwhile stays at most that much past its window.
-    fn sweep_due(&self, project: &Uuid, t: T, before: Timestamp) -> bool {
+    pub(super) fn sweep_due(&self, project: &Uuid, t: T, before: Timestamp) -> bool {
         if self.inner.purge_cursors.contains_key(&(*project, t as u8)) {
             return true; // a sweep under way goes on
         }
@@ -422,7 +92,7 @@ impl Store {
     }
 
     /// Records where a sweep of `t` stopped; `None`: it reached the end.
-    fn sweep_stopped(&self, project: &Uuid, t: T, stop: Option<(Vec<u8>, bool)>) {
+    pub(super) fn sweep_stopped(&self, project: &Uuid, t: T, stop: Option<(Vec<u8>, bool)>) {
         if stop.is_none() {
             self.inner
                 .purge_swept
@@ -432,7 +102,7 @@ impl Store {
     }
 
     /// The removals lock (see `Inner::removals`).
-    fn removals(&self) -> std::sync::MutexGuard<'_, ()> {
+    pub(super) fn removals(&self) -> std::sync::MutexGuard<'_, ()> {
         self.inner
             .removals
             .lock()
@@ -451,7 +121,7 @@ impl Store {
     /// is skimmed (`Skim`), not decoded, and where it is stored (alone, in
     /// its group, both) is known from the scan, so removing it looks nothing
     /// up again but its feed entries.
-    fn purge_notifications(
+    pub(super) fn purge_notifications(
         &self,
         project: &Uuid,
         cut: &PurgeCutoffs,
@@ -628,7 +298,7 @@ impl Store {
     /// chunk's ids is all `page::PackedSource` needs). Only chunks from the
     /// smallest id to `CHUNK_SPAN_MS` past the largest are looked at. Returns
     /// the bytes removed.
-    fn strip_packed(
+    pub(super) fn strip_packed(
         &self,
         w: &mut Writes,
         t: T,
@@ -672,7 +342,7 @@ impl Store {
     /// Brings a user's feed counts down by what removed entries counted: the
     /// counts live in the latest event (see `feed::stage_event`), rewritten
     /// in place. The caller holds the user's feed lock.
-    fn stage_counts_down(
+    pub(super) fn stage_counts_down(
         &self,
         w: &mut Writes,
         project: &Uuid,
@@ -701,7 +371,12 @@ impl Store {
     /// Feed entries created before `before`. A notification that stays gets
     /// a recipient marker in place of its entry, so it is still listed for
     /// its recipient (`list_notifications` by recipient).
-    fn purge_feed(&self, project: &Uuid, before: Timestamp, max: usize) -> Result<PurgeReport> {
+    pub(super) fn purge_feed(
+        &self,
+        project: &Uuid,
+        before: Timestamp,
+        max: usize,
+    ) -> Result<PurgeReport> {
         if !self.sweep_due(project, T::feed, before) {
             return Ok(PurgeReport::default());
         }
@@ -794,7 +469,12 @@ impl Store {
     /// Live-feed events written before `before`, except each user's latest
     /// (it holds the feed's counts and `seq`). A client resuming from an
     /// event that is gone is told to reload (`events_between` → `None`).
-    fn purge_events(&self, project: &Uuid, before: Timestamp, max: usize) -> Result<PurgeReport> {
+    pub(super) fn purge_events(
+        &self,
+        project: &Uuid,
+        before: Timestamp,
+        max: usize,
+    ) -> Result<PurgeReport> {
         if !self.sweep_due(project, T::events, before) {
             return Ok(PurgeReport::default());
         }
@@ -874,7 +554,7 @@ impl Store {
 
     /// When a notification's run was accepted in project time (its test
     /// clock's `clock_at`, else its creation), each run read once per batch.
-    fn accepted_at(
+    pub(super) fn accepted_at(
         &self,
         project: &Uuid,
         run: Uuid,
@@ -895,7 +575,12 @@ impl Store {
     /// Processed runs created before `cut.notifications` (on a test clock:
     /// accepted before it in project time) whose notifications are all gone,
     /// with their pending counters and index chunks.
-    fn purge_runs(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
+    pub(super) fn purge_runs(
+        &self,
+        project: &Uuid,
+        cut: &PurgeCutoffs,
+        max: usize,
+    ) -> Result<PurgeReport> {
         let before = cut.notifications;
         let floor = id_floor(if cut.test_clock {
             Timestamp::now()
@@ -982,7 +667,7 @@ impl Store {
     /// a run passing meanwhile keeps its counter. Swept like feed entries (a
     /// new sweep at most every tenth of the notifications window, 1 s to 10
     /// minutes).
-    fn purge_throttles(
+    pub(super) fn purge_throttles(
         &self,
         project: &Uuid,
         cut: &PurgeCutoffs,
@@ -1073,7 +758,12 @@ impl Store {
     /// or gone, so nothing will render with them again. Checked again under
     /// the batch's lock; the slot's entry goes with its batch. Swept like
     /// throttle counters.
-    fn purge_batches(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
+    pub(super) fn purge_batches(
+        &self,
+        project: &Uuid,
+        cut: &PurgeCutoffs,
+        max: usize,
+    ) -> Result<PurgeReport> {
         if !self.sweep_due(project, T::batches, cut.notifications) {
             return Ok(PurgeReport::default());
         }
@@ -1142,7 +832,12 @@ impl Store {
     }
 
     /// Whether nothing will read batch `b` again at project time `now`.
-    fn batch_done(&self, project: &Uuid, b: &crate::storage::Batch, now: i64) -> Result<bool> {
+    pub(super) fn batch_done(
+        &self,
+        project: &Uuid,
+        b: &crate::storage::Batch,
+        now: i64,
+    ) -> Result<bool> {
         if b.closed.is_none() && b.closes_at_ms > now {
             return Ok(false);
         }
@@ -1152,7 +847,7 @@ impl Store {
     }
 
     /// Whether a notification listed in the run's index still exists.
-    fn run_has_notifications(&self, project: &Uuid, run: &Uuid) -> Result<bool> {
+    pub(super) fn run_has_notifications(&self, project: &Uuid, run: &Uuid) -> Result<bool> {
         for kv in self.tree(T::run_index).scan_prefix(run_index(project, run)) {
             let (_, v) = kv?;
             for c in v.chunks_exact(16) {
@@ -1183,621 +878,8 @@ impl Store {
         id[..6].copy_from_slice(&k[16..22]);
         Ok(Some(Timestamp::of_id(&Uuid::from_bytes(id))))
     }
-
-    // ------------------------------------------------------------ erasure
-
-    /// Deletes the user and records their erasure in one durable commit. The
-    /// user's feed keys (entries and recipient markers, one or more per
-    /// notification of theirs) stay: they are the erasure's list of work.
-    pub fn start_erasure(&self, project: &Uuid, ext: &str) -> Result<Erasure> {
-        let id = Uuid::now_v7();
-        let mut job = None;
-        self.delete_user_with(project, ext, |w, user| {
-            w.ops.retain(|(t, _, _)| *t != T::feed);
-            let e = Erasure {
-                id,
-                project: *project,
-                user_id: user.id,
-                status: ErasureStatus::Running,
-                notifications_removed: 0,
-                created_at: Timestamp::of_id(&id),
-                completed_at: None,
-            };
-            w.put_rec(T::erasures, Key::new().id(project).id(&id), &e);
-            job = Some(e);
-            Ok(())
-        })?;
-        job.ok_or_else(|| Error::internal("erasure not recorded"))
-    }
-
-    pub fn erasure(&self, project: &Uuid, id: &Uuid) -> Result<Option<Erasure>> {
-        self.get_rec(T::erasures, Key::new().id(project).id(id).as_ref())
-    }
-
-    pub fn running_erasures(&self) -> Result<Vec<Erasure>> {
-        let mut out = vec![];
-        for kv in self.tree(T::erasures).iter() {
-            let (_, v) = kv?;
-            let e: Erasure = super::codec::dec(&v)?;
-            if e.status == ErasureStatus::Running {
-                out.push(e);
-            }
-        }
-        Ok(out)
-    }
-
-    /// One step of an erasure: up to `max` of the user's settled
-    /// notifications removed, with the job's progress, in one durable
-    /// commit; the job is complete once the user's feed keys are all gone.
-    pub fn erase_step(&self, project: &Uuid, id: &Uuid, max: usize) -> Result<Erasure> {
-        let max = max.max(1);
-        let _removals = self.removals();
-        let mut job = self
-            .erasure(project, id)?
-            .ok_or_else(|| Error::not_found("erasure", id))?;
-        if job.status == ErasureStatus::Complete {
-            return Ok(job);
-        }
-        let up = Key::new().id(project).id(&job.user_id);
-        // The user's notifications, each with its feed keys.
-        let mut nids: Vec<(Uuid, Vec<Vec<u8>>)> = vec![];
-        let mut seen = 0usize;
-        for kv in self.tree(T::feed).scan_prefix(&up) {
-            let (k, _) = kv?;
-            seen += 1;
-            if k.len() != 48 {
-                continue;
-            }
-            let nid = notification_of(&tail_id(&k));
-            match nids.last_mut() {
-                Some((n, keys)) if *n == nid => keys.push(k.to_vec()),
-                _ => {
-                    if nids.len() >= max || seen > max * SCAN_FACTOR {
-                        break;
-                    }
-                    nids.push((nid, vec![k.to_vec()]));
-                }
-            }
-        }
-        let mut w = Writes::new();
-        if nids.is_empty() {
-            job.status = ErasureStatus::Complete;
-            job.completed_at = Some(Timestamp::now());
-            w.put_rec(T::erasures, Key::new().id(project).id(id), &job);
-            self.commit_durable(w)?;
-            return Ok(job);
-        }
-        let mut removal = Removal::new(self, *project, false);
-        for (nid, keys) in &nids {
-            match self.notif_rec(project, nid)? {
-                // Still pending (its deliveries to a deleted user settle
-                // soon): a later step takes it.
-                Some(r) if !r.n.processed || !r.d.iter().all(|d| d.status.is_final()) => {}
-                Some(r) => removal.remove(&Doomed::of(&r))?,
-                // Gone already (purged): only its feed keys are left, and
-                // a trace a purge before traces went with notifications
-                // may have left.
-                None => {
-                    for k in keys {
-                        removal.w.del(T::feed, k);
-                    }
-                    self.stage_trace_removal(&mut removal.w, project, nid)?;
-                }
-            }
-        }
-        let (mut rw, report, _) = removal.finish(false)?;
-        job.notifications_removed += report.notifications;
-        rw.put_rec(T::erasures, Key::new().id(project).id(id), &job);
-        w.append(rw);
-        self.commit_durable(w)?;
-        self.take_usage(project, report.usage_bytes)?;
-        Ok(job)
-    }
-
-    /// Takes what removed records counted off the project's usage.
-    fn take_usage(&self, project: &Uuid, bytes: u64) -> Result<()> {
-        use crate::storage::UsageRepo;
-        self.add_usage(project, -(bytes.min(i64::MAX as u64) as i64))
-    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Purges everything of `p` that is past its window at project time
-    /// `now` (no age cut-off), one record per batch; what it removed.
-    fn purge_at(store: &Store, p: &Uuid, now: i64) -> PurgeReport {
-        let cut = PurgeCutoffs {
-            notifications: Timestamp::from_millis(0),
-            feed: Timestamp::from_millis(0),
-            now: Timestamp::from_millis(now),
-            test_clock: false,
-        };
-        let mut total = PurgeReport::default();
-        loop {
-            let r = store.purge(p, &cut, 1).unwrap();
-            total.add(&r);
-            if !r.more {
-                return total;
-            }
-        }
-    }
-
-    /// An id made at `ms` (a UUIDv7 layout, the rest random).
-    fn id_at(ms: i64) -> Uuid {
-        let mut b = *Uuid::now_v7().as_bytes();
-        b[..6].copy_from_slice(&(ms as u64).to_be_bytes()[2..8]);
-        Uuid::from_bytes(b)
-    }
-
-    /// Batches far smaller than the data still cover it all: each goes on
-    /// where the last stopped (its scan budget or its bound), every user's
-    /// old feed entries and events go, and each user's latest event stays.
-    #[test]
-    fn small_batches_cover_every_user_and_keep_each_latest_event() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let p = Uuid::now_v7();
-        let now = Timestamp::now().millis();
-        let old = now - 3_600_000;
-        let users: Vec<Uuid> = (0..40).map(|_| Uuid::now_v7()).collect();
-        let mut w = Writes::new();
-        for (i, u) in users.iter().enumerate() {
-            for seq in 1..=5u64 {
-                // the first 3 events old, then (for even users) 2 recent ones
-                let at = if seq <= 3 || i % 2 == 1 { old } else { now };
-                let mut v = (at as u64).to_be_bytes().to_vec();
-                v.extend_from_slice(&[0u8; 16]);
-                w.put(T::events, Key::new().id(&p).id(u).u64(seq), v);
-                w.put(
-                    T::feed,
-                    Key::new().id(&p).id(u).id(&id_at(old + seq as i64)),
-                    [0u8; 33],
-                );
-            }
-            // a recent entry stays
-            w.put(T::feed, Key::new().id(&p).id(u).id(&id_at(now)), [0u8; 33]);
-        }
-        store.commit(w).unwrap();
-        let cut = PurgeCutoffs {
-            notifications: Timestamp::from_millis(now - 60_000),
-            feed: Timestamp::from_millis(now - 60_000),
-            now: Timestamp::from_millis(now),
-            test_clock: false,
-        };
-        let mut total = PurgeReport::default();
-        for _ in 0..1000 {
-            let r = store.purge(&p, &cut, 3).unwrap();
-            total.add(&r);
-            if !r.more {
-                break;
-            }
-        }
-        assert_eq!(total.feed_entries, 40 * 5);
-        // odd users: 4 of 5 old events (the 5th is the latest); even: 3
-        assert_eq!(total.events, 20 * 4 + 20 * 3);
-        for (i, u) in users.iter().enumerate() {
-            let ev: Vec<u64> = store
-                .tree(T::events)
-                .scan_prefix(Key::new().id(&p).id(u))
-                .map(|kv| be_u64(&kv.unwrap().0[32..40]))
-                .collect();
-            assert_eq!(
-                ev,
-                if i % 2 == 1 { vec![5] } else { vec![4, 5] },
-                "user {i}"
-            );
-            let feed = store
-                .tree(T::feed)
-                .scan_prefix(Key::new().id(&p).id(u))
-                .count();
-            assert_eq!(feed, 1, "user {i}");
-        }
-    }
-
-    /// A flow of one delay step and one throttle step ("1h"): accepting it
-    /// stores a settled notification with a trace.
-    fn flow(id: Uuid) -> crate::model::Flow {
-        serde_json::from_value(serde_json::json!({
-            "id": id, "handle": "f", "name": "F", "description": null,
-            "status": "active", "created_at": "2026-01-01T00:00:00Z",
-            "updated_at": "2026-01-01T00:00:00Z",
-            "steps": [
-                {"kind": "delay", "channel_id": null, "template": null, "seconds": 1},
-                {"kind": "throttle", "channel_id": null, "template": null,
-                 "limit": 1, "window": "1h"}
-            ],
-        }))
-        .unwrap()
-    }
-
-    /// Accepts `f` for `ext`; the notification's id.
-    fn notify(store: &Store, p: &Uuid, f: &crate::model::Flow, ext: &str) -> Uuid {
-        let input = crate::storage::AcceptInput {
-            flow: f.clone(),
-            recipients: vec![crate::storage::RunRecipient {
-                external_id: ext.into(),
-                patch: crate::model::UserPatch {
-                    first_name: Some(Some("Ada".into())),
-                    ..Default::default()
-                },
-            }],
-            actor: None,
-            topic: None,
-            data: serde_json::json!({}),
-            idempotency: None,
-            timing: Default::default(),
-        };
-        let run = crate::delivery::accept::accept_run(store, p, input).unwrap();
-        let page = store
-            .list_notifications(
-                p,
-                &crate::storage::NotificationFilter {
-                    flow_run_id: Some(run.run.id),
-                    ..Default::default()
-                },
-                &crate::storage::PageReq {
-                    limit: 10,
-                    ..Default::default()
-                },
-            )
-            .unwrap();
-        page.items[0].id
-    }
-
-    /// A notification's trace leaves with it, by the purge and by an erasure;
-    /// another's stays.
-    #[test]
-    fn purge_and_erasure_remove_traces() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let p = Uuid::now_v7();
-        let f = flow(Uuid::now_v7());
-        let (old, erased) = (
-            notify(&store, &p, &f, "old"),
-            notify(&store, &p, &f, "erased"),
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let cut_at = Timestamp::now();
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let kept = notify(&store, &p, &f, "kept");
-        for n in [old, erased, kept] {
-            assert!(!store.notification_trace(&p, &n).unwrap().is_empty());
-        }
-        let e = store.start_erasure(&p, "erased").unwrap();
-        while store.erase_step(&p, &e.id, 10).unwrap().status != ErasureStatus::Complete {}
-        assert!(store.notification_trace(&p, &erased).unwrap().is_empty());
-        assert!(!store.notification_trace(&p, &old).unwrap().is_empty());
-        let cut = PurgeCutoffs {
-            notifications: cut_at,
-            feed: Timestamp::from_millis(0),
-            now: Timestamp::now(),
-            test_clock: false,
-        };
-        while store.purge(&p, &cut, 10).unwrap().more {}
-        assert!(store.notification(&p, &old).unwrap().is_none());
-        assert!(store.notification_trace(&p, &old).unwrap().is_empty());
-        assert!(!store.notification_trace(&p, &kept).unwrap().is_empty());
-    }
-
-    /// Settled notifications stored in groups (16 to a key) go member by
-    /// member, with their traces, also when a batch stops inside a group;
-    /// a younger notification stays.
-    #[test]
-    fn the_purge_takes_grouped_notifications_member_by_member() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let p = Uuid::now_v7();
-        let f = flow(Uuid::now_v7());
-        let input = crate::storage::AcceptInput {
-            flow: f.clone(),
-            recipients: (0..20)
-                .map(|i| crate::storage::RunRecipient {
-                    external_id: format!("u{i}"),
-                    patch: Default::default(),
-                })
-                .collect(),
-            actor: None,
-            topic: None,
-            data: serde_json::json!({}),
-            idempotency: None,
-            timing: Default::default(),
-        };
-        let run = crate::delivery::accept::accept_run(&store, &p, input).unwrap();
-        let ids: Vec<Uuid> = store
-            .list_notifications(
-                &p,
-                &crate::storage::NotificationFilter {
-                    flow_run_id: Some(run.run.id),
-                    ..Default::default()
-                },
-                &crate::storage::PageReq {
-                    limit: 50,
-                    ..Default::default()
-                },
-            )
-            .unwrap()
-            .items
-            .iter()
-            .map(|n| n.id)
-            .collect();
-        assert_eq!(ids.len(), 20);
-        let groups = store
-            .tree(T::notifications)
-            .scan_prefix(Key::new().id(&p))
-            .filter(|kv| kv.as_ref().unwrap().0.len() == 30)
-            .count();
-        assert!(groups >= 2, "stored in groups: {groups}");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let cut_at = Timestamp::now();
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let kept = notify(&store, &p, &f, "kept");
-        let cut = PurgeCutoffs {
-            notifications: cut_at,
-            feed: Timestamp::from_millis(0),
-            now: Timestamp::now(),
-            test_clock: false,
-        };
-        let mut total = PurgeReport::default();
-        for _ in 0..100 {
-            let r = store.purge(&p, &cut, 3).unwrap();
-            total.add(&r);
-            if !r.more {
-                break;
-            }
-        }
-        assert_eq!(total.notifications, 20);
-        for id in &ids {
-            assert!(store.notification(&p, id).unwrap().is_none());
-            assert!(store.notification_trace(&p, id).unwrap().is_empty());
-        }
-        assert!(store.notification(&p, &kept).unwrap().is_some());
-        assert!(!store.notification_trace(&p, &kept).unwrap().is_empty());
-    }
-
-    /// Throttle counters go once their newest run is past the step's window
-    /// (in the purge's project time), or when their flow is gone; a counter
-    /// with a run inside its window stays.
-    #[test]
-    fn the_purge_drops_throttle_counters_past_their_window() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let p = Uuid::now_v7();
-        let f = flow(Uuid::now_v7());
-        store.create_flow(&p, &f).unwrap();
-        let hour = 3_600_000;
-        let now = 100 * hour;
-        let key = |flow: &Uuid, k: &str| {
-            Key::new()
-                .id(&p)
-                .id(flow)
-                .id(&Uuid::now_v7())
-                .u8(1)
-                .bytes(k.as_bytes())
-        };
-        let (old, fresh, orphan) = (
-            key(&f.id, "old"),
-            key(&f.id, "fresh"),
-            key(&Uuid::now_v7(), "x"),
-        );
-        let mut w = Writes::new();
-        w.put_rec(T::throttles, old.clone(), &vec![now - 3 * hour, now - hour]);
-        w.put_rec(
-            T::throttles,
-            fresh.clone(),
-            &vec![now - 2 * hour, now - hour + 1],
-        );
-        w.put_rec(T::throttles, orphan.clone(), &vec![now]);
-        store.commit(w).unwrap();
-        let total = purge_at(&store, &p, now);
-        assert_eq!(total.throttle_counters, 2);
-        let t = store.tree(T::throttles);
-        assert!(!t.contains_key(&old).unwrap());
-        assert!(!t.contains_key(&orphan).unwrap());
-        assert!(t.contains_key(&fresh).unwrap());
-    }
-
-    /// Batches go once closed (or past their close) with their opener's
-    /// notification gone; an open one stays, and so does its slot.
-    #[test]
-    fn the_purge_drops_batches_nothing_reads_again() {
-        use crate::storage::{Batch, BatchCloseReason, BatchKey};
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let p = Uuid::now_v7();
-        let now = 1_000_000;
-        let b = |closes: i64, closed: bool| {
-            let key = BatchKey {
-                flow_id: Uuid::now_v7(),
-                recipient: Uuid::now_v7(),
-                step: 0,
-                key: String::new(),
-            };
-            Batch {
-                id: Uuid::now_v7(),
-                key,
-                opened_at_ms: 0,
-                closes_at_ms: closes,
-                window_ms: closes,
-                max_window_ms: None,
-                max: None,
-                activities: vec![],
-                waiting: vec![],
-                closed: closed.then_some((closes, BatchCloseReason::Window)),
-            }
-        };
-        let (closed, past, open) = (b(10, true), b(20, false), b(now + 1, false));
-        let mut w = Writes::new();
-        for x in [&closed, &past, &open] {
-            w.put_rec(T::batches, super::super::batches::batch_key(&p, &x.id), x);
-            w.put(
-                T::batch_keys,
-                super::super::batches::batch_lock_key(&p, &x.key),
-                x.id.as_bytes(),
-            );
-        }
-        store.commit(w).unwrap();
-        let total = purge_at(&store, &p, now);
-        assert_eq!(total.batches, 2);
-        assert!(store.batch(&p, &closed.id).unwrap().is_none());
-        assert!(store.latest_batch(&p, &past.key).unwrap().is_none());
-        assert_eq!(store.latest_batch(&p, &open.key).unwrap(), Some(open));
-    }
-
-    #[test]
-    fn the_id_floor_sorts_below_every_later_id_and_above_every_earlier_one() {
-        let before = Uuid::now_v7();
-        std::thread::sleep(std::time::Duration::from_millis(3));
-        let t = Timestamp::now();
-        std::thread::sleep(std::time::Duration::from_millis(3));
-        let after = Uuid::now_v7();
-        let f = id_floor(t);
-        assert!(before.as_bytes()[..] < f[..]);
-        assert!(after.as_bytes()[..] > f[..]);
-    }
-
-    /// sled 0.34 alone under a retention window (a measurement, not a check:
-    /// `HERALD_WINDOW_SECS=240 cargo test --release -p herald-actors --lib --
-    /// --ignored sled_alone_under_a_window --nocapture`): 4,000 values of 500
-    /// bytes a second under time-ordered keys, kept 30 s. `HERALD_WINDOW_MODES`
-    /// (comma-separated, default `removed,dropped`) picks how:
-    /// - `removed`: removed key by key in batches with a per-user index entry
-    ///   each (what the purge does);
-    /// - `dropped`: written to a tree per 10 s and dropped a tree at a time;
-    /// - `updated`: as `removed`, and every value is rewritten in place (20
-    ///   bytes longer) a second after it was written, as a notification is
-    ///   when its webhook settles it;
-    /// - `logs`: as `updated`, and every value also appends a 150-byte event
-    ///   under its user (of 2,000) and rewrites that user's 40-byte counts
-    ///   record, as the live feed's per-user event log does; the events go
-    ///   with the window.
-    ///
-    /// Prints RSS and the data dir's size every 10 s.
-    #[test]
-    #[ignore]
-    fn sled_alone_under_a_window() {
-        fn rss_mib() -> f64 {
-            let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-            let pages: f64 = statm
-                .split_whitespace()
-                .nth(1)
-                .and_then(|p| p.parse().ok())
-                .unwrap_or(0.0);
-            pages * 4096.0 / 1048576.0
-        }
-        fn dir_bytes(p: &std::path::Path) -> u64 {
-            let mut bytes = 0u64;
-            for e in std::fs::read_dir(p).unwrap().flatten() {
-                let m = e.metadata().unwrap();
-                bytes += if m.is_dir() {
-                    dir_bytes(&e.path())
-                } else {
-                    m.len()
-                };
-            }
-            bytes
-        }
-        // a per-user key: a one-byte space, the user (of 2,000), then the value's key
-        fn user_key(space: u8, n: u64) -> Vec<u8> {
-            [&[space][..], &(n % 2000).to_be_bytes(), &n.to_be_bytes()].concat()
-        }
-        fn counts_key(n: u64) -> Vec<u8> {
-            [&[b'c'][..], &(n % 2000).to_be_bytes()].concat()
-        }
-        let secs: u64 = std::env::var("HERALD_WINDOW_SECS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(120);
-        let modes = std::env::var("HERALD_WINDOW_MODES").unwrap_or("removed,dropped".into());
-        const RATE: u64 = 4_000;
-        const KEEP: u64 = RATE * 30;
-        let (val, settled, event) = (vec![7u8; 500], vec![8u8; 520], vec![9u8; 150]);
-        for mode in modes.split(',') {
-            let dropped = mode == "dropped";
-            let updated = mode == "updated" || mode == "logs";
-            let logs = mode == "logs";
-            let dir = tempfile::tempdir().unwrap();
-            let db = sled::Config::new()
-                .path(dir.path())
-                .cache_capacity(32 << 20)
-                .open()
-                .unwrap();
-            let (main, idx) = (db.open_tree("n").unwrap(), db.open_tree("i").unwrap());
-            let mut epochs: std::collections::VecDeque<(u64, sled::Tree)> = Default::default();
-            let start = std::time::Instant::now();
-            let (mut next, mut low, mut settled_to, mut shown) = (0u64, 0u64, 0u64, 0u64);
-            while start.elapsed().as_secs() < secs {
-                let due = start.elapsed().as_millis() as u64 * RATE / 1000;
-                while next < due {
-                    let (mut b, mut bi) = (sled::Batch::default(), sled::Batch::default());
-                    let epoch = next / (RATE * 10);
-                    if dropped && epochs.back().map(|(e, _)| *e) != Some(epoch) {
-                        epochs.push_back((epoch, db.open_tree(format!("n{epoch}")).unwrap()));
-                    }
-                    for _ in 0..20 {
-                        b.insert(&next.to_be_bytes(), val.as_slice());
-                        if !dropped {
-                            bi.insert(user_key(b'i', next), &[1u8][..]);
-                        }
-                        if logs {
-                            bi.insert(user_key(b'e', next), event.as_slice());
-                            bi.insert(counts_key(next), &next.to_be_bytes().repeat(5)[..]);
-                        }
-                        next += 1;
-                    }
-                    match epochs.back() {
-                        Some((_, t)) if dropped => t.apply_batch(b).unwrap(),
-                        _ => {
-                            main.apply_batch(b).unwrap();
-                            idx.apply_batch(bi).unwrap();
-                        }
-                    }
-                }
-                if updated {
-                    // settle what was written a second ago, in place
-                    while settled_to + RATE < next {
-                        let mut b = sled::Batch::default();
-                        for _ in 0..20 {
-                            b.insert(&settled_to.to_be_bytes(), settled.as_slice());
-                            settled_to += 1;
-                        }
-                        main.apply_batch(b).unwrap();
-                    }
-                }
-                if dropped {
-                    while epochs.len() > 4 {
-                        let (e, t) = epochs.pop_front().unwrap();
-                        drop(t);
-                        db.drop_tree(format!("n{e}")).unwrap();
-                    }
-                } else {
-                    while next > KEEP && low < next - KEEP {
-                        let (mut b, mut bi) = (sled::Batch::default(), sled::Batch::default());
-                        for _ in 0..64 {
-                            b.remove(&low.to_be_bytes());
-                            bi.remove(user_key(b'i', low));
-                            if logs {
-                                bi.remove(user_key(b'e', low));
-                            }
-                            low += 1;
-                        }
-                        main.apply_batch(b).unwrap();
-                        idx.apply_batch(bi).unwrap();
-                    }
-                }
-                db.flush().unwrap();
-                let t = start.elapsed().as_secs();
-                if t >= shown + 10 {
-                    shown = t;
-                    println!(
-                        "{mode}: t={t}s rss={:.1}MiB dir={:.1}MiB",
-                        rss_mib(),
-                        dir_bytes(dir.path()) as f64 / 1048576.0
-                    );
-                }
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
-        }
-    }
-}
+#[path = "tests/retention.rs"]
+mod tests;

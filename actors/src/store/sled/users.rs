@@ -5,9 +5,10 @@
 use super::keys::{tail_id, Key};
 use super::page::{scan, Page, PageReq};
 use super::{codec, Store, Writes, T};
-use crate::delivery::accept;
 use crate::error::{Error, Result};
-use crate::model::{new_id, Preferences, User, UserPatch, UserRef};
+use crate::model::{Preferences, User, UserPatch, UserRef};
+use crate::rules::users;
+use crate::storage::Refusal;
 use crate::storage::UserWrite;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -100,7 +101,7 @@ impl Store {
 
     pub fn user_required(&self, project: &Uuid, ext: &str) -> Result<User> {
         self.user_by_ext(project, ext)?
-            .ok_or_else(|| Error::not_found("user", ext))
+            .ok_or_else(|| Refusal::missing("user", ext))
     }
 
     /// Stages a user as a change leaves it (see `UserWrite`): written when
@@ -162,7 +163,7 @@ impl Store {
     /// the caller waits for durability (`Engine::upsert_user` does, without
     /// holding a thread), so concurrent PUTs neither park a blocking thread
     /// each on the flush nor hold their users' locks through it.
-    fn upsert_many(
+    pub(crate) fn upsert_many(
         &self,
         project: &Uuid,
         items: &[(&str, &UserPatch)],
@@ -172,29 +173,24 @@ impl Store {
             .map(|(ext, _)| user_lock_key(project, ext))
             .collect();
         let _g = self.lock_many(keys.iter().map(Vec::as_slice));
-        let mut latest: std::collections::HashMap<&str, User> = Default::default();
-        let mut writes = Vec::with_capacity(items.len());
-        for (ext, patch) in items {
-            let before = match latest.remove(ext) {
-                Some(u) => Some(u),
-                None => self.user_by_ext(project, ext)?,
-            };
-            let created = before.is_none();
-            let fresh = new_id();
-            let mut after = before
-                .clone()
-                .unwrap_or_else(|| accept::new_user(ext, fresh));
-            accept::patch_user(&mut after, patch, fresh.1, created);
-            latest.insert(*ext, after.clone());
-            writes.push((
-                UserWrite {
-                    external_id: ext.to_string(),
-                    before,
-                    after,
-                },
-                created,
-            ));
+        let mut stored = std::collections::HashMap::new();
+        for (ext, _) in items {
+            if !stored.contains_key(ext) {
+                stored.insert(*ext, self.user_by_ext(project, ext)?);
+            }
         }
+        let writes: Vec<(UserWrite, bool)> = users::upsert_all(items, stored)
+            .into_iter()
+            .zip(items)
+            .map(|(u, (ext, _))| {
+                let w = UserWrite {
+                    external_id: ext.to_string(),
+                    before: u.before,
+                    after: u.after,
+                };
+                (w, u.created)
+            })
+            .collect();
         let mut w = Writes::new();
         for (u, _) in &writes {
             self.stage_user_write(&mut w, project, u);

@@ -1,0 +1,118 @@
+//! Operations composed of storage calls, written once for every backend:
+//! inherent methods of `dyn Storage`, so an engine caller holding the
+//! storage interface calls them as it calls a trait method, and no backend
+//! implements them. Each one also holds what is a rule rather than storage
+//! (a new secret, a new record, what absence means to a client).
+
+use crate::error::{Error, Result};
+use crate::events::{new_secret, WebhookEndpoint};
+use crate::model::{Project, User, UserPatch};
+use crate::storage::{Storage, WorkRepo};
+use std::sync::Arc;
+use std::sync::OnceLock;
+use std::time::Duration;
+use uuid::Uuid;
+
+impl dyn Storage {
+    /// The project of an API key from the backend's cache (`None` when not
+    /// cached, or without a cache).
+    pub fn project_cached(&self, public_key: &str) -> Option<Arc<Project>> {
+        self.caches()?.project_cached(public_key)
+    }
+
+    /// A user by external id from the backend's cache only.
+    pub fn user_cached(&self, project: &Uuid, ext: &str) -> Option<Arc<User>> {
+        self.caches()?.user_cached(project, ext)
+    }
+
+    /// A user by external id, through the backend's cache when it has one.
+    pub fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>> {
+        match self.caches() {
+            Some(c) => c.user_by_ext_cached(project, ext),
+            None => Ok(self.user_by_ext(project, ext)?.map(Arc::new)),
+        }
+    }
+
+    /// The first page of a feed as last answered, from the backend's cache.
+    pub fn feed_page_cached(&self, project: &Uuid, user: &Uuid, limit: usize) -> Option<Arc<[u8]>> {
+        self.caches()?.feed_page_cached(project, user, limit)
+    }
+
+    /// The first page of a feed, built by `build` (and remembered, by a
+    /// backend with a cache, until the feed or a user of the project changes).
+    pub fn feed_page_fill(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        limit: usize,
+        build: &mut dyn FnMut(&dyn Storage) -> Result<Vec<u8>>,
+    ) -> Result<Arc<[u8]>> {
+        match self.caches() {
+            Some(c) => c.feed_page_fill(project, user, limit, build),
+            None => Ok(build(self)?.into()),
+        }
+    }
+
+    /// Whether other processes work on the same data (`Storage::work`):
+    /// then the engine claims its work.
+    pub fn shares_work(&self) -> bool {
+        self.work().is_some()
+    }
+
+    /// The shared work's calls, on a path only a node that shares its work
+    /// takes (an internal error otherwise).
+    pub fn shared_work(&self) -> Result<&dyn WorkRepo> {
+        self.work()
+            .ok_or_else(|| Error::internal("this backend shares no work"))
+    }
+
+    /// This process's node id, for logs and metrics: the shared work's, or
+    /// one taken at random once per process.
+    pub fn node_id(&self) -> Uuid {
+        static NODE: OnceLock<Uuid> = OnceLock::new();
+        match self.work() {
+            Some(w) => w.node_id(),
+            None => {
+                *NODE.get_or_init(|| uuid::Builder::from_random_bytes(rand::random()).into_uuid())
+            }
+        }
+    }
+
+    /// How long a claim of shared work holds unless renewed (forever when
+    /// this process owns all the work).
+    pub fn lease(&self) -> Duration {
+        self.work().map_or(Duration::MAX, |w| w.lease())
+    }
+
+    /// A new signing secret for an event endpoint (returned this once); the
+    /// previous one signs for `grace` (`EventRepo::replace_event_secret`).
+    pub fn rotate_event_secret(
+        &self,
+        project: &Uuid,
+        id: &Uuid,
+        grace: Duration,
+    ) -> Result<(WebhookEndpoint, String)> {
+        let secret = new_secret();
+        let ep = self.replace_event_secret(project, id, &secret, grace)?;
+        Ok((ep, secret))
+    }
+
+    /// Creates or patches one user (`UserRepo::upsert_users` of one item);
+    /// true when it was created.
+    pub fn upsert_user(
+        &self,
+        project: &Uuid,
+        ext: &str,
+        patch: &UserPatch,
+    ) -> Result<(User, bool)> {
+        self.upsert_users(project, &[(ext, patch)])?
+            .pop()
+            .ok_or_else(|| Error::internal("an upsert returned no user"))
+    }
+
+    /// A user by external id; 404 when there is none.
+    pub fn user_required(&self, project: &Uuid, ext: &str) -> Result<User> {
+        self.user_by_ext(project, ext)?
+            .ok_or_else(|| Error::not_found("user", ext))
+    }
+}

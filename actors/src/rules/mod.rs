@@ -1,0 +1,14 @@
+//! The engine's rules over stored records, written once: pure functions that
+//! take records and return the new record, the events to emit and a typed
+//! outcome. Both backends (`store::sled`, `store::pg`) call them inside their
+//! own lock or transaction, so a rule means the same on each and a change of
+//! it is made in one place; what a refusal means to a client (its API error)
+//! is decided here too, never inside `store/`.
+
+pub mod composite;
+pub mod feed;
+pub mod projects;
+pub mod records;
+pub mod refusals;
+pub mod settle;
+pub mod users;

@@ -1,0 +1,52 @@
+//! What settling an attempt's outcome traces beyond the delivery's own
+//! change (`delivery::settle::apply`): whether the outcome was an attempt,
+//! and the `condition.evaluated` entry of a step's gate.
+
+use crate::delivery::conditions;
+use crate::model::{Delivery, DeliveryErrorCode, Timestamp};
+use crate::storage::Outcome;
+use crate::trace::TraceEntry;
+use uuid::Uuid;
+
+/// Whether the outcome came from a provider call: a skip, a cancellation or
+/// a wait calls no provider, so it has no `attempt` entry.
+pub fn was_attempt(o: &Outcome) -> bool {
+    !matches!(
+        o,
+        Outcome::Skipped(_) | Outcome::Canceled(_) | Outcome::Wait { .. }
+    )
+}
+
+/// The trace entry of a condition over earlier steps, decided as delivery
+/// `d` (id `delivery_id`, one of `deliveries`, its notification's) came due,
+/// by the attempt before this outcome: traced with the deliveries it was
+/// decided on. Only its first settle is traced (a retry checks it again),
+/// and not a cancellation or a skip for another reason (a deleted
+/// recipient), decided before the gate was looked at.
+pub fn gate_entry(
+    o: &Outcome,
+    d: &Delivery,
+    deliveries: &[Delivery],
+    delivery_id: &Uuid,
+    now: Timestamp,
+) -> Option<TraceEntry> {
+    let result = match o {
+        Outcome::Skipped(e) => {
+            (e.code == DeliveryErrorCode::ConditionFalse.as_str()).then_some(false)
+        }
+        Outcome::Canceled(_) | Outcome::Wait { .. } => None,
+        _ => Some(true),
+    }?;
+    let g = d.gate.as_ref()?;
+    if d.attempts != 0 {
+        return None;
+    }
+    let ctx = conditions::steps_context(deliveries);
+    let rule = g.decider(&ctx, result, true);
+    let step = crate::trace::step_of(delivery_id) as usize;
+    Some(crate::trace::entry(
+        now,
+        "condition.evaluated",
+        g.trace_args(step, result, rule, "due"),
+    ))
+}

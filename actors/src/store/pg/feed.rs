@@ -1,0 +1,552 @@
+//! Users' in-app feeds on PostgreSQL (`storage::FeedRepo`): entries, their
+//! flags and counts, and the event log a live feed replays. A user's feed is
+//! serialised by the lock on its `feed_state` row (its counts and latest
+//! `seq`); an event's `seq` is taken and logged in the same transaction as
+//! the feed change, with its `feed_entry.*` events. Feed flags' times live in
+//! the delivery's record, so a delivery read anywhere shows them.
+
+use super::events::Outbound;
+use super::{db_err, doc_of, PgStore};
+use crate::delivery::frames::{actor_json, feed_frame_with, FeedEvent};
+use crate::error::{Error, Result};
+use crate::model::{Delivery, FeedCounts, Timestamp, User};
+use crate::rules::feed;
+use crate::storage::*;
+use serde_json::Value;
+use sqlx::{PgConnection, Row};
+use std::collections::{BTreeSet, HashMap};
+use uuid::Uuid;
+
+use super::rows::*;
+
+/// Events kept per user at least (`rules::feed::KEEP_EVENTS`), as a
+/// column's type.
+const KEEP_EVENTS: i64 = feed::KEEP_EVENTS as i64;
+use crate::rules::feed::KEEP_MS;
+
+pub(super) use crate::delivery::feed_flags::count_delta;
+use crate::delivery::feed_flags::{flags_of, READ, SEEN};
+
+/// The condition on `f.flags` of a feed filter.
+pub(super) fn filter_sql(f: FeedFilter) -> &'static str {
+    match f {
+        FeedFilter::All => "f.flags & 4 = 0",
+        FeedFilter::Unread => "f.flags & 4 = 0 AND f.flags & 2 = 0",
+        FeedFilter::Unseen => "f.flags & 4 = 0 AND f.flags & 1 = 0",
+        FeedFilter::Read => "f.flags & 4 = 0 AND f.flags & 2 <> 0",
+        FeedFilter::Archived => "f.flags & 4 <> 0",
+    }
+}
+
+/// A delivery's `updated_at` follows its latest feed flag change.
+pub(super) fn touch(d: &mut Delivery) {
+    if let Some(t) = [d.seen_at, d.read_at, d.clicked_at, d.archived_at]
+        .into_iter()
+        .flatten()
+        .max()
+    {
+        d.updated_at = d.updated_at.max(t);
+    }
+}
+
+/// Locks the feeds of `users` (in key order, so two transactions cannot
+/// deadlock) and reads their counts and latest `seq`: two statements for
+/// all of them (a topic chunk's in-app deliveries lock a feed per user).
+pub(super) async fn lock_feeds(
+    conn: &mut PgConnection,
+    users: impl IntoIterator<Item = (Uuid, Uuid)>,
+) -> Result<HashMap<(Uuid, Uuid), FeedCounts>> {
+    let keys: BTreeSet<(Uuid, Uuid)> = users.into_iter().collect();
+    let mut out = HashMap::with_capacity(keys.len());
+    if keys.is_empty() {
+        return Ok(out);
+    }
+    let (ps, us): (Vec<Uuid>, Vec<Uuid>) = keys.iter().copied().unzip();
+    sqlx::query(
+        "INSERT INTO feed_state (project, user_id, seq, unread, unseen)
+         SELECT p, u, 0, 0, 0 FROM UNNEST($1::uuid[], $2::uuid[]) AS x (p, u)
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(&ps)
+    .bind(&us)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    // Rows are locked as the sort returns them: in key order.
+    let rows = sqlx::query(
+        "SELECT project, user_id, seq, unread, unseen FROM feed_state
+         WHERE (project, user_id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))
+         ORDER BY project, user_id FOR UPDATE",
+    )
+    .bind(&ps)
+    .bind(&us)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    for r in rows {
+        out.insert(
+            (r.get("project"), r.get("user_id")),
+            FeedCounts {
+                seq: r.get::<i64, _>("seq") as u64,
+                unread: r.get::<i64, _>("unread") as u64,
+                unseen: r.get::<i64, _>("unseen") as u64,
+            },
+        );
+    }
+    if out.len() != keys.len() {
+        return Err(Error::internal(format!(
+            "feed state: {} of {} feeds locked",
+            out.len(),
+            keys.len()
+        )));
+    }
+    Ok(out)
+}
+
+pub(super) async fn save_counts(
+    conn: &mut PgConnection,
+    p: &Uuid,
+    u: &Uuid,
+    c: &FeedCounts,
+) -> Result<()> {
+    sqlx::query(
+        "UPDATE feed_state SET seq = $3, unread = $4, unseen = $5
+         WHERE project = $1 AND user_id = $2",
+    )
+    .bind(p)
+    .bind(u)
+    .bind(c.seq as i64)
+    .bind(c.unread as i64)
+    .bind(c.unseen as i64)
+    .execute(conn)
+    .await
+    .map_err(db_err)?;
+    Ok(())
+}
+
+/// Takes the user's next `seq` and logs the event's frame with it (in the
+/// caller's transaction); old events beyond what is kept go.
+pub(super) async fn log_event(
+    conn: &mut PgConnection,
+    p: &Uuid,
+    u: &Uuid,
+    kind: FeedEvent,
+    entry_json: &str,
+    counts: &mut FeedCounts,
+) -> Result<Frame> {
+    counts.seq += 1;
+    let (frame, meta) = feed_frame_with(kind.as_str(), counts.seq, entry_json, counts);
+    let now = Timestamp::now().millis();
+    sqlx::query(
+        "INSERT INTO feed_events (project, user_id, seq, frame, created_ms) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(p)
+    .bind(u)
+    .bind(counts.seq as i64)
+    .bind(&*frame)
+    .bind(now)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    if counts.seq as i64 > KEEP_EVENTS {
+        sqlx::query(
+            "DELETE FROM feed_events WHERE project = $1 AND user_id = $2
+             AND seq <= $3 AND created_ms < $4",
+        )
+        .bind(p)
+        .bind(u)
+        .bind(counts.seq as i64 - KEEP_EVENTS)
+        .bind(now - KEEP_MS)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_err)?;
+    }
+    Ok((counts.seq, frame, meta))
+}
+
+pub(super) async fn feed_insert(
+    conn: &mut PgConnection,
+    p: &Uuid,
+    d: &Delivery,
+    counts: &mut FeedCounts,
+) -> Result<()> {
+    let f = flags_of(d);
+    sqlx::query(
+        "INSERT INTO feed (project, user_id, delivery_id, flags) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (project, user_id, delivery_id) DO UPDATE SET flags = EXCLUDED.flags",
+    )
+    .bind(p)
+    .bind(d.recipient_id)
+    .bind(d.id)
+    .bind(i16::from(f))
+    .execute(conn)
+    .await
+    .map_err(db_err)?;
+    count_delta(counts, f, 1);
+    Ok(())
+}
+
+/// Writes in-app entries settled with a run into their users' feeds, each
+/// with its `feed_entry.created` event: the frames per user, in `seq` order.
+/// The counts and `seq`s are worked out here, under the feeds' locks, and
+/// written with one statement per table for the whole chunk (entries,
+/// events, the trim of old events, the counts): a topic chunk's round trips
+/// do not grow with its recipients.
+pub(super) async fn stage_feeds(
+    conn: &mut PgConnection,
+    p: &Uuid,
+    feed: Vec<(Delivery, String)>,
+) -> Result<UserFrames> {
+    if feed.is_empty() {
+        return Ok(vec![]);
+    }
+    let mut counts = lock_feeds(conn, feed.iter().map(|(d, _)| (*p, d.recipient_id))).await?;
+    let mut frames: UserFrames = vec![];
+    let mut at: HashMap<Uuid, usize> = HashMap::new();
+    let now = Timestamp::now().millis();
+    let n = feed.len();
+    let (mut e_users, mut e_deliveries, mut e_flags) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let (mut v_users, mut v_seqs, mut v_frames) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for (d, json) in feed {
+        let u = d.recipient_id;
+        let i = *at.entry(u).or_insert_with(|| {
+            frames.push((*p, u, vec![]));
+            frames.len() - 1
+        });
+        let c = counts.get_mut(&(*p, u)).expect("locked above");
+        let f = flags_of(&d);
+        e_users.push(u);
+        e_deliveries.push(d.id);
+        e_flags.push(i16::from(f));
+        count_delta(c, f, 1);
+        c.seq += 1;
+        let (frame, meta) = feed_frame_with(FeedEvent::Created.as_str(), c.seq, &json, c);
+        v_users.push(u);
+        v_seqs.push(c.seq as i64);
+        v_frames.push(frame.to_string());
+        frames[i].2.push((c.seq, frame, meta));
+    }
+    sqlx::query(
+        "INSERT INTO feed (project, user_id, delivery_id, flags)
+         SELECT $1, * FROM UNNEST($2::uuid[], $3::uuid[], $4::int2[])
+         ON CONFLICT (project, user_id, delivery_id) DO UPDATE SET flags = EXCLUDED.flags",
+    )
+    .bind(p)
+    .bind(&e_users)
+    .bind(&e_deliveries)
+    .bind(&e_flags)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    sqlx::query(
+        "INSERT INTO feed_events (project, user_id, seq, frame, created_ms)
+         SELECT $1, u, s, f, $5 FROM UNNEST($2::uuid[], $3::int8[], $4::text[]) AS t(u, s, f)",
+    )
+    .bind(p)
+    .bind(&v_users)
+    .bind(&v_seqs)
+    .bind(&v_frames)
+    .bind(now)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    // old events beyond what is kept go, as `log_event` does one by one
+    let (t_users, t_upto): (Vec<Uuid>, Vec<i64>) = counts
+        .iter()
+        .filter(|(_, c)| c.seq as i64 > KEEP_EVENTS)
+        .map(|((_, u), c)| (*u, c.seq as i64 - KEEP_EVENTS))
+        .unzip();
+    if !t_users.is_empty() {
+        sqlx::query(
+            "DELETE FROM feed_events e USING UNNEST($2::uuid[], $3::int8[]) AS t(u, upto)
+             WHERE e.project = $1 AND e.user_id = t.u AND e.seq <= t.upto AND e.created_ms < $4",
+        )
+        .bind(p)
+        .bind(&t_users)
+        .bind(&t_upto)
+        .bind(now - KEEP_MS)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_err)?;
+    }
+    let mut c_users = Vec::with_capacity(counts.len());
+    let (mut c_seq, mut c_unread, mut c_unseen) = (vec![], vec![], vec![]);
+    for ((_, u), c) in &counts {
+        c_users.push(*u);
+        c_seq.push(c.seq as i64);
+        c_unread.push(c.unread as i64);
+        c_unseen.push(c.unseen as i64);
+    }
+    sqlx::query(
+        "UPDATE feed_state s SET seq = t.seq, unread = t.unread, unseen = t.unseen
+         FROM UNNEST($2::uuid[], $3::int8[], $4::int8[], $5::int8[]) AS t(u, seq, unread, unseen)
+         WHERE s.project = $1 AND s.user_id = t.u",
+    )
+    .bind(p)
+    .bind(&c_users)
+    .bind(&c_seq)
+    .bind(&c_unread)
+    .bind(&c_unseen)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_err)?;
+    Ok(frames)
+}
+
+pub(super) async fn actor_of(conn: &mut PgConnection, p: &Uuid, d: &Delivery) -> Result<Value> {
+    let Some(a) = d.actor_id else {
+        return Ok(Value::Null);
+    };
+    let row = sqlx::query("SELECT doc FROM users WHERE project = $1 AND id = $2")
+        .bind(p)
+        .bind(a)
+        .fetch_optional(conn)
+        .await
+        .map_err(db_err)?;
+    let user: Option<User> = row.map(|r| doc_of(&r, "doc")).transpose()?;
+    Ok(actor_json(user.as_ref()))
+}
+
+pub(super) fn entry_json(d: &Delivery, actor: &Value) -> Result<String> {
+    serde_json::to_string(&d.feed_entry(actor)).map_err(|e| Error::internal(e.to_string()))
+}
+
+// ---------------------------------------------------------------- settling
+
+impl PgStore {
+    /// A feed entry with its flags, in a transaction.
+    async fn entry_in(
+        conn: &mut PgConnection,
+        p: &Uuid,
+        u: &Uuid,
+        id: &Uuid,
+    ) -> Result<Option<(Delivery, u8)>> {
+        let row = sqlx::query(
+            "SELECT d.doc, f.flags FROM feed f
+             JOIN deliveries d ON d.project = f.project AND d.id = f.delivery_id
+             WHERE f.project = $1 AND f.user_id = $2 AND f.delivery_id = $3",
+        )
+        .bind(p)
+        .bind(u)
+        .bind(id)
+        .fetch_optional(conn)
+        .await
+        .map_err(db_err)?;
+        row.map(|r| Ok((doc_of(&r, "doc")?, r.get::<i16, _>("flags") as u8)))
+            .transpose()
+    }
+
+    /// Writes an entry's changed flags and logs its `feed_entry.updated`.
+    async fn feed_changed(
+        conn: &mut PgConnection,
+        p: &Uuid,
+        u: &Uuid,
+        d: &Delivery,
+        before: u8,
+        counts: &mut FeedCounts,
+    ) -> Result<Frame> {
+        let after = flags_of(d);
+        count_delta(counts, before, -1);
+        count_delta(counts, after, 1);
+        sqlx::query(
+            "UPDATE feed SET flags = $4 WHERE project = $1 AND user_id = $2 AND delivery_id = $3",
+        )
+        .bind(p)
+        .bind(u)
+        .bind(d.id)
+        .bind(i16::from(after))
+        .execute(&mut *conn)
+        .await
+        .map_err(db_err)?;
+        save_delivery(conn, p, d).await?;
+        let actor = actor_of(conn, p, d).await?;
+        let json = entry_json(d, &actor)?;
+        log_event(conn, p, u, FeedEvent::Updated, &json, counts).await
+    }
+}
+
+impl FeedRepo for PgStore {
+    fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts> {
+        let row = self
+            .block(
+                sqlx::query(
+                    "SELECT seq, unread, unseen FROM feed_state WHERE project = $1 AND user_id = $2",
+                )
+                .bind(project)
+                .bind(user)
+                .fetch_optional(self.pool()),
+            )
+            .map_err(db_err)?;
+        Ok(row
+            .map(|r| FeedCounts {
+                seq: r.get::<i64, _>("seq") as u64,
+                unread: r.get::<i64, _>("unread") as u64,
+                unseen: r.get::<i64, _>("unseen") as u64,
+            })
+            .unwrap_or_default())
+    }
+
+    fn feed_page(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        filter: FeedFilter,
+        req: &PageReq,
+    ) -> Result<Page<Delivery>> {
+        let (p, u) = (*project, *user);
+        self.page(
+            &|q| {
+                q.push(
+                    "SELECT f.delivery_id AS id, d.doc FROM feed f
+                     JOIN deliveries d ON d.project = f.project AND d.id = f.delivery_id
+                     WHERE f.project = ",
+                );
+                q.push_bind(p);
+                q.push(" AND f.user_id = ").push_bind(u);
+                q.push(" AND ").push(filter_sql(filter));
+            },
+            "f.delivery_id",
+            req,
+            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
+        )
+    }
+
+    fn feed_entry(&self, project: &Uuid, user: &Uuid, id: &Uuid) -> Result<Delivery> {
+        self.block(async {
+            let mut conn = self.pool().acquire().await.map_err(db_err)?;
+            PgStore::entry_in(&mut conn, project, user, id).await
+        })?
+        .map(|(d, _)| d)
+        .ok_or_else(|| Refusal::missing("feed_entry", id))
+    }
+
+    fn events_between(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        after: u64,
+        upto: u64,
+    ) -> Result<Option<Vec<Vec<u8>>>> {
+        if after >= upto {
+            return Ok(Some(vec![]));
+        }
+        let rows = self
+            .block(
+                sqlx::query(
+                    "SELECT seq, frame FROM feed_events
+                     WHERE project = $1 AND user_id = $2 AND seq > $3 AND seq <= $4 ORDER BY seq",
+                )
+                .bind(project)
+                .bind(user)
+                .bind(after as i64)
+                .bind(upto as i64)
+                .fetch_all(self.pool()),
+            )
+            .map_err(db_err)?;
+        let mut out = Vec::with_capacity(rows.len());
+        let mut expect = after as i64 + 1;
+        for r in rows {
+            if r.get::<i64, _>("seq") != expect {
+                return Ok(None); // the log no longer reaches back that far
+            }
+            out.push(r.get::<String, _>("frame").into_bytes());
+            expect += 1;
+        }
+        Ok((expect == upto as i64 + 1).then_some(out))
+    }
+
+    fn update_feed_entry(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        id: &Uuid,
+        u: FeedUpdate,
+    ) -> Result<FeedChange<Delivery>> {
+        let mut tx = self.begin()?;
+        let change = self.block(async {
+            let mut counts = lock_feeds(&mut tx, [(*project, *user)])
+                .await?
+                .remove(&(*project, *user))
+                .unwrap_or_default();
+            let (old, before) = PgStore::entry_in(&mut tx, project, user, id)
+                .await?
+                .ok_or_else(|| Refusal::missing("feed_entry", id))?;
+            let (mut d, changed) = feed::update_entry(&old, &u, Timestamp::now())
+                .map_err(|refusal| refusal.into_error(id))?;
+            let mut frames = vec![];
+            if changed {
+                touch(&mut d);
+                frames.push(
+                    PgStore::feed_changed(&mut tx, project, user, &d, before, &mut counts).await?,
+                );
+                save_counts(&mut tx, project, user, &counts).await?;
+                let mut out = Outbound::load(&mut tx, [*project]).await?;
+                out.stage_feed_entry(project, &old, &d);
+                out.flush(&mut tx).await?;
+            }
+            Ok::<_, Error>(FeedChange {
+                value: d,
+                counts,
+                frames,
+            })
+        })?;
+        self.commit(tx)?;
+        Ok(change)
+    }
+
+    fn mark_feed(&self, project: &Uuid, user: &Uuid, read: bool) -> Result<FeedChange<usize>> {
+        let want = if read { READ } else { SEEN };
+        let mut tx = self.begin()?;
+        let change = self.block(async {
+            let mut counts = lock_feeds(&mut tx, [(*project, *user)])
+                .await?
+                .remove(&(*project, *user))
+                .unwrap_or_default();
+            let rows = sqlx::query(
+                "SELECT d.doc, f.flags FROM feed f
+                 JOIN deliveries d ON d.project = f.project AND d.id = f.delivery_id
+                 WHERE f.project = $1 AND f.user_id = $2 AND f.flags & 4 = 0 AND f.flags & $3 = 0
+                 ORDER BY f.delivery_id",
+            )
+            .bind(project)
+            .bind(user)
+            .bind(i16::from(want))
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(db_err)?;
+            let now = Timestamp::now();
+            let mut frames = Vec::with_capacity(rows.len());
+            let mut out = Outbound::load(&mut tx, [*project]).await?;
+            let t = feed::marked_event(read);
+            for r in rows {
+                let mut d: Delivery = doc_of(&r, "doc")?;
+                let before = r.get::<i16, _>("flags") as u8;
+                feed::mark_entry(&mut d, read, now);
+                touch(&mut d);
+                frames.push(
+                    PgStore::feed_changed(&mut tx, project, user, &d, before, &mut counts).await?,
+                );
+                out.stage(project, t, &d.id, || d.view());
+            }
+            out.flush(&mut tx).await?;
+            if !frames.is_empty() {
+                save_counts(&mut tx, project, user, &counts).await?;
+            }
+            Ok::<_, Error>(FeedChange {
+                value: frames.len(),
+                counts,
+                frames,
+            })
+        })?;
+        self.commit(tx)?;
+        Ok(change)
+    }
+}

@@ -1,0 +1,273 @@
+//! The delivery queue and settling in the sled store (`storage::QueueRepo`):
+//! outcomes recorded under the notifications' and runs' locks (`Settling`),
+//! notifications and runs marked processed as their last delivery settles,
+//! by the engine's rules (`delivery::settle`, `rules::settle`).
+
+use super::super::trace_codec;
+use super::keys::Key;
+use super::records::NotifRec;
+use super::runs::*;
+use super::{Store, Writes, T};
+use crate::delivery::settle;
+use crate::delivery::tally::Tally;
+use crate::error::Result;
+use crate::model::*;
+use crate::rules;
+use crate::storage::{Finished, Outcome, QueueItem};
+use serde_json::Value;
+use std::collections::HashMap;
+use uuid::Uuid;
+
+impl Store {
+    /// Every queued delivery of one channel type, in due order (recovery).
+    pub fn queue_items(&self, ct: ChannelType) -> Result<Vec<QueueItem>> {
+        let mut out = vec![];
+        for kv in self.tree(T::queue).iter() {
+            let (k, v) = kv?;
+            if let Some(q) = QueueItem::from_kv(&k, &v).filter(|q| q.channel_type == ct) {
+                out.push(q);
+            }
+        }
+        out.sort_by_key(|q| q.due_ms);
+        Ok(out)
+    }
+
+    /// Locks the notifications of `items` and loads them with the deliveries
+    /// the items settle, then locks their runs (see `Settling`).
+    pub(super) fn load_for_finish<'a>(
+        &self,
+        items: impl IntoIterator<Item = (&'a QueueItem, Outcome)>,
+    ) -> Result<Settling<'_>> {
+        let items: Vec<(QueueItem, Outcome)> = items.into_iter().map(|(q, o)| (*q, o)).collect();
+        let nkeys: Vec<Vec<u8>> = items
+            .iter()
+            .map(|(q, _)| {
+                Key::new()
+                    .u8(b'n')
+                    .id(&q.project)
+                    .id(&notification_of(&q.delivery_id))
+                    .0
+            })
+            .collect();
+        let notif_guards = self.lock_many(nkeys.iter().map(|k| k.as_slice()));
+        let mut recs: Vec<((Uuid, Uuid), NotifRec)> = vec![];
+        let mut at: HashMap<(Uuid, Uuid), usize> = HashMap::new();
+        let mut loaded = vec![];
+        for (q, o) in items {
+            let key = (q.project, notification_of(&q.delivery_id));
+            let ri = match at.get(&key) {
+                Some(&i) => i,
+                None => match self.notif_rec(&key.0, &key.1)? {
+                    Some(r) => {
+                        recs.push((key, r));
+                        at.insert(key, recs.len() - 1);
+                        recs.len() - 1
+                    }
+                    None => continue,
+                },
+            };
+            if let Some(di) = recs[ri].1.d.iter().position(|d| d.id == q.delivery_id) {
+                loaded.push((q, o, ri, di));
+            }
+        }
+        let rkeys: Vec<Vec<u8>> = recs
+            .iter()
+            .map(|((p, _), r)| run_lock_key(p, &r.n.flow_run_id))
+            .collect();
+        let run_guards = self.lock_runs(rkeys.iter().map(|k| k.as_slice()));
+        Ok(Settling {
+            recs,
+            items: loaded,
+            _guards: (notif_guards, run_guards),
+        })
+    }
+
+    /// Records the outcomes of attempts, plus `extra` writes staged by the caller,
+    /// in one commit (see `stage_finish`). Returns the deliveries as written and
+    /// the runs that became processed.
+    pub(crate) fn finish_deliveries(
+        &self,
+        items: &[(QueueItem, Outcome)],
+        extra: Writes,
+    ) -> Result<Finished> {
+        let mut w = extra;
+        let now = Timestamp::now();
+        let mut settling = self.load_for_finish(items.iter().map(|(q, o)| (q, o.clone())))?;
+        let (written, runs) = self.stage_finish(&mut w, &mut settling, now)?;
+        self.commit(w)?;
+        drop(settling); // the locks, after the commit
+        Tally::record(&written, now);
+        Ok((written, runs))
+    }
+
+    /// Stages the outcomes into `w`: each notification touched is rewritten once,
+    /// `processed` when its deliveries have all settled, and runs whose
+    /// notifications have all been processed are marked so. The caller keeps
+    /// `settling` (its locks) until it has committed `w`.
+    pub(super) fn stage_finish(
+        &self,
+        w: &mut Writes,
+        settling: &mut Settling<'_>,
+        now: Timestamp,
+    ) -> Result<Finished> {
+        let mut recs = std::mem::take(&mut settling.recs);
+        let items = std::mem::take(&mut settling.items);
+        let mut written: Vec<Delivery> = Vec::with_capacity(items.len());
+        let mut touched: Vec<bool> = vec![false; recs.len()];
+        // Trace entries per touched notification (index in `recs`), encoded
+        // as they are made (`trace_codec::Writer`).
+        let mut traces: Vec<trace_codec::Writer> = recs
+            .iter()
+            .map(|((p, _), _)| trace_codec::Writer::new(trace_codec::project_time(p)))
+            .collect();
+        // The cancellation keys of the runs whose deliveries are canceled
+        // here (a cancellation settles many of one run), each read once.
+        let mut cancel_keys: HashMap<Uuid, Option<String>> = HashMap::new();
+        for (q, o, ri, di) in items {
+            let d = &recs[ri].1.d[di];
+            if d.status.is_final() {
+                w.del(T::queue, q.key());
+                continue;
+            }
+            let old = d.status;
+            let was_attempt = rules::settle::was_attempt(&o);
+            let gate = rules::settle::gate_entry(&o, d, &recs[ri].1.d, &q.delivery_id, now);
+            if let Some(e) = gate {
+                traces[ri].push_entry(&e);
+            }
+            let d = &mut recs[ri].1.d[di];
+            match settle::apply(d, &q, o, now) {
+                Some(nq) => w.put(T::queue, nq.key(), nq.value()),
+                None => w.del(T::queue, q.key()),
+            }
+            if old != d.status && status_indexed(d.status) {
+                w.put(
+                    T::deliv_by_status,
+                    Key::new().id(&q.project).u8(d.status.index()).id(&d.id),
+                    b"",
+                );
+            }
+            self.stage_delivery_event(w, &q.project, d);
+            let note = self.take_attempt_note(&d.id);
+            if d.status == DeliveryStatus::Canceled {
+                let run = recs[ri].1.n.flow_run_id;
+                let key = match cancel_keys.get(&run) {
+                    Some(k) => k.clone(),
+                    None => {
+                        let k = self
+                            .flow_run(&q.project, &run)?
+                            .and_then(|r| r.cancellation_key);
+                        cancel_keys.insert(run, k.clone());
+                        k
+                    }
+                };
+                let d = &recs[ri].1.d[di];
+                traces[ri].push_entry(&crate::trace::canceled(d, key.as_deref(), now));
+            }
+            let d = &recs[ri].1.d[di];
+            crate::trace::settled_into(d, was_attempt, note, now, &mut traces[ri]);
+            written.push(d.clone());
+            touched[ri] = true;
+        }
+        // Notifications whose deliveries have all settled.
+        let mut run_done: HashMap<(Uuid, Uuid), u64> = HashMap::new();
+        // The runs' data, for the notifications' events, each read once.
+        let mut run_data: HashMap<Uuid, Value> = HashMap::new();
+        let none = HashMap::new();
+        for ((((p, nid), rec), t), mut trace) in recs.iter_mut().zip(touched).zip(traces) {
+            if !t {
+                continue;
+            }
+            if settle::notification_done(&mut rec.n, &rec.d, now) {
+                *run_done.entry((*p, rec.n.flow_run_id)).or_default() += 1;
+                let run = rec.n.flow_run_id;
+                let mut data = || -> Result<Value> {
+                    if let Some(d) = run_data.get(&run) {
+                        return Ok(d.clone());
+                    }
+                    let d = self.flow_run(p, &run)?.map_or(Value::Null, |r| r.data);
+                    run_data.insert(run, d.clone());
+                    Ok(d)
+                };
+                self.stage_notification_events(w, p, &rec.n, &rec.d, &mut data, &none)?;
+                crate::trace::processed_into(now, &mut trace);
+            }
+            self.stage_trace_part(w, p, nid, trace.finish());
+            w.put_rec(T::notifications, notif_key(p, nid), &*rec);
+        }
+        let mut runs_processed = vec![];
+        for ((p, rid), k) in run_done {
+            // The small counter, not the run record (which holds the flow), is what
+            // changes per notification; the record is rewritten once, at the end.
+            let pk = Key::new().id(&p).id(&rid);
+            let left = self.run_pending(&pk)?.saturating_sub(k);
+            w.put(T::run_pending, &pk, left.to_be_bytes());
+            if left == 0 {
+                if let Some(mut run) = self.flow_run(&p, &rid)? {
+                    if settle::run_done(&mut run, now) {
+                        w.del(T::runs_active, Key::new().id(&rid).id(&p));
+                        w.put_rec(T::flow_runs, Key::new().id(&p).id(&rid), &run);
+                        runs_processed.push((p, rid));
+                    }
+                }
+            }
+        }
+        Ok((written, runs_processed))
+    }
+}
+
+/// Deliveries being settled: their notifications, loaded under the
+/// notifications' locks (entity class) and with their runs' locks (run class)
+/// held, which this value keeps until it is dropped. Every writer of a
+/// notification record holds its lock from reading it to committing, so two
+/// channels settling deliveries of one notification never lose an update.
+pub(crate) struct Settling<'s> {
+    recs: Vec<((Uuid, Uuid), NotifRec)>,
+    /// `(item, outcome, index in recs, index of the delivery in its record)`.
+    items: Vec<(QueueItem, Outcome, usize, usize)>,
+    _guards: (Guards<'s>, Guards<'s>),
+}
+
+impl Settling<'_> {
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn delivery(&self, i: usize) -> &Delivery {
+        let (_, _, ri, di) = &self.items[i];
+        &self.recs[*ri].1.d[*di]
+    }
+
+    /// The queue item and delivery of each item, in order.
+    pub fn deliveries(&self) -> impl Iterator<Item = (&QueueItem, &Delivery)> {
+        self.items
+            .iter()
+            .map(|(q, _, ri, di)| (q, &self.recs[*ri].1.d[*di]))
+    }
+
+    pub fn set_outcome(&mut self, i: usize, o: Outcome) {
+        self.items[i].1 = o;
+    }
+
+    /// Drops the items whose delivery waits for its batch to be rendered
+    /// (`Delivery::batch`) and returns them.
+    pub fn take_batched(&mut self) -> Vec<QueueItem> {
+        let recs = &self.recs;
+        let mut out = vec![];
+        self.items.retain(|(q, _, ri, di)| {
+            let waits = recs[*ri].1.d[*di].batch;
+            if waits {
+                out.push(*q);
+            }
+            !waits
+        });
+        out
+    }
+
+    /// Drops items whose delivery has already settled.
+    pub fn retain_unsettled(&mut self) {
+        let recs = &self.recs;
+        self.items
+            .retain(|(_, _, ri, di)| !recs[*ri].1.d[*di].status.is_final());
+    }
+}

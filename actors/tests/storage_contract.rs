@@ -1,0 +1,366 @@
+//! The storage contract: one suite of facts every backend must show at the
+//! level of the storage traits (`herald_actors::storage`), run against each
+//! backend — sled on a temporary directory, PostgreSQL on a database of its
+//! own that the test makes and drops (skipped, with a note, when no server
+//! answers at `HERALD_TEST_PG`, by default `postgres://postgres@127.0.0.1:5432`).
+//!
+//! Why: the engine's rules (`herald_actors::rules`) are written once and
+//! trust each backend to report the same facts (absence, a taken key, the
+//! order of a page, when a change is durable); a backend that answered
+//! differently would change what clients see on it alone.
+
+use herald_actors::error::ErrorCode;
+use herald_actors::events::WebhookEndpoint;
+use herald_actors::model::{new_id, UserPatch};
+use herald_actors::rules::records::new_push_subscription;
+use herald_actors::storage::{IdempotentResponse, PageReq, Storage, TopicPatch};
+use herald_actors::store::{PgStore, Store};
+use std::sync::Arc;
+use std::time::Duration;
+use uuid::Uuid;
+
+/// The PostgreSQL server the suite makes its database on.
+fn pg_server() -> String {
+    std::env::var("HERALD_TEST_PG").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
+}
+
+/// Runs one statement on the server's `postgres` database, on a thread of
+/// its own (the caller may be inside a runtime).
+fn pg_admin(sql: String) -> Result<(), String> {
+    let url = format!("{}/postgres", pg_server());
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        rt.block_on(async move {
+            use sqlx::Connection;
+            let mut c = sqlx::PgConnection::connect(&url)
+                .await
+                .map_err(|e| format!("{url}: {e}"))?;
+            sqlx::raw_sql(&sql)
+                .execute(&mut c)
+                .await
+                .map_err(|e| format!("{sql}: {e}"))?;
+            let _ = c.close().await;
+            Ok(())
+        })
+    })
+    .join()
+    .map_err(|_| "the database thread panicked".to_string())?
+}
+
+/// A backend under test, and what to remove once the test is done.
+struct Backend {
+    name: &'static str,
+    store: Arc<dyn Storage>,
+    _dir: Option<tempfile::TempDir>,
+    database: Option<String>,
+}
+
+impl Drop for Backend {
+    fn drop(&mut self) {
+        if let Some(db) = &self.database {
+            let _ = pg_admin(format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"));
+        }
+    }
+}
+
+/// Every backend this machine can run: sled always, PostgreSQL when its
+/// server answers.
+fn backends() -> Vec<Backend> {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let sled: Arc<dyn Storage> = Arc::new(Store::open(dir.path()).expect("open sled"));
+    let mut out = vec![Backend {
+        name: "sled",
+        store: sled,
+        _dir: Some(dir),
+        database: None,
+    }];
+    let db = format!("herald_contract_{}", Uuid::now_v7().simple());
+    match pg_admin(format!("CREATE DATABASE {db}")) {
+        Ok(()) => {
+            let url = format!("{}/{db}", pg_server());
+            let pg: Arc<dyn Storage> = Arc::new(PgStore::open(&url).expect("open PostgreSQL"));
+            out.push(Backend {
+                name: "pg",
+                store: pg,
+                _dir: None,
+                database: Some(db),
+            });
+        }
+        Err(e) => eprintln!("PostgreSQL not available, its half of the contract skipped: {e}"),
+    }
+    out
+}
+
+/// A new project on `st`: its id.
+fn project(st: &dyn Storage, name: &str) -> Uuid {
+    st.create_project(name, None).expect("create a project");
+    st.project_by_name(name).unwrap().expect("the project").id
+}
+
+fn endpoint() -> WebhookEndpoint {
+    let (id, now) = new_id();
+    WebhookEndpoint {
+        id,
+        url: "https://example.com/events".into(),
+        event_types: None,
+        enabled: true,
+        disabled_reason: None,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+fn patch(first: &str) -> UserPatch {
+    UserPatch {
+        first_name: Some(Some(first.into())),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_taken_project_name_is_a_conflict_and_absence_is_none() {
+    for b in backends() {
+        let st = &*b.store;
+        project(st, "acme");
+        let e = st.create_project("acme", None).err().expect("a taken name");
+        assert_eq!(e.code, ErrorCode::Conflict, "{}", b.name);
+        assert!(st.project_by_name("nope").unwrap().is_none(), "{}", b.name);
+        assert!(st.project(&Uuid::now_v7()).unwrap().is_none(), "{}", b.name);
+        let e = st
+            .update_project(&Uuid::now_v7(), Box::new(|_| {}))
+            .err()
+            .expect("no such project");
+        assert_eq!(e.code, ErrorCode::NotFound, "{}", b.name);
+    }
+}
+
+#[test]
+fn rotating_a_secret_keeps_the_previous_one_for_its_grace_on_every_backend() {
+    use herald_actors::rules::projects::{hash_secret, rotate_secret};
+    for b in backends() {
+        let st = &*b.store;
+        let keys = st.create_project("p", None).unwrap();
+        let (p, secret) = rotate_secret(st, "p", Duration::from_secs(60)).unwrap();
+        assert_eq!(p.secret_hash, hash_secret(&secret), "{}", b.name);
+        assert_eq!(
+            p.previous_secret_hash.as_deref(),
+            Some(hash_secret(&keys.secret_key).as_slice()),
+            "{}",
+            b.name
+        );
+        let stored = st.project_by_name("p").unwrap().unwrap();
+        assert_eq!(stored.secret_hash, p.secret_hash, "{}", b.name);
+        let e = rotate_secret(st, "nope", Duration::ZERO).err().unwrap();
+        assert_eq!(e.code, ErrorCode::NotFound, "{}", b.name);
+    }
+}
+
+#[test]
+fn upserting_many_users_is_one_change_in_order() {
+    for b in backends() {
+        let st = &*b.store;
+        let p = project(st, "users");
+        let (a1, a2, c) = (patch("Ada"), patch("Augusta"), patch("Charles"));
+        let done = st
+            .upsert_users(&p, &[("ada", &a1), ("charles", &c), ("ada", &a2)])
+            .unwrap();
+        let flags: Vec<bool> = done.iter().map(|(_, created)| *created).collect();
+        assert_eq!(flags, [true, true, false], "{}", b.name);
+        // the later item of an external id patched what the earlier left
+        assert_eq!(done[0].0.id, done[2].0.id, "{}", b.name);
+        let ada = st.user_by_ext(&p, "ada").unwrap().unwrap();
+        assert_eq!(ada.first_name.as_deref(), Some("Augusta"), "{}", b.name);
+        let (again, created) = st.upsert_user(&p, "ada", &UserPatch::default()).unwrap();
+        assert!(!created, "{}", b.name);
+        assert_eq!(again.id, ada.id, "{}", b.name);
+        let e = st.user_required(&p, "nobody").err().unwrap();
+        assert_eq!(e.code, ErrorCode::NotFound, "{}", b.name);
+    }
+}
+
+#[test]
+fn pages_walk_every_item_once_in_the_same_order_on_every_backend() {
+    let mut orders = vec![];
+    for b in backends() {
+        let st = &*b.store;
+        let p = project(st, "pages");
+        let exts: Vec<String> = (0..7).map(|i| format!("u{i}")).collect();
+        let none = UserPatch::default();
+        let items: Vec<(&str, &UserPatch)> = exts.iter().map(|e| (e.as_str(), &none)).collect();
+        st.upsert_users(&p, &items).unwrap();
+        let mut seen = vec![];
+        let mut req = PageReq {
+            limit: 3,
+            after: None,
+            before: None,
+        };
+        loop {
+            let page = st.list_users(&p, &req).unwrap();
+            assert!(page.items.len() <= 3, "{}", b.name);
+            seen.extend(page.items.iter().map(|u| u.external_id.clone()));
+            if !page.has_more_after {
+                break;
+            }
+            req.after = page.last_key.clone();
+        }
+        let mut sorted = seen.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted, exts, "{}: every user once", b.name);
+        orders.push((b.name, seen));
+    }
+    for w in orders.windows(2) {
+        assert_eq!(
+            w[0].1, w[1].1,
+            "{} and {} list in one order",
+            w[0].0, w[1].0
+        );
+    }
+}
+
+#[test]
+fn a_topic_is_created_once_and_patched_after() {
+    for b in backends() {
+        let st = &*b.store;
+        let p = project(st, "topics");
+        let (t, created) = st.put_topic(&p, "news", TopicPatch::default()).unwrap();
+        assert!(created, "{}", b.name);
+        assert_eq!(
+            (t.name.as_deref(), t.subscribers_count),
+            (None, 0),
+            "{}",
+            b.name
+        );
+        let named = TopicPatch {
+            name: Some(Some("News".into())),
+            description: None,
+        };
+        let (t2, created) = st.put_topic(&p, "news", named).unwrap();
+        assert!(!created, "{}", b.name);
+        assert_eq!(t2.id, t.id, "{}", b.name);
+        assert_eq!(t2.name.as_deref(), Some("News"), "{}", b.name);
+        assert!(st.topic(&p, "other").unwrap().is_none(), "{}", b.name);
+        let e = st.delete_topic(&p, "other").err().unwrap();
+        assert_eq!(e.code, ErrorCode::NotFound, "{}", b.name);
+    }
+}
+
+#[test]
+fn a_push_subscription_is_registered_once() {
+    for b in backends() {
+        let st = &*b.store;
+        let p = project(st, "push");
+        let (u, _) = st.upsert_user(&p, "ada", &UserPatch::default()).unwrap();
+        let ch = Uuid::now_v7();
+        let first = new_push_subscription(&ch, "tok-1", None, Some("ios".into()));
+        let (s1, new) = st.add_push_subscription(&p, &u.id, first).unwrap();
+        assert!(new, "{}", b.name);
+        let again = new_push_subscription(&ch, "tok-1", None, None);
+        let (s2, new) = st.add_push_subscription(&p, &u.id, again).unwrap();
+        assert!(!new, "{}", b.name);
+        assert_eq!(s2.id, s1.id, "{}: the one stored first", b.name);
+        assert_eq!(st.push_subscriptions(&p, &u.id, &ch).unwrap().len(), 1);
+        assert!(st
+            .remove_push_subscription(&p, &u.id, &ch, "tok-1")
+            .unwrap());
+        assert!(!st
+            .remove_push_subscription(&p, &u.id, &ch, "tok-1")
+            .unwrap());
+    }
+}
+
+#[test]
+fn an_endpoint_secret_is_replaced_and_the_previous_one_signs_for_its_grace() {
+    for b in backends() {
+        let st = &*b.store;
+        let p = project(st, "hooks");
+        let (ep, old) = st.create_event_endpoint(&p, endpoint()).unwrap();
+        let (_, new) = st
+            .rotate_event_secret(&p, &ep.id, Duration::from_secs(60))
+            .unwrap();
+        assert_eq!(
+            st.event_secrets(&p, &ep.id).unwrap(),
+            [new.clone(), old],
+            "{}",
+            b.name
+        );
+        let newest = herald_actors::events::new_secret();
+        st.replace_event_secret(&p, &ep.id, &newest, Duration::ZERO)
+            .unwrap();
+        assert_eq!(
+            st.event_secrets(&p, &ep.id).unwrap(),
+            [newest],
+            "{}",
+            b.name
+        );
+        let e = st
+            .replace_event_secret(&p, &Uuid::now_v7(), &new, Duration::ZERO)
+            .err()
+            .unwrap();
+        assert_eq!(e.code, ErrorCode::NotFound, "{}", b.name);
+    }
+}
+
+#[test]
+fn an_idempotent_response_reads_back_as_stored() {
+    for b in backends() {
+        let st = &*b.store;
+        let p = project(st, "idem");
+        assert!(
+            st.idempotent_response(&p, b"k1").unwrap().is_none(),
+            "{}",
+            b.name
+        );
+        let r = IdempotentResponse {
+            payload_hash: vec![1, 2, 3],
+            status: 202,
+            body: b"{}".to_vec(),
+            created_at: herald_actors::model::Timestamp::now(),
+        };
+        st.put_idempotent_response(&p, b"k1", &r).unwrap();
+        let got = st.idempotent_response(&p, b"k1").unwrap().unwrap();
+        assert_eq!(
+            (got.payload_hash, got.status, got.body),
+            (r.payload_hash, 202, r.body),
+            "{}",
+            b.name
+        );
+    }
+}
+
+#[test]
+fn a_ticket_taken_after_a_change_is_durable_once_waited_for() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for b in backends() {
+        let st = &*b.store;
+        let p = project(st, "durable");
+        st.upsert_user(&p, "ada", &UserPatch::default()).unwrap();
+        let t1 = st.durable_ticket();
+        let t2 = st.durable_ticket();
+        assert!(t2 >= t1, "{}: tickets do not go back", b.name);
+        let waited = rt.block_on(async {
+            tokio::time::timeout(Duration::from_secs(30), st.wait_durable(t2)).await
+        });
+        assert!(matches!(waited, Ok(Ok(()))), "{}: {waited:?}", b.name);
+        assert!(!st.health_status().degraded, "{}", b.name);
+    }
+}
+
+#[test]
+fn only_a_backend_that_shares_its_work_offers_claims() {
+    for b in backends() {
+        let st = &*b.store;
+        match b.name {
+            "sled" => assert!(st.work().is_none() && !st.shares_work()),
+            _ => assert!(st.work().is_some() && st.shares_work()),
+        }
+        // the node id is stable within the process either way
+        assert_eq!(st.node_id(), st.node_id(), "{}", b.name);
+    }
+}
