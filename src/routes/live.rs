@@ -15,9 +15,11 @@
 //! closed with 1013 (it resumes with `since_seq`); the frames queued before that
 //! still go out, then the close frame.
 
+use super::endpoint::{Endpoint, Serve};
 use crate::auth::{self, UserCtx, API_KEY};
 use crate::errors::{error_object, ApiError, ApiResult};
 use crate::extract::Query;
+use crate::openapi::{query_param, str_schema, Content, Op};
 use crate::sockets::{Close, Inbox, PendingPlace, PendingRefused, CLOSE_UNAUTHENTICATED};
 use crate::state::State;
 use crate::ws;
@@ -37,6 +39,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
 
 const AUTH_TIMEOUT: Duration = Duration::from_secs(10);
 const PING_EVERY: Duration = Duration::from_secs(30);
@@ -628,6 +631,34 @@ impl<T> Drop for Conn<T> {
             }
         }
     }
+}
+
+/// `GET /user/v1/feed/live`
+pub fn live_endpoint() -> Endpoint {
+    Op::get(
+            "/user/v1/feed/live",
+            "liveFeed",
+            "Live feed over a WebSocket (see the README, \"Live feed\")",
+        )
+        .param(query_param(
+            "api_key",
+            str_schema().into(),
+            "The public key, for browsers that cannot set headers (the user key then comes in the first frame).",
+        ))
+        .param(query_param(
+            "since_seq",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(0))
+                .into(),
+            "Resume after this event sequence number.",
+        ))
+        .ok(101, "Switching to the WebSocket protocol", Content::Empty)
+        // 503: too many sockets still authenticating (`--max-pending-sockets`);
+        // 429, as on every authenticated route, also for an address or a
+        // project over its share of them (`--max-pending-per-*`)
+        .errors(&[400, 503])
+.to(live)
 }
 
 /// The upgrade: header credentials are checked before it (a failure is the usual
