@@ -213,10 +213,10 @@ impl Settings {
     /// half of it, each at least `MIN_PENDING_SHARE` (within the total): so
     /// one client takes at most an eighth, and one project's public key (which
     /// every browser of that product holds) leaves the other tenants half.
-    pub fn pending_caps(&self) -> crate::sockets::PendingCaps {
+    pub fn pending_caps(&self) -> crate::live::sockets::PendingCaps {
         let total = self.max_pending_sockets;
         let derived = |part: usize| (total / part).max(MIN_PENDING_SHARE).min(total);
-        crate::sockets::PendingCaps {
+        crate::live::sockets::PendingCaps {
             total,
             per_address: self.max_pending_per_address.unwrap_or_else(|| derived(8)),
             per_project: self.max_pending_per_project.unwrap_or_else(|| derived(2)),
@@ -248,7 +248,7 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::{parse_size, Settings};
-    use crate::sockets::PendingCaps;
+    use crate::live::sockets::PendingCaps;
 
     #[test]
     fn pending_shares_derive_from_the_total_unless_set() {

@@ -10,7 +10,6 @@ pub mod endpoint;
 mod flows;
 mod health;
 mod inbox;
-pub mod live;
 mod notifications;
 pub mod ops;
 mod project;
@@ -156,7 +155,7 @@ pub fn endpoints() -> Vec<endpoint::Endpoint> {
         user_api::feed_endpoint(),
         user_api::seen_all_endpoint(),
         user_api::read_all_endpoint(),
-        live::live_endpoint(),
+        crate::live::feed::live_endpoint(),
         user_api::entry_endpoint(),
         user_api::patch_entry_endpoint(),
         user_api::entry_action_endpoint(),

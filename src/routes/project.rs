@@ -113,7 +113,7 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
         })
         .await?;
     if p.security_mode && !was_secure {
-        crate::bus::project_changed(&st, id, ProjectNotice::SecurityOn);
+        crate::live::bus::project_changed(&st, id, ProjectNotice::SecurityOn);
     }
     with_usage(&st, p).await
 }
@@ -142,7 +142,7 @@ pub async fn advance_clock(a: Admin, body: Body, st: State) -> ApiResult<HttpRes
 /// Closes the project's sockets that a user JWT authenticated, with 4401 (on
 /// every node of a cluster): the key that verified their tokens is gone.
 fn signing_key_changed(st: &State, project: uuid::Uuid) {
-    crate::bus::project_changed(st, project, ProjectNotice::SigningKey);
+    crate::live::bus::project_changed(st, project, ProjectNotice::SigningKey);
 }
 
 /// Parses an RSA public key (SPKI or PKCS#1 PEM) of at least 2048 bits; returns SPKI PEM.
