@@ -10,7 +10,7 @@ use herald_actors::delivery::conditions::Conditions;
 use herald_actors::delivery::window::SendWindow;
 use herald_actors::model::{self, ChannelType, Timestamp};
 use herald_actors::storage::RunTiming;
-use herald_actors::store::{AcceptInput, ActorSpec, RunRecipient};
+use herald_actors::storage::{AcceptInput, ActorSpec, RunRecipient};
 use herald_actors::{validate, Validator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -11,7 +11,7 @@ use crate::pagination;
 use crate::state::State;
 use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::model::{self, ChannelType, DeliveryStatus, User};
-use herald_actors::store::{DeliveryFilter, NotificationFilter};
+use herald_actors::storage::{DeliveryFilter, NotificationFilter};
 use herald_actors::Storage;
 use herald_actors::{Error, Result};
 use serde_json::Value;

@@ -25,7 +25,7 @@ use crate::state::{AppState, State};
 use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::actors::{MarkAll, UpdateEntry};
 use herald_actors::model::{ChannelType, Delivery, FeedCounts};
-use herald_actors::store::FeedUpdate;
+use herald_actors::storage::FeedUpdate;
 use herald_actors::Error;
 use serde_json::Value;
 use uuid::Uuid;

@@ -21,7 +21,7 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::model::{User, UserPatch};
 use herald_actors::storage::ErasureStatus;
-use herald_actors::store::FeedFilter;
+use herald_actors::storage::FeedFilter;
 use herald_actors::Error;
 use herald_actors::{validate, Validator};
 use serde_json::Value;
