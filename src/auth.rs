@@ -86,7 +86,7 @@ pub async fn admin(req: &HttpRequest) -> Result<Admin, ApiError> {
     let project = project_of(&st, req).await?;
     let sk = header(req, SECRET_KEY)
         .ok_or_else(|| Error::unauthenticated("secret_key", "missing_secret_key"))?;
-    let given = herald_actors::store::hash_secret(sk);
+    let given = herald_actors::backend::hash_secret(sk);
     // The current secret, or the one a rotation replaced while its grace
     // period lasts. Both comparisons always run, in constant time, so the
     // timing tells nothing about which one (if any) matched.

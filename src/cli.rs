@@ -381,13 +381,13 @@ fn report(r: Result<String, String>) -> ExitCode {
 
 /// `herald migrate`: applies the embedded schema migrations.
 fn migrate(args: MigrateArgs) -> Result<String, String> {
-    if !herald_actors::store::pg::is_postgres_url(&args.store) {
+    if !herald_actors::backend::is_postgres_url(&args.store) {
         return Err(format!(
             "--store must be a PostgreSQL URL (postgres://USER@HOST/DB), not {:?}: the embedded store needs no migration",
             args.store
         ));
     }
-    let m = herald_actors::store::pg::migrate(&args.store).map_err(|e| e.message)?;
+    let m = herald_actors::backend::migrate_postgres(&args.store).map_err(|e| e.message)?;
     Ok(if m.applied.is_empty() {
         format!("schema is current (version {})", m.version)
     } else {
@@ -403,7 +403,7 @@ fn migrate(args: MigrateArgs) -> Result<String, String> {
 /// directly. The file is written beside its final name and renamed once its
 /// checksum has been verified.
 fn backup(args: BackupArgs) -> Result<String, String> {
-    use herald_actors::store::backup;
+    use herald_actors::backend::{backup_dir, verify_backup};
     let dir = args
         .data_dir
         .unwrap_or_else(|| Settings::default().data_dir);
@@ -431,7 +431,7 @@ fn backup(args: BackupArgs) -> Result<String, String> {
         }
     }
     if !done {
-        backup::backup_dir(&dir, &partial).map_err(|e| {
+        backup_dir(&dir, &partial).map_err(|e| {
             cleanup(if e.message.contains("in use by another Herald process") {
                 format!(
                     "{}; no running server answered for it (is `{}` current?)",
@@ -443,7 +443,7 @@ fn backup(args: BackupArgs) -> Result<String, String> {
             })
         })?;
     }
-    let (header, summary) = backup::verify_backup(&partial).map_err(|e| cleanup(e.message))?;
+    let (header, summary) = verify_backup(&partial).map_err(|e| cleanup(e.message))?;
     std::fs::rename(&partial, &args.to)
         .map_err(|e| cleanup(format!("cannot write {}: {e}", args.to.display())))?;
     Ok(format!(
@@ -485,7 +485,7 @@ fn fetch_backup(addr: &str, token: &str, to: &std::path::Path) -> Result<(), Fet
     let mut out = std::fs::File::create(to)
         .map_err(|e| FetchError::Failed(format!("cannot create {}: {e}", to.display())))?;
     // A backup holds the tenants' data: private, also when replacing a file.
-    herald_actors::store::secrets::make_private(to)
+    herald_actors::backend::make_private(to)
         .map_err(|e| FetchError::Failed(format!("cannot create {}: {e}", to.display())))?;
     let copied =
         std::io::copy(&mut std::io::Read::take(a.body, length), &mut out).map_err(failed)?;
@@ -504,7 +504,7 @@ fn restore(args: RestoreArgs) -> Result<String, String> {
         .data_dir
         .unwrap_or_else(|| Settings::default().data_dir);
     let (header, summary) =
-        herald_actors::store::backup::restore(&args.from, &dir).map_err(|e| e.message)?;
+        herald_actors::backend::restore(&args.from, &dir).map_err(|e| e.message)?;
     Ok(format!(
         "restored {} into {}: {} trees, {} entries, format version {} (backup made {} by Herald {}); channel secrets stay sealed: serve it with the original data directory's secret key file (copy its secret.key into {} or pass --secret-key-file)",
         args.from.display(),
@@ -524,7 +524,7 @@ fn check_free_space(settings: &Settings) -> Result<(), String> {
     let dir = &settings.data_dir;
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("cannot create data directory {}: {e}", dir.display()))?;
-    let free = herald_actors::store::health::available_space(dir)
+    let free = herald_actors::backend::available_space(dir)
         .map_err(|e| format!("cannot read the free space of {}: {e}", dir.display()))?;
     if free < settings.min_free_space {
         return Err(format!(

@@ -169,9 +169,9 @@ impl Default for Settings {
             allow_private_destinations: false,
             retention: Default::default(),
             event_retry_horizon: herald_actors::events::DEFAULT_RETRY_HORIZON.as_secs(),
-            lease_seconds: herald_actors::store::pg::DEFAULT_LEASE.as_secs(),
+            lease_seconds: herald_actors::backend::PG_DEFAULT_LEASE.as_secs(),
             claim_poll_ms: herald_actors::actors::DEFAULT_CLAIM_POLL.as_millis() as u64,
-            pg_max_connections: herald_actors::store::pg::DEFAULT_MAX_CONNECTIONS,
+            pg_max_connections: herald_actors::backend::PG_DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -181,7 +181,7 @@ impl Settings {
     pub fn postgres_url(&self) -> Option<&str> {
         self.store
             .as_deref()
-            .filter(|s| herald_actors::store::pg::is_postgres_url(s))
+            .filter(|s| herald_actors::backend::is_postgres_url(s))
     }
 
     /// A bus is a NATS URL, and only for the PostgreSQL store: the nodes of
@@ -202,10 +202,9 @@ impl Settings {
 
     /// Where the secret key is read (or created on first start).
     pub fn secret_key_path(&self) -> PathBuf {
-        self.secret_key_file.clone().unwrap_or_else(|| {
-            self.data_dir
-                .join(herald_actors::store::secrets::DEFAULT_KEY_FILE)
-        })
+        self.secret_key_file
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join(herald_actors::backend::DEFAULT_KEY_FILE))
     }
 
     /// The budget of live-feed sockets still authenticating and its shares.
@@ -213,10 +212,10 @@ impl Settings {
     /// half of it, each at least `MIN_PENDING_SHARE` (within the total): so
     /// one client takes at most an eighth, and one project's public key (which
     /// every browser of that product holds) leaves the other tenants half.
-    pub fn pending_caps(&self) -> crate::sockets::PendingCaps {
+    pub fn pending_caps(&self) -> crate::live::sockets::PendingCaps {
         let total = self.max_pending_sockets;
         let derived = |part: usize| (total / part).max(MIN_PENDING_SHARE).min(total);
-        crate::sockets::PendingCaps {
+        crate::live::sockets::PendingCaps {
             total,
             per_address: self.max_pending_per_address.unwrap_or_else(|| derived(8)),
             per_project: self.max_pending_per_project.unwrap_or_else(|| derived(2)),
@@ -248,7 +247,7 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::{parse_size, Settings};
-    use crate::sockets::PendingCaps;
+    use crate::live::sockets::PendingCaps;
 
     #[test]
     fn pending_shares_derive_from_the_total_unless_set() {

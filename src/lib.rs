@@ -3,13 +3,13 @@
 
 pub mod auth;
 pub mod bodies;
-pub mod bus;
 pub mod cli;
 pub mod configuration;
 pub mod edge;
 pub mod errors;
 pub mod extract;
 pub mod idempotency;
+pub mod live;
 pub mod metrics;
 pub mod openapi;
 pub mod ops_access;
@@ -17,9 +17,6 @@ pub mod ops_client;
 pub mod pagination;
 pub mod project_cmd;
 pub mod routes;
-pub mod sockets;
 pub mod startup;
 pub mod state;
 pub mod telemetry;
-pub mod upgrade;
-pub mod ws;

@@ -3,6 +3,8 @@
 //! engine records its own (deliveries, retries, queue depth, run-to-delivery
 //! latency) through the same `metrics` facade.
 
+use crate::openapi::{Content, Op};
+use crate::routes::endpoint::{Endpoint, Serve};
 use crate::state::State;
 use actix_web::body::BoxBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -209,6 +211,17 @@ async fn sample_usage(st: &State) {
         metrics::gauge!("herald_project_quota_bytes", "project" => id.to_string())
             .set(quota as f64);
     }
+}
+
+/// `GET /metrics`
+pub fn handler_endpoint() -> Endpoint {
+    Op::get("/metrics", "metrics", "Prometheus metrics")
+        .ok(
+            200,
+            "Metrics in the Prometheus text format",
+            Content::Text("text/plain", "string"),
+        )
+        .to(handler)
 }
 
 pub async fn handler(st: State) -> HttpResponse {

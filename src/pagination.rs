@@ -9,7 +9,7 @@ use crate::errors::{ApiError, ApiResult};
 use crate::extract::Query;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine;
-use herald_actors::store::{Page, PageReq};
+use herald_actors::storage::{Page, PageReq};
 use herald_actors::Error;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};

@@ -113,7 +113,7 @@ pub fn parse_grace(s: &str) -> Result<Duration, String> {
         _ => return Err(format!("{s:?} has an unknown unit (use s, m, h or d)")),
     };
     let d = Duration::from_secs(n.saturating_mul(unit_secs));
-    if d > herald_actors::store::MAX_SECRET_GRACE {
+    if d > herald_actors::backend::MAX_SECRET_GRACE {
         return Err(format!("{s:?} is longer than 30 days"));
     }
     Ok(d)
@@ -136,7 +136,7 @@ pub fn run(cmd: ProjectCommand) -> ExitCode {
         }
     };
     let result = match dir.store {
-        Some(url) if herald_actors::store::pg::is_postgres_url(&url) => on_postgres(&op, &url),
+        Some(url) if herald_actors::backend::is_postgres_url(&url) => on_postgres(&op, &url),
         store => execute(
             &op,
             &store
@@ -265,7 +265,7 @@ fn local(op: &Op, dir: &Path) -> Result<Value, Failure> {
 
 /// The operation on a PostgreSQL store (served or not: the database is shared).
 fn on_postgres(op: &Op, url: &str) -> Result<Value, Failure> {
-    let store = herald_actors::store::PgStore::open(url)?;
+    let store = herald_actors::backend::PgStore::open(url)?;
     let v = apply(op, &store);
     store.close();
     v

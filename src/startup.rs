@@ -10,8 +10,8 @@ use actix_web::body::BoxBody;
 use actix_web::dev::{Server, ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::{web, App, HttpMessage, HttpRequest, HttpResponse};
+use herald_actors::backend::{DirLock, PgStore};
 use herald_actors::model::ChannelType;
-use herald_actors::store::{DirLock, PgStore};
 use herald_actors::{Engine, EngineConfig, Error, Storage, Store};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -439,7 +439,7 @@ impl Application {
         // In a cluster: the bus, before the server takes requests whose
         // frames and changes the other nodes must hear of.
         let bus = match settings.bus.clone() {
-            Some(url) => Some(crate::bus::start(&url, &engine).await?),
+            Some(url) => Some(crate::live::bus::start(&url, &engine).await?),
             None => None,
         };
         let state = Arc::new(AppState {
@@ -455,7 +455,7 @@ impl Application {
             live: Default::default(),
         });
         if let Some(bus) = &bus {
-            crate::bus::attach(bus, &state);
+            crate::live::bus::attach(bus, &state);
         }
         let data = web::Data::new(state.clone());
         let ops = Arc::new(Ops::new(addr, operator_token));
@@ -507,8 +507,8 @@ impl Application {
                     })
                     .local_addr(local)
                     // WebSocket upgrades: the live feed's sockets leave the
-                    // HTTP layer once accepted (src/upgrade.rs).
-                    .upgrade(crate::upgrade::service(actix_service::map_config(
+                    // HTTP layer once accepted (src/live/upgrade.rs).
+                    .upgrade(crate::live::upgrade::service(actix_service::map_config(
                         app(),
                         |_| actix_web::dev::AppConfig::default(),
                     )))

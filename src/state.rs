@@ -98,7 +98,7 @@ pub struct AppState {
     pub limits: Limits,
     pub idempotency: crate::idempotency::Locks,
     /// Open live-feed sockets (closed with 1001 on shutdown).
-    pub live: crate::sockets::Registry,
+    pub live: crate::live::sockets::Registry,
 }
 
 pub type State = actix_web::web::Data<Arc<AppState>>;

@@ -9,7 +9,7 @@ use crate::bodies::Page;
 use crate::extract::Given;
 use herald_actors::egress::EgressPolicy;
 use herald_actors::model::{self, ChannelStatus, ChannelType, FeedEntry, FeedMeta, Timestamp};
-use herald_actors::store::FeedUpdate;
+use herald_actors::storage::FeedUpdate;
 use herald_actors::{validate, Validator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -1,5 +1,6 @@
 //! Admin API channels (API.md §6, §10): provider config with write-only secrets.
 
+use super::endpoint::{Endpoint, Serve};
 use super::{list as list_page, no_content, ok};
 use crate::auth::Admin;
 use crate::bodies::{
@@ -9,11 +10,21 @@ use crate::bodies::{
 use crate::errors::{ApiError, ApiResult};
 use crate::extract::{path_uuid, typed, Body, Query};
 use crate::idempotency::{self, Created};
+use crate::openapi::{uuid_param, Content, Op};
 use crate::pagination;
 use crate::state::State;
 use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::model::{new_id, Channel};
 use herald_actors::{providers, Error};
+
+/// `POST /admin/v1/channels`
+pub fn create_endpoint() -> Endpoint {
+    Op::post("/admin/v1/channels", "createChannel", "Create a channel")
+        .body("ChannelInput", true)
+        .idempotent()
+        .ok(201, "Created", Content::Json("Channel"))
+        .to(create)
+}
 
 pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
     let m = body.object()?;
@@ -46,6 +57,14 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     .await
 }
 
+/// `GET /admin/v1/channels`
+pub fn list_endpoint() -> Endpoint {
+    Op::get("/admin/v1/channels", "listChannels", "List channels")
+        .paged()
+        .ok(200, "A page of channels", Content::Json("ChannelList"))
+        .to(list)
+}
+
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
     let paging = pagination::parse(&q, st.cursor_key(), &a.project.id, "channels", &[])?;
@@ -57,6 +76,15 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
     }))
 }
 
+/// `GET /admin/v1/channels/{channel_id}`
+pub fn get_endpoint() -> Endpoint {
+    Op::get("/admin/v1/channels/{channel_id}", "getChannel", "A channel")
+        .param(uuid_param("channel_id", "The channel's id."))
+        .ok(200, "The channel", Content::Json("Channel"))
+        .errors(&[400, 404])
+        .to(get)
+}
+
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "channel_id")?;
     let pid = a.project.id;
@@ -65,6 +93,20 @@ pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespons
         .await?
         .ok_or_else(|| Error::not_found("channel", id))?;
     Ok(ok(bodies::channels::Channel::from(&c)))
+}
+
+/// `PUT /admin/v1/channels/{channel_id}`
+pub fn update_endpoint() -> Endpoint {
+    Op::put(
+        "/admin/v1/channels/{channel_id}",
+        "updateChannel",
+        "Update a channel (config merged key by key)",
+    )
+    .param(uuid_param("channel_id", "The channel's id."))
+    .body("ChannelUpdate", true)
+    .ok(200, "The channel", Content::Json("Channel"))
+    .errors(&[404])
+    .to(update)
 }
 
 pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
@@ -83,11 +125,37 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     Ok(ok(bodies::channels::Channel::from(&c)))
 }
 
+/// `DELETE /admin/v1/channels/{channel_id}`
+pub fn delete_endpoint() -> Endpoint {
+    Op::delete(
+        "/admin/v1/channels/{channel_id}",
+        "deleteChannel",
+        "Delete a channel",
+    )
+    .param(uuid_param("channel_id", "The channel's id."))
+    .ok(204, "Deleted", Content::Empty)
+    .errors(&[400, 404, 409])
+    .to(delete)
+}
+
 pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "channel_id")?;
     let pid = a.project.id;
     st.engine.delete_channel(pid, id).await?;
     Ok(no_content())
+}
+
+/// `POST /admin/v1/channels/{channel_id}/revoke`
+pub fn revoke_endpoint() -> Endpoint {
+    Op::post(
+        "/admin/v1/channels/{channel_id}/revoke",
+        "revokeChannel",
+        "Revoke a channel's provider credentials",
+    )
+    .param(uuid_param("channel_id", "The channel's id."))
+    .ok(200, "The channel", Content::Json("Channel"))
+    .errors(&[400, 404, 409])
+    .to(revoke)
 }
 
 pub async fn revoke(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {

@@ -1,5 +1,6 @@
 //! Admin API flows: CRUD by id or handle, status transitions, and runs.
 
+use super::endpoint::{Endpoint, Serve};
 use super::{list as list_page, ok};
 use crate::auth::Admin;
 use crate::bodies::{
@@ -9,6 +10,7 @@ use crate::bodies::{
 use crate::errors::ApiResult;
 use crate::extract::{path_str, typed, Body, Query};
 use crate::idempotency::{self, Created};
+use crate::openapi::{flow_param, Content, Op};
 use crate::pagination;
 use crate::state::{AppState, State};
 use actix_web::{HttpRequest, HttpResponse};
@@ -67,6 +69,19 @@ async fn probe_templates(
     Ok(())
 }
 
+/// `POST /admin/v1/flows`
+pub fn create_endpoint() -> Endpoint {
+    Op::post(
+        "/admin/v1/flows",
+        "createFlow",
+        "Create a flow (status draft)",
+    )
+    .body("FlowInput", true)
+    .idempotent()
+    .ok(201, "Created", Content::Json("Flow"))
+    .to(create)
+}
+
 pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
     let m = body.object()?;
     let idem = idempotency::prepare(&req, &m)?;
@@ -96,6 +111,14 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     .await
 }
 
+/// `GET /admin/v1/flows`
+pub fn list_endpoint() -> Endpoint {
+    Op::get("/admin/v1/flows", "listFlows", "List flows")
+        .paged()
+        .ok(200, "A page of flows", Content::Json("FlowList"))
+        .to(list)
+}
+
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
     let paging = pagination::parse(&q, st.cursor_key(), &a.project.id, "flows", &[])?;
@@ -105,9 +128,28 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
     Ok(list_page(&paging, &page, |f| bodies::flows::Flow::from(f)))
 }
 
+/// `GET /admin/v1/flows/{id}`
+pub fn get_endpoint() -> Endpoint {
+    Op::get("/admin/v1/flows/{id}", "getFlow", "A flow, by id or handle")
+        .param(flow_param())
+        .ok(200, "The flow", Content::Json("Flow"))
+        .errors(&[404])
+        .to(get)
+}
+
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let f = find_flow(&st, a.project.id, path_str(&req, "id")?).await?;
     Ok(ok(bodies::flows::Flow::from(&f)))
+}
+
+/// `PUT /admin/v1/flows/{id}`
+pub fn update_endpoint() -> Endpoint {
+    Op::put("/admin/v1/flows/{id}", "updateFlow", "Update a flow")
+        .param(flow_param())
+        .body("FlowUpdate", true)
+        .ok(200, "The flow", Content::Json("Flow"))
+        .errors(&[404, 409])
+        .to(update)
 }
 
 pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
@@ -147,14 +189,72 @@ async fn transition(
     Ok(ok(bodies::flows::Flow::from(&flow)))
 }
 
+/// `POST /admin/v1/flows/{id}/activate`
+pub fn activate_endpoint() -> Endpoint {
+    Op::post(
+        "/admin/v1/flows/{id}/activate",
+        "activateFlow",
+        "Activate a flow",
+    )
+    .param(flow_param())
+    .ok(200, "The flow", Content::Json("Flow"))
+    .errors(&[404, 409, 422])
+    .to(activate)
+}
+
 pub async fn activate(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     transition(a, req, st, FlowStatus::Active).await
 }
+/// `POST /admin/v1/flows/{id}/deactivate`
+pub fn deactivate_endpoint() -> Endpoint {
+    Op::post(
+        "/admin/v1/flows/{id}/deactivate",
+        "deactivateFlow",
+        "Return a flow to draft",
+    )
+    .param(flow_param())
+    .ok(200, "The flow", Content::Json("Flow"))
+    .errors(&[404, 409])
+    .to(deactivate)
+}
+
 pub async fn deactivate(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     transition(a, req, st, FlowStatus::Draft).await
 }
+/// `POST /admin/v1/flows/{id}/archive`
+pub fn archive_endpoint() -> Endpoint {
+    Op::post(
+        "/admin/v1/flows/{id}/archive",
+        "archiveFlow",
+        "Archive a flow (final)",
+    )
+    .param(flow_param())
+    .ok(200, "The flow", Content::Json("Flow"))
+    .errors(&[404, 409])
+    .to(archive)
+}
+
 pub async fn archive(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     transition(a, req, st, FlowStatus::Archived).await
+}
+
+/// `POST /admin/v1/flows/{id}/run`
+pub fn run_endpoint() -> Endpoint {
+    Op::post(
+        "/admin/v1/flows/{id}/run",
+        "runFlow",
+        "Run a flow for recipients",
+    )
+    .param(flow_param())
+    .body("RunInput", true)
+    .idempotent()
+    .ok(
+        202,
+        "Accepted and stored durably",
+        Content::Json("FlowRunAccepted"),
+    )
+    .errors(&[404, 409])
+    .to(run)
 }
 
 pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
@@ -218,6 +318,20 @@ fn checked_run(input: RunInput, flow: Flow) -> herald_actors::Result<AcceptInput
         .with("allowed_statuses", vec!["active"]));
     }
     Ok(input)
+}
+
+/// `POST /admin/v1/flows/{id}/cancel`
+pub fn cancel_endpoint() -> Endpoint {
+    Op::post(
+        "/admin/v1/flows/{id}/cancel",
+        "cancelFlowRuns",
+        "Stop the waiting deliveries of the flow's runs with a cancellation key",
+    )
+    .param(flow_param())
+    .body("CancelInput", true)
+    .ok(200, "What was canceled", Content::Json("CancelResult"))
+    .errors(&[404])
+    .to(cancel)
 }
 
 /// `POST /admin/v1/flows/{id}/cancel`: stops the waiting deliveries of the

@@ -1,14 +1,35 @@
 //! Liveness and readiness (no credentials).
 
+use super::endpoint::{Endpoint, Serve};
 use super::ok;
 use crate::bodies::Health;
 use crate::errors::{ApiError, ApiResult};
+use crate::openapi::{Content, Op};
 use crate::state::State;
 use actix_web::HttpResponse;
 use herald_actors::Error;
 
+/// `GET /healthz`
+pub fn healthz_endpoint() -> Endpoint {
+    Op::get("/healthz", "healthz", "Liveness")
+        .ok(200, "Alive", Content::Json("Health"))
+        .to(healthz)
+}
+
 pub async fn healthz() -> HttpResponse {
     ok(Health { status: "ok" })
+}
+
+/// `GET /readyz`
+pub fn readyz_endpoint() -> Endpoint {
+    Op::get(
+        "/readyz",
+        "readyz",
+        "Readiness: the store is open and the engine runs",
+    )
+    .ok(200, "Ready", Content::Json("Health"))
+    .errors(&[503])
+    .to(readyz)
 }
 
 /// 200 while the store answers and can write, the engine runs and (in a

@@ -5,6 +5,8 @@
 //! The JS is the bundle of clients/js/inbox/inbox.ts and the herald-client
 //! package (clients/js), committed; clients/js/run.sh fails when it is stale.
 
+use super::endpoint::{Endpoint, Serve};
+use crate::openapi::{Content, Op};
 use actix_web::HttpResponse;
 
 const HTML: &str = include_str!("../inbox/inbox.html");
@@ -21,12 +23,37 @@ fn asset(content_type: &str, body: &'static str) -> HttpResponse {
         .body(body)
 }
 
+/// `GET /inbox`
+pub fn page_endpoint() -> Endpoint {
+    Op::get("/inbox", "inbox", "The in-app inbox page")
+        .ok(200, "An HTML page", Content::Text("text/html", "string"))
+        .to(page)
+}
+
 pub async fn page() -> HttpResponse {
     asset("text/html; charset=utf-8", HTML)
 }
 
+/// `GET /inbox/inbox.css`
+pub fn css_endpoint() -> Endpoint {
+    Op::get("/inbox/inbox.css", "inbox_css", "Inbox page stylesheet")
+        .ok(200, "CSS", Content::Text("text/css", "string"))
+        .to(css)
+}
+
 pub async fn css() -> HttpResponse {
     asset("text/css; charset=utf-8", CSS)
+}
+
+/// `GET /inbox/inbox.js`
+pub fn js_endpoint() -> Endpoint {
+    Op::get("/inbox/inbox.js", "inbox_js", "Inbox page script")
+        .ok(
+            200,
+            "JavaScript",
+            Content::Text("application/javascript", "string"),
+        )
+        .to(js)
 }
 
 pub async fn js() -> HttpResponse {

@@ -1,12 +1,15 @@
-//! Route table. Every resource answers unknown methods like unknown routes (404,
-//! after authentication for `/admin/` and `/user/` paths: docs/API.md §3).
+//! Route table: every endpoint (a handler with its route and its OpenAPI
+//! operation, declared beside the handler: `endpoint`) in matching order,
+//! and the helpers handlers answer with. Every resource answers unknown
+//! methods like unknown routes (404, after authentication for `/admin/` and
+//! `/user/` paths: docs/API.md §3).
 
 mod channels;
 mod docs;
+pub mod endpoint;
 mod flows;
 mod health;
 mod inbox;
-pub mod live;
 mod notifications;
 pub mod ops;
 mod project;
@@ -51,10 +54,6 @@ where
     }
 }
 
-fn res(path: &str) -> actix_web::Resource {
-    web::resource(path).default_service(web::to(fallback))
-}
-
 pub fn ok(v: impl serde::Serialize) -> HttpResponse {
     json_response(HttpResponse::Ok(), &v)
 }
@@ -75,183 +74,137 @@ pub fn no_content() -> HttpResponse {
 /// `{items, page}` for a page of records rendered by `view`.
 pub fn list<T, V: serde::Serialize>(
     paging: &Paging,
-    page: &herald_actors::store::Page<T>,
+    page: &herald_actors::storage::Page<T>,
     view: impl Fn(&T) -> V,
 ) -> HttpResponse {
     ok(paging.respond(page, page.items.iter().map(view).collect()))
 }
 
+/// Every endpoint of the API, in matching order: a literal path comes before
+/// a `{param}` path that would also take it (`users/bulk` before
+/// `users/{external_id}`, `feed/seen_all` and `feed/live` before
+/// `feed/{id}`), since the first resource whose path matches answers.
+/// The document (`/openapi.json`) lists the same operations in this order.
+pub fn endpoints() -> Vec<endpoint::Endpoint> {
+    vec![
+        health::healthz_endpoint(),
+        health::readyz_endpoint(),
+        crate::metrics::handler_endpoint(),
+        docs::openapi_endpoint(),
+        docs::page_endpoint(),
+        inbox::page_endpoint(),
+        inbox::css_endpoint(),
+        inbox::js_endpoint(),
+        project::get_endpoint(),
+        project::update_endpoint(),
+        project::advance_clock_endpoint(),
+        project::put_signing_key_endpoint(),
+        project::generate_signing_key_endpoint(),
+        project::delete_signing_key_endpoint(),
+        users::list_endpoint(),
+        users::bulk_endpoint(),
+        users::bulk_delete_endpoint(),
+        users::put_endpoint(),
+        users::get_endpoint(),
+        users::delete_endpoint(),
+        users::get_erasure_endpoint(),
+        users::get_preferences_endpoint(),
+        users::put_preferences_endpoint(),
+        users::feed_endpoint(),
+        channels::create_endpoint(),
+        channels::list_endpoint(),
+        channels::get_endpoint(),
+        channels::update_endpoint(),
+        channels::delete_endpoint(),
+        channels::revoke_endpoint(),
+        flows::create_endpoint(),
+        flows::list_endpoint(),
+        flows::get_endpoint(),
+        flows::update_endpoint(),
+        flows::activate_endpoint(),
+        flows::deactivate_endpoint(),
+        flows::archive_endpoint(),
+        flows::run_endpoint(),
+        flows::cancel_endpoint(),
+        notifications::flow_run_endpoint(),
+        topics::list_endpoint(),
+        topics::put_endpoint(),
+        topics::get_endpoint(),
+        topics::delete_endpoint(),
+        topics::subscriptions_endpoint(),
+        topics::subscribe_endpoint(),
+        topics::unsubscribe_endpoint(),
+        notifications::list_endpoint(),
+        notifications::list_alias_endpoint(),
+        notifications::get_endpoint(),
+        webhook_endpoints::trace_endpoint(),
+        notifications::deliveries_endpoint(),
+        notifications::delivery_endpoint(),
+        webhook_endpoints::create_endpoint(),
+        webhook_endpoints::list_endpoint(),
+        webhook_endpoints::get_endpoint(),
+        webhook_endpoints::update_endpoint(),
+        webhook_endpoints::delete_endpoint(),
+        webhook_endpoints::rotate_secret_endpoint(),
+        webhook_endpoints::attempts_endpoint(),
+        webhook_endpoints::replay_endpoint(),
+        user_api::me_endpoint(),
+        user_api::update_me_endpoint(),
+        user_api::preferences_endpoint(),
+        user_api::put_preferences_endpoint(),
+        user_api::feed_endpoint(),
+        user_api::seen_all_endpoint(),
+        user_api::read_all_endpoint(),
+        crate::live::feed::live_endpoint(),
+        user_api::entry_endpoint(),
+        user_api::patch_entry_endpoint(),
+        user_api::entry_action_endpoint(),
+        user_api::channel_endpoint(),
+        user_api::push_subscriptions_endpoint(),
+        user_api::add_push_subscription_endpoint(),
+        user_api::remove_push_subscription_endpoint(),
+        user_api::topic_subscriptions_endpoint(),
+        user_api::subscribe_endpoint(),
+        user_api::unsubscribe_endpoint(),
+    ]
+}
+
+/// `/openapi.json`: the document of every endpoint, built once.
+pub fn openapi_json() -> &'static str {
+    static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DOC.get_or_init(|| crate::openapi::render(endpoints().iter().map(|e| &e.op)))
+}
+
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    use web::{delete, get, patch, post, put};
-    cfg.service(res("/healthz").route(get().to(Guarded(health::healthz))))
-        .service(res("/readyz").route(get().to(Guarded(health::readyz))))
-        .service(res("/openapi.json").route(get().to(Guarded(docs::openapi))))
-        .service(res("/docs").route(get().to(Guarded(docs::page))))
-        .service(res("/metrics").route(get().to(Guarded(crate::metrics::handler))))
-        .service(res("/inbox").route(get().to(Guarded(inbox::page))))
-        .service(res("/inbox/inbox.css").route(get().to(Guarded(inbox::css))))
-        .service(res("/inbox/inbox.js").route(get().to(Guarded(inbox::js))))
-        // ---- Admin API
-        .service(
-            res("/admin/v1/project")
-                .route(get().to(Guarded(project::get)))
-                .route(put().to(Guarded(project::update))),
-        )
-        .service(
-            res("/admin/v1/project/clock/advance")
-                .route(post().to(Guarded(project::advance_clock))),
-        )
-        .service(
-            res("/admin/v1/project/signing_key")
-                .route(put().to(Guarded(project::put_signing_key)))
-                .route(post().to(Guarded(project::generate_signing_key)))
-                .route(delete().to(Guarded(project::delete_signing_key))),
-        )
-        .service(res("/admin/v1/users").route(get().to(Guarded(users::list))))
-        // Guarded by method: other methods on these paths skip them and reach
-        // `{external_id}`, so users whose external id is `bulk` or
-        // `bulk_delete` stay reachable.
-        .service(
-            res("/admin/v1/users/bulk")
-                .guard(actix_web::guard::Post())
-                .route(post().to(Guarded(users::bulk))),
-        )
-        .service(
-            res("/admin/v1/users/bulk_delete")
-                .guard(actix_web::guard::Post())
-                .route(post().to(Guarded(users::bulk_delete))),
-        )
-        .service(
-            res("/admin/v1/users/{external_id}")
-                .route(put().to(Guarded(users::put)))
-                .route(get().to(Guarded(users::get)))
-                .route(delete().to(Guarded(users::delete))),
-        )
-        .service(
-            res("/admin/v1/users/{external_id}/preferences")
-                .route(get().to(Guarded(users::get_preferences)))
-                .route(put().to(Guarded(users::put_preferences))),
-        )
-        .service(res("/admin/v1/users/{external_id}/feed").route(get().to(Guarded(users::feed))))
-        .service(res("/admin/v1/erasures/{id}").route(get().to(Guarded(users::get_erasure))))
-        .service(
-            res("/admin/v1/channels")
-                .route(post().to(Guarded(channels::create)))
-                .route(get().to(Guarded(channels::list))),
-        )
-        .service(
-            res("/admin/v1/channels/{channel_id}")
-                .route(get().to(Guarded(channels::get)))
-                .route(put().to(Guarded(channels::update)))
-                .route(delete().to(Guarded(channels::delete))),
-        )
-        .service(
-            res("/admin/v1/channels/{channel_id}/revoke")
-                .route(post().to(Guarded(channels::revoke))),
-        )
-        .service(
-            res("/admin/v1/flows")
-                .route(post().to(Guarded(flows::create)))
-                .route(get().to(Guarded(flows::list))),
-        )
-        .service(
-            res("/admin/v1/flows/{id}")
-                .route(get().to(Guarded(flows::get)))
-                .route(put().to(Guarded(flows::update))),
-        )
-        .service(res("/admin/v1/flows/{id}/activate").route(post().to(Guarded(flows::activate))))
-        .service(
-            res("/admin/v1/flows/{id}/deactivate").route(post().to(Guarded(flows::deactivate))),
-        )
-        .service(res("/admin/v1/flows/{id}/archive").route(post().to(Guarded(flows::archive))))
-        .service(res("/admin/v1/flows/{id}/run").route(post().to(Guarded(flows::run))))
-        .service(res("/admin/v1/flows/{id}/cancel").route(post().to(Guarded(flows::cancel))))
-        .service(res("/admin/v1/flow_runs/{id}").route(get().to(Guarded(notifications::flow_run))))
-        .service(res("/admin/v1/topics").route(get().to(Guarded(topics::list))))
-        .service(
-            res("/admin/v1/topics/{key}")
-                .route(put().to(Guarded(topics::put)))
-                .route(get().to(Guarded(topics::get)))
-                .route(delete().to(Guarded(topics::delete))),
-        )
-        .service(
-            res("/admin/v1/topics/{key}/subscriptions")
-                .route(get().to(Guarded(topics::subscriptions)))
-                .route(post().to(Guarded(topics::subscribe))),
-        )
-        .service(
-            res("/admin/v1/topics/{key}/subscriptions/{external_id}")
-                .route(delete().to(Guarded(topics::unsubscribe))),
-        )
-        .service(res("/admin/v1/notifications").route(get().to(Guarded(notifications::list))))
-        .service(res("/admin/notifications").route(get().to(Guarded(notifications::list))))
-        .service(res("/admin/v1/notifications/{id}").route(get().to(Guarded(notifications::get))))
-        .service(
-            res("/admin/v1/notifications/{id}/trace")
-                .route(get().to(Guarded(webhook_endpoints::trace))),
-        )
-        .service(res("/admin/v1/deliveries").route(get().to(Guarded(notifications::deliveries))))
-        .service(res("/admin/v1/deliveries/{id}").route(get().to(Guarded(notifications::delivery))))
-        .service(
-            res("/admin/v1/webhook_endpoints")
-                .route(post().to(Guarded(webhook_endpoints::create)))
-                .route(get().to(Guarded(webhook_endpoints::list))),
-        )
-        .service(
-            res("/admin/v1/webhook_endpoints/{id}")
-                .route(get().to(Guarded(webhook_endpoints::get)))
-                .route(put().to(Guarded(webhook_endpoints::update)))
-                .route(delete().to(Guarded(webhook_endpoints::delete))),
-        )
-        .service(
-            res("/admin/v1/webhook_endpoints/{id}/rotate_secret")
-                .route(post().to(Guarded(webhook_endpoints::rotate_secret))),
-        )
-        .service(
-            res("/admin/v1/webhook_endpoints/{id}/attempts")
-                .route(get().to(Guarded(webhook_endpoints::attempts))),
-        )
-        .service(
-            res("/admin/v1/webhook_endpoints/{id}/replay")
-                .route(post().to(Guarded(webhook_endpoints::replay))),
-        )
-        // ---- User API
-        .service(
-            res("/user/v1/me")
-                .route(get().to(Guarded(user_api::me)))
-                .route(put().to(Guarded(user_api::update_me))),
-        )
-        .service(
-            res("/user/v1/preferences")
-                .route(get().to(Guarded(user_api::preferences)))
-                .route(put().to(Guarded(user_api::put_preferences))),
-        )
-        .service(res("/user/v1/feed").route(get().to(Guarded(user_api::feed))))
-        .service(res("/user/v1/feed/seen_all").route(post().to(Guarded(user_api::seen_all))))
-        .service(res("/user/v1/feed/read_all").route(post().to(Guarded(user_api::read_all))))
-        .service(res("/user/v1/feed/live").route(get().to(Guarded(live::live))))
-        .service(
-            res("/user/v1/feed/{id}")
-                .route(get().to(Guarded(user_api::entry)))
-                .route(patch().to(Guarded(user_api::patch_entry))),
-        )
-        .service(
-            res("/user/v1/feed/{id}/{action}").route(post().to(Guarded(user_api::entry_action))),
-        )
-        .service(res("/user/v1/channels/{channel_id}").route(get().to(Guarded(user_api::channel))))
-        .service(
-            res("/user/v1/channels/{channel_id}/subscriptions")
-                .route(get().to(Guarded(user_api::push_subscriptions)))
-                .route(post().to(Guarded(user_api::add_push_subscription)))
-                .route(delete().to(Guarded(user_api::remove_push_subscription))),
-        )
-        .service(
-            res("/user/v1/subscriptions").route(get().to(Guarded(user_api::topic_subscriptions))),
-        )
-        .service(
-            res("/user/v1/topics/{key}/subscriptions")
-                .route(post().to(Guarded(user_api::subscribe)))
-                .route(delete().to(Guarded(user_api::unsubscribe))),
-        )
-        .default_service(web::to(fallback));
+    endpoint::register(cfg, endpoints());
+    cfg.default_service(web::to(fallback));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// Each route is declared once, and the document holds each of them: the
+    /// paths merge their methods, none is lost or doubled.
+    #[test]
+    fn every_endpoint_is_declared_once_and_documented() {
+        let eps = endpoints();
+        let mut keys = BTreeSet::new();
+        for e in &eps {
+            let m = serde_json::to_value(e.op.method()).unwrap();
+            let key = (m.as_str().unwrap().to_string(), e.op.path().to_string());
+            assert!(keys.insert(key.clone()), "declared twice: {key:?}");
+        }
+        let doc: serde_json::Value = serde_json::from_str(openapi_json()).unwrap();
+        let mut documented = BTreeSet::new();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for m in item.as_object().unwrap().keys() {
+                if ["get", "put", "post", "delete", "patch"].contains(&m.as_str()) {
+                    documented.insert((m.clone(), path.clone()));
+                }
+            }
+        }
+        assert_eq!(keys, documented);
+    }
 }

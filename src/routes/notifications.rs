@@ -1,15 +1,17 @@
 //! Admin API notifications, deliveries and flow runs (read side).
 
+use super::endpoint::{Endpoint, Serve};
 use super::ok;
 use crate::auth::Admin;
 use crate::bodies::notifications::{FlowRun, Notification};
 use crate::errors::ApiResult;
 use crate::extract::{path_uuid, Query};
+use crate::openapi::{delivery_filters, notification_filters, uuid_param, Content, Op};
 use crate::pagination;
 use crate::state::State;
 use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::model::{self, ChannelType, DeliveryStatus, User};
-use herald_actors::store::{DeliveryFilter, NotificationFilter};
+use herald_actors::storage::{DeliveryFilter, NotificationFilter};
 use herald_actors::Storage;
 use herald_actors::{Error, Result};
 use serde_json::Value;
@@ -53,6 +55,40 @@ fn notification_view(
         .map(|d| d.view())
         .collect();
     Ok(Notification::new(n, actor, recipient, data, deliveries))
+}
+
+/// `GET /admin/v1/notifications`
+pub fn list_endpoint() -> Endpoint {
+    Op::get(
+        "/admin/v1/notifications",
+        "listNotifications",
+        "List notifications",
+    )
+    .params(notification_filters())
+    .paged()
+    .ok(
+        200,
+        "A page of notifications",
+        Content::Json("NotificationList"),
+    )
+    .to(list)
+}
+
+/// `GET /admin/notifications`
+pub fn list_alias_endpoint() -> Endpoint {
+    Op::get(
+        "/admin/notifications",
+        "listNotificationsAlias",
+        "List notifications (alias of /admin/v1/notifications)",
+    )
+    .params(notification_filters())
+    .paged()
+    .ok(
+        200,
+        "A page of notifications",
+        Content::Json("NotificationList"),
+    )
+    .to(list)
 }
 
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
@@ -139,6 +175,19 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
     Ok(ok(paging.respond(&page, items)))
 }
 
+/// `GET /admin/v1/notifications/{id}`
+pub fn get_endpoint() -> Endpoint {
+    Op::get(
+        "/admin/v1/notifications/{id}",
+        "getNotification",
+        "A notification",
+    )
+    .param(uuid_param("id", "The notification's id."))
+    .ok(200, "The notification", Content::Json("Notification"))
+    .errors(&[400, 404])
+    .to(get)
+}
+
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let pid = a.project.id;
@@ -156,6 +205,15 @@ pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespons
         })
         .await?;
     Ok(ok(v))
+}
+
+/// `GET /admin/v1/deliveries`
+pub fn deliveries_endpoint() -> Endpoint {
+    Op::get("/admin/v1/deliveries", "listDeliveries", "List deliveries")
+        .params(delivery_filters())
+        .paged()
+        .ok(200, "A page of deliveries", Content::Json("DeliveryList"))
+        .to(deliveries)
 }
 
 pub async fn deliveries(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
@@ -211,6 +269,15 @@ pub async fn deliveries(a: Admin, req: HttpRequest, st: State) -> ApiResult<Http
     )))
 }
 
+/// `GET /admin/v1/deliveries/{id}`
+pub fn delivery_endpoint() -> Endpoint {
+    Op::get("/admin/v1/deliveries/{id}", "getDelivery", "A delivery")
+        .param(uuid_param("id", "The delivery's id."))
+        .ok(200, "The delivery", Content::Json("Delivery"))
+        .errors(&[400, 404])
+        .to(delivery)
+}
+
 pub async fn delivery(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let pid = a.project.id;
@@ -221,6 +288,15 @@ pub async fn delivery(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRe
         })
         .await?;
     Ok(ok(d.view()))
+}
+
+/// `GET /admin/v1/flow_runs/{id}`
+pub fn flow_run_endpoint() -> Endpoint {
+    Op::get("/admin/v1/flow_runs/{id}", "getFlowRun", "A flow run")
+        .param(uuid_param("id", "The flow run's id."))
+        .ok(200, "The flow run", Content::Json("FlowRun"))
+        .errors(&[400, 404])
+        .to(flow_run)
 }
 
 pub async fn flow_run(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {

@@ -124,7 +124,7 @@ async fn delete_project(req: HttpRequest, st: State) -> ApiResult<HttpResponse> 
         Some(_) => {}
     }
     let p = st.engine.delete_project(name).await?;
-    crate::bus::project_changed(&st, p.id, herald_actors::bus::ProjectNotice::Deleted);
+    crate::live::bus::project_changed(&st, p.id, herald_actors::bus::ProjectNotice::Deleted);
     tracing::info!(project_id = %p.id, name = %p.name, "project deleted by an operator");
     Ok(no_content())
 }

@@ -1,10 +1,12 @@
 //! `/admin/v1/project`: settings and the user-JWT signing key.
 
+use super::endpoint::{Endpoint, Serve};
 use super::{created, no_content, ok};
 use crate::auth::Admin;
 use crate::bodies;
 use crate::errors::{ApiError, ApiResult};
 use crate::extract::{typed, Body};
+use crate::openapi::{Content, Op};
 use crate::state::State;
 use actix_web::{web, HttpResponse};
 use herald_actors::bus::ProjectNotice;
@@ -12,6 +14,13 @@ use herald_actors::Error;
 use rsa::pkcs1::DecodeRsaPublicKey;
 use rsa::pkcs8::{DecodePublicKey, EncodePrivateKey, EncodePublicKey, LineEnding};
 use rsa::traits::PublicKeyParts;
+
+/// `GET /admin/v1/project`
+pub fn get_endpoint() -> Endpoint {
+    Op::get("/admin/v1/project", "getProject", "The project")
+        .ok(200, "The project", Content::Json("Project"))
+        .to(get)
+}
 
 pub async fn get(a: Admin, st: State) -> ApiResult<HttpResponse> {
     let id = a.project.id;
@@ -31,6 +40,19 @@ async fn with_usage(st: &State, p: herald_actors::model::Project) -> ApiResult<H
     let id = p.id;
     let bytes = st.run(move |s| s.usage_bytes(&id)).await?;
     Ok(ok(bodies::Project::with_usage(&p, bytes)))
+}
+
+/// `PUT /admin/v1/project`
+pub fn update_endpoint() -> Endpoint {
+    Op::put(
+        "/admin/v1/project",
+        "updateProject",
+        "Update the project's settings",
+    )
+    .body("ProjectUpdate", true)
+    .ok(200, "The project", Content::Json("Project"))
+    .errors(&[409])
+    .to(update)
 }
 
 pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> {
@@ -91,9 +113,22 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
         })
         .await?;
     if p.security_mode && !was_secure {
-        crate::bus::project_changed(&st, id, ProjectNotice::SecurityOn);
+        crate::live::bus::project_changed(&st, id, ProjectNotice::SecurityOn);
     }
     with_usage(&st, p).await
+}
+
+/// `POST /admin/v1/project/clock/advance`
+pub fn advance_clock_endpoint() -> Endpoint {
+    Op::post(
+        "/admin/v1/project/clock/advance",
+        "advanceProjectClock",
+        "Move the project's test clock forward; what became due runs",
+    )
+    .body("ClockAdvance", true)
+    .ok(200, "The project", Content::Json("Project"))
+    .errors(&[409])
+    .to(advance_clock)
 }
 
 /// `POST /admin/v1/project/clock/advance`: moves the test clock `by` a
@@ -107,7 +142,7 @@ pub async fn advance_clock(a: Admin, body: Body, st: State) -> ApiResult<HttpRes
 /// Closes the project's sockets that a user JWT authenticated, with 4401 (on
 /// every node of a cluster): the key that verified their tokens is gone.
 fn signing_key_changed(st: &State, project: uuid::Uuid) {
-    crate::bus::project_changed(st, project, ProjectNotice::SigningKey);
+    crate::live::bus::project_changed(st, project, ProjectNotice::SigningKey);
 }
 
 /// Parses an RSA public key (SPKI or PKCS#1 PEM) of at least 2048 bits; returns SPKI PEM.
@@ -123,6 +158,18 @@ fn parse_public_key(pem: &str) -> Result<String, Error> {
         .map_err(|_| bad("cannot encode the key"))
 }
 
+/// `PUT /admin/v1/project/signing_key`
+pub fn put_signing_key_endpoint() -> Endpoint {
+    Op::put(
+        "/admin/v1/project/signing_key",
+        "putSigningKey",
+        "Store the RSA public key that verifies user JWTs",
+    )
+    .body("SigningKeyInput", true)
+    .ok(200, "The project", Content::Json("Project"))
+    .to(put_signing_key)
+}
+
 pub async fn put_signing_key(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> {
     let pem = typed::<bodies::SigningKeyInput>(&body.object()?)?.validate()?;
     let pem = parse_public_key(&pem)?;
@@ -135,6 +182,17 @@ pub async fn put_signing_key(a: Admin, body: Body, st: State) -> ApiResult<HttpR
         signing_key_changed(&st, id);
     }
     with_usage(&st, p).await
+}
+
+/// `POST /admin/v1/project/signing_key`
+pub fn generate_signing_key_endpoint() -> Endpoint {
+    Op::post(
+        "/admin/v1/project/signing_key",
+        "generateSigningKey",
+        "Generate an RSA-2048 key pair; the private key is returned once",
+    )
+    .ok(201, "The key pair", Content::Json("SigningKeyPair"))
+    .to(generate_signing_key)
 }
 
 pub async fn generate_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse> {
@@ -164,6 +222,17 @@ pub async fn generate_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse
         private_key: private,
         public_key: public,
     }))
+}
+
+/// `DELETE /admin/v1/project/signing_key`
+pub fn delete_signing_key_endpoint() -> Endpoint {
+    Op::delete(
+        "/admin/v1/project/signing_key",
+        "deleteSigningKey",
+        "Remove the signing key",
+    )
+    .ok(204, "Removed", Content::Empty)
+    .to(delete_signing_key)
 }
 
 pub async fn delete_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse> {

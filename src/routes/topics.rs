@@ -1,5 +1,6 @@
 //! Admin API topics and their subscriptions.
 
+use super::endpoint::{Endpoint, Serve};
 use super::{created, list as list_page, no_content, ok};
 use crate::auth::Admin;
 use crate::bodies::bulk::{BulkSubscriptionInput, BulkSubscriptionResult};
@@ -7,6 +8,7 @@ use crate::bodies::{self, SubscriptionInput, TopicInput};
 use crate::errors::ApiResult;
 use crate::extract::{path_str, typed, Body, Query};
 use crate::idempotency::{self, Created};
+use crate::openapi::{external_id_param, topic_key_param, Content, Op};
 use crate::pagination;
 use crate::state::State;
 use actix_web::http::StatusCode;
@@ -29,6 +31,20 @@ fn topic_key(req: &HttpRequest) -> ApiResult<String> {
     Ok(key)
 }
 
+/// `PUT /admin/v1/topics/{key}`
+pub fn put_endpoint() -> Endpoint {
+    Op::put(
+        "/admin/v1/topics/{key}",
+        "putTopic",
+        "Create or update a topic",
+    )
+    .param(topic_key_param())
+    .body("TopicInput", false)
+    .ok(201, "Created", Content::Json("Topic"))
+    .ok(200, "Updated", Content::Json("Topic"))
+    .to(put)
+}
+
 pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
     let m = body.object_or_empty()?;
     let key = topic_key(&req)?;
@@ -37,6 +53,15 @@ pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     let (t, was_created) = st.engine.put_topic(pid, key, name, description).await?;
     let body = bodies::Topic::from(&t);
     Ok(if was_created { created(body) } else { ok(body) })
+}
+
+/// `GET /admin/v1/topics/{key}`
+pub fn get_endpoint() -> Endpoint {
+    Op::get("/admin/v1/topics/{key}", "getTopic", "A topic")
+        .param(topic_key_param())
+        .ok(200, "The topic", Content::Json("Topic"))
+        .errors(&[404])
+        .to(get)
 }
 
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
@@ -51,6 +76,14 @@ pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespons
     Ok(ok(bodies::Topic::from(&t)))
 }
 
+/// `GET /admin/v1/topics`
+pub fn list_endpoint() -> Endpoint {
+    Op::get("/admin/v1/topics", "listTopics", "List topics")
+        .paged()
+        .ok(200, "A page of topics", Content::Json("TopicList"))
+        .to(list)
+}
+
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
     let paging = pagination::parse(&q, st.cursor_key(), &a.project.id, "topics", &[])?;
@@ -60,11 +93,38 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
     Ok(list_page(&paging, &page, |t| bodies::Topic::from(t)))
 }
 
+/// `DELETE /admin/v1/topics/{key}`
+pub fn delete_endpoint() -> Endpoint {
+    Op::delete("/admin/v1/topics/{key}", "deleteTopic", "Delete a topic")
+        .param(topic_key_param())
+        .ok(204, "Deleted", Content::Empty)
+        .errors(&[404])
+        .to(delete)
+}
+
 pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let key = path_str(&req, "key")?;
     let pid = a.project.id;
     st.engine.delete_topic(pid, key).await?;
     Ok(no_content())
+}
+
+/// `GET /admin/v1/topics/{key}/subscriptions`
+pub fn subscriptions_endpoint() -> Endpoint {
+    Op::get(
+        "/admin/v1/topics/{key}/subscriptions",
+        "listTopicSubscriptions",
+        "A topic's subscriptions",
+    )
+    .param(topic_key_param())
+    .paged()
+    .ok(
+        200,
+        "A page of subscriptions",
+        Content::Json("SubscriptionList"),
+    )
+    .errors(&[404])
+    .to(subscriptions)
 }
 
 pub async fn subscriptions(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
@@ -87,6 +147,26 @@ pub async fn subscriptions(a: Admin, req: HttpRequest, st: State) -> ApiResult<H
         })
         .await?;
     Ok(list_page(&paging, &page, |s| bodies::Subscription::from(s)))
+}
+
+/// `POST /admin/v1/topics/{key}/subscriptions`
+pub fn subscribe_endpoint() -> Endpoint {
+    Op::post(
+        "/admin/v1/topics/{key}/subscriptions",
+        "subscribeUser",
+        "Subscribe a user to a topic",
+    )
+    .param(topic_key_param())
+    .body("SubscriptionRequest", true)
+    .idempotent()
+    .ok(201, "Subscribed (one user)", Content::Json("Subscription"))
+    .ok(
+        200,
+        "Up to 1,000 users subscribed in one durable commit",
+        Content::Json("BulkSubscriptionResult"),
+    )
+    .errors(&[404, 409])
+    .to(subscribe)
 }
 
 pub async fn subscribe(
@@ -161,6 +241,20 @@ async fn subscribe_many(
         })
     })
     .await
+}
+
+/// `DELETE /admin/v1/topics/{key}/subscriptions/{external_id}`
+pub fn unsubscribe_endpoint() -> Endpoint {
+    Op::delete(
+        "/admin/v1/topics/{key}/subscriptions/{external_id}",
+        "unsubscribeUser",
+        "Unsubscribe a user from a topic",
+    )
+    .param(topic_key_param())
+    .param(external_id_param())
+    .ok(204, "Unsubscribed", Content::Empty)
+    .errors(&[404])
+    .to(unsubscribe)
 }
 
 pub async fn unsubscribe(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {

@@ -1,6 +1,7 @@
 //! User API (`/user/v1`): the caller's profile, preferences, feed, push and topic
 //! subscriptions. Another user's or project's resource is always a 404.
 
+use super::endpoint::{Endpoint, Serve};
 use super::{created, list as list_page, no_content, ok};
 use crate::auth::UserCtx;
 use crate::bodies;
@@ -12,6 +13,10 @@ use crate::bodies::{List, Page};
 use crate::errors::{ApiError, ApiResult};
 use crate::extract::{path_str, path_uuid, typed, Body, Query};
 use crate::idempotency::{self, Created};
+use crate::openapi::{
+    enum_schema, feed_status_param, path_param, topic_key_param, uuid_param, Content, Op,
+    FEED_ACTIONS,
+};
 use crate::pagination;
 use crate::routes::users::{
     actor_value, feed_page, feed_query, preferences_view, update_preferences,
@@ -20,13 +25,28 @@ use crate::state::{AppState, State};
 use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::actors::{MarkAll, UpdateEntry};
 use herald_actors::model::{ChannelType, Delivery, FeedCounts};
-use herald_actors::store::FeedUpdate;
+use herald_actors::storage::FeedUpdate;
 use herald_actors::Error;
 use serde_json::Value;
 use uuid::Uuid;
 
+/// `GET /user/v1/me`
+pub fn me_endpoint() -> Endpoint {
+    Op::get("/user/v1/me", "getMe", "The calling user")
+        .ok(200, "The user", Content::Json("User"))
+        .to(me)
+}
+
 pub async fn me(u: UserCtx) -> ApiResult<HttpResponse> {
     Ok(ok(&u.user))
+}
+
+/// `PUT /user/v1/me`
+pub fn update_me_endpoint() -> Endpoint {
+    Op::put("/user/v1/me", "updateMe", "Update one's own profile")
+        .body("UserInput", true)
+        .ok(200, "The user", Content::Json("User"))
+        .to(update_me)
 }
 
 pub async fn update_me(u: UserCtx, body: Body, st: State) -> ApiResult<HttpResponse> {
@@ -37,8 +57,31 @@ pub async fn update_me(u: UserCtx, body: Body, st: State) -> ApiResult<HttpRespo
     Ok(ok(&user))
 }
 
+/// `GET /user/v1/preferences`
+pub fn preferences_endpoint() -> Endpoint {
+    Op::get(
+        "/user/v1/preferences",
+        "getMyPreferences",
+        "One's preferences",
+    )
+    .ok(200, "The preferences", Content::Json("Preferences"))
+    .to(preferences)
+}
+
 pub async fn preferences(u: UserCtx, st: State) -> ApiResult<HttpResponse> {
     Ok(ok(preferences_view(&st, u.project.id, u.user.id).await?))
+}
+
+/// `PUT /user/v1/preferences`
+pub fn put_preferences_endpoint() -> Endpoint {
+    Op::put(
+        "/user/v1/preferences",
+        "putMyPreferences",
+        "Update one's preferences",
+    )
+    .body("PreferencesInput", true)
+    .ok(200, "The full preferences", Content::Json("Preferences"))
+    .to(put_preferences)
 }
 
 pub async fn put_preferences(u: UserCtx, body: Body, st: State) -> ApiResult<HttpResponse> {
@@ -46,6 +89,15 @@ pub async fn put_preferences(u: UserCtx, body: Body, st: State) -> ApiResult<Htt
     Ok(ok(
         update_preferences(&st, u.project.id, u.user, input).await?
     ))
+}
+
+/// `GET /user/v1/feed`
+pub fn feed_endpoint() -> Endpoint {
+    Op::get("/user/v1/feed", "getFeed", "One's feed")
+        .param(feed_status_param())
+        .paged()
+        .ok(200, "A page of feed entries", Content::Json("FeedPage"))
+        .to(feed)
 }
 
 pub async fn feed(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
@@ -60,6 +112,15 @@ pub async fn entry_view(st: &AppState, project: Uuid, d: Delivery) -> ApiResult<
         None => Value::Null,
     };
     Ok(ok(d.feed_entry(&actor)))
+}
+
+/// `GET /user/v1/feed/{id}`
+pub fn entry_endpoint() -> Endpoint {
+    Op::get("/user/v1/feed/{id}", "getFeedEntry", "A feed entry")
+        .param(uuid_param("id", "The entry's (delivery) id."))
+        .ok(200, "The entry", Content::Json("FeedEntry"))
+        .errors(&[400, 404])
+        .to(entry)
 }
 
 pub async fn entry(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
@@ -83,6 +144,20 @@ async fn apply(
     entry_view(st, pid, d).await
 }
 
+/// `PATCH /user/v1/feed/{id}`
+pub fn patch_entry_endpoint() -> Endpoint {
+    Op::patch(
+        "/user/v1/feed/{id}",
+        "patchFeedEntry",
+        "Change a feed entry's state",
+    )
+    .param(uuid_param("id", "The entry's (delivery) id."))
+    .body("FeedEntryPatch", true)
+    .ok(200, "The entry", Content::Json("FeedEntry"))
+    .errors(&[404, 409])
+    .to(patch_entry)
+}
+
 pub async fn patch_entry(
     u: UserCtx,
     req: HttpRequest,
@@ -97,6 +172,24 @@ pub async fn patch_entry(
         .await?;
     let update = patch.validate()?;
     apply(&u, &st, id, update).await
+}
+
+/// `POST /user/v1/feed/{id}/{action}`
+pub fn entry_action_endpoint() -> Endpoint {
+    Op::post(
+        "/user/v1/feed/{id}/{action}",
+        "feedEntryAction",
+        "Shortcut: mark an entry seen, read, clicked, archived or unarchived",
+    )
+    .param(uuid_param("id", "The entry's (delivery) id."))
+    .param(path_param(
+        "action",
+        enum_schema(FEED_ACTIONS),
+        "What to do with the entry.",
+    ))
+    .ok(200, "The entry", Content::Json("FeedEntry"))
+    .errors(&[400, 404, 409])
+    .to(entry_action)
 }
 
 pub async fn entry_action(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
@@ -124,12 +217,47 @@ async fn mark_all(u: UserCtx, st: State, read: bool) -> ApiResult<HttpResponse> 
     }))
 }
 
+/// `POST /user/v1/feed/seen_all`
+pub fn seen_all_endpoint() -> Endpoint {
+    Op::post("/user/v1/feed/seen_all", "seenAll", "Mark every entry seen")
+        .ok(
+            200,
+            "How many entries changed",
+            Content::Json("MarkAllResult"),
+        )
+        .to(seen_all)
+}
+
 pub async fn seen_all(u: UserCtx, st: State) -> ApiResult<HttpResponse> {
     mark_all(u, st, false).await
 }
 
+/// `POST /user/v1/feed/read_all`
+pub fn read_all_endpoint() -> Endpoint {
+    Op::post("/user/v1/feed/read_all", "readAll", "Mark every entry read")
+        .ok(
+            200,
+            "How many entries changed",
+            Content::Json("MarkAllResult"),
+        )
+        .to(read_all)
+}
+
 pub async fn read_all(u: UserCtx, st: State) -> ApiResult<HttpResponse> {
     mark_all(u, st, true).await
+}
+
+/// `GET /user/v1/channels/{channel_id}`
+pub fn channel_endpoint() -> Endpoint {
+    Op::get(
+        "/user/v1/channels/{channel_id}",
+        "getMyChannel",
+        "A channel as a user sees it (e.g. the web push public key)",
+    )
+    .param(uuid_param("channel_id", "The channel's id."))
+    .ok(200, "The channel", Content::Json("UserChannel"))
+    .errors(&[400, 404])
+    .to(channel)
 }
 
 /// A channel as a user may see it: no config except the web push public key.
@@ -175,6 +303,23 @@ async fn push_channel(
     Ok(c)
 }
 
+/// `GET /user/v1/channels/{channel_id}/subscriptions`
+pub fn push_subscriptions_endpoint() -> Endpoint {
+    Op::get(
+        "/user/v1/channels/{channel_id}/subscriptions",
+        "listPushSubscriptions",
+        "One's push subscriptions on a channel",
+    )
+    .param(uuid_param("channel_id", "The channel's id."))
+    .ok(
+        200,
+        "The subscriptions",
+        Content::Json("PushSubscriptionList"),
+    )
+    .errors(&[400, 404, 422])
+    .to(push_subscriptions)
+}
+
 pub async fn push_subscriptions(
     u: UserCtx,
     req: HttpRequest,
@@ -198,6 +343,21 @@ pub async fn push_subscriptions(
     Ok(ok(List { items, page }))
 }
 
+/// `POST /user/v1/channels/{channel_id}/subscriptions`
+pub fn add_push_subscription_endpoint() -> Endpoint {
+    Op::post(
+        "/user/v1/channels/{channel_id}/subscriptions",
+        "addPushSubscription",
+        "Register a device or browser push subscription",
+    )
+    .param(uuid_param("channel_id", "The channel's id."))
+    .body("PushSubscriptionInput", true)
+    .ok(201, "Registered", Content::Json("PushSubscription"))
+    .ok(200, "Already registered", Content::Json("PushSubscription"))
+    .errors(&[404, 409])
+    .to(add_push_subscription)
+}
+
 pub async fn add_push_subscription(
     u: UserCtx,
     req: HttpRequest,
@@ -216,6 +376,20 @@ pub async fn add_push_subscription(
         .await?;
     let body = PushSubscription::from(&sub);
     Ok(if was_created { created(body) } else { ok(body) })
+}
+
+/// `DELETE /user/v1/channels/{channel_id}/subscriptions`
+pub fn remove_push_subscription_endpoint() -> Endpoint {
+    Op::delete(
+        "/user/v1/channels/{channel_id}/subscriptions",
+        "removePushSubscription",
+        "Remove a push subscription",
+    )
+    .param(uuid_param("channel_id", "The channel's id."))
+    .body("PushSubscriptionDelete", true)
+    .ok(204, "Removed", Content::Empty)
+    .errors(&[404])
+    .to(remove_push_subscription)
 }
 
 pub async fn remove_push_subscription(
@@ -243,6 +417,22 @@ pub async fn remove_push_subscription(
     Ok(no_content())
 }
 
+/// `GET /user/v1/subscriptions`
+pub fn topic_subscriptions_endpoint() -> Endpoint {
+    Op::get(
+        "/user/v1/subscriptions",
+        "listMySubscriptions",
+        "One's topic subscriptions",
+    )
+    .paged()
+    .ok(
+        200,
+        "A page of subscriptions",
+        Content::Json("SubscriptionList"),
+    )
+    .to(topic_subscriptions)
+}
+
 pub async fn topic_subscriptions(
     u: UserCtx,
     req: HttpRequest,
@@ -264,6 +454,21 @@ pub async fn topic_subscriptions(
     Ok(list_page(&paging, &page, |s| bodies::Subscription::from(s)))
 }
 
+/// `POST /user/v1/topics/{key}/subscriptions`
+pub fn subscribe_endpoint() -> Endpoint {
+    Op::post(
+        "/user/v1/topics/{key}/subscriptions",
+        "subscribeMe",
+        "Subscribe to a topic",
+    )
+    .param(topic_key_param())
+    .body("TopicSubscribeInput", false)
+    .idempotent()
+    .ok(201, "Subscribed", Content::Json("Subscription"))
+    .errors(&[404, 409])
+    .to(subscribe)
+}
+
 pub async fn subscribe(
     u: UserCtx,
     req: HttpRequest,
@@ -281,6 +486,19 @@ pub async fn subscribe(
         Ok(Created::new(&bodies::Subscription::from(&sub)))
     })
     .await
+}
+
+/// `DELETE /user/v1/topics/{key}/subscriptions`
+pub fn unsubscribe_endpoint() -> Endpoint {
+    Op::delete(
+        "/user/v1/topics/{key}/subscriptions",
+        "unsubscribeMe",
+        "Unsubscribe from a topic",
+    )
+    .param(topic_key_param())
+    .ok(204, "Unsubscribed", Content::Empty)
+    .errors(&[404])
+    .to(unsubscribe)
 }
 
 pub async fn unsubscribe(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {

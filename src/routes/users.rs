@@ -1,5 +1,6 @@
 //! Admin API users: create/update, read, list, delete; preferences; a user's feed.
 
+use super::endpoint::{Endpoint, Serve};
 use super::{created, list as list_page, no_content, ok};
 use crate::auth::Admin;
 use crate::bodies::bulk::{
@@ -11,13 +12,16 @@ use crate::errors::ApiResult;
 use crate::extract::Given;
 use crate::extract::{path_str, typed, Body, Query};
 use crate::idempotency::{self, Created};
+use crate::openapi::{
+    enum_schema, external_id_param, feed_status_param, query_param, uuid_param, Content, Op,
+};
 use crate::pagination;
 use crate::state::{AppState, State};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::model::{User, UserPatch};
 use herald_actors::storage::ErasureStatus;
-use herald_actors::store::FeedFilter;
+use herald_actors::storage::FeedFilter;
 use herald_actors::Error;
 use herald_actors::{validate, Validator};
 use serde_json::Value;
@@ -37,6 +41,20 @@ fn ext_id(req: &HttpRequest) -> ApiResult<String> {
     Ok(ext)
 }
 
+/// `PUT /admin/v1/users/{external_id}`
+pub fn put_endpoint() -> Endpoint {
+    Op::put(
+        "/admin/v1/users/{external_id}",
+        "putUser",
+        "Create or update a user",
+    )
+    .param(external_id_param())
+    .body("UserInput", true)
+    .ok(201, "Created", Content::Json("User"))
+    .ok(200, "Updated", Content::Json("User"))
+    .to(put)
+}
+
 pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
     let ext = ext_id(&req)?;
     let input: UserInput = typed(&body.object()?)?;
@@ -50,6 +68,24 @@ pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     } else {
         ok(&user)
     })
+}
+
+/// `POST /admin/v1/users/bulk`
+pub fn bulk_endpoint() -> Endpoint {
+    Op::post(
+        "/admin/v1/users/bulk",
+        "bulkUpsertUsers",
+        "Create or update up to 1,000 users in one durable commit",
+    )
+    .body("BulkUsersInput", true)
+    .idempotent()
+    .ok(
+        200,
+        "One result per item, in order: stored or refused",
+        Content::Json("BulkUsersResult"),
+    )
+    .to(bulk)
+    .exclusive()
 }
 
 /// `POST /admin/v1/users/bulk`: the good items stored in one durable commit,
@@ -87,6 +123,29 @@ pub async fn bulk(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResul
         })
     })
     .await
+}
+
+/// `POST /admin/v1/users/bulk_delete`
+pub fn bulk_delete_endpoint() -> Endpoint {
+    Op::post(
+        "/admin/v1/users/bulk_delete",
+        "bulkDeleteUsers",
+        "Delete (or erase) up to 1,000 users",
+    )
+    .param(query_param(
+        "erase",
+        enum_schema(&["true", "false"]),
+        "`true`: erase each user as `erase` in the body does.",
+    ))
+    .body("BulkDeleteInput", true)
+    .idempotent()
+    .ok(
+        200,
+        "How many were deleted; the external ids that named no user; with `erase`, the erasures",
+        Content::Json("BulkDeleteResult"),
+    )
+    .to(bulk_delete)
+    .exclusive()
 }
 
 /// `POST /admin/v1/users/bulk_delete`: every listed user deleted as `delete`
@@ -154,11 +213,47 @@ pub async fn bulk_delete(
     .await
 }
 
+/// `GET /admin/v1/users/{external_id}`
+pub fn get_endpoint() -> Endpoint {
+    Op::get("/admin/v1/users/{external_id}", "getUser", "A user")
+        .param(external_id_param())
+        .ok(200, "The user", Content::Json("User"))
+        .errors(&[404])
+        .to(get)
+}
+
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let ext = path_str(&req, "external_id")?;
     let pid = a.project.id;
     let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
     Ok(ok(&u))
+}
+
+/// `DELETE /admin/v1/users/{external_id}`
+pub fn delete_endpoint() -> Endpoint {
+    Op::delete(
+        "/admin/v1/users/{external_id}",
+        "deleteUser",
+        "Delete a user with its preferences, feed and subscriptions",
+    )
+    .param(external_id_param())
+    .param(query_param(
+        "erase",
+        enum_schema(&["true", "false"]),
+        "`true`: also erase the user's notifications, deliveries, feed entries and events.",
+    ))
+    .ok(
+        204,
+        "Deleted (and, with `erase=true`, erased)",
+        Content::Empty,
+    )
+    .ok(
+        202,
+        "Deleted; the erasure continues in the background (`Location`: the erasure to poll)",
+        Content::Json("Erasure"),
+    )
+    .errors(&[400, 404])
+    .to(delete)
 }
 
 /// `DELETE /admin/v1/users/{external_id}`; with `?erase=true` the user's
@@ -190,6 +285,19 @@ pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResp
         .body(body))
 }
 
+/// `GET /admin/v1/erasures/{id}`
+pub fn get_erasure_endpoint() -> Endpoint {
+    Op::get(
+        "/admin/v1/erasures/{id}",
+        "getErasure",
+        "Where a user's erasure stands",
+    )
+    .param(uuid_param("id", "The erasure's id."))
+    .ok(200, "The erasure", Content::Json("Erasure"))
+    .errors(&[400, 404])
+    .to(get_erasure)
+}
+
 /// `GET /admin/v1/erasures/{id}`: where an erasure stands.
 pub async fn get_erasure(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = crate::extract::path_uuid(&req, "id")?;
@@ -199,6 +307,14 @@ pub async fn get_erasure(a: Admin, req: HttpRequest, st: State) -> ApiResult<Htt
         .await?
         .ok_or_else(|| Error::not_found("erasure", id))?;
     Ok(ok(Erasure::from(&e)))
+}
+
+/// `GET /admin/v1/users`
+pub fn list_endpoint() -> Endpoint {
+    Op::get("/admin/v1/users", "listUsers", "List users")
+        .paged()
+        .ok(200, "A page of users", Content::Json("UserList"))
+        .to(list)
 }
 
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
@@ -238,11 +354,38 @@ pub async fn update_preferences(
     preferences_view(st, project, uid).await
 }
 
+/// `GET /admin/v1/users/{external_id}/preferences`
+pub fn get_preferences_endpoint() -> Endpoint {
+    Op::get(
+        "/admin/v1/users/{external_id}/preferences",
+        "getUserPreferences",
+        "A user's preferences",
+    )
+    .param(external_id_param())
+    .ok(200, "The preferences", Content::Json("Preferences"))
+    .errors(&[404])
+    .to(get_preferences)
+}
+
 pub async fn get_preferences(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let ext = path_str(&req, "external_id")?;
     let pid = a.project.id;
     let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
     Ok(ok(preferences_view(&st, pid, u.id).await?))
+}
+
+/// `PUT /admin/v1/users/{external_id}/preferences`
+pub fn put_preferences_endpoint() -> Endpoint {
+    Op::put(
+        "/admin/v1/users/{external_id}/preferences",
+        "putUserPreferences",
+        "Update a user's preferences",
+    )
+    .param(external_id_param())
+    .body("PreferencesInput", true)
+    .ok(200, "The full preferences", Content::Json("Preferences"))
+    .errors(&[404])
+    .to(put_preferences)
 }
 
 pub async fn put_preferences(
@@ -361,6 +504,21 @@ fn feed_body(
         page: fq.paging.page_object(&page),
     };
     serde_json::to_vec(&body).map_err(|e| herald_actors::Error::internal(e.to_string()))
+}
+
+/// `GET /admin/v1/users/{external_id}/feed`
+pub fn feed_endpoint() -> Endpoint {
+    Op::get(
+        "/admin/v1/users/{external_id}/feed",
+        "getUserFeed",
+        "A user's feed, as the User API shows it",
+    )
+    .param(external_id_param())
+    .param(feed_status_param())
+    .paged()
+    .ok(200, "A page of feed entries", Content::Json("FeedPage"))
+    .errors(&[404])
+    .to(feed)
 }
 
 pub async fn feed(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {

@@ -269,7 +269,7 @@ async fn security_mode_without_signing_key() {
     let (ext, _) = app.create_user("sec", json!({})).await;
     // turning security mode on without a key is allowed
     app.set_security_mode(true).await;
-    let r = app.admin(GET, &format!("{A}/project")).go().await;
+    let r = app.get_project().await;
     let p = r.ok(200);
     assert_eq!(p["security_mode"], json!(true), "{r}");
     assert_eq!(p["signing_key_configured"], json!(false), "{r}");
@@ -635,7 +635,7 @@ async fn put_signing_key_validates_the_pem() {
     );
     let r = app.admin(PUT, &path).json(&json!({})).go().await;
     assert_validation(&r, &[("public_key", "required")]);
-    let r = app.admin(GET, &format!("{A}/project")).go().await;
+    let r = app.get_project().await;
     assert_eq!(
         r.ok(200)["signing_key_configured"],
         json!(false),
@@ -697,7 +697,7 @@ async fn generated_signing_key_signs_tokens_and_delete() {
         "the two PEMs must be a pair"
     );
 
-    let r = app.admin(GET, &format!("{A}/project")).go().await;
+    let r = app.get_project().await;
     assert_eq!(r.ok(200)["signing_key_configured"], json!(true), "{r}");
     assert!(
         !r.text.contains("PRIVATE KEY"),
@@ -737,7 +737,7 @@ async fn generated_signing_key_signs_tokens_and_delete() {
     let r = app.admin(DELETE, &path).go().await;
     assert_eq!(r.status, 204, "{r}");
     assert!(r.text.is_empty(), "{r}");
-    let r = app.admin(GET, &format!("{A}/project")).go().await;
+    let r = app.get_project().await;
     assert_eq!(r.ok(200)["signing_key_configured"], json!(false), "{r}");
     assert_unauth(
         &jwt_status(&app, &token2).await,

@@ -47,7 +47,7 @@ impl Drop for Cluster {
     }
 }
 
-/// Where a node's data directory names its test database (helpers.rs).
+/// Where a node's data directory names its test database (helpers/backends.rs).
 const PG_DB_FILE: &str = ".herald-test-database";
 
 /// `None` (after saying why) when the cluster cannot run here.
@@ -372,7 +372,7 @@ async fn changes_on_one_node_hold_on_the_others_at_once() {
         public_key: a.public_key.clone(),
         secret_key: s(&rotated["secret_key"]),
     };
-    let r = b.admin(GET, &format!("{A}/project")).go().await;
+    let r = b.get_project().await;
     assert_unauth(&r, "secret_key", "invalid_secret_key");
     let r = b
         .admin_with(&new_keys, GET, &format!("{A}/project"))
@@ -387,11 +387,7 @@ async fn changes_on_one_node_hold_on_the_others_at_once() {
         n.secret_key = new_keys.secret_key.clone();
     }
     let (a, b) = (&c.nodes[0], &c.nodes[1]);
-    let r = a
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "test"}))
-        .go()
-        .await;
+    let r = a.put_project(&json!({"clock": "test"})).await;
     let t0 = parse_ts(&r.ok(200)["clock_time"]);
     let inapp = in_app_channel(a).await;
     let flow = active_flow(
@@ -415,11 +411,7 @@ async fn changes_on_one_node_hold_on_the_others_at_once() {
         3600,
         "B counts from A's test clock: {d}"
     );
-    a.admin(POST, &format!("{A}/project/clock/advance"))
-        .json(&json!({"by": "2h"}))
-        .go()
-        .await
-        .ok(200);
+    a.advance_clock(&json!({"by": "2h"})).await.ok(200);
     let wait = Deadline::new("the delivery B parked to be sent after A's advance", 30);
     loop {
         let d = only_delivery(b, &run_id).await;
@@ -444,21 +436,13 @@ async fn changes_on_one_node_hold_on_the_others_at_once() {
     );
 
     // Security mode turned on on A closes B's sockets on a bare user id.
-    let r = a
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "real"}))
-        .go()
-        .await;
+    let r = a.put_project(&json!({"clock": "real"})).await;
     r.ok(200);
     let ext = new_ext("bussec");
     a.create_user_as(&ext, json!({})).await;
     let mut ws = connect(b, &ext).await;
     assert_eq!(frame(&mut ws).await["type"], json!("hello"));
-    let r = a
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({"security_mode": true}))
-        .go()
-        .await;
+    let r = a.put_project(&json!({"security_mode": true})).await;
     r.ok(200);
     match next_got(&mut ws, WAIT).await {
         Got::Close(Some(4401)) => {}

@@ -379,9 +379,9 @@ async fn a_test_clock_advanced_on_one_node_is_claimed_by_the_stored_clock() {
 /// claims need only their keys and due times).
 #[test]
 fn claims_are_exclusive_and_expired_leases_are_taken_over() {
+    use herald_actors::backend::PgStore;
     use herald_actors::model::{ChannelType, Timestamp};
     use herald_actors::storage::{ProjectRepo, WorkRepo};
-    use herald_actors::store::PgStore;
     if pg_only(WHY) {
         return;
     }

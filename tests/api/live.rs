@@ -1248,11 +1248,7 @@ async fn switching_security_mode_on_or_changing_the_signing_key_closes_sockets_w
         Err(e) => assert_refused(e, 401, "user_key_jwt", "missing_user_key"),
     }
     // an unrelated change (the name) leaves them open
-    app.admin(PUT, &format!("{A}/project"))
-        .json(&json!({"name": "renamed"}))
-        .go()
-        .await
-        .ok(200);
+    app.put_project(&json!({"name": "renamed"})).await.ok(200);
     silence(&mut jwt, 200).await;
 
     // a new signing key: every JWT socket is closed (its token no longer verifies)

@@ -226,9 +226,7 @@ async fn the_operator_default_applies_and_retention_gives_the_usage_back() {
 
     // the purge removes the notification and takes it off the usage
     let r = app
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({"retention": {"notifications": "2s", "feed": "2s"}}))
-        .go()
+        .put_project(&json!({"retention": {"notifications": "2s", "feed": "2s"}}))
         .await;
     r.ok(200);
     let d = Deadline::new("the purge to give the usage back", 30);

@@ -64,11 +64,7 @@ async fn sigterm_exits_0_and_a_restart_keeps_everything() {
     r.ok(200);
     let r = app.admin(DELETE, &user_path(&exts[7])).go().await;
     assert_eq!(r.status, 204, "{r}");
-    let r = app
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({"name": "Persisted"}))
-        .go()
-        .await;
+    let r = app.put_project(&json!({"name": "Persisted"})).await;
     r.ok(200);
     let r = app
         .admin(POST, &format!("{A}/project/signing_key"))
@@ -79,7 +75,7 @@ async fn sigterm_exits_0_and_a_restart_keeps_everything() {
 
     let users_before = all_users(&app).await;
     assert_eq!(users_before.as_array().unwrap().len(), 29);
-    let project_before = app.admin(GET, &format!("{A}/project")).go().await.ok(200);
+    let project_before = app.get_project().await.ok(200);
 
     let (status, took) = app.stop_timed();
     assert_eq!(
@@ -127,7 +123,7 @@ async fn sigterm_exits_0_and_a_restart_keeps_everything() {
         &exts[7],
     );
 
-    let r = app.admin(GET, &format!("{A}/project")).go().await;
+    let r = app.get_project().await;
     let p = r.ok(200);
     for k in [
         "id",

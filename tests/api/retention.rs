@@ -22,11 +22,7 @@ const TEST_ENV: &[(&str, &str)] = &[
 ];
 
 async fn set_retention(app: &TestApp, r: Value) -> Value {
-    let resp = app
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({ "retention": r }))
-        .go()
-        .await;
+    let resp = app.put_project(&json!({ "retention": r })).await;
     resp.ok(200)
 }
 
@@ -98,7 +94,7 @@ async fn metric(app: &TestApp, line_prefix: &str) -> f64 {
 #[tokio::test]
 async fn retention_is_validated_shown_and_defaults_to_the_server_setting() {
     let app = TestApp::spawn_with(&["--retention", "2h"], &[]);
-    let p = app.admin(GET, &format!("{A}/project")).go().await.ok(200);
+    let p = app.get_project().await.ok(200);
     assert_eq!(
         p["retention"],
         json!({"notifications": "2h", "feed": "2h"}),
@@ -118,11 +114,7 @@ async fn retention_is_validated_shown_and_defaults_to_the_server_setting() {
         "{p}"
     );
     // a window set stays when another field changes
-    let r = app
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({"name": "renamed"}))
-        .go()
-        .await;
+    let r = app.put_project(&json!({"name": "renamed"})).await;
     assert_eq!(r.ok(200)["retention"]["notifications"], json!("15m"));
 
     for (bad, field) in [
@@ -132,18 +124,10 @@ async fn retention_is_validated_shown_and_defaults_to_the_server_setting() {
         (json!({"feed": 90}), "retention.feed"),
         (json!({"notifications": "1h30m"}), "retention.notifications"),
     ] {
-        let r = app
-            .admin(PUT, &format!("{A}/project"))
-            .json(&json!({ "retention": bad }))
-            .go()
-            .await;
+        let r = app.put_project(&json!({ "retention": bad })).await;
         assert_validation(&r, &[(field, "format")]);
     }
-    let r = app
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({"retention": "90d"}))
-        .go()
-        .await;
+    let r = app.put_project(&json!({"retention": "90d"})).await;
     assert_validation(&r, &[("retention", "format")]);
 
     // null returns a window (or both) to the server default
@@ -153,11 +137,7 @@ async fn retention_is_validated_shown_and_defaults_to_the_server_setting() {
         json!({"notifications": "15m", "feed": "2h"}),
         "{p}"
     );
-    let r = app
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({"retention": null}))
-        .go()
-        .await;
+    let r = app.put_project(&json!({"retention": null})).await;
     assert_eq!(
         r.ok(200)["retention"],
         json!({"notifications": "2h", "feed": "2h"})
@@ -165,7 +145,7 @@ async fn retention_is_validated_shown_and_defaults_to_the_server_setting() {
 
     // without --retention: 90 days
     let plain = TestApp::spawn();
-    let p = plain.admin(GET, &format!("{A}/project")).go().await.ok(200);
+    let p = plain.get_project().await.ok(200);
     assert_eq!(
         p["retention"],
         json!({"notifications": "90d", "feed": "90d"}),
@@ -560,11 +540,7 @@ async fn a_test_clock_project_purges_by_its_project_time() {
     let sink = mock_server().await;
     mock_always(&sink, 200).await;
     let app = TestApp::spawn_with(&[], TEST_ENV);
-    app.admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "test"}))
-        .go()
-        .await
-        .ok(200);
+    app.put_project(&json!({"clock": "test"})).await.ok(200);
     set_retention(&app, json!({"notifications": "1d", "feed": "1d"})).await;
     let flow = two_step_flow(&app, &sink).await;
     let (ext, _) = app.create_user("clock-ret", json!({})).await;
@@ -572,11 +548,7 @@ async fn a_test_clock_project_purges_by_its_project_time() {
     for p in paths_of(&old) {
         assert_eq!(status_of(&app, &p).await, 200, "{p}");
     }
-    app.admin(POST, &format!("{A}/project/clock/advance"))
-        .json(&json!({"by": "2d"}))
-        .go()
-        .await
-        .ok(200);
+    app.advance_clock(&json!({"by": "2d"})).await.ok(200);
     let (_, young) = runs_of(&app, &flow, std::slice::from_ref(&ext), 1).await;
     wait_all_gone(
         &app,

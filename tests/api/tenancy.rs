@@ -14,7 +14,7 @@ async fn projects_are_isolated_from_each_other() {
     let (app, a, b) = spawn_two_projects();
     assert_ne!(a.public_key, b.public_key);
 
-    let ra = app.admin(GET, &format!("{A}/project")).go().await;
+    let ra = app.get_project().await;
     let pa = ra.ok(200);
     let rb = app.admin_with(&b, GET, &format!("{A}/project")).go().await;
     let pb = rb.ok(200);

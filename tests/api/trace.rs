@@ -311,11 +311,7 @@ async fn only_notification(app: &TestApp, run: &Value) -> Value {
 }
 
 async fn clock_advance(app: &TestApp, body: Value) {
-    app.admin(POST, &format!("{A}/project/clock/advance"))
-        .json(&body)
-        .go()
-        .await
-        .ok(200);
+    app.advance_clock(&body).await.ok(200);
 }
 
 /// Every workflow decision is traced with its arguments, on a test clock: a
@@ -326,9 +322,7 @@ async fn clock_advance(app: &TestApp, body: Value) {
 #[tokio::test]
 async fn workflow_decisions_are_traced() {
     let app = TestApp::spawn();
-    app.admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "test", "timezone": "Europe/London"}))
-        .go()
+    app.put_project(&json!({"clock": "test", "timezone": "Europe/London"}))
         .await
         .ok(200);
     // Monday noon in London (GMT in January).
@@ -516,11 +510,7 @@ fn step_entry<'a>(t: &'a Value, code: &str, step: u64) -> &'a Value {
 #[tokio::test]
 async fn a_delay_is_traced_and_an_in_app_attempt_names_the_feed() {
     let app = TestApp::spawn();
-    app.admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "test"}))
-        .go()
-        .await
-        .ok(200);
+    app.put_project(&json!({"clock": "test"})).await.ok(200);
     clock_advance(&app, json!({"to": "2027-03-01T09:00:00Z"})).await;
     let inapp = in_app_channel(&app).await;
     let flow = active_flow(
@@ -581,11 +571,7 @@ async fn a_delay_is_traced_and_an_in_app_attempt_names_the_feed() {
 #[tokio::test]
 async fn a_digest_is_traced_as_rendered_when_its_batch_closes() {
     let app = TestApp::spawn();
-    app.admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "test"}))
-        .go()
-        .await
-        .ok(200);
+    app.put_project(&json!({"clock": "test"})).await.ok(200);
     let inapp = in_app_channel(&app).await;
     let flow = active_flow(
         &app,
@@ -658,11 +644,7 @@ async fn trace_entries_label_wall_time_and_project_time() {
         assert_eq!(e["project_at"], Value::Null, "real clock: {e}");
     }
 
-    app.admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "test"}))
-        .go()
-        .await
-        .ok(200);
+    app.put_project(&json!({"clock": "test"})).await.ok(200);
     let start = "2030-03-01T09:00:00Z";
     clock_advance(&app, json!({"to": start})).await;
     let flow = active_flow(

@@ -20,19 +20,11 @@ fn batch(window: &str, extra: Value) -> Value {
 }
 
 async fn test_clock(app: &TestApp) {
-    app.admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "test"}))
-        .go()
-        .await
-        .ok(200);
+    app.put_project(&json!({"clock": "test"})).await.ok(200);
 }
 
 async fn advance(app: &TestApp, by: &str) {
-    app.admin(POST, &format!("{A}/project/clock/advance"))
-        .json(&json!({"by": by}))
-        .go()
-        .await
-        .ok(200);
+    app.advance_clock(&json!({"by": by})).await.ok(200);
 }
 
 /// Runs the flow for `ext` with `body` (recipients filled in); the run's
@@ -545,11 +537,7 @@ async fn a_send_window_after_a_batch_holds_at_the_real_close() {
     let to = |at: &'static str| {
         let app = &app;
         async move {
-            app.admin(POST, &format!("{A}/project/clock/advance"))
-                .json(&json!({ "to": at }))
-                .go()
-                .await
-                .ok(200);
+            app.advance_clock(&json!({ "to": at })).await.ok(200);
         }
     };
     let inapp = in_app_channel(&app).await;

@@ -10,22 +10,14 @@ use crate::helpers::*;
 
 /// Puts the app's project on its test clock; returns the clock's time.
 async fn test_clock(app: &TestApp) -> chrono::DateTime<chrono::FixedOffset> {
-    let r = app
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "test"}))
-        .go()
-        .await;
+    let r = app.put_project(&json!({"clock": "test"})).await;
     let p = r.ok(200);
     assert_eq!(p["clock"], json!("test"), "{p}");
     parse_ts(&p["clock_time"])
 }
 
 async fn advance(app: &TestApp, body: Value) -> Value {
-    let r = app
-        .admin(POST, &format!("{A}/project/clock/advance"))
-        .json(&body)
-        .go()
-        .await;
+    let r = app.advance_clock(&body).await;
     r.ok(200)
 }
 
@@ -88,11 +80,7 @@ async fn a_test_clock_holds_a_delay_until_advanced_past_it() {
     assert_eq!(feed["items"].as_array().unwrap().len(), 1, "{feed}");
 
     // Back on the real clock.
-    let r = app
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "real"}))
-        .go()
-        .await;
+    let r = app.put_project(&json!({"clock": "real"})).await;
     let p = r.ok(200);
     assert_eq!(p["clock"], json!("real"));
     assert_eq!(p["clock_time"], Value::Null);
@@ -105,11 +93,7 @@ async fn clock_requests_are_validated_and_refused_in_production() {
     // the real clock cannot be advanced
     let r = app.admin(POST, &path).json(&json!({"by": "1h"})).go().await;
     assert_conflict(&r, "clock_not_test");
-    let r = app
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "sometimes"}))
-        .go()
-        .await;
+    let r = app.put_project(&json!({"clock": "sometimes"})).await;
     assert_validation(&r, &[("clock", "inclusion")]);
 
     let t0 = test_clock(&app).await;
@@ -135,27 +119,17 @@ async fn clock_requests_are_validated_and_refused_in_production() {
     }
 
     // Security mode marks production use: no test clock with it.
-    let r = app
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({"security_mode": true}))
-        .go()
-        .await;
+    let r = app.put_project(&json!({"security_mode": true})).await;
     assert_conflict(&r, "production_project");
     let r = app
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "real", "security_mode": true}))
-        .go()
+        .put_project(&json!({"clock": "real", "security_mode": true}))
         .await;
     let p = r.ok(200);
     assert_eq!(
         (p["clock"].clone(), p["security_mode"].clone()),
         (json!("real"), json!(true))
     );
-    let r = app
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "test"}))
-        .go()
-        .await;
+    let r = app.put_project(&json!({"clock": "test"})).await;
     assert_conflict(&r, "production_project");
 }
 
@@ -169,12 +143,7 @@ async fn security_on_a_test_clock_says_to_set_the_real_clock_first() {
     test_clock(&app).await;
     let put = |body: Value| {
         let app = &app;
-        async move {
-            app.admin(PUT, &format!("{A}/project"))
-                .json(&body)
-                .go()
-                .await
-        }
+        async move { app.put_project(&body).await }
     };
     let message = |r: &Resp| {
         r.json["error"]["message"]
@@ -195,7 +164,7 @@ async fn security_on_a_test_clock_says_to_set_the_real_clock_first() {
     let r = put(json!({"security_mode": true, "clock": "test"})).await;
     assert_conflict(&r, "production_project");
     assert!(message(&r).contains("together with a test clock"), "{r}");
-    let p = app.admin(GET, &format!("{A}/project")).go().await.ok(200);
+    let p = app.get_project().await.ok(200);
     assert_eq!(
         (p["clock"].clone(), p["security_mode"].clone()),
         (json!("test"), json!(false))
@@ -429,7 +398,7 @@ async fn sigkill_with_runs_waiting_on_a_test_clock_finishes_each_once_after_rest
     let (_, second) = run_one(&app, &s(&limited["id"]), json!({"recipients": [reader]})).await;
     assert_eq!(second["status"], json!("throttled"), "{second}");
     // the clock kept its time
-    let p = app.admin(GET, &format!("{A}/project")).go().await.ok(200);
+    let p = app.get_project().await.ok(200);
     assert_eq!(p["clock"], json!("test"));
     assert_eq!(parse_ts(&p["clock_time"]), t0);
     let fr = run_status(&app, &s(&r2["id"])).await;

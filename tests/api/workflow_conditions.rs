@@ -200,11 +200,7 @@ async fn a_reminder_goes_only_if_the_in_app_entry_is_still_unread_after_the_dela
     let hook = mock_server().await;
     mock_always(&hook, 200).await;
     let app = TestApp::spawn();
-    let r = app
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "test"}))
-        .go()
-        .await;
+    let r = app.put_project(&json!({"clock": "test"})).await;
     r.ok(200);
     let inapp = in_app_channel(&app).await;
     let chat = create_webhook_channel(&app, &hook_url(&hook), None).await;
@@ -237,11 +233,7 @@ async fn a_reminder_goes_only_if_the_in_app_entry_is_still_unread_after_the_dela
         .await;
     assert!(r.status < 300, "{r}");
 
-    let r = app
-        .admin(POST, &format!("{A}/project/clock/advance"))
-        .json(&json!({"by": "1h"}))
-        .go()
-        .await;
+    let r = app.advance_clock(&json!({"by": "1h"})).await;
     r.ok(200);
     wait_run_processed(&app, &run_id, 30).await;
     for n in run_notifications(&app, &run_id).await {

@@ -40,11 +40,7 @@ fn assert_sent(n: &Value) {
 #[tokio::test]
 async fn one_per_hour_lets_the_first_through_and_records_the_rest() {
     let app = TestApp::spawn();
-    app.admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "test"}))
-        .go()
-        .await
-        .ok(200);
+    app.put_project(&json!({"clock": "test"})).await.ok(200);
     let inapp = in_app_channel(&app).await;
     let flow = active_flow(
         &app,
@@ -68,17 +64,9 @@ async fn one_per_hour_lets_the_first_through_and_records_the_rest() {
     assert_sent(&run_for(&app, &fid, &ext, json!({"thread": "b"})).await);
     assert_sent(&run_for(&app, &fid, &new_ext("thr"), json!({"thread": "a"})).await);
     // the window moves on with the clock
-    app.admin(POST, &format!("{A}/project/clock/advance"))
-        .json(&json!({"by": "59m"}))
-        .go()
-        .await
-        .ok(200);
+    app.advance_clock(&json!({"by": "59m"})).await.ok(200);
     assert_throttled(&run_for(&app, &fid, &ext, json!({"thread": "a"})).await);
-    app.admin(POST, &format!("{A}/project/clock/advance"))
-        .json(&json!({"by": "1m"}))
-        .go()
-        .await
-        .ok(200);
+    app.advance_clock(&json!({"by": "1m"})).await.ok(200);
     assert_sent(&run_for(&app, &fid, &ext, json!({"thread": "a"})).await);
     let feed = wait_feed(&app, &ext, 3).await;
     assert_eq!(feed["items"].as_array().unwrap().len(), 3, "{feed}");
@@ -145,11 +133,7 @@ async fn a_throttle_window_survives_sigkill() {
     let dir = tempfile::tempdir().unwrap();
     let keys = Keys::random();
     let mut app = TestApp::spawn_on(dir.path(), &keys);
-    app.admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "test"}))
-        .go()
-        .await
-        .ok(200);
+    app.put_project(&json!({"clock": "test"})).await.ok(200);
     let inapp = in_app_channel(&app).await;
     let flow = active_flow(
         &app,
@@ -165,22 +149,14 @@ async fn a_throttle_window_survives_sigkill() {
 
     let app = TestApp::spawn_on(dir.path(), &keys);
     assert_throttled(&run_for(&app, &fid, &ext, json!({})).await);
-    app.admin(POST, &format!("{A}/project/clock/advance"))
-        .json(&json!({"by": "1h"}))
-        .go()
-        .await
-        .ok(200);
+    app.advance_clock(&json!({"by": "1h"})).await.ok(200);
     assert_sent(&run_for(&app, &fid, &ext, json!({})).await);
 }
 
 #[tokio::test]
 async fn concurrent_runs_for_one_recipient_take_the_last_slot_once() {
     let app = TestApp::spawn();
-    app.admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "test"}))
-        .go()
-        .await
-        .ok(200);
+    app.put_project(&json!({"clock": "test"})).await.ok(200);
     let inapp = in_app_channel(&app).await;
     let flow = active_flow(
         &app,

@@ -8,11 +8,7 @@ use crate::engine_helpers::*;
 use crate::helpers::*;
 
 async fn clock_to(app: &TestApp, to: &str) {
-    app.admin(POST, &format!("{A}/project/clock/advance"))
-        .json(&json!({ "to": to }))
-        .go()
-        .await
-        .ok(200);
+    app.advance_clock(&json!({ "to": to })).await.ok(200);
 }
 
 async fn only_delivery(app: &TestApp, run_id: &str) -> Value {
@@ -30,11 +26,7 @@ fn assert_due(d: &Value, at: &str) {
 #[tokio::test]
 async fn a_night_window_in_new_york_across_midnight_and_the_dst_change() {
     let app = TestApp::spawn();
-    app.admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "test"}))
-        .go()
-        .await
-        .ok(200);
+    app.put_project(&json!({"clock": "test"})).await.ok(200);
     let inapp = in_app_channel(&app).await;
     let mut step = channel_step(&inapp, None, "night");
     step["send_window"] = json!({"from": "22:00", "to": "06:00"});
@@ -135,16 +127,10 @@ async fn send_windows_are_validated() {
 #[tokio::test]
 async fn recipients_without_a_timezone_follow_the_projects_default() {
     let app = TestApp::spawn();
-    let r = app
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({"timezone": "Nowhere/City"}))
-        .go()
-        .await;
+    let r = app.put_project(&json!({"timezone": "Nowhere/City"})).await;
     assert_validation(&r, &[("timezone", "inclusion")]);
     let p = app
-        .admin(PUT, &format!("{A}/project"))
-        .json(&json!({"clock": "test", "timezone": "Asia/Tokyo"}))
-        .go()
+        .put_project(&json!({"clock": "test", "timezone": "Asia/Tokyo"}))
         .await
         .ok(200);
     assert_eq!(p["timezone"], json!("Asia/Tokyo"));

@@ -2,10 +2,10 @@
 //!
 //! The handler checks the upgrade (header credentials, or — for browsers —
 //! `api_key` in the query) and answers 101 with the prepared socket attached;
-//! the upgrade path (crate::upgrade) then takes the connection off the HTTP
+//! the upgrade path (crate::live::upgrade) then takes the connection off the HTTP
 //! layer and runs it here as a `Conn`: a plain future over the TCP stream with
-//! a small inbox (crate::sockets::Inbox), no actor and no per-connection
-//! buffers while it is idle (crate::ws), since a server holds many idle sockets.
+//! a small inbox (crate::live::sockets::Inbox), no actor and no per-connection
+//! buffers while it is idle (crate::live::ws), since a server holds many idle sockets.
 //!
 //! Once authenticated (headers before the upgrade, or an auth frame within 10 s)
 //! the socket registers with its user's `UserActor`, which sends `hello`,
@@ -18,9 +18,13 @@
 use crate::auth::{self, UserCtx, API_KEY};
 use crate::errors::{error_object, ApiError, ApiResult};
 use crate::extract::Query;
-use crate::sockets::{Close, Inbox, PendingPlace, PendingRefused, CLOSE_UNAUTHENTICATED};
+use crate::live::sockets::{
+    Close, Inbox, PendingPlace, PendingRefused, CLOSE_UNAUTHENTICATED, MAX_UNSENT,
+};
+use crate::live::ws;
+use crate::openapi::{query_param, str_schema, Content, Op};
+use crate::routes::endpoint::{Endpoint, Serve};
 use crate::state::State;
-use crate::ws;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse};
 use futures_util::future::LocalBoxFuture;
 use herald_actors::actors::{Connect, Disconnect, LiveSink};
@@ -37,6 +41,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
 
 const AUTH_TIMEOUT: Duration = Duration::from_secs(10);
 const PING_EVERY: Duration = Duration::from_secs(30);
@@ -49,7 +54,6 @@ const CLOSE_DRAIN: Duration = Duration::from_secs(60);
 const CLOSE_LINGER: Duration = Duration::from_secs(10);
 /// The largest client message (the auth frame is far smaller).
 const MAX_MESSAGE: usize = 64 * 1024;
-pub const MAX_UNSENT: usize = 1000;
 /// Bytes read from the connection at a time (on the stack, not kept).
 const READ_CHUNK: usize = 4096;
 /// Frames handed to one vectored write.
@@ -628,6 +632,34 @@ impl<T> Drop for Conn<T> {
             }
         }
     }
+}
+
+/// `GET /user/v1/feed/live`
+pub fn live_endpoint() -> Endpoint {
+    Op::get(
+            "/user/v1/feed/live",
+            "liveFeed",
+            "Live feed over a WebSocket (see the README, \"Live feed\")",
+        )
+        .param(query_param(
+            "api_key",
+            str_schema().into(),
+            "The public key, for browsers that cannot set headers (the user key then comes in the first frame).",
+        ))
+        .param(query_param(
+            "since_seq",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(0))
+                .into(),
+            "Resume after this event sequence number.",
+        ))
+        .ok(101, "Switching to the WebSocket protocol", Content::Empty)
+        // 503: too many sockets still authenticating (`--max-pending-sockets`);
+        // 429, as on every authenticated route, also for an address or a
+        // project over its share of them (`--max-pending-per-*`)
+        .errors(&[400, 503])
+.to(live)
 }
 
 /// The upgrade: header credentials are checked before it (a failure is the usual

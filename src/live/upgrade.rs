@@ -3,13 +3,13 @@
 //! with the connection: the request still goes through the application (its
 //! middleware, routing, authentication and error bodies, as any other), and
 //! when the answer is a 101 carrying an accepted live-feed socket
-//! (`routes::live::Accepted`) the connection is taken from the HTTP layer and
+//! (`live::feed::Accepted`) the connection is taken from the HTTP layer and
 //! runs as that socket. The dispatcher, its codec and its read and write
 //! buffers are gone by then: an idle socket costs only its own small state.
 //! Any other answer is written as usual and the connection closes.
 
 use crate::edge::ErrorBodies;
-use crate::routes::live::{self, Accepted, ViaUpgrade};
+use crate::live::feed::{self, Accepted, ViaUpgrade};
 use actix_codec::Framed;
 use actix_http::body::{BodySize, BoxBody, MessageBody};
 use actix_http::{h1, ConnectionType, HttpMessage, Request, Response, StatusCode};
@@ -96,7 +96,7 @@ where
             drop(parts.write_buf);
             drop(parts.codec);
             if let Some(io) = parts.io.into_inner() {
-                live::serve(a, io, early).await;
+                feed::serve(a, io, early).await;
             }
         }
         _ => {

@@ -3,7 +3,7 @@
 //! close (security mode on, signing key changed, project deleted), closed
 //! here and announced to the other nodes, which close theirs.
 
-use crate::sockets::AuthedBy;
+use crate::live::sockets::AuthedBy;
 use crate::state::AppState;
 use herald_actors::bus::{Bus, ProjectNotice};
 use herald_actors::Engine;

@@ -3,7 +3,7 @@
 //! project's authentication rules closes that project's. It knows a socket only
 //! by its `Inbox` (frames and close requests from other threads, and the waker
 //! of the socket's task), so it depends on nothing of the socket itself
-//! (routes/live.rs) nor of the app state that holds it.
+//! (`live/feed.rs`) nor of the app state that holds it.
 //!
 //! It also keeps the budget of sockets still authenticating (`Pending`): a
 //! total, and shares of it per source address and per project, so that one
@@ -29,11 +29,16 @@ pub struct Close {
 /// The close code for a socket pushed out by its user's newer ones.
 pub const CLOSE_TOO_MANY: u16 = 4408;
 
+/// Frames a socket has taken from its inbox but not yet written, beyond which
+/// it is closed with 1013 (`feed.rs`). It lives here, with the inbox limit
+/// derived from it, so the registry depends on nothing of the socket.
+pub const MAX_UNSENT: usize = 1000;
+
 /// Frames queued in an inbox beyond which the socket is closed with 1013 even
 /// before its task has taken them (a task that cannot keep up with its user's
 /// actor must not let the queue grow without bound). The socket's own limit on
-/// frames not yet written (routes/live.rs) is lower and usually acts first.
-const INBOX_LIMIT: usize = 4 * crate::routes::live::MAX_UNSENT;
+/// frames not yet written (`MAX_UNSENT`) is lower and usually acts first.
+const INBOX_LIMIT: usize = 4 * MAX_UNSENT;
 
 /// One socket's inbox: what other threads hand it. Empty, it holds no
 /// allocation: the queue grows only while frames wait for the socket's task.
