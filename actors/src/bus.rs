@@ -427,23 +427,19 @@ async fn receive(mut sub: async_nats::Subscriber, engine: Engine, bus: Bus) {
 
 /// The engine's side of the bus: its handle, and what a node does for the
 /// news the bus brings (or may have lost).
+/// The bus, once attached: an engine part (`actors::engine::Parts`).
+#[derive(Default)]
+pub(crate) struct BusSlot(OnceLock<Bus>);
+
 impl Engine {
     /// Attaches the bus (once, at start).
     pub(crate) fn attach_bus(&self, bus: Bus) {
-        let _ = self.inner.bus.set(bus);
+        let _ = self.inner.parts.get::<BusSlot>().0.set(bus);
     }
 
     /// The cluster bus, when this node is one of a cluster.
     pub fn bus(&self) -> Option<&Bus> {
-        self.inner.bus.get()
-    }
-
-    /// Asks every user actor running here to compare its position with the
-    /// event log and push what it missed (the bus may have lost frames).
-    pub fn catch_up_users(&self) {
-        for a in self.inner.users.iter() {
-            a.value().do_send(crate::actors::CatchUp);
-        }
+        self.inner.parts.get::<BusSlot>().0.get()
     }
 
     /// Sets a project's test clock as another node left it, and hands what

@@ -36,10 +36,6 @@ use crate::model::{ChannelType, Timestamp};
 use std::time::Duration;
 use uuid::Uuid;
 
-/// How often, at least, a node looks for work it was not told of
-/// (`HERALD_CLAIM_POLL_MS`).
-pub const DEFAULT_CLAIM_POLL: Duration = Duration::from_millis(1000);
-
 /// Runs claimed for expansion per look.
 const RUNS_PER_CLAIM: usize = 16;
 
@@ -72,7 +68,7 @@ impl Engine {
         if !self.shares_work() {
             return;
         }
-        if let Some(sup) = self.inner.supervisor.get() {
+        if let Some(sup) = self.supervisor() {
             sup.do_send(WakeQueue(ct, due_ms));
         }
     }
@@ -137,7 +133,7 @@ impl Engine {
                 {
                     Ok(runs) => {
                         for (project, run) in runs {
-                            match engine.inner.runs.get(&run).map(|a| a.clone()) {
+                            match engine.run_actors().get(&run).map(|a| a.clone()) {
                                 Some(a) if a.connected() => a.do_send(Expand),
                                 _ => {
                                     tracing::info!(flow_run_id = %run, "expanding a run no node holds");

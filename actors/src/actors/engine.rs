@@ -1,17 +1,14 @@
 //! `Engine`: the cheap-to-clone handle the HTTP layer uses to reach the actors.
 
-use super::flow_run::FlowRunActor;
-use super::supervisor::{DeliverySupervisor, Dispatch};
-use super::user::UserActor;
 use crate::egress::EgressPolicy;
-use crate::error::{Error, Result};
 use crate::model::ChannelType;
-use crate::storage::{QueueItem, Storage, UserFrames};
+use crate::storage::Storage;
 use actix::prelude::*;
 use dashmap::DashMap;
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use uuid::Uuid;
 
 #[derive(Debug, Clone)]
@@ -63,7 +60,7 @@ impl Default for EngineConfig {
             panic_once: vec![],
             egress: EgressPolicy::default(),
             event_retry_horizon: crate::events::DEFAULT_RETRY_HORIZON,
-            claim_poll: super::cluster::DEFAULT_CLAIM_POLL,
+            claim_poll: DEFAULT_CLAIM_POLL,
             journal_dir: None,
         }
     }
@@ -73,9 +70,6 @@ pub(crate) struct Inner {
     pub storage: Arc<dyn Storage>,
     pub config: EngineConfig,
     pub arbiters: Vec<ArbiterHandle>,
-    pub users: DashMap<(Uuid, Uuid), Addr<UserActor>>,
-    pub runs: DashMap<Uuid, Addr<FlowRunActor>>,
-    pub supervisor: OnceLock<Addr<DeliverySupervisor>>,
     pub transports: crate::providers::Transports,
     pub egress: Arc<EgressPolicy>,
     pub running: AtomicBool,
@@ -85,11 +79,43 @@ pub(crate) struct Inner {
     pub staging: DashMap<Uuid, Arc<tokio::sync::Semaphore>>,
     /// Project time: the test clocks and the deliveries parked on them.
     pub clocks: crate::delivery::clock::Clocks,
-    /// The cluster bus, when this node is one of a cluster (`crate::bus`).
-    pub bus: OnceLock<crate::bus::Bus>,
     /// Deliveries in progress, for the crash rule (`super::poison`).
     pub journal: Option<super::poison::Journal>,
+    /// What the actor modules keep in the engine (their registries of
+    /// actors, the supervisor's address, the bus), each read back by the
+    /// module that owns it (`Parts`).
+    pub parts: Parts,
 }
+
+/// State the engine carries for the modules built on it, by type: the
+/// module that owns a part registers it at start (`Engine::start`) and is
+/// the only one to read it back. The engine's handle is below the actors
+/// in the module graph (they all hold one), so it cannot name their types;
+/// a map by `TypeId` (as `http::Extensions` or actix-web's app data) keeps
+/// it from doing so. Filled once before the handle is shared, read only
+/// after.
+#[derive(Default)]
+pub(crate) struct Parts(HashMap<TypeId, Box<dyn Any + Send + Sync>>);
+
+impl Parts {
+    pub(crate) fn insert<T: Any + Send + Sync>(&mut self, part: T) {
+        self.0.insert(TypeId::of::<T>(), Box::new(part));
+    }
+
+    /// The part of type `T`. Every part is registered by `Engine::start`
+    /// before the handle exists anywhere else: a missing one is a bug of
+    /// start's, not a state the engine can be in.
+    pub(crate) fn get<T: Any + Send + Sync>(&self) -> &T {
+        self.0
+            .get(&TypeId::of::<T>())
+            .and_then(|p| p.downcast_ref())
+            .expect("every engine part is registered at start")
+    }
+}
+
+/// How often, at least, a node looks for work it was not told of
+/// (`HERALD_CLAIM_POLL_MS`; see `super::cluster`).
+pub const DEFAULT_CLAIM_POLL: std::time::Duration = std::time::Duration::from_millis(1000);
 
 /// Recipients one project may have being staged at once, by accepted runs
 /// (their inline recipients) and topic expansions (a chunk's worth each):
@@ -149,63 +175,6 @@ fn shard(id: &Uuid, n: usize) -> usize {
 }
 
 impl Engine {
-    /// Starts the engine inside the current actix system: its arbiters, the
-    /// delivery supervisor (which reloads every queued delivery) and an actor for
-    /// every run not yet processed.
-    pub fn start(storage: Arc<dyn Storage>, config: EngineConfig) -> Result<Engine> {
-        let arbiters = (0..config.threads.max(1))
-            .map(|_| Arbiter::new().handle())
-            .collect();
-        let egress = Arc::new(config.egress.clone());
-        let http = crate::egress::client_builder(&egress)
-            // Keep a connection per concurrent attempt: with fewer, every attempt
-            // beyond the idle limit opened a new connection (a third of the
-            // webhook path's time in profiles).
-            .pool_max_idle_per_host(config.project_inflight.max(64))
-            .build()
-            .map_err(|e| Error::internal(format!("http client: {e}")))?;
-        let journal = match &config.journal_dir {
-            Some(dir) => Some(
-                super::poison::Journal::open(dir)
-                    .map_err(|e| Error::internal(format!("crash journal: {e}")))?,
-            ),
-            None => None,
-        };
-        let engine = Engine {
-            inner: Arc::new(Inner {
-                storage,
-                config,
-                arbiters,
-                users: DashMap::new(),
-                runs: DashMap::new(),
-                supervisor: OnceLock::new(),
-                transports: crate::providers::transports(&http, &egress),
-                egress,
-                running: AtomicBool::new(true),
-                panicked: DashMap::new(),
-                staging: DashMap::new(),
-                clocks: Default::default(),
-                bus: OnceLock::new(),
-                journal,
-            }),
-        };
-        // Before the delivery actors reload the queue: they park on these.
-        engine.inner.clocks.load(&engine.inner.storage.projects()?);
-        let sup = DeliverySupervisor::start_all(engine.clone());
-        let _ = engine.inner.supervisor.set(sup);
-        super::events::start(engine.clone());
-        if engine.inner.storage.shares_work() {
-            // the runs to expand are claimed, not all taken (`cluster`)
-            engine.start_cluster();
-        } else {
-            for (project, run) in engine.inner.storage.active_runs()? {
-                engine.start_run(project, run, vec![]);
-            }
-        }
-        engine.start_lifecycle();
-        Ok(engine)
-    }
-
     /// The project's time: its test clock's, else real time.
     pub fn project_now(&self, project: &Uuid) -> crate::model::Timestamp {
         self.inner.clocks.now(project)
@@ -233,22 +202,6 @@ impl Engine {
         &self.inner.arbiters[i % self.inner.arbiters.len()]
     }
 
-    /// Hands queued deliveries to their channel actors.
-    pub fn dispatch(&self, items: Vec<QueueItem>) {
-        if items.is_empty() {
-            return;
-        }
-        let mut by_type: HashMap<ChannelType, Vec<QueueItem>> = HashMap::new();
-        for q in items {
-            by_type.entry(q.channel_type).or_default().push(q);
-        }
-        if let Some(sup) = self.inner.supervisor.get() {
-            for (_, v) in by_type {
-                sup.do_send(Dispatch(v));
-            }
-        }
-    }
-
     /// Waits until `project` may stage `recipients` more recipients (at most
     /// `PROJECT_STAGING_UNITS` at once; a larger number counts as that), and
     /// returns the permit that gives them back when dropped. Other projects
@@ -270,85 +223,6 @@ impl Engine {
             .expect("the staging semaphore is never closed")
     }
 
-    /// Starts the actor of an accepted (durable) run; it dispatches `queued`.
-    /// Its address is in `runs` before it starts, so it is there before the
-    /// actor can stop and take it out (a run processed at acceptance stops
-    /// within its first round trip to the store).
-    pub fn start_run(
-        &self,
-        project: Uuid,
-        run: Uuid,
-        queued: Vec<QueueItem>,
-    ) -> Addr<FlowRunActor> {
-        let engine = self.clone();
-        FlowRunActor::start_in_arbiter(self.arbiter_for(&run), move |ctx| {
-            engine.inner.runs.insert(run, ctx.address());
-            FlowRunActor::new(engine, project, run, queued)
-        })
-    }
-
-    /// Actors running now: flow runs' and users' (the `herald_actors` gauge).
-    /// Both fall back once runs are processed and users go idle; a count that
-    /// only grows is a leak.
-    pub fn actor_counts(&self) -> (usize, usize) {
-        (self.inner.runs.len(), self.inner.users.len())
-    }
-
-    /// The user's actor, started on first use.
-    pub fn user_actor(&self, project: Uuid, user: Uuid) -> Addr<UserActor> {
-        if let Some(a) = self.inner.users.get(&(project, user)) {
-            if a.connected() {
-                return a.clone();
-            }
-        }
-        let start = || {
-            let engine = self.clone();
-            UserActor::start_in_arbiter(self.arbiter_for(&user), move |_| {
-                UserActor::new(engine, project, user)
-            })
-        };
-        // Under the entry's lock, so two callers never start two actors for one user.
-        match self.inner.users.entry((project, user)) {
-            dashmap::mapref::entry::Entry::Occupied(o) if o.get().connected() => o.get().clone(),
-            dashmap::mapref::entry::Entry::Occupied(mut o) => {
-                let a = start();
-                o.insert(a.clone());
-                a
-            }
-            dashmap::mapref::entry::Entry::Vacant(v) => v.insert(start()).clone(),
-        }
-    }
-
-    /// The user's actor if one is running (never starts one).
-    pub fn user_actor_if_running(&self, project: Uuid, user: Uuid) -> Option<Addr<UserActor>> {
-        self.inner
-            .users
-            .get(&(project, user))
-            .map(|a| a.clone())
-            .filter(|a| a.connected())
-    }
-
-    /// Sends to the user's actor, restarting it once if it stopped meanwhile.
-    pub async fn ask_user<M>(&self, project: Uuid, user: Uuid, msg: M) -> Result<M::Result>
-    where
-        M: Message + Send + Clone + 'static,
-        M::Result: Send,
-        UserActor: Handler<M>,
-    {
-        for _ in 0..3 {
-            let a = self.user_actor(project, user);
-            match a.send(msg.clone()).await {
-                Ok(r) => return Ok(r),
-                Err(_) => {
-                    self.inner
-                        .users
-                        .remove_if(&(project, user), |_, v| !v.connected());
-                }
-            }
-        }
-        Err(Error::unavailable("user actor unavailable"))
-    }
-
     /// Stops accepting engine work; queued deliveries stay in sled for next
     /// start. Shared work: this node's leases are given back, so the other
     /// nodes take its work at once rather than when the leases expire.
@@ -360,36 +234,6 @@ impl Engine {
         if let Some(w) = self.inner.storage.work() {
             if let Err(e) = w.release_all() {
                 tracing::warn!(error = %e, "cannot hand leases back; they expire instead");
-            }
-        }
-    }
-}
-
-impl Engine {
-    /// Hands durable live-feed frames to the actors of users that are running
-    /// (a user without one has no socket to push to), and, in a cluster, to
-    /// the other nodes over the bus.
-    pub fn push_frames(&self, frames: UserFrames) {
-        if let Some(bus) = self.bus() {
-            bus.publish_frames(&frames);
-        }
-        self.push_frames_local(frames);
-    }
-
-    /// `push_frames` on this node only (frames the bus brought).
-    pub fn push_frames_local(&self, frames: UserFrames) {
-        for (p, u, f) in frames {
-            if let Some(a) = self.user_actor_if_running(p, u) {
-                a.do_send(super::user::PushFrames(f));
-            }
-        }
-    }
-
-    /// Tells the actors of runs that just became processed to stop.
-    pub(crate) fn runs_processed(&self, runs: Vec<(Uuid, Uuid)>) {
-        for (_, run) in runs {
-            if let Some(a) = self.inner.runs.get(&run) {
-                a.do_send(super::flow_run::RunProcessed);
             }
         }
     }
@@ -442,7 +286,7 @@ mod tests {
                 actors.iter().all(|a| !a.connected())
             })
             .await;
-            assert_eq!(engine.inner.runs.len(), 0, "entries left behind");
+            assert_eq!(engine.run_actors().len(), 0, "entries left behind");
             engine.shutdown();
         });
     }

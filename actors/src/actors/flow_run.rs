@@ -9,6 +9,7 @@ use super::engine::Engine;
 use crate::delivery::expand;
 use crate::storage::{QueueItem, UserFrames};
 use actix::prelude::*;
+use dashmap::DashMap;
 use std::time::Duration;
 use uuid::Uuid;
 
@@ -72,7 +73,7 @@ impl Actor for FlowRunActor {
     }
 
     fn stopped(&mut self, ctx: &mut Context<Self>) {
-        super::engine::forget_actor(&self.engine.inner.runs, &self.run, &ctx.address());
+        super::engine::forget_actor(self.engine.run_actors(), &self.run, &ctx.address());
     }
 }
 
@@ -165,5 +166,43 @@ impl Handler<RunProcessed> for FlowRunActor {
     type Result = ();
     fn handle(&mut self, _: RunProcessed, ctx: &mut Context<Self>) {
         ctx.stop();
+    }
+}
+
+/// The actors of runs in progress on this node, by run: an engine part
+/// (`engine::Parts`), registered at start.
+#[derive(Default)]
+pub(crate) struct RunActors(DashMap<Uuid, Addr<FlowRunActor>>);
+
+impl Engine {
+    /// The actors of runs in progress here.
+    pub(crate) fn run_actors(&self) -> &DashMap<Uuid, Addr<FlowRunActor>> {
+        &self.inner.parts.get::<RunActors>().0
+    }
+
+    /// Starts the actor of an accepted (durable) run; it dispatches `queued`.
+    /// Its address is in `runs` before it starts, so it is there before the
+    /// actor can stop and take it out (a run processed at acceptance stops
+    /// within its first round trip to the store).
+    pub fn start_run(
+        &self,
+        project: Uuid,
+        run: Uuid,
+        queued: Vec<QueueItem>,
+    ) -> Addr<FlowRunActor> {
+        let engine = self.clone();
+        FlowRunActor::start_in_arbiter(self.arbiter_for(&run), move |ctx| {
+            engine.run_actors().insert(run, ctx.address());
+            FlowRunActor::new(engine, project, run, queued)
+        })
+    }
+
+    /// Tells the actors of runs that just became processed to stop.
+    pub(crate) fn runs_processed(&self, runs: Vec<(Uuid, Uuid)>) {
+        for (_, run) in runs {
+            if let Some(a) = self.run_actors().get(&run) {
+                a.do_send(RunProcessed);
+            }
+        }
     }
 }

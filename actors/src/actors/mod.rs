@@ -35,12 +35,14 @@ mod flow_run;
 mod lifecycle;
 mod ops;
 pub mod poison;
+mod start;
 mod supervisor;
 mod user;
 mod workflow;
 
 pub use channel::ChannelActor;
-pub use cluster::DEFAULT_CLAIM_POLL;
+pub use channel::Dispatch;
+pub use engine::DEFAULT_CLAIM_POLL;
 pub use engine::{
     Engine, EngineConfig, DEFAULT_CONCURRENCY, DEFAULT_PROJECT_INFLIGHT, PROJECT_STAGING_UNITS,
 };
@@ -48,7 +50,7 @@ pub use event_endpoints::{EndpointChange, EventEndpoints};
 pub use flow_run::FlowRunActor;
 pub use lifecycle::{batch_size, INLINE_ERASURE_STEPS};
 pub use ops::{RunAnswer, RunRequest};
-pub use supervisor::{DeliverySupervisor, Dispatch};
+pub use supervisor::DeliverySupervisor;
 pub use user::{
     CatchUp, Connect, Disconnect, LiveFrame, LiveSink, MarkAll, PushFrames, UpdateEntry, UserActor,
 };

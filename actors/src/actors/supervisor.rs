@@ -2,17 +2,13 @@
 //! `Supervisor`, so a channel actor that stops after a crash is restarted and
 //! reloads its queue from sled.
 
-use super::channel::{ChannelActor, Wake};
+use super::channel::{ChannelActor, Dispatch, Wake};
 use super::engine::Engine;
 use crate::model::ChannelType;
 use crate::storage::QueueItem;
 use actix::prelude::*;
 use std::collections::HashMap;
-
-/// Deliveries of one channel type that are durable and due now or later.
-#[derive(Message, Debug, Clone)]
-#[rtype(result = "()")]
-pub struct Dispatch(pub Vec<QueueItem>);
+use std::sync::OnceLock;
 
 pub struct DeliverySupervisor {
     channels: HashMap<ChannelType, Addr<ChannelActor>>,
@@ -74,6 +70,33 @@ impl Handler<WakeQueue> for DeliverySupervisor {
     fn handle(&mut self, WakeQueue(ct, at): WakeQueue, _: &mut Context<Self>) {
         if let Some(a) = self.channels.get(&ct) {
             a.do_send(Wake(at));
+        }
+    }
+}
+
+/// The supervisor's address, once started: an engine part (`engine::Parts`).
+#[derive(Default)]
+pub(crate) struct SupervisorSlot(pub(crate) OnceLock<Addr<DeliverySupervisor>>);
+
+impl Engine {
+    /// The delivery supervisor, once started.
+    pub(crate) fn supervisor(&self) -> Option<&Addr<DeliverySupervisor>> {
+        self.inner.parts.get::<SupervisorSlot>().0.get()
+    }
+
+    /// Hands queued deliveries to their channel actors.
+    pub fn dispatch(&self, items: Vec<QueueItem>) {
+        if items.is_empty() {
+            return;
+        }
+        let mut by_type: HashMap<ChannelType, Vec<QueueItem>> = HashMap::new();
+        for q in items {
+            by_type.entry(q.channel_type).or_default().push(q);
+        }
+        if let Some(sup) = self.supervisor() {
+            for (_, v) in by_type {
+                sup.do_send(Dispatch(v));
+            }
         }
     }
 }

@@ -18,8 +18,9 @@
 use super::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::{Delivery, FeedCounts};
-use crate::storage::{FeedUpdate, Frame};
+use crate::storage::{FeedUpdate, Frame, UserFrames};
 use actix::prelude::*;
+use dashmap::DashMap;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -356,7 +357,7 @@ impl Actor for UserActor {
 
     fn stopped(&mut self, ctx: &mut Context<Self>) {
         let key = (self.project, self.user);
-        super::engine::forget_actor(&self.engine.inner.users, &key, &ctx.address());
+        super::engine::forget_actor(self.engine.user_actors(), &key, &ctx.address());
     }
 }
 
@@ -457,6 +458,98 @@ fn frames_from_log(after: u64, texts: Vec<Vec<u8>>) -> Vec<Frame> {
         frames.push((seq, Arc::from(text), counts));
     }
     frames
+}
+
+/// The actors of users active on this node, by project and user: an engine
+/// part (`engine::Parts`), registered at start.
+#[derive(Default)]
+pub(crate) struct UserActors(DashMap<(Uuid, Uuid), Addr<UserActor>>);
+
+impl Engine {
+    /// The actors of users active here.
+    pub(crate) fn user_actors(&self) -> &DashMap<(Uuid, Uuid), Addr<UserActor>> {
+        &self.inner.parts.get::<UserActors>().0
+    }
+
+    /// The user's actor, started on first use.
+    pub fn user_actor(&self, project: Uuid, user: Uuid) -> Addr<UserActor> {
+        if let Some(a) = self.user_actors().get(&(project, user)) {
+            if a.connected() {
+                return a.clone();
+            }
+        }
+        let start = || {
+            let engine = self.clone();
+            UserActor::start_in_arbiter(self.arbiter_for(&user), move |_| {
+                UserActor::new(engine, project, user)
+            })
+        };
+        // Under the entry's lock, so two callers never start two actors for one user.
+        match self.user_actors().entry((project, user)) {
+            dashmap::mapref::entry::Entry::Occupied(o) if o.get().connected() => o.get().clone(),
+            dashmap::mapref::entry::Entry::Occupied(mut o) => {
+                let a = start();
+                o.insert(a.clone());
+                a
+            }
+            dashmap::mapref::entry::Entry::Vacant(v) => v.insert(start()).clone(),
+        }
+    }
+
+    /// The user's actor if one is running (never starts one).
+    pub fn user_actor_if_running(&self, project: Uuid, user: Uuid) -> Option<Addr<UserActor>> {
+        self.user_actors()
+            .get(&(project, user))
+            .map(|a| a.clone())
+            .filter(|a| a.connected())
+    }
+
+    /// Sends to the user's actor, restarting it once if it stopped meanwhile.
+    pub async fn ask_user<M>(&self, project: Uuid, user: Uuid, msg: M) -> Result<M::Result>
+    where
+        M: Message + Send + Clone + 'static,
+        M::Result: Send,
+        UserActor: Handler<M>,
+    {
+        for _ in 0..3 {
+            let a = self.user_actor(project, user);
+            match a.send(msg.clone()).await {
+                Ok(r) => return Ok(r),
+                Err(_) => {
+                    self.user_actors()
+                        .remove_if(&(project, user), |_, v| !v.connected());
+                }
+            }
+        }
+        Err(Error::unavailable("user actor unavailable"))
+    }
+
+    /// Hands durable live-feed frames to the actors of users that are running
+    /// (a user without one has no socket to push to), and, in a cluster, to
+    /// the other nodes over the bus.
+    pub fn push_frames(&self, frames: UserFrames) {
+        if let Some(bus) = self.bus() {
+            bus.publish_frames(&frames);
+        }
+        self.push_frames_local(frames);
+    }
+
+    /// `push_frames` on this node only (frames the bus brought).
+    pub fn push_frames_local(&self, frames: UserFrames) {
+        for (p, u, f) in frames {
+            if let Some(a) = self.user_actor_if_running(p, u) {
+                a.do_send(PushFrames(f));
+            }
+        }
+    }
+
+    /// Asks every user actor running here to compare its position with the
+    /// event log and push what it missed (the bus may have lost frames).
+    pub fn catch_up_users(&self) {
+        for a in self.user_actors().iter() {
+            a.value().do_send(CatchUp);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -31,7 +31,6 @@
 //! node sees it due by the clock stored with the project.
 
 use super::engine::Engine;
-use super::supervisor::Dispatch;
 use crate::model::{ChannelType, DeliveryErrorCode, Timestamp};
 use crate::storage::{Outcome, QueueItem};
 use actix::prelude::*;
@@ -48,6 +47,12 @@ use attempt::{batch_due, external_attempt};
 
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
 struct Due(i64, Uuid, Uuid); // due ms, delivery, project
+
+/// Deliveries of one channel type that are durable and due now or later
+/// (`Engine::dispatch`, through the supervisor).
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "()")]
+pub struct Dispatch(pub Vec<QueueItem>);
 
 pub struct ChannelActor {
     engine: Engine,

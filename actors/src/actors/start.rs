@@ -1,0 +1,85 @@
+//! Starting the engine: the one module that knows every part of it. It
+//! makes the engine's handle with the parts the actor modules keep in it
+//! (`engine::Parts`), then starts the delivery supervisor, the event
+//! sender, the cluster's work sharing or the actors of unfinished runs, and
+//! the lifecycle tasks.
+
+use super::engine::{Engine, EngineConfig, Inner, Parts};
+use super::flow_run::RunActors;
+use super::supervisor::{DeliverySupervisor, SupervisorSlot};
+use super::user::UserActors;
+use crate::bus::BusSlot;
+use crate::error::{Error, Result};
+use crate::storage::Storage;
+use actix::prelude::*;
+use dashmap::DashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+impl Engine {
+    /// Starts the engine inside the current actix system: its arbiters, the
+    /// delivery supervisor (which reloads every queued delivery) and an actor for
+    /// every run not yet processed.
+    pub fn start(storage: Arc<dyn Storage>, config: EngineConfig) -> Result<Engine> {
+        let arbiters = (0..config.threads.max(1))
+            .map(|_| Arbiter::new().handle())
+            .collect();
+        let egress = Arc::new(config.egress.clone());
+        let http = crate::egress::client_builder(&egress)
+            // Keep a connection per concurrent attempt: with fewer, every attempt
+            // beyond the idle limit opened a new connection (a third of the
+            // webhook path's time in profiles).
+            .pool_max_idle_per_host(config.project_inflight.max(64))
+            .build()
+            .map_err(|e| Error::internal(format!("http client: {e}")))?;
+        let journal = match &config.journal_dir {
+            Some(dir) => Some(
+                super::poison::Journal::open(dir)
+                    .map_err(|e| Error::internal(format!("crash journal: {e}")))?,
+            ),
+            None => None,
+        };
+        let mut parts = Parts::default();
+        parts.insert(SupervisorSlot::default());
+        parts.insert(RunActors::default());
+        parts.insert(UserActors::default());
+        parts.insert(BusSlot::default());
+        let engine = Engine {
+            inner: Arc::new(Inner {
+                storage,
+                config,
+                arbiters,
+                transports: crate::providers::transports(&http, &egress),
+                egress,
+                running: AtomicBool::new(true),
+                panicked: DashMap::new(),
+                staging: DashMap::new(),
+                clocks: Default::default(),
+                journal,
+                parts,
+            }),
+        };
+        // Before the delivery actors reload the queue: they park on these.
+        engine.inner.clocks.load(&engine.inner.storage.projects()?);
+        let sup = DeliverySupervisor::start_all(engine.clone());
+        let _ = engine.inner.parts.get::<SupervisorSlot>().0.set(sup);
+        super::events::start(engine.clone());
+        if engine.inner.storage.shares_work() {
+            // the runs to expand are claimed, not all taken (`cluster`)
+            engine.start_cluster();
+        } else {
+            for (project, run) in engine.inner.storage.active_runs()? {
+                engine.start_run(project, run, vec![]);
+            }
+        }
+        engine.start_lifecycle();
+        Ok(engine)
+    }
+
+    /// Actors running now: flow runs' and users' (the `herald_actors` gauge).
+    /// Both fall back once runs are processed and users go idle; a count that
+    /// only grows is a leak.
+    pub fn actor_counts(&self) -> (usize, usize) {
+        (self.run_actors().len(), self.user_actors().len())
+    }
+}
