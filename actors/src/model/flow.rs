@@ -4,6 +4,18 @@ use super::{conditions, Timestamp};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+/// The most steps a flow has: delivery ids carry the step index in one
+/// byte (`model::delivery_id`).
+pub const MAX_STEPS: usize = 50;
+/// The most bytes of one template field.
+pub const MAX_TEMPLATE: usize = 64 * 1024;
+/// A delay step waits at most 30 days.
+pub const MAX_DELAY: u64 = 30 * 86_400;
+/// The most runs a throttle step lets through per window.
+pub const MAX_THROTTLE_LIMIT: u32 = 1000;
+/// The most activities a batch step's `max` may ask for.
+pub const MAX_BATCH_MAX: u32 = 10_000;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FlowStatus {

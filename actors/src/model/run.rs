@@ -6,6 +6,9 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+/// At most this many explicit recipients per run.
+pub const MAX_RECIPIENTS: usize = 1000;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FlowRun {
     pub id: Uuid,

@@ -7,7 +7,9 @@ use crate::extract::{Given, Obj};
 use herald_actors::delivery::clock::Span;
 use herald_actors::delivery::conditions::Conditions;
 use herald_actors::delivery::window::SendWindow;
-use herald_actors::model::{self, ChannelType};
+use herald_actors::model::{
+    self, ChannelType, MAX_BATCH_MAX, MAX_DELAY, MAX_STEPS, MAX_TEMPLATE, MAX_THROTTLE_LIMIT,
+};
 use herald_actors::{validate, Validator};
 use serde::Deserialize;
 use serde_json::Value;
@@ -18,10 +20,7 @@ use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
-use super::{
-    BatchStep, ChannelStepType, DelayStep, Template, ThrottleStep, MAX_DELAY, MAX_STEPS,
-    MAX_TEMPLATE,
-};
+use super::{BatchStep, ChannelStepType, DelayStep, Template, ThrottleStep};
 
 /// A template as a request gives it.
 #[derive(Deserialize, Default)]
@@ -378,9 +377,6 @@ fn step_window(s: &StepInput, p: &str, v: &mut Validator) -> Option<(String, Spa
     }
 }
 
-/// The most runs a throttle lets through per window.
-const MAX_THROTTLE_LIMIT: u32 = 1000;
-
 /// One throttle step at path `p`; its key template joins `probes`.
 fn throttle_step(
     s: &StepInput,
@@ -418,9 +414,6 @@ fn throttle_step(
         max_window: None,
     }
 }
-
-/// The most activities a batch's `max` may ask for.
-const MAX_BATCH_MAX: u32 = 10_000;
 
 /// One batch step at path `p`; its key template joins `probes`.
 fn batch_step(

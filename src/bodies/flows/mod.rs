@@ -16,11 +16,6 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-/// Delivery ids carry the step index in one byte (`model::delivery_id`).
-const MAX_STEPS: usize = 50;
-const MAX_TEMPLATE: usize = 64 * 1024;
-/// A delay step waits at most 30 days.
-const MAX_DELAY: u64 = 30 * 86_400;
 
 // ---------------------------------------------------------------- responses
 

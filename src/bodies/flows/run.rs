@@ -12,8 +12,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-/// At most this many explicit recipients per run.
-pub const MAX_RECIPIENTS: usize = 1000;
+pub use herald_actors::model::MAX_RECIPIENTS;
 
 /// An explicit recipient: an external_id, or a user object identified inline.
 #[derive(Deserialize, ToSchema)]
