@@ -8,6 +8,7 @@ use super::users::RecipientInput;
 use crate::errors::{current_request_id, error_object, ErrorBody};
 use crate::extract::{Given, Obj};
 use herald_actors::model::{User, UserPatch};
+use herald_actors::views::UserView;
 use herald_actors::{Error, Validator};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -114,7 +115,7 @@ pub struct BulkUserResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<BulkStatus>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user: Option<User>,
+    pub user: Option<UserView>,
 }
 
 impl BulkUserResult {
@@ -127,7 +128,7 @@ impl BulkUserResult {
             } else {
                 BulkStatus::Updated
             }),
-            user: Some(user),
+            user: Some(UserView::from(&user)),
         }
     }
 

@@ -33,9 +33,9 @@ use crate::bodies::{
     SigningKeyPair, Subscription, SubscriptionInput, Topic, TopicInput, Usage,
 };
 use crate::errors::{ErrorBody, ErrorCode, ErrorResponse};
-use herald_actors::model::{
-    ChannelStatus, ChannelType, DeliveryData, DeliveryError, DeliveryStatus, DeliveryView,
-    FeedEntry, FeedMeta, FlowRunAccepted, PendingStatus, User,
+use herald_actors::model::{ChannelStatus, ChannelType, DeliveryError, DeliveryStatus};
+use herald_actors::views::{
+    DeliveryData, DeliveryView, FeedEntry, FeedMeta, FlowRunAccepted, PendingStatus, UserView,
 };
 use serde_json::Value;
 use utoipa::openapi::header::HeaderBuilder;
@@ -178,7 +178,7 @@ pub fn components() -> utoipa::openapi::schema::Components {
         Erasure,
         SigningKeyInput,
         SigningKeyPair,
-        User,
+        UserView,
         UserInput,
         RecipientInput,
         BulkUsersInput,

@@ -22,6 +22,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use herald_actors::model::{User, UserPatch};
 use herald_actors::storage::ErasureStatus;
 use herald_actors::storage::FeedFilter;
+use herald_actors::views::UserView;
 use herald_actors::Error;
 use herald_actors::{validate, Validator};
 use serde_json::Value;
@@ -29,8 +30,7 @@ use uuid::Uuid;
 
 /// A user as a feed entry's `actor` (the engine's frames carry it as JSON).
 pub fn actor_value(u: Option<User>) -> Value {
-    u.and_then(|u| serde_json::to_value(u).ok())
-        .unwrap_or(Value::Null)
+    UserView::json(u.as_ref())
 }
 
 fn ext_id(req: &HttpRequest) -> ApiResult<String> {
@@ -64,9 +64,9 @@ pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     let pid = a.project.id;
     let (user, was_created) = st.engine.upsert_user(pid, ext, patch).await?;
     Ok(if was_created {
-        created(&user)
+        created(&UserView::from(&user))
     } else {
-        ok(&user)
+        ok(&UserView::from(&user))
     })
 }
 
@@ -226,7 +226,7 @@ pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespons
     let ext = path_str(&req, "external_id")?;
     let pid = a.project.id;
     let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
-    Ok(ok(&u))
+    Ok(ok(&UserView::from(&u)))
 }
 
 /// `DELETE /admin/v1/users/{external_id}`
@@ -323,7 +323,7 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
     let pid = a.project.id;
     let pr = paging.req.clone();
     let page = st.run(move |s| s.list_users(&pid, &pr)).await?;
-    Ok(list_page(&paging, &page, User::clone))
+    Ok(list_page(&paging, &page, |u| UserView::from(u)))
 }
 
 /// The full preferences object of a user (every live flow listed).

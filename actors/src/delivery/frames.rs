@@ -69,7 +69,5 @@ impl FeedEvent {
 
 /// A run's actor as feed entries and frames show it (`null` for none).
 pub fn actor_json(actor: Option<&crate::model::User>) -> serde_json::Value {
-    actor
-        .and_then(|a| serde_json::to_value(a).ok())
-        .unwrap_or(serde_json::Value::Null)
+    crate::views::UserView::json(actor)
 }

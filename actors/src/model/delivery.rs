@@ -1,7 +1,7 @@
 //! Deliveries (one per notification and step): their status and errors,
 //! the rendered content, the feed entry and the feed counts.
 
-use super::{conditions, ChannelType, Timestamp, User};
+use super::{conditions, ChannelType, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -151,37 +151,6 @@ impl DeliveryError {
     }
 }
 
-/// An in_app delivery as its recipient sees it (id = delivery id).
-// docs/API.md §11. Borrowed from the record: the live feed and the feed pages
-// serialise it without an intermediate JSON tree. Fields in the order a JSON
-// object of the same keys would print them.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct FeedEntry<'a> {
-    #[schema(value_type = Option<User>)]
-    pub actor: &'a Value,
-    pub archived: bool,
-    #[schema(value_type = Option<DateTime<Utc>>)]
-    pub archived_at: Option<Timestamp>,
-    pub clicked: bool,
-    #[schema(value_type = Option<DateTime<Utc>>)]
-    pub clicked_at: Option<Timestamp>,
-    #[schema(value_type = DateTime<Utc>)]
-    pub created_at: Timestamp,
-    #[schema(value_type = DeliveryData)]
-    pub data: &'a Rendered,
-    pub flow_id: Uuid,
-    pub id: Uuid,
-    pub notification_id: Uuid,
-    pub read: bool,
-    #[schema(value_type = Option<DateTime<Utc>>)]
-    pub read_at: Option<Timestamp>,
-    pub seen: bool,
-    #[schema(value_type = Option<DateTime<Utc>>)]
-    pub seen_at: Option<Timestamp>,
-    #[schema(value_type = Option<String>)]
-    pub topic: &'a Option<String>,
-}
-
 /// Rendered content of one delivery.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Rendered {
@@ -232,93 +201,7 @@ pub struct Delivery {
     pub batch: bool,
 }
 
-/// The rendered content of a delivery.
-// The schema of a delivery's `data`: the stored `Rendered` plus the provider's
-// outcomes (a feed entry's `data` is the stored `Rendered`, without them).
-// Fields in name order: the bytes the `json!` form of the object wrote.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-#[schema(as = Rendered)]
-pub struct DeliveryData {
-    pub body: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub html: Option<String>,
-    /// Per-device outcomes and other provider facts (push channels).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub outcomes: Option<Value>,
-    pub subject: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-}
-
-/// A delivery as the Admin API and the webhooks show it.
-// Fields in name order: the bytes the `json!` form of the object wrote.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-#[schema(as = Delivery)]
-pub struct DeliveryView {
-    pub actor_id: Option<Uuid>,
-    #[schema(value_type = Option<DateTime<Utc>>)]
-    pub archived_at: Option<Timestamp>,
-    pub attempts: u32,
-    pub channel_id: Uuid,
-    pub channel_type: ChannelType,
-    #[schema(value_type = Option<DateTime<Utc>>)]
-    pub clicked_at: Option<Timestamp>,
-    #[schema(value_type = DateTime<Utc>)]
-    pub created_at: Timestamp,
-    pub data: DeliveryData,
-    pub error: Option<DeliveryError>,
-    pub flow_id: Uuid,
-    pub flow_run_id: Uuid,
-    pub id: Uuid,
-    #[schema(value_type = Option<DateTime<Utc>>)]
-    pub next_attempt_at: Option<Timestamp>,
-    pub notification_id: Uuid,
-    #[schema(value_type = Option<DateTime<Utc>>)]
-    pub read_at: Option<Timestamp>,
-    pub recipient_id: Uuid,
-    #[schema(value_type = Option<DateTime<Utc>>)]
-    pub seen_at: Option<Timestamp>,
-    #[schema(value_type = Option<DateTime<Utc>>)]
-    pub sent_at: Option<Timestamp>,
-    pub status: DeliveryStatus,
-    pub topic: Option<String>,
-    #[schema(value_type = DateTime<Utc>)]
-    pub updated_at: Timestamp,
-}
-
 impl Delivery {
-    pub fn view(&self) -> DeliveryView {
-        DeliveryView {
-            actor_id: self.actor_id,
-            archived_at: self.archived_at,
-            attempts: self.attempts,
-            channel_id: self.channel_id,
-            channel_type: self.channel_type,
-            clicked_at: self.clicked_at,
-            created_at: self.created_at,
-            data: DeliveryData {
-                body: self.data.body.clone(),
-                html: self.data.html.clone(),
-                outcomes: self.outcomes.clone(),
-                subject: self.data.subject.clone(),
-                url: self.data.url.clone(),
-            },
-            error: self.error.clone(),
-            flow_id: self.flow_id,
-            flow_run_id: self.flow_run_id,
-            id: self.id,
-            next_attempt_at: self.next_attempt_at,
-            notification_id: self.notification_id,
-            read_at: self.read_at,
-            recipient_id: self.recipient_id,
-            seen_at: self.seen_at,
-            sent_at: self.sent_at,
-            status: self.status,
-            topic: self.topic.clone(),
-            updated_at: self.updated_at,
-        }
-    }
-
     /// The in-app feed entry state: `unseen`, `seen` or `read`.
     pub fn feed_state(&self) -> &'static str {
         if self.read_at.is_some() {
@@ -327,28 +210,6 @@ impl Delivery {
             "seen"
         } else {
             "unseen"
-        }
-    }
-
-    /// The feed entry as the user sees it, serialised straight from the record
-    /// (no intermediate JSON tree on the hot paths).
-    pub fn feed_entry<'a>(&'a self, actor: &'a Value) -> FeedEntry<'a> {
-        FeedEntry {
-            actor,
-            archived: self.archived_at.is_some(),
-            archived_at: self.archived_at,
-            clicked: self.clicked_at.is_some(),
-            clicked_at: self.clicked_at,
-            created_at: self.created_at,
-            data: &self.data,
-            flow_id: self.flow_id,
-            id: self.id,
-            notification_id: self.notification_id,
-            read: self.read_at.is_some(),
-            read_at: self.read_at,
-            seen: self.seen_at.is_some(),
-            seen_at: self.seen_at,
-            topic: &self.topic,
         }
     }
 }
@@ -361,20 +222,4 @@ pub struct FeedCounts {
     /// The user's latest live-feed event sequence number (0 before any event).
     #[serde(default)]
     pub seq: u64,
-}
-
-impl FeedCounts {
-    pub fn view(&self) -> FeedMeta {
-        FeedMeta {
-            unread_count: self.unread,
-            unseen_count: self.unseen,
-        }
-    }
-}
-
-/// Counts of the feed, archived entries left out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-pub struct FeedMeta {
-    pub unread_count: u64,
-    pub unseen_count: u64,
 }

@@ -3,7 +3,6 @@
 use super::{Flow, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 /// At most this many explicit recipients per run.
@@ -53,36 +52,6 @@ impl FlowRun {
     pub fn starts_at(&self) -> Timestamp {
         self.send_at.or(self.clock_at).unwrap_or(self.created_at)
     }
-
-    /// The 202 body of a run; the store keeps its bytes as the idempotent replay.
-    pub fn accepted_view(&self) -> FlowRunAccepted {
-        FlowRunAccepted {
-            created_at: self.created_at,
-            flow_id: self.flow_id,
-            id: self.id,
-            recipients_count: self.recipients_count,
-            status: PendingStatus::Pending,
-        }
-    }
-}
-
-/// What a run is when it is accepted: always `pending`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum PendingStatus {
-    Pending,
-}
-
-/// The 202 answer to a run: stored durably, delivered asynchronously.
-// Fields in name order: the bytes the `json!` form of the object wrote.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct FlowRunAccepted {
-    #[schema(value_type = DateTime<Utc>)]
-    pub created_at: Timestamp,
-    pub flow_id: Uuid,
-    pub id: Uuid,
-    pub recipients_count: u64,
-    pub status: PendingStatus,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

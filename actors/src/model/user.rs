@@ -3,12 +3,11 @@
 use super::{ChannelType, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use utoipa::ToSchema;
 use uuid::Uuid;
 
-// The record is the response body too: the HTTP edge, the live feed's actors
-// and the webhooks serialise it as it is.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ToSchema)]
+/// A user as stored. What the APIs, the live feed and the events show of it
+/// is `views::UserView`, built from it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct User {
     pub id: Uuid,
     pub external_id: String,
@@ -20,9 +19,7 @@ pub struct User {
     pub locale: Option<String>,
     pub timezone: Option<String>,
     pub custom_fields: Map<String, Value>,
-    #[schema(value_type = DateTime<Utc>)]
     pub created_at: Timestamp,
-    #[schema(value_type = DateTime<Utc>)]
     pub updated_at: Timestamp,
 }
 

@@ -16,7 +16,6 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-
 // ---------------------------------------------------------------- responses
 
 #[derive(Serialize, ToSchema)]

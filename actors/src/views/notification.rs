@@ -1,10 +1,10 @@
-//! Wire views the engine itself sends as well as the Admin API: a
-//! notification as `GET /admin/v1/notifications/{id}` shows it, which is
+//! A notification as `GET /admin/v1/notifications/{id}` shows it, which is
 //! also the `data` of the `notification.processed` and
 //! `notification.batched` events (docs/API.md §15). One constructor,
 //! `NotificationView::new`, so the two cannot drift apart.
 
-use crate::model::{self, Delivery, DeliveryView, Timestamp, User};
+use super::{DeliveryView, UserView};
+use crate::model::{self, Delivery, Timestamp, User};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -42,7 +42,7 @@ impl ProcessingStatus {
 #[schema(as = Notification)]
 pub struct NotificationView {
     /// Null once the user is deleted.
-    pub actor: Option<User>,
+    pub actor: Option<UserView>,
     pub actor_id: Option<Uuid>,
     /// A `batched` notification: the notification whose batch it joined,
     /// which carries the digest. Absent otherwise.
@@ -60,7 +60,7 @@ pub struct NotificationView {
     #[schema(value_type = Option<DateTime<Utc>>)]
     pub processed_at: Option<Timestamp>,
     /// Null once the user is deleted.
-    pub recipient: Option<User>,
+    pub recipient: Option<UserView>,
     pub recipient_id: Uuid,
     pub status: ProcessingStatus,
     pub topic: Option<String>,
@@ -79,7 +79,7 @@ impl NotificationView {
         deliveries: Vec<DeliveryView>,
     ) -> Self {
         NotificationView {
-            actor,
+            actor: actor.as_ref().map(UserView::from),
             actor_id: n.actor_id,
             batched_into: n.batched_into,
             created_at: n.created_at,
@@ -89,7 +89,7 @@ impl NotificationView {
             flow_run_id: n.flow_run_id,
             id: n.id,
             processed_at: n.processed_at,
-            recipient,
+            recipient: recipient.as_ref().map(UserView::from),
             recipient_id: n.recipient_id,
             status: match n.stopped {
                 Some(model::StopReason::Throttled) => ProcessingStatus::Throttled,

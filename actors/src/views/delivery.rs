@@ -1,0 +1,96 @@
+//! A delivery as the Admin API and the events show it (`DeliveryView`, built
+//! from the record by `Delivery::view`).
+
+use crate::model::{ChannelType, Delivery, DeliveryError, DeliveryStatus, Timestamp};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// The rendered content of a delivery.
+// The schema of a delivery's `data`: the stored `Rendered` plus the provider's
+// outcomes (a feed entry's `data` is the stored `Rendered`, without them).
+// Fields in name order: the bytes the `json!` form of the object wrote.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = Rendered)]
+pub struct DeliveryData {
+    pub body: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub html: Option<String>,
+    /// Per-device outcomes and other provider facts (push channels).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcomes: Option<Value>,
+    pub subject: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// A delivery as the Admin API and the webhooks show it.
+// Fields in name order: the bytes the `json!` form of the object wrote.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = Delivery)]
+pub struct DeliveryView {
+    pub actor_id: Option<Uuid>,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub archived_at: Option<Timestamp>,
+    pub attempts: u32,
+    pub channel_id: Uuid,
+    pub channel_type: ChannelType,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub clicked_at: Option<Timestamp>,
+    #[schema(value_type = DateTime<Utc>)]
+    pub created_at: Timestamp,
+    pub data: DeliveryData,
+    pub error: Option<DeliveryError>,
+    pub flow_id: Uuid,
+    pub flow_run_id: Uuid,
+    pub id: Uuid,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub next_attempt_at: Option<Timestamp>,
+    pub notification_id: Uuid,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub read_at: Option<Timestamp>,
+    pub recipient_id: Uuid,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub seen_at: Option<Timestamp>,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub sent_at: Option<Timestamp>,
+    pub status: DeliveryStatus,
+    pub topic: Option<String>,
+    #[schema(value_type = DateTime<Utc>)]
+    pub updated_at: Timestamp,
+}
+
+impl Delivery {
+    pub fn view(&self) -> DeliveryView {
+        DeliveryView {
+            actor_id: self.actor_id,
+            archived_at: self.archived_at,
+            attempts: self.attempts,
+            channel_id: self.channel_id,
+            channel_type: self.channel_type,
+            clicked_at: self.clicked_at,
+            created_at: self.created_at,
+            data: DeliveryData {
+                body: self.data.body.clone(),
+                html: self.data.html.clone(),
+                outcomes: self.outcomes.clone(),
+                subject: self.data.subject.clone(),
+                url: self.data.url.clone(),
+            },
+            error: self.error.clone(),
+            flow_id: self.flow_id,
+            flow_run_id: self.flow_run_id,
+            id: self.id,
+            next_attempt_at: self.next_attempt_at,
+            notification_id: self.notification_id,
+            read_at: self.read_at,
+            recipient_id: self.recipient_id,
+            seen_at: self.seen_at,
+            sent_at: self.sent_at,
+            status: self.status,
+            topic: self.topic.clone(),
+            updated_at: self.updated_at,
+        }
+    }
+}

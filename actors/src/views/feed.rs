@@ -1,0 +1,79 @@
+//! A feed entry as its recipient sees it (`FeedEntry`, borrowed from the
+//! record by `Delivery::feed_entry`) and the feed's counts (`FeedMeta`).
+
+use crate::model::{Delivery, FeedCounts, Rendered, Timestamp};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// An in_app delivery as its recipient sees it (id = delivery id).
+// docs/API.md §11. Borrowed from the record: the live feed and the feed pages
+// serialise it without an intermediate JSON tree. Fields in the order a JSON
+// object of the same keys would print them.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FeedEntry<'a> {
+    #[schema(value_type = Option<super::UserView>)]
+    pub actor: &'a Value,
+    pub archived: bool,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub archived_at: Option<Timestamp>,
+    pub clicked: bool,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub clicked_at: Option<Timestamp>,
+    #[schema(value_type = DateTime<Utc>)]
+    pub created_at: Timestamp,
+    #[schema(value_type = super::DeliveryData)]
+    pub data: &'a Rendered,
+    pub flow_id: Uuid,
+    pub id: Uuid,
+    pub notification_id: Uuid,
+    pub read: bool,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub read_at: Option<Timestamp>,
+    pub seen: bool,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub seen_at: Option<Timestamp>,
+    #[schema(value_type = Option<String>)]
+    pub topic: &'a Option<String>,
+}
+
+impl Delivery {
+    /// The feed entry as the user sees it, serialised straight from the record
+    /// (no intermediate JSON tree on the hot paths).
+    pub fn feed_entry<'a>(&'a self, actor: &'a Value) -> FeedEntry<'a> {
+        FeedEntry {
+            actor,
+            archived: self.archived_at.is_some(),
+            archived_at: self.archived_at,
+            clicked: self.clicked_at.is_some(),
+            clicked_at: self.clicked_at,
+            created_at: self.created_at,
+            data: &self.data,
+            flow_id: self.flow_id,
+            id: self.id,
+            notification_id: self.notification_id,
+            read: self.read_at.is_some(),
+            read_at: self.read_at,
+            seen: self.seen_at.is_some(),
+            seen_at: self.seen_at,
+            topic: &self.topic,
+        }
+    }
+}
+
+impl FeedCounts {
+    pub fn view(&self) -> FeedMeta {
+        FeedMeta {
+            unread_count: self.unread,
+            unseen_count: self.unseen,
+        }
+    }
+}
+
+/// Counts of the feed, archived entries left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+pub struct FeedMeta {
+    pub unread_count: u64,
+    pub unseen_count: u64,
+}
