@@ -3,59 +3,16 @@
 use super::endpoint::{Endpoint, Serve};
 use super::ok;
 use crate::auth::Admin;
-use crate::bodies::notifications::{FlowRun, Notification};
+use crate::bodies::notifications::FlowRun;
 use crate::errors::ApiResult;
 use crate::extract::{path_uuid, Query};
 use crate::openapi::{delivery_filters, notification_filters, uuid_param, Content, Op};
 use crate::pagination;
 use crate::state::State;
 use actix_web::{HttpRequest, HttpResponse};
-use herald_actors::model::{self, ChannelType, DeliveryStatus, User};
-use herald_actors::storage::{DeliveryFilter, NotificationFilter};
-use herald_actors::Storage;
-use herald_actors::{Error, Result};
-use serde_json::Value;
-use std::collections::HashMap;
-use uuid::Uuid;
-
-/// A whole Notification: run data, actor and recipient users, deliveries
-/// (`users` and `runs` keep what a page has looked up already).
-fn notification_view(
-    s: &dyn Storage,
-    project: &Uuid,
-    n: &model::Notification,
-    users: &mut HashMap<Uuid, Option<User>>,
-    runs: &mut HashMap<Uuid, Value>,
-) -> Result<Notification> {
-    let mut user = |id: Option<Uuid>| -> Result<Option<User>> {
-        let Some(id) = id else { return Ok(None) };
-        if let Some(u) = users.get(&id) {
-            return Ok(u.clone());
-        }
-        let u = s.user(project, &id)?;
-        users.insert(id, u.clone());
-        Ok(u)
-    };
-    let actor = user(n.actor_id)?;
-    let recipient = user(Some(n.recipient_id))?;
-    let data = match runs.get(&n.flow_run_id) {
-        Some(d) => d.clone(),
-        None => {
-            let d = s
-                .flow_run(project, &n.flow_run_id)?
-                .map(|r| r.data)
-                .unwrap_or(Value::Null);
-            runs.insert(n.flow_run_id, d.clone());
-            d
-        }
-    };
-    let deliveries = s
-        .notification_deliveries(project, &n.id)?
-        .iter()
-        .map(|d| d.view())
-        .collect();
-    Ok(Notification::new(n, actor, recipient, data, deliveries))
-}
+use herald_actors::actors::{DeliveryQuery, NotificationQuery};
+use herald_actors::model::{ChannelType, DeliveryStatus};
+use herald_actors::storage::DeliveryFilter;
 
 /// `GET /admin/v1/notifications`
 pub fn list_endpoint() -> Endpoint {
@@ -124,53 +81,19 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
         "notifications",
         &filters,
     )?;
-    let topic = q.get("topic").map(str::to_string);
-    let pid = a.project.id;
-    let pr = paging.req.clone();
+    let query = NotificationQuery {
+        processed: status,
+        topic: q.get("topic").map(str::to_string),
+        created_after,
+        created_before,
+        flow: flow_key,
+        flow_run_id,
+        recipient: recipient_ext,
+    };
     let (page, items) = st
-        .run(move |s| {
-            let recipient = match &recipient_ext {
-                Some(ext) => match s.user_by_ext(&pid, ext)? {
-                    Some(u) => Some(u.id),
-                    None => Some(Uuid::nil()), // unknown user: an empty list
-                },
-                None => None,
-            };
-            let flow_id = match &flow_key {
-                Some(key) => Some(match Uuid::parse_str(key) {
-                    Ok(id) => id,
-                    // unknown handle: an empty list, as an unknown id gives
-                    Err(_) => s
-                        .flow_by_handle(&pid, key)?
-                        .map(|f| f.id)
-                        .unwrap_or(Uuid::nil()),
-                }),
-                None => None,
-            };
-            let f = NotificationFilter {
-                status,
-                topic,
-                created_after,
-                created_before,
-                flow_id,
-                flow_run_id,
-                recipient,
-            };
-            let page = s.list_notifications(&pid, &f, &pr)?;
-            let (mut users, mut runs) = (HashMap::new(), HashMap::new());
-            let mut items = Vec::with_capacity(page.items.len());
-            for n in &page.items {
-                let v = notification_view(s, &pid, n, &mut users, &mut runs)?;
-                // Its deliveries are read after the page: a notification the
-                // retention purge (or an erasure) removed in between is left
-                // out rather than shown without them.
-                if v.deliveries.is_empty() && s.notification(&pid, &n.id)?.is_none() {
-                    continue;
-                }
-                items.push(v);
-            }
-            Ok((page, items))
-        })
+        .engine
+        .notifications(a.project.id)
+        .list(query, paging.req.clone())
         .await?;
     Ok(ok(paging.respond(&page, items)))
 }
@@ -191,19 +114,7 @@ pub fn get_endpoint() -> Endpoint {
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let pid = a.project.id;
-    let v = st
-        .run(move |s| {
-            let n = s
-                .notification(&pid, &id)?
-                .ok_or_else(|| Error::not_found("notification", id))?;
-            let v = notification_view(s, &pid, &n, &mut HashMap::new(), &mut HashMap::new())?;
-            // Removed (retention, erasure) between the two reads: gone.
-            if v.deliveries.is_empty() && s.notification(&pid, &id)?.is_none() {
-                return Err(Error::not_found("notification", id));
-            }
-            Ok(v)
-        })
-        .await?;
+    let v = st.engine.notifications(pid).get(id).await?;
     Ok(ok(v))
 }
 
@@ -239,29 +150,22 @@ pub async fn deliveries(a: Admin, req: HttpRequest, st: State) -> ApiResult<Http
         .map(|n| (*n, q.get(n).map(str::to_string)))
         .collect();
     let paging = pagination::parse(&q, st.cursor_key(), &a.project.id, "deliveries", &filters)?;
-    let pid = a.project.id;
-    let pr = paging.req.clone();
+    let query = DeliveryQuery {
+        filter: DeliveryFilter {
+            status,
+            channel_type,
+            channel_id,
+            notification_id,
+            recipient: None,
+            created_after,
+            created_before,
+        },
+        recipient: recipient_ext,
+    };
     let page = st
-        .run(move |s| {
-            let recipient = match &recipient_ext {
-                Some(ext) => Some(
-                    s.user_by_ext(&pid, ext)?
-                        .map(|u| u.id)
-                        .unwrap_or(Uuid::nil()),
-                ),
-                None => None,
-            };
-            let f = DeliveryFilter {
-                status,
-                channel_type,
-                channel_id,
-                notification_id,
-                recipient,
-                created_after,
-                created_before,
-            };
-            s.list_deliveries(&pid, &f, &pr)
-        })
+        .engine
+        .notifications(a.project.id)
+        .deliveries(query, paging.req.clone())
         .await?;
     Ok(ok(paging.respond(
         &page,
@@ -281,12 +185,7 @@ pub fn delivery_endpoint() -> Endpoint {
 pub async fn delivery(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let pid = a.project.id;
-    let d = st
-        .run(move |s| {
-            s.delivery(&pid, &id)?
-                .ok_or_else(|| Error::not_found("delivery", id))
-        })
-        .await?;
+    let d = st.engine.notifications(pid).delivery(id).await?;
     Ok(ok(d.view()))
 }
 
@@ -302,11 +201,6 @@ pub fn flow_run_endpoint() -> Endpoint {
 pub async fn flow_run(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let pid = a.project.id;
-    let r = st
-        .run(move |s| {
-            s.flow_run(&pid, &id)?
-                .ok_or_else(|| Error::not_found("flow_run", id))
-        })
-        .await?;
+    let r = st.engine.notifications(pid).flow_run(id).await?;
     Ok(ok(FlowRun::at(&r, st.engine.project_now(&pid))))
 }

@@ -33,6 +33,7 @@ mod event_endpoints;
 mod events;
 mod flow_run;
 mod lifecycle;
+mod notifications;
 mod ops;
 pub mod poison;
 mod start;
@@ -49,6 +50,7 @@ pub use engine::{
 pub use event_endpoints::{EndpointChange, EventEndpoints};
 pub use flow_run::FlowRunActor;
 pub use lifecycle::{batch_size, INLINE_ERASURE_STEPS};
+pub use notifications::{DeliveryQuery, NotificationQuery, Notifications};
 pub use ops::{RunAnswer, RunRequest};
 pub use supervisor::DeliverySupervisor;
 pub use user::{
