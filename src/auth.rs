@@ -70,10 +70,7 @@ pub async fn project_of(st: &AppState, req: &HttpRequest) -> Result<Arc<Project>
         .ok_or_else(|| Error::unauthenticated("api_key", "missing_api_key"))?
         .to_string();
     // Hot path: a known key never leaves the async thread.
-    let p = match st.engine.storage().project_cached(&pk) {
-        Some(p) => Some(p),
-        None => st.run(move |s| s.project_by_api_key(&pk)).await?,
-    };
+    let p = st.engine.project_by_api_key(pk).await?;
     if let Some(p) = &p {
         // In a cluster: a test clock another node moved is this node's too.
         st.engine.observe_project(p);
@@ -176,10 +173,7 @@ pub async fn user_for(
         _ => return Err(Error::unauthenticated("user_key_jwt", "missing_user_key").into()),
     };
     let pid = project.id;
-    let user = match st.engine.storage().user_cached(&pid, &ext) {
-        Some(u) => Some(u),
-        None => st.run(move |s| s.user_by_ext_cached(&pid, &ext)).await?,
-    };
+    let user = st.engine.user_by_ext_cached(pid, ext).await?;
     let user: Arc<User> =
         user.ok_or_else(|| Error::unauthenticated("user_key_jwt", "user_not_found"))?;
     let user = User::clone(&user);

@@ -148,9 +148,8 @@ where
     let scope = idem.scope.clone();
     locks
         .locked(&project, &scope, async {
-            let scope = idem.scope.clone();
             let existing = engine
-                .run(move |s| s.idempotent_response(&project, &scope))
+                .idempotent_response(project, idem.scope.clone())
                 .await?;
             if let Some(r) = existing {
                 return replay_or_reused(&idem, r, resource);
@@ -202,9 +201,8 @@ pub async fn after_race(
     if !e.is_idempotency_race() {
         return Err(ApiError(e));
     }
-    let scope = idem.scope.clone();
     match engine
-        .run(move |s| s.idempotent_response(&project, &scope))
+        .idempotent_response(project, idem.scope.clone())
         .await?
     {
         Some(r) => replay_or_reused(idem, r, resource),

@@ -194,15 +194,7 @@ fn sample_memory() {
 /// projects and one of each counter): a gauge set only when usage changes
 /// would show a node's view, not the store's, on a cluster.
 async fn sample_usage(st: &State) {
-    let read = st
-        .run(|s| {
-            let mut out = vec![];
-            for p in s.projects()? {
-                out.push((p.id, s.usage_bytes(&p.id)?, p.quota_bytes));
-            }
-            Ok(out)
-        })
-        .await;
+    let read = st.engine.usage_of_all().await;
     // A store that cannot answer now leaves the last values.
     for (id, bytes, own) in read.unwrap_or_default() {
         let quota = herald_actors::quota::effective_quota(own);

@@ -699,7 +699,7 @@ pub async fn live(req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
         else {
             return Err(Error::unauthenticated("api_key", "missing_api_key").into());
         };
-        let p = st.run(move |s| s.project_by_api_key(&pk)).await?;
+        let p = st.engine.project_by_api_key(pk).await?;
         let Some(p) = p else {
             let e = Error::unauthenticated("api_key", "invalid_api_key");
             return Err(ApiError(auth::charge(&st, peer, e)));

@@ -68,9 +68,10 @@ pub fn list_endpoint() -> Endpoint {
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
     let paging = pagination::parse(&q, st.cursor_key(), &a.project.id, "channels", &[])?;
-    let pid = a.project.id;
-    let pr = paging.req.clone();
-    let page = st.run(move |s| s.list_channels(&pid, &pr)).await?;
+    let page = st
+        .engine
+        .list_channels(a.project.id, paging.req.clone())
+        .await?;
     Ok(list_page(&paging, &page, |c| {
         bodies::channels::Channel::from(c)
     }))
@@ -88,10 +89,7 @@ pub fn get_endpoint() -> Endpoint {
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "channel_id")?;
     let pid = a.project.id;
-    let c = st
-        .run(move |s| s.channel(&pid, &id))
-        .await?
-        .ok_or_else(|| Error::not_found("channel", id))?;
+    let c = st.engine.channel(pid, id).await?;
     Ok(ok(bodies::channels::Channel::from(&c)))
 }
 

@@ -14,25 +14,16 @@ use crate::openapi::{flow_param, Content, Op};
 use crate::pagination;
 use crate::state::{AppState, State};
 use actix_web::{HttpRequest, HttpResponse};
-use herald_actors::actors::{RunAnswer, RunRequest};
+use herald_actors::actors::{find_flow as find_flow_in, RunAnswer, RunRequest};
 use herald_actors::catalog::FlowEdit;
 use herald_actors::model::{new_id, Channel, Flow, FlowStatus};
-use herald_actors::storage::{AcceptInput, Storage};
+use herald_actors::storage::AcceptInput;
 use herald_actors::{render, Error, Validator};
 use uuid::Uuid;
 
 /// Looks a flow up by the path's `{id}`: a UUID is an id, anything else a handle.
 pub async fn find_flow(st: &AppState, project: Uuid, key: String) -> ApiResult<Flow> {
-    st.run(move |s| lookup_flow(s, project, &key)).await
-}
-
-/// `find_flow` inside a storage job.
-fn lookup_flow(s: &dyn Storage, project: Uuid, key: &str) -> herald_actors::Result<Flow> {
-    let f = match Uuid::parse_str(key) {
-        Ok(id) => s.flow(&project, &id)?,
-        Err(_) => s.flow_by_handle(&project, key)?,
-    };
-    f.ok_or_else(|| Error::not_found("flow", key))
+    Ok(st.engine.flow(project, key).await?)
 }
 
 /// The project's channels, loaded only when a body names steps.
@@ -40,7 +31,7 @@ async fn channels_if(st: &AppState, project: Uuid, needed: bool) -> ApiResult<Ve
     if !needed {
         return Ok(vec![]);
     }
-    st.run(move |s| s.all_channels(&project)).await
+    Ok(st.engine.all_channels(project).await?)
 }
 
 /// A template over its limits with no data at all always will be: refused now
@@ -123,8 +114,7 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
     let q = Query::of(&req);
     let paging = pagination::parse(&q, st.cursor_key(), &a.project.id, "flows", &[])?;
     let pid = a.project.id;
-    let pr = paging.req.clone();
-    let page = st.run(move |s| s.list_flows(&pid, &pr)).await?;
+    let page = st.engine.list_flows(pid, paging.req.clone()).await?;
     Ok(list_page(&paging, &page, |f| bodies::flows::Flow::from(f)))
 }
 
@@ -274,7 +264,7 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     };
     let (tz, quota) = (a.project.timezone.clone(), a.project.quota_bytes);
     let accept = st.engine.accept_run_prepared(pid, units, move |s| {
-        let flow = lookup_flow(s, pid, &key)?;
+        let flow = find_flow_in(s, pid, &key)?;
         let idem = idem?;
         if let Some(i) = &idem {
             if let Some(r) = s.idempotent_response(&pid, &i.scope)? {
@@ -344,16 +334,7 @@ pub async fn cancel(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     // Recipients named by external id; one that is no user has nothing to stop.
     let recipients = match recipients {
         None => None,
-        Some(exts) => Some(
-            st.run(move |s| {
-                let mut ids = vec![];
-                for e in &exts {
-                    ids.extend(s.user_by_ext(&pid, e)?.map(|u| u.id));
-                }
-                Ok(ids)
-            })
-            .await?,
-        ),
+        Some(exts) => Some(st.engine.user_ids(pid, exts).await?),
     };
     let n = st
         .engine

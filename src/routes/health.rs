@@ -48,7 +48,8 @@ pub async fn readyz(st: State) -> ApiResult<HttpResponse> {
             "the delivery engine is not running",
         )));
     }
-    st.run(|s| s.project_by_name("default").map(|_| ()))
+    st.engine
+        .store_answers()
         .await
         .map_err(|_| ApiError(Error::unavailable("the store is not available")))?;
     // A node of a cluster without its bus would miss the other nodes' live

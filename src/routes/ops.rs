@@ -58,7 +58,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// holds few projects: no pagination).
 async fn list(req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     authorize(&req, &st)?;
-    let projects = st.run(|s| s.projects()).await?;
+    let projects = st.engine.projects().await?;
     let items: Vec<OperatorProject> = projects.iter().map(OperatorProject::from).collect();
     Ok(ok(Items { items }))
 }
@@ -78,12 +78,7 @@ async fn create(req: HttpRequest, body: Body, st: State) -> ApiResult<HttpRespon
 async fn show(req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     authorize(&req, &st)?;
     let name = path_str(&req, "name")?;
-    let p = st
-        .run(move |s| {
-            s.project_by_name(&name)?
-                .ok_or_else(|| Error::not_found("project", &name))
-        })
-        .await?;
+    let p = st.engine.project_named(name).await?;
     Ok(ok(OperatorProject::from(&p)))
 }
 

@@ -24,21 +24,14 @@ pub fn get_endpoint() -> Endpoint {
 
 pub async fn get(a: Admin, st: State) -> ApiResult<HttpResponse> {
     let id = a.project.id;
-    let (p, bytes) = st
-        .run(move |s| {
-            let p = s
-                .project(&id)?
-                .ok_or_else(|| Error::not_found("project", id))?;
-            Ok((p, s.usage_bytes(&id)?))
-        })
-        .await?;
+    let (p, bytes) = st.engine.project_with_usage(id).await?;
     Ok(ok(bodies::Project::with_usage(&p, bytes)))
 }
 
 /// The project as the routes answer it: with its usage, read after the change.
 async fn with_usage(st: &State, p: herald_actors::model::Project) -> ApiResult<HttpResponse> {
     let id = p.id;
-    let bytes = st.run(move |s| s.usage_bytes(&id)).await?;
+    let bytes = st.engine.usage_bytes(id).await?;
     Ok(ok(bodies::Project::with_usage(&p, bytes)))
 }
 

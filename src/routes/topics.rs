@@ -67,12 +67,7 @@ pub fn get_endpoint() -> Endpoint {
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let key = path_str(&req, "key")?;
     let pid = a.project.id;
-    let t = st
-        .run(move |s| {
-            s.topic(&pid, &key)?
-                .ok_or_else(|| Error::not_found("topic", &key))
-        })
-        .await?;
+    let t = st.engine.topic(pid, key).await?;
     Ok(ok(bodies::Topic::from(&t)))
 }
 
@@ -87,9 +82,10 @@ pub fn list_endpoint() -> Endpoint {
 pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
     let paging = pagination::parse(&q, st.cursor_key(), &a.project.id, "topics", &[])?;
-    let pid = a.project.id;
-    let pr = paging.req.clone();
-    let page = st.run(move |s| s.list_topics(&pid, &pr)).await?;
+    let page = st
+        .engine
+        .list_topics(a.project.id, paging.req.clone())
+        .await?;
     Ok(list_page(&paging, &page, |t| bodies::Topic::from(t)))
 }
 
@@ -137,14 +133,9 @@ pub async fn subscriptions(a: Admin, req: HttpRequest, st: State) -> ApiResult<H
         &format!("topic_subs:{key}"),
         &[],
     )?;
-    let pid = a.project.id;
-    let pr = paging.req.clone();
     let page = st
-        .run(move |s| {
-            s.topic(&pid, &key)?
-                .ok_or_else(|| Error::not_found("topic", &key))?;
-            s.topic_subscriptions(&pid, &key, &pr)
-        })
+        .engine
+        .topic_subscriptions(a.project.id, key, paging.req.clone())
         .await?;
     Ok(list_page(&paging, &page, |s| bodies::Subscription::from(s)))
 }
@@ -179,13 +170,7 @@ pub async fn subscribe(
     let m = body.object()?;
     let idem = idempotency::prepare(&req, &m)?;
     let pid = a.project.id;
-    let k2 = key.clone();
-    st.run(move |s| {
-        s.topic(&pid, &k2)?
-            .ok_or_else(|| Error::not_found("topic", &k2))
-            .map(|_| ())
-    })
-    .await?;
+    st.engine.topic(pid, key.clone()).await?;
     if BulkSubscriptionInput::is_bulk(&m) {
         let exts = typed::<BulkSubscriptionInput>(&m)?.validate()?;
         return subscribe_many(pid, key, exts, idem, st).await;

@@ -109,7 +109,7 @@ pub async fn feed(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResp
 /// A feed entry with its actor.
 pub async fn entry_view(st: &AppState, project: Uuid, d: Delivery) -> ApiResult<HttpResponse> {
     let actor = match d.actor_id {
-        Some(a) => actor_value(st.run(move |s| s.user(&project, &a)).await?),
+        Some(a) => actor_value(st.engine.user_by_id(project, a).await?),
         None => Value::Null,
     };
     Ok(ok(d.feed_entry(&actor)))
@@ -127,7 +127,7 @@ pub fn entry_endpoint() -> Endpoint {
 pub async fn entry(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let (pid, uid) = (u.project.id, u.user.id);
-    let d = st.run(move |s| s.feed_entry(&pid, &uid, &id)).await?;
+    let d = st.engine.feed_entry(pid, uid, id).await?;
     entry_view(&st, pid, d).await
 }
 
@@ -169,8 +169,7 @@ pub async fn patch_entry(
     let patch: FeedEntryPatch = typed(&body.object()?)?;
     // 404 before 422: the entry must be the caller's.
     let (pid, uid) = (u.project.id, u.user.id);
-    st.run(move |s| s.feed_entry(&pid, &uid, &id).map(|_| ()))
-        .await?;
+    st.engine.feed_entry(pid, uid, id).await?;
     let update = patch.validate()?;
     apply(&u, &st, id, update).await
 }
@@ -265,12 +264,7 @@ pub fn channel_endpoint() -> Endpoint {
 pub async fn channel(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "channel_id")?;
     let pid = u.project.id;
-    let c = st
-        .run(move |s| {
-            s.channel(&pid, &id)?
-                .ok_or_else(|| Error::not_found("channel", id))
-        })
-        .await?;
+    let c = st.engine.channel(pid, id).await?;
     Ok(ok(UserChannel::from(&c)))
 }
 
@@ -281,12 +275,7 @@ async fn push_channel(
     id: Uuid,
     check_status: bool,
 ) -> ApiResult<herald_actors::model::Channel> {
-    let c = st
-        .run(move |s| {
-            s.channel(&project, &id)?
-                .ok_or_else(|| Error::not_found("channel", id))
-        })
-        .await?;
+    let c = st.engine.channel(project, id).await?;
     if !matches!(
         c.channel_type,
         ChannelType::WebPush | ChannelType::MobilePush
@@ -329,9 +318,7 @@ pub async fn push_subscriptions(
     let cid = path_uuid(&req, "channel_id")?;
     let (pid, uid) = (u.project.id, u.user.id);
     push_channel(&st, pid, cid, false).await?;
-    let subs = st
-        .run(move |s| s.push_subscriptions(&pid, &uid, &cid))
-        .await?;
+    let subs = st.engine.push_subscriptions(pid, uid, cid).await?;
     let items: Vec<PushSubscription> = subs.iter().map(PushSubscription::from).collect();
     // all of them on one page
     let page = Page {
@@ -448,9 +435,9 @@ pub async fn topic_subscriptions(
         &[],
     )?;
     let (pid, uid) = (u.project.id, u.user.id);
-    let pr = paging.req.clone();
     let page = st
-        .run(move |s| s.user_subscriptions(&pid, &uid, &pr))
+        .engine
+        .user_subscriptions(pid, uid, paging.req.clone())
         .await?;
     Ok(list_page(&paging, &page, |s| bodies::Subscription::from(s)))
 }

@@ -225,7 +225,7 @@ pub fn get_endpoint() -> Endpoint {
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let ext = path_str(&req, "external_id")?;
     let pid = a.project.id;
-    let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
+    let u = st.engine.user(pid, ext).await?;
     Ok(ok(&UserView::from(&u)))
 }
 
@@ -303,7 +303,8 @@ pub async fn get_erasure(a: Admin, req: HttpRequest, st: State) -> ApiResult<Htt
     let id = crate::extract::path_uuid(&req, "id")?;
     let pid = a.project.id;
     let e = st
-        .run(move |s| s.erasure(&pid, &id))
+        .engine
+        .erasure(pid, id)
         .await?
         .ok_or_else(|| Error::not_found("erasure", id))?;
     Ok(ok(Erasure::from(&e)))
@@ -321,22 +322,17 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
     let q = Query::of(&req);
     let paging = pagination::parse(&q, st.cursor_key(), &a.project.id, "users", &[])?;
     let pid = a.project.id;
-    let pr = paging.req.clone();
-    let page = st.run(move |s| s.list_users(&pid, &pr)).await?;
+    let page = st.engine.list_users(pid, paging.req.clone()).await?;
     Ok(list_page(&paging, &page, |u| UserView::from(u)))
 }
 
 /// The full preferences object of a user (every live flow listed).
 pub async fn preferences_view(st: &AppState, project: Uuid, user: Uuid) -> ApiResult<Preferences> {
-    st.run(move |s| {
-        let prefs = s.preferences(&project, &user)?;
-        let flows = s.live_flows(&project)?;
-        Ok(Preferences::new(
-            &prefs,
-            flows.iter().map(|f| (f.handle.as_str(), f.name.as_str())),
-        ))
-    })
-    .await
+    let (prefs, flows) = st.engine.preferences_with_flows(project, user).await?;
+    Ok(Preferences::new(
+        &prefs,
+        flows.iter().map(|f| (f.handle.as_str(), f.name.as_str())),
+    ))
 }
 
 /// Validates and applies a preferences PUT for `user`; the full object after it.
@@ -346,7 +342,7 @@ pub async fn update_preferences(
     user: User,
     input: PreferencesInput,
 ) -> ApiResult<Preferences> {
-    let flows = st.run(move |s| s.live_flows(&project)).await?;
+    let flows = st.engine.live_flows(project).await?;
     let handles: Vec<String> = flows.iter().map(|f| f.handle.clone()).collect();
     let patch = input.validate(&handles)?;
     let uid = user.id;
@@ -370,7 +366,7 @@ pub fn get_preferences_endpoint() -> Endpoint {
 pub async fn get_preferences(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let ext = path_str(&req, "external_id")?;
     let pid = a.project.id;
-    let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
+    let u = st.engine.user(pid, ext).await?;
     Ok(ok(preferences_view(&st, pid, u.id).await?))
 }
 
@@ -397,7 +393,7 @@ pub async fn put_preferences(
     let ext = path_str(&req, "external_id")?;
     let input = typed(&body.object()?)?;
     let pid = a.project.id;
-    let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
+    let u = st.engine.user(pid, ext).await?;
     Ok(ok(update_preferences(&st, pid, u, input).await?))
 }
 
@@ -525,6 +521,6 @@ pub async fn feed(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
     let ext = path_str(&req, "external_id")?;
     let pid = a.project.id;
     let fq = feed_query(&st, pid, &ext, &req)?;
-    let u = st.run(move |s| s.user_required(&pid, &ext)).await?;
+    let u = st.engine.user(pid, ext).await?;
     feed_page(&st, pid, u.id, fq).await
 }

@@ -36,6 +36,7 @@ mod lifecycle;
 mod notifications;
 mod ops;
 pub mod poison;
+mod reads;
 mod start;
 mod supervisor;
 mod user;
@@ -52,6 +53,7 @@ pub use flow_run::FlowRunActor;
 pub use lifecycle::{batch_size, INLINE_ERASURE_STEPS};
 pub use notifications::{DeliveryQuery, NotificationQuery, Notifications};
 pub use ops::{RunAnswer, RunRequest};
+pub use reads::find_flow;
 pub use supervisor::DeliverySupervisor;
 pub use user::{
     CatchUp, Connect, Disconnect, LiveFrame, LiveSink, MarkAll, PushFrames, UpdateEntry, UserActor,

@@ -1,0 +1,240 @@
+//! The engine's reads for the HTTP layer: one method per thing a route
+//! shows, each one storage job on the blocking pool, with the "not found"
+//! rule of its resource (an absent record is a 404 of that resource). The
+//! HTTP layer has no other way to storage: it reads here and changes things
+//! through the engine's operations (`ops`, `catalog`, `event_endpoints`,
+//! `workflow`, `lifecycle`).
+
+use super::engine::Engine;
+use crate::error::{Error, Result};
+use crate::model::{Channel, Delivery, Flow, Preferences, Project, Subscription, Topic, User};
+use crate::storage::{Erasure, IdempotentResponse, Page, PageReq, PushSubscription};
+use std::sync::Arc;
+use uuid::Uuid;
+
+impl Engine {
+    // ------------------------------------------------------------ projects
+
+    /// Every project (the operator API).
+    pub async fn projects(&self) -> Result<Vec<Project>> {
+        self.run(|s| s.projects()).await
+    }
+
+    /// The project of this name; 404 when there is none.
+    pub async fn project_named(&self, name: String) -> Result<Project> {
+        self.run(move |s| {
+            s.project_by_name(&name)?
+                .ok_or_else(|| Error::not_found("project", &name))
+        })
+        .await
+    }
+
+    /// The project with its usage (bytes counted against its quota).
+    pub async fn project_with_usage(&self, id: Uuid) -> Result<(Project, u64)> {
+        self.run(move |s| {
+            let p = s
+                .project(&id)?
+                .ok_or_else(|| Error::not_found("project", id))?;
+            Ok((p, s.usage_bytes(&id)?))
+        })
+        .await
+    }
+
+    /// The bytes a project has stored, as its quota counts them.
+    pub async fn usage_bytes(&self, id: Uuid) -> Result<u64> {
+        self.run(move |s| s.usage_bytes(&id)).await
+    }
+
+    /// Every project's usage and own quota (`None`: the server's default).
+    pub async fn usage_of_all(&self) -> Result<Vec<(Uuid, u64, Option<u64>)>> {
+        self.run(|s| {
+            let mut out = vec![];
+            for p in s.projects()? {
+                out.push((p.id, s.usage_bytes(&p.id)?, p.quota_bytes));
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    /// The project of a public API key: from memory when cached, without a
+    /// hop to the blocking pool (every request authenticates).
+    pub async fn project_by_api_key(&self, key: String) -> Result<Option<Arc<Project>>> {
+        if let Some(p) = self.storage().project_cached(&key) {
+            return Ok(Some(p));
+        }
+        self.run(move |s| s.project_by_api_key(&key)).await
+    }
+
+    /// Whether the store answers a read now (readiness).
+    pub async fn store_answers(&self) -> Result<()> {
+        self.run(|s| s.project_by_name("default").map(|_| ())).await
+    }
+
+    /// The answer stored under an idempotency key, if any.
+    pub async fn idempotent_response(
+        &self,
+        project: Uuid,
+        scope: Vec<u8>,
+    ) -> Result<Option<IdempotentResponse>> {
+        self.run(move |s| s.idempotent_response(&project, &scope))
+            .await
+    }
+
+    // ------------------------------------------------------------ catalog
+
+    /// A flow by the path's key: a UUID is an id, anything else a handle;
+    /// 404 when there is none.
+    pub async fn flow(&self, project: Uuid, key: String) -> Result<Flow> {
+        self.run(move |s| find_flow(s, project, &key)).await
+    }
+
+    pub async fn list_flows(&self, project: Uuid, req: PageReq) -> Result<Page<Flow>> {
+        self.run(move |s| s.list_flows(&project, &req)).await
+    }
+
+    /// The project's flows that are not archived.
+    pub async fn live_flows(&self, project: Uuid) -> Result<Vec<Flow>> {
+        self.run(move |s| s.live_flows(&project)).await
+    }
+
+    /// Every channel of the project.
+    pub async fn all_channels(&self, project: Uuid) -> Result<Vec<Channel>> {
+        self.run(move |s| s.all_channels(&project)).await
+    }
+
+    pub async fn list_channels(&self, project: Uuid, req: PageReq) -> Result<Page<Channel>> {
+        self.run(move |s| s.list_channels(&project, &req)).await
+    }
+
+    /// A channel; 404 when there is none.
+    pub async fn channel(&self, project: Uuid, id: Uuid) -> Result<Channel> {
+        self.run(move |s| {
+            s.channel(&project, &id)?
+                .ok_or_else(|| Error::not_found("channel", id))
+        })
+        .await
+    }
+
+    pub async fn list_topics(&self, project: Uuid, req: PageReq) -> Result<Page<Topic>> {
+        self.run(move |s| s.list_topics(&project, &req)).await
+    }
+
+    /// A topic; 404 when there is none.
+    pub async fn topic(&self, project: Uuid, key: String) -> Result<Topic> {
+        self.run(move |s| {
+            s.topic(&project, &key)?
+                .ok_or_else(|| Error::not_found("topic", &key))
+        })
+        .await
+    }
+
+    /// A page of a topic's subscriptions; 404 when there is no such topic.
+    pub async fn topic_subscriptions(
+        &self,
+        project: Uuid,
+        key: String,
+        req: PageReq,
+    ) -> Result<Page<Subscription>> {
+        self.run(move |s| {
+            s.topic(&project, &key)?
+                .ok_or_else(|| Error::not_found("topic", &key))?;
+            s.topic_subscriptions(&project, &key, &req)
+        })
+        .await
+    }
+
+    // ------------------------------------------------------------ users
+
+    /// A user by external id; 404 when there is none.
+    pub async fn user(&self, project: Uuid, ext: String) -> Result<User> {
+        self.run(move |s| s.user_required(&project, &ext)).await
+    }
+
+    /// A user by id (`None`: deleted or never there).
+    pub async fn user_by_id(&self, project: Uuid, id: Uuid) -> Result<Option<User>> {
+        self.run(move |s| s.user(&project, &id)).await
+    }
+
+    /// A user by external id, from memory when cached (the User API's
+    /// authentication reads it on every request).
+    pub async fn user_by_ext_cached(
+        &self,
+        project: Uuid,
+        ext: String,
+    ) -> Result<Option<Arc<User>>> {
+        if let Some(u) = self.storage().user_cached(&project, &ext) {
+            return Ok(Some(u));
+        }
+        self.run(move |s| s.user_by_ext_cached(&project, &ext))
+            .await
+    }
+
+    /// The ids of the users these external ids name, leaving out those that
+    /// name no user.
+    pub async fn user_ids(&self, project: Uuid, exts: Vec<String>) -> Result<Vec<Uuid>> {
+        self.run(move |s| {
+            let mut ids = vec![];
+            for e in &exts {
+                ids.extend(s.user_by_ext(&project, e)?.map(|u| u.id));
+            }
+            Ok(ids)
+        })
+        .await
+    }
+
+    pub async fn list_users(&self, project: Uuid, req: PageReq) -> Result<Page<User>> {
+        self.run(move |s| s.list_users(&project, &req)).await
+    }
+
+    /// A user's preferences and the flows they can name (the live ones).
+    pub async fn preferences_with_flows(
+        &self,
+        project: Uuid,
+        user: Uuid,
+    ) -> Result<(Preferences, Vec<Flow>)> {
+        self.run(move |s| Ok((s.preferences(&project, &user)?, s.live_flows(&project)?)))
+            .await
+    }
+
+    /// An erasure of the project (`None`: no such erasure).
+    pub async fn erasure(&self, project: Uuid, id: Uuid) -> Result<Option<Erasure>> {
+        self.run(move |s| s.erasure(&project, &id)).await
+    }
+
+    /// A page of a user's topic subscriptions.
+    pub async fn user_subscriptions(
+        &self,
+        project: Uuid,
+        user: Uuid,
+        req: PageReq,
+    ) -> Result<Page<Subscription>> {
+        self.run(move |s| s.user_subscriptions(&project, &user, &req))
+            .await
+    }
+
+    /// A user's push subscriptions on one channel.
+    pub async fn push_subscriptions(
+        &self,
+        project: Uuid,
+        user: Uuid,
+        channel: Uuid,
+    ) -> Result<Vec<PushSubscription>> {
+        self.run(move |s| s.push_subscriptions(&project, &user, &channel))
+            .await
+    }
+
+    /// An entry of the user's own feed (anything else is not found).
+    pub async fn feed_entry(&self, project: Uuid, user: Uuid, id: Uuid) -> Result<Delivery> {
+        self.run(move |s| s.feed_entry(&project, &user, &id)).await
+    }
+}
+
+/// `Engine::flow` inside a storage job.
+pub fn find_flow(s: &dyn crate::storage::Storage, project: Uuid, key: &str) -> Result<Flow> {
+    let f = match Uuid::parse_str(key) {
+        Ok(id) => s.flow(&project, &id)?,
+        Err(_) => s.flow_by_handle(&project, key)?,
+    };
+    f.ok_or_else(|| Error::not_found("flow", key))
+}
