@@ -251,7 +251,7 @@ async fn an_unreachable_database_answers_503_and_recovers_by_itself() {
 fn the_event_sweep_removes_outbox_rows_of_deleted_endpoints() {
     use herald_actors::events::WebhookEndpoint;
     use herald_actors::model::Timestamp;
-    use herald_actors::storage::{EventRepo, ProjectRepo};
+    use herald_actors::storage::{EventRepo, ProjectRef, ProjectRepo};
     use herald_actors::store::PgStore;
     if not_on_postgres() {
         return;
@@ -259,7 +259,11 @@ fn the_event_sweep_removes_outbox_rows_of_deleted_endpoints() {
     let url = pg_new_database();
     let store = PgStore::open(&url).unwrap();
     store.create_project("sweep", None).unwrap();
-    let p = store.project_by_name("sweep").unwrap().unwrap().id;
+    let p = store
+        .find_project(ProjectRef::Name("sweep"))
+        .unwrap()
+        .unwrap()
+        .id;
     let now = Timestamp::now();
     let (ep, _) = store
         .create_event_endpoint(
