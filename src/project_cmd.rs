@@ -273,7 +273,7 @@ fn on_postgres(op: &Op, url: &str) -> Result<Value, Failure> {
 
 /// The operation through the storage interface, answered with the operator
 /// API's bodies, so every path prints the same.
-fn apply(op: &Op, store: &dyn herald_actors::storage::ProjectRepo) -> Result<Value, Failure> {
+fn apply(op: &Op, store: &dyn herald_actors::storage::Storage) -> Result<Value, Failure> {
     let body = match op {
         Op::Create(name) => {
             let keys = store.create_project(name, None)?;

@@ -125,14 +125,13 @@ fn a_taken_project_name_is_a_conflict_and_absence_is_none() {
     for b in backends() {
         let st = &*b.store;
         project(st, "acme");
-        let e = st.create_project("acme", None).err().expect("a taken name");
+        let e = st.create_project("acme", None).err().unwrap();
         assert_eq!(e.code, ErrorCode::Conflict, "{}", b.name);
         assert!(st.project_by_name("nope").unwrap().is_none(), "{}", b.name);
         assert!(st.project(&Uuid::now_v7()).unwrap().is_none(), "{}", b.name);
         let e = st
             .update_project(&Uuid::now_v7(), Box::new(|_| {}))
-            .err()
-            .expect("no such project");
+            .expect_err("no such project");
         assert_eq!(e.code, ErrorCode::NotFound, "{}", b.name);
     }
 }

@@ -381,7 +381,7 @@ async fn a_test_clock_advanced_on_one_node_is_claimed_by_the_stored_clock() {
 fn claims_are_exclusive_and_expired_leases_are_taken_over() {
     use herald_actors::backend::PgStore;
     use herald_actors::model::{ChannelType, Timestamp};
-    use herald_actors::storage::{ProjectRepo, WorkRepo};
+    use herald_actors::storage::{ProjectRef, ProjectRepo, WorkRepo};
     if pg_only(WHY) {
         return;
     }
@@ -392,7 +392,11 @@ fn claims_are_exclusive_and_expired_leases_are_taken_over() {
     b.set_lease(Duration::from_secs(1));
     assert_ne!(a.node_id(), b.node_id());
     a.create_project("claims", None).unwrap();
-    let p = a.project_by_name("claims").unwrap().unwrap().id;
+    let p = a
+        .find_project(ProjectRef::Name("claims"))
+        .unwrap()
+        .unwrap()
+        .id;
     let ct = ChannelType::ALL[1];
     let mut sql = String::new();
     for _ in 0..10 {

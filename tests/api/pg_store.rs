@@ -252,14 +252,18 @@ fn the_event_sweep_removes_outbox_rows_of_deleted_endpoints() {
     use herald_actors::backend::PgStore;
     use herald_actors::events::WebhookEndpoint;
     use herald_actors::model::Timestamp;
-    use herald_actors::storage::{EventRepo, ProjectRepo};
+    use herald_actors::storage::{EventRepo, ProjectRef, ProjectRepo};
     if not_on_postgres() {
         return;
     }
     let url = pg_new_database();
     let store = PgStore::open(&url).unwrap();
     store.create_project("sweep", None).unwrap();
-    let p = store.project_by_name("sweep").unwrap().unwrap().id;
+    let p = store
+        .find_project(ProjectRef::Name("sweep"))
+        .unwrap()
+        .unwrap()
+        .id;
     let now = Timestamp::now();
     let (ep, _) = store
         .create_event_endpoint(

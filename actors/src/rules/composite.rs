@@ -6,14 +6,54 @@
 
 use crate::error::{Error, Result};
 use crate::events::{new_secret, WebhookEndpoint};
-use crate::model::{Project, User, UserPatch};
-use crate::storage::{Storage, WorkRepo};
+use crate::model::{Flow, Project, Subscription, User, UserPatch};
+use crate::storage::{FlowRef, Page, PageReq, ProjectRef, Storage, SubscriptionsOf, WorkRepo};
 use std::sync::Arc;
 use std::sync::OnceLock;
 use std::time::Duration;
 use uuid::Uuid;
 
 impl dyn Storage {
+    /// A project by id (`ProjectRepo::find_project`).
+    pub fn project(&self, id: &Uuid) -> Result<Option<Project>> {
+        self.find_project(ProjectRef::Id(id))
+    }
+
+    /// A project by name (`ProjectRepo::find_project`).
+    pub fn project_by_name(&self, name: &str) -> Result<Option<Project>> {
+        self.find_project(ProjectRef::Name(name))
+    }
+
+    /// A flow by id (`FlowRepo::find_flow`).
+    pub fn flow(&self, project: &Uuid, id: &Uuid) -> Result<Option<Flow>> {
+        self.find_flow(project, FlowRef::Id(id))
+    }
+
+    /// A flow by handle (`FlowRepo::find_flow`).
+    pub fn flow_by_handle(&self, project: &Uuid, handle: &str) -> Result<Option<Flow>> {
+        self.find_flow(project, FlowRef::Handle(handle))
+    }
+
+    /// One page of a topic's subscriptions (`TopicRepo::subscriptions`).
+    pub fn topic_subscriptions(
+        &self,
+        project: &Uuid,
+        key: &str,
+        req: &PageReq,
+    ) -> Result<Page<Subscription>> {
+        self.subscriptions(project, SubscriptionsOf::Topic(key), req)
+    }
+
+    /// One page of a user's subscriptions (`TopicRepo::subscriptions`).
+    pub fn user_subscriptions(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        req: &PageReq,
+    ) -> Result<Page<Subscription>> {
+        self.subscriptions(project, SubscriptionsOf::User(user), req)
+    }
+
     /// The project of an API key from the backend's cache (`None` when not
     /// cached, or without a cache).
     pub fn project_cached(&self, public_key: &str) -> Option<Arc<Project>> {

@@ -75,7 +75,7 @@ pub fn rotate_secret<S: ProjectRepo + ?Sized>(
         ));
     }
     let p = st
-        .project_by_name(name)?
+        .find_project(crate::storage::ProjectRef::Name(name))?
         .ok_or_else(|| crate::storage::Refusal::missing("project", name))?;
     let secret = random_key("sk_");
     let hash = hash_secret(&secret);

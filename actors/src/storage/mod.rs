@@ -42,8 +42,8 @@ pub type Change<'a, T> = Box<dyn FnOnce(&mut T) -> Result<()> + Send + 'a>;
 
 /// A project, its credentials and its settings.
 pub trait ProjectRepo {
-    fn project(&self, id: &Uuid) -> Result<Option<Project>>;
-    fn project_by_name(&self, name: &str) -> Result<Option<Project>>;
+    /// The project of an id or a name (`None`: there is none).
+    fn find_project(&self, by: ProjectRef<'_>) -> Result<Option<Project>>;
     fn projects(&self) -> Result<Vec<Project>>;
     /// Creates a project with new keys (or the given `(public, secret)`);
     /// 422 `unique` when the name is taken.
@@ -118,8 +118,8 @@ pub trait ChannelRepo {
 
 /// Flows and their handles.
 pub trait FlowRepo {
-    fn flow(&self, project: &Uuid, id: &Uuid) -> Result<Option<Flow>>;
-    fn flow_by_handle(&self, project: &Uuid, handle: &str) -> Result<Option<Flow>>;
+    /// The flow of an id or a handle (`None`: there is none).
+    fn find_flow(&self, project: &Uuid, by: FlowRef<'_>) -> Result<Option<Flow>>;
     fn list_flows(&self, project: &Uuid, req: &PageReq) -> Result<Page<Flow>>;
     /// Every flow that is not archived.
     fn live_flows(&self, project: &Uuid) -> Result<Vec<Flow>>;
@@ -149,16 +149,11 @@ pub trait TopicRepo {
         users: &[UserRef],
     ) -> Result<(Topic, usize)>;
     fn unsubscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<()>;
-    fn topic_subscriptions(
+    /// One page of the subscriptions of a topic or of a user.
+    fn subscriptions(
         &self,
         project: &Uuid,
-        key: &str,
-        req: &PageReq,
-    ) -> Result<Page<Subscription>>;
-    fn user_subscriptions(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
+        of: SubscriptionsOf<'_>,
         req: &PageReq,
     ) -> Result<Page<Subscription>>;
     /// Whether the user is subscribed to the topic.

@@ -354,6 +354,27 @@ pub enum FeedFilter {
     Archived,
 }
 
+/// A project as a lookup names it.
+#[derive(Debug, Clone, Copy)]
+pub enum ProjectRef<'a> {
+    Id(&'a Uuid),
+    Name(&'a str),
+}
+
+/// A flow as a lookup names it.
+#[derive(Debug, Clone, Copy)]
+pub enum FlowRef<'a> {
+    Id(&'a Uuid),
+    Handle(&'a str),
+}
+
+/// Whose subscriptions a list is of.
+#[derive(Debug, Clone, Copy)]
+pub enum SubscriptionsOf<'a> {
+    Topic(&'a str),
+    User(&'a Uuid),
+}
+
 /// A topic PATCH: `None` leaves a field as it is, `Some(None)` clears it.
 #[derive(Debug, Clone, Default)]
 pub struct TopicPatch {

@@ -9,11 +9,11 @@ use super::{db_err, doc_of, is_unique_violation, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::events::EventType;
 use crate::model::{Channel, Flow, FlowStatus, Timestamp};
-use crate::storage::Refusal;
 use crate::storage::{
     Change, ChannelRepo, FlowRepo, IdempotencyRepo, IdempotentResponse, Page, PageReq, PushRepo,
     PushSubscription,
 };
+use crate::storage::{FlowRef, Refusal};
 use sqlx::Row;
 use uuid::Uuid;
 
@@ -157,11 +157,11 @@ impl ChannelRepo for PgStore {
 }
 
 impl FlowRepo for PgStore {
-    fn flow(&self, project: &Uuid, id: &Uuid) -> Result<Option<Flow>> {
-        self.doc_by_id("flows", project, id)
-    }
-
-    fn flow_by_handle(&self, project: &Uuid, handle: &str) -> Result<Option<Flow>> {
+    fn find_flow(&self, project: &Uuid, by: FlowRef<'_>) -> Result<Option<Flow>> {
+        let handle = match by {
+            FlowRef::Id(id) => return self.doc_by_id("flows", project, id),
+            FlowRef::Handle(handle) => handle,
+        };
         let row = self
             .block(
                 sqlx::query("SELECT doc FROM flows WHERE project = $1 AND handle = $2")

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::model::{new_id, Channel, Project, Timestamp};
 use crate::rules::projects::{check_project_name, hash_secret, random_key};
 use crate::storage::Refusal;
-use crate::storage::{Edit, NewProjectKeys, ProjectRepo};
+use crate::storage::{Edit, NewProjectKeys, ProjectRef, ProjectRepo};
 use sqlx::Row;
 use std::sync::Arc;
 use uuid::Uuid;
@@ -36,11 +36,11 @@ impl PgStore {
             )
             .map_err(db_err)?;
         if let Some(id) = marked.and_then(|v| Uuid::from_slice(&v).ok()) {
-            if self.project(&id)?.is_some() {
+            if self.project_where("id::text", id)?.is_some() {
                 return Ok(None);
             }
         }
-        let (existing, created) = match self.project_by_name("default")? {
+        let (existing, created) = match self.project_where("name", "default")? {
             Some(p) => (p, None),
             None => {
                 let k = match self.create_project("default", keys) {
@@ -50,7 +50,7 @@ impl PgStore {
                     Err(e) => return Err(e),
                 };
                 let p = self
-                    .project_by_name("default")?
+                    .project_where("name", "default")?
                     .ok_or_else(|| Error::internal("project default created but not found"))?;
                 (p, k)
             }
@@ -85,12 +85,11 @@ impl PgStore {
 }
 
 impl ProjectRepo for PgStore {
-    fn project(&self, id: &Uuid) -> Result<Option<Project>> {
-        self.project_where("id::text", id)
-    }
-
-    fn project_by_name(&self, name: &str) -> Result<Option<Project>> {
-        self.project_where("name", name)
+    fn find_project(&self, by: ProjectRef<'_>) -> Result<Option<Project>> {
+        match by {
+            ProjectRef::Id(id) => self.project_where("id::text", id),
+            ProjectRef::Name(name) => self.project_where("name", name),
+        }
     }
 
     fn projects(&self) -> Result<Vec<Project>> {

@@ -8,8 +8,8 @@ use crate::error::{Error, Result};
 use crate::model::{new_id, Subscription, Topic, User, UserRef};
 use crate::rules::records;
 use crate::storage::Refusal;
-use crate::storage::TopicPatch;
 use crate::storage::{Page, PageReq, TopicRepo};
+use crate::storage::{SubscriptionsOf, TopicPatch};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
@@ -245,22 +245,20 @@ impl TopicRepo for PgStore {
         self.commit(tx)
     }
 
-    fn topic_subscriptions(
+    fn subscriptions(
         &self,
         project: &Uuid,
-        key: &str,
+        of: SubscriptionsOf<'_>,
         req: &PageReq,
     ) -> Result<Page<Subscription>> {
-        self.subscriptions_page("topic", project, Err(key.to_string()), req)
-    }
-
-    fn user_subscriptions(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        req: &PageReq,
-    ) -> Result<Page<Subscription>> {
-        self.subscriptions_page("user_id", project, Ok(*user), req)
+        match of {
+            SubscriptionsOf::Topic(key) => {
+                self.subscriptions_page("topic", project, Err(key.to_string()), req)
+            }
+            SubscriptionsOf::User(user) => {
+                self.subscriptions_page("user_id", project, Ok(*user), req)
+            }
+        }
     }
 
     fn subscribed(&self, project: &Uuid, user: &Uuid, key: &str) -> Result<bool> {

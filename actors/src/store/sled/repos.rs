@@ -31,13 +31,18 @@ macro_rules! forward {
 }
 
 forward! { ProjectRepo {
-    fn project(&self, id: &Uuid) -> Result<Option<Project>>;
-    fn project_by_name(&self, name: &str) -> Result<Option<Project>>;
     fn projects(&self) -> Result<Vec<Project>>;
     fn create_project(&self, name: &str, keys: Option<(String, String)>) -> Result<NewProjectKeys>;
     fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>>;
     fn update_project(&self, id: &Uuid, f: Edit<'_, Project>) -> Result<Project>;
     fn delete_project(&self, name: &str) -> Result<Project>;
+} extra {
+    fn find_project(&self, by: ProjectRef<'_>) -> Result<Option<Project>> {
+        match by {
+            ProjectRef::Id(id) => Store::project(self, id),
+            ProjectRef::Name(name) => Store::project_by_name(self, name),
+        }
+    }
 } }
 
 forward! { UserRepo {
@@ -68,8 +73,6 @@ forward! { ChannelRepo {
 } }
 
 forward! { FlowRepo {
-    fn flow(&self, project: &Uuid, id: &Uuid) -> Result<Option<Flow>>;
-    fn flow_by_handle(&self, project: &Uuid, handle: &str) -> Result<Option<Flow>>;
     fn list_flows(&self, project: &Uuid, req: &PageReq) -> Result<Page<Flow>>;
     fn live_flows(&self, project: &Uuid) -> Result<Vec<Flow>>;
     fn create_flow(&self, project: &Uuid, f: &Flow) -> Result<()>;
@@ -77,6 +80,12 @@ forward! { FlowRepo {
 } extra {
     fn update_flow(&self, project: &Uuid, id: &Uuid, f: Change<'_, Flow>) -> Result<Flow> {
         Store::update_flow(self, project, id, f).map(|(fl, ())| fl)
+    }
+    fn find_flow(&self, project: &Uuid, by: FlowRef<'_>) -> Result<Option<Flow>> {
+        match by {
+            FlowRef::Id(id) => Store::flow(self, project, id),
+            FlowRef::Handle(handle) => Store::flow_by_handle(self, project, handle),
+        }
     }
 } }
 
@@ -88,10 +97,15 @@ forward! { TopicRepo {
     fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription>;
     fn subscribe_many(&self, project: &Uuid, key: &str, users: &[UserRef]) -> Result<(Topic, usize)>;
     fn unsubscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<()>;
-    fn topic_subscriptions(&self, project: &Uuid, key: &str, req: &PageReq) -> Result<Page<Subscription>>;
-    fn user_subscriptions(&self, project: &Uuid, user: &Uuid, req: &PageReq) -> Result<Page<Subscription>>;
     fn subscribed(&self, project: &Uuid, user: &Uuid, key: &str) -> Result<bool>;
     fn topic_subscribers_chunk(&self, project: &Uuid, key: &str, cursor: Option<&Uuid>, n: usize) -> Result<Vec<(Uuid, Uuid)>>;
+} extra {
+    fn subscriptions(&self, project: &Uuid, of: SubscriptionsOf<'_>, req: &PageReq) -> Result<Page<Subscription>> {
+        match of {
+            SubscriptionsOf::Topic(key) => Store::topic_subscriptions(self, project, key, req),
+            SubscriptionsOf::User(user) => Store::user_subscriptions(self, project, user, req),
+        }
+    }
 } }
 
 forward! { ThrottleRepo {
