@@ -7,8 +7,8 @@ use crate::state::{AppState, State};
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use governor::clock::{Clock, DefaultClock};
-use herald_actors::model::{Project, User};
-use herald_actors::{Error, ErrorCode};
+use herald_engine::model::{Project, User};
+use herald_engine::{Error, ErrorCode};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use std::sync::Arc;
 use subtle::ConstantTimeEq;
@@ -83,11 +83,11 @@ pub async fn admin(req: &HttpRequest) -> Result<Admin, ApiError> {
     let project = project_of(&st, req).await?;
     let sk = header(req, SECRET_KEY)
         .ok_or_else(|| Error::unauthenticated("secret_key", "missing_secret_key"))?;
-    let given = herald_actors::backend::hash_secret(sk);
+    let given = herald_engine::backend::hash_secret(sk);
     // The current secret, or the one a rotation replaced while its grace
     // period lasts. Both comparisons always run, in constant time, so the
     // timing tells nothing about which one (if any) matched.
-    let now = herald_actors::model::Timestamp::now();
+    let now = herald_engine::model::Timestamp::now();
     let (previous, live) = match project.previous_secret_live(now) {
         Some(h) => (h, 1u8),
         None => (project.secret_hash.as_slice(), 0u8),

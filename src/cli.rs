@@ -206,7 +206,7 @@ pub struct ServeArgs {
     /// How long notifications, feed entries and live-feed events are kept in
     /// projects that set no retention of their own (15m, 12h, 90d; at least 1m) [default: 90d].
     #[arg(long, env = "HERALD_RETENTION")]
-    pub retention: Option<herald_actors::retention::Window>,
+    pub retention: Option<herald_engine::retention::Window>,
 }
 
 impl ServeArgs {
@@ -381,13 +381,13 @@ fn report(r: Result<String, String>) -> ExitCode {
 
 /// `herald migrate`: applies the embedded schema migrations.
 fn migrate(args: MigrateArgs) -> Result<String, String> {
-    if !herald_actors::backend::is_postgres_url(&args.store) {
+    if !herald_engine::backend::is_postgres_url(&args.store) {
         return Err(format!(
             "--store must be a PostgreSQL URL (postgres://USER@HOST/DB), not {:?}: the embedded store needs no migration",
             args.store
         ));
     }
-    let m = herald_actors::backend::migrate_postgres(&args.store).map_err(|e| e.message)?;
+    let m = herald_engine::backend::migrate_postgres(&args.store).map_err(|e| e.message)?;
     Ok(if m.applied.is_empty() {
         format!("schema is current (version {})", m.version)
     } else {
@@ -403,7 +403,7 @@ fn migrate(args: MigrateArgs) -> Result<String, String> {
 /// directly. The file is written beside its final name and renamed once its
 /// checksum has been verified.
 fn backup(args: BackupArgs) -> Result<String, String> {
-    use herald_actors::backend::{backup_dir, verify_backup};
+    use herald_engine::backend::{backup_dir, verify_backup};
     let dir = args
         .data_dir
         .unwrap_or_else(|| Settings::default().data_dir);
@@ -485,7 +485,7 @@ fn fetch_backup(addr: &str, token: &str, to: &std::path::Path) -> Result<(), Fet
     let mut out = std::fs::File::create(to)
         .map_err(|e| FetchError::Failed(format!("cannot create {}: {e}", to.display())))?;
     // A backup holds the tenants' data: private, also when replacing a file.
-    herald_actors::backend::make_private(to)
+    herald_engine::backend::make_private(to)
         .map_err(|e| FetchError::Failed(format!("cannot create {}: {e}", to.display())))?;
     let copied =
         std::io::copy(&mut std::io::Read::take(a.body, length), &mut out).map_err(failed)?;
@@ -504,7 +504,7 @@ fn restore(args: RestoreArgs) -> Result<String, String> {
         .data_dir
         .unwrap_or_else(|| Settings::default().data_dir);
     let (header, summary) =
-        herald_actors::backend::restore(&args.from, &dir).map_err(|e| e.message)?;
+        herald_engine::backend::restore(&args.from, &dir).map_err(|e| e.message)?;
     Ok(format!(
         "restored {} into {}: {} trees, {} entries, format version {} (backup made {} by Herald {}); channel secrets stay sealed: serve it with the original data directory's secret key file (copy its secret.key into {} or pass --secret-key-file)",
         args.from.display(),
@@ -524,7 +524,7 @@ fn check_free_space(settings: &Settings) -> Result<(), String> {
     let dir = &settings.data_dir;
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("cannot create data directory {}: {e}", dir.display()))?;
-    let free = herald_actors::backend::available_space(dir)
+    let free = herald_engine::backend::available_space(dir)
         .map_err(|e| format!("cannot read the free space of {}: {e}", dir.display()))?;
     if free < settings.min_free_space {
         return Err(format!(

@@ -72,7 +72,7 @@ pub struct Settings {
     /// Turns the egress guard off: every destination is allowed.
     pub allow_private_destinations: bool,
     /// The retention window of projects that set none (TOML: "90d").
-    pub retention: herald_actors::retention::Window,
+    pub retention: herald_engine::retention::Window,
     /// Seconds an outbound event is retried before its endpoint is disabled.
     pub event_retry_horizon: u64,
     /// PostgreSQL: seconds a node's claim on a piece of work (a delivery, a
@@ -157,21 +157,21 @@ impl Default for Settings {
             auth_failures_per_minute: 60,
             min_free_space: DEFAULT_MIN_FREE_SPACE,
             shutdown_grace: 10,
-            template_fuel: herald_actors::render::DEFAULT_FUEL,
-            template_max_output: herald_actors::render::DEFAULT_MAX_OUTPUT,
-            max_delivery_bytes: herald_actors::quota::DEFAULT_MAX_DELIVERY_BYTES,
-            max_run_bytes: herald_actors::quota::DEFAULT_MAX_RUN_BYTES,
-            project_quota_bytes: herald_actors::quota::DEFAULT_PROJECT_QUOTA_BYTES,
-            project_inflight: herald_actors::actors::DEFAULT_PROJECT_INFLIGHT,
-            delivery_concurrency: herald_actors::actors::DEFAULT_CONCURRENCY,
+            template_fuel: herald_engine::render::DEFAULT_FUEL,
+            template_max_output: herald_engine::render::DEFAULT_MAX_OUTPUT,
+            max_delivery_bytes: herald_engine::quota::DEFAULT_MAX_DELIVERY_BYTES,
+            max_run_bytes: herald_engine::quota::DEFAULT_MAX_RUN_BYTES,
+            project_quota_bytes: herald_engine::quota::DEFAULT_PROJECT_QUOTA_BYTES,
+            project_inflight: herald_engine::actors::DEFAULT_PROJECT_INFLIGHT,
+            delivery_concurrency: herald_engine::actors::DEFAULT_CONCURRENCY,
             secret_key_file: None,
             egress_allow: vec![],
             allow_private_destinations: false,
             retention: Default::default(),
-            event_retry_horizon: herald_actors::events::DEFAULT_RETRY_HORIZON.as_secs(),
-            lease_seconds: herald_actors::backend::PG_DEFAULT_LEASE.as_secs(),
-            claim_poll_ms: herald_actors::actors::DEFAULT_CLAIM_POLL.as_millis() as u64,
-            pg_max_connections: herald_actors::backend::PG_DEFAULT_MAX_CONNECTIONS,
+            event_retry_horizon: herald_engine::events::DEFAULT_RETRY_HORIZON.as_secs(),
+            lease_seconds: herald_engine::backend::PG_DEFAULT_LEASE.as_secs(),
+            claim_poll_ms: herald_engine::actors::DEFAULT_CLAIM_POLL.as_millis() as u64,
+            pg_max_connections: herald_engine::backend::PG_DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -181,7 +181,7 @@ impl Settings {
     pub fn postgres_url(&self) -> Option<&str> {
         self.store
             .as_deref()
-            .filter(|s| herald_actors::backend::is_postgres_url(s))
+            .filter(|s| herald_engine::backend::is_postgres_url(s))
     }
 
     /// A bus is a NATS URL, and only for the PostgreSQL store: the nodes of
@@ -189,7 +189,7 @@ impl Settings {
     /// one process.
     pub fn check_bus(&self) -> Result<(), String> {
         let Some(bus) = &self.bus else { return Ok(()) };
-        if !herald_actors::bus::is_nats_url(bus) {
+        if !herald_engine::bus::is_nats_url(bus) {
             return Err(format!(
                 "--bus must be a NATS URL (nats://HOST:4222), not {bus:?}"
             ));
@@ -204,7 +204,7 @@ impl Settings {
     pub fn secret_key_path(&self) -> PathBuf {
         self.secret_key_file
             .clone()
-            .unwrap_or_else(|| self.data_dir.join(herald_actors::backend::DEFAULT_KEY_FILE))
+            .unwrap_or_else(|| self.data_dir.join(herald_engine::backend::DEFAULT_KEY_FILE))
     }
 
     /// The budget of live-feed sockets still authenticating and its shares.
@@ -223,10 +223,10 @@ impl Settings {
     }
 
     /// The egress policy these settings describe.
-    pub fn egress_policy(&self) -> Result<herald_actors::egress::EgressPolicy, String> {
-        Ok(herald_actors::egress::EgressPolicy {
+    pub fn egress_policy(&self) -> Result<herald_engine::egress::EgressPolicy, String> {
+        Ok(herald_engine::egress::EgressPolicy {
             allow_private: self.allow_private_destinations,
-            allow: herald_actors::egress::parse_allow(&self.egress_allow.join(","))?,
+            allow: herald_engine::egress::parse_allow(&self.egress_allow.join(","))?,
         })
     }
 

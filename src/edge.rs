@@ -11,7 +11,7 @@
 //! answers carries a content type and passes through untouched.
 
 use actix_web::rt::net::TcpStream;
-use herald_actors::{Error, ErrorCode};
+use herald_engine::{Error, ErrorCode};
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};

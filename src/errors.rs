@@ -7,7 +7,7 @@
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
-use herald_actors::{Disclosure, Error, RetryAfter};
+use herald_engine::{Disclosure, Error, RetryAfter};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
@@ -81,7 +81,7 @@ pub struct ErrorCode;
 
 impl PartialSchema for ErrorCode {
     fn schema() -> RefOr<Schema> {
-        let names: Vec<&str> = herald_actors::ErrorCode::ALL
+        let names: Vec<&str> = herald_engine::ErrorCode::ALL
             .iter()
             .map(|c| c.as_str())
             .collect();

@@ -6,7 +6,7 @@ use actix_web::dev::Payload;
 use actix_web::{web, FromRequest, HttpRequest};
 use futures_util::future::LocalBoxFuture;
 use futures_util::StreamExt;
-use herald_actors::Error;
+use herald_engine::Error;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
@@ -119,12 +119,12 @@ impl Query {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
-    pub fn timestamp(&self, name: &str) -> ApiResult<Option<herald_actors::model::Timestamp>> {
+    pub fn timestamp(&self, name: &str) -> ApiResult<Option<herald_engine::model::Timestamp>> {
         match self.get(name) {
             None => Ok(None),
             Some(s) => chrono::DateTime::parse_from_rfc3339(s)
                 .map(|t| {
-                    Some(herald_actors::model::Timestamp(
+                    Some(herald_engine::model::Timestamp(
                         t.with_timezone(&chrono::Utc),
                     ))
                 })
@@ -224,7 +224,7 @@ impl<'de, T: serde::de::DeserializeOwned> serde::Deserialize<'de> for Given<T> {
 
 impl Given<bool> {
     /// `None`: absent or null.
-    pub fn flag(&self, path: &str, v: &mut herald_actors::Validator) -> Option<bool> {
+    pub fn flag(&self, path: &str, v: &mut herald_engine::Validator) -> Option<bool> {
         match self {
             Given::Absent | Given::Null => None,
             Given::Value(b) => Some(*b),
@@ -242,7 +242,7 @@ impl Given<String> {
         &self,
         path: &str,
         max: usize,
-        v: &mut herald_actors::Validator,
+        v: &mut herald_engine::Validator,
     ) -> Option<Option<String>> {
         match self {
             Given::Absent => None,
@@ -260,8 +260,8 @@ impl Given<String> {
     }
 
     /// A body's only field, a required text: the text, or the 422.
-    pub fn only_required_text(&self, path: &str, max: usize) -> herald_actors::Result<String> {
-        let mut v = herald_actors::Validator::new();
+    pub fn only_required_text(&self, path: &str, max: usize) -> herald_engine::Result<String> {
+        let mut v = herald_engine::Validator::new();
         let s = self.required_text(path, max, &mut v);
         v.finish()?;
         Ok(s.unwrap_or_default())
@@ -272,7 +272,7 @@ impl Given<String> {
         &self,
         path: &str,
         max: usize,
-        v: &mut herald_actors::Validator,
+        v: &mut herald_engine::Validator,
     ) -> Option<String> {
         match self.text(path, max, v) {
             Some(Some(s)) if !s.is_empty() => Some(s),

@@ -7,9 +7,9 @@ use crate::errors::{ApiError, ApiResult};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
 use dashmap::DashMap;
-use herald_actors::model::Timestamp;
-use herald_actors::storage::IdempotentResponse;
-use herald_actors::{Engine, Error};
+use herald_engine::model::Timestamp;
+use herald_engine::storage::IdempotentResponse;
+use herald_engine::{Engine, Error};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::future::Future;
@@ -222,7 +222,7 @@ pub fn respond(status: u16, body: Vec<u8>, replayed: bool) -> HttpResponse {
 fn reused(idem: &Idem, resource: &str) -> ApiError {
     ApiError(
         Error::new(
-            herald_actors::ErrorCode::IdempotencyKeyReused,
+            herald_engine::ErrorCode::IdempotencyKeyReused,
             "this idempotency key was used with another payload",
         )
         .with("idempotency_key", idem.key.clone())

@@ -10,10 +10,10 @@
 ///
 /// Wrapped in `Budgeted`, which feeds each allocation's size to the memory
 /// budget of a template render running on the same thread (see
-/// herald_actors::render): a tenant's template cannot exhaust the node's memory.
+/// herald_engine::render): a tenant's template cannot exhaust the node's memory.
 #[global_allocator]
-static GLOBAL: herald_actors::render::alloc::Budgeted<tikv_jemallocator::Jemalloc> =
-    herald_actors::render::alloc::Budgeted(tikv_jemallocator::Jemalloc);
+static GLOBAL: herald_engine::render::alloc::Budgeted<tikv_jemallocator::Jemalloc> =
+    herald_engine::render::alloc::Budgeted(tikv_jemallocator::Jemalloc);
 
 fn main() -> std::process::ExitCode {
     herald::cli::main()

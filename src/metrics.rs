@@ -197,7 +197,7 @@ async fn sample_usage(st: &State) {
     let read = st.engine.usage_of_all().await;
     // A store that cannot answer now leaves the last values.
     for (id, bytes, own) in read.unwrap_or_default() {
-        let quota = herald_actors::quota::effective_quota(own);
+        let quota = herald_engine::quota::effective_quota(own);
         metrics::gauge!("herald_project_usage_bytes", "project" => id.to_string())
             .set(bytes as f64);
         metrics::gauge!("herald_project_quota_bytes", "project" => id.to_string())

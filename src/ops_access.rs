@@ -5,7 +5,7 @@
 
 use crate::errors::{ApiError, ApiResult};
 use actix_web::HttpRequest;
-use herald_actors::Error;
+use herald_engine::Error;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 

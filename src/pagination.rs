@@ -9,8 +9,8 @@ use crate::errors::{ApiError, ApiResult};
 use crate::extract::Query;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine;
-use herald_actors::storage::{Page, PageReq};
-use herald_actors::Error;
+use herald_engine::storage::{Page, PageReq};
+use herald_engine::Error;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 

@@ -8,8 +8,8 @@
 use crate::bodies::ops::Items;
 use crate::configuration::Settings;
 use clap::{Args, Subcommand};
-use herald_actors::model::OperatorProject;
-use herald_actors::Store;
+use herald_engine::model::OperatorProject;
+use herald_engine::Store;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,8 +31,8 @@ struct Failure {
     message: String,
 }
 
-impl From<herald_actors::Error> for Failure {
-    fn from(e: herald_actors::Error) -> Self {
+impl From<herald_engine::Error> for Failure {
+    fn from(e: herald_engine::Error) -> Self {
         Failure {
             status: e.code.status(),
             message: e.message,
@@ -113,7 +113,7 @@ pub fn parse_grace(s: &str) -> Result<Duration, String> {
         _ => return Err(format!("{s:?} has an unknown unit (use s, m, h or d)")),
     };
     let d = Duration::from_secs(n.saturating_mul(unit_secs));
-    if d > herald_actors::backend::MAX_SECRET_GRACE {
+    if d > herald_engine::backend::MAX_SECRET_GRACE {
         return Err(format!("{s:?} is longer than 30 days"));
     }
     Ok(d)
@@ -136,7 +136,7 @@ pub fn run(cmd: ProjectCommand) -> ExitCode {
         }
     };
     let result = match dir.store {
-        Some(url) if herald_actors::backend::is_postgres_url(&url) => on_postgres(&op, &url),
+        Some(url) if herald_engine::backend::is_postgres_url(&url) => on_postgres(&op, &url),
         store => execute(
             &op,
             &store
@@ -265,7 +265,7 @@ fn local(op: &Op, dir: &Path) -> Result<Value, Failure> {
 
 /// The operation on a PostgreSQL store (served or not: the database is shared).
 fn on_postgres(op: &Op, url: &str) -> Result<Value, Failure> {
-    let store = herald_actors::backend::PgStore::open(url)?;
+    let store = herald_engine::backend::PgStore::open(url)?;
     let v = apply(op, &store);
     store.close();
     v
@@ -273,13 +273,13 @@ fn on_postgres(op: &Op, url: &str) -> Result<Value, Failure> {
 
 /// The operation through the storage interface, answered with the operator
 /// API's bodies, so every path prints the same.
-fn apply(op: &Op, store: &dyn herald_actors::storage::Storage) -> Result<Value, Failure> {
+fn apply(op: &Op, store: &dyn herald_engine::storage::Storage) -> Result<Value, Failure> {
     let body = match op {
         Op::Create(name) => {
             let keys = store.create_project(name, None)?;
             let p = store
                 .project_by_name(name)?
-                .ok_or_else(|| herald_actors::Error::internal("project created but not found"))?;
+                .ok_or_else(|| herald_engine::Error::internal("project created but not found"))?;
             serde_json::to_value(OperatorProject::from(&p).with_secret(keys.secret_key))
         }
         Op::List => {
@@ -293,10 +293,10 @@ fn apply(op: &Op, store: &dyn herald_actors::storage::Storage) -> Result<Value, 
         Op::Show(name) => serde_json::to_value(OperatorProject::from(
             &store
                 .project_by_name(name)?
-                .ok_or_else(|| herald_actors::Error::not_found("project", name))?,
+                .ok_or_else(|| herald_engine::Error::not_found("project", name))?,
         )),
         Op::Rotate(name, grace) => {
-            let (p, secret) = herald_actors::rules::projects::rotate_secret(store, name, *grace)?;
+            let (p, secret) = herald_engine::rules::projects::rotate_secret(store, name, *grace)?;
             serde_json::to_value(OperatorProject::from(&p).with_secret(secret))
         }
         Op::Delete(name) => {
@@ -304,7 +304,7 @@ fn apply(op: &Op, store: &dyn herald_actors::storage::Storage) -> Result<Value, 
             Ok(Value::Null)
         }
     };
-    Ok(body.map_err(|e| herald_actors::Error::internal(e.to_string()))?)
+    Ok(body.map_err(|e| herald_engine::Error::internal(e.to_string()))?)
 }
 
 fn text(v: &Value) -> String {

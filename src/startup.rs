@@ -10,9 +10,9 @@ use actix_web::body::BoxBody;
 use actix_web::dev::{Server, ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::{web, App, HttpMessage, HttpRequest, HttpResponse};
-use herald_actors::backend::{DirLock, PgStore};
-use herald_actors::model::ChannelType;
-use herald_actors::{Engine, EngineConfig, Error, Storage, Store};
+use herald_engine::backend::{DirLock, PgStore};
+use herald_engine::model::ChannelType;
+use herald_engine::{Engine, EngineConfig, Error, Storage, Store};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -294,13 +294,13 @@ impl Application {
         workers: usize,
         operator_token: Option<String>,
     ) -> Result<Application, String> {
-        herald_actors::retention::set_default(settings.retention);
-        herald_actors::quota::set_bounds(herald_actors::quota::Bounds {
+        herald_engine::retention::set_default(settings.retention);
+        herald_engine::quota::set_bounds(herald_engine::quota::Bounds {
             max_delivery_bytes: settings.max_delivery_bytes,
             max_run_bytes: settings.max_run_bytes,
             project_quota_bytes: settings.project_quota_bytes,
         });
-        let limits = herald_actors::render::Limits {
+        let limits = herald_engine::render::Limits {
             fuel: settings.template_fuel,
             max_output: settings.template_max_output,
         };
@@ -398,7 +398,7 @@ impl Application {
                         settings.event_retry_horizon,
                     ),
                     claim_poll: std::time::Duration::from_millis(settings.claim_poll_ms),
-                    // the crash journal (herald_actors::actors::poison) beside
+                    // the crash journal (herald_engine::actors::poison) beside
                     // the embedded store; nodes on PostgreSQL have none yet
                     // (their data directories may be shared, and a node's
                     // work outlives it on another node)

@@ -3,7 +3,7 @@
 use crate::configuration::Settings;
 use crate::errors::{ApiError, ApiResult};
 use governor::{clock::DefaultClock, state::keyed::DashMapStateStore, Quota, RateLimiter};
-use herald_actors::{Engine, Error, Storage, Store};
+use herald_engine::{Engine, Error, Storage, Store};
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use uuid::Uuid;

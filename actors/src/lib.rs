@@ -1,4 +1,4 @@
-//! herald-actors: Herald's delivery engine.
+//! herald-engine: Herald's delivery engine.
 //!
 //! Domain types (`model`), input rules (`validate`), the delivery rules
 //! (`delivery`), the storage interface (`storage`) and its backends (`store`:

@@ -9,13 +9,13 @@
 //! the node's memory aborts the run. At the end it prints how many templates
 //! it rendered and how they ended.
 
-use herald_actors::render::{self, Limits};
+use herald_engine::render::{self, Limits};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::time::{Duration, Instant};
 
-/// Counted like the binary counts (see herald_actors::render::alloc).
+/// Counted like the binary counts (see herald_engine::render::alloc).
 #[global_allocator]
 static ALLOC: render::alloc::Budgeted<std::alloc::System> =
     render::alloc::Budgeted(std::alloc::System);

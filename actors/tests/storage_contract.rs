@@ -1,20 +1,20 @@
 //! The storage contract: one suite of facts every backend must show at the
-//! level of the storage traits (`herald_actors::storage`), run against each
+//! level of the storage traits (`herald_engine::storage`), run against each
 //! backend — sled on a temporary directory, PostgreSQL on a database of its
 //! own that the test makes and drops (skipped, with a note, when no server
 //! answers at `HERALD_TEST_PG`, by default `postgres://postgres@127.0.0.1:5432`).
 //!
-//! Why: the engine's rules (`herald_actors::rules`) are written once and
+//! Why: the engine's rules (`herald_engine::rules`) are written once and
 //! trust each backend to report the same facts (absence, a taken key, the
 //! order of a page, when a change is durable); a backend that answered
 //! differently would change what clients see on it alone.
 
-use herald_actors::error::ErrorCode;
-use herald_actors::events::WebhookEndpoint;
-use herald_actors::model::{new_id, UserPatch};
-use herald_actors::rules::records::new_push_subscription;
-use herald_actors::storage::{IdempotentResponse, PageReq, Storage, TopicPatch};
-use herald_actors::store::{PgStore, Store};
+use herald_engine::error::ErrorCode;
+use herald_engine::events::WebhookEndpoint;
+use herald_engine::model::{new_id, UserPatch};
+use herald_engine::rules::records::new_push_subscription;
+use herald_engine::storage::{IdempotentResponse, PageReq, Storage, TopicPatch};
+use herald_engine::store::{PgStore, Store};
 use std::sync::Arc;
 use std::time::Duration;
 use uuid::Uuid;
@@ -138,7 +138,7 @@ fn a_taken_project_name_is_a_conflict_and_absence_is_none() {
 
 #[test]
 fn rotating_a_secret_keeps_the_previous_one_for_its_grace_on_every_backend() {
-    use herald_actors::rules::projects::{hash_secret, rotate_secret};
+    use herald_engine::rules::projects::{hash_secret, rotate_secret};
     for b in backends() {
         let st = &*b.store;
         let keys = st.create_project("p", None).unwrap();
@@ -286,7 +286,7 @@ fn an_endpoint_secret_is_replaced_and_the_previous_one_signs_for_its_grace() {
             "{}",
             b.name
         );
-        let newest = herald_actors::events::new_secret();
+        let newest = herald_engine::events::new_secret();
         st.replace_event_secret(&p, &ep.id, &newest, Duration::ZERO)
             .unwrap();
         assert_eq!(
@@ -317,7 +317,7 @@ fn an_idempotent_response_reads_back_as_stored() {
             payload_hash: vec![1, 2, 3],
             status: 202,
             body: b"{}".to_vec(),
-            created_at: herald_actors::model::Timestamp::now(),
+            created_at: herald_engine::model::Timestamp::now(),
         };
         st.put_idempotent_response(&p, b"k1", &r).unwrap();
         let got = st.idempotent_response(&p, b"k1").unwrap().unwrap();

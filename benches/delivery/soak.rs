@@ -288,7 +288,7 @@ struct Bucket {
 fn spaces(dir: &Path) -> Result<(Value, u64, u64, f64), String> {
     let t = Instant::now();
     let db = sled::Config::new()
-        .path(dir.join(format!("v{}", herald_actors::store::FORMAT_VERSION)))
+        .path(dir.join(format!("v{}", herald_engine::store::FORMAT_VERSION)))
         .open()
         .map_err(|e| e.to_string())?;
     let open_s = t.elapsed().as_secs_f64();
@@ -302,7 +302,7 @@ fn spaces(dir: &Path) -> Result<(Value, u64, u64, f64), String> {
         e.2 += v.len() as u64;
     }
     let total: u64 = by.values().map(|e| e.1 + e.2).sum();
-    let names = herald_actors::store::T::ALL;
+    let names = herald_engine::store::T::ALL;
     let mut rows = vec![];
     for (tag, (n, kb, vb)) in &by {
         let name = names
@@ -316,7 +316,7 @@ fn spaces(dir: &Path) -> Result<(Value, u64, u64, f64), String> {
         );
     }
     let notifications = by
-        .get(&(herald_actors::store::T::notifications as u8))
+        .get(&(herald_engine::store::T::notifications as u8))
         .map_or(0, |e| e.0);
     Ok((json!(rows), total, notifications, open_s))
 }

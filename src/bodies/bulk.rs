@@ -7,9 +7,9 @@
 use super::users::RecipientInput;
 use crate::errors::{current_request_id, error_object, ErrorBody};
 use crate::extract::{Given, Obj};
-use herald_actors::model::{User, UserPatch};
-use herald_actors::views::UserView;
-use herald_actors::{Error, Validator};
+use herald_engine::model::{User, UserPatch};
+use herald_engine::views::UserView;
+use herald_engine::{Error, Validator};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -38,7 +38,7 @@ pub struct BulkUsersInput {
 pub type BulkItem = Result<(String, UserPatch), Error>;
 
 /// The `users` array: a body-level 422 when it is missing, not an array or too long.
-fn items<'a>(given: &'a Given<Vec<Value>>, field: &str) -> herald_actors::Result<&'a [Value]> {
+fn items<'a>(given: &'a Given<Vec<Value>>, field: &str) -> herald_engine::Result<&'a [Value]> {
     let mut v = Validator::new();
     match given {
         Given::Value(items) if items.len() > MAX_BULK => v.push(
@@ -55,13 +55,13 @@ fn items<'a>(given: &'a Given<Vec<Value>>, field: &str) -> herald_actors::Result
 }
 
 /// A list of external ids, each problem at `{field}.{i}`.
-fn external_ids(given: &Given<Vec<Value>>, field: &str) -> herald_actors::Result<Vec<String>> {
+fn external_ids(given: &Given<Vec<Value>>, field: &str) -> herald_engine::Result<Vec<String>> {
     let mut v = Validator::new();
     let mut exts = vec![];
     for (i, item) in items(given, field)?.iter().enumerate() {
         let p = format!("{field}.{i}");
         match item.as_str() {
-            Some(s) if herald_actors::validate::external_id(s, &p, &mut v) => {
+            Some(s) if herald_engine::validate::external_id(s, &p, &mut v) => {
                 exts.push(s.to_string())
             }
             Some(_) => {}
@@ -74,7 +74,7 @@ fn external_ids(given: &Given<Vec<Value>>, field: &str) -> herald_actors::Result
 
 impl BulkUsersInput {
     /// Every item checked on its own; `Err` only for the body as a whole.
-    pub fn validate(&self) -> herald_actors::Result<Vec<BulkItem>> {
+    pub fn validate(&self) -> herald_engine::Result<Vec<BulkItem>> {
         Ok(items(&self.users, "users")?
             .iter()
             .enumerate()
@@ -176,7 +176,7 @@ impl BulkSubscriptionInput {
     }
 
     /// The external ids, each problem at `users.{i}`.
-    pub fn validate(&self) -> herald_actors::Result<Vec<String>> {
+    pub fn validate(&self) -> herald_engine::Result<Vec<String>> {
         external_ids(&self.users, "users")
     }
 }
@@ -232,7 +232,7 @@ pub struct BulkDeleteInput {
 impl BulkDeleteInput {
     /// The external ids, each problem at `external_ids.{i}`, and whether to
     /// erase (`erase`, a boolean when given).
-    pub fn validate(&self) -> herald_actors::Result<(Vec<String>, bool)> {
+    pub fn validate(&self) -> herald_engine::Result<(Vec<String>, bool)> {
         let mut v = Validator::new();
         let erase = self.erase.flag("erase", &mut v);
         v.finish()?;

@@ -4,9 +4,9 @@
 //! handlers read and write.
 
 use crate::extract::Given;
-use herald_actors::egress::EgressPolicy;
-use herald_actors::model::{self, ChannelType, Timestamp};
-use herald_actors::{providers, Validator};
+use herald_engine::egress::EgressPolicy;
+use herald_engine::model::{self, ChannelType, Timestamp};
+use herald_engine::{providers, Validator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use uuid::Uuid;
@@ -97,7 +97,7 @@ pub struct NewChannel {
 }
 
 impl ChannelInput {
-    pub fn validate(&self, egress: &EgressPolicy) -> herald_actors::Result<NewChannel> {
+    pub fn validate(&self, egress: &EgressPolicy) -> herald_engine::Result<NewChannel> {
         let mut v = Validator::new();
         let ctype = match self.channel_type.required_text("type", 64, &mut v) {
             Some(t) => match ChannelType::parse(&t) {
@@ -160,7 +160,7 @@ impl ChannelUpdate {
         &self,
         c: &mut model::Channel,
         egress: &EgressPolicy,
-    ) -> herald_actors::Result<()> {
+    ) -> herald_engine::Result<()> {
         let mut v = Validator::new();
         let restates = |given: &Given<Value>, current: &str| match given {
             Given::Absent => true,

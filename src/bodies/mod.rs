@@ -17,9 +17,9 @@ pub mod webhook_endpoints;
 pub mod workflow;
 
 use crate::extract::Given;
-use herald_actors::model::{self, Timestamp};
-use herald_actors::retention as model_retention;
-use herald_actors::Validator;
+use herald_engine::model::{self, Timestamp};
+use herald_engine::retention as model_retention;
+use herald_engine::Validator;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -123,7 +123,7 @@ impl Project {
             updated_at: p.updated_at,
             usage: Usage {
                 bytes,
-                quota_bytes: herald_actors::quota::effective_quota(p.quota_bytes),
+                quota_bytes: herald_engine::quota::effective_quota(p.quota_bytes),
             },
         }
     }
@@ -259,13 +259,13 @@ pub struct ProjectChange {
 pub const MAX_QUOTA_BYTES: u64 = (1 << 53) - 1;
 
 impl ProjectUpdate {
-    pub fn validate(&self) -> herald_actors::Result<ProjectChange> {
+    pub fn validate(&self) -> herald_engine::Result<ProjectChange> {
         let mut v = Validator::new();
         let security_mode = self.security_mode.flag("security_mode", &mut v);
         let name = self.name.text("name", 200, &mut v);
         let timezone = self.timezone.text("timezone", 100, &mut v);
         if let Some(Some(tz)) = &timezone {
-            if !herald_actors::validate::is_timezone(tz) {
+            if !herald_engine::validate::is_timezone(tz) {
                 v.push(
                     "timezone",
                     "inclusion",
@@ -342,7 +342,7 @@ pub struct SigningKeyInput {
 
 impl SigningKeyInput {
     /// The PEM as given (its key is parsed by the handler).
-    pub fn validate(&self) -> herald_actors::Result<String> {
+    pub fn validate(&self) -> herald_engine::Result<String> {
         self.public_key.only_required_text("public_key", 16 * 1024)
     }
 }
@@ -401,7 +401,7 @@ pub struct TopicChange {
 }
 
 impl TopicInput {
-    pub fn validate(&self) -> herald_actors::Result<TopicChange> {
+    pub fn validate(&self) -> herald_engine::Result<TopicChange> {
         let mut v = Validator::new();
         let name = self.name.text("name", 200, &mut v);
         let description = self.description.text("description", 1000, &mut v);
@@ -442,7 +442,7 @@ pub struct SubscriptionInput {
 
 impl SubscriptionInput {
     /// The external id.
-    pub fn validate(&self) -> herald_actors::Result<String> {
+    pub fn validate(&self) -> herald_engine::Result<String> {
         self.external_id.only_required_text("external_id", 255)
     }
 }

@@ -4,8 +4,8 @@
 //! too), a delivery the engine's `model::DeliveryView` (the webhooks send it
 //! too).
 
-use herald_actors::model::{self, Timestamp};
-pub use herald_actors::views::{NotificationView as Notification, ProcessingStatus};
+use herald_engine::model::{self, Timestamp};
+pub use herald_engine::views::{NotificationView as Notification, ProcessingStatus};
 use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;

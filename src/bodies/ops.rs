@@ -4,7 +4,7 @@
 //! operator API is not part of the tenants' contract.
 
 use crate::extract::Given;
-use herald_actors::Validator;
+use herald_engine::Validator;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ pub struct NewProject {
 
 impl NewProject {
     /// The name: 1 to 100 characters.
-    pub fn validate(&self) -> herald_actors::Result<String> {
+    pub fn validate(&self) -> herald_engine::Result<String> {
         self.name.only_required_text("name", 100)
     }
 }
@@ -31,7 +31,7 @@ pub struct RotateSecret {
 
 impl RotateSecret {
     /// The grace period of the replaced secret (`default` when absent or null).
-    pub fn validate(&self, default: Duration) -> herald_actors::Result<Duration> {
+    pub fn validate(&self, default: Duration) -> herald_engine::Result<Duration> {
         let mut v = Validator::new();
         let grace = match &self.grace_seconds {
             Given::Absent | Given::Null => Some(default),

@@ -7,11 +7,11 @@
 use crate::bodies::users::UserInput;
 use crate::bodies::Page;
 use crate::extract::Given;
-use herald_actors::egress::EgressPolicy;
-use herald_actors::model::{self, ChannelStatus, ChannelType, Timestamp};
-use herald_actors::storage::FeedUpdate;
-use herald_actors::views::{FeedEntry, FeedMeta};
-use herald_actors::{validate, Validator};
+use herald_engine::egress::EgressPolicy;
+use herald_engine::model::{self, ChannelStatus, ChannelType, Timestamp};
+use herald_engine::storage::FeedUpdate;
+use herald_engine::views::{FeedEntry, FeedMeta};
+use herald_engine::{validate, Validator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
@@ -31,7 +31,7 @@ pub struct MeInput {
 }
 
 impl MeInput {
-    pub fn validate(&self, external_id: &str) -> herald_actors::Result<model::UserPatch> {
+    pub fn validate(&self, external_id: &str) -> herald_engine::Result<model::UserPatch> {
         let mut v = Validator::new();
         let restated = match &self.external_id {
             Given::Absent => true,
@@ -145,7 +145,7 @@ impl PushSubscriptionInput {
         &self,
         kind: ChannelType,
         egress: &EgressPolicy,
-    ) -> herald_actors::Result<NewPushSubscription> {
+    ) -> herald_engine::Result<NewPushSubscription> {
         let mut v = Validator::new();
         let identifier = self
             .identifier
@@ -216,7 +216,7 @@ pub struct PushSubscriptionDelete {
 
 impl PushSubscriptionDelete {
     /// The identifier.
-    pub fn validate(&self) -> herald_actors::Result<String> {
+    pub fn validate(&self) -> herald_engine::Result<String> {
         self.identifier
             .only_required_text("identifier", MAX_IDENTIFIER)
     }
@@ -252,7 +252,7 @@ pub struct FeedEntryPatch {
 }
 
 impl FeedEntryPatch {
-    pub fn validate(&self) -> herald_actors::Result<FeedUpdate> {
+    pub fn validate(&self) -> herald_engine::Result<FeedUpdate> {
         let mut v = Validator::new();
         let update = FeedUpdate {
             seen: self.seen.flag("seen", &mut v),

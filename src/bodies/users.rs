@@ -5,8 +5,8 @@
 //! webhooks show it too).
 
 use crate::extract::{Given, Obj};
-use herald_actors::model::{self, ChannelType};
-use herald_actors::{validate, Validator};
+use herald_engine::model::{self, ChannelType};
+use herald_engine::{validate, Validator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -19,7 +19,7 @@ fn str_schema() -> ObjectBuilder {
 }
 
 /// An absolute http(s) URL (the engine's pattern, beside the check it describes).
-pub use herald_actors::validate::HTTP_URL;
+pub use herald_engine::validate::HTTP_URL;
 
 /// An avatar: an absolute http(s) URL of at most 1,000 characters, or null.
 fn avatar_schema() -> ObjectBuilder {
@@ -422,7 +422,7 @@ impl PreferencesInput {
     pub fn validate(
         mut self,
         live_handles: &[String],
-    ) -> herald_actors::Result<model::Preferences> {
+    ) -> herald_engine::Result<model::Preferences> {
         let mut v = Validator::new();
         let mut p = model::Preferences {
             channel_types: channel_types_of(&mut self.channel_types, "channel_types", &mut v),
@@ -500,11 +500,11 @@ pub struct Erasure {
     /// `running` until nothing of the user's notifications, deliveries, feed
     /// entries and events remains, then `complete`.
     #[schema(value_type = String, example = "running")]
-    pub status: herald_actors::storage::ErasureStatus,
+    pub status: herald_engine::storage::ErasureStatus,
 }
 
-impl From<&herald_actors::storage::Erasure> for Erasure {
-    fn from(e: &herald_actors::storage::Erasure) -> Self {
+impl From<&herald_engine::storage::Erasure> for Erasure {
+    fn from(e: &herald_engine::storage::Erasure) -> Self {
         Erasure {
             completed_at: e.completed_at,
             created_at: e.created_at,

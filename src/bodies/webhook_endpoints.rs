@@ -3,12 +3,12 @@
 //! (creation and rotation), attempts, replay, and the notification trace.
 
 use crate::extract::Given;
-use herald_actors::actors::EndpointChange;
-use herald_actors::egress::EgressPolicy;
-use herald_actors::events::{self, EventAttempt, WebhookEndpoint as Model};
-use herald_actors::model::Timestamp;
-use herald_actors::trace::TraceEntry;
-use herald_actors::{validate, Validator};
+use herald_engine::actors::EndpointChange;
+use herald_engine::egress::EgressPolicy;
+use herald_engine::events::{self, EventAttempt, WebhookEndpoint as Model};
+use herald_engine::model::Timestamp;
+use herald_engine::trace::TraceEntry;
+use herald_engine::{validate, Validator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
@@ -135,7 +135,7 @@ fn types_of(
 
 impl WebhookEndpointInput {
     /// A new endpoint (id and timestamps made here), or the 422.
-    pub fn validate(&self, egress: &EgressPolicy) -> herald_actors::Result<Model> {
+    pub fn validate(&self, egress: &EgressPolicy) -> herald_engine::Result<Model> {
         let mut v = Validator::new();
         let url = self.url.required_text("url", MAX_URL, &mut v);
         if let Some(u) = &url {
@@ -144,7 +144,7 @@ impl WebhookEndpointInput {
         let event_types = types_of(&self.event_types, &mut v).flatten();
         let enabled = self.enabled.flag("enabled", &mut v).unwrap_or(true);
         v.finish()?;
-        let (id, now) = herald_actors::model::new_id();
+        let (id, now) = herald_engine::model::new_id();
         Ok(Model {
             id,
             url: url.unwrap_or_default(),
@@ -159,7 +159,7 @@ impl WebhookEndpointInput {
 
 impl WebhookEndpointUpdate {
     /// Checks the change; `apply` then makes it.
-    pub fn validate(&self, egress: &EgressPolicy) -> herald_actors::Result<EndpointChange> {
+    pub fn validate(&self, egress: &EgressPolicy) -> herald_engine::Result<EndpointChange> {
         let mut v = Validator::new();
         let url = match &self.url {
             Given::Absent => None,
@@ -230,7 +230,7 @@ pub struct ReplayInput {
 }
 
 impl ReplayInput {
-    pub fn validate(&self) -> herald_actors::Result<Timestamp> {
+    pub fn validate(&self) -> herald_engine::Result<Timestamp> {
         let mut v = Validator::new();
         let s = self.since.required_text("since", 64, &mut v);
         let mut at = None;

@@ -2,9 +2,9 @@
 //! cancelling a flow's runs by cancellation key.
 
 use crate::extract::Given;
-use herald_actors::delivery::clock::Span;
-use herald_actors::model::Timestamp;
-use herald_actors::Validator;
+use herald_engine::delivery::clock::Span;
+use herald_engine::model::Timestamp;
+use herald_engine::Validator;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -37,7 +37,7 @@ pub struct ClockAdvance {
 
 impl ClockAdvance {
     /// The span or instant to advance by or to.
-    pub fn validate(&self) -> herald_actors::Result<(Option<Span>, Option<Timestamp>)> {
+    pub fn validate(&self) -> herald_engine::Result<(Option<Span>, Option<Timestamp>)> {
         let mut v = Validator::new();
         let by = match &self.by {
             Given::Absent | Given::Null => None,
@@ -93,7 +93,7 @@ pub struct CancelInput {
 
 impl CancelInput {
     /// The key and the recipients named (`None`: every recipient).
-    pub fn validate(&self) -> herald_actors::Result<(String, Option<Vec<String>>)> {
+    pub fn validate(&self) -> herald_engine::Result<(String, Option<Vec<String>>)> {
         let mut v = Validator::new();
         let key = self
             .cancellation_key

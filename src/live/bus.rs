@@ -1,12 +1,12 @@
-//! The HTTP layer's side of the cluster bus (`herald_actors::bus`): starting
+//! The HTTP layer's side of the cluster bus (`herald_engine::bus`): starting
 //! it with the server, and the project changes whose sockets every node must
 //! close (security mode on, signing key changed, project deleted), closed
 //! here and announced to the other nodes, which close theirs.
 
 use crate::live::sockets::AuthedBy;
 use crate::state::AppState;
-use herald_actors::bus::{Bus, ProjectNotice};
-use herald_actors::Engine;
+use herald_engine::bus::{Bus, ProjectNotice};
+use herald_engine::Engine;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 

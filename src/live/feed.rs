@@ -27,9 +27,9 @@ use crate::routes::endpoint::{Endpoint, Serve};
 use crate::state::State;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse};
 use futures_util::future::LocalBoxFuture;
-use herald_actors::actors::{Connect, Disconnect, LiveSink};
-use herald_actors::model::Project;
-use herald_actors::Error;
+use herald_engine::actors::{Connect, Disconnect, LiveSink};
+use herald_engine::model::Project;
+use herald_engine::Error;
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::future::Future;
@@ -761,7 +761,7 @@ fn pending_refused(r: PendingRefused) -> ApiError {
         PendingRefused::Full => {
             return ApiError(
                 Error::new(
-                    herald_actors::ErrorCode::ServiceUnavailable,
+                    herald_engine::ErrorCode::ServiceUnavailable,
                     "too many live-feed sockets are still authenticating; retry shortly",
                 )
                 .with("retry_after", 1),
@@ -772,7 +772,7 @@ fn pending_refused(r: PendingRefused) -> ApiError {
     };
     ApiError(
         Error::new(
-            herald_actors::ErrorCode::RateLimited,
+            herald_engine::ErrorCode::RateLimited,
             format!(
                 "this {share} has {limit} live-feed sockets still authenticating, its share; \
                  sign one in or close it, then retry"

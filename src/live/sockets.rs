@@ -9,7 +9,7 @@
 //! total, and shares of it per source address and per project, so that one
 //! client holding many silent sockets cannot take every tenant's places.
 
-use herald_actors::actors::LiveSink;
+use herald_engine::actors::LiveSink;
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};

@@ -11,7 +11,7 @@
 //! (`providers::specs()`), the same table the handlers validate with. This
 //! module only assembles them into the document's alternatives.
 
-use herald_actors::providers::{self, ProviderSpec, MASK};
+use herald_engine::providers::{self, ProviderSpec, MASK};
 use serde_json::{json, Map, Value};
 
 /// `SmtpConfig` for `smtp`…
@@ -337,7 +337,7 @@ pub fn insert(schemas: &mut Map<String, Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use herald_actors::model::ChannelType;
+    use herald_engine::model::ChannelType;
 
     fn document() -> Map<String, Value> {
         let mut schemas = Map::new();
@@ -393,7 +393,7 @@ mod tests {
     /// examples use public names anyway), and so does the create body's.
     #[test]
     fn every_config_example_is_valid_for_the_engine() {
-        let egress = herald_actors::egress::EgressPolicy {
+        let egress = herald_engine::egress::EgressPolicy {
             allow_private: false,
             allow: Default::default(),
         };
@@ -411,7 +411,7 @@ mod tests {
         }
         for (provider, example) in examples {
             let cfg = example.as_object().cloned().unwrap_or_default();
-            let mut v = herald_actors::Validator::new();
+            let mut v = herald_engine::Validator::new();
             providers::validate_config(&provider, &cfg, &egress, &mut v);
             assert!(v.is_empty(), "{provider}: {:?}", v.finish().err());
         }

@@ -33,8 +33,8 @@ use crate::bodies::{
     SigningKeyPair, Subscription, SubscriptionInput, Topic, TopicInput, Usage,
 };
 use crate::errors::{ErrorBody, ErrorCode, ErrorResponse};
-use herald_actors::model::{ChannelStatus, ChannelType, DeliveryError, DeliveryStatus};
-use herald_actors::views::{
+use herald_engine::model::{ChannelStatus, ChannelType, DeliveryError, DeliveryStatus};
+use herald_engine::views::{
     DeliveryData, DeliveryView, FeedEntry, FeedMeta, FlowRunAccepted, PendingStatus, UserView,
 };
 use serde_json::Value;

@@ -161,7 +161,7 @@ pub fn delivery_filters() -> Vec<Parameter> {
         ),
         query_param(
             "channel_type",
-            enum_schema(&herald_actors::model::ChannelType::ALL.map(|t| t.as_str())),
+            enum_schema(&herald_engine::model::ChannelType::ALL.map(|t| t.as_str())),
             "Channel type.",
         ),
         query_param("channel_id", uuid_schema(), "Channel id."),

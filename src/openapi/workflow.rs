@@ -16,10 +16,10 @@
 
 use crate::bodies::workflow::{DATE_TIME_PATTERN, SPAN_PATTERN};
 use crate::bodies::RETENTION_PATTERN;
-use herald_actors::delivery::conditions::MAX_RULES;
-use herald_actors::delivery::window::DAYS;
-use herald_actors::events::EventType;
-use herald_actors::validate::HTTP_URL;
+use herald_engine::delivery::conditions::MAX_RULES;
+use herald_engine::delivery::window::DAYS;
+use herald_engine::events::EventType;
+use herald_engine::validate::HTTP_URL;
 use serde_json::{json, Map, Value};
 
 /// A rule path of a delay or throttle step: `data`, `recipient` or `actor`,

@@ -14,8 +14,8 @@ use crate::openapi::{uuid_param, Content, Op};
 use crate::pagination;
 use crate::state::State;
 use actix_web::{HttpRequest, HttpResponse};
-use herald_actors::model::{new_id, Channel};
-use herald_actors::{providers, Error};
+use herald_engine::model::{new_id, Channel};
+use herald_engine::{providers, Error};
 
 /// `POST /admin/v1/channels`
 pub fn create_endpoint() -> Endpoint {

@@ -14,11 +14,11 @@ use crate::openapi::{flow_param, Content, Op};
 use crate::pagination;
 use crate::state::{AppState, State};
 use actix_web::{HttpRequest, HttpResponse};
-use herald_actors::actors::{find_flow as find_flow_in, RunAnswer, RunRequest};
-use herald_actors::catalog::FlowEdit;
-use herald_actors::model::{new_id, Channel, Flow, FlowStatus};
-use herald_actors::storage::AcceptInput;
-use herald_actors::{render, Error, Validator};
+use herald_engine::actors::{find_flow as find_flow_in, RunAnswer, RunRequest};
+use herald_engine::catalog::FlowEdit;
+use herald_engine::model::{new_id, Channel, Flow, FlowStatus};
+use herald_engine::storage::AcceptInput;
+use herald_engine::{render, Error, Validator};
 use uuid::Uuid;
 
 /// Looks a flow up by the path's `{id}`: a UUID is an id, anything else a handle.
@@ -294,7 +294,7 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
 
 /// The engine's input for a run of `flow`: the body's problems (422), then
 /// whether the flow is active (409).
-fn checked_run(input: RunInput, flow: Flow) -> herald_actors::Result<AcceptInput> {
+fn checked_run(input: RunInput, flow: Flow) -> herald_engine::Result<AcceptInput> {
     let (status, flow_id) = (flow.status, flow.id);
     let input = input.validate(flow)?;
     if status != FlowStatus::Active {
@@ -340,7 +340,7 @@ pub async fn cancel(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
         .engine
         .cancel_runs(
             pid,
-            herald_actors::delivery::cancel::CancelRequest {
+            herald_engine::delivery::cancel::CancelRequest {
                 flow_id: flow.id,
                 key,
                 recipients,

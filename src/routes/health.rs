@@ -7,7 +7,7 @@ use crate::errors::{ApiError, ApiResult};
 use crate::openapi::{Content, Op};
 use crate::state::State;
 use actix_web::HttpResponse;
-use herald_actors::Error;
+use herald_engine::Error;
 
 /// `GET /healthz`
 pub fn healthz_endpoint() -> Endpoint {

@@ -21,7 +21,7 @@ mod webhook_endpoints;
 use crate::errors::{ApiError, ApiResult};
 use crate::pagination::Paging;
 use actix_web::{web, HttpRequest, HttpResponse};
-use herald_actors::Error;
+use herald_engine::Error;
 
 /// Unknown route or method (authentication already ran in the middleware).
 async fn fallback(_req: HttpRequest) -> ApiResult<HttpResponse> {
@@ -74,7 +74,7 @@ pub fn no_content() -> HttpResponse {
 /// `{items, page}` for a page of records rendered by `view`.
 pub fn list<T, V: serde::Serialize>(
     paging: &Paging,
-    page: &herald_actors::storage::Page<T>,
+    page: &herald_engine::storage::Page<T>,
     view: impl Fn(&T) -> V,
 ) -> HttpResponse {
     ok(paging.respond(page, page.items.iter().map(view).collect()))

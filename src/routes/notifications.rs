@@ -10,9 +10,9 @@ use crate::openapi::{delivery_filters, notification_filters, uuid_param, Content
 use crate::pagination;
 use crate::state::State;
 use actix_web::{HttpRequest, HttpResponse};
-use herald_actors::actors::{DeliveryQuery, NotificationQuery};
-use herald_actors::model::{ChannelType, DeliveryStatus};
-use herald_actors::storage::DeliveryFilter;
+use herald_engine::actors::{DeliveryQuery, NotificationQuery};
+use herald_engine::model::{ChannelType, DeliveryStatus};
+use herald_engine::storage::DeliveryFilter;
 
 /// `GET /admin/v1/notifications`
 pub fn list_endpoint() -> Endpoint {

@@ -15,8 +15,8 @@ use crate::extract::{path_str, typed, Body, Query};
 use crate::ops_access::Ops;
 use crate::state::State;
 use actix_web::{web, HttpRequest, HttpResponse};
-use herald_actors::model::OperatorProject;
-use herald_actors::Error;
+use herald_engine::model::OperatorProject;
+use herald_engine::Error;
 use std::time::Duration;
 
 /// The grace period of a rotated secret when none is given: 24 h.
@@ -119,7 +119,7 @@ async fn delete_project(req: HttpRequest, st: State) -> ApiResult<HttpResponse> 
         Some(_) => {}
     }
     let p = st.engine.delete_project(name).await?;
-    crate::live::bus::project_changed(&st, p.id, herald_actors::bus::ProjectNotice::Deleted);
+    crate::live::bus::project_changed(&st, p.id, herald_engine::bus::ProjectNotice::Deleted);
     tracing::info!(project_id = %p.id, name = %p.name, "project deleted by an operator");
     Ok(no_content())
 }

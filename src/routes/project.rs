@@ -9,8 +9,8 @@ use crate::extract::{typed, Body};
 use crate::openapi::{Content, Op};
 use crate::state::State;
 use actix_web::{web, HttpResponse};
-use herald_actors::bus::ProjectNotice;
-use herald_actors::Error;
+use herald_engine::bus::ProjectNotice;
+use herald_engine::Error;
 use rsa::pkcs1::DecodeRsaPublicKey;
 use rsa::pkcs8::{DecodePublicKey, EncodePrivateKey, EncodePublicKey, LineEnding};
 use rsa::traits::PublicKeyParts;
@@ -29,7 +29,7 @@ pub async fn get(a: Admin, st: State) -> ApiResult<HttpResponse> {
 }
 
 /// The project as the routes answer it: with its usage, read after the change.
-async fn with_usage(st: &State, p: herald_actors::model::Project) -> ApiResult<HttpResponse> {
+async fn with_usage(st: &State, p: herald_engine::model::Project) -> ApiResult<HttpResponse> {
     let id = p.id;
     let bytes = st.engine.usage_bytes(id).await?;
     Ok(ok(bodies::Project::with_usage(&p, bytes)))

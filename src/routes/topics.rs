@@ -13,7 +13,7 @@ use crate::pagination;
 use crate::state::State;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
-use herald_actors::{validate, Error, Validator};
+use herald_engine::{validate, Error, Validator};
 
 /// The message of a subscription naming no user.
 const NO_SUCH_USER: &str = "no user with this external_id";

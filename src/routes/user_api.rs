@@ -23,11 +23,11 @@ use crate::routes::users::{
 };
 use crate::state::{AppState, State};
 use actix_web::{HttpRequest, HttpResponse};
-use herald_actors::actors::{MarkAll, UpdateEntry};
-use herald_actors::model::{ChannelType, Delivery, FeedCounts};
-use herald_actors::storage::FeedUpdate;
-use herald_actors::views::UserView;
-use herald_actors::Error;
+use herald_engine::actors::{MarkAll, UpdateEntry};
+use herald_engine::model::{ChannelType, Delivery, FeedCounts};
+use herald_engine::storage::FeedUpdate;
+use herald_engine::views::UserView;
+use herald_engine::Error;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -274,7 +274,7 @@ async fn push_channel(
     project: Uuid,
     id: Uuid,
     check_status: bool,
-) -> ApiResult<herald_actors::model::Channel> {
+) -> ApiResult<herald_engine::model::Channel> {
     let c = st.engine.channel(project, id).await?;
     if !matches!(
         c.channel_type,
@@ -397,7 +397,7 @@ pub async fn remove_push_subscription(
         .await?;
     if !existed {
         return Err(
-            Error::new(herald_actors::ErrorCode::NotFound, "subscription not found")
+            Error::new(herald_engine::ErrorCode::NotFound, "subscription not found")
                 .with("resource", "subscription")
                 .into(),
         );

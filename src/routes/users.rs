@@ -19,12 +19,12 @@ use crate::pagination;
 use crate::state::{AppState, State};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
-use herald_actors::model::{User, UserPatch};
-use herald_actors::storage::ErasureStatus;
-use herald_actors::storage::FeedFilter;
-use herald_actors::views::UserView;
-use herald_actors::Error;
-use herald_actors::{validate, Validator};
+use herald_engine::model::{User, UserPatch};
+use herald_engine::storage::ErasureStatus;
+use herald_engine::storage::FeedFilter;
+use herald_engine::views::UserView;
+use herald_engine::Error;
+use herald_engine::{validate, Validator};
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -469,11 +469,11 @@ pub async fn feed_page(
 
 /// Reads a feed page with its counts and actors and serialises the response.
 fn feed_body(
-    s: &dyn herald_actors::Storage,
+    s: &dyn herald_engine::Storage,
     project: Uuid,
     user: Uuid,
     fq: &FeedQuery,
-) -> Result<Vec<u8>, herald_actors::Error> {
+) -> Result<Vec<u8>, herald_engine::Error> {
     let page = s.feed_page(&project, &user, fq.filter, &fq.paging.req)?;
     let counts = s.feed_counts(&project, &user)?;
     let mut actors: std::collections::HashMap<Uuid, Value> = std::collections::HashMap::new();
@@ -499,7 +499,7 @@ fn feed_body(
         meta: counts.view(),
         page: fq.paging.page_object(&page),
     };
-    serde_json::to_vec(&body).map_err(|e| herald_actors::Error::internal(e.to_string()))
+    serde_json::to_vec(&body).map_err(|e| herald_engine::Error::internal(e.to_string()))
 }
 
 /// `GET /admin/v1/users/{external_id}/feed`

@@ -1,7 +1,7 @@
 //! Admin API event endpoints (docs/API.md, "Event endpoints") and the
 //! decision trace of a notification: CRUD, secret rotation, the attempt log
 //! and replay. The engine does the work (`Engine::event_endpoints`); the event sender
-//! (`herald_actors::actors::events`) picks up what is queued on its own.
+//! (`herald_engine::actors::events`) picks up what is queued on its own.
 //!
 //! Creation takes no `Idempotency-Key`: its answer carries the signing
 //! secret, which must not sit in the idempotency store in plaintext.

@@ -379,9 +379,9 @@ async fn a_test_clock_advanced_on_one_node_is_claimed_by_the_stored_clock() {
 /// claims need only their keys and due times).
 #[test]
 fn claims_are_exclusive_and_expired_leases_are_taken_over() {
-    use herald_actors::backend::PgStore;
-    use herald_actors::model::{ChannelType, Timestamp};
-    use herald_actors::storage::{ProjectRef, ProjectRepo, WorkRepo};
+    use herald_engine::backend::PgStore;
+    use herald_engine::model::{ChannelType, Timestamp};
+    use herald_engine::storage::{ProjectRef, ProjectRepo, WorkRepo};
     if pg_only(WHY) {
         return;
     }
@@ -424,7 +424,7 @@ fn claims_are_exclusive_and_expired_leases_are_taken_over() {
     );
     pg_exec(&url, &sql).unwrap();
     let now = Timestamp::now().millis();
-    let ids = |v: &[herald_actors::storage::QueueItem]| -> HashSet<uuid::Uuid> {
+    let ids = |v: &[herald_engine::storage::QueueItem]| -> HashSet<uuid::Uuid> {
         v.iter().map(|q| q.delivery_id).collect()
     };
     let got_a = a.claim_queue(ct, now, 6).unwrap();

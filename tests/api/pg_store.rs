@@ -249,10 +249,10 @@ async fn an_unreachable_database_answers_503_and_recovers_by_itself() {
 /// the endpoints and its commit.
 #[test]
 fn the_event_sweep_removes_outbox_rows_of_deleted_endpoints() {
-    use herald_actors::backend::PgStore;
-    use herald_actors::events::WebhookEndpoint;
-    use herald_actors::model::Timestamp;
-    use herald_actors::storage::{EventRepo, ProjectRef, ProjectRepo};
+    use herald_engine::backend::PgStore;
+    use herald_engine::events::WebhookEndpoint;
+    use herald_engine::model::Timestamp;
+    use herald_engine::storage::{EventRepo, ProjectRef, ProjectRepo};
     if not_on_postgres() {
         return;
     }

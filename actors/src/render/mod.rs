@@ -455,7 +455,7 @@ mod bounds {
     }
 
     /// Prints what the defaults cost (run by hand, in release:
-    /// `cargo test -p herald-actors --release --lib bounds::measure -- --ignored --nocapture`).
+    /// `cargo test -p herald-engine --release --lib bounds::measure -- --ignored --nocapture`).
     #[test]
     #[ignore]
     fn measure() {

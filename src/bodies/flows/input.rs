@@ -4,13 +4,13 @@
 //! what a create or update then changes.
 
 use crate::extract::{Given, Obj};
-use herald_actors::delivery::clock::Span;
-use herald_actors::delivery::conditions::Conditions;
-use herald_actors::delivery::window::SendWindow;
-use herald_actors::model::{
+use herald_engine::delivery::clock::Span;
+use herald_engine::delivery::conditions::Conditions;
+use herald_engine::delivery::window::SendWindow;
+use herald_engine::model::{
     self, ChannelType, MAX_BATCH_MAX, MAX_DELAY, MAX_STEPS, MAX_TEMPLATE, MAX_THROTTLE_LIMIT,
 };
-use herald_actors::{validate, Validator};
+use herald_engine::{validate, Validator};
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::openapi::schema::{
@@ -350,7 +350,7 @@ fn key_template(
         Some(Some(src)) => src,
         _ => return None,
     };
-    if let Err(e) = herald_actors::render::check(&src) {
+    if let Err(e) = herald_engine::render::check(&src) {
         v.push(&path, "format", format!("template does not compile: {e}"));
     } else {
         probes.push((path, src.clone()));
@@ -381,7 +381,7 @@ fn step_window(s: &StepInput, p: &str, v: &mut Validator) -> Option<(String, Spa
 fn throttle_step(
     s: &StepInput,
     p: &str,
-    cond: Option<herald_actors::delivery::conditions::Conditions>,
+    cond: Option<herald_engine::delivery::conditions::Conditions>,
     probes: &mut Vec<(String, String)>,
     v: &mut Validator,
 ) -> model::Step {
@@ -419,7 +419,7 @@ fn throttle_step(
 fn batch_step(
     s: &StepInput,
     p: &str,
-    cond: Option<herald_actors::delivery::conditions::Conditions>,
+    cond: Option<herald_engine::delivery::conditions::Conditions>,
     probes: &mut Vec<(String, String)>,
     v: &mut Validator,
 ) -> model::Step {
@@ -538,7 +538,7 @@ fn channel_step(
             ] {
                 let path = format!("{p}.template.{part}");
                 if let Some(Some(src)) = given.text(&path, MAX_TEMPLATE, v) {
-                    if let Err(e) = herald_actors::render::check(&src) {
+                    if let Err(e) = herald_engine::render::check(&src) {
                         v.push(path, "format", format!("template does not compile: {e}"));
                     } else {
                         probes.push((path, src.clone()));

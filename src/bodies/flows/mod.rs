@@ -10,7 +10,7 @@ mod run;
 pub use input::*;
 pub use run::*;
 
-use herald_actors::model::{self, Timestamp};
+use herald_engine::model::{self, Timestamp};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;

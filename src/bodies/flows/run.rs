@@ -4,15 +4,15 @@
 
 use crate::bodies::users::RecipientInput;
 use crate::extract::{Given, Obj};
-use herald_actors::model;
-use herald_actors::storage::RunTiming;
-use herald_actors::storage::{AcceptInput, ActorSpec, RunRecipient};
-use herald_actors::{validate, Validator};
+use herald_engine::model;
+use herald_engine::storage::RunTiming;
+use herald_engine::storage::{AcceptInput, ActorSpec, RunRecipient};
+use herald_engine::{validate, Validator};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-pub use herald_actors::model::MAX_RECIPIENTS;
+pub use herald_engine::model::MAX_RECIPIENTS;
 
 /// An explicit recipient: an external_id, or a user object identified inline.
 #[derive(Deserialize, ToSchema)]
@@ -64,7 +64,7 @@ pub struct RunInput {
 
 impl RunInput {
     /// The engine's input for a run of `flow` (every problem reported at once).
-    pub fn validate(&self, flow: model::Flow) -> herald_actors::Result<AcceptInput> {
+    pub fn validate(&self, flow: model::Flow) -> herald_engine::Result<AcceptInput> {
         let mut v = Validator::new();
         let mut recipients = vec![];
         match &self.recipients {

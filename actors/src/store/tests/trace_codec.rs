@@ -300,7 +300,7 @@ fn settled_entries_written_directly_read_back_as_their_entries() {
 }
 
 /// What writing a trace costs each way, per notification (a measurement,
-/// not a check: `cargo test --release -p herald-actors --lib --
+/// not a check: `cargo test --release -p herald-engine --lib --
 /// --ignored trace_write_cost --nocapture`).
 #[test]
 #[ignore]

@@ -356,7 +356,7 @@ fn the_id_floor_sorts_below_every_later_id_and_above_every_earlier_one() {
 }
 
 /// sled 0.34 alone under a retention window (a measurement, not a check:
-/// `HERALD_WINDOW_SECS=240 cargo test --release -p herald-actors --lib --
+/// `HERALD_WINDOW_SECS=240 cargo test --release -p herald-engine --lib --
 /// --ignored sled_alone_under_a_window --nocapture`): 4,000 values of 500
 /// bytes a second under time-ordered keys, kept 30 s. `HERALD_WINDOW_MODES`
 /// (comma-separated, default `removed,dropped`) picks how:
