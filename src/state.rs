@@ -1,9 +1,9 @@
 //! Shared application state handed to every handler.
 
 use crate::configuration::Settings;
-use crate::errors::{ApiError, ApiResult};
+use crate::errors::ApiResult;
 use governor::{clock::DefaultClock, state::keyed::DashMapStateStore, Quota, RateLimiter};
-use herald_engine::{Engine, Error, Storage, Store};
+use herald_engine::{Engine, Store};
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use uuid::Uuid;
@@ -121,17 +121,6 @@ impl AppState {
 
     /// The key that signs this server's page cursors.
     pub fn cursor_key(&self) -> &[u8; 32] {
-        self.engine.storage().cursor_key()
-    }
-
-    /// Runs blocking reads through the storage interface on the blocking
-    /// pool, never on an HTTP worker (changes go through the engine's
-    /// operations).
-    pub async fn run<T, F>(&self, f: F) -> Result<T, ApiError>
-    where
-        F: FnOnce(&dyn Storage) -> Result<T, Error> + Send + 'static,
-        T: Send + 'static,
-    {
-        self.engine.run(f).await.map_err(ApiError)
+        self.engine.cursor_key()
     }
 }

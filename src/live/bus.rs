@@ -65,7 +65,7 @@ pub fn attach(bus: &Bus, state: &Arc<AppState>) {
 /// meanwhile is not detected: those sockets stay until they reconnect.)
 fn recheck_sockets(st: &AppState) {
     for id in st.live.projects() {
-        match st.engine.storage().project(&id) {
+        match st.engine.project_blocking(&id) {
             Ok(None) => close_sockets(st, id, ProjectNotice::Deleted),
             Ok(Some(p)) if p.security_mode => close_sockets(st, id, ProjectNotice::SecurityOn),
             Ok(Some(_)) => {}

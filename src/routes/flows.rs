@@ -18,7 +18,7 @@ use herald_engine::actors::{find_flow as find_flow_in, RunAnswer, RunRequest};
 use herald_engine::catalog::FlowEdit;
 use herald_engine::model::{new_id, Channel, Flow, FlowStatus};
 use herald_engine::storage::AcceptInput;
-use herald_engine::{render, Error, Validator};
+use herald_engine::{Error, Validator};
 use uuid::Uuid;
 
 /// Looks a flow up by the path's `{id}`: a UUID is an id, anything else a handle.
@@ -45,15 +45,7 @@ async fn probe_templates(
     if probes.is_empty() {
         return Ok(());
     }
-    let limits = st.engine.storage().template_limits();
-    let failed = st
-        .run(move |_| {
-            Ok(probes
-                .into_iter()
-                .filter_map(|(field, src)| render::probe(&src, &limits).err().map(|e| (field, e)))
-                .collect::<Vec<_>>())
-        })
-        .await?;
+    let failed = st.engine.probe_templates(probes).await?;
     for (field, e) in failed {
         v.push(field, "format", format!("template is over its limits: {e}"));
     }

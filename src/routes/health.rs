@@ -36,7 +36,7 @@ pub fn readyz_endpoint() -> Endpoint {
 /// cluster) the bus is connected, else 503 (with `Retry-After` while the
 /// store is degraded by a disk error).
 pub async fn readyz(st: State) -> ApiResult<HttpResponse> {
-    let health = st.engine.storage().health_status();
+    let health = st.engine.health_status();
     if health.degraded {
         return Err(ApiError(Error::storage_unavailable(format!(
             "the store cannot write: {}",

@@ -442,64 +442,31 @@ pub async fn feed_page(
     user: Uuid,
     fq: FeedQuery,
 ) -> ApiResult<HttpResponse> {
-    let respond = |body: &[u8]| {
-        HttpResponse::Ok()
-            .content_type("application/json")
-            .body(body.to_vec())
-    };
-    let limit = fq.paging.req.limit;
-    if fq.first_page {
-        if let Some(body) = st.engine.storage().feed_page_cached(&project, &user, limit) {
-            return Ok(respond(&body));
-        }
-    }
+    let FeedQuery {
+        filter,
+        paging,
+        first_page,
+    } = fq;
+    let req = paging.req.clone();
     let body = st
-        .run(move |s| {
-            if fq.first_page {
-                s.feed_page_fill(&project, &user, limit, &mut |s| {
-                    feed_body(s, project, user, &fq)
-                })
-            } else {
-                feed_body(s, project, user, &fq).map(Into::into)
-            }
+        .engine
+        .feed_page(project, user, filter, req, first_page, move |r| {
+            let body = FeedPage {
+                items: r
+                    .page
+                    .items
+                    .iter()
+                    .map(|d| d.feed_entry(r.actor_of(d)))
+                    .collect(),
+                meta: r.counts.view(),
+                page: paging.page_object(&r.page),
+            };
+            serde_json::to_vec(&body).map_err(|e| herald_engine::Error::internal(e.to_string()))
         })
         .await?;
-    Ok(respond(&body))
-}
-
-/// Reads a feed page with its counts and actors and serialises the response.
-fn feed_body(
-    s: &dyn herald_engine::Storage,
-    project: Uuid,
-    user: Uuid,
-    fq: &FeedQuery,
-) -> Result<Vec<u8>, herald_engine::Error> {
-    let page = s.feed_page(&project, &user, fq.filter, &fq.paging.req)?;
-    let counts = s.feed_counts(&project, &user)?;
-    let mut actors: std::collections::HashMap<Uuid, Value> = std::collections::HashMap::new();
-    for d in &page.items {
-        if let Some(a) = d.actor_id {
-            if let std::collections::hash_map::Entry::Vacant(e) = actors.entry(a) {
-                e.insert(actor_value(s.user(&project, &a)?));
-            }
-        }
-    }
-    let body = FeedPage {
-        items: page
-            .items
-            .iter()
-            .map(|d| {
-                let actor = d
-                    .actor_id
-                    .and_then(|a| actors.get(&a))
-                    .unwrap_or(&Value::Null);
-                d.feed_entry(actor)
-            })
-            .collect(),
-        meta: counts.view(),
-        page: fq.paging.page_object(&page),
-    };
-    serde_json::to_vec(&body).map_err(|e| herald_engine::Error::internal(e.to_string()))
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .body(body.to_vec()))
 }
 
 /// `GET /admin/v1/users/{external_id}/feed`

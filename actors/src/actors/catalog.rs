@@ -55,3 +55,26 @@ impl Engine {
             .await
     }
 }
+
+impl Engine {
+    /// Renders each template source once against its limits, on the
+    /// blocking pool (a template that is over them is CPU work the HTTP
+    /// workers must not do): the fields whose template failed, with why.
+    pub async fn probe_templates(
+        &self,
+        probes: Vec<(String, String)>,
+    ) -> Result<Vec<(String, String)>> {
+        let limits = self.storage().template_limits();
+        self.run(move |_| {
+            Ok(probes
+                .into_iter()
+                .filter_map(|(field, src)| {
+                    crate::render::probe(&src, &limits)
+                        .err()
+                        .map(|e| (field, e))
+                })
+                .collect())
+        })
+        .await
+    }
+}

@@ -13,6 +13,25 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 impl Engine {
+    // ------------------------------------------------------------ server
+
+    /// The key that signs this server's page cursors (the same on every
+    /// node of a cluster: it is stored).
+    pub fn cursor_key(&self) -> &[u8; 32] {
+        self.storage().cursor_key()
+    }
+
+    /// The store's health as the health endpoints report it (from memory).
+    pub fn health_status(&self) -> crate::storage::HealthStatus {
+        self.storage().health_status()
+    }
+
+    /// A project, read on the calling thread: for callers already off the
+    /// executor (the bus's socket re-check runs on the blocking pool).
+    pub fn project_blocking(&self, id: &Uuid) -> Result<Option<Project>> {
+        self.storage().project(id)
+    }
+
     // ------------------------------------------------------------ projects
 
     /// Every project (the operator API).
@@ -237,4 +256,70 @@ pub fn find_flow(s: &dyn crate::storage::Storage, project: Uuid, key: &str) -> R
         Err(_) => s.flow_by_handle(&project, key)?,
     };
     f.ok_or_else(|| Error::not_found("flow", key))
+}
+
+/// What a page of a user's feed shows, read in one storage job: the entries,
+/// the feed's counts, and each entry's actor (as its view, null once gone).
+pub struct FeedRead {
+    pub page: Page<Delivery>,
+    pub counts: crate::model::FeedCounts,
+    pub actors: std::collections::HashMap<Uuid, serde_json::Value>,
+}
+
+impl FeedRead {
+    /// The actor shown on entry `d` (null when it has none).
+    pub fn actor_of(&self, d: &Delivery) -> &serde_json::Value {
+        static NULL: serde_json::Value = serde_json::Value::Null;
+        d.actor_id
+            .and_then(|a| self.actors.get(&a))
+            .unwrap_or(&NULL)
+    }
+}
+
+impl Engine {
+    /// A page of a user's feed, rendered to the response's bytes by
+    /// `render` in the same storage job (the hottest read: the records are
+    /// serialised straight into the body). The plain first page
+    /// (`first_page`) is kept by a backend with a cache until the feed or a
+    /// user of the project changes, and served from memory without a hop
+    /// to the blocking pool.
+    pub async fn feed_page(
+        &self,
+        project: Uuid,
+        user: Uuid,
+        filter: crate::storage::FeedFilter,
+        req: PageReq,
+        first_page: bool,
+        render: impl Fn(&FeedRead) -> Result<Vec<u8>> + Send + 'static,
+    ) -> Result<Arc<[u8]>> {
+        let limit = req.limit;
+        if first_page {
+            if let Some(body) = self.storage().feed_page_cached(&project, &user, limit) {
+                return Ok(body);
+            }
+        }
+        self.run(move |s| {
+            let mut build = |s: &dyn crate::storage::Storage| {
+                let page = s.feed_page(&project, &user, filter, &req)?;
+                let counts = s.feed_counts(&project, &user)?;
+                let mut actors = std::collections::HashMap::new();
+                for a in page.items.iter().filter_map(|d| d.actor_id) {
+                    if let std::collections::hash_map::Entry::Vacant(e) = actors.entry(a) {
+                        e.insert(crate::views::UserView::json(s.user(&project, &a)?.as_ref()));
+                    }
+                }
+                render(&FeedRead {
+                    page,
+                    counts,
+                    actors,
+                })
+            };
+            if first_page {
+                s.feed_page_fill(&project, &user, limit, &mut build)
+            } else {
+                build(s).map(Into::into)
+            }
+        })
+        .await
+    }
 }
