@@ -267,7 +267,7 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
         input.timing.timezone = tz;
         input.timing.quota_bytes = quota;
         input.idempotency = idem.map(|i| (i.scope, i.payload_hash));
-        Ok(RunRequest::Accept(input))
+        Ok(RunRequest::Accept(Box::new(input)))
     });
     // Stored, durable (the 202 promises it), frames pushed, run started.
     let answer = match &known {

@@ -39,7 +39,7 @@ pub fn me_endpoint() -> Endpoint {
 }
 
 pub async fn me(u: UserCtx) -> ApiResult<HttpResponse> {
-    Ok(ok(&UserView::from(&u.user)))
+    Ok(ok(UserView::from(&u.user)))
 }
 
 /// `PUT /user/v1/me`
@@ -55,7 +55,7 @@ pub async fn update_me(u: UserCtx, body: Body, st: State) -> ApiResult<HttpRespo
     let patch = input.validate(&u.user.external_id)?;
     let (pid, ext) = (u.project.id, u.user.external_id.clone());
     let (user, _) = st.engine.upsert_user(pid, ext, patch).await?;
-    Ok(ok(&UserView::from(&user)))
+    Ok(ok(UserView::from(&user)))
 }
 
 /// `GET /user/v1/preferences`

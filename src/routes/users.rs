@@ -64,9 +64,9 @@ pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     let pid = a.project.id;
     let (user, was_created) = st.engine.upsert_user(pid, ext, patch).await?;
     Ok(if was_created {
-        created(&UserView::from(&user))
+        created(UserView::from(&user))
     } else {
-        ok(&UserView::from(&user))
+        ok(UserView::from(&user))
     })
 }
 
@@ -226,7 +226,7 @@ pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespons
     let ext = path_str(&req, "external_id")?;
     let pid = a.project.id;
     let u = st.engine.user(pid, ext).await?;
-    Ok(ok(&UserView::from(&u)))
+    Ok(ok(UserView::from(&u)))
 }
 
 /// `DELETE /admin/v1/users/{external_id}`

@@ -82,7 +82,9 @@ impl Engine {
     pub async fn accept_run(&self, project: Uuid, input: AcceptInput) -> Result<Vec<u8>> {
         let units = input.recipients.len();
         match self
-            .accept_run_prepared(project, units, move |_| Ok(RunRequest::Accept(input)))
+            .accept_run_prepared(project, units, move |_| {
+                Ok(RunRequest::Accept(Box::new(input)))
+            })
             .await?
         {
             RunAnswer::Accepted(body) => Ok(body),
@@ -111,7 +113,7 @@ impl Engine {
                 RunRequest::Replay(r) => Ok(Err(r)),
                 RunRequest::Accept(mut input) => {
                     input.timing.clock_at = clock_at;
-                    accept::accept_run(s, &project, input).map(Ok)
+                    accept::accept_run(s, &project, *input).map(Ok)
                 }
             })
             .await;
@@ -339,7 +341,7 @@ impl Engine {
 /// What the HTTP layer's preparation of a run decided (`accept_run_prepared`).
 pub enum RunRequest {
     /// Accept this run.
-    Accept(AcceptInput),
+    Accept(Box<AcceptInput>),
     /// Its idempotency key has an answer stored already: nothing to accept.
     Replay(IdempotentResponse),
 }
