@@ -568,6 +568,17 @@ pub enum Refusal {
     LeaseLost { run: Uuid },
     /// A page cursor this backend did not make for this list.
     BadCursor,
+    /// A feed-entry change that would take the entry back
+    /// (`rules::feed::update_entry` refused it).
+    EntryGoesBack {
+        entry: Uuid,
+        refusal: crate::rules::feed::GoesBack,
+    },
+    /// A topic chunk's decisions (a batch opened or joined, a throttle's
+    /// count) no longer hold as it commits: nothing was stored.
+    StaleChunk,
+    /// The same idempotency key committed first on another node.
+    IdempotencyRace,
 }
 
 impl Refusal {

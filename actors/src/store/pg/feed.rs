@@ -479,8 +479,14 @@ impl FeedRepo for PgStore {
             let (old, before) = PgStore::entry_in(&mut tx, project, user, id)
                 .await?
                 .ok_or_else(|| Refusal::missing("feed_entry", id))?;
-            let (mut d, changed) = feed::update_entry(&old, &u, Timestamp::now())
-                .map_err(|refusal| refusal.into_error(id))?;
+            let (mut d, changed) =
+                feed::update_entry(&old, &u, Timestamp::now()).map_err(|refusal| {
+                    Refusal::EntryGoesBack {
+                        entry: *id,
+                        refusal,
+                    }
+                    .err()
+                })?;
             let mut frames = vec![];
             if changed {
                 touch(&mut d);

@@ -347,12 +347,12 @@ impl PgStore {
                 .collect();
             lock_slots(&mut tx, project, &throttles).await?;
             if throttles_stale(&mut tx, project, &throttles).await? {
-                return Err(Error::stale_chunk());
+                return Err(Refusal::StaleChunk.err());
             }
             let mut closes = Traces::default();
             let due_now = put_batches(&mut tx, project, &notifications, &mut closes)
                 .await?
-                .ok_or_else(Error::stale_chunk)?;
+                .ok_or_else(|| Refusal::StaleChunk.err())?;
             let mut out = Outbound::load(&mut tx, [*project]).await?;
             let frames = self
                 .write_notifications(
@@ -462,7 +462,7 @@ impl RunRepo for PgStore {
                 // Another node may have taken the key meanwhile (the
                 // requests sharing a key are serialised per node only).
                 if !put_idempotent_new(&mut tx, project, scope, &rec).await? {
-                    return Err(Error::idempotency_race());
+                    return Err(Refusal::IdempotencyRace.err());
                 }
             }
             Ok::<_, Error>(Some((frames, due_now)))

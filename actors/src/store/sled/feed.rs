@@ -594,8 +594,13 @@ impl Store {
     ) -> Result<FeedUpdateOutcome> {
         let old = self.feed_entry(project, user, id)?;
         let before = flags_of(&old);
-        let (d, changed) = feed::update_entry(&old, &u, Timestamp::now())
-            .map_err(|refusal| refusal.into_error(id))?;
+        let (d, changed) = feed::update_entry(&old, &u, Timestamp::now()).map_err(|refusal| {
+            Refusal::EntryGoesBack {
+                entry: *id,
+                refusal,
+            }
+            .err()
+        })?;
         let mut counts = self.feed_counts_locked(project, user)?;
         if changed {
             let after = flags_of(&d);

@@ -22,6 +22,7 @@ use crate::delivery::settle;
 use crate::error::{Error, Result};
 use crate::events::EventType;
 use crate::model::*;
+use crate::storage::Refusal;
 use crate::storage::{
     AcceptedRun, IdempotentResponse, Prepared, QueueItem, RunCommit, StagedChunk,
     StagedNotification, StagedRun, UserFrames, UserWrite,
@@ -448,10 +449,10 @@ impl Store {
         // through).
         let _slots = self.lock_slots(project, &batches, &throttles);
         if !throttles.is_empty() && self.throttles_stale(project, &throttles)? {
-            return Err(Error::stale_chunk());
+            return Err(Refusal::StaleChunk.err());
         }
         let Some(due_now) = self.stage_batches(&mut w, project, batches)? else {
-            return Err(Error::stale_chunk());
+            return Err(Refusal::StaleChunk.err());
         };
         queued.extend(due_now);
         let rk = run_lock_key(project, &run.id);
