@@ -35,6 +35,8 @@ pub enum CatalogError {
         channel: Uuid,
         status: ChannelStatus,
     },
+    /// Running a flow that is not active.
+    FlowNotActive { flow: Uuid, status: FlowStatus },
 }
 
 /// The statuses a flow in `from` may move to.
@@ -82,6 +84,15 @@ pub fn set_status(
     }
     flow.status = to;
     flow.updated_at = now;
+    Ok(())
+}
+
+/// Whether a run of flow `id`, in `status`, may be accepted: only an
+/// active flow runs.
+pub fn runnable(id: Uuid, status: FlowStatus) -> Result<(), CatalogError> {
+    if status != FlowStatus::Active {
+        return Err(CatalogError::FlowNotActive { flow: id, status });
+    }
     Ok(())
 }
 
@@ -204,6 +215,11 @@ impl From<CatalogError> for Error {
                 };
                 conflict("channel", &channel, "invalid_transition", message)
                     .with("current_status", status.as_str())
+            }
+            CatalogError::FlowNotActive { flow, status } => {
+                conflict("flow", &flow, "flow_not_active", "the flow is not active")
+                    .with("current_status", status.as_str())
+                    .with("allowed_statuses", vec!["active"])
             }
             CatalogError::ChannelInUse { channel, status } => conflict(
                 "channel",

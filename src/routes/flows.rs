@@ -14,11 +14,10 @@ use crate::openapi::{flow_param, Content, Op};
 use crate::pagination;
 use crate::state::{AppState, State};
 use actix_web::{HttpRequest, HttpResponse};
-use herald_engine::actors::{find_flow as find_flow_in, RunAnswer, RunRequest};
+use herald_engine::actors::RunAnswer;
 use herald_engine::catalog::FlowEdit;
 use herald_engine::model::{new_id, Channel, Flow, FlowStatus};
-use herald_engine::storage::AcceptInput;
-use herald_engine::{Error, Validator};
+use herald_engine::Validator;
 use uuid::Uuid;
 
 /// Looks a flow up by the path's `{id}`: a UUID is an id, anything else a handle.
@@ -255,19 +254,14 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
         _ => 1,
     };
     let (tz, quota) = (a.project.timezone.clone(), a.project.quota_bytes);
-    let accept = st.engine.accept_run_prepared(pid, units, move |s| {
-        let flow = find_flow_in(s, pid, &key)?;
-        let idem = idem?;
-        if let Some(i) = &idem {
-            if let Some(r) = s.idempotent_response(&pid, &i.scope)? {
-                return Ok(RunRequest::Replay(r));
-            }
-        }
-        let mut input = checked_run(typed::<RunInput>(&m)?, flow)?;
+    let key_facts = idem
+        .map(|i| i.map(|i| (i.scope, i.payload_hash)))
+        .map_err(|e| e.0);
+    let accept = st.engine.run_flow(pid, units, key, key_facts, move |flow| {
+        let mut input = typed::<RunInput>(&m)?.validate(flow)?;
         input.timing.timezone = tz;
         input.timing.quota_bytes = quota;
-        input.idempotency = idem.map(|i| (i.scope, i.payload_hash));
-        Ok(RunRequest::Accept(Box::new(input)))
+        Ok(input)
     });
     // Stored, durable (the 202 promises it), frames pushed, run started.
     let answer = match &known {
@@ -282,24 +276,6 @@ pub async fn run(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
         (Err(e), Some(k)) => idempotency::after_race(&st.engine, pid, k, "flow_run", e).await,
         (Err(e), None) => Err(e.into()),
     }
-}
-
-/// The engine's input for a run of `flow`: the body's problems (422), then
-/// whether the flow is active (409).
-fn checked_run(input: RunInput, flow: Flow) -> herald_engine::Result<AcceptInput> {
-    let (status, flow_id) = (flow.status, flow.id);
-    let input = input.validate(flow)?;
-    if status != FlowStatus::Active {
-        return Err(Error::conflict(
-            "flow",
-            Some(flow_id.to_string()),
-            "flow_not_active",
-            "the flow is not active",
-        )
-        .with("current_status", status.as_str())
-        .with("allowed_statuses", vec!["active"]));
-    }
-    Ok(input)
 }
 
 /// `POST /admin/v1/flows/{id}/cancel`

@@ -92,12 +92,45 @@ impl Engine {
         }
     }
 
+    /// A run of a flow as the HTTP layer asks for it, in one storage job
+    /// (one hop to the blocking pool, with or without an idempotency key):
+    /// the flow by id or handle (404), the key's problem if it had one,
+    /// the answer stored under the key (returned as it is, nothing
+    /// accepted), the body's checks against the flow (`input`), whether
+    /// the flow runs (`catalog::runnable`, 409), then the acceptance.
+    /// `units`: the recipients the body names, for the staging permit;
+    /// `idempotency`: the key's scope and payload hash.
+    pub async fn run_flow(
+        &self,
+        project: Uuid,
+        units: usize,
+        flow: String,
+        idempotency: Result<Option<(Vec<u8>, Vec<u8>)>>,
+        input: impl FnOnce(Flow) -> Result<AcceptInput> + Send + 'static,
+    ) -> Result<RunAnswer> {
+        self.accept_run_prepared(project, units, move |s| {
+            let flow = super::reads::find_flow(s, project, &flow)?;
+            let idempotency = idempotency?;
+            if let Some((scope, _)) = &idempotency {
+                if let Some(r) = s.idempotent_response(&project, scope)? {
+                    return Ok(RunRequest::Replay(r));
+                }
+            }
+            let (id, status) = (flow.id, flow.status);
+            let mut input = input(flow)?;
+            crate::catalog::runnable(id, status)?;
+            input.idempotency = idempotency;
+            Ok(RunRequest::Accept(Box::new(input)))
+        })
+        .await
+    }
+
     /// `accept_run` of what `prepare` decides in the same storage job (the
     /// flow's lookup, the idempotency key's stored answer, the body's
     /// checks, for the HTTP layer), so a run takes one hop to the blocking
     /// pool with or without a key. `units`: the recipients it names, for
     /// the staging permit.
-    pub async fn accept_run_prepared(
+    async fn accept_run_prepared(
         &self,
         project: Uuid,
         units: usize,
@@ -338,8 +371,8 @@ impl Engine {
     }
 }
 
-/// What the HTTP layer's preparation of a run decided (`accept_run_prepared`).
-pub enum RunRequest {
+/// What the preparation of a run decided (`accept_run_prepared`).
+enum RunRequest {
     /// Accept this run.
     Accept(Box<AcceptInput>),
     /// Its idempotency key has an answer stored already: nothing to accept.

@@ -250,7 +250,7 @@ impl Engine {
 }
 
 /// `Engine::flow` inside a storage job.
-pub fn find_flow(s: &dyn crate::storage::Storage, project: Uuid, key: &str) -> Result<Flow> {
+pub(crate) fn find_flow(s: &dyn crate::storage::Storage, project: Uuid, key: &str) -> Result<Flow> {
     let f = match Uuid::parse_str(key) {
         Ok(id) => s.flow(&project, &id)?,
         Err(_) => s.flow_by_handle(&project, key)?,
