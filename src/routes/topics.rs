@@ -13,10 +13,10 @@ use crate::pagination;
 use crate::state::State;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
-use herald_engine::{validate, Error, Validator};
+use herald_engine::actors::Subscriber;
+use herald_engine::{validate, Error};
 
 /// The message of a subscription naming no user.
-const NO_SUCH_USER: &str = "no user with this external_id";
 
 fn topic_key(req: &HttpRequest) -> ApiResult<String> {
     let key = path_str(req, "key")?;
@@ -180,10 +180,7 @@ pub async fn subscribe(
     st2.once(pid, idem, "subscription", |_| async move {
         let sub = st
             .engine
-            .subscribe(pid, key, move |s| {
-                s.user_by_ext(&pid, &ext)?
-                    .ok_or_else(|| Error::field("external_id", "inclusion", NO_SUCH_USER))
-            })
+            .subscribe(pid, key, Subscriber::External(ext))
             .await?;
         Ok(Created::new(&bodies::Subscription::from(&sub)))
     })
@@ -202,21 +199,7 @@ async fn subscribe_many(
 ) -> ApiResult<HttpResponse> {
     let st2 = st.clone();
     st2.once(pid, idem, "subscription", |_| async move {
-        let (topic, created) = st
-            .engine
-            .subscribe_many(pid, key, move |s| {
-                let mut v = Validator::new();
-                let mut users = Vec::with_capacity(exts.len());
-                for (i, u) in s.user_refs_by_ext(&pid, &exts)?.into_iter().enumerate() {
-                    match u {
-                        Some(u) => users.push(u),
-                        None => v.push(format!("users.{i}"), "inclusion", NO_SUCH_USER),
-                    }
-                }
-                v.finish()?;
-                Ok(users)
-            })
-            .await?;
+        let (topic, created) = st.engine.subscribe_many(pid, key, exts).await?;
         Ok(Created {
             status: StatusCode::OK,
             ..Created::new(&BulkSubscriptionResult {
@@ -246,14 +229,8 @@ pub async fn unsubscribe(a: Admin, req: HttpRequest, st: State) -> ApiResult<Htt
     let key = path_str(&req, "key")?;
     let ext = path_str(&req, "external_id")?;
     let pid = a.project.id;
-    let k = key.clone();
     st.engine
-        .unsubscribe(pid, key, move |s| {
-            s.topic(&pid, &k)?
-                .ok_or_else(|| Error::not_found("topic", &k))?;
-            s.user_by_ext(&pid, &ext)?
-                .ok_or_else(|| Error::not_found("user", &ext))
-        })
+        .unsubscribe(pid, key, Subscriber::External(ext))
         .await?;
     Ok(no_content())
 }

@@ -23,7 +23,7 @@ use crate::routes::users::{
 };
 use crate::state::{AppState, State};
 use actix_web::{HttpRequest, HttpResponse};
-use herald_engine::actors::{MarkAll, UpdateEntry};
+use herald_engine::actors::{MarkAll, Subscriber, UpdateEntry};
 use herald_engine::model::{ChannelType, Delivery, FeedCounts};
 use herald_engine::storage::FeedUpdate;
 use herald_engine::views::UserView;
@@ -470,7 +470,10 @@ pub async fn subscribe(
     let user = u.user.clone();
     let st2 = st.clone();
     st2.once(pid, idem, "subscription", |_| async move {
-        let sub = st.engine.subscribe(pid, key, move |_| Ok(user)).await?;
+        let sub = st
+            .engine
+            .subscribe(pid, key, Subscriber::Known(user))
+            .await?;
         Ok(Created::new(&bodies::Subscription::from(&sub)))
     })
     .await
@@ -493,13 +496,8 @@ pub async fn unsubscribe(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<H
     let key = path_str(&req, "key")?;
     let pid = u.project.id;
     let user = u.user.clone();
-    let k = key.clone();
     st.engine
-        .unsubscribe(pid, key, move |s| {
-            s.topic(&pid, &k)?
-                .ok_or_else(|| Error::not_found("topic", &k))?;
-            Ok(user)
-        })
+        .unsubscribe(pid, key, Subscriber::Known(user))
         .await?;
     Ok(no_content())
 }

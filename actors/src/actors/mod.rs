@@ -52,7 +52,7 @@ pub use event_endpoints::{EndpointChange, EventEndpoints};
 pub use flow_run::FlowRunActor;
 pub use lifecycle::{batch_size, INLINE_ERASURE_STEPS};
 pub use notifications::{DeliveryQuery, NotificationQuery, Notifications};
-pub use ops::RunAnswer;
+pub use ops::{RunAnswer, Subscriber};
 pub use supervisor::DeliverySupervisor;
 pub use user::{
     CatchUp, Connect, Disconnect, LiveFrame, LiveSink, MarkAll, PushFrames, UpdateEntry, UserActor,

@@ -6,9 +6,7 @@
 use super::engine::Engine;
 use crate::delivery::accept;
 use crate::error::{Error, Result};
-use crate::model::{
-    Channel, Flow, Preferences, Project, Subscription, Topic, User, UserPatch, UserRef,
-};
+use crate::model::{Channel, Flow, Preferences, Project, Subscription, Topic, User, UserPatch};
 use crate::storage::{
     AcceptInput, IdempotentResponse, NewProjectKeys, PushSubscription, Storage, TopicPatch,
     UserFrames,
@@ -295,38 +293,66 @@ impl Engine {
         self.run(move |s| s.delete_topic(&project, &key)).await
     }
 
-    /// Subscribes the user `find` names to a topic.
+    /// Subscribes a user to a topic: one named by external id must exist
+    /// (422 at `external_id`).
     pub async fn subscribe(
         &self,
         project: Uuid,
         key: String,
-        find: impl FnOnce(&dyn Storage) -> Result<User> + Send + 'static,
+        who: Subscriber,
     ) -> Result<Subscription> {
-        self.run(move |s| s.subscribe(&project, &key, &find(s)?))
-            .await
+        self.run(move |s| {
+            let user = match who {
+                Subscriber::Known(u) => u,
+                Subscriber::External(ext) => s
+                    .user_by_ext(&project, &ext)?
+                    .ok_or_else(|| Error::field("external_id", "inclusion", NO_SUCH_USER))?,
+            };
+            s.subscribe(&project, &key, &user)
+        })
+        .await
     }
 
-    /// Subscribes the users `find` names (run in the same job) to a topic in
-    /// one durable commit; the topic and how many subscriptions are new.
+    /// Subscribes the users of these external ids to a topic in one
+    /// durable commit; the topic and how many subscriptions are new. Every
+    /// user must exist: an unknown one is a 422 at `users.{i}` and nothing
+    /// is stored (users already subscribed are no error).
     pub async fn subscribe_many(
         &self,
         project: Uuid,
         key: String,
-        find: impl FnOnce(&dyn Storage) -> Result<Vec<UserRef>> + Send + 'static,
+        exts: Vec<String>,
     ) -> Result<(Topic, usize)> {
-        self.run(move |s| s.subscribe_many(&project, &key, &find(s)?))
-            .await
+        self.run(move |s| {
+            let mut v = crate::error::Validator::new();
+            let mut users = Vec::with_capacity(exts.len());
+            for (i, u) in s.user_refs_by_ext(&project, &exts)?.into_iter().enumerate() {
+                match u {
+                    Some(u) => users.push(u),
+                    None => v.push(format!("users.{i}"), "inclusion", NO_SUCH_USER),
+                }
+            }
+            v.finish()?;
+            s.subscribe_many(&project, &key, &users)
+        })
+        .await
     }
 
-    /// Unsubscribes the user `find` (run in the same job) names from a topic.
-    pub async fn unsubscribe(
-        &self,
-        project: Uuid,
-        key: String,
-        find: impl FnOnce(&dyn Storage) -> Result<User> + Send + 'static,
-    ) -> Result<()> {
-        self.run(move |s| s.unsubscribe(&project, &key, &find(s)?))
-            .await
+    /// Unsubscribes a user from a topic: 404 when there is no such topic,
+    /// or no user of the external id.
+    pub async fn unsubscribe(&self, project: Uuid, key: String, who: Subscriber) -> Result<()> {
+        self.run(move |s| {
+            s.topic(&project, &key)?
+                .ok_or_else(|| Error::not_found("topic", &key))?;
+            let user = match who {
+                Subscriber::Known(u) => u,
+                Subscriber::External(ext) => s
+                    .user_by_ext(&project, &ext)?
+                    .ok_or_else(|| Error::not_found("user", &ext))?,
+            };
+            s.unsubscribe(&project, &key, &user)
+        })
+        .await
     }
 
     /// Registers a push subscription; true when it is new.
@@ -386,3 +412,14 @@ pub enum RunAnswer {
     /// The answer stored under its idempotency key.
     Stored(IdempotentResponse),
 }
+
+/// Who a subscription is for.
+pub enum Subscriber {
+    /// The user of this external id (the Admin API).
+    External(String),
+    /// This user, authenticated already (the User API).
+    Known(User),
+}
+
+/// The message of a subscription naming a user who does not exist.
+const NO_SUCH_USER: &str = "no user with this external_id";
