@@ -472,7 +472,7 @@ pub async fn subscribe(
     st2.once(pid, idem, "subscription", |_| async move {
         let sub = st
             .engine
-            .subscribe(pid, key, Subscriber::Known(user))
+            .subscribe(pid, key, Subscriber::Known(Box::new(user)))
             .await?;
         Ok(Created::new(&bodies::Subscription::from(&sub)))
     })
@@ -497,7 +497,7 @@ pub async fn unsubscribe(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<H
     let pid = u.project.id;
     let user = u.user.clone();
     st.engine
-        .unsubscribe(pid, key, Subscriber::Known(user))
+        .unsubscribe(pid, key, Subscriber::Known(Box::new(user)))
         .await?;
     Ok(no_content())
 }

@@ -303,7 +303,7 @@ impl Engine {
     ) -> Result<Subscription> {
         self.run(move |s| {
             let user = match who {
-                Subscriber::Known(u) => u,
+                Subscriber::Known(u) => *u,
                 Subscriber::External(ext) => s
                     .user_by_ext(&project, &ext)?
                     .ok_or_else(|| Error::field("external_id", "inclusion", NO_SUCH_USER))?,
@@ -345,7 +345,7 @@ impl Engine {
             s.topic(&project, &key)?
                 .ok_or_else(|| Error::not_found("topic", &key))?;
             let user = match who {
-                Subscriber::Known(u) => u,
+                Subscriber::Known(u) => *u,
                 Subscriber::External(ext) => s
                     .user_by_ext(&project, &ext)?
                     .ok_or_else(|| Error::not_found("user", &ext))?,
@@ -418,7 +418,7 @@ pub enum Subscriber {
     /// The user of this external id (the Admin API).
     External(String),
     /// This user, authenticated already (the User API).
-    Known(User),
+    Known(Box<User>),
 }
 
 /// The message of a subscription naming a user who does not exist.
