@@ -16,8 +16,6 @@ use actix_web::{HttpRequest, HttpResponse};
 use herald_engine::actors::Subscriber;
 use herald_engine::{validate, Error};
 
-/// The message of a subscription naming no user.
-
 fn topic_key(req: &HttpRequest) -> ApiResult<String> {
     let key = path_str(req, "key")?;
     if !validate::is_handle(&key) {
