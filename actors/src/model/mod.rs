@@ -1,11 +1,13 @@
-//! Domain types: what Herald stores and what its APIs speak about.
+//! Domain records: what Herald stores, one file per aggregate (projects,
+//! users, channels, flows, topics, runs, deliveries) and the step condition
+//! language.
 //!
-//! Records are serialised with serde for both the store (MessagePack, see
-//! `store::codec`) and the HTTP edge (JSON). Where the two differ (secrets,
-//! derived fields), the service's `bodies` build the response; the few response
-//! bodies the engine serialises itself (a feed entry in live frames, the feed
-//! counts, a delivery in webhooks, a run's 202) are typed here and describe
-//! themselves to the OpenAPI document (`ToSchema`).
+//! Records are serialised with serde for the stores (MessagePack on sled,
+//! see `store::sled::codec`; JSON documents on PostgreSQL). What the APIs,
+//! the live feed and the events show of them are the wire views of
+//! `crate::views`, built from records, so a record can change without
+//! changing the API; only small value enums shared by both (`ChannelType`,
+//! `DeliveryStatus`, …) describe themselves to the OpenAPI document here.
 
 use chrono::{DateTime, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
