@@ -159,7 +159,6 @@ pub fn revoke(channel: &mut Channel) -> Result<(), CatalogError> {
 
 impl From<CatalogError> for Error {
     fn from(e: CatalogError) -> Error {
-        use crate::model::DeliveryErrorCode as Code;
         let conflict = |resource: &str, id: &Uuid, reason: &str, message: &str| {
             Error::conflict(resource, Some(id.to_string()), reason, message)
         };
@@ -190,18 +189,8 @@ impl From<CatalogError> for Error {
             )
             .with("current_status", "unconfigured"),
             CatalogError::ChannelUnusable { channel, status } => {
-                let (code, message) = match status {
-                    ChannelStatus::Revoked => (
-                        Code::ProviderRevoked,
-                        "the channel's provider access is revoked",
-                    ),
-                    _ => (
-                        Code::ProviderNotConfigured,
-                        "the channel's provider is not configured",
-                    ),
-                };
-                conflict("channel", &channel, code.as_str(), message)
-                    .with("current_status", status.as_str())
+                Channel::unusable(&channel, status)
+                    .unwrap_or_else(|| Error::internal("an active channel was refused as unusable"))
             }
             CatalogError::BuiltinChannel {
                 channel,

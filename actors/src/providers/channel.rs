@@ -9,6 +9,7 @@ use crate::egress::EgressPolicy;
 use crate::error::{Error, Result, Validator};
 use crate::model::{Channel, ChannelStatus, ChannelType, DeliveryErrorCode};
 use serde_json::{Map, Value};
+use uuid::Uuid;
 
 /// What a secret reads back as.
 pub const MASK: &str = "********";
@@ -284,8 +285,17 @@ impl Channel {
     /// a channel that is `revoked` (`provider_revoked`) or `unconfigured`
     /// (`provider_not_configured`).
     pub fn usable(&self) -> Result<()> {
-        let (reason, message) = match self.status() {
-            ChannelStatus::Active => return Ok(()),
+        match Channel::unusable(&self.id, self.status()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// The 409 of channel `id` in `status` when that status cannot send
+    /// (`None` when it can).
+    pub fn unusable(id: &Uuid, status: ChannelStatus) -> Option<Error> {
+        let (reason, message) = match status {
+            ChannelStatus::Active => return None,
             ChannelStatus::Revoked => (
                 DeliveryErrorCode::ProviderRevoked,
                 "the channel's provider access is revoked",
@@ -295,13 +305,10 @@ impl Channel {
                 "the channel's provider is not configured",
             ),
         };
-        Err(Error::conflict(
-            "channel",
-            Some(self.id.to_string()),
-            reason.as_str(),
-            message,
+        Some(
+            Error::conflict("channel", Some(id.to_string()), reason.as_str(), message)
+                .with("current_status", status.as_str()),
         )
-        .with("current_status", self.status().as_str()))
     }
 
     /// The config as shown: every secret field set reads `********`.
