@@ -62,7 +62,7 @@ fn of_user(ns: &[Value], user_id: &str) -> Vec<Value> {
 
 /// Nothing of `gone` is readable: gets, lists (all, by run, by status), and
 /// the user's feed (a new user of the same external id starts empty).
-async fn assert_erased(app: &TestApp, ext: &str, user_id: &str, gone: &[Value]) {
+pub(crate) async fn assert_erased(app: &TestApp, ext: &str, user_id: &str, gone: &[Value]) {
     for n in gone {
         let r = app
             .admin(GET, &format!("{A}/notifications/{}", s(&n["id"])))

@@ -86,6 +86,90 @@ async fn a_test_clock_holds_a_delay_until_advanced_past_it() {
     assert_eq!(p["clock_time"], Value::Null);
 }
 
+/// README "found by a new user": an in-app entry of a step after a delay
+/// carries, and is sorted by, the time its step delivered it, not the time
+/// its run was accepted: in the feed (both pages), on the entry and in the
+/// delivery.
+#[tokio::test]
+async fn a_delayed_entry_takes_the_time_it_entered_the_feed() {
+    let app = TestApp::spawn();
+    test_clock(&app).await;
+    let inapp = in_app_channel(&app).await;
+    let later = active_flow(
+        &app,
+        "later",
+        json!([delay_step(3600), channel_step(&inapp, None, "delayed")]),
+    )
+    .await;
+    let now = active_flow(&app, "now", json!([channel_step(&inapp, None, "at once")])).await;
+    let ext = new_ext("order");
+    let delayed = run_flow(&app, &s(&later["id"]), json!({"recipients": [ext]})).await;
+    let at_once = run_flow(&app, &s(&now["id"]), json!({"recipients": [ext]})).await;
+    let first = wait_feed(&app, &ext, 1).await;
+    let early = first["items"][0].clone();
+    assert_eq!(early["data"]["body"], json!("at once"), "{first}");
+
+    advance(&app, json!({"by": "1h"})).await;
+    wait_run_processed(&app, &s(&delayed["id"]), 30).await;
+    wait_run_processed(&app, &s(&at_once["id"]), 30).await;
+    let feed = wait_feed(&app, &ext, 2).await;
+    let items = feed["items"].as_array().unwrap();
+    let bodies: Vec<&Value> = items.iter().map(|e| &e["data"]["body"]).collect();
+    assert_eq!(bodies, [&json!("delayed"), &json!("at once")], "newest first: {feed}");
+    let (late, early) = (&items[0], &items[1]);
+    assert!(
+        parse_ts(&late["created_at"]) > parse_ts(&early["created_at"]),
+        "the delayed entry's time is when it entered the feed: {feed}"
+    );
+    // One entry a page: the cursor walks the same order.
+    let page = app
+        .user(GET, &format!("{U}/feed"), &ext)
+        .query(&[("limit", "1")])
+        .go()
+        .await
+        .page();
+    assert_eq!(page["items"][0]["id"], late["id"], "{page}");
+    let cursor = s(&page["page"]["after"]);
+    let next = app
+        .user(GET, &format!("{U}/feed"), &ext)
+        .query(&[("limit", "1"), ("after", cursor.as_str())])
+        .go()
+        .await
+        .page();
+    assert_eq!(next["items"][0]["id"], early["id"], "{next}");
+    // The entry itself and its delivery say the same time, and the entry
+    // can be marked read where it now sits.
+    let d = only_delivery(&app, &s(&delayed["id"])).await;
+    assert_eq!(d["created_at"], late["created_at"], "{d}");
+    let r = app
+        .user(PATCH, &format!("{U}/feed/{}", s(&late["id"])), &ext)
+        .json(&json!({"read": true}))
+        .go()
+        .await;
+    let entry = r.ok(200);
+    assert_eq!(entry["read"], json!(true), "{entry}");
+    assert_eq!(entry["created_at"], late["created_at"], "{entry}");
+    let feed = wait_feed(&app, &ext, 2).await;
+    assert_eq!(feed["items"][0]["read"], json!(true), "{feed}");
+    assert_eq!(feed["meta"]["unread_count"], json!(1), "{feed}");
+    // The recipient's notifications list each once; erasing the user
+    // removes both entries wherever they sit in the feed.
+    let listed = list_all(&app, &format!("{A}/notifications"), &[("recipient", &ext)]).await;
+    let mut ids: Vec<String> = listed.iter().map(|n| s(&n["id"])).collect();
+    ids.sort();
+    let mut want = vec![s(&late["notification_id"]), s(&early["notification_id"])];
+    want.sort();
+    assert_eq!(ids, want, "{listed:?}");
+    let user_id = s(&listed[0]["recipient_id"]);
+    let r = app
+        .admin(DELETE, &format!("{A}/users/{}", enc(&ext)))
+        .query(&[("erase", "true")])
+        .go()
+        .await;
+    assert_eq!(r.status, 204, "{r}");
+    super::erasure::assert_erased(&app, &ext, &user_id, &listed).await;
+}
+
 #[tokio::test]
 async fn clock_requests_are_validated_and_refused_in_production() {
     let app = TestApp::spawn();

@@ -6,7 +6,7 @@
 
 use crate::error::Result;
 use crate::model::{
-    Delivery, DeliveryError, DeliveryErrorCode, DeliveryStatus, FlowRun, Notification, Timestamp,
+    ChannelType, Delivery, DeliveryError, DeliveryErrorCode, DeliveryStatus, FlowRun, Notification, Timestamp,
 };
 use crate::storage::{Outcome, QueueItem};
 use std::collections::HashMap;
@@ -53,6 +53,15 @@ pub(crate) fn in_app_feeds<'a>(
     })
 }
 
+/// A queued in-app delivery as it enters its recipient's feed at `now`:
+/// the entry takes that time and place (`Delivery::feed_at`), as `apply`
+/// gives the stored record when the delivery settles as sent.
+pub(crate) fn entering_feed(d: &Delivery, now: Timestamp) -> Delivery {
+    let mut d = d.clone();
+    d.feed_at = Some(now);
+    d
+}
+
 /// The outcome of an in-app delivery whose recipient was deleted.
 pub(crate) fn recipient_deleted() -> Outcome {
     Outcome::Skipped(DeliveryError::new(
@@ -79,6 +88,9 @@ pub(crate) fn apply(
             d.next_attempt_at = None;
             if outcomes.is_some() {
                 d.outcomes = outcomes;
+            }
+            if d.channel_type == ChannelType::InApp {
+                d.feed_at = Some(now);
             }
             None
         }
@@ -187,6 +199,7 @@ mod tests {
             updated_at: t,
             gate: None,
             batch: false,
+            feed_at: None,
         };
         let q = QueueItem {
             project: Uuid::now_v7(),

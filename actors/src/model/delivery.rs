@@ -199,9 +199,43 @@ pub struct Delivery {
     /// batch is closed (see `delivery::batch`); false once rendered.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub batch: bool,
+    /// When an in-app delivery that waited in the queue (a step after a
+    /// delay or a batch, a scheduled run) entered its recipient's feed:
+    /// the entry's time and its place in the feed. `None` for an entry
+    /// that entered the feed when the run was accepted (its time is
+    /// `created_at`) and for every other channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feed_at: Option<Timestamp>,
+}
+
+/// `Delivery::feed_sort_id` of a delivery id and its `feed_at`.
+pub fn feed_sort_id(id: &Uuid, feed_at: Option<Timestamp>) -> Uuid {
+    match feed_at {
+        Some(t) => {
+            let mut b = *id.as_bytes();
+            b[..6].copy_from_slice(&(t.millis().max(0) as u64).to_be_bytes()[2..]);
+            Uuid::from_bytes(b)
+        }
+        None => *id,
+    }
 }
 
 impl Delivery {
+    /// The time a feed entry shows: when its step delivered it.
+    pub fn feed_time(&self) -> Timestamp {
+        self.feed_at.unwrap_or(self.created_at)
+    }
+
+    /// The id that orders the entry in its feed: the delivery id with its
+    /// first 48 bits (a UUIDv7's millisecond time) set to `feed_at` when
+    /// there is one. Entries then sort by when they entered the feed, ties
+    /// in delivery id order, and an entry that entered at acceptance keeps
+    /// its delivery id (so entries stored before `feed_at` existed keep
+    /// their place).
+    pub fn feed_sort_id(&self) -> Uuid {
+        feed_sort_id(&self.id, self.feed_at)
+    }
+
     /// The in-app feed entry state: `unseen`, `seen` or `read`.
     pub fn feed_state(&self) -> &'static str {
         if self.read_at.is_some() {

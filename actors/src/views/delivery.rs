@@ -70,7 +70,7 @@ impl Delivery {
             channel_id: self.channel_id,
             channel_type: self.channel_type,
             clicked_at: self.clicked_at,
-            created_at: self.created_at,
+            created_at: self.feed_time(),
             data: DeliveryData {
                 body: self.data.body.clone(),
                 html: self.data.html.clone(),

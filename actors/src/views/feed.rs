@@ -48,7 +48,7 @@ impl Delivery {
             archived_at: self.archived_at,
             clicked: self.clicked_at.is_some(),
             clicked_at: self.clicked_at,
-            created_at: self.created_at,
+            created_at: self.feed_time(),
             data: &self.data,
             flow_id: self.flow_id,
             id: self.id,

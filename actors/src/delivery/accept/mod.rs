@@ -671,6 +671,7 @@ impl<'a> Stager<'a> {
                     None
                 },
                 batch: opened.is_some() && status == DeliveryStatus::Pending,
+                feed_at: None,
             };
             if let (Some(b), true) = (&mut opened, d.batch) {
                 let w = batch::waiting(b, &d, due.millis());

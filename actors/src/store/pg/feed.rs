@@ -172,13 +172,15 @@ pub(super) async fn feed_insert(
 ) -> Result<()> {
     let f = flags_of(d);
     sqlx::query(
-        "INSERT INTO feed (project, user_id, delivery_id, flags) VALUES ($1, $2, $3, $4)
+        "INSERT INTO feed (project, user_id, delivery_id, flags, sort_id)
+         VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (project, user_id, delivery_id) DO UPDATE SET flags = EXCLUDED.flags",
     )
     .bind(p)
     .bind(d.recipient_id)
     .bind(d.id)
     .bind(i16::from(f))
+    .bind(d.feed_sort_id())
     .execute(conn)
     .await
     .map_err(db_err)?;
@@ -205,7 +207,8 @@ pub(super) async fn stage_feeds(
     let mut at: HashMap<Uuid, usize> = HashMap::new();
     let now = Timestamp::now().millis();
     let n = feed.len();
-    let (mut e_users, mut e_deliveries, mut e_flags) = (
+    let (mut e_users, mut e_deliveries, mut e_flags, mut e_sorts) = (
+        Vec::with_capacity(n),
         Vec::with_capacity(n),
         Vec::with_capacity(n),
         Vec::with_capacity(n),
@@ -226,6 +229,7 @@ pub(super) async fn stage_feeds(
         e_users.push(u);
         e_deliveries.push(d.id);
         e_flags.push(i16::from(f));
+        e_sorts.push(d.feed_sort_id());
         count_delta(c, f, 1);
         c.seq += 1;
         let (frame, meta) = feed_frame_with(FeedEvent::Created.as_str(), c.seq, &json, c);
@@ -235,14 +239,15 @@ pub(super) async fn stage_feeds(
         frames[i].2.push((c.seq, frame, meta));
     }
     sqlx::query(
-        "INSERT INTO feed (project, user_id, delivery_id, flags)
-         SELECT $1, * FROM UNNEST($2::uuid[], $3::uuid[], $4::int2[])
+        "INSERT INTO feed (project, user_id, delivery_id, flags, sort_id)
+         SELECT $1, * FROM UNNEST($2::uuid[], $3::uuid[], $4::int2[], $5::uuid[])
          ON CONFLICT (project, user_id, delivery_id) DO UPDATE SET flags = EXCLUDED.flags",
     )
     .bind(p)
     .bind(&e_users)
     .bind(&e_deliveries)
     .bind(&e_flags)
+    .bind(&e_sorts)
     .execute(&mut *conn)
     .await
     .map_err(db_err)?;
@@ -405,7 +410,7 @@ impl FeedRepo for PgStore {
         self.page(
             &|q| {
                 q.push(
-                    "SELECT f.delivery_id AS id, d.doc FROM feed f
+                    "SELECT f.sort_id AS id, d.doc FROM feed f
                      JOIN deliveries d ON d.project = f.project AND d.id = f.delivery_id
                      WHERE f.project = ",
                 );
@@ -413,7 +418,7 @@ impl FeedRepo for PgStore {
                 q.push(" AND f.user_id = ").push_bind(u);
                 q.push(" AND ").push(filter_sql(filter));
             },
-            "f.delivery_id",
+            "f.sort_id",
             req,
             &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
         )
@@ -520,7 +525,7 @@ impl FeedRepo for PgStore {
                 "SELECT d.doc, f.flags FROM feed f
                  JOIN deliveries d ON d.project = f.project AND d.id = f.delivery_id
                  WHERE f.project = $1 AND f.user_id = $2 AND f.flags & 4 = 0 AND f.flags & $3 = 0
-                 ORDER BY f.delivery_id",
+                 ORDER BY f.sort_id",
             )
             .bind(project)
             .bind(user)

@@ -469,7 +469,7 @@ impl QueueRepo for PgStore {
                 let c = counts.get_mut(&(p, u)).expect("locked above");
                 let mut frames = Vec::with_capacity(idx.len());
                 for i in idx {
-                    let d = s.delivery(i).clone();
+                    let d = settle::entering_feed(s.delivery(i), now);
                     feed_insert(&mut tx, &p, &d, c).await?;
                     let actor = actor_of(&mut tx, &p, &d).await?;
                     let json = entry_json(&d, &actor)?;

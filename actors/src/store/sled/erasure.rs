@@ -2,7 +2,8 @@
 //! removed in bounded atomic steps (`Removal`), the store itself the cursor,
 //! so a crash resumes where the last committed step stopped.
 
-use super::keys::{tail_id, Key};
+use super::feed::{entry_id, keyed_by_feed_time};
+use super::keys::Key;
 use super::removal::*;
 use super::{Store, Writes, T};
 use crate::error::{Error, Result};
@@ -61,15 +62,22 @@ impl Store {
         let mut nids: Vec<(Uuid, Vec<Vec<u8>>)> = vec![];
         let mut seen = 0usize;
         for kv in self.tree(T::feed).scan_prefix(&up) {
-            let (k, _) = kv?;
+            let (k, v) = kv?;
             seen += 1;
             if k.len() != 48 {
                 continue;
             }
-            let nid = notification_of(&tail_id(&k));
-            match nids.last_mut() {
-                Some((n, keys)) if *n == nid => keys.push(k.to_vec()),
-                _ => {
+            let nid = notification_of(&entry_id(&k, &v));
+            // A notification's keys are one run, but for entries that
+            // entered the feed after acceptance (keyed by their feed time).
+            let group = match nids.last_mut() {
+                Some((n, _)) if *n == nid => nids.last_mut(),
+                _ if keyed_by_feed_time(&v) => nids.iter_mut().find(|(n, _)| *n == nid),
+                _ => None,
+            };
+            match group {
+                Some((_, keys)) => keys.push(k.to_vec()),
+                None => {
                     if nids.len() >= max || seen > max * SCAN_FACTOR {
                         break;
                     }

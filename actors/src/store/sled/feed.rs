@@ -174,6 +174,42 @@ fn state_bytes(d: &Delivery) -> [u8; 33] {
     v
 }
 
+/// A feed entry's value: its state (`state_bytes`), then its delivery id
+/// when the key's tail is not that id (an entry that entered the feed
+/// after acceptance is keyed by `Delivery::feed_sort_id`).
+fn entry_value(d: &Delivery) -> Vec<u8> {
+    let mut v = Vec::with_capacity(33 + 16);
+    v.extend_from_slice(&state_bytes(d));
+    let sort = d.feed_sort_id();
+    if sort != d.id {
+        v.extend_from_slice(d.id.as_bytes());
+    }
+    v
+}
+
+/// The delivery id of a feed entry stored as `(key, value)` (see
+/// `entry_value`).
+pub(super) fn entry_id(k: &[u8], v: &[u8]) -> Uuid {
+    match v.get(33..49) {
+        Some(id) => Uuid::from_slice(id).expect("16 bytes"),
+        None => tail_id(k),
+    }
+}
+
+/// Whether a feed value is of an entry keyed by a sort id other than its
+/// delivery id (see `entry_value`).
+pub(super) fn keyed_by_feed_time(v: &[u8]) -> bool {
+    v.len() >= 49
+}
+
+/// The key of `d`'s entry in its recipient's feed.
+pub(super) fn feed_key(project: &Uuid, d: &Delivery) -> Key {
+    Key::new()
+        .id(project)
+        .id(&d.recipient_id)
+        .id(&d.feed_sort_id())
+}
+
 /// Sets the feed state of `d` from its stored bytes (see `state_bytes`).
 fn apply_state(d: &mut Delivery, v: &[u8]) {
     let at = |i: usize| -> Option<Timestamp> {
@@ -419,7 +455,7 @@ impl Store {
             let mut counts = self.feed_counts_locked(&p, &u)?;
             let mut frames = Vec::with_capacity(idx.len());
             for i in idx {
-                let d = settling.delivery(i);
+                let d = &settle::entering_feed(settling.delivery(i), now);
                 self.stage_feed_insert(&mut w, &p, d, &mut counts);
                 // Actors shown on the entries, each read once per batch.
                 let actor = match d.actor_id {
@@ -524,19 +560,14 @@ impl Store {
         d: &Delivery,
         counts: &mut FeedCounts,
     ) {
-        w.put(
-            T::feed,
-            Key::new().id(project).id(&d.recipient_id).id(&d.id),
-            state_bytes(d),
-        );
+        w.put(T::feed, feed_key(project, d), entry_value(d));
         count_delta(counts, flags_of(d), 1);
     }
 
     /// `d` with its feed state, when it is an entry of its recipient's feed.
     pub(crate) fn with_feed_state(&self, project: &Uuid, mut d: Delivery) -> Result<Delivery> {
         if d.channel_type == ChannelType::InApp && d.status == DeliveryStatus::Sent {
-            let k = Key::new().id(project).id(&d.recipient_id).id(&d.id);
-            if let Some(v) = self.tree(T::feed).get(k)? {
+            if let Some(v) = self.tree(T::feed).get(feed_key(project, &d))? {
                 apply_state(&mut d, &v);
             }
         }
@@ -559,7 +590,7 @@ impl Store {
                 if v.is_empty() || !filter.matches(v[0]) {
                     return Ok(None);
                 }
-                Ok(self.delivery_raw(project, &tail_id(k))?.map(|mut d| {
+                Ok(self.delivery_raw(project, &entry_id(k, v))?.map(|mut d| {
                     apply_state(&mut d, v);
                     d
                 }))
@@ -569,14 +600,16 @@ impl Store {
 
     /// The entry if it is in this user's feed (anything else is "not found").
     pub fn feed_entry(&self, project: &Uuid, user: &Uuid, id: &Uuid) -> Result<Delivery> {
-        let state = self
-            .tree(T::feed)
-            .get(Key::new().id(project).id(user).id(id))?
-            .filter(|v| !v.is_empty())
-            .ok_or_else(|| Refusal::missing("feed_entry", id))?;
+        let missing = || Refusal::missing("feed_entry", id);
         let mut d = self
             .delivery_raw(project, id)?
-            .ok_or_else(|| Refusal::missing("feed_entry", id))?;
+            .filter(|d| d.recipient_id == *user && d.channel_type == ChannelType::InApp)
+            .ok_or_else(missing)?;
+        let state = self
+            .tree(T::feed)
+            .get(feed_key(project, &d))?
+            .filter(|v| !v.is_empty())
+            .ok_or_else(missing)?;
         apply_state(&mut d, &state);
         Ok(d)
     }
@@ -606,11 +639,7 @@ impl Store {
             let after = flags_of(&d);
             count_delta(&mut counts, before, -1);
             count_delta(&mut counts, after, 1);
-            w.put(
-                T::feed,
-                Key::new().id(project).id(user).id(id),
-                state_bytes(&d),
-            );
+            w.put(T::feed, feed_key(project, &d), entry_value(&d));
         }
         Ok(FeedUpdateOutcome {
             entry: d,
@@ -642,7 +671,7 @@ impl Store {
             if f & ARCHIVED != 0 || f & want != 0 {
                 continue;
             }
-            let id = tail_id(&k);
+            let id = entry_id(&k, &v);
             let Some(mut d) = self.delivery_raw(project, &id)? else {
                 continue;
             };
@@ -651,7 +680,7 @@ impl Store {
             let nf = flags_of(&d);
             count_delta(&mut counts, f, -1);
             count_delta(&mut counts, nf, 1);
-            w.put(T::feed, &k, state_bytes(&d));
+            w.put(T::feed, &k, entry_value(&d));
             updated.push(d);
         }
         Ok((updated, counts))

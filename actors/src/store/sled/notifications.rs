@@ -2,6 +2,7 @@
 //! (`storage::NotificationRepo`): by id, and listed by filters over the
 //! packed indexes (`page`), newest first.
 
+use super::feed;
 use super::keys::{tail_id, Key};
 use super::page::{paginate, within, Bounds, PackedSource, Page, PageReq, Source, TreeSource};
 use super::records::NotifRec;
@@ -93,8 +94,14 @@ impl Store {
                 &mut TreeSource {
                     tree: tree.clone(),
                     prefix: &prefix.0,
-                    pick: |k: &sled::IVec, _: &sled::IVec| {
+                    pick: |k: &sled::IVec, v: &sled::IVec| {
                         if k.len() != at + 16 || !first_of_group(&tree, k, at)? {
+                            return Ok(None);
+                        }
+                        // An entry that entered the feed after acceptance
+                        // sits at its feed time; its notification is listed
+                        // at its marker or its other entries' keys.
+                        if t == T::feed && feed::keyed_by_feed_time(v) {
                             return Ok(None);
                         }
                         by_id(notification_of(&tail_id(k)))

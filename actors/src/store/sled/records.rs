@@ -69,6 +69,9 @@ struct D<'a> {
     /// `Delivery::batch`, only when set.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     b: bool,
+    /// `Delivery::feed_at`, only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fa: Option<Timestamp>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -117,6 +120,7 @@ impl Serialize for NotifRec {
                     up: d.updated_at,
                     g: d.gate.as_ref().map(Borrowed),
                     b: d.batch,
+                    fa: d.feed_at,
                 })
                 .collect(),
         }
@@ -169,6 +173,7 @@ impl<'de> Deserialize<'de> for NotifRec {
                     updated_at: d.up,
                     gate: d.g.map(|g| g.into_owned()),
                     batch: d.b,
+                    feed_at: d.fa,
                 })
                 .collect();
         Ok(NotifRec { n, d })
@@ -396,6 +401,7 @@ mod tests {
             updated_at: now,
             gate: None,
             batch: false,
+            feed_at: None,
         };
         let rec = NotifRec {
             n: n.clone(),

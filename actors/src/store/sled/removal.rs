@@ -71,6 +71,9 @@ pub(super) struct SkimD<'a> {
     pub(super) i: Uuid,
     pub(super) ct: ChannelType,
     pub(super) s: DeliveryStatus,
+    /// `Delivery::feed_at`: where its feed entry is (`feed_key`).
+    #[serde(default)]
+    pub(super) fa: Option<Timestamp>,
     /// Its rendered content, borrowed, for what it counted in the
     /// project's usage (`quota`).
     #[serde(borrow)]
@@ -133,8 +136,8 @@ pub(super) struct Doomed {
     pub(super) run: Uuid,
     pub(super) topic: Option<String>,
     pub(super) user: Uuid,
-    /// Its deliveries: (id, channel type, status).
-    pub(super) d: Vec<(Uuid, ChannelType, DeliveryStatus)>,
+    /// Its deliveries: (id, channel type, status, `feed_sort_id`).
+    pub(super) d: Vec<(Uuid, ChannelType, DeliveryStatus, Uuid)>,
     pub(super) alone: Alone,
     /// What it counts in the project's usage (`quota::cost_of`).
     pub(super) usage: u64,
@@ -149,7 +152,7 @@ impl Doomed {
             user: r.n.recipient_id,
             d: r.d
                 .iter()
-                .map(|d| (d.id, d.channel_type, d.status))
+                .map(|d| (d.id, d.channel_type, d.status, d.feed_sort_id()))
                 .collect(),
             alone: Alone::Unknown,
             usage: crate::quota::notification_cost(r.d.iter().map(|d| &d.data)),
@@ -230,7 +233,7 @@ impl<'s> Removal<'s> {
         }
         let u = rec.user;
         let feed = self.store.tree(T::feed);
-        for (did, ct, status) in &rec.d {
+        for (did, ct, status, sort_id) in &rec.d {
             if status_indexed(*status) {
                 let k = Key::new().id(&p).u8(status.index()).id(did);
                 self.report.bytes += k.0.len() as u64;
@@ -239,7 +242,7 @@ impl<'s> Removal<'s> {
             // A settled delivery has no queue entry; this makes sure of it.
             self.w.del(T::queue, Key::new().id(&p).id(did));
             if *ct == ChannelType::InApp {
-                let fk = Key::new().id(&p).id(&u).id(did);
+                let fk = Key::new().id(&p).id(&u).id(sort_id);
                 if let Some(v) = feed.get(&fk)? {
                     if let Some(&flags) = v.first() {
                         count_delta(self.feeds.entry(u).or_default(), flags, 1);

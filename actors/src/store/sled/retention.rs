@@ -15,7 +15,7 @@
 //! Batches hold `Inner::removals`, then (for runs) run locks and (for feeds)
 //! the users' feed locks, the order every other writer takes them in.
 
-use super::feed::{count_delta, feed_lock_key, EVENT_HEADER};
+use super::feed::{count_delta, entry_id, feed_lock_key, EVENT_HEADER};
 use super::keys::{tail_id, uuid_at, Key};
 use super::page::key_range;
 use super::records::group_members;
@@ -23,7 +23,7 @@ use super::removal::*;
 use super::runs::{recipient_marker, run_index, run_lock_key};
 use super::{Store, Writes, T};
 use crate::error::{Error, Result};
-use crate::model::{notification_of, FeedCounts, Timestamp};
+use crate::model::{feed_sort_id, notification_of, FeedCounts, Timestamp};
 use crate::storage::{PurgeCutoffs, PurgeReport};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
@@ -216,7 +216,11 @@ impl Store {
                         run: r.n.r,
                         topic: r.n.t.map(|t| t.into_owned()),
                         user: r.n.u,
-                        d: r.d.iter().map(|d| (d.i, d.ct, d.s)).collect(),
+                        d: r
+                            .d
+                            .iter()
+                            .map(|d| (d.i, d.ct, d.s, feed_sort_id(&d.i, d.fa)))
+                            .collect(),
                         alone,
                         usage: crate::quota::cost_of(
                             r.d.len() as u64,
@@ -449,7 +453,7 @@ impl Store {
             w.del(T::feed, k);
             report.feed_entries += 1;
             report.bytes += (k.len() + v.len()) as u64;
-            let nid = notification_of(&tail_id(k));
+            let nid = notification_of(&entry_id(k, &v));
             if self.notif_rec(project, &nid)?.is_some() {
                 w.put(T::feed, recipient_marker(project, u, &nid), b"");
             }

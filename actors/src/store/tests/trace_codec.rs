@@ -41,6 +41,7 @@ fn delivery(
         updated_at: t,
         gate: None,
         batch: false,
+        feed_at: None,
     }
 }
 
