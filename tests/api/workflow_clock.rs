@@ -115,7 +115,11 @@ async fn a_delayed_entry_takes_the_time_it_entered_the_feed() {
     let feed = wait_feed(&app, &ext, 2).await;
     let items = feed["items"].as_array().unwrap();
     let bodies: Vec<&Value> = items.iter().map(|e| &e["data"]["body"]).collect();
-    assert_eq!(bodies, [&json!("delayed"), &json!("at once")], "newest first: {feed}");
+    assert_eq!(
+        bodies,
+        [&json!("delayed"), &json!("at once")],
+        "newest first: {feed}"
+    );
     let (late, early) = (&items[0], &items[1]);
     assert!(
         parse_ts(&late["created_at"]) > parse_ts(&early["created_at"]),

@@ -291,6 +291,8 @@ mod tests {
     use super::*;
     use crate::delivery::accept::accept_run;
     use crate::model::{Flow, UserPatch};
+    #[allow(unused_imports)]
+    use crate::storage::*;
     use crate::storage::{AcceptInput, NotificationFilter, PageReq, RunRecipient};
     use crate::store::Store;
     use serde_json::json;

@@ -6,7 +6,8 @@
 
 use crate::error::Result;
 use crate::model::{
-    ChannelType, Delivery, DeliveryError, DeliveryErrorCode, DeliveryStatus, FlowRun, Notification, Timestamp,
+    ChannelType, Delivery, DeliveryError, DeliveryErrorCode, DeliveryStatus, FlowRun, Notification,
+    Timestamp,
 };
 use crate::storage::{Outcome, QueueItem};
 use std::collections::HashMap;

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::model::Flow;
+use crate::storage::*;
 use crate::store::Store;
 
 fn input(ext: &str) -> AcceptInput {

@@ -499,6 +499,8 @@ fn restore_into<R: Read>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::storage::*;
     use crate::store::{Writes, T};
 
     #[test]

@@ -8,12 +8,16 @@
 //! the batch's, so a join and a close never interleave.
 
 use super::keys::Key;
+use super::page::key_range;
+use super::removal::SCAN_FACTOR;
 use super::runs::notif_key;
 use super::{Store, Writes, T};
 use crate::delivery::batch;
 use crate::error::Result;
 use crate::model::Timestamp;
+use crate::storage::*;
 use crate::storage::{Batch, BatchClose, BatchCloseReason, BatchKey, BatchWrite, QueueItem};
+use std::ops::Bound;
 use uuid::Uuid;
 
 fn slot_key(project: &Uuid, k: &BatchKey) -> Key {
@@ -39,22 +43,6 @@ pub(super) fn batch_lock_key(project: &Uuid, k: &BatchKey) -> Vec<u8> {
 pub(super) type Staged = Option<Vec<QueueItem>>;
 
 impl Store {
-    pub fn batch(&self, project: &Uuid, id: &Uuid) -> Result<Option<Batch>> {
-        self.get_rec(T::batches, batch_key(project, id).as_ref())
-    }
-
-    pub fn latest_batch(&self, project: &Uuid, k: &BatchKey) -> Result<Option<Batch>> {
-        let Some(v) = self.tree(T::batch_keys).get(slot_key(project, k))? else {
-            return Ok(None);
-        };
-        if v.len() != 16 {
-            return Ok(None);
-        }
-        let mut b = [0u8; 16];
-        b.copy_from_slice(&v);
-        self.batch(project, &Uuid::from_bytes(b))
-    }
-
     /// The locks of the batch slots `writes` touch and of the throttle
     /// counters `throttles` count in (one class, one call: the stripes are
     /// not reentrant). Runs and topic chunks both hold them while they check
@@ -125,8 +113,26 @@ impl Store {
         }
         Ok(Some(due))
     }
+}
 
-    pub fn close_batch(&self, project: &Uuid, c: &BatchClose) -> Result<bool> {
+impl BatchRepo for Store {
+    fn batch(&self, project: &Uuid, id: &Uuid) -> Result<Option<Batch>> {
+        self.get_rec(T::batches, batch_key(project, id).as_ref())
+    }
+
+    fn latest_batch(&self, project: &Uuid, k: &BatchKey) -> Result<Option<Batch>> {
+        let Some(v) = self.tree(T::batch_keys).get(slot_key(project, k))? else {
+            return Ok(None);
+        };
+        if v.len() != 16 {
+            return Ok(None);
+        }
+        let mut b = [0u8; 16];
+        b.copy_from_slice(&v);
+        self.batch(project, &Uuid::from_bytes(b))
+    }
+
+    fn close_batch(&self, project: &Uuid, c: &BatchClose) -> Result<bool> {
         let Some(first) = self.batch(project, &c.batch)? else {
             return Ok(false);
         };
@@ -159,7 +165,7 @@ impl Store {
         Ok(true)
     }
 
-    pub fn cancel_batch(&self, project: &Uuid, id: &Uuid, at_ms: i64) -> Result<()> {
+    fn cancel_batch(&self, project: &Uuid, id: &Uuid, at_ms: i64) -> Result<()> {
         let Some(first) = self.batch(project, id)? else {
             return Ok(());
         };
@@ -181,5 +187,101 @@ impl Store {
         );
         w.put_rec(T::batches, batch_key(project, &b.id), &b);
         self.commit(w)
+    }
+}
+
+// Retention (`RetentionRepo::purge`) of closed batches.
+impl Store {
+    /// Batches that are done (`batch_done`): closed, or past their close at
+    /// project time `cut.now`, with their opener's notification processed
+    /// or gone, so nothing will render with them again. Checked again under
+    /// the batch's lock; the slot's entry goes with its batch. Swept like
+    /// throttle counters.
+    pub(super) fn purge_batches(
+        &self,
+        project: &Uuid,
+        cut: &PurgeCutoffs,
+        max: usize,
+    ) -> Result<PurgeReport> {
+        if !self.sweep_due(project, T::batches, cut.notifications) {
+            return Ok(PurgeReport::default());
+        }
+        let p = Key::new().id(project);
+        let (mut lo, hi) = key_range(&p.0, (Bound::Unbounded, Bound::Unbounded));
+        match self.cursor(project, T::batches) {
+            Some((k, true)) => lo = Bound::Included(k),
+            Some((k, false)) => lo = Bound::Excluded(k),
+            None => {}
+        }
+        let now = cut.now.millis();
+        let mut doomed: Vec<crate::storage::Batch> = vec![];
+        let mut stop = None;
+        for (seen, kv) in self
+            .tree(T::batches)
+            .range::<Vec<u8>, _>((lo, hi))
+            .enumerate()
+        {
+            let (k, v) = kv?;
+            if seen >= max * SCAN_FACTOR || doomed.len() >= max {
+                stop = Some((k.to_vec(), true));
+                break;
+            }
+            let b: crate::storage::Batch = super::codec::dec(&v)?;
+            if self.batch_done(project, &b, now)? {
+                doomed.push(b);
+            }
+        }
+        let mut report = PurgeReport {
+            more: stop.is_some(),
+            ..Default::default()
+        };
+        self.sweep_stopped(project, T::batches, stop);
+        if doomed.is_empty() {
+            return Ok(report);
+        }
+        let locks: Vec<Vec<u8>> = doomed
+            .iter()
+            .map(|b| super::batches::batch_lock_key(project, &b.key))
+            .collect();
+        let _batches = self.lock_batches(locks.iter().map(|k| k.as_slice()));
+        let mut w = Writes::new();
+        for b in &doomed {
+            let Some(b) = self.batch(project, &b.id)? else {
+                continue;
+            };
+            if !self.batch_done(project, &b, now)? {
+                continue;
+            }
+            let k = super::batches::batch_key(project, &b.id);
+            report.bytes += (k.0.len() + super::codec::enc(&b).len()) as u64;
+            w.del(T::batches, &k);
+            if self
+                .latest_batch(project, &b.key)?
+                .is_some_and(|l| l.id == b.id)
+            {
+                w.del(
+                    T::batch_keys,
+                    super::batches::batch_lock_key(project, &b.key),
+                );
+            }
+            report.batches += 1;
+        }
+        self.commit_now(w)?;
+        Ok(report)
+    }
+
+    /// Whether nothing will read batch `b` again at project time `now`.
+    pub(super) fn batch_done(
+        &self,
+        project: &Uuid,
+        b: &crate::storage::Batch,
+        now: i64,
+    ) -> Result<bool> {
+        if b.closed.is_none() && b.closes_at_ms > now {
+            return Ok(false);
+        }
+        Ok(self
+            .notif_rec(project, &b.id)?
+            .is_none_or(|r| r.n.processed))
     }
 }

@@ -185,6 +185,8 @@ impl<W> Combiner<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::storage::*;
     use std::sync::Arc;
 
     #[test]

@@ -67,6 +67,8 @@ impl DirLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::storage::*;
 
     #[test]
     fn a_second_lock_of_a_directory_is_refused_until_the_first_goes() {

@@ -18,8 +18,10 @@
 //! project (`EventsState`), so a project without endpoints pays one map
 //! lookup and writes nothing.
 
+use super::super::trace_codec;
 use super::keys::Key;
 use super::page::scan;
+use super::records::{group_member, NotifRec};
 use super::{codec, Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::events::{
@@ -29,8 +31,10 @@ use crate::events::{
 use crate::model::{Delivery, Notification, PushSubscription, Timestamp, User};
 use crate::rules::feed;
 use crate::storage::Refusal;
+use crate::storage::*;
 use crate::storage::{Page, PageReq};
 use crate::trace::AttemptNote;
+use crate::trace::TraceEntry;
 use crate::views::NotificationView;
 use dashmap::DashMap;
 use serde::{Deserialize, Serialize};
@@ -404,15 +408,6 @@ impl Store {
         st.any.store(!st.endpoints.is_empty(), Ordering::Release);
     }
 
-    /// Remembers what the delivery actor saw of an attempt, for its trace entry.
-    pub fn note_attempt(&self, delivery: &Uuid, note: AttemptNote) {
-        let notes = &self.inner.events.notes;
-        if notes.len() >= MAX_NOTES {
-            notes.clear();
-        }
-        notes.insert(*delivery, note);
-    }
-
     /// Takes the note of a delivery's attempt being settled.
     pub(crate) fn take_attempt_note(&self, delivery: &Uuid) -> Option<AttemptNote> {
         self.inner.events.notes.remove(delivery).map(|(_, n)| n)
@@ -439,10 +434,16 @@ impl Store {
             .ok_or_else(|| Error::internal("the store was opened without its secret key"))?;
         Ok(sealer.seal(&aad(project, id), secret.as_bytes()))
     }
+}
 
+#[cfg(test)]
+#[path = "tests/events.rs"]
+mod tests;
+
+impl EventRepo for Store {
     /// Stores a new endpoint with a new signing secret, which is returned
     /// (the only time it is).
-    pub fn create_event_endpoint(
+    fn create_event_endpoint(
         &self,
         project: &Uuid,
         ep: WebhookEndpoint,
@@ -467,22 +468,18 @@ impl Store {
         Ok((ep, secret))
     }
 
-    pub fn event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<Option<WebhookEndpoint>> {
+    fn event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<Option<WebhookEndpoint>> {
         Ok(self.endpoint_rec(project, id)?.map(|r| r.ep))
     }
 
-    pub fn list_event_endpoints(
-        &self,
-        project: &Uuid,
-        req: &PageReq,
-    ) -> Result<Page<WebhookEndpoint>> {
+    fn list_event_endpoints(&self, project: &Uuid, req: &PageReq) -> Result<Page<WebhookEndpoint>> {
         scan(self.tree(T::hooks), &Key::new().id(project), req, |_, v| {
             Ok(Some(codec::dec::<EndpointRec>(v)?.ep))
         })
     }
 
     /// Changes an endpoint under its project's endpoint lock; 404 when absent.
-    pub fn update_event_endpoint(
+    fn update_event_endpoint(
         &self,
         project: &Uuid,
         id: &Uuid,
@@ -502,7 +499,7 @@ impl Store {
     }
 
     /// Deletes an endpoint with its outbox and attempts; 404 when absent.
-    pub fn delete_event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<()> {
+    fn delete_event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<()> {
         let _g = self.endpoint_lock(project);
         if self.endpoint_rec(project, id)?.is_none() {
             return Err(Refusal::missing("webhook_endpoint", id));
@@ -521,7 +518,7 @@ impl Store {
 
     /// A new signing secret for an endpoint (returned once); the previous
     /// current one keeps signing for `grace`, older ones are dropped.
-    pub fn replace_event_secret(
+    fn replace_event_secret(
         &self,
         project: &Uuid,
         id: &Uuid,
@@ -554,7 +551,7 @@ impl Store {
     }
 
     /// The secrets that sign an endpoint's events now, the current one first.
-    pub fn event_secrets(&self, project: &Uuid, id: &Uuid) -> Result<Vec<String>> {
+    fn event_secrets(&self, project: &Uuid, id: &Uuid) -> Result<Vec<String>> {
         let Some(rec) = self.endpoint_rec(project, id)? else {
             return Ok(vec![]);
         };
@@ -584,7 +581,7 @@ impl Store {
     /// enabled endpoints not in `skip` (the sender's busy ones), and at most
     /// one per `(endpoint, resource)`: the first one still in the outbox, so
     /// a resource's events go in order.
-    pub fn due_events(&self, now_ms: i64, limit: usize, skip: &[Uuid]) -> Result<Vec<OutboxEvent>> {
+    fn due_events(&self, now_ms: i64, limit: usize, skip: &[Uuid]) -> Result<Vec<OutboxEvent>> {
         let mut out = vec![];
         let st = &self.inner.events;
         if !st.any.load(Ordering::Acquire) {
@@ -634,7 +631,7 @@ impl Store {
     /// event leaves the outbox, a failed one waits for its retry, and an
     /// endpoint given up on is disabled with its reason and its outbox
     /// emptied (its events stay in the log, for `replay`).
-    pub fn record_event_attempts(
+    fn record_event_attempts(
         &self,
         done: &[(OutboxEvent, EventAttempt, AttemptNext)],
     ) -> Result<()> {
@@ -705,7 +702,7 @@ impl Store {
     }
 
     /// An endpoint's attempts, newest first.
-    pub fn list_event_attempts(
+    fn list_event_attempts(
         &self,
         project: &Uuid,
         id: &Uuid,
@@ -723,7 +720,7 @@ impl Store {
     /// that the endpoint wants back into its outbox (same ids: a receiver
     /// that already has one sees a duplicate it can recognise). Returns how
     /// many; 404 when there is no such endpoint.
-    pub fn replay_events(&self, project: &Uuid, id: &Uuid, since: Timestamp) -> Result<usize> {
+    fn replay_events(&self, project: &Uuid, id: &Uuid, since: Timestamp) -> Result<usize> {
         let _g = self.endpoint_lock(project);
         let rec = self
             .endpoint_rec(project, id)?
@@ -764,7 +761,7 @@ impl Store {
     /// Removes log entries and attempts older than `before_ms`, and outbox
     /// entries of endpoints that no longer exist (an event staged while its
     /// endpoint was being deleted), at most `max`; how many it removed.
-    pub fn sweep_event_logs(&self, before_ms: i64, max: usize) -> Result<usize> {
+    fn sweep_event_logs(&self, before_ms: i64, max: usize) -> Result<usize> {
         let mut w = Writes::new();
         let mut n = 0;
         let mut gone: Option<(Uuid, Uuid, bool)> = None;
@@ -812,8 +809,37 @@ impl Store {
         self.commit(w)?;
         Ok(n)
     }
-}
 
-#[cfg(test)]
-#[path = "tests/events.rs"]
-mod tests;
+    /// A notification's trace, in order (empty when it has none).
+    fn notification_trace(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<TraceEntry>> {
+        let mut out = vec![];
+        let gk = Key::new().id(project).bytes(&nid.as_bytes()[..14]);
+        if let Some(v) = self.tree(T::notifications).get(gk)? {
+            if let Some(m) = group_member(&v, nid)?.filter(|m| !m.trace.is_empty()) {
+                if trace_codec::is_stub(m.trace) {
+                    let rec: NotifRec = codec::dec(m.rec)?;
+                    out.extend(trace_codec::from_stub(m.trace, &rec.n, &rec.d)?);
+                } else {
+                    out.extend(trace_codec::decode(m.trace)?);
+                }
+            }
+        }
+        for kv in self
+            .tree(T::trace)
+            .scan_prefix(Key::new().id(project).id(nid))
+        {
+            let part = trace_codec::decode(&kv?.1)?;
+            out.extend(part);
+        }
+        Ok(out)
+    }
+
+    /// Remembers what the delivery actor saw of an attempt, for its trace entry.
+    fn note_attempt(&self, delivery: &Uuid, note: AttemptNote) {
+        let notes = &self.inner.events.notes;
+        if notes.len() >= MAX_NOTES {
+            notes.clear();
+        }
+        notes.insert(*delivery, note);
+    }
+}

@@ -14,17 +14,13 @@ use super::keys::{tail_id, Key};
 use super::page::{scan, Page, PageReq};
 use super::{Store, Writes, T};
 use crate::delivery::frames::{actor_json, feed_frame, feed_frame_with, FeedEvent};
-use crate::delivery::settle;
-use crate::delivery::tally::Tally;
 use crate::error::{Error, Result};
 use crate::model::{ChannelType, Delivery, DeliveryStatus, FeedCounts, Timestamp};
 use crate::rules::feed;
 use crate::storage::Refusal;
-use crate::storage::{
-    FeedChange, FeedFilter, FeedUpdate, FeedUpdateOutcome, Frame, InAppBatch, Outcome, QueueItem,
-};
+use crate::storage::*;
+use crate::storage::{FeedChange, FeedFilter, FeedUpdate, FeedUpdateOutcome, Frame};
 use serde_json::Value;
-use std::collections::HashMap;
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -38,7 +34,7 @@ use uuid::Uuid;
 /// after `PAGE_TTL` (their cursors are signed with a time).
 #[derive(Default)]
 pub(crate) struct FeedPageCache {
-    pages: dashmap::DashMap<(Uuid, Uuid), CachedPage>,
+    pub(super) pages: dashmap::DashMap<(Uuid, Uuid), CachedPage>,
     user_gen: dashmap::DashMap<Uuid, u64>,
 }
 
@@ -55,19 +51,19 @@ impl FeedPageCache {
     }
 }
 
-struct CachedPage {
-    limit: usize,
-    user_gen: u64,
-    at: std::time::Instant,
-    body: Arc<[u8]>,
+pub(super) struct CachedPage {
+    pub(super) limit: usize,
+    pub(super) user_gen: u64,
+    pub(super) at: std::time::Instant,
+    pub(super) body: Arc<[u8]>,
 }
 
-const PAGE_TTL: std::time::Duration = std::time::Duration::from_secs(60);
+pub(super) const PAGE_TTL: std::time::Duration = std::time::Duration::from_secs(60);
 const PAGES_CACHED: usize = 2048;
 const PAGE_BYTES_CACHED: usize = 32 * 1024; // with PAGES_CACHED: 64 MiB at most
 
 impl Store {
-    fn user_gen(&self, project: &Uuid) -> u64 {
+    pub(super) fn user_gen(&self, project: &Uuid) -> u64 {
         self.inner
             .feed_pages
             .user_gen
@@ -85,13 +81,6 @@ impl Store {
     /// The user's feed changed (after the commit, under the feed lock).
     pub(crate) fn forget_feed_page(&self, project: &Uuid, user: &Uuid) {
         self.inner.feed_pages.pages.remove(&(*project, *user));
-    }
-
-    /// The cached first page of a user's feed with `limit` entries, if current.
-    pub fn feed_page_cached(&self, project: &Uuid, user: &Uuid, limit: usize) -> Option<Arc<[u8]>> {
-        let e = self.inner.feed_pages.pages.get(&(*project, *user))?;
-        (e.limit == limit && e.user_gen == self.user_gen(project) && e.at.elapsed() < PAGE_TTL)
-            .then(|| e.body.clone())
     }
 
     /// Builds the first page of a user's feed with `build` under the feed lock
@@ -364,136 +353,6 @@ impl Store {
         Ok(Some(f.as_bytes().to_vec()))
     }
 
-    /// The frames of events `after < seq <= upto`, or `None` when the log no longer
-    /// reaches back to `after + 1`.
-    pub fn events_between(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        after: u64,
-        upto: u64,
-    ) -> Result<Option<Vec<Vec<u8>>>> {
-        if after >= upto {
-            return Ok(Some(vec![]));
-        }
-        let prefix = Key::new().id(project).id(user);
-        let start = prefix.clone().u64(after + 1);
-        let end = prefix.clone().u64(upto);
-        let mut out = Vec::with_capacity((upto - after).min(1024) as usize);
-        let mut expect = after + 1;
-        for kv in self.tree(T::events).range(start.0..=end.0) {
-            let (k, v) = kv?;
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&k[k.len() - 8..]);
-            if u64::from_be_bytes(b) != expect {
-                return Ok(None);
-            }
-            // An event of a delivery that is gone cannot be replayed: the
-            // client reloads, as for a log that no longer reaches back.
-            let Some(frame) = self.event_frame(project, expect, &v)? else {
-                return Ok(None);
-            };
-            out.push(frame);
-            expect += 1;
-        }
-        if expect != upto + 1 {
-            return Ok(None);
-        }
-        Ok(Some(out))
-    }
-
-    /// Settles due in_app deliveries of many users in one commit: per user, one
-    /// read of the counts, a feed entry and an event per delivery, and the counts
-    /// once; then the deliveries are marked sent (or skipped when the recipient was
-    /// deleted) with notification and run completion. The caller waits for
-    /// durability before pushing the returned frames.
-    pub fn deliver_in_app(&self, items: &[QueueItem]) -> Result<InAppBatch> {
-        let now = Timestamp::now();
-        let mut settling =
-            self.load_for_finish(items.iter().map(|q| (q, Outcome::Sent { outcomes: None })))?;
-        settling.retain_unsettled();
-        // Rendered with their batch first (`delivery::batch::due`).
-        let batched = settling.take_batched();
-        let feed_keys: Vec<Vec<u8>> = settling
-            .deliveries()
-            .map(|(q, d)| feed_lock_key(&q.project, &d.recipient_id))
-            .collect();
-        let _feeds = self.lock_feeds(feed_keys.iter().map(|k| k.as_slice()));
-
-        let mut plan =
-            settle::in_app_feeds(settling.deliveries(), |p, u| Ok(self.user(p, u)?.is_some()))?;
-        for i in plan.skipped {
-            settling.set_outcome(i, settle::recipient_deleted());
-        }
-        // Deliveries whose condition over earlier steps is false now are
-        // skipped instead of entering the feed (see `delivery::conditions`).
-        let mut gated_false = vec![];
-        for (i, (q, d)) in settling.deliveries().enumerate() {
-            if let Some(gate) = &d.gate {
-                let all = self.notification_deliveries(&q.project, &d.notification_id)?;
-                if !gate.holds_for_steps(&all) {
-                    gated_false.push(i);
-                }
-            }
-        }
-        if !gated_false.is_empty() {
-            for (_, idx) in &mut plan.feeds {
-                idx.retain(|i| !gated_false.contains(i));
-            }
-            plan.feeds.retain(|(_, idx)| !idx.is_empty());
-            for i in gated_false {
-                settling.set_outcome(i, crate::delivery::conditions::condition_false());
-            }
-        }
-        let mut w = Writes::new();
-        let mut out = InAppBatch {
-            batched,
-            ..Default::default()
-        };
-        let mut actors: HashMap<(Uuid, Uuid), Value> = HashMap::new();
-        for ((p, u), idx) in plan.feeds {
-            let mut counts = self.feed_counts_locked(&p, &u)?;
-            let mut frames = Vec::with_capacity(idx.len());
-            for i in idx {
-                let d = &settle::entering_feed(settling.delivery(i), now);
-                self.stage_feed_insert(&mut w, &p, d, &mut counts);
-                // Actors shown on the entries, each read once per batch.
-                let actor = match d.actor_id {
-                    Some(a) => match actors.entry((p, a)) {
-                        std::collections::hash_map::Entry::Occupied(e) => &*e.into_mut(),
-                        std::collections::hash_map::Entry::Vacant(e) => {
-                            &*e.insert(actor_json(self.user(&p, &a)?.as_ref()))
-                        }
-                    },
-                    None => &Value::Null,
-                };
-                // The frame shows the entry (no send time), so the delivery
-                // as loaded serves.
-                frames.push(self.stage_feed_event(
-                    &mut w,
-                    &p,
-                    &u,
-                    FeedEvent::Created,
-                    d,
-                    actor,
-                    &mut counts,
-                )?);
-            }
-            out.frames.push((p, u, frames));
-        }
-        out.settled = settling.len();
-        let (written, runs) = self.stage_finish(&mut w, &mut settling, now)?;
-        let res = self.commit(w);
-        for (p, u, _) in &out.frames {
-            self.forget_feed_page(p, u);
-        }
-        drop(settling); // the locks, after the commit
-        res?;
-        Tally::record(&written, now);
-        out.runs = runs;
-        Ok(out)
-    }
-
     /// The user's counts and latest `seq`, for a writer of the user's feed, which
     /// holds the user's feed lock. Served from the counts cache, which every
     /// commit of events updates (`Store::commit`) under the same lock, or read
@@ -516,14 +375,6 @@ impl Store {
         if cache.len() < super::FEED_COUNTS_CACHED {
             cache.entry((*project, *user)).or_default();
         }
-    }
-
-    /// The user's counts and latest `seq` as last committed (any thread).
-    pub fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts> {
-        if let Some(c) = self.inner.feed_counts.get(&(*project, *user)) {
-            return Ok(*c);
-        }
-        self.feed_counts_stored(project, user)
     }
 
     /// The user's counts and latest `seq`: those stored with the latest event.
@@ -571,46 +422,6 @@ impl Store {
                 apply_state(&mut d, &v);
             }
         }
-        Ok(d)
-    }
-
-    pub fn feed_page(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        filter: FeedFilter,
-        req: &PageReq,
-    ) -> Result<Page<Delivery>> {
-        scan(
-            self.tree(T::feed),
-            &Key::new().id(project).id(user),
-            req,
-            |k, v| {
-                // Markers (empty values) list notifications, not feed entries.
-                if v.is_empty() || !filter.matches(v[0]) {
-                    return Ok(None);
-                }
-                Ok(self.delivery_raw(project, &entry_id(k, v))?.map(|mut d| {
-                    apply_state(&mut d, v);
-                    d
-                }))
-            },
-        )
-    }
-
-    /// The entry if it is in this user's feed (anything else is "not found").
-    pub fn feed_entry(&self, project: &Uuid, user: &Uuid, id: &Uuid) -> Result<Delivery> {
-        let missing = || Refusal::missing("feed_entry", id);
-        let mut d = self
-            .delivery_raw(project, id)?
-            .filter(|d| d.recipient_id == *user && d.channel_type == ChannelType::InApp)
-            .ok_or_else(missing)?;
-        let state = self
-            .tree(T::feed)
-            .get(feed_key(project, &d))?
-            .filter(|v| !v.is_empty())
-            .ok_or_else(missing)?;
-        apply_state(&mut d, &state);
         Ok(d)
     }
 
@@ -686,61 +497,6 @@ impl Store {
         Ok((updated, counts))
     }
 
-    /// Applies a PATCH of one feed entry with its `feed_entry.updated` event,
-    /// in one commit under the user's feed lock.
-    pub fn update_feed_entry(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        id: &Uuid,
-        u: FeedUpdate,
-    ) -> Result<FeedChange<Delivery>> {
-        let key = feed_lock_key(project, user);
-        let _feed = self.lock_feeds([key.as_slice()]);
-        let mut w = Writes::new();
-        let before = if self.wants_feed_events(project) {
-            Some(self.feed_entry(project, user, id)?)
-        } else {
-            None
-        };
-        let out = self.feed_update(&mut w, project, user, id, u)?;
-        if let (Some(b), true) = (&before, out.changed) {
-            self.stage_feed_entry_events(&mut w, project, b, &out.entry);
-        }
-        let mut counts = out.counts;
-        let frames = if out.changed {
-            let entries = std::slice::from_ref(&out.entry);
-            self.commit_feed_events(w, project, user, entries, &mut counts)?
-        } else {
-            vec![]
-        };
-        Ok(FeedChange {
-            value: out.entry,
-            counts,
-            frames,
-        })
-    }
-
-    /// Applies `seen_all` (or `read_all`) with one event per entry changed, in
-    /// one commit under the user's feed lock.
-    pub fn mark_feed(&self, project: &Uuid, user: &Uuid, read: bool) -> Result<FeedChange<usize>> {
-        let key = feed_lock_key(project, user);
-        let _feed = self.lock_feeds([key.as_slice()]);
-        let mut w = Writes::new();
-        let (updated, mut counts) = self.feed_mark_all(&mut w, project, user, read)?;
-        self.stage_feed_marked_events(&mut w, project, &updated, read);
-        let frames = if updated.is_empty() {
-            vec![]
-        } else {
-            self.commit_feed_events(w, project, user, &updated, &mut counts)?
-        };
-        Ok(FeedChange {
-            value: updated.len(),
-            counts,
-            frames,
-        })
-    }
-
     /// Stages a `feed_entry.updated` event per changed entry after `w`'s
     /// changes and commits them together (the caller holds the feed lock);
     /// returns the frames.
@@ -775,9 +531,154 @@ impl Store {
     }
 }
 
+impl FeedRepo for Store {
+    /// The user's counts and latest `seq` as last committed (any thread).
+    fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts> {
+        if let Some(c) = self.inner.feed_counts.get(&(*project, *user)) {
+            return Ok(*c);
+        }
+        self.feed_counts_stored(project, user)
+    }
+
+    fn feed_page(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        filter: FeedFilter,
+        req: &PageReq,
+    ) -> Result<Page<Delivery>> {
+        scan(
+            self.tree(T::feed),
+            &Key::new().id(project).id(user),
+            req,
+            |k, v| {
+                // Markers (empty values) list notifications, not feed entries.
+                if v.is_empty() || !filter.matches(v[0]) {
+                    return Ok(None);
+                }
+                Ok(self.delivery_raw(project, &entry_id(k, v))?.map(|mut d| {
+                    apply_state(&mut d, v);
+                    d
+                }))
+            },
+        )
+    }
+
+    /// The entry if it is in this user's feed (anything else is "not found").
+    fn feed_entry(&self, project: &Uuid, user: &Uuid, id: &Uuid) -> Result<Delivery> {
+        let missing = || Refusal::missing("feed_entry", id);
+        let mut d = self
+            .delivery_raw(project, id)?
+            .filter(|d| d.recipient_id == *user && d.channel_type == ChannelType::InApp)
+            .ok_or_else(missing)?;
+        let state = self
+            .tree(T::feed)
+            .get(feed_key(project, &d))?
+            .filter(|v| !v.is_empty())
+            .ok_or_else(missing)?;
+        apply_state(&mut d, &state);
+        Ok(d)
+    }
+
+    /// The frames of events `after < seq <= upto`, or `None` when the log no longer
+    /// reaches back to `after + 1`.
+    fn events_between(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        after: u64,
+        upto: u64,
+    ) -> Result<Option<Vec<Vec<u8>>>> {
+        if after >= upto {
+            return Ok(Some(vec![]));
+        }
+        let prefix = Key::new().id(project).id(user);
+        let start = prefix.clone().u64(after + 1);
+        let end = prefix.clone().u64(upto);
+        let mut out = Vec::with_capacity((upto - after).min(1024) as usize);
+        let mut expect = after + 1;
+        for kv in self.tree(T::events).range(start.0..=end.0) {
+            let (k, v) = kv?;
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&k[k.len() - 8..]);
+            if u64::from_be_bytes(b) != expect {
+                return Ok(None);
+            }
+            // An event of a delivery that is gone cannot be replayed: the
+            // client reloads, as for a log that no longer reaches back.
+            let Some(frame) = self.event_frame(project, expect, &v)? else {
+                return Ok(None);
+            };
+            out.push(frame);
+            expect += 1;
+        }
+        if expect != upto + 1 {
+            return Ok(None);
+        }
+        Ok(Some(out))
+    }
+
+    /// Applies a PATCH of one feed entry with its `feed_entry.updated` event,
+    /// in one commit under the user's feed lock.
+    fn update_feed_entry(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        id: &Uuid,
+        u: FeedUpdate,
+    ) -> Result<FeedChange<Delivery>> {
+        let key = feed_lock_key(project, user);
+        let _feed = self.lock_feeds([key.as_slice()]);
+        let mut w = Writes::new();
+        let before = if self.wants_feed_events(project) {
+            Some(self.feed_entry(project, user, id)?)
+        } else {
+            None
+        };
+        let out = self.feed_update(&mut w, project, user, id, u)?;
+        if let (Some(b), true) = (&before, out.changed) {
+            self.stage_feed_entry_events(&mut w, project, b, &out.entry);
+        }
+        let mut counts = out.counts;
+        let frames = if out.changed {
+            let entries = std::slice::from_ref(&out.entry);
+            self.commit_feed_events(w, project, user, entries, &mut counts)?
+        } else {
+            vec![]
+        };
+        Ok(FeedChange {
+            value: out.entry,
+            counts,
+            frames,
+        })
+    }
+
+    /// Applies `seen_all` (or `read_all`) with one event per entry changed, in
+    /// one commit under the user's feed lock.
+    fn mark_feed(&self, project: &Uuid, user: &Uuid, read: bool) -> Result<FeedChange<usize>> {
+        let key = feed_lock_key(project, user);
+        let _feed = self.lock_feeds([key.as_slice()]);
+        let mut w = Writes::new();
+        let (updated, mut counts) = self.feed_mark_all(&mut w, project, user, read)?;
+        self.stage_feed_marked_events(&mut w, project, &updated, read);
+        let frames = if updated.is_empty() {
+            vec![]
+        } else {
+            self.commit_feed_events(w, project, user, &updated, &mut counts)?
+        };
+        Ok(FeedChange {
+            value: updated.len(),
+            counts,
+            frames,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::storage::*;
 
     #[test]
     fn event_log_replays_exact_ranges_and_reports_gaps() {

@@ -252,6 +252,8 @@ impl Flusher {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::storage::*;
 
     fn flusher_of(db: &sled::Db) -> Flusher {
         let db = db.clone();

@@ -545,6 +545,8 @@ pub(super) fn start_doctor(store: std::sync::Weak<Inner>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::storage::*;
 
     #[test]
     fn available_space_of_a_temp_dir_is_positive_and_probe_leaves_nothing() {

@@ -16,28 +16,28 @@
 
 pub mod backup;
 mod batches;
+mod caches;
+mod catalog;
 pub mod codec;
 mod combine;
 mod dir_lock;
-mod erasure;
 mod events;
 mod feed;
 mod flusher;
 pub mod health;
 pub mod keys;
-mod misc;
 mod notifications;
 mod page;
 mod projects;
 mod queue;
 mod records;
 mod removal;
-mod repos;
 mod retention;
 mod runs;
 pub mod secrets;
 mod space;
 mod throttles;
+mod topics;
 mod trace;
 mod usage;
 mod users;
@@ -45,6 +45,7 @@ mod users;
 pub use crate::delivery::frames::feed_frame;
 pub use crate::rules::projects::{check_project_name, hash_secret, MAX_SECRET_GRACE};
 pub use crate::storage::NewProjectKeys;
+use crate::storage::*;
 pub use crate::storage::{
     AcceptInput, AcceptedRun, ActorSpec, DeliveryFilter, FeedFilter, FeedUpdate, FeedUpdateOutcome,
     Finished, Frame, IdempotentResponse, InAppBatch, NotificationFilter, Outcome, Page, PageReq,
@@ -204,7 +205,7 @@ struct Inner {
     /// reading and decoding it was about 5% of a one-recipient run's CPU.
     /// Filled under `flows_fill`; `update_flow`, the only writer of a stored
     /// flow, empties the entry under `flows_fill` after its commit and before
-    /// it lets go of the flow's lock (see `misc::flow_arc`).
+    /// it lets go of the flow's lock (see `catalog::flow_arc`).
     flows_cache: dashmap::DashMap<(uuid::Uuid, uuid::Uuid), Arc<crate::model::Flow>>,
     flows_fill: std::sync::Mutex<()>,
     /// Flow ids by `(project, handle)`: a flow's handle never changes and
@@ -513,15 +514,6 @@ impl Store {
             .store(l.max_output.max(1), Relaxed);
     }
 
-    /// The bounds of template renders.
-    pub fn template_limits(&self) -> crate::render::Limits {
-        use std::sync::atomic::Ordering::Relaxed;
-        crate::render::Limits {
-            fuel: self.inner.template_fuel.load(Relaxed),
-            max_output: self.inner.template_max_output.load(Relaxed),
-        }
-    }
-
     pub fn path(&self) -> &Path {
         &self.inner.path
     }
@@ -539,11 +531,6 @@ impl Store {
             tag: t as u8,
             _store: std::marker::PhantomData,
         }
-    }
-
-    /// The secret that signs pagination cursors (random per data dir).
-    pub fn cursor_key(&self) -> &[u8; 32] {
-        &self.inner.cursor_key
     }
 
     /// Serialises read-modify-write sequences on one logical key.
@@ -685,29 +672,6 @@ impl Store {
         }
     }
 
-    /// Ticket for the group commit: everything written before this call is durable
-    /// once `wait_durable(ticket)` returns.
-    pub fn durable_ticket(&self) -> u64 {
-        self.inner.flusher.request()
-    }
-
-    /// Starts a storage job on this thread for `job_ticket`.
-    pub fn begin_job(&self) {
-        JOB_TICKET.with(|t| t.set(None));
-    }
-
-    /// A ticket covering what this thread's job committed since `begin_job`
-    /// and everything applied before it: the ticket of the flush that
-    /// follows the job's last commit when the flusher applied it (no wake-up
-    /// of the flusher, which is already on its way to that flush), else a
-    /// new one.
-    pub fn job_ticket(&self) -> u64 {
-        match JOB_TICKET.with(|t| t.take()) {
-            Some(t) => t,
-            None => self.durable_ticket(),
-        }
-    }
-
     /// Queued commits are applied by the flusher from now on (see `combine`).
     fn delegate_commits(&self) {
         let flusher = self.inner.flusher.clone();
@@ -830,5 +794,63 @@ impl Store {
             Some(v) => Ok(Some(codec::dec(&v)?)),
             None => Ok(None),
         }
+    }
+}
+
+impl Durability for Store {
+    /// Ticket for the group commit: everything written before this call is durable
+    /// once `wait_durable(ticket)` returns.
+    fn durable_ticket(&self) -> u64 {
+        self.inner.flusher.request()
+    }
+
+    /// Starts a storage job on this thread for `job_ticket`.
+    fn begin_job(&self) {
+        JOB_TICKET.with(|t| t.set(None));
+    }
+
+    /// A ticket covering what this thread's job committed since `begin_job`
+    /// and everything applied before it: the ticket of the flush that
+    /// follows the job's last commit when the flusher applied it (no wake-up
+    /// of the flusher, which is already on its way to that flush), else a
+    /// new one.
+    fn job_ticket(&self) -> u64 {
+        match JOB_TICKET.with(|t| t.take()) {
+            Some(t) => t,
+            None => self.durable_ticket(),
+        }
+    }
+
+    fn wait_durable(&self, ticket: u64) -> DurableWait<'_> {
+        Box::pin(Store::wait_durable(self, ticket))
+    }
+    fn health_status(&self) -> HealthStatus {
+        let h = self.health();
+        HealthStatus {
+            degraded: h.is_degraded(),
+            reason: h.reason(),
+            generation: h.generation(),
+        }
+    }
+}
+
+impl Storage for Store {
+    /// The secret that signs pagination cursors (random per data dir).
+    fn cursor_key(&self) -> &[u8; 32] {
+        &self.inner.cursor_key
+    }
+
+    /// The bounds of template renders.
+    fn template_limits(&self) -> crate::render::Limits {
+        use std::sync::atomic::Ordering::Relaxed;
+        crate::render::Limits {
+            fuel: self.inner.template_fuel.load(Relaxed),
+            max_output: self.inner.template_max_output.load(Relaxed),
+        }
+    }
+
+    /// Projects, users and feeds' first pages, kept by the store's writes.
+    fn caches(&self) -> Option<&dyn Caches> {
+        Some(self)
     }
 }

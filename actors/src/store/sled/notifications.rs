@@ -10,17 +10,11 @@ use super::runs::*;
 use super::{Store, T};
 use crate::error::Result;
 use crate::model::*;
+use crate::storage::*;
 use crate::storage::{DeliveryFilter, NotificationFilter};
 use uuid::Uuid;
 
 impl Store {
-    pub fn notification(&self, project: &Uuid, id: &Uuid) -> Result<Option<Notification>> {
-        if notification_of(id) != *id {
-            return Ok(None);
-        }
-        Ok(self.notif_rec(project, id)?.map(|r| r.n))
-    }
-
     /// A delivery as stored in its notification, without the feed state.
     pub(crate) fn delivery_raw(&self, project: &Uuid, id: &Uuid) -> Result<Option<Delivery>> {
         if notification_of(id) == *id {
@@ -29,169 +23,6 @@ impl Store {
         Ok(self
             .notif_rec(project, &notification_of(id))?
             .and_then(|r| r.d.into_iter().find(|d| d.id == *id)))
-    }
-
-    /// A delivery as the API shows it: an in_app one carries its feed state.
-    pub fn delivery(&self, project: &Uuid, id: &Uuid) -> Result<Option<Delivery>> {
-        match self.delivery_raw(project, id)? {
-            Some(d) => self.with_feed_state(project, d).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    pub fn notification_deliveries(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<Delivery>> {
-        let Some(rec) = self.notif_rec(project, nid)? else {
-            return Ok(vec![]);
-        };
-        rec.d
-            .into_iter()
-            .map(|d| self.with_feed_state(project, d))
-            .collect()
-    }
-
-    pub fn list_notifications(
-        &self,
-        project: &Uuid,
-        f: &NotificationFilter,
-        req: &PageReq,
-    ) -> Result<Page<Notification>> {
-        let keep = |n: &Notification| {
-            in_range(&n.id, &f.created_after, &f.created_before)
-                && f.status.is_none_or(|s| n.processed == s)
-                && f.topic.as_ref().is_none_or(|t| n.topic.as_ref() == Some(t))
-                && f.flow_id.is_none_or(|x| n.flow_id == x)
-                && f.flow_run_id.is_none_or(|x| n.flow_run_id == x)
-                && f.recipient.is_none_or(|x| n.recipient_id == x)
-        };
-        // By id, from an index: the record, if the filters keep it.
-        let by_id = |id: Uuid| -> Result<Option<Notification>> {
-            if !in_range(&id, &f.created_after, &f.created_before) {
-                return Ok(None);
-            }
-            Ok(self.notification(project, &id)?.filter(|n| keep(n)))
-        };
-        let p = Key::new().id(project);
-        // A packed index (by run, by topic): its notifications in id order.
-        let packed = |t: T, prefix: Key| {
-            paginate(
-                &mut PackedSource {
-                    tree: self.tree(t),
-                    prefix: &prefix.0,
-                    pick: by_id,
-                },
-                req,
-            )
-        };
-        if let Some(r) = &f.flow_run_id {
-            return packed(T::run_index, run_index(project, r));
-        }
-        // A space keyed by `(prefix, delivery or notification id)` lists the
-        // notifications of its keys, each once, at its group's lowest key.
-        let once_per_notification = |t: T, prefix: Key| {
-            let tree = self.tree(t);
-            let at = prefix.0.len();
-            paginate(
-                &mut TreeSource {
-                    tree: tree.clone(),
-                    prefix: &prefix.0,
-                    pick: |k: &sled::IVec, v: &sled::IVec| {
-                        if k.len() != at + 16 || !first_of_group(&tree, k, at)? {
-                            return Ok(None);
-                        }
-                        // An entry that entered the feed after acceptance
-                        // sits at its feed time; its notification is listed
-                        // at its marker or its other entries' keys.
-                        if t == T::feed && feed::keyed_by_feed_time(v) {
-                            return Ok(None);
-                        }
-                        by_id(notification_of(&tail_id(k)))
-                    },
-                },
-                req,
-            )
-        };
-        if let Some(u) = &f.recipient {
-            // A user's feed space lists each of their notifications: feed
-            // entries (delivery ids) and markers (notification ids).
-            return once_per_notification(T::feed, p.id(u));
-        }
-        if let Some(t) = &f.topic {
-            return packed(T::topic_index, topic_index(project, t));
-        }
-        if f.status == Some(false) {
-            // Pending notifications are those with a delivery in the queue.
-            return once_per_notification(T::queue, p);
-        }
-        paginate(
-            &mut NotificationSource {
-                store: self,
-                project,
-                keep: &keep,
-            },
-            req,
-        )
-    }
-
-    pub fn list_deliveries(
-        &self,
-        project: &Uuid,
-        f: &DeliveryFilter,
-        req: &PageReq,
-    ) -> Result<Page<Delivery>> {
-        let keep = |d: &Delivery| {
-            in_range(&d.id, &f.created_after, &f.created_before)
-                && f.status.is_none_or(|s| d.status == s)
-                && f.channel_type.is_none_or(|x| d.channel_type == x)
-                && f.channel_id.is_none_or(|x| d.channel_id == x)
-                && f.notification_id.is_none_or(|x| d.notification_id == x)
-                && f.recipient.is_none_or(|x| d.recipient_id == x)
-        };
-        let p = Key::new().id(project);
-        let index = if f.status == Some(DeliveryStatus::Pending) {
-            Some((T::queue, p.clone()))
-        } else {
-            f.status
-                .filter(|s| status_indexed(*s))
-                .map(|s| (T::deliv_by_status, p.clone().u8(s.index())))
-        };
-        let page = match (&f.notification_id, index) {
-            (None, Some((tree, prefix))) => paginate(
-                &mut TreeSource {
-                    tree: self.tree(tree),
-                    prefix: &prefix.0,
-                    pick: |k: &sled::IVec, _: &sled::IVec| {
-                        let id = tail_id(k);
-                        if !in_range(&id, &f.created_after, &f.created_before) {
-                            return Ok(None);
-                        }
-                        Ok(self.delivery_raw(project, &id)?.filter(|d| keep(d)))
-                    },
-                },
-                req,
-            )?,
-            // A notification's deliveries, or all: the notifications' records.
-            (nid, _) => paginate(
-                &mut DeliverySource {
-                    store: self,
-                    project,
-                    only: nid.map(|n| notification_of(&n)),
-                    keep: &keep,
-                },
-                req,
-            )?,
-        };
-        let items = page
-            .items
-            .into_iter()
-            .map(|d| self.with_feed_state(project, d))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Page {
-            items,
-            first_key: page.first_key,
-            last_key: page.last_key,
-            has_more_after: page.has_more_after,
-            has_more_before: page.has_more_before,
-        })
     }
 }
 
@@ -276,5 +107,177 @@ impl<K: Fn(&Notification) -> bool> Source<Notification> for NotificationSource<'
             .visit_records(self.project, bounds, rev, &mut |r| {
                 !(self.keep)(&r.n) || f(r.n.id.as_bytes().to_vec(), r.n)
             })
+    }
+}
+
+impl NotificationRepo for Store {
+    fn notification(&self, project: &Uuid, id: &Uuid) -> Result<Option<Notification>> {
+        if notification_of(id) != *id {
+            return Ok(None);
+        }
+        Ok(self.notif_rec(project, id)?.map(|r| r.n))
+    }
+
+    /// A delivery as the API shows it: an in_app one carries its feed state.
+    fn delivery(&self, project: &Uuid, id: &Uuid) -> Result<Option<Delivery>> {
+        match self.delivery_raw(project, id)? {
+            Some(d) => self.with_feed_state(project, d).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn notification_deliveries(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<Delivery>> {
+        let Some(rec) = self.notif_rec(project, nid)? else {
+            return Ok(vec![]);
+        };
+        rec.d
+            .into_iter()
+            .map(|d| self.with_feed_state(project, d))
+            .collect()
+    }
+
+    fn list_notifications(
+        &self,
+        project: &Uuid,
+        f: &NotificationFilter,
+        req: &PageReq,
+    ) -> Result<Page<Notification>> {
+        let keep = |n: &Notification| {
+            in_range(&n.id, &f.created_after, &f.created_before)
+                && f.status.is_none_or(|s| n.processed == s)
+                && f.topic.as_ref().is_none_or(|t| n.topic.as_ref() == Some(t))
+                && f.flow_id.is_none_or(|x| n.flow_id == x)
+                && f.flow_run_id.is_none_or(|x| n.flow_run_id == x)
+                && f.recipient.is_none_or(|x| n.recipient_id == x)
+        };
+        // By id, from an index: the record, if the filters keep it.
+        let by_id = |id: Uuid| -> Result<Option<Notification>> {
+            if !in_range(&id, &f.created_after, &f.created_before) {
+                return Ok(None);
+            }
+            Ok(self.notification(project, &id)?.filter(|n| keep(n)))
+        };
+        let p = Key::new().id(project);
+        // A packed index (by run, by topic): its notifications in id order.
+        let packed = |t: T, prefix: Key| {
+            paginate(
+                &mut PackedSource {
+                    tree: self.tree(t),
+                    prefix: &prefix.0,
+                    pick: by_id,
+                },
+                req,
+            )
+        };
+        if let Some(r) = &f.flow_run_id {
+            return packed(T::run_index, run_index(project, r));
+        }
+        // A space keyed by `(prefix, delivery or notification id)` lists the
+        // notifications of its keys, each once, at its group's lowest key.
+        let once_per_notification = |t: T, prefix: Key| {
+            let tree = self.tree(t);
+            let at = prefix.0.len();
+            paginate(
+                &mut TreeSource {
+                    tree: tree.clone(),
+                    prefix: &prefix.0,
+                    pick: |k: &sled::IVec, v: &sled::IVec| {
+                        if k.len() != at + 16 || !first_of_group(&tree, k, at)? {
+                            return Ok(None);
+                        }
+                        // An entry that entered the feed after acceptance
+                        // sits at its feed time; its notification is listed
+                        // at its marker or its other entries' keys.
+                        if t == T::feed && feed::keyed_by_feed_time(v) {
+                            return Ok(None);
+                        }
+                        by_id(notification_of(&tail_id(k)))
+                    },
+                },
+                req,
+            )
+        };
+        if let Some(u) = &f.recipient {
+            // A user's feed space lists each of their notifications: feed
+            // entries (delivery ids) and markers (notification ids).
+            return once_per_notification(T::feed, p.id(u));
+        }
+        if let Some(t) = &f.topic {
+            return packed(T::topic_index, topic_index(project, t));
+        }
+        if f.status == Some(false) {
+            // Pending notifications are those with a delivery in the queue.
+            return once_per_notification(T::queue, p);
+        }
+        paginate(
+            &mut NotificationSource {
+                store: self,
+                project,
+                keep: &keep,
+            },
+            req,
+        )
+    }
+
+    fn list_deliveries(
+        &self,
+        project: &Uuid,
+        f: &DeliveryFilter,
+        req: &PageReq,
+    ) -> Result<Page<Delivery>> {
+        let keep = |d: &Delivery| {
+            in_range(&d.id, &f.created_after, &f.created_before)
+                && f.status.is_none_or(|s| d.status == s)
+                && f.channel_type.is_none_or(|x| d.channel_type == x)
+                && f.channel_id.is_none_or(|x| d.channel_id == x)
+                && f.notification_id.is_none_or(|x| d.notification_id == x)
+                && f.recipient.is_none_or(|x| d.recipient_id == x)
+        };
+        let p = Key::new().id(project);
+        let index = if f.status == Some(DeliveryStatus::Pending) {
+            Some((T::queue, p.clone()))
+        } else {
+            f.status
+                .filter(|s| status_indexed(*s))
+                .map(|s| (T::deliv_by_status, p.clone().u8(s.index())))
+        };
+        let page = match (&f.notification_id, index) {
+            (None, Some((tree, prefix))) => paginate(
+                &mut TreeSource {
+                    tree: self.tree(tree),
+                    prefix: &prefix.0,
+                    pick: |k: &sled::IVec, _: &sled::IVec| {
+                        let id = tail_id(k);
+                        if !in_range(&id, &f.created_after, &f.created_before) {
+                            return Ok(None);
+                        }
+                        Ok(self.delivery_raw(project, &id)?.filter(|d| keep(d)))
+                    },
+                },
+                req,
+            )?,
+            // A notification's deliveries, or all: the notifications' records.
+            (nid, _) => paginate(
+                &mut DeliverySource {
+                    store: self,
+                    project,
+                    only: nid.map(|n| notification_of(&n)),
+                    keep: &keep,
+                },
+                req,
+            )?,
+        };
+        let items = page
+            .items
+            .into_iter()
+            .map(|d| self.with_feed_state(project, d))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Page {
+            items,
+            first_key: page.first_key,
+            last_key: page.last_key,
+            has_more_after: page.has_more_after,
+            has_more_before: page.has_more_before,
+        })
     }
 }

@@ -325,6 +325,8 @@ impl<V, P: FnMut(uuid::Uuid) -> Result<Option<V>>> Source<V> for PackedSource<'_
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::storage::*;
     use sled::Tree;
 
     fn sp(t: &Tree) -> Space<'_> {

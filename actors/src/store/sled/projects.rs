@@ -9,6 +9,7 @@ use crate::model::{new_id, Channel, Project, Timestamp};
 use crate::rules::projects::{check_project_name, hash_secret, random_key};
 use crate::storage::NewProjectKeys;
 use crate::storage::Refusal;
+use crate::storage::*;
 use std::sync::Arc;
 use uuid::Uuid;
 
@@ -31,8 +32,52 @@ impl Store {
         self.get_rec(T::projects, id.as_bytes())
     }
 
+    /// Makes sure the project `serve` calls `default` exists: created (with
+    /// `keys`, or fresh ones, returned) when there is none. The one created is
+    /// remembered in `meta`, so renaming it does not make the next start create
+    /// another; deleting it does.
+    pub fn ensure_default_project(
+        &self,
+        keys: Option<(String, String)>,
+    ) -> Result<Option<NewProjectKeys>> {
+        let marked = match self.tree(T::meta).get(DEFAULT_MARKER)? {
+            Some(id) => self.get_rec::<Project>(T::projects, &id)?,
+            None => None,
+        };
+        if marked.is_some() {
+            return Ok(None);
+        }
+        let (existing, created) = match self.project_by_name("default")? {
+            Some(p) => (p, None),
+            None => {
+                let k = self.create_project("default", keys)?;
+                let p = self
+                    .project_by_name("default")?
+                    .ok_or_else(|| Error::internal("project default created but not found"))?;
+                (p, Some(k))
+            }
+        };
+        let mut w = Writes::new();
+        w.put(T::meta, DEFAULT_MARKER, existing.id.as_bytes());
+        self.commit_durable(w)?;
+        Ok(created)
+    }
+
+    /// Empties the caches of a deleted project: its key, its users, its
+    /// flows, its users' feed pages and counts.
+    fn forget_project(&self, p: &Project) {
+        self.inner.projects_cache.remove(&p.public_key);
+        self.inner.users_cache.retain(|(pid, _), _| *pid != p.id);
+        self.inner.flows_cache.retain(|(pid, _), _| *pid != p.id);
+        self.inner.flow_ids.retain(|(pid, _), _| *pid != p.id);
+        self.inner.feed_pages.forget_project(&p.id);
+        self.inner.feed_counts.retain(|(pid, _), _| *pid != p.id);
+    }
+}
+
+impl ProjectRepo for Store {
     /// Every project (but those being deleted), in creation order.
-    pub fn projects(&self) -> Result<Vec<Project>> {
+    fn projects(&self) -> Result<Vec<Project>> {
         let mut out = vec![];
         for kv in self.tree(T::projects).iter() {
             let (_, v) = kv?;
@@ -46,11 +91,7 @@ impl Store {
 
     /// Creates a project with the given keys (or fresh random ones) and its
     /// built-in in_app channel. Fails with a conflict when the name is taken.
-    pub fn create_project(
-        &self,
-        name: &str,
-        keys: Option<(String, String)>,
-    ) -> Result<NewProjectKeys> {
+    fn create_project(&self, name: &str, keys: Option<(String, String)>) -> Result<NewProjectKeys> {
         check_project_name(name)?;
         let _g = self.lock(b"projects");
         if self
@@ -85,48 +126,12 @@ impl Store {
         })
     }
 
-    /// Makes sure the project `serve` calls `default` exists: created (with
-    /// `keys`, or fresh ones, returned) when there is none. The one created is
-    /// remembered in `meta`, so renaming it does not make the next start create
-    /// another; deleting it does.
-    pub fn ensure_default_project(
-        &self,
-        keys: Option<(String, String)>,
-    ) -> Result<Option<NewProjectKeys>> {
-        let marked = match self.tree(T::meta).get(DEFAULT_MARKER)? {
-            Some(id) => self.get_rec::<Project>(T::projects, &id)?,
-            None => None,
-        };
-        if marked.is_some() {
-            return Ok(None);
-        }
-        let (existing, created) = match self.project_by_name("default")? {
-            Some(p) => (p, None),
-            None => {
-                let k = self.create_project("default", keys)?;
-                let p = self
-                    .project_by_name("default")?
-                    .ok_or_else(|| Error::internal("project default created but not found"))?;
-                (p, Some(k))
-            }
-        };
-        let mut w = Writes::new();
-        w.put(T::meta, DEFAULT_MARKER, existing.id.as_bytes());
-        self.commit_durable(w)?;
-        Ok(created)
-    }
-
-    /// The project of a public key if it is cached (no sled access).
-    pub fn project_cached(&self, public_key: &str) -> Option<Arc<Project>> {
-        self.inner.projects_cache.get(public_key).map(|p| p.clone())
-    }
-
     /// The project owning a public key, from memory after the first lookup.
     /// The cache is filled under the project's lock, which every change of
     /// the project (an update, a rotation, a deletion) holds while it
     /// replaces or removes the cached copy, so a fill that read the record
     /// before the change cannot put it back afterwards.
-    pub fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>> {
+    fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>> {
         if let Some(p) = self.inner.projects_cache.get(public_key) {
             return Ok(Some(p.clone()));
         }
@@ -153,7 +158,7 @@ impl Store {
 
     /// Read-modify-write of a project; refreshes the key cache. A new name
     /// moves the name index (409 `conflict` when another project has it).
-    pub fn update_project(&self, id: &Uuid, f: impl FnOnce(&mut Project)) -> Result<Project> {
+    fn update_project(&self, id: &Uuid, f: Edit<'_, Project>) -> Result<Project> {
         let _g = self.lock_many([b"projects".as_slice(), id.as_bytes().as_slice()]);
         if self.is_deleted(id) {
             return Err(Refusal::missing("project", id));
@@ -194,7 +199,7 @@ impl Store {
     /// batches, the project's own record, name and public key last: if the
     /// process dies half-way, the project is still listed and deleting it
     /// again finishes the job.
-    pub fn delete_project(&self, name: &str) -> Result<Project> {
+    fn delete_project(&self, name: &str) -> Result<Project> {
         use std::sync::atomic::Ordering;
         let found = self
             .project_by_name(name)?
@@ -276,15 +281,11 @@ impl Store {
         Ok(p)
     }
 
-    /// Empties the caches of a deleted project: its key, its users, its
-    /// flows, its users' feed pages and counts.
-    fn forget_project(&self, p: &Project) {
-        self.inner.projects_cache.remove(&p.public_key);
-        self.inner.users_cache.retain(|(pid, _), _| *pid != p.id);
-        self.inner.flows_cache.retain(|(pid, _), _| *pid != p.id);
-        self.inner.flow_ids.retain(|(pid, _), _| *pid != p.id);
-        self.inner.feed_pages.forget_project(&p.id);
-        self.inner.feed_counts.retain(|(pid, _), _| *pid != p.id);
+    fn find_project(&self, by: ProjectRef<'_>) -> Result<Option<Project>> {
+        match by {
+            ProjectRef::Id(id) => Store::project(self, id),
+            ProjectRef::Name(name) => Store::project_by_name(self, name),
+        }
     }
 }
 
@@ -292,6 +293,8 @@ impl Store {
 mod tests {
     use super::*;
     use crate::model::UserPatch;
+    #[allow(unused_imports)]
+    use crate::storage::*;
 
     /// Keys of every space owned by `id`, plus its name and public key entries.
     fn keys_of(store: &Store, p: &Project) -> usize {
@@ -419,7 +422,7 @@ mod tests {
         assert!(store.ensure_default_project(None).unwrap().is_none());
         let p = store.project_by_name("default").unwrap().unwrap();
         store
-            .update_project(&p.id, |p| p.name = "renamed".into())
+            .update_project(&p.id, Box::new(|p| p.name = "renamed".into()))
             .unwrap();
         assert!(store.project_by_name("default").unwrap().is_none());
         assert_eq!(store.project_by_name("renamed").unwrap().unwrap().id, p.id);
@@ -430,7 +433,7 @@ mod tests {
         // a name taken by another project is refused
         store.create_project("other", None).unwrap();
         let e = store
-            .update_project(&p.id, |p| p.name = "other".into())
+            .update_project(&p.id, Box::new(|p| p.name = "other".into()))
             .err()
             .unwrap();
         assert_eq!(e.code, crate::error::ErrorCode::Conflict);

@@ -4,34 +4,24 @@
 //! by the engine's rules (`delivery::settle`, `rules::settle`).
 
 use super::super::trace_codec;
+use super::feed::feed_lock_key;
 use super::keys::Key;
 use super::records::NotifRec;
 use super::runs::*;
 use super::{Store, Writes, T};
+use crate::delivery::frames::{actor_json, FeedEvent};
 use crate::delivery::settle;
 use crate::delivery::tally::Tally;
 use crate::error::Result;
 use crate::model::*;
 use crate::rules;
+use crate::storage::*;
 use crate::storage::{Finished, Outcome, QueueItem};
 use serde_json::Value;
 use std::collections::HashMap;
 use uuid::Uuid;
 
 impl Store {
-    /// Every queued delivery of one channel type, in due order (recovery).
-    pub fn queue_items(&self, ct: ChannelType) -> Result<Vec<QueueItem>> {
-        let mut out = vec![];
-        for kv in self.tree(T::queue).iter() {
-            let (k, v) = kv?;
-            if let Some(q) = QueueItem::from_kv(&k, &v).filter(|q| q.channel_type == ct) {
-                out.push(q);
-            }
-        }
-        out.sort_by_key(|q| q.due_ms);
-        Ok(out)
-    }
-
     /// Locks the notifications of `items` and loads them with the deliveries
     /// the items settle, then locks their runs (see `Settling`).
     pub(super) fn load_for_finish<'a>(
@@ -269,5 +259,116 @@ impl Settling<'_> {
         let recs = &self.recs;
         self.items
             .retain(|(_, _, ri, di)| !recs[*ri].1.d[*di].status.is_final());
+    }
+}
+
+impl QueueRepo for Store {
+    /// Every queued delivery of one channel type, in due order (recovery).
+    fn queue_items(&self, ct: ChannelType) -> Result<Vec<QueueItem>> {
+        let mut out = vec![];
+        for kv in self.tree(T::queue).iter() {
+            let (k, v) = kv?;
+            if let Some(q) = QueueItem::from_kv(&k, &v).filter(|q| q.channel_type == ct) {
+                out.push(q);
+            }
+        }
+        out.sort_by_key(|q| q.due_ms);
+        Ok(out)
+    }
+
+    /// Settles due in_app deliveries of many users in one commit: per user, one
+    /// read of the counts, a feed entry and an event per delivery, and the counts
+    /// once; then the deliveries are marked sent (or skipped when the recipient was
+    /// deleted) with notification and run completion. The caller waits for
+    /// durability before pushing the returned frames.
+    fn deliver_in_app(&self, items: &[QueueItem]) -> Result<InAppBatch> {
+        let now = Timestamp::now();
+        let mut settling =
+            self.load_for_finish(items.iter().map(|q| (q, Outcome::Sent { outcomes: None })))?;
+        settling.retain_unsettled();
+        // Rendered with their batch first (`delivery::batch::due`).
+        let batched = settling.take_batched();
+        let feed_keys: Vec<Vec<u8>> = settling
+            .deliveries()
+            .map(|(q, d)| feed_lock_key(&q.project, &d.recipient_id))
+            .collect();
+        let _feeds = self.lock_feeds(feed_keys.iter().map(|k| k.as_slice()));
+
+        let mut plan =
+            settle::in_app_feeds(settling.deliveries(), |p, u| Ok(self.user(p, u)?.is_some()))?;
+        for i in plan.skipped {
+            settling.set_outcome(i, settle::recipient_deleted());
+        }
+        // Deliveries whose condition over earlier steps is false now are
+        // skipped instead of entering the feed (see `delivery::conditions`).
+        let mut gated_false = vec![];
+        for (i, (q, d)) in settling.deliveries().enumerate() {
+            if let Some(gate) = &d.gate {
+                let all = self.notification_deliveries(&q.project, &d.notification_id)?;
+                if !gate.holds_for_steps(&all) {
+                    gated_false.push(i);
+                }
+            }
+        }
+        if !gated_false.is_empty() {
+            for (_, idx) in &mut plan.feeds {
+                idx.retain(|i| !gated_false.contains(i));
+            }
+            plan.feeds.retain(|(_, idx)| !idx.is_empty());
+            for i in gated_false {
+                settling.set_outcome(i, crate::delivery::conditions::condition_false());
+            }
+        }
+        let mut w = Writes::new();
+        let mut out = InAppBatch {
+            batched,
+            ..Default::default()
+        };
+        let mut actors: HashMap<(Uuid, Uuid), Value> = HashMap::new();
+        for ((p, u), idx) in plan.feeds {
+            let mut counts = self.feed_counts_locked(&p, &u)?;
+            let mut frames = Vec::with_capacity(idx.len());
+            for i in idx {
+                let d = &settle::entering_feed(settling.delivery(i), now);
+                self.stage_feed_insert(&mut w, &p, d, &mut counts);
+                // Actors shown on the entries, each read once per batch.
+                let actor = match d.actor_id {
+                    Some(a) => match actors.entry((p, a)) {
+                        std::collections::hash_map::Entry::Occupied(e) => &*e.into_mut(),
+                        std::collections::hash_map::Entry::Vacant(e) => {
+                            &*e.insert(actor_json(self.user(&p, &a)?.as_ref()))
+                        }
+                    },
+                    None => &Value::Null,
+                };
+                // The frame shows the entry (no send time), so the delivery
+                // as loaded serves.
+                frames.push(self.stage_feed_event(
+                    &mut w,
+                    &p,
+                    &u,
+                    FeedEvent::Created,
+                    d,
+                    actor,
+                    &mut counts,
+                )?);
+            }
+            out.frames.push((p, u, frames));
+        }
+        out.settled = settling.len();
+        let (written, runs) = self.stage_finish(&mut w, &mut settling, now)?;
+        let res = self.commit(w);
+        for (p, u, _) in &out.frames {
+            self.forget_feed_page(p, u);
+        }
+        drop(settling); // the locks, after the commit
+        res?;
+        Tally::record(&written, now);
+        out.runs = runs;
+        Ok(out)
+    }
+
+    fn settle(&self, items: &[(QueueItem, Outcome)]) -> Result<Finished> {
+        self.finish_deliveries(items, super::Writes::new())
     }
 }

@@ -348,6 +348,8 @@ pub(crate) fn group_member<'v>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::storage::*;
 
     #[test]
     fn a_record_round_trips_and_shares_its_notification_fields() {

@@ -1,8 +1,8 @@
 //! What removing a notification from the sled store takes (`Removal`):
 //! every key that points at it, found without decoding whole records
-//! (`skim`), staged in one bounded batch. Retention (`retention.rs`) and
-//! erasure (`erasure.rs`) both remove through it, so a notification leaves
-//! the same way whoever removes it.
+//! (`skim`), staged in one bounded batch. Retention and erasure (both in
+//! `retention.rs`) remove through it, so a notification leaves the same way
+//! whoever removes it.
 
 use super::feed::count_delta;
 use super::keys::Key;

@@ -15,6 +15,7 @@
 //! Batches hold `Inner::removals`, then (for runs) run locks and (for feeds)
 //! the users' feed locks, the order every other writer takes them in.
 
+use super::feed::keyed_by_feed_time;
 use super::feed::{count_delta, entry_id, feed_lock_key, EVENT_HEADER};
 use super::keys::{tail_id, uuid_at, Key};
 use super::page::key_range;
@@ -24,34 +25,18 @@ use super::runs::{recipient_marker, run_index, run_lock_key};
 use super::{Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::model::{feed_sort_id, notification_of, FeedCounts, Timestamp};
+use crate::rules::records;
+use crate::storage::*;
 use crate::storage::{PurgeCutoffs, PurgeReport};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use uuid::Uuid;
 
 impl Store {
-    /// One purge batch of a project (see `RetentionRepo::purge`): up to
-    /// `max` notifications, then runs, feed entries and events, each kind in
-    /// its own atomic batch; it stops after the first kind with more to do
-    /// (`more`), so the next call goes on with that kind.
-    pub fn purge(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
-        let max = max.max(1);
-        let mut report = PurgeReport::default();
-        let phases: [&dyn Fn() -> Result<PurgeReport>; 6] = [
-            &|| self.purge_notifications(project, cut, max),
-            &|| self.purge_runs(project, cut, max),
-            &|| self.purge_feed(project, cut.feed, max),
-            &|| self.purge_events(project, cut.feed, max),
-            &|| self.purge_throttles(project, cut, max),
-            &|| self.purge_batches(project, cut, max),
-        ];
-        for phase in phases {
-            report.add(&phase()?);
-            if report.more {
-                break;
-            }
-        }
-        Ok(report)
+    /// Takes what removed records counted off the project's usage.
+    pub(super) fn take_usage(&self, project: &Uuid, bytes: u64) -> Result<()> {
+        use crate::storage::UsageRepo;
+        self.add_usage(project, -(bytes.min(i64::MAX as u64) as i64))
     }
 
     /// Where the purge of key space `t` stopped in a project: `(key,
@@ -216,8 +201,7 @@ impl Store {
                         run: r.n.r,
                         topic: r.n.t.map(|t| t.into_owned()),
                         user: r.n.u,
-                        d: r
-                            .d
+                        d: r.d
                             .iter()
                             .map(|d| (d.i, d.ct, d.s, feed_sort_id(&d.i, d.fa)))
                             .collect(),
@@ -661,195 +645,6 @@ impl Store {
         Ok(report)
     }
 
-    /// Throttle counters with nothing left in their window at project time
-    /// `cut.now`: a counter only ever keeps the runs within its step's window
-    /// (`delivery::throttle::pass` trims it on each write), but a counter no
-    /// run reaches again would stay forever, one per flow, recipient and key.
-    /// One whose newest run is past the window reads as empty, so it goes, as
-    /// does one whose flow, step or window is gone. Checked again under the
-    /// recipient's user lock (the one a run commits its counters under), so
-    /// a run passing meanwhile keeps its counter. Swept like feed entries (a
-    /// new sweep at most every tenth of the notifications window, 1 s to 10
-    /// minutes).
-    pub(super) fn purge_throttles(
-        &self,
-        project: &Uuid,
-        cut: &PurgeCutoffs,
-        max: usize,
-    ) -> Result<PurgeReport> {
-        if !self.sweep_due(project, T::throttles, cut.notifications) {
-            return Ok(PurgeReport::default());
-        }
-        let p = Key::new().id(project);
-        let (mut lo, hi) = key_range(&p.0, (Bound::Unbounded, Bound::Unbounded));
-        match self.cursor(project, T::throttles) {
-            Some((k, true)) => lo = Bound::Included(k),
-            Some((k, false)) => lo = Bound::Excluded(k),
-            None => {}
-        }
-        let now = cut.now.millis();
-        // The window of each (flow, step) seen, read once per batch.
-        let mut windows: HashMap<(Uuid, u8), Option<i64>> = HashMap::new();
-        let mut doomed: Vec<(Uuid, Vec<u8>)> = vec![];
-        let mut stop = None;
-        for (seen, kv) in self
-            .tree(T::throttles)
-            .range::<Vec<u8>, _>((lo, hi))
-            .enumerate()
-        {
-            let (k, v) = kv?;
-            if seen >= max * SCAN_FACTOR || doomed.len() >= max {
-                stop = Some((k.to_vec(), true));
-                break;
-            }
-            if k.len() < 49 {
-                continue;
-            }
-            let (flow, user, step) = (uuid_at(&k, 16), uuid_at(&k, 32), k[48]);
-            let window = match windows.get(&(flow, step)) {
-                Some(w) => *w,
-                None => {
-                    let w = self.flow(project, &flow)?.and_then(|f| {
-                        let s = f.steps.get(step as usize)?;
-                        (s.kind == "throttle").then_some(())?;
-                        let span = crate::delivery::clock::Span::parse(s.window.as_deref()?);
-                        span.ok().map(|w| w.millis())
-                    });
-                    windows.insert((flow, step), w);
-                    w
-                }
-            };
-            if counter_expired(&v, window, now)? {
-                doomed.push((user, k.to_vec()));
-            }
-        }
-        let mut report = PurgeReport {
-            more: stop.is_some(),
-            ..Default::default()
-        };
-        self.sweep_stopped(project, T::throttles, stop);
-        if doomed.is_empty() {
-            return Ok(report);
-        }
-        let mut locks = vec![];
-        for (u, _) in &doomed {
-            // A deleted user's counters no run can reach again: no lock needed.
-            if let Some(user) = self.user(project, u)? {
-                locks.push(super::users::user_lock_key(project, &user.external_id));
-            }
-        }
-        let _users = self.lock_many(locks.iter().map(|k| k.as_slice()));
-        let mut w = Writes::new();
-        for (_, k) in &doomed {
-            // Read again under the lock: a run may have passed meanwhile.
-            let Some(v) = self.tree(T::throttles).get(k)? else {
-                continue;
-            };
-            let flow = uuid_at(k, 16);
-            let window = windows.get(&(flow, k[48])).copied().flatten();
-            if counter_expired(&v, window, now)? {
-                w.del(T::throttles, k);
-                report.throttle_counters += 1;
-                report.bytes += (k.len() + v.len()) as u64;
-            }
-        }
-        self.commit_now(w)?;
-        Ok(report)
-    }
-
-    /// Batches that are done (`batch_done`): closed, or past their close at
-    /// project time `cut.now`, with their opener's notification processed
-    /// or gone, so nothing will render with them again. Checked again under
-    /// the batch's lock; the slot's entry goes with its batch. Swept like
-    /// throttle counters.
-    pub(super) fn purge_batches(
-        &self,
-        project: &Uuid,
-        cut: &PurgeCutoffs,
-        max: usize,
-    ) -> Result<PurgeReport> {
-        if !self.sweep_due(project, T::batches, cut.notifications) {
-            return Ok(PurgeReport::default());
-        }
-        let p = Key::new().id(project);
-        let (mut lo, hi) = key_range(&p.0, (Bound::Unbounded, Bound::Unbounded));
-        match self.cursor(project, T::batches) {
-            Some((k, true)) => lo = Bound::Included(k),
-            Some((k, false)) => lo = Bound::Excluded(k),
-            None => {}
-        }
-        let now = cut.now.millis();
-        let mut doomed: Vec<crate::storage::Batch> = vec![];
-        let mut stop = None;
-        for (seen, kv) in self
-            .tree(T::batches)
-            .range::<Vec<u8>, _>((lo, hi))
-            .enumerate()
-        {
-            let (k, v) = kv?;
-            if seen >= max * SCAN_FACTOR || doomed.len() >= max {
-                stop = Some((k.to_vec(), true));
-                break;
-            }
-            let b: crate::storage::Batch = super::codec::dec(&v)?;
-            if self.batch_done(project, &b, now)? {
-                doomed.push(b);
-            }
-        }
-        let mut report = PurgeReport {
-            more: stop.is_some(),
-            ..Default::default()
-        };
-        self.sweep_stopped(project, T::batches, stop);
-        if doomed.is_empty() {
-            return Ok(report);
-        }
-        let locks: Vec<Vec<u8>> = doomed
-            .iter()
-            .map(|b| super::batches::batch_lock_key(project, &b.key))
-            .collect();
-        let _batches = self.lock_batches(locks.iter().map(|k| k.as_slice()));
-        let mut w = Writes::new();
-        for b in &doomed {
-            let Some(b) = self.batch(project, &b.id)? else {
-                continue;
-            };
-            if !self.batch_done(project, &b, now)? {
-                continue;
-            }
-            let k = super::batches::batch_key(project, &b.id);
-            report.bytes += (k.0.len() + super::codec::enc(&b).len()) as u64;
-            w.del(T::batches, &k);
-            if self
-                .latest_batch(project, &b.key)?
-                .is_some_and(|l| l.id == b.id)
-            {
-                w.del(
-                    T::batch_keys,
-                    super::batches::batch_lock_key(project, &b.key),
-                );
-            }
-            report.batches += 1;
-        }
-        self.commit_now(w)?;
-        Ok(report)
-    }
-
-    /// Whether nothing will read batch `b` again at project time `now`.
-    pub(super) fn batch_done(
-        &self,
-        project: &Uuid,
-        b: &crate::storage::Batch,
-        now: i64,
-    ) -> Result<bool> {
-        if b.closed.is_none() && b.closes_at_ms > now {
-            return Ok(false);
-        }
-        Ok(self
-            .notif_rec(project, &b.id)?
-            .is_none_or(|r| r.n.processed))
-    }
-
     /// Whether a notification listed in the run's index still exists.
     pub(super) fn run_has_notifications(&self, project: &Uuid, run: &Uuid) -> Result<bool> {
         for kv in self.tree(T::run_index).scan_prefix(run_index(project, run)) {
@@ -863,10 +658,40 @@ impl Store {
         }
         Ok(false)
     }
+}
+
+#[cfg(test)]
+#[path = "tests/retention.rs"]
+mod tests;
+
+impl RetentionRepo for Store {
+    /// One purge batch of a project (see `RetentionRepo::purge`): up to
+    /// `max` notifications, then runs, feed entries and events, each kind in
+    /// its own atomic batch; it stops after the first kind with more to do
+    /// (`more`), so the next call goes on with that kind.
+    fn purge(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
+        let max = max.max(1);
+        let mut report = PurgeReport::default();
+        let phases: [&dyn Fn() -> Result<PurgeReport>; 6] = [
+            &|| self.purge_notifications(project, cut, max),
+            &|| self.purge_runs(project, cut, max),
+            &|| self.purge_feed(project, cut.feed, max),
+            &|| self.purge_events(project, cut.feed, max),
+            &|| self.purge_throttles(project, cut, max),
+            &|| self.purge_batches(project, cut, max),
+        ];
+        for phase in phases {
+            report.add(&phase()?);
+            if report.more {
+                break;
+            }
+        }
+        Ok(report)
+    }
 
     /// When the project's oldest notification was created: the first key of
     /// its notifications (ids, and groups' id prefixes, begin with the time).
-    pub fn oldest_notification(&self, project: &Uuid) -> Result<Option<Timestamp>> {
+    fn oldest_notification(&self, project: &Uuid) -> Result<Option<Timestamp>> {
         let Some(kv) = self
             .tree(T::notifications)
             .scan_prefix(Key::new().id(project))
@@ -882,8 +707,110 @@ impl Store {
         id[..6].copy_from_slice(&k[16..22]);
         Ok(Some(Timestamp::of_id(&Uuid::from_bytes(id))))
     }
-}
 
-#[cfg(test)]
-#[path = "tests/retention.rs"]
-mod tests;
+    /// Deletes the user and records their erasure in one durable commit. The
+    /// user's feed keys (entries and recipient markers, one or more per
+    /// notification of theirs) stay: they are the erasure's list of work.
+    fn start_erasure(&self, project: &Uuid, ext: &str) -> Result<Erasure> {
+        let mut job = None;
+        self.delete_user_with(project, ext, |w, user| {
+            w.ops.retain(|(t, _, _)| *t != T::feed);
+            let e = records::new_erasure(project, &user.id);
+            w.put_rec(T::erasures, Key::new().id(project).id(&e.id), &e);
+            job = Some(e);
+            Ok(())
+        })?;
+        job.ok_or_else(|| Error::internal("erasure not recorded"))
+    }
+
+    /// One step of an erasure: up to `max` of the user's settled
+    /// notifications removed, with the job's progress, in one durable
+    /// commit; the job is complete once the user's feed keys are all gone.
+    fn erase_step(&self, project: &Uuid, id: &Uuid, max: usize) -> Result<Erasure> {
+        let max = max.max(1);
+        let _removals = self.removals();
+        let mut job = self
+            .erasure(project, id)?
+            .ok_or_else(|| Refusal::missing("erasure", id))?;
+        if job.status == ErasureStatus::Complete {
+            return Ok(job);
+        }
+        let up = Key::new().id(project).id(&job.user_id);
+        // The user's notifications, each with its feed keys.
+        let mut nids: Vec<(Uuid, Vec<Vec<u8>>)> = vec![];
+        let mut seen = 0usize;
+        for kv in self.tree(T::feed).scan_prefix(&up) {
+            let (k, v) = kv?;
+            seen += 1;
+            if k.len() != 48 {
+                continue;
+            }
+            let nid = notification_of(&entry_id(&k, &v));
+            // A notification's keys are one run, but for entries that
+            // entered the feed after acceptance (keyed by their feed time).
+            let group = match nids.last_mut() {
+                Some((n, _)) if *n == nid => nids.last_mut(),
+                _ if keyed_by_feed_time(&v) => nids.iter_mut().find(|(n, _)| *n == nid),
+                _ => None,
+            };
+            match group {
+                Some((_, keys)) => keys.push(k.to_vec()),
+                None => {
+                    if nids.len() >= max || seen > max * SCAN_FACTOR {
+                        break;
+                    }
+                    nids.push((nid, vec![k.to_vec()]));
+                }
+            }
+        }
+        let mut w = Writes::new();
+        if nids.is_empty() {
+            job.status = ErasureStatus::Complete;
+            job.completed_at = Some(Timestamp::now());
+            w.put_rec(T::erasures, Key::new().id(project).id(id), &job);
+            self.commit_durable(w)?;
+            return Ok(job);
+        }
+        let mut removal = Removal::new(self, *project, false);
+        for (nid, keys) in &nids {
+            match self.notif_rec(project, nid)? {
+                // Still pending (its deliveries to a deleted user settle
+                // soon): a later step takes it.
+                Some(r) if !r.n.processed || !r.d.iter().all(|d| d.status.is_final()) => {}
+                Some(r) => removal.remove(&Doomed::of(&r))?,
+                // Gone already (purged): only its feed keys are left, and
+                // a trace a purge before traces went with notifications
+                // may have left.
+                None => {
+                    for k in keys {
+                        removal.w.del(T::feed, k);
+                    }
+                    self.stage_trace_removal(&mut removal.w, project, nid)?;
+                }
+            }
+        }
+        let (mut rw, report, _) = removal.finish(false)?;
+        job.notifications_removed += report.notifications;
+        rw.put_rec(T::erasures, Key::new().id(project).id(id), &job);
+        w.append(rw);
+        self.commit_durable(w)?;
+        self.take_usage(project, report.usage_bytes)?;
+        Ok(job)
+    }
+
+    fn erasure(&self, project: &Uuid, id: &Uuid) -> Result<Option<Erasure>> {
+        self.get_rec(T::erasures, Key::new().id(project).id(id).as_ref())
+    }
+
+    fn running_erasures(&self) -> Result<Vec<Erasure>> {
+        let mut out = vec![];
+        for kv in self.tree(T::erasures).iter() {
+            let (_, v) = kv?;
+            let e: Erasure = super::codec::dec(&v)?;
+            if e.status == ErasureStatus::Running {
+                out.push(e);
+            }
+        }
+        Ok(out)
+    }
+}

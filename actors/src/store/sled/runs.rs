@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::events::EventType;
 use crate::model::*;
 use crate::storage::Refusal;
+use crate::storage::*;
 use crate::storage::{
     AcceptedRun, IdempotentResponse, Prepared, QueueItem, RunCommit, StagedChunk,
     StagedNotification, StagedRun, UserFrames, UserWrite,
@@ -256,118 +257,6 @@ impl Store {
         }
     }
 
-    /// Stores a run as `delivery::accept::accept_run` staged it, in one commit
-    /// (see the module doc). The records are encoded before any lock is
-    /// taken; then, under the users' locks (striped, shared by all projects),
-    /// each user must still be as the run read it, or nothing is stored and
-    /// the run's record comes back (`Stale`) to be staged again. The users'
-    /// upserts, the notifications and the run's record go in one batch with
-    /// the feed entries and events of in-app deliveries settled at once
-    /// (under their recipients' feed locks) and the idempotent 202.
-    pub fn commit_run(&self, project: &Uuid, staged: StagedRun) -> Result<RunCommit> {
-        let StagedRun {
-            run,
-            users,
-            notifications,
-            queued,
-            body,
-            idempotency,
-        } = staged;
-        // Throttle counters and batches are checked under their slots' locks
-        // (after the recipients'), below.
-        let throttles: Vec<crate::storage::ThrottleWrite> = notifications
-            .iter()
-            .filter_map(|n| n.throttle.clone())
-            .collect();
-        let batches: Vec<crate::storage::BatchWrite> = notifications
-            .iter()
-            .filter_map(|n| n.batch.clone())
-            .collect();
-        let part = self.stage_notifications(project, &run, &users, notifications, &queued)?;
-        let lock_keys: Vec<Vec<u8>> = users
-            .iter()
-            .map(|u| user_lock_key(project, &u.external_id))
-            .collect();
-        let _guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
-        for u in &users {
-            // Under the user's lock a cached user is the stored one (every
-            // writer empties the entry under that lock), so a hit needs no read.
-            let same = match self.user_cached(project, &u.external_id) {
-                Some(c) => u.before.as_ref() == Some(&*c),
-                None => self.user_by_ext(project, &u.external_id)? == u.before,
-            };
-            if !same {
-                return Ok(RunCommit::Stale(run)); // the guards go
-            }
-        }
-        let _slots = self.lock_slots(project, &batches, &throttles);
-        if !throttles.is_empty() && self.throttles_stale(project, &throttles)? {
-            return Ok(RunCommit::Stale(run));
-        }
-        let mut w = Writes::new();
-        let Some(due_now) = self.stage_batches(&mut w, project, batches)? else {
-            return Ok(RunCommit::Stale(run));
-        };
-        let mut queued = queued;
-        queued.extend(due_now);
-        for u in &users {
-            self.stage_user_write(&mut w, project, u);
-        }
-        let Part {
-            w: staged_w,
-            feed,
-            mut nids,
-            pending,
-        } = part;
-        w.append(staged_w);
-        self.stage_run_indexes(&mut w, project, &run, &mut nids);
-        let _feeds = self.lock_feeds_of(project, &feed);
-        let frames = self.stage_feeds(&mut w, project, feed)?;
-        w.put(
-            T::run_pending,
-            Key::new().id(project).id(&run.id),
-            pending.to_be_bytes(),
-        );
-        if !run.processed {
-            w.put(T::runs_active, Key::new().id(&run.id).id(project), b"");
-        }
-        w.put_rec(T::flow_runs, Key::new().id(project).id(&run.id), &run);
-        self.stage_outbound(&mut w, project, EventType::FlowRunAccepted, &run.id, || {
-            run.accepted_view()
-        });
-        if let Some((scope, hash)) = idempotency {
-            let rec = IdempotentResponse {
-                payload_hash: hash,
-                status: 202,
-                body: body.clone(),
-                created_at: run.created_at,
-            };
-            w.put_rec(T::idempotency, Key::new().id(project).bytes(&scope), &rec);
-        }
-        let res = self.commit(w);
-        // Still under the users' and feeds' locks; only the users this run
-        // wrote (`stage_user_write` skips the unchanged): forgetting the
-        // others emptied the users' cache of every recipient and made every
-        // cached feed page of the project stale (the users' generation).
-        self.forget_users(
-            project,
-            users
-                .iter()
-                .filter(|u| u.before.as_ref() != Some(&u.after))
-                .map(|u| u.external_id.as_str()),
-        );
-        for (p, u, _) in &frames {
-            self.forget_feed_page(p, u);
-        }
-        res?;
-        Ok(RunCommit::Committed(AcceptedRun {
-            run,
-            body,
-            queued,
-            frames,
-        }))
-    }
-
     pub(super) fn run_pending(&self, key: &Key) -> Result<u64> {
         Ok(match self.tree(T::run_pending).get(key)? {
             Some(v) if v.len() == 8 => {
@@ -377,101 +266,6 @@ impl Store {
             }
             _ => 0,
         })
-    }
-
-    pub fn flow_run(&self, project: &Uuid, id: &Uuid) -> Result<Option<FlowRun>> {
-        self.get_rec(T::flow_runs, Key::new().id(project).id(id).as_ref())
-    }
-
-    /// Runs not yet processed: `(project, run id)`, for recovery on start.
-    pub fn active_runs(&self) -> Result<Vec<(Uuid, Uuid)>> {
-        let mut out = vec![];
-        for kv in self.tree(T::runs_active).iter() {
-            let (k, _) = kv?;
-            out.push((uuid_at(&k, 16), uuid_at(&k, 0)));
-        }
-        Ok(out)
-    }
-
-    /// Prepares a chunk of a topic run's expansion as `delivery::expand`
-    /// staged it: its records encoded and its run indexes, outside any lock.
-    pub fn prepare_chunk(&self, project: &Uuid, chunk: StagedChunk) -> Result<Prepared> {
-        let StagedChunk {
-            run,
-            notifications,
-            queued,
-        } = chunk;
-        let batches: Vec<crate::storage::BatchWrite> = notifications
-            .iter()
-            .filter_map(|n| n.batch.clone())
-            .collect();
-        let throttles: Vec<crate::storage::ThrottleWrite> = notifications
-            .iter()
-            .filter_map(|n| n.throttle.clone())
-            .collect();
-        let mut part = self.stage_notifications(project, &run, &[], notifications, &queued)?;
-        self.stage_run_indexes(&mut part.w, project, &run, &mut part.nids);
-        Ok(Prepared::new(PreparedChunk {
-            part,
-            run,
-            queued,
-            batches,
-            throttles,
-        }))
-    }
-
-    /// Stores a prepared chunk: the recipients' feed entries and events under
-    /// their feed locks, and the run's pending counter and record under its
-    /// lock, in one commit with the run's expansion cursor, so a crash
-    /// resumes after the last committed chunk.
-    pub fn commit_chunk(
-        &self,
-        project: &Uuid,
-        chunk: Prepared,
-    ) -> Result<(Vec<QueueItem>, UserFrames)> {
-        let PreparedChunk {
-            part:
-                Part {
-                    mut w,
-                    feed,
-                    nids: _,
-                    pending,
-                },
-            mut run,
-            mut queued,
-            batches,
-            throttles,
-        } = chunk.take()?;
-        // Decided while the chunk was staged; another run may have opened or
-        // closed a batch, or counted in a throttle, since: then nothing is
-        // stored and the chunk is staged again (a join into a closed batch
-        // would lose its activity; a stale count would let one run too many
-        // through).
-        let _slots = self.lock_slots(project, &batches, &throttles);
-        if !throttles.is_empty() && self.throttles_stale(project, &throttles)? {
-            return Err(Refusal::StaleChunk.err());
-        }
-        let Some(due_now) = self.stage_batches(&mut w, project, batches)? else {
-            return Err(Refusal::StaleChunk.err());
-        };
-        queued.extend(due_now);
-        let rk = run_lock_key(project, &run.id);
-        let _run = self.lock_runs([rk.as_slice()]);
-        let _feeds = self.lock_feeds_of(project, &feed);
-        let frames = self.stage_feeds(&mut w, project, feed)?;
-        let pk = Key::new().id(project).id(&run.id);
-        let now_pending = self.run_pending(&pk)? + pending;
-        w.put(T::run_pending, &pk, now_pending.to_be_bytes());
-        if now_pending == 0 && settle::run_done(&mut run, Timestamp::now()) {
-            w.del(T::runs_active, Key::new().id(&run.id).id(project));
-        }
-        w.put_rec(T::flow_runs, Key::new().id(project).id(&run.id), &run);
-        let res = self.commit(w);
-        for (p, u, _) in &frames {
-            self.forget_feed_page(p, u);
-        }
-        res?;
-        Ok((queued, frames))
     }
 
     /// A notification's record: stored alone, or in its group (see
@@ -598,3 +392,212 @@ pub(super) type Guards<'s> = Vec<std::sync::MutexGuard<'s, ()>>;
 #[cfg(test)]
 #[path = "tests/runs.rs"]
 mod tests;
+
+impl RunRepo for Store {
+    /// Stores a run as `delivery::accept::accept_run` staged it, in one commit
+    /// (see the module doc). The records are encoded before any lock is
+    /// taken; then, under the users' locks (striped, shared by all projects),
+    /// each user must still be as the run read it, or nothing is stored and
+    /// the run's record comes back (`Stale`) to be staged again. The users'
+    /// upserts, the notifications and the run's record go in one batch with
+    /// the feed entries and events of in-app deliveries settled at once
+    /// (under their recipients' feed locks) and the idempotent 202.
+    fn commit_run(&self, project: &Uuid, staged: StagedRun) -> Result<RunCommit> {
+        let StagedRun {
+            run,
+            users,
+            notifications,
+            queued,
+            body,
+            idempotency,
+        } = staged;
+        // Throttle counters and batches are checked under their slots' locks
+        // (after the recipients'), below.
+        let throttles: Vec<crate::storage::ThrottleWrite> = notifications
+            .iter()
+            .filter_map(|n| n.throttle.clone())
+            .collect();
+        let batches: Vec<crate::storage::BatchWrite> = notifications
+            .iter()
+            .filter_map(|n| n.batch.clone())
+            .collect();
+        let part = self.stage_notifications(project, &run, &users, notifications, &queued)?;
+        let lock_keys: Vec<Vec<u8>> = users
+            .iter()
+            .map(|u| user_lock_key(project, &u.external_id))
+            .collect();
+        let _guards = self.lock_many(lock_keys.iter().map(|k| k.as_slice()));
+        for u in &users {
+            // Under the user's lock a cached user is the stored one (every
+            // writer empties the entry under that lock), so a hit needs no read.
+            let same = match self.user_cached(project, &u.external_id) {
+                Some(c) => u.before.as_ref() == Some(&*c),
+                None => self.user_by_ext(project, &u.external_id)? == u.before,
+            };
+            if !same {
+                return Ok(RunCommit::Stale(run)); // the guards go
+            }
+        }
+        let _slots = self.lock_slots(project, &batches, &throttles);
+        if !throttles.is_empty() && self.throttles_stale(project, &throttles)? {
+            return Ok(RunCommit::Stale(run));
+        }
+        let mut w = Writes::new();
+        let Some(due_now) = self.stage_batches(&mut w, project, batches)? else {
+            return Ok(RunCommit::Stale(run));
+        };
+        let mut queued = queued;
+        queued.extend(due_now);
+        for u in &users {
+            self.stage_user_write(&mut w, project, u);
+        }
+        let Part {
+            w: staged_w,
+            feed,
+            mut nids,
+            pending,
+        } = part;
+        w.append(staged_w);
+        self.stage_run_indexes(&mut w, project, &run, &mut nids);
+        let _feeds = self.lock_feeds_of(project, &feed);
+        let frames = self.stage_feeds(&mut w, project, feed)?;
+        w.put(
+            T::run_pending,
+            Key::new().id(project).id(&run.id),
+            pending.to_be_bytes(),
+        );
+        if !run.processed {
+            w.put(T::runs_active, Key::new().id(&run.id).id(project), b"");
+        }
+        w.put_rec(T::flow_runs, Key::new().id(project).id(&run.id), &run);
+        self.stage_outbound(&mut w, project, EventType::FlowRunAccepted, &run.id, || {
+            run.accepted_view()
+        });
+        if let Some((scope, hash)) = idempotency {
+            let rec = IdempotentResponse {
+                payload_hash: hash,
+                status: 202,
+                body: body.clone(),
+                created_at: run.created_at,
+            };
+            w.put_rec(T::idempotency, Key::new().id(project).bytes(&scope), &rec);
+        }
+        let res = self.commit(w);
+        // Still under the users' and feeds' locks; only the users this run
+        // wrote (`stage_user_write` skips the unchanged): forgetting the
+        // others emptied the users' cache of every recipient and made every
+        // cached feed page of the project stale (the users' generation).
+        self.forget_users(
+            project,
+            users
+                .iter()
+                .filter(|u| u.before.as_ref() != Some(&u.after))
+                .map(|u| u.external_id.as_str()),
+        );
+        for (p, u, _) in &frames {
+            self.forget_feed_page(p, u);
+        }
+        res?;
+        Ok(RunCommit::Committed(AcceptedRun {
+            run,
+            body,
+            queued,
+            frames,
+        }))
+    }
+
+    /// Prepares a chunk of a topic run's expansion as `delivery::expand`
+    /// staged it: its records encoded and its run indexes, outside any lock.
+    fn prepare_chunk(&self, project: &Uuid, chunk: StagedChunk) -> Result<Prepared> {
+        let StagedChunk {
+            run,
+            notifications,
+            queued,
+        } = chunk;
+        let batches: Vec<crate::storage::BatchWrite> = notifications
+            .iter()
+            .filter_map(|n| n.batch.clone())
+            .collect();
+        let throttles: Vec<crate::storage::ThrottleWrite> = notifications
+            .iter()
+            .filter_map(|n| n.throttle.clone())
+            .collect();
+        let mut part = self.stage_notifications(project, &run, &[], notifications, &queued)?;
+        self.stage_run_indexes(&mut part.w, project, &run, &mut part.nids);
+        Ok(Prepared::new(PreparedChunk {
+            part,
+            run,
+            queued,
+            batches,
+            throttles,
+        }))
+    }
+
+    /// Stores a prepared chunk: the recipients' feed entries and events under
+    /// their feed locks, and the run's pending counter and record under its
+    /// lock, in one commit with the run's expansion cursor, so a crash
+    /// resumes after the last committed chunk.
+    fn commit_chunk(
+        &self,
+        project: &Uuid,
+        chunk: Prepared,
+    ) -> Result<(Vec<QueueItem>, UserFrames)> {
+        let PreparedChunk {
+            part:
+                Part {
+                    mut w,
+                    feed,
+                    nids: _,
+                    pending,
+                },
+            mut run,
+            mut queued,
+            batches,
+            throttles,
+        } = chunk.take()?;
+        // Decided while the chunk was staged; another run may have opened or
+        // closed a batch, or counted in a throttle, since: then nothing is
+        // stored and the chunk is staged again (a join into a closed batch
+        // would lose its activity; a stale count would let one run too many
+        // through).
+        let _slots = self.lock_slots(project, &batches, &throttles);
+        if !throttles.is_empty() && self.throttles_stale(project, &throttles)? {
+            return Err(Refusal::StaleChunk.err());
+        }
+        let Some(due_now) = self.stage_batches(&mut w, project, batches)? else {
+            return Err(Refusal::StaleChunk.err());
+        };
+        queued.extend(due_now);
+        let rk = run_lock_key(project, &run.id);
+        let _run = self.lock_runs([rk.as_slice()]);
+        let _feeds = self.lock_feeds_of(project, &feed);
+        let frames = self.stage_feeds(&mut w, project, feed)?;
+        let pk = Key::new().id(project).id(&run.id);
+        let now_pending = self.run_pending(&pk)? + pending;
+        w.put(T::run_pending, &pk, now_pending.to_be_bytes());
+        if now_pending == 0 && settle::run_done(&mut run, Timestamp::now()) {
+            w.del(T::runs_active, Key::new().id(&run.id).id(project));
+        }
+        w.put_rec(T::flow_runs, Key::new().id(project).id(&run.id), &run);
+        let res = self.commit(w);
+        for (p, u, _) in &frames {
+            self.forget_feed_page(p, u);
+        }
+        res?;
+        Ok((queued, frames))
+    }
+
+    fn flow_run(&self, project: &Uuid, id: &Uuid) -> Result<Option<FlowRun>> {
+        self.get_rec(T::flow_runs, Key::new().id(project).id(id).as_ref())
+    }
+
+    /// Runs not yet processed: `(project, run id)`, for recovery on start.
+    fn active_runs(&self) -> Result<Vec<(Uuid, Uuid)>> {
+        let mut out = vec![];
+        for kv in self.tree(T::runs_active).iter() {
+            let (k, _) = kv?;
+            out.push((uuid_at(&k, 16), uuid_at(&k, 0)));
+        }
+        Ok(out)
+    }
+}

@@ -262,6 +262,8 @@ pub fn tighten_modes(dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::storage::*;
 
     #[test]
     fn sealed_values_open_only_with_their_key_and_place() {

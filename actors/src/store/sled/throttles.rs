@@ -6,10 +6,16 @@
 //! (`Store::throttles_stale`), so two runs racing for one recipient's last
 //! slot cannot both take it.
 
+use super::keys::uuid_at;
 use super::keys::Key;
+use super::page::key_range;
+use super::removal::{counter_expired, SCAN_FACTOR};
 use super::{Store, Writes, T};
 use crate::error::Result;
+use crate::storage::*;
 use crate::storage::{StagedNotification, ThrottleKey, ThrottleWrite};
+use std::collections::HashMap;
+use std::ops::Bound;
 use uuid::Uuid;
 
 fn key(project: &Uuid, k: &ThrottleKey) -> Key {
@@ -22,12 +28,6 @@ fn key(project: &Uuid, k: &ThrottleKey) -> Key {
 }
 
 impl Store {
-    pub fn throttle_hits(&self, project: &Uuid, k: &ThrottleKey) -> Result<Vec<i64>> {
-        Ok(self
-            .get_rec::<Vec<i64>>(T::throttles, &key(project, k).0)?
-            .unwrap_or_default())
-    }
-
     /// Stages the counters the notifications passed.
     pub(super) fn stage_throttles(
         &self,
@@ -52,5 +52,112 @@ impl Store {
             }
         }
         Ok(false)
+    }
+}
+
+impl ThrottleRepo for Store {
+    fn throttle_hits(&self, project: &Uuid, k: &ThrottleKey) -> Result<Vec<i64>> {
+        Ok(self
+            .get_rec::<Vec<i64>>(T::throttles, &key(project, k).0)?
+            .unwrap_or_default())
+    }
+}
+
+// Retention (`RetentionRepo::purge`) of throttle windows.
+impl Store {
+    /// Throttle counters with nothing left in their window at project time
+    /// `cut.now`: a counter only ever keeps the runs within its step's window
+    /// (`delivery::throttle::pass` trims it on each write), but a counter no
+    /// run reaches again would stay forever, one per flow, recipient and key.
+    /// One whose newest run is past the window reads as empty, so it goes, as
+    /// does one whose flow, step or window is gone. Checked again under the
+    /// recipient's user lock (the one a run commits its counters under), so
+    /// a run passing meanwhile keeps its counter. Swept like feed entries (a
+    /// new sweep at most every tenth of the notifications window, 1 s to 10
+    /// minutes).
+    pub(super) fn purge_throttles(
+        &self,
+        project: &Uuid,
+        cut: &PurgeCutoffs,
+        max: usize,
+    ) -> Result<PurgeReport> {
+        if !self.sweep_due(project, T::throttles, cut.notifications) {
+            return Ok(PurgeReport::default());
+        }
+        let p = Key::new().id(project);
+        let (mut lo, hi) = key_range(&p.0, (Bound::Unbounded, Bound::Unbounded));
+        match self.cursor(project, T::throttles) {
+            Some((k, true)) => lo = Bound::Included(k),
+            Some((k, false)) => lo = Bound::Excluded(k),
+            None => {}
+        }
+        let now = cut.now.millis();
+        // The window of each (flow, step) seen, read once per batch.
+        let mut windows: HashMap<(Uuid, u8), Option<i64>> = HashMap::new();
+        let mut doomed: Vec<(Uuid, Vec<u8>)> = vec![];
+        let mut stop = None;
+        for (seen, kv) in self
+            .tree(T::throttles)
+            .range::<Vec<u8>, _>((lo, hi))
+            .enumerate()
+        {
+            let (k, v) = kv?;
+            if seen >= max * SCAN_FACTOR || doomed.len() >= max {
+                stop = Some((k.to_vec(), true));
+                break;
+            }
+            if k.len() < 49 {
+                continue;
+            }
+            let (flow, user, step) = (uuid_at(&k, 16), uuid_at(&k, 32), k[48]);
+            let window = match windows.get(&(flow, step)) {
+                Some(w) => *w,
+                None => {
+                    let w = self.flow(project, &flow)?.and_then(|f| {
+                        let s = f.steps.get(step as usize)?;
+                        (s.kind == "throttle").then_some(())?;
+                        let span = crate::delivery::clock::Span::parse(s.window.as_deref()?);
+                        span.ok().map(|w| w.millis())
+                    });
+                    windows.insert((flow, step), w);
+                    w
+                }
+            };
+            if counter_expired(&v, window, now)? {
+                doomed.push((user, k.to_vec()));
+            }
+        }
+        let mut report = PurgeReport {
+            more: stop.is_some(),
+            ..Default::default()
+        };
+        self.sweep_stopped(project, T::throttles, stop);
+        if doomed.is_empty() {
+            return Ok(report);
+        }
+        let mut locks = vec![];
+        for (u, _) in &doomed {
+            // A deleted user's counters no run can reach again: no lock needed.
+            if let Some(user) = self.user(project, u)? {
+                locks.push(super::users::user_lock_key(project, &user.external_id));
+            }
+        }
+        let _users = self.lock_many(locks.iter().map(|k| k.as_slice()));
+        let mut w = Writes::new();
+        for (_, k) in &doomed {
+            // Read again under the lock: a run may have passed meanwhile.
+            let Some(v) = self.tree(T::throttles).get(k)? else {
+                continue;
+            };
+            let flow = uuid_at(k, 16);
+            let window = windows.get(&(flow, k[48])).copied().flatten();
+            if counter_expired(&v, window, now)? {
+                w.del(T::throttles, k);
+                report.throttle_counters += 1;
+                report.bytes += (k.len() + v.len()) as u64;
+            }
+        }
+        self.commit_now(w)?;
+        Ok(report)
     }
 }

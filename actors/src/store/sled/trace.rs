@@ -14,8 +14,7 @@
 
 use super::super::trace_codec;
 use super::keys::Key;
-use super::records::{group_member, NotifRec};
-use super::{codec, Store, Writes, T};
+use super::{Store, Writes, T};
 use crate::error::Result;
 use crate::trace::TraceEntry;
 use uuid::Uuid;
@@ -72,29 +71,5 @@ impl Store {
             w.del(T::trace, k);
         }
         Ok(bytes)
-    }
-
-    /// A notification's trace, in order (empty when it has none).
-    pub fn notification_trace(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<TraceEntry>> {
-        let mut out = vec![];
-        let gk = Key::new().id(project).bytes(&nid.as_bytes()[..14]);
-        if let Some(v) = self.tree(T::notifications).get(gk)? {
-            if let Some(m) = group_member(&v, nid)?.filter(|m| !m.trace.is_empty()) {
-                if trace_codec::is_stub(m.trace) {
-                    let rec: NotifRec = codec::dec(m.rec)?;
-                    out.extend(trace_codec::from_stub(m.trace, &rec.n, &rec.d)?);
-                } else {
-                    out.extend(trace_codec::decode(m.trace)?);
-                }
-            }
-        }
-        for kv in self
-            .tree(T::trace)
-            .scan_prefix(Key::new().id(project).id(nid))
-        {
-            let part = trace_codec::decode(&kv?.1)?;
-            out.extend(part);
-        }
-        Ok(out)
     }
 }

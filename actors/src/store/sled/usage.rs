@@ -52,6 +52,8 @@ impl UsageRepo for Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::storage::*;
 
     #[test]
     fn the_counter_adds_takes_away_and_stops_at_zero() {

@@ -10,79 +10,21 @@ use crate::model::{Preferences, User, UserPatch, UserRef};
 use crate::rules::users;
 use crate::storage::Refusal;
 use crate::storage::UserWrite;
+use crate::storage::*;
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::Arc;
 use uuid::Uuid;
 
 #[derive(Debug, Clone, Default)]
 pub struct UserFilter {}
 
 /// Users kept in the authentication cache at most.
-const USERS_CACHED: usize = 50_000;
+pub(super) const USERS_CACHED: usize = 50_000;
 
 pub(crate) fn user_lock_key(project: &Uuid, ext: &str) -> Vec<u8> {
     Key::new().u8(b'u').id(project).str(ext).0
 }
 
 impl Store {
-    pub fn user_by_ext(&self, project: &Uuid, ext: &str) -> Result<Option<User>> {
-        match self
-            .tree(T::users_by_ext)
-            .get(Key::new().id(project).str(ext))?
-        {
-            Some(id) => self.get_rec(T::users, Key::new().id(project).bytes(&id).as_ref()),
-            None => Ok(None),
-        }
-    }
-
-    /// Each external id's user as a subscription names it: one index read
-    /// each, no record read or decoded.
-    pub fn user_refs_by_ext(
-        &self,
-        project: &Uuid,
-        exts: &[String],
-    ) -> Result<Vec<Option<UserRef>>> {
-        let by_ext = self.tree(T::users_by_ext);
-        exts.iter()
-            .map(|ext| {
-                let Some(id) = by_ext.get(Key::new().id(project).str(ext))? else {
-                    return Ok(None);
-                };
-                let id =
-                    Uuid::from_slice(&id).map_err(|_| Error::internal("corrupt user index"))?;
-                Ok(Some(UserRef {
-                    id,
-                    external_id: ext.clone(),
-                }))
-            })
-            .collect()
-    }
-
-    /// The user if it is cached (no sled access).
-    pub fn user_cached(&self, project: &Uuid, ext: &str) -> Option<Arc<User>> {
-        self.inner
-            .users_cache
-            .get(&(*project, ext.to_string()))
-            .map(|u| u.clone())
-    }
-
-    /// `user_by_ext` through the cache. The cache is filled here and emptied by
-    /// every writer of the user, both under the user's lock and the latter after
-    /// its commit, so a fill can never put back what a write replaced.
-    pub fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>> {
-        if let Some(u) = self.user_cached(project, ext) {
-            return Ok(Some(u));
-        }
-        let _g = self.lock(&user_lock_key(project, ext));
-        let Some(u) = self.user_by_ext(project, ext)? else {
-            return Ok(None);
-        };
-        let u = Arc::new(u);
-        let key = (*project, ext.to_string());
-        super::cache_insert(&self.inner.users_cache, USERS_CACHED, key, u.clone());
-        Ok(Some(u))
-    }
-
     /// Drops cached users after a write (the caller holds their locks).
     pub(crate) fn forget_users<'a>(&self, project: &Uuid, exts: impl IntoIterator<Item = &'a str>) {
         let mut any = false;
@@ -93,10 +35,6 @@ impl Store {
         if any {
             self.bump_user_gen(project);
         }
-    }
-
-    pub fn user(&self, project: &Uuid, id: &Uuid) -> Result<Option<User>> {
-        self.get_rec(T::users, Key::new().id(project).id(id).as_ref())
     }
 
     pub fn user_required(&self, project: &Uuid, ext: &str) -> Result<User> {
@@ -123,13 +61,6 @@ impl Store {
                 user.id.as_bytes(),
             );
         }
-    }
-
-    /// Whether the user is subscribed to the topic `key`.
-    pub fn subscribed(&self, project: &Uuid, user: &Uuid, key: &str) -> Result<bool> {
-        Ok(self
-            .tree(T::sub_index)
-            .contains_key(Key::new().id(project).id(user).str(key))?)
     }
 
     /// `PUT /users/{external_id}`: returns the user and whether it was created.
@@ -199,19 +130,6 @@ impl Store {
         self.forget_users(project, items.iter().map(|(ext, _)| *ext));
         res?;
         Ok(writes.into_iter().map(|(u, c)| (u.after, c)).collect())
-    }
-
-    pub fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>> {
-        scan(self.tree(T::users), &Key::new().id(project), req, |_, v| {
-            Ok(Some(codec::dec(v)?))
-        })
-    }
-
-    /// Removes a user with its preferences, feed, event log and subscriptions; its
-    /// notifications and deliveries stay (they keep the recipient id).
-    pub fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()> {
-        self.delete_user_with(project, ext, |_, _| Ok(()))
-            .map(|_| ())
     }
 
     /// Deletes a user as `delete_user` does, with the writes `more` stages
@@ -305,11 +223,59 @@ impl Store {
         }
         Ok(out)
     }
+}
+
+impl UserRepo for Store {
+    fn user(&self, project: &Uuid, id: &Uuid) -> Result<Option<User>> {
+        self.get_rec(T::users, Key::new().id(project).id(id).as_ref())
+    }
+
+    fn user_by_ext(&self, project: &Uuid, ext: &str) -> Result<Option<User>> {
+        match self
+            .tree(T::users_by_ext)
+            .get(Key::new().id(project).str(ext))?
+        {
+            Some(id) => self.get_rec(T::users, Key::new().id(project).bytes(&id).as_ref()),
+            None => Ok(None),
+        }
+    }
+
+    /// Each external id's user as a subscription names it: one index read
+    /// each, no record read or decoded.
+    fn user_refs_by_ext(&self, project: &Uuid, exts: &[String]) -> Result<Vec<Option<UserRef>>> {
+        let by_ext = self.tree(T::users_by_ext);
+        exts.iter()
+            .map(|ext| {
+                let Some(id) = by_ext.get(Key::new().id(project).str(ext))? else {
+                    return Ok(None);
+                };
+                let id =
+                    Uuid::from_slice(&id).map_err(|_| Error::internal("corrupt user index"))?;
+                Ok(Some(UserRef {
+                    id,
+                    external_id: ext.clone(),
+                }))
+            })
+            .collect()
+    }
+
+    fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>> {
+        scan(self.tree(T::users), &Key::new().id(project), req, |_, v| {
+            Ok(Some(codec::dec(v)?))
+        })
+    }
+
+    /// Removes a user with its preferences, feed, event log and subscriptions; its
+    /// notifications and deliveries stay (they keep the recipient id).
+    fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()> {
+        self.delete_user_with(project, ext, |_, _| Ok(()))
+            .map(|_| ())
+    }
 
     /// `POST /users/bulk_delete`: removes every listed user as `delete_user`
     /// does, their topic subscriptions included (the topics' counts follow), in
     /// one durable commit; for each external id whether there was such a user.
-    pub fn delete_users(&self, project: &Uuid, exts: &[String]) -> Result<Vec<bool>> {
+    fn delete_users(&self, project: &Uuid, exts: &[String]) -> Result<Vec<bool>> {
         loop {
             // The users' and their topics' locks are taken at once, in stripe
             // order (`lock_many`), so the topics are read before: when a
@@ -361,13 +327,13 @@ impl Store {
         }
     }
 
-    pub fn preferences(&self, project: &Uuid, user: &Uuid) -> Result<Preferences> {
+    fn preferences(&self, project: &Uuid, user: &Uuid) -> Result<Preferences> {
         Ok(self
             .get_rec(T::preferences, Key::new().id(project).id(user).as_ref())?
             .unwrap_or_default())
     }
 
-    pub fn update_preferences(
+    fn update_preferences(
         &self,
         project: &Uuid,
         user: &User,
@@ -380,5 +346,13 @@ impl Store {
         w.put_rec(T::preferences, Key::new().id(project).id(&user.id), &p);
         self.commit_durable(w)?;
         Ok(p)
+    }
+
+    fn upsert_users(
+        &self,
+        project: &Uuid,
+        items: &[(&str, &UserPatch)],
+    ) -> Result<Vec<(User, bool)>> {
+        self.upsert_many(project, items)
     }
 }

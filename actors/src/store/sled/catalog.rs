@@ -1,16 +1,16 @@
-//! Channels, flows, topics with their subscriptions, push subscriptions, and
-//! idempotency records: the smaller key spaces.
+//! Channels, flows, push subscriptions and idempotency records in the sled
+//! store (`ChannelRepo`, `FlowRepo`, `PushRepo`, `IdempotencyRepo`): the
+//! smaller key spaces, as in `store/pg/catalog.rs`.
 
 use super::keys::{tail_id, Key};
 use super::page::{scan, Page, PageReq};
 use super::{codec, Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::model::{
-    new_id, Channel, ChannelType, Flow, FlowStatus, Subscription, Timestamp, Topic, User, UserRef,
+    new_id, Channel, ChannelType, Flow, FlowStatus, Subscription, Timestamp, Topic, UserRef,
 };
-use crate::rules::records;
 use crate::storage::Refusal;
-use crate::storage::TopicPatch;
+use crate::storage::*;
 use crate::storage::{IdempotentResponse, PushSubscription};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -116,40 +116,6 @@ impl Store {
         })
     }
 
-    pub fn channel(&self, project: &Uuid, id: &Uuid) -> Result<Option<Channel>> {
-        match self.tree(T::channels).get(Key::new().id(project).id(id))? {
-            Some(v) => Ok(Some(self.channel_from(project, &v)?)),
-            None => Ok(None),
-        }
-    }
-
-    pub fn list_channels(&self, project: &Uuid, req: &PageReq) -> Result<Page<Channel>> {
-        scan(
-            self.tree(T::channels),
-            &Key::new().id(project),
-            req,
-            |_, v| Ok(Some(self.channel_from(project, v)?)),
-        )
-    }
-
-    pub fn all_channels(&self, project: &Uuid) -> Result<Vec<Channel>> {
-        let mut out = vec![];
-        for kv in self.tree(T::channels).scan_prefix(Key::new().id(project)) {
-            out.push(self.channel_from(project, &kv?.1)?);
-        }
-        Ok(out)
-    }
-
-    pub fn put_channel(&self, project: &Uuid, c: &Channel) -> Result<()> {
-        let mut w = Writes::new();
-        w.put(
-            T::channels,
-            Key::new().id(project).id(&c.id),
-            self.channel_record(project, c)?,
-        );
-        self.commit_durable(w)
-    }
-
     /// Gives a just-opened store its key (see `secrets::key_for_store`) and
     /// seals the secrets an earlier Herald stored in plaintext, in one batch.
     pub(crate) fn with_key(mut self, key_file: &std::path::Path) -> Result<Store> {
@@ -211,12 +177,6 @@ impl Store {
         Ok((c, r))
     }
 
-    pub fn delete_channel(&self, project: &Uuid, id: &Uuid) -> Result<()> {
-        let mut w = Writes::new();
-        w.del(T::channels, Key::new().id(project).id(id));
-        self.commit_durable(w)
-    }
-
     // ------------------------------------------------------------ flows
 
     pub fn flow(&self, project: &Uuid, id: &Uuid) -> Result<Option<Flow>> {
@@ -276,37 +236,6 @@ impl Store {
         self.flow(project, &id)
     }
 
-    pub fn list_flows(&self, project: &Uuid, req: &PageReq) -> Result<Page<Flow>> {
-        scan(self.tree(T::flows), &Key::new().id(project), req, |_, v| {
-            Ok(Some(codec::dec(v)?))
-        })
-    }
-
-    /// Every flow that is not archived, oldest first (for preferences).
-    pub fn live_flows(&self, project: &Uuid) -> Result<Vec<Flow>> {
-        let mut out = vec![];
-        for kv in self.tree(T::flows).scan_prefix(Key::new().id(project)) {
-            let f: Flow = codec::dec(&kv?.1)?;
-            if f.status != FlowStatus::Archived {
-                out.push(f);
-            }
-        }
-        Ok(out)
-    }
-
-    /// Creates a flow; a taken handle is a 422 `unique` on `handle`.
-    pub fn create_flow(&self, project: &Uuid, f: &Flow) -> Result<()> {
-        let hk = Key::new().id(project).str(&f.handle);
-        let _g = self.lock(&hk.0);
-        if self.tree(T::flows_by_handle).get(&hk)?.is_some() {
-            return Err(Refusal::FlowHandleTaken.err());
-        }
-        let mut w = Writes::new();
-        w.put_rec(T::flows, Key::new().id(project).id(&f.id), f);
-        w.put(T::flows_by_handle, &hk, f.id.as_bytes());
-        self.commit_durable(w)
-    }
-
     pub fn update_flow<R>(
         &self,
         project: &Uuid,
@@ -329,79 +258,10 @@ impl Store {
         Ok((flow, r))
     }
 
-    /// Whether any active flow has a channel step on `channel`.
-    pub fn channel_in_active_flow(&self, project: &Uuid, channel: &Uuid) -> Result<bool> {
-        for kv in self.tree(T::flows).scan_prefix(Key::new().id(project)) {
-            let f: Flow = codec::dec(&kv?.1)?;
-            if f.status == FlowStatus::Active
-                && f.steps
-                    .iter()
-                    .any(|s| s.channel_id.as_ref() == Some(channel))
-            {
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    }
-
     // ------------------------------------------------------------ topics
 
     pub(crate) fn topic_lock(project: &Uuid, key: &str) -> Vec<u8> {
         Key::new().u8(b't').id(project).str(key).0
-    }
-
-    pub fn topic(&self, project: &Uuid, key: &str) -> Result<Option<Topic>> {
-        self.get_rec(T::topics, Key::new().id(project).str(key).as_ref())
-    }
-
-    /// Create or update; returns the topic and whether it was created.
-    pub fn put_topic(&self, project: &Uuid, key: &str, patch: TopicPatch) -> Result<(Topic, bool)> {
-        let _g = self.lock(&Self::topic_lock(project, key));
-        let (mut t, created) = match self.topic(project, key)? {
-            Some(t) => (t, false),
-            None => (records::new_topic(key), true),
-        };
-        records::patch_topic(&mut t, patch, created);
-        let mut w = Writes::new();
-        w.put_rec(T::topics, Key::new().id(project).str(key), &t);
-        if created {
-            w.put(
-                T::topics_by_id,
-                Key::new().id(project).id(&t.id),
-                key.as_bytes(),
-            );
-        }
-        self.commit_durable(w)?;
-        Ok((t, created))
-    }
-
-    pub fn list_topics(&self, project: &Uuid, req: &PageReq) -> Result<Page<Topic>> {
-        scan(
-            self.tree(T::topics_by_id),
-            &Key::new().id(project),
-            req,
-            |_, v| {
-                let key = String::from_utf8_lossy(v);
-                self.topic(project, &key)
-            },
-        )
-    }
-
-    pub fn delete_topic(&self, project: &Uuid, key: &str) -> Result<()> {
-        let _g = self.lock(&Self::topic_lock(project, key));
-        let t = self
-            .topic(project, key)?
-            .ok_or_else(|| Refusal::missing("topic", key))?;
-        let mut w = Writes::new();
-        w.del(T::topics, Key::new().id(project).str(key));
-        w.del(T::topics_by_id, Key::new().id(project).id(&t.id));
-        let pre = Key::new().id(project).str(key);
-        for kv in self.tree(T::topic_subs).scan_prefix(&pre) {
-            let (k, v) = kv?;
-            let user = subscriber_id(&v)?;
-            Self::stage_unsubscribe(&mut w, project, key, &user, &tail_id(&k));
-        }
-        self.commit_durable(w)
     }
 
     /// A subscription's record as a build before the compact layout stored it
@@ -453,60 +313,10 @@ impl Store {
             .map_err(|_| Error::internal("corrupt user subscription index"))
     }
 
-    pub fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription> {
-        let _g = self.lock(&Self::topic_lock(project, key));
-        let mut t = self
-            .topic(project, key)?
-            .ok_or_else(|| Refusal::missing("topic", key))?;
-        let mut w = Writes::new();
-        let Some(s) = self.stage_subscription(&mut w, project, &mut t, &UserRef::from(user))?
-        else {
-            return Err(Refusal::AlreadySubscribed.err());
-        };
-        w.put_rec(T::topics, Key::new().id(project).str(key), &t);
-        self.commit_durable(w)?;
-        Ok(s)
-    }
-
-    /// Subscribes every user not yet subscribed (a user already subscribed, or
-    /// listed twice, is left as it is), in one durable commit; the topic as
-    /// stored and how many subscriptions were new.
-    pub fn subscribe_many(
-        &self,
-        project: &Uuid,
-        key: &str,
-        users: &[UserRef],
-    ) -> Result<(Topic, usize)> {
-        let _g = self.lock(&Self::topic_lock(project, key));
-        let mut t = self
-            .topic(project, key)?
-            .ok_or_else(|| Refusal::missing("topic", key))?;
-        let mut w = Writes::new();
-        let mut seen = std::collections::HashSet::new();
-        let mut created = 0;
-        for u in users {
-            if seen.insert(u.id)
-                && self
-                    .stage_subscription(&mut w, project, &mut t, u)?
-                    .is_some()
-            {
-                created += 1;
-            }
-        }
-        if created > 0 {
-            // The topic (its count) once for the whole request, not once per
-            // subscription: re-encoding it per item was a bulk request's
-            // largest cost after the index reads.
-            w.put_rec(T::topics, Key::new().id(project).str(key), &t);
-            self.commit_durable(w)?;
-        }
-        Ok((t, created))
-    }
-
     /// Stages the user's subscription to `t` and counts it in `t`, under the
     /// topic's lock; `None` (nothing staged) when the user is subscribed
     /// already. The caller stages `t` itself, once, after its last item.
-    fn stage_subscription(
+    pub(super) fn stage_subscription(
         &self,
         w: &mut Writes,
         project: &Uuid,
@@ -549,24 +359,6 @@ impl Store {
         );
         w.put(T::sub_index, &ik, id.as_bytes());
         Ok(Some(s))
-    }
-
-    pub fn unsubscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<()> {
-        let _g = self.lock(&Self::topic_lock(project, key));
-        let ik = Key::new().id(project).id(&user.id).str(key);
-        let sid = match self.tree(T::sub_index).get(&ik)? {
-            Some(v) => {
-                Uuid::from_slice(&v).map_err(|_| Error::internal("corrupt subscription index"))?
-            }
-            None => return Err(Refusal::missing("subscription", key)),
-        };
-        let mut w = Writes::new();
-        if let Some(mut t) = self.topic(project, key)? {
-            t.subscribers_count = t.subscribers_count.saturating_sub(1);
-            w.put_rec(T::topics, Key::new().id(project).str(key), &t);
-        }
-        Self::stage_unsubscribe(&mut w, project, key, &user.id, &sid);
-        self.commit_durable(w)
     }
 
     /// Stages the removal of subscription `sid` of `user` to topic `key` (the
@@ -624,38 +416,133 @@ impl Store {
         )
     }
 
-    /// Subscribers of a topic in subscription order, after `cursor`, at most `n`:
-    /// `(subscription id, user id)`. Used to expand topic runs in chunks.
-    pub fn topic_subscribers_chunk(
-        &self,
-        project: &Uuid,
-        key: &str,
-        cursor: Option<&Uuid>,
-        n: usize,
-    ) -> Result<Vec<(Uuid, Uuid)>> {
-        let pre = Key::new().id(project).str(key);
-        let start = match cursor {
-            Some(c) => {
-                let mut k = pre.clone().id(c).0;
-                k.push(0); // strictly after the cursor
-                k
-            }
-            None => pre.0.clone(),
-        };
-        let mut out = Vec::with_capacity(n);
-        for kv in self.tree(T::topic_subs).range(start..) {
-            let (k, v) = kv?;
-            if !k.starts_with(&pre.0) || out.len() == n {
-                break;
-            }
-            out.push((tail_id(&k), subscriber_id(&v)?));
+    // ------------------------------------------------------------ push subscriptions
+
+    // ------------------------------------------------------------ idempotency
+
+    pub fn idempotency_key(project: &Uuid, scope: &[u8]) -> Vec<u8> {
+        Key::new().id(project).bytes(scope).0
+    }
+}
+
+/// The subscriber's user id: the first 16 bytes of a `topic_subs` value (all
+/// of it in the earlier layout, followed by the user's external id now).
+pub(super) fn subscriber_id(v: &[u8]) -> Result<Uuid> {
+    v.get(..16)
+        .and_then(|b| Uuid::from_slice(b).ok())
+        .ok_or_else(|| Error::internal("corrupt topic index"))
+}
+
+#[cfg(test)]
+#[path = "tests/catalog.rs"]
+mod tests;
+
+impl ChannelRepo for Store {
+    fn channel(&self, project: &Uuid, id: &Uuid) -> Result<Option<Channel>> {
+        match self.tree(T::channels).get(Key::new().id(project).id(id))? {
+            Some(v) => Ok(Some(self.channel_from(project, &v)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn list_channels(&self, project: &Uuid, req: &PageReq) -> Result<Page<Channel>> {
+        scan(
+            self.tree(T::channels),
+            &Key::new().id(project),
+            req,
+            |_, v| Ok(Some(self.channel_from(project, v)?)),
+        )
+    }
+
+    fn all_channels(&self, project: &Uuid) -> Result<Vec<Channel>> {
+        let mut out = vec![];
+        for kv in self.tree(T::channels).scan_prefix(Key::new().id(project)) {
+            out.push(self.channel_from(project, &kv?.1)?);
         }
         Ok(out)
     }
 
-    // ------------------------------------------------------------ push subscriptions
+    fn put_channel(&self, project: &Uuid, c: &Channel) -> Result<()> {
+        let mut w = Writes::new();
+        w.put(
+            T::channels,
+            Key::new().id(project).id(&c.id),
+            self.channel_record(project, c)?,
+        );
+        self.commit_durable(w)
+    }
 
-    pub fn push_subscriptions(
+    fn delete_channel(&self, project: &Uuid, id: &Uuid) -> Result<()> {
+        let mut w = Writes::new();
+        w.del(T::channels, Key::new().id(project).id(id));
+        self.commit_durable(w)
+    }
+
+    fn update_channel(&self, project: &Uuid, id: &Uuid, f: Change<'_, Channel>) -> Result<Channel> {
+        Store::update_channel(self, project, id, f).map(|(c, ())| c)
+    }
+}
+
+impl FlowRepo for Store {
+    fn list_flows(&self, project: &Uuid, req: &PageReq) -> Result<Page<Flow>> {
+        scan(self.tree(T::flows), &Key::new().id(project), req, |_, v| {
+            Ok(Some(codec::dec(v)?))
+        })
+    }
+
+    /// Every flow that is not archived, oldest first (for preferences).
+    fn live_flows(&self, project: &Uuid) -> Result<Vec<Flow>> {
+        let mut out = vec![];
+        for kv in self.tree(T::flows).scan_prefix(Key::new().id(project)) {
+            let f: Flow = codec::dec(&kv?.1)?;
+            if f.status != FlowStatus::Archived {
+                out.push(f);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Creates a flow; a taken handle is a 422 `unique` on `handle`.
+    fn create_flow(&self, project: &Uuid, f: &Flow) -> Result<()> {
+        let hk = Key::new().id(project).str(&f.handle);
+        let _g = self.lock(&hk.0);
+        if self.tree(T::flows_by_handle).get(&hk)?.is_some() {
+            return Err(Refusal::FlowHandleTaken.err());
+        }
+        let mut w = Writes::new();
+        w.put_rec(T::flows, Key::new().id(project).id(&f.id), f);
+        w.put(T::flows_by_handle, &hk, f.id.as_bytes());
+        self.commit_durable(w)
+    }
+
+    /// Whether any active flow has a channel step on `channel`.
+    fn channel_in_active_flow(&self, project: &Uuid, channel: &Uuid) -> Result<bool> {
+        for kv in self.tree(T::flows).scan_prefix(Key::new().id(project)) {
+            let f: Flow = codec::dec(&kv?.1)?;
+            if f.status == FlowStatus::Active
+                && f.steps
+                    .iter()
+                    .any(|s| s.channel_id.as_ref() == Some(channel))
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn update_flow(&self, project: &Uuid, id: &Uuid, f: Change<'_, Flow>) -> Result<Flow> {
+        Store::update_flow(self, project, id, f).map(|(fl, ())| fl)
+    }
+    fn find_flow(&self, project: &Uuid, by: FlowRef<'_>) -> Result<Option<Flow>> {
+        match by {
+            FlowRef::Id(id) => Store::flow(self, project, id),
+            FlowRef::Handle(handle) => Store::flow_by_handle(self, project, handle),
+        }
+    }
+}
+
+impl PushRepo for Store {
+    fn push_subscriptions(
         &self,
         project: &Uuid,
         user: &Uuid,
@@ -673,7 +560,7 @@ impl Store {
     }
 
     /// Registers (or returns the existing) subscription; `true` when created.
-    pub fn add_push_subscription(
+    fn add_push_subscription(
         &self,
         project: &Uuid,
         user: &Uuid,
@@ -694,7 +581,7 @@ impl Store {
         Ok((s, true))
     }
 
-    pub fn remove_push_subscription(
+    fn remove_push_subscription(
         &self,
         project: &Uuid,
         user: &Uuid,
@@ -712,10 +599,10 @@ impl Store {
         }
         Ok(existed)
     }
+}
 
-    // ------------------------------------------------------------ idempotency
-
-    pub fn idempotent_response(
+impl IdempotencyRepo for Store {
+    fn idempotent_response(
         &self,
         project: &Uuid,
         scope: &[u8],
@@ -726,11 +613,7 @@ impl Store {
         Ok(r.filter(|r| Timestamp::now().millis() - r.created_at.millis() < 24 * 3600 * 1000))
     }
 
-    pub fn idempotency_key(project: &Uuid, scope: &[u8]) -> Vec<u8> {
-        Key::new().id(project).bytes(scope).0
-    }
-
-    pub fn put_idempotent_response(
+    fn put_idempotent_response(
         &self,
         project: &Uuid,
         scope: &[u8],
@@ -740,13 +623,11 @@ impl Store {
         w.put_rec(T::idempotency, Key::new().id(project).bytes(scope), r);
         self.commit_durable(w)
     }
-}
 
-impl Store {
     /// Deletes idempotency records older than 24 h (they are no longer replayed),
     /// at most `max` per call so a sweep never holds up other work for long.
     /// Returns how many were removed.
-    pub fn sweep_idempotency(&self, max: usize) -> Result<usize> {
+    fn sweep_idempotency(&self, max: usize) -> Result<usize> {
         let cutoff = Timestamp::now().millis() - 24 * 3600 * 1000;
         let mut w = Writes::new();
         let mut n = 0;
@@ -770,15 +651,3 @@ impl Store {
         Ok(n)
     }
 }
-
-/// The subscriber's user id: the first 16 bytes of a `topic_subs` value (all
-/// of it in the earlier layout, followed by the user's external id now).
-fn subscriber_id(v: &[u8]) -> Result<Uuid> {
-    v.get(..16)
-        .and_then(|b| Uuid::from_slice(b).ok())
-        .ok_or_else(|| Error::internal("corrupt topic index"))
-}
-
-#[cfg(test)]
-#[path = "tests/misc.rs"]
-mod tests;

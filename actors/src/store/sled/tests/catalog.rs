@@ -1,6 +1,7 @@
-//! Unit tests of `misc.rs` (kept beside it so the module itself stays readable).
+//! Unit tests of `catalog.rs` (kept beside it so the module itself stays readable).
 
 use super::*;
+use crate::model::User;
 
 fn twilio(token: &str) -> Channel {
     let (id, now) = new_id();
