@@ -222,6 +222,8 @@ struct Inner {
     template_max_output: std::sync::atomic::AtomicUsize,
     /// The enabled event endpoints per project (see `events`).
     events: events::EventsState,
+    /// Each project's usage counter as counted since open (see `usage`).
+    usage: usage::Counters,
     path: PathBuf,
 }
 
@@ -473,6 +475,7 @@ impl Store {
                 template_fuel: crate::render::DEFAULT_FUEL.into(),
                 template_max_output: crate::render::DEFAULT_MAX_OUTPUT.into(),
                 events: Default::default(),
+                usage: Default::default(),
                 path: dir.to_path_buf(),
             }),
         };
@@ -682,6 +685,9 @@ impl Store {
         self.inner.flusher.set_prepare(Box::new(move || {
             if let Some(inner) = weak.upgrade() {
                 let store = Store { inner };
+                // Counters changed since the last cycle (see `usage`); a
+                // failure leaves them to the next cycle.
+                let _ = store.write_usage();
                 store.inner.combiner.drain(
                     |group| store.apply_group(group),
                     || store.inner.flusher.ticket_in_cycle(),
@@ -747,6 +753,10 @@ impl Store {
     /// Flushes everything now (shutdown, backups). Not on a `Db` sled
     /// poisoned, which would answer its error or never return (see `health`).
     pub fn flush(&self) -> Result<()> {
+        // The usage counters first (see `usage`); one that cannot be
+        // written now (a full disk) stays for a later cycle, and does not
+        // keep the rest from being flushed.
+        let _ = self.write_usage();
         let health = &self.inner.health;
         let _io = health
             .enter_io(Some(health::STUCK_AFTER))
