@@ -32,7 +32,7 @@ use minijinja::{Environment, ErrorKind, UndefinedBehavior};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The bounds of one render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,7 +234,7 @@ fn render_capped(
 /// The compiled templates of one flow, with the run's record of fields that
 /// went over their limits.
 pub struct RunRenderer {
-    env: Environment<'static>,
+    env: Arc<Environment<'static>>,
     limits: Limits,
     /// Per step and part: how many recipients of this run the field exceeded
     /// its limits for, and the first such message. After `STRIKES` the field is
@@ -284,24 +284,94 @@ impl Shared {
 
 const PARTS: [&str; 4] = ["subject", "body", "html", "url"];
 
-impl RunRenderer {
-    pub fn new(flow: &Flow, limits: Limits) -> Self {
-        let mut env = env(&limits);
-        // Compiling folds constant expressions (`"x" * 100000000`): bounded too.
-        let _scope = minijinja::budget::enter(limits.max_memory(), limits.max_items());
-        for (i, step) in flow.steps.iter().enumerate() {
-            if let Some(t) = &step.template {
-                for (part, src) in PARTS.iter().zip([&t.subject, &t.body, &t.html, &t.url]) {
-                    if let Some(src) = src {
-                        // Compiled at save already; a failure here means the stored
-                        // flow predates a check, and rendering reports it per delivery.
-                        let _ = env.add_template_owned(format!("{i}.{part}"), src.clone());
-                    }
+/// A flow's templates compiled under a fuel limit, with the sources they were
+/// compiled from.
+struct Compiled {
+    sources: Vec<[Option<String>; 4]>,
+    env: Arc<Environment<'static>>,
+}
+
+/// Flows compiled, by `(flow id, fuel)`: the runs of a flow share one
+/// compilation while its templates stay the same (a hit is checked against
+/// the sources, so an edited flow compiles again). Compiling cost more than
+/// rendering for the one recipient of a transactional run
+/// (docs/PERFORMANCE.md).
+static COMPILED: std::sync::LazyLock<dashmap::DashMap<(uuid::Uuid, u64), Compiled>> =
+    std::sync::LazyLock::new(dashmap::DashMap::new);
+
+/// Flows kept compiled at most; past it the cache starts over.
+const COMPILED_KEPT: usize = 1024;
+
+fn sources(flow: &Flow) -> Vec<[Option<String>; 4]> {
+    flow.steps
+        .iter()
+        .map(|step| match &step.template {
+            Some(t) => [
+                t.subject.clone(),
+                t.body.clone(),
+                t.html.clone(),
+                t.url.clone(),
+            ],
+            None => Default::default(),
+        })
+        .collect()
+}
+
+fn same_sources(flow: &Flow, compiled: &[[Option<String>; 4]]) -> bool {
+    compiled.len() == flow.steps.len()
+        && flow
+            .steps
+            .iter()
+            .zip(compiled)
+            .all(|(step, c)| match &step.template {
+                Some(t) => [&t.subject, &t.body, &t.html, &t.url]
+                    .into_iter()
+                    .zip(c)
+                    .all(|(a, b)| a == b),
+                None => c.iter().all(Option::is_none),
+            })
+}
+
+/// The flow's templates compiled under `limits` (see `COMPILED`).
+fn compiled(flow: &Flow, limits: &Limits) -> Arc<Environment<'static>> {
+    let key = (flow.id, limits.fuel);
+    if let Some(c) = COMPILED.get(&key) {
+        if same_sources(flow, &c.sources) {
+            return c.env.clone();
+        }
+    }
+    let mut env = env(limits);
+    // Compiling folds constant expressions (`"x" * 100000000`): bounded too.
+    let _scope = minijinja::budget::enter(limits.max_memory(), limits.max_items());
+    for (i, step) in flow.steps.iter().enumerate() {
+        if let Some(t) = &step.template {
+            for (part, src) in PARTS.iter().zip([&t.subject, &t.body, &t.html, &t.url]) {
+                if let Some(src) = src {
+                    // Compiled at save already; a failure here means the stored
+                    // flow predates a check, and rendering reports it per delivery.
+                    let _ = env.add_template_owned(format!("{i}.{part}"), src.clone());
                 }
             }
         }
+    }
+    let env = Arc::new(env);
+    if COMPILED.len() >= COMPILED_KEPT {
+        COMPILED.clear();
+    }
+    COMPILED.insert(
+        key,
+        Compiled {
+            sources: sources(flow),
+            env: env.clone(),
+        },
+    );
+    env
+}
+
+impl RunRenderer {
+    pub fn new(flow: &Flow, limits: Limits) -> Self {
         RunRenderer {
-            env,
+            env: compiled(flow, &limits),
             limits,
             strikes: flow.steps.iter().map(|_| Default::default()).collect(),
             first_limit: Mutex::new(HashMap::new()),
@@ -436,6 +506,44 @@ mod tests {
         assert_eq!(out.body, "Hi Ada!");
         assert_eq!(out.subject, "F");
         assert!(check("{{ broken ").is_err());
+    }
+
+    #[test]
+    fn runs_share_a_flow_compiled_until_its_templates_change() {
+        let ctx = Shared::new(
+            &serde_json::Value::Null,
+            &serde_json::json!({}),
+            &serde_json::json!({}),
+        )
+        .context(&serde_json::json!({}));
+        let body = |f: &Flow, l: Limits| {
+            RunRenderer::new(f, l)
+                .render(0, f.steps[0].template.as_ref().unwrap(), &ctx)
+                .unwrap()
+                .body
+        };
+        let mut f = flow("s", "one");
+        let a = RunRenderer::new(&f, Limits::default());
+        let b = RunRenderer::new(&f, Limits::default());
+        assert!(Arc::ptr_eq(&a.env, &b.env), "compiled once");
+        assert_eq!(body(&f, Limits::default()), "one");
+        // The same flow edited: compiled again, the new text rendered.
+        f.steps[0].template.as_mut().unwrap().body = Some("two".into());
+        assert_eq!(body(&f, Limits::default()), "two");
+        let c = RunRenderer::new(&f, Limits::default());
+        assert!(!Arc::ptr_eq(&a.env, &c.env));
+        // Another fuel limit is another compilation.
+        let tight = Limits {
+            fuel: 7,
+            ..Limits::default()
+        };
+        assert!(!Arc::ptr_eq(&c.env, &RunRenderer::new(&f, tight).env));
+        // Another flow with the same sources is compiled on its own.
+        let g = flow("s", "two");
+        assert!(!Arc::ptr_eq(
+            &c.env,
+            &RunRenderer::new(&g, Limits::default()).env
+        ));
     }
 }
 
