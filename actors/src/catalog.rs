@@ -126,8 +126,14 @@ pub fn edit(flow: &mut Flow, edit: FlowEdit, now: Timestamp) -> Result<(), Catal
 }
 
 /// Whether `channel` may be deleted: not the built-in one, and no active
-/// flow sends through it (`in_active_flow`).
-pub fn may_delete(channel: &Channel, in_active_flow: bool) -> Result<(), CatalogError> {
+/// flow of `flows` (the project's live flows) sends through it.
+pub fn may_delete(channel: &Channel, flows: &[Flow]) -> Result<(), CatalogError> {
+    let in_active_flow = flows.iter().any(|f| {
+        f.status == FlowStatus::Active
+            && f.steps
+                .iter()
+                .any(|s| s.channel_id.as_ref() == Some(&channel.id))
+    });
     if channel.builtin {
         return Err(CatalogError::BuiltinChannel {
             channel: channel.id,

@@ -43,7 +43,7 @@ impl Engine {
             let c = s
                 .channel(&project, &id)?
                 .ok_or_else(|| crate::error::Error::not_found("channel", id))?;
-            catalog::may_delete(&c, s.channel_in_active_flow(&project, &id)?)?;
+            catalog::may_delete(&c, &s.live_flows(&project)?)?;
             s.delete_channel(&project, &id)
         })
         .await

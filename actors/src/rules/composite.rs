@@ -7,7 +7,9 @@
 use crate::error::{Error, Result};
 use crate::events::{new_secret, WebhookEndpoint};
 use crate::model::{Flow, Project, Subscription, User, UserPatch};
-use crate::storage::{FlowRef, Page, PageReq, ProjectRef, Storage, SubscriptionsOf, WorkRepo};
+use crate::storage::{
+    FlowRef, Page, PageReq, ProjectRef, Refusal, Storage, SubscriptionsOf, WorkRepo,
+};
 use std::sync::Arc;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -22,6 +24,15 @@ impl dyn Storage {
     /// A project by name (`ProjectRepo::find_project`).
     pub fn project_by_name(&self, name: &str) -> Result<Option<Project>> {
         self.find_project(ProjectRef::Name(name))
+    }
+
+    /// Deletes one user as `UserRepo::delete_users` does; a missing one is
+    /// `Refusal::Missing`.
+    pub fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()> {
+        match self.delete_users(project, &[ext.to_string()])?.first() {
+            Some(true) => Ok(()),
+            _ => Err(Refusal::missing("user", ext)),
+        }
     }
 
     /// A flow by id (`FlowRepo::find_flow`).

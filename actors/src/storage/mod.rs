@@ -72,10 +72,9 @@ pub trait UserRepo {
         items: &[(&str, &UserPatch)],
     ) -> Result<Vec<(User, bool)>>;
     fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>>;
-    /// Deletes a user with their subscriptions, preferences and devices.
-    fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()>;
-    /// Deletes many users as `delete_user` does, their topic subscriptions
-    /// included, in one atomic change; per external id whether it was a user.
+    /// Deletes users with their subscriptions (the topics' counts follow),
+    /// preferences and devices, in one atomic change; per external id
+    /// whether it was a user (one user: `dyn Storage::delete_user`).
     fn delete_users(&self, project: &Uuid, exts: &[String]) -> Result<Vec<bool>>;
     fn preferences(&self, project: &Uuid, user: &Uuid) -> Result<Preferences>;
     /// The users of `ids` that exist, each with their preferences, in the
@@ -127,8 +126,6 @@ pub trait FlowRepo {
     fn create_flow(&self, project: &Uuid, f: &Flow) -> Result<()>;
     /// Changes a flow under its lock; 404 when it does not exist.
     fn update_flow(&self, project: &Uuid, id: &Uuid, f: Change<'_, Flow>) -> Result<Flow>;
-    /// Whether an active flow has a step on `channel`.
-    fn channel_in_active_flow(&self, project: &Uuid, channel: &Uuid) -> Result<bool>;
 }
 
 /// Topics and their subscriptions.
@@ -382,7 +379,7 @@ pub trait RetentionRepo {
     fn purge(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport>;
     /// When the project's oldest notification was created.
     fn oldest_notification(&self, project: &Uuid) -> Result<Option<crate::model::Timestamp>>;
-    /// Deletes the user as `UserRepo::delete_user` does and records, in the
+    /// Deletes the user as `UserRepo::delete_users` does and records, in the
     /// same durable change, an erasure of their notifications (`Running`);
     /// 404 when there is no such user.
     fn start_erasure(&self, project: &Uuid, ext: &str) -> Result<Erasure>;

@@ -209,18 +209,6 @@ impl FlowRepo for PgStore {
     fn update_flow(&self, project: &Uuid, id: &Uuid, f: Change<'_, Flow>) -> Result<Flow> {
         self.update_doc("flows", "flow", project, id, f, |_| {})
     }
-
-    fn channel_in_active_flow(&self, project: &Uuid, channel: &Uuid) -> Result<bool> {
-        Ok(self
-            .docs::<Flow>("SELECT doc FROM flows WHERE project = $1", project)?
-            .iter()
-            .any(|f| {
-                f.status == FlowStatus::Active
-                    && f.steps
-                        .iter()
-                        .any(|s| s.channel_id.as_ref() == Some(channel))
-            }))
-    }
 }
 
 impl PushRepo for PgStore {

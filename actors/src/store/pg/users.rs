@@ -7,7 +7,6 @@ use super::{db_err, doc_of, doc_of_opt, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::model::{Preferences, User, UserPatch, UserRef};
 use crate::rules::users;
-use crate::storage::Refusal;
 use crate::storage::{Page, PageReq, UserRepo};
 use sha2::{Digest, Sha256};
 use sqlx::{PgConnection, Row};
@@ -206,20 +205,6 @@ impl UserRepo for PgStore {
             req,
             &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
         )
-    }
-
-    fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()> {
-        let mut tx = self.begin()?;
-        self.block(async {
-            lock_all(&mut tx, vec![user_lock(project, ext)])
-                .await
-                .map_err(db_err)?;
-            let user = user_by_ext_in(&mut tx, project, ext)
-                .await?
-                .ok_or_else(|| Refusal::missing("user", ext))?;
-            delete_in(&mut tx, project, &[user.id]).await
-        })?;
-        self.commit(tx)
     }
 
     fn delete_users(&self, project: &Uuid, exts: &[String]) -> Result<Vec<bool>> {

@@ -515,21 +515,6 @@ impl FlowRepo for Store {
         self.commit_durable(w)
     }
 
-    /// Whether any active flow has a channel step on `channel`.
-    fn channel_in_active_flow(&self, project: &Uuid, channel: &Uuid) -> Result<bool> {
-        for kv in self.tree(T::flows).scan_prefix(Key::new().id(project)) {
-            let f: Flow = codec::dec(&kv?.1)?;
-            if f.status == FlowStatus::Active
-                && f.steps
-                    .iter()
-                    .any(|s| s.channel_id.as_ref() == Some(channel))
-            {
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    }
-
     fn update_flow(&self, project: &Uuid, id: &Uuid, f: Change<'_, Flow>) -> Result<Flow> {
         Store::update_flow(self, project, id, f).map(|(fl, ())| fl)
     }

@@ -265,13 +265,6 @@ impl UserRepo for Store {
         })
     }
 
-    /// Removes a user with its preferences, feed, event log and subscriptions; its
-    /// notifications and deliveries stay (they keep the recipient id).
-    fn delete_user(&self, project: &Uuid, ext: &str) -> Result<()> {
-        self.delete_user_with(project, ext, |_, _| Ok(()))
-            .map(|_| ())
-    }
-
     /// `POST /users/bulk_delete`: removes every listed user as `delete_user`
     /// does, their topic subscriptions included (the topics' counts follow), in
     /// one durable commit; for each external id whether there was such a user.

@@ -48,7 +48,10 @@ fn deleting_a_user_whose_topic_shares_its_lock_stripe_does_not_deadlock() {
     // user's (the same stripe) meanwhile and wait for itself forever
     let (tx, rx) = std::sync::mpsc::channel();
     let s2 = store.clone();
-    std::thread::spawn(move || tx.send(s2.delete_user(&p, ext)).unwrap());
+    std::thread::spawn(move || {
+        tx.send(s2.delete_users(&p, &[ext.to_string()]).map(|_| ()))
+            .unwrap()
+    });
     rx.recv_timeout(std::time::Duration::from_secs(10))
         .expect("delete_user deadlocked")
         .unwrap();
@@ -158,7 +161,7 @@ fn subscriptions_are_three_index_entries_and_the_earlier_layout_still_reads() {
 
     // an earlier-layout subscription unsubscribed, and one of a deleted user
     store.unsubscribe(&p, "old", &users[0]).unwrap();
-    store.delete_user(&p, "bob").unwrap();
+    store.delete_users(&p, &["bob".into()]).unwrap();
     assert_eq!(
         store.topic(&p, "old").unwrap().unwrap().subscribers_count,
         1
@@ -173,7 +176,7 @@ fn subscriptions_are_three_index_entries_and_the_earlier_layout_still_reads() {
         [cy_old.id]
     );
     // the deleted user's topics were found from both forms of `user_subs`
-    store.delete_user(&p, "cy").unwrap();
+    store.delete_users(&p, &["cy".into()]).unwrap();
     assert_eq!(
         store.topic(&p, "new").unwrap().unwrap().subscribers_count,
         0
