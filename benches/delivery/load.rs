@@ -362,3 +362,39 @@ pub async fn ws_connect(
         .map(|(ws, _)| ws)
         .map_err(|e| format!("connect: {e}"))
 }
+
+/// A number for the table: thousands separators, `-` when absent.
+pub(crate) fn n0(x: f64) -> String {
+    if !x.is_finite() {
+        return "-".into();
+    }
+    let s = format!("{:.0}", x.abs());
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if x < 0.0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+pub(crate) fn n1(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.1}")
+    } else {
+        "-".into()
+    }
+}
+
+pub(crate) fn n2(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.2}")
+    } else {
+        "-".into()
+    }
+}

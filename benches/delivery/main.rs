@@ -61,10 +61,12 @@
 
 mod batch;
 mod ceilings;
+mod chart;
 mod cluster;
 mod herald;
 mod load;
 mod peer;
+mod purge;
 mod report;
 mod scenarios;
 mod soak;
@@ -110,8 +112,8 @@ async fn main() {
     let started = Instant::now();
     let smoke = flag("--smoke");
     if let Some(runs) = arg("--purge-cost") {
-        // The purge's cost in isolation (see `soak::purge_cost`).
-        soak::purge_cost(runs.replace('_', "").parse().expect("--purge-cost RUNS")).await;
+        // The purge's cost in isolation (see `purge::purge_cost`).
+        purge::purge_cost(runs.replace('_', "").parse().expect("--purge-cost RUNS")).await;
         return;
     }
     if flag("--soak") || flag("--soak-restart") {
@@ -131,7 +133,7 @@ async fn main() {
         let r = report::Results::from_json(&j);
         let png = std::path::Path::new(&from).with_extension("png");
         let sub = format!("{} cores, re-rendered from {from}", j["run"]["cores"]);
-        match report::chart(&r, &png, &sub) {
+        match chart::chart(&r, &png, &sub) {
             Ok(()) => println!("chart: {}", png.display()),
             Err(e) => println!("chart: not rendered ({e})"),
         }
@@ -442,7 +444,7 @@ async fn main() {
     std::fs::create_dir_all("bench-results").ok();
     let png = std::path::PathBuf::from(format!("bench-results/{stem}.png"));
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    match report::chart(
+    match chart::chart(
         &r,
         &png,
         &format!(
