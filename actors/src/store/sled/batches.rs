@@ -8,7 +8,6 @@
 //! the batch's, so a join and a close never interleave.
 
 use super::keys::Key;
-use super::page::key_range;
 use super::removal::SCAN_FACTOR;
 use super::runs::notif_key;
 use super::{Store, Writes, T};
@@ -17,7 +16,6 @@ use crate::error::Result;
 use crate::model::Timestamp;
 use crate::storage::*;
 use crate::storage::{Batch, BatchClose, BatchCloseReason, BatchKey, BatchWrite, QueueItem};
-use std::ops::Bound;
 use uuid::Uuid;
 
 fn slot_key(project: &Uuid, k: &BatchKey) -> Key {
@@ -206,13 +204,7 @@ impl Store {
         if !self.sweep_due(project, T::batches, cut.notifications) {
             return Ok(PurgeReport::default());
         }
-        let p = Key::new().id(project);
-        let (mut lo, hi) = key_range(&p.0, (Bound::Unbounded, Bound::Unbounded));
-        match self.cursor(project, T::batches) {
-            Some((k, true)) => lo = Bound::Included(k),
-            Some((k, false)) => lo = Bound::Excluded(k),
-            None => {}
-        }
+        let (lo, hi) = self.sweep_range(project, T::batches);
         let now = cut.now.millis();
         let mut doomed: Vec<crate::storage::Batch> = vec![];
         let mut stop = None;

@@ -2,7 +2,6 @@
 //! projects by key, users by external id and feeds' first pages, each
 //! forgotten by the writes that change them.
 
-use super::feed::PAGE_TTL;
 use super::users::{user_lock_key, USERS_CACHED};
 use super::Store;
 use crate::error::Result;
@@ -44,9 +43,7 @@ impl Caches for Store {
 
     /// The cached first page of a user's feed with `limit` entries, if current.
     fn feed_page_cached(&self, project: &Uuid, user: &Uuid, limit: usize) -> Option<Arc<[u8]>> {
-        let e = self.inner.feed_pages.pages.get(&(*project, *user))?;
-        (e.limit == limit && e.user_gen == self.user_gen(project) && e.at.elapsed() < PAGE_TTL)
-            .then(|| e.body.clone())
+        self.feed_page_current(project, user, limit)
     }
 
     fn feed_page_fill(

@@ -34,7 +34,7 @@ use uuid::Uuid;
 /// after `PAGE_TTL` (their cursors are signed with a time).
 #[derive(Default)]
 pub(crate) struct FeedPageCache {
-    pub(super) pages: dashmap::DashMap<(Uuid, Uuid), CachedPage>,
+    pages: dashmap::DashMap<(Uuid, Uuid), CachedPage>,
     user_gen: dashmap::DashMap<Uuid, u64>,
 }
 
@@ -51,19 +51,19 @@ impl FeedPageCache {
     }
 }
 
-pub(super) struct CachedPage {
-    pub(super) limit: usize,
-    pub(super) user_gen: u64,
-    pub(super) at: std::time::Instant,
-    pub(super) body: Arc<[u8]>,
+struct CachedPage {
+    limit: usize,
+    user_gen: u64,
+    at: std::time::Instant,
+    body: Arc<[u8]>,
 }
 
-pub(super) const PAGE_TTL: std::time::Duration = std::time::Duration::from_secs(60);
+const PAGE_TTL: std::time::Duration = std::time::Duration::from_secs(60);
 const PAGES_CACHED: usize = 2048;
 const PAGE_BYTES_CACHED: usize = 32 * 1024; // with PAGES_CACHED: 64 MiB at most
 
 impl Store {
-    pub(super) fn user_gen(&self, project: &Uuid) -> u64 {
+    fn user_gen(&self, project: &Uuid) -> u64 {
         self.inner
             .feed_pages
             .user_gen
@@ -81,6 +81,18 @@ impl Store {
     /// The user's feed changed (after the commit, under the feed lock).
     pub(crate) fn forget_feed_page(&self, project: &Uuid, user: &Uuid) {
         self.inner.feed_pages.pages.remove(&(*project, *user));
+    }
+
+    /// The cached first page of a user's feed with `limit` entries, if current.
+    pub(super) fn feed_page_current(
+        &self,
+        project: &Uuid,
+        user: &Uuid,
+        limit: usize,
+    ) -> Option<Arc<[u8]>> {
+        let e = self.inner.feed_pages.pages.get(&(*project, *user))?;
+        (e.limit == limit && e.user_gen == self.user_gen(project) && e.at.elapsed() < PAGE_TTL)
+            .then(|| e.body.clone())
     }
 
     /// Builds the first page of a user's feed with `build` under the feed lock

@@ -39,6 +39,19 @@ impl Store {
         self.add_usage(project, -(bytes.min(i64::MAX as u64) as i64))
     }
 
+    /// The project's keys in `t` from where its last sweep stopped (see
+    /// `cursor`).
+    pub(super) fn sweep_range(&self, project: &Uuid, t: T) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+        let p = Key::new().id(project);
+        let (lo, hi) = key_range(&p.0, (Bound::Unbounded, Bound::Unbounded));
+        let lo = match self.cursor(project, t) {
+            Some((k, true)) => Bound::Included(k),
+            Some((k, false)) => Bound::Excluded(k),
+            None => lo,
+        };
+        (lo, hi)
+    }
+
     /// Where the purge of key space `t` stopped in a project: `(key,
     /// inclusive)`, `None` to start from the beginning.
     pub(super) fn cursor(&self, project: &Uuid, t: T) -> Option<(Vec<u8>, bool)> {

@@ -8,14 +8,12 @@
 
 use super::keys::uuid_at;
 use super::keys::Key;
-use super::page::key_range;
 use super::removal::{counter_expired, SCAN_FACTOR};
 use super::{Store, Writes, T};
 use crate::error::Result;
 use crate::storage::*;
 use crate::storage::{StagedNotification, ThrottleKey, ThrottleWrite};
 use std::collections::HashMap;
-use std::ops::Bound;
 use uuid::Uuid;
 
 fn key(project: &Uuid, k: &ThrottleKey) -> Key {
@@ -84,13 +82,7 @@ impl Store {
         if !self.sweep_due(project, T::throttles, cut.notifications) {
             return Ok(PurgeReport::default());
         }
-        let p = Key::new().id(project);
-        let (mut lo, hi) = key_range(&p.0, (Bound::Unbounded, Bound::Unbounded));
-        match self.cursor(project, T::throttles) {
-            Some((k, true)) => lo = Bound::Included(k),
-            Some((k, false)) => lo = Bound::Excluded(k),
-            None => {}
-        }
+        let (lo, hi) = self.sweep_range(project, T::throttles);
         let now = cut.now.millis();
         // The window of each (flow, step) seen, read once per batch.
         let mut windows: HashMap<(Uuid, u8), Option<i64>> = HashMap::new();

@@ -12,6 +12,7 @@
 use super::{Store, Writes, T};
 use crate::error::Result;
 use crate::storage::UsageRepo;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use uuid::Uuid;
 
@@ -20,6 +21,9 @@ use uuid::Uuid;
 #[derive(Default)]
 pub(super) struct Counters {
     counts: dashmap::DashMap<Uuid, (u64, bool)>,
+    /// Whether some counter changed since the last write: a cycle without
+    /// a change does not walk the counters.
+    changed: AtomicBool,
     /// Held from a write's read of the counters to its commit, so two
     /// writes never store their values in the other order.
     writing: Mutex<()>,
@@ -42,6 +46,9 @@ impl Store {
     pub(super) fn write_usage(&self) -> Result<()> {
         let c = &self.inner.usage;
         let _writing = c.writing.lock().unwrap_or_else(|p| p.into_inner());
+        if !c.changed.swap(false, Ordering::SeqCst) {
+            return Ok(());
+        }
         let mut w = Writes::new();
         let mut taken = vec![];
         for mut e in c.counts.iter_mut() {
@@ -58,6 +65,7 @@ impl Store {
                     e.1 = true;
                 }
             }
+            c.changed.store(true, Ordering::SeqCst);
         }
         res
     }
@@ -91,6 +99,7 @@ impl UsageRepo for Store {
             };
             !std::mem::replace(&mut e.1, true)
         };
+        self.inner.usage.changed.store(true, Ordering::SeqCst);
         if was_clean {
             self.inner.flusher.nudge();
         }
