@@ -31,6 +31,7 @@ mod cluster;
 mod engine;
 mod event_endpoints;
 mod events;
+mod feed_pages;
 mod flow_run;
 mod lifecycle;
 mod notifications;

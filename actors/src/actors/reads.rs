@@ -6,6 +6,7 @@
 //! `workflow`, `lifecycle`).
 
 use super::engine::Engine;
+use super::feed_pages::FeedPages;
 use crate::error::{Error, Result};
 use crate::model::{Channel, Delivery, Flow, Preferences, Project, Subscription, Topic, User};
 use crate::storage::{Erasure, IdempotentResponse, Page, PageReq, PushSubscription};
@@ -293,13 +294,17 @@ impl Engine {
         render: impl Fn(&FeedRead) -> Result<Vec<u8>> + Send + 'static,
     ) -> Result<Arc<[u8]>> {
         let limit = req.limit;
-        if first_page {
-            if let Some(body) = self.storage().feed_page_cached(&project, &user, limit) {
-                return Ok(body);
-            }
+        let storage = self.storage().clone();
+        // The stamp is read before the page (see `FeedPages`).
+        let stamp = first_page
+            .then(|| storage.feed_stamp(&project, &user))
+            .flatten();
+        let pages = self.inner.parts.get::<FeedPages>();
+        if let Some(body) = stamp.and_then(|st| pages.get(&project, &user, limit, st)) {
+            return Ok(body);
         }
-        self.run(move |s| {
-            let mut build = |s: &dyn crate::storage::Storage| {
+        let body: Arc<[u8]> = self
+            .run(move |s| {
                 let page = s.feed_page(&project, &user, filter, &req)?;
                 let counts = s.feed_counts(&project, &user)?;
                 let mut actors = std::collections::HashMap::new();
@@ -308,18 +313,17 @@ impl Engine {
                         e.insert(crate::views::UserView::json(s.user(&project, &a)?.as_ref()));
                     }
                 }
-                render(&FeedRead {
+                Ok(render(&FeedRead {
                     page,
                     counts,
                     actors,
-                })
-            };
-            if first_page {
-                s.feed_page_fill(&project, &user, limit, &mut build)
-            } else {
-                build(s).map(Into::into)
-            }
-        })
-        .await
+                })?
+                .into())
+            })
+            .await?;
+        if let Some(st) = stamp {
+            pages.put(&project, &user, limit, st, &body);
+        }
+        Ok(body)
     }
 }

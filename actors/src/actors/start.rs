@@ -44,6 +44,7 @@ impl Engine {
         parts.insert(RunActors::default());
         parts.insert(UserActors::default());
         parts.insert(BusSlot::default());
+        parts.insert(super::feed_pages::FeedPages::default());
         let engine = Engine {
             inner: Arc::new(Inner {
                 storage,

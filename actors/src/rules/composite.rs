@@ -8,7 +8,8 @@ use crate::error::{Error, Result};
 use crate::events::{new_secret, WebhookEndpoint};
 use crate::model::{Flow, Project, Subscription, User, UserPatch};
 use crate::storage::{
-    FlowRef, Page, PageReq, ProjectRef, Refusal, Storage, SubscriptionsOf, WorkRepo,
+    Erasure, ErasureStep, FlowRef, Memory, Page, PageReq, ProjectRef, Refusal, Remembered, Storage,
+    SubscriptionsOf, WorkRepo,
 };
 use std::sync::Arc;
 use std::sync::OnceLock;
@@ -65,43 +66,56 @@ impl dyn Storage {
         self.subscriptions(project, SubscriptionsOf::User(user), req)
     }
 
-    /// The project of an API key from the backend's cache (`None` when not
-    /// cached, or without a cache).
+    /// The project of an API key from the backend's memory (`None` when
+    /// not there, or without one): no read, no hop to the blocking pool.
     pub fn project_cached(&self, public_key: &str) -> Option<Arc<Project>> {
-        self.caches()?.project_cached(public_key)
+        match self.memory(Memory::Project(public_key))? {
+            Remembered::Project(p) => Some(p),
+            _ => None,
+        }
     }
 
-    /// A user by external id from the backend's cache only.
+    /// The project of an API key (`ProjectRepo::find_project`).
+    pub fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>> {
+        Ok(self
+            .find_project(ProjectRef::ApiKey(public_key))?
+            .map(Arc::new))
+    }
+
+    /// A user by external id from the backend's memory only.
     pub fn user_cached(&self, project: &Uuid, ext: &str) -> Option<Arc<User>> {
-        self.caches()?.user_cached(project, ext)
+        match self.memory(Memory::User(project, ext))? {
+            Remembered::User(u) => Some(u),
+            _ => None,
+        }
     }
 
-    /// A user by external id, through the backend's cache when it has one.
+    /// A user by external id, from the backend's memory when there, else
+    /// read (a backend that remembers users remembers it then).
     pub fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>> {
-        match self.caches() {
-            Some(c) => c.user_by_ext_cached(project, ext),
+        match self.user_cached(project, ext) {
+            Some(u) => Ok(Some(u)),
             None => Ok(self.user_by_ext(project, ext)?.map(Arc::new)),
         }
     }
 
-    /// The first page of a feed as last answered, from the backend's cache.
-    pub fn feed_page_cached(&self, project: &Uuid, user: &Uuid, limit: usize) -> Option<Arc<[u8]>> {
-        self.caches()?.feed_page_cached(project, user, limit)
+    /// The change stamp of a user's feed (`Memory::FeedStamp`), when the
+    /// backend keeps one.
+    pub fn feed_stamp(&self, project: &Uuid, user: &Uuid) -> Option<u64> {
+        match self.memory(Memory::FeedStamp(project, user))? {
+            Remembered::Stamp(s) => Some(s),
+            _ => None,
+        }
     }
 
-    /// The first page of a feed, built by `build` (and remembered, by a
-    /// backend with a cache, until the feed or a user of the project changes).
-    pub fn feed_page_fill(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        limit: usize,
-        build: &mut dyn FnMut(&dyn Storage) -> Result<Vec<u8>>,
-    ) -> Result<Arc<[u8]>> {
-        match self.caches() {
-            Some(c) => c.feed_page_fill(project, user, limit, build),
-            None => Ok(build(self)?.into()),
-        }
+    /// Starts the erasure of a user (`RetentionRepo::erase`).
+    pub fn start_erasure(&self, project: &Uuid, ext: &str) -> Result<Erasure> {
+        self.erase(project, ErasureStep::Start(ext))
+    }
+
+    /// One bounded step of an erasure (`RetentionRepo::erase`).
+    pub fn erase_step(&self, project: &Uuid, id: &Uuid, max: usize) -> Result<Erasure> {
+        self.erase(project, ErasureStep::Continue { id, max })
     }
 
     /// Whether other processes work on the same data (`Storage::work`):

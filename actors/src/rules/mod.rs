@@ -7,6 +7,7 @@
 
 pub mod composite;
 pub mod feed;
+pub mod lookups;
 pub mod projects;
 pub mod records;
 pub mod refusals;

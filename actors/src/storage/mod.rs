@@ -15,21 +15,22 @@
 //! executor thread. Page boundaries (`PageReq::after`, `Page::first_key`) are
 //! opaque sort keys that a backend makes and reads back itself.
 
+mod keys;
 mod types;
 
+pub use keys::*;
 pub use types::*;
 
 use crate::error::Result;
 use crate::events::{AttemptNext, EventAttempt, OutboxEvent, WebhookEndpoint};
 use crate::model::Timestamp;
 use crate::model::{
-    Channel, ChannelType, Delivery, FeedCounts, Flow, FlowRun, Notification, Preferences, Project,
-    Subscription, Topic, User, UserPatch, UserRef,
+    Channel, ChannelType, Delivery, FeedCounts, Flow, Preferences, Project, Subscription, Topic,
+    User, UserPatch, UserRef,
 };
 use crate::trace::{AttemptNote, TraceEntry};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::time::Duration;
 use uuid::Uuid;
 
@@ -42,13 +43,12 @@ pub type Change<'a, T> = Box<dyn FnOnce(&mut T) -> Result<()> + Send + 'a>;
 
 /// A project, its credentials and its settings.
 pub trait ProjectRepo {
-    /// The project of an id or a name (`None`: there is none).
+    /// The project of an id, a name or an API key (`None`: there is none).
     fn find_project(&self, by: ProjectRef<'_>) -> Result<Option<Project>>;
     fn projects(&self) -> Result<Vec<Project>>;
     /// Creates a project with new keys (or the given `(public, secret)`);
     /// 422 `unique` when the name is taken.
     fn create_project(&self, name: &str, keys: Option<(String, String)>) -> Result<NewProjectKeys>;
-    fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>>;
     /// Changes a project under its lock; 404 when it does not exist.
     fn update_project(&self, id: &Uuid, f: Edit<'_, Project>) -> Result<Project>;
     /// Deletes the named project and everything it owns.
@@ -56,9 +56,7 @@ pub trait ProjectRepo {
 }
 
 /// Users and their preferences.
-pub trait UserRepo {
-    fn user(&self, project: &Uuid, id: &Uuid) -> Result<Option<User>>;
-    fn user_by_ext(&self, project: &Uuid, ext: &str) -> Result<Option<User>>;
+pub trait UserRepo: RecordRepo {
     /// The users of these external ids as subscriptions name them, in order
     /// (`None` for an unknown one), without reading their records.
     fn user_refs_by_ext(&self, project: &Uuid, exts: &[String]) -> Result<Vec<Option<UserRef>>>;
@@ -71,7 +69,6 @@ pub trait UserRepo {
         project: &Uuid,
         items: &[(&str, &UserPatch)],
     ) -> Result<Vec<(User, bool)>>;
-    fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>>;
     /// Deletes users with their subscriptions (the topics' counts follow),
     /// preferences and devices, in one atomic change; per external id
     /// whether it was a user (one user: `dyn Storage::delete_user`).
@@ -88,7 +85,7 @@ pub trait UserRepo {
     ) -> Result<Vec<(User, Preferences)>> {
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
-            if let Some(u) = self.user(project, id)? {
+            if let Some(u) = typed::<User>(self.record(project, RecordKey::User(id))?)? {
                 let prefs = self.preferences(project, id)?;
                 out.push((u, prefs));
             }
@@ -106,20 +103,13 @@ pub trait UserRepo {
 
 /// Channels (a provider and its configuration, secrets sealed at rest).
 pub trait ChannelRepo {
-    fn channel(&self, project: &Uuid, id: &Uuid) -> Result<Option<Channel>>;
-    fn list_channels(&self, project: &Uuid, req: &PageReq) -> Result<Page<Channel>>;
-    fn all_channels(&self, project: &Uuid) -> Result<Vec<Channel>>;
     fn put_channel(&self, project: &Uuid, c: &Channel) -> Result<()>;
     /// Changes a channel under its lock; 404 when it does not exist.
     fn update_channel(&self, project: &Uuid, id: &Uuid, f: Change<'_, Channel>) -> Result<Channel>;
-    fn delete_channel(&self, project: &Uuid, id: &Uuid) -> Result<()>;
 }
 
 /// Flows and their handles.
 pub trait FlowRepo {
-    /// The flow of an id or a handle (`None`: there is none).
-    fn find_flow(&self, project: &Uuid, by: FlowRef<'_>) -> Result<Option<Flow>>;
-    fn list_flows(&self, project: &Uuid, req: &PageReq) -> Result<Page<Flow>>;
     /// Every flow that is not archived.
     fn live_flows(&self, project: &Uuid) -> Result<Vec<Flow>>;
     /// Stores a new flow; 422 `unique` when its handle is taken.
@@ -130,11 +120,8 @@ pub trait FlowRepo {
 
 /// Topics and their subscriptions.
 pub trait TopicRepo {
-    fn topic(&self, project: &Uuid, key: &str) -> Result<Option<Topic>>;
     /// Creates or patches a topic; true when it was created.
     fn put_topic(&self, project: &Uuid, key: &str, patch: TopicPatch) -> Result<(Topic, bool)>;
-    fn list_topics(&self, project: &Uuid, req: &PageReq) -> Result<Page<Topic>>;
-    fn delete_topic(&self, project: &Uuid, key: &str) -> Result<()>;
     /// Subscribes a user (the topic is created when absent); idempotent.
     fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription>;
     /// Subscribes every user not subscribed yet (the others are left as they
@@ -146,13 +133,6 @@ pub trait TopicRepo {
         users: &[UserRef],
     ) -> Result<(Topic, usize)>;
     fn unsubscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<()>;
-    /// One page of the subscriptions of a topic or of a user.
-    fn subscriptions(
-        &self,
-        project: &Uuid,
-        of: SubscriptionsOf<'_>,
-        req: &PageReq,
-    ) -> Result<Page<Subscription>>;
     /// Whether the user is subscribed to the topic.
     fn subscribed(&self, project: &Uuid, user: &Uuid, key: &str) -> Result<bool>;
     /// The topic's subscribers in subscription order after `cursor`, at most
@@ -188,28 +168,20 @@ pub trait RunRepo {
     /// once, to release once durable.
     fn commit_chunk(&self, project: &Uuid, chunk: Prepared)
         -> Result<(Vec<QueueItem>, UserFrames)>;
-    fn flow_run(&self, project: &Uuid, id: &Uuid) -> Result<Option<FlowRun>>;
     /// `(project, run)` of every run not yet processed.
     fn active_runs(&self) -> Result<Vec<(Uuid, Uuid)>>;
 }
 
-/// Notifications and their deliveries, as read back.
-pub trait NotificationRepo {
-    fn notification(&self, project: &Uuid, id: &Uuid) -> Result<Option<Notification>>;
-    fn delivery(&self, project: &Uuid, id: &Uuid) -> Result<Option<Delivery>>;
-    fn notification_deliveries(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<Delivery>>;
-    fn list_notifications(
-        &self,
-        project: &Uuid,
-        f: &NotificationFilter,
-        req: &PageReq,
-    ) -> Result<Page<Notification>>;
-    fn list_deliveries(
-        &self,
-        project: &Uuid,
-        f: &DeliveryFilter,
-        req: &PageReq,
-    ) -> Result<Page<Delivery>>;
+/// A project's records read, listed and removed by key (`keys`): one
+/// method per kind of access rather than one per record kind; the typed
+/// accessors over them are `rules::lookups`.
+pub trait RecordRepo {
+    /// The record `key` names (`None`: there is none).
+    fn record(&self, project: &Uuid, key: RecordKey<'_>) -> Result<Option<Record>>;
+    /// One page of a list, in its order.
+    fn records(&self, project: &Uuid, of: RecordsOf<'_>, req: &PageReq) -> Result<Page<Record>>;
+    /// Removes a record with what hangs off it, as one atomic change.
+    fn remove(&self, project: &Uuid, what: Deletion<'_>) -> Result<()>;
 }
 
 /// The delivery queue and the settling of attempts.
@@ -334,10 +306,6 @@ pub trait ThrottleRepo {
 /// that do so (`StagedNotification::batch`), closed as their opener's
 /// deliveries come due.
 pub trait BatchRepo {
-    /// The batch opened by notification `id`.
-    fn batch(&self, project: &Uuid, id: &Uuid) -> Result<Option<Batch>>;
-    /// The batch last opened for `key`, closed or not.
-    fn latest_batch(&self, project: &Uuid, key: &BatchKey) -> Result<Option<Batch>>;
     /// Under the batch's lock: when it still holds `c.count` activities and
     /// is closed or may close at `c.at_ms` (its window ended), marks it closed
     /// (with a `batch.closed` trace entry on its opener, once) and stores the
@@ -379,15 +347,13 @@ pub trait RetentionRepo {
     fn purge(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport>;
     /// When the project's oldest notification was created.
     fn oldest_notification(&self, project: &Uuid) -> Result<Option<crate::model::Timestamp>>;
-    /// Deletes the user as `UserRepo::delete_users` does and records, in the
-    /// same durable change, an erasure of their notifications (`Running`);
-    /// 404 when there is no such user.
-    fn start_erasure(&self, project: &Uuid, ext: &str) -> Result<Erasure>;
-    /// One bounded atomic step of an erasure (at most about `max`
-    /// notifications); `Complete` once nothing of the user's remains.
+    /// `Start`: deletes the user as `UserRepo::delete_users` does and
+    /// records, in the same durable change, an erasure of their
+    /// notifications (`Running`); missing when there is no such user.
+    /// `Continue`: one bounded atomic step of an erasure (at most about
+    /// `max` notifications); `Complete` once nothing of the user's remains.
     /// Pending notifications wait until they settle.
-    fn erase_step(&self, project: &Uuid, id: &Uuid, max: usize) -> Result<Erasure>;
-    fn erasure(&self, project: &Uuid, id: &Uuid) -> Result<Option<Erasure>>;
+    fn erase(&self, project: &Uuid, step: ErasureStep<'_>) -> Result<Erasure>;
     /// Every erasure still running, all projects (to resume after a restart).
     fn running_erasures(&self) -> Result<Vec<Erasure>>;
 }
@@ -413,8 +379,6 @@ pub trait EventRepo {
         project: &Uuid,
         ep: WebhookEndpoint,
     ) -> Result<(WebhookEndpoint, String)>;
-    fn event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<Option<WebhookEndpoint>>;
-    fn list_event_endpoints(&self, project: &Uuid, req: &PageReq) -> Result<Page<WebhookEndpoint>>;
     /// Changes an endpoint under its lock; 404 when it does not exist.
     fn update_event_endpoint(
         &self,
@@ -422,8 +386,6 @@ pub trait EventRepo {
         id: &Uuid,
         f: Change<'_, WebhookEndpoint>,
     ) -> Result<WebhookEndpoint>;
-    /// Deletes an endpoint with its outbox and attempts; 404 when absent.
-    fn delete_event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<()>;
     /// Makes `secret` (new, made by the engine) the endpoint's signing
     /// secret; the previous one signs for `grace`, older ones are dropped.
     fn replace_event_secret(
@@ -447,12 +409,6 @@ pub trait EventRepo {
         &self,
         done: &[(OutboxEvent, EventAttempt, AttemptNext)],
     ) -> Result<()>;
-    fn list_event_attempts(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        req: &PageReq,
-    ) -> Result<Page<EventAttempt>>;
     /// Queues again, for one endpoint, the logged events since `since`; how many.
     fn replay_events(&self, project: &Uuid, id: &Uuid, since: Timestamp) -> Result<usize>;
     /// Removes logged events and attempts older than `before_ms` (at most `max`).
@@ -462,31 +418,6 @@ pub trait EventRepo {
     /// Remembers (in memory) what an attempt of a delivery saw beyond its
     /// outcome, for the trace entry its settle writes.
     fn note_attempt(&self, delivery: &Uuid, note: AttemptNote);
-}
-
-/// What a backend keeps in memory beside its records, kept fresh by its own
-/// writes (an optional capability, `Storage::caches`: a backend whose
-/// records many processes change has none, and the engine reads the
-/// records; `rules::composite` answers either way).
-pub trait Caches {
-    /// The project of an API key from memory only (`None` when not cached).
-    fn project_cached(&self, public_key: &str) -> Option<Arc<Project>>;
-    /// A user by external id from memory only (`None` when not cached).
-    fn user_cached(&self, project: &Uuid, ext: &str) -> Option<Arc<User>>;
-    /// A user by external id, through the cache (read and remembered when
-    /// not cached).
-    fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>>;
-    /// The first page of a feed as last answered, from memory.
-    fn feed_page_cached(&self, project: &Uuid, user: &Uuid, limit: usize) -> Option<Arc<[u8]>>;
-    /// The first page of a feed, built by `build` and remembered until the feed
-    /// or a user of the project changes.
-    fn feed_page_fill(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        limit: usize,
-        build: &mut dyn FnMut(&dyn Storage) -> Result<Vec<u8>>,
-    ) -> Result<Arc<[u8]>>;
 }
 
 /// A future a durability wait returns.
@@ -520,7 +451,7 @@ pub trait Storage:
     + FlowRepo
     + TopicRepo
     + RunRepo
-    + NotificationRepo
+    + RecordRepo
     + QueueRepo
     + FeedRepo
     + PushRepo
@@ -541,8 +472,12 @@ pub trait Storage:
     fn work(&self) -> Option<&dyn WorkRepo> {
         None
     }
-    /// The backend's caches, when it keeps any (see `Caches`).
-    fn caches(&self) -> Option<&dyn Caches> {
+    /// What the backend knows from memory, without a read (`None`: it does
+    /// not know, or keeps nothing in memory: a backend whose records other
+    /// processes change, PostgreSQL, never does). Answered on an executor
+    /// thread, so the engine skips the hop to the blocking pool on a hit.
+    fn memory(&self, of: Memory<'_>) -> Option<Remembered> {
+        let _ = of;
         None
     }
     /// The secret that signs pagination cursors (one per data set).
@@ -553,11 +488,11 @@ pub trait Storage:
     /// them (`None`: the delivery is gone). A backend behind a network
     /// reads the three in one statement; by default, one read each.
     fn delivery_for_attempt(&self, project: &Uuid, id: &Uuid) -> Result<Option<AttemptReads>> {
-        let Some(d) = self.delivery(project, id)? else {
+        let Some(d) = typed::<Delivery>(self.record(project, RecordKey::Delivery(id))?)? else {
             return Ok(None);
         };
-        let channel = self.channel(project, &d.channel_id)?;
-        let user = self.user(project, &d.recipient_id)?;
+        let channel = typed(self.record(project, RecordKey::Channel(&d.channel_id))?)?;
+        let user = typed(self.record(project, RecordKey::User(&d.recipient_id))?)?;
         Ok(Some((d, channel, user)))
     }
     /// `commit_chunk` in two steps: the chunk's writes now, in a

@@ -354,11 +354,22 @@ pub enum FeedFilter {
     Archived,
 }
 
+/// What `RetentionRepo::erase` does.
+#[derive(Debug, Clone, Copy)]
+pub enum ErasureStep<'a> {
+    /// Starts the erasure of the user of this external id.
+    Start(&'a str),
+    /// One step of a running erasure.
+    Continue { id: &'a Uuid, max: usize },
+}
+
 /// A project as a lookup names it.
 #[derive(Debug, Clone, Copy)]
 pub enum ProjectRef<'a> {
     Id(&'a Uuid),
     Name(&'a str),
+    /// The project of a public API key.
+    ApiKey(&'a str),
 }
 
 /// A flow as a lookup names it.

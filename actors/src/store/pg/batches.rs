@@ -130,20 +130,6 @@ pub(super) async fn put_batches(
 }
 
 impl BatchRepo for PgStore {
-    fn batch(&self, project: &Uuid, id: &Uuid) -> Result<Option<Batch>> {
-        self.block(async {
-            let mut conn = self.pool().acquire().await.map_err(db_err)?;
-            batch_in(&mut conn, project, id).await
-        })
-    }
-
-    fn latest_batch(&self, project: &Uuid, key: &BatchKey) -> Result<Option<Batch>> {
-        self.block(async {
-            let mut conn = self.pool().acquire().await.map_err(db_err)?;
-            latest_in(&mut conn, project, key).await
-        })
-    }
-
     fn close_batch(&self, project: &Uuid, c: &BatchClose) -> Result<bool> {
         let mut tx = self.begin()?;
         let done = self.block(async {
@@ -221,5 +207,22 @@ impl BatchRepo for PgStore {
             save(&mut tx, project, &b).await
         })?;
         self.commit(tx)
+    }
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl PgStore {
+    pub fn batch(&self, project: &Uuid, id: &Uuid) -> Result<Option<Batch>> {
+        self.block(async {
+            let mut conn = self.pool().acquire().await.map_err(db_err)?;
+            batch_in(&mut conn, project, id).await
+        })
+    }
+
+    pub fn latest_batch(&self, project: &Uuid, key: &BatchKey) -> Result<Option<Batch>> {
+        self.block(async {
+            let mut conn = self.pool().acquire().await.map_err(db_err)?;
+            latest_in(&mut conn, project, key).await
+        })
     }
 }

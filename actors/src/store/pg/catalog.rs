@@ -28,7 +28,7 @@ impl PgStore {
         rows.into_iter().map(|r| doc_of(&r, "doc")).collect()
     }
 
-    fn doc_by_id<T: serde::de::DeserializeOwned>(
+    pub(super) fn doc_by_id<T: serde::de::DeserializeOwned>(
         &self,
         table: &str,
         project: &Uuid,
@@ -88,7 +88,7 @@ impl PgStore {
         Ok(v)
     }
 
-    fn page_docs<T: serde::de::DeserializeOwned>(
+    pub(super) fn page_docs<T: serde::de::DeserializeOwned>(
         &self,
         table: &'static str,
         project: &Uuid,
@@ -108,21 +108,6 @@ impl PgStore {
 }
 
 impl ChannelRepo for PgStore {
-    fn channel(&self, project: &Uuid, id: &Uuid) -> Result<Option<Channel>> {
-        self.doc_by_id("channels", project, id)
-    }
-
-    fn list_channels(&self, project: &Uuid, req: &PageReq) -> Result<Page<Channel>> {
-        self.page_docs("channels", project, req)
-    }
-
-    fn all_channels(&self, project: &Uuid) -> Result<Vec<Channel>> {
-        self.docs(
-            "SELECT doc FROM channels WHERE project = $1 ORDER BY id",
-            project,
-        )
-    }
-
     fn put_channel(&self, project: &Uuid, c: &Channel) -> Result<()> {
         self.block(
             sqlx::query(
@@ -143,40 +128,9 @@ impl ChannelRepo for PgStore {
             c.updated_at = Timestamp::now()
         })
     }
-
-    fn delete_channel(&self, project: &Uuid, id: &Uuid) -> Result<()> {
-        self.block(
-            sqlx::query("DELETE FROM channels WHERE project = $1 AND id = $2")
-                .bind(project)
-                .bind(id)
-                .execute(self.pool()),
-        )
-        .map_err(db_err)?;
-        Ok(())
-    }
 }
 
 impl FlowRepo for PgStore {
-    fn find_flow(&self, project: &Uuid, by: FlowRef<'_>) -> Result<Option<Flow>> {
-        let handle = match by {
-            FlowRef::Id(id) => return self.doc_by_id("flows", project, id),
-            FlowRef::Handle(handle) => handle,
-        };
-        let row = self
-            .block(
-                sqlx::query("SELECT doc FROM flows WHERE project = $1 AND handle = $2")
-                    .bind(project)
-                    .bind(handle)
-                    .fetch_optional(self.pool()),
-            )
-            .map_err(db_err)?;
-        row.map(|r| doc_of(&r, "doc")).transpose()
-    }
-
-    fn list_flows(&self, project: &Uuid, req: &PageReq) -> Result<Page<Flow>> {
-        self.page_docs("flows", project, req)
-    }
-
     fn live_flows(&self, project: &Uuid) -> Result<Vec<Flow>> {
         Ok(self
             .docs::<Flow>(
@@ -443,4 +397,37 @@ pub(crate) async fn put_idempotent(
     .await
     .map_err(db_err)?;
     Ok(())
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl PgStore {
+    pub fn delete_channel(&self, project: &Uuid, id: &Uuid) -> Result<()> {
+        self.block(
+            sqlx::query("DELETE FROM channels WHERE project = $1 AND id = $2")
+                .bind(project)
+                .bind(id)
+                .execute(self.pool()),
+        )
+        .map_err(db_err)?;
+        Ok(())
+    }
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl PgStore {
+    pub fn find_flow(&self, project: &Uuid, by: FlowRef<'_>) -> Result<Option<Flow>> {
+        let handle = match by {
+            FlowRef::Id(id) => return self.doc_by_id("flows", project, id),
+            FlowRef::Handle(handle) => handle,
+        };
+        let row = self
+            .block(
+                sqlx::query("SELECT doc FROM flows WHERE project = $1 AND handle = $2")
+                    .bind(project)
+                    .bind(handle)
+                    .fetch_optional(self.pool()),
+            )
+            .map_err(db_err)?;
+        row.map(|r| doc_of(&r, "doc")).transpose()
+    }
 }

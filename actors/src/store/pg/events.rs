@@ -426,31 +426,6 @@ impl EventRepo for PgStore {
         Ok((ep, secret))
     }
 
-    fn event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<Option<WebhookEndpoint>> {
-        let row = self
-            .block(
-                sqlx::query("SELECT doc FROM event_endpoints WHERE project = $1 AND id = $2")
-                    .bind(project)
-                    .bind(id)
-                    .fetch_optional(self.pool()),
-            )
-            .map_err(db_err)?;
-        row.map(|r| doc_of(&r, "doc")).transpose()
-    }
-
-    fn list_event_endpoints(&self, project: &Uuid, req: &PageReq) -> Result<Page<WebhookEndpoint>> {
-        let p = *project;
-        self.page(
-            &|q| {
-                q.push("SELECT id, doc FROM event_endpoints WHERE project = ");
-                q.push_bind(p);
-            },
-            "id",
-            req,
-            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
-        )
-    }
-
     fn update_event_endpoint(
         &self,
         project: &Uuid,
@@ -467,30 +442,6 @@ impl EventRepo for PgStore {
         })?;
         self.commit(tx)?;
         Ok(ep)
-    }
-
-    fn delete_event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<()> {
-        let mut tx = self.begin()?;
-        self.block(async {
-            let gone = sqlx::query("DELETE FROM event_endpoints WHERE project = $1 AND id = $2")
-                .bind(project)
-                .bind(id)
-                .execute(&mut *tx)
-                .await
-                .map_err(db_err)?;
-            if gone.rows_affected() == 0 {
-                return Err(Refusal::missing("webhook_endpoint", id));
-            }
-            // attempts go by their foreign key; the outbox has none
-            sqlx::query("DELETE FROM outbox WHERE project = $1 AND endpoint = $2")
-                .bind(project)
-                .bind(id)
-                .execute(&mut *tx)
-                .await
-                .map_err(db_err)?;
-            Ok(())
-        })?;
-        self.commit(tx)
     }
 
     fn replace_event_secret(
@@ -729,25 +680,6 @@ impl EventRepo for PgStore {
         self.commit(tx)
     }
 
-    fn list_event_attempts(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        req: &PageReq,
-    ) -> Result<Page<EventAttempt>> {
-        let (p, e) = (*project, *id);
-        self.page(
-            &|q| {
-                q.push("SELECT id, doc FROM event_attempts WHERE project = ");
-                q.push_bind(p);
-                q.push(" AND endpoint = ").push_bind(e);
-            },
-            "id",
-            req,
-            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
-        )
-    }
-
     fn replay_events(&self, project: &Uuid, id: &Uuid, since: Timestamp) -> Result<usize> {
         let mut tx = self.begin()?;
         let n = self.block(async {
@@ -859,5 +791,68 @@ impl EventRepo for PgStore {
             notes.clear();
         }
         notes.insert(*delivery, note);
+    }
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl PgStore {
+    pub fn list_event_endpoints(
+        &self,
+        project: &Uuid,
+        req: &PageReq,
+    ) -> Result<Page<WebhookEndpoint>> {
+        let p = *project;
+        self.page(
+            &|q| {
+                q.push("SELECT id, doc FROM event_endpoints WHERE project = ");
+                q.push_bind(p);
+            },
+            "id",
+            req,
+            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
+        )
+    }
+
+    pub fn delete_event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<()> {
+        let mut tx = self.begin()?;
+        self.block(async {
+            let gone = sqlx::query("DELETE FROM event_endpoints WHERE project = $1 AND id = $2")
+                .bind(project)
+                .bind(id)
+                .execute(&mut *tx)
+                .await
+                .map_err(db_err)?;
+            if gone.rows_affected() == 0 {
+                return Err(Refusal::missing("webhook_endpoint", id));
+            }
+            // attempts go by their foreign key; the outbox has none
+            sqlx::query("DELETE FROM outbox WHERE project = $1 AND endpoint = $2")
+                .bind(project)
+                .bind(id)
+                .execute(&mut *tx)
+                .await
+                .map_err(db_err)?;
+            Ok(())
+        })?;
+        self.commit(tx)
+    }
+
+    pub fn list_event_attempts(
+        &self,
+        project: &Uuid,
+        id: &Uuid,
+        req: &PageReq,
+    ) -> Result<Page<EventAttempt>> {
+        let (p, e) = (*project, *id);
+        self.page(
+            &|q| {
+                q.push("SELECT id, doc FROM event_attempts WHERE project = ");
+                q.push_bind(p);
+                q.push(" AND endpoint = ").push_bind(e);
+            },
+            "id",
+            req,
+            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
+        )
     }
 }

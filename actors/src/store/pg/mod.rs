@@ -32,6 +32,7 @@ mod batches;
 mod catalog;
 mod events;
 mod feed;
+mod lookups;
 mod notifications;
 mod page;
 mod projects;

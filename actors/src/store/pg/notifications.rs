@@ -36,8 +36,9 @@ pub(super) fn empty_page<T>(req: &PageReq) -> Page<T> {
 
 // ---------------------------------------------------------------- writes
 
-impl NotificationRepo for PgStore {
-    fn notification(&self, project: &Uuid, id: &Uuid) -> Result<Option<Notification>> {
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl PgStore {
+    pub fn notification(&self, project: &Uuid, id: &Uuid) -> Result<Option<Notification>> {
         if notification_of(id) != *id {
             return Ok(None);
         }
@@ -52,7 +53,7 @@ impl NotificationRepo for PgStore {
         row.map(|r| doc_of(&r, "doc")).transpose()
     }
 
-    fn delivery(&self, project: &Uuid, id: &Uuid) -> Result<Option<Delivery>> {
+    pub fn delivery(&self, project: &Uuid, id: &Uuid) -> Result<Option<Delivery>> {
         if notification_of(id) == *id {
             return Ok(None);
         }
@@ -67,7 +68,7 @@ impl NotificationRepo for PgStore {
         row.map(|r| doc_of(&r, "doc")).transpose()
     }
 
-    fn notification_deliveries(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<Delivery>> {
+    pub fn notification_deliveries(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<Delivery>> {
         let rows = self
             .block(
                 sqlx::query(
@@ -81,7 +82,7 @@ impl NotificationRepo for PgStore {
         rows.into_iter().map(|r| doc_of(&r, "doc")).collect()
     }
 
-    fn list_notifications(
+    pub fn list_notifications(
         &self,
         project: &Uuid,
         f: &NotificationFilter,
@@ -125,7 +126,7 @@ impl NotificationRepo for PgStore {
         )
     }
 
-    fn list_deliveries(
+    pub fn list_deliveries(
         &self,
         project: &Uuid,
         f: &DeliveryFilter,

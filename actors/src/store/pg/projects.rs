@@ -10,7 +10,6 @@ use crate::rules::projects::{check_project_name, hash_secret, random_key};
 use crate::storage::Refusal;
 use crate::storage::{Edit, NewProjectKeys, ProjectRef, ProjectRepo};
 use sqlx::Row;
-use std::sync::Arc;
 use uuid::Uuid;
 
 impl PgStore {
@@ -89,6 +88,7 @@ impl ProjectRepo for PgStore {
         match by {
             ProjectRef::Id(id) => self.project_where("id::text", id),
             ProjectRef::Name(name) => self.project_where("name", name),
+            ProjectRef::ApiKey(key) => self.project_where("public_key", key),
         }
     }
 
@@ -150,12 +150,6 @@ impl ProjectRepo for PgStore {
             }
             Err(e) => Err(db_err(e)),
         }
-    }
-
-    /// Not cached on this backend (see the module doc): `None` sends the
-    /// caller to `project_by_api_key`.
-    fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>> {
-        Ok(self.project_where("public_key", public_key)?.map(Arc::new))
     }
 
     fn update_project(&self, id: &Uuid, f: Edit<'_, Project>) -> Result<Project> {

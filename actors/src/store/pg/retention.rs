@@ -20,7 +20,9 @@ use crate::error::{Error, Result};
 use crate::model::{FeedCounts, Timestamp};
 use crate::rules::records;
 use crate::storage::Refusal;
-use crate::storage::{Erasure, ErasureStatus, PurgeCutoffs, PurgeReport, RetentionRepo};
+use crate::storage::{
+    Erasure, ErasureStatus, ErasureStep, PurgeCutoffs, PurgeReport, RetentionRepo,
+};
 use sqlx::{PgConnection, Row};
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -372,6 +374,13 @@ impl PgStore {
 }
 
 impl RetentionRepo for PgStore {
+    fn erase(&self, project: &Uuid, step: ErasureStep<'_>) -> Result<Erasure> {
+        match step {
+            ErasureStep::Start(ext) => self.start_erasure(project, ext),
+            ErasureStep::Continue { id, max } => self.erase_step(project, id, max),
+        }
+    }
+
     /// Each kind in its own transaction; it stops after the first kind with
     /// more to remove (`more`), so the next call goes on with that kind.
     ///
@@ -417,10 +426,64 @@ impl RetentionRepo for PgStore {
         Ok(id.map(|id| Timestamp::of_id(&id)))
     }
 
+    fn running_erasures(&self) -> Result<Vec<Erasure>> {
+        let rows = self
+            .block(
+                sqlx::query("SELECT doc FROM erasures WHERE running ORDER BY id")
+                    .fetch_all(self.pool()),
+            )
+            .map_err(db_err)?;
+        rows.into_iter().map(|r| doc_of(&r, "doc")).collect()
+    }
+}
+
+impl PgStore {
+    /// Batches nothing will read again: closed,
+    /// or past their close at project time `now_ms`, with their opener's
+    /// notification processed or gone; at most `max`, one statement.
+    fn purge_batches(&self, project: &Uuid, now_ms: i64, max: usize) -> Result<PurgeReport> {
+        let n = self
+            .block(
+                sqlx::query(
+                    "DELETE FROM batches WHERE project = $1 AND id IN (
+                       SELECT b.id FROM batches b
+                       LEFT JOIN notifications n ON n.project = b.project AND n.id = b.id
+                       WHERE b.project = $1
+                         AND (b.closed OR (b.doc->>'closes_at_ms')::bigint <= $2)
+                         AND (n.id IS NULL OR n.processed)
+                       LIMIT $3)",
+                )
+                .bind(project)
+                .bind(now_ms)
+                .bind(max as i64)
+                .execute(self.pool()),
+            )
+            .map_err(db_err)?
+            .rows_affected();
+        Ok(PurgeReport {
+            batches: n,
+            more: n as usize >= max,
+            ..Default::default()
+        })
+    }
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl PgStore {
+    pub fn erasure(&self, project: &Uuid, id: &Uuid) -> Result<Option<Erasure>> {
+        self.block(async {
+            let mut conn = self.pool().acquire().await.map_err(db_err)?;
+            PgStore::erasure_in(&mut conn, project, id, false).await
+        })
+    }
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl PgStore {
     /// The user goes as `delete_user` has it (their feed with them: nobody
     /// can read it any more) and the erasure is recorded, in one transaction;
     /// their notifications (found by recipient) are the erasure's work.
-    fn start_erasure(&self, project: &Uuid, ext: &str) -> Result<Erasure> {
+    pub fn start_erasure(&self, project: &Uuid, ext: &str) -> Result<Erasure> {
         let mut tx = self.begin()?;
         let e = self.block(async {
             lock_all(&mut tx, vec![user_lock(project, ext)])
@@ -438,7 +501,7 @@ impl RetentionRepo for PgStore {
         Ok(e)
     }
 
-    fn erase_step(&self, project: &Uuid, id: &Uuid, max: usize) -> Result<Erasure> {
+    pub fn erase_step(&self, project: &Uuid, id: &Uuid, max: usize) -> Result<Erasure> {
         let max = max.max(1);
         let mut tx = self.begin()?;
         let job = self.block(async {
@@ -484,53 +547,5 @@ impl RetentionRepo for PgStore {
         })?;
         self.commit(tx)?;
         Ok(job)
-    }
-
-    fn erasure(&self, project: &Uuid, id: &Uuid) -> Result<Option<Erasure>> {
-        self.block(async {
-            let mut conn = self.pool().acquire().await.map_err(db_err)?;
-            PgStore::erasure_in(&mut conn, project, id, false).await
-        })
-    }
-
-    fn running_erasures(&self) -> Result<Vec<Erasure>> {
-        let rows = self
-            .block(
-                sqlx::query("SELECT doc FROM erasures WHERE running ORDER BY id")
-                    .fetch_all(self.pool()),
-            )
-            .map_err(db_err)?;
-        rows.into_iter().map(|r| doc_of(&r, "doc")).collect()
-    }
-}
-
-impl PgStore {
-    /// Batches nothing will read again: closed,
-    /// or past their close at project time `now_ms`, with their opener's
-    /// notification processed or gone; at most `max`, one statement.
-    fn purge_batches(&self, project: &Uuid, now_ms: i64, max: usize) -> Result<PurgeReport> {
-        let n = self
-            .block(
-                sqlx::query(
-                    "DELETE FROM batches WHERE project = $1 AND id IN (
-                       SELECT b.id FROM batches b
-                       LEFT JOIN notifications n ON n.project = b.project AND n.id = b.id
-                       WHERE b.project = $1
-                         AND (b.closed OR (b.doc->>'closes_at_ms')::bigint <= $2)
-                         AND (n.id IS NULL OR n.processed)
-                       LIMIT $3)",
-                )
-                .bind(project)
-                .bind(now_ms)
-                .bind(max as i64)
-                .execute(self.pool()),
-            )
-            .map_err(db_err)?
-            .rows_affected();
-        Ok(PurgeReport {
-            batches: n,
-            more: n as usize >= max,
-            ..Default::default()
-        })
     }
 }

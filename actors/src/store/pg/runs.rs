@@ -17,7 +17,7 @@ use super::catalog::put_idempotent_new;
 use super::events::{users_of, Outbound, Traces};
 use super::throttles::{put_throttles, throttles_stale};
 use super::users::{lock_all, put_user, user_by_ext_in, user_lock};
-use super::{db_err, doc_of, to_doc, PgStore};
+use super::{db_err, to_doc, PgStore};
 use crate::delivery::settle;
 use crate::error::{Error, Result};
 use crate::events::EventType;
@@ -488,18 +488,6 @@ impl RunRepo for PgStore {
         chunk: Prepared,
     ) -> Result<(Vec<QueueItem>, UserFrames)> {
         Box::new(self.write_chunk_tx(project, chunk)?).commit()
-    }
-
-    fn flow_run(&self, project: &Uuid, id: &Uuid) -> Result<Option<FlowRun>> {
-        let row = self
-            .block(
-                sqlx::query("SELECT doc FROM flow_runs WHERE project = $1 AND id = $2")
-                    .bind(project)
-                    .bind(id)
-                    .fetch_optional(self.pool()),
-            )
-            .map_err(db_err)?;
-        row.map(|r| doc_of(&r, "doc")).transpose()
     }
 
     fn active_runs(&self) -> Result<Vec<(Uuid, Uuid)>> {

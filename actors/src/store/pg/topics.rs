@@ -8,8 +8,8 @@ use crate::error::{Error, Result};
 use crate::model::{new_id, Subscription, Topic, User, UserRef};
 use crate::rules::records;
 use crate::storage::Refusal;
+use crate::storage::TopicPatch;
 use crate::storage::{Page, PageReq, TopicRepo};
-use crate::storage::{SubscriptionsOf, TopicPatch};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
@@ -95,7 +95,7 @@ async fn set_count(
 }
 
 impl PgStore {
-    fn subscriptions_page(
+    pub(super) fn subscriptions_page(
         &self,
         cond: &'static str,
         project: &Uuid,
@@ -121,18 +121,6 @@ impl PgStore {
 }
 
 impl TopicRepo for PgStore {
-    fn topic(&self, project: &Uuid, key: &str) -> Result<Option<Topic>> {
-        let row = self
-            .block(
-                sqlx::query("SELECT doc FROM topics WHERE project = $1 AND key = $2")
-                    .bind(project)
-                    .bind(key)
-                    .fetch_optional(self.pool()),
-            )
-            .map_err(db_err)?;
-        row.map(|r| doc_of(&r, "doc")).transpose()
-    }
-
     fn put_topic(&self, project: &Uuid, key: &str, patch: TopicPatch) -> Result<(Topic, bool)> {
         let mut tx = self.begin()?;
         let out = self.block(async {
@@ -153,34 +141,6 @@ impl TopicRepo for PgStore {
         })?;
         self.commit(tx)?;
         Ok(out)
-    }
-
-    fn list_topics(&self, project: &Uuid, req: &PageReq) -> Result<Page<Topic>> {
-        let p = *project;
-        self.page(
-            &|q| {
-                q.push("SELECT id, doc FROM topics WHERE project = ");
-                q.push_bind(p);
-            },
-            "id",
-            req,
-            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
-        )
-    }
-
-    fn delete_topic(&self, project: &Uuid, key: &str) -> Result<()> {
-        let r = self
-            .block(
-                sqlx::query("DELETE FROM topics WHERE project = $1 AND key = $2")
-                    .bind(project)
-                    .bind(key)
-                    .execute(self.pool()),
-            )
-            .map_err(db_err)?;
-        if r.rows_affected() == 0 {
-            return Err(Refusal::missing("topic", key));
-        }
-        Ok(())
     }
 
     fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription> {
@@ -245,22 +205,6 @@ impl TopicRepo for PgStore {
         self.commit(tx)
     }
 
-    fn subscriptions(
-        &self,
-        project: &Uuid,
-        of: SubscriptionsOf<'_>,
-        req: &PageReq,
-    ) -> Result<Page<Subscription>> {
-        match of {
-            SubscriptionsOf::Topic(key) => {
-                self.subscriptions_page("topic", project, Err(key.to_string()), req)
-            }
-            SubscriptionsOf::User(user) => {
-                self.subscriptions_page("user_id", project, Ok(*user), req)
-            }
-        }
-    }
-
     fn subscribed(&self, project: &Uuid, user: &Uuid, key: &str) -> Result<bool> {
         let row = self
             .block(
@@ -301,5 +245,48 @@ impl TopicRepo for PgStore {
             .into_iter()
             .map(|r| (r.get("id"), r.get("user_id")))
             .collect())
+    }
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl PgStore {
+    pub fn topic(&self, project: &Uuid, key: &str) -> Result<Option<Topic>> {
+        let row = self
+            .block(
+                sqlx::query("SELECT doc FROM topics WHERE project = $1 AND key = $2")
+                    .bind(project)
+                    .bind(key)
+                    .fetch_optional(self.pool()),
+            )
+            .map_err(db_err)?;
+        row.map(|r| doc_of(&r, "doc")).transpose()
+    }
+
+    pub fn list_topics(&self, project: &Uuid, req: &PageReq) -> Result<Page<Topic>> {
+        let p = *project;
+        self.page(
+            &|q| {
+                q.push("SELECT id, doc FROM topics WHERE project = ");
+                q.push_bind(p);
+            },
+            "id",
+            req,
+            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
+        )
+    }
+
+    pub fn delete_topic(&self, project: &Uuid, key: &str) -> Result<()> {
+        let r = self
+            .block(
+                sqlx::query("DELETE FROM topics WHERE project = $1 AND key = $2")
+                    .bind(project)
+                    .bind(key)
+                    .execute(self.pool()),
+            )
+            .map_err(db_err)?;
+        if r.rows_affected() == 0 {
+            return Err(Refusal::missing("topic", key));
+        }
+        Ok(())
     }
 }

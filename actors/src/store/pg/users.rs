@@ -142,25 +142,6 @@ impl PgStore {
 }
 
 impl UserRepo for PgStore {
-    fn user(&self, project: &Uuid, id: &Uuid) -> Result<Option<User>> {
-        let row = self
-            .block(
-                sqlx::query("SELECT doc FROM users WHERE project = $1 AND id = $2")
-                    .bind(project)
-                    .bind(id)
-                    .fetch_optional(self.pool()),
-            )
-            .map_err(db_err)?;
-        row.map(|r| doc_of(&r, "doc")).transpose()
-    }
-
-    fn user_by_ext(&self, project: &Uuid, ext: &str) -> Result<Option<User>> {
-        self.block(async {
-            let mut conn = self.pool().acquire().await.map_err(db_err)?;
-            user_by_ext_in(&mut conn, project, ext).await
-        })
-    }
-
     fn user_refs_by_ext(&self, project: &Uuid, exts: &[String]) -> Result<Vec<Option<UserRef>>> {
         // One statement for the whole list, not one per external id.
         let rows: Vec<(String, Uuid)> = self
@@ -192,19 +173,6 @@ impl UserRepo for PgStore {
         items: &[(&str, &UserPatch)],
     ) -> Result<Vec<(User, bool)>> {
         self.upsert_many(project, items)
-    }
-
-    fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>> {
-        let p = *project;
-        self.page(
-            &|q| {
-                q.push("SELECT id, doc FROM users WHERE project = ");
-                q.push_bind(p);
-            },
-            "id",
-            req,
-            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
-        )
     }
 
     fn delete_users(&self, project: &Uuid, exts: &[String]) -> Result<Vec<bool>> {
@@ -329,5 +297,28 @@ impl UserRepo for PgStore {
         })?;
         self.commit(tx)?;
         Ok(p)
+    }
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl PgStore {
+    pub fn user_by_ext(&self, project: &Uuid, ext: &str) -> Result<Option<User>> {
+        self.block(async {
+            let mut conn = self.pool().acquire().await.map_err(db_err)?;
+            user_by_ext_in(&mut conn, project, ext).await
+        })
+    }
+
+    pub fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>> {
+        let p = *project;
+        self.page(
+            &|q| {
+                q.push("SELECT id, doc FROM users WHERE project = ");
+                q.push_bind(p);
+            },
+            "id",
+            req,
+            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
+        )
     }
 }

@@ -114,22 +114,6 @@ impl Store {
 }
 
 impl BatchRepo for Store {
-    fn batch(&self, project: &Uuid, id: &Uuid) -> Result<Option<Batch>> {
-        self.get_rec(T::batches, batch_key(project, id).as_ref())
-    }
-
-    fn latest_batch(&self, project: &Uuid, k: &BatchKey) -> Result<Option<Batch>> {
-        let Some(v) = self.tree(T::batch_keys).get(slot_key(project, k))? else {
-            return Ok(None);
-        };
-        if v.len() != 16 {
-            return Ok(None);
-        }
-        let mut b = [0u8; 16];
-        b.copy_from_slice(&v);
-        self.batch(project, &Uuid::from_bytes(b))
-    }
-
     fn close_batch(&self, project: &Uuid, c: &BatchClose) -> Result<bool> {
         let Some(first) = self.batch(project, &c.batch)? else {
             return Ok(false);
@@ -275,5 +259,24 @@ impl Store {
         Ok(self
             .notif_rec(project, &b.id)?
             .is_none_or(|r| r.n.processed))
+    }
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl Store {
+    pub fn batch(&self, project: &Uuid, id: &Uuid) -> Result<Option<Batch>> {
+        self.get_rec(T::batches, batch_key(project, id).as_ref())
+    }
+
+    pub fn latest_batch(&self, project: &Uuid, k: &BatchKey) -> Result<Option<Batch>> {
+        let Some(v) = self.tree(T::batch_keys).get(slot_key(project, k))? else {
+            return Ok(None);
+        };
+        if v.len() != 16 {
+            return Ok(None);
+        }
+        let mut b = [0u8; 16];
+        b.copy_from_slice(&v);
+        self.batch(project, &Uuid::from_bytes(b))
     }
 }

@@ -1,23 +1,112 @@
-//! What the sled store keeps in memory beside its trees (`storage::Caches`):
-//! projects by key, users by external id and feeds' first pages, each
-//! forgotten by the writes that change them.
+//! What the sled store keeps in memory beside its trees, answered through
+//! `Storage::memory`: projects by key and users by external id as last
+//! read, each forgotten by the writes that change them, and the change
+//! stamps of feeds (`FeedStamps`), which the engine's cache of first feed
+//! pages checks its pages against.
 
 use super::users::{user_lock_key, USERS_CACHED};
 use super::Store;
 use crate::error::Result;
-use crate::model::{Project, User};
-use crate::storage::*;
+use crate::model::User;
+use crate::storage::{Memory, Remembered};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use uuid::Uuid;
 
-impl Caches for Store {
-    /// The project of a public key if it is cached (no sled access).
-    fn project_cached(&self, public_key: &str) -> Option<Arc<Project>> {
-        self.inner.projects_cache.get(public_key).map(|p| p.clone())
+/// Change stamps of users' feeds. A stamp is a value of one clock shared
+/// by every slot, so a stamp taken later is larger than any taken before:
+/// a feed's stamp is the largest of its slot's (bumped after each commit
+/// that changes the feed), its project's (bumped after each commit that
+/// changes a user, an actor its entries show, or deletes the project) and
+/// the store's (bumped when it reopens). Feeds share a slot by hash, which
+/// bounds the memory: a write to one feed of a slot makes its neighbours'
+/// pages read again, never shows a stale one.
+pub(crate) struct FeedStamps {
+    clock: AtomicU64,
+    slots: Box<[AtomicU64]>,
+    projects: dashmap::DashMap<Uuid, u64>,
+    epoch: AtomicU64,
+}
+
+const FEED_SLOTS: usize = 16_384;
+
+impl Default for FeedStamps {
+    fn default() -> Self {
+        FeedStamps {
+            clock: AtomicU64::new(1),
+            slots: (0..FEED_SLOTS).map(|_| AtomicU64::new(0)).collect(),
+            projects: Default::default(),
+            epoch: AtomicU64::new(0),
+        }
+    }
+}
+
+impl FeedStamps {
+    fn tick(&self) -> u64 {
+        self.clock.fetch_add(1, Ordering::AcqRel) + 1
     }
 
-    /// The user if it is cached (no sled access).
-    fn user_cached(&self, project: &Uuid, ext: &str) -> Option<Arc<User>> {
+    fn slot(&self, project: &Uuid, user: &Uuid) -> &AtomicU64 {
+        use std::hash::{BuildHasher, Hash, Hasher};
+        // A fixed hasher: slots need spreading, not resistance to chosen keys
+        // (a collision only costs a page read).
+        let mut h =
+            std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+                .build_hasher();
+        (project, user).hash(&mut h);
+        &self.slots[(h.finish() as usize) % FEED_SLOTS]
+    }
+
+    /// The feed changed (called after its commit).
+    pub(crate) fn feed_changed(&self, project: &Uuid, user: &Uuid) {
+        let t = self.tick();
+        self.slot(project, user).fetch_max(t, Ordering::AcqRel);
+    }
+
+    /// A user of the project changed, or the project is gone.
+    pub(crate) fn project_changed(&self, project: &Uuid) {
+        let t = self.tick();
+        let mut e = self.projects.entry(*project).or_insert(0);
+        *e = (*e).max(t);
+    }
+
+    /// Every feed may have changed (the store reopened).
+    pub(crate) fn all_changed(&self) {
+        let t = self.tick();
+        self.epoch.fetch_max(t, Ordering::AcqRel);
+    }
+
+    fn stamp(&self, project: &Uuid, user: &Uuid) -> u64 {
+        let of_project = self.projects.get(project).map_or(0, |s| *s);
+        self.slot(project, user)
+            .load(Ordering::Acquire)
+            .max(of_project)
+            .max(self.epoch.load(Ordering::Acquire))
+    }
+}
+
+impl Store {
+    /// `Storage::memory` on sled (no tree is read).
+    pub(super) fn remembered(&self, of: Memory<'_>) -> Option<Remembered> {
+        match of {
+            Memory::Project(key) => self
+                .inner
+                .projects_cache
+                .get(key)
+                .map(|p| Remembered::Project(p.clone())),
+            Memory::User(project, ext) => self
+                .inner
+                .users_cache
+                .get(&(*project, ext.to_string()))
+                .map(|u| Remembered::User(u.clone())),
+            Memory::FeedStamp(project, user) => Some(Remembered::Stamp(
+                self.inner.feed_stamps.stamp(project, user),
+            )),
+        }
+    }
+
+    /// A user by external id from the cache only (no sled access).
+    pub fn user_cached(&self, project: &Uuid, ext: &str) -> Option<Arc<User>> {
         self.inner
             .users_cache
             .get(&(*project, ext.to_string()))
@@ -27,7 +116,7 @@ impl Caches for Store {
     /// `user_by_ext` through the cache. The cache is filled here and emptied by
     /// every writer of the user, both under the user's lock and the latter after
     /// its commit, so a fill can never put back what a write replaced.
-    fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>> {
+    pub fn user_by_ext_cached(&self, project: &Uuid, ext: &str) -> Result<Option<Arc<User>>> {
         if let Some(u) = self.user_cached(project, ext) {
             return Ok(Some(u));
         }
@@ -39,20 +128,5 @@ impl Caches for Store {
         let key = (*project, ext.to_string());
         super::cache_insert(&self.inner.users_cache, USERS_CACHED, key, u.clone());
         Ok(Some(u))
-    }
-
-    /// The cached first page of a user's feed with `limit` entries, if current.
-    fn feed_page_cached(&self, project: &Uuid, user: &Uuid, limit: usize) -> Option<Arc<[u8]>> {
-        self.feed_page_current(project, user, limit)
-    }
-
-    fn feed_page_fill(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        limit: usize,
-        build: &mut dyn FnMut(&dyn Storage) -> Result<Vec<u8>>,
-    ) -> Result<Arc<[u8]>> {
-        Store::feed_page_fill(self, project, user, limit, |s| build(s))
     }
 }

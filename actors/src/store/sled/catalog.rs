@@ -438,30 +438,6 @@ pub(super) fn subscriber_id(v: &[u8]) -> Result<Uuid> {
 mod tests;
 
 impl ChannelRepo for Store {
-    fn channel(&self, project: &Uuid, id: &Uuid) -> Result<Option<Channel>> {
-        match self.tree(T::channels).get(Key::new().id(project).id(id))? {
-            Some(v) => Ok(Some(self.channel_from(project, &v)?)),
-            None => Ok(None),
-        }
-    }
-
-    fn list_channels(&self, project: &Uuid, req: &PageReq) -> Result<Page<Channel>> {
-        scan(
-            self.tree(T::channels),
-            &Key::new().id(project),
-            req,
-            |_, v| Ok(Some(self.channel_from(project, v)?)),
-        )
-    }
-
-    fn all_channels(&self, project: &Uuid) -> Result<Vec<Channel>> {
-        let mut out = vec![];
-        for kv in self.tree(T::channels).scan_prefix(Key::new().id(project)) {
-            out.push(self.channel_from(project, &kv?.1)?);
-        }
-        Ok(out)
-    }
-
     fn put_channel(&self, project: &Uuid, c: &Channel) -> Result<()> {
         let mut w = Writes::new();
         w.put(
@@ -472,24 +448,12 @@ impl ChannelRepo for Store {
         self.commit_durable(w)
     }
 
-    fn delete_channel(&self, project: &Uuid, id: &Uuid) -> Result<()> {
-        let mut w = Writes::new();
-        w.del(T::channels, Key::new().id(project).id(id));
-        self.commit_durable(w)
-    }
-
     fn update_channel(&self, project: &Uuid, id: &Uuid, f: Change<'_, Channel>) -> Result<Channel> {
         Store::update_channel(self, project, id, f).map(|(c, ())| c)
     }
 }
 
 impl FlowRepo for Store {
-    fn list_flows(&self, project: &Uuid, req: &PageReq) -> Result<Page<Flow>> {
-        scan(self.tree(T::flows), &Key::new().id(project), req, |_, v| {
-            Ok(Some(codec::dec(v)?))
-        })
-    }
-
     /// Every flow that is not archived, oldest first (for preferences).
     fn live_flows(&self, project: &Uuid) -> Result<Vec<Flow>> {
         let mut out = vec![];
@@ -517,12 +481,6 @@ impl FlowRepo for Store {
 
     fn update_flow(&self, project: &Uuid, id: &Uuid, f: Change<'_, Flow>) -> Result<Flow> {
         Store::update_flow(self, project, id, f).map(|(fl, ())| fl)
-    }
-    fn find_flow(&self, project: &Uuid, by: FlowRef<'_>) -> Result<Option<Flow>> {
-        match by {
-            FlowRef::Id(id) => Store::flow(self, project, id),
-            FlowRef::Handle(handle) => Store::flow_by_handle(self, project, handle),
-        }
     }
 }
 
@@ -634,5 +592,39 @@ impl IdempotencyRepo for Store {
             self.commit(w)?;
         }
         Ok(n)
+    }
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl Store {
+    pub fn channel(&self, project: &Uuid, id: &Uuid) -> Result<Option<Channel>> {
+        match self.tree(T::channels).get(Key::new().id(project).id(id))? {
+            Some(v) => Ok(Some(self.channel_from(project, &v)?)),
+            None => Ok(None),
+        }
+    }
+
+    pub fn list_channels(&self, project: &Uuid, req: &PageReq) -> Result<Page<Channel>> {
+        scan(
+            self.tree(T::channels),
+            &Key::new().id(project),
+            req,
+            |_, v| Ok(Some(self.channel_from(project, v)?)),
+        )
+    }
+
+    pub fn delete_channel(&self, project: &Uuid, id: &Uuid) -> Result<()> {
+        let mut w = Writes::new();
+        w.del(T::channels, Key::new().id(project).id(id));
+        self.commit_durable(w)
+    }
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl Store {
+    pub fn list_flows(&self, project: &Uuid, req: &PageReq) -> Result<Page<Flow>> {
+        scan(self.tree(T::flows), &Key::new().id(project), req, |_, v| {
+            Ok(Some(codec::dec(v)?))
+        })
     }
 }

@@ -468,16 +468,6 @@ impl EventRepo for Store {
         Ok((ep, secret))
     }
 
-    fn event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<Option<WebhookEndpoint>> {
-        Ok(self.endpoint_rec(project, id)?.map(|r| r.ep))
-    }
-
-    fn list_event_endpoints(&self, project: &Uuid, req: &PageReq) -> Result<Page<WebhookEndpoint>> {
-        scan(self.tree(T::hooks), &Key::new().id(project), req, |_, v| {
-            Ok(Some(codec::dec::<EndpointRec>(v)?.ep))
-        })
-    }
-
     /// Changes an endpoint under its project's endpoint lock; 404 when absent.
     fn update_event_endpoint(
         &self,
@@ -496,24 +486,6 @@ impl EventRepo for Store {
         self.commit_durable(w)?;
         self.refresh_event_endpoints(project)?;
         Ok(rec.ep)
-    }
-
-    /// Deletes an endpoint with its outbox and attempts; 404 when absent.
-    fn delete_event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<()> {
-        let _g = self.endpoint_lock(project);
-        if self.endpoint_rec(project, id)?.is_none() {
-            return Err(Refusal::missing("webhook_endpoint", id));
-        }
-        let mut w = Writes::new();
-        w.del(T::hooks, hook_key(project, id));
-        let prefix = hook_key(project, id);
-        for t in [T::outbox, T::hook_attempts] {
-            for kv in self.tree(t).scan_prefix(&prefix) {
-                w.del(t, kv?.0);
-            }
-        }
-        self.commit_durable(w)?;
-        self.refresh_event_endpoints(project)
     }
 
     /// A new signing secret for an endpoint (returned once); the previous
@@ -701,21 +673,6 @@ impl EventRepo for Store {
         Ok(())
     }
 
-    /// An endpoint's attempts, newest first.
-    fn list_event_attempts(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        req: &PageReq,
-    ) -> Result<Page<EventAttempt>> {
-        scan(
-            self.tree(T::hook_attempts),
-            &hook_key(project, id),
-            req,
-            |_, v| Ok(Some(codec::dec(v)?)),
-        )
-    }
-
     /// Puts every logged event of the project written at or after `since`
     /// that the endpoint wants back into its outbox (same ids: a receiver
     /// that already has one sees a duplicate it can recognise). Returns how
@@ -841,5 +798,55 @@ impl EventRepo for Store {
             notes.clear();
         }
         notes.insert(*delivery, note);
+    }
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl Store {
+    pub fn event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<Option<WebhookEndpoint>> {
+        Ok(self.endpoint_rec(project, id)?.map(|r| r.ep))
+    }
+
+    pub fn list_event_endpoints(
+        &self,
+        project: &Uuid,
+        req: &PageReq,
+    ) -> Result<Page<WebhookEndpoint>> {
+        scan(self.tree(T::hooks), &Key::new().id(project), req, |_, v| {
+            Ok(Some(codec::dec::<EndpointRec>(v)?.ep))
+        })
+    }
+
+    /// Deletes an endpoint with its outbox and attempts; 404 when absent.
+    pub fn delete_event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<()> {
+        let _g = self.endpoint_lock(project);
+        if self.endpoint_rec(project, id)?.is_none() {
+            return Err(Refusal::missing("webhook_endpoint", id));
+        }
+        let mut w = Writes::new();
+        w.del(T::hooks, hook_key(project, id));
+        let prefix = hook_key(project, id);
+        for t in [T::outbox, T::hook_attempts] {
+            for kv in self.tree(t).scan_prefix(&prefix) {
+                w.del(t, kv?.0);
+            }
+        }
+        self.commit_durable(w)?;
+        self.refresh_event_endpoints(project)
+    }
+
+    /// An endpoint's attempts, newest first.
+    pub fn list_event_attempts(
+        &self,
+        project: &Uuid,
+        id: &Uuid,
+        req: &PageReq,
+    ) -> Result<Page<EventAttempt>> {
+        scan(
+            self.tree(T::hook_attempts),
+            &hook_key(project, id),
+            req,
+            |_, v| Ok(Some(codec::dec(v)?)),
+        )
     }
 }

@@ -21,109 +21,18 @@ use crate::storage::Refusal;
 use crate::storage::*;
 use crate::storage::{FeedChange, FeedFilter, FeedUpdate, FeedUpdateOutcome, Frame};
 use serde_json::Value;
-use std::sync::Arc;
 use uuid::Uuid;
 
-/// The first page of each user's feed as last answered, so the most frequent
-/// User API read (an inbox polling its feed) is served from memory without a
-/// trip to the blocking pool. An entry is filled under the user's feed lock and
-/// removed under it by every writer of the feed after its commit, so it never
-/// outlives a feed change. Pages also show actors (other users): each entry
-/// records the project's user generation, which every user write bumps after its
-/// commit, and an entry from an older generation is not used. Entries expire
-/// after `PAGE_TTL` (their cursors are signed with a time).
-#[derive(Default)]
-pub(crate) struct FeedPageCache {
-    pages: dashmap::DashMap<(Uuid, Uuid), CachedPage>,
-    user_gen: dashmap::DashMap<Uuid, u64>,
-}
-
-impl FeedPageCache {
-    /// Forgets every page (the store reopened, see `Store::reopen`).
-    pub(crate) fn clear(&self) {
-        self.pages.clear();
-    }
-
-    /// Forgets every page of a project's users (the project was deleted).
-    pub(crate) fn forget_project(&self, project: &Uuid) {
-        self.pages.retain(|(p, _), _| p != project);
-        self.user_gen.remove(project);
-    }
-}
-
-struct CachedPage {
-    limit: usize,
-    user_gen: u64,
-    at: std::time::Instant,
-    body: Arc<[u8]>,
-}
-
-const PAGE_TTL: std::time::Duration = std::time::Duration::from_secs(60);
-const PAGES_CACHED: usize = 2048;
-const PAGE_BYTES_CACHED: usize = 32 * 1024; // with PAGES_CACHED: 64 MiB at most
-
 impl Store {
-    fn user_gen(&self, project: &Uuid) -> u64 {
-        self.inner
-            .feed_pages
-            .user_gen
-            .get(project)
-            .map(|g| *g)
-            .unwrap_or(0)
-    }
-
-    /// A user of `project` changed (after its commit): cached pages showing it
-    /// as an actor may be stale.
-    pub(crate) fn bump_user_gen(&self, project: &Uuid) {
-        *self.inner.feed_pages.user_gen.entry(*project).or_insert(0) += 1;
-    }
-
     /// The user's feed changed (after the commit, under the feed lock).
     pub(crate) fn forget_feed_page(&self, project: &Uuid, user: &Uuid) {
-        self.inner.feed_pages.pages.remove(&(*project, *user));
+        self.inner.feed_stamps.feed_changed(project, user);
     }
 
-    /// The cached first page of a user's feed with `limit` entries, if current.
-    pub(super) fn feed_page_current(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        limit: usize,
-    ) -> Option<Arc<[u8]>> {
-        let e = self.inner.feed_pages.pages.get(&(*project, *user))?;
-        (e.limit == limit && e.user_gen == self.user_gen(project) && e.at.elapsed() < PAGE_TTL)
-            .then(|| e.body.clone())
-    }
-
-    /// Builds the first page of a user's feed with `build` under the feed lock
-    /// and caches it.
-    pub fn feed_page_fill(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        limit: usize,
-        build: impl FnOnce(&Store) -> Result<Vec<u8>>,
-    ) -> Result<Arc<[u8]>> {
-        let key = feed_lock_key(project, user);
-        let _feed = self.lock_feeds([key.as_slice()]);
-        let user_gen = self.user_gen(project); // before reading: see FeedPageCache
-        let body: Arc<[u8]> = build(self)?.into();
-        if body.len() <= PAGE_BYTES_CACHED {
-            let pages = &self.inner.feed_pages.pages;
-            if pages.len() >= PAGES_CACHED {
-                pages.clear();
-            }
-            pages.insert(
-                (*project, *user),
-                CachedPage {
-                    limit,
-                    user_gen,
-                    at: std::time::Instant::now(),
-                    body: body.clone(),
-                },
-            );
-        }
-        Ok(body)
+    /// A user of `project` changed (after its commit): pages showing it as
+    /// an actor may be stale.
+    pub(crate) fn bump_user_gen(&self, project: &Uuid) {
+        self.inner.feed_stamps.project_changed(project);
     }
 }
 

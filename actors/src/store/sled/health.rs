@@ -418,7 +418,7 @@ impl Store {
         self.inner.users_cache.clear();
         self.inner.flows_cache.clear();
         self.inner.flow_ids.clear();
-        self.inner.feed_pages.clear();
+        self.inner.feed_stamps.all_changed();
         self.inner.feed_counts.clear();
         *self.inner.slot.write().unwrap_or_else(|p| p.into_inner()) =
             Some(Arc::new(Handles { db, data }));

@@ -26,6 +26,7 @@ mod feed;
 mod flusher;
 pub mod health;
 pub mod keys;
+mod lookups;
 mod notifications;
 mod page;
 mod projects;
@@ -212,7 +213,7 @@ struct Inner {
     /// flows are archived, never deleted, so an entry never goes stale.
     flow_ids: dashmap::DashMap<(uuid::Uuid, String), uuid::Uuid>,
     /// The first page of users' feeds as last answered (see `feed::FeedPageCache`).
-    feed_pages: feed::FeedPageCache,
+    feed_stamps: caches::FeedStamps,
     /// Each user's feed counts and latest `seq` as last committed (see
     /// `Store::feed_counts_locked`).
     feed_counts: dashmap::DashMap<(uuid::Uuid, uuid::Uuid), crate::model::FeedCounts>,
@@ -470,7 +471,7 @@ impl Store {
                 flows_cache: dashmap::DashMap::new(),
                 flows_fill: Default::default(),
                 flow_ids: dashmap::DashMap::new(),
-                feed_pages: Default::default(),
+                feed_stamps: Default::default(),
                 feed_counts: dashmap::DashMap::new(),
                 template_fuel: crate::render::DEFAULT_FUEL.into(),
                 template_max_output: crate::render::DEFAULT_MAX_OUTPUT.into(),
@@ -859,8 +860,8 @@ impl Storage for Store {
         }
     }
 
-    /// Projects, users and feeds' first pages, kept by the store's writes.
-    fn caches(&self) -> Option<&dyn Caches> {
-        Some(self)
+    /// Projects and users as last read, and feeds' change stamps.
+    fn memory(&self, of: crate::storage::Memory<'_>) -> Option<crate::storage::Remembered> {
+        self.remembered(of)
     }
 }

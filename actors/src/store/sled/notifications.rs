@@ -10,7 +10,6 @@ use super::runs::*;
 use super::{Store, T};
 use crate::error::Result;
 use crate::model::*;
-use crate::storage::*;
 use crate::storage::{DeliveryFilter, NotificationFilter};
 use uuid::Uuid;
 
@@ -110,8 +109,9 @@ impl<K: Fn(&Notification) -> bool> Source<Notification> for NotificationSource<'
     }
 }
 
-impl NotificationRepo for Store {
-    fn notification(&self, project: &Uuid, id: &Uuid) -> Result<Option<Notification>> {
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl Store {
+    pub fn notification(&self, project: &Uuid, id: &Uuid) -> Result<Option<Notification>> {
         if notification_of(id) != *id {
             return Ok(None);
         }
@@ -119,14 +119,14 @@ impl NotificationRepo for Store {
     }
 
     /// A delivery as the API shows it: an in_app one carries its feed state.
-    fn delivery(&self, project: &Uuid, id: &Uuid) -> Result<Option<Delivery>> {
+    pub fn delivery(&self, project: &Uuid, id: &Uuid) -> Result<Option<Delivery>> {
         match self.delivery_raw(project, id)? {
             Some(d) => self.with_feed_state(project, d).map(Some),
             None => Ok(None),
         }
     }
 
-    fn notification_deliveries(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<Delivery>> {
+    pub fn notification_deliveries(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<Delivery>> {
         let Some(rec) = self.notif_rec(project, nid)? else {
             return Ok(vec![]);
         };
@@ -136,7 +136,7 @@ impl NotificationRepo for Store {
             .collect()
     }
 
-    fn list_notifications(
+    pub fn list_notifications(
         &self,
         project: &Uuid,
         f: &NotificationFilter,
@@ -219,7 +219,7 @@ impl NotificationRepo for Store {
         )
     }
 
-    fn list_deliveries(
+    pub fn list_deliveries(
         &self,
         project: &Uuid,
         f: &DeliveryFilter,

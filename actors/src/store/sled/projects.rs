@@ -70,7 +70,7 @@ impl Store {
         self.inner.users_cache.retain(|(pid, _), _| *pid != p.id);
         self.inner.flows_cache.retain(|(pid, _), _| *pid != p.id);
         self.inner.flow_ids.retain(|(pid, _), _| *pid != p.id);
-        self.inner.feed_pages.forget_project(&p.id);
+        self.inner.feed_stamps.project_changed(&p.id);
         self.inner.feed_counts.retain(|(pid, _), _| *pid != p.id);
     }
 }
@@ -124,36 +124,6 @@ impl ProjectRepo for Store {
             public_key,
             secret_key,
         })
-    }
-
-    /// The project owning a public key, from memory after the first lookup.
-    /// The cache is filled under the project's lock, which every change of
-    /// the project (an update, a rotation, a deletion) holds while it
-    /// replaces or removes the cached copy, so a fill that read the record
-    /// before the change cannot put it back afterwards.
-    fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>> {
-        if let Some(p) = self.inner.projects_cache.get(public_key) {
-            return Ok(Some(p.clone()));
-        }
-        let id = match self.tree(T::api_keys).get(public_key.as_bytes())? {
-            Some(id) => id,
-            None => return Ok(None),
-        };
-        let _g = self.lock(&id);
-        let Ok(uid) = Uuid::from_slice(&id) else {
-            return Ok(None);
-        };
-        if self.is_deleted(&uid) {
-            return Ok(None);
-        }
-        let p: Option<Project> = self.get_rec(T::projects, &id)?;
-        Ok(p.map(|p| {
-            let p = Arc::new(p);
-            self.inner
-                .projects_cache
-                .insert(public_key.to_string(), p.clone());
-            p
-        }))
     }
 
     /// Read-modify-write of a project; refreshes the key cache. A new name
@@ -285,6 +255,7 @@ impl ProjectRepo for Store {
         match by {
             ProjectRef::Id(id) => Store::project(self, id),
             ProjectRef::Name(name) => Store::project_by_name(self, name),
+            ProjectRef::ApiKey(key) => Ok(self.project_by_api_key(key)?.map(Arc::unwrap_or_clone)),
         }
     }
 }
@@ -452,5 +423,38 @@ mod tests {
         for good in ["default", "acme", "a.b-c_d", "9lives"] {
             assert!(check_project_name(good).is_ok(), "{good:?}");
         }
+    }
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl Store {
+    /// The project owning a public key, from memory after the first lookup.
+    /// The cache is filled under the project's lock, which every change of
+    /// the project (an update, a rotation, a deletion) holds while it
+    /// replaces or removes the cached copy, so a fill that read the record
+    /// before the change cannot put it back afterwards.
+    pub fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>> {
+        if let Some(p) = self.inner.projects_cache.get(public_key) {
+            return Ok(Some(p.clone()));
+        }
+        let id = match self.tree(T::api_keys).get(public_key.as_bytes())? {
+            Some(id) => id,
+            None => return Ok(None),
+        };
+        let _g = self.lock(&id);
+        let Ok(uid) = Uuid::from_slice(&id) else {
+            return Ok(None);
+        };
+        if self.is_deleted(&uid) {
+            return Ok(None);
+        }
+        let p: Option<Project> = self.get_rec(T::projects, &id)?;
+        Ok(p.map(|p| {
+            let p = Arc::new(p);
+            self.inner
+                .projects_cache
+                .insert(public_key.to_string(), p.clone());
+            p
+        }))
     }
 }

@@ -678,6 +678,13 @@ impl Store {
 mod tests;
 
 impl RetentionRepo for Store {
+    fn erase(&self, project: &Uuid, step: ErasureStep<'_>) -> Result<Erasure> {
+        match step {
+            ErasureStep::Start(ext) => self.start_erasure(project, ext),
+            ErasureStep::Continue { id, max } => self.erase_step(project, id, max),
+        }
+    }
+
     /// One purge batch of a project (see `RetentionRepo::purge`): up to
     /// `max` notifications, then runs, feed entries and events, each kind in
     /// its own atomic batch; it stops after the first kind with more to do
@@ -721,10 +728,32 @@ impl RetentionRepo for Store {
         Ok(Some(Timestamp::of_id(&Uuid::from_bytes(id))))
     }
 
+    fn running_erasures(&self) -> Result<Vec<Erasure>> {
+        let mut out = vec![];
+        for kv in self.tree(T::erasures).iter() {
+            let (_, v) = kv?;
+            let e: Erasure = super::codec::dec(&v)?;
+            if e.status == ErasureStatus::Running {
+                out.push(e);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl Store {
+    pub fn erasure(&self, project: &Uuid, id: &Uuid) -> Result<Option<Erasure>> {
+        self.get_rec(T::erasures, Key::new().id(project).id(id).as_ref())
+    }
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl Store {
     /// Deletes the user and records their erasure in one durable commit. The
     /// user's feed keys (entries and recipient markers, one or more per
     /// notification of theirs) stay: they are the erasure's list of work.
-    fn start_erasure(&self, project: &Uuid, ext: &str) -> Result<Erasure> {
+    pub fn start_erasure(&self, project: &Uuid, ext: &str) -> Result<Erasure> {
         let mut job = None;
         self.delete_user_with(project, ext, |w, user| {
             w.ops.retain(|(t, _, _)| *t != T::feed);
@@ -739,7 +768,7 @@ impl RetentionRepo for Store {
     /// One step of an erasure: up to `max` of the user's settled
     /// notifications removed, with the job's progress, in one durable
     /// commit; the job is complete once the user's feed keys are all gone.
-    fn erase_step(&self, project: &Uuid, id: &Uuid, max: usize) -> Result<Erasure> {
+    pub fn erase_step(&self, project: &Uuid, id: &Uuid, max: usize) -> Result<Erasure> {
         let max = max.max(1);
         let _removals = self.removals();
         let mut job = self
@@ -809,21 +838,5 @@ impl RetentionRepo for Store {
         self.commit_durable(w)?;
         self.take_usage(project, report.usage_bytes)?;
         Ok(job)
-    }
-
-    fn erasure(&self, project: &Uuid, id: &Uuid) -> Result<Option<Erasure>> {
-        self.get_rec(T::erasures, Key::new().id(project).id(id).as_ref())
-    }
-
-    fn running_erasures(&self) -> Result<Vec<Erasure>> {
-        let mut out = vec![];
-        for kv in self.tree(T::erasures).iter() {
-            let (_, v) = kv?;
-            let e: Erasure = super::codec::dec(&v)?;
-            if e.status == ErasureStatus::Running {
-                out.push(e);
-            }
-        }
-        Ok(out)
     }
 }

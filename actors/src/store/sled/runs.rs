@@ -587,10 +587,6 @@ impl RunRepo for Store {
         Ok((queued, frames))
     }
 
-    fn flow_run(&self, project: &Uuid, id: &Uuid) -> Result<Option<FlowRun>> {
-        self.get_rec(T::flow_runs, Key::new().id(project).id(id).as_ref())
-    }
-
     /// Runs not yet processed: `(project, run id)`, for recovery on start.
     fn active_runs(&self) -> Result<Vec<(Uuid, Uuid)>> {
         let mut out = vec![];
@@ -599,5 +595,12 @@ impl RunRepo for Store {
             out.push((uuid_at(&k, 16), uuid_at(&k, 0)));
         }
         Ok(out)
+    }
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl Store {
+    pub fn flow_run(&self, project: &Uuid, id: &Uuid) -> Result<Option<FlowRun>> {
+        self.get_rec(T::flow_runs, Key::new().id(project).id(id).as_ref())
     }
 }

@@ -11,10 +11,6 @@ use crate::storage::*;
 use uuid::Uuid;
 
 impl TopicRepo for Store {
-    fn topic(&self, project: &Uuid, key: &str) -> Result<Option<Topic>> {
-        self.get_rec(T::topics, Key::new().id(project).str(key).as_ref())
-    }
-
     /// Create or update; returns the topic and whether it was created.
     fn put_topic(&self, project: &Uuid, key: &str, patch: TopicPatch) -> Result<(Topic, bool)> {
         let _g = self.lock(&Self::topic_lock(project, key));
@@ -34,35 +30,6 @@ impl TopicRepo for Store {
         }
         self.commit_durable(w)?;
         Ok((t, created))
-    }
-
-    fn list_topics(&self, project: &Uuid, req: &PageReq) -> Result<Page<Topic>> {
-        scan(
-            self.tree(T::topics_by_id),
-            &Key::new().id(project),
-            req,
-            |_, v| {
-                let key = String::from_utf8_lossy(v);
-                self.topic(project, &key)
-            },
-        )
-    }
-
-    fn delete_topic(&self, project: &Uuid, key: &str) -> Result<()> {
-        let _g = self.lock(&Self::topic_lock(project, key));
-        let t = self
-            .topic(project, key)?
-            .ok_or_else(|| Refusal::missing("topic", key))?;
-        let mut w = Writes::new();
-        w.del(T::topics, Key::new().id(project).str(key));
-        w.del(T::topics_by_id, Key::new().id(project).id(&t.id));
-        let pre = Key::new().id(project).str(key);
-        for kv in self.tree(T::topic_subs).scan_prefix(&pre) {
-            let (k, v) = kv?;
-            let user = subscriber_id(&v)?;
-            Self::stage_unsubscribe(&mut w, project, key, &user, &tail_id(&k));
-        }
-        self.commit_durable(w)
     }
 
     fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription> {
@@ -168,16 +135,40 @@ impl TopicRepo for Store {
         }
         Ok(out)
     }
+}
 
-    fn subscriptions(
-        &self,
-        project: &Uuid,
-        of: SubscriptionsOf<'_>,
-        req: &PageReq,
-    ) -> Result<Page<Subscription>> {
-        match of {
-            SubscriptionsOf::Topic(key) => Store::topic_subscriptions(self, project, key, req),
-            SubscriptionsOf::User(user) => Store::user_subscriptions(self, project, user, req),
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl Store {
+    pub fn topic(&self, project: &Uuid, key: &str) -> Result<Option<Topic>> {
+        self.get_rec(T::topics, Key::new().id(project).str(key).as_ref())
+    }
+
+    pub fn list_topics(&self, project: &Uuid, req: &PageReq) -> Result<Page<Topic>> {
+        scan(
+            self.tree(T::topics_by_id),
+            &Key::new().id(project),
+            req,
+            |_, v| {
+                let key = String::from_utf8_lossy(v);
+                self.topic(project, &key)
+            },
+        )
+    }
+
+    pub fn delete_topic(&self, project: &Uuid, key: &str) -> Result<()> {
+        let _g = self.lock(&Self::topic_lock(project, key));
+        let t = self
+            .topic(project, key)?
+            .ok_or_else(|| Refusal::missing("topic", key))?;
+        let mut w = Writes::new();
+        w.del(T::topics, Key::new().id(project).str(key));
+        w.del(T::topics_by_id, Key::new().id(project).id(&t.id));
+        let pre = Key::new().id(project).str(key);
+        for kv in self.tree(T::topic_subs).scan_prefix(&pre) {
+            let (k, v) = kv?;
+            let user = subscriber_id(&v)?;
+            Self::stage_unsubscribe(&mut w, project, key, &user, &tail_id(&k));
         }
+        self.commit_durable(w)
     }
 }

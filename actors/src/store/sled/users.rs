@@ -226,20 +226,6 @@ impl Store {
 }
 
 impl UserRepo for Store {
-    fn user(&self, project: &Uuid, id: &Uuid) -> Result<Option<User>> {
-        self.get_rec(T::users, Key::new().id(project).id(id).as_ref())
-    }
-
-    fn user_by_ext(&self, project: &Uuid, ext: &str) -> Result<Option<User>> {
-        match self
-            .tree(T::users_by_ext)
-            .get(Key::new().id(project).str(ext))?
-        {
-            Some(id) => self.get_rec(T::users, Key::new().id(project).bytes(&id).as_ref()),
-            None => Ok(None),
-        }
-    }
-
     /// Each external id's user as a subscription names it: one index read
     /// each, no record read or decoded.
     fn user_refs_by_ext(&self, project: &Uuid, exts: &[String]) -> Result<Vec<Option<UserRef>>> {
@@ -257,12 +243,6 @@ impl UserRepo for Store {
                 }))
             })
             .collect()
-    }
-
-    fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>> {
-        scan(self.tree(T::users), &Key::new().id(project), req, |_, v| {
-            Ok(Some(codec::dec(v)?))
-        })
     }
 
     /// `POST /users/bulk_delete`: removes every listed user as `delete_user`
@@ -347,5 +327,28 @@ impl UserRepo for Store {
         items: &[(&str, &UserPatch)],
     ) -> Result<Vec<(User, bool)>> {
         self.upsert_many(project, items)
+    }
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl Store {
+    pub fn user(&self, project: &Uuid, id: &Uuid) -> Result<Option<User>> {
+        self.get_rec(T::users, Key::new().id(project).id(id).as_ref())
+    }
+
+    pub fn user_by_ext(&self, project: &Uuid, ext: &str) -> Result<Option<User>> {
+        match self
+            .tree(T::users_by_ext)
+            .get(Key::new().id(project).str(ext))?
+        {
+            Some(id) => self.get_rec(T::users, Key::new().id(project).bytes(&id).as_ref()),
+            None => Ok(None),
+        }
+    }
+
+    pub fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>> {
+        scan(self.tree(T::users), &Key::new().id(project), req, |_, v| {
+            Ok(Some(codec::dec(v)?))
+        })
     }
 }

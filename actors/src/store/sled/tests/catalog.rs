@@ -239,7 +239,7 @@ fn channel_secrets_are_sealed_and_legacy_plaintext_is_sealed_on_open() {
     }
     let store = Store::open(dir.path()).unwrap();
     assert!(!raw_holds(&store, b"tok-legacy-4567"), "sealed at start");
-    assert_eq!(store.all_channels(&p).unwrap().len(), 2);
+    assert_eq!((&store as &dyn Storage).all_channels(&p).unwrap().len(), 2);
     drop(store);
     // without the key: no secret is read or written
     let bare = Store::open_without_key(dir.path()).unwrap();
