@@ -333,7 +333,8 @@ impl Engine {
                 }
             }
             v.finish()?;
-            s.subscribe_many(&project, &key, &users)
+            let (topic, made) = s.subscribe_many(&project, &key, &users)?;
+            Ok((topic, made.len()))
         })
         .await
     }

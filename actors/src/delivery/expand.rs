@@ -342,7 +342,9 @@ mod tests {
         let p = Uuid::now_v7();
         let (u, _) = store.upsert_user(&p, "u1", &UserPatch::default()).unwrap();
         store.put_topic(&p, "t", Default::default()).unwrap();
-        store.subscribe(&p, "t", &u).unwrap();
+        (&store as &dyn crate::storage::Storage)
+            .subscribe(&p, "t", &u)
+            .unwrap();
         (store, p)
     }
 

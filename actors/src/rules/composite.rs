@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::events::{new_secret, WebhookEndpoint};
-use crate::model::{Flow, Project, Subscription, User, UserPatch};
+use crate::model::{Flow, Project, Subscription, User, UserPatch, UserRef};
 use crate::storage::{
     Erasure, ErasureStep, FlowRef, Memory, Page, PageReq, ProjectRef, Refusal, Remembered, Storage,
     SubscriptionsOf, WorkRepo,
@@ -106,6 +106,13 @@ impl dyn Storage {
             Remembered::Stamp(s) => Some(s),
             _ => None,
         }
+    }
+
+    /// Subscribes one user (`TopicRepo::subscribe_many`); already
+    /// subscribed is `Refusal::AlreadySubscribed`.
+    pub fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription> {
+        let (_, mut made) = self.subscribe_many(project, key, &[UserRef::from(user)])?;
+        made.pop().ok_or_else(|| Refusal::AlreadySubscribed.err())
     }
 
     /// Starts the erasure of a user (`RetentionRepo::erase`).

@@ -5,10 +5,12 @@
 
 use crate::error::{Error, Result};
 use crate::events::{EventAttempt, WebhookEndpoint};
-use crate::model::{Channel, Delivery, Flow, FlowRun, Notification, Subscription, Topic, User};
+use crate::model::{
+    Channel, Delivery, FeedCounts, Flow, FlowRun, Notification, Subscription, Topic, User,
+};
 use crate::storage::{
-    typed, Batch, BatchKey, Deletion, DeliveryFilter, Erasure, FlowRef, FromRecord,
-    NotificationFilter, Page, PageReq, RecordKey, RecordsOf, Storage, SubscriptionsOf,
+    typed, AttemptReads, Batch, BatchKey, Deletion, DeliveryFilter, Erasure, FlowRef, FromRecord,
+    NotificationFilter, Page, PageReq, RecordKey, RecordsOf, Storage, SubscriptionsOf, ThrottleKey,
 };
 use uuid::Uuid;
 
@@ -98,6 +100,28 @@ impl dyn Storage {
 
     pub fn event_endpoint(&self, project: &Uuid, id: &Uuid) -> Result<Option<WebhookEndpoint>> {
         self.get(project, RecordKey::EventEndpoint(id))
+    }
+
+    /// A delivery with its channel and its recipient, as an attempt reads
+    /// them (`None`: the delivery is gone).
+    pub fn delivery_for_attempt(&self, project: &Uuid, id: &Uuid) -> Result<Option<AttemptReads>> {
+        Ok(self
+            .get::<Box<AttemptReads>>(project, RecordKey::ForAttempt(id))?
+            .map(|b| *b))
+    }
+
+    /// A user's feed counts (zero when the user has no feed).
+    pub fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts> {
+        Ok(self
+            .get(project, RecordKey::FeedCounts(user))?
+            .unwrap_or_default())
+    }
+
+    /// The times (project milliseconds) a throttle counter holds.
+    pub fn throttle_hits(&self, project: &Uuid, key: &ThrottleKey) -> Result<Vec<i64>> {
+        Ok(self
+            .get(project, RecordKey::ThrottleHits(key))?
+            .unwrap_or_default())
     }
 
     pub fn list_users(&self, project: &Uuid, req: &PageReq) -> Result<Page<User>> {

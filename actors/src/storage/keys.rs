@@ -5,10 +5,14 @@
 //! the engine calls (`dyn Storage::channel`, `::list_users`, …) are written
 //! once over these, in `rules::lookups`.
 
-use super::types::{BatchKey, DeliveryFilter, FlowRef, NotificationFilter, SubscriptionsOf};
+use super::types::{
+    BatchKey, DeliveryFilter, FlowRef, NotificationFilter, SubscriptionsOf, ThrottleKey,
+};
 use super::{Batch, Erasure};
 use crate::events::{EventAttempt, WebhookEndpoint};
-use crate::model::{Channel, Delivery, Flow, FlowRun, Notification, Subscription, Topic, User};
+use crate::model::{
+    Channel, Delivery, FeedCounts, Flow, FlowRun, Notification, Subscription, Topic, User,
+};
 use uuid::Uuid;
 
 /// A record of a project as a read names it.
@@ -32,6 +36,15 @@ pub enum RecordKey<'a> {
     LatestBatch(&'a BatchKey),
     Erasure(&'a Uuid),
     EventEndpoint(&'a Uuid),
+    /// A delivery with its channel and its recipient, as an attempt reads
+    /// them (`Record::ForAttempt`). A backend behind a network reads the
+    /// three in one statement.
+    ForAttempt(&'a Uuid),
+    /// A user's feed counts (`Record::FeedCounts`; zero when it has no feed).
+    FeedCounts(&'a Uuid),
+    /// The times (project milliseconds) a throttle counter holds
+    /// (`Record::ThrottleHits`; empty when none).
+    ThrottleHits(&'a ThrottleKey),
 }
 
 /// A list of a project's records, each in its own order.
@@ -77,6 +90,9 @@ pub enum Record {
     EventEndpoint(WebhookEndpoint),
     Subscription(Subscription),
     EventAttempt(EventAttempt),
+    ForAttempt(Box<super::AttemptReads>),
+    FeedCounts(FeedCounts),
+    ThrottleHits(Vec<i64>),
 }
 
 /// A record type that `Record` carries: the typed accessors take theirs out.
@@ -117,6 +133,9 @@ from_record! {
     EventEndpoint => WebhookEndpoint,
     Subscription => Subscription,
     EventAttempt => EventAttempt,
+    ForAttempt => Box<super::AttemptReads>,
+    FeedCounts => FeedCounts,
+    ThrottleHits => Vec<i64>,
 }
 
 /// The record of type `R` read by a `RecordRepo::record` call; a record of

@@ -25,8 +25,8 @@ use crate::error::Result;
 use crate::events::{AttemptNext, EventAttempt, OutboxEvent, WebhookEndpoint};
 use crate::model::Timestamp;
 use crate::model::{
-    Channel, ChannelType, Delivery, FeedCounts, Flow, Preferences, Project, Subscription, Topic,
-    User, UserPatch, UserRef,
+    Channel, ChannelType, Delivery, Flow, Preferences, Project, Subscription, Topic, User,
+    UserPatch, UserRef,
 };
 use crate::trace::{AttemptNote, TraceEntry};
 use std::future::Future;
@@ -122,16 +122,14 @@ pub trait FlowRepo {
 pub trait TopicRepo {
     /// Creates or patches a topic; true when it was created.
     fn put_topic(&self, project: &Uuid, key: &str, patch: TopicPatch) -> Result<(Topic, bool)>;
-    /// Subscribes a user (the topic is created when absent); idempotent.
-    fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription>;
     /// Subscribes every user not subscribed yet (the others are left as they
-    /// are) in one atomic change; the topic and how many subscriptions are new.
+    /// are) in one atomic change; the topic and the new subscriptions.
     fn subscribe_many(
         &self,
         project: &Uuid,
         key: &str,
         users: &[UserRef],
-    ) -> Result<(Topic, usize)>;
+    ) -> Result<(Topic, Vec<Subscription>)>;
     fn unsubscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<()>;
     /// Whether the user is subscribed to the topic.
     fn subscribed(&self, project: &Uuid, user: &Uuid, key: &str) -> Result<bool>;
@@ -237,7 +235,6 @@ pub trait WorkRepo {
 
 /// Users' in-app feeds, their counts and their event logs.
 pub trait FeedRepo {
-    fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts>;
     fn feed_page(
         &self,
         project: &Uuid,
@@ -293,13 +290,6 @@ pub trait PushRepo {
         channel: &Uuid,
         identifier: &str,
     ) -> Result<bool>;
-}
-
-/// Throttle counters (`delivery::throttle`), written with the notifications
-/// that count in them (`StagedNotification::throttle`).
-pub trait ThrottleRepo {
-    /// The times (project milliseconds) the counter holds; empty when none.
-    fn throttle_hits(&self, project: &Uuid, key: &ThrottleKey) -> Result<Vec<i64>>;
 }
 
 /// Batches (`delivery::batch`), opened and joined with the notifications
@@ -456,7 +446,6 @@ pub trait Storage:
     + FeedRepo
     + PushRepo
     + IdempotencyRepo
-    + ThrottleRepo
     + BatchRepo
     + RetentionRepo
     + UsageRepo
@@ -484,17 +473,6 @@ pub trait Storage:
     fn cursor_key(&self) -> &[u8; 32];
     /// The bounds of template renders.
     fn template_limits(&self) -> crate::render::Limits;
-    /// A delivery with its channel and its recipient, as an attempt reads
-    /// them (`None`: the delivery is gone). A backend behind a network
-    /// reads the three in one statement; by default, one read each.
-    fn delivery_for_attempt(&self, project: &Uuid, id: &Uuid) -> Result<Option<AttemptReads>> {
-        let Some(d) = typed::<Delivery>(self.record(project, RecordKey::Delivery(id))?)? else {
-            return Ok(None);
-        };
-        let channel = typed(self.record(project, RecordKey::Channel(&d.channel_id))?)?;
-        let user = typed(self.record(project, RecordKey::User(&d.recipient_id))?)?;
-        Ok(Some((d, channel, user)))
-    }
     /// `commit_chunk` in two steps: the chunk's writes now, in a
     /// transaction left open, and the run's record with the commit at
     /// `WrittenChunk::commit`. A backend behind a network writes the next
@@ -514,7 +492,7 @@ pub trait Storage:
     }
 }
 
-/// What an attempt reads (`Storage::delivery_for_attempt`): the delivery,
+/// What an attempt reads (`RecordKey::ForAttempt`): the delivery,
 /// its channel and its recipient (`None`: gone).
 pub type AttemptReads = (Delivery, Option<Channel>, Option<User>);
 

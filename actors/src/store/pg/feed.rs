@@ -379,26 +379,6 @@ impl PgStore {
 }
 
 impl FeedRepo for PgStore {
-    fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts> {
-        let row = self
-            .block(
-                sqlx::query(
-                    "SELECT seq, unread, unseen FROM feed_state WHERE project = $1 AND user_id = $2",
-                )
-                .bind(project)
-                .bind(user)
-                .fetch_optional(self.pool()),
-            )
-            .map_err(db_err)?;
-        Ok(row
-            .map(|r| FeedCounts {
-                seq: r.get::<i64, _>("seq") as u64,
-                unread: r.get::<i64, _>("unread") as u64,
-                unseen: r.get::<i64, _>("unseen") as u64,
-            })
-            .unwrap_or_default())
-    }
-
     fn feed_page(
         &self,
         project: &Uuid,
@@ -559,5 +539,28 @@ impl FeedRepo for PgStore {
         })?;
         self.commit(tx)?;
         Ok(change)
+    }
+}
+
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl PgStore {
+    pub fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts> {
+        let row = self
+            .block(
+                sqlx::query(
+                    "SELECT seq, unread, unseen FROM feed_state WHERE project = $1 AND user_id = $2",
+                )
+                .bind(project)
+                .bind(user)
+                .fetch_optional(self.pool()),
+            )
+            .map_err(db_err)?;
+        Ok(row
+            .map(|r| FeedCounts {
+                seq: r.get::<i64, _>("seq") as u64,
+                unread: r.get::<i64, _>("unread") as u64,
+                unseen: r.get::<i64, _>("unseen") as u64,
+            })
+            .unwrap_or_default())
     }
 }

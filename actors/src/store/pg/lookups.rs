@@ -52,6 +52,11 @@ impl RecordRepo for PgStore {
             RecordKey::Batch(id) => Ok(self.batch(p, id)?.map(Record::Batch)),
             RecordKey::LatestBatch(k) => Ok(self.latest_batch(p, k)?.map(Record::Batch)),
             RecordKey::Erasure(id) => Ok(self.erasure(p, id)?.map(Record::Erasure)),
+            RecordKey::FeedCounts(u) => Ok(Some(Record::FeedCounts(self.feed_counts(p, u)?))),
+            RecordKey::ThrottleHits(k) => Ok(Some(Record::ThrottleHits(self.throttle_hits(p, k)?))),
+            RecordKey::ForAttempt(id) => Ok(self
+                .delivery_for_attempt(p, id)?
+                .map(|r| Record::ForAttempt(Box::new(r)))),
         }
     }
 

@@ -527,11 +527,13 @@ impl Storage for PgStore {
     ) -> Result<Box<dyn crate::storage::WrittenChunk + 'a>> {
         Ok(Box::new(self.write_chunk_tx(project, chunk)?))
     }
+}
 
+impl PgStore {
     /// One statement (a round trip instead of three per attempt): the
     /// delivery joined with its channel and its recipient, read in one
     /// snapshot.
-    fn delivery_for_attempt(
+    pub(super) fn delivery_for_attempt(
         &self,
         project: &uuid::Uuid,
         id: &uuid::Uuid,

@@ -8,7 +8,7 @@
 
 use super::{db_err, doc_of, to_doc, PgStore};
 use crate::error::Result;
-use crate::storage::{StagedNotification, ThrottleKey, ThrottleRepo, ThrottleWrite};
+use crate::storage::{StagedNotification, ThrottleKey, ThrottleWrite};
 use sqlx::{PgConnection, Row};
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -110,8 +110,9 @@ pub(super) async fn put_throttles(
     Ok(())
 }
 
-impl ThrottleRepo for PgStore {
-    fn throttle_hits(&self, project: &Uuid, key: &ThrottleKey) -> Result<Vec<i64>> {
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl PgStore {
+    pub fn throttle_hits(&self, project: &Uuid, key: &ThrottleKey) -> Result<Vec<i64>> {
         self.block(async {
             let mut conn = self.pool().acquire().await.map_err(db_err)?;
             Ok(hits_of(&mut conn, project, &[key])

@@ -143,29 +143,12 @@ impl TopicRepo for PgStore {
         Ok(out)
     }
 
-    fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription> {
-        let mut tx = self.begin()?;
-        let s = self.block(async {
-            let mut t = topic_for_update(&mut tx, project, key).await?;
-            let Some(s) = insert_subscriptions(&mut tx, project, key, &[&UserRef::from(user)])
-                .await?
-                .pop()
-            else {
-                return Err(Refusal::AlreadySubscribed.err());
-            };
-            set_count(&mut tx, project, &mut t, 1).await?;
-            Ok(s)
-        })?;
-        self.commit(tx)?;
-        Ok(s)
-    }
-
     fn subscribe_many(
         &self,
         project: &Uuid,
         key: &str,
         users: &[UserRef],
-    ) -> Result<(Topic, usize)> {
+    ) -> Result<(Topic, Vec<Subscription>)> {
         let mut seen = std::collections::HashSet::new();
         let users: Vec<&UserRef> = users.iter().filter(|u| seen.insert(u.id)).collect();
         let mut tx = self.begin()?;
@@ -175,7 +158,7 @@ impl TopicRepo for PgStore {
             if !made.is_empty() {
                 set_count(&mut tx, project, &mut t, made.len() as i64).await?;
             }
-            Ok::<_, Error>((t, made.len()))
+            Ok::<_, Error>((t, made))
         })?;
         self.commit(tx)?;
         Ok(out)

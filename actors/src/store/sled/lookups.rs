@@ -33,6 +33,17 @@ impl RecordRepo for Store {
             RecordKey::LatestBatch(k) => self.latest_batch(project, k)?.map(Into::into),
             RecordKey::Erasure(id) => self.erasure(project, id)?.map(Into::into),
             RecordKey::EventEndpoint(id) => self.event_endpoint(project, id)?.map(Into::into),
+            RecordKey::FeedCounts(user) => Some(self.feed_counts(project, user)?.into()),
+            RecordKey::ThrottleHits(k) => Some(self.throttle_hits(project, k)?.into()),
+            RecordKey::ForAttempt(id) => match self.delivery(project, id)? {
+                // One read each: all three are local.
+                Some(d) => {
+                    let channel = self.channel(project, &d.channel_id)?;
+                    let user = self.user(project, &d.recipient_id)?;
+                    Some(Record::ForAttempt(Box::new((d, channel, user))))
+                }
+                None => None,
+            },
         };
         Ok(found)
     }

@@ -291,7 +291,9 @@ mod tests {
         }
         store.put_topic(&p.id, "news", Default::default()).unwrap();
         let u = store.user_by_ext(&p.id, "user-1").unwrap().unwrap();
-        store.subscribe(&p.id, "news", &u).unwrap();
+        (store as &dyn crate::storage::Storage)
+            .subscribe(&p.id, "news", &u)
+            .unwrap();
     }
 
     #[test]

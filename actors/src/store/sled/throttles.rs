@@ -53,8 +53,9 @@ impl Store {
     }
 }
 
-impl ThrottleRepo for Store {
-    fn throttle_hits(&self, project: &Uuid, k: &ThrottleKey) -> Result<Vec<i64>> {
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl Store {
+    pub fn throttle_hits(&self, project: &Uuid, k: &ThrottleKey) -> Result<Vec<i64>> {
         Ok(self
             .get_rec::<Vec<i64>>(T::throttles, &key(project, k).0)?
             .unwrap_or_default())

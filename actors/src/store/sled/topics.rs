@@ -32,21 +32,6 @@ impl TopicRepo for Store {
         Ok((t, created))
     }
 
-    fn subscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<Subscription> {
-        let _g = self.lock(&Self::topic_lock(project, key));
-        let mut t = self
-            .topic(project, key)?
-            .ok_or_else(|| Refusal::missing("topic", key))?;
-        let mut w = Writes::new();
-        let Some(s) = self.stage_subscription(&mut w, project, &mut t, &UserRef::from(user))?
-        else {
-            return Err(Refusal::AlreadySubscribed.err());
-        };
-        w.put_rec(T::topics, Key::new().id(project).str(key), &t);
-        self.commit_durable(w)?;
-        Ok(s)
-    }
-
     /// Subscribes every user not yet subscribed (a user already subscribed, or
     /// listed twice, is left as it is), in one durable commit; the topic as
     /// stored and how many subscriptions were new.
@@ -55,24 +40,20 @@ impl TopicRepo for Store {
         project: &Uuid,
         key: &str,
         users: &[UserRef],
-    ) -> Result<(Topic, usize)> {
+    ) -> Result<(Topic, Vec<Subscription>)> {
         let _g = self.lock(&Self::topic_lock(project, key));
         let mut t = self
             .topic(project, key)?
             .ok_or_else(|| Refusal::missing("topic", key))?;
         let mut w = Writes::new();
         let mut seen = std::collections::HashSet::new();
-        let mut created = 0;
+        let mut created = vec![];
         for u in users {
-            if seen.insert(u.id)
-                && self
-                    .stage_subscription(&mut w, project, &mut t, u)?
-                    .is_some()
-            {
-                created += 1;
+            if seen.insert(u.id) {
+                created.extend(self.stage_subscription(&mut w, project, &mut t, u)?);
             }
         }
-        if created > 0 {
+        if !created.is_empty() {
             // The topic (its count) once for the whole request, not once per
             // subscription: re-encoding it per item was a bulk request's
             // largest cost after the index reads.
