@@ -526,22 +526,28 @@ pub type DurableWait<'a> = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>
 
 /// When changes are durable, and whether the backend can write.
 pub trait Durability {
-    /// A ticket: every change applied before this call is durable once
+    /// A ticket (see `Ticket`): what it covers is durable once
     /// `wait_durable(ticket)` returns (group commit: one flush for many).
-    fn durable_ticket(&self) -> u64;
-    /// Marks the start of a storage job on this thread (see `job_ticket`).
-    fn begin_job(&self) {}
-    /// Called on the job's thread at its end: a ticket covering what the job
-    /// committed and everything applied before (a backend whose commits are
-    /// applied by its flusher answers the ticket of the flush that is about
-    /// to cover them, without asking for a new flush).
-    fn job_ticket(&self) -> u64 {
-        self.durable_ticket()
-    }
+    fn ticket(&self, of: Ticket) -> u64;
     /// Waits, without blocking a thread, until `ticket` is durable.
     fn wait_durable(&self, ticket: u64) -> DurableWait<'_>;
     /// The backend's health as of now.
     fn health_status(&self) -> HealthStatus;
+}
+
+/// Which ticket `Durability::ticket` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ticket {
+    /// One covering every change applied before this call.
+    Now,
+    /// Marks the start of a storage job on this thread (see `JobEnd`); no
+    /// ticket (0).
+    JobStart,
+    /// Called on the job's thread at its end: a ticket covering what the job
+    /// committed and everything applied before (a backend whose commits are
+    /// applied by its flusher answers the ticket of the flush that is about
+    /// to cover them, without asking for a new flush).
+    JobEnd,
 }
 
 /// Everything the engine needs of a backend.
