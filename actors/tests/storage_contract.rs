@@ -13,7 +13,7 @@ use herald_engine::error::ErrorCode;
 use herald_engine::events::WebhookEndpoint;
 use herald_engine::model::{new_id, UserPatch};
 use herald_engine::rules::records::new_push_subscription;
-use herald_engine::storage::{IdempotentResponse, PageReq, Storage, TopicPatch};
+use herald_engine::storage::{IdempotentResponse, PageReq, Storage, Ticket, TopicPatch};
 use herald_engine::store::{PgStore, Store};
 use std::sync::Arc;
 use std::time::Duration;
@@ -340,8 +340,8 @@ fn a_ticket_taken_after_a_change_is_durable_once_waited_for() {
         let st = &*b.store;
         let p = project(st, "durable");
         st.upsert_user(&p, "ada", &UserPatch::default()).unwrap();
-        let t1 = st.durable_ticket();
-        let t2 = st.durable_ticket();
+        let t1 = st.ticket(Ticket::Now);
+        let t2 = st.ticket(Ticket::Now);
         assert!(t2 >= t1, "{}: tickets do not go back", b.name);
         let waited = rt.block_on(async {
             tokio::time::timeout(Duration::from_secs(30), st.wait_durable(t2)).await

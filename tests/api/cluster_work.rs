@@ -381,7 +381,7 @@ async fn a_test_clock_advanced_on_one_node_is_claimed_by_the_stored_clock() {
 fn claims_are_exclusive_and_expired_leases_are_taken_over() {
     use herald_engine::backend::PgStore;
     use herald_engine::model::{ChannelType, Timestamp};
-    use herald_engine::storage::{ProjectRef, ProjectRepo, WorkRepo};
+    use herald_engine::storage::{Leased, ProjectRef, ProjectRepo, Release, RunClaim, WorkRepo};
     if pg_only(WHY) {
         return;
     }
@@ -390,7 +390,7 @@ fn claims_are_exclusive_and_expired_leases_are_taken_over() {
     let b = PgStore::open(&url).unwrap();
     a.set_lease(Duration::from_secs(1));
     b.set_lease(Duration::from_secs(1));
-    assert_ne!(a.node_id(), b.node_id());
+    assert_ne!(WorkRepo::node(&a).id, WorkRepo::node(&b).id);
     a.create_project("claims", None).unwrap();
     let p = a
         .find_project(ProjectRef::Name("claims"))
@@ -440,11 +440,11 @@ fn claims_are_exclusive_and_expired_leases_are_taken_over() {
         "held rows stay held"
     );
     // given back: the other node takes them at once
-    b.release_queue(ct, None).unwrap();
+    b.release(Release::Queue(ct)).unwrap();
     assert_eq!(ids(&a.claim_queue(ct, now, 100).unwrap()), ids(&got_b));
     // a node that stops renewing loses them once the lease expired
     assert!(b.claim_queue(ct, now + 500, 100).unwrap().is_empty());
-    a.renew_queue_leases(ct, now + 500).unwrap();
+    a.renew(Leased::Queue(ct), now + 500).unwrap();
     assert!(
         b.claim_queue(ct, now + 1200, 100).unwrap().is_empty(),
         "renewed"
@@ -452,15 +452,28 @@ fn claims_are_exclusive_and_expired_leases_are_taken_over() {
     assert_eq!(b.claim_queue(ct, now + 1600, 100).unwrap().len(), 10);
 
     // a run's expansion: one holder at a time, taken over after expiry
-    assert!(a.claim_run(&p, &run, now).unwrap());
-    assert!(!b.claim_run(&p, &run, now).unwrap(), "held by a");
-    assert!(b.claim_runs(now, 10).unwrap().is_empty());
-    assert!(
-        a.claim_run(&p, &run, now + 10).unwrap(),
-        "its holder keeps it"
+    let claim_run = |s: &PgStore, at: i64| -> bool {
+        let one = RunClaim::One {
+            project: &p,
+            run: &run,
+        };
+        let held = s.claim_runs(one, at).unwrap();
+        assert!(held.is_empty() || held == vec![(p, run)]);
+        !held.is_empty()
+    };
+    assert!(claim_run(&a, now));
+    assert!(!claim_run(&b, now), "held by a");
+    assert!(b
+        .claim_runs(RunClaim::Any { limit: 10 }, now)
+        .unwrap()
+        .is_empty());
+    assert!(claim_run(&a, now + 10), "its holder keeps it");
+    assert_eq!(
+        b.claim_runs(RunClaim::Any { limit: 10 }, now + 2000)
+            .unwrap(),
+        vec![(p, run)]
     );
-    assert_eq!(b.claim_runs(now + 2000, 10).unwrap(), vec![(p, run)]);
-    assert!(!a.claim_run(&p, &run, now + 2000).unwrap(), "taken over");
+    assert!(!claim_run(&a, now + 2000), "taken over");
     a.close();
     b.close();
     pg_drop_database(&url);

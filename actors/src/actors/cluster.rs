@@ -33,6 +33,7 @@ use super::engine::Engine;
 use super::flow_run::Expand;
 use super::supervisor::WakeQueue;
 use crate::model::{ChannelType, Timestamp};
+use crate::storage::{Leased, RunClaim};
 use std::time::Duration;
 use uuid::Uuid;
 
@@ -121,14 +122,19 @@ impl Engine {
                 if std::time::Instant::now() >= next_renew {
                     next_renew = std::time::Instant::now() + renew_every;
                     let now = Timestamp::now().millis();
-                    if let Err(e) = engine.run(move |s| s.shared_work()?.renew_leases(now)).await {
+                    if let Err(e) = engine
+                        .run(move |s| s.shared_work()?.renew(Leased::RunsAndEvents, now))
+                        .await {
                         tracing::warn!(error = %e, "cannot renew leases");
                     }
                 }
                 engine.follow_clocks().await;
                 let now = Timestamp::now().millis();
                 match engine
-                    .run(move |s| s.shared_work()?.claim_runs(now, RUNS_PER_CLAIM))
+                    .run(move |s| {
+                        s.shared_work()?
+                            .claim_runs(RunClaim::Any { limit: RUNS_PER_CLAIM }, now)
+                    })
                     .await
                 {
                     Ok(runs) => {

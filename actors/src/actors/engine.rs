@@ -232,7 +232,7 @@ impl Engine {
             a.stop();
         }
         if let Some(w) = self.inner.storage.work() {
-            if let Err(e) = w.release_all() {
+            if let Err(e) = w.release(crate::storage::Release::All) {
                 tracing::warn!(error = %e, "cannot hand leases back; they expire instead");
             }
         }

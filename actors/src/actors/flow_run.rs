@@ -7,7 +7,7 @@
 
 use super::engine::Engine;
 use crate::delivery::expand;
-use crate::storage::{QueueItem, UserFrames};
+use crate::storage::{QueueItem, RunClaim, UserFrames};
 use actix::prelude::*;
 use dashmap::DashMap;
 use std::time::Duration;
@@ -109,11 +109,14 @@ impl Handler<Expand> for FlowRunActor {
                         Some(run) if !run.expanded && !run.processed => {}
                         _ => return Ok(()),
                     }
-                    if !store.shared_work()?.claim_run(
-                        &p,
-                        &r,
+                    let held = store.shared_work()?.claim_runs(
+                        RunClaim::One {
+                            project: &p,
+                            run: &r,
+                        },
                         crate::model::Timestamp::now().millis(),
-                    )? {
+                    )?;
+                    if held.is_empty() {
                         tracing::debug!(flow_run_id = %r, "another node expands this run");
                         return Ok(());
                     }

@@ -8,7 +8,7 @@ use crate::delivery::accept;
 use crate::error::{Error, Result};
 use crate::model::{Channel, Flow, Preferences, Project, Subscription, Topic, User, UserPatch};
 use crate::storage::{
-    AcceptInput, IdempotentResponse, NewProjectKeys, PushSubscription, Storage, TopicPatch,
+    AcceptInput, IdempotentResponse, NewProjectKeys, PushSubscription, Storage, Ticket, TopicPatch,
     UserFrames,
 };
 use uuid::Uuid;
@@ -29,16 +29,16 @@ impl Engine {
     }
 
     /// `run` of a job that commits, with the ticket that covers what it
-    /// committed (`Durability::job_ticket`).
+    /// committed (`Ticket::JobEnd`).
     pub async fn run_committing<T, F>(&self, f: F) -> Result<(T, u64)>
     where
         F: FnOnce(&dyn Storage) -> Result<T> + Send + 'static,
         T: Send + 'static,
     {
         self.run(move |s| {
-            s.begin_job();
+            s.ticket(Ticket::JobStart);
             let v = f(s)?;
-            Ok((v, s.job_ticket()))
+            Ok((v, s.ticket(Ticket::JobEnd)))
         })
         .await
     }
@@ -46,7 +46,7 @@ impl Engine {
     /// Waits until every change applied so far is durable (one shared flush).
     pub async fn durable(&self) -> Result<()> {
         let s = self.storage();
-        s.wait_durable(s.durable_ticket()).await
+        s.wait_durable(s.ticket(Ticket::Now)).await
     }
 
     /// Persist first, then message actors: once every change applied so far is

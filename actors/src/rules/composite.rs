@@ -143,7 +143,7 @@ impl dyn Storage {
     pub fn node_id(&self) -> Uuid {
         static NODE: OnceLock<Uuid> = OnceLock::new();
         match self.work() {
-            Some(w) => w.node_id(),
+            Some(w) => w.node().id,
             None => {
                 *NODE.get_or_init(|| uuid::Builder::from_random_bytes(rand::random()).into_uuid())
             }
@@ -153,7 +153,7 @@ impl dyn Storage {
     /// How long a claim of shared work holds unless renewed (forever when
     /// this process owns all the work).
     pub fn lease(&self) -> Duration {
-        self.work().map_or(Duration::MAX, |w| w.lease())
+        self.work().map_or(Duration::MAX, |w| w.node().lease)
     }
 
     /// A new signing secret for an event endpoint (returned this once); the

@@ -205,32 +205,64 @@ pub trait QueueRepo {
 /// (`Storage::work`): a backend that does not share its work (sled: one
 /// process owns the data) has none, and the engine never claims.
 pub trait WorkRepo {
-    /// This process's node id (random, taken when the store opens).
-    fn node_id(&self) -> Uuid;
-    /// How long a claim holds unless renewed.
-    fn lease(&self) -> Duration;
+    /// This process's node id (random, taken when the store opens) and how
+    /// long its claims hold unless renewed.
+    fn node(&self) -> WorkNode;
     /// Claims up to `limit` queued deliveries of `ct` that are due by
     /// `now_ms` (a test-clock project's by its clock) and that no live lease
     /// holds, leasing them to this node.
     fn claim_queue(&self, ct: ChannelType, now_ms: i64, limit: usize) -> Result<Vec<QueueItem>>;
-    /// Extends this node's leases of queued deliveries of `ct` to at least
-    /// `now_ms` plus the lease.
-    fn renew_queue_leases(&self, ct: ChannelType, now_ms: i64) -> Result<()>;
-    /// Gives up this node's leases of the given queued deliveries, or of all
-    /// of `ct` with `None`, for any node to claim when due.
-    fn release_queue(&self, ct: ChannelType, items: Option<&[QueueItem]>) -> Result<()>;
-    /// Claims up to `limit` runs not expanded yet whose expansion no live
-    /// lease holds, leasing them to this node: `(project, run)`.
-    fn claim_runs(&self, now_ms: i64, limit: usize) -> Result<Vec<(Uuid, Uuid)>>;
-    /// Leases one run's expansion to this node if it is free, expired or
-    /// this node's already; whether this node holds it now (false too when
-    /// it needs no expansion).
-    fn claim_run(&self, project: &Uuid, run: &Uuid, now_ms: i64) -> Result<bool>;
-    /// Extends this node's leases of runs and of outbound events.
-    fn renew_leases(&self, now_ms: i64) -> Result<()>;
-    /// Gives up every lease this node holds (at shutdown), so the other
-    /// nodes need not wait for them to expire.
-    fn release_all(&self) -> Result<()>;
+    /// Leases runs not expanded yet whose expansion no live lease holds (or
+    /// that this node holds already) to this node: `(project, run)`, the
+    /// ones it holds now (see `RunClaim`).
+    fn claim_runs(&self, which: RunClaim<'_>, now_ms: i64) -> Result<Vec<(Uuid, Uuid)>>;
+    /// Extends this node's leases of `what` to at least `now_ms` plus the
+    /// lease.
+    fn renew(&self, what: Leased, now_ms: i64) -> Result<()>;
+    /// Gives up this node's leases of `what`, for any node to claim when due.
+    fn release(&self, what: Release<'_>) -> Result<()>;
+}
+
+/// Who this node is in the work it shares (`WorkRepo::node`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkNode {
+    /// Random, taken when the store opens.
+    pub id: Uuid,
+    /// How long a claim holds unless renewed.
+    pub lease: Duration,
+}
+
+/// Which runs `WorkRepo::claim_runs` claims.
+#[derive(Debug, Clone, Copy)]
+pub enum RunClaim<'a> {
+    /// Up to `limit` of them, others' first, this node's own after them (the
+    /// engine starts an expansion for each one it is not running).
+    Any { limit: usize },
+    /// This one run, if it is free, expired or this node's already (none
+    /// back too when it needs no expansion).
+    One { project: &'a Uuid, run: &'a Uuid },
+}
+
+/// Which of this node's leases `WorkRepo::renew` extends: those the channel
+/// actor of `ct` holds, or those the cluster task holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Leased {
+    /// Queued deliveries of one channel type.
+    Queue(ChannelType),
+    /// Runs being expanded and outbound events.
+    RunsAndEvents,
+}
+
+/// Which of this node's leases `WorkRepo::release` gives up.
+#[derive(Debug, Clone, Copy)]
+pub enum Release<'a> {
+    /// These queued deliveries of `ct`.
+    Queued(ChannelType, &'a [QueueItem]),
+    /// Every queued delivery of `ct` (a restarted channel actor).
+    Queue(ChannelType),
+    /// Every lease (at shutdown), so the other nodes need not wait for
+    /// them to expire.
+    All,
 }
 
 /// Users' in-app feeds, their counts and their event logs.
@@ -415,22 +447,28 @@ pub type DurableWait<'a> = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>>
 
 /// When changes are durable, and whether the backend can write.
 pub trait Durability {
-    /// A ticket: every change applied before this call is durable once
+    /// A ticket (see `Ticket`): what it covers is durable once
     /// `wait_durable(ticket)` returns (group commit: one flush for many).
-    fn durable_ticket(&self) -> u64;
-    /// Marks the start of a storage job on this thread (see `job_ticket`).
-    fn begin_job(&self) {}
-    /// Called on the job's thread at its end: a ticket covering what the job
-    /// committed and everything applied before (a backend whose commits are
-    /// applied by its flusher answers the ticket of the flush that is about
-    /// to cover them, without asking for a new flush).
-    fn job_ticket(&self) -> u64 {
-        self.durable_ticket()
-    }
+    fn ticket(&self, of: Ticket) -> u64;
     /// Waits, without blocking a thread, until `ticket` is durable.
     fn wait_durable(&self, ticket: u64) -> DurableWait<'_>;
     /// The backend's health as of now.
     fn health_status(&self) -> HealthStatus;
+}
+
+/// Which ticket `Durability::ticket` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ticket {
+    /// One covering every change applied before this call.
+    Now,
+    /// Marks the start of a storage job on this thread (see `JobEnd`); no
+    /// ticket (0).
+    JobStart,
+    /// Called on the job's thread at its end: a ticket covering what the job
+    /// committed and everything applied before (a backend whose commits are
+    /// applied by its flusher answers the ticket of the flush that is about
+    /// to cover them, without asking for a new flush).
+    JobEnd,
 }
 
 /// Everything the engine needs of a backend.

@@ -32,7 +32,7 @@
 
 use super::engine::Engine;
 use crate::model::{ChannelType, DeliveryErrorCode, Timestamp};
-use crate::storage::{Outcome, QueueItem};
+use crate::storage::{Leased, Outcome, QueueItem, Release};
 use actix::prelude::*;
 use futures_util::FutureExt;
 use rand::Rng;
@@ -206,7 +206,7 @@ impl ChannelActor {
             let (store, ct) = (self.engine.storage().clone(), self.ct);
             let fut = async move {
                 tokio::task::spawn_blocking(move || {
-                    store.shared_work()?.release_queue(ct, Some(&items))
+                    store.shared_work()?.release(Release::Queued(ct, &items))
                 })
                 .await
                 .unwrap_or_else(|_| Err(crate::error::Error::internal("release panicked")))
@@ -228,7 +228,7 @@ impl ChannelActor {
             let (store, ct) = (self.engine.storage().clone(), self.ct);
             let fut = async move {
                 tokio::task::spawn_blocking(move || {
-                    store.shared_work()?.renew_queue_leases(ct, now)
+                    store.shared_work()?.renew(Leased::Queue(ct), now)
                 })
                 .await
                 .unwrap_or_else(|_| Err(crate::error::Error::internal("renewal panicked")))
@@ -653,7 +653,7 @@ impl Actor for ChannelActor {
                 .engine
                 .storage()
                 .shared_work()
-                .and_then(|w| w.release_queue(self.ct, None));
+                .and_then(|w| w.release(Release::Queue(self.ct)));
             if let Err(e) = released {
                 tracing::warn!(channel_type = self.ct.as_str(), error = %e, "cannot hand leases back; they expire instead");
             }

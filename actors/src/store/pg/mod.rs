@@ -49,7 +49,7 @@ mod work;
 pub use work::DEFAULT_LEASE;
 
 use crate::error::{Error, Result};
-use crate::storage::{Durability, DurableWait, HealthStatus, Storage};
+use crate::storage::{Durability, DurableWait, HealthStatus, Storage, Ticket};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::types::Json;
 use sqlx::Row;
@@ -482,7 +482,7 @@ impl Health {
 
 impl Durability for PgStore {
     /// Tickets are trivial: a change is durable once its commit returned.
-    fn durable_ticket(&self) -> u64 {
+    fn ticket(&self, _of: Ticket) -> u64 {
         0
     }
 

@@ -18,7 +18,7 @@
 use super::{db_err, PgStore};
 use crate::error::Result;
 use crate::model::ChannelType;
-use crate::storage::{QueueItem, WorkRepo};
+use crate::storage::{Leased, QueueItem, Release, RunClaim, WorkNode, WorkRepo};
 use sqlx::Row;
 use std::time::Duration;
 use uuid::Uuid;
@@ -30,12 +30,11 @@ use uuid::Uuid;
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
 impl WorkRepo for PgStore {
-    fn node_id(&self) -> Uuid {
-        self.node()
-    }
-
-    fn lease(&self) -> Duration {
-        Duration::from_millis(self.lease_ms() as u64)
+    fn node(&self) -> WorkNode {
+        WorkNode {
+            id: PgStore::node(self),
+            lease: Duration::from_millis(self.lease_ms() as u64),
+        }
     }
 
     fn claim_queue(&self, ct: ChannelType, now_ms: i64, limit: usize) -> Result<Vec<QueueItem>> {
@@ -83,6 +82,35 @@ impl WorkRepo for PgStore {
         Ok(items)
     }
 
+    fn claim_runs(&self, which: RunClaim<'_>, now_ms: i64) -> Result<Vec<(Uuid, Uuid)>> {
+        match which {
+            RunClaim::Any { limit } => self.claim_any_runs(now_ms, limit),
+            RunClaim::One { project, run } => Ok(if self.claim_run(project, run, now_ms)? {
+                vec![(*project, *run)]
+            } else {
+                vec![]
+            }),
+        }
+    }
+
+    fn renew(&self, what: Leased, now_ms: i64) -> Result<()> {
+        match what {
+            Leased::Queue(ct) => self.renew_queue_leases(ct, now_ms),
+            Leased::RunsAndEvents => self.renew_leases(now_ms),
+        }
+    }
+
+    fn release(&self, what: Release<'_>) -> Result<()> {
+        match what {
+            Release::Queued(ct, items) => self.release_queue(ct, Some(items)),
+            Release::Queue(ct) => self.release_queue(ct, None),
+            Release::All => self.release_all(),
+        }
+    }
+}
+
+/// The statements behind `WorkRepo`'s calls, one per kind of lease.
+impl PgStore {
     fn renew_queue_leases(&self, ct: ChannelType, now_ms: i64) -> Result<()> {
         self.block(
             sqlx::query(
@@ -132,7 +160,7 @@ impl WorkRepo for PgStore {
     /// This node's own unexpanded runs come back too, after the others: the
     /// engine starts an expansion for each one it is not running (after a
     /// crash of its actor).
-    fn claim_runs(&self, now_ms: i64, limit: usize) -> Result<Vec<(Uuid, Uuid)>> {
+    fn claim_any_runs(&self, now_ms: i64, limit: usize) -> Result<Vec<(Uuid, Uuid)>> {
         let rows = self
             .block(
                 sqlx::query(

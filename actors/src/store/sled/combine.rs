@@ -24,7 +24,7 @@
 //! A sled batch costs the same whatever it holds, so the commits that arrive
 //! during one flush share one batch and that flush's successor covers them
 //! all; each member learns the flusher's ticket of that cycle, which its
-//! caller may wait on instead of asking for a new one (`Store::job_ticket`).
+//! caller may wait on instead of asking for a new one (`Ticket::JobEnd`).
 
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex};

@@ -144,7 +144,7 @@ pub(crate) struct Handles {
 
 thread_local! {
     /// The flusher's ticket for this thread's latest commit in its current
-    /// storage job (`Store::begin_job`, `Store::job_ticket`).
+    /// storage job (`Ticket::JobStart`, `Ticket::JobEnd` in `impl Durability`).
     static JOB_TICKET: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
 }
 
@@ -731,6 +731,12 @@ impl Store {
         }
     }
 
+    /// The group commit's next ticket: everything written before this call
+    /// is durable once `wait_durable(ticket)` returns.
+    pub(crate) fn durable_ticket(&self) -> u64 {
+        self.inner.flusher.request()
+    }
+
     /// Blocks until `ticket` is flushed.
     pub(crate) fn wait_durable_blocking(&self, ticket: u64) -> Result<()> {
         self.inner.flusher.wait_blocking(ticket)
@@ -809,26 +815,25 @@ impl Store {
 }
 
 impl Durability for Store {
-    /// Ticket for the group commit: everything written before this call is durable
-    /// once `wait_durable(ticket)` returns.
-    fn durable_ticket(&self) -> u64 {
-        self.inner.flusher.request()
-    }
-
-    /// Starts a storage job on this thread for `job_ticket`.
-    fn begin_job(&self) {
-        JOB_TICKET.with(|t| t.set(None));
-    }
-
-    /// A ticket covering what this thread's job committed since `begin_job`
+    /// `Now`: the group commit's next ticket (everything written before
+    /// this call is durable once `wait_durable(ticket)` returns).
+    /// `JobStart` forgets this thread's last commit's ticket. `JobEnd`: a
+    /// ticket covering what this thread's job committed since `JobStart`
     /// and everything applied before it: the ticket of the flush that
     /// follows the job's last commit when the flusher applied it (no wake-up
     /// of the flusher, which is already on its way to that flush), else a
     /// new one.
-    fn job_ticket(&self) -> u64 {
-        match JOB_TICKET.with(|t| t.take()) {
-            Some(t) => t,
-            None => self.durable_ticket(),
+    fn ticket(&self, of: Ticket) -> u64 {
+        match of {
+            Ticket::Now => self.durable_ticket(),
+            Ticket::JobStart => {
+                JOB_TICKET.with(|t| t.set(None));
+                0
+            }
+            Ticket::JobEnd => match JOB_TICKET.with(|t| t.take()) {
+                Some(t) => t,
+                None => self.durable_ticket(),
+            },
         }
     }
 
