@@ -583,10 +583,6 @@ pub trait Storage:
     fn caches(&self) -> Option<&dyn Caches> {
         None
     }
-    /// The secret that signs pagination cursors (one per data set).
-    fn cursor_key(&self) -> &[u8; 32];
-    /// The bounds of template renders.
-    fn template_limits(&self) -> crate::render::Limits;
     /// A delivery with its channel and its recipient, as an attempt reads
     /// them (`None`: the delivery is gone). A backend behind a network
     /// reads the three in one statement; by default, one read each.
