@@ -88,6 +88,9 @@ pub(crate) struct Inner {
     pub clocks: crate::delivery::clock::Clocks,
     /// Deliveries in progress, for the crash rule (`super::poison`).
     pub journal: Option<super::poison::Journal>,
+    /// What attempts saw beyond their outcome, until their settle writes it
+    /// into their trace (`QueueRepo::settle`).
+    pub attempt_notes: crate::trace::AttemptNotes,
     /// What the actor modules keep in the engine (their registries of
     /// actors, the supervisor's address, the bus), each read back by the
     /// module that owns it (`Parts`).

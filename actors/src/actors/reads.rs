@@ -21,6 +21,11 @@ impl Engine {
         &self.inner.cursor_key
     }
 
+    /// What attempts saw beyond their outcome, until they settle.
+    pub(crate) fn attempt_notes(&self) -> &crate::trace::AttemptNotes {
+        &self.inner.attempt_notes
+    }
+
     /// The bounds of every template render (`EngineConfig::template_limits`).
     pub fn template_limits(&self) -> crate::render::Limits {
         self.inner.config.template_limits

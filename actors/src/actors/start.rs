@@ -66,6 +66,7 @@ impl Engine {
                 staging: DashMap::new(),
                 clocks: Default::default(),
                 journal,
+                attempt_notes: Default::default(),
                 parts,
             }),
         };

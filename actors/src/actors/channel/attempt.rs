@@ -39,7 +39,7 @@ pub(super) fn batch_due(
         }
     }
     if !settle.is_empty() {
-        let (_, runs) = store.settle(&settle)?;
+        let (_, runs) = store.settle(&settle, engine.attempt_notes())?;
         engine.runs_processed(runs);
     }
     Ok(again)
@@ -242,7 +242,7 @@ pub(super) async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Out
     for identifier in expired {
         let _ = store.remove_push_subscription(&q.project, &recipient_id, &channel.id, identifier);
     }
-    store.note_attempt(
+    engine.attempt_notes().note(
         &q.delivery_id,
         crate::trace::AttemptNote {
             provider: channel.provider.clone(),

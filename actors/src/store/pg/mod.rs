@@ -124,10 +124,6 @@ struct Inner {
     pool: PgPool,
     cursor_key: [u8; 32],
     health: Arc<Health>,
-    /// What attempts saw beyond their outcome, until they settle
-    /// (`EventRepo::note_attempt`): in memory, as they are seen only by this
-    /// process's attempts and its own settle.
-    notes: dashmap::DashMap<uuid::Uuid, crate::trace::AttemptNote>,
     /// This process's node id: the owner of the leases it takes (`work`).
     node: uuid::Uuid,
     /// How long a lease holds unless renewed, in milliseconds.
@@ -318,7 +314,6 @@ impl PgStore {
                 pool,
                 cursor_key,
                 health,
-                notes: Default::default(),
                 node: uuid::Builder::from_random_bytes(rand::random()).into_uuid(),
                 lease_ms: std::sync::atomic::AtomicI64::new(DEFAULT_LEASE.as_millis() as i64),
             }),
@@ -334,10 +329,6 @@ impl PgStore {
                 .expect("the runtime lives as long as the store"),
             f,
         )
-    }
-
-    pub(crate) fn notes(&self) -> &dashmap::DashMap<uuid::Uuid, crate::trace::AttemptNote> {
-        &self.inner.notes
     }
 
     pub(crate) fn pool(&self) -> &PgPool {

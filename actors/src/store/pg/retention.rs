@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::model::{FeedCounts, Timestamp};
 use crate::rules::records;
 use crate::storage::Refusal;
-use crate::storage::{Erasure, ErasureStatus, PurgeCutoffs, PurgeReport, RetentionRepo};
+use crate::storage::{Erasure, ErasureStatus, PurgeCutoffs, PurgeReport, RetentionRepo, Sweep};
 use sqlx::{PgConnection, Row};
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -372,6 +372,13 @@ impl PgStore {
 }
 
 impl RetentionRepo for PgStore {
+    fn sweep(&self, what: Sweep, max: usize) -> Result<usize> {
+        match what {
+            Sweep::Idempotency => self.sweep_idempotency(max),
+            Sweep::EventLogs { before_ms } => self.sweep_event_logs(before_ms, max),
+        }
+    }
+
     /// Each kind in its own transaction; it stops after the first kind with
     /// more to remove (`more`), so the next call goes on with that kind.
     ///
