@@ -331,7 +331,7 @@ impl Application {
             let from_env = bootstrap.is_some();
             // Project `default`: created when absent (a renamed one is still it);
             // keys printed only when generated.
-            let (storage, store, pg, created): (Arc<dyn Storage>, _, _, _) =
+            let (storage, cursor_key, store, pg, created): (Arc<dyn Storage>, _, _, _, _) =
                 match settings.postgres_url() {
                     Some(url) => {
                         let url = url.to_string();
@@ -345,9 +345,9 @@ impl Application {
                             .await
                             .map_err(|e| e.to_string())?
                             .map_err(|e| e.message)?;
-                        pg.set_template_limits(limits);
                         pg.set_lease(std::time::Duration::from_secs(settings.lease_seconds));
-                        (Arc::new(pg.clone()), None, Some(pg), created)
+                        let key = *pg.cursor_key();
+                        (Arc::new(pg.clone()), key, None, Some(pg), created)
                     }
                     None => {
                         let dir = settings.data_dir.clone();
@@ -359,10 +359,10 @@ impl Application {
                         let created = store
                             .ensure_default_project(bootstrap)
                             .map_err(|e| e.message)?;
-                        store.set_template_limits(limits);
                         // writes stop short of a full disk (store::health)
                         store.set_space_reserve(settings.min_free_space);
-                        (Arc::new(store.clone()), Some(store), None, created)
+                        let key = *store.cursor_key();
+                        (Arc::new(store.clone()), key, Some(store), None, created)
                     }
                 };
             if let (Some(keys), false) = (created, from_env) {
@@ -388,6 +388,7 @@ impl Application {
             }
             let engine = Engine::start(
                 storage,
+                cursor_key,
                 EngineConfig {
                     threads: settings.engine_threads.max(1),
                     project_inflight: settings.project_inflight.max(1),
@@ -403,6 +404,7 @@ impl Application {
                     // (their data directories may be shared, and a node's
                     // work outlives it on another node)
                     journal_dir: store.is_some().then(|| settings.data_dir.clone()),
+                    template_limits: limits,
                 },
             )
             .map_err(|e| e.message)?;

@@ -505,8 +505,8 @@ fn final_into(d: &Delivery, now: Timestamp, sink: &mut impl Sink) {
 }
 
 /// What the delivery actor saw of one provider call, beyond its outcome:
-/// kept in memory (`EventRepo::note_attempt`) until the attempt is settled,
-/// when it goes into the `attempt` entry.
+/// kept in memory (`AttemptNotes`) until the attempt is settled, when it
+/// goes into the `attempt` entry.
 #[derive(Debug, Clone, Default)]
 pub struct AttemptNote {
     /// The channel's provider (`webhook`, `smtp`…).
@@ -517,6 +517,33 @@ pub struct AttemptNote {
     pub status_code: Option<u16>,
     /// Push subscriptions the provider reported gone (and Herald removed).
     pub subscriptions_removed: usize,
+}
+
+/// The engine's notes of attempts made but not settled yet, by delivery: in
+/// memory, as an attempt is seen only by this process and settled by it
+/// (`QueueRepo::settle` takes each note as it writes the `attempt` entry).
+#[derive(Debug, Default)]
+pub struct AttemptNotes(dashmap::DashMap<Uuid, AttemptNote>);
+
+/// Attempt notes kept at most: a note is taken when its attempt settles, so
+/// only notes of attempts whose settle failed linger; past this many, all go
+/// (a trace then lacks a provider and latency, nothing else).
+const MAX_NOTES: usize = 100_000;
+
+impl AttemptNotes {
+    /// Remembers what the delivery actor saw of an attempt, for its trace
+    /// entry.
+    pub fn note(&self, delivery: &Uuid, note: AttemptNote) {
+        if self.0.len() >= MAX_NOTES {
+            self.0.clear();
+        }
+        self.0.insert(*delivery, note);
+    }
+
+    /// Takes the note of a delivery's attempt being settled.
+    pub fn take(&self, delivery: &Uuid) -> Option<AttemptNote> {
+        self.0.remove(delivery).map(|(_, n)| n)
+    }
 }
 
 /// Writes into `sink` the entries of one settled attempt: the attempt

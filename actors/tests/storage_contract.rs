@@ -13,7 +13,9 @@ use herald_engine::error::ErrorCode;
 use herald_engine::events::WebhookEndpoint;
 use herald_engine::model::{new_id, UserPatch};
 use herald_engine::rules::records::new_push_subscription;
-use herald_engine::storage::{IdempotentResponse, PageReq, Storage, Ticket, TopicPatch};
+use herald_engine::storage::{
+    EndpointWrite, IdempotentResponse, PageReq, Storage, Ticket, TopicPatch,
+};
 use herald_engine::store::{PgStore, Store};
 use std::sync::Arc;
 use std::time::Duration;
@@ -287,8 +289,12 @@ fn an_endpoint_secret_is_replaced_and_the_previous_one_signs_for_its_grace() {
             b.name
         );
         let newest = herald_engine::events::new_secret();
-        st.replace_event_secret(&p, &ep.id, &newest, Duration::ZERO)
-            .unwrap();
+        let secret = EndpointWrite::Secret {
+            id: &ep.id,
+            secret: &newest,
+            grace: Duration::ZERO,
+        };
+        st.put_event_endpoint(&p, secret).unwrap();
         assert_eq!(
             st.event_secrets(&p, &ep.id).unwrap(),
             [newest],
@@ -296,7 +302,14 @@ fn an_endpoint_secret_is_replaced_and_the_previous_one_signs_for_its_grace() {
             b.name
         );
         let e = st
-            .replace_event_secret(&p, &Uuid::now_v7(), &new, Duration::ZERO)
+            .put_event_endpoint(
+                &p,
+                EndpointWrite::Secret {
+                    id: &Uuid::now_v7(),
+                    secret: &new,
+                    grace: Duration::ZERO,
+                },
+            )
             .err()
             .unwrap();
         assert_eq!(e.code, ErrorCode::NotFound, "{}", b.name);

@@ -252,7 +252,9 @@ fn the_event_sweep_removes_outbox_rows_of_deleted_endpoints() {
     use herald_engine::backend::PgStore;
     use herald_engine::events::WebhookEndpoint;
     use herald_engine::model::Timestamp;
-    use herald_engine::storage::{EventRepo, ProjectRef, ProjectRepo};
+    use herald_engine::storage::{
+        EventRepo, ProjectRef, ProjectRepo, RetentionRepo, Storage, Sweep,
+    };
     if not_on_postgres() {
         return;
     }
@@ -265,7 +267,7 @@ fn the_event_sweep_removes_outbox_rows_of_deleted_endpoints() {
         .unwrap()
         .id;
     let now = Timestamp::now();
-    let (ep, _) = store
+    let (ep, _) = (&store as &dyn Storage)
         .create_event_endpoint(
             &p,
             WebhookEndpoint {
@@ -291,13 +293,19 @@ fn the_event_sweep_removes_outbox_rows_of_deleted_endpoints() {
     let due = store.due_events(later, 10, &[]).unwrap();
     assert_eq!(due.len(), 1, "{due:?}");
     assert_eq!(due[0].endpoint, ep.id);
-    assert_eq!(store.sweep_event_logs(0, 100).unwrap(), 1);
+    assert_eq!(
+        store.sweep(Sweep::EventLogs { before_ms: 0 }, 100).unwrap(),
+        1
+    );
     assert_eq!(store.due_events(later, 10, &[]).unwrap().len(), 1);
-    assert_eq!(store.sweep_event_logs(0, 100).unwrap(), 0);
+    assert_eq!(
+        store.sweep(Sweep::EventLogs { before_ms: 0 }, 100).unwrap(),
+        0
+    );
     store.delete_event_endpoint(&p, &ep.id).unwrap();
     assert!(store.due_events(later, 10, &[]).unwrap().is_empty());
     assert_eq!(
-        store.sweep_event_logs(0, 100).unwrap(),
+        store.sweep(Sweep::EventLogs { before_ms: 0 }, 100).unwrap(),
         0,
         "nothing left over"
     );

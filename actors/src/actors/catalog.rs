@@ -64,7 +64,7 @@ impl Engine {
         &self,
         probes: Vec<(String, String)>,
     ) -> Result<Vec<(String, String)>> {
-        let limits = self.storage().template_limits();
+        let limits = self.template_limits();
         self.run(move |_| {
             Ok(probes
                 .into_iter()

@@ -35,6 +35,9 @@ pub struct EngineConfig {
     /// None: no journal, a delivery that kills the process is retried at
     /// every start.
     pub journal_dir: Option<std::path::PathBuf>,
+    /// The bounds of every template render (`template_fuel`,
+    /// `template_max_output`; each at least 1).
+    pub template_limits: crate::render::Limits,
 }
 
 /// Provider calls in flight per channel type, all projects together: four
@@ -62,12 +65,16 @@ impl Default for EngineConfig {
             event_retry_horizon: crate::events::DEFAULT_RETRY_HORIZON,
             claim_poll: DEFAULT_CLAIM_POLL,
             journal_dir: None,
+            template_limits: crate::render::Limits::default(),
         }
     }
 }
 
 pub(crate) struct Inner {
     pub storage: Arc<dyn Storage>,
+    /// The secret that signs page cursors: the data set's, which its
+    /// backend keeps (the same on every node of a cluster).
+    pub cursor_key: [u8; 32],
     pub config: EngineConfig,
     pub arbiters: Vec<ArbiterHandle>,
     pub transports: crate::providers::Transports,
@@ -81,6 +88,9 @@ pub(crate) struct Inner {
     pub clocks: crate::delivery::clock::Clocks,
     /// Deliveries in progress, for the crash rule (`super::poison`).
     pub journal: Option<super::poison::Journal>,
+    /// What attempts saw beyond their outcome, until their settle writes it
+    /// into their trace (`QueueRepo::settle`).
+    pub attempt_notes: crate::trace::AttemptNotes,
     /// What the actor modules keep in the engine (their registries of
     /// actors, the supervisor's address, the bus), each read back by the
     /// module that owns it (`Parts`).
@@ -276,7 +286,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         actix::System::new().block_on(async move {
-            let engine = Engine::start(Arc::new(store), EngineConfig::default()).unwrap();
+            let engine = Engine::start(
+                Arc::new(store.clone()),
+                *store.cursor_key(),
+                EngineConfig::default(),
+            )
+            .unwrap();
             // Runs that are not stored: each actor finds nothing and stops.
             let actors: Vec<_> = (0..20)
                 .map(|_| engine.start_run(Uuid::now_v7(), Uuid::now_v7(), vec![]))

@@ -9,7 +9,7 @@ use super::engine::Engine;
 use crate::error::{Error, Result};
 use crate::events::{EventAttempt, EventType, WebhookEndpoint, SECRET_GRACE};
 use crate::model::Timestamp;
-use crate::storage::{Page, PageReq};
+use crate::storage::{EndpointWrite, Page, PageReq};
 use crate::trace::TraceEntry;
 use uuid::Uuid;
 
@@ -101,13 +101,15 @@ impl EventEndpoints<'_> {
         let p = self.project;
         self.engine
             .run(move |s| {
-                s.update_event_endpoint(
+                s.put_event_endpoint(
                     &p,
-                    &id,
-                    Box::new(move |e| {
-                        change.apply(e);
-                        Ok(())
-                    }),
+                    EndpointWrite::Change {
+                        id: &id,
+                        f: Box::new(move |e| {
+                            change.apply(e);
+                            Ok(())
+                        }),
+                    },
                 )
             })
             .await

@@ -33,6 +33,7 @@ use crate::events::{
     RESPONSE_KEPT,
 };
 use crate::model::Timestamp;
+use crate::storage::Sweep;
 use futures_util::StreamExt;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -115,7 +116,7 @@ async fn run(engine: Engine, client: reqwest::Client) {
             last_sweep = Instant::now();
             let before = Timestamp::now().millis() - LOG_RETENTION.as_millis() as i64;
             if let Err(e) = engine
-                .run(move |s| s.sweep_event_logs(before, 100_000))
+                .run(move |s| s.sweep(Sweep::EventLogs { before_ms: before }, 100_000))
                 .await
             {
                 tracing::warn!(error = %e, "event log sweep failed");

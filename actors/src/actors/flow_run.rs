@@ -99,6 +99,7 @@ impl Handler<Expand> for FlowRunActor {
             // a chunk's worth, held until the expansion ends: one project's
             // expansions cannot take every thread that renders.
             let permit = engine.staging_permit(p, CHUNK).await;
+            let limits = engine.template_limits();
             let job = tokio::task::spawn_blocking(move || {
                 let _permit = permit;
                 // Shared work: only the node holding the run's lease expands
@@ -121,7 +122,7 @@ impl Handler<Expand> for FlowRunActor {
                         return Ok(());
                     }
                 }
-                expand::expand_topic(&*store, &p, &r, CHUNK, &mut |queued, frames| {
+                expand::expand_topic(&*store, limits, &p, &r, CHUNK, &mut |queued, frames| {
                     tx.blocking_send((queued, frames)).is_ok()
                 })
             });

@@ -136,6 +136,7 @@ impl Engine {
     ) -> Result<RunAnswer> {
         // A test-clock project's runs count their steps from its time.
         let clock_at = self.inner.clocks.test_now(&project);
+        let limits = self.template_limits();
         // The project's share of staging (renders run on threads every
         // project shares), weighted by the recipients rendered here.
         let permit = self.staging_permit(project, units).await;
@@ -144,7 +145,7 @@ impl Engine {
                 RunRequest::Replay(r) => Ok(Err(r)),
                 RunRequest::Accept(mut input) => {
                     input.timing.clock_at = clock_at;
-                    accept::accept_run(s, &project, *input).map(Ok)
+                    accept::accept_run(s, limits, &project, *input).map(Ok)
                 }
             })
             .await;

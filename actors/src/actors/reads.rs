@@ -19,7 +19,17 @@ impl Engine {
     /// The key that signs this server's page cursors (the same on every
     /// node of a cluster: it is stored).
     pub fn cursor_key(&self) -> &[u8; 32] {
-        self.storage().cursor_key()
+        &self.inner.cursor_key
+    }
+
+    /// What attempts saw beyond their outcome, until they settle.
+    pub(crate) fn attempt_notes(&self) -> &crate::trace::AttemptNotes {
+        &self.inner.attempt_notes
+    }
+
+    /// The bounds of every template render (`EngineConfig::template_limits`).
+    pub fn template_limits(&self) -> crate::render::Limits {
+        self.inner.config.template_limits
     }
 
     /// The store's health as the health endpoints report it (from memory).

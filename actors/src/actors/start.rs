@@ -19,8 +19,17 @@ use std::sync::Arc;
 impl Engine {
     /// Starts the engine inside the current actix system: its arbiters, the
     /// delivery supervisor (which reloads every queued delivery) and an actor for
-    /// every run not yet processed.
-    pub fn start(storage: Arc<dyn Storage>, config: EngineConfig) -> Result<Engine> {
+    /// every run not yet processed. `cursor_key`: the secret that signs page
+    /// cursors, which the backend keeps for its data set
+    /// (`Store::cursor_key`, `PgStore::cursor_key`).
+    pub fn start(
+        storage: Arc<dyn Storage>,
+        cursor_key: [u8; 32],
+        mut config: EngineConfig,
+    ) -> Result<Engine> {
+        // a render with no fuel or no room could never succeed
+        config.template_limits.fuel = config.template_limits.fuel.max(1);
+        config.template_limits.max_output = config.template_limits.max_output.max(1);
         let arbiters = (0..config.threads.max(1))
             .map(|_| Arbiter::new().handle())
             .collect();
@@ -48,6 +57,7 @@ impl Engine {
         let engine = Engine {
             inner: Arc::new(Inner {
                 storage,
+                cursor_key,
                 config,
                 arbiters,
                 transports: crate::providers::transports(&http, &egress),
@@ -57,6 +67,7 @@ impl Engine {
                 staging: DashMap::new(),
                 clocks: Default::default(),
                 journal,
+                attempt_notes: Default::default(),
                 parts,
             }),
         };

@@ -22,7 +22,7 @@ impl Actor for DeliverySupervisor {
         // Housekeeping rides on the supervisor: expired idempotency records go.
         let store = self.store.clone();
         ctx.run_interval(std::time::Duration::from_secs(600), move |_, _| match store
-            .sweep_idempotency(10_000)
+            .sweep(crate::storage::Sweep::Idempotency, 10_000)
         {
             Ok(0) => {}
             Ok(n) => tracing::info!(removed = n, "expired idempotency records removed"),

@@ -594,7 +594,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         actix::System::new().block_on(async move {
-            let engine = Engine::start(Arc::new(store.clone()), EngineConfig::default()).unwrap();
+            let engine = Engine::start(
+                Arc::new(store.clone()),
+                *store.cursor_key(),
+                EngineConfig::default(),
+            )
+            .unwrap();
             let (p, u) = (Uuid::now_v7(), Uuid::now_v7());
             let got = Arc::new(Mutex::new(vec![]));
             let socket: Arc<dyn LiveSink> = Arc::new(Socket(got.clone()).start().recipient());

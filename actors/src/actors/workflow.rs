@@ -81,8 +81,9 @@ impl Engine {
     /// Cancels the waiting deliveries of a flow's runs with a cancellation
     /// key (see `delivery::cancel`), durably; how many it canceled.
     pub async fn cancel_runs(&self, project: Uuid, req: CancelRequest) -> Result<usize> {
+        let e = self.clone();
         let (n, (_, runs)) = self
-            .run(move |s| cancel::cancel_runs(s, &project, &req))
+            .run(move |s| cancel::cancel_runs(s, e.attempt_notes(), &project, &req))
             .await?;
         self.release(vec![], |e| e.runs_processed(runs)).await?;
         Ok(n)

@@ -27,7 +27,7 @@
 use super::clock::Span;
 use crate::error::Result;
 use crate::model::{DeliveryError, DeliveryErrorCode, Rendered, Step, Timestamp, User};
-use crate::render::RunRenderer;
+use crate::render::{Limits, RunRenderer};
 use crate::storage::{
     Batch, BatchActivity, BatchClose, BatchCloseReason, BatchKey, BatchWaiting, BatchWrite,
     Outcome, QueueItem, Storage,
@@ -177,7 +177,12 @@ pub fn context(b: &Batch) -> Value {
 /// rendered and stored, ready for its attempt; `Some(Outcome::Wait)` when the
 /// batch closes later; `Some(Outcome::Failed)` when it does not render (or
 /// its run or batch is gone).
-pub(crate) fn due(s: &dyn Storage, q: &QueueItem, now: Timestamp) -> Result<Option<Outcome>> {
+pub(crate) fn due(
+    s: &dyn Storage,
+    limits: Limits,
+    q: &QueueItem,
+    now: Timestamp,
+) -> Result<Option<Outcome>> {
     let p = &q.project;
     let fail = |m: String| {
         Ok(Some(Outcome::Failed(DeliveryError::new(
@@ -208,8 +213,8 @@ pub(crate) fn due(s: &dyn Storage, q: &QueueItem, now: Timestamp) -> Result<Opti
             }));
         }
         // A digest over the per-delivery bound fails alone (`quota`).
-        let rendered =
-            render(s, p, &d, &b)?.and_then(|r| crate::quota::check_rendered(&r).map(|()| r));
+        let rendered = render(s, limits, p, &d, &b)?
+            .and_then(|r| crate::quota::check_rendered(&r).map(|()| r));
         let failed = rendered.as_ref().err().cloned();
         let cost = rendered.as_ref().map_or(0, crate::quota::content_bytes);
         let c = BatchClose {
@@ -266,6 +271,7 @@ fn window_wait(
 /// Renders the opener's delivery `d` with its run's context and `batch`.
 fn render(
     s: &dyn Storage,
+    limits: Limits,
     p: &Uuid,
     d: &crate::model::Delivery,
     b: &Batch,
@@ -290,7 +296,7 @@ fn render(
             json!({"id": run.flow.id, "handle": run.flow.handle, "name": run.flow.name})),
         batch => minijinja::Value::from_serialize(context(b)),
     };
-    let r = RunRenderer::new(&run.flow, s.template_limits());
+    let r = RunRenderer::new(&run.flow, limits);
     Ok(r.render(i, &template, &ctx))
 }
 

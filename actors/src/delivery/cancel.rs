@@ -21,6 +21,7 @@
 use crate::error::Result;
 use crate::model::{DeliveryError, DeliveryErrorCode, DeliveryStatus};
 use crate::storage::{Finished, NotificationFilter, Outcome, PageReq, QueueItem, Storage};
+use crate::trace::AttemptNotes;
 use uuid::Uuid;
 
 /// What to cancel: a flow's runs with `key`, optionally only the
@@ -35,6 +36,7 @@ pub struct CancelRequest {
 /// settling them finished.
 pub(crate) fn cancel_runs(
     s: &dyn Storage,
+    notes: &AttemptNotes,
     project: &Uuid,
     req: &CancelRequest,
 ) -> Result<(usize, Finished)> {
@@ -99,7 +101,7 @@ pub(crate) fn cancel_runs(
     if items.is_empty() {
         return Ok((0, (vec![], vec![])));
     }
-    let (written, runs) = s.settle(&items)?;
+    let (written, runs) = s.settle(&items, notes)?;
     let now = crate::model::Timestamp::now().millis();
     for b in &batches {
         s.cancel_batch(project, b, now)?;

@@ -6,6 +6,7 @@
 use super::accept::Stager;
 use crate::error::{Error, Result};
 use crate::model::FlowRun;
+use crate::render::Limits;
 use crate::storage::{
     Prepared, QueueItem, StagedChunk, StagedNotification, Storage, UserFrames, WrittenChunk,
 };
@@ -34,12 +35,13 @@ const PARALLEL_STAGING: usize = 64;
 /// two threads' pipeline (and the sockets) sooner.
 pub(crate) fn expand_topic(
     s: &dyn Storage,
+    limits: Limits,
     project: &Uuid,
     run_id: &Uuid,
     n: usize,
     out: &mut (dyn FnMut(Vec<QueueItem>, UserFrames) -> bool + Send),
 ) -> Result<()> {
-    expand_topic_with(s, project, run_id, n, out, &mut || Ok(()))
+    expand_topic_with(s, limits, project, run_id, n, out, &mut || Ok(()))
 }
 
 /// How many times in a row an expansion restarts because a chunk went stale
@@ -54,6 +56,7 @@ const STALE_RESTARTS: usize = 16;
 /// last, as after a crash, and stages it anew.
 pub(crate) fn expand_topic_with(
     s: &dyn Storage,
+    limits: Limits,
     project: &Uuid,
     run_id: &Uuid,
     n: usize,
@@ -62,7 +65,7 @@ pub(crate) fn expand_topic_with(
 ) -> Result<()> {
     let mut restarts = 0;
     loop {
-        match expand_once(s, project, run_id, n, out, before_commit) {
+        match expand_once(s, limits, project, run_id, n, out, before_commit) {
             Err(e) if e.is_stale_chunk() && restarts < STALE_RESTARTS => {
                 restarts += 1;
                 tracing::debug!(flow_run_id = %run_id, restarts, "a topic chunk went stale; staging it again");
@@ -74,6 +77,7 @@ pub(crate) fn expand_topic_with(
 
 fn expand_once(
     s: &dyn Storage,
+    limits: Limits,
     project: &Uuid,
     run_id: &Uuid,
     n: usize,
@@ -90,7 +94,7 @@ fn expand_once(
         Some(a) => s.user(project, &a)?,
         None => None,
     };
-    let st = Stager::new(s, *project, &run, actor.as_ref())?;
+    let st = Stager::new(s, limits, *project, &run, actor.as_ref())?;
     let explicit: HashSet<Uuid> = run.explicit_ids.iter().copied().collect();
     let topic = run.topic.clone().unwrap_or_default();
     let mut state = run.clone();
@@ -359,13 +363,26 @@ mod tests {
     ) -> crate::storage::AcceptedRun {
         let mut other = None;
         let mut commits = 0;
-        expand_topic_with(store, p, topic_run, 100, &mut |_, _| true, &mut || {
-            commits += 1;
-            if other.is_none() {
-                other = Some(accept_run(store, p, run(flow, Some("u1"), None, 2))?);
-            }
-            Ok(())
-        })
+        expand_topic_with(
+            store,
+            crate::render::Limits::default(),
+            p,
+            topic_run,
+            100,
+            &mut |_, _| true,
+            &mut || {
+                commits += 1;
+                if other.is_none() {
+                    other = Some(accept_run(
+                        store,
+                        crate::render::Limits::default(),
+                        p,
+                        run(flow, Some("u1"), None, 2),
+                    )?);
+                }
+                Ok(())
+            },
+        )
         .unwrap();
         assert_eq!(commits, 2, "the chunk was staged and committed again");
         other.unwrap()
@@ -382,7 +399,13 @@ mod tests {
             json!({"kind": "throttle", "channel_id": null, "template": null,
             "seconds": null, "window": "1h", "limit": 1}),
         );
-        let topic_run = accept_run(&store, &p, run(&flow, None, Some("t"), 1)).unwrap();
+        let topic_run = accept_run(
+            &store,
+            crate::render::Limits::default(),
+            &p,
+            run(&flow, None, Some("t"), 1),
+        )
+        .unwrap();
         let other = expand_racing(&store, &p, &flow, &topic_run.run.id);
         let passed = notifs(&store, &p, &other.run.id).remove(0);
         assert_eq!(passed.stopped, None, "{passed:?}");
@@ -408,8 +431,20 @@ mod tests {
             json!({"kind": "batch", "channel_id": null, "template": null,
             "seconds": null, "window": "1h", "limit": 2}),
         );
-        let opener = accept_run(&store, &p, run(&flow, Some("u1"), None, 0)).unwrap();
-        let topic_run = accept_run(&store, &p, run(&flow, None, Some("t"), 1)).unwrap();
+        let opener = accept_run(
+            &store,
+            crate::render::Limits::default(),
+            &p,
+            run(&flow, Some("u1"), None, 0),
+        )
+        .unwrap();
+        let topic_run = accept_run(
+            &store,
+            crate::render::Limits::default(),
+            &p,
+            run(&flow, None, Some("t"), 1),
+        )
+        .unwrap();
         // The second activity: `max` closes the opener's batch.
         let closer = expand_racing(&store, &p, &flow, &topic_run.run.id);
 

@@ -8,8 +8,8 @@ use crate::error::{Error, Result};
 use crate::events::{new_secret, WebhookEndpoint};
 use crate::model::{Flow, Project, Subscription, User, UserPatch, UserRef};
 use crate::storage::{
-    Erasure, ErasureStep, FlowRef, Memory, Page, PageReq, ProjectRef, Refusal, Remembered, Storage,
-    SubscriptionsOf, WorkRepo,
+    EndpointWrite, Erasure, ErasureStep, FlowRef, Memory, Page, PageReq, ProjectRef, Refusal,
+    Remembered, Storage, SubscriptionsOf, WorkRepo,
 };
 use std::sync::Arc;
 use std::sync::OnceLock;
@@ -156,8 +156,26 @@ impl dyn Storage {
         self.work().map_or(Duration::MAX, |w| w.node().lease)
     }
 
+    /// Stores a new event endpoint with a new signing secret, returned this
+    /// once (`EndpointWrite::Create`).
+    pub fn create_event_endpoint(
+        &self,
+        project: &Uuid,
+        ep: WebhookEndpoint,
+    ) -> Result<(WebhookEndpoint, String)> {
+        let secret = new_secret();
+        let ep = self.put_event_endpoint(
+            project,
+            EndpointWrite::Create {
+                ep,
+                secret: &secret,
+            },
+        )?;
+        Ok((ep, secret))
+    }
+
     /// A new signing secret for an event endpoint (returned this once); the
-    /// previous one signs for `grace` (`EventRepo::replace_event_secret`).
+    /// previous one signs for `grace` (`EndpointWrite::Secret`).
     pub fn rotate_event_secret(
         &self,
         project: &Uuid,
@@ -165,7 +183,14 @@ impl dyn Storage {
         grace: Duration,
     ) -> Result<(WebhookEndpoint, String)> {
         let secret = new_secret();
-        let ep = self.replace_event_secret(project, id, &secret, grace)?;
+        let ep = self.put_event_endpoint(
+            project,
+            EndpointWrite::Secret {
+                id,
+                secret: &secret,
+                grace,
+            },
+        )?;
         Ok((ep, secret))
     }
 

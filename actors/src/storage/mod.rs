@@ -28,7 +28,7 @@ use crate::model::{
     Channel, ChannelType, Delivery, Flow, Preferences, Project, Subscription, Topic, User,
     UserPatch, UserRef,
 };
-use crate::trace::{AttemptNote, TraceEntry};
+use crate::trace::{AttemptNotes, TraceEntry};
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
@@ -190,8 +190,9 @@ pub trait QueueRepo {
     /// them, as one atomic change. On a backend that shares its work
     /// (`WorkRepo::shares_work`) an attempt's outcome is recorded only while
     /// this node holds the delivery's lease (a cancellation always is); the
-    /// deliveries written say which were.
-    fn settle(&self, items: &[(QueueItem, Outcome)]) -> Result<Finished>;
+    /// deliveries written say which were. The `attempt` trace entry of
+    /// each takes what the attempt saw from `notes` (the engine's).
+    fn settle(&self, items: &[(QueueItem, Outcome)], notes: &AttemptNotes) -> Result<Finished>;
     /// Settles queued in-app deliveries into their users' feeds, with their
     /// events, as one atomic change (on a backend that shares its work, only
     /// those whose lease this node holds).
@@ -352,8 +353,6 @@ pub trait IdempotencyRepo {
         scope: &[u8],
         r: &IdempotentResponse,
     ) -> Result<()>;
-    /// Removes up to `max` expired responses; how many it removed.
-    fn sweep_idempotency(&self, max: usize) -> Result<usize>;
 }
 
 /// Retention and erasure: removing what a project no longer keeps.
@@ -378,6 +377,19 @@ pub trait RetentionRepo {
     fn erase(&self, project: &Uuid, step: ErasureStep<'_>) -> Result<Erasure>;
     /// Every erasure still running, all projects (to resume after a restart).
     fn running_erasures(&self) -> Result<Vec<Erasure>>;
+    /// Removes up to `max` records of `what` (see `Sweep`); how many it
+    /// removed.
+    fn sweep(&self, what: Sweep, max: usize) -> Result<usize>;
+}
+
+/// What `RetentionRepo::sweep` removes, all projects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sweep {
+    /// Stored idempotent responses that expired.
+    Idempotency,
+    /// Logged events and attempts older than `before_ms`, and outbox entries
+    /// of endpoints that are gone.
+    EventLogs { before_ms: i64 },
 }
 
 /// Each project's usage counter (`crate::quota`): an estimate of the bytes
@@ -395,28 +407,8 @@ pub trait UsageRepo {
 /// The outbox entries themselves are written by the calls whose changes they
 /// describe, in the same atomic change.
 pub trait EventRepo {
-    /// Stores a new endpoint with a new signing secret, returned this once.
-    fn create_event_endpoint(
-        &self,
-        project: &Uuid,
-        ep: WebhookEndpoint,
-    ) -> Result<(WebhookEndpoint, String)>;
-    /// Changes an endpoint under its lock; 404 when it does not exist.
-    fn update_event_endpoint(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        f: Change<'_, WebhookEndpoint>,
-    ) -> Result<WebhookEndpoint>;
-    /// Makes `secret` (new, made by the engine) the endpoint's signing
-    /// secret; the previous one signs for `grace`, older ones are dropped.
-    fn replace_event_secret(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        secret: &str,
-        grace: Duration,
-    ) -> Result<WebhookEndpoint>;
+    /// Writes an endpoint (see `EndpointWrite`); the endpoint as stored.
+    fn put_event_endpoint(&self, project: &Uuid, w: EndpointWrite<'_>) -> Result<WebhookEndpoint>;
     /// The secrets that sign the endpoint's events now, the current one first.
     fn event_secrets(&self, project: &Uuid, id: &Uuid) -> Result<Vec<String>>;
     /// Due outbox entries of enabled endpoints other than `skip`, oldest
@@ -433,13 +425,31 @@ pub trait EventRepo {
     ) -> Result<()>;
     /// Queues again, for one endpoint, the logged events since `since`; how many.
     fn replay_events(&self, project: &Uuid, id: &Uuid, since: Timestamp) -> Result<usize>;
-    /// Removes logged events and attempts older than `before_ms` (at most `max`).
-    fn sweep_event_logs(&self, before_ms: i64, max: usize) -> Result<usize>;
     /// The decision trace of a notification, in order (`crate::trace`).
     fn notification_trace(&self, project: &Uuid, id: &Uuid) -> Result<Vec<TraceEntry>>;
-    /// Remembers (in memory) what an attempt of a delivery saw beyond its
-    /// outcome, for the trace entry its settle writes.
-    fn note_attempt(&self, delivery: &Uuid, note: AttemptNote);
+}
+
+/// What `EventRepo::put_event_endpoint` writes.
+pub enum EndpointWrite<'a> {
+    /// A new endpoint whose signing secret is `secret` (new, made by the
+    /// engine, which returns it this once).
+    Create {
+        ep: WebhookEndpoint,
+        secret: &'a str,
+    },
+    /// A change of the endpoint under its lock; 404 when it does not exist.
+    Change {
+        id: &'a Uuid,
+        f: Change<'a, WebhookEndpoint>,
+    },
+    /// `secret` (new, made by the engine) becomes the endpoint's signing
+    /// secret; the previous one signs for `grace`, older ones are dropped;
+    /// 404 when the endpoint does not exist.
+    Secret {
+        id: &'a Uuid,
+        secret: &'a str,
+        grace: Duration,
+    },
 }
 
 /// A future a durability wait returns.
@@ -507,10 +517,6 @@ pub trait Storage:
         let _ = of;
         None
     }
-    /// The secret that signs pagination cursors (one per data set).
-    fn cursor_key(&self) -> &[u8; 32];
-    /// The bounds of template renders.
-    fn template_limits(&self) -> crate::render::Limits;
     /// `commit_chunk` in two steps: the chunk's writes now, in a
     /// transaction left open, and the run's record with the commit at
     /// `WrittenChunk::commit`. A backend behind a network writes the next

@@ -22,7 +22,7 @@ pub(super) fn batch_due(
     let mut settle = vec![];
     for q in items {
         let now = engine.project_now(&q.project);
-        match crate::delivery::batch::due(store, &q, now)? {
+        match crate::delivery::batch::due(store, engine.template_limits(), &q, now)? {
             None => again.push(QueueItem {
                 due_ms: now.millis(),
                 ..q
@@ -39,7 +39,7 @@ pub(super) fn batch_due(
         }
     }
     if !settle.is_empty() {
-        let (_, runs) = store.settle(&settle)?;
+        let (_, runs) = store.settle(&settle, engine.attempt_notes())?;
         engine.runs_processed(runs);
     }
     Ok(again)
@@ -71,7 +71,7 @@ fn load_attempt(engine: &Engine, q: &QueueItem) -> Result<Loaded, Option<Outcome
     // A step after a batch: rendered with the batch once it is closed.
     if d.batch {
         let now = engine.project_now(&q.project);
-        let ready = crate::delivery::batch::due(store.as_ref(), q, now)
+        let ready = crate::delivery::batch::due(store.as_ref(), engine.template_limits(), q, now)
             .and_then(|o| Ok((o, store.delivery(&q.project, &q.delivery_id)?)));
         match ready {
             Ok((Some(o), _)) => return Err(Some(o)),
@@ -242,7 +242,7 @@ pub(super) async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Out
     for identifier in expired {
         let _ = store.remove_push_subscription(&q.project, &recipient_id, &channel.id, identifier);
     }
-    store.note_attempt(
+    engine.attempt_notes().note(
         &q.delivery_id,
         crate::trace::AttemptNote {
             provider: channel.provider.clone(),

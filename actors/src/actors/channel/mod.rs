@@ -435,16 +435,18 @@ impl ChannelActor {
                 panic!("injected fault: {} delivery actor panics once", ct.as_str());
             }
             if !poisoned.is_empty() {
-                let store = engine.storage().clone();
+                let e = engine.clone();
                 let failed: Vec<_> = poisoned
                     .into_iter()
                     .map(|q| (q, super::poison::crashed()))
                     .collect();
-                let (_, runs) = tokio::task::spawn_blocking(move || store.settle(&failed))
-                    .await
-                    .map_err(|_| {
-                        crate::error::Error::internal("settling crashed deliveries panicked")
-                    })??;
+                let (_, runs) = tokio::task::spawn_blocking(move || {
+                    e.storage().settle(&failed, e.attempt_notes())
+                })
+                .await
+                .map_err(|_| {
+                    crate::error::Error::internal("settling crashed deliveries panicked")
+                })??;
                 engine.runs_processed(runs);
             }
             let store = engine.storage().clone();
@@ -570,10 +572,13 @@ impl ChannelActor {
         }
         self.flushing += 1;
         let batch = std::mem::take(&mut self.done);
-        let store = self.engine.storage().clone();
+        let engine = self.engine.clone();
         let fut = async move {
             let kept = batch.clone();
-            match tokio::task::spawn_blocking(move || store.settle(&batch)).await {
+            let settled = tokio::task::spawn_blocking(move || {
+                engine.storage().settle(&batch, engine.attempt_notes())
+            });
+            match settled.await {
                 Ok(r) => (r, kept),
                 Err(_) => (
                     Err(crate::error::Error::internal("recording outcomes panicked")),

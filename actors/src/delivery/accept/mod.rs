@@ -21,7 +21,7 @@ use crate::model::{
     DeliveryStatus, FlowRun, Notification, Preferences, Rendered, Step, StopReason, Timestamp,
     User, UserPatch, NOTIFICATION_TAG,
 };
-use crate::render::RunRenderer;
+use crate::render::{Limits, RunRenderer};
 use crate::storage::{
     AcceptInput, AcceptedRun, ActorSpec, QueueItem, RunCommit, RunRecipient, StagedNotification,
     StagedRun, Storage, UserWrite,
@@ -55,16 +55,18 @@ const ATTEMPTS: usize = 4;
 /// project, for nothing this does not give.
 pub(crate) fn accept_run(
     s: &dyn Storage,
+    limits: Limits,
     project: &Uuid,
     input: AcceptInput,
 ) -> Result<AcceptedRun> {
-    accept_run_with(s, project, input, &mut || Ok(()))
+    accept_run_with(s, limits, project, input, &mut || Ok(()))
 }
 
 /// `accept_run`, calling `between` after each staging, before the backend's
 /// commit: where another request may change a user (a test does).
 fn accept_run_with(
     s: &dyn Storage,
+    limits: Limits,
     project: &Uuid,
     input: AcceptInput,
     between: &mut dyn FnMut() -> Result<()>,
@@ -144,7 +146,7 @@ fn accept_run_with(
             vec![]
         };
         let (notifications, queued) = {
-            let st = Stager::new(s, *project, &run, actor.as_ref())?;
+            let st = Stager::new(s, limits, *project, &run, actor.as_ref())?;
             st.stage_all(s, &users)?
         };
         // Before anything is stored: the size bounds and the quota.
@@ -344,6 +346,7 @@ impl<'a> Stager<'a> {
     /// templates compiled once, the context shared by its recipients.
     pub(crate) fn new(
         s: &dyn Storage,
+        limits: Limits,
         project: Uuid,
         run: &'a FlowRun,
         actor: Option<&User>,
@@ -360,7 +363,7 @@ impl<'a> Stager<'a> {
         Ok(Stager {
             project,
             run,
-            renderer: RunRenderer::new(&run.flow, s.template_limits()),
+            renderer: RunRenderer::new(&run.flow, limits),
             channels,
             shared: crate::render::Shared::new(
                 &actor,

@@ -49,7 +49,7 @@ fn runs_keep_unchanged_users_cached_and_forget_the_ones_they_patch() {
     let cached = store.user_by_ext_cached(&p, "u1").unwrap().unwrap();
 
     // `input` patches first_name to what it is: nothing is written.
-    accept_run(&store, &p, input("u1")).unwrap();
+    accept_run(&store, crate::render::Limits::default(), &p, input("u1")).unwrap();
     let still = store
         .user_cached(&p, "u1")
         .expect("an unchanged user stays cached");
@@ -57,7 +57,7 @@ fn runs_keep_unchanged_users_cached_and_forget_the_ones_they_patch() {
 
     let mut changing = input("u1");
     changing.recipients[0].patch.last_name = Some(Some("Lovelace".into()));
-    accept_run(&store, &p, changing).unwrap();
+    accept_run(&store, crate::render::Limits::default(), &p, changing).unwrap();
     assert!(
         store.user_cached(&p, "u1").is_none(),
         "a patched user is forgotten"
@@ -73,7 +73,7 @@ fn runs_keep_unchanged_users_cached_and_forget_the_ones_they_patch() {
         ..Default::default()
     };
     store.upsert_user(&p, "u1", &patch).unwrap();
-    accept_run(&store, &p, input("u1")).unwrap();
+    accept_run(&store, crate::render::Limits::default(), &p, input("u1")).unwrap();
     let u = store.user_by_ext(&p, "u1").unwrap().unwrap();
     assert_eq!(
         (u.first_name.as_deref(), u.last_name.as_deref()),
@@ -105,13 +105,19 @@ fn a_run_is_staged_again_while_its_users_change_then_refused() {
 
     // Changed once: the second staging is stored, over the change.
     let mut n = 0;
-    let run = accept_run_with(&store, &p, input("u1"), &mut || {
-        n += 1;
-        if n == 1 {
-            change(n)?;
-        }
-        Ok(())
-    })
+    let run = accept_run_with(
+        &store,
+        crate::render::Limits::default(),
+        &p,
+        input("u1"),
+        &mut || {
+            n += 1;
+            if n == 1 {
+                change(n)?;
+            }
+            Ok(())
+        },
+    )
     .unwrap();
     assert_eq!(n, 2);
     let stored = store.flow_run(&p, &run.run.id).unwrap().unwrap();
@@ -124,10 +130,16 @@ fn a_run_is_staged_again_while_its_users_change_then_refused() {
 
     // Changed before every commit: refused after 4 stagings, nothing stored.
     let mut n = 0;
-    let e = accept_run_with(&store, &p, input("u1"), &mut || {
-        n += 1;
-        change(n + 1)
-    })
+    let e = accept_run_with(
+        &store,
+        crate::render::Limits::default(),
+        &p,
+        input("u1"),
+        &mut || {
+            n += 1;
+            change(n + 1)
+        },
+    )
     .err()
     .unwrap();
     assert_eq!(n, ATTEMPTS);

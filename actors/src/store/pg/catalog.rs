@@ -290,6 +290,24 @@ impl PushRepo for PgStore {
     }
 }
 
+/// The sweep of stored responses (`RetentionRepo::sweep`).
+impl PgStore {
+    pub(crate) fn sweep_idempotency(&self, max: usize) -> Result<usize> {
+        let r = self
+            .block(
+                sqlx::query(
+                    "DELETE FROM idempotency WHERE ctid IN (
+                         SELECT ctid FROM idempotency WHERE created_ms < $1 LIMIT $2)",
+                )
+                .bind(Timestamp::now().millis() - IDEMPOTENCY_TTL_MS)
+                .bind(max as i64)
+                .execute(self.pool()),
+            )
+            .map_err(db_err)?;
+        Ok(r.rows_affected() as usize)
+    }
+}
+
 impl IdempotencyRepo for PgStore {
     fn idempotent_response(
         &self,
@@ -326,21 +344,6 @@ impl IdempotencyRepo for PgStore {
             let mut conn = self.pool().acquire().await.map_err(db_err)?;
             put_idempotent(&mut conn, project, scope, r).await
         })
-    }
-
-    fn sweep_idempotency(&self, max: usize) -> Result<usize> {
-        let r = self
-            .block(
-                sqlx::query(
-                    "DELETE FROM idempotency WHERE ctid IN (
-                         SELECT ctid FROM idempotency WHERE created_ms < $1 LIMIT $2)",
-                )
-                .bind(Timestamp::now().millis() - IDEMPOTENCY_TTL_MS)
-                .bind(max as i64)
-                .execute(self.pool()),
-            )
-            .map_err(db_err)?;
-        Ok(r.rows_affected() as usize)
     }
 }
 

@@ -15,15 +15,14 @@
 use super::{db_err, doc_of, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::events::{
-    event_body, new_secret, AttemptNext, EventAttempt, EventMask, EventType, OutboxEvent,
-    WebhookEndpoint,
+    event_body, AttemptNext, EventAttempt, EventMask, EventType, OutboxEvent, WebhookEndpoint,
 };
 use crate::model::{Delivery, Notification, Timestamp, User};
 use crate::rules::feed;
 use crate::storage::Refusal;
-use crate::storage::{Change, EventRepo, Page, PageReq};
+use crate::storage::{Change, EndpointWrite, EventRepo, Page, PageReq};
 use crate::store::trace_codec;
-use crate::trace::{AttemptNote, TraceEntry};
+use crate::trace::TraceEntry;
 use crate::views::NotificationView;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -31,11 +30,6 @@ use sqlx::{PgConnection, Row};
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 use uuid::Uuid;
-
-/// Attempt notes kept at most: a note is taken when its attempt settles, so
-/// only notes of attempts whose settle failed linger; past this many, all go
-/// (a trace then lacks a provider and latency, nothing else).
-const MAX_NOTES: usize = 100_000;
 
 /// One signing secret as stored.
 #[derive(Serialize, Deserialize)]
@@ -354,11 +348,6 @@ fn event_type(s: &str) -> Result<EventType> {
 }
 
 impl PgStore {
-    /// Takes the note of a delivery's attempt being settled.
-    pub(crate) fn take_attempt_note(&self, delivery: &Uuid) -> Option<AttemptNote> {
-        self.notes().remove(delivery).map(|(_, n)| n)
-    }
-
     /// An endpoint and its secrets, locked for the caller's transaction.
     async fn endpoint_for_update(
         conn: &mut PgConnection,
@@ -399,15 +388,17 @@ impl PgStore {
     }
 }
 
-impl EventRepo for PgStore {
+/// The writes behind `EventRepo::put_event_endpoint`, one per kind, and
+/// the sweep of the logs (`RetentionRepo::sweep`).
+impl PgStore {
     fn create_event_endpoint(
         &self,
         project: &Uuid,
         ep: WebhookEndpoint,
-    ) -> Result<(WebhookEndpoint, String)> {
-        let secret = new_secret();
+        secret: &str,
+    ) -> Result<WebhookEndpoint> {
         let secrets = [StoredSecret {
-            secret: secret.clone(),
+            secret: secret.to_string(),
             expires_ms: None,
         }];
         self.block(
@@ -423,7 +414,7 @@ impl EventRepo for PgStore {
             .execute(self.pool()),
         )
         .map_err(db_err)?;
-        Ok((ep, secret))
+        Ok(ep)
     }
 
     fn update_event_endpoint(
@@ -472,6 +463,66 @@ impl EventRepo for PgStore {
         })?;
         self.commit(tx)?;
         Ok(ep)
+    }
+
+    pub(crate) fn sweep_event_logs(&self, before_ms: i64, max: usize) -> Result<usize> {
+        let max = max as i64;
+        let mut tx = self.begin()?;
+        let n = self.block(async {
+            // outbox rows of endpoints that no longer exist (staged while
+            // their endpoint was being deleted)
+            let mut n = sqlx::query(
+                "DELETE FROM outbox WHERE ctid = ANY(ARRAY(
+                     SELECT o.ctid FROM outbox o WHERE NOT EXISTS (
+                         SELECT 1 FROM event_endpoints e WHERE e.project = o.project AND e.id = o.endpoint)
+                     LIMIT $1))",
+            )
+            .bind(max)
+            .execute(&mut *tx)
+            .await
+            .map_err(db_err)?
+            .rows_affected() as i64;
+            if n < max {
+                n += sqlx::query(
+                    "DELETE FROM event_log WHERE ctid = ANY(ARRAY(
+                         SELECT ctid FROM event_log WHERE created_ms < $1 LIMIT $2))",
+                )
+                .bind(before_ms)
+                .bind(max - n)
+                .execute(&mut *tx)
+                .await
+                .map_err(db_err)?
+                .rows_affected() as i64;
+            }
+            if n < max {
+                // an attempt's id is its time
+                n += sqlx::query(
+                    "DELETE FROM event_attempts WHERE ctid = ANY(ARRAY(
+                         SELECT ctid FROM event_attempts WHERE id < $1 LIMIT $2))",
+                )
+                .bind(super::page::id_floor(before_ms))
+                .bind(max - n)
+                .execute(&mut *tx)
+                .await
+                .map_err(db_err)?
+                .rows_affected() as i64;
+            }
+            Ok::<_, Error>(n as usize)
+        })?;
+        self.commit(tx)?;
+        Ok(n)
+    }
+}
+
+impl EventRepo for PgStore {
+    fn put_event_endpoint(&self, project: &Uuid, w: EndpointWrite<'_>) -> Result<WebhookEndpoint> {
+        match w {
+            EndpointWrite::Create { ep, secret } => self.create_event_endpoint(project, ep, secret),
+            EndpointWrite::Change { id, f } => self.update_event_endpoint(project, id, f),
+            EndpointWrite::Secret { id, secret, grace } => {
+                self.replace_event_secret(project, id, secret, grace)
+            }
+        }
     }
 
     fn event_secrets(&self, project: &Uuid, id: &Uuid) -> Result<Vec<String>> {
@@ -711,54 +762,6 @@ impl EventRepo for PgStore {
         Ok(n)
     }
 
-    fn sweep_event_logs(&self, before_ms: i64, max: usize) -> Result<usize> {
-        let max = max as i64;
-        let mut tx = self.begin()?;
-        let n = self.block(async {
-            // outbox rows of endpoints that no longer exist (staged while
-            // their endpoint was being deleted)
-            let mut n = sqlx::query(
-                "DELETE FROM outbox WHERE ctid = ANY(ARRAY(
-                     SELECT o.ctid FROM outbox o WHERE NOT EXISTS (
-                         SELECT 1 FROM event_endpoints e WHERE e.project = o.project AND e.id = o.endpoint)
-                     LIMIT $1))",
-            )
-            .bind(max)
-            .execute(&mut *tx)
-            .await
-            .map_err(db_err)?
-            .rows_affected() as i64;
-            if n < max {
-                n += sqlx::query(
-                    "DELETE FROM event_log WHERE ctid = ANY(ARRAY(
-                         SELECT ctid FROM event_log WHERE created_ms < $1 LIMIT $2))",
-                )
-                .bind(before_ms)
-                .bind(max - n)
-                .execute(&mut *tx)
-                .await
-                .map_err(db_err)?
-                .rows_affected() as i64;
-            }
-            if n < max {
-                // an attempt's id is its time
-                n += sqlx::query(
-                    "DELETE FROM event_attempts WHERE ctid = ANY(ARRAY(
-                         SELECT ctid FROM event_attempts WHERE id < $1 LIMIT $2))",
-                )
-                .bind(super::page::id_floor(before_ms))
-                .bind(max - n)
-                .execute(&mut *tx)
-                .await
-                .map_err(db_err)?
-                .rows_affected() as i64;
-            }
-            Ok::<_, Error>(n as usize)
-        })?;
-        self.commit(tx)?;
-        Ok(n)
-    }
-
     fn notification_trace(&self, project: &Uuid, id: &Uuid) -> Result<Vec<TraceEntry>> {
         let rows = self
             .block(
@@ -783,14 +786,6 @@ impl EventRepo for PgStore {
             }
         }
         Ok(out)
-    }
-
-    fn note_attempt(&self, delivery: &Uuid, note: AttemptNote) {
-        let notes = self.notes();
-        if notes.len() >= MAX_NOTES {
-            notes.clear();
-        }
-        notes.insert(*delivery, note);
     }
 }
 

@@ -55,7 +55,7 @@ use sqlx::types::Json;
 use sqlx::Row;
 use std::future::Future;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -124,13 +124,7 @@ struct Inner {
     rt: Option<tokio::runtime::Runtime>,
     pool: PgPool,
     cursor_key: [u8; 32],
-    template_fuel: AtomicU64,
-    template_max_output: AtomicUsize,
     health: Arc<Health>,
-    /// What attempts saw beyond their outcome, until they settle
-    /// (`EventRepo::note_attempt`): in memory, as they are seen only by this
-    /// process's attempts and its own settle.
-    notes: dashmap::DashMap<uuid::Uuid, crate::trace::AttemptNote>,
     /// This process's node id: the owner of the leases it takes (`work`).
     node: uuid::Uuid,
     /// How long a lease holds unless renewed, in milliseconds.
@@ -320,10 +314,7 @@ impl PgStore {
                 rt: Some(rt),
                 pool,
                 cursor_key,
-                template_fuel: AtomicU64::new(crate::render::DEFAULT_FUEL),
-                template_max_output: AtomicUsize::new(crate::render::DEFAULT_MAX_OUTPUT),
                 health,
-                notes: Default::default(),
                 node: uuid::Builder::from_random_bytes(rand::random()).into_uuid(),
                 lease_ms: std::sync::atomic::AtomicI64::new(DEFAULT_LEASE.as_millis() as i64),
             }),
@@ -339,10 +330,6 @@ impl PgStore {
                 .expect("the runtime lives as long as the store"),
             f,
         )
-    }
-
-    pub(crate) fn notes(&self) -> &dashmap::DashMap<uuid::Uuid, crate::trace::AttemptNote> {
-        &self.inner.notes
     }
 
     pub(crate) fn pool(&self) -> &PgPool {
@@ -395,11 +382,11 @@ impl PgStore {
         self.inner.lease_ms.load(Ordering::Relaxed)
     }
 
-    pub fn set_template_limits(&self, l: crate::render::Limits) {
-        self.inner.template_fuel.store(l.fuel, Ordering::Relaxed);
-        self.inner
-            .template_max_output
-            .store(l.max_output, Ordering::Relaxed);
+    /// The secret that signs pagination cursors (random per database, kept
+    /// in its `meta` table, so every node has the same): the engine's,
+    /// given to it at start.
+    pub fn cursor_key(&self) -> &[u8; 32] {
+        &self.inner.cursor_key
     }
 
     /// Closes the pool (at shutdown): every commit has returned already, so
@@ -505,17 +492,6 @@ impl Storage for PgStore {
     /// Several nodes share one database: they claim their work with leases.
     fn work(&self) -> Option<&dyn crate::storage::WorkRepo> {
         Some(self)
-    }
-
-    fn cursor_key(&self) -> &[u8; 32] {
-        &self.inner.cursor_key
-    }
-
-    fn template_limits(&self) -> crate::render::Limits {
-        crate::render::Limits {
-            fuel: self.inner.template_fuel.load(Ordering::Relaxed),
-            max_output: self.inner.template_max_output.load(Ordering::Relaxed),
-        }
     }
 
     /// The chunk's writes now, the run's record and the commit later

@@ -22,6 +22,7 @@ use crate::model::{
 use crate::rules;
 use crate::storage::*;
 use crate::store::trace_codec;
+use crate::trace::AttemptNotes;
 use serde_json::Value;
 use sqlx::{PgConnection, Row};
 use std::collections::{BTreeSet, HashMap};
@@ -142,11 +143,13 @@ pub(super) async fn load_for_finish(
 }
 
 /// Applies the outcomes: deliveries, their queue rows, notifications that
-/// became processed and the runs they finish.
+/// became processed and the runs they finish. Each attempt's trace entry
+/// takes its note from `notes` (none: no provider call was made, an in-app
+/// delivery).
 pub(super) async fn stage_finish(
-    store: &PgStore,
     conn: &mut PgConnection,
     settling: &mut Settling,
+    notes: Option<&AttemptNotes>,
     now: Timestamp,
     out: &mut Outbound,
 ) -> Result<Finished> {
@@ -212,7 +215,7 @@ pub(super) async fn stage_finish(
             traces_of[ri].push_entry(&crate::trace::canceled(d, key.as_deref(), now));
         }
         let d = &recs[ri].2[di];
-        let note = store.take_attempt_note(&d.id);
+        let note = notes.and_then(|n| n.take(&d.id));
         crate::trace::settled_into(d, was_attempt, note, now, &mut traces_of[ri]);
         written.push(d.clone());
         touched[ri] = true;
@@ -374,13 +377,13 @@ impl QueueRepo for PgStore {
             .collect())
     }
 
-    fn settle(&self, items: &[(QueueItem, Outcome)]) -> Result<Finished> {
+    fn settle(&self, items: &[(QueueItem, Outcome)], notes: &AttemptNotes) -> Result<Finished> {
         let now = Timestamp::now();
         let mut tx = self.begin()?;
         let done = self.block(async {
             let mut s = load_for_finish(&mut tx, items.to_vec(), Some(self.node())).await?;
             let mut out = Outbound::load(&mut tx, s.recs.iter().map(|r| r.0)).await?;
-            let done = stage_finish(self, &mut tx, &mut s, now, &mut out).await?;
+            let done = stage_finish(&mut tx, &mut s, Some(notes), now, &mut out).await?;
             out.flush(&mut tx).await?;
             Ok::<_, Error>(done)
         })?;
@@ -480,7 +483,7 @@ impl QueueRepo for PgStore {
             }
             out.settled = s.items.len();
             let mut events = Outbound::load(&mut tx, s.recs.iter().map(|r| r.0)).await?;
-            let (written, runs) = stage_finish(self, &mut tx, &mut s, now, &mut events).await?;
+            let (written, runs) = stage_finish(&mut tx, &mut s, None, now, &mut events).await?;
             events.flush(&mut tx).await?;
             out.runs = runs;
             Ok::<_, Error>((out, written))

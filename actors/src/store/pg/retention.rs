@@ -21,7 +21,7 @@ use crate::model::{FeedCounts, Timestamp};
 use crate::rules::records;
 use crate::storage::Refusal;
 use crate::storage::{
-    Erasure, ErasureStatus, ErasureStep, PurgeCutoffs, PurgeReport, RetentionRepo,
+    Erasure, ErasureStatus, ErasureStep, PurgeCutoffs, PurgeReport, RetentionRepo, Sweep,
 };
 use sqlx::{PgConnection, Row};
 use std::collections::HashMap;
@@ -378,6 +378,13 @@ impl RetentionRepo for PgStore {
         match step {
             ErasureStep::Start(ext) => self.start_erasure(project, ext),
             ErasureStep::Continue { id, max } => self.erase_step(project, id, max),
+        }
+    }
+
+    fn sweep(&self, what: Sweep, max: usize) -> Result<usize> {
+        match what {
+            Sweep::Idempotency => self.sweep_idempotency(max),
+            Sweep::EventLogs { before_ms } => self.sweep_event_logs(before_ms, max),
         }
     }
 

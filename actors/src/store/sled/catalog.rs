@@ -544,33 +544,12 @@ impl PushRepo for Store {
     }
 }
 
-impl IdempotencyRepo for Store {
-    fn idempotent_response(
-        &self,
-        project: &Uuid,
-        scope: &[u8],
-    ) -> Result<Option<IdempotentResponse>> {
-        let r: Option<IdempotentResponse> =
-            self.get_rec(T::idempotency, Key::new().id(project).bytes(scope).as_ref())?;
-        // Records older than 24 h are expired (docs/API.md §5).
-        Ok(r.filter(|r| Timestamp::now().millis() - r.created_at.millis() < 24 * 3600 * 1000))
-    }
-
-    fn put_idempotent_response(
-        &self,
-        project: &Uuid,
-        scope: &[u8],
-        r: &IdempotentResponse,
-    ) -> Result<()> {
-        let mut w = Writes::new();
-        w.put_rec(T::idempotency, Key::new().id(project).bytes(scope), r);
-        self.commit_durable(w)
-    }
-
+/// The sweep of stored responses (`RetentionRepo::sweep`).
+impl Store {
     /// Deletes idempotency records older than 24 h (they are no longer replayed),
     /// at most `max` per call so a sweep never holds up other work for long.
     /// Returns how many were removed.
-    fn sweep_idempotency(&self, max: usize) -> Result<usize> {
+    pub(crate) fn sweep_idempotency(&self, max: usize) -> Result<usize> {
         let cutoff = Timestamp::now().millis() - 24 * 3600 * 1000;
         let mut w = Writes::new();
         let mut n = 0;
@@ -626,5 +605,29 @@ impl Store {
         scan(self.tree(T::flows), &Key::new().id(project), req, |_, v| {
             Ok(Some(codec::dec(v)?))
         })
+    }
+}
+
+impl IdempotencyRepo for Store {
+    fn idempotent_response(
+        &self,
+        project: &Uuid,
+        scope: &[u8],
+    ) -> Result<Option<IdempotentResponse>> {
+        let r: Option<IdempotentResponse> =
+            self.get_rec(T::idempotency, Key::new().id(project).bytes(scope).as_ref())?;
+        // Records older than 24 h are expired (docs/API.md §5).
+        Ok(r.filter(|r| Timestamp::now().millis() - r.created_at.millis() < 24 * 3600 * 1000))
+    }
+
+    fn put_idempotent_response(
+        &self,
+        project: &Uuid,
+        scope: &[u8],
+        r: &IdempotentResponse,
+    ) -> Result<()> {
+        let mut w = Writes::new();
+        w.put_rec(T::idempotency, Key::new().id(project).bytes(scope), r);
+        self.commit_durable(w)
     }
 }

@@ -25,15 +25,13 @@ use super::records::{group_member, NotifRec};
 use super::{codec, Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::events::{
-    event_body, new_secret, AttemptNext, EventAttempt, EventMask, EventType, OutboxEvent,
-    WebhookEndpoint,
+    event_body, AttemptNext, EventAttempt, EventMask, EventType, OutboxEvent, WebhookEndpoint,
 };
 use crate::model::{Delivery, Notification, PushSubscription, Timestamp, User};
 use crate::rules::feed;
 use crate::storage::Refusal;
 use crate::storage::*;
 use crate::storage::{Page, PageReq};
-use crate::trace::AttemptNote;
 use crate::trace::TraceEntry;
 use crate::views::NotificationView;
 use dashmap::DashMap;
@@ -56,14 +54,7 @@ pub(crate) struct EventsState {
     any: AtomicBool,
     /// The last `seq` handed out.
     seq: AtomicU64,
-    /// Attempts made but not settled yet, by delivery (see `note_attempt`).
-    notes: DashMap<Uuid, AttemptNote>,
 }
-
-/// Attempt notes kept at most: a note is taken when its attempt settles, so
-/// only notes of attempts whose settle failed linger; past this many, all go
-/// (a trace then lacks a provider and latency, nothing else).
-const MAX_NOTES: usize = 100_000;
 
 impl EventsState {
     /// A new `seq`: the current time in microseconds, or one more than the
@@ -408,11 +399,6 @@ impl Store {
         st.any.store(!st.endpoints.is_empty(), Ordering::Release);
     }
 
-    /// Takes the note of a delivery's attempt being settled.
-    pub(crate) fn take_attempt_note(&self, delivery: &Uuid) -> Option<AttemptNote> {
-        self.inner.events.notes.remove(delivery).map(|(_, n)| n)
-    }
-
     /// A new sequence number (event log, outbox, trace keys).
     pub(crate) fn next_event_seq(&self) -> u64 {
         self.inner.events.next_seq()
@@ -440,16 +426,17 @@ impl Store {
 #[path = "tests/events.rs"]
 mod tests;
 
-impl EventRepo for Store {
-    /// Stores a new endpoint with a new signing secret, which is returned
-    /// (the only time it is).
+/// The writes behind `EventRepo::put_event_endpoint`, one per kind, and
+/// the sweep of the logs (`RetentionRepo::sweep`).
+impl Store {
+    /// Stores a new endpoint with its signing secret (made by the engine).
     fn create_event_endpoint(
         &self,
         project: &Uuid,
         ep: WebhookEndpoint,
-    ) -> Result<(WebhookEndpoint, String)> {
-        let secret = new_secret();
-        let sealed = self.seal_secret(project, &ep.id, &secret)?;
+        secret: &str,
+    ) -> Result<WebhookEndpoint> {
+        let sealed = self.seal_secret(project, &ep.id, secret)?;
         let _g = self.endpoint_lock(project);
         let mut w = Writes::new();
         w.put_rec(
@@ -465,7 +452,7 @@ impl EventRepo for Store {
         );
         self.commit_durable(w)?;
         self.refresh_event_endpoints(project)?;
-        Ok((ep, secret))
+        Ok(ep)
     }
 
     /// Changes an endpoint under its project's endpoint lock; 404 when absent.
@@ -520,6 +507,70 @@ impl EventRepo for Store {
         w.put_rec(T::hooks, hook_key(project, id), &rec);
         self.commit_durable(w)?;
         Ok(rec.ep)
+    }
+
+    /// Removes log entries and attempts older than `before_ms`, and outbox
+    /// entries of endpoints that no longer exist (an event staged while its
+    /// endpoint was being deleted), at most `max`; how many it removed.
+    pub(crate) fn sweep_event_logs(&self, before_ms: i64, max: usize) -> Result<usize> {
+        let mut w = Writes::new();
+        let mut n = 0;
+        let mut gone: Option<(Uuid, Uuid, bool)> = None;
+        for kv in self.tree(T::outbox).iter() {
+            let (k, _) = kv?;
+            if k.len() < 40 || n >= max {
+                continue;
+            }
+            let (p, e) = (super::keys::uuid_at(&k, 0), super::keys::uuid_at(&k, 16));
+            let exists = match gone {
+                Some((gp, ge, x)) if gp == p && ge == e => x,
+                _ => {
+                    let x = self.tree(T::hooks).contains_key(hook_key(&p, &e))?;
+                    gone = Some((p, e, x));
+                    x
+                }
+            };
+            if !exists {
+                w.del(T::outbox, k);
+                n += 1;
+            }
+        }
+        let cutoff = micros_of_millis(before_ms);
+        for kv in self.tree(T::event_log).iter() {
+            if n >= max {
+                break;
+            }
+            let (k, _) = kv?;
+            if k.len() >= 24 && u64::from_be_bytes(k[16..24].try_into().unwrap_or([0; 8])) < cutoff
+            {
+                w.del(T::event_log, k);
+                n += 1;
+            }
+        }
+        for kv in self.tree(T::hook_attempts).iter() {
+            if n >= max {
+                break;
+            }
+            let (k, _) = kv?;
+            if k.len() >= 48 && Timestamp::of_id(&super::keys::tail_id(&k)).millis() < before_ms {
+                w.del(T::hook_attempts, k);
+                n += 1;
+            }
+        }
+        self.commit(w)?;
+        Ok(n)
+    }
+}
+
+impl EventRepo for Store {
+    fn put_event_endpoint(&self, project: &Uuid, w: EndpointWrite<'_>) -> Result<WebhookEndpoint> {
+        match w {
+            EndpointWrite::Create { ep, secret } => self.create_event_endpoint(project, ep, secret),
+            EndpointWrite::Change { id, f } => self.update_event_endpoint(project, id, f),
+            EndpointWrite::Secret { id, secret, grace } => {
+                self.replace_event_secret(project, id, secret, grace)
+            }
+        }
     }
 
     /// The secrets that sign an endpoint's events now, the current one first.
@@ -715,58 +766,6 @@ impl EventRepo for Store {
         Ok(n)
     }
 
-    /// Removes log entries and attempts older than `before_ms`, and outbox
-    /// entries of endpoints that no longer exist (an event staged while its
-    /// endpoint was being deleted), at most `max`; how many it removed.
-    fn sweep_event_logs(&self, before_ms: i64, max: usize) -> Result<usize> {
-        let mut w = Writes::new();
-        let mut n = 0;
-        let mut gone: Option<(Uuid, Uuid, bool)> = None;
-        for kv in self.tree(T::outbox).iter() {
-            let (k, _) = kv?;
-            if k.len() < 40 || n >= max {
-                continue;
-            }
-            let (p, e) = (super::keys::uuid_at(&k, 0), super::keys::uuid_at(&k, 16));
-            let exists = match gone {
-                Some((gp, ge, x)) if gp == p && ge == e => x,
-                _ => {
-                    let x = self.tree(T::hooks).contains_key(hook_key(&p, &e))?;
-                    gone = Some((p, e, x));
-                    x
-                }
-            };
-            if !exists {
-                w.del(T::outbox, k);
-                n += 1;
-            }
-        }
-        let cutoff = micros_of_millis(before_ms);
-        for kv in self.tree(T::event_log).iter() {
-            if n >= max {
-                break;
-            }
-            let (k, _) = kv?;
-            if k.len() >= 24 && u64::from_be_bytes(k[16..24].try_into().unwrap_or([0; 8])) < cutoff
-            {
-                w.del(T::event_log, k);
-                n += 1;
-            }
-        }
-        for kv in self.tree(T::hook_attempts).iter() {
-            if n >= max {
-                break;
-            }
-            let (k, _) = kv?;
-            if k.len() >= 48 && Timestamp::of_id(&super::keys::tail_id(&k)).millis() < before_ms {
-                w.del(T::hook_attempts, k);
-                n += 1;
-            }
-        }
-        self.commit(w)?;
-        Ok(n)
-    }
-
     /// A notification's trace, in order (empty when it has none).
     fn notification_trace(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<TraceEntry>> {
         let mut out = vec![];
@@ -789,15 +788,6 @@ impl EventRepo for Store {
             out.extend(part);
         }
         Ok(out)
-    }
-
-    /// Remembers what the delivery actor saw of an attempt, for its trace entry.
-    fn note_attempt(&self, delivery: &Uuid, note: AttemptNote) {
-        let notes = &self.inner.events.notes;
-        if notes.len() >= MAX_NOTES {
-            notes.clear();
-        }
-        notes.insert(*delivery, note);
     }
 }
 

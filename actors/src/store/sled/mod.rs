@@ -217,10 +217,6 @@ struct Inner {
     /// Each user's feed counts and latest `seq` as last committed (see
     /// `Store::feed_counts_locked`).
     feed_counts: dashmap::DashMap<(uuid::Uuid, uuid::Uuid), crate::model::FeedCounts>,
-    /// The bounds of every template render (`render::Limits`): set once at
-    /// startup from the configuration, read by every run.
-    template_fuel: std::sync::atomic::AtomicU64,
-    template_max_output: std::sync::atomic::AtomicUsize,
     /// The enabled event endpoints per project (see `events`).
     events: events::EventsState,
     /// Each project's usage counter as counted since open (see `usage`).
@@ -473,8 +469,6 @@ impl Store {
                 flow_ids: dashmap::DashMap::new(),
                 feed_stamps: Default::default(),
                 feed_counts: dashmap::DashMap::new(),
-                template_fuel: crate::render::DEFAULT_FUEL.into(),
-                template_max_output: crate::render::DEFAULT_MAX_OUTPUT.into(),
                 events: Default::default(),
                 usage: Default::default(),
                 path: dir.to_path_buf(),
@@ -509,13 +503,10 @@ impl Store {
         &self.inner.health
     }
 
-    /// Sets the bounds of template renders (see `render::Limits`).
-    pub fn set_template_limits(&self, l: crate::render::Limits) {
-        use std::sync::atomic::Ordering::Relaxed;
-        self.inner.template_fuel.store(l.fuel.max(1), Relaxed);
-        self.inner
-            .template_max_output
-            .store(l.max_output.max(1), Relaxed);
+    /// The secret that signs pagination cursors (random per data dir, kept
+    /// in its meta space): the engine's, given to it at start.
+    pub fn cursor_key(&self) -> &[u8; 32] {
+        &self.inner.cursor_key
     }
 
     pub fn path(&self) -> &Path {
@@ -851,20 +842,6 @@ impl Durability for Store {
 }
 
 impl Storage for Store {
-    /// The secret that signs pagination cursors (random per data dir).
-    fn cursor_key(&self) -> &[u8; 32] {
-        &self.inner.cursor_key
-    }
-
-    /// The bounds of template renders.
-    fn template_limits(&self) -> crate::render::Limits {
-        use std::sync::atomic::Ordering::Relaxed;
-        crate::render::Limits {
-            fuel: self.inner.template_fuel.load(Relaxed),
-            max_output: self.inner.template_max_output.load(Relaxed),
-        }
-    }
-
     /// Projects and users as last read, and feeds' change stamps.
     fn memory(&self, of: crate::storage::Memory<'_>) -> Option<crate::storage::Remembered> {
         self.remembered(of)

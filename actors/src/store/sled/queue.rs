@@ -17,6 +17,7 @@ use crate::model::*;
 use crate::rules;
 use crate::storage::*;
 use crate::storage::{Finished, Outcome, QueueItem};
+use crate::trace::AttemptNotes;
 use serde_json::Value;
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -78,12 +79,13 @@ impl Store {
     pub(crate) fn finish_deliveries(
         &self,
         items: &[(QueueItem, Outcome)],
+        notes: &AttemptNotes,
         extra: Writes,
     ) -> Result<Finished> {
         let mut w = extra;
         let now = Timestamp::now();
         let mut settling = self.load_for_finish(items.iter().map(|(q, o)| (q, o.clone())))?;
-        let (written, runs) = self.stage_finish(&mut w, &mut settling, now)?;
+        let (written, runs) = self.stage_finish(&mut w, &mut settling, Some(notes), now)?;
         self.commit(w)?;
         drop(settling); // the locks, after the commit
         Tally::record(&written, now);
@@ -93,11 +95,14 @@ impl Store {
     /// Stages the outcomes into `w`: each notification touched is rewritten once,
     /// `processed` when its deliveries have all settled, and runs whose
     /// notifications have all been processed are marked so. The caller keeps
-    /// `settling` (its locks) until it has committed `w`.
+    /// `settling` (its locks) until it has committed `w`. Each attempt's
+    /// trace entry takes its note from `notes` (none: no provider call was
+    /// made, an in-app delivery).
     pub(super) fn stage_finish(
         &self,
         w: &mut Writes,
         settling: &mut Settling<'_>,
+        notes: Option<&AttemptNotes>,
         now: Timestamp,
     ) -> Result<Finished> {
         let mut recs = std::mem::take(&mut settling.recs);
@@ -138,7 +143,7 @@ impl Store {
                 );
             }
             self.stage_delivery_event(w, &q.project, d);
-            let note = self.take_attempt_note(&d.id);
+            let note = notes.and_then(|n| n.take(&d.id));
             if d.status == DeliveryStatus::Canceled {
                 let run = recs[ri].1.n.flow_run_id;
                 let key = match cancel_keys.get(&run) {
@@ -356,7 +361,7 @@ impl QueueRepo for Store {
             out.frames.push((p, u, frames));
         }
         out.settled = settling.len();
-        let (written, runs) = self.stage_finish(&mut w, &mut settling, now)?;
+        let (written, runs) = self.stage_finish(&mut w, &mut settling, None, now)?;
         let res = self.commit(w);
         for (p, u, _) in &out.frames {
             self.forget_feed_page(p, u);
@@ -368,7 +373,7 @@ impl QueueRepo for Store {
         Ok(out)
     }
 
-    fn settle(&self, items: &[(QueueItem, Outcome)]) -> Result<Finished> {
-        self.finish_deliveries(items, super::Writes::new())
+    fn settle(&self, items: &[(QueueItem, Outcome)], notes: &AttemptNotes) -> Result<Finished> {
+        self.finish_deliveries(items, notes, super::Writes::new())
     }
 }

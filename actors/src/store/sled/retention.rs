@@ -685,6 +685,13 @@ impl RetentionRepo for Store {
         }
     }
 
+    fn sweep(&self, what: Sweep, max: usize) -> Result<usize> {
+        match what {
+            Sweep::Idempotency => self.sweep_idempotency(max),
+            Sweep::EventLogs { before_ms } => self.sweep_event_logs(before_ms, max),
+        }
+    }
+
     /// One purge batch of a project (see `RetentionRepo::purge`): up to
     /// `max` notifications, then runs, feed entries and events, each kind in
     /// its own atomic batch; it stops after the first kind with more to do

@@ -284,7 +284,7 @@ fn expired_idempotency_records_are_swept() {
         store.idempotent_response(&p, b"old").unwrap().is_none(),
         "expired: not replayed"
     );
-    assert_eq!(store.sweep_idempotency(100).unwrap(), 1);
+    assert_eq!(store.sweep(Sweep::Idempotency, 100).unwrap(), 1);
     assert_eq!(store.tree(T::idempotency).len(), 1);
     assert!(store.idempotent_response(&p, b"new").unwrap().is_some());
 }

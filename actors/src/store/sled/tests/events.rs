@@ -15,6 +15,33 @@ fn endpoint(types: Option<Vec<EventType>>) -> WebhookEndpoint {
     }
 }
 
+/// Creates an endpoint as the engine does (a new secret, then
+/// `EndpointWrite::Create`).
+fn create(store: &Store, p: &Uuid, ep: WebhookEndpoint) -> Result<(WebhookEndpoint, String)> {
+    (store as &dyn Storage).create_event_endpoint(p, ep)
+}
+
+/// Changes an endpoint through `EndpointWrite::Change`.
+fn change(
+    store: &Store,
+    p: &Uuid,
+    id: &Uuid,
+    f: Change<'_, WebhookEndpoint>,
+) -> Result<WebhookEndpoint> {
+    store.put_event_endpoint(p, EndpointWrite::Change { id, f })
+}
+
+/// Makes `secret` the endpoint's through `EndpointWrite::Secret`.
+fn replace(
+    store: &Store,
+    p: &Uuid,
+    id: &Uuid,
+    secret: &str,
+    grace: Duration,
+) -> Result<WebhookEndpoint> {
+    store.put_event_endpoint(p, EndpointWrite::Secret { id, secret, grace })
+}
+
 fn stage(store: &Store, p: &Uuid, t: EventType, resource: &Uuid) {
     let mut w = Writes::new();
     store.stage_outbound(
@@ -50,28 +77,26 @@ fn the_outbox_is_written_only_for_enabled_endpoints_wanting_the_type() {
     let r = Uuid::now_v7();
     stage(&store, &p, EventType::DeliverySent, &r);
     assert_eq!(store.tree(T::outbox).len(), 0);
-    let (ep, _) = store
-        .create_event_endpoint(&p, endpoint(Some(vec![EventType::DeliverySent])))
-        .unwrap();
+    let (ep, _) = create(&store, &p, endpoint(Some(vec![EventType::DeliverySent]))).unwrap();
     stage(&store, &p, EventType::DeliverySent, &r);
     stage(&store, &p, EventType::FeedEntryRead, &r);
     assert_eq!(store.tree(T::outbox).len(), 1);
     assert_eq!(store.tree(T::event_log).len(), 1);
-    store
-        .update_event_endpoint(
-            &p,
-            &ep.id,
-            Box::new(|e| {
-                e.enabled = false;
-                Ok(())
-            }),
-        )
-        .unwrap();
+    change(
+        &store,
+        &p,
+        &ep.id,
+        Box::new(|e| {
+            e.enabled = false;
+            Ok(())
+        }),
+    )
+    .unwrap();
     stage(&store, &p, EventType::DeliverySent, &r);
     assert_eq!(store.tree(T::outbox).len(), 1);
     // another project's endpoint does not see this project's events
     let other = Uuid::now_v7();
-    store.create_event_endpoint(&other, endpoint(None)).unwrap();
+    create(&store, &other, endpoint(None)).unwrap();
     stage(&store, &p, EventType::DeliverySent, &r);
     assert_eq!(store.tree(T::outbox).len(), 1);
 }
@@ -84,7 +109,7 @@ fn order_per_resource_retries_giving_up_and_replay() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let p = Uuid::now_v7();
-    let (ep, _) = store.create_event_endpoint(&p, endpoint(None)).unwrap();
+    let (ep, _) = create(&store, &p, endpoint(None)).unwrap();
     let (r1, r2) = (Uuid::now_v7(), Uuid::now_v7());
     stage(&store, &p, EventType::DeliveryRetrying, &r1);
     stage(&store, &p, EventType::DeliverySent, &r1);
@@ -142,16 +167,16 @@ fn order_per_resource_retries_giving_up_and_replay() {
     assert_eq!(store.tree(T::outbox).len(), 0);
     assert!(store.due_events(later, 10, &[]).unwrap().is_empty());
 
-    store
-        .update_event_endpoint(
-            &p,
-            &ep.id,
-            Box::new(|e| {
-                e.enabled = true;
-                Ok(())
-            }),
-        )
-        .unwrap();
+    change(
+        &store,
+        &p,
+        &ep.id,
+        Box::new(|e| {
+            e.enabled = true;
+            Ok(())
+        }),
+    )
+    .unwrap();
     let n = store
         .replay_events(&p, &ep.id, Timestamp::from_millis(0))
         .unwrap();
@@ -171,7 +196,7 @@ fn the_sequence_starts_above_the_waiting_events() {
     let ahead = micros_of_millis(Timestamp::now().millis()) + 3_600_000_000;
     {
         let store = Store::open(dir.path()).unwrap();
-        let (ep, _) = store.create_event_endpoint(&p, endpoint(None)).unwrap();
+        let (ep, _) = create(&store, &p, endpoint(None)).unwrap();
         let mut w = Writes::new();
         w.put(T::outbox, outbox_key(&p, &ep.id, ahead), b"");
         store.commit_durable(w).unwrap();
@@ -187,11 +212,9 @@ fn secrets_are_sealed_rotated_and_deleted_with_the_endpoint() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     let p = Uuid::now_v7();
-    let (ep, old) = store.create_event_endpoint(&p, endpoint(None)).unwrap();
+    let (ep, old) = create(&store, &p, endpoint(None)).unwrap();
     let new = crate::events::new_secret();
-    store
-        .replace_event_secret(&p, &ep.id, &new, Duration::from_secs(60))
-        .unwrap();
+    replace(&store, &p, &ep.id, &new, Duration::from_secs(60)).unwrap();
     assert_eq!(
         store.event_secrets(&p, &ep.id).unwrap(),
         [new.clone(), old.clone()]
@@ -207,9 +230,7 @@ fn secrets_are_sealed_rotated_and_deleted_with_the_endpoint() {
     }
     // a grace of zero: only the new secret signs
     let newest = crate::events::new_secret();
-    store
-        .replace_event_secret(&p, &ep.id, &newest, Duration::ZERO)
-        .unwrap();
+    replace(&store, &p, &ep.id, &newest, Duration::ZERO).unwrap();
     assert_eq!(store.event_secrets(&p, &ep.id).unwrap(), [newest]);
 
     stage(&store, &p, EventType::DeliverySent, &Uuid::now_v7());
@@ -220,7 +241,10 @@ fn secrets_are_sealed_rotated_and_deleted_with_the_endpoint() {
     let mut w = Writes::new();
     w.put(T::outbox, outbox_key(&p, &ep.id, 1), b"");
     store.commit(w).unwrap();
-    assert_eq!(store.sweep_event_logs(0, 100).unwrap(), 1);
+    assert_eq!(
+        store.sweep(Sweep::EventLogs { before_ms: 0 }, 100).unwrap(),
+        1
+    );
     assert_eq!(store.tree(T::outbox).len(), 0);
     assert!(store.delete_event_endpoint(&p, &ep.id).is_err());
 }

@@ -127,7 +127,9 @@ fn notify(store: &Store, p: &Uuid, f: &crate::model::Flow, ext: &str) -> Uuid {
         idempotency: None,
         timing: Default::default(),
     };
-    let run = crate::delivery::accept::accept_run(store, p, input).unwrap();
+    let run =
+        crate::delivery::accept::accept_run(store, crate::render::Limits::default(), p, input)
+            .unwrap();
     let page = store
         .list_notifications(
             p,
@@ -202,7 +204,9 @@ fn the_purge_takes_grouped_notifications_member_by_member() {
         idempotency: None,
         timing: Default::default(),
     };
-    let run = crate::delivery::accept::accept_run(&store, &p, input).unwrap();
+    let run =
+        crate::delivery::accept::accept_run(&store, crate::render::Limits::default(), &p, input)
+            .unwrap();
     let ids: Vec<Uuid> = store
         .list_notifications(
             &p,
