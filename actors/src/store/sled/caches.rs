@@ -47,14 +47,13 @@ impl FeedStamps {
     }
 
     fn slot(&self, project: &Uuid, user: &Uuid) -> &AtomicU64 {
-        use std::hash::{BuildHasher, Hash, Hasher};
+        use std::hash::BuildHasher;
         // A fixed hasher: slots need spreading, not resistance to chosen keys
         // (a collision only costs a page read).
-        let mut h =
+        let h =
             std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
-                .build_hasher();
-        (project, user).hash(&mut h);
-        &self.slots[(h.finish() as usize) % FEED_SLOTS]
+                .hash_one((project, user));
+        &self.slots[(h as usize) % FEED_SLOTS]
     }
 
     /// The feed changed (called after its commit).

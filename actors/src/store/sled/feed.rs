@@ -587,6 +587,17 @@ impl FeedRepo for Store {
     }
 }
 
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl Store {
+    /// The user's counts and latest `seq` as last committed (any thread).
+    pub fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts> {
+        if let Some(c) = self.inner.feed_counts.get(&(*project, *user)) {
+            return Ok(*c);
+        }
+        self.feed_counts_stored(project, user)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -682,16 +693,5 @@ mod tests {
         let store = Store::open(dir.path()).unwrap();
         let c = store.feed_counts_locked(&p, &u).unwrap();
         assert_eq!((c.seq, c.unread, c.unseen), (3, 3, 6));
-    }
-}
-
-/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
-impl Store {
-    /// The user's counts and latest `seq` as last committed (any thread).
-    pub fn feed_counts(&self, project: &Uuid, user: &Uuid) -> Result<FeedCounts> {
-        if let Some(c) = self.inner.feed_counts.get(&(*project, *user)) {
-            return Ok(*c);
-        }
-        self.feed_counts_stored(project, user)
     }
 }

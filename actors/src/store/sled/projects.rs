@@ -260,6 +260,39 @@ impl ProjectRepo for Store {
     }
 }
 
+/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
+impl Store {
+    /// The project owning a public key, from memory after the first lookup.
+    /// The cache is filled under the project's lock, which every change of
+    /// the project (an update, a rotation, a deletion) holds while it
+    /// replaces or removes the cached copy, so a fill that read the record
+    /// before the change cannot put it back afterwards.
+    pub fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>> {
+        if let Some(p) = self.inner.projects_cache.get(public_key) {
+            return Ok(Some(p.clone()));
+        }
+        let id = match self.tree(T::api_keys).get(public_key.as_bytes())? {
+            Some(id) => id,
+            None => return Ok(None),
+        };
+        let _g = self.lock(&id);
+        let Ok(uid) = Uuid::from_slice(&id) else {
+            return Ok(None);
+        };
+        if self.is_deleted(&uid) {
+            return Ok(None);
+        }
+        let p: Option<Project> = self.get_rec(T::projects, &id)?;
+        Ok(p.map(|p| {
+            let p = Arc::new(p);
+            self.inner
+                .projects_cache
+                .insert(public_key.to_string(), p.clone());
+            p
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -425,38 +458,5 @@ mod tests {
         for good in ["default", "acme", "a.b-c_d", "9lives"] {
             assert!(check_project_name(good).is_ok(), "{good:?}");
         }
-    }
-}
-
-/// Reads of the trait `RecordRepo` answers (`lookups.rs`).
-impl Store {
-    /// The project owning a public key, from memory after the first lookup.
-    /// The cache is filled under the project's lock, which every change of
-    /// the project (an update, a rotation, a deletion) holds while it
-    /// replaces or removes the cached copy, so a fill that read the record
-    /// before the change cannot put it back afterwards.
-    pub fn project_by_api_key(&self, public_key: &str) -> Result<Option<Arc<Project>>> {
-        if let Some(p) = self.inner.projects_cache.get(public_key) {
-            return Ok(Some(p.clone()));
-        }
-        let id = match self.tree(T::api_keys).get(public_key.as_bytes())? {
-            Some(id) => id,
-            None => return Ok(None),
-        };
-        let _g = self.lock(&id);
-        let Ok(uid) = Uuid::from_slice(&id) else {
-            return Ok(None);
-        };
-        if self.is_deleted(&uid) {
-            return Ok(None);
-        }
-        let p: Option<Project> = self.get_rec(T::projects, &id)?;
-        Ok(p.map(|p| {
-            let p = Arc::new(p);
-            self.inner
-                .projects_cache
-                .insert(public_key.to_string(), p.clone());
-            p
-        }))
     }
 }
