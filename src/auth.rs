@@ -159,10 +159,7 @@ pub fn verify_jwt(project: &Project, token: &str) -> Result<String, Error> {
 
 /// The user a set of User API credentials names (shared with the WebSocket auth frame).
 pub async fn user_for(
-    st: &AppState,
-    project: Arc<Project>,
-    user_key: Option<&str>,
-    user_id: Option<&str>,
+    st: &AppState, project: Arc<Project>, user_key: Option<&str>, user_id: Option<&str>,
 ) -> Result<UserCtx, ApiError> {
     if project.security_mode && project.signing_key.is_none() {
         return Err(Error::unauthenticated("user_key_jwt", "signing_key_not_configured").into());

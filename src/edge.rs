@@ -120,9 +120,7 @@ impl<T: AsyncWrite + Unpin> ErrorBodies<T> {
 
 impl<T: AsyncRead + Unpin> AsyncRead for ErrorBodies<T> {
     fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
+        mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         Pin::new(&mut self.io).poll_read(cx, buf)
     }
@@ -130,9 +128,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for ErrorBodies<T> {
 
 impl<T: AsyncWrite + Unpin> AsyncWrite for ErrorBodies<T> {
     fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
+        mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = &mut *self;
         match this.drain(cx) {

@@ -239,10 +239,7 @@ impl Given<bool> {
 impl Given<String> {
     /// `None`: absent; `Some(None)`: null; `Some(Some(s))`: a string of at most `max` chars.
     pub fn text(
-        &self,
-        path: &str,
-        max: usize,
-        v: &mut herald_engine::Validator,
+        &self, path: &str, max: usize, v: &mut herald_engine::Validator,
     ) -> Option<Option<String>> {
         match self {
             Given::Absent => None,
@@ -269,10 +266,7 @@ impl Given<String> {
 
     /// A required non-empty string of at most `max` chars.
     pub fn required_text(
-        &self,
-        path: &str,
-        max: usize,
-        v: &mut herald_engine::Validator,
+        &self, path: &str, max: usize, v: &mut herald_engine::Validator,
     ) -> Option<String> {
         match self.text(path, max, v) {
             Some(Some(s)) if !s.is_empty() => Some(s),

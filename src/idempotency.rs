@@ -130,12 +130,7 @@ impl Created {
 /// Runs `f` at most once per key (see the module doc): `locks` serialise the
 /// requests sharing a key, the engine keeps the responses to replay.
 pub async fn once<F, Fut>(
-    locks: &Locks,
-    engine: &Engine,
-    project: Uuid,
-    idem: Option<Idem>,
-    resource: &str,
-    f: F,
+    locks: &Locks, engine: &Engine, project: Uuid, idem: Option<Idem>, resource: &str, f: F,
 ) -> ApiResult<HttpResponse>
 where
     F: FnOnce(Option<Idem>) -> Fut,
@@ -177,9 +172,7 @@ where
 /// The answer to a request whose key has a stored response: the response
 /// again when the payload is the same, else 409 `idempotency_key_reused`.
 pub fn replay_or_reused(
-    idem: &Idem,
-    r: IdempotentResponse,
-    resource: &str,
+    idem: &Idem, r: IdempotentResponse, resource: &str,
 ) -> ApiResult<HttpResponse> {
     if r.payload_hash == idem.payload_hash {
         Ok(respond(r.status, r.body, true))
@@ -192,11 +185,7 @@ pub fn replay_or_reused(
 /// key committed first on another node (the lock serialises this node's
 /// requests only), answer as that one did.
 pub async fn after_race(
-    engine: &Engine,
-    project: Uuid,
-    idem: &Idem,
-    resource: &str,
-    e: Error,
+    engine: &Engine, project: Uuid, idem: &Idem, resource: &str, e: Error,
 ) -> ApiResult<HttpResponse> {
     if !e.is_idempotency_race() {
         return Err(ApiError(e));

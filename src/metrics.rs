@@ -231,8 +231,7 @@ pub async fn handler(st: State) -> HttpResponse {
 /// Counts every request by its route pattern (not its concrete path, so ids do
 /// not explode the label set).
 pub async fn middleware(
-    req: ServiceRequest,
-    next: Next<BoxBody>,
+    req: ServiceRequest, next: Next<BoxBody>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let start = Instant::now();
     let method = req.method().as_str().to_string();

@@ -54,11 +54,7 @@ impl Answer {
 /// The read timeout is long: a backup's snapshot or a large project's deletion
 /// answers only when it is done.
 pub fn request(
-    addr: &str,
-    token: &str,
-    method: &str,
-    path: &str,
-    body: Option<&str>,
+    addr: &str, token: &str, method: &str, path: &str, body: Option<&str>,
 ) -> Result<Answer, Error> {
     let unreachable = |e: std::io::Error| Error::Unreachable(format!("{addr}: {e}"));
     let failed = |e: std::io::Error| Error::Failed(format!("talking to the server at {addr}: {e}"));

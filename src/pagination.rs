@@ -97,11 +97,7 @@ fn decode(key: &[u8; 32], param: &str, s: &str, dir: u8, bind: &[u8; 8]) -> ApiR
 
 /// Parses `limit` (default 25, capped at 1000), `after` and `before`.
 pub fn parse(
-    q: &Query,
-    key: &[u8; 32],
-    project: &uuid::Uuid,
-    list: &str,
-    filters: &[(&str, Option<String>)],
+    q: &Query, key: &[u8; 32], project: &uuid::Uuid, list: &str, filters: &[(&str, Option<String>)],
 ) -> ApiResult<Paging> {
     let limit = match q.get("limit") {
         None => DEFAULT_LIMIT,

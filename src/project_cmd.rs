@@ -211,11 +211,7 @@ fn remote(op: &Op, addr: &str, token: &str) -> Result<Value, Remote> {
 
 /// One request to the server's operator API, the answer read whole.
 fn http(
-    addr: &str,
-    token: &str,
-    method: &str,
-    path: &str,
-    body: Option<&Value>,
+    addr: &str, token: &str, method: &str, path: &str, body: Option<&Value>,
 ) -> Result<(u16, Value), Remote> {
     let body = body.map(|b| b.to_string());
     let a = crate::ops_client::request(addr, token, method, path, body.as_deref()).map_err(

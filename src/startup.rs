@@ -43,8 +43,7 @@ fn valid_request_id(s: &str) -> bool {
 /// completion line at info level with the status and latency. While a backup
 /// snapshot is taken, requests that may write wait here.
 async fn request_scope(
-    req: ServiceRequest,
-    next: Next<BoxBody>,
+    req: ServiceRequest, next: Next<BoxBody>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let rid = req
         .headers()
@@ -127,8 +126,7 @@ fn project_of(req: &HttpRequest) -> Option<uuid::Uuid> {
 /// Inside authentication: puts the project id on the request span, so every line
 /// the handler logs carries it.
 async fn record_project(
-    req: ServiceRequest,
-    next: Next<BoxBody>,
+    req: ServiceRequest, next: Next<BoxBody>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     if let Some(p) = project_of(req.request()) {
         tracing::Span::current().record("project_id", tracing::field::display(p));
@@ -289,9 +287,7 @@ impl Application {
     /// `operator_token`: `HERALD_OPERATOR_TOKEN`, accepted by the operator
     /// API from any address (kept out of `Settings`, whose Debug form would show it).
     pub async fn build(
-        settings: Settings,
-        bootstrap: Option<(String, String)>,
-        workers: usize,
+        settings: Settings, bootstrap: Option<(String, String)>, workers: usize,
         operator_token: Option<String>,
     ) -> Result<Application, String> {
         herald_engine::retention::set_default(settings.retention);

@@ -106,11 +106,7 @@ pub type State = actix_web::web::Data<Arc<AppState>>;
 impl AppState {
     /// `f` at most once per idempotency key (see `idempotency::once`).
     pub async fn once<F, Fut>(
-        &self,
-        project: Uuid,
-        idem: Option<crate::idempotency::Idem>,
-        resource: &str,
-        f: F,
+        &self, project: Uuid, idem: Option<crate::idempotency::Idem>, resource: &str, f: F,
     ) -> ApiResult<actix_web::HttpResponse>
     where
         F: FnOnce(Option<crate::idempotency::Idem>) -> Fut,

@@ -277,8 +277,7 @@ impl Bus {
 
 /// Hands queued messages to the client, in order, each publish bounded.
 async fn pump(
-    client: async_nats::Client,
-    mut rx: tokio::sync::mpsc::Receiver<(String, Vec<u8>)>,
+    client: async_nats::Client, mut rx: tokio::sync::mpsc::Receiver<(String, Vec<u8>)>,
     stats: Arc<BusStats>,
 ) {
     while let Some((subject, body)) = rx.recv().await {
@@ -306,8 +305,7 @@ async fn pump(
 /// drop) the users' actors compare their position with the event log, and
 /// the test clocks are reloaded, for whatever the bus may have lost.
 async fn watch(
-    mut events: tokio::sync::mpsc::UnboundedReceiver<async_nats::Event>,
-    engine: Engine,
+    mut events: tokio::sync::mpsc::UnboundedReceiver<async_nats::Event>, engine: Engine,
     stats: Arc<BusStats>,
 ) {
     let mut ever = false;

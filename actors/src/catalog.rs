@@ -52,10 +52,7 @@ pub fn allowed_transitions(from: FlowStatus) -> Vec<&'static str> {
 /// a channel step and every step's channel able to send; `channels` are the
 /// project's.
 pub fn set_status(
-    flow: &mut Flow,
-    to: FlowStatus,
-    channels: &[Channel],
-    now: Timestamp,
+    flow: &mut Flow, to: FlowStatus, channels: &[Channel], now: Timestamp,
 ) -> Result<(), CatalogError> {
     if flow.status == to {
         return Ok(());

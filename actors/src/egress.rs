@@ -299,9 +299,7 @@ impl EgressPolicy {
     /// Resolves `host` and keeps the addresses the policy allows: none left is
     /// `Refused` (naming the first refused address), a failed lookup `LookupFailed`.
     pub async fn resolve(
-        &self,
-        host: &str,
-        port: u16,
+        &self, host: &str, port: u16,
     ) -> Result<Vec<SocketAddr>, Box<dyn std::error::Error + Send + Sync>> {
         if let Some(h) = parse_bare_host(host) {
             match h {

@@ -190,10 +190,7 @@ impl Error {
     }
 
     pub fn conflict(
-        resource: &str,
-        id: Option<String>,
-        reason: &str,
-        message: impl Into<String>,
+        resource: &str, id: Option<String>, reason: &str, message: impl Into<String>,
     ) -> Self {
         let e = Error::new(ErrorCode::Conflict, message)
             .with("resource", resource)
@@ -215,9 +212,7 @@ impl Error {
     }
 
     pub fn field(
-        field: impl Into<String>,
-        reason: &'static str,
-        message: impl Into<String>,
+        field: impl Into<String>, reason: &'static str, message: impl Into<String>,
     ) -> Self {
         Error::validation(vec![FieldError {
             field: field.into(),
@@ -331,10 +326,7 @@ impl Validator {
     }
 
     pub fn push(
-        &mut self,
-        field: impl Into<String>,
-        reason: &'static str,
-        message: impl Into<String>,
+        &mut self, field: impl Into<String>, reason: &'static str, message: impl Into<String>,
     ) {
         self.fields.push(FieldError {
             field: field.into(),

@@ -121,9 +121,7 @@ impl EventMask {
 /// The event types an endpoint asks for, as given: absent, `null` or `["*"]`
 /// is every type; an unknown name is a 422 `inclusion` at `{field}.{i}`.
 pub fn parse_event_types(
-    given: Option<&[String]>,
-    field: &str,
-    v: &mut Validator,
+    given: Option<&[String]>, field: &str, v: &mut Validator,
 ) -> Option<Vec<EventType>> {
     let list = given?;
     if list.is_empty() {

@@ -219,10 +219,7 @@ pub fn is_quota_exceeded(e: &Error) -> bool {
 /// count against the project's quota (`own_quota`: the project's setting;
 /// 409). What the run counts, for `count` once it is stored.
 pub(crate) fn admit(
-    s: &dyn Storage,
-    project: &Uuid,
-    own_quota: Option<u64>,
-    ns: &[StagedNotification],
+    s: &dyn Storage, project: &Uuid, own_quota: Option<u64>, ns: &[StagedNotification],
     name: &dyn Fn(usize) -> String,
 ) -> Result<u64> {
     let mut content = 0u64;
@@ -268,10 +265,7 @@ pub(crate) fn count(s: &dyn Storage, project: &Uuid, cost: u64) {
 /// or `quota_exceeded`), its content dropped: the run was accepted and its
 /// notifications are recorded, nothing is sent and next to nothing stored.
 pub(crate) fn bound_chunk(
-    s: &dyn Storage,
-    project: &Uuid,
-    ns: &mut [StagedNotification],
-    queued: &mut Vec<QueueItem>,
+    s: &dyn Storage, project: &Uuid, ns: &mut [StagedNotification], queued: &mut Vec<QueueItem>,
 ) -> Result<()> {
     let mut failed: HashSet<Uuid> = HashSet::new();
     let mut content = 0u64;

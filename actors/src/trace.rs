@@ -216,9 +216,7 @@ impl TraceEntry {
 /// most specific one set (`flow_channel`: flow × channel type, then `flow`,
 /// then `channel_type`), `default` when none is; and whether it allows.
 pub fn preference_key(
-    prefs: &Preferences,
-    flow_handle: &str,
-    t: ChannelType,
+    prefs: &Preferences, flow_handle: &str, t: ChannelType,
 ) -> (&'static str, bool) {
     if let Some(false) = prefs.channel_types.get(&t) {
         return ("channel_type", false);
@@ -323,13 +321,8 @@ pub struct Accepted {
 
 impl Accepted {
     pub fn new(
-        flow: &Flow,
-        run_id: &Uuid,
-        user: &User,
-        prefs: &Preferences,
-        deliveries: &[Delivery],
-        now: Timestamp,
-        decided: Vec<(Option<usize>, TraceEntry)>,
+        flow: &Flow, run_id: &Uuid, user: &User, prefs: &Preferences, deliveries: &[Delivery],
+        now: Timestamp, decided: Vec<(Option<usize>, TraceEntry)>,
     ) -> Self {
         Accepted {
             at: now,
@@ -440,8 +433,7 @@ impl Accepted {
 /// `step.reached` of the first later step, so the trace reads in step order;
 /// a run-wide entry (`step` `None`) goes right after `recipient.resolved`.
 pub fn with_decisions(
-    trace: Vec<TraceEntry>,
-    decided: Vec<(Option<usize>, TraceEntry)>,
+    trace: Vec<TraceEntry>, decided: Vec<(Option<usize>, TraceEntry)>,
 ) -> Vec<TraceEntry> {
     if decided.is_empty() {
         return trace;
@@ -550,10 +542,7 @@ impl AttemptNotes {
 /// (unless past `MAX_TRACED_ATTEMPTS`), the retry it scheduled or the final
 /// status. `was_attempt` is false for a skip that made no attempt.
 pub fn settled_into(
-    d: &Delivery,
-    was_attempt: bool,
-    note: Option<AttemptNote>,
-    now: Timestamp,
+    d: &Delivery, was_attempt: bool, note: Option<AttemptNote>, now: Timestamp,
     sink: &mut impl Sink,
 ) {
     let step = Arg::U64(step_of(&d.id).into());

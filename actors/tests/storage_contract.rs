@@ -14,7 +14,7 @@ use herald_engine::events::WebhookEndpoint;
 use herald_engine::model::{new_id, UserPatch};
 use herald_engine::rules::records::new_push_subscription;
 use herald_engine::storage::{
-    EndpointWrite, IdempotentResponse, PageReq, Storage, Ticket, TopicPatch,
+    EndpointWrite, IdempotentResponse, PageReq, PushKey, Storage, Ticket, TopicPatch,
 };
 use herald_engine::store::{PgStore, Store};
 use std::sync::Arc;
@@ -265,10 +265,24 @@ fn a_push_subscription_is_registered_once() {
         assert_eq!(s2.id, s1.id, "{}: the one stored first", b.name);
         assert_eq!(st.push_subscriptions(&p, &u.id, &ch).unwrap().len(), 1);
         assert!(st
-            .remove_push_subscription(&p, &u.id, &ch, "tok-1")
+            .remove_push_subscription(
+                &p,
+                PushKey {
+                    user: &u.id,
+                    channel: &ch,
+                    identifier: "tok-1",
+                },
+            )
             .unwrap());
         assert!(!st
-            .remove_push_subscription(&p, &u.id, &ch, "tok-1")
+            .remove_push_subscription(
+                &p,
+                PushKey {
+                    user: &u.id,
+                    channel: &ch,
+                    identifier: "tok-1",
+                },
+            )
             .unwrap());
     }
 }

@@ -42,12 +42,8 @@ fn series(rows: &[Value], x: &str, y: &str) -> Series {
 /// horizontal reference line (label, y).
 #[allow(clippy::too_many_arguments)]
 fn panel(
-    area: &DrawingArea<BitMapBackend, plotters::coord::Shift>,
-    title: &str,
-    x_desc: &str,
-    y_desc: &str,
-    lines: &[(&str, RGBColor, Series)],
-    reference: Option<(&str, f64)>,
+    area: &DrawingArea<BitMapBackend, plotters::coord::Shift>, title: &str, x_desc: &str,
+    y_desc: &str, lines: &[(&str, RGBColor, Series)], reference: Option<(&str, f64)>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let xs: Vec<f64> = lines.iter().flat_map(|l| l.2.iter().map(|p| p.0)).collect();
     let mut ys: Vec<f64> = lines.iter().flat_map(|l| l.2.iter().map(|p| p.1)).collect();

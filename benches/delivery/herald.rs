@@ -259,10 +259,7 @@ pub struct Api {
 
 impl Api {
     pub async fn admin(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        body: Option<Value>,
+        &self, method: reqwest::Method, path: &str, body: Option<Value>,
     ) -> (u16, Value) {
         let mut rb = self
             .http

@@ -166,10 +166,7 @@ pub type MakeRequest = Arc<dyn Fn(usize, u64) -> Request<Full<Bytes>> + Send + S
 
 /// A request to `path` with `headers` and an optional JSON body.
 pub fn request(
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: Option<String>,
+    method: &str, path: &str, headers: &[(&str, &str)], body: Option<String>,
 ) -> Request<Full<Bytes>> {
     let mut b = Request::builder()
         .method(method)
@@ -192,11 +189,7 @@ pub fn request(
 /// `duration`. Every loop ends at the deadline; a connection that fails more than
 /// 100 times in a row gives up.
 pub async fn drive(
-    addr: SocketAddr,
-    server: ServerCpu,
-    conns: usize,
-    warmup: Duration,
-    duration: Duration,
+    addr: SocketAddr, server: ServerCpu, conns: usize, warmup: Duration, duration: Duration,
     make: MakeRequest,
 ) -> LoadResult {
     let cpu0 = cpu_snapshot(server);
@@ -236,11 +229,7 @@ pub async fn drive(
 /// One connection's loop: (latencies in ms of successful responses inside the
 /// measured window, errors inside it, the first error seen).
 async fn connection(
-    addr: SocketAddr,
-    c: usize,
-    start: Instant,
-    end: Instant,
-    make: MakeRequest,
+    addr: SocketAddr, c: usize, start: Instant, end: Instant, make: MakeRequest,
 ) -> (Vec<f64>, u64, Option<String>) {
     let (mut lat, mut errors, mut first_error) = (Vec::with_capacity(4096), 0u64, None);
     let mut seq = 0u64;
@@ -325,8 +314,7 @@ async fn connection(
 /// Waits until `c` sockets reported ready (or failed to connect), for at most
 /// three minutes: `(connected, first connection error)`.
 pub async fn await_ready(
-    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Result<(), String>>,
-    c: usize,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Result<(), String>>, c: usize,
 ) -> (usize, Option<String>) {
     let (mut connected, mut failed, mut first_error) = (0, 0, None);
     let deadline = Instant::now() + Duration::from_secs(180);

@@ -39,11 +39,7 @@ pub struct Soketi {
 
 /// Runs a script with `SOKETI_DIR` set, output to `log`, for at most `limit`.
 fn script(
-    scripts: &Path,
-    name: &str,
-    dir: &Path,
-    log: &Path,
-    limit: Duration,
+    scripts: &Path, name: &str, dir: &Path, log: &Path, limit: Duration,
 ) -> Result<(), String> {
     let out = std::fs::File::create(log).map_err(|e| format!("log file: {e}"))?;
     let err = out.try_clone().map_err(|e| format!("log file: {e}"))?;
@@ -413,9 +409,7 @@ fn signed_url(path: &str, body: &str) -> String {
 
 /// POSTs a signed JSON body to soketi's HTTP API (a minute at most).
 async fn post_json(
-    http: &reqwest::Client,
-    url: &str,
-    body: &str,
+    http: &reqwest::Client, url: &str, body: &str,
 ) -> reqwest::Result<reqwest::Response> {
     http.post(url)
         .header("content-type", "application/json")

@@ -29,9 +29,7 @@ pub type Ws =
 /// and tells `ready` whether it did (`what` names the step in the error); the
 /// socket, or `None` when it did not open.
 pub async fn open_one(
-    sem: Arc<Semaphore>,
-    open: impl Future<Output = Result<Ws, String>>,
-    what: &str,
+    sem: Arc<Semaphore>, open: impl Future<Output = Result<Ws, String>>, what: &str,
     ready: &mpsc::UnboundedSender<Result<(), String>>,
 ) -> Option<Ws> {
     let permit = sem.acquire_owned().await.expect("semaphore");
@@ -170,10 +168,7 @@ where
 /// then collects the frames (for at most 60 s after the last response) and
 /// measures. `cpu_ms` reads the server's CPU time.
 pub async fn drive<F, Fut>(
-    shape: Shape,
-    sockets: &mut Sockets,
-    cpu_ms: impl Fn() -> f64,
-    publish: F,
+    shape: Shape, sockets: &mut Sockets, cpu_ms: impl Fn() -> f64, publish: F,
 ) -> Value
 where
     F: Fn(usize) -> Fut + Send + Sync + 'static,

@@ -62,8 +62,7 @@ pub fn merge_config(config: &mut Map<String, Value>, patch: &Map<String, Value>,
 
 /// `config` as given: `None` when absent or null (a wrong type is reported).
 fn config_of<'a>(
-    given: &'a Given<Map<String, Value>>,
-    v: &mut Validator,
+    given: &'a Given<Map<String, Value>>, v: &mut Validator,
 ) -> Option<&'a Map<String, Value>> {
     match given {
         Given::Absent | Given::Null => None,
@@ -157,9 +156,7 @@ pub struct ChannelUpdate {
 impl ChannelUpdate {
     /// Applies the update to `c` (nothing changes on a problem).
     pub fn apply(
-        &self,
-        c: &mut model::Channel,
-        egress: &EgressPolicy,
+        &self, c: &mut model::Channel, egress: &EgressPolicy,
     ) -> herald_engine::Result<()> {
         let mut v = Validator::new();
         let restates = |given: &Given<Value>, current: &str| match given {

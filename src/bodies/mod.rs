@@ -181,9 +181,7 @@ impl RetentionChange {
 
 /// One window of a retention change, checked (a bad one is reported at `path`).
 fn window(
-    g: &Given<String>,
-    path: &str,
-    v: &mut Validator,
+    g: &Given<String>, path: &str, v: &mut Validator,
 ) -> Option<Option<model_retention::Window>> {
     match g {
         Given::Absent => None,

@@ -142,9 +142,7 @@ impl PushSubscriptionInput {
     /// Checks the body for a channel of type `kind`: a web push subscription
     /// is an endpoint URL the egress policy allows, with both keys.
     pub fn validate(
-        &self,
-        kind: ChannelType,
-        egress: &EgressPolicy,
+        &self, kind: ChannelType, egress: &EgressPolicy,
     ) -> herald_engine::Result<NewPushSubscription> {
         let mut v = Validator::new();
         let identifier = self

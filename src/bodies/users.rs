@@ -278,8 +278,7 @@ pub struct Preferences {
 impl Preferences {
     /// The full object: all six channel types, every given flow `(handle, name)`.
     pub fn new<'a>(
-        p: &model::Preferences,
-        flows: impl IntoIterator<Item = (&'a str, &'a str)>,
+        p: &model::Preferences, flows: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Self {
         let flows = flows
             .into_iter()
@@ -380,9 +379,7 @@ impl ChannelTypeFlagsInput {
 
 /// `channel_types` of a preferences update: an object, or null for none.
 fn channel_types_of(
-    given: &mut Given<ChannelTypeFlagsInput>,
-    path: &str,
-    v: &mut Validator,
+    given: &mut Given<ChannelTypeFlagsInput>, path: &str, v: &mut Validator,
 ) -> BTreeMap<ChannelType, bool> {
     match given {
         Given::Absent | Given::Null => BTreeMap::new(),
@@ -420,8 +417,7 @@ impl PreferencesInput {
     /// The changes, every problem at its path (`live_handles`: the project's
     /// flows that are not archived; another handle is a 422 `inclusion`).
     pub fn validate(
-        mut self,
-        live_handles: &[String],
+        mut self, live_handles: &[String],
     ) -> herald_engine::Result<model::Preferences> {
         let mut v = Validator::new();
         let mut p = model::Preferences {

@@ -115,8 +115,7 @@ fn check_url(u: &str, egress: &EgressPolicy, v: &mut Validator) {
 
 /// `event_types` as given: `None` every type; a wrong JSON type is reported.
 fn types_of(
-    given: &Given<Vec<String>>,
-    v: &mut Validator,
+    given: &Given<Vec<String>>, v: &mut Validator,
 ) -> Option<Option<Vec<events::EventType>>> {
     match given {
         Given::Absent => None,

@@ -277,10 +277,7 @@ impl Registry {
     /// for everyone (503), whoever holds them; below it, a source or project
     /// at its share is the one asked to slow down (429).
     pub fn reserve_pending(
-        &self,
-        peer: Option<IpAddr>,
-        project: uuid::Uuid,
-        caps: PendingCaps,
+        &self, peer: Option<IpAddr>, project: uuid::Uuid, caps: PendingCaps,
     ) -> Result<PendingPlace, PendingRefused> {
         let place = PendingPlace {
             source: source_of(peer),

@@ -107,9 +107,7 @@ where
 
 /// Writes a response that is not an upgrade, then closes the connection.
 async fn answer(
-    mut framed: Framed<Io, h1::Codec>,
-    mut head: Response<()>,
-    body: BoxBody,
+    mut framed: Framed<Io, h1::Codec>, mut head: Response<()>, body: BoxBody,
 ) -> Result<(), Box<dyn std::error::Error>> {
     head.head_mut().set_connection_type(ConnectionType::Close);
     let size = body.size();

@@ -53,10 +53,7 @@ pub struct Op {
 
 impl Op {
     pub fn new(
-        method: HttpMethod,
-        path: &'static str,
-        id: &'static str,
-        summary: &'static str,
+        method: HttpMethod, path: &'static str, id: &'static str, summary: &'static str,
     ) -> Op {
         let (tag, auth) = if path.starts_with("/admin/") {
             let tag = path

@@ -37,9 +37,7 @@ async fn channels_if(st: &AppState, project: Uuid, needed: bool) -> ApiResult<Ve
 /// rather than failing every delivery. Rendering is bounded by the same limits,
 /// so this costs at most a budget per field (on the blocking pool).
 async fn probe_templates(
-    st: &AppState,
-    probes: Vec<(String, String)>,
-    v: &mut Validator,
+    st: &AppState, probes: Vec<(String, String)>, v: &mut Validator,
 ) -> ApiResult<()> {
     if probes.is_empty() {
         return Ok(());
@@ -160,10 +158,7 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
 }
 
 async fn transition(
-    a: Admin,
-    req: HttpRequest,
-    st: State,
-    to: FlowStatus,
+    a: Admin, req: HttpRequest, st: State, to: FlowStatus,
 ) -> ApiResult<HttpResponse> {
     let flow = find_flow(&st, a.project.id, path_str(&req, "id")?).await?;
     let flow = st.engine.set_flow_status(a.project.id, flow.id, to).await?;

@@ -73,9 +73,7 @@ pub fn no_content() -> HttpResponse {
 
 /// `{items, page}` for a page of records rendered by `view`.
 pub fn list<T, V: serde::Serialize>(
-    paging: &Paging,
-    page: &herald_engine::storage::Page<T>,
-    view: impl Fn(&T) -> V,
+    paging: &Paging, page: &herald_engine::storage::Page<T>, view: impl Fn(&T) -> V,
 ) -> HttpResponse {
     ok(paging.respond(page, page.items.iter().map(view).collect()))
 }

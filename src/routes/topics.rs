@@ -159,10 +159,7 @@ pub fn subscribe_endpoint() -> Endpoint {
 }
 
 pub async fn subscribe(
-    a: Admin,
-    req: HttpRequest,
-    body: Body,
-    st: State,
+    a: Admin, req: HttpRequest, body: Body, st: State,
 ) -> ApiResult<HttpResponse> {
     let key = path_str(&req, "key")?;
     let m = body.object()?;
@@ -189,11 +186,7 @@ pub async fn subscribe(
 /// 422 at `users.{i}`, as the single form's `external_id`, and nothing is
 /// stored); users already subscribed are no error. One durable commit.
 async fn subscribe_many(
-    pid: uuid::Uuid,
-    key: String,
-    exts: Vec<String>,
-    idem: Option<idempotency::Idem>,
-    st: State,
+    pid: uuid::Uuid, key: String, exts: Vec<String>, idem: Option<idempotency::Idem>, st: State,
 ) -> ApiResult<HttpResponse> {
     let st2 = st.clone();
     st2.once(pid, idem, "subscription", |_| async move {

@@ -132,10 +132,7 @@ pub async fn entry(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpRes
 }
 
 async fn apply(
-    u: &UserCtx,
-    st: &AppState,
-    id: Uuid,
-    update: FeedUpdate,
+    u: &UserCtx, st: &AppState, id: Uuid, update: FeedUpdate,
 ) -> ApiResult<HttpResponse> {
     let (pid, uid) = (u.project.id, u.user.id);
     let (d, _counts): (Delivery, FeedCounts) = st
@@ -160,10 +157,7 @@ pub fn patch_entry_endpoint() -> Endpoint {
 }
 
 pub async fn patch_entry(
-    u: UserCtx,
-    req: HttpRequest,
-    body: Body,
-    st: State,
+    u: UserCtx, req: HttpRequest, body: Body, st: State,
 ) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let patch: FeedEntryPatch = typed(&body.object()?)?;
@@ -270,10 +264,7 @@ pub async fn channel(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpR
 
 /// The channel of a push-subscription request: 404 unknown, 422 wrong type, 409 not usable.
 async fn push_channel(
-    st: &AppState,
-    project: Uuid,
-    id: Uuid,
-    check_status: bool,
+    st: &AppState, project: Uuid, id: Uuid, check_status: bool,
 ) -> ApiResult<herald_engine::model::Channel> {
     let c = st.engine.channel(project, id).await?;
     if !matches!(
@@ -311,9 +302,7 @@ pub fn push_subscriptions_endpoint() -> Endpoint {
 }
 
 pub async fn push_subscriptions(
-    u: UserCtx,
-    req: HttpRequest,
-    st: State,
+    u: UserCtx, req: HttpRequest, st: State,
 ) -> ApiResult<HttpResponse> {
     let cid = path_uuid(&req, "channel_id")?;
     let (pid, uid) = (u.project.id, u.user.id);
@@ -347,10 +336,7 @@ pub fn add_push_subscription_endpoint() -> Endpoint {
 }
 
 pub async fn add_push_subscription(
-    u: UserCtx,
-    req: HttpRequest,
-    body: Body,
-    st: State,
+    u: UserCtx, req: HttpRequest, body: Body, st: State,
 ) -> ApiResult<HttpResponse> {
     let cid = path_uuid(&req, "channel_id")?;
     let input: PushSubscriptionInput = typed(&body.object()?)?;
@@ -381,10 +367,7 @@ pub fn remove_push_subscription_endpoint() -> Endpoint {
 }
 
 pub async fn remove_push_subscription(
-    u: UserCtx,
-    req: HttpRequest,
-    body: Body,
-    st: State,
+    u: UserCtx, req: HttpRequest, body: Body, st: State,
 ) -> ApiResult<HttpResponse> {
     let cid = path_uuid(&req, "channel_id")?;
     let input: PushSubscriptionDelete = typed(&body.object()?)?;
@@ -422,9 +405,7 @@ pub fn topic_subscriptions_endpoint() -> Endpoint {
 }
 
 pub async fn topic_subscriptions(
-    u: UserCtx,
-    req: HttpRequest,
-    st: State,
+    u: UserCtx, req: HttpRequest, st: State,
 ) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
     let paging = pagination::parse(
@@ -458,10 +439,7 @@ pub fn subscribe_endpoint() -> Endpoint {
 }
 
 pub async fn subscribe(
-    u: UserCtx,
-    req: HttpRequest,
-    body: Body,
-    st: State,
+    u: UserCtx, req: HttpRequest, body: Body, st: State,
 ) -> ApiResult<HttpResponse> {
     let key = path_str(&req, "key")?;
     let m = body.object_or_empty()?;

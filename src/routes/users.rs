@@ -151,10 +151,7 @@ pub fn bulk_delete_endpoint() -> Endpoint {
 /// `POST /admin/v1/users/bulk_delete`: every listed user deleted as `delete`
 /// does, in one durable commit; unknown external ids are listed, not errors.
 pub async fn bulk_delete(
-    a: Admin,
-    req: HttpRequest,
-    body: Body,
-    st: State,
+    a: Admin, req: HttpRequest, body: Body, st: State,
 ) -> ApiResult<HttpResponse> {
     let m = body.object()?;
     let idem = idempotency::prepare(&req, &m)?;
@@ -337,10 +334,7 @@ pub async fn preferences_view(st: &AppState, project: Uuid, user: Uuid) -> ApiRe
 
 /// Validates and applies a preferences PUT for `user`; the full object after it.
 pub async fn update_preferences(
-    st: &AppState,
-    project: Uuid,
-    user: User,
-    input: PreferencesInput,
+    st: &AppState, project: Uuid, user: User, input: PreferencesInput,
 ) -> ApiResult<Preferences> {
     let flows = st.engine.live_flows(project).await?;
     let handles: Vec<String> = flows.iter().map(|f| f.handle.clone()).collect();
@@ -385,10 +379,7 @@ pub fn put_preferences_endpoint() -> Endpoint {
 }
 
 pub async fn put_preferences(
-    a: Admin,
-    req: HttpRequest,
-    body: Body,
-    st: State,
+    a: Admin, req: HttpRequest, body: Body, st: State,
 ) -> ApiResult<HttpResponse> {
     let ext = path_str(&req, "external_id")?;
     let input = typed(&body.object()?)?;
@@ -409,10 +400,7 @@ pub struct FeedQuery {
 /// and external id, which the path or the credentials give before any lookup, so
 /// query problems (400) are found before an unknown user (404).
 pub fn feed_query(
-    st: &AppState,
-    project: Uuid,
-    ext: &str,
-    req: &HttpRequest,
+    st: &AppState, project: Uuid, ext: &str, req: &HttpRequest,
 ) -> ApiResult<FeedQuery> {
     let q = Query::of(req);
     let filter = q.choice("status", FeedFilter::parse)?.unwrap_or_default();
@@ -437,10 +425,7 @@ pub fn feed_query(
 /// response itself, serialised straight from the records (the hottest read). The
 /// plain first page is served from the store's feed-page cache when current.
 pub async fn feed_page(
-    st: &AppState,
-    project: Uuid,
-    user: Uuid,
-    fq: FeedQuery,
+    st: &AppState, project: Uuid, user: Uuid, fq: FeedQuery,
 ) -> ApiResult<HttpResponse> {
     let FeedQuery {
         filter,

@@ -87,11 +87,7 @@ pub(crate) fn cluster_or_skip(env: &[(&str, &str)]) -> Option<Cluster> {
 }
 
 pub(crate) fn start_node(
-    dir: &Path,
-    keys: &Keys,
-    db: &str,
-    bus: &str,
-    env: &[(&str, &str)],
+    dir: &Path, keys: &Keys, db: &str, bus: &str, env: &[(&str, &str)],
 ) -> TestApp {
     TestApp::start_one(ServeOptions {
         data_dir: dir,

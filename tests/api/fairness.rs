@@ -15,11 +15,7 @@ use crate::engine_helpers::*;
 use crate::helpers::*;
 
 async fn admin_ok(
-    app: &TestApp,
-    keys: &Keys,
-    m: reqwest::Method,
-    path: &str,
-    body: Value,
+    app: &TestApp, keys: &Keys, m: reqwest::Method, path: &str, body: Value,
 ) -> Value {
     let mut req = app.admin_with(keys, m.clone(), path);
     if !body.is_null() {
@@ -291,10 +287,7 @@ async fn runaway_templates_fail_fast_and_do_not_hold_other_projects_writes() {
 
 /// Every item of a list, walking the `after` cursors, as `keys`' project.
 async fn list_all_with(
-    app: &TestApp,
-    keys: &Keys,
-    path: &str,
-    query: &[(&str, &str)],
+    app: &TestApp, keys: &Keys, path: &str, query: &[(&str, &str)],
 ) -> Vec<Value> {
     let mut out = vec![];
     let mut after: Option<String> = None;

@@ -40,10 +40,7 @@ fn live_url(address: &str, query: &str) -> String {
 /// Opens a WebSocket to the live feed with the given query and headers;
 /// `rcvbuf` shrinks the client's TCP receive buffer (for backpressure).
 async fn open_with(
-    app: &TestApp,
-    query: &str,
-    headers: &[(&str, &str)],
-    rcvbuf: Option<u32>,
+    app: &TestApp, query: &str, headers: &[(&str, &str)], rcvbuf: Option<u32>,
 ) -> Result<(Ws, Response), tungstenite::Error> {
     // on a cluster, the node whose turn it is
     let address = app.next_address().to_string();

@@ -66,10 +66,7 @@ async fn open_from(base: &str, from: &str, query: &str) -> Result<Ws, tungstenit
 
 /// `open_from` with request headers.
 async fn open_with(
-    base: &str,
-    from: &str,
-    query: &str,
-    headers: &[(&'static str, &str)],
+    base: &str, from: &str, query: &str, headers: &[(&'static str, &str)],
 ) -> Result<Ws, tungstenite::Error> {
     let url = format!(
         "{}{U}/feed/live?{query}",

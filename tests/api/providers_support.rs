@@ -324,11 +324,8 @@ impl SmtpSink {
 }
 
 async fn serve_smtp(
-    sock: tokio::net::TcpStream,
-    mails: Arc<Mutex<Vec<Mail>>>,
-    commands: Arc<Mutex<Vec<String>>>,
-    rcpt_replies: Arc<Mutex<Vec<String>>>,
-    auth: Option<(String, String)>,
+    sock: tokio::net::TcpStream, mails: Arc<Mutex<Vec<Mail>>>, commands: Arc<Mutex<Vec<String>>>,
+    rcpt_replies: Arc<Mutex<Vec<String>>>, auth: Option<(String, String)>,
 ) -> std::io::Result<()> {
     let (rd, mut wr) = sock.into_split();
     let mut rd = BufReader::new(rd);

@@ -45,10 +45,7 @@ async fn two_step_flow(app: &TestApp, sink: &wiremock::MockServer) -> String {
 /// Runs the flow for `exts`, `n` times; waits until every run is processed;
 /// returns the runs' notifications.
 async fn runs_of(
-    app: &TestApp,
-    flow: &str,
-    exts: &[String],
-    n: usize,
+    app: &TestApp, flow: &str, exts: &[String], n: usize,
 ) -> (Vec<String>, Vec<Value>) {
     let mut runs = vec![];
     for i in 0..n {

@@ -1123,9 +1123,7 @@ async fn pending_filters_list_exactly_what_waits() {
 /// Walks a list one item per page, forward with `after` and back with `before`,
 /// and returns the ids in list order each way (the backward walk reversed).
 async fn walk_one_by_one(
-    app: &TestApp,
-    path: &str,
-    query: &[(&str, &str)],
+    app: &TestApp, path: &str, query: &[(&str, &str)],
 ) -> (Vec<String>, Vec<String>) {
     let mut forward = vec![];
     let mut after: Option<String> = None;

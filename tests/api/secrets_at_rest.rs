@@ -225,10 +225,7 @@ async fn assert_masked(app: &TestApp, sec: &Secrets) {
 /// A webhook delivery signed with the stored secret, and an email sent with
 /// SMTP AUTH by the stored password: both secrets opened.
 async fn assert_secrets_used(
-    app: &TestApp,
-    hook: &wiremock::MockServer,
-    sink: &SmtpSink,
-    sec: &Secrets,
+    app: &TestApp, hook: &wiremock::MockServer, sink: &SmtpSink, sec: &Secrets,
     (webhook, smtp): (&str, &str),
 ) {
     let (ext, _) = app

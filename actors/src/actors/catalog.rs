@@ -61,8 +61,7 @@ impl Engine {
     /// blocking pool (a template that is over them is CPU work the HTTP
     /// workers must not do): the fields whose template failed, with why.
     pub async fn probe_templates(
-        &self,
-        probes: Vec<(String, String)>,
+        &self, probes: Vec<(String, String)>,
     ) -> Result<Vec<(String, String)>> {
         let limits = self.template_limits();
         self.run(move |_| {

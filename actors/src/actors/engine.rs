@@ -217,9 +217,7 @@ impl Engine {
     /// returns the permit that gives them back when dropped. Other projects
     /// never wait for it.
     pub async fn staging_permit(
-        &self,
-        project: Uuid,
-        recipients: usize,
+        &self, project: Uuid, recipients: usize,
     ) -> tokio::sync::OwnedSemaphorePermit {
         let sem = self
             .inner

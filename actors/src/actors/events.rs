@@ -141,9 +141,7 @@ async fn run(engine: Engine, client: reqwest::Client) {
 /// One look at the outbox: starts a task for each endpoint with due events
 /// that is not being served; how many tasks it started.
 async fn look(
-    engine: &Engine,
-    client: &reqwest::Client,
-    busy: &Busy,
+    engine: &Engine, client: &reqwest::Client, busy: &Busy,
 ) -> crate::error::Result<usize> {
     if held(busy).len() >= MAX_BUSY {
         return Ok(0);
@@ -221,10 +219,7 @@ async fn serve(engine: &Engine, client: &reqwest::Client, t: Target, events: Vec
 
 /// POSTs one event; the attempt as recorded and the receiver's Retry-After.
 async fn attempt(
-    client: &reqwest::Client,
-    egress: &crate::egress::EgressPolicy,
-    t: &Target,
-    e: &OutboxEvent,
+    client: &reqwest::Client, egress: &crate::egress::EgressPolicy, t: &Target, e: &OutboxEvent,
 ) -> (EventAttempt, Option<Duration>) {
     let id = e.id.to_string();
     let ts = chrono::Utc::now().timestamp();
@@ -321,10 +316,7 @@ fn without_url(e: &reqwest::Error) -> String {
 /// backoff, or, once `horizon` has passed since the event's first attempt,
 /// giving up (which disables the endpoint).
 fn next_step(
-    e: &OutboxEvent,
-    a: &EventAttempt,
-    retry_after: Option<Duration>,
-    horizon: Duration,
+    e: &OutboxEvent, a: &EventAttempt, retry_after: Option<Duration>, horizon: Duration,
 ) -> AttemptNext {
     let Some(err) = &a.error else {
         return AttemptNext::Done;

@@ -33,11 +33,7 @@ impl FeedPages {
     /// The cached first page with `limit` entries, if the feed's stamp is
     /// still `stamp`.
     pub(crate) fn get(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        limit: usize,
-        stamp: u64,
+        &self, project: &Uuid, user: &Uuid, limit: usize, stamp: u64,
     ) -> Option<Arc<[u8]>> {
         let e = self.0.get(&(*project, *user))?;
         (e.limit == limit && e.stamp == stamp && e.at.elapsed() < PAGE_TTL).then(|| e.body.clone())
@@ -45,12 +41,7 @@ impl FeedPages {
 
     /// Keeps a page read after the feed's stamp was `stamp`.
     pub(crate) fn put(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        limit: usize,
-        stamp: u64,
-        body: &Arc<[u8]>,
+        &self, project: &Uuid, user: &Uuid, limit: usize, stamp: u64, body: &Arc<[u8]>,
     ) {
         if body.len() > PAGE_BYTES_CACHED {
             return;

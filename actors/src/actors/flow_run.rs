@@ -189,10 +189,7 @@ impl Engine {
     /// actor can stop and take it out (a run processed at acceptance stops
     /// within its first round trip to the store).
     pub fn start_run(
-        &self,
-        project: Uuid,
-        run: Uuid,
-        queued: Vec<QueueItem>,
+        &self, project: Uuid, run: Uuid, queued: Vec<QueueItem>,
     ) -> Addr<FlowRunActor> {
         let engine = self.clone();
         FlowRunActor::start_in_arbiter(self.arbiter_for(&run), move |ctx| {

@@ -205,11 +205,7 @@ impl Engine {
 
     /// A project's purge, in batches until it is done.
     async fn purge_project(
-        &self,
-        id: Uuid,
-        cut: PurgeCutoffs,
-        pace: &mut Pace,
-        catching_up: bool,
+        &self, id: Uuid, cut: PurgeCutoffs, pace: &mut Pace, catching_up: bool,
     ) -> Result<()> {
         while self.is_running() {
             let batch = pace.batch;
@@ -271,9 +267,7 @@ impl Engine {
     /// place). Up to `INLINE_ERASURE_STEPS` steps run here in all, the first
     /// erasures first; what is left the lifecycle task finishes.
     pub async fn erase_users(
-        &self,
-        project: Uuid,
-        exts: Vec<String>,
+        &self, project: Uuid, exts: Vec<String>,
     ) -> Result<Vec<Option<Erasure>>> {
         let mut jobs = self
             .run(move |s| {

@@ -59,9 +59,7 @@ fn user_id(s: &dyn Storage, project: &Uuid, ext: &str) -> Result<Uuid> {
 impl Notifications<'_> {
     /// A page of notifications, each as a whole (`NotificationView`).
     pub async fn list(
-        &self,
-        q: NotificationQuery,
-        req: PageReq,
+        &self, q: NotificationQuery, req: PageReq,
     ) -> Result<(Page<Notification>, Vec<NotificationView>)> {
         let pid = self.project;
         self.engine
@@ -161,10 +159,7 @@ struct Seen {
 
 /// A whole notification: run data, actor and recipient users, deliveries.
 fn view(
-    s: &dyn Storage,
-    project: &Uuid,
-    n: &Notification,
-    seen: &mut Seen,
+    s: &dyn Storage, project: &Uuid, n: &Notification, seen: &mut Seen,
 ) -> Result<NotificationView> {
     let mut user = |id: Option<Uuid>| -> Result<Option<User>> {
         let Some(id) = id else { return Ok(None) };

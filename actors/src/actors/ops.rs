@@ -8,8 +8,8 @@ use crate::delivery::accept;
 use crate::error::{Error, Result};
 use crate::model::{Channel, Flow, Preferences, Project, Subscription, Topic, User, UserPatch};
 use crate::storage::{
-    AcceptInput, IdempotentResponse, NewProjectKeys, PushSubscription, Storage, Ticket, TopicPatch,
-    UserFrames,
+    AcceptInput, IdempotentResponse, NewProjectKeys, PushKey, PushSubscription, Storage, Ticket,
+    TopicPatch, UserFrames,
 };
 use uuid::Uuid;
 
@@ -61,10 +61,7 @@ impl Engine {
 
     /// `release` once `ticket` (from `run_committing`) is durable.
     pub async fn release_at(
-        &self,
-        ticket: u64,
-        frames: UserFrames,
-        then: impl FnOnce(&Engine),
+        &self, ticket: u64, frames: UserFrames, then: impl FnOnce(&Engine),
     ) -> Result<()> {
         self.storage().wait_durable(ticket).await?;
         self.push_frames(frames);
@@ -99,10 +96,7 @@ impl Engine {
     /// `units`: the recipients the body names, for the staging permit;
     /// `idempotency`: the key's scope and payload hash.
     pub async fn run_flow(
-        &self,
-        project: Uuid,
-        units: usize,
-        flow: String,
+        &self, project: Uuid, units: usize, flow: String,
         idempotency: Result<Option<(Vec<u8>, Vec<u8>)>>,
         input: impl FnOnce(Flow) -> Result<AcceptInput> + Send + 'static,
     ) -> Result<RunAnswer> {
@@ -129,9 +123,7 @@ impl Engine {
     /// pool with or without a key. `units`: the recipients it names, for
     /// the staging permit.
     async fn accept_run_prepared(
-        &self,
-        project: Uuid,
-        units: usize,
+        &self, project: Uuid, units: usize,
         prepare: impl FnOnce(&dyn Storage) -> Result<RunRequest> + Send + 'static,
     ) -> Result<RunAnswer> {
         // A test-clock project's runs count their steps from its time.
@@ -174,10 +166,7 @@ impl Engine {
     /// change is durable: the wait is async (one shared flush wakes every
     /// waiting request), not a blocking thread parked per request.
     pub async fn upsert_user(
-        &self,
-        project: Uuid,
-        ext: String,
-        patch: UserPatch,
+        &self, project: Uuid, ext: String, patch: UserPatch,
     ) -> Result<(User, bool)> {
         let (done, ticket) = self
             .run_committing(move |s| s.upsert_user(&project, &ext, &patch))
@@ -189,9 +178,7 @@ impl Engine {
     /// Creates or patches many users in one commit (see
     /// `UserRepo::upsert_users`); returns once it is durable.
     pub async fn upsert_users(
-        &self,
-        project: Uuid,
-        items: Vec<(String, UserPatch)>,
+        &self, project: Uuid, items: Vec<(String, UserPatch)>,
     ) -> Result<Vec<(User, bool)>> {
         let (done, ticket) = self
             .run_committing(move |s| {
@@ -214,10 +201,7 @@ impl Engine {
     }
 
     pub async fn update_preferences(
-        &self,
-        project: Uuid,
-        user: User,
-        patch: Preferences,
+        &self, project: Uuid, user: User, patch: Preferences,
     ) -> Result<Preferences> {
         self.run(move |s| s.update_preferences(&project, &user, &patch))
             .await
@@ -225,9 +209,7 @@ impl Engine {
 
     /// Changes the project with `f` under its lock.
     pub async fn update_project(
-        &self,
-        id: Uuid,
-        f: impl FnOnce(&mut Project) + Send + 'static,
+        &self, id: Uuid, f: impl FnOnce(&mut Project) + Send + 'static,
     ) -> Result<Project> {
         self.run(move |s| s.update_project(&id, Box::new(f))).await
     }
@@ -246,9 +228,7 @@ impl Engine {
 
     /// A new secret for the named project; the old one works for `grace`.
     pub async fn rotate_secret(
-        &self,
-        name: String,
-        grace: std::time::Duration,
+        &self, name: String, grace: std::time::Duration,
     ) -> Result<(Project, String)> {
         self.run(move |s| crate::rules::projects::rotate_secret(s, &name, grace))
             .await
@@ -265,10 +245,7 @@ impl Engine {
 
     /// Changes a channel with `f` under its lock (an error from `f` leaves it).
     pub async fn update_channel(
-        &self,
-        project: Uuid,
-        id: Uuid,
-        f: impl FnOnce(&mut Channel) -> Result<()> + Send + 'static,
+        &self, project: Uuid, id: Uuid, f: impl FnOnce(&mut Channel) -> Result<()> + Send + 'static,
     ) -> Result<Channel> {
         self.run(move |s| s.update_channel(&project, &id, Box::new(f)))
             .await
@@ -280,10 +257,7 @@ impl Engine {
 
     /// Creates or patches a topic; true when it was created.
     pub async fn put_topic(
-        &self,
-        project: Uuid,
-        key: String,
-        name: Option<Option<String>>,
+        &self, project: Uuid, key: String, name: Option<Option<String>>,
         description: Option<Option<String>>,
     ) -> Result<(Topic, bool)> {
         self.run(move |s| s.put_topic(&project, &key, TopicPatch { name, description }))
@@ -297,10 +271,7 @@ impl Engine {
     /// Subscribes a user to a topic: one named by external id must exist
     /// (422 at `external_id`).
     pub async fn subscribe(
-        &self,
-        project: Uuid,
-        key: String,
-        who: Subscriber,
+        &self, project: Uuid, key: String, who: Subscriber,
     ) -> Result<Subscription> {
         self.run(move |s| {
             let user = match who {
@@ -319,10 +290,7 @@ impl Engine {
     /// user must exist: an unknown one is a 422 at `users.{i}` and nothing
     /// is stored (users already subscribed are no error).
     pub async fn subscribe_many(
-        &self,
-        project: Uuid,
-        key: String,
-        exts: Vec<String>,
+        &self, project: Uuid, key: String, exts: Vec<String>,
     ) -> Result<(Topic, usize)> {
         self.run(move |s| {
             let mut v = crate::error::Validator::new();
@@ -359,13 +327,8 @@ impl Engine {
 
     /// Registers a push subscription; true when it is new.
     pub async fn add_push_subscription(
-        &self,
-        project: Uuid,
-        user: Uuid,
-        channel: Uuid,
-        identifier: String,
-        keys: Option<serde_json::Value>,
-        platform: Option<String>,
+        &self, project: Uuid, user: Uuid, channel: Uuid, identifier: String,
+        keys: Option<serde_json::Value>, platform: Option<String>,
     ) -> Result<(PushSubscription, bool)> {
         self.run(move |s| {
             let sub =
@@ -377,22 +340,22 @@ impl Engine {
 
     /// Removes a push subscription; true when there was one.
     pub async fn remove_push_subscription(
-        &self,
-        project: Uuid,
-        user: Uuid,
-        channel: Uuid,
-        identifier: String,
+        &self, project: Uuid, user: Uuid, channel: Uuid, identifier: String,
     ) -> Result<bool> {
-        self.run(move |s| s.remove_push_subscription(&project, &user, &channel, &identifier))
-            .await
+        self.run(move |s| {
+            let key = PushKey {
+                user: &user,
+                channel: &channel,
+                identifier: &identifier,
+            };
+            s.remove_push_subscription(&project, key)
+        })
+        .await
     }
 
     /// Stores a response for replay under an idempotency key.
     pub async fn put_idempotent_response(
-        &self,
-        project: Uuid,
-        scope: Vec<u8>,
-        r: IdempotentResponse,
+        &self, project: Uuid, scope: Vec<u8>, r: IdempotentResponse,
     ) -> Result<()> {
         self.run(move |s| s.put_idempotent_response(&project, &scope, &r))
             .await

@@ -103,9 +103,7 @@ impl Engine {
 
     /// The answer stored under an idempotency key, if any.
     pub async fn idempotent_response(
-        &self,
-        project: Uuid,
-        scope: Vec<u8>,
+        &self, project: Uuid, scope: Vec<u8>,
     ) -> Result<Option<IdempotentResponse>> {
         self.run(move |s| s.idempotent_response(&project, &scope))
             .await
@@ -161,10 +159,7 @@ impl Engine {
 
     /// A page of a topic's subscriptions; 404 when there is no such topic.
     pub async fn topic_subscriptions(
-        &self,
-        project: Uuid,
-        key: String,
-        req: PageReq,
+        &self, project: Uuid, key: String, req: PageReq,
     ) -> Result<Page<Subscription>> {
         self.run(move |s| {
             s.topic(&project, &key)?
@@ -189,9 +184,7 @@ impl Engine {
     /// A user by external id, from memory when cached (the User API's
     /// authentication reads it on every request).
     pub async fn user_by_ext_cached(
-        &self,
-        project: Uuid,
-        ext: String,
+        &self, project: Uuid, ext: String,
     ) -> Result<Option<Arc<User>>> {
         if let Some(u) = self.storage().user_cached(&project, &ext) {
             return Ok(Some(u));
@@ -219,9 +212,7 @@ impl Engine {
 
     /// A user's preferences and the flows they can name (the live ones).
     pub async fn preferences_with_flows(
-        &self,
-        project: Uuid,
-        user: Uuid,
+        &self, project: Uuid, user: Uuid,
     ) -> Result<(Preferences, Vec<Flow>)> {
         self.run(move |s| Ok((s.preferences(&project, &user)?, s.live_flows(&project)?)))
             .await
@@ -234,10 +225,7 @@ impl Engine {
 
     /// A page of a user's topic subscriptions.
     pub async fn user_subscriptions(
-        &self,
-        project: Uuid,
-        user: Uuid,
-        req: PageReq,
+        &self, project: Uuid, user: Uuid, req: PageReq,
     ) -> Result<Page<Subscription>> {
         self.run(move |s| s.user_subscriptions(&project, &user, &req))
             .await
@@ -245,10 +233,7 @@ impl Engine {
 
     /// A user's push subscriptions on one channel.
     pub async fn push_subscriptions(
-        &self,
-        project: Uuid,
-        user: Uuid,
-        channel: Uuid,
+        &self, project: Uuid, user: Uuid, channel: Uuid,
     ) -> Result<Vec<PushSubscription>> {
         self.run(move |s| s.push_subscriptions(&project, &user, &channel))
             .await
@@ -295,13 +280,8 @@ impl Engine {
     /// user of the project changes, and served from memory without a hop
     /// to the blocking pool.
     pub async fn feed_page(
-        &self,
-        project: Uuid,
-        user: Uuid,
-        filter: crate::storage::FeedFilter,
-        req: PageReq,
-        first_page: bool,
-        render: impl Fn(&FeedRead) -> Result<Vec<u8>> + Send + 'static,
+        &self, project: Uuid, user: Uuid, filter: crate::storage::FeedFilter, req: PageReq,
+        first_page: bool, render: impl Fn(&FeedRead) -> Result<Vec<u8>> + Send + 'static,
     ) -> Result<Arc<[u8]>> {
         let limit = req.limit;
         let storage = self.storage().clone();

@@ -23,9 +23,7 @@ impl Engine {
     /// cursors, which the backend keeps for its data set
     /// (`Store::cursor_key`, `PgStore::cursor_key`).
     pub fn start(
-        storage: Arc<dyn Storage>,
-        cursor_key: [u8; 32],
-        mut config: EngineConfig,
+        storage: Arc<dyn Storage>, cursor_key: [u8; 32], mut config: EngineConfig,
     ) -> Result<Engine> {
         // a render with no fuel or no room could never succeed
         config.template_limits.fuel = config.template_limits.fuel.max(1);

@@ -284,9 +284,7 @@ impl UserActor {
     /// After an own change: resolves with `value` at once when nothing
     /// changed, else once the change is durable and its frames are pushed.
     fn after_change<T: 'static>(
-        &mut self,
-        frames: Vec<Frame>,
-        value: T,
+        &mut self, frames: Vec<Frame>, value: T,
     ) -> ResponseActFuture<Self, Result<T>> {
         if frames.is_empty() {
             return Box::pin(async move { Ok(value) }.into_actor(self));

@@ -17,10 +17,7 @@ impl Engine {
     /// again). 409 `production_project` for a test clock while security mode
     /// is on (`security_on`: as the same request leaves it).
     pub async fn set_test_clock(
-        &self,
-        project: Uuid,
-        test: bool,
-        security_on: bool,
+        &self, project: Uuid, test: bool, security_on: bool,
     ) -> Result<Project> {
         if test && security_on {
             return Err(production());
@@ -46,10 +43,7 @@ impl Engine {
     /// backwards), durably, then hands the deliveries that became due to the
     /// delivery actors. 409 `clock_not_test` on the real clock.
     pub async fn advance_clock(
-        &self,
-        project: Uuid,
-        by: Option<Span>,
-        to: Option<Timestamp>,
+        &self, project: Uuid, by: Option<Span>, to: Option<Timestamp>,
     ) -> Result<Project> {
         let p = self
             .run(move |s| {

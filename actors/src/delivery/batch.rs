@@ -98,12 +98,7 @@ pub(crate) enum Reached {
 /// reached at `at_ms` (project time) with the rendered `key`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn reach(
-    s: &dyn Storage,
-    project: &Uuid,
-    key: BatchKey,
-    step: &Step,
-    nid: Uuid,
-    at_ms: i64,
+    s: &dyn Storage, project: &Uuid, key: BatchKey, step: &Step, nid: Uuid, at_ms: i64,
     activity: BatchActivity,
 ) -> Result<Reached> {
     if let Some(b) = s.latest_batch(project, &key)? {
@@ -178,10 +173,7 @@ pub fn context(b: &Batch) -> Value {
 /// batch closes later; `Some(Outcome::Failed)` when it does not render (or
 /// its run or batch is gone).
 pub(crate) fn due(
-    s: &dyn Storage,
-    limits: Limits,
-    q: &QueueItem,
-    now: Timestamp,
+    s: &dyn Storage, limits: Limits, q: &QueueItem, now: Timestamp,
 ) -> Result<Option<Outcome>> {
     let p = &q.project;
     let fail = |m: String| {
@@ -246,10 +238,7 @@ pub(crate) fn due(
 /// digest is rendered, and the digest waits for it rather than going out
 /// at night.
 fn window_wait(
-    s: &dyn Storage,
-    p: &Uuid,
-    d: &crate::model::Delivery,
-    now: Timestamp,
+    s: &dyn Storage, p: &Uuid, d: &crate::model::Delivery, now: Timestamp,
 ) -> Result<Option<Timestamp>> {
     let Some(run) = s.flow_run(p, &d.flow_run_id)? else {
         return Ok(None);
@@ -270,11 +259,7 @@ fn window_wait(
 
 /// Renders the opener's delivery `d` with its run's context and `batch`.
 fn render(
-    s: &dyn Storage,
-    limits: Limits,
-    p: &Uuid,
-    d: &crate::model::Delivery,
-    b: &Batch,
+    s: &dyn Storage, limits: Limits, p: &Uuid, d: &crate::model::Delivery, b: &Batch,
 ) -> Result<std::result::Result<Rendered, String>> {
     let Some(run) = s.flow_run(p, &d.flow_run_id)? else {
         return Ok(Err("the delivery's run is gone".into()));
@@ -319,10 +304,7 @@ pub(crate) struct Closing {
 /// changed, when the close is refused: an activity joined since the render,
 /// or the batch may not close yet.
 pub(crate) fn close(
-    b: &mut Batch,
-    d: Option<&mut crate::model::Delivery>,
-    c: &BatchClose,
-    now: Timestamp,
+    b: &mut Batch, d: Option<&mut crate::model::Delivery>, c: &BatchClose, now: Timestamp,
 ) -> Option<Closing> {
     if b.activities.len() != c.count {
         return None;

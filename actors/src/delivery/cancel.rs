@@ -35,10 +35,7 @@ pub struct CancelRequest {
 /// Cancels the pending deliveries `req` names; how many it canceled and what
 /// settling them finished.
 pub(crate) fn cancel_runs(
-    s: &dyn Storage,
-    notes: &AttemptNotes,
-    project: &Uuid,
-    req: &CancelRequest,
+    s: &dyn Storage, notes: &AttemptNotes, project: &Uuid, req: &CancelRequest,
 ) -> Result<(usize, Finished)> {
     let mut items: Vec<(QueueItem, Outcome)> = vec![];
     // Notifications waiting in a batch they opened.

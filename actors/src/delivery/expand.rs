@@ -8,7 +8,8 @@ use crate::error::{Error, Result};
 use crate::model::FlowRun;
 use crate::render::Limits;
 use crate::storage::{
-    Prepared, QueueItem, StagedChunk, StagedNotification, Storage, UserFrames, WrittenChunk,
+    Prepared, QueueItem, StagedChunk, StagedNotification, Storage, SubscriberChunk, UserFrames,
+    WrittenChunk,
 };
 use std::collections::HashSet;
 use uuid::Uuid;
@@ -34,11 +35,7 @@ const PARALLEL_STAGING: usize = 64;
 /// wait for one prepare and one commit, and a small chunk starts the
 /// two threads' pipeline (and the sockets) sooner.
 pub(crate) fn expand_topic(
-    s: &dyn Storage,
-    limits: Limits,
-    project: &Uuid,
-    run_id: &Uuid,
-    n: usize,
+    s: &dyn Storage, limits: Limits, project: &Uuid, run_id: &Uuid, n: usize,
     out: &mut (dyn FnMut(Vec<QueueItem>, UserFrames) -> bool + Send),
 ) -> Result<()> {
     expand_topic_with(s, limits, project, run_id, n, out, &mut || Ok(()))
@@ -55,11 +52,7 @@ const STALE_RESTARTS: usize = 16;
 /// stored nothing: the expansion starts again from the cursor committed
 /// last, as after a crash, and stages it anew.
 pub(crate) fn expand_topic_with(
-    s: &dyn Storage,
-    limits: Limits,
-    project: &Uuid,
-    run_id: &Uuid,
-    n: usize,
+    s: &dyn Storage, limits: Limits, project: &Uuid, run_id: &Uuid, n: usize,
     out: &mut (dyn FnMut(Vec<QueueItem>, UserFrames) -> bool + Send),
     before_commit: &mut (dyn FnMut() -> Result<()> + Send),
 ) -> Result<()> {
@@ -76,11 +69,7 @@ pub(crate) fn expand_topic_with(
 }
 
 fn expand_once(
-    s: &dyn Storage,
-    limits: Limits,
-    project: &Uuid,
-    run_id: &Uuid,
-    n: usize,
+    s: &dyn Storage, limits: Limits, project: &Uuid, run_id: &Uuid, n: usize,
     out: &mut (dyn FnMut(Vec<QueueItem>, UserFrames) -> bool + Send),
     before_commit: &mut (dyn FnMut() -> Result<()> + Send),
 ) -> Result<()> {
@@ -163,9 +152,7 @@ const WRITES_AHEAD: usize = 2;
 /// that counts in a throttle or joins a batch (locks chunks may share)
 /// waits until every chunk before it has committed.
 fn write_ahead<'scope, 'env>(
-    scope: &'scope std::thread::Scope<'scope, 'env>,
-    s: &'env dyn Storage,
-    project: &'env Uuid,
+    scope: &'scope std::thread::Scope<'scope, 'env>, s: &'env dyn Storage, project: &'env Uuid,
     rx: std::sync::mpsc::Receiver<(Prepared, bool, bool, u64)>,
     out: &mut (dyn FnMut(Vec<QueueItem>, UserFrames) -> bool + Send),
     before_commit: &mut (dyn FnMut() -> Result<()> + Send),
@@ -217,15 +204,15 @@ fn write_ahead<'scope, 'env>(
 /// Stages the next chunk of a topic run's expansion from `state` (the run as
 /// it will be after the chunks already staged), which it advances.
 fn stage_chunk(
-    s: &dyn Storage,
-    project: &Uuid,
-    st: &Stager,
-    explicit: &HashSet<Uuid>,
-    topic: &str,
-    state: &mut FlowRun,
-    n: usize,
+    s: &dyn Storage, project: &Uuid, st: &Stager, explicit: &HashSet<Uuid>, topic: &str,
+    state: &mut FlowRun, n: usize,
 ) -> Result<StagedChunk> {
-    let chunk = s.topic_subscribers_chunk(project, topic, state.expand_cursor.as_ref(), n)?;
+    let of = SubscriberChunk {
+        topic,
+        after: state.expand_cursor.as_ref(),
+        n,
+    };
+    let chunk = s.topic_subscribers_chunk(project, of)?;
     let mut todo = Vec::with_capacity(chunk.len());
     let done = select(state, &chunk, n, explicit, &mut todo);
     let stage = |uids: &[Uuid]| -> Result<(Vec<StagedNotification>, Vec<QueueItem>)> {
@@ -270,10 +257,7 @@ fn stage_chunk(
 /// (they have their notification already). Pushes them to `todo`, advances
 /// the run's cursor, and says whether the expansion is done after this chunk.
 pub(crate) fn select(
-    run: &mut FlowRun,
-    chunk: &[(Uuid, Uuid)],
-    n: usize,
-    explicit: &HashSet<Uuid>,
+    run: &mut FlowRun, chunk: &[(Uuid, Uuid)], n: usize, explicit: &HashSet<Uuid>,
     todo: &mut Vec<Uuid>,
 ) -> bool {
     let mut done = chunk.len() < n;
@@ -356,10 +340,7 @@ mod tests {
     /// just before the first chunk's commit; that run, after checking the
     /// chunk was committed on its second staging.
     fn expand_racing(
-        store: &Store,
-        p: &Uuid,
-        flow: &Flow,
-        topic_run: &Uuid,
+        store: &Store, p: &Uuid, flow: &Flow, topic_run: &Uuid,
     ) -> crate::storage::AcceptedRun {
         let mut other = None;
         let mut commits = 0;

@@ -6,10 +6,7 @@ use std::sync::Arc;
 
 /// Builds the JSON text of a `feed_entry.*` frame, once for every socket.
 pub fn feed_frame(
-    kind: &str,
-    seq: u64,
-    entry: &impl serde::Serialize,
-    counts: &FeedCounts,
+    kind: &str, seq: u64, entry: &impl serde::Serialize, counts: &FeedCounts,
 ) -> (Arc<str>, FeedCounts) {
     let entry = serde_json::to_string(entry).unwrap_or_else(|_| "{}".into());
     feed_frame_with(kind, seq, &entry, counts)
@@ -19,10 +16,7 @@ pub fn feed_frame(
 /// on the counts or `seq`, so it can be serialised before the feed lock is
 /// taken. Keys come in the order a JSON object would print them.
 pub fn feed_frame_with(
-    kind: &str,
-    seq: u64,
-    entry_json: &str,
-    counts: &FeedCounts,
+    kind: &str, seq: u64, entry_json: &str, counts: &FeedCounts,
 ) -> (Arc<str>, FeedCounts) {
     use std::fmt::Write;
     let mut text = String::with_capacity(entry_json.len() + 96);

@@ -75,10 +75,7 @@ pub(crate) fn recipient_deleted() -> Outcome {
 /// the queue item the delivery waits in next (a retry), or `None` when it
 /// leaves the queue.
 pub(crate) fn apply(
-    d: &mut Delivery,
-    q: &QueueItem,
-    o: Outcome,
-    now: Timestamp,
+    d: &mut Delivery, q: &QueueItem, o: Outcome, now: Timestamp,
 ) -> Option<QueueItem> {
     let next = match o {
         Outcome::Sent { outcomes } => {

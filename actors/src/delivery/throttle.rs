@@ -35,12 +35,7 @@ pub fn pass(hits: &[i64], at_ms: i64, window_ms: i64, limit: u32) -> Option<Vec<
 /// `Some(write)` when it passes, `None` when throttled; with the runs the
 /// counter holds within the window at `at_ms` (for the trace).
 pub(crate) fn reach(
-    s: &dyn Storage,
-    project: &Uuid,
-    key: ThrottleKey,
-    at_ms: i64,
-    window_ms: i64,
-    limit: u32,
+    s: &dyn Storage, project: &Uuid, key: ThrottleKey, at_ms: i64, window_ms: i64, limit: u32,
 ) -> crate::error::Result<(Option<ThrottleWrite>, usize)> {
     let before = s.throttle_hits(project, &key)?;
     let within = before

@@ -245,11 +245,7 @@ impl Conditions {
     /// (`decided`: `accept` or `due`), naming the deciding rule compactly:
     /// its index, path and operator (not its value, which may be a long list).
     pub fn trace_args(
-        &self,
-        step: usize,
-        result: bool,
-        rule: Option<usize>,
-        decided: &str,
+        &self, step: usize, result: bool, rule: Option<usize>, decided: &str,
     ) -> Value {
         let rule = rule.and_then(|i| self.rules.get(i).map(|r| (i, r)));
         serde_json::json!({
@@ -288,11 +284,7 @@ impl Conditions {
     /// over steps may name only earlier channel steps (`channel_steps`), and
     /// only when `steps_allowed`.
     pub fn parse(
-        given: &Value,
-        p: &str,
-        index: usize,
-        channel_steps: &[usize],
-        steps_allowed: bool,
+        given: &Value, p: &str, index: usize, channel_steps: &[usize], steps_allowed: bool,
         v: &mut Validator,
     ) -> Option<Conditions> {
         let at = format!("{p}.if");
@@ -438,11 +430,7 @@ impl Conditions {
 
 /// Whether `path` is one a condition may name at step `index`.
 fn check_path(
-    path: &str,
-    at: &str,
-    index: usize,
-    channel_steps: &[usize],
-    steps_allowed: bool,
+    path: &str, at: &str, index: usize, channel_steps: &[usize], steps_allowed: bool,
     v: &mut Validator,
 ) -> bool {
     let segs: Vec<&str> = path.split('.').collect();

@@ -48,11 +48,7 @@ impl Project {
     /// A new project with its keys (the secret already hashed), on the real
     /// clock, with the server's retention and no signing key.
     pub fn new(
-        id: Uuid,
-        name: &str,
-        public_key: &str,
-        secret_hash: Vec<u8>,
-        now: Timestamp,
+        id: Uuid, name: &str, public_key: &str, secret_hash: Vec<u8>, now: Timestamp,
     ) -> Project {
         Project {
             id,

@@ -165,9 +165,7 @@ impl Creds {
 
 /// The channel's provider token: reused while younger than 50 minutes.
 fn provider_token(
-    tokens: &DashMap<Uuid, Token>,
-    channel: Uuid,
-    creds: &Creds,
+    tokens: &DashMap<Uuid, Token>, channel: Uuid, creds: &Creds,
 ) -> Result<String, SendError> {
     let fp = creds.fingerprint();
     if let Some(t) = tokens.get(&channel) {
@@ -208,12 +206,7 @@ pub fn payload(req: &SendRequest) -> Vec<u8> {
 }
 
 async fn push_one(
-    http: &reqwest::Client,
-    guard: &Guard,
-    creds: &Creds,
-    jwt: &str,
-    apns_id: &str,
-    device: &str,
+    http: &reqwest::Client, guard: &Guard, creds: &Creds, jwt: &str, apns_id: &str, device: &str,
     body: Vec<u8>,
 ) -> (Device, bool) {
     if device.is_empty() || !device.chars().all(|c| c.is_ascii_alphanumeric()) {

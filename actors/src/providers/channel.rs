@@ -56,12 +56,8 @@ fn restated<'a>(patch: &'a Map<String, Value>, field: &str, mask: &str) -> Optio
 /// `destination_fields`) of a channel holding a secret must send that secret
 /// again: 422 `required` on `config.<secret>` otherwise.
 pub fn check_secret_restated(
-    provider: &str,
-    stored: &Map<String, Value>,
-    merged: &Map<String, Value>,
-    patch: &Map<String, Value>,
-    mask: &str,
-    v: &mut Validator,
+    provider: &str, stored: &Map<String, Value>, merged: &Map<String, Value>,
+    patch: &Map<String, Value>, mask: &str, v: &mut Validator,
 ) {
     let changed: Vec<&str> = destination_fields(provider)
         .iter()
@@ -108,11 +104,7 @@ pub(crate) fn url_like(s: &str, schemes: &[&str]) -> bool {
 
 /// A destination field the egress policy refuses: 422 `exclusion` on its path.
 fn check_destination(
-    egress: &EgressPolicy,
-    field: &str,
-    raw: &str,
-    bare_host: bool,
-    v: &mut Validator,
+    egress: &EgressPolicy, field: &str, raw: &str, bare_host: bool, v: &mut Validator,
 ) {
     let r = if bare_host {
         egress.check_bare_host(raw)
@@ -133,10 +125,7 @@ fn check_destination(
 /// every destination (URL, base URL, token URL, SMTP host) is one the server's
 /// egress policy allows, as far as a literal shows.
 pub fn validate_config(
-    provider: &str,
-    config: &Map<String, Value>,
-    egress: &EgressPolicy,
-    v: &mut Validator,
+    provider: &str, config: &Map<String, Value>, egress: &EgressPolicy, v: &mut Validator,
 ) {
     let kind = ProviderKind::parse(provider);
     for f in kind.map_or(&[][..], |k| k.spec().fields) {
@@ -243,11 +232,7 @@ impl Fields<'_> {
 
     /// Set to an integer outside `range` (or not an integer): 422 `number`.
     pub fn want_integer(
-        &self,
-        k: &str,
-        range: std::ops::RangeInclusive<u64>,
-        message: &str,
-        v: &mut Validator,
+        &self, k: &str, range: std::ops::RangeInclusive<u64>, message: &str, v: &mut Validator,
     ) {
         if self.present(k) && !self.0[k].as_u64().is_some_and(|n| range.contains(&n)) {
             v.push(format!("config.{k}"), "number", message);

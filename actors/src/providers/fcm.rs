@@ -227,11 +227,7 @@ type Slot = Arc<tokio::sync::Mutex<Option<Token>>>;
 
 /// The channel's access token: cached in `slot`, or exchanged now.
 async fn access_token(
-    http: &reqwest::Client,
-    egress: &Guard,
-    slot: &Slot,
-    acct: &Account,
-    fresh: bool,
+    http: &reqwest::Client, egress: &Guard, slot: &Slot, acct: &Account, fresh: bool,
 ) -> Result<String, SendError> {
     let mut guard = slot.lock().await;
     let fp = acct.fingerprint();

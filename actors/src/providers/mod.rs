@@ -226,9 +226,7 @@ impl Transports {
 /// server Herald should not have reached could otherwise be read back through
 /// `delivery.error.message`.
 pub fn classify_status(
-    status: u16,
-    code: Option<&str>,
-    retry_after: Option<Duration>,
+    status: u16, code: Option<&str>, retry_after: Option<Duration>,
 ) -> SendError {
     let message = answered(status, code);
     match status {

@@ -151,10 +151,7 @@ async fn checked_address(guard: &Guard, host: &str, port: u16) -> Result<IpAddr,
 /// The transport to `ip`, TLS verified against the configured host name (so SNI
 /// and the certificate check are the name's, the connection the checked address).
 fn transport(
-    config: &Map<String, Value>,
-    host: &str,
-    port: u16,
-    ip: IpAddr,
+    config: &Map<String, Value>, host: &str, port: u16, ip: IpAddr,
 ) -> Result<AsyncSmtpTransport<Tokio1Executor>, SendError> {
     let tls_name = host
         .trim_start_matches('[')

@@ -219,11 +219,7 @@ fn subscription_keys(sub: &PushSubscription) -> Option<(p256::PublicKey, Auth)> 
 }
 
 async fn push_one(
-    http: reqwest::Client,
-    guard: &Guard,
-    vapid: &Vapid,
-    sub: &PushSubscription,
-    plaintext: Vec<u8>,
+    http: reqwest::Client, guard: &Guard, vapid: &Vapid, sub: &PushSubscription, plaintext: Vec<u8>,
 ) -> Device {
     let endpoint = match guard.policy().check_url(&sub.identifier) {
         Ok(Some(u)) => u,

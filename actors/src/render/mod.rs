@@ -190,9 +190,7 @@ impl std::io::Write for Capped {
 }
 
 fn render_capped(
-    tpl: &minijinja::Template<'_, '_>,
-    ctx: impl serde::Serialize,
-    limits: &Limits,
+    tpl: &minijinja::Template<'_, '_>, ctx: impl serde::Serialize, limits: &Limits,
 ) -> Result<String, RenderError> {
     let (r, tripped) = limits.scoped(|| {
         let mut out = Capped {
@@ -381,10 +379,7 @@ impl RunRenderer {
     /// Renders step `i` for one recipient. `ctx` holds recipient, actor, data, flow
     /// (see `Shared::context`).
     pub fn render(
-        &self,
-        i: usize,
-        t: &Template,
-        ctx: &minijinja::Value,
+        &self, i: usize, t: &Template, ctx: &minijinja::Value,
     ) -> Result<Rendered, String> {
         let one = |p: usize, src: &Option<String>| -> Result<Option<String>, String> {
             let part = PARTS[p];

@@ -8,8 +8,8 @@ use crate::error::{Error, Result};
 use crate::events::{new_secret, WebhookEndpoint};
 use crate::model::{Flow, Project, Subscription, User, UserPatch, UserRef};
 use crate::storage::{
-    EndpointWrite, Erasure, ErasureStep, FlowRef, Memory, Page, PageReq, ProjectRef, Refusal,
-    Remembered, Storage, SubscriptionsOf, WorkRepo,
+    EndpointWrite, Erasure, ErasureStep, FeedOf, FlowRef, LoggedFrames, Memory, Page, PageReq,
+    ProjectRef, Refusal, Remembered, Storage, SubscriptionsOf, WorkRepo,
 };
 use std::sync::Arc;
 use std::sync::OnceLock;
@@ -48,20 +48,14 @@ impl dyn Storage {
 
     /// One page of a topic's subscriptions (`TopicRepo::subscriptions`).
     pub fn topic_subscriptions(
-        &self,
-        project: &Uuid,
-        key: &str,
-        req: &PageReq,
+        &self, project: &Uuid, key: &str, req: &PageReq,
     ) -> Result<Page<Subscription>> {
         self.subscriptions(project, SubscriptionsOf::Topic(key), req)
     }
 
     /// One page of a user's subscriptions (`TopicRepo::subscriptions`).
     pub fn user_subscriptions(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        req: &PageReq,
+        &self, project: &Uuid, user: &Uuid, req: &PageReq,
     ) -> Result<Page<Subscription>> {
         self.subscriptions(project, SubscriptionsOf::User(user), req)
     }
@@ -106,6 +100,17 @@ impl dyn Storage {
             Remembered::Stamp(s) => Some(s),
             _ => None,
         }
+    }
+
+    /// The logged frames of a user's feed after `after` up to `upto`
+    /// (`FeedRepo::frames_between`; none for an empty span).
+    pub fn events_between(
+        &self, project: &Uuid, user: &Uuid, after: u64, upto: u64,
+    ) -> Result<LoggedFrames> {
+        if after >= upto {
+            return Ok(Some(vec![]));
+        }
+        self.frames_between(FeedOf { project, user }, after, upto)
     }
 
     /// Subscribes one user (`TopicRepo::subscribe_many`); already
@@ -159,9 +164,7 @@ impl dyn Storage {
     /// Stores a new event endpoint with a new signing secret, returned this
     /// once (`EndpointWrite::Create`).
     pub fn create_event_endpoint(
-        &self,
-        project: &Uuid,
-        ep: WebhookEndpoint,
+        &self, project: &Uuid, ep: WebhookEndpoint,
     ) -> Result<(WebhookEndpoint, String)> {
         let secret = new_secret();
         let ep = self.put_event_endpoint(
@@ -177,10 +180,7 @@ impl dyn Storage {
     /// A new signing secret for an event endpoint (returned this once); the
     /// previous one signs for `grace` (`EndpointWrite::Secret`).
     pub fn rotate_event_secret(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        grace: Duration,
+        &self, project: &Uuid, id: &Uuid, grace: Duration,
     ) -> Result<(WebhookEndpoint, String)> {
         let secret = new_secret();
         let ep = self.put_event_endpoint(
@@ -197,10 +197,7 @@ impl dyn Storage {
     /// Creates or patches one user (`UserRepo::upsert_users` of one item);
     /// true when it was created.
     pub fn upsert_user(
-        &self,
-        project: &Uuid,
-        ext: &str,
-        patch: &UserPatch,
+        &self, project: &Uuid, ext: &str, patch: &UserPatch,
     ) -> Result<(User, bool)> {
         self.upsert_users(project, &[(ext, patch)])?
             .pop()

@@ -49,9 +49,7 @@ impl GoesBack {
 /// time changed. Repeating a true keeps the first time; `read` implies
 /// `seen`; `archived: false` clears the archive time.
 pub fn update_entry(
-    d: &Delivery,
-    u: &FeedUpdate,
-    now: Timestamp,
+    d: &Delivery, u: &FeedUpdate, now: Timestamp,
 ) -> Result<(Delivery, bool), GoesBack> {
     if (u.read == Some(false) && d.read_at.is_some())
         || (u.seen == Some(false) && d.seen_at.is_some())

@@ -23,10 +23,7 @@ impl dyn Storage {
     }
 
     fn page<R: FromRecord>(
-        &self,
-        project: &Uuid,
-        of: RecordsOf<'_>,
-        req: &PageReq,
+        &self, project: &Uuid, of: RecordsOf<'_>, req: &PageReq,
     ) -> Result<Page<R>> {
         let page = self.records(project, of, req)?;
         let mut items = Vec::with_capacity(page.items.len());
@@ -158,47 +155,33 @@ impl dyn Storage {
     }
 
     pub fn list_notifications(
-        &self,
-        project: &Uuid,
-        f: &NotificationFilter,
-        req: &PageReq,
+        &self, project: &Uuid, f: &NotificationFilter, req: &PageReq,
     ) -> Result<Page<Notification>> {
         self.page(project, RecordsOf::Notifications(f), req)
     }
 
     pub fn list_deliveries(
-        &self,
-        project: &Uuid,
-        f: &DeliveryFilter,
-        req: &PageReq,
+        &self, project: &Uuid, f: &DeliveryFilter, req: &PageReq,
     ) -> Result<Page<Delivery>> {
         self.page(project, RecordsOf::Deliveries(f), req)
     }
 
     /// One page of the subscriptions of a topic or of a user.
     pub fn subscriptions(
-        &self,
-        project: &Uuid,
-        of: SubscriptionsOf<'_>,
-        req: &PageReq,
+        &self, project: &Uuid, of: SubscriptionsOf<'_>, req: &PageReq,
     ) -> Result<Page<Subscription>> {
         self.page(project, RecordsOf::Subscriptions(of), req)
     }
 
     pub fn list_event_endpoints(
-        &self,
-        project: &Uuid,
-        req: &PageReq,
+        &self, project: &Uuid, req: &PageReq,
     ) -> Result<Page<WebhookEndpoint>> {
         self.page(project, RecordsOf::EventEndpoints, req)
     }
 
     /// One page of an event endpoint's attempt log.
     pub fn list_event_attempts(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        req: &PageReq,
+        &self, project: &Uuid, id: &Uuid, req: &PageReq,
     ) -> Result<Page<EventAttempt>> {
         self.page(project, RecordsOf::EventAttempts(id), req)
     }

@@ -63,9 +63,7 @@ pub fn rotate(p: &mut Project, hash: Vec<u8>, grace: Duration, now: Timestamp) {
 /// Gives the project `name` a new secret key (returned once; only its hash
 /// is kept), under the project's lock (`ProjectRepo::update_project`).
 pub fn rotate_secret<S: ProjectRepo + ?Sized>(
-    st: &S,
-    name: &str,
-    grace: Duration,
+    st: &S, name: &str, grace: Duration,
 ) -> Result<(Project, String)> {
     if grace > MAX_SECRET_GRACE {
         return Err(Error::field(

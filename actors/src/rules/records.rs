@@ -53,10 +53,7 @@ pub fn new_erasure(project: &Uuid, user: &Uuid) -> Erasure {
 /// A new push subscription (a web push endpoint or a device token) of a user
 /// on `channel`.
 pub fn new_push_subscription(
-    channel: &Uuid,
-    identifier: &str,
-    keys: Option<serde_json::Value>,
-    platform: Option<String>,
+    channel: &Uuid, identifier: &str, keys: Option<serde_json::Value>, platform: Option<String>,
 ) -> PushSubscription {
     let (id, now) = new_id();
     PushSubscription {

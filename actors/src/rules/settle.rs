@@ -24,11 +24,7 @@ pub fn was_attempt(o: &Outcome) -> bool {
 /// and not a cancellation or a skip for another reason (a deleted
 /// recipient), decided before the gate was looked at.
 pub fn gate_entry(
-    o: &Outcome,
-    d: &Delivery,
-    deliveries: &[Delivery],
-    delivery_id: &Uuid,
-    now: Timestamp,
+    o: &Outcome, d: &Delivery, deliveries: &[Delivery], delivery_id: &Uuid, now: Timestamp,
 ) -> Option<TraceEntry> {
     let result = match o {
         Outcome::Skipped(e) => {
@@ -49,4 +45,39 @@ pub fn gate_entry(
         "condition.evaluated",
         g.trace_args(step, result, rule, "due"),
     ))
+}
+
+/// What settling one outcome did (`settle_one`).
+pub enum SettledOne {
+    /// The delivery had settled already: nothing changed, its queue row goes.
+    AlreadyFinal,
+    /// The outcome was applied: whether it was an attempt, the gate's trace
+    /// entry to write (`gate_entry`), and the queue item the delivery waits
+    /// as next (`None`: it leaves the queue).
+    Applied {
+        was_attempt: bool,
+        gate: Option<TraceEntry>,
+        next: Option<crate::storage::QueueItem>,
+    },
+}
+
+/// The step both backends' settle loops take per outcome: applies `o` to
+/// delivery `di` of its notification's `deliveries` (`delivery::settle::apply`)
+/// unless it has settled already.
+pub fn settle_one(
+    deliveries: &mut [Delivery], di: usize, q: &crate::storage::QueueItem, o: Outcome,
+    now: Timestamp,
+) -> SettledOne {
+    let d = &deliveries[di];
+    if d.status.is_final() {
+        return SettledOne::AlreadyFinal;
+    }
+    let was_attempt = was_attempt(&o);
+    let gate = gate_entry(&o, d, deliveries, &q.delivery_id, now);
+    let next = crate::delivery::settle::apply(&mut deliveries[di], q, o, now);
+    SettledOne::Applied {
+        was_attempt,
+        gate,
+        next,
+    }
 }

@@ -17,8 +17,7 @@ pub struct Upsert {
 /// user stored under it, read by the caller under the users' locks): a later
 /// item of an external id sees the earlier one. One `Upsert` per item.
 pub fn upsert_all<'a>(
-    items: &[(&'a str, &UserPatch)],
-    mut stored: HashMap<&'a str, Option<User>>,
+    items: &[(&'a str, &UserPatch)], mut stored: HashMap<&'a str, Option<User>>,
 ) -> Vec<Upsert> {
     let mut out = Vec::with_capacity(items.len());
     for (ext, patch) in items {

@@ -64,11 +64,7 @@ pub trait UserRepo: RecordRepo {
     /// item of the same external id sees the earlier one, as
     /// `rules::users::upsert_all` decides); each user and whether it was
     /// created, in the items' order.
-    fn upsert_users(
-        &self,
-        project: &Uuid,
-        items: &[(&str, &UserPatch)],
-    ) -> Result<Vec<(User, bool)>>;
+    fn upsert_users(&self, project: &Uuid, items: &[(&str, &UserPatch)]) -> Result<Upserted>;
     /// Deletes users with their subscriptions (the topics' counts follow),
     /// preferences and devices, in one atomic change; per external id
     /// whether it was a user (one user: `dyn Storage::delete_user`).
@@ -79,9 +75,7 @@ pub trait UserRepo: RecordRepo {
     /// backend behind a network reads them in one round trip; by default,
     /// one `user` and one `preferences` each.
     fn users_with_preferences(
-        &self,
-        project: &Uuid,
-        ids: &[Uuid],
+        &self, project: &Uuid, ids: &[Uuid],
     ) -> Result<Vec<(User, Preferences)>> {
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
@@ -94,10 +88,7 @@ pub trait UserRepo: RecordRepo {
     }
     /// Merges `patch` into the user's preferences.
     fn update_preferences(
-        &self,
-        project: &Uuid,
-        user: &User,
-        patch: &Preferences,
+        &self, project: &Uuid, user: &User, patch: &Preferences,
     ) -> Result<Preferences>;
 }
 
@@ -125,22 +116,14 @@ pub trait TopicRepo {
     /// Subscribes every user not subscribed yet (the others are left as they
     /// are) in one atomic change; the topic and the new subscriptions.
     fn subscribe_many(
-        &self,
-        project: &Uuid,
-        key: &str,
-        users: &[UserRef],
+        &self, project: &Uuid, key: &str, users: &[UserRef],
     ) -> Result<(Topic, Vec<Subscription>)>;
     fn unsubscribe(&self, project: &Uuid, key: &str, user: &User) -> Result<()>;
     /// Whether the user is subscribed to the topic.
     fn subscribed(&self, project: &Uuid, user: &Uuid, key: &str) -> Result<bool>;
-    /// The topic's subscribers in subscription order after `cursor`, at most
-    /// `n`: `(subscription id, user id)`.
+    /// A chunk of the topic's subscribers: `(subscription id, user id)`.
     fn topic_subscribers_chunk(
-        &self,
-        project: &Uuid,
-        key: &str,
-        cursor: Option<&Uuid>,
-        n: usize,
+        &self, project: &Uuid, chunk: SubscriberChunk<'_>,
     ) -> Result<Vec<(Uuid, Uuid)>>;
 }
 
@@ -164,8 +147,7 @@ pub trait RunRepo {
     /// (the run's pending count is added to under its lock); the chunk's
     /// queued deliveries and the frames of its in-app deliveries settled at
     /// once, to release once durable.
-    fn commit_chunk(&self, project: &Uuid, chunk: Prepared)
-        -> Result<(Vec<QueueItem>, UserFrames)>;
+    fn commit_chunk(&self, project: &Uuid, chunk: Prepared) -> Result<CommittedChunk>;
     /// `(project, run)` of every run not yet processed.
     fn active_runs(&self) -> Result<Vec<(Uuid, Uuid)>>;
 }
@@ -269,29 +251,16 @@ pub enum Release<'a> {
 /// Users' in-app feeds, their counts and their event logs.
 pub trait FeedRepo {
     fn feed_page(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        filter: FeedFilter,
-        req: &PageReq,
+        &self, project: &Uuid, user: &Uuid, filter: FeedFilter, req: &PageReq,
     ) -> Result<Page<Delivery>>;
     fn feed_entry(&self, project: &Uuid, user: &Uuid, id: &Uuid) -> Result<Delivery>;
-    /// The logged frames after `after` up to `upto`; `None` when the log no
-    /// longer reaches back that far.
-    fn events_between(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        after: u64,
-        upto: u64,
-    ) -> Result<Option<Vec<Vec<u8>>>>;
+    /// The logged frames after `after` up to `upto` (`after < upto`: the
+    /// empty span is `dyn Storage::events_between`'s); `None` when the log
+    /// no longer reaches back that far.
+    fn frames_between(&self, feed: FeedOf<'_>, after: u64, upto: u64) -> Result<LoggedFrames>;
     /// Changes one entry's flags with its event, as one atomic change.
     fn update_feed_entry(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        id: &Uuid,
-        u: FeedUpdate,
+        &self, project: &Uuid, user: &Uuid, id: &Uuid, u: FeedUpdate,
     ) -> Result<FeedChange<Delivery>>;
     /// Marks every entry seen (or read) with their events, as one atomic change;
     /// the value is how many entries changed.
@@ -301,28 +270,16 @@ pub trait FeedRepo {
 /// Web push subscriptions and device tokens of users on channels.
 pub trait PushRepo {
     fn push_subscriptions(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        channel: &Uuid,
+        &self, project: &Uuid, user: &Uuid, channel: &Uuid,
     ) -> Result<Vec<PushSubscription>>;
     /// Registers `sub` (made by `rules::records::new_push_subscription`)
     /// unless the user has one of its channel and identifier: the one
     /// stored, and true when it is `sub`, new.
     fn add_push_subscription(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        sub: PushSubscription,
+        &self, project: &Uuid, user: &Uuid, sub: PushSubscription,
     ) -> Result<(PushSubscription, bool)>;
     /// Removes a subscription; true when there was one.
-    fn remove_push_subscription(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        channel: &Uuid,
-        identifier: &str,
-    ) -> Result<bool>;
+    fn remove_push_subscription(&self, project: &Uuid, key: PushKey<'_>) -> Result<bool>;
 }
 
 /// Batches (`delivery::batch`), opened and joined with the notifications
@@ -343,15 +300,10 @@ pub trait BatchRepo {
 /// Stored responses of requests with an idempotency key.
 pub trait IdempotencyRepo {
     fn idempotent_response(
-        &self,
-        project: &Uuid,
-        scope: &[u8],
+        &self, project: &Uuid, scope: &[u8],
     ) -> Result<Option<IdempotentResponse>>;
     fn put_idempotent_response(
-        &self,
-        project: &Uuid,
-        scope: &[u8],
-        r: &IdempotentResponse,
+        &self, project: &Uuid, scope: &[u8], r: &IdempotentResponse,
     ) -> Result<()>;
 }
 
@@ -420,8 +372,7 @@ pub trait EventRepo {
     /// backend that shares its work, what follows only for entries this node
     /// still holds; the attempts are logged in any case).
     fn record_event_attempts(
-        &self,
-        done: &[(OutboxEvent, EventAttempt, AttemptNext)],
+        &self, done: &[(OutboxEvent, EventAttempt, AttemptNext)],
     ) -> Result<()>;
     /// Queues again, for one endpoint, the logged events since `since`; how many.
     fn replay_events(&self, project: &Uuid, id: &Uuid, since: Timestamp) -> Result<usize>;
@@ -524,9 +475,7 @@ pub trait Storage:
     /// (`expand_topic`); their commits stay in order. By default (an
     /// embedded store), everything happens at `commit`.
     fn write_chunk<'a>(
-        &'a self,
-        project: &Uuid,
-        chunk: Prepared,
+        &'a self, project: &Uuid, chunk: Prepared,
     ) -> Result<Box<dyn WrittenChunk + 'a>> {
         Ok(Box::new(CommitLater {
             store: self,
@@ -545,7 +494,7 @@ pub type AttemptReads = (Delivery, Option<Channel>, Option<User>);
 pub trait WrittenChunk: Send {
     /// Adds the chunk to its run and commits (`RunRepo::commit_chunk`'s
     /// result).
-    fn commit(self: Box<Self>) -> Result<(Vec<QueueItem>, UserFrames)>;
+    fn commit(self: Box<Self>) -> Result<CommittedChunk>;
 }
 
 /// `Storage::write_chunk` by default: the whole `commit_chunk` at commit.
@@ -556,7 +505,7 @@ struct CommitLater<'a, S: ?Sized> {
 }
 
 impl<S: Storage + ?Sized> WrittenChunk for CommitLater<'_, S> {
-    fn commit(self: Box<Self>) -> Result<(Vec<QueueItem>, UserFrames)> {
+    fn commit(self: Box<Self>) -> Result<CommittedChunk> {
         self.store.commit_chunk(&self.project, self.chunk)
     }
 }

@@ -249,6 +249,21 @@ pub enum RunCommit {
     Stale(FlowRun),
 }
 
+impl RunCommit {
+    /// A run stored: its record, its 202 body, its queued deliveries and
+    /// the frames to push once durable.
+    pub fn committed(
+        run: FlowRun, body: Vec<u8>, queued: Vec<QueueItem>, frames: UserFrames,
+    ) -> Self {
+        RunCommit::Committed(AcceptedRun {
+            run,
+            body,
+            queued,
+            frames,
+        })
+    }
+}
+
 /// One chunk of a topic run's expansion as decided by `delivery::expand`:
 /// its notifications and queue items and the run's record as of this chunk
 /// (expansion cursor, count, `expanded`), stored as one atomic change.
@@ -362,6 +377,41 @@ pub enum ErasureStep<'a> {
     /// One step of a running erasure.
     Continue { id: &'a Uuid, max: usize },
 }
+
+/// One user's feed, as the feed's calls name it.
+#[derive(Debug, Clone, Copy)]
+pub struct FeedOf<'a> {
+    pub project: &'a Uuid,
+    pub user: &'a Uuid,
+}
+
+/// Logged live-feed frames (`FeedRepo::frames_between`): `None` when the
+/// log no longer reaches back that far.
+pub type LoggedFrames = Option<Vec<Vec<u8>>>;
+
+/// One push subscription of a user, as its removal names it.
+#[derive(Debug, Clone, Copy)]
+pub struct PushKey<'a> {
+    pub user: &'a Uuid,
+    pub channel: &'a Uuid,
+    pub identifier: &'a str,
+}
+
+/// Users as an upsert left them, each with whether it was created.
+pub type Upserted = Vec<(crate::model::User, bool)>;
+
+/// A chunk of a topic's subscribers (`TopicRepo::topic_subscribers_chunk`):
+/// at most `n`, in subscription order, after the subscription `after`.
+#[derive(Debug, Clone, Copy)]
+pub struct SubscriberChunk<'a> {
+    pub topic: &'a str,
+    pub after: Option<&'a Uuid>,
+    pub n: usize,
+}
+
+/// What committing a topic chunk gives back: its queued deliveries and the
+/// frames of its in-app deliveries settled at once, to release once durable.
+pub type CommittedChunk = (Vec<QueueItem>, UserFrames);
 
 /// A project as a lookup names it.
 #[derive(Debug, Clone, Copy)]

@@ -392,9 +392,7 @@ pub(crate) fn is_stub(b: &[u8]) -> bool {
 
 /// The entries of a stub, made with the record it was written beside.
 pub(crate) fn from_stub(
-    b: &[u8],
-    n: &crate::model::Notification,
-    ds: &[crate::model::Delivery],
+    b: &[u8], n: &crate::model::Notification, ds: &[crate::model::Delivery],
 ) -> Result<Vec<TraceEntry>> {
     let mut r = Reader { b, at: 1 };
     let at = n.created_at.millis().wrapping_add(unzigzag(r.varint()?));

@@ -72,10 +72,7 @@ impl NotificationView {
     /// `n` with its actor and recipient users (`None`: deleted), its run's
     /// `data` and its deliveries.
     pub fn new(
-        n: &model::Notification,
-        actor: Option<User>,
-        recipient: Option<User>,
-        data: Value,
+        n: &model::Notification, actor: Option<User>, recipient: Option<User>, data: Value,
         deliveries: Vec<DeliveryView>,
     ) -> Self {
         NotificationView {
@@ -105,10 +102,7 @@ impl NotificationView {
     /// `ds` as being written and its users from `user` (read in the same
     /// change; `None`: a deleted user).
     pub fn staged(
-        n: &model::Notification,
-        ds: &[Delivery],
-        data: Value,
-        user: impl Fn(&Uuid) -> Option<User>,
+        n: &model::Notification, ds: &[Delivery], data: Value, user: impl Fn(&Uuid) -> Option<User>,
     ) -> Self {
         Self::new(
             n,

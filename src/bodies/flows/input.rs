@@ -216,10 +216,7 @@ impl FlowUpdate {
 
     /// The change to `flow` (problems left in `v`, as for a create).
     pub fn validate(
-        &self,
-        flow: &model::Flow,
-        channels: &[model::Channel],
-        v: &mut Validator,
+        &self, flow: &model::Flow, channels: &[model::Channel], v: &mut Validator,
     ) -> FlowChange {
         if !matches!(&self.handle, Given::Absent)
             && !matches!(&self.handle, Given::Value(h) if *h == flow.handle)
@@ -340,10 +337,7 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
 /// here and probed with the flow's others), kept as the body of the step's
 /// template, which is rendered like a channel step's body.
 fn key_template(
-    s: &StepInput,
-    p: &str,
-    probes: &mut Vec<(String, String)>,
-    v: &mut Validator,
+    s: &StepInput, p: &str, probes: &mut Vec<(String, String)>, v: &mut Validator,
 ) -> Option<model::Template> {
     let path = format!("{p}.key");
     let src = match s.key.text(&path, 1000, v) {
@@ -379,11 +373,8 @@ fn step_window(s: &StepInput, p: &str, v: &mut Validator) -> Option<(String, Spa
 
 /// One throttle step at path `p`; its key template joins `probes`.
 fn throttle_step(
-    s: &StepInput,
-    p: &str,
-    cond: Option<herald_engine::delivery::conditions::Conditions>,
-    probes: &mut Vec<(String, String)>,
-    v: &mut Validator,
+    s: &StepInput, p: &str, cond: Option<herald_engine::delivery::conditions::Conditions>,
+    probes: &mut Vec<(String, String)>, v: &mut Validator,
 ) -> model::Step {
     let limit = match &s.limit {
         Given::Value(n) if (1..=MAX_THROTTLE_LIMIT).contains(n) => Some(*n),
@@ -417,11 +408,8 @@ fn throttle_step(
 
 /// One batch step at path `p`; its key template joins `probes`.
 fn batch_step(
-    s: &StepInput,
-    p: &str,
-    cond: Option<herald_engine::delivery::conditions::Conditions>,
-    probes: &mut Vec<(String, String)>,
-    v: &mut Validator,
+    s: &StepInput, p: &str, cond: Option<herald_engine::delivery::conditions::Conditions>,
+    probes: &mut Vec<(String, String)>, v: &mut Validator,
 ) -> model::Step {
     let window = step_window(s, p, v);
     let max = match &s.max {
@@ -498,10 +486,7 @@ fn batch_step(
 
 /// One channel step at path `p`; its template sources join `probes`.
 fn channel_step(
-    s: &StepInput,
-    p: &str,
-    channels: &[model::Channel],
-    probes: &mut Vec<(String, String)>,
+    s: &StepInput, p: &str, channels: &[model::Channel], probes: &mut Vec<(String, String)>,
     v: &mut Validator,
 ) -> model::Step {
     let channel = match &s.channel_id {

@@ -84,9 +84,7 @@ pub fn http_client() -> reqwest::Client {
 /// `listening on http://ADDR` line and until it serves; its lines go to
 /// `output`. The process and its base URL.
 fn launch(
-    opts: &ServeOptions,
-    bus: Option<&str>,
-    output: &Output,
+    opts: &ServeOptions, bus: Option<&str>, output: &Output,
 ) -> Result<(Child, String), String> {
     let mut cmd = base_command();
     cmd.arg("serve");
@@ -193,11 +191,7 @@ impl TestApp {
     /// database of `data_dir` (the PostgreSQL run only; see `pg_url_for`),
     /// each with `args` and `env`.
     pub fn start_nodes(
-        data_dir: &Path,
-        keys: &Keys,
-        n: usize,
-        args: &[&str],
-        env: &[(&str, &str)],
+        data_dir: &Path, keys: &Keys, n: usize, args: &[&str], env: &[(&str, &str)],
     ) -> Vec<TestApp> {
         assert!(pg_mode(), "a cluster shares a PostgreSQL database");
         (0..n)

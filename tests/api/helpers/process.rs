@@ -124,10 +124,7 @@ fn parse_listen(line: &str) -> Option<String> {
 }
 
 pub(crate) fn pump<R: Read + Send + 'static>(
-    reader: R,
-    stream: Stream,
-    out: Output,
-    listen: Option<mpsc::Sender<String>>,
+    reader: R, stream: Stream, out: Output, listen: Option<mpsc::Sender<String>>,
 ) {
     std::thread::spawn(move || {
         let mut reader = BufReader::new(reader);

@@ -50,11 +50,7 @@ impl TestApp {
 
     /// User API (user id header) with another project's API key.
     pub fn user_with(
-        &self,
-        keys: &Keys,
-        method: Method,
-        path: &str,
-        external_id: &str,
+        &self, keys: &Keys, method: Method, path: &str, external_id: &str,
     ) -> reqwest::RequestBuilder {
         self.request(method, path)
             .header("x-service-api-key", &keys.public_key)

@@ -7,16 +7,14 @@ use super::RetryPolicy;
 use crate::actors::engine::Engine;
 use crate::model::{ChannelStatus, ChannelType, DeliveryError, DeliveryErrorCode};
 use crate::providers::{SendError, SendRequest};
-use crate::storage::{Outcome, QueueItem};
+use crate::storage::{Outcome, PushKey, QueueItem};
 
 /// In-app deliveries that wait for their batch (`delivery::batch::due`):
 /// each is rendered with its batch and comes back due now, or waits until
 /// the batch closes, or fails; what is not ready now is settled here. The
 /// items to queue again.
 pub(super) fn batch_due(
-    engine: &Engine,
-    store: &dyn crate::storage::Storage,
-    items: Vec<QueueItem>,
+    engine: &Engine, store: &dyn crate::storage::Storage, items: Vec<QueueItem>,
 ) -> crate::error::Result<Vec<QueueItem>> {
     let mut again = vec![];
     let mut settle = vec![];
@@ -240,7 +238,12 @@ pub(super) async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Out
         Err(_) => &gone,
     };
     for identifier in expired {
-        let _ = store.remove_push_subscription(&q.project, &recipient_id, &channel.id, identifier);
+        let key = PushKey {
+            user: &recipient_id,
+            channel: &channel.id,
+            identifier,
+        };
+        let _ = store.remove_push_subscription(&q.project, key);
     }
     engine.attempt_notes().note(
         &q.delivery_id,

@@ -596,10 +596,8 @@ impl ChannelActor {
     }
 
     fn flushed(
-        &mut self,
-        res: crate::error::Result<crate::storage::Finished>,
-        batch: Vec<(QueueItem, Outcome)>,
-        ctx: &mut Context<Self>,
+        &mut self, res: crate::error::Result<crate::storage::Finished>,
+        batch: Vec<(QueueItem, Outcome)>, ctx: &mut Context<Self>,
     ) {
         match res {
             Ok((written, runs)) => {

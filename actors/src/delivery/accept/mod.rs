@@ -54,10 +54,7 @@ const ATTEMPTS: usize = 4;
 /// a project's renders hold its own users' writes and cost a lock table per
 /// project, for nothing this does not give.
 pub(crate) fn accept_run(
-    s: &dyn Storage,
-    limits: Limits,
-    project: &Uuid,
-    input: AcceptInput,
+    s: &dyn Storage, limits: Limits, project: &Uuid, input: AcceptInput,
 ) -> Result<AcceptedRun> {
     accept_run_with(s, limits, project, input, &mut || Ok(()))
 }
@@ -65,10 +62,7 @@ pub(crate) fn accept_run(
 /// `accept_run`, calling `between` after each staging, before the backend's
 /// commit: where another request may change a user (a test does).
 fn accept_run_with(
-    s: &dyn Storage,
-    limits: Limits,
-    project: &Uuid,
-    input: AcceptInput,
+    s: &dyn Storage, limits: Limits, project: &Uuid, input: AcceptInput,
     between: &mut dyn FnMut() -> Result<()>,
 ) -> Result<AcceptedRun> {
     let own_quota = input.timing.quota_bytes;
@@ -190,12 +184,8 @@ const NO_SUCH_ACTOR: &str = "no user with this external_id";
 /// read outside any lock, and the writes that make them so: one per user,
 /// each with the user as read, for the backend to check under its lock.
 fn patched_users(
-    s: &dyn Storage,
-    project: &Uuid,
-    actor: &Option<ActorSpec>,
-    order: &[String],
-    patches: &HashMap<String, Vec<UserPatch>>,
-    fresh: &HashMap<String, (Uuid, Timestamp)>,
+    s: &dyn Storage, project: &Uuid, actor: &Option<ActorSpec>, order: &[String],
+    patches: &HashMap<String, Vec<UserPatch>>, fresh: &HashMap<String, (Uuid, Timestamp)>,
 ) -> Result<(Option<User>, Vec<User>, Vec<UserWrite>)> {
     let mut writes: Vec<UserWrite> = Vec::with_capacity(order.len() + 1);
     let mut at: HashMap<String, usize> = HashMap::new();
@@ -345,11 +335,7 @@ impl<'a> Stager<'a> {
     /// The staging state of `run`: its flow's channels read once, its
     /// templates compiled once, the context shared by its recipients.
     pub(crate) fn new(
-        s: &dyn Storage,
-        limits: Limits,
-        project: Uuid,
-        run: &'a FlowRun,
-        actor: Option<&User>,
+        s: &dyn Storage, limits: Limits, project: Uuid, run: &'a FlowRun, actor: Option<&User>,
     ) -> Result<Stager<'a>> {
         let mut channels = HashMap::new();
         for step in &run.flow.steps {
@@ -379,9 +365,7 @@ impl<'a> Stager<'a> {
     /// deliveries' metrics are recorded once staged. Also returns the
     /// deliveries queued.
     pub(crate) fn stage_all(
-        &self,
-        s: &dyn Storage,
-        users: &[User],
+        &self, s: &dyn Storage, users: &[User],
     ) -> Result<(Vec<StagedNotification>, Vec<QueueItem>)> {
         let mut ids = NotificationIds::default();
         let mut metrics = Tally::default();
@@ -400,9 +384,7 @@ impl<'a> Stager<'a> {
     /// `stage_all` of users whose preferences were read with them
     /// (`UserRepo::users_with_preferences`, a topic chunk's).
     pub(crate) fn stage_read(
-        &self,
-        s: &dyn Storage,
-        users: &[(User, Preferences)],
+        &self, s: &dyn Storage, users: &[(User, Preferences)],
     ) -> Result<(Vec<StagedNotification>, Vec<QueueItem>)> {
         let mut ids = NotificationIds::default();
         let mut metrics = Tally::default();
@@ -427,14 +409,8 @@ impl<'a> Stager<'a> {
     /// only in_app steps, a second write of the notification.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn stage(
-        &self,
-        s: &dyn Storage,
-        user: &User,
-        prefs: &Preferences,
-        nid: Uuid,
-        now: Timestamp,
-        queued: &mut Vec<QueueItem>,
-        metrics: &mut Tally,
+        &self, s: &dyn Storage, user: &User, prefs: &Preferences, nid: Uuid, now: Timestamp,
+        queued: &mut Vec<QueueItem>, metrics: &mut Tally,
     ) -> Result<StagedNotification> {
         let run = self.run;
         let ctx = self.shared.context(user);
@@ -748,11 +724,7 @@ impl Stager<'_> {
     /// The key of a throttle or batch step `i` for `user`: its template
     /// rendered (a key that does not render counts under the empty key).
     fn step_key(
-        &self,
-        i: usize,
-        step: &Step,
-        user: &User,
-        ctx: &minijinja::Value,
+        &self, i: usize, step: &Step, user: &User, ctx: &minijinja::Value,
     ) -> crate::storage::ThrottleKey {
         let key = match &step.template {
             Some(t) => self
@@ -776,14 +748,8 @@ impl Stager<'_> {
     /// render counts under the empty key.
     #[allow(clippy::too_many_arguments)]
     fn throttle(
-        &self,
-        s: &dyn Storage,
-        i: usize,
-        step: &Step,
-        user: &User,
-        ctx: &minijinja::Value,
-        at_ms: i64,
-        now: Timestamp,
+        &self, s: &dyn Storage, i: usize, step: &Step, user: &User, ctx: &minijinja::Value,
+        at_ms: i64, now: Timestamp,
     ) -> Result<(Option<crate::storage::ThrottleWrite>, TraceEntry)> {
         let window_ms = step
             .window

@@ -77,10 +77,7 @@ async fn save(conn: &mut PgConnection, project: &Uuid, b: &Batch) -> Result<()> 
 /// batch is not as staged (the caller rolls back and stages again). Trace
 /// entries of closes go into `traces`.
 pub(super) async fn put_batches(
-    conn: &mut PgConnection,
-    project: &Uuid,
-    ns: &[StagedNotification],
-    traces: &mut Traces,
+    conn: &mut PgConnection, project: &Uuid, ns: &[StagedNotification], traces: &mut Traces,
 ) -> Result<Option<Vec<QueueItem>>> {
     let writes: Vec<&BatchWrite> = ns.iter().filter_map(|n| n.batch.as_ref()).collect();
     if writes.is_empty() {

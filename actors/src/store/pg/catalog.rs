@@ -13,12 +13,12 @@ use crate::storage::{
     Change, ChannelRepo, FlowRepo, IdempotencyRepo, IdempotentResponse, Page, PageReq, PushRepo,
     PushSubscription,
 };
-use crate::storage::{FlowRef, Refusal};
+use crate::storage::{FlowRef, PushKey, Refusal};
 use sqlx::Row;
 use uuid::Uuid;
 
 /// How long an idempotent response is replayed.
-const IDEMPOTENCY_TTL_MS: i64 = 24 * 3600 * 1000;
+pub(super) const IDEMPOTENCY_TTL_MS: i64 = 24 * 3600 * 1000;
 
 impl PgStore {
     fn docs<T: serde::de::DeserializeOwned>(&self, sql: &str, project: &Uuid) -> Result<Vec<T>> {
@@ -29,10 +29,7 @@ impl PgStore {
     }
 
     pub(super) fn doc_by_id<T: serde::de::DeserializeOwned>(
-        &self,
-        table: &str,
-        project: &Uuid,
-        id: &Uuid,
+        &self, table: &str, project: &Uuid, id: &Uuid,
     ) -> Result<Option<T>> {
         let sql = format!("SELECT doc FROM {table} WHERE project = $1 AND id = $2");
         let row = self
@@ -48,12 +45,7 @@ impl PgStore {
 
     /// Changes one record of `table` under its row lock; 404 when absent.
     fn update_doc<T>(
-        &self,
-        table: &str,
-        what: &'static str,
-        project: &Uuid,
-        id: &Uuid,
-        f: Change<'_, T>,
+        &self, table: &str, what: &'static str, project: &Uuid, id: &Uuid, f: Change<'_, T>,
         touch: fn(&mut T),
     ) -> Result<T>
     where
@@ -89,10 +81,7 @@ impl PgStore {
     }
 
     pub(super) fn page_docs<T: serde::de::DeserializeOwned>(
-        &self,
-        table: &'static str,
-        project: &Uuid,
-        req: &PageReq,
+        &self, table: &'static str, project: &Uuid, req: &PageReq,
     ) -> Result<Page<T>> {
         let p = *project;
         self.page(
@@ -167,10 +156,7 @@ impl FlowRepo for PgStore {
 
 impl PushRepo for PgStore {
     fn push_subscriptions(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        channel: &Uuid,
+        &self, project: &Uuid, user: &Uuid, channel: &Uuid,
     ) -> Result<Vec<PushSubscription>> {
         let rows = self
             .block(
@@ -188,10 +174,7 @@ impl PushRepo for PgStore {
     }
 
     fn add_push_subscription(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        s: PushSubscription,
+        &self, project: &Uuid, user: &Uuid, s: PushSubscription,
     ) -> Result<(PushSubscription, bool)> {
         let (channel, identifier) = (&s.channel_id, s.identifier.as_str());
         let doc = to_doc(&s);
@@ -249,13 +232,12 @@ impl PushRepo for PgStore {
 
     /// Removes a subscription with its `push_subscription.removed` event,
     /// in one transaction.
-    fn remove_push_subscription(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        channel: &Uuid,
-        identifier: &str,
-    ) -> Result<bool> {
+    fn remove_push_subscription(&self, project: &Uuid, key: PushKey<'_>) -> Result<bool> {
+        let PushKey {
+            user,
+            channel,
+            identifier,
+        } = key;
         let mut tx = self.begin()?;
         let found = self.block(async {
             let row = sqlx::query(
@@ -291,28 +273,11 @@ impl PushRepo for PgStore {
 }
 
 /// The sweep of stored responses (`RetentionRepo::sweep`).
-impl PgStore {
-    pub(crate) fn sweep_idempotency(&self, max: usize) -> Result<usize> {
-        let r = self
-            .block(
-                sqlx::query(
-                    "DELETE FROM idempotency WHERE ctid IN (
-                         SELECT ctid FROM idempotency WHERE created_ms < $1 LIMIT $2)",
-                )
-                .bind(Timestamp::now().millis() - IDEMPOTENCY_TTL_MS)
-                .bind(max as i64)
-                .execute(self.pool()),
-            )
-            .map_err(db_err)?;
-        Ok(r.rows_affected() as usize)
-    }
-}
+impl PgStore {}
 
 impl IdempotencyRepo for PgStore {
     fn idempotent_response(
-        &self,
-        project: &Uuid,
-        scope: &[u8],
+        &self, project: &Uuid, scope: &[u8],
     ) -> Result<Option<IdempotentResponse>> {
         let row = self
             .block(
@@ -335,10 +300,7 @@ impl IdempotencyRepo for PgStore {
     }
 
     fn put_idempotent_response(
-        &self,
-        project: &Uuid,
-        scope: &[u8],
-        r: &IdempotentResponse,
+        &self, project: &Uuid, scope: &[u8], r: &IdempotentResponse,
     ) -> Result<()> {
         self.block(async {
             let mut conn = self.pool().acquire().await.map_err(db_err)?;
@@ -352,10 +314,7 @@ impl IdempotencyRepo for PgStore {
 /// request with the same key committing at once on another node holds the
 /// row until it commits, so exactly one of them stores its response.
 pub(crate) async fn put_idempotent_new(
-    conn: &mut sqlx::PgConnection,
-    project: &Uuid,
-    scope: &[u8],
-    r: &IdempotentResponse,
+    conn: &mut sqlx::PgConnection, project: &Uuid, scope: &[u8], r: &IdempotentResponse,
 ) -> Result<bool> {
     let done = sqlx::query(
         "INSERT INTO idempotency (project, scope, payload_hash, status, body, created_ms)
@@ -379,10 +338,7 @@ pub(crate) async fn put_idempotent_new(
 
 /// Stores (or replaces) an idempotent response inside a transaction.
 pub(crate) async fn put_idempotent(
-    conn: &mut sqlx::PgConnection,
-    project: &Uuid,
-    scope: &[u8],
-    r: &IdempotentResponse,
+    conn: &mut sqlx::PgConnection, project: &Uuid, scope: &[u8], r: &IdempotentResponse,
 ) -> Result<()> {
     sqlx::query(
         "INSERT INTO idempotency (project, scope, payload_hash, status, body, created_ms)

@@ -20,7 +20,7 @@ use crate::events::{
 use crate::model::{Delivery, Notification, Timestamp, User};
 use crate::rules::feed;
 use crate::storage::Refusal;
-use crate::storage::{Change, EndpointWrite, EventRepo, Page, PageReq};
+use crate::storage::{EndpointWrite, EventRepo, Page, PageReq};
 use crate::store::trace_codec;
 use crate::trace::TraceEntry;
 use crate::views::NotificationView;
@@ -28,7 +28,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::{PgConnection, Row};
 use std::collections::{BTreeSet, HashMap};
-use std::time::Duration;
 use uuid::Uuid;
 
 /// One signing secret as stored.
@@ -58,8 +57,7 @@ pub(crate) struct Outbound {
 impl Outbound {
     /// The enabled endpoints of `projects`, read in the caller's transaction.
     pub(crate) async fn load(
-        conn: &mut PgConnection,
-        projects: impl IntoIterator<Item = Uuid>,
+        conn: &mut PgConnection, projects: impl IntoIterator<Item = Uuid>,
     ) -> Result<Outbound> {
         let ps: Vec<Uuid> = projects
             .into_iter()
@@ -97,11 +95,7 @@ impl Outbound {
     /// Stages an event; `data` (the resource as the API shows it) is only
     /// built when an endpoint wants it.
     pub(crate) fn stage<D: Serialize>(
-        &mut self,
-        project: &Uuid,
-        t: EventType,
-        resource: &Uuid,
-        data: impl FnOnce() -> D,
+        &mut self, project: &Uuid, t: EventType, resource: &Uuid, data: impl FnOnce() -> D,
     ) {
         if !self.wants(project, t) {
             return;
@@ -118,11 +112,7 @@ impl Outbound {
     /// The events of a notification as accepted: each delivery settled at
     /// once and the notification's own (`stage_notification`).
     pub(crate) fn stage_accepted(
-        &mut self,
-        project: &Uuid,
-        n: &Notification,
-        ds: &[Delivery],
-        data: &Value,
+        &mut self, project: &Uuid, n: &Notification, ds: &[Delivery], data: &Value,
         users: &UsersRead,
     ) {
         if !self.endpoints.contains_key(project) {
@@ -147,11 +137,7 @@ impl Outbound {
     /// (`NotificationView`): `ds` as written, its run's `data`, its users
     /// from `users` (read in the transaction, `users_of`).
     pub(crate) fn stage_notification(
-        &mut self,
-        project: &Uuid,
-        n: &Notification,
-        ds: &[Delivery],
-        data: &Value,
+        &mut self, project: &Uuid, n: &Notification, ds: &[Delivery], data: &Value,
         users: &UsersRead,
     ) {
         let types: Vec<EventType> = crate::events::notification_events(n)
@@ -319,8 +305,7 @@ pub(crate) type UsersRead = HashMap<(Uuid, Uuid), User>;
 /// The users of `notifications` (their actors and recipients) that exist,
 /// read in the caller's transaction (so users it wrote are as written).
 pub(crate) async fn users_of<'a>(
-    conn: &mut PgConnection,
-    notifications: impl Iterator<Item = (&'a Uuid, &'a Notification)>,
+    conn: &mut PgConnection, notifications: impl Iterator<Item = (&'a Uuid, &'a Notification)>,
 ) -> Result<UsersRead> {
     let keys: BTreeSet<(Uuid, Uuid)> = notifications
         .flat_map(|(p, n)| NotificationView::user_ids(n).map(|id| (*p, id)))
@@ -350,9 +335,7 @@ fn event_type(s: &str) -> Result<EventType> {
 impl PgStore {
     /// An endpoint and its secrets, locked for the caller's transaction.
     async fn endpoint_for_update(
-        conn: &mut PgConnection,
-        project: &Uuid,
-        id: &Uuid,
+        conn: &mut PgConnection, project: &Uuid, id: &Uuid,
     ) -> Result<(WebhookEndpoint, Vec<StoredSecret>)> {
         let r = sqlx::query(
             "SELECT doc, secrets FROM event_endpoints WHERE project = $1 AND id = $2 FOR UPDATE",
@@ -367,10 +350,7 @@ impl PgStore {
     }
 
     async fn save_endpoint(
-        conn: &mut PgConnection,
-        project: &Uuid,
-        ep: &WebhookEndpoint,
-        secrets: &[StoredSecret],
+        conn: &mut PgConnection, project: &Uuid, ep: &WebhookEndpoint, secrets: &[StoredSecret],
     ) -> Result<()> {
         sqlx::query(
             "UPDATE event_endpoints SET enabled = $3, secrets = $4, doc = $5
@@ -390,137 +370,66 @@ impl PgStore {
 
 /// The writes behind `EventRepo::put_event_endpoint`, one per kind, and
 /// the sweep of the logs (`RetentionRepo::sweep`).
-impl PgStore {
-    fn create_event_endpoint(
-        &self,
-        project: &Uuid,
-        ep: WebhookEndpoint,
-        secret: &str,
-    ) -> Result<WebhookEndpoint> {
-        let secrets = [StoredSecret {
-            secret: secret.to_string(),
-            expires_ms: None,
-        }];
-        self.block(
-            sqlx::query(
-                "INSERT INTO event_endpoints (project, id, enabled, secrets, doc)
-                 VALUES ($1, $2, $3, $4, $5)",
-            )
-            .bind(project)
-            .bind(ep.id)
-            .bind(ep.enabled)
-            .bind(to_doc(&secrets))
-            .bind(to_doc(&ep))
-            .execute(self.pool()),
-        )
-        .map_err(db_err)?;
-        Ok(ep)
-    }
-
-    fn update_event_endpoint(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        f: Change<'_, WebhookEndpoint>,
-    ) -> Result<WebhookEndpoint> {
-        let mut tx = self.begin()?;
-        let ep = self.block(async {
-            let (mut ep, secrets) = PgStore::endpoint_for_update(&mut tx, project, id).await?;
-            f(&mut ep)?;
-            ep.updated_at = Timestamp::now();
-            PgStore::save_endpoint(&mut tx, project, &ep, &secrets).await?;
-            Ok::<_, Error>(ep)
-        })?;
-        self.commit(tx)?;
-        Ok(ep)
-    }
-
-    fn replace_event_secret(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        secret: &str,
-        grace: Duration,
-    ) -> Result<WebhookEndpoint> {
-        let mut tx = self.begin()?;
-        let ep = self.block(async {
-            let (mut ep, old) = PgStore::endpoint_for_update(&mut tx, project, id).await?;
-            let now = Timestamp::now();
-            let until = now.plus_millis(grace.as_millis() as i64).millis();
-            let mut secrets = vec![StoredSecret {
-                secret: secret.to_string(),
-                expires_ms: None,
-            }];
-            if let Some(cur) = old.into_iter().find(|s| s.expires_ms.is_none()) {
-                secrets.push(StoredSecret {
-                    secret: cur.secret,
-                    expires_ms: Some(until),
-                });
-            }
-            ep.updated_at = now;
-            PgStore::save_endpoint(&mut tx, project, &ep, &secrets).await?;
-            Ok::<_, Error>(ep)
-        })?;
-        self.commit(tx)?;
-        Ok(ep)
-    }
-
-    pub(crate) fn sweep_event_logs(&self, before_ms: i64, max: usize) -> Result<usize> {
-        let max = max as i64;
-        let mut tx = self.begin()?;
-        let n = self.block(async {
-            // outbox rows of endpoints that no longer exist (staged while
-            // their endpoint was being deleted)
-            let mut n = sqlx::query(
-                "DELETE FROM outbox WHERE ctid = ANY(ARRAY(
-                     SELECT o.ctid FROM outbox o WHERE NOT EXISTS (
-                         SELECT 1 FROM event_endpoints e WHERE e.project = o.project AND e.id = o.endpoint)
-                     LIMIT $1))",
-            )
-            .bind(max)
-            .execute(&mut *tx)
-            .await
-            .map_err(db_err)?
-            .rows_affected() as i64;
-            if n < max {
-                n += sqlx::query(
-                    "DELETE FROM event_log WHERE ctid = ANY(ARRAY(
-                         SELECT ctid FROM event_log WHERE created_ms < $1 LIMIT $2))",
-                )
-                .bind(before_ms)
-                .bind(max - n)
-                .execute(&mut *tx)
-                .await
-                .map_err(db_err)?
-                .rows_affected() as i64;
-            }
-            if n < max {
-                // an attempt's id is its time
-                n += sqlx::query(
-                    "DELETE FROM event_attempts WHERE ctid = ANY(ARRAY(
-                         SELECT ctid FROM event_attempts WHERE id < $1 LIMIT $2))",
-                )
-                .bind(super::page::id_floor(before_ms))
-                .bind(max - n)
-                .execute(&mut *tx)
-                .await
-                .map_err(db_err)?
-                .rows_affected() as i64;
-            }
-            Ok::<_, Error>(n as usize)
-        })?;
-        self.commit(tx)?;
-        Ok(n)
-    }
-}
+impl PgStore {}
 
 impl EventRepo for PgStore {
     fn put_event_endpoint(&self, project: &Uuid, w: EndpointWrite<'_>) -> Result<WebhookEndpoint> {
         match w {
-            EndpointWrite::Create { ep, secret } => self.create_event_endpoint(project, ep, secret),
-            EndpointWrite::Change { id, f } => self.update_event_endpoint(project, id, f),
+            EndpointWrite::Create { ep, secret } => {
+                let secrets = [StoredSecret {
+                    secret: secret.to_string(),
+                    expires_ms: None,
+                }];
+                self.block(
+                    sqlx::query(
+                        "INSERT INTO event_endpoints (project, id, enabled, secrets, doc)
+                 VALUES ($1, $2, $3, $4, $5)",
+                    )
+                    .bind(project)
+                    .bind(ep.id)
+                    .bind(ep.enabled)
+                    .bind(to_doc(&secrets))
+                    .bind(to_doc(&ep))
+                    .execute(self.pool()),
+                )
+                .map_err(db_err)?;
+                Ok(ep)
+            }
+            EndpointWrite::Change { id, f } => {
+                let mut tx = self.begin()?;
+                let ep = self.block(async {
+                    let (mut ep, secrets) =
+                        PgStore::endpoint_for_update(&mut tx, project, id).await?;
+                    f(&mut ep)?;
+                    ep.updated_at = Timestamp::now();
+                    PgStore::save_endpoint(&mut tx, project, &ep, &secrets).await?;
+                    Ok::<_, Error>(ep)
+                })?;
+                self.commit(tx)?;
+                Ok(ep)
+            }
             EndpointWrite::Secret { id, secret, grace } => {
-                self.replace_event_secret(project, id, secret, grace)
+                let mut tx = self.begin()?;
+                let ep = self.block(async {
+                    let (mut ep, old) = PgStore::endpoint_for_update(&mut tx, project, id).await?;
+                    let now = Timestamp::now();
+                    let until = now.plus_millis(grace.as_millis() as i64).millis();
+                    let mut secrets = vec![StoredSecret {
+                        secret: secret.to_string(),
+                        expires_ms: None,
+                    }];
+                    if let Some(cur) = old.into_iter().find(|s| s.expires_ms.is_none()) {
+                        secrets.push(StoredSecret {
+                            secret: cur.secret,
+                            expires_ms: Some(until),
+                        });
+                    }
+                    ep.updated_at = now;
+                    PgStore::save_endpoint(&mut tx, project, &ep, &secrets).await?;
+                    Ok::<_, Error>(ep)
+                })?;
+                self.commit(tx)?;
+                Ok(ep)
             }
         }
     }
@@ -604,8 +513,7 @@ impl EventRepo for PgStore {
     }
 
     fn record_event_attempts(
-        &self,
-        done: &[(OutboxEvent, EventAttempt, AttemptNext)],
+        &self, done: &[(OutboxEvent, EventAttempt, AttemptNext)],
     ) -> Result<()> {
         if done.is_empty() {
             return Ok(());
@@ -792,9 +700,7 @@ impl EventRepo for PgStore {
 /// Reads of the trait `RecordRepo` answers (`lookups.rs`).
 impl PgStore {
     pub fn list_event_endpoints(
-        &self,
-        project: &Uuid,
-        req: &PageReq,
+        &self, project: &Uuid, req: &PageReq,
     ) -> Result<Page<WebhookEndpoint>> {
         let p = *project;
         self.page(
@@ -833,10 +739,7 @@ impl PgStore {
     }
 
     pub fn list_event_attempts(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        req: &PageReq,
+        &self, project: &Uuid, id: &Uuid, req: &PageReq,
     ) -> Result<Page<EventAttempt>> {
         let (p, e) = (*project, *id);
         self.page(

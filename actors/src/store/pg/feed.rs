@@ -53,8 +53,7 @@ pub(super) fn touch(d: &mut Delivery) {
 /// deadlock) and reads their counts and latest `seq`: two statements for
 /// all of them (a topic chunk's in-app deliveries lock a feed per user).
 pub(super) async fn lock_feeds(
-    conn: &mut PgConnection,
-    users: impl IntoIterator<Item = (Uuid, Uuid)>,
+    conn: &mut PgConnection, users: impl IntoIterator<Item = (Uuid, Uuid)>,
 ) -> Result<HashMap<(Uuid, Uuid), FeedCounts>> {
     let keys: BTreeSet<(Uuid, Uuid)> = users.into_iter().collect();
     let mut out = HashMap::with_capacity(keys.len());
@@ -104,10 +103,7 @@ pub(super) async fn lock_feeds(
 }
 
 pub(super) async fn save_counts(
-    conn: &mut PgConnection,
-    p: &Uuid,
-    u: &Uuid,
-    c: &FeedCounts,
+    conn: &mut PgConnection, p: &Uuid, u: &Uuid, c: &FeedCounts,
 ) -> Result<()> {
     sqlx::query(
         "UPDATE feed_state SET seq = $3, unread = $4, unseen = $5
@@ -127,11 +123,7 @@ pub(super) async fn save_counts(
 /// Takes the user's next `seq` and logs the event's frame with it (in the
 /// caller's transaction); old events beyond what is kept go.
 pub(super) async fn log_event(
-    conn: &mut PgConnection,
-    p: &Uuid,
-    u: &Uuid,
-    kind: FeedEvent,
-    entry_json: &str,
+    conn: &mut PgConnection, p: &Uuid, u: &Uuid, kind: FeedEvent, entry_json: &str,
     counts: &mut FeedCounts,
 ) -> Result<Frame> {
     counts.seq += 1;
@@ -165,10 +157,7 @@ pub(super) async fn log_event(
 }
 
 pub(super) async fn feed_insert(
-    conn: &mut PgConnection,
-    p: &Uuid,
-    d: &Delivery,
-    counts: &mut FeedCounts,
+    conn: &mut PgConnection, p: &Uuid, d: &Delivery, counts: &mut FeedCounts,
 ) -> Result<()> {
     let f = flags_of(d);
     sqlx::query(
@@ -195,9 +184,7 @@ pub(super) async fn feed_insert(
 /// events, the trim of old events, the counts): a topic chunk's round trips
 /// do not grow with its recipients.
 pub(super) async fn stage_feeds(
-    conn: &mut PgConnection,
-    p: &Uuid,
-    feed: Vec<(Delivery, String)>,
+    conn: &mut PgConnection, p: &Uuid, feed: Vec<(Delivery, String)>,
 ) -> Result<UserFrames> {
     if feed.is_empty() {
         return Ok(vec![]);
@@ -329,10 +316,7 @@ pub(super) fn entry_json(d: &Delivery, actor: &Value) -> Result<String> {
 impl PgStore {
     /// A feed entry with its flags, in a transaction.
     async fn entry_in(
-        conn: &mut PgConnection,
-        p: &Uuid,
-        u: &Uuid,
-        id: &Uuid,
+        conn: &mut PgConnection, p: &Uuid, u: &Uuid, id: &Uuid,
     ) -> Result<Option<(Delivery, u8)>> {
         let row = sqlx::query(
             "SELECT d.doc, f.flags FROM feed f
@@ -351,11 +335,7 @@ impl PgStore {
 
     /// Writes an entry's changed flags and logs its `feed_entry.updated`.
     async fn feed_changed(
-        conn: &mut PgConnection,
-        p: &Uuid,
-        u: &Uuid,
-        d: &Delivery,
-        before: u8,
+        conn: &mut PgConnection, p: &Uuid, u: &Uuid, d: &Delivery, before: u8,
         counts: &mut FeedCounts,
     ) -> Result<Frame> {
         let after = flags_of(d);
@@ -380,11 +360,7 @@ impl PgStore {
 
 impl FeedRepo for PgStore {
     fn feed_page(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        filter: FeedFilter,
-        req: &PageReq,
+        &self, project: &Uuid, user: &Uuid, filter: FeedFilter, req: &PageReq,
     ) -> Result<Page<Delivery>> {
         let (p, u) = (*project, *user);
         self.page(
@@ -413,16 +389,8 @@ impl FeedRepo for PgStore {
         .ok_or_else(|| Refusal::missing("feed_entry", id))
     }
 
-    fn events_between(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        after: u64,
-        upto: u64,
-    ) -> Result<Option<Vec<Vec<u8>>>> {
-        if after >= upto {
-            return Ok(Some(vec![]));
-        }
+    fn frames_between(&self, feed: FeedOf<'_>, after: u64, upto: u64) -> Result<LoggedFrames> {
+        let FeedOf { project, user } = feed;
         let rows = self
             .block(
                 sqlx::query(
@@ -449,11 +417,7 @@ impl FeedRepo for PgStore {
     }
 
     fn update_feed_entry(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        id: &Uuid,
-        u: FeedUpdate,
+        &self, project: &Uuid, user: &Uuid, id: &Uuid, u: FeedUpdate,
     ) -> Result<FeedChange<Delivery>> {
         let mut tx = self.begin()?;
         let change = self.block(async {

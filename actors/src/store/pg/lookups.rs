@@ -16,10 +16,7 @@ use uuid::Uuid;
 impl PgStore {
     /// The document of `table` with this id, as a `Record`.
     fn doc_record<T: DeserializeOwned + Into<Record>>(
-        &self,
-        table: &str,
-        project: &Uuid,
-        id: &Uuid,
+        &self, table: &str, project: &Uuid, id: &Uuid,
     ) -> Result<Option<Record>> {
         Ok(self.doc_by_id::<T>(table, project, id)?.map(Into::into))
     }

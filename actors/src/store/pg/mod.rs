@@ -104,8 +104,7 @@ pub(crate) fn doc_of<T: serde::de::DeserializeOwned>(r: &PgRow, col: &str) -> Re
 
 /// `doc_of` of a column that may be NULL.
 pub(crate) fn doc_of_opt<T: serde::de::DeserializeOwned>(
-    r: &PgRow,
-    col: &str,
+    r: &PgRow, col: &str,
 ) -> Result<Option<T>> {
     r.try_get::<Option<Json<T>>, _>(col)
         .map(|j| j.map(|j| j.0))
@@ -497,9 +496,7 @@ impl Storage for PgStore {
     /// The chunk's writes now, the run's record and the commit later
     /// (`runs::PgWrittenChunk`).
     fn write_chunk<'a>(
-        &'a self,
-        project: &uuid::Uuid,
-        chunk: crate::storage::Prepared,
+        &'a self, project: &uuid::Uuid, chunk: crate::storage::Prepared,
     ) -> Result<Box<dyn crate::storage::WrittenChunk + 'a>> {
         Ok(Box::new(self.write_chunk_tx(project, chunk)?))
     }
@@ -510,9 +507,7 @@ impl PgStore {
     /// delivery joined with its channel and its recipient, read in one
     /// snapshot.
     pub(super) fn delivery_for_attempt(
-        &self,
-        project: &uuid::Uuid,
-        id: &uuid::Uuid,
+        &self, project: &uuid::Uuid, id: &uuid::Uuid,
     ) -> Result<Option<crate::storage::AttemptReads>> {
         if crate::model::notification_of(id) == *id {
             return Ok(None);

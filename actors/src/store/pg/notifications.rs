@@ -12,8 +12,7 @@ use uuid::Uuid;
 /// Bounds on ids for "created after `a`" and "created before `b`" (an id's
 /// time is its millisecond), as `(lowest id included, lowest id excluded)`.
 pub(super) fn id_range(
-    a: &Option<Timestamp>,
-    b: &Option<Timestamp>,
+    a: &Option<Timestamp>, b: &Option<Timestamp>,
 ) -> (Option<Uuid>, Option<Uuid>) {
     let lo = a.map(|a| id_floor(a.millis() + 1));
     let hi = b.map(|b| {
@@ -83,10 +82,7 @@ impl PgStore {
     }
 
     pub fn list_notifications(
-        &self,
-        project: &Uuid,
-        f: &NotificationFilter,
-        req: &PageReq,
+        &self, project: &Uuid, f: &NotificationFilter, req: &PageReq,
     ) -> Result<Page<Notification>> {
         let (lo, hi) = id_range(&f.created_after, &f.created_before);
         if matches!((lo, hi), (Some(l), Some(h)) if l >= h) {
@@ -127,10 +123,7 @@ impl PgStore {
     }
 
     pub fn list_deliveries(
-        &self,
-        project: &Uuid,
-        f: &DeliveryFilter,
-        req: &PageReq,
+        &self, project: &Uuid, f: &DeliveryFilter, req: &PageReq,
     ) -> Result<Page<Delivery>> {
         let (lo, hi) = id_range(&f.created_after, &f.created_before);
         if matches!((lo, hi), (Some(l), Some(h)) if l >= h) {

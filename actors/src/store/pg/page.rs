@@ -28,10 +28,7 @@ impl PgStore {
     /// (with at least one condition); `col` is the id column the page walks
     /// by; `item` reads a row into `(sort id, item)`.
     pub(crate) fn page<T>(
-        &self,
-        base: &dyn Fn(&mut QueryBuilder<'static, Postgres>),
-        col: &str,
-        req: &PageReq,
+        &self, base: &dyn Fn(&mut QueryBuilder<'static, Postgres>), col: &str, req: &PageReq,
         item: &dyn Fn(PgRow) -> Result<(Uuid, T)>,
     ) -> Result<Page<T>> {
         let limit = req.limit.max(1);

@@ -25,8 +25,7 @@ impl PgStore {
     /// Creates project `default` unless one was made before (a renamed one
     /// is still it); its keys when it was created now.
     pub fn ensure_default_project(
-        &self,
-        keys: Option<(String, String)>,
+        &self, keys: Option<(String, String)>,
     ) -> Result<Option<NewProjectKeys>> {
         let marked: Option<Vec<u8>> = self
             .block(

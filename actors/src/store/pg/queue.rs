@@ -20,6 +20,7 @@ use crate::model::{
     notification_of, ChannelType, Delivery, DeliveryStatus, FlowRun, Notification, Timestamp,
 };
 use crate::rules;
+use crate::rules::settle::SettledOne;
 use crate::storage::*;
 use crate::store::trace_codec;
 use crate::trace::AttemptNotes;
@@ -52,9 +53,7 @@ impl Settling {
 /// row that node no longer holds (its lease was taken over: the new holder
 /// records its own attempt); a cancellation is recorded whoever holds it.
 pub(super) async fn load_for_finish(
-    conn: &mut PgConnection,
-    mut items: Vec<(QueueItem, Outcome)>,
-    held: Option<Uuid>,
+    conn: &mut PgConnection, mut items: Vec<(QueueItem, Outcome)>, held: Option<Uuid>,
 ) -> Result<Settling> {
     let keys: BTreeSet<(Uuid, Uuid)> = items
         .iter()
@@ -147,10 +146,7 @@ pub(super) async fn load_for_finish(
 /// takes its note from `notes` (none: no provider call was made, an in-app
 /// delivery).
 pub(super) async fn stage_finish(
-    conn: &mut PgConnection,
-    settling: &mut Settling,
-    notes: Option<&AttemptNotes>,
-    now: Timestamp,
+    conn: &mut PgConnection, settling: &mut Settling, notes: Option<&AttemptNotes>, now: Timestamp,
     out: &mut Outbound,
 ) -> Result<Finished> {
     let items = std::mem::take(&mut settling.items);
@@ -175,21 +171,24 @@ pub(super) async fn stage_finish(
     let mut cancel_keys: HashMap<Uuid, Option<String>> = HashMap::new();
     for (q, o, ri, di) in items {
         let p = recs[ri].0;
-        let d = &recs[ri].2[di];
-        if d.status.is_final() {
+        let settled = rules::settle::settle_one(&mut recs[ri].2, di, &q, o, now);
+        let SettledOne::Applied {
+            was_attempt,
+            gate,
+            next,
+        } = settled
+        else {
             unqueued.push((q.project, q.delivery_id));
             continue;
-        }
-        let was_attempt = rules::settle::was_attempt(&o);
-        let gate = rules::settle::gate_entry(&o, d, &recs[ri].2, &q.delivery_id, now);
+        };
         if let Some(e) = gate {
             traces_of[ri].push_entry(&e);
         }
-        let d = &mut recs[ri].2[di];
-        match settle::apply(d, &q, o, now) {
+        match next {
             Some(nq) => requeue.push(nq),
             None => unqueued.push((q.project, q.delivery_id)),
         }
+        let d = &mut recs[ri].2[di];
         saved.insert((ri, di));
         out.stage_delivery(&p, d);
         if d.status == DeliveryStatus::Canceled {
@@ -278,9 +277,7 @@ pub(super) async fn stage_finish(
 /// `done` (they just became processed), with their users and their runs'
 /// data, each read once.
 pub(super) async fn stage_processed(
-    conn: &mut PgConnection,
-    recs: &[(Uuid, Notification, Vec<Delivery>)],
-    done: &[usize],
+    conn: &mut PgConnection, recs: &[(Uuid, Notification, Vec<Delivery>)], done: &[usize],
     out: &mut Outbound,
 ) -> Result<()> {
     let users = users_of(conn, done.iter().map(|&ri| (&recs[ri].0, &recs[ri].1))).await?;
@@ -320,9 +317,7 @@ pub(super) async fn stage_processed(
 /// zero (`settle::run_done` then decides whether it is processed: not
 /// before its expansion is done). The runs processed.
 pub(super) async fn count_down(
-    conn: &mut PgConnection,
-    done: &HashMap<(Uuid, Uuid), i64>,
-    now: Timestamp,
+    conn: &mut PgConnection, done: &HashMap<(Uuid, Uuid), i64>, now: Timestamp,
 ) -> Result<Vec<(Uuid, Uuid)>> {
     let mut runs_processed = vec![];
     // in key order, as every transaction takes several runs' rows

@@ -37,9 +37,7 @@ const SETTLED: &str = "n.processed AND NOT EXISTS (
 /// by what they counted; `users` are the users whose rows may go, locked
 /// first. How many rows went and their bytes.
 async fn remove_feed_rows(
-    conn: &mut PgConnection,
-    project: &Uuid,
-    users: Vec<Uuid>,
+    conn: &mut PgConnection, project: &Uuid, users: Vec<Uuid>,
     delete: sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments>,
 ) -> Result<(u64, u64)> {
     if users.is_empty() {
@@ -82,9 +80,7 @@ async fn remove_feed_rows(
 /// Removes notifications `ids` (locked by the caller) with their
 /// deliveries, queue rows, traces and feed entries.
 async fn remove_notifications(
-    conn: &mut PgConnection,
-    project: &Uuid,
-    ids: &[Uuid],
+    conn: &mut PgConnection, project: &Uuid, ids: &[Uuid],
 ) -> Result<PurgeReport> {
     let mut report = PurgeReport::default();
     if ids.is_empty() {
@@ -168,10 +164,7 @@ async fn remove_notifications(
 impl PgStore {
     /// Settled notifications created before `before`, oldest first.
     fn purge_notifications(
-        &self,
-        project: &Uuid,
-        before: Timestamp,
-        max: usize,
+        &self, project: &Uuid, before: Timestamp, max: usize,
     ) -> Result<PurgeReport> {
         let mut tx = self.begin()?;
         let report = self.block(async {
@@ -308,10 +301,7 @@ impl PgStore {
     }
 
     async fn erasure_in(
-        conn: &mut PgConnection,
-        project: &Uuid,
-        id: &Uuid,
-        lock: bool,
+        conn: &mut PgConnection, project: &Uuid, id: &Uuid, lock: bool,
     ) -> Result<Option<Erasure>> {
         let sql = if lock {
             "SELECT doc FROM erasures WHERE project = $1 AND id = $2 FOR UPDATE"
@@ -376,15 +366,136 @@ impl PgStore {
 impl RetentionRepo for PgStore {
     fn erase(&self, project: &Uuid, step: ErasureStep<'_>) -> Result<Erasure> {
         match step {
-            ErasureStep::Start(ext) => self.start_erasure(project, ext),
-            ErasureStep::Continue { id, max } => self.erase_step(project, id, max),
+            ErasureStep::Start(ext) => {
+                let mut tx = self.begin()?;
+                let e = self.block(async {
+                    lock_all(&mut tx, vec![user_lock(project, ext)])
+                        .await
+                        .map_err(db_err)?;
+                    let user = user_by_ext_in(&mut tx, project, ext)
+                        .await?
+                        .ok_or_else(|| Refusal::missing("user", ext))?;
+                    delete_in(&mut tx, project, &[user.id]).await?;
+                    let e = records::new_erasure(project, &user.id);
+                    PgStore::save_erasure(&mut tx, &e).await?;
+                    Ok::<_, Error>(e)
+                })?;
+                self.commit(tx)?;
+                Ok(e)
+            }
+            ErasureStep::Continue { id, max } => {
+                let max = max.max(1);
+                let mut tx = self.begin()?;
+                let job = self.block(async {
+            let mut job = PgStore::erasure_in(&mut tx, project, id, true)
+                .await?
+                .ok_or_else(|| Refusal::missing("erasure", id))?;
+            if job.status == ErasureStatus::Complete {
+                return Ok(job);
+            }
+            let ids: Vec<Uuid> = sqlx::query_scalar(&format!(
+                "SELECT n.id FROM notifications n
+                 WHERE n.project = $1 AND n.recipient = $2 AND {SETTLED}
+                 ORDER BY n.id LIMIT $3 FOR UPDATE SKIP LOCKED"
+            ))
+            .bind(project)
+            .bind(job.user_id)
+            .bind(max as i64)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(db_err)?;
+            if ids.is_empty() {
+                // Pending ones (their deliveries to a deleted user settle
+                // soon) wait for a later step.
+                let left: bool = sqlx::query_scalar(
+                    "SELECT EXISTS (SELECT 1 FROM notifications WHERE project = $1 AND recipient = $2)",
+                )
+                .bind(project)
+                .bind(job.user_id)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(db_err)?;
+                if !left {
+                    job.status = ErasureStatus::Complete;
+                    job.completed_at = Some(Timestamp::now());
+                    PgStore::save_erasure(&mut tx, &job).await?;
+                }
+                return Ok(job);
+            }
+            let report = remove_notifications(&mut tx, project, &ids).await?;
+            job.notifications_removed += report.notifications;
+            PgStore::save_erasure(&mut tx, &job).await?;
+            Ok::<_, Error>(job)
+        })?;
+                self.commit(tx)?;
+                Ok(job)
+            }
         }
     }
 
     fn sweep(&self, what: Sweep, max: usize) -> Result<usize> {
         match what {
-            Sweep::Idempotency => self.sweep_idempotency(max),
-            Sweep::EventLogs { before_ms } => self.sweep_event_logs(before_ms, max),
+            Sweep::Idempotency => {
+                let r = self
+                    .block(
+                        sqlx::query(
+                            "DELETE FROM idempotency WHERE ctid IN (
+                         SELECT ctid FROM idempotency WHERE created_ms < $1 LIMIT $2)",
+                        )
+                        .bind(Timestamp::now().millis() - super::catalog::IDEMPOTENCY_TTL_MS)
+                        .bind(max as i64)
+                        .execute(self.pool()),
+                    )
+                    .map_err(db_err)?;
+                Ok(r.rows_affected() as usize)
+            }
+            Sweep::EventLogs { before_ms } => {
+                let max = max as i64;
+                let mut tx = self.begin()?;
+                let n = self.block(async {
+            // outbox rows of endpoints that no longer exist (staged while
+            // their endpoint was being deleted)
+            let mut n = sqlx::query(
+                "DELETE FROM outbox WHERE ctid = ANY(ARRAY(
+                     SELECT o.ctid FROM outbox o WHERE NOT EXISTS (
+                         SELECT 1 FROM event_endpoints e WHERE e.project = o.project AND e.id = o.endpoint)
+                     LIMIT $1))",
+            )
+            .bind(max)
+            .execute(&mut *tx)
+            .await
+            .map_err(db_err)?
+            .rows_affected() as i64;
+            if n < max {
+                n += sqlx::query(
+                    "DELETE FROM event_log WHERE ctid = ANY(ARRAY(
+                         SELECT ctid FROM event_log WHERE created_ms < $1 LIMIT $2))",
+                )
+                .bind(before_ms)
+                .bind(max - n)
+                .execute(&mut *tx)
+                .await
+                .map_err(db_err)?
+                .rows_affected() as i64;
+            }
+            if n < max {
+                // an attempt's id is its time
+                n += sqlx::query(
+                    "DELETE FROM event_attempts WHERE ctid = ANY(ARRAY(
+                         SELECT ctid FROM event_attempts WHERE id < $1 LIMIT $2))",
+                )
+                .bind(super::page::id_floor(before_ms))
+                .bind(max - n)
+                .execute(&mut *tx)
+                .await
+                .map_err(db_err)?
+                .rows_affected() as i64;
+            }
+            Ok::<_, Error>(n as usize)
+        })?;
+                self.commit(tx)?;
+                Ok(n)
+            }
         }
     }
 
@@ -486,73 +597,4 @@ impl PgStore {
 }
 
 /// Reads of the trait `RecordRepo` answers (`lookups.rs`).
-impl PgStore {
-    /// The user goes as `delete_user` has it (their feed with them: nobody
-    /// can read it any more) and the erasure is recorded, in one transaction;
-    /// their notifications (found by recipient) are the erasure's work.
-    pub fn start_erasure(&self, project: &Uuid, ext: &str) -> Result<Erasure> {
-        let mut tx = self.begin()?;
-        let e = self.block(async {
-            lock_all(&mut tx, vec![user_lock(project, ext)])
-                .await
-                .map_err(db_err)?;
-            let user = user_by_ext_in(&mut tx, project, ext)
-                .await?
-                .ok_or_else(|| Refusal::missing("user", ext))?;
-            delete_in(&mut tx, project, &[user.id]).await?;
-            let e = records::new_erasure(project, &user.id);
-            PgStore::save_erasure(&mut tx, &e).await?;
-            Ok::<_, Error>(e)
-        })?;
-        self.commit(tx)?;
-        Ok(e)
-    }
-
-    pub fn erase_step(&self, project: &Uuid, id: &Uuid, max: usize) -> Result<Erasure> {
-        let max = max.max(1);
-        let mut tx = self.begin()?;
-        let job = self.block(async {
-            let mut job = PgStore::erasure_in(&mut tx, project, id, true)
-                .await?
-                .ok_or_else(|| Refusal::missing("erasure", id))?;
-            if job.status == ErasureStatus::Complete {
-                return Ok(job);
-            }
-            let ids: Vec<Uuid> = sqlx::query_scalar(&format!(
-                "SELECT n.id FROM notifications n
-                 WHERE n.project = $1 AND n.recipient = $2 AND {SETTLED}
-                 ORDER BY n.id LIMIT $3 FOR UPDATE SKIP LOCKED"
-            ))
-            .bind(project)
-            .bind(job.user_id)
-            .bind(max as i64)
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(db_err)?;
-            if ids.is_empty() {
-                // Pending ones (their deliveries to a deleted user settle
-                // soon) wait for a later step.
-                let left: bool = sqlx::query_scalar(
-                    "SELECT EXISTS (SELECT 1 FROM notifications WHERE project = $1 AND recipient = $2)",
-                )
-                .bind(project)
-                .bind(job.user_id)
-                .fetch_one(&mut *tx)
-                .await
-                .map_err(db_err)?;
-                if !left {
-                    job.status = ErasureStatus::Complete;
-                    job.completed_at = Some(Timestamp::now());
-                    PgStore::save_erasure(&mut tx, &job).await?;
-                }
-                return Ok(job);
-            }
-            let report = remove_notifications(&mut tx, project, &ids).await?;
-            job.notifications_removed += report.notifications;
-            PgStore::save_erasure(&mut tx, &job).await?;
-            Ok::<_, Error>(job)
-        })?;
-        self.commit(tx)?;
-        Ok(job)
-    }
-}
+impl PgStore {}

@@ -13,9 +13,7 @@ use uuid::Uuid;
 /// keeps its lease); with `lease`, new rows are leased to that node, each
 /// until its time in the list (`PgStore::lease_for`).
 pub(super) async fn put_queue(
-    conn: &mut PgConnection,
-    items: &[QueueItem],
-    lease: Option<(Uuid, &[i64])>,
+    conn: &mut PgConnection, items: &[QueueItem], lease: Option<(Uuid, &[i64])>,
 ) -> Result<()> {
     if items.is_empty() {
         return Ok(());
@@ -73,8 +71,7 @@ pub(super) async fn unqueue_all(conn: &mut PgConnection, keys: &[(Uuid, Uuid)]) 
 
 /// `save_delivery` for many (each once): one statement.
 pub(super) async fn save_deliveries<'a>(
-    conn: &mut PgConnection,
-    ds: impl IntoIterator<Item = (Uuid, &'a Delivery)>,
+    conn: &mut PgConnection, ds: impl IntoIterator<Item = (Uuid, &'a Delivery)>,
 ) -> Result<()> {
     let (mut ps, mut ids, mut sts, mut docs) = (vec![], vec![], vec![], vec![]);
     for (p, d) in ds {
@@ -102,9 +99,7 @@ pub(super) async fn save_deliveries<'a>(
 }
 
 pub(super) async fn save_delivery(
-    conn: &mut PgConnection,
-    project: &Uuid,
-    d: &Delivery,
+    conn: &mut PgConnection, project: &Uuid, d: &Delivery,
 ) -> Result<()> {
     sqlx::query("UPDATE deliveries SET status = $3, doc = $4 WHERE project = $1 AND id = $2")
         .bind(project)
@@ -119,9 +114,7 @@ pub(super) async fn save_delivery(
 
 /// Writes back a run that `settle::run_done` just marked processed.
 pub(super) async fn save_processed(
-    conn: &mut PgConnection,
-    project: &Uuid,
-    run: &FlowRun,
+    conn: &mut PgConnection, project: &Uuid, run: &FlowRun,
 ) -> Result<()> {
     sqlx::query("UPDATE flow_runs SET processed = $3, doc = $4 WHERE project = $1 AND id = $2")
         .bind(project)
@@ -136,10 +129,7 @@ pub(super) async fn save_processed(
 
 /// Upserts a run's record with its pending count.
 pub(super) async fn put_run(
-    conn: &mut PgConnection,
-    p: &Uuid,
-    run: &FlowRun,
-    pending: i64,
+    conn: &mut PgConnection, p: &Uuid, run: &FlowRun, pending: i64,
 ) -> Result<()> {
     sqlx::query(
         "INSERT INTO flow_runs (project, id, processed, pending, doc) VALUES ($1, $2, $3, $4, $5)

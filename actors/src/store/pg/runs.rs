@@ -32,9 +32,7 @@ use super::rows::*;
 
 /// Inserts notifications and all their deliveries, one statement each.
 pub(super) async fn insert_notifications(
-    conn: &mut PgConnection,
-    project: &Uuid,
-    ns: &[StagedNotification],
+    conn: &mut PgConnection, project: &Uuid, ns: &[StagedNotification],
 ) -> Result<()> {
     if ns.is_empty() {
         return Ok(());
@@ -107,9 +105,7 @@ pub(super) async fn insert_notifications(
 /// (`batches::slot_lock`): runs and chunks both check and write them under
 /// these, so neither lets a run too many through.
 pub(super) async fn lock_slots(
-    conn: &mut PgConnection,
-    project: &Uuid,
-    ts: &[&ThrottleWrite],
+    conn: &mut PgConnection, project: &Uuid, ts: &[&ThrottleWrite],
 ) -> Result<()> {
     if ts.is_empty() {
         return Ok(());
@@ -125,10 +121,7 @@ pub(super) async fn lock_slots(
 /// them): the throttle counters they count in and their trace entries; the
 /// events of what was settled at once go into `out`.
 pub(super) async fn notification_extras(
-    conn: &mut PgConnection,
-    project: &Uuid,
-    run: &FlowRun,
-    ns: &[StagedNotification],
+    conn: &mut PgConnection, project: &Uuid, run: &FlowRun, ns: &[StagedNotification],
     out: &mut Outbound,
 ) -> Result<()> {
     put_throttles(conn, project, ns).await?;
@@ -193,11 +186,7 @@ impl PgStore {
     /// chunk rolls back, so no chunk goes in twice. The run is processed
     /// when the chunk ends the expansion with nothing left pending.
     async fn add_chunk(
-        &self,
-        conn: &mut PgConnection,
-        project: &Uuid,
-        run: &mut FlowRun,
-        pending: i64,
+        &self, conn: &mut PgConnection, project: &Uuid, run: &mut FlowRun, pending: i64,
     ) -> Result<()> {
         let row = sqlx::query(
             "UPDATE flow_runs SET pending = pending + $4, doc = $5
@@ -267,7 +256,7 @@ pub(super) struct PgWrittenChunk<'a> {
 }
 
 impl WrittenChunk for PgWrittenChunk<'_> {
-    fn commit(self: Box<Self>) -> Result<(Vec<QueueItem>, UserFrames)> {
+    fn commit(self: Box<Self>) -> Result<CommittedChunk> {
         let PgWrittenChunk {
             store,
             mut tx,
@@ -291,15 +280,9 @@ impl PgStore {
     /// their lease) and the recipients' feeds, whose frames it returns.
     #[allow(clippy::too_many_arguments)]
     async fn write_notifications(
-        &self,
-        conn: &mut PgConnection,
-        project: &Uuid,
-        run: &FlowRun,
-        notifications: &[StagedNotification],
-        closes: Traces,
-        out: &mut Outbound,
-        queues: [&[QueueItem]; 2],
-        feed: Vec<(Delivery, String)>,
+        &self, conn: &mut PgConnection, project: &Uuid, run: &FlowRun,
+        notifications: &[StagedNotification], closes: Traces, out: &mut Outbound,
+        queues: [&[QueueItem]; 2], feed: Vec<(Delivery, String)>,
     ) -> Result<UserFrames> {
         insert_notifications(conn, project, notifications).await?;
         notification_extras(conn, project, run, notifications, out).await?;
@@ -316,9 +299,7 @@ impl PgStore {
     /// counter or batch that changed since rolls the chunk back, to be
     /// staged again.
     pub(super) fn write_chunk_tx(
-        &self,
-        project: &Uuid,
-        chunk: Prepared,
+        &self, project: &Uuid, chunk: Prepared,
     ) -> Result<PgWrittenChunk<'_>> {
         let StagedChunk {
             run,
@@ -385,14 +366,8 @@ impl PgStore {
 
 impl RunRepo for PgStore {
     fn commit_run(&self, project: &Uuid, staged: StagedRun) -> Result<RunCommit> {
-        let StagedRun {
-            run,
-            users,
-            notifications,
-            queued,
-            body,
-            idempotency,
-        } = staged;
+        let (run, users, notifications) = (staged.run, staged.users, staged.notifications);
+        let (queued, body, idempotency) = (staged.queued, staged.body, staged.idempotency);
         let pending = notifications.iter().filter(|n| n.pending).count() as i64;
         let feed = to_feed(&notifications);
         // checked under the recipients' and their counters' locks, below
@@ -473,20 +448,11 @@ impl RunRepo for PgStore {
         self.commit(tx)?;
         let mut queued = queued;
         queued.extend(due_now);
-        Ok(RunCommit::Committed(AcceptedRun {
-            run,
-            body,
-            queued,
-            frames,
-        }))
+        Ok(RunCommit::committed(run, body, queued, frames))
     }
 
     /// Nothing to encode ahead on this backend: the chunk is kept as staged.
-    fn commit_chunk(
-        &self,
-        project: &Uuid,
-        chunk: Prepared,
-    ) -> Result<(Vec<QueueItem>, UserFrames)> {
+    fn commit_chunk(&self, project: &Uuid, chunk: Prepared) -> Result<CommittedChunk> {
         Box::new(self.write_chunk_tx(project, chunk)?).commit()
     }
 

@@ -15,9 +15,7 @@ use uuid::Uuid;
 
 /// The counters `keys` as stored (absent ones left out), one statement.
 async fn hits_of(
-    conn: &mut PgConnection,
-    project: &Uuid,
-    keys: &[&ThrottleKey],
+    conn: &mut PgConnection, project: &Uuid, keys: &[&ThrottleKey],
 ) -> Result<HashMap<ThrottleKey, Vec<i64>>> {
     let flows: Vec<Uuid> = keys.iter().map(|k| k.flow_id).collect();
     let users: Vec<Uuid> = keys.iter().map(|k| k.recipient).collect();
@@ -53,9 +51,7 @@ async fn hits_of(
 /// Whether a counter is no longer as staging read it (the caller holds the
 /// recipients' locks).
 pub(super) async fn throttles_stale(
-    conn: &mut PgConnection,
-    project: &Uuid,
-    throttles: &[&ThrottleWrite],
+    conn: &mut PgConnection, project: &Uuid, throttles: &[&ThrottleWrite],
 ) -> Result<bool> {
     if throttles.is_empty() {
         return Ok(false);
@@ -69,9 +65,7 @@ pub(super) async fn throttles_stale(
 
 /// Writes the counters the notifications passed, one statement.
 pub(super) async fn put_throttles(
-    conn: &mut PgConnection,
-    project: &Uuid,
-    notifications: &[StagedNotification],
+    conn: &mut PgConnection, project: &Uuid, notifications: &[StagedNotification],
 ) -> Result<()> {
     // the last write of a counter wins, as in a sled batch
     let mut by_key: HashMap<&ThrottleKey, &ThrottleWrite> = HashMap::new();

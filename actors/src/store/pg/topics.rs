@@ -9,7 +9,7 @@ use crate::model::{new_id, Subscription, Topic, User, UserRef};
 use crate::rules::records;
 use crate::storage::Refusal;
 use crate::storage::TopicPatch;
-use crate::storage::{Page, PageReq, TopicRepo};
+use crate::storage::{Page, PageReq, SubscriberChunk, TopicRepo};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
@@ -44,10 +44,7 @@ async fn put_topic_doc(conn: &mut PgConnection, project: &Uuid, t: &Topic) -> Re
 /// Inserts the subscriptions of `users` not subscribed yet, in one
 /// statement; the new ones.
 async fn insert_subscriptions(
-    conn: &mut PgConnection,
-    project: &Uuid,
-    key: &str,
-    users: &[&UserRef],
+    conn: &mut PgConnection, project: &Uuid, key: &str, users: &[&UserRef],
 ) -> Result<Vec<Subscription>> {
     let subs: Vec<Subscription> = users
         .iter()
@@ -85,10 +82,7 @@ async fn insert_subscriptions(
 }
 
 async fn set_count(
-    conn: &mut PgConnection,
-    project: &Uuid,
-    t: &mut Topic,
-    delta: i64,
+    conn: &mut PgConnection, project: &Uuid, t: &mut Topic, delta: i64,
 ) -> Result<()> {
     t.subscribers_count = (t.subscribers_count as i64 + delta).max(0) as u64;
     put_topic_doc(conn, project, t).await
@@ -96,11 +90,7 @@ async fn set_count(
 
 impl PgStore {
     pub(super) fn subscriptions_page(
-        &self,
-        cond: &'static str,
-        project: &Uuid,
-        arg: Result<Uuid, String>,
-        req: &PageReq,
+        &self, cond: &'static str, project: &Uuid, arg: Result<Uuid, String>, req: &PageReq,
     ) -> Result<Page<Subscription>> {
         let p = *project;
         self.page(
@@ -144,10 +134,7 @@ impl TopicRepo for PgStore {
     }
 
     fn subscribe_many(
-        &self,
-        project: &Uuid,
-        key: &str,
-        users: &[UserRef],
+        &self, project: &Uuid, key: &str, users: &[UserRef],
     ) -> Result<(Topic, Vec<Subscription>)> {
         let mut seen = std::collections::HashSet::new();
         let users: Vec<&UserRef> = users.iter().filter(|u| seen.insert(u.id)).collect();
@@ -204,11 +191,7 @@ impl TopicRepo for PgStore {
     }
 
     fn topic_subscribers_chunk(
-        &self,
-        project: &Uuid,
-        key: &str,
-        cursor: Option<&Uuid>,
-        n: usize,
+        &self, project: &Uuid, chunk: SubscriberChunk<'_>,
     ) -> Result<Vec<(Uuid, Uuid)>> {
         let rows = self
             .block(
@@ -218,9 +201,9 @@ impl TopicRepo for PgStore {
                      ORDER BY id LIMIT $4",
                 )
                 .bind(project)
-                .bind(key)
-                .bind(cursor.copied())
-                .bind(n as i64)
+                .bind(chunk.topic)
+                .bind(chunk.after.copied())
+                .bind(chunk.n as i64)
                 .fetch_all(self.pool()),
             )
             .map_err(db_err)?;

@@ -7,7 +7,7 @@ use super::{db_err, doc_of, doc_of_opt, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::model::{Preferences, User, UserPatch, UserRef};
 use crate::rules::users;
-use crate::storage::{Page, PageReq, UserRepo};
+use crate::storage::{Page, PageReq, Upserted, UserRepo};
 use sha2::{Digest, Sha256};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
@@ -42,9 +42,7 @@ pub(crate) fn user_lock(project: &Uuid, ext: &str) -> i64 {
 }
 
 pub(crate) async fn user_by_ext_in(
-    conn: &mut PgConnection,
-    project: &Uuid,
-    ext: &str,
+    conn: &mut PgConnection, project: &Uuid, ext: &str,
 ) -> Result<Option<User>> {
     let row = sqlx::query("SELECT doc FROM users WHERE project = $1 AND external_id = $2")
         .bind(project)
@@ -109,9 +107,7 @@ pub(super) async fn delete_in(conn: &mut PgConnection, project: &Uuid, ids: &[Uu
 
 impl PgStore {
     fn upsert_many(
-        &self,
-        project: &Uuid,
-        items: &[(&str, &UserPatch)],
+        &self, project: &Uuid, items: &[(&str, &UserPatch)],
     ) -> Result<Vec<(User, bool)>> {
         let mut tx = self.begin()?;
         let out = self.block(async {
@@ -167,11 +163,7 @@ impl UserRepo for PgStore {
     }
 
     /// Not cached on this backend (see the module doc).
-    fn upsert_users(
-        &self,
-        project: &Uuid,
-        items: &[(&str, &UserPatch)],
-    ) -> Result<Vec<(User, bool)>> {
+    fn upsert_users(&self, project: &Uuid, items: &[(&str, &UserPatch)]) -> Result<Upserted> {
         self.upsert_many(project, items)
     }
 
@@ -218,9 +210,7 @@ impl UserRepo for PgStore {
     /// One statement for all of them: a topic chunk's staging read a user
     /// and their preferences one round trip each.
     fn users_with_preferences(
-        &self,
-        project: &Uuid,
-        ids: &[Uuid],
+        &self, project: &Uuid, ids: &[Uuid],
     ) -> Result<Vec<(User, Preferences)>> {
         if ids.is_empty() {
             return Ok(vec![]);
@@ -258,10 +248,7 @@ impl UserRepo for PgStore {
     }
 
     fn update_preferences(
-        &self,
-        project: &Uuid,
-        user: &User,
-        patch: &Preferences,
+        &self, project: &Uuid, user: &User, patch: &Preferences,
     ) -> Result<Preferences> {
         let mut tx = self.begin()?;
         let p = self.block(async {

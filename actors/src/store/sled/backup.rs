@@ -416,9 +416,7 @@ pub fn restore(from: &Path, dir: &Path) -> Result<(BackupHeader, BackupSummary)>
 }
 
 fn restore_into<R: Read>(
-    mut r: Reader<R>,
-    dir: &Path,
-    header: BackupHeader,
+    mut r: Reader<R>, dir: &Path, header: BackupHeader,
 ) -> Result<(BackupHeader, BackupSummary)> {
     let path = dir.join(format!("v{}", header.format_version));
     let db = sled::Config::new().path(&path).open().map_err(|e| {

@@ -46,10 +46,7 @@ impl Store {
     /// not reentrant). Runs and topic chunks both hold them while they check
     /// and write, so a chunk's decisions are as exact as a run's.
     pub(super) fn lock_slots(
-        &self,
-        project: &Uuid,
-        writes: &[BatchWrite],
-        throttles: &[crate::storage::ThrottleWrite],
+        &self, project: &Uuid, writes: &[BatchWrite], throttles: &[crate::storage::ThrottleWrite],
     ) -> Vec<std::sync::MutexGuard<'_, ()>> {
         let keys: Vec<Vec<u8>> = writes
             .iter()
@@ -67,10 +64,7 @@ impl Store {
     /// opened one, or the one joined closed meanwhile); the caller then
     /// stores nothing and the run, or the topic chunk, is staged again.
     pub(super) fn stage_batches(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        writes: Vec<BatchWrite>,
+        &self, w: &mut Writes, project: &Uuid, writes: Vec<BatchWrite>,
     ) -> Result<Staged> {
         let now = Timestamp::now();
         let mut due = vec![];
@@ -180,10 +174,7 @@ impl Store {
     /// the batch's lock; the slot's entry goes with its batch. Swept like
     /// throttle counters.
     pub(super) fn purge_batches(
-        &self,
-        project: &Uuid,
-        cut: &PurgeCutoffs,
-        max: usize,
+        &self, project: &Uuid, cut: &PurgeCutoffs, max: usize,
     ) -> Result<PurgeReport> {
         if !self.sweep_due(project, T::batches, cut.notifications) {
             return Ok(PurgeReport::default());
@@ -248,10 +239,7 @@ impl Store {
 
     /// Whether nothing will read batch `b` again at project time `now`.
     pub(super) fn batch_done(
-        &self,
-        project: &Uuid,
-        b: &crate::storage::Batch,
-        now: i64,
+        &self, project: &Uuid, b: &crate::storage::Batch, now: i64,
     ) -> Result<bool> {
         if b.closed.is_none() && b.closes_at_ms > now {
             return Ok(false);

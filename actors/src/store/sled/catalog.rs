@@ -162,10 +162,7 @@ impl Store {
 
     /// Read-modify-write of a channel under its lock.
     pub fn update_channel<R>(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        f: impl FnOnce(&mut Channel) -> Result<R>,
+        &self, project: &Uuid, id: &Uuid, f: impl FnOnce(&mut Channel) -> Result<R>,
     ) -> Result<(Channel, R)> {
         let _g = self.lock(&Key::new().u8(b'c').id(project).id(id).0);
         let mut c = self
@@ -237,10 +234,7 @@ impl Store {
     }
 
     pub fn update_flow<R>(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        f: impl FnOnce(&mut Flow) -> Result<R>,
+        &self, project: &Uuid, id: &Uuid, f: impl FnOnce(&mut Flow) -> Result<R>,
     ) -> Result<(Flow, R)> {
         let _g = self.lock(&Key::new().u8(b'f').id(project).id(id).0);
         let mut flow = self
@@ -272,11 +266,7 @@ impl Store {
 
     /// The subscription of the `topic_subs` entry `(k, v)` of topic `key`.
     fn subscription_of_entry(
-        &self,
-        project: &Uuid,
-        key: &str,
-        k: &[u8],
-        v: &[u8],
+        &self, project: &Uuid, key: &str, k: &[u8], v: &[u8],
     ) -> Result<Option<Subscription>> {
         let id = tail_id(k);
         if v.len() == 16 {
@@ -300,10 +290,7 @@ impl Store {
     /// `v` (the key itself; empty in entries written before the compact layout,
     /// whose record holds it).
     pub(crate) fn topic_of_user_sub(
-        &self,
-        project: &Uuid,
-        sid: &Uuid,
-        v: &[u8],
+        &self, project: &Uuid, sid: &Uuid, v: &[u8],
     ) -> Result<Option<String>> {
         if v.is_empty() {
             return Ok(self.legacy_subscription(project, sid)?.map(|s| s.topic));
@@ -317,11 +304,7 @@ impl Store {
     /// topic's lock; `None` (nothing staged) when the user is subscribed
     /// already. The caller stages `t` itself, once, after its last item.
     pub(super) fn stage_subscription(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        t: &mut Topic,
-        user: &UserRef,
+        &self, w: &mut Writes, project: &Uuid, t: &mut Topic, user: &UserRef,
     ) -> Result<Option<Subscription>> {
         let key = t.key.clone();
         let ik = Key::new().id(project).id(&user.id).str(&key);
@@ -364,11 +347,7 @@ impl Store {
     /// Stages the removal of subscription `sid` of `user` to topic `key` (the
     /// caller holds the topic's lock and counts it).
     pub(crate) fn stage_unsubscribe(
-        w: &mut Writes,
-        project: &Uuid,
-        key: &str,
-        user: &Uuid,
-        sid: &Uuid,
+        w: &mut Writes, project: &Uuid, key: &str, user: &Uuid, sid: &Uuid,
     ) {
         // The record exists only for subscriptions of the earlier layout; the
         // removal of an absent key is a no-op.
@@ -379,10 +358,7 @@ impl Store {
     }
 
     pub fn topic_subscriptions(
-        &self,
-        project: &Uuid,
-        key: &str,
-        req: &PageReq,
+        &self, project: &Uuid, key: &str, req: &PageReq,
     ) -> Result<Page<Subscription>> {
         scan(
             self.tree(T::topic_subs),
@@ -393,10 +369,7 @@ impl Store {
     }
 
     pub fn user_subscriptions(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        req: &PageReq,
+        &self, project: &Uuid, user: &Uuid, req: &PageReq,
     ) -> Result<Page<Subscription>> {
         scan(
             self.tree(T::user_subs),
@@ -486,10 +459,7 @@ impl FlowRepo for Store {
 
 impl PushRepo for Store {
     fn push_subscriptions(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        channel: &Uuid,
+        &self, project: &Uuid, user: &Uuid, channel: &Uuid,
     ) -> Result<Vec<PushSubscription>> {
         let mut out = vec![];
         for kv in self
@@ -504,10 +474,7 @@ impl PushRepo for Store {
 
     /// Registers (or returns the existing) subscription; `true` when created.
     fn add_push_subscription(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        s: PushSubscription,
+        &self, project: &Uuid, user: &Uuid, s: PushSubscription,
     ) -> Result<(PushSubscription, bool)> {
         let k = Key::new()
             .id(project)
@@ -524,14 +491,13 @@ impl PushRepo for Store {
         Ok((s, true))
     }
 
-    fn remove_push_subscription(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        channel: &Uuid,
-        identifier: &str,
-    ) -> Result<bool> {
-        let k = Key::new().id(project).id(user).id(channel).str(identifier);
+    fn remove_push_subscription(&self, project: &Uuid, key: PushKey<'_>) -> Result<bool> {
+        let user = key.user;
+        let k = Key::new()
+            .id(project)
+            .id(user)
+            .id(key.channel)
+            .str(key.identifier);
         if self.wants_event(project, crate::events::EventType::PushSubscriptionRemoved) {
             return self.remove_push_subscription_with_event(project, user, &k);
         }
@@ -610,9 +576,7 @@ impl Store {
 
 impl IdempotencyRepo for Store {
     fn idempotent_response(
-        &self,
-        project: &Uuid,
-        scope: &[u8],
+        &self, project: &Uuid, scope: &[u8],
     ) -> Result<Option<IdempotentResponse>> {
         let r: Option<IdempotentResponse> =
             self.get_rec(T::idempotency, Key::new().id(project).bytes(scope).as_ref())?;
@@ -621,10 +585,7 @@ impl IdempotencyRepo for Store {
     }
 
     fn put_idempotent_response(
-        &self,
-        project: &Uuid,
-        scope: &[u8],
-        r: &IdempotentResponse,
+        &self, project: &Uuid, scope: &[u8], r: &IdempotentResponse,
     ) -> Result<()> {
         let mut w = Writes::new();
         w.put_rec(T::idempotency, Key::new().id(project).bytes(scope), r);

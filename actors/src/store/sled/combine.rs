@@ -85,9 +85,7 @@ impl<W> Combiner<W> {
     /// `ticket` for the ticket its members get. False when nothing was
     /// queued (or a member is leading its own group, before `delegate`).
     pub(crate) fn drain(
-        &self,
-        apply: impl FnOnce(Vec<W>) -> sled::Result<()>,
-        ticket: impl FnOnce() -> u64,
+        &self, apply: impl FnOnce(Vec<W>) -> sled::Result<()>, ticket: impl FnOnce() -> u64,
     ) -> bool {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if st.leading || st.queued.is_empty() {
@@ -108,8 +106,7 @@ impl<W> Combiner<W> {
     }
 
     fn apply_group(
-        group: Vec<(u64, W)>,
-        apply: impl FnOnce(Vec<W>) -> sled::Result<()>,
+        group: Vec<(u64, W)>, apply: impl FnOnce(Vec<W>) -> sled::Result<()>,
     ) -> (sled::Result<()>, Vec<u64>) {
         let ids: Vec<u64> = group.iter().map(|(id, _)| *id).collect();
         let writes = group.into_iter().map(|(_, w)| w).collect();

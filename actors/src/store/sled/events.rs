@@ -203,11 +203,7 @@ impl Store {
     /// Stages a `feed_entry.*` event for each flag an update set (seen, read,
     /// clicked, archived; clearing a flag, as unarchiving does, has none).
     pub(crate) fn stage_feed_entry_events(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        before: &Delivery,
-        after: &Delivery,
+        &self, w: &mut Writes, project: &Uuid, before: &Delivery, after: &Delivery,
     ) {
         for t in feed::entry_events(before, after) {
             self.stage_outbound(w, project, t, &after.id, || after.view());
@@ -218,10 +214,7 @@ impl Store {
     /// `push_subscription.removed` event, in one durable commit under the
     /// subscription's lock; true when there was one.
     pub(crate) fn remove_push_subscription_with_event(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        k: &Key,
+        &self, project: &Uuid, user: &Uuid, k: &Key,
     ) -> Result<bool> {
         let _g = self.lock(&Key::new().u8(b'p').bytes(k.as_ref()).0);
         let Some(sub) = self.get_rec::<PushSubscription>(T::push_subs, k.as_ref())? else {
@@ -249,11 +242,7 @@ impl Store {
     /// Stages `feed_entry.seen` (or `.read`) for each entry `seen_all`
     /// (`read_all`) changed.
     pub(crate) fn stage_feed_marked_events(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        entries: &[Delivery],
-        read: bool,
+        &self, w: &mut Writes, project: &Uuid, entries: &[Delivery], read: bool,
     ) {
         let t = feed::marked_event(read);
         if !self.wants_event(project, t) {
@@ -268,11 +257,7 @@ impl Store {
     /// log entry and one outbox entry per enabled endpoint wanting it. `data`
     /// (the resource as the API shows it) is only built when one does.
     pub(crate) fn stage_outbound<D: Serialize>(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        t: EventType,
-        resource: &Uuid,
+        &self, w: &mut Writes, project: &Uuid, t: EventType, resource: &Uuid,
         data: impl FnOnce() -> D,
     ) {
         let st = &self.inner.events;
@@ -322,12 +307,7 @@ impl Store {
     /// at once (sent to a feed, skipped, failed) and the notification when it
     /// joined a batch or is processed already (see `stage_notification_events`).
     pub(crate) fn stage_accept_events(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        n: &Notification,
-        ds: &[Delivery],
-        data: &Value,
+        &self, w: &mut Writes, project: &Uuid, n: &Notification, ds: &[Delivery], data: &Value,
         known: &HashMap<Uuid, &User>,
     ) -> Result<()> {
         if !self.inner.events.any.load(Ordering::Acquire) {
@@ -355,13 +335,8 @@ impl Store {
     /// from `known` (written in the same change) or read. Nothing is read
     /// unless an endpoint wants one of them.
     pub(crate) fn stage_notification_events(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        n: &Notification,
-        ds: &[Delivery],
-        data: &mut dyn FnMut() -> Result<Value>,
-        known: &HashMap<Uuid, &User>,
+        &self, w: &mut Writes, project: &Uuid, n: &Notification, ds: &[Delivery],
+        data: &mut dyn FnMut() -> Result<Value>, known: &HashMap<Uuid, &User>,
     ) -> Result<()> {
         let types: Vec<EventType> = crate::events::notification_events(n)
             .filter(|t| self.wants_event(project, *t))
@@ -431,10 +406,7 @@ mod tests;
 impl Store {
     /// Stores a new endpoint with its signing secret (made by the engine).
     fn create_event_endpoint(
-        &self,
-        project: &Uuid,
-        ep: WebhookEndpoint,
-        secret: &str,
+        &self, project: &Uuid, ep: WebhookEndpoint, secret: &str,
     ) -> Result<WebhookEndpoint> {
         let sealed = self.seal_secret(project, &ep.id, secret)?;
         let _g = self.endpoint_lock(project);
@@ -457,10 +429,7 @@ impl Store {
 
     /// Changes an endpoint under its project's endpoint lock; 404 when absent.
     fn update_event_endpoint(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        f: crate::storage::Change<'_, WebhookEndpoint>,
+        &self, project: &Uuid, id: &Uuid, f: crate::storage::Change<'_, WebhookEndpoint>,
     ) -> Result<WebhookEndpoint> {
         let _g = self.endpoint_lock(project);
         let mut rec = self
@@ -478,11 +447,7 @@ impl Store {
     /// A new signing secret for an endpoint (returned once); the previous
     /// current one keeps signing for `grace`, older ones are dropped.
     fn replace_event_secret(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        secret: &str,
-        grace: Duration,
+        &self, project: &Uuid, id: &Uuid, secret: &str, grace: Duration,
     ) -> Result<WebhookEndpoint> {
         let sealed = self.seal_secret(project, id, secret)?;
         let _g = self.endpoint_lock(project);
@@ -655,8 +620,7 @@ impl EventRepo for Store {
     /// endpoint given up on is disabled with its reason and its outbox
     /// emptied (its events stay in the log, for `replay`).
     fn record_event_attempts(
-        &self,
-        done: &[(OutboxEvent, EventAttempt, AttemptNext)],
+        &self, done: &[(OutboxEvent, EventAttempt, AttemptNext)],
     ) -> Result<()> {
         // Under the endpoint locks of the projects involved, so an endpoint
         // deleted meanwhile gets no attempt and no outbox entry back.
@@ -798,9 +762,7 @@ impl Store {
     }
 
     pub fn list_event_endpoints(
-        &self,
-        project: &Uuid,
-        req: &PageReq,
+        &self, project: &Uuid, req: &PageReq,
     ) -> Result<Page<WebhookEndpoint>> {
         scan(self.tree(T::hooks), &Key::new().id(project), req, |_, v| {
             Ok(Some(codec::dec::<EndpointRec>(v)?.ep))
@@ -827,10 +789,7 @@ impl Store {
 
     /// An endpoint's attempts, newest first.
     pub fn list_event_attempts(
-        &self,
-        project: &Uuid,
-        id: &Uuid,
-        req: &PageReq,
+        &self, project: &Uuid, id: &Uuid, req: &PageReq,
     ) -> Result<Page<EventAttempt>> {
         scan(
             self.tree(T::hook_attempts),

@@ -160,12 +160,7 @@ impl Store {
     /// the current counts (`feed_counts`): no separate counts record to write.
     /// Value: written at (ms, 8 bytes), unread (8), unseen (8), then the frame.
     pub(crate) fn stage_event(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        user: &Uuid,
-        seq: u64,
-        frame: &[u8],
+        &self, w: &mut Writes, project: &Uuid, user: &Uuid, seq: u64, frame: &[u8],
         counts: &FeedCounts,
     ) -> Result<()> {
         let now = Timestamp::now().millis();
@@ -201,14 +196,8 @@ impl Store {
     /// once the commit is durable.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn stage_feed_event(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        user: &Uuid,
-        kind: FeedEvent,
-        entry: &Delivery,
-        actor: &Value,
-        counts: &mut FeedCounts,
+        &self, w: &mut Writes, project: &Uuid, user: &Uuid, kind: FeedEvent, entry: &Delivery,
+        actor: &Value, counts: &mut FeedCounts,
     ) -> Result<Frame> {
         let json = serde_json::to_string(&entry.feed_entry(actor))
             .map_err(|e| Error::internal(e.to_string()))?;
@@ -218,14 +207,8 @@ impl Store {
     /// `stage_feed_event` with the entry's JSON already made (see `feed_frame_with`).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn stage_feed_event_with(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        user: &Uuid,
-        kind: FeedEvent,
-        entry: &Delivery,
-        entry_json: &str,
-        counts: &mut FeedCounts,
+        &self, w: &mut Writes, project: &Uuid, user: &Uuid, kind: FeedEvent, entry: &Delivery,
+        entry_json: &str, counts: &mut FeedCounts,
     ) -> Result<Frame> {
         counts.seq += 1;
         let (f, meta) = feed_frame_with(kind.as_str(), counts.seq, entry_json, counts);
@@ -326,11 +309,7 @@ impl Store {
     /// Stages a new feed entry for `d` (an in_app delivery being marked sent);
     /// the caller stores the counts.
     pub(crate) fn stage_feed_insert(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        d: &Delivery,
-        counts: &mut FeedCounts,
+        &self, w: &mut Writes, project: &Uuid, d: &Delivery, counts: &mut FeedCounts,
     ) {
         w.put(T::feed, feed_key(project, d), entry_value(d));
         count_delta(counts, flags_of(d), 1);
@@ -350,12 +329,7 @@ impl Store {
     /// read / seen is an invalid transition; repeating a true keeps the first time.
     /// Stages the PATCH into `w` (the caller commits, with its event).
     pub(crate) fn feed_update(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        user: &Uuid,
-        id: &Uuid,
-        u: FeedUpdate,
+        &self, w: &mut Writes, project: &Uuid, user: &Uuid, id: &Uuid, u: FeedUpdate,
     ) -> Result<FeedUpdateOutcome> {
         let old = self.feed_entry(project, user, id)?;
         let before = flags_of(&old);
@@ -384,11 +358,7 @@ impl Store {
     /// seen / read. Returns the entries changed and the counts after (the caller
     /// stores the counts with its events and commits).
     pub(crate) fn feed_mark_all(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        user: &Uuid,
-        read: bool,
+        &self, w: &mut Writes, project: &Uuid, user: &Uuid, read: bool,
     ) -> Result<(Vec<Delivery>, FeedCounts)> {
         let now = Timestamp::now();
         let mut counts = self.feed_counts_locked(project, user)?;
@@ -422,11 +392,7 @@ impl Store {
     /// changes and commits them together (the caller holds the feed lock);
     /// returns the frames.
     fn commit_feed_events(
-        &self,
-        mut w: Writes,
-        project: &Uuid,
-        user: &Uuid,
-        entries: &[Delivery],
+        &self, mut w: Writes, project: &Uuid, user: &Uuid, entries: &[Delivery],
         counts: &mut FeedCounts,
     ) -> Result<Vec<Frame>> {
         let mut frames = Vec::with_capacity(entries.len());
@@ -454,11 +420,7 @@ impl Store {
 
 impl FeedRepo for Store {
     fn feed_page(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        filter: FeedFilter,
-        req: &PageReq,
+        &self, project: &Uuid, user: &Uuid, filter: FeedFilter, req: &PageReq,
     ) -> Result<Page<Delivery>> {
         scan(
             self.tree(T::feed),
@@ -495,16 +457,8 @@ impl FeedRepo for Store {
 
     /// The frames of events `after < seq <= upto`, or `None` when the log no longer
     /// reaches back to `after + 1`.
-    fn events_between(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        after: u64,
-        upto: u64,
-    ) -> Result<Option<Vec<Vec<u8>>>> {
-        if after >= upto {
-            return Ok(Some(vec![]));
-        }
+    fn frames_between(&self, feed: FeedOf<'_>, after: u64, upto: u64) -> Result<LoggedFrames> {
+        let FeedOf { project, user } = feed;
         let prefix = Key::new().id(project).id(user);
         let start = prefix.clone().u64(after + 1);
         let end = prefix.clone().u64(upto);
@@ -534,11 +488,7 @@ impl FeedRepo for Store {
     /// Applies a PATCH of one feed entry with its `feed_entry.updated` event,
     /// in one commit under the user's feed lock.
     fn update_feed_entry(
-        &self,
-        project: &Uuid,
-        user: &Uuid,
-        id: &Uuid,
-        u: FeedUpdate,
+        &self, project: &Uuid, user: &Uuid, id: &Uuid, u: FeedUpdate,
     ) -> Result<FeedChange<Delivery>> {
         let key = feed_lock_key(project, user);
         let _feed = self.lock_feeds([key.as_slice()]);
@@ -623,18 +573,31 @@ mod tests {
                 .unwrap();
         }
         store.commit(w).unwrap();
-        let got = store.events_between(&p, &u, 2, 5).unwrap().unwrap();
+        let got = (&store as &dyn Storage)
+            .events_between(&p, &u, 2, 5)
+            .unwrap()
+            .unwrap();
         assert_eq!(got, vec![b"e3".to_vec(), b"e4".to_vec(), b"e5".to_vec()]);
         assert_eq!(
-            store.events_between(&p, &u, 5, 5).unwrap().unwrap().len(),
+            (&store as &dyn Storage)
+                .events_between(&p, &u, 5, 5)
+                .unwrap()
+                .unwrap()
+                .len(),
             0
         );
         // A gap at the start (trimmed log) is "cannot serve".
         let mut w = Writes::new();
         w.del(T::events, Key::new().id(&p).id(&u).u64(1));
         store.commit(w).unwrap();
-        assert!(store.events_between(&p, &u, 0, 5).unwrap().is_none());
-        assert!(store.events_between(&p, &u, 1, 5).unwrap().is_some());
+        assert!((&store as &dyn Storage)
+            .events_between(&p, &u, 0, 5)
+            .unwrap()
+            .is_none());
+        assert!((&store as &dyn Storage)
+            .events_between(&p, &u, 1, 5)
+            .unwrap()
+            .is_some());
     }
 
     #[test]
@@ -652,7 +615,14 @@ mod tests {
         // All younger than 24 h: nothing trimmed, the whole log replays.
         assert_eq!(
             store
-                .events_between(&p, &u, 0, KEEP_EVENTS + 50)
+                .frames_between(
+                    FeedOf {
+                        project: &p,
+                        user: &u
+                    },
+                    0,
+                    KEEP_EVENTS + 50
+                )
                 .unwrap()
                 .unwrap()
                 .len() as u64,

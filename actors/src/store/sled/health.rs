@@ -334,8 +334,7 @@ pub(super) fn lay_ballast(dir: &Path, reserve: u64) -> bool {
 
 /// The flush the flusher runs: the current `Db`'s, in sled's I/O slot.
 pub(super) fn flush_fn(
-    slot: super::Slot,
-    health: Arc<Health>,
+    slot: super::Slot, health: Arc<Health>,
 ) -> impl Fn() -> Result<()> + Send + Sync {
     move || {
         let _io = health.enter_io(None);

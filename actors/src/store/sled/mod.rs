@@ -306,10 +306,7 @@ pub(crate) fn owner(t: T, k: &[u8]) -> Option<uuid::Uuid> {
 /// Inserts into an in-memory cache of at most `cap` entries: past it the
 /// cache starts over (crude but bounded; it refills with what is in use).
 pub(crate) fn cache_insert<K: Eq + std::hash::Hash, V>(
-    cache: &dashmap::DashMap<K, V>,
-    cap: usize,
-    k: K,
-    v: V,
+    cache: &dashmap::DashMap<K, V>, cap: usize, k: K, v: V,
 ) {
     if cache.len() >= cap {
         cache.clear();
@@ -546,8 +543,7 @@ impl Store {
     /// Locks several logical keys at once, in stripe order, so two callers locking
     /// overlapping sets can never deadlock (and one caller never locks a stripe twice).
     pub(crate) fn lock_many<'a>(
-        &self,
-        keys: impl IntoIterator<Item = &'a [u8]>,
+        &self, keys: impl IntoIterator<Item = &'a [u8]>,
     ) -> Vec<MutexGuard<'_, ()>> {
         self.lock_in(&self.inner.stripes, keys)
     }
@@ -555,16 +551,14 @@ impl Store {
     /// Locks users' feeds (keys from `feed_lock_key`), in stripe order. Take them
     /// after any entity locks, never before.
     pub(crate) fn lock_feeds<'a>(
-        &self,
-        keys: impl IntoIterator<Item = &'a [u8]>,
+        &self, keys: impl IntoIterator<Item = &'a [u8]>,
     ) -> Vec<MutexGuard<'_, ()>> {
         self.lock_in(&self.inner.feed_stripes, keys)
     }
 
     /// Locks flow runs, in stripe order: after any entity locks, before feed locks.
     pub(crate) fn lock_runs<'a>(
-        &self,
-        keys: impl IntoIterator<Item = &'a [u8]>,
+        &self, keys: impl IntoIterator<Item = &'a [u8]>,
     ) -> Vec<MutexGuard<'_, ()>> {
         self.lock_in(&self.inner.run_stripes, keys)
     }
@@ -572,16 +566,13 @@ impl Store {
     /// Locks batches, in stripe order: after any entity locks, before run
     /// and feed locks.
     pub(crate) fn lock_batches<'a>(
-        &self,
-        keys: impl IntoIterator<Item = &'a [u8]>,
+        &self, keys: impl IntoIterator<Item = &'a [u8]>,
     ) -> Vec<MutexGuard<'_, ()>> {
         self.lock_in(&self.inner.batch_stripes, keys)
     }
 
     fn lock_in<'s, 'a>(
-        &self,
-        pool: &'s [Mutex<()>],
-        keys: impl IntoIterator<Item = &'a [u8]>,
+        &self, pool: &'s [Mutex<()>], keys: impl IntoIterator<Item = &'a [u8]>,
     ) -> Vec<MutexGuard<'s, ()>> {
         let mut idx: Vec<usize> = keys.into_iter().map(|k| self.stripe(k)).collect();
         idx.sort_unstable();
@@ -794,9 +785,7 @@ impl Store {
     }
 
     pub(crate) fn get_rec<V: serde::de::DeserializeOwned>(
-        &self,
-        t: T,
-        key: &[u8],
+        &self, t: T, key: &[u8],
     ) -> Result<Option<V>> {
         match self.tree(t).get(key)? {
             Some(v) => Ok(Some(codec::dec(&v)?)),

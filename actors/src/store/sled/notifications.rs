@@ -42,10 +42,7 @@ pub(super) struct DeliverySource<'a, K> {
 
 impl<K: Fn(&Delivery) -> bool> Source<Delivery> for DeliverySource<'_, K> {
     fn visit(
-        &mut self,
-        bounds: Bounds,
-        rev: bool,
-        f: &mut dyn FnMut(Vec<u8>, Delivery) -> bool,
+        &mut self, bounds: Bounds, rev: bool, f: &mut dyn FnMut(Vec<u8>, Delivery) -> bool,
     ) -> Result<()> {
         use std::ops::Bound;
         let mut emit = |rec: NotifRec| -> bool {
@@ -97,10 +94,7 @@ pub(super) struct NotificationSource<'a, K> {
 
 impl<K: Fn(&Notification) -> bool> Source<Notification> for NotificationSource<'_, K> {
     fn visit(
-        &mut self,
-        bounds: Bounds,
-        rev: bool,
-        f: &mut dyn FnMut(Vec<u8>, Notification) -> bool,
+        &mut self, bounds: Bounds, rev: bool, f: &mut dyn FnMut(Vec<u8>, Notification) -> bool,
     ) -> Result<()> {
         self.store
             .visit_records(self.project, bounds, rev, &mut |r| {
@@ -137,10 +131,7 @@ impl Store {
     }
 
     pub fn list_notifications(
-        &self,
-        project: &Uuid,
-        f: &NotificationFilter,
-        req: &PageReq,
+        &self, project: &Uuid, f: &NotificationFilter, req: &PageReq,
     ) -> Result<Page<Notification>> {
         let keep = |n: &Notification| {
             in_range(&n.id, &f.created_after, &f.created_before)
@@ -220,10 +211,7 @@ impl Store {
     }
 
     pub fn list_deliveries(
-        &self,
-        project: &Uuid,
-        f: &DeliveryFilter,
-        req: &PageReq,
+        &self, project: &Uuid, f: &DeliveryFilter, req: &PageReq,
     ) -> Result<Page<Delivery>> {
         let keep = |d: &Delivery| {
             in_range(&d.id, &f.created_after, &f.created_before)

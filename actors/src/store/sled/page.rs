@@ -34,10 +34,7 @@ pub(crate) type Bounds<'a> = (Bound<&'a [u8]>, Bound<&'a [u8]>);
 /// plain key range, several items per record or a merge of packed index chunks.
 pub(crate) trait Source<V> {
     fn visit(
-        &mut self,
-        bounds: Bounds,
-        rev: bool,
-        f: &mut dyn FnMut(Vec<u8>, V) -> bool,
+        &mut self, bounds: Bounds, rev: bool, f: &mut dyn FnMut(Vec<u8>, V) -> bool,
     ) -> Result<()>;
 }
 
@@ -165,10 +162,7 @@ pub(crate) struct TreeSource<'t, P> {
 
 impl<V, P: FnMut(&IVec, &IVec) -> Result<Option<V>>> Source<V> for TreeSource<'_, P> {
     fn visit(
-        &mut self,
-        bounds: Bounds,
-        rev: bool,
-        f: &mut dyn FnMut(Vec<u8>, V) -> bool,
+        &mut self, bounds: Bounds, rev: bool, f: &mut dyn FnMut(Vec<u8>, V) -> bool,
     ) -> Result<()> {
         let (lo, hi) = key_range(self.prefix, bounds);
         let it = range(&self.tree, lo, hi);
@@ -200,9 +194,7 @@ impl<V, P: FnMut(&IVec, &IVec) -> Result<Option<V>>> Source<V> for TreeSource<'_
 /// Scans `tree` under `prefix`. `pick` decodes one entry (key, value) into an item
 /// or skips it (filters). Returns items newest (highest key) first.
 pub fn scan<V>(
-    tree: Space<'_>,
-    prefix: &Key,
-    req: &PageReq,
+    tree: Space<'_>, prefix: &Key, req: &PageReq,
     pick: impl FnMut(&IVec, &IVec) -> Result<Option<V>>,
 ) -> Result<Page<V>> {
     paginate(
@@ -251,10 +243,7 @@ fn chunk_ids(v: &[u8], bounds: Bounds) -> Vec<[u8; 16]> {
 
 impl<V, P: FnMut(uuid::Uuid) -> Result<Option<V>>> Source<V> for PackedSource<'_, P> {
     fn visit(
-        &mut self,
-        bounds: Bounds,
-        rev: bool,
-        f: &mut dyn FnMut(Vec<u8>, V) -> bool,
+        &mut self, bounds: Bounds, rev: bool, f: &mut dyn FnMut(Vec<u8>, V) -> bool,
     ) -> Result<()> {
         let n = self.prefix.len();
         if !rev {

@@ -37,8 +37,7 @@ impl Store {
     /// remembered in `meta`, so renaming it does not make the next start create
     /// another; deleting it does.
     pub fn ensure_default_project(
-        &self,
-        keys: Option<(String, String)>,
+        &self, keys: Option<(String, String)>,
     ) -> Result<Option<NewProjectKeys>> {
         let marked = match self.tree(T::meta).get(DEFAULT_MARKER)? {
             Some(id) => self.get_rec::<Project>(T::projects, &id)?,

@@ -15,6 +15,7 @@ use crate::delivery::tally::Tally;
 use crate::error::Result;
 use crate::model::*;
 use crate::rules;
+use crate::rules::settle::SettledOne;
 use crate::storage::*;
 use crate::storage::{Finished, Outcome, QueueItem};
 use crate::trace::AttemptNotes;
@@ -26,8 +27,7 @@ impl Store {
     /// Locks the notifications of `items` and loads them with the deliveries
     /// the items settle, then locks their runs (see `Settling`).
     pub(super) fn load_for_finish<'a>(
-        &self,
-        items: impl IntoIterator<Item = (&'a QueueItem, Outcome)>,
+        &self, items: impl IntoIterator<Item = (&'a QueueItem, Outcome)>,
     ) -> Result<Settling<'_>> {
         let items: Vec<(QueueItem, Outcome)> = items.into_iter().map(|(q, o)| (*q, o)).collect();
         let nkeys: Vec<Vec<u8>> = items
@@ -77,10 +77,7 @@ impl Store {
     /// in one commit (see `stage_finish`). Returns the deliveries as written and
     /// the runs that became processed.
     pub(crate) fn finish_deliveries(
-        &self,
-        items: &[(QueueItem, Outcome)],
-        notes: &AttemptNotes,
-        extra: Writes,
+        &self, items: &[(QueueItem, Outcome)], notes: &AttemptNotes, extra: Writes,
     ) -> Result<Finished> {
         let mut w = extra;
         let now = Timestamp::now();
@@ -99,10 +96,7 @@ impl Store {
     /// trace entry takes its note from `notes` (none: no provider call was
     /// made, an in-app delivery).
     pub(super) fn stage_finish(
-        &self,
-        w: &mut Writes,
-        settling: &mut Settling<'_>,
-        notes: Option<&AttemptNotes>,
+        &self, w: &mut Writes, settling: &mut Settling<'_>, notes: Option<&AttemptNotes>,
         now: Timestamp,
     ) -> Result<Finished> {
         let mut recs = std::mem::take(&mut settling.recs);
@@ -119,22 +113,29 @@ impl Store {
         // here (a cancellation settles many of one run), each read once.
         let mut cancel_keys: HashMap<Uuid, Option<String>> = HashMap::new();
         for (q, o, ri, di) in items {
-            let d = &recs[ri].1.d[di];
-            if d.status.is_final() {
-                w.del(T::queue, q.key());
-                continue;
-            }
-            let old = d.status;
-            let was_attempt = rules::settle::was_attempt(&o);
-            let gate = rules::settle::gate_entry(&o, d, &recs[ri].1.d, &q.delivery_id, now);
-            if let Some(e) = gate {
-                traces[ri].push_entry(&e);
-            }
-            let d = &mut recs[ri].1.d[di];
-            match settle::apply(d, &q, o, now) {
+            let old = recs[ri].1.d[di].status;
+            let (was_attempt, next) =
+                match rules::settle::settle_one(&mut recs[ri].1.d, di, &q, o, now) {
+                    SettledOne::AlreadyFinal => {
+                        w.del(T::queue, q.key());
+                        continue;
+                    }
+                    SettledOne::Applied {
+                        was_attempt,
+                        gate,
+                        next,
+                    } => {
+                        if let Some(e) = gate {
+                            traces[ri].push_entry(&e);
+                        }
+                        (was_attempt, next)
+                    }
+                };
+            match next {
                 Some(nq) => w.put(T::queue, nq.key(), nq.value()),
                 None => w.del(T::queue, q.key()),
             }
+            let d = &mut recs[ri].1.d[di];
             if old != d.status && status_indexed(d.status) {
                 w.put(
                     T::deliv_by_status,

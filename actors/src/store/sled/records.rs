@@ -338,8 +338,7 @@ pub(crate) fn group_members(v: &[u8]) -> crate::error::Result<Vec<Member<'_>>> {
 
 /// The member of notification `nid` in a stored group, if it is there.
 pub(crate) fn group_member<'v>(
-    v: &'v [u8],
-    nid: &Uuid,
+    v: &'v [u8], nid: &Uuid,
 ) -> crate::error::Result<Option<Member<'v>>> {
     let i = nid.as_bytes()[14];
     Ok(group_members(v)?.into_iter().find(|m| m.i == i))

@@ -120,10 +120,7 @@ impl Store {
     /// its group, both) is known from the scan, so removing it looks nothing
     /// up again but its feed entries.
     pub(super) fn purge_notifications(
-        &self,
-        project: &Uuid,
-        cut: &PurgeCutoffs,
-        max: usize,
+        &self, project: &Uuid, cut: &PurgeCutoffs, max: usize,
     ) -> Result<PurgeReport> {
         let _removals = self.removals();
         let before = cut.notifications;
@@ -300,11 +297,7 @@ impl Store {
     /// smallest id to `CHUNK_SPAN_MS` past the largest are looked at. Returns
     /// the bytes removed.
     pub(super) fn strip_packed(
-        &self,
-        w: &mut Writes,
-        t: T,
-        prefix: &Key,
-        ids: &HashSet<[u8; 16]>,
+        &self, w: &mut Writes, t: T, prefix: &Key, ids: &HashSet<[u8; 16]>,
     ) -> Result<u64> {
         let (Some(lo), Some(hi)) = (ids.iter().min(), ids.iter().max()) else {
             return Ok(0);
@@ -344,11 +337,7 @@ impl Store {
     /// counts live in the latest event (see `feed::stage_event`), rewritten
     /// in place. The caller holds the user's feed lock.
     pub(super) fn stage_counts_down(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        user: &Uuid,
-        removed: FeedCounts,
+        &self, w: &mut Writes, project: &Uuid, user: &Uuid, removed: FeedCounts,
     ) -> Result<()> {
         if removed.unread == 0 && removed.unseen == 0 {
             return Ok(());
@@ -373,10 +362,7 @@ impl Store {
     /// a recipient marker in place of its entry, so it is still listed for
     /// its recipient (`list_notifications` by recipient).
     pub(super) fn purge_feed(
-        &self,
-        project: &Uuid,
-        before: Timestamp,
-        max: usize,
+        &self, project: &Uuid, before: Timestamp, max: usize,
     ) -> Result<PurgeReport> {
         if !self.sweep_due(project, T::feed, before) {
             return Ok(PurgeReport::default());
@@ -471,10 +457,7 @@ impl Store {
     /// (it holds the feed's counts and `seq`). A client resuming from an
     /// event that is gone is told to reload (`events_between` → `None`).
     pub(super) fn purge_events(
-        &self,
-        project: &Uuid,
-        before: Timestamp,
-        max: usize,
+        &self, project: &Uuid, before: Timestamp, max: usize,
     ) -> Result<PurgeReport> {
         if !self.sweep_due(project, T::events, before) {
             return Ok(PurgeReport::default());
@@ -556,10 +539,7 @@ impl Store {
     /// When a notification's run was accepted in project time (its test
     /// clock's `clock_at`, else its creation), each run read once per batch.
     pub(super) fn accepted_at(
-        &self,
-        project: &Uuid,
-        run: Uuid,
-        created_at: Timestamp,
+        &self, project: &Uuid, run: Uuid, created_at: Timestamp,
         seen: &mut HashMap<Uuid, Timestamp>,
     ) -> Result<Timestamp> {
         if let Some(t) = seen.get(&run) {
@@ -577,10 +557,7 @@ impl Store {
     /// accepted before it in project time) whose notifications are all gone,
     /// with their pending counters and index chunks.
     pub(super) fn purge_runs(
-        &self,
-        project: &Uuid,
-        cut: &PurgeCutoffs,
-        max: usize,
+        &self, project: &Uuid, cut: &PurgeCutoffs, max: usize,
     ) -> Result<PurgeReport> {
         let before = cut.notifications;
         let floor = id_floor(if cut.test_clock {

@@ -25,8 +25,8 @@ use crate::model::*;
 use crate::storage::Refusal;
 use crate::storage::*;
 use crate::storage::{
-    AcceptedRun, IdempotentResponse, Prepared, QueueItem, RunCommit, StagedChunk,
-    StagedNotification, StagedRun, UserFrames, UserWrite,
+    IdempotentResponse, Prepared, QueueItem, RunCommit, StagedChunk, StagedNotification, StagedRun,
+    UserFrames, UserWrite,
 };
 use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
@@ -114,12 +114,8 @@ impl Store {
     /// `records::Grouper`), its status index, a recipient marker when no feed
     /// entry lists it, and the queue entries of `queued`. Takes no lock.
     fn stage_notifications(
-        &self,
-        project: &Uuid,
-        run: &FlowRun,
-        users: &[UserWrite],
-        notifications: Vec<StagedNotification>,
-        queued: &[QueueItem],
+        &self, project: &Uuid, run: &FlowRun, users: &[UserWrite],
+        notifications: Vec<StagedNotification>, queued: &[QueueItem],
     ) -> Result<Part> {
         let p = project;
         // The users this change writes, for the notifications' events (the
@@ -210,10 +206,7 @@ impl Store {
     /// their frames per user. The caller holds the recipients' feed locks from
     /// here until it has committed (each user's counts and `seq` are read here).
     fn stage_feeds(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        feed: Vec<(Delivery, String)>,
+        &self, w: &mut Writes, project: &Uuid, feed: Vec<(Delivery, String)>,
     ) -> Result<UserFrames> {
         let mut frames: UserFrames = vec![];
         let mut at: HashMap<Uuid, (usize, FeedCounts)> = HashMap::new();
@@ -289,11 +282,7 @@ impl Store {
     /// stored alone and groups' members, a record stored alone taking the place
     /// of a group's copy.
     pub(crate) fn visit_records(
-        &self,
-        project: &Uuid,
-        bounds: Bounds,
-        rev: bool,
-        f: &mut dyn FnMut(NotifRec) -> bool,
+        &self, project: &Uuid, bounds: Bounds, rev: bool, f: &mut dyn FnMut(NotifRec) -> bool,
     ) -> Result<()> {
         use std::ops::Bound;
         let p = Key::new().id(project);
@@ -498,12 +487,7 @@ impl RunRepo for Store {
             self.forget_feed_page(p, u);
         }
         res?;
-        Ok(RunCommit::Committed(AcceptedRun {
-            run,
-            body,
-            queued,
-            frames,
-        }))
+        Ok(RunCommit::committed(run, body, queued, frames))
     }
 
     /// Prepares a chunk of a topic run's expansion as `delivery::expand`
@@ -537,11 +521,7 @@ impl RunRepo for Store {
     /// their feed locks, and the run's pending counter and record under its
     /// lock, in one commit with the run's expansion cursor, so a crash
     /// resumes after the last committed chunk.
-    fn commit_chunk(
-        &self,
-        project: &Uuid,
-        chunk: Prepared,
-    ) -> Result<(Vec<QueueItem>, UserFrames)> {
+    fn commit_chunk(&self, project: &Uuid, chunk: Prepared) -> Result<CommittedChunk> {
         let PreparedChunk {
             part:
                 Part {

@@ -28,10 +28,7 @@ fn key(project: &Uuid, k: &ThrottleKey) -> Key {
 impl Store {
     /// Stages the counters the notifications passed.
     pub(super) fn stage_throttles(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        notifications: &[StagedNotification],
+        &self, w: &mut Writes, project: &Uuid, notifications: &[StagedNotification],
     ) {
         for t in notifications.iter().filter_map(|n| n.throttle.as_ref()) {
             w.put_rec(T::throttles, key(project, &t.key), &t.after);
@@ -40,9 +37,7 @@ impl Store {
 
     /// Whether a counter is no longer as staging read it.
     pub(super) fn throttles_stale(
-        &self,
-        project: &Uuid,
-        throttles: &[ThrottleWrite],
+        &self, project: &Uuid, throttles: &[ThrottleWrite],
     ) -> Result<bool> {
         for t in throttles {
             if self.throttle_hits(project, &t.key)? != t.before {
@@ -75,10 +70,7 @@ impl Store {
     /// new sweep at most every tenth of the notifications window, 1 s to 10
     /// minutes).
     pub(super) fn purge_throttles(
-        &self,
-        project: &Uuid,
-        cut: &PurgeCutoffs,
-        max: usize,
+        &self, project: &Uuid, cut: &PurgeCutoffs, max: usize,
     ) -> Result<PurgeReport> {
         if !self.sweep_due(project, T::throttles, cut.notifications) {
             return Ok(PurgeReport::default());

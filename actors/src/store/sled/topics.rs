@@ -36,10 +36,7 @@ impl TopicRepo for Store {
     /// listed twice, is left as it is), in one durable commit; the topic as
     /// stored and how many subscriptions were new.
     fn subscribe_many(
-        &self,
-        project: &Uuid,
-        key: &str,
-        users: &[UserRef],
+        &self, project: &Uuid, key: &str, users: &[UserRef],
     ) -> Result<(Topic, Vec<Subscription>)> {
         let _g = self.lock(&Self::topic_lock(project, key));
         let mut t = self
@@ -91,14 +88,10 @@ impl TopicRepo for Store {
     /// Subscribers of a topic in subscription order, after `cursor`, at most `n`:
     /// `(subscription id, user id)`. Used to expand topic runs in chunks.
     fn topic_subscribers_chunk(
-        &self,
-        project: &Uuid,
-        key: &str,
-        cursor: Option<&Uuid>,
-        n: usize,
+        &self, project: &Uuid, chunk: SubscriberChunk<'_>,
     ) -> Result<Vec<(Uuid, Uuid)>> {
-        let pre = Key::new().id(project).str(key);
-        let start = match cursor {
+        let pre = Key::new().id(project).str(chunk.topic);
+        let start = match chunk.after {
             Some(c) => {
                 let mut k = pre.clone().id(c).0;
                 k.push(0); // strictly after the cursor
@@ -106,10 +99,10 @@ impl TopicRepo for Store {
             }
             None => pre.0.clone(),
         };
-        let mut out = Vec::with_capacity(n);
+        let mut out = Vec::with_capacity(chunk.n);
         for kv in self.tree(T::topic_subs).range(start..) {
             let (k, v) = kv?;
-            if !k.starts_with(&pre.0) || out.len() == n {
+            if !k.starts_with(&pre.0) || out.len() == chunk.n {
                 break;
             }
             out.push((tail_id(&k), subscriber_id(&v)?));

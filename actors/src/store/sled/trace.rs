@@ -23,11 +23,7 @@ impl Store {
     /// Stages `entries` of a notification's trace into `w` (the commit of the
     /// decisions they describe).
     pub(crate) fn stage_trace(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        nid: &Uuid,
-        entries: &[TraceEntry],
+        &self, w: &mut Writes, project: &Uuid, nid: &Uuid, entries: &[TraceEntry],
     ) {
         if entries.is_empty() {
             return;
@@ -38,11 +34,7 @@ impl Store {
 
     /// Stages a trace part already encoded (`trace_codec::encode`).
     pub(crate) fn stage_trace_part(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        nid: &Uuid,
-        part: Vec<u8>,
+        &self, w: &mut Writes, project: &Uuid, nid: &Uuid, part: Vec<u8>,
     ) {
         if part.is_empty() {
             return;
@@ -56,10 +48,7 @@ impl Store {
     /// most a few parts per step and attempt (see `crate::trace`), so this
     /// stays within the batch's bounds.
     pub(crate) fn stage_trace_removal(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        nid: &Uuid,
+        &self, w: &mut Writes, project: &Uuid, nid: &Uuid,
     ) -> Result<u64> {
         let mut bytes = 0u64;
         for kv in self

@@ -65,10 +65,7 @@ impl Store {
 
     /// `PUT /users/{external_id}`: returns the user and whether it was created.
     pub fn upsert_user(
-        &self,
-        project: &Uuid,
-        ext: &str,
-        patch: &UserPatch,
+        &self, project: &Uuid, ext: &str, patch: &UserPatch,
     ) -> Result<(User, bool)> {
         let mut done = self.upsert_many(project, &[(ext, patch)])?;
         done.pop()
@@ -80,9 +77,7 @@ impl Store {
     /// commit (durable once the caller's wait returns); each user as stored
     /// and whether it was created.
     pub fn upsert_users(
-        &self,
-        project: &Uuid,
-        items: &[(String, UserPatch)],
+        &self, project: &Uuid, items: &[(String, UserPatch)],
     ) -> Result<Vec<(User, bool)>> {
         let refs: Vec<(&str, &UserPatch)> = items.iter().map(|(e, p)| (e.as_str(), p)).collect();
         self.upsert_many(project, &refs)
@@ -95,9 +90,7 @@ impl Store {
     /// holding a thread), so concurrent PUTs neither park a blocking thread
     /// each on the flush nor hold their users' locks through it.
     pub(crate) fn upsert_many(
-        &self,
-        project: &Uuid,
-        items: &[(&str, &UserPatch)],
+        &self, project: &Uuid, items: &[(&str, &UserPatch)],
     ) -> Result<Vec<(User, bool)>> {
         let keys: Vec<Vec<u8>> = items
             .iter()
@@ -137,10 +130,7 @@ impl Store {
     /// erasure keeps the user's feed keys as its list of work); returns the
     /// user deleted.
     pub(super) fn delete_user_with(
-        &self,
-        project: &Uuid,
-        ext: &str,
-        more: impl FnOnce(&mut Writes, &User) -> Result<()>,
+        &self, project: &Uuid, ext: &str, more: impl FnOnce(&mut Writes, &User) -> Result<()>,
     ) -> Result<User> {
         let lk = user_lock_key(project, ext);
         let user_guard = self.lock(&lk);
@@ -174,11 +164,7 @@ impl Store {
     /// Stages the removal of a user with its preferences, feed, event log and
     /// push subscriptions (the caller holds the user's and its feed's locks).
     fn stage_user_delete(
-        &self,
-        w: &mut Writes,
-        project: &Uuid,
-        ext: &str,
-        user: &User,
+        &self, w: &mut Writes, project: &Uuid, ext: &str, user: &User,
     ) -> Result<()> {
         let up = Key::new().id(project).id(&user.id);
         w.del(T::users, &up);
@@ -307,10 +293,7 @@ impl UserRepo for Store {
     }
 
     fn update_preferences(
-        &self,
-        project: &Uuid,
-        user: &User,
-        patch: &Preferences,
+        &self, project: &Uuid, user: &User, patch: &Preferences,
     ) -> Result<Preferences> {
         let _g = self.lock(&user_lock_key(project, &user.external_id));
         let mut p = self.preferences(project, &user.id)?;
@@ -321,11 +304,7 @@ impl UserRepo for Store {
         Ok(p)
     }
 
-    fn upsert_users(
-        &self,
-        project: &Uuid,
-        items: &[(&str, &UserPatch)],
-    ) -> Result<Vec<(User, bool)>> {
+    fn upsert_users(&self, project: &Uuid, items: &[(&str, &UserPatch)]) -> Result<Upserted> {
         self.upsert_many(project, items)
     }
 }

@@ -9,11 +9,8 @@ fn e(at: i64, code: &str, args: Value) -> TraceEntry {
 
 /// Step `step` of notification `nid`, made at `t`: not attempted, no error.
 fn delivery(
-    nid: &Uuid,
-    step: usize,
-    channel_type: crate::model::ChannelType,
-    status: crate::model::DeliveryStatus,
-    t: Timestamp,
+    nid: &Uuid, step: usize, channel_type: crate::model::ChannelType,
+    status: crate::model::DeliveryStatus, t: Timestamp,
 ) -> crate::model::Delivery {
     crate::model::Delivery {
         id: crate::model::delivery_id(nid, step),

@@ -156,7 +156,16 @@ fn subscriptions_are_three_index_entries_and_the_earlier_layout_still_reads() {
         ids(store.user_subscriptions(&p, &users[0].id, &req).unwrap()),
         [a.id]
     );
-    let chunk = store.topic_subscribers_chunk(&p, "old", None, 10).unwrap();
+    let chunk = store
+        .topic_subscribers_chunk(
+            &p,
+            SubscriberChunk {
+                topic: "old",
+                after: None,
+                n: 10,
+            },
+        )
+        .unwrap();
     assert_eq!(
         chunk,
         [

@@ -23,21 +23,14 @@ fn create(store: &Store, p: &Uuid, ep: WebhookEndpoint) -> Result<(WebhookEndpoi
 
 /// Changes an endpoint through `EndpointWrite::Change`.
 fn change(
-    store: &Store,
-    p: &Uuid,
-    id: &Uuid,
-    f: Change<'_, WebhookEndpoint>,
+    store: &Store, p: &Uuid, id: &Uuid, f: Change<'_, WebhookEndpoint>,
 ) -> Result<WebhookEndpoint> {
     store.put_event_endpoint(p, EndpointWrite::Change { id, f })
 }
 
 /// Makes `secret` the endpoint's through `EndpointWrite::Secret`.
 fn replace(
-    store: &Store,
-    p: &Uuid,
-    id: &Uuid,
-    secret: &str,
-    grace: Duration,
+    store: &Store, p: &Uuid, id: &Uuid, secret: &str, grace: Duration,
 ) -> Result<WebhookEndpoint> {
     store.put_event_endpoint(p, EndpointWrite::Secret { id, secret, grace })
 }
