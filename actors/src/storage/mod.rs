@@ -464,8 +464,7 @@ pub trait Storage:
     /// not know, or keeps nothing in memory: a backend whose records other
     /// processes change, PostgreSQL, never does). Answered on an executor
     /// thread, so the engine skips the hop to the blocking pool on a hit.
-    fn memory(&self, of: Memory<'_>) -> Option<Remembered> {
-        let _ = of;
+    fn memory(&self, _of: Memory<'_>) -> Option<Remembered> {
         None
     }
     /// `commit_chunk` in two steps: the chunk's writes now, in a
