@@ -60,3 +60,28 @@ impl FeedPages {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::FeedPages;
+    use std::sync::Arc;
+    use uuid::Uuid;
+
+    #[test]
+    fn a_page_is_served_only_for_its_stamp_and_limit() {
+        let pages = FeedPages::default();
+        let (p, u) = (Uuid::now_v7(), Uuid::now_v7());
+        let body: Arc<[u8]> = Arc::from(&b"{\"entries\":[]}"[..]);
+        pages.put(&p, &u, 20, 7, &body);
+        assert_eq!(pages.get(&p, &u, 20, 7).as_deref(), Some(&body[..]));
+        assert!(pages.get(&p, &u, 20, 8).is_none(), "the feed changed since");
+        assert!(pages.get(&p, &u, 10, 7).is_none(), "another page size");
+        assert!(pages.get(&p, &Uuid::now_v7(), 20, 7).is_none());
+        let big: Arc<[u8]> = vec![b' '; 40 * 1024].into();
+        pages.put(&p, &u, 20, 9, &big);
+        assert!(
+            pages.get(&p, &u, 20, 9).is_none(),
+            "a page over 32 KiB is not kept"
+        );
+    }
+}

@@ -129,3 +129,32 @@ impl Store {
         Ok(Some(u))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::FeedStamps;
+    use uuid::Uuid;
+
+    /// Every change a cached first page can show moves its feed's stamp,
+    /// and nothing else's.
+    #[test]
+    fn a_feed_stamp_moves_with_its_feed_its_project_and_the_store() {
+        let s = FeedStamps::default();
+        let (p, q) = (Uuid::now_v7(), Uuid::now_v7());
+        let (u, v) = (Uuid::now_v7(), Uuid::now_v7());
+        let first = s.stamp(&p, &u);
+        assert_eq!(s.stamp(&p, &u), first, "a read moves nothing");
+        s.feed_changed(&p, &u);
+        let after_feed = s.stamp(&p, &u);
+        assert!(after_feed > first, "the feed's own change");
+        s.project_changed(&p);
+        let after_user = s.stamp(&p, &u);
+        assert!(after_user > after_feed, "a user of the project changed");
+        assert!(s.stamp(&p, &v) > 0, "every feed of the project");
+        let other = s.stamp(&q, &u);
+        s.feed_changed(&p, &u);
+        assert_eq!(s.stamp(&q, &u), other, "another project's feed stays");
+        s.all_changed();
+        assert!(s.stamp(&q, &u) > other, "the store reopened");
+    }
+}
