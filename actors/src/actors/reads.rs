@@ -284,10 +284,9 @@ impl Engine {
         first_page: bool, render: impl Fn(&FeedRead) -> Result<Vec<u8>> + Send + 'static,
     ) -> Result<Arc<[u8]>> {
         let limit = req.limit;
-        let storage = self.storage().clone();
         // The stamp is read before the page (see `FeedPages`).
         let stamp = first_page
-            .then(|| storage.feed_stamp(&project, &user))
+            .then(|| self.storage().feed_stamp(&project, &user))
             .flatten();
         let pages = self.inner.parts.get::<FeedPages>();
         if let Some(body) = stamp.and_then(|st| pages.get(&project, &user, limit, st)) {

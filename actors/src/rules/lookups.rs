@@ -25,19 +25,8 @@ impl dyn Storage {
     fn page<R: FromRecord>(
         &self, project: &Uuid, of: RecordsOf<'_>, req: &PageReq,
     ) -> Result<Page<R>> {
-        let page = self.records(project, of, req)?;
-        let mut items = Vec::with_capacity(page.items.len());
-        for r in page.items {
-            items.push(
-                R::from_record(r).ok_or_else(|| Error::internal("a record of another kind"))?,
-            );
-        }
-        Ok(Page {
-            items,
-            first_key: page.first_key,
-            last_key: page.last_key,
-            has_more_after: page.has_more_after,
-            has_more_before: page.has_more_before,
+        self.records(project, of, req)?.try_map(|r| {
+            R::from_record(r).ok_or_else(|| Error::internal("a record of another kind"))
         })
     }
 

@@ -498,6 +498,23 @@ impl<T> Page<T> {
             has_more_before: self.has_more_before,
         }
     }
+
+    /// `map` with a conversion that may fail: the first error is the page's.
+    pub fn try_map<U>(
+        self, f: impl FnMut(T) -> crate::error::Result<U>,
+    ) -> crate::error::Result<Page<U>> {
+        Ok(Page {
+            items: self
+                .items
+                .into_iter()
+                .map(f)
+                .collect::<crate::error::Result<_>>()?,
+            first_key: self.first_key,
+            last_key: self.last_key,
+            has_more_after: self.has_more_after,
+            has_more_before: self.has_more_before,
+        })
+    }
 }
 
 /// A change of a user's feed as applied: its result, the counts after it and

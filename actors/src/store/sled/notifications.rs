@@ -255,17 +255,6 @@ impl Store {
                 req,
             )?,
         };
-        let items = page
-            .items
-            .into_iter()
-            .map(|d| self.with_feed_state(project, d))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Page {
-            items,
-            first_key: page.first_key,
-            last_key: page.last_key,
-            has_more_after: page.has_more_after,
-            has_more_before: page.has_more_before,
-        })
+        page.try_map(|d| self.with_feed_state(project, d))
     }
 }
