@@ -504,6 +504,11 @@ pub(super) fn start_doctor(store: std::sync::Weak<Inner>) {
                 }
                 let store = Store { inner };
                 let health = &store.inner.health;
+                // Usage counters changed since the last cycle ride on the
+                // next one; on an idle store this is that cycle (see `usage`).
+                if store.inner.usage.pending() {
+                    store.inner.flusher.nudge();
+                }
                 if let Some(d) = store.inner.flusher.flushing_for() {
                     if d >= KICK_AFTER && last_kick.elapsed() >= KICK_AFTER {
                         last_kick = Instant::now();

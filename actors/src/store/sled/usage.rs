@@ -6,8 +6,12 @@
 //! The count lives in memory (`Counters`) and is written at the start of
 //! the flusher's next cycle, not by a commit of its own: a commit per run,
 //! under a per-project lock, halved the runs/s of a project's small
-//! transactional runs (docs/PERFORMANCE.md). A crash loses the changes of
-//! the last cycle at most, with the records they counted.
+//! transactional runs (docs/PERFORMANCE.md). A change does not wake the
+//! flusher either: the commit it counts already has a cycle coming, and a
+//! cycle of its own per change doubled the flushes of small runs. On a store
+//! that goes idle the doctor wakes the flusher for a change no cycle took
+//! (`Counters::pending`, within a tick), so a crash loses the changes of the
+//! last cycle or tick at most, with the records they counted.
 
 use super::{Store, Writes, T};
 use crate::error::Result;
@@ -27,6 +31,13 @@ pub(super) struct Counters {
     /// Held from a write's read of the counters to its commit, so two
     /// writes never store their values in the other order.
     writing: Mutex<()>,
+}
+
+impl Counters {
+    /// Whether some counter changed since the last write.
+    pub(super) fn pending(&self) -> bool {
+        self.changed.load(Ordering::SeqCst)
+    }
 }
 
 fn decode(v: &[u8]) -> u64 {
@@ -79,13 +90,13 @@ impl UsageRepo for Store {
         }
     }
 
-    /// Changed in memory, written by the flusher's next cycle (which this
-    /// wakes when the counter was clean).
+    /// Changed in memory, written by the flusher's next cycle (see the
+    /// module doc for why this does not wake it).
     fn add_usage(&self, project: &Uuid, delta: i64) -> Result<()> {
         if delta == 0 || self.is_deleted(project) {
             return Ok(());
         }
-        let was_clean = {
+        {
             let mut e = self
                 .inner
                 .usage
@@ -97,12 +108,9 @@ impl UsageRepo for Store {
             } else {
                 e.0.saturating_add(delta as u64)
             };
-            !std::mem::replace(&mut e.1, true)
-        };
-        self.inner.usage.changed.store(true, Ordering::SeqCst);
-        if was_clean {
-            self.inner.flusher.nudge();
+            e.1 = true;
         }
+        self.inner.usage.changed.store(true, Ordering::SeqCst);
         Ok(())
     }
 }
@@ -132,5 +140,24 @@ mod tests {
         let store = Store::open(dir.path()).unwrap();
         assert_eq!(store.usage_bytes(&p).unwrap(), 42, "written by the flush");
         assert_eq!(store.usage_bytes(&q).unwrap(), 5);
+    }
+
+    #[test]
+    fn an_idle_stores_change_is_written_by_a_cycle_the_doctor_wakes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let p = Uuid::now_v7();
+        store.add_usage(&p, 42).unwrap();
+        assert!(store.inner.usage.pending());
+        // Nothing else writes: only the doctor's tick brings a cycle.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while store.stored_usage(&p).unwrap() != 42 {
+            assert!(
+                std::time::Instant::now() < until,
+                "no cycle wrote the change"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(!store.inner.usage.pending());
     }
 }
