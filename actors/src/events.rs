@@ -75,6 +75,7 @@ event_types!(
     PushSubscriptionRemoved = "push_subscription.removed",
     DeliveryCanceled = "delivery.canceled",
     NotificationBatched = "notification.batched",
+    FeedEntryInteracted = "feed_entry.interacted",
 );
 
 /// The events of a notification's own state, in order (docs/API.md §15):

@@ -106,7 +106,11 @@ pub fn content_bytes(r: &Rendered) -> u64 {
     (r.subject.len()
         + r.body.len()
         + r.html.as_deref().map_or(0, str::len)
-        + r.url.as_deref().map_or(0, str::len)) as u64
+        + r.url.as_deref().map_or(0, str::len)
+        + r.actions
+            .iter()
+            .map(|a| a.label.len() + a.url.len())
+            .sum::<usize>()) as u64
 }
 
 /// What a stored delivery with this rendered content counts.
@@ -360,6 +364,7 @@ mod tests {
             body: "b".repeat(n),
             html: Some("h".repeat(n)),
             url: None,
+            actions: vec![],
         }
     }
 

@@ -257,12 +257,47 @@ impl FeedEntryPatch {
             read: self.read.flag("read", &mut v),
             clicked: self.clicked.flag("clicked", &mut v),
             archived: self.archived.flag("archived", &mut v),
+            interact: None,
         };
         if update.clicked == Some(false) {
             v.push("clicked", "inclusion", "clicked can only be set to true");
         }
         v.finish()?;
         Ok(update)
+    }
+}
+
+/// A press of one of the entry's action buttons.
+#[derive(Deserialize, ToSchema, Default)]
+#[schema(example = json!({"action": 0}))]
+pub struct FeedEntryInteract {
+    /// The action's index in the entry's `data.actions` (from 0).
+    #[serde(default)]
+    #[schema(value_type = u8, required = true, minimum = 0, maximum = 1)]
+    pub action: Given<u64>,
+}
+
+impl FeedEntryInteract {
+    /// The update pressing the action is; an index past the entry's
+    /// actions is the engine's 422 (`rules::feed::update_entry`).
+    pub fn validate(&self) -> herald_engine::Result<FeedUpdate> {
+        let mut v = Validator::new();
+        let action = match &self.action {
+            Given::Value(n) => Some(u8::try_from(*n).unwrap_or(u8::MAX)),
+            Given::Absent | Given::Null => {
+                v.push("action", "required", "is required");
+                None
+            }
+            Given::Wrong(_) => {
+                v.push("action", "format", "must be a non-negative integer");
+                None
+            }
+        };
+        v.finish()?;
+        Ok(FeedUpdate {
+            interact: action,
+            ..FeedUpdate::default()
+        })
     }
 }
 

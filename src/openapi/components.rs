@@ -11,12 +11,13 @@ use crate::bodies::bulk::{
 };
 use crate::bodies::flows::{
     self, ChannelStep, ChannelStepType, DelayStep, DelayStepType, Flow, FlowInput, FlowStatus,
-    FlowUpdate, RecipientSpec, RunInput, Step, StepInput, Template, ThrottleStep, ThrottleStepType,
+    FlowUpdate, RecipientSpec, RunInput, Step, StepInput, Template, TemplateAction, ThrottleStep,
+    ThrottleStepType,
 };
 use crate::bodies::flows::{BatchStep, BatchStepType, BatchWindowType};
 use crate::bodies::notifications::{FlowRun, Notification, ProcessingStatus};
 use crate::bodies::user_api::{
-    FeedEntryPatch, FeedPage, MarkAllResult, PushKeys, PushSubscription, PushSubscriptionDelete,
+    FeedEntryInteract, FeedEntryPatch, FeedPage, MarkAllResult, PushKeys, PushSubscription, PushSubscriptionDelete,
     PushSubscriptionInput, UserChannel,
 };
 use crate::bodies::users::{
@@ -33,7 +34,9 @@ use crate::bodies::{
     SigningKeyPair, Subscription, SubscriptionInput, Topic, TopicInput, Usage,
 };
 use crate::errors::{ErrorBody, ErrorCode, ErrorResponse};
-use herald_engine::model::{ChannelStatus, ChannelType, DeliveryError, DeliveryStatus};
+use herald_engine::model::{
+    ChannelStatus, ChannelType, DeliveryError, DeliveryStatus, RenderedAction,
+};
 use herald_engine::views::{
     DeliveryData, DeliveryView, FeedEntry, FeedMeta, FlowRunAccepted, PendingStatus, UserView,
 };
@@ -205,6 +208,8 @@ pub fn components() -> utoipa::openapi::schema::Components {
         PushSubscriptionDelete,
         FlowStatus,
         Template,
+        TemplateAction,
+        RenderedAction,
         ChannelStepType,
         DelayStepType,
         ChannelStep,
@@ -238,6 +243,7 @@ pub fn components() -> utoipa::openapi::schema::Components {
         FeedMeta,
         FeedPage<'static>,
         FeedEntryPatch,
+        FeedEntryInteract,
         MarkAllResult,
         WebhookEndpoint,
         WebhookEndpointWithSecret,

@@ -128,6 +128,14 @@ pub fn feed_status_param() -> Parameter {
     )
 }
 
+pub fn feed_flow_param() -> Parameter {
+    query_param(
+        "flow",
+        str_schema().into(),
+        "Only the entries of this flow: its id or handle (as in the paths); an unknown one matches nothing.",
+    )
+}
+
 pub fn notification_filters() -> Vec<Parameter> {
     let mut v = vec![
         query_param(

@@ -27,7 +27,7 @@ use serde_json::{json, Map, Value};
 const RUN_PATH: &str = r"^(data|recipient|actor)(\.[^.]+)*$";
 /// A rule path of a channel step: also `steps.<index>.<field>`.
 const STEP_PATH: &str =
-    r"^((data|recipient|actor)(\.[^.]+)*|steps\.[0-9]+\.(status|read|seen|clicked))$";
+    r"^((data|recipient|actor)(\.[^.]+)*|steps\.[0-9]+\.(status|read|seen|clicked|interacted))$";
 
 /// One rule `{path, op, value}`: one alternative per kind of `op`, each
 /// naming the `value` it takes (a whole object each, so that a client's
@@ -159,7 +159,7 @@ pub fn insert(schemas: &mut Map<String, Value>) {
         "StepCondition".into(),
         condition(
             "StepConditionRule",
-            "A condition of a channel step: rules may also name `steps.<index>.status|read|seen|clicked` of an earlier channel step.",
+            "A condition of a channel step: rules may also name `steps.<index>.status|read|seen|clicked|interacted` of an earlier channel step.",
         ),
     );
     for (schema, cond) in [

@@ -6,7 +6,7 @@ use super::{created, list as list_page, no_content, ok};
 use crate::auth::UserCtx;
 use crate::bodies;
 use crate::bodies::user_api::{
-    FeedEntryPatch, MarkAllResult, MeInput, PushSubscription, PushSubscriptionDelete,
+    FeedEntryInteract, FeedEntryPatch, MarkAllResult, MeInput, PushSubscription, PushSubscriptionDelete,
     PushSubscriptionInput, UserChannel,
 };
 use crate::bodies::{List, Page};
@@ -14,7 +14,7 @@ use crate::errors::{ApiError, ApiResult};
 use crate::extract::{path_str, path_uuid, typed, Body, Query};
 use crate::idempotency::{self, Created};
 use crate::openapi::{
-    enum_schema, feed_status_param, path_param, topic_key_param, uuid_param, Content, Op,
+    enum_schema, feed_flow_param, feed_status_param, path_param, topic_key_param, uuid_param, Content, Op,
     FEED_ACTIONS,
 };
 use crate::pagination;
@@ -25,7 +25,7 @@ use crate::state::{AppState, State};
 use actix_web::{HttpRequest, HttpResponse};
 use herald_engine::actors::{MarkAll, Subscriber, UpdateEntry};
 use herald_engine::model::{ChannelType, Delivery, FeedCounts};
-use herald_engine::storage::FeedUpdate;
+use herald_engine::storage::{FeedFilter, FeedMark, FeedUpdate};
 use herald_engine::views::UserView;
 use herald_engine::Error;
 use serde_json::Value;
@@ -96,6 +96,7 @@ pub async fn put_preferences(u: UserCtx, body: Body, st: State) -> ApiResult<Htt
 pub fn feed_endpoint() -> Endpoint {
     Op::get("/user/v1/feed", "getFeed", "One's feed")
         .param(feed_status_param())
+        .param(feed_flow_param())
         .paged()
         .ok(200, "A page of feed entries", Content::Json("FeedPage"))
         .to(feed)
@@ -200,11 +201,11 @@ pub async fn entry_action(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<
     apply(&u, &st, id, update).await
 }
 
-async fn mark_all(u: UserCtx, st: State, read: bool) -> ApiResult<HttpResponse> {
-    let (n, counts) = st
-        .engine
-        .ask_user(u.project.id, u.user.id, MarkAll { read })
-        .await??;
+async fn mark_all(
+    u: UserCtx, st: State, mark: FeedMark, status: FeedFilter, flow: Option<String>,
+) -> ApiResult<HttpResponse> {
+    let m = MarkAll { mark, status, flow };
+    let (n, counts) = st.engine.ask_user(u.project.id, u.user.id, m).await??;
     Ok(ok(MarkAllResult {
         meta: counts.view(),
         updated: n,
@@ -223,7 +224,7 @@ pub fn seen_all_endpoint() -> Endpoint {
 }
 
 pub async fn seen_all(u: UserCtx, st: State) -> ApiResult<HttpResponse> {
-    mark_all(u, st, false).await
+    mark_all(u, st, FeedMark::Seen, FeedFilter::All, None).await
 }
 
 /// `POST /user/v1/feed/read_all`
@@ -238,7 +239,60 @@ pub fn read_all_endpoint() -> Endpoint {
 }
 
 pub async fn read_all(u: UserCtx, st: State) -> ApiResult<HttpResponse> {
-    mark_all(u, st, true).await
+    mark_all(u, st, FeedMark::Read, FeedFilter::All, None).await
+}
+
+/// `POST /user/v1/feed/archive_all`
+pub fn archive_all_endpoint() -> Endpoint {
+    Op::post(
+        "/user/v1/feed/archive_all",
+        "archiveAll",
+        "Archive every entry (of a status, of a flow)",
+    )
+    .param(feed_status_param())
+    .param(feed_flow_param())
+    .ok(
+        200,
+        "How many entries changed",
+        Content::Json("MarkAllResult"),
+    )
+    .errors(&[400])
+    .to(archive_all)
+}
+
+/// Archives the entries `GET /user/v1/feed` with the same `status` and
+/// `flow` lists (every entry not archived by default).
+pub async fn archive_all(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    let q = Query::of(&req);
+    let status = q.choice("status", FeedFilter::parse)?.unwrap_or_default();
+    let flow = q.get("flow").map(str::to_string);
+    mark_all(u, st, FeedMark::Archived, status, flow).await
+}
+
+/// `POST /user/v1/feed/{id}/interact`
+pub fn interact_endpoint() -> Endpoint {
+    Op::post(
+        "/user/v1/feed/{id}/interact",
+        "interactFeedEntry",
+        "Press one of an entry's action buttons",
+    )
+    .param(uuid_param("id", "The entry's (delivery) id."))
+    .body("FeedEntryInteract", true)
+    .ok(200, "The entry", Content::Json("FeedEntry"))
+    .errors(&[400, 404])
+    .to(interact)
+}
+
+pub async fn interact(
+    u: UserCtx, req: HttpRequest, body: Body, st: State,
+) -> ApiResult<HttpResponse> {
+    let id = path_uuid(&req, "id")?;
+    let press: FeedEntryInteract = typed(&body.object()?)?;
+    // 404 before 422: the entry must be the caller's.
+    let (pid, uid) = (u.project.id, u.user.id);
+    st.engine.feed_entry(pid, uid, id).await?;
+    let update = press.validate()?;
+    apply(&u, &st, id, update).await
 }
 
 /// `GET /user/v1/channels/{channel_id}`

@@ -13,7 +13,7 @@ use crate::extract::Given;
 use crate::extract::{path_str, typed, Body, Query};
 use crate::idempotency::{self, Created};
 use crate::openapi::{
-    enum_schema, external_id_param, feed_status_param, query_param, uuid_param, Content, Op,
+    enum_schema, external_id_param, feed_flow_param, feed_status_param, query_param, uuid_param, Content, Op,
 };
 use crate::pagination;
 use crate::state::{AppState, State};
@@ -391,6 +391,8 @@ pub async fn put_preferences(
 /// The parsed query of a feed page (`status` filter and paging).
 pub struct FeedQuery {
     filter: FeedFilter,
+    /// Only this flow's entries (an id or handle).
+    flow: Option<String>,
     paging: pagination::Paging,
     /// The plain first page (no status, no cursor): the one inboxes poll, cached.
     first_page: bool,
@@ -405,17 +407,19 @@ pub fn feed_query(
     let q = Query::of(req);
     let filter = q.choice("status", FeedFilter::parse)?.unwrap_or_default();
     let status = q.get("status").map(str::to_string);
-    let first_page = status.is_none();
+    let flow = q.get("flow").map(str::to_string);
+    let first_page = status.is_none() && flow.is_none();
     let paging = pagination::parse(
         &q,
         st.cursor_key(),
         &project,
         &format!("feed:{project}:{ext}"),
-        &[("status", status)],
+        &[("status", status), ("flow", flow.clone())],
     )?;
     let first_page = first_page && paging.req.after.is_none() && paging.req.before.is_none();
     Ok(FeedQuery {
         filter,
+        flow,
         paging,
         first_page,
     })
@@ -429,13 +433,14 @@ pub async fn feed_page(
 ) -> ApiResult<HttpResponse> {
     let FeedQuery {
         filter,
+        flow,
         paging,
         first_page,
     } = fq;
     let req = paging.req.clone();
     let body = st
         .engine
-        .feed_page(project, user, filter, req, first_page, move |r| {
+        .feed_page(project, user, filter, flow, req, first_page, move |r| {
             let body = FeedPage {
                 items: r
                     .page
@@ -463,6 +468,7 @@ pub fn feed_endpoint() -> Endpoint {
     )
     .param(external_id_param())
     .param(feed_status_param())
+    .param(feed_flow_param())
     .paged()
     .ok(200, "A page of feed entries", Content::Json("FeedPage"))
     .errors(&[404])

@@ -127,6 +127,8 @@ async fn feed_entries_and_their_state_machine() {
             "read_at",
             "clicked_at",
             "archived_at",
+            "interacted_at",
+            "interacted_action",
             "created_at",
         ];
         want.sort();

@@ -1371,3 +1371,57 @@ async fn an_upgrade_to_another_route_gets_that_routes_answer() {
     let mut ws = connect_user(app, &app.create_user("after", json!({})).await.0, "").await;
     hello(&mut ws, 0).await;
 }
+
+/// Issue 41: an entry's rendered action buttons come in its
+/// `feed_entry.created` frame, a press (`interact`) comes as
+/// `feed_entry.updated`, and `archive_all` sends one per entry it archived.
+#[tokio::test]
+async fn actions_interactions_and_archive_all_arrive_on_the_live_feed() {
+    let app = TestApp::spawn_with(&["--user-rate", "100000"], &[]);
+    let inapp = in_app_channel(&app).await;
+    let mut step = channel_step(&inapp, None, "B{{ data.i }}");
+    step["template"]["actions"] = json!([{"label": "Open {{ data.i }}", "url": "https://x/{{ data.i }}"}]);
+    let flow = active_flow(&app, "live-act", json!([step])).await;
+    let (ext, _) = app.create_user("act", json!({})).await;
+    let mut ws = connect_user(&app, &ext, "").await;
+    hello(&mut ws, 0).await;
+    let mut ids = vec![];
+    for i in 1..=2u64 {
+        run_flow(
+            &app,
+            &s(&flow["id"]),
+            json!({"recipients": [{"external_id": ext}], "data": {"i": i}}),
+        )
+        .await;
+        let ev = frame(&mut ws).await;
+        assert_event(&ev, "feed_entry.created", i);
+        assert_eq!(
+            ev["entry"]["data"]["actions"],
+            json!([{"label": format!("Open {i}"), "url": format!("https://x/{i}")}]),
+            "{ev}"
+        );
+        ids.push(s(&ev["entry"]["id"]));
+    }
+    let mut seq = 2;
+    let rest = app.interact(&ext, &ids[0], &json!({"action": 0})).await.ok(200);
+    let ev = next(&mut ws, &mut seq).await;
+    assert_eq!(ev["type"], json!("feed_entry.updated"), "{ev}");
+    assert_eq!(ev["entry"], rest, "event entry vs interact response");
+    assert_eq!(ev["entry"]["interacted_action"], json!(0));
+    assert_eq!(ev["meta"], json!({"unread_count": 1, "unseen_count": 1}));
+
+    let r = app.archive_all(&ext, &[]).await.ok(200);
+    assert_eq!(r["updated"], json!(2), "{r}");
+    let mut archived = vec![];
+    for _ in 0..2 {
+        let ev = next(&mut ws, &mut seq).await;
+        assert_eq!(ev["type"], json!("feed_entry.updated"), "{ev}");
+        assert_eq!(ev["entry"]["archived"], json!(true), "{ev}");
+        archived.push(s(&ev["entry"]["id"]));
+    }
+    archived.sort();
+    ids.sort();
+    assert_eq!(archived, ids);
+    let ev_meta = json!({"unread_count": 0, "unseen_count": 0});
+    assert_eq!(r["meta"], ev_meta, "{r}");
+}

@@ -19,6 +19,7 @@ mod erasure;
 mod errors;
 mod fairness;
 mod feed;
+mod feed_actions;
 mod flows;
 mod hardening;
 mod idempotency;

@@ -996,3 +996,59 @@ async fn notification_processed_carries_the_notification_as_get_shows_it() {
     assert_eq!(first["data"], json!({"n": 1}), "{first}");
     assert_eq!(first["deliveries"][0]["status"], json!("sent"), "{first}");
 }
+
+/// Issue 41: pressing an entry's action sends `feed_entry.interacted`
+/// (with `feed_entry.seen` and `.read`, which the press implies), and
+/// `archive_all` sends `feed_entry.archived` per entry.
+#[tokio::test]
+async fn interact_and_archive_all_send_their_events() {
+    let app = TestApp::spawn();
+    let rx = Receiver::start(0).await;
+    let (_, secret) = create_endpoint(
+        &app,
+        json!({"url": rx.url(), "event_types": [
+            "feed_entry.seen", "feed_entry.read", "feed_entry.interacted",
+            "feed_entry.archived"]}),
+    )
+    .await;
+    let inbox = in_app_channel(&app).await;
+    let mut step = channel_step(&inbox, None, "Hi");
+    step["template"]["actions"] = json!([{"label": "Go", "url": "https://example.com/go"}]);
+    let flow = active_flow(&app, "fi", json!([step])).await;
+    let ext = new_ext("fi");
+    app.create_user_as(&ext, json!({})).await;
+    let (_, n) = run_one(
+        &app,
+        &s(&flow["id"]),
+        json!({"recipients": [{"external_id": ext}]}),
+    )
+    .await;
+    let id = s(&deliveries(&n)[0]["id"]);
+    app.interact(&ext, &id, &json!({"action": 0})).await.ok(200);
+    app.archive_all(&ext, &[]).await.ok(200);
+    let got = wait_for(&rx, "the feed events", |g| {
+        has(g, "feed_entry.archived", &id)
+    })
+    .await;
+    let of: Vec<String> = got
+        .iter()
+        .filter(|g| g.json()["data"]["id"] == json!(id))
+        .map(|g| g.event_type())
+        .collect();
+    assert_eq!(
+        of,
+        [
+            "feed_entry.seen",
+            "feed_entry.read",
+            "feed_entry.interacted",
+            "feed_entry.archived"
+        ]
+    );
+    let pressed = got
+        .iter()
+        .find(|g| g.event_type() == "feed_entry.interacted")
+        .unwrap()
+        .json();
+    assert_eq!(pressed["data"]["interacted_action"], json!(0), "{pressed}");
+    assert!(got.iter().all(|g| verifies(g, &secret)));
+}

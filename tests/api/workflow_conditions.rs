@@ -262,3 +262,60 @@ async fn a_reminder_goes_only_if_the_in_app_entry_is_still_unread_after_the_dela
         .page();
     assert_eq!(feed["items"].as_array().unwrap().len(), 1, "{feed}");
 }
+
+/// Issue 41: a later step conditioned on `steps.0.interacted` (the recipient
+/// pressed one of the in-app entry's action buttons), decided when the step
+/// is reached after the delay (test clock).
+#[tokio::test]
+async fn a_follow_up_goes_only_if_the_recipient_pressed_an_action() {
+    let app = TestApp::spawn();
+    let r = app.put_project(&json!({"clock": "test"})).await;
+    r.ok(200);
+    let inapp = in_app_channel(&app).await;
+    let mut first = channel_step(&inapp, None, "invite");
+    first["template"]["actions"] = json!([{"label": "Join", "url": "https://example.com/join"}]);
+    let pressed = json!([{"path": "steps.0.interacted", "op": "eq", "value": true}]);
+    let flow = active_flow(
+        &app,
+        "pressed",
+        json!([first, delay_step(3600), cond_step(&inapp, "welcome aboard", pressed)]),
+    )
+    .await;
+    let (joiner, ignorer) = (new_ext("joiner"), new_ext("ignorer"));
+    let run = run_flow(
+        &app,
+        &s(&flow["id"]),
+        json!({"recipients": [joiner, ignorer]}),
+    )
+    .await;
+    let run_id = s(&run["id"]);
+    // the joiner presses the action during the delay; the ignorer only reads
+    let feed = wait_feed(&app, &joiner, 1).await;
+    let entry = s(&feed["items"][0]["id"]);
+    app.interact(&joiner, &entry, &json!({"action": 0}))
+        .await
+        .ok(200);
+    let feed = wait_feed(&app, &ignorer, 1).await;
+    let entry = s(&feed["items"][0]["id"]);
+    app.user(POST, &format!("{U}/feed/{entry}/read"), &ignorer)
+        .go()
+        .await
+        .ok(200);
+
+    let r = app.advance_clock(&json!({"by": "1h"})).await;
+    r.ok(200);
+    wait_run_processed(&app, &run_id, 30).await;
+    for n in run_notifications(&app, &run_id).await {
+        let who = s(&n["recipient"]["external_id"]);
+        let later = deliveries(&n)
+            .into_iter()
+            .find(|d| d["data"]["body"] == json!("welcome aboard"))
+            .unwrap_or_else(|| panic!("{n}"));
+        if who == joiner {
+            assert_eq!(later["status"], json!("sent"), "{later}");
+        } else {
+            assert_eq!(later["status"], json!("skipped"), "{later}");
+            assert_eq!(later["error"]["code"], json!("condition_false"), "{later}");
+        }
+    }
+}

@@ -69,10 +69,7 @@ impl Notifications<'_> {
                     None => None,
                 };
                 let flow_id = match &q.flow {
-                    Some(key) => Some(match Uuid::parse_str(key) {
-                        Ok(id) => id,
-                        Err(_) => s.flow_by_handle(&pid, key)?.map_or(Uuid::nil(), |f| f.id),
-                    }),
+                    Some(key) => Some(s.flow_filter_id(&pid, key)?),
                     None => None,
                 };
                 let f = NotificationFilter {

@@ -18,7 +18,7 @@
 use super::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::{Delivery, FeedCounts};
-use crate::storage::{FeedUpdate, Frame, UserFrames};
+use crate::storage::{FeedFilter, FeedMark, FeedScope, FeedUpdate, Frame, UserFrames};
 use actix::prelude::*;
 use dashmap::DashMap;
 use serde_json::{json, Value};
@@ -98,11 +98,15 @@ pub struct UpdateEntry {
     pub update: FeedUpdate,
 }
 
-/// `seen_all` (read = false) or `read_all` (read = true).
-#[derive(Message, Clone, Copy)]
+/// `seen_all`, `read_all` or `archive_all` over the entries a feed list of
+/// `status` shows, of one flow when `flow` (an id or handle) is given: a
+/// flow that names nothing matches no entry.
+#[derive(Message, Clone)]
 #[rtype(result = "Result<(usize, FeedCounts)>")]
 pub struct MarkAll {
-    pub read: bool,
+    pub mark: FeedMark,
+    pub status: FeedFilter,
+    pub flow: Option<String>,
 }
 
 pub struct UserActor {
@@ -434,7 +438,15 @@ impl Handler<MarkAll> for UserActor {
     fn handle(&mut self, m: MarkAll, _: &mut Context<Self>) -> Self::Result {
         let (p, u) = (self.project, self.user);
         self.write(move |s| {
-            s.mark_feed(&p, &u, m.read)
+            let flow = match &m.flow {
+                Some(key) => Some(s.flow_filter_id(&p, key)?),
+                None => None,
+            };
+            let scope = FeedScope {
+                status: m.status,
+                flow,
+            };
+            s.mark_feed(&p, &u, m.mark, scope)
                 .map(|c| (c.frames, (c.value, c.counts)))
         })
     }

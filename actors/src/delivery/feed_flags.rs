@@ -3,6 +3,7 @@
 //! backend stores and applies, so the counts mean the same on each.
 
 use crate::model::{Delivery, FeedCounts};
+use crate::storage::FeedFilter;
 
 pub const SEEN: u8 = 1;
 pub const READ: u8 = 2;
@@ -36,4 +37,18 @@ pub fn count_delta(c: &mut FeedCounts, f: u8, sign: i64) {
     };
     add(&mut c.unread, f & READ == 0);
     add(&mut c.unseen, f & SEEN == 0);
+}
+
+/// Whether an entry of flags `f` is in a feed list of `filter`: `all`
+/// (everything not archived), `unread`, `unseen`, `read` (not archived
+/// either) or `archived`.
+pub fn listed(filter: FeedFilter, f: u8) -> bool {
+    let archived = f & ARCHIVED != 0;
+    match filter {
+        FeedFilter::All => !archived,
+        FeedFilter::Unread => !archived && f & READ == 0,
+        FeedFilter::Unseen => !archived && f & SEEN == 0,
+        FeedFilter::Read => !archived && f & READ != 0,
+        FeedFilter::Archived => archived,
+    }
 }

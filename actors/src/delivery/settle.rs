@@ -193,6 +193,8 @@ mod tests {
             read_at: None,
             clicked_at: None,
             archived_at: None,
+            interacted_at: None,
+            interacted_action: None,
             created_at: t,
             updated_at: t,
             gate: None,

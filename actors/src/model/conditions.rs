@@ -1,7 +1,7 @@
 //! Step conditions (`"if"` on a flow step): rules over the run's `data`, the
 //! `recipient` (user fields and `custom_fields`), the `actor`, and the
 //! outcome of the run's earlier steps for the same recipient
-//! (`steps.<index>.status|read|seen|clicked`), joined by `all` (the default,
+//! (`steps.<index>.status|read|seen|clicked|interacted`), joined by `all` (the default,
 //! the array form) or `any`. A false condition skips the step: its delivery
 //! ends `skipped` with error code `condition_false` (a delay step is not
 //! waited).
@@ -93,7 +93,7 @@ impl Op {
 }
 
 /// The fields of an earlier step a condition may name.
-const STEP_FIELDS: [&str; 4] = ["status", "read", "seen", "clicked"];
+const STEP_FIELDS: [&str; 5] = ["status", "read", "seen", "clicked", "interacted"];
 
 /// The most rules one condition may have.
 pub const MAX_RULES: usize = 20;
@@ -272,6 +272,7 @@ pub fn steps_context(deliveries: &[Delivery]) -> Value {
                 "read": d.read_at.is_some(),
                 "seen": d.seen_at.is_some(),
                 "clicked": d.clicked_at.is_some(),
+                "interacted": d.interacted_at.is_some(),
             }),
         );
     }
@@ -454,7 +455,7 @@ fn check_path(
                 v.push(
                     at,
                     "inclusion",
-                    "steps.<index>.status|read|seen|clicked of an earlier channel step",
+                    "steps.<index>.status|read|seen|clicked|interacted of an earlier channel step",
                 );
             }
             ok

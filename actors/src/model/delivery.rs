@@ -160,6 +160,17 @@ pub struct Rendered {
     pub html: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub url: Option<String>,
+    /// An in_app entry's action buttons, rendered; absent when none (and in
+    /// entries stored before actions existed).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub actions: Vec<RenderedAction>,
+}
+
+/// One rendered action button of a feed entry.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, ToSchema)]
+pub struct RenderedAction {
+    pub label: String,
+    pub url: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -188,6 +199,12 @@ pub struct Delivery {
     pub read_at: Option<Timestamp>,
     pub clicked_at: Option<Timestamp>,
     pub archived_at: Option<Timestamp>,
+    /// When the recipient last pressed one of the entry's action buttons,
+    /// and which (its index in `data.actions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interacted_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interacted_action: Option<u8>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     /// What is left of the step's condition to decide when the delivery

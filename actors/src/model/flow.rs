@@ -44,6 +44,41 @@ pub struct Template {
     pub html: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// An in_app step's action buttons (at most `MAX_ACTIONS`), each a label
+    /// and a URL rendered like the other parts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<ActionTemplate>,
+}
+
+/// Action buttons an in_app step's template may have.
+pub const MAX_ACTIONS: usize = 2;
+
+/// One action button of a template: its label and URL, both templates.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ActionTemplate {
+    pub label: String,
+    pub url: String,
+}
+
+/// A template's parts in render order: subject, body, html, url, then each
+/// action's label and URL (`MAX_ACTIONS` of them, `None` past the last).
+pub const TEMPLATE_PARTS: usize = 4 + 2 * MAX_ACTIONS;
+
+impl Template {
+    /// The template's sources, in `TEMPLATE_PARTS` order.
+    pub fn parts(&self) -> [Option<&String>; TEMPLATE_PARTS] {
+        let a = |i: usize| self.actions.get(i);
+        [
+            self.subject.as_ref(),
+            self.body.as_ref(),
+            self.html.as_ref(),
+            self.url.as_ref(),
+            a(0).map(|a| &a.label),
+            a(0).map(|a| &a.url),
+            a(1).map(|a| &a.label),
+            a(1).map(|a| &a.url),
+        ]
+    }
 }
 
 /// One step of a flow. Stored as a flat struct (not a tagged enum) so the record

@@ -24,7 +24,7 @@
 //! fuel or output cap; a field that exceeded its limits `STRIKES` times is not
 //! rendered again in the same run.
 
-use crate::model::{Flow, Rendered, Template};
+use crate::model::{Flow, RenderedAction, Rendered, Template, MAX_ACTIONS, TEMPLATE_PARTS};
 pub mod alloc;
 mod stack;
 
@@ -237,7 +237,7 @@ pub struct RunRenderer {
     /// Per step and part: how many recipients of this run the field exceeded
     /// its limits for, and the first such message. After `STRIKES` the field is
     /// no longer rendered for this run (see `render`).
-    strikes: Vec<[AtomicU32; 4]>,
+    strikes: Vec<[AtomicU32; TEMPLATE_PARTS]>,
     first_limit: Mutex<HashMap<(usize, usize), String>>,
 }
 
@@ -280,12 +280,21 @@ impl Shared {
     }
 }
 
-const PARTS: [&str; 4] = ["subject", "body", "html", "url"];
+const PARTS: [&str; TEMPLATE_PARTS] = [
+    "subject",
+    "body",
+    "html",
+    "url",
+    "actions.0.label",
+    "actions.0.url",
+    "actions.1.label",
+    "actions.1.url",
+];
 
 /// A flow's templates compiled under a fuel limit, with the sources they were
 /// compiled from.
 struct Compiled {
-    sources: Vec<[Option<String>; 4]>,
+    sources: Vec<[Option<String>; TEMPLATE_PARTS]>,
     env: Arc<Environment<'static>>,
 }
 
@@ -300,32 +309,24 @@ static COMPILED: std::sync::LazyLock<dashmap::DashMap<(uuid::Uuid, u64), Compile
 /// Flows kept compiled at most; past it the cache starts over.
 const COMPILED_KEPT: usize = 1024;
 
-fn sources(flow: &Flow) -> Vec<[Option<String>; 4]> {
+fn sources(flow: &Flow) -> Vec<[Option<String>; TEMPLATE_PARTS]> {
     flow.steps
         .iter()
         .map(|step| match &step.template {
-            Some(t) => [
-                t.subject.clone(),
-                t.body.clone(),
-                t.html.clone(),
-                t.url.clone(),
-            ],
+            Some(t) => t.parts().map(|p| p.cloned()),
             None => Default::default(),
         })
         .collect()
 }
 
-fn same_sources(flow: &Flow, compiled: &[[Option<String>; 4]]) -> bool {
+fn same_sources(flow: &Flow, compiled: &[[Option<String>; TEMPLATE_PARTS]]) -> bool {
     compiled.len() == flow.steps.len()
         && flow
             .steps
             .iter()
             .zip(compiled)
             .all(|(step, c)| match &step.template {
-                Some(t) => [&t.subject, &t.body, &t.html, &t.url]
-                    .into_iter()
-                    .zip(c)
-                    .all(|(a, b)| a == b),
+                Some(t) => t.parts().into_iter().zip(c).all(|(a, b)| a == b.as_ref()),
                 None => c.iter().all(Option::is_none),
             })
 }
@@ -343,7 +344,7 @@ fn compiled(flow: &Flow, limits: &Limits) -> Arc<Environment<'static>> {
     let _scope = minijinja::budget::enter(limits.max_memory(), limits.max_items());
     for (i, step) in flow.steps.iter().enumerate() {
         if let Some(t) = &step.template {
-            for (part, src) in PARTS.iter().zip([&t.subject, &t.body, &t.html, &t.url]) {
+            for (part, src) in PARTS.iter().zip(t.parts()) {
                 if let Some(src) = src {
                     // Compiled at save already; a failure here means the stored
                     // flow predates a check, and rendering reports it per delivery.
@@ -381,7 +382,7 @@ impl RunRenderer {
     pub fn render(
         &self, i: usize, t: &Template, ctx: &minijinja::Value,
     ) -> Result<Rendered, String> {
-        let one = |p: usize, src: &Option<String>| -> Result<Option<String>, String> {
+        let one = |p: usize, src: Option<&String>| -> Result<Option<String>, String> {
             let part = PARTS[p];
             if src.is_none() {
                 return Ok(None);
@@ -414,11 +415,20 @@ impl RunRenderer {
                 Err(RenderError::Template(e)) => Err(format!("template {part}: {e}")),
             }
         };
+        let parts = t.parts();
+        let mut actions = Vec::with_capacity(t.actions.len());
+        for a in 0..t.actions.len().min(MAX_ACTIONS) {
+            actions.push(RenderedAction {
+                label: one(4 + 2 * a, parts[4 + 2 * a])?.unwrap_or_default(),
+                url: one(5 + 2 * a, parts[5 + 2 * a])?.unwrap_or_default(),
+            });
+        }
         let rendered = Rendered {
-            subject: one(0, &t.subject)?.unwrap_or_default(),
-            body: one(1, &t.body)?.unwrap_or_default(),
-            html: one(2, &t.html)?,
-            url: one(3, &t.url)?,
+            subject: one(0, parts[0])?.unwrap_or_default(),
+            body: one(1, parts[1])?.unwrap_or_default(),
+            html: one(2, parts[2])?,
+            url: one(3, parts[3])?,
+            actions,
         };
         fault::abort_if_marked(&rendered);
         Ok(rendered)
@@ -469,6 +479,7 @@ mod tests {
                     body: Some(body.into()),
                     html: None,
                     url: None,
+                    actions: vec![],
                 }),
                 seconds: None,
                 cond: None,

@@ -46,6 +46,18 @@ impl dyn Storage {
         self.find_flow(project, FlowRef::Handle(handle))
     }
 
+    /// The flow id a list filter names by id or handle, as the paths do: a
+    /// handle that names no flow gives the nil id, which matches nothing
+    /// (a filter is not a 404).
+    pub fn flow_filter_id(&self, project: &Uuid, key: &str) -> Result<Uuid> {
+        Ok(match Uuid::parse_str(key) {
+            Ok(id) => id,
+            Err(_) => self
+                .flow_by_handle(project, key)?
+                .map_or(Uuid::nil(), |f| f.id),
+        })
+    }
+
     /// One page of a topic's subscriptions (`TopicRepo::subscriptions`).
     pub fn topic_subscriptions(
         &self, project: &Uuid, key: &str, req: &PageReq,

@@ -250,8 +250,9 @@ pub enum Release<'a> {
 
 /// Users' in-app feeds, their counts and their event logs.
 pub trait FeedRepo {
+    /// A page of the entries of `scope` (its status, and its flow when given).
     fn feed_page(
-        &self, project: &Uuid, user: &Uuid, filter: FeedFilter, req: &PageReq,
+        &self, project: &Uuid, user: &Uuid, scope: FeedScope, req: &PageReq,
     ) -> Result<Page<Delivery>>;
     fn feed_entry(&self, project: &Uuid, user: &Uuid, id: &Uuid) -> Result<Delivery>;
     /// The logged frames after `after` up to `upto` (`after < upto`: the
@@ -262,9 +263,12 @@ pub trait FeedRepo {
     fn update_feed_entry(
         &self, project: &Uuid, user: &Uuid, id: &Uuid, u: FeedUpdate,
     ) -> Result<FeedChange<Delivery>>;
-    /// Marks every entry seen (or read) with their events, as one atomic change;
-    /// the value is how many entries changed.
-    fn mark_feed(&self, project: &Uuid, user: &Uuid, read: bool) -> Result<FeedChange<usize>>;
+    /// Marks every entry of `scope` seen, read or archived (those
+    /// `rules::feed::marks` selects) with their events, as one atomic
+    /// change; the value is how many entries changed.
+    fn mark_feed(
+        &self, project: &Uuid, user: &Uuid, mark: FeedMark, scope: FeedScope,
+    ) -> Result<FeedChange<usize>>;
 }
 
 /// Web push subscriptions and device tokens of users on channels.

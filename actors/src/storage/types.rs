@@ -359,6 +359,23 @@ pub struct InAppBatch {
     pub batched: Vec<QueueItem>,
 }
 
+/// What a change of many feed entries (`mark_feed`) sets on each it
+/// selects: `seen_all`, `read_all`, `archive_all`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedMark {
+    Seen,
+    Read,
+    Archived,
+}
+
+/// The entries a change of many selects: those a feed list of `status`
+/// shows, of flow `flow` only when given.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FeedScope {
+    pub status: FeedFilter,
+    pub flow: Option<Uuid>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FeedFilter {
     #[default]
@@ -450,6 +467,9 @@ pub struct FeedUpdate {
     pub read: Option<bool>,
     pub clicked: Option<bool>,
     pub archived: Option<bool>,
+    /// A press of the entry's action button of this index
+    /// (`POST /user/v1/feed/{id}/interact`).
+    pub interact: Option<u8>,
 }
 
 pub struct FeedUpdateOutcome {
@@ -650,7 +670,7 @@ pub enum Refusal {
     /// (`rules::feed::update_entry` refused it).
     EntryGoesBack {
         entry: Uuid,
-        refusal: crate::rules::feed::GoesBack,
+        refusal: crate::rules::feed::EntryRefusal,
     },
     /// A topic chunk's decisions (a batch opened or joined, a throttle's
     /// count) no longer hold as it commits: nothing was stored.

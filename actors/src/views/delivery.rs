@@ -1,7 +1,9 @@
 //! A delivery as the Admin API and the events show it (`DeliveryView`, built
 //! from the record by `Delivery::view`).
 
-use crate::model::{ChannelType, Delivery, DeliveryError, DeliveryStatus, Timestamp};
+use crate::model::{
+    ChannelType, Delivery, DeliveryError, DeliveryStatus, RenderedAction, Timestamp,
+};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -14,6 +16,9 @@ use uuid::Uuid;
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 #[schema(as = Rendered)]
 pub struct DeliveryData {
+    /// An in_app delivery's action buttons, rendered; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<RenderedAction>,
     pub body: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub html: Option<String>,
@@ -45,6 +50,10 @@ pub struct DeliveryView {
     pub flow_id: Uuid,
     pub flow_run_id: Uuid,
     pub id: Uuid,
+    /// The index in `data.actions` of the action the recipient last pressed.
+    pub interacted_action: Option<u8>,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub interacted_at: Option<Timestamp>,
     #[schema(value_type = Option<DateTime<Utc>>)]
     pub next_attempt_at: Option<Timestamp>,
     pub notification_id: Uuid,
@@ -72,6 +81,7 @@ impl Delivery {
             clicked_at: self.clicked_at,
             created_at: self.feed_time(),
             data: DeliveryData {
+                actions: self.data.actions.clone(),
                 body: self.data.body.clone(),
                 html: self.data.html.clone(),
                 outcomes: self.outcomes.clone(),
@@ -82,6 +92,8 @@ impl Delivery {
             flow_id: self.flow_id,
             flow_run_id: self.flow_run_id,
             id: self.id,
+            interacted_action: self.interacted_action,
+            interacted_at: self.interacted_at,
             next_attempt_at: self.next_attempt_at,
             notification_id: self.notification_id,
             read_at: self.read_at,

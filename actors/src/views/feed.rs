@@ -27,6 +27,10 @@ pub struct FeedEntry<'a> {
     pub data: &'a Rendered,
     pub flow_id: Uuid,
     pub id: Uuid,
+    /// The index in `data.actions` of the action the recipient last pressed.
+    pub interacted_action: Option<u8>,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub interacted_at: Option<Timestamp>,
     pub notification_id: Uuid,
     pub read: bool,
     #[schema(value_type = Option<DateTime<Utc>>)]
@@ -52,6 +56,8 @@ impl Delivery {
             data: &self.data,
             flow_id: self.flow_id,
             id: self.id,
+            interacted_action: self.interacted_action,
+            interacted_at: self.interacted_at,
             notification_id: self.notification_id,
             read: self.read_at.is_some(),
             read_at: self.read_at,

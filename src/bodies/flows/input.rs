@@ -8,7 +8,8 @@ use herald_engine::delivery::clock::Span;
 use herald_engine::delivery::conditions::Conditions;
 use herald_engine::delivery::window::SendWindow;
 use herald_engine::model::{
-    self, ChannelType, MAX_BATCH_MAX, MAX_DELAY, MAX_STEPS, MAX_TEMPLATE, MAX_THROTTLE_LIMIT,
+    self, ChannelType, MAX_ACTIONS, MAX_BATCH_MAX, MAX_DELAY, MAX_STEPS, MAX_TEMPLATE,
+    MAX_THROTTLE_LIMIT,
 };
 use herald_engine::{validate, Validator};
 use serde::Deserialize;
@@ -33,6 +34,10 @@ pub struct TemplateInput {
     pub html: Given<String>,
     #[serde(default)]
     pub url: Given<String>,
+    /// An in_app step's action buttons, each `{label, url}`; read item by
+    /// item so each wrong one gets its own error path.
+    #[serde(default)]
+    pub actions: Given<Vec<Value>>,
 }
 
 /// A step of a create or update as given; which fields count depends on its
@@ -531,6 +536,9 @@ fn channel_step(
                     *slot = Some(src);
                 }
             }
+            // An unknown channel has its own error: its actions are not refused too.
+            let in_app = channel.is_none_or(|c| c.channel_type == ChannelType::InApp);
+            t.actions = template_actions(&tm.actions, &format!("{p}.template.actions"), in_app, probes, v);
             if matches!(tm.body, Given::Absent | Given::Null) {
                 v.push(format!("{p}.template.body"), "required", "is required");
             }
@@ -560,4 +568,74 @@ fn channel_step(
             .and_then(|w| SendWindow::parse(w, p, v)),
         max_window: None,
     }
+}
+
+/// The action buttons of a channel step's template at `path`: at most
+/// `MAX_ACTIONS`, only on an in_app step, each a non-empty `label` and `url`
+/// checked as the template's other parts are (length, compiling); their
+/// sources join `probes`.
+fn template_actions(
+    given: &Given<Vec<Value>>, path: &str, in_app: bool, probes: &mut Vec<(String, String)>,
+    v: &mut Validator,
+) -> Vec<model::ActionTemplate> {
+    let items = match given {
+        Given::Absent | Given::Null => return vec![],
+        Given::Wrong(_) => {
+            v.push(path, "format", "must be an array of {label, url}");
+            return vec![];
+        }
+        Given::Value(items) => items,
+    };
+    if items.is_empty() {
+        return vec![];
+    }
+    if !in_app {
+        v.push(path, "exclusion", "only an in_app step has actions");
+        return vec![];
+    }
+    if items.len() > MAX_ACTIONS {
+        v.push(path, "length", format!("at most {MAX_ACTIONS} actions"));
+        return vec![];
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let Some(obj) = item.as_object() else {
+            v.push(format!("{path}.{i}"), "format", "must be an object {label, url}");
+            continue;
+        };
+        let mut part = |name: &str| -> Option<String> {
+            let at = format!("{path}.{i}.{name}");
+            match obj.get(name) {
+                None | Some(Value::Null) => {
+                    v.push(at, "required", "is required");
+                    None
+                }
+                Some(Value::String(s)) if s.is_empty() => {
+                    v.push(at, "required", "must not be empty");
+                    None
+                }
+                Some(Value::String(s)) if s.chars().count() > MAX_TEMPLATE => {
+                    v.push(at, "length", format!("at most {MAX_TEMPLATE} characters"));
+                    None
+                }
+                Some(Value::String(s)) => {
+                    if let Err(e) = herald_engine::render::check(s) {
+                        v.push(at, "format", format!("template does not compile: {e}"));
+                        return None;
+                    }
+                    probes.push((at, s.clone()));
+                    Some(s.clone())
+                }
+                Some(_) => {
+                    v.push(at, "format", "must be a string");
+                    None
+                }
+            }
+        };
+        let (label, url) = (part("label"), part("url"));
+        if let (Some(label), Some(url)) = (label, url) {
+            out.push(model::ActionTemplate { label, url });
+        }
+    }
+    out
 }

@@ -52,6 +52,20 @@ pub struct Template {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(max_length = 65536)]
     pub url: Option<String>,
+    /// An in_app step's action buttons (at most 2), rendered into each feed
+    /// entry's `data.actions`; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 2)]
+    pub actions: Vec<TemplateAction>,
+}
+
+/// An action button of an in_app template: both fields are templates.
+#[derive(Serialize, ToSchema)]
+pub struct TemplateAction {
+    #[schema(min_length = 1, max_length = 65536)]
+    pub label: String,
+    #[schema(min_length = 1, max_length = 65536)]
+    pub url: String,
 }
 
 impl From<&model::Template> for Template {
@@ -61,6 +75,14 @@ impl From<&model::Template> for Template {
             html: t.html.clone(),
             subject: t.subject.clone(),
             url: t.url.clone(),
+            actions: t
+                .actions
+                .iter()
+                .map(|a| TemplateAction {
+                    label: a.label.clone(),
+                    url: a.url.clone(),
+                })
+                .collect(),
         }
     }
 }
@@ -103,7 +125,7 @@ pub struct DelayStep {
     /// hold, or `{"all": [...]}` / `{"any": [...]}`. `op`: eq, neq, gt, gte,
     /// lt, lte, in, not_in, contains, exists, not_exists; `path`:
     /// `data.…`, `recipient.…`, `actor.…`, or (channel steps)
-    /// `steps.<index>.status|read|seen|clicked` of an earlier channel step,
+    /// `steps.<index>.status|read|seen|clicked|interacted` of an earlier channel step,
     /// evaluated when the step is reached. False: the step is skipped
     /// (`condition_false`). Absent when the step has none.
     #[serde(rename = "if", skip_serializing_if = "Option::is_none")]

@@ -117,4 +117,22 @@ impl TestApp {
             .go()
             .await
     }
+
+    /// `POST /user/v1/feed/{entry}/interact` as user `ext` with `body`
+    /// (`{"action": i}`).
+    pub async fn interact(&self, ext: &str, entry: &str, body: &Value) -> Resp {
+        self.user(POST, &format!("{U}/feed/{entry}/interact"), ext)
+            .json(body)
+            .go()
+            .await
+    }
+
+    /// `POST /user/v1/feed/archive_all` as user `ext`, with the feed list's
+    /// filters as `query` (`status`, `flow`).
+    pub async fn archive_all(&self, ext: &str, query: &[(&str, &str)]) -> Resp {
+        self.user(POST, &format!("{U}/feed/archive_all"), ext)
+            .query(query)
+            .go()
+            .await
+    }
 }

@@ -642,6 +642,8 @@ impl<'a> Stager<'a> {
                 read_at: None,
                 clicked_at: None,
                 archived_at: None,
+                interacted_at: None,
+                interacted_action: None,
                 created_at: dnow,
                 updated_at: dnow,
                 gate: if status == DeliveryStatus::Pending {

@@ -25,7 +25,7 @@ const KEEP_EVENTS: i64 = feed::KEEP_EVENTS as i64;
 use crate::rules::feed::KEEP_MS;
 
 pub(super) use crate::delivery::feed_flags::count_delta;
-use crate::delivery::feed_flags::{flags_of, READ, SEEN};
+use crate::delivery::feed_flags::flags_of;
 
 /// The condition on `f.flags` of a feed filter.
 pub(super) fn filter_sql(f: FeedFilter) -> &'static str {
@@ -40,8 +40,14 @@ pub(super) fn filter_sql(f: FeedFilter) -> &'static str {
 
 /// A delivery's `updated_at` follows its latest feed flag change.
 pub(super) fn touch(d: &mut Delivery) {
-    if let Some(t) = [d.seen_at, d.read_at, d.clicked_at, d.archived_at]
-        .into_iter()
+    if let Some(t) = [
+        d.seen_at,
+        d.read_at,
+        d.clicked_at,
+        d.archived_at,
+        d.interacted_at,
+    ]
+    .into_iter()
         .flatten()
         .max()
     {
@@ -360,7 +366,7 @@ impl PgStore {
 
 impl FeedRepo for PgStore {
     fn feed_page(
-        &self, project: &Uuid, user: &Uuid, filter: FeedFilter, req: &PageReq,
+        &self, project: &Uuid, user: &Uuid, scope: FeedScope, req: &PageReq,
     ) -> Result<Page<Delivery>> {
         let (p, u) = (*project, *user);
         self.page(
@@ -372,7 +378,11 @@ impl FeedRepo for PgStore {
                 );
                 q.push_bind(p);
                 q.push(" AND f.user_id = ").push_bind(u);
-                q.push(" AND ").push(filter_sql(filter));
+                q.push(" AND ").push(filter_sql(scope.status));
+                // `rules::feed::in_scope`, said in SQL: the record's flow.
+                if let Some(flow) = scope.flow {
+                    q.push(" AND d.doc->>'flow_id' = ").push_bind(flow.to_string());
+                }
             },
             "f.sort_id",
             req,
@@ -457,20 +467,26 @@ impl FeedRepo for PgStore {
         Ok(change)
     }
 
-    fn mark_feed(&self, project: &Uuid, user: &Uuid, read: bool) -> Result<FeedChange<usize>> {
-        let want = if read { READ } else { SEEN };
+    fn mark_feed(
+        &self, project: &Uuid, user: &Uuid, mark: FeedMark, scope: FeedScope,
+    ) -> Result<FeedChange<usize>> {
+        let want = feed::mark_flag(mark);
         let mut tx = self.begin()?;
         let change = self.block(async {
             let mut counts = lock_feeds(&mut tx, [(*project, *user)])
                 .await?
                 .remove(&(*project, *user))
                 .unwrap_or_default();
-            let rows = sqlx::query(
+            // The rows `feed::marks` selects (its status, as the list's SQL
+            // says it, and the mark not set yet); the flow is checked on each.
+            let sql = format!(
                 "SELECT d.doc, f.flags FROM feed f
                  JOIN deliveries d ON d.project = f.project AND d.id = f.delivery_id
-                 WHERE f.project = $1 AND f.user_id = $2 AND f.flags & 4 = 0 AND f.flags & $3 = 0
+                 WHERE f.project = $1 AND f.user_id = $2 AND {} AND f.flags & $3 = 0
                  ORDER BY f.sort_id",
-            )
+                filter_sql(scope.status)
+            );
+            let rows = sqlx::query(&sql)
             .bind(project)
             .bind(user)
             .bind(i16::from(want))
@@ -480,11 +496,14 @@ impl FeedRepo for PgStore {
             let now = Timestamp::now();
             let mut frames = Vec::with_capacity(rows.len());
             let mut out = Outbound::load(&mut tx, [*project]).await?;
-            let t = feed::marked_event(read);
+            let t = feed::marked_event(mark);
             for r in rows {
                 let mut d: Delivery = doc_of(&r, "doc")?;
                 let before = r.get::<i16, _>("flags") as u8;
-                feed::mark_entry(&mut d, read, now);
+                if !feed::marks(mark, &scope, before) || !feed::in_scope(&scope, &d) {
+                    continue;
+                }
+                feed::mark_entry(&mut d, mark, now);
                 touch(&mut d);
                 frames.push(
                     PgStore::feed_changed(&mut tx, project, user, &d, before, &mut counts).await?,

@@ -242,9 +242,9 @@ impl Store {
     /// Stages `feed_entry.seen` (or `.read`) for each entry `seen_all`
     /// (`read_all`) changed.
     pub(crate) fn stage_feed_marked_events(
-        &self, w: &mut Writes, project: &Uuid, entries: &[Delivery], read: bool,
+        &self, w: &mut Writes, project: &Uuid, entries: &[Delivery], mark: FeedMark,
     ) {
-        let t = feed::marked_event(read);
+        let t = feed::marked_event(mark);
         if !self.wants_event(project, t) {
             return;
         }

@@ -42,7 +42,6 @@ pub fn feed_lock_key(project: &Uuid, user: &Uuid) -> Vec<u8> {
 }
 
 pub(super) use crate::delivery::feed_flags::{count_delta, flags_of};
-use crate::delivery::feed_flags::{ARCHIVED, READ, SEEN};
 
 impl FeedFilter {
     pub fn parse(s: &str) -> Option<Self> {
@@ -56,23 +55,20 @@ impl FeedFilter {
         })
     }
     fn matches(self, f: u8) -> bool {
-        let archived = f & ARCHIVED != 0;
-        match self {
-            FeedFilter::All => !archived,
-            FeedFilter::Unread => !archived && f & READ == 0,
-            FeedFilter::Unseen => !archived && f & SEEN == 0,
-            FeedFilter::Read => !archived && f & READ != 0,
-            FeedFilter::Archived => archived,
-        }
+        crate::delivery::feed_flags::listed(self, f)
     }
 }
 
 /// A feed entry's state as stored under its key in the feed tree: the flags
 /// (what lists filter on), then the seen, read, clicked and archived times in
-/// ms (0 for none). The delivery record itself is not rewritten by the user's
-/// changes, which keeps their writes small and apart from the delivery actors'.
-fn state_bytes(d: &Delivery) -> [u8; 33] {
-    let mut v = [0u8; 33];
+/// ms (0 for none), then, once the recipient pressed an action button, that
+/// press's time in ms and the action's index (`INTERACTED_STATE` bytes in
+/// all; entries never pressed keep the shorter `STATE` form, so entries
+/// stored before actions existed read the same). The delivery record itself
+/// is not rewritten by the user's changes, which keeps their writes small and
+/// apart from the delivery actors'.
+fn state_bytes(d: &Delivery) -> Vec<u8> {
+    let mut v = vec![0u8; STATE];
     v[0] = flags_of(d);
     for (i, t) in [d.seen_at, d.read_at, d.clicked_at, d.archived_at]
         .iter()
@@ -81,15 +77,33 @@ fn state_bytes(d: &Delivery) -> [u8; 33] {
         let ms = t.map_or(0, |t| t.millis().max(1)) as u64;
         v[1 + i * 8..9 + i * 8].copy_from_slice(&ms.to_be_bytes());
     }
+    if let Some(t) = d.interacted_at {
+        v.extend_from_slice(&(t.millis().max(1) as u64).to_be_bytes());
+        v.push(d.interacted_action.unwrap_or(0));
+    }
     v
+}
+
+/// Bytes of a feed state without an interaction, and with one.
+const STATE: usize = 33;
+const INTERACTED_STATE: usize = STATE + 9;
+
+/// The length of the state at the start of a feed value (see `entry_value`):
+/// the value's length tells the four forms apart (33 and 42 bytes, plus 16
+/// for the delivery id).
+fn state_len(v: &[u8]) -> usize {
+    match v.len() {
+        INTERACTED_STATE => INTERACTED_STATE,
+        n if n == INTERACTED_STATE + 16 => INTERACTED_STATE,
+        _ => STATE,
+    }
 }
 
 /// A feed entry's value: its state (`state_bytes`), then its delivery id
 /// when the key's tail is not that id (an entry that entered the feed
 /// after acceptance is keyed by `Delivery::feed_sort_id`).
 fn entry_value(d: &Delivery) -> Vec<u8> {
-    let mut v = Vec::with_capacity(33 + 16);
-    v.extend_from_slice(&state_bytes(d));
+    let mut v = state_bytes(d);
     let sort = d.feed_sort_id();
     if sort != d.id {
         v.extend_from_slice(d.id.as_bytes());
@@ -100,7 +114,8 @@ fn entry_value(d: &Delivery) -> Vec<u8> {
 /// The delivery id of a feed entry stored as `(key, value)` (see
 /// `entry_value`).
 pub(super) fn entry_id(k: &[u8], v: &[u8]) -> Uuid {
-    match v.get(33..49) {
+    let at = state_len(v);
+    match v.get(at..at + 16) {
         Some(id) => Uuid::from_slice(id).expect("16 bytes"),
         None => tail_id(k),
     }
@@ -109,7 +124,7 @@ pub(super) fn entry_id(k: &[u8], v: &[u8]) -> Uuid {
 /// Whether a feed value is of an entry keyed by a sort id other than its
 /// delivery id (see `entry_value`).
 pub(super) fn keyed_by_feed_time(v: &[u8]) -> bool {
-    v.len() >= 49
+    v.len() >= state_len(v) + 16
 }
 
 /// The key of `d`'s entry in its recipient's feed.
@@ -120,23 +135,38 @@ pub(super) fn feed_key(project: &Uuid, d: &Delivery) -> Key {
         .id(&d.feed_sort_id())
 }
 
-/// Sets the feed state of `d` from its stored bytes (see `state_bytes`).
+/// Sets the feed state of `d` from its stored bytes (see `state_bytes`): a
+/// feed value, or an event's state alone.
 fn apply_state(d: &mut Delivery, v: &[u8]) {
-    let at = |i: usize| -> Option<Timestamp> {
-        let b = v.get(1 + i * 8..9 + i * 8)?;
+    let ms_at = |from: usize| -> Option<Timestamp> {
+        let b = v.get(from..from + 8)?;
         let mut a = [0u8; 8];
         a.copy_from_slice(b);
         let ms = u64::from_be_bytes(a) as i64;
         (ms != 0).then(|| Timestamp::from_millis(ms))
     };
+    let at = |i: usize| ms_at(1 + i * 8);
     d.seen_at = at(0);
     d.read_at = at(1);
     d.clicked_at = at(2);
     d.archived_at = at(3);
-    if let Some(t) = [d.seen_at, d.read_at, d.clicked_at, d.archived_at]
-        .into_iter()
-        .flatten()
-        .max()
+    if state_len(v) == INTERACTED_STATE {
+        d.interacted_at = ms_at(STATE);
+        d.interacted_action = v.get(STATE + 8).copied();
+    } else {
+        d.interacted_at = None;
+        d.interacted_action = None;
+    }
+    if let Some(t) = [
+        d.seen_at,
+        d.read_at,
+        d.clicked_at,
+        d.archived_at,
+        d.interacted_at,
+    ]
+    .into_iter()
+    .flatten()
+    .max()
     {
         d.updated_at = d.updated_at.max(t);
     }
@@ -215,7 +245,7 @@ impl Store {
         // The log keeps a reference, not the frame: the frame is rebuilt from
         // the delivery when replayed (`events_between`), which keeps the most
         // written record small. Payload: tag, kind, delivery id, feed state.
-        let mut payload = Vec::with_capacity(2 + 16 + 33);
+        let mut payload = Vec::with_capacity(2 + 16 + INTERACTED_STATE);
         payload.push(EVENT_REF);
         payload.push(kind.index());
         payload.extend_from_slice(entry.id.as_bytes());
@@ -230,7 +260,7 @@ impl Store {
     /// is gone (past the project's retention, or erased).
     fn event_frame(&self, project: &Uuid, seq: u64, v: &[u8]) -> Result<Option<Vec<u8>>> {
         let payload = v.get(EVENT_HEADER..).unwrap_or_default();
-        if payload.first() != Some(&EVENT_REF) || payload.len() < 2 + 16 + 33 {
+        if payload.first() != Some(&EVENT_REF) || payload.len() < 2 + 16 + STATE {
             return Ok(Some(payload.to_vec()));
         }
         let be = |b: &[u8]| {
@@ -354,31 +384,34 @@ impl Store {
         })
     }
 
-    /// Stages `seen_all`/`read_all` into `w`: every non-archived entry not yet
-    /// seen / read. Returns the entries changed and the counts after (the caller
-    /// stores the counts with its events and commits).
+    /// Stages `seen_all`/`read_all`/`archive_all` into `w`: every entry of
+    /// `scope` the mark changes (`rules::feed::marks`). Returns the entries
+    /// changed and the counts after (the caller stores the counts with its
+    /// events and commits).
     pub(crate) fn feed_mark_all(
-        &self, w: &mut Writes, project: &Uuid, user: &Uuid, read: bool,
+        &self, w: &mut Writes, project: &Uuid, user: &Uuid, mark: FeedMark, scope: FeedScope,
     ) -> Result<(Vec<Delivery>, FeedCounts)> {
         let now = Timestamp::now();
         let mut counts = self.feed_counts_locked(project, user)?;
         let mut updated = vec![];
-        let want = if read { READ } else { SEEN };
         for kv in self
             .tree(T::feed)
             .scan_prefix(Key::new().id(project).id(user))
         {
             let (k, v) = kv?;
             let Some(&f) = v.first() else { continue }; // a marker
-            if f & ARCHIVED != 0 || f & want != 0 {
+            if !feed::marks(mark, &scope, f) {
                 continue;
             }
             let id = entry_id(&k, &v);
             let Some(mut d) = self.delivery_raw(project, &id)? else {
                 continue;
             };
+            if !feed::in_scope(&scope, &d) {
+                continue;
+            }
             apply_state(&mut d, &v);
-            feed::mark_entry(&mut d, read, now);
+            feed::mark_entry(&mut d, mark, now);
             let nf = flags_of(&d);
             count_delta(&mut counts, f, -1);
             count_delta(&mut counts, nf, 1);
@@ -420,7 +453,7 @@ impl Store {
 
 impl FeedRepo for Store {
     fn feed_page(
-        &self, project: &Uuid, user: &Uuid, filter: FeedFilter, req: &PageReq,
+        &self, project: &Uuid, user: &Uuid, scope: FeedScope, req: &PageReq,
     ) -> Result<Page<Delivery>> {
         scan(
             self.tree(T::feed),
@@ -428,13 +461,16 @@ impl FeedRepo for Store {
             req,
             |k, v| {
                 // Markers (empty values) list notifications, not feed entries.
-                if v.is_empty() || !filter.matches(v[0]) {
+                if v.is_empty() || !scope.status.matches(v[0]) {
                     return Ok(None);
                 }
-                Ok(self.delivery_raw(project, &entry_id(k, v))?.map(|mut d| {
-                    apply_state(&mut d, v);
-                    d
-                }))
+                Ok(self
+                    .delivery_raw(project, &entry_id(k, v))?
+                    .filter(|d| feed::in_scope(&scope, d))
+                    .map(|mut d| {
+                        apply_state(&mut d, v);
+                        d
+                    }))
             },
         )
     }
@@ -516,14 +552,16 @@ impl FeedRepo for Store {
         })
     }
 
-    /// Applies `seen_all` (or `read_all`) with one event per entry changed, in
-    /// one commit under the user's feed lock.
-    fn mark_feed(&self, project: &Uuid, user: &Uuid, read: bool) -> Result<FeedChange<usize>> {
+    /// Applies `seen_all`, `read_all` or `archive_all` with one event per
+    /// entry changed, in one commit under the user's feed lock.
+    fn mark_feed(
+        &self, project: &Uuid, user: &Uuid, mark: FeedMark, scope: FeedScope,
+    ) -> Result<FeedChange<usize>> {
         let key = feed_lock_key(project, user);
         let _feed = self.lock_feeds([key.as_slice()]);
         let mut w = Writes::new();
-        let (updated, mut counts) = self.feed_mark_all(&mut w, project, user, read)?;
-        self.stage_feed_marked_events(&mut w, project, &updated, read);
+        let (updated, mut counts) = self.feed_mark_all(&mut w, project, user, mark, scope)?;
+        self.stage_feed_marked_events(&mut w, project, &updated, mark);
         let frames = if updated.is_empty() {
             vec![]
         } else {

@@ -91,6 +91,9 @@ pub(super) struct SkimR<'a> {
     pub(super) html: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     pub(super) url: Option<Cow<'a, str>>,
+    /// Action buttons count as `quota::content_bytes` counts them.
+    #[serde(default)]
+    pub(super) actions: Vec<crate::model::RenderedAction>,
 }
 
 impl SkimR<'_> {
@@ -98,7 +101,12 @@ impl SkimR<'_> {
         (self.subject.len()
             + self.body.len()
             + self.html.as_deref().map_or(0, str::len)
-            + self.url.as_deref().map_or(0, str::len)) as u64
+            + self.url.as_deref().map_or(0, str::len)
+            + self
+                .actions
+                .iter()
+                .map(|a| a.label.len() + a.url.len())
+                .sum::<usize>()) as u64
     }
 }
 

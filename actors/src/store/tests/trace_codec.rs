@@ -34,6 +34,8 @@ fn delivery(
         read_at: None,
         clicked_at: None,
         archived_at: None,
+        interacted_at: None,
+        interacted_action: None,
         created_at: t,
         updated_at: t,
         gate: None,
