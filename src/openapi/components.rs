@@ -17,8 +17,8 @@ use crate::bodies::flows::{
 use crate::bodies::flows::{BatchStep, BatchStepType, BatchWindowType};
 use crate::bodies::notifications::{FlowRun, Notification, ProcessingStatus};
 use crate::bodies::user_api::{
-    FeedEntryInteract, FeedEntryPatch, FeedPage, MarkAllResult, PushKeys, PushSubscription, PushSubscriptionDelete,
-    PushSubscriptionInput, UserChannel,
+    FeedEntryInteract, FeedEntryPatch, FeedPage, MarkAllResult, PushKeys, PushSubscription,
+    PushSubscriptionDelete, PushSubscriptionInput, UserChannel,
 };
 use crate::bodies::users::{
     ChannelTypeFlags, ChannelTypeFlagsInput, Erasure, FlowPreferences, FlowPreferencesInput,

@@ -6,16 +6,16 @@ use super::{created, list as list_page, no_content, ok};
 use crate::auth::UserCtx;
 use crate::bodies;
 use crate::bodies::user_api::{
-    FeedEntryInteract, FeedEntryPatch, MarkAllResult, MeInput, PushSubscription, PushSubscriptionDelete,
-    PushSubscriptionInput, UserChannel,
+    FeedEntryInteract, FeedEntryPatch, MarkAllResult, MeInput, PushSubscription,
+    PushSubscriptionDelete, PushSubscriptionInput, UserChannel,
 };
 use crate::bodies::{List, Page};
 use crate::errors::{ApiError, ApiResult};
 use crate::extract::{path_str, path_uuid, typed, Body, Query};
 use crate::idempotency::{self, Created};
 use crate::openapi::{
-    enum_schema, feed_flow_param, feed_status_param, path_param, topic_key_param, uuid_param, Content, Op,
-    FEED_ACTIONS,
+    enum_schema, feed_flow_param, feed_status_param, path_param, topic_key_param, uuid_param,
+    Content, Op, FEED_ACTIONS,
 };
 use crate::pagination;
 use crate::routes::users::{
@@ -23,7 +23,7 @@ use crate::routes::users::{
 };
 use crate::state::{AppState, State};
 use actix_web::{HttpRequest, HttpResponse};
-use herald_engine::actors::{MarkAll, Subscriber, UpdateEntry};
+use herald_engine::actors::{FeedFilters, MarkAll, Subscriber, UpdateEntry};
 use herald_engine::model::{ChannelType, Delivery, FeedCounts};
 use herald_engine::storage::{FeedFilter, FeedMark, FeedUpdate};
 use herald_engine::views::UserView;
@@ -202,9 +202,9 @@ pub async fn entry_action(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<
 }
 
 async fn mark_all(
-    u: UserCtx, st: State, mark: FeedMark, status: FeedFilter, flow: Option<String>,
+    u: UserCtx, st: State, mark: FeedMark, filters: FeedFilters,
 ) -> ApiResult<HttpResponse> {
-    let m = MarkAll { mark, status, flow };
+    let m = MarkAll { mark, filters };
     let (n, counts) = st.engine.ask_user(u.project.id, u.user.id, m).await??;
     Ok(ok(MarkAllResult {
         meta: counts.view(),
@@ -224,7 +224,7 @@ pub fn seen_all_endpoint() -> Endpoint {
 }
 
 pub async fn seen_all(u: UserCtx, st: State) -> ApiResult<HttpResponse> {
-    mark_all(u, st, FeedMark::Seen, FeedFilter::All, None).await
+    mark_all(u, st, FeedMark::Seen, FeedFilters::default()).await
 }
 
 /// `POST /user/v1/feed/read_all`
@@ -239,7 +239,7 @@ pub fn read_all_endpoint() -> Endpoint {
 }
 
 pub async fn read_all(u: UserCtx, st: State) -> ApiResult<HttpResponse> {
-    mark_all(u, st, FeedMark::Read, FeedFilter::All, None).await
+    mark_all(u, st, FeedMark::Read, FeedFilters::default()).await
 }
 
 /// `POST /user/v1/feed/archive_all`
@@ -264,9 +264,11 @@ pub fn archive_all_endpoint() -> Endpoint {
 /// `flow` lists (every entry not archived by default).
 pub async fn archive_all(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
-    let status = q.choice("status", FeedFilter::parse)?.unwrap_or_default();
-    let flow = q.get("flow").map(str::to_string);
-    mark_all(u, st, FeedMark::Archived, status, flow).await
+    let filters = FeedFilters {
+        status: q.choice("status", FeedFilter::parse)?.unwrap_or_default(),
+        flow: q.get("flow").map(str::to_string),
+    };
+    mark_all(u, st, FeedMark::Archived, filters).await
 }
 
 /// `POST /user/v1/feed/{id}/interact`

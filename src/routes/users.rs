@@ -13,12 +13,14 @@ use crate::extract::Given;
 use crate::extract::{path_str, typed, Body, Query};
 use crate::idempotency::{self, Created};
 use crate::openapi::{
-    enum_schema, external_id_param, feed_flow_param, feed_status_param, query_param, uuid_param, Content, Op,
+    enum_schema, external_id_param, feed_flow_param, feed_status_param, query_param, uuid_param,
+    Content, Op,
 };
 use crate::pagination;
 use crate::state::{AppState, State};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
+use herald_engine::actors::FeedFilters;
 use herald_engine::model::{User, UserPatch};
 use herald_engine::storage::ErasureStatus;
 use herald_engine::storage::FeedFilter;
@@ -390,9 +392,7 @@ pub async fn put_preferences(
 
 /// The parsed query of a feed page (`status` filter and paging).
 pub struct FeedQuery {
-    filter: FeedFilter,
-    /// Only this flow's entries (an id or handle).
-    flow: Option<String>,
+    filters: FeedFilters,
     paging: pagination::Paging,
     /// The plain first page (no status, no cursor): the one inboxes poll, cached.
     first_page: bool,
@@ -418,8 +418,10 @@ pub fn feed_query(
     )?;
     let first_page = first_page && paging.req.after.is_none() && paging.req.before.is_none();
     Ok(FeedQuery {
-        filter,
-        flow,
+        filters: FeedFilters {
+            status: filter,
+            flow,
+        },
         paging,
         first_page,
     })
@@ -432,15 +434,14 @@ pub async fn feed_page(
     st: &AppState, project: Uuid, user: Uuid, fq: FeedQuery,
 ) -> ApiResult<HttpResponse> {
     let FeedQuery {
-        filter,
-        flow,
+        filters,
         paging,
         first_page,
     } = fq;
     let req = paging.req.clone();
     let body = st
         .engine
-        .feed_page(project, user, filter, flow, req, first_page, move |r| {
+        .feed_page(project, user, filters, req, first_page, move |r| {
             let body = FeedPage {
                 items: r
                     .page

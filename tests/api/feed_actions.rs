@@ -77,7 +77,12 @@ async fn actions_are_validated_when_the_flow_is_saved() {
     assert_validation(&r, &[("steps.0.template.actions", "exclusion")]);
 
     // an edit is checked the same way
-    let flow = create_flow(&app, &handle("act"), json!([channel_step(&inapp, None, "x")])).await;
+    let flow = create_flow(
+        &app,
+        &handle("act"),
+        json!([channel_step(&inapp, None, "x")]),
+    )
+    .await;
     let r = app
         .admin(PUT, &format!("{A}/flows/{}", s(&flow["id"])))
         .json(&json!({"steps": [action_step(&s(&hook["id"]), "x", json!([{"label": "a", "url": "u"}]))]}))
@@ -93,7 +98,10 @@ async fn actions_are_validated_when_the_flow_is_saved() {
     )
     .await;
     assert_eq!(f["steps"][0]["template"]["actions"], two_actions(), "{f}");
-    assert!(flow["steps"][0]["template"].get("actions").is_none(), "{flow}");
+    assert!(
+        flow["steps"][0]["template"].get("actions").is_none(),
+        "{flow}"
+    );
 }
 
 struct Setup {
@@ -110,7 +118,11 @@ async fn with_actions() -> Setup {
     let flow = active_flow(
         &app,
         "act",
-        json!([action_step(&inapp, "Invite from {{ data.who }}", two_actions())]),
+        json!([action_step(
+            &inapp,
+            "Invite from {{ data.who }}",
+            two_actions()
+        )]),
     )
     .await;
     let ext = new_ext("actor");
@@ -187,7 +199,10 @@ async fn actions_are_rendered_into_the_entry_and_interact_records_the_press() {
     let r = app.interact(&ext, &id, &json!({"action": 0})).await;
     let e2 = r.ok(200);
     assert_eq!(e2["interacted_action"], json!(0), "{e2}");
-    assert_eq!(e2["read_at"], e["read_at"], "the first read time stays: {e2}");
+    assert_eq!(
+        e2["read_at"], e["read_at"],
+        "the first read time stays: {e2}"
+    );
 
     // an entry without actions has nothing to press
     let inapp = in_app_channel(&app).await;
@@ -201,7 +216,9 @@ async fn actions_are_rendered_into_the_entry_and_interact_records_the_press() {
     let feed = wait_feed(&app, &ext, 2).await;
     let p = &feed["items"][0];
     assert!(p["data"].get("actions").is_none(), "{p}");
-    let r = app.interact(&ext, &s(&p["id"]), &json!({"action": 0})).await;
+    let r = app
+        .interact(&ext, &s(&p["id"]), &json!({"action": 0}))
+        .await;
     assert_validation(&r, &[("action", "inclusion")]);
 }
 
@@ -239,7 +256,11 @@ async fn archive_all_archives_what_the_filters_list() {
     let by_id = list(vec![("flow", flow_id.clone())]).await;
     assert_eq!(by_id["items"].as_array().unwrap().len(), 1, "{by_id}");
     let by_handle = list(vec![("flow", other_handle.clone())]).await;
-    assert_eq!(by_handle["items"].as_array().unwrap().len(), 3, "{by_handle}");
+    assert_eq!(
+        by_handle["items"].as_array().unwrap().len(),
+        3,
+        "{by_handle}"
+    );
     let none = list(vec![("flow", "no-such-flow".into())]).await;
     assert_eq!(none["items"].as_array().unwrap().len(), 0, "{none}");
 
@@ -254,7 +275,11 @@ async fn archive_all_archives_what_the_filters_list() {
         .await;
     let b = r.ok(200);
     assert_eq!(b["updated"], json!(1), "{b}");
-    assert_eq!(b["meta"], json!({"unread_count": 3, "unseen_count": 3}), "{b}");
+    assert_eq!(
+        b["meta"],
+        json!({"unread_count": 3, "unseen_count": 3}),
+        "{b}"
+    );
     let archived = list(vec![("status", "archived".into())]).await;
     assert_eq!(
         item_ids(&archived),
@@ -274,7 +299,11 @@ async fn archive_all_archives_what_the_filters_list() {
     let r = app.archive_all(&ext, &[]).await;
     let b = r.ok(200);
     assert_eq!(b["updated"], json!(1), "{b}");
-    assert_eq!(b["meta"], json!({"unread_count": 0, "unseen_count": 0}), "{b}");
+    assert_eq!(
+        b["meta"],
+        json!({"unread_count": 0, "unseen_count": 0}),
+        "{b}"
+    );
     let left = list(vec![]).await;
     assert_eq!(left["items"].as_array().unwrap().len(), 0, "{left}");
     let archived = list(vec![("status", "archived".into())]).await;

@@ -1380,7 +1380,8 @@ async fn actions_interactions_and_archive_all_arrive_on_the_live_feed() {
     let app = TestApp::spawn_with(&["--user-rate", "100000"], &[]);
     let inapp = in_app_channel(&app).await;
     let mut step = channel_step(&inapp, None, "B{{ data.i }}");
-    step["template"]["actions"] = json!([{"label": "Open {{ data.i }}", "url": "https://x/{{ data.i }}"}]);
+    step["template"]["actions"] =
+        json!([{"label": "Open {{ data.i }}", "url": "https://x/{{ data.i }}"}]);
     let flow = active_flow(&app, "live-act", json!([step])).await;
     let (ext, _) = app.create_user("act", json!({})).await;
     let mut ws = connect_user(&app, &ext, "").await;
@@ -1403,7 +1404,10 @@ async fn actions_interactions_and_archive_all_arrive_on_the_live_feed() {
         ids.push(s(&ev["entry"]["id"]));
     }
     let mut seq = 2;
-    let rest = app.interact(&ext, &ids[0], &json!({"action": 0})).await.ok(200);
+    let rest = app
+        .interact(&ext, &ids[0], &json!({"action": 0}))
+        .await
+        .ok(200);
     let ev = next(&mut ws, &mut seq).await;
     assert_eq!(ev["type"], json!("feed_entry.updated"), "{ev}");
     assert_eq!(ev["entry"], rest, "event entry vs interact response");

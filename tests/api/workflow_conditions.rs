@@ -278,7 +278,11 @@ async fn a_follow_up_goes_only_if_the_recipient_pressed_an_action() {
     let flow = active_flow(
         &app,
         "pressed",
-        json!([first, delay_step(3600), cond_step(&inapp, "welcome aboard", pressed)]),
+        json!([
+            first,
+            delay_step(3600),
+            cond_step(&inapp, "welcome aboard", pressed)
+        ]),
     )
     .await;
     let (joiner, ignorer) = (new_ext("joiner"), new_ext("ignorer"));

@@ -56,5 +56,6 @@ pub use notifications::{DeliveryQuery, NotificationQuery, Notifications};
 pub use ops::{RunAnswer, Subscriber};
 pub use supervisor::DeliverySupervisor;
 pub use user::{
-    CatchUp, Connect, Disconnect, LiveFrame, LiveSink, MarkAll, PushFrames, UpdateEntry, UserActor,
+    CatchUp, Connect, Disconnect, FeedFilters, LiveFrame, LiveSink, MarkAll, PushFrames,
+    UpdateEntry, UserActor,
 };

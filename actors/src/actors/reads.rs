@@ -280,13 +280,12 @@ impl Engine {
     /// user of the project changes, and served from memory without a hop
     /// to the blocking pool.
     pub async fn feed_page(
-        &self, project: Uuid, user: Uuid, filter: crate::storage::FeedFilter,
-        flow: Option<String>, req: PageReq, first_page: bool,
-        render: impl Fn(&FeedRead) -> Result<Vec<u8>> + Send + 'static,
+        &self, project: Uuid, user: Uuid, filters: super::FeedFilters, req: PageReq,
+        first_page: bool, render: impl Fn(&FeedRead) -> Result<Vec<u8>> + Send + 'static,
     ) -> Result<Arc<[u8]>> {
         let limit = req.limit;
         // Only the plain first page is kept (a flow's is not).
-        let first_page = first_page && flow.is_none();
+        let first_page = first_page && filters.flow.is_none();
         // The stamp is read before the page (see `FeedPages`).
         let stamp = first_page
             .then(|| self.storage().feed_stamp(&project, &user))
@@ -297,14 +296,7 @@ impl Engine {
         }
         let body: Arc<[u8]> = self
             .run(move |s| {
-                let flow = match &flow {
-                    Some(key) => Some(s.flow_filter_id(&project, key)?),
-                    None => None,
-                };
-                let scope = crate::storage::FeedScope {
-                    status: filter,
-                    flow,
-                };
+                let scope = filters.scope(s, &project)?;
                 let page = s.feed_page(&project, &user, scope, &req)?;
                 let counts = s.feed_counts(&project, &user)?;
                 let mut actors = std::collections::HashMap::new();

@@ -18,7 +18,7 @@
 use super::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::{Delivery, FeedCounts};
-use crate::storage::{FeedFilter, FeedMark, FeedScope, FeedUpdate, Frame, UserFrames};
+use crate::storage::{FeedFilter, FeedMark, FeedScope, FeedUpdate, Frame, Storage, UserFrames};
 use actix::prelude::*;
 use dashmap::DashMap;
 use serde_json::{json, Value};
@@ -98,15 +98,34 @@ pub struct UpdateEntry {
     pub update: FeedUpdate,
 }
 
-/// `seen_all`, `read_all` or `archive_all` over the entries a feed list of
-/// `status` shows, of one flow when `flow` (an id or handle) is given: a
-/// flow that names nothing matches no entry.
+/// The filters of a feed list (`GET /user/v1/feed`), which `archive_all`
+/// takes too: a status, and a flow by id or handle (one that names nothing
+/// matches no entry).
+#[derive(Debug, Clone, Default)]
+pub struct FeedFilters {
+    pub status: FeedFilter,
+    pub flow: Option<String>,
+}
+
+impl FeedFilters {
+    /// The entries these filters select, the flow resolved in `s`.
+    pub(crate) fn scope(&self, s: &dyn Storage, project: &Uuid) -> Result<FeedScope> {
+        Ok(FeedScope {
+            status: self.status,
+            flow: match &self.flow {
+                Some(key) => Some(s.flow_filter_id(project, key)?),
+                None => None,
+            },
+        })
+    }
+}
+
+/// `seen_all`, `read_all` or `archive_all` over the entries `filters` list.
 #[derive(Message, Clone)]
 #[rtype(result = "Result<(usize, FeedCounts)>")]
 pub struct MarkAll {
     pub mark: FeedMark,
-    pub status: FeedFilter,
-    pub flow: Option<String>,
+    pub filters: FeedFilters,
 }
 
 pub struct UserActor {
@@ -438,14 +457,7 @@ impl Handler<MarkAll> for UserActor {
     fn handle(&mut self, m: MarkAll, _: &mut Context<Self>) -> Self::Result {
         let (p, u) = (self.project, self.user);
         self.write(move |s| {
-            let flow = match &m.flow {
-                Some(key) => Some(s.flow_filter_id(&p, key)?),
-                None => None,
-            };
-            let scope = FeedScope {
-                status: m.status,
-                flow,
-            };
+            let scope = m.filters.scope(s, &p)?;
             s.mark_feed(&p, &u, m.mark, scope)
                 .map(|c| (c.frames, (c.value, c.counts)))
         })

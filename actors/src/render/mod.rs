@@ -24,7 +24,7 @@
 //! fuel or output cap; a field that exceeded its limits `STRIKES` times is not
 //! rendered again in the same run.
 
-use crate::model::{Flow, RenderedAction, Rendered, Template, MAX_ACTIONS, TEMPLATE_PARTS};
+use crate::model::{Flow, Rendered, RenderedAction, Template, MAX_ACTIONS, TEMPLATE_PARTS};
 pub mod alloc;
 mod stack;
 
@@ -512,6 +512,53 @@ mod tests {
         assert_eq!(out.body, "Hi Ada!");
         assert_eq!(out.subject, "F");
         assert!(check("{{ broken ").is_err());
+    }
+
+    #[test]
+    fn actions_render_like_the_other_parts_and_an_edit_recompiles_them() {
+        let mut flow = flow("s", "b");
+        let t = flow.steps[0].template.as_mut().unwrap();
+        t.actions = vec![
+            crate::model::ActionTemplate {
+                label: "Hi {{ recipient.first_name }}".into(),
+                url: "https://x/{{ data.id }}".into(),
+            },
+            crate::model::ActionTemplate {
+                label: "No".into(),
+                url: "https://x/no".into(),
+            },
+        ];
+        let ctx = Shared::new(
+            &serde_json::Value::Null,
+            &serde_json::json!({"id": 7}),
+            &serde_json::json!({"name": "F"}),
+        )
+        .context(&serde_json::json!({"first_name": "Ada"}));
+        let render = |flow: &Flow| {
+            RunRenderer::new(flow, Limits::default())
+                .render(0, flow.steps[0].template.as_ref().unwrap(), &ctx)
+                .unwrap()
+        };
+        let out = render(&flow);
+        assert_eq!(
+            out.actions,
+            vec![
+                RenderedAction {
+                    label: "Hi Ada".into(),
+                    url: "https://x/7".into()
+                },
+                RenderedAction {
+                    label: "No".into(),
+                    url: "https://x/no".into()
+                },
+            ]
+        );
+        // the same flow id with an edited action compiles again
+        flow.steps[0].template.as_mut().unwrap().actions[1].label = "Nope {{ data.id }}".into();
+        assert_eq!(render(&flow).actions[1].label, "Nope 7");
+        // and a template without actions renders none
+        flow.steps[0].template.as_mut().unwrap().actions.clear();
+        assert!(render(&flow).actions.is_empty());
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! A feed entry's transitions (a PATCH, `seen_all`/`read_all`) and the events
 //! a feed change or a delivery's new state emits.
 
+use crate::delivery::feed_flags::{listed, ARCHIVED, READ, SEEN};
 use crate::error::Error;
 use crate::events::EventType;
 use crate::model::{Delivery, DeliveryStatus, Timestamp};
-use crate::delivery::feed_flags::{listed, ARCHIVED, READ, SEEN};
+#[cfg(test)]
+use crate::storage::FeedFilter;
 use crate::storage::{FeedMark, FeedScope, FeedUpdate};
 use uuid::Uuid;
 
@@ -52,7 +54,9 @@ impl GoesBack {
 pub enum EntryRefusal {
     GoesBack(GoesBack),
     /// `interact` with an index past the entry's `actions` (of this many).
-    NoSuchAction { actions: usize },
+    NoSuchAction {
+        actions: usize,
+    },
 }
 
 impl EntryRefusal {
@@ -67,7 +71,10 @@ impl EntryRefusal {
             EntryRefusal::NoSuchAction { actions } => Error::field(
                 "action",
                 "inclusion",
-                format!("must be an index of the entry's actions, 0 to {}", actions - 1),
+                format!(
+                    "must be an index of the entry's actions, 0 to {}",
+                    actions - 1
+                ),
             ),
         }
     }
@@ -230,4 +237,138 @@ pub fn delivery_event(d: &Delivery) -> Option<EventType> {
         DeliveryStatus::Pending if d.attempts > 0 => EventType::DeliveryRetrying,
         DeliveryStatus::Pending => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delivery::feed_flags::flags_of;
+    use crate::model::{ChannelType, Rendered, RenderedAction};
+
+    fn entry(actions: usize) -> Delivery {
+        let t = Timestamp::from_millis(1_000);
+        Delivery {
+            id: Uuid::now_v7(),
+            notification_id: Uuid::now_v7(),
+            flow_run_id: Uuid::now_v7(),
+            flow_id: Uuid::now_v7(),
+            channel_id: Uuid::now_v7(),
+            channel_type: ChannelType::InApp,
+            topic: None,
+            status: DeliveryStatus::Sent,
+            data: Rendered {
+                actions: (0..actions)
+                    .map(|i| RenderedAction {
+                        label: format!("a{i}"),
+                        url: format!("https://x/{i}"),
+                    })
+                    .collect(),
+                ..Rendered::default()
+            },
+            outcomes: None,
+            actor_id: None,
+            recipient_id: Uuid::now_v7(),
+            attempts: 1,
+            error: None,
+            due_at: t,
+            next_attempt_at: None,
+            sent_at: Some(t),
+            seen_at: None,
+            read_at: None,
+            clicked_at: None,
+            archived_at: None,
+            interacted_at: None,
+            interacted_action: None,
+            created_at: t,
+            updated_at: t,
+            gate: None,
+            batch: false,
+            feed_at: None,
+        }
+    }
+
+    fn press(i: u8) -> FeedUpdate {
+        FeedUpdate {
+            interact: Some(i),
+            ..FeedUpdate::default()
+        }
+    }
+
+    #[test]
+    fn a_press_records_the_action_and_reads_the_entry() {
+        let d = entry(2);
+        let t1 = Timestamp::from_millis(5_000);
+        let (n, changed) = update_entry(&d, &press(1), t1).unwrap();
+        assert!(changed);
+        assert_eq!((n.interacted_at, n.interacted_action), (Some(t1), Some(1)));
+        assert_eq!(
+            (n.read_at, n.seen_at, n.clicked_at),
+            (Some(t1), Some(t1), None)
+        );
+        assert_eq!(
+            entry_events(&d, &n),
+            [
+                EventType::FeedEntrySeen,
+                EventType::FeedEntryRead,
+                EventType::FeedEntryInteracted
+            ]
+        );
+        // a later press: the latest is kept, the first read stays, one event
+        let t2 = Timestamp::from_millis(9_000);
+        let (m, changed) = update_entry(&n, &press(0), t2).unwrap();
+        assert!(changed);
+        assert_eq!((m.interacted_at, m.interacted_action), (Some(t2), Some(0)));
+        assert_eq!(m.read_at, Some(t1));
+        assert_eq!(entry_events(&n, &m), [EventType::FeedEntryInteracted]);
+    }
+
+    #[test]
+    fn a_press_past_the_actions_is_refused() {
+        for (actions, i) in [(0, 0), (2, 2), (1, 255)] {
+            let err = update_entry(&entry(actions), &press(i), Timestamp::now()).unwrap_err();
+            assert_eq!(err, EntryRefusal::NoSuchAction { actions });
+            let e = err.into_error(&Uuid::nil());
+            assert_eq!(e.code.status(), 422, "{e:?}");
+        }
+    }
+
+    #[test]
+    fn archive_all_selects_by_status_and_flow() {
+        let d = entry(0);
+        let all = FeedScope::default();
+        let read = FeedScope {
+            status: FeedFilter::Read,
+            flow: None,
+        };
+        let of_flow = FeedScope {
+            status: FeedFilter::All,
+            flow: Some(d.flow_id),
+        };
+        let other_flow = FeedScope {
+            status: FeedFilter::All,
+            flow: Some(Uuid::nil()),
+        };
+        let f = flags_of(&d);
+        assert!(marks(FeedMark::Archived, &all, f));
+        assert!(!marks(FeedMark::Archived, &read, f), "an unread entry");
+        assert!(in_scope(&of_flow, &d) && in_scope(&all, &d));
+        assert!(!in_scope(&other_flow, &d));
+        let mut a = d.clone();
+        mark_entry(&mut a, FeedMark::Archived, Timestamp::from_millis(7));
+        assert_eq!(a.archived_at, Some(Timestamp::from_millis(7)));
+        assert_eq!((a.read_at, a.seen_at), (None, None));
+        assert!(
+            !marks(FeedMark::Archived, &all, flags_of(&a)),
+            "archived already"
+        );
+        assert_eq!(
+            marked_event(FeedMark::Archived),
+            EventType::FeedEntryArchived
+        );
+        // read_all still reads (and sees) what it selects
+        let mut r = d.clone();
+        mark_entry(&mut r, FeedMark::Read, Timestamp::from_millis(8));
+        assert!(r.read_at.is_some() && r.seen_at.is_some());
+        assert!(marks(FeedMark::Archived, &read, flags_of(&r)));
+    }
 }

@@ -538,7 +538,13 @@ fn channel_step(
             }
             // An unknown channel has its own error: its actions are not refused too.
             let in_app = channel.is_none_or(|c| c.channel_type == ChannelType::InApp);
-            t.actions = template_actions(&tm.actions, &format!("{p}.template.actions"), in_app, probes, v);
+            t.actions = template_actions(
+                &tm.actions,
+                &format!("{p}.template.actions"),
+                in_app,
+                probes,
+                v,
+            );
             if matches!(tm.body, Given::Absent | Given::Null) {
                 v.push(format!("{p}.template.body"), "required", "is required");
             }
@@ -600,7 +606,11 @@ fn template_actions(
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let Some(obj) = item.as_object() else {
-            v.push(format!("{path}.{i}"), "format", "must be an object {label, url}");
+            v.push(
+                format!("{path}.{i}"),
+                "format",
+                "must be an object {label, url}",
+            );
             continue;
         };
         let mut part = |name: &str| -> Option<String> {

@@ -48,8 +48,8 @@ pub(super) fn touch(d: &mut Delivery) {
         d.interacted_at,
     ]
     .into_iter()
-        .flatten()
-        .max()
+    .flatten()
+    .max()
     {
         d.updated_at = d.updated_at.max(t);
     }
@@ -381,7 +381,8 @@ impl FeedRepo for PgStore {
                 q.push(" AND ").push(filter_sql(scope.status));
                 // `rules::feed::in_scope`, said in SQL: the record's flow.
                 if let Some(flow) = scope.flow {
-                    q.push(" AND d.doc->>'flow_id' = ").push_bind(flow.to_string());
+                    q.push(" AND d.doc->>'flow_id' = ")
+                        .push_bind(flow.to_string());
                 }
             },
             "f.sort_id",
@@ -487,12 +488,12 @@ impl FeedRepo for PgStore {
                 filter_sql(scope.status)
             );
             let rows = sqlx::query(&sql)
-            .bind(project)
-            .bind(user)
-            .bind(i16::from(want))
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(db_err)?;
+                .bind(project)
+                .bind(user)
+                .bind(i16::from(want))
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(db_err)?;
             let now = Timestamp::now();
             let mut frames = Vec::with_capacity(rows.len());
             let mut out = Outbound::load(&mut tx, [*project]).await?;

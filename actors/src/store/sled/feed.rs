@@ -592,6 +592,57 @@ mod tests {
     #[allow(unused_imports)]
     use crate::storage::*;
 
+    /// The four forms of a feed value (with or without a press, keyed by
+    /// the delivery id or not) read back as written; an old 33-byte value
+    /// reads with no press.
+    #[test]
+    fn feed_values_keep_the_press_and_the_delivery_id_apart() {
+        let t = Timestamp::from_millis(1_700_000_000_000);
+        let base: Delivery = serde_json::from_value(serde_json::json!({
+            "id": Uuid::now_v7(), "notification_id": Uuid::now_v7(),
+            "flow_run_id": Uuid::now_v7(), "flow_id": Uuid::now_v7(),
+            "channel_id": Uuid::now_v7(), "channel_type": "in_app", "topic": null,
+            "status": "sent", "data": {"subject": "", "body": "b"},
+            "actor_id": null, "recipient_id": Uuid::now_v7(), "attempts": 1,
+            "error": null, "due_at": t, "next_attempt_at": null, "sent_at": t,
+            "seen_at": null, "read_at": null, "clicked_at": null, "archived_at": null,
+            "created_at": t, "updated_at": t
+        }))
+        .unwrap();
+        let key = feed_key(&Uuid::nil(), &base).0;
+        for pressed in [false, true] {
+            for later in [false, true] {
+                let mut d = base.clone();
+                d.read_at = Some(t);
+                if pressed {
+                    d.interacted_at = Some(Timestamp::from_millis(t.millis() + 5));
+                    d.interacted_action = Some(1);
+                }
+                if later {
+                    d.feed_at = Some(Timestamp::from_millis(t.millis() + 60_000));
+                }
+                let v = entry_value(&d);
+                let k = feed_key(&Uuid::nil(), &d).0;
+                assert_eq!(entry_id(&k, &v), d.id, "{pressed} {later}");
+                assert_eq!(keyed_by_feed_time(&v), later, "{pressed} {later}");
+                let mut back = base.clone();
+                apply_state(&mut back, &v);
+                assert_eq!(back.read_at, d.read_at);
+                assert_eq!(back.interacted_at, d.interacted_at, "{pressed} {later}");
+                assert_eq!(back.interacted_action, d.interacted_action);
+                // an event keeps the state alone
+                let mut ev = base.clone();
+                apply_state(&mut ev, &state_bytes(&d));
+                assert_eq!(ev.interacted_action, d.interacted_action);
+            }
+        }
+        let old = [0u8; 33];
+        let mut d = base.clone();
+        apply_state(&mut d, &old);
+        assert_eq!((d.interacted_at, d.interacted_action), (None, None));
+        assert_eq!(entry_id(&key, &old), base.id);
+    }
+
     #[test]
     fn event_log_replays_exact_ranges_and_reports_gaps() {
         let dir = tempfile::tempdir().unwrap();
