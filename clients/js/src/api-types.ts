@@ -551,7 +551,7 @@ export interface DelayStep {
    * hold, or `{"all": [...]}` / `{"any": [...]}`. `op`: eq, neq, gt, gte,
    * lt, lte, in, not_in, contains, exists, not_exists; `path`:
    * `data.…`, `recipient.…`, `actor.…`, or (channel steps)
-   * `steps.<index>.status|read|seen|clicked` of an earlier channel step,
+   * `steps.<index>.status|read|seen|clicked|interacted` of an earlier channel step,
    * evaluated when the step is reached. False: the step is skipped
    * (`condition_false`). Absent when the step has none. */
   if?: Condition | null;
@@ -575,6 +575,9 @@ export interface Delivery {
   flow_id: string;
   flow_run_id: string;
   id: string;
+  /** The index in `data.actions` of the action the recipient last pressed. */
+  interacted_action: number | null;
+  interacted_at: string | null;
   next_attempt_at: string | null;
   notification_id: string;
   read_at: string | null;
@@ -701,12 +704,21 @@ export interface FeedEntry {
   data: Rendered;
   flow_id: string;
   id: string;
+  /** The index in `data.actions` of the action the recipient last pressed. */
+  interacted_action: number | null;
+  interacted_at: string | null;
   notification_id: string;
   read: boolean;
   read_at: string | null;
   seen: boolean;
   seen_at: string | null;
   topic: string | null;
+}
+
+/** A press of one of the entry's action buttons. */
+export interface FeedEntryInteract {
+  /** The action's index in the entry's `data.actions` (from 0). */
+  action: number;
 }
 
 /** `read` implies `seen`; un-reading or un-seeing is a 409. */
@@ -964,12 +976,20 @@ export type RecipientSpec = ExternalId | RecipientInput;
 
 /** The rendered content of a delivery. */
 export interface Rendered {
+  /** An in_app delivery's action buttons, rendered; absent when none. */
+  actions?: Array<RenderedAction>;
   body: string;
   html?: string | null;
   /** Per-device outcomes and other provider facts (push channels). */
   outcomes?: unknown;
   subject: string;
   url?: string | null;
+}
+
+/** One rendered action button of a feed entry. */
+export interface RenderedAction {
+  label: string;
+  url: string;
 }
 
 /** Sends again the events written since a time. */
@@ -1071,7 +1091,7 @@ export type SmtpConfig = {
  * a throttle step or a batch step. */
 export type Step = ChannelStep | DelayStep | ThrottleStep | BatchStep;
 
-/** A condition of a channel step: rules may also name `steps.<index>.status|read|seen|clicked` of an earlier channel step. */
+/** A condition of a channel step: rules may also name `steps.<index>.status|read|seen|clicked|interacted` of an earlier channel step. */
 export type StepCondition = Array<StepConditionRule> | {
   all: Array<StepConditionRule>;
 } | {
@@ -1122,11 +1142,20 @@ export type SubscriptionRequest = SubscriptionInput | BulkSubscriptionInput;
 
 /** MiniJinja templates over `recipient`, `actor`, `data` and `flow`. */
 export interface Template {
+  /** An in_app step's action buttons (at most 2), rendered into each feed
+   * entry's `data.actions`; absent when none. */
+  actions?: Array<TemplateAction>;
   /** Required in every channel step. */
   body: string;
   html?: string | null;
   subject?: string | null;
   url?: string | null;
+}
+
+/** An action button of an in_app template: both fields are templates. */
+export interface TemplateAction {
+  label: string;
+  url: string;
 }
 
 /** At most `limit` runs per `window` pass, per flow, recipient and `key`;
@@ -1302,7 +1331,7 @@ export interface WebhookEndpointInput {
   /** Default true. */
   enabled?: boolean | null;
   /** The event types to receive, or `["*"]` for every type; null: every type. */
-  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched"> | Array<"*"> | null;
+  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted"> | Array<"*"> | null;
   /** Where events are POSTed (http or https). */
   url: string;
 }
@@ -1318,7 +1347,7 @@ export interface WebhookEndpointUpdate {
   /** Absent keeps it; not null. */
   enabled?: boolean;
   /** The event types to receive, or `["*"]` for every type; null: every type. */
-  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched"> | Array<"*"> | null;
+  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted"> | Array<"*"> | null;
   /** Where events are POSTed (http or https); absent keeps it. */
   url?: string;
 }
