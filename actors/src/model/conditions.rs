@@ -491,6 +491,33 @@ mod tests {
         }
     }
 
+    /// `steps.<i>.interacted`: whether the recipient pressed one of that
+    /// step's in-app action buttons (issue 41).
+    #[test]
+    fn a_step_rule_sees_an_action_press() {
+        let t = crate::model::Timestamp::from_millis(1_000);
+        let nid = uuid::Uuid::now_v7();
+        let mut d: Delivery = serde_json::from_value(json!({
+            "id": crate::model::delivery_id(&nid, 0), "notification_id": nid,
+            "flow_run_id": nid, "flow_id": nid, "channel_id": nid,
+            "channel_type": "in_app", "topic": null, "status": "sent",
+            "data": {"subject": "", "body": "b"}, "actor_id": null,
+            "recipient_id": nid, "attempts": 1, "error": null, "due_at": t,
+            "next_attempt_at": null, "sent_at": t, "seen_at": null, "read_at": null,
+            "clicked_at": null, "archived_at": null, "created_at": t, "updated_at": t
+        }))
+        .unwrap();
+        let pressed = rule("steps.0.interacted", "eq", json!(true));
+        let ctx = steps_context(std::slice::from_ref(&d));
+        assert_eq!(ctx["steps"]["0"]["interacted"], json!(false));
+        assert!(!pressed.holds(&ctx));
+        d.interacted_at = Some(t);
+        d.interacted_action = Some(0);
+        let ctx = steps_context(std::slice::from_ref(&d));
+        assert!(pressed.holds(&ctx));
+        assert!(STEP_FIELDS.contains(&"interacted"));
+    }
+
     #[test]
     fn every_op_compares_as_documented() {
         let ctx = json!({"data": {"n": 5, "s": "high", "tags": ["a", "b"], "none": null}});

@@ -24,7 +24,7 @@ impl From<Refusal> for Error {
                 "the user is already subscribed to this topic",
             ),
             Refusal::BadCursor => Error::invalid_param("cursor", "the cursor is not valid here"),
-            Refusal::EntryGoesBack { entry, refusal } => refusal.into_error(&entry),
+            Refusal::EntryRefused { entry, refusal } => refusal.into_error(&entry),
             Refusal::StaleChunk => Error::stale_chunk(),
             Refusal::IdempotencyRace => Error::idempotency_race(),
             Refusal::LeaseLost { run } => Error::conflict(

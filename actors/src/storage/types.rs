@@ -666,9 +666,10 @@ pub enum Refusal {
     LeaseLost { run: Uuid },
     /// A page cursor this backend did not make for this list.
     BadCursor,
-    /// A feed-entry change that would take the entry back
-    /// (`rules::feed::update_entry` refused it).
-    EntryGoesBack {
+    /// A feed-entry change that would take the entry back, or that names
+    /// an action button it does not have (`rules::feed::update_entry`
+    /// refused it).
+    EntryRefused {
         entry: Uuid,
         refusal: crate::rules::feed::EntryRefusal,
     },

@@ -441,7 +441,7 @@ impl FeedRepo for PgStore {
                 .ok_or_else(|| Refusal::missing("feed_entry", id))?;
             let (mut d, changed) =
                 feed::update_entry(&old, &u, Timestamp::now()).map_err(|refusal| {
-                    Refusal::EntryGoesBack {
+                    Refusal::EntryRefused {
                         entry: *id,
                         refusal,
                     }

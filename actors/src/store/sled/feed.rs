@@ -68,7 +68,9 @@ impl FeedFilter {
 /// is not rewritten by the user's changes, which keeps their writes small and
 /// apart from the delivery actors'.
 fn state_bytes(d: &Delivery) -> Vec<u8> {
-    let mut v = vec![0u8; STATE];
+    // room for the delivery id `entry_value` may add: one allocation
+    let mut v = Vec::with_capacity(INTERACTED_STATE + 16);
+    v.resize(STATE, 0);
     v[0] = flags_of(d);
     for (i, t) in [d.seen_at, d.read_at, d.clicked_at, d.archived_at]
         .iter()
@@ -364,7 +366,7 @@ impl Store {
         let old = self.feed_entry(project, user, id)?;
         let before = flags_of(&old);
         let (d, changed) = feed::update_entry(&old, &u, Timestamp::now()).map_err(|refusal| {
-            Refusal::EntryGoesBack {
+            Refusal::EntryRefused {
                 entry: *id,
                 refusal,
             }
