@@ -249,6 +249,8 @@ impl From<&model::Step> for Step {
 pub struct Flow {
     #[schema(value_type = DateTime<Utc>)]
     pub created_at: Timestamp,
+    /// Its deliveries ignore the recipient's preferences (docs/API.md §6).
+    pub critical: bool,
     pub description: Option<String>,
     pub handle: String,
     pub id: Uuid,
@@ -263,6 +265,7 @@ impl From<&model::Flow> for Flow {
     fn from(f: &model::Flow) -> Self {
         Flow {
             created_at: f.created_at,
+            critical: f.critical,
             description: f.description.clone(),
             handle: f.handle.clone(),
             id: f.id,
