@@ -265,8 +265,10 @@ impl From<&BTreeMap<ChannelType, bool>> for ChannelTypeFlags {
 #[derive(Serialize, ToSchema)]
 pub struct FlowPreferences {
     pub channel_types: ChannelTypeFlags,
-    /// A critical flow ignores preferences: it shows enabled on every
-    /// channel type, and turning it off is refused (422 `exclusion`).
+    /// Present, and true, for a critical flow only: it ignores preferences,
+    /// so it shows enabled on every channel type, and turning it off is
+    /// refused (422 `exclusion`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub critical: bool,
     pub enabled: bool,
     pub name: String,

@@ -115,7 +115,7 @@ async fn a_critical_flow_ignores_preferences_and_cannot_be_turned_off() {
                 "name": crit["name"]}),
             "{p}"
         );
-        assert_eq!(p["flows"][&nh]["critical"], json!(false), "{p}");
+        assert_eq!(p["flows"][&nh].get("critical"), None, "{p}");
         assert_eq!(p["flows"][&nh]["enabled"], json!(false), "{p}");
         assert_eq!(p["channel_types"], channel_types(&["in_app"]), "{p}");
     }
@@ -157,7 +157,7 @@ async fn a_critical_flow_ignores_preferences_and_cannot_be_turned_off() {
     let crit = edit_flow(&app, &s(&crit["id"]), json!({"critical": false})).await;
     assert_eq!(crit["critical"], json!(false), "{crit}");
     let p = app.admin(GET, &prefs_path(&ext)).go().await.ok(200);
-    assert_eq!(p["flows"][&ch]["critical"], json!(false), "{p}");
+    assert_eq!(p["flows"][&ch].get("critical"), None, "{p}");
     assert_eq!(p["flows"][&ch]["enabled"], json!(false), "{p}");
     let r = app
         .admin(PUT, &prefs_path(&ext))
@@ -220,4 +220,17 @@ async fn critical_is_a_boolean_on_every_flow() {
     }
     let activated = activate(&app, &s(&crit["id"])).await;
     assert_eq!(activated["critical"], json!(true), "{activated}");
+
+    // the OpenAPI document declares it on the flow's bodies and views
+    let doc = app.request(GET, "/openapi.json").go().await.ok(200);
+    let schemas = &doc["components"]["schemas"];
+    for name in ["Flow", "FlowInput", "FlowUpdate", "FlowPreferences"] {
+        let c = &schemas[name]["properties"]["critical"];
+        assert!(c.is_object(), "{name}.critical: {}", schemas[name]);
+    }
+    let required = |name: &str| schemas[name]["required"].as_array().cloned();
+    assert!(required("Flow").unwrap().contains(&json!("critical")));
+    assert!(!required("FlowPreferences")
+        .unwrap()
+        .contains(&json!("critical")));
 }

@@ -249,7 +249,8 @@ impl From<&model::Step> for Step {
 pub struct Flow {
     #[schema(value_type = DateTime<Utc>)]
     pub created_at: Timestamp,
-    /// Its deliveries ignore the recipient's preferences (docs/API.md §6).
+    /// Its deliveries ignore the recipient's preferences (and will ignore
+    /// quiet hours and one-click unsubscribe).
     pub critical: bool,
     pub description: Option<String>,
     pub handle: String,
