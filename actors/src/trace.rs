@@ -673,6 +673,31 @@ mod tests {
     use super::*;
     use crate::model::{ChannelType, FlowPreference};
 
+    /// A critical flow's deliveries are decided by no preference, however
+    /// the recipient set them; any other flow's by the most specific one.
+    #[test]
+    fn no_preference_decides_for_a_critical_flow() {
+        let mut flow: Flow = serde_json::from_value(serde_json::json!({
+            "id": Uuid::now_v7(), "handle": "f", "name": "F", "description": null,
+            "status": "active", "steps": [], "critical": true,
+            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+        }))
+        .unwrap();
+        let mut p = Preferences::default();
+        p.channel_types.insert(ChannelType::InApp, false);
+        p.flows.insert(
+            "f".into(),
+            FlowPreference {
+                enabled: Some(false),
+                ..Default::default()
+            },
+        );
+        let t = ChannelType::InApp;
+        assert_eq!(deciding_preference(&p, &flow, t), (CRITICAL, true));
+        flow.critical = false;
+        assert_eq!(deciding_preference(&p, &flow, t), ("channel_type", false));
+    }
+
     /// The most specific setting decides, and says which it was.
     #[test]
     fn the_deciding_preference_is_named() {
