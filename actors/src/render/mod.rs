@@ -477,6 +477,7 @@ mod tests {
                 send_window: None,
                 max_window: None,
             }],
+            critical: false,
             created_at: now,
             updated_at: now,
         }
