@@ -99,6 +99,7 @@ pub struct FlowEdit {
     pub name: Option<String>,
     pub description: Option<Option<String>>,
     pub steps: Option<Vec<crate::model::Step>>,
+    pub critical: Option<bool>,
 }
 
 /// Applies an edit: an archived flow no longer changes.
@@ -117,6 +118,9 @@ pub fn edit(flow: &mut Flow, edit: FlowEdit, now: Timestamp) -> Result<(), Catal
     }
     if let Some(s) = edit.steps {
         flow.steps = s;
+    }
+    if let Some(c) = edit.critical {
+        flow.critical = c;
     }
     flow.updated_at = now;
     Ok(())
@@ -238,6 +242,7 @@ mod tests {
             description: None,
             status,
             steps,
+            critical: false,
             created_at: now,
             updated_at: now,
         }

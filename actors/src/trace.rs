@@ -100,6 +100,12 @@ impl TraceEntry {
                 a("channel_type"),
                 a("key")
             ),
+            "preference.ignored" => format!(
+                "step {}: {} sent regardless of preferences: the flow is {}",
+                a("step"),
+                a("channel_type"),
+                a("reason")
+            ),
             "channel.missing" => format!("step {}: its channel no longer exists", a("step")),
             "attempt" => format!(
                 "step {} attempt {}{}: {}{}",
@@ -209,6 +215,23 @@ impl TraceEntry {
             ),
             other => other.to_string(),
         }
+    }
+}
+
+/// The preference "key" of a delivery of a critical flow: none decides, as
+/// none applies (`rules::critical`); traced as `preference.ignored`.
+pub const CRITICAL: &str = "critical";
+
+/// Which preference decides whether a delivery of `flow` on `t` goes out:
+/// `CRITICAL` when preferences do not apply to the flow, else
+/// `preference_key`.
+pub fn deciding_preference(
+    prefs: &Preferences, flow: &Flow, t: ChannelType,
+) -> (&'static str, bool) {
+    if crate::rules::critical::opt_outs_apply(flow) {
+        preference_key(prefs, &flow.handle, t)
+    } else {
+        (CRITICAL, true)
     }
 }
 
@@ -334,7 +357,7 @@ impl Accepted {
             external_id: user.external_id.clone(),
             prefs: deliveries
                 .iter()
-                .map(|d| preference_key(prefs, &flow.handle, d.channel_type))
+                .map(|d| deciding_preference(prefs, flow, d.channel_type))
                 .collect(),
             decided,
         }
@@ -395,6 +418,22 @@ impl Accepted {
                 continue;
             }
             let (key, allowed) = self.prefs.get(i).copied().unwrap_or(("default", true));
+            // Whatever else skips it (a condition), no preference decided.
+            if key == CRITICAL {
+                sink.put(
+                    now,
+                    "preference.ignored",
+                    &[
+                        ("step", step),
+                        ("channel_type", Arg::Str(d.channel_type.as_str())),
+                        ("reason", Arg::Str(CRITICAL)),
+                    ],
+                );
+                if d.status.is_final() {
+                    final_into(d, now, sink);
+                }
+                continue;
+            }
             let code = if allowed && d.status != DeliveryStatus::Skipped {
                 "preference.allowed"
             } else {
@@ -633,6 +672,31 @@ pub fn processed_into(now: Timestamp, sink: &mut impl Sink) {
 mod tests {
     use super::*;
     use crate::model::{ChannelType, FlowPreference};
+
+    /// A critical flow's deliveries are decided by no preference, however
+    /// the recipient set them; any other flow's by the most specific one.
+    #[test]
+    fn no_preference_decides_for_a_critical_flow() {
+        let mut flow: Flow = serde_json::from_value(serde_json::json!({
+            "id": Uuid::now_v7(), "handle": "f", "name": "F", "description": null,
+            "status": "active", "steps": [], "critical": true,
+            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+        }))
+        .unwrap();
+        let mut p = Preferences::default();
+        p.channel_types.insert(ChannelType::InApp, false);
+        p.flows.insert(
+            "f".into(),
+            FlowPreference {
+                enabled: Some(false),
+                ..Default::default()
+            },
+        );
+        let t = ChannelType::InApp;
+        assert_eq!(deciding_preference(&p, &flow, t), (CRITICAL, true));
+        flow.critical = false;
+        assert_eq!(deciding_preference(&p, &flow, t), ("channel_type", false));
+    }
 
     /// The most specific setting decides, and says which it was.
     #[test]

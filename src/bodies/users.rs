@@ -6,6 +6,7 @@
 
 use crate::extract::{Given, Obj};
 use herald_engine::model::{self, ChannelType};
+use herald_engine::rules::critical;
 use herald_engine::{validate, Validator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -264,6 +265,11 @@ impl From<&BTreeMap<ChannelType, bool>> for ChannelTypeFlags {
 #[derive(Serialize, ToSchema)]
 pub struct FlowPreferences {
     pub channel_types: ChannelTypeFlags,
+    /// Present, and true, for a critical flow only: it ignores preferences,
+    /// so it shows enabled on every channel type, and turning it off is
+    /// refused (422 `exclusion`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub critical: bool,
     pub enabled: bool,
     pub name: String,
 }
@@ -276,20 +282,24 @@ pub struct Preferences {
 }
 
 impl Preferences {
-    /// The full object: all six channel types, every given flow `(handle, name)`.
-    pub fn new<'a>(
-        p: &model::Preferences, flows: impl IntoIterator<Item = (&'a str, &'a str)>,
-    ) -> Self {
+    /// The full object: all six channel types, every given flow. A flow
+    /// whose deliveries ignore preferences shows what applies to it: on.
+    pub fn new(p: &model::Preferences, flows: &[model::Flow]) -> Self {
         let flows = flows
-            .into_iter()
-            .map(|(handle, name)| {
-                let f = p.flows.get(handle).cloned().unwrap_or_default();
+            .iter()
+            .map(|flow| {
+                let applies = critical::opt_outs_apply(flow);
+                let f = match p.flows.get(&flow.handle) {
+                    Some(f) if applies => f.clone(),
+                    _ => model::FlowPreference::default(),
+                };
                 let view = FlowPreferences {
                     channel_types: ChannelTypeFlags::from(&f.channel_types),
+                    critical: !applies,
                     enabled: f.enabled.unwrap_or(true),
-                    name: name.to_string(),
+                    name: flow.name.clone(),
                 };
-                (handle.to_string(), view)
+                (flow.handle.clone(), view)
             })
             .collect();
         Preferences {
@@ -414,11 +424,10 @@ pub struct PreferencesInput {
 }
 
 impl PreferencesInput {
-    /// The changes, every problem at its path (`live_handles`: the project's
-    /// flows that are not archived; another handle is a 422 `inclusion`).
-    pub fn validate(
-        mut self, live_handles: &[String],
-    ) -> herald_engine::Result<model::Preferences> {
+    /// The changes, every problem at its path (`live`: the project's flows
+    /// that are not archived; another handle is a 422 `inclusion`, turning
+    /// a critical one off a 422 `exclusion`).
+    pub fn validate(mut self, live: &[model::Flow]) -> herald_engine::Result<model::Preferences> {
         let mut v = Validator::new();
         let mut p = model::Preferences {
             channel_types: channel_types_of(&mut self.channel_types, "channel_types", &mut v),
@@ -430,7 +439,7 @@ impl PreferencesInput {
             Given::Value(flows) => {
                 for (h, fp) in flows {
                     let path = format!("flows.{h}");
-                    if !live_handles.iter().any(|x| x == h) {
+                    if !live.iter().any(|f| f.handle == *h) {
                         v.push(path, "inclusion", "no flow with this handle");
                         continue;
                     }
@@ -452,6 +461,7 @@ impl PreferencesInput {
                 }
             }
         }
+        critical::refuse_opt_outs(&p, live, &mut v);
         v.finish()?;
         Ok(p)
     }

@@ -109,6 +109,7 @@ const SOMETIMES_ABSENT: &[(&str, &str)] = &[
     ("ChannelStep", "if"),
     ("ChannelStep", "send_window"),
     ("DelayStep", "if"),
+    ("FlowPreferences", "critical"),
     ("Notification", "batched_into"),
 ];
 

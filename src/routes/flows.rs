@@ -81,6 +81,7 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
             description: new.description,
             status: FlowStatus::Draft,
             steps: new.steps.steps,
+            critical: new.critical,
             created_at: now,
             updated_at: now,
         };
@@ -147,11 +148,13 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
         name,
         description,
         steps,
+        critical,
     } = change;
     let edit = FlowEdit {
         name,
         description,
         steps: steps.map(|s| s.steps),
+        critical,
     };
     let flow = st.engine.edit_flow(pid, flow.id, edit).await?;
     Ok(ok(bodies::flows::Flow::from(&flow)))

@@ -328,10 +328,7 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
 /// The full preferences object of a user (every live flow listed).
 pub async fn preferences_view(st: &AppState, project: Uuid, user: Uuid) -> ApiResult<Preferences> {
     let (prefs, flows) = st.engine.preferences_with_flows(project, user).await?;
-    Ok(Preferences::new(
-        &prefs,
-        flows.iter().map(|f| (f.handle.as_str(), f.name.as_str())),
-    ))
+    Ok(Preferences::new(&prefs, &flows))
 }
 
 /// Validates and applies a preferences PUT for `user`; the full object after it.
@@ -339,8 +336,7 @@ pub async fn update_preferences(
     st: &AppState, project: Uuid, user: User, input: PreferencesInput,
 ) -> ApiResult<Preferences> {
     let flows = st.engine.live_flows(project).await?;
-    let handles: Vec<String> = flows.iter().map(|f| f.handle.clone()).collect();
-    let patch = input.validate(&handles)?;
+    let patch = input.validate(&flows)?;
     let uid = user.id;
     st.engine.update_preferences(project, user, patch).await?;
     preferences_view(st, project, uid).await

@@ -11,6 +11,7 @@ mod cluster_bus;
 mod cluster_failover;
 mod cluster_work;
 mod crash;
+mod critical_flows;
 mod disk_full;
 mod docs_channels;
 mod egress;

@@ -119,6 +119,10 @@ pub struct Flow {
     pub description: Option<String>,
     pub status: FlowStatus,
     pub steps: Vec<Step>,
+    /// A critical flow's deliveries ignore the recipient's opt-outs
+    /// (`rules::critical`). Flows stored before it existed read as `false`.
+    #[serde(default)]
+    pub critical: bool,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }

@@ -488,6 +488,7 @@ mod tests {
                 send_window: None,
                 max_window: None,
             }],
+            critical: false,
             created_at: now,
             updated_at: now,
         }

@@ -56,6 +56,7 @@ const CODES: &[&str] = &[
     "batch.joined",
     "batch.opened",
     "delay.waited",
+    "preference.ignored",
 ];
 
 /// Argument names, by index (append only).
@@ -109,6 +110,7 @@ const VALUES: &[&str] = &[
     "canceled",
     "pending",
     "webhook",
+    "critical",
 ];
 
 /// A name written out in full rather than as a table index.
@@ -351,7 +353,13 @@ pub(crate) fn encode_accepted(t: &Accepted, deliveries: &[crate::model::Delivery
 const TRACE_STUB: u8 = 3;
 
 /// The preference keys (`trace::preference_key`), by index.
-const PREF_KEYS: &[&str] = &["default", "channel_type", "flow", "flow_channel"];
+const PREF_KEYS: &[&str] = &[
+    "default",
+    "channel_type",
+    "flow",
+    "flow_channel",
+    crate::trace::CRITICAL,
+];
 
 /// A grouped notification's trace as accepted, in the few bytes its record
 /// (`n`, with the deliveries written beside it in the group) does not hold

@@ -745,6 +745,9 @@ export interface FeedPage {
 
 export interface Flow {
   created_at: string;
+  /** Its deliveries ignore the recipient's preferences (and will ignore
+   * quiet hours and one-click unsubscribe). */
+  critical: boolean;
   description: string | null;
   handle: string;
   id: string;
@@ -755,6 +758,9 @@ export interface Flow {
 }
 
 export interface FlowInput {
+  /** Its deliveries ignore the recipient's preferences (and will ignore
+   * quiet hours and one-click unsubscribe); false when absent. */
+  critical?: boolean | null;
   description?: string | null;
   /** Unique in the project, not shaped like a UUID. */
   handle: string;
@@ -769,6 +775,10 @@ export interface FlowList {
 
 export interface FlowPreferences {
   channel_types: ChannelTypeFlags;
+  /** Present, and true, for a critical flow only: it ignores preferences,
+   * so it shows enabled on every channel type, and turning it off is
+   * refused (422 `exclusion`). */
+  critical?: boolean;
   enabled: boolean;
   name: string;
 }
@@ -806,6 +816,8 @@ export type FlowStatus = "draft" | "active" | "archived";
 
 /** Partial update; `handle` cannot change. */
 export interface FlowUpdate {
+  /** See `FlowInput.critical`; absent keeps it. */
+  critical?: boolean | null;
   description?: string | null;
   /** Only the flow's own handle. */
   handle?: string;

@@ -136,6 +136,11 @@ pub struct FlowInput {
     #[serde(default)]
     #[schema(value_type = Option<Vec<StepInput>>)]
     pub steps: StepsGiven,
+    /// Its deliveries ignore the recipient's preferences (and will ignore
+    /// quiet hours and one-click unsubscribe); false when absent.
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub critical: Given<bool>,
 }
 
 /// Partial update; `handle` cannot change.
@@ -155,6 +160,10 @@ pub struct FlowUpdate {
     #[serde(default)]
     #[schema(value_type = Vec<StepInput>)]
     pub steps: StepsGiven,
+    /// See `FlowInput.critical`; absent keeps it.
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub critical: Given<bool>,
 }
 
 /// Checked steps, and the template sources still to probe: (field path, source).
@@ -170,6 +179,7 @@ pub struct NewFlow {
     pub name: String,
     pub description: Option<String>,
     pub steps: Steps,
+    pub critical: bool,
 }
 
 /// What a flow update changes: `None` keeps, `Some(None)` clears.
@@ -177,6 +187,7 @@ pub struct FlowChange {
     pub name: Option<String>,
     pub description: Option<Option<String>>,
     pub steps: Option<Steps>,
+    pub critical: Option<bool>,
 }
 
 impl FlowInput {
@@ -205,11 +216,13 @@ impl FlowInput {
             Given::Absent | Given::Null => Steps::default(),
             given => steps(given, channels, v),
         };
+        let critical = self.critical.flag("critical", v).unwrap_or(false);
         NewFlow {
             handle: handle.unwrap_or_default(),
             name: name.unwrap_or_default(),
             description,
             steps,
+            critical,
         }
     }
 }
@@ -241,6 +254,7 @@ impl FlowUpdate {
             name: name.flatten(),
             description,
             steps,
+            critical: self.critical.flag("critical", v),
         }
     }
 }

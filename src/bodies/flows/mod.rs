@@ -271,6 +271,9 @@ impl From<&model::Step> for Step {
 pub struct Flow {
     #[schema(value_type = DateTime<Utc>)]
     pub created_at: Timestamp,
+    /// Its deliveries ignore the recipient's preferences (and will ignore
+    /// quiet hours and one-click unsubscribe).
+    pub critical: bool,
     pub description: Option<String>,
     pub handle: String,
     pub id: Uuid,
@@ -285,6 +288,7 @@ impl From<&model::Flow> for Flow {
     fn from(f: &model::Flow) -> Self {
         Flow {
             created_at: f.created_at,
+            critical: f.critical,
             description: f.description.clone(),
             handle: f.handle.clone(),
             id: f.id,

@@ -22,6 +22,7 @@ use crate::model::{
     User, UserPatch, NOTIFICATION_TAG,
 };
 use crate::render::{Limits, RunRenderer};
+use crate::rules::critical;
 use crate::storage::{
     AcceptInput, AcceptedRun, ActorSpec, QueueItem, RunCommit, RunRecipient, StagedNotification,
     StagedRun, Storage, UserWrite,
@@ -598,7 +599,11 @@ impl<'a> Stager<'a> {
             if status == DeliveryStatus::Pending {
                 match self.channels.get(&cid) {
                     Some(Some(_)) => {
-                        if !prefs.allows(&run.flow.handle, channel_type) {
+                        // A critical flow's deliveries go out whatever the
+                        // recipient opted out of (traced as such).
+                        if critical::opt_outs_apply(&run.flow)
+                            && !prefs.allows(&run.flow.handle, channel_type)
+                        {
                             status = DeliveryStatus::Skipped;
                             error = Some(DeliveryError::new(
                                 DeliveryErrorCode::Preference,

@@ -428,3 +428,44 @@ fn truncated_or_garbled_parts_are_errors_not_panics() {
     }
     assert!(decode(&[TRACE_V2, 0xff, 0xff, 0xff]).is_err());
 }
+
+/// A critical flow's deliveries are traced `preference.ignored`; the
+/// encoding and a stub beside its record read it back the same.
+#[test]
+fn a_critical_flows_ignored_preferences_round_trip() {
+    use crate::model::{ChannelType, DeliveryStatus};
+    let t = Timestamp::from_millis(1_790_000_000_123);
+    let nid = Uuid::now_v7();
+    let ds = vec![
+        delivery(&nid, 0, ChannelType::InApp, DeliveryStatus::Sent, t),
+        delivery(&nid, 1, ChannelType::Email, DeliveryStatus::Pending, t),
+    ];
+    let a = Accepted {
+        at: t,
+        project_at: None,
+        flow_id: Uuid::now_v7(),
+        flow_handle: "password-reset".into(),
+        run_id: Uuid::now_v7(),
+        user_id: Uuid::now_v7(),
+        external_id: "u".into(),
+        prefs: vec![(crate::trace::CRITICAL, true); 2],
+        decided: vec![],
+    };
+    let entries = a.entries(&ds);
+    let ignored: Vec<_> = entries
+        .iter()
+        .filter(|e| e.code == "preference.ignored")
+        .collect();
+    assert_eq!(ignored.len(), 2);
+    assert_eq!(
+        ignored[1].message(),
+        "step 1: email sent regardless of preferences: the flow is critical"
+    );
+    assert!(!entries
+        .iter()
+        .any(|e| e.code.starts_with("preference.s") || e.code == "preference.allowed"));
+    assert_eq!(decode(&encode_accepted(&a, &ds)).unwrap(), entries);
+    let n = notification(&a, nid, t);
+    let st = stub(&a, &n).unwrap();
+    assert_eq!(from_stub(&st, &n, &ds).unwrap(), entries);
+}
