@@ -253,6 +253,25 @@ impl Delivery {
         feed_sort_id(&self.id, self.feed_at)
     }
 
+    /// Moves `updated_at` up to the latest feed flag change (seen, read,
+    /// clicked, archived, interacted): both stores call it after setting the
+    /// flags, so an entry's `updated_at` never lags its flags.
+    pub fn follow_feed_flags(&mut self) {
+        let latest = [
+            self.seen_at,
+            self.read_at,
+            self.clicked_at,
+            self.archived_at,
+            self.interacted_at,
+        ]
+        .into_iter()
+        .flatten()
+        .max();
+        if let Some(t) = latest {
+            self.updated_at = self.updated_at.max(t);
+        }
+    }
+
     /// The in-app feed entry state: `unseen`, `seen` or `read`.
     pub fn feed_state(&self) -> &'static str {
         if self.read_at.is_some() {

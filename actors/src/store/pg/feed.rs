@@ -38,23 +38,6 @@ pub(super) fn filter_sql(f: FeedFilter) -> &'static str {
     }
 }
 
-/// A delivery's `updated_at` follows its latest feed flag change.
-pub(super) fn touch(d: &mut Delivery) {
-    if let Some(t) = [
-        d.seen_at,
-        d.read_at,
-        d.clicked_at,
-        d.archived_at,
-        d.interacted_at,
-    ]
-    .into_iter()
-    .flatten()
-    .max()
-    {
-        d.updated_at = d.updated_at.max(t);
-    }
-}
-
 /// Locks the feeds of `users` (in key order, so two transactions cannot
 /// deadlock) and reads their counts and latest `seq`: two statements for
 /// all of them (a topic chunk's in-app deliveries lock a feed per user).
@@ -449,7 +432,7 @@ impl FeedRepo for PgStore {
                 })?;
             let mut frames = vec![];
             if changed {
-                touch(&mut d);
+                d.follow_feed_flags();
                 frames.push(
                     PgStore::feed_changed(&mut tx, project, user, &d, before, &mut counts).await?,
                 );
@@ -505,7 +488,7 @@ impl FeedRepo for PgStore {
                     continue;
                 }
                 feed::mark_entry(&mut d, mark, now);
-                touch(&mut d);
+                d.follow_feed_flags();
                 frames.push(
                     PgStore::feed_changed(&mut tx, project, user, &d, before, &mut counts).await?,
                 );

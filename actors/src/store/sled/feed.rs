@@ -159,19 +159,7 @@ fn apply_state(d: &mut Delivery, v: &[u8]) {
         d.interacted_at = None;
         d.interacted_action = None;
     }
-    if let Some(t) = [
-        d.seen_at,
-        d.read_at,
-        d.clicked_at,
-        d.archived_at,
-        d.interacted_at,
-    ]
-    .into_iter()
-    .flatten()
-    .max()
-    {
-        d.updated_at = d.updated_at.max(t);
-    }
+    d.follow_feed_flags();
 }
 
 /// Bytes before the frame in an event record.
