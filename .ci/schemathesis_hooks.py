@@ -74,11 +74,18 @@ STATE_RULES = {
     ("exclusion", "external_id cannot change"),
     ("required", "an email step needs a subject"),
     ("format", "header and body keys differ"),
+    # the step's channel type is the stored channel's
+    ("exclusion", "only an in_app step has actions"),
+    # whether a flow is critical is the stored flow's
+    ("exclusion", "a critical flow cannot be turned off"),
+    ("exclusion", "a critical flow's channel types cannot be turned off"),
+    # a press names one of the stored entry's actions
+    ("inclusion", "the entry has no actions"),
 }
 
 # (reason, message) of the 422 field problems that relate two values of the body
 CROSS_FIELD_RULES = {
-    ("inclusion", "steps.<index>.status|read|seen|clicked of an earlier channel step"),
+    ("inclusion", "steps.<index>.status|read|seen|clicked|interacted of an earlier channel step"),
     ("exclusion", "must differ from from"),
     # a batch step's max_window belongs to a sliding window, and bounds it
     ("inclusion", "only a sliding window (window_type sliding) has a max_window"),
@@ -101,6 +108,7 @@ def _state_rule(f):
         or (f.get("reason"), f.get("message")) in STATE_RULES
         or (f.get("reason"), f.get("message")) in CROSS_FIELD_RULES
         or (f.get("reason") == "exclusion" and "not allowed" in f.get("message", ""))
+        or (f.get("reason") == "inclusion" and f.get("message", "").startswith("must be an index of the entry's actions"))
         # a new destination for a stored secret: the secret must come again
         or (f.get("reason") == "required" and "the channel's secret is used" in f.get("message", ""))
     )
