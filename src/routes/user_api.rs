@@ -160,12 +160,21 @@ pub fn patch_entry_endpoint() -> Endpoint {
 pub async fn patch_entry(
     u: UserCtx, req: HttpRequest, body: Body, st: State,
 ) -> ApiResult<HttpResponse> {
+    update_from_body(u, req, body, st, FeedEntryPatch::validate).await
+}
+
+/// The update a body of type `B` asks of the entry at `{id}`: 404 before
+/// 422 (the entry must be the caller's), then the body's checks, then the
+/// engine's.
+async fn update_from_body<B: serde::de::DeserializeOwned>(
+    u: UserCtx, req: HttpRequest, body: Body, st: State,
+    validate: fn(&B) -> herald_engine::Result<FeedUpdate>,
+) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
-    let patch: FeedEntryPatch = typed(&body.object()?)?;
-    // 404 before 422: the entry must be the caller's.
+    let parsed: B = typed(&body.object()?)?;
     let (pid, uid) = (u.project.id, u.user.id);
     st.engine.feed_entry(pid, uid, id).await?;
-    let update = patch.validate()?;
+    let update = validate(&parsed)?;
     apply(&u, &st, id, update).await
 }
 
@@ -288,13 +297,7 @@ pub fn interact_endpoint() -> Endpoint {
 pub async fn interact(
     u: UserCtx, req: HttpRequest, body: Body, st: State,
 ) -> ApiResult<HttpResponse> {
-    let id = path_uuid(&req, "id")?;
-    let press: FeedEntryInteract = typed(&body.object()?)?;
-    // 404 before 422: the entry must be the caller's.
-    let (pid, uid) = (u.project.id, u.user.id);
-    st.engine.feed_entry(pid, uid, id).await?;
-    let update = press.validate()?;
-    apply(&u, &st, id, update).await
+    update_from_body(u, req, body, st, FeedEntryInteract::validate).await
 }
 
 /// `GET /user/v1/channels/{channel_id}`
