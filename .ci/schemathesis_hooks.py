@@ -81,6 +81,10 @@ STATE_RULES = {
     ("exclusion", "a critical flow's channel types cannot be turned off"),
     # a press names one of the stored entry's actions
     ("inclusion", "the entry has no actions"),
+    # categories are declared before flows and preferences name them
+    ("inclusion", "no category with this handle (declare it with PUT /admin/v1/categories/{handle})"),
+    ("inclusion", "no category with this handle"),
+    ("length", "a project declares at most 100 categories"),
 }
 
 # (reason, message) of the 422 field problems that relate two values of the body

@@ -6,7 +6,7 @@
 //! calls them under the record's lock, whichever backend holds it.
 
 use crate::error::Error;
-use crate::model::{Channel, ChannelStatus, Flow, FlowStatus, Timestamp};
+use crate::model::{Category, Channel, ChannelStatus, Flow, FlowStatus, Project, Timestamp};
 use uuid::Uuid;
 
 /// Why the catalog refused a change.
@@ -37,6 +37,69 @@ pub enum CatalogError {
     },
     /// Running a flow that is not active.
     FlowNotActive { flow: Uuid, status: FlowStatus },
+    /// Declaring a category past `MAX_CATEGORIES`.
+    TooManyCategories,
+    /// Deleting a category a flow that is not archived names.
+    CategoryInUse {
+        category: String,
+        flows: Vec<String>,
+    },
+}
+
+/// The most preference categories a project declares: they are kept on the
+/// project's record, which every staging reads.
+pub const MAX_CATEGORIES: usize = 100;
+
+/// The most categories one flow belongs to.
+pub const MAX_FLOW_CATEGORIES: usize = 10;
+
+/// Declares (or renames) the category `handle` of `p`; whether it is new.
+pub fn put_category(
+    p: &mut Project, handle: &str, name: String, description: Option<String>, now: Timestamp,
+) -> Result<bool, CatalogError> {
+    if let Some(c) = p.categories.get_mut(handle) {
+        c.name = name;
+        c.description = description;
+        c.updated_at = now;
+        return Ok(false);
+    }
+    if p.categories.len() >= MAX_CATEGORIES {
+        return Err(CatalogError::TooManyCategories);
+    }
+    let c = Category {
+        name,
+        description,
+        created_at: now,
+        updated_at: now,
+    };
+    p.categories.insert(handle.to_string(), c);
+    Ok(true)
+}
+
+/// Whether the category `handle` may be deleted: no flow of `flows` (the
+/// project's live flows) names it, as a flow's categories must be declared.
+pub fn may_delete_category(handle: &str, flows: &[Flow]) -> Result<(), CatalogError> {
+    let using: Vec<String> = flows
+        .iter()
+        .filter(|f| f.categories.iter().any(|c| c == handle))
+        .map(|f| f.handle.clone())
+        .collect();
+    if using.is_empty() {
+        Ok(())
+    } else {
+        Err(CatalogError::CategoryInUse {
+            category: handle.to_string(),
+            flows: using,
+        })
+    }
+}
+
+/// Removes the category `handle` with the project's default for it; whether
+/// there was one. Users' own settings of it stay stored, inert, and apply
+/// again if a category of that handle is declared again.
+pub fn delete_category(p: &mut Project, handle: &str) -> bool {
+    p.preference_defaults.categories.remove(handle);
+    p.categories.remove(handle).is_some()
 }
 
 /// The statuses a flow in `from` may move to.
@@ -100,6 +163,7 @@ pub struct FlowEdit {
     pub description: Option<Option<String>>,
     pub steps: Option<Vec<crate::model::Step>>,
     pub critical: Option<bool>,
+    pub categories: Option<Vec<String>>,
 }
 
 /// Applies an edit: an archived flow no longer changes.
@@ -121,6 +185,9 @@ pub fn edit(flow: &mut Flow, edit: FlowEdit, now: Timestamp) -> Result<(), Catal
     }
     if let Some(c) = edit.critical {
         flow.critical = c;
+    }
+    if let Some(c) = edit.categories {
+        flow.categories = c;
     }
     flow.updated_at = now;
     Ok(())
@@ -217,6 +284,18 @@ impl From<CatalogError> for Error {
                     .with("current_status", status.as_str())
                     .with("allowed_statuses", vec!["active"])
             }
+            CatalogError::TooManyCategories => Error::field(
+                "handle",
+                "length",
+                format!("a project declares at most {MAX_CATEGORIES} categories"),
+            ),
+            CatalogError::CategoryInUse { category, flows } => Error::conflict(
+                "category",
+                Some(category),
+                "category_in_use",
+                "flows that are not archived belong to this category",
+            )
+            .with("flows", flows),
             CatalogError::ChannelInUse { channel, status } => conflict(
                 "channel",
                 &channel,
@@ -243,6 +322,7 @@ mod tests {
             status,
             steps,
             critical: false,
+            categories: vec![],
             created_at: now,
             updated_at: now,
         }

@@ -28,7 +28,8 @@
 //! the accepted entries (`with_decisions`), in step order; the others go
 //! with the settle or change that applies them.
 
-use crate::model::{ChannelType, Delivery, DeliveryStatus, Flow, Preferences, Timestamp, User};
+use crate::model::{Delivery, DeliveryStatus, Flow, Timestamp, User};
+use crate::rules::preferences::Layers;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use uuid::Uuid;
@@ -218,48 +219,9 @@ impl TraceEntry {
     }
 }
 
-/// The preference "key" of a delivery of a critical flow: none decides, as
-/// none applies (`rules::critical`); traced as `preference.ignored`.
-pub const CRITICAL: &str = "critical";
-
-/// Which preference decides whether a delivery of `flow` on `t` goes out:
-/// `CRITICAL` when preferences do not apply to the flow, else
-/// `preference_key`.
-pub fn deciding_preference(
-    prefs: &Preferences, flow: &Flow, t: ChannelType,
-) -> (&'static str, bool) {
-    if crate::rules::critical::opt_outs_apply(flow) {
-        preference_key(prefs, &flow.handle, t)
-    } else {
-        (CRITICAL, true)
-    }
-}
-
-/// Which preference decides whether `t` goes out for `flow_handle`: the
-/// most specific one set (`flow_channel`: flow × channel type, then `flow`,
-/// then `channel_type`), `default` when none is; and whether it allows.
-pub fn preference_key(
-    prefs: &Preferences, flow_handle: &str, t: ChannelType,
-) -> (&'static str, bool) {
-    if let Some(false) = prefs.channel_types.get(&t) {
-        return ("channel_type", false);
-    }
-    if let Some(f) = prefs.flows.get(flow_handle) {
-        if let Some(false) = f.enabled {
-            return ("flow", false);
-        }
-        if let Some(v) = f.channel_types.get(&t) {
-            return ("flow_channel", *v);
-        }
-        if f.enabled == Some(true) {
-            return ("flow", true);
-        }
-    }
-    match prefs.channel_types.get(&t) {
-        Some(v) => ("channel_type", *v),
-        None => ("default", true),
-    }
-}
+/// The preference "key" of a delivery of a critical flow
+/// (`rules::preferences::CRITICAL`).
+pub use crate::rules::preferences::CRITICAL;
 
 /// The step a delivery belongs to (its id's last byte, see `model::delivery_id`).
 pub fn step_of(delivery: &Uuid) -> u8 {
@@ -336,7 +298,8 @@ pub struct Accepted {
     pub run_id: Uuid,
     pub user_id: Uuid,
     pub external_id: String,
-    /// Per delivery, the preference that decided it (`preference_key`).
+    /// Per delivery, the preference that decided it
+    /// (`rules::preferences::decide`).
     pub prefs: Vec<(&'static str, bool)>,
     /// The decisions staging took, each with its step (`with_decisions`).
     pub decided: Vec<(Option<usize>, TraceEntry)>,
@@ -344,7 +307,7 @@ pub struct Accepted {
 
 impl Accepted {
     pub fn new(
-        flow: &Flow, run_id: &Uuid, user: &User, prefs: &Preferences, deliveries: &[Delivery],
+        flow: &Flow, run_id: &Uuid, user: &User, prefs: &Layers<'_>, deliveries: &[Delivery],
         now: Timestamp, decided: Vec<(Option<usize>, TraceEntry)>,
     ) -> Self {
         Accepted {
@@ -357,7 +320,7 @@ impl Accepted {
             external_id: user.external_id.clone(),
             prefs: deliveries
                 .iter()
-                .map(|d| deciding_preference(prefs, flow, d.channel_type))
+                .map(|d| crate::rules::preferences::decide(prefs, flow, d.channel_type))
                 .collect(),
             decided,
         }
@@ -671,68 +634,6 @@ pub fn processed_into(now: Timestamp, sink: &mut impl Sink) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ChannelType, FlowPreference};
-
-    /// A critical flow's deliveries are decided by no preference, however
-    /// the recipient set them; any other flow's by the most specific one.
-    #[test]
-    fn no_preference_decides_for_a_critical_flow() {
-        let mut flow: Flow = serde_json::from_value(serde_json::json!({
-            "id": Uuid::now_v7(), "handle": "f", "name": "F", "description": null,
-            "status": "active", "steps": [], "critical": true,
-            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
-        }))
-        .unwrap();
-        let mut p = Preferences::default();
-        p.channel_types.insert(ChannelType::InApp, false);
-        p.flows.insert(
-            "f".into(),
-            FlowPreference {
-                enabled: Some(false),
-                ..Default::default()
-            },
-        );
-        let t = ChannelType::InApp;
-        assert_eq!(deciding_preference(&p, &flow, t), (CRITICAL, true));
-        flow.critical = false;
-        assert_eq!(deciding_preference(&p, &flow, t), ("channel_type", false));
-    }
-
-    /// The most specific setting decides, and says which it was.
-    #[test]
-    fn the_deciding_preference_is_named() {
-        let mut p = Preferences::default();
-        assert_eq!(
-            preference_key(&p, "f", ChannelType::Chat),
-            ("default", true)
-        );
-        p.channel_types.insert(ChannelType::Chat, true);
-        assert_eq!(
-            preference_key(&p, "f", ChannelType::Chat),
-            ("channel_type", true)
-        );
-        let mut fp = FlowPreference::default();
-        fp.channel_types.insert(ChannelType::Chat, false);
-        p.flows.insert("f".into(), fp);
-        assert_eq!(
-            preference_key(&p, "f", ChannelType::Chat),
-            ("flow_channel", false)
-        );
-        p.flows.get_mut("f").unwrap().enabled = Some(false);
-        assert_eq!(preference_key(&p, "f", ChannelType::Chat), ("flow", false));
-        p.channel_types.insert(ChannelType::Chat, false);
-        assert_eq!(
-            preference_key(&p, "g", ChannelType::Chat),
-            ("channel_type", false)
-        );
-        // the key agrees with the rule deliveries follow
-        for h in ["f", "g"] {
-            assert_eq!(
-                preference_key(&p, h, ChannelType::Chat).1,
-                p.allows(h, ChannelType::Chat)
-            );
-        }
-    }
 
     /// Staging's decisions land in step order: a run-wide one after the
     /// recipient, a step's before its `step.reached`, one of a step with no

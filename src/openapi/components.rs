@@ -16,14 +16,16 @@ use crate::bodies::flows::{
 };
 use crate::bodies::flows::{BatchStep, BatchStepType, BatchWindowType};
 use crate::bodies::notifications::{FlowRun, Notification, ProcessingStatus};
+use crate::bodies::preferences::{
+    Category, CategoryInput, CategoryList, CategoryPreferences, ChannelTypeFlags,
+    ChannelTypeFlagsInput, ChannelTypeSources, FlowPreferences, FlowPreferencesInput,
+    PreferenceSource, Preferences, PreferencesExplain, PreferencesInput, SettingSources,
+};
 use crate::bodies::user_api::{
     FeedEntryInteract, FeedEntryPatch, FeedPage, MarkAllResult, PushKeys, PushSubscription,
     PushSubscriptionDelete, PushSubscriptionInput, UserChannel,
 };
-use crate::bodies::users::{
-    ChannelTypeFlags, ChannelTypeFlagsInput, Erasure, FlowPreferences, FlowPreferencesInput,
-    Preferences, PreferencesInput,
-};
+use crate::bodies::users::Erasure;
 use crate::bodies::webhook_endpoints::{
     EventAttemptView, NotificationTrace, ReplayInput, ReplayResult, TraceEntryView,
     WebhookEndpoint, WebhookEndpointInput, WebhookEndpointUpdate, WebhookEndpointWithSecret,
@@ -79,6 +81,12 @@ const ALWAYS_PRESENT: &[&str] = &[
     "ChannelTypeFlags",
     "FlowPreferences",
     "Preferences",
+    "CategoryPreferences",
+    "Category",
+    "CategoryList",
+    "PreferencesExplain",
+    "SettingSources",
+    "ChannelTypeSources",
     "UserChannel",
     "PushSubscription",
     "ChannelStep",
@@ -110,6 +118,7 @@ const SOMETIMES_ABSENT: &[(&str, &str)] = &[
     ("ChannelStep", "send_window"),
     ("DelayStep", "if"),
     ("FlowPreferences", "critical"),
+    ("Preferences", "explain"),
     ("Notification", "batched_into"),
 ];
 
@@ -201,6 +210,14 @@ pub fn components() -> utoipa::openapi::schema::Components {
         Preferences,
         FlowPreferencesInput,
         PreferencesInput,
+        Category,
+        CategoryInput,
+        CategoryList,
+        CategoryPreferences,
+        PreferenceSource,
+        ChannelTypeSources,
+        SettingSources,
+        PreferencesExplain,
         ChannelStatus,
         UserChannel,
         PushSubscription,

@@ -71,6 +71,25 @@ pub fn topic_key_param() -> Parameter {
     )
 }
 
+pub fn category_handle_param() -> Parameter {
+    path_param(
+        "handle",
+        str_schema()
+            .pattern(Some("^[a-z0-9][a-z0-9_-]{0,63}$"))
+            .into(),
+        "The category's handle.",
+    )
+}
+
+/// `?explain=true` on a preferences answer.
+pub fn explain_param() -> Parameter {
+    query_param(
+        "explain",
+        enum_schema(&["true", "false"]),
+        "With true, the answer adds `explain`: where each value comes from (`user`, `default`, `critical`).",
+    )
+}
+
 pub fn flow_param() -> Parameter {
     path_param(
         "id",

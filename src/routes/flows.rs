@@ -5,7 +5,7 @@ use super::{list as list_page, ok};
 use crate::auth::Admin;
 use crate::bodies::{
     self,
-    flows::{FlowChange, FlowInput, FlowUpdate, RunInput},
+    flows::{Declared, FlowChange, FlowInput, FlowUpdate, RunInput},
 };
 use crate::errors::ApiResult;
 use crate::extract::{path_str, typed, Body, Query};
@@ -31,6 +31,15 @@ async fn channels_if(st: &AppState, project: Uuid, needed: bool) -> ApiResult<Ve
         return Ok(vec![]);
     }
     Ok(st.engine.all_channels(project).await?)
+}
+
+/// The project's categories when the body names some (a flow's must be
+/// declared).
+async fn categories_if(st: &AppState, project: Uuid, needed: bool) -> ApiResult<Declared> {
+    if !needed {
+        return Ok(Declared::new());
+    }
+    Ok(st.engine.categories(project).await?)
 }
 
 /// A template over its limits with no data at all always will be: refused now
@@ -68,8 +77,9 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     let input: FlowInput = typed(&m)?;
     let pid = a.project.id;
     let channels = channels_if(&st, pid, input.has_steps()).await?;
+    let declared = categories_if(&st, pid, input.has_categories()).await?;
     let mut v = Validator::new();
-    let mut new = input.validate(&channels, &mut v);
+    let mut new = input.validate(&channels, &declared, &mut v);
     probe_templates(&st, std::mem::take(&mut new.steps.probes), &mut v).await?;
     v.finish()?;
     st.once(pid, idem, "flow", |_| async {
@@ -82,6 +92,7 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
             status: FlowStatus::Draft,
             steps: new.steps.steps,
             critical: new.critical,
+            categories: new.categories,
             created_at: now,
             updated_at: now,
         };
@@ -138,8 +149,9 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     let input: FlowUpdate = typed(&m)?;
     let pid = a.project.id;
     let channels = channels_if(&st, pid, input.has_steps()).await?;
+    let declared = categories_if(&st, pid, input.has_categories()).await?;
     let mut v = Validator::new();
-    let mut change = input.validate(&flow, &channels, &mut v);
+    let mut change = input.validate(&flow, &channels, &declared, &mut v);
     if let Some(steps) = &mut change.steps {
         probe_templates(&st, std::mem::take(&mut steps.probes), &mut v).await?;
     }
@@ -149,12 +161,14 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
         description,
         steps,
         critical,
+        categories,
     } = change;
     let edit = FlowEdit {
         name,
         description,
         steps: steps.map(|s| s.steps),
         critical,
+        categories,
     };
     let flow = st.engine.edit_flow(pid, flow.id, edit).await?;
     Ok(ok(bodies::flows::Flow::from(&flow)))

@@ -4,6 +4,7 @@
 //! methods like unknown routes (404, after authentication for `/admin/` and
 //! `/user/` paths: docs/API.md §3).
 
+mod categories;
 mod channels;
 mod docs;
 pub mod endpoint;
@@ -109,6 +110,12 @@ pub fn endpoints() -> Vec<endpoint::Endpoint> {
         users::get_preferences_endpoint(),
         users::put_preferences_endpoint(),
         users::feed_endpoint(),
+        categories::put_endpoint(),
+        categories::list_endpoint(),
+        categories::get_endpoint(),
+        categories::delete_endpoint(),
+        categories::get_defaults_endpoint(),
+        categories::put_defaults_endpoint(),
         channels::create_endpoint(),
         channels::list_endpoint(),
         channels::get_endpoint(),

@@ -14,8 +14,8 @@ use crate::errors::{ApiError, ApiResult};
 use crate::extract::{path_str, path_uuid, typed, Body, Query};
 use crate::idempotency::{self, Created};
 use crate::openapi::{
-    enum_schema, feed_flow_param, feed_status_param, path_param, topic_key_param, uuid_param,
-    Content, Op, FEED_ACTIONS,
+    enum_schema, explain_param, feed_flow_param, feed_status_param, path_param, topic_key_param,
+    uuid_param, Content, Op, FEED_ACTIONS,
 };
 use crate::pagination;
 use crate::routes::users::{
@@ -65,12 +65,19 @@ pub fn preferences_endpoint() -> Endpoint {
         "getMyPreferences",
         "One's preferences",
     )
+    .param(explain_param())
     .ok(200, "The preferences", Content::Json("Preferences"))
     .to(preferences)
 }
 
-pub async fn preferences(u: UserCtx, st: State) -> ApiResult<HttpResponse> {
-    Ok(ok(preferences_view(&st, u.project.id, u.user.id).await?))
+pub async fn preferences(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
+    Ok(ok(preferences_view(
+        &st,
+        u.project.id,
+        Some(u.user.id),
+        &req,
+    )
+    .await?))
 }
 
 /// `PUT /user/v1/preferences`
@@ -80,16 +87,24 @@ pub fn put_preferences_endpoint() -> Endpoint {
         "putMyPreferences",
         "Update one's preferences",
     )
+    .param(explain_param())
     .body("PreferencesInput", true)
     .ok(200, "The full preferences", Content::Json("Preferences"))
     .to(put_preferences)
 }
 
-pub async fn put_preferences(u: UserCtx, body: Body, st: State) -> ApiResult<HttpResponse> {
+pub async fn put_preferences(
+    u: UserCtx, req: HttpRequest, body: Body, st: State,
+) -> ApiResult<HttpResponse> {
     let input = typed(&body.object()?)?;
-    Ok(ok(
-        update_preferences(&st, u.project.id, u.user, input).await?
-    ))
+    Ok(ok(update_preferences(
+        &st,
+        u.project.id,
+        Some(u.user),
+        input,
+        &req,
+    )
+    .await?))
 }
 
 /// `GET /user/v1/feed`

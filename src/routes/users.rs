@@ -6,15 +6,16 @@ use crate::auth::Admin;
 use crate::bodies::bulk::{
     BulkDeleteInput, BulkDeleteResult, BulkErasure, BulkUserResult, BulkUsersInput, BulkUsersResult,
 };
+use crate::bodies::preferences::{Preferences, PreferencesInput};
 use crate::bodies::user_api::FeedPage;
-use crate::bodies::users::{Erasure, Preferences, PreferencesInput, UserInput};
+use crate::bodies::users::{Erasure, UserInput};
 use crate::errors::ApiResult;
 use crate::extract::Given;
 use crate::extract::{path_str, typed, Body, Query};
 use crate::idempotency::{self, Created};
 use crate::openapi::{
-    enum_schema, external_id_param, feed_flow_param, feed_status_param, query_param, uuid_param,
-    Content, Op,
+    enum_schema, explain_param, external_id_param, feed_flow_param, feed_status_param, query_param,
+    uuid_param, Content, Op,
 };
 use crate::pagination;
 use crate::state::{AppState, State};
@@ -325,21 +326,45 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
     Ok(list_page(&paging, &page, |u| UserView::from(u)))
 }
 
-/// The full preferences object of a user (every live flow listed).
-pub async fn preferences_view(st: &AppState, project: Uuid, user: Uuid) -> ApiResult<Preferences> {
-    let (prefs, flows) = st.engine.preferences_with_flows(project, user).await?;
-    Ok(Preferences::new(&prefs, &flows))
+/// The full preferences object of a user (every category and live flow
+/// listed), or of the project's defaults (`None`); with the sources of its
+/// values when `?explain=true`.
+pub async fn preferences_view(
+    st: &AppState, project: Uuid, user: Option<Uuid>, req: &HttpRequest,
+) -> ApiResult<Preferences> {
+    let explain = explain_of(req)?;
+    let setting = st.engine.preference_setting(project, user).await?;
+    Ok(Preferences::new(&setting, explain))
 }
 
-/// Validates and applies a preferences PUT for `user`; the full object after it.
+/// `?explain=true|false` (false when absent).
+fn explain_of(req: &HttpRequest) -> ApiResult<bool> {
+    let q = Query::of(req);
+    let parse = |s: &str| match s {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    };
+    Ok(q.choice("explain", parse)?.unwrap_or(false))
+}
+
+/// Validates and applies a preferences PUT for `user`, or for the
+/// project's defaults (`None`); the full object after it.
 pub async fn update_preferences(
-    st: &AppState, project: Uuid, user: User, input: PreferencesInput,
+    st: &AppState, project: Uuid, user: Option<User>, input: PreferencesInput, req: &HttpRequest,
 ) -> ApiResult<Preferences> {
-    let flows = st.engine.live_flows(project).await?;
-    let patch = input.validate(&flows)?;
-    let uid = user.id;
-    st.engine.update_preferences(project, user, patch).await?;
-    preferences_view(st, project, uid).await
+    let explain = explain_of(req)?;
+    let before = st.engine.preference_setting(project, None).await?;
+    let patch = input.validate(&before.flows, &before.categories)?;
+    let uid = user.as_ref().map(|u| u.id);
+    match user {
+        Some(user) => {
+            st.engine.update_preferences(project, user, patch).await?;
+        }
+        None => st.engine.update_preference_defaults(project, patch).await?,
+    }
+    let after = st.engine.preference_setting(project, uid).await?;
+    Ok(Preferences::new(&after, explain))
 }
 
 /// `GET /admin/v1/users/{external_id}/preferences`
@@ -350,6 +375,7 @@ pub fn get_preferences_endpoint() -> Endpoint {
         "A user's preferences",
     )
     .param(external_id_param())
+    .param(explain_param())
     .ok(200, "The preferences", Content::Json("Preferences"))
     .errors(&[404])
     .to(get_preferences)
@@ -359,7 +385,7 @@ pub async fn get_preferences(a: Admin, req: HttpRequest, st: State) -> ApiResult
     let ext = path_str(&req, "external_id")?;
     let pid = a.project.id;
     let u = st.engine.user(pid, ext).await?;
-    Ok(ok(preferences_view(&st, pid, u.id).await?))
+    Ok(ok(preferences_view(&st, pid, Some(u.id), &req).await?))
 }
 
 /// `PUT /admin/v1/users/{external_id}/preferences`
@@ -370,6 +396,7 @@ pub fn put_preferences_endpoint() -> Endpoint {
         "Update a user's preferences",
     )
     .param(external_id_param())
+    .param(explain_param())
     .body("PreferencesInput", true)
     .ok(200, "The full preferences", Content::Json("Preferences"))
     .errors(&[404])
@@ -383,7 +410,7 @@ pub async fn put_preferences(
     let input = typed(&body.object()?)?;
     let pid = a.project.id;
     let u = st.engine.user(pid, ext).await?;
-    Ok(ok(update_preferences(&st, pid, u, input).await?))
+    Ok(ok(update_preferences(&st, pid, Some(u), input, &req).await?))
 }
 
 /// The parsed query of a feed page (`status` filter and paging).

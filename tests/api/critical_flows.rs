@@ -112,7 +112,7 @@ async fn a_critical_flow_ignores_preferences_and_cannot_be_turned_off() {
         assert_eq!(
             p["flows"][&ch],
             json!({"critical": true, "enabled": true, "channel_types": all_true(),
-                "name": crit["name"]}),
+                "name": crit["name"], "categories": []}),
             "{p}"
         );
         assert_eq!(p["flows"][&nh].get("critical"), None, "{p}");

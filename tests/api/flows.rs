@@ -416,7 +416,8 @@ async fn preferences_list_every_non_archived_flow() {
         for f in flows {
             m.insert(
                 s(&f["handle"]),
-                json!({"name": f["name"], "enabled": true, "channel_types": all_true()}),
+                json!({"name": f["name"], "enabled": true, "channel_types": all_true(),
+                    "categories": []}),
             );
         }
         Value::Object(m)

@@ -36,6 +36,7 @@ mod packaging;
 mod pagination;
 mod pg_store;
 mod poison;
+mod preference_categories;
 mod preferences;
 mod project;
 mod providers_config;

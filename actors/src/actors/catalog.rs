@@ -1,12 +1,16 @@
 //! The engine's operations on a project's catalog that carry a rule
 //! (`crate::catalog`): a flow's status changes and edits, a channel's
-//! deletion and revocation. Each reads what the rule needs and applies it
+//! deletion and revocation; preference categories and the project's
+//! preference defaults. Each reads what the rule needs and applies it
 //! under the record's lock in one storage job.
 
 use super::engine::Engine;
 use crate::catalog::{self, FlowEdit};
+use crate::error::Error;
 use crate::error::Result;
-use crate::model::{Channel, Flow, FlowStatus, Timestamp};
+use crate::model::{Category, Channel, Flow, FlowStatus, Preferences, Timestamp};
+use crate::storage::ProjectRef;
+use std::collections::BTreeMap;
 use uuid::Uuid;
 
 impl Engine {
@@ -53,6 +57,104 @@ impl Engine {
     pub async fn revoke_channel(&self, project: Uuid, id: Uuid) -> Result<Channel> {
         self.run(move |s| s.update_channel(&project, &id, Box::new(|c| Ok(catalog::revoke(c)?))))
             .await
+    }
+}
+
+/// What a preferences answer is made of: the user's settings (none for the
+/// project's defaults themselves), the project's defaults and categories,
+/// and its flows that are not archived.
+pub struct PreferenceSetting {
+    pub user: Preferences,
+    pub defaults: Preferences,
+    pub categories: BTreeMap<String, Category>,
+    pub flows: Vec<Flow>,
+}
+
+impl Engine {
+    /// Declares or renames a preference category (`catalog::put_category`):
+    /// the category, and whether it is new.
+    pub async fn put_category(
+        &self, project: Uuid, handle: String, name: String, description: Option<String>,
+    ) -> Result<(Category, bool)> {
+        self.run(move |s| {
+            let mut outcome = Ok(false);
+            let p = s.update_project(
+                &project,
+                Box::new(|p| {
+                    outcome = catalog::put_category(p, &handle, name, description, Timestamp::now())
+                }),
+            )?;
+            let created = outcome?;
+            let c = p.categories.get(&handle).cloned();
+            Ok((
+                c.ok_or_else(|| Error::internal("a category put was lost"))?,
+                created,
+            ))
+        })
+        .await
+    }
+
+    /// Deletes a category no live flow names (`catalog::may_delete_category`);
+    /// 404 when there is none.
+    pub async fn delete_category(&self, project: Uuid, handle: String) -> Result<()> {
+        self.run(move |s| {
+            catalog::may_delete_category(&handle, &s.live_flows(&project)?)?;
+            let mut found = false;
+            s.update_project(
+                &project,
+                Box::new(|p| found = catalog::delete_category(p, &handle)),
+            )?;
+            if !found {
+                return Err(Error::not_found("category", &handle));
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// The project's categories, by handle.
+    pub async fn categories(&self, project: Uuid) -> Result<BTreeMap<String, Category>> {
+        self.run(move |s| {
+            let p = s.find_project(ProjectRef::Id(&project))?;
+            Ok(p.map(|p| p.categories).unwrap_or_default())
+        })
+        .await
+    }
+
+    /// Merges `patch` into the project's preference defaults.
+    pub async fn update_preference_defaults(
+        &self, project: Uuid, patch: Preferences,
+    ) -> Result<()> {
+        self.run(move |s| {
+            s.update_project(
+                &project,
+                Box::new(move |p| p.preference_defaults.merge(&patch)),
+            )
+            .map(|_| ())
+        })
+        .await
+    }
+
+    /// What a preferences answer shows: of `user`, or of the project's
+    /// defaults alone when `None`.
+    pub async fn preference_setting(
+        &self, project: Uuid, user: Option<Uuid>,
+    ) -> Result<PreferenceSetting> {
+        self.run(move |s| {
+            let p = s
+                .find_project(ProjectRef::Id(&project))?
+                .ok_or_else(|| Error::not_found("project", project))?;
+            Ok(PreferenceSetting {
+                user: match user {
+                    Some(u) => s.preferences(&project, &u)?,
+                    None => Preferences::default(),
+                },
+                defaults: p.preference_defaults,
+                categories: p.categories,
+                flows: s.live_flows(&project)?,
+            })
+        })
+        .await
     }
 }
 

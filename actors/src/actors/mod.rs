@@ -43,6 +43,7 @@ mod supervisor;
 mod user;
 mod workflow;
 
+pub use catalog::PreferenceSetting;
 pub use channel::ChannelActor;
 pub use channel::Dispatch;
 pub use engine::DEFAULT_CLAIM_POLL;

@@ -8,7 +8,7 @@
 use super::engine::Engine;
 use super::feed_pages::FeedPages;
 use crate::error::{Error, Result};
-use crate::model::{Channel, Delivery, Flow, Preferences, Project, Subscription, Topic, User};
+use crate::model::{Channel, Delivery, Flow, Project, Subscription, Topic, User};
 use crate::storage::{Erasure, IdempotentResponse, Page, PageReq, PushSubscription};
 use std::sync::Arc;
 use uuid::Uuid;
@@ -208,14 +208,6 @@ impl Engine {
 
     pub async fn list_users(&self, project: Uuid, req: PageReq) -> Result<Page<User>> {
         self.run(move |s| s.list_users(&project, &req)).await
-    }
-
-    /// A user's preferences and the flows they can name (the live ones).
-    pub async fn preferences_with_flows(
-        &self, project: Uuid, user: Uuid,
-    ) -> Result<(Preferences, Vec<Flow>)> {
-        self.run(move |s| Ok((s.preferences(&project, &user)?, s.live_flows(&project)?)))
-            .await
     }
 
     /// An erasure of the project (`None`: no such erasure).

@@ -123,6 +123,11 @@ pub struct Flow {
     /// (`rules::critical`). Flows stored before it existed read as `false`.
     #[serde(default)]
     pub critical: bool,
+    /// The preference categories it belongs to (handles of
+    /// `Project::categories`): a user who turns one off does not get it
+    /// (`rules::preferences`). Flows stored before categories had none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub categories: Vec<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }

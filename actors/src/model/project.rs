@@ -1,7 +1,8 @@
 //! Projects: a tenant's record, its credentials and settings, and the operator's view of it.
 
-use super::Timestamp;
+use super::{Preferences, Timestamp};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use uuid::Uuid;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -42,6 +43,25 @@ pub struct Project {
     /// server default (`--project-quota-bytes`).
     #[serde(default)]
     pub quota_bytes: Option<u64>,
+    /// The preference categories flows may name, by handle
+    /// (`rules::preferences`). Kept on the project: there are few, and
+    /// every staging reads them with the defaults.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub categories: BTreeMap<String, Category>,
+    /// The project's preference defaults: what a user who set nothing gets
+    /// (`rules::preferences`; everything on where these say nothing).
+    #[serde(default, skip_serializing_if = "Preferences::is_empty")]
+    pub preference_defaults: Preferences,
+}
+
+/// A preference category (`PUT /admin/v1/categories/{handle}`): a name to
+/// show users for a group of flows they can turn off together.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Category {
+    pub name: String,
+    pub description: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
 }
 
 impl Project {
@@ -66,6 +86,8 @@ impl Project {
             timezone: None,
             retention: Default::default(),
             quota_bytes: None,
+            categories: BTreeMap::new(),
+            preference_defaults: Preferences::default(),
         }
     }
 }

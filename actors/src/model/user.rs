@@ -89,45 +89,54 @@ impl UserPatch {
 
 // ---------------------------------------------------------------- preferences
 
+/// A flow's or a category's setting: on or off as a whole, and per
+/// channel type; `None` or a missing type is "not set" (the layer below
+/// decides, see `rules::preferences`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct FlowPreference {
     pub enabled: Option<bool>,
     pub channel_types: std::collections::BTreeMap<ChannelType, bool>,
 }
 
-/// What a user changed from the defaults (everything else is `true`).
+impl FlowPreference {
+    fn merge(&mut self, patch: &FlowPreference) {
+        if patch.enabled.is_some() {
+            self.enabled = patch.enabled;
+        }
+        for (t, v) in &patch.channel_types {
+            self.channel_types.insert(*t, *v);
+        }
+    }
+}
+
+/// What a user (or a project's defaults) set; everything else is not set.
+/// Whether a delivery goes out is `rules::preferences`' to say.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Preferences {
     pub channel_types: std::collections::BTreeMap<ChannelType, bool>,
     pub flows: std::collections::BTreeMap<String, FlowPreference>,
+    /// By category handle (`Project::categories`). Stored before categories
+    /// existed: none.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub categories: std::collections::BTreeMap<String, FlowPreference>,
 }
 
 impl Preferences {
-    /// `channel_types[t] && flows[h].enabled && flows[h].channel_types[t]` (docs/API.md §6).
-    pub fn allows(&self, flow_handle: &str, t: ChannelType) -> bool {
-        if !self.channel_types.get(&t).copied().unwrap_or(true) {
-            return false;
-        }
-        match self.flows.get(flow_handle) {
-            None => true,
-            Some(f) => {
-                f.enabled.unwrap_or(true) && f.channel_types.get(&t).copied().unwrap_or(true)
-            }
-        }
+    /// Nothing set.
+    pub fn is_empty(&self) -> bool {
+        self.channel_types.is_empty() && self.flows.is_empty() && self.categories.is_empty()
     }
 
+    /// Sets what `patch` sets, keeps the rest.
     pub fn merge(&mut self, patch: &Preferences) {
         for (t, v) in &patch.channel_types {
             self.channel_types.insert(*t, *v);
         }
         for (h, fp) in &patch.flows {
-            let cur = self.flows.entry(h.clone()).or_default();
-            if fp.enabled.is_some() {
-                cur.enabled = fp.enabled;
-            }
-            for (t, v) in &fp.channel_types {
-                cur.channel_types.insert(*t, *v);
-            }
+            self.flows.entry(h.clone()).or_default().merge(fp);
+        }
+        for (h, cp) in &patch.categories {
+            self.categories.entry(h.clone()).or_default().merge(cp);
         }
     }
 }

@@ -489,6 +489,7 @@ mod tests {
                 max_window: None,
             }],
             critical: false,
+            categories: vec![],
             created_at: now,
             updated_at: now,
         }

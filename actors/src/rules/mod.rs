@@ -9,6 +9,7 @@ pub mod composite;
 pub mod critical;
 pub mod feed;
 pub mod lookups;
+pub mod preferences;
 pub mod projects;
 pub mod records;
 pub mod refusals;

@@ -20,6 +20,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::Timestamp;
+use crate::rules::preferences::key;
 use crate::trace::{Accepted, Arg, TraceEntry};
 use serde_json::{Map, Number, Value};
 use uuid::Uuid;
@@ -352,13 +353,16 @@ pub(crate) fn encode_accepted(t: &Accepted, deliveries: &[crate::model::Delivery
 /// notification's record does not.
 const TRACE_STUB: u8 = 3;
 
-/// The preference keys (`trace::preference_key`), by index.
+/// The preference keys (`rules::preferences::key`), by index: new keys are
+/// appended, as stored stubs name them by position.
 const PREF_KEYS: &[&str] = &[
-    "default",
-    "channel_type",
-    "flow",
-    "flow_channel",
+    key::DEFAULT,
+    key::CHANNEL_TYPE,
+    key::FLOW,
+    key::FLOW_CHANNEL,
     crate::trace::CRITICAL,
+    key::CATEGORY,
+    key::CATEGORY_CHANNEL,
 ];
 
 /// A grouped notification's trace as accepted, in the few bytes its record

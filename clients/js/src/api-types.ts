@@ -139,6 +139,35 @@ export interface CancelResult {
   canceled: number;
 }
 
+/** A preference category: a group of flows a user can turn off together
+ * (a flow names its categories; a user's preferences set them). */
+export interface Category {
+  created_at: string;
+  description: string | null;
+  handle: string;
+  name: string;
+  updated_at: string;
+}
+
+/** Declares a category or changes its name and description. */
+export interface CategoryInput {
+  description?: string | null;
+  name: string;
+}
+
+/** Every category of the project, by handle order (there are at most 100,
+ * so the list is not paged). */
+export interface CategoryList {
+  data: Array<Category>;
+}
+
+/** A category as a user's preferences show it: effective values. */
+export interface CategoryPreferences {
+  channel_types: ChannelTypeFlags;
+  enabled: boolean;
+  name: string;
+}
+
 /** A channel. Its `config` is what was stored, secrets reading back as `********`; `status` is `active` once every required field is set. */
 export type Channel = {
   config: {
@@ -386,6 +415,16 @@ export interface ChannelTypeFlagsInput {
   mobile_push?: boolean;
   sms?: boolean;
   web_push?: boolean;
+}
+
+/** One source per channel type. */
+export interface ChannelTypeSources {
+  chat: PreferenceSource;
+  email: PreferenceSource;
+  in_app: PreferenceSource;
+  mobile_push: PreferenceSource;
+  sms: PreferenceSource;
+  web_push: PreferenceSource;
 }
 
 /** A channel update. `type` and `provider` cannot change (they may be sent, equal to the channel's); the alternative of the channel's provider says what `config` takes. (`anyOf`, not `oneOf`: an update need not name its provider.) */
@@ -744,6 +783,9 @@ export interface FeedPage {
 }
 
 export interface Flow {
+  /** The preference categories it belongs to: a user who turns one off
+   * does not get it. */
+  categories: Array<string>;
   created_at: string;
   /** Its deliveries ignore the recipient's preferences (and will ignore
    * quiet hours and one-click unsubscribe). */
@@ -758,6 +800,9 @@ export interface Flow {
 }
 
 export interface FlowInput {
+  /** The preference categories it belongs to (declared handles, at most
+   * 10); none when absent. */
+  categories?: Array<string> | null;
   /** Its deliveries ignore the recipient's preferences (and will ignore
    * quiet hours and one-click unsubscribe); false when absent. */
   critical?: boolean | null;
@@ -774,6 +819,8 @@ export interface FlowList {
 }
 
 export interface FlowPreferences {
+  /** The categories it belongs to (each also listed in `categories`). */
+  categories: Array<string>;
   channel_types: ChannelTypeFlags;
   /** Present, and true, for a critical flow only: it ignores preferences,
    * so it shows enabled on every channel type, and turning it off is
@@ -816,6 +863,8 @@ export type FlowStatus = "draft" | "active" | "archived";
 
 /** Partial update; `handle` cannot change. */
 export interface FlowUpdate {
+  /** See `FlowInput.categories`; absent keeps them, null or `[]` clears. */
+  categories?: Array<string> | null;
   /** See `FlowInput.critical`; absent keeps it. */
   critical?: boolean | null;
   description?: string | null;
@@ -885,14 +934,32 @@ export interface Page {
 /** What a run is when it is accepted: always `pending`. */
 export type PendingStatus = "pending";
 
-/** A user's preferences: every flow of the project that is not archived, by handle. */
+/** Where a value of a preferences answer comes from (`?explain=true`):
+ * `user` (the user set it), `default` (the project's defaults set it, or
+ * nothing did: on), `critical` (a critical flow: on whatever is set). */
+export type PreferenceSource = "user" | "default" | "critical";
+
+/** A user's (or the project's default) preferences as they apply: every
+ * category of the project and every flow that is not archived, by handle. */
 export interface Preferences {
+  categories: Record<string, CategoryPreferences>;
   channel_types: ChannelTypeFlags;
+  explain?: PreferencesExplain | null;
   flows: Record<string, FlowPreferences>;
+}
+
+/** `explain` of a preferences answer: the same keys, each value's source. */
+export interface PreferencesExplain {
+  categories: Record<string, SettingSources>;
+  channel_types: ChannelTypeSources;
+  flows: Record<string, SettingSources>;
 }
 
 /** Partial update; an unknown channel type or flow handle is a 422 `inclusion`. */
 export interface PreferencesInput {
+  /** By category handle, the same shape as a flow's; an undeclared
+   * handle is a 422 `inclusion`. */
+  categories?: Record<string, FlowPreferencesInput> | null;
   channel_types?: ChannelTypeFlagsInput | null;
   flows?: Record<string, FlowPreferencesInput> | null;
 }
@@ -1061,6 +1128,12 @@ export interface SendWindow {
   from: string;
   /** Not equal to `from`. */
   to: string;
+}
+
+/** The sources of a flow's or a category's values. */
+export interface SettingSources {
+  channel_types: ChannelTypeSources;
+  enabled: PreferenceSource;
 }
 
 export interface SigningKeyInput {

@@ -22,6 +22,10 @@ use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
 use super::{BatchStep, ChannelStepType, DelayStep, Template, ThrottleStep};
+use crate::bodies::preferences::flow_categories;
+
+/// The project's declared preference categories, by handle.
+pub type Declared = std::collections::BTreeMap<String, model::Category>;
 
 /// A template as a request gives it.
 #[derive(Deserialize, Default)]
@@ -141,6 +145,11 @@ pub struct FlowInput {
     #[serde(default)]
     #[schema(value_type = Option<bool>)]
     pub critical: Given<bool>,
+    /// The preference categories it belongs to (declared handles, at most
+    /// 10); none when absent.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>, max_items = 10)]
+    pub categories: Given<Value>,
 }
 
 /// Partial update; `handle` cannot change.
@@ -164,6 +173,10 @@ pub struct FlowUpdate {
     #[serde(default)]
     #[schema(value_type = Option<bool>)]
     pub critical: Given<bool>,
+    /// See `FlowInput.categories`; absent keeps them, null or `[]` clears.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>, max_items = 10)]
+    pub categories: Given<Value>,
 }
 
 /// Checked steps, and the template sources still to probe: (field path, source).
@@ -180,6 +193,7 @@ pub struct NewFlow {
     pub description: Option<String>,
     pub steps: Steps,
     pub critical: bool,
+    pub categories: Vec<String>,
 }
 
 /// What a flow update changes: `None` keeps, `Some(None)` clears.
@@ -188,6 +202,7 @@ pub struct FlowChange {
     pub description: Option<Option<String>>,
     pub steps: Option<Steps>,
     pub critical: Option<bool>,
+    pub categories: Option<Vec<String>>,
 }
 
 impl FlowInput {
@@ -199,7 +214,14 @@ impl FlowInput {
     /// The checked flow, problems left in `v` (the handler still probes the
     /// templates before `v.finish()`; a field left empty here has its problem
     /// in `v`).
-    pub fn validate(&self, channels: &[model::Channel], v: &mut Validator) -> NewFlow {
+    /// Whether it names categories (the handler loads them only then).
+    pub fn has_categories(&self) -> bool {
+        !matches!(self.categories, Given::Absent)
+    }
+
+    pub fn validate(
+        &self, channels: &[model::Channel], declared: &Declared, v: &mut Validator,
+    ) -> NewFlow {
         let handle = self.handle.required_text("handle", 64, v);
         if let Some(h) = &handle {
             if !validate::is_handle(h) {
@@ -217,7 +239,9 @@ impl FlowInput {
             given => steps(given, channels, v),
         };
         let critical = self.critical.flag("critical", v).unwrap_or(false);
+        let categories = flow_categories(&self.categories, declared, v).unwrap_or_default();
         NewFlow {
+            categories,
             handle: handle.unwrap_or_default(),
             name: name.unwrap_or_default(),
             description,
@@ -232,9 +256,14 @@ impl FlowUpdate {
         matches!(self.steps, Given::Value(_))
     }
 
+    pub fn has_categories(&self) -> bool {
+        !matches!(self.categories, Given::Absent)
+    }
+
     /// The change to `flow` (problems left in `v`, as for a create).
     pub fn validate(
-        &self, flow: &model::Flow, channels: &[model::Channel], v: &mut Validator,
+        &self, flow: &model::Flow, channels: &[model::Channel], declared: &Declared,
+        v: &mut Validator,
     ) -> FlowChange {
         if !matches!(&self.handle, Given::Absent)
             && !matches!(&self.handle, Given::Value(h) if *h == flow.handle)
@@ -255,6 +284,7 @@ impl FlowUpdate {
             description,
             steps,
             critical: self.critical.flag("critical", v),
+            categories: flow_categories(&self.categories, declared, v),
         }
     }
 }

@@ -269,6 +269,9 @@ impl From<&model::Step> for Step {
 
 #[derive(Serialize, ToSchema)]
 pub struct Flow {
+    /// The preference categories it belongs to: a user who turns one off
+    /// does not get it.
+    pub categories: Vec<String>,
     #[schema(value_type = DateTime<Utc>)]
     pub created_at: Timestamp,
     /// Its deliveries ignore the recipient's preferences (and will ignore
@@ -287,6 +290,7 @@ pub struct Flow {
 impl From<&model::Flow> for Flow {
     fn from(f: &model::Flow) -> Self {
         Flow {
+            categories: f.categories.clone(),
             created_at: f.created_at,
             critical: f.critical,
             description: f.description.clone(),

@@ -22,7 +22,7 @@ use crate::model::{
     User, UserPatch, NOTIFICATION_TAG,
 };
 use crate::render::{Limits, RunRenderer};
-use crate::rules::critical;
+use crate::rules::preferences::{self, Layers};
 use crate::storage::{
     AcceptInput, AcceptedRun, ActorSpec, QueueItem, RunCommit, RunRecipient, StagedNotification,
     StagedRun, Storage, UserWrite,
@@ -314,6 +314,9 @@ pub(crate) struct Stager<'a> {
     /// The template context's parts shared by every recipient of the run,
     /// converted to template values once.
     pub(crate) shared: crate::render::Shared,
+    /// The project's preference defaults, read once for the run (or the
+    /// chunk): under every recipient's own settings (`rules::preferences`).
+    pub(crate) defaults: Preferences,
 }
 
 /// A run's explicit recipients without repeats, in the order each first
@@ -347,7 +350,12 @@ impl<'a> Stager<'a> {
             }
         }
         let actor = super::frames::actor_json(actor);
+        let defaults = s
+            .find_project(crate::storage::ProjectRef::Id(&project))?
+            .map(|p| p.preference_defaults)
+            .unwrap_or_default();
         Ok(Stager {
+            defaults,
             project,
             run,
             renderer: RunRenderer::new(&run.flow, limits),
@@ -414,6 +422,7 @@ impl<'a> Stager<'a> {
         queued: &mut Vec<QueueItem>, metrics: &mut Tally,
     ) -> Result<StagedNotification> {
         let run = self.run;
+        let layers = Layers::new(prefs, &self.defaults);
         let ctx = self.shared.context(user);
         let mut pending = false;
         let mut offset_ms: i64 = 0;
@@ -601,13 +610,15 @@ impl<'a> Stager<'a> {
                     Some(Some(_)) => {
                         // A critical flow's deliveries go out whatever the
                         // recipient opted out of (traced as such).
-                        if critical::opt_outs_apply(&run.flow)
-                            && !prefs.allows(&run.flow.handle, channel_type)
-                        {
+                        let (key, allowed) = preferences::decide(&layers, &run.flow, channel_type);
+                        if !allowed {
                             status = DeliveryStatus::Skipped;
                             error = Some(DeliveryError::new(
                                 DeliveryErrorCode::Preference,
-                                format!("the recipient opted out of {}", channel_type.as_str()),
+                                format!(
+                                    "the recipient opted out of {} (by {key})",
+                                    channel_type.as_str()
+                                ),
                             ));
                         }
                     }
@@ -712,7 +723,7 @@ impl<'a> Stager<'a> {
             batch_write = Some(crate::storage::BatchWrite::Open(b));
         }
         let mut trace =
-            trace::Accepted::new(&run.flow, &run.id, user, prefs, &deliveries, now, decided);
+            trace::Accepted::new(&run.flow, &run.id, user, &layers, &deliveries, now, decided);
         // Staging decides in project time as of the run's acceptance.
         trace.project_at = run.clock_at;
         Ok(StagedNotification {
