@@ -155,6 +155,14 @@ pub fn feed_flow_param() -> Parameter {
     )
 }
 
+pub fn feed_category_param() -> Parameter {
+    query_param(
+        "category",
+        str_schema().into(),
+        "Only the entries of flows in this preference category (its handle), as the flows name it now; an unknown one matches nothing.",
+    )
+}
+
 pub fn notification_filters() -> Vec<Parameter> {
     let mut v = vec![
         query_param(

@@ -14,8 +14,8 @@ use crate::errors::{ApiError, ApiResult};
 use crate::extract::{path_str, path_uuid, typed, Body, Query};
 use crate::idempotency::{self, Created};
 use crate::openapi::{
-    enum_schema, explain_param, feed_flow_param, feed_status_param, path_param, topic_key_param,
-    uuid_param, Content, Op, FEED_ACTIONS,
+    enum_schema, explain_param, feed_category_param, feed_flow_param, feed_status_param,
+    path_param, topic_key_param, uuid_param, Content, Op, FEED_ACTIONS,
 };
 use crate::pagination;
 use crate::routes::users::{
@@ -112,6 +112,7 @@ pub fn feed_endpoint() -> Endpoint {
     Op::get("/user/v1/feed", "getFeed", "One's feed")
         .param(feed_status_param())
         .param(feed_flow_param())
+        .param(feed_category_param())
         .paged()
         .ok(200, "A page of feed entries", Content::Json("FeedPage"))
         .to(feed)
@@ -271,10 +272,11 @@ pub fn archive_all_endpoint() -> Endpoint {
     Op::post(
         "/user/v1/feed/archive_all",
         "archiveAll",
-        "Archive every entry (of a status, of a flow)",
+        "Archive every entry (of a status, of a flow, of a category)",
     )
     .param(feed_status_param())
     .param(feed_flow_param())
+    .param(feed_category_param())
     .ok(
         200,
         "How many entries changed",
@@ -284,13 +286,14 @@ pub fn archive_all_endpoint() -> Endpoint {
     .to(archive_all)
 }
 
-/// Archives the entries `GET /user/v1/feed` with the same `status` and
-/// `flow` lists (every entry not archived by default).
+/// Archives the entries `GET /user/v1/feed` with the same `status`, `flow`
+/// and `category` lists (every entry not archived by default).
 pub async fn archive_all(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let q = Query::of(&req);
     let filters = FeedFilters {
         status: q.choice("status", FeedFilter::parse)?.unwrap_or_default(),
         flow: q.get("flow").map(str::to_string),
+        category: q.get("category").map(str::to_string),
     };
     mark_all(u, st, FeedMark::Archived, filters).await
 }

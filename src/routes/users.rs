@@ -14,8 +14,8 @@ use crate::extract::Given;
 use crate::extract::{path_str, typed, Body, Query};
 use crate::idempotency::{self, Created};
 use crate::openapi::{
-    enum_schema, explain_param, external_id_param, feed_flow_param, feed_status_param, query_param,
-    uuid_param, Content, Op,
+    enum_schema, explain_param, external_id_param, feed_category_param, feed_flow_param,
+    feed_status_param, query_param, uuid_param, Content, Op,
 };
 use crate::pagination;
 use crate::state::{AppState, State};
@@ -431,19 +431,25 @@ pub fn feed_query(
     let filter = q.choice("status", FeedFilter::parse)?.unwrap_or_default();
     let status = q.get("status").map(str::to_string);
     let flow = q.get("flow").map(str::to_string);
-    let first_page = status.is_none() && flow.is_none();
+    let category = q.get("category").map(str::to_string);
+    let first_page = status.is_none() && flow.is_none() && category.is_none();
     let paging = pagination::parse(
         &q,
         st.cursor_key(),
         &project,
         &format!("feed:{project}:{ext}"),
-        &[("status", status), ("flow", flow.clone())],
+        &[
+            ("status", status),
+            ("flow", flow.clone()),
+            ("category", category.clone()),
+        ],
     )?;
     let first_page = first_page && paging.req.after.is_none() && paging.req.before.is_none();
     Ok(FeedQuery {
         filters: FeedFilters {
             status: filter,
             flow,
+            category,
         },
         paging,
         first_page,
@@ -493,6 +499,7 @@ pub fn feed_endpoint() -> Endpoint {
     .param(external_id_param())
     .param(feed_status_param())
     .param(feed_flow_param())
+    .param(feed_category_param())
     .paged()
     .ok(200, "A page of feed entries", Content::Json("FeedPage"))
     .errors(&[404])

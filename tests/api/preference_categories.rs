@@ -513,3 +513,58 @@ async fn a_critical_flow_reaches_a_user_who_turned_everything_off() {
         .await;
     assert_field(&r, &format!("flows.{ch}.enabled"), "exclusion");
 }
+
+#[tokio::test]
+async fn the_feed_filters_by_category_and_archive_all_takes_the_filter() {
+    let Setup {
+        app,
+        comment,
+        invoice,
+        _hook,
+    } = setup().await;
+    let (u, _) = app.create_user("tabs", json!({})).await;
+    statuses(&app, &comment, &u).await;
+    statuses(&app, &invoice, &u).await;
+    wait_feed(&app, &u, 2).await;
+    let feed = |q: Vec<(&'static str, String)>| {
+        let app = &app;
+        let u = u.clone();
+        async move {
+            let r = app.user(GET, &format!("{U}/feed"), &u).query(&q).go().await;
+            let page = r.ok(200);
+            page["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| s(&e["flow_id"]))
+                .collect::<Vec<_>>()
+        }
+    };
+    let (cid, iid) = (s(&comment["id"]), s(&invoice["id"]));
+    assert_eq!(
+        feed(vec![("category", "comments".into())]).await,
+        vec![cid.clone()]
+    );
+    assert_eq!(
+        feed(vec![("category", "billing".into())]).await,
+        vec![iid.clone()]
+    );
+    assert!(feed(vec![("category", "nope".into())]).await.is_empty());
+    let both = vec![
+        ("category", "billing".to_string()),
+        ("flow", s(&comment["handle"])),
+    ];
+    assert!(feed(both).await.is_empty(), "a flow outside the category");
+    let r = app
+        .user(POST, &format!("{U}/feed/archive_all"), &u)
+        .query(&[("category", "billing")])
+        .go()
+        .await;
+    assert_eq!(r.ok(200)["updated"], json!(1), "{r}");
+    assert_eq!(
+        feed(vec![]).await,
+        vec![cid],
+        "only the billing entry was archived"
+    );
+    assert_eq!(feed(vec![("status", "archived".into())]).await, vec![iid]);
+}

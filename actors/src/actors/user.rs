@@ -99,23 +99,38 @@ pub struct UpdateEntry {
 }
 
 /// The filters of a feed list (`GET /user/v1/feed`), which `archive_all`
-/// takes too: a status, and a flow by id or handle (one that names nothing
-/// matches no entry).
+/// takes too: a status, a flow by id or handle and a preference category by
+/// handle (one that names nothing matches no entry).
 #[derive(Debug, Clone, Default)]
 pub struct FeedFilters {
     pub status: FeedFilter,
     pub flow: Option<String>,
+    pub category: Option<String>,
 }
 
 impl FeedFilters {
-    /// The entries these filters select, the flow resolved in `s`.
+    /// The entries these filters select, the flow and the category
+    /// resolved in `s`: a category is the flows (not archived) that name
+    /// it now, so an entry moves tabs with its flow.
     pub(crate) fn scope(&self, s: &dyn Storage, project: &Uuid) -> Result<FeedScope> {
+        let flow = match &self.flow {
+            Some(key) => Some(s.flow_filter_id(project, key)?),
+            None => None,
+        };
+        let flows = match &self.category {
+            None => flow.map(|f| vec![f]),
+            Some(c) => Some(
+                s.live_flows(project)?
+                    .into_iter()
+                    .filter(|f| f.categories.contains(c))
+                    .map(|f| f.id)
+                    .filter(|id| flow.is_none_or(|only| only == *id))
+                    .collect(),
+            ),
+        };
         Ok(FeedScope {
             status: self.status,
-            flow: match &self.flow {
-                Some(key) => Some(s.flow_filter_id(project, key)?),
-                None => None,
-            },
+            flows,
         })
     }
 }

@@ -151,9 +151,12 @@ pub fn marks(mark: FeedMark, scope: &FeedScope, f: u8) -> bool {
     listed(scope.status, f) && f & mark_flag(mark) == 0
 }
 
-/// Whether an entry is of the scope's flow (any, when it names none).
+/// Whether an entry is of one of the scope's flows (any, when it names none).
 pub fn in_scope(scope: &FeedScope, d: &Delivery) -> bool {
-    scope.flow.is_none_or(|f| f == d.flow_id)
+    scope
+        .flows
+        .as_ref()
+        .is_none_or(|fs| fs.contains(&d.flow_id))
 }
 
 /// Marks an entry seen, read (which implies seen) or archived at `now`, as
@@ -338,16 +341,21 @@ mod tests {
         let all = FeedScope::default();
         let read = FeedScope {
             status: FeedFilter::Read,
-            flow: None,
+            flows: None,
         };
         let of_flow = FeedScope {
             status: FeedFilter::All,
-            flow: Some(d.flow_id),
+            flows: Some(vec![Uuid::nil(), d.flow_id]),
         };
         let other_flow = FeedScope {
             status: FeedFilter::All,
-            flow: Some(Uuid::nil()),
+            flows: Some(vec![Uuid::nil()]),
         };
+        let no_flow = FeedScope {
+            status: FeedFilter::All,
+            flows: Some(vec![]),
+        };
+        assert!(!in_scope(&no_flow, &d), "an empty category selects nothing");
         let f = flags_of(&d);
         assert!(marks(FeedMark::Archived, &all, f));
         assert!(!marks(FeedMark::Archived, &read, f), "an unread entry");

@@ -369,11 +369,12 @@ pub enum FeedMark {
 }
 
 /// The entries a change of many selects: those a feed list of `status`
-/// shows, of flow `flow` only when given.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// shows, of one of `flows` only when given (a flow filter, a category's
+/// flows, or both: their intersection; empty selects nothing).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FeedScope {
     pub status: FeedFilter,
-    pub flow: Option<Uuid>,
+    pub flows: Option<Vec<Uuid>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

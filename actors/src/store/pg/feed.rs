@@ -363,9 +363,11 @@ impl FeedRepo for PgStore {
                 q.push(" AND f.user_id = ").push_bind(u);
                 q.push(" AND ").push(filter_sql(scope.status));
                 // `rules::feed::in_scope`, said in SQL: the record's flow.
-                if let Some(flow) = scope.flow {
-                    q.push(" AND d.doc->>'flow_id' = ")
-                        .push_bind(flow.to_string());
+                if let Some(flows) = &scope.flows {
+                    let ids: Vec<String> = flows.iter().map(Uuid::to_string).collect();
+                    q.push(" AND d.doc->>'flow_id' = ANY(")
+                        .push_bind(ids)
+                        .push(")");
                 }
             },
             "f.sort_id",
