@@ -1,12 +1,14 @@
 //! The bodies of users and run recipients: the profile fields a user or an
 //! inline recipient carries, the schemas of the values they share (an
-//! external id, a time zone, an http(s) URL), and a user's preferences. The
+//! external id, a time zone, an http(s) URL), and a user's preferences (with
+//! their quiet hours, read by the engine's `rules::quiet_hours`). The
 //! User response is the engine's `model::User` itself (the live feed and the
 //! webhooks show it too).
 
 use crate::extract::{Given, Obj};
 use herald_engine::model::{self, ChannelType};
 use herald_engine::rules::critical;
+use herald_engine::rules::quiet_hours::QuietHours;
 use herald_engine::{validate, Validator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -279,6 +281,9 @@ pub struct FlowPreferences {
 pub struct Preferences {
     pub channel_types: ChannelTypeFlags,
     pub flows: BTreeMap<String, FlowPreferences>,
+    /// When deliveries other than in_app wait (null: never).
+    #[schema(value_type = Option<Value>)]
+    pub quiet_hours: Option<Value>,
 }
 
 impl Preferences {
@@ -305,6 +310,7 @@ impl Preferences {
         Preferences {
             channel_types: ChannelTypeFlags::from(&p.channel_types),
             flows,
+            quiet_hours: p.quiet_hours.as_ref().map(QuietHours::view),
         }
     }
 }
@@ -421,6 +427,10 @@ pub struct PreferencesInput {
     #[serde(default)]
     #[schema(value_type = Option<BTreeMap<String, FlowPreferencesInput>>)]
     pub flows: Given<BTreeMap<String, Value>>,
+    /// When deliveries other than in_app wait; null clears them.
+    #[serde(default)]
+    #[schema(value_type = Option<Value>)]
+    pub quiet_hours: Given<Value>,
 }
 
 impl PreferencesInput {
@@ -461,6 +471,13 @@ impl PreferencesInput {
                 }
             }
         }
+        match &self.quiet_hours {
+            Given::Absent => {}
+            Given::Null => p.clear_quiet_hours = true,
+            Given::Value(q) | Given::Wrong(q) => {
+                p.quiet_hours = QuietHours::parse(q, "quiet_hours", &mut v);
+            }
+        }
         critical::refuse_opt_outs(&p, live, &mut v);
         v.finish()?;
         Ok(p)
@@ -470,6 +487,44 @@ impl PreferencesInput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn prefs(body: Value) -> herald_engine::Result<model::Preferences> {
+        serde_json::from_value::<PreferencesInput>(body)
+            .unwrap()
+            .validate(&[])
+    }
+
+    #[test]
+    fn quiet_hours_are_set_cleared_or_left_and_checked_at_their_paths() {
+        let set =
+            prefs(serde_json::json!({"quiet_hours": {"from": "22:00", "to": "07:30"}})).unwrap();
+        assert!(set.quiet_hours.is_some() && !set.clear_quiet_hours);
+        let cleared = prefs(serde_json::json!({"quiet_hours": null})).unwrap();
+        assert!(cleared.quiet_hours.is_none() && cleared.clear_quiet_hours);
+        let left = prefs(serde_json::json!({})).unwrap();
+        assert!(left.quiet_hours.is_none() && !left.clear_quiet_hours);
+        let Err(e) = prefs(
+            serde_json::json!({"quiet_hours": {"from": "25:00", "to": "07:30",
+            "days": ["mon", "x"], "timezone": "Mars/Olympus"}}),
+        ) else {
+            panic!("refused");
+        };
+        let fields: Vec<&str> = e.details["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["field"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "quiet_hours.days.1",
+                "quiet_hours.from",
+                "quiet_hours.timezone"
+            ]
+        );
+        assert!(prefs(serde_json::json!({"quiet_hours": [1]})).is_err());
+    }
 
     #[test]
     fn user_input_reports_every_problem_at_its_path() {

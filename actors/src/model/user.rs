@@ -100,6 +100,13 @@ pub struct FlowPreference {
 pub struct Preferences {
     pub channel_types: std::collections::BTreeMap<ChannelType, bool>,
     pub flows: std::collections::BTreeMap<String, FlowPreference>,
+    /// When non-in_app deliveries wait (`rules::quiet_hours`); `None`: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_hours: Option<crate::rules::quiet_hours::QuietHours>,
+    /// In a patch only: `quiet_hours: null` was given, so `merge` clears
+    /// them (`quiet_hours: None` there means "leave them"). Never stored.
+    #[serde(skip)]
+    pub clear_quiet_hours: bool,
 }
 
 impl Preferences {
@@ -128,6 +135,12 @@ impl Preferences {
             for (t, v) in &fp.channel_types {
                 cur.channel_types.insert(*t, *v);
             }
+        }
+        if patch.clear_quiet_hours {
+            self.quiet_hours = None;
+        }
+        if let Some(q) = &patch.quiet_hours {
+            self.quiet_hours = Some(q.clone());
         }
     }
 }

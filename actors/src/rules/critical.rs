@@ -3,15 +3,16 @@
 //! apply to them; a bouncing address's suppression still will, as it
 //! protects the sender rather than expressing the recipient's choice.
 //!
-//! Today the only opt-out is preferences (docs/API.md §6). Quiet hours and
-//! one-click unsubscribe are to obey the same rule when they land: each asks
+//! The opt-outs are preferences (docs/API.md §6) and quiet hours
+//! (`rules::quiet_hours`, applied at staging by `delivery::accept`);
+//! one-click unsubscribe is to obey the same rule when it lands. Each asks
 //! `opt_outs_apply` rather than reading `Flow::critical`, so what "critical"
 //! exempts from stays decided here.
 
 use crate::error::Validator;
 use crate::model::{Flow, Preferences};
 
-/// Whether the recipient's opt-outs (preferences; later quiet hours and
+/// Whether the recipient's opt-outs (preferences, quiet hours; later
 /// one-click unsubscribe) decide whether a delivery of `flow` goes out.
 pub fn opt_outs_apply(flow: &Flow) -> bool {
     !flow.critical

@@ -10,6 +10,7 @@ pub mod critical;
 pub mod feed;
 pub mod lookups;
 pub mod projects;
+pub mod quiet_hours;
 pub mod records;
 pub mod refusals;
 pub mod settle;

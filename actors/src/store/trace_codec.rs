@@ -57,6 +57,7 @@ const CODES: &[&str] = &[
     "batch.opened",
     "delay.waited",
     "preference.ignored",
+    "quiet_hours.waited",
 ];
 
 /// Argument names, by index (append only).

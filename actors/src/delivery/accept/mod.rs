@@ -7,7 +7,8 @@
 //! rather than queued (`Stager`), with the workflow steps decided on the
 //! way: conditions, throttles, send windows and batches (a run that opens a
 //! batch stages its later deliveries due at the close and unrendered, one
-//! that joins stops there; see `batch`). A backend stores what this decides
+//! that joins stops there; see `batch`), and the recipient's quiet hours
+//! (one delivery held until they end, `rules::quiet_hours`). A backend stores what this decides
 //! as one atomic change (`RunRepo::commit_run`); a topic chunk is staged the
 //! same way (`expand`).
 
@@ -620,7 +621,20 @@ impl<'a> Stager<'a> {
                     }
                 }
             }
-            let due = start.plus_millis(offset_ms);
+            let mut due = start.plus_millis(offset_ms);
+            if status == DeliveryStatus::Pending && channel_type != ChannelType::InApp {
+                if let Some(until) = self.quiet_until(user, prefs, due) {
+                    decided.push((
+                        Some(i),
+                        trace::entry(
+                            now,
+                            "quiet_hours.waited",
+                            json!({"step": i, "until": until}),
+                        ),
+                    ));
+                    due = until;
+                }
+            }
             let mut d = Delivery {
                 id: did,
                 notification_id: nid,
@@ -728,6 +742,19 @@ impl<'a> Stager<'a> {
 }
 
 impl Stager<'_> {
+    /// When a delivery of this run to `user` due at `due` may go out, if
+    /// the recipient's quiet hours hold it (`rules::quiet_hours`): only
+    /// this delivery waits, the run's later steps keep their times. A
+    /// critical flow's are not held (`rules::critical`).
+    fn quiet_until(&self, user: &User, prefs: &Preferences, due: Timestamp) -> Option<Timestamp> {
+        let q = prefs.quiet_hours.as_ref()?;
+        if !critical::opt_outs_apply(&self.run.flow) {
+            return None;
+        }
+        let tz = q.timezone(user.timezone.as_deref().or(self.run.timezone.as_deref()));
+        q.release_at(due.millis(), tz).map(Timestamp::from_millis)
+    }
+
     /// The key of a throttle or batch step `i` for `user`: its template
     /// rendered (a key that does not render counts under the empty key).
     fn step_key(
