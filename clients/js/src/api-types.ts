@@ -745,8 +745,8 @@ export interface FeedPage {
 
 export interface Flow {
   created_at: string;
-  /** Its deliveries ignore the recipient's preferences (and will ignore
-   * quiet hours and one-click unsubscribe). */
+  /** Its deliveries ignore the recipient's preferences and quiet hours
+   * (and will ignore one-click unsubscribe). */
   critical: boolean;
   description: string | null;
   handle: string;
@@ -758,8 +758,8 @@ export interface Flow {
 }
 
 export interface FlowInput {
-  /** Its deliveries ignore the recipient's preferences (and will ignore
-   * quiet hours and one-click unsubscribe); false when absent. */
+  /** Its deliveries ignore the recipient's preferences and quiet hours
+   * (and will ignore one-click unsubscribe); false when absent. */
   critical?: boolean | null;
   description?: string | null;
   /** Unique in the project, not shaped like a UUID. */
@@ -889,12 +889,16 @@ export type PendingStatus = "pending";
 export interface Preferences {
   channel_types: ChannelTypeFlags;
   flows: Record<string, FlowPreferences>;
+  /** When deliveries other than in_app wait (null: never). */
+  quiet_hours: QuietHours | null;
 }
 
 /** Partial update; an unknown channel type or flow handle is a 422 `inclusion`. */
 export interface PreferencesInput {
   channel_types?: ChannelTypeFlagsInput | null;
   flows?: Record<string, FlowPreferencesInput> | null;
+  /** When deliveries other than in_app wait; null clears them. */
+  quiet_hours?: QuietHours | null;
 }
 
 export type ProcessingStatus = "scheduled" | "pending" | "processed" | "throttled" | "batched";
@@ -965,6 +969,16 @@ export interface PushSubscriptionInput {
 export interface PushSubscriptionList {
   items: Array<PushSubscription>;
   page: Page;
+}
+
+/** When a user's deliveries other than in_app wait, in `timezone` (else the user's, then the project's, then UTC); a `to` not after `from` runs across midnight into the next day. A critical flow's deliveries are not held. */
+export interface QuietHours {
+  /** The weekdays they start on; all seven when absent or null. */
+  days?: Array<"mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun"> | null;
+  from: string;
+  timezone?: TimeZone | null;
+  /** Not equal to `from`. */
+  to: string;
 }
 
 /** A run recipient identified inline: `external_id` plus any user fields. */
