@@ -376,3 +376,65 @@ async fn a_user_sets_and_clears_their_own_quiet_hours() {
     assert_eq!(d["status"], json!("sent"), "{d}");
     assert_eq!(sink.mails().len(), 1);
 }
+
+/// A digest (a step after a batch step) is checked again when its batch
+/// really closes: joins slide the close from 17:30 to 18:10, inside quiet
+/// hours from 18:00, so the rendered email waits until 08:00.
+#[tokio::test]
+async fn a_digest_waits_when_its_batch_closes_inside_quiet_hours() {
+    let sink = SmtpSink::start(SinkScript::default()).await;
+    let app = TestApp::spawn();
+    let (email, _) = setup(&app, &sink, json!({})).await;
+    let flow = flow_of(
+        &app,
+        "digest",
+        json!([
+            {"type": "batch", "window": "30m", "window_type": "sliding", "max_window": "2h"},
+            channel_step(&email, Some("Digest"), "{{ batch.count }} updates")
+        ]),
+        false,
+    )
+    .await;
+    let (ext, _) = app
+        .create_user("digest", json!({"email": "ada@example.com"}))
+        .await;
+    put_prefs(
+        &app,
+        &ext,
+        json!({"quiet_hours": {"from": "18:00", "to": "08:00"}}),
+    )
+    .await
+    .ok(200);
+    clock_to(&app, "2027-03-10T17:00:00Z").await;
+    let first = run_for(&app, &flow, &ext).await;
+    let did = s(&delivery_of(&first, "email")["id"]);
+    // planned at 17:30: not held as staged
+    assert!(waits_of(&app, &first["id"]).await.is_empty());
+    for at in ["2027-03-10T17:15:00Z", "2027-03-10T17:40:00Z"] {
+        clock_to(&app, at).await;
+        let n = run_for(&app, &flow, &ext).await;
+        assert_eq!(n["batched_into"], first["id"], "{n}");
+    }
+    clock_to(&app, "2027-03-10T18:11:00Z").await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let d = app
+            .admin(GET, &format!("{A}/deliveries/{did}"))
+            .go()
+            .await
+            .ok(200);
+        assert_eq!(d["status"], json!("pending"), "held, not sent: {d}");
+        if parse_ts(&d["next_attempt_at"]) == parse_ts(&json!("2027-03-11T08:00:00Z")) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never held: {d}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(sink.mails().is_empty());
+    clock_to(&app, "2027-03-11T08:00:00Z").await;
+    let d = wait_delivery_final(&app, &did, 30).await;
+    assert_eq!(d["status"], json!("sent"), "{d}");
+    let mails = sink.mails();
+    assert_eq!(mails.len(), 1);
+    assert!(mails[0].data.contains("3 updates"), "{}", mails[0].data);
+}

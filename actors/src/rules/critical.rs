@@ -10,12 +10,29 @@
 //! exempts from stays decided here.
 
 use crate::error::Validator;
-use crate::model::{Flow, Preferences};
+use crate::model::{ChannelType, Flow, Preferences};
 
 /// Whether the recipient's opt-outs (preferences, quiet hours; later
 /// one-click unsubscribe) decide whether a delivery of `flow` goes out.
 pub fn opt_outs_apply(flow: &Flow) -> bool {
     !flow.critical
+}
+
+/// When the recipient's quiet hours (`prefs.quiet_hours`,
+/// `rules::quiet_hours`) let a delivery of `flow` on channel type `t`, due
+/// at `at_ms`, go out: `None` when they do not hold it (none set, outside
+/// them, an in_app delivery: the feed is never quiet, or a critical flow),
+/// else the instant they end. `tz`: the recipient's timezone, else the
+/// project's (their own, when set, comes first). Staging decides with it
+/// (`delivery::accept`), and a batch's close again (`delivery::batch`).
+pub fn quiet_hours_end(
+    prefs: &Preferences, flow: &Flow, t: ChannelType, tz: Option<&str>, at_ms: i64,
+) -> Option<i64> {
+    let q = prefs.quiet_hours.as_ref()?;
+    if t == ChannelType::InApp || !opt_outs_apply(flow) {
+        return None;
+    }
+    q.release_at(at_ms, q.timezone(tz))
 }
 
 /// Refuses, in `v`, a preferences change that turns off a critical flow of
@@ -50,7 +67,7 @@ pub fn refuse_opt_outs(patch: &Preferences, flows: &[Flow], v: &mut Validator) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ChannelType, FlowPreference};
+    use crate::model::FlowPreference;
 
     fn flow(handle: &str, critical: bool) -> Flow {
         serde_json::from_value(serde_json::json!({
@@ -125,5 +142,45 @@ mod tests {
         let mut global = Preferences::default();
         global.channel_types.insert(ChannelType::InApp, false);
         assert!(refused(&global, &flows).is_empty());
+    }
+
+    #[test]
+    fn quiet_hours_hold_no_in_app_nor_critical_delivery() {
+        let mut p = Preferences::default();
+        let at = 1_800_000_000_000; // 2027-01-15T08:00:00Z
+        let news = flow("news", false);
+        assert_eq!(
+            quiet_hours_end(&p, &news, ChannelType::Email, None, at),
+            None
+        );
+        let mut v = Validator::new();
+        p.quiet_hours = crate::rules::quiet_hours::QuietHours::parse(
+            &serde_json::json!({"from": "07:00", "to": "09:00"}),
+            "quiet_hours",
+            &mut v,
+        );
+        let end = Some(at + 3_600_000);
+        assert_eq!(
+            quiet_hours_end(&p, &news, ChannelType::Email, None, at),
+            end
+        );
+        assert_eq!(
+            quiet_hours_end(&p, &news, ChannelType::Sms, Some("UTC"), at),
+            end
+        );
+        assert_eq!(
+            quiet_hours_end(&p, &news, ChannelType::InApp, None, at),
+            None
+        );
+        let reset = flow("reset", true);
+        assert_eq!(
+            quiet_hours_end(&p, &reset, ChannelType::Email, None, at),
+            None
+        );
+        // an hour east of UTC it is 09:00 there: already over
+        assert_eq!(
+            quiet_hours_end(&p, &news, ChannelType::Email, Some("Europe/Paris"), at),
+            None
+        );
     }
 }

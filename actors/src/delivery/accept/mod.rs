@@ -622,8 +622,8 @@ impl<'a> Stager<'a> {
                 }
             }
             let mut due = start.plus_millis(offset_ms);
-            if status == DeliveryStatus::Pending && channel_type != ChannelType::InApp {
-                if let Some(until) = self.quiet_until(user, prefs, due) {
+            if status == DeliveryStatus::Pending {
+                if let Some(until) = self.quiet_until(user, prefs, channel_type, due) {
                     decided.push((
                         Some(i),
                         trace::entry(
@@ -742,17 +742,16 @@ impl<'a> Stager<'a> {
 }
 
 impl Stager<'_> {
-    /// When a delivery of this run to `user` due at `due` may go out, if
-    /// the recipient's quiet hours hold it (`rules::quiet_hours`): only
-    /// this delivery waits, the run's later steps keep their times. A
-    /// critical flow's are not held (`rules::critical`).
-    fn quiet_until(&self, user: &User, prefs: &Preferences, due: Timestamp) -> Option<Timestamp> {
-        let q = prefs.quiet_hours.as_ref()?;
-        if !critical::opt_outs_apply(&self.run.flow) {
-            return None;
-        }
-        let tz = q.timezone(user.timezone.as_deref().or(self.run.timezone.as_deref()));
-        q.release_at(due.millis(), tz).map(Timestamp::from_millis)
+    /// When a delivery of this run on `t` to `user` due at `due` may go
+    /// out, if the recipient's quiet hours hold it
+    /// (`critical::quiet_hours_end`: not in_app, not a critical flow). Only
+    /// this delivery waits: the run's later steps keep their times.
+    fn quiet_until(
+        &self, user: &User, prefs: &Preferences, t: ChannelType, due: Timestamp,
+    ) -> Option<Timestamp> {
+        let tz = user.timezone.as_deref().or(self.run.timezone.as_deref());
+        critical::quiet_hours_end(prefs, &self.run.flow, t, tz, due.millis())
+            .map(Timestamp::from_millis)
     }
 
     /// The key of a throttle or batch step `i` for `user`: its template
