@@ -2,8 +2,9 @@
 //! step's condition (`if`: an array of rules, or `{"all": [...]}` /
 //! `{"any": [...]}`, each rule's `value` shaped by its `op`) and the test
 //! clock's advance (exactly one of `by` and `to`), a channel step's send
-//! window and a user's quiet hours (the same span), the event types an event endpoint takes, and the patterns of the
-//! workflow bodies' strings (durations, date-times, URLs).
+//! window and a user's quiet hours (the same span), the event types an event
+//! endpoint takes, and the patterns of the workflow bodies' strings
+//! (durations, date-times, URLs).
 //!
 //! They are written as JSON because they are `oneOf`s keyed by what a
 //! field holds, which `ToSchema` derives cannot express, and because a
@@ -12,8 +13,8 @@
 //! `delivery::conditions::Conditions::parse`,
 //! `bodies::workflow::ClockAdvance::validate`, `delivery::clock::Span::parse`,
 //! `retention::Window::parse`, `validate::is_http_url`,
-//! `delivery::window::SendWindow::parse`, `rules::quiet_hours::QuietHours::parse`
-//! and `events::parse_event_types`.
+//! `delivery::window::SendWindow::parse`,
+//! `rules::quiet_hours::QuietHours::parse` and `events::parse_event_types`.
 
 use crate::bodies::workflow::{DATE_TIME_PATTERN, SPAN_PATTERN};
 use crate::bodies::RETENTION_PATTERN;
@@ -115,7 +116,7 @@ fn send_window() -> Value {
 }
 
 /// `QuietHours`: a user's quiet hours, as `rules::quiet_hours::QuietHours::parse`
-/// reads them and `view` shows them (every field present).
+/// reads them (a response, `view`, has every field).
 fn quiet_hours() -> Value {
     json!({
         "type": "object",
@@ -163,8 +164,9 @@ const PATTERNS: &[(&str, &str, &str)] = &[
 
 /// Inserts `ConditionRule`, `StepConditionRule`, `Condition` and
 /// `StepCondition`, `SendWindow` and `QuietHours`, points the steps' `if`
-/// and `send_window` and the preferences' `quiet_hours` at them, gives the endpoints' `event_types` and the `PATTERNS`,
-/// and makes `ClockAdvance` take exactly one of `by` and `to`.
+/// and `send_window` and the preferences' `quiet_hours` at them, gives the
+/// endpoints' `event_types` and the `PATTERNS`, and makes `ClockAdvance`
+/// take exactly one of `by` and `to`.
 pub fn insert(schemas: &mut Map<String, Value>) {
     schemas.insert("ConditionRule".into(), rule(RUN_PATH));
     schemas.insert("StepConditionRule".into(), rule(STEP_PATH));

@@ -254,11 +254,14 @@ fn window_wait(
     if let Some(w) = run.flow.steps.get(i).and_then(|st| st.send_window.as_ref()) {
         at = w.next_open(at, super::window::timezone(tz));
     }
-    let prefs = s.preferences(p, &d.recipient_id)?;
-    if let Some(end) =
-        crate::rules::critical::quiet_hours_end(&prefs, &run.flow, d.channel_type, tz, at)
-    {
-        at = end;
+    // The feed is never quiet: an in-app digest reads no preferences.
+    if d.channel_type != crate::model::ChannelType::InApp {
+        let prefs = s.preferences(p, &d.recipient_id)?;
+        if let Some(end) =
+            crate::rules::critical::quiet_hours_end(&prefs, &run.flow, d.channel_type, tz, at)
+        {
+            at = end;
+        }
     }
     Ok((at > now.millis()).then(|| Timestamp::from_millis(at)))
 }

@@ -2,10 +2,11 @@
 //! (`quiet_hours: {"from": "22:00", "to": "07:30", "days": [...]?,
 //! "timezone"?: ...}`, docs/API.md §6). A channel delivery other than in_app
 //! whose due instant falls inside them waits until they end; a critical
-//! flow's does not (`rules::critical::opt_outs_apply`). Staging decides it
-//! (`delivery::accept`), as it decides send windows, so the wait is an
-//! ordinary due time in the queue; unlike a send window it moves only the
-//! one delivery, not the run's later steps.
+//! flow's does not (which deliveries they hold is
+//! `rules::critical::quiet_hours_end`, beside `opt_outs_apply`). Staging
+//! decides it (`delivery::accept`), as it decides send windows, so the wait
+//! is an ordinary due time in the queue; unlike a send window it moves only
+//! the one delivery, not the run's later steps.
 //!
 //! The span is a send window's (`delivery::window::SendWindow`: weekdays,
 //! local `from` and `to`, across midnight when `to` is not after `from`, DST

@@ -8,9 +8,9 @@
 //! way: conditions, throttles, send windows and batches (a run that opens a
 //! batch stages its later deliveries due at the close and unrendered, one
 //! that joins stops there; see `batch`), and the recipient's quiet hours
-//! (one delivery held until they end, `rules::quiet_hours`). A backend stores what this decides
-//! as one atomic change (`RunRepo::commit_run`); a topic chunk is staged the
-//! same way (`expand`).
+//! (one delivery held until they end, `rules::quiet_hours`). A backend
+//! stores what this decides as one atomic change (`RunRepo::commit_run`); a
+//! topic chunk is staged the same way (`expand`).
 
 use super::batch;
 use super::conditions::{condition_false_error, Decision};
