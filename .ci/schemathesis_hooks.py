@@ -32,8 +32,8 @@
      `steps.<index>.…` of a step that is not an earlier channel step: the
      document gives the path's shape, but no schema relates a number inside a
      string to the position and `type` of the other items of the array;
-   - 422 `exclusion` for a send window whose `to` equals its `from`: JSON Schema
-     cannot say that two properties differ.
+   - 422 `exclusion` for a send window (or a user's quiet hours) whose `to`
+     equals its `from`: JSON Schema cannot say that two properties differ.
 
 3. negative_data_rejection, with one acceptance the contract expects: a create
    body whose channel `config` lacks fields its provider's config schema lists as

@@ -21,10 +21,11 @@
 //! with their arguments): `run.scheduled` (a `send_at` start),
 //! `condition.evaluated` (at staging, or when a condition over earlier steps
 //! is decided as its delivery comes due), `throttle.passed` and
-//! `throttle.limited`, `delay.waited`, `send_window.waited`, `delivery.canceled`,
-//! `batch.opened` and `batch.joined` (at staging) and `batch.closed` (on the
-//! batch's opener, with the change that closes it: a close when due, a join
-//! that reaches `max`, a cancellation). Staging writes its decisions with
+//! `throttle.limited`, `delay.waited`, `send_window.waited`,
+//! `quiet_hours.waited` (a delivery held by the recipient's quiet hours),
+//! `delivery.canceled`, `batch.opened` and `batch.joined` (at staging) and
+//! `batch.closed` (on the batch's opener, with the change that closes it: a
+//! close when due, a join that reaches `max`, a cancellation). Staging writes its decisions with
 //! the accepted entries (`with_decisions`), in step order; the others go
 //! with the settle or change that applies them.
 
@@ -206,6 +207,11 @@ impl TraceEntry {
             ),
             "send_window.waited" => format!(
                 "step {}: waits for its send window until {}",
+                a("step"),
+                a("until")
+            ),
+            "quiet_hours.waited" => format!(
+                "step {}: waits for the recipient's quiet hours to end at {}",
                 a("step"),
                 a("until")
             ),

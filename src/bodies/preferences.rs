@@ -9,6 +9,7 @@ use herald_engine::catalog::MAX_FLOW_CATEGORIES;
 use herald_engine::model::{self, ChannelType, Timestamp};
 use herald_engine::rules::critical;
 use herald_engine::rules::preferences::{Layers, Source};
+use herald_engine::rules::quiet_hours::QuietHours;
 use herald_engine::{validate, Validator};
 use serde::{Deserialize, Serialize};
 use serde_json::Map;
@@ -67,6 +68,10 @@ pub struct Preferences {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<PreferencesExplain>,
     pub flows: BTreeMap<String, FlowPreferences>,
+    /// When deliveries other than in_app wait (null: never): the user's
+    /// own, else the project's default.
+    #[schema(value_type = Option<Value>)]
+    pub quiet_hours: Option<Value>,
 }
 
 impl Preferences {
@@ -104,6 +109,7 @@ impl Preferences {
             channel_types: ChannelTypeFlags::of(|t| is_on(l.channel_type(t))),
             explain: explain.then(|| PreferencesExplain::new(&l, &s.categories, &s.flows)),
             flows,
+            quiet_hours: l.quiet_hours().map(QuietHours::view),
         }
     }
 }
@@ -225,6 +231,11 @@ pub struct PreferencesInput {
     #[serde(default)]
     #[schema(value_type = Option<BTreeMap<String, FlowPreferencesInput>>)]
     pub categories: Given<BTreeMap<String, Value>>,
+    /// When deliveries other than in_app wait; null clears them (a user
+    /// then follows the project's default, if any).
+    #[serde(default)]
+    #[schema(value_type = Option<Value>)]
+    pub quiet_hours: Given<Value>,
 }
 
 impl PreferencesInput {
@@ -267,6 +278,13 @@ impl PreferencesInput {
                     };
                     p.flows.insert(h.clone(), pref);
                 }
+            }
+        }
+        match &self.quiet_hours {
+            Given::Absent => {}
+            Given::Null => p.clear_quiet_hours = true,
+            Given::Value(q) | Given::Wrong(q) => {
+                p.quiet_hours = QuietHours::parse(q, "quiet_hours", &mut v);
             }
         }
         critical::refuse_opt_outs(&p, live, &mut v);
@@ -508,6 +526,7 @@ pub struct PreferencesExplain {
     pub categories: BTreeMap<String, SettingSources>,
     pub channel_types: ChannelTypeSources,
     pub flows: BTreeMap<String, SettingSources>,
+    pub quiet_hours: PreferenceSource,
 }
 
 impl PreferencesExplain {
@@ -545,6 +564,54 @@ impl PreferencesExplain {
                     (h.clone(), s)
                 })
                 .collect(),
+            quiet_hours: if l.user.quiet_hours.is_some() {
+                PreferenceSource::User
+            } else {
+                PreferenceSource::Default
+            },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prefs(body: Value) -> herald_engine::Result<model::Preferences> {
+        serde_json::from_value::<PreferencesInput>(body)
+            .unwrap()
+            .validate(&[], &BTreeMap::new())
+    }
+
+    #[test]
+    fn quiet_hours_are_set_cleared_or_left_and_checked_at_their_paths() {
+        let set =
+            prefs(serde_json::json!({"quiet_hours": {"from": "22:00", "to": "07:30"}})).unwrap();
+        assert!(set.quiet_hours.is_some() && !set.clear_quiet_hours);
+        let cleared = prefs(serde_json::json!({"quiet_hours": null})).unwrap();
+        assert!(cleared.quiet_hours.is_none() && cleared.clear_quiet_hours);
+        let left = prefs(serde_json::json!({})).unwrap();
+        assert!(left.quiet_hours.is_none() && !left.clear_quiet_hours);
+        let Err(e) = prefs(
+            serde_json::json!({"quiet_hours": {"from": "25:00", "to": "07:30",
+            "days": ["mon", "x"], "timezone": "Mars/Olympus"}}),
+        ) else {
+            panic!("refused");
+        };
+        let fields: Vec<&str> = e.details["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["field"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "quiet_hours.days.1",
+                "quiet_hours.from",
+                "quiet_hours.timezone"
+            ]
+        );
+        assert!(prefs(serde_json::json!({"quiet_hours": [1]})).is_err());
     }
 }

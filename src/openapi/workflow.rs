@@ -2,8 +2,9 @@
 //! step's condition (`if`: an array of rules, or `{"all": [...]}` /
 //! `{"any": [...]}`, each rule's `value` shaped by its `op`) and the test
 //! clock's advance (exactly one of `by` and `to`), a channel step's send
-//! window, the event types an event endpoint takes, and the patterns of the
-//! workflow bodies' strings (durations, date-times, URLs).
+//! window and a user's quiet hours (the same span), the event types an event
+//! endpoint takes, and the patterns of the workflow bodies' strings
+//! (durations, date-times, URLs).
 //!
 //! They are written as JSON because they are `oneOf`s keyed by what a
 //! field holds, which `ToSchema` derives cannot express, and because a
@@ -12,7 +13,8 @@
 //! `delivery::conditions::Conditions::parse`,
 //! `bodies::workflow::ClockAdvance::validate`, `delivery::clock::Span::parse`,
 //! `retention::Window::parse`, `validate::is_http_url`,
-//! `delivery::window::SendWindow::parse` and `events::parse_event_types`.
+//! `delivery::window::SendWindow::parse`,
+//! `rules::quiet_hours::QuietHours::parse` and `events::parse_event_types`.
 
 use crate::bodies::workflow::{DATE_TIME_PATTERN, SPAN_PATTERN};
 use crate::bodies::RETENTION_PATTERN;
@@ -113,6 +115,25 @@ fn send_window() -> Value {
     })
 }
 
+/// `QuietHours`: a user's quiet hours, as `rules::quiet_hours::QuietHours::parse`
+/// reads them (a response, `view`, has every field).
+fn quiet_hours() -> Value {
+    json!({
+        "type": "object",
+        "description": "When a user's deliveries other than in_app wait, in `timezone` (else the user's, then the project's, then UTC); a `to` not after `from` runs across midnight into the next day. A critical flow's deliveries are not held.",
+        "required": ["from", "to"],
+        "additionalProperties": false,
+        "properties": {
+            "days": {"type": ["array", "null"], "minItems": 1,
+                     "items": {"type": "string", "enum": DAYS},
+                     "description": "The weekdays they start on; all seven when absent or null."},
+            "from": {"type": "string", "pattern": HH_MM},
+            "to": {"type": "string", "pattern": HH_MM, "description": "Not equal to `from`."},
+            "timezone": {"oneOf": [{"$ref": "#/components/schemas/TimeZone"}, {"type": "null"}]}
+        }
+    })
+}
+
 /// `EventTypes`: the named types, or `["*"]` for every type.
 fn event_types() -> Value {
     let names: Vec<&str> = EventType::ALL.iter().map(|t| t.as_str()).collect();
@@ -142,9 +163,10 @@ const PATTERNS: &[(&str, &str, &str)] = &[
 ];
 
 /// Inserts `ConditionRule`, `StepConditionRule`, `Condition` and
-/// `StepCondition` and `SendWindow`, points the steps' `if` and
-/// `send_window` at them, gives the endpoints' `event_types` and the `PATTERNS`,
-/// and makes `ClockAdvance` take exactly one of `by` and `to`.
+/// `StepCondition`, `SendWindow` and `QuietHours`, points the steps' `if`
+/// and `send_window` and the preferences' `quiet_hours` at them, gives the
+/// endpoints' `event_types` and the `PATTERNS`, and makes `ClockAdvance`
+/// take exactly one of `by` and `to`.
 pub fn insert(schemas: &mut Map<String, Value>) {
     schemas.insert("ConditionRule".into(), rule(RUN_PATH));
     schemas.insert("StepConditionRule".into(), rule(STEP_PATH));
@@ -190,6 +212,22 @@ pub fn insert(schemas: &mut Map<String, Value>) {
             props.insert(
                 "send_window".into(),
                 nullable("SendWindow", description.as_ref()),
+            );
+        }
+    }
+    schemas.insert("QuietHours".into(), quiet_hours());
+    for schema in ["Preferences", "PreferencesInput"] {
+        if let Some(Value::Object(props)) = schemas
+            .get_mut(schema)
+            .and_then(|s| s.get_mut("properties"))
+        {
+            let description = props
+                .get("quiet_hours")
+                .and_then(|p| p.get("description"))
+                .cloned();
+            props.insert(
+                "quiet_hours".into(),
+                nullable("QuietHours", description.as_ref()),
             );
         }
     }

@@ -45,6 +45,7 @@ mod providers_http;
 mod providers_mobile_push;
 pub(crate) mod providers_support;
 mod providers_web_push;
+mod quiet_hours;
 mod quotas;
 mod rate_limit;
 mod restart;

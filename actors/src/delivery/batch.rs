@@ -232,11 +232,12 @@ pub(crate) fn due(
 }
 
 /// When the step of `d` has a send window that is shut at `now`, the
-/// instant it opens. Staging placed the step at the batch's planned close;
-/// a batch that closed earlier (`max`) or later (a sliding window) reaches
-/// it at another time, so the window is checked again here, once the
-/// digest is rendered, and the digest waits for it rather than going out
-/// at night.
+/// instant it opens; then, when the recipient's quiet hours hold it there,
+/// the instant they end (`rules::critical::quiet_hours_end`). Staging
+/// placed the step at the batch's planned close; a batch that closed
+/// earlier (`max`) or later (a sliding window) reaches it at another time,
+/// so both are checked again here, once the digest is rendered, and the
+/// digest waits for them rather than going out at night.
 fn window_wait(
     s: &dyn Storage, p: &Uuid, d: &crate::model::Delivery, now: Timestamp,
 ) -> Result<Option<Timestamp>> {
@@ -244,17 +245,34 @@ fn window_wait(
         return Ok(None);
     };
     let i = crate::trace::step_of(&d.id) as usize;
-    let Some(w) = run.flow.steps.get(i).and_then(|st| st.send_window.as_ref()) else {
-        return Ok(None);
-    };
     let user = s.user(p, &d.recipient_id)?;
-    let tz = super::window::timezone(
-        user.as_ref()
-            .and_then(|u| u.timezone.as_deref())
-            .or(run.timezone.as_deref()),
-    );
-    let open = w.next_open(now.millis(), tz);
-    Ok((open > now.millis()).then(|| Timestamp::from_millis(open)))
+    let tz = user
+        .as_ref()
+        .and_then(|u| u.timezone.as_deref())
+        .or(run.timezone.as_deref());
+    let mut at = now.millis();
+    if let Some(w) = run.flow.steps.get(i).and_then(|st| st.send_window.as_ref()) {
+        at = w.next_open(at, super::window::timezone(tz));
+    }
+    // The feed is never quiet: an in-app digest reads no preferences.
+    if d.channel_type != crate::model::ChannelType::InApp {
+        let prefs = s.preferences(p, &d.recipient_id)?;
+        let defaults = s
+            .find_project(crate::storage::ProjectRef::Id(p))?
+            .map(|p| p.preference_defaults)
+            .unwrap_or_default();
+        let layers = crate::rules::preferences::Layers::new(&prefs, &defaults);
+        if let Some(end) = crate::rules::critical::quiet_hours_end(
+            layers.quiet_hours(),
+            &run.flow,
+            d.channel_type,
+            tz,
+            at,
+        ) {
+            at = end;
+        }
+    }
+    Ok((at > now.millis()).then(|| Timestamp::from_millis(at)))
 }
 
 /// Renders the opener's delivery `d` with its run's context and `batch`.

@@ -13,12 +13,15 @@
 //! Local times go through chrono-tz: a `from` that falls in a DST gap opens
 //! at the first local time after the gap, and one that occurs twice opens at
 //! the earlier.
+//!
+//! Quiet hours (`rules::quiet_hours`) are a span of the same shape, read by
+//! `SendWindow::parse_fields` and placed by `SendWindow::closes_after`.
 
 use crate::error::Validator;
 use chrono::{Datelike, Duration, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, TimeZone};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// A step's send window: the weekdays it opens on (0 = Monday) and its
 /// local opening and closing times, in minutes after midnight.
@@ -32,13 +35,13 @@ pub struct SendWindow {
 /// The weekdays as the API writes them, Monday first.
 pub const DAYS: [&str; 7] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
 
-fn hhmm(s: &str) -> Option<u16> {
+pub(crate) fn hhmm(s: &str) -> Option<u16> {
     use chrono::Timelike;
     let t = NaiveTime::parse_from_str(s, "%H:%M").ok()?;
     Some((t.hour() * 60 + t.minute()) as u16)
 }
 
-fn show(minutes: u16) -> String {
+pub(crate) fn show(minutes: u16) -> String {
     format!("{:02}:{:02}", minutes / 60, minutes % 60)
 }
 
@@ -50,6 +53,20 @@ impl SendWindow {
             v.push(at, "format", "must be an object with days, from and to");
             return None;
         };
+        let before = v.fields.len();
+        let w = SendWindow::parse_fields(m, &at, v);
+        for k in m.keys() {
+            if !["days", "from", "to"].contains(&k.as_str()) {
+                v.push(format!("{at}.{k}"), "exclusion", "not a send window field");
+            }
+        }
+        w.filter(|_| v.fields.len() == before)
+    }
+
+    /// Reads the `days`, `from` and `to` of object `m` at path `at` (other
+    /// keys are the caller's): the span, when they have no problem. Quiet
+    /// hours (`rules::quiet_hours`) share it.
+    pub fn parse_fields(m: &Map<String, Value>, at: &str, v: &mut Validator) -> Option<SendWindow> {
         let before = v.fields.len();
         let days: Vec<u8> = match m.get("days") {
             None | Some(Value::Null) => (0..7).collect(),
@@ -98,11 +115,6 @@ impl SendWindow {
                 v.push(format!("{at}.to"), "exclusion", "must differ from from");
             }
         }
-        for k in m.keys() {
-            if !["days", "from", "to"].contains(&k.as_str()) {
-                v.push(format!("{at}.{k}"), "exclusion", "not a send window field");
-            }
-        }
         (v.fields.len() == before).then(|| SendWindow {
             days,
             from: from.unwrap_or(0),
@@ -121,27 +133,8 @@ impl SendWindow {
 
     /// The first instant (ms) at or after `at_ms` inside the window, in `tz`.
     pub fn next_open(&self, at_ms: i64, tz: Tz) -> i64 {
-        let Some(at) = chrono::DateTime::from_timestamp_millis(at_ms) else {
-            return at_ms;
-        };
-        let today = at.with_timezone(&tz).date_naive();
         let mut best: Option<i64> = None;
-        // Yesterday's window may still be open; a week ahead always holds one.
-        for offset in -1..=8 {
-            let day = today + Duration::days(offset);
-            if !self
-                .days
-                .contains(&(day.weekday().num_days_from_monday() as u8))
-            {
-                continue;
-            }
-            let open = local_ms(tz, day, self.from);
-            let close_day = if self.to > self.from {
-                day
-            } else {
-                day + Duration::days(1)
-            };
-            let close = local_ms(tz, close_day, self.to);
+        for (open, close) in self.occurrences(at_ms, tz) {
             if open <= at_ms && at_ms < close {
                 return at_ms;
             }
@@ -150,6 +143,38 @@ impl SendWindow {
             }
         }
         best.unwrap_or(at_ms)
+    }
+
+    /// When the occurrence of the window that `at_ms` falls in closes, in
+    /// `tz`; `None` when `at_ms` is outside the window.
+    pub fn closes_after(&self, at_ms: i64, tz: Tz) -> Option<i64> {
+        self.occurrences(at_ms, tz)
+            .find(|(open, close)| *open <= at_ms && at_ms < *close)
+            .map(|(_, close)| close)
+    }
+
+    /// The window's occurrences (opening and closing instants) from the day
+    /// before `at_ms` to eight days after it, in `tz`: yesterday's may still
+    /// be open, and a week ahead always holds one.
+    fn occurrences(&self, at_ms: i64, tz: Tz) -> impl Iterator<Item = (i64, i64)> + '_ {
+        let today = chrono::DateTime::from_timestamp_millis(at_ms)
+            .map(|at| at.with_timezone(&tz).date_naive());
+        (-1..=8).filter_map(move |offset| {
+            let day = today? + Duration::days(offset);
+            if !self
+                .days
+                .contains(&(day.weekday().num_days_from_monday() as u8))
+            {
+                return None;
+            }
+            let open = local_ms(tz, day, self.from);
+            let close_day = if self.to > self.from {
+                day
+            } else {
+                day + Duration::days(1)
+            };
+            Some((open, local_ms(tz, close_day, self.to)))
+        })
     }
 }
 

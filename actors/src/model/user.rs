@@ -119,12 +119,22 @@ pub struct Preferences {
     /// existed: none.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub categories: std::collections::BTreeMap<String, FlowPreference>,
+    /// When non-in_app deliveries wait (`rules::quiet_hours`); `None`: never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_hours: Option<crate::rules::quiet_hours::QuietHours>,
+    /// In a patch only: `quiet_hours: null` was given, so `merge` clears
+    /// them (`quiet_hours: None` there means "leave them"). Never stored.
+    #[serde(skip)]
+    pub clear_quiet_hours: bool,
 }
 
 impl Preferences {
     /// Nothing set.
     pub fn is_empty(&self) -> bool {
-        self.channel_types.is_empty() && self.flows.is_empty() && self.categories.is_empty()
+        self.channel_types.is_empty()
+            && self.flows.is_empty()
+            && self.categories.is_empty()
+            && self.quiet_hours.is_none()
     }
 
     /// Sets what `patch` sets, keeps the rest.
@@ -137,6 +147,12 @@ impl Preferences {
         }
         for (h, cp) in &patch.categories {
             self.categories.entry(h.clone()).or_default().merge(cp);
+        }
+        if patch.clear_quiet_hours {
+            self.quiet_hours = None;
+        }
+        if let Some(q) = &patch.quiet_hours {
+            self.quiet_hours = Some(q.clone());
         }
     }
 }

@@ -3,18 +3,37 @@
 //! apply to them; a bouncing address's suppression still will, as it
 //! protects the sender rather than expressing the recipient's choice.
 //!
-//! Today the only opt-out is preferences (docs/API.md §6). Quiet hours and
-//! one-click unsubscribe are to obey the same rule when they land: each asks
+//! The opt-outs are preferences (docs/API.md §6) and quiet hours
+//! (`rules::quiet_hours`, applied at staging by `delivery::accept`);
+//! one-click unsubscribe is to obey the same rule when it lands. Each asks
 //! `opt_outs_apply` rather than reading `Flow::critical`, so what "critical"
 //! exempts from stays decided here.
 
 use crate::error::Validator;
-use crate::model::{Flow, Preferences};
+use crate::model::{ChannelType, Flow, Preferences};
+use crate::rules::quiet_hours::QuietHours;
 
-/// Whether the recipient's opt-outs (preferences; later quiet hours and
+/// Whether the recipient's opt-outs (preferences, quiet hours; later
 /// one-click unsubscribe) decide whether a delivery of `flow` goes out.
 pub fn opt_outs_apply(flow: &Flow) -> bool {
     !flow.critical
+}
+
+/// When the recipient's quiet hours `quiet` (their own, else the project's
+/// default: `rules::preferences::Layers::quiet_hours`) let a delivery of
+/// `flow` on channel type `t`, due at `at_ms`, go out: `None` when they do not hold it (none set, outside
+/// them, an in_app delivery: the feed is never quiet, or a critical flow),
+/// else the instant they end. `tz`: the recipient's timezone, else the
+/// project's (their own, when set, comes first). Staging decides with it
+/// (`delivery::accept`), and a batch's close again (`delivery::batch`).
+pub fn quiet_hours_end(
+    quiet: Option<&QuietHours>, flow: &Flow, t: ChannelType, tz: Option<&str>, at_ms: i64,
+) -> Option<i64> {
+    let q = quiet?;
+    if t == ChannelType::InApp || !opt_outs_apply(flow) {
+        return None;
+    }
+    q.release_at(at_ms, q.timezone(tz))
 }
 
 /// Refuses, in `v`, a preferences change that turns off a critical flow of
@@ -49,7 +68,7 @@ pub fn refuse_opt_outs(patch: &Preferences, flows: &[Flow], v: &mut Validator) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ChannelType, FlowPreference};
+    use crate::model::FlowPreference;
 
     fn flow(handle: &str, critical: bool) -> Flow {
         serde_json::from_value(serde_json::json!({
@@ -124,5 +143,69 @@ mod tests {
         let mut global = Preferences::default();
         global.channel_types.insert(ChannelType::InApp, false);
         assert!(refused(&global, &flows).is_empty());
+    }
+
+    #[test]
+    fn quiet_hours_hold_no_in_app_nor_critical_delivery() {
+        let none = Preferences::default();
+        let mut p = Preferences::default();
+        let at = 1_800_000_000_000; // 2027-01-15T08:00:00Z
+        let news = flow("news", false);
+        assert_eq!(
+            quiet_hours_end(p.quiet_hours.as_ref(), &news, ChannelType::Email, None, at),
+            None
+        );
+        let mut v = Validator::new();
+        p.quiet_hours = crate::rules::quiet_hours::QuietHours::parse(
+            &serde_json::json!({"from": "07:00", "to": "09:00"}),
+            "quiet_hours",
+            &mut v,
+        );
+        let end = Some(at + 3_600_000);
+        assert_eq!(
+            quiet_hours_end(p.quiet_hours.as_ref(), &news, ChannelType::Email, None, at),
+            end
+        );
+        assert_eq!(
+            quiet_hours_end(
+                p.quiet_hours.as_ref(),
+                &news,
+                ChannelType::Sms,
+                Some("UTC"),
+                at
+            ),
+            end
+        );
+        assert_eq!(
+            quiet_hours_end(p.quiet_hours.as_ref(), &news, ChannelType::InApp, None, at),
+            None
+        );
+        let reset = flow("reset", true);
+        assert_eq!(
+            quiet_hours_end(p.quiet_hours.as_ref(), &reset, ChannelType::Email, None, at),
+            None
+        );
+        // an hour east of UTC it is 09:00 there: already over
+        assert_eq!(
+            quiet_hours_end(
+                p.quiet_hours.as_ref(),
+                &news,
+                ChannelType::Email,
+                Some("Europe/Paris"),
+                at
+            ),
+            None
+        );
+        // the project's default holds a user who set none
+        assert_eq!(
+            quiet_hours_end(
+                none.quiet_hours.as_ref().or(p.quiet_hours.as_ref()),
+                &news,
+                ChannelType::Email,
+                None,
+                at
+            ),
+            end
+        );
     }
 }

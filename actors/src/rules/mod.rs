@@ -11,6 +11,7 @@ pub mod feed;
 pub mod lookups;
 pub mod preferences;
 pub mod projects;
+pub mod quiet_hours;
 pub mod records;
 pub mod refusals;
 pub mod settle;

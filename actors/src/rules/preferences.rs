@@ -18,6 +18,7 @@
 //! (`rules::critical`) is decided by none of them.
 
 use crate::model::{ChannelType, Flow, FlowPreference, Preferences};
+use crate::rules::quiet_hours::QuietHours;
 
 /// Where an effective value comes from (`?explain=true`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,6 +120,15 @@ impl<'a> Layers<'a> {
             on(self.user.flows.get(h), t),
             on(self.defaults.flows.get(h), t),
         )
+    }
+
+    /// The quiet hours that apply: the user's own, else the project's
+    /// default (a user who cleared theirs follows the default).
+    pub fn quiet_hours(&self) -> Option<&'a QuietHours> {
+        self.user
+            .quiet_hours
+            .as_ref()
+            .or(self.defaults.quiet_hours.as_ref())
     }
 
     /// Whether a delivery of `flow` on `t` goes out by these preferences,

@@ -58,6 +58,7 @@ const CODES: &[&str] = &[
     "batch.opened",
     "delay.waited",
     "preference.ignored",
+    "quiet_hours.waited",
 ];
 
 /// Argument names, by index (append only).

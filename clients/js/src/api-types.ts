@@ -787,8 +787,8 @@ export interface Flow {
    * does not get it. */
   categories: Array<string>;
   created_at: string;
-  /** Its deliveries ignore the recipient's preferences (and will ignore
-   * quiet hours and one-click unsubscribe). */
+  /** Its deliveries ignore the recipient's preferences and quiet hours
+   * (and will ignore one-click unsubscribe). */
   critical: boolean;
   description: string | null;
   handle: string;
@@ -803,8 +803,8 @@ export interface FlowInput {
   /** The preference categories it belongs to (declared handles, at most
    * 10); none when absent. */
   categories?: Array<string> | null;
-  /** Its deliveries ignore the recipient's preferences (and will ignore
-   * quiet hours and one-click unsubscribe); false when absent. */
+  /** Its deliveries ignore the recipient's preferences and quiet hours
+   * (and will ignore one-click unsubscribe); false when absent. */
   critical?: boolean | null;
   description?: string | null;
   /** Unique in the project, not shaped like a UUID. */
@@ -946,6 +946,9 @@ export interface Preferences {
   channel_types: ChannelTypeFlags;
   explain?: PreferencesExplain | null;
   flows: Record<string, FlowPreferences>;
+  /** When deliveries other than in_app wait (null: never): the user's
+   * own, else the project's default. */
+  quiet_hours: QuietHours | null;
 }
 
 /** `explain` of a preferences answer: the same keys, each value's source. */
@@ -953,6 +956,7 @@ export interface PreferencesExplain {
   categories: Record<string, SettingSources>;
   channel_types: ChannelTypeSources;
   flows: Record<string, SettingSources>;
+  quiet_hours: PreferenceSource;
 }
 
 /** Partial update; an unknown channel type or flow handle is a 422 `inclusion`. */
@@ -962,6 +966,9 @@ export interface PreferencesInput {
   categories?: Record<string, FlowPreferencesInput> | null;
   channel_types?: ChannelTypeFlagsInput | null;
   flows?: Record<string, FlowPreferencesInput> | null;
+  /** When deliveries other than in_app wait; null clears them (a user
+   * then follows the project's default, if any). */
+  quiet_hours?: QuietHours | null;
 }
 
 export type ProcessingStatus = "scheduled" | "pending" | "processed" | "throttled" | "batched";
@@ -1032,6 +1039,16 @@ export interface PushSubscriptionInput {
 export interface PushSubscriptionList {
   items: Array<PushSubscription>;
   page: Page;
+}
+
+/** When a user's deliveries other than in_app wait, in `timezone` (else the user's, then the project's, then UTC); a `to` not after `from` runs across midnight into the next day. A critical flow's deliveries are not held. */
+export interface QuietHours {
+  /** The weekdays they start on; all seven when absent or null. */
+  days?: Array<"mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun"> | null;
+  from: string;
+  timezone?: TimeZone | null;
+  /** Not equal to `from`. */
+  to: string;
 }
 
 /** A run recipient identified inline: `external_id` plus any user fields. */

@@ -140,8 +140,8 @@ pub struct FlowInput {
     #[serde(default)]
     #[schema(value_type = Option<Vec<StepInput>>)]
     pub steps: StepsGiven,
-    /// Its deliveries ignore the recipient's preferences (and will ignore
-    /// quiet hours and one-click unsubscribe); false when absent.
+    /// Its deliveries ignore the recipient's preferences and quiet hours
+    /// (and will ignore one-click unsubscribe); false when absent.
     #[serde(default)]
     #[schema(value_type = Option<bool>)]
     pub critical: Given<bool>,

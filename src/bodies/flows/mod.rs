@@ -274,8 +274,8 @@ pub struct Flow {
     pub categories: Vec<String>,
     #[schema(value_type = DateTime<Utc>)]
     pub created_at: Timestamp,
-    /// Its deliveries ignore the recipient's preferences (and will ignore
-    /// quiet hours and one-click unsubscribe).
+    /// Its deliveries ignore the recipient's preferences and quiet hours
+    /// (and will ignore one-click unsubscribe).
     pub critical: bool,
     pub description: Option<String>,
     pub handle: String,

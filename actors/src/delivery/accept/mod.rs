@@ -7,9 +7,10 @@
 //! rather than queued (`Stager`), with the workflow steps decided on the
 //! way: conditions, throttles, send windows and batches (a run that opens a
 //! batch stages its later deliveries due at the close and unrendered, one
-//! that joins stops there; see `batch`). A backend stores what this decides
-//! as one atomic change (`RunRepo::commit_run`); a topic chunk is staged the
-//! same way (`expand`).
+//! that joins stops there; see `batch`), and the recipient's quiet hours
+//! (one delivery held until they end, `rules::quiet_hours`). A backend
+//! stores what this decides as one atomic change (`RunRepo::commit_run`); a
+//! topic chunk is staged the same way (`expand`).
 
 use super::batch;
 use super::conditions::{condition_false_error, Decision};
@@ -22,6 +23,7 @@ use crate::model::{
     User, UserPatch, NOTIFICATION_TAG,
 };
 use crate::render::{Limits, RunRenderer};
+use crate::rules::critical;
 use crate::rules::preferences::{self, Layers};
 use crate::storage::{
     AcceptInput, AcceptedRun, ActorSpec, QueueItem, RunCommit, RunRecipient, StagedNotification,
@@ -631,7 +633,20 @@ impl<'a> Stager<'a> {
                     }
                 }
             }
-            let due = start.plus_millis(offset_ms);
+            let mut due = start.plus_millis(offset_ms);
+            if status == DeliveryStatus::Pending {
+                if let Some(until) = self.quiet_until(user, &layers, channel_type, due) {
+                    decided.push((
+                        Some(i),
+                        trace::entry(
+                            now,
+                            "quiet_hours.waited",
+                            json!({"step": i, "until": until}),
+                        ),
+                    ));
+                    due = until;
+                }
+            }
             let mut d = Delivery {
                 id: did,
                 notification_id: nid,
@@ -739,6 +754,18 @@ impl<'a> Stager<'a> {
 }
 
 impl Stager<'_> {
+    /// When a delivery of this run on `t` to `user` due at `due` may go
+    /// out, if the recipient's quiet hours hold it
+    /// (`critical::quiet_hours_end`: not in_app, not a critical flow). Only
+    /// this delivery waits: the run's later steps keep their times.
+    fn quiet_until(
+        &self, user: &User, prefs: &Layers<'_>, t: ChannelType, due: Timestamp,
+    ) -> Option<Timestamp> {
+        let tz = user.timezone.as_deref().or(self.run.timezone.as_deref());
+        critical::quiet_hours_end(prefs.quiet_hours(), &self.run.flow, t, tz, due.millis())
+            .map(Timestamp::from_millis)
+    }
+
     /// The key of a throttle or batch step `i` for `user`: its template
     /// rendered (a key that does not render counts under the empty key).
     fn step_key(

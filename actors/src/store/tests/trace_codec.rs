@@ -469,3 +469,31 @@ fn a_critical_flows_ignored_preferences_round_trip() {
     let st = stub(&a, &n).unwrap();
     assert_eq!(from_stub(&st, &n, &ds).unwrap(), entries);
 }
+
+/// A delivery held by quiet hours is traced `quiet_hours.waited`: a code of
+/// the table (one byte, like the other staged decisions), read back the same
+/// with its message.
+#[test]
+fn a_quiet_hours_wait_round_trips_in_its_table_code() {
+    let until = Timestamp::from_millis(1_790_030_000_000);
+    let waited = e(
+        1_790_000_000_123,
+        "quiet_hours.waited",
+        json!({"step": 1, "until": until}),
+    );
+    let b = encode(std::slice::from_ref(&waited), None);
+    assert_eq!(decode(&b).unwrap(), vec![waited.clone()]);
+    let other = e(
+        1_790_000_000_123,
+        "send_window.waited",
+        json!({"step": 1, "until": until}),
+    );
+    assert_eq!(
+        b.len(),
+        encode(&[other], None).len(),
+        "one byte, as a known code"
+    );
+    assert!(waited
+        .message()
+        .starts_with("step 1: waits for the recipient's quiet hours"));
+}
