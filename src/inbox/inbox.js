@@ -275,6 +275,8 @@
       this.t = t;
       this.WS = WS;
       this.backoff = backoff;
+      this.categoryFlows = /* @__PURE__ */ new Set();
+      this.refetching = null;
       this.server = /* @__PURE__ */ new Map();
       // last known server version of each loaded entry
       this.order = [];
@@ -299,6 +301,7 @@
       /** Frames dropped because their seq was already applied (a resume that overlapped). */
       this.duplicatesDropped = 0;
       this.status = opts.status ?? "all";
+      this.category = opts.category;
       this.pageSize = opts.pageSize ?? 25;
     }
     // ------------------------------------------------------------ state
@@ -386,8 +389,9 @@
       const status = o.status ?? this.status;
       const answered = this.ops.filter((op) => op.answered);
       const page = await this.t.request("GET", "/feed", {
-        query: { status, limit: o.limit ?? this.pageSize, after: o.after, before: o.before }
+        query: { status, limit: o.limit ?? this.pageSize, after: o.after, before: o.before, category: this.category }
       });
+      if (this.category !== void 0) for (const e of page.items) this.categoryFlows.add(e.flow_id);
       if (status === this.status) {
         if (!o.after && !o.before) {
           this.clearStore();
@@ -455,22 +459,32 @@
       return this.actAll("read_all");
     }
     /**
-     * Archives every entry not archived: the API has no bulk archive, so this
-     * walks the pages and archives each entry (429s are retried). Returns how many.
+     * `POST /feed/archive_all`: archives, in one change, every entry the feed
+     * list with these filters shows (by default this store's category, every
+     * status not archived). Returns how many changed; the live socket brings
+     * each entry's frame, and without one the first page is reloaded.
      */
-    async archiveAll() {
-      let n = 0;
-      for (; ; ) {
-        const page = await this.t.request("GET", "/feed", { query: { status: "all", limit: 100 } });
-        if (!page.items.length) return n;
-        const ids = page.items.map((e) => e.id);
-        for (let i = 0; i < ids.length; i += 8) {
-          await this.act("archive", ids.slice(i, i + 8));
-        }
-        n += ids.length;
-      }
+    async archiveAll(filters = {}) {
+      const r = await this.t.request("POST", "/feed/archive_all", {
+        query: { status: filters.status, flow: filters.flow, category: filters.category ?? this.category }
+      });
+      if (!this.socketLive) await this.fetch();
+      return r.updated;
     }
-    async act(action, ids) {
+    /**
+     * `POST /feed/{id}/interact`: presses the entry's action button `action`
+     * (its index in `data.actions`), which also reads it. Shown at once, like
+     * the other actions, and rolled back if the server refuses.
+     */
+    async interact(id, action) {
+      const r = await this.act(
+        "read",
+        id,
+        (path) => this.t.request("POST", `${path}/interact`, { body: { action } })
+      );
+      return r;
+    }
+    async act(action, ids, send) {
       const list = Array.isArray(ids) ? ids : [ids];
       const patch = PATCHES[action];
       const at = (/* @__PURE__ */ new Date()).toISOString();
@@ -480,6 +494,7 @@
       const results = await Promise.allSettled(
         mine.map((op) => {
           const path = `/feed/${encodeURIComponent(op.id)}`;
+          if (send) return send(path);
           return action === "unread" ? this.t.request("PATCH", path, { body: { read: false } }) : this.t.request("POST", `${path}/${action}`);
         })
       );
@@ -695,6 +710,14 @@
         return;
       }
       this.lastSeq = f.seq;
+      if (this.category !== void 0 && !this.server.has(f.entry.id)) {
+        if (!this.categoryFlows.has(f.entry.flow_id)) {
+          if (f.type === "feed_entry.created") this.refetchFirstPage();
+          if (!this.bulk) this.serverMeta = f.meta;
+          this.emit({ type: "meta", meta: this.displayedMeta() });
+          return;
+        }
+      }
       this.put(f.entry, f.type === "feed_entry.created");
       for (const op of [...this.ops]) if (op.id === f.entry.id && satisfies(f.entry, op.patch)) this.removeOp(op);
       const b = this.bulk;
@@ -705,6 +728,13 @@
         this.serverMeta = f.meta;
       }
       this.emit({ type: f.type, seq: f.seq, entry: this.displayed(f.entry.id) ?? f.entry, meta: this.displayedMeta() });
+    }
+    /** A category store's reload of its first page (one at a time). */
+    refetchFirstPage() {
+      if (this.refetching) return;
+      this.refetching = this.fetch().catch(() => void 0).finally(() => {
+        this.refetching = null;
+      });
     }
     /** Reloads the first pages (as many entries as are loaded) and continues from `seq`. */
     async resync(seq) {
@@ -901,7 +931,10 @@
       this.t = new Transport(options);
       this.feed = this.createFeed();
     }
-    /** Another feed store, e.g. of archived entries; each subscribed store has its own socket. */
+    /**
+     * Another feed store, e.g. of archived entries, or of one preference
+     * category (a tab); each subscribed store has its own socket.
+     */
     createFeed(opts = {}) {
       return new Feed(this.t, this.options.WebSocket, this.options.reconnect, opts);
     }
@@ -972,6 +1005,8 @@
     message: $("message"),
     empty: $("empty"),
     readAll: $("read-all"),
+    archiveAll: $("archive-all"),
+    tabs: $("tabs"),
     more: $("more")
   };
   var STATUS_TEXT = {
@@ -1001,7 +1036,8 @@
   }
   function fill(li, e) {
     const data = e.data || {};
-    const key = JSON.stringify([e.read, data.subject, data.body, e.created_at]);
+    const actions = data.actions || [];
+    const key = JSON.stringify([e.read, data.subject, data.body, e.created_at, actions, e.interacted_action]);
     li.className = "entry " + (e.read ? "read" : "unread");
     if (li.dataset.key === key) return;
     li.dataset.key = key;
@@ -1021,6 +1057,20 @@
       p.className = "body";
       p.textContent = data.body;
       li.append(p);
+    }
+    if (actions.length) {
+      const row = document.createElement("div");
+      row.className = "actions";
+      actions.forEach((a, i) => {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.className = "action" + (e.interacted_action === i ? " pressed" : "");
+        b.dataset.action = String(i);
+        b.textContent = a.label;
+        b.setAttribute("aria-pressed", String(e.interacted_action === i));
+        row.append(b);
+      });
+      li.append(row);
     }
     const foot = document.createElement("div");
     foot.className = "foot";
@@ -1062,6 +1112,7 @@
       document.title = (n > 0 ? "(" + n + ") " : "") + "Inbox · Herald";
     }
     els.readAll.disabled = n === 0;
+    els.archiveAll.disabled = state.items.length === 0;
     els.more.hidden = !state.hasMore;
     const text = STATUS_TEXT[state.connection] || state.connection;
     if (els.status.textContent !== text) els.status.textContent = text;
@@ -1080,17 +1131,57 @@
       return;
     }
     const herald = new Herald({ baseUrl: base, publicKey: apiKey, userToken: userKey || void 0, userId: userId || void 0 });
-    const feed = herald.feed;
-    feed.subscribe((state, event) => {
-      render(state);
-      if (event.type === "connection") {
-        if (event.state === "live") showMessage("");
-        els.status.title = event.state === "offline" && event.retryInMs !== void 0 ? "reconnecting in " + Math.max(1, Math.round(event.retryInMs / 1e3)) + " s" : "";
+    let feed = herald.feed;
+    let unsubscribe = () => {
+    };
+    const stores = /* @__PURE__ */ new Map([["", herald.feed]]);
+    function show(next) {
+      unsubscribe();
+      feed = next;
+      els.entries.replaceChildren();
+      unsubscribe = feed.subscribe((state, event) => {
+        render(state);
+        if (event.type === "connection") {
+          if (event.state === "live") showMessage("");
+          els.status.title = event.state === "offline" && event.retryInMs !== void 0 ? "reconnecting in " + Math.max(1, Math.round(event.retryInMs / 1e3)) + " s" : "";
+        }
+      });
+      feed.fetch().then(
+        () => render(feed.state),
+        (e) => showMessage("Could not load the feed: " + describe(e))
+      );
+    }
+    show(herald.feed);
+    herald.getPreferences().then(
+      (prefs) => {
+        const cats = Object.entries(prefs.categories || {});
+        if (!cats.length) return;
+        const tabs = [];
+        for (const [handle, c] of [["", { name: "All" }], ...cats]) {
+          const b = document.createElement("button");
+          b.type = "button";
+          b.className = "tab";
+          b.setAttribute("role", "tab");
+          b.setAttribute("aria-selected", String(handle === ""));
+          b.dataset.category = handle;
+          b.textContent = c.name;
+          b.addEventListener("click", () => {
+            for (const t of tabs) t.setAttribute("aria-selected", String(t === b));
+            let store = stores.get(handle);
+            if (!store) {
+              store = herald.createFeed({ category: handle });
+              stores.set(handle, store);
+            }
+            show(store);
+          });
+          tabs.push(b);
+        }
+        els.tabs.replaceChildren(...tabs);
+        els.tabs.hidden = false;
+      },
+      () => {
       }
-    });
-    feed.fetch().then(
-      () => render(feed.state),
-      (e) => showMessage("Could not load the feed: " + describe(e))
+      // no tabs: the feed works without them
     );
     const act = (p, what) => p.then(
       () => render(feed.state),
@@ -1108,18 +1199,28 @@
         act(feed.archive(id), "archive");
         return;
       }
+      const press = el.closest(".action");
+      if (press) {
+        const i = Number(press.dataset.action);
+        const entry2 = feed.state.items.find((x) => x.id === id);
+        const url = entry2?.data.actions?.[i]?.url;
+        act(feed.interact(id, i), "press " + (press.textContent || "the button"));
+        if (url && /^https?:\/\//i.test(url)) window.open(url, "_blank", "noopener");
+        return;
+      }
       const entry = feed.state.items.find((x) => x.id === id);
       if (entry && !entry.read) act(feed.markRead(id), "mark as read");
     }
     els.entries.addEventListener("click", (ev) => onEntry(ev.target));
     els.entries.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" || ev.key === " ") {
-        if (ev.target.closest(".archive")) return;
+        if (ev.target.closest(".archive, .action")) return;
         ev.preventDefault();
         onEntry(ev.target);
       }
     });
     els.readAll.addEventListener("click", () => act(feed.markAllRead(), "mark everything read"));
+    els.archiveAll.addEventListener("click", () => act(feed.archiveAll(), "archive everything"));
     let loading = false;
     const loadMore = () => {
       if (loading || !feed.state.hasMore) return;

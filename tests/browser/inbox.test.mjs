@@ -9,7 +9,8 @@
 // read and the badge drops to 0; a dropped socket resumes with since_seq and a
 // `reset` reloads; infinite scroll, mark all read and archive work; a server
 // killed (SIGKILL) and restarted on the same port is reconnected to without a
-// reload. Screenshots land in tests/browser/artifacts/.
+// reload; tabs by preference category, action buttons and archive-all.
+// Screenshots land in tests/browser/artifacts/.
 // Prints `N passed, N failed` last; exit code 0 when everything passed.
 
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -574,6 +575,117 @@ async function digestTest() {
   }
 }
 
+// Tabs by preference category, action buttons and archive-all: a tab shows
+// only its category's flows (live entries of other categories stay out), a
+// press of an action button records it on the server (the entry is read and
+// the button shown pressed) and opens its URL, and "Archive all" on a tab
+// archives that category's entries only.
+async function tabsTest() {
+  const keys = { publicKey: `pk_test_${hex(16)}`, secretKey: `sk_test_${hex(16)}` };
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'herald-browser-data-'));
+  const profile = mkdtempSync(path.join(tmpdir(), 'herald-browser-profile-'));
+  const server = startServer(dataDir, keys);
+  let context = null;
+  const pageErrors = [];
+  try {
+    const base = await step('herald serve prints its address', () => server.address);
+    const http = client(base, keys);
+    const ext = `tabs-${hex(6)}`;
+    const flows = await step('two categories, a flow in each (billing with an action button)', async () => {
+      expectStatus(await http.admin('PUT', `/users/${ext}`, { first_name: 'Ada' }), 201);
+      expectStatus(await http.admin('PUT', '/categories/billing', { name: 'Billing' }), 201);
+      expectStatus(await http.admin('PUT', '/categories/comments', { name: 'Comments' }), 201);
+      const channels = expectStatus(await http.admin('GET', '/channels?limit=1000'), 200);
+      const inApp = channels.items.find((c) => c.type === 'in_app');
+      const make = async (cat, template) => {
+        const f = expectStatus(
+          await http.admin('POST', '/flows', {
+            handle: `${cat}-${hex(4)}`, name: cat, categories: [cat],
+            steps: [{ type: 'channel', channel_id: inApp.id, template }],
+          }),
+          201,
+        );
+        expectStatus(await http.admin('POST', `/flows/${f.id}/activate`), 200);
+        return f.id;
+      };
+      return {
+        billing: await make('billing', {
+          subject: 'Invoice {{ data.n }}', body: 'Due soon',
+          actions: [{ label: 'Pay', url: `${base}/healthz?invoice={{ data.n }}` }],
+        }),
+        comments: await make('comments', { subject: 'Comment {{ data.n }}', body: 'Hi' }),
+      };
+    });
+    const run = (flow, n) =>
+      http.admin('POST', `/flows/${flow}/run`, { recipients: [{ external_id: ext }], data: { n } });
+    expectStatus(await run(flows.billing, 1), 202);
+    expectStatus(await run(flows.comments, 1), 202);
+
+    context = await step('launch headless Chromium', () =>
+      launch(profile, { viewport: { width: 640, height: 480 }, deviceScaleFactor: 1 }),
+    );
+    const page = await firstPage(context, pageErrors);
+    const subjects = () => page.$$eval('#entries .entry .subject', (ps) => ps.map((p) => p.textContent));
+    const url = `${base}/inbox?api_key=${encodeURIComponent(keys.publicKey)}&user_id=${encodeURIComponent(ext)}`;
+    await step('open /inbox: tabs All, Billing, Comments; both entries under All', async () => {
+      await page.goto(url);
+      await page.waitForFunction(() => document.querySelector('#status')?.textContent.trim() === 'live');
+      await page.waitForFunction(() => document.querySelectorAll('#entries .entry').length === 2);
+      await page.waitForSelector('#tabs:not([hidden]) .tab');
+      const tabs = await page.$$eval('#tabs .tab', (bs) => bs.map((b) => b.textContent));
+      if (JSON.stringify(tabs) !== '["All","Billing","Comments"]') throw new Error('tabs: ' + JSON.stringify(tabs));
+    });
+    await step('the Billing tab shows only billing, and live entries of its category only', async () => {
+      await page.click('#tabs .tab[data-category="billing"]');
+      await page.waitForFunction(() => document.querySelectorAll('#entries .entry').length === 1);
+      await page.waitForFunction(() => document.querySelector('#status')?.textContent.trim() === 'live');
+      expectStatus(await run(flows.comments, 2), 202);
+      expectStatus(await run(flows.billing, 2), 202);
+      await page.waitForFunction(() => document.querySelectorAll('#entries .entry').length === 2);
+      await page.waitForTimeout(500);
+      const got = await subjects();
+      if (JSON.stringify(got) !== '["Invoice 2","Invoice 1"]') throw new Error('billing tab: ' + JSON.stringify(got));
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: path.join(ARTIFACTS, 'inbox-tabs.png') });
+    });
+    await step('pressing Pay records the action, reads the entry and opens its URL', async () => {
+      const id = await page.getAttribute('#entries .entry:first-child', 'data-id');
+      const popup = context.waitForEvent('page');
+      const answered = page.waitForResponse((r) => r.url().endsWith(`/feed/${id}/interact`));
+      await page.click('#entries .entry:first-child .action');
+      if ((await answered).status() !== 200) throw new Error('interact was not answered 200');
+      const opened = await popup;
+      await opened.waitForLoadState();
+      if (!opened.url().startsWith(`${base}/healthz?invoice=2`)) throw new Error('opened ' + opened.url());
+      await opened.close();
+      await page.waitForSelector(`#entries .entry.read[data-id="${id}"] .action.pressed`);
+      const entry = expectStatus(await http.user('GET', `/feed/${id}`, ext), 200);
+      if (entry.interacted_action !== 0 || !entry.read) throw new Error('server: ' + JSON.stringify(entry));
+    });
+    await step('Archive all on the Billing tab archives billing only', async () => {
+      await page.click('#archive-all');
+      await page.waitForFunction(() => document.querySelectorAll('#entries .entry').length === 0);
+      await page.click('#tabs .tab[data-category=""]');
+      await page.waitForFunction(() => document.querySelectorAll('#entries .entry').length === 2);
+      const got = await subjects();
+      if (JSON.stringify(got) !== '["Comment 2","Comment 1"]') throw new Error('All after archive: ' + JSON.stringify(got));
+      const archived = expectStatus(await http.user('GET', '/feed?status=archived', ext), 200);
+      if (archived.items.length !== 2) throw new Error('archived: ' + JSON.stringify(archived));
+    });
+    if (pageErrors.length) throw new Error('errors in the page:\n' + pageErrors.join('\n'));
+  } catch (e) {
+    log('  server output (tail):\n' + server.output.slice(-20).map((l) => '    ' + l).join('\n'));
+    if (pageErrors.length) log('  page errors:\n    ' + pageErrors.join('\n    '));
+    throw e;
+  } finally {
+    if (context) await context.close().catch(() => {});
+    const exit = await stopServer(server);
+    log(`  herald stopped (exit code ${exit.code}${exit.signal ? ', signal ' + exit.signal : ''})`);
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
 // ------------------------------------------------------------------ runner
 
 const tests = [
@@ -581,6 +693,7 @@ const tests = [
   ['inbox: resume after a dropped socket, reset', resumeTest],
   ['inbox: infinite scroll, mark all read, archive, reconnect after kill -9 and restart', restartTest],
   ['inbox: a batch step\'s digest is one live entry listing its activities', digestTest],
+  ['inbox: tabs by category, action buttons, archive all', tabsTest],
 ];
 let passed = 0;
 let failed = 0;

@@ -1,11 +1,12 @@
 // Herald's built-in /inbox page, built on herald-client: the user's feed kept
 // live over the WebSocket (unread badge, mark read, mark all read, archive,
-// infinite scroll, a reconnect indicator). Bundled by scripts/bundle-inbox.mjs
+// archive all, action buttons, a tab per preference category, infinite
+// scroll, a reconnect indicator). Bundled by scripts/bundle-inbox.mjs
 // into src/inbox/inbox.js, which the herald binary compiles in.
 // Page parameters: api_key (required), user_id (development mode) or user_key
 // (a JWT), base (the Herald origin; defaults to this page's origin).
 
-import { Herald, HeraldError, type FeedEntry, type FeedState } from '../src/index.js';
+import { Feed, Herald, HeraldError, type FeedEntry, type FeedState } from '../src/index.js';
 
 const params = new URLSearchParams(location.search);
 const apiKey = params.get('api_key') || '';
@@ -21,6 +22,8 @@ const els = {
   message: $('message'),
   empty: $('empty'),
   readAll: $<HTMLButtonElement>('read-all'),
+  archiveAll: $<HTMLButtonElement>('archive-all'),
+  tabs: $('tabs'),
   more: $('more'),
 };
 
@@ -55,7 +58,8 @@ function ago(iso: string): string {
 
 function fill(li: HTMLLIElement, e: FeedEntry) {
   const data = e.data || ({} as FeedEntry['data']);
-  const key = JSON.stringify([e.read, data.subject, data.body, e.created_at]);
+  const actions = data.actions || [];
+  const key = JSON.stringify([e.read, data.subject, data.body, e.created_at, actions, e.interacted_action]);
   li.className = 'entry ' + (e.read ? 'read' : 'unread');
   if (li.dataset.key === key) return;
   li.dataset.key = key;
@@ -75,6 +79,20 @@ function fill(li: HTMLLIElement, e: FeedEntry) {
     p.className = 'body';
     p.textContent = data.body;
     li.append(p);
+  }
+  if (actions.length) {
+    const row = document.createElement('div');
+    row.className = 'actions';
+    actions.forEach((a, i) => {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'action' + (e.interacted_action === i ? ' pressed' : '');
+      b.dataset.action = String(i);
+      b.textContent = a.label;
+      b.setAttribute('aria-pressed', String(e.interacted_action === i));
+      row.append(b);
+    });
+    li.append(row);
   }
   const foot = document.createElement('div');
   foot.className = 'foot';
@@ -119,6 +137,7 @@ function render(state: FeedState) {
     document.title = (n > 0 ? '(' + n + ') ' : '') + 'Inbox · Herald';
   }
   els.readAll.disabled = n === 0;
+  els.archiveAll.disabled = state.items.length === 0;
   els.more.hidden = !state.hasMore;
   const text = STATUS_TEXT[state.connection] || state.connection;
   if (els.status.textContent !== text) els.status.textContent = text;
@@ -138,21 +157,62 @@ function start() {
     return;
   }
   const herald = new Herald({ baseUrl: base, publicKey: apiKey, userToken: userKey || undefined, userId: userId || undefined });
-  const feed = herald.feed;
+  // one store per tab: "All" is the client's own feed, each category its own
+  // (only the shown one is subscribed, so one socket at a time)
+  let feed: Feed = herald.feed;
+  let unsubscribe: () => void = () => {};
+  const stores = new Map<string, Feed>([['', herald.feed]]);
 
-  feed.subscribe((state, event) => {
-    render(state);
-    if (event.type === 'connection') {
-      if (event.state === 'live') showMessage('');
-      els.status.title =
-        event.state === 'offline' && event.retryInMs !== undefined
-          ? 'reconnecting in ' + Math.max(1, Math.round(event.retryInMs / 1000)) + ' s'
-          : '';
-    }
-  });
-  feed.fetch().then(
-    () => render(feed.state),
-    (e) => showMessage('Could not load the feed: ' + describe(e)),
+  function show(next: Feed) {
+    unsubscribe();
+    feed = next;
+    els.entries.replaceChildren();
+    unsubscribe = feed.subscribe((state, event) => {
+      render(state);
+      if (event.type === 'connection') {
+        if (event.state === 'live') showMessage('');
+        els.status.title =
+          event.state === 'offline' && event.retryInMs !== undefined
+            ? 'reconnecting in ' + Math.max(1, Math.round(event.retryInMs / 1000)) + ' s'
+            : '';
+      }
+    });
+    feed.fetch().then(
+      () => render(feed.state),
+      (e) => showMessage('Could not load the feed: ' + describe(e)),
+    );
+  }
+  show(herald.feed);
+
+  // the tabs: "All", then each preference category of the project
+  herald.getPreferences().then(
+    (prefs) => {
+      const cats = Object.entries(prefs.categories || {});
+      if (!cats.length) return;
+      const tabs: HTMLButtonElement[] = [];
+      for (const [handle, c] of [['', { name: 'All' }] as const, ...cats]) {
+        const b = document.createElement('button');
+        b.type = 'button';
+        b.className = 'tab';
+        b.setAttribute('role', 'tab');
+        b.setAttribute('aria-selected', String(handle === ''));
+        b.dataset.category = handle;
+        b.textContent = c.name;
+        b.addEventListener('click', () => {
+          for (const t of tabs) t.setAttribute('aria-selected', String(t === b));
+          let store = stores.get(handle);
+          if (!store) {
+            store = herald.createFeed({ category: handle });
+            stores.set(handle, store);
+          }
+          show(store);
+        });
+        tabs.push(b);
+      }
+      els.tabs.replaceChildren(...tabs);
+      els.tabs.hidden = false;
+    },
+    () => {}, // no tabs: the feed works without them
   );
 
   const act = (p: Promise<unknown>, what: string) =>
@@ -173,18 +233,28 @@ function start() {
       act(feed.archive(id), 'archive');
       return;
     }
+    const press = el!.closest('.action') as HTMLElement | null;
+    if (press) {
+      const i = Number(press.dataset.action);
+      const entry = feed.state.items.find((x) => x.id === id);
+      const url = entry?.data.actions?.[i]?.url;
+      act(feed.interact(id, i), 'press ' + (press.textContent || 'the button'));
+      if (url && /^https?:\/\//i.test(url)) window.open(url, '_blank', 'noopener');
+      return;
+    }
     const entry = feed.state.items.find((x) => x.id === id);
     if (entry && !entry.read) act(feed.markRead(id), 'mark as read');
   }
   els.entries.addEventListener('click', (ev) => onEntry(ev.target));
   els.entries.addEventListener('keydown', (ev) => {
     if (ev.key === 'Enter' || ev.key === ' ') {
-      if ((ev.target as HTMLElement).closest('.archive')) return; // the button's own click
+      if ((ev.target as HTMLElement).closest('.archive, .action')) return; // the button's own click
       ev.preventDefault();
       onEntry(ev.target);
     }
   });
   els.readAll.addEventListener('click', () => act(feed.markAllRead(), 'mark everything read'));
+  els.archiveAll.addEventListener('click', () => act(feed.archiveAll(), 'archive everything'));
 
   // infinite scroll: the "more" row coming into view loads the next page
   let loading = false;

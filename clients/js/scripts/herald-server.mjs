@@ -152,6 +152,24 @@ export function adminClient(base, keys) {
       await call('POST', `/flows/${flow.id}/activate`);
       return flow;
     },
+    /**
+     * An active in_app flow in the preference category `category` (declared
+     * here), with `actions` (action buttons) on its template when given.
+     */
+    async categoryFlow(category, actions) {
+      await call('PUT', `/categories/${category}`, { name: category[0].toUpperCase() + category.slice(1) });
+      const ch = await admin.inAppChannel();
+      const template = { subject: '{{ data.title }}', body: 'n={{ data.n }}' };
+      if (actions) template.actions = actions;
+      const flow = await call('POST', '/flows', {
+        handle: `f-${hex(4)}`,
+        name: `In ${category}`,
+        categories: [category],
+        steps: [{ type: 'channel', channel_id: ch.id, template }],
+      });
+      await call('POST', `/flows/${flow.id}/activate`);
+      return flow;
+    },
     async run(flowId, ext, data) {
       return call('POST', `/flows/${flowId}/run`, { recipients: [{ external_id: ext }], data });
     },

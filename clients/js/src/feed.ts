@@ -126,6 +126,15 @@ export function matchesStatus(e: FeedEntry, status: FeedStatus): boolean {
 export class Feed {
   /** The status this feed's store holds (default `all`: every entry not archived). */
   readonly status: FeedStatus;
+  /**
+   * The preference category this feed's store holds (a tab), or undefined for
+   * every entry. Entries do not name their categories, so the store learns
+   * which flows are in it from its pages; a live entry of a flow it has not
+   * seen yet makes it reload its first page rather than guess.
+   */
+  readonly category: string | undefined;
+  private readonly categoryFlows = new Set<string>();
+  private refetching: Promise<unknown> | null = null;
   readonly pageSize: number;
   private readonly server = new Map<string, FeedEntry>(); // last known server version of each loaded entry
   private order: string[] = []; // loaded ids, newest (largest UUID v7) first
@@ -152,9 +161,10 @@ export class Feed {
     private readonly t: Transport,
     private readonly WS: WebSocketConstructor | undefined,
     private readonly backoff: { initialDelayMs?: number; maxDelayMs?: number } | undefined,
-    opts: { status?: FeedStatus; pageSize?: number } = {},
+    opts: { status?: FeedStatus; pageSize?: number; category?: string } = {},
   ) {
     this.status = opts.status ?? 'all';
+    this.category = opts.category;
     this.pageSize = opts.pageSize ?? 25;
   }
 
@@ -255,8 +265,9 @@ export class Feed {
     const status = o.status ?? this.status;
     const answered = this.ops.filter((op) => op.answered);
     const page = await this.t.request<FeedPage>('GET', '/feed', {
-      query: { status, limit: o.limit ?? this.pageSize, after: o.after, before: o.before },
+      query: { status, limit: o.limit ?? this.pageSize, after: o.after, before: o.before, category: this.category },
     });
+    if (this.category !== undefined) for (const e of page.items) this.categoryFlows.add(e.flow_id);
     if (status === this.status) {
       if (!o.after && !o.before) {
         this.clearStore();
@@ -344,24 +355,36 @@ export class Feed {
     return this.actAll('read_all');
   }
   /**
-   * Archives every entry not archived: the API has no bulk archive, so this
-   * walks the pages and archives each entry (429s are retried). Returns how many.
+   * `POST /feed/archive_all`: archives, in one change, every entry the feed
+   * list with these filters shows (by default this store's category, every
+   * status not archived). Returns how many changed; the live socket brings
+   * each entry's frame, and without one the first page is reloaded.
    */
-  async archiveAll(): Promise<number> {
-    let n = 0;
-    for (;;) {
-      // always the first page: archived entries leave the list
-      const page = await this.t.request<FeedPage>('GET', '/feed', { query: { status: 'all', limit: 100 } });
-      if (!page.items.length) return n;
-      const ids = page.items.map((e) => e.id);
-      for (let i = 0; i < ids.length; i += 8) {
-        await this.act('archive', ids.slice(i, i + 8));
-      }
-      n += ids.length;
-    }
+  async archiveAll(filters: { status?: FeedStatus; flow?: string; category?: string } = {}): Promise<number> {
+    const r = await this.t.request<MarkAllResult>('POST', '/feed/archive_all', {
+      query: { status: filters.status, flow: filters.flow, category: filters.category ?? this.category },
+    });
+    if (!this.socketLive) await this.fetch();
+    return r.updated;
   }
 
-  private async act(action: Action, ids: string | string[]): Promise<FeedEntry | FeedEntry[]> {
+  /**
+   * `POST /feed/{id}/interact`: presses the entry's action button `action`
+   * (its index in `data.actions`), which also reads it. Shown at once, like
+   * the other actions, and rolled back if the server refuses.
+   */
+  async interact(id: string, action: number): Promise<FeedEntry> {
+    const r = await this.act('read', id, (path) =>
+      this.t.request<FeedEntry>('POST', `${path}/interact`, { body: { action } }),
+    );
+    return r as FeedEntry;
+  }
+
+  private async act(
+    action: Action,
+    ids: string | string[],
+    send?: (path: string) => Promise<FeedEntry>,
+  ): Promise<FeedEntry | FeedEntry[]> {
     const list = Array.isArray(ids) ? ids : [ids];
     const patch = PATCHES[action];
     const at = new Date().toISOString();
@@ -371,6 +394,7 @@ export class Feed {
     const results = await Promise.allSettled(
       mine.map((op) => {
         const path = `/feed/${encodeURIComponent(op.id)}`;
+        if (send) return send(path);
         return action === 'unread'
           ? this.t.request<FeedEntry>('PATCH', path, { body: { read: false } })
           : this.t.request<FeedEntry>('POST', `${path}/${action}`);
@@ -613,6 +637,15 @@ export class Feed {
       return;
     }
     this.lastSeq = f.seq;
+    if (this.category !== undefined && !this.server.has(f.entry.id)) {
+      // not in this tab's store: in it only if its flow is in the category
+      if (!this.categoryFlows.has(f.entry.flow_id)) {
+        if (f.type === 'feed_entry.created') this.refetchFirstPage();
+        if (!this.bulk) this.serverMeta = f.meta;
+        this.emit({ type: 'meta', meta: this.displayedMeta() as FeedMeta });
+        return;
+      }
+    }
     this.put(f.entry, f.type === 'feed_entry.created');
     // the frame confirms our own pending changes to this entry
     for (const op of [...this.ops]) if (op.id === f.entry.id && satisfies(f.entry, op.patch)) this.removeOp(op);
@@ -624,6 +657,16 @@ export class Feed {
       this.serverMeta = f.meta;
     }
     this.emit({ type: f.type, seq: f.seq, entry: this.displayed(f.entry.id) ?? f.entry, meta: this.displayedMeta() as FeedMeta });
+  }
+
+  /** A category store's reload of its first page (one at a time). */
+  private refetchFirstPage(): void {
+    if (this.refetching) return;
+    this.refetching = this.fetch()
+      .catch(() => undefined)
+      .finally(() => {
+        this.refetching = null;
+      });
   }
 
   /** Reloads the first pages (as many entries as are loaded) and continues from `seq`. */

@@ -28,8 +28,11 @@ export class Herald {
     this.feed = this.createFeed();
   }
 
-  /** Another feed store, e.g. of archived entries; each subscribed store has its own socket. */
-  createFeed(opts: { status?: FeedStatus; pageSize?: number } = {}): Feed {
+  /**
+   * Another feed store, e.g. of archived entries, or of one preference
+   * category (a tab); each subscribed store has its own socket.
+   */
+  createFeed(opts: { status?: FeedStatus; pageSize?: number; category?: string } = {}): Feed {
     return new Feed(this.t, this.options.WebSocket, this.options.reconnect, opts);
   }
 

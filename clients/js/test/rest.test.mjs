@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Herald, HeraldError, hex, runMany, setup, startHerald, waitFor } from './helpers.mjs';
+import { Herald, HeraldError, hex, runMany, setup, sleep, startHerald, waitFor } from './helpers.mjs';
 
 let server;
 before(async () => {
@@ -141,6 +141,42 @@ describe('actions', () => {
     assert.equal(await feed.archiveAll(), 5);
     assert.equal((await feed.fetch({ status: 'archived' })).items.length, 5);
     assert.equal((await feed.fetch()).items.length, 0);
+    assert.equal(await feed.archiveAll(), 0, 'nothing left to archive');
+  });
+
+  test('a category store (a tab), archiveAll of one category, interact with an action button', async () => {
+    const s = await setup(server);
+    const billing = await server.admin.categoryFlow('billing', [{ label: 'Pay', url: 'https://example.com/pay/{{ data.n }}' }]);
+    const runBilling = (n) => server.admin.run(billing.id, s.ext, { title: `B${n}`, n });
+    await runMany(server, s, 2);
+    await runBilling(1);
+    await runBilling(2);
+    await waitFor('4 entries', async () => (await s.herald.feed.fetch()).items.length === 4);
+    const tab = s.herald.createFeed({ category: 'billing' });
+    await tab.fetch();
+    assert.deepEqual(tab.state.items.map((e) => e.data.subject), ['B2', 'B1']);
+    // live: a new billing entry reaches the tab, another flow's does not
+    tab.subscribe(() => {});
+    await waitFor('tab live', () => tab.state.connection === 'live');
+    await runBilling(3);
+    await s.run({ title: 'T3', n: 3 });
+    await waitFor('B3 in the tab', () => tab.state.items.some((e) => e.data.subject === 'B3'));
+    await waitFor('the main feed has 6', async () => (await s.herald.feed.fetch()).items.length === 6);
+    await sleep(200);
+    assert.deepEqual(tab.state.items.map((e) => e.data.subject), ['B3', 'B2', 'B1']);
+    // a press of the action reads the entry and records which action
+    const b3 = tab.state.items[0];
+    assert.deepEqual(b3.data.actions, [{ label: 'Pay', url: 'https://example.com/pay/3' }]);
+    const pressed = await tab.interact(b3.id, 0);
+    assert.equal(pressed.interacted_action, 0);
+    assert.equal(pressed.read, true);
+    await assert.rejects(tab.interact(b3.id, 1), (e) => e instanceof HeraldError && e.status === 422);
+    // archiveAll of the tab archives the billing entries only
+    assert.equal(await tab.archiveAll(), 3);
+    await waitFor('the tab is empty', () => tab.state.items.length === 0);
+    const left = (await s.herald.feed.fetch()).items.map((e) => e.data.subject);
+    assert.deepEqual(left, ['T3', 'T2', 'T1']);
+    tab.unsubscribeAll();
   });
 
   test('optimistic: the store shows a read before the server answers', async () => {
