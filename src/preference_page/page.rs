@@ -1,0 +1,214 @@
+//! The hosted preference page's HTML (server-rendered, no script, every
+//! project- or user-given string escaped) and the reading of its form back
+//! into a preferences update.
+//!
+//! The form names each checkbox it shows in a hidden `shown` field: an
+//! unchecked box is absent from a form post, so the POST needs the list of
+//! what was shown to write each one's value explicitly, off included.
+
+use crate::bodies::preferences::{ChannelTypeFlags, Preferences};
+use herald_engine::model::ChannelType;
+use serde_json::{json, Map, Value};
+
+/// The stylesheet, served same-origin beside the page (`style-src 'self'`).
+pub const CSS: &str = include_str!("page.css");
+
+/// The page's headers: nothing loads from elsewhere, no script runs, the
+/// form posts only to the page itself, no framing, and the token in the URL
+/// is neither cached nor sent on as a referrer.
+pub const CSP: &str =
+    "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// `s`, safe in HTML text and in a quoted attribute.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn label(t: ChannelType) -> &'static str {
+    match t {
+        ChannelType::Chat => "Chat",
+        ChannelType::Email => "Email",
+        ChannelType::InApp => "In-app",
+        ChannelType::MobilePush => "Mobile push",
+        ChannelType::Sms => "SMS",
+        ChannelType::WebPush => "Web push",
+    }
+}
+
+fn flag(f: &ChannelTypeFlags, t: ChannelType) -> bool {
+    match t {
+        ChannelType::Chat => f.chat,
+        ChannelType::Email => f.email,
+        ChannelType::InApp => f.in_app,
+        ChannelType::MobilePush => f.mobile_push,
+        ChannelType::Sms => f.sms,
+        ChannelType::WebPush => f.web_push,
+    }
+}
+
+/// One checkbox of the form, named `name`, with its label; `shown` records it.
+fn checkbox(out: &mut String, name: &str, text: &str, on: bool, class: &str) {
+    let id = format!("f-{}", name.replace('.', "-"));
+    out.push_str(&format!(
+        "<div class=\"{class}\"><input type=\"checkbox\" id=\"{id}\" name=\"{n}\" value=\"on\"{c}> \
+         <label for=\"{id}\">{t}</label><input type=\"hidden\" name=\"shown\" value=\"{n}\"></div>\n",
+        id = escape(&id),
+        n = escape(name),
+        c = if on { " checked" } else { "" },
+        t = text,
+    ));
+}
+
+/// The flows the page lists on their own: those outside any category
+/// (a category's flows follow the category's toggle).
+fn own_flows(
+    p: &Preferences,
+) -> impl Iterator<Item = (&String, &crate::bodies::preferences::FlowPreferences)> {
+    p.flows.iter().filter(|(_, f)| f.categories.is_empty())
+}
+
+/// The page for `p` (a user's effective preferences); `csrf` goes in the
+/// form, `saved` shows the notice of a save just made.
+pub fn render(p: &Preferences, csrf: &str, saved: bool) -> String {
+    let mut h = String::with_capacity(8192);
+    h.push_str(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"referrer\" content=\"no-referrer\">\n\
+         <title>Notification preferences</title>\n\
+         <link rel=\"stylesheet\" href=\"preferences.css\">\n</head>\n<body>\n<main>\n\
+         <h1>Notification preferences</h1>\n",
+    );
+    if saved {
+        h.push_str("<p class=\"saved\" role=\"status\">Saved. Your preferences are updated.</p>\n");
+    }
+    h.push_str("<form method=\"post\">\n");
+    h.push_str(&format!(
+        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">\n",
+        escape(csrf)
+    ));
+
+    h.push_str("<fieldset>\n<legend>Channels</legend>\n<p class=\"hint\">Turn a channel off to receive nothing through it.</p>\n");
+    for t in ChannelType::ALL {
+        let name = format!("ct.{}", t.as_str());
+        checkbox(&mut h, &name, label(t), flag(&p.channel_types, t), "row");
+    }
+    h.push_str("</fieldset>\n");
+
+    for (handle, c) in &p.categories {
+        h.push_str(&format!(
+            "<fieldset>\n<legend>{}</legend>\n",
+            escape(&c.name)
+        ));
+        let name = format!("category.{handle}");
+        let text = format!("Receive {}", escape(&c.name));
+        checkbox(&mut h, &name, &text, c.enabled, "row main");
+        h.push_str("<div class=\"channels\">\n");
+        for t in ChannelType::ALL {
+            let name = format!("category.{handle}.{}", t.as_str());
+            let text = format!("{} by {}", escape(&c.name), label(t));
+            checkbox(&mut h, &name, &text, flag(&c.channel_types, t), "row");
+        }
+        h.push_str("</div>\n</fieldset>\n");
+    }
+
+    if own_flows(p).next().is_some() {
+        h.push_str("<fieldset>\n<legend>Other notifications</legend>\n");
+        for (handle, f) in own_flows(p) {
+            if f.critical {
+                // always delivered: shown, never part of the form
+                let id = escape(&format!("f-flow-{handle}"));
+                h.push_str(&format!(
+                    "<div class=\"row critical\"><input type=\"checkbox\" id=\"{id}\" checked disabled> \
+                     <label for=\"{id}\">{} (always on: required notifications)</label></div>\n",
+                    escape(&f.name)
+                ));
+            } else {
+                checkbox(
+                    &mut h,
+                    &format!("flow.{handle}"),
+                    &escape(&f.name),
+                    f.enabled,
+                    "row",
+                );
+            }
+        }
+        h.push_str("</fieldset>\n");
+    }
+    h.push_str(
+        "<p><button type=\"submit\">Save</button></p>\n</form>\n</main>\n</body>\n</html>\n",
+    );
+    h
+}
+
+/// A preferences update (the body `PUT /admin/v1/users/{id}/preferences`
+/// takes) from a posted form: every key the form `shown` that the current
+/// preferences `p` still hold gets the value the form gives it (absent: off).
+/// Critical flows, flows in a category and keys the page never shows are
+/// never written, whatever the form says.
+pub fn patch_from_form(p: &Preferences, form: &[(String, String)]) -> Map<String, Value> {
+    let checked = |name: &str| form.iter().any(|(k, v)| k == name && v == "on");
+    let mut channel_types = Map::new();
+    let mut categories = Map::new();
+    let mut flows = Map::new();
+    for (_, name) in form.iter().filter(|(k, _)| k == "shown") {
+        let on = Value::Bool(checked(name));
+        let parts: Vec<&str> = name.split('.').collect();
+        match parts.as_slice() {
+            ["ct", t] => {
+                if let Some(t) = ChannelType::parse(t) {
+                    channel_types.insert(t.as_str().to_string(), on);
+                }
+            }
+            ["category", h] if p.categories.contains_key(*h) => {
+                let e = categories.entry(h.to_string()).or_insert_with(|| json!({}));
+                e["enabled"] = on;
+            }
+            ["category", h, t] if p.categories.contains_key(*h) => {
+                if let Some(t) = ChannelType::parse(t) {
+                    let e = categories.entry(h.to_string()).or_insert_with(|| json!({}));
+                    if e.get("channel_types").is_none() {
+                        e["channel_types"] = json!({});
+                    }
+                    e["channel_types"][t.as_str()] = on;
+                }
+            }
+            ["flow", h] => {
+                let shown = own_flows(p).any(|(fh, f)| fh == h && !f.critical);
+                if shown {
+                    flows.insert(h.to_string(), json!({ "enabled": on }));
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Map::new();
+    out.insert("channel_types".into(), Value::Object(channel_types));
+    out.insert("categories".into(), Value::Object(categories));
+    out.insert("flows".into(), Value::Object(flows));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn escapes_what_html_would_read() {
+        assert_eq!(
+            escape(r#"<script>alert("x")</script> & 'y'"#),
+            "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;"
+        );
+    }
+}
