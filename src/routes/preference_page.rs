@@ -252,13 +252,18 @@ fn check_form(
             "the body must be a form with Content-Type: application/x-www-form-urlencoded",
         ));
     }
-    if header("sec-fetch-site").as_deref() == Some("cross-site") {
+    let fetch_site = header("sec-fetch-site");
+    if fetch_site.as_deref() == Some("cross-site") {
         return Err(refused(
             "cross_site",
             "the form was posted from another site",
         ));
     }
-    if let Some(origin) = header("origin") {
+    // The page's `Referrer-Policy: no-referrer` makes a browser send
+    // `Origin: null` on the page's own post; it says where from in
+    // `Sec-Fetch-Site`, which a page cannot set.
+    let own_post = fetch_site.as_deref() == Some("same-origin");
+    if let Some(origin) = header("origin").filter(|o| !(o == "null" && own_post)) {
         let ours = url::Url::parse(st.public_url()).map(|u| u.origin().ascii_serialization());
         let theirs = url::Url::parse(&origin).map(|u| u.origin().ascii_serialization());
         let same = matches!((ours, theirs), (Ok(a), Ok(b)) if a == b);

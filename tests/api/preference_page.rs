@@ -396,8 +396,15 @@ async fn a_form_without_the_pages_csrf_or_from_another_site_is_refused() {
     let p = app.admin(GET, &prefs_path(&ext)).go().await.ok(200);
     assert_eq!(p["categories"]["comments"]["enabled"], json!(true), "{p}");
     assert_eq!(p["channel_types"]["email"], json!(true), "{p}");
-    // and the same form with its own csrf value saves
-    let r = post_form(&app, &token, &good, &[("sec-fetch-site", "same-origin")]).await;
+    // and the same form with its own csrf value saves (posted as a browser
+    // posts it from a no-referrer page: an opaque origin, same-origin fetch)
+    let r = post_form(
+        &app,
+        &token,
+        &good,
+        &[("origin", "null"), ("sec-fetch-site", "same-origin")],
+    )
+    .await;
     assert_eq!(r.status, 303, "{r}");
     let p = app.admin(GET, &prefs_path(&ext)).go().await.ok(200);
     assert_eq!(p["channel_types"]["email"], json!(false), "{p}");
