@@ -202,7 +202,104 @@ pub fn patch_from_form(p: &Preferences, form: &[(String, String)]) -> Map<String
 
 #[cfg(test)]
 mod tests {
-    use super::escape;
+    use super::*;
+    use crate::bodies::preferences::{CategoryPreferences, FlowPreferences};
+
+    fn flow(categories: &[&str], critical: bool) -> FlowPreferences {
+        FlowPreferences {
+            categories: categories.iter().map(|c| c.to_string()).collect(),
+            channel_types: ChannelTypeFlags::of(|_| true),
+            critical,
+            enabled: true,
+            name: "F".into(),
+        }
+    }
+
+    fn prefs() -> Preferences {
+        Preferences {
+            categories: [(
+                "comments".to_string(),
+                CategoryPreferences {
+                    channel_types: ChannelTypeFlags::of(|_| true),
+                    enabled: true,
+                    name: "C".into(),
+                },
+            )]
+            .into(),
+            channel_types: ChannelTypeFlags::of(|_| true),
+            explain: None,
+            flows: [
+                ("own".to_string(), flow(&[], false)),
+                ("in-cat".to_string(), flow(&["comments"], false)),
+                ("reset".to_string(), flow(&[], true)),
+            ]
+            .into(),
+        }
+    }
+
+    fn form(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn every_shown_box_is_written_and_unchecked_ones_are_off() {
+        let f = form(&[
+            ("shown", "ct.email"),
+            ("shown", "ct.sms"),
+            ("ct.sms", "on"),
+            ("shown", "category.comments"),
+            ("shown", "category.comments.email"),
+            ("category.comments.email", "on"),
+            ("shown", "flow.own"),
+        ]);
+        let patch = Value::Object(patch_from_form(&prefs(), &f));
+        assert_eq!(
+            patch,
+            json!({"channel_types": {"email": false, "sms": true},
+                "categories": {"comments": {"enabled": false, "channel_types": {"email": true}}},
+                "flows": {"own": {"enabled": false}}})
+        );
+    }
+
+    #[test]
+    fn what_the_page_does_not_show_is_never_written() {
+        // a critical flow, a category's flow, an unknown category or flow,
+        // a box checked but not shown, a key of no shape
+        let f = form(&[
+            ("shown", "flow.reset"),
+            ("shown", "flow.in-cat"),
+            ("shown", "flow.gone"),
+            ("shown", "category.gone"),
+            ("shown", "ct.fax"),
+            ("shown", "anything"),
+            ("ct.email", "on"),
+        ]);
+        let patch = Value::Object(patch_from_form(&prefs(), &f));
+        assert_eq!(
+            patch,
+            json!({"channel_types": {}, "categories": {}, "flows": {}})
+        );
+    }
+
+    #[test]
+    fn the_page_escapes_names_and_shows_critical_flows_disabled() {
+        let mut p = prefs();
+        p.categories.get_mut("comments").unwrap().name = "<i>x</i>".into();
+        let html = render(&p, "tok\"en", true);
+        assert!(html.contains("&lt;i&gt;x&lt;/i&gt;"), "{html}");
+        assert!(!html.contains("<i>"), "{html}");
+        assert!(html.contains("value=\"tok&quot;en\""), "{html}");
+        assert!(
+            html.contains("id=\"f-flow-reset\" checked disabled"),
+            "{html}"
+        );
+        assert!(!html.contains("name=\"flow.reset\""), "{html}");
+        assert!(!html.contains("flow.in-cat"), "{html}");
+        assert!(html.contains("role=\"status\""), "{html}");
+    }
 
     #[test]
     fn escapes_what_html_would_read() {
