@@ -16,7 +16,7 @@ use crate::errors::{ApiError, ApiResult};
 use crate::extract::{path_str, typed, Body, Query};
 use crate::openapi::{external_id_param, path_param, str_schema, Content, Op};
 use crate::preference_page::page;
-use crate::preference_page::token::{self, Link, Refused};
+use crate::preference_page::token::{self, Link};
 use crate::state::{AppState, State};
 use actix_web::{HttpRequest, HttpResponse};
 use herald_engine::model::{Project, Timestamp, User};
@@ -93,9 +93,8 @@ struct Opened {
 async fn open(st: &AppState, req: &HttpRequest) -> ApiResult<Opened> {
     let token = path_str(req, "token")?;
     let now = Timestamp::now().millis().div_euclid(1000);
-    let link = token::verify(st.cursor_key(), &token, now).map_err(|e| match e {
-        Refused::Forged | Refused::Expired => link_not_found(),
-    })?;
+    // forged or expired: the same answer (`Refused` says which only to tests)
+    let link = token::verify(st.cursor_key(), &token, now).map_err(|_| link_not_found())?;
     let project = st
         .engine
         .project(link.project)
@@ -174,13 +173,16 @@ pub fn page_endpoint() -> Endpoint {
         "`1` after a save: the page shows that it saved.",
     ))
     .ok(200, "An HTML page", Content::Text("text/html", "string"))
-    .errors(&[404, 429])
+    .errors(&[400, 404, 429])
     .to(show)
 }
 
 pub async fn show(req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let o = open(&st, &req).await?;
-    let saved = Query::of(&req).get("saved") == Some("1");
+    // `saved` other than `1` is a 400 `invalid_param` (after the token: a
+    // bad link is a 404 whatever its query)
+    let saved = Query::of(&req).choice("saved", |s| (s == "1").then_some(true))?;
+    let saved = saved.unwrap_or(false);
     let setting = st
         .engine
         .preference_setting(o.project.id, Some(o.user.id))

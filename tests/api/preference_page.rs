@@ -264,6 +264,9 @@ async fn a_link_opens_the_users_page_with_every_name_escaped() {
     }
     assert_eq!(hidden(html, "csrf").len(), 1, "{r}");
     assert!(!html.contains("Saved"), "{r}");
+    // `saved` is `1` or absent
+    let r = page(&app, &token, "?saved=yes").await;
+    assert_invalid_param(&r, "saved");
 
     // its stylesheet is same-origin
     let css = app.request(GET, "/p/preferences.css").go().await;
