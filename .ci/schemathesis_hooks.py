@@ -33,7 +33,12 @@
      document gives the path's shape, but no schema relates a number inside a
      string to the position and `type` of the other items of the array;
    - 422 `exclusion` for a send window (or a user's quiet hours) whose `to`
-     equals its `from`: JSON Schema cannot say that two properties differ.
+     equals its `from`: JSON Schema cannot say that two properties differ;
+   - 422 `number` for a preference link's `expires_in` over 365 days: the
+     pattern gives a duration's shape, not the sum of its parts;
+   - 400 `invalid_csrf` for a preference page's form post: its `csrf` value is a
+     signature only the page shown for that link carries (a schema gives its
+     type, not which value the server signed).
 
 3. negative_data_rejection, with one acceptance the contract expects: a create
    body whose channel `config` lacks fields its provider's config schema lists as
@@ -96,6 +101,8 @@ CROSS_FIELD_RULES = {
     ("number", "must be at least the window"),
     # relates two steps of the list
     ("inclusion", "a flow has at most one batch step"),
+    # the sum of a duration's parts ("300d 2000h"): no pattern bounds it
+    ("number", "must be at most 365 days"),
 }
 
 
@@ -150,6 +157,8 @@ def _expected_rejection(response, case):
             or (stored_provider and f.get("field", "").startswith("config."))
             for f in fields
         )
+    if response.status_code == 400 and details.get("reason") == "invalid_csrf":
+        return case.path == "/p/{token}"
     if response.status_code == 400 and details.get("reason") == "invalid_param":
         if details.get("param") in ("after", "before"):
             return True

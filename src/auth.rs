@@ -46,7 +46,7 @@ fn state(req: &HttpRequest) -> State {
         .expect("app state registered")
 }
 
-fn rate_limited(wait_secs: u64, limit: u32) -> ApiError {
+pub(crate) fn rate_limited(wait_secs: u64, limit: u32) -> ApiError {
     let secs = wait_secs.max(1);
     ApiError(
         Error::new(
@@ -59,7 +59,7 @@ fn rate_limited(wait_secs: u64, limit: u32) -> ApiError {
     )
 }
 
-fn wait_secs(nu: &governor::NotUntil<governor::clock::QuantaInstant>) -> u64 {
+pub(crate) fn wait_secs(nu: &governor::NotUntil<governor::clock::QuantaInstant>) -> u64 {
     let d = nu.wait_time_from(DefaultClock::default().now());
     (d.as_millis() as u64).div_ceil(1000)
 }

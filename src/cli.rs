@@ -82,6 +82,10 @@ pub struct ServeArgs {
     /// Listen address; port 0 picks a free port [default: 127.0.0.1:8080].
     #[arg(long, env = "HERALD_BIND")]
     pub bind: Option<String>,
+    /// The URL users reach this server at (https://herald.example.com): what
+    /// preference-page links start with; ADDR is the bound address [default: http://ADDR].
+    #[arg(long, env = "HERALD_PUBLIC_URL")]
+    pub public_url: Option<String>,
     /// The embedded store [default: ./herald-data].
     #[arg(long, env = "HERALD_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
@@ -215,6 +219,10 @@ impl ServeArgs {
         if let Some(v) = &self.bind {
             s.bind = v.clone();
         }
+        if let Some(v) = self.public_url.as_ref().filter(|v| !v.is_empty()) {
+            s.public_url = Some(v.clone());
+        }
+        s.check_public_url()?;
         if let Some(v) = &self.data_dir {
             s.data_dir = v.clone();
         }

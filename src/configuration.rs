@@ -9,6 +9,11 @@ use std::path::PathBuf;
 pub struct Settings {
     /// Address to listen on; port 0 picks a free port.
     pub bind: String,
+    /// The address users reach this server at (`https://herald.example.com`,
+    /// a path prefix allowed): what preference-page links start with and the
+    /// origin their form must come from. `None`: `http://` and the address
+    /// the server is bound to (set at start).
+    pub public_url: Option<String>,
     /// Where the embedded store lives.
     pub data_dir: PathBuf,
     /// A PostgreSQL URL (`postgres://USER@HOST/DB`) to keep all state there
@@ -142,6 +147,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             bind: "127.0.0.1:8080".into(),
+            public_url: None,
             data_dir: PathBuf::from("./herald-data"),
             store: None,
             bus: None,
@@ -197,6 +203,27 @@ impl Settings {
         if self.postgres_url().is_none() {
             return Err("--bus (HERALD_BUS) needs the PostgreSQL store (--store postgres://USER@HOST/DB): the nodes of a cluster share one database, and the embedded store belongs to one process".into());
         }
+        Ok(())
+    }
+
+    /// `public_url` checked and normalised (no trailing `/`): an absolute
+    /// http(s) URL without credentials, query or fragment.
+    pub fn check_public_url(&mut self) -> Result<(), String> {
+        let Some(given) = self.public_url.clone() else {
+            return Ok(());
+        };
+        let bad = |why: &str| format!("--public-url {given:?}: {why}");
+        let u = url::Url::parse(given.trim()).map_err(|e| bad(&e.to_string()))?;
+        if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {
+            return Err(bad("must be an http:// or https:// URL with a host"));
+        }
+        if !u.username().is_empty() || u.password().is_some() {
+            return Err(bad("must not carry credentials"));
+        }
+        if u.query().is_some() || u.fragment().is_some() {
+            return Err(bad("must have no query or fragment"));
+        }
+        self.public_url = Some(u.as_str().trim_end_matches('/').to_string());
         Ok(())
     }
 
@@ -270,6 +297,29 @@ mod tests {
         // never more than the total
         assert_eq!(caps(2, None, None), want(2, 2, 2));
         assert_eq!(caps(1024, Some(3), Some(4)), want(1024, 3, 4));
+    }
+
+    #[test]
+    fn the_public_url_is_checked_and_normalised() {
+        let check = |u: &str| {
+            let mut s = Settings {
+                public_url: Some(u.into()),
+                ..Settings::default()
+            };
+            s.check_public_url().map(|_| s.public_url.unwrap())
+        };
+        assert_eq!(
+            check("https://h.example.com/").unwrap(),
+            "https://h.example.com"
+        );
+        assert_eq!(
+            check("https://h.example.com/herald/").unwrap(),
+            "https://h.example.com/herald"
+        );
+        assert!(check("ftp://h.example.com").is_err());
+        assert!(check("https://u:p@h.example.com").is_err());
+        assert!(check("https://h.example.com/?x=1").is_err());
+        assert!(check("h.example.com").is_err());
     }
 
     #[test]

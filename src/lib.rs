@@ -15,6 +15,7 @@ pub mod openapi;
 pub mod ops_access;
 pub mod ops_client;
 pub mod pagination;
+pub mod preference_page;
 pub mod project_cmd;
 pub mod routes;
 pub mod startup;

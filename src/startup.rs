@@ -440,6 +440,11 @@ impl Application {
             Some(url) => Some(crate::live::bus::start(&url, &engine).await?),
             None => None,
         };
+        // Links are built from this, never from a request's Host header.
+        let mut settings = settings;
+        settings
+            .public_url
+            .get_or_insert_with(|| format!("http://{addr}"));
         let state = Arc::new(AppState {
             store: store.clone(),
             engine: engine.clone(),

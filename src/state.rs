@@ -115,6 +115,11 @@ impl AppState {
         crate::idempotency::once(&self.idempotency, &self.engine, project, idem, resource, f).await
     }
 
+    /// The URL users reach the server at (`--public-url`, set at start).
+    pub fn public_url(&self) -> &str {
+        self.settings.public_url.as_deref().unwrap_or("")
+    }
+
     /// The key that signs this server's page cursors.
     pub fn cursor_key(&self) -> &[u8; 32] {
         self.engine.cursor_key()

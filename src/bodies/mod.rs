@@ -11,6 +11,7 @@ pub mod channels;
 pub mod flows;
 pub mod notifications;
 pub mod ops;
+pub mod preference_link;
 pub mod preferences;
 pub mod user_api;
 pub mod users;

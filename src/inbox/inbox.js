@@ -276,7 +276,6 @@
       this.WS = WS;
       this.backoff = backoff;
       this.categoryFlows = /* @__PURE__ */ new Set();
-      this.refetching = null;
       this.server = /* @__PURE__ */ new Map();
       // last known server version of each loaded entry
       this.order = [];
@@ -712,7 +711,10 @@
       this.lastSeq = f.seq;
       if (this.category !== void 0 && !this.server.has(f.entry.id)) {
         if (!this.categoryFlows.has(f.entry.flow_id)) {
-          if (f.type === "feed_entry.created") this.refetchFirstPage();
+          if (f.type === "feed_entry.created") {
+            void this.resync(f.seq);
+            return;
+          }
           if (!this.bulk) this.serverMeta = f.meta;
           this.emit({ type: "meta", meta: this.displayedMeta() });
           return;
@@ -728,13 +730,6 @@
         this.serverMeta = f.meta;
       }
       this.emit({ type: f.type, seq: f.seq, entry: this.displayed(f.entry.id) ?? f.entry, meta: this.displayedMeta() });
-    }
-    /** A category store's reload of its first page (one at a time). */
-    refetchFirstPage() {
-      if (this.refetching) return;
-      this.refetching = this.fetch().catch(() => void 0).finally(() => {
-        this.refetching = null;
-      });
     }
     /** Reloads the first pages (as many entries as are loaded) and continues from `seq`. */
     async resync(seq) {

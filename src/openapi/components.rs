@@ -16,6 +16,7 @@ use crate::bodies::flows::{
 };
 use crate::bodies::flows::{BatchStep, BatchStepType, BatchWindowType};
 use crate::bodies::notifications::{FlowRun, Notification, ProcessingStatus};
+use crate::bodies::preference_link::{PreferenceForm, PreferenceLink, PreferenceLinkInput};
 use crate::bodies::preferences::{
     Category, CategoryInput, CategoryList, CategoryPreferences, ChannelTypeFlags,
     ChannelTypeFlagsInput, ChannelTypeSources, FlowPreferences, FlowPreferencesInput,
@@ -218,6 +219,9 @@ pub fn components() -> utoipa::openapi::schema::Components {
         ChannelTypeSources,
         SettingSources,
         PreferencesExplain,
+        PreferenceLinkInput,
+        PreferenceLink,
+        PreferenceForm,
         ChannelStatus,
         UserChannel,
         PushSubscription,

@@ -46,6 +46,8 @@ pub struct Op {
     auth: Auth,
     params: Vec<Parameter>,
     body: Option<(&'static str, bool)>,
+    /// The body's media type: JSON but for the preference page's form.
+    body_type: &'static str,
     idempotent: bool,
     oks: Vec<(u16, &'static str, Content)>,
     errors: Vec<u16>,
@@ -77,6 +79,7 @@ impl Op {
             auth,
             params: vec![],
             body: None,
+            body_type: "application/json",
             idempotent: false,
             oks: vec![],
             errors: vec![],
@@ -114,6 +117,12 @@ impl Op {
     /// A JSON object body (`required`: an empty body is a 400).
     pub fn body(mut self, schema: &'static str, required: bool) -> Op {
         self.body = Some((schema, required));
+        self
+    }
+    /// A required HTML form body (`application/x-www-form-urlencoded`).
+    pub fn form_body(mut self, schema: &'static str) -> Op {
+        self.body = Some((schema, true));
+        self.body_type = "application/x-www-form-urlencoded";
         self
     }
     /// Takes an `Idempotency-Key` header (POSTs that create).
@@ -166,7 +175,7 @@ impl Op {
                         Required::False
                     }))
                     .content(
-                        "application/json",
+                        self.body_type,
                         ContentBuilder::new()
                             .schema(Some(Ref::from_schema_name(schema)))
                             .build(),

@@ -153,6 +153,7 @@ const PATTERNS: &[(&str, &str, &str)] = &[
     ("BatchStep", "window", SPAN_PATTERN),
     ("BatchStep", "max_window", SPAN_PATTERN),
     ("ClockAdvance", "by", SPAN_PATTERN),
+    ("PreferenceLinkInput", "expires_in", SPAN_PATTERN),
     ("ClockAdvance", "to", DATE_TIME_PATTERN),
     ("RunInput", "send_at", DATE_TIME_PATTERN),
     ("ReplayInput", "since", DATE_TIME_PATTERN),

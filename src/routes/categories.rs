@@ -120,6 +120,7 @@ pub fn get_defaults_endpoint() -> Endpoint {
     )
     .param(explain_param())
     .ok(200, "The defaults", Content::Json("Preferences"))
+    .errors(&[400])
     .to(get_defaults)
 }
 

@@ -13,6 +13,7 @@ mod health;
 mod inbox;
 mod notifications;
 pub mod ops;
+mod preference_page;
 mod project;
 mod topics;
 mod user_api;
@@ -94,12 +95,16 @@ pub fn endpoints() -> Vec<endpoint::Endpoint> {
         inbox::page_endpoint(),
         inbox::css_endpoint(),
         inbox::js_endpoint(),
+        preference_page::css_endpoint(),
+        preference_page::page_endpoint(),
+        preference_page::save_endpoint(),
         project::get_endpoint(),
         project::update_endpoint(),
         project::advance_clock_endpoint(),
         project::put_signing_key_endpoint(),
         project::generate_signing_key_endpoint(),
         project::delete_signing_key_endpoint(),
+        project::rotate_link_secret_endpoint(),
         users::list_endpoint(),
         users::bulk_endpoint(),
         users::bulk_delete_endpoint(),
@@ -109,6 +114,7 @@ pub fn endpoints() -> Vec<endpoint::Endpoint> {
         users::get_erasure_endpoint(),
         users::get_preferences_endpoint(),
         users::put_preferences_endpoint(),
+        preference_page::link_endpoint(),
         users::feed_endpoint(),
         categories::put_endpoint(),
         categories::list_endpoint(),

@@ -1,4 +1,5 @@
-//! `/admin/v1/project`: settings and the user-JWT signing key.
+//! `/admin/v1/project`: settings, the user-JWT signing key and the
+//! preference-page links' key (`rotate_link_secret`).
 
 use super::endpoint::{Endpoint, Serve};
 use super::{created, no_content, ok};
@@ -236,5 +237,30 @@ pub async fn delete_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse> 
     if a.project.signing_key.is_some() {
         signing_key_changed(&st, id);
     }
+    Ok(no_content())
+}
+
+/// `POST /admin/v1/project/rotate_link_secret`
+pub fn rotate_link_secret_endpoint() -> Endpoint {
+    Op::post(
+        "/admin/v1/project/rotate_link_secret",
+        "rotateLinkSecret",
+        "Revoke every preference-page link issued so far",
+    )
+    .ok(
+        204,
+        "Rotated: links issued before no longer open",
+        Content::Empty,
+    )
+    .to(rotate_link_secret)
+}
+
+/// `POST /admin/v1/project/rotate_link_secret`: the project's links are
+/// signed with a key derived from its `link_epoch`; raising it revokes every
+/// link issued before (on every node: the epoch is stored with the project).
+pub async fn rotate_link_secret(a: Admin, st: State) -> ApiResult<HttpResponse> {
+    st.engine
+        .update_project(a.project.id, |p| p.link_epoch += 1)
+        .await?;
     Ok(no_content())
 }

@@ -67,6 +67,7 @@ pub fn preferences_endpoint() -> Endpoint {
     )
     .param(explain_param())
     .ok(200, "The preferences", Content::Json("Preferences"))
+    .errors(&[400])
     .to(preferences)
 }
 

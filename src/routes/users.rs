@@ -377,7 +377,7 @@ pub fn get_preferences_endpoint() -> Endpoint {
     .param(external_id_param())
     .param(explain_param())
     .ok(200, "The preferences", Content::Json("Preferences"))
-    .errors(&[404])
+    .errors(&[400, 404])
     .to(get_preferences)
 }
 

@@ -37,6 +37,7 @@ mod pagination;
 mod pg_store;
 mod poison;
 mod preference_categories;
+mod preference_page;
 mod preferences;
 mod project;
 mod providers_config;

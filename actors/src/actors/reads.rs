@@ -50,6 +50,11 @@ impl Engine {
         self.run(|s| s.projects()).await
     }
 
+    /// A project by id (`None`: there is none).
+    pub async fn project(&self, id: Uuid) -> Result<Option<Project>> {
+        self.run(move |s| s.project(&id)).await
+    }
+
     /// The project of this name; 404 when there is none.
     pub async fn project_named(&self, name: String) -> Result<Project> {
         self.run(move |s| {

@@ -52,6 +52,11 @@ pub struct Project {
     /// (`rules::preferences`; everything on where these say nothing).
     #[serde(default, skip_serializing_if = "Preferences::is_empty")]
     pub preference_defaults: Preferences,
+    /// The generation of the key that signs its preference-page links
+    /// (derived from the server's key, the project's id and this number):
+    /// raising it invalidates every link issued before.
+    #[serde(default)]
+    pub link_epoch: u64,
 }
 
 /// A preference category (`PUT /admin/v1/categories/{handle}`): a name to
@@ -88,6 +93,7 @@ impl Project {
             quota_bytes: None,
             categories: BTreeMap::new(),
             preference_defaults: Preferences::default(),
+            link_epoch: 0,
         }
     }
 }

@@ -934,6 +934,33 @@ export interface Page {
 /** What a run is when it is accepted: always `pending`. */
 export type PendingStatus = "pending";
 
+/** The preference page's form (`application/x-www-form-urlencoded`): the
+ * CSRF value, the name of every checkbox shown, and the checked ones, each
+ * as `NAME=on` (`ct.email`, `category.comments`, `category.comments.sms`,
+ * `flow.welcome`). */
+export interface PreferenceForm {
+  /** The value the page put in the form. */
+  csrf: string;
+  /** Each checkbox the page showed (an unchecked box is not posted). */
+  shown: Array<string>;
+}
+
+/** A signed link to the user's hosted preference page. */
+export interface PreferenceLink {
+  /** When the link stops working (whole seconds). */
+  expires_at: string;
+  /** The token alone (the last segment of `url`). */
+  token: string;
+  /** `PUBLIC_URL/p/TOKEN`: the page to send the user to. */
+  url: string;
+}
+
+export interface PreferenceLinkInput {
+  /** How long the link works: a duration such as `"15m"`, `"1h"`, `"30d"`
+   * (at most 365 days; default 30 days). */
+  expires_in?: string | null;
+}
+
 /** Where a value of a preferences answer comes from (`?explain=true`):
  * `user` (the user set it), `default` (the project's defaults set it, or
  * nothing did: on), `critical` (a critical flow: on whatever is set). */

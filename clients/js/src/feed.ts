@@ -134,7 +134,6 @@ export class Feed {
    */
   readonly category: string | undefined;
   private readonly categoryFlows = new Set<string>();
-  private refetching: Promise<unknown> | null = null;
   readonly pageSize: number;
   private readonly server = new Map<string, FeedEntry>(); // last known server version of each loaded entry
   private order: string[] = []; // loaded ids, newest (largest UUID v7) first
@@ -640,7 +639,12 @@ export class Feed {
     if (this.category !== undefined && !this.server.has(f.entry.id)) {
       // not in this tab's store: in it only if its flow is in the category
       if (!this.categoryFlows.has(f.entry.flow_id)) {
-        if (f.type === 'feed_entry.created') this.refetchFirstPage();
+        if (f.type === 'feed_entry.created') {
+          // reloaded as a resync is: frames that come meanwhile wait and are
+          // applied on top, so the reload cannot drop an entry they bring
+          void this.resync(f.seq);
+          return;
+        }
         if (!this.bulk) this.serverMeta = f.meta;
         this.emit({ type: 'meta', meta: this.displayedMeta() as FeedMeta });
         return;
@@ -657,16 +661,6 @@ export class Feed {
       this.serverMeta = f.meta;
     }
     this.emit({ type: f.type, seq: f.seq, entry: this.displayed(f.entry.id) ?? f.entry, meta: this.displayedMeta() as FeedMeta });
-  }
-
-  /** A category store's reload of its first page (one at a time). */
-  private refetchFirstPage(): void {
-    if (this.refetching) return;
-    this.refetching = this.fetch()
-      .catch(() => undefined)
-      .finally(() => {
-        this.refetching = null;
-      });
   }
 
   /** Reloads the first pages (as many entries as are loaded) and continues from `seq`. */
