@@ -445,6 +445,9 @@ impl Application {
         settings
             .public_url
             .get_or_insert_with(|| format!("http://{addr}"));
+        if let Some(u) = &settings.public_url {
+            engine.set_public_url(u.clone());
+        }
         let state = Arc::new(AppState {
             store: store.clone(),
             engine: engine.clone(),

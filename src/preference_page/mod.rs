@@ -1,7 +1,7 @@
 //! The hosted preference page (`/p/{token}`, docs/API.md §6 "Preference
-//! page"): a signed link a project sends its user to (`token`), and the
-//! server-rendered page and form behind it (`page`). The routes that serve
+//! page"): a signed link a project sends its user to (the engine's
+//! `rules::preference_link`), and the server-rendered page and form behind
+//! it (`page`). The routes that serve
 //! it are `routes::preference_page`.
 
 pub mod page;
-pub mod token;

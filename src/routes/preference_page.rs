@@ -16,10 +16,10 @@ use crate::errors::{ApiError, ApiResult};
 use crate::extract::{path_str, typed, Body, Query};
 use crate::openapi::{external_id_param, path_param, str_schema, Content, Op};
 use crate::preference_page::page;
-use crate::preference_page::token::{self, Link};
 use crate::state::{AppState, State};
 use actix_web::{HttpRequest, HttpResponse};
 use herald_engine::model::{Project, Timestamp, User};
+use herald_engine::rules::preference_link::{self as token, Link};
 use herald_engine::{Error, ErrorCode};
 
 /// The most a form post may carry (a page of a hundred categories and

@@ -3,12 +3,14 @@
 //! name escaped, the security headers), its form saving through the same
 //! path as a preferences PUT (a category turned off skips the next run, a
 //! critical flow stays on), the form's CSRF and origin checks, and links
-//! that no longer open: expired, tampered, issued before a rotation.
+//! that no longer open: expired, tampered, issued before a rotation; and
+//! `{{ preferences_url }}` in an email, a link made at the send.
 
 use serde_json::{json, Value};
 
 use crate::engine_helpers::*;
 use crate::helpers::*;
+use crate::providers_support::*;
 
 const CATEGORY_NAME: &str = "Comments <script>alert(1)</script>";
 const FLOW_NAME: &str = "Digest & <b>news</b>";
@@ -490,4 +492,71 @@ async fn expired_tampered_and_revoked_links_are_not_found() {
         .go()
         .await;
     assert_link_not_found(&page(&app, &fresh, "").await);
+}
+
+/// `{{ preferences_url }}` in an email is a link, made at the send, that
+/// opens the recipient's page; an in-app entry's is empty; the stored
+/// content keeps the mark, not a token.
+#[tokio::test]
+async fn an_emails_preferences_url_opens_the_recipients_page() {
+    let sink = SmtpSink::start(SinkScript::default()).await;
+    let app = TestApp::spawn();
+    let email = active_channel(
+        &app,
+        "email",
+        "smtp",
+        json!({"host": "127.0.0.1", "port": sink.port, "tls": "none",
+            "from": "Herald <noreply@herald.test>", "retry": quick_retry()}),
+    )
+    .await;
+    let inapp = in_app_channel(&app).await;
+    let flow = active_flow(
+        &app,
+        "purl",
+        json!([
+            channel_step(
+                &s(&email["id"]),
+                Some("News"),
+                "Manage: {{ preferences_url }}"
+            ),
+            channel_step(&inapp, None, "[{{ preferences_url }}]"),
+        ]),
+    )
+    .await;
+    let (ext, _) = app
+        .create_user(
+            "purl",
+            json!({"email": "ada@example.com", "first_name": "Ada"}),
+        )
+        .await;
+    let (_, n) = run_one(&app, &s(&flow["id"]), json!({"recipients": [ext]})).await;
+    let d = wait_delivery_final(&app, &s(&delivery_of(&n, "email")["id"]), 30).await;
+    assert_eq!(d["status"], json!("sent"), "{d}");
+    let mails = sink.mails();
+    assert_eq!(mails.len(), 1, "{mails:?}");
+    // the text as sent, soft line breaks and =3D of quoted-printable undone
+    let text = mails[0].data.replace("=\r\n", "").replace("=3D", "=");
+    let re = regex::Regex::new(r"http://[0-9.:]+/p/[A-Za-z0-9_-]+").unwrap();
+    let url = re
+        .find(&text)
+        .unwrap_or_else(|| panic!("a link in the mail: {text}"))
+        .as_str()
+        .to_string();
+    let r = reqwest::get(&url).await.unwrap();
+    assert_eq!(r.status(), 200, "{url}");
+    let html = r.text().await.unwrap();
+    assert!(html.contains("Notification preferences"), "{html}");
+    // stored: the mark, never the link; the in-app entry has none
+    let stored = app
+        .admin(GET, &format!("{A}/deliveries/{}", s(&d["id"])))
+        .go()
+        .await
+        .ok(200);
+    assert_eq!(
+        stored["data"]["body"],
+        json!("Manage: herald:preferences_url"),
+        "{stored}"
+    );
+    let feed = wait_feed(&app, &ext, 1).await;
+    assert_eq!(feed["items"][0]["data"]["body"], json!("[]"), "{feed}");
 }

@@ -91,6 +91,9 @@ pub(crate) struct Inner {
     /// What attempts saw beyond their outcome, until their settle writes it
     /// into their trace (`QueueRepo::settle`).
     pub attempt_notes: crate::trace::AttemptNotes,
+    /// The server's public URL (`--public-url`): where the links a send puts
+    /// in `{{ preferences_url }}` point. Set once the server is bound.
+    pub public_url: std::sync::OnceLock<String>,
     /// What the actor modules keep in the engine (their registries of
     /// actors, the supervisor's address, the bus), each read back by the
     /// module that owns it (`Parts`).

@@ -22,6 +22,30 @@ impl Engine {
         &self.inner.cursor_key
     }
 
+    /// Sets the server's public URL (once; later calls change nothing).
+    pub fn set_public_url(&self, url: String) {
+        let _ = self.inner.public_url.set(url);
+    }
+
+    /// A link to `user`'s preference page of `project`, made now and valid
+    /// for `rules::preference_link::SENT_LINK_LIFETIME_SECS` (what a send
+    /// puts in `{{ preferences_url }}`); `None` before the server is bound.
+    pub fn preferences_link(&self, project: &Project, user: Uuid) -> Option<String> {
+        use crate::rules::preference_link as link;
+        let base = self.inner.public_url.get()?;
+        let l = link::Link {
+            project: project.id,
+            user,
+            epoch: project.link_epoch,
+            expires_at: crate::model::Timestamp::now().millis().div_euclid(1000)
+                + link::SENT_LINK_LIFETIME_SECS,
+        };
+        Some(format!(
+            "{base}/p/{}",
+            link::issue(&self.inner.cursor_key, &l)
+        ))
+    }
+
     /// What attempts saw beyond their outcome, until they settle.
     pub(crate) fn attempt_notes(&self) -> &crate::trace::AttemptNotes {
         &self.inner.attempt_notes

@@ -66,6 +66,7 @@ impl Engine {
                 clocks: Default::default(),
                 journal,
                 attempt_notes: Default::default(),
+                public_url: Default::default(),
                 parts,
             }),
         };

@@ -298,9 +298,15 @@ fn render(
         flow => minijinja::Value::from_serialize(
             json!({"id": run.flow.id, "handle": run.flow.handle, "name": run.flow.name})),
         batch => minijinja::Value::from_serialize(context(b)),
+        preferences_url => crate::rules::preference_link::MARK,
     };
     let r = RunRenderer::new(&run.flow, limits);
-    Ok(r.render(i, &template, &ctx))
+    let mut out = r.render(i, &template, &ctx);
+    // an in-app entry is read inside the product: no preference link
+    if let (Ok(data), crate::model::ChannelType::InApp) = (&mut out, d.channel_type) {
+        crate::rules::preference_link::fill(data, "");
+    }
+    Ok(out)
 }
 
 /// What a close (`close`) changes.

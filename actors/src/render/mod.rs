@@ -276,6 +276,7 @@ impl Shared {
             actor => self.actor.clone(),
             data => self.data.clone(),
             flow => self.flow.clone(),
+            preferences_url => crate::rules::preference_link::MARK,
         }
     }
 }

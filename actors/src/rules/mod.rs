@@ -9,6 +9,7 @@ pub mod composite;
 pub mod critical;
 pub mod feed;
 pub mod lookups;
+pub mod preference_link;
 pub mod preferences;
 pub mod projects;
 pub mod quiet_hours;

@@ -213,6 +213,16 @@ pub(super) async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Out
             ),
         )));
     };
+    let mut d = d;
+    // `{{ preferences_url }}`: a fresh link for this send, never stored
+    if crate::rules::preference_link::has_mark(&d.data) {
+        let project = store.find_project(crate::storage::ProjectRef::Id(&q.project));
+        let url = match project {
+            Ok(Some(p)) => engine.preferences_link(&p, d.recipient_id),
+            _ => None,
+        };
+        crate::rules::preference_link::fill(&mut d.data, url.as_deref().unwrap_or(""));
+    }
     let policy = RetryPolicy::from_config(&channel.config);
     let attempt = d.attempts + 1;
     let recipient_id = d.recipient_id;

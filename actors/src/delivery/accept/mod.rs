@@ -595,7 +595,7 @@ impl<'a> Stager<'a> {
                 Some(_) => Ok(Rendered::default()),
                 None => self.renderer.render(i, &template, &ctx),
             };
-            let data = match rendered {
+            let mut data = match rendered {
                 Ok(r) => r,
                 Err(msg) => {
                     status = DeliveryStatus::Failed;
@@ -603,6 +603,12 @@ impl<'a> Stager<'a> {
                     Rendered::default()
                 }
             };
+            // An in-app entry is read inside the product: its
+            // `{{ preferences_url }}` is empty. Other channels keep the mark
+            // for the send to fill with a fresh link (`rules::preference_link`).
+            if channel_type == ChannelType::InApp {
+                crate::rules::preference_link::fill(&mut data, "");
+            }
             if status == DeliveryStatus::Pending && cond_false {
                 status = DeliveryStatus::Skipped;
                 error = Some(condition_false_error());

@@ -1,6 +1,8 @@
 //! The preference-page link's token: what it names (a project, a user, an
 //! expiry, the project's link epoch) and its HMAC-SHA256 signature, written
-//! once here: `issue`, `verify` and the page's CSRF value (`csrf`).
+//! once here: `issue`, `verify` and the page's CSRF value (`csrf`); and the
+//! `{{ preferences_url }}` of a template, which a send fills with a fresh
+//! link (`MARK`, `fill`).
 //!
 //! No secret of its own is stored: the signing key is derived from the
 //! server's stored key (`Engine::cursor_key`, the same on every node of a
@@ -15,6 +17,8 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
 use uuid::Uuid;
+
+use crate::model::Rendered;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -122,6 +126,54 @@ pub fn csrf_matches(server_key: &[u8; 32], link: &Link, token: &str, given: &str
     want.len() == given.len() && bool::from(want.as_bytes().ct_eq(given.as_bytes()))
 }
 
+/// What `{{ preferences_url }}` renders to: a mark, which each attempt of
+/// a delivery replaces with a link made then (`fill`). Links are
+/// credentials: made at send time, they are never stored in a delivery's
+/// content, and each send's expiry counts from the send.
+pub const MARK: &str = "herald:preferences_url";
+
+/// How long the link an email carries opens the page: a footer is clicked
+/// long after the send.
+pub const SENT_LINK_LIFETIME_SECS: i64 = 180 * 86_400;
+
+/// Whether `data` holds the mark anywhere (only then is a link made).
+pub fn has_mark(data: &Rendered) -> bool {
+    parts(data).iter().any(|p| p.contains(MARK))
+}
+
+fn parts(d: &Rendered) -> Vec<&str> {
+    let mut v = vec![d.subject.as_str(), d.body.as_str()];
+    v.extend(d.html.as_deref());
+    v.extend(d.url.as_deref());
+    for a in &d.actions {
+        v.push(&a.label);
+        v.push(&a.url);
+    }
+    v
+}
+
+/// Replaces the mark in every part of `data` with `url` (empty: no link,
+/// as for an in-app entry, which is read inside the product).
+pub fn fill(data: &mut Rendered, url: &str) {
+    let put = |s: &mut String| {
+        if s.contains(MARK) {
+            *s = s.replace(MARK, url);
+        }
+    };
+    put(&mut data.subject);
+    put(&mut data.body);
+    if let Some(h) = data.html.as_mut() {
+        put(h);
+    }
+    if let Some(u) = data.url.as_mut() {
+        put(u);
+    }
+    for a in &mut data.actions {
+        put(&mut a.label);
+        put(&mut a.url);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +188,21 @@ mod tests {
             epoch: 0,
             expires_at: NOW + 60,
         }
+    }
+
+    #[test]
+    fn the_mark_is_found_and_filled_in_every_part() {
+        let mut d = Rendered {
+            subject: "s".into(),
+            body: format!("prefs: {MARK}"),
+            html: Some(format!("<a href=\"{MARK}\">x</a>")),
+            ..Default::default()
+        };
+        assert!(has_mark(&d));
+        fill(&mut d, "https://h/p/T");
+        assert_eq!(d.body, "prefs: https://h/p/T");
+        assert_eq!(d.html.as_deref(), Some("<a href=\"https://h/p/T\">x</a>"));
+        assert!(!has_mark(&d));
     }
 
     #[test]
