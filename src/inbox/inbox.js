@@ -1002,8 +1002,53 @@
     readAll: $("read-all"),
     archiveAll: $("archive-all"),
     tabs: $("tabs"),
+    prefsToggle: $("prefs-toggle"),
+    prefs: $("prefs"),
+    prefsFields: $("prefs-fields"),
+    prefsStatus: $("prefs-status"),
     more: $("more")
   };
+  var CHANNEL_TYPES = ["in_app", "email", "sms", "mobile_push", "web_push", "chat"];
+  function box(name, text, on, disabled = false) {
+    const label = document.createElement("label");
+    const input = document.createElement("input");
+    input.type = "checkbox";
+    input.name = name;
+    input.checked = on;
+    input.disabled = disabled;
+    label.append(input, document.createTextNode(text));
+    return label;
+  }
+  function fieldset(legend, boxes) {
+    const f = document.createElement("fieldset");
+    const l = document.createElement("legend");
+    l.textContent = legend;
+    f.append(l, ...boxes);
+    return f;
+  }
+  function renderPrefs(p) {
+    const parts = [
+      fieldset("Channels", CHANNEL_TYPES.map((t) => box("ct." + t, t.replace("_", " "), p.channel_types[t])))
+    ];
+    const cats = Object.entries(p.categories || {});
+    if (cats.length) parts.push(fieldset("Categories", cats.map(([h, c]) => box("category." + h, c.name, c.enabled))));
+    const own = Object.entries(p.flows).filter(([, f]) => !f.categories.length);
+    if (own.length) {
+      parts.push(fieldset("Notifications", own.map(([h, f]) => box("flow." + h, f.name, f.enabled, !!f.critical))));
+    }
+    els.prefsFields.replaceChildren(...parts);
+  }
+  function prefsUpdate() {
+    const u = { channel_types: {}, categories: {}, flows: {} };
+    for (const input of Array.from(els.prefs.querySelectorAll("input[type=checkbox]"))) {
+      if (input.disabled) continue;
+      const [kind, key] = [input.name.slice(0, input.name.indexOf(".")), input.name.slice(input.name.indexOf(".") + 1)];
+      if (kind === "ct") u.channel_types[key] = input.checked;
+      else if (kind === "category") u.categories[key] = { enabled: input.checked };
+      else if (kind === "flow") u.flows[key] = { enabled: input.checked };
+    }
+    return u;
+  }
   var STATUS_TEXT = {
     idle: "offline",
     connecting: "connecting",
@@ -1216,6 +1261,36 @@
     });
     els.readAll.addEventListener("click", () => act(feed.markAllRead(), "mark everything read"));
     els.archiveAll.addEventListener("click", () => act(feed.archiveAll(), "archive everything"));
+    els.prefsToggle.addEventListener("click", () => {
+      const open = els.prefs.hidden;
+      els.prefsToggle.setAttribute("aria-expanded", String(open));
+      els.prefsStatus.textContent = "";
+      if (!open) {
+        els.prefs.hidden = true;
+        return;
+      }
+      herald.getPreferences().then(
+        (p) => {
+          renderPrefs(p);
+          els.prefs.hidden = false;
+        },
+        (e) => showMessage("Could not load your preferences: " + describe(e))
+      );
+    });
+    els.prefs.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      els.prefsStatus.textContent = "Saving…";
+      herald.setPreferences(prefsUpdate()).then(
+        (p) => {
+          renderPrefs(p);
+          els.prefsStatus.textContent = "Saved";
+        },
+        (e) => {
+          els.prefsStatus.textContent = "";
+          showMessage("Could not save your preferences: " + describe(e));
+        }
+      );
+    });
     let loading = false;
     const loadMore = () => {
       if (loading || !feed.state.hasMore) return;

@@ -9,7 +9,8 @@
 // read and the badge drops to 0; a dropped socket resumes with since_seq and a
 // `reset` reloads; infinite scroll, mark all read and archive work; a server
 // killed (SIGKILL) and restarted on the same port is reconnected to without a
-// reload; tabs by preference category, action buttons and archive-all.
+// reload; tabs by preference category, action buttons, archive-all and the
+// user's preferences.
 // Screenshots land in tests/browser/artifacts/.
 // Prints `N passed, N failed` last; exit code 0 when everything passed.
 
@@ -678,6 +679,28 @@ async function tabsTest() {
         });
       const archived = expectStatus(await http.user('GET', '/feed?status=archived', ext), 200);
       if (archived.items.length !== 2) throw new Error('archived: ' + JSON.stringify(archived));
+    });
+    await step('Preferences: turn Billing off and save; the next billing run is skipped', async () => {
+      await page.click('#prefs-toggle');
+      await page.waitForSelector('#prefs:not([hidden]) input[name="category.billing"]');
+      if (!(await page.isChecked('input[name="category.billing"]'))) throw new Error('billing starts on');
+      await page.uncheck('input[name="category.billing"]');
+      const saved = page.waitForResponse((r) => r.url().endsWith('/user/v1/preferences') && r.request().method() === 'PUT');
+      await page.click('#prefs button[type="submit"]');
+      if ((await saved).status() !== 200) throw new Error('PUT /preferences was not 200');
+      await page.waitForFunction(() => document.querySelector('#prefs-status')?.textContent === 'Saved');
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: path.join(ARTIFACTS, 'inbox-preferences.png') });
+      const p = expectStatus(await http.admin('GET', `/users/${ext}/preferences`), 200);
+      if (p.categories.billing.enabled !== false || p.categories.comments.enabled !== true) {
+        throw new Error('stored: ' + JSON.stringify(p.categories));
+      }
+      const r = expectStatus(await run(flows.billing, 3), 202);
+      const ns = expectStatus(await http.admin('GET', `/notifications?flow_run_id=${r.id}`), 200);
+      const status = ns.items[0]?.deliveries?.[0]?.status;
+      if (status !== 'skipped') throw new Error('billing run after save: ' + JSON.stringify(ns));
+      const feed = expectStatus(await http.user('GET', '/feed?category=billing&status=all', ext), 200);
+      if (feed.items.length !== 0) throw new Error('a billing entry arrived: ' + JSON.stringify(feed.items));
     });
     if (pageErrors.length) throw new Error('errors in the page:\n' + pageErrors.join('\n'));
   } catch (e) {

@@ -1,12 +1,12 @@
 // Herald's built-in /inbox page, built on herald-client: the user's feed kept
 // live over the WebSocket (unread badge, mark read, mark all read, archive,
-// archive all, action buttons, a tab per preference category, infinite
-// scroll, a reconnect indicator). Bundled by scripts/bundle-inbox.mjs
+// archive all, action buttons, a tab per preference category, the user's
+// preferences, infinite scroll, a reconnect indicator). Bundled by scripts/bundle-inbox.mjs
 // into src/inbox/inbox.js, which the herald binary compiles in.
 // Page parameters: api_key (required), user_id (development mode) or user_key
 // (a JWT), base (the Herald origin; defaults to this page's origin).
 
-import { Feed, Herald, HeraldError, type FeedEntry, type FeedState } from '../src/index.js';
+import { Feed, Herald, HeraldError, type FeedEntry, type FeedState, type Preferences } from '../src/index.js';
 
 const params = new URLSearchParams(location.search);
 const apiKey = params.get('api_key') || '';
@@ -24,8 +24,61 @@ const els = {
   readAll: $<HTMLButtonElement>('read-all'),
   archiveAll: $<HTMLButtonElement>('archive-all'),
   tabs: $('tabs'),
+  prefsToggle: $<HTMLButtonElement>('prefs-toggle'),
+  prefs: $<HTMLFormElement>('prefs'),
+  prefsFields: $('prefs-fields'),
+  prefsStatus: $('prefs-status'),
   more: $('more'),
 };
+
+const CHANNEL_TYPES = ['in_app', 'email', 'sms', 'mobile_push', 'web_push', 'chat'] as const;
+
+/** A labelled checkbox named `name` (`ct.email`, `category.billing`, `flow.digest`). */
+function box(name: string, text: string, on: boolean, disabled = false): HTMLLabelElement {
+  const label = document.createElement('label');
+  const input = document.createElement('input');
+  input.type = 'checkbox';
+  input.name = name;
+  input.checked = on;
+  input.disabled = disabled;
+  label.append(input, document.createTextNode(text));
+  return label;
+}
+
+function fieldset(legend: string, boxes: HTMLElement[]): HTMLFieldSetElement {
+  const f = document.createElement('fieldset');
+  const l = document.createElement('legend');
+  l.textContent = legend;
+  f.append(l, ...boxes);
+  return f;
+}
+
+/** The preferences form: channel types, categories, the flows outside any category. */
+function renderPrefs(p: Preferences) {
+  const parts = [
+    fieldset('Channels', CHANNEL_TYPES.map((t) => box('ct.' + t, t.replace('_', ' '), p.channel_types[t]))),
+  ];
+  const cats = Object.entries(p.categories || {});
+  if (cats.length) parts.push(fieldset('Categories', cats.map(([h, c]) => box('category.' + h, c.name, c.enabled))));
+  const own = Object.entries(p.flows).filter(([, f]) => !f.categories.length);
+  if (own.length) {
+    parts.push(fieldset('Notifications', own.map(([h, f]) => box('flow.' + h, f.name, f.enabled, !!f.critical))));
+  }
+  els.prefsFields.replaceChildren(...parts);
+}
+
+/** The update the form says: every box it shows (critical flows never). */
+function prefsUpdate(): { channel_types: Record<string, boolean>; categories: Record<string, { enabled: boolean }>; flows: Record<string, { enabled: boolean }> } {
+  const u = { channel_types: {} as Record<string, boolean>, categories: {} as Record<string, { enabled: boolean }>, flows: {} as Record<string, { enabled: boolean }> };
+  for (const input of Array.from(els.prefs.querySelectorAll<HTMLInputElement>('input[type=checkbox]'))) {
+    if (input.disabled) continue;
+    const [kind, key] = [input.name.slice(0, input.name.indexOf('.')), input.name.slice(input.name.indexOf('.') + 1)];
+    if (kind === 'ct') u.channel_types[key] = input.checked;
+    else if (kind === 'category') u.categories[key] = { enabled: input.checked };
+    else if (kind === 'flow') u.flows[key] = { enabled: input.checked };
+  }
+  return u;
+}
 
 const STATUS_TEXT: Record<string, string> = {
   idle: 'offline',
@@ -255,6 +308,38 @@ function start() {
   });
   els.readAll.addEventListener('click', () => act(feed.markAllRead(), 'mark everything read'));
   els.archiveAll.addEventListener('click', () => act(feed.archiveAll(), 'archive everything'));
+
+  // the user's preferences, through the User API
+  els.prefsToggle.addEventListener('click', () => {
+    const open = els.prefs.hidden;
+    els.prefsToggle.setAttribute('aria-expanded', String(open));
+    els.prefsStatus.textContent = '';
+    if (!open) {
+      els.prefs.hidden = true;
+      return;
+    }
+    herald.getPreferences().then(
+      (p) => {
+        renderPrefs(p);
+        els.prefs.hidden = false;
+      },
+      (e) => showMessage('Could not load your preferences: ' + describe(e)),
+    );
+  });
+  els.prefs.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    els.prefsStatus.textContent = 'Saving…';
+    herald.setPreferences(prefsUpdate()).then(
+      (p) => {
+        renderPrefs(p);
+        els.prefsStatus.textContent = 'Saved';
+      },
+      (e) => {
+        els.prefsStatus.textContent = '';
+        showMessage('Could not save your preferences: ' + describe(e));
+      },
+    );
+  });
 
   // infinite scroll: the "more" row coming into view loads the next page
   let loading = false;
