@@ -1036,17 +1036,41 @@
     if (own.length) {
       parts.push(fieldset("Notifications", own.map(([h, f]) => box("flow." + h, f.name, f.enabled, !!f.critical))));
     }
+    const q = p.quiet_hours;
+    const time = (name, text, value) => {
+      const label = document.createElement("label");
+      const input = document.createElement("input");
+      input.type = "time";
+      input.name = name;
+      input.value = value;
+      label.append(document.createTextNode(text + " "), input);
+      return label;
+    };
+    parts.push(
+      fieldset("Quiet hours", [
+        box("qh", "Pause all but in-app", !!q),
+        time("qh.from", "from", q?.from ?? "22:00"),
+        time("qh.to", "to", q?.to ?? "07:00")
+      ])
+    );
+    quietHoursHad = p.quiet_hours ?? null;
     els.prefsFields.replaceChildren(...parts);
   }
+  var quietHoursHad = null;
   function prefsUpdate() {
     const u = { channel_types: {}, categories: {}, flows: {} };
     for (const input of Array.from(els.prefs.querySelectorAll("input[type=checkbox]"))) {
-      if (input.disabled) continue;
+      if (input.disabled || input.name === "qh") continue;
       const [kind, key] = [input.name.slice(0, input.name.indexOf(".")), input.name.slice(input.name.indexOf(".") + 1)];
       if (kind === "ct") u.channel_types[key] = input.checked;
       else if (kind === "category") u.categories[key] = { enabled: input.checked };
       else if (kind === "flow") u.flows[key] = { enabled: input.checked };
     }
+    const field = (n) => els.prefs.querySelector(`input[name="${n}"]`);
+    const on = field("qh")?.checked;
+    const from = field("qh.from")?.value;
+    const to = field("qh.to")?.value;
+    u.quiet_hours = on && from && to ? { days: quietHoursHad?.days ?? null, timezone: quietHoursHad?.timezone ?? null, from, to } : null;
     return u;
   }
   var STATUS_TEXT = {

@@ -702,6 +702,25 @@ async function tabsTest() {
       const feed = expectStatus(await http.user('GET', '/feed?category=billing&status=all', ext), 200);
       if (feed.items.length !== 0) throw new Error('a billing entry arrived: ' + JSON.stringify(feed.items));
     });
+    await step('Preferences: quiet hours on, 21:30 to 06:15, saved; then off', async () => {
+      await page.check('input[name="qh"]');
+      await page.fill('input[name="qh.from"]', '21:30');
+      await page.fill('input[name="qh.to"]', '06:15');
+      const save = async () => {
+        const saved = page.waitForResponse((r) => r.url().endsWith('/user/v1/preferences') && r.request().method() === 'PUT');
+        await page.click('#prefs button[type="submit"]');
+        if ((await saved).status() !== 200) throw new Error('PUT /preferences was not 200');
+        await page.waitForFunction(() => document.querySelector('#prefs-status')?.textContent === 'Saved');
+      };
+      await save();
+      let p = expectStatus(await http.admin('GET', `/users/${ext}/preferences`), 200);
+      if (p.quiet_hours?.from !== '21:30' || p.quiet_hours?.to !== '06:15') throw new Error('stored: ' + JSON.stringify(p.quiet_hours));
+      if (p.categories.billing.enabled !== false) throw new Error('billing came back on');
+      await page.uncheck('input[name="qh"]');
+      await save();
+      p = expectStatus(await http.admin('GET', `/users/${ext}/preferences`), 200);
+      if (p.quiet_hours !== null) throw new Error('not cleared: ' + JSON.stringify(p.quiet_hours));
+    });
     if (pageErrors.length) throw new Error('errors in the page:\n' + pageErrors.join('\n'));
   } catch (e) {
     log('  server output (tail):\n' + server.output.slice(-20).map((l) => '    ' + l).join('\n'));

@@ -6,7 +6,7 @@
 // Page parameters: api_key (required), user_id (development mode) or user_key
 // (a JWT), base (the Herald origin; defaults to this page's origin).
 
-import { Feed, Herald, HeraldError, type FeedEntry, type FeedState, type Preferences } from '../src/index.js';
+import { Feed, Herald, HeraldError, type FeedEntry, type FeedState, type Preferences, type QuietHours } from '../src/index.js';
 
 const params = new URLSearchParams(location.search);
 const apiKey = params.get('api_key') || '';
@@ -64,19 +64,53 @@ function renderPrefs(p: Preferences) {
   if (own.length) {
     parts.push(fieldset('Notifications', own.map(([h, f]) => box('flow.' + h, f.name, f.enabled, !!f.critical))));
   }
+  // quiet hours: on or off, from and to (days and timezone kept)
+  const q = p.quiet_hours as { from?: string; to?: string } | null;
+  const time = (name: string, text: string, value: string) => {
+    const label = document.createElement('label');
+    const input = document.createElement('input');
+    input.type = 'time';
+    input.name = name;
+    input.value = value;
+    label.append(document.createTextNode(text + ' '), input);
+    return label;
+  };
+  parts.push(
+    fieldset('Quiet hours', [
+      box('qh', 'Pause all but in-app', !!q),
+      time('qh.from', 'from', q?.from ?? '22:00'),
+      time('qh.to', 'to', q?.to ?? '07:00'),
+    ]),
+  );
+  quietHoursHad = (p.quiet_hours as QuietHours | null) ?? null;
   els.prefsFields.replaceChildren(...parts);
 }
 
+/** The quiet hours the form was made from (their days and timezone are kept). */
+let quietHoursHad: QuietHours | null = null;
+
 /** The update the form says: every box it shows (critical flows never). */
-function prefsUpdate(): { channel_types: Record<string, boolean>; categories: Record<string, { enabled: boolean }>; flows: Record<string, { enabled: boolean }> } {
-  const u = { channel_types: {} as Record<string, boolean>, categories: {} as Record<string, { enabled: boolean }>, flows: {} as Record<string, { enabled: boolean }> };
+type PrefsUpdate = {
+  channel_types: Record<string, boolean>;
+  categories: Record<string, { enabled: boolean }>;
+  flows: Record<string, { enabled: boolean }>;
+  quiet_hours?: QuietHours | null;
+};
+
+function prefsUpdate(): PrefsUpdate {
+  const u: PrefsUpdate = { channel_types: {}, categories: {}, flows: {} };
   for (const input of Array.from(els.prefs.querySelectorAll<HTMLInputElement>('input[type=checkbox]'))) {
-    if (input.disabled) continue;
+    if (input.disabled || input.name === 'qh') continue;
     const [kind, key] = [input.name.slice(0, input.name.indexOf('.')), input.name.slice(input.name.indexOf('.') + 1)];
     if (kind === 'ct') u.channel_types[key] = input.checked;
     else if (kind === 'category') u.categories[key] = { enabled: input.checked };
     else if (kind === 'flow') u.flows[key] = { enabled: input.checked };
   }
+  const field = (n: string) => els.prefs.querySelector<HTMLInputElement>(`input[name="${n}"]`);
+  const on = field('qh')?.checked;
+  const from = field('qh.from')?.value;
+  const to = field('qh.to')?.value;
+  u.quiet_hours = on && from && to ? { days: quietHoursHad?.days ?? null, timezone: quietHoursHad?.timezone ?? null, from, to } : null;
   return u;
 }
 
