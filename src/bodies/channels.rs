@@ -21,6 +21,7 @@ pub struct Channel {
     pub id: Uuid,
     pub name: String,
     pub provider: String,
+    pub sandbox: bool,
     /// `unconfigured`, `active` or `revoked`.
     pub status: &'static str,
     #[serde(rename = "type")]
@@ -36,6 +37,7 @@ impl From<&model::Channel> for Channel {
             id: c.id,
             name: c.name.clone(),
             provider: c.provider.clone(),
+            sandbox: c.sandbox,
             status: c.status().as_str(),
             channel_type: c.channel_type,
             updated_at: c.updated_at,
@@ -85,6 +87,8 @@ pub struct ChannelInput {
     pub name: Given<String>,
     #[serde(default)]
     pub config: Given<Map<String, Value>>,
+    #[serde(default)]
+    pub sandbox: Given<bool>,
 }
 
 /// A checked new channel (its config merged, secrets as given).
@@ -93,6 +97,7 @@ pub struct NewChannel {
     pub provider: String,
     pub name: Option<String>,
     pub config: Map<String, Value>,
+    pub sandbox: bool,
 }
 
 impl ChannelInput {
@@ -123,6 +128,7 @@ impl ChannelInput {
             }
         }
         let name = self.name.text("name", 200, &mut v).flatten();
+        let sandbox = self.sandbox.flag("sandbox", &mut v).unwrap_or(false);
         let mut config = Map::new();
         if let Some(c) = config_of(&self.config, &mut v) {
             if let Some(p) = &provider {
@@ -136,6 +142,7 @@ impl ChannelInput {
             provider: provider.expect("validated"),
             name,
             config,
+            sandbox,
         })
     }
 }
@@ -151,6 +158,8 @@ pub struct ChannelUpdate {
     pub name: Given<String>,
     #[serde(default)]
     pub config: Given<Map<String, Value>>,
+    #[serde(default)]
+    pub sandbox: Given<bool>,
 }
 
 impl ChannelUpdate {
@@ -175,6 +184,7 @@ impl ChannelUpdate {
             );
         }
         let name = self.name.text("name", 200, &mut v);
+        let sandbox = self.sandbox.flag("sandbox", &mut v);
         if let Some(cfg) = config_of(&self.config, &mut v) {
             let mut merged = c.config.clone();
             merge_config(&mut merged, cfg, &c.provider);
@@ -188,6 +198,9 @@ impl ChannelUpdate {
         v.finish()?;
         if let Some(Some(n)) = name {
             c.name = n;
+        }
+        if let Some(b) = sandbox {
+            c.sandbox = b;
         }
         Ok(())
     }

@@ -76,6 +76,9 @@ pub struct Project {
     pub quota_bytes: Option<u64>,
     /// The retention windows in force (the project's, else the server's `--retention`).
     pub retention: Retention,
+    /// Sandbox mode: no provider is called; deliveries are rendered,
+    /// stored and `sent` with `sandbox: true` (in-app still delivers).
+    pub sandbox: bool,
     pub security_mode: bool,
     pub signing_key_configured: bool,
     /// The timezone of recipients without one (send windows); null: UTC.
@@ -119,6 +122,7 @@ impl Project {
                 feed: r.feed.to_string(),
                 notifications: r.notifications.to_string(),
             },
+            sandbox: p.sandbox,
             security_mode: p.security_mode,
             signing_key_configured: p.signing_key.is_some(),
             timezone: p.timezone.clone(),
@@ -232,6 +236,11 @@ pub struct ProjectUpdate {
     #[serde(default)]
     #[schema(value_type = Option<u64>, maximum = 9007199254740991_u64)]
     pub quota_bytes: Given<u64>,
+    /// Sandbox mode: no provider is called for the project's deliveries,
+    /// which are rendered, stored and `sent` with `sandbox: true`.
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub sandbox: Given<bool>,
 }
 
 /// Which clock a project's time follows.
@@ -252,6 +261,7 @@ pub struct ProjectChange {
     pub retention: RetentionChange,
     /// `Some(None)`: back to the server default.
     pub quota_bytes: Option<Option<u64>>,
+    pub sandbox: Option<bool>,
 }
 
 /// The largest quota accepted: the largest integer a JSON number carries
@@ -262,6 +272,7 @@ impl ProjectUpdate {
     pub fn validate(&self) -> herald_engine::Result<ProjectChange> {
         let mut v = Validator::new();
         let security_mode = self.security_mode.flag("security_mode", &mut v);
+        let sandbox = self.sandbox.flag("sandbox", &mut v);
         let name = self.name.text("name", 200, &mut v);
         let timezone = self.timezone.text("timezone", 100, &mut v);
         if let Some(Some(tz)) = &timezone {
@@ -328,6 +339,7 @@ impl ProjectUpdate {
             timezone,
             retention,
             quota_bytes,
+            sandbox,
         })
     }
 }

@@ -223,6 +223,7 @@ fn channel_input(specs: &[&'static ProviderSpec]) -> Value {
                     "provider": pr,
                     "name": {"type": ["string", "null"], "maxLength": 200},
                     "config": {"$ref": format!("#/components/schemas/{}", config_name(p.name))},
+                    "sandbox": {"type": ["boolean", "null"], "description": "Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it)."},
                 },
                 "required": ["type", "provider"],
             })
@@ -254,6 +255,7 @@ fn channel_update(specs: &[&'static ProviderSpec]) -> Value {
                     "provider": pr,
                     "name": {"type": ["string", "null"], "maxLength": 200},
                     "config": patch_config(p),
+                    "sandbox": {"type": ["boolean", "null"], "description": "Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it)."},
                 },
             })
         })
@@ -287,10 +289,11 @@ fn channel(specs: &[&'static ProviderSpec]) -> Value {
                     "provider": pr,
                     "config": response_config(p),
                     "status": {"$ref": "#/components/schemas/ChannelStatus"},
+                    "sandbox": {"type": "boolean", "description": "Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`)."},
                     "created_at": {"type": "string", "format": "date-time"},
                     "updated_at": {"type": "string", "format": "date-time"},
                 },
-                "required": ["id", "type", "name", "provider", "config", "status", "created_at", "updated_at"],
+                "required": ["id", "type", "name", "provider", "config", "status", "sandbox", "created_at", "updated_at"],
             })
         })
         .collect();

@@ -34,6 +34,7 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
         provider,
         name,
         mut config,
+        sandbox,
     } = typed::<ChannelInput>(&m)?.validate(st.engine.egress())?;
     providers::complete_config(&provider, &mut config);
     let pid = a.project.id;
@@ -47,6 +48,7 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
             config,
             revoked: false,
             builtin: false,
+            sandbox,
             created_at: now,
             updated_at: now,
         };

@@ -57,6 +57,7 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
         timezone,
         retention,
         quota_bytes,
+        sandbox,
     } = typed::<bodies::ProjectUpdate>(&body.object()?)?.validate()?;
     let id = a.project.id;
     let was_secure = a.project.security_mode;
@@ -103,6 +104,9 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
             retention.apply(&mut p.retention);
             if let Some(q) = quota_bytes {
                 p.quota_bytes = q;
+            }
+            if let Some(b) = sandbox {
+                p.sandbox = b;
             }
         })
         .await?;

@@ -52,6 +52,7 @@ mod rate_limit;
 mod restart;
 mod retention;
 mod runs;
+mod sandbox;
 mod secrets_at_rest;
 mod templates_bounded;
 mod templates_memory;

@@ -30,6 +30,7 @@ pub mod conditions;
 pub(crate) mod expand;
 pub(crate) mod feed_flags;
 pub mod frames;
+pub mod sandbox;
 pub(crate) mod settle;
 pub(crate) mod tally;
 pub mod throttle;

@@ -37,6 +37,11 @@ pub struct Channel {
     /// The in_app channel every project starts with: cannot be deleted or revoked.
     #[serde(default)]
     pub builtin: bool,
+    /// Sandbox: no provider is called; its deliveries are rendered, stored
+    /// and `sent` with `sandbox: true` (`delivery::sandbox`). Channels
+    /// stored before it existed are not.
+    #[serde(default)]
+    pub sandbox: bool,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -52,6 +57,7 @@ impl Channel {
             config: Default::default(),
             revoked: false,
             builtin: true,
+            sandbox: false,
             created_at: now,
             updated_at: now,
         }

@@ -52,6 +52,11 @@ pub struct Project {
     /// (`rules::preferences`; everything on where these say nothing).
     #[serde(default, skip_serializing_if = "Preferences::is_empty")]
     pub preference_defaults: Preferences,
+    /// Sandbox mode: no provider is called for the project; deliveries are
+    /// rendered, stored and `sent` with `sandbox: true` (in-app still
+    /// delivers).
+    #[serde(default)]
+    pub sandbox: bool,
     /// The generation of the key that signs its preference-page links
     /// (derived from the server's key, the project's id and this number):
     /// raising it invalidates every link issued before.
@@ -93,6 +98,7 @@ impl Project {
             quota_bytes: None,
             categories: BTreeMap::new(),
             preference_defaults: Preferences::default(),
+            sandbox: false,
             link_epoch: 0,
         }
     }

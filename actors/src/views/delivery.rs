@@ -60,6 +60,9 @@ pub struct DeliveryView {
     #[schema(value_type = Option<DateTime<Utc>>)]
     pub read_at: Option<Timestamp>,
     pub recipient_id: Uuid,
+    /// Sent in sandbox mode (the project's or the channel's): no provider
+    /// was called.
+    pub sandbox: bool,
     #[schema(value_type = Option<DateTime<Utc>>)]
     pub seen_at: Option<Timestamp>,
     #[schema(value_type = Option<DateTime<Utc>>)]
@@ -98,6 +101,7 @@ impl Delivery {
             notification_id: self.notification_id,
             read_at: self.read_at,
             recipient_id: self.recipient_id,
+            sandbox: self.sandboxed(),
             seen_at: self.seen_at,
             sent_at: self.sent_at,
             status: self.status,

@@ -176,6 +176,8 @@ export type Channel = {
   id: string;
   name: string;
   provider: "in_app";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
   status: ChannelStatus;
   type: "in_app";
   updated_at: string;
@@ -193,6 +195,8 @@ export type Channel = {
   id: string;
   name: string;
   provider: "webhook";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
   status: ChannelStatus;
   type: "chat";
   updated_at: string;
@@ -206,6 +210,8 @@ export type Channel = {
   id: string;
   name: string;
   provider: "slack_webhook";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
   status: ChannelStatus;
   type: "chat";
   updated_at: string;
@@ -229,6 +235,8 @@ export type Channel = {
   id: string;
   name: string;
   provider: "smtp";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
   status: ChannelStatus;
   type: "email";
   updated_at: string;
@@ -248,6 +256,8 @@ export type Channel = {
   id: string;
   name: string;
   provider: "twilio";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
   status: ChannelStatus;
   type: "sms";
   updated_at: string;
@@ -265,6 +275,8 @@ export type Channel = {
   id: string;
   name: string;
   provider: "web_push";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
   status: ChannelStatus;
   type: "web_push";
   updated_at: string;
@@ -284,6 +296,8 @@ export type Channel = {
   id: string;
   name: string;
   provider: "fcm";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
   status: ChannelStatus;
   type: "mobile_push";
   updated_at: string;
@@ -307,6 +321,8 @@ export type Channel = {
   id: string;
   name: string;
   provider: "apns";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
   status: ChannelStatus;
   type: "mobile_push";
   updated_at: string;
@@ -317,41 +333,57 @@ export type ChannelInput = {
   config?: InAppConfig;
   name?: string | null;
   provider: "in_app";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
   type: "in_app";
 } | {
   config?: WebhookConfig;
   name?: string | null;
   provider: "webhook";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
   type: "chat";
 } | {
   config?: SlackWebhookConfig;
   name?: string | null;
   provider: "slack_webhook";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
   type: "chat";
 } | {
   config?: SmtpConfig;
   name?: string | null;
   provider: "smtp";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
   type: "email";
 } | {
   config?: TwilioConfig;
   name?: string | null;
   provider: "twilio";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
   type: "sms";
 } | {
   config?: WebPushConfig;
   name?: string | null;
   provider: "web_push";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
   type: "web_push";
 } | {
   config?: FcmConfig;
   name?: string | null;
   provider: "fcm";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
   type: "mobile_push";
 } | {
   config?: ApnsConfig;
   name?: string | null;
   provider: "apns";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
   type: "mobile_push";
 };
 
@@ -434,6 +466,8 @@ export type ChannelUpdate = {
   } | null;
   name?: string | null;
   provider?: "in_app";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
   type?: "in_app";
 } | {
   /** Merged key by key into the stored config of a `webhook` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
@@ -448,6 +482,8 @@ export type ChannelUpdate = {
   } | null;
   name?: string | null;
   provider?: "webhook";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
   type?: "chat";
 } | {
   /** Merged key by key into the stored config of a `slack_webhook` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
@@ -458,6 +494,8 @@ export type ChannelUpdate = {
   } | null;
   name?: string | null;
   provider?: "slack_webhook";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
   type?: "chat";
 } | {
   /** Merged key by key into the stored config of a `smtp` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
@@ -478,6 +516,8 @@ export type ChannelUpdate = {
   } | null;
   name?: string | null;
   provider?: "smtp";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
   type?: "email";
 } | {
   /** Merged key by key into the stored config of a `twilio` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
@@ -494,6 +534,8 @@ export type ChannelUpdate = {
   } | null;
   name?: string | null;
   provider?: "twilio";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
   type?: "sms";
 } | {
   /** Merged key by key into the stored config of a `web_push` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
@@ -508,6 +550,8 @@ export type ChannelUpdate = {
   } | null;
   name?: string | null;
   provider?: "web_push";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
   type?: "web_push";
 } | {
   /** Merged key by key into the stored config of a `fcm` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
@@ -524,6 +568,8 @@ export type ChannelUpdate = {
   } | null;
   name?: string | null;
   provider?: "fcm";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
   type?: "mobile_push";
 } | {
   /** Merged key by key into the stored config of a `apns` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
@@ -544,6 +590,8 @@ export type ChannelUpdate = {
   } | null;
   name?: string | null;
   provider?: "apns";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
   type?: "mobile_push";
 };
 
@@ -621,6 +669,9 @@ export interface Delivery {
   notification_id: string;
   read_at: string | null;
   recipient_id: string;
+  /** Sent in sandbox mode (the project's or the channel's): no provider
+   * was called. */
+  sandbox: boolean;
   seen_at: string | null;
   sent_at: string | null;
   status: DeliveryStatus;
@@ -1015,6 +1066,9 @@ export interface Project {
   quota_bytes: number | null;
   /** The retention windows in force (the project's, else the server's `--retention`). */
   retention: Retention;
+  /** Sandbox mode: no provider is called; deliveries are rendered,
+   * stored and `sent` with `sandbox: true` (in-app still delivers). */
+  sandbox: boolean;
   security_mode: boolean;
   signing_key_configured: boolean;
   /** The timezone of recipients without one (send windows); null: UTC. */
@@ -1033,6 +1087,9 @@ export interface ProjectUpdate {
    * null returns it to the server's `--project-quota-bytes`. */
   quota_bytes?: number | null;
   retention?: RetentionInput | null;
+  /** Sandbox mode: no provider is called for the project's deliveries,
+   * which are rendered, stored and `sent` with `sandbox: true`. */
+  sandbox?: boolean | null;
   security_mode?: boolean | null;
   timezone?: TimeZone | null;
 }

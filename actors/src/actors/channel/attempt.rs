@@ -214,13 +214,28 @@ pub(super) async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Out
         )));
     };
     let mut d = d;
+    // The project: its sandbox mode and the link of `{{ preferences_url }}`.
+    let project = store
+        .find_project(crate::storage::ProjectRef::Id(&q.project))
+        .ok()
+        .flatten();
+    if crate::delivery::sandbox::applies(project.as_ref(), &channel) {
+        engine.attempt_notes().note(
+            &q.delivery_id,
+            crate::trace::AttemptNote {
+                provider: "sandbox".into(),
+                latency_ms: 0,
+                status_code: None,
+                subscriptions_removed: 0,
+            },
+        );
+        return Some(crate::delivery::sandbox::outcome());
+    }
     // `{{ preferences_url }}`: a fresh link for this send, never stored
     if crate::rules::preference_link::has_mark(&d.data) {
-        let project = store.find_project(crate::storage::ProjectRef::Id(&q.project));
-        let url = match project {
-            Ok(Some(p)) => engine.preferences_link(&p, d.recipient_id),
-            _ => None,
-        };
+        let url = project
+            .as_ref()
+            .and_then(|p| engine.preferences_link(p, d.recipient_id));
         crate::rules::preference_link::fill(&mut d.data, url.as_deref().unwrap_or(""));
     }
     let policy = RetryPolicy::from_config(&channel.config);

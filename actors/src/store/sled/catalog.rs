@@ -36,6 +36,8 @@ struct StoredChannel {
     revoked: bool,
     #[serde(default)]
     builtin: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    sandbox: bool,
     created_at: Timestamp,
     updated_at: Timestamp,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -80,6 +82,7 @@ impl Store {
             config,
             revoked: c.revoked,
             builtin: c.builtin,
+            sandbox: c.sandbox,
             created_at: c.created_at,
             updated_at: c.updated_at,
             sealed,
@@ -111,6 +114,7 @@ impl Store {
             config,
             revoked: r.revoked,
             builtin: r.builtin,
+            sandbox: r.sandbox,
             created_at: r.created_at,
             updated_at: r.updated_at,
         })
