@@ -15,6 +15,7 @@ fn twilio(token: &str) -> Channel {
         config: config.as_object().unwrap().clone(),
         revoked: false,
         builtin: false,
+        sandbox: false,
         created_at: now,
         updated_at: now,
     }
