@@ -21,8 +21,9 @@ pub mod workflow;
 use crate::extract::Given;
 use herald_engine::model::{self, Timestamp};
 use herald_engine::retention as model_retention;
-use herald_engine::Validator;
+use herald_engine::{validate, Validator};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -60,6 +61,8 @@ pub struct Health {
 
 #[derive(Serialize, ToSchema)]
 pub struct Project {
+    /// `brand` in every template (null: none).
+    pub branding: Option<Branding>,
     /// `real`, or `test`: the project's time moves only when advanced
     /// (`POST /admin/v1/project/clock/advance`).
     pub clock: ClockKind,
@@ -108,6 +111,7 @@ impl Project {
     pub fn with_usage(p: &model::Project, bytes: u64) -> Self {
         let r = p.retention.effective();
         Project {
+            branding: p.branding.as_ref().map(Branding::from),
             clock: if p.test_clock.is_some() {
                 ClockKind::Test
             } else {
@@ -241,6 +245,110 @@ pub struct ProjectUpdate {
     #[serde(default)]
     #[schema(value_type = Option<bool>)]
     pub sandbox: Given<bool>,
+    /// `brand` in every template: replaced whole; null removes it.
+    #[serde(default)]
+    #[schema(value_type = Option<Branding>)]
+    pub branding: Given<Value>,
+}
+
+/// A project's branding: `brand.name`, `brand.logo_url`… in every
+/// template and layout. Each part optional; a PUT replaces the whole.
+#[derive(Serialize, ToSchema, Default)]
+#[schema(example = json!({"name": "Acme", "logo_url": "https://acme.test/logo.png", "primary_color": "#4f46e5", "footer_html": "<p>Acme Inc.</p>", "support_url": "https://acme.test/help"}))]
+pub struct Branding {
+    /// At most 200 characters.
+    pub name: Option<String>,
+    /// An absolute http(s) URL.
+    pub logo_url: Option<String>,
+    /// `#rrggbb`.
+    #[schema(pattern = "^#[0-9a-fA-F]{6}$")]
+    pub primary_color: Option<String>,
+    /// HTML for an email's footer, inserted as written; at most 10,000 characters.
+    pub footer_html: Option<String>,
+    /// An absolute http(s) URL.
+    pub support_url: Option<String>,
+}
+
+impl From<&model::Branding> for Branding {
+    fn from(b: &model::Branding) -> Self {
+        Branding {
+            name: b.name.clone(),
+            logo_url: b.logo_url.clone(),
+            primary_color: b.primary_color.clone(),
+            footer_html: b.footer_html.clone(),
+            support_url: b.support_url.clone(),
+        }
+    }
+}
+
+/// `branding` of a project update: `Some(None)` removes it.
+fn branding_of(given: &Given<Value>, v: &mut Validator) -> Option<Option<model::Branding>> {
+    let m = match given {
+        Given::Absent => return None,
+        Given::Null => return Some(None),
+        Given::Value(Value::Object(m)) => m,
+        _ => {
+            v.push("branding", "format", "must be an object or null");
+            return None;
+        }
+    };
+    let before = v.fields.len();
+    let text = |k: &str, max: usize, v: &mut Validator| -> Option<String> {
+        match m.get(k) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) if s.chars().count() > max => {
+                v.push(
+                    format!("branding.{k}"),
+                    "length",
+                    format!("at most {max} characters"),
+                );
+                None
+            }
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => {
+                v.push(format!("branding.{k}"), "format", "must be a string");
+                None
+            }
+        }
+    };
+    let url = |k: &str, v: &mut Validator| {
+        let u = text(k, 1000, v);
+        if u.as_deref().is_some_and(|u| !validate::is_http_url(u)) {
+            v.push(
+                format!("branding.{k}"),
+                "format",
+                "must be an absolute http(s) URL",
+            );
+        }
+        u
+    };
+    let b = model::Branding {
+        name: text("name", 200, v),
+        logo_url: url("logo_url", v),
+        primary_color: text("primary_color", 7, v),
+        footer_html: text("footer_html", 10_000, v),
+        support_url: url("support_url", v),
+    };
+    let hex = |c: &str| {
+        c.len() == 7 && c.starts_with('#') && c[1..].chars().all(|x| x.is_ascii_hexdigit())
+    };
+    if b.primary_color.as_deref().is_some_and(|c| !hex(c)) {
+        v.push("branding.primary_color", "format", "a color as #rrggbb");
+    }
+    for k in m.keys() {
+        if ![
+            "name",
+            "logo_url",
+            "primary_color",
+            "footer_html",
+            "support_url",
+        ]
+        .contains(&k.as_str())
+        {
+            v.push(format!("branding.{k}"), "exclusion", "not a branding field");
+        }
+    }
+    (v.fields.len() == before).then_some(Some(b))
 }
 
 /// Which clock a project's time follows.
@@ -262,6 +370,8 @@ pub struct ProjectChange {
     /// `Some(None)`: back to the server default.
     pub quota_bytes: Option<Option<u64>>,
     pub sandbox: Option<bool>,
+    /// `Some(None)`: removed.
+    pub branding: Option<Option<model::Branding>>,
 }
 
 /// The largest quota accepted: the largest integer a JSON number carries
@@ -273,6 +383,7 @@ impl ProjectUpdate {
         let mut v = Validator::new();
         let security_mode = self.security_mode.flag("security_mode", &mut v);
         let sandbox = self.sandbox.flag("sandbox", &mut v);
+        let branding = branding_of(&self.branding, &mut v);
         let name = self.name.text("name", 200, &mut v);
         let timezone = self.timezone.text("timezone", 100, &mut v);
         if let Some(Some(tz)) = &timezone {
@@ -340,6 +451,7 @@ impl ProjectUpdate {
             retention,
             quota_bytes,
             sandbox,
+            branding,
         })
     }
 }

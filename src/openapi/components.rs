@@ -33,8 +33,8 @@ use crate::bodies::webhook_endpoints::{
 };
 use crate::bodies::workflow::{CancelInput, CancelResult, ClockAdvance};
 use crate::bodies::{
-    ClockKind, Health, Page, Project, ProjectUpdate, Retention, RetentionInput, SigningKeyInput,
-    SigningKeyPair, Subscription, SubscriptionInput, Topic, TopicInput, Usage,
+    Branding, ClockKind, Health, Page, Project, ProjectUpdate, Retention, RetentionInput,
+    SigningKeyInput, SigningKeyPair, Subscription, SubscriptionInput, Topic, TopicInput, Usage,
 };
 use crate::errors::{ErrorBody, ErrorCode, ErrorResponse};
 use herald_engine::model::{
@@ -182,6 +182,7 @@ pub fn components() -> utoipa::openapi::schema::Components {
         Health,
         Project,
         ProjectUpdate,
+        Branding,
         ClockKind,
         ClockAdvance,
         CancelInput,

@@ -58,6 +58,7 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
         retention,
         quota_bytes,
         sandbox,
+        branding,
     } = typed::<bodies::ProjectUpdate>(&body.object()?)?.validate()?;
     let id = a.project.id;
     let was_secure = a.project.security_mode;
@@ -107,6 +108,9 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
             }
             if let Some(b) = sandbox {
                 p.sandbox = b;
+            }
+            if let Some(b) = branding {
+                p.branding = b;
             }
         })
         .await?;

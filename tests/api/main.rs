@@ -5,6 +5,7 @@
 pub(crate) mod helpers;
 
 mod auth;
+mod branding;
 mod bulk;
 mod channels;
 mod cluster_bus;

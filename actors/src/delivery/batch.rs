@@ -298,6 +298,10 @@ fn render(
         flow => minijinja::Value::from_serialize(
             json!({"id": run.flow.id, "handle": run.flow.handle, "name": run.flow.name})),
         batch => minijinja::Value::from_serialize(context(b)),
+        brand => match s.find_project(crate::storage::ProjectRef::Id(p))?.and_then(|p| p.branding) {
+            Some(b) => minijinja::Value::from_serialize(b),
+            None => minijinja::Value::UNDEFINED,
+        },
         preferences_url => crate::rules::preference_link::MARK,
     };
     let r = RunRenderer::new(&run.flow, limits);

@@ -62,6 +62,22 @@ pub struct Project {
     /// raising it invalidates every link issued before.
     #[serde(default)]
     pub link_epoch: u64,
+    /// What every template sees as `brand` (`None`: `brand` is undefined).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branding: Option<Branding>,
+}
+
+/// A project's branding, `brand.*` in every template: its parts checked
+/// when set (`PUT /admin/v1/project`), each optional.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Branding {
+    pub name: Option<String>,
+    pub logo_url: Option<String>,
+    /// `#rrggbb`.
+    pub primary_color: Option<String>,
+    /// HTML for an email's footer, inserted as written.
+    pub footer_html: Option<String>,
+    pub support_url: Option<String>,
 }
 
 /// A preference category (`PUT /admin/v1/categories/{handle}`): a name to
@@ -100,6 +116,7 @@ impl Project {
             preference_defaults: Preferences::default(),
             sandbox: false,
             link_epoch: 0,
+            branding: None,
         }
     }
 }

@@ -258,6 +258,7 @@ pub struct Shared {
     actor: minijinja::Value,
     data: minijinja::Value,
     flow: minijinja::Value,
+    brand: minijinja::Value,
 }
 
 impl Shared {
@@ -266,7 +267,16 @@ impl Shared {
             actor: minijinja::Value::from_serialize(actor),
             data: minijinja::Value::from_serialize(data),
             flow: minijinja::Value::from_serialize(flow),
+            brand: minijinja::Value::UNDEFINED,
         }
+    }
+
+    /// With the project's branding as `brand` (left undefined without one).
+    pub fn with_brand(mut self, brand: Option<&crate::model::Branding>) -> Self {
+        if let Some(b) = brand {
+            self.brand = minijinja::Value::from_serialize(b);
+        }
+        self
     }
 
     /// The context for one recipient.
@@ -276,6 +286,7 @@ impl Shared {
             actor => self.actor.clone(),
             data => self.data.clone(),
             flow => self.flow.clone(),
+            brand => self.brand.clone(),
             preferences_url => crate::rules::preference_link::MARK,
         }
     }

@@ -53,6 +53,21 @@ export type BatchStepType = "batch";
 
 export type BatchWindowType = "fixed" | "sliding";
 
+/** A project's branding: `brand.name`, `brand.logo_url`… in every
+ * template and layout. Each part optional; a PUT replaces the whole. */
+export interface Branding {
+  /** HTML for an email's footer, inserted as written; at most 10,000 characters. */
+  footer_html?: string | null;
+  /** An absolute http(s) URL. */
+  logo_url?: string | null;
+  /** At most 200 characters. */
+  name?: string | null;
+  /** `#rrggbb`. */
+  primary_color?: string | null;
+  /** An absolute http(s) URL. */
+  support_url?: string | null;
+}
+
 /** Deletes many users, by external id. */
 export interface BulkDeleteInput {
   /** `true`: each user is erased as `DELETE /admin/v1/users/{external_id}?erase=true`
@@ -1052,6 +1067,7 @@ export interface PreferencesInput {
 export type ProcessingStatus = "scheduled" | "pending" | "processed" | "throttled" | "batched";
 
 export interface Project {
+  branding: Branding | null;
   /** `real`, or `test`: the project's time moves only when advanced
    * (`POST /admin/v1/project/clock/advance`). */
   clock: ClockKind;
@@ -1080,6 +1096,7 @@ export interface Project {
 
 /** Project settings (partial). */
 export interface ProjectUpdate {
+  branding?: Branding | null;
   clock?: ClockKind | null;
   /** Not blank. */
   name?: string;

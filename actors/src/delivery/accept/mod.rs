@@ -352,10 +352,9 @@ impl<'a> Stager<'a> {
             }
         }
         let actor = super::frames::actor_json(actor);
-        let defaults = s
-            .find_project(crate::storage::ProjectRef::Id(&project))?
-            .map(|p| p.preference_defaults)
-            .unwrap_or_default();
+        let p = s.find_project(crate::storage::ProjectRef::Id(&project))?;
+        let brand = p.as_ref().and_then(|p| p.branding.clone());
+        let defaults = p.map(|p| p.preference_defaults).unwrap_or_default();
         Ok(Stager {
             defaults,
             project,
@@ -366,7 +365,8 @@ impl<'a> Stager<'a> {
                 &actor,
                 &run.data,
                 &json!({"id": run.flow.id, "handle": run.flow.handle, "name": run.flow.name}),
-            ),
+            )
+            .with_brand(brand.as_ref()),
             actor,
         })
     }
