@@ -280,6 +280,26 @@ fn no_template_aborts_or_stalls_the_process() {
     assert!(at_run.cases > 0);
 }
 
+/// Templates the fuzz found that ran for minutes within their fuel, each a
+/// loop whose every turn made and freed a large value: now stopped by the
+/// item budget, which an allocation's gross size is charged to. The bound
+/// is the fuzz's own (a stall guard, not a performance target).
+#[test]
+fn loops_of_large_short_lived_values_end_within_the_budget() {
+    let limits = Limits::default();
+    for src in [
+        r#"{% set ns = namespace(l=[1]) %}{% for i in range(100000) %}{% set ns.l = ("%999999999s")|slice(100000) is string %}{% endfor %}"#,
+        r#"{% for i in range(100000) %}{% set x = [1]|batch(100000) %}{% endfor %}"#,
+        r#"{% for i in range(100000) %}{% set x = "ab"|indent(100000) %}{% endfor %}"#,
+    ] {
+        let t = Instant::now();
+        let r = render::probe(src, &limits);
+        let took = t.elapsed();
+        assert!(r.is_err(), "{src}: over the budget");
+        assert!(took < Duration::from_secs(20), "{took:?} for {src}");
+    }
+}
+
 fn rand_seed() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -197,6 +197,32 @@ pub fn ensure(bytes: Option<usize>) -> Result<(), Error> {
     if TRIPPED.with(Cell::get) || net.saturating_add(bytes) > LIMIT.with(Cell::get) as usize {
         return Err(exceeded());
     }
+    // Herald: the memory budget is net, so an allocation freed again (in a
+    // loop: `"%9999s"|slice(100000)` each time round) would cost only fuel,
+    // one unit for work proportional to its size. Its gross size is also
+    // charged to the item budget, so the total work of a render is bounded
+    // as the items it iterates are (found by the render fuzz: a loop of such
+    // slices ran for minutes within its fuel).
+    charge((bytes / BYTES_PER_ITEM) as u64)
+}
+
+/// How many bytes an `ensure`d allocation costs one item of the budget.
+const BYTES_PER_ITEM: usize = 64;
+
+/// Counts `n` items of work against the scope's item budget; fails (and
+/// trips the scope) once it is spent.
+pub fn charge(n: u64) -> Result<(), Error> {
+    if !ACTIVE.with(Cell::get) {
+        return Ok(());
+    }
+    let total = ITEMS.with(|c| {
+        let t = c.get().saturating_add(n);
+        c.set(t);
+        t
+    });
+    if total > MAX_ITEMS.with(Cell::get) {
+        return Err(exceeded());
+    }
     Ok(())
 }
 
