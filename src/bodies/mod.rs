@@ -254,18 +254,21 @@ pub struct ProjectUpdate {
 /// A project's branding: `brand.name`, `brand.logo_url`… in every
 /// template and layout. Each part optional; a PUT replaces the whole.
 #[derive(Serialize, ToSchema, Default)]
+#[serde(deny_unknown_fields)]
 #[schema(example = json!({"name": "Acme", "logo_url": "https://acme.test/logo.png", "primary_color": "#4f46e5", "footer_html": "<p>Acme Inc.</p>", "support_url": "https://acme.test/help"}))]
 pub struct Branding {
     /// At most 200 characters.
+    #[schema(max_length = 200)]
     pub name: Option<String>,
-    /// An absolute http(s) URL.
+    #[schema(schema_with = users::avatar_schema)]
     pub logo_url: Option<String>,
     /// `#rrggbb`.
     #[schema(pattern = "^#[0-9a-fA-F]{6}$")]
     pub primary_color: Option<String>,
     /// HTML for an email's footer, inserted as written; at most 10,000 characters.
+    #[schema(max_length = 10000)]
     pub footer_html: Option<String>,
-    /// An absolute http(s) URL.
+    #[schema(schema_with = users::avatar_schema)]
     pub support_url: Option<String>,
 }
 

@@ -20,8 +20,9 @@ fn str_schema() -> ObjectBuilder {
 /// An absolute http(s) URL (the engine's pattern, beside the check it describes).
 pub use herald_engine::validate::HTTP_URL;
 
-/// An avatar: an absolute http(s) URL of at most 1,000 characters, or null.
-fn avatar_schema() -> ObjectBuilder {
+/// An avatar (or a brand's logo or support page): an absolute http(s) URL
+/// of at most 1,000 characters, or null.
+pub(crate) fn avatar_schema() -> ObjectBuilder {
     ObjectBuilder::new()
         .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
             Type::String,
