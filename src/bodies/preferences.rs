@@ -262,21 +262,9 @@ impl PreferencesInput {
                         v.push(path, "inclusion", "no flow with this handle");
                         continue;
                     }
-                    let Given::Value(Obj(mut fp)) =
-                        Given::<Obj<FlowPreferencesInput>>::of(Some(fp))
-                    else {
-                        v.push(path, "format", "must be an object");
-                        continue;
-                    };
-                    let pref = model::FlowPreference {
-                        enabled: fp.enabled.flag(&format!("{path}.enabled"), &mut v),
-                        channel_types: channel_types_of(
-                            &mut fp.channel_types,
-                            &format!("{path}.channel_types"),
-                            &mut v,
-                        ),
-                    };
-                    p.flows.insert(h.clone(), pref);
+                    if let Some(pref) = setting_of(fp, &path, &mut v) {
+                        p.flows.insert(h.clone(), pref);
+                    }
                 }
             }
         }
@@ -429,21 +417,25 @@ pub fn preference_categories(
             v.push(path, "inclusion", "no category with this handle");
             continue;
         }
-        let Given::Value(Obj(mut cp)) = Given::<Obj<FlowPreferencesInput>>::of(Some(cp)) else {
-            v.push(path, "format", "must be an object");
-            continue;
-        };
-        let pref = model::FlowPreference {
-            enabled: cp.enabled.flag(&format!("{path}.enabled"), v),
-            channel_types: channel_types_of(
-                &mut cp.channel_types,
-                &format!("{path}.channel_types"),
-                v,
-            ),
-        };
-        out.insert(h.clone(), pref);
+        if let Some(pref) = setting_of(cp, &path, v) {
+            out.insert(h.clone(), pref);
+        }
     }
     out
+}
+
+/// A flow's or a category's setting in an update (`{enabled?,
+/// channel_types?}`) at `path`; `None` when it is not an object (the
+/// problem in `v`).
+fn setting_of(given: &Value, path: &str, v: &mut Validator) -> Option<model::FlowPreference> {
+    let Given::Value(Obj(mut fp)) = Given::<Obj<FlowPreferencesInput>>::of(Some(given)) else {
+        v.push(path, "format", "must be an object");
+        return None;
+    };
+    Some(model::FlowPreference {
+        enabled: fp.enabled.flag(&format!("{path}.enabled"), v),
+        channel_types: channel_types_of(&mut fp.channel_types, &format!("{path}.channel_types"), v),
+    })
 }
 
 // ================================================================ the answer
