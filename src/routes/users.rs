@@ -354,17 +354,15 @@ pub async fn update_preferences(
     st: &AppState, project: Uuid, user: Option<User>, input: PreferencesInput, req: &HttpRequest,
 ) -> ApiResult<Preferences> {
     let explain = explain_of(req)?;
-    let before = st.engine.preference_setting(project, None).await?;
-    let patch = input.validate(&before.flows, &before.categories)?;
-    let uid = user.as_ref().map(|u| u.id);
+    // The flows and categories the patch is checked against are those the
+    // answer lists; only the changed layer is read back from the update.
+    let mut setting = st.engine.preference_setting(project, None).await?;
+    let patch = input.validate(&setting.flows, &setting.categories)?;
     match user {
-        Some(user) => {
-            st.engine.update_preferences(project, user, patch).await?;
-        }
-        None => st.engine.update_preference_defaults(project, patch).await?,
+        Some(user) => setting.user = st.engine.update_preferences(project, user, patch).await?,
+        None => setting.defaults = st.engine.update_preference_defaults(project, patch).await?,
     }
-    let after = st.engine.preference_setting(project, uid).await?;
-    Ok(Preferences::new(&after, explain))
+    Ok(Preferences::new(&setting, explain))
 }
 
 /// `GET /admin/v1/users/{external_id}/preferences`

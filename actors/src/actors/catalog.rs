@@ -121,16 +121,17 @@ impl Engine {
         .await
     }
 
-    /// Merges `patch` into the project's preference defaults.
+    /// Merges `patch` into the project's preference defaults; the defaults
+    /// after it.
     pub async fn update_preference_defaults(
         &self, project: Uuid, patch: Preferences,
-    ) -> Result<()> {
+    ) -> Result<Preferences> {
         self.run(move |s| {
             s.update_project(
                 &project,
                 Box::new(move |p| p.preference_defaults.merge(&patch)),
             )
-            .map(|_| ())
+            .map(|p| p.preference_defaults)
         })
         .await
     }
