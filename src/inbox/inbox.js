@@ -289,6 +289,8 @@
       this.lastSeq = null;
       this.syncing = 0;
       this.queued = [];
+      /** The server's latest counts per category (`meta.by_category`), when the project has categories. */
+      this.byCategory = void 0;
       this.connection = "idle";
       /** the socket is authenticated (frames will come), whatever `connection` shows */
       this.socketLive = false;
@@ -313,6 +315,7 @@
       return {
         items,
         meta: this.displayedMeta(),
+        byCategory: this.countsByCategory(),
         hasMore: this.hasMore,
         connection: this.connection,
         lastSeq: this.lastSeq,
@@ -326,8 +329,21 @@
       if (this.bulk) e = applyPatch(e, this.bulk.kind === "read_all" ? { read: true } : { seen: true }, (/* @__PURE__ */ new Date()).toISOString());
       return e;
     }
+    /** Keeps the counts per category a page, a frame or an answer brings. */
+    noteCategories(meta) {
+      if (meta && meta.by_category) this.byCategory = meta.by_category;
+    }
+    /**
+     * The unread and unseen counts per preference category, for tabs with
+     * badges (`meta.by_category`: null when the project declares none). They
+     * are the server's, a moment after each change (they follow events in a
+     * `feed.counts` frame), without optimistic changes.
+     */
+    countsByCategory() {
+      return this.byCategory ?? null;
+    }
     displayedMeta() {
-      if (this.bulk) return { ...this.bulk.meta };
+      if (this.bulk) return { unread_count: this.bulk.meta.unread_count, unseen_count: this.bulk.meta.unseen_count };
       if (!this.serverMeta) return null;
       let unread = this.serverMeta.unread_count;
       let unseen = this.serverMeta.unseen_count;
@@ -401,6 +417,7 @@
           this.after = page.page.after;
         }
         for (const e of page.items) this.put(e, true);
+        this.noteCategories(page.meta);
         this.dropSatisfiedOps();
         if (!this.bulk) {
           this.absorb(answered);
@@ -420,6 +437,7 @@
     async counts() {
       const answered = this.ops.filter((op) => op.answered);
       const page = await this.t.request("GET", "/feed", { query: { limit: 1 } });
+      this.noteCategories(page.meta);
       if (!this.bulk) {
         this.absorb(answered);
         this.serverMeta = page.meta;
@@ -467,6 +485,7 @@
       const r = await this.t.request("POST", "/feed/archive_all", {
         query: { status: filters.status, flow: filters.flow, category: filters.category ?? this.category }
       });
+      this.noteCategories(r.meta);
       if (!this.socketLive) await this.fetch();
       return r.updated;
     }
@@ -595,6 +614,7 @@
         this.emit({ type: "rollback", ids: [...this.order], error: err });
         throw err;
       }
+      this.noteCategories(r.meta);
       if (this.bulk === bulk) {
         bulk.expect = r.updated;
         bulk.meta = r.meta;
@@ -677,6 +697,7 @@
     onFrame(f) {
       switch (f.type) {
         case "hello":
+          this.noteCategories(f.meta);
           if (this.lastSeq === null) {
             void this.resync(f.seq);
           } else if (f.seq === this.lastSeq && !this.syncing && !this.bulk) {
@@ -691,6 +712,10 @@
         case "feed_entry.created":
         case "feed_entry.updated":
           return this.applyEvent(f);
+        case "feed.counts":
+          this.noteCategories(f.meta);
+          if (this.serverMeta) this.emit({ type: "meta", meta: this.displayedMeta() });
+          return;
         default:
           return;
       }
@@ -1164,9 +1189,19 @@
     }
     for (const li of existing.values()) li.remove();
   }
+  var tabBadges = /* @__PURE__ */ new Map();
+  function renderTabBadges(state) {
+    for (const [handle, span] of tabBadges) {
+      const n = handle === "" ? state.meta ? state.meta.unread_count : 0 : state.byCategory?.[handle]?.unread_count ?? 0;
+      const text = n > 0 ? String(n) : "";
+      if (span.textContent !== text) span.textContent = text;
+      span.hidden = n === 0;
+    }
+  }
   var lastBadge = -1;
   function render(state) {
     renderList(state.items);
+    renderTabBadges(state);
     els.empty.hidden = state.items.length > 0 || state.meta === null;
     const n = state.meta ? state.meta.unread_count : 0;
     if (n !== lastBadge) {
@@ -1228,7 +1263,15 @@
           b.setAttribute("role", "tab");
           b.setAttribute("aria-selected", String(handle === ""));
           b.dataset.category = handle;
-          b.textContent = c.name;
+          const name = document.createElement("span");
+          name.className = "tab-name";
+          name.textContent = c.name;
+          b.append(name);
+          const count = document.createElement("span");
+          count.className = "tab-count";
+          count.hidden = true;
+          b.append(" ", count);
+          tabBadges.set(handle, count);
           b.addEventListener("click", () => {
             for (const t of tabs) t.setAttribute("aria-selected", String(t === b));
             let store = stores.get(handle);
@@ -1242,6 +1285,7 @@
         }
         els.tabs.replaceChildren(...tabs);
         els.tabs.hidden = false;
+        renderTabBadges(feed.state);
       },
       () => {
       }

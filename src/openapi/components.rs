@@ -15,6 +15,9 @@ use crate::bodies::flows::{
     ThrottleStepType,
 };
 use crate::bodies::flows::{BatchStep, BatchStepType, BatchWindowType};
+use crate::bodies::flows::{
+    FlowPreview, PreviewBody, StepPreview, StepPreviewError, UnsavedFlowPreview,
+};
 use crate::bodies::notifications::{FlowRun, Notification, ProcessingStatus};
 use crate::bodies::preference_link::{PreferenceForm, PreferenceLink, PreferenceLinkInput};
 use crate::bodies::preferences::{
@@ -41,7 +44,8 @@ use herald_engine::model::{
     ChannelStatus, ChannelType, DeliveryError, DeliveryStatus, RenderedAction,
 };
 use herald_engine::views::{
-    DeliveryData, DeliveryView, FeedEntry, FeedMeta, FlowRunAccepted, PendingStatus, UserView,
+    CategoryMeta, DeliveryData, DeliveryView, FeedEntry, FeedMeta, FlowRunAccepted, PendingStatus,
+    UserView,
 };
 use serde_json::Value;
 use utoipa::openapi::header::HeaderBuilder;
@@ -70,6 +74,8 @@ const LISTS: &[(&str, &str)] = &[
 /// Response schemas whose every property is always present (null when empty).
 const ALWAYS_PRESENT: &[&str] = &[
     "Error",
+    "FlowPreview",
+    "StepPreviewError",
     "ErrorBody",
     "Page",
     "Health",
@@ -102,6 +108,7 @@ const ALWAYS_PRESENT: &[&str] = &[
     "Notification",
     "FeedEntry",
     "FeedMeta",
+    "CategoryMeta",
     "FeedPage",
     "MarkAllResult",
     "CancelResult",
@@ -121,6 +128,7 @@ const SOMETIMES_ABSENT: &[(&str, &str)] = &[
     ("FlowPreferences", "critical"),
     ("Preferences", "explain"),
     ("Notification", "batched_into"),
+    ("FeedMeta", "by_category"),
 ];
 
 macro_rules! schemas {
@@ -249,6 +257,11 @@ pub fn components() -> utoipa::openapi::schema::Components {
         FlowUpdate,
         RecipientSpec,
         RunInput,
+        PreviewBody,
+        UnsavedFlowPreview,
+        FlowPreview,
+        StepPreview,
+        StepPreviewError,
         PendingStatus,
         ProcessingStatus,
         FlowRunAccepted,
@@ -264,6 +277,7 @@ pub fn components() -> utoipa::openapi::schema::Components {
         Notification,
         FeedEntry<'static>,
         FeedMeta,
+        CategoryMeta,
         FeedPage<'static>,
         FeedEntryPatch,
         FeedEntryInteract,

@@ -5,7 +5,7 @@ use super::{list as list_page, ok};
 use crate::auth::Admin;
 use crate::bodies::{
     self,
-    flows::{Declared, FlowChange, FlowInput, FlowUpdate, RunInput},
+    flows::{Declared, FlowChange, FlowInput, FlowUpdate, NewFlow, RunInput},
 };
 use crate::errors::ApiResult;
 use crate::extract::{path_str, typed, Body, Query};
@@ -16,7 +16,7 @@ use crate::state::{AppState, State};
 use actix_web::{HttpRequest, HttpResponse};
 use herald_engine::actors::RunAnswer;
 use herald_engine::catalog::FlowEdit;
-use herald_engine::model::{new_id, Channel, Flow, FlowStatus};
+use herald_engine::model::{Channel, Flow, FlowStatus};
 use herald_engine::Validator;
 use uuid::Uuid;
 
@@ -58,6 +58,18 @@ async fn probe_templates(
     Ok(())
 }
 
+/// A new flow's body checked against the project's channels and
+/// categories, its templates probed; problems go to `v`.
+pub(super) async fn new_flow(
+    st: &AppState, project: Uuid, input: FlowInput, v: &mut Validator,
+) -> ApiResult<NewFlow> {
+    let channels = channels_if(st, project, input.has_steps()).await?;
+    let declared = categories_if(st, project, input.has_categories()).await?;
+    let mut new = input.validate(&channels, &declared, v);
+    probe_templates(st, std::mem::take(&mut new.steps.probes), v).await?;
+    Ok(new)
+}
+
 /// `POST /admin/v1/flows`
 pub fn create_endpoint() -> Endpoint {
     Op::post(
@@ -76,26 +88,11 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     let idem = idempotency::prepare(&req, &m)?;
     let input: FlowInput = typed(&m)?;
     let pid = a.project.id;
-    let channels = channels_if(&st, pid, input.has_steps()).await?;
-    let declared = categories_if(&st, pid, input.has_categories()).await?;
     let mut v = Validator::new();
-    let mut new = input.validate(&channels, &declared, &mut v);
-    probe_templates(&st, std::mem::take(&mut new.steps.probes), &mut v).await?;
+    let new = new_flow(&st, pid, input, &mut v).await?;
     v.finish()?;
     st.once(pid, idem, "flow", |_| async {
-        let (id, now) = new_id();
-        let flow = Flow {
-            id,
-            handle: new.handle,
-            name: new.name,
-            description: new.description,
-            status: FlowStatus::Draft,
-            steps: new.steps.steps,
-            critical: new.critical,
-            categories: new.categories,
-            created_at: now,
-            updated_at: now,
-        };
+        let flow = new.into_draft();
         let created = Created::new(&bodies::flows::Flow::from(&flow));
         st.engine.create_flow(pid, flow).await?;
         Ok(created)

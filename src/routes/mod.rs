@@ -8,6 +8,7 @@ mod categories;
 mod channels;
 mod docs;
 pub mod endpoint;
+mod flow_preview;
 mod flows;
 mod health;
 mod inbox;
@@ -128,6 +129,8 @@ pub fn endpoints() -> Vec<endpoint::Endpoint> {
         channels::update_endpoint(),
         channels::delete_endpoint(),
         channels::revoke_endpoint(),
+        // before `/admin/v1/flows/{id}`, which would take the path
+        flow_preview::preview_unsaved_endpoint(),
         flows::create_endpoint(),
         flows::list_endpoint(),
         flows::get_endpoint(),
@@ -137,6 +140,7 @@ pub fn endpoints() -> Vec<endpoint::Endpoint> {
         flows::archive_endpoint(),
         flows::run_endpoint(),
         flows::cancel_endpoint(),
+        flow_preview::preview_endpoint(),
         notifications::flow_run_endpoint(),
         topics::list_endpoint(),
         topics::put_endpoint(),

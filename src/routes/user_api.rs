@@ -121,7 +121,7 @@ pub fn feed_endpoint() -> Endpoint {
 
 pub async fn feed(u: UserCtx, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let fq = feed_query(&st, u.project.id, &u.user.external_id, &req)?;
-    feed_page(&st, u.project.id, u.user.id, fq).await
+    feed_page(&st, &u.project, u.user.id, fq).await
 }
 
 /// A feed entry with its actor.
@@ -232,8 +232,12 @@ async fn mark_all(
 ) -> ApiResult<HttpResponse> {
     let m = MarkAll { mark, filters };
     let (n, counts) = st.engine.ask_user(u.project.id, u.user.id, m).await??;
+    let by_category = st
+        .engine
+        .feed_counts_by_category(u.project.clone(), u.user.id)
+        .await?;
     Ok(ok(MarkAllResult {
-        meta: counts.view(),
+        meta: counts.view_with(by_category.as_ref()),
         updated: n,
     }))
 }

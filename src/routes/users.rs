@@ -22,13 +22,14 @@ use crate::state::{AppState, State};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse};
 use herald_engine::actors::FeedFilters;
-use herald_engine::model::{User, UserPatch};
+use herald_engine::model::{Project, User, UserPatch};
 use herald_engine::storage::ErasureStatus;
 use herald_engine::storage::FeedFilter;
 use herald_engine::views::UserView;
 use herald_engine::Error;
 use herald_engine::{validate, Validator};
 use serde_json::Value;
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// A user as a feed entry's `actor` (the engine's frames carry it as JSON).
@@ -458,7 +459,7 @@ pub fn feed_query(
 /// response itself, serialised straight from the records (the hottest read). The
 /// plain first page is served from the store's feed-page cache when current.
 pub async fn feed_page(
-    st: &AppState, project: Uuid, user: Uuid, fq: FeedQuery,
+    st: &AppState, project: &Arc<Project>, user: Uuid, fq: FeedQuery,
 ) -> ApiResult<HttpResponse> {
     let FeedQuery {
         filters,
@@ -468,7 +469,7 @@ pub async fn feed_page(
     let req = paging.req.clone();
     let body = st
         .engine
-        .feed_page(project, user, filters, req, first_page, move |r| {
+        .feed_page(project.clone(), user, filters, req, first_page, move |r| {
             let body = FeedPage {
                 items: r
                     .page
@@ -476,7 +477,7 @@ pub async fn feed_page(
                     .iter()
                     .map(|d| d.feed_entry(r.actor_of(d)))
                     .collect(),
-                meta: r.counts.view(),
+                meta: r.meta(),
                 page: paging.page_object(&r.page),
             };
             serde_json::to_vec(&body).map_err(|e| herald_engine::Error::internal(e.to_string()))
@@ -509,5 +510,5 @@ pub async fn feed(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
     let pid = a.project.id;
     let fq = feed_query(&st, pid, &ext, &req)?;
     let u = st.engine.user(pid, ext).await?;
-    feed_page(&st, pid, u.id, fq).await
+    feed_page(&st, &a.project, u.id, fq).await
 }

@@ -22,6 +22,7 @@ mod errors;
 mod fairness;
 mod feed;
 mod feed_actions;
+mod flow_preview;
 mod flows;
 mod hardening;
 mod idempotency;

@@ -568,3 +568,159 @@ async fn the_feed_filters_by_category_and_archive_all_takes_the_filter() {
     );
     assert_eq!(feed(vec![("status", "archived".into())]).await, vec![iid]);
 }
+
+/// The counts of `meta.by_category` as (category, unread, unseen), sorted.
+fn tabs(meta: &Value) -> Vec<(String, u64, u64)> {
+    let by = meta["by_category"]
+        .as_object()
+        .unwrap_or_else(|| panic!("meta.by_category must be an object: {meta}"));
+    by.iter()
+        .map(|(k, v)| {
+            let n = |f: &str| v[f].as_u64().unwrap_or_else(|| panic!("{f}: {meta}"));
+            (k.clone(), n("unread_count"), n("unseen_count"))
+        })
+        .collect()
+}
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// The next text frame of `ws` within 5 s, as JSON.
+async fn next_frame(ws: &mut Socket) -> Value {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match tokio::time::timeout_at(deadline, ws.next()).await {
+            Ok(Some(Ok(Message::Text(t)))) => return serde_json::from_str(t.as_str()).unwrap(),
+            Ok(Some(Ok(_))) => continue,
+            other => panic!("expected a frame within 5 s: {other:?}"),
+        }
+    }
+}
+
+/// Reads frames until a `feed.counts` frame shows `want` (the frames
+/// between are the entries' events).
+async fn counts_frame(ws: &mut Socket, want: &[(String, u64, u64)]) -> Value {
+    let mut seen = vec![];
+    for _ in 0..50 {
+        let f = next_frame(ws).await;
+        if f["type"] == json!("feed.counts") {
+            assert!(f["seq"].is_u64(), "{f}");
+            if tabs(&f["meta"]) == want {
+                return f;
+            }
+        }
+        seen.push(f);
+    }
+    panic!("no feed.counts frame showed {want:?}: {seen:?}");
+}
+
+#[tokio::test]
+async fn the_feed_counts_unread_and_unseen_per_category_live_and_in_pages() {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let Setup {
+        app,
+        comment,
+        invoice,
+        _hook,
+    } = setup().await;
+    let (u, _) = app.create_user("badges", json!({})).await;
+    let t = |c: &str, unread, unseen| (c.to_string(), unread, unseen);
+
+    let mut req = format!("{}{U}/feed/live", app.next_ws_base())
+        .into_client_request()
+        .unwrap();
+    let h = req.headers_mut();
+    h.insert("x-service-api-key", app.public_key.parse().unwrap());
+    h.insert("x-service-user-id", u.parse().unwrap());
+    let (mut ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    let hello = next_frame(&mut ws).await;
+    assert_eq!(hello["type"], json!("hello"), "{hello}");
+    assert_eq!(
+        tabs(&hello["meta"]),
+        vec![t("billing", 0, 0), t("comments", 0, 0)],
+        "every declared category, at zero: {hello}"
+    );
+
+    // two comments and an invoice reach the feed: the counts follow live
+    statuses(&app, &comment, &u).await;
+    statuses(&app, &comment, &u).await;
+    statuses(&app, &invoice, &u).await;
+    let want = vec![t("billing", 1, 1), t("comments", 2, 2)];
+    let f = counts_frame(&mut ws, &want).await;
+    assert_eq!(f["meta"]["unread_count"], json!(3), "{f}");
+
+    // the first page shows them too, filtered or not; a later page does not
+    let page = wait_feed(&app, &u, 3).await;
+    assert_eq!(tabs(&page["meta"]), want, "{page}");
+    let r = app
+        .user(GET, &format!("{U}/feed"), &u)
+        .query(&[("category", "billing")])
+        .go()
+        .await;
+    let billing = r.ok(200);
+    assert_eq!(tabs(&billing["meta"]), want, "{billing}");
+    let r = app
+        .user(GET, &format!("{U}/feed"), &u)
+        .query(&[("limit", "1")])
+        .go()
+        .await;
+    let first = r.ok(200);
+    let cursor = s(&first["page"]["after"]);
+    let r = app
+        .user(GET, &format!("{U}/feed"), &u)
+        .query(&[("limit", "1"), ("after", cursor.as_str())])
+        .go()
+        .await;
+    let second = r.ok(200);
+    assert!(second["meta"].get("by_category").is_none(), "{second}");
+
+    // reading the invoice empties the billing tab; seen_all the rest's unseen
+    let entry = billing["items"][0]["id"].clone();
+    let r = app
+        .user(POST, &format!("{U}/feed/{}/read", s(&entry)), &u)
+        .go()
+        .await;
+    r.ok(200);
+    counts_frame(&mut ws, &[t("billing", 0, 0), t("comments", 2, 2)]).await;
+    let r = app.user(POST, &format!("{U}/feed/seen_all"), &u).go().await;
+    let done = r.ok(200);
+    assert_eq!(
+        tabs(&done["meta"]),
+        vec![t("billing", 0, 0), t("comments", 2, 0)],
+        "{done}"
+    );
+    counts_frame(&mut ws, &[t("billing", 0, 0), t("comments", 2, 0)]).await;
+
+    // moving a flow to another category moves its entries' counts
+    let r = app
+        .admin(PUT, &format!("{A}/flows/{}", s(&comment["id"])))
+        .json(&json!({"categories": ["billing"]}))
+        .go()
+        .await;
+    r.ok(200);
+    let page = wait_feed(&app, &u, 3).await;
+    assert_eq!(
+        tabs(&page["meta"]),
+        vec![t("billing", 2, 0), t("comments", 0, 0)],
+        "{page}"
+    );
+}
+
+#[tokio::test]
+async fn a_project_without_categories_shows_no_counts_per_category() {
+    let app = TestApp::spawn();
+    let inapp = in_app_channel(&app).await;
+    let flow = create_flow(
+        &app,
+        &handle("plain"),
+        json!([channel_step(&inapp, None, "Hi")]),
+    )
+    .await;
+    activate(&app, &s(&flow["id"])).await;
+    let (u, _) = app.create_user("plain", json!({})).await;
+    run_one(&app, &s(&flow["id"]), json!({"recipients": [u.clone()]})).await;
+    let page = wait_feed(&app, &u, 1).await;
+    assert!(page["meta"].get("by_category").is_none(), "{page}");
+}

@@ -628,13 +628,36 @@ async function tabsTest() {
     const page = await firstPage(context, pageErrors);
     const subjects = () => page.$$eval('#entries .entry .subject', (ps) => ps.map((p) => p.textContent));
     const url = `${base}/inbox?api_key=${encodeURIComponent(keys.publicKey)}&user_id=${encodeURIComponent(ext)}`;
+    // the tabs' unread badges as {category: text} ('' for All; '' text when hidden)
+    const badges = () =>
+      page.$$eval('#tabs .tab', (bs) =>
+        JSON.stringify(Object.fromEntries(bs.map((b) => {
+          const c = b.querySelector('.tab-count');
+          return [b.dataset.category, c && !c.hidden ? c.textContent : ''];
+        }))),
+      );
+    const tabBadges = async (want) => {
+      await page
+        .waitForFunction(
+          (w) => JSON.stringify(Object.fromEntries([...document.querySelectorAll('#tabs .tab')].map((b) => {
+            const c = b.querySelector('.tab-count');
+            return [b.dataset.category, c && !c.hidden ? c.textContent : ''];
+          }))) === w,
+          want,
+          { timeout: 5000 },
+        )
+        .catch(async () => {
+          throw new Error(`tab badges: want ${want}, got ${await badges()}`);
+        });
+    };
     await step('open /inbox: tabs All, Billing, Comments; both entries under All', async () => {
       await page.goto(url);
       await page.waitForFunction(() => document.querySelector('#status')?.textContent.trim() === 'live');
       await page.waitForFunction(() => document.querySelectorAll('#entries .entry').length === 2);
       await page.waitForSelector('#tabs:not([hidden]) .tab');
-      const tabs = await page.$$eval('#tabs .tab', (bs) => bs.map((b) => b.textContent));
+      const tabs = await page.$$eval('#tabs .tab .tab-name', (bs) => bs.map((b) => b.textContent));
       if (JSON.stringify(tabs) !== '["All","Billing","Comments"]') throw new Error('tabs: ' + JSON.stringify(tabs));
+      await tabBadges('{"":"2","billing":"1","comments":"1"}');
     });
     await step('the Billing tab shows only billing, and live entries of its category only', async () => {
       await page.click('#tabs .tab[data-category="billing"]');
@@ -646,6 +669,8 @@ async function tabsTest() {
       await page.waitForTimeout(500);
       const got = await subjects();
       if (JSON.stringify(got) !== '["Invoice 2","Invoice 1"]') throw new Error('billing tab: ' + JSON.stringify(got));
+      // every tab's badge follows live (the All badge is this store's total)
+      await tabBadges('{"":"4","billing":"2","comments":"2"}');
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: path.join(ARTIFACTS, 'inbox-tabs.png') });
     });
@@ -662,10 +687,12 @@ async function tabsTest() {
       await page.waitForSelector(`#entries .entry.read[data-id="${id}"] .action.pressed`);
       const entry = expectStatus(await http.user('GET', `/feed/${id}`, ext), 200);
       if (entry.interacted_action !== 0 || !entry.read) throw new Error('server: ' + JSON.stringify(entry));
+      await tabBadges('{"":"3","billing":"1","comments":"2"}');
     });
     await step('Archive all on the Billing tab archives billing only', async () => {
       await page.click('#archive-all');
       await page.waitForFunction(() => document.querySelectorAll('#entries .entry').length === 0);
+      await tabBadges('{"":"2","billing":"","comments":"2"}');
       await page.click('#tabs .tab[data-category=""]');
       // the All store shows what it held until its reload answers
       const want = '["Comment 2","Comment 1"]';

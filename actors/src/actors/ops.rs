@@ -4,13 +4,14 @@
 //! persist first, then message an actor).
 
 use super::engine::Engine;
-use crate::delivery::accept;
+use crate::delivery::{accept, Preview, PreviewInput};
 use crate::error::{Error, Result};
 use crate::model::{Channel, Flow, Preferences, Project, Subscription, Topic, User, UserPatch};
 use crate::storage::{
     AcceptInput, IdempotentResponse, NewProjectKeys, PushKey, PushSubscription, Storage, Ticket,
     TopicPatch, UserFrames,
 };
+use std::sync::Arc;
 use uuid::Uuid;
 
 impl Engine {
@@ -115,6 +116,38 @@ impl Engine {
             Ok(RunRequest::Accept(Box::new(input)))
         })
         .await
+    }
+
+    /// A preview of a flow's channel steps for one recipient
+    /// (`delivery::accept::preview`): rendered in one storage job under the
+    /// project's share of staging, as a run's are, and nothing stored. The
+    /// `{{ preferences_url }}` of an external step is filled as its send
+    /// fills it: a fresh link for a stored recipient, empty for one a run
+    /// would create.
+    pub async fn preview_flow(
+        &self, project: Arc<Project>, input: PreviewInput,
+    ) -> Result<Preview> {
+        let limits = self.template_limits();
+        let permit = self.staging_permit(project.id, 1).await;
+        let pid = project.id;
+        let mut p = self
+            .run(move |s| accept::preview::preview(s, limits, &pid, input))
+            .await;
+        drop(permit);
+        if let Ok(p) = &mut p {
+            let link = match p.stored {
+                true => self
+                    .preferences_link(&project, p.user.id)
+                    .unwrap_or_default(),
+                false => String::new(),
+            };
+            for step in &mut p.steps {
+                if let Ok(content) = &mut step.content {
+                    crate::rules::preference_link::fill(content, &link);
+                }
+            }
+        }
+        p
     }
 
     /// `accept_run` of what `prepare` decides in the same storage job (the

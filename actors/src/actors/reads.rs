@@ -280,10 +280,17 @@ pub(crate) fn find_flow(s: &dyn crate::storage::Storage, project: Uuid, key: &st
 pub struct FeedRead {
     pub page: Page<Delivery>,
     pub counts: crate::model::FeedCounts,
+    /// The counts per category, on a first page of a project with categories.
+    pub by_category: Option<crate::model::CategoryCounts>,
     pub actors: std::collections::HashMap<Uuid, serde_json::Value>,
 }
 
 impl FeedRead {
+    /// The feed's counts as the page shows them.
+    pub fn meta(&self) -> crate::views::FeedMeta {
+        self.counts.view_with(self.by_category.as_ref())
+    }
+
     /// The actor shown on entry `d` (null when it has none).
     pub fn actor_of(&self, d: &Delivery) -> &serde_json::Value {
         static NULL: serde_json::Value = serde_json::Value::Null;
@@ -294,6 +301,29 @@ impl FeedRead {
 }
 
 impl Engine {
+    /// A user's feed counts per category of project `p`
+    /// (`dyn Storage::feed_counts_by_category`): `None` without categories.
+    pub async fn feed_counts_by_category(
+        &self, p: Arc<Project>, user: Uuid,
+    ) -> Result<Option<crate::model::CategoryCounts>> {
+        if p.categories.is_empty() {
+            return Ok(None);
+        }
+        self.run(move |s| s.feed_counts_by_category(&p, &user))
+            .await
+    }
+
+    /// `feed_counts_by_category` of a project by id (read first).
+    pub async fn feed_category_counts(
+        &self, project: Uuid, user: Uuid,
+    ) -> Result<Option<crate::model::CategoryCounts>> {
+        self.run(move |s| match s.project(&project)? {
+            Some(p) => s.feed_counts_by_category(&p, &user),
+            None => Ok(None),
+        })
+        .await
+    }
+
     /// A page of a user's feed, rendered to the response's bytes by
     /// `render` in the same storage job (the hottest read: the records are
     /// serialised straight into the body). The plain first page
@@ -301,10 +331,13 @@ impl Engine {
     /// user of the project changes, and served from memory without a hop
     /// to the blocking pool.
     pub async fn feed_page(
-        &self, project: Uuid, user: Uuid, filters: super::FeedFilters, req: PageReq,
+        &self, p: Arc<Project>, user: Uuid, filters: super::FeedFilters, req: PageReq,
         first_page: bool, render: impl Fn(&FeedRead) -> Result<Vec<u8>> + Send + 'static,
     ) -> Result<Arc<[u8]>> {
+        let project = p.id;
         let limit = req.limit;
+        // A first page (any filter) shows the counts per category.
+        let with_categories = req.after.is_none() && req.before.is_none();
         // Only the plain first page is kept (a flow's is not).
         let first_page = first_page && filters.flow.is_none();
         // The stamp is read before the page (see `FeedPages`).
@@ -320,6 +353,10 @@ impl Engine {
                 let scope = filters.scope(s, &project)?;
                 let page = s.feed_page(&project, &user, scope, &req)?;
                 let counts = s.feed_counts(&project, &user)?;
+                let by_category = match with_categories {
+                    true => s.feed_counts_by_category(&p, &user)?,
+                    false => None,
+                };
                 let mut actors = std::collections::HashMap::new();
                 for a in page.items.iter().filter_map(|d| d.actor_id) {
                     if let std::collections::hash_map::Entry::Vacant(e) = actors.entry(a) {
@@ -329,6 +366,7 @@ impl Engine {
                 Ok(render(&FeedRead {
                     page,
                     counts,
+                    by_category,
                     actors,
                 })?
                 .into())

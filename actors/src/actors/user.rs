@@ -90,6 +90,10 @@ const POSITION_CHECK: Duration = Duration::from_secs(10);
 /// How long a gap in the frames may stay open before it is read from the log.
 const GAP_WAIT: Duration = Duration::from_millis(500);
 
+/// How long after a frame the counts per category follow (`feed.counts`):
+/// a burst of frames (a `read_all`, a topic run) costs one count.
+const COUNTS_WAIT: Duration = Duration::from_millis(100);
+
 /// PATCH of one feed entry.
 #[derive(Message, Clone, Copy)]
 #[rtype(result = "Result<(Delivery, FeedCounts)>")]
@@ -160,6 +164,11 @@ pub struct UserActor {
     gap_check: Option<SpawnHandle>,
     /// A catch-up read of the event log is under way.
     catching_up: bool,
+    /// The project declared categories when a socket last joined: the
+    /// sockets then get the counts per category after frames.
+    categories: bool,
+    /// A `feed.counts` frame is due.
+    counts_due: Option<SpawnHandle>,
 }
 
 impl UserActor {
@@ -176,6 +185,8 @@ impl UserActor {
             in_flight: 0,
             gap_check: None,
             catching_up: false,
+            categories: false,
+            counts_due: None,
         }
     }
 
@@ -201,6 +212,7 @@ impl UserActor {
             self.pushed_seq = seq;
             self.pushed_meta = meta;
             self.send_all(&f);
+            self.counts_after_frames(ctx);
         }
         if self.ready.is_empty() {
             if let Some(h) = self.gap_check.take() {
@@ -214,6 +226,40 @@ impl UserActor {
                 a.fill_gap(ctx);
             }));
         }
+    }
+
+    /// Frames were pushed: unless one is due already, a `feed.counts` frame
+    /// follows `COUNTS_WAIT` later, read then, when the project has
+    /// categories and the user sockets. The counts per category are read
+    /// from the entries (`FeedRepo::feed_counts_by_flow`), not kept with the
+    /// frames' totals, so they are sent after a burst, not in each frame.
+    fn counts_after_frames(&mut self, ctx: &mut Context<Self>) {
+        if !self.categories || self.sockets.is_empty() || self.counts_due.is_some() {
+            return;
+        }
+        self.counts_due = Some(ctx.run_later(COUNTS_WAIT, |a, ctx| {
+            let (engine, p, u, at) = (a.engine.clone(), a.project, a.user, a.pushed_seq);
+            ctx.spawn(
+                async move { engine.feed_category_counts(p, u).await }
+                    .into_actor(a)
+                    .map(move |r, act, ctx| {
+                        act.counts_due = None;
+                        // Frames pushed while reading: read once more after.
+                        if act.pushed_seq != at {
+                            act.counts_after_frames(ctx);
+                        }
+                        match r {
+                            Ok(Some(by)) => {
+                                let meta = act.pushed_meta.view_with(Some(&by));
+                                let f = json!({"type": "feed.counts", "seq": act.pushed_seq, "meta": meta});
+                                act.send_all(&Arc::from(f.to_string()));
+                            }
+                            Ok(None) => act.categories = false,
+                            Err(e) => tracing::warn!(error = %e, "feed counts per category"),
+                        }
+                    }),
+            );
+        }));
     }
 
     /// A frame's predecessor never arrived (its writer found no running actor
@@ -403,7 +449,14 @@ impl Handler<Connect> for UserActor {
     fn handle(&mut self, m: Connect, _: &mut Context<Self>) -> Result<()> {
         self.last_used = Instant::now();
         let latest = self.pushed_seq;
-        let hello = json!({"type": "hello", "seq": latest, "meta": self.pushed_meta.view()});
+        let s = self.engine.storage();
+        let by_category = match s.project(&self.project)? {
+            Some(p) => s.feed_counts_by_category(&p, &self.user)?,
+            None => None,
+        };
+        self.categories = by_category.is_some();
+        let meta = self.pushed_meta.view_with(by_category.as_ref());
+        let hello = json!({"type": "hello", "seq": latest, "meta": meta});
         m.socket.send(Arc::from(hello.to_string()));
         let reset = || Arc::<str>::from(json!({"type": "reset", "seq": latest}).to_string());
         match m.since {

@@ -148,8 +148,13 @@ pub(crate) fn waiting(b: &Batch, d: &crate::model::Delivery, due_ms: i64) -> Bat
 /// `actor` in order, their count and the distinct actors (by id) in the
 /// order they first acted.
 pub fn context(b: &Batch) -> Value {
+    context_of(&b.activities)
+}
+
+/// `context` of a batch holding `activities`.
+pub fn context_of(activities: &[BatchActivity]) -> Value {
     let mut actors: Vec<&Value> = vec![];
-    for a in &b.activities {
+    for a in activities {
         if a.actor.is_null() {
             continue;
         }
@@ -159,10 +164,10 @@ pub fn context(b: &Batch) -> Value {
         }
     }
     json!({
-        "activities": b.activities.iter()
+        "activities": activities.iter()
             .map(|a| json!({"data": a.data, "actor": a.actor}))
             .collect::<Vec<_>>(),
-        "count": b.activities.len(),
+        "count": activities.len(),
         "actors": actors,
     })
 }

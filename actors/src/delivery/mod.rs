@@ -23,6 +23,7 @@
 //!   earlier steps, when the delivery comes due.
 
 pub(crate) mod accept;
+pub use accept::preview::{Preview, PreviewError, PreviewInput, StepPreview};
 pub mod batch;
 pub mod cancel;
 pub mod clock;

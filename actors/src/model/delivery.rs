@@ -284,6 +284,11 @@ impl Delivery {
     }
 }
 
+/// Unread and unseen entries of a user's feed per preference category
+/// (`rules::feed::by_category`): every category the project declares, by
+/// handle.
+pub type CategoryCounts = std::collections::BTreeMap<String, FeedCounts>;
+
 /// Unread and unseen counts of a user's feed (archived entries left out).
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct FeedCounts {

@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::events::{new_secret, WebhookEndpoint};
-use crate::model::{Flow, Project, Subscription, User, UserPatch, UserRef};
+use crate::model::{CategoryCounts, Flow, Project, Subscription, User, UserPatch, UserRef};
 use crate::storage::{
     EndpointWrite, Erasure, ErasureStep, FeedOf, FlowRef, LoggedFrames, Memory, Page, PageReq,
     ProjectRef, Refusal, Remembered, Storage, SubscriptionsOf, WorkRepo,
@@ -103,6 +103,27 @@ impl dyn Storage {
             Some(u) => Ok(Some(u)),
             None => Ok(self.user_by_ext(project, ext)?.map(Arc::new)),
         }
+    }
+
+    /// A user's feed counts per category of `project` (`rules::feed::by_category`);
+    /// `None`, and nothing read, when the project declares no category.
+    pub fn feed_counts_by_category(
+        &self, project: &Project, user: &Uuid,
+    ) -> Result<Option<CategoryCounts>> {
+        if project.categories.is_empty() {
+            return Ok(None);
+        }
+        let counts = self.feed_counts_by_flow(&project.id, user)?;
+        let flows = if counts.is_empty() {
+            vec![]
+        } else {
+            self.live_flows(&project.id)?
+        };
+        Ok(Some(crate::rules::feed::by_category(
+            project.categories.keys(),
+            &flows,
+            &counts,
+        )))
     }
 
     /// The change stamp of a user's feed (`Memory::FeedStamp`), when the

@@ -4,10 +4,10 @@
 use crate::delivery::feed_flags::{listed, ARCHIVED, READ, SEEN};
 use crate::error::Error;
 use crate::events::EventType;
-use crate::model::{Delivery, DeliveryStatus, Timestamp};
+use crate::model::{CategoryCounts, Delivery, DeliveryStatus, FeedCounts, Flow, Timestamp};
 #[cfg(test)]
 use crate::storage::FeedFilter;
-use crate::storage::{FeedMark, FeedScope, FeedUpdate};
+use crate::storage::{FeedMark, FeedScope, FeedUpdate, FlowFeedCounts};
 use uuid::Uuid;
 
 /// Live-feed events kept per user at least, by every backend: the last
@@ -149,6 +149,32 @@ pub fn mark_flag(mark: FeedMark) -> u8 {
 /// the flag yet (the flow is `in_scope`'s, on the record).
 pub fn marks(mark: FeedMark, scope: &FeedScope, f: u8) -> bool {
     listed(scope.status, f) && f & mark_flag(mark) == 0
+}
+
+/// A feed's unread and unseen entries per category: every category of
+/// `declared` (zero when none of its flows has an entry), each counting
+/// the entries of the flows (`flows`, the live ones) that name it now, so
+/// an entry counts in the tabs its flow is in, as `?category=` lists it.
+/// An entry of a flow with two categories counts in both.
+pub fn by_category<'a>(
+    declared: impl IntoIterator<Item = &'a String>, flows: &[Flow], counts: &[FlowFeedCounts],
+) -> CategoryCounts {
+    let mut out: CategoryCounts = declared
+        .into_iter()
+        .map(|c| (c.clone(), FeedCounts::default()))
+        .collect();
+    for c in counts {
+        let Some(flow) = flows.iter().find(|f| f.id == c.flow_id) else {
+            continue;
+        };
+        for cat in &flow.categories {
+            if let Some(t) = out.get_mut(cat) {
+                t.unread += c.unread;
+                t.unseen += c.unseen;
+            }
+        }
+    }
+    out
 }
 
 /// Whether an entry is of one of the scope's flows (any, when it names none).
@@ -378,5 +404,68 @@ mod tests {
         mark_entry(&mut r, FeedMark::Read, Timestamp::from_millis(8));
         assert!(r.read_at.is_some() && r.seen_at.is_some());
         assert!(marks(FeedMark::Archived, &read, flags_of(&r)));
+    }
+}
+
+#[cfg(test)]
+mod category_tests {
+    use super::*;
+    use crate::model::{new_id, FlowStatus};
+
+    fn flow(categories: &[&str], status: FlowStatus) -> Flow {
+        let (id, now) = new_id();
+        Flow {
+            id,
+            handle: format!("f{id}"),
+            name: "F".into(),
+            description: None,
+            status,
+            steps: vec![],
+            critical: false,
+            categories: categories.iter().map(|c| c.to_string()).collect(),
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    fn n(flow: &Flow, unread: u64, unseen: u64) -> FlowFeedCounts {
+        FlowFeedCounts {
+            flow_id: flow.id,
+            unread,
+            unseen,
+        }
+    }
+
+    #[test]
+    fn every_declared_category_counts_the_entries_of_the_flows_naming_it() {
+        let declared: Vec<String> = ["billing", "comments", "news"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let comments = flow(&["comments"], FlowStatus::Active);
+        let both = flow(&["comments", "billing"], FlowStatus::Active);
+        let none = flow(&[], FlowStatus::Active);
+        let gone = flow(&["news"], FlowStatus::Active);
+        let flows = vec![comments.clone(), both.clone(), none.clone()];
+        let counts = [
+            n(&comments, 2, 1),
+            n(&both, 1, 1),
+            n(&none, 5, 5),
+            // a flow no longer live counts nowhere, like `?category=`
+            n(&gone, 7, 7),
+        ];
+        let got = by_category(&declared, &flows, &counts);
+        let pair = |c: &str| (got[c].unread, got[c].unseen);
+        assert_eq!(got.len(), 3);
+        assert_eq!(pair("comments"), (3, 2));
+        assert_eq!(pair("billing"), (1, 1));
+        assert_eq!(pair("news"), (0, 0));
+    }
+
+    #[test]
+    fn a_handle_not_declared_is_not_listed() {
+        let f = flow(&["old"], FlowStatus::Active);
+        let got = by_category(&[], std::slice::from_ref(&f), &[n(&f, 1, 1)]);
+        assert!(got.is_empty());
     }
 }

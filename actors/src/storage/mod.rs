@@ -269,6 +269,10 @@ pub trait FeedRepo {
     fn mark_feed(
         &self, project: &Uuid, user: &Uuid, mark: FeedMark, scope: FeedScope,
     ) -> Result<FeedChange<usize>>;
+    /// The unread and unseen entries of the user's feed (not archived), per
+    /// flow, for the flows with any: read from the entries, not kept as
+    /// counters, so it costs a pass over the user's unread or unseen entries.
+    fn feed_counts_by_flow(&self, project: &Uuid, user: &Uuid) -> Result<Vec<FlowFeedCounts>>;
 }
 
 /// Web push subscriptions and device tokens of users on channels.

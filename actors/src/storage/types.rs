@@ -359,6 +359,16 @@ pub struct InAppBatch {
     pub batched: Vec<QueueItem>,
 }
 
+/// How many of a user's feed entries (archived ones left out) of one flow
+/// are unread and unseen: a fact `FeedRepo::feed_counts_by_flow` returns,
+/// which `rules::feed::by_category` groups into the feed's tabs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowFeedCounts {
+    pub flow_id: Uuid,
+    pub unread: u64,
+    pub unseen: u64,
+}
+
 /// What a change of many feed entries (`mark_feed`) sets on each it
 /// selects: `seen_all`, `read_all`, `archive_all`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

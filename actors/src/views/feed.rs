@@ -1,9 +1,10 @@
 //! A feed entry as its recipient sees it (`FeedEntry`, borrowed from the
 //! record by `Delivery::feed_entry`) and the feed's counts (`FeedMeta`).
 
-use crate::model::{Delivery, FeedCounts, Rendered, Timestamp};
+use crate::model::{CategoryCounts, Delivery, FeedCounts, Rendered, Timestamp};
 use serde::Serialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -73,13 +74,47 @@ impl FeedCounts {
         FeedMeta {
             unread_count: self.unread,
             unseen_count: self.unseen,
+            by_category: None,
+        }
+    }
+
+    /// The counts with those per category, when the project declares any.
+    pub fn view_with(&self, by_category: Option<&CategoryCounts>) -> FeedMeta {
+        FeedMeta {
+            by_category: by_category.map(|m| {
+                m.iter()
+                    .map(|(k, c)| {
+                        let c = CategoryMeta {
+                            unread_count: c.unread,
+                            unseen_count: c.unseen,
+                        };
+                        (k.clone(), c)
+                    })
+                    .collect()
+            }),
+            ..self.view()
         }
     }
 }
 
 /// Counts of the feed, archived entries left out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct FeedMeta {
+    pub unread_count: u64,
+    pub unseen_count: u64,
+    /// The same counts per preference category, by handle: every category
+    /// the project declares, counting the entries of the flows that name it
+    /// now (an entry of a flow in two categories counts in both). Present
+    /// when the project declares categories, on the first page of a feed
+    /// (no cursor), in the live feed's `hello` and `feed.counts` frames and
+    /// in a mark-all answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by_category: Option<BTreeMap<String, CategoryMeta>>,
+}
+
+/// One category's counts in `FeedMeta::by_category`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+pub struct CategoryMeta {
     pub unread_count: u64,
     pub unseen_count: u64,
 }

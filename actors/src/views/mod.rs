@@ -10,7 +10,7 @@ mod run;
 mod user;
 
 pub use delivery::{DeliveryData, DeliveryView};
-pub use feed::{FeedEntry, FeedMeta};
+pub use feed::{CategoryMeta, FeedEntry, FeedMeta};
 pub use notification::{NotificationView, ProcessingStatus};
 pub use run::{FlowRunAccepted, PendingStatus};
 pub use user::UserView;

@@ -212,9 +212,22 @@ function renderList(items: FeedEntry[]) {
   for (const li of existing.values()) li.remove();
 }
 
+/** Each tab's unread badge, by category handle ('' for All). */
+const tabBadges = new Map<string, HTMLSpanElement>();
+
+function renderTabBadges(state: FeedState) {
+  for (const [handle, span] of tabBadges) {
+    const n = handle === '' ? (state.meta ? state.meta.unread_count : 0) : (state.byCategory?.[handle]?.unread_count ?? 0);
+    const text = n > 0 ? String(n) : '';
+    if (span.textContent !== text) span.textContent = text;
+    span.hidden = n === 0;
+  }
+}
+
 let lastBadge = -1;
 function render(state: FeedState) {
   renderList(state.items);
+  renderTabBadges(state);
   els.empty.hidden = state.items.length > 0 || state.meta === null;
   const n = state.meta ? state.meta.unread_count : 0;
   if (n !== lastBadge) {
@@ -284,7 +297,16 @@ function start() {
         b.setAttribute('role', 'tab');
         b.setAttribute('aria-selected', String(handle === ''));
         b.dataset.category = handle;
-        b.textContent = c.name;
+        const name = document.createElement('span');
+        name.className = 'tab-name';
+        name.textContent = c.name;
+        b.append(name);
+        // its unread count, from the counts per category (`meta.by_category`)
+        const count = document.createElement('span');
+        count.className = 'tab-count';
+        count.hidden = true;
+        b.append(' ', count);
+        tabBadges.set(handle, count);
         b.addEventListener('click', () => {
           for (const t of tabs) t.setAttribute('aria-selected', String(t === b));
           let store = stores.get(handle);
@@ -298,6 +320,7 @@ function start() {
       }
       els.tabs.replaceChildren(...tabs);
       els.tabs.hidden = false;
+      renderTabBadges(feed.state);
     },
     () => {}, // no tabs: the feed works without them
   );

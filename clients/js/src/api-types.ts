@@ -176,6 +176,12 @@ export interface CategoryList {
   data: Array<Category>;
 }
 
+/** One category's counts in `FeedMeta::by_category`. */
+export interface CategoryMeta {
+  unread_count: number;
+  unseen_count: number;
+}
+
 /** A category as a user's preferences show it: effective values. */
 export interface CategoryPreferences {
   channel_types: ChannelTypeFlags;
@@ -837,6 +843,13 @@ export interface FeedEntryPatch {
 
 /** Counts of the feed, archived entries left out. */
 export interface FeedMeta {
+  /** The same counts per preference category, by handle: every category
+   * the project declares, counting the entries of the flows that name it
+   * now (an entry of a flow in two categories counts in both). Present
+   * when the project declares categories, on the first page of a feed
+   * (no cursor), in the live feed's `hello` and `feed.counts` frames and
+   * in a mark-all answer. */
+  by_category?: Record<string, CategoryMeta> | null;
   unread_count: number;
   unseen_count: number;
 }
@@ -899,6 +912,17 @@ export interface FlowPreferences {
 export interface FlowPreferencesInput {
   channel_types?: ChannelTypeFlagsInput | null;
   enabled?: boolean | null;
+}
+
+/** A preview's answer: the recipient as rendered and each channel step. */
+export interface FlowPreview {
+  /** The flow previewed; null for an unsaved one. */
+  flow_id: string | null;
+  /** Every channel step, in order. */
+  steps: Array<StepPreview>;
+  /** The recipient as the templates saw it (the body's fields and
+   * `locale` applied; a user a run would create has a fresh id). */
+  user: User;
 }
 
 export interface FlowRun {
@@ -1062,6 +1086,19 @@ export interface PreferencesInput {
   /** When deliveries other than in_app wait; null clears them (a user
    * then follows the project's default, if any). */
   quiet_hours?: QuietHours | null;
+}
+
+/** For whom and with what a flow is previewed. */
+export interface PreviewBody {
+  actor?: RecipientSpec | null;
+  /** As a run's `data`. */
+  data?: Record<string, unknown> | null;
+  /** Renders as if the recipient's locale were this (a BCP 47 tag). */
+  locale?: string | null;
+  /** The recipient: a user's external_id, or a user object (its
+   * external_id and fields: over the stored user's, in memory only). An
+   * external_id no user has previews the user a run would create. */
+  user?: RecipientSpec;
 }
 
 export type ProcessingStatus = "scheduled" | "pending" | "processed" | "throttled" | "batched";
@@ -1323,6 +1360,27 @@ export type StepConditionRule = {
 /** A step of a create or update: a channel, delay, throttle or batch step. */
 export type StepInput = ChannelStepInput | DelayStep | ThrottleStep | BatchStep;
 
+/** One channel step: its content as the delivery would hold it, or why it
+ * does not render. */
+export interface StepPreview {
+  channel_id: string;
+  channel_type?: ChannelType | null;
+  content?: Rendered | null;
+  error?: StepPreviewError | null;
+  /** The step's index in the flow. */
+  step: number;
+}
+
+/** A step that does not render, as its delivery would fail. */
+export interface StepPreviewError {
+  /** Always `template_error`. */
+  code: string;
+  /** The template part at fault, as a flow body's path
+   * (`steps.0.template.body`), when the message names one. */
+  field: string | null;
+  message: string;
+}
+
 export interface Subscription {
   created_at: string;
   id: string;
@@ -1432,6 +1490,24 @@ export type TwilioConfig = {
   from: string | null;
   retry?: ChannelRetry | null;
 } | null;
+
+/** `POST /admin/v1/flows/preview`: an unsaved flow's body, as
+ * `POST /admin/v1/flows` takes it but with `handle` and `name` optional,
+ * and the preview's fields (`PreviewBody`) beside it. Only its schema is
+ * used: the handler splits the body by `PREVIEW_KEYS`. */
+export interface UnsavedFlowPreview {
+  actor?: RecipientSpec | null;
+  categories?: Array<string> | null;
+  critical?: boolean | null;
+  data?: Record<string, unknown> | null;
+  description?: string | null;
+  handle?: string | null;
+  locale?: string | null;
+  name?: string | null;
+  steps: Array<StepInput>;
+  /** See `PreviewBody.user`. */
+  user: RecipientSpec;
+}
 
 /** A project's storage use: an estimate kept as records are stored and
  * removed, not a measure of the disk. */

@@ -145,6 +145,8 @@ export class Feed {
   private lastSeq: number | null = null;
   private syncing = 0;
   private queued: ServerFrame[] = [];
+  /** The server's latest counts per category (`meta.by_category`), when the project has categories. */
+  private byCategory: FeedMeta['by_category'] = undefined;
   private connection: ConnectionState = 'idle';
   /** the socket is authenticated (frames will come), whatever `connection` shows */
   private socketLive = false;
@@ -178,6 +180,7 @@ export class Feed {
     return {
       items,
       meta: this.displayedMeta(),
+      byCategory: this.countsByCategory(),
       hasMore: this.hasMore,
       connection: this.connection,
       lastSeq: this.lastSeq,
@@ -193,8 +196,23 @@ export class Feed {
     return e;
   }
 
+  /** Keeps the counts per category a page, a frame or an answer brings. */
+  private noteCategories(meta: FeedMeta | undefined): void {
+    if (meta && meta.by_category) this.byCategory = meta.by_category;
+  }
+
+  /**
+   * The unread and unseen counts per preference category, for tabs with
+   * badges (`meta.by_category`: null when the project declares none). They
+   * are the server's, a moment after each change (they follow events in a
+   * `feed.counts` frame), without optimistic changes.
+   */
+  countsByCategory(): NonNullable<FeedMeta['by_category']> | null {
+    return this.byCategory ?? null;
+  }
+
   private displayedMeta(): FeedMeta | null {
-    if (this.bulk) return { ...this.bulk.meta };
+    if (this.bulk) return { unread_count: this.bulk.meta.unread_count, unseen_count: this.bulk.meta.unseen_count };
     if (!this.serverMeta) return null;
     let unread = this.serverMeta.unread_count;
     let unseen = this.serverMeta.unseen_count;
@@ -277,6 +295,7 @@ export class Feed {
         this.after = page.page.after;
       }
       for (const e of page.items) this.put(e, true);
+      this.noteCategories(page.meta);
       this.dropSatisfiedOps();
       if (!this.bulk) {
         this.absorb(answered);
@@ -298,6 +317,7 @@ export class Feed {
   async counts(): Promise<FeedMeta> {
     const answered = this.ops.filter((op) => op.answered);
     const page = await this.t.request<FeedPage>('GET', '/feed', { query: { limit: 1 } });
+    this.noteCategories(page.meta);
     if (!this.bulk) {
       this.absorb(answered);
       this.serverMeta = page.meta;
@@ -363,6 +383,7 @@ export class Feed {
     const r = await this.t.request<MarkAllResult>('POST', '/feed/archive_all', {
       query: { status: filters.status, flow: filters.flow, category: filters.category ?? this.category },
     });
+    this.noteCategories(r.meta);
     if (!this.socketLive) await this.fetch();
     return r.updated;
   }
@@ -506,6 +527,7 @@ export class Feed {
       this.emit({ type: 'rollback', ids: [...this.order], error: err });
       throw err;
     }
+    this.noteCategories(r.meta);
     if (this.bulk === bulk) {
       bulk.expect = r.updated;
       bulk.meta = r.meta;
@@ -599,6 +621,7 @@ export class Feed {
   private onFrame(f: ServerFrame): void {
     switch (f.type) {
       case 'hello':
+        this.noteCategories(f.meta);
         if (this.lastSeq === null) {
           void this.resync(f.seq);
         } else if (f.seq === this.lastSeq && !this.syncing && !this.bulk) {
@@ -616,6 +639,10 @@ export class Feed {
       case 'feed_entry.created':
       case 'feed_entry.updated':
         return this.applyEvent(f);
+      case 'feed.counts':
+        this.noteCategories(f.meta);
+        if (this.serverMeta) this.emit({ type: 'meta', meta: this.displayedMeta() as FeedMeta });
+        return;
       default:
         return; // unknown frames are ignored
     }

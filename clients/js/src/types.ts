@@ -55,7 +55,9 @@ export interface HelloFrame { type: 'hello'; seq: number; meta: FeedMeta }
 export interface EntryFrame { type: 'feed_entry.created' | 'feed_entry.updated'; seq: number; entry: FeedEntry; meta: FeedMeta }
 export interface ResetFrame { type: 'reset'; seq: number }
 export interface ErrorFrame { type: 'error'; error: { code: string; message: string; status: number; details?: Record<string, unknown>; request_id?: string | null; type?: string } }
-export type ServerFrame = HelloFrame | EntryFrame | ResetFrame | ErrorFrame;
+/** The counts per category, after events, in a project with categories (not an event: no seq of its own). */
+export interface CountsFrame { type: 'feed.counts'; seq: number; meta: FeedMeta }
+export type ServerFrame = HelloFrame | EntryFrame | ResetFrame | ErrorFrame | CountsFrame;
 
 /** The frame a browser sends first on the live socket (never credentials in the URL). */
 export interface AuthFrame { type: 'auth'; user_key?: string; user_id?: string; since_seq?: number }
@@ -74,6 +76,12 @@ export interface FeedState {
   items: FeedEntry[];
   /** Counts, with pending optimistic changes applied; null before the first fetch or frame. */
   meta: FeedMeta | null;
+  /**
+   * Unread and unseen counts per preference category (tabs' badges): the
+   * server's latest, a moment after each change; null when the project
+   * declares no category (or before the first page or `hello`).
+   */
+  byCategory: NonNullable<FeedMeta['by_category']> | null;
   /** Whether older entries remain to load (`fetchNextPage`). */
   hasMore: boolean;
   connection: ConnectionState;

@@ -164,6 +164,10 @@ describe('actions', () => {
     await waitFor('the main feed has 6', async () => (await s.herald.feed.fetch()).items.length === 6);
     await sleep(200);
     assert.deepEqual(tab.state.items.map((e) => e.data.subject), ['B3', 'B2', 'B1']);
+    // the tab's badge: the counts per category follow the events live
+    await waitFor('billing badge 3', () => tab.state.byCategory?.billing?.unread_count === 3);
+    assert.deepEqual(tab.state.byCategory, { billing: { unread_count: 3, unseen_count: 3 } });
+    assert.equal(tab.state.meta.unread_count, 6, 'the totals are the whole feed\'s');
     // a press of the action reads the entry and records which action
     const b3 = tab.state.items[0];
     assert.deepEqual(b3.data.actions, [{ label: 'Pay', url: 'https://example.com/pay/3' }]);
@@ -171,9 +175,11 @@ describe('actions', () => {
     assert.equal(pressed.interacted_action, 0);
     assert.equal(pressed.read, true);
     await assert.rejects(tab.interact(b3.id, 1), (e) => e instanceof HeraldError && e.status === 422);
+    await waitFor('billing badge 2', () => tab.state.byCategory?.billing?.unread_count === 2);
     // archiveAll of the tab archives the billing entries only
     assert.equal(await tab.archiveAll(), 3);
     await waitFor('the tab is empty', () => tab.state.items.length === 0);
+    await waitFor('billing badge 0', () => tab.state.byCategory?.billing?.unread_count === 0);
     const left = (await s.herald.feed.fetch()).items.map((e) => e.data.subject);
     assert.deepEqual(left, ['T3', 'T2', 'T1']);
     tab.unsubscribeAll();

@@ -196,6 +196,25 @@ pub struct NewFlow {
     pub categories: Vec<String>,
 }
 
+impl NewFlow {
+    /// The flow record it makes: a draft with a new id.
+    pub fn into_draft(self) -> model::Flow {
+        let (id, now) = model::new_id();
+        model::Flow {
+            id,
+            handle: self.handle,
+            name: self.name,
+            description: self.description,
+            status: model::FlowStatus::Draft,
+            steps: self.steps.steps,
+            critical: self.critical,
+            categories: self.categories,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+}
+
 /// What a flow update changes: `None` keeps, `Some(None)` clears.
 pub struct FlowChange {
     pub name: Option<String>,

@@ -5,9 +5,11 @@
 //! blocking pool (`Steps::probes`).
 
 mod input;
+mod preview;
 mod run;
 
 pub use input::*;
+pub use preview::*;
 pub use run::*;
 
 use herald_engine::model::{self, Timestamp};

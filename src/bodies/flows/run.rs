@@ -106,38 +106,8 @@ impl RunInput {
                 None
             }
         };
-        let actor = match &self.actor {
-            Given::Absent | Given::Null => None,
-            Given::Value(RecipientSpec::ExternalId(s)) => {
-                validate::external_id(s, "actor", &mut v).then(|| ActorSpec::Existing(s.clone()))
-            }
-            Given::Value(RecipientSpec::User(user)) => {
-                let Obj(r) = user.as_ref();
-                let patch = r.profile.validate("actor", &mut v);
-                match &r.external_id {
-                    Given::Value(s) if validate::external_id(s, "actor.external_id", &mut v) => {
-                        Some(ActorSpec::Inline(s.clone(), patch))
-                    }
-                    Given::Value(_) => None,
-                    _ => {
-                        v.push("actor.external_id", "required", "is required");
-                        None
-                    }
-                }
-            }
-            Given::Wrong(_) => {
-                v.push("actor", "format", "must be an external_id or a user object");
-                None
-            }
-        };
-        let data = match &self.data {
-            Given::Absent | Given::Null => Value::Object(Map::new()),
-            Given::Value(o) => Value::Object(o.clone()),
-            Given::Wrong(_) => {
-                v.push("data", "format", "must be an object");
-                Value::Null
-            }
-        };
+        let actor = actor_of(&self.actor, &mut v);
+        let data = data_of(&self.data, &mut v);
         let send_at = match &self.send_at {
             Given::Absent | Given::Null => None,
             Given::Value(s) => crate::bodies::workflow::rfc3339(s, "send_at", &mut v),
@@ -178,5 +148,46 @@ impl RunInput {
                 quota_bytes: None,
             },
         })
+    }
+}
+
+/// A run's (or a preview's) `actor`: an existing user's external_id, or a
+/// user identified inline with fields.
+pub(super) fn actor_of(actor: &Given<RecipientSpec>, v: &mut Validator) -> Option<ActorSpec> {
+    match actor {
+        Given::Absent | Given::Null => None,
+        Given::Value(RecipientSpec::ExternalId(s)) => {
+            validate::external_id(s, "actor", v).then(|| ActorSpec::Existing(s.clone()))
+        }
+        Given::Value(RecipientSpec::User(user)) => {
+            let Obj(r) = user.as_ref();
+            let patch = r.profile.validate("actor", v);
+            match &r.external_id {
+                Given::Value(s) if validate::external_id(s, "actor.external_id", v) => {
+                    Some(ActorSpec::Inline(s.clone(), patch))
+                }
+                Given::Value(_) => None,
+                _ => {
+                    v.push("actor.external_id", "required", "is required");
+                    None
+                }
+            }
+        }
+        Given::Wrong(_) => {
+            v.push("actor", "format", "must be an external_id or a user object");
+            None
+        }
+    }
+}
+
+/// A run's (or a preview's) `data`: an object, `{}` when absent.
+pub(super) fn data_of(data: &Given<Map<String, Value>>, v: &mut Validator) -> Value {
+    match data {
+        Given::Absent | Given::Null => Value::Object(Map::new()),
+        Given::Value(o) => Value::Object(o.clone()),
+        Given::Wrong(_) => {
+            v.push("data", "format", "must be an object");
+            Value::Null
+        }
     }
 }

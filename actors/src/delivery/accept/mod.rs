@@ -97,27 +97,8 @@ fn accept_run_with(
     for e in order.iter().chain(actor_ext) {
         fresh.entry(e.clone()).or_insert_with(new_id);
     }
-    let (run_id, now) = new_id();
-    let mut run = FlowRun {
-        id: run_id,
-        flow_id: input.flow.id,
-        flow: input.flow,
-        topic: input.topic,
-        data: input.data,
-        actor_id: None,
-        processed: false,
-        recipients_count: 0,
-        notifications_count: 0,
-        explicit_ids: vec![],
-        expand_cursor: None,
-        expanded: topic.is_none(),
-        created_at: now,
-        processed_at: None,
-        send_at: input.timing.send_at,
-        clock_at: input.timing.clock_at,
-        cancellation_key: input.timing.cancellation_key,
-        timezone: input.timing.timezone,
-    };
+    let mut run = new_run(input.flow, input.topic, input.data, input.timing);
+    run.expanded = topic.is_none();
     for _ in 0..ATTEMPTS {
         // Outside any lock: the users as they would be, and everything
         // rendered and staged for them.
@@ -182,6 +163,35 @@ fn accept_run_with(
 }
 
 const NO_SUCH_ACTOR: &str = "no user with this external_id";
+
+/// A new run's record before its recipients are known (not expanded, no
+/// counts): what `accept_run` stages, and what a preview stages without
+/// storing it.
+pub(crate) fn new_run(
+    flow: crate::model::Flow, topic: Option<String>, data: Value, timing: crate::storage::RunTiming,
+) -> FlowRun {
+    let (id, now) = new_id();
+    FlowRun {
+        id,
+        flow_id: flow.id,
+        flow,
+        topic,
+        data,
+        actor_id: None,
+        processed: false,
+        recipients_count: 0,
+        notifications_count: 0,
+        explicit_ids: vec![],
+        expand_cursor: None,
+        expanded: false,
+        created_at: now,
+        processed_at: None,
+        send_at: timing.send_at,
+        clock_at: timing.clock_at,
+        cancellation_key: timing.cancellation_key,
+        timezone: timing.timezone,
+    }
+}
 
 /// The actor and the recipients (in order) as the run's patches leave them,
 /// read outside any lock, and the writes that make them so: one per user,
@@ -587,15 +597,14 @@ impl<'a> Stager<'a> {
             };
             let did = delivery_id(&nid, i);
             let dnow = now;
-            let template = step.template.clone().unwrap_or_default();
             let mut status = DeliveryStatus::Pending;
             let mut error = None;
             // After a batch it opens, a step is rendered when due, with the batch.
             let rendered = match &opened {
                 Some(_) => Ok(Rendered::default()),
-                None => self.renderer.render(i, &template, &ctx),
+                None => self.render_step(i, step, channel_type, &ctx),
             };
-            let mut data = match rendered {
+            let data = match rendered {
                 Ok(r) => r,
                 Err(msg) => {
                     status = DeliveryStatus::Failed;
@@ -603,12 +612,6 @@ impl<'a> Stager<'a> {
                     Rendered::default()
                 }
             };
-            // An in-app entry is read inside the product: its
-            // `{{ preferences_url }}` is empty. Other channels keep the mark
-            // for the send to fill with a fresh link (`rules::preference_link`).
-            if channel_type == ChannelType::InApp {
-                crate::rules::preference_link::fill(&mut data, "");
-            }
             if status == DeliveryStatus::Pending && cond_false {
                 status = DeliveryStatus::Skipped;
                 error = Some(condition_false_error());
@@ -760,6 +763,23 @@ impl<'a> Stager<'a> {
 }
 
 impl Stager<'_> {
+    /// Step `i`'s content for the recipient of `ctx`, as a delivery of
+    /// channel type `t` stores it: what a run stages and a preview shows
+    /// (`preview`). An in-app entry is read inside the product: its
+    /// `{{ preferences_url }}` is empty. Other channels keep the mark for
+    /// the send to fill with a fresh link (`rules::preference_link`).
+    pub(crate) fn render_step(
+        &self, i: usize, step: &Step, t: ChannelType, ctx: &minijinja::Value,
+    ) -> std::result::Result<Rendered, String> {
+        let empty = crate::model::Template::default();
+        let template = step.template.as_ref().unwrap_or(&empty);
+        let mut data = self.renderer.render(i, template, ctx)?;
+        if t == ChannelType::InApp {
+            crate::rules::preference_link::fill(&mut data, "");
+        }
+        Ok(data)
+    }
+
     /// When a delivery of this run on `t` to `user` due at `due` may go
     /// out, if the recipient's quiet hours hold it
     /// (`critical::quiet_hours_end`: not in_app, not a critical flow). Only
@@ -823,5 +843,6 @@ impl Stager<'_> {
     }
 }
 
+pub(crate) mod preview;
 #[cfg(test)]
 mod tests;

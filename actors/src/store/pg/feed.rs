@@ -385,6 +385,40 @@ impl FeedRepo for PgStore {
         .ok_or_else(|| Refusal::missing("feed_entry", id))
     }
 
+    fn feed_counts_by_flow(&self, project: &Uuid, user: &Uuid) -> Result<Vec<FlowFeedCounts>> {
+        // `feed_flags::count_delta` per flow, said in SQL.
+        let rows = self
+            .block(
+                sqlx::query(
+                    "SELECT d.doc->>'flow_id' AS flow,
+                            count(*) FILTER (WHERE f.flags & 2 = 0) AS unread,
+                            count(*) FILTER (WHERE f.flags & 1 = 0) AS unseen
+                     FROM feed f
+                     JOIN deliveries d ON d.project = f.project AND d.id = f.delivery_id
+                     WHERE f.project = $1 AND f.user_id = $2
+                       AND f.flags & 4 = 0 AND f.flags & 3 <> 3
+                     GROUP BY 1",
+                )
+                .bind(project)
+                .bind(user)
+                .fetch_all(self.pool()),
+            )
+            .map_err(db_err)?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let flow: Option<String> = r.get("flow");
+            let Some(flow_id) = flow.and_then(|f| Uuid::parse_str(&f).ok()) else {
+                continue;
+            };
+            out.push(FlowFeedCounts {
+                flow_id,
+                unread: r.get::<i64, _>("unread").max(0) as u64,
+                unseen: r.get::<i64, _>("unseen").max(0) as u64,
+            });
+        }
+        Ok(out)
+    }
+
     fn frames_between(&self, feed: FeedOf<'_>, after: u64, upto: u64) -> Result<LoggedFrames> {
         let FeedOf { project, user } = feed;
         let rows = self

@@ -253,6 +253,9 @@ impl Store {
         self.inner.flows_cache.remove(&(*project, *id));
         drop(fill);
         res?;
+        // A kept first feed page shows counts per category, which follow
+        // the flows' categories.
+        self.bump_user_gen(project);
         Ok((flow, r))
     }
 
@@ -453,7 +456,9 @@ impl FlowRepo for Store {
         let mut w = Writes::new();
         w.put_rec(T::flows, Key::new().id(project).id(&f.id), f);
         w.put(T::flows_by_handle, &hk, f.id.as_bytes());
-        self.commit_durable(w)
+        self.commit_durable(w)?;
+        self.bump_user_gen(project); // see `update_flow`
+        Ok(())
     }
 
     fn update_flow(&self, project: &Uuid, id: &Uuid, f: Change<'_, Flow>) -> Result<Flow> {

@@ -21,6 +21,7 @@ use crate::storage::Refusal;
 use crate::storage::*;
 use crate::storage::{FeedChange, FeedFilter, FeedUpdate, FeedUpdateOutcome, Frame};
 use serde_json::Value;
+use std::collections::HashMap;
 use uuid::Uuid;
 
 impl Store {
@@ -479,6 +480,34 @@ impl FeedRepo for Store {
             .ok_or_else(missing)?;
         apply_state(&mut d, &state);
         Ok(d)
+    }
+
+    /// The entries' flags are in the feed index; their flow is in the
+    /// delivery, read only for entries that count (unread or unseen).
+    fn feed_counts_by_flow(&self, project: &Uuid, user: &Uuid) -> Result<Vec<FlowFeedCounts>> {
+        use crate::delivery::feed_flags::{count_delta, ARCHIVED, READ, SEEN};
+        let mut by_flow: HashMap<Uuid, FeedCounts> = HashMap::new();
+        for kv in self
+            .tree(T::feed)
+            .scan_prefix(Key::new().id(project).id(user))
+        {
+            let (k, v) = kv?;
+            let Some(&f) = v.first() else { continue }; // a marker
+            if f & ARCHIVED != 0 || f & (READ | SEEN) == READ | SEEN {
+                continue;
+            }
+            if let Some(d) = self.delivery_raw(project, &entry_id(&k, &v))? {
+                count_delta(by_flow.entry(d.flow_id).or_default(), f, 1);
+            }
+        }
+        Ok(by_flow
+            .into_iter()
+            .map(|(flow_id, c)| FlowFeedCounts {
+                flow_id,
+                unread: c.unread,
+                unseen: c.unseen,
+            })
+            .collect())
     }
 
     /// The frames of events `after < seq <= upto`, or `None` when the log no longer
