@@ -354,12 +354,19 @@ impl<'a> Stager<'a> {
         let actor = super::frames::actor_json(actor);
         let p = s.find_project(crate::storage::ProjectRef::Id(&project))?;
         let brand = p.as_ref().and_then(|p| p.branding.clone());
+        // The project's content, read only when it changed (`render::content`).
+        let content = match &p {
+            Some(p) => Some(crate::render::content::cached(p, || {
+                s.contents(&project, None)
+            })?),
+            None => None,
+        };
         let defaults = p.map(|p| p.preference_defaults).unwrap_or_default();
         Ok(Stager {
             defaults,
             project,
             run,
-            renderer: RunRenderer::new(&run.flow, limits),
+            renderer: RunRenderer::with_content(&run.flow, limits, content),
             channels,
             shared: crate::render::Shared::new(
                 &actor,
@@ -587,13 +594,21 @@ impl<'a> Stager<'a> {
             };
             let did = delivery_id(&nid, i);
             let dnow = now;
-            let template = step.template.clone().unwrap_or_default();
             let mut status = DeliveryStatus::Pending;
             let mut error = None;
             // After a batch it opens, a step is rendered when due, with the batch.
             let rendered = match &opened {
                 Some(_) => Ok(Rendered::default()),
-                None => self.renderer.render(i, &template, &ctx),
+                None => self
+                    .renderer
+                    .render_step(i, step, &ctx, channel_type)
+                    .map(|a| {
+                        for key in a.missing {
+                            let args = json!({"step": i, "key": key});
+                            decided.push((Some(i), trace::entry(now, "translation_missing", args)));
+                        }
+                        a.rendered
+                    }),
             };
             let mut data = match rendered {
                 Ok(r) => r,
