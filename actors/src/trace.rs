@@ -90,6 +90,11 @@ impl TraceEntry {
             ),
             "template.rendered" => format!("step {}: template rendered", a("step")),
             "template.failed" => format!("step {}: template failed: {}", a("step"), a("error")),
+            "translation_missing" => format!(
+                "step {}: no catalog has the message {} (rendered as the key)",
+                a("step"),
+                a("key")
+            ),
             "preference.allowed" => format!(
                 "step {}: {} allowed by preference {}",
                 a("step"),

@@ -23,6 +23,9 @@
 //!   through a flow with a batch step (1 s window) then an in_app step: runs/s
 //!   accepted, digests/s until the last one is out, and the server's resident
 //!   memory with 1,000 open batches;
+//! - `content`: runs of 1,000 recipients through a sandboxed email channel,
+//!   a plain template alternating with one using a layout (CSS inlined), a
+//!   partial and translations: the 202 of each, per delivery, and the ratio;
 //! - `trigger-1` and `trigger-100` (`--scenario trigger` selects both):
 //!   transactional runs to 5,000 users each holding a live socket, one recipient
 //!   per run with 32 requests in flight, or 100 with 16; latency from before each
@@ -33,7 +36,7 @@
 //! performance targets, writes `bench-results/delivery.json` and renders
 //! `bench-results/delivery.png`. Only 127.0.0.1 is used; every loop is bounded.
 //!
-//! Options: `--scenario a,b` (ceilings, rest, live, peer, pipeline, batch,
+//! Options: `--scenario a,b` (ceilings, rest, live, peer, pipeline, batch, content,
 //! trigger-1, trigger-100, trigger; default all),
 //! `--sizes 1000,5000` (live/peer and pipeline sizes), `--live-sizes`,
 //! `--pipeline-sizes`, `--trigger-sockets N` (default 5,000; the runs scale with
@@ -63,6 +66,7 @@ mod batch;
 mod ceilings;
 mod chart;
 mod cluster;
+mod content;
 mod herald;
 mod load;
 mod peer;
@@ -428,6 +432,24 @@ async fn main() {
         );
         r.batch.push(v);
         phase("batch", t, &mut phases);
+    }
+
+    if on("content") {
+        let t = Instant::now();
+        let (n, runs) = content::sizes(smoke);
+        let v = content::content(n, runs).await;
+        println!(
+            "content   recipients={:>5}  202 p50: plain={:>7.1} ms  content={:>7.1} ms  per delivery: {:>6.1} vs {:>6.1} µs  ratio={:.2}  inlined style={}",
+            n,
+            v["plain_202_p50_ms"].as_f64().unwrap_or(f64::NAN),
+            v["content_202_p50_ms"].as_f64().unwrap_or(f64::NAN),
+            v["plain_us_per_delivery"].as_f64().unwrap_or(f64::NAN),
+            v["content_us_per_delivery"].as_f64().unwrap_or(f64::NAN),
+            v["ratio"].as_f64().unwrap_or(f64::NAN),
+            v["sample_styled"]
+        );
+        r.content.push(v);
+        phase("content", t, &mut phases);
     }
 
     if let Some(n) = cluster_nodes {

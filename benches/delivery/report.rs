@@ -17,6 +17,8 @@ pub struct Results {
     pub rest: Option<Value>,
     /// The `batch` scenario's row (`crate::batch`).
     pub batch: Vec<Value>,
+    /// The `content` scenario's row (`crate::content`).
+    pub content: Vec<Value>,
     pub sled: Option<Value>,
     pub actix: Option<Value>,
     /// The cluster leg (`crate::cluster`): its PostgreSQL ceiling and its
@@ -62,6 +64,7 @@ impl Results {
             trigger: rows(&j["trigger"]),
             rest: some(&j["rest"]),
             batch: rows(&j["batch"]),
+            content: rows(&j["content"]),
             sled: some(&j["ceilings"]["sled"]),
             actix: some(&j["ceilings"]["actix"]),
             cluster: some(&j["cluster"]),
@@ -347,6 +350,20 @@ impl Results {
             }),
             goal: "<= 20 KiB",
             met: biggest.map(|l| f(&l["rss_per_socket_kib"]) <= 20.0),
+        });
+        let ct = self.content.first();
+        t.push(Target {
+            name: "content: a layout, a partial and t() per delivery (202 of a run)",
+            measured: ct.map_or("not measured".into(), |c| {
+                format!(
+                    "{} vs {} µs per delivery ({} recipients)",
+                    n1(f(&c["content_us_per_delivery"])),
+                    n1(f(&c["plain_us_per_delivery"])),
+                    n0(f(&c["recipients"]))
+                )
+            }),
+            goal: "<= 1.50x plain",
+            met: ct.map(|c| f(&c["ratio"]) <= 1.5 && c["sample_styled"] == true),
         });
         self.trigger_targets(&mut t);
         self.cluster_targets(&mut t);
@@ -857,6 +874,7 @@ impl Results {
             "trigger": self.trigger,
             "rest": self.rest,
             "batch": self.batch,
+            "content": self.content,
             "ceilings": {"sled": self.sled, "actix": self.actix},
             "cluster": self.cluster,
             "ratios": ratios,

@@ -8,6 +8,7 @@
 
 pub mod bulk;
 pub mod channels;
+pub mod content;
 pub mod flows;
 pub mod notifications;
 pub mod ops;
@@ -71,6 +72,10 @@ pub struct Project {
     pub clock_time: Option<Timestamp>,
     #[schema(value_type = DateTime<Utc>)]
     pub created_at: Timestamp,
+    /// The layout of email steps that name none; null: no layout.
+    pub default_layout: Option<String>,
+    /// The locale `t()` falls back to last (`en` unless set).
+    pub default_locale: String,
     pub id: Uuid,
     pub name: String,
     /// The project's own storage quota in bytes (0: none); null: the
@@ -119,6 +124,11 @@ impl Project {
             },
             clock_time: p.test_clock,
             created_at: p.created_at,
+            default_layout: p.default_layout.clone(),
+            default_locale: p
+                .default_locale
+                .clone()
+                .unwrap_or_else(|| herald_engine::rules::content::DEFAULT_LOCALE.into()),
             id: p.id,
             name: p.name.clone(),
             quota_bytes: p.quota_bytes,
@@ -249,6 +259,14 @@ pub struct ProjectUpdate {
     #[serde(default)]
     #[schema(value_type = Option<Branding>)]
     pub branding: Given<Value>,
+    /// The locale `t()` falls back to last (a BCP 47 tag); null: `en`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, min_length = 2, max_length = 64, pattern = "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$")]
+    pub default_locale: Given<String>,
+    /// The handle of the layout of email steps that name none; null: none.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
+    pub default_layout: Given<String>,
 }
 
 /// A project's branding: `brand.name`, `brand.logo_url`… in every
@@ -375,6 +393,10 @@ pub struct ProjectChange {
     pub sandbox: Option<bool>,
     /// `Some(None)`: removed.
     pub branding: Option<Option<model::Branding>>,
+    /// `Some(None)`: back to `en`.
+    pub default_locale: Option<Option<String>>,
+    /// `Some(None)`: none.
+    pub default_layout: Option<Option<String>>,
 }
 
 /// The largest quota accepted: the largest integer a JSON number carries
@@ -387,6 +409,24 @@ impl ProjectUpdate {
         let security_mode = self.security_mode.flag("security_mode", &mut v);
         let sandbox = self.sandbox.flag("sandbox", &mut v);
         let branding = branding_of(&self.branding, &mut v);
+        let default_locale = self.default_locale.text("default_locale", 64, &mut v);
+        if let Some(Some(l)) = &default_locale {
+            if !validate::is_locale(l) {
+                v.push(
+                    "default_locale",
+                    "format",
+                    "must be a BCP 47 tag such as fr-CA",
+                );
+            }
+        }
+        let default_locale =
+            default_locale.map(|l| l.map(|l| herald_engine::rules::content::canonical_locale(&l)));
+        let default_layout = self.default_layout.text("default_layout", 64, &mut v);
+        if let Some(Some(h)) = &default_layout {
+            if !herald_engine::rules::content::is_content_handle(h) {
+                v.push("default_layout", "format", "a layout's handle");
+            }
+        }
         let name = self.name.text("name", 200, &mut v);
         let timezone = self.timezone.text("timezone", 100, &mut v);
         if let Some(Some(tz)) = &timezone {
@@ -455,6 +495,8 @@ impl ProjectUpdate {
             quota_bytes,
             sandbox,
             branding,
+            default_locale,
+            default_layout,
         })
     }
 }

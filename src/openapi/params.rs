@@ -81,6 +81,29 @@ pub fn category_handle_param() -> Parameter {
     )
 }
 
+pub fn content_handle_param(what: &'static str) -> Parameter {
+    path_param(
+        "handle",
+        str_schema()
+            .pattern(Some("^[a-z0-9][a-z0-9_-]{0,63}$"))
+            .into(),
+        what,
+    )
+}
+
+/// A translation catalog's locale.
+pub fn locale_param() -> Parameter {
+    path_param(
+        "locale",
+        str_schema()
+            .min_length(Some(2))
+            .max_length(Some(64))
+            .pattern(Some("^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$"))
+            .into(),
+        "A BCP 47 language tag, such as fr-CA.",
+    )
+}
+
 /// `?explain=true` on a preferences answer.
 pub fn explain_param() -> Parameter {
     query_param(

@@ -45,11 +45,24 @@ async fn categories_if(st: &AppState, project: Uuid, needed: bool) -> ApiResult<
 /// A template over its limits with no data at all always will be: refused now
 /// rather than failing every delivery. Rendering is bounded by the same limits,
 /// so this costs at most a budget per field (on the blocking pool).
+///
+/// The partials the templates include and the layouts the steps name must
+/// exist (and nest at most 5 deep): a flow naming missing content is
+/// refused at save rather than failing its deliveries.
 async fn probe_templates(
-    st: &AppState, probes: Vec<(String, String)>, v: &mut Validator,
+    st: &AppState, project: Uuid, steps: &mut bodies::flows::Steps, v: &mut Validator,
 ) -> ApiResult<()> {
-    if probes.is_empty() {
+    let probes = std::mem::take(&mut steps.probes);
+    let layouts = std::mem::take(&mut steps.layouts);
+    if probes.is_empty() && layouts.is_empty() {
         return Ok(());
+    }
+    let missing = st
+        .engine
+        .check_flow_content(project, probes.clone(), layouts)
+        .await?;
+    for (field, e) in missing {
+        v.push(field, "inclusion", e);
     }
     let failed = st.engine.probe_templates(probes).await?;
     for (field, e) in failed {
@@ -66,7 +79,7 @@ pub(super) async fn new_flow(
     let channels = channels_if(st, project, input.has_steps()).await?;
     let declared = categories_if(st, project, input.has_categories()).await?;
     let mut new = input.validate(&channels, &declared, v);
-    probe_templates(st, std::mem::take(&mut new.steps.probes), v).await?;
+    probe_templates(st, project, &mut new.steps, v).await?;
     Ok(new)
 }
 
@@ -150,7 +163,7 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     let mut v = Validator::new();
     let mut change = input.validate(&flow, &channels, &declared, &mut v);
     if let Some(steps) = &mut change.steps {
-        probe_templates(&st, std::mem::take(&mut steps.probes), &mut v).await?;
+        probe_templates(&st, pid, steps, &mut v).await?;
     }
     v.finish()?;
     let FlowChange {

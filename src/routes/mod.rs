@@ -6,6 +6,7 @@
 
 mod categories;
 mod channels;
+mod content;
 mod docs;
 pub mod endpoint;
 mod flow_preview;
@@ -117,6 +118,18 @@ pub fn endpoints() -> Vec<endpoint::Endpoint> {
         users::put_preferences_endpoint(),
         preference_page::link_endpoint(),
         users::feed_endpoint(),
+        content::put_partial_endpoint(),
+        content::list_partials_endpoint(),
+        content::get_partial_endpoint(),
+        content::delete_partial_endpoint(),
+        content::put_layout_endpoint(),
+        content::list_layouts_endpoint(),
+        content::get_layout_endpoint(),
+        content::delete_layout_endpoint(),
+        content::put_translation_endpoint(),
+        content::list_translations_endpoint(),
+        content::get_translation_endpoint(),
+        content::delete_translation_endpoint(),
         categories::put_endpoint(),
         categories::list_endpoint(),
         categories::get_endpoint(),

@@ -59,6 +59,8 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
         quota_bytes,
         sandbox,
         branding,
+        default_locale,
+        default_layout,
     } = typed::<bodies::ProjectUpdate>(&body.object()?)?.validate()?;
     let id = a.project.id;
     let was_secure = a.project.security_mode;
@@ -84,6 +86,13 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
             "production_project",
             message,
         )));
+    }
+    // The content defaults key the compiled content: set by the engine,
+    // which checks the layout exists and bumps the content version.
+    if default_locale.is_some() || default_layout.is_some() {
+        st.engine
+            .set_content_defaults(id, default_locale, default_layout)
+            .await?;
     }
     if let Some(c) = clock {
         st.engine

@@ -37,10 +37,34 @@ async fn count(app: &TestApp, path: &str) -> usize {
     r.ok(200)["items"].as_array().unwrap().len()
 }
 
-/// An email channel to `sink`, a chat webhook to `hook`, the in-app channel
-/// and a draft flow: email (subject, body and HTML), a delay, chat, in-app
+/// An email channel to `sink`, a chat webhook to `hook`, the in-app channel,
+/// the project's content (a layout with a `<style>` block including a
+/// partial, an English catalog) and a draft flow: email (subject, body and
+/// HTML, in the layout, with a translated subject), a delay, chat, in-app
 /// with an action button.
 async fn setup(app: &TestApp, sink: &SmtpSink, hook: &wiremock::MockServer) -> Value {
+    for (path, body) in [
+        (
+            "partials/sign",
+            json!({"content": "<p class=\"sig\">{{ t(\"sig\") }}</p>"}),
+        ),
+        (
+            "layouts/main",
+            json!({"name": "Main", "text": "{{ content }}\n--",
+            "html": "<html><head><style>.sig { color: #555 }</style></head><body>{{ content }}{% include \"partials/sign\" %}</body></html>"}),
+        ),
+        (
+            "translations/en",
+            json!({"messages": {"hi": "Hi {{ name }}", "sig": "The team"}}),
+        ),
+    ] {
+        let r = app
+            .admin(PUT, &format!("{A}/{path}"))
+            .json(&body)
+            .go()
+            .await;
+        assert!(r.status == 200 || r.status == 201, "{r}");
+    }
     let email = active_channel(
         app,
         "email",
@@ -55,8 +79,8 @@ async fn setup(app: &TestApp, sink: &SmtpSink, hook: &wiremock::MockServer) -> V
         app,
         &handle("pv"),
         json!([
-            {"type": "channel", "channel_id": s(&email["id"]), "template": {
-                "subject": "Hi {{ recipient.first_name }} #{{ data.n }}",
+            {"type": "channel", "channel_id": s(&email["id"]), "layout": "main", "template": {
+                "subject": "{{ t(\"hi\", name=recipient.first_name) }} #{{ data.n }}",
                 "body": "{{ actor.first_name }} says {{ data.msg }} ({{ recipient.locale }})",
                 "html": "<p>{{ data.msg | upper }}</p>"}},
             delay_step(0),
@@ -96,8 +120,13 @@ async fn a_preview_is_what_the_run_then_stores_and_sends_and_itself_stores_nothi
     let email = &step(&p, 0)["content"];
     assert_eq!(step(&p, 0)["channel_type"], json!("email"), "{p}");
     assert_eq!(email["subject"], json!("Hi Ada #7"), "{p}");
-    assert_eq!(email["body"], json!("Bob says hello (en)"), "{p}");
-    assert_eq!(email["html"], json!("<p>HELLO</p>"), "{p}");
+    assert_eq!(email["body"], json!("Bob says hello (en)\n--"), "{p}");
+    let html = s(&email["html"]);
+    assert!(html.contains("<p>HELLO</p>"), "{p}");
+    assert!(
+        html.contains(r#"<p class="sig" style="color: #555;">The team</p>"#),
+        "the layout, its partial and its CSS inlined: {html}"
+    );
     assert_eq!(
         step(&p, 2)["content"]["body"],
         json!("Chat 7 for ada@example.com")
@@ -108,6 +137,7 @@ async fn a_preview_is_what_the_run_then_stores_and_sends_and_itself_stores_nothi
         json!([{"label": "Open 7", "url": "https://example.com/7"}])
     );
     assert!(step(&p, 0).get("error").is_none(), "{p}");
+    assert_eq!(step(&p, 0)["translation_missing"], json!([]), "{p}");
 
     // nothing stored, sent or counted
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
@@ -147,6 +177,13 @@ async fn a_preview_is_what_the_run_then_stores_and_sends_and_itself_stores_nothi
     assert!(mails[0].data.contains("Hi Ada #7"), "{}", mails[0].data);
     assert!(
         mails[0].data.contains("Bob says hello (en)"),
+        "{}",
+        mails[0].data
+    );
+    // the HTML part as previewed (quoted-printable turns `=` into `=3D`)
+    let qp = mails[0].data.replace("=\r\n", "").replace("=3D", "=");
+    assert!(
+        qp.contains(r#"style="color: #555;">The team"#),
         "{}",
         mails[0].data
     );
@@ -326,4 +363,42 @@ async fn a_flow_handled_preview_is_still_reached_by_its_handle() {
     let (ada, _) = app.create_user("ada", json!({})).await;
     let p = preview(&app, "preview", json!({"user": ada})).await.ok(200);
     assert_eq!(p["flow_id"], flow["id"], "{p}");
+}
+
+#[tokio::test]
+async fn a_preview_renders_the_locale_asked_for_and_lists_missing_translations() {
+    let app = TestApp::spawn();
+    for (l, m) in [("en", "Hello"), ("fr", "Bonjour")] {
+        let r = app
+            .admin(PUT, &format!("{A}/translations/{l}"))
+            .json(&json!({"messages": {"greet": m}}))
+            .go()
+            .await;
+        assert!(r.status == 200 || r.status == 201, "{r}");
+    }
+    let inapp = in_app_channel(&app).await;
+    let flow = create_flow(
+        &app,
+        &handle("pv"),
+        json!([channel_step(
+            &inapp,
+            Some("{{ t(\"greet\") }}"),
+            "{{ t(\"nope.key\") }}"
+        )]),
+    )
+    .await;
+    let (ada, _) = app.create_user("ada", json!({"locale": "en"})).await;
+    let fid = s(&flow["id"]);
+    let p = preview(&app, &fid, json!({"user": ada})).await.ok(200);
+    assert_eq!(step(&p, 0)["content"]["subject"], json!("Hello"), "{p}");
+    assert_eq!(step(&p, 0)["content"]["body"], json!("nope.key"), "{p}");
+    assert_eq!(
+        step(&p, 0)["translation_missing"],
+        json!(["nope.key"]),
+        "{p}"
+    );
+    let p = preview(&app, &fid, json!({"user": ada, "locale": "fr-CA"}))
+        .await
+        .ok(200);
+    assert_eq!(step(&p, 0)["content"]["subject"], json!("Bonjour"), "{p}");
 }

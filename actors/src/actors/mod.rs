@@ -28,6 +28,7 @@
 mod catalog;
 mod channel;
 mod cluster;
+mod content;
 mod engine;
 mod event_endpoints;
 mod events;

@@ -288,9 +288,10 @@ fn render(
         return Ok(Err("the delivery's run is gone".into()));
     };
     let i = crate::trace::step_of(&d.id) as usize;
-    let Some(template) = run.flow.steps.get(i).and_then(|st| st.template.clone()) else {
+    let Some(step) = run.flow.steps.get(i).filter(|st| st.template.is_some()) else {
         return Ok(Err("the delivery's step has no template".into()));
     };
+    let project = s.find_project(crate::storage::ProjectRef::Id(p))?;
     let recipient: Option<User> = s.user(p, &d.recipient_id)?;
     let actor = match d.actor_id {
         Some(a) => s.user(p, &a)?,
@@ -303,14 +304,22 @@ fn render(
         flow => minijinja::Value::from_serialize(
             json!({"id": run.flow.id, "handle": run.flow.handle, "name": run.flow.name})),
         batch => minijinja::Value::from_serialize(context(b)),
-        brand => match s.find_project(crate::storage::ProjectRef::Id(p))?.and_then(|p| p.branding) {
+        brand => match project.as_ref().and_then(|p| p.branding.clone()) {
             Some(b) => minijinja::Value::from_serialize(b),
             None => minijinja::Value::UNDEFINED,
         },
         preferences_url => crate::rules::preference_link::MARK,
     };
-    let r = RunRenderer::new(&run.flow, limits);
-    let mut out = r.render(i, &template, &ctx);
+    let content = match &project {
+        Some(pr) => Some(crate::render::content::cached(pr, || s.contents(p, None))?),
+        None => None,
+    };
+    // A digest's missing translations are not traced: its trace entries are
+    // written by the close (`Closing`), which takes the rendered content only.
+    let r = RunRenderer::with_content(&run.flow, limits, content);
+    let mut out = r
+        .render_step(i, step, &ctx, d.channel_type)
+        .map(|a| a.rendered);
     // an in-app entry is read inside the product: no preference link
     if let (Ok(data), crate::model::ChannelType::InApp) = (&mut out, d.channel_type) {
         crate::rules::preference_link::fill(data, "");

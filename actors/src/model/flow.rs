@@ -109,6 +109,20 @@ pub struct Step {
     /// `window`, its `max` in `limit` and its key in `template.body`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_window: Option<String>,
+    /// An email step's layout (`model::ContentKind::Layout`): absent, the
+    /// project's default layout; `Some(None)` (`"layout": null`), none;
+    /// `Some(Some(handle))`, that one (`render::content`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "given"
+    )]
+    pub layout: Option<Option<String>>,
+}
+
+/// A field that may be given as null (`Some(None)`), unlike an absent one.
+fn given<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -17,6 +17,7 @@ use uuid::Uuid;
 
 mod channel;
 pub mod conditions;
+mod content;
 mod delivery;
 mod flow;
 mod project;
@@ -25,6 +26,7 @@ mod topic;
 mod user;
 
 pub use channel::*;
+pub use content::*;
 pub use delivery::*;
 pub use flow::*;
 pub use project::*;

@@ -65,6 +65,18 @@ pub struct Project {
     /// What every template sees as `brand` (`None`: `brand` is undefined).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branding: Option<Branding>,
+    /// Bumped by every change of the project's content (partials, layouts,
+    /// translations) and of `default_locale` / `default_layout`: the
+    /// engine's compiled content is keyed by it, so a node sees another's
+    /// change at its next staging (`render::content`).
+    #[serde(default)]
+    pub content_version: u64,
+    /// The locale `t()` falls back to last (`None`: `en`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_locale: Option<String>,
+    /// The layout of email steps that name none (`None`: no layout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_layout: Option<String>,
 }
 
 /// A project's branding, `brand.*` in every template: its parts checked
@@ -117,6 +129,9 @@ impl Project {
             sandbox: false,
             link_epoch: 0,
             branding: None,
+            content_version: 0,
+            default_locale: None,
+            default_layout: None,
         }
     }
 }

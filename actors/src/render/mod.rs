@@ -26,6 +26,7 @@
 
 use crate::model::{Flow, Rendered, RenderedAction, Template, MAX_ACTIONS, TEMPLATE_PARTS};
 pub mod alloc;
+pub mod content;
 mod stack;
 
 use minijinja::{Environment, ErrorKind, UndefinedBehavior};
@@ -239,6 +240,8 @@ pub struct RunRenderer {
     /// no longer rendered for this run (see `render`).
     strikes: Vec<[AtomicU32; TEMPLATE_PARTS]>,
     first_limit: Mutex<HashMap<(usize, usize), String>>,
+    /// The project's content the flow was compiled with (`content`).
+    content: Option<Arc<content::ContentSet>>,
 }
 
 /// Recipients of one run a field may exceed its limits for before the rest of
@@ -307,6 +310,8 @@ const PARTS: [&str; TEMPLATE_PARTS] = [
 /// compiled from.
 struct Compiled {
     sources: Vec<[Option<String>; TEMPLATE_PARTS]>,
+    /// The content set's project and version (`None`: without content).
+    content: Option<(uuid::Uuid, u64)>,
     env: Arc<Environment<'static>>,
 }
 
@@ -344,14 +349,20 @@ fn same_sources(flow: &Flow, compiled: &[[Option<String>; TEMPLATE_PARTS]]) -> b
 }
 
 /// The flow's templates compiled under `limits` (see `COMPILED`).
-fn compiled(flow: &Flow, limits: &Limits) -> Arc<Environment<'static>> {
+fn compiled(
+    flow: &Flow, limits: &Limits, set: Option<&Arc<content::ContentSet>>,
+) -> Arc<Environment<'static>> {
     let key = (flow.id, limits.fuel);
+    let version = set.map(|s| (s.project, s.version));
     if let Some(c) = COMPILED.get(&key) {
-        if same_sources(flow, &c.sources) {
+        if c.content == version && same_sources(flow, &c.sources) {
             return c.env.clone();
         }
     }
     let mut env = env(limits);
+    if let Some(set) = set {
+        content::install(&mut env, set);
+    }
     // Compiling folds constant expressions (`"x" * 100000000`): bounded too.
     let _scope = minijinja::budget::enter(limits.max_memory(), limits.max_items());
     for (i, step) in flow.steps.iter().enumerate() {
@@ -373,6 +384,7 @@ fn compiled(flow: &Flow, limits: &Limits) -> Arc<Environment<'static>> {
         key,
         Compiled {
             sources: sources(flow),
+            content: version,
             env: env.clone(),
         },
     );
@@ -381,12 +393,7 @@ fn compiled(flow: &Flow, limits: &Limits) -> Arc<Environment<'static>> {
 
 impl RunRenderer {
     pub fn new(flow: &Flow, limits: Limits) -> Self {
-        RunRenderer {
-            env: compiled(flow, &limits),
-            limits,
-            strikes: flow.steps.iter().map(|_| Default::default()).collect(),
-            first_limit: Mutex::new(HashMap::new()),
-        }
+        Self::with_content(flow, limits, None)
     }
 
     /// Renders step `i` for one recipient. `ctx` holds recipient, actor, data, flow
@@ -499,6 +506,7 @@ mod tests {
                 window: None,
                 send_window: None,
                 max_window: None,
+                layout: None,
             }],
             critical: false,
             categories: vec![],

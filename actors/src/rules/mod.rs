@@ -6,6 +6,7 @@
 //! is decided here too, never inside `store/`.
 
 pub mod composite;
+pub mod content;
 pub mod critical;
 pub mod feed;
 pub mod lookups;

@@ -25,8 +25,8 @@ use crate::error::Result;
 use crate::events::{AttemptNext, EventAttempt, OutboxEvent, WebhookEndpoint};
 use crate::model::Timestamp;
 use crate::model::{
-    Channel, ChannelType, Delivery, Flow, Preferences, Project, Subscription, Topic, User,
-    UserPatch, UserRef,
+    Channel, ChannelType, ContentKind, ContentRecord, Delivery, Flow, Preferences, Project,
+    Subscription, Topic, User, UserPatch, UserRef,
 };
 use crate::trace::{AttemptNotes, TraceEntry};
 use std::future::Future;
@@ -305,6 +305,26 @@ pub trait BatchRepo {
     fn cancel_batch(&self, project: &Uuid, id: &Uuid, at_ms: i64) -> Result<()>;
 }
 
+/// A project's content (`model::ContentRecord`): partials, layouts and
+/// translation catalogs, one record per `(project, kind, key)`. The
+/// project's `content_version` is bumped by the engine after each change
+/// (`actors::content`), not here: a backend stores what it is given.
+pub trait ContentRepo {
+    /// The record of `kind` and `key` (`None`: there is none).
+    fn content(
+        &self, project: &Uuid, kind: ContentKind, key: &str,
+    ) -> Result<Option<ContentRecord>>;
+    /// Every record of the project (of `kind` only, when given), by kind
+    /// then key. Bounded by what the engine lets a project store
+    /// (`rules::content`).
+    fn contents(&self, project: &Uuid, kind: Option<ContentKind>) -> Result<Vec<ContentRecord>>;
+    /// Stores `r` under its kind and key, replacing one there; true when
+    /// there was none.
+    fn put_content(&self, project: &Uuid, r: &ContentRecord) -> Result<bool>;
+    /// Removes the record of `kind` and `key`; true when there was one.
+    fn remove_content(&self, project: &Uuid, kind: ContentKind, key: &str) -> Result<bool>;
+}
+
 /// Stored responses of requests with an idempotency key.
 pub trait IdempotencyRepo {
     fn idempotent_response(
@@ -456,6 +476,7 @@ pub trait Storage:
     + BatchRepo
     + RetentionRepo
     + UsageRepo
+    + ContentRepo
     + EventRepo
     + Durability
     + Send

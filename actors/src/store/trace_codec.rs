@@ -59,6 +59,7 @@ const CODES: &[&str] = &[
     "delay.waited",
     "preference.ignored",
     "quiet_hours.waited",
+    "translation_missing",
 ];
 
 /// Argument names, by index (append only).

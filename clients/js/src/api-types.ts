@@ -426,6 +426,9 @@ export interface ChannelStep {
   channel_id?: string | null;
   /** The step's condition (see `DelayStep.if`); absent when it has none. */
   if?: StepCondition | null;
+  /** An email step's layout: a handle, or null for none; absent, the
+   * project's `default_layout` applies. */
+  layout?: string | null;
   /** When the step may deliver, in the recipient's timezone (UTC when
    * none): `{"days": ["mon", …], "from": "09:00", "to": "18:00"}`; a `to`
    * not after `from` runs across midnight. Reached outside it, the step
@@ -440,6 +443,8 @@ export interface ChannelStepInput {
   channel_id: string;
   /** The step's condition (see DelayStep.if); rules may also name earlier channel steps. */
   if?: StepCondition | null;
+  /** An email step's layout (see ChannelStep.layout): a handle, or null for none. */
+  layout?: string | null;
   /** When the step may deliver (see ChannelStep.send_window). */
   send_window?: SendWindow | null;
   template: Template;
@@ -973,6 +978,32 @@ export interface Health {
 export type InAppConfig = {
 } | null;
 
+/** An email layout: `html` (and `text`) around an email step's parts,
+ * which it shows as `{{ content }}`. */
+export interface Layout {
+  created_at: string;
+  handle: string;
+  html: string;
+  name: string;
+  /** The text part's layout; null: the step's body alone. */
+  text: string | null;
+  updated_at: string;
+}
+
+/** Declares a layout or replaces it. */
+export interface LayoutInput {
+  /** A MiniJinja template showing the step's HTML as `{{ content }}`. */
+  html: string;
+  name: string;
+  /** The text part's template, the step's body as `{{ content }}`. */
+  text?: string | null;
+}
+
+/** Every layout of the project, by handle (at most 20: not paged). */
+export interface LayoutList {
+  data: Array<Layout>;
+}
+
 export interface MarkAllResult {
   meta: FeedMeta;
   updated: number;
@@ -1019,6 +1050,26 @@ export interface Page {
   has_more_after: boolean;
   has_more_before: boolean;
   limit: number;
+}
+
+/** A partial: a snippet any template includes as
+ * `{% include "partials/<handle>" %}`. */
+export interface Partial {
+  content: string;
+  created_at: string;
+  handle: string;
+  updated_at: string;
+}
+
+/** Declares a partial or replaces its content. */
+export interface PartialInput {
+  /** A MiniJinja template; at most 32768 characters. */
+  content: string;
+}
+
+/** Every partial of the project, by handle (at most 100: not paged). */
+export interface PartialList {
+  data: Array<Partial>;
 }
 
 /** What a run is when it is accepted: always `pending`. */
@@ -1111,6 +1162,10 @@ export interface Project {
   /** The test clock's current time; null on the real clock. */
   clock_time: string | null;
   created_at: string;
+  /** The layout of email steps that name none; null: no layout. */
+  default_layout: string | null;
+  /** The locale `t()` falls back to last (`en` unless set). */
+  default_locale: string;
   id: string;
   name: string;
   /** The project's own storage quota in bytes (0: none); null: the
@@ -1135,6 +1190,10 @@ export interface Project {
 export interface ProjectUpdate {
   branding?: Branding | null;
   clock?: ClockKind | null;
+  /** The handle of the layout of email steps that name none; null: none. */
+  default_layout?: string | null;
+  /** The locale `t()` falls back to last (a BCP 47 tag); null: `en`. */
+  default_locale?: string | null;
   /** Not blank. */
   name?: string;
   /** The project's storage quota in bytes, 0 for none, at most 2^53 − 1;
@@ -1369,6 +1428,9 @@ export interface StepPreview {
   error?: StepPreviewError | null;
   /** The step's index in the flow. */
   step: number;
+  /** The `t()` keys no catalog of the fallback chain had: they render as
+   * the key, and a run traces each as `translation_missing`. */
+  translation_missing: Array<string>;
 }
 
 /** A step that does not render, as its delivery would fail. */
@@ -1476,6 +1538,35 @@ export interface TraceEntryView {
   /** When it was decided in project time, while the project was on a
    * test clock; null on the real clock, where project time is `at`. */
   project_at: string | null;
+}
+
+/** A locale's translation catalog. */
+export interface Translation {
+  created_at: string;
+  /** A BCP 47 tag. */
+  locale: string;
+  /** Nested objects whose leaves are message templates. */
+  messages: Record<string, unknown>;
+  updated_at: string;
+}
+
+/** A locale's catalog, replaced whole. */
+export interface TranslationInput {
+  /** Nested objects (keys `^[A-Za-z0-9_-]{1,64}$`, at most 6 levels)
+   * whose leaves are MiniJinja templates; `t("welcome.subject")`. */
+  messages: Record<string, unknown>;
+}
+
+/** Every catalog of the project, by locale (at most 50: not paged). */
+export interface TranslationList {
+  data: Array<TranslationSummary>;
+}
+
+/** A catalog as the list of locales shows it. */
+export interface TranslationSummary {
+  locale: string;
+  message_count: number;
+  updated_at: string;
 }
 
 /** Twilio Programmable Messaging: one SMS per delivery to the recipient's `phone` (E.164). The required fields make the channel `active`; a config without them creates it `unconfigured`. */

@@ -72,6 +72,8 @@ pub struct StepInput {
     pub window_type: Given<String>,
     #[serde(default)]
     pub max_window: Given<String>,
+    #[serde(default)]
+    pub layout: Given<String>,
 }
 
 impl PartialSchema for StepInput {
@@ -118,6 +120,18 @@ pub fn channel_step_input() -> RefOr<Schema> {
             ObjectBuilder::new().description(Some(
                 "When the step may deliver (see ChannelStep.send_window).",
             )),
+        )
+        .property(
+            "layout",
+            ObjectBuilder::new()
+                .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+                    Type::String,
+                    Type::Null,
+                ]))
+                .pattern(Some("^[a-z0-9][a-z0-9_-]{0,63}$"))
+                .description(Some(
+                    "An email step's layout (see ChannelStep.layout): a handle, or null for none.",
+                )),
         )
         .into()
 }
@@ -184,6 +198,8 @@ pub struct FlowUpdate {
 pub struct Steps {
     pub steps: Vec<model::Step>,
     pub probes: Vec<(String, String)>,
+    /// The layouts steps name, to check they exist: (field path, handle).
+    pub layouts: Vec<(String, String)>,
 }
 
 /// What a flow create gives.
@@ -346,6 +362,10 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
             Given::Value(k) if k == "channel" => {
                 let mut step = channel_step(s, &p, channels, &mut out.probes, v);
                 step.cond = cond;
+                step.layout = layout_of(s, &p, channels, v);
+                if let Some(Some(h)) = &step.layout {
+                    out.layouts.push((format!("{p}.layout"), h.clone()));
+                }
                 out.steps.push(step);
             }
             Given::Value(k) if k == "delay" => {
@@ -374,6 +394,7 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
                     window: None,
                     send_window: None,
                     max_window: None,
+                    layout: None,
                 });
             }
             Given::Value(k) if k == "throttle" => {
@@ -471,6 +492,7 @@ fn throttle_step(
         window,
         send_window: None,
         max_window: None,
+        layout: None,
     }
 }
 
@@ -549,6 +571,7 @@ fn batch_step(
         window: window.map(|(w, _)| w),
         send_window: None,
         max_window,
+        layout: None,
     }
 }
 
@@ -636,7 +659,36 @@ fn channel_step(
             .as_ref()
             .and_then(|w| SendWindow::parse(w, p, v)),
         max_window: None,
+        layout: None,
     }
+}
+
+/// A channel step's `layout`: only an email step takes one (absent: the
+/// project's default; null: none).
+fn layout_of(
+    s: &StepInput, p: &str, channels: &[model::Channel], v: &mut Validator,
+) -> Option<Option<String>> {
+    let path = format!("{p}.layout");
+    let layout = match &s.layout {
+        Given::Absent => return None,
+        Given::Null => return Some(None),
+        Given::Value(h) if herald_engine::rules::content::is_content_handle(h) => h.clone(),
+        _ => {
+            v.push(path, "format", "a layout's handle or null");
+            return None;
+        }
+    };
+    let email = match &s.channel_id {
+        Given::Value(id) => channels
+            .iter()
+            .any(|c| c.id.to_string() == *id && c.channel_type == ChannelType::Email),
+        _ => true,
+    };
+    if !email {
+        v.push(path, "exclusion", "only an email step takes a layout");
+        return None;
+    }
+    Some(Some(layout))
 }
 
 /// The action buttons of a channel step's template at `path`: at most

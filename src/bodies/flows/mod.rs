@@ -115,6 +115,11 @@ pub struct ChannelStep {
     #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub cond: Option<Value>,
+    /// An email step's layout: a handle, or null for none; absent, the
+    /// project's `default_layout` applies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
+    pub layout: Option<Option<String>>,
     pub template: Template,
     #[serde(rename = "type")]
     pub kind: ChannelStepType,
@@ -262,6 +267,7 @@ impl From<&model::Step> for Step {
                 channel_id: s.channel_id,
                 send_window: s.send_window.as_ref().map(|w| w.view()),
                 cond: s.cond.as_ref().map(|c| c.view()),
+                layout: s.layout.clone(),
                 template: Template::from(&s.template.clone().unwrap_or_default()),
                 kind: ChannelStepType::Channel,
             }),

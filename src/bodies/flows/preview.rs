@@ -113,6 +113,9 @@ pub struct StepPreview {
     pub content: Option<DeliveryData>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<StepPreviewError>,
+    /// The `t()` keys no catalog of the fallback chain had: they render as
+    /// the key, and a run traces each as `translation_missing`.
+    pub translation_missing: Vec<String>,
 }
 
 /// A step that does not render, as its delivery would fail.
@@ -148,6 +151,7 @@ impl FlowPreview {
                             url: r.url.clone(),
                         }),
                         error: None,
+                        translation_missing: s.missing.clone(),
                     },
                     Err(e) => StepPreview {
                         step: s.step,
@@ -162,6 +166,7 @@ impl FlowPreview {
                                 .as_ref()
                                 .map(|p| format!("steps.{}.template.{p}", s.step)),
                         }),
+                        translation_missing: vec![],
                     },
                 })
                 .collect(),

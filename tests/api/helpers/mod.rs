@@ -10,6 +10,7 @@
 
 mod app;
 mod backends;
+mod content;
 mod jwt;
 mod process;
 mod requests;

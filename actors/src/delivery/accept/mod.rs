@@ -364,12 +364,19 @@ impl<'a> Stager<'a> {
         let actor = super::frames::actor_json(actor);
         let p = s.find_project(crate::storage::ProjectRef::Id(&project))?;
         let brand = p.as_ref().and_then(|p| p.branding.clone());
+        // The project's content, read only when it changed (`render::content`).
+        let content = match &p {
+            Some(p) => Some(crate::render::content::cached(p, || {
+                s.contents(&project, None)
+            })?),
+            None => None,
+        };
         let defaults = p.map(|p| p.preference_defaults).unwrap_or_default();
         Ok(Stager {
             defaults,
             project,
             run,
-            renderer: RunRenderer::new(&run.flow, limits),
+            renderer: RunRenderer::with_content(&run.flow, limits, content),
             channels,
             shared: crate::render::Shared::new(
                 &actor,
@@ -602,7 +609,13 @@ impl<'a> Stager<'a> {
             // After a batch it opens, a step is rendered when due, with the batch.
             let rendered = match &opened {
                 Some(_) => Ok(Rendered::default()),
-                None => self.render_step(i, step, channel_type, &ctx),
+                None => self.render_step(i, step, channel_type, &ctx).map(|a| {
+                    for key in a.missing {
+                        let args = json!({"step": i, "key": key});
+                        decided.push((Some(i), trace::entry(now, "translation_missing", args)));
+                    }
+                    a.rendered
+                }),
             };
             let data = match rendered {
                 Ok(r) => r,
@@ -768,16 +781,17 @@ impl Stager<'_> {
     /// (`preview`). An in-app entry is read inside the product: its
     /// `{{ preferences_url }}` is empty. Other channels keep the mark for
     /// the send to fill with a fresh link (`rules::preference_link`).
+    /// With the project's content applied (`RunRenderer::render_step`:
+    /// partials, `t()`, the layout); the translation keys no catalog had
+    /// come with it.
     pub(crate) fn render_step(
         &self, i: usize, step: &Step, t: ChannelType, ctx: &minijinja::Value,
-    ) -> std::result::Result<Rendered, String> {
-        let empty = crate::model::Template::default();
-        let template = step.template.as_ref().unwrap_or(&empty);
-        let mut data = self.renderer.render(i, template, ctx)?;
+    ) -> std::result::Result<crate::render::content::Applied, String> {
+        let mut a = self.renderer.render_step(i, step, ctx, t)?;
         if t == ChannelType::InApp {
-            crate::rules::preference_link::fill(&mut data, "");
+            crate::rules::preference_link::fill(&mut a.rendered, "");
         }
-        Ok(data)
+        Ok(a)
     }
 
     /// When a delivery of this run on `t` to `user` due at `due` may go

@@ -43,6 +43,9 @@ pub struct StepPreview {
     /// `None` when the channel is gone (a run fails such a delivery).
     pub channel_type: Option<ChannelType>,
     pub content: std::result::Result<Rendered, PreviewError>,
+    /// The translation keys no catalog had (a run traces each as
+    /// `translation_missing`; they render as the key).
+    pub missing: Vec<String>,
 }
 
 /// A step that does not render: the render's message and the template
@@ -149,14 +152,17 @@ pub(crate) fn preview(
             _ => None,
         };
         let ctx = if after_batch { &batched } else { &ctx };
-        let content = stager
-            .render_step(i, step, channel_type.unwrap_or(ChannelType::InApp), ctx)
-            .map_err(PreviewError::of);
+        let (content, missing) =
+            match stager.render_step(i, step, channel_type.unwrap_or(ChannelType::InApp), ctx) {
+                Ok(a) => (Ok(a.rendered), a.missing),
+                Err(e) => (Err(PreviewError::of(e)), vec![]),
+            };
         steps.push(StepPreview {
             step: i,
             channel_id,
             channel_type,
             content,
+            missing,
         });
     }
     Ok(Preview {

@@ -30,6 +30,7 @@
 
 mod batches;
 mod catalog;
+mod content;
 mod events;
 mod feed;
 mod lookups;

@@ -20,6 +20,7 @@ mod caches;
 mod catalog;
 pub mod codec;
 mod combine;
+mod content;
 mod dir_lock;
 mod events;
 mod feed;
@@ -132,6 +133,7 @@ spaces!(
     batches,
     batch_keys,
     usage,
+    content,
 );
 
 /// The open sled database. It is replaced when the store reopens after an I/O
