@@ -26,7 +26,7 @@ pub struct PreviewBody {
     /// external_id and fields: over the stored user's, in memory only). An
     /// external_id no user has previews the user a run would create.
     #[serde(default)]
-    #[schema(value_type = RecipientSpec)]
+    #[schema(value_type = RecipientSpec, required = true)]
     pub user: Given<RecipientSpec>,
     /// As a run's `actor`.
     #[serde(default)]
@@ -182,7 +182,7 @@ impl FlowPreview {
 #[schema(example = json!({"steps": [{"type": "channel", "channel_id": "0190c2a4-5b1e-7f3a-9c1d-2e4f6a8b0c1d", "template": {"subject": "Hi {{ recipient.first_name }}", "body": "n={{ data.n }}"}}], "user": "ada", "data": {"n": 1}}))]
 #[allow(dead_code)]
 pub struct UnsavedFlowPreview {
-    #[schema(value_type = Vec<super::StepInput>)]
+    #[schema(value_type = Option<Vec<super::StepInput>>)]
     steps: (),
     #[schema(value_type = Option<String>, pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
     handle: (),
