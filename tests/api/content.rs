@@ -454,3 +454,56 @@ async fn partials_nest_five_deep_and_missing_content_is_refused_when_saved() {
     let list = app.list_content("partials").await.ok(200);
     assert_eq!(list["data"].as_array().unwrap().len(), 5, "{list}");
 }
+
+#[tokio::test]
+async fn a_project_sees_only_its_own_content() {
+    let (app, _a, b) = spawn_two_projects();
+    app.put_content("partials", "footer", &json!({"content": "A's footer"}))
+        .await
+        .ok(201);
+    app.put_content(
+        "layouts",
+        "main",
+        &json!({"name": "A", "html": "{{ content }}"}),
+    )
+    .await
+    .ok(201);
+    app.put_content("translations", "fr", &json!({"messages": {"hi": "Salut"}}))
+        .await
+        .ok(201);
+    for (kind, key) in [
+        ("partials", "footer"),
+        ("layouts", "main"),
+        ("translations", "fr"),
+    ] {
+        let r = app
+            .admin_with(&b, GET, &format!("{A}/{kind}/{key}"))
+            .go()
+            .await;
+        assert_error(&r, 404, "not_found");
+        let r = app.admin_with(&b, GET, &format!("{A}/{kind}")).go().await;
+        assert_eq!(r.ok(200)["data"], json!([]), "{r}");
+    }
+    // B cannot include A's partial nor default to A's layout
+    let r = app
+        .admin_with(&b, PUT, &format!("{A}/partials/mine"))
+        .json(&json!({"content": "{% include \"partials/footer\" %}"}))
+        .go()
+        .await;
+    assert_validation(&r, &[("content", "format")]);
+    let r = app
+        .admin_with(&b, PUT, &format!("{A}/project"))
+        .json(&json!({"default_layout": "main"}))
+        .go()
+        .await;
+    assert_validation(&r, &[("default_layout", "inclusion")]);
+    // B's own partial of the same handle is its own
+    let r = app
+        .admin_with(&b, PUT, &format!("{A}/partials/footer"))
+        .json(&json!({"content": "B's footer"}))
+        .go()
+        .await;
+    assert_eq!(r.ok(201)["content"], json!("B's footer"), "{r}");
+    let a = app.get_content("partials", "footer").await.ok(200);
+    assert_eq!(a["content"], json!("A's footer"), "{a}");
+}
