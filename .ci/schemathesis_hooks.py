@@ -36,6 +36,11 @@
      equals its `from`: JSON Schema cannot say that two properties differ;
    - 422 `number` for a preference link's `expires_in` over 365 days: the
      pattern gives a duration's shape, not the sum of its parts;
+   - 422 on a project's content (partials, layouts, translation catalogs, and
+     flow templates that include partials) for what no schema spells: a
+     template's MiniJinja grammar and render limits, the partials it includes
+     (they must exist and nest at most 5 deep), the project's bounds, and
+     a catalog's nesting (`CONTENT_RULES`);
    - 400 `invalid_csrf` for a preference page's form post: its `csrf` value is a
      signature only the page shown for that link carries (a schema gives its
      type, not which value the server signed).
@@ -90,7 +95,35 @@ STATE_RULES = {
     ("inclusion", "no category with this handle (declare it with PUT /admin/v1/categories/{handle})"),
     ("inclusion", "no category with this handle"),
     ("length", "a project declares at most 100 categories"),
+    # content (partials, layouts, catalogs) is named before it is used
+    ("inclusion", "no layout with this handle in the project"),
 }
+
+# Prefixes of the 422 field messages of a project's content (issue 40) that
+# no schema can spell: a template's grammar (MiniJinja), what it includes
+# (stored partials, how deep they nest), its render limits, the bounds of a
+# project's content, and a catalog's nesting (the document gives
+# `messages` as an object).
+CONTENT_RULES = (
+    ("format", "template does not compile"),
+    ("format", "template is over its limits"),
+    ("format", "include names a partial literally"),
+    ("format", "import names a partial literally"),
+    ("format", "from names a partial literally"),
+    ("format", "extends names a partial literally"),
+    ("format", "includes partials/"),
+    ("inclusion", "includes partials/"),
+    ("format", "partials/"),
+    ("inclusion", "no layout "),
+    ("length", "a project has at most"),
+    ("length", "at most 32768 bytes"),
+    ("length", "at most 131072 bytes"),
+    ("length", "at most 65536 bytes"),
+    ("length", "at most 1000 messages"),
+    ("format", "a message key segment is"),
+    ("format", "must be an object of messages"),
+    ("length", "message keys nest at most"),
+)
 
 # (reason, message) of the 422 field problems that relate two values of the body
 CROSS_FIELD_RULES = {
@@ -119,6 +152,7 @@ def _state_rule(f):
         or (f.get("reason"), f.get("message")) in STATE_RULES
         or (f.get("reason"), f.get("message")) in CROSS_FIELD_RULES
         or (f.get("reason") == "exclusion" and "not allowed" in f.get("message", ""))
+        or any(f.get("reason") == r and f.get("message", "").startswith(m) for r, m in CONTENT_RULES)
         or (f.get("reason") == "inclusion" and f.get("message", "").startswith("must be an index of the entry's actions"))
         # a new destination for a stored secret: the secret must come again
         or (f.get("reason") == "required" and "the channel's secret is used" in f.get("message", ""))

@@ -261,7 +261,7 @@ pub struct ProjectUpdate {
     pub branding: Given<Value>,
     /// The locale `t()` falls back to last (a BCP 47 tag); null: `en`.
     #[serde(default)]
-    #[schema(value_type = Option<String>, min_length = 2, max_length = 64, pattern = "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$")]
+    #[schema(value_type = Option<String>, format = "bcp47", max_length = 64)]
     pub default_locale: Given<String>,
     /// The handle of the layout of email steps that name none; null: none.
     #[serde(default)]

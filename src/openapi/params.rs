@@ -96,9 +96,8 @@ pub fn locale_param() -> Parameter {
     path_param(
         "locale",
         str_schema()
-            .min_length(Some(2))
+            .format(Some(SchemaFormat::Custom("bcp47".into())))
             .max_length(Some(64))
-            .pattern(Some("^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$"))
             .into(),
         "A BCP 47 language tag, such as fr-CA.",
     )

@@ -118,7 +118,7 @@ pub fn get_partial_endpoint() -> Endpoint {
     Op::get("/admin/v1/partials/{handle}", "getPartial", "A partial")
         .param(content_handle_param("The partial's handle."))
         .ok(200, "The partial", Content::Json("Partial"))
-        .errors(&[404])
+        .errors(&[404, 422])
         .to(get_partial)
 }
 
@@ -135,7 +135,7 @@ pub fn delete_partial_endpoint() -> Endpoint {
     )
     .param(content_handle_param("The partial's handle."))
     .ok(204, "Deleted", Content::Empty)
-    .errors(&[404, 409])
+    .errors(&[404, 409, 422])
     .to(delete_partial)
 }
 
@@ -182,7 +182,7 @@ pub fn get_layout_endpoint() -> Endpoint {
     Op::get("/admin/v1/layouts/{handle}", "getLayout", "An email layout")
         .param(content_handle_param("The layout's handle."))
         .ok(200, "The layout", Content::Json("Layout"))
-        .errors(&[404])
+        .errors(&[404, 422])
         .to(get_layout)
 }
 
@@ -199,7 +199,7 @@ pub fn delete_layout_endpoint() -> Endpoint {
     )
     .param(content_handle_param("The layout's handle."))
     .ok(204, "Deleted", Content::Empty)
-    .errors(&[404, 409])
+    .errors(&[404, 409, 422])
     .to(delete_layout)
 }
 
@@ -254,7 +254,7 @@ pub fn get_translation_endpoint() -> Endpoint {
     )
     .param(locale_param())
     .ok(200, "The catalog", Content::Json("Translation"))
-    .errors(&[404])
+    .errors(&[404, 422])
     .to(get_translation)
 }
 
@@ -271,7 +271,7 @@ pub fn delete_translation_endpoint() -> Endpoint {
     )
     .param(locale_param())
     .ok(204, "Deleted", Content::Empty)
-    .errors(&[404])
+    .errors(&[404, 422])
     .to(delete_translation)
 }
 

@@ -454,3 +454,120 @@ async fn partials_nest_five_deep_and_missing_content_is_refused_when_saved() {
     let list = app.list_content("partials").await.ok(200);
     assert_eq!(list["data"].as_array().unwrap().len(), 5, "{list}");
 }
+
+#[tokio::test]
+async fn a_project_sees_only_its_own_content() {
+    let (app, _a, b) = spawn_two_projects();
+    app.put_content("partials", "footer", &json!({"content": "A's footer"}))
+        .await
+        .ok(201);
+    app.put_content(
+        "layouts",
+        "main",
+        &json!({"name": "A", "html": "{{ content }}"}),
+    )
+    .await
+    .ok(201);
+    app.put_content("translations", "fr", &json!({"messages": {"hi": "Salut"}}))
+        .await
+        .ok(201);
+    for (kind, key) in [
+        ("partials", "footer"),
+        ("layouts", "main"),
+        ("translations", "fr"),
+    ] {
+        let r = app
+            .admin_with(&b, GET, &format!("{A}/{kind}/{key}"))
+            .go()
+            .await;
+        assert_error(&r, 404, "not_found");
+        let r = app.admin_with(&b, GET, &format!("{A}/{kind}")).go().await;
+        assert_eq!(r.ok(200)["data"], json!([]), "{r}");
+    }
+    // B cannot include A's partial nor default to A's layout
+    let r = app
+        .admin_with(&b, PUT, &format!("{A}/partials/mine"))
+        .json(&json!({"content": "{% include \"partials/footer\" %}"}))
+        .go()
+        .await;
+    assert_validation(&r, &[("content", "format")]);
+    let r = app
+        .admin_with(&b, PUT, &format!("{A}/project"))
+        .json(&json!({"default_layout": "main"}))
+        .go()
+        .await;
+    assert_validation(&r, &[("default_layout", "inclusion")]);
+    // B's own partial of the same handle is its own
+    let r = app
+        .admin_with(&b, PUT, &format!("{A}/partials/footer"))
+        .json(&json!({"content": "B's footer"}))
+        .go()
+        .await;
+    assert_eq!(r.ok(201)["content"], json!("B's footer"), "{r}");
+    let a = app.get_content("partials", "footer").await.ok(200);
+    assert_eq!(a["content"], json!("A's footer"), "{a}");
+}
+
+#[tokio::test]
+async fn a_digest_is_rendered_in_its_layout_with_the_content_of_its_close() {
+    let sink = SmtpSink::start(SinkScript::default()).await;
+    let app = TestApp::spawn();
+    app.put_project(&json!({"clock": "test"})).await.ok(200);
+    app.put_content(
+        "layouts",
+        "digest",
+        &json!({"name": "Digest", "html": "<style>li { color: #00ff00 }</style><ul>{{ content }}</ul>"}),
+    )
+    .await
+    .ok(201);
+    app.put_content(
+        "translations",
+        "en",
+        &json!({"messages": {"new": "{{ n }} new"}}),
+    )
+    .await
+    .ok(201);
+    let email = active_channel(&app, "email", "smtp", smtp_config(&sink)).await;
+    let flow = active_flow(
+        &app,
+        "dig",
+        json!([
+            {"type": "batch", "window": "15m"},
+            {"type": "channel", "channel_id": s(&email["id"]), "layout": "digest", "template": {
+                "subject": "{{ t('new', n=batch.count) }}",
+                "body": "{{ batch.count }}",
+                "html": "{% for a in batch.activities %}<li>{{ a.data.n }}</li>{% endfor %}"
+            }}
+        ]),
+    )
+    .await;
+    let fid = s(&flow["id"]);
+    let (ext, _) = app
+        .create_user("dig", json!({"email": "ada@example.com"}))
+        .await;
+    let run = run_flow(&app, &fid, json!({"recipients": [ext], "data": {"n": 1}})).await;
+    let first = run_notifications(&app, &s(&run["id"])).await[0].clone();
+    run_one(&app, &fid, json!({"recipients": [ext], "data": {"n": 2}})).await;
+    // a catalog changed before the close is the one the digest uses
+    app.put_content(
+        "translations",
+        "en",
+        &json!({"messages": {"new": "{{ n }} fresh"}}),
+    )
+    .await
+    .ok(200);
+    app.advance_clock(&json!({"by": "15m"})).await.ok(200);
+    let d = wait_delivery_final(&app, &s(&delivery_of(&first, "email")["id"]), 30).await;
+    assert_eq!(d["status"], json!("sent"), "{d}");
+    assert_eq!(d["data"]["subject"], json!("2 fresh"), "{d}");
+    let html = s(&d["data"]["html"]);
+    assert!(
+        html.contains("<li style=\"color: #00ff00;\">1</li>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<li style=\"color: #00ff00;\">2</li>"),
+        "{html}"
+    );
+    assert_eq!(sink.mails().len(), 1);
+}

@@ -141,6 +141,33 @@ thread_local! {
     /// The keys `t()` found in no catalog during the current render
     /// (`render_step` takes them for the trace).
     static MISSING: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    /// How many `t()` messages are being rendered inside each other on
+    /// this thread: a message may call `t()`, and one that calls itself
+    /// would otherwise recurse until the stack ran out.
+    static T_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// `t()` messages rendered inside each other at most (as partials nest).
+const T_DEPTH_MAX: usize = crate::rules::content::MAX_INCLUDE_DEPTH;
+
+/// One level of `T_DEPTH`, left when dropped.
+struct Nested;
+
+impl Nested {
+    fn enter() -> Option<Nested> {
+        T_DEPTH.with(|d| {
+            (d.get() < T_DEPTH_MAX).then(|| {
+                d.set(d.get() + 1);
+                Nested
+            })
+        })
+    }
+}
+
+impl Drop for Nested {
+    fn drop(&mut self) {
+        T_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
 }
 
 /// Missing keys kept per render at most (each is a trace entry).
@@ -168,6 +195,12 @@ pub(super) fn install(env: &mut Environment<'static>, set: &Arc<ContentSet>) {
                 });
                 return Ok(Value::from(key));
             };
+            let _level = Nested::enter().ok_or_else(|| {
+                minijinja::Error::new(
+                    minijinja::ErrorKind::InvalidOperation,
+                    format!("t(\"{key}\"): messages call t() more than {T_DEPTH_MAX} deep"),
+                )
+            })?;
             let tpl = state.env().get_template(&format!("t/{loc}/{key}"))?;
             let out = tpl.render_captured(Value::from(kwargs))?;
             let used = out.state().fuel_levels().map_or(0, |(used, _)| used);
@@ -206,8 +239,15 @@ impl RunRenderer {
         &self, i: usize, step: &Step, ctx: &Value, channel: ChannelType,
     ) -> Result<Applied, String> {
         MISSING.with(|m| m.borrow_mut().clear());
-        let template = step.template.clone().unwrap_or_default();
-        let r = self.render(i, &template, ctx);
+        let none;
+        let template = match &step.template {
+            Some(t) => t,
+            None => {
+                none = crate::model::Template::default();
+                &none
+            }
+        };
+        let r = self.render(i, template, ctx);
         let missing = MISSING.with(|m| std::mem::take(&mut *m.borrow_mut()));
         let mut rendered = r?;
         let layout = match (&self.content, &step.layout) {
@@ -255,6 +295,21 @@ impl RunRenderer {
 /// are never fetched. On the render stack (the HTML is a tenant's, nested
 /// as deep as it likes), bounded by the output cap.
 fn inline_css(html: &str, limits: &Limits) -> Result<String, String> {
+    // Nothing to inline: the HTML as it is (no parse, no re-serialising).
+    if !has_style(html) {
+        return Ok(html.to_string());
+    }
+    // The recipients of a run often get the same email (a newsletter, a
+    // digest with no name in it): the last one inlined on this thread is
+    // kept, and an identical input costs a comparison.
+    if let Some(hit) = LAST_INLINED.with(|l| {
+        l.borrow()
+            .as_ref()
+            .filter(|(input, _)| input == html)
+            .map(|(_, out)| out.clone())
+    }) {
+        return Ok(hit);
+    }
     let out = stack::run(|| {
         css_inline::CSSInliner::options()
             .load_remote_stylesheets(false)
@@ -270,5 +325,291 @@ fn inline_css(html: &str, limits: &Limits) -> Result<String, String> {
             limits.max_output
         ));
     }
+    LAST_INLINED.with(|l| *l.borrow_mut() = Some((html.to_string(), out.clone())));
     Ok(out)
+}
+
+thread_local! {
+    /// The last HTML this thread inlined, and the result (`inline_css`).
+    static LAST_INLINED: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
+}
+
+/// Whether `html` has a `<style` tag (any case): the only CSS inlined.
+fn has_style(html: &str) -> bool {
+    html.as_bytes()
+        .windows(6)
+        .any(|w| w.eq_ignore_ascii_case(b"<style"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ContentKind, Timestamp};
+    use crate::render::Shared;
+
+    fn record(key: &str, body: ContentBody) -> ContentRecord {
+        let now = Timestamp::now();
+        ContentRecord {
+            key: key.into(),
+            body,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    fn catalog(locale: &str, pairs: &[(&str, &str)]) -> ContentRecord {
+        let messages = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        record(locale, ContentBody::Translation { messages })
+    }
+
+    fn project(version: u64) -> Project {
+        let mut p = Project::new(Uuid::now_v7(), "p", "pk", vec![], Timestamp::now());
+        p.content_version = version;
+        p
+    }
+
+    fn render(
+        body: &str, records: Vec<ContentRecord>, recipient: serde_json::Value, limits: Limits,
+    ) -> Result<Applied, String> {
+        let p = project(1);
+        let set = Arc::new(ContentSet::new(&p, records));
+        let f = crate::render::tests::flow("s", body);
+        let r = RunRenderer::with_content(&f, limits, Some(set));
+        let ctx = Shared::new(
+            &serde_json::Value::Null,
+            &serde_json::json!({}),
+            &serde_json::json!({}),
+        )
+        .context(&recipient);
+        r.render_step(0, &f.steps[0], &ctx, ChannelType::InApp)
+    }
+
+    #[test]
+    fn t_follows_the_chain_and_reports_missing_keys() {
+        let records = vec![
+            catalog("fr", &[("hi", "Salut {{ name }}")]),
+            catalog("en", &[("hi", "Hi {{ name }}"), ("bye", "Bye")]),
+        ];
+        let a = render(
+            r#"{{ t("hi", name="Ada") }}|{{ t("bye") }}|{{ t("gone") }}"#,
+            records,
+            serde_json::json!({"locale": "fr-CA"}),
+            Limits::default(),
+        )
+        .unwrap();
+        assert_eq!(a.rendered.body, "Salut Ada|Bye|gone");
+        assert_eq!(a.missing, ["gone"]);
+    }
+
+    #[test]
+    fn a_message_calling_itself_fails_instead_of_recursing() {
+        let records = vec![catalog("en", &[("a", "x{{ t('a') }}")])];
+        let e = render(
+            "{{ t('a') }}",
+            records,
+            serde_json::json!({}),
+            Limits::default(),
+        )
+        .unwrap_err();
+        assert!(e.contains("more than 5 deep"), "{e}");
+        // and the thread's depth is back to zero
+        assert_eq!(T_DEPTH.with(|d| d.get()), 0);
+    }
+
+    #[test]
+    fn messages_spend_the_calling_render_s_budget() {
+        // each message loops 1,000 times: 200 calls cost far more than the
+        // fuel of one render, though each call alone is well within it
+        let records = vec![catalog(
+            "en",
+            &[("slow", "{% for i in range(1000) %}{% endfor %}.")],
+        )];
+        let body = "{% for i in range(200) %}{{ t('slow') }}{% endfor %}";
+        let e = render(
+            body,
+            records.clone(),
+            serde_json::json!({}),
+            Limits::default(),
+        )
+        .unwrap_err();
+        assert!(e.contains("template_"), "{e}");
+        let ok = render(
+            "{% for i in range(3) %}{{ t('slow') }}{% endfor %}",
+            records,
+            serde_json::json!({}),
+            Limits::default(),
+        )
+        .unwrap();
+        assert_eq!(ok.rendered.body, "...");
+    }
+
+    #[test]
+    fn css_is_inlined_only_when_there_is_a_style_block() {
+        assert!(has_style("<html><STYLE>p{}</STYLE>"));
+        assert!(!has_style("<p>no styles</p>"));
+        let l = Limits::default();
+        let a = inline_css("<style>p { color: red }</style><p>x</p>", &l).unwrap();
+        assert!(a.contains("<p style=\"color: red;\">x</p>"), "{a}");
+        // the same input again: the same output (from the thread's last)
+        assert_eq!(
+            inline_css("<style>p { color: red }</style><p>x</p>", &l).unwrap(),
+            a
+        );
+        assert_eq!(inline_css("<p>x</p>", &l).unwrap(), "<p>x</p>");
+    }
+
+    #[test]
+    fn a_set_is_kept_per_content_version() {
+        let mut p = project(3);
+        let reads = std::cell::Cell::new(0);
+        let read = || {
+            reads.set(reads.get() + 1);
+            Ok::<_, ()>(vec![record(
+                "f",
+                ContentBody::Partial {
+                    content: "x".into(),
+                },
+            )])
+        };
+        let a = cached(&p, read).unwrap();
+        let b = cached(&p, read).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(reads.get(), 1);
+        p.content_version = 4;
+        let c = cached(&p, read).unwrap();
+        assert!(!Arc::ptr_eq(&a, &c));
+        assert_eq!(reads.get(), 2);
+        assert_eq!(c.source("partials/f").as_deref(), Some("x"));
+        assert_eq!(ContentKind::Partial.as_str(), "partial");
+    }
+}
+
+/// What content adds to a render (run by hand, in release:
+/// `cargo test -p herald-engine --release --lib render::content::cost -- --ignored --nocapture`).
+#[cfg(test)]
+mod cost {
+    use super::*;
+    use crate::model::{Template, Timestamp};
+    use crate::render::Shared;
+
+    fn step(html: &str, subject: &str, layout: Option<Option<String>>) -> crate::model::Flow {
+        let mut f = crate::render::tests::flow(
+            subject,
+            "Hello {{ recipient.first_name }}, your order {{ data.order }} shipped.",
+        );
+        f.steps[0].template = Some(Template {
+            html: Some(html.into()),
+            ..f.steps[0].template.clone().unwrap()
+        });
+        f.steps[0].layout = layout;
+        f
+    }
+
+    /// The best of 5 rounds, per render, over `ctxs` in turn.
+    fn time(r: &RunRenderer, f: &crate::model::Flow, ctxs: &[Value]) -> std::time::Duration {
+        (0..5)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                for ctx in ctxs {
+                    r.render_step(0, &f.steps[0], ctx, ChannelType::Email)
+                        .unwrap();
+                }
+                t.elapsed() / ctxs.len() as u32
+            })
+            .min()
+            .unwrap()
+    }
+
+    #[test]
+    #[ignore]
+    fn measure() {
+        let now = Timestamp::now();
+        let rec = |key: &str, body| ContentRecord {
+            key: key.into(),
+            body,
+            created_at: now,
+            updated_at: now,
+        };
+        let mut p = Project::new(Uuid::now_v7(), "p", "pk", vec![], now);
+        p.content_version = 1;
+        p.default_layout = Some("main".into());
+        let set = Arc::new(ContentSet::new(
+            &p,
+            vec![
+                rec("footer", ContentBody::Partial {
+                    content: r#"<p class="footer">Acme · <a href="{{ preferences_url }}">{{ t("footer.prefs") }}</a></p>"#.into(),
+                }),
+                rec("main", ContentBody::Layout {
+                    name: "Main".into(),
+                    html: r#"<html><head><style>body { font-family: sans-serif } .card { padding: 24px; border: 1px solid #e5e7eb } p { margin: 0 0 12px } .footer { color: #6b7280; font-size: 12px }</style></head><body><div class="card">{{ content }}</div>{% include "partials/footer" %}</body></html>"#.into(),
+                    text: Some("{{ content }}\n-- Acme".into()),
+                }),
+                rec("bare", ContentBody::Layout {
+                    name: "Bare".into(),
+                    html: r#"<html><body><div class="card">{{ content }}</div>{% include "partials/footer" %}</body></html>"#.into(),
+                    text: Some("{{ content }}\n-- Acme".into()),
+                }),
+                rec("en", ContentBody::Translation {
+                    messages: [
+                        ("order.subject".to_string(), "Order {{ n }} shipped".to_string()),
+                        ("footer.prefs".to_string(), "Email preferences".to_string()),
+                    ]
+                    .into_iter()
+                    .collect(),
+                }),
+            ],
+        ));
+        let shared = Shared::new(
+            &serde_json::Value::Null,
+            &serde_json::json!({"order": 42}),
+            &serde_json::json!({"name": "F"}),
+        );
+        // 2,000 recipients, each with a name of their own
+        let ctxs: Vec<Value> = (0..2000)
+            .map(|i| {
+                shared.context(
+                    &serde_json::json!({"first_name": format!("Ada{i}"), "locale": "en-GB"}),
+                )
+            })
+            .collect();
+        let same = vec![ctxs[0].clone(); 2000];
+        let html = r#"<p>Hello <b>{{ recipient.first_name }}</b>,</p><p>your order {{ data.order }} shipped.</p>"#;
+        let plain = step(html, "Order {{ data.order }} shipped", None);
+        let rich = step(html, r#"{{ t("order.subject", n=data.order) }}"#, None);
+        let no_layout = step(
+            html,
+            r#"{{ t("order.subject", n=data.order) }}"#,
+            Some(None),
+        );
+        let bare = step(
+            html,
+            r#"{{ t("order.subject", n=data.order) }}"#,
+            Some(Some("bare".into())),
+        );
+        let plain_r = RunRenderer::new(&plain, Limits::default());
+        let rich_r = RunRenderer::with_content(&rich, Limits::default(), Some(set.clone()));
+        let no_layout_r =
+            RunRenderer::with_content(&no_layout, Limits::default(), Some(set.clone()));
+        let bare_r = RunRenderer::with_content(&bare, Limits::default(), Some(set));
+        let a = time(&plain_r, &plain, &ctxs);
+        let rows = [
+            ("t() and no layout", time(&no_layout_r, &no_layout, &ctxs)),
+            (
+                "layout without <style> + partial + t()",
+                time(&bare_r, &bare, &ctxs),
+            ),
+            ("layout + CSS + partial + t()", time(&rich_r, &rich, &ctxs)),
+            (
+                "the same, one email for every recipient",
+                time(&rich_r, &rich, &same),
+            ),
+        ];
+        println!("plain: {a:?} per render");
+        for (what, t) in rows {
+            println!("{what}: {t:?} ({:.2}x)", t.as_secs_f64() / a.as_secs_f64());
+        }
+    }
 }

@@ -23,6 +23,9 @@
 //! same budget. A render over it fails with `template_error` like one over the
 //! fuel or output cap; a field that exceeded its limits `STRIKES` times is not
 //! rendered again in the same run.
+//!
+//! A project's content (partials, layouts, `t()`) is applied by `content`:
+//! `RunRenderer::render_step` is what staging and a batch's close call.
 
 use crate::model::{Flow, Rendered, RenderedAction, Template, MAX_ACTIONS, TEMPLATE_PARTS};
 pub mod alloc;
