@@ -74,8 +74,12 @@ pub async fn preview_unsaved(a: Admin, body: Body, st: State) -> ApiResult<HttpR
             preview.insert(k.to_string(), x);
         }
     }
-    m.entry("handle").or_insert_with(|| Value::from("preview"));
-    m.entry("name").or_insert_with(|| Value::from("Preview"));
+    // Absent or null: an unsaved flow needs no handle or name.
+    for (k, default) in [("handle", "preview"), ("name", "Preview")] {
+        if m.get(k).is_none_or(Value::is_null) {
+            m.insert(k.to_string(), Value::from(default));
+        }
+    }
     let flow_input: FlowInput = typed(&m)?;
     let fields: PreviewBody = typed(&preview)?;
     let mut v = Validator::new();

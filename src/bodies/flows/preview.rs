@@ -38,7 +38,7 @@ pub struct PreviewBody {
     pub data: Given<Map<String, Value>>,
     /// Renders as if the recipient's locale were this (a BCP 47 tag).
     #[serde(default)]
-    #[schema(value_type = Option<String>, pattern = "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$")]
+    #[schema(value_type = Option<String>, example = "fr", format = "bcp47", max_length = 64)]
     pub locale: Given<String>,
 }
 
@@ -201,6 +201,6 @@ pub struct UnsavedFlowPreview {
     actor: (),
     #[schema(value_type = Option<Map<String, Value>>)]
     data: (),
-    #[schema(value_type = Option<String>, pattern = "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$")]
+    #[schema(value_type = Option<String>, example = "fr", format = "bcp47", max_length = 64)]
     locale: (),
 }
