@@ -86,6 +86,8 @@ STATE_RULES = {
     ("format", "header and body keys differ"),
     # the step's channel type is the stored channel's
     ("exclusion", "only an in_app step has actions"),
+    # a step's channel type is the stored channel's: only email takes a layout
+    ("exclusion", "only an email step takes a layout"),
     # whether a flow is critical is the stored flow's
     ("exclusion", "a critical flow cannot be turned off"),
     ("exclusion", "a critical flow's channel types cannot be turned off"),

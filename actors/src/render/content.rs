@@ -299,6 +299,15 @@ fn inline_css(html: &str, limits: &Limits) -> Result<String, String> {
     if !has_style(html) {
         return Ok(html.to_string());
     }
+    // Inlining matches every rule against every element: bounded before
+    // it starts, as fuel bounds a template (the sizes alone allow seconds).
+    let (rules, elements) = css_work(html);
+    if rules.saturating_mul(elements) > MAX_CSS_WORK {
+        return Err(format!(
+            "layout css: {rules} rules over {elements} elements is more than inlining does \
+             ({MAX_CSS_WORK} rule × element pairs; template_fuel)"
+        ));
+    }
     // The recipients of a run often get the same email (a newsletter, a
     // digest with no name in it): the last one inlined on this thread is
     // kept, and an identical input costs a comparison.
@@ -332,6 +341,33 @@ fn inline_css(html: &str, limits: &Limits) -> Result<String, String> {
 thread_local! {
     /// The last HTML this thread inlined, and the result (`inline_css`).
     static LAST_INLINED: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
+}
+
+/// Rule × element pairs one email's CSS inlining may match: a few hundred
+/// rules over a few thousand elements, far above an email's (a few dozen
+/// rules over a few hundred elements), small enough to take milliseconds.
+const MAX_CSS_WORK: usize = 2_000_000;
+
+/// About how many CSS rules (`{` inside `<style>` blocks) and elements (tags,
+/// `<` outside them: an element counts twice) `html` has.
+fn css_work(html: &str) -> (usize, usize) {
+    let lower = html.to_ascii_lowercase();
+    let (mut rules, mut elements) = (0, 0);
+    let mut rest = lower.as_str();
+    while let Some(at) = rest.find("<style") {
+        elements += rest[..at].matches('<').count() + 1;
+        let inner = &rest[at..];
+        let end = inner.find("</style").unwrap_or(inner.len());
+        rules += inner[..end].matches('{').count();
+        rest = &inner[end..];
+        if let Some(close) = rest.find('>') {
+            rest = &rest[close + 1..];
+        } else {
+            rest = "";
+        }
+    }
+    elements += rest.matches('<').count();
+    (rules, elements)
 }
 
 /// Whether `html` has a `<style` tag (any case): the only CSS inlined.
@@ -459,6 +495,17 @@ mod tests {
             a
         );
         assert_eq!(inline_css("<p>x</p>", &l).unwrap(), "<p>x</p>");
+        // rules × elements past the bound: refused before inlining
+        assert_eq!(css_work("<p><style>a{} b{}</style><i>x</i></p>"), (2, 5));
+        let heavy = format!(
+            "<style>{}</style>{}",
+            (0..2000)
+                .map(|i| format!(".c{i} {{ color: red }}"))
+                .collect::<String>(),
+            "<p>x</p>".repeat(2000)
+        );
+        let e = inline_css(&heavy, &l).unwrap_err();
+        assert!(e.contains("rule × element pairs"), "{e}");
     }
 
     #[test]

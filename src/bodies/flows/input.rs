@@ -678,13 +678,12 @@ fn layout_of(
             return None;
         }
     };
-    let email = match &s.channel_id {
-        Given::Value(id) => channels
-            .iter()
-            .any(|c| c.id.to_string() == *id && c.channel_type == ChannelType::Email),
-        _ => true,
+    // An unknown channel has its own error: its layout is not refused too.
+    let channel = match &s.channel_id {
+        Given::Value(id) => channels.iter().find(|c| c.id.to_string() == *id),
+        _ => None,
     };
-    if !email {
+    if channel.is_some_and(|c| c.channel_type != ChannelType::Email) {
         v.push(path, "exclusion", "only an email step takes a layout");
         return None;
     }
