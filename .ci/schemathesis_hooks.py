@@ -99,8 +99,6 @@ STATE_RULES = {
     ("length", "a project declares at most 100 categories"),
     # content (partials, layouts, catalogs) is named before it is used
     ("inclusion", "no layout with this handle in the project"),
-    # a step's layout depends on its channel's type (an email channel's)
-    ("exclusion", "only an email step takes a layout"),
 }
 
 # Prefixes of the 422 field messages of a project's content (issue 40) that
