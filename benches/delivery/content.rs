@@ -8,7 +8,8 @@
 //! one server; the 202 of a run comes once every recipient's email is
 //! rendered and the run committed, so the difference between the two
 //! medians, per delivery, is the content's cost. Reports the median 202 of
-//! each, µs per delivery, and the ratio.
+//! each, µs per delivery, and the ratio; a third flow, the same layout
+//! without its `<style>` block, separates the CSS inlining from the rest.
 
 use crate::herald::Server;
 use crate::load::{num, pct};
@@ -52,6 +53,10 @@ pub async fn content(n: usize, runs: usize) -> Value {
     put(&api, "/admin/v1/layouts/main", json!({"name": "Main",
         "html": "<html><head><style>body { font-family: sans-serif } .card { padding: 24px; border: 1px solid #e5e7eb } h1 { font-size: 20px } .footer { color: #6b7280; font-size: 12px }</style></head><body><div class=\"card\">{{ content }}</div>{% include \"partials/footer\" %}</body></html>",
         "text": "{{ content }}\n\n-- {{ brand.name }}"})).await;
+    // The same layout without its <style> block: nothing to inline.
+    put(&api, "/admin/v1/layouts/bare", json!({"name": "Bare",
+        "html": "<html><head></head><body><div class=\"card\">{{ content }}</div>{% include \"partials/footer\" %}</body></html>",
+        "text": "{{ content }}\n\n-- {{ brand.name }}"})).await;
     for (locale, hello, ready, note) in [
         (
             "en",
@@ -89,11 +94,13 @@ pub async fn content(n: usize, runs: usize) -> Value {
         "html": "<h1>Welcome, {{ recipient.external_id }}!</h1><p>Your account is ready.</p>"}}]),
     )
     .await;
-    api.flow("content", json!([{"type": "channel", "channel_id": id, "layout": "main", "template": {
-        "subject": "{{ t(\"welcome.subject\", name=recipient.external_id) }}",
-        "body": "{{ t(\"welcome.body\") }}",
-        "html": "<h1>{{ t(\"welcome.subject\", name=recipient.external_id) }}</h1><p>{{ t(\"welcome.body\") }}</p>"}}]))
-    .await;
+    for (flow, layout) in [("content", "main"), ("nocss", "bare")] {
+        api.flow(flow, json!([{"type": "channel", "channel_id": id, "layout": layout, "template": {
+            "subject": "{{ t(\"welcome.subject\", name=recipient.external_id) }}",
+            "body": "{{ t(\"welcome.body\") }}",
+            "html": "<h1>{{ t(\"welcome.subject\", name=recipient.external_id) }}</h1><p>{{ t(\"welcome.body\") }}</p>"}}]))
+        .await;
+    }
     // The recipients exist beforehand (as in the pipeline), half in fr-CA.
     let recipients: Vec<Value> = (0..n)
         .map(|i| json!({"external_id": format!("c-{i}"), "locale": if i % 2 == 0 { "fr-CA" } else { "en" }}))
@@ -103,12 +110,13 @@ pub async fn content(n: usize, runs: usize) -> Value {
     api.wait_idle(Duration::from_secs(120)).await;
     let names: Vec<Value> = (0..n).map(|i| json!(format!("c-{i}"))).collect();
     let body = json!({"recipients": names});
-    let (mut plain, mut with) = (vec![], vec![]);
-    for i in 0..runs * 2 {
-        let (flow, out) = if i % 2 == 0 {
-            ("plain", &mut plain)
-        } else {
-            ("content", &mut with)
+    let (mut plain, mut with, mut nocss) = (vec![], vec![], vec![]);
+    for i in 0..runs * 3 {
+        let (flow, out) = match i % 3 {
+            0 => ("plain", &mut plain),
+            1 => ("nocss", &mut nocss),
+            // last, so the latest deliveries are a content run's
+            _ => ("content", &mut with),
         };
         let (s, v, d) = api.run(flow, body.clone()).await;
         assert_eq!(s, 202, "{flow} run: {v}");
@@ -116,14 +124,21 @@ pub async fn content(n: usize, runs: usize) -> Value {
         // Each run measured on a quiet server: its deliveries settled.
         api.wait_idle(Duration::from_secs(120)).await;
     }
-    // What the content run stored: a layout's inlined style and a translation.
+    // What the last (content) run stored: a layout's inlined style.
     let (_, list) = api
-        .admin(Method::GET, "/admin/v1/deliveries?limit=1", None)
+        .admin(Method::GET, "/admin/v1/deliveries?limit=1000", None)
         .await;
-    let sample = list["items"][0]["data"].clone();
+    let styled = list["items"].as_array().is_some_and(|ds| {
+        ds.iter().any(|d| {
+            d["data"]["html"]
+                .as_str()
+                .is_some_and(|h| h.contains("style="))
+        })
+    });
     plain.sort_by(f64::total_cmp);
     with.sort_by(f64::total_cmp);
-    let (p, c) = (pct(&plain, 50.0), pct(&with, 50.0));
+    nocss.sort_by(f64::total_cmp);
+    let (p, c, b) = (pct(&plain, 50.0), pct(&with, 50.0), pct(&nocss, 50.0));
     let per = |ms: f64| ms * 1000.0 / n as f64;
     json!({
         "scenario": "content",
@@ -134,6 +149,9 @@ pub async fn content(n: usize, runs: usize) -> Value {
         "plain_us_per_delivery": num(per(p)),
         "content_us_per_delivery": num(per(c)),
         "ratio": num(c / p),
-        "sample_styled": sample["html"].as_str().is_some_and(|h| h.contains("style=")),
+        "no_css_202_p50_ms": num(b),
+        "no_css_us_per_delivery": num(per(b)),
+        "no_css_ratio": num(b / p),
+        "sample_styled": styled,
     })
 }

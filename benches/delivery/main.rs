@@ -439,13 +439,15 @@ async fn main() {
         let (n, runs) = content::sizes(smoke);
         let v = content::content(n, runs).await;
         println!(
-            "content   recipients={:>5}  202 p50: plain={:>7.1} ms  content={:>7.1} ms  per delivery: {:>6.1} vs {:>6.1} µs  ratio={:.2}  inlined style={}",
+            "content   recipients={:>5}  202 p50: plain={:>7.1} ms  content={:>7.1} ms (no CSS {:>7.1} ms)  per delivery: {:>6.1} vs {:>6.1} µs  ratio={:.2} (no CSS {:.2})  inlined style={}",
             n,
             v["plain_202_p50_ms"].as_f64().unwrap_or(f64::NAN),
             v["content_202_p50_ms"].as_f64().unwrap_or(f64::NAN),
+            v["no_css_202_p50_ms"].as_f64().unwrap_or(f64::NAN),
             v["plain_us_per_delivery"].as_f64().unwrap_or(f64::NAN),
             v["content_us_per_delivery"].as_f64().unwrap_or(f64::NAN),
             v["ratio"].as_f64().unwrap_or(f64::NAN),
+            v["no_css_ratio"].as_f64().unwrap_or(f64::NAN),
             v["sample_styled"]
         );
         r.content.push(v);
