@@ -1149,7 +1149,7 @@ export interface PreviewBody {
   /** The recipient: a user's external_id, or a user object (its
    * external_id and fields: over the stored user's, in memory only). An
    * external_id no user has previews the user a run would create. */
-  user?: RecipientSpec;
+  user: RecipientSpec;
 }
 
 export type ProcessingStatus = "scheduled" | "pending" | "processed" | "throttled" | "batched";
@@ -1595,7 +1595,7 @@ export interface UnsavedFlowPreview {
   handle?: string | null;
   locale?: string | null;
   name?: string | null;
-  steps: Array<StepInput>;
+  steps?: Array<StepInput> | null;
   /** See `PreviewBody.user`. */
   user: RecipientSpec;
 }
