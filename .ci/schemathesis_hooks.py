@@ -101,7 +101,7 @@ STATE_RULES = {
     ("inclusion", "no layout with this handle in the project"),
 }
 
-# Prefixes of the 422 field messages of a project's content (issue 40) that
+# Prefixes of the 422 field messages of a project's content that
 # no schema can spell: a template's grammar (MiniJinja), what it includes
 # (stored partials, how deep they nest), its render limits, the bounds of a
 # project's content, and a catalog's nesting (the document gives

@@ -1,4 +1,4 @@
-//! The bodies of a project's content (issue 40, docs/CONTENT.md): partials
+//! The bodies of a project's content (docs/CONTENT.md): partials
 //! (`/admin/v1/partials`), layouts (`/admin/v1/layouts`) and translation
 //! catalogs (`/admin/v1/translations`), their inputs checked here for shape
 //! and size; what content may hold (compiling, includes, bounds) is the

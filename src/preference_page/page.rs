@@ -22,16 +22,7 @@ pub const CSP: &str =
 /// `s`, safe in HTML text and in a quoted attribute.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
+    herald_engine::rules::content::escape_into(s, &mut out);
     out
 }
 

@@ -1,4 +1,4 @@
-//! Admin API content (issue 40, docs/CONTENT.md): partials
+//! Admin API content (docs/CONTENT.md): partials
 //! (`/admin/v1/partials`), email layouts (`/admin/v1/layouts`) and
 //! translation catalogs (`/admin/v1/translations`). Each handler parses,
 //! calls one engine method (`actors::content`) and shows the record.

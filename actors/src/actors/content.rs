@@ -1,4 +1,4 @@
-//! The engine's operations on a project's content (issue 40): partials,
+//! The engine's operations on a project's content: partials,
 //! layouts and translation catalogs stored, read and deleted, the project's
 //! content defaults (`default_locale`, `default_layout`), and the check of a
 //! flow's templates against them. Every change bumps the project's

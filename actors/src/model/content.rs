@@ -1,4 +1,4 @@
-//! A project's content (issue 40): partials, email layouts and translation
+//! A project's content: partials, email layouts and translation
 //! catalogs, stored one record per `(project, kind, key)` (the key is a
 //! partial's or a layout's handle, or a catalog's locale) by both backends
 //! (`storage::ContentRepo`). The rules over them (names, bounds, include

@@ -1,4 +1,4 @@
-//! A project's content applied to a render (issue 40): partials, email
+//! A project's content applied to a render: partials, email
 //! layouts with their CSS inlined, and translations (`t()`).
 //!
 //! `ContentSet` is a project's content as one staging uses it, built from

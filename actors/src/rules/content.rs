@@ -1,4 +1,4 @@
-//! The rules of a project's content (issue 40), pure and written once:
+//! The rules of a project's content, pure and written once:
 //! what a handle, a locale and a message key may be, the bounds of a
 //! project's content, the partials a template includes and how deep they
 //! nest, the locale fallback of `t()`, and a text body as HTML paragraphs.
@@ -272,7 +272,8 @@ pub fn paragraphs(body: &str) -> String {
     out
 }
 
-fn escape_into(s: &str, out: &mut String) {
+/// `s` appended to `out`, safe in HTML text and in a quoted attribute.
+pub fn escape_into(s: &str, out: &mut String) {
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
