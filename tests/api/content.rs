@@ -9,11 +9,6 @@ use crate::engine_helpers::*;
 use crate::helpers::*;
 use crate::providers_support::*;
 
-fn smtp_config(sink: &SmtpSink) -> Value {
-    json!({"host": "127.0.0.1", "port": sink.port, "tls": "none",
-        "from": "Herald <noreply@herald.test>", "retry": quick_retry()})
-}
-
 /// The body of the only delivery of a run of `flow` for `ext`.
 async fn body_for(app: &TestApp, flow: &str, ext: &str) -> (String, Value) {
     let (_, note) = run_one(app, flow, json!({"recipients": [ext]})).await;

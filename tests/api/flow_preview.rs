@@ -65,14 +65,7 @@ async fn setup(app: &TestApp, sink: &SmtpSink, hook: &wiremock::MockServer) -> V
             .await;
         assert!(r.status == 200 || r.status == 201, "{r}");
     }
-    let email = active_channel(
-        app,
-        "email",
-        "smtp",
-        json!({"host": "127.0.0.1", "port": sink.port, "tls": "none",
-            "from": "Herald <noreply@herald.test>", "retry": quick_retry()}),
-    )
-    .await;
+    let email = active_channel(app, "email", "smtp", smtp_config(sink)).await;
     let chat = create_webhook_channel(app, &hook_url(hook), None).await;
     let inapp = in_app_channel(app).await;
     create_flow(

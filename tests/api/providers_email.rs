@@ -9,11 +9,6 @@ use crate::engine_helpers::*;
 use crate::helpers::*;
 use crate::providers_support::*;
 
-fn smtp_config(sink: &SmtpSink) -> Value {
-    json!({"host": "127.0.0.1", "port": sink.port, "tls": "none",
-        "from": "Herald <noreply@herald.test>", "retry": quick_retry()})
-}
-
 #[tokio::test]
 async fn providers_smtp_delivers_text_and_html_with_message_id() {
     let sink = SmtpSink::start(SinkScript::default()).await;

@@ -468,3 +468,9 @@ pub fn mime_parts(data: &str) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// An SMTP channel's config sending to `sink` (plain, quick retries).
+pub fn smtp_config(sink: &SmtpSink) -> Value {
+    json!({"host": "127.0.0.1", "port": sink.port, "tls": "none",
+        "from": "Herald <noreply@herald.test>", "retry": quick_retry()})
+}

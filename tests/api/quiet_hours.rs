@@ -35,14 +35,7 @@ async fn setup(app: &TestApp, sink: &SmtpSink, project: Value) -> (String, Strin
         p.extend(extra.clone());
     }
     app.put_project(&p).await.ok(200);
-    let email = active_channel(
-        app,
-        "email",
-        "smtp",
-        json!({"host": "127.0.0.1", "port": sink.port, "tls": "none",
-            "from": "Herald <noreply@herald.test>", "retry": quick_retry()}),
-    )
-    .await;
+    let email = active_channel(app, "email", "smtp", smtp_config(sink)).await;
     (s(&email["id"]), in_app_channel(app).await)
 }
 

@@ -13,14 +13,7 @@ use crate::providers_support::*;
 /// An SMTP email channel to `sink`, a chat webhook to `hook` and the in-app
 /// channel, and an active flow sending through all three.
 async fn setup(app: &TestApp, sink: &SmtpSink, hook: &wiremock::MockServer) -> (String, String) {
-    let email = active_channel(
-        app,
-        "email",
-        "smtp",
-        json!({"host": "127.0.0.1", "port": sink.port, "tls": "none",
-            "from": "Herald <noreply@herald.test>", "retry": quick_retry()}),
-    )
-    .await;
+    let email = active_channel(app, "email", "smtp", smtp_config(sink)).await;
     let chat = create_webhook_channel(app, &hook_url(hook), None).await;
     let inapp = in_app_channel(app).await;
     let flow = active_flow(
