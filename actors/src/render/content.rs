@@ -24,7 +24,7 @@
 //! call): the step's parts, then, for an email step with a layout, the
 //! layout around them and its CSS inlined.
 
-use super::{compiled, render_capped, stack, Limits, RenderError, RunRenderer};
+use super::{compiled, css, render_capped, Limits, RenderError, RunRenderer};
 use crate::model::Flow;
 use crate::model::{ChannelType, ContentBody, ContentRecord, Project, Rendered, Step};
 use crate::rules::content::{locale_chain, paragraphs, DEFAULT_LOCALE, PARTIALS};
@@ -280,101 +280,14 @@ impl RunRenderer {
                 })
         };
         let inner = r.html.take().unwrap_or_else(|| paragraphs(&r.body));
-        let html = part("html", inner)?
+        let html = part("html", inner.clone())?
             .ok_or_else(|| format!("layout {h}: the layout no longer exists"))?;
-        r.html = Some(inline_css(&html, &self.limits)?);
+        r.html = Some(css::inline(&html, Some(&inner), &self.limits)?);
         if let Some(text) = part("text", r.body.clone())? {
             r.body = text;
         }
         Ok(r)
     }
-}
-
-/// `html` with the rules of its `<style>` blocks inlined into the elements
-/// they match (`@media` rules stay in a `<style>` block); linked stylesheets
-/// are never fetched. On the render stack (the HTML is a tenant's, nested
-/// as deep as it likes), bounded by the output cap.
-fn inline_css(html: &str, limits: &Limits) -> Result<String, String> {
-    // Nothing to inline: the HTML as it is (no parse, no re-serialising).
-    if !has_style(html) {
-        return Ok(html.to_string());
-    }
-    // Inlining matches every rule against every element: bounded before
-    // it starts, as fuel bounds a template (the sizes alone allow seconds).
-    let (rules, elements) = css_work(html);
-    if rules.saturating_mul(elements) > MAX_CSS_WORK {
-        return Err(format!(
-            "layout css: {rules} rules over {elements} elements is more than inlining does \
-             ({MAX_CSS_WORK} rule × element pairs; template_fuel)"
-        ));
-    }
-    // The recipients of a run often get the same email (a newsletter, a
-    // digest with no name in it): the last one inlined on this thread is
-    // kept, and an identical input costs a comparison.
-    if let Some(hit) = LAST_INLINED.with(|l| {
-        l.borrow()
-            .as_ref()
-            .filter(|(input, _)| input == html)
-            .map(|(_, out)| out.clone())
-    }) {
-        return Ok(hit);
-    }
-    let out = stack::run(|| {
-        css_inline::CSSInliner::options()
-            .load_remote_stylesheets(false)
-            .keep_link_tags(false)
-            .keep_at_rules(true)
-            .build()
-            .inline(html)
-    })
-    .map_err(|e| format!("layout css: {e}"))?;
-    if out.len() > limits.max_output {
-        return Err(format!(
-            "layout: the email with its CSS inlined exceeds the output limit of {} bytes (template_max_output)",
-            limits.max_output
-        ));
-    }
-    LAST_INLINED.with(|l| *l.borrow_mut() = Some((html.to_string(), out.clone())));
-    Ok(out)
-}
-
-thread_local! {
-    /// The last HTML this thread inlined, and the result (`inline_css`).
-    static LAST_INLINED: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
-}
-
-/// Rule × element pairs one email's CSS inlining may match: a few hundred
-/// rules over a few thousand elements, far above an email's (a few dozen
-/// rules over a few hundred elements), small enough to take milliseconds.
-const MAX_CSS_WORK: usize = 2_000_000;
-
-/// About how many CSS rules (`{` inside `<style>` blocks) and elements (tags,
-/// `<` outside them: an element counts twice) `html` has.
-fn css_work(html: &str) -> (usize, usize) {
-    let lower = html.to_ascii_lowercase();
-    let (mut rules, mut elements) = (0, 0);
-    let mut rest = lower.as_str();
-    while let Some(at) = rest.find("<style") {
-        elements += rest[..at].matches('<').count() + 1;
-        let inner = &rest[at..];
-        let end = inner.find("</style").unwrap_or(inner.len());
-        rules += inner[..end].matches('{').count();
-        rest = &inner[end..];
-        if let Some(close) = rest.find('>') {
-            rest = &rest[close + 1..];
-        } else {
-            rest = "";
-        }
-    }
-    elements += rest.matches('<').count();
-    (rules, elements)
-}
-
-/// Whether `html` has a `<style` tag (any case): the only CSS inlined.
-fn has_style(html: &str) -> bool {
-    html.as_bytes()
-        .windows(6)
-        .any(|w| w.eq_ignore_ascii_case(b"<style"))
 }
 
 #[cfg(test)]
@@ -480,32 +393,6 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ok.rendered.body, "...");
-    }
-
-    #[test]
-    fn css_is_inlined_only_when_there_is_a_style_block() {
-        assert!(has_style("<html><STYLE>p{}</STYLE>"));
-        assert!(!has_style("<p>no styles</p>"));
-        let l = Limits::default();
-        let a = inline_css("<style>p { color: red }</style><p>x</p>", &l).unwrap();
-        assert!(a.contains("<p style=\"color: red;\">x</p>"), "{a}");
-        // the same input again: the same output (from the thread's last)
-        assert_eq!(
-            inline_css("<style>p { color: red }</style><p>x</p>", &l).unwrap(),
-            a
-        );
-        assert_eq!(inline_css("<p>x</p>", &l).unwrap(), "<p>x</p>");
-        // rules × elements past the bound: refused before inlining
-        assert_eq!(css_work("<p><style>a{} b{}</style><i>x</i></p>"), (2, 5));
-        let heavy = format!(
-            "<style>{}</style>{}",
-            (0..2000)
-                .map(|i| format!(".c{i} {{ color: red }}"))
-                .collect::<String>(),
-            "<p>x</p>".repeat(2000)
-        );
-        let e = inline_css(&heavy, &l).unwrap_err();
-        assert!(e.contains("rule × element pairs"), "{e}");
     }
 
     #[test]

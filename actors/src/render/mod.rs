@@ -30,6 +30,8 @@
 use crate::model::{Flow, Rendered, RenderedAction, Template, MAX_ACTIONS, TEMPLATE_PARTS};
 pub mod alloc;
 pub mod content;
+mod css;
+mod css_split;
 mod stack;
 
 use minijinja::{Environment, ErrorKind, UndefinedBehavior};
