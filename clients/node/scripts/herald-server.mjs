@@ -67,8 +67,10 @@ function spawnHerald(dataDir, keys, extraArgs) {
 async function stopProcess(p) {
   if (p.child.exitCode !== null || p.child.signalCode !== null) return p.exited;
   p.child.kill('SIGTERM');
-  const timeout = new Promise((resolve) => setTimeout(() => resolve(null), 15_000));
+  let timer;
+  const timeout = new Promise((resolve) => (timer = setTimeout(() => resolve(null), 15_000)));
   const result = await Promise.race([p.exited, timeout]);
+  clearTimeout(timer); // a pending timer would keep the test process alive 15 s
   if (result) return result;
   p.child.kill('SIGKILL');
   return p.exited;
