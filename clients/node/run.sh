@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds and tests herald-node (clients/node): npm ci, tsc, the drift check
+# Builds and tests herald-node (clients/node): npm ci, tsc (and a compile-only
+# check of the public types, test/types), the drift check
 # (src/schema.ts regenerated from the binary's /openapi.json must equal the
 # committed one, and every /admin/v1 operation must have an SDK method),
 # npm pack --dry-run, then node's test runner against the real herald binary
@@ -16,6 +17,7 @@ export HERALD_BIN="${HERALD_BIN:-$root/target/debug/herald}"
 npm ci --no-audit --no-fund --loglevel=error
 rm -rf dist
 npx tsc -p tsconfig.json
+npx tsc -p tsconfig.typecheck.json   # the public types, as a consumer uses them
 node scripts/gen-types.mjs --check
 # the tarball holds dist/, the README, CHANGELOG, LICENSE and package.json, nothing else
 npm pack --dry-run --ignore-scripts --json 2>/dev/null | node -e '
