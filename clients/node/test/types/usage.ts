@@ -13,6 +13,7 @@ export async function usage(herald: Herald): Promise<void> {
 
   const run = await herald.flows.run('welcome', { recipients: [{ external_id: id }], data: { n: 1 } }, { idempotencyKey: 'k' });
   const runId: string = run.id;
+  await herald.flows.run('welcome', { recipients: ['alice'] }, { idempotencyKey: 'signup-42' });
   const replayed: boolean | undefined = responseOf(run)?.replayed;
 
   for await (const n of herald.notifications.list({ status: 'processed', flow_id: 'welcome' })) {
