@@ -1,0 +1,152 @@
+"""The two entry points: ``Herald`` (blocking) and ``AsyncHerald`` (asyncio).
+
+Both hold the same resource namespaces (``users``, ``flows``,
+``notifications``…); on ``AsyncHerald`` every method returns an awaitable and
+lists are walked with ``async for``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping, Optional, Union
+
+import httpx
+
+from ._resources_core import (
+    Categories,
+    Channels,
+    Deliveries,
+    Erasures,
+    FlowRuns,
+    Flows,
+    Notifications,
+    Preferences,
+    Users,
+)
+from ._resources_more import EventEndpoints, Layouts, Partials, Project, Topics, Translations
+from ._transport import (
+    DEFAULT_BASE_URL,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    AsyncTransport,
+    RetryConfig,
+    SyncTransport,
+)
+
+
+def _settings(public_key: Optional[str], secret_key: Optional[str], base_url: Optional[str],
+              max_retries: int, retry: Optional[RetryConfig]) -> dict:
+    if retry is None:
+        retry = RetryConfig(max_retries=max_retries)
+    return {
+        "public_key": public_key or os.environ.get("HERALD_PUBLIC_KEY", ""),
+        "secret_key": secret_key or os.environ.get("HERALD_SECRET_KEY", ""),
+        "base_url": base_url or os.environ.get("HERALD_BASE_URL", DEFAULT_BASE_URL),
+        "retry": retry,
+    }
+
+
+class _Namespaces:
+    """Attaches every resource namespace to a client, around its transport's send."""
+
+    def _attach(self, send: Any) -> None:
+        self.users = Users(send)
+        self.erasures = Erasures(send)
+        self.preferences = Preferences(send)
+        self.categories = Categories(send)
+        self.channels = Channels(send)
+        self.flows = Flows(send)
+        self.flow_runs = FlowRuns(send)
+        self.notifications = Notifications(send)
+        self.deliveries = Deliveries(send)
+        self.topics = Topics(send)
+        self.event_endpoints = EventEndpoints(send)
+        # The API's path name for the same thing.
+        self.webhook_endpoints = self.event_endpoints
+        self.project = Project(send)
+        self.partials = Partials(send)
+        self.layouts = Layouts(send)
+        self.translations = Translations(send)
+
+
+class Herald(_Namespaces):
+    """A blocking client of Herald's Admin API.
+
+    ``public_key``/``secret_key`` are the project's ``pk_…``/``sk_…`` keys (default:
+    ``HERALD_PUBLIC_KEY``/``HERALD_SECRET_KEY``), ``base_url`` the server
+    (default ``HERALD_BASE_URL``, else ``http://127.0.0.1:8080``). ``max_retries``
+    retries 429, 503 and network errors (``retry`` tunes the backoff);
+    ``timeout`` is seconds per attempt (or an ``httpx.Timeout``).
+    """
+
+    def __init__(
+        self,
+        public_key: Optional[str] = None,
+        secret_key: Optional[str] = None,
+        base_url: Optional[str] = None,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: Union[float, httpx.Timeout] = DEFAULT_TIMEOUT,
+        *,
+        retry: Optional[RetryConfig] = None,
+        http_client: Optional[httpx.Client] = None,
+        default_headers: Optional[Mapping[str, str]] = None,
+    ) -> None:
+        self._transport = SyncTransport(
+            http_client=http_client,
+            timeout=timeout,
+            default_headers=default_headers,
+            **_settings(public_key, secret_key, base_url, max_retries, retry),
+        )
+        self._attach(self._transport.send)
+
+    @property
+    def base_url(self) -> str:
+        return self._transport.base_url
+
+    def close(self) -> None:
+        """Closes the connection pool (not an ``http_client`` you passed in)."""
+        self._transport.close()
+
+    def __enter__(self) -> "Herald":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncHerald(_Namespaces):
+    """The asyncio client: the same namespaces and arguments as ``Herald``,
+    every method awaitable, lists walked with ``async for``."""
+
+    def __init__(
+        self,
+        public_key: Optional[str] = None,
+        secret_key: Optional[str] = None,
+        base_url: Optional[str] = None,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: Union[float, httpx.Timeout] = DEFAULT_TIMEOUT,
+        *,
+        retry: Optional[RetryConfig] = None,
+        http_client: Optional[httpx.AsyncClient] = None,
+        default_headers: Optional[Mapping[str, str]] = None,
+    ) -> None:
+        self._transport = AsyncTransport(
+            http_client=http_client,
+            timeout=timeout,
+            default_headers=default_headers,
+            **_settings(public_key, secret_key, base_url, max_retries, retry),
+        )
+        self._attach(self._transport.send)
+
+    @property
+    def base_url(self) -> str:
+        return self._transport.base_url
+
+    async def aclose(self) -> None:
+        await self._transport.aclose()
+
+    async def __aenter__(self) -> "AsyncHerald":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
