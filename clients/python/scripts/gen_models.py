@@ -39,10 +39,79 @@ HEADER = (
 METHODS = ("get", "put", "post", "delete", "patch")
 
 
+# Checks on values the server makes when it reads a request; a client reading
+# answers must not refuse them (a longer name allowed by a newer server…).
+VALUE_CHECKS = ("maxLength", "minLength", "pattern", "minimum", "maximum", "exclusiveMinimum",
+                "exclusiveMaximum", "multipleOf", "maxItems", "minItems", "uniqueItems",
+                "maxProperties", "minProperties")
+KEPT_FORMATS = ("date-time", "uuid")
+
+
+def for_reading(node: object) -> object:
+    """The document as the SDK's models use it: to read answers, tolerantly.
+
+    - value checks (lengths, patterns, ranges) are dropped: Herald enforces them
+      on what it is sent, and answers it gives are right by construction;
+    - formats other than date-time and uuid (email, uri…) are read as strings;
+    - an enum of several values becomes a string whose description lists them,
+      so that a value a newer server adds (a delivery status…) does not make a
+      whole list unreadable; single-value enums stay (they tell union members
+      apart: a step's ``type``).
+    """
+    if isinstance(node, list):
+        return [for_reading(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: for_reading(v) for k, v in node.items() if k not in VALUE_CHECKS}
+    if out.get("format") is not None and out.get("format") not in KEPT_FORMATS:
+        del out["format"]
+    enum = out.get("enum")
+    if isinstance(enum, list) and len(enum) > 1 and all(isinstance(v, str) for v in enum):
+        del out["enum"]
+        listed = ", ".join(f"`{v}`" for v in enum)
+        desc = str(out.get("description", "")).rstrip()
+        out["description"] = (desc + "\n\n" if desc else "") + f"One of {listed} (others may come)."
+    return out
+
+
+def merge_shapes(schema: dict) -> dict:
+    """A component that is one of several inline object shapes (a channel: one per
+    provider) as one object: every property of every shape, typed when the
+    shapes agree, any JSON when they differ (``config``), a single-value enum
+    that varies (``type``, ``provider``) as a string. Reading a channel then
+    gives one ``Channel`` with ``.type``, ``.provider`` and ``.config``, not one
+    numbered class per provider."""
+    key = "oneOf" if "oneOf" in schema else "anyOf" if "anyOf" in schema else None
+    shapes = schema.get(key) if key else None
+    if not shapes or not all(isinstance(x, dict) and x.get("type") == "object" and "$ref" not in x for x in shapes):
+        return schema
+    names: list = []
+    for shape in shapes:
+        names += [n for n in shape.get("properties", {}) if n not in names]
+    props = {}
+    for name in names:
+        seen = [shape["properties"][name] for shape in shapes if name in shape.get("properties", {})]
+        if all(x == seen[0] for x in seen):
+            props[name] = seen[0]
+        elif all("const" in x or (isinstance(x.get("enum"), list) and len(x["enum"]) == 1) for x in seen):
+            values = sorted({x["const"] if "const" in x else x["enum"][0] for x in seen})
+            props[name] = {"type": "string", "enum": values}
+        else:
+            props[name] = {"description": seen[0].get("description", "")}
+    required = set.intersection(*(set(shape.get("required", [])) for shape in shapes))
+    merged = {k: v for k, v in schema.items() if k != key}
+    merged.update(type="object", properties=props, required=sorted(required))
+    return merged
+
+
 def generate(spec: bytes, out: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "openapi.json"
-        src.write_bytes(spec)
+        doc = json.loads(spec)
+        schemas = doc.get("components", {}).get("schemas", {})
+        for name in list(schemas):
+            schemas[name] = merge_shapes(schemas[name])
+        src.write_text(json.dumps(for_reading(doc), indent=1, sort_keys=True))
         exe = Path(sys.executable).parent / "datamodel-codegen"
         cmd = [
             str(exe),
@@ -50,14 +119,18 @@ def generate(spec: bytes, out: Path) -> None:
             "--input-file-type", "openapi",
             "--output", str(out),
             "--output-model-type", "pydantic_v2.BaseModel",
-            "--target-python-version", "3.9",
+            "--target-python-version", "3.10",
+            # 3.9 compatible all the same: Optional[...] rather than X | None
+            # (pydantic evaluates annotations at runtime), standard collections
+            # (list[...], fine on 3.9).
+            "--no-use-union-operator",
             "--extra-fields", "allow",
             "--use-schema-description",
-            "--use-field-description",
-            "--field-constraints",
             "--disable-timestamp",
             "--use-double-quotes",
             "--enum-field-as-literal", "all",
+            # A field typed by a named string or union reads as that value, not a wrapper.
+            "--collapse-root-models",
             "--custom-file-header", '"""' + HEADER + '"""',
             "--formatters", "black", "isort",
         ]

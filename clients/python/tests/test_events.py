@@ -108,7 +108,7 @@ def test_verify_real_event_and_rotation(herald: Herald, listener: Listener) -> N
         assert verify_event(body2, headers2, ["whsec_" + "QUJD" * 8, new])["type"] == "flow_run.accepted"
 
         attempts = list(herald.event_endpoints.attempts(eid))
-        assert len(attempts) >= 2 and all(isinstance(a, models.EventAttempt) for a in attempts)
+        assert len(attempts) >= 2 and all(isinstance(a, models.EventAttemptView) for a in attempts)
         assert {a.status_code for a in attempts} == {200}
     finally:
         herald.event_endpoints.delete(eid)

@@ -11,14 +11,14 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Mapping, Optional, Type, TypeVar
 from urllib.parse import quote
 
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel
 
 from ._pagination import Pager
 from ._transport import AUTO, Request
 
 M = TypeVar("M", bound=BaseModel)
 
-__all__ = ["Resource", "AUTO", "Request", "seg", "body_of", "cast", "cast_list", "cast_data"]
+__all__ = ["Resource", "AUTO", "Request", "seg", "body_of", "cast", "cast_list"]
 
 
 def seg(value: Any) -> str:
@@ -34,21 +34,24 @@ def body_of(body: Optional[Mapping[str, Any]], fields: Mapping[str, Any]) -> Dic
 
 
 def cast(model: Type[M]) -> Callable[[Any], M]:
-    """Turns an answer into ``model`` (unknown fields kept, see models.py)."""
+    """Turns an answer into ``model`` (unknown fields kept, see models.py).
+
+    A schema that is one of several shapes (a channel: one per provider) is a
+    ``RootModel`` of a union; callers get the member that matched, not the wrapper.
+    """
+    if issubclass(model, RootModel):
+        return lambda raw: model.model_validate(raw).root
     return model.model_validate
 
 
 def cast_list(model: Type[M]) -> Callable[[Any], List[M]]:
     """For the unpaged lists, ``{"data": [...]}``: the list of models."""
+    one = cast(model)
 
     def conv(raw: Any) -> List[M]:
-        return [model.model_validate(x) for x in raw.get("data", [])]
+        return [one(x) for x in raw.get("data", [])]
 
     return conv
-
-
-def cast_data(model: Type[M]) -> Callable[[Any], List[M]]:
-    return cast_list(model)
 
 
 class Resource:
@@ -56,4 +59,4 @@ class Resource:
         self._send = send
 
     def _pager(self, path: str, params: Dict[str, Any], model: Optional[Type[M]]) -> "Pager[Any]":
-        return Pager(self._send, path, params, model.model_validate if model else None)
+        return Pager(self._send, path, params, cast(model) if model else None)

@@ -90,7 +90,7 @@ class EventEndpoints(Resource):
                  before: Optional[str] = None) -> "Any":
         """The delivery attempts of the endpoint's events (paginated)."""
         return self._pager(f"/admin/v1/webhook_endpoints/{seg(endpoint_id)}/attempts",
-                           {"limit": limit, "after": after, "before": before}, m.EventAttempt)
+                           {"limit": limit, "after": after, "before": before}, m.EventAttemptView)
 
     def replay(self, endpoint_id: str, since: Any) -> m.ReplayResult:
         """Sends again every event since ``since`` (RFC 3339 or a datetime) the endpoint wants."""
