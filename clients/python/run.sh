@@ -25,7 +25,7 @@ VPY="$VENV/bin/python"
 "$VPY" -m pip install --quiet --disable-pip-version-check -r "$PKG/requirements-dev.txt"
 "$VPY" -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e "$PKG"
 
-echo "== herald-sdk: drift check (models.py and the operation table against /openapi.json)"
+echo "== herald-sdk: drift check (herald_sdk.models and the operation table against /openapi.json)"
 "$VPY" "$PKG/scripts/gen_models.py" --check
 
 echo "== herald-sdk: build (sdist + wheel)"

@@ -1,12 +1,12 @@
-"""Generates herald_sdk/models.py from a real herald's /openapi.json, and checks drift.
+"""Generates herald_sdk/models/ from a real herald's /openapi.json, and checks drift.
 
-    python scripts/gen_models.py           # (re)writes src/herald_sdk/models.py
-    python scripts/gen_models.py --check   # fails if models.py or the SDK lag the server
+    python scripts/gen_models.py           # (re)writes src/herald_sdk/models/
+    python scripts/gen_models.py --check   # fails if the models or the SDK lag the server
 
 It starts the binary (HERALD_BIN, else <repo root>/target/debug/herald) on a
 temp dir, fetches /openapi.json and runs datamodel-code-generator (pinned in
 requirements-dev.txt) on it. --check regenerates into a temp file and fails
-when it differs from the committed models.py, and also when an Admin API
+when it differs from the committed models, and also when an Admin API
 operation (/admin/v1/...) of the document has no SDK method in
 herald_sdk/_operations.py (or the table names one that is gone), or when the
 operations taking an Idempotency-Key differ from those the SDK sends one on.
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -24,7 +25,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PKG = HERE.parent
-MODELS = PKG / "src" / "herald_sdk" / "models.py"
+MODELS = PKG / "src" / "herald_sdk" / "models"
+PART_LINES = 800  # the repository keeps every file under 900 lines
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(PKG / "src"))
 
@@ -104,7 +106,58 @@ def merge_shapes(schema: dict) -> dict:
     return merged
 
 
+def split(single: str) -> "dict[str, str]":
+    """The generated module as a package of parts under PART_LINES lines each.
+
+    The generator writes one module, each class after those it uses; cutting it
+    at class boundaries into consecutive parts keeps that order, each part
+    importing from earlier ones the classes it names. ``__init__`` re-exports
+    every class, so ``herald_sdk.models.User`` is what callers use.
+    """
+    import ast
+    import re
+
+    tree = ast.parse(single)
+    lines = single.splitlines(keepends=True)
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    first = classes[0].lineno - 1 - len(classes[0].decorator_list)
+    imports = "".join(l for l in lines[:first] if l.startswith(("from ", "import ")) or l.startswith("    ") or l.startswith(")"))
+    imports = imports.replace("from __future__ import annotations\n", "")
+    chunks: list = [[]]
+    size = 0
+    for i, node in enumerate(classes):
+        end = classes[i + 1].lineno - 1 if i + 1 < len(classes) else len(lines)
+        body = "".join(lines[node.lineno - 1 : end])
+        n = body.count("\n")
+        if size + n > PART_LINES and chunks[-1]:
+            chunks.append([])
+            size = 0
+        chunks[-1].append((node.name, body))
+        size += n
+    files = {}
+    owner: dict = {}
+    word = re.compile(r"\b([A-Z][A-Za-z0-9_]*)\b")
+    for k, chunk in enumerate(chunks, 1):
+        mod = f"_part{k}"
+        code = "".join(body for _, body in chunk)
+        needed: dict = {}
+        for name in sorted(set(word.findall(code))):
+            if name in owner:
+                needed.setdefault(owner[name], []).append(name)
+        local = "".join(f"from .{m} import {', '.join(ns)}\n" for m, ns in sorted(needed.items()))
+        files[f"{mod}.py"] = (f'"""Part {k} of herald_sdk.models (see its __init__): generated, do not edit."""\n\n'
+                              f"from __future__ import annotations\n\n{imports}{local}\n\n{code.rstrip()}\n")
+        for name, _ in chunk:
+            owner[name] = mod
+    head = '"""' + HEADER + '"""\n\n'
+    body = "".join(f"from .{m} import {n}  # noqa: F401\n" for n, m in owner.items())
+    names = "".join(f'    "{n}",\n' for n in owner)
+    files["__init__.py"] = head + body + "\n__all__ = [\n" + names + "]\n"
+    return files
+
+
 def generate(spec: bytes, out: Path) -> None:
+    """Writes the models package into the directory ``out`` (stale parts removed)."""
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "openapi.json"
         doc = json.loads(spec)
@@ -113,11 +166,12 @@ def generate(spec: bytes, out: Path) -> None:
             schemas[name] = merge_shapes(schemas[name])
         src.write_text(json.dumps(for_reading(doc), indent=1, sort_keys=True))
         exe = Path(sys.executable).parent / "datamodel-codegen"
+        single = Path(tmp) / "models.py"
         cmd = [
             str(exe),
             "--input", str(src),
             "--input-file-type", "openapi",
-            "--output", str(out),
+            "--output", str(single),
             "--output-model-type", "pydantic_v2.BaseModel",
             "--target-python-version", "3.10",
             # 3.9 compatible all the same: Optional[...] rather than X | None
@@ -134,7 +188,20 @@ def generate(spec: bytes, out: Path) -> None:
             "--custom-file-header", '"""' + HEADER + '"""',
             "--formatters", "black", "isort",
         ]
-        subprocess.run(cmd, check=True)
+        # The generator warns about things of no consequence here (its formatter plans…).
+        env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+        subprocess.run(cmd, check=True, env=env)
+        files = split(single.read_text())
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.py"):
+        if old.name not in files:
+            old.unlink()
+    for name, text in files.items():
+        (out / name).write_text(text)
+
+
+def read_package(d: Path) -> "dict[str, str]":
+    return {p.name: p.read_text() for p in sorted(d.glob("*.py"))} if d.exists() else {}
 
 
 def admin_operations(spec: dict) -> dict:
@@ -181,34 +248,37 @@ def check_operations(spec: dict) -> list:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--check", action="store_true", help="fail if models.py or the operation table is out of date")
+    ap.add_argument("--check", action="store_true", help="fail if the models or the operation table is out of date")
     ap.add_argument("--spec", help="read the document from this file instead of starting herald")
     args = ap.parse_args()
     spec_bytes = Path(args.spec).read_bytes() if args.spec else fetch_openapi()
     spec = json.loads(spec_bytes)
     if not args.check:
         generate(spec_bytes, MODELS)
-        print(f"wrote {MODELS.relative_to(PKG)}")
+        print(f"wrote {MODELS.relative_to(PKG)}/")
         problems = check_operations(spec)
         for p in problems:
             print("warning:", p, file=sys.stderr)
         return 0
     with tempfile.TemporaryDirectory() as tmp:
-        fresh = Path(tmp) / "models.py"
+        fresh = Path(tmp) / "models"
         generate(spec_bytes, fresh)
-        new, old = fresh.read_text(), MODELS.read_text() if MODELS.exists() else ""
+        new, old = read_package(fresh), read_package(MODELS)
     problems = check_operations(spec)
     if new != old:
-        diff = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), "models.py (committed)",
-                                            "models.py (from /openapi.json)", n=2))
-        print(diff[:6000], file=sys.stderr)
-        problems.insert(0, "src/herald_sdk/models.py differs from what /openapi.json generates: "
+        for name in sorted(set(new) | set(old)):
+            a, b = old.get(name, ""), new.get(name, "")
+            if a != b:
+                diff = "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True), f"models/{name} (committed)",
+                                                    f"models/{name} (from /openapi.json)", n=2))
+                print(diff[:4000], file=sys.stderr)
+        problems.insert(0, "src/herald_sdk/models/ differs from what /openapi.json generates: "
                            "run `python scripts/gen_models.py` and commit")
     for p in problems:
         print("drift:", p, file=sys.stderr)
     if problems:
         return 1
-    print(f"models.py and the SDK's {len(admin_operations(spec))} Admin API operations match /openapi.json")
+    print(f"models/ and the SDK's {len(admin_operations(spec))} Admin API operations match /openapi.json")
     return 0
 
 

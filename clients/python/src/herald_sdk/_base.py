@@ -34,7 +34,7 @@ def body_of(body: Optional[Mapping[str, Any]], fields: Mapping[str, Any]) -> Dic
 
 
 def cast(model: Type[M]) -> Callable[[Any], M]:
-    """Turns an answer into ``model`` (unknown fields kept, see models.py).
+    """Turns an answer into ``model`` (unknown fields kept, see herald_sdk.models).
 
     A schema that is one of several shapes (a channel: one per provider) is a
     ``RootModel`` of a union; callers get the member that matched, not the wrapper.

@@ -1,7 +1,7 @@
 """Resource namespaces of the Admin API, part one: users and preferences,
 categories, channels, flows and runs, notifications, deliveries, erasures.
 
-Every method returns the typed model of models.py (attribute access; unknown
+Every method returns the typed model of herald_sdk.models (attribute access; unknown
 fields kept; ``.model_dump()`` for a dict), ``None`` for a 204, a ``Pager``
 for a paginated list and a plain ``list`` of models for the unpaged ones.
 Bodies are given as a mapping and/or keyword arguments (docs/API.md has
