@@ -5,11 +5,14 @@ to set up flows, and polling waits with deadlines so that no test can hang.
 
 from __future__ import annotations
 
+import os
 import secrets
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Set, Tuple
+
+import httpx
 
 import pytest
 
@@ -17,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 from herald_server import HeraldServer  # noqa: E402
 
-from herald_sdk import Herald  # noqa: E402
+from herald_sdk import OPERATIONS, Herald  # noqa: E402
 
 # Event endpoints in the tests post to a listener on 127.0.0.1, which the
 # egress guard refuses unless opened.
@@ -57,11 +60,52 @@ def client_for(server: HeraldServer, **kw: Any) -> Herald:
     return Herald(public_key=server.public_key, secret_key=server.secret_key, base_url=server.base_url, **kw)
 
 
+# (method, path template) of every Admin API operation the session's sync
+# client called: checked against the SDK's table at the end of a full run.
+CALLED: Set[Tuple[str, str]] = set()
+
+
+def _template(method: str, path: str) -> Optional[Tuple[str, str]]:
+    """The operation of OPERATIONS a concrete request is (the most literal match)."""
+    parts = path.split("/")
+    best: Optional[Tuple[int, Tuple[str, str]]] = None
+    for m, tpl in OPERATIONS:
+        t = tpl.split("/")
+        if m != method or len(t) != len(parts):
+            continue
+        if all(a == b or (a.startswith("{") and a.endswith("}")) for a, b in zip(t, parts)):
+            literal = sum(1 for a in t if not a.startswith("{"))
+            if best is None or literal > best[0]:
+                best = (literal, (m, tpl))
+    return best[1] if best else None
+
+
 @pytest.fixture(scope="session")
 def herald(server: HeraldServer) -> Iterator[Herald]:
-    h = client_for(server)
+    def record(request: httpx.Request) -> None:
+        op = _template(request.method, request.url.raw_path.decode().split("?")[0])
+        if op:
+            CALLED.add(op)
+
+    http = httpx.Client(timeout=30, event_hooks={"request": [record]})
+    h = client_for(server, http_client=http)
     yield h
     h.close()
+    http.close()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """With HERALD_SDK_ALL_METHODS=1 (run.sh, whole suite): every operation of the
+    SDK's table must have been called through the sync client at least once."""
+    if os.environ.get("HERALD_SDK_ALL_METHODS") != "1" or exitstatus != 0:
+        return
+    missing = sorted(set(OPERATIONS) - CALLED)
+    if missing:
+        lines = "\n".join(f"  {m} {p} ({OPERATIONS[(m, p)]})" for m, p in missing)
+        print(f"\nthe sync tests never called these operations:\n{lines}")
+        session.exitstatus = 1
+    else:
+        print(f"\nall {len(OPERATIONS)} Admin API operations were called through the sync client")
 
 
 def in_app_channel_id(herald: Herald) -> str:

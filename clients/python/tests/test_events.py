@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Dict, Iterator, Tuple
 
 import pytest
-from conftest import active_flow, hexid
+from conftest import active_flow, hexid, wait_for
 
 from herald_sdk import Herald, WebhookVerificationError, models, sign_event, verify_event
 
@@ -107,7 +107,9 @@ def test_verify_real_event_and_rotation(herald: Herald, listener: Listener) -> N
         assert verify_event(body2, headers2, ep.secret)["data"]["id"] == str(run2.id)
         assert verify_event(body2, headers2, ["whsec_" + "QUJD" * 8, new])["type"] == "flow_run.accepted"
 
-        attempts = list(herald.event_endpoints.attempts(eid))
+        # Herald records an attempt once it has the answer: after the listener saw the request.
+        attempts = wait_for("two recorded attempts",
+                            lambda: (lambda a: a if len(a) >= 2 else None)(list(herald.event_endpoints.attempts(eid))))
         assert len(attempts) >= 2 and all(isinstance(a, models.EventAttemptView) for a in attempts)
         assert {a.status_code for a in attempts} == {200}
     finally:

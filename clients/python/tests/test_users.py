@@ -40,11 +40,19 @@ def test_erase_and_erasures(herald: Herald) -> None:
     flow = active_flow(herald)
     herald.flows.run(flow.handle, recipients=[ext], data={"n": 1})
     erasure = herald.users.delete(ext, erase=True)
-    if erasure is None:  # finished within the request (204): nothing to poll
-        return
-    assert isinstance(erasure, models.Erasure)
-    done = wait_for("the erasure", lambda: herald.erasures.get(str(erasure.id)).status == "complete")
-    assert done
+    # None when it finished within the request (204), else the running erasure (202).
+    assert erasure is None or isinstance(erasure, models.Erasure)
+    with pytest.raises(HeraldError):
+        herald.users.get(ext)
+
+    # A bulk erasure always names its erasures, whatever their state: poll one.
+    other = f"u-{hexid()}"
+    herald.flows.run(flow.handle, recipients=[other], data={"n": 2})
+    res = herald.users.bulk_delete([other], erase=True)
+    assert res.deleted == 1 and res.erasures is not None and len(res.erasures) == 1
+    eid = str(res.erasures[0].erasure.id)
+    done = wait_for("the erasure", lambda: (lambda e: e if e.status == "complete" else None)(herald.erasures.get(eid)))
+    assert isinstance(done, models.Erasure) and done.notifications_removed == 1
 
 
 def test_bulk_upsert_and_bulk_delete(herald: Herald) -> None:
