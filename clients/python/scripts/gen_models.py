@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import inspect
 import json
 import os
 import subprocess
@@ -220,7 +221,7 @@ def admin_operations(spec: dict) -> dict:
 
 
 def check_operations(spec: dict) -> list:
-    from herald_sdk import Herald
+    from herald_sdk import AUTO, Herald
     from herald_sdk._operations import AUTO_KEYED, OPERATIONS
 
     problems = []
@@ -237,6 +238,11 @@ def check_operations(spec: dict) -> list:
             target = getattr(target, part, None)
         if not callable(target):
             problems.append(f"_operations.py names {name} for {key[0]} {key[1]}, but the client has no such method")
+            continue
+        param = inspect.signature(target).parameters.get("idempotency_key")
+        sends_auto = param is not None and param.default is AUTO
+        if (key in AUTO_KEYED) != sends_auto:
+            problems.append(f"{name}: its idempotency_key default disagrees with AUTO_KEYED for {key[0]} {key[1]}")
     keyed = {k for k, v in served.items() if v}
     for k in sorted(keyed - AUTO_KEYED):
         problems.append(f"{k[0]} {k[1]} takes an Idempotency-Key but the SDK sends none automatically")

@@ -185,14 +185,21 @@ def test_429_is_retried_honouring_retry_after(slow_server: HeraldServer) -> None
     assert err is not None and err.code == "rate_limited" and err.status == 429
     assert int(err.headers["retry-after"]) >= 1 and err.details["retry_after"] >= 1
 
-    http, seen = recording_client()
+    # With them, every call succeeds, each 429 waited out for its Retry-After.
+    log: List[Any] = []
+    http = httpx.Client(timeout=30, event_hooks={
+        "request": [lambda r: log.append(("request", time.monotonic(), None))],
+        "response": [lambda r: log.append(("response", time.monotonic(), r))]})
     with client_for(slow_server, http_client=http, retry=FAST) as h:
         for _ in range(8):
             assert h.project.get().id is not None
     http.close()
-    statuses = [r.status_code for r in seen]
-    assert 429 in statuses and statuses[-1] == 200
-    assert statuses.count(200) == 8
+    statuses = [r.status_code for kind, _, r in log if kind == "response"]
+    assert 429 in statuses and statuses.count(200) == 8 and statuses[-1] == 200
+    for i, (kind, at, r) in enumerate(log):
+        if kind == "response" and r.status_code == 429:
+            waited = log[i + 1][1] - at
+            assert waited >= float(r.headers["retry-after"]), f"retried after {waited:.3f}s"
 
 
 def test_iterate_2500_notifications_across_pages(herald: Herald) -> None:
