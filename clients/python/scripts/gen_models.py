@@ -8,7 +8,8 @@ temp dir, fetches /openapi.json and runs datamodel-code-generator (pinned in
 requirements-dev.txt) on it. --check regenerates into a temp file and fails
 when it differs from the committed models, and also when an Admin API
 operation (/admin/v1/...) of the document has no SDK method in
-herald_sdk/_operations.py (or the table names one that is gone), or when the
+herald_sdk/_operations.py (or the table names one that is gone), when a
+method does not take one of its operation's query parameters, or when the
 operations taking an Idempotency-Key differ from those the SDK sends one on.
 """
 
@@ -216,7 +217,8 @@ def admin_operations(spec: dict) -> dict:
                 continue
             params = list(item.get("parameters", [])) + list(op.get("parameters", []))
             keyed = any(p.get("in") == "header" and p.get("name", "").lower() == "idempotency-key" for p in params)
-            ops[(method.upper(), path)] = keyed
+            query = [p["name"] for p in params if p.get("in") == "query"]
+            ops[(method.upper(), path)] = {"keyed": keyed, "query": query}
     return ops
 
 
@@ -239,11 +241,15 @@ def check_operations(spec: dict) -> list:
         if not callable(target):
             problems.append(f"_operations.py names {name} for {key[0]} {key[1]}, but the client has no such method")
             continue
-        param = inspect.signature(target).parameters.get("idempotency_key")
+        accepted = inspect.signature(target).parameters
+        for q in served.get(key, {}).get("query", []):
+            if q not in accepted:
+                problems.append(f"{name} takes no `{q}`, a query parameter of {key[0]} {key[1]}")
+        param = accepted.get("idempotency_key")
         sends_auto = param is not None and param.default is AUTO
         if (key in AUTO_KEYED) != sends_auto:
             problems.append(f"{name}: its idempotency_key default disagrees with AUTO_KEYED for {key[0]} {key[1]}")
-    keyed = {k for k, v in served.items() if v}
+    keyed = {k for k, v in served.items() if v["keyed"]}
     for k in sorted(keyed - AUTO_KEYED):
         problems.append(f"{k[0]} {k[1]} takes an Idempotency-Key but the SDK sends none automatically")
     for k in sorted((AUTO_KEYED & set(served)) - keyed):

@@ -7,6 +7,7 @@ lists are walked with ``async for``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any, Mapping, Optional, Union
 
@@ -35,9 +36,12 @@ from ._transport import (
 
 
 def _settings(public_key: Optional[str], secret_key: Optional[str], base_url: Optional[str],
-              max_retries: int, retry: Optional[RetryConfig]) -> dict:
+              max_retries: Optional[int], retry: Optional[RetryConfig]) -> dict:
+    # `max_retries` is the common knob; `retry` tunes the rest. Given both, `max_retries` wins.
     if retry is None:
-        retry = RetryConfig(max_retries=max_retries)
+        retry = RetryConfig(max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries)
+    elif max_retries is not None:
+        retry = dataclasses.replace(retry, max_retries=max_retries)
     return {
         "public_key": public_key or os.environ.get("HERALD_PUBLIC_KEY", ""),
         "secret_key": secret_key or os.environ.get("HERALD_SECRET_KEY", ""),
@@ -75,7 +79,8 @@ class Herald(_Namespaces):
     ``public_key``/``secret_key`` are the project's ``pk_…``/``sk_…`` keys (default:
     ``HERALD_PUBLIC_KEY``/``HERALD_SECRET_KEY``), ``base_url`` the server
     (default ``HERALD_BASE_URL``, else ``http://127.0.0.1:8080``). ``max_retries``
-    retries 429, 503 and network errors (``retry`` tunes the backoff);
+    (default 3) retries 429, 503 and network errors; ``retry`` (a ``RetryConfig``)
+    tunes the backoff;
     ``timeout`` is seconds per attempt (or an ``httpx.Timeout``).
     """
 
@@ -84,7 +89,7 @@ class Herald(_Namespaces):
         public_key: Optional[str] = None,
         secret_key: Optional[str] = None,
         base_url: Optional[str] = None,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_retries: Optional[int] = None,
         timeout: Union[float, httpx.Timeout] = DEFAULT_TIMEOUT,
         *,
         retry: Optional[RetryConfig] = None,
@@ -123,7 +128,7 @@ class AsyncHerald(_Namespaces):
         public_key: Optional[str] = None,
         secret_key: Optional[str] = None,
         base_url: Optional[str] = None,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_retries: Optional[int] = None,
         timeout: Union[float, httpx.Timeout] = DEFAULT_TIMEOUT,
         *,
         retry: Optional[RetryConfig] = None,

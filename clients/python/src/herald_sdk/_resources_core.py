@@ -33,11 +33,9 @@ class Users(Resource):
     def get(self, external_id: str) -> m.User:
         return self._send(Request("GET", f"/admin/v1/users/{seg(external_id)}", cast=cast(m.User)))
 
-    def list(self, *, limit: Optional[int] = None, after: Optional[str] = None, before: Optional[str] = None,
-             created_after: Any = None, created_before: Any = None) -> "Any":
+    def list(self, *, limit: Optional[int] = None, after: Optional[str] = None, before: Optional[str] = None) -> "Any":
         """Every user, newest first: iterate it, or ``.first_page()``."""
-        return self._pager("/admin/v1/users", _page_params(limit, after, before, created_after=created_after,
-                                                            created_before=created_before), m.User)
+        return self._pager("/admin/v1/users", _page_params(limit, after, before), m.User)
 
     def delete(self, external_id: str, *, erase: bool = False) -> Optional[m.Erasure]:
         """Deletes the user; ``erase=True`` erases their notifications too.
@@ -177,9 +175,8 @@ class Flows(Resource):
     def get(self, flow: str) -> m.Flow:
         return self._send(Request("GET", f"/admin/v1/flows/{seg(flow)}", cast=cast(m.Flow)))
 
-    def list(self, *, status: Optional[str] = None, limit: Optional[int] = None, after: Optional[str] = None,
-             before: Optional[str] = None) -> "Any":
-        return self._pager("/admin/v1/flows", _page_params(limit, after, before, status=status), m.Flow)
+    def list(self, *, limit: Optional[int] = None, after: Optional[str] = None, before: Optional[str] = None) -> "Any":
+        return self._pager("/admin/v1/flows", _page_params(limit, after, before), m.Flow)
 
     def update(self, flow: str, fields: Body = None, **kw: Any) -> m.Flow:
         return self._send(Request("PUT", f"/admin/v1/flows/{seg(flow)}", json=body_of(fields, kw), cast=cast(m.Flow)))
