@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from . import models
+from ._base import ResponseShapeWarning
 from ._client import AsyncHerald, Herald
 from ._errors import HeraldConnectionError, HeraldError, WebhookVerificationError
 from ._operations import OPERATIONS
@@ -23,6 +24,7 @@ __all__ = [
     "HeraldConnectionError",
     "WebhookVerificationError",
     "RetryConfig",
+    "ResponseShapeWarning",
     "Page",
     "Pager",
     "AUTO",

@@ -8,17 +8,22 @@ they cannot drift apart.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, Dict, List, Mapping, Optional, Type, TypeVar
 from urllib.parse import quote
 
-from pydantic import BaseModel, RootModel
+from pydantic import BaseModel, RootModel, ValidationError
 
 from ._pagination import Pager
 from ._transport import AUTO, Request
 
 M = TypeVar("M", bound=BaseModel)
 
-__all__ = ["Resource", "AUTO", "Request", "seg", "body_of", "cast", "cast_list"]
+
+class ResponseShapeWarning(UserWarning):
+    """An answer did not match its model (a server newer or older than the SDK)."""
+
+__all__ = ["ResponseShapeWarning", "Resource", "AUTO", "Request", "seg", "body_of", "cast", "cast_list"]
 
 
 def seg(value: Any) -> str:
@@ -39,9 +44,18 @@ def cast(model: Type[M]) -> Callable[[Any], M]:
     A schema that is one of several shapes (a channel: one per provider) is a
     ``RootModel`` of a union; callers get the member that matched, not the wrapper.
     """
-    if issubclass(model, RootModel):
-        return lambda raw: model.model_validate(raw).root
-    return model.model_validate
+    def conv(raw: Any) -> M:
+        try:
+            value = model.model_validate(raw)
+        except ValidationError as exc:
+            # The call succeeded on the server (a run may have started): failing
+            # now would invite a retry that acts twice. Hand back what came, unchecked.
+            warnings.warn(f"herald-sdk: an answer does not match {model.__name__}, returned unchecked: {exc}",
+                          ResponseShapeWarning, stacklevel=4)
+            return model.model_construct(**raw) if isinstance(raw, dict) else raw
+        return value.root if isinstance(value, RootModel) else value
+
+    return conv
 
 
 def cast_list(model: Type[M]) -> Callable[[Any], List[M]]:

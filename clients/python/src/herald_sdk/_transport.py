@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import email.utils
 import json as _json
+import logging
 import random
 import time
 import uuid
@@ -33,6 +34,8 @@ from ._version import __version__
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_RETRIES = 3
+
+log = logging.getLogger("herald_sdk")
 
 _RETRY_STATUSES = frozenset({429, 503})
 _IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
@@ -184,6 +187,10 @@ class BaseTransport:
         return self.retry.backoff(attempt)
 
     @staticmethod
+    def log_retry(req: Request, attempt: int, delay: float) -> None:
+        log.info("herald-sdk: %s %s: retry %d in %.2fs", req.method, req.path, attempt + 1, delay)
+
+    @staticmethod
     def may_retry_after_error(kwargs: Dict[str, Any], exc: httpx.TransportError) -> bool:
         if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)):
             return True  # the request never left
@@ -224,6 +231,7 @@ class SyncTransport(BaseTransport):
                 if delay is None:
                     return self.finish(req, response)
                 response.close()
+            self.log_retry(req, attempt, delay)
             time.sleep(delay)
             attempt += 1
 
@@ -259,6 +267,7 @@ class AsyncTransport(BaseTransport):
                 if delay is None:
                     return self.finish(req, response)
                 await response.aclose()
+            self.log_retry(req, attempt, delay)
             await asyncio.sleep(delay)
             attempt += 1
 
