@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import models as m
 from ._base import AUTO, Request, Resource, body_of, cast, cast_list, seg
+from ._pagination import Pager
 
 Body = Optional[Mapping[str, Any]]
 
@@ -33,7 +34,7 @@ class Users(Resource):
     def get(self, external_id: str) -> m.User:
         return self._send(Request("GET", f"/admin/v1/users/{seg(external_id)}", cast=cast(m.User)))
 
-    def list(self, *, limit: Optional[int] = None, after: Optional[str] = None, before: Optional[str] = None) -> "Any":
+    def list(self, *, limit: Optional[int] = None, after: Optional[str] = None, before: Optional[str] = None) -> "Pager[m.User]":
         """Every user, newest first: iterate it, or ``.first_page()``."""
         return self._pager("/admin/v1/users", _page_params(limit, after, before), m.User)
 
@@ -72,7 +73,7 @@ class Users(Resource):
 
     def feed(self, external_id: str, *, status: Optional[str] = None, flow: Optional[str] = None,
              category: Optional[str] = None, limit: Optional[int] = None, after: Optional[str] = None,
-             before: Optional[str] = None) -> "Any":
+             before: Optional[str] = None) -> "Pager[m.FeedEntry]":
         """The user's in-app feed as the User API shows it (pages carry ``meta`` counts)."""
         return self._pager(f"/admin/v1/users/{seg(external_id)}/feed",
                            _page_params(limit, after, before, status=status, flow=flow, category=category), m.FeedEntry)
@@ -139,7 +140,7 @@ class Channels(Resource):
     def get(self, channel_id: str) -> m.Channel:
         return self._send(Request("GET", f"/admin/v1/channels/{seg(channel_id)}", cast=cast(m.Channel)))
 
-    def list(self, *, limit: Optional[int] = None, after: Optional[str] = None, before: Optional[str] = None) -> "Any":
+    def list(self, *, limit: Optional[int] = None, after: Optional[str] = None, before: Optional[str] = None) -> "Pager[m.Channel]":
         return self._pager("/admin/v1/channels", _page_params(limit, after, before), m.Channel)
 
     def update(self, channel_id: str, fields: Body = None, **kw: Any) -> m.Channel:
@@ -175,7 +176,7 @@ class Flows(Resource):
     def get(self, flow: str) -> m.Flow:
         return self._send(Request("GET", f"/admin/v1/flows/{seg(flow)}", cast=cast(m.Flow)))
 
-    def list(self, *, limit: Optional[int] = None, after: Optional[str] = None, before: Optional[str] = None) -> "Any":
+    def list(self, *, limit: Optional[int] = None, after: Optional[str] = None, before: Optional[str] = None) -> "Pager[m.Flow]":
         return self._pager("/admin/v1/flows", _page_params(limit, after, before), m.Flow)
 
     def update(self, flow: str, fields: Body = None, **kw: Any) -> m.Flow:
@@ -245,7 +246,7 @@ class Notifications(Resource):
     def list(self, *, status: Optional[str] = None, topic: Optional[str] = None, flow_id: Optional[str] = None,
              flow_run_id: Optional[str] = None, recipient: Optional[str] = None, created_after: Any = None,
              created_before: Any = None, limit: Optional[int] = None, after: Optional[str] = None,
-             before: Optional[str] = None) -> "Any":
+             before: Optional[str] = None) -> "Pager[m.Notification]":
         params = _page_params(limit, after, before, status=status, topic=topic, flow_id=flow_id,
                               flow_run_id=flow_run_id, recipient=recipient, created_after=created_after,
                               created_before=created_before)
@@ -266,7 +267,7 @@ class Deliveries(Resource):
     def list(self, *, status: Optional[str] = None, channel_type: Optional[str] = None,
              channel_id: Optional[str] = None, notification_id: Optional[str] = None,
              recipient: Optional[str] = None, created_after: Any = None, created_before: Any = None,
-             limit: Optional[int] = None, after: Optional[str] = None, before: Optional[str] = None) -> "Any":
+             limit: Optional[int] = None, after: Optional[str] = None, before: Optional[str] = None) -> "Pager[m.Delivery]":
         params = _page_params(limit, after, before, status=status, channel_type=channel_type, channel_id=channel_id,
                               notification_id=notification_id, recipient=recipient, created_after=created_after,
                               created_before=created_before)

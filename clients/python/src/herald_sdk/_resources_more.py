@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from . import models as m
 from ._base import AUTO, Request, Resource, body_of, cast, cast_list, seg
+from ._pagination import Pager
 
 Body = Optional[Mapping[str, Any]]
 
@@ -25,14 +26,14 @@ class Topics(Resource):
     def get(self, key: str) -> m.Topic:
         return self._send(Request("GET", f"/admin/v1/topics/{seg(key)}", cast=cast(m.Topic)))
 
-    def list(self, *, limit: Optional[int] = None, after: Optional[str] = None, before: Optional[str] = None) -> "Any":
+    def list(self, *, limit: Optional[int] = None, after: Optional[str] = None, before: Optional[str] = None) -> "Pager[m.Topic]":
         return self._pager("/admin/v1/topics", {"limit": limit, "after": after, "before": before}, m.Topic)
 
     def delete(self, key: str) -> None:
         return self._send(Request("DELETE", f"/admin/v1/topics/{seg(key)}"))
 
     def subscriptions(self, key: str, *, limit: Optional[int] = None, after: Optional[str] = None,
-                      before: Optional[str] = None) -> "Any":
+                      before: Optional[str] = None) -> "Pager[m.Subscription]":
         """The topic's subscriptions (paginated)."""
         return self._pager(f"/admin/v1/topics/{seg(key)}/subscriptions",
                            {"limit": limit, "after": after, "before": before}, m.Subscription)
@@ -67,7 +68,7 @@ class EventEndpoints(Resource):
         return self._send(Request("POST", "/admin/v1/webhook_endpoints", json=body_of(endpoint, kw),
                                   cast=cast(m.WebhookEndpointWithSecret)))
 
-    def list(self, *, limit: Optional[int] = None, after: Optional[str] = None, before: Optional[str] = None) -> "Any":
+    def list(self, *, limit: Optional[int] = None, after: Optional[str] = None, before: Optional[str] = None) -> "Pager[m.WebhookEndpoint]":
         return self._pager("/admin/v1/webhook_endpoints", {"limit": limit, "after": after, "before": before},
                            m.WebhookEndpoint)
 
@@ -87,7 +88,7 @@ class EventEndpoints(Resource):
                                   cast=cast(m.WebhookEndpointWithSecret)))
 
     def attempts(self, endpoint_id: str, *, limit: Optional[int] = None, after: Optional[str] = None,
-                 before: Optional[str] = None) -> "Any":
+                 before: Optional[str] = None) -> "Pager[m.EventAttemptView]":
         """The delivery attempts of the endpoint's events (paginated)."""
         return self._pager(f"/admin/v1/webhook_endpoints/{seg(endpoint_id)}/attempts",
                            {"limit": limit, "after": after, "before": before}, m.EventAttemptView)
