@@ -2,8 +2,8 @@
 # CI entry point of herald-sdk (the Python client): called from the repository
 # root as `bash clients/python/run.sh`. Makes (or reuses) a venv under
 # target/py-sdk-venv, installs the pinned dev requirements and the package
-# (editable), runs the drift check against the real binary, builds the sdist
-# and wheel into target/py-sdk-dist, then runs the whole test suite.
+# (editable), runs the drift check against the real binary and mypy, builds
+# the sdist and wheel into target/py-sdk-dist, then runs the whole test suite.
 # The herald binary is HERALD_BIN, default <repo root>/target/debug/herald.
 set -euo pipefail
 
@@ -27,6 +27,9 @@ VPY="$VENV/bin/python"
 
 echo "== herald-sdk: drift check (herald_sdk.models and the operation table against /openapi.json)"
 "$VPY" "$PKG/scripts/gen_models.py" --check
+
+echo "== herald-sdk: type check (mypy: the package, and what callers of both clients see)"
+(cd "$PKG" && "$VPY" -m mypy --cache-dir "$ROOT/target/py-sdk-mypy-cache" src/herald_sdk tests/typing/check_types.py)
 
 echo "== herald-sdk: build (sdist + wheel)"
 rm -rf "$ROOT/target/py-sdk-dist"

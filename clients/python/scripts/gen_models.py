@@ -9,8 +9,9 @@ requirements-dev.txt) on it. --check regenerates into a temp file and fails
 when it differs from the committed models, and also when an Admin API
 operation (/admin/v1/...) of the document has no SDK method in
 herald_sdk/_operations.py (or the table names one that is gone), when a
-method does not take one of its operation's query parameters, or when the
-operations taking an Idempotency-Key differ from those the SDK sends one on.
+method does not take one of its operation's query parameters, when the
+operations taking an Idempotency-Key differ from those the SDK sends one on,
+or when _async_api.py (AsyncHerald's types, scripts/gen_async_api.py) is stale.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ PART_LINES = 800  # the repository keeps every file under 900 lines
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(PKG / "src"))
 
+import gen_async_api  # noqa: E402
 from herald_server import fetch_openapi  # noqa: E402
 
 HEADER = (
@@ -268,6 +270,8 @@ def main() -> int:
     if not args.check:
         generate(spec_bytes, MODELS)
         print(f"wrote {MODELS.relative_to(PKG)}/")
+        gen_async_api.OUT.write_text(gen_async_api.render())
+        print(f"wrote {gen_async_api.OUT.relative_to(PKG)}")
         problems = check_operations(spec)
         for p in problems:
             print("warning:", p, file=sys.stderr)
@@ -277,6 +281,8 @@ def main() -> int:
         generate(spec_bytes, fresh)
         new, old = read_package(fresh), read_package(MODELS)
     problems = check_operations(spec)
+    if gen_async_api.render() != (gen_async_api.OUT.read_text() if gen_async_api.OUT.exists() else ""):
+        problems.append("src/herald_sdk/_async_api.py is stale: run `python scripts/gen_models.py` and commit")
     if new != old:
         for name in sorted(set(new) | set(old)):
             a, b = old.get(name, ""), new.get(name, "")

@@ -12,7 +12,7 @@ from conftest import active_flow, hexid, wait_for
 from herald_server import HeraldServer
 from proxy import Proxy
 
-from herald_sdk import AsyncHerald, Herald, HeraldError, Page, RetryConfig, models
+from herald_sdk import AsyncHerald, AsyncPager, Herald, HeraldError, Page, Pager, RetryConfig, models
 
 FAST = RetryConfig(max_retries=3, initial_delay=0.05, max_delay=0.5)
 
@@ -92,8 +92,10 @@ async def test_async_retries_503_and_replays_a_lost_run(server: HeraldServer, he
         proxy.close()
 
 
-def test_sync_iteration_of_an_async_pager_is_refused(server: HeraldServer) -> None:
+def test_async_lists_are_async_pagers(server: HeraldServer) -> None:
     h = aclient(server)
+    pager = h.users.list()
+    assert isinstance(pager, AsyncPager) and not isinstance(pager, Pager)
     with pytest.raises(TypeError):
-        list(h.users.list())
+        list(pager)  # type: ignore[call-overload]
     asyncio.run(h.aclose())

@@ -12,7 +12,7 @@ from ._base import ResponseShapeWarning
 from ._client import AsyncHerald, Herald
 from ._errors import HeraldConnectionError, HeraldError, WebhookVerificationError
 from ._operations import OPERATIONS
-from ._pagination import Page, Pager
+from ._pagination import AsyncPager, Page, Pager
 from ._transport import AUTO, RetryConfig
 from ._version import __version__
 from .webhooks import sign_event, verify_event
@@ -27,6 +27,7 @@ __all__ = [
     "ResponseShapeWarning",
     "Page",
     "Pager",
+    "AsyncPager",
     "AUTO",
     "OPERATIONS",
     "models",

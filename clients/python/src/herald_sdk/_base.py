@@ -69,8 +69,11 @@ def cast_list(model: Type[M]) -> Callable[[Any], List[M]]:
 
 
 class Resource:
-    def __init__(self, send: Callable[[Request], Any]) -> None:
-        self._send = send
+    """A namespace: the client's send function and its kind of pager."""
 
-    def _pager(self, path: str, params: Dict[str, Any], model: Optional[Type[M]]) -> "Pager[Any]":
-        return Pager(self._send, path, params, cast(model) if model else None)
+    def __init__(self, send: Callable[[Request], Any], pager: Type[Any] = Pager) -> None:
+        self._send = send
+        self._pager_cls = pager
+
+    def _pager(self, path: str, params: Dict[str, Any], model: Optional[Type[M]]) -> Any:
+        return self._pager_cls(self._send, path, params, cast(model) if model else None)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
 
 import httpx
 
+from ._pagination import AsyncPager, Pager
 from ._resources_core import (
     Categories,
     Channels,
@@ -53,24 +54,24 @@ def _settings(public_key: Optional[str], secret_key: Optional[str], base_url: Op
 class _Namespaces:
     """Attaches every resource namespace to a client, around its transport's send."""
 
-    def _attach(self, send: Any) -> None:
-        self.users = Users(send)
-        self.erasures = Erasures(send)
-        self.preferences = Preferences(send)
-        self.categories = Categories(send)
-        self.channels = Channels(send)
-        self.flows = Flows(send)
-        self.flow_runs = FlowRuns(send)
-        self.notifications = Notifications(send)
-        self.deliveries = Deliveries(send)
-        self.topics = Topics(send)
-        self.event_endpoints = EventEndpoints(send)
+    def _attach(self, send: Any, pager: Any) -> None:
+        self.users = Users(send, pager)
+        self.erasures = Erasures(send, pager)
+        self.preferences = Preferences(send, pager)
+        self.categories = Categories(send, pager)
+        self.channels = Channels(send, pager)
+        self.flows = Flows(send, pager)
+        self.flow_runs = FlowRuns(send, pager)
+        self.notifications = Notifications(send, pager)
+        self.deliveries = Deliveries(send, pager)
+        self.topics = Topics(send, pager)
+        self.event_endpoints = EventEndpoints(send, pager)
         # The API's path name for the same thing.
         self.webhook_endpoints = self.event_endpoints
-        self.project = Project(send)
-        self.partials = Partials(send)
-        self.layouts = Layouts(send)
-        self.translations = Translations(send)
+        self.project = Project(send, pager)
+        self.partials = Partials(send, pager)
+        self.layouts = Layouts(send, pager)
+        self.translations = Translations(send, pager)
 
 
 class Herald(_Namespaces):
@@ -102,7 +103,7 @@ class Herald(_Namespaces):
             default_headers=default_headers,
             **_settings(public_key, secret_key, base_url, max_retries, retry),
         )
-        self._attach(self._transport.send)
+        self._attach(self._transport.send, Pager)
 
     @property
     def base_url(self) -> str:
@@ -119,7 +120,15 @@ class Herald(_Namespaces):
         self.close()
 
 
-class AsyncHerald(_Namespaces):
+if TYPE_CHECKING:
+    # What a type checker sees of AsyncHerald's namespaces: every method awaitable
+    # (_async_api.py, rendered from the resource classes by scripts/gen_async_api.py).
+    from ._async_api import AsyncNamespaces as _AsyncBase
+else:
+    _AsyncBase = _Namespaces
+
+
+class AsyncHerald(_AsyncBase):
     """The asyncio client: the same namespaces and arguments as ``Herald``,
     every method awaitable, lists walked with ``async for``."""
 
@@ -141,7 +150,7 @@ class AsyncHerald(_Namespaces):
             default_headers=default_headers,
             **_settings(public_key, secret_key, base_url, max_retries, retry),
         )
-        self._attach(self._transport.send)
+        _Namespaces._attach(self, self._transport.send, AsyncPager)  # type: ignore[arg-type]
 
     @property
     def base_url(self) -> str:

@@ -3,8 +3,8 @@
 A list answers ``{"items": [...], "page": {limit, after, before,
 has_more_after, has_more_before}}``, newest first. A pager walks the ``after``
 cursors lazily, one request per page, so iterating 100,000 notifications
-holds one page in memory at a time. The same pager object serves ``for`` on
-the sync client and ``async for`` on the async one.
+holds one page in memory at a time: ``Pager`` (``for``) on the blocking
+client, ``AsyncPager`` (``async for``) on the asyncio one.
 """
 
 from __future__ import annotations
@@ -54,13 +54,8 @@ class Page(Generic[T]):
         return f"Page(items={len(self.items)}, has_more_after={self.has_more_after})"
 
 
-class Pager(Generic[T]):
-    """A list call not made yet: iterate it for every item, or ask for pages.
-
-    ``for x in pager`` (sync client) / ``async for x in pager`` (async client)
-    walks every item from the starting cursor on. ``first_page()`` and
-    ``page(after=…, before=…)`` fetch one page (awaitables on the async client).
-    """
+class _PagerBase(Generic[T]):
+    """A list call not made yet: its path, filters and how to read its items."""
 
     def __init__(
         self,
@@ -89,38 +84,50 @@ class Pager(Generic[T]):
         items = [conv(x) for x in raw.get("items", [])] if conv else list(raw.get("items", []))
         return Page(items, raw)
 
-    def first_page(self) -> Any:
+
+class Pager(_PagerBase[T]):
+    """A list of the blocking client: ``for x in pager`` walks every item from
+    the starting cursor on, fetching page after page as needed; ``first_page()``
+    and ``page(after=…, before=…)`` fetch one page."""
+
+    def first_page(self) -> Page[T]:
         """The first page (from the cursor the list was called with, if any)."""
-        return self._send(self._request(None, None))
+        return self._send(self._request(None, None))  # type: ignore[no-any-return]
 
-    def page(self, *, after: Optional[str] = None, before: Optional[str] = None) -> Any:
-        """The page after (older) or before (newer) a cursor from an earlier page."""
-        return self._send(self._request(after, before))
+    def page(self, *, after: Optional[str] = None, before: Optional[str] = None) -> Page[T]:
+        """The page after (older) or before (newer) a cursor of an earlier page."""
+        return self._send(self._request(after, before))  # type: ignore[no-any-return]
 
-    # Sync iteration (Herald). On AsyncHerald `_send` returns coroutines and this
-    # is not usable: `async for` is.
     def iter_pages(self) -> Iterator[Page[T]]:
-        page = self._send(self._request(None, None))
-        if not isinstance(page, Page):
-            page.close()  # a coroutine: this pager belongs to AsyncHerald
-            raise TypeError("this list belongs to AsyncHerald: use `async for` / `async_pages()`")
+        page = self.first_page()
         yield page
         while page.has_more_after and page.after:
-            page = self._send(self._request(page.after, None))
+            page = self.page(after=page.after)
             yield page
 
     def __iter__(self) -> Iterator[T]:
         for page in self.iter_pages():
             yield from page.items
 
-    async def async_pages(self) -> AsyncIterator[Page[T]]:
-        page = await self._send(self._request(None, None))
+
+class AsyncPager(_PagerBase[T]):
+    """A list of the asyncio client: ``async for x in pager`` walks every item;
+    ``await first_page()`` and ``await page(after=…, before=…)`` fetch one page."""
+
+    async def first_page(self) -> Page[T]:
+        return await self._send(self._request(None, None))  # type: ignore[no-any-return]
+
+    async def page(self, *, after: Optional[str] = None, before: Optional[str] = None) -> Page[T]:
+        return await self._send(self._request(after, before))  # type: ignore[no-any-return]
+
+    async def iter_pages(self) -> AsyncIterator[Page[T]]:
+        page = await self.first_page()
         yield page
         while page.has_more_after and page.after:
-            page = await self._send(self._request(page.after, None))
+            page = await self.page(after=page.after)
             yield page
 
     async def __aiter__(self) -> AsyncIterator[T]:
-        async for page in self.async_pages():
+        async for page in self.iter_pages():
             for item in page.items:
                 yield item

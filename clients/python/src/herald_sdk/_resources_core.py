@@ -124,9 +124,9 @@ class PreferenceDefaults(Resource):
 class Preferences(Resource):
     """``herald.preferences.defaults``: the project's default preferences."""
 
-    def __init__(self, send: Any) -> None:
-        super().__init__(send)
-        self.defaults = PreferenceDefaults(send)
+    def __init__(self, send: Any, pager: Any = Pager) -> None:
+        super().__init__(send, pager)
+        self.defaults = PreferenceDefaults(send, pager)
 
 
 class Channels(Resource):
