@@ -1,0 +1,780 @@
+"""Part 2 of herald_sdk.models (see its __init__): generated, do not edit."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional, Union
+from uuid import UUID
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
+from ._part1 import Branding, ChannelRetry, ChannelTypeFlags, ConditionRule, Erasure, EventAttemptView, FcmServiceAccount, Page, Retention
+
+
+class StepPreviewError(BaseModel):
+    """
+    A step that does not render, as its delivery would fail.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    code: str = Field(..., description="Always `template_error`.")
+    field: Optional[str] = Field(
+        ...,
+        description="The template part at fault, as a flow body's path\n(`steps.0.template.body`), when the message names one.",
+    )
+    message: str
+
+
+class Subscription(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    created_at: AwareDatetime
+    id: UUID
+    topic: str = Field(..., description="The topic key.")
+    user_external_id: str
+
+
+class SubscriptionInput(BaseModel):
+    """
+    Subscribes a user, by external id.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    external_id: str
+
+
+class SubscriptionList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    items: list[Subscription]
+    page: Page
+
+
+class TemplateAction(BaseModel):
+    """
+    An action button of an in_app template: both fields are templates.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    label: str
+    url: str
+
+
+class Topic(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    created_at: AwareDatetime
+    description: Optional[str]
+    key: str
+    name: Optional[str]
+    subscribers_count: int
+    updated_at: AwareDatetime
+
+
+class TopicInput(BaseModel):
+    """
+    A topic's name and description (partial: `null` clears).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    description: Optional[str] = None
+    name: Optional[str] = None
+
+
+class TopicList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    items: list[Topic]
+    page: Page
+
+
+class TopicSubscribeInput(BaseModel):
+    """
+    No fields needed (an optional idempotency_key is accepted).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+
+
+class TraceEntryView(BaseModel):
+    """
+    One decision of a notification's trace.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    args: dict[str, Any] = Field(
+        ...,
+        description="The decision's arguments, which depend on its code (times among\nthem, such as `until` or `send_at`, are project time).",
+    )
+    at: AwareDatetime = Field(..., description="When it was decided, wall time.")
+    code: str = Field(..., description="What was decided, e.g. `preference.skipped`.")
+    message: str = Field(
+        ..., description="A readable sentence made from `code` and `args`."
+    )
+    project_at: Optional[AwareDatetime] = Field(
+        ...,
+        description="When it was decided in project time, while the project was on a\ntest clock; null on the real clock, where project time is `at`.",
+    )
+
+
+class Translation(BaseModel):
+    """
+    A locale's translation catalog.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    created_at: AwareDatetime
+    locale: str = Field(..., description="A BCP 47 tag.")
+    messages: dict[str, Any] = Field(
+        ..., description="Nested objects whose leaves are message templates."
+    )
+    updated_at: AwareDatetime
+
+
+class TranslationInput(BaseModel):
+    """
+    A locale's catalog, replaced whole.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    messages: dict[str, Any] = Field(
+        ...,
+        description='Nested objects (keys `^[A-Za-z0-9_-]{1,64}$`, at most 6 levels)\nwhose leaves are MiniJinja templates; `t("welcome.subject")`.',
+    )
+
+
+class TranslationSummary(BaseModel):
+    """
+    A catalog as the list of locales shows it.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    locale: str
+    message_count: int
+    updated_at: AwareDatetime
+
+
+class TwilioConfig(BaseModel):
+    """
+    Twilio Programmable Messaging: one SMS per delivery to the recipient's `phone` (E.164). The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    account_sid: Optional[str] = Field(
+        ..., description="Account SID (`AC…`); basic-auth user."
+    )
+    auth_token: Optional[str] = Field(
+        ...,
+        description="Auth token; basic-auth password. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+    base_url: Optional[str] = Field(
+        "https://api.twilio.com", description="API base URL (a mock or a proxy)."
+    )
+    from_: Optional[str] = Field(
+        ..., alias="from", description="Sending number in E.164 form (`+15005550006`)."
+    )
+    retry: Optional[ChannelRetry] = None
+
+
+class Usage(BaseModel):
+    """
+    A project's storage use: an estimate kept as records are stored and
+    removed, not a measure of the disk.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    bytes: int = Field(
+        ...,
+        description="The estimated bytes of the project's live records: each\ndelivery's rendered content (subject, body, html, url) plus 512\nbytes per delivery and 512 per notification.",
+    )
+    quota_bytes: int = Field(
+        ...,
+        description="The storage quota in force, in bytes (the project's, else the\nserver's); 0: none. A run that would take `bytes` past it is\nrefused with 409 `conflict`, reason `quota_exceeded`.",
+    )
+
+
+class User(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    avatar: Optional[str]
+    created_at: AwareDatetime
+    custom_fields: dict[str, Any]
+    email: Optional[str]
+    external_id: str
+    first_name: Optional[str]
+    id: UUID
+    last_name: Optional[str]
+    locale: Optional[str]
+    phone: Optional[str]
+    timezone: Optional[str]
+    updated_at: AwareDatetime
+
+
+class UserChannel(BaseModel):
+    """
+    A channel as a user sees it (no config except a web push public key).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    id: UUID
+    name: str
+    provider: str
+    status: str = Field(
+        ..., description="One of `unconfigured`, `active`, `revoked` (others may come)."
+    )
+    type: str = Field(
+        ...,
+        description="One of `chat`, `email`, `in_app`, `mobile_push`, `sms`, `web_push` (others may come).",
+    )
+    vapid_public_key: Optional[str] = Field(None, description="Web push channels only.")
+
+
+class UserInput(BaseModel):
+    """
+    Profile fields of a user (partial update: only given fields change, `null` clears).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    avatar: Optional[str] = Field(None, description="An absolute http(s) URL.")
+    custom_fields: Optional[dict[str, Any]] = Field(
+        None, description="Any JSON object, at most 64 KiB serialised."
+    )
+    email: Optional[str] = None
+    first_name: Optional[str] = None
+    last_name: Optional[str] = None
+    locale: Optional[str] = Field(
+        None,
+        description="A BCP 47 language tag (well-formed and made of registered subtags).",
+        examples=["en-GB"],
+    )
+    phone: Optional[str] = None
+    timezone: Optional[str] = None
+
+
+class UserList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    items: list[User]
+    page: Page
+
+
+class WebPushConfig(BaseModel):
+    """
+    RFC 8030 web push (RFC 8291 encryption, RFC 8292 VAPID) to each browser subscription. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    retry: Optional[ChannelRetry] = None
+    subject: Optional[str] = Field(
+        ...,
+        description="VAPID `sub`: a `mailto:` address or an https URL push services can reach you at.",
+    )
+    vapid_private_key: Optional[str] = Field(
+        None,
+        description="base64url P-256 private scalar (32 bytes), the `web-push generate-vapid-keys` format. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+    vapid_public_key: Optional[str] = Field(
+        None,
+        description="base64url uncompressed P-256 point (65 bytes). Give both keys or neither: Herald then generates the pair.",
+    )
+
+
+class WebhookConfig(BaseModel):
+    """
+    POSTs `{"delivery", "recipient"}` as JSON with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, and `webhook-signature` with a secret). The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    retry: Optional[ChannelRetry] = None
+    secret: Optional[str] = Field(
+        None,
+        description='Signing secret: `whsec_` + base64 of random bytes (e.g. `echo whsec_$(openssl rand -base64 32)`); each request then carries `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.',
+    )
+    timeout_ms: Optional[int] = Field(
+        10000,
+        description="How long to wait for the receiver's answer; a timeout is retried.",
+    )
+    url: Optional[str] = Field(
+        ..., description="Where each delivery is POSTed (http or https)."
+    )
+
+
+class WebhookEndpoint(BaseModel):
+    """
+    An event endpoint. Its signing secret is only ever shown when it is made
+    (creation, `rotate_secret`).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    created_at: AwareDatetime
+    disabled_reason: Optional[str] = Field(
+        ...,
+        description="Why Herald disabled it (events undelivered for the retry horizon); null\nwhile enabled.",
+    )
+    enabled: bool
+    event_types: list[str] = Field(
+        ..., description='The event types it receives; `["*"]`: every type.'
+    )
+    id: UUID
+    updated_at: AwareDatetime
+    url: str
+
+
+class WebhookEndpointInput(BaseModel):
+    """
+    A new event endpoint.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    enabled: Optional[bool] = Field(None, description="Default true.")
+    event_types: Optional[Union[list[str], list[Literal["*"]]]] = Field(
+        None,
+        description='The event types to receive, or `["*"]` for every type; null: every type.',
+    )
+    url: str = Field(..., description="Where events are POSTed (http or https).")
+
+
+class WebhookEndpointList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    items: list[WebhookEndpoint]
+    page: Page
+
+
+class WebhookEndpointUpdate(BaseModel):
+    """
+    A change of an endpoint: present fields replace the stored ones.
+    Enabling it again clears `disabled_reason`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    enabled: Optional[bool] = Field(None, description="Absent keeps it; not null.")
+    event_types: Optional[Union[list[str], list[Literal["*"]]]] = Field(
+        None,
+        description='The event types to receive, or `["*"]` for every type; null: every type.',
+    )
+    url: Optional[str] = Field(
+        None, description="Where events are POSTed (http or https); absent keeps it."
+    )
+
+
+class WebhookEndpointWithSecret(BaseModel):
+    """
+    An endpoint with its new signing secret: the answer to creation and to
+    `rotate_secret`, the only times the secret is shown.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    created_at: AwareDatetime
+    disabled_reason: Optional[str] = Field(
+        None,
+        description="Why Herald disabled it (events undelivered for the retry horizon); null\nwhile enabled.",
+    )
+    enabled: bool
+    event_types: list[str] = Field(
+        ..., description='The event types it receives; `["*"]`: every type.'
+    )
+    id: UUID
+    updated_at: AwareDatetime
+    url: str
+    secret: str = Field(
+        ...,
+        description="`whsec_` + base64 of 32 random bytes: the HMAC-SHA256 key is the\nbase64-decoded part (Standard Webhooks).",
+    )
+
+
+class ApnsConfig(BaseModel):
+    """
+    Apple Push Notification service, token-based (ES256 .p8 key) over HTTP/2. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    base_url: Optional[str] = Field(
+        "https://api.push.apple.com",
+        description="APNs base URL; a plain `http://` one is spoken as HTTP/2 with prior knowledge (a local test server).",
+    )
+    environment: Optional[Literal["production", "sandbox"]] = Field(
+        "production", description="Picks Apple's host when `base_url` is not set."
+    )
+    key_id: Optional[str] = Field(
+        ..., description="Id of the .p8 key (the provider token's `kid`)."
+    )
+    private_key: Optional[str] = Field(
+        ...,
+        description="The .p8 file's PEM (a P-256 key). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+    retry: Optional[ChannelRetry] = None
+    team_id: Optional[str] = Field(
+        ..., description="Apple developer team id (the provider token's `iss`)."
+    )
+    topic: Optional[str] = Field(..., description="The app's bundle id (`apns-topic`).")
+
+
+class BulkDeleteInput(BaseModel):
+    """
+    Deletes many users, by external id.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    erase: Optional[bool] = Field(
+        None,
+        description="`true`: each user is erased as `DELETE /admin/v1/users/{external_id}?erase=true`\ndoes (their notifications, deliveries, feed entries and events go too);\nthe answer lists the erasures. Default `false`.",
+    )
+    external_ids: list[str] = Field(..., description="At most 1,000.")
+    idempotency_key: Optional[str] = Field(
+        None, description="Alternative to the `Idempotency-Key` header."
+    )
+
+
+class BulkErasure(BaseModel):
+    """
+    One user's erasure in a bulk delete with `erase`: poll
+    `GET /admin/v1/erasures/{id}` while it is `running`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    erasure: Erasure
+    external_id: str
+
+
+class BulkSubscriptionInput(BaseModel):
+    """
+    Subscribes many users to a topic, by external id.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    idempotency_key: Optional[str] = Field(
+        None, description="Alternative to the `Idempotency-Key` header."
+    )
+    users: list[str] = Field(
+        ..., description="At most 1,000 external ids of existing users."
+    )
+
+
+class BulkSubscriptionResult(BaseModel):
+    """
+    The answer of a bulk subscription: the topic (its `subscribers_count` after
+    the change) and how many subscriptions were new; users already subscribed
+    are left as they are.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    created: int
+    topic: Topic
+
+
+class CategoryPreferences(BaseModel):
+    """
+    A category as a user's preferences show it: effective values.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    channel_types: ChannelTypeFlags
+    enabled: bool
+    name: str
+
+
+class Channel(BaseModel):
+    """
+    A channel. Its `config` is what was stored, secrets reading back as `********`; `status` is `active` once every required field is set.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    config: Any = Field(..., description="")
+    created_at: AwareDatetime
+    id: UUID
+    name: str
+    provider: str = Field(
+        ...,
+        description="One of `apns`, `fcm`, `in_app`, `slack_webhook`, `smtp`, `twilio`, `web_push`, `webhook` (others may come).",
+    )
+    sandbox: bool = Field(
+        ...,
+        description="Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`).",
+    )
+    status: str = Field(
+        ..., description="One of `unconfigured`, `active`, `revoked` (others may come)."
+    )
+    type: str = Field(
+        ...,
+        description="One of `chat`, `email`, `in_app`, `mobile_push`, `sms`, `web_push` (others may come).",
+    )
+    updated_at: AwareDatetime
+
+
+class ChannelList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    items: list[Channel]
+    page: Page
+
+
+class ChannelTypeSources(BaseModel):
+    """
+    One source per channel type.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    chat: str = Field(
+        ...,
+        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
+    )
+    email: str = Field(
+        ...,
+        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
+    )
+    in_app: str = Field(
+        ...,
+        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
+    )
+    mobile_push: str = Field(
+        ...,
+        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
+    )
+    sms: str = Field(
+        ...,
+        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
+    )
+    web_push: str = Field(
+        ...,
+        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
+    )
+
+
+class Condition1(BaseModel):
+    """
+    A condition of a delay, throttle or batch step: rules over `data.…`, `recipient.…` and `actor.…`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    all: list[ConditionRule]
+
+
+class Condition2(BaseModel):
+    """
+    A condition of a delay, throttle or batch step: rules over `data.…`, `recipient.…` and `actor.…`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    any: list[ConditionRule]
+
+
+class DelayStep(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    if_: Optional[Union[list[ConditionRule], Condition1, Condition2]] = Field(
+        None,
+        alias="if",
+        description='A condition: an array of rules `{path, op, value}` that must all\nhold, or `{"all": [...]}` / `{"any": [...]}`. `op`: eq, neq, gt, gte,\nlt, lte, in, not_in, contains, exists, not_exists; `path`:\n`data.…`, `recipient.…`, `actor.…`, or (channel steps)\n`steps.<index>.status|read|seen|clicked|interacted` of an earlier channel step,\nevaluated when the step is reached. False: the step is skipped\n(`condition_false`). Absent when the step has none.',
+    )
+    seconds: int
+    type: Literal["delay"]
+
+
+class ErrorBody(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    code: str = Field(
+        ...,
+        description="One of `bad_request`, `unauthenticated`, `forbidden`, `not_found`, `conflict`, `idempotency_key_reused`, `validation_failed`, `rate_limited`, `internal_error`, `service_unavailable`, `headers_too_large`, `request_timeout` (others may come).",
+    )
+    details: dict[str, Any] = Field(
+        ...,
+        description="Depends on the code: `auth`/`reason` (401), `param`/`reason` (400),\n`fields` (422), `resource`/`id` (404), `retry_after`/`limit`/`window` (429)…",
+    )
+    message: str
+    request_id: Optional[str] = Field(..., description="The request's `x-request-id`.")
+    status: int
+    type: str = Field(..., description="`https://herald.dev/errors#<code>-<status>`.")
+
+
+class EventAttemptList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    items: list[EventAttemptView]
+    page: Page
+
+
+class FcmConfig(BaseModel):
+    """
+    Firebase Cloud Messaging HTTP v1 to each device token registered as a subscription. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    base_url: Optional[str] = Field(
+        "https://fcm.googleapis.com",
+        description="FCM API base URL (a mock or a proxy).",
+    )
+    project_id: Optional[str] = Field(..., description="The Firebase project id.")
+    retry: Optional[ChannelRetry] = None
+    service_account: Optional[FcmServiceAccount] = Field(
+        ...,
+        description="The service account's JSON key file, as an object. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+    token_url: Optional[str] = Field(
+        "https://oauth2.googleapis.com/token",
+        description="OAuth 2 token endpoint (else the account's `token_uri`, else Google's).",
+    )
+
+
+class FlowRun(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    cancellation_key: Optional[str] = Field(
+        ..., description="The key `POST /admin/v1/flows/{id}/cancel` stops the run by."
+    )
+    created_at: AwareDatetime
+    flow_id: UUID
+    id: UUID
+    notifications_count: int
+    processed_at: Optional[AwareDatetime]
+    recipients_count: int
+    send_at: Optional[AwareDatetime] = Field(
+        ..., description="A scheduled run: when its steps start (project time)."
+    )
+    status: str = Field(
+        ...,
+        description="One of `scheduled`, `pending`, `processed`, `throttled`, `batched` (others may come).",
+    )
+    topic: Optional[str]
+
+
+class FlowRunAccepted(BaseModel):
+    """
+    The 202 answer to a run: stored durably, delivered asynchronously.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    created_at: AwareDatetime
+    flow_id: UUID
+    id: UUID
+    recipients_count: int
+    status: Literal["pending"] = Field(
+        ..., description="What a run is when it is accepted: always `pending`."
+    )
+
+
+class NotificationTrace(BaseModel):
+    """
+    A notification's decision trace, in order.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    entries: list[TraceEntryView]
+    notification_id: UUID
+
+
+class Project(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    branding: Optional[Branding]
+    clock: str = Field(
+        ...,
+        description="`real`, or `test`: the project's time moves only when advanced\n(`POST /admin/v1/project/clock/advance`).",
+    )
+    clock_time: Optional[AwareDatetime] = Field(
+        ..., description="The test clock's current time; null on the real clock."
+    )
+    created_at: AwareDatetime
+    default_layout: Optional[str] = Field(
+        ..., description="The layout of email steps that name none; null: no layout."
+    )
+    default_locale: str = Field(
+        ..., description="The locale `t()` falls back to last (`en` unless set)."
+    )
+    id: UUID
+    name: str
+    quota_bytes: Optional[int] = Field(
+        ...,
+        description="The project's own storage quota in bytes (0: none); null: the\nserver's `--project-quota-bytes` applies (`usage.quota_bytes` is the\nquota in force).",
+    )
+    retention: Retention = Field(
+        ...,
+        description="The retention windows in force (the project's, else the server's `--retention`).",
+    )
+    sandbox: bool = Field(
+        ...,
+        description="Sandbox mode: no provider is called; deliveries are rendered,\nstored and `sent` with `sandbox: true` (in-app still delivers).",
+    )
+    security_mode: bool
+    signing_key_configured: bool
+    timezone: Optional[str] = Field(
+        ...,
+        description="The timezone of recipients without one (send windows); null: UTC.",
+    )
+    updated_at: AwareDatetime
+    usage: Usage = Field(..., description="What the project stores, against its quota.")
