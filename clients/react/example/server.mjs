@@ -20,6 +20,7 @@ export function startExampleServer({ herald, port = 0, dir = path.join(here, 'di
   const target = new URL(herald);
   const proxied = (url) => url === '/user/v1' || url.startsWith('/user/v1/') || url.startsWith('/user/v1?');
   const sockets = new Set();
+  const pairs = new Set(); // proxied WebSockets, [browser side, herald side]
 
   const server = createServer(async (req, res) => {
     if (proxied(req.url)) {
@@ -69,6 +70,8 @@ export function startExampleServer({ herald, port = 0, dir = path.join(here, 'di
       up.pipe(socket);
       socket.pipe(up);
     });
+    const pair = [socket, up];
+    pairs.add(pair);
     sockets.add(up);
     sockets.add(socket);
     const drop = () => {
@@ -76,6 +79,7 @@ export function startExampleServer({ herald, port = 0, dir = path.join(here, 'di
       socket.destroy();
       sockets.delete(up);
       sockets.delete(socket);
+      pairs.delete(pair);
     };
     up.on('error', drop);
     up.on('close', drop);
@@ -89,6 +93,12 @@ export function startExampleServer({ herald, port = 0, dir = path.join(here, 'di
       const { port: p } = server.address();
       resolve({
         url: `http://127.0.0.1:${p}`,
+        /** Cuts every proxied WebSocket without a close frame (a dropped network); returns how many. */
+        dropWebSockets() {
+          const n = pairs.size;
+          for (const pair of [...pairs]) for (const s of pair) s.destroy();
+          return n;
+        },
         close: () =>
           new Promise((done) => {
             for (const s of sockets) s.destroy();
