@@ -119,8 +119,8 @@ test('preferences: axe finds nothing serious; toggles persist across a reload an
   const r = await axe(page);
   assert.ok(r.passes > 10, `axe checked only ${r.passes} rules`);
   assert.deepEqual(r.bad, []);
-  const email = page.getByRole('switch', { name: 'Email' });
-  const category = page.getByRole('switch', { name: 'Updates' });
+  const email = page.getByRole('switch', { name: 'Email', exact: true });
+  const category = page.getByRole('switch', { name: 'Updates', exact: true });
   assert.equal(await email.getAttribute('aria-checked'), 'true');
   assert.equal(await category.getAttribute('aria-checked'), 'true');
   for (const sw of [email, category]) {
@@ -137,7 +137,7 @@ test('preferences: axe finds nothing serious; toggles persist across a reload an
   await page.waitForSelector('.herald-preferences [role="switch"]');
   assert.equal(await email.getAttribute('aria-checked'), 'false');
   assert.equal(await category.getAttribute('aria-checked'), 'false');
-  assert.equal(await page.getByRole('switch', { name: 'SMS' }).getAttribute('aria-checked'), 'true');
+  assert.equal(await page.getByRole('switch', { name: 'SMS', exact: true }).getAttribute('aria-checked'), 'true');
   // and back on, by keyboard (Space on a focused switch)
   const saved = page.waitForResponse((res) => res.url().endsWith('/user/v1/preferences') && res.request().method() === 'PUT');
   await email.focus();

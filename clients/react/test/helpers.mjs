@@ -77,11 +77,11 @@ export async function setupWorld() {
     return {
       herald, example, browser, ext, flow, run, user, url,
       async stop() {
-        for (const f of cleanup.reverse()) await f().catch(() => {});
+        for (const f of cleanup.reverse()) await Promise.resolve().then(f).catch(() => {});
       },
     };
   } catch (e) {
-    for (const f of cleanup.reverse()) await f().catch(() => {});
+    for (const f of cleanup.reverse()) await Promise.resolve().then(f).catch(() => {});
     throw e;
   }
 }
