@@ -26,4 +26,4 @@ node scripts/build.mjs
 node example/build.mjs
 node scripts/check-pack.mjs
 
-exec node --test --test-concurrency=1 test/
+exec node --test --test-concurrency=1 test/*.test.mjs
