@@ -2,7 +2,8 @@
 # Builds and tests herald-react (clients/react): installs Debian's chromium
 # when missing, builds herald-client (clients/js: npm ci + tsc, its dist/ is
 # this package's dependency), then here: npm ci, the package (tsc + the
-# stylesheet), the example app (esbuild), `npm pack --dry-run` checked for
+# stylesheet), the example app (type-checked against dist/*.d.ts, bundled by
+# esbuild), `npm pack --dry-run` checked for
 # exactly the files meant to ship, and the browser tests (headless Chromium,
 # axe-core) against the real herald binary: HERALD_BIN, default
 # target/debug/herald (build it first, e.g. `cargo build`).
@@ -23,6 +24,7 @@ fi
 cd "$here"
 npm ci --no-audit --no-fund --loglevel=error
 node scripts/build.mjs
+npx tsc -p example/tsconfig.json
 node example/build.mjs
 node scripts/check-pack.mjs
 
