@@ -2,7 +2,8 @@
 // (the feed opens from it) and the user's preferences. It talks to Herald on
 // its own origin (example/server.mjs proxies /user/v1 to Herald, which sends
 // no CORS headers). The user comes from the URL: `?api_key=pk_…&user_id=…`
-// (development: the project's security mode off) or `&user_token=<JWT>`.
+// (development: the project's security mode off) or `&user_token=<JWT>`;
+// `&page_size=N` and `&bell=unseen` show the provider's and the bell's options.
 
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
@@ -15,6 +16,8 @@ const publicKey = q.get('api_key') ?? '';
 const userId = q.get('user_id') ?? undefined;
 const userToken = q.get('user_token') ?? undefined;
 const pageSize = q.get('page_size') ? Number(q.get('page_size')) : undefined;
+// `&bell=unseen`: the badge counts new (unseen) entries and opening the feed clears it
+const unseenBell = q.get('bell') === 'unseen';
 
 function App() {
   if (!publicKey || (!userId && !userToken)) {
@@ -30,7 +33,7 @@ function App() {
       <header className="example-header">
         <span className="example-logo">Acme</span>
         <nav aria-label="Account">
-          <NotificationBell />
+          <NotificationBell count={unseenBell ? 'unseen' : 'unread'} markSeenOnOpen={unseenBell} />
         </nav>
       </header>
       <main className="example-main">

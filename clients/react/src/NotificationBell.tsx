@@ -18,6 +18,10 @@ export interface NotificationBellProps {
   label?: string;
   /** Counts above this show as `max+` (default 99). */
   max?: number;
+  /** What the badge counts: `unread` entries (default) or `unseen` ones ("new"). */
+  count?: 'unread' | 'unseen';
+  /** Marks every entry seen when the feed opens (pairs with `count="unseen"`). */
+  markSeenOnOpen?: boolean;
   /** Controlled open state (optional). */
   open?: boolean;
   onOpenChange?: (open: boolean) => void;
@@ -40,11 +44,15 @@ export function NotificationBell({
   feedProps,
   label = 'Notifications',
   max = 99,
+  count = 'unread',
+  markSeenOnOpen = false,
   open: openProp,
   onOpenChange,
   className,
 }: NotificationBellProps) {
-  const { unreadCount, connection } = useFeed();
+  const { unreadCount, unseenCount, connection, markAllSeen } = useFeed();
+  const n = count === 'unseen' ? unseenCount : unreadCount;
+  const word = count === 'unseen' ? 'new' : 'unread';
   const [openState, setOpenState] = useState(false);
   const open = openProp ?? openState;
   const id = useId();
@@ -68,6 +76,18 @@ export function NotificationBell({
     if (open) (headingRef.current ?? panelRef.current)?.focus();
   }, [open]);
 
+  // an open feed shows every entry, so they are seen, and so is one that
+  // arrives while it stays open; a count already tried (a refused request,
+  // rolled back) is not retried in a loop
+  const triedSeen = useRef<number | null>(null);
+  useEffect(() => {
+    if (!open) triedSeen.current = null;
+    else if (markSeenOnOpen && unseenCount > 0 && triedSeen.current !== unseenCount) {
+      triedSeen.current = unseenCount;
+      void markAllSeen();
+    }
+  }, [open, markSeenOnOpen, unseenCount, markAllSeen]);
+
   useEffect(() => {
     if (!open) return;
     const onKey = (e: KeyboardEvent) => {
@@ -87,8 +107,8 @@ export function NotificationBell({
     };
   }, [open, setOpen]);
 
-  const shown = unreadCount > max ? `${max}+` : String(unreadCount);
-  const name = unreadCount > 0 ? `${label}, ${unreadCount} unread` : `${label}, none unread`;
+  const shown = n > max ? `${max}+` : String(n);
+  const name = n > 0 ? `${label}, ${n} ${word}` : `${label}, none ${word}`;
 
   return (
     <div className={['herald-bell', className].filter(Boolean).join(' ')} ref={rootRef} data-connection={connection}>
@@ -102,7 +122,7 @@ export function NotificationBell({
         onClick={() => setOpen(!open)}
       >
         <BellIcon />
-        {unreadCount > 0 ? (
+        {n > 0 ? (
           <span className="herald-bell__badge" aria-hidden="true">
             {shown}
           </span>
@@ -110,7 +130,7 @@ export function NotificationBell({
       </button>
       {/* announced when the count changes; the button's name says it on focus */}
       <span className="herald-visually-hidden" aria-live="polite" aria-atomic="true">
-        {unreadCount > 0 ? `${unreadCount} unread notifications` : ''}
+        {n > 0 ? `${n} ${word} notification${n === 1 ? '' : 's'}` : ''}
       </span>
       <div
         id={panelId}

@@ -4,7 +4,7 @@
 // IntersectionObserver loads the next page when the "Load more" button
 // scrolls into view, and the button itself works where there is none.
 
-import { useEffect, useRef, type ReactNode, type Ref } from 'react';
+import { useEffect, useId, useRef, type ReactNode, type Ref } from 'react';
 import type { FeedEntry } from 'herald-client';
 import { useFeed } from './useFeed.js';
 
@@ -57,6 +57,8 @@ export function NotificationFeed({
   className,
 }: NotificationFeedProps) {
   const feed = useFeed();
+  const ownId = useId();
+  const hid = headingId ?? `herald-feed-${ownId}`;
   const moreRef = useRef<HTMLButtonElement>(null);
   const { hasMore, loadMore, loadingMore } = feed;
 
@@ -77,9 +79,9 @@ export function NotificationFeed({
   };
 
   return (
-    <section className={['herald-feed', className].filter(Boolean).join(' ')} aria-labelledby={headingId}>
+    <section className={['herald-feed', className].filter(Boolean).join(' ')} aria-labelledby={hid}>
       <div className="herald-feed__header">
-        <h2 className="herald-feed__title" id={headingId} ref={headingRef} tabIndex={-1}>
+        <h2 className="herald-feed__title" id={hid} ref={headingRef} tabIndex={-1}>
           {title}
         </h2>
         <button

@@ -44,7 +44,7 @@ test('a run arriving over the live socket raises the count', T, async () => {
   await page.waitForFunction(() => document.querySelector('.herald-bell__badge')?.textContent === '1');
   assert.equal(await bellLabel(), 'Notifications, 1 unread');
   const live = await page.locator('.herald-bell [aria-live="polite"]').textContent();
-  assert.equal(live, '1 unread notifications');
+  assert.equal(live, '1 unread notification');
   await w.run({ title: 'Second news', n: 2 });
   await page.waitForFunction(() => document.querySelector('.herald-bell__badge')?.textContent === '2');
 });
@@ -181,6 +181,29 @@ test('without IntersectionObserver the "Load more" button pages the feed', T, as
     await p2.waitForFunction(() => document.querySelectorAll('.herald-entry').length === 8);
   } finally {
     await p2.close();
+  }
+});
+
+test('count="unseen" with markSeenOnOpen: the badge counts new entries and opening the feed clears it', T, async () => {
+  const p3 = await newPage(w.browser, errors);
+  try {
+    await p3.goto(w.url('&bell=unseen'));
+    await p3.waitForSelector('.herald-bell[data-connection="live"]');
+    const before = (await w.user('GET', '/feed?limit=1')).meta;
+    await w.run({ title: 'Brand new', n: 99 });
+    const n = before.unseen_count + 1;
+    await p3.waitForFunction((k) => document.querySelector('.herald-bell__badge')?.textContent === String(k), n);
+    assert.equal(await p3.locator('.herald-bell__button').getAttribute('aria-label'), `Notifications, ${n} new`);
+    const answered = p3.waitForResponse((r) => r.url().endsWith('/user/v1/feed/seen_all') && r.request().method() === 'POST');
+    await p3.locator('.herald-bell__button').click();
+    assert.equal((await answered).status(), 200);
+    await p3.waitForFunction(() => !document.querySelector('.herald-bell__badge'));
+    assert.equal(await p3.locator('.herald-bell__button').getAttribute('aria-label'), 'Notifications, none new');
+    const meta = (await w.user('GET', '/feed?limit=1')).meta;
+    assert.equal(meta.unseen_count, 0);
+    assert.equal(meta.unread_count, before.unread_count + 1, 'seen, not read');
+  } finally {
+    await p3.close();
   }
 });
 
