@@ -3,7 +3,7 @@
 # when missing, builds herald-client (clients/js: npm ci + tsc, its dist/ is
 # this package's dependency), then here: npm ci, the package (tsc + the
 # stylesheet), the example app (type-checked against dist/*.d.ts, bundled by
-# esbuild), `npm pack --dry-run` checked for
+# esbuild with React 19, and again with React 18), `npm pack --dry-run` checked for
 # exactly the files meant to ship, and the browser tests (headless Chromium,
 # axe-core) against the real herald binary: HERALD_BIN, default
 # target/debug/herald (build it first, e.g. `cargo build`).
@@ -26,6 +26,8 @@ npm ci --no-audit --no-fund --loglevel=error
 node scripts/build.mjs
 npx tsc -p example/tsconfig.json
 node example/build.mjs
+(cd example/react18 && npm ci --no-audit --no-fund --loglevel=error)
+node example/build.mjs --react18
 node scripts/check-pack.mjs
 
 exec node --test --test-concurrency=1 test/*.test.mjs

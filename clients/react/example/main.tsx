@@ -5,11 +5,14 @@
 // (development: the project's security mode off) or `&user_token=<JWT>`;
 // `&page_size=N` and `&bell=unseen` show the provider's and the bell's options.
 
-import { StrictMode } from 'react';
+import { StrictMode, version } from 'react';
 import { createRoot } from 'react-dom/client';
 import { HeraldProvider, NotificationBell, Preferences } from '../dist/index.js';
 import '../dist/styles.css';
 import './example.css';
+
+// which React this build runs on (the tests build it with 18 and 19)
+document.documentElement.dataset.react = version;
 
 const q = new URLSearchParams(location.search);
 const publicKey = q.get('api_key') ?? '';

@@ -3,14 +3,15 @@
 // follows the live socket, the feed marks an entry read on click (and the
 // server agrees), the keyboard opens and closes the feed, infinite scroll and
 // the "Load more" fallback page through the feed, preferences persist, and
-// axe-core finds no serious or critical violation.
+// axe-core finds no serious or critical violation. components-react18.test.mjs
+// runs the same tests on the example built with React 18.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { axe, newPage, setupWorld, waitFor } from './helpers.mjs';
+import { REACT_MAJOR, axe, newPage, setupWorld, waitFor } from './helpers.mjs';
 
 const ARTIFACTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'artifacts');
 const T = { timeout: 60_000 };
@@ -34,6 +35,8 @@ test('the bell goes live with no unread entry', T, async () => {
   const res = await page.goto(w.url());
   assert.equal(res.status(), 200);
   await page.waitForSelector('.herald-bell[data-connection="live"]');
+  const react = await page.evaluate(() => document.documentElement.dataset.react);
+  assert.equal(react.split('.')[0], REACT_MAJOR, `the example runs on React ${react}`);
   assert.equal(await bellLabel(), 'Notifications, none unread');
   assert.equal(await page.locator('.herald-bell__badge').count(), 0);
   assert.equal(await bell().getAttribute('aria-expanded'), 'false');

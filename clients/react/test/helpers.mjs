@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startHerald, hex, sleep } from '../../js/scripts/herald-server.mjs';
 import { startExampleServer } from '../example/server.mjs';
@@ -16,6 +17,10 @@ export { hex, sleep };
 const require = createRequire(import.meta.url);
 export const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
 export const STEP_TIMEOUT = 15_000;
+/** The example build the tests load: example/dist (React 19), or as HERALD_REACT_EXAMPLE says (dist-react18). */
+export const EXAMPLE_DIST = fileURLToPath(new URL(`../example/${process.env.HERALD_REACT_EXAMPLE || 'dist'}/`, import.meta.url));
+/** The React major version that build must run on. */
+export const REACT_MAJOR = process.env.HERALD_REACT_EXAMPLE === 'dist-react18' ? '18' : '19';
 
 /** Polls `fn` until it returns a truthy value; throws with `what` after `ms`. */
 export async function waitFor(what, fn, ms = STEP_TIMEOUT) {
@@ -45,7 +50,7 @@ export async function setupWorld() {
     await herald.admin.user(ext, { first_name: 'Ada', email: 'ada@example.com' });
     const flow = await herald.admin.categoryFlow('updates');
     const run = (data) => herald.admin.run(flow.id, ext, data);
-    const example = await startExampleServer({ herald: herald.base });
+    const example = await startExampleServer({ herald: herald.base, dir: EXAMPLE_DIST });
     cleanup.push(() => example.close());
     const profile = mkdtempSync(path.join(tmpdir(), 'herald-react-profile-'));
     cleanup.push(() => rmSync(profile, { recursive: true, force: true }));
