@@ -1,0 +1,2 @@
+// Tells TypeScript that the example's stylesheet imports are side effects (esbuild bundles them).
+declare module '*.css';
