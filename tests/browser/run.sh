@@ -12,7 +12,7 @@ if [ ! -x /usr/bin/chromium ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 fi
-command -v node >/dev/null 2>&1 || { echo "node (>= 18) is required" >&2; exit 1; }
+command -v node >/dev/null 2>&1 || { echo "node (>= 20) is required" >&2; exit 1; }
 
 (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
 
