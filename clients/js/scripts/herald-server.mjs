@@ -1,5 +1,6 @@
 // Starts and stops the real `herald` binary for the client's tests, the type
-// generator and the browser test (tests/browser): a temp data dir, random bootstrap keys (pk_test_/sk_test_ + 32 hex),
+// generators, the browser test (tests/browser) and the tests of herald-node and
+// herald-react (clients/node, clients/react): a temp data dir, random bootstrap keys (pk_test_/sk_test_ + 32 hex),
 // 127.0.0.1 only. `restart()` brings the same data dir back up on the same port,
 // so a client can reconnect to the URL it already has. Also a tiny admin helper
 // (users, an active in_app flow, runs) for setting up what the tests need.
@@ -65,8 +66,10 @@ export function spawnHerald(dataDir, keys, bind, extraArgs = []) {
 export async function stopProcess(p, signal = 'SIGTERM') {
   if (p.child.exitCode !== null || p.child.signalCode !== null) return p.exited;
   p.child.kill(signal);
-  const timeout = new Promise((resolve) => setTimeout(() => resolve(null), 15_000));
+  let timer;
+  const timeout = new Promise((resolve) => (timer = setTimeout(() => resolve(null), 15_000)));
   const result = await Promise.race([p.exited, timeout]);
+  clearTimeout(timer); // a pending timer would keep the test process alive 15 s
   if (result) return result;
   p.child.kill('SIGKILL');
   return p.exited;
@@ -77,7 +80,14 @@ export async function startHerald({ extraArgs = [] } = {}) {
   const keys = { publicKey: `pk_test_${hex(16)}`, secretKey: `sk_test_${hex(16)}` };
   const dataDir = mkdtempSync(path.join(tmpdir(), 'herald-jsclient-'));
   let proc = spawnHerald(dataDir, keys, '127.0.0.1:0', extraArgs);
-  const base = await proc.address;
+  let base;
+  try {
+    base = await proc.address;
+  } catch (e) {
+    await stopProcess(proc);
+    rmSync(dataDir, { recursive: true, force: true });
+    throw e;
+  }
   const port = new URL(base).port;
   const server = {
     base,
