@@ -69,7 +69,11 @@ async fn providers_discord_posts_content_and_keeps_the_message_id() {
     let reqs = received(&dc).await;
     assert_eq!(reqs.len(), 1);
     let b = req_json(&reqs[0]);
-    assert_eq!(b["content"], json!("**Deploy 1.2.3**\n1.2.3 is live"), "{b}");
+    assert_eq!(
+        b["content"],
+        json!("**Deploy 1.2.3**\n1.2.3 is live"),
+        "{b}"
+    );
     assert_eq!(b["username"], json!("Herald"), "{b}");
     assert_eq!(b["allowed_mentions"], json!({"parse": []}), "{b}");
     assert_eq!(
@@ -205,7 +209,11 @@ async fn providers_teams_posts_an_adaptive_card() {
     let reqs = received(&ok).await;
     assert_eq!(reqs.len(), 1);
     assert_eq!(
-        reqs[0].url.query_pairs().find(|(k, _)| k == "sig").map(|(_, v)| v.into_owned()),
+        reqs[0]
+            .url
+            .query_pairs()
+            .find(|(k, _)| k == "sig")
+            .map(|(_, v)| v.into_owned()),
         Some("teams-secret-sig".to_string())
     );
     let b = req_json(&reqs[0]);
@@ -247,7 +255,10 @@ async fn providers_teams_posts_an_adaptive_card() {
     assert_eq!(d["error"]["code"], json!("provider_rejected"), "{d}");
     assert_eq!(d["error"]["message"], json!("provider answered 400"), "{d}");
     assert_eq!(d["attempts"], json!(1), "{d}");
-    assert!(!app.output.text().contains("teams-secret-sig"), "the URL is logged");
+    assert!(
+        !app.output.text().contains("teams-secret-sig"),
+        "the URL is logged"
+    );
 }
 
 const BOT_TOKEN: &str = "xoxb-1111-2222-slack-bot-secret";
@@ -325,7 +336,10 @@ async fn providers_slack_bot_posts_to_the_users_slack_id() {
 
     // no Slack id (or only under another field): skipped, nothing sent
     let (none, _) = app
-        .create_user("slack-none", json!({"custom_fields": {"slack_user_id": "U9"}}))
+        .create_user(
+            "slack-none",
+            json!({"custom_fields": {"slack_user_id": "U9"}}),
+        )
         .await;
     let d = deliver_once(&app, &flow, &none, json!({"v": "2"})).await;
     assert_eq!(d["status"], json!("skipped"), "{d}");
@@ -333,9 +347,21 @@ async fn providers_slack_bot_posts_to_the_users_slack_id() {
     assert_eq!(received(&sl).await.len(), 1);
 
     let cases = [
-        ("U_AUTH", "provider_unauthorized", "provider answered 200 (invalid_auth)"),
-        ("U_GONE", "invalid_address", "provider answered 200 (user_not_found)"),
-        ("U_LONG", "provider_rejected", "provider answered 200 (msg_too_long)"),
+        (
+            "U_AUTH",
+            "provider_unauthorized",
+            "provider answered 200 (invalid_auth)",
+        ),
+        (
+            "U_GONE",
+            "invalid_address",
+            "provider answered 200 (user_not_found)",
+        ),
+        (
+            "U_LONG",
+            "provider_rejected",
+            "provider answered 200 (msg_too_long)",
+        ),
     ];
     for (id, code, message) in cases {
         let (ext, _) = app.create_user("slack-err", user(id)).await;
@@ -350,7 +376,10 @@ async fn providers_slack_bot_posts_to_the_users_slack_id() {
     let d = deliver_once(&app, &flow, &ext, json!({"v": "4"})).await;
     assert_eq!(d["status"], json!("sent"), "{d}");
     assert_eq!(d["attempts"], json!(3), "{d}");
-    assert!(!app.output.text().contains(BOT_TOKEN), "the bot token is logged");
+    assert!(
+        !app.output.text().contains(BOT_TOKEN),
+        "the bot token is logged"
+    );
 
     // the default field is slack_user_id
     let ch2 = active_channel(

@@ -140,7 +140,10 @@ async fn providers_expo_sends_one_message_per_token_and_drops_unregistered_ones(
     assert_eq!(d["status"], json!("failed"), "{d}");
     assert_eq!(d["error"]["code"], json!("provider_rejected"), "{d}");
     assert_eq!(d["attempts"], json!(1), "{d}");
-    assert_eq!(subscription_ids(&app, &ext3, &cid).await, vec![token("big")]);
+    assert_eq!(
+        subscription_ids(&app, &ext3, &cid).await,
+        vec![token("big")]
+    );
     // no device: skipped; a token that is not Expo's: failed, nothing sent
     let before = received(&ex).await.len();
     let ext4 = user_with(&app, &cid, &[]).await;
@@ -152,7 +155,10 @@ async fn providers_expo_sends_one_message_per_token_and_drops_unregistered_ones(
     assert_eq!(d["status"], json!("failed"), "{d}");
     assert_eq!(d["error"]["code"], json!("invalid_address"), "{d}");
     assert_eq!(received(&ex).await.len(), before);
-    assert!(!app.output.text().contains(ACCESS_TOKEN), "the access token is logged");
+    assert!(
+        !app.output.text().contains(ACCESS_TOKEN),
+        "the access token is logged"
+    );
 }
 
 #[tokio::test]

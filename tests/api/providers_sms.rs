@@ -53,10 +53,20 @@ fn vonage_status(to: &str, status: &str) -> ResponseTemplate {
 #[tokio::test]
 async fn providers_vonage_posts_the_form_and_maps_statuses() {
     let vg = mock_server().await;
-    for (to, status) in [("447700900004", "4"), ("447700900029", "29"), ("447700900003", "3")] {
+    for (to, status) in [
+        ("447700900004", "4"),
+        ("447700900029", "29"),
+        ("447700900003", "3"),
+    ] {
         answer_for(&vg, &format!("to={to}"), vonage_status(to, status), 10).await;
     }
-    answer_for(&vg, "to=447700900011", vonage_status("447700900011", "1"), 1).await;
+    answer_for(
+        &vg,
+        "to=447700900011",
+        vonage_status("447700900011", "1"),
+        1,
+    )
+    .await;
     answer_for(&vg, "to=447700900500", ResponseTemplate::new(500), 1).await;
     answer_for(&vg, "to=447700900401", ResponseTemplate::new(401), 10).await;
     Mock::given(method("POST"))
@@ -109,9 +119,18 @@ async fn providers_vonage_posts_the_form_and_maps_statuses() {
         json!("provider answered 200 (status-4)"),
         "Vonage's error-text is not kept: {d}"
     );
-    assert_failed(&send_to(&app, &flow, "+447700900029").await, "invalid_address");
-    assert_failed(&send_to(&app, &flow, "+447700900003").await, "provider_rejected");
-    assert_failed(&send_to(&app, &flow, "+447700900401").await, "provider_unauthorized");
+    assert_failed(
+        &send_to(&app, &flow, "+447700900029").await,
+        "invalid_address",
+    );
+    assert_failed(
+        &send_to(&app, &flow, "+447700900003").await,
+        "provider_rejected",
+    );
+    assert_failed(
+        &send_to(&app, &flow, "+447700900401").await,
+        "provider_unauthorized",
+    );
     // throttled (status 1), and HTTP 500: retried, then sent
     for phone in ["+447700900011", "+447700900500"] {
         let d = send_to(&app, &flow, phone).await;
@@ -124,9 +143,15 @@ async fn providers_vonage_posts_the_form_and_maps_statuses() {
     let d = deliver_once(&app, &flow, &nophone, json!({"code": "1"})).await;
     assert_eq!(d["status"], json!("skipped"), "{d}");
     assert_eq!(d["error"]["code"], json!("missing_address"), "{d}");
-    assert_failed(&send_to(&app, &flow, "07700 900001").await, "invalid_address");
+    assert_failed(
+        &send_to(&app, &flow, "07700 900001").await,
+        "invalid_address",
+    );
     assert_eq!(received(&vg).await.len(), before);
-    assert!(!app.output.text().contains(VONAGE_SECRET), "the secret is logged");
+    assert!(
+        !app.output.text().contains(VONAGE_SECRET),
+        "the secret is logged"
+    );
 }
 
 fn bird_error(status: u16, code: i64) -> ResponseTemplate {
@@ -176,7 +201,11 @@ async fn providers_messagebird_posts_json_and_maps_error_codes() {
     assert_eq!(d["status"], json!("sent"), "{d}");
     assert_eq!(d["attempts"], json!(1), "{d}");
     let o = &d["data"]["outcomes"][0];
-    assert_eq!(o["message_id"], json!("e8077d803532c0b5937c639b60216938"), "{d}");
+    assert_eq!(
+        o["message_id"],
+        json!("e8077d803532c0b5937c639b60216938"),
+        "{d}"
+    );
     assert_eq!(o["identifier"], json!("+31600000001"), "{d}");
     let reqs = received(&mb).await;
     assert_eq!(reqs.len(), 1);
@@ -193,18 +222,39 @@ async fn providers_messagebird_posts_json_and_maps_error_codes() {
 
     let d = send_to(&app, &flow, "+31600000002").await;
     assert_failed(&d, "provider_unauthorized");
-    assert_eq!(d["error"]["message"], json!("provider answered 401 (2)"), "{d}");
-    assert_failed(&send_to(&app, &flow, "+31600000009").await, "invalid_address");
+    assert_eq!(
+        d["error"]["message"],
+        json!("provider answered 401 (2)"),
+        "{d}"
+    );
+    assert_failed(
+        &send_to(&app, &flow, "+31600000009").await,
+        "invalid_address",
+    );
     let d = send_to(&app, &flow, "+31600000025").await;
     assert_failed(&d, "provider_rejected");
-    assert_eq!(d["error"]["message"], json!("provider answered 422 (25)"), "{d}");
+    assert_eq!(
+        d["error"]["message"],
+        json!("provider answered 422 (25)"),
+        "{d}"
+    );
     for phone in ["+31600000429", "+31600000503"] {
         let d = send_to(&app, &flow, phone).await;
         assert_eq!(d["status"], json!("sent"), "{phone}: {d}");
         assert_eq!(d["attempts"], json!(2), "{phone}: {d}");
     }
     let before = received(&mb).await.len();
-    assert_failed(&send_to(&app, &flow, "0031 600000001").await, "invalid_address");
-    assert_eq!(received(&mb).await.len(), before, "nothing sent for a bad number");
-    assert!(!app.output.text().contains(BIRD_KEY), "the access key is logged");
+    assert_failed(
+        &send_to(&app, &flow, "0031 600000001").await,
+        "invalid_address",
+    );
+    assert_eq!(
+        received(&mb).await.len(),
+        before,
+        "nothing sent for a bad number"
+    );
+    assert!(
+        !app.output.text().contains(BIRD_KEY),
+        "the access key is logged"
+    );
 }
