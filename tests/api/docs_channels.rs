@@ -38,10 +38,13 @@ fn tested_block(md: &str, name: &str) -> String {
 /// Page -> providers it documents.
 const PAGES: &[(&str, &[&str])] = &[
     ("docs/channels/email.md", &["smtp"]),
-    ("docs/channels/sms.md", &["twilio"]),
-    ("docs/channels/chat.md", &["webhook", "slack_webhook"]),
+    ("docs/channels/sms.md", &["twilio", "vonage", "messagebird"]),
+    (
+        "docs/channels/chat.md",
+        &["webhook", "slack_webhook", "slack", "discord", "teams"],
+    ),
     ("docs/channels/web_push.md", &["web_push"]),
-    ("docs/channels/mobile_push.md", &["fcm", "apns"]),
+    ("docs/channels/mobile_push.md", &["fcm", "apns", "expo"]),
     ("docs/channels/in_app.md", &["in_app"]),
 ];
 

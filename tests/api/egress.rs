@@ -38,6 +38,22 @@ fn destination_fields(host: &str) -> Vec<(&'static str, &'static str, &'static s
         ("chat", "webhook", "config.url", json!({"url": url})),
         ("chat", "slack_webhook", "config.url", json!({"url": url})),
         ("sms", "twilio", "config.base_url", json!({"base_url": url})),
+        ("chat", "slack", "config.base_url", json!({"base_url": url})),
+        ("chat", "discord", "config.url", json!({"url": url})),
+        ("chat", "teams", "config.url", json!({"url": url})),
+        ("sms", "vonage", "config.base_url", json!({"base_url": url})),
+        (
+            "sms",
+            "messagebird",
+            "config.base_url",
+            json!({"base_url": url}),
+        ),
+        (
+            "mobile_push",
+            "expo",
+            "config.base_url",
+            json!({"base_url": url}),
+        ),
         (
             "mobile_push",
             "fcm",

@@ -366,12 +366,27 @@ async fn openapi_describes_each_providers_config() {
         ("in_app", "in_app", &[], &[]),
         ("webhook", "chat", &["url"], &["secret"]),
         ("slack_webhook", "chat", &["url"], &["url"]),
+        ("slack", "chat", &["token"], &["token"]),
+        ("discord", "chat", &["url"], &["url"]),
+        ("teams", "chat", &["url"], &["url"]),
         ("smtp", "email", &["host", "port", "from"], &["password"]),
         (
             "twilio",
             "sms",
             &["account_sid", "auth_token", "from"],
             &["auth_token"],
+        ),
+        (
+            "vonage",
+            "sms",
+            &["api_key", "api_secret", "from"],
+            &["api_secret"],
+        ),
+        (
+            "messagebird",
+            "sms",
+            &["access_key", "originator"],
+            &["access_key"],
         ),
         ("web_push", "web_push", &["subject"], &["vapid_private_key"]),
         (
@@ -386,6 +401,7 @@ async fn openapi_describes_each_providers_config() {
             &["team_id", "key_id", "private_key", "topic"],
             &["private_key"],
         ),
+        ("expo", "mobile_push", &[], &["access_token"]),
     ];
     let alternatives = |name: &str, key: &str| -> Vec<Value> {
         schemas[name][key]

@@ -5,12 +5,18 @@
 
 pub mod apns;
 mod channel;
+pub mod discord;
+pub mod expo;
 pub mod fcm;
 pub mod in_app;
+pub mod messagebird;
 pub mod slack;
+pub mod slack_bot;
 pub mod smtp;
 mod spec;
+pub mod teams;
 pub mod twilio;
+pub mod vonage;
 pub mod web_push;
 pub mod webhook;
 
@@ -79,11 +85,17 @@ registry! {
     InApp => in_app::InApp,
     Webhook => webhook::Webhook,
     SlackWebhook => slack::SlackWebhook,
+    Slack => slack_bot::SlackBot,
+    Discord => discord::Discord,
+    Teams => teams::Teams,
     Smtp => smtp::Smtp,
     Twilio => twilio::Twilio,
+    Vonage => vonage::Vonage,
+    MessageBird => messagebird::MessageBird,
     WebPush => web_push::WebPush,
     Fcm => fcm::Fcm,
     Apns => apns::Apns,
+    Expo => expo::Expo,
 }
 
 impl ProviderKind {
@@ -573,6 +585,17 @@ pub(crate) fn settle(results: Vec<(String, Device)>) -> SendResult {
     let (code, message) =
         rejected.unwrap_or((DeliveryErrorCode::ProviderRejected, "rejected".into()));
     Err(with_expired(SendError::Rejected { code, message }, expired))
+}
+
+/// `s` cut to at most `max` characters, ending in `…` when it was cut (chat
+/// services refuse texts over their limit; a shortened message is still one).
+pub(crate) fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
 }
 
 /// A push payload built by `build` around `body`, the body shortened (on a

@@ -77,6 +77,28 @@ fn is_address_error(code: i64) -> bool {
     matches!(code, 21211 | 21614 | 21217)
 }
 
+/// The recipient's `phone`, checked to be E.164: none is `NoAddress` (the
+/// delivery is skipped), another form `invalid_address`. Every SMS provider
+/// reads it this way.
+pub(crate) fn recipient_phone(req: &SendRequest) -> Result<String, SendError> {
+    let to = req
+        .recipient
+        .as_ref()
+        .and_then(|u| u.phone.as_deref())
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .ok_or_else(|| SendError::NoAddress {
+            message: "the recipient has no phone number".into(),
+        })?;
+    if !crate::validate::is_e164(to) {
+        return Err(SendError::Rejected {
+            code: DeliveryErrorCode::InvalidAddress,
+            message: "the recipient's phone number is not in E.164 form (+ and 8–15 digits)".into(),
+        });
+    }
+    Ok(to.to_string())
+}
+
 impl Provider for Twilio {
     fn spec() -> &'static ProviderSpec {
         &SPEC
@@ -108,24 +130,7 @@ impl Provider for Twilio {
     fn send(&self, req: SendRequest) -> BoxFuture<'static, SendResult> {
         let HttpTransport { http, guard } = self.0.clone();
         Box::pin(async move {
-            let to = req
-                .recipient
-                .as_ref()
-                .and_then(|u| u.phone.as_deref())
-                .map(str::trim)
-                .filter(|p| !p.is_empty())
-                .ok_or_else(|| SendError::NoAddress {
-                    message: "the recipient has no phone number".into(),
-                })?
-                .to_string();
-            if !crate::validate::is_e164(&to) {
-                return Err(SendError::Rejected {
-                    code: DeliveryErrorCode::InvalidAddress,
-                    message:
-                        "the recipient's phone number is not in E.164 form (+ and 8–15 digits)"
-                            .into(),
-                });
-            }
+            let to = recipient_phone(&req)?;
             let sid = cfg_str(&req.config, "account_sid").unwrap_or_default();
             let token = cfg_str(&req.config, "auth_token").unwrap_or_default();
             let from = cfg_str(&req.config, "from").unwrap_or_default();
