@@ -45,6 +45,7 @@ mod preferences;
 mod project;
 mod providers_config;
 mod providers_email;
+mod providers_email_http;
 mod providers_http;
 mod providers_mobile_push;
 pub(crate) mod providers_support;

@@ -7,6 +7,12 @@ pub mod apns;
 mod channel;
 pub mod fcm;
 pub mod in_app;
+mod mail;
+pub mod mailgun;
+pub mod postmark;
+pub mod resend;
+pub mod sendgrid;
+pub mod ses;
 pub mod slack;
 pub mod smtp;
 mod spec;
@@ -80,6 +86,11 @@ registry! {
     Webhook => webhook::Webhook,
     SlackWebhook => slack::SlackWebhook,
     Smtp => smtp::Smtp,
+    Sendgrid => sendgrid::Sendgrid,
+    Postmark => postmark::Postmark,
+    Mailgun => mailgun::Mailgun,
+    Resend => resend::Resend,
+    Ses => ses::Ses,
     Twilio => twilio::Twilio,
     WebPush => web_push::WebPush,
     Fcm => fcm::Fcm,
