@@ -601,8 +601,10 @@ impl<'a> Lexer<'a> {
                             }
                         }
                     } else if let Some(c) = b.get(j) {
-                        if !(c.is_ascii_whitespace() || *c == b'>' || *c == b'/')
-                            && !c.is_ascii_alphabetic()
+                        if !(c.is_ascii_whitespace()
+                            || *c == b'>'
+                            || *c == b'/'
+                            || c.is_ascii_alphabetic())
                         {
                             return None;
                         }
