@@ -124,7 +124,7 @@ impl Provider for Mailgun {
                 .as_str()
                 .unwrap_or_default()
                 .to_ascii_lowercase();
-            if status == 400 && text.contains("to") && text.contains("not a valid address") {
+            if status == 400 && text.starts_with("to parameter is not a valid address") {
                 return Err(mail::invalid_address(format!(
                     "{}: Mailgun refused the recipient's address",
                     answered(status, None)

@@ -113,7 +113,8 @@ impl Provider for Sendgrid {
                 .map(str::to_string);
             if status == 400 {
                 if let Some(f) = field.as_deref() {
-                    if f.starts_with("personalizations") && f.contains("to") {
+                    // `personalizations.0.to.0.email`: the recipient's address
+                    if f.starts_with("personalizations") && f.split('.').any(|p| p == "to") {
                         return Err(mail::invalid_address(format!(
                             "{}: SendGrid refused the recipient's address",
                             answered(status, Some(f))
