@@ -381,6 +381,11 @@ mod tests {
         }
         for name in [
             "smtp",
+            "sendgrid",
+            "postmark",
+            "mailgun",
+            "resend",
+            "ses",
             "twilio",
             "slack_webhook",
             "slack",

@@ -37,7 +37,10 @@ fn tested_block(md: &str, name: &str) -> String {
 
 /// Page -> providers it documents.
 const PAGES: &[(&str, &[&str])] = &[
-    ("docs/channels/email.md", &["smtp"]),
+    (
+        "docs/channels/email.md",
+        &["smtp", "sendgrid", "postmark", "mailgun", "resend", "ses"],
+    ),
     ("docs/channels/sms.md", &["twilio", "vonage", "messagebird"]),
     (
         "docs/channels/chat.md",

@@ -46,6 +46,7 @@ mod project;
 mod providers_chat;
 mod providers_config;
 mod providers_email;
+mod providers_email_http;
 mod providers_expo;
 mod providers_http;
 mod providers_mobile_push;

@@ -370,6 +370,26 @@ async fn openapi_describes_each_providers_config() {
         ("discord", "chat", &["url"], &["url"]),
         ("teams", "chat", &["url"], &["url"]),
         ("smtp", "email", &["host", "port", "from"], &["password"]),
+        ("sendgrid", "email", &["api_key", "from"], &["api_key"]),
+        (
+            "postmark",
+            "email",
+            &["server_token", "from"],
+            &["server_token"],
+        ),
+        (
+            "mailgun",
+            "email",
+            &["api_key", "domain", "from"],
+            &["api_key"],
+        ),
+        ("resend", "email", &["api_key", "from"], &["api_key"]),
+        (
+            "ses",
+            "email",
+            &["access_key_id", "secret_access_key", "region", "from"],
+            &["secret_access_key"],
+        ),
         (
             "twilio",
             "sms",

@@ -94,6 +94,8 @@ struct Secrets {
     vapid_private: String,
     fcm_pem: String,
     apns_pem: String,
+    /// The key, token or secret of every HTTP email provider.
+    email_key: String,
 }
 
 impl Secrets {
@@ -117,6 +119,7 @@ impl Secrets {
             vapid_private: b64url(&p256_pair().0.to_bytes()),
             fcm_pem: key_a().private_pem.clone(),
             apns_pem: pem(p256_pair().0),
+            email_key: format!("email-key-{}", random_hex()),
         }
     }
 
@@ -130,6 +133,7 @@ impl Secrets {
             ("vapid private key", self.vapid_private.clone()),
             ("fcm private key", pem_line(&self.fcm_pem)),
             ("apns private key", pem_line(&self.apns_pem)),
+            ("email API key", self.email_key.clone()),
         ]
         .into_iter()
         .map(|(w, s)| (w.to_string(), s.into_bytes()))
@@ -190,6 +194,33 @@ async fn configure(app: &TestApp, sec: &Secrets, hook: &str, smtp_port: u16) -> 
             json!({"team_id": "TEAM123456", "key_id": "KEY7654321",
             "private_key": sec.apns_pem, "topic": "test.herald.app"}),
         ),
+        (
+            "email",
+            "sendgrid",
+            json!({"api_key": sec.email_key, "from": "noreply@herald.test"}),
+        ),
+        (
+            "email",
+            "postmark",
+            json!({"server_token": sec.email_key, "from": "noreply@herald.test"}),
+        ),
+        (
+            "email",
+            "mailgun",
+            json!({"api_key": sec.email_key, "domain": "mg.herald.test",
+            "from": "noreply@mg.herald.test"}),
+        ),
+        (
+            "email",
+            "resend",
+            json!({"api_key": sec.email_key, "from": "noreply@herald.test"}),
+        ),
+        (
+            "email",
+            "ses",
+            json!({"access_key_id": "AKIAHERALDTEST0001", "secret_access_key": sec.email_key,
+            "region": "eu-west-1", "from": "noreply@herald.test"}),
+        ),
     ];
     let mut ids = vec![];
     for (ctype, provider, config) in configs {
@@ -216,6 +247,9 @@ async fn assert_masked(app: &TestApp, sec: &Secrets) {
             "web_push" => "vapid_private_key",
             "fcm" => "service_account",
             "apns" => "private_key",
+            "sendgrid" | "mailgun" | "resend" => "api_key",
+            "postmark" => "server_token",
+            "ses" => "secret_access_key",
             _ => continue,
         };
         assert_eq!(c["config"][masked], json!("********"), "{c}");

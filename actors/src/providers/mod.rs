@@ -9,7 +9,13 @@ pub mod discord;
 pub mod expo;
 pub mod fcm;
 pub mod in_app;
+mod mail;
+pub mod mailgun;
 pub mod messagebird;
+pub mod postmark;
+pub mod resend;
+pub mod sendgrid;
+pub mod ses;
 pub mod slack;
 pub mod slack_bot;
 pub mod smtp;
@@ -89,6 +95,11 @@ registry! {
     Discord => discord::Discord,
     Teams => teams::Teams,
     Smtp => smtp::Smtp,
+    Sendgrid => sendgrid::Sendgrid,
+    Postmark => postmark::Postmark,
+    Mailgun => mailgun::Mailgun,
+    Resend => resend::Resend,
+    Ses => ses::Ses,
     Twilio => twilio::Twilio,
     Vonage => vonage::Vonage,
     MessageBird => messagebird::MessageBird,

@@ -23,11 +23,11 @@ use std::time::Duration;
 /// A sender as [`is_sender`] takes it: an email address as
 /// `validate::is_email` reads it, or a `Name <address>` form (anything with a
 /// `<`, which lettre parses when sending).
-const SENDER: &str =
+pub(crate) const SENDER: &str =
     r"^([\s\S]*<[\s\S]*|[^\s\x00-\x1f\x7f-\x9f@]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+)$";
 
 /// The rule [`SENDER`] states.
-fn is_sender(from: &str) -> bool {
+pub(crate) fn is_sender(from: &str) -> bool {
     crate::validate::is_email(from) || from.contains('<')
 }
 
