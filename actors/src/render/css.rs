@@ -5,7 +5,8 @@
 //! writes the email again, per recipient, since each recipient's email has
 //! a step's HTML of their own. When the layout and its CSS allow it
 //! (`css_split`), the layout around the step's HTML (the *frame*, the same
-//! for most recipients of a run) is inlined once per thread and kept, and
+//! for most recipients of a run, or one per locale) is inlined once per
+//! thread and kept (the last few met), and
 //! only the step's HTML is inlined per recipient, with the frame's CSS:
 //! the same bytes for a fraction of the work.
 
@@ -75,17 +76,28 @@ fn split(html: &str, step: &str) -> Option<String> {
         return None;
     }
     let frame = [&html[..at], MARKER, &html[at + step.len()..]].concat();
-    let known = FRAME.with(|f| {
-        f.borrow()
-            .as_ref()
-            .filter(|(key, _)| *key == frame)
-            .map(|(_, state)| state.clone())
+    let known = FRAMES.with(|f| {
+        let mut f = f.borrow_mut();
+        let at = f.iter().position(|(key, _)| *key == frame)?;
+        // most recently met first
+        let hit = f.remove(at);
+        let state = hit.1.clone();
+        f.insert(0, hit);
+        Some(state)
     });
+    let remember = |frame: String, state: FrameState| {
+        FRAMES.with(|f| {
+            let mut f = f.borrow_mut();
+            f.retain(|(key, _)| *key != frame);
+            f.insert(0, (frame, state));
+            f.truncate(KEPT_FRAMES);
+        })
+    };
     let parts = match known {
         Some(FrameState::Split(parts)) => parts,
         Some(FrameState::Whole) => return None,
-        // Met twice in a row: worth inlining apart (a frame of one
-        // recipient's, with their name in it, costs only this check).
+        // Met twice: worth inlining apart (a frame of one recipient's, with
+        // their name in it, costs only this check).
         Some(FrameState::Seen) => {
             let parts = frame_css(&frame).and_then(|css| {
                 let out = whole(&frame).ok()?;
@@ -96,12 +108,11 @@ fn split(html: &str, step: &str) -> Option<String> {
                     css,
                 })
             });
-            let state = parts.clone().map_or(FrameState::Whole, FrameState::Split);
-            FRAME.with(|f| *f.borrow_mut() = Some((frame, state)));
+            remember(frame, parts.clone().map_or(FrameState::Whole, FrameState::Split));
             parts?
         }
         None => {
-            FRAME.with(|f| *f.borrow_mut() = Some((frame, FrameState::Seen)));
+            remember(frame, FrameState::Seen);
             return None;
         }
     };
@@ -117,7 +128,11 @@ fn options() -> css_inline::InlineOptions<'static> {
         .keep_at_rules(true)
 }
 
-/// What the last frame met is for `split`.
+/// Frames kept per thread: one per locale or variant of a layout that
+/// recipients of one run alternate between (a footer in their language).
+const KEPT_FRAMES: usize = 8;
+
+/// What a frame met is for `split`.
 #[derive(Clone)]
 enum FrameState {
     /// Met once.
@@ -139,9 +154,9 @@ struct Frame {
 thread_local! {
     /// The last HTML this thread inlined, and the result (`inline`).
     static LAST_INLINED: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
-    /// The last frame this thread met (with `MARKER`), and what it inlined
-    /// to.
-    static FRAME: RefCell<Option<(String, FrameState)>> = const { RefCell::new(None) };
+    /// The frames this thread met last (with `MARKER`), most recent first,
+    /// and what each inlined to.
+    static FRAMES: RefCell<Vec<(String, FrameState)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Rule × element pairs one email's CSS inlining may match: a few hundred

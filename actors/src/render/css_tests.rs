@@ -270,3 +270,23 @@ fn a_frame_that_changes_per_recipient_is_inlined_whole() {
         );
     }
 }
+
+/// Recipients in two languages alternate between two frames (the layout's
+/// footer in each): both are kept, so both are split.
+#[test]
+fn frames_that_alternate_are_all_kept() {
+    let frame = |lang: &str| {
+        format!("<style>p {{ color: red }}</style><div>{{}}</div><p>{lang} footer</p>")
+    };
+    for i in 0..6 {
+        let lang = if i % 2 == 0 { "en" } else { "fr" };
+        let step = format!("<p>step {i}</p>");
+        let html = frame(lang).replace("{}", &step);
+        let got = split(&html, &step);
+        // each frame is split from its second meeting on
+        assert_eq!(got.is_some(), i >= 2, "recipient {i}");
+        if let Some(got) = got {
+            assert_eq!(got, whole(&html).unwrap());
+        }
+    }
+}
