@@ -238,6 +238,57 @@ export type Channel = {
   updated_at: string;
 } | {
   config: {
+    /** API base URL (a mock or a proxy). */
+    base_url?: string;
+    /** The recipient's custom field holding the Slack user or channel id to post to (default `slack_user_id`). */
+    recipient_field?: string;
+    retry?: ChannelRetry;
+    /** The bot token (`xoxb-…`) of a Slack app with the `chat:write` scope. Secret: set, shown masked. */
+    token?: "********";
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "slack";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
+  status: ChannelStatus;
+  type: "chat";
+  updated_at: string;
+} | {
+  config: {
+    retry?: ChannelRetry;
+    /** The webhook URL (`https://discord.com/api/webhooks/{id}/{token}`): it holds the token, so it is a secret. Secret: set, shown masked. */
+    url?: "********";
+    /** Shown as the message's author instead of the webhook's name. */
+    username?: string;
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "discord";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
+  status: ChannelStatus;
+  type: "chat";
+  updated_at: string;
+} | {
+  config: {
+    retry?: ChannelRetry;
+    /** The incoming-webhook or Workflows URL (it is the credential, so it is a secret). Secret: set, shown masked. */
+    url?: "********";
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "teams";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
+  status: ChannelStatus;
+  type: "chat";
+  updated_at: string;
+} | {
+  config: {
     /** Sender: `addr@example.com` or `Name <addr@example.com>`. */
     from?: string;
     /** SMTP server host name or address (no scheme, no port). */
@@ -263,6 +314,109 @@ export type Channel = {
   updated_at: string;
 } | {
   config: {
+    /** API key with the Mail Send permission; sent as a Bearer token. Secret: set, shown masked. */
+    api_key?: "********";
+    /** API base URL (a mock or a proxy). */
+    base_url?: string;
+    /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+    from?: string;
+    retry?: ChannelRetry;
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "sendgrid";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
+  status: ChannelStatus;
+  type: "email";
+  updated_at: string;
+} | {
+  config: {
+    /** API base URL (a mock or a proxy). */
+    base_url?: string;
+    /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+    from?: string;
+    /** Message stream id (default `outbound`, the transactional stream). */
+    message_stream?: string;
+    retry?: ChannelRetry;
+    /** Server API token; sent as `X-Postmark-Server-Token`. Secret: set, shown masked. */
+    server_token?: "********";
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "postmark";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
+  status: ChannelStatus;
+  type: "email";
+  updated_at: string;
+} | {
+  config: {
+    /** Private API key (or a domain sending key); basic-auth password of user `api`. Secret: set, shown masked. */
+    api_key?: "********";
+    /** API base URL: `https://api.eu.mailgun.net` for a domain in the EU region (or a mock, a proxy). */
+    base_url?: string;
+    /** The sending domain (`mg.example.com`). */
+    domain?: string;
+    /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+    from?: string;
+    retry?: ChannelRetry;
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "mailgun";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
+  status: ChannelStatus;
+  type: "email";
+  updated_at: string;
+} | {
+  config: {
+    /** API key (`re_…`) with sending access; sent as a Bearer token. Secret: set, shown masked. */
+    api_key?: "********";
+    /** API base URL (a mock or a proxy). */
+    base_url?: string;
+    /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+    from?: string;
+    retry?: ChannelRetry;
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "resend";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
+  status: ChannelStatus;
+  type: "email";
+  updated_at: string;
+} | {
+  config: {
+    /** Access key id of an IAM user or role allowed `ses:SendEmail`. */
+    access_key_id?: string;
+    /** API base URL (default `https://email.{region}.amazonaws.com`; a mock, a proxy or a VPC endpoint). */
+    base_url?: string;
+    /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+    from?: string;
+    /** AWS region of the SES account (`eu-west-1`): the signature's region and the default endpoint's. */
+    region?: string;
+    retry?: ChannelRetry;
+    /** Its secret access key (signs each request; never sent). Secret: set, shown masked. */
+    secret_access_key?: "********";
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "ses";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
+  status: ChannelStatus;
+  type: "email";
+  updated_at: string;
+} | {
+  config: {
     /** Account SID (`AC…`); basic-auth user. */
     account_sid?: string;
     /** Auth token; basic-auth password. Secret: set, shown masked. */
@@ -277,6 +431,46 @@ export type Channel = {
   id: string;
   name: string;
   provider: "twilio";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
+  status: ChannelStatus;
+  type: "sms";
+  updated_at: string;
+} | {
+  config: {
+    /** The account's API key. */
+    api_key?: string;
+    /** The account's API secret. Secret: set, shown masked. */
+    api_secret?: "********";
+    /** API base URL (a mock or a proxy). */
+    base_url?: string;
+    /** Sender: a number (`+447700900000` or `447700900000`) or an alphanumeric sender id of at most 11 characters. */
+    from?: string;
+    retry?: ChannelRetry;
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "vonage";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
+  status: ChannelStatus;
+  type: "sms";
+  updated_at: string;
+} | {
+  config: {
+    /** The access key (`Authorization: AccessKey …`). Secret: set, shown masked. */
+    access_key?: "********";
+    /** API base URL (a mock or a proxy). */
+    base_url?: string;
+    /** Sender: a number (`+31612345678`) or an alphanumeric sender of at most 11 characters. */
+    originator?: string;
+    retry?: ChannelRetry;
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "messagebird";
   /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
   sandbox: boolean;
   status: ChannelStatus;
@@ -347,6 +541,23 @@ export type Channel = {
   status: ChannelStatus;
   type: "mobile_push";
   updated_at: string;
+} | {
+  config: {
+    /** An Expo access token, sent as `Authorization: Bearer …` (needed when the project enforces push security). Secret: set, shown masked. */
+    access_token?: "********";
+    /** Push API base URL (a mock or a proxy). */
+    base_url?: string;
+    retry?: ChannelRetry;
+  };
+  created_at: string;
+  id: string;
+  name: string;
+  provider: "expo";
+  /** Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+  sandbox: boolean;
+  status: ChannelStatus;
+  type: "mobile_push";
+  updated_at: string;
 };
 
 /** A new channel: `type` and the `provider` of that type, with the provider's `config` (plus `retry`). A missing or partial `config` creates the channel `unconfigured`. */
@@ -372,6 +583,27 @@ export type ChannelInput = {
   sandbox?: boolean | null;
   type: "chat";
 } | {
+  config?: SlackConfig;
+  name?: string | null;
+  provider: "slack";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type: "chat";
+} | {
+  config?: DiscordConfig;
+  name?: string | null;
+  provider: "discord";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type: "chat";
+} | {
+  config?: TeamsConfig;
+  name?: string | null;
+  provider: "teams";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type: "chat";
+} | {
   config?: SmtpConfig;
   name?: string | null;
   provider: "smtp";
@@ -379,9 +611,58 @@ export type ChannelInput = {
   sandbox?: boolean | null;
   type: "email";
 } | {
+  config?: SendgridConfig;
+  name?: string | null;
+  provider: "sendgrid";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type: "email";
+} | {
+  config?: PostmarkConfig;
+  name?: string | null;
+  provider: "postmark";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type: "email";
+} | {
+  config?: MailgunConfig;
+  name?: string | null;
+  provider: "mailgun";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type: "email";
+} | {
+  config?: ResendConfig;
+  name?: string | null;
+  provider: "resend";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type: "email";
+} | {
+  config?: SesConfig;
+  name?: string | null;
+  provider: "ses";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type: "email";
+} | {
   config?: TwilioConfig;
   name?: string | null;
   provider: "twilio";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type: "sms";
+} | {
+  config?: VonageConfig;
+  name?: string | null;
+  provider: "vonage";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type: "sms";
+} | {
+  config?: MessagebirdConfig;
+  name?: string | null;
+  provider: "messagebird";
   /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
   sandbox?: boolean | null;
   type: "sms";
@@ -403,6 +684,13 @@ export type ChannelInput = {
   config?: ApnsConfig;
   name?: string | null;
   provider: "apns";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type: "mobile_push";
+} | {
+  config?: ExpoConfig;
+  name?: string | null;
+  provider: "expo";
   /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
   sandbox?: boolean | null;
   type: "mobile_push";
@@ -524,6 +812,48 @@ export type ChannelUpdate = {
   sandbox?: boolean | null;
   type?: "chat";
 } | {
+  /** Merged key by key into the stored config of a `slack` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    /** API base URL (a mock or a proxy). */
+    base_url?: string | null;
+    /** The recipient's custom field holding the Slack user or channel id to post to (default `slack_user_id`). */
+    recipient_field?: string | null;
+    retry?: ChannelRetry | null;
+    /** The bot token (`xoxb-…`) of a Slack app with the `chat:write` scope. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    token?: string | "********" | null;
+  } | null;
+  name?: string | null;
+  provider?: "slack";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type?: "chat";
+} | {
+  /** Merged key by key into the stored config of a `discord` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    retry?: ChannelRetry | null;
+    /** The webhook URL (`https://discord.com/api/webhooks/{id}/{token}`): it holds the token, so it is a secret. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    url?: string | "********" | null;
+    /** Shown as the message's author instead of the webhook's name. */
+    username?: string | null;
+  } | null;
+  name?: string | null;
+  provider?: "discord";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type?: "chat";
+} | {
+  /** Merged key by key into the stored config of a `teams` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    retry?: ChannelRetry | null;
+    /** The incoming-webhook or Workflows URL (it is the credential, so it is a secret). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    url?: string | "********" | null;
+  } | null;
+  name?: string | null;
+  provider?: "teams";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type?: "chat";
+} | {
   /** Merged key by key into the stored config of a `smtp` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
   config?: {
     /** Sender: `addr@example.com` or `Name <addr@example.com>`. */
@@ -546,6 +876,94 @@ export type ChannelUpdate = {
   sandbox?: boolean | null;
   type?: "email";
 } | {
+  /** Merged key by key into the stored config of a `sendgrid` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    /** API key with the Mail Send permission; sent as a Bearer token. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    api_key?: string | "********" | null;
+    /** API base URL (a mock or a proxy). */
+    base_url?: string | null;
+    /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+    from?: string | null;
+    retry?: ChannelRetry | null;
+  } | null;
+  name?: string | null;
+  provider?: "sendgrid";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type?: "email";
+} | {
+  /** Merged key by key into the stored config of a `postmark` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    /** API base URL (a mock or a proxy). */
+    base_url?: string | null;
+    /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+    from?: string | null;
+    /** Message stream id (default `outbound`, the transactional stream). */
+    message_stream?: string | null;
+    retry?: ChannelRetry | null;
+    /** Server API token; sent as `X-Postmark-Server-Token`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    server_token?: string | "********" | null;
+  } | null;
+  name?: string | null;
+  provider?: "postmark";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type?: "email";
+} | {
+  /** Merged key by key into the stored config of a `mailgun` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    /** Private API key (or a domain sending key); basic-auth password of user `api`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    api_key?: string | "********" | null;
+    /** API base URL: `https://api.eu.mailgun.net` for a domain in the EU region (or a mock, a proxy). */
+    base_url?: string | null;
+    /** The sending domain (`mg.example.com`). */
+    domain?: string | null;
+    /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+    from?: string | null;
+    retry?: ChannelRetry | null;
+  } | null;
+  name?: string | null;
+  provider?: "mailgun";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type?: "email";
+} | {
+  /** Merged key by key into the stored config of a `resend` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    /** API key (`re_…`) with sending access; sent as a Bearer token. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    api_key?: string | "********" | null;
+    /** API base URL (a mock or a proxy). */
+    base_url?: string | null;
+    /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+    from?: string | null;
+    retry?: ChannelRetry | null;
+  } | null;
+  name?: string | null;
+  provider?: "resend";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type?: "email";
+} | {
+  /** Merged key by key into the stored config of a `ses` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    /** Access key id of an IAM user or role allowed `ses:SendEmail`. */
+    access_key_id?: string | null;
+    /** API base URL (default `https://email.{region}.amazonaws.com`; a mock, a proxy or a VPC endpoint). */
+    base_url?: string | null;
+    /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+    from?: string | null;
+    /** AWS region of the SES account (`eu-west-1`): the signature's region and the default endpoint's. */
+    region?: string | null;
+    retry?: ChannelRetry | null;
+    /** Its secret access key (signs each request; never sent). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    secret_access_key?: string | "********" | null;
+  } | null;
+  name?: string | null;
+  provider?: "ses";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type?: "email";
+} | {
   /** Merged key by key into the stored config of a `twilio` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
   config?: {
     /** Account SID (`AC…`); basic-auth user. */
@@ -560,6 +978,40 @@ export type ChannelUpdate = {
   } | null;
   name?: string | null;
   provider?: "twilio";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type?: "sms";
+} | {
+  /** Merged key by key into the stored config of a `vonage` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    /** The account's API key. */
+    api_key?: string | null;
+    /** The account's API secret. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    api_secret?: string | "********" | null;
+    /** API base URL (a mock or a proxy). */
+    base_url?: string | null;
+    /** Sender: a number (`+447700900000` or `447700900000`) or an alphanumeric sender id of at most 11 characters. */
+    from?: string | null;
+    retry?: ChannelRetry | null;
+  } | null;
+  name?: string | null;
+  provider?: "vonage";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type?: "sms";
+} | {
+  /** Merged key by key into the stored config of a `messagebird` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    /** The access key (`Authorization: AccessKey …`). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    access_key?: string | "********" | null;
+    /** API base URL (a mock or a proxy). */
+    base_url?: string | null;
+    /** Sender: a number (`+31612345678`) or an alphanumeric sender of at most 11 characters. */
+    originator?: string | null;
+    retry?: ChannelRetry | null;
+  } | null;
+  name?: string | null;
+  provider?: "messagebird";
   /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
   sandbox?: boolean | null;
   type?: "sms";
@@ -616,6 +1068,20 @@ export type ChannelUpdate = {
   } | null;
   name?: string | null;
   provider?: "apns";
+  /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+  sandbox?: boolean | null;
+  type?: "mobile_push";
+} | {
+  /** Merged key by key into the stored config of a `expo` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+  config?: {
+    /** An Expo access token, sent as `Authorization: Bearer …` (needed when the project enforces push security). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    access_token?: string | "********" | null;
+    /** Push API base URL (a mock or a proxy). */
+    base_url?: string | null;
+    retry?: ChannelRetry | null;
+  } | null;
+  name?: string | null;
+  provider?: "expo";
   /** Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
   sandbox?: boolean | null;
   type?: "mobile_push";
@@ -721,6 +1187,15 @@ export interface DeliveryList {
 
 export type DeliveryStatus = "pending" | "sent" | "failed" | "skipped" | "canceled";
 
+/** POSTs `{"content"}` (and an embed for the link) to a Discord webhook. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
+export type DiscordConfig = {
+  retry?: ChannelRetry | null;
+  /** The webhook URL (`https://discord.com/api/webhooks/{id}/{token}`): it holds the token, so it is a secret. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  url: string | null;
+  /** Shown as the message's author instead of the webhook's name. */
+  username?: string | null;
+} | null;
+
 /** The erasure of a deleted user's notifications (`DELETE
  * /admin/v1/users/{external_id}?erase=true`, `GET /admin/v1/erasures/{id}`). */
 export interface Erasure {
@@ -777,6 +1252,15 @@ export interface EventAttemptView {
   /** The answer's status; null when there was none. */
   status_code: number | null;
 }
+
+/** Expo push notifications: one message per Expo push token the recipient registered on the channel. */
+export type ExpoConfig = {
+  /** An Expo access token, sent as `Authorization: Bearer …` (needed when the project enforces push security). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  access_token?: string | null;
+  /** Push API base URL (a mock or a proxy). */
+  base_url?: string | null;
+  retry?: ChannelRetry | null;
+} | null;
 
 export type ExternalId = string;
 
@@ -1004,10 +1488,34 @@ export interface LayoutList {
   data: Array<Layout>;
 }
 
+/** Mailgun Messages API: one message per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
+export type MailgunConfig = {
+  /** Private API key (or a domain sending key); basic-auth password of user `api`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  api_key: string | null;
+  /** API base URL: `https://api.eu.mailgun.net` for a domain in the EU region (or a mock, a proxy). */
+  base_url?: string | null;
+  /** The sending domain (`mg.example.com`). */
+  domain: string | null;
+  /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+  from: string | null;
+  retry?: ChannelRetry | null;
+} | null;
+
 export interface MarkAllResult {
   meta: FeedMeta;
   updated: number;
 }
+
+/** MessageBird (Bird) SMS API: one SMS per delivery to the recipient's `phone` (E.164). The required fields make the channel `active`; a config without them creates it `unconfigured`. */
+export type MessagebirdConfig = {
+  /** The access key (`Authorization: AccessKey …`). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  access_key: string | null;
+  /** API base URL (a mock or a proxy). */
+  base_url?: string | null;
+  /** Sender: a number (`+31612345678`) or an alphanumeric sender of at most 11 characters. */
+  originator: string | null;
+  retry?: ChannelRetry | null;
+} | null;
 
 export interface Notification {
   actor: User | null;
@@ -1074,6 +1582,19 @@ export interface PartialList {
 
 /** What a run is when it is accepted: always `pending`. */
 export type PendingStatus = "pending";
+
+/** Postmark Email API: one message per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
+export type PostmarkConfig = {
+  /** API base URL (a mock or a proxy). */
+  base_url?: string | null;
+  /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+  from: string | null;
+  /** Message stream id (default `outbound`, the transactional stream). */
+  message_stream?: string | null;
+  retry?: ChannelRetry | null;
+  /** Server API token; sent as `X-Postmark-Server-Token`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  server_token: string | null;
+} | null;
 
 /** The preference page's form (`application/x-www-form-urlencoded`): the
  * CSRF value, the name of every checkbox shown, and the checked ones, each
@@ -1296,6 +1817,17 @@ export interface ReplayResult {
   queued: number;
 }
 
+/** Resend Emails API: one message per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
+export type ResendConfig = {
+  /** API key (`re_…`) with sending access; sent as a Bearer token. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  api_key: string | null;
+  /** API base URL (a mock or a proxy). */
+  base_url?: string | null;
+  /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+  from: string | null;
+  retry?: ChannelRetry | null;
+} | null;
+
 /** How long a project keeps its notifications and feeds: durations such as
  * `15m`, `2h`, `90d` (a whole number of minutes, hours or days, at least 1m). */
 export interface Retention {
@@ -1344,6 +1876,32 @@ export interface SendWindow {
   to: string;
 }
 
+/** SendGrid Mail Send API (v3): one message per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
+export type SendgridConfig = {
+  /** API key with the Mail Send permission; sent as a Bearer token. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  api_key: string | null;
+  /** API base URL (a mock or a proxy). */
+  base_url?: string | null;
+  /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+  from: string | null;
+  retry?: ChannelRetry | null;
+} | null;
+
+/** Amazon SES API v2 SendEmail, signed with AWS Signature Version 4: one message per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
+export type SesConfig = {
+  /** Access key id of an IAM user or role allowed `ses:SendEmail`. */
+  access_key_id: string | null;
+  /** API base URL (default `https://email.{region}.amazonaws.com`; a mock, a proxy or a VPC endpoint). */
+  base_url?: string | null;
+  /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+  from: string | null;
+  /** AWS region of the SES account (`eu-west-1`): the signature's region and the default endpoint's. */
+  region: string | null;
+  retry?: ChannelRetry | null;
+  /** Its secret access key (signs each request; never sent). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  secret_access_key: string | null;
+} | null;
+
 /** The sources of a flow's or a category's values. */
 export interface SettingSources {
   channel_types: ChannelTypeSources;
@@ -1361,6 +1919,17 @@ export interface SigningKeyPair {
   /** SPKI PEM, now stored as the project's signing key. */
   public_key: string;
 }
+
+/** A Slack app's bot posts to the recipient's Slack user or channel id (a custom field) with `chat.postMessage`. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
+export type SlackConfig = {
+  /** API base URL (a mock or a proxy). */
+  base_url?: string | null;
+  /** The recipient's custom field holding the Slack user or channel id to post to (default `slack_user_id`). */
+  recipient_field?: string | null;
+  retry?: ChannelRetry | null;
+  /** The bot token (`xoxb-…`) of a Slack app with the `chat:write` scope. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  token: string | null;
+} | null;
 
 /** POSTs `{"text"}` (and Block Kit blocks) to a Slack incoming webhook. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
 export type SlackWebhookConfig = {
@@ -1462,6 +2031,13 @@ export interface SubscriptionList {
 }
 
 export type SubscriptionRequest = SubscriptionInput | BulkSubscriptionInput;
+
+/** POSTs an Adaptive Card message to a Microsoft Teams incoming webhook or Workflows URL. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
+export type TeamsConfig = {
+  retry?: ChannelRetry | null;
+  /** The incoming-webhook or Workflows URL (it is the credential, so it is a secret). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  url: string | null;
+} | null;
 
 /** MiniJinja templates over `recipient`, `actor`, `data` and `flow`. */
 export interface Template {
@@ -1658,6 +2234,19 @@ export interface UserList {
   items: Array<User>;
   page: Page;
 }
+
+/** Vonage (Nexmo) SMS API: one SMS per delivery to the recipient's `phone` (E.164). The required fields make the channel `active`; a config without them creates it `unconfigured`. */
+export type VonageConfig = {
+  /** The account's API key. */
+  api_key: string | null;
+  /** The account's API secret. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  api_secret: string | null;
+  /** API base URL (a mock or a proxy). */
+  base_url?: string | null;
+  /** Sender: a number (`+447700900000` or `447700900000`) or an alphanumeric sender id of at most 11 characters. */
+  from: string | null;
+  retry?: ChannelRetry | null;
+} | null;
 
 /** RFC 8030 web push (RFC 8291 encryption, RFC 8292 VAPID) to each browser subscription. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
 export type WebPushConfig = {

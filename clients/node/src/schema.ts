@@ -1627,6 +1627,81 @@ export interface components {
             updated_at: string;
         } | {
             config: {
+                /** @description API base URL (a mock or a proxy). */
+                base_url?: string;
+                /** @description The recipient's custom field holding the Slack user or channel id to post to (default `slack_user_id`). */
+                recipient_field?: string;
+                retry?: components["schemas"]["ChannelRetry"];
+                /**
+                 * @description The bot token (`xoxb-…`) of a Slack app with the `chat:write` scope. Secret: set, shown masked.
+                 * @constant
+                 */
+                token?: "********";
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @constant */
+            provider: "slack";
+            /** @description Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+            sandbox: boolean;
+            status: components["schemas"]["ChannelStatus"];
+            /** @enum {string} */
+            type: "chat";
+            /** Format: date-time */
+            updated_at: string;
+        } | {
+            config: {
+                retry?: components["schemas"]["ChannelRetry"];
+                /**
+                 * @description The webhook URL (`https://discord.com/api/webhooks/{id}/{token}`): it holds the token, so it is a secret. Secret: set, shown masked.
+                 * @constant
+                 */
+                url?: "********";
+                /** @description Shown as the message's author instead of the webhook's name. */
+                username?: string;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @constant */
+            provider: "discord";
+            /** @description Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+            sandbox: boolean;
+            status: components["schemas"]["ChannelStatus"];
+            /** @enum {string} */
+            type: "chat";
+            /** Format: date-time */
+            updated_at: string;
+        } | {
+            config: {
+                retry?: components["schemas"]["ChannelRetry"];
+                /**
+                 * @description The incoming-webhook or Workflows URL (it is the credential, so it is a secret). Secret: set, shown masked.
+                 * @constant
+                 */
+                url?: "********";
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @constant */
+            provider: "teams";
+            /** @description Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+            sandbox: boolean;
+            status: components["schemas"]["ChannelStatus"];
+            /** @enum {string} */
+            type: "chat";
+            /** Format: date-time */
+            updated_at: string;
+        } | {
+            config: {
                 /** @description Sender: `addr@example.com` or `Name <addr@example.com>`. */
                 from?: string;
                 /** @description SMTP server host name or address (no scheme, no port). */
@@ -1663,6 +1738,149 @@ export interface components {
             updated_at: string;
         } | {
             config: {
+                /**
+                 * @description API key with the Mail Send permission; sent as a Bearer token. Secret: set, shown masked.
+                 * @constant
+                 */
+                api_key?: "********";
+                /** @description API base URL (a mock or a proxy). */
+                base_url?: string;
+                /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+                from?: string;
+                retry?: components["schemas"]["ChannelRetry"];
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @constant */
+            provider: "sendgrid";
+            /** @description Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+            sandbox: boolean;
+            status: components["schemas"]["ChannelStatus"];
+            /** @enum {string} */
+            type: "email";
+            /** Format: date-time */
+            updated_at: string;
+        } | {
+            config: {
+                /** @description API base URL (a mock or a proxy). */
+                base_url?: string;
+                /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+                from?: string;
+                /** @description Message stream id (default `outbound`, the transactional stream). */
+                message_stream?: string;
+                retry?: components["schemas"]["ChannelRetry"];
+                /**
+                 * @description Server API token; sent as `X-Postmark-Server-Token`. Secret: set, shown masked.
+                 * @constant
+                 */
+                server_token?: "********";
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @constant */
+            provider: "postmark";
+            /** @description Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+            sandbox: boolean;
+            status: components["schemas"]["ChannelStatus"];
+            /** @enum {string} */
+            type: "email";
+            /** Format: date-time */
+            updated_at: string;
+        } | {
+            config: {
+                /**
+                 * @description Private API key (or a domain sending key); basic-auth password of user `api`. Secret: set, shown masked.
+                 * @constant
+                 */
+                api_key?: "********";
+                /** @description API base URL: `https://api.eu.mailgun.net` for a domain in the EU region (or a mock, a proxy). */
+                base_url?: string;
+                /** @description The sending domain (`mg.example.com`). */
+                domain?: string;
+                /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+                from?: string;
+                retry?: components["schemas"]["ChannelRetry"];
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @constant */
+            provider: "mailgun";
+            /** @description Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+            sandbox: boolean;
+            status: components["schemas"]["ChannelStatus"];
+            /** @enum {string} */
+            type: "email";
+            /** Format: date-time */
+            updated_at: string;
+        } | {
+            config: {
+                /**
+                 * @description API key (`re_…`) with sending access; sent as a Bearer token. Secret: set, shown masked.
+                 * @constant
+                 */
+                api_key?: "********";
+                /** @description API base URL (a mock or a proxy). */
+                base_url?: string;
+                /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+                from?: string;
+                retry?: components["schemas"]["ChannelRetry"];
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @constant */
+            provider: "resend";
+            /** @description Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+            sandbox: boolean;
+            status: components["schemas"]["ChannelStatus"];
+            /** @enum {string} */
+            type: "email";
+            /** Format: date-time */
+            updated_at: string;
+        } | {
+            config: {
+                /** @description Access key id of an IAM user or role allowed `ses:SendEmail`. */
+                access_key_id?: string;
+                /** @description API base URL (default `https://email.{region}.amazonaws.com`; a mock, a proxy or a VPC endpoint). */
+                base_url?: string;
+                /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+                from?: string;
+                /** @description AWS region of the SES account (`eu-west-1`): the signature's region and the default endpoint's. */
+                region?: string;
+                retry?: components["schemas"]["ChannelRetry"];
+                /**
+                 * @description Its secret access key (signs each request; never sent). Secret: set, shown masked.
+                 * @constant
+                 */
+                secret_access_key?: "********";
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @constant */
+            provider: "ses";
+            /** @description Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+            sandbox: boolean;
+            status: components["schemas"]["ChannelStatus"];
+            /** @enum {string} */
+            type: "email";
+            /** Format: date-time */
+            updated_at: string;
+        } | {
+            config: {
                 /** @description Account SID (`AC…`); basic-auth user. */
                 account_sid?: string;
                 /**
@@ -1683,6 +1901,62 @@ export interface components {
             name: string;
             /** @constant */
             provider: "twilio";
+            /** @description Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+            sandbox: boolean;
+            status: components["schemas"]["ChannelStatus"];
+            /** @enum {string} */
+            type: "sms";
+            /** Format: date-time */
+            updated_at: string;
+        } | {
+            config: {
+                /** @description The account's API key. */
+                api_key?: string;
+                /**
+                 * @description The account's API secret. Secret: set, shown masked.
+                 * @constant
+                 */
+                api_secret?: "********";
+                /** @description API base URL (a mock or a proxy). */
+                base_url?: string;
+                /** @description Sender: a number (`+447700900000` or `447700900000`) or an alphanumeric sender id of at most 11 characters. */
+                from?: string;
+                retry?: components["schemas"]["ChannelRetry"];
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @constant */
+            provider: "vonage";
+            /** @description Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+            sandbox: boolean;
+            status: components["schemas"]["ChannelStatus"];
+            /** @enum {string} */
+            type: "sms";
+            /** Format: date-time */
+            updated_at: string;
+        } | {
+            config: {
+                /**
+                 * @description The access key (`Authorization: AccessKey …`). Secret: set, shown masked.
+                 * @constant
+                 */
+                access_key?: "********";
+                /** @description API base URL (a mock or a proxy). */
+                base_url?: string;
+                /** @description Sender: a number (`+31612345678`) or an alphanumeric sender of at most 11 characters. */
+                originator?: string;
+                retry?: components["schemas"]["ChannelRetry"];
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @constant */
+            provider: "messagebird";
             /** @description Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
             sandbox: boolean;
             status: components["schemas"]["ChannelStatus"];
@@ -1782,6 +2056,31 @@ export interface components {
             type: "mobile_push";
             /** Format: date-time */
             updated_at: string;
+        } | {
+            config: {
+                /**
+                 * @description An Expo access token, sent as `Authorization: Bearer …` (needed when the project enforces push security). Secret: set, shown masked.
+                 * @constant
+                 */
+                access_token?: "********";
+                /** @description Push API base URL (a mock or a proxy). */
+                base_url?: string;
+                retry?: components["schemas"]["ChannelRetry"];
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @constant */
+            provider: "expo";
+            /** @description Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`). */
+            sandbox: boolean;
+            status: components["schemas"]["ChannelStatus"];
+            /** @enum {string} */
+            type: "mobile_push";
+            /** Format: date-time */
+            updated_at: string;
         };
         /**
          * @description A new channel: `type` and the `provider` of that type, with the provider's `config` (plus `retry`). A missing or partial `config` creates the channel `unconfigured`.
@@ -1822,6 +2121,33 @@ export interface components {
             /** @enum {string} */
             type: "chat";
         } | {
+            config?: components["schemas"]["SlackConfig"];
+            name?: string | null;
+            /** @constant */
+            provider: "slack";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type: "chat";
+        } | {
+            config?: components["schemas"]["DiscordConfig"];
+            name?: string | null;
+            /** @constant */
+            provider: "discord";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type: "chat";
+        } | {
+            config?: components["schemas"]["TeamsConfig"];
+            name?: string | null;
+            /** @constant */
+            provider: "teams";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type: "chat";
+        } | {
             config?: components["schemas"]["SmtpConfig"];
             name?: string | null;
             /** @constant */
@@ -1831,10 +2157,73 @@ export interface components {
             /** @enum {string} */
             type: "email";
         } | {
+            config?: components["schemas"]["SendgridConfig"];
+            name?: string | null;
+            /** @constant */
+            provider: "sendgrid";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type: "email";
+        } | {
+            config?: components["schemas"]["PostmarkConfig"];
+            name?: string | null;
+            /** @constant */
+            provider: "postmark";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type: "email";
+        } | {
+            config?: components["schemas"]["MailgunConfig"];
+            name?: string | null;
+            /** @constant */
+            provider: "mailgun";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type: "email";
+        } | {
+            config?: components["schemas"]["ResendConfig"];
+            name?: string | null;
+            /** @constant */
+            provider: "resend";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type: "email";
+        } | {
+            config?: components["schemas"]["SesConfig"];
+            name?: string | null;
+            /** @constant */
+            provider: "ses";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type: "email";
+        } | {
             config?: components["schemas"]["TwilioConfig"];
             name?: string | null;
             /** @constant */
             provider: "twilio";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type: "sms";
+        } | {
+            config?: components["schemas"]["VonageConfig"];
+            name?: string | null;
+            /** @constant */
+            provider: "vonage";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type: "sms";
+        } | {
+            config?: components["schemas"]["MessagebirdConfig"];
+            name?: string | null;
+            /** @constant */
+            provider: "messagebird";
             /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
             sandbox?: boolean | null;
             /** @enum {string} */
@@ -1862,6 +2251,15 @@ export interface components {
             name?: string | null;
             /** @constant */
             provider: "apns";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type: "mobile_push";
+        } | {
+            config?: components["schemas"]["ExpoConfig"];
+            name?: string | null;
+            /** @constant */
+            provider: "expo";
             /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
             sandbox?: boolean | null;
             /** @enum {string} */
@@ -1998,6 +2396,54 @@ export interface components {
             /** @enum {string} */
             type?: "chat";
         } | {
+            /** @description Merged key by key into the stored config of a `slack` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+            config?: {
+                /** @description API base URL (a mock or a proxy). */
+                base_url?: string | null;
+                /** @description The recipient's custom field holding the Slack user or channel id to post to (default `slack_user_id`). */
+                recipient_field?: string | null;
+                retry?: components["schemas"]["ChannelRetry"] | null;
+                /** @description The bot token (`xoxb-…`) of a Slack app with the `chat:write` scope. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+                token?: string | "********" | null;
+            } | null;
+            name?: string | null;
+            /** @constant */
+            provider?: "slack";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type?: "chat";
+        } | {
+            /** @description Merged key by key into the stored config of a `discord` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+            config?: {
+                retry?: components["schemas"]["ChannelRetry"] | null;
+                /** @description The webhook URL (`https://discord.com/api/webhooks/{id}/{token}`): it holds the token, so it is a secret. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+                url?: string | "********" | null;
+                /** @description Shown as the message's author instead of the webhook's name. */
+                username?: string | null;
+            } | null;
+            name?: string | null;
+            /** @constant */
+            provider?: "discord";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type?: "chat";
+        } | {
+            /** @description Merged key by key into the stored config of a `teams` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+            config?: {
+                retry?: components["schemas"]["ChannelRetry"] | null;
+                /** @description The incoming-webhook or Workflows URL (it is the credential, so it is a secret). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+                url?: string | "********" | null;
+            } | null;
+            name?: string | null;
+            /** @constant */
+            provider?: "teams";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type?: "chat";
+        } | {
             /** @description Merged key by key into the stored config of a `smtp` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
             config?: {
                 /** @description Sender: `addr@example.com` or `Name <addr@example.com>`. */
@@ -2022,6 +2468,104 @@ export interface components {
             /** @enum {string} */
             type?: "email";
         } | {
+            /** @description Merged key by key into the stored config of a `sendgrid` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+            config?: {
+                /** @description API key with the Mail Send permission; sent as a Bearer token. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+                api_key?: string | "********" | null;
+                /** @description API base URL (a mock or a proxy). */
+                base_url?: string | null;
+                /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+                from?: string | null;
+                retry?: components["schemas"]["ChannelRetry"] | null;
+            } | null;
+            name?: string | null;
+            /** @constant */
+            provider?: "sendgrid";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type?: "email";
+        } | {
+            /** @description Merged key by key into the stored config of a `postmark` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+            config?: {
+                /** @description API base URL (a mock or a proxy). */
+                base_url?: string | null;
+                /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+                from?: string | null;
+                /** @description Message stream id (default `outbound`, the transactional stream). */
+                message_stream?: string | null;
+                retry?: components["schemas"]["ChannelRetry"] | null;
+                /** @description Server API token; sent as `X-Postmark-Server-Token`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+                server_token?: string | "********" | null;
+            } | null;
+            name?: string | null;
+            /** @constant */
+            provider?: "postmark";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type?: "email";
+        } | {
+            /** @description Merged key by key into the stored config of a `mailgun` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+            config?: {
+                /** @description Private API key (or a domain sending key); basic-auth password of user `api`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+                api_key?: string | "********" | null;
+                /** @description API base URL: `https://api.eu.mailgun.net` for a domain in the EU region (or a mock, a proxy). */
+                base_url?: string | null;
+                /** @description The sending domain (`mg.example.com`). */
+                domain?: string | null;
+                /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+                from?: string | null;
+                retry?: components["schemas"]["ChannelRetry"] | null;
+            } | null;
+            name?: string | null;
+            /** @constant */
+            provider?: "mailgun";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type?: "email";
+        } | {
+            /** @description Merged key by key into the stored config of a `resend` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+            config?: {
+                /** @description API key (`re_…`) with sending access; sent as a Bearer token. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+                api_key?: string | "********" | null;
+                /** @description API base URL (a mock or a proxy). */
+                base_url?: string | null;
+                /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+                from?: string | null;
+                retry?: components["schemas"]["ChannelRetry"] | null;
+            } | null;
+            name?: string | null;
+            /** @constant */
+            provider?: "resend";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type?: "email";
+        } | {
+            /** @description Merged key by key into the stored config of a `ses` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+            config?: {
+                /** @description Access key id of an IAM user or role allowed `ses:SendEmail`. */
+                access_key_id?: string | null;
+                /** @description API base URL (default `https://email.{region}.amazonaws.com`; a mock, a proxy or a VPC endpoint). */
+                base_url?: string | null;
+                /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+                from?: string | null;
+                /** @description AWS region of the SES account (`eu-west-1`): the signature's region and the default endpoint's. */
+                region?: string | null;
+                retry?: components["schemas"]["ChannelRetry"] | null;
+                /** @description Its secret access key (signs each request; never sent). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+                secret_access_key?: string | "********" | null;
+            } | null;
+            name?: string | null;
+            /** @constant */
+            provider?: "ses";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type?: "email";
+        } | {
             /** @description Merged key by key into the stored config of a `twilio` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
             config?: {
                 /** @description Account SID (`AC…`); basic-auth user. */
@@ -2037,6 +2581,44 @@ export interface components {
             name?: string | null;
             /** @constant */
             provider?: "twilio";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type?: "sms";
+        } | {
+            /** @description Merged key by key into the stored config of a `vonage` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+            config?: {
+                /** @description The account's API key. */
+                api_key?: string | null;
+                /** @description The account's API secret. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+                api_secret?: string | "********" | null;
+                /** @description API base URL (a mock or a proxy). */
+                base_url?: string | null;
+                /** @description Sender: a number (`+447700900000` or `447700900000`) or an alphanumeric sender id of at most 11 characters. */
+                from?: string | null;
+                retry?: components["schemas"]["ChannelRetry"] | null;
+            } | null;
+            name?: string | null;
+            /** @constant */
+            provider?: "vonage";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type?: "sms";
+        } | {
+            /** @description Merged key by key into the stored config of a `messagebird` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+            config?: {
+                /** @description The access key (`Authorization: AccessKey …`). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+                access_key?: string | "********" | null;
+                /** @description API base URL (a mock or a proxy). */
+                base_url?: string | null;
+                /** @description Sender: a number (`+31612345678`) or an alphanumeric sender of at most 11 characters. */
+                originator?: string | null;
+                retry?: components["schemas"]["ChannelRetry"] | null;
+            } | null;
+            name?: string | null;
+            /** @constant */
+            provider?: "messagebird";
             /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
             sandbox?: boolean | null;
             /** @enum {string} */
@@ -2099,6 +2681,22 @@ export interface components {
             name?: string | null;
             /** @constant */
             provider?: "apns";
+            /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
+            sandbox?: boolean | null;
+            /** @enum {string} */
+            type?: "mobile_push";
+        } | {
+            /** @description Merged key by key into the stored config of a `expo` channel: `null` removes a key, `********` keeps a stored secret. Changing where or as whom a secret is used requires sending the secret again. */
+            config?: {
+                /** @description An Expo access token, sent as `Authorization: Bearer …` (needed when the project enforces push security). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+                access_token?: string | "********" | null;
+                /** @description Push API base URL (a mock or a proxy). */
+                base_url?: string | null;
+                retry?: components["schemas"]["ChannelRetry"] | null;
+            } | null;
+            name?: string | null;
+            /** @constant */
+            provider?: "expo";
             /** @description Sandbox: the channel calls no provider; its deliveries are rendered, stored and `sent` with `sandbox: true`. False when absent (an update without it keeps it). */
             sandbox?: boolean | null;
             /** @enum {string} */
@@ -2244,6 +2842,23 @@ export interface components {
         /** @enum {string} */
         DeliveryStatus: "pending" | "sent" | "failed" | "skipped" | "canceled";
         /**
+         * DiscordConfig
+         * @description POSTs `{"content"}` (and an embed for the link) to a Discord webhook. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+         * @example {
+         *       "url": "https://discord.com/api/webhooks/123456789012345678/XXXX"
+         *     }
+         */
+        DiscordConfig: {
+            retry?: components["schemas"]["ChannelRetry"] | null;
+            /**
+             * Format: uri
+             * @description The webhook URL (`https://discord.com/api/webhooks/{id}/{token}`): it holds the token, so it is a secret. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.
+             */
+            url: string | null;
+            /** @description Shown as the message's author instead of the webhook's name. */
+            username?: string | null;
+        } | null;
+        /**
          * @description The erasure of a deleted user's notifications (`DELETE
          *     /admin/v1/users/{external_id}?erase=true`, `GET /admin/v1/erasures/{id}`).
          */
@@ -2340,6 +2955,24 @@ export interface components {
              */
             status_code: number | null;
         };
+        /**
+         * ExpoConfig
+         * @description Expo push notifications: one message per Expo push token the recipient registered on the channel.
+         * @example {
+         *       "access_token": "your-expo-access-token"
+         *     }
+         */
+        ExpoConfig: {
+            /** @description An Expo access token, sent as `Authorization: Bearer …` (needed when the project enforces push security). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+            access_token?: string | null;
+            /**
+             * Format: uri
+             * @description Push API base URL (a mock or a proxy).
+             * @default https://exp.host
+             */
+            base_url: string | null;
+            retry?: components["schemas"]["ChannelRetry"] | null;
+        } | null;
         ExternalId: string;
         /**
          * FcmConfig
@@ -2659,11 +3292,56 @@ export interface components {
         LayoutList: {
             data: components["schemas"]["Layout"][];
         };
+        /**
+         * MailgunConfig
+         * @description Mailgun Messages API: one message per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+         * @example {
+         *       "api_key": "your-api-key",
+         *       "domain": "mg.example.com",
+         *       "from": "Herald <noreply@mg.example.com>"
+         *     }
+         */
+        MailgunConfig: {
+            /** @description Private API key (or a domain sending key); basic-auth password of user `api`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+            api_key: string | null;
+            /**
+             * Format: uri
+             * @description API base URL: `https://api.eu.mailgun.net` for a domain in the EU region (or a mock, a proxy).
+             * @default https://api.mailgun.net
+             */
+            base_url: string | null;
+            /** @description The sending domain (`mg.example.com`). */
+            domain: string | null;
+            /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+            from: string | null;
+            retry?: components["schemas"]["ChannelRetry"] | null;
+        } | null;
         MarkAllResult: {
             meta: components["schemas"]["FeedMeta"];
             /** Format: int64 */
             updated: number;
         };
+        /**
+         * MessagebirdConfig
+         * @description MessageBird (Bird) SMS API: one SMS per delivery to the recipient's `phone` (E.164). The required fields make the channel `active`; a config without them creates it `unconfigured`.
+         * @example {
+         *       "access_key": "your-live-access-key",
+         *       "originator": "Herald"
+         *     }
+         */
+        MessagebirdConfig: {
+            /** @description The access key (`Authorization: AccessKey …`). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+            access_key: string | null;
+            /**
+             * Format: uri
+             * @description API base URL (a mock or a proxy).
+             * @default https://rest.messagebird.com
+             */
+            base_url: string | null;
+            /** @description Sender: a number (`+31612345678`) or an alphanumeric sender of at most 11 characters. */
+            originator: string | null;
+            retry?: components["schemas"]["ChannelRetry"] | null;
+        } | null;
         Notification: {
             actor: components["schemas"]["User"] | null;
             /** Format: uuid */
@@ -2747,6 +3425,30 @@ export interface components {
          * @enum {string}
          */
         PendingStatus: "pending";
+        /**
+         * PostmarkConfig
+         * @description Postmark Email API: one message per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+         * @example {
+         *       "from": "Herald <noreply@example.com>",
+         *       "message_stream": "outbound",
+         *       "server_token": "your-server-token"
+         *     }
+         */
+        PostmarkConfig: {
+            /**
+             * Format: uri
+             * @description API base URL (a mock or a proxy).
+             * @default https://api.postmarkapp.com
+             */
+            base_url: string | null;
+            /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+            from: string | null;
+            /** @description Message stream id (default `outbound`, the transactional stream). */
+            message_stream?: string | null;
+            retry?: components["schemas"]["ChannelRetry"] | null;
+            /** @description Server API token; sent as `X-Postmark-Server-Token`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+            server_token: string | null;
+        } | null;
         /**
          * @description The preference page's form (`application/x-www-form-urlencoded`): the
          *     CSRF value, the name of every checkbox shown, and the checked ones, each
@@ -3056,6 +3758,27 @@ export interface components {
             queued: number;
         };
         /**
+         * ResendConfig
+         * @description Resend Emails API: one message per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+         * @example {
+         *       "api_key": "re_your_api_key",
+         *       "from": "Herald <noreply@example.com>"
+         *     }
+         */
+        ResendConfig: {
+            /** @description API key (`re_…`) with sending access; sent as a Bearer token. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+            api_key: string | null;
+            /**
+             * Format: uri
+             * @description API base URL (a mock or a proxy).
+             * @default https://api.resend.com
+             */
+            base_url: string | null;
+            /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+            from: string | null;
+            retry?: components["schemas"]["ChannelRetry"] | null;
+        } | null;
+        /**
          * @description How long a project keeps its notifications and feeds: durations such as
          *     `15m`, `2h`, `90d` (a whole number of minutes, hours or days, at least 1m).
          */
@@ -3130,6 +3853,27 @@ export interface components {
         } | {
             topic: string;
         };
+        /**
+         * SendgridConfig
+         * @description SendGrid Mail Send API (v3): one message per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+         * @example {
+         *       "api_key": "SG.your-api-key",
+         *       "from": "Herald <noreply@example.com>"
+         *     }
+         */
+        SendgridConfig: {
+            /** @description API key with the Mail Send permission; sent as a Bearer token. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+            api_key: string | null;
+            /**
+             * Format: uri
+             * @description API base URL (a mock or a proxy).
+             * @default https://api.sendgrid.com
+             */
+            base_url: string | null;
+            /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+            from: string | null;
+            retry?: components["schemas"]["ChannelRetry"] | null;
+        } | null;
         /** @description When a channel step may deliver, in the recipient's timezone (UTC when none); a `to` not after `from` runs across midnight. */
         SendWindow: {
             days?: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[] | null;
@@ -3137,6 +3881,32 @@ export interface components {
             /** @description Not equal to `from`. */
             to: string;
         };
+        /**
+         * SesConfig
+         * @description Amazon SES API v2 SendEmail, signed with AWS Signature Version 4: one message per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+         * @example {
+         *       "access_key_id": "AKIAIOSFODNN7EXAMPLE",
+         *       "from": "Herald <noreply@example.com>",
+         *       "region": "eu-west-1",
+         *       "secret_access_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+         *     }
+         */
+        SesConfig: {
+            /** @description Access key id of an IAM user or role allowed `ses:SendEmail`. */
+            access_key_id: string | null;
+            /**
+             * Format: uri
+             * @description API base URL (default `https://email.{region}.amazonaws.com`; a mock, a proxy or a VPC endpoint).
+             */
+            base_url?: string | null;
+            /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
+            from: string | null;
+            /** @description AWS region of the SES account (`eu-west-1`): the signature's region and the default endpoint's. */
+            region: string | null;
+            retry?: components["schemas"]["ChannelRetry"] | null;
+            /** @description Its secret access key (signs each request; never sent). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+            secret_access_key: string | null;
+        } | null;
         /** @description The sources of a flow's or a category's values. */
         SettingSources: {
             channel_types: components["schemas"]["ChannelTypeSources"];
@@ -3155,6 +3925,27 @@ export interface components {
             /** @description SPKI PEM, now stored as the project's signing key. */
             public_key: string;
         };
+        /**
+         * SlackConfig
+         * @description A Slack app's bot posts to the recipient's Slack user or channel id (a custom field) with `chat.postMessage`. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+         * @example {
+         *       "recipient_field": "slack_user_id",
+         *       "token": "xoxb-0000-0000-XXXX"
+         *     }
+         */
+        SlackConfig: {
+            /**
+             * Format: uri
+             * @description API base URL (a mock or a proxy).
+             * @default https://slack.com
+             */
+            base_url: string | null;
+            /** @description The recipient's custom field holding the Slack user or channel id to post to (default `slack_user_id`). */
+            recipient_field?: string | null;
+            retry?: components["schemas"]["ChannelRetry"] | null;
+            /** @description The bot token (`xoxb-…`) of a Slack app with the `chat:write` scope. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+            token: string | null;
+        } | null;
         /**
          * SlackWebhookConfig
          * @description POSTs `{"text"}` (and Block Kit blocks) to a Slack incoming webhook. The required fields make the channel `active`; a config without them creates it `unconfigured`.
@@ -3288,6 +4079,21 @@ export interface components {
             page: components["schemas"]["Page"];
         };
         SubscriptionRequest: components["schemas"]["SubscriptionInput"] | components["schemas"]["BulkSubscriptionInput"];
+        /**
+         * TeamsConfig
+         * @description POSTs an Adaptive Card message to a Microsoft Teams incoming webhook or Workflows URL. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+         * @example {
+         *       "url": "https://prod-00.westus.logic.azure.com/workflows/0123/triggers/manual/paths/invoke?sig=XXXX"
+         *     }
+         */
+        TeamsConfig: {
+            retry?: components["schemas"]["ChannelRetry"] | null;
+            /**
+             * Format: uri
+             * @description The incoming-webhook or Workflows URL (it is the credential, so it is a secret). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.
+             */
+            url: string | null;
+        } | null;
         /** @description MiniJinja templates over `recipient`, `actor`, `data` and `flow`. */
         Template: {
             /**
@@ -3574,6 +4380,30 @@ export interface components {
             items: components["schemas"]["User"][];
             page: components["schemas"]["Page"];
         };
+        /**
+         * VonageConfig
+         * @description Vonage (Nexmo) SMS API: one SMS per delivery to the recipient's `phone` (E.164). The required fields make the channel `active`; a config without them creates it `unconfigured`.
+         * @example {
+         *       "api_key": "abcd1234",
+         *       "api_secret": "your-api-secret",
+         *       "from": "Herald"
+         *     }
+         */
+        VonageConfig: {
+            /** @description The account's API key. */
+            api_key: string | null;
+            /** @description The account's API secret. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+            api_secret: string | null;
+            /**
+             * Format: uri
+             * @description API base URL (a mock or a proxy).
+             * @default https://rest.nexmo.com
+             */
+            base_url: string | null;
+            /** @description Sender: a number (`+447700900000` or `447700900000`) or an alphanumeric sender id of at most 11 characters. */
+            from: string | null;
+            retry?: components["schemas"]["ChannelRetry"] | null;
+        } | null;
         /**
          * WebhookConfig
          * @description POSTs `{"delivery", "recipient"}` as JSON with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, and `webhook-signature` with a secret). The required fields make the channel `active`; a config without them creates it `unconfigured`.

@@ -20,8 +20,10 @@ from ._part1 import ClockAdvance2  # noqa: F401
 from ._part1 import ClockAdvance  # noqa: F401
 from ._part1 import ConditionRule  # noqa: F401
 from ._part1 import DeliveryError  # noqa: F401
+from ._part1 import DiscordConfig  # noqa: F401
 from ._part1 import Erasure  # noqa: F401
 from ._part1 import EventAttemptView  # noqa: F401
+from ._part1 import ExpoConfig  # noqa: F401
 from ._part1 import FcmServiceAccount  # noqa: F401
 from ._part1 import FeedEntryInteract  # noqa: F401
 from ._part1 import FeedEntryPatch  # noqa: F401
@@ -33,11 +35,14 @@ from ._part1 import InAppConfig  # noqa: F401
 from ._part1 import Layout  # noqa: F401
 from ._part1 import LayoutInput  # noqa: F401
 from ._part1 import LayoutList  # noqa: F401
+from ._part1 import MailgunConfig  # noqa: F401
 from ._part1 import MarkAllResult  # noqa: F401
+from ._part1 import MessagebirdConfig  # noqa: F401
 from ._part1 import Page  # noqa: F401
 from ._part1 import Partial  # noqa: F401
 from ._part1 import PartialInput  # noqa: F401
 from ._part1 import PartialList  # noqa: F401
+from ._part1 import PostmarkConfig  # noqa: F401
 from ._part1 import PreferenceForm  # noqa: F401
 from ._part1 import PreferenceLink  # noqa: F401
 from ._part1 import PreferenceLinkInput  # noqa: F401
@@ -49,18 +54,23 @@ from ._part1 import PushSubscriptionList  # noqa: F401
 from ._part1 import RenderedAction  # noqa: F401
 from ._part1 import ReplayInput  # noqa: F401
 from ._part1 import ReplayResult  # noqa: F401
-from ._part1 import Retention  # noqa: F401
-from ._part1 import RetentionInput  # noqa: F401
-from ._part1 import SendWindow  # noqa: F401
-from ._part1 import SigningKeyInput  # noqa: F401
-from ._part1 import SigningKeyPair  # noqa: F401
-from ._part1 import SlackWebhookConfig  # noqa: F401
-from ._part1 import SmtpConfig  # noqa: F401
-from ._part1 import StepConditionRule  # noqa: F401
+from ._part2 import ResendConfig  # noqa: F401
+from ._part2 import Retention  # noqa: F401
+from ._part2 import RetentionInput  # noqa: F401
+from ._part2 import SendWindow  # noqa: F401
+from ._part2 import SendgridConfig  # noqa: F401
+from ._part2 import SesConfig  # noqa: F401
+from ._part2 import SigningKeyInput  # noqa: F401
+from ._part2 import SigningKeyPair  # noqa: F401
+from ._part2 import SlackConfig  # noqa: F401
+from ._part2 import SlackWebhookConfig  # noqa: F401
+from ._part2 import SmtpConfig  # noqa: F401
+from ._part2 import StepConditionRule  # noqa: F401
 from ._part2 import StepPreviewError  # noqa: F401
 from ._part2 import Subscription  # noqa: F401
 from ._part2 import SubscriptionInput  # noqa: F401
 from ._part2 import SubscriptionList  # noqa: F401
+from ._part2 import TeamsConfig  # noqa: F401
 from ._part2 import TemplateAction  # noqa: F401
 from ._part2 import Topic  # noqa: F401
 from ._part2 import TopicInput  # noqa: F401
@@ -76,6 +86,7 @@ from ._part2 import User  # noqa: F401
 from ._part2 import UserChannel  # noqa: F401
 from ._part2 import UserInput  # noqa: F401
 from ._part2 import UserList  # noqa: F401
+from ._part2 import VonageConfig  # noqa: F401
 from ._part2 import WebPushConfig  # noqa: F401
 from ._part2 import WebhookConfig  # noqa: F401
 from ._part2 import WebhookEndpoint  # noqa: F401
@@ -89,19 +100,19 @@ from ._part2 import BulkErasure  # noqa: F401
 from ._part2 import BulkSubscriptionInput  # noqa: F401
 from ._part2 import BulkSubscriptionResult  # noqa: F401
 from ._part2 import CategoryPreferences  # noqa: F401
-from ._part2 import Channel  # noqa: F401
-from ._part2 import ChannelList  # noqa: F401
-from ._part2 import ChannelTypeSources  # noqa: F401
-from ._part2 import Condition1  # noqa: F401
-from ._part2 import Condition2  # noqa: F401
-from ._part2 import DelayStep  # noqa: F401
-from ._part2 import ErrorBody  # noqa: F401
-from ._part2 import EventAttemptList  # noqa: F401
-from ._part2 import FcmConfig  # noqa: F401
-from ._part2 import FlowRun  # noqa: F401
-from ._part2 import FlowRunAccepted  # noqa: F401
-from ._part2 import NotificationTrace  # noqa: F401
-from ._part2 import Project  # noqa: F401
+from ._part3 import Channel  # noqa: F401
+from ._part3 import ChannelList  # noqa: F401
+from ._part3 import ChannelTypeSources  # noqa: F401
+from ._part3 import Condition1  # noqa: F401
+from ._part3 import Condition2  # noqa: F401
+from ._part3 import DelayStep  # noqa: F401
+from ._part3 import ErrorBody  # noqa: F401
+from ._part3 import EventAttemptList  # noqa: F401
+from ._part3 import FcmConfig  # noqa: F401
+from ._part3 import FlowRun  # noqa: F401
+from ._part3 import FlowRunAccepted  # noqa: F401
+from ._part3 import NotificationTrace  # noqa: F401
+from ._part3 import Project  # noqa: F401
 from ._part3 import ProjectUpdate  # noqa: F401
 from ._part3 import QuietHours  # noqa: F401
 from ._part3 import RecipientInput  # noqa: F401
@@ -128,19 +139,19 @@ from ._part3 import Delivery  # noqa: F401
 from ._part3 import DeliveryList  # noqa: F401
 from ._part3 import Error  # noqa: F401
 from ._part3 import FeedEntry  # noqa: F401
-from ._part3 import FeedPage  # noqa: F401
-from ._part3 import FlowPreview  # noqa: F401
-from ._part3 import Notification  # noqa: F401
-from ._part3 import NotificationList  # noqa: F401
-from ._part3 import PreferencesExplain  # noqa: F401
-from ._part3 import PreferencesInput  # noqa: F401
-from ._part3 import PreviewBody  # noqa: F401
-from ._part3 import UnsavedFlowPreview  # noqa: F401
-from ._part3 import Flow  # noqa: F401
-from ._part3 import FlowInput  # noqa: F401
-from ._part3 import FlowList  # noqa: F401
-from ._part3 import FlowUpdate  # noqa: F401
-from ._part3 import Preferences  # noqa: F401
+from ._part4 import FeedPage  # noqa: F401
+from ._part4 import FlowPreview  # noqa: F401
+from ._part4 import Notification  # noqa: F401
+from ._part4 import NotificationList  # noqa: F401
+from ._part4 import PreferencesExplain  # noqa: F401
+from ._part4 import PreferencesInput  # noqa: F401
+from ._part4 import PreviewBody  # noqa: F401
+from ._part4 import UnsavedFlowPreview  # noqa: F401
+from ._part4 import Flow  # noqa: F401
+from ._part4 import FlowInput  # noqa: F401
+from ._part4 import FlowList  # noqa: F401
+from ._part4 import FlowUpdate  # noqa: F401
+from ._part4 import Preferences  # noqa: F401
 
 __all__ = [
     "Branding",
@@ -160,8 +171,10 @@ __all__ = [
     "ClockAdvance",
     "ConditionRule",
     "DeliveryError",
+    "DiscordConfig",
     "Erasure",
     "EventAttemptView",
+    "ExpoConfig",
     "FcmServiceAccount",
     "FeedEntryInteract",
     "FeedEntryPatch",
@@ -173,11 +186,14 @@ __all__ = [
     "Layout",
     "LayoutInput",
     "LayoutList",
+    "MailgunConfig",
     "MarkAllResult",
+    "MessagebirdConfig",
     "Page",
     "Partial",
     "PartialInput",
     "PartialList",
+    "PostmarkConfig",
     "PreferenceForm",
     "PreferenceLink",
     "PreferenceLinkInput",
@@ -189,11 +205,15 @@ __all__ = [
     "RenderedAction",
     "ReplayInput",
     "ReplayResult",
+    "ResendConfig",
     "Retention",
     "RetentionInput",
     "SendWindow",
+    "SendgridConfig",
+    "SesConfig",
     "SigningKeyInput",
     "SigningKeyPair",
+    "SlackConfig",
     "SlackWebhookConfig",
     "SmtpConfig",
     "StepConditionRule",
@@ -201,6 +221,7 @@ __all__ = [
     "Subscription",
     "SubscriptionInput",
     "SubscriptionList",
+    "TeamsConfig",
     "TemplateAction",
     "Topic",
     "TopicInput",
@@ -216,6 +237,7 @@ __all__ = [
     "UserChannel",
     "UserInput",
     "UserList",
+    "VonageConfig",
     "WebPushConfig",
     "WebhookConfig",
     "WebhookEndpoint",

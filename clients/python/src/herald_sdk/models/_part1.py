@@ -120,7 +120,7 @@ class ChannelInput(BaseModel):
     name: Optional[str] = None
     provider: str = Field(
         ...,
-        description="One of `apns`, `fcm`, `in_app`, `slack_webhook`, `smtp`, `twilio`, `web_push`, `webhook` (others may come).",
+        description="One of `apns`, `discord`, `expo`, `fcm`, `in_app`, `mailgun`, `messagebird`, `postmark`, `resend`, `sendgrid`, `ses`, `slack`, `slack_webhook`, `smtp`, `teams`, `twilio`, `vonage`, `web_push`, `webhook` (others may come).",
     )
     sandbox: Optional[bool] = Field(
         None,
@@ -192,7 +192,7 @@ class ChannelUpdate(BaseModel):
     name: Optional[str] = None
     provider: Optional[str] = Field(
         None,
-        description="One of `apns`, `fcm`, `in_app`, `slack_webhook`, `smtp`, `twilio`, `web_push`, `webhook` (others may come).",
+        description="One of `apns`, `discord`, `expo`, `fcm`, `in_app`, `mailgun`, `messagebird`, `postmark`, `resend`, `sendgrid`, `ses`, `slack`, `slack_webhook`, `smtp`, `teams`, `twilio`, `vonage`, `web_push`, `webhook` (others may come).",
     )
     sandbox: Optional[bool] = Field(
         None,
@@ -268,6 +268,24 @@ class DeliveryError(BaseModel):
     message: str
 
 
+class DiscordConfig(BaseModel):
+    """
+    POSTs `{"content"}` (and an embed for the link) to a Discord webhook. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    retry: Optional[ChannelRetry] = None
+    url: Optional[str] = Field(
+        ...,
+        description="The webhook URL (`https://discord.com/api/webhooks/{id}/{token}`): it holds the token, so it is a secret. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+    username: Optional[str] = Field(
+        None, description="Shown as the message's author instead of the webhook's name."
+    )
+
+
 class Erasure(BaseModel):
     """
     The erasure of a deleted user's notifications (`DELETE
@@ -316,6 +334,24 @@ class EventAttemptView(BaseModel):
     status_code: Optional[int] = Field(
         ..., description="The answer's status; null when there was none."
     )
+
+
+class ExpoConfig(BaseModel):
+    """
+    Expo push notifications: one message per Expo push token the recipient registered on the channel.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    access_token: Optional[str] = Field(
+        None,
+        description="An Expo access token, sent as `Authorization: Bearer …` (needed when the project enforces push security). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+    base_url: Optional[str] = Field(
+        "https://exp.host", description="Push API base URL (a mock or a proxy)."
+    )
+    retry: Optional[ChannelRetry] = None
 
 
 class FcmServiceAccount(BaseModel):
@@ -475,12 +511,61 @@ class LayoutList(BaseModel):
     data: list[Layout]
 
 
+class MailgunConfig(BaseModel):
+    """
+    Mailgun Messages API: one message per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    api_key: Optional[str] = Field(
+        ...,
+        description="Private API key (or a domain sending key); basic-auth password of user `api`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+    base_url: Optional[str] = Field(
+        "https://api.mailgun.net",
+        description="API base URL: `https://api.eu.mailgun.net` for a domain in the EU region (or a mock, a proxy).",
+    )
+    domain: Optional[str] = Field(
+        ..., description="The sending domain (`mg.example.com`)."
+    )
+    from_: Optional[str] = Field(
+        ...,
+        alias="from",
+        description="Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified).",
+    )
+    retry: Optional[ChannelRetry] = None
+
+
 class MarkAllResult(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
     meta: FeedMeta
     updated: int
+
+
+class MessagebirdConfig(BaseModel):
+    """
+    MessageBird (Bird) SMS API: one SMS per delivery to the recipient's `phone` (E.164). The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    access_key: Optional[str] = Field(
+        ...,
+        description="The access key (`Authorization: AccessKey …`). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+    base_url: Optional[str] = Field(
+        "https://rest.messagebird.com", description="API base URL (a mock or a proxy)."
+    )
+    originator: Optional[str] = Field(
+        ...,
+        description="Sender: a number (`+31612345678`) or an alphanumeric sender of at most 11 characters.",
+    )
+    retry: Optional[ChannelRetry] = None
 
 
 class Page(BaseModel):
@@ -540,6 +625,33 @@ class PartialList(BaseModel):
         extra="allow",
     )
     data: list[Partial]
+
+
+class PostmarkConfig(BaseModel):
+    """
+    Postmark Email API: one message per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    base_url: Optional[str] = Field(
+        "https://api.postmarkapp.com", description="API base URL (a mock or a proxy)."
+    )
+    from_: Optional[str] = Field(
+        ...,
+        alias="from",
+        description="Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified).",
+    )
+    message_stream: Optional[str] = Field(
+        None,
+        description="Message stream id (default `outbound`, the transactional stream).",
+    )
+    retry: Optional[ChannelRetry] = None
+    server_token: Optional[str] = Field(
+        ...,
+        description="Server API token; sent as `X-Postmark-Server-Token`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
 
 
 class PreferenceForm(BaseModel):
@@ -674,134 +786,3 @@ class ReplayResult(BaseModel):
         extra="allow",
     )
     queued: int
-
-
-class Retention(BaseModel):
-    """
-    How long a project keeps its notifications and feeds: durations such as
-    `15m`, `2h`, `90d` (a whole number of minutes, hours or days, at least 1m).
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    feed: str = Field(
-        ...,
-        description="Feed entries and live-feed events older than this are removed.",
-        examples=["90d"],
-    )
-    notifications: str = Field(
-        ...,
-        description="Settled notifications older than this are removed with their deliveries.",
-        examples=["90d"],
-    )
-
-
-class RetentionInput(BaseModel):
-    """
-    A change of the retention windows: a field absent keeps its window,
-    `null` returns it to the server default.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    feed: Optional[str] = Field(None, examples=["7d"])
-    notifications: Optional[str] = Field(None, examples=["30d"])
-
-
-class SendWindow(BaseModel):
-    """
-    When a channel step may deliver, in the recipient's timezone (UTC when none); a `to` not after `from` runs across midnight.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    days: Optional[list[str]] = None
-    from_: str = Field(..., alias="from")
-    to: str = Field(..., description="Not equal to `from`.")
-
-
-class SigningKeyInput(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    public_key: str = Field(
-        ...,
-        description="PEM `PUBLIC KEY` (SPKI) or `RSA PUBLIC KEY` (PKCS#1), RSA of at least 2048 bits.",
-    )
-
-
-class SigningKeyPair(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    private_key: str = Field(
-        ..., description="PKCS#8 PEM; returned once, never stored."
-    )
-    public_key: str = Field(
-        ..., description="SPKI PEM, now stored as the project's signing key."
-    )
-
-
-class SlackWebhookConfig(BaseModel):
-    """
-    POSTs `{"text"}` (and Block Kit blocks) to a Slack incoming webhook. The required fields make the channel `active`; a config without them creates it `unconfigured`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    retry: Optional[ChannelRetry] = None
-    url: Optional[str] = Field(
-        ...,
-        description="The incoming-webhook URL (it is the credential, so it is a secret). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
-    )
-
-
-class SmtpConfig(BaseModel):
-    """
-    One SMTP transaction per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    from_: Optional[str] = Field(
-        ...,
-        alias="from",
-        description="Sender: `addr@example.com` or `Name <addr@example.com>`.",
-    )
-    host: Optional[str] = Field(
-        ..., description="SMTP server host name or address (no scheme, no port)."
-    )
-    password: Optional[str] = Field(
-        None,
-        description="SMTP AUTH password. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
-    )
-    port: Optional[int] = Field(
-        ...,
-        description="587 (STARTTLS), 465 (implicit TLS), 25 or a local relay's port.",
-    )
-    retry: Optional[ChannelRetry] = None
-    tls: Optional[Literal["none", "starttls", "tls"]] = Field(
-        "starttls",
-        description="`starttls` (required, usually port 587), `tls` (implicit, port 465), `none` (plain, a local relay only).",
-    )
-    username: Optional[str] = Field(
-        None, description="SMTP AUTH user (no AUTH without it)."
-    )
-
-
-class StepConditionRule(BaseModel):
-    """
-    A rule: `path` compared by `op` with `value`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    op: Any = Field(..., description="")
-    path: str
-    value: Optional[Any] = Field(None, description="")

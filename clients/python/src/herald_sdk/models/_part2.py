@@ -5,7 +5,237 @@ from __future__ import annotations
 from typing import Any, Literal, Optional, Union
 from uuid import UUID
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
-from ._part1 import Branding, ChannelRetry, ChannelTypeFlags, ConditionRule, Erasure, EventAttemptView, FcmServiceAccount, Page, Retention
+from ._part1 import ChannelRetry, ChannelTypeFlags, Erasure, Page
+
+
+class ResendConfig(BaseModel):
+    """
+    Resend Emails API: one message per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    api_key: Optional[str] = Field(
+        ...,
+        description="API key (`re_…`) with sending access; sent as a Bearer token. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+    base_url: Optional[str] = Field(
+        "https://api.resend.com", description="API base URL (a mock or a proxy)."
+    )
+    from_: Optional[str] = Field(
+        ...,
+        alias="from",
+        description="Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified).",
+    )
+    retry: Optional[ChannelRetry] = None
+
+
+class Retention(BaseModel):
+    """
+    How long a project keeps its notifications and feeds: durations such as
+    `15m`, `2h`, `90d` (a whole number of minutes, hours or days, at least 1m).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    feed: str = Field(
+        ...,
+        description="Feed entries and live-feed events older than this are removed.",
+        examples=["90d"],
+    )
+    notifications: str = Field(
+        ...,
+        description="Settled notifications older than this are removed with their deliveries.",
+        examples=["90d"],
+    )
+
+
+class RetentionInput(BaseModel):
+    """
+    A change of the retention windows: a field absent keeps its window,
+    `null` returns it to the server default.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    feed: Optional[str] = Field(None, examples=["7d"])
+    notifications: Optional[str] = Field(None, examples=["30d"])
+
+
+class SendWindow(BaseModel):
+    """
+    When a channel step may deliver, in the recipient's timezone (UTC when none); a `to` not after `from` runs across midnight.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    days: Optional[list[str]] = None
+    from_: str = Field(..., alias="from")
+    to: str = Field(..., description="Not equal to `from`.")
+
+
+class SendgridConfig(BaseModel):
+    """
+    SendGrid Mail Send API (v3): one message per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    api_key: Optional[str] = Field(
+        ...,
+        description="API key with the Mail Send permission; sent as a Bearer token. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+    base_url: Optional[str] = Field(
+        "https://api.sendgrid.com", description="API base URL (a mock or a proxy)."
+    )
+    from_: Optional[str] = Field(
+        ...,
+        alias="from",
+        description="Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified).",
+    )
+    retry: Optional[ChannelRetry] = None
+
+
+class SesConfig(BaseModel):
+    """
+    Amazon SES API v2 SendEmail, signed with AWS Signature Version 4: one message per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    access_key_id: Optional[str] = Field(
+        ..., description="Access key id of an IAM user or role allowed `ses:SendEmail`."
+    )
+    base_url: Optional[str] = Field(
+        None,
+        description="API base URL (default `https://email.{region}.amazonaws.com`; a mock, a proxy or a VPC endpoint).",
+    )
+    from_: Optional[str] = Field(
+        ...,
+        alias="from",
+        description="Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified).",
+    )
+    region: Optional[str] = Field(
+        ...,
+        description="AWS region of the SES account (`eu-west-1`): the signature's region and the default endpoint's.",
+    )
+    retry: Optional[ChannelRetry] = None
+    secret_access_key: Optional[str] = Field(
+        ...,
+        description="Its secret access key (signs each request; never sent). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+
+
+class SigningKeyInput(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    public_key: str = Field(
+        ...,
+        description="PEM `PUBLIC KEY` (SPKI) or `RSA PUBLIC KEY` (PKCS#1), RSA of at least 2048 bits.",
+    )
+
+
+class SigningKeyPair(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    private_key: str = Field(
+        ..., description="PKCS#8 PEM; returned once, never stored."
+    )
+    public_key: str = Field(
+        ..., description="SPKI PEM, now stored as the project's signing key."
+    )
+
+
+class SlackConfig(BaseModel):
+    """
+    A Slack app's bot posts to the recipient's Slack user or channel id (a custom field) with `chat.postMessage`. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    base_url: Optional[str] = Field(
+        "https://slack.com", description="API base URL (a mock or a proxy)."
+    )
+    recipient_field: Optional[str] = Field(
+        None,
+        description="The recipient's custom field holding the Slack user or channel id to post to (default `slack_user_id`).",
+    )
+    retry: Optional[ChannelRetry] = None
+    token: Optional[str] = Field(
+        ...,
+        description="The bot token (`xoxb-…`) of a Slack app with the `chat:write` scope. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+
+
+class SlackWebhookConfig(BaseModel):
+    """
+    POSTs `{"text"}` (and Block Kit blocks) to a Slack incoming webhook. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    retry: Optional[ChannelRetry] = None
+    url: Optional[str] = Field(
+        ...,
+        description="The incoming-webhook URL (it is the credential, so it is a secret). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+
+
+class SmtpConfig(BaseModel):
+    """
+    One SMTP transaction per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    from_: Optional[str] = Field(
+        ...,
+        alias="from",
+        description="Sender: `addr@example.com` or `Name <addr@example.com>`.",
+    )
+    host: Optional[str] = Field(
+        ..., description="SMTP server host name or address (no scheme, no port)."
+    )
+    password: Optional[str] = Field(
+        None,
+        description="SMTP AUTH password. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+    port: Optional[int] = Field(
+        ...,
+        description="587 (STARTTLS), 465 (implicit TLS), 25 or a local relay's port.",
+    )
+    retry: Optional[ChannelRetry] = None
+    tls: Optional[Literal["none", "starttls", "tls"]] = Field(
+        "starttls",
+        description="`starttls` (required, usually port 587), `tls` (implicit, port 465), `none` (plain, a local relay only).",
+    )
+    username: Optional[str] = Field(
+        None, description="SMTP AUTH user (no AUTH without it)."
+    )
+
+
+class StepConditionRule(BaseModel):
+    """
+    A rule: `path` compared by `op` with `value`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    op: Any = Field(..., description="")
+    path: str
+    value: Optional[Any] = Field(None, description="")
 
 
 class StepPreviewError(BaseModel):
@@ -51,6 +281,21 @@ class SubscriptionList(BaseModel):
     )
     items: list[Subscription]
     page: Page
+
+
+class TeamsConfig(BaseModel):
+    """
+    POSTs an Adaptive Card message to a Microsoft Teams incoming webhook or Workflows URL. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    retry: Optional[ChannelRetry] = None
+    url: Optional[str] = Field(
+        ...,
+        description="The incoming-webhook or Workflows URL (it is the credential, so it is a secret). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
 
 
 class TemplateAction(BaseModel):
@@ -285,6 +530,30 @@ class UserList(BaseModel):
     )
     items: list[User]
     page: Page
+
+
+class VonageConfig(BaseModel):
+    """
+    Vonage (Nexmo) SMS API: one SMS per delivery to the recipient's `phone` (E.164). The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    api_key: Optional[str] = Field(..., description="The account's API key.")
+    api_secret: Optional[str] = Field(
+        ...,
+        description="The account's API secret. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+    base_url: Optional[str] = Field(
+        "https://rest.nexmo.com", description="API base URL (a mock or a proxy)."
+    )
+    from_: Optional[str] = Field(
+        ...,
+        alias="from",
+        description="Sender: a number (`+447700900000` or `447700900000`) or an alphanumeric sender id of at most 11 characters.",
+    )
+    retry: Optional[ChannelRetry] = None
 
 
 class WebPushConfig(BaseModel):
@@ -526,255 +795,3 @@ class CategoryPreferences(BaseModel):
     channel_types: ChannelTypeFlags
     enabled: bool
     name: str
-
-
-class Channel(BaseModel):
-    """
-    A channel. Its `config` is what was stored, secrets reading back as `********`; `status` is `active` once every required field is set.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    config: Any = Field(..., description="")
-    created_at: AwareDatetime
-    id: UUID
-    name: str
-    provider: str = Field(
-        ...,
-        description="One of `apns`, `fcm`, `in_app`, `slack_webhook`, `smtp`, `twilio`, `web_push`, `webhook` (others may come).",
-    )
-    sandbox: bool = Field(
-        ...,
-        description="Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`).",
-    )
-    status: str = Field(
-        ..., description="One of `unconfigured`, `active`, `revoked` (others may come)."
-    )
-    type: str = Field(
-        ...,
-        description="One of `chat`, `email`, `in_app`, `mobile_push`, `sms`, `web_push` (others may come).",
-    )
-    updated_at: AwareDatetime
-
-
-class ChannelList(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    items: list[Channel]
-    page: Page
-
-
-class ChannelTypeSources(BaseModel):
-    """
-    One source per channel type.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    chat: str = Field(
-        ...,
-        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
-    )
-    email: str = Field(
-        ...,
-        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
-    )
-    in_app: str = Field(
-        ...,
-        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
-    )
-    mobile_push: str = Field(
-        ...,
-        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
-    )
-    sms: str = Field(
-        ...,
-        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
-    )
-    web_push: str = Field(
-        ...,
-        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
-    )
-
-
-class Condition1(BaseModel):
-    """
-    A condition of a delay, throttle or batch step: rules over `data.…`, `recipient.…` and `actor.…`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    all: list[ConditionRule]
-
-
-class Condition2(BaseModel):
-    """
-    A condition of a delay, throttle or batch step: rules over `data.…`, `recipient.…` and `actor.…`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    any: list[ConditionRule]
-
-
-class DelayStep(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    if_: Optional[Union[list[ConditionRule], Condition1, Condition2]] = Field(
-        None,
-        alias="if",
-        description='A condition: an array of rules `{path, op, value}` that must all\nhold, or `{"all": [...]}` / `{"any": [...]}`. `op`: eq, neq, gt, gte,\nlt, lte, in, not_in, contains, exists, not_exists; `path`:\n`data.…`, `recipient.…`, `actor.…`, or (channel steps)\n`steps.<index>.status|read|seen|clicked|interacted` of an earlier channel step,\nevaluated when the step is reached. False: the step is skipped\n(`condition_false`). Absent when the step has none.',
-    )
-    seconds: int
-    type: Literal["delay"]
-
-
-class ErrorBody(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    code: str = Field(
-        ...,
-        description="One of `bad_request`, `unauthenticated`, `forbidden`, `not_found`, `conflict`, `idempotency_key_reused`, `validation_failed`, `rate_limited`, `internal_error`, `service_unavailable`, `headers_too_large`, `request_timeout` (others may come).",
-    )
-    details: dict[str, Any] = Field(
-        ...,
-        description="Depends on the code: `auth`/`reason` (401), `param`/`reason` (400),\n`fields` (422), `resource`/`id` (404), `retry_after`/`limit`/`window` (429)…",
-    )
-    message: str
-    request_id: Optional[str] = Field(..., description="The request's `x-request-id`.")
-    status: int
-    type: str = Field(..., description="`https://herald.dev/errors#<code>-<status>`.")
-
-
-class EventAttemptList(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    items: list[EventAttemptView]
-    page: Page
-
-
-class FcmConfig(BaseModel):
-    """
-    Firebase Cloud Messaging HTTP v1 to each device token registered as a subscription. The required fields make the channel `active`; a config without them creates it `unconfigured`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    base_url: Optional[str] = Field(
-        "https://fcm.googleapis.com",
-        description="FCM API base URL (a mock or a proxy).",
-    )
-    project_id: Optional[str] = Field(..., description="The Firebase project id.")
-    retry: Optional[ChannelRetry] = None
-    service_account: Optional[FcmServiceAccount] = Field(
-        ...,
-        description="The service account's JSON key file, as an object. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
-    )
-    token_url: Optional[str] = Field(
-        "https://oauth2.googleapis.com/token",
-        description="OAuth 2 token endpoint (else the account's `token_uri`, else Google's).",
-    )
-
-
-class FlowRun(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    cancellation_key: Optional[str] = Field(
-        ..., description="The key `POST /admin/v1/flows/{id}/cancel` stops the run by."
-    )
-    created_at: AwareDatetime
-    flow_id: UUID
-    id: UUID
-    notifications_count: int
-    processed_at: Optional[AwareDatetime]
-    recipients_count: int
-    send_at: Optional[AwareDatetime] = Field(
-        ..., description="A scheduled run: when its steps start (project time)."
-    )
-    status: str = Field(
-        ...,
-        description="One of `scheduled`, `pending`, `processed`, `throttled`, `batched` (others may come).",
-    )
-    topic: Optional[str]
-
-
-class FlowRunAccepted(BaseModel):
-    """
-    The 202 answer to a run: stored durably, delivered asynchronously.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    created_at: AwareDatetime
-    flow_id: UUID
-    id: UUID
-    recipients_count: int
-    status: Literal["pending"] = Field(
-        ..., description="What a run is when it is accepted: always `pending`."
-    )
-
-
-class NotificationTrace(BaseModel):
-    """
-    A notification's decision trace, in order.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    entries: list[TraceEntryView]
-    notification_id: UUID
-
-
-class Project(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    branding: Optional[Branding]
-    clock: str = Field(
-        ...,
-        description="`real`, or `test`: the project's time moves only when advanced\n(`POST /admin/v1/project/clock/advance`).",
-    )
-    clock_time: Optional[AwareDatetime] = Field(
-        ..., description="The test clock's current time; null on the real clock."
-    )
-    created_at: AwareDatetime
-    default_layout: Optional[str] = Field(
-        ..., description="The layout of email steps that name none; null: no layout."
-    )
-    default_locale: str = Field(
-        ..., description="The locale `t()` falls back to last (`en` unless set)."
-    )
-    id: UUID
-    name: str
-    quota_bytes: Optional[int] = Field(
-        ...,
-        description="The project's own storage quota in bytes (0: none); null: the\nserver's `--project-quota-bytes` applies (`usage.quota_bytes` is the\nquota in force).",
-    )
-    retention: Retention = Field(
-        ...,
-        description="The retention windows in force (the project's, else the server's `--retention`).",
-    )
-    sandbox: bool = Field(
-        ...,
-        description="Sandbox mode: no provider is called; deliveries are rendered,\nstored and `sent` with `sandbox: true` (in-app still delivers).",
-    )
-    security_mode: bool
-    signing_key_configured: bool
-    timezone: Optional[str] = Field(
-        ...,
-        description="The timezone of recipients without one (send windows); null: UTC.",
-    )
-    updated_at: AwareDatetime
-    usage: Usage = Field(..., description="What the project stores, against its quota.")

@@ -5,8 +5,260 @@ from __future__ import annotations
 from typing import Any, Literal, Optional, Union
 from uuid import UUID
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
-from ._part1 import Branding, ChannelTypeFlags, ChannelTypeFlagsInput, ConditionRule, DeliveryError, FeedMeta, FlowPreferences, FlowPreferencesInput, Page, Partial, RenderedAction, RetentionInput, SendWindow, StepConditionRule
-from ._part2 import BulkErasure, BulkSubscriptionInput, CategoryPreferences, ChannelTypeSources, Condition1, Condition2, DelayStep, ErrorBody, Project, StepPreviewError, SubscriptionInput, TemplateAction, TranslationSummary, User
+from ._part1 import Branding, ChannelRetry, ConditionRule, DeliveryError, EventAttemptView, FcmServiceAccount, Page, RenderedAction
+from ._part2 import BulkErasure, BulkSubscriptionInput, Retention, RetentionInput, SendWindow, StepConditionRule, StepPreviewError, SubscriptionInput, TemplateAction, TraceEntryView, TranslationSummary, Usage, User
+
+
+class Channel(BaseModel):
+    """
+    A channel. Its `config` is what was stored, secrets reading back as `********`; `status` is `active` once every required field is set.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    config: Any = Field(..., description="")
+    created_at: AwareDatetime
+    id: UUID
+    name: str
+    provider: str = Field(
+        ...,
+        description="One of `apns`, `discord`, `expo`, `fcm`, `in_app`, `mailgun`, `messagebird`, `postmark`, `resend`, `sendgrid`, `ses`, `slack`, `slack_webhook`, `smtp`, `teams`, `twilio`, `vonage`, `web_push`, `webhook` (others may come).",
+    )
+    sandbox: bool = Field(
+        ...,
+        description="Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`).",
+    )
+    status: str = Field(
+        ..., description="One of `unconfigured`, `active`, `revoked` (others may come)."
+    )
+    type: str = Field(
+        ...,
+        description="One of `chat`, `email`, `in_app`, `mobile_push`, `sms`, `web_push` (others may come).",
+    )
+    updated_at: AwareDatetime
+
+
+class ChannelList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    items: list[Channel]
+    page: Page
+
+
+class ChannelTypeSources(BaseModel):
+    """
+    One source per channel type.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    chat: str = Field(
+        ...,
+        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
+    )
+    email: str = Field(
+        ...,
+        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
+    )
+    in_app: str = Field(
+        ...,
+        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
+    )
+    mobile_push: str = Field(
+        ...,
+        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
+    )
+    sms: str = Field(
+        ...,
+        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
+    )
+    web_push: str = Field(
+        ...,
+        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
+    )
+
+
+class Condition1(BaseModel):
+    """
+    A condition of a delay, throttle or batch step: rules over `data.…`, `recipient.…` and `actor.…`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    all: list[ConditionRule]
+
+
+class Condition2(BaseModel):
+    """
+    A condition of a delay, throttle or batch step: rules over `data.…`, `recipient.…` and `actor.…`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    any: list[ConditionRule]
+
+
+class DelayStep(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    if_: Optional[Union[list[ConditionRule], Condition1, Condition2]] = Field(
+        None,
+        alias="if",
+        description='A condition: an array of rules `{path, op, value}` that must all\nhold, or `{"all": [...]}` / `{"any": [...]}`. `op`: eq, neq, gt, gte,\nlt, lte, in, not_in, contains, exists, not_exists; `path`:\n`data.…`, `recipient.…`, `actor.…`, or (channel steps)\n`steps.<index>.status|read|seen|clicked|interacted` of an earlier channel step,\nevaluated when the step is reached. False: the step is skipped\n(`condition_false`). Absent when the step has none.',
+    )
+    seconds: int
+    type: Literal["delay"]
+
+
+class ErrorBody(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    code: str = Field(
+        ...,
+        description="One of `bad_request`, `unauthenticated`, `forbidden`, `not_found`, `conflict`, `idempotency_key_reused`, `validation_failed`, `rate_limited`, `internal_error`, `service_unavailable`, `headers_too_large`, `request_timeout` (others may come).",
+    )
+    details: dict[str, Any] = Field(
+        ...,
+        description="Depends on the code: `auth`/`reason` (401), `param`/`reason` (400),\n`fields` (422), `resource`/`id` (404), `retry_after`/`limit`/`window` (429)…",
+    )
+    message: str
+    request_id: Optional[str] = Field(..., description="The request's `x-request-id`.")
+    status: int
+    type: str = Field(..., description="`https://herald.dev/errors#<code>-<status>`.")
+
+
+class EventAttemptList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    items: list[EventAttemptView]
+    page: Page
+
+
+class FcmConfig(BaseModel):
+    """
+    Firebase Cloud Messaging HTTP v1 to each device token registered as a subscription. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    base_url: Optional[str] = Field(
+        "https://fcm.googleapis.com",
+        description="FCM API base URL (a mock or a proxy).",
+    )
+    project_id: Optional[str] = Field(..., description="The Firebase project id.")
+    retry: Optional[ChannelRetry] = None
+    service_account: Optional[FcmServiceAccount] = Field(
+        ...,
+        description="The service account's JSON key file, as an object. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+    token_url: Optional[str] = Field(
+        "https://oauth2.googleapis.com/token",
+        description="OAuth 2 token endpoint (else the account's `token_uri`, else Google's).",
+    )
+
+
+class FlowRun(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    cancellation_key: Optional[str] = Field(
+        ..., description="The key `POST /admin/v1/flows/{id}/cancel` stops the run by."
+    )
+    created_at: AwareDatetime
+    flow_id: UUID
+    id: UUID
+    notifications_count: int
+    processed_at: Optional[AwareDatetime]
+    recipients_count: int
+    send_at: Optional[AwareDatetime] = Field(
+        ..., description="A scheduled run: when its steps start (project time)."
+    )
+    status: str = Field(
+        ...,
+        description="One of `scheduled`, `pending`, `processed`, `throttled`, `batched` (others may come).",
+    )
+    topic: Optional[str]
+
+
+class FlowRunAccepted(BaseModel):
+    """
+    The 202 answer to a run: stored durably, delivered asynchronously.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    created_at: AwareDatetime
+    flow_id: UUID
+    id: UUID
+    recipients_count: int
+    status: Literal["pending"] = Field(
+        ..., description="What a run is when it is accepted: always `pending`."
+    )
+
+
+class NotificationTrace(BaseModel):
+    """
+    A notification's decision trace, in order.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    entries: list[TraceEntryView]
+    notification_id: UUID
+
+
+class Project(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    branding: Optional[Branding]
+    clock: str = Field(
+        ...,
+        description="`real`, or `test`: the project's time moves only when advanced\n(`POST /admin/v1/project/clock/advance`).",
+    )
+    clock_time: Optional[AwareDatetime] = Field(
+        ..., description="The test clock's current time; null on the real clock."
+    )
+    created_at: AwareDatetime
+    default_layout: Optional[str] = Field(
+        ..., description="The layout of email steps that name none; null: no layout."
+    )
+    default_locale: str = Field(
+        ..., description="The locale `t()` falls back to last (`en` unless set)."
+    )
+    id: UUID
+    name: str
+    quota_bytes: Optional[int] = Field(
+        ...,
+        description="The project's own storage quota in bytes (0: none); null: the\nserver's `--project-quota-bytes` applies (`usage.quota_bytes` is the\nquota in force).",
+    )
+    retention: Retention = Field(
+        ...,
+        description="The retention windows in force (the project's, else the server's `--retention`).",
+    )
+    sandbox: bool = Field(
+        ...,
+        description="Sandbox mode: no provider is called; deliveries are rendered,\nstored and `sent` with `sandbox: true` (in-app still delivers).",
+    )
+    security_mode: bool
+    signing_key_configured: bool
+    timezone: Optional[str] = Field(
+        ...,
+        description="The timezone of recipients without one (send windows); null: UTC.",
+    )
+    updated_at: AwareDatetime
+    usage: Usage = Field(..., description="What the project stores, against its quota.")
 
 
 class ProjectUpdate(BaseModel):
@@ -546,248 +798,3 @@ class FeedEntry(BaseModel):
     seen: bool
     seen_at: Optional[AwareDatetime]
     topic: Optional[str]
-
-
-class FeedPage(BaseModel):
-    """
-    A page of a user's feed with its counts.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    items: list[FeedEntry]
-    meta: FeedMeta
-    page: Page
-
-
-class FlowPreview(BaseModel):
-    """
-    A preview's answer: the recipient as rendered and each channel step.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    flow_id: Optional[UUID] = Field(
-        ..., description="The flow previewed; null for an unsaved one."
-    )
-    steps: list[StepPreview] = Field(..., description="Every channel step, in order.")
-    user: User = Field(
-        ...,
-        description="The recipient as the templates saw it (the body's fields and\n`locale` applied; a user a run would create has a fresh id).",
-    )
-
-
-class Notification(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    actor: Optional[User]
-    actor_id: Optional[UUID]
-    batched_into: Optional[UUID] = Field(
-        None,
-        description="A `batched` notification: the notification whose batch it joined,\nwhich carries the digest. Absent otherwise.",
-    )
-    created_at: AwareDatetime
-    data: Any = Field(..., description="The run's `data`.")
-    deliveries: list[Delivery]
-    flow_id: UUID
-    flow_run_id: UUID
-    id: UUID
-    processed_at: Optional[AwareDatetime]
-    recipient: Optional[User]
-    recipient_id: UUID
-    status: str = Field(
-        ...,
-        description="One of `scheduled`, `pending`, `processed`, `throttled`, `batched` (others may come).",
-    )
-    topic: Optional[str]
-    updated_at: AwareDatetime
-
-
-class NotificationList(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    items: list[Notification]
-    page: Page
-
-
-class PreferencesExplain(BaseModel):
-    """
-    `explain` of a preferences answer: the same keys, each value's source.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    categories: dict[str, SettingSources]
-    channel_types: ChannelTypeSources
-    flows: dict[str, SettingSources]
-    quiet_hours: str = Field(
-        ...,
-        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
-    )
-
-
-class PreferencesInput(BaseModel):
-    """
-    Partial update; an unknown channel type or flow handle is a 422 `inclusion`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    categories: Optional[dict[str, FlowPreferencesInput]] = Field(
-        None,
-        description="By category handle, the same shape as a flow's; an undeclared\nhandle is a 422 `inclusion`.",
-    )
-    channel_types: Optional[ChannelTypeFlagsInput] = None
-    flows: Optional[dict[str, FlowPreferencesInput]] = None
-    quiet_hours: Optional[QuietHours] = Field(
-        None,
-        description="When deliveries other than in_app wait; null clears them (a user\nthen follows the project's default, if any).",
-    )
-
-
-class PreviewBody(BaseModel):
-    """
-    For whom and with what a flow is previewed.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    actor: Optional[Union[RecipientInput, str]] = None
-    data: Optional[dict[str, Any]] = Field(None, description="As a run's `data`.")
-    locale: Optional[str] = Field(
-        None,
-        description="Renders as if the recipient's locale were this (a BCP 47 tag).",
-        examples=["fr"],
-    )
-    user: Union[RecipientInput, str] = Field(
-        ...,
-        description="The recipient: a user's external_id, or a user object (its\nexternal_id and fields: over the stored user's, in memory only). An\nexternal_id no user has previews the user a run would create.",
-    )
-
-
-class UnsavedFlowPreview(BaseModel):
-    """
-    `POST /admin/v1/flows/preview`: an unsaved flow's body, as
-    `POST /admin/v1/flows` takes it but with `handle` and `name` optional,
-    and the preview's fields (`PreviewBody`) beside it. Only its schema is
-    used: the handler splits the body by `PREVIEW_KEYS`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    actor: Optional[Union[RecipientInput, str]] = None
-    categories: Optional[list[str]] = None
-    critical: Optional[bool] = None
-    data: Optional[dict[str, Any]] = None
-    description: Optional[str] = None
-    handle: Optional[str] = None
-    locale: Optional[str] = Field(None, examples=["fr"])
-    name: Optional[str] = None
-    steps: Optional[
-        list[Union[ChannelStepInput, DelayStep, ThrottleStep, BatchStep]]
-    ] = None
-    user: Union[RecipientInput, str] = Field(..., description="See `PreviewBody.user`.")
-
-
-class Flow(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    categories: list[str] = Field(
-        ...,
-        description="The preference categories it belongs to: a user who turns one off\ndoes not get it.",
-    )
-    created_at: AwareDatetime
-    critical: bool = Field(
-        ...,
-        description="Its deliveries ignore the recipient's preferences and quiet hours\n(and will ignore one-click unsubscribe).",
-    )
-    description: Optional[str]
-    handle: str
-    id: UUID
-    name: str
-    status: str = Field(
-        ..., description="One of `draft`, `active`, `archived` (others may come)."
-    )
-    steps: list[Union[ChannelStep, DelayStep, ThrottleStep, BatchStep]]
-    updated_at: AwareDatetime
-
-
-class FlowInput(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    categories: Optional[list[str]] = Field(
-        None,
-        description="The preference categories it belongs to (declared handles, at most\n10); none when absent.",
-    )
-    critical: Optional[bool] = Field(
-        None,
-        description="Its deliveries ignore the recipient's preferences and quiet hours\n(and will ignore one-click unsubscribe); false when absent.",
-    )
-    description: Optional[str] = None
-    handle: str = Field(
-        ..., description="Unique in the project, not shaped like a UUID."
-    )
-    name: str
-    steps: Optional[
-        list[Union[ChannelStepInput, DelayStep, ThrottleStep, BatchStep]]
-    ] = None
-
-
-class FlowList(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    items: list[Flow]
-    page: Page
-
-
-class FlowUpdate(BaseModel):
-    """
-    Partial update; `handle` cannot change.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    categories: Optional[list[str]] = Field(
-        None,
-        description="See `FlowInput.categories`; absent keeps them, null or `[]` clears.",
-    )
-    critical: Optional[bool] = Field(
-        None, description="See `FlowInput.critical`; absent keeps it."
-    )
-    description: Optional[str] = None
-    handle: Optional[str] = Field(None, description="Only the flow's own handle.")
-    name: Optional[str] = None
-    steps: Optional[
-        list[Union[ChannelStepInput, DelayStep, ThrottleStep, BatchStep]]
-    ] = None
-
-
-class Preferences(BaseModel):
-    """
-    A user's (or the project's default) preferences as they apply: every
-    category of the project and every flow that is not archived, by handle.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    categories: dict[str, CategoryPreferences]
-    channel_types: ChannelTypeFlags
-    explain: Optional[PreferencesExplain] = None
-    flows: dict[str, FlowPreferences]
-    quiet_hours: Optional[QuietHours] = Field(
-        ...,
-        description="When deliveries other than in_app wait (null: never): the user's\nown, else the project's default.",
-    )

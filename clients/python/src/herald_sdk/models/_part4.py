@@ -1,0 +1,255 @@
+"""Part 4 of herald_sdk.models (see its __init__): generated, do not edit."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional, Union
+from uuid import UUID
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
+from ._part1 import ChannelTypeFlags, ChannelTypeFlagsInput, FeedMeta, FlowPreferences, FlowPreferencesInput, Page, Partial
+from ._part2 import CategoryPreferences, User
+from ._part3 import BatchStep, ChannelStep, ChannelStepInput, ChannelTypeSources, DelayStep, Delivery, FeedEntry, QuietHours, RecipientInput, SettingSources, StepPreview, ThrottleStep
+
+
+class FeedPage(BaseModel):
+    """
+    A page of a user's feed with its counts.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    items: list[FeedEntry]
+    meta: FeedMeta
+    page: Page
+
+
+class FlowPreview(BaseModel):
+    """
+    A preview's answer: the recipient as rendered and each channel step.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    flow_id: Optional[UUID] = Field(
+        ..., description="The flow previewed; null for an unsaved one."
+    )
+    steps: list[StepPreview] = Field(..., description="Every channel step, in order.")
+    user: User = Field(
+        ...,
+        description="The recipient as the templates saw it (the body's fields and\n`locale` applied; a user a run would create has a fresh id).",
+    )
+
+
+class Notification(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    actor: Optional[User]
+    actor_id: Optional[UUID]
+    batched_into: Optional[UUID] = Field(
+        None,
+        description="A `batched` notification: the notification whose batch it joined,\nwhich carries the digest. Absent otherwise.",
+    )
+    created_at: AwareDatetime
+    data: Any = Field(..., description="The run's `data`.")
+    deliveries: list[Delivery]
+    flow_id: UUID
+    flow_run_id: UUID
+    id: UUID
+    processed_at: Optional[AwareDatetime]
+    recipient: Optional[User]
+    recipient_id: UUID
+    status: str = Field(
+        ...,
+        description="One of `scheduled`, `pending`, `processed`, `throttled`, `batched` (others may come).",
+    )
+    topic: Optional[str]
+    updated_at: AwareDatetime
+
+
+class NotificationList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    items: list[Notification]
+    page: Page
+
+
+class PreferencesExplain(BaseModel):
+    """
+    `explain` of a preferences answer: the same keys, each value's source.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    categories: dict[str, SettingSources]
+    channel_types: ChannelTypeSources
+    flows: dict[str, SettingSources]
+    quiet_hours: str = Field(
+        ...,
+        description="Where a value of a preferences answer comes from (`?explain=true`):\n`user` (the user set it), `default` (the project's defaults set it, or\nnothing did: on), `critical` (a critical flow: on whatever is set).\n\nOne of `user`, `default`, `critical` (others may come).",
+    )
+
+
+class PreferencesInput(BaseModel):
+    """
+    Partial update; an unknown channel type or flow handle is a 422 `inclusion`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    categories: Optional[dict[str, FlowPreferencesInput]] = Field(
+        None,
+        description="By category handle, the same shape as a flow's; an undeclared\nhandle is a 422 `inclusion`.",
+    )
+    channel_types: Optional[ChannelTypeFlagsInput] = None
+    flows: Optional[dict[str, FlowPreferencesInput]] = None
+    quiet_hours: Optional[QuietHours] = Field(
+        None,
+        description="When deliveries other than in_app wait; null clears them (a user\nthen follows the project's default, if any).",
+    )
+
+
+class PreviewBody(BaseModel):
+    """
+    For whom and with what a flow is previewed.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    actor: Optional[Union[RecipientInput, str]] = None
+    data: Optional[dict[str, Any]] = Field(None, description="As a run's `data`.")
+    locale: Optional[str] = Field(
+        None,
+        description="Renders as if the recipient's locale were this (a BCP 47 tag).",
+        examples=["fr"],
+    )
+    user: Union[RecipientInput, str] = Field(
+        ...,
+        description="The recipient: a user's external_id, or a user object (its\nexternal_id and fields: over the stored user's, in memory only). An\nexternal_id no user has previews the user a run would create.",
+    )
+
+
+class UnsavedFlowPreview(BaseModel):
+    """
+    `POST /admin/v1/flows/preview`: an unsaved flow's body, as
+    `POST /admin/v1/flows` takes it but with `handle` and `name` optional,
+    and the preview's fields (`PreviewBody`) beside it. Only its schema is
+    used: the handler splits the body by `PREVIEW_KEYS`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    actor: Optional[Union[RecipientInput, str]] = None
+    categories: Optional[list[str]] = None
+    critical: Optional[bool] = None
+    data: Optional[dict[str, Any]] = None
+    description: Optional[str] = None
+    handle: Optional[str] = None
+    locale: Optional[str] = Field(None, examples=["fr"])
+    name: Optional[str] = None
+    steps: Optional[
+        list[Union[ChannelStepInput, DelayStep, ThrottleStep, BatchStep]]
+    ] = None
+    user: Union[RecipientInput, str] = Field(..., description="See `PreviewBody.user`.")
+
+
+class Flow(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    categories: list[str] = Field(
+        ...,
+        description="The preference categories it belongs to: a user who turns one off\ndoes not get it.",
+    )
+    created_at: AwareDatetime
+    critical: bool = Field(
+        ...,
+        description="Its deliveries ignore the recipient's preferences and quiet hours\n(and will ignore one-click unsubscribe).",
+    )
+    description: Optional[str]
+    handle: str
+    id: UUID
+    name: str
+    status: str = Field(
+        ..., description="One of `draft`, `active`, `archived` (others may come)."
+    )
+    steps: list[Union[ChannelStep, DelayStep, ThrottleStep, BatchStep]]
+    updated_at: AwareDatetime
+
+
+class FlowInput(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    categories: Optional[list[str]] = Field(
+        None,
+        description="The preference categories it belongs to (declared handles, at most\n10); none when absent.",
+    )
+    critical: Optional[bool] = Field(
+        None,
+        description="Its deliveries ignore the recipient's preferences and quiet hours\n(and will ignore one-click unsubscribe); false when absent.",
+    )
+    description: Optional[str] = None
+    handle: str = Field(
+        ..., description="Unique in the project, not shaped like a UUID."
+    )
+    name: str
+    steps: Optional[
+        list[Union[ChannelStepInput, DelayStep, ThrottleStep, BatchStep]]
+    ] = None
+
+
+class FlowList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    items: list[Flow]
+    page: Page
+
+
+class FlowUpdate(BaseModel):
+    """
+    Partial update; `handle` cannot change.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    categories: Optional[list[str]] = Field(
+        None,
+        description="See `FlowInput.categories`; absent keeps them, null or `[]` clears.",
+    )
+    critical: Optional[bool] = Field(
+        None, description="See `FlowInput.critical`; absent keeps it."
+    )
+    description: Optional[str] = None
+    handle: Optional[str] = Field(None, description="Only the flow's own handle.")
+    name: Optional[str] = None
+    steps: Optional[
+        list[Union[ChannelStepInput, DelayStep, ThrottleStep, BatchStep]]
+    ] = None
+
+
+class Preferences(BaseModel):
+    """
+    A user's (or the project's default) preferences as they apply: every
+    category of the project and every flow that is not archived, by handle.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    categories: dict[str, CategoryPreferences]
+    channel_types: ChannelTypeFlags
+    explain: Optional[PreferencesExplain] = None
+    flows: dict[str, FlowPreferences]
+    quiet_hours: Optional[QuietHours] = Field(
+        ...,
+        description="When deliveries other than in_app wait (null: never): the user's\nown, else the project's default.",
+    )
