@@ -108,7 +108,10 @@ fn split(html: &str, step: &str) -> Option<String> {
                     css,
                 })
             });
-            remember(frame, parts.clone().map_or(FrameState::Whole, FrameState::Split));
+            remember(
+                frame,
+                parts.clone().map_or(FrameState::Whole, FrameState::Split),
+            );
             parts?
         }
         None => {
