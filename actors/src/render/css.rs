@@ -75,6 +75,11 @@ fn split(html: &str, step: &str) -> Option<String> {
     if step.is_empty() || html.rfind(step) != Some(at) || !fragment_ok(step) {
         return None;
     }
+    // A frame kept costs its size three times over, per thread: only an
+    // email's usual size is kept (a bigger one is inlined whole).
+    if html.len() - step.len() > MAX_FRAME_BYTES {
+        return None;
+    }
     let frame = [&html[..at], MARKER, &html[at + step.len()..]].concat();
     let known = FRAMES.with(|f| {
         let mut f = f.borrow_mut();
@@ -134,6 +139,10 @@ fn options() -> css_inline::InlineOptions<'static> {
 /// Frames kept per thread: one per locale or variant of a layout that
 /// recipients of one run alternate between (a footer in their language).
 const KEPT_FRAMES: usize = 8;
+
+/// The largest frame kept (its HTML without the step's): at most
+/// `KEPT_FRAMES` × 3 × this per thread.
+const MAX_FRAME_BYTES: usize = 64 * 1024;
 
 /// What a frame met is for `split`.
 #[derive(Clone)]

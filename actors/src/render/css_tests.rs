@@ -290,3 +290,16 @@ fn frames_that_alternate_are_all_kept() {
         }
     }
 }
+
+/// A frame bigger than an email's usual size is not kept: inlined whole.
+#[test]
+fn a_large_frame_is_inlined_whole() {
+    let filler = "<div>x</div>".repeat(MAX_FRAME_BYTES / 12 + 1);
+    let step = "<p>step</p>";
+    let html = format!("<style>p {{ color: red }}</style>{filler}<div>{step}</div>");
+    assert_eq!(split(&html, step), None);
+    assert_eq!(split(&html, step), None);
+    let small = format!("<style>p {{ color: red }}</style><div>{step}</div>");
+    assert_eq!(split(&small, step), None);
+    assert!(split(&small, step).is_some());
+}
