@@ -795,7 +795,7 @@ mod limits {
     }
 }
 
-/// The templates of issue 35's probe, each of which aborted the process: now
+/// The templates that once aborted the process (a node's crash loop): now
 /// a limit error at save (no data) or at run time, with memory bounded.
 #[cfg(test)]
 mod memory {
@@ -855,7 +855,7 @@ mod memory {
 
     #[test]
     fn the_batch_crash_template_is_a_limit_at_run_time() {
-        // issue 35's crash loop: a digest's template sized by a batch's data
+        // the crash loop: a digest's template sized by a batch's data
         let src = r#"{{ ('%' ~ (batch.activities[0].data.n if batch else 1) ~ 's')|format('x') }}"#;
         assert!(probe(src, &Limits::default()).is_ok(), "no batch at save");
         let f = super::tests::flow("s", src);
