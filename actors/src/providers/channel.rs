@@ -212,8 +212,16 @@ impl Fields<'_> {
     /// Set to something other than a string of characters `ok` takes: 422
     /// `format` with `message`.
     pub fn want_chars(&self, k: &str, ok: impl Fn(char) -> bool, message: &str, v: &mut Validator) {
+        self.want_format(k, |s| s.chars().all(&ok), message, v);
+    }
+
+    /// Required, and `ok` of its value: missing is `required`, a value `ok`
+    /// refuses 422 `format` with `message`.
+    pub fn want_format(
+        &self, k: &str, ok: impl Fn(&str) -> bool, message: &str, v: &mut Validator,
+    ) {
         match self.str(k) {
-            Some(s) if !s.chars().all(ok) => v.push(format!("config.{k}"), "format", message),
+            Some(s) if !ok(s) => v.push(format!("config.{k}"), "format", message),
             Some(_) => {}
             None => self.want_str(k, v),
         }

@@ -19,13 +19,12 @@ pub(crate) const FROM: ConfigField = ConfigField {
 
 /// The `config.from` check shared by these providers (as `smtp`'s).
 pub(crate) fn validate_from(f: &super::channel::Fields, v: &mut crate::error::Validator) {
-    match f.str("from") {
-        Some(from) if !super::smtp::is_sender(from) => {
-            v.push("config.from", "format", "must be an email address")
-        }
-        Some(_) => {}
-        None => f.want_str("from", v),
-    }
+    f.want_format(
+        "from",
+        super::smtp::is_sender,
+        "must be an email address",
+        v,
+    );
 }
 
 /// The recipient's email address, checked as `smtp` checks it: none is

@@ -4,9 +4,13 @@
 //! body; 201 with the message's `id`, errors as `errors[].code`.
 
 use super::{
-    answer_json, answered, cfg_str, channel::Fields, classify_status, transport_error,
-    twilio::recipient_phone, webhook::retry_after, Clients, ConfigField, FieldFormat,
-    HttpTransport, Provider, ProviderSpec, SendError, SendRequest, SendResult, Sent, HTTP_TIMEOUT,
+    answer_json, answered, cfg_str,
+    channel::Fields,
+    classify_status, transport_error,
+    twilio::{recipient_phone, sms_sender_ok},
+    webhook::retry_after,
+    Clients, ConfigField, FieldFormat, HttpTransport, Provider, ProviderSpec, SendError,
+    SendRequest, SendResult, Sent, HTTP_TIMEOUT,
 };
 use crate::error::Validator;
 use crate::model::{ChannelType, DeliveryErrorCode};
@@ -59,14 +63,6 @@ static SPEC: ProviderSpec = ProviderSpec {
     destinations: &["base_url"],
 };
 
-fn originator_ok(s: &str) -> bool {
-    let digits = s.strip_prefix('+').unwrap_or(s);
-    let number = (1..=15).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
-    let alnum =
-        (1..=11).contains(&s.len()) && s.chars().all(|c| c.is_ascii_alphanumeric() || c == ' ');
-    number || alnum
-}
-
 /// An error answer: MessageBird's `errors[].code` 2 (request not allowed: a
 /// wrong or test key) is unauthorized, 9 (no valid recipient) an invalid
 /// address; else the status decides. Only the code is kept, never the
@@ -107,15 +103,12 @@ impl Provider for MessageBird {
     fn validate(config: &Map<String, Value>, v: &mut Validator) {
         let f = Fields(config);
         f.want_str("access_key", v);
-        match f.str("originator") {
-            Some(s) if !originator_ok(s) => v.push(
-                "config.originator",
-                "format",
-                "a number or an alphanumeric sender of at most 11 characters",
-            ),
-            Some(_) => {}
-            None => f.want_str("originator", v),
-        }
+        f.want_format(
+            "originator",
+            sms_sender_ok,
+            "a number or an alphanumeric sender of at most 11 characters",
+            v,
+        );
         f.want_url("base_url", v);
     }
 

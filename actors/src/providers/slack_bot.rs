@@ -107,15 +107,12 @@ impl Provider for SlackBot {
     fn validate(config: &Map<String, Value>, v: &mut Validator) {
         let f = Fields(config);
         f.want_str("token", v);
-        match f.str("recipient_field") {
-            Some(s) if !field_name_ok(s) => v.push(
-                "config.recipient_field",
-                "format",
-                "a custom field's name: 1 to 64 letters, digits, _ . -",
-            ),
-            Some(_) => {}
-            None => f.want_str("recipient_field", v),
-        }
+        f.want_format(
+            "recipient_field",
+            field_name_ok,
+            "a custom field's name: 1 to 64 letters, digits, _ . -",
+            v,
+        );
         f.want_url("base_url", v);
     }
 

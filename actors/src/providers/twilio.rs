@@ -77,6 +77,17 @@ fn is_address_error(code: i64) -> bool {
     matches!(code, 21211 | 21614 | 21217)
 }
 
+/// A sender of the SMS providers that take one by name (Vonage,
+/// MessageBird): a number of up to 15 digits (`+` optional) or an
+/// alphanumeric sender id of at most 11 characters.
+pub(crate) fn sms_sender_ok(s: &str) -> bool {
+    let digits = s.strip_prefix('+').unwrap_or(s);
+    let number = (1..=15).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
+    let alnum =
+        (1..=11).contains(&s.len()) && s.chars().all(|c| c.is_ascii_alphanumeric() || c == ' ');
+    number || alnum
+}
+
 /// The recipient's `phone`, checked to be E.164: none is `NoAddress` (the
 /// delivery is skipped), another form `invalid_address`. Every SMS provider
 /// reads it this way.
@@ -113,13 +124,12 @@ impl Provider for Twilio {
             v,
         );
         f.want_str("auth_token", v);
-        if let Some(from) = f.str("from") {
-            if !crate::validate::is_e164(from) {
-                v.push("config.from", "format", "must be an E.164 phone number");
-            }
-        } else {
-            f.want_str("from", v);
-        }
+        f.want_format(
+            "from",
+            crate::validate::is_e164,
+            "must be an E.164 phone number",
+            v,
+        );
         f.want_url("base_url", v);
     }
 

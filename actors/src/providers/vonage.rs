@@ -4,9 +4,13 @@
 //! `messages[0].status` ("0" accepted, with its `message-id`).
 
 use super::{
-    answer_json, answered, cfg_str, channel::Fields, classify_status, transport_error,
-    twilio::recipient_phone, webhook::retry_after, Clients, ConfigField, FieldFormat,
-    HttpTransport, Provider, ProviderSpec, SendError, SendRequest, SendResult, Sent, HTTP_TIMEOUT,
+    answer_json, answered, cfg_str,
+    channel::Fields,
+    classify_status, transport_error,
+    twilio::{recipient_phone, sms_sender_ok},
+    webhook::retry_after,
+    Clients, ConfigField, FieldFormat, HttpTransport, Provider, ProviderSpec, SendError,
+    SendRequest, SendResult, Sent, HTTP_TIMEOUT,
 };
 use crate::error::Validator;
 use crate::model::{ChannelType, DeliveryErrorCode};
@@ -66,14 +70,6 @@ static SPEC: ProviderSpec = ProviderSpec {
     destinations: &["base_url", "api_key"],
 };
 
-fn sender_ok(s: &str) -> bool {
-    let digits = s.strip_prefix('+').unwrap_or(s);
-    let number = (1..=15).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
-    let alnum =
-        (1..=11).contains(&s.len()) && s.chars().all(|c| c.is_ascii_alphanumeric() || c == ' ');
-    number || alnum
-}
-
 /// A non-zero `messages[].status` of Vonage's answer as an error.
 fn status_error(http: u16, code: &str) -> SendError {
     let message = answered(http, Some(&format!("status-{code}")));
@@ -112,15 +108,12 @@ impl Provider for Vonage {
             v,
         );
         f.want_str("api_secret", v);
-        match f.str("from") {
-            Some(s) if !sender_ok(s) => v.push(
-                "config.from",
-                "format",
-                "a number or an alphanumeric sender id of at most 11 characters",
-            ),
-            Some(_) => {}
-            None => f.want_str("from", v),
-        }
+        f.want_format(
+            "from",
+            sms_sender_ok,
+            "a number or an alphanumeric sender id of at most 11 characters",
+            v,
+        );
         f.want_url("base_url", v);
     }
 

@@ -565,51 +565,7 @@ impl<'a> Lexer<'a> {
                 }
                 c if c.is_ascii_whitespace() => j += 1,
                 b'"' | b'\'' | b'<' | b'=' | b'/' | b'`' => return None,
-                _ => {
-                    // an attribute: name, then `= value` perhaps
-                    while b
-                        .get(j)
-                        .is_some_and(|c| !c.is_ascii_whitespace() && !b"/>=\"'<`".contains(c))
-                    {
-                        j += 1;
-                    }
-                    while b.get(j).is_some_and(u8::is_ascii_whitespace) {
-                        j += 1;
-                    }
-                    if b.get(j) == Some(&b'=') {
-                        j += 1;
-                        while b.get(j).is_some_and(u8::is_ascii_whitespace) {
-                            j += 1;
-                        }
-                        match *b.get(j)? {
-                            q @ (b'"' | b'\'') => {
-                                let close = rest[j + 1..].find(q as char)?;
-                                j += 1 + close + 1;
-                            }
-                            _ => {
-                                let start = j;
-                                while b
-                                    .get(j)
-                                    .is_some_and(|c| !c.is_ascii_whitespace() && *c != b'>')
-                                {
-                                    j += 1;
-                                }
-                                if rest[start..j].contains(['"', '\'', '<', '=', '`']) || start == j
-                                {
-                                    return None;
-                                }
-                            }
-                        }
-                    } else if let Some(c) = b.get(j) {
-                        if !(c.is_ascii_whitespace()
-                            || *c == b'>'
-                            || *c == b'/'
-                            || c.is_ascii_alphabetic())
-                        {
-                            return None;
-                        }
-                    }
-                }
+                _ => j = attribute(rest, j)?,
             }
         }
         let attrs = &rest[name_end..if self_closing { j - 1 } else { j }];
@@ -631,6 +587,40 @@ impl<'a> Lexer<'a> {
         }
         self.i += at + close.len() + gt + 1;
         Some(&rest[..at])
+    }
+}
+
+/// The end of the attribute starting at `j` of a start tag `rest` (its name,
+/// then `= value` perhaps), or `None` where it is not a plain one.
+fn attribute(rest: &str, j: usize) -> Option<usize> {
+    let b = rest.as_bytes();
+    let skip =
+        |j: usize, go: &dyn Fn(u8) -> bool| j + b[j..].iter().take_while(|c| go(**c)).count();
+    let j = skip(j, &|c| {
+        !c.is_ascii_whitespace() && !b"/>=\"'<`".contains(&c)
+    });
+    let j = skip(j, &|c| c.is_ascii_whitespace());
+    if b.get(j) != Some(&b'=') {
+        // the tag's end, a `/`, or the next attribute's name
+        return match b.get(j) {
+            Some(c)
+                if !(c.is_ascii_whitespace()
+                    || matches!(c, b'>' | b'/')
+                    || c.is_ascii_alphabetic()) =>
+            {
+                None
+            }
+            _ => Some(j),
+        };
+    }
+    let j = skip(j + 1, &|c| c.is_ascii_whitespace());
+    match *b.get(j)? {
+        q @ (b'"' | b'\'') => Some(j + 1 + rest[j + 1..].find(q as char)? + 1),
+        _ => {
+            let end = skip(j, &|c| !c.is_ascii_whitespace() && c != b'>');
+            let value = &rest[j..end];
+            (!value.is_empty() && !value.contains(['"', '\'', '<', '=', '`'])).then_some(end)
+        }
     }
 }
 
