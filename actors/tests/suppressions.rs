@@ -119,8 +119,15 @@ fn hard_bounces_and_complaints_suppress_at_once_deliveries_never() {
             "{}: the address normalised",
             b.name
         );
-        suppression::on_report(st, &p, ChannelType::Sms, "+15550001111", ReportKind::Complained, now)
-            .unwrap();
+        suppression::on_report(
+            st,
+            &p,
+            ChannelType::Sms,
+            "+15550001111",
+            ReportKind::Complained,
+            now,
+        )
+        .unwrap();
         assert_eq!(
             reason(st, &p, ChannelType::Sms, "+15550001111"),
             Some(SuppressionReason::Complaint),
@@ -130,10 +137,22 @@ fn hard_bounces_and_complaints_suppress_at_once_deliveries_never() {
         for kind in [ReportKind::Delivered, ReportKind::Failed] {
             suppression::on_report(st, &p, email, "fine@example.com", kind, now).unwrap();
         }
-        assert_eq!(reason(st, &p, email, "fine@example.com"), None, "{}", b.name);
+        assert_eq!(
+            reason(st, &p, email, "fine@example.com"),
+            None,
+            "{}",
+            b.name
+        );
         // a later report keeps the first reason
-        suppression::on_report(st, &p, email, "hard@example.com", ReportKind::Complained, now)
-            .unwrap();
+        suppression::on_report(
+            st,
+            &p,
+            email,
+            "hard@example.com",
+            ReportKind::Complained,
+            now,
+        )
+        .unwrap();
         assert_eq!(
             reason(st, &p, email, "hard@example.com"),
             Some(SuppressionReason::HardBounce),
@@ -144,7 +163,15 @@ fn hard_bounces_and_complaints_suppress_at_once_deliveries_never() {
         suppression::on_report(st, &p, ChannelType::Chat, "U123", hard, now).unwrap();
         suppression::on_report(st, &p, email, "not an address", hard, now).unwrap();
         let page = st
-            .suppressions_page(&p, None, &PageReq { limit: 10, after: None, before: None })
+            .suppressions_page(
+                &p,
+                None,
+                &PageReq {
+                    limit: 10,
+                    after: None,
+                    before: None,
+                },
+            )
             .unwrap();
         assert_eq!(page.items.len(), 2, "{}: {:?}", b.name, page.items);
     }
@@ -161,7 +188,12 @@ fn soft_bounces_suppress_at_the_third_in_seven_days() {
         // two, then a third 8 days after the first: the first no longer counts
         for t in [t0, t0 + 6 * DAY, t0 + 8 * DAY] {
             suppression::on_report(st, &p, email, "full@example.com", soft, at(t)).unwrap();
-            assert_eq!(reason(st, &p, email, "full@example.com"), None, "{}", b.name);
+            assert_eq!(
+                reason(st, &p, email, "full@example.com"),
+                None,
+                "{}",
+                b.name
+            );
         }
         // a fourth within 7 days of the two before it: three, suppressed
         suppression::on_report(st, &p, email, "full@example.com", soft, at(t0 + 9 * DAY)).unwrap();
@@ -176,9 +208,21 @@ fn soft_bounces_suppress_at_the_third_in_seven_days() {
         assert!(st
             .remove_suppression(&p, (email, "full@example.com"))
             .unwrap());
-        suppression::on_report(st, &p, email, "full@example.com", soft, at(t0 + 9 * DAY + 1))
-            .unwrap();
-        assert_eq!(reason(st, &p, email, "full@example.com"), None, "{}", b.name);
+        suppression::on_report(
+            st,
+            &p,
+            email,
+            "full@example.com",
+            soft,
+            at(t0 + 9 * DAY + 1),
+        )
+        .unwrap();
+        assert_eq!(
+            reason(st, &p, email, "full@example.com"),
+            None,
+            "{}",
+            b.name
+        );
         // another project's bounces are its own
         let q = project(st, "soft-other");
         for t in [t0, t0 + 1, t0 + 2] {
@@ -190,7 +234,12 @@ fn soft_bounces_suppress_at_the_third_in_seven_days() {
             "{}",
             b.name
         );
-        assert_eq!(reason(st, &p, email, "shared@example.com"), None, "{}", b.name);
+        assert_eq!(
+            reason(st, &p, email, "shared@example.com"),
+            None,
+            "{}",
+            b.name
+        );
     }
 }
 
@@ -278,30 +327,53 @@ fn the_list_stores_an_address_once_and_pages_by_type() {
             updated_at: now,
         };
         let skip = suppression::skip_if_suppressed(st, &p, ChannelType::Email, Some(&u)).unwrap();
-        assert_eq!(skip.map(|e| e.code), Some("suppressed".to_string()), "{}", b.name);
-        assert!(suppression::skip_if_suppressed(st, &p, ChannelType::Sms, Some(&u))
-            .unwrap()
-            .is_none());
-        assert!(suppression::skip_if_suppressed(st, &p, ChannelType::Chat, Some(&u))
-            .unwrap()
-            .is_none());
+        assert_eq!(
+            skip.map(|e| e.code),
+            Some("suppressed".to_string()),
+            "{}",
+            b.name
+        );
+        assert!(
+            suppression::skip_if_suppressed(st, &p, ChannelType::Sms, Some(&u))
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            suppression::skip_if_suppressed(st, &p, ChannelType::Chat, Some(&u))
+                .unwrap()
+                .is_none()
+        );
         u.email = None;
-        assert!(suppression::skip_if_suppressed(st, &p, ChannelType::Email, Some(&u))
-            .unwrap()
-            .is_none());
+        assert!(
+            suppression::skip_if_suppressed(st, &p, ChannelType::Email, Some(&u))
+                .unwrap()
+                .is_none()
+        );
 
         // removal, and another project's list
         let q = project(st, "list-other");
-        assert!(!st.remove_suppression(&q, (ChannelType::Email, "a@example.com")).unwrap());
+        assert!(!st
+            .remove_suppression(&q, (ChannelType::Email, "a@example.com"))
+            .unwrap());
         assert!(suppression::remove(st, &q, ChannelType::Email, "a@example.com").is_err());
         suppression::remove(st, &p, ChannelType::Email, "A@example.com").unwrap();
-        assert!(!st.remove_suppression(&p, (ChannelType::Email, "a@example.com")).unwrap());
+        assert!(!st
+            .remove_suppression(&p, (ChannelType::Email, "a@example.com"))
+            .unwrap());
         assert_eq!(reason(st, &p, ChannelType::Email, "a@example.com"), None);
 
         // deleting the project deletes its list
         st.delete_project("list").unwrap();
         let left = st
-            .suppressions_page(&p, None, &PageReq { limit: 10, after: None, before: None })
+            .suppressions_page(
+                &p,
+                None,
+                &PageReq {
+                    limit: 10,
+                    after: None,
+                    before: None,
+                },
+            )
             .unwrap();
         assert!(left.items.is_empty(), "{}: {:?}", b.name, left.items);
     }

@@ -29,11 +29,11 @@ use crate::bodies::preferences::{
     ChannelTypeFlagsInput, ChannelTypeSources, FlowPreferences, FlowPreferencesInput,
     PreferenceSource, Preferences, PreferencesExplain, PreferencesInput, SettingSources,
 };
+use crate::bodies::suppressions::{Suppression, SuppressionInput};
 use crate::bodies::user_api::{
     FeedEntryInteract, FeedEntryPatch, FeedPage, MarkAllResult, PushKeys, PushSubscription,
     PushSubscriptionDelete, PushSubscriptionInput, UserChannel,
 };
-use crate::bodies::suppressions::{Suppression, SuppressionInput};
 use crate::bodies::users::Erasure;
 use crate::bodies::webhook_endpoints::{
     EventAttemptView, NotificationTrace, ReplayInput, ReplayResult, TraceEntryView,

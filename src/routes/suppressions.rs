@@ -46,18 +46,12 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
         ChannelType::parse(s).filter(|t| address::covers(*t))
     })?;
     let filters = [("channel_type", q.get("channel_type").map(str::to_string))];
-    let paging = pagination::parse(
-        &q,
-        st.cursor_key(),
-        &a.project.id,
-        "suppressions",
-        &filters,
-    )?;
+    let paging = pagination::parse(&q, st.cursor_key(), &a.project.id, "suppressions", &filters)?;
     let page = st
         .engine
         .list_suppressions(a.project.id, ct, paging.req.clone())
         .await?;
-    Ok(list_page(&paging, &page, Suppression::from))
+    Ok(list_page(&paging, &page, |s| Suppression::from(s)))
 }
 
 /// `POST /admin/v1/suppressions`

@@ -138,7 +138,7 @@ async fn suppressions_validation() {
         .query(&[("channel_type", "chat")])
         .go()
         .await;
-    assert_error(&r, 400, "invalid_param");
+    assert_invalid_param(&r, "channel_type");
 }
 
 #[tokio::test]
@@ -214,7 +214,7 @@ async fn suppressions_pages_filter_and_tenancy() {
         .query(&[("channel_type", "sms"), ("after", &s(&e1["page"]["after"]))])
         .go()
         .await;
-    assert_error(&r, 400, "invalid_param");
+    assert_invalid_param(&r, "after");
     let only_email = list_all(&app, &list_path(), &[("channel_type", "email")]).await;
     assert_eq!(only_email.len(), 5);
 
@@ -327,7 +327,10 @@ async fn suppressions_skip_sms_to_a_suppressed_number() {
         assert_eq!(d["status"], json!("skipped"), "{ext}: {d}");
         assert_eq!(d["error"]["code"], json!("suppressed"), "{ext}: {d}");
     }
-    assert!(received(&vg).await.is_empty(), "nothing reached the provider");
+    assert!(
+        received(&vg).await.is_empty(),
+        "nothing reached the provider"
+    );
 
     app.admin(DELETE, &item_path("sms", "+15551230009"))
         .go()

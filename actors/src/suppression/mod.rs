@@ -40,12 +40,8 @@ pub fn on_report(
         ReportKind::Complained => SuppressionReason::Complaint,
         ReportKind::Bounced(BounceKind::Soft) => {
             let now = at.millis();
-            let times = store.add_soft_bounce(
-                project,
-                (ct, &address),
-                now,
-                rules::window_start(now),
-            )?;
+            let times =
+                store.add_soft_bounce(project, (ct, &address), now, rules::window_start(now))?;
             if !rules::soft_bounces_suppress(&times, now) {
                 return Ok(());
             }
