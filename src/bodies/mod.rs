@@ -14,6 +14,7 @@ pub mod notifications;
 pub mod ops;
 pub mod preference_link;
 pub mod preferences;
+pub mod suppressions;
 pub mod user_api;
 pub mod users;
 pub mod webhook_endpoints;

@@ -29,6 +29,7 @@ use crate::bodies::preferences::{
     ChannelTypeFlagsInput, ChannelTypeSources, FlowPreferences, FlowPreferencesInput,
     PreferenceSource, Preferences, PreferencesExplain, PreferencesInput, SettingSources,
 };
+use crate::bodies::suppressions::{Suppression, SuppressionInput};
 use crate::bodies::user_api::{
     FeedEntryInteract, FeedEntryPatch, FeedPage, MarkAllResult, PushKeys, PushSubscription,
     PushSubscriptionDelete, PushSubscriptionInput, UserChannel,
@@ -45,7 +46,7 @@ use crate::bodies::{
 };
 use crate::errors::{ErrorBody, ErrorCode, ErrorResponse};
 use herald_engine::model::{
-    ChannelStatus, ChannelType, DeliveryError, DeliveryStatus, RenderedAction,
+    ChannelStatus, ChannelType, DeliveryError, DeliveryStatus, RenderedAction, SuppressionReason,
 };
 use herald_engine::views::{
     CategoryMeta, DeliveryData, DeliveryView, FeedEntry, FeedMeta, FlowRunAccepted, PendingStatus,
@@ -73,6 +74,7 @@ const LISTS: &[(&str, &str)] = &[
     ("PushSubscriptionList", "PushSubscription"),
     ("WebhookEndpointList", "WebhookEndpoint"),
     ("EventAttemptList", "EventAttemptView"),
+    ("SuppressionList", "Suppression"),
 ];
 
 /// Response schemas whose every property is always present (null when empty).
@@ -127,6 +129,7 @@ const ALWAYS_PRESENT: &[&str] = &[
     "EventAttemptView",
     "TraceEntryView",
     "NotificationTrace",
+    "Suppression",
 ];
 
 /// Optional properties of `ALWAYS_PRESENT` schemas (left out when empty).
@@ -292,6 +295,9 @@ pub fn components() -> utoipa::openapi::schema::Components {
         TopicInput,
         Subscription,
         SubscriptionInput,
+        Suppression,
+        SuppressionInput,
+        SuppressionReason,
         DeliveryStatus,
         DeliveryError,
         DeliveryData,

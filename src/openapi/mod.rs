@@ -46,6 +46,7 @@ pub fn document<'a>(ops: impl IntoIterator<Item = &'a Op>) -> OpenApi {
         ("Channels", "Delivery channels and their providers."),
         ("Flows", "Flows, their status and runs."),
         ("Topics", "Topics and their subscribers."),
+        ("Suppressions", "Addresses the project no longer sends to."),
         ("Notifications", "Notifications and deliveries."),
         (
             "Event endpoints",

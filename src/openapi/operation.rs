@@ -265,6 +265,7 @@ fn admin_tag(first: &str) -> &'static str {
         "channels" => "Channels",
         "flows" | "flow_runs" => "Flows",
         "topics" => "Topics",
+        "suppressions" => "Suppressions",
         "notifications" | "deliveries" => "Notifications",
         "webhook_endpoints" => "Event endpoints",
         _ => "Admin API",

@@ -17,6 +17,7 @@ mod notifications;
 pub mod ops;
 mod preference_page;
 mod project;
+mod suppressions;
 mod topics;
 mod user_api;
 mod users;
@@ -162,6 +163,9 @@ pub fn endpoints() -> Vec<endpoint::Endpoint> {
         topics::subscriptions_endpoint(),
         topics::subscribe_endpoint(),
         topics::unsubscribe_endpoint(),
+        suppressions::list_endpoint(),
+        suppressions::create_endpoint(),
+        suppressions::delete_endpoint(),
         notifications::list_endpoint(),
         notifications::list_alias_endpoint(),
         notifications::get_endpoint(),

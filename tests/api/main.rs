@@ -61,6 +61,7 @@ mod retention;
 mod runs;
 mod sandbox;
 mod secrets_at_rest;
+mod suppressions;
 mod templates_bounded;
 mod templates_memory;
 mod tenancy;

@@ -13,7 +13,8 @@
 //! persists through the storage interface on the blocking pool, and one that
 //! lets deliveries or frames go waits for durability first (`Engine::release`).
 //!
-//! `workflow` adds the operations of project clocks and run cancellation.
+//! `workflow` adds the operations of project clocks and run cancellation;
+//! `suppressions` those of the suppression list.
 //!
 //! `cluster` shares the work between the nodes of one database: the node
 //! id, claims of topic expansions, lease renewals, and the entry points a
@@ -41,6 +42,7 @@ pub mod poison;
 mod reads;
 mod start;
 mod supervisor;
+mod suppressions;
 mod user;
 mod workflow;
 

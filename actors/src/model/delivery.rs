@@ -87,10 +87,13 @@ pub enum DeliveryErrorCode {
     /// Failed: the process died while the delivery was in progress at two
     /// starts in a row (`actors::poison`); it is not attempted a third time.
     Crashed,
+    /// Skipped: the recipient's address (email, phone) is on the project's
+    /// suppression list (`crate::suppression`).
+    Suppressed,
 }
 
 impl DeliveryErrorCode {
-    pub const ALL: [DeliveryErrorCode; 15] = [
+    pub const ALL: [DeliveryErrorCode; 16] = [
         DeliveryErrorCode::Preference,
         DeliveryErrorCode::MissingAddress,
         DeliveryErrorCode::InvalidAddress,
@@ -106,6 +109,7 @@ impl DeliveryErrorCode {
         DeliveryErrorCode::ConditionFalse,
         DeliveryErrorCode::QuotaExceeded,
         DeliveryErrorCode::Crashed,
+        DeliveryErrorCode::Suppressed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -125,6 +129,7 @@ impl DeliveryErrorCode {
             DeliveryErrorCode::ConditionFalse => "condition_false",
             DeliveryErrorCode::QuotaExceeded => "quota_exceeded",
             DeliveryErrorCode::Crashed => "crashed",
+            DeliveryErrorCode::Suppressed => "suppressed",
         }
     }
 }
@@ -137,7 +142,8 @@ pub struct DeliveryError {
     /// `preference`, `missing_address`, `invalid_address`, `provider_unauthorized`,
     /// `provider_rejected`, `provider_unavailable`, `provider_revoked`,
     /// `provider_not_configured`, `subscription_expired`, `destination_not_allowed`
-    /// (the egress guard refused the address; nothing was sent)…
+    /// (the egress guard refused the address; nothing was sent), `suppressed`
+    /// (the address is on the project's suppression list)…
     pub code: String,
     pub message: String,
 }

@@ -22,6 +22,7 @@ mod delivery;
 mod flow;
 mod project;
 mod run;
+mod suppression;
 mod topic;
 mod user;
 
@@ -31,6 +32,7 @@ pub use delivery::*;
 pub use flow::*;
 pub use project::*;
 pub use run::*;
+pub use suppression::*;
 pub use topic::*;
 pub use user::*;
 

@@ -1,7 +1,7 @@
 //! Critical flows (`Flow::critical`): deliveries a recipient must get, such
 //! as a password reset or a security alert. The recipient's opt-outs do not
-//! apply to them; a bouncing address's suppression still will, as it
-//! protects the sender rather than expressing the recipient's choice.
+//! apply to them; an address's suppression (`crate::suppression`) does, as
+//! it protects the sender rather than expressing the recipient's choice.
 //!
 //! The opt-outs are preferences (docs/API.md §6) and quiet hours
 //! (`rules::quiet_hours`, applied at staging by `delivery::accept`);

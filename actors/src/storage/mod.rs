@@ -1,7 +1,7 @@
 //! The storage interface: what the engine asks of a backend, one narrow trait
 //! per aggregate (projects, users, channels, flows, topics, runs, notifications,
 //! the delivery queue, feeds, push subscriptions, throttle counters, batches,
-//! idempotency) plus durability,
+//! idempotency, suppressions) plus durability,
 //! gathered in `Storage`, which the engine holds as `Arc<dyn Storage>`.
 //!
 //! Arguments and results are domain values (`model::*`, ids, filters, pages;
@@ -16,9 +16,11 @@
 //! opaque sort keys that a backend makes and reads back itself.
 
 mod keys;
+mod suppressions;
 mod types;
 
 pub use keys::*;
+pub use suppressions::*;
 pub use types::*;
 
 use crate::error::Result;
@@ -478,6 +480,7 @@ pub trait Storage:
     + UsageRepo
     + ContentRepo
     + EventRepo
+    + SuppressionRepo
     + Durability
     + Send
     + Sync

@@ -140,6 +140,24 @@ fn load_attempt(engine: &Engine, q: &QueueItem) -> Result<Loaded, Option<Outcome
     } else {
         store.user(&q.project, &d.recipient_id).ok().flatten()
     };
+    // An address on the project's suppression list is not sent to, whoever
+    // the user holding it (one keyed read, email and SMS only).
+    match crate::suppression::skip_if_suppressed(
+        store.as_ref(),
+        &q.project,
+        channel.channel_type,
+        recipient.as_ref(),
+    ) {
+        Ok(None) => {}
+        Ok(Some(e)) => return Err(Some(Outcome::Skipped(e))),
+        Err(e) => {
+            return Err(Some(Outcome::Retry {
+                error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
+                at: engine.project_now(&q.project).plus_millis(1000),
+                outcomes: None,
+            }))
+        }
+    }
     let subscriptions = if matches!(
         channel.channel_type,
         ChannelType::WebPush | ChannelType::MobilePush

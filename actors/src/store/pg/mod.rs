@@ -41,6 +41,7 @@ mod queue;
 mod retention;
 mod rows;
 mod runs;
+mod suppressions;
 mod throttles;
 mod topics;
 mod usage;

@@ -38,6 +38,7 @@ mod retention;
 mod runs;
 pub mod secrets;
 mod space;
+mod suppressions;
 mod throttles;
 mod topics;
 mod trace;
@@ -134,6 +135,9 @@ spaces!(
     batch_keys,
     usage,
     content,
+    suppressions,
+    suppressions_by_id,
+    soft_bounces,
 );
 
 /// The open sled database. It is replaced when the store reopens after an I/O
