@@ -31,8 +31,10 @@ async fn email_flow(app: &TestApp, channel: &str, commercial: bool) -> Value {
     let h = handle("news");
     let f = app
         .admin(POST, &format!("{A}/flows"))
-        .json(&json!({"handle": h, "name": "News & <b>deals</b>", "steps": steps,
-                      "commercial": commercial}))
+        .json(
+            &json!({"handle": h, "name": "News & <b>deals</b>", "steps": steps,
+                      "commercial": commercial}),
+        )
         .go()
         .await
         .ok(201);
@@ -127,7 +129,12 @@ async fn unsubscribe_smtp_headers_link_and_one_click_post() {
     assert_eq!(t["status"], json!("sent"), "{t}");
     let mails = sink.mails();
     assert_eq!(mails.len(), 2, "{mails:?}");
-    assert_eq!(mails[1].header("List-Unsubscribe"), None, "{}", mails[1].data);
+    assert_eq!(
+        mails[1].header("List-Unsubscribe"),
+        None,
+        "{}",
+        mails[1].data
+    );
     assert_eq!(mails[1].header("List-Unsubscribe-Post"), None);
 
     // the one-click POST: 200, the flow's email off; again: 200, the same
@@ -191,10 +198,7 @@ async fn unsubscribe_refuses_tampered_tokens_and_changes_nothing() {
     assert_eq!(flow_email(&app, &ext, &flow).await, json!(true));
 
     // a POST without a body works
-    let r = app
-        .request(POST, &format!("/u/{token}"))
-        .go()
-        .await;
+    let r = app.request(POST, &format!("/u/{token}")).go().await;
     assert_eq!(r.status, 200, "{r}");
     assert_eq!(flow_email(&app, &ext, &flow).await, json!(false));
 
@@ -235,7 +239,10 @@ async fn unsubscribe_page_shows_a_form_posting_to_itself() {
     assert!(!html.contains("action="), "{html}");
     assert!(!html.contains("<script"), "{html}");
     // the flow's name, escaped
-    assert!(html.contains("News &amp; &lt;b&gt;deals&lt;/b&gt;"), "{html}");
+    assert!(
+        html.contains("News &amp; &lt;b&gt;deals&lt;/b&gt;"),
+        "{html}"
+    );
     // a GET changes nothing (link scanners fetch links)
     assert_eq!(flow_email(&app, &ext, &flow).await, json!(true));
 
@@ -310,8 +317,10 @@ async fn unsubscribe_commercial_flows_need_a_public_url() {
     // critical and commercial: 422 at `commercial`
     let r = app
         .admin(POST, &format!("{A}/flows"))
-        .json(&json!({"handle": handle("cc"), "name": "cc", "steps": steps,
-                      "commercial": true, "critical": true}))
+        .json(
+            &json!({"handle": handle("cc"), "name": "cc", "steps": steps,
+                      "commercial": true, "critical": true}),
+        )
         .go()
         .await;
     assert_validation(&r, &[("commercial", "exclusion")]);

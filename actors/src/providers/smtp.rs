@@ -191,9 +191,11 @@ fn build_message(req: &SendRequest, to: Mailbox) -> Result<Message, SendError> {
         .subject(d.data.subject.clone())
         .message_id(Some(message_id(&d.id)));
     // a commercial flow's one-click unsubscribe (RFC 8058)
-    for (name, value) in super::mail::unsubscribe_headers(req) {
-        let name = HeaderName::new_from_ascii_str(name);
-        builder = builder.raw_header(HeaderValue::new(name, value));
+    if let Some(url) = req.unsubscribe_url.as_deref() {
+        for (name, value) in crate::rules::unsubscribe_link::headers(url) {
+            let name = HeaderName::new_from_ascii_str(name);
+            builder = builder.raw_header(HeaderValue::new(name, value));
+        }
     }
     let text = d.data.body.clone();
     let built = match d.data.html.as_deref().filter(|h| !h.is_empty()) {

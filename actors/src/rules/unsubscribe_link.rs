@@ -117,7 +117,9 @@ pub fn verify(server_key: &[u8; 32], token: &str, now: i64) -> Result<Link, Refu
 
 /// The link of `user` for `flow`, made at `now` (Unix seconds) on the
 /// server at `base` (its public URL, no trailing `/`).
-pub fn url(server_key: &[u8; 32], base: &str, project: Uuid, user: Uuid, flow: Uuid, now: i64) -> String {
+pub fn url(
+    server_key: &[u8; 32], base: &str, project: Uuid, user: Uuid, flow: Uuid, now: i64,
+) -> String {
     let link = Link {
         project,
         user,
@@ -245,7 +247,14 @@ mod tests {
         assert!(verify(&KEY, &t, NOW + 59).is_ok());
         assert_eq!(verify(&KEY, &t, NOW + 60), Err(Refused::Expired));
         // a sent link lives two years
-        let u = url(&KEY, "https://h", link().project, link().user, link().flow, NOW);
+        let u = url(
+            &KEY,
+            "https://h",
+            link().project,
+            link().user,
+            link().flow,
+            NOW,
+        );
         let t = u.strip_prefix("https://h/u/").unwrap();
         assert!(verify(&KEY, t, NOW + LIFETIME_SECS - 1).is_ok());
     }
@@ -262,7 +271,7 @@ mod tests {
         assert_eq!(d.body, "bye: https://h/u/T");
         assert!(!has_mark(&d));
         let p = patch("news");
-        assert_eq!(p.flows["news"].channel_types[&ChannelType::Email], false);
+        assert!(!p.flows["news"].channel_types[&ChannelType::Email]);
         assert_eq!(p.flows["news"].enabled, None);
         assert!(p.channel_types.is_empty());
         let [(n1, v1), (n2, v2)] = headers("https://h/u/T");
