@@ -83,7 +83,8 @@ pub struct ServeArgs {
     #[arg(long, env = "HERALD_BIND")]
     pub bind: Option<String>,
     /// The URL users reach this server at (https://herald.example.com): what
-    /// preference-page links start with; ADDR is the bound address [default: http://ADDR].
+    /// preference-page and unsubscribe links start with (commercial flows need
+    /// it); ADDR is the bound address [default: http://ADDR].
     #[arg(long, env = "HERALD_PUBLIC_URL")]
     pub public_url: Option<String>,
     /// The embedded store [default: ./herald-data].

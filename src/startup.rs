@@ -442,11 +442,12 @@ impl Application {
         };
         // Links are built from this, never from a request's Host header.
         let mut settings = settings;
+        let given = settings.public_url.is_some();
         settings
             .public_url
             .get_or_insert_with(|| format!("http://{addr}"));
         if let Some(u) = &settings.public_url {
-            engine.set_public_url(u.clone());
+            engine.set_public_url(u.clone(), given);
         }
         let state = Arc::new(AppState {
             store: store.clone(),

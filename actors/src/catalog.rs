@@ -35,6 +35,9 @@ pub enum CatalogError {
         channel: Uuid,
         status: ChannelStatus,
     },
+    /// An active commercial flow on a server without a public URL: its
+    /// email's unsubscribe link would have nowhere to point.
+    PublicUrlRequired { flow: Uuid, status: FlowStatus },
     /// Running a flow that is not active.
     FlowNotActive { flow: Uuid, status: FlowStatus },
     /// Declaring a category past `MAX_CATEGORIES`.
@@ -147,6 +150,21 @@ pub fn set_status(
     Ok(())
 }
 
+/// Whether `flow`, as a status change or an edit leaves it, may be so on
+/// this server: an active commercial flow's email carries an unsubscribe
+/// link (`rules::unsubscribe_link`), which needs the operator's public URL
+/// (`public_url`: whether one was given). A draft may be commercial
+/// without it.
+pub fn commercial_sendable(flow: &Flow, public_url: bool) -> Result<(), CatalogError> {
+    if flow.commercial && flow.status == FlowStatus::Active && !public_url {
+        return Err(CatalogError::PublicUrlRequired {
+            flow: flow.id,
+            status: flow.status,
+        });
+    }
+    Ok(())
+}
+
 /// Whether a run of flow `id`, in `status`, may be accepted: only an
 /// active flow runs.
 pub fn runnable(id: Uuid, status: FlowStatus) -> Result<(), CatalogError> {
@@ -163,6 +181,7 @@ pub struct FlowEdit {
     pub description: Option<Option<String>>,
     pub steps: Option<Vec<crate::model::Step>>,
     pub critical: Option<bool>,
+    pub commercial: Option<bool>,
     pub categories: Option<Vec<String>>,
 }
 
@@ -185,6 +204,9 @@ pub fn edit(flow: &mut Flow, edit: FlowEdit, now: Timestamp) -> Result<(), Catal
     }
     if let Some(c) = edit.critical {
         flow.critical = c;
+    }
+    if let Some(c) = edit.commercial {
+        flow.commercial = c;
     }
     if let Some(c) = edit.categories {
         flow.categories = c;
@@ -284,6 +306,14 @@ impl From<CatalogError> for Error {
                     .with("current_status", status.as_str())
                     .with("allowed_statuses", vec!["active"])
             }
+            CatalogError::PublicUrlRequired { flow, status } => conflict(
+                "flow",
+                &flow,
+                "public_url_required",
+                "an active commercial flow needs the server's public URL (--public-url, \
+                 HERALD_PUBLIC_URL) for its unsubscribe link",
+            )
+            .with("current_status", status.as_str()),
             CatalogError::TooManyCategories => Error::field(
                 "handle",
                 "length",
@@ -322,10 +352,25 @@ mod tests {
             status,
             steps,
             critical: false,
+            commercial: false,
             categories: vec![],
             created_at: now,
             updated_at: now,
         }
+    }
+
+    #[test]
+    fn an_active_commercial_flow_needs_a_public_url() {
+        let mut f = flow(FlowStatus::Active, vec![]);
+        assert!(commercial_sendable(&f, false).is_ok());
+        f.commercial = true;
+        assert!(matches!(
+            commercial_sendable(&f, false),
+            Err(CatalogError::PublicUrlRequired { .. })
+        ));
+        assert!(commercial_sendable(&f, true).is_ok());
+        f.status = FlowStatus::Draft;
+        assert!(commercial_sendable(&f, false).is_ok());
     }
 
     #[test]

@@ -82,3 +82,14 @@ pub struct PreferenceForm {
     /// Each checkbox the page showed (an unchecked box is not posted).
     pub shown: Vec<String>,
 }
+
+/// The body of a one-click unsubscribe POST (RFC 8058): a mail client sends
+/// `List-Unsubscribe=One-Click`, the confirmation page's form the same.
+/// Optional, and not checked: any body, or none, unsubscribes.
+#[derive(Deserialize, ToSchema)]
+pub struct UnsubscribeForm {
+    /// `One-Click`.
+    #[serde(rename = "List-Unsubscribe")]
+    #[schema(example = "One-Click")]
+    pub list_unsubscribe: Option<String>,
+}

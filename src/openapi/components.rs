@@ -23,7 +23,9 @@ use crate::bodies::flows::{
     FlowPreview, PreviewBody, StepPreview, StepPreviewError, UnsavedFlowPreview,
 };
 use crate::bodies::notifications::{FlowRun, Notification, ProcessingStatus};
-use crate::bodies::preference_link::{PreferenceForm, PreferenceLink, PreferenceLinkInput};
+use crate::bodies::preference_link::{
+    PreferenceForm, PreferenceLink, PreferenceLinkInput, UnsubscribeForm,
+};
 use crate::bodies::preferences::{
     Category, CategoryInput, CategoryList, CategoryPreferences, ChannelTypeFlags,
     ChannelTypeFlagsInput, ChannelTypeSources, FlowPreferences, FlowPreferencesInput,
@@ -256,6 +258,7 @@ pub fn components() -> utoipa::openapi::schema::Components {
         PreferenceLinkInput,
         PreferenceLink,
         PreferenceForm,
+        UnsubscribeForm,
         ChannelStatus,
         UserChannel,
         PushSubscription,

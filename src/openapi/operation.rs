@@ -125,6 +125,12 @@ impl Op {
         self.body_type = "application/x-www-form-urlencoded";
         self
     }
+    /// An optional HTML form body (`application/x-www-form-urlencoded`).
+    pub fn optional_form_body(mut self, schema: &'static str) -> Op {
+        self.body = Some((schema, false));
+        self.body_type = "application/x-www-form-urlencoded";
+        self
+    }
     /// Takes an `Idempotency-Key` header (POSTs that create).
     pub fn idempotent(mut self) -> Op {
         self.idempotent = true;

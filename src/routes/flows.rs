@@ -171,6 +171,7 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
         description,
         steps,
         critical,
+        commercial,
         categories,
     } = change;
     let edit = FlowEdit {
@@ -178,6 +179,7 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
         description,
         steps: steps.map(|s| s.steps),
         critical,
+        commercial,
         categories,
     };
     let flow = st.engine.edit_flow(pid, flow.id, edit).await?;

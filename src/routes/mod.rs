@@ -19,6 +19,7 @@ mod preference_page;
 mod project;
 mod suppressions;
 mod topics;
+mod unsubscribe;
 mod user_api;
 mod users;
 mod webhook_endpoints;
@@ -101,6 +102,8 @@ pub fn endpoints() -> Vec<endpoint::Endpoint> {
         preference_page::css_endpoint(),
         preference_page::page_endpoint(),
         preference_page::save_endpoint(),
+        unsubscribe::page_endpoint(),
+        unsubscribe::unsubscribe_endpoint(),
         project::get_endpoint(),
         project::update_endpoint(),
         project::advance_clock_endpoint(),

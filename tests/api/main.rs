@@ -67,6 +67,7 @@ mod templates_memory;
 mod tenancy;
 mod topics;
 mod trace;
+mod unsubscribe;
 mod users;
 mod webhook_delivery;
 mod webhook_endpoints;

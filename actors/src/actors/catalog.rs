@@ -15,26 +15,37 @@ use uuid::Uuid;
 
 impl Engine {
     /// Moves a flow to `to` (`catalog::set_status`), checking its channels
-    /// as they are in the same job.
+    /// as they are in the same job; an active commercial flow needs the
+    /// server's public URL (`catalog::commercial_sendable`).
     pub async fn set_flow_status(&self, project: Uuid, id: Uuid, to: FlowStatus) -> Result<Flow> {
+        let public_url = self.public_url_given();
         self.run(move |s| {
             let channels = s.all_channels(&project)?;
             s.update_flow(
                 &project,
                 &id,
-                Box::new(move |f| Ok(catalog::set_status(f, to, &channels, Timestamp::now())?)),
+                Box::new(move |f| {
+                    catalog::set_status(f, to, &channels, Timestamp::now())?;
+                    Ok(catalog::commercial_sendable(f, public_url)?)
+                }),
             )
         })
         .await
     }
 
-    /// Edits a flow (`catalog::edit`): an archived flow no longer changes.
+    /// Edits a flow (`catalog::edit`): an archived flow no longer changes,
+    /// and an active one becomes commercial only with the server's public
+    /// URL (`catalog::commercial_sendable`).
     pub async fn edit_flow(&self, project: Uuid, id: Uuid, edit: FlowEdit) -> Result<Flow> {
+        let public_url = self.public_url_given();
         self.run(move |s| {
             s.update_flow(
                 &project,
                 &id,
-                Box::new(move |f| Ok(catalog::edit(f, edit, Timestamp::now())?)),
+                Box::new(move |f| {
+                    catalog::edit(f, edit, Timestamp::now())?;
+                    Ok(catalog::commercial_sendable(f, public_url)?)
+                }),
             )
         })
         .await

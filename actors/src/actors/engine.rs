@@ -94,6 +94,10 @@ pub(crate) struct Inner {
     /// The server's public URL (`--public-url`): where the links a send puts
     /// in `{{ preferences_url }}` point. Set once the server is bound.
     pub public_url: std::sync::OnceLock<String>,
+    /// Whether the operator gave that URL (not the default made of the
+    /// bound address): only then may a commercial flow be active, as its
+    /// unsubscribe link must reach the server from a mailbox provider.
+    pub public_url_given: std::sync::atomic::AtomicBool,
     /// What the actor modules keep in the engine (their registries of
     /// actors, the supervisor's address, the bus), each read back by the
     /// module that owns it (`Parts`).

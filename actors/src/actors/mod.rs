@@ -43,6 +43,7 @@ mod reads;
 mod start;
 mod supervisor;
 mod suppressions;
+mod unsubscribe;
 mod user;
 mod workflow;
 
@@ -59,6 +60,7 @@ pub use lifecycle::{batch_size, INLINE_ERASURE_STEPS};
 pub use notifications::{DeliveryQuery, NotificationQuery, Notifications};
 pub use ops::{RunAnswer, Subscriber};
 pub use supervisor::DeliverySupervisor;
+pub use unsubscribe::UnsubscribeTarget;
 pub use user::{
     CatchUp, Connect, Disconnect, FeedFilters, LiveFrame, LiveSink, MarkAll, PushFrames,
     UpdateEntry, UserActor,

@@ -123,13 +123,15 @@ impl Engine {
     /// project's share of staging, as a run's are, and nothing stored. The
     /// `{{ preferences_url }}` of an external step is filled as its send
     /// fills it: a fresh link for a stored recipient, empty for one a run
-    /// would create.
+    /// would create; `{{ unsubscribe_url }}` too (email steps of a
+    /// commercial flow only).
     pub async fn preview_flow(
         &self, project: Arc<Project>, input: PreviewInput,
     ) -> Result<Preview> {
         let limits = self.template_limits();
         let permit = self.staging_permit(project.id, 1).await;
         let pid = project.id;
+        let (flow_id, commercial) = (input.flow.id, input.flow.commercial);
         let mut p = self
             .run(move |s| accept::preview::preview(s, limits, &pid, input))
             .await;
@@ -141,9 +143,20 @@ impl Engine {
                     .unwrap_or_default(),
                 false => String::new(),
             };
+            // `{{ unsubscribe_url }}`: the link a send of an email step of a
+            // commercial flow makes (`rules::unsubscribe_link`), else empty
+            let unsubscribe = match p.stored && commercial {
+                true => self
+                    .unsubscribe_link(pid, p.user.id, flow_id)
+                    .unwrap_or_default(),
+                false => String::new(),
+            };
             for step in &mut p.steps {
+                let email = step.channel_type == Some(crate::model::ChannelType::Email);
                 if let Ok(content) = &mut step.content {
                     crate::rules::preference_link::fill(content, &link);
+                    let u = if email { unsubscribe.as_str() } else { "" };
+                    crate::rules::unsubscribe_link::fill(content, u);
                 }
             }
         }

@@ -22,9 +22,44 @@ impl Engine {
         &self.inner.cursor_key
     }
 
-    /// Sets the server's public URL (once; later calls change nothing).
-    pub fn set_public_url(&self, url: String) {
-        let _ = self.inner.public_url.set(url);
+    /// Sets the server's public URL (once; later calls change nothing);
+    /// `given`: the operator gave it (`--public-url`), rather than it being
+    /// the default made of the bound address.
+    pub fn set_public_url(&self, url: String, given: bool) {
+        if self.inner.public_url.set(url).is_ok() {
+            self.inner
+                .public_url_given
+                .store(given, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the operator gave the server's public URL: what an active
+    /// commercial flow needs (`catalog::commercial_sendable`).
+    pub fn public_url_given(&self) -> bool {
+        self.inner
+            .public_url_given
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The one-click unsubscribe link of `user` for `flow` (what a
+    /// commercial flow's email carries in `List-Unsubscribe` and
+    /// `{{ unsubscribe_url }}`), made now and valid for
+    /// `rules::unsubscribe_link::LIFETIME_SECS`; `None` without a public
+    /// URL the operator gave.
+    pub fn unsubscribe_link(&self, project: Uuid, user: Uuid, flow: Uuid) -> Option<String> {
+        if !self.public_url_given() {
+            return None;
+        }
+        let base = self.inner.public_url.get()?;
+        let now = crate::model::Timestamp::now().millis().div_euclid(1000);
+        Some(crate::rules::unsubscribe_link::url(
+            &self.inner.cursor_key,
+            base,
+            project,
+            user,
+            flow,
+            now,
+        ))
     }
 
     /// A link to `user`'s preference page of `project`, made now and valid

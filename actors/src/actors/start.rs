@@ -67,6 +67,7 @@ impl Engine {
                 journal,
                 attempt_notes: Default::default(),
                 public_url: Default::default(),
+                public_url_given: Default::default(),
                 parts,
             }),
         };

@@ -309,6 +309,7 @@ fn render(
             None => minijinja::Value::UNDEFINED,
         },
         preferences_url => crate::rules::preference_link::MARK,
+        unsubscribe_url => crate::rules::unsubscribe_link::MARK,
     };
     let content = match &project {
         Some(pr) => Some(crate::render::content::cached(pr, || s.contents(p, None))?),
@@ -320,9 +321,11 @@ fn render(
     let mut out = r
         .render_step(i, step, &ctx, d.channel_type)
         .map(|a| a.rendered);
-    // an in-app entry is read inside the product: no preference link
+    // an in-app entry is read inside the product: no preference link, no
+    // unsubscribe link
     if let (Ok(data), crate::model::ChannelType::InApp) = (&mut out, d.channel_type) {
         crate::rules::preference_link::fill(data, "");
+        crate::rules::unsubscribe_link::fill(data, "");
     }
     Ok(out)
 }

@@ -137,6 +137,11 @@ pub struct Flow {
     /// (`rules::critical`). Flows stored before it existed read as `false`.
     #[serde(default)]
     pub critical: bool,
+    /// A commercial (marketing) flow's email carries one-click unsubscribe
+    /// (`rules::unsubscribe_link`); a transactional one's does not. Flows
+    /// stored before it existed read as `false`.
+    #[serde(default)]
+    pub commercial: bool,
     /// The preference categories it belongs to (handles of
     /// `Project::categories`): a user who turns one off does not get it
     /// (`rules::preferences`). Flows stored before categories had none.

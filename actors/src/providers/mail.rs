@@ -78,6 +78,16 @@ pub(crate) fn parts(req: &SendRequest) -> Parts {
     }
 }
 
+/// The one-click unsubscribe headers of the message (a commercial flow's
+/// email, `SendRequest::unsubscribe_url`), as (name, value) pairs; none for
+/// any other. Each provider passes them its own way.
+pub(crate) fn unsubscribe_headers(req: &SendRequest) -> Vec<(&'static str, String)> {
+    match req.unsubscribe_url.as_deref() {
+        Some(url) => crate::rules::unsubscribe_link::headers(url).into(),
+        None => vec![],
+    }
+}
+
 /// An accepted message: its outcome names the address and the provider's
 /// message id, as `twilio`'s does.
 pub(crate) fn sent(to: &str, status: u16, message_id: Option<&str>) -> SendResult {

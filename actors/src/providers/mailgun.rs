@@ -96,19 +96,25 @@ impl Provider for Mailgun {
             ))?;
             let p = mail::parts(&req);
             let id = req.delivery.id.to_string();
+            let mut form: Vec<(String, &str)> = vec![
+                ("from".into(), from),
+                ("to".into(), to.as_str()),
+                ("subject".into(), p.subject.as_str()),
+                ("text".into(), p.text.as_str()),
+                ("html".into(), p.html.as_str()),
+                // the delivery id, for matching Mailgun's events to the delivery
+                ("v:delivery_id".into(), id.as_str()),
+            ];
+            // a commercial flow's one-click unsubscribe, as `h:` headers
+            let headers = mail::unsubscribe_headers(&req);
+            for (n, v) in &headers {
+                form.push((format!("h:{n}"), v.as_str()));
+            }
             let resp = http
                 .post(url)
                 .timeout(HTTP_TIMEOUT)
                 .basic_auth("api", Some(key))
-                .form(&[
-                    ("from", from),
-                    ("to", to.as_str()),
-                    ("subject", p.subject.as_str()),
-                    ("text", p.text.as_str()),
-                    ("html", p.html.as_str()),
-                    // the delivery id, for matching Mailgun's events to the delivery
-                    ("v:delivery_id", id.as_str()),
-                ])
+                .form(&form)
                 .send()
                 .await
                 .map_err(|e| transport_error(HTTP_TIMEOUT, e))?;

@@ -228,6 +228,11 @@ pub struct SendRequest {
     pub config: Map<String, Value>,
     /// For web_push and mobile_push: the recipient's subscriptions on this channel.
     pub subscriptions: Vec<PushSubscription>,
+    /// For an email of a commercial flow: its one-click unsubscribe link,
+    /// made for this attempt, which the provider sends in
+    /// `List-Unsubscribe` with `List-Unsubscribe-Post`
+    /// (`rules::unsubscribe_link::headers`); `None` for any other.
+    pub unsubscribe_url: Option<String>,
 }
 
 /// The transports of one engine, by provider.

@@ -90,12 +90,20 @@ impl Provider for Postmark {
             let stream = super::cfg_str(c, "message_stream").unwrap_or(DEFAULT_STREAM);
             let url = guard.url(&format!("{}/email", mail::base_url(c, DEFAULT_BASE_URL)))?;
             let p = mail::parts(&req);
-            let body = json!({
+            let mut body = json!({
                 "From": from, "To": to, "Subject": p.subject,
                 "TextBody": p.text, "HtmlBody": p.html, "MessageStream": stream,
                 // the delivery id, for matching Postmark's events to the delivery
                 "Metadata": {"delivery_id": req.delivery.id.to_string()},
             });
+            // a commercial flow's one-click unsubscribe
+            let headers: Vec<Value> = mail::unsubscribe_headers(&req)
+                .into_iter()
+                .map(|(n, v)| json!({"Name": n, "Value": v}))
+                .collect();
+            if !headers.is_empty() {
+                body["Headers"] = json!(headers);
+            }
             let resp = http
                 .post(url)
                 .timeout(HTTP_TIMEOUT)

@@ -65,8 +65,16 @@ impl Provider for Resend {
             let from = super::cfg_str(c, "from").unwrap_or_default();
             let url = guard.url(&format!("{}/emails", mail::base_url(c, DEFAULT_BASE_URL)))?;
             let p = mail::parts(&req);
-            let body = json!({"from": from, "to": [to], "subject": p.subject,
+            let mut body = json!({"from": from, "to": [to], "subject": p.subject,
                               "text": p.text, "html": p.html});
+            // a commercial flow's one-click unsubscribe
+            let headers: Map<String, Value> = mail::unsubscribe_headers(&req)
+                .into_iter()
+                .map(|(n, v)| (n.to_string(), json!(v)))
+                .collect();
+            if !headers.is_empty() {
+                body["headers"] = Value::Object(headers);
+            }
             let resp = http
                 .post(url)
                 .timeout(HTTP_TIMEOUT)

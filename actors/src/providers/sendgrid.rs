@@ -47,7 +47,7 @@ fn body(req: &SendRequest, from: (String, Option<String>), to: &str) -> Value {
     if let Some(n) = from.1 {
         sender["name"] = json!(n);
     }
-    json!({
+    let mut b = json!({
         "personalizations": [{"to": [{"email": to}]}],
         "from": sender,
         "subject": p.subject,
@@ -57,7 +57,16 @@ fn body(req: &SendRequest, from: (String, Option<String>), to: &str) -> Value {
         ],
         // the delivery id, for matching SendGrid's events to the delivery
         "custom_args": {"delivery_id": req.delivery.id.to_string()},
-    })
+    });
+    // a commercial flow's one-click unsubscribe
+    let headers: Map<String, Value> = mail::unsubscribe_headers(req)
+        .into_iter()
+        .map(|(n, v)| (n.to_string(), json!(v)))
+        .collect();
+    if !headers.is_empty() {
+        b["headers"] = Value::Object(headers);
+    }
+    b
 }
 
 impl Provider for Sendgrid {

@@ -116,16 +116,25 @@ impl Provider for Ses {
             let default = format!("https://email.{region}.amazonaws.com");
             let url = guard.url(&format!("{}{PATH}", mail::base_url(c, &default)))?;
             let p = mail::parts(&req);
+            let mut simple = json!({
+                "Subject": {"Data": p.subject, "Charset": "UTF-8"},
+                "Body": {
+                    "Text": {"Data": p.text, "Charset": "UTF-8"},
+                    "Html": {"Data": p.html, "Charset": "UTF-8"},
+                },
+            });
+            // a commercial flow's one-click unsubscribe (API v2 `Headers`)
+            let headers: Vec<serde_json::Value> = mail::unsubscribe_headers(&req)
+                .into_iter()
+                .map(|(n, v)| json!({"Name": n, "Value": v}))
+                .collect();
+            if !headers.is_empty() {
+                simple["Headers"] = json!(headers);
+            }
             let body = serde_json::to_vec(&json!({
                 "FromEmailAddress": from,
                 "Destination": {"ToAddresses": [to]},
-                "Content": {"Simple": {
-                    "Subject": {"Data": p.subject, "Charset": "UTF-8"},
-                    "Body": {
-                        "Text": {"Data": p.text, "Charset": "UTF-8"},
-                        "Html": {"Data": p.html, "Charset": "UTF-8"},
-                    },
-                }},
+                "Content": {"Simple": simple},
                 // the delivery id, for matching SES's events to the delivery
                 "EmailTags": [{"Name": "delivery_id", "Value": req.delivery.id.to_string()}],
             }))

@@ -11,7 +11,8 @@ use super::{
 use crate::error::Validator;
 use crate::model::{ChannelType, DeliveryErrorCode};
 use futures_util::future::BoxFuture;
-use lettre::message::{header::ContentType, Mailbox, MultiPart, SinglePart};
+use lettre::message::header::{ContentType, HeaderName, HeaderValue};
+use lettre::message::{Mailbox, MultiPart, SinglePart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{Address, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
@@ -184,11 +185,18 @@ fn build_message(req: &SendRequest, to: Mailbox) -> Result<Message, SendError> {
         .parse()
         .map_err(|e| super::misconfigured(format!("config.from is not a mailbox: {e}")))?;
     let d = &req.delivery;
-    let builder = Message::builder()
+    let mut builder = Message::builder()
         .from(from)
         .to(to)
         .subject(d.data.subject.clone())
         .message_id(Some(message_id(&d.id)));
+    // a commercial flow's one-click unsubscribe (RFC 8058)
+    if let Some(url) = req.unsubscribe_url.as_deref() {
+        for (name, value) in crate::rules::unsubscribe_link::headers(url) {
+            let name = HeaderName::new_from_ascii_str(name);
+            builder = builder.raw_header(HeaderValue::new(name, value));
+        }
+    }
     let text = d.data.body.clone();
     let built = match d.data.html.as_deref().filter(|h| !h.is_empty()) {
         Some(html) => builder.multipart(MultiPart::alternative_plain_html(text, html.to_string())),

@@ -296,6 +296,7 @@ impl Shared {
             flow => self.flow.clone(),
             brand => self.brand.clone(),
             preferences_url => crate::rules::preference_link::MARK,
+            unsubscribe_url => crate::rules::unsubscribe_link::MARK,
         }
     }
 }
@@ -514,6 +515,7 @@ mod tests {
                 layout: None,
             }],
             critical: false,
+            commercial: false,
             categories: vec![],
             created_at: now,
             updated_at: now,

@@ -422,6 +422,7 @@ mod category_tests {
             status,
             steps: vec![],
             critical: false,
+            commercial: false,
             categories: categories.iter().map(|c| c.to_string()).collect(),
             created_at: now,
             updated_at: now,

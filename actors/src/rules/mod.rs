@@ -17,4 +17,5 @@ pub mod quiet_hours;
 pub mod records;
 pub mod refusals;
 pub mod settle;
+pub mod unsubscribe_link;
 pub mod users;

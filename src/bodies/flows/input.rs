@@ -159,6 +159,14 @@ pub struct FlowInput {
     #[serde(default)]
     #[schema(value_type = Option<bool>)]
     pub critical: Given<bool>,
+    /// A commercial (marketing) flow: its email carries one-click
+    /// unsubscribe (`List-Unsubscribe`, `List-Unsubscribe-Post`) and
+    /// `{{ unsubscribe_url }}` is its link; false (transactional) when
+    /// absent. Active only on a server with a public URL (409
+    /// `public_url_required`); not with `critical` (422 `exclusion`).
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub commercial: Given<bool>,
     /// The preference categories it belongs to (declared handles, at most
     /// 10); none when absent.
     #[serde(default)]
@@ -187,6 +195,10 @@ pub struct FlowUpdate {
     #[serde(default)]
     #[schema(value_type = Option<bool>)]
     pub critical: Given<bool>,
+    /// See `FlowInput.commercial`; absent keeps it.
+    #[serde(default)]
+    #[schema(value_type = Option<bool>)]
+    pub commercial: Given<bool>,
     /// See `FlowInput.categories`; absent keeps them, null or `[]` clears.
     #[serde(default)]
     #[schema(value_type = Option<Vec<String>>, max_items = 10)]
@@ -209,6 +221,7 @@ pub struct NewFlow {
     pub description: Option<String>,
     pub steps: Steps,
     pub critical: bool,
+    pub commercial: bool,
     pub categories: Vec<String>,
 }
 
@@ -224,6 +237,7 @@ impl NewFlow {
             status: model::FlowStatus::Draft,
             steps: self.steps.steps,
             critical: self.critical,
+            commercial: self.commercial,
             categories: self.categories,
             created_at: now,
             updated_at: now,
@@ -237,6 +251,7 @@ pub struct FlowChange {
     pub description: Option<Option<String>>,
     pub steps: Option<Steps>,
     pub critical: Option<bool>,
+    pub commercial: Option<bool>,
     pub categories: Option<Vec<String>>,
 }
 
@@ -274,6 +289,8 @@ impl FlowInput {
             given => steps(given, channels, v),
         };
         let critical = self.critical.flag("critical", v).unwrap_or(false);
+        let commercial = self.commercial.flag("commercial", v).unwrap_or(false);
+        not_critical_and_commercial(critical, commercial, v);
         let categories = flow_categories(&self.categories, declared, v).unwrap_or_default();
         NewFlow {
             categories,
@@ -282,7 +299,20 @@ impl FlowInput {
             description,
             steps,
             critical,
+            commercial,
         }
+    }
+}
+
+/// A critical flow ignores opt-outs, and a commercial one offers one: a
+/// flow is not both.
+fn not_critical_and_commercial(critical: bool, commercial: bool, v: &mut Validator) {
+    if critical && commercial {
+        v.push(
+            "commercial",
+            "exclusion",
+            "a critical flow cannot be commercial: its deliveries ignore opt-outs",
+        );
     }
 }
 
@@ -314,11 +344,19 @@ impl FlowUpdate {
             Given::Absent => None,
             given => Some(steps(given, channels, v)),
         };
+        let critical = self.critical.flag("critical", v);
+        let commercial = self.commercial.flag("commercial", v);
+        not_critical_and_commercial(
+            critical.unwrap_or(flow.critical),
+            commercial.unwrap_or(flow.commercial),
+            v,
+        );
         FlowChange {
             name: name.flatten(),
             description,
             steps,
-            critical: self.critical.flag("critical", v),
+            critical,
+            commercial,
             categories: flow_categories(&self.categories, declared, v),
         }
     }

@@ -285,6 +285,9 @@ pub struct Flow {
     /// Its deliveries ignore the recipient's preferences and quiet hours
     /// (and will ignore one-click unsubscribe).
     pub critical: bool,
+    /// A commercial (marketing) flow: its email carries one-click
+    /// unsubscribe; false: transactional.
+    pub commercial: bool,
     pub description: Option<String>,
     pub handle: String,
     pub id: Uuid,
@@ -301,6 +304,7 @@ impl From<&model::Flow> for Flow {
             categories: f.categories.clone(),
             created_at: f.created_at,
             critical: f.critical,
+            commercial: f.commercial,
             description: f.description.clone(),
             handle: f.handle.clone(),
             id: f.id,

@@ -192,6 +192,8 @@ pub struct UnsavedFlowPreview {
     description: (),
     #[schema(value_type = Option<bool>)]
     critical: (),
+    #[schema(value_type = Option<bool>)]
+    commercial: (),
     #[schema(value_type = Option<Vec<String>>, max_items = 10)]
     categories: (),
     /// See `PreviewBody.user`.

@@ -256,6 +256,28 @@ pub(super) async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Out
             .and_then(|p| engine.preferences_link(p, d.recipient_id));
         crate::rules::preference_link::fill(&mut d.data, url.as_deref().unwrap_or(""));
     }
+    // One-click unsubscribe (RFC 8058): an email of a commercial flow
+    // carries a fresh link in its headers and `{{ unsubscribe_url }}`;
+    // any other delivery has neither. A flow that cannot be read now is a
+    // retry: sending the mail without its link is not an option.
+    let unsubscribe_url = if channel.channel_type == ChannelType::Email {
+        match store.flow(&q.project, &d.flow_id) {
+            Ok(Some(f)) if f.commercial => {
+                engine.unsubscribe_link(q.project, d.recipient_id, d.flow_id)
+            }
+            Ok(_) => None,
+            Err(e) => {
+                return Some(Outcome::Retry {
+                    error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
+                    at: engine.project_now(&q.project).plus_millis(1000),
+                    outcomes: None,
+                })
+            }
+        }
+    } else {
+        None
+    };
+    crate::rules::unsubscribe_link::fill(&mut d.data, unsubscribe_url.as_deref().unwrap_or(""));
     let policy = RetryPolicy::from_config(&channel.config);
     let attempt = d.attempts + 1;
     let recipient_id = d.recipient_id;
@@ -265,6 +287,7 @@ pub(super) async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Out
         channel_id: channel.id,
         config: channel.config.clone(),
         subscriptions,
+        unsubscribe_url,
     };
     let started = std::time::Instant::now();
     let mut res = transport.send(req).await;

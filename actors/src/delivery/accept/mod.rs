@@ -780,7 +780,8 @@ impl Stager<'_> {
     /// channel type `t` stores it: what a run stages and a preview shows
     /// (`preview`). An in-app entry is read inside the product: its
     /// `{{ preferences_url }}` is empty. Other channels keep the mark for
-    /// the send to fill with a fresh link (`rules::preference_link`).
+    /// the send to fill with a fresh link (`rules::preference_link`); so
+    /// does `{{ unsubscribe_url }}` (`rules::unsubscribe_link`).
     /// With the project's content applied (`RunRenderer::render_step`:
     /// partials, `t()`, the layout); the translation keys no catalog had
     /// come with it.
@@ -790,6 +791,7 @@ impl Stager<'_> {
         let mut a = self.renderer.render_step(i, step, ctx, t)?;
         if t == ChannelType::InApp {
             crate::rules::preference_link::fill(&mut a.rendered, "");
+            crate::rules::unsubscribe_link::fill(&mut a.rendered, "");
         }
         Ok(a)
     }
