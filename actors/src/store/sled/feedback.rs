@@ -18,7 +18,10 @@ use crate::store::trace_codec;
 use uuid::Uuid;
 
 fn forward(project: &Uuid, channel: &Uuid, message_id: &str) -> Key {
-    Key::new().id(project).id(channel).bytes(message_id.as_bytes())
+    Key::new()
+        .id(project)
+        .id(channel)
+        .bytes(message_id.as_bytes())
 }
 
 fn backward(project: &Uuid, delivery: &Uuid) -> Key {
@@ -37,7 +40,11 @@ impl Store {
         );
         let mut b = e.channel_id.as_bytes().to_vec();
         b.extend_from_slice(e.message_id.as_bytes());
-        w.put(T::sent_msgs_by_delivery, backward(project, &e.delivery_id), b);
+        w.put(
+            T::sent_msgs_by_delivery,
+            backward(project, &e.delivery_id),
+            b,
+        );
     }
 
     /// Stages the removal of a delivery's index entry, if it has one; the
@@ -52,7 +59,14 @@ impl Store {
         if b.len() >= 16 {
             let channel = Uuid::from_slice(&b[..16]).unwrap_or_default();
             let fk = Key::new().id(project).id(&channel).bytes(&b[16..]);
-            w.del(T::sent_msgs, fk);
+            // unless a later send of the same id took the entry over
+            let ours = self
+                .tree(T::sent_msgs)
+                .get(&fk.0)?
+                .is_some_and(|v| v.get(..16) == Some(delivery.as_bytes().as_slice()));
+            if ours {
+                w.del(T::sent_msgs, fk);
+            }
         }
         w.del(T::sent_msgs_by_delivery, &bk);
         Ok((bk.0.len() + b.len() * 2 + 32) as u64)
