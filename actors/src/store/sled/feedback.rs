@@ -134,3 +134,7 @@ impl FeedbackRepo for Store {
         Ok(Some((out, true)))
     }
 }
+
+#[cfg(test)]
+#[path = "tests/feedback.rs"]
+mod tests;
