@@ -22,6 +22,7 @@ use crate::bodies::flows::{BatchStep, BatchStepType, BatchWindowType};
 use crate::bodies::flows::{
     FlowPreview, PreviewBody, StepPreview, StepPreviewError, UnsavedFlowPreview,
 };
+use crate::bodies::hooks::CallbackResult;
 use crate::bodies::notifications::{FlowRun, Notification, ProcessingStatus};
 use crate::bodies::preference_link::{
     PreferenceForm, PreferenceLink, PreferenceLinkInput, UnsubscribeForm,
@@ -48,7 +49,8 @@ use crate::bodies::{
 };
 use crate::errors::{ErrorBody, ErrorCode, ErrorResponse};
 use herald_engine::model::{
-    ChannelStatus, ChannelType, DeliveryError, DeliveryStatus, RenderedAction, SuppressionReason,
+    BounceKind, ChannelStatus, ChannelType, DeliveryError, DeliveryStatus, RenderedAction,
+    SuppressionReason,
 };
 use herald_engine::views::{
     CategoryMeta, DeliveryData, DeliveryView, FeedEntry, FeedMeta, FlowRunAccepted, PendingStatus,
@@ -259,6 +261,7 @@ pub fn components() -> utoipa::openapi::schema::Components {
         PreferenceLink,
         PreferenceForm,
         UnsubscribeForm,
+        CallbackResult,
         ChannelStatus,
         UserChannel,
         PushSubscription,
@@ -302,6 +305,7 @@ pub fn components() -> utoipa::openapi::schema::Components {
         SuppressionInput,
         SuppressionReason,
         DeliveryStatus,
+        BounceKind,
         DeliveryError,
         DeliveryData,
         DeliveryView,
