@@ -10,6 +10,11 @@
 //! report to its delivery is the engine's rule, written once for every
 //! backend.
 
+mod detail;
+pub mod sendgrid;
+pub mod ses;
+pub mod vonage;
+
 use crate::model::Timestamp;
 use serde::{Deserialize, Serialize};
 
