@@ -58,6 +58,10 @@ fn describe() {
         "Deliveries that reached a final status, by channel type and status"
     );
     metrics::describe_counter!(
+        "herald_feedback_reports_total",
+        "Provider delivery-feedback reports by outcome: applied, duplicate, ignored (the delivery's status does not take it), unknown (no message of the channel's project)"
+    );
+    metrics::describe_counter!(
         "herald_delivery_retries_total",
         "Delivery attempts that will be retried, by channel type"
     );

@@ -76,6 +76,9 @@ event_types!(
     DeliveryCanceled = "delivery.canceled",
     NotificationBatched = "notification.batched",
     FeedEntryInteracted = "feed_entry.interacted",
+    DeliveryDelivered = "delivery.delivered",
+    DeliveryBounced = "delivery.bounced",
+    DeliveryComplained = "delivery.complained",
 );
 
 /// The events of a notification's own state, in order (docs/API.md §15):

@@ -25,7 +25,9 @@
 //! `quiet_hours.waited` (a delivery held by the recipient's quiet hours),
 //! `delivery.canceled`, `batch.opened` and `batch.joined` (at staging) and
 //! `batch.closed` (on the batch's opener, with the change that closes it: a
-//! close when due, a join that reaches `max`, a cancellation). Staging writes its decisions with
+//! close when due, a join that reaches `max`, a cancellation), and
+//! `delivery.feedback` (a provider's report applied to a delivery, with the
+//! change it made, `feedback`). Staging writes its decisions with
 //! the accepted entries (`with_decisions`), in step order; the others go
 //! with the settle or change that applies them.
 
@@ -112,6 +114,21 @@ impl TraceEntry {
                 a("step"),
                 a("channel_type"),
                 a("reason")
+            ),
+            "delivery.feedback" => format!(
+                "step {}: {} reported {}{}: the delivery is {}{}",
+                a("step"),
+                a("provider"),
+                a("report"),
+                match self.args.get("bounce") {
+                    Some(Value::String(b)) => format!(" ({b} bounce)"),
+                    _ => String::new(),
+                },
+                a("status"),
+                match self.args.get("detail") {
+                    Some(Value::String(d)) => format!(" ({d})"),
+                    _ => String::new(),
+                },
             ),
             "channel.missing" => format!("step {}: its channel no longer exists", a("step")),
             "attempt" => format!(

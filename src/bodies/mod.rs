@@ -10,6 +10,7 @@ pub mod bulk;
 pub mod channels;
 pub mod content;
 pub mod flows;
+pub mod hooks;
 pub mod notifications;
 pub mod ops;
 pub mod preference_link;

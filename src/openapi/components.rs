@@ -22,6 +22,7 @@ use crate::bodies::flows::{BatchStep, BatchStepType, BatchWindowType};
 use crate::bodies::flows::{
     FlowPreview, PreviewBody, StepPreview, StepPreviewError, UnsavedFlowPreview,
 };
+use crate::bodies::hooks::CallbackResult;
 use crate::bodies::notifications::{FlowRun, Notification, ProcessingStatus};
 use crate::bodies::preference_link::{PreferenceForm, PreferenceLink, PreferenceLinkInput};
 use crate::bodies::preferences::{
@@ -253,6 +254,7 @@ pub fn components() -> utoipa::openapi::schema::Components {
         PreferenceLinkInput,
         PreferenceLink,
         PreferenceForm,
+        CallbackResult,
         ChannelStatus,
         UserChannel,
         PushSubscription,

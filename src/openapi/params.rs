@@ -213,7 +213,7 @@ pub fn delivery_filters() -> Vec<Parameter> {
     let mut v = vec![
         query_param(
             "status",
-            enum_schema(&["pending", "sent", "failed", "skipped"]),
+            enum_schema(&herald_engine::model::DeliveryStatus::ALL.map(|s| s.as_str())),
             "Delivery status.",
         ),
         query_param(

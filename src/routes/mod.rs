@@ -12,6 +12,7 @@ pub mod endpoint;
 mod flow_preview;
 mod flows;
 mod health;
+mod hooks;
 mod inbox;
 mod notifications;
 pub mod ops;
@@ -100,6 +101,7 @@ pub fn endpoints() -> Vec<endpoint::Endpoint> {
         preference_page::css_endpoint(),
         preference_page::page_endpoint(),
         preference_page::save_endpoint(),
+        hooks::callback_endpoint(),
         project::get_endpoint(),
         project::update_endpoint(),
         project::advance_clock_endpoint(),

@@ -23,6 +23,7 @@ mod errors;
 mod fairness;
 mod feed;
 mod feed_actions;
+mod feedback;
 mod flow_preview;
 mod flows;
 mod hardening;

@@ -33,6 +33,7 @@ mod engine;
 mod event_endpoints;
 mod events;
 mod feed_pages;
+mod feedback;
 mod flow_run;
 mod lifecycle;
 mod notifications;
@@ -52,6 +53,7 @@ pub use engine::{
     Engine, EngineConfig, DEFAULT_CONCURRENCY, DEFAULT_PROJECT_INFLIGHT, PROJECT_STAGING_UNITS,
 };
 pub use event_endpoints::{EndpointChange, EventEndpoints};
+pub use feedback::{Callback, CallbackDone};
 pub use flow_run::FlowRunActor;
 pub use lifecycle::{batch_size, INLINE_ERASURE_STEPS};
 pub use notifications::{DeliveryQuery, NotificationQuery, Notifications};

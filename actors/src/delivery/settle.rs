@@ -200,6 +200,7 @@ mod tests {
             gate: None,
             batch: false,
             feed_at: None,
+            bounce: None,
         };
         let q = QueueItem {
             project: Uuid::now_v7(),

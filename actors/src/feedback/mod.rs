@@ -10,10 +10,16 @@
 //! report to its delivery is the engine's rule, written once for every
 //! backend.
 
+mod apply;
 mod detail;
+pub mod mailgun;
+pub mod postmark;
 pub mod sendgrid;
 pub mod ses;
+pub mod twilio;
 pub mod vonage;
+
+pub use apply::*;
 
 use crate::model::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -39,15 +45,8 @@ impl Hook<'_> {
     }
 }
 
-/// A bounce's kind: a hard bounce (the address does not exist) suppresses
-/// the address at once; soft bounces (full mailbox, greylisting) only when
-/// they repeat.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BounceKind {
-    Hard,
-    Soft,
-}
+/// A bounce's kind (a delivery record's too, so it lives with the model).
+pub use crate::model::BounceKind;
 
 /// What a provider reports about one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

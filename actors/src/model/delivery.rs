@@ -16,6 +16,32 @@ pub enum DeliveryStatus {
     Skipped,
     /// Stopped by a cancellation before it was attempted.
     Canceled,
+    /// The provider reported the message delivered (`feedback`).
+    Delivered,
+    /// The provider reported the message bounced (`Delivery::bounce` says
+    /// hard or soft).
+    Bounced,
+    /// The recipient reported the message as spam.
+    Complained,
+}
+
+/// A bounce's kind: a hard bounce (the address does not exist) suppresses
+/// the address at once; soft bounces (full mailbox, greylisting) only when
+/// they repeat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BounceKind {
+    Hard,
+    Soft,
+}
+
+impl BounceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BounceKind::Hard => "hard",
+            BounceKind::Soft => "soft",
+        }
+    }
 }
 
 impl DeliveryStatus {
@@ -26,18 +52,25 @@ impl DeliveryStatus {
             DeliveryStatus::Failed => "failed",
             DeliveryStatus::Skipped => "skipped",
             DeliveryStatus::Canceled => "canceled",
+            DeliveryStatus::Delivered => "delivered",
+            DeliveryStatus::Bounced => "bounced",
+            DeliveryStatus::Complained => "complained",
         }
     }
+    /// Every status, in index order.
+    pub const ALL: [DeliveryStatus; 8] = [
+        Self::Pending,
+        Self::Sent,
+        Self::Failed,
+        Self::Skipped,
+        Self::Canceled,
+        Self::Delivered,
+        Self::Bounced,
+        Self::Complained,
+    ];
+
     pub fn parse(s: &str) -> Option<Self> {
-        [
-            Self::Pending,
-            Self::Sent,
-            Self::Failed,
-            Self::Skipped,
-            Self::Canceled,
-        ]
-        .into_iter()
-        .find(|x| x.as_str() == s)
+        Self::ALL.into_iter().find(|x| x.as_str() == s)
     }
     pub fn index(self) -> u8 {
         self as u8
@@ -223,6 +256,10 @@ pub struct Delivery {
     /// `created_at`) and for every other channel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feed_at: Option<Timestamp>,
+    /// A bounced delivery's bounce kind (`DeliveryStatus::Bounced`, from
+    /// the provider's report).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounce: Option<BounceKind>,
 }
 
 /// `Delivery::feed_sort_id` of a delivery id and its `feed_at`.

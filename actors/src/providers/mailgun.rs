@@ -54,6 +54,13 @@ static SPEC: ProviderSpec = ProviderSpec {
             },
             description: "API base URL: `https://api.eu.mailgun.net` for a domain in the EU region (or a mock, a proxy).",
         },
+        ConfigField {
+            name: "webhook_signing_key",
+            required: false,
+            secret: true,
+            format: FieldFormat::String,
+            description: "HTTP webhook signing key of the domain, which checks the webhooks of delivery feedback (`POST /hooks/v1/{channel_id}`).",
+        },
     ],
     together: &[],
     // the key is basic auth to `base_url`, for `domain`
@@ -76,6 +83,7 @@ impl Provider for Mailgun {
         );
         mail::validate_from(&f, v);
         f.want_url("base_url", v);
+        f.want_str("webhook_signing_key", v);
     }
 
     fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {

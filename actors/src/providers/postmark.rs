@@ -45,6 +45,20 @@ static SPEC: ProviderSpec = ProviderSpec {
             description: "Message stream id (default `outbound`, the transactional stream).",
         },
         mail::base_url_field(DEFAULT_BASE_URL),
+        ConfigField {
+            name: "webhook_username",
+            required: false,
+            secret: false,
+            format: FieldFormat::String,
+            description: "Basic-auth user name of the webhook URL set in Postmark for delivery feedback (`POST /hooks/v1/{channel_id}`).",
+        },
+        ConfigField {
+            name: "webhook_password",
+            required: false,
+            secret: true,
+            format: FieldFormat::String,
+            description: "Basic-auth password of that webhook URL.",
+        },
     ],
     together: &[],
     // the token goes to `base_url`
@@ -74,6 +88,8 @@ impl Provider for Postmark {
         f.want_str("message_stream", v);
         mail::validate_from(&f, v);
         f.want_url("base_url", v);
+        f.want_str("webhook_username", v);
+        f.want_str("webhook_password", v);
     }
 
     fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {

@@ -255,7 +255,7 @@ pub fn entry_events(before: &Delivery, after: &Delivery) -> Vec<EventType> {
 }
 
 /// The event of a delivery's new state: `delivery.sent`, `.failed`,
-/// `.skipped`, `.canceled`, or `.retrying` while pending after an attempt
+/// `.skipped`, `.canceled`, `.delivered`, `.bounced`, `.complained`, or `.retrying` while pending after an attempt
 /// (`None` for a delivery not attempted yet).
 pub fn delivery_event(d: &Delivery) -> Option<EventType> {
     Some(match d.status {
@@ -263,6 +263,9 @@ pub fn delivery_event(d: &Delivery) -> Option<EventType> {
         DeliveryStatus::Failed => EventType::DeliveryFailed,
         DeliveryStatus::Skipped => EventType::DeliverySkipped,
         DeliveryStatus::Canceled => EventType::DeliveryCanceled,
+        DeliveryStatus::Delivered => EventType::DeliveryDelivered,
+        DeliveryStatus::Bounced => EventType::DeliveryBounced,
+        DeliveryStatus::Complained => EventType::DeliveryComplained,
         DeliveryStatus::Pending if d.attempts > 0 => EventType::DeliveryRetrying,
         DeliveryStatus::Pending => return None,
     })
@@ -313,6 +316,7 @@ mod tests {
             gate: None,
             batch: false,
             feed_at: None,
+            bounce: None,
         }
     }
 

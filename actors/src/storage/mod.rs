@@ -408,6 +408,43 @@ pub trait EventRepo {
     fn notification_trace(&self, project: &Uuid, id: &Uuid) -> Result<Vec<TraceEntry>>;
 }
 
+/// Delivery feedback (`crate::feedback`): the provider message index that
+/// settling writes (a delivery settled as sent with a provider message id
+/// leaves `feedback::sent_message`'s entry in the same atomic change, and
+/// the entry goes with its delivery under retention, erasure and project
+/// deletion), and the change a provider's report makes.
+pub trait FeedbackRepo {
+    /// The project of a channel id, whichever it is (`None`: no such
+    /// channel); a provider's callback names only the channel.
+    fn channel_project(&self, channel: &Uuid) -> Result<Option<Uuid>>;
+    /// The delivery of `project` that the provider message id (normalised,
+    /// `feedback::normalize_message_id`) of `channel` names, and the
+    /// address it went to (`None`: no such message in that project).
+    fn sent_message(
+        &self, project: &Uuid, channel: &Uuid, message_id: &str,
+    ) -> Result<Option<SentMessage>>;
+    /// Under the delivery's lock, `f` (the engine's rule) changes the
+    /// delivery and returns the trace entry of the change, or `None` when
+    /// it changed nothing (then nothing is written). A change is written
+    /// with the delivery's status event and that trace entry as one atomic
+    /// change. The delivery as it is after, and whether it changed (`None`:
+    /// the delivery is gone).
+    fn apply_report(
+        &self, project: &Uuid, delivery: &Uuid, f: ReportEdit<'_>,
+    ) -> Result<Option<(Delivery, bool)>>;
+}
+
+/// The engine's rule as `FeedbackRepo::apply_report` runs it.
+pub type ReportEdit<'a> = Box<dyn FnOnce(&mut Delivery) -> Option<TraceEntry> + Send + 'a>;
+
+/// An entry of the provider message index (`FeedbackRepo::sent_message`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentMessage {
+    pub delivery_id: Uuid,
+    /// The address the message went to (an email, a phone number).
+    pub address: String,
+}
+
 /// What `EventRepo::put_event_endpoint` writes.
 pub enum EndpointWrite<'a> {
     /// A new endpoint whose signing secret is `secret` (new, made by the
@@ -478,6 +515,7 @@ pub trait Storage:
     + UsageRepo
     + ContentRepo
     + EventRepo
+    + FeedbackRepo
     + Durability
     + Send
     + Sync

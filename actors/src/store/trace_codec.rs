@@ -60,6 +60,7 @@ const CODES: &[&str] = &[
     "preference.ignored",
     "quiet_hours.waited",
     "translation_missing",
+    "delivery.feedback",
 ];
 
 /// Argument names, by index (append only).
@@ -95,6 +96,9 @@ const KEYS: &[&str] = &[
     "seconds",
     "provider",
     "topic",
+    "report",
+    "bounce",
+    "detail",
 ];
 
 /// String values common enough to be one byte, by index (append only).

@@ -2,7 +2,7 @@
 //! from the record by `Delivery::view`).
 
 use crate::model::{
-    ChannelType, Delivery, DeliveryError, DeliveryStatus, RenderedAction, Timestamp,
+    BounceKind, ChannelType, Delivery, DeliveryError, DeliveryStatus, RenderedAction, Timestamp,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -39,6 +39,9 @@ pub struct DeliveryView {
     #[schema(value_type = Option<DateTime<Utc>>)]
     pub archived_at: Option<Timestamp>,
     pub attempts: u32,
+    /// A bounced delivery's bounce kind (`hard` or `soft`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounce: Option<BounceKind>,
     pub channel_id: Uuid,
     pub channel_type: ChannelType,
     #[schema(value_type = Option<DateTime<Utc>>)]
@@ -79,6 +82,7 @@ impl Delivery {
             actor_id: self.actor_id,
             archived_at: self.archived_at,
             attempts: self.attempts,
+            bounce: self.bounce,
             channel_id: self.channel_id,
             channel_type: self.channel_type,
             clicked_at: self.clicked_at,

@@ -135,4 +135,23 @@ impl TestApp {
             .go()
             .await
     }
+
+    /// `POST /hooks/v1/{channel_id}` (a provider's callback, no Herald
+    /// credentials) with the raw `body` as `content_type`; `sign` gets the
+    /// absolute URL called (the scheme of Twilio signs it) and gives the
+    /// headers that authenticate the call.
+    pub async fn provider_callback(
+        &self, channel_id: &str, content_type: &str, body: Vec<u8>,
+        sign: impl FnOnce(&str) -> Vec<(String, String)>,
+    ) -> Resp {
+        let url = self.url(&format!("/hooks/v1/{channel_id}"));
+        let mut req = self
+            .client
+            .post(&url)
+            .header("content-type", content_type);
+        for (k, v) in sign(&url) {
+            req = req.header(k, v);
+        }
+        req.body(body).go().await
+    }
 }

@@ -706,6 +706,7 @@ impl<'a> Stager<'a> {
                 },
                 batch: opened.is_some() && status == DeliveryStatus::Pending,
                 feed_at: None,
+                bounce: None,
             };
             if let (Some(b), true) = (&mut opened, d.batch) {
                 let w = batch::waiting(b, &d, due.millis());

@@ -33,6 +33,7 @@ mod catalog;
 mod content;
 mod events;
 mod feed;
+mod feedback;
 mod lookups;
 mod notifications;
 mod page;

@@ -169,8 +169,11 @@ pub(super) async fn stage_finish(
     // The cancellation keys of the runs whose deliveries are canceled here
     // (a cancellation settles many of one run), each read once.
     let mut cancel_keys: HashMap<Uuid, Option<String>> = HashMap::new();
+    // Index entries of deliveries that settled as sent (`feedback`).
+    let mut sent_index = vec![];
     for (q, o, ri, di) in items {
         let p = recs[ri].0;
+        let old = recs[ri].2[di].status;
         let settled = rules::settle::settle_one(&mut recs[ri].2, di, &q, o, now);
         let SettledOne::Applied {
             was_attempt,
@@ -191,6 +194,11 @@ pub(super) async fn stage_finish(
         let d = &mut recs[ri].2[di];
         saved.insert((ri, di));
         out.stage_delivery(&p, d);
+        if old != d.status {
+            if let Some(e) = crate::feedback::sent_message(d) {
+                sent_index.push((p, e));
+            }
+        }
         if d.status == DeliveryStatus::Canceled {
             let run = recs[ri].1.flow_run_id;
             let key = match cancel_keys.get(&run) {
@@ -225,6 +233,7 @@ pub(super) async fn stage_finish(
         saved.iter().map(|&(ri, di)| (recs[ri].0, &recs[ri].2[di])),
     )
     .await?;
+    super::feedback::put_sent_messages(conn, &sent_index).await?;
     put_queue(conn, &requeue, None).await?;
     let mut run_done: HashMap<(Uuid, Uuid), i64> = HashMap::new();
     let mut traces = Traces::default();

@@ -24,6 +24,7 @@ mod content;
 mod dir_lock;
 mod events;
 mod feed;
+mod feedback;
 mod flusher;
 pub mod health;
 pub mod keys;
@@ -134,6 +135,8 @@ spaces!(
     batch_keys,
     usage,
     content,
+    sent_msgs,
+    sent_msgs_by_delivery,
 );
 
 /// The open sled database. It is replaced when the store reopens after an I/O

@@ -144,6 +144,11 @@ impl Store {
                 );
             }
             self.stage_delivery_event(w, &q.project, d);
+            if old != d.status {
+                if let Some(e) = crate::feedback::sent_message(d) {
+                    self.stage_sent_message(w, &q.project, &e);
+                }
+            }
             let note = notes.and_then(|n| n.take(&d.id));
             if d.status == DeliveryStatus::Canceled {
                 let run = recs[ri].1.n.flow_run_id;

@@ -9,7 +9,7 @@
 
 use crate::delivery::conditions::Conditions;
 use crate::model::{
-    ChannelType, Delivery, DeliveryError, DeliveryStatus, Notification, Rendered, StopReason,
+    BounceKind, ChannelType, Delivery, DeliveryError, DeliveryStatus, Notification, Rendered, StopReason,
     Timestamp,
 };
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -72,6 +72,9 @@ struct D<'a> {
     /// `Delivery::feed_at`, only when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     fa: Option<Timestamp>,
+    /// `Delivery::bounce`, only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bo: Option<BounceKind>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -121,6 +124,7 @@ impl Serialize for NotifRec {
                     g: d.gate.as_ref().map(Borrowed),
                     b: d.batch,
                     fa: d.feed_at,
+                    bo: d.bounce,
                 })
                 .collect(),
         }
@@ -176,6 +180,7 @@ impl<'de> Deserialize<'de> for NotifRec {
                     gate: d.g.map(|g| g.into_owned()),
                     batch: d.b,
                     feed_at: d.fa,
+                    bounce: d.bo,
                 })
                 .collect();
         Ok(NotifRec { n, d })
@@ -411,6 +416,7 @@ mod tests {
             gate: None,
             batch: false,
             feed_at: None,
+            bounce: None,
         };
         let rec = NotifRec {
             n: n.clone(),

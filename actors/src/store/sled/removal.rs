@@ -247,6 +247,15 @@ impl<'s> Removal<'s> {
                 self.report.bytes += k.0.len() as u64;
                 self.w.del(T::deliv_by_status, k);
             }
+            // Its provider message index entry (a delivery that was sent).
+            if *ct != ChannelType::InApp
+                && !matches!(
+                    status,
+                    DeliveryStatus::Pending | DeliveryStatus::Skipped | DeliveryStatus::Canceled
+                )
+            {
+                self.report.bytes += self.store.stage_sent_message_removal(&mut self.w, &p, did)?;
+            }
             // A settled delivery has no queue entry; this makes sure of it.
             self.w.del(T::queue, Key::new().id(&p).id(did));
             if *ct == ChannelType::InApp {

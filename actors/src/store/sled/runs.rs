@@ -60,12 +60,19 @@ impl QueueItem {
     }
 }
 
-/// Deliveries whose final status is not `sent` are indexed by status (they are
-/// the ones worth finding); `sent` ones are found by scanning with a filter.
+/// Deliveries whose final status is not `sent` or `delivered` are indexed by
+/// status (they are the ones worth finding); `sent` and `delivered` ones are
+/// found by scanning with a filter. A status a delivery leaves (`sent` for
+/// `failed` on a provider's report) is never an indexed one, so an index
+/// entry is never stale.
 pub(super) fn status_indexed(s: DeliveryStatus) -> bool {
     matches!(
         s,
-        DeliveryStatus::Failed | DeliveryStatus::Skipped | DeliveryStatus::Canceled
+        DeliveryStatus::Failed
+            | DeliveryStatus::Skipped
+            | DeliveryStatus::Canceled
+            | DeliveryStatus::Bounced
+            | DeliveryStatus::Complained
     )
 }
 

@@ -41,6 +41,7 @@ fn delivery(
         gate: None,
         batch: false,
         feed_at: None,
+        bounce: None,
     }
 }
 
