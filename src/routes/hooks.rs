@@ -58,7 +58,12 @@ pub async fn callback(req: HttpRequest, body: Body, st: State) -> ApiResult<Http
     let headers = req
         .headers()
         .iter()
-        .filter_map(|(n, v)| Some((n.as_str().to_ascii_lowercase(), v.to_str().ok()?.to_string())))
+        .filter_map(|(n, v)| {
+            Some((
+                n.as_str().to_ascii_lowercase(),
+                v.to_str().ok()?.to_string(),
+            ))
+        })
         .collect();
     let cb = Callback {
         url: called_url(&st, &req),

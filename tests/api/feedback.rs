@@ -146,7 +146,10 @@ async fn events(rx: &MockServer, t: &str, delivery: &str, n: usize) -> Vec<Value
 /// The `delivery.feedback` entries of the delivery's notification trace.
 async fn feedback_trace(app: &TestApp, d: &Value) -> Vec<Value> {
     let t = app
-        .admin(GET, &format!("{A}/notifications/{}/trace", s(&d["notification_id"])))
+        .admin(
+            GET,
+            &format!("{A}/notifications/{}/trace", s(&d["notification_id"])),
+        )
         .go()
         .await
         .ok(200);
@@ -323,7 +326,12 @@ async fn postmark_delivery_and_bounce_webhooks_update_the_delivery() {
     assert_eq!(now["status"], json!("complained"), "{now}");
     events(&rx, "delivery.complained", &s(&d2["id"]), 1).await;
     // the statuses filter deliveries
-    let listed = list_all(&app, &format!("{A}/deliveries"), &[("status", "complained")]).await;
+    let listed = list_all(
+        &app,
+        &format!("{A}/deliveries"),
+        &[("status", "complained")],
+    )
+    .await;
     assert_eq!(ids(&listed), ids(&[now]), "{listed:?}");
 }
 
@@ -341,7 +349,10 @@ async fn mailgun_signed_events_update_the_delivery() {
     let did = s(&d["id"]);
     let cid = s(&ch["id"]);
 
-    let bad = mailgun_body(mailgun_event("failed", Some("temporary"), &mid), "another-key");
+    let bad = mailgun_body(
+        mailgun_event("failed", Some("temporary"), &mid),
+        "another-key",
+    );
     let r = app
         .provider_callback(&cid, "application/json", bad, |_| vec![])
         .await;
@@ -468,8 +479,10 @@ async fn a_report_for_another_projects_message_is_ignored() {
     let server_b = counterpart("postmark").await;
     let ch_b = app
         .admin_with(&b, POST, &format!("{A}/channels"))
-        .json(&json!({"type": "email", "provider": "postmark", "name": "b",
-                      "config": config("postmark", &server_b.uri())}))
+        .json(
+            &json!({"type": "email", "provider": "postmark", "name": "b",
+                      "config": config("postmark", &server_b.uri())}),
+        )
         .go()
         .await
         .ok(201);
@@ -480,10 +493,14 @@ async fn a_report_for_another_projects_message_is_ignored() {
         .go()
         .await
         .ok(201);
-    app.admin_with(&b, POST, &format!("{A}/flows/{}/activate", s(&flow_b["id"])))
-        .go()
-        .await
-        .ok(200);
+    app.admin_with(
+        &b,
+        POST,
+        &format!("{A}/flows/{}/activate", s(&flow_b["id"])),
+    )
+    .go()
+    .await
+    .ok(200);
     app.admin_with(&b, PUT, &format!("{A}/users/bob"))
         .json(&json!({"email": "bob@example.com"}))
         .go()
@@ -574,7 +591,8 @@ async fn a_later_step_sees_the_delivered_status() {
     .await;
     let (yes, no) = (new_ext("fbyes"), new_ext("fbno"));
     for ext in [&yes, &no] {
-        app.create_user_as(ext, json!({"email": "x@example.com"})).await;
+        app.create_user_as(ext, json!({"email": "x@example.com"}))
+            .await;
     }
     let run = run_flow(&app, &s(&flow["id"]), json!({"recipients": [yes, no]})).await;
     let run_id = s(&run["id"]);
@@ -623,7 +641,12 @@ async fn callbacks_to_unknown_or_unsupported_channels_are_refused() {
     assert_error(&r, 400, "bad_request");
     let hook = create_webhook_channel(&app, "https://example.com/hook", None).await;
     let r = app
-        .provider_callback(&s(&hook["id"]), "application/json", b"{}".to_vec(), |_| vec![])
+        .provider_callback(
+            &s(&hook["id"]),
+            "application/json",
+            b"{}".to_vec(),
+            |_| vec![],
+        )
         .await;
     assert_error(&r, 404, "not_found");
     let sg = active_channel(
@@ -634,7 +657,12 @@ async fn callbacks_to_unknown_or_unsupported_channels_are_refused() {
     )
     .await;
     let r = app
-        .provider_callback(&s(&sg["id"]), "application/json", b"{}".to_vec(), |_| vec![])
+        .provider_callback(
+            &s(&sg["id"]),
+            "application/json",
+            b"{}".to_vec(),
+            |_| vec![],
+        )
         .await;
     assert_error(&r, 401, "unauthenticated");
     // a body over 1 MiB is refused before anything is looked at

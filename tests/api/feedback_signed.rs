@@ -313,9 +313,11 @@ async fn a_sendgrid_verification_key_that_is_not_a_key_is_422() {
     let app = TestApp::spawn();
     let r = app
         .admin(POST, &format!("{A}/channels"))
-        .json(&json!({"type": "email", "provider": "sendgrid", "name": "sg",
+        .json(
+            &json!({"type": "email", "provider": "sendgrid", "name": "sg",
                       "config": {"api_key": "SG.key", "from": FROM,
-                                 "webhook_verification_key": "bm90IGEga2V5"}}))
+                                 "webhook_verification_key": "bm90IGEga2V5"}}),
+        )
         .go()
         .await;
     let e = assert_error(&r, 422, "validation_failed");
@@ -470,8 +472,7 @@ fn sns_key() -> (rsa::RsaPrivateKey, String) {
     use x509_cert::der::EncodePem;
     let sk = rsa::RsaPrivateKey::new(&mut rand::rngs::OsRng, 2048).unwrap();
     let signer = rsa::pkcs1v15::SigningKey::<sha2::Sha256>::new(sk.clone());
-    let spki =
-        x509_cert::spki::SubjectPublicKeyInfoOwned::from_key(sk.to_public_key()).unwrap();
+    let spki = x509_cert::spki::SubjectPublicKeyInfoOwned::from_key(sk.to_public_key()).unwrap();
     let cert = CertificateBuilder::new(
         Profile::Root,
         x509_cert::serial_number::SerialNumber::from(7u32),
@@ -483,9 +484,7 @@ fn sns_key() -> (rsa::RsaPrivateKey, String) {
     .unwrap()
     .build::<rsa::pkcs1v15::Signature>()
     .unwrap();
-    let pem = cert
-        .to_pem(x509_cert::der::pem::LineEnding::LF)
-        .unwrap();
+    let pem = cert.to_pem(x509_cert::der::pem::LineEnding::LF).unwrap();
     (sk, pem)
 }
 
@@ -493,9 +492,24 @@ fn sns_key() -> (rsa::RsaPrivateKey, String) {
 fn sns_signed(mut fields: Value, sk: &rsa::RsaPrivateKey) -> Value {
     use rsa::signature::{SignatureEncoding, Signer};
     let order: &[&str] = if fields["Type"] == json!("Notification") {
-        &["Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type"]
+        &[
+            "Message",
+            "MessageId",
+            "Subject",
+            "Timestamp",
+            "TopicArn",
+            "Type",
+        ]
     } else {
-        &["Message", "MessageId", "SubscribeURL", "Timestamp", "Token", "TopicArn", "Type"]
+        &[
+            "Message",
+            "MessageId",
+            "SubscribeURL",
+            "Timestamp",
+            "Token",
+            "TopicArn",
+            "Type",
+        ]
     };
     let mut text = String::new();
     for k in order {
@@ -576,7 +590,10 @@ async fn ses_notifications_through_sns_update_the_delivery() {
     .await;
 
     // the subscription's confirmation
-    let confirm_url = format!("{}/confirm?Action=ConfirmSubscription&Token=tok", certs.uri());
+    let confirm_url = format!(
+        "{}/confirm?Action=ConfirmSubscription&Token=tok",
+        certs.uri()
+    );
     let confirmation = sns_signed(
         json!({"Type": "SubscriptionConfirmation", "MessageId": new_uuid(), "Token": "tok",
                "TopicArn": TOPIC, "Message": "You have chosen to subscribe …",

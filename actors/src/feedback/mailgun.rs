@@ -41,7 +41,9 @@ pub fn verify(config: &Value, hook: &Hook<'_>, now: Timestamp) -> Result<Verifie
         .parse()
         .map_err(|_| Refused::new("the signature's timestamp is not a number"))?;
     if (now.millis() / 1000 - at).abs() > MAX_SKEW_SECS {
-        return Err(Refused::new("the signature's timestamp is too far from now"));
+        return Err(Refused::new(
+            "the signature's timestamp is too far from now",
+        ));
     }
     Ok(Verified::Reports(
         report(&v["event-data"]).into_iter().collect(),
@@ -82,7 +84,11 @@ fn report(e: &Value) -> Option<Report> {
         message_id,
         kind,
         at,
-        detail: if kind == ReportKind::Delivered { None } else { detail },
+        detail: if kind == ReportKind::Delivered {
+            None
+        } else {
+            detail
+        },
     })
 }
 

@@ -36,8 +36,15 @@ pub fn verify(config: &Value, hook: &Hook<'_>, _now: Timestamp) -> Result<Verifi
     }
     let given = hook
         .header("authorization")
-        .and_then(|h| h.strip_prefix("Basic ").or_else(|| h.strip_prefix("basic ")))
-        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b.trim()).ok())
+        .and_then(|h| {
+            h.strip_prefix("Basic ")
+                .or_else(|| h.strip_prefix("basic "))
+        })
+        .and_then(|b| {
+            base64::engine::general_purpose::STANDARD
+                .decode(b.trim())
+                .ok()
+        })
         .ok_or_else(|| Refused::new("no basic-auth credentials"))?;
     let want = format!("{user}:{pass}");
     if !bool::from(given.ct_eq(want.as_bytes())) {
@@ -67,7 +74,9 @@ fn report(v: &Value) -> Option<Report> {
             } else {
                 return None;
             };
-            let detail = s("Description").or(s("Details")).map(|d| format!("{t}: {d}"));
+            let detail = s("Description")
+                .or(s("Details"))
+                .map(|d| format!("{t}: {d}"));
             return Some(Report {
                 message_id,
                 kind,

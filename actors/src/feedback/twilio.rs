@@ -19,7 +19,11 @@ pub fn verify(config: &Value, hook: &Hook<'_>, _now: Timestamp) -> Result<Verifi
         .ok_or_else(|| Refused::new("the channel has no auth_token"))?;
     let given = hook
         .header("x-twilio-signature")
-        .and_then(|s| base64::engine::general_purpose::STANDARD.decode(s.trim()).ok())
+        .and_then(|s| {
+            base64::engine::general_purpose::STANDARD
+                .decode(s.trim())
+                .ok()
+        })
         .ok_or_else(|| Refused::new("no X-Twilio-Signature"))?;
     let mut params: Vec<(String, String)> = url::form_urlencoded::parse(hook.body)
         .map(|(k, v)| (k.into_owned(), v.into_owned()))

@@ -145,10 +145,7 @@ impl TestApp {
         sign: impl FnOnce(&str) -> Vec<(String, String)>,
     ) -> Resp {
         let url = self.url(&format!("/hooks/v1/{channel_id}"));
-        let mut req = self
-            .client
-            .post(&url)
-            .header("content-type", content_type);
+        let mut req = self.client.post(&url).header("content-type", content_type);
         for (k, v) in sign(&url) {
             req = req.header(k, v);
         }

@@ -73,16 +73,31 @@ fn every_report_applies_to_a_sent_delivery() {
 fn delivered_takes_late_bounces_and_complaints_only() {
     let now = Timestamp::from_millis(5_000);
     let mut d = delivery(DeliveryStatus::Delivered, true);
-    assert_eq!(apply(&mut d, &report(ReportKind::Delivered), now), Applied::Duplicate);
-    assert_eq!(apply(&mut d, &report(ReportKind::Failed), now), Applied::Ignored);
+    assert_eq!(
+        apply(&mut d, &report(ReportKind::Delivered), now),
+        Applied::Duplicate
+    );
+    assert_eq!(
+        apply(&mut d, &report(ReportKind::Failed), now),
+        Applied::Ignored
+    );
     assert_eq!(d.status, DeliveryStatus::Delivered);
     assert_eq!(apply(&mut d, &report(SOFT), now), Applied::Changed);
-    assert_eq!((d.status, d.bounce), (DeliveryStatus::Bounced, Some(BounceKind::Soft)));
+    assert_eq!(
+        (d.status, d.bounce),
+        (DeliveryStatus::Bounced, Some(BounceKind::Soft))
+    );
     // the same report twice changes nothing; another kind is ignored
     assert_eq!(apply(&mut d, &report(SOFT), now), Applied::Duplicate);
     assert_eq!(apply(&mut d, &report(HARD), now), Applied::Ignored);
-    assert_eq!(apply(&mut d, &report(ReportKind::Delivered), now), Applied::Ignored);
-    assert_eq!(apply(&mut d, &report(ReportKind::Complained), now), Applied::Ignored);
+    assert_eq!(
+        apply(&mut d, &report(ReportKind::Delivered), now),
+        Applied::Ignored
+    );
+    assert_eq!(
+        apply(&mut d, &report(ReportKind::Complained), now),
+        Applied::Ignored
+    );
     assert_eq!(d.bounce, Some(BounceKind::Soft));
 }
 
@@ -95,16 +110,30 @@ fn reports_for_deliveries_never_sent_are_ignored() {
         DeliveryStatus::Canceled,
         DeliveryStatus::Failed,
     ] {
-        for kind in [ReportKind::Delivered, HARD, ReportKind::Complained, ReportKind::Failed] {
+        for kind in [
+            ReportKind::Delivered,
+            HARD,
+            ReportKind::Complained,
+            ReportKind::Failed,
+        ] {
             let mut d = delivery(status, false);
             assert_eq!(apply(&mut d, &report(kind), now), Applied::Ignored);
-            assert_eq!((d.status, d.updated_at), (status, Timestamp::from_millis(1_000)));
+            assert_eq!(
+                (d.status, d.updated_at),
+                (status, Timestamp::from_millis(1_000))
+            );
         }
     }
     // a failure reported after the send is a duplicate of itself
     let mut d = delivery(DeliveryStatus::Sent, true);
-    assert_eq!(apply(&mut d, &report(ReportKind::Failed), now), Applied::Changed);
-    assert_eq!(apply(&mut d, &report(ReportKind::Failed), now), Applied::Duplicate);
+    assert_eq!(
+        apply(&mut d, &report(ReportKind::Failed), now),
+        Applied::Changed
+    );
+    assert_eq!(
+        apply(&mut d, &report(ReportKind::Failed), now),
+        Applied::Duplicate
+    );
 }
 
 #[test]

@@ -47,15 +47,24 @@ fn event(name: &str, severity: Option<&str>) -> Value {
 fn events_map_to_reports() {
     for (e, kind) in [
         (event("delivered", None), ReportKind::Delivered),
-        (event("failed", Some("permanent")), ReportKind::Bounced(BounceKind::Hard)),
-        (event("failed", Some("temporary")), ReportKind::Bounced(BounceKind::Soft)),
+        (
+            event("failed", Some("permanent")),
+            ReportKind::Bounced(BounceKind::Hard),
+        ),
+        (
+            event("failed", Some("temporary")),
+            ReportKind::Bounced(BounceKind::Soft),
+        ),
         (event("complained", None), ReportKind::Complained),
     ] {
         let Ok(Verified::Reports(r)) = call(&body(KEY, NOW, e)) else {
             panic!("refused");
         };
         assert_eq!(r.len(), 1);
-        assert_eq!((r[0].message_id.as_str(), r[0].kind), ("2026.abc@mg.example.com", kind));
+        assert_eq!(
+            (r[0].message_id.as_str(), r[0].kind),
+            ("2026.abc@mg.example.com", kind)
+        );
         assert_eq!(r[0].at, Some(Timestamp::from_millis(1_764_399_990_500)));
     }
     let Ok(Verified::Reports(r)) = call(&body(KEY, NOW, event("failed", Some("permanent")))) else {
@@ -79,6 +88,10 @@ fn bad_signatures_and_stale_timestamps_are_refused() {
     v["signature"]["token"] = json!("other-token");
     assert!(call(&serde_json::to_vec(&v).unwrap()).is_err());
     assert!(call(b"not json").is_err());
-    let hook = Hook { url: "u", headers: &[], body: &body(KEY, NOW, e()) };
+    let hook = Hook {
+        url: "u",
+        headers: &[],
+        body: &body(KEY, NOW, e()),
+    };
     assert!(verify(&json!({}), &hook, Timestamp::from_millis(NOW * 1000)).is_err());
 }

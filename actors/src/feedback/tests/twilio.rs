@@ -67,7 +67,11 @@ fn statuses_map_to_reports() {
 fn bad_signatures_are_refused() {
     let p = [("MessageSid", "SM0123"), ("MessageStatus", "delivered")];
     assert!(call(&sign("another-token", URL, &p), &p).is_err());
-    assert!(call(&sign("tok-123", "https://other.example.com/hooks/v1/x", &p), &p).is_err());
+    assert!(call(
+        &sign("tok-123", "https://other.example.com/hooks/v1/x", &p),
+        &p
+    )
+    .is_err());
     let changed = [("MessageSid", "SM9999"), ("MessageStatus", "delivered")];
     assert!(call(&sign("tok-123", URL, &p), &changed).is_err());
     assert!(call("", &p).is_err());

@@ -18,7 +18,10 @@ use crate::store::trace_codec;
 use uuid::Uuid;
 
 fn forward(project: &Uuid, channel: &Uuid, message_id: &str) -> Key {
-    Key::new().id(project).id(channel).bytes(message_id.as_bytes())
+    Key::new()
+        .id(project)
+        .id(channel)
+        .bytes(message_id.as_bytes())
 }
 
 fn backward(project: &Uuid, delivery: &Uuid) -> Key {
@@ -37,7 +40,11 @@ impl Store {
         );
         let mut b = e.channel_id.as_bytes().to_vec();
         b.extend_from_slice(e.message_id.as_bytes());
-        w.put(T::sent_msgs_by_delivery, backward(project, &e.delivery_id), b);
+        w.put(
+            T::sent_msgs_by_delivery,
+            backward(project, &e.delivery_id),
+            b,
+        );
     }
 
     /// Stages the removal of a delivery's index entry, if it has one; the

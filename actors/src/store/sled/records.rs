@@ -9,8 +9,8 @@
 
 use crate::delivery::conditions::Conditions;
 use crate::model::{
-    BounceKind, ChannelType, Delivery, DeliveryError, DeliveryStatus, Notification, Rendered, StopReason,
-    Timestamp,
+    BounceKind, ChannelType, Delivery, DeliveryError, DeliveryStatus, Notification, Rendered,
+    StopReason, Timestamp,
 };
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;

@@ -254,7 +254,9 @@ impl<'s> Removal<'s> {
                     DeliveryStatus::Pending | DeliveryStatus::Skipped | DeliveryStatus::Canceled
                 )
             {
-                self.report.bytes += self.store.stage_sent_message_removal(&mut self.w, &p, did)?;
+                self.report.bytes += self
+                    .store
+                    .stage_sent_message_removal(&mut self.w, &p, did)?;
             }
             // A settled delivery has no queue entry; this makes sure of it.
             self.w.del(T::queue, Key::new().id(&p).id(did));
