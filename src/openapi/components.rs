@@ -46,7 +46,7 @@ use crate::bodies::{
 };
 use crate::errors::{ErrorBody, ErrorCode, ErrorResponse};
 use herald_engine::model::{
-    ChannelStatus, ChannelType, DeliveryError, DeliveryStatus, RenderedAction,
+    BounceKind, ChannelStatus, ChannelType, DeliveryError, DeliveryStatus, RenderedAction,
 };
 use herald_engine::views::{
     CategoryMeta, DeliveryData, DeliveryView, FeedEntry, FeedMeta, FlowRunAccepted, PendingStatus,
@@ -295,6 +295,7 @@ pub fn components() -> utoipa::openapi::schema::Components {
         Subscription,
         SubscriptionInput,
         DeliveryStatus,
+        BounceKind,
         DeliveryError,
         DeliveryData,
         DeliveryView,

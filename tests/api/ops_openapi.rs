@@ -375,13 +375,13 @@ async fn openapi_describes_each_providers_config() {
             "postmark",
             "email",
             &["server_token", "from"],
-            &["server_token"],
+            &["server_token", "webhook_password"],
         ),
         (
             "mailgun",
             "email",
             &["api_key", "domain", "from"],
-            &["api_key"],
+            &["api_key", "webhook_signing_key"],
         ),
         ("resend", "email", &["api_key", "from"], &["api_key"]),
         (

@@ -87,11 +87,14 @@ pub fn apply(d: &mut Delivery, r: &Report, now: Timestamp) -> Applied {
             _ => true,
         };
     let sent_before = d.sent_at.is_some();
-    let allowed = match (d.status, r.kind) {
-        (S::Sent, _) => true,
-        (S::Delivered, ReportKind::Bounced(_) | ReportKind::Complained) => true,
-        _ => false,
-    };
+    let allowed = matches!(
+        (d.status, r.kind),
+        (S::Sent, _)
+            | (
+                S::Delivered,
+                ReportKind::Bounced(_) | ReportKind::Complained
+            )
+    );
     if !allowed {
         // a duplicate only of a state a report can have set
         let reported = matches!(d.status, S::Delivered | S::Bounced | S::Complained)

@@ -94,7 +94,7 @@ fn report(e: &Value) -> Option<Report> {
 
 /// Bytes of a hex string.
 fn hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())

@@ -59,7 +59,14 @@ impl Store {
         if b.len() >= 16 {
             let channel = Uuid::from_slice(&b[..16]).unwrap_or_default();
             let fk = Key::new().id(project).id(&channel).bytes(&b[16..]);
-            w.del(T::sent_msgs, fk);
+            // unless a later send of the same id took the entry over
+            let ours = self
+                .tree(T::sent_msgs)
+                .get(&fk.0)?
+                .is_some_and(|v| v.get(..16) == Some(delivery.as_bytes().as_slice()));
+            if ours {
+                w.del(T::sent_msgs, fk);
+            }
         }
         w.del(T::sent_msgs_by_delivery, &bk);
         Ok((bk.0.len() + b.len() * 2 + 32) as u64)
@@ -127,3 +134,7 @@ impl FeedbackRepo for Store {
         Ok(Some((out, true)))
     }
 }
+
+#[cfg(test)]
+#[path = "tests/feedback.rs"]
+mod tests;
