@@ -185,6 +185,13 @@ pub struct ServeArgs {
     /// egress guard off; for tests and closed networks) [default: false].
     #[arg(long, env = "HERALD_ALLOW_PRIVATE_DESTINATIONS")]
     pub allow_private_destinations: bool,
+    /// FOR TESTS ONLY: a host (name or IP address, no port) whose
+    /// certificates are trusted as Amazon SNS signing certificates besides
+    /// SNS's own hosts, fetched over http too (a test serves its own from
+    /// 127.0.0.1). Anyone who can serve from it can sign SES events
+    /// [default: none].
+    #[arg(long, env = "HERALD_SNS_TRUSTED_CERT_HOST", value_name = "HOST")]
+    pub sns_trusted_cert_host: Option<String>,
     /// Seconds an outbound event is retried before its event endpoint is
     /// disabled (at least 1) [default: 86400].
     #[arg(long, env = "HERALD_EVENT_RETRY_HORIZON", value_name = "SECONDS")]
@@ -311,6 +318,13 @@ impl ServeArgs {
         }
         if self.allow_private_destinations {
             s.allow_private_destinations = true;
+        }
+        if let Some(v) = self
+            .sns_trusted_cert_host
+            .as_ref()
+            .filter(|v| !v.is_empty())
+        {
+            s.sns_trusted_cert_host = Some(v.clone());
         }
         if let Some(v) = self.retention {
             s.retention = v;

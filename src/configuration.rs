@@ -76,6 +76,9 @@ pub struct Settings {
     pub egress_allow: Vec<String>,
     /// Turns the egress guard off: every destination is allowed.
     pub allow_private_destinations: bool,
+    /// A host whose certificates Herald trusts as Amazon SNS signing
+    /// certificates besides SNS's own hosts, over http too: for tests only.
+    pub sns_trusted_cert_host: Option<String>,
     /// The retention window of projects that set none (TOML: "90d").
     pub retention: herald_engine::retention::Window,
     /// Seconds an outbound event is retried before its endpoint is disabled.
@@ -173,6 +176,7 @@ impl Default for Settings {
             secret_key_file: None,
             egress_allow: vec![],
             allow_private_destinations: false,
+            sns_trusted_cert_host: None,
             retention: Default::default(),
             event_retry_horizon: herald_engine::events::DEFAULT_RETRY_HORIZON.as_secs(),
             lease_seconds: herald_engine::backend::PG_DEFAULT_LEASE.as_secs(),

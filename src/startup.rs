@@ -401,6 +401,7 @@ impl Application {
                     // work outlives it on another node)
                     journal_dir: store.is_some().then(|| settings.data_dir.clone()),
                     template_limits: limits,
+                    sns_trusted_cert_host: settings.sns_trusted_cert_host.clone(),
                 },
             )
             .map_err(|e| e.message)?;

@@ -24,7 +24,7 @@ pub fn callback_endpoint() -> Endpoint {
     )
     .param(uuid_param(
         "channel_id",
-        "The channel whose provider calls (Postmark, Mailgun, Twilio).",
+        "The channel whose provider calls (SendGrid, Postmark, Mailgun, SES through SNS, Twilio, Vonage).",
     ))
     .ok(
         200,

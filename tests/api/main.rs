@@ -24,6 +24,7 @@ mod fairness;
 mod feed;
 mod feed_actions;
 mod feedback;
+mod feedback_signed;
 mod flow_preview;
 mod flows;
 mod hardening;

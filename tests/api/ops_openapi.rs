@@ -400,7 +400,7 @@ async fn openapi_describes_each_providers_config() {
             "vonage",
             "sms",
             &["api_key", "api_secret", "from"],
-            &["api_secret"],
+            &["api_secret", "signature_secret"],
         ),
         (
             "messagebird",

@@ -38,6 +38,10 @@ pub struct EngineConfig {
     /// The bounds of every template render (`template_fuel`,
     /// `template_max_output`; each at least 1).
     pub template_limits: crate::render::Limits,
+    /// A host trusted to serve Amazon SNS signing certificates besides
+    /// SNS's own (`--sns-trusted-cert-host`; tests only), see
+    /// `crate::feedback::ses::SnsCerts`.
+    pub sns_trusted_cert_host: Option<String>,
 }
 
 /// Provider calls in flight per channel type, all projects together: four
@@ -66,6 +70,7 @@ impl Default for EngineConfig {
             claim_poll: DEFAULT_CLAIM_POLL,
             journal_dir: None,
             template_limits: crate::render::Limits::default(),
+            sns_trusted_cert_host: None,
         }
     }
 }
@@ -147,6 +152,14 @@ pub const PROJECT_STAGING_UNITS: usize = 2000;
 #[derive(Clone)]
 pub struct Engine {
     pub(crate) inner: Arc<Inner>,
+}
+
+/// The SNS signing certificates of `ses` callbacks (fetched and cached
+/// once per engine), for the verifier of `POST /hooks/v1/{channel_id}`.
+impl Engine {
+    pub fn sns_certs(&self) -> &crate::feedback::ses::SnsCerts {
+        self.inner.parts.get()
+    }
 }
 
 /// The crash rule (`super::poison`), for the delivery actors.

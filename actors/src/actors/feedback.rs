@@ -55,23 +55,19 @@ fn refused(r: Refused) -> Error {
 
 /// The provider's verifier of a channel's callbacks (`None`: its provider
 /// has none). `config` is the channel's configuration with its secrets
-/// opened, as a JSON object.
-fn verify(
+/// opened, as a JSON object. `certs`: the engine's SNS signing certificates
+/// (`ses` fetches its message's certificate).
+async fn verify(
     c: &Channel, config: &serde_json::Value, hook: &Hook<'_>, now: Timestamp,
+    certs: &feedback::ses::SnsCerts,
 ) -> Option<std::result::Result<Verified, Refused>> {
     Some(match c.provider.as_str() {
         "postmark" => feedback::postmark::verify(config, hook, now),
         "mailgun" => feedback::mailgun::verify(config, hook, now),
         "twilio" => feedback::twilio::verify(config, hook, now),
-        // The verifiers of these providers plug in here:
-        //   "sendgrid" => feedback::sendgrid::verify(config, hook, now),
-        //   "vonage" => feedback::vonage::verify(config, hook, now),
-        //   "ses" => feedback::ses::verify(config, hook, now, &certs).await
-        //     (async: this function becomes async, the certificate cache
-        //     lives in the engine).
-        "sendgrid" | "vonage" | "ses" => Err(Refused::new(
-            "callbacks of this provider are not supported yet",
-        )),
+        "sendgrid" => feedback::sendgrid::verify(config, hook, now),
+        "vonage" => feedback::vonage::verify(config, hook, now),
+        "ses" => feedback::ses::verify(config, hook, now, certs).await,
         _ => return None,
     })
 }
@@ -102,7 +98,8 @@ impl Engine {
             headers: &cb.headers,
             body: &cb.body,
         };
-        let verified = verify(&channel, &config, &hook, now)
+        let verified = verify(&channel, &config, &hook, now, self.sns_certs())
+            .await
             .ok_or_else(|| no_callbacks(&channel_id))?
             .map_err(refused)?;
         match verified {

@@ -52,6 +52,13 @@ impl Engine {
         parts.insert(UserActors::default());
         parts.insert(BusSlot::default());
         parts.insert(super::feed_pages::FeedPages::default());
+        // SNS signing certificates of `ses` callbacks, fetched with the
+        // providers' client (the egress guard's resolver, no redirects)
+        parts.insert(crate::feedback::ses::SnsCerts::new(
+            http.clone(),
+            egress.clone(),
+            config.sns_trusted_cert_host.clone(),
+        ));
         let engine = Engine {
             inner: Arc::new(Inner {
                 storage,

@@ -11,9 +11,13 @@
 //! backend.
 
 mod apply;
+mod detail;
 pub mod mailgun;
 pub mod postmark;
+pub mod sendgrid;
+pub mod ses;
 pub mod twilio;
+pub mod vonage;
 
 pub use apply::*;
 

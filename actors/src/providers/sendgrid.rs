@@ -9,6 +9,7 @@ use super::{
     SendRequest, SendResult, HTTP_TIMEOUT,
 };
 use crate::error::Validator;
+use crate::feedback::sendgrid as sendgrid_hooks;
 use crate::model::ChannelType;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};
@@ -34,6 +35,13 @@ static SPEC: ProviderSpec = ProviderSpec {
         },
         mail::FROM,
         mail::base_url_field(DEFAULT_BASE_URL),
+        ConfigField {
+            name: sendgrid_hooks::KEY_FIELD,
+            required: false,
+            secret: false,
+            format: FieldFormat::Format("base64-der-p256-public-key"),
+            description: "The verification key of SendGrid's Signed Event Webhook (base64 DER, as SendGrid's settings show it): event callbacks at `/hooks/v1/{channel_id}` must be signed with its key. Not needed to send.",
+        },
     ],
     together: &[],
     // the key is a Bearer token to `base_url`
@@ -79,6 +87,17 @@ impl Provider for Sendgrid {
         f.want_str("api_key", v);
         mail::validate_from(&f, v);
         f.want_url("base_url", v);
+        if let Some(key) = f.str(sendgrid_hooks::KEY_FIELD).filter(|k| !k.is_empty()) {
+            if let Err(e) = sendgrid_hooks::parse_key(key) {
+                v.push(
+                    format!("config.{}", sendgrid_hooks::KEY_FIELD),
+                    "format",
+                    format!("SendGrid's verification key: {e}"),
+                );
+            }
+        } else {
+            f.want_str(sendgrid_hooks::KEY_FIELD, v);
+        }
     }
 
     fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {
@@ -140,6 +159,33 @@ impl Provider for Sendgrid {
 mod tests {
     use super::*;
     use crate::providers::spec::testing::pattern_agrees;
+
+    #[test]
+    fn the_verification_key_is_checked() {
+        use p256::pkcs8::EncodePublicKey;
+        let sk = p256::SecretKey::random(&mut rand::rngs::OsRng);
+        let der = sk.public_key().to_public_key_der().unwrap();
+        let key =
+            base64::Engine::encode(&base64::engine::general_purpose::STANDARD, der.as_bytes());
+        let field = sendgrid_hooks::KEY_FIELD;
+        for (value, ok) in [
+            (json!(key), true),
+            (json!(""), true),
+            (json!("bm90IGEga2V5"), false),
+            (json!("not base64!"), false),
+            (json!(1), false),
+        ] {
+            let mut config = SPEC.example();
+            config.insert(field.into(), value.clone());
+            let mut v = Validator::new();
+            Sendgrid::validate(&config, &mut v);
+            let refused = v
+                .fields
+                .iter()
+                .any(|e| e.field == format!("config.{field}"));
+            assert_eq!(!refused, ok, "{value}");
+        }
+    }
 
     #[test]
     fn the_sender_pattern_is_the_check() {

@@ -24,6 +24,8 @@ use std::sync::Arc;
 
 /// An AWS region as the provider's `validate` takes it (it names the default host).
 const REGION: &str = "^[a-z0-9-]*$";
+/// An SNS topic's ARN (`arn:aws:sns:eu-west-1:123456789012:ses-events`).
+const TOPIC_ARN: &str = "^(?:arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256})?$";
 const SERVICE: &str = "ses";
 const PATH: &str = "/v2/email/outbound-emails";
 
@@ -69,12 +71,40 @@ static SPEC: ProviderSpec = ProviderSpec {
             format: FieldFormat::Url { default: None },
             description: "API base URL (default `https://email.{region}.amazonaws.com`; a mock, a proxy or a VPC endpoint).",
         },
+        ConfigField {
+            name: crate::feedback::ses::TOPIC_FIELD,
+            required: false,
+            secret: false,
+            format: FieldFormat::Pattern(TOPIC_ARN),
+            description: "The ARN of the SNS topic SES publishes this channel's events to: SNS messages at `/hooks/v1/{channel_id}` of any other topic are refused. Not needed to send.",
+        },
     ],
     together: &[],
     // what the secret signs goes to `base_url` (else the region's endpoint), as
     // `access_key_id`
     destinations: &["base_url", "region", "access_key_id"],
 };
+
+/// [`TOPIC_ARN`] in code: `arn:<partition>:sns:<region>:<account>:<topic>`.
+fn topic_arn_ok(arn: &str) -> bool {
+    let p: Vec<&str> = arn.split(':').collect();
+    let lower = |s: &str, extra: &str| {
+        s.chars()
+            .all(|c| c.is_ascii_lowercase() || extra.contains(c))
+    };
+    p.len() == 6
+        && p[0] == "arn"
+        && p[1].strip_prefix("aws").is_some_and(|r| lower(r, "-"))
+        && p[2] == "sns"
+        && !p[3].is_empty()
+        && lower(p[3], "0123456789-")
+        && p[4].len() == 12
+        && p[4].bytes().all(|b| b.is_ascii_digit())
+        && (1..=256).contains(&p[5].len())
+        && p[5]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
 
 impl Provider for Ses {
     fn spec() -> &'static ProviderSpec {
@@ -98,6 +128,12 @@ impl Provider for Ses {
         );
         mail::validate_from(&f, v);
         f.want_url("base_url", v);
+        f.want_format(
+            crate::feedback::ses::TOPIC_FIELD,
+            |s| s.is_empty() || topic_arn_ok(s),
+            "an SNS topic ARN (arn:aws:sns:REGION:ACCOUNT:TOPIC)",
+            v,
+        );
     }
 
     fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {
@@ -319,6 +355,24 @@ impl Signer<'_> {
 mod tests {
     use super::*;
     use crate::providers::spec::testing::pattern_agrees;
+
+    #[test]
+    fn the_topic_arn_pattern_is_the_check() {
+        pattern_agrees::<Ses>(
+            crate::feedback::ses::TOPIC_FIELD,
+            &[
+                ("arn:aws:sns:eu-west-1:123456789012:ses-events", true),
+                ("arn:aws-cn:sns:cn-north-1:123456789012:ses_events", true),
+                ("", true),
+                ("arn:aws:sns:eu-west-1:12345678901:ses-events", false),
+                ("arn:aws:sqs:eu-west-1:123456789012:ses-events", false),
+                ("arn:aws:sns:eu-west-1:123456789012:", false),
+                ("arn:aws:sns:eu-west-1:123456789012:a:b", false),
+                ("arn:aws:sns::123456789012:ses-events", false),
+                ("ses-events", false),
+            ],
+        );
+    }
 
     /// AWS's SigV4 test suite (`aws-sig-v4-test-suite`): its credentials,
     /// region, service and date.

@@ -13,6 +13,7 @@ use super::{
     SendRequest, SendResult, Sent, HTTP_TIMEOUT,
 };
 use crate::error::Validator;
+use crate::feedback::vonage as vonage_hooks;
 use crate::model::{ChannelType, DeliveryErrorCode};
 use futures_util::future::BoxFuture;
 use serde_json::{json, Map, Value};
@@ -63,6 +64,23 @@ static SPEC: ProviderSpec = ProviderSpec {
                 default: Some(DEFAULT_BASE_URL),
             },
             description: "API base URL (a mock or a proxy).",
+        },
+        ConfigField {
+            name: vonage_hooks::SECRET_FIELD,
+            required: false,
+            secret: true,
+            format: FieldFormat::String,
+            description: "The account's signature secret (Vonage's dashboard, API settings): delivery receipts at `/hooks/v1/{channel_id}` must be signed with it. Not needed to send.",
+        },
+        ConfigField {
+            name: vonage_hooks::METHOD_FIELD,
+            required: false,
+            secret: false,
+            format: FieldFormat::OneOf {
+                values: vonage_hooks::METHODS,
+                default: "md5hash",
+            },
+            description: "The signature method chosen with the secret in Vonage's dashboard: `md5hash` (Vonage's default), or the HMAC `md5`, `sha1`, `sha256`, `sha512`.",
         },
     ],
     together: &[],
@@ -115,6 +133,8 @@ impl Provider for Vonage {
             v,
         );
         f.want_url("base_url", v);
+        f.want_str(vonage_hooks::SECRET_FIELD, v);
+        f.want_one_of(vonage_hooks::METHOD_FIELD, vonage_hooks::METHODS, v);
     }
 
     fn transport(c: &Clients) -> Option<Arc<dyn Provider>> {
