@@ -96,17 +96,22 @@ async fn send(app: &TestApp, flow: &Value) -> (Value, String) {
     // earlier send suppresses its address (docs/DELIVERABILITY.md).
     static SENDS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = SENDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let (ext, _) = app
-        .create_user(
-            "fb",
-            json!({"email": format!("ada{n}@example.com"), "phone": "+15005550009", "first_name": "Ada"}),
-        )
-        .await;
-    let d = deliver_once(app, flow, &ext, json!({})).await;
+    let d = send_to(app, flow, &format!("ada{n}@example.com")).await;
     assert_eq!(d["status"], json!("sent"), "{d}");
     let id = s(&d["data"]["outcomes"][0]["message_id"]);
     assert!(!id.is_empty(), "{d}");
     (d, id)
+}
+
+/// Runs the flow for a new user with that email; the delivery, final.
+async fn send_to(app: &TestApp, flow: &Value, email: &str) -> Value {
+    let (ext, _) = app
+        .create_user(
+            "fb",
+            json!({"email": email, "phone": "+15005550009", "first_name": "Ada"}),
+        )
+        .await;
+    deliver_once(app, flow, &ext, json!({})).await
 }
 
 async fn delivery(app: &TestApp, id: &str) -> Value {
@@ -407,8 +412,15 @@ async fn mailgun_signed_events_update_the_delivery() {
 async fn twilio_status_callbacks_update_the_delivery() {
     let app = TestApp::spawn();
     let rx = event_endpoint(&app).await;
-    let (_server, ch, flow) = setup(&app, "twilio").await;
+    let (server, ch, flow) = setup(&app, "twilio").await;
     let (d, sid) = send(&app, &flow).await;
+    // no public URL given: no callback URL Twilio could reach
+    assert!(
+        !sent_forms(&server).await[0]
+            .iter()
+            .any(|(k, _)| k == "StatusCallback"),
+        "without --public-url a message names no StatusCallback"
+    );
     let did = s(&d["id"]);
     let delivered = [
         ("MessageSid", sid.as_str()),
@@ -675,4 +687,124 @@ async fn callbacks_to_unknown_or_unsupported_channels_are_refused() {
         .provider_callback(&new_uuid(), "application/json", big, |_| vec![])
         .await;
     assert_validation(&r, &[("body", "length")]);
+}
+
+/// The forms a Twilio counterpart received, in order.
+async fn sent_forms(server: &MockServer) -> Vec<Vec<(String, String)>> {
+    server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .map(|r| url::form_urlencoded::parse(&r.body).into_owned().collect())
+        .collect()
+}
+
+/// With a public URL, each Twilio message names the channel's callback URL
+/// (`StatusCallback`), and a report signed over that URL (the one Twilio
+/// signs) is applied.
+#[tokio::test]
+async fn twilio_messages_name_the_public_callback_url() {
+    const PUBLIC: &str = "https://herald.example";
+    let app = TestApp::spawn_with(&["--public-url", PUBLIC], &[]);
+    let (server, ch, flow) = setup(&app, "twilio").await;
+    let (d, sid) = send(&app, &flow).await;
+    let hook = format!("{PUBLIC}/hooks/v1/{}", s(&ch["id"]));
+    let forms = sent_forms(&server).await;
+    assert!(
+        forms[0].contains(&("StatusCallback".to_string(), hook.clone())),
+        "{forms:?}"
+    );
+    let params = [("MessageSid", sid.as_str()), ("MessageStatus", "delivered")];
+    let r = app
+        .provider_callback(
+            &s(&ch["id"]),
+            "application/x-www-form-urlencoded",
+            twilio_form(&params),
+            |_| {
+                vec![(
+                    "x-twilio-signature".into(),
+                    twilio_signature(TW_TOKEN, &hook, &params),
+                )]
+            },
+        )
+        .await;
+    assert_eq!(counts(&r), (1, 0, 0, 0), "{r}");
+    assert_eq!(
+        delivery(&app, &s(&d["id"])).await["status"],
+        json!("delivered")
+    );
+}
+
+/// The project's suppressions of an email address, by reason.
+async fn suppressed(app: &TestApp, email: &str) -> Vec<Value> {
+    let v = app
+        .admin(GET, &format!("{A}/suppressions?channel_type=email"))
+        .go()
+        .await
+        .ok(200);
+    v["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|x| x["address"] == json!(email))
+        .collect()
+}
+
+/// A hard bounce suppresses its address at once: the next run's email to
+/// it (another user sharing the address) is `skipped` `suppressed`; soft
+/// bounces suppress only at the third within a week.
+#[tokio::test]
+async fn bounces_put_the_address_on_the_suppression_list() {
+    let app = TestApp::spawn();
+    let (server, ch, flow) = setup(&app, "postmark").await;
+
+    let hard = "hard@example.com";
+    let d = send_to(&app, &flow, hard).await;
+    let mid = s(&d["data"]["outcomes"][0]["message_id"]);
+    let r = postmark_report(
+        &app,
+        &ch,
+        json!({"RecordType": "Bounce", "Type": "HardBounce", "TypeCode": 1, "MessageID": mid}),
+    )
+    .await;
+    assert_eq!(counts(&r), (1, 0, 0, 0), "{r}");
+    let list = suppressed(&app, hard).await;
+    assert_eq!(list.len(), 1, "{list:?}");
+    assert_eq!(list[0]["reason"], json!("hard_bounce"), "{list:?}");
+    let sends = server.received_requests().await.unwrap_or_default().len();
+    let next = send_to(&app, &flow, hard).await;
+    assert_eq!(next["status"], json!("skipped"), "{next}");
+    assert_eq!(next["error"]["code"], json!("suppressed"), "{next}");
+    assert_eq!(
+        server.received_requests().await.unwrap_or_default().len(),
+        sends,
+        "nothing reached the provider"
+    );
+
+    let soft = "soft@example.com";
+    for i in 0..3 {
+        assert!(
+            suppressed(&app, soft).await.is_empty(),
+            "after {i} soft bounces"
+        );
+        let d = send_to(&app, &flow, soft).await;
+        assert_eq!(d["status"], json!("sent"), "{d}");
+        let mid = s(&d["data"]["outcomes"][0]["message_id"]);
+        let r = postmark_report(
+            &app,
+            &ch,
+            json!({"RecordType": "Bounce", "Type": "SoftBounce", "TypeCode": 4096,
+                   "MessageID": mid}),
+        )
+        .await;
+        assert_eq!(counts(&r), (1, 0, 0, 0), "{r}");
+        assert_eq!(delivery(&app, &s(&d["id"])).await["bounce"], json!("soft"));
+    }
+    let list = suppressed(&app, soft).await;
+    assert_eq!(list.len(), 1, "{list:?}");
+    assert_eq!(list[0]["reason"], json!("soft_bounce"), "{list:?}");
+    let next = send_to(&app, &flow, soft).await;
+    assert_eq!(next["error"]["code"], json!("suppressed"), "{next}");
 }

@@ -82,10 +82,14 @@ async fn setup(app: &TestApp, provider: &str, config: Value) -> (Value, Value) {
 
 /// Sends the flow to a new user; the delivery, sent, and its message id.
 async fn send(app: &TestApp, flow: &Value) -> (Value, String) {
+    // An address of its own per send: a hard bounce or a complaint of an
+    // earlier send suppresses its address (docs/DELIVERABILITY.md).
+    static SENDS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = SENDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let (ext, _) = app
         .create_user(
             "fbs",
-            json!({"email": "ada@example.com", "phone": "+447700900001", "first_name": "Ada"}),
+            json!({"email": format!("ada{n}@example.com"), "phone": "+447700900001", "first_name": "Ada"}),
         )
         .await;
     let d = deliver_once(app, flow, &ext, json!({})).await;

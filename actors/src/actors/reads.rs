@@ -41,6 +41,19 @@ impl Engine {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// The URL of a channel's provider callbacks
+    /// (`{public_url}/hooks/v1/{channel}`), for the providers that take one
+    /// with each message (Twilio's `StatusCallback`); `None` without a
+    /// public URL the operator gave (the default one, made of the bound
+    /// address, is not one a provider can reach).
+    pub fn callback_url(&self, channel: Uuid) -> Option<String> {
+        if !self.public_url_given() {
+            return None;
+        }
+        let base = self.inner.public_url.get()?;
+        Some(format!("{base}/hooks/v1/{channel}"))
+    }
+
     /// The one-click unsubscribe link of `user` for `flow` (what a
     /// commercial flow's email carries in `List-Unsubscribe` and
     /// `{{ unsubscribe_url }}`), made now and valid for

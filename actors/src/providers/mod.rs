@@ -233,6 +233,10 @@ pub struct SendRequest {
     /// `List-Unsubscribe` with `List-Unsubscribe-Post`
     /// (`rules::unsubscribe_link::headers`); `None` for any other.
     pub unsubscribe_url: Option<String>,
+    /// The channel's provider callback URL (`Engine::callback_url`), for
+    /// the providers that are told it with each message (Twilio's
+    /// `StatusCallback`); `None` when the server has no public URL.
+    pub callback_url: Option<String>,
 }
 
 /// The transports of one engine, by provider.

@@ -22,6 +22,19 @@ const E164: &str = r"^\+[1-9][0-9]{7,14}$";
 /// Twilio's limit for one message body (longer ones are refused).
 const MAX_BODY_CHARS: usize = 1600;
 
+/// The form of one message: `StatusCallback` names Herald's callback URL
+/// of the channel when the server has a public URL, so Twilio reports the
+/// message's delivery (`feedback::twilio`).
+fn form<'a>(
+    to: &'a str, from: &'a str, body: &'a str, callback: Option<&'a str>,
+) -> Vec<(&'static str, &'a str)> {
+    let mut f = vec![("To", to), ("From", from), ("Body", body)];
+    if let Some(url) = callback {
+        f.push(("StatusCallback", url));
+    }
+    f
+}
+
 pub struct Twilio(HttpTransport);
 
 static SPEC: ProviderSpec = ProviderSpec {
@@ -161,7 +174,7 @@ impl Provider for Twilio {
                 .basic_auth(sid, Some(token))
                 // Twilio does not deduplicate, but the id travels for the logs
                 .header("idempotency-key", req.delivery.id.to_string())
-                .form(&[("To", to.as_str()), ("From", from), ("Body", text.as_str())])
+                .form(&form(&to, from, &text, req.callback_url.as_deref()))
                 .send()
                 .await
                 .map_err(|e| transport_error(HTTP_TIMEOUT, e))?;

@@ -288,6 +288,7 @@ pub(super) async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Out
         config: channel.config.clone(),
         subscriptions,
         unsubscribe_url,
+        callback_url: engine.callback_url(channel.id),
     };
     let started = std::time::Instant::now();
     let mut res = transport.send(req).await;
