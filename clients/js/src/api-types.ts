@@ -53,6 +53,11 @@ export type BatchStepType = "batch";
 
 export type BatchWindowType = "fixed" | "sliding";
 
+/** A bounce's kind: a hard bounce (the address does not exist) suppresses
+ * the address at once; soft bounces (full mailbox, greylisting) only when
+ * they repeat. */
+export type BounceKind = "hard" | "soft";
+
 /** A project's branding: `brand.name`, `brand.logo_url`… in every
  * template and layout. Each part optional; a PUT replaces the whole. */
 export interface Branding {
@@ -138,6 +143,19 @@ export interface BulkUsersInput {
 /** The answer of `POST /admin/v1/users/bulk`. */
 export interface BulkUsersResult {
   results: Array<BulkUserResult>;
+}
+
+/** What a verified provider callback did, report by report. */
+export interface CallbackResult {
+  /** Reports that changed their delivery. */
+  applied: number;
+  /** Reports of what their delivery already says. */
+  duplicate: number;
+  /** Reports the delivery's status does not take (a delivery never
+   * sent, a report that would move it backwards). */
+  ignored: number;
+  /** Reports naming no message of the channel's project. */
+  unknown: number;
 }
 
 /** Which runs of the flow to stop. */
@@ -321,6 +339,8 @@ export type Channel = {
     /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
     from?: string;
     retry?: ChannelRetry;
+    /** The verification key of SendGrid's Signed Event Webhook (base64 DER, as SendGrid's settings show it): event callbacks at `/hooks/v1/{channel_id}` must be signed with its key. Not needed to send. */
+    webhook_verification_key?: string;
   };
   created_at: string;
   id: string;
@@ -342,6 +362,10 @@ export type Channel = {
     retry?: ChannelRetry;
     /** Server API token; sent as `X-Postmark-Server-Token`. Secret: set, shown masked. */
     server_token?: "********";
+    /** Basic-auth password of that webhook URL. Secret: set, shown masked. */
+    webhook_password?: "********";
+    /** Basic-auth user name of the webhook URL set in Postmark for delivery feedback (`POST /hooks/v1/{channel_id}`). */
+    webhook_username?: string;
   };
   created_at: string;
   id: string;
@@ -363,6 +387,8 @@ export type Channel = {
     /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
     from?: string;
     retry?: ChannelRetry;
+    /** HTTP webhook signing key of the domain, which checks the webhooks of delivery feedback (`POST /hooks/v1/{channel_id}`). Secret: set, shown masked. */
+    webhook_signing_key?: "********";
   };
   created_at: string;
   id: string;
@@ -405,6 +431,8 @@ export type Channel = {
     retry?: ChannelRetry;
     /** Its secret access key (signs each request; never sent). Secret: set, shown masked. */
     secret_access_key?: "********";
+    /** The ARN of the SNS topic SES publishes this channel's events to: SNS messages at `/hooks/v1/{channel_id}` of any other topic are refused. Not needed to send. */
+    sns_topic_arn?: string;
   };
   created_at: string;
   id: string;
@@ -447,6 +475,10 @@ export type Channel = {
     /** Sender: a number (`+447700900000` or `447700900000`) or an alphanumeric sender id of at most 11 characters. */
     from?: string;
     retry?: ChannelRetry;
+    /** The signature method chosen with the secret in Vonage's dashboard: `md5hash` (Vonage's default), or the HMAC `md5`, `sha1`, `sha256`, `sha512`. */
+    signature_method?: "md5hash" | "md5" | "sha1" | "sha256" | "sha512";
+    /** The account's signature secret (Vonage's dashboard, API settings): delivery receipts at `/hooks/v1/{channel_id}` must be signed with it. Not needed to send. Secret: set, shown masked. */
+    signature_secret?: "********";
   };
   created_at: string;
   id: string;
@@ -885,6 +917,8 @@ export type ChannelUpdate = {
     /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
     from?: string | null;
     retry?: ChannelRetry | null;
+    /** The verification key of SendGrid's Signed Event Webhook (base64 DER, as SendGrid's settings show it): event callbacks at `/hooks/v1/{channel_id}` must be signed with its key. Not needed to send. */
+    webhook_verification_key?: string | null;
   } | null;
   name?: string | null;
   provider?: "sendgrid";
@@ -903,6 +937,10 @@ export type ChannelUpdate = {
     retry?: ChannelRetry | null;
     /** Server API token; sent as `X-Postmark-Server-Token`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
     server_token?: string | "********" | null;
+    /** Basic-auth password of that webhook URL. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    webhook_password?: string | "********" | null;
+    /** Basic-auth user name of the webhook URL set in Postmark for delivery feedback (`POST /hooks/v1/{channel_id}`). */
+    webhook_username?: string | null;
   } | null;
   name?: string | null;
   provider?: "postmark";
@@ -921,6 +959,8 @@ export type ChannelUpdate = {
     /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
     from?: string | null;
     retry?: ChannelRetry | null;
+    /** HTTP webhook signing key of the domain, which checks the webhooks of delivery feedback (`POST /hooks/v1/{channel_id}`). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    webhook_signing_key?: string | "********" | null;
   } | null;
   name?: string | null;
   provider?: "mailgun";
@@ -957,6 +997,8 @@ export type ChannelUpdate = {
     retry?: ChannelRetry | null;
     /** Its secret access key (signs each request; never sent). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
     secret_access_key?: string | "********" | null;
+    /** The ARN of the SNS topic SES publishes this channel's events to: SNS messages at `/hooks/v1/{channel_id}` of any other topic are refused. Not needed to send. */
+    sns_topic_arn?: string | null;
   } | null;
   name?: string | null;
   provider?: "ses";
@@ -993,6 +1035,10 @@ export type ChannelUpdate = {
     /** Sender: a number (`+447700900000` or `447700900000`) or an alphanumeric sender id of at most 11 characters. */
     from?: string | null;
     retry?: ChannelRetry | null;
+    /** The signature method chosen with the secret in Vonage's dashboard: `md5hash` (Vonage's default), or the HMAC `md5`, `sha1`, `sha256`, `sha512`. */
+    signature_method?: "md5hash" | "md5" | "sha1" | "sha256" | "sha512" | null;
+    /** The account's signature secret (Vonage's dashboard, API settings): delivery receipts at `/hooks/v1/{channel_id}` must be signed with it. Not needed to send. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+    signature_secret?: string | "********" | null;
   } | null;
   name?: string | null;
   provider?: "vonage";
@@ -1145,6 +1191,7 @@ export interface Delivery {
   actor_id: string | null;
   archived_at: string | null;
   attempts: number;
+  bounce: BounceKind | null;
   channel_id: string;
   channel_type: ChannelType;
   clicked_at: string | null;
@@ -1175,7 +1222,8 @@ export interface DeliveryError {
   /** `preference`, `missing_address`, `invalid_address`, `provider_unauthorized`,
    * `provider_rejected`, `provider_unavailable`, `provider_revoked`,
    * `provider_not_configured`, `subscription_expired`, `destination_not_allowed`
-   * (the egress guard refused the address; nothing was sent)… */
+   * (the egress guard refused the address; nothing was sent), `suppressed`
+   * (the address is on the project's suppression list)… */
   code: string;
   message: string;
 }
@@ -1185,7 +1233,7 @@ export interface DeliveryList {
   page: Page;
 }
 
-export type DeliveryStatus = "pending" | "sent" | "failed" | "skipped" | "canceled";
+export type DeliveryStatus = "pending" | "sent" | "failed" | "skipped" | "canceled" | "delivered" | "bounced" | "complained";
 
 /** POSTs `{"content"}` (and an embed for the link) to a Discord webhook. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
 export type DiscordConfig = {
@@ -1354,6 +1402,9 @@ export interface Flow {
   /** The preference categories it belongs to: a user who turns one off
    * does not get it. */
   categories: Array<string>;
+  /** A commercial (marketing) flow: its email carries one-click
+   * unsubscribe; false: transactional. */
+  commercial: boolean;
   created_at: string;
   /** Its deliveries ignore the recipient's preferences and quiet hours
    * (and will ignore one-click unsubscribe). */
@@ -1371,6 +1422,12 @@ export interface FlowInput {
   /** The preference categories it belongs to (declared handles, at most
    * 10); none when absent. */
   categories?: Array<string> | null;
+  /** A commercial (marketing) flow: its email carries one-click
+   * unsubscribe (`List-Unsubscribe`, `List-Unsubscribe-Post`) and
+   * `{{ unsubscribe_url }}` is its link; false (transactional) when
+   * absent. Active only on a server with a public URL (409
+   * `public_url_required`); not with `critical` (422 `exclusion`). */
+  commercial?: boolean | null;
   /** Its deliveries ignore the recipient's preferences and quiet hours
    * (and will ignore one-click unsubscribe); false when absent. */
   critical?: boolean | null;
@@ -1444,6 +1501,8 @@ export type FlowStatus = "draft" | "active" | "archived";
 export interface FlowUpdate {
   /** See `FlowInput.categories`; absent keeps them, null or `[]` clears. */
   categories?: Array<string> | null;
+  /** See `FlowInput.commercial`; absent keeps it. */
+  commercial?: boolean | null;
   /** See `FlowInput.critical`; absent keeps it. */
   critical?: boolean | null;
   description?: string | null;
@@ -1499,6 +1558,8 @@ export type MailgunConfig = {
   /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
   from: string | null;
   retry?: ChannelRetry | null;
+  /** HTTP webhook signing key of the domain, which checks the webhooks of delivery feedback (`POST /hooks/v1/{channel_id}`). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  webhook_signing_key?: string | null;
 } | null;
 
 export interface MarkAllResult {
@@ -1594,6 +1655,10 @@ export type PostmarkConfig = {
   retry?: ChannelRetry | null;
   /** Server API token; sent as `X-Postmark-Server-Token`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
   server_token: string | null;
+  /** Basic-auth password of that webhook URL. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  webhook_password?: string | null;
+  /** Basic-auth user name of the webhook URL set in Postmark for delivery feedback (`POST /hooks/v1/{channel_id}`). */
+  webhook_username?: string | null;
 } | null;
 
 /** The preference page's form (`application/x-www-form-urlencoded`): the
@@ -1885,6 +1950,8 @@ export type SendgridConfig = {
   /** Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
   from: string | null;
   retry?: ChannelRetry | null;
+  /** The verification key of SendGrid's Signed Event Webhook (base64 DER, as SendGrid's settings show it): event callbacks at `/hooks/v1/{channel_id}` must be signed with its key. Not needed to send. */
+  webhook_verification_key?: string | null;
 } | null;
 
 /** Amazon SES API v2 SendEmail, signed with AWS Signature Version 4: one message per delivery to the recipient's `email`. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
@@ -1900,6 +1967,8 @@ export type SesConfig = {
   retry?: ChannelRetry | null;
   /** Its secret access key (signs each request; never sent). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
   secret_access_key: string | null;
+  /** The ARN of the SNS topic SES publishes this channel's events to: SNS messages at `/hooks/v1/{channel_id}` of any other topic are refused. Not needed to send. */
+  sns_topic_arn?: string | null;
 } | null;
 
 /** The sources of a flow's or a category's values. */
@@ -2031,6 +2100,37 @@ export interface SubscriptionList {
 }
 
 export type SubscriptionRequest = SubscriptionInput | BulkSubscriptionInput;
+
+/** An address the project no longer sends to. */
+export interface Suppression {
+  /** The address, normalised: an email lower-cased, a phone in E.164. */
+  address: string;
+  /** `email` or `sms`. */
+  channel_type: string;
+  created_at: string;
+  /** `manual` (added through the API), `hard_bounce`, `soft_bounce`
+   * (three in 7 days) or `complaint` (reported by a provider). */
+  reason: SuppressionReason;
+}
+
+/** Suppresses an address by hand. */
+export interface SuppressionInput {
+  /** An email address, or a phone number in E.164 (`+15551234567`). */
+  address: string;
+  /** `email` or `sms`. */
+  channel_type: string;
+  /** Only `manual` (the default): the other reasons come from providers'
+   * reports. */
+  reason?: string | null;
+}
+
+export interface SuppressionList {
+  items: Array<Suppression>;
+  page: Page;
+}
+
+/** Why an address is suppressed. */
+export type SuppressionReason = "manual" | "hard_bounce" | "soft_bounce" | "complaint";
 
 /** POSTs an Adaptive Card message to a Microsoft Teams incoming webhook or Workflows URL. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
 export type TeamsConfig = {
@@ -2165,6 +2265,7 @@ export type TwilioConfig = {
 export interface UnsavedFlowPreview {
   actor?: RecipientSpec | null;
   categories?: Array<string> | null;
+  commercial?: boolean | null;
   critical?: boolean | null;
   data?: Record<string, unknown> | null;
   description?: string | null;
@@ -2174,6 +2275,14 @@ export interface UnsavedFlowPreview {
   steps?: Array<StepInput> | null;
   /** See `PreviewBody.user`. */
   user: RecipientSpec;
+}
+
+/** The body of a one-click unsubscribe POST (RFC 8058): a mail client sends
+ * `List-Unsubscribe=One-Click`, the confirmation page's form the same.
+ * Optional, and not checked: any body, or none, unsubscribes. */
+export interface UnsubscribeForm {
+  /** `One-Click`. */
+  "List-Unsubscribe"?: string | null;
 }
 
 /** A project's storage use: an estimate kept as records are stored and
@@ -2246,6 +2355,10 @@ export type VonageConfig = {
   /** Sender: a number (`+447700900000` or `447700900000`) or an alphanumeric sender id of at most 11 characters. */
   from: string | null;
   retry?: ChannelRetry | null;
+  /** The signature method chosen with the secret in Vonage's dashboard: `md5hash` (Vonage's default), or the HMAC `md5`, `sha1`, `sha256`, `sha512`. */
+  signature_method?: "md5hash" | "md5" | "sha1" | "sha256" | "sha512" | null;
+  /** The account's signature secret (Vonage's dashboard, API settings): delivery receipts at `/hooks/v1/{channel_id}` must be signed with it. Not needed to send. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+  signature_secret?: string | null;
 } | null;
 
 /** RFC 8030 web push (RFC 8291 encryption, RFC 8292 VAPID) to each browser subscription. The required fields make the channel `active`; a config without them creates it `unconfigured`. */
@@ -2290,7 +2403,7 @@ export interface WebhookEndpointInput {
   /** Default true. */
   enabled?: boolean | null;
   /** The event types to receive, or `["*"]` for every type; null: every type. */
-  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted"> | Array<"*"> | null;
+  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted" | "delivery.delivered" | "delivery.bounced" | "delivery.complained"> | Array<"*"> | null;
   /** Where events are POSTed (http or https). */
   url: string;
 }
@@ -2306,7 +2419,7 @@ export interface WebhookEndpointUpdate {
   /** Absent keeps it; not null. */
   enabled?: boolean;
   /** The event types to receive, or `["*"]` for every type; null: every type. */
-  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted"> | Array<"*"> | null;
+  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted" | "delivery.delivered" | "delivery.bounced" | "delivery.complained"> | Array<"*"> | null;
   /** Where events are POSTed (http or https); absent keeps it. */
   url?: string;
 }

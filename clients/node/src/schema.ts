@@ -544,6 +544,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/suppressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List suppressed addresses */
+        get: operations["listSuppressions"];
+        put?: never;
+        /** Suppress an address */
+        post: operations["createSuppression"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/suppressions/{channel_type}/{address}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Lift an address's suppression */
+        delete: operations["deleteSuppression"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/topics": {
         parameters: {
             query?: never;
@@ -895,6 +930,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/hooks/v1/{channel_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A provider's delivery feedback (status callback or webhook) for a channel */
+        post: operations["providerCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/inbox": {
         parameters: {
             query?: never;
@@ -1026,6 +1078,24 @@ export interface paths {
         get: operations["readyz"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/u/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The one-click unsubscribe link's confirmation page */
+        get: operations["unsubscribePage"];
+        put?: never;
+        /** One-click unsubscribe (RFC 8058): turns the flow's email off for the user */
+        post: operations["unsubscribe"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1359,6 +1429,13 @@ export interface components {
         /** @enum {string} */
         BatchWindowType: "fixed" | "sliding";
         /**
+         * @description A bounce's kind: a hard bounce (the address does not exist) suppresses
+         *     the address at once; soft bounces (full mailbox, greylisting) only when
+         *     they repeat.
+         * @enum {string}
+         */
+        BounceKind: "hard" | "soft";
+        /**
          * @description A project's branding: `brand.name`, `brand.logo_url`… in every
          *     template and layout. Each part optional; a PUT replaces the whole.
          * @example {
@@ -1490,6 +1567,20 @@ export interface components {
         /** @description The answer of `POST /admin/v1/users/bulk`. */
         BulkUsersResult: {
             results: components["schemas"]["BulkUserResult"][];
+        };
+        /** @description What a verified provider callback did, report by report. */
+        CallbackResult: {
+            /** @description Reports that changed their delivery. */
+            applied: number;
+            /** @description Reports of what their delivery already says. */
+            duplicate: number;
+            /**
+             * @description Reports the delivery's status does not take (a delivery never
+             *     sent, a report that would move it backwards).
+             */
+            ignored: number;
+            /** @description Reports naming no message of the channel's project. */
+            unknown: number;
         };
         /**
          * @description Which runs of the flow to stop.
@@ -1748,6 +1839,8 @@ export interface components {
                 /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
                 from?: string;
                 retry?: components["schemas"]["ChannelRetry"];
+                /** @description The verification key of SendGrid's Signed Event Webhook (base64 DER, as SendGrid's settings show it): event callbacks at `/hooks/v1/{channel_id}` must be signed with its key. Not needed to send. */
+                webhook_verification_key?: string;
             };
             /** Format: date-time */
             created_at: string;
@@ -1777,6 +1870,13 @@ export interface components {
                  * @constant
                  */
                 server_token?: "********";
+                /**
+                 * @description Basic-auth password of that webhook URL. Secret: set, shown masked.
+                 * @constant
+                 */
+                webhook_password?: "********";
+                /** @description Basic-auth user name of the webhook URL set in Postmark for delivery feedback (`POST /hooks/v1/{channel_id}`). */
+                webhook_username?: string;
             };
             /** Format: date-time */
             created_at: string;
@@ -1806,6 +1906,11 @@ export interface components {
                 /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
                 from?: string;
                 retry?: components["schemas"]["ChannelRetry"];
+                /**
+                 * @description HTTP webhook signing key of the domain, which checks the webhooks of delivery feedback (`POST /hooks/v1/{channel_id}`). Secret: set, shown masked.
+                 * @constant
+                 */
+                webhook_signing_key?: "********";
             };
             /** Format: date-time */
             created_at: string;
@@ -1864,6 +1969,8 @@ export interface components {
                  * @constant
                  */
                 secret_access_key?: "********";
+                /** @description The ARN of the SNS topic SES publishes this channel's events to: SNS messages at `/hooks/v1/{channel_id}` of any other topic are refused. Not needed to send. */
+                sns_topic_arn?: string;
             };
             /** Format: date-time */
             created_at: string;
@@ -1922,6 +2029,16 @@ export interface components {
                 /** @description Sender: a number (`+447700900000` or `447700900000`) or an alphanumeric sender id of at most 11 characters. */
                 from?: string;
                 retry?: components["schemas"]["ChannelRetry"];
+                /**
+                 * @description The signature method chosen with the secret in Vonage's dashboard: `md5hash` (Vonage's default), or the HMAC `md5`, `sha1`, `sha256`, `sha512`.
+                 * @enum {string}
+                 */
+                signature_method?: "md5hash" | "md5" | "sha1" | "sha256" | "sha512";
+                /**
+                 * @description The account's signature secret (Vonage's dashboard, API settings): delivery receipts at `/hooks/v1/{channel_id}` must be signed with it. Not needed to send. Secret: set, shown masked.
+                 * @constant
+                 */
+                signature_secret?: "********";
             };
             /** Format: date-time */
             created_at: string;
@@ -2477,6 +2594,8 @@ export interface components {
                 /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
                 from?: string | null;
                 retry?: components["schemas"]["ChannelRetry"] | null;
+                /** @description The verification key of SendGrid's Signed Event Webhook (base64 DER, as SendGrid's settings show it): event callbacks at `/hooks/v1/{channel_id}` must be signed with its key. Not needed to send. */
+                webhook_verification_key?: string | null;
             } | null;
             name?: string | null;
             /** @constant */
@@ -2497,6 +2616,10 @@ export interface components {
                 retry?: components["schemas"]["ChannelRetry"] | null;
                 /** @description Server API token; sent as `X-Postmark-Server-Token`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
                 server_token?: string | "********" | null;
+                /** @description Basic-auth password of that webhook URL. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+                webhook_password?: string | "********" | null;
+                /** @description Basic-auth user name of the webhook URL set in Postmark for delivery feedback (`POST /hooks/v1/{channel_id}`). */
+                webhook_username?: string | null;
             } | null;
             name?: string | null;
             /** @constant */
@@ -2517,6 +2640,8 @@ export interface components {
                 /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
                 from?: string | null;
                 retry?: components["schemas"]["ChannelRetry"] | null;
+                /** @description HTTP webhook signing key of the domain, which checks the webhooks of delivery feedback (`POST /hooks/v1/{channel_id}`). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+                webhook_signing_key?: string | "********" | null;
             } | null;
             name?: string | null;
             /** @constant */
@@ -2557,6 +2682,8 @@ export interface components {
                 retry?: components["schemas"]["ChannelRetry"] | null;
                 /** @description Its secret access key (signs each request; never sent). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
                 secret_access_key?: string | "********" | null;
+                /** @description The ARN of the SNS topic SES publishes this channel's events to: SNS messages at `/hooks/v1/{channel_id}` of any other topic are refused. Not needed to send. */
+                sns_topic_arn?: string | null;
             } | null;
             name?: string | null;
             /** @constant */
@@ -2597,6 +2724,10 @@ export interface components {
                 /** @description Sender: a number (`+447700900000` or `447700900000`) or an alphanumeric sender id of at most 11 characters. */
                 from?: string | null;
                 retry?: components["schemas"]["ChannelRetry"] | null;
+                /** @description The signature method chosen with the secret in Vonage's dashboard: `md5hash` (Vonage's default), or the HMAC `md5`, `sha1`, `sha256`, `sha512`. */
+                signature_method?: ("md5hash" | "md5" | "sha1" | "sha256" | "sha512") | null;
+                /** @description The account's signature secret (Vonage's dashboard, API settings): delivery receipts at `/hooks/v1/{channel_id}` must be signed with it. Not needed to send. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+                signature_secret?: string | "********" | null;
             } | null;
             name?: string | null;
             /** @constant */
@@ -2781,6 +2912,7 @@ export interface components {
             archived_at: string | null;
             /** Format: int32 */
             attempts: number;
+            bounce: components["schemas"]["BounceKind"] | null;
             /** Format: uuid */
             channel_id: string;
             channel_type: components["schemas"]["ChannelType"];
@@ -2830,7 +2962,8 @@ export interface components {
              * @description `preference`, `missing_address`, `invalid_address`, `provider_unauthorized`,
              *     `provider_rejected`, `provider_unavailable`, `provider_revoked`,
              *     `provider_not_configured`, `subscription_expired`, `destination_not_allowed`
-             *     (the egress guard refused the address; nothing was sent)…
+             *     (the egress guard refused the address; nothing was sent), `suppressed`
+             *     (the address is on the project's suppression list)…
              */
             code: string;
             message: string;
@@ -2840,7 +2973,7 @@ export interface components {
             page: components["schemas"]["Page"];
         };
         /** @enum {string} */
-        DeliveryStatus: "pending" | "sent" | "failed" | "skipped" | "canceled";
+        DeliveryStatus: "pending" | "sent" | "failed" | "skipped" | "canceled" | "delivered" | "bounced" | "complained";
         /**
          * DiscordConfig
          * @description POSTs `{"content"}` (and an embed for the link) to a Discord webhook. The required fields make the channel `active`; a config without them creates it `unconfigured`.
@@ -3111,6 +3244,11 @@ export interface components {
              *     does not get it.
              */
             categories: string[];
+            /**
+             * @description A commercial (marketing) flow: its email carries one-click
+             *     unsubscribe; false: transactional.
+             */
+            commercial: boolean;
             /** Format: date-time */
             created_at: string;
             /**
@@ -3147,6 +3285,14 @@ export interface components {
              *     10); none when absent.
              */
             categories?: string[] | null;
+            /**
+             * @description A commercial (marketing) flow: its email carries one-click
+             *     unsubscribe (`List-Unsubscribe`, `List-Unsubscribe-Post`) and
+             *     `{{ unsubscribe_url }}` is its link; false (transactional) when
+             *     absent. Active only on a server with a public URL (409
+             *     `public_url_required`); not with `critical` (422 `exclusion`).
+             */
+            commercial?: boolean | null;
             /**
              * @description Its deliveries ignore the recipient's preferences and quiet hours
              *     (and will ignore one-click unsubscribe); false when absent.
@@ -3240,6 +3386,8 @@ export interface components {
         FlowUpdate: {
             /** @description See `FlowInput.categories`; absent keeps them, null or `[]` clears. */
             categories?: string[] | null;
+            /** @description See `FlowInput.commercial`; absent keeps it. */
+            commercial?: boolean | null;
             /** @description See `FlowInput.critical`; absent keeps it. */
             critical?: boolean | null;
             description?: string | null;
@@ -3315,6 +3463,8 @@ export interface components {
             /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
             from: string | null;
             retry?: components["schemas"]["ChannelRetry"] | null;
+            /** @description HTTP webhook signing key of the domain, which checks the webhooks of delivery feedback (`POST /hooks/v1/{channel_id}`). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+            webhook_signing_key?: string | null;
         } | null;
         MarkAllResult: {
             meta: components["schemas"]["FeedMeta"];
@@ -3448,6 +3598,10 @@ export interface components {
             retry?: components["schemas"]["ChannelRetry"] | null;
             /** @description Server API token; sent as `X-Postmark-Server-Token`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
             server_token: string | null;
+            /** @description Basic-auth password of that webhook URL. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+            webhook_password?: string | null;
+            /** @description Basic-auth user name of the webhook URL set in Postmark for delivery feedback (`POST /hooks/v1/{channel_id}`). */
+            webhook_username?: string | null;
         } | null;
         /**
          * @description The preference page's form (`application/x-www-form-urlencoded`): the
@@ -3873,6 +4027,8 @@ export interface components {
             /** @description Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified). */
             from: string | null;
             retry?: components["schemas"]["ChannelRetry"] | null;
+            /** @description The verification key of SendGrid's Signed Event Webhook (base64 DER, as SendGrid's settings show it): event callbacks at `/hooks/v1/{channel_id}` must be signed with its key. Not needed to send. */
+            webhook_verification_key?: string | null;
         } | null;
         /** @description When a channel step may deliver, in the recipient's timezone (UTC when none); a `to` not after `from` runs across midnight. */
         SendWindow: {
@@ -3906,6 +4062,8 @@ export interface components {
             retry?: components["schemas"]["ChannelRetry"] | null;
             /** @description Its secret access key (signs each request; never sent). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
             secret_access_key: string | null;
+            /** @description The ARN of the SNS topic SES publishes this channel's events to: SNS messages at `/hooks/v1/{channel_id}` of any other topic are refused. Not needed to send. */
+            sns_topic_arn?: string | null;
         } | null;
         /** @description The sources of a flow's or a category's values. */
         SettingSources: {
@@ -4079,6 +4237,51 @@ export interface components {
             page: components["schemas"]["Page"];
         };
         SubscriptionRequest: components["schemas"]["SubscriptionInput"] | components["schemas"]["BulkSubscriptionInput"];
+        /** @description An address the project no longer sends to. */
+        Suppression: {
+            /** @description The address, normalised: an email lower-cased, a phone in E.164. */
+            address: string;
+            /**
+             * @description `email` or `sms`.
+             * @example email
+             */
+            channel_type: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description `manual` (added through the API), `hard_bounce`, `soft_bounce`
+             *     (three in 7 days) or `complaint` (reported by a provider).
+             */
+            reason: components["schemas"]["SuppressionReason"];
+        };
+        /**
+         * @description Suppresses an address by hand.
+         * @example {
+         *       "address": "bounced@example.com",
+         *       "channel_type": "email",
+         *       "reason": "manual"
+         *     }
+         */
+        SuppressionInput: {
+            /** @description An email address, or a phone number in E.164 (`+15551234567`). */
+            address: string;
+            /** @description `email` or `sms`. */
+            channel_type: string;
+            /**
+             * @description Only `manual` (the default): the other reasons come from providers'
+             *     reports.
+             */
+            reason?: string | null;
+        };
+        SuppressionList: {
+            items: components["schemas"]["Suppression"][];
+            page: components["schemas"]["Page"];
+        };
+        /**
+         * @description Why an address is suppressed.
+         * @enum {string}
+         */
+        SuppressionReason: "manual" | "hard_bounce" | "soft_bounce" | "complaint";
         /**
          * TeamsConfig
          * @description POSTs an Adaptive Card message to a Microsoft Teams incoming webhook or Workflows URL. The required fields make the channel `active`; a config without them creates it `unconfigured`.
@@ -4277,6 +4480,7 @@ export interface components {
         UnsavedFlowPreview: {
             actor?: components["schemas"]["RecipientSpec"] | null;
             categories?: string[] | null;
+            commercial?: boolean | null;
             critical?: boolean | null;
             data?: {
                 [key: string]: unknown;
@@ -4292,6 +4496,18 @@ export interface components {
             steps?: components["schemas"]["StepInput"][] | null;
             /** @description See `PreviewBody.user`. */
             user: components["schemas"]["RecipientSpec"];
+        };
+        /**
+         * @description The body of a one-click unsubscribe POST (RFC 8058): a mail client sends
+         *     `List-Unsubscribe=One-Click`, the confirmation page's form the same.
+         *     Optional, and not checked: any body, or none, unsubscribes.
+         */
+        UnsubscribeForm: {
+            /**
+             * @description `One-Click`.
+             * @example One-Click
+             */
+            "List-Unsubscribe"?: string | null;
         };
         /**
          * @description A project's storage use: an estimate kept as records are stored and
@@ -4403,6 +4619,14 @@ export interface components {
             /** @description Sender: a number (`+447700900000` or `447700900000`) or an alphanumeric sender id of at most 11 characters. */
             from: string | null;
             retry?: components["schemas"]["ChannelRetry"] | null;
+            /**
+             * @description The signature method chosen with the secret in Vonage's dashboard: `md5hash` (Vonage's default), or the HMAC `md5`, `sha1`, `sha256`, `sha512`.
+             * @default md5hash
+             * @enum {string|null}
+             */
+            signature_method: "md5hash" | "md5" | "sha1" | "sha256" | "sha512" | null;
+            /** @description The account's signature secret (Vonage's dashboard, API settings): delivery receipts at `/hooks/v1/{channel_id}` must be signed with it. Not needed to send. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
+            signature_secret?: string | null;
         } | null;
         /**
          * WebhookConfig
@@ -4463,7 +4687,7 @@ export interface components {
             /** @description Default true. */
             enabled?: boolean | null;
             /** @description The event types to receive, or `["*"]` for every type; null: every type. */
-            event_types?: ("flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted")[] | "*"[] | null;
+            event_types?: ("flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted" | "delivery.delivered" | "delivery.bounced" | "delivery.complained")[] | "*"[] | null;
             /** @description Where events are POSTed (http or https). */
             url: string;
         };
@@ -4482,7 +4706,7 @@ export interface components {
             /** @description Absent keeps it; not null. */
             enabled?: boolean;
             /** @description The event types to receive, or `["*"]` for every type; null: every type. */
-            event_types?: ("flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted")[] | "*"[] | null;
+            event_types?: ("flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted" | "delivery.delivered" | "delivery.bounced" | "delivery.complained")[] | "*"[] | null;
             /** @description Where events are POSTed (http or https); absent keeps it. */
             url?: string;
         };
@@ -5029,7 +5253,7 @@ export interface operations {
                 /** @description The recipient's external id. */
                 recipient?: string;
                 /** @description Delivery status. */
-                status?: "pending" | "sent" | "failed" | "skipped";
+                status?: "pending" | "sent" | "failed" | "skipped" | "canceled" | "delivered" | "bounced" | "complained";
             };
             header?: never;
             path?: never;
@@ -6162,6 +6386,116 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listSuppressions: {
+        parameters: {
+            query?: {
+                /** @description Cursor from `page.after`: the next (older) page. Not with `before`. */
+                after?: string;
+                /** @description Cursor from `page.before`: the previous (newer) page. Not with `after`. */
+                before?: string;
+                /** @description Only this channel type's addresses. */
+                channel_type?: "email" | "sms";
+                /** @description Items per page (default 25; values above 1000 answer 1000). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of suppressions, newest first */
+            200: {
+                headers: {
+                    /** @description The request id: the request's own x-request-id when valid, else a generated one. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuppressionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createSuppression: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SuppressionInput"];
+            };
+        };
+        responses: {
+            /** @description Suppressed already: the existing suppression, unchanged */
+            200: {
+                headers: {
+                    /** @description The request id: the request's own x-request-id when valid, else a generated one. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Suppression"];
+                };
+            };
+            /** @description Suppressed */
+            201: {
+                headers: {
+                    /** @description The request id: the request's own x-request-id when valid, else a generated one. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Suppression"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSuppression: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The address, percent-encoded (the `+` of a phone number as `%2B`). */
+                address: string;
+                /** @description `email` or `sms`. */
+                channel_type: "email" | "sms";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Lifted */
+            204: {
+                headers: {
+                    /** @description The request id: the request's own x-request-id when valid, else a generated one. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listTopics: {
         parameters: {
             query?: {
@@ -7243,6 +7577,35 @@ export interface operations {
             };
         };
     };
+    providerCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The channel whose provider calls (SendGrid, Postmark, Mailgun, SES through SNS, Twilio, Vonage). */
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Verified: each report applied, or ignored when it names no message of the channel's project (or says nothing Herald tracks) */
+            200: {
+                headers: {
+                    /** @description The request id: the request's own x-request-id when valid, else a generated one. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallbackResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+        };
+    };
     inbox: {
         parameters: {
             query?: never;
@@ -7458,6 +7821,66 @@ export interface operations {
                 };
             };
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    unsubscribePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of a commercial flow's unsubscribe link (`List-Unsubscribe`, `{{ unsubscribe_url }}`). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An HTML page */
+            200: {
+                headers: {
+                    /** @description The request id: the request's own x-request-id when valid, else a generated one. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    unsubscribe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token of a commercial flow's unsubscribe link (`List-Unsubscribe`, `{{ unsubscribe_url }}`). */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["UnsubscribeForm"];
+            };
+        };
+        responses: {
+            /** @description Unsubscribed (again, if it was): with `Accept: text/html`, a page saying so; else no body */
+            200: {
+                headers: {
+                    /** @description The request id: the request's own x-request-id when valid, else a generated one. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
         };
     };
     getMyChannel: {
