@@ -120,7 +120,9 @@ async fn open(st: &AppState, req: &HttpRequest) -> ApiResult<Opened> {
 
 /// An answer of the page: never cached, never framed, no referrer (the
 /// token is in its URL), nothing loaded from elsewhere.
-fn page_headers(mut b: actix_web::HttpResponseBuilder) -> actix_web::HttpResponseBuilder {
+pub(super) fn page_headers(
+    mut b: actix_web::HttpResponseBuilder,
+) -> actix_web::HttpResponseBuilder {
     b.insert_header(("content-security-policy", page::CSP))
         .insert_header(("cache-control", "no-store"))
         .insert_header(("referrer-policy", "no-referrer"))
@@ -130,13 +132,21 @@ fn page_headers(mut b: actix_web::HttpResponseBuilder) -> actix_web::HttpRespons
 }
 
 fn token_param() -> crate::openapi::Parameter {
+    link_token_param(
+        "The token of a link from `POST /admin/v1/users/{external_id}/preference_link`.",
+    )
+}
+
+/// The `{token}` of a signed link's path (this page's, an unsubscribe
+/// link's), described as `what`.
+pub(super) fn link_token_param(what: &str) -> crate::openapi::Parameter {
     path_param(
         "token",
         str_schema()
             .min_length(Some(1))
             .max_length(Some(200))
             .into(),
-        "The token of a link from `POST /admin/v1/users/{external_id}/preference_link`.",
+        what,
     )
 }
 

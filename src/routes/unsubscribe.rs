@@ -8,11 +8,12 @@
 //! API's limit, as on the preference page.
 
 use super::endpoint::{Endpoint, Serve};
+use super::preference_page::{link_token_param, page_headers};
 use crate::auth::{rate_limited, wait_secs};
 use crate::errors::{ApiError, ApiResult};
 use crate::extract::{path_str, Body};
-use crate::openapi::{path_param, str_schema, Content, Op};
-use crate::preference_page::{page, unsubscribe};
+use crate::openapi::{Content, Op};
+use crate::preference_page::unsubscribe;
 use crate::state::{AppState, State};
 use actix_web::{HttpRequest, HttpResponse};
 use herald_engine::actors::UnsubscribeTarget;
@@ -52,23 +53,13 @@ async fn open(st: &AppState, req: &HttpRequest) -> ApiResult<UnsubscribeTarget> 
 /// framed, no referrer as the token is in the URL, nothing loaded from
 /// elsewhere, no script).
 fn page_answer(html: String) -> HttpResponse {
-    HttpResponse::Ok()
+    page_headers(HttpResponse::Ok())
         .content_type("text/html; charset=utf-8")
-        .insert_header(("content-security-policy", page::CSP))
-        .insert_header(("cache-control", "no-store"))
-        .insert_header(("referrer-policy", "no-referrer"))
-        .insert_header(("x-content-type-options", "nosniff"))
-        .insert_header(("x-frame-options", "DENY"))
         .body(html)
 }
 
 fn token_param() -> crate::openapi::Parameter {
-    path_param(
-        "token",
-        str_schema()
-            .min_length(Some(1))
-            .max_length(Some(200))
-            .into(),
+    link_token_param(
         "The token of a commercial flow's unsubscribe link (`List-Unsubscribe`, `{{ unsubscribe_url }}`).",
     )
 }

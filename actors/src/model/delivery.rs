@@ -205,6 +205,44 @@ pub struct Rendered {
     pub actions: Vec<RenderedAction>,
 }
 
+impl Rendered {
+    /// Every text part, in order: subject, body, html, url, then each
+    /// action's label and url.
+    fn parts_mut(&mut self) -> impl Iterator<Item = &mut String> {
+        [&mut self.subject, &mut self.body]
+            .into_iter()
+            .chain(self.html.as_mut())
+            .chain(self.url.as_mut())
+            .chain(
+                self.actions
+                    .iter_mut()
+                    .flat_map(|a| [&mut a.label, &mut a.url]),
+            )
+    }
+
+    /// Whether any part holds `mark` (a placeholder a link made at send
+    /// time replaces: `rules::preference_link`, `rules::unsubscribe_link`).
+    pub fn has_mark(&self, mark: &str) -> bool {
+        let parts = [self.subject.as_str(), self.body.as_str()];
+        parts.into_iter().any(|p| p.contains(mark))
+            || self.html.as_deref().is_some_and(|p| p.contains(mark))
+            || self.url.as_deref().is_some_and(|p| p.contains(mark))
+            || self
+                .actions
+                .iter()
+                .any(|a| a.label.contains(mark) || a.url.contains(mark))
+    }
+
+    /// Replaces `mark` in every part with `with`.
+    pub fn fill_mark(&mut self, mark: &str, with: &str) {
+        for s in self.parts_mut() {
+            if s.contains(mark) {
+                *s = s.replace(mark, with);
+            }
+        }
+    }
+}
+
 /// One rendered action button of a feed entry.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, ToSchema)]
 pub struct RenderedAction {

@@ -138,40 +138,13 @@ pub const SENT_LINK_LIFETIME_SECS: i64 = 180 * 86_400;
 
 /// Whether `data` holds the mark anywhere (only then is a link made).
 pub fn has_mark(data: &Rendered) -> bool {
-    parts(data).iter().any(|p| p.contains(MARK))
-}
-
-fn parts(d: &Rendered) -> Vec<&str> {
-    let mut v = vec![d.subject.as_str(), d.body.as_str()];
-    v.extend(d.html.as_deref());
-    v.extend(d.url.as_deref());
-    for a in &d.actions {
-        v.push(&a.label);
-        v.push(&a.url);
-    }
-    v
+    data.has_mark(MARK)
 }
 
 /// Replaces the mark in every part of `data` with `url` (empty: no link,
 /// as for an in-app entry, which is read inside the product).
 pub fn fill(data: &mut Rendered, url: &str) {
-    let put = |s: &mut String| {
-        if s.contains(MARK) {
-            *s = s.replace(MARK, url);
-        }
-    };
-    put(&mut data.subject);
-    put(&mut data.body);
-    if let Some(h) = data.html.as_mut() {
-        put(h);
-    }
-    if let Some(u) = data.url.as_mut() {
-        put(u);
-    }
-    for a in &mut data.actions {
-        put(&mut a.label);
-        put(&mut a.url);
-    }
+    data.fill_mark(MARK, url)
 }
 
 #[cfg(test)]

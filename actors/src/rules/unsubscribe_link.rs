@@ -158,35 +158,12 @@ pub const MARK: &str = "herald:unsubscribe_url";
 
 /// Whether `data` holds the mark anywhere.
 pub fn has_mark(data: &Rendered) -> bool {
-    let mut parts = vec![data.subject.as_str(), data.body.as_str()];
-    parts.extend(data.html.as_deref());
-    parts.extend(data.url.as_deref());
-    for a in &data.actions {
-        parts.push(&a.label);
-        parts.push(&a.url);
-    }
-    parts.iter().any(|p| p.contains(MARK))
+    data.has_mark(MARK)
 }
 
 /// Replaces the mark in every part of `data` with `url` (empty: no link).
 pub fn fill(data: &mut Rendered, url: &str) {
-    let put = |s: &mut String| {
-        if s.contains(MARK) {
-            *s = s.replace(MARK, url);
-        }
-    };
-    put(&mut data.subject);
-    put(&mut data.body);
-    if let Some(h) = data.html.as_mut() {
-        put(h);
-    }
-    if let Some(u) = data.url.as_mut() {
-        put(u);
-    }
-    for a in &mut data.actions {
-        put(&mut a.label);
-        put(&mut a.url);
-    }
+    data.fill_mark(MARK, url)
 }
 
 #[cfg(test)]
