@@ -7,6 +7,7 @@ import { Transport, type HeraldOptions } from './http.js';
 import { Categories, Erasures, PreferenceDefaults, Topics, Users } from './resources/audience.js';
 import { Channels, Deliveries, FlowRuns, Flows, Notifications } from './resources/messaging.js';
 import { Layouts, Partials, ProjectSettings, Translations, WebhookEndpoints } from './resources/project.js';
+import { Suppressions } from './resources/suppressions.js';
 
 export class Herald {
   readonly users: Users;
@@ -16,6 +17,8 @@ export class Herald {
   /** The project's preference defaults. */
   readonly preferences: PreferenceDefaults;
   readonly topics: Topics;
+  /** The addresses the project no longer sends to. */
+  readonly suppressions: Suppressions;
   readonly channels: Channels;
   readonly flows: Flows;
   readonly flowRuns: FlowRuns;
@@ -40,6 +43,7 @@ export class Herald {
     this.categories = new Categories(t);
     this.preferences = new PreferenceDefaults(t);
     this.topics = new Topics(t);
+    this.suppressions = new Suppressions(t);
     this.channels = new Channels(t);
     this.flows = new Flows(t);
     this.flowRuns = new FlowRuns(t);
@@ -77,3 +81,4 @@ export type { paths, components, operations } from './schema.js';
 export { Users, Erasures, Categories, PreferenceDefaults, Topics } from './resources/audience.js';
 export { Channels, Flows, FlowRuns, Notifications, Deliveries } from './resources/messaging.js';
 export { ProjectSettings, Partials, Layouts, Translations, WebhookEndpoints } from './resources/project.js';
+export { Suppressions } from './resources/suppressions.js';

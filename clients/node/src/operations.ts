@@ -116,6 +116,14 @@ export const OPERATIONS = {
   generateSigningKey: post(`${A}/project/signing_key`, 'project.generateSigningKey'),
   deleteSigningKey: del(`${A}/project/signing_key`, 'project.deleteSigningKey'),
 
+  // the suppression list (§18). Adding is a creating POST without an
+  // Idempotency-Key: the server keys it by the address itself (a second add
+  // answers the existing entry, 200), so it takes none and, for the same
+  // reason, is safe to send again when an answer was lost.
+  listSuppressions: get(`${A}/suppressions`, 'suppressions.list'),
+  createSuppression: post(`${A}/suppressions`, 'suppressions.add', safe),
+  deleteSuppression: del(`${A}/suppressions/{channel_type}/{address}`, 'suppressions.remove'),
+
   // event endpoints (§15): creation takes no Idempotency-Key (its answer holds the secret)
   listWebhookEndpoints: get(`${A}/webhook_endpoints`, 'webhookEndpoints.list'),
   getWebhookEndpoint: get(`${A}/webhook_endpoints/{id}`, 'webhookEndpoints.get'),

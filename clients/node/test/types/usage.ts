@@ -2,7 +2,7 @@
 // tsconfig.typecheck.json, nothing runs): answers, bodies and query
 // parameters follow the generated schema, and wrong ones do not compile.
 
-import { Herald, HeraldError, responseOf, verifyEvent, type Notification, type User } from 'herald-node';
+import { Herald, HeraldError, responseOf, verifyEvent, type Notification, type Suppression, type User } from 'herald-node';
 
 export async function usage(herald: Herald): Promise<void> {
   const user: User = await herald.users.upsert('ada', { first_name: 'Ada', email: null });
@@ -28,6 +28,14 @@ export async function usage(herald: Herald): Promise<void> {
 
   const erasure = await herald.users.delete('ada', { erase: true });
   if (erasure) void (erasure.status satisfies string);
+
+  const sup: Suppression = await herald.suppressions.add({ channel_type: 'sms', address: '+15551234567' });
+  void (sup.reason satisfies 'manual' | 'hard_bounce' | 'soft_bounce' | 'complaint');
+  for await (const s of herald.suppressions.list({ channel_type: 'email' })) void s.address;
+  // @ts-expect-error: only email and sms addresses are suppressed
+  herald.suppressions.list({ channel_type: 'push' });
+  // @ts-expect-error: only email and sms addresses are suppressed
+  await herald.suppressions.remove('push', 'x');
 
   const cats = await herald.categories.list();
   void cats.map((c) => c.handle);

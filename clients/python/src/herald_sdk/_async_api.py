@@ -155,6 +155,16 @@ class AsyncTopics(Protocol):
     async def upsert(self, key: str, fields: Body = None, **kw: Any) -> m.Topic: ...
 
 
+class AsyncSuppressions(Protocol):
+    """Suppressions as AsyncHerald has it."""
+
+    async def add(self, channel_type: str, address: str, *, reason: Optional[str] = None) -> m.Suppression: ...
+
+    def list(self, *, channel_type: Optional[str] = None, limit: Optional[int] = None, after: Optional[str] = None, before: Optional[str] = None) -> AsyncPager[m.Suppression]: ...
+
+    async def remove(self, channel_type: str, address: str) -> None: ...
+
+
 class AsyncEventEndpoints(Protocol):
     """EventEndpoints as AsyncHerald has it."""
 
@@ -242,6 +252,7 @@ class AsyncNamespaces:
     notifications: AsyncNotifications
     deliveries: AsyncDeliveries
     topics: AsyncTopics
+    suppressions: AsyncSuppressions
     event_endpoints: AsyncEventEndpoints
     webhook_endpoints: AsyncEventEndpoints
     project: AsyncProject

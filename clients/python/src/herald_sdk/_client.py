@@ -25,7 +25,7 @@ from ._resources_core import (
     Preferences,
     Users,
 )
-from ._resources_more import EventEndpoints, Layouts, Partials, Project, Topics, Translations
+from ._resources_more import EventEndpoints, Layouts, Partials, Project, Suppressions, Topics, Translations
 from ._transport import (
     DEFAULT_BASE_URL,
     DEFAULT_MAX_RETRIES,
@@ -65,6 +65,7 @@ class _Namespaces:
         self.notifications = Notifications(send, pager)
         self.deliveries = Deliveries(send, pager)
         self.topics = Topics(send, pager)
+        self.suppressions = Suppressions(send, pager)
         self.event_endpoints = EventEndpoints(send, pager)
         # The API's path name for the same thing.
         self.webhook_endpoints = self.event_endpoints

@@ -65,6 +65,10 @@ OPERATIONS: Dict[Tuple[str, str], str] = {
     ("GET", "/admin/v1/topics/{key}/subscriptions"): "topics.subscriptions",
     ("POST", "/admin/v1/topics/{key}/subscriptions"): "topics.subscribe",  # and topics.subscribe_many
     ("DELETE", "/admin/v1/topics/{key}/subscriptions/{external_id}"): "topics.unsubscribe",
+    # the suppression list (adding takes no Idempotency-Key: Herald keys it by the address)
+    ("GET", "/admin/v1/suppressions"): "suppressions.list",
+    ("POST", "/admin/v1/suppressions"): "suppressions.add",
+    ("DELETE", "/admin/v1/suppressions/{channel_type}/{address}"): "suppressions.remove",
     # event endpoints
     ("POST", "/admin/v1/webhook_endpoints"): "event_endpoints.create",
     ("GET", "/admin/v1/webhook_endpoints"): "event_endpoints.list",

@@ -1,5 +1,6 @@
-"""Resource namespaces of the Admin API, part two: topics, event endpoints,
-the project and its settings, and content (partials, layouts, translations).
+"""Resource namespaces of the Admin API, part two: topics, the suppression
+list, event endpoints, the project and its settings, and content (partials,
+layouts, translations).
 
 Same conventions as _resources_core: typed models back, ``None`` for a 204,
 ``Pager`` for paginated lists, a ``list`` for the unpaged ones.
@@ -51,6 +52,39 @@ class Topics(Resource):
 
     def unsubscribe(self, key: str, external_id: str) -> None:
         return self._send(Request("DELETE", f"/admin/v1/topics/{seg(key)}/subscriptions/{seg(external_id)}"))
+
+
+class Suppressions(Resource):
+    """``/admin/v1/suppressions``: the email addresses and phone numbers the
+    project no longer sends to, added by hand or by providers' bounce and
+    complaint reports (docs/API.md §18)."""
+
+    def list(self, *, channel_type: Optional[str] = None, limit: Optional[int] = None, after: Optional[str] = None,
+             before: Optional[str] = None) -> "Pager[m.Suppression]":
+        """Every suppression, newest first; ``channel_type="email"`` or ``"sms"`` lists one type."""
+        return self._pager("/admin/v1/suppressions",
+                           {"channel_type": channel_type, "limit": limit, "after": after, "before": before},
+                           m.Suppression)
+
+    def add(self, channel_type: str, address: str, *, reason: Optional[str] = None) -> m.Suppression:
+        """Suppresses an address (201), or answers its existing suppression unchanged (200).
+
+        The address is stored normalised (an email lower-cased, a phone in E.164).
+        Sent without an idempotency key, unlike the other creating POSTs: Herald
+        takes none here, since the address itself makes a second add answer the
+        first entry instead of adding another.
+        """
+        body: Dict[str, Any] = {"channel_type": channel_type, "address": address}
+        if reason is not None:
+            body["reason"] = reason
+        return self._send(Request("POST", "/admin/v1/suppressions", json=body, cast=cast(m.Suppression)))
+
+    def remove(self, channel_type: str, address: str) -> None:
+        """Lifts the suppression (404 ``not_found`` when the address is not on the list).
+
+        The address is percent-encoded into the path, a phone's ``+`` as ``%2B``.
+        """
+        return self._send(Request("DELETE", f"/admin/v1/suppressions/{seg(channel_type)}/{seg(address)}"))
 
 
 class EventEndpoints(Resource):

@@ -23,6 +23,9 @@ def sync_client(h: Herald) -> None:
     assert_type(h.categories.list(), List[models.Category])
     assert_type(h.users.delete("alice", erase=True), Optional[models.Erasure])
     assert_type(h.preferences.defaults.get(), models.Preferences)
+    assert_type(h.suppressions.add("sms", "+15551234567"), models.Suppression)
+    assert_type(h.suppressions.list(channel_type="email"), Pager[models.Suppression])
+    assert_type(h.suppressions.remove("sms", "+15551234567"), None)
 
 
 async def async_client(h: AsyncHerald) -> None:
@@ -35,4 +38,7 @@ async def async_client(h: AsyncHerald) -> None:
     assert_type(await h.channels.list().first_page(), Page[models.Channel])
     assert_type(await h.categories.list(), List[models.Category])
     assert_type(await h.preferences.defaults.update(channel_types={"email": False}), models.Preferences)
+    assert_type(await h.suppressions.add("email", "a@example.com"), models.Suppression)
+    assert_type(h.suppressions.list(channel_type="sms"), AsyncPager[models.Suppression])
+    assert_type(await h.suppressions.remove("email", "a@example.com"), None)
     assert_type(await h.event_endpoints.create(url="https://example.com"), models.WebhookEndpointWithSecret)

@@ -4,6 +4,7 @@ Every model keeps fields it does not know (extra='allow'), so a newer server's
 answers still load."""
 
 from ._part1 import Branding  # noqa: F401
+from ._part1 import CallbackResult  # noqa: F401
 from ._part1 import CancelInput  # noqa: F401
 from ._part1 import CancelResult  # noqa: F401
 from ._part1 import Category  # noqa: F401
@@ -52,8 +53,8 @@ from ._part1 import PushSubscriptionDelete  # noqa: F401
 from ._part1 import PushSubscriptionInput  # noqa: F401
 from ._part1 import PushSubscriptionList  # noqa: F401
 from ._part1 import RenderedAction  # noqa: F401
-from ._part1 import ReplayInput  # noqa: F401
-from ._part1 import ReplayResult  # noqa: F401
+from ._part2 import ReplayInput  # noqa: F401
+from ._part2 import ReplayResult  # noqa: F401
 from ._part2 import ResendConfig  # noqa: F401
 from ._part2 import Retention  # noqa: F401
 from ._part2 import RetentionInput  # noqa: F401
@@ -70,6 +71,7 @@ from ._part2 import StepPreviewError  # noqa: F401
 from ._part2 import Subscription  # noqa: F401
 from ._part2 import SubscriptionInput  # noqa: F401
 from ._part2 import SubscriptionList  # noqa: F401
+from ._part2 import SuppressionInput  # noqa: F401
 from ._part2 import TeamsConfig  # noqa: F401
 from ._part2 import TemplateAction  # noqa: F401
 from ._part2 import Topic  # noqa: F401
@@ -81,6 +83,7 @@ from ._part2 import Translation  # noqa: F401
 from ._part2 import TranslationInput  # noqa: F401
 from ._part2 import TranslationSummary  # noqa: F401
 from ._part2 import TwilioConfig  # noqa: F401
+from ._part2 import UnsubscribeForm  # noqa: F401
 from ._part2 import Usage  # noqa: F401
 from ._part2 import User  # noqa: F401
 from ._part2 import UserChannel  # noqa: F401
@@ -95,11 +98,11 @@ from ._part2 import WebhookEndpointList  # noqa: F401
 from ._part2 import WebhookEndpointUpdate  # noqa: F401
 from ._part2 import WebhookEndpointWithSecret  # noqa: F401
 from ._part2 import ApnsConfig  # noqa: F401
-from ._part2 import BulkDeleteInput  # noqa: F401
-from ._part2 import BulkErasure  # noqa: F401
-from ._part2 import BulkSubscriptionInput  # noqa: F401
-from ._part2 import BulkSubscriptionResult  # noqa: F401
-from ._part2 import CategoryPreferences  # noqa: F401
+from ._part3 import BulkDeleteInput  # noqa: F401
+from ._part3 import BulkErasure  # noqa: F401
+from ._part3 import BulkSubscriptionInput  # noqa: F401
+from ._part3 import BulkSubscriptionResult  # noqa: F401
+from ._part3 import CategoryPreferences  # noqa: F401
 from ._part3 import Channel  # noqa: F401
 from ._part3 import ChannelList  # noqa: F401
 from ._part3 import ChannelTypeSources  # noqa: F401
@@ -125,6 +128,8 @@ from ._part3 import StepCondition1  # noqa: F401
 from ._part3 import StepCondition2  # noqa: F401
 from ._part3 import StepPreview  # noqa: F401
 from ._part3 import SubscriptionRequest  # noqa: F401
+from ._part3 import Suppression  # noqa: F401
+from ._part3 import SuppressionList  # noqa: F401
 from ._part3 import Template  # noqa: F401
 from ._part3 import ThrottleStep  # noqa: F401
 from ._part3 import TranslationList  # noqa: F401
@@ -135,10 +140,10 @@ from ._part3 import BulkUsersInput  # noqa: F401
 from ._part3 import BulkUsersResult  # noqa: F401
 from ._part3 import ChannelStep  # noqa: F401
 from ._part3 import ChannelStepInput  # noqa: F401
-from ._part3 import Delivery  # noqa: F401
-from ._part3 import DeliveryList  # noqa: F401
-from ._part3 import Error  # noqa: F401
-from ._part3 import FeedEntry  # noqa: F401
+from ._part4 import Delivery  # noqa: F401
+from ._part4 import DeliveryList  # noqa: F401
+from ._part4 import Error  # noqa: F401
+from ._part4 import FeedEntry  # noqa: F401
 from ._part4 import FeedPage  # noqa: F401
 from ._part4 import FlowPreview  # noqa: F401
 from ._part4 import Notification  # noqa: F401
@@ -155,6 +160,7 @@ from ._part4 import Preferences  # noqa: F401
 
 __all__ = [
     "Branding",
+    "CallbackResult",
     "CancelInput",
     "CancelResult",
     "Category",
@@ -221,6 +227,7 @@ __all__ = [
     "Subscription",
     "SubscriptionInput",
     "SubscriptionList",
+    "SuppressionInput",
     "TeamsConfig",
     "TemplateAction",
     "Topic",
@@ -232,6 +239,7 @@ __all__ = [
     "TranslationInput",
     "TranslationSummary",
     "TwilioConfig",
+    "UnsubscribeForm",
     "Usage",
     "User",
     "UserChannel",
@@ -276,6 +284,8 @@ __all__ = [
     "StepCondition2",
     "StepPreview",
     "SubscriptionRequest",
+    "Suppression",
+    "SuppressionList",
     "Template",
     "ThrottleStep",
     "TranslationList",

@@ -26,6 +26,27 @@ class Branding(BaseModel):
     support_url: Optional[str] = Field(None, description="An absolute http(s) URL.")
 
 
+class CallbackResult(BaseModel):
+    """
+    What a verified provider callback did, report by report.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    applied: int = Field(..., description="Reports that changed their delivery.")
+    duplicate: int = Field(
+        ..., description="Reports of what their delivery already says."
+    )
+    ignored: int = Field(
+        ...,
+        description="Reports the delivery's status does not take (a delivery never\nsent, a report that would move it backwards).",
+    )
+    unknown: int = Field(
+        ..., description="Reports naming no message of the channel's project."
+    )
+
+
 class CancelInput(BaseModel):
     """
     Which runs of the flow to stop.
@@ -263,7 +284,7 @@ class DeliveryError(BaseModel):
     )
     code: str = Field(
         ...,
-        description="`preference`, `missing_address`, `invalid_address`, `provider_unauthorized`,\n`provider_rejected`, `provider_unavailable`, `provider_revoked`,\n`provider_not_configured`, `subscription_expired`, `destination_not_allowed`\n(the egress guard refused the address; nothing was sent)…",
+        description="`preference`, `missing_address`, `invalid_address`, `provider_unauthorized`,\n`provider_rejected`, `provider_unavailable`, `provider_revoked`,\n`provider_not_configured`, `subscription_expired`, `destination_not_allowed`\n(the egress guard refused the address; nothing was sent), `suppressed`\n(the address is on the project's suppression list)…",
     )
     message: str
 
@@ -536,6 +557,10 @@ class MailgunConfig(BaseModel):
         description="Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified).",
     )
     retry: Optional[ChannelRetry] = None
+    webhook_signing_key: Optional[str] = Field(
+        None,
+        description="HTTP webhook signing key of the domain, which checks the webhooks of delivery feedback (`POST /hooks/v1/{channel_id}`). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
 
 
 class MarkAllResult(BaseModel):
@@ -652,6 +677,14 @@ class PostmarkConfig(BaseModel):
         ...,
         description="Server API token; sent as `X-Postmark-Server-Token`. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
     )
+    webhook_password: Optional[str] = Field(
+        None,
+        description="Basic-auth password of that webhook URL. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+    webhook_username: Optional[str] = Field(
+        None,
+        description="Basic-auth user name of the webhook URL set in Postmark for delivery feedback (`POST /hooks/v1/{channel_id}`).",
+    )
 
 
 class PreferenceForm(BaseModel):
@@ -761,28 +794,3 @@ class RenderedAction(BaseModel):
     )
     label: str
     url: str
-
-
-class ReplayInput(BaseModel):
-    """
-    Sends again the events written since a time.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    since: AwareDatetime = Field(
-        ...,
-        description="RFC 3339 date-time: events written at or after it are sent again.",
-    )
-
-
-class ReplayResult(BaseModel):
-    """
-    How many events a replay queued.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    queued: int

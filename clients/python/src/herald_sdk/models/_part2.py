@@ -5,7 +5,32 @@ from __future__ import annotations
 from typing import Any, Literal, Optional, Union
 from uuid import UUID
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
-from ._part1 import ChannelRetry, ChannelTypeFlags, Erasure, Page
+from ._part1 import ChannelRetry, Page
+
+
+class ReplayInput(BaseModel):
+    """
+    Sends again the events written since a time.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    since: AwareDatetime = Field(
+        ...,
+        description="RFC 3339 date-time: events written at or after it are sent again.",
+    )
+
+
+class ReplayResult(BaseModel):
+    """
+    How many events a replay queued.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    queued: int
 
 
 class ResendConfig(BaseModel):
@@ -99,6 +124,10 @@ class SendgridConfig(BaseModel):
         description="Sender: `addr@example.com` or `Name <addr@example.com>` (a sender the service has verified).",
     )
     retry: Optional[ChannelRetry] = None
+    webhook_verification_key: Optional[str] = Field(
+        None,
+        description="The verification key of SendGrid's Signed Event Webhook (base64 DER, as SendGrid's settings show it): event callbacks at `/hooks/v1/{channel_id}` must be signed with its key. Not needed to send.",
+    )
 
 
 class SesConfig(BaseModel):
@@ -129,6 +158,10 @@ class SesConfig(BaseModel):
     secret_access_key: Optional[str] = Field(
         ...,
         description="Its secret access key (signs each request; never sent). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+    sns_topic_arn: Optional[str] = Field(
+        None,
+        description="The ARN of the SNS topic SES publishes this channel's events to: SNS messages at `/hooks/v1/{channel_id}` of any other topic are refused. Not needed to send.",
     )
 
 
@@ -281,6 +314,25 @@ class SubscriptionList(BaseModel):
     )
     items: list[Subscription]
     page: Page
+
+
+class SuppressionInput(BaseModel):
+    """
+    Suppresses an address by hand.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    address: str = Field(
+        ...,
+        description="An email address, or a phone number in E.164 (`+15551234567`).",
+    )
+    channel_type: str = Field(..., description="`email` or `sms`.")
+    reason: Optional[str] = Field(
+        None,
+        description="Only `manual` (the default): the other reasons come from providers'\nreports.",
+    )
 
 
 class TeamsConfig(BaseModel):
@@ -442,6 +494,24 @@ class TwilioConfig(BaseModel):
     retry: Optional[ChannelRetry] = None
 
 
+class UnsubscribeForm(BaseModel):
+    """
+    The body of a one-click unsubscribe POST (RFC 8058): a mail client sends
+    `List-Unsubscribe=One-Click`, the confirmation page's form the same.
+    Optional, and not checked: any body, or none, unsubscribes.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    List_Unsubscribe: Optional[str] = Field(
+        None,
+        alias="List-Unsubscribe",
+        description="`One-Click`.",
+        examples=["One-Click"],
+    )
+
+
 class Usage(BaseModel):
     """
     A project's storage use: an estimate kept as records are stored and
@@ -554,6 +624,16 @@ class VonageConfig(BaseModel):
         description="Sender: a number (`+447700900000` or `447700900000`) or an alphanumeric sender id of at most 11 characters.",
     )
     retry: Optional[ChannelRetry] = None
+    signature_method: Optional[
+        Literal["md5hash", "md5", "sha1", "sha256", "sha512"]
+    ] = Field(
+        "md5hash",
+        description="The signature method chosen with the secret in Vonage's dashboard: `md5hash` (Vonage's default), or the HMAC `md5`, `sha1`, `sha256`, `sha512`.",
+    )
+    signature_secret: Optional[str] = Field(
+        None,
+        description="The account's signature secret (Vonage's dashboard, API settings): delivery receipts at `/hooks/v1/{channel_id}` must be signed with it. Not needed to send. Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
 
 
 class WebPushConfig(BaseModel):
@@ -721,77 +801,3 @@ class ApnsConfig(BaseModel):
         ..., description="Apple developer team id (the provider token's `iss`)."
     )
     topic: Optional[str] = Field(..., description="The app's bundle id (`apns-topic`).")
-
-
-class BulkDeleteInput(BaseModel):
-    """
-    Deletes many users, by external id.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    erase: Optional[bool] = Field(
-        None,
-        description="`true`: each user is erased as `DELETE /admin/v1/users/{external_id}?erase=true`\ndoes (their notifications, deliveries, feed entries and events go too);\nthe answer lists the erasures. Default `false`.",
-    )
-    external_ids: list[str] = Field(..., description="At most 1,000.")
-    idempotency_key: Optional[str] = Field(
-        None, description="Alternative to the `Idempotency-Key` header."
-    )
-
-
-class BulkErasure(BaseModel):
-    """
-    One user's erasure in a bulk delete with `erase`: poll
-    `GET /admin/v1/erasures/{id}` while it is `running`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    erasure: Erasure
-    external_id: str
-
-
-class BulkSubscriptionInput(BaseModel):
-    """
-    Subscribes many users to a topic, by external id.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    idempotency_key: Optional[str] = Field(
-        None, description="Alternative to the `Idempotency-Key` header."
-    )
-    users: list[str] = Field(
-        ..., description="At most 1,000 external ids of existing users."
-    )
-
-
-class BulkSubscriptionResult(BaseModel):
-    """
-    The answer of a bulk subscription: the topic (its `subscribers_count` after
-    the change) and how many subscriptions were new; users already subscribed
-    are left as they are.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    created: int
-    topic: Topic
-
-
-class CategoryPreferences(BaseModel):
-    """
-    A category as a user's preferences show it: effective values.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    channel_types: ChannelTypeFlags
-    enabled: bool
-    name: str

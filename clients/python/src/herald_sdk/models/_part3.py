@@ -5,8 +5,82 @@ from __future__ import annotations
 from typing import Any, Literal, Optional, Union
 from uuid import UUID
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
-from ._part1 import Branding, ChannelRetry, ConditionRule, DeliveryError, EventAttemptView, FcmServiceAccount, Page, RenderedAction
-from ._part2 import BulkErasure, BulkSubscriptionInput, Retention, RetentionInput, SendWindow, StepConditionRule, StepPreviewError, SubscriptionInput, TemplateAction, TraceEntryView, TranslationSummary, Usage, User
+from ._part1 import Branding, ChannelRetry, ChannelTypeFlags, ConditionRule, Erasure, EventAttemptView, FcmServiceAccount, Page, RenderedAction
+from ._part2 import Retention, RetentionInput, SendWindow, StepConditionRule, StepPreviewError, SubscriptionInput, TemplateAction, Topic, TraceEntryView, TranslationSummary, Usage, User
+
+
+class BulkDeleteInput(BaseModel):
+    """
+    Deletes many users, by external id.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    erase: Optional[bool] = Field(
+        None,
+        description="`true`: each user is erased as `DELETE /admin/v1/users/{external_id}?erase=true`\ndoes (their notifications, deliveries, feed entries and events go too);\nthe answer lists the erasures. Default `false`.",
+    )
+    external_ids: list[str] = Field(..., description="At most 1,000.")
+    idempotency_key: Optional[str] = Field(
+        None, description="Alternative to the `Idempotency-Key` header."
+    )
+
+
+class BulkErasure(BaseModel):
+    """
+    One user's erasure in a bulk delete with `erase`: poll
+    `GET /admin/v1/erasures/{id}` while it is `running`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    erasure: Erasure
+    external_id: str
+
+
+class BulkSubscriptionInput(BaseModel):
+    """
+    Subscribes many users to a topic, by external id.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    idempotency_key: Optional[str] = Field(
+        None, description="Alternative to the `Idempotency-Key` header."
+    )
+    users: list[str] = Field(
+        ..., description="At most 1,000 external ids of existing users."
+    )
+
+
+class BulkSubscriptionResult(BaseModel):
+    """
+    The answer of a bulk subscription: the topic (its `subscribers_count` after
+    the change) and how many subscriptions were new; users already subscribed
+    are left as they are.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    created: int
+    topic: Topic
+
+
+class CategoryPreferences(BaseModel):
+    """
+    A category as a user's preferences show it: effective values.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    channel_types: ChannelTypeFlags
+    enabled: bool
+    name: str
 
 
 class Channel(BaseModel):
@@ -496,6 +570,34 @@ class SubscriptionRequest(RootModel[Union[SubscriptionInput, BulkSubscriptionInp
     root: Union[SubscriptionInput, BulkSubscriptionInput]
 
 
+class Suppression(BaseModel):
+    """
+    An address the project no longer sends to.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    address: str = Field(
+        ...,
+        description="The address, normalised: an email lower-cased, a phone in E.164.",
+    )
+    channel_type: str = Field(..., description="`email` or `sms`.", examples=["email"])
+    created_at: AwareDatetime
+    reason: str = Field(
+        ...,
+        description="`manual` (added through the API), `hard_bounce`, `soft_bounce`\n(three in 7 days) or `complaint` (reported by a provider).",
+    )
+
+
+class SuppressionList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    items: list[Suppression]
+    page: Page
+
+
 class Template(BaseModel):
     """
     MiniJinja templates over `recipient`, `actor`, `data` and `flow`.
@@ -703,98 +805,3 @@ class ChannelStepInput(BaseModel):
     )
     template: Template
     type: Literal["channel"]
-
-
-class Delivery(BaseModel):
-    """
-    A delivery as the Admin API and the webhooks show it.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    actor_id: Optional[UUID]
-    archived_at: Optional[AwareDatetime]
-    attempts: int
-    channel_id: UUID
-    channel_type: str = Field(
-        ...,
-        description="One of `chat`, `email`, `in_app`, `mobile_push`, `sms`, `web_push` (others may come).",
-    )
-    clicked_at: Optional[AwareDatetime]
-    created_at: AwareDatetime
-    data: Rendered
-    error: Optional[DeliveryError]
-    flow_id: UUID
-    flow_run_id: UUID
-    id: UUID
-    interacted_action: Optional[int] = Field(
-        ...,
-        description="The index in `data.actions` of the action the recipient last pressed.",
-    )
-    interacted_at: Optional[AwareDatetime]
-    next_attempt_at: Optional[AwareDatetime]
-    notification_id: UUID
-    read_at: Optional[AwareDatetime]
-    recipient_id: UUID
-    sandbox: bool = Field(
-        ...,
-        description="Sent in sandbox mode (the project's or the channel's): no provider\nwas called.",
-    )
-    seen_at: Optional[AwareDatetime]
-    sent_at: Optional[AwareDatetime]
-    status: str = Field(
-        ...,
-        description="One of `pending`, `sent`, `failed`, `skipped`, `canceled` (others may come).",
-    )
-    topic: Optional[str]
-    updated_at: AwareDatetime
-
-
-class DeliveryList(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    items: list[Delivery]
-    page: Page
-
-
-class Error(BaseModel):
-    """
-    The error object every non-2xx response carries.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    error: ErrorBody
-
-
-class FeedEntry(BaseModel):
-    """
-    An in_app delivery as its recipient sees it (id = delivery id).
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    actor: Optional[User]
-    archived: bool
-    archived_at: Optional[AwareDatetime]
-    clicked: bool
-    clicked_at: Optional[AwareDatetime]
-    created_at: AwareDatetime
-    data: Rendered
-    flow_id: UUID
-    id: UUID
-    interacted_action: Optional[int] = Field(
-        ...,
-        description="The index in `data.actions` of the action the recipient last pressed.",
-    )
-    interacted_at: Optional[AwareDatetime]
-    notification_id: UUID
-    read: bool
-    read_at: Optional[AwareDatetime]
-    seen: bool
-    seen_at: Optional[AwareDatetime]
-    topic: Optional[str]

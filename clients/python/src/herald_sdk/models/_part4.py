@@ -5,9 +5,105 @@ from __future__ import annotations
 from typing import Any, Literal, Optional, Union
 from uuid import UUID
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
-from ._part1 import ChannelTypeFlags, ChannelTypeFlagsInput, FeedMeta, FlowPreferences, FlowPreferencesInput, Page, Partial
-from ._part2 import CategoryPreferences, User
-from ._part3 import BatchStep, ChannelStep, ChannelStepInput, ChannelTypeSources, DelayStep, Delivery, FeedEntry, QuietHours, RecipientInput, SettingSources, StepPreview, ThrottleStep
+from ._part1 import ChannelTypeFlags, ChannelTypeFlagsInput, DeliveryError, FeedMeta, FlowPreferences, FlowPreferencesInput, Page, Partial
+from ._part2 import User
+from ._part3 import BatchStep, CategoryPreferences, ChannelStep, ChannelStepInput, ChannelTypeSources, DelayStep, ErrorBody, QuietHours, RecipientInput, Rendered, SettingSources, StepPreview, ThrottleStep
+
+
+class Delivery(BaseModel):
+    """
+    A delivery as the Admin API and the webhooks show it.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    actor_id: Optional[UUID]
+    archived_at: Optional[AwareDatetime]
+    attempts: int
+    bounce: Optional[str]
+    channel_id: UUID
+    channel_type: str = Field(
+        ...,
+        description="One of `chat`, `email`, `in_app`, `mobile_push`, `sms`, `web_push` (others may come).",
+    )
+    clicked_at: Optional[AwareDatetime]
+    created_at: AwareDatetime
+    data: Rendered
+    error: Optional[DeliveryError]
+    flow_id: UUID
+    flow_run_id: UUID
+    id: UUID
+    interacted_action: Optional[int] = Field(
+        ...,
+        description="The index in `data.actions` of the action the recipient last pressed.",
+    )
+    interacted_at: Optional[AwareDatetime]
+    next_attempt_at: Optional[AwareDatetime]
+    notification_id: UUID
+    read_at: Optional[AwareDatetime]
+    recipient_id: UUID
+    sandbox: bool = Field(
+        ...,
+        description="Sent in sandbox mode (the project's or the channel's): no provider\nwas called.",
+    )
+    seen_at: Optional[AwareDatetime]
+    sent_at: Optional[AwareDatetime]
+    status: str = Field(
+        ...,
+        description="One of `pending`, `sent`, `failed`, `skipped`, `canceled`, `delivered`, `bounced`, `complained` (others may come).",
+    )
+    topic: Optional[str]
+    updated_at: AwareDatetime
+
+
+class DeliveryList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    items: list[Delivery]
+    page: Page
+
+
+class Error(BaseModel):
+    """
+    The error object every non-2xx response carries.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    error: ErrorBody
+
+
+class FeedEntry(BaseModel):
+    """
+    An in_app delivery as its recipient sees it (id = delivery id).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    actor: Optional[User]
+    archived: bool
+    archived_at: Optional[AwareDatetime]
+    clicked: bool
+    clicked_at: Optional[AwareDatetime]
+    created_at: AwareDatetime
+    data: Rendered
+    flow_id: UUID
+    id: UUID
+    interacted_action: Optional[int] = Field(
+        ...,
+        description="The index in `data.actions` of the action the recipient last pressed.",
+    )
+    interacted_at: Optional[AwareDatetime]
+    notification_id: UUID
+    read: bool
+    read_at: Optional[AwareDatetime]
+    seen: bool
+    seen_at: Optional[AwareDatetime]
+    topic: Optional[str]
 
 
 class FeedPage(BaseModel):
@@ -147,6 +243,7 @@ class UnsavedFlowPreview(BaseModel):
     )
     actor: Optional[Union[RecipientInput, str]] = None
     categories: Optional[list[str]] = None
+    commercial: Optional[bool] = None
     critical: Optional[bool] = None
     data: Optional[dict[str, Any]] = None
     description: Optional[str] = None
@@ -166,6 +263,10 @@ class Flow(BaseModel):
     categories: list[str] = Field(
         ...,
         description="The preference categories it belongs to: a user who turns one off\ndoes not get it.",
+    )
+    commercial: bool = Field(
+        ...,
+        description="A commercial (marketing) flow: its email carries one-click\nunsubscribe; false: transactional.",
     )
     created_at: AwareDatetime
     critical: bool = Field(
@@ -190,6 +291,10 @@ class FlowInput(BaseModel):
     categories: Optional[list[str]] = Field(
         None,
         description="The preference categories it belongs to (declared handles, at most\n10); none when absent.",
+    )
+    commercial: Optional[bool] = Field(
+        None,
+        description="A commercial (marketing) flow: its email carries one-click\nunsubscribe (`List-Unsubscribe`, `List-Unsubscribe-Post`) and\n`{{ unsubscribe_url }}` is its link; false (transactional) when\nabsent. Active only on a server with a public URL (409\n`public_url_required`); not with `critical` (422 `exclusion`).",
     )
     critical: Optional[bool] = Field(
         None,
@@ -224,6 +329,9 @@ class FlowUpdate(BaseModel):
     categories: Optional[list[str]] = Field(
         None,
         description="See `FlowInput.categories`; absent keeps them, null or `[]` clears.",
+    )
+    commercial: Optional[bool] = Field(
+        None, description="See `FlowInput.commercial`; absent keeps it."
     )
     critical: Optional[bool] = Field(
         None, description="See `FlowInput.critical`; absent keeps it."
