@@ -147,6 +147,7 @@ const SOMETIMES_ABSENT: &[(&str, &str)] = &[
     ("FlowPreferences", "critical"),
     ("Preferences", "explain"),
     ("Notification", "batched_into"),
+    ("Delivery", "bounce"),
     ("FeedMeta", "by_category"),
 ];
 

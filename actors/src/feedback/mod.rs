@@ -93,3 +93,13 @@ impl Refused {
         Refused(why.into())
     }
 }
+
+/// A form parameter's value by name (the first), `None` when absent or
+/// empty: how form-encoded callbacks (Twilio, Vonage) are read.
+pub(crate) fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    params
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+        .filter(|v| !v.is_empty())
+}

@@ -38,13 +38,7 @@ pub fn verify(config: &Value, hook: &Hook<'_>, _now: Timestamp) -> Result<Verifi
     }
     mac.verify_slice(&given)
         .map_err(|_| Refused::new("the signature does not match"))?;
-    let get = |name: &str| {
-        params
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-            .filter(|v| !v.is_empty())
-    };
+    let get = |name: &str| super::param(&params, name);
     let Some(sid) = get("MessageSid").or(get("SmsSid")) else {
         return Ok(Verified::Reports(vec![]));
     };

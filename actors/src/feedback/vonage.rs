@@ -53,13 +53,7 @@ pub fn verify(config: &Value, hook: &Hook<'_>, now: Timestamp) -> Result<Verifie
     if !bool::from(expected.as_bytes().ct_eq(sig.as_bytes())) {
         return Err(Refused::new("the signature does not match"));
     }
-    let get = |name: &str| {
-        params
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-            .filter(|v| !v.is_empty())
-    };
+    let get = |name: &str| super::param(&params, name);
     let signed_at: i64 = get("timestamp")
         .and_then(|t| t.parse().ok())
         .ok_or_else(|| Refused::new("the receipt has no signed timestamp"))?;

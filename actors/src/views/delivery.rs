@@ -41,6 +41,7 @@ pub struct DeliveryView {
     pub attempts: u32,
     /// A bounced delivery's bounce kind (`hard` or `soft`); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
     pub bounce: Option<BounceKind>,
     pub channel_id: Uuid,
     pub channel_type: ChannelType,

@@ -1191,7 +1191,7 @@ export interface Delivery {
   actor_id: string | null;
   archived_at: string | null;
   attempts: number;
-  bounce: BounceKind | null;
+  bounce?: BounceKind | null;
   channel_id: string;
   channel_type: ChannelType;
   clicked_at: string | null;

@@ -2912,7 +2912,7 @@ export interface components {
             archived_at: string | null;
             /** Format: int32 */
             attempts: number;
-            bounce: components["schemas"]["BounceKind"] | null;
+            bounce?: components["schemas"]["BounceKind"] | null;
             /** Format: uuid */
             channel_id: string;
             channel_type: components["schemas"]["ChannelType"];

@@ -21,7 +21,7 @@ class Delivery(BaseModel):
     actor_id: Optional[UUID]
     archived_at: Optional[AwareDatetime]
     attempts: int
-    bounce: Optional[str]
+    bounce: Optional[str] = None
     channel_id: UUID
     channel_type: str = Field(
         ...,
