@@ -41,6 +41,10 @@
      template's MiniJinja grammar and render limits, the partials it includes
      (they must exist and nest at most 5 deep), the project's bounds, and
      a catalog's nesting (`CONTENT_RULES`);
+   - 422 `exclusion` for a flow both critical and commercial (the body's or
+     the stored flow's `critical`), and 422 `format` for a suppression's
+     address that is not of its `channel_type`'s form (an email address, an
+     E.164 number): the document cannot relate one property to another's value;
    - 400 `invalid_csrf` for a preference page's form post: its `csrf` value is a
      signature only the page shown for that link carries (a schema gives its
      type, not which value the server signed).
@@ -138,6 +142,12 @@ CROSS_FIELD_RULES = {
     ("inclusion", "a flow has at most one batch step"),
     # the sum of a duration's parts ("300d 2000h"): no pattern bounds it
     ("number", "must be at most 365 days"),
+    # `critical` and `commercial` together (the body's or the stored flow's)
+    ("exclusion", "a critical flow cannot be commercial: its deliveries ignore opt-outs"),
+    # a suppression's address is read by its channel_type: an email address
+    # for `email`, an E.164 number for `sms`
+    ("format", "must be an email address"),
+    ("format", "must be a phone number in E.164 form (+ and 8–15 digits)"),
 }
 
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Runs the headless-Chromium tests of /inbox and of the preference page
-# (/p/{token}): installs Debian's chromium when it
-# is missing, the npm dependencies (npm ci), then both tests (each
-# runs even when the other failed; the exit code is non-zero when either did). Builds nothing:
+# Runs the headless-Chromium tests of /inbox, of the preference page
+# (/p/{token}) and of the one-click unsubscribe page (/u/{token}): installs Debian's chromium when it
+# is missing, the npm dependencies (npm ci), then the tests (each
+# runs even when another failed; the exit code is non-zero when either did). Builds nothing:
 # HERALD_BIN (default target/debug/herald) must exist, e.g. after `cargo build`.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -25,4 +25,5 @@ cd "$root"
 status=0
 node tests/browser/inbox.test.mjs || status=1
 node tests/browser/preferences.test.mjs || status=1
+node tests/browser/unsubscribe.test.mjs || status=1
 exit "$status"
