@@ -42,7 +42,7 @@ impl From<&model::Suppression> for Suppression {
 pub struct SuppressionInput {
     /// `email` or `sms`.
     #[serde(default)]
-    #[schema(value_type = String, required = true)]
+    #[schema(value_type = SuppressionChannelType, required = true)]
     pub channel_type: Given<String>,
     /// An email address, or a phone number in E.164 (`+15551234567`).
     #[serde(default)]
@@ -51,8 +51,26 @@ pub struct SuppressionInput {
     /// Only `manual` (the default): the other reasons come from providers'
     /// reports.
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<ManualReason>)]
     pub reason: Given<String>,
+}
+
+/// The channel types whose addresses a project suppresses (the document's
+/// enum of `SuppressionInput.channel_type`, which is read as a string so
+/// that another value is a 422 at its field).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SuppressionChannelType {
+    Email,
+    Sms,
+}
+
+/// The one reason the API gives a suppression (the others come from
+/// providers' reports).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ManualReason {
+    Manual,
 }
 
 /// A checked `SuppressionInput`: the channel type and the address as given

@@ -32,7 +32,9 @@ use crate::bodies::preferences::{
     ChannelTypeFlagsInput, ChannelTypeSources, FlowPreferences, FlowPreferencesInput,
     PreferenceSource, Preferences, PreferencesExplain, PreferencesInput, SettingSources,
 };
-use crate::bodies::suppressions::{Suppression, SuppressionInput};
+use crate::bodies::suppressions::{
+    ManualReason, Suppression, SuppressionChannelType, SuppressionInput,
+};
 use crate::bodies::user_api::{
     FeedEntryInteract, FeedEntryPatch, FeedPage, MarkAllResult, PushKeys, PushSubscription,
     PushSubscriptionDelete, PushSubscriptionInput, UserChannel,
@@ -304,6 +306,8 @@ pub fn components() -> utoipa::openapi::schema::Components {
         SubscriptionInput,
         Suppression,
         SuppressionInput,
+        SuppressionChannelType,
+        ManualReason,
         SuppressionReason,
         DeliveryStatus,
         BounceKind,

@@ -1562,6 +1562,10 @@ export type MailgunConfig = {
   webhook_signing_key?: string | null;
 } | null;
 
+/** The one reason the API gives a suppression (the others come from
+ * providers' reports). */
+export type ManualReason = "manual";
+
 export interface MarkAllResult {
   meta: FeedMeta;
   updated: number;
@@ -2113,15 +2117,18 @@ export interface Suppression {
   reason: SuppressionReason;
 }
 
+/** The channel types whose addresses a project suppresses (the document's
+ * enum of `SuppressionInput.channel_type`, which is read as a string so
+ * that another value is a 422 at its field). */
+export type SuppressionChannelType = "email" | "sms";
+
 /** Suppresses an address by hand. */
 export interface SuppressionInput {
   /** An email address, or a phone number in E.164 (`+15551234567`). */
   address: string;
   /** `email` or `sms`. */
-  channel_type: string;
-  /** Only `manual` (the default): the other reasons come from providers'
-   * reports. */
-  reason?: string | null;
+  channel_type: SuppressionChannelType;
+  reason?: ManualReason | null;
 }
 
 export interface SuppressionList {

@@ -3466,6 +3466,12 @@ export interface components {
             /** @description HTTP webhook signing key of the domain, which checks the webhooks of delivery feedback (`POST /hooks/v1/{channel_id}`). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it. */
             webhook_signing_key?: string | null;
         } | null;
+        /**
+         * @description The one reason the API gives a suppression (the others come from
+         *     providers' reports).
+         * @enum {string}
+         */
+        ManualReason: "manual";
         MarkAllResult: {
             meta: components["schemas"]["FeedMeta"];
             /** Format: int64 */
@@ -4255,6 +4261,13 @@ export interface components {
             reason: components["schemas"]["SuppressionReason"];
         };
         /**
+         * @description The channel types whose addresses a project suppresses (the document's
+         *     enum of `SuppressionInput.channel_type`, which is read as a string so
+         *     that another value is a 422 at its field).
+         * @enum {string}
+         */
+        SuppressionChannelType: "email" | "sms";
+        /**
          * @description Suppresses an address by hand.
          * @example {
          *       "address": "bounced@example.com",
@@ -4266,12 +4279,8 @@ export interface components {
             /** @description An email address, or a phone number in E.164 (`+15551234567`). */
             address: string;
             /** @description `email` or `sms`. */
-            channel_type: string;
-            /**
-             * @description Only `manual` (the default): the other reasons come from providers'
-             *     reports.
-             */
-            reason?: string | null;
+            channel_type: components["schemas"]["SuppressionChannelType"];
+            reason?: components["schemas"]["ManualReason"] | null;
         };
         SuppressionList: {
             items: components["schemas"]["Suppression"][];

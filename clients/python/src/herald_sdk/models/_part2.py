@@ -329,10 +329,7 @@ class SuppressionInput(BaseModel):
         description="An email address, or a phone number in E.164 (`+15551234567`).",
     )
     channel_type: str = Field(..., description="`email` or `sms`.")
-    reason: Optional[str] = Field(
-        None,
-        description="Only `manual` (the default): the other reasons come from providers'\nreports.",
-    )
+    reason: Optional[Literal["manual"]] = None
 
 
 class TeamsConfig(BaseModel):
