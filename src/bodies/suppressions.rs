@@ -46,7 +46,7 @@ pub struct SuppressionInput {
     pub channel_type: Given<String>,
     /// An email address, or a phone number in E.164 (`+15551234567`).
     #[serde(default)]
-    #[schema(value_type = String, required = true, max_length = 320)]
+    #[schema(value_type = String, required = true, min_length = 1, max_length = 320)]
     pub address: Given<String>,
     /// Only `manual` (the default): the other reasons come from providers'
     /// reports.
