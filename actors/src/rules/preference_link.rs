@@ -26,7 +26,7 @@ type HmacSha256 = Hmac<Sha256>;
 const VERSION: u8 = 1;
 /// version, project, user, epoch, expiry (seconds since the epoch).
 const PAYLOAD_LEN: usize = 1 + 16 + 16 + 8 + 8;
-const MAC_LEN: usize = 32;
+pub(crate) const MAC_LEN: usize = 32;
 
 /// What a token names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +65,34 @@ fn mac(key: &[u8; 32], parts: &[&[u8]]) -> [u8; 32] {
     m.finalize().into_bytes().into()
 }
 
+/// A signed token of a payload (its first byte a version): the payload
+/// and its signature `sig`, in URL-safe base64 without padding. The
+/// framing every signed link shares (this module's, `unsubscribe_link`).
+pub(crate) fn seal(mut payload: Vec<u8>, sig: &[u8; MAC_LEN]) -> String {
+    payload.extend_from_slice(sig);
+    URL_SAFE_NO_PAD.encode(payload)
+}
+
+/// The payload and signature of a token framed by `seal` whose payload is
+/// `payload_len` bytes and starts with `version`; `None` for anything
+/// else (refused before decoding when it is too long to be one).
+pub(crate) fn unseal(token: &str, version: u8, payload_len: usize) -> Option<(Vec<u8>, Vec<u8>)> {
+    if token.len() > 2 * (payload_len + MAC_LEN) {
+        return None;
+    }
+    let mut raw = URL_SAFE_NO_PAD.decode(token.as_bytes()).ok()?;
+    if raw.len() != payload_len + MAC_LEN || raw[0] != version {
+        return None;
+    }
+    let sig = raw.split_off(payload_len);
+    Some((raw, sig))
+}
+
+/// Whether `sig` is `want`, compared in constant time.
+pub(crate) fn signed_by(want: &[u8; MAC_LEN], sig: &[u8]) -> bool {
+    bool::from(want.ct_eq(sig))
+}
+
 /// The token of `link`, signed.
 pub fn issue(server_key: &[u8; 32], link: &Link) -> String {
     let mut payload = Vec::with_capacity(PAYLOAD_LEN + MAC_LEN);
@@ -75,25 +103,14 @@ pub fn issue(server_key: &[u8; 32], link: &Link) -> String {
     payload.extend_from_slice(&link.expires_at.to_be_bytes());
     let key = link_key(server_key, link.project, link.epoch);
     let sig = mac(&key, &[b"link\0", &payload]);
-    payload.extend_from_slice(&sig);
-    URL_SAFE_NO_PAD.encode(payload)
+    seal(payload, &sig)
 }
 
 /// What `token` names when its signature holds and it has not expired at
 /// `now` (Unix seconds). Nothing is looked up: whether the epoch is the
 /// project's current one is the caller's check (`Link::epoch`).
 pub fn verify(server_key: &[u8; 32], token: &str, now: i64) -> Result<Link, Refused> {
-    // the longest valid token is short: refuse anything else before decoding
-    if token.len() > 2 * (PAYLOAD_LEN + MAC_LEN) {
-        return Err(Refused::Forged);
-    }
-    let raw = URL_SAFE_NO_PAD
-        .decode(token.as_bytes())
-        .map_err(|_| Refused::Forged)?;
-    if raw.len() != PAYLOAD_LEN + MAC_LEN || raw[0] != VERSION {
-        return Err(Refused::Forged);
-    }
-    let (payload, sig) = raw.split_at(PAYLOAD_LEN);
+    let (payload, sig) = unseal(token, VERSION, PAYLOAD_LEN).ok_or(Refused::Forged)?;
     let uuid = |at: usize| Uuid::from_slice(&payload[at..at + 16]).map_err(|_| Refused::Forged);
     let int = |at: usize| -> [u8; 8] { payload[at..at + 8].try_into().expect("8 bytes") };
     let link = Link {
@@ -103,8 +120,8 @@ pub fn verify(server_key: &[u8; 32], token: &str, now: i64) -> Result<Link, Refu
         expires_at: i64::from_be_bytes(int(41)),
     };
     let key = link_key(server_key, link.project, link.epoch);
-    let want = mac(&key, &[b"link\0", payload]);
-    if !bool::from(want.ct_eq(sig)) {
+    let want = mac(&key, &[b"link\0", &payload]);
+    if !signed_by(&want, &sig) {
         return Err(Refused::Forged);
     }
     if now >= link.expires_at {

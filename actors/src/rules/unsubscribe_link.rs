@@ -14,13 +14,11 @@
 //! after the project rotates its link secret, and all it can do is turn
 //! one flow's email off for one user.
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
-use subtle::ConstantTimeEq;
 use uuid::Uuid;
 
+use super::preference_link::{seal, signed_by, unseal, MAC_LEN};
 use crate::model::{ChannelType, FlowPreference, Preferences, Rendered};
 
 type HmacSha256 = Hmac<Sha256>;
@@ -29,7 +27,6 @@ type HmacSha256 = Hmac<Sha256>;
 const VERSION: u8 = 1;
 /// version, project, user, flow, expiry (seconds since the epoch).
 const PAYLOAD_LEN: usize = 1 + 16 + 16 + 16 + 8;
-const MAC_LEN: usize = 32;
 
 /// How long the link a mail carries keeps working: mail is read, and
 /// unsubscribed from, long after it is sent (mailbox providers and
@@ -79,24 +76,13 @@ pub fn issue(server_key: &[u8; 32], link: &Link) -> String {
     payload.extend_from_slice(link.flow.as_bytes());
     payload.extend_from_slice(&link.expires_at.to_be_bytes());
     let sig = mac(&link_key(server_key, link.project), &payload);
-    payload.extend_from_slice(&sig);
-    URL_SAFE_NO_PAD.encode(payload)
+    seal(payload, &sig)
 }
 
 /// What `token` names when its signature holds and it has not expired at
 /// `now` (Unix seconds). Nothing is looked up.
 pub fn verify(server_key: &[u8; 32], token: &str, now: i64) -> Result<Link, Refused> {
-    // the longest valid token is short: refuse anything else before decoding
-    if token.len() > 2 * (PAYLOAD_LEN + MAC_LEN) {
-        return Err(Refused::Forged);
-    }
-    let raw = URL_SAFE_NO_PAD
-        .decode(token.as_bytes())
-        .map_err(|_| Refused::Forged)?;
-    if raw.len() != PAYLOAD_LEN + MAC_LEN || raw[0] != VERSION {
-        return Err(Refused::Forged);
-    }
-    let (payload, sig) = raw.split_at(PAYLOAD_LEN);
+    let (payload, sig) = unseal(token, VERSION, PAYLOAD_LEN).ok_or(Refused::Forged)?;
     let uuid = |at: usize| Uuid::from_slice(&payload[at..at + 16]).map_err(|_| Refused::Forged);
     let expiry: [u8; 8] = payload[49..57].try_into().expect("8 bytes");
     let link = Link {
@@ -105,8 +91,8 @@ pub fn verify(server_key: &[u8; 32], token: &str, now: i64) -> Result<Link, Refu
         flow: uuid(33)?,
         expires_at: i64::from_be_bytes(expiry),
     };
-    let want = mac(&link_key(server_key, link.project), payload);
-    if !bool::from(want.ct_eq(sig)) {
+    let want = mac(&link_key(server_key, link.project), &payload);
+    if !signed_by(&want, &sig) {
         return Err(Refused::Forged);
     }
     if now >= link.expires_at {
@@ -169,6 +155,8 @@ pub fn fill(data: &mut Rendered, url: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine as _;
 
     const KEY: [u8; 32] = [7; 32];
     const NOW: i64 = 1_800_000_000;
