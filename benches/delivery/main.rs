@@ -26,6 +26,10 @@
 //! - `content`: runs of 1,000 recipients through a sandboxed email channel,
 //!   a plain template alternating with one using a layout (CSS inlined), a
 //!   partial and translations: the 202 of each, per delivery, and the ratio;
+//! - `route`: one topic run to 10,000 recipients through a route of three
+//!   webhook channels (`success: sent`) whose first counterpart refuses
+//!   half of them for good: deliveries/s and attempts/s from the 202 to the
+//!   run being processed, against the pipeline's of the same size;
 //! - `trigger-1` and `trigger-100` (`--scenario trigger` selects both):
 //!   transactional runs to 5,000 users each holding a live socket, one recipient
 //!   per run with 32 requests in flight, or 100 with 16; latency from before each
@@ -37,7 +41,7 @@
 //! `bench-results/delivery.png`. Only 127.0.0.1 is used; every loop is bounded.
 //!
 //! Options: `--scenario a,b` (ceilings, rest, live, peer, pipeline, batch, content,
-//! trigger-1, trigger-100, trigger; default all),
+//! route, trigger-1, trigger-100, trigger; default all),
 //! `--sizes 1000,5000` (live/peer and pipeline sizes), `--live-sizes`,
 //! `--pipeline-sizes`, `--trigger-sockets N` (default 5,000; the runs scale with
 //! it), `--duration SECS` (REST and actix, default 5),
@@ -72,6 +76,7 @@ mod load;
 mod peer;
 mod purge;
 mod report;
+mod route;
 mod scenarios;
 mod soak;
 mod trigger;
@@ -452,6 +457,20 @@ async fn main() {
         );
         r.content.push(v);
         phase("content", t, &mut phases);
+    }
+
+    if on("route") {
+        let t = Instant::now();
+        let n = route::size(smoke);
+        let v = route::route(n).await;
+        println!(
+            "route     recipients={:>6}  202={:>7.1} ms  total={:>8.0} ms  deliveries/s={:>8.0}  attempts/s={:>8.0}  accepted={}/{}/{}  processed={}",
+            n, v["accept_ms"].as_f64().unwrap_or(f64::NAN), v["total_ms"].as_f64().unwrap_or(f64::NAN),
+            v["deliveries_per_s"].as_f64().unwrap_or(0.0), v["attempts_per_s"].as_f64().unwrap_or(0.0),
+            v["accepted_first"], v["accepted_second"], v["accepted_third"], v["processed"]
+        );
+        r.route.push(v);
+        phase("route", t, &mut phases);
     }
 
     if let Some(n) = cluster_nodes {

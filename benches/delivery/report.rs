@@ -19,6 +19,8 @@ pub struct Results {
     pub batch: Vec<Value>,
     /// The `content` scenario's row (`crate::content`).
     pub content: Vec<Value>,
+    /// The `route` scenario's row (`crate::route`).
+    pub route: Vec<Value>,
     pub sled: Option<Value>,
     pub actix: Option<Value>,
     /// The cluster leg (`crate::cluster`): its PostgreSQL ceiling and its
@@ -65,6 +67,7 @@ impl Results {
             rest: some(&j["rest"]),
             batch: rows(&j["batch"]),
             content: rows(&j["content"]),
+            route: rows(&j["route"]),
             sled: some(&j["ceilings"]["sled"]),
             actix: some(&j["ceilings"]["actix"]),
             cluster: some(&j["cluster"]),
@@ -364,6 +367,31 @@ impl Results {
             }),
             goal: "<= 1.50x plain",
             met: ct.map(|c| f(&c["ratio"]) <= 1.5 && c["sample_styled"] == true),
+        });
+        let rt = self.route.first();
+        // The pipeline row of the same size (deliveries/s from the 202 to
+        // the run processed), the figure the route is held to.
+        let pipe = rt.and_then(|r| {
+            by(
+                &self.pipeline,
+                "recipients",
+                r["recipients"].as_u64().unwrap_or(0) as usize,
+            )
+        });
+        t.push(Target {
+            name: "route: 3 channels, half moved on, deliveries/s vs the pipeline's",
+            measured: rt.map_or("not measured".into(), |r| {
+                format!(
+                    "{} vs {} deliveries/s ({} recipients)",
+                    n0(f(&r["deliveries_per_s"])),
+                    pipe.map_or("not measured".into(), |p| n0(f(&p["deliveries_per_s"]))),
+                    n0(f(&r["recipients"]))
+                )
+            }),
+            goal: ">= 0.80x the pipeline's",
+            met: rt
+                .zip(pipe)
+                .map(|(r, p)| f(&r["deliveries_per_s"]) >= 0.8 * f(&p["deliveries_per_s"])),
         });
         self.trigger_targets(&mut t);
         self.cluster_targets(&mut t);
@@ -875,6 +903,7 @@ impl Results {
             "rest": self.rest,
             "batch": self.batch,
             "content": self.content,
+            "route": self.route,
             "ceilings": {"sled": self.sled, "actix": self.actix},
             "cluster": self.cluster,
             "ratios": ratios,

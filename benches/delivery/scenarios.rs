@@ -247,6 +247,13 @@ impl Drop for Sink {
 }
 
 pub async fn sink(cap: usize) -> Sink {
+    sink_refusing(cap, None).await
+}
+
+/// A sink that answers 400 (a permanent refusal, `provider_rejected`) to
+/// every request whose body holds `refuse`, and 200 to the others; only
+/// the accepted ones are counted.
+pub async fn sink_refusing(cap: usize, refuse: Option<&'static str>) -> Sink {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind sink");
@@ -281,7 +288,22 @@ pub async fn sink(cap: usize) -> Sink {
                         if acc.len() < h + 4 + len {
                             break;
                         }
+                        let refused = refuse.is_some_and(|m| {
+                            acc[h + 4..h + 4 + len]
+                                .windows(m.len())
+                                .any(|w| w == m.as_bytes())
+                        });
                         acc.drain(..h + 4 + len);
+                        if refused {
+                            if sock
+                                .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+                                .await
+                                .is_err()
+                            {
+                                return;
+                            }
+                            continue;
+                        }
                         c.fetch_add(1, Ordering::Relaxed);
                         {
                             let mut a = a.lock().expect("arrivals");

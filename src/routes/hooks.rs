@@ -3,10 +3,14 @@
 //! credentials, checked by the channel's provider's verifier, are the only
 //! credential. The body is read raw (at most 1 MiB, as every body) and
 //! handed with the headers and the URL the provider called to
-//! `Engine::provider_callback`.
+//! `Engine::provider_callback`. A refused callback is a wrong credential
+//! like a bad API key: it is charged to the caller's address, and an
+//! address past its budget is answered 429 before anything is verified
+//! (a verification is a signature check, or a certificate fetch for SNS).
 
 use super::endpoint::{Endpoint, Serve};
 use super::ok;
+use crate::auth::{charge, client_ip, refused_address};
 use crate::bodies::hooks::CallbackResult;
 use crate::errors::ApiResult;
 use crate::extract::{path_uuid, Body};
@@ -32,7 +36,7 @@ pub fn callback_endpoint() -> Endpoint {
          channel's project (or says nothing Herald tracks)",
         Content::Json("CallbackResult"),
     )
-    .errors(&[400, 401, 404, 422])
+    .errors(&[400, 401, 404, 422, 429])
     .to(callback)
 }
 
@@ -54,6 +58,10 @@ fn called_url(st: &State, req: &HttpRequest) -> String {
 }
 
 pub async fn callback(req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let ip = client_ip(&req);
+    if let Some(refused) = ip.and_then(|ip| refused_address(&st, ip)) {
+        return Err(refused);
+    }
     let channel_id = path_uuid(&req, "channel_id")?;
     let headers = req
         .headers()
@@ -70,6 +78,10 @@ pub async fn callback(req: HttpRequest, body: Body, st: State) -> ApiResult<Http
         headers,
         body: body.bytes().to_vec(),
     };
-    let done = st.engine.provider_callback(channel_id, cb).await?;
+    let done = st
+        .engine
+        .provider_callback(channel_id, cb)
+        .await
+        .map_err(|e| charge(&st, ip, e))?;
     Ok(ok(CallbackResult::from(done)))
 }

@@ -808,3 +808,45 @@ async fn bounces_put_the_address_on_the_suppression_list() {
     let next = send_to(&app, &flow, soft).await;
     assert_eq!(next["error"]["code"], json!("suppressed"), "{next}");
 }
+
+/// A refused callback is a wrong credential of its address: past the
+/// address's budget the next guess is 429, and so is then a rightly signed
+/// callback, before it is verified.
+#[tokio::test]
+async fn refused_callbacks_use_up_the_address_budget() {
+    if single_node_only("the wrong-credentials budget is per node") {
+        return;
+    }
+    let app = TestApp::spawn_with(&["--auth-failures-per-minute", "3"], &[]);
+    let (_server, ch, flow) = setup(&app, "postmark").await;
+    let (d, mid) = send(&app, &flow).await;
+    let delivered = json!({"RecordType": "Delivery", "MessageID": mid,
+                           "DeliveredAt": "2026-11-29T10:00:00Z", "Details": "250 OK"});
+    for _ in 0..3 {
+        let (body, headers) = postmark_call(delivered.clone(), PM_USER, "wrong-password");
+        let r = app
+            .provider_callback(&s(&ch["id"]), "application/json", body, |_| headers)
+            .await;
+        assert_error(&r, 401, "unauthenticated");
+        assert_eq!(
+            r.json["error"]["details"]["reason"],
+            json!("invalid_signature"),
+            "{r}"
+        );
+    }
+    // the fourth guess is refused, and then so is a rightly signed callback
+    let (body, headers) = postmark_call(delivered.clone(), PM_USER, "wrong-password");
+    let r = app
+        .provider_callback(&s(&ch["id"]), "application/json", body, |_| headers)
+        .await;
+    assert_error(&r, 429, "rate_limited");
+    let r = postmark_report(&app, &ch, delivered).await;
+    assert_error(&r, 429, "rate_limited");
+    assert!(r.header("retry-after").is_some(), "{r}");
+    // the address is refused on the APIs too, as after wrong API keys
+    let r = app
+        .admin(GET, &format!("/admin/v1/deliveries/{}", s(&d["id"])))
+        .go()
+        .await;
+    assert_error(&r, 429, "rate_limited");
+}

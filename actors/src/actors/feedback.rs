@@ -50,7 +50,7 @@ fn refused(r: Refused) -> Error {
         format!("the callback was refused: {}", r.0),
     )
     .with("auth", "provider_signature")
-    .with("reason", "refused")
+    .with("reason", "invalid_signature")
 }
 
 /// The provider's verifier of a channel's callbacks (`None`: its provider
