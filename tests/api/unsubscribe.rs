@@ -479,3 +479,53 @@ async fn unsubscribe_headers_through_every_http_email_provider() {
         );
     }
 }
+
+/// A commercial flow activated with a public URL, on a server started
+/// again without one, is named in a warning at start: its email would go
+/// out without the link it must carry.
+#[tokio::test]
+async fn unsubscribe_a_start_without_public_url_warns_of_commercial_flows() {
+    if single_node_only("one server restarted on its own data") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::random();
+    let start = |args: &'static [&'static str]| {
+        TestApp::start(ServeOptions {
+            data_dir: dir.path(),
+            bootstrap: Some(&keys),
+            args,
+            env: &[],
+            default_flags: true,
+        })
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let mut app = start(&["--public-url", PUBLIC]);
+    let ch = active_channel(
+        &app,
+        "email",
+        "smtp",
+        json!({"host": "127.0.0.1", "port": 2525,
+        "tls": "none", "from": "Herald <noreply@herald.test>"}),
+    )
+    .await;
+    let f = email_flow(&app, &s(&ch["id"]), true).await;
+    let warned = |app: &TestApp| {
+        app.output
+            .stderr_lines()
+            .iter()
+            .any(|l| l.contains("--public-url") && l.contains(f["handle"].as_str().unwrap()))
+    };
+    assert!(!warned(&app), "a server with a public URL warns of nothing");
+    app.stop();
+    let app = start(&[]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !warned(&app) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no warning naming the flow: {:#?}",
+            app.output.stderr_lines()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}

@@ -30,6 +30,41 @@ impl Engine {
             self.inner
                 .public_url_given
                 .store(given, std::sync::atomic::Ordering::Relaxed);
+            if !given {
+                self.warn_commercial_flows();
+            }
+        }
+    }
+
+    /// A commercial flow activated while the server had a public URL sends
+    /// its email without the unsubscribe link it must carry when the server
+    /// is started again without one: said once at start, per flow, in the
+    /// log (off the caller's thread: it reads every project's flows).
+    fn warn_commercial_flows(&self) {
+        let store = self.storage().clone();
+        let spawned = std::thread::Builder::new()
+            .name("herald-commercial-check".into())
+            .spawn(move || {
+                let Ok(projects) = store.projects() else {
+                    return;
+                };
+                for p in projects {
+                    let flows = store.live_flows(&p.id).unwrap_or_default();
+                    for f in flows
+                        .iter()
+                        .filter(|f| f.commercial && f.status == crate::model::FlowStatus::Active)
+                    {
+                        tracing::warn!(
+                            project = %p.name,
+                            flow = %f.handle,
+                            "an active commercial flow's email goes out without its \
+                             one-click unsubscribe link: start the server with --public-url"
+                        );
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "the commercial flows' check did not start");
         }
     }
 
