@@ -132,7 +132,7 @@ impl Rule {
                 v.as_str().and_then(presence::parse_relative),
                 ctx.get("now").and_then(Value::as_i64),
             ) {
-                return presence::seen_holds(self.op, found.and_then(Value::as_i64), offset, now);
+                return seen_holds(self.op, found.and_then(Value::as_i64), offset, now);
             }
         }
         match self.op {
@@ -416,7 +416,7 @@ impl Conditions {
             let of_presence = path.as_deref().is_some_and(presence::is_presence_path);
             if let (Some(op), true) = (op, of_presence) {
                 let p = path.as_deref().unwrap_or_default();
-                presence::check_rule(p, op, value.as_ref(), &rp, v);
+                check_presence_rule(p, op, value.as_ref(), &rp, v);
             } else if let Some(op) = op {
                 let vp = format!("{rp}.value");
                 match op {
@@ -523,6 +523,78 @@ fn check_path(
                 at,
                 "inclusion",
                 "starts with data., recipient., actor. or steps.",
+            );
+            false
+        }
+    }
+}
+
+/// Whether an ordering rule on `last_seen_at` holds: `found` the time seen
+/// (milliseconds; `None`: never), `offset` the rule's relative duration,
+/// `now` the project's time. A user never seen counts as seen infinitely
+/// long ago: before any instant (`lt`, `lte` hold), after none.
+fn seen_holds(op: Op, found: Option<i64>, offset: i64, now: i64) -> bool {
+    let at = now.saturating_add(offset);
+    match (op, found) {
+        (Op::Lt | Op::Lte, None) => true,
+        (_, None) => false,
+        (Op::Lt, Some(f)) => f < at,
+        (Op::Lte, Some(f)) => f <= at,
+        (Op::Gt, Some(f)) => f > at,
+        (Op::Gte, Some(f)) => f >= at,
+        _ => false,
+    }
+}
+
+/// Checks a rule over a presence path (`op` parsed, `value` as given, both
+/// at rule path `rp`): `online` takes `eq`/`neq` with a boolean;
+/// `last_seen_at` takes `lt`/`lte`/`gt`/`gte` with a relative duration, or
+/// `exists`/`not_exists`. Whether it is valid.
+fn check_presence_rule(
+    path: &str, op: Op, value: Option<&Value>, rp: &str, v: &mut Validator,
+) -> bool {
+    let vp = format!("{rp}.value");
+    if path == presence::ONLINE {
+        if !matches!(op, Op::Eq | Op::Neq) {
+            v.push(
+                format!("{rp}.op"),
+                "inclusion",
+                "recipient.online is compared with eq or neq",
+            );
+            return false;
+        }
+        if !value.is_some_and(Value::is_boolean) {
+            v.push(vp, "format", "recipient.online compares with true or false");
+            return false;
+        }
+        return true;
+    }
+    match op {
+        Op::Exists | Op::NotExists => {
+            value.is_none() || {
+                v.push(vp, "exclusion", "exists and not_exists take no value");
+                false
+            }
+        }
+        Op::Lt | Op::Lte | Op::Gt | Op::Gte => {
+            let ok = value
+                .and_then(Value::as_str)
+                .and_then(presence::parse_relative)
+                .is_some();
+            if !ok {
+                v.push(
+                    vp,
+                    "format",
+                    "a relative duration in the past: -<n>m, -<n>h, -<n>d or -<n>w (e.g. -7d), at most ten years",
+                );
+            }
+            ok
+        }
+        _ => {
+            v.push(
+                format!("{rp}.op"),
+                "inclusion",
+                "recipient.last_seen_at is compared with lt, lte, gt, gte, exists or not_exists",
             );
             false
         }
@@ -678,5 +750,22 @@ mod tests {
         assert_eq!(gate.decider(&ctx, false, true), Some(1));
         let steps_only = all(vec![rule("steps.0.read", "eq", json!(false))]);
         assert!(!steps_only.needs_presence());
+    }
+
+    #[test]
+    fn never_seen_is_infinitely_long_ago() {
+        let now = 100 * 86_400_000;
+        let week = -7 * 86_400_000;
+        assert!(seen_holds(Op::Lt, None, week, now));
+        assert!(seen_holds(Op::Lte, None, week, now));
+        assert!(!seen_holds(Op::Gt, None, week, now));
+        assert!(!seen_holds(Op::Gte, None, week, now));
+        let eight_days_ago = Some(now - 8 * 86_400_000);
+        let yesterday = Some(now - 86_400_000);
+        assert!(seen_holds(Op::Lt, eight_days_ago, week, now));
+        assert!(!seen_holds(Op::Lt, yesterday, week, now));
+        assert!(seen_holds(Op::Gt, yesterday, week, now));
+        assert!(seen_holds(Op::Gte, Some(now + week), week, now));
+        assert!(!seen_holds(Op::Gt, Some(now + week), week, now));
     }
 }

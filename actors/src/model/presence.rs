@@ -12,7 +12,6 @@
 //! moment of sending.
 
 use super::Timestamp;
-use crate::error::Validator;
 use serde_json::Value;
 
 /// `recipient.online`: whether the user has a live-feed socket open now.
@@ -98,84 +97,9 @@ pub fn parse_relative(s: &str) -> Option<i64> {
     (ms <= MAX_RELATIVE_MS).then_some(-ms)
 }
 
-/// Whether an ordering rule on `last_seen_at` holds: `found` the time seen
-/// (milliseconds; `None`: never), `offset` the rule's relative duration,
-/// `now` the project's time. A user never seen counts as seen infinitely
-/// long ago: before any instant (`lt`, `lte` hold), after none.
-pub fn seen_holds(op: super::conditions::Op, found: Option<i64>, offset: i64, now: i64) -> bool {
-    use super::conditions::Op;
-    let at = now.saturating_add(offset);
-    match (op, found) {
-        (Op::Lt | Op::Lte, None) => true,
-        (_, None) => false,
-        (Op::Lt, Some(f)) => f < at,
-        (Op::Lte, Some(f)) => f <= at,
-        (Op::Gt, Some(f)) => f > at,
-        (Op::Gte, Some(f)) => f >= at,
-        _ => false,
-    }
-}
-
-/// Checks a rule over a presence path (`op` parsed, `value` as given, both
-/// at rule path `rp`): `online` takes `eq`/`neq` with a boolean;
-/// `last_seen_at` takes `lt`/`lte`/`gt`/`gte` with a relative duration, or
-/// `exists`/`not_exists`. Whether it is valid.
-pub fn check_rule(
-    path: &str, op: super::conditions::Op, value: Option<&Value>, rp: &str, v: &mut Validator,
-) -> bool {
-    use super::conditions::Op;
-    let vp = format!("{rp}.value");
-    if path == ONLINE {
-        if !matches!(op, Op::Eq | Op::Neq) {
-            v.push(
-                format!("{rp}.op"),
-                "inclusion",
-                "recipient.online is compared with eq or neq",
-            );
-            return false;
-        }
-        if !value.is_some_and(Value::is_boolean) {
-            v.push(vp, "format", "recipient.online compares with true or false");
-            return false;
-        }
-        return true;
-    }
-    match op {
-        Op::Exists | Op::NotExists => {
-            value.is_none() || {
-                v.push(vp, "exclusion", "exists and not_exists take no value");
-                false
-            }
-        }
-        Op::Lt | Op::Lte | Op::Gt | Op::Gte => {
-            let ok = value
-                .and_then(Value::as_str)
-                .and_then(parse_relative)
-                .is_some();
-            if !ok {
-                v.push(
-                    vp,
-                    "format",
-                    "a relative duration in the past: -<n>m, -<n>h, -<n>d or -<n>w (e.g. -7d), at most ten years",
-                );
-            }
-            ok
-        }
-        _ => {
-            v.push(
-                format!("{rp}.op"),
-                "inclusion",
-                "recipient.last_seen_at is compared with lt, lte, gt, gte, exists or not_exists",
-            );
-            false
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::conditions::Op;
 
     #[test]
     fn relative_durations_follow_the_grammar() {
@@ -204,22 +128,5 @@ mod tests {
         ] {
             assert_eq!(parse_relative(bad), None, "{bad:?}");
         }
-    }
-
-    #[test]
-    fn never_seen_is_infinitely_long_ago() {
-        let now = 100 * DAY_MS;
-        let week = -7 * DAY_MS;
-        assert!(seen_holds(Op::Lt, None, week, now));
-        assert!(seen_holds(Op::Lte, None, week, now));
-        assert!(!seen_holds(Op::Gt, None, week, now));
-        assert!(!seen_holds(Op::Gte, None, week, now));
-        let eight_days_ago = Some(now - 8 * DAY_MS);
-        let yesterday = Some(now - DAY_MS);
-        assert!(seen_holds(Op::Lt, eight_days_ago, week, now));
-        assert!(!seen_holds(Op::Lt, yesterday, week, now));
-        assert!(seen_holds(Op::Gt, yesterday, week, now));
-        assert!(seen_holds(Op::Gte, Some(now + week), week, now));
-        assert!(!seen_holds(Op::Gt, Some(now + week), week, now));
     }
 }
