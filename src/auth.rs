@@ -178,6 +178,9 @@ pub async fn user_for(
     if let Err(nu) = st.limits.user.check_key(&(project.id, user.id)) {
         return Err(rate_limited(wait_secs(&nu), st.limits.user_rate));
     }
+    // The user was seen (`recipient.last_seen_at`; the engine writes it at
+    // most once a minute per user).
+    st.engine.user_seen(pid, user.id);
     Ok(UserCtx { project, user })
 }
 

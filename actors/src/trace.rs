@@ -544,8 +544,13 @@ pub struct AttemptNote {
 /// The engine's notes of attempts made but not settled yet, by delivery: in
 /// memory, as an attempt is seen only by this process and settled by it
 /// (`QueueRepo::settle` takes each note as it writes the `attempt` entry).
+/// Beside them, the presence facts a delivery's gate was decided on
+/// (`Conditions::needs_presence`), until its settle traces the decision.
 #[derive(Debug, Default)]
-pub struct AttemptNotes(dashmap::DashMap<Uuid, AttemptNote>);
+pub struct AttemptNotes {
+    notes: dashmap::DashMap<Uuid, AttemptNote>,
+    gates: dashmap::DashMap<Uuid, crate::model::presence::DueFacts>,
+}
 
 /// Attempt notes kept at most: a note is taken when its attempt settles, so
 /// only notes of attempts whose settle failed linger; past this many, all go
@@ -556,15 +561,34 @@ impl AttemptNotes {
     /// Remembers what the delivery actor saw of an attempt, for its trace
     /// entry.
     pub fn note(&self, delivery: &Uuid, note: AttemptNote) {
-        if self.0.len() >= MAX_NOTES {
-            self.0.clear();
+        if self.notes.len() >= MAX_NOTES {
+            self.notes.clear();
         }
-        self.0.insert(*delivery, note);
+        self.notes.insert(*delivery, note);
     }
 
     /// Takes the note of a delivery's attempt being settled.
     pub fn take(&self, delivery: &Uuid) -> Option<AttemptNote> {
-        self.0.remove(delivery).map(|(_, n)| n)
+        self.notes.remove(delivery).map(|(_, n)| n)
+    }
+
+    /// Remembers the presence facts a delivery's gate is decided on (read by
+    /// `Engine::due_facts` as its step was reached), for its settle.
+    pub fn note_gate(&self, delivery: &Uuid, facts: crate::model::presence::DueFacts) {
+        if self.gates.len() >= MAX_NOTES {
+            self.gates.clear();
+        }
+        self.gates.insert(*delivery, facts);
+    }
+
+    /// The presence facts noted for a delivery's gate, if any.
+    pub fn gate_facts(&self, delivery: &Uuid) -> Option<crate::model::presence::DueFacts> {
+        self.gates.get(delivery).map(|f| *f)
+    }
+
+    /// Takes the presence facts of a delivery's gate being settled.
+    pub fn take_gate(&self, delivery: &Uuid) -> Option<crate::model::presence::DueFacts> {
+        self.gates.remove(delivery).map(|(_, f)| f)
     }
 }
 

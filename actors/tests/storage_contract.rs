@@ -11,10 +11,11 @@
 
 use herald_engine::error::ErrorCode;
 use herald_engine::events::WebhookEndpoint;
-use herald_engine::model::{new_id, UserPatch};
+use herald_engine::model::{new_id, Timestamp, UserPatch};
 use herald_engine::rules::records::new_push_subscription;
 use herald_engine::storage::{
-    EndpointWrite, IdempotentResponse, PageReq, PushKey, Storage, Ticket, TopicPatch,
+    EndpointWrite, IdempotentResponse, PageReq, PresenceWrite, PushKey, Storage, StoredPresence,
+    Ticket, TopicPatch,
 };
 use herald_engine::store::{PgStore, Store};
 use std::sync::Arc;
@@ -388,5 +389,50 @@ fn only_a_backend_that_shares_its_work_offers_claims() {
         }
         // the node id is stable within the process either way
         assert_eq!(st.node_id(), st.node_id(), "{}", b.name);
+    }
+}
+
+#[test]
+fn presence_keeps_the_latest_seen_time_and_the_latest_socket_count() {
+    for b in backends() {
+        let st = &*b.store;
+        let p = project(st, "presence");
+        let (ada, _) = st.upsert_user(&p, "ada", &patch("Ada")).unwrap();
+        let never = StoredPresence::default();
+        assert_eq!(st.presence(&p, &ada.id).unwrap(), never, "{}", b.name);
+        let t = |ms| Timestamp::from_millis(ms);
+        st.set_presence(&p, &ada.id, PresenceWrite::Seen { at: t(2_000) })
+            .unwrap();
+        // an earlier time never moves it back
+        st.set_presence(&p, &ada.id, PresenceWrite::Seen { at: t(1_000) })
+            .unwrap();
+        let got = st.presence(&p, &ada.id).unwrap();
+        assert_eq!(got.last_seen_at, Some(t(2_000)), "{}", b.name);
+        assert!(!got.online, "{}", b.name);
+
+        // A node's socket count: a later version wins, whatever the order
+        // the writes land in. Only a store the nodes share keeps it.
+        let node = st.node_id();
+        let sockets = |sockets, version| PresenceWrite::Sockets {
+            node,
+            sockets,
+            version,
+            at: t(3_000),
+        };
+        st.set_presence(&p, &ada.id, sockets(1, 1)).unwrap();
+        let got = st.presence(&p, &ada.id).unwrap();
+        assert_eq!(got.online, st.shares_work(), "{}", b.name);
+        assert_eq!(got.last_seen_at, Some(t(3_000)), "{}", b.name);
+        st.set_presence(&p, &ada.id, sockets(0, 3)).unwrap();
+        st.set_presence(&p, &ada.id, sockets(1, 2)).unwrap();
+        assert!(!st.presence(&p, &ada.id).unwrap().online, "{}", b.name);
+
+        // A user that does not exist gets nothing; a deleted one loses it.
+        let ghost = Uuid::now_v7();
+        st.set_presence(&p, &ghost, PresenceWrite::Seen { at: t(5_000) })
+            .unwrap();
+        assert_eq!(st.presence(&p, &ghost).unwrap(), never, "{}", b.name);
+        st.delete_user(&p, "ada").unwrap();
+        assert_eq!(st.presence(&p, &ada.id).unwrap(), never, "{}", b.name);
     }
 }

@@ -182,7 +182,7 @@ pub fn insert(schemas: &mut Map<String, Value>) {
         "StepCondition".into(),
         condition(
             "StepConditionRule",
-            "A condition of a channel step: rules may also name `steps.<index>.status|read|seen|clicked|interacted` of an earlier channel step.",
+            "A condition of a channel step: rules may also name `steps.<index>.status|read|seen|clicked|interacted` of an earlier channel step, and the recipient's presence, decided when the step is reached: `recipient.online` (`eq`/`neq` with a boolean) and `recipient.last_seen_at` (`lt`/`lte`/`gt`/`gte` with a relative duration such as `-7d`, or `exists`/`not_exists`).",
         ),
     );
     for (schema, cond) in [

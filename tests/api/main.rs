@@ -44,6 +44,7 @@ mod poison;
 mod preference_categories;
 mod preference_page;
 mod preferences;
+mod presence;
 mod project;
 mod providers_chat;
 mod providers_config;

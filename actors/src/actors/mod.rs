@@ -14,7 +14,9 @@
 //! lets deliveries or frames go waits for durability first (`Engine::release`).
 //!
 //! `workflow` adds the operations of project clocks and run cancellation;
-//! `suppressions` those of the suppression list.
+//! `suppressions` those of the suppression list; `presence` counts this
+//! node's live-feed sockets per user and reads a recipient's presence for
+//! the step conditions that name it.
 //!
 //! `cluster` shares the work between the nodes of one database: the node
 //! id, claims of topic expansions, lease renewals, and the entry points a
@@ -40,6 +42,7 @@ mod lifecycle;
 mod notifications;
 mod ops;
 pub mod poison;
+mod presence;
 mod reads;
 mod start;
 mod supervisor;

@@ -51,6 +51,7 @@ impl Engine {
         parts.insert(RunActors::default());
         parts.insert(UserActors::default());
         parts.insert(BusSlot::default());
+        parts.insert(super::presence::Registry::default());
         parts.insert(super::feed_pages::FeedPages::default());
         // SNS signing certificates of `ses` callbacks, fetched with the
         // providers' client (the egress guard's resolver, no redirects)

@@ -430,7 +430,11 @@ impl Actor for UserActor {
             ctx.run_interval(POSITION_CHECK, |a, ctx| a.catch_up(ctx));
         }
         ctx.run_interval(Duration::from_secs(30), |a, ctx| {
+            let before = a.sockets.len();
             a.sockets.retain(|_, s| s.connected());
+            for _ in a.sockets.len()..before {
+                a.engine.socket_closed(a.project, a.user);
+            }
             if a.sockets.is_empty() && a.in_flight == 0 && a.last_used.elapsed() > IDLE {
                 ctx.stop();
             }
@@ -438,6 +442,11 @@ impl Actor for UserActor {
     }
 
     fn stopped(&mut self, ctx: &mut Context<Self>) {
+        // Sockets still held (the actor crashed or the engine stops) no
+        // longer make the user present.
+        for _ in self.sockets.drain() {
+            self.engine.socket_closed(self.project, self.user);
+        }
         let key = (self.project, self.user);
         super::engine::forget_actor(self.engine.user_actors(), &key, &ctx.address());
     }
@@ -457,6 +466,12 @@ impl Handler<Connect> for UserActor {
         self.categories = by_category.is_some();
         let meta = self.pushed_meta.view_with(by_category.as_ref());
         let hello = json!({"type": "hello", "seq": latest, "meta": meta});
+        // Joined before it is greeted: a client that got its `hello` counts
+        // as online (`recipient.online`) on every node. A replay that fails
+        // below ends the socket, whose `Disconnect` then takes it out.
+        if self.sockets.insert(m.id, m.socket.clone()).is_none() {
+            self.engine.socket_opened(self.project, self.user);
+        }
         m.socket.send(Arc::from(hello.to_string()));
         let reset = || Arc::<str>::from(json!({"type": "reset", "seq": latest}).to_string());
         match m.since {
@@ -480,7 +495,6 @@ impl Handler<Connect> for UserActor {
                 }
             }
         }
-        self.sockets.insert(m.id, m.socket);
         Ok(())
     }
 }
@@ -488,7 +502,9 @@ impl Handler<Connect> for UserActor {
 impl Handler<Disconnect> for UserActor {
     type Result = ();
     fn handle(&mut self, m: Disconnect, _: &mut Context<Self>) {
-        self.sockets.remove(&m.id);
+        if self.sockets.remove(&m.id).is_some() {
+            self.engine.socket_closed(self.project, self.user);
+        }
         self.last_used = Instant::now();
     }
 }

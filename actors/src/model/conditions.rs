@@ -14,10 +14,16 @@
 //! condition after its fixed part (`Conditions::at_accept`) travels with the
 //! delivery (`Delivery::gate`) and is evaluated when the delivery comes due,
 //! against its notification's other deliveries as they are then
-//! (`Conditions::holds_for_steps`): by the external attempt before it calls a
+//! (`Conditions::holds_when_due`): by the external attempt before it calls a
 //! provider, by the backend's in-app settling before it writes the entry.
 //! A delivery without a gate costs nothing more than before.
+//!
+//! The recipient's presence (`recipient.online`, `recipient.last_seen_at`,
+//! `super::presence`) is a fact of the moment too: a rule over it joins the
+//! gate, and the gate is then decided with the presence read as the step is
+//! reached (`DueFacts`, which the engine reads through one function).
 
+use super::presence::{self, DueFacts};
 use super::{Delivery, DeliveryError, DeliveryErrorCode};
 use crate::error::Validator;
 use serde::{Deserialize, Serialize};
@@ -103,19 +109,32 @@ pub const MAX_RULES: usize = 20;
 pub enum Decision {
     Pass,
     Fail,
-    /// Decided when the step is reached, by these rules over earlier steps.
+    /// Decided when the step is reached, by these rules over earlier steps
+    /// and the recipient's presence.
     Gate(Conditions),
 }
 
 impl Rule {
-    fn names_steps(&self) -> bool {
-        self.path.starts_with("steps.")
+    /// Whether the rule is decided when the step is reached: a rule over
+    /// earlier steps or over the recipient's presence.
+    fn decided_when_due(&self) -> bool {
+        self.path.starts_with("steps.") || presence::is_presence_path(&self.path)
     }
 
-    /// Whether the rule holds in `ctx` (an object with the paths' roots).
+    /// Whether the rule holds in `ctx` (an object with the paths' roots; a
+    /// gate's context also has `now`, the project's time in milliseconds,
+    /// which a relative duration is counted from).
     pub fn holds(&self, ctx: &Value) -> bool {
         let found = lookup(ctx, &self.path);
         let v = self.value.as_ref().unwrap_or(&Value::Null);
+        if self.path == presence::LAST_SEEN_AT {
+            if let (Some(offset), Some(now)) = (
+                v.as_str().and_then(presence::parse_relative),
+                ctx.get("now").and_then(Value::as_i64),
+            ) {
+                return seen_holds(self.op, found.and_then(Value::as_i64), offset, now);
+            }
+        }
         match self.op {
             Op::Exists => found.is_some(),
             Op::NotExists => found.is_none(),
@@ -189,10 +208,11 @@ impl Conditions {
     }
 
     /// Decides what can be decided while staging, from `ctx` (`data`,
-    /// `recipient`, `actor`); rules over earlier steps are left as a gate.
+    /// `recipient`, `actor`); rules over earlier steps and presence are left
+    /// as a gate.
     pub fn at_accept(&self, ctx: &Value) -> Decision {
         let (steps, fixed): (Vec<&Rule>, Vec<&Rule>) =
-            self.rules.iter().partition(|r| r.names_steps());
+            self.rules.iter().partition(|r| r.decided_when_due());
         let fixed_holds = |any: bool| {
             let mut it = fixed.iter().map(|r| r.holds(ctx));
             if any {
@@ -221,24 +241,35 @@ impl Conditions {
     }
 
     /// Whether a gate holds against the notification's deliveries as they
-    /// are now (`steps.<index>`: the delivery of that step, when it has one).
-    pub fn holds_for_steps(&self, deliveries: &[Delivery]) -> bool {
-        let ctx = steps_context(deliveries);
+    /// are now (`steps.<index>`: the delivery of that step, when it has one)
+    /// and the recipient's presence (`facts`; `None` only for a gate that
+    /// names none, see `needs_presence`: a user then counts as offline and
+    /// never seen).
+    pub fn holds_when_due(&self, deliveries: &[Delivery], facts: Option<&DueFacts>) -> bool {
+        let ctx = due_context(deliveries, facts);
         self.join(self.rules.iter().map(|r| r.holds(&ctx)))
+    }
+
+    /// Whether deciding this gate takes the recipient's presence.
+    pub fn needs_presence(&self) -> bool {
+        self.rules
+            .iter()
+            .any(|r| presence::is_presence_path(&r.path))
     }
 
     /// Which rule decided `result` over `ctx`, for the decision trace: its
     /// index in `rules`. With `all`, the first rule that fails decides false;
     /// with `any`, the first that holds decides true; any other result took
     /// every rule (`None`). Only the rules over earlier steps are looked at
-    /// when `steps`, only the others otherwise (the part decided then).
-    pub fn decider(&self, ctx: &Value, result: bool, steps: bool) -> Option<usize> {
+    /// when `due` (with the recipient's presence), only the others otherwise
+    /// (the part decided then).
+    pub fn decider(&self, ctx: &Value, result: bool, due: bool) -> Option<usize> {
         if self.any != result {
             return None;
         }
         self.rules
             .iter()
-            .position(|r| r.names_steps() == steps && r.holds(ctx) == result)
+            .position(|r| r.decided_when_due() == due && r.holds(ctx) == result)
     }
 
     /// The trace entry of this condition on step `step` having been `result`
@@ -277,6 +308,21 @@ pub fn steps_context(deliveries: &[Delivery]) -> Value {
         );
     }
     serde_json::json!({ "steps": steps })
+}
+
+/// The context of a gate when its step is reached: the earlier steps
+/// (`steps_context`), and with `facts` the recipient's presence
+/// (`recipient.online`, `recipient.last_seen_at` in milliseconds) and the
+/// project's time (`now`), which no path can name.
+pub fn due_context(deliveries: &[Delivery], facts: Option<&DueFacts>) -> Value {
+    let mut ctx = steps_context(deliveries);
+    let facts = facts.copied().unwrap_or(DueFacts {
+        presence: presence::Presence::default(),
+        now: super::Timestamp::now(),
+    });
+    ctx["recipient"] = facts.recipient_json();
+    ctx["now"] = Value::from(facts.now.millis());
+    ctx
 }
 
 impl Conditions {
@@ -367,7 +413,11 @@ impl Conditions {
                 }
             };
             let value = m.get("value").filter(|x| !x.is_null()).cloned();
-            if let Some(op) = op {
+            let of_presence = path.as_deref().is_some_and(presence::is_presence_path);
+            if let (Some(op), true) = (op, of_presence) {
+                let p = path.as_deref().unwrap_or_default();
+                check_presence_rule(p, op, value.as_ref(), &rp, v);
+            } else if let Some(op) = op {
                 let vp = format!("{rp}.value");
                 match op {
                     Op::Exists | Op::NotExists => {
@@ -435,6 +485,14 @@ fn check_path(
     v: &mut Validator,
 ) -> bool {
     let segs: Vec<&str> = path.split('.').collect();
+    if presence::is_presence_path(path) && !steps_allowed {
+        v.push(
+            at,
+            "inclusion",
+            "a delay step's condition cannot name recipient.online or recipient.last_seen_at",
+        );
+        return false;
+    }
     match segs[0] {
         "data" | "recipient" | "actor" if segs.iter().all(|s| !s.is_empty()) => true,
         "steps" => {
@@ -465,6 +523,78 @@ fn check_path(
                 at,
                 "inclusion",
                 "starts with data., recipient., actor. or steps.",
+            );
+            false
+        }
+    }
+}
+
+/// Whether an ordering rule on `last_seen_at` holds: `found` the time seen
+/// (milliseconds; `None`: never), `offset` the rule's relative duration,
+/// `now` the project's time. A user never seen counts as seen infinitely
+/// long ago: before any instant (`lt`, `lte` hold), after none.
+fn seen_holds(op: Op, found: Option<i64>, offset: i64, now: i64) -> bool {
+    let at = now.saturating_add(offset);
+    match (op, found) {
+        (Op::Lt | Op::Lte, None) => true,
+        (_, None) => false,
+        (Op::Lt, Some(f)) => f < at,
+        (Op::Lte, Some(f)) => f <= at,
+        (Op::Gt, Some(f)) => f > at,
+        (Op::Gte, Some(f)) => f >= at,
+        _ => false,
+    }
+}
+
+/// Checks a rule over a presence path (`op` parsed, `value` as given, both
+/// at rule path `rp`): `online` takes `eq`/`neq` with a boolean;
+/// `last_seen_at` takes `lt`/`lte`/`gt`/`gte` with a relative duration, or
+/// `exists`/`not_exists`. Whether it is valid.
+fn check_presence_rule(
+    path: &str, op: Op, value: Option<&Value>, rp: &str, v: &mut Validator,
+) -> bool {
+    let vp = format!("{rp}.value");
+    if path == presence::ONLINE {
+        if !matches!(op, Op::Eq | Op::Neq) {
+            v.push(
+                format!("{rp}.op"),
+                "inclusion",
+                "recipient.online is compared with eq or neq",
+            );
+            return false;
+        }
+        if !value.is_some_and(Value::is_boolean) {
+            v.push(vp, "format", "recipient.online compares with true or false");
+            return false;
+        }
+        return true;
+    }
+    match op {
+        Op::Exists | Op::NotExists => {
+            value.is_none() || {
+                v.push(vp, "exclusion", "exists and not_exists take no value");
+                false
+            }
+        }
+        Op::Lt | Op::Lte | Op::Gt | Op::Gte => {
+            let ok = value
+                .and_then(Value::as_str)
+                .and_then(presence::parse_relative)
+                .is_some();
+            if !ok {
+                v.push(
+                    vp,
+                    "format",
+                    "a relative duration in the past: -<n>m, -<n>h, -<n>d or -<n>w (e.g. -7d), at most ten years",
+                );
+            }
+            ok
+        }
+        _ => {
+            v.push(
+                format!("{rp}.op"),
+                "inclusion",
+                "recipient.last_seen_at is compared with lt, lte, gt, gte, exists or not_exists",
             );
             false
         }
@@ -580,5 +710,62 @@ mod tests {
             any(vec![fixed_false, step.clone()]).at_accept(&ctx),
             Decision::Gate(any(vec![step]))
         );
+    }
+
+    #[test]
+    fn presence_is_decided_when_due_with_its_facts() {
+        use crate::model::presence::{DueFacts, Presence};
+        use crate::model::Timestamp;
+        let day = 86_400_000;
+        let now = Timestamp::from_millis(100 * day);
+        let offline = rule("recipient.online", "eq", json!(false));
+        let stale = rule("recipient.last_seen_at", "lt", json!("-7d"));
+        let fixed = rule("data.p", "eq", json!("high"));
+        let all = |rules: Vec<Rule>| Conditions { any: false, rules };
+        // Presence never decides at staging, even with a recipient field of
+        // that name: it joins the gate.
+        let ctx = json!({"data": {"p": "high"}, "recipient": {"online": false}});
+        let c = all(vec![fixed, offline.clone()]);
+        assert_eq!(
+            c.at_accept(&ctx),
+            Decision::Gate(all(vec![offline.clone()]))
+        );
+        let gate = all(vec![offline, stale]);
+        assert!(gate.needs_presence());
+        let facts = |online: bool, seen: Option<i64>| DueFacts {
+            presence: Presence {
+                online,
+                last_seen_at: seen.map(Timestamp::from_millis),
+            },
+            now,
+        };
+        assert!(gate.holds_when_due(&[], Some(&facts(false, None))));
+        assert!(gate.holds_when_due(&[], Some(&facts(false, Some(90 * day)))));
+        assert!(!gate.holds_when_due(&[], Some(&facts(false, Some(95 * day)))));
+        assert!(!gate.holds_when_due(&[], Some(&facts(true, Some(100 * day)))));
+        // The trace names the rule that decided, over the same facts.
+        let ctx = due_context(&[], Some(&facts(true, Some(100 * day))));
+        assert_eq!(gate.decider(&ctx, false, true), Some(0));
+        let ctx = due_context(&[], Some(&facts(false, Some(95 * day))));
+        assert_eq!(gate.decider(&ctx, false, true), Some(1));
+        let steps_only = all(vec![rule("steps.0.read", "eq", json!(false))]);
+        assert!(!steps_only.needs_presence());
+    }
+
+    #[test]
+    fn never_seen_is_infinitely_long_ago() {
+        let now = 100 * 86_400_000;
+        let week = -7 * 86_400_000;
+        assert!(seen_holds(Op::Lt, None, week, now));
+        assert!(seen_holds(Op::Lte, None, week, now));
+        assert!(!seen_holds(Op::Gt, None, week, now));
+        assert!(!seen_holds(Op::Gte, None, week, now));
+        let eight_days_ago = Some(now - 8 * 86_400_000);
+        let yesterday = Some(now - 86_400_000);
+        assert!(seen_holds(Op::Lt, eight_days_ago, week, now));
+        assert!(!seen_holds(Op::Lt, yesterday, week, now));
+        assert!(seen_holds(Op::Gt, yesterday, week, now));
+        assert!(seen_holds(Op::Gte, Some(now + week), week, now));
+        assert!(!seen_holds(Op::Gt, Some(now + week), week, now));
     }
 }

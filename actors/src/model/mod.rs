@@ -20,6 +20,7 @@ pub mod conditions;
 mod content;
 mod delivery;
 mod flow;
+pub mod presence;
 mod project;
 mod run;
 mod suppression;

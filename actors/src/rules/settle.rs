@@ -3,6 +3,7 @@
 //! and the `condition.evaluated` entry of a step's gate.
 
 use crate::delivery::conditions;
+use crate::model::presence::DueFacts;
 use crate::model::{Delivery, DeliveryErrorCode, Timestamp};
 use crate::storage::Outcome;
 use crate::trace::TraceEntry;
@@ -23,8 +24,13 @@ pub fn was_attempt(o: &Outcome) -> bool {
 /// decided on. Only its first settle is traced (a retry checks it again),
 /// and not a cancellation or a skip for another reason (a deleted
 /// recipient), decided before the gate was looked at.
+///
+/// A gate over the recipient's presence is traced with the facts it was
+/// decided on (`facts`, noted by whoever read them): `recipient.online` and
+/// `recipient.last_seen_at` beside the deciding rule.
 pub fn gate_entry(
     o: &Outcome, d: &Delivery, deliveries: &[Delivery], delivery_id: &Uuid, now: Timestamp,
+    facts: Option<&DueFacts>,
 ) -> Option<TraceEntry> {
     let result = match o {
         Outcome::Skipped(e) => {
@@ -37,14 +43,14 @@ pub fn gate_entry(
     if d.attempts != 0 {
         return None;
     }
-    let ctx = conditions::steps_context(deliveries);
+    let ctx = conditions::due_context(deliveries, facts);
     let rule = g.decider(&ctx, result, true);
     let step = crate::trace::step_of(delivery_id) as usize;
-    Some(crate::trace::entry(
-        now,
-        "condition.evaluated",
-        g.trace_args(step, result, rule, "due"),
-    ))
+    let mut args = g.trace_args(step, result, rule, "due");
+    if let Some(f) = facts.filter(|_| g.needs_presence()) {
+        args["recipient"] = f.trace_json();
+    }
+    Some(crate::trace::entry(now, "condition.evaluated", args))
 }
 
 /// What settling one outcome did (`settle_one`).
@@ -64,16 +70,19 @@ pub enum SettledOne {
 /// The step both backends' settle loops take per outcome: applies `o` to
 /// delivery `di` of its notification's `deliveries` (`delivery::settle::apply`)
 /// unless it has settled already.
+///
+/// `facts`: the presence facts the delivery's gate was decided on, if it
+/// names presence (`AttemptNotes::take_gate`).
 pub fn settle_one(
     deliveries: &mut [Delivery], di: usize, q: &crate::storage::QueueItem, o: Outcome,
-    now: Timestamp,
+    now: Timestamp, facts: Option<&DueFacts>,
 ) -> SettledOne {
     let d = &deliveries[di];
     if d.status.is_final() {
         return SettledOne::AlreadyFinal;
     }
     let was_attempt = was_attempt(&o);
-    let gate = gate_entry(&o, d, deliveries, &q.delivery_id, now);
+    let gate = gate_entry(&o, d, deliveries, &q.delivery_id, now, facts);
     let next = crate::delivery::settle::apply(&mut deliveries[di], q, o, now);
     SettledOne::Applied {
         was_attempt,

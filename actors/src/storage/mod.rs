@@ -1,7 +1,7 @@
 //! The storage interface: what the engine asks of a backend, one narrow trait
 //! per aggregate (projects, users, channels, flows, topics, runs, notifications,
 //! the delivery queue, feeds, push subscriptions, throttle counters, batches,
-//! idempotency, suppressions) plus durability,
+//! idempotency, suppressions, presence) plus durability,
 //! gathered in `Storage`, which the engine holds as `Arc<dyn Storage>`.
 //!
 //! Arguments and results are domain values (`model::*`, ids, filters, pages;
@@ -16,10 +16,12 @@
 //! opaque sort keys that a backend makes and reads back itself.
 
 mod keys;
+mod presence;
 mod suppressions;
 mod types;
 
 pub use keys::*;
+pub use presence::*;
 pub use suppressions::*;
 pub use types::*;
 
@@ -179,8 +181,11 @@ pub trait QueueRepo {
     fn settle(&self, items: &[(QueueItem, Outcome)], notes: &AttemptNotes) -> Result<Finished>;
     /// Settles queued in-app deliveries into their users' feeds, with their
     /// events, as one atomic change (on a backend that shares its work, only
-    /// those whose lease this node holds).
-    fn deliver_in_app(&self, items: &[QueueItem]) -> Result<InAppBatch>;
+    /// those whose lease this node holds). A gate over the recipient's
+    /// presence is decided with the facts the engine noted in `notes`
+    /// (`AttemptNotes::note_gate`); one it noted none for is left queued and
+    /// returned (`InAppBatch::need_facts`).
+    fn deliver_in_app(&self, items: &[QueueItem], notes: &AttemptNotes) -> Result<InAppBatch>;
 }
 
 /// Work shared by several nodes on one database (`actors::cluster`): the
@@ -518,6 +523,7 @@ pub trait Storage:
     + ContentRepo
     + EventRepo
     + SuppressionRepo
+    + PresenceRepo
     + FeedbackRepo
     + Durability
     + Send

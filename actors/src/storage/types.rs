@@ -357,6 +357,11 @@ pub struct InAppBatch {
     /// Deliveries left in the queue because they wait for their batch to be
     /// rendered (`Delivery::batch`, see `delivery::batch::due`).
     pub batched: Vec<QueueItem>,
+    /// Deliveries left in the queue because their gate names the
+    /// recipient's presence and the engine noted no facts for it
+    /// (`AttemptNotes::note_gate`): each with its recipient, for the engine
+    /// to read the facts and hand back.
+    pub need_facts: Vec<(QueueItem, Uuid)>,
 }
 
 /// How many of a user's feed entries (archived ones left out) of one flow

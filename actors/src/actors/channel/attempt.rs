@@ -1,7 +1,8 @@
 //! One attempt of a delivery outside the feed: the reads it needs (the
 //! delivery, its channel and recipient, loaded together), the provider
-//! call, and what its answer makes of the delivery (`Outcome`); and the
-//! in-app deliveries that wait for their batch.
+//! call, and what its answer makes of the delivery (`Outcome`); the
+//! in-app deliveries that wait for their batch; and the in-app settling
+//! with the presence facts of the gates that name it.
 
 use super::RetryPolicy;
 use crate::actors::engine::Engine;
@@ -43,6 +44,47 @@ pub(super) fn batch_due(
     Ok(again)
 }
 
+/// Settles due in-app deliveries (`QueueRepo::deliver_in_app`). Those whose
+/// gate names the recipient's presence come back from the first pass
+/// unsettled: their facts are read here (`Engine::due_facts`, the one
+/// reading of presence, which the store's settling cannot make inside its
+/// own transaction), noted, and the deliveries handed over again. The
+/// batch, and the items to queue again (facts that could not be read).
+pub(super) fn deliver_in_app(
+    engine: &Engine, store: &dyn crate::storage::Storage, items: &[QueueItem],
+) -> crate::error::Result<(crate::storage::InAppBatch, Vec<QueueItem>)> {
+    let notes = engine.attempt_notes();
+    let mut out = store.deliver_in_app(items, notes)?;
+    let need = std::mem::take(&mut out.need_facts);
+    if need.is_empty() {
+        return Ok((out, vec![]));
+    }
+    let mut again = vec![];
+    let mut noted = vec![];
+    for (q, user) in need {
+        match engine.due_facts(&q.project, &user) {
+            Ok(f) => {
+                notes.note_gate(&q.delivery_id, f);
+                noted.push(q);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read a recipient's presence; retrying in 1 s");
+                again.push(QueueItem {
+                    due_ms: engine.project_now(&q.project).millis() + 1000,
+                    ..q
+                });
+            }
+        }
+    }
+    let more = store.deliver_in_app(&noted, notes)?;
+    out.frames.extend(more.frames);
+    out.runs.extend(more.runs);
+    out.settled += more.settled;
+    out.batched.extend(more.batched);
+    again.extend(more.need_facts.into_iter().map(|(q, _)| q));
+    Ok((out, again))
+}
+
 fn err(code: DeliveryErrorCode, message: impl Into<String>) -> DeliveryError {
     DeliveryError::new(code, message)
 }
@@ -82,10 +124,29 @@ fn load_attempt(engine: &Engine, q: &QueueItem) -> Result<Loaded, Option<Outcome
             }
         }
     }
-    // A condition over earlier steps is decided now that the step is reached.
+    // A condition over earlier steps and the recipient's presence is
+    // decided now that the step is reached; the presence facts it was
+    // decided on are noted for its trace entry.
     if let Some(gate) = &d.gate {
+        let facts = if gate.needs_presence() {
+            match engine.due_facts(&q.project, &d.recipient_id) {
+                Ok(f) => {
+                    engine.attempt_notes().note_gate(&d.id, f);
+                    Some(f)
+                }
+                Err(e) => {
+                    return Err(Some(Outcome::Retry {
+                        error: err(DeliveryErrorCode::ProviderUnavailable, e.message),
+                        at: engine.project_now(&q.project).plus_millis(1000),
+                        outcomes: None,
+                    }))
+                }
+            }
+        } else {
+            None
+        };
         match store.notification_deliveries(&q.project, &d.notification_id) {
-            Ok(all) if !gate.holds_for_steps(&all) => {
+            Ok(all) if !gate.holds_when_due(&all, facts.as_ref()) => {
                 return Err(Some(crate::delivery::conditions::condition_false()))
             }
             Ok(_) => {}

@@ -450,20 +450,24 @@ impl ChannelActor {
                 engine.runs_processed(runs);
             }
             let store = engine.storage().clone();
-            let res = match tokio::task::spawn_blocking(move || store.deliver_in_app(&items)).await
+            let e = engine.clone();
+            let res = match tokio::task::spawn_blocking(move || {
+                attempt::deliver_in_app(&e, &*store, &items)
+            })
+            .await
             {
                 Ok(r) => r,
                 // a panic in the store: surface it as this actor's crash
                 Err(e) => std::panic::resume_unwind(e.into_panic()),
             };
-            let out = res?;
+            // `again`: deliveries whose presence could not be read, queued again.
+            let (out, mut again) = res?;
             let runs = out.runs;
             engine
                 .release(out.frames, |e| e.runs_processed(runs))
                 .await?;
             // Deliveries that wait for their batch: rendered with it (or
             // waiting longer), then queued again.
-            let mut again = vec![];
             if !out.batched.is_empty() {
                 let store = engine.storage().clone();
                 let e = engine.clone();
@@ -471,7 +475,7 @@ impl ChannelActor {
                 let res =
                     tokio::task::spawn_blocking(move || batch_due(&e, &*store, batched)).await;
                 match res {
-                    Ok(r) => again = r?,
+                    Ok(r) => again.extend(r?),
                     Err(e) => std::panic::resume_unwind(e.into_panic()),
                 }
             }

@@ -37,6 +37,7 @@ mod feedback;
 mod lookups;
 mod notifications;
 mod page;
+mod presence;
 mod projects;
 mod queue;
 mod retention;

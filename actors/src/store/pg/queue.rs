@@ -174,7 +174,8 @@ pub(super) async fn stage_finish(
     for (q, o, ri, di) in items {
         let p = recs[ri].0;
         let old = recs[ri].2[di].status;
-        let settled = rules::settle::settle_one(&mut recs[ri].2, di, &q, o, now);
+        let facts = notes.and_then(|n| n.take_gate(&q.delivery_id));
+        let settled = rules::settle::settle_one(&mut recs[ri].2, di, &q, o, now, facts.as_ref());
         let SettledOne::Applied {
             was_attempt,
             gate,
@@ -396,7 +397,7 @@ impl QueueRepo for PgStore {
         Ok(done)
     }
 
-    fn deliver_in_app(&self, items: &[QueueItem]) -> Result<InAppBatch> {
+    fn deliver_in_app(&self, items: &[QueueItem], notes: &AttemptNotes) -> Result<InAppBatch> {
         let now = Timestamp::now();
         let mut tx = self.begin()?;
         let (out, written) = self.block(async {
@@ -415,6 +416,18 @@ impl QueueRepo for PgStore {
                     batched.push(*q);
                 }
                 !waits
+            });
+            // A gate over presence whose facts the engine has not noted yet
+            // goes back to it (`InAppBatch::need_facts`).
+            let mut need_facts = vec![];
+            s.items.retain(|(q, _, ri, di)| {
+                let d = &s.recs[*ri].2[*di];
+                let needs = d.gate.as_ref().is_some_and(|g| g.needs_presence())
+                    && notes.gate_facts(&q.delivery_id).is_none();
+                if needs {
+                    need_facts.push((*q, d.recipient_id));
+                }
+                !needs
             });
             let mut counts = lock_feeds(
                 &mut tx,
@@ -443,19 +456,19 @@ impl QueueRepo for PgStore {
             for i in std::mem::take(&mut plan.skipped) {
                 s.items[i].1 = settle::recipient_deleted();
             }
-            // Deliveries whose condition over earlier steps is false now are
-            // skipped instead of entering the feed (see `delivery::conditions`);
-            // the notification's deliveries were read under its lock.
+            // Deliveries whose condition over earlier steps (and presence) is
+            // false now are skipped instead of entering the feed (see
+            // `delivery::conditions`); the notification's deliveries were read
+            // under its lock.
             let gated_false: Vec<usize> = s
                 .items
                 .iter()
                 .enumerate()
-                .filter(|(_, (_, _, ri, di))| {
+                .filter(|(_, (q, _, ri, di))| {
                     let ds = &s.recs[*ri].2;
-                    ds[*di]
-                        .gate
-                        .as_ref()
-                        .is_some_and(|g| !g.holds_for_steps(ds))
+                    ds[*di].gate.as_ref().is_some_and(|g| {
+                        !g.holds_when_due(ds, notes.gate_facts(&q.delivery_id).as_ref())
+                    })
                 })
                 .map(|(i, _)| i)
                 .collect();
@@ -470,6 +483,7 @@ impl QueueRepo for PgStore {
             }
             let mut out = InAppBatch {
                 batched,
+                need_facts,
                 ..Default::default()
             };
             for ((p, u), idx) in plan.feeds {
@@ -487,7 +501,8 @@ impl QueueRepo for PgStore {
             }
             out.settled = s.items.len();
             let mut events = Outbound::load(&mut tx, s.recs.iter().map(|r| r.0)).await?;
-            let (written, runs) = stage_finish(&mut tx, &mut s, None, now, &mut events).await?;
+            let (written, runs) =
+                stage_finish(&mut tx, &mut s, Some(notes), now, &mut events).await?;
             events.flush(&mut tx).await?;
             out.runs = runs;
             Ok::<_, Error>((out, written))

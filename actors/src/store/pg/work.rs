@@ -237,7 +237,8 @@ impl PgStore {
             .await
         })
         .map_err(db_err)?;
-        Ok(())
+        // The node's presence lease: its sockets count while it holds.
+        self.renew_presence(now_ms, until)
     }
 
     fn release_all(&self) -> Result<()> {
@@ -253,6 +254,7 @@ impl PgStore {
             }
             Ok::<_, sqlx::Error>(())
         })
-        .map_err(db_err)
+        .map_err(db_err)?;
+        self.drop_presence()
     }
 }

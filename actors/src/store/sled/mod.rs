@@ -31,6 +31,7 @@ pub mod keys;
 mod lookups;
 mod notifications;
 mod page;
+mod presence;
 mod projects;
 mod queue;
 mod records;
@@ -141,6 +142,7 @@ spaces!(
     soft_bounces,
     sent_msgs,
     sent_msgs_by_delivery,
+    last_seen,
 );
 
 /// The open sled database. It is replaced when the store reopens after an I/O

@@ -114,23 +114,30 @@ impl Store {
         let mut cancel_keys: HashMap<Uuid, Option<String>> = HashMap::new();
         for (q, o, ri, di) in items {
             let old = recs[ri].1.d[di].status;
-            let (was_attempt, next) =
-                match rules::settle::settle_one(&mut recs[ri].1.d, di, &q, o, now) {
-                    SettledOne::AlreadyFinal => {
-                        w.del(T::queue, q.key());
-                        continue;
+            let facts = notes.and_then(|n| n.take_gate(&q.delivery_id));
+            let (was_attempt, next) = match rules::settle::settle_one(
+                &mut recs[ri].1.d,
+                di,
+                &q,
+                o,
+                now,
+                facts.as_ref(),
+            ) {
+                SettledOne::AlreadyFinal => {
+                    w.del(T::queue, q.key());
+                    continue;
+                }
+                SettledOne::Applied {
+                    was_attempt,
+                    gate,
+                    next,
+                } => {
+                    if let Some(e) = gate {
+                        traces[ri].push_entry(&e);
                     }
-                    SettledOne::Applied {
-                        was_attempt,
-                        gate,
-                        next,
-                    } => {
-                        if let Some(e) = gate {
-                            traces[ri].push_entry(&e);
-                        }
-                        (was_attempt, next)
-                    }
-                };
+                    (was_attempt, next)
+                }
+            };
             match next {
                 Some(nq) => w.put(T::queue, nq.key(), nq.value()),
                 None => w.del(T::queue, q.key()),
@@ -265,6 +272,23 @@ impl Settling<'_> {
         out
     }
 
+    /// Drops the items whose gate names the recipient's presence and has
+    /// no facts noted in `notes`, and returns them with their recipients.
+    pub fn take_unnoted(&mut self, notes: &AttemptNotes) -> Vec<(QueueItem, Uuid)> {
+        let recs = &self.recs;
+        let mut out = vec![];
+        self.items.retain(|(q, _, ri, di)| {
+            let d = &recs[*ri].1.d[*di];
+            let needs = d.gate.as_ref().is_some_and(|g| g.needs_presence())
+                && notes.gate_facts(&q.delivery_id).is_none();
+            if needs {
+                out.push((*q, d.recipient_id));
+            }
+            !needs
+        });
+        out
+    }
+
     /// Drops items whose delivery has already settled.
     pub fn retain_unsettled(&mut self) {
         let recs = &self.recs;
@@ -292,13 +316,16 @@ impl QueueRepo for Store {
     /// once; then the deliveries are marked sent (or skipped when the recipient was
     /// deleted) with notification and run completion. The caller waits for
     /// durability before pushing the returned frames.
-    fn deliver_in_app(&self, items: &[QueueItem]) -> Result<InAppBatch> {
+    fn deliver_in_app(&self, items: &[QueueItem], notes: &AttemptNotes) -> Result<InAppBatch> {
         let now = Timestamp::now();
         let mut settling =
             self.load_for_finish(items.iter().map(|q| (q, Outcome::Sent { outcomes: None })))?;
         settling.retain_unsettled();
         // Rendered with their batch first (`delivery::batch::due`).
         let batched = settling.take_batched();
+        // A gate over presence whose facts the engine has not noted yet goes
+        // back to it (`InAppBatch::need_facts`).
+        let need_facts = settling.take_unnoted(notes);
         let feed_keys: Vec<Vec<u8>> = settling
             .deliveries()
             .map(|(q, d)| feed_lock_key(&q.project, &d.recipient_id))
@@ -310,13 +337,14 @@ impl QueueRepo for Store {
         for i in plan.skipped {
             settling.set_outcome(i, settle::recipient_deleted());
         }
-        // Deliveries whose condition over earlier steps is false now are
-        // skipped instead of entering the feed (see `delivery::conditions`).
+        // Deliveries whose condition over earlier steps (and presence) is
+        // false now are skipped instead of entering the feed (see
+        // `delivery::conditions`).
         let mut gated_false = vec![];
         for (i, (q, d)) in settling.deliveries().enumerate() {
             if let Some(gate) = &d.gate {
                 let all = self.notification_deliveries(&q.project, &d.notification_id)?;
-                if !gate.holds_for_steps(&all) {
+                if !gate.holds_when_due(&all, notes.gate_facts(&q.delivery_id).as_ref()) {
                     gated_false.push(i);
                 }
             }
@@ -333,6 +361,7 @@ impl QueueRepo for Store {
         let mut w = Writes::new();
         let mut out = InAppBatch {
             batched,
+            need_facts,
             ..Default::default()
         };
         let mut actors: HashMap<(Uuid, Uuid), Value> = HashMap::new();
@@ -367,7 +396,7 @@ impl QueueRepo for Store {
             out.frames.push((p, u, frames));
         }
         out.settled = settling.len();
-        let (written, runs) = self.stage_finish(&mut w, &mut settling, None, now)?;
+        let (written, runs) = self.stage_finish(&mut w, &mut settling, Some(notes), now)?;
         let res = self.commit(w);
         for (p, u, _) in &out.frames {
             self.forget_feed_page(p, u);

@@ -161,8 +161,8 @@ impl Store {
         Ok(user)
     }
 
-    /// Stages the removal of a user with its preferences, feed, event log and
-    /// push subscriptions (the caller holds the user's and its feed's locks).
+    /// Stages the removal of a user with its preferences, last seen time,
+    /// feed, event log and push subscriptions (the caller holds the user's and its feed's locks).
     fn stage_user_delete(
         &self, w: &mut Writes, project: &Uuid, ext: &str, user: &User,
     ) -> Result<()> {
@@ -170,6 +170,7 @@ impl Store {
         w.del(T::users, &up);
         w.del(T::users_by_ext, Key::new().id(project).str(ext));
         w.del(T::preferences, &up);
+        w.del(T::last_seen, &up);
         for t in [T::feed, T::events, T::push_subs] {
             for kv in self.tree(t).scan_prefix(&up) {
                 let (k, _) = kv?;

@@ -1,0 +1,166 @@
+//! Users' presence, as the step conditions over `recipient.online` and
+//! `recipient.last_seen_at` read it (`model::presence`).
+//!
+//! This node's live-feed sockets are counted here (`Registry`, one of the
+//! engine's parts), told by the `UserActor` as a socket joins and leaves.
+//! What other nodes must see goes through the store (`PresenceRepo`): on a
+//! store the nodes share (PostgreSQL), each change of this node's count of a
+//! user's sockets; on every store, `last_seen_at`, which is durable but
+//! written at most once a minute per user (`SEEN_EVERY`), whether the user
+//! was seen through a socket or a User API call (`Engine::user_seen`).
+//!
+//! `Engine::due_facts` is the one place a gate's presence facts are read,
+//! for the external attempts and the in-app settling alike.
+
+use super::engine::Engine;
+use crate::error::Result;
+use crate::model::presence::{DueFacts, Presence};
+use crate::storage::PresenceWrite;
+use dashmap::DashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use uuid::Uuid;
+
+/// How often, at most, a user's `last_seen_at` is written for being seen:
+/// a minute is far finer than any relative duration a condition names
+/// (`-30m` at the least sensible), and a busy user's requests cost no write.
+pub const SEEN_EVERY_MS: i64 = 60_000;
+
+/// Users whose last write the throttle remembers; past this many, it
+/// forgets them all (each then costs one more write).
+const MAX_REMEMBERED: usize = 100_000;
+
+/// This node's sockets per user, and when each user's `last_seen_at` was
+/// last written.
+#[derive(Default)]
+pub(crate) struct Registry {
+    /// `(project, user)` → the user's sockets open on this node.
+    sockets: DashMap<(Uuid, Uuid), u32>,
+    /// `(project, user)` → when (real milliseconds) `last_seen_at` was last
+    /// written from this node.
+    written: DashMap<(Uuid, Uuid), i64>,
+    /// Orders this node's socket writes (`PresenceWrite::Sockets::version`).
+    version: AtomicU64,
+}
+
+impl Engine {
+    fn presence_registry(&self) -> &Registry {
+        self.inner.parts.get::<Registry>()
+    }
+
+    /// A live-feed socket of the user joined on this node. Recorded before
+    /// it returns (the caller, the user's actor, then greets the socket), so
+    /// a client that got its `hello` counts as online on every node.
+    pub(crate) fn socket_opened(&self, project: Uuid, user: Uuid) {
+        self.sockets_changed(project, user, 1, true);
+    }
+
+    /// A live-feed socket of the user left this node (recorded without
+    /// waiting: nobody waits on a closed socket).
+    pub(crate) fn socket_closed(&self, project: Uuid, user: Uuid) {
+        self.sockets_changed(project, user, -1, false);
+    }
+
+    fn sockets_changed(&self, project: Uuid, user: Uuid, by: i32, wait: bool) {
+        let reg = self.presence_registry();
+        let key = (project, user);
+        // The count and its version are taken under the entry's lock, so
+        // the later change has the higher version whichever write lands last.
+        let (sockets, version) = {
+            let mut e = reg.sockets.entry(key).or_insert(0);
+            *e = e.saturating_add_signed(by);
+            (*e, reg.version.fetch_add(1, Ordering::Relaxed) + 1)
+        };
+        if sockets == 0 {
+            reg.sockets.remove_if(&key, |_, n| *n == 0);
+        }
+        let at = self.project_now(&project);
+        remember_write(reg, key);
+        let w = if self.shares_work() {
+            PresenceWrite::Sockets {
+                node: self.node_id(),
+                sockets,
+                version,
+                at,
+            }
+        } else {
+            PresenceWrite::Seen { at }
+        };
+        if wait {
+            if let Err(e) = self.storage().set_presence(&project, &user, w) {
+                tracing::warn!(error = %e, "cannot record a user's presence");
+            }
+        } else {
+            self.write_presence(project, user, w);
+        }
+    }
+
+    /// The user was seen (a User API call): `last_seen_at` moves to now,
+    /// unless it was written for this user less than a minute ago.
+    pub fn user_seen(&self, project: Uuid, user: Uuid) {
+        let reg = self.presence_registry();
+        let now = crate::model::Timestamp::now().millis();
+        let key = (project, user);
+        if reg
+            .written
+            .get(&key)
+            .is_some_and(|at| now - *at < SEEN_EVERY_MS)
+        {
+            return;
+        }
+        remember_write(reg, key);
+        let at = self.project_now(&project);
+        self.write_presence(project, user, PresenceWrite::Seen { at });
+    }
+
+    /// Writes a presence change on the blocking pool, without waiting: a
+    /// socket or a request never waits for it, and a failed write is only
+    /// logged (the next change writes again).
+    fn write_presence(&self, project: Uuid, user: Uuid, w: PresenceWrite) {
+        let store = self.storage().clone();
+        let job = move || {
+            if let Err(e) = store.set_presence(&project, &user, w) {
+                tracing::warn!(error = %e, "cannot record a user's presence");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn_blocking(job);
+            }
+            Err(_) => job(),
+        }
+    }
+
+    /// The facts a gate over presence is decided on, for the recipient of a
+    /// delivery of `project` whose step is reached now: online when a socket
+    /// is open on this node or (on a shared store) on any node alive; seen
+    /// now when online, else when last recorded. Blocking: a store read.
+    pub fn due_facts(&self, project: &Uuid, user: &Uuid) -> Result<DueFacts> {
+        let now = self.project_now(project);
+        let here = self
+            .presence_registry()
+            .sockets
+            .get(&(*project, *user))
+            .is_some_and(|n| *n > 0);
+        let stored = self.storage().presence(project, user)?;
+        let online = here || stored.online;
+        Ok(DueFacts {
+            presence: Presence {
+                online,
+                last_seen_at: if online {
+                    Some(now)
+                } else {
+                    stored.last_seen_at
+                },
+            },
+            now,
+        })
+    }
+}
+
+fn remember_write(reg: &Registry, key: (Uuid, Uuid)) {
+    if reg.written.len() >= MAX_REMEMBERED {
+        reg.written.clear();
+    }
+    reg.written
+        .insert(key, crate::model::Timestamp::now().millis());
+}
