@@ -14,7 +14,8 @@
 //! lets deliveries or frames go waits for durability first (`Engine::release`).
 //!
 //! `workflow` adds the operations of project clocks and run cancellation;
-//! `suppressions` those of the suppression list.
+//! `suppressions` those of the suppression list; `health` keeps each
+//! channel's circuit breaker (`crate::health`) and its shared state.
 //!
 //! `cluster` shares the work between the nodes of one database: the node
 //! id, claims of topic expansions, lease renewals, and the entry points a
@@ -36,6 +37,7 @@ mod events;
 mod feed_pages;
 mod feedback;
 mod flow_run;
+mod health;
 mod lifecycle;
 mod notifications;
 mod ops;

@@ -8,8 +8,8 @@ use herald_engine::delivery::clock::Span;
 use herald_engine::delivery::conditions::Conditions;
 use herald_engine::delivery::window::SendWindow;
 use herald_engine::model::{
-    self, ChannelType, MAX_ACTIONS, MAX_BATCH_MAX, MAX_DELAY, MAX_STEPS, MAX_TEMPLATE,
-    MAX_THROTTLE_LIMIT,
+    self, ChannelType, MAX_ACTIONS, MAX_BATCH_MAX, MAX_DELAY, MAX_FALLBACKS, MAX_STEPS,
+    MAX_TEMPLATE, MAX_THROTTLE_LIMIT,
 };
 use herald_engine::{validate, Validator};
 use serde::Deserialize;
@@ -74,6 +74,8 @@ pub struct StepInput {
     pub max_window: Given<String>,
     #[serde(default)]
     pub layout: Given<String>,
+    #[serde(default)]
+    pub fallback_channel_ids: Given<Vec<Value>>,
 }
 
 impl PartialSchema for StepInput {
@@ -131,6 +133,24 @@ pub fn channel_step_input() -> RefOr<Schema> {
                 .pattern(Some("^[a-z0-9][a-z0-9_-]{0,63}$"))
                 .description(Some(
                     "An email step's layout (see ChannelStep.layout): a handle, or null for none.",
+                )),
+        )
+        .property(
+            "fallback_channel_ids",
+            utoipa::openapi::schema::ArrayBuilder::new()
+                .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+                    Type::Array,
+                    Type::Null,
+                ]))
+                .items(
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid))),
+                )
+                .max_items(Some(MAX_FALLBACKS))
+                .unique_items(true)
+                .description(Some(
+                    "Backup channels of the step's channel type, in order (see ChannelStep.fallback_channel_ids); not on an in_app step.",
                 )),
         )
         .into()
@@ -433,6 +453,7 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
                     send_window: None,
                     max_window: None,
                     layout: None,
+                    fallback_channel_ids: vec![],
                 });
             }
             Given::Value(k) if k == "throttle" => {
@@ -531,6 +552,7 @@ fn throttle_step(
         send_window: None,
         max_window: None,
         layout: None,
+        fallback_channel_ids: vec![],
     }
 }
 
@@ -610,6 +632,7 @@ fn batch_step(
         send_window: None,
         max_window,
         layout: None,
+        fallback_channel_ids: vec![],
     }
 }
 
@@ -684,6 +707,7 @@ fn channel_step(
         Given::Absent | Given::Null => v.push(format!("{p}.template"), "required", "is required"),
         Given::Wrong(_) => v.push(format!("{p}.template"), "format", "must be an object"),
     }
+    let fallback_channel_ids = fallbacks(s, p, channel, channels, v);
     model::Step {
         kind: "channel".into(),
         channel_id: channel.map(|c| c.id),
@@ -698,7 +722,72 @@ fn channel_step(
             .and_then(|w| SendWindow::parse(w, p, v)),
         max_window: None,
         layout: None,
+        fallback_channel_ids,
     }
+}
+
+/// A channel step's backups (`fallback_channel_ids`): channels of the
+/// project, of the step's channel's type, none repeated nor the step's own,
+/// at most `MAX_FALLBACKS`; an in_app step takes none.
+fn fallbacks(
+    s: &StepInput, p: &str, channel: Option<&model::Channel>, channels: &[model::Channel],
+    v: &mut Validator,
+) -> Vec<Uuid> {
+    let path = format!("{p}.fallback_channel_ids");
+    let given = match &s.fallback_channel_ids {
+        Given::Absent | Given::Null => return vec![],
+        Given::Value(ids) => ids,
+        Given::Wrong(_) => {
+            v.push(path, "format", "must be an array of channel ids");
+            return vec![];
+        }
+    };
+    if given.is_empty() {
+        return vec![];
+    }
+    if channel.is_some_and(|c| c.channel_type == ChannelType::InApp) {
+        v.push(path, "inclusion", "an in_app step has no backup channels");
+        return vec![];
+    }
+    let mut out: Vec<Uuid> = vec![];
+    for (m, id) in given.iter().enumerate() {
+        let at = format!("{path}.{m}");
+        if m >= MAX_FALLBACKS {
+            v.push(
+                at,
+                "length",
+                format!("a step has at most {MAX_FALLBACKS} backup channels"),
+            );
+            break;
+        }
+        let Some(id) = id.as_str().and_then(|t| Uuid::parse_str(t).ok()) else {
+            v.push(at, "format", "must be a UUID string");
+            continue;
+        };
+        let Some(c) = channels.iter().find(|c| c.id == id) else {
+            v.push(at, "inclusion", "no channel with this id in the project");
+            continue;
+        };
+        if out.contains(&id) || channel.is_some_and(|ch| ch.id == id) {
+            v.push(at, "unique", "a channel is named once in a step");
+            continue;
+        }
+        if let Some(ch) = channel {
+            if c.channel_type != ch.channel_type {
+                v.push(
+                    at,
+                    "inclusion",
+                    format!(
+                        "a backup is of the step's channel type ({})",
+                        ch.channel_type.as_str()
+                    ),
+                );
+                continue;
+            }
+        }
+        out.push(id);
+    }
+    out
 }
 
 /// A channel step's `layout`: only an email step takes one (absent: the

@@ -141,6 +141,7 @@ spaces!(
     soft_bounces,
     sent_msgs,
     sent_msgs_by_delivery,
+    channel_health,
 );
 
 /// The open sled database. It is replaced when the store reopens after an I/O

@@ -114,7 +114,7 @@ impl Store {
         let mut cancel_keys: HashMap<Uuid, Option<String>> = HashMap::new();
         for (q, o, ri, di) in items {
             let old = recs[ri].1.d[di].status;
-            let (was_attempt, next) =
+            let (was_attempt, next, after) =
                 match rules::settle::settle_one(&mut recs[ri].1.d, di, &q, o, now) {
                     SettledOne::AlreadyFinal => {
                         w.del(T::queue, q.key());
@@ -124,11 +124,12 @@ impl Store {
                         was_attempt,
                         gate,
                         next,
+                        after,
                     } => {
                         if let Some(e) = gate {
                             traces[ri].push_entry(&e);
                         }
-                        (was_attempt, next)
+                        (was_attempt, next, after)
                     }
                 };
             match next {
@@ -167,6 +168,9 @@ impl Store {
             }
             let d = &recs[ri].1.d[di];
             crate::trace::settled_into(d, was_attempt, note, now, &mut traces[ri]);
+            if let Some(e) = after {
+                traces[ri].push_entry(&e);
+            }
             written.push(d.clone());
             touched[ri] = true;
         }
