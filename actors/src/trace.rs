@@ -586,7 +586,11 @@ pub fn settled_into(
 ) {
     let step = Arg::U64(step_of(&d.id).into());
     if was_attempt && d.attempts <= MAX_TRACED_ATTEMPTS {
+        // an attempt whose settle moved the delivery to a backup channel
+        // (`delivery::failover`): its `delivery.failover` entry follows
+        let moved = d.attempt_channel(d.attempts) != d.channel_id;
         let result = match (d.status, d.next_attempt_at) {
+            (DeliveryStatus::Pending, _) if moved => "failover",
             (DeliveryStatus::Pending, _) => "retry",
             (s, _) => match s {
                 DeliveryStatus::Sent => "sent",
@@ -635,7 +639,7 @@ pub fn settled_into(
                 ),
             ],
         );
-        if d.status == DeliveryStatus::Pending {
+        if d.status == DeliveryStatus::Pending && !moved {
             let at = serde_json::to_value(d.next_attempt_at).unwrap_or(Value::Null);
             sink.put(
                 now,

@@ -140,6 +140,14 @@ async fn a_500_until_the_retries_run_out_moves_the_delivery_to_the_backup() {
         vec![&json!(ca), &json!(ca), &json!(cb)],
         "{attempts:?}"
     );
+    let results: Vec<&Value> = attempts.iter().map(|e| &e["args"]["result"]).collect();
+    assert_eq!(
+        results,
+        vec![&json!("retry"), &json!("failover"), &json!("sent")],
+        "{attempts:?}"
+    );
+    // one retry scheduled (through A), none for the move
+    assert_eq!(trace_entries(&app, &nid, "retry.scheduled").await.len(), 1);
     // The list filtered by channel finds it under the backup.
     let by_b = app
         .admin(GET, &format!("{A}/deliveries"))
