@@ -707,7 +707,8 @@ fn channel_step(
         Given::Absent | Given::Null => v.push(format!("{p}.template"), "required", "is required"),
         Given::Wrong(_) => v.push(format!("{p}.template"), "format", "must be an object"),
     }
-    let fallback_channel_ids = fallbacks(s, p, channel, channels, v);
+    let fallback_channel_ids =
+        super::fallbacks::fallbacks(&s.fallback_channel_ids, p, channel, channels, v);
     model::Step {
         kind: "channel".into(),
         channel_id: channel.map(|c| c.id),
@@ -724,70 +725,6 @@ fn channel_step(
         layout: None,
         fallback_channel_ids,
     }
-}
-
-/// A channel step's backups (`fallback_channel_ids`): channels of the
-/// project, of the step's channel's type, none repeated nor the step's own,
-/// at most `MAX_FALLBACKS`; an in_app step takes none.
-fn fallbacks(
-    s: &StepInput, p: &str, channel: Option<&model::Channel>, channels: &[model::Channel],
-    v: &mut Validator,
-) -> Vec<Uuid> {
-    let path = format!("{p}.fallback_channel_ids");
-    let given = match &s.fallback_channel_ids {
-        Given::Absent | Given::Null => return vec![],
-        Given::Value(ids) => ids,
-        Given::Wrong(_) => {
-            v.push(path, "format", "must be an array of channel ids");
-            return vec![];
-        }
-    };
-    if given.is_empty() {
-        return vec![];
-    }
-    if channel.is_some_and(|c| c.channel_type == ChannelType::InApp) {
-        v.push(path, "inclusion", "an in_app step has no backup channels");
-        return vec![];
-    }
-    let mut out: Vec<Uuid> = vec![];
-    for (m, id) in given.iter().enumerate() {
-        let at = format!("{path}.{m}");
-        if m >= MAX_FALLBACKS {
-            v.push(
-                at,
-                "length",
-                format!("a step has at most {MAX_FALLBACKS} backup channels"),
-            );
-            break;
-        }
-        let Some(id) = id.as_str().and_then(|t| Uuid::parse_str(t).ok()) else {
-            v.push(at, "format", "must be a UUID string");
-            continue;
-        };
-        let Some(c) = channels.iter().find(|c| c.id == id) else {
-            v.push(at, "inclusion", "no channel with this id in the project");
-            continue;
-        };
-        if out.contains(&id) || channel.is_some_and(|ch| ch.id == id) {
-            v.push(at, "unique", "a channel is named once in a step");
-            continue;
-        }
-        if let Some(ch) = channel {
-            if c.channel_type != ch.channel_type {
-                v.push(
-                    at,
-                    "inclusion",
-                    format!(
-                        "a backup is of the step's channel type ({})",
-                        ch.channel_type.as_str()
-                    ),
-                );
-                continue;
-            }
-        }
-        out.push(id);
-    }
-    out
 }
 
 /// A channel step's `layout`: only an email step takes one (absent: the

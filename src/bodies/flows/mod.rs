@@ -4,6 +4,7 @@
 //! stays within its render limits is probed by the handler afterwards, on the
 //! blocking pool (`Steps::probes`).
 
+mod fallbacks;
 mod input;
 mod preview;
 mod run;
