@@ -205,6 +205,10 @@ pub struct ServeArgs {
     /// told of (at least 10) [default: 1000].
     #[arg(long, env = "HERALD_CLAIM_POLL_MS", value_name = "MS")]
     pub claim_poll_ms: Option<u64>,
+    /// Milliseconds a degraded channel's circuit stays open before one
+    /// probe attempt is let through (at least 10) [default: 30000].
+    #[arg(long, env = "HERALD_CHANNEL_COOLDOWN_MS", value_name = "MS")]
+    pub channel_cooldown_ms: Option<u64>,
     /// PostgreSQL: the most connections this node opens to the database (at
     /// least 1); N nodes open up to N times as many [default: 16].
     #[arg(long, env = "HERALD_PG_MAX_CONNECTIONS", value_name = "N")]
@@ -340,6 +344,12 @@ impl ServeArgs {
         }
         if let Some(v) = self.claim_poll_ms {
             s.claim_poll_ms = v;
+        }
+        if let Some(v) = self.channel_cooldown_ms {
+            s.channel_cooldown_ms = v;
+        }
+        if s.channel_cooldown_ms < 10 {
+            return Err("channel_cooldown_ms must be at least 10".into());
         }
         if let Some(v) = self.pg_max_connections {
             s.pg_max_connections = v;

@@ -89,6 +89,9 @@ pub struct Settings {
     /// PostgreSQL: milliseconds between a node's looks for work it was not
     /// told of (another node's after it died, work due later).
     pub claim_poll_ms: u64,
+    /// How long a degraded channel's circuit stays open before a probe
+    /// (`herald_engine::health`), in milliseconds.
+    pub channel_cooldown_ms: u64,
     /// PostgreSQL: the most connections the node's pool opens.
     pub pg_max_connections: u32,
 }
@@ -181,6 +184,7 @@ impl Default for Settings {
             event_retry_horizon: herald_engine::events::DEFAULT_RETRY_HORIZON.as_secs(),
             lease_seconds: herald_engine::backend::PG_DEFAULT_LEASE.as_secs(),
             claim_poll_ms: herald_engine::actors::DEFAULT_CLAIM_POLL.as_millis() as u64,
+            channel_cooldown_ms: herald_engine::health::DEFAULT_COOLDOWN_MS as u64,
             pg_max_connections: herald_engine::backend::PG_DEFAULT_MAX_CONNECTIONS,
         }
     }

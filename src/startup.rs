@@ -402,6 +402,9 @@ impl Application {
                     journal_dir: store.is_some().then(|| settings.data_dir.clone()),
                     template_limits: limits,
                     sns_trusted_cert_host: settings.sns_trusted_cert_host.clone(),
+                    channel_cooldown: std::time::Duration::from_millis(
+                        settings.channel_cooldown_ms,
+                    ),
                 },
             )
             .map_err(|e| e.message)?;

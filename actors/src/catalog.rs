@@ -133,7 +133,14 @@ pub fn set_status(
         if !flow.steps.iter().any(|s| s.kind == "channel") {
             return Err(CatalogError::NoChannelStep);
         }
-        for id in flow.steps.iter().filter_map(|s| s.channel_id) {
+        // a step's backups are checked as its channel is: a flow goes
+        // live only with every channel it may send through usable
+        let ids = flow.steps.iter().flat_map(|s| {
+            s.channel_id
+                .into_iter()
+                .chain(s.fallback_channel_ids.iter().copied())
+        });
+        for id in ids {
             let Some(c) = channels.iter().find(|c| c.id == id) else {
                 return Err(CatalogError::ChannelGone { channel: id });
             };
@@ -220,9 +227,10 @@ pub fn edit(flow: &mut Flow, edit: FlowEdit, now: Timestamp) -> Result<(), Catal
 pub fn may_delete(channel: &Channel, flows: &[Flow]) -> Result<(), CatalogError> {
     let in_active_flow = flows.iter().any(|f| {
         f.status == FlowStatus::Active
-            && f.steps
-                .iter()
-                .any(|s| s.channel_id.as_ref() == Some(&channel.id))
+            && f.steps.iter().any(|s| {
+                s.channel_id.as_ref() == Some(&channel.id)
+                    || s.fallback_channel_ids.contains(&channel.id)
+            })
     });
     if channel.builtin {
         return Err(CatalogError::BuiltinChannel {

@@ -79,6 +79,8 @@ event_types!(
     DeliveryDelivered = "delivery.delivered",
     DeliveryBounced = "delivery.bounced",
     DeliveryComplained = "delivery.complained",
+    ChannelDegraded = "channel.degraded",
+    ChannelRecovered = "channel.recovered",
 );
 
 /// The events of a notification's own state, in order (docs/API.md §15):

@@ -16,6 +16,7 @@ pub mod egress;
 pub mod error;
 pub mod events;
 pub mod feedback;
+pub mod health;
 pub mod model;
 pub mod providers;
 pub mod quota;

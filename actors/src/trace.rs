@@ -27,7 +27,9 @@
 //! `batch.closed` (on the batch's opener, with the change that closes it: a
 //! close when due, a join that reaches `max`, a cancellation), and
 //! `delivery.feedback` (a provider's report applied to a delivery, with the
-//! change it made, `feedback`). Staging writes its decisions with
+//! change it made, `feedback`), and `delivery.failover` (a delivery moved
+//! to its step's next backup channel: `from`, `to`, `reason`,
+//! `delivery::failover`). Staging writes its decisions with
 //! the accepted entries (`with_decisions`), in step order; the others go
 //! with the settle or change that applies them.
 
@@ -163,6 +165,13 @@ impl TraceEntry {
                 a("step"),
                 a("status"),
                 a("attempts")
+            ),
+            "delivery.failover" => format!(
+                "step {}: moved from channel {} to its backup {} ({})",
+                a("step"),
+                a("from"),
+                a("to"),
+                a("reason")
             ),
             "notification.processed" => "notification processed".to_string(),
             "run.scheduled" => format!("run scheduled to start at {}", a("send_at")),
@@ -601,7 +610,11 @@ pub fn settled_into(
 ) {
     let step = Arg::U64(step_of(&d.id).into());
     if was_attempt && d.attempts <= MAX_TRACED_ATTEMPTS {
+        // an attempt whose settle moved the delivery to a backup channel
+        // (`delivery::failover`): its `delivery.failover` entry follows
+        let moved = d.attempt_channel(d.attempts) != d.channel_id;
         let result = match (d.status, d.next_attempt_at) {
+            (DeliveryStatus::Pending, _) if moved => "failover",
             (DeliveryStatus::Pending, _) => "retry",
             (s, _) => match s {
                 DeliveryStatus::Sent => "sent",
@@ -622,7 +635,9 @@ pub fn settled_into(
                 ("step", step),
                 ("delivery_id", Arg::Id(d.id)),
                 ("channel_type", Arg::Str(d.channel_type.as_str())),
-                ("channel_id", Arg::Id(d.channel_id)),
+                // the attempt's own channel: a failover settled with it
+                // has moved the delivery on already
+                ("channel_id", Arg::Id(d.attempt_channel(d.attempts))),
                 ("attempt", Arg::U64(d.attempts.into())),
                 ("result", Arg::Str(result)),
                 (
@@ -648,7 +663,7 @@ pub fn settled_into(
                 ),
             ],
         );
-        if d.status == DeliveryStatus::Pending {
+        if d.status == DeliveryStatus::Pending && !moved {
             let at = serde_json::to_value(d.next_attempt_at).unwrap_or(Value::Null);
             sink.put(
                 now,

@@ -436,3 +436,42 @@ fn presence_keeps_the_latest_seen_time_and_the_latest_socket_count() {
         assert_eq!(st.presence(&p, &ada.id).unwrap(), never, "{}", b.name);
     }
 }
+
+#[test]
+fn a_channels_health_reads_back_as_stored_and_goes_with_the_channel() {
+    use herald_engine::events::EventType;
+    use herald_engine::model::{Channel, ChannelHealth, HealthState, Timestamp};
+    for b in backends() {
+        let st = &*b.store;
+        let p = project(st, "health");
+        let (id, now) = new_id();
+        st.put_channel(&p, &Channel::builtin_in_app(id, now))
+            .unwrap();
+        assert_eq!(st.channel_health(&p, &id).unwrap(), None, "{}", b.name);
+        let degraded = ChannelHealth {
+            state: HealthState::Degraded,
+            since: Timestamp::from_millis(now.millis()),
+            last_error: Some("HTTP 503".into()),
+        };
+        let data = serde_json::json!({"channel_id": id});
+        st.set_channel_health(&p, &id, &degraded, EventType::ChannelDegraded, &data)
+            .unwrap();
+        assert_eq!(
+            st.channel_health(&p, &id).unwrap().as_ref(),
+            Some(&degraded),
+            "{}",
+            b.name
+        );
+        let ok = ChannelHealth {
+            state: HealthState::Ok,
+            ..degraded.clone()
+        };
+        st.set_channel_health(&p, &id, &ok, EventType::ChannelRecovered, &data)
+            .unwrap();
+        assert_eq!(st.channel_health(&p, &id).unwrap(), Some(ok), "{}", b.name);
+        let other = Uuid::now_v7();
+        assert_eq!(st.channel_health(&p, &other).unwrap(), None, "{}", b.name);
+        st.delete_channel(&p, &id).unwrap();
+        assert_eq!(st.channel_health(&p, &id).unwrap(), None, "{}", b.name);
+    }
+}

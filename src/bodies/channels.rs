@@ -18,6 +18,8 @@ pub const MASK: &str = "********";
 pub struct Channel {
     pub config: Map<String, Value>,
     pub created_at: Timestamp,
+    /// Its circuit breaker (docs/API.md "Channel health").
+    pub health: model::ChannelHealth,
     pub id: Uuid,
     pub name: String,
     pub provider: String,
@@ -34,6 +36,7 @@ impl From<&model::Channel> for Channel {
         Channel {
             config: c.masked_config(),
             created_at: c.created_at,
+            health: model::ChannelHealth::ok_since(c.created_at),
             id: c.id,
             name: c.name.clone(),
             provider: c.provider.clone(),
@@ -41,6 +44,16 @@ impl From<&model::Channel> for Channel {
             status: c.status().as_str(),
             channel_type: c.channel_type,
             updated_at: c.updated_at,
+        }
+    }
+}
+
+impl Channel {
+    /// The channel as shown with its health as known.
+    pub fn with_health(c: &model::Channel, health: model::ChannelHealth) -> Self {
+        Channel {
+            health,
+            ..Channel::from(c)
         }
     }
 }

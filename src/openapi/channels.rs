@@ -290,10 +290,11 @@ fn channel(specs: &[&'static ProviderSpec]) -> Value {
                     "config": response_config(p),
                     "status": {"$ref": "#/components/schemas/ChannelStatus"},
                     "sandbox": {"type": "boolean", "description": "Sandbox: the channel calls no provider (its deliveries are `sent` with `sandbox: true`)."},
+                    "health": {"$ref": "#/components/schemas/ChannelHealth"},
                     "created_at": {"type": "string", "format": "date-time"},
                     "updated_at": {"type": "string", "format": "date-time"},
                 },
-                "required": ["id", "type", "name", "provider", "config", "status", "sandbox", "created_at", "updated_at"],
+                "required": ["id", "type", "name", "provider", "config", "status", "sandbox", "health", "created_at", "updated_at"],
             })
         })
         .collect();
@@ -301,6 +302,21 @@ fn channel(specs: &[&'static ProviderSpec]) -> Value {
         "description": "A channel. Its `config` is what was stored, secrets reading back as `********`; \
                         `status` is `active` once every required field is set.",
         "oneOf": alts,
+    })
+}
+
+fn health() -> Value {
+    json!({
+        "type": "object",
+        "description": "The channel's circuit breaker: `degraded` after 5 failures in a row (the provider \
+                        unreachable, 408, 429, 5xx) or at least half of 20 or more attempts in a minute; \
+                        a probe after the cool-down closes it again (`ok`).",
+        "properties": {
+            "state": {"type": "string", "enum": ["ok", "degraded"]},
+            "since": {"type": "string", "format": "date-time", "description": "When it entered this state (the channel's creation when it never changed)."},
+            "last_error": {"type": ["string", "null"], "description": "What the provider last said when it failed; null before any failure."},
+        },
+        "required": ["state", "since", "last_error"],
     })
 }
 
@@ -335,6 +351,7 @@ pub fn insert(schemas: &mut Map<String, Value>) {
     schemas.insert("ChannelInput".into(), channel_input(&specs));
     schemas.insert("ChannelUpdate".into(), channel_update(&specs));
     schemas.insert("Channel".into(), channel(&specs));
+    schemas.insert("ChannelHealth".into(), health());
 }
 
 #[cfg(test)]

@@ -72,10 +72,10 @@ pub async fn list(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpRespon
     let paging = pagination::parse(&q, st.cursor_key(), &a.project.id, "channels", &[])?;
     let page = st
         .engine
-        .list_channels(a.project.id, paging.req.clone())
+        .list_channels_with_health(a.project.id, paging.req.clone())
         .await?;
-    Ok(list_page(&paging, &page, |c| {
-        bodies::channels::Channel::from(c)
+    Ok(list_page(&paging, &page, |(c, h)| {
+        bodies::channels::Channel::with_health(c, h.clone())
     }))
 }
 
@@ -91,8 +91,8 @@ pub fn get_endpoint() -> Endpoint {
 pub async fn get(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "channel_id")?;
     let pid = a.project.id;
-    let c = st.engine.channel(pid, id).await?;
-    Ok(ok(bodies::channels::Channel::from(&c)))
+    let (c, h) = st.engine.channel_with_health(pid, id).await?;
+    Ok(ok(bodies::channels::Channel::with_health(&c, h)))
 }
 
 /// `PUT /admin/v1/channels/{channel_id}`
@@ -122,7 +122,8 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
             Ok(())
         })
         .await?;
-    Ok(ok(bodies::channels::Channel::from(&c)))
+    let h = st.engine.known_health(&c);
+    Ok(ok(bodies::channels::Channel::with_health(&c, h)))
 }
 
 /// `DELETE /admin/v1/channels/{channel_id}`
@@ -162,7 +163,8 @@ pub async fn revoke(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResp
     let id = path_uuid(&req, "channel_id")?;
     let pid = a.project.id;
     let c = st.engine.revoke_channel(pid, id).await?;
-    Ok(ok(bodies::channels::Channel::from(&c)))
+    let h = st.engine.known_health(&c);
+    Ok(ok(bodies::channels::Channel::with_health(&c, h)))
 }
 
 impl From<ApiError> for Error {

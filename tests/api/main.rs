@@ -20,6 +20,7 @@ mod egress;
 pub(crate) mod engine_helpers;
 mod erasure;
 mod errors;
+mod failover;
 mod fairness;
 mod feed;
 mod feed_actions;

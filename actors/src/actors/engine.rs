@@ -42,6 +42,9 @@ pub struct EngineConfig {
     /// SNS's own (`--sns-trusted-cert-host`; tests only), see
     /// `crate::feedback::ses::SnsCerts`.
     pub sns_trusted_cert_host: Option<String>,
+    /// How long a degraded channel's circuit stays open before one probe
+    /// attempt goes through (`crate::health`).
+    pub channel_cooldown: std::time::Duration,
 }
 
 /// Provider calls in flight per channel type, all projects together: four
@@ -71,6 +74,9 @@ impl Default for EngineConfig {
             journal_dir: None,
             template_limits: crate::render::Limits::default(),
             sns_trusted_cert_host: None,
+            channel_cooldown: std::time::Duration::from_millis(
+                crate::health::DEFAULT_COOLDOWN_MS as u64,
+            ),
         }
     }
 }

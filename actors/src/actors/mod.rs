@@ -16,7 +16,8 @@
 //! `workflow` adds the operations of project clocks and run cancellation;
 //! `suppressions` those of the suppression list; `presence` counts this
 //! node's live-feed sockets per user and reads a recipient's presence for
-//! the step conditions that name it.
+//! the step conditions that name it; `health` keeps each channel's circuit
+//! breaker (`crate::health`) and its shared state.
 //!
 //! `cluster` shares the work between the nodes of one database: the node
 //! id, claims of topic expansions, lease renewals, and the entry points a
@@ -38,6 +39,7 @@ mod events;
 mod feed_pages;
 mod feedback;
 mod flow_run;
+mod health;
 mod lifecycle;
 mod notifications;
 mod ops;

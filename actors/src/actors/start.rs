@@ -53,6 +53,7 @@ impl Engine {
         parts.insert(BusSlot::default());
         parts.insert(super::presence::Registry::default());
         parts.insert(super::feed_pages::FeedPages::default());
+        parts.insert(super::health::Health::default());
         // SNS signing certificates of `ses` callbacks, fetched with the
         // providers' client (the egress guard's resolver, no redirects)
         parts.insert(crate::feedback::ses::SnsCerts::new(

@@ -20,7 +20,9 @@
 //! - `batch`: batch (digest) steps, opened and joined at staging, closed
 //!   and rendered when the opener's deliveries come due;
 //! - `conditions`: step conditions (`if`), decided at staging or, over
-//!   earlier steps, when the delivery comes due.
+//!   earlier steps, when the delivery comes due;
+//! - `failover`: when a delivery its channel cannot send moves to the
+//!   step's next backup channel.
 
 pub(crate) mod accept;
 pub use accept::preview::{Preview, PreviewError, PreviewInput, StepPreview};
@@ -29,6 +31,7 @@ pub mod cancel;
 pub mod clock;
 pub mod conditions;
 pub(crate) mod expand;
+pub mod failover;
 pub(crate) mod feed_flags;
 pub mod frames;
 pub mod sandbox;

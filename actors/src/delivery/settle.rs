@@ -118,6 +118,27 @@ pub(crate) fn apply(
                 ..*q
             })
         }
+        Outcome::Failover {
+            error,
+            attempted,
+            to,
+            at,
+            ..
+        } => {
+            if attempted {
+                d.attempts += 1;
+            }
+            // The attempts so far keep their channel before it changes.
+            d.attempt_channels = d.attempt_channels();
+            d.channel_id = to;
+            d.fallback_channel_ids = super::failover::after(&d.fallback_channel_ids, &to);
+            d.error = Some(error);
+            d.next_attempt_at = Some(at);
+            Some(QueueItem {
+                due_ms: at.millis(),
+                ..*q
+            })
+        }
         Outcome::Retry {
             error,
             at,
@@ -201,6 +222,8 @@ mod tests {
             batch: false,
             feed_at: None,
             bounce: None,
+            fallback_channel_ids: vec![],
+            attempt_channels: vec![],
         };
         let q = QueueItem {
             project: Uuid::now_v7(),

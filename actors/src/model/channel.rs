@@ -46,6 +46,36 @@ pub struct Channel {
     pub updated_at: Timestamp,
 }
 
+/// A channel's circuit breaker as stored and shown (`crate::health`): its
+/// state, since when, and the last failure that counted against it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ChannelHealth {
+    pub state: HealthState,
+    #[schema(value_type = DateTime<Utc>)]
+    pub since: Timestamp,
+    /// What the provider last said when it failed (absent before any failure).
+    pub last_error: Option<String>,
+}
+
+/// `ok`: attempts go through; `degraded`: its circuit is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HealthState {
+    Ok,
+    Degraded,
+}
+
+impl ChannelHealth {
+    /// The health of a channel that never stored one: ok since it exists.
+    pub fn ok_since(since: Timestamp) -> ChannelHealth {
+        ChannelHealth {
+            state: HealthState::Ok,
+            since,
+            last_error: None,
+        }
+    }
+}
+
 impl Channel {
     /// The in-app channel every project starts with (it cannot be deleted or revoked).
     pub fn builtin_in_app(id: Uuid, now: Timestamp) -> Channel {

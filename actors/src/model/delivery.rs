@@ -304,6 +304,15 @@ pub struct Delivery {
     /// the provider's report).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bounce: Option<BounceKind>,
+    /// The backup channels left to the delivery, in order (its step's
+    /// `fallback_channel_ids` as staged; a failover takes the first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback_channel_ids: Vec<Uuid>,
+    /// The channel of each attempt, in order, once a failover made them
+    /// differ; empty while every attempt went through `channel_id`
+    /// (`Delivery::attempt_channels`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempt_channels: Vec<Uuid>,
 }
 
 /// `Delivery::feed_sort_id` of a delivery id and its `feed_at`.
@@ -319,6 +328,37 @@ pub fn feed_sort_id(id: &Uuid, feed_at: Option<Timestamp>) -> Uuid {
 }
 
 impl Delivery {
+    /// The channel of each of its `attempts`, in order: attempts made before
+    /// the first failover, and those of a delivery that never moved, went
+    /// through `channel_id`.
+    pub fn attempt_channels(&self) -> Vec<Uuid> {
+        let n = self.attempts as usize;
+        let mut out = Vec::with_capacity(n);
+        out.extend(self.attempt_channels.iter().take(n));
+        out.resize(n, self.channel_id);
+        out
+    }
+
+    /// The channel of attempt number `n` (1-based): `channel_id` past the
+    /// recorded ones (`attempt_channels`).
+    pub fn attempt_channel(&self, n: u32) -> Uuid {
+        let i = (n as usize).saturating_sub(1);
+        self.attempt_channels
+            .get(i)
+            .copied()
+            .unwrap_or(self.channel_id)
+    }
+
+    /// Attempts made through its current channel since it last moved: the
+    /// retry policy of that channel counts these.
+    pub fn attempts_on_channel(&self) -> u32 {
+        self.attempt_channels()
+            .iter()
+            .rev()
+            .take_while(|c| **c == self.channel_id)
+            .count() as u32
+    }
+
     /// The time a feed entry shows: when its step delivered it.
     pub fn feed_time(&self) -> Timestamp {
         self.feed_at.unwrap_or(self.created_at)

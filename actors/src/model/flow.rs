@@ -15,6 +15,8 @@ pub const MAX_DELAY: u64 = 30 * 86_400;
 pub const MAX_THROTTLE_LIMIT: u32 = 1000;
 /// The most activities a batch step's `max` may ask for.
 pub const MAX_BATCH_MAX: u32 = 10_000;
+/// The most backup channels a channel step names (`Step::fallback_channel_ids`).
+pub const MAX_FALLBACKS: usize = 3;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -118,6 +120,11 @@ pub struct Step {
         deserialize_with = "given"
     )]
     pub layout: Option<Option<String>>,
+    /// A channel step's backups, of its channel's type, in order: a
+    /// delivery its channel cannot send (a permanent failure, retries used
+    /// up, an open circuit) moves to the next one (`delivery::failover`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback_channel_ids: Vec<Uuid>,
 }
 
 /// A field that may be given as null (`Some(None)`), unlike an absent one.

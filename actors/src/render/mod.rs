@@ -513,6 +513,7 @@ mod tests {
                 send_window: None,
                 max_window: None,
                 layout: None,
+                fallback_channel_ids: vec![],
             }],
             critical: false,
             commercial: false,

@@ -317,6 +317,8 @@ mod tests {
             batch: false,
             feed_at: None,
             bounce: None,
+            fallback_channel_ids: vec![],
+            attempt_channels: vec![],
         }
     }
 

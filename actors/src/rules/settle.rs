@@ -1,6 +1,7 @@
 //! What settling an attempt's outcome traces beyond the delivery's own
 //! change (`delivery::settle::apply`): whether the outcome was an attempt,
-//! and the `condition.evaluated` entry of a step's gate.
+//! the `condition.evaluated` entry of a step's gate, and the
+//! `delivery.failover` entry of a move to a backup channel.
 
 use crate::delivery::conditions;
 use crate::model::presence::DueFacts;
@@ -12,10 +13,11 @@ use uuid::Uuid;
 /// Whether the outcome came from a provider call: a skip, a cancellation or
 /// a wait calls no provider, so it has no `attempt` entry.
 pub fn was_attempt(o: &Outcome) -> bool {
-    !matches!(
-        o,
-        Outcome::Skipped(_) | Outcome::Canceled(_) | Outcome::Wait { .. }
-    )
+    match o {
+        Outcome::Skipped(_) | Outcome::Canceled(_) | Outcome::Wait { .. } => false,
+        Outcome::Failover { attempted, .. } => *attempted,
+        _ => true,
+    }
 }
 
 /// The trace entry of a condition over earlier steps, decided as delivery
@@ -37,6 +39,9 @@ pub fn gate_entry(
             (e.code == DeliveryErrorCode::ConditionFalse.as_str()).then_some(false)
         }
         Outcome::Canceled(_) | Outcome::Wait { .. } => None,
+        Outcome::Failover {
+            attempted: false, ..
+        } => None,
         _ => Some(true),
     }?;
     let g = d.gate.as_ref()?;
@@ -59,11 +64,13 @@ pub enum SettledOne {
     AlreadyFinal,
     /// The outcome was applied: whether it was an attempt, the gate's trace
     /// entry to write (`gate_entry`), and the queue item the delivery waits
-    /// as next (`None`: it leaves the queue).
+    /// as next (`None`: it leaves the queue); `after`, an entry to write
+    /// after the attempt's own (a failover's).
     Applied {
         was_attempt: bool,
         gate: Option<TraceEntry>,
         next: Option<crate::storage::QueueItem>,
+        after: Option<TraceEntry>,
     },
 }
 
@@ -83,10 +90,18 @@ pub fn settle_one(
     }
     let was_attempt = was_attempt(&o);
     let gate = gate_entry(&o, d, deliveries, &q.delivery_id, now, facts);
+    let moved = match &o {
+        Outcome::Failover { reason, .. } => Some((d.channel_id, *reason)),
+        _ => None,
+    };
     let next = crate::delivery::settle::apply(&mut deliveries[di], q, o, now);
+    let after = moved.map(|(from, reason)| {
+        crate::delivery::failover::trace_entry(&deliveries[di], from, reason, now)
+    });
     SettledOne::Applied {
         was_attempt,
         gate,
         next,
+        after,
     }
 }

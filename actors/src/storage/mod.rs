@@ -27,6 +27,7 @@ pub use types::*;
 
 use crate::error::Result;
 use crate::events::{AttemptNext, EventAttempt, OutboxEvent, WebhookEndpoint};
+use crate::model::ChannelHealth;
 use crate::model::Timestamp;
 use crate::model::{
     Channel, ChannelType, ContentKind, ContentRecord, Delivery, Flow, Preferences, Project,
@@ -101,6 +102,16 @@ pub trait ChannelRepo {
     fn put_channel(&self, project: &Uuid, c: &Channel) -> Result<()>;
     /// Changes a channel under its lock; 404 when it does not exist.
     fn update_channel(&self, project: &Uuid, id: &Uuid, f: Change<'_, Channel>) -> Result<Channel>;
+    /// The health its circuit breaker last stored (`None`: never stored),
+    /// shared by the nodes of a cluster (`crate::health`).
+    fn channel_health(&self, project: &Uuid, id: &Uuid) -> Result<Option<ChannelHealth>>;
+    /// Stores a transition of a channel's circuit breaker and its event
+    /// (`channel.degraded`, `channel.recovered`, data `event_data`) in one
+    /// change.
+    fn set_channel_health(
+        &self, project: &Uuid, id: &Uuid, h: &ChannelHealth, event: crate::events::EventType,
+        event_data: &serde_json::Value,
+    ) -> Result<()>;
 }
 
 /// Flows and their handles.

@@ -313,8 +313,24 @@ pub enum Outcome {
         at: Timestamp,
         outcomes: Option<Value>,
     },
-    /// Not attempted: waits until `at` (a batch whose close moved later).
+    /// Not attempted: waits until `at` (a batch whose close moved later,
+    /// a channel whose circuit is open and that has no backup).
     Wait {
+        at: Timestamp,
+    },
+    /// Not sent through its channel: the delivery moves to its backup `to`
+    /// (the first of `Delivery::fallback_channel_ids`) and is due again at
+    /// `at` (`delivery::failover`). Stored with the settle, so the move is
+    /// durable before the backup is tried.
+    Failover {
+        /// Why the channel did not send it.
+        error: DeliveryError,
+        /// Whether its channel was called (false: an open circuit, a
+        /// channel gone or revoked).
+        attempted: bool,
+        to: Uuid,
+        /// `failed`, `retries_exhausted` or `unhealthy`.
+        reason: &'static str,
         at: Timestamp,
     },
 }

@@ -38,11 +38,18 @@ pub struct DeliveryView {
     pub actor_id: Option<Uuid>,
     #[schema(value_type = Option<DateTime<Utc>>)]
     pub archived_at: Option<Timestamp>,
+    /// The channel of each attempt, in order (as many as `attempts`): they
+    /// differ from `channel_id` once a failover moved the delivery to a
+    /// backup channel.
+    pub attempt_channels: Vec<Uuid>,
+    /// Provider calls made so far, through every channel it went through.
     pub attempts: u32,
     /// A bounced delivery's bounce kind (`hard` or `soft`); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(required = false)]
     pub bounce: Option<BounceKind>,
+    /// The channel the delivery goes through: its step's channel, or the
+    /// backup a failover moved it to (the one that sent it, once sent).
     pub channel_id: Uuid,
     pub channel_type: ChannelType,
     #[schema(value_type = Option<DateTime<Utc>>)]
@@ -82,6 +89,7 @@ impl Delivery {
         DeliveryView {
             actor_id: self.actor_id,
             archived_at: self.archived_at,
+            attempt_channels: self.attempt_channels(),
             attempts: self.attempts,
             bounce: self.bounce,
             channel_id: self.channel_id,

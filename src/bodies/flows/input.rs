@@ -8,8 +8,8 @@ use herald_engine::delivery::clock::Span;
 use herald_engine::delivery::conditions::Conditions;
 use herald_engine::delivery::window::SendWindow;
 use herald_engine::model::{
-    self, ChannelType, MAX_ACTIONS, MAX_BATCH_MAX, MAX_DELAY, MAX_STEPS, MAX_TEMPLATE,
-    MAX_THROTTLE_LIMIT,
+    self, ChannelType, MAX_ACTIONS, MAX_BATCH_MAX, MAX_DELAY, MAX_FALLBACKS, MAX_STEPS,
+    MAX_TEMPLATE, MAX_THROTTLE_LIMIT,
 };
 use herald_engine::{validate, Validator};
 use serde::Deserialize;
@@ -74,6 +74,8 @@ pub struct StepInput {
     pub max_window: Given<String>,
     #[serde(default)]
     pub layout: Given<String>,
+    #[serde(default)]
+    pub fallback_channel_ids: Given<Vec<Value>>,
 }
 
 impl PartialSchema for StepInput {
@@ -131,6 +133,24 @@ pub fn channel_step_input() -> RefOr<Schema> {
                 .pattern(Some("^[a-z0-9][a-z0-9_-]{0,63}$"))
                 .description(Some(
                     "An email step's layout (see ChannelStep.layout): a handle, or null for none.",
+                )),
+        )
+        .property(
+            "fallback_channel_ids",
+            utoipa::openapi::schema::ArrayBuilder::new()
+                .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+                    Type::Array,
+                    Type::Null,
+                ]))
+                .items(
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid))),
+                )
+                .max_items(Some(MAX_FALLBACKS))
+                .unique_items(true)
+                .description(Some(
+                    "Backup channels of the step's channel type, in order (see ChannelStep.fallback_channel_ids); not on an in_app step.",
                 )),
         )
         .into()
@@ -433,6 +453,7 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
                     send_window: None,
                     max_window: None,
                     layout: None,
+                    fallback_channel_ids: vec![],
                 });
             }
             Given::Value(k) if k == "throttle" => {
@@ -531,6 +552,7 @@ fn throttle_step(
         send_window: None,
         max_window: None,
         layout: None,
+        fallback_channel_ids: vec![],
     }
 }
 
@@ -610,6 +632,7 @@ fn batch_step(
         send_window: None,
         max_window,
         layout: None,
+        fallback_channel_ids: vec![],
     }
 }
 
@@ -684,6 +707,8 @@ fn channel_step(
         Given::Absent | Given::Null => v.push(format!("{p}.template"), "required", "is required"),
         Given::Wrong(_) => v.push(format!("{p}.template"), "format", "must be an object"),
     }
+    let fallback_channel_ids =
+        super::fallbacks::fallbacks(&s.fallback_channel_ids, p, channel, channels, v);
     model::Step {
         kind: "channel".into(),
         channel_id: channel.map(|c| c.id),
@@ -698,6 +723,7 @@ fn channel_step(
             .and_then(|w| SendWindow::parse(w, p, v)),
         max_window: None,
         layout: None,
+        fallback_channel_ids,
     }
 }
 

@@ -4,6 +4,7 @@
 //! stays within its render limits is probed by the handler afterwards, on the
 //! blocking pool (`Steps::probes`).
 
+mod fallbacks;
 mod input;
 mod preview;
 mod run;
@@ -104,6 +105,13 @@ pub enum DelayStepType {
 #[derive(Serialize, ToSchema)]
 pub struct ChannelStep {
     pub channel_id: Option<Uuid>,
+    /// Backup channels of the step's channel type, in order (at most 3; not
+    /// on an in_app step): a delivery its channel fails for good, whose
+    /// retries run out, or whose channel is degraded, moves to the next one
+    /// (the same delivery id). Absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(required = false, max_items = 3)]
+    pub fallback_channel_ids: Vec<Uuid>,
     /// When the step may deliver, in the recipient's timezone (UTC when
     /// none): `{"days": ["mon", …], "from": "09:00", "to": "18:00"}`; a `to`
     /// not after `from` runs across midnight. Reached outside it, the step
@@ -265,6 +273,7 @@ impl From<&model::Step> for Step {
             }),
             _ => Step::Channel(ChannelStep {
                 channel_id: s.channel_id,
+                fallback_channel_ids: s.fallback_channel_ids.clone(),
                 send_window: s.send_window.as_ref().map(|w| w.view()),
                 cond: s.cond.as_ref().map(|c| c.view()),
                 layout: s.layout.clone(),

@@ -6,9 +6,12 @@
 
 use super::RetryPolicy;
 use crate::actors::engine::Engine;
-use crate::model::{ChannelStatus, ChannelType, DeliveryError, DeliveryErrorCode};
+use crate::delivery::failover;
+use crate::health::{Admit, Signal};
+use crate::model::{ChannelStatus, ChannelType, DeliveryError, DeliveryErrorCode, Timestamp};
 use crate::providers::{SendError, SendRequest};
 use crate::storage::{Outcome, PushKey, QueueItem};
+use rand::Rng;
 
 /// In-app deliveries that wait for their batch (`delivery::batch::due`):
 /// each is rendered with its batch and comes back due now, or waits until
@@ -165,13 +168,24 @@ fn load_attempt(engine: &Engine, q: &QueueItem) -> Result<Loaded, Option<Outcome
     } else {
         store.channel(&q.project, &d.channel_id)
     };
+    // A channel that cannot send at all: the delivery moves to its backup
+    // when it has one (`delivery::failover`), without a call.
+    let now = engine.project_now(&q.project);
+    let moved = |e: DeliveryError| {
+        Err(Some(failover::reroute(
+            &d.fallback_channel_ids,
+            Outcome::Failed(e),
+            false,
+            now,
+        )))
+    };
     let channel = match channel {
         Ok(Some(c)) => c,
         Ok(None) => {
-            return Err(Some(Outcome::Failed(err(
+            return moved(err(
                 DeliveryErrorCode::ProviderNotConfigured,
                 "the channel was deleted",
-            ))))
+            ))
         }
         Err(e) => {
             return Err(Some(Outcome::Retry {
@@ -183,18 +197,30 @@ fn load_attempt(engine: &Engine, q: &QueueItem) -> Result<Loaded, Option<Outcome
     };
     match channel.status() {
         ChannelStatus::Revoked => {
-            return Err(Some(Outcome::Failed(err(
+            return moved(err(
                 DeliveryErrorCode::ProviderRevoked,
                 "the channel's provider access is revoked",
-            ))))
+            ))
         }
         ChannelStatus::Unconfigured => {
-            return Err(Some(Outcome::Failed(err(
+            return moved(err(
                 DeliveryErrorCode::ProviderNotConfigured,
                 "the channel's provider is not configured",
-            ))))
+            ))
         }
         ChannelStatus::Active => {}
+    }
+    // An open circuit (`crate::health`): to the backup at once, or wait
+    // for the channel's probe without counting an attempt.
+    if let Admit::Wait { until } = engine.health_admit(&q.project, &channel) {
+        if let Some(o) = failover::unhealthy(&d.fallback_channel_ids, now) {
+            return Err(Some(o));
+        }
+        let jitter = rand::thread_rng().gen_range(0..250);
+        let wait = (until - Timestamp::now().millis()).max(100) + jitter;
+        return Err(Some(Outcome::Wait {
+            at: now.plus_millis(wait),
+        }));
     }
     let recipient = if first_read {
         read_recipient.filter(|u| u.id == d.recipient_id)
@@ -284,13 +310,20 @@ pub(super) async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Out
         .get(channel.provider.as_str())
         .cloned()
     else {
-        return Some(Outcome::Failed(err(
+        let e = err(
             DeliveryErrorCode::ProviderNotConfigured,
             format!(
                 "provider {} has no transport in this build",
                 channel.provider
             ),
-        )));
+        );
+        let now = engine.project_now(&q.project);
+        return Some(failover::reroute(
+            &d.fallback_channel_ids,
+            Outcome::Failed(e),
+            false,
+            now,
+        ));
     };
     let mut d = d;
     // The project: its sandbox mode and the link of `{{ preferences_url }}`.
@@ -340,8 +373,11 @@ pub(super) async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Out
     };
     crate::rules::unsubscribe_link::fill(&mut d.data, unsubscribe_url.as_deref().unwrap_or(""));
     let policy = RetryPolicy::from_config(&channel.config);
-    let attempt = d.attempts + 1;
+    // The retry policy is the channel's: it counts the attempts made
+    // through it, not those of the channels the delivery came from.
+    let attempt = d.attempts_on_channel() + 1;
     let recipient_id = d.recipient_id;
+    let fallbacks = std::mem::take(&mut d.fallback_channel_ids);
     let req = SendRequest {
         delivery: d,
         recipient,
@@ -385,7 +421,42 @@ pub(super) async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Out
             subscriptions_removed: expired.len(),
         },
     );
-    Some(match res {
+    // What the answer says of the channel (`crate::health`): only an
+    // unavailable provider counts against it.
+    let signal = match &res {
+        Err(SendError::Transient { message, .. }) => Some(Signal::Failure(message.clone())),
+        Err(SendError::NoAddress { .. }) => None,
+        _ => Some(Signal::Answered),
+    };
+    if let Some(s) = signal {
+        engine.health_record(q.project, &channel, s);
+    }
+    let now = engine.project_now(&q.project);
+    // This failure opened the circuit: a delivery with a backup moves now
+    // rather than waiting for a retry the circuit would hold.
+    if matches!(res, Err(SendError::Transient { .. })) && engine.health_is_open(&channel.id) {
+        if let Some(Outcome::Failover {
+            error,
+            to,
+            reason,
+            at,
+            ..
+        }) = failover::unhealthy(&fallbacks, now)
+        {
+            let message = match &res {
+                Err(SendError::Transient { message, .. }) => message.clone(),
+                _ => error.message,
+            };
+            return Some(Outcome::Failover {
+                error: err(DeliveryErrorCode::ProviderUnavailable, message),
+                attempted: true,
+                to,
+                reason,
+                at,
+            });
+        }
+    }
+    let outcome = match res {
         Ok(sent) => Outcome::Sent {
             outcomes: sent.outcomes,
         },
@@ -424,5 +495,6 @@ pub(super) async fn external_attempt(engine: Engine, q: QueueItem) -> Option<Out
             DeliveryErrorCode::ProviderRejected,
             format!("{error:?}"),
         )),
-    })
+    };
+    Some(failover::reroute(&fallbacks, outcome, true, now))
 }

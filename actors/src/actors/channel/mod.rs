@@ -579,10 +579,18 @@ impl ChannelActor {
         let engine = self.engine.clone();
         let fut = async move {
             let kept = batch.clone();
+            // A delivery moved to a backup channel is tried there only once
+            // the move is durable: a crash before then must not leave the
+            // backup's send behind a settle the store forgot.
+            let moved = batch
+                .iter()
+                .any(|(_, o)| matches!(o, Outcome::Failover { .. }));
+            let e = engine.clone();
             let settled = tokio::task::spawn_blocking(move || {
                 engine.storage().settle(&batch, engine.attempt_notes())
             });
             match settled.await {
+                Ok(Ok(r)) if moved => (e.durable().await.map(|()| r), kept),
                 Ok(r) => (r, kept),
                 Err(_) => (
                     Err(crate::error::Error::internal("recording outcomes panicked")),
@@ -611,14 +619,16 @@ impl ChannelActor {
                     self.shared.then(|| written.iter().map(|d| d.id).collect());
                 for (q, o) in &batch {
                     match o {
-                        Outcome::Retry { .. } | Outcome::Wait { .. }
+                        Outcome::Retry { .. } | Outcome::Wait { .. } | Outcome::Failover { .. }
                             if recorded
                                 .as_ref()
                                 .is_some_and(|r| !r.contains(&q.delivery_id)) =>
                         {
                             self.known.remove(&q.delivery_id);
                         }
-                        Outcome::Retry { at, .. } | Outcome::Wait { at } => {
+                        Outcome::Retry { at, .. }
+                        | Outcome::Wait { at }
+                        | Outcome::Failover { at, .. } => {
                             self.known.remove(&q.delivery_id);
                             self.push(QueueItem {
                                 due_ms: at.millis(),

@@ -707,6 +707,14 @@ impl<'a> Stager<'a> {
                 batch: opened.is_some() && status == DeliveryStatus::Pending,
                 feed_at: None,
                 bounce: None,
+                // The backups go with the delivery, so the attempt needs
+                // no flow to move it (and a step may set its own per hop).
+                fallback_channel_ids: if status == DeliveryStatus::Pending {
+                    step.fallback_channel_ids.clone()
+                } else {
+                    vec![]
+                },
+                attempt_channels: vec![],
             };
             if let (Some(b), true) = (&mut opened, d.batch) {
                 let w = batch::waiting(b, &d, due.millis());

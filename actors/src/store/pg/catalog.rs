@@ -8,7 +8,7 @@ use super::users::{lock_all, lock_key};
 use super::{db_err, doc_of, is_unique_violation, to_doc, PgStore};
 use crate::error::{Error, Result};
 use crate::events::EventType;
-use crate::model::{Channel, Flow, FlowStatus, Timestamp};
+use crate::model::{Channel, ChannelHealth, Flow, FlowStatus, Timestamp};
 use crate::storage::{
     Change, ChannelRepo, FlowRepo, IdempotencyRepo, IdempotentResponse, Page, PageReq, PushRepo,
     PushSubscription,
@@ -116,6 +116,43 @@ impl ChannelRepo for PgStore {
         self.update_doc("channels", "channel", project, id, f, |c| {
             c.updated_at = Timestamp::now()
         })
+    }
+
+    fn channel_health(&self, project: &Uuid, id: &Uuid) -> Result<Option<ChannelHealth>> {
+        let row = self
+            .block(
+                sqlx::query(
+                    "SELECT doc FROM channel_health WHERE project = $1 AND channel_id = $2",
+                )
+                .bind(project)
+                .bind(id)
+                .fetch_optional(self.pool()),
+            )
+            .map_err(db_err)?;
+        row.map(|r| doc_of(&r, "doc")).transpose()
+    }
+
+    fn set_channel_health(
+        &self, project: &Uuid, id: &Uuid, h: &ChannelHealth, event: EventType,
+        event_data: &serde_json::Value,
+    ) -> Result<()> {
+        let mut tx = self.begin()?;
+        self.block(async {
+            sqlx::query(
+                "INSERT INTO channel_health (project, channel_id, doc) VALUES ($1, $2, $3)
+                 ON CONFLICT (project, channel_id) DO UPDATE SET doc = EXCLUDED.doc",
+            )
+            .bind(project)
+            .bind(id)
+            .bind(to_doc(h))
+            .execute(&mut *tx)
+            .await
+            .map_err(db_err)?;
+            let mut events = Outbound::load(&mut tx, [*project]).await?;
+            events.stage(project, event, id, || event_data);
+            events.flush(&mut tx).await
+        })?;
+        self.commit(tx)
     }
 }
 

@@ -180,6 +180,7 @@ pub(super) async fn stage_finish(
             was_attempt,
             gate,
             next,
+            after,
         } = settled
         else {
             unqueued.push((q.project, q.delivery_id));
@@ -225,6 +226,9 @@ pub(super) async fn stage_finish(
         let d = &recs[ri].2[di];
         let note = notes.and_then(|n| n.take(&d.id));
         crate::trace::settled_into(d, was_attempt, note, now, &mut traces_of[ri]);
+        if let Some(e) = after {
+            traces_of[ri].push_entry(&e);
+        }
         written.push(d.clone());
         touched[ri] = true;
     }

@@ -74,24 +74,29 @@ pub(super) async fn save_deliveries<'a>(
     conn: &mut PgConnection, ds: impl IntoIterator<Item = (Uuid, &'a Delivery)>,
 ) -> Result<()> {
     let (mut ps, mut ids, mut sts, mut docs) = (vec![], vec![], vec![], vec![]);
+    let mut chs = vec![];
     for (p, d) in ds {
         ps.push(p);
         ids.push(d.id);
         sts.push(d.status.as_str().to_string());
         docs.push(to_doc(d));
+        // a failover changes the channel: the column follows the document
+        chs.push(d.channel_id);
     }
     if ps.is_empty() {
         return Ok(());
     }
     sqlx::query(
-        "UPDATE deliveries AS d SET status = x.s, doc = x.doc
-         FROM UNNEST($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[]) AS x (p, id, s, doc)
+        "UPDATE deliveries AS d SET status = x.s, doc = x.doc, channel_id = x.ch
+         FROM UNNEST($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[], $5::uuid[])
+           AS x (p, id, s, doc, ch)
          WHERE d.project = x.p AND d.id = x.id",
     )
     .bind(&ps)
     .bind(&ids)
     .bind(&sts)
     .bind(&docs)
+    .bind(&chs)
     .execute(conn)
     .await
     .map_err(db_err)?;

@@ -7,7 +7,8 @@ use super::page::{scan, Page, PageReq};
 use super::{codec, Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::model::{
-    new_id, Channel, ChannelType, Flow, FlowStatus, Subscription, Timestamp, Topic, UserRef,
+    new_id, Channel, ChannelHealth, ChannelType, Flow, FlowStatus, Subscription, Timestamp, Topic,
+    UserRef,
 };
 use crate::storage::Refusal;
 use crate::storage::*;
@@ -431,6 +432,20 @@ impl ChannelRepo for Store {
     fn update_channel(&self, project: &Uuid, id: &Uuid, f: Change<'_, Channel>) -> Result<Channel> {
         Store::update_channel(self, project, id, f).map(|(c, ())| c)
     }
+
+    fn channel_health(&self, project: &Uuid, id: &Uuid) -> Result<Option<ChannelHealth>> {
+        self.get_rec(T::channel_health, Key::new().id(project).id(id).as_ref())
+    }
+
+    fn set_channel_health(
+        &self, project: &Uuid, id: &Uuid, h: &ChannelHealth, event: crate::events::EventType,
+        event_data: &serde_json::Value,
+    ) -> Result<()> {
+        let mut w = Writes::new();
+        w.put_rec(T::channel_health, Key::new().id(project).id(id), h);
+        self.stage_outbound(&mut w, project, event, id, || event_data);
+        self.commit_durable(w)
+    }
 }
 
 impl FlowRepo for Store {
@@ -570,6 +585,7 @@ impl Store {
     pub fn delete_channel(&self, project: &Uuid, id: &Uuid) -> Result<()> {
         let mut w = Writes::new();
         w.del(T::channels, Key::new().id(project).id(id));
+        w.del(T::channel_health, Key::new().id(project).id(id));
         self.commit_durable(w)
     }
 }

@@ -143,6 +143,7 @@ spaces!(
     sent_msgs,
     sent_msgs_by_delivery,
     last_seen,
+    channel_health,
 );
 
 /// The open sled database. It is replaced when the store reopens after an I/O

@@ -115,7 +115,7 @@ impl Store {
         for (q, o, ri, di) in items {
             let old = recs[ri].1.d[di].status;
             let facts = notes.and_then(|n| n.take_gate(&q.delivery_id));
-            let (was_attempt, next) = match rules::settle::settle_one(
+            let (was_attempt, next, after) = match rules::settle::settle_one(
                 &mut recs[ri].1.d,
                 di,
                 &q,
@@ -131,11 +131,12 @@ impl Store {
                     was_attempt,
                     gate,
                     next,
+                    after,
                 } => {
                     if let Some(e) = gate {
                         traces[ri].push_entry(&e);
                     }
-                    (was_attempt, next)
+                    (was_attempt, next, after)
                 }
             };
             match next {
@@ -174,6 +175,9 @@ impl Store {
             }
             let d = &recs[ri].1.d[di];
             crate::trace::settled_into(d, was_attempt, note, now, &mut traces[ri]);
+            if let Some(e) = after {
+                traces[ri].push_entry(&e);
+            }
             written.push(d.clone());
             touched[ri] = true;
         }

@@ -75,6 +75,12 @@ struct D<'a> {
     /// `Delivery::bounce`, only when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     bo: Option<BounceKind>,
+    /// `Delivery::fallback_channel_ids`, only when it has some.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    fb: Vec<Uuid>,
+    /// `Delivery::attempt_channels`, only after a failover.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    ac: Vec<Uuid>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -125,6 +131,8 @@ impl Serialize for NotifRec {
                     b: d.batch,
                     fa: d.feed_at,
                     bo: d.bounce,
+                    fb: d.fallback_channel_ids.clone(),
+                    ac: d.attempt_channels.clone(),
                 })
                 .collect(),
         }
@@ -181,6 +189,8 @@ impl<'de> Deserialize<'de> for NotifRec {
                     batch: d.b,
                     feed_at: d.fa,
                     bounce: d.bo,
+                    fallback_channel_ids: d.fb,
+                    attempt_channels: d.ac,
                 })
                 .collect();
         Ok(NotifRec { n, d })
@@ -417,6 +427,8 @@ mod tests {
             batch: false,
             feed_at: None,
             bounce: None,
+            fallback_channel_ids: vec![],
+            attempt_channels: vec![],
         };
         let rec = NotifRec {
             n: n.clone(),

@@ -42,6 +42,8 @@ fn delivery(
         batch: false,
         feed_at: None,
         bounce: None,
+        fallback_channel_ids: vec![],
+        attempt_channels: vec![],
     }
 }
 
