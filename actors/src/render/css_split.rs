@@ -104,11 +104,21 @@ pub(super) fn frame_css(frame: &str) -> Option<String> {
 /// Whether the step's HTML `html` parses alone to the nodes it makes inside
 /// a frame `frame_css` accepts (module docs).
 pub(super) fn fragment_ok(html: &str) -> bool {
+    fragment_walk(html, &mut |_, _, _| true)
+}
+
+/// `fragment_ok`, with `text` asked about each text of `html`, the elements
+/// open around it (outermost first) and their ordinals (which start tag of
+/// `html` opened each): a `false` is a "no".
+pub(super) fn fragment_walk(
+    html: &str, text: &mut dyn FnMut(&str, &[String], &[usize]) -> bool,
+) -> bool {
     if html.is_empty() || !clean(html) || html.contains(MARKER) {
         return false;
     }
     let mut lx = Lexer::new(html);
     let mut stack: Vec<String> = Vec::new();
+    let (mut ordinals, mut opened) = (Vec::new(), 0);
     let mut last_text = "";
     while let Some(tok) = lx.next() {
         let Some(tok) = tok else { return false };
@@ -121,6 +131,9 @@ pub(super) fn fragment_ok(html: &str) -> bool {
                     Some("table" | "tbody" | "thead" | "tfoot" | "tr")
                 ) && !t.chars().all(|c| c.is_ascii_whitespace())
                 {
+                    return false;
+                }
+                if !text(t, &stack, &ordinals) {
                     return false;
                 }
                 last_text = t;
@@ -140,11 +153,14 @@ pub(super) fn fragment_ok(html: &str) -> bool {
                     return false;
                 }
                 stack.push(name.to_string());
+                ordinals.push(opened);
+                opened += 1;
             }
             Tok::End(name) => {
                 if VOID.contains(&name.as_str()) || stack.pop().as_deref() != Some(name.as_str()) {
                     return false;
                 }
+                ordinals.pop();
             }
             Tok::Comment | Tok::Doctype => return false,
         }
@@ -155,7 +171,7 @@ pub(super) fn fragment_ok(html: &str) -> bool {
 /// Whether `text` ends in a character reference that the text after it
 /// could still extend (`&no` + `t;` is `&not;`): an `&` with only name or
 /// number characters after it.
-fn open_reference(text: &str) -> bool {
+pub(super) fn open_reference(text: &str) -> bool {
     text.rfind('&').is_some_and(|at| {
         text[at + 1..]
             .bytes()
