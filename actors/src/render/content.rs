@@ -364,7 +364,7 @@ impl RunRenderer {
 
 /// The inlined path's state for one recipient (`RunRenderer::fast`).
 struct Fast {
-    frame: css::Frame,
+    frame: std::rc::Rc<css::Frame>,
     /// The length of the layout's output around the marker.
     frame_len: usize,
     inlined: Arc<css_source::Inlined>,

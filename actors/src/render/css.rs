@@ -13,6 +13,7 @@
 use super::css_split::{fragment_ok, frame_css, MARKER};
 use super::{stack, Limits};
 use std::cell::RefCell;
+use std::rc::Rc;
 
 /// `html` (a layout's output, with `step_html` in it where the layout put
 /// `content`) with the rules of its `<style>` blocks inlined into the
@@ -99,7 +100,7 @@ fn split(html: &str, step: &str) -> Option<String> {
 /// The frame `frame` (a layout's output with `MARKER` where the step's HTML
 /// goes) inlined, when `css_split` allows it; kept as `split` keeps it, but
 /// made when first met: the caller (`css_source`) inlines nothing else.
-pub(super) fn frame(frame: &str) -> Option<Frame> {
+pub(super) fn frame(frame: &str) -> Option<Rc<Frame>> {
     if frame.len().saturating_sub(MARKER.len()) > MAX_FRAME_BYTES || !has_style(frame) {
         return None;
     }
@@ -147,17 +148,19 @@ fn remember(frame: String, state: FrameState) {
 
 /// `frame` inlined around its marker when `css_split` allows it, and kept
 /// either way.
-fn made(frame: String) -> Option<Frame> {
+fn made(frame: String) -> Option<Rc<Frame>> {
     let parts = frame_css(&frame).and_then(|css| {
         let out = whole(&frame).ok()?;
         let (before, after) = out.split_once(MARKER)?;
         let (rules, elements) = css_work(&frame);
-        (!after.contains(MARKER)).then(|| Frame {
-            before: before.to_string(),
-            after: after.to_string(),
-            css,
-            rules,
-            elements,
+        (!after.contains(MARKER)).then(|| {
+            Rc::new(Frame {
+                before: before.to_string(),
+                after: after.to_string(),
+                css,
+                rules,
+                elements,
+            })
         })
     });
     remember(
@@ -188,7 +191,8 @@ const MAX_FRAME_BYTES: usize = 64 * 1024;
 enum FrameState {
     /// Met once.
     Seen,
-    Split(Frame),
+    /// Shared: a recipient's email borrows it (no copy per recipient).
+    Split(Rc<Frame>),
     /// Not split (`css_split` says no, or inlining the frame failed).
     Whole,
 }
@@ -196,7 +200,6 @@ enum FrameState {
 /// A frame inlined: the email before and after the step's HTML, the CSS
 /// its `<style>` blocks had, and the rules and elements `css_work` counts in
 /// it (the marker has no element).
-#[derive(Clone)]
 pub(super) struct Frame {
     pub before: String,
     pub after: String,
