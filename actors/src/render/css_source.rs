@@ -275,10 +275,15 @@ pub(super) fn inlined_source(src: &str, css: &str) -> Option<(String, f64)> {
     if out.matches(PLACEHOLDER).count() != tags.len() {
         return None;
     }
-    let same_shape = texts
-        .iter()
-        .zip(&pieces)
-        .all(|(was, now)| now.is_empty() == was.is_empty() && !now.contains(['{', '}']));
+    // The parser kept every piece's elements as the source has them: it
+    // moved none across a placeholder and added none but the `tbody` of a
+    // row written directly in a table (which holds no placeholder, so the
+    // `tbody` holds whole rows, as it does around rows rendered).
+    let same_shape = texts.iter().zip(&pieces).all(|(was, now)| {
+        now.is_empty() == was.is_empty()
+            && !now.contains(['{', '}'])
+            && tags_in(was).eq(tags_in(now))
+    });
     let stretch = texts
         .iter()
         .zip(&pieces)
@@ -297,6 +302,30 @@ pub(super) fn inlined_source(src: &str, css: &str) -> Option<(String, f64)> {
         }
     }
     Some((source, stretch))
+}
+
+/// The names of the tags in `html`, in order (`/` first for an end tag),
+/// lower case, `tbody` aside.
+fn tags_in(html: &str) -> impl Iterator<Item = String> + '_ {
+    html.match_indices('<')
+        .filter_map(|(at, _)| {
+            let rest = &html[at + 1..];
+            let (end, name) = match rest.strip_prefix('/') {
+                Some(name) => (true, name),
+                None => (false, rest),
+            };
+            let len = name.bytes().take_while(u8::is_ascii_alphanumeric).count();
+            let first = name.bytes().next()?;
+            first.is_ascii_alphabetic().then(|| {
+                let name = name[..len].to_ascii_lowercase();
+                if end {
+                    format!("/{name}")
+                } else {
+                    name
+                }
+            })
+        })
+        .filter(|name| name.trim_start_matches('/') != "tbody")
 }
 
 /// The placeholder of the `k`th tag: the prefix, six digits and a letter,
