@@ -22,19 +22,23 @@
 //!   could measure or rewrite before it is written. There is no `{` or `}`
 //!   outside the tags and no `{`, `}` or odd quote inside them. That makes
 //!   this scanner find exactly the tags MiniJinja finds.
-//! - **Where they are** (`plan`): each tag is replaced by a unique
-//!   alphanumeric placeholder, and the result must pass
-//!   `css_split::fragment_ok` (strict nesting, ordinary elements). Each
-//!   placeholder must sit in text, not directly in a table, table section or
-//!   row (the parser moves text out of those) and not in a `pre` (its
-//!   first newline is dropped). No character reference may be left open
-//!   before it (`&no` + `t;`), and no text may hold a lone `<`. The tags of
-//!   one block (`if` … `endif`) must sit among the same open elements. A
-//!   block repeated or left out then leaves every element where the source
-//!   has it.
+//! - **Where they are** (`inlined_source`): each tag is replaced by a
+//!   unique alphanumeric placeholder (in an HTML comment for a tag that
+//!   writes nothing: a comment stays where it is in a table, where text is
+//!   moved out), and the result must pass `css_split::fragment_ok`'s checks
+//!   (strict nesting, ordinary elements). A value's placeholder must sit in
+//!   text, not directly in a table, table section or row; a statement's
+//!   not directly in a `table` (a row there opens an implied `tbody` the
+//!   statement would end up in); neither in a `pre` (its first newline is
+//!   dropped). No character reference may be left open before either
+//!   (`&no` + `t;`), and no text may hold a lone `<`. The tags of one block
+//!   (`if` … `endif`) must sit among the same open elements. A block
+//!   repeated or left out then leaves every element where the source has
+//!   it.
 //! - **The inlined source**: each placeholder is found once and in order;
-//!   no piece of text between two placeholders went from empty to non-empty
-//!   or back (MiniJinja's fuel counts each piece once). No brace was added,
+//!   each piece between two placeholders has the elements its source has
+//!   (an implied `tbody` aside, which holds no placeholder) and is empty
+//!   exactly when its source is (MiniJinja's fuel counts each piece once). No brace was added,
 //!   and the last piece still ends in a newline exactly when the source
 //!   does (MiniJinja drops one trailing newline). A piece may get shorter
 //!   (`&copy;` is written `©`): the most any piece shrank (`Inlined::
@@ -59,7 +63,7 @@
 //! source once.
 
 use super::content::ContentSet;
-use super::css_split::{fragment_walk, open_reference};
+use super::css_split::{fragment_walk, open_reference, Seen};
 use super::{css, env, render_capped, Limits};
 use minijinja::{Environment, Error, ErrorKind, Output, State, Value};
 use std::collections::HashMap;
@@ -215,16 +219,44 @@ pub(super) fn inlined_source(src: &str, css: &str) -> Option<(String, f64)> {
     if tags.len() > MAX_TAGS {
         return None;
     }
-    let mut marked = String::with_capacity(src.len() + tags.len() * 16);
+    let marks: Vec<String> = tags
+        .iter()
+        .enumerate()
+        .map(|(k, t)| mark(k, t.kind))
+        .collect();
+    let mut marked = String::with_capacity(src.len() + tags.len() * 24);
     for (k, text) in texts.iter().enumerate() {
         marked.push_str(text);
-        if k < tags.len() {
-            marked.push_str(&placeholder(k));
+        if let Some(m) = marks.get(k) {
+            marked.push_str(m);
         }
     }
     // The elements open around each placeholder (their ordinals).
     let mut around: Vec<Option<Vec<usize>>> = vec![None; tags.len()];
-    let ok = fragment_walk(&marked, &mut |text, stack, ordinals| {
+    let ok = fragment_walk(&marked, &mut |seen, stack, ordinals| {
+        let text = match seen {
+            Seen::Text(text) => text,
+            Seen::Comment { body, before } => {
+                // a statement's placeholder: anywhere but directly in a
+                // table, where a row opens an implied `tbody` around it
+                let k = body
+                    .strip_prefix(PLACEHOLDER)
+                    .filter(|n| n.len() == 7 && n.ends_with('z'))
+                    .and_then(|n| n[..6].parse::<usize>().ok());
+                let Some(k) = k.filter(|k| *k < tags.len() && tags[*k].kind != Kind::Write) else {
+                    return false;
+                };
+                if around[k].is_some()
+                    || stack.last().is_some_and(|n| n == "table")
+                    || stack.iter().any(|n| n == "pre")
+                    || open_reference(before)
+                {
+                    return false;
+                }
+                around[k] = Some(ordinals.to_vec());
+                return true;
+            }
+        };
         if text.contains('<') {
             return false;
         }
@@ -244,6 +276,7 @@ pub(super) fn inlined_source(src: &str, css: &str) -> Option<(String, f64)> {
                 Some("table" | "tbody" | "thead" | "tfoot" | "tr")
             );
             if k >= around.len()
+                || tags[k].kind != Kind::Write
                 || around[k].is_some()
                 || in_table
                 || stack.iter().any(|n| n == "pre")
@@ -265,11 +298,10 @@ pub(super) fn inlined_source(src: &str, css: &str) -> Option<(String, f64)> {
     // The inlined texts between placeholders, in order, each placeholder once.
     let mut pieces = Vec::with_capacity(texts.len());
     let mut rest = out.as_str();
-    for k in 0..tags.len() {
-        let p = placeholder(k);
-        let at = rest.find(&p)?;
+    for m in &marks {
+        let at = rest.find(m.as_str())?;
         pieces.push(&rest[..at]);
-        rest = &rest[at + p.len()..];
+        rest = &rest[at + m.len()..];
     }
     pieces.push(rest);
     if out.matches(PLACEHOLDER).count() != tags.len() {
@@ -329,16 +361,22 @@ fn tags_in(html: &str) -> impl Iterator<Item = String> + '_ {
 }
 
 /// The placeholder of the `k`th tag: the prefix, six digits and a letter,
-/// so none is a part of another.
-fn placeholder(k: usize) -> String {
-    format!("{PLACEHOLDER}{k:06}z")
+/// so none is a part of another; in a comment for a tag that writes nothing
+/// (a comment stays where it is in a table, where text would be moved).
+fn mark(k: usize, kind: Kind) -> String {
+    match kind {
+        Kind::Write => format!("{PLACEHOLDER}{k:06}z"),
+        _ => format!("<!--{PLACEHOLDER}{k:06}z-->"),
+    }
 }
 
 /// What a template tag does to the text around it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    /// Writes a value (`{{ … }}`), or nothing (a comment, `set x = …`).
-    Inline,
+    /// Writes a value (`{{ … }}`).
+    Write,
+    /// Writes nothing (a comment, `set x = …`).
+    Quiet,
     /// `if`, `for`, `with`: opens a block.
     Open,
     /// `elif`, `else`: between the parts of a block.
@@ -395,7 +433,8 @@ fn split_source(src: &str) -> Option<(Vec<&str>, Vec<Tag<'_>>)> {
         }
         let kind = match delim {
             b'%' => statement(inner)?,
-            _ => Kind::Inline,
+            b'#' => Kind::Quiet,
+            _ => Kind::Write,
         };
         texts.push(&rest[..open]);
         tags.push(Tag {
@@ -415,7 +454,7 @@ fn statement(inner: &str) -> Option<Kind> {
         "elif" | "else" => Some(Kind::Between),
         "endif" | "endfor" | "endwith" => Some(Kind::Close),
         // `set x = …` (assigns); `set x` alone opens a capturing block
-        "set" if inner.contains('=') => Some(Kind::Inline),
+        "set" if inner.contains('=') => Some(Kind::Quiet),
         _ => None,
     }
 }
@@ -426,7 +465,7 @@ fn balanced(tags: &[Tag<'_>], around: &[Option<Vec<usize>>]) -> bool {
     let mut open: Vec<&Option<Vec<usize>>> = Vec::new();
     for (tag, at) in tags.iter().zip(around) {
         match tag.kind {
-            Kind::Inline => {}
+            Kind::Write | Kind::Quiet => {}
             Kind::Open => open.push(at),
             Kind::Between => {
                 if open.last() != Some(&at) {

@@ -30,6 +30,8 @@ fn a_source_with_tags_in_text_is_inlined_with_its_tags_kept() {
         "Hi {{ name }}!",
         "<ul>{% for i in items %}<li>{{ i }}</li>{% endfor %}</ul>",
         "<table><tr><td>{{ a }}</td><td>{% for c in cs %}{{ c }}{% endfor %}</td></tr></table>",
+        "<table><tr>{% for c in cs %}<td>{{ c }}</td>{% endfor %}</tr></table>",
+        "<table>\n <tbody>\n {% for r in rows %}<tr>{# row #}<td>{{ r }}</td></tr>{% endfor %}\n </tbody></table>",
         "<p>{# why #}{% set n = name %}{{ n }} &amp; {{ m }}</p>",
         "<p>{% if a < b %}x{% elif a > 2 %}y{% else %}z{% endif %}</p>",
         "<div>{% with n = name %}<p>{{ n }}</p>{% endwith %}</div>",
@@ -49,7 +51,12 @@ fn a_source_the_checks_are_unsure_of_has_no_plan() {
         // where the parser moves or drops text
         "<table>{% for r in rows %}<tr><td>{{ r }}</td></tr>{% endfor %}</table>",
         "<table><tr>{{ x }}<td>a</td></tr></table>",
-        "<table><tr>{% for c in cs %}<td>{{ c }}</td>{% endfor %}</tr></table>",
+        // a statement directly in a table: the rows' implied `tbody` would
+        // open inside the loop (`<tbody><tr>…</tr><tbody><tr>…`)
+        "<table>\n {% for r in rows %}<tr><td>{{ r }}</td></tr>{% endfor %}</table>",
+        "<table><tr><td>a</td></tr>{% if x %}<tr><td>b</td></tr>{% endif %}</table>",
+        "<pre>{% if x %}a{% endif %}</pre>",
+        "<p>&no{# c #}t;</p>",
         "<pre>{{ code }}</pre>",
         // a character reference the value could finish
         "<p>&no{{ x }}</p>",
@@ -299,6 +306,7 @@ fn the_inlined_path_writes_the_same_bytes_as_inlining_per_recipient() {
         r#"Text only {{ recipient.first_name }} &copy; 2024 &#39;quoted&#39;"#,
         r#"<p id="x" style="color: blue">{# note #}{% set n = recipient.first_name %}Hi {{ n }}</p><img src="a.png" alt="x"><br/>"#,
         "<table><tr><td>{{ recipient.first_name }}</td></tr></table>\n",
+        "<table><tbody>{% for i in range(3) %}<tr>{% for j in range(2) %}<td>{{ i * j }} {{ recipient.first_name }}</td>{% endfor %}</tr>{% endfor %}</tbody></table>",
         r#"<p><span class="note">{{ data.missing }}</span> <a href="https://x.test/?a=1&b=2">{{ data.n * 2 }}</a></p>"#,
     ];
     for html in fast {
@@ -413,10 +421,14 @@ impl Gen {
     fn html(&mut self) -> String {
         let mut out = String::new();
         for _ in 0..1 + self.next(3) {
-            let block = self.pick(&["p", "div", "h1", "td"]);
+            let block = self.pick(&["p", "div", "h1", "td", "rows"]);
             let inner = self.content(3, matches!(block, "p" | "h1"));
             out.push_str(&match block {
                 "td" => format!("<table><tr><td>{inner}</td></tr></table>"),
+                "rows" => format!(
+                    "<table>\n<tbody>\n{{% for r in range({}) %}}<tr>{{# r #}}<td>{inner}</td>\n</tr>{{% endfor %}}</tbody></table>",
+                    self.next(3)
+                ),
                 b => format!("<{b}>{inner}</{b}>"),
             });
         }

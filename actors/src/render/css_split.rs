@@ -61,7 +61,7 @@ pub(super) fn frame_css(frame: &str) -> Option<String> {
                     }
                 }
             }
-            Tok::Comment | Tok::Doctype => {}
+            Tok::Comment(_) | Tok::Doctype => {}
             Tok::Start(name, attrs, _) if name == "style" => {
                 // Only plain blocks: css-inline reads attributes of its own
                 // (`data-css-inline`), and a media attribute would scope it.
@@ -104,14 +104,25 @@ pub(super) fn frame_css(frame: &str) -> Option<String> {
 /// Whether the step's HTML `html` parses alone to the nodes it makes inside
 /// a frame `frame_css` accepts (module docs).
 pub(super) fn fragment_ok(html: &str) -> bool {
-    fragment_walk(html, &mut |_, _, _| true)
+    fragment_walk(html, &mut |seen, _, _| matches!(seen, Seen::Text(_)))
 }
 
-/// `fragment_ok`, with `text` asked about each text of `html`, the elements
-/// open around it (outermost first) and their ordinals (which start tag of
-/// `html` opened each): a `false` is a "no".
+/// A text or a comment of a fragment, as `fragment_walk` shows it.
+pub(super) enum Seen<'a> {
+    Text(&'a str),
+    /// A comment's inside, and the text right before it (empty after a tag).
+    Comment {
+        body: &'a str,
+        before: &'a str,
+    },
+}
+
+/// `fragment_ok`, with `seen` asked about each text and comment of `html`,
+/// the elements open around it (outermost first) and their ordinals (which
+/// start tag of `html` opened each): a `false` is a "no". Comments are `seen`'s
+/// to allow (`fragment_ok` allows none).
 pub(super) fn fragment_walk(
-    html: &str, text: &mut dyn FnMut(&str, &[String], &[usize]) -> bool,
+    html: &str, seen: &mut dyn FnMut(Seen<'_>, &[String], &[usize]) -> bool,
 ) -> bool {
     if html.is_empty() || !clean(html) || html.contains(MARKER) {
         return false;
@@ -122,7 +133,7 @@ pub(super) fn fragment_walk(
     let mut last_text = "";
     while let Some(tok) = lx.next() {
         let Some(tok) = tok else { return false };
-        last_text = "";
+        let before = std::mem::take(&mut last_text);
         match tok {
             Tok::Text(t) => {
                 // Text directly in a table is moved out of it by the parser.
@@ -133,7 +144,7 @@ pub(super) fn fragment_walk(
                 {
                     return false;
                 }
-                if !text(t, &stack, &ordinals) {
+                if !seen(Seen::Text(t), &stack, &ordinals) {
                     return false;
                 }
                 last_text = t;
@@ -162,7 +173,12 @@ pub(super) fn fragment_walk(
                 }
                 ordinals.pop();
             }
-            Tok::Comment | Tok::Doctype => return false,
+            Tok::Comment(body) => {
+                if !seen(Seen::Comment { body, before }, &stack, &ordinals) {
+                    return false;
+                }
+            }
+            Tok::Doctype => return false,
         }
     }
     stack.is_empty() && !open_reference(last_text)
@@ -480,7 +496,8 @@ enum Tok<'a> {
     /// lower-case name, the attributes' source, `/>`
     Start(String, &'a str, bool),
     End(String),
-    Comment,
+    /// its inside
+    Comment(&'a str),
     Doctype,
 }
 
@@ -535,7 +552,7 @@ impl<'a> Lexer<'a> {
                 return None;
             }
             self.i += 4 + end + 3;
-            return Some(Tok::Comment);
+            return Some(Tok::Comment(&c[..end]));
         }
         if b.len() >= 9 && b[..9].eq_ignore_ascii_case(b"<!doctype") {
             let end = rest.find('>')?;
