@@ -67,7 +67,7 @@ use super::css_split::{fragment_walk, open_reference, Seen};
 use super::{css, env, render_capped, Limits};
 use minijinja::{Environment, Error, ErrorKind, Output, State, Value};
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::{Arc, LazyLock, Mutex};
 
 /// The step's HTML source inlined and compiled for one layout's CSS: `None`
@@ -133,9 +133,7 @@ const MAX_TAGS: usize = 10_000;
 pub(super) fn plan(
     set: &Arc<ContentSet>, limits: &Limits, layout: &str, css: &str, src: &str,
 ) -> Option<Arc<Inlined>> {
-    let mut h = HASHER.build_hasher();
-    (set.project, set.version, limits.fuel, layout, css, src).hash(&mut h);
-    let key = h.finish();
+    let key = HASHER.hash_one((set.project, set.version, limits.fuel, layout, css, src));
     let same = |p: &Plan| {
         p.project == set.project
             && p.version == set.version

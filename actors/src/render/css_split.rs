@@ -107,6 +107,10 @@ pub(super) fn fragment_ok(html: &str) -> bool {
     fragment_walk(html, &mut |seen, _, _| matches!(seen, Seen::Text(_)))
 }
 
+/// What `fragment_walk` asks about each text and comment: it, the names of
+/// the elements open around it and their ordinals.
+pub(super) type Visitor<'a> = dyn FnMut(Seen<'_>, &[String], &[usize]) -> bool + 'a;
+
 /// A text or a comment of a fragment, as `fragment_walk` shows it.
 pub(super) enum Seen<'a> {
     Text(&'a str),
@@ -121,9 +125,7 @@ pub(super) enum Seen<'a> {
 /// the elements open around it (outermost first) and their ordinals (which
 /// start tag of `html` opened each): a `false` is a "no". Comments are `seen`'s
 /// to allow (`fragment_ok` allows none).
-pub(super) fn fragment_walk(
-    html: &str, seen: &mut dyn FnMut(Seen<'_>, &[String], &[usize]) -> bool,
-) -> bool {
+pub(super) fn fragment_walk(html: &str, seen: &mut Visitor<'_>) -> bool {
     if html.is_empty() || !clean(html) || html.contains(MARKER) {
         return false;
     }
