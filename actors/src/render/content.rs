@@ -22,7 +22,8 @@
 //! `RunRenderer::render_step` is the one function that turns a step into
 //! its final `Rendered` (what staging, a batch's close and a flow preview
 //! call): the step's parts, then, for an email step with a layout, the
-//! layout around them and its CSS inlined.
+//! layout around them and its CSS inlined (from sources inlined once,
+//! `css_source`, where that gives the same bytes).
 
 use super::{
     compiled, css, css_source, css_split, render_capped, Limits, RenderError, RunRenderer,

@@ -8,7 +8,9 @@
 //! for most recipients of a run, or one per locale) is inlined once per
 //! thread and kept (the last few met), and
 //! only the step's HTML is inlined per recipient, with the frame's CSS:
-//! the same bytes for a fraction of the work.
+//! the same bytes for a fraction of the work. Where the step's template
+//! source allows it, `css_source` inlines that source once instead, and a
+//! recipient's email takes no inlining at all (`frame`, `fragment`).
 
 use super::css_split::{fragment_ok, frame_css, MARKER};
 use super::{stack, Limits};
