@@ -311,6 +311,9 @@ impl RunRenderer {
         }
         let set = self.content.as_ref()?;
         let src = template.html.as_ref()?;
+        if !css_source::eligible(set, h, src) {
+            return None;
+        }
         let frame = self
             .layout_part(h, "html", css_split::MARKER.to_string(), ctx)
             .ok()??;

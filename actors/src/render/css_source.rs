@@ -169,6 +169,57 @@ fn plans() -> std::sync::MutexGuard<'static, HashMap<u64, Arc<Plan>>> {
     PLANS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// What `eligible` found, by a hash of what it looked at.
+struct Looked {
+    project: uuid::Uuid,
+    version: u64,
+    layout: String,
+    src: String,
+    ok: bool,
+}
+
+static ELIGIBLE: LazyLock<Mutex<HashMap<u64, Looked>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// Whether the step's HTML source `src` in layout `layout` of `set` may have
+/// a plan: the layout or a partial has a `<style>` block (without one
+/// nothing is inlined), and the checks that do not depend on the CSS pass.
+/// Asked before the frame is rendered, so that a recipient of a step that
+/// can have no plan pays nothing for the attempt; kept like `PLANS`.
+pub(super) fn eligible(set: &ContentSet, layout: &str, src: &str) -> bool {
+    let key = HASHER.hash_one((set.project, set.version, layout, src));
+    let mut looked = ELIGIBLE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(l) = looked.get(&key) {
+        if l.project == set.project
+            && l.version == set.version
+            && l.layout == layout
+            && l.src == src
+        {
+            return l.ok;
+        }
+    }
+    let styled = |html: &str| html.to_ascii_lowercase().contains("<style");
+    let ok = set
+        .source(&format!("layout/{layout}/html"))
+        .is_some_and(|html| styled(&html) || set.partial_sources().any(styled))
+        && layout_ok(set, layout)
+        && marked(src).is_some();
+    if looked.len() >= PLANS_KEPT {
+        looked.clear();
+    }
+    looked.insert(
+        key,
+        Looked {
+            project: set.project,
+            version: set.version,
+            layout: layout.to_string(),
+            src: src.to_string(),
+            ok,
+        },
+    );
+    ok
+}
+
 /// Writes `value` as the default formatter does (autoescape is off), if it
 /// is inert text (module docs); an error otherwise.
 fn inert(out: &mut Output, state: &State, value: &Value) -> Result<(), Error> {
@@ -210,6 +261,66 @@ fn build(
 /// checks allow it; and the largest ratio of a piece of its text to the same
 /// piece inlined.
 pub(super) fn inlined_source(src: &str, css: &str) -> Option<(String, f64)> {
+    let Marked {
+        texts,
+        tags,
+        marks,
+        marked,
+    } = marked(src)?;
+    let out = css::fragment(&marked, css)?;
+    // The inlined texts between placeholders, in order, each placeholder once.
+    let mut pieces = Vec::with_capacity(texts.len());
+    let mut rest = out.as_str();
+    for m in &marks {
+        let at = rest.find(m.as_str())?;
+        pieces.push(&rest[..at]);
+        rest = &rest[at + m.len()..];
+    }
+    pieces.push(rest);
+    if out.matches(PLACEHOLDER).count() != tags.len() {
+        return None;
+    }
+    // The parser kept every piece's elements as the source has them: it
+    // moved none across a placeholder and added none but the `tbody` of a
+    // row written directly in a table (which holds no placeholder, so the
+    // `tbody` holds whole rows, as it does around rows rendered).
+    let same_shape = texts.iter().zip(&pieces).all(|(was, now)| {
+        now.is_empty() == was.is_empty()
+            && !now.contains(['{', '}'])
+            && tags_in(was).eq(tags_in(now))
+    });
+    let stretch = texts
+        .iter()
+        .zip(&pieces)
+        .filter(|(_, now)| !now.is_empty())
+        .map(|(was, now)| was.len() as f64 / now.len() as f64)
+        .fold(1.0, f64::max);
+    let last_newline = texts.last()?.ends_with('\n') == pieces.last()?.ends_with('\n');
+    if !same_shape || !last_newline {
+        return None;
+    }
+    let mut source = String::with_capacity(out.len() + src.len());
+    for (k, piece) in pieces.iter().enumerate() {
+        source.push_str(piece);
+        if let Some(t) = tags.get(k) {
+            source.push_str(t.text);
+        }
+    }
+    Some((source, stretch))
+}
+
+/// A source with its tags replaced by placeholders that pass the checks
+/// made before inlining (`marked`).
+struct Marked<'a> {
+    texts: Vec<&'a str>,
+    tags: Vec<Tag<'a>>,
+    marks: Vec<String>,
+    marked: String,
+}
+
+/// `src` with its tags replaced by placeholders, when the checks that do
+/// not depend on the CSS allow it (module docs).
+fn marked(src: &str) -> Option<Marked<'_>> {
     if src.contains(PLACEHOLDER) {
         return None;
     }
@@ -292,46 +403,12 @@ pub(super) fn inlined_source(src: &str, css: &str) -> Option<(String, f64)> {
     if !ok || around.iter().any(Option::is_none) || !balanced(&tags, &around) {
         return None;
     }
-    let out = css::fragment(&marked, css)?;
-    // The inlined texts between placeholders, in order, each placeholder once.
-    let mut pieces = Vec::with_capacity(texts.len());
-    let mut rest = out.as_str();
-    for m in &marks {
-        let at = rest.find(m.as_str())?;
-        pieces.push(&rest[..at]);
-        rest = &rest[at + m.len()..];
-    }
-    pieces.push(rest);
-    if out.matches(PLACEHOLDER).count() != tags.len() {
-        return None;
-    }
-    // The parser kept every piece's elements as the source has them: it
-    // moved none across a placeholder and added none but the `tbody` of a
-    // row written directly in a table (which holds no placeholder, so the
-    // `tbody` holds whole rows, as it does around rows rendered).
-    let same_shape = texts.iter().zip(&pieces).all(|(was, now)| {
-        now.is_empty() == was.is_empty()
-            && !now.contains(['{', '}'])
-            && tags_in(was).eq(tags_in(now))
-    });
-    let stretch = texts
-        .iter()
-        .zip(&pieces)
-        .filter(|(_, now)| !now.is_empty())
-        .map(|(was, now)| was.len() as f64 / now.len() as f64)
-        .fold(1.0, f64::max);
-    let last_newline = texts.last()?.ends_with('\n') == pieces.last()?.ends_with('\n');
-    if !same_shape || !last_newline {
-        return None;
-    }
-    let mut source = String::with_capacity(out.len() + src.len());
-    for (k, piece) in pieces.iter().enumerate() {
-        source.push_str(piece);
-        if let Some(t) = tags.get(k) {
-            source.push_str(t.text);
-        }
-    }
-    Some((source, stretch))
+    Some(Marked {
+        texts,
+        tags,
+        marks,
+        marked,
+    })
 }
 
 /// The names of the tags in `html`, in order (`/` first for an end tag),
