@@ -454,3 +454,24 @@ fn generated_templates_write_the_same_bytes_both_ways() {
     assert!(planned > 100, "{planned} of 150 sources planned");
     assert!(used > planned * 3, "{used} emails through the inlined path");
 }
+
+#[test]
+fn a_step_that_can_have_no_plan_is_known_before_its_frame_is_rendered() {
+    let set = content();
+    assert!(eligible(&set, "main", "<p>{{ recipient.first_name }}</p>"));
+    assert!(eligible(&set, "table", "<p>{{ recipient.first_name }}</p>"));
+    // nothing to inline, or a layout or source the checks refuse
+    assert!(!eligible(&set, "bare", "<p>{{ recipient.first_name }}</p>"));
+    assert!(!eligible(
+        &set,
+        "measured",
+        "<p>{{ recipient.first_name }}</p>"
+    ));
+    assert!(!eligible(
+        &set,
+        "filtered",
+        "<p>{{ recipient.first_name }}</p>"
+    ));
+    assert!(!eligible(&set, "main", "<a href=\"{{ url }}\">x</a>"));
+    assert!(!eligible(&set, "gone", "<p>x</p>"));
+}
