@@ -22,9 +22,12 @@
 //! `RunRenderer::render_step` is the one function that turns a step into
 //! its final `Rendered` (what staging, a batch's close and a flow preview
 //! call): the step's parts, then, for an email step with a layout, the
-//! layout around them and its CSS inlined.
+//! layout around them and its CSS inlined (from sources inlined once,
+//! `css_source`, where that gives the same bytes).
 
-use super::{compiled, css, render_capped, Limits, RenderError, RunRenderer};
+use super::{
+    compiled, css, css_source, css_split, render_capped, Limits, RenderError, RunRenderer,
+};
 use crate::model::Flow;
 use crate::model::{ChannelType, ContentBody, ContentRecord, Project, Rendered, Step};
 use crate::rules::content::{locale_chain, paragraphs, DEFAULT_LOCALE, PARTIALS};
@@ -79,8 +82,13 @@ impl ContentSet {
         set
     }
 
+    /// The sources of the set's partials.
+    pub(super) fn partial_sources(&self) -> impl Iterator<Item = &str> {
+        self.partials.values().map(String::as_str)
+    }
+
     /// The source of the template `name` (the environment's loader).
-    fn source(&self, name: &str) -> Option<String> {
+    pub(super) fn source(&self, name: &str) -> Option<String> {
         if let Some(h) = name.strip_prefix(PARTIALS) {
             return self.partials.get(h).cloned();
         }
@@ -235,10 +243,15 @@ impl RunRenderer {
     /// `channel`: its template's parts, then, for an email step with a
     /// layout (the step's, or the project's default unless the step says
     /// `null`), the layout around them with its CSS inlined.
+    ///
+    /// When the layout's frame and the step's `html` source allow it
+    /// (`css_source`), the step's HTML is rendered from its source inlined
+    /// once, into the frame inlined once: the same bytes without inlining
+    /// per recipient. A recipient for whom that path gives up (a value with
+    /// markup in it, an error) is rendered as before.
     pub fn render_step(
         &self, i: usize, step: &Step, ctx: &Value, channel: ChannelType,
     ) -> Result<Applied, String> {
-        MISSING.with(|m| m.borrow_mut().clear());
         let none;
         let template = match &step.template {
             Some(t) => t,
@@ -247,47 +260,147 @@ impl RunRenderer {
                 &none
             }
         };
-        let r = self.render(i, template, ctx);
-        let missing = MISSING.with(|m| std::mem::take(&mut *m.borrow_mut()));
-        let mut rendered = r?;
         let layout = match (&self.content, &step.layout) {
             (Some(_), Some(Some(h))) => Some(h.clone()),
             (Some(set), None) => set.default_layout.clone(),
             _ => None,
         };
-        if let (ChannelType::Email, Some(h)) = (channel, layout) {
-            rendered = self.wrap(&h, rendered, ctx)?;
+        let layout = layout.filter(|_| channel == ChannelType::Email);
+        let fast = layout.as_deref().and_then(|h| self.fast(h, template, ctx));
+        // After the frame's render: the layout's own keys are not reported.
+        MISSING.with(|m| m.borrow_mut().clear());
+        let used = std::cell::Cell::new(false);
+        let r = match &fast {
+            Some(f) => self.render_with(i, template, ctx, &|| {
+                let kept = MISSING.with(|m| m.borrow().len());
+                let out = f.html(ctx, &self.limits);
+                match out {
+                    Some(_) => used.set(true),
+                    // the part is rendered again: its keys again
+                    None => MISSING.with(|m| m.borrow_mut().truncate(kept)),
+                }
+                out
+            }),
+            None => self.render(i, template, ctx),
+        };
+        let missing = MISSING.with(|m| std::mem::take(&mut *m.borrow_mut()));
+        let mut rendered = r?;
+        if let Some(h) = layout {
+            rendered = match fast.filter(|_| used.get()) {
+                Some(f) => {
+                    #[cfg(test)]
+                    FAST_USED.with(|n| n.set(n.get() + 1));
+                    let inner = rendered.html.take().unwrap_or_default();
+                    rendered.html =
+                        Some([f.frame.before.as_str(), &inner, &f.frame.after].concat());
+                    self.wrap_text(&h, rendered, ctx)?
+                }
+                None => self.wrap(&h, rendered, ctx)?,
+            };
         }
         Ok(Applied { rendered, missing })
+    }
+
+    /// What the inlined path needs for one recipient: the layout's frame
+    /// inlined and the step's source inlined for its CSS; `None` where it
+    /// does not apply.
+    fn fast(&self, h: &str, template: &crate::model::Template, ctx: &Value) -> Option<Fast> {
+        #[cfg(test)]
+        if SLOW_ONLY.with(|s| s.get()) {
+            return None;
+        }
+        let set = self.content.as_ref()?;
+        let src = template.html.as_ref()?;
+        if !css_source::eligible(set, h, src) {
+            return None;
+        }
+        let frame = self
+            .layout_part(h, "html", css_split::MARKER.to_string(), ctx)
+            .ok()??;
+        let frame_len = frame.len();
+        let frame = css::frame(&frame)?;
+        let inlined = css_source::plan(set, &self.limits, h, &frame.css, src)?;
+        Some(Fast {
+            frame,
+            frame_len,
+            inlined,
+        })
+    }
+
+    /// Layout `h`'s part `which` around `content` (`None`: it has none).
+    fn layout_part(
+        &self, h: &str, which: &str, content: String, ctx: &Value,
+    ) -> Result<Option<String>, String> {
+        let Ok(tpl) = self.env.get_template(&format!("layout/{h}/{which}")) else {
+            return Ok(None);
+        };
+        let ctx =
+            minijinja::context! { content => Value::from_safe_string(content), ..ctx.clone() };
+        render_capped(&tpl, ctx, &self.limits)
+            .map(Some)
+            .map_err(|e| match e {
+                RenderError::Limit(m) | RenderError::Template(m) => {
+                    format!("layout {h} {which}: {m}")
+                }
+            })
     }
 
     /// `r` in layout `h`: its HTML part (the step's `html`, or its body as
     /// paragraphs) as the layout's `content`, CSS inlined; its text part
     /// the layout's `text` around the body (the body alone without one).
     fn wrap(&self, h: &str, mut r: Rendered, ctx: &Value) -> Result<Rendered, String> {
-        let part = |which: &str, content: String| -> Result<Option<String>, String> {
-            let Ok(tpl) = self.env.get_template(&format!("layout/{h}/{which}")) else {
-                return Ok(None);
-            };
-            let ctx =
-                minijinja::context! { content => Value::from_safe_string(content), ..ctx.clone() };
-            render_capped(&tpl, ctx, &self.limits)
-                .map(Some)
-                .map_err(|e| match e {
-                    RenderError::Limit(m) | RenderError::Template(m) => {
-                        format!("layout {h} {which}: {m}")
-                    }
-                })
-        };
         let inner = r.html.take().unwrap_or_else(|| paragraphs(&r.body));
-        let html = part("html", inner.clone())?
+        let html = self
+            .layout_part(h, "html", inner.clone(), ctx)?
             .ok_or_else(|| format!("layout {h}: the layout no longer exists"))?;
         r.html = Some(css::inline(&html, Some(&inner), &self.limits)?);
-        if let Some(text) = part("text", r.body.clone())? {
+        self.wrap_text(h, r, ctx)
+    }
+
+    /// `r`'s body in layout `h`'s `text` (the body alone without one).
+    fn wrap_text(&self, h: &str, mut r: Rendered, ctx: &Value) -> Result<Rendered, String> {
+        if let Some(text) = self.layout_part(h, "text", r.body.clone(), ctx)? {
             r.body = text;
         }
         Ok(r)
     }
+}
+
+/// The inlined path's state for one recipient (`RunRenderer::fast`).
+struct Fast {
+    frame: std::rc::Rc<css::Frame>,
+    /// The length of the layout's output around the marker.
+    frame_len: usize,
+    inlined: Arc<css_source::Inlined>,
+}
+
+impl Fast {
+    /// The step's HTML, inlined, when rendering it from the inlined source
+    /// works and the email stays within what the per-recipient path allows
+    /// (the step's, the layout's and the email's output caps, the CSS work
+    /// bound), bounding the per-recipient path's HTML by `longest` (it has
+    /// as many elements).
+    fn html(&self, ctx: &Value, limits: &Limits) -> Option<String> {
+        let inner = self.inlined.render(ctx, limits)?;
+        let step_len = self.inlined.longest(inner.len());
+        let layout_len = self.frame_len - css_split::MARKER.len() + step_len;
+        let email_len = self.frame.before.len() + inner.len() + self.frame.after.len();
+        let elements = self.frame.elements + inner.matches('<').count();
+        (!inner.is_empty()
+            && step_len <= limits.max_output
+            && layout_len <= limits.max_output
+            && email_len <= limits.max_output
+            && css::within_work(self.frame.rules, elements))
+        .then_some(inner)
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Set by a test to render every step as if no plan applied.
+    pub(super) static SLOW_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Emails this thread rendered through the inlined path.
+    pub(super) static FAST_USED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 #[cfg(test)]
@@ -442,6 +555,15 @@ mod cost {
         f
     }
 
+    /// `f` with the inlined path off (`css_source`): what a layout with
+    /// CSS cost before it.
+    fn slow<T>(f: impl FnOnce() -> T) -> T {
+        SLOW_ONLY.with(|s| s.set(true));
+        let out = f();
+        SLOW_ONLY.with(|s| s.set(false));
+        out
+    }
+
     /// The best of 5 rounds, per render, over `ctxs` in turn.
     fn time(r: &RunRenderer, f: &crate::model::Flow, ctxs: &[Value]) -> std::time::Duration {
         (0..5)
@@ -536,6 +658,10 @@ mod cost {
                 time(&bare_r, &bare, &ctxs),
             ),
             ("layout + CSS + partial + t()", time(&rich_r, &rich, &ctxs)),
+            (
+                "the same, CSS inlined per recipient (no plan)",
+                slow(|| time(&rich_r, &rich, &ctxs)),
+            ),
             (
                 "the same, one email for every recipient",
                 time(&rich_r, &rich, &same),

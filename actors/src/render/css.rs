@@ -8,11 +8,14 @@
 //! for most recipients of a run, or one per locale) is inlined once per
 //! thread and kept (the last few met), and
 //! only the step's HTML is inlined per recipient, with the frame's CSS:
-//! the same bytes for a fraction of the work.
+//! the same bytes for a fraction of the work. Where the step's template
+//! source allows it, `css_source` inlines that source once instead, and a
+//! recipient's email takes no inlining at all (`frame`, `fragment`).
 
 use super::css_split::{fragment_ok, frame_css, MARKER};
 use super::{stack, Limits};
 use std::cell::RefCell;
+use std::rc::Rc;
 
 /// `html` (a layout's output, with `step_html` in it where the layout put
 /// `content`) with the rules of its `<style>` blocks inlined into the
@@ -81,7 +84,50 @@ fn split(html: &str, step: &str) -> Option<String> {
         return None;
     }
     let frame = [&html[..at], MARKER, &html[at + step.len()..]].concat();
-    let known = FRAMES.with(|f| {
+    let parts = match known(&frame) {
+        Some(FrameState::Split(parts)) => parts,
+        Some(FrameState::Whole) => return None,
+        // Met twice: worth inlining apart (a frame of one recipient's, with
+        // their name in it, costs only this check).
+        Some(FrameState::Seen) => made(frame)?,
+        None => {
+            remember(frame, FrameState::Seen);
+            return None;
+        }
+    };
+    let inner = fragment(step, &parts.css)?;
+    Some([parts.before.as_str(), &inner, &parts.after].concat())
+}
+
+/// The frame `frame` (a layout's output with `MARKER` where the step's HTML
+/// goes) inlined, when `css_split` allows it; kept as `split` keeps it, but
+/// made when first met: the caller (`css_source`) inlines nothing else.
+pub(super) fn frame(frame: &str) -> Option<Rc<Frame>> {
+    if frame.len().saturating_sub(MARKER.len()) > MAX_FRAME_BYTES || !has_style(frame) {
+        return None;
+    }
+    match known(frame) {
+        Some(FrameState::Split(parts)) => Some(parts),
+        Some(FrameState::Whole) => None,
+        Some(FrameState::Seen) | None => made(frame.to_string()),
+    }
+}
+
+/// `step` (HTML without a frame) inlined alone with `css`, on the render
+/// stack; `None` when css-inline fails.
+pub(super) fn fragment(step: &str, css: &str) -> Option<String> {
+    stack::run(|| options().build().inline_fragment(step, css)).ok()
+}
+
+/// Whether an email of `rules` CSS rules over `elements` elements may be
+/// inlined (`inline` refuses it otherwise).
+pub(super) fn within_work(rules: usize, elements: usize) -> bool {
+    rules.saturating_mul(elements) <= MAX_CSS_WORK
+}
+
+/// What this thread knows of `frame` (moved first among the kept frames).
+fn known(frame: &str) -> Option<FrameState> {
+    FRAMES.with(|f| {
         let mut f = f.borrow_mut();
         let at = f.iter().position(|(key, _)| *key == frame)?;
         // most recently met first
@@ -89,43 +135,41 @@ fn split(html: &str, step: &str) -> Option<String> {
         let state = hit.1.clone();
         f.insert(0, hit);
         Some(state)
-    });
-    let remember = |frame: String, state: FrameState| {
-        FRAMES.with(|f| {
-            let mut f = f.borrow_mut();
-            f.retain(|(key, _)| *key != frame);
-            f.insert(0, (frame, state));
-            f.truncate(KEPT_FRAMES);
+    })
+}
+
+/// Keeps what `frame` is (replacing what was known of it).
+fn remember(frame: String, state: FrameState) {
+    FRAMES.with(|f| {
+        let mut f = f.borrow_mut();
+        f.retain(|(key, _)| *key != frame);
+        f.insert(0, (frame, state));
+        f.truncate(KEPT_FRAMES);
+    })
+}
+
+/// `frame` inlined around its marker when `css_split` allows it, and kept
+/// either way.
+fn made(frame: String) -> Option<Rc<Frame>> {
+    let parts = frame_css(&frame).and_then(|css| {
+        let out = whole(&frame).ok()?;
+        let (before, after) = out.split_once(MARKER)?;
+        let (rules, elements) = css_work(&frame);
+        (!after.contains(MARKER)).then(|| {
+            Rc::new(Frame {
+                before: before.to_string(),
+                after: after.to_string(),
+                css,
+                rules,
+                elements,
+            })
         })
-    };
-    let parts = match known {
-        Some(FrameState::Split(parts)) => parts,
-        Some(FrameState::Whole) => return None,
-        // Met twice: worth inlining apart (a frame of one recipient's, with
-        // their name in it, costs only this check).
-        Some(FrameState::Seen) => {
-            let parts = frame_css(&frame).and_then(|css| {
-                let out = whole(&frame).ok()?;
-                let (before, after) = out.split_once(MARKER)?;
-                (!after.contains(MARKER)).then(|| Frame {
-                    before: before.to_string(),
-                    after: after.to_string(),
-                    css,
-                })
-            });
-            remember(
-                frame,
-                parts.clone().map_or(FrameState::Whole, FrameState::Split),
-            );
-            parts?
-        }
-        None => {
-            remember(frame, FrameState::Seen);
-            return None;
-        }
-    };
-    let inner = stack::run(|| options().build().inline_fragment(step, &parts.css)).ok()?;
-    Some([parts.before.as_str(), &inner, &parts.after].concat())
+    });
+    remember(
+        frame,
+        parts.clone().map_or(FrameState::Whole, FrameState::Split),
+    );
+    parts
 }
 
 /// The inliner's options: the same for a whole email and a step's HTML.
@@ -149,18 +193,21 @@ const MAX_FRAME_BYTES: usize = 64 * 1024;
 enum FrameState {
     /// Met once.
     Seen,
-    Split(Frame),
+    /// Shared: a recipient's email borrows it (no copy per recipient).
+    Split(Rc<Frame>),
     /// Not split (`css_split` says no, or inlining the frame failed).
     Whole,
 }
 
-/// A frame inlined: the email before and after the step's HTML, and the
-/// CSS its `<style>` blocks had.
-#[derive(Clone)]
-struct Frame {
-    before: String,
-    after: String,
-    css: String,
+/// A frame inlined: the email before and after the step's HTML, the CSS
+/// its `<style>` blocks had, and the rules and elements `css_work` counts in
+/// it (the marker has no element).
+pub(super) struct Frame {
+    pub before: String,
+    pub after: String,
+    pub css: String,
+    pub rules: usize,
+    pub elements: usize,
 }
 
 thread_local! {

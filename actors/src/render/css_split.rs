@@ -61,7 +61,7 @@ pub(super) fn frame_css(frame: &str) -> Option<String> {
                     }
                 }
             }
-            Tok::Comment | Tok::Doctype => {}
+            Tok::Comment(_) | Tok::Doctype => {}
             Tok::Start(name, attrs, _) if name == "style" => {
                 // Only plain blocks: css-inline reads attributes of its own
                 // (`data-css-inline`), and a media attribute would scope it.
@@ -104,15 +104,38 @@ pub(super) fn frame_css(frame: &str) -> Option<String> {
 /// Whether the step's HTML `html` parses alone to the nodes it makes inside
 /// a frame `frame_css` accepts (module docs).
 pub(super) fn fragment_ok(html: &str) -> bool {
+    fragment_walk(html, &mut |seen, _, _| matches!(seen, Seen::Text(_)))
+}
+
+/// What `fragment_walk` asks about each text and comment: it, the names of
+/// the elements open around it and their ordinals.
+pub(super) type Visitor<'a> = dyn FnMut(Seen<'_>, &[String], &[usize]) -> bool + 'a;
+
+/// A text or a comment of a fragment, as `fragment_walk` shows it.
+pub(super) enum Seen<'a> {
+    Text(&'a str),
+    /// A comment's inside, and the text right before it (empty after a tag).
+    Comment {
+        body: &'a str,
+        before: &'a str,
+    },
+}
+
+/// `fragment_ok`, with `seen` asked about each text and comment of `html`,
+/// the elements open around it (outermost first) and their ordinals (which
+/// start tag of `html` opened each): a `false` is a "no". Comments are `seen`'s
+/// to allow (`fragment_ok` allows none).
+pub(super) fn fragment_walk(html: &str, seen: &mut Visitor<'_>) -> bool {
     if html.is_empty() || !clean(html) || html.contains(MARKER) {
         return false;
     }
     let mut lx = Lexer::new(html);
     let mut stack: Vec<String> = Vec::new();
+    let (mut ordinals, mut opened) = (Vec::new(), 0);
     let mut last_text = "";
     while let Some(tok) = lx.next() {
         let Some(tok) = tok else { return false };
-        last_text = "";
+        let before = std::mem::take(&mut last_text);
         match tok {
             Tok::Text(t) => {
                 // Text directly in a table is moved out of it by the parser.
@@ -121,6 +144,9 @@ pub(super) fn fragment_ok(html: &str) -> bool {
                     Some("table" | "tbody" | "thead" | "tfoot" | "tr")
                 ) && !t.chars().all(|c| c.is_ascii_whitespace())
                 {
+                    return false;
+                }
+                if !seen(Seen::Text(t), &stack, &ordinals) {
                     return false;
                 }
                 last_text = t;
@@ -140,13 +166,21 @@ pub(super) fn fragment_ok(html: &str) -> bool {
                     return false;
                 }
                 stack.push(name.to_string());
+                ordinals.push(opened);
+                opened += 1;
             }
             Tok::End(name) => {
                 if VOID.contains(&name.as_str()) || stack.pop().as_deref() != Some(name.as_str()) {
                     return false;
                 }
+                ordinals.pop();
             }
-            Tok::Comment | Tok::Doctype => return false,
+            Tok::Comment(body) => {
+                if !seen(Seen::Comment { body, before }, &stack, &ordinals) {
+                    return false;
+                }
+            }
+            Tok::Doctype => return false,
         }
     }
     stack.is_empty() && !open_reference(last_text)
@@ -155,7 +189,7 @@ pub(super) fn fragment_ok(html: &str) -> bool {
 /// Whether `text` ends in a character reference that the text after it
 /// could still extend (`&no` + `t;` is `&not;`): an `&` with only name or
 /// number characters after it.
-fn open_reference(text: &str) -> bool {
+pub(super) fn open_reference(text: &str) -> bool {
     text.rfind('&').is_some_and(|at| {
         text[at + 1..]
             .bytes()
@@ -464,7 +498,8 @@ enum Tok<'a> {
     /// lower-case name, the attributes' source, `/>`
     Start(String, &'a str, bool),
     End(String),
-    Comment,
+    /// its inside
+    Comment(&'a str),
     Doctype,
 }
 
@@ -519,7 +554,7 @@ impl<'a> Lexer<'a> {
                 return None;
             }
             self.i += 4 + end + 3;
-            return Some(Tok::Comment);
+            return Some(Tok::Comment(&c[..end]));
         }
         if b.len() >= 9 && b[..9].eq_ignore_ascii_case(b"<!doctype") {
             let end = rest.find('>')?;
