@@ -130,10 +130,20 @@ pub fn set_status(
         });
     }
     if to == FlowStatus::Active {
-        if !flow.steps.iter().any(|s| s.kind == "channel") {
+        if !flow
+            .steps
+            .iter()
+            .any(|s| s.kind == "channel" || s.kind == "route")
+        {
             return Err(CatalogError::NoChannelStep);
         }
-        for id in flow.steps.iter().filter_map(|s| s.channel_id) {
+        // A route step's channels count as channel steps'.
+        let ids = flow.steps.iter().flat_map(|s| {
+            s.channel_id
+                .into_iter()
+                .chain(s.channels.iter().map(|c| c.channel_id))
+        });
+        for id in ids {
             let Some(c) = channels.iter().find(|c| c.id == id) else {
                 return Err(CatalogError::ChannelGone { channel: id });
             };

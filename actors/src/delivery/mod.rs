@@ -20,7 +20,10 @@
 //! - `batch`: batch (digest) steps, opened and joined at staging, closed
 //!   and rendered when the opener's deliveries come due;
 //! - `conditions`: step conditions (`if`), decided at staging or, over
-//!   earlier steps, when the delivery comes due.
+//!   earlier steps, when the delivery comes due;
+//! - `route`: route steps, channels tried one after another: what a hop
+//!   (or a gated delivery) does when it comes due, and what a settled hop
+//!   lets go sooner.
 
 pub(crate) mod accept;
 pub use accept::preview::{Preview, PreviewError, PreviewInput, StepPreview};
@@ -31,6 +34,7 @@ pub mod conditions;
 pub(crate) mod expand;
 pub(crate) mod feed_flags;
 pub mod frames;
+pub mod route;
 pub mod sandbox;
 pub(crate) mod settle;
 pub(crate) mod tally;

@@ -201,6 +201,8 @@ mod tests {
             batch: false,
             feed_at: None,
             bounce: None,
+            route: None,
+            after_route: None,
         };
         let q = QueueItem {
             project: Uuid::now_v7(),

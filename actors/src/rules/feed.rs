@@ -317,6 +317,8 @@ mod tests {
             batch: false,
             feed_at: None,
             bounce: None,
+            route: None,
+            after_route: None,
         }
     }
 

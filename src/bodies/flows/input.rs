@@ -74,6 +74,14 @@ pub struct StepInput {
     pub max_window: Given<String>,
     #[serde(default)]
     pub layout: Given<String>,
+    /// A route step's success and channels; a route channel's `after`
+    /// (`route`).
+    #[serde(default)]
+    pub success: Given<String>,
+    #[serde(default)]
+    pub channels: Given<Vec<Value>>,
+    #[serde(default)]
+    pub after: Given<String>,
 }
 
 impl PartialSchema for StepInput {
@@ -83,8 +91,9 @@ impl PartialSchema for StepInput {
             .item(Ref::from_schema_name(DelayStep::name()))
             .item(Ref::from_schema_name(ThrottleStep::name()))
             .item(Ref::from_schema_name(BatchStep::name()))
+            .item(Ref::from_schema_name(super::RouteStep::name()))
             .description(Some(
-                "A step of a create or update: a channel, delay, throttle or batch step.",
+                "A step of a create or update: a channel, delay, throttle, batch or route step.",
             ))
             .into()
     }
@@ -381,7 +390,7 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
     let channel_steps: Vec<usize> = items
         .iter()
         .enumerate()
-        .filter(|(_, it)| matches!(it, Given::Value(Obj(s)) if matches!(&s.kind, Given::Value(k) if k == "channel")))
+        .filter(|(_, it)| matches!(it, Given::Value(Obj(s)) if matches!(&s.kind, Given::Value(k) if k == "channel" || k == "route")))
         .map(|(i, _)| i)
         .collect();
     for (i, item) in items.iter().enumerate() {
@@ -390,7 +399,7 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
             v.push(p, "format", "must be an object");
             continue;
         };
-        let is_channel = matches!(&s.kind, Given::Value(k) if k == "channel");
+        let is_channel = matches!(&s.kind, Given::Value(k) if k == "channel" || k == "route");
         let cond = match &s.cond {
             Given::Absent | Given::Null => None,
             Given::Value(c) => Conditions::parse(c, &p, i, &channel_steps, is_channel, v),
@@ -404,6 +413,11 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
                 if let Some(Some(h)) = &step.layout {
                     out.layouts.push((format!("{p}.layout"), h.clone()));
                 }
+                out.steps.push(step);
+            }
+            Given::Value(k) if k == "route" => {
+                let before: Vec<usize> = channel_steps.iter().copied().filter(|&j| j < i).collect();
+                let step = super::route::route_step(s, &p, i, cond, channels, &before, &mut out, v);
                 out.steps.push(step);
             }
             Given::Value(k) if k == "delay" => {
@@ -433,6 +447,8 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
                     send_window: None,
                     max_window: None,
                     layout: None,
+                    success: None,
+                    channels: vec![],
                 });
             }
             Given::Value(k) if k == "throttle" => {
@@ -452,7 +468,7 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
             Given::Value(_) => v.push(
                 format!("{p}.type"),
                 "inclusion",
-                "one of channel, delay, throttle, batch",
+                "one of channel, delay, throttle, batch, route",
             ),
             _ => v.push(format!("{p}.type"), "required", "is required"),
         }
@@ -531,6 +547,8 @@ fn throttle_step(
         send_window: None,
         max_window: None,
         layout: None,
+        success: None,
+        channels: vec![],
     }
 }
 
@@ -610,11 +628,13 @@ fn batch_step(
         send_window: None,
         max_window,
         layout: None,
+        success: None,
+        channels: vec![],
     }
 }
 
 /// One channel step at path `p`; its template sources join `probes`.
-fn channel_step(
+pub(super) fn channel_step(
     s: &StepInput, p: &str, channels: &[model::Channel], probes: &mut Vec<(String, String)>,
     v: &mut Validator,
 ) -> model::Step {
@@ -698,12 +718,14 @@ fn channel_step(
             .and_then(|w| SendWindow::parse(w, p, v)),
         max_window: None,
         layout: None,
+        success: None,
+        channels: vec![],
     }
 }
 
 /// A channel step's `layout`: only an email step takes one (absent: the
 /// project's default; null: none).
-fn layout_of(
+pub(super) fn layout_of(
     s: &StepInput, p: &str, channels: &[model::Channel], v: &mut Validator,
 ) -> Option<Option<String>> {
     let path = format!("{p}.layout");

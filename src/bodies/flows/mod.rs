@@ -6,10 +6,12 @@
 
 mod input;
 mod preview;
+mod route;
 mod run;
 
 pub use input::*;
 pub use preview::*;
+pub use route::*;
 pub use run::*;
 
 use herald_engine::model::{self, Timestamp};
@@ -225,7 +227,8 @@ pub struct BatchStep {
 }
 
 /// A channel step (deliver through a channel), a delay step (wait durably),
-/// a throttle step or a batch step.
+/// a throttle step, a batch step or a route step (channels tried one after
+/// another).
 #[derive(Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum Step {
@@ -233,6 +236,7 @@ pub enum Step {
     Delay(DelayStep),
     Throttle(ThrottleStep),
     Batch(BatchStep),
+    Route(RouteStep),
 }
 
 impl From<&model::Step> for Step {
@@ -258,6 +262,7 @@ impl From<&model::Step> for Step {
                     BatchWindowType::Fixed
                 },
             }),
+            "route" => Step::Route(RouteStep::from(s)),
             "delay" => Step::Delay(DelayStep {
                 cond: s.cond.as_ref().map(|c| c.view()),
                 seconds: s.seconds.unwrap_or(0),

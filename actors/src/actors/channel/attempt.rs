@@ -37,8 +37,9 @@ pub(super) fn batch_due(
         }
     }
     if !settle.is_empty() {
-        let (_, runs) = store.settle(&settle, engine.attempt_notes())?;
+        let (_, runs, pulled) = store.settle(&settle, engine.attempt_notes())?;
         engine.runs_processed(runs);
+        engine.pulled(pulled);
     }
     Ok(again)
 }
@@ -82,13 +83,16 @@ fn load_attempt(engine: &Engine, q: &QueueItem) -> Result<Loaded, Option<Outcome
             }
         }
     }
-    // A condition over earlier steps is decided now that the step is reached.
-    if let Some(gate) = &d.gate {
+    // A condition over earlier steps is decided now that the step is
+    // reached, and a route hop's turn (`delivery::route::at_due`).
+    if crate::delivery::route::needs_check(&d) {
         match store.notification_deliveries(&q.project, &d.notification_id) {
-            Ok(all) if !gate.holds_for_steps(&all) => {
-                return Err(Some(crate::delivery::conditions::condition_false()))
+            Ok(all) => {
+                let now = engine.project_now(&q.project);
+                if let Some(o) = crate::delivery::route::at_due(&d, &all, now) {
+                    return Err(Some(o));
+                }
             }
-            Ok(_) => {}
             Err(e) => {
                 return Err(Some(Outcome::Retry {
                     error: err(DeliveryErrorCode::ProviderUnavailable, e.message),

@@ -34,6 +34,8 @@ fn delivery(status: DeliveryStatus, sent: bool) -> Delivery {
         batch: false,
         feed_at: None,
         bounce: None,
+        route: None,
+        after_route: None,
     }
 }
 

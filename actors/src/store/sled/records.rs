@@ -10,7 +10,7 @@
 use crate::delivery::conditions::Conditions;
 use crate::model::{
     BounceKind, ChannelType, Delivery, DeliveryError, DeliveryStatus, Notification, Rendered,
-    StopReason, Timestamp,
+    RouteHop, StopReason, Timestamp,
 };
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
@@ -75,6 +75,12 @@ struct D<'a> {
     /// `Delivery::bounce`, only when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     bo: Option<BounceKind>,
+    /// `Delivery::route`, only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none", borrow)]
+    ro: Option<std::borrow::Cow<'a, RouteHop>>,
+    /// `Delivery::after_route`, only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ar: Option<u8>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -125,6 +131,8 @@ impl Serialize for NotifRec {
                     b: d.batch,
                     fa: d.feed_at,
                     bo: d.bounce,
+                    ro: d.route.as_ref().map(Borrowed),
+                    ar: d.after_route,
                 })
                 .collect(),
         }
@@ -181,6 +189,8 @@ impl<'de> Deserialize<'de> for NotifRec {
                     batch: d.b,
                     feed_at: d.fa,
                     bounce: d.bo,
+                    route: d.ro.map(|r| r.into_owned()),
+                    after_route: d.ar,
                 })
                 .collect();
         Ok(NotifRec { n, d })
@@ -417,6 +427,8 @@ mod tests {
             batch: false,
             feed_at: None,
             bounce: None,
+            route: None,
+            after_route: None,
         };
         let rec = NotifRec {
             n: n.clone(),

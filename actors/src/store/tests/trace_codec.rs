@@ -42,6 +42,8 @@ fn delivery(
         batch: false,
         feed_at: None,
         bounce: None,
+        route: None,
+        after_route: None,
     }
 }
 
