@@ -89,8 +89,9 @@ pub(crate) struct Staging {
     pub(crate) cond_false: bool,
     /// The route's own condition over earlier steps (`RouteHop::gate`).
     pub(crate) gate: Option<crate::model::conditions::Conditions>,
-    /// The previous hop's due time, and whether it is still pending.
-    prev: Option<(Timestamp, bool)>,
+    /// The previous hop's due time, and whether it is still pending (and
+    /// whether it went out or is pending: the next one waits `after`).
+    prev: Option<(Timestamp, bool, bool)>,
     /// Why later hops are not needed, once a staged hop met the success.
     pub(crate) satisfied: Option<String>,
     /// Whether some hop is pending, and the latest hop's due time.
@@ -121,19 +122,19 @@ impl Staging {
     }
 
     /// The due time of the next hop, `after_ms` after the previous one if
-    /// that one is pending (at once after one settled at staging), or
-    /// `first` for the first hop.
+    /// that one is pending or went out at staging (at once after one
+    /// skipped or failed at staging), or `first` for the first hop.
     pub(crate) fn due(&self, first: Timestamp, after_ms: i64) -> Timestamp {
         match self.prev {
             None => first,
-            Some((t, true)) => t.plus_millis(after_ms),
-            Some((t, false)) => t,
+            Some((t, _, true)) => t.plus_millis(after_ms),
+            Some((t, _, false)) => t,
         }
     }
 
     /// Whether the previous hop is still pending.
     pub(crate) fn prev_pending(&self) -> bool {
-        self.prev.is_some_and(|(_, p)| p)
+        self.prev.is_some_and(|(_, p, _)| p)
     }
 
     /// The marker of hop `hop` (`Delivery::route`).
@@ -151,7 +152,7 @@ impl Staging {
     pub(crate) fn staged(&mut self, d: &Delivery) {
         let pending = d.status == DeliveryStatus::Pending;
         let due = d.next_attempt_at.unwrap_or(d.due_at);
-        self.prev = Some((due, pending));
+        self.prev = Some((due, pending, pending || went_out(d.status)));
         self.pending |= pending;
         if pending {
             self.latest = Some(self.latest.map_or(due, |l| l.max(due)));
