@@ -4,11 +4,14 @@
 //! stays within its render limits is probed by the handler afterwards, on the
 //! blocking pool (`Steps::probes`).
 
+mod channel;
+mod given;
 mod input;
 mod preview;
 mod route;
 mod run;
 
+pub use given::{StepInput, Steps, TemplateInput};
 pub use input::*;
 pub use preview::*;
 pub use route::*;

@@ -3,7 +3,8 @@
 //! `MAX_ROUTE_CHANNELS` channels, each checked as a channel step is, a
 //! success from the list, and an `after` that is a duration.
 
-use super::input::{channel_step, layout_of, StepInput, Steps};
+use super::channel::{channel_step, layout_of};
+use super::given::{StepInput, Steps};
 use super::Template;
 use crate::extract::Given;
 use herald_engine::delivery::clock::Span;
