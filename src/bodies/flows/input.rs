@@ -329,7 +329,7 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
             }
             Given::Value(k) if k == "route" => {
                 let before: Vec<usize> = channel_steps.iter().copied().filter(|&j| j < i).collect();
-                let step = super::route::route_step(s, &p, i, cond, channels, &before, &mut out, v);
+                let step = super::route::route_step(s, i, cond, channels, &before, &mut out, v);
                 out.steps.push(step);
             }
             Given::Value(k) if k == "delay" => {

@@ -113,13 +113,14 @@ impl From<&model::Step> for RouteStep {
     }
 }
 
-/// Route step `i` at path `p` (its own `if` already read as `cond`): its
-/// channels' templates join `out.probes`, their layouts `out.layouts`.
-/// `steps_before` are the earlier steps a condition may name.
+/// Route step `i` (at path `steps.<i>`, its own `if` already read as
+/// `cond`): its channels' templates join `out.probes`, their layouts
+/// `out.layouts`. `steps_before` are the earlier steps a condition may name.
 pub(super) fn route_step(
-    s: &StepInput, p: &str, i: usize, cond: Option<Conditions>, channels: &[model::Channel],
+    s: &StepInput, i: usize, cond: Option<Conditions>, channels: &[model::Channel],
     steps_before: &[usize], out: &mut Steps, v: &mut Validator,
 ) -> model::Step {
+    let p = &format!("steps.{i}");
     let success = match &s.success {
         Given::Value(x) => match RouteSuccess::parse(x) {
             Some(x) => Some(x),
