@@ -328,3 +328,77 @@ async fn bad_routes_are_refused_with_their_paths() {
     assert_eq!(st["channels"][1]["after"], json!("15m"), "{f}");
     assert_eq!(st["channels"][1]["template"]["body"], json!("b"), "{f}");
 }
+
+/// A SIGKILL while a `delivered` route waits on a test clock: after the
+/// restart the next channel goes at its `after`, then the step after the
+/// route; each once (a send repeated after the kill carries the same
+/// delivery id as its idempotency key).
+#[tokio::test]
+async fn sigkill_while_a_route_waits_sends_each_channel_once_after_restart() {
+    let hook = mock_server().await;
+    mock_always(&hook, 200).await;
+    let dir = tempfile::tempdir().unwrap();
+    let keys = Keys::random();
+    let mut app = TestApp::spawn_on(dir.path(), &keys);
+    app.put_project(&json!({"clock": "test"})).await.ok(200);
+    let chat = s(&create_webhook_channel(&app, &hook_url(&hook), None).await["id"]);
+    let flow = active_flow(
+        &app,
+        "route-kill",
+        json!([
+            route(
+                "delivered",
+                vec![hop(&chat, "first", None), hop(&chat, "second", Some("10m"))]
+            ),
+            channel_step(&chat, None, "after"),
+        ]),
+    )
+    .await;
+    let run = run_flow(&app, &s(&flow["id"]), json!({"recipients": [new_ext("k")]})).await;
+    let run_id = s(&run["id"]);
+    let (_, ds) = the_deliveries(&app, &run_id).await;
+    let first = on(&ds, &chat, "first");
+    assert_eq!(
+        wait_delivery_final(&app, &s(&first["id"]), 30).await["status"],
+        json!("sent")
+    );
+    let status = app.kill9();
+    assert!(!status.success(), "SIGKILL: {status:?}");
+
+    let app = TestApp::spawn_on(dir.path(), &keys);
+    app.advance_clock(&json!({"by": "9m"})).await.ok(200);
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let (_, ds) = the_deliveries(&app, &run_id).await;
+    assert_eq!(
+        on(&ds, &chat, "second")["status"],
+        json!("pending"),
+        "{ds:?}"
+    );
+    assert_eq!(
+        on(&ds, &chat, "after")["status"],
+        json!("pending"),
+        "{ds:?}"
+    );
+    app.advance_clock(&json!({"by": "1m"})).await.ok(200);
+    wait_run_processed(&app, &run_id, 30).await;
+    let (_, ds) = the_deliveries(&app, &run_id).await;
+    for body in ["first", "second", "after"] {
+        let d = on(&ds, &chat, body);
+        assert_eq!(d["status"], json!("sent"), "{d}");
+        assert_eq!(d["attempts"], json!(1), "{d}");
+    }
+    let mut got: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
+    for r in received(&hook).await {
+        let key = req_header(&r, "idempotency-key").expect("idempotency-key");
+        got.entry(key)
+            .or_default()
+            .push(req_json(&r)["delivery"]["data"]["body"].clone());
+    }
+    let mut bodies: Vec<String> = got.values().map(|b| s(&b[0])).collect();
+    bodies.sort();
+    assert_eq!(bodies, ["after", "first", "second"], "{got:?}");
+    assert!(
+        got.values().all(|b| b.iter().all(|x| x == &b[0])),
+        "{got:?}"
+    );
+}
