@@ -130,15 +130,23 @@ pub fn set_status(
         });
     }
     if to == FlowStatus::Active {
-        if !flow.steps.iter().any(|s| s.kind == "channel") {
+        if !flow
+            .steps
+            .iter()
+            .any(|s| s.kind == "channel" || s.kind == "route")
+        {
             return Err(CatalogError::NoChannelStep);
         }
-        // a step's backups are checked as its channel is: a flow goes
-        // live only with every channel it may send through usable
+        // a step's backups and a route step's channels are checked as its
+        // channel is: a flow goes live only with every channel it may send
+        // through usable
         let ids = flow.steps.iter().flat_map(|s| {
             s.channel_id
                 .into_iter()
                 .chain(s.fallback_channel_ids.iter().copied())
+                .chain(s.channels.iter().flat_map(|c| {
+                    std::iter::once(c.channel_id).chain(c.fallback_channel_ids.iter().copied())
+                }))
         });
         for id in ids {
             let Some(c) = channels.iter().find(|c| c.id == id) else {
@@ -230,6 +238,9 @@ pub fn may_delete(channel: &Channel, flows: &[Flow]) -> Result<(), CatalogError>
             && f.steps.iter().any(|s| {
                 s.channel_id.as_ref() == Some(&channel.id)
                     || s.fallback_channel_ids.contains(&channel.id)
+                    || s.channels.iter().any(|c| {
+                        c.channel_id == channel.id || c.fallback_channel_ids.contains(&channel.id)
+                    })
             })
     });
     if channel.builtin {

@@ -260,9 +260,10 @@ impl TraceEntry {
 /// (`rules::preferences::CRITICAL`).
 pub use crate::rules::preferences::CRITICAL;
 
-/// The step a delivery belongs to (its id's last byte, see `model::delivery_id`).
+/// The step a delivery belongs to (its id's last byte, see
+/// `model::delivery_id`; a route hop's, `model::hop_delivery_id`).
 pub fn step_of(delivery: &Uuid) -> u8 {
-    delivery.as_bytes()[15]
+    crate::model::step_and_hop(delivery).0 as u8
 }
 
 /// An argument of an entry as the engine makes it, before it is a JSON

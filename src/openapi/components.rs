@@ -15,8 +15,8 @@ use crate::bodies::content::{
 };
 use crate::bodies::flows::{
     self, ChannelStep, ChannelStepType, DelayStep, DelayStepType, Flow, FlowInput, FlowStatus,
-    FlowUpdate, RecipientSpec, RunInput, Step, StepInput, Template, TemplateAction, ThrottleStep,
-    ThrottleStepType,
+    FlowUpdate, RecipientSpec, RouteChannel, RouteStep, RouteStepType, RouteSuccessType, RunInput,
+    Step, StepInput, Template, TemplateAction, ThrottleStep, ThrottleStepType,
 };
 use crate::bodies::flows::{BatchStep, BatchStepType, BatchWindowType};
 use crate::bodies::flows::{
@@ -284,6 +284,10 @@ pub fn components() -> utoipa::openapi::schema::Components {
         BatchStepType,
         BatchWindowType,
         BatchStep,
+        RouteStepType,
+        RouteSuccessType,
+        RouteChannel,
+        RouteStep,
         Step,
         StepInput,
         Flow,

@@ -152,6 +152,7 @@ const PATTERNS: &[(&str, &str, &str)] = &[
     ("ThrottleStep", "window", SPAN_PATTERN),
     ("BatchStep", "window", SPAN_PATTERN),
     ("BatchStep", "max_window", SPAN_PATTERN),
+    ("RouteChannel", "after", SPAN_PATTERN),
     ("ClockAdvance", "by", SPAN_PATTERN),
     ("PreferenceLinkInput", "expires_in", SPAN_PATTERN),
     ("ClockAdvance", "to", DATE_TIME_PATTERN),
@@ -191,6 +192,8 @@ pub fn insert(schemas: &mut Map<String, Value>) {
         ("BatchStep", "Condition"),
         ("ChannelStep", "StepCondition"),
         ("ChannelStepInput", "StepCondition"),
+        ("RouteStep", "StepCondition"),
+        ("RouteChannel", "StepCondition"),
     ] {
         if let Some(Value::Object(props)) = schemas
             .get_mut(schema)

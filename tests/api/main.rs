@@ -78,5 +78,6 @@ mod webhook_endpoints;
 mod workflow_batch;
 mod workflow_clock;
 mod workflow_conditions;
+mod workflow_route;
 mod workflow_throttle;
 mod workflow_windows;

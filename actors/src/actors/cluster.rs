@@ -62,6 +62,27 @@ impl Engine {
         }
     }
 
+    /// Queued deliveries a settle made due sooner (`storage::Finished`'s
+    /// third part: route hops, steps after a route): handed to this node's
+    /// channel actors; when nodes share the work, their rows were freed by
+    /// the settle, so every node is told to claim them instead.
+    pub(crate) fn pulled(&self, items: Vec<crate::storage::QueueItem>) {
+        if items.is_empty() {
+            return;
+        }
+        if !self.shares_work() {
+            return self.dispatch(items);
+        }
+        let now = Timestamp::now().millis();
+        let mut types: Vec<ChannelType> = items.iter().map(|q| q.channel_type).collect();
+        types.sort();
+        types.dedup();
+        for ct in types {
+            self.wake_queue(ct, now);
+            self.announce_work(ct, now);
+        }
+    }
+
     /// Work of `ct` is due at `due_ms` (real milliseconds): this node's
     /// delivery actor of that type claims then at the latest, at once when
     /// it is due already.

@@ -76,10 +76,14 @@ impl Engine {
     /// key (see `delivery::cancel`), durably; how many it canceled.
     pub async fn cancel_runs(&self, project: Uuid, req: CancelRequest) -> Result<usize> {
         let e = self.clone();
-        let (n, (_, runs)) = self
+        let (n, (_, runs, pulled)) = self
             .run(move |s| cancel::cancel_runs(s, e.attempt_notes(), &project, &req))
             .await?;
-        self.release(vec![], |e| e.runs_processed(runs)).await?;
+        self.release(vec![], |e| {
+            e.runs_processed(runs);
+            e.pulled(pulled);
+        })
+        .await?;
         Ok(n)
     }
 }

@@ -96,9 +96,9 @@ pub(crate) fn cancel_runs(
         }
     }
     if items.is_empty() {
-        return Ok((0, (vec![], vec![])));
+        return Ok((0, (vec![], vec![], vec![])));
     }
-    let (written, runs) = s.settle(&items, notes)?;
+    let (written, runs, pulled) = s.settle(&items, notes)?;
     let now = crate::model::Timestamp::now().millis();
     for b in &batches {
         s.cancel_batch(project, b, now)?;
@@ -107,5 +107,5 @@ pub(crate) fn cancel_runs(
         .iter()
         .filter(|d| d.status == DeliveryStatus::Canceled)
         .count();
-    Ok((n, (written, runs)))
+    Ok((n, (written, runs, pulled)))
 }

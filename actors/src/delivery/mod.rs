@@ -23,6 +23,9 @@
 //!   earlier steps, when the delivery comes due;
 //! - `failover`: when a delivery its channel cannot send moves to the
 //!   step's next backup channel.
+//! - `route`: route steps, channels tried one after another: what a hop
+//!   (or a gated delivery) does when it comes due, and what a settled hop
+//!   lets go sooner.
 
 pub(crate) mod accept;
 pub use accept::preview::{Preview, PreviewError, PreviewInput, StepPreview};
@@ -34,6 +37,7 @@ pub(crate) mod expand;
 pub mod failover;
 pub(crate) mod feed_flags;
 pub mod frames;
+pub mod route;
 pub mod sandbox;
 pub(crate) mod settle;
 pub(crate) mod tally;

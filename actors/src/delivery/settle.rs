@@ -224,6 +224,8 @@ mod tests {
             bounce: None,
             fallback_channel_ids: vec![],
             attempt_channels: vec![],
+            route: None,
+            after_route: None,
         };
         let q = QueueItem {
             project: Uuid::now_v7(),

@@ -291,21 +291,38 @@ impl Conditions {
 }
 
 /// The context of the rules over earlier steps: `steps.<index>` of each of
-/// the notification's deliveries as they are now.
+/// the notification's deliveries as they are now. A route step's hops
+/// (`delivery::route`) make one entry: the flags of any hop, and the
+/// status of its latest hop that was not skipped as unneeded.
 pub fn steps_context(deliveries: &[Delivery]) -> Value {
     let mut steps = Map::new();
-    for d in deliveries {
-        let i = d.id.as_bytes()[15];
-        steps.insert(
-            i.to_string(),
-            serde_json::json!({
-                "status": d.status.as_str(),
-                "read": d.read_at.is_some(),
-                "seen": d.seen_at.is_some(),
-                "clicked": d.clicked_at.is_some(),
-                "interacted": d.interacted_at.is_some(),
-            }),
-        );
+    let mut hops: Vec<&Delivery> = deliveries.iter().collect();
+    hops.sort_by_key(|d| super::step_and_hop(&d.id).1);
+    for d in hops {
+        let (i, _) = super::step_and_hop(&d.id);
+        let unneeded = d
+            .error
+            .as_ref()
+            .is_some_and(|e| e.code == DeliveryErrorCode::RouteSatisfied.as_str());
+        let flag = |k: &str, own: bool, steps: &Map<String, Value>| {
+            own || steps
+                .get(&i.to_string())
+                .and_then(|s| s.get(k))
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+        };
+        let status = match steps.get(&i.to_string()) {
+            Some(s) if unneeded => s["status"].as_str().unwrap_or("skipped").to_string(),
+            _ => d.status.as_str().to_string(),
+        };
+        let entry = serde_json::json!({
+            "status": status,
+            "read": flag("read", d.read_at.is_some(), &steps),
+            "seen": flag("seen", d.seen_at.is_some(), &steps),
+            "clicked": flag("clicked", d.clicked_at.is_some(), &steps),
+            "interacted": flag("interacted", d.interacted_at.is_some(), &steps),
+        });
+        steps.insert(i.to_string(), entry);
     }
     serde_json::json!({ "steps": steps })
 }

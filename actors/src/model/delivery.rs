@@ -123,10 +123,13 @@ pub enum DeliveryErrorCode {
     /// Skipped: the recipient's address (email, phone) is on the project's
     /// suppression list (`crate::suppression`).
     Suppressed,
+    /// Skipped: an earlier channel of its route step reached the recipient
+    /// (`delivery::route`).
+    RouteSatisfied,
 }
 
 impl DeliveryErrorCode {
-    pub const ALL: [DeliveryErrorCode; 16] = [
+    pub const ALL: [DeliveryErrorCode; 17] = [
         DeliveryErrorCode::Preference,
         DeliveryErrorCode::MissingAddress,
         DeliveryErrorCode::InvalidAddress,
@@ -143,6 +146,7 @@ impl DeliveryErrorCode {
         DeliveryErrorCode::QuotaExceeded,
         DeliveryErrorCode::Crashed,
         DeliveryErrorCode::Suppressed,
+        DeliveryErrorCode::RouteSatisfied,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -163,6 +167,7 @@ impl DeliveryErrorCode {
             DeliveryErrorCode::QuotaExceeded => "quota_exceeded",
             DeliveryErrorCode::Crashed => "crashed",
             DeliveryErrorCode::Suppressed => "suppressed",
+            DeliveryErrorCode::RouteSatisfied => "route_satisfied",
         }
     }
 }
@@ -313,6 +318,29 @@ pub struct Delivery {
     /// (`Delivery::attempt_channels`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attempt_channels: Vec<Uuid>,
+    /// A hop of a route step: which, and what it waits for
+    /// (`delivery::route`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<RouteHop>,
+    /// A step after a route step: the route's step index; it goes once
+    /// every hop of that route has settled (`delivery::route`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_route: Option<u8>,
+}
+
+/// What a route hop's delivery knows of its route (`delivery::route`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouteHop {
+    /// The route's step index and this hop's place in it (0: first).
+    pub step: u8,
+    pub hop: u8,
+    pub success: super::RouteSuccess,
+    /// How long after the previous hop went out this one is tried.
+    pub after_ms: i64,
+    /// The route's own condition over earlier steps, decided when each
+    /// hop comes due (the channel's own is the delivery's `gate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<conditions::Conditions>,
 }
 
 /// `Delivery::feed_sort_id` of a delivery id and its `feed_at`.

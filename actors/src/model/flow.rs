@@ -17,6 +17,10 @@ pub const MAX_THROTTLE_LIMIT: u32 = 1000;
 pub const MAX_BATCH_MAX: u32 = 10_000;
 /// The most backup channels a channel step names (`Step::fallback_channel_ids`).
 pub const MAX_FALLBACKS: usize = 3;
+/// The most channels one route step tries (`Step::channels`): a hop's
+/// delivery id carries `step + MAX_STEPS * hop` in one byte
+/// (`model::hop_delivery_id`), below the notification tag.
+pub const MAX_ROUTE_CHANNELS: usize = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -125,6 +129,125 @@ pub struct Step {
     /// up, an open circuit) moves to the next one (`delivery::failover`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fallback_channel_ids: Vec<Uuid>,
+    /// A route step: when the route has reached its recipient
+    /// (`delivery::route`). `None` on every other step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub success: Option<RouteSuccess>,
+    /// A route step's channels, tried one after another (at most
+    /// `MAX_ROUTE_CHANNELS`). Empty on every other step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<RouteChannel>,
+}
+
+/// One channel of a route step: what a channel step has, and how long
+/// after the previous channel went out it is tried.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RouteChannel {
+    pub channel_id: Uuid,
+    pub template: Template,
+    /// A duration as given (`delivery::clock::Span`); `None`: at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    /// The channel's own condition (`if`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cond: Option<conditions::Conditions>,
+    /// An email channel's layout, as a channel step's `layout`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "given"
+    )]
+    pub layout: Option<Option<String>>,
+    /// The channel's backups, as a channel step's `fallback_channel_ids`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback_channel_ids: Vec<Uuid>,
+}
+
+impl RouteChannel {
+    /// `after` in milliseconds (0 when absent or unreadable).
+    pub fn after_ms(&self) -> i64 {
+        self.after
+            .as_deref()
+            .and_then(|a| crate::delivery::clock::Span::parse(a).ok())
+            .map_or(0, |s| s.millis())
+    }
+
+    /// The channel step this channel is sent as: its channel, template and
+    /// layout (what staging and previews render).
+    pub fn as_step(&self) -> Step {
+        Step {
+            kind: "channel".into(),
+            channel_id: Some(self.channel_id),
+            template: Some(self.template.clone()),
+            seconds: None,
+            cond: None,
+            limit: None,
+            window: None,
+            send_window: None,
+            max_window: None,
+            layout: self.layout.clone(),
+            fallback_channel_ids: self.fallback_channel_ids.clone(),
+            success: None,
+            channels: vec![],
+        }
+    }
+}
+
+/// When a route has reached its recipient: its hop's delivery was `sent`
+/// (accepted by the provider) or `delivered` (the provider's feedback), or
+/// an in-app hop of the route was `seen`, `read`, `clicked`, or any of
+/// these three (`interacted`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RouteSuccess {
+    Sent,
+    Delivered,
+    Seen,
+    Read,
+    Clicked,
+    Interacted,
+}
+
+impl RouteSuccess {
+    pub const ALL: [RouteSuccess; 6] = [
+        Self::Sent,
+        Self::Delivered,
+        Self::Seen,
+        Self::Read,
+        Self::Clicked,
+        Self::Interacted,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sent => "sent",
+            Self::Delivered => "delivered",
+            Self::Seen => "seen",
+            Self::Read => "read",
+            Self::Clicked => "clicked",
+            Self::Interacted => "interacted",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+impl Flow {
+    /// Every template of the flow with the slot it is compiled under
+    /// (`render`): a step's own at its index, a route channel's at its
+    /// hop's delivery id byte (`step + MAX_STEPS * hop`).
+    pub fn template_slots(&self) -> Vec<(usize, &Template)> {
+        let mut out = vec![];
+        for (i, step) in self.steps.iter().enumerate() {
+            if let Some(t) = &step.template {
+                out.push((i, t));
+            }
+            for (h, c) in step.channels.iter().enumerate() {
+                out.push((i + MAX_STEPS * h, &c.template));
+            }
+        }
+        out
+    }
 }
 
 /// A field that may be given as null (`Some(None)`), unlike an absent one.

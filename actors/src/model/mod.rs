@@ -138,6 +138,22 @@ pub fn delivery_id(nid: &Uuid, step: usize) -> Uuid {
     Uuid::from_bytes(b)
 }
 
+/// The id of hop `hop` of route step `step` of notification `nid`: its
+/// last byte is `step + MAX_STEPS * hop` (at most 249 with
+/// `MAX_ROUTE_CHANNELS` hops, so never the notification tag). Hop 0 has the
+/// step's own id; later hops sort after every step's first delivery, in hop
+/// order within their step.
+pub fn hop_delivery_id(nid: &Uuid, step: usize, hop: usize) -> Uuid {
+    delivery_id(nid, step + MAX_STEPS * hop)
+}
+
+/// The step and hop of a delivery id (`hop_delivery_id`; hop 0 for a
+/// delivery of any other step).
+pub fn step_and_hop(id: &Uuid) -> (usize, usize) {
+    let b = id.as_bytes()[15] as usize;
+    (b % MAX_STEPS, b / MAX_STEPS)
+}
+
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
 )]

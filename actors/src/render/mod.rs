@@ -316,7 +316,7 @@ const PARTS: [&str; TEMPLATE_PARTS] = [
 /// A flow's templates compiled under a fuel limit, with the sources they were
 /// compiled from.
 struct Compiled {
-    sources: Vec<[Option<String>; TEMPLATE_PARTS]>,
+    sources: Sources,
     /// The content set's project and version (`None`: without content).
     content: Option<(uuid::Uuid, u64)>,
     env: Arc<Environment<'static>>,
@@ -333,26 +333,23 @@ static COMPILED: std::sync::LazyLock<dashmap::DashMap<(uuid::Uuid, u64), Compile
 /// Flows kept compiled at most; past it the cache starts over.
 const COMPILED_KEPT: usize = 1024;
 
-fn sources(flow: &Flow) -> Vec<[Option<String>; TEMPLATE_PARTS]> {
-    flow.steps
-        .iter()
-        .map(|step| match &step.template {
-            Some(t) => t.parts().map(|p| p.cloned()),
-            None => Default::default(),
-        })
+/// The flow's template sources by slot (`Flow::template_slots`: a step's
+/// own, a route channel's).
+type Sources = Vec<(usize, [Option<String>; TEMPLATE_PARTS])>;
+
+fn sources(flow: &Flow) -> Sources {
+    flow.template_slots()
+        .into_iter()
+        .map(|(i, t)| (i, t.parts().map(|p| p.cloned())))
         .collect()
 }
 
-fn same_sources(flow: &Flow, compiled: &[[Option<String>; TEMPLATE_PARTS]]) -> bool {
-    compiled.len() == flow.steps.len()
-        && flow
-            .steps
-            .iter()
-            .zip(compiled)
-            .all(|(step, c)| match &step.template {
-                Some(t) => t.parts().into_iter().zip(c).all(|(a, b)| a == b.as_ref()),
-                None => c.iter().all(Option::is_none),
-            })
+fn same_sources(flow: &Flow, compiled: &Sources) -> bool {
+    let slots = flow.template_slots();
+    slots.len() == compiled.len()
+        && slots.iter().zip(compiled).all(|((i, t), (j, c))| {
+            i == j && t.parts().into_iter().zip(c).all(|(a, b)| a == b.as_ref())
+        })
 }
 
 /// The flow's templates compiled under `limits` (see `COMPILED`).
@@ -372,14 +369,12 @@ fn compiled(
     }
     // Compiling folds constant expressions (`"x" * 100000000`): bounded too.
     let _scope = minijinja::budget::enter(limits.max_memory(), limits.max_items());
-    for (i, step) in flow.steps.iter().enumerate() {
-        if let Some(t) = &step.template {
-            for (part, src) in PARTS.iter().zip(t.parts()) {
-                if let Some(src) = src {
-                    // Compiled at save already; a failure here means the stored
-                    // flow predates a check, and rendering reports it per delivery.
-                    let _ = env.add_template_owned(format!("{i}.{part}"), src.clone());
-                }
+    for (i, t) in flow.template_slots() {
+        for (part, src) in PARTS.iter().zip(t.parts()) {
+            if let Some(src) = src {
+                // Compiled at save already; a failure here means the stored
+                // flow predates a check, and rendering reports it per delivery.
+                let _ = env.add_template_owned(format!("{i}.{part}"), src.clone());
             }
         }
     }
@@ -526,6 +521,8 @@ mod tests {
                 max_window: None,
                 layout: None,
                 fallback_channel_ids: vec![],
+                success: None,
+                channels: vec![],
             }],
             critical: false,
             commercial: false,

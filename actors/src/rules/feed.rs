@@ -319,6 +319,8 @@ mod tests {
             bounce: None,
             fallback_channel_ids: vec![],
             attempt_channels: vec![],
+            route: None,
+            after_route: None,
         }
     }
 

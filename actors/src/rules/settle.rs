@@ -59,6 +59,9 @@ pub fn gate_entry(
 }
 
 /// What settling one outcome did (`settle_one`).
+// Made and taken apart once per outcome settled, never stored or moved in
+// bulk: boxing the applied case would cost an allocation each.
+#[allow(clippy::large_enum_variant)]
 pub enum SettledOne {
     /// The delivery had settled already: nothing changed, its queue row goes.
     AlreadyFinal,
@@ -71,6 +74,13 @@ pub enum SettledOne {
         gate: Option<TraceEntry>,
         next: Option<crate::storage::QueueItem>,
         after: Option<TraceEntry>,
+        /// A route hop's entry (`delivery::route::settled_entry`).
+        route: Option<TraceEntry>,
+        /// Other pending deliveries of the notification now due sooner
+        /// (`delivery::route::released`): their index in `deliveries`
+        /// (their `next_attempt_at` already moved) and their queue item as
+        /// it is now, for the backend to write with the settle.
+        pulled: Vec<(usize, crate::storage::QueueItem)>,
     },
 }
 
@@ -88,8 +98,35 @@ pub fn settle_one(
     if d.status.is_final() {
         return SettledOne::AlreadyFinal;
     }
+    // Project time: a test clock's when the project has one.
+    let project_now = crate::delivery::clock::test_now(&q.project).unwrap_or(now);
+    let mut pulled = vec![];
+    // A route's wait decided before the hop it waited for settled (that
+    // settle's release came first): decided again under the lock, so it
+    // is not left waiting for a release that already happened.
+    let mut o = o;
+    if let Outcome::Wait { at } = &o {
+        let waits_on_route = d.route.is_some() || d.after_route.is_some();
+        if waits_on_route && !d.batch {
+            let sooner = match crate::delivery::route::at_due(d, deliveries, project_now, facts) {
+                Some(Outcome::Wait { at }) => at,
+                _ => project_now,
+            };
+            if sooner < *at {
+                o = Outcome::Wait { at: sooner };
+                pulled.push((
+                    di,
+                    crate::storage::QueueItem {
+                        due_ms: sooner.millis(),
+                        ..*q
+                    },
+                ));
+            }
+        }
+    }
     let was_attempt = was_attempt(&o);
     let gate = gate_entry(&o, d, deliveries, &q.delivery_id, now, facts);
+    let route = crate::delivery::route::settled_entry(&o, d, deliveries, now);
     let moved = match &o {
         Outcome::Failover { reason, .. } => Some((d.channel_id, *reason)),
         _ => None,
@@ -98,10 +135,26 @@ pub fn settle_one(
     let after = moved.map(|(from, reason)| {
         crate::delivery::failover::trace_entry(&deliveries[di], from, reason, now)
     });
+    for (i, at) in crate::delivery::route::released(deliveries, di, project_now) {
+        let p = &mut deliveries[i];
+        p.next_attempt_at = Some(at);
+        p.updated_at = now;
+        pulled.push((
+            i,
+            crate::storage::QueueItem {
+                project: q.project,
+                delivery_id: p.id,
+                channel_type: p.channel_type,
+                due_ms: at.millis(),
+            },
+        ));
+    }
     SettledOne::Applied {
         was_attempt,
         gate,
         next,
         after,
+        route,
+        pulled,
     }
 }

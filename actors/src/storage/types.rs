@@ -292,8 +292,11 @@ impl Prepared {
     }
 }
 
-/// Deliveries as written, and the `(project, run)` pairs that became processed.
-pub type Finished = (Vec<Delivery>, Vec<(Uuid, Uuid)>);
+/// Deliveries as written, the `(project, run)` pairs that became processed,
+/// and the queued deliveries the settle made due sooner (route hops and
+/// the steps after a route, `delivery::route::released`), for the engine
+/// to hand to their channel actors.
+pub type Finished = (Vec<Delivery>, Vec<(Uuid, Uuid)>, Vec<QueueItem>);
 
 /// Frames per `(project, user)`, each list in `seq` order.
 pub type UserFrames = Vec<(Uuid, Uuid, Vec<Frame>)>;
@@ -378,6 +381,11 @@ pub struct InAppBatch {
     /// (`AttemptNotes::note_gate`): each with its recipient, for the engine
     /// to read the facts and hand back.
     pub need_facts: Vec<(QueueItem, Uuid)>,
+    /// Deliveries that wait longer (`delivery::route::at_due`): queued
+    /// again, still held by this node.
+    pub requeued: Vec<QueueItem>,
+    /// Deliveries the batch made due sooner (`Finished`'s third part).
+    pub pulled: Vec<QueueItem>,
 }
 
 /// How many of a user's feed entries (archived ones left out) of one flow

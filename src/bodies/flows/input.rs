@@ -6,93 +6,23 @@
 use crate::extract::{Given, Obj};
 use herald_engine::delivery::clock::Span;
 use herald_engine::delivery::conditions::Conditions;
-use herald_engine::delivery::window::SendWindow;
 use herald_engine::model::{
-    self, ChannelType, MAX_ACTIONS, MAX_BATCH_MAX, MAX_DELAY, MAX_FALLBACKS, MAX_STEPS,
-    MAX_TEMPLATE, MAX_THROTTLE_LIMIT,
+    self, MAX_BATCH_MAX, MAX_DELAY, MAX_FALLBACKS, MAX_STEPS, MAX_THROTTLE_LIMIT,
 };
 use herald_engine::{validate, Validator};
 use serde::Deserialize;
 use serde_json::Value;
-use utoipa::openapi::schema::{
-    KnownFormat, ObjectBuilder, OneOfBuilder, Schema, SchemaFormat, Type,
-};
+use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa::openapi::{Ref, RefOr};
-use utoipa::{PartialSchema, ToSchema};
-use uuid::Uuid;
+use utoipa::ToSchema;
 
-use super::{BatchStep, ChannelStepType, DelayStep, Template, ThrottleStep};
+use super::channel::{channel_step, layout_of};
+use super::given::{StepInput, Steps};
+use super::{ChannelStepType, Template};
 use crate::bodies::preferences::flow_categories;
 
 /// The project's declared preference categories, by handle.
 pub type Declared = std::collections::BTreeMap<String, model::Category>;
-
-/// A template as a request gives it.
-#[derive(Deserialize, Default)]
-pub struct TemplateInput {
-    #[serde(default)]
-    pub subject: Given<String>,
-    #[serde(default)]
-    pub body: Given<String>,
-    #[serde(default)]
-    pub html: Given<String>,
-    #[serde(default)]
-    pub url: Given<String>,
-    /// An in_app step's action buttons, each `{label, url}`; read item by
-    /// item so each wrong one gets its own error path.
-    #[serde(default)]
-    pub actions: Given<Vec<Value>>,
-}
-
-/// A step of a create or update as given; which fields count depends on its
-/// `type`. Its schema is one object per step type (`StepInput` below).
-#[derive(Deserialize, Default)]
-pub struct StepInput {
-    #[serde(default, rename = "type")]
-    pub kind: Given<String>,
-    #[serde(default)]
-    pub channel_id: Given<String>,
-    #[serde(default)]
-    pub template: Given<Obj<TemplateInput>>,
-    #[serde(default)]
-    pub seconds: Given<u64>,
-    #[serde(default, rename = "if")]
-    pub cond: Given<Value>,
-    #[serde(default)]
-    pub limit: Given<u32>,
-    #[serde(default)]
-    pub window: Given<String>,
-    #[serde(default)]
-    pub key: Given<String>,
-    #[serde(default)]
-    pub send_window: Option<Value>,
-    #[serde(default)]
-    pub max: Given<u32>,
-    #[serde(default)]
-    pub window_type: Given<String>,
-    #[serde(default)]
-    pub max_window: Given<String>,
-    #[serde(default)]
-    pub layout: Given<String>,
-    #[serde(default)]
-    pub fallback_channel_ids: Given<Vec<Value>>,
-}
-
-impl PartialSchema for StepInput {
-    fn schema() -> RefOr<Schema> {
-        OneOfBuilder::new()
-            .item(Ref::from_schema_name("ChannelStepInput"))
-            .item(Ref::from_schema_name(DelayStep::name()))
-            .item(Ref::from_schema_name(ThrottleStep::name()))
-            .item(Ref::from_schema_name(BatchStep::name()))
-            .description(Some(
-                "A step of a create or update: a channel, delay, throttle or batch step.",
-            ))
-            .into()
-    }
-}
-
-impl ToSchema for StepInput {}
 
 /// `ChannelStepInput`: a channel step as a request gives it (the channel is required).
 pub fn channel_step_input() -> RefOr<Schema> {
@@ -223,15 +153,6 @@ pub struct FlowUpdate {
     #[serde(default)]
     #[schema(value_type = Option<Vec<String>>, max_items = 10)]
     pub categories: Given<Value>,
-}
-
-/// Checked steps, and the template sources still to probe: (field path, source).
-#[derive(Default)]
-pub struct Steps {
-    pub steps: Vec<model::Step>,
-    pub probes: Vec<(String, String)>,
-    /// The layouts steps name, to check they exist: (field path, handle).
-    pub layouts: Vec<(String, String)>,
 }
 
 /// What a flow create gives.
@@ -401,7 +322,7 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
     let channel_steps: Vec<usize> = items
         .iter()
         .enumerate()
-        .filter(|(_, it)| matches!(it, Given::Value(Obj(s)) if matches!(&s.kind, Given::Value(k) if k == "channel")))
+        .filter(|(_, it)| matches!(it, Given::Value(Obj(s)) if matches!(&s.kind, Given::Value(k) if k == "channel" || k == "route")))
         .map(|(i, _)| i)
         .collect();
     for (i, item) in items.iter().enumerate() {
@@ -410,7 +331,7 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
             v.push(p, "format", "must be an object");
             continue;
         };
-        let is_channel = matches!(&s.kind, Given::Value(k) if k == "channel");
+        let is_channel = matches!(&s.kind, Given::Value(k) if k == "channel" || k == "route");
         let cond = match &s.cond {
             Given::Absent | Given::Null => None,
             Given::Value(c) => Conditions::parse(c, &p, i, &channel_steps, is_channel, v),
@@ -424,6 +345,11 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
                 if let Some(Some(h)) = &step.layout {
                     out.layouts.push((format!("{p}.layout"), h.clone()));
                 }
+                out.steps.push(step);
+            }
+            Given::Value(k) if k == "route" => {
+                let before: Vec<usize> = channel_steps.iter().copied().filter(|&j| j < i).collect();
+                let step = super::route::route_step(s, i, cond, channels, &before, &mut out, v);
                 out.steps.push(step);
             }
             Given::Value(k) if k == "delay" => {
@@ -454,6 +380,8 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
                     max_window: None,
                     layout: None,
                     fallback_channel_ids: vec![],
+                    success: None,
+                    channels: vec![],
                 });
             }
             Given::Value(k) if k == "throttle" => {
@@ -473,7 +401,7 @@ fn steps(given: &StepsGiven, channels: &[model::Channel], v: &mut Validator) -> 
             Given::Value(_) => v.push(
                 format!("{p}.type"),
                 "inclusion",
-                "one of channel, delay, throttle, batch",
+                "one of channel, delay, throttle, batch, route",
             ),
             _ => v.push(format!("{p}.type"), "required", "is required"),
         }
@@ -553,6 +481,8 @@ fn throttle_step(
         max_window: None,
         layout: None,
         fallback_channel_ids: vec![],
+        success: None,
+        channels: vec![],
     }
 }
 
@@ -633,197 +563,7 @@ fn batch_step(
         max_window,
         layout: None,
         fallback_channel_ids: vec![],
+        success: None,
+        channels: vec![],
     }
-}
-
-/// One channel step at path `p`; its template sources join `probes`.
-fn channel_step(
-    s: &StepInput, p: &str, channels: &[model::Channel], probes: &mut Vec<(String, String)>,
-    v: &mut Validator,
-) -> model::Step {
-    let channel = match &s.channel_id {
-        Given::Value(id) => {
-            let found = Uuid::parse_str(id)
-                .ok()
-                .and_then(|id| channels.iter().find(|c| c.id == id));
-            if found.is_none() {
-                v.push(
-                    format!("{p}.channel_id"),
-                    "inclusion",
-                    "no channel with this id in the project",
-                );
-            }
-            found
-        }
-        Given::Absent | Given::Null => {
-            v.push(format!("{p}.channel_id"), "required", "is required");
-            None
-        }
-        Given::Wrong(_) => {
-            v.push(format!("{p}.channel_id"), "format", "must be a UUID string");
-            None
-        }
-    };
-    let mut t = model::Template::default();
-    match &s.template {
-        Given::Value(Obj(tm)) => {
-            for (part, given, slot) in [
-                ("subject", &tm.subject, &mut t.subject),
-                ("body", &tm.body, &mut t.body),
-                ("html", &tm.html, &mut t.html),
-                ("url", &tm.url, &mut t.url),
-            ] {
-                let path = format!("{p}.template.{part}");
-                if let Some(Some(src)) = given.text(&path, MAX_TEMPLATE, v) {
-                    if let Err(e) = herald_engine::render::check(&src) {
-                        v.push(path, "format", format!("template does not compile: {e}"));
-                    } else {
-                        probes.push((path, src.clone()));
-                    }
-                    *slot = Some(src);
-                }
-            }
-            // An unknown channel has its own error: its actions are not refused too.
-            let in_app = channel.is_none_or(|c| c.channel_type == ChannelType::InApp);
-            t.actions = template_actions(
-                &tm.actions,
-                &format!("{p}.template.actions"),
-                in_app,
-                probes,
-                v,
-            );
-            if matches!(tm.body, Given::Absent | Given::Null) {
-                v.push(format!("{p}.template.body"), "required", "is required");
-            }
-            let is_email = channel.is_some_and(|c| c.channel_type == ChannelType::Email);
-            if is_email && matches!(tm.subject, Given::Absent | Given::Null) {
-                v.push(
-                    format!("{p}.template.subject"),
-                    "required",
-                    "an email step needs a subject",
-                );
-            }
-        }
-        Given::Absent | Given::Null => v.push(format!("{p}.template"), "required", "is required"),
-        Given::Wrong(_) => v.push(format!("{p}.template"), "format", "must be an object"),
-    }
-    let fallback_channel_ids =
-        super::fallbacks::fallbacks(&s.fallback_channel_ids, p, channel, channels, v);
-    model::Step {
-        kind: "channel".into(),
-        channel_id: channel.map(|c| c.id),
-        template: Some(t),
-        seconds: None,
-        cond: None,
-        limit: None,
-        window: None,
-        send_window: s
-            .send_window
-            .as_ref()
-            .and_then(|w| SendWindow::parse(w, p, v)),
-        max_window: None,
-        layout: None,
-        fallback_channel_ids,
-    }
-}
-
-/// A channel step's `layout`: only an email step takes one (absent: the
-/// project's default; null: none).
-fn layout_of(
-    s: &StepInput, p: &str, channels: &[model::Channel], v: &mut Validator,
-) -> Option<Option<String>> {
-    let path = format!("{p}.layout");
-    let layout = match &s.layout {
-        Given::Absent => return None,
-        Given::Null => return Some(None),
-        Given::Value(h) if herald_engine::rules::content::is_content_handle(h) => h.clone(),
-        _ => {
-            v.push(path, "format", "a layout's handle or null");
-            return None;
-        }
-    };
-    // An unknown channel has its own error: its layout is not refused too.
-    let channel = match &s.channel_id {
-        Given::Value(id) => channels.iter().find(|c| c.id.to_string() == *id),
-        _ => None,
-    };
-    if channel.is_some_and(|c| c.channel_type != ChannelType::Email) {
-        v.push(path, "exclusion", "only an email step takes a layout");
-        return None;
-    }
-    Some(Some(layout))
-}
-
-/// The action buttons of a channel step's template at `path`: at most
-/// `MAX_ACTIONS`, only on an in_app step, each a non-empty `label` and `url`
-/// checked as the template's other parts are (length, compiling); their
-/// sources join `probes`.
-fn template_actions(
-    given: &Given<Vec<Value>>, path: &str, in_app: bool, probes: &mut Vec<(String, String)>,
-    v: &mut Validator,
-) -> Vec<model::ActionTemplate> {
-    let items = match given {
-        Given::Absent | Given::Null => return vec![],
-        Given::Wrong(_) => {
-            v.push(path, "format", "must be an array of {label, url}");
-            return vec![];
-        }
-        Given::Value(items) => items,
-    };
-    if items.is_empty() {
-        return vec![];
-    }
-    if !in_app {
-        v.push(path, "exclusion", "only an in_app step has actions");
-        return vec![];
-    }
-    if items.len() > MAX_ACTIONS {
-        v.push(path, "length", format!("at most {MAX_ACTIONS} actions"));
-        return vec![];
-    }
-    let mut out = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let Some(obj) = item.as_object() else {
-            v.push(
-                format!("{path}.{i}"),
-                "format",
-                "must be an object {label, url}",
-            );
-            continue;
-        };
-        let mut part = |name: &str| -> Option<String> {
-            let at = format!("{path}.{i}.{name}");
-            match obj.get(name) {
-                None | Some(Value::Null) => {
-                    v.push(at, "required", "is required");
-                    None
-                }
-                Some(Value::String(s)) if s.is_empty() => {
-                    v.push(at, "required", "must not be empty");
-                    None
-                }
-                Some(Value::String(s)) if s.chars().count() > MAX_TEMPLATE => {
-                    v.push(at, "length", format!("at most {MAX_TEMPLATE} characters"));
-                    None
-                }
-                Some(Value::String(s)) => {
-                    if let Err(e) = herald_engine::render::check(s) {
-                        v.push(at, "format", format!("template does not compile: {e}"));
-                        return None;
-                    }
-                    probes.push((at, s.clone()));
-                    Some(s.clone())
-                }
-                Some(_) => {
-                    v.push(at, "format", "must be a string");
-                    None
-                }
-            }
-        };
-        let (label, url) = (part("label"), part("url"));
-        if let (Some(label), Some(url)) = (label, url) {
-            out.push(model::ActionTemplate { label, url });
-        }
-    }
-    out
 }

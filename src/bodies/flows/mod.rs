@@ -4,13 +4,18 @@
 //! stays within its render limits is probed by the handler afterwards, on the
 //! blocking pool (`Steps::probes`).
 
+mod channel;
 mod fallbacks;
+mod given;
 mod input;
 mod preview;
+mod route;
 mod run;
 
+pub use given::{StepInput, Steps, TemplateInput};
 pub use input::*;
 pub use preview::*;
+pub use route::*;
 pub use run::*;
 
 use herald_engine::model::{self, Timestamp};
@@ -233,7 +238,8 @@ pub struct BatchStep {
 }
 
 /// A channel step (deliver through a channel), a delay step (wait durably),
-/// a throttle step or a batch step.
+/// a throttle step, a batch step or a route step (channels tried one after
+/// another).
 #[derive(Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum Step {
@@ -241,6 +247,7 @@ pub enum Step {
     Delay(DelayStep),
     Throttle(ThrottleStep),
     Batch(BatchStep),
+    Route(RouteStep),
 }
 
 impl From<&model::Step> for Step {
@@ -266,6 +273,7 @@ impl From<&model::Step> for Step {
                     BatchWindowType::Fixed
                 },
             }),
+            "route" => Step::Route(RouteStep::from(s)),
             "delay" => Step::Delay(DelayStep {
                 cond: s.cond.as_ref().map(|c| c.view()),
                 seconds: s.seconds.unwrap_or(0),

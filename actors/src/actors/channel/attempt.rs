@@ -41,8 +41,9 @@ pub(super) fn batch_due(
         }
     }
     if !settle.is_empty() {
-        let (_, runs) = store.settle(&settle, engine.attempt_notes())?;
+        let (_, runs, pulled) = store.settle(&settle, engine.attempt_notes())?;
         engine.runs_processed(runs);
+        engine.pulled(pulled);
     }
     Ok(again)
 }
@@ -128,10 +129,11 @@ fn load_attempt(engine: &Engine, q: &QueueItem) -> Result<Loaded, Option<Outcome
         }
     }
     // A condition over earlier steps and the recipient's presence is
-    // decided now that the step is reached; the presence facts it was
-    // decided on are noted for its trace entry.
-    if let Some(gate) = &d.gate {
-        let facts = if gate.needs_presence() {
+    // decided now that the step is reached (the presence facts it was
+    // decided on are noted for its trace entry), and so is a route hop's
+    // turn (`delivery::route::at_due`).
+    if crate::delivery::route::needs_check(&d) {
+        let facts = if crate::delivery::route::needs_presence(&d) {
             match engine.due_facts(&q.project, &d.recipient_id) {
                 Ok(f) => {
                     engine.attempt_notes().note_gate(&d.id, f);
@@ -149,10 +151,12 @@ fn load_attempt(engine: &Engine, q: &QueueItem) -> Result<Loaded, Option<Outcome
             None
         };
         match store.notification_deliveries(&q.project, &d.notification_id) {
-            Ok(all) if !gate.holds_when_due(&all, facts.as_ref()) => {
-                return Err(Some(crate::delivery::conditions::condition_false()))
+            Ok(all) => {
+                let now = engine.project_now(&q.project);
+                if let Some(o) = crate::delivery::route::at_due(&d, &all, now, facts.as_ref()) {
+                    return Err(Some(o));
+                }
             }
-            Ok(_) => {}
             Err(e) => {
                 return Err(Some(Outcome::Retry {
                     error: err(DeliveryErrorCode::ProviderUnavailable, e.message),

@@ -440,7 +440,7 @@ impl ChannelActor {
                     .into_iter()
                     .map(|q| (q, super::poison::crashed()))
                     .collect();
-                let (_, runs) = tokio::task::spawn_blocking(move || {
+                let (_, runs, pulled) = tokio::task::spawn_blocking(move || {
                     e.storage().settle(&failed, e.attempt_notes())
                 })
                 .await
@@ -448,6 +448,7 @@ impl ChannelActor {
                     crate::error::Error::internal("settling crashed deliveries panicked")
                 })??;
                 engine.runs_processed(runs);
+                engine.pulled(pulled);
             }
             let store = engine.storage().clone();
             let e = engine.clone();
@@ -463,11 +464,17 @@ impl ChannelActor {
             // `again`: deliveries whose presence could not be read, queued again.
             let (out, mut again) = res?;
             let runs = out.runs;
+            let pulled = out.pulled;
             engine
-                .release(out.frames, |e| e.runs_processed(runs))
+                .release(out.frames, |e| {
+                    e.runs_processed(runs);
+                    e.pulled(pulled);
+                })
                 .await?;
             // Deliveries that wait for their batch: rendered with it (or
-            // waiting longer), then queued again.
+            // waiting longer), then queued again; and those their route
+            // holds (`delivery::route::at_due`).
+            again.extend(out.requeued);
             if !out.batched.is_empty() {
                 let store = engine.storage().clone();
                 let e = engine.clone();
@@ -612,7 +619,7 @@ impl ChannelActor {
         batch: Vec<(QueueItem, Outcome)>, ctx: &mut Context<Self>,
     ) {
         match res {
-            Ok((written, runs)) => {
+            Ok((written, runs, pulled)) => {
                 // Shared work: an attempt whose lease was taken over is not
                 // recorded (`QueueRepo::settle`), nor retried here.
                 let recorded: Option<HashSet<Uuid>> =
@@ -641,6 +648,7 @@ impl ChannelActor {
                     }
                 }
                 self.engine.runs_processed(runs);
+                self.engine.pulled(pulled);
             }
             Err(e) => {
                 // The attempts were made: keep their outcomes and record them

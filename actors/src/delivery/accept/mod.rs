@@ -15,7 +15,6 @@
 use super::batch;
 use super::conditions::{condition_false_error, Decision};
 use super::tally::Tally;
-use super::throttle;
 use crate::error::{Error, Result, Validator};
 use crate::model::{
     delivery_id, new_id, Channel, ChannelType, Delivery, DeliveryError, DeliveryErrorCode,
@@ -355,7 +354,8 @@ impl<'a> Stager<'a> {
     ) -> Result<Stager<'a>> {
         let mut channels = HashMap::new();
         for step in &run.flow.steps {
-            if let Some(c) = step.channel_id {
+            let route = step.channels.iter().map(|c| c.channel_id);
+            for c in step.channel_id.into_iter().chain(route) {
                 if let std::collections::hash_map::Entry::Vacant(e) = channels.entry(c) {
                     e.insert(s.channel(&project, &c)?);
                 }
@@ -470,21 +470,33 @@ impl<'a> Stager<'a> {
                 trace::entry(now, "run.scheduled", json!({"send_at": at})),
             ));
         }
-        for (i, step) in run.flow.steps.iter().enumerate() {
-            let decision = step.cond.as_ref().map(|c| {
-                let ctx = cond_ctx.get_or_insert_with(
-                    || json!({"data": run.data, "recipient": user, "actor": self.actor}),
-                );
-                let d = c.at_accept(ctx);
-                // A gate is decided (and traced) when its delivery comes due.
-                if !matches!(d, Decision::Gate(_)) {
-                    let result = d == Decision::Pass;
-                    let rule = c.decider(ctx, result, false);
-                    let args = c.trace_args(i, result, rule, "accept");
-                    decided.push((Some(i), trace::entry(now, "condition.evaluated", args)));
-                }
-                d
-            });
+        let mut decide = |c: &super::conditions::Conditions,
+                          i: usize,
+                          decided: &mut Vec<(Option<usize>, TraceEntry)>| {
+            let ctx = cond_ctx.get_or_insert_with(
+                || json!({"data": run.data, "recipient": user, "actor": self.actor}),
+            );
+            let d = c.at_accept(ctx);
+            // A gate is decided (and traced) when its delivery comes due.
+            if !matches!(d, Decision::Gate(_)) {
+                let result = d == Decision::Pass;
+                let rule = c.decider(ctx, result, false);
+                let args = c.trace_args(i, result, rule, "accept");
+                decided.push((Some(i), trace::entry(now, "condition.evaluated", args)));
+            }
+            d
+        };
+        // A route step is staged hop by hop (`delivery::route`); the steps
+        // after a route that has pending hops wait for it to end.
+        let mut route: Option<super::route::Staging> = None;
+        let mut after_route: Option<u8> = None;
+        for u in super::route::units(&run.flow.steps) {
+            let (i, step) = (u.i, &*u.step);
+            if let Some((0, r)) = u.hop {
+                let d = r.cond.as_ref().map(|c| decide(c, i, &mut decided));
+                route = Some(super::route::Staging::new(i, r, d));
+            }
+            let decision = step.cond.as_ref().map(|c| decide(c, i, &mut decided));
             let (cond_false, gate) = match decision {
                 Some(Decision::Fail) => (true, None),
                 Some(Decision::Gate(g)) => (false, Some(g)),
@@ -602,20 +614,27 @@ impl<'a> Stager<'a> {
                 Some(Some(c)) => c.channel_type,
                 _ => ChannelType::InApp,
             };
-            let did = delivery_id(&nid, i);
+            let did = match u.hop {
+                Some((h, _)) => crate::model::hop_delivery_id(&nid, i, h),
+                None => delivery_id(&nid, i),
+            };
+            let hop_after = u.hop.map_or(0, |(h, r)| r.channels[h].after_ms());
+            let cond_false = cond_false || route.as_ref().is_some_and(|r| r.cond_false);
             let dnow = now;
             let mut status = DeliveryStatus::Pending;
             let mut error = None;
             // After a batch it opens, a step is rendered when due, with the batch.
             let rendered = match &opened {
                 Some(_) => Ok(Rendered::default()),
-                None => self.render_step(i, step, channel_type, &ctx).map(|a| {
-                    for key in a.missing {
-                        let args = json!({"step": i, "key": key});
-                        decided.push((Some(i), trace::entry(now, "translation_missing", args)));
-                    }
-                    a.rendered
-                }),
+                None => self
+                    .render_step(u.slot(), step, channel_type, &ctx)
+                    .map(|a| {
+                        for key in a.missing {
+                            let args = json!({"step": i, "key": key});
+                            decided.push((Some(i), trace::entry(now, "translation_missing", args)));
+                        }
+                        a.rendered
+                    }),
             };
             let data = match rendered {
                 Ok(r) => r,
@@ -625,6 +644,11 @@ impl<'a> Stager<'a> {
                     Rendered::default()
                 }
             };
+            let unneeded = route.as_ref().and_then(|r| r.satisfied.clone());
+            if let (DeliveryStatus::Pending, Some(why)) = (status, unneeded) {
+                status = DeliveryStatus::Skipped;
+                error = Some(DeliveryError::new(DeliveryErrorCode::RouteSatisfied, why));
+            }
             if status == DeliveryStatus::Pending && cond_false {
                 status = DeliveryStatus::Skipped;
                 error = Some(condition_false_error());
@@ -656,6 +680,9 @@ impl<'a> Stager<'a> {
                 }
             }
             let mut due = start.plus_millis(offset_ms);
+            if let Some(r) = &route {
+                due = r.due(due, hop_after);
+            }
             if status == DeliveryStatus::Pending {
                 if let Some(until) = self.quiet_until(user, &layers, channel_type, due) {
                     decided.push((
@@ -715,6 +742,11 @@ impl<'a> Stager<'a> {
                     vec![]
                 },
                 attempt_channels: vec![],
+                route: route
+                    .as_ref()
+                    .zip(u.hop)
+                    .map(|(r, (h, _))| r.marker(h, hop_after)),
+                after_route: after_route.filter(|_| status == DeliveryStatus::Pending),
             };
             if let (Some(b), true) = (&mut opened, d.batch) {
                 let w = batch::waiting(b, &d, due.millis());
@@ -728,6 +760,9 @@ impl<'a> Stager<'a> {
                 && d.gate.is_none()
                 && !d.batch
                 && !external_pending
+                && d.after_route.is_none()
+                && d.route.as_ref().is_none_or(|r| r.gate.is_none())
+                && !route.as_ref().is_some_and(|r| r.prev_pending())
             {
                 d.status = DeliveryStatus::Sent;
                 d.attempts = 1;
@@ -736,6 +771,19 @@ impl<'a> Stager<'a> {
                 let json = serde_json::to_string(&d.feed_entry(&self.actor))
                     .map_err(|e| Error::internal(e.to_string()))?;
                 to_feed.push((deliveries.len(), json));
+            }
+            if let (Some(r), Some((h, _))) = (&mut route, u.hop) {
+                r.staged(&d);
+                if let Some(e) = super::route::staged_entry(now, &d, i, h, r.success) {
+                    decided.push((Some(i), e));
+                }
+                if u.last_hop() {
+                    if let Some(latest) = r.latest.filter(|_| r.pending) {
+                        offset_ms = offset_ms.max(latest.millis() - start.millis());
+                        after_route = Some(i as u8);
+                    }
+                    route = None;
+                }
             }
             let status = d.status;
             metrics.add(&d, now);
@@ -816,58 +864,9 @@ impl Stager<'_> {
         critical::quiet_hours_end(prefs.quiet_hours(), &self.run.flow, t, tz, due.millis())
             .map(Timestamp::from_millis)
     }
-
-    /// The key of a throttle or batch step `i` for `user`: its template
-    /// rendered (a key that does not render counts under the empty key).
-    fn step_key(
-        &self, i: usize, step: &Step, user: &User, ctx: &minijinja::Value,
-    ) -> crate::storage::ThrottleKey {
-        let key = match &step.template {
-            Some(t) => self
-                .renderer
-                .render(i, t, ctx)
-                .map(|r| r.body)
-                .unwrap_or_default(),
-            None => String::new(),
-        };
-        crate::storage::ThrottleKey {
-            flow_id: self.run.flow_id,
-            recipient: user.id,
-            step: i.min(255) as u8,
-            key,
-        }
-    }
-
-    /// Decides throttle step `i` for `user`, reached at `at_ms` (project
-    /// time): the counter's write when the run passes, `None` when throttled;
-    /// and the decision's trace entry (made `now`). A key that does not
-    /// render counts under the empty key.
-    #[allow(clippy::too_many_arguments)]
-    fn throttle(
-        &self, s: &dyn Storage, i: usize, step: &Step, user: &User, ctx: &minijinja::Value,
-        at_ms: i64, now: Timestamp,
-    ) -> Result<(Option<crate::storage::ThrottleWrite>, TraceEntry)> {
-        let window_ms = step
-            .window
-            .as_deref()
-            .and_then(|w| super::clock::Span::parse(w).ok())
-            .map_or(0, |w| w.millis());
-        let key = self.step_key(i, step, user, ctx);
-        let limit = step.limit.unwrap_or(1);
-        let shown = key.key.clone();
-        let (passed, within) = throttle::reach(s, &self.project, key, at_ms, window_ms, limit)?;
-        // Passed: the runs in the window with this one; throttled: those
-        // already there.
-        let (code, count) = match &passed {
-            Some(w) => ("throttle.passed", w.after.len()),
-            None => ("throttle.limited", within),
-        };
-        let args = json!({"step": i, "key": shown, "count": count, "limit": limit,
-            "window": step.window});
-        Ok((passed, trace::entry(now, code, args)))
-    }
 }
 
 pub(crate) mod preview;
 #[cfg(test)]
 mod tests;
+mod throttling;

@@ -140,7 +140,9 @@ pub(crate) fn preview(
     };
     let mut after_batch = false;
     let mut steps = vec![];
-    for (i, step) in run.flow.steps.iter().enumerate() {
+    // A route step shows each of its channels, in order (same `step`).
+    for u in crate::delivery::route::units(&run.flow.steps) {
+        let (i, step) = (u.i, &*u.step);
         if step.kind == "batch" {
             after_batch = true;
         }
@@ -152,11 +154,15 @@ pub(crate) fn preview(
             _ => None,
         };
         let ctx = if after_batch { &batched } else { &ctx };
-        let (content, missing) =
-            match stager.render_step(i, step, channel_type.unwrap_or(ChannelType::InApp), ctx) {
-                Ok(a) => (Ok(a.rendered), a.missing),
-                Err(e) => (Err(PreviewError::of(e)), vec![]),
-            };
+        let (content, missing) = match stager.render_step(
+            u.slot(),
+            step,
+            channel_type.unwrap_or(ChannelType::InApp),
+            ctx,
+        ) {
+            Ok(a) => (Ok(a.rendered), a.missing),
+            Err(e) => (Err(PreviewError::of(e)), vec![]),
+        };
         steps.push(StepPreview {
             step: i,
             channel_id,

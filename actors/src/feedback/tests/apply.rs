@@ -36,6 +36,8 @@ fn delivery(status: DeliveryStatus, sent: bool) -> Delivery {
         bounce: None,
         fallback_channel_ids: vec![],
         attempt_channels: vec![],
+        route: None,
+        after_route: None,
     }
 }
 

@@ -171,6 +171,8 @@ pub(super) async fn stage_finish(
     let mut cancel_keys: HashMap<Uuid, Option<String>> = HashMap::new();
     // Index entries of deliveries that settled as sent (`feedback`).
     let mut sent_index = vec![];
+    // Deliveries made due sooner (`rules::settle::SettledOne::Applied`).
+    let mut pulled_all: Vec<QueueItem> = vec![];
     for (q, o, ri, di) in items {
         let p = recs[ri].0;
         let old = recs[ri].2[di].status;
@@ -181,13 +183,19 @@ pub(super) async fn stage_finish(
             gate,
             next,
             after,
+            route,
+            pulled,
         } = settled
         else {
             unqueued.push((q.project, q.delivery_id));
             continue;
         };
-        if let Some(e) = gate {
-            traces_of[ri].push_entry(&e);
+        for e in gate.iter().chain(route.iter()) {
+            traces_of[ri].push_entry(e);
+        }
+        for (pi, pq) in pulled {
+            saved.insert((ri, pi));
+            pulled_all.push(pq);
         }
         match next {
             Some(nq) => requeue.push(nq),
@@ -240,6 +248,7 @@ pub(super) async fn stage_finish(
     .await?;
     super::feedback::put_sent_messages(conn, &sent_index).await?;
     put_queue(conn, &requeue, None).await?;
+    pull_queue(conn, &pulled_all).await?;
     let mut run_done: HashMap<(Uuid, Uuid), i64> = HashMap::new();
     let mut traces = Traces::default();
     let (mut nps, mut nids, mut nprocessed, mut ndocs) = (vec![], vec![], vec![], vec![]);
@@ -284,7 +293,37 @@ pub(super) async fn stage_finish(
     }
     traces.flush(&mut *conn).await?;
     let runs_processed = count_down(conn, &run_done, now).await?;
-    Ok((written, runs_processed))
+    Ok((written, runs_processed, pulled_all))
+}
+
+/// Moves the queue rows of `items` (pending deliveries made due sooner) to
+/// their new due time, in one statement, and frees their leases: whichever
+/// node sees them due claims them. A row that is gone (its delivery
+/// settled) stays gone.
+async fn pull_queue(conn: &mut PgConnection, items: &[QueueItem]) -> Result<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    // One row each, the earliest time (an UPDATE takes a row once).
+    let mut by: std::collections::BTreeMap<(Uuid, Uuid), i64> = Default::default();
+    for q in items {
+        let e = by.entry((q.project, q.delivery_id)).or_insert(q.due_ms);
+        *e = (*e).min(q.due_ms);
+    }
+    let (keys, due): (Vec<(Uuid, Uuid)>, Vec<i64>) = by.into_iter().unzip();
+    let (ps, ds): (Vec<Uuid>, Vec<Uuid>) = keys.into_iter().unzip();
+    sqlx::query(
+        "UPDATE queue AS q SET due_ms = x.due, lease_owner = NULL, lease_until = NULL
+         FROM UNNEST($1::uuid[], $2::uuid[], $3::int8[]) AS x (p, d, due)
+         WHERE q.project = x.p AND q.delivery_id = x.d",
+    )
+    .bind(&ps)
+    .bind(&ds)
+    .bind(&due)
+    .execute(conn)
+    .await
+    .map_err(db_err)?;
+    Ok(())
 }
 
 /// The `notification.processed` events of the notifications of `recs` at
@@ -426,7 +465,7 @@ impl QueueRepo for PgStore {
             let mut need_facts = vec![];
             s.items.retain(|(q, _, ri, di)| {
                 let d = &s.recs[*ri].2[*di];
-                let needs = d.gate.as_ref().is_some_and(|g| g.needs_presence())
+                let needs = crate::delivery::route::needs_presence(d)
                     && notes.gate_facts(&q.delivery_id).is_none();
                 if needs {
                     need_facts.push((*q, d.recipient_id));
@@ -461,33 +500,41 @@ impl QueueRepo for PgStore {
                 s.items[i].1 = settle::recipient_deleted();
             }
             // Deliveries whose condition over earlier steps (and presence) is
-            // false now are skipped instead of entering the feed (see
-            // `delivery::conditions`); the notification's deliveries were read
-            // under its lock.
-            let gated_false: Vec<usize> = s
+            // false now, or
+            // whose route says skip or wait, do not enter the feed
+            // (`delivery::route::at_due`); the notification's deliveries
+            // were read under its lock.
+            let held: Vec<(usize, Outcome)> = s
                 .items
                 .iter()
                 .enumerate()
-                .filter(|(_, (q, _, ri, di))| {
+                .filter_map(|(i, (q, _, ri, di))| {
                     let ds = &s.recs[*ri].2;
-                    ds[*di].gate.as_ref().is_some_and(|g| {
-                        !g.holds_when_due(ds, notes.gate_facts(&q.delivery_id).as_ref())
-                    })
+                    let at = crate::delivery::clock::test_now(&q.project).unwrap_or(now);
+                    let facts = notes.gate_facts(&q.delivery_id);
+                    crate::delivery::route::at_due(&ds[*di], ds, at, facts.as_ref()).map(|o| (i, o))
                 })
-                .map(|(i, _)| i)
                 .collect();
-            if !gated_false.is_empty() {
+            let mut requeued = vec![];
+            if !held.is_empty() {
                 for (_, idx) in &mut plan.feeds {
-                    idx.retain(|i| !gated_false.contains(i));
+                    idx.retain(|i| !held.iter().any(|(h, _)| h == i));
                 }
                 plan.feeds.retain(|(_, idx)| !idx.is_empty());
-                for i in gated_false {
-                    s.items[i].1 = crate::delivery::conditions::condition_false();
+                for (i, o) in held {
+                    if let Outcome::Wait { at } = &o {
+                        requeued.push(QueueItem {
+                            due_ms: at.millis(),
+                            ..s.items[i].0
+                        });
+                    }
+                    s.items[i].1 = o;
                 }
             }
             let mut out = InAppBatch {
                 batched,
                 need_facts,
+                requeued,
                 ..Default::default()
             };
             for ((p, u), idx) in plan.feeds {
@@ -505,10 +552,11 @@ impl QueueRepo for PgStore {
             }
             out.settled = s.items.len();
             let mut events = Outbound::load(&mut tx, s.recs.iter().map(|r| r.0)).await?;
-            let (written, runs) =
+            let (written, runs, pulled) =
                 stage_finish(&mut tx, &mut s, Some(notes), now, &mut events).await?;
             events.flush(&mut tx).await?;
             out.runs = runs;
+            out.pulled = pulled;
             Ok::<_, Error>((out, written))
         })?;
         self.commit(tx)?;

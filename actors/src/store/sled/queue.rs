@@ -82,11 +82,11 @@ impl Store {
         let mut w = extra;
         let now = Timestamp::now();
         let mut settling = self.load_for_finish(items.iter().map(|(q, o)| (q, o.clone())))?;
-        let (written, runs) = self.stage_finish(&mut w, &mut settling, Some(notes), now)?;
+        let (written, runs, pulled) = self.stage_finish(&mut w, &mut settling, Some(notes), now)?;
         self.commit(w)?;
         drop(settling); // the locks, after the commit
         Tally::record(&written, now);
-        Ok((written, runs))
+        Ok((written, runs, pulled))
     }
 
     /// Stages the outcomes into `w`: each notification touched is rewritten once,
@@ -112,6 +112,7 @@ impl Store {
         // The cancellation keys of the runs whose deliveries are canceled
         // here (a cancellation settles many of one run), each read once.
         let mut cancel_keys: HashMap<Uuid, Option<String>> = HashMap::new();
+        let mut pulled_all = vec![];
         for (q, o, ri, di) in items {
             let old = recs[ri].1.d[di].status;
             let facts = notes.and_then(|n| n.take_gate(&q.delivery_id));
@@ -132,9 +133,16 @@ impl Store {
                     gate,
                     next,
                     after,
+                    route,
+                    pulled,
                 } => {
-                    if let Some(e) = gate {
-                        traces[ri].push_entry(&e);
+                    for e in gate.iter().chain(route.iter()) {
+                        traces[ri].push_entry(e);
+                    }
+                    // Written with the notification's record below.
+                    for (_, pq) in pulled {
+                        w.put(T::queue, pq.key(), pq.value());
+                        pulled_all.push(pq);
                     }
                     (was_attempt, next, after)
                 }
@@ -224,7 +232,7 @@ impl Store {
                 }
             }
         }
-        Ok((written, runs_processed))
+        Ok((written, runs_processed, pulled_all))
     }
 }
 
@@ -283,7 +291,7 @@ impl Settling<'_> {
         let mut out = vec![];
         self.items.retain(|(q, _, ri, di)| {
             let d = &recs[*ri].1.d[*di];
-            let needs = d.gate.as_ref().is_some_and(|g| g.needs_presence())
+            let needs = crate::delivery::route::needs_presence(d)
                 && notes.gate_facts(&q.delivery_id).is_none();
             if needs {
                 out.push((*q, d.recipient_id));
@@ -342,30 +350,42 @@ impl QueueRepo for Store {
             settling.set_outcome(i, settle::recipient_deleted());
         }
         // Deliveries whose condition over earlier steps (and presence) is
-        // false now are skipped instead of entering the feed (see
-        // `delivery::conditions`).
-        let mut gated_false = vec![];
+        // false now, or
+        // whose route says skip or wait, do not enter the feed
+        // (`delivery::route::at_due`, with the flags of the feed entries).
+        let mut held = vec![];
         for (i, (q, d)) in settling.deliveries().enumerate() {
-            if let Some(gate) = &d.gate {
+            if crate::delivery::route::needs_check(d) {
                 let all = self.notification_deliveries(&q.project, &d.notification_id)?;
-                if !gate.holds_when_due(&all, notes.gate_facts(&q.delivery_id).as_ref()) {
-                    gated_false.push(i);
+                let at = crate::delivery::clock::test_now(&q.project).unwrap_or(now);
+                let facts = notes.gate_facts(&q.delivery_id);
+                if let Some(o) = crate::delivery::route::at_due(d, &all, at, facts.as_ref()) {
+                    held.push((i, o));
                 }
             }
         }
-        if !gated_false.is_empty() {
+        let mut requeued = vec![];
+        if !held.is_empty() {
             for (_, idx) in &mut plan.feeds {
-                idx.retain(|i| !gated_false.contains(i));
+                idx.retain(|i| !held.iter().any(|(h, _)| h == i));
             }
             plan.feeds.retain(|(_, idx)| !idx.is_empty());
-            for i in gated_false {
-                settling.set_outcome(i, crate::delivery::conditions::condition_false());
+            for (i, o) in held {
+                if let Outcome::Wait { at } = &o {
+                    let (q, _) = settling.deliveries().nth(i).expect("in the batch");
+                    requeued.push(QueueItem {
+                        due_ms: at.millis(),
+                        ..*q
+                    });
+                }
+                settling.set_outcome(i, o);
             }
         }
         let mut w = Writes::new();
         let mut out = InAppBatch {
             batched,
             need_facts,
+            requeued,
             ..Default::default()
         };
         let mut actors: HashMap<(Uuid, Uuid), Value> = HashMap::new();
@@ -400,7 +420,8 @@ impl QueueRepo for Store {
             out.frames.push((p, u, frames));
         }
         out.settled = settling.len();
-        let (written, runs) = self.stage_finish(&mut w, &mut settling, Some(notes), now)?;
+        let (written, runs, pulled) = self.stage_finish(&mut w, &mut settling, Some(notes), now)?;
+        out.pulled = pulled;
         let res = self.commit(w);
         for (p, u, _) in &out.frames {
             self.forget_feed_page(p, u);

@@ -10,7 +10,7 @@
 use crate::delivery::conditions::Conditions;
 use crate::model::{
     BounceKind, ChannelType, Delivery, DeliveryError, DeliveryStatus, Notification, Rendered,
-    StopReason, Timestamp,
+    RouteHop, StopReason, Timestamp,
 };
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
@@ -81,6 +81,12 @@ struct D<'a> {
     /// `Delivery::attempt_channels`, only after a failover.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     ac: Vec<Uuid>,
+    /// `Delivery::route`, only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none", borrow)]
+    ro: Option<std::borrow::Cow<'a, RouteHop>>,
+    /// `Delivery::after_route`, only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ar: Option<u8>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -133,6 +139,8 @@ impl Serialize for NotifRec {
                     bo: d.bounce,
                     fb: d.fallback_channel_ids.clone(),
                     ac: d.attempt_channels.clone(),
+                    ro: d.route.as_ref().map(Borrowed),
+                    ar: d.after_route,
                 })
                 .collect(),
         }
@@ -191,6 +199,8 @@ impl<'de> Deserialize<'de> for NotifRec {
                     bounce: d.bo,
                     fallback_channel_ids: d.fb,
                     attempt_channels: d.ac,
+                    route: d.ro.map(|r| r.into_owned()),
+                    after_route: d.ar,
                 })
                 .collect();
         Ok(NotifRec { n, d })
@@ -429,6 +439,8 @@ mod tests {
             bounce: None,
             fallback_channel_ids: vec![],
             attempt_channels: vec![],
+            route: None,
+            after_route: None,
         };
         let rec = NotifRec {
             n: n.clone(),

@@ -44,6 +44,8 @@ fn delivery(
         bounce: None,
         fallback_channel_ids: vec![],
         attempt_channels: vec![],
+        route: None,
+        after_route: None,
     }
 }
 
