@@ -62,6 +62,7 @@ mod quotas;
 mod rate_limit;
 mod restart;
 mod retention;
+mod route_crash;
 mod runs;
 mod sandbox;
 mod secrets_at_rest;

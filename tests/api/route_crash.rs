@@ -45,7 +45,7 @@ fn hops(n: &Value) -> Vec<Value> {
 
 /// The notifications of a run once every one is processed.
 async fn processed(app: &TestApp, run_id: &str, n: usize) -> Vec<Value> {
-    let fr = wait_run_processed(app, run_id, 60).await;
+    let fr = wait_run_processed(app, run_id, 30).await;
     assert_eq!(fr["notifications_count"], json!(n), "{fr}");
     let ns = run_notifications(app, run_id).await;
     assert_eq!(ns.len(), n);
@@ -98,7 +98,10 @@ async fn route_sigkill_during_a_wait_sends_each_due_hop_once() {
             .await
             .ok(200);
     }
-    assert!(keys_at(&hook).await.is_empty(), "no hop is due before the hour");
+    assert!(
+        keys_at(&hook).await.is_empty(),
+        "no hop is due before the hour"
+    );
     let r = app.advance_clock(&json!({"by": "61m"})).await;
     r.ok(200);
     let ns = processed(&app, &run_id, exts.len()).await;
@@ -118,16 +121,30 @@ async fn route_sigkill_during_a_wait_sends_each_due_hop_once() {
             assert!(at_hook.contains_key(&s(&second["id"])), "{n}");
         }
     }
-    assert_eq!(at_hook.len(), exts.len() / 2, "one webhook per unread entry");
-    assert!(at_hook.values().all(|&c| c == 1), "each sent once: {at_hook:?}");
+    assert_eq!(
+        at_hook.len(),
+        exts.len() / 2,
+        "one webhook per unread entry"
+    );
+    assert!(
+        at_hook.values().all(|&c| c == 1),
+        "each sent once: {at_hook:?}"
+    );
 }
 
 #[tokio::test]
 async fn route_sigkill_with_hops_in_flight_sends_each_hop_at_most_once() {
     let refusing = mock_server().await;
     mock_always(&refusing, 400).await;
+    // slow to answer, so second hops are in flight when the process dies
     let accepting = mock_server().await;
-    mock_always(&accepting, 200).await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(
+            wiremock::ResponseTemplate::new(200)
+                .set_delay(std::time::Duration::from_millis(40)),
+        )
+        .mount(&accepting)
+        .await;
     let dir = tempfile::tempdir().unwrap();
     let keys = Keys::random();
     let mut app = TestApp::spawn_on(dir.path(), &keys);
@@ -149,10 +166,10 @@ async fn route_sigkill_with_hops_in_flight_sends_each_hop_at_most_once() {
     )
     .await;
     let run_id = s(&run["id"]);
-    // killed while the first hops are being refused and the second sent
-    let d = Deadline::new("some hops to reach the counterparts", 30);
-    while received(&refusing).await.is_empty() {
-        d.tick("no hop yet").await;
+    // killed while second hops are being sent
+    let d = Deadline::new("some second hops to reach their counterpart", 30);
+    while received(&accepting).await.is_empty() {
+        d.tick("no second hop yet").await;
     }
     let status = app.kill9();
     assert!(!status.success(), "SIGKILL: {status:?}");

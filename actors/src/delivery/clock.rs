@@ -53,6 +53,12 @@ impl Span {
     }
 
     /// Parses `text` given at `field`, reporting a 422 there.
+    /// Whether `text` is a duration of zero (`"0s"`, `"0m"`): what a route
+    /// channel's `after` may say (at once), unlike the other durations.
+    pub fn is_zero(text: &str) -> bool {
+        humantime::parse_duration(text.trim()).is_ok_and(|d| d.is_zero())
+    }
+
     pub fn field(text: &str, field: &str, v: &mut Validator) -> Option<Span> {
         match Span::parse(text) {
             Ok(s) => Some(s),

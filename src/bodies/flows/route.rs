@@ -196,6 +196,8 @@ pub(super) fn route_step(
         }
         let after = match &c.after {
             Given::Absent | Given::Null => None,
+            // `0s`, the default, said outright
+            Given::Value(a) if Span::is_zero(a) => Some(a.clone()),
             Given::Value(a) => Span::field(a, &format!("{hp}.after"), v).map(|_| a.clone()),
             Given::Wrong(_) => {
                 v.push(format!("{hp}.after"), "format", "must be a duration string");
