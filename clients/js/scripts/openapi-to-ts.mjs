@@ -8,7 +8,7 @@ const KNOWN = new Set([
   'additionalProperties', 'propertyNames', 'items', 'minimum', 'maximum', 'minLength', 'maxLength', 'maxItems',
   'pattern', 'default',
   // validation and documentation only: no bearing on the type
-  'title', 'writeOnly', 'readOnly', 'exclusiveMinimum', 'exclusiveMaximum', 'minItems', 'dependentSchemas',
+  'title', 'writeOnly', 'readOnly', 'exclusiveMinimum', 'exclusiveMaximum', 'minItems', 'uniqueItems', 'dependentSchemas',
   // combinators and literals
   'anyOf', 'allOf', 'const',
 ]);

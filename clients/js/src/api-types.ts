@@ -212,6 +212,7 @@ export type Channel = {
   config: {
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "in_app";
@@ -231,6 +232,7 @@ export type Channel = {
     url?: string;
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "webhook";
@@ -246,6 +248,7 @@ export type Channel = {
     url?: "********";
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "slack_webhook";
@@ -265,6 +268,7 @@ export type Channel = {
     token?: "********";
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "slack";
@@ -282,6 +286,7 @@ export type Channel = {
     username?: string;
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "discord";
@@ -297,6 +302,7 @@ export type Channel = {
     url?: "********";
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "teams";
@@ -322,6 +328,7 @@ export type Channel = {
     username?: string;
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "smtp";
@@ -343,6 +350,7 @@ export type Channel = {
     webhook_verification_key?: string;
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "sendgrid";
@@ -368,6 +376,7 @@ export type Channel = {
     webhook_username?: string;
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "postmark";
@@ -391,6 +400,7 @@ export type Channel = {
     webhook_signing_key?: "********";
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "mailgun";
@@ -410,6 +420,7 @@ export type Channel = {
     retry?: ChannelRetry;
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "resend";
@@ -435,6 +446,7 @@ export type Channel = {
     sns_topic_arn?: string;
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "ses";
@@ -456,6 +468,7 @@ export type Channel = {
     retry?: ChannelRetry;
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "twilio";
@@ -481,6 +494,7 @@ export type Channel = {
     signature_secret?: "********";
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "vonage";
@@ -500,6 +514,7 @@ export type Channel = {
     retry?: ChannelRetry;
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "messagebird";
@@ -519,6 +534,7 @@ export type Channel = {
     vapid_public_key?: string;
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "web_push";
@@ -540,6 +556,7 @@ export type Channel = {
     token_url?: string;
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "fcm";
@@ -565,6 +582,7 @@ export type Channel = {
     topic?: string;
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "apns";
@@ -582,6 +600,7 @@ export type Channel = {
     retry?: ChannelRetry;
   };
   created_at: string;
+  health: ChannelHealth;
   id: string;
   name: string;
   provider: "expo";
@@ -591,6 +610,15 @@ export type Channel = {
   type: "mobile_push";
   updated_at: string;
 };
+
+/** The channel's circuit breaker: `degraded` after 5 failures in a row (the provider unreachable, 408, 429, 5xx) or at least half of 20 or more attempts in a minute; a probe after the cool-down closes it again (`ok`). */
+export interface ChannelHealth {
+  /** What the provider last said when it failed; null before any failure. */
+  last_error: string | null;
+  /** When it entered this state (the channel's creation when it never changed). */
+  since: string;
+  state: "ok" | "degraded";
+}
 
 /** A new channel: `type` and the `provider` of that type, with the provider's `config` (plus `retry`). A missing or partial `config` creates the channel `unconfigured`. */
 export type ChannelInput = {
@@ -744,6 +772,11 @@ export type ChannelStatus = "unconfigured" | "active" | "revoked";
 
 export interface ChannelStep {
   channel_id?: string | null;
+  /** Backup channels of the step's channel type, in order (at most 3; not
+   * on an in_app step): a delivery its channel fails for good, whose
+   * retries run out, or whose channel is degraded, moves to the next one
+   * (the same delivery id). Absent when none. */
+  fallback_channel_ids: Array<string>;
   /** The step's condition (see `DelayStep.if`); absent when it has none. */
   if?: StepCondition | null;
   /** An email step's layout: a handle, or null for none; absent, the
@@ -761,6 +794,8 @@ export interface ChannelStep {
 /** A channel step as a request gives it: the channel is required. */
 export interface ChannelStepInput {
   channel_id: string;
+  /** Backup channels of the step's channel type, in order (see ChannelStep.fallback_channel_ids); not on an in_app step. */
+  fallback_channel_ids?: Array<string> | null;
   /** The step's condition (see DelayStep.if); rules may also name earlier channel steps. */
   if?: StepCondition | null;
   /** An email step's layout (see ChannelStep.layout): a handle, or null for none. */
@@ -1190,8 +1225,15 @@ export type DelayStepType = "delay";
 export interface Delivery {
   actor_id: string | null;
   archived_at: string | null;
+  /** The channel of each attempt, in order (as many as `attempts`): they
+   * differ from `channel_id` once a failover moved the delivery to a
+   * backup channel. */
+  attempt_channels: Array<string>;
+  /** Provider calls made so far, through every channel it went through. */
   attempts: number;
   bounce?: BounceKind | null;
+  /** The channel the delivery goes through: its step's channel, or the
+   * backup a failover moved it to (the one that sent it, once sent). */
   channel_id: string;
   channel_type: ChannelType;
   clicked_at: string | null;
@@ -1913,6 +1955,48 @@ export interface RetentionInput {
   notifications?: string | null;
 }
 
+/** One channel of a route step. Also a route channel of a request. */
+export interface RouteChannel {
+  /** How long after the previous channel went out this one is tried, if
+   * the route's success has not been met by then (a duration:
+   * `"90s"`, `"15m"`, `"1h"`); absent: at once. Ignored on the first. */
+  after?: string | null;
+  channel_id: string;
+  /** Backup channels of the channel's type, in order (see
+   * `ChannelStep.fallback_channel_ids`). Absent when none. */
+  fallback_channel_ids?: Array<string>;
+  /** The channel's condition (see `ChannelStep.if`); false: the channel
+   * is skipped and the next one tried at once. */
+  if?: StepCondition | null;
+  /** An email channel's layout (see `ChannelStep.layout`). */
+  layout?: string | null;
+  template: Template;
+}
+
+/** Channels tried one after another until one reaches the recipient: the
+ * first it can receive goes at once, each next one `after` the previous
+ * one went out unless `success` is met by then; a channel it cannot
+ * receive, or that fails for good, lets the next go at once. Each
+ * channel tried is a delivery of the notification; the ones not needed
+ * end `skipped` (`route_satisfied`). Later steps wait for the route to
+ * end. Also the route step of a request. */
+export interface RouteStep {
+  /** From 1 to 5 channels, tried in order. */
+  channels: Array<RouteChannel>;
+  /** The route's condition (see `ChannelStep.if`). */
+  if?: StepCondition | null;
+  success: RouteSuccessType;
+  type: RouteStepType;
+}
+
+export type RouteStepType = "route";
+
+/** When a route has reached its recipient: `sent` (the provider accepted
+ * a hop), `delivered` (the provider reported it delivered), or an in-app
+ * hop of the route `seen`, `read`, `clicked`, or any of these three
+ * (`interacted`). */
+export type RouteSuccessType = "sent" | "delivered" | "seen" | "read" | "clicked" | "interacted";
+
 /** A run: whom it reaches (`recipients`, a `topic`, or both: at least one of
  * them), its `data` and `actor`, and optionally when it starts (`send_at`) and
  * the key that cancels it (`cancellation_key`). */
@@ -2029,10 +2113,11 @@ export type SmtpConfig = {
 } | null;
 
 /** A channel step (deliver through a channel), a delay step (wait durably),
- * a throttle step or a batch step. */
-export type Step = ChannelStep | DelayStep | ThrottleStep | BatchStep;
+ * a throttle step, a batch step or a route step (channels tried one after
+ * another). */
+export type Step = ChannelStep | DelayStep | ThrottleStep | BatchStep | RouteStep;
 
-/** A condition of a channel step: rules may also name `steps.<index>.status|read|seen|clicked|interacted` of an earlier channel step. */
+/** A condition of a channel step: rules may also name `steps.<index>.status|read|seen|clicked|interacted` of an earlier channel step, and the recipient's presence, decided when the step is reached: `recipient.online` (`eq`/`neq` with a boolean) and `recipient.last_seen_at` (`lt`/`lte`/`gt`/`gte` with a relative duration such as `-7d`, or `exists`/`not_exists`). */
 export type StepCondition = Array<StepConditionRule> | {
   all: Array<StepConditionRule>;
 } | {
@@ -2058,8 +2143,8 @@ export type StepConditionRule = {
   value: string | number | boolean | Array<unknown> | Record<string, unknown>;
 };
 
-/** A step of a create or update: a channel, delay, throttle or batch step. */
-export type StepInput = ChannelStepInput | DelayStep | ThrottleStep | BatchStep;
+/** A step of a create or update: a channel, delay, throttle, batch or route step. */
+export type StepInput = ChannelStepInput | DelayStep | ThrottleStep | BatchStep | RouteStep;
 
 /** One channel step: its content as the delivery would hold it, or why it
  * does not render. */
@@ -2410,7 +2495,7 @@ export interface WebhookEndpointInput {
   /** Default true. */
   enabled?: boolean | null;
   /** The event types to receive, or `["*"]` for every type; null: every type. */
-  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted" | "delivery.delivered" | "delivery.bounced" | "delivery.complained"> | Array<"*"> | null;
+  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted" | "delivery.delivered" | "delivery.bounced" | "delivery.complained" | "channel.degraded" | "channel.recovered"> | Array<"*"> | null;
   /** Where events are POSTed (http or https). */
   url: string;
 }
@@ -2426,7 +2511,7 @@ export interface WebhookEndpointUpdate {
   /** Absent keeps it; not null. */
   enabled?: boolean;
   /** The event types to receive, or `["*"]` for every type; null: every type. */
-  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted" | "delivery.delivered" | "delivery.bounced" | "delivery.complained"> | Array<"*"> | null;
+  event_types?: Array<"flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted" | "delivery.delivered" | "delivery.bounced" | "delivery.complained" | "channel.degraded" | "channel.recovered"> | Array<"*"> | null;
   /** Where events are POSTed (http or https); absent keeps it. */
   url?: string;
 }

@@ -1654,6 +1654,7 @@ export interface components {
             config: Record<string, never>;
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -1681,6 +1682,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -1704,6 +1706,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -1731,6 +1734,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -1756,6 +1760,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -1779,6 +1784,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -1815,6 +1821,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -1844,6 +1851,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -1880,6 +1888,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -1914,6 +1923,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -1941,6 +1951,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -1974,6 +1985,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -2003,6 +2015,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -2042,6 +2055,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -2069,6 +2083,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -2096,6 +2111,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -2125,6 +2141,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -2161,6 +2178,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -2186,6 +2204,7 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            health: components["schemas"]["ChannelHealth"];
             /** Format: uuid */
             id: string;
             name: string;
@@ -2198,6 +2217,18 @@ export interface components {
             type: "mobile_push";
             /** Format: date-time */
             updated_at: string;
+        };
+        /** @description The channel's circuit breaker: `degraded` after 5 failures in a row (the provider unreachable, 408, 429, 5xx) or at least half of 20 or more attempts in a minute; a probe after the cool-down closes it again (`ok`). */
+        ChannelHealth: {
+            /** @description What the provider last said when it failed; null before any failure. */
+            last_error: string | null;
+            /**
+             * Format: date-time
+             * @description When it entered this state (the channel's creation when it never changed).
+             */
+            since: string;
+            /** @enum {string} */
+            state: "ok" | "degraded";
         };
         /**
          * @description A new channel: `type` and the `provider` of that type, with the provider's `config` (plus `retry`). A missing or partial `config` creates the channel `unconfigured`.
@@ -2400,6 +2431,13 @@ export interface components {
         ChannelStep: {
             /** Format: uuid */
             channel_id?: string | null;
+            /**
+             * @description Backup channels of the step's channel type, in order (at most 3; not
+             *     on an in_app step): a delivery its channel fails for good, whose
+             *     retries run out, or whose channel is degraded, moves to the next one
+             *     (the same delivery id). Absent when none.
+             */
+            fallback_channel_ids: string[];
             /** @description The step's condition (see `DelayStep.if`); absent when it has none. */
             if?: components["schemas"]["StepCondition"] | null;
             /**
@@ -2421,6 +2459,8 @@ export interface components {
         ChannelStepInput: {
             /** Format: uuid */
             channel_id: string;
+            /** @description Backup channels of the step's channel type, in order (see ChannelStep.fallback_channel_ids); not on an in_app step. */
+            fallback_channel_ids?: string[] | null;
             /** @description The step's condition (see DelayStep.if); rules may also name earlier channel steps. */
             if?: components["schemas"]["StepCondition"] | null;
             /** @description An email step's layout (see ChannelStep.layout): a handle, or null for none. */
@@ -2910,10 +2950,23 @@ export interface components {
             actor_id: string | null;
             /** Format: date-time */
             archived_at: string | null;
-            /** Format: int32 */
+            /**
+             * @description The channel of each attempt, in order (as many as `attempts`): they
+             *     differ from `channel_id` once a failover moved the delivery to a
+             *     backup channel.
+             */
+            attempt_channels: string[];
+            /**
+             * Format: int32
+             * @description Provider calls made so far, through every channel it went through.
+             */
             attempts: number;
             bounce?: components["schemas"]["BounceKind"] | null;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The channel the delivery goes through: its step's channel, or the
+             *     backup a failover moved it to (the one that sent it, once sent).
+             */
             channel_id: string;
             channel_type: components["schemas"]["ChannelType"];
             /** Format: date-time */
@@ -3968,6 +4021,57 @@ export interface components {
             /** @example 30d */
             notifications?: string | null;
         };
+        /** @description One channel of a route step. Also a route channel of a request. */
+        RouteChannel: {
+            /**
+             * @description How long after the previous channel went out this one is tried, if
+             *     the route's success has not been met by then (a duration:
+             *     `"90s"`, `"15m"`, `"1h"`); absent: at once. Ignored on the first.
+             */
+            after?: string | null;
+            /** Format: uuid */
+            channel_id: string;
+            /**
+             * @description Backup channels of the channel's type, in order (see
+             *     `ChannelStep.fallback_channel_ids`). Absent when none.
+             */
+            fallback_channel_ids?: string[];
+            /**
+             * @description The channel's condition (see `ChannelStep.if`); false: the channel
+             *     is skipped and the next one tried at once.
+             */
+            if?: components["schemas"]["StepCondition"] | null;
+            /** @description An email channel's layout (see `ChannelStep.layout`). */
+            layout?: string | null;
+            template: components["schemas"]["Template"];
+        };
+        /**
+         * @description Channels tried one after another until one reaches the recipient: the
+         *     first it can receive goes at once, each next one `after` the previous
+         *     one went out unless `success` is met by then; a channel it cannot
+         *     receive, or that fails for good, lets the next go at once. Each
+         *     channel tried is a delivery of the notification; the ones not needed
+         *     end `skipped` (`route_satisfied`). Later steps wait for the route to
+         *     end. Also the route step of a request.
+         */
+        RouteStep: {
+            /** @description From 1 to 5 channels, tried in order. */
+            channels: components["schemas"]["RouteChannel"][];
+            /** @description The route's condition (see `ChannelStep.if`). */
+            if?: components["schemas"]["StepCondition"] | null;
+            success: components["schemas"]["RouteSuccessType"];
+            type: components["schemas"]["RouteStepType"];
+        };
+        /** @enum {string} */
+        RouteStepType: "route";
+        /**
+         * @description When a route has reached its recipient: `sent` (the provider accepted
+         *     a hop), `delivered` (the provider reported it delivered), or an in-app
+         *     hop of the route `seen`, `read`, `clicked`, or any of these three
+         *     (`interacted`).
+         * @enum {string}
+         */
+        RouteSuccessType: "sent" | "delivered" | "seen" | "read" | "clicked" | "interacted";
         /**
          * @description A run: whom it reaches (`recipients`, a `topic`, or both: at least one of
          *     them), its `data` and `actor`, and optionally when it starts (`send_at`) and
@@ -4158,10 +4262,11 @@ export interface components {
         } | null;
         /**
          * @description A channel step (deliver through a channel), a delay step (wait durably),
-         *     a throttle step or a batch step.
+         *     a throttle step, a batch step or a route step (channels tried one after
+         *     another).
          */
-        Step: components["schemas"]["ChannelStep"] | components["schemas"]["DelayStep"] | components["schemas"]["ThrottleStep"] | components["schemas"]["BatchStep"];
-        /** @description A condition of a channel step: rules may also name `steps.<index>.status|read|seen|clicked|interacted` of an earlier channel step. */
+        Step: components["schemas"]["ChannelStep"] | components["schemas"]["DelayStep"] | components["schemas"]["ThrottleStep"] | components["schemas"]["BatchStep"] | components["schemas"]["RouteStep"];
+        /** @description A condition of a channel step: rules may also name `steps.<index>.status|read|seen|clicked|interacted` of an earlier channel step, and the recipient's presence, decided when the step is reached: `recipient.online` (`eq`/`neq` with a boolean) and `recipient.last_seen_at` (`lt`/`lte`/`gt`/`gte` with a relative duration such as `-7d`, or `exists`/`not_exists`). */
         StepCondition: components["schemas"]["StepConditionRule"][] | {
             all: components["schemas"]["StepConditionRule"][];
         } | {
@@ -4189,8 +4294,8 @@ export interface components {
             path: string;
             value: string | number | boolean | unknown[] | Record<string, never>;
         };
-        /** @description A step of a create or update: a channel, delay, throttle or batch step. */
-        StepInput: components["schemas"]["ChannelStepInput"] | components["schemas"]["DelayStep"] | components["schemas"]["ThrottleStep"] | components["schemas"]["BatchStep"];
+        /** @description A step of a create or update: a channel, delay, throttle, batch or route step. */
+        StepInput: components["schemas"]["ChannelStepInput"] | components["schemas"]["DelayStep"] | components["schemas"]["ThrottleStep"] | components["schemas"]["BatchStep"] | components["schemas"]["RouteStep"];
         /**
          * @description One channel step: its content as the delivery would hold it, or why it
          *     does not render.
@@ -4696,7 +4801,7 @@ export interface components {
             /** @description Default true. */
             enabled?: boolean | null;
             /** @description The event types to receive, or `["*"]` for every type; null: every type. */
-            event_types?: ("flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted" | "delivery.delivered" | "delivery.bounced" | "delivery.complained")[] | "*"[] | null;
+            event_types?: ("flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted" | "delivery.delivered" | "delivery.bounced" | "delivery.complained" | "channel.degraded" | "channel.recovered")[] | "*"[] | null;
             /** @description Where events are POSTed (http or https). */
             url: string;
         };
@@ -4715,7 +4820,7 @@ export interface components {
             /** @description Absent keeps it; not null. */
             enabled?: boolean;
             /** @description The event types to receive, or `["*"]` for every type; null: every type. */
-            event_types?: ("flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted" | "delivery.delivered" | "delivery.bounced" | "delivery.complained")[] | "*"[] | null;
+            event_types?: ("flow_run.accepted" | "notification.processed" | "delivery.sent" | "delivery.failed" | "delivery.skipped" | "delivery.retrying" | "feed_entry.seen" | "feed_entry.read" | "feed_entry.clicked" | "feed_entry.archived" | "push_subscription.removed" | "delivery.canceled" | "notification.batched" | "feed_entry.interacted" | "delivery.delivered" | "delivery.bounced" | "delivery.complained" | "channel.degraded" | "channel.recovered")[] | "*"[] | null;
             /** @description Where events are POSTed (http or https); absent keeps it. */
             url?: string;
         };
@@ -7613,6 +7718,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
         };
     };
     inbox: {

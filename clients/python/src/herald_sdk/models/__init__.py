@@ -11,6 +11,7 @@ from ._part1 import Category  # noqa: F401
 from ._part1 import CategoryInput  # noqa: F401
 from ._part1 import CategoryList  # noqa: F401
 from ._part1 import CategoryMeta  # noqa: F401
+from ._part1 import ChannelHealth  # noqa: F401
 from ._part1 import ChannelInput  # noqa: F401
 from ._part1 import ChannelRetry  # noqa: F401
 from ._part1 import ChannelTypeFlags  # noqa: F401
@@ -52,7 +53,7 @@ from ._part1 import PushSubscription  # noqa: F401
 from ._part1 import PushSubscriptionDelete  # noqa: F401
 from ._part1 import PushSubscriptionInput  # noqa: F401
 from ._part1 import PushSubscriptionList  # noqa: F401
-from ._part1 import RenderedAction  # noqa: F401
+from ._part2 import RenderedAction  # noqa: F401
 from ._part2 import ReplayInput  # noqa: F401
 from ._part2 import ReplayResult  # noqa: F401
 from ._part2 import ResendConfig  # noqa: F401
@@ -97,7 +98,7 @@ from ._part2 import WebhookEndpointInput  # noqa: F401
 from ._part2 import WebhookEndpointList  # noqa: F401
 from ._part2 import WebhookEndpointUpdate  # noqa: F401
 from ._part2 import WebhookEndpointWithSecret  # noqa: F401
-from ._part2 import ApnsConfig  # noqa: F401
+from ._part3 import ApnsConfig  # noqa: F401
 from ._part3 import BulkDeleteInput  # noqa: F401
 from ._part3 import BulkErasure  # noqa: F401
 from ._part3 import BulkSubscriptionInput  # noqa: F401
@@ -138,8 +139,8 @@ from ._part3 import BulkDeleteResult  # noqa: F401
 from ._part3 import BulkUserResult  # noqa: F401
 from ._part3 import BulkUsersInput  # noqa: F401
 from ._part3 import BulkUsersResult  # noqa: F401
-from ._part3 import ChannelStep  # noqa: F401
-from ._part3 import ChannelStepInput  # noqa: F401
+from ._part4 import ChannelStep  # noqa: F401
+from ._part4 import ChannelStepInput  # noqa: F401
 from ._part4 import Delivery  # noqa: F401
 from ._part4 import DeliveryList  # noqa: F401
 from ._part4 import Error  # noqa: F401
@@ -151,6 +152,8 @@ from ._part4 import NotificationList  # noqa: F401
 from ._part4 import PreferencesExplain  # noqa: F401
 from ._part4 import PreferencesInput  # noqa: F401
 from ._part4 import PreviewBody  # noqa: F401
+from ._part4 import RouteChannel  # noqa: F401
+from ._part4 import RouteStep  # noqa: F401
 from ._part4 import UnsavedFlowPreview  # noqa: F401
 from ._part4 import Flow  # noqa: F401
 from ._part4 import FlowInput  # noqa: F401
@@ -167,6 +170,7 @@ __all__ = [
     "CategoryInput",
     "CategoryList",
     "CategoryMeta",
+    "ChannelHealth",
     "ChannelInput",
     "ChannelRetry",
     "ChannelTypeFlags",
@@ -307,6 +311,8 @@ __all__ = [
     "PreferencesExplain",
     "PreferencesInput",
     "PreviewBody",
+    "RouteChannel",
+    "RouteStep",
     "UnsavedFlowPreview",
     "Flow",
     "FlowInput",

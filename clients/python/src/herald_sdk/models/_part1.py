@@ -129,6 +129,25 @@ class CategoryMeta(BaseModel):
     unseen_count: int
 
 
+class ChannelHealth(BaseModel):
+    """
+    The channel's circuit breaker: `degraded` after 5 failures in a row (the provider unreachable, 408, 429, 5xx) or at least half of 20 or more attempts in a minute; a probe after the cool-down closes it again (`ok`).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    last_error: Optional[str] = Field(
+        ...,
+        description="What the provider last said when it failed; null before any failure.",
+    )
+    since: AwareDatetime = Field(
+        ...,
+        description="When it entered this state (the channel's creation when it never changed).",
+    )
+    state: str = Field(..., description="One of `ok`, `degraded` (others may come).")
+
+
 class ChannelInput(BaseModel):
     """
     A new channel: `type` and the `provider` of that type, with the provider's `config` (plus `retry`). A missing or partial `config` creates the channel `unconfigured`.
@@ -782,15 +801,3 @@ class PushSubscriptionList(BaseModel):
     )
     items: list[PushSubscription]
     page: Page
-
-
-class RenderedAction(BaseModel):
-    """
-    One rendered action button of a feed entry.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    label: str
-    url: str

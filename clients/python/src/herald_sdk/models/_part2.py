@@ -8,6 +8,18 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
 from ._part1 import ChannelRetry, Page
 
 
+class RenderedAction(BaseModel):
+    """
+    One rendered action button of a feed entry.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    label: str
+    url: str
+
+
 class ReplayInput(BaseModel):
     """
     Sends again the events written since a time.
@@ -769,32 +781,3 @@ class WebhookEndpointWithSecret(BaseModel):
         ...,
         description="`whsec_` + base64 of 32 random bytes: the HMAC-SHA256 key is the\nbase64-decoded part (Standard Webhooks).",
     )
-
-
-class ApnsConfig(BaseModel):
-    """
-    Apple Push Notification service, token-based (ES256 .p8 key) over HTTP/2. The required fields make the channel `active`; a config without them creates it `unconfigured`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    base_url: Optional[str] = Field(
-        "https://api.push.apple.com",
-        description="APNs base URL; a plain `http://` one is spoken as HTTP/2 with prior knowledge (a local test server).",
-    )
-    environment: Optional[Literal["production", "sandbox"]] = Field(
-        "production", description="Picks Apple's host when `base_url` is not set."
-    )
-    key_id: Optional[str] = Field(
-        ..., description="Id of the .p8 key (the provider token's `kid`)."
-    )
-    private_key: Optional[str] = Field(
-        ...,
-        description="The .p8 file's PEM (a P-256 key). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
-    )
-    retry: Optional[ChannelRetry] = None
-    team_id: Optional[str] = Field(
-        ..., description="Apple developer team id (the provider token's `iss`)."
-    )
-    topic: Optional[str] = Field(..., description="The app's bundle id (`apns-topic`).")

@@ -5,8 +5,37 @@ from __future__ import annotations
 from typing import Any, Literal, Optional, Union
 from uuid import UUID
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
-from ._part1 import Branding, ChannelRetry, ChannelTypeFlags, ConditionRule, Erasure, EventAttemptView, FcmServiceAccount, Page, RenderedAction
-from ._part2 import Retention, RetentionInput, SendWindow, StepConditionRule, StepPreviewError, SubscriptionInput, TemplateAction, Topic, TraceEntryView, TranslationSummary, Usage, User
+from ._part1 import Branding, ChannelHealth, ChannelRetry, ChannelTypeFlags, ConditionRule, Erasure, EventAttemptView, FcmServiceAccount, Page
+from ._part2 import RenderedAction, Retention, RetentionInput, StepConditionRule, StepPreviewError, SubscriptionInput, TemplateAction, Topic, TraceEntryView, TranslationSummary, Usage, User
+
+
+class ApnsConfig(BaseModel):
+    """
+    Apple Push Notification service, token-based (ES256 .p8 key) over HTTP/2. The required fields make the channel `active`; a config without them creates it `unconfigured`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    base_url: Optional[str] = Field(
+        "https://api.push.apple.com",
+        description="APNs base URL; a plain `http://` one is spoken as HTTP/2 with prior knowledge (a local test server).",
+    )
+    environment: Optional[Literal["production", "sandbox"]] = Field(
+        "production", description="Picks Apple's host when `base_url` is not set."
+    )
+    key_id: Optional[str] = Field(
+        ..., description="Id of the .p8 key (the provider token's `kid`)."
+    )
+    private_key: Optional[str] = Field(
+        ...,
+        description="The .p8 file's PEM (a P-256 key). Secret: write-only, sealed at rest, reads back as `********`; send `********` in an update to keep it.",
+    )
+    retry: Optional[ChannelRetry] = None
+    team_id: Optional[str] = Field(
+        ..., description="Apple developer team id (the provider token's `iss`)."
+    )
+    topic: Optional[str] = Field(..., description="The app's bundle id (`apns-topic`).")
 
 
 class BulkDeleteInput(BaseModel):
@@ -93,6 +122,7 @@ class Channel(BaseModel):
     )
     config: Any = Field(..., description="")
     created_at: AwareDatetime
+    health: ChannelHealth
     id: UUID
     name: str
     provider: str = Field(
@@ -526,7 +556,7 @@ class SettingSources(BaseModel):
 
 class StepCondition1(BaseModel):
     """
-    A condition of a channel step: rules may also name `steps.<index>.status|read|seen|clicked|interacted` of an earlier channel step.
+    A condition of a channel step: rules may also name `steps.<index>.status|read|seen|clicked|interacted` of an earlier channel step, and the recipient's presence, decided when the step is reached: `recipient.online` (`eq`/`neq` with a boolean) and `recipient.last_seen_at` (`lt`/`lte`/`gt`/`gte` with a relative duration such as `-7d`, or `exists`/`not_exists`).
     """
 
     model_config = ConfigDict(
@@ -537,7 +567,7 @@ class StepCondition1(BaseModel):
 
 class StepCondition2(BaseModel):
     """
-    A condition of a channel step: rules may also name `steps.<index>.status|read|seen|clicked|interacted` of an earlier channel step.
+    A condition of a channel step: rules may also name `steps.<index>.status|read|seen|clicked|interacted` of an earlier channel step, and the recipient's presence, decided when the step is reached: `recipient.online` (`eq`/`neq` with a boolean) and `recipient.last_seen_at` (`lt`/`lte`/`gt`/`gte` with a relative duration such as `-7d`, or `exists`/`not_exists`).
     """
 
     model_config = ConfigDict(
@@ -754,54 +784,3 @@ class BulkUsersResult(BaseModel):
         extra="allow",
     )
     results: list[BulkUserResult]
-
-
-class ChannelStep(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    channel_id: Optional[UUID] = None
-    if_: Optional[Union[list[StepConditionRule], StepCondition1, StepCondition2]] = (
-        Field(
-            None,
-            alias="if",
-            description="The step's condition (see `DelayStep.if`); absent when it has none.",
-        )
-    )
-    layout: Optional[str] = Field(
-        None,
-        description="An email step's layout: a handle, or null for none; absent, the\nproject's `default_layout` applies.",
-    )
-    send_window: Optional[SendWindow] = Field(
-        None,
-        description='When the step may deliver, in the recipient\'s timezone (UTC when\nnone): `{"days": ["mon", …], "from": "09:00", "to": "18:00"}`; a `to`\nnot after `from` runs across midnight. Reached outside it, the step\nand the run after it wait until it opens. Absent when none.',
-    )
-    template: Template
-    type: Literal["channel"]
-
-
-class ChannelStepInput(BaseModel):
-    """
-    A channel step as a request gives it: the channel is required.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    channel_id: UUID
-    if_: Optional[Union[list[StepConditionRule], StepCondition1, StepCondition2]] = (
-        Field(
-            None,
-            alias="if",
-            description="The step's condition (see DelayStep.if); rules may also name earlier channel steps.",
-        )
-    )
-    layout: Optional[str] = Field(
-        None,
-        description="An email step's layout (see ChannelStep.layout): a handle, or null for none.",
-    )
-    send_window: Optional[SendWindow] = Field(
-        None, description="When the step may deliver (see ChannelStep.send_window)."
-    )
-    template: Template
-    type: Literal["channel"]

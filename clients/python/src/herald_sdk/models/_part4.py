@@ -6,8 +6,67 @@ from typing import Any, Literal, Optional, Union
 from uuid import UUID
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
 from ._part1 import ChannelTypeFlags, ChannelTypeFlagsInput, DeliveryError, FeedMeta, FlowPreferences, FlowPreferencesInput, Page, Partial
-from ._part2 import User
-from ._part3 import BatchStep, CategoryPreferences, ChannelStep, ChannelStepInput, ChannelTypeSources, DelayStep, ErrorBody, QuietHours, RecipientInput, Rendered, SettingSources, StepPreview, ThrottleStep
+from ._part2 import SendWindow, StepConditionRule, User
+from ._part3 import BatchStep, CategoryPreferences, ChannelTypeSources, DelayStep, ErrorBody, QuietHours, RecipientInput, Rendered, SettingSources, StepCondition1, StepCondition2, StepPreview, Template, ThrottleStep
+
+
+class ChannelStep(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    channel_id: Optional[UUID] = None
+    fallback_channel_ids: list[UUID] = Field(
+        ...,
+        description="Backup channels of the step's channel type, in order (at most 3; not\non an in_app step): a delivery its channel fails for good, whose\nretries run out, or whose channel is degraded, moves to the next one\n(the same delivery id). Absent when none.",
+    )
+    if_: Optional[Union[list[StepConditionRule], StepCondition1, StepCondition2]] = (
+        Field(
+            None,
+            alias="if",
+            description="The step's condition (see `DelayStep.if`); absent when it has none.",
+        )
+    )
+    layout: Optional[str] = Field(
+        None,
+        description="An email step's layout: a handle, or null for none; absent, the\nproject's `default_layout` applies.",
+    )
+    send_window: Optional[SendWindow] = Field(
+        None,
+        description='When the step may deliver, in the recipient\'s timezone (UTC when\nnone): `{"days": ["mon", …], "from": "09:00", "to": "18:00"}`; a `to`\nnot after `from` runs across midnight. Reached outside it, the step\nand the run after it wait until it opens. Absent when none.',
+    )
+    template: Template
+    type: Literal["channel"]
+
+
+class ChannelStepInput(BaseModel):
+    """
+    A channel step as a request gives it: the channel is required.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    channel_id: UUID
+    fallback_channel_ids: Optional[list[UUID]] = Field(
+        None,
+        description="Backup channels of the step's channel type, in order (see ChannelStep.fallback_channel_ids); not on an in_app step.",
+    )
+    if_: Optional[Union[list[StepConditionRule], StepCondition1, StepCondition2]] = (
+        Field(
+            None,
+            alias="if",
+            description="The step's condition (see DelayStep.if); rules may also name earlier channel steps.",
+        )
+    )
+    layout: Optional[str] = Field(
+        None,
+        description="An email step's layout (see ChannelStep.layout): a handle, or null for none.",
+    )
+    send_window: Optional[SendWindow] = Field(
+        None, description="When the step may deliver (see ChannelStep.send_window)."
+    )
+    template: Template
+    type: Literal["channel"]
 
 
 class Delivery(BaseModel):
@@ -20,9 +79,19 @@ class Delivery(BaseModel):
     )
     actor_id: Optional[UUID]
     archived_at: Optional[AwareDatetime]
-    attempts: int
+    attempt_channels: list[UUID] = Field(
+        ...,
+        description="The channel of each attempt, in order (as many as `attempts`): they\ndiffer from `channel_id` once a failover moved the delivery to a\nbackup channel.",
+    )
+    attempts: int = Field(
+        ...,
+        description="Provider calls made so far, through every channel it went through.",
+    )
     bounce: Optional[str] = None
-    channel_id: UUID
+    channel_id: UUID = Field(
+        ...,
+        description="The channel the delivery goes through: its step's channel, or the\nbackup a failover moved it to (the one that sent it, once sent).",
+    )
     channel_type: str = Field(
         ...,
         description="One of `chat`, `email`, `in_app`, `mobile_push`, `sms`, `web_push` (others may come).",
@@ -230,6 +299,67 @@ class PreviewBody(BaseModel):
     )
 
 
+class RouteChannel(BaseModel):
+    """
+    One channel of a route step. Also a route channel of a request.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    after: Optional[str] = Field(
+        None,
+        description='How long after the previous channel went out this one is tried, if\nthe route\'s success has not been met by then (a duration:\n`"90s"`, `"15m"`, `"1h"`); absent: at once. Ignored on the first.',
+    )
+    channel_id: UUID
+    fallback_channel_ids: Optional[list[UUID]] = Field(
+        None,
+        description="Backup channels of the channel's type, in order (see\n`ChannelStep.fallback_channel_ids`). Absent when none.",
+    )
+    if_: Optional[Union[list[StepConditionRule], StepCondition1, StepCondition2]] = (
+        Field(
+            None,
+            alias="if",
+            description="The channel's condition (see `ChannelStep.if`); false: the channel\nis skipped and the next one tried at once.",
+        )
+    )
+    layout: Optional[str] = Field(
+        None, description="An email channel's layout (see `ChannelStep.layout`)."
+    )
+    template: Template
+
+
+class RouteStep(BaseModel):
+    """
+    Channels tried one after another until one reaches the recipient: the
+    first it can receive goes at once, each next one `after` the previous
+    one went out unless `success` is met by then; a channel it cannot
+    receive, or that fails for good, lets the next go at once. Each
+    channel tried is a delivery of the notification; the ones not needed
+    end `skipped` (`route_satisfied`). Later steps wait for the route to
+    end. Also the route step of a request.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    channels: list[RouteChannel] = Field(
+        ..., description="From 1 to 5 channels, tried in order."
+    )
+    if_: Optional[Union[list[StepConditionRule], StepCondition1, StepCondition2]] = (
+        Field(
+            None,
+            alias="if",
+            description="The route's condition (see `ChannelStep.if`).",
+        )
+    )
+    success: str = Field(
+        ...,
+        description="When a route has reached its recipient: `sent` (the provider accepted\na hop), `delivered` (the provider reported it delivered), or an in-app\nhop of the route `seen`, `read`, `clicked`, or any of these three\n(`interacted`).\n\nOne of `sent`, `delivered`, `seen`, `read`, `clicked`, `interacted` (others may come).",
+    )
+    type: Literal["route"]
+
+
 class UnsavedFlowPreview(BaseModel):
     """
     `POST /admin/v1/flows/preview`: an unsaved flow's body, as
@@ -251,7 +381,7 @@ class UnsavedFlowPreview(BaseModel):
     locale: Optional[str] = Field(None, examples=["fr"])
     name: Optional[str] = None
     steps: Optional[
-        list[Union[ChannelStepInput, DelayStep, ThrottleStep, BatchStep]]
+        list[Union[ChannelStepInput, DelayStep, ThrottleStep, BatchStep, RouteStep]]
     ] = None
     user: Union[RecipientInput, str] = Field(..., description="See `PreviewBody.user`.")
 
@@ -280,7 +410,7 @@ class Flow(BaseModel):
     status: str = Field(
         ..., description="One of `draft`, `active`, `archived` (others may come)."
     )
-    steps: list[Union[ChannelStep, DelayStep, ThrottleStep, BatchStep]]
+    steps: list[Union[ChannelStep, DelayStep, ThrottleStep, BatchStep, RouteStep]]
     updated_at: AwareDatetime
 
 
@@ -306,7 +436,7 @@ class FlowInput(BaseModel):
     )
     name: str
     steps: Optional[
-        list[Union[ChannelStepInput, DelayStep, ThrottleStep, BatchStep]]
+        list[Union[ChannelStepInput, DelayStep, ThrottleStep, BatchStep, RouteStep]]
     ] = None
 
 
@@ -340,7 +470,7 @@ class FlowUpdate(BaseModel):
     handle: Optional[str] = Field(None, description="Only the flow's own handle.")
     name: Optional[str] = None
     steps: Optional[
-        list[Union[ChannelStepInput, DelayStep, ThrottleStep, BatchStep]]
+        list[Union[ChannelStepInput, DelayStep, ThrottleStep, BatchStep, RouteStep]]
     ] = None
 
 
