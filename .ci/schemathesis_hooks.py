@@ -31,7 +31,12 @@
    - 422 `inclusion` for a channel step's condition rule naming
      `steps.<index>.…` of a step that is not an earlier channel step: the
      document gives the path's shape, but no schema relates a number inside a
-     string to the position and `type` of the other items of the array;
+     string to the position and `type` of the other items of the array; and
+     for a route step after a batch step (two items of the array again);
+   - 422 for a condition rule over `recipient.online` or
+     `recipient.last_seen_at` whose op or value is not one its path takes,
+     or on a step type that cannot name them: the rule's schema is one for
+     every path;
    - 422 `exclusion` for a send window (or a user's quiet hours) whose `to`
      equals its `from`: JSON Schema cannot say that two properties differ;
    - 422 `number` for a preference link's `expires_in` over 365 days: the
@@ -140,6 +145,15 @@ CROSS_FIELD_RULES = {
     ("number", "must be at least the window"),
     # relates two steps of the list
     ("inclusion", "a flow has at most one batch step"),
+    ("inclusion", "a route step cannot follow a batch step"),
+    # a condition rule over the recipient's presence: its path decides the
+    # ops and values it takes, and the step's type whether it may name it
+    ("inclusion", "a delay step's condition cannot name recipient.online or recipient.last_seen_at"),
+    ("inclusion", "recipient.online is compared with eq or neq"),
+    ("format", "recipient.online compares with true or false"),
+    ("exclusion", "exists and not_exists take no value"),
+    ("format", "a relative duration in the past: -<n>m, -<n>h, -<n>d or -<n>w (e.g. -7d), at most ten years"),
+    ("inclusion", "recipient.last_seen_at is compared with lt, lte, gt, gte, exists or not_exists"),
     # the sum of a duration's parts ("300d 2000h"): no pattern bounds it
     ("number", "must be at most 365 days"),
     # `critical` and `commercial` together (the body's or the stored flow's)
