@@ -156,7 +156,7 @@ async fn route_sigkill_with_hops_in_flight_sends_each_hop_at_most_once() {
         json!([route("sent", &[(&s(&a["id"]), "0s"), (&s(&b["id"]), "0s")])]),
     )
     .await;
-    let exts: Vec<String> = (0..300)
+    let exts: Vec<String> = (0..120)
         .map(|i| format!("rc-{i:03}-{}", &random_hex()[..6]))
         .collect();
     let run = run_flow(
