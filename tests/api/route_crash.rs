@@ -140,8 +140,7 @@ async fn route_sigkill_with_hops_in_flight_sends_each_hop_at_most_once() {
     let accepting = mock_server().await;
     wiremock::Mock::given(wiremock::matchers::method("POST"))
         .respond_with(
-            wiremock::ResponseTemplate::new(200)
-                .set_delay(std::time::Duration::from_millis(40)),
+            wiremock::ResponseTemplate::new(200).set_delay(std::time::Duration::from_millis(40)),
         )
         .mount(&accepting)
         .await;

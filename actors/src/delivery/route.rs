@@ -82,6 +82,10 @@ pub(crate) fn units(steps: &[Step]) -> Vec<Unit<'_>> {
     out
 }
 
+/// How long past its earliest time a hop after a pending one is staged
+/// (`Staging::due`): a backstop the previous hop's settle moves.
+pub(crate) const BACKSTOP_MS: i64 = 60_000;
+
 /// A route step being staged, hop by hop (`delivery::accept`).
 pub(crate) struct Staging {
     pub(crate) step: usize,
@@ -125,11 +129,19 @@ impl Staging {
     /// The due time of the next hop, `after_ms` after the previous one if
     /// that one is pending or went out at staging (at once after one
     /// skipped or failed at staging), or `first` for the first hop.
+    ///
+    /// After a hop that is still pending, the time staged is only a
+    /// backstop, `BACKSTOP_MS` past the earliest the hop could go: the
+    /// previous hop's settle sets the real time in the same write
+    /// (`released`). Staged at the earliest time, every hop after a pending
+    /// one came due with it, found it pending and was put back to wait (a
+    /// settle each), only to be released again: half the route's cost.
     pub(crate) fn due(&self, first: Timestamp, after_ms: i64) -> Timestamp {
         match self.prev {
             None => first,
-            Some((t, _, true)) => t.plus_millis(after_ms),
-            Some((t, _, false)) => t,
+            Some((t, true, _)) => t.plus_millis(after_ms + BACKSTOP_MS),
+            Some((t, false, true)) => t.plus_millis(after_ms),
+            Some((t, false, false)) => t,
         }
     }
 
