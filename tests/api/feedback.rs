@@ -52,7 +52,7 @@ impl Respond for Answers {
     }
 }
 
-async fn counterpart(provider: &'static str) -> MockServer {
+pub(crate) async fn counterpart(provider: &'static str) -> MockServer {
     let server = mock_server().await;
     Mock::given(method("POST"))
         .respond_with(Answers {
@@ -65,7 +65,7 @@ async fn counterpart(provider: &'static str) -> MockServer {
     server
 }
 
-fn config(provider: &str, base: &str) -> Value {
+pub(crate) fn config(provider: &str, base: &str) -> Value {
     match provider {
         "postmark" => json!({"server_token": "pm-token", "from": FROM, "base_url": base,
                              "webhook_username": PM_USER, "webhook_password": PM_PASS}),
@@ -230,7 +230,7 @@ fn twilio_signature(token: &str, url: &str, params: &[(&str, &str)]) -> String {
     base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
 }
 
-async fn postmark_report(app: &TestApp, ch: &Value, record: Value) -> Resp {
+pub(crate) async fn postmark_report(app: &TestApp, ch: &Value, record: Value) -> Resp {
     let (body, headers) = postmark_call(record, PM_USER, PM_PASS);
     app.provider_callback(&s(&ch["id"]), "application/json", body, |_| headers)
         .await

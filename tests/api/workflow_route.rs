@@ -4,7 +4,9 @@
 //! is read before the next channel's `after` (test clock); a channel the
 //! recipient cannot receive (no phone) and a permanent failure (provider
 //! 400) let the next one go at once; the steps after a route wait for its
-//! end; the decision trace names each hop; bad routes are 422s.
+//! end; the decision trace names each hop; bad routes are 422s. `seen`,
+//! `clicked` and `interacted` routes stop on their own flag of the in-app
+//! entry, a `delivered` route on the provider's signed delivery report.
 
 use serde_json::{json, Value};
 use wiremock::matchers::method;
@@ -401,4 +403,161 @@ async fn sigkill_while_a_route_waits_sends_each_channel_once_after_restart() {
         got.values().all(|b| b.iter().all(|x| x == &b[0])),
         "{got:?}"
     );
+}
+
+/// `seen`, `clicked` and `interacted` routes: the recipient who did that to
+/// the in-app entry before the next channel's `after` gets nothing more;
+/// the other (who did nothing, or only read a `clicked` route's entry) gets
+/// the next channel.
+#[tokio::test]
+async fn seen_clicked_and_interacted_routes_stop_on_their_own_flag() {
+    let hook = mock_server().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&hook)
+        .await;
+    let app = TestApp::spawn();
+    app.put_project(&json!({"clock": "test"})).await.ok(200);
+    let inapp = in_app_channel(&app).await;
+    let chat = s(&create_webhook_channel(&app, &hook_url(&hook), None).await["id"]);
+    // (success, what the stopping user does, what the other does)
+    let kinds = [
+        ("seen", json!({"seen": true}), None),
+        (
+            "clicked",
+            json!({"clicked": true}),
+            Some(json!({"read": true})),
+        ),
+        ("interacted", json!({"seen": true}), None),
+    ];
+    for (success, stop, other_does) in kinds {
+        let flow = active_flow(
+            &app,
+            &format!("route-{success}"),
+            json!([route(
+                success,
+                vec![hop(&inapp, "entry", None), hop(&chat, "nudge", Some("10m"))]
+            )]),
+        )
+        .await;
+        let (stopper, other) = (new_ext("stopper"), new_ext("other"));
+        let run = run_flow(
+            &app,
+            &s(&flow["id"]),
+            json!({"recipients": [stopper, other]}),
+        )
+        .await;
+        let run_id = s(&run["id"]);
+        for (who, body) in [(&stopper, Some(stop)), (&other, other_does)] {
+            let feed = wait_feed(&app, who, 1).await;
+            if let Some(body) = body {
+                let entry = s(&feed["items"][0]["id"]);
+                app.user(PATCH, &format!("{U}/feed/{entry}"), who)
+                    .json(&body)
+                    .go()
+                    .await
+                    .ok(200);
+            }
+        }
+        app.advance_clock(&json!({"by": "10m"})).await.ok(200);
+        wait_run_processed(&app, &run_id, 30).await;
+        for n in run_notifications(&app, &run_id).await {
+            let nudge = on(&deliveries(&n), &chat, "nudge");
+            if s(&n["recipient"]["external_id"]) == stopper {
+                assert_unneeded(&nudge);
+                assert!(s(&nudge["error"]["message"]).contains(success), "{nudge}");
+            } else {
+                assert_eq!(nudge["status"], json!("sent"), "{success}: {n}");
+            }
+        }
+    }
+    assert_eq!(received(&hook).await.len(), 3, "one nudge per route kind");
+}
+
+/// A `delivered` route: the email the provider reported delivered (its
+/// callback, signed) stops the route; the one only accepted does not.
+#[tokio::test]
+async fn a_delivered_route_stops_when_the_provider_reports_delivery() {
+    let hook = mock_server().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&hook)
+        .await;
+    let app = TestApp::spawn();
+    app.put_project(&json!({"clock": "test"})).await.ok(200);
+    let pm = super::feedback::counterpart("postmark").await;
+    let email = active_channel(
+        &app,
+        "email",
+        "postmark",
+        super::feedback::config("postmark", &pm.uri()),
+    )
+    .await;
+    let chat = s(&create_webhook_channel(&app, &hook_url(&hook), None).await["id"]);
+    let mail = json!({"channel_id": email["id"], "template": {"subject": "Hi", "body": "mail"}});
+    let flow = active_flow(
+        &app,
+        "route-delivered",
+        json!([route(
+            "delivered",
+            vec![mail, hop(&chat, "nudge", Some("10m"))]
+        )]),
+    )
+    .await;
+    let (got, lost) = (new_ext("got"), new_ext("lost"));
+    let run = run_flow(
+        &app,
+        &s(&flow["id"]),
+        json!({"recipients": [
+            {"external_id": got, "email": "got@example.com"},
+            {"external_id": lost, "email": "lost@example.com"}]}),
+    )
+    .await;
+    let run_id = s(&run["id"]);
+    // both emails accepted by the provider
+    let d = Deadline::new("both emails sent", 30);
+    let mails = loop {
+        let ns = run_notifications(&app, &run_id).await;
+        let mails: Vec<(String, Value)> = ns
+            .iter()
+            .map(|n| {
+                let m = on(&deliveries(n), &s(&email["id"]), "mail");
+                (s(&n["recipient"]["external_id"]), m)
+            })
+            .collect();
+        if mails.len() == 2 && mails.iter().all(|(_, m)| m["status"] == json!("sent")) {
+            break mails;
+        }
+        d.tick(format!("{mails:?}")).await;
+    };
+    let (_, delivered) = mails.iter().find(|(w, _)| *w == got).expect("got's email");
+    let mid = s(&delivered["data"]["outcomes"][0]["message_id"]);
+    let r = super::feedback::postmark_report(
+        &app,
+        &email,
+        json!({"RecordType": "Delivery", "MessageID": mid,
+               "DeliveredAt": "2026-11-30T10:00:00Z", "Details": "250 OK"}),
+    )
+    .await;
+    assert_eq!(r.ok(200)["applied"], json!(1), "{r}");
+    app.advance_clock(&json!({"by": "10m"})).await.ok(200);
+    wait_run_processed(&app, &run_id, 30).await;
+    for n in run_notifications(&app, &run_id).await {
+        let ds = deliveries(&n);
+        let nudge = on(&ds, &chat, "nudge");
+        if s(&n["recipient"]["external_id"]) == got {
+            assert_eq!(
+                on(&ds, &s(&email["id"]), "mail")["status"],
+                json!("delivered")
+            );
+            assert_unneeded(&nudge);
+            assert!(
+                s(&nudge["error"]["message"]).contains("delivered"),
+                "{nudge}"
+            );
+        } else {
+            assert_eq!(nudge["status"], json!("sent"), "{n}");
+        }
+    }
+    assert_eq!(received(&hook).await.len(), 1, "one nudge");
 }
