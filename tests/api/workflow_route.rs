@@ -561,3 +561,67 @@ async fn a_delivered_route_stops_when_the_provider_reports_delivery() {
     }
     assert_eq!(received(&hook).await.len(), 1, "one nudge");
 }
+
+/// A route channel's backups: its first channel refuses for good, the same
+/// hop (the same delivery id) goes through its backup, which accepts, and
+/// that meets a `sent` route: the next channel is not needed.
+#[tokio::test]
+async fn a_route_channel_moves_to_its_backup_within_its_hop() {
+    let (refusing, backup, later) = (
+        mock_server().await,
+        mock_server().await,
+        mock_server().await,
+    );
+    for (server, status) in [(&refusing, 400), (&backup, 200), (&later, 200)] {
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(status))
+            .mount(server)
+            .await;
+    }
+    let app = TestApp::spawn();
+    let a = s(&create_webhook_channel(&app, &hook_url(&refusing), None).await["id"]);
+    let b = s(&create_webhook_channel(&app, &hook_url(&backup), None).await["id"]);
+    let c = s(&create_webhook_channel(&app, &hook_url(&later), None).await["id"]);
+    let mut first = hop(&a, "first", None);
+    first["fallback_channel_ids"] = json!([b]);
+    let flow = active_flow(
+        &app,
+        "route-backup",
+        json!([route("sent", vec![first, hop(&c, "later", Some("10m"))])]),
+    )
+    .await;
+    let got = app
+        .admin(GET, &format!("{A}/flows/{}", s(&flow["id"])))
+        .go()
+        .await
+        .ok(200);
+    assert_eq!(
+        got["steps"][0]["channels"][0]["fallback_channel_ids"],
+        json!([b]),
+        "{got}"
+    );
+    let run = run_flow(
+        &app,
+        &s(&flow["id"]),
+        json!({"recipients": [new_ext("bk")]}),
+    )
+    .await;
+    let run_id = s(&run["id"]);
+    wait_run_processed(&app, &run_id, 30).await;
+    let (_, ds) = the_deliveries(&app, &run_id).await;
+    assert_eq!(ds.len(), 2, "{ds:?}");
+    let moved = ds
+        .iter()
+        .find(|d| d["data"]["body"] == json!("first"))
+        .expect("hop 0");
+    assert_eq!(moved["status"], json!("sent"), "{moved}");
+    assert_eq!(moved["channel_id"], json!(b), "{moved}");
+    assert_eq!(moved["attempt_channels"], json!([a, b]), "{moved}");
+    assert_unneeded(&on(&ds, &c, "later"));
+    let key = |r: &wiremock::Request| req_header(r, "idempotency-key").expect("key");
+    let (at_a, at_b) = (received(&refusing).await, received(&backup).await);
+    assert_eq!((at_a.len(), at_b.len()), (1, 1));
+    assert_eq!(key(&at_a[0]), key(&at_b[0]), "one delivery id at both");
+    assert_eq!(key(&at_b[0]), s(&moved["id"]));
+    assert!(received(&later).await.is_empty());
+}
