@@ -368,31 +368,7 @@ impl Results {
             goal: "<= 1.50x plain",
             met: ct.map(|c| f(&c["ratio"]) <= 1.5 && c["sample_styled"] == true),
         });
-        let rt = self.route.first();
-        // The pipeline row of the same size (deliveries/s from the 202 to
-        // the run processed), the figure the route is held to.
-        let pipe = rt.and_then(|r| {
-            by(
-                &self.pipeline,
-                "recipients",
-                r["recipients"].as_u64().unwrap_or(0) as usize,
-            )
-        });
-        t.push(Target {
-            name: "route: 3 channels, half moved on, deliveries/s vs the pipeline's",
-            measured: rt.map_or("not measured".into(), |r| {
-                format!(
-                    "{} vs {} deliveries/s ({} recipients)",
-                    n0(f(&r["deliveries_per_s"])),
-                    pipe.map_or("not measured".into(), |p| n0(f(&p["deliveries_per_s"]))),
-                    n0(f(&r["recipients"]))
-                )
-            }),
-            goal: ">= 0.80x the pipeline's",
-            met: rt
-                .zip(pipe)
-                .map(|(r, p)| f(&r["deliveries_per_s"]) >= 0.8 * f(&p["deliveries_per_s"])),
-        });
+        t.push(crate::route::target(self.route.first(), &self.pipeline));
         self.trigger_targets(&mut t);
         self.cluster_targets(&mut t);
         if self.smoke {

@@ -9,7 +9,8 @@
 //! scenario's deliveries/s for the same size when that ran too.
 
 use crate::herald::Server;
-use crate::load::num;
+use crate::load::{n0, num};
+use crate::report::{by, f, Target};
 use crate::scenarios::{sink, sink_refusing};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -88,4 +89,25 @@ pub async fn route(n: usize) -> Value {
         "accepted_third": accepted[2],
         "setup_s": num(setup_s),
     })
+}
+
+/// The route's target: its deliveries/s within 20% of the pipeline's of
+/// the same size (`pipeline`: the run's pipeline rows).
+pub fn target(row: Option<&Value>, pipeline: &[Value]) -> Target {
+    let size = |r: &Value| r["recipients"].as_u64().unwrap_or(0) as usize;
+    let pipe = row.and_then(|r| by(pipeline, "recipients", size(r)));
+    let rate = |r: &Value| f(&r["deliveries_per_s"]);
+    Target {
+        name: "route: 3 channels, half moved on, deliveries/s vs the pipeline's",
+        measured: row.map_or("not measured".into(), |r| {
+            format!(
+                "{} vs {} deliveries/s ({} recipients)",
+                n0(rate(r)),
+                pipe.map_or("not measured".into(), |p| n0(rate(p))),
+                n0(f(&r["recipients"]))
+            )
+        }),
+        goal: ">= 0.80x the pipeline's",
+        met: row.zip(pipe).map(|(r, p)| rate(r) >= 0.8 * rate(p)),
+    }
 }
