@@ -316,6 +316,18 @@ pub fn at_due(
     None
 }
 
+/// `at_due` as a backend's in-app settling asks it for queue item `q`
+/// (delivery `d` of `all`) at `now`: in the project's time (its test
+/// clock's, when it has one) and with the presence facts the engine noted
+/// for the delivery, so both backends decide alike.
+pub fn at_due_settling(
+    q: &crate::storage::QueueItem, d: &Delivery, all: &[Delivery], now: Timestamp,
+    notes: &crate::trace::AttemptNotes,
+) -> Option<Outcome> {
+    let at = super::clock::test_now(&q.project).unwrap_or(now);
+    at_due(d, all, at, notes.gate_facts(&q.delivery_id).as_ref())
+}
+
 /// Whether `at_due` has anything to look at for `d` (else it is sent
 /// without reading the notification's other deliveries).
 pub fn needs_check(d: &Delivery) -> bool {

@@ -510,9 +510,8 @@ impl QueueRepo for PgStore {
                 .enumerate()
                 .filter_map(|(i, (q, _, ri, di))| {
                     let ds = &s.recs[*ri].2;
-                    let at = crate::delivery::clock::test_now(&q.project).unwrap_or(now);
-                    let facts = notes.gate_facts(&q.delivery_id);
-                    crate::delivery::route::at_due(&ds[*di], ds, at, facts.as_ref()).map(|o| (i, o))
+                    crate::delivery::route::at_due_settling(q, &ds[*di], ds, now, notes)
+                        .map(|o| (i, o))
                 })
                 .collect();
             let mut requeued = vec![];

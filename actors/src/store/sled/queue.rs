@@ -357,9 +357,7 @@ impl QueueRepo for Store {
         for (i, (q, d)) in settling.deliveries().enumerate() {
             if crate::delivery::route::needs_check(d) {
                 let all = self.notification_deliveries(&q.project, &d.notification_id)?;
-                let at = crate::delivery::clock::test_now(&q.project).unwrap_or(now);
-                let facts = notes.gate_facts(&q.delivery_id);
-                if let Some(o) = crate::delivery::route::at_due(d, &all, at, facts.as_ref()) {
+                if let Some(o) = crate::delivery::route::at_due_settling(q, d, &all, now, notes) {
                     held.push((i, o));
                 }
             }
