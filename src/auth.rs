@@ -22,6 +22,8 @@ pub const USER_ID: &str = "x-service-user-id";
 #[derive(Clone)]
 pub struct Admin {
     pub project: Arc<Project>,
+    /// Who calls: `Actor::Api` for the secret key; the audit log names it.
+    pub actor: herald_engine::audit::Actor,
 }
 
 /// An authenticated User API caller: the project and the user it acts for.
@@ -101,7 +103,10 @@ pub async fn admin(req: &HttpRequest) -> Result<Admin, ApiError> {
     if let Err(nu) = st.limits.admin.check_key(&project.id) {
         return Err(rate_limited(wait_secs(&nu), st.limits.admin_rate));
     }
-    Ok(Admin { project })
+    Ok(Admin {
+        project,
+        actor: herald_engine::audit::Actor::Api,
+    })
 }
 
 #[derive(serde::Deserialize)]

@@ -5,6 +5,7 @@ pub mod auth;
 pub mod bodies;
 pub mod cli;
 pub mod configuration;
+pub mod console;
 pub mod edge;
 pub mod errors;
 pub mod extract;

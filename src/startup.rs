@@ -490,6 +490,7 @@ impl Application {
                         })),
                 )
                 .configure(crate::routes::ops::configure)
+                .configure(crate::console::configure)
                 .configure(crate::routes::configure)
         };
         // actix-server directly rather than `HttpServer`, which cannot wrap a

@@ -8,6 +8,7 @@
 //! responses.
 
 pub mod actors;
+pub mod audit;
 pub mod backend;
 pub mod bus;
 pub mod catalog;
