@@ -81,6 +81,12 @@ pub enum SettledOne {
         /// (their `next_attempt_at` already moved) and their queue item as
         /// it is now, for the backend to write with the settle.
         pulled: Vec<(usize, crate::storage::QueueItem)>,
+        /// Other pending deliveries of the notification to settle in the
+        /// same write, each with its queue item and outcome: the hops of a
+        /// route this settle satisfied (`delivery::route::satisfied_now`),
+        /// which the backend settles next through `settle_one` like any
+        /// outcome (their own entries, their queue rows removed).
+        then: Vec<(usize, crate::storage::QueueItem, Outcome)>,
     },
 }
 
@@ -135,7 +141,19 @@ pub fn settle_one(
     let after = moved.map(|(from, reason)| {
         crate::delivery::failover::trace_entry(&deliveries[di], from, reason, now)
     });
+    let mut then = vec![];
     for (i, at) in crate::delivery::route::released(deliveries, di, project_now) {
+        if let Some(o) = crate::delivery::route::satisfied_now(deliveries, i) {
+            let p = &deliveries[i];
+            let item = crate::storage::QueueItem {
+                project: q.project,
+                delivery_id: p.id,
+                channel_type: p.channel_type,
+                due_ms: p.next_attempt_at.unwrap_or(p.due_at).millis(),
+            };
+            then.push((i, item, o));
+            continue;
+        }
         let p = &mut deliveries[i];
         p.next_attempt_at = Some(at);
         p.updated_at = now;
@@ -156,5 +174,6 @@ pub fn settle_one(
         after,
         route,
         pulled,
+        then,
     }
 }

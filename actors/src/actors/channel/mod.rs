@@ -200,7 +200,11 @@ impl ChannelActor {
     /// Shared work, every tick: hands back, renews and claims as due.
     fn share(&mut self, ctx: &mut Context<Self>) {
         let now = Timestamp::now().millis();
-        if !self.to_release.is_empty() && !self.releasing {
+        // A hand-back and a claim never overlap: a release that reached
+        // the database after a claim of the same delivery would free the
+        // lease of an attempt in flight, whose outcome would then go
+        // unrecorded and the delivery be claimed and made again.
+        if !self.to_release.is_empty() && !self.releasing && !self.claiming {
             self.releasing = true;
             let items = std::mem::take(&mut self.to_release);
             let (store, ct) = (self.engine.storage().clone(), self.ct);
@@ -240,7 +244,7 @@ impl ChannelActor {
                 }
             }));
         }
-        if now < self.next_claim || self.claiming {
+        if now < self.next_claim || self.claiming || self.releasing {
             return;
         }
         // Its own due work first: a node claims what it has room for.
@@ -283,6 +287,12 @@ impl ChannelActor {
                     });
                     if !items.is_empty() {
                         tracing::debug!(channel_type = act.ct.as_str(), n = items.len(), "claimed deliveries");
+                    }
+                    // Claimed again before a hand-back went out: the
+                    // lease is this claim's now, not to be handed back.
+                    if !act.to_release.is_empty() {
+                        let ids: HashSet<Uuid> = items.iter().map(|q| q.delivery_id).collect();
+                        act.to_release.retain(|r| !ids.contains(&r.delivery_id));
                     }
                     for q in items {
                         act.push_held(q, true);
@@ -624,6 +634,15 @@ impl ChannelActor {
                 // recorded (`QueueRepo::settle`), nor retried here.
                 let recorded: Option<HashSet<Uuid>> =
                     self.shared.then(|| written.iter().map(|d| d.id).collect());
+                // A wait the settle decided again and made sooner (a route
+                // hop settled meanwhile) comes back among `pulled`, its lease
+                // kept (`QueueRepo::settle`): it waits here until then, not
+                // until the time its attempt first decided.
+                let mut sooner: HashMap<Uuid, i64> = HashMap::new();
+                for p in &pulled {
+                    let e = sooner.entry(p.delivery_id).or_insert(p.due_ms);
+                    *e = (*e).min(p.due_ms);
+                }
                 for (q, o) in &batch {
                     match o {
                         Outcome::Retry { .. } | Outcome::Wait { .. } | Outcome::Failover { .. }
@@ -637,8 +656,9 @@ impl ChannelActor {
                         | Outcome::Wait { at }
                         | Outcome::Failover { at, .. } => {
                             self.known.remove(&q.delivery_id);
+                            let due = sooner.get(&q.delivery_id).copied().unwrap_or(i64::MAX);
                             self.push(QueueItem {
-                                due_ms: at.millis(),
+                                due_ms: at.millis().min(due),
                                 ..*q
                             });
                         }

@@ -157,3 +157,57 @@ fn a_sent_success_makes_the_next_hop_due_now_and_skipped() {
     let ctx = crate::model::conditions::steps_context(&all);
     assert_eq!(ctx["steps"]["1"]["status"], "sent");
 }
+
+#[test]
+fn a_settle_that_meets_the_success_settles_the_rest_of_the_route_with_it() {
+    use crate::rules::settle::{settle_one, SettledOne};
+    use crate::storage::QueueItem;
+    let nid = Uuid::now_v7();
+    let mut later = hop(&nid, 0, ChannelType::Sms, 200_000, RouteSuccess::Sent);
+    later.id = crate::model::delivery_id(&nid, 2);
+    later.route = None;
+    later.after_route = Some(1);
+    let mut all = vec![
+        hop(&nid, 0, ChannelType::Email, 0, RouteSuccess::Sent),
+        hop(&nid, 1, ChannelType::Sms, 60_000, RouteSuccess::Sent),
+        hop(&nid, 2, ChannelType::Chat, 120_000, RouteSuccess::Sent),
+        later,
+    ];
+    assert!(satisfied_now(&all, 1).is_none(), "nothing went out yet");
+    let item = |d: &Delivery| QueueItem {
+        project: Uuid::nil(),
+        delivery_id: d.id,
+        channel_type: d.channel_type,
+        due_ms: d.due_at.millis(),
+    };
+    let sent = Outcome::Sent { outcomes: None };
+    // the first hop went out: the second comes back to be settled now, as
+    // satisfied, with its queue item as it stands
+    let q0 = item(&all[0]);
+    let SettledOne::Applied { then, pulled, .. } = settle_one(&mut all, 0, &q0, sent, t(5), None)
+    else {
+        panic!("applied");
+    };
+    assert!(pulled.is_empty());
+    assert_eq!(then.len(), 1);
+    let (i, q1, o) = then.into_iter().next().unwrap();
+    assert_eq!((i, q1.due_ms), (1, 60_000));
+    assert_eq!(code(&Some(o.clone())), Some("route_satisfied".into()));
+    // settling it hands on the third, and settling that ends the route,
+    // which releases the step after it
+    let SettledOne::Applied { then, route, .. } = settle_one(&mut all, 1, &q1, o, t(5), None)
+    else {
+        panic!("applied");
+    };
+    assert_eq!(route.map(|e| e.code), Some("route.satisfied".into()));
+    let (i, q2, o) = then.into_iter().next().expect("the third hop");
+    assert_eq!(i, 2);
+    let SettledOne::Applied { then, pulled, .. } = settle_one(&mut all, 2, &q2, o, t(5), None)
+    else {
+        panic!("applied");
+    };
+    assert!(then.is_empty());
+    assert_eq!(pulled.iter().map(|(i, _)| *i).collect::<Vec<_>>(), vec![3]);
+    assert_eq!(all[1].status, DeliveryStatus::Skipped);
+    assert_eq!(all[2].status, DeliveryStatus::Skipped);
+}

@@ -173,7 +173,10 @@ pub(super) async fn stage_finish(
     let mut sent_index = vec![];
     // Deliveries made due sooner (`rules::settle::SettledOne::Applied`).
     let mut pulled_all: Vec<QueueItem> = vec![];
-    for (q, o, ri, di) in items {
+    // A settle may hand on others of the notification to settle in this
+    // write (`SettledOne::Applied::then`): they join the end of the work.
+    let mut work: std::collections::VecDeque<_> = items.into();
+    while let Some((q, o, ri, di)) = work.pop_front() {
         let p = recs[ri].0;
         let old = recs[ri].2[di].status;
         let facts = notes.and_then(|n| n.take_gate(&q.delivery_id));
@@ -185,11 +188,15 @@ pub(super) async fn stage_finish(
             after,
             route,
             pulled,
+            then,
         } = settled
         else {
             unqueued.push((q.project, q.delivery_id));
             continue;
         };
+        for (i, tq, to) in then {
+            work.push_back((tq, to, ri, i));
+        }
         for e in gate.iter().chain(route.iter()) {
             traces_of[ri].push_entry(e);
         }
@@ -248,7 +255,9 @@ pub(super) async fn stage_finish(
     .await?;
     super::feedback::put_sent_messages(conn, &sent_index).await?;
     put_queue(conn, &requeue, None).await?;
-    pull_queue(conn, &pulled_all).await?;
+    // Those this node requeued here it waits on itself (their leases kept).
+    let held: BTreeSet<(Uuid, Uuid)> = requeue.iter().map(|q| (q.project, q.delivery_id)).collect();
+    pull_queue(conn, &pulled_all, &held).await?;
     let mut run_done: HashMap<(Uuid, Uuid), i64> = HashMap::new();
     let mut traces = Traces::default();
     let (mut nps, mut nids, mut nprocessed, mut ndocs) = (vec![], vec![], vec![], vec![]);
@@ -297,10 +306,11 @@ pub(super) async fn stage_finish(
 }
 
 /// Moves the queue rows of `items` (pending deliveries made due sooner) to
-/// their new due time, in one statement, and frees their leases: whichever
-/// node sees them due claims them. A row that is gone (its delivery
+/// their new due time, in one statement. A row that is gone (its delivery
 /// settled) stays gone.
-async fn pull_queue(conn: &mut PgConnection, items: &[QueueItem]) -> Result<()> {
+async fn pull_queue(
+    conn: &mut PgConnection, items: &[QueueItem], held: &BTreeSet<(Uuid, Uuid)>,
+) -> Result<()> {
     if items.is_empty() {
         return Ok(());
     }
@@ -310,16 +320,27 @@ async fn pull_queue(conn: &mut PgConnection, items: &[QueueItem]) -> Result<()> 
         let e = by.entry((q.project, q.delivery_id)).or_insert(q.due_ms);
         *e = (*e).min(q.due_ms);
     }
+    let free: Vec<bool> = by.keys().map(|k| !held.contains(k)).collect();
     let (keys, due): (Vec<(Uuid, Uuid)>, Vec<i64>) = by.into_iter().unzip();
     let (ps, ds): (Vec<Uuid>, Vec<Uuid>) = keys.into_iter().unzip();
+    // A row that was not due yet is freed for whichever node sees it due
+    // now. A row due already keeps its lease: its holder has it in flight
+    // (an attempt deciding to wait, whose settle decides again under the
+    // notification's lock) or about to be; freed, another node could claim
+    // and send it while that attempt sends it too. So does a row `held`:
+    // this node just requeued it and waits on it itself, until the sooner
+    // time (the channel actor's `flushed`).
     sqlx::query(
-        "UPDATE queue AS q SET due_ms = x.due, lease_owner = NULL, lease_until = NULL
-         FROM UNNEST($1::uuid[], $2::uuid[], $3::int8[]) AS x (p, d, due)
+        "UPDATE queue AS q SET due_ms = x.due,
+             lease_owner = CASE WHEN x.free AND q.due_ms > x.due THEN NULL ELSE q.lease_owner END,
+             lease_until = CASE WHEN x.free AND q.due_ms > x.due THEN NULL ELSE q.lease_until END
+         FROM UNNEST($1::uuid[], $2::uuid[], $3::int8[], $4::bool[]) AS x (p, d, due, free)
          WHERE q.project = x.p AND q.delivery_id = x.d",
     )
     .bind(&ps)
     .bind(&ds)
     .bind(&due)
+    .bind(&free)
     .execute(conn)
     .await
     .map_err(db_err)?;

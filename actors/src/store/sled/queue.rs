@@ -113,7 +113,10 @@ impl Store {
         // here (a cancellation settles many of one run), each read once.
         let mut cancel_keys: HashMap<Uuid, Option<String>> = HashMap::new();
         let mut pulled_all = vec![];
-        for (q, o, ri, di) in items {
+        // A settle may hand on others of the notification to settle in this
+        // write (`SettledOne::Applied::then`): they join the end of the work.
+        let mut work: std::collections::VecDeque<_> = items.into();
+        while let Some((q, o, ri, di)) = work.pop_front() {
             let old = recs[ri].1.d[di].status;
             let facts = notes.and_then(|n| n.take_gate(&q.delivery_id));
             let (was_attempt, next, after) = match rules::settle::settle_one(
@@ -135,7 +138,11 @@ impl Store {
                     after,
                     route,
                     pulled,
+                    then,
                 } => {
+                    for (i, tq, to) in then {
+                        work.push_back((tq, to, ri, i));
+                    }
                     for e in gate.iter().chain(route.iter()) {
                         traces[ri].push_entry(e);
                     }
