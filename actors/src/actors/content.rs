@@ -10,6 +10,8 @@
 //! A render then reports the missing template as a `template_error`.
 
 use super::engine::Engine;
+use super::ops::update_project_audited;
+use crate::audit::Actor;
 use crate::error::Validator;
 use crate::error::{Error, Result};
 use crate::model::{ContentBody, ContentKind, ContentRecord, Flow, Project, Timestamp};
@@ -250,8 +252,10 @@ impl Engine {
     /// Sets the project's `default_locale` and `default_layout` (`None`:
     /// kept; `Some(None)`: unset); a layout must exist (422 at
     /// `default_layout`).
+    /// `project.updated` in the audit log.
     pub async fn set_content_defaults(
-        &self, project: Uuid, locale: Option<Option<String>>, layout: Option<Option<String>>,
+        &self, project: Uuid, actor: Actor, locale: Option<Option<String>>,
+        layout: Option<Option<String>>,
     ) -> Result<Project> {
         self.run(move |s| {
             if let Some(Some(h)) = &layout {
@@ -263,14 +267,21 @@ impl Engine {
                     ));
                 }
             }
-            bump(s, &project, move |p| {
-                if let Some(l) = locale {
-                    p.default_locale = l;
-                }
-                if let Some(l) = layout {
-                    p.default_layout = l;
-                }
-            })
+            update_project_audited(
+                s,
+                &project,
+                &actor,
+                "project.updated",
+                Box::new(move |p| {
+                    if let Some(l) = locale {
+                        p.default_locale = l;
+                    }
+                    if let Some(l) = layout {
+                        p.default_layout = l;
+                    }
+                    p.content_version += 1;
+                }),
+            )
         })
         .await
     }
