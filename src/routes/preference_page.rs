@@ -303,7 +303,7 @@ pub async fn save(req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResp
     let patch = page::patch_from_form(&Preferences::new(&setting, false), &form);
     let input: PreferencesInput = typed(&patch)?;
     let pid = o.project.id;
-    update_preferences(&st, pid, PreferencesOf::User(o.user), input, &req).await?;
+    update_preferences(&st, pid, PreferencesOf::User(Box::new(o.user)), input, &req).await?;
     Ok(page_headers(HttpResponse::SeeOther())
         .insert_header((
             "location",

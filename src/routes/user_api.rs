@@ -101,7 +101,7 @@ pub async fn put_preferences(
     Ok(ok(update_preferences(
         &st,
         u.project.id,
-        PreferencesOf::User(u.user),
+        PreferencesOf::User(Box::new(u.user)),
         input,
         &req,
     )

@@ -352,7 +352,7 @@ fn explain_of(req: &HttpRequest) -> ApiResult<bool> {
 /// Whose preferences a PUT changes: a user's, or the project's defaults (a
 /// change of its settings, which the audit log names the actor of).
 pub enum PreferencesOf {
-    User(User),
+    User(Box<User>),
     Defaults(herald_engine::audit::Actor),
 }
 
@@ -368,7 +368,7 @@ pub async fn update_preferences(
     let patch = input.validate(&setting.flows, &setting.categories)?;
     match of {
         PreferencesOf::User(user) => {
-            setting.user = st.engine.update_preferences(project, user, patch).await?
+            setting.user = st.engine.update_preferences(project, *user, patch).await?
         }
         PreferencesOf::Defaults(actor) => {
             setting.defaults = st
@@ -426,7 +426,7 @@ pub async fn put_preferences(
     Ok(ok(update_preferences(
         &st,
         pid,
-        PreferencesOf::User(u),
+        PreferencesOf::User(Box::new(u)),
         input,
         &req,
     )
