@@ -29,6 +29,7 @@ pub struct AuditEntry {
     /// `channel.created|updated|revoked|deleted`,
     /// `topic.created|updated|deleted`,
     /// `webhook_endpoint.created|updated|deleted|secret_rotated`,
+    /// `partial.*`, `layout.*`, `translation.*` (`created|updated|deleted`),
     /// `project.updated`, `clock.advanced`, `key.rotated`,
     /// `signing_key.put|generated|deleted`, `link_secret.rotated`,
     /// `member.*`.

@@ -24,8 +24,8 @@ pub fn list_endpoint() -> Endpoint {
         "resource_type",
         str_schema().into(),
         "Only changes of this resource type (the part of `action` before its dot: \
-         `flow`, `channel`, `topic`, `webhook_endpoint`, `project`, `clock`, `key`, \
-         `signing_key`, `link_secret`, `member`).",
+         `flow`, `channel`, `topic`, `webhook_endpoint`, `partial`, `layout`, \
+         `translation`, `project`, `clock`, `key`, `signing_key`, `link_secret`, `member`).",
     ))
     .param(query_param(
         "who",

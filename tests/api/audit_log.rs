@@ -430,3 +430,34 @@ async fn a_secret_key_rotated_on_a_stopped_data_dir_names_the_operator() {
     );
     assert_eq!(r.page()["items"][0]["who"], json!("operator"), "{r}");
 }
+
+#[tokio::test]
+async fn content_changes_are_logged_as_written() {
+    let app = TestApp::spawn();
+    let catalog = json!({"messages": {"reset_password": "Reset your password"}});
+    app.put_content("translations", "fr", &catalog)
+        .await
+        .ok(201);
+    let changed = json!({"messages": {"reset_password": "Choose a new password"}});
+    app.put_content("translations", "fr", &changed)
+        .await
+        .ok(200);
+    app.delete_content("translations", "fr").await.ok(204);
+
+    let log = whole_log(&app, &[("resource_type", "translation")]).await;
+    assert_eq!(
+        actions(&log),
+        vec![
+            "translation.deleted",
+            "translation.updated",
+            "translation.created"
+        ]
+    );
+    let updated = &log[1];
+    assert_eq!(updated["resource_key"], json!("fr"), "{updated}");
+    // a message whose key says `password` is content, shown as written
+    let (before, after) = (updated["before"].to_string(), updated["after"].to_string());
+    assert!(before.contains("Reset your password"), "{updated}");
+    assert!(after.contains("Choose a new password"), "{updated}");
+    assert_eq!(log[0]["after"], Value::Null, "{log:?}");
+}

@@ -25,6 +25,7 @@ impl Engine {
     /// `member.updated`, `member.deleted`).
     pub async fn audit(&self, project: Uuid, actor: &Actor, change: AuditChange) -> Result<()> {
         let actor = actor.clone();
+        let change = change.redacted();
         self.run(move |s| crate::rules::audit::record(s, &project, &actor, change))
             .await
     }

@@ -11,10 +11,11 @@
 
 use super::engine::Engine;
 use super::ops::update_project_audited;
-use crate::audit::Actor;
+use crate::audit::{redact, Actor, AuditChange};
 use crate::error::Validator;
 use crate::error::{Error, Result};
 use crate::model::{ContentBody, ContentKind, ContentRecord, Flow, Project, Timestamp};
+use crate::rules::audit::record;
 use crate::rules::content::{self as rules, MAX_INCLUDE_DEPTH};
 use crate::storage::{ProjectRef, Storage};
 use std::collections::HashMap;
@@ -135,8 +136,10 @@ fn check_put(
 impl Engine {
     /// Stores a content record (a partial, a layout or a catalog) once
     /// checked (`check_put`): the record, and whether it is new.
+    /// `<kind>.created` or `<kind>.updated` (`partial.updated`) in the
+    /// audit log.
     pub async fn put_content(
-        &self, project: Uuid, key: String, body: ContentBody,
+        &self, project: Uuid, actor: Actor, key: String, body: ContentBody,
     ) -> Result<(ContentRecord, bool)> {
         let limits = self.template_limits();
         self.run(move |s| {
@@ -153,6 +156,14 @@ impl Engine {
             };
             let created = s.put_content(&project, &r)?;
             bump(s, &project, |_| {})?;
+            let verb = if created { "created" } else { "updated" };
+            let mut change = AuditChange::new(&format!("{}.{verb}", kind.as_str()), &r.key)
+                .key(&r.key)
+                .after(redact::content(&r));
+            if let Some(b) = before {
+                change = change.before(redact::content(b));
+            }
+            record(s, &project, &actor, change)?;
             Ok((r, created))
         })
         .await
@@ -177,13 +188,14 @@ impl Engine {
     /// Deletes a content record; 404 when there is none, 409
     /// `partial_in_use` / `layout_in_use` while a live flow, a layout, a
     /// partial, a catalog or the project's default names it.
+    /// `<kind>.deleted` in the audit log.
     pub async fn delete_content(
-        &self, project: Uuid, kind: ContentKind, key: String,
+        &self, project: Uuid, actor: Actor, kind: ContentKind, key: String,
     ) -> Result<()> {
         self.run(move |s| {
-            if s.content(&project, kind, &key)?.is_none() {
+            let Some(gone) = s.content(&project, kind, &key)? else {
                 return Err(Error::not_found(kind.as_str(), &key));
-            }
+            };
             let flows = s.live_flows(&project)?;
             let (flows, content): (Vec<String>, Vec<String>) = match kind {
                 ContentKind::Partial => {
@@ -244,7 +256,10 @@ impl Engine {
             }
             s.remove_content(&project, kind, &key)?;
             bump(s, &project, |_| {})?;
-            Ok(())
+            let change = AuditChange::new(&format!("{}.deleted", kind.as_str()), &key)
+                .key(&key)
+                .before(redact::content(&gone));
+            record(s, &project, &actor, change)
         })
         .await
     }

@@ -1,7 +1,6 @@
 //! An audit log entry (`AuditEntry`, as stored and listed) and the change it
-//! is made from (`AuditChange`, what an engine method says it did). The
-//! entry's snapshots are redacted when it is made (`redact::redact`), so no
-//! secret ever reaches storage.
+//! is made from (`AuditChange`, what an engine method says it did). Its
+//! snapshots are made without secrets (`redact`), so none reaches storage.
 
 use super::redact::redact;
 use super::Actor;
@@ -83,13 +82,24 @@ impl AuditChange {
         self.action.split('.').next().unwrap_or_default()
     }
 
-    /// The entry `actor` made at `at`, snapshots redacted; `None` when the
-    /// change changed nothing (before and after alike, both present): a
-    /// settings update that set what was already set leaves no entry.
+    /// The change with its snapshots passed through `redact::redact`: for a
+    /// change whose snapshots the engine did not make itself (a console
+    /// member's, `Engine::audit`). The engine's own snapshots
+    /// (`redact::channel`, `redact::project`, …) hold no secret by
+    /// construction, and are stored as made: a name-based pass over them
+    /// would mask a translation whose key says `password`.
+    pub fn redacted(mut self) -> Self {
+        self.before = self.before.map(redact);
+        self.after = self.after.map(redact);
+        self
+    }
+
+    /// The entry `actor` made at `at`; `None` when the change changed
+    /// nothing (before and after alike, both present): a settings update
+    /// that set what was already set leaves no entry.
     pub fn entry(self, actor: &Actor, at: Timestamp) -> Option<AuditEntry> {
         let resource_type = self.resource_type().to_string();
-        let before = self.before.map(redact);
-        let after = self.after.map(redact);
+        let (before, after) = (self.before, self.after);
         if before.is_some() && before == after {
             return None;
         }
@@ -137,9 +147,10 @@ mod tests {
     }
 
     #[test]
-    fn secrets_are_out_before_the_entry_is_made() {
+    fn a_redacted_change_holds_no_secret() {
         let e = AuditChange::new("member.created", "m")
             .after(json!({"email": "a@b.c", "password_hash": "xyz"}))
+            .redacted()
             .entry(&Actor::Operator, Timestamp::now())
             .expect("a change");
         assert_eq!(e.after, Some(json!({"email": "a@b.c"})));

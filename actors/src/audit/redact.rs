@@ -1,13 +1,14 @@
 //! What the audit log shows of a record, before and after a change: the
 //! snapshot of each kind of resource (`flow`, `channel`, `topic`,
-//! `endpoint`, `project`, `clock`, `secret_key`), and `redact`, which every
-//! entry's snapshots pass through whatever made them. Channel credentials
-//! read `********` (as the channel's own view shows them); hashes and keys
-//! are never present; times of the change itself (`updated_at`) are left
-//! out, since the entry has its own.
+//! `endpoint`, `content`, `project`, `clock`, `secret_key`), each made
+//! without secrets, and `redact`, the pass over a snapshot made outside the
+//! engine (`AuditChange::redacted`, a console member's change). Channel
+//! credentials read `********` (as the channel's own view shows them);
+//! hashes and keys are never present; times of the change itself
+//! (`updated_at`) are left out, since the entry has its own.
 
 use crate::events::WebhookEndpoint;
-use crate::model::{Channel, Flow, Project, Topic};
+use crate::model::{Channel, ContentRecord, Flow, Project, Topic};
 use crate::providers::MASK;
 use serde_json::{json, Map, Value};
 
@@ -39,7 +40,7 @@ fn masked(v: &Value) -> Value {
 /// `v` without secrets, at any depth: a field whose name holds `hash` (or
 /// names a key) is removed, one that names a credential (`secret`,
 /// `password`, `token`, `api_key`, `private_key`, …) reads `********` when
-/// set. Whatever made a snapshot, this is the last step before storage.
+/// set.
 pub fn redact(v: Value) -> Value {
     match v {
         Value::Object(m) => {
@@ -75,6 +76,11 @@ fn without_times(mut v: Value) -> Value {
 /// A flow as the log shows it: all of it (a flow holds no secret).
 pub fn flow(f: &Flow) -> Value {
     without_times(serde_json::to_value(f).unwrap_or(Value::Null))
+}
+
+/// A content record (a partial, a layout, a catalog): its key and body.
+pub fn content(r: &ContentRecord) -> Value {
+    json!({ "key": r.key, "body": r.body })
 }
 
 /// A channel: its config masked as the channel's view masks it.
@@ -194,7 +200,7 @@ mod tests {
             created_at: now,
             updated_at: now,
         };
-        let shown = redact(channel(&c)).to_string();
+        let shown = channel(&c).to_string();
         assert!(!shown.contains("hunter2"), "{shown}");
         assert!(shown.contains("+15550001"), "{shown}");
         assert!(shown.contains(MASK), "{shown}");
@@ -205,7 +211,7 @@ mod tests {
         let mut p = Project::new(Uuid::now_v7(), "p", "pk_abc", vec![], Timestamp::now());
         p.signing_key = Some("-----BEGIN PUBLIC KEY-----".into());
         p.secret_hash = vec![9; 32];
-        let shown = redact(project(&p)).to_string();
+        let shown = project(&p).to_string();
         assert!(!shown.contains("BEGIN PUBLIC KEY"), "{shown}");
         assert!(!shown.contains(&p.public_key), "{shown}");
         assert!(!shown.contains("secret_hash"), "{shown}");

@@ -17,7 +17,8 @@ use crate::storage::AuditRepo;
 use uuid::Uuid;
 
 /// Appends the entry of `change` by `actor` (none when it changed nothing,
-/// `AuditChange::entry`).
+/// `AuditChange::entry`). Its snapshots are stored as given: the engine's
+/// own (`audit::redact::*`) hold no secret; others are `redacted` first.
 pub fn record<S: AuditRepo + ?Sized>(
     s: &S, project: &Uuid, actor: &Actor, change: AuditChange,
 ) -> Result<()> {

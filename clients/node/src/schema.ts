@@ -1433,6 +1433,7 @@ export interface components {
              *     `channel.created|updated|revoked|deleted`,
              *     `topic.created|updated|deleted`,
              *     `webhook_endpoint.created|updated|deleted|secret_rotated`,
+             *     `partial.*`, `layout.*`, `translation.*` (`created|updated|deleted`),
              *     `project.updated`, `clock.advanced`, `key.rotated`,
              *     `signing_key.put|generated|deleted`, `link_secret.rotated`,
              *     `member.*`.
@@ -5109,7 +5110,7 @@ export interface operations {
                 before?: string;
                 /** @description Items per page (default 25; values above 1000 answer 1000). */
                 limit?: number;
-                /** @description Only changes of this resource type (the part of `action` before its dot: `flow`, `channel`, `topic`, `webhook_endpoint`, `project`, `clock`, `key`, `signing_key`, `link_secret`, `member`). */
+                /** @description Only changes of this resource type (the part of `action` before its dot: `flow`, `channel`, `topic`, `webhook_endpoint`, `partial`, `layout`, `translation`, `project`, `clock`, `key`, `signing_key`, `link_secret`, `member`). */
                 resource_type?: string;
                 /** @description Only changes made by this actor: a member's email, `api` or `operator`. */
                 who?: string;

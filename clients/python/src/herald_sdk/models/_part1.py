@@ -17,7 +17,7 @@ class AuditEntry(BaseModel):
     )
     action: str = Field(
         ...,
-        description="`<resource type>.<verb>`: `flow.created`, `flow.updated`,\n`flow.activated`, `flow.deactivated`, `flow.archived`,\n`channel.created|updated|revoked|deleted`,\n`topic.created|updated|deleted`,\n`webhook_endpoint.created|updated|deleted|secret_rotated`,\n`project.updated`, `clock.advanced`, `key.rotated`,\n`signing_key.put|generated|deleted`, `link_secret.rotated`,\n`member.*`.",
+        description="`<resource type>.<verb>`: `flow.created`, `flow.updated`,\n`flow.activated`, `flow.deactivated`, `flow.archived`,\n`channel.created|updated|revoked|deleted`,\n`topic.created|updated|deleted`,\n`webhook_endpoint.created|updated|deleted|secret_rotated`,\n`partial.*`, `layout.*`, `translation.*` (`created|updated|deleted`),\n`project.updated`, `clock.advanced`, `key.rotated`,\n`signing_key.put|generated|deleted`, `link_secret.rotated`,\n`member.*`.",
     )
     after: Optional[dict[str, Any]] = Field(
         ...,
