@@ -475,3 +475,106 @@ fn a_channels_health_reads_back_as_stored_and_goes_with_the_channel() {
         assert_eq!(st.channel_health(&p, &id).unwrap(), None, "{}", b.name);
     }
 }
+
+#[test]
+fn the_audit_log_pages_newest_first_filters_and_goes_with_its_project() {
+    use herald_engine::audit::{Actor, AuditChange};
+    use herald_engine::storage::AuditFilter;
+    for b in backends() {
+        let st = &*b.store;
+        let p = project(st, "audited");
+        let other = project(st, "other");
+        let member = Actor::Member {
+            email: "ana@example.com".into(),
+        };
+        let changes = [
+            ("topic.created", &Actor::Api),
+            ("flow.created", &member),
+            ("topic.deleted", &Actor::Api),
+            ("key.rotated", &Actor::Operator),
+        ];
+        for (i, (action, actor)) in changes.iter().enumerate() {
+            let e = AuditChange::new(action, i)
+                .after(serde_json::json!({"i": i}))
+                .entry(actor, Timestamp::now())
+                .unwrap();
+            st.append_audit(&p, &e).unwrap();
+        }
+        let e = AuditChange::new("topic.created", "x")
+            .after(serde_json::json!({}))
+            .entry(&Actor::Api, Timestamp::now())
+            .unwrap();
+        st.append_audit(&other, &e).unwrap();
+
+        let all = |f: AuditFilter| {
+            let req = PageReq {
+                limit: 100,
+                after: None,
+                before: None,
+            };
+            let page = st.audit_page(&p, &f, &req).unwrap();
+            page.items
+                .iter()
+                .map(|e| e.action.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            all(AuditFilter::default()),
+            [
+                "key.rotated",
+                "topic.deleted",
+                "flow.created",
+                "topic.created"
+            ],
+            "{}: newest first, this project's only",
+            b.name
+        );
+        let topics = AuditFilter {
+            resource_type: Some("topic".into()),
+            who: None,
+        };
+        assert_eq!(
+            all(topics),
+            ["topic.deleted", "topic.created"],
+            "{}",
+            b.name
+        );
+        let by_member = AuditFilter {
+            resource_type: None,
+            who: Some("ana@example.com".into()),
+        };
+        assert_eq!(all(by_member), ["flow.created"], "{}", b.name);
+
+        // a page of 1 after the newest: the next one
+        let req = PageReq {
+            limit: 1,
+            after: None,
+            before: None,
+        };
+        let first = st.audit_page(&p, &AuditFilter::default(), &req).unwrap();
+        assert!(first.has_more_after, "{}", b.name);
+        let req = PageReq {
+            limit: 1,
+            after: first.last_key.clone(),
+            before: None,
+        };
+        let second = st.audit_page(&p, &AuditFilter::default(), &req).unwrap();
+        assert_eq!(second.items[0].action, "topic.deleted", "{}", b.name);
+        let stored = &second.items[0];
+        assert_eq!(stored.actor, Actor::Api, "{}", b.name);
+        assert_eq!(
+            stored.after,
+            Some(serde_json::json!({"i": 2})),
+            "{}",
+            b.name
+        );
+
+        st.delete_project("audited").unwrap();
+        assert_eq!(
+            all(AuditFilter::default()),
+            Vec::<String>::new(),
+            "{}",
+            b.name
+        );
+    }
+}

@@ -6,6 +6,7 @@
 //! Response fields are declared in name order: the JSON is byte for byte what
 //! the `json!` views wrote (serde_json's maps are sorted by key).
 
+pub mod audit_log;
 pub mod bulk;
 pub mod channels;
 pub mod content;

@@ -5,6 +5,7 @@
 //! schemes.
 
 use super::operation::{reason_phrase, request_id_header};
+use crate::bodies::audit_log::AuditEntry;
 use crate::bodies::bulk::{
     BulkDeleteInput, BulkDeleteResult, BulkErasure, BulkStatus, BulkSubscriptionInput,
     BulkSubscriptionResult, BulkUserResult, BulkUsersInput, BulkUsersResult, SubscriptionRequest,
@@ -81,6 +82,7 @@ const LISTS: &[(&str, &str)] = &[
     ("WebhookEndpointList", "WebhookEndpoint"),
     ("EventAttemptList", "EventAttemptView"),
     ("SuppressionList", "Suppression"),
+    ("AuditEntryList", "AuditEntry"),
 ];
 
 /// Response schemas whose every property is always present (null when empty).
@@ -136,6 +138,7 @@ const ALWAYS_PRESENT: &[&str] = &[
     "TraceEntryView",
     "NotificationTrace",
     "Suppression",
+    "AuditEntry",
 ];
 
 /// Optional properties of `ALWAYS_PRESENT` schemas (left out when empty).
@@ -309,6 +312,7 @@ pub fn components() -> utoipa::openapi::schema::Components {
         Subscription,
         SubscriptionInput,
         Suppression,
+        AuditEntry,
         SuppressionInput,
         SuppressionChannelType,
         ManualReason,

@@ -272,6 +272,7 @@ fn admin_tag(first: &str) -> &'static str {
         "flows" | "flow_runs" => "Flows",
         "topics" => "Topics",
         "suppressions" => "Suppressions",
+        "audit_log" => "Audit log",
         "notifications" | "deliveries" => "Notifications",
         "webhook_endpoints" => "Event endpoints",
         _ => "Admin API",

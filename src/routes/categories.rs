@@ -3,7 +3,7 @@
 //! what users' preferences are grouped by and start from (docs/API.md §6).
 
 use super::endpoint::{Endpoint, Serve};
-use super::users::{preferences_view, update_preferences};
+use super::users::{preferences_view, update_preferences, PreferencesOf};
 use super::{created, no_content, ok};
 use crate::auth::Admin;
 use crate::bodies::preferences::{is_category_handle, Category, CategoryInput, CategoryList};
@@ -48,7 +48,7 @@ pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     let pid = a.project.id;
     let (c, was_created) = st
         .engine
-        .put_category(pid, handle.clone(), name, description)
+        .put_category(pid, a.actor.clone(), handle.clone(), name, description)
         .await?;
     let body = Category::new(&handle, &c);
     Ok(if was_created { created(body) } else { ok(body) })
@@ -107,7 +107,9 @@ pub fn delete_endpoint() -> Endpoint {
 
 pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let handle = path_str(&req, "handle")?;
-    st.engine.delete_category(a.project.id, handle).await?;
+    st.engine
+        .delete_category(a.project.id, a.actor.clone(), handle)
+        .await?;
     Ok(no_content())
 }
 
@@ -146,5 +148,12 @@ pub async fn put_defaults(
 ) -> ApiResult<HttpResponse> {
     let input = typed(&body.object()?)?;
     let pid = a.project.id;
-    Ok(ok(update_preferences(&st, pid, None, input, &req).await?))
+    Ok(ok(update_preferences(
+        &st,
+        pid,
+        PreferencesOf::Defaults(a.actor.clone()),
+        input,
+        &req,
+    )
+    .await?))
 }

@@ -53,7 +53,7 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
             updated_at: now,
         };
         let created = Created::new(&bodies::channels::Channel::from(&c));
-        st.engine.put_channel(pid, c).await?;
+        st.engine.put_channel(pid, a.actor.clone(), c).await?;
         Ok(created)
     })
     .await
@@ -116,7 +116,7 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     let egress = st.engine.egress().clone();
     let c = st
         .engine
-        .update_channel(pid, id, move |c| {
+        .update_channel(pid, a.actor.clone(), id, move |c| {
             input.apply(c, &egress)?;
             providers::complete_config(&c.provider, &mut c.config);
             Ok(())
@@ -142,7 +142,7 @@ pub fn delete_endpoint() -> Endpoint {
 pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "channel_id")?;
     let pid = a.project.id;
-    st.engine.delete_channel(pid, id).await?;
+    st.engine.delete_channel(pid, a.actor.clone(), id).await?;
     Ok(no_content())
 }
 
@@ -162,7 +162,7 @@ pub fn revoke_endpoint() -> Endpoint {
 pub async fn revoke(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "channel_id")?;
     let pid = a.project.id;
-    let c = st.engine.revoke_channel(pid, id).await?;
+    let c = st.engine.revoke_channel(pid, a.actor.clone(), id).await?;
     let h = st.engine.known_health(&c);
     Ok(ok(bodies::channels::Channel::with_health(&c, h)))
 }

@@ -47,7 +47,10 @@ async fn put(
     a: Admin, req: HttpRequest, st: State, kind: ContentKind, body: ContentBody,
 ) -> ApiResult<HttpResponse> {
     let key = key_of(&req, kind)?;
-    let (r, was_created) = st.engine.put_content(a.project.id, key, body).await?;
+    let (r, was_created) = st
+        .engine
+        .put_content(a.project.id, a.actor.clone(), key, body)
+        .await?;
     let view = ContentView::from(&r);
     Ok(if was_created { created(view) } else { ok(view) })
 }
@@ -62,7 +65,9 @@ async fn delete(
     a: Admin, req: HttpRequest, st: State, kind: ContentKind,
 ) -> ApiResult<HttpResponse> {
     let key = key_of(&req, kind)?;
-    st.engine.delete_content(a.project.id, kind, key).await?;
+    st.engine
+        .delete_content(a.project.id, a.actor.clone(), kind, key)
+        .await?;
     Ok(no_content())
 }
 

@@ -107,7 +107,7 @@ pub async fn create(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     st.once(pid, idem, "flow", |_| async {
         let flow = new.into_draft();
         let created = Created::new(&bodies::flows::Flow::from(&flow));
-        st.engine.create_flow(pid, flow).await?;
+        st.engine.create_flow(pid, a.actor.clone(), flow).await?;
         Ok(created)
     })
     .await
@@ -182,7 +182,10 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
         commercial,
         categories,
     };
-    let flow = st.engine.edit_flow(pid, flow.id, edit).await?;
+    let flow = st
+        .engine
+        .edit_flow(pid, a.actor.clone(), flow.id, edit)
+        .await?;
     Ok(ok(bodies::flows::Flow::from(&flow)))
 }
 
@@ -190,7 +193,10 @@ async fn transition(
     a: Admin, req: HttpRequest, st: State, to: FlowStatus,
 ) -> ApiResult<HttpResponse> {
     let flow = find_flow(&st, a.project.id, path_str(&req, "id")?).await?;
-    let flow = st.engine.set_flow_status(a.project.id, flow.id, to).await?;
+    let flow = st
+        .engine
+        .set_flow_status(a.project.id, a.actor.clone(), flow.id, to)
+        .await?;
     Ok(ok(bodies::flows::Flow::from(&flow)))
 }
 

@@ -4,6 +4,7 @@
 //! methods like unknown routes (404, after authentication for `/admin/` and
 //! `/user/` paths: docs/API.md §3).
 
+mod audit_log;
 mod categories;
 mod channels;
 mod content;
@@ -171,6 +172,7 @@ pub fn endpoints() -> Vec<endpoint::Endpoint> {
         suppressions::list_endpoint(),
         suppressions::create_endpoint(),
         suppressions::delete_endpoint(),
+        audit_log::list_endpoint(),
         notifications::list_endpoint(),
         notifications::list_alias_endpoint(),
         notifications::get_endpoint(),

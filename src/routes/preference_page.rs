@@ -8,7 +8,7 @@
 
 use super::endpoint::{Endpoint, Serve};
 use super::ok;
-use super::users::update_preferences;
+use super::users::{update_preferences, PreferencesOf};
 use crate::auth::{rate_limited, wait_secs, Admin};
 use crate::bodies::preference_link::{PreferenceLink, PreferenceLinkInput};
 use crate::bodies::preferences::{Preferences, PreferencesInput};
@@ -303,7 +303,7 @@ pub async fn save(req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResp
     let patch = page::patch_from_form(&Preferences::new(&setting, false), &form);
     let input: PreferencesInput = typed(&patch)?;
     let pid = o.project.id;
-    update_preferences(&st, pid, Some(o.user), input, &req).await?;
+    update_preferences(&st, pid, PreferencesOf::User(Box::new(o.user)), input, &req).await?;
     Ok(page_headers(HttpResponse::SeeOther())
         .insert_header((
             "location",

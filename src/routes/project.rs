@@ -91,17 +91,22 @@ pub async fn update(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> 
     // which checks the layout exists and bumps the content version.
     if default_locale.is_some() || default_layout.is_some() {
         st.engine
-            .set_content_defaults(id, default_locale, default_layout)
+            .set_content_defaults(id, a.actor.clone(), default_locale, default_layout)
             .await?;
     }
     if let Some(c) = clock {
         st.engine
-            .set_test_clock(id, c == bodies::ClockKind::Test, secure_after)
+            .set_test_clock(
+                id,
+                a.actor.clone(),
+                c == bodies::ClockKind::Test,
+                secure_after,
+            )
             .await?;
     }
     let p = st
         .engine
-        .update_project(id, move |p| {
+        .update_project(id, a.actor.clone(), "project.updated", move |p| {
             if let Some(b) = security {
                 p.security_mode = b;
             }
@@ -146,7 +151,10 @@ pub fn advance_clock_endpoint() -> Endpoint {
 /// duration or `to` an instant; what became due runs now.
 pub async fn advance_clock(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> {
     let (by, to) = typed::<bodies::workflow::ClockAdvance>(&body.object()?)?.validate()?;
-    let p = st.engine.advance_clock(a.project.id, by, to).await?;
+    let p = st
+        .engine
+        .advance_clock(a.project.id, a.actor.clone(), by, to)
+        .await?;
     with_usage(&st, p).await
 }
 
@@ -187,7 +195,9 @@ pub async fn put_signing_key(a: Admin, body: Body, st: State) -> ApiResult<HttpR
     let id = a.project.id;
     let p = st
         .engine
-        .update_project(id, move |p| p.signing_key = Some(pem))
+        .update_project(id, a.actor.clone(), "signing_key.put", move |p| {
+            p.signing_key = Some(pem)
+        })
         .await?;
     if p.signing_key != a.project.signing_key {
         signing_key_changed(&st, id);
@@ -226,7 +236,9 @@ pub async fn generate_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse
     let id = a.project.id;
     let pem = public.clone();
     st.engine
-        .update_project(id, move |p| p.signing_key = Some(pem))
+        .update_project(id, a.actor.clone(), "signing_key.generated", move |p| {
+            p.signing_key = Some(pem)
+        })
         .await?;
     signing_key_changed(&st, id);
     Ok(created(bodies::SigningKeyPair {
@@ -249,7 +261,9 @@ pub fn delete_signing_key_endpoint() -> Endpoint {
 pub async fn delete_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse> {
     let id = a.project.id;
     st.engine
-        .update_project(id, |p| p.signing_key = None)
+        .update_project(id, a.actor.clone(), "signing_key.deleted", |p| {
+            p.signing_key = None
+        })
         .await?;
     if a.project.signing_key.is_some() {
         signing_key_changed(&st, id);
@@ -277,7 +291,9 @@ pub fn rotate_link_secret_endpoint() -> Endpoint {
 /// link issued before (on every node: the epoch is stored with the project).
 pub async fn rotate_link_secret(a: Admin, st: State) -> ApiResult<HttpResponse> {
     st.engine
-        .update_project(a.project.id, |p| p.link_epoch += 1)
+        .update_project(a.project.id, a.actor.clone(), "link_secret.rotated", |p| {
+            p.link_epoch += 1
+        })
         .await?;
     Ok(no_content())
 }

@@ -48,7 +48,10 @@ pub async fn put(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult
     let key = topic_key(&req)?;
     let bodies::TopicChange { name, description } = typed::<TopicInput>(&m)?.validate()?;
     let pid = a.project.id;
-    let (t, was_created) = st.engine.put_topic(pid, key, name, description).await?;
+    let (t, was_created) = st
+        .engine
+        .put_topic(pid, a.actor.clone(), key, name, description)
+        .await?;
     let body = bodies::Topic::from(&t);
     Ok(if was_created { created(body) } else { ok(body) })
 }
@@ -99,7 +102,7 @@ pub fn delete_endpoint() -> Endpoint {
 pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let key = path_str(&req, "key")?;
     let pid = a.project.id;
-    st.engine.delete_topic(pid, key).await?;
+    st.engine.delete_topic(pid, a.actor.clone(), key).await?;
     Ok(no_content())
 }
 

@@ -19,7 +19,7 @@ use crate::openapi::{
 };
 use crate::pagination;
 use crate::routes::users::{
-    actor_value, feed_page, feed_query, preferences_view, update_preferences,
+    actor_value, feed_page, feed_query, preferences_view, update_preferences, PreferencesOf,
 };
 use crate::state::{AppState, State};
 use actix_web::{HttpRequest, HttpResponse};
@@ -101,7 +101,7 @@ pub async fn put_preferences(
     Ok(ok(update_preferences(
         &st,
         u.project.id,
-        Some(u.user),
+        PreferencesOf::User(Box::new(u.user)),
         input,
         &req,
     )

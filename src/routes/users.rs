@@ -349,19 +349,33 @@ fn explain_of(req: &HttpRequest) -> ApiResult<bool> {
     Ok(q.choice("explain", parse)?.unwrap_or(false))
 }
 
-/// Validates and applies a preferences PUT for `user`, or for the
-/// project's defaults (`None`); the full object after it.
+/// Whose preferences a PUT changes: a user's, or the project's defaults (a
+/// change of its settings, which the audit log names the actor of).
+pub enum PreferencesOf {
+    User(Box<User>),
+    Defaults(herald_engine::audit::Actor),
+}
+
+/// Validates and applies a preferences PUT for a user or for the
+/// project's defaults; the full object after it.
 pub async fn update_preferences(
-    st: &AppState, project: Uuid, user: Option<User>, input: PreferencesInput, req: &HttpRequest,
+    st: &AppState, project: Uuid, of: PreferencesOf, input: PreferencesInput, req: &HttpRequest,
 ) -> ApiResult<Preferences> {
     let explain = explain_of(req)?;
     // The flows and categories the patch is checked against are those the
     // answer lists; only the changed layer is read back from the update.
     let mut setting = st.engine.preference_setting(project, None).await?;
     let patch = input.validate(&setting.flows, &setting.categories)?;
-    match user {
-        Some(user) => setting.user = st.engine.update_preferences(project, user, patch).await?,
-        None => setting.defaults = st.engine.update_preference_defaults(project, patch).await?,
+    match of {
+        PreferencesOf::User(user) => {
+            setting.user = st.engine.update_preferences(project, *user, patch).await?
+        }
+        PreferencesOf::Defaults(actor) => {
+            setting.defaults = st
+                .engine
+                .update_preference_defaults(project, actor, patch)
+                .await?
+        }
     }
     Ok(Preferences::new(&setting, explain))
 }
@@ -409,7 +423,14 @@ pub async fn put_preferences(
     let input = typed(&body.object()?)?;
     let pid = a.project.id;
     let u = st.engine.user(pid, ext).await?;
-    Ok(ok(update_preferences(&st, pid, Some(u), input, &req).await?))
+    Ok(ok(update_preferences(
+        &st,
+        pid,
+        PreferencesOf::User(Box::new(u)),
+        input,
+        &req,
+    )
+    .await?))
 }
 
 /// The parsed query of a feed page (`status` filter and paging).

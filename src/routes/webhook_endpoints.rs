@@ -39,7 +39,11 @@ pub fn create_endpoint() -> Endpoint {
 pub async fn create(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> {
     let ep = typed::<WebhookEndpointInput>(&body.object()?)?.validate(st.engine.egress())?;
     let pid = a.project.id;
-    let (ep, secret) = st.engine.event_endpoints(pid).create(ep).await?;
+    let (ep, secret) = st
+        .engine
+        .event_endpoints(pid)
+        .create(a.actor.clone(), ep)
+        .await?;
     Ok(created(WebhookEndpointWithSecret {
         endpoint: WebhookEndpoint::from(&ep),
         secret,
@@ -109,7 +113,11 @@ pub async fn update(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiRes
     let id = path_uuid(&req, "id")?;
     let change = typed::<WebhookEndpointUpdate>(&body.object()?)?.validate(st.engine.egress())?;
     let pid = a.project.id;
-    let ep = st.engine.event_endpoints(pid).update(id, change).await?;
+    let ep = st
+        .engine
+        .event_endpoints(pid)
+        .update(a.actor.clone(), id, change)
+        .await?;
     Ok(ok(WebhookEndpoint::from(&ep)))
 }
 
@@ -129,7 +137,10 @@ pub fn delete_endpoint() -> Endpoint {
 pub async fn delete(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let pid = a.project.id;
-    st.engine.event_endpoints(pid).delete(id).await?;
+    st.engine
+        .event_endpoints(pid)
+        .delete(a.actor.clone(), id)
+        .await?;
     Ok(no_content())
 }
 
@@ -153,7 +164,11 @@ pub fn rotate_secret_endpoint() -> Endpoint {
 pub async fn rotate_secret(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResponse> {
     let id = path_uuid(&req, "id")?;
     let pid = a.project.id;
-    let (ep, secret) = st.engine.event_endpoints(pid).rotate(id).await?;
+    let (ep, secret) = st
+        .engine
+        .event_endpoints(pid)
+        .rotate(a.actor.clone(), id)
+        .await?;
     Ok(ok(WebhookEndpointWithSecret {
         endpoint: WebhookEndpoint::from(&ep),
         secret,

@@ -4,6 +4,7 @@
 
 pub(crate) mod helpers;
 
+mod audit_log;
 mod auth;
 mod branding;
 mod bulk;

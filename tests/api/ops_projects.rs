@@ -22,7 +22,7 @@ const OPS: &str = "/ops/v1/projects";
 const TOKEN_HEADER: &str = "x-herald-ops-token";
 
 /// Runs `herald ARGS…` with a clean `HERALD_*` environment plus `env`.
-fn herald_env(args: &[&str], env: &[(&str, &str)]) -> CmdOutput {
+pub(crate) fn herald_env(args: &[&str], env: &[(&str, &str)]) -> CmdOutput {
     let mut cmd = Command::new(herald_bin());
     for (var, _) in std::env::vars_os() {
         if var.to_string_lossy().starts_with("HERALD_") {
@@ -38,7 +38,7 @@ fn herald_env(args: &[&str], env: &[(&str, &str)]) -> CmdOutput {
 }
 
 /// `herald project ARGS… --data-dir DIR`.
-fn project(dir: &Path, args: &[&str]) -> CmdOutput {
+pub(crate) fn project(dir: &Path, args: &[&str]) -> CmdOutput {
     let mut all = vec!["project"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--data-dir", dir.to_str().unwrap()]);
@@ -76,7 +76,7 @@ fn listed(out: &CmdOutput) -> Vec<(String, String)> {
 }
 
 /// The new secret of a `rotate-secret` and the expiry line's value.
-fn rotated(out: &CmdOutput) -> (String, String) {
+pub(crate) fn rotated(out: &CmdOutput) -> (String, String) {
     assert_exit(out, 0);
     let f = fields(out);
     let sk = f.get("secret_key").cloned().unwrap_or_default();

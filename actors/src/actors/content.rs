@@ -10,9 +10,12 @@
 //! A render then reports the missing template as a `template_error`.
 
 use super::engine::Engine;
+use super::ops::update_project_audited;
+use crate::audit::{redact, Actor, AuditChange};
 use crate::error::Validator;
 use crate::error::{Error, Result};
 use crate::model::{ContentBody, ContentKind, ContentRecord, Flow, Project, Timestamp};
+use crate::rules::audit::record;
 use crate::rules::content::{self as rules, MAX_INCLUDE_DEPTH};
 use crate::storage::{ProjectRef, Storage};
 use std::collections::HashMap;
@@ -133,8 +136,10 @@ fn check_put(
 impl Engine {
     /// Stores a content record (a partial, a layout or a catalog) once
     /// checked (`check_put`): the record, and whether it is new.
+    /// `<kind>.created` or `<kind>.updated` (`partial.updated`) in the
+    /// audit log.
     pub async fn put_content(
-        &self, project: Uuid, key: String, body: ContentBody,
+        &self, project: Uuid, actor: Actor, key: String, body: ContentBody,
     ) -> Result<(ContentRecord, bool)> {
         let limits = self.template_limits();
         self.run(move |s| {
@@ -151,6 +156,14 @@ impl Engine {
             };
             let created = s.put_content(&project, &r)?;
             bump(s, &project, |_| {})?;
+            let verb = if created { "created" } else { "updated" };
+            let mut change = AuditChange::new(&format!("{}.{verb}", kind.as_str()), &r.key)
+                .key(&r.key)
+                .after(redact::content(&r));
+            if let Some(b) = before {
+                change = change.before(redact::content(b));
+            }
+            record(s, &project, &actor, change)?;
             Ok((r, created))
         })
         .await
@@ -175,13 +188,14 @@ impl Engine {
     /// Deletes a content record; 404 when there is none, 409
     /// `partial_in_use` / `layout_in_use` while a live flow, a layout, a
     /// partial, a catalog or the project's default names it.
+    /// `<kind>.deleted` in the audit log.
     pub async fn delete_content(
-        &self, project: Uuid, kind: ContentKind, key: String,
+        &self, project: Uuid, actor: Actor, kind: ContentKind, key: String,
     ) -> Result<()> {
         self.run(move |s| {
-            if s.content(&project, kind, &key)?.is_none() {
+            let Some(gone) = s.content(&project, kind, &key)? else {
                 return Err(Error::not_found(kind.as_str(), &key));
-            }
+            };
             let flows = s.live_flows(&project)?;
             let (flows, content): (Vec<String>, Vec<String>) = match kind {
                 ContentKind::Partial => {
@@ -242,7 +256,10 @@ impl Engine {
             }
             s.remove_content(&project, kind, &key)?;
             bump(s, &project, |_| {})?;
-            Ok(())
+            let change = AuditChange::new(&format!("{}.deleted", kind.as_str()), &key)
+                .key(&key)
+                .before(redact::content(&gone));
+            record(s, &project, &actor, change)
         })
         .await
     }
@@ -250,8 +267,10 @@ impl Engine {
     /// Sets the project's `default_locale` and `default_layout` (`None`:
     /// kept; `Some(None)`: unset); a layout must exist (422 at
     /// `default_layout`).
+    /// `project.updated` in the audit log.
     pub async fn set_content_defaults(
-        &self, project: Uuid, locale: Option<Option<String>>, layout: Option<Option<String>>,
+        &self, project: Uuid, actor: Actor, locale: Option<Option<String>>,
+        layout: Option<Option<String>>,
     ) -> Result<Project> {
         self.run(move |s| {
             if let Some(Some(h)) = &layout {
@@ -263,14 +282,21 @@ impl Engine {
                     ));
                 }
             }
-            bump(s, &project, move |p| {
-                if let Some(l) = locale {
-                    p.default_locale = l;
-                }
-                if let Some(l) = layout {
-                    p.default_layout = l;
-                }
-            })
+            update_project_audited(
+                s,
+                &project,
+                &actor,
+                "project.updated",
+                Box::new(move |p| {
+                    if let Some(l) = locale {
+                        p.default_locale = l;
+                    }
+                    if let Some(l) = layout {
+                        p.default_layout = l;
+                    }
+                    p.content_version += 1;
+                }),
+            )
         })
         .await
     }

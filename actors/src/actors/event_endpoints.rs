@@ -6,9 +6,11 @@
 //! secret keeps signing for `events::SECRET_GRACE`.
 
 use super::engine::Engine;
+use crate::audit::{redact, Actor, AuditChange};
 use crate::error::{Error, Result};
 use crate::events::{EventAttempt, EventType, WebhookEndpoint, SECRET_GRACE};
 use crate::model::Timestamp;
+use crate::rules::audit::record;
 use crate::storage::{EndpointWrite, Page, PageReq};
 use crate::trace::TraceEntry;
 use uuid::Uuid;
@@ -74,11 +76,21 @@ fn not_found(id: Uuid) -> Error {
 }
 
 impl EventEndpoints<'_> {
-    /// Stores a new endpoint with a new signing secret, returned this once.
-    pub async fn create(&self, ep: WebhookEndpoint) -> Result<(WebhookEndpoint, String)> {
+    /// Stores a new endpoint with a new signing secret, returned this once
+    /// (`webhook_endpoint.created` in the audit log, without the secret).
+    pub async fn create(
+        &self, actor: Actor, ep: WebhookEndpoint,
+    ) -> Result<(WebhookEndpoint, String)> {
         let p = self.project;
         self.engine
-            .run(move |s| s.create_event_endpoint(&p, ep))
+            .run(move |s| {
+                let (ep, secret) = s.create_event_endpoint(&p, ep)?;
+                let change = AuditChange::new("webhook_endpoint.created", ep.id)
+                    .key(&ep.url)
+                    .after(redact::endpoint(&ep));
+                record(s, &p, &actor, change)?;
+                Ok((ep, secret))
+            })
             .await
     }
 
@@ -97,38 +109,72 @@ impl EventEndpoints<'_> {
             .ok_or_else(|| not_found(id))
     }
 
-    pub async fn update(&self, id: Uuid, change: EndpointChange) -> Result<WebhookEndpoint> {
+    /// `webhook_endpoint.updated` in the audit log.
+    pub async fn update(
+        &self, actor: Actor, id: Uuid, change: EndpointChange,
+    ) -> Result<WebhookEndpoint> {
         let p = self.project;
         self.engine
             .run(move |s| {
-                s.put_event_endpoint(
+                let mut before = None;
+                let ep = s.put_event_endpoint(
                     &p,
                     EndpointWrite::Change {
                         id: &id,
-                        f: Box::new(move |e| {
+                        f: Box::new(|e| {
+                            before = Some(redact::endpoint(e));
                             change.apply(e);
                             Ok(())
                         }),
                     },
-                )
+                )?;
+                let mut entry = AuditChange::new("webhook_endpoint.updated", id)
+                    .key(&ep.url)
+                    .after(redact::endpoint(&ep));
+                if let Some(b) = before {
+                    entry = entry.before(b);
+                }
+                record(s, &p, &actor, entry)?;
+                Ok(ep)
             })
             .await
     }
 
-    /// Deletes an endpoint with its outbox and attempts.
-    pub async fn delete(&self, id: Uuid) -> Result<()> {
+    /// Deletes an endpoint with its outbox and attempts
+    /// (`webhook_endpoint.deleted` in the audit log).
+    pub async fn delete(&self, actor: Actor, id: Uuid) -> Result<()> {
         let p = self.project;
         self.engine
-            .run(move |s| s.delete_event_endpoint(&p, &id))
+            .run(move |s| {
+                let before = s.event_endpoint(&p, &id)?;
+                s.delete_event_endpoint(&p, &id)?;
+                if let Some(ep) = before {
+                    let change = AuditChange::new("webhook_endpoint.deleted", id)
+                        .key(&ep.url)
+                        .before(redact::endpoint(&ep));
+                    record(s, &p, &actor, change)?;
+                }
+                Ok(())
+            })
             .await
     }
 
     /// A new signing secret (returned once); the previous one keeps
     /// signing for `SECRET_GRACE`, so receivers can switch without a gap.
-    pub async fn rotate(&self, id: Uuid) -> Result<(WebhookEndpoint, String)> {
+    /// `webhook_endpoint.secret_rotated` in the audit log (the endpoint
+    /// as it is, no secret).
+    pub async fn rotate(&self, actor: Actor, id: Uuid) -> Result<(WebhookEndpoint, String)> {
         let p = self.project;
         self.engine
-            .run(move |s| s.rotate_event_secret(&p, &id, SECRET_GRACE))
+            .run(move |s| {
+                let (ep, secret) = s.rotate_event_secret(&p, &id, SECRET_GRACE)?;
+                let shown = redact::endpoint(&ep);
+                let change = AuditChange::new("webhook_endpoint.secret_rotated", id)
+                    .key(&ep.url)
+                    .after(shown);
+                record(s, &p, &actor, change)?;
+                Ok((ep, secret))
+            })
             .await
     }
 

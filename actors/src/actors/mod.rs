@@ -13,7 +13,8 @@
 //! persists through the storage interface on the blocking pool, and one that
 //! lets deliveries or frames go waits for durability first (`Engine::release`).
 //!
-//! `workflow` adds the operations of project clocks and run cancellation;
+//! `audit` reads a project's audit log and records changes made outside the
+//! engine; `workflow` adds the operations of project clocks and run cancellation;
 //! `suppressions` those of the suppression list; `presence` counts this
 //! node's live-feed sockets per user and reads a recipient's presence for
 //! the step conditions that name it; `health` keeps each channel's circuit
@@ -29,6 +30,7 @@
 //! blocking pool, and flushing is the group-commit thread's, awaited
 //! asynchronously.
 
+mod audit;
 mod catalog;
 mod channel;
 mod cluster;

@@ -4,15 +4,66 @@
 //! persist first, then message an actor).
 
 use super::engine::Engine;
+use crate::audit::{redact, Actor, AuditChange};
 use crate::delivery::{accept, Preview, PreviewInput};
 use crate::error::{Error, Result};
 use crate::model::{Channel, Flow, Preferences, Project, Subscription, Topic, User, UserPatch};
+use crate::rules::audit::record;
 use crate::storage::{
     AcceptInput, IdempotentResponse, NewProjectKeys, PushKey, PushSubscription, Storage, Ticket,
     TopicPatch, UserFrames,
 };
 use std::sync::Arc;
 use uuid::Uuid;
+
+/// `ProjectRepo::update_project` with its audit entry `action` (the
+/// settings before, as `f` found them under the lock, and after).
+pub(super) fn update_project_audited(
+    s: &dyn Storage, id: &Uuid, actor: &Actor, action: &'static str,
+    f: Box<dyn FnOnce(&mut Project) + Send + '_>,
+) -> Result<Project> {
+    let mut before = None;
+    let p = s.update_project(
+        id,
+        Box::new(|p| {
+            before = Some(redact::project(p));
+            f(p)
+        }),
+    )?;
+    let mut change = AuditChange::new(action, id)
+        .key(&p.name)
+        .after(redact::project(&p));
+    if let Some(b) = before {
+        change = change.before(b);
+    }
+    record(s, id, actor, change)?;
+    Ok(p)
+}
+
+/// `ChannelRepo::update_channel` with its audit entry `action` (the channel
+/// before, as `f` found it under the lock, and after).
+pub(super) fn update_channel_audited(
+    s: &dyn Storage, project: &Uuid, actor: &Actor, action: &'static str, id: &Uuid,
+    f: impl FnOnce(&mut Channel) -> Result<()> + Send,
+) -> Result<Channel> {
+    let mut before = None;
+    let c = s.update_channel(
+        project,
+        id,
+        Box::new(|c| {
+            before = Some(redact::channel(c));
+            f(c)
+        }),
+    )?;
+    let mut change = AuditChange::new(action, id)
+        .key(&c.name)
+        .after(redact::channel(&c));
+    if let Some(b) = before {
+        change = change.before(b);
+    }
+    record(s, project, actor, change)?;
+    Ok(c)
+}
 
 impl Engine {
     /// Runs blocking storage work on the blocking pool, never on an async
@@ -253,11 +304,15 @@ impl Engine {
             .await
     }
 
-    /// Changes the project with `f` under its lock.
+    /// Changes the project with `f` under its lock, recorded in its audit
+    /// log as `action` (`project.updated`, `signing_key.put`, …) by
+    /// `actor`, with its settings before and after (`audit::redact::project`).
     pub async fn update_project(
-        &self, id: Uuid, f: impl FnOnce(&mut Project) + Send + 'static,
+        &self, id: Uuid, actor: Actor, action: &'static str,
+        f: impl FnOnce(&mut Project) + Send + 'static,
     ) -> Result<Project> {
-        self.run(move |s| s.update_project(&id, Box::new(f))).await
+        self.run(move |s| update_project_audited(s, &id, &actor, action, Box::new(f)))
+            .await
     }
 
     /// Creates a project; its keys and the project as stored.
@@ -285,33 +340,82 @@ impl Engine {
         self.run(move |s| s.delete_project(&name)).await
     }
 
-    pub async fn put_channel(&self, project: Uuid, c: Channel) -> Result<()> {
-        self.run(move |s| s.put_channel(&project, &c)).await
+    /// Stores a new channel (`channel.created` in the audit log).
+    pub async fn put_channel(&self, project: Uuid, actor: Actor, c: Channel) -> Result<()> {
+        self.run(move |s| {
+            s.put_channel(&project, &c)?;
+            let change = AuditChange::new("channel.created", c.id)
+                .key(&c.name)
+                .after(redact::channel(&c));
+            record(s, &project, &actor, change)
+        })
+        .await
     }
 
-    /// Changes a channel with `f` under its lock (an error from `f` leaves it).
+    /// Changes a channel with `f` under its lock (an error from `f` leaves
+    /// it); `channel.updated` in the audit log.
     pub async fn update_channel(
-        &self, project: Uuid, id: Uuid, f: impl FnOnce(&mut Channel) -> Result<()> + Send + 'static,
+        &self, project: Uuid, actor: Actor, id: Uuid,
+        f: impl FnOnce(&mut Channel) -> Result<()> + Send + 'static,
     ) -> Result<Channel> {
-        self.run(move |s| s.update_channel(&project, &id, Box::new(f)))
+        self.run(move |s| update_channel_audited(s, &project, &actor, "channel.updated", &id, f))
             .await
     }
 
-    pub async fn create_flow(&self, project: Uuid, f: Flow) -> Result<()> {
-        self.run(move |s| s.create_flow(&project, &f)).await
+    /// Stores a new flow (`flow.created` in the audit log).
+    pub async fn create_flow(&self, project: Uuid, actor: Actor, f: Flow) -> Result<()> {
+        self.run(move |s| {
+            s.create_flow(&project, &f)?;
+            let change = AuditChange::new("flow.created", f.id)
+                .key(&f.handle)
+                .after(redact::flow(&f));
+            record(s, &project, &actor, change)
+        })
+        .await
     }
 
-    /// Creates or patches a topic; true when it was created.
+    /// Creates or patches a topic; true when it was created
+    /// (`topic.created` or `topic.updated` in the audit log).
     pub async fn put_topic(
-        &self, project: Uuid, key: String, name: Option<Option<String>>,
+        &self, project: Uuid, actor: Actor, key: String, name: Option<Option<String>>,
         description: Option<Option<String>>,
     ) -> Result<(Topic, bool)> {
-        self.run(move |s| s.put_topic(&project, &key, TopicPatch { name, description }))
-            .await
+        self.run(move |s| {
+            // Read outside the topic's lock: the log's `before` of a topic
+            // patched twice at once may show the other patch's result.
+            let before = s.topic(&project, &key)?;
+            let (t, created) = s.put_topic(&project, &key, TopicPatch { name, description })?;
+            let action = if created {
+                "topic.created"
+            } else {
+                "topic.updated"
+            };
+            let mut change = AuditChange::new(action, t.id)
+                .key(&t.key)
+                .after(redact::topic(&t));
+            if let Some(b) = before.filter(|_| !created) {
+                change = change.before(redact::topic(&b));
+            }
+            record(s, &project, &actor, change)?;
+            Ok((t, created))
+        })
+        .await
     }
 
-    pub async fn delete_topic(&self, project: Uuid, key: String) -> Result<()> {
-        self.run(move |s| s.delete_topic(&project, &key)).await
+    /// Deletes a topic with its subscriptions (`topic.deleted`).
+    pub async fn delete_topic(&self, project: Uuid, actor: Actor, key: String) -> Result<()> {
+        self.run(move |s| {
+            let before = s.topic(&project, &key)?;
+            s.delete_topic(&project, &key)?;
+            if let Some(t) = before {
+                let change = AuditChange::new("topic.deleted", t.id)
+                    .key(&t.key)
+                    .before(redact::topic(&t));
+                record(s, &project, &actor, change)?;
+            }
+            Ok(())
+        })
+        .await
     }
 
     /// Subscribes a user to a topic: one named by external id must exist

@@ -4,10 +4,12 @@
 //! `delivery::cancel`).
 
 use super::engine::Engine;
+use crate::audit::{redact, Actor, AuditChange};
 use crate::delivery::cancel::{self, CancelRequest};
 use crate::delivery::clock::{self, Span};
 use crate::error::{Error, Result};
 use crate::model::{Project, Timestamp};
+use crate::rules::audit::record;
 use uuid::Uuid;
 
 impl Engine {
@@ -16,14 +18,15 @@ impl Engine {
     /// clock (`false`: what was parked on the test clock is due by real time
     /// again). 409 `production_project` for a test clock while security mode
     /// is on (`security_on`: as the same request leaves it).
+    /// The change is `project.updated` in the audit log.
     pub async fn set_test_clock(
-        &self, project: Uuid, test: bool, security_on: bool,
+        &self, project: Uuid, actor: Actor, test: bool, security_on: bool,
     ) -> Result<Project> {
         if test && security_on {
             return Err(production());
         }
         let p = self
-            .update_project(project, move |p| {
+            .update_project(project, actor, "project.updated", move |p| {
                 p.test_clock = match (test, p.test_clock) {
                     (true, Some(at)) => Some(at),
                     (true, None) => Some(Timestamp::now()),
@@ -42,26 +45,38 @@ impl Engine {
     /// Moves the project's test clock `by` a span or `to` an instant (never
     /// backwards), durably, then hands the deliveries that became due to the
     /// delivery actors. 409 `clock_not_test` on the real clock.
+    /// `clock.advanced` in the audit log.
     pub async fn advance_clock(
-        &self, project: Uuid, by: Option<Span>, to: Option<Timestamp>,
+        &self, project: Uuid, actor: Actor, by: Option<Span>, to: Option<Timestamp>,
     ) -> Result<Project> {
         let p = self
             .run(move |s| {
                 let mut refused: Option<Error> = None;
+                let mut before = None;
                 let p = s.update_project(
                     &project,
                     Box::new(|p| match p.test_clock {
                         None => refused = Some(not_test()),
                         Some(now) => match clock::advanced(now, by, to) {
-                            Ok(next) => p.test_clock = Some(next),
+                            Ok(next) => {
+                                before = Some(redact::clock(p));
+                                p.test_clock = Some(next)
+                            }
                             Err(e) => refused = Some(e),
                         },
                     }),
                 )?;
-                match refused {
-                    Some(e) => Err(e),
-                    None => Ok(p),
+                if let Some(e) = refused {
+                    return Err(e);
                 }
+                let mut change = AuditChange::new("clock.advanced", project)
+                    .key(&p.name)
+                    .after(redact::clock(&p));
+                if let Some(b) = before {
+                    change = change.before(b);
+                }
+                record(s, &project, &actor, change)?;
+                Ok(p)
             })
             .await?;
         let woken = self.inner.clocks.set(project, p.test_clock);

@@ -5,7 +5,15 @@
 //! `Actor` names who made a change; every engine method that changes
 //! configuration is told who calls it, whichever door the change came through
 //! (the Admin API's secret key, a console member's session, the operator's
-//! command line).
+//! command line). `AuditChange` is what a change says about itself and
+//! `AuditEntry` the stored record (`entry`); `redact` makes the before and
+//! after snapshots and takes the secrets out of them. Appending is
+//! `rules::audit::record`, the one function every change calls.
+
+mod entry;
+pub mod redact;
+
+pub use entry::{AuditChange, AuditEntry};
 
 use serde::{Deserialize, Serialize};
 

@@ -5,6 +5,7 @@
 //! it is made in one place; what a refusal means to a client (its API error)
 //! is decided here too, never inside `store/`.
 
+pub mod audit;
 pub mod composite;
 pub mod content;
 pub mod critical;

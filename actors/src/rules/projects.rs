@@ -2,9 +2,10 @@
 //! made, what a project may be named, and secret rotation, the same on every
 //! backend.
 
+use crate::audit::{Actor, AuditChange};
 use crate::error::{Error, Result};
 use crate::model::{Project, Timestamp};
-use crate::storage::ProjectRepo;
+use crate::storage::{AuditRepo, ProjectRepo};
 use sha2::{Digest, Sha256};
 use std::time::Duration;
 
@@ -62,7 +63,11 @@ pub fn rotate(p: &mut Project, hash: Vec<u8>, grace: Duration, now: Timestamp) {
 
 /// Gives the project `name` a new secret key (returned once; only its hash
 /// is kept), under the project's lock (`ProjectRepo::update_project`).
-pub fn rotate_secret<S: ProjectRepo + ?Sized>(
+///
+/// Only the operator rotates a secret key (the operator API, `herald project
+/// rotate-secret`): the audit log's `key.rotated` names `Actor::Operator`,
+/// with when it was rotated and until when the previous key works, no key.
+pub fn rotate_secret<S: ProjectRepo + AuditRepo + ?Sized>(
     st: &S, name: &str, grace: Duration,
 ) -> Result<(Project, String)> {
     if grace > MAX_SECRET_GRACE {
@@ -77,9 +82,20 @@ pub fn rotate_secret<S: ProjectRepo + ?Sized>(
         .ok_or_else(|| crate::storage::Refusal::missing("project", name))?;
     let secret = random_key("sk_");
     let hash = hash_secret(&secret);
+    let mut before = None;
     let p = st.update_project(
         &p.id,
-        Box::new(move |p: &mut Project| rotate(p, hash, grace, Timestamp::now())),
+        Box::new(|p: &mut Project| {
+            before = Some(crate::audit::redact::secret_key(p));
+            rotate(p, hash, grace, Timestamp::now())
+        }),
     )?;
+    let mut change = AuditChange::new("key.rotated", p.id)
+        .key("secret_key")
+        .after(crate::audit::redact::secret_key(&p));
+    if let Some(b) = before {
+        change = change.before(b);
+    }
+    super::audit::record(st, &p.id, &Actor::Operator, change)?;
     Ok((p, secret))
 }

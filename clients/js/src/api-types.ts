@@ -20,6 +20,42 @@ export type ApnsConfig = {
   topic: string | null;
 } | null;
 
+/** One change of the project's configuration. */
+export interface AuditEntry {
+  /** `<resource type>.<verb>`: `flow.created`, `flow.updated`,
+   * `flow.activated`, `flow.deactivated`, `flow.archived`,
+   * `channel.created|updated|revoked|deleted`,
+   * `topic.created|updated|deleted`,
+   * `webhook_endpoint.created|updated|deleted|secret_rotated`,
+   * `partial.*`, `layout.*`, `translation.*` (`created|updated|deleted`),
+   * `project.updated`, `clock.advanced`, `key.rotated`,
+   * `signing_key.put|generated|deleted`, `link_secret.rotated`,
+   * `member.*`. */
+  action: string;
+  /** The resource after the change; null when it was deleted. Secrets
+   * read `********` or are left out. */
+  after: Record<string, unknown> | null;
+  /** When the change was made. */
+  at: string;
+  /** The resource before the change; null when it was created. */
+  before: Record<string, unknown> | null;
+  id: string;
+  /** The resource's id (the project's for settings, the clock and keys). */
+  resource_id: string;
+  /** Its handle, key, name or URL, when it has one. */
+  resource_key: string | null;
+  /** The part of `action` before its dot. */
+  resource_type: string;
+  /** Who made the change: a console member's email, `api` (the Admin
+   * API's secret key) or `operator`. */
+  who: string;
+}
+
+export interface AuditEntryList {
+  items: Array<AuditEntry>;
+  page: Page;
+}
+
 /** Gathers runs into one digest, per flow, recipient and `key`: the first
  * run to reach the step opens a batch and waits until it closes (its
  * `window` ends, or `max` activities are in); runs reaching it meanwhile

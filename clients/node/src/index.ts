@@ -4,6 +4,7 @@
 // operation table and the generated schema's types.
 
 import { Transport, type HeraldOptions } from './http.js';
+import { AuditLog } from './resources/audit_log.js';
 import { Categories, Erasures, PreferenceDefaults, Topics, Users } from './resources/audience.js';
 import { Channels, Deliveries, FlowRuns, Flows, Notifications } from './resources/messaging.js';
 import { Layouts, Partials, ProjectSettings, Translations, WebhookEndpoints } from './resources/project.js';
@@ -19,6 +20,8 @@ export class Herald {
   readonly topics: Topics;
   /** The addresses the project no longer sends to. */
   readonly suppressions: Suppressions;
+  /** Every change of the project's configuration, newest first. */
+  readonly auditLog: AuditLog;
   readonly channels: Channels;
   readonly flows: Flows;
   readonly flowRuns: FlowRuns;
@@ -44,6 +47,7 @@ export class Herald {
     this.preferences = new PreferenceDefaults(t);
     this.topics = new Topics(t);
     this.suppressions = new Suppressions(t);
+    this.auditLog = new AuditLog(t);
     this.channels = new Channels(t);
     this.flows = new Flows(t);
     this.flowRuns = new FlowRuns(t);
@@ -82,3 +86,4 @@ export { Users, Erasures, Categories, PreferenceDefaults, Topics } from './resou
 export { Channels, Flows, FlowRuns, Notifications, Deliveries } from './resources/messaging.js';
 export { ProjectSettings, Partials, Layouts, Translations, WebhookEndpoints } from './resources/project.js';
 export { Suppressions } from './resources/suppressions.js';
+export { AuditLog } from './resources/audit_log.js';

@@ -124,6 +124,9 @@ export const OPERATIONS = {
   createSuppression: post(`${A}/suppressions`, 'suppressions.add', safe),
   deleteSuppression: del(`${A}/suppressions/{channel_type}/{address}`, 'suppressions.remove'),
 
+  // the audit log (§19)
+  listAuditLog: get(`${A}/audit_log`, 'auditLog.list'),
+
   // event endpoints (§15): creation takes no Idempotency-Key (its answer holds the secret)
   listWebhookEndpoints: get(`${A}/webhook_endpoints`, 'webhookEndpoints.list'),
   getWebhookEndpoint: get(`${A}/webhook_endpoints/{id}`, 'webhookEndpoints.get'),

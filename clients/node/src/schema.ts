@@ -19,6 +19,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/audit_log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the audit log: changes of the project's configuration */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/categories": {
         parameters: {
             query?: never;
@@ -1383,6 +1400,75 @@ export interface components {
             /** @description The app's bundle id (`apns-topic`). */
             topic: string | null;
         } | null;
+        /**
+         * @description One change of the project's configuration.
+         * @example {
+         *       "action": "channel.updated",
+         *       "after": {
+         *         "config": {
+         *           "auth_token": "********",
+         *           "from": "+15550001"
+         *         },
+         *         "name": "SMS"
+         *       },
+         *       "at": "2026-01-01T00:00:00.000Z",
+         *       "before": {
+         *         "config": {
+         *           "auth_token": "********",
+         *           "from": "+15550001"
+         *         },
+         *         "name": "Twilio"
+         *       },
+         *       "id": "0190a8b8-0000-7000-8000-000000000000",
+         *       "resource_id": "0190a8b8-0000-7000-8000-000000000001",
+         *       "resource_key": "SMS",
+         *       "resource_type": "channel",
+         *       "who": "api"
+         *     }
+         */
+        AuditEntry: {
+            /**
+             * @description `<resource type>.<verb>`: `flow.created`, `flow.updated`,
+             *     `flow.activated`, `flow.deactivated`, `flow.archived`,
+             *     `channel.created|updated|revoked|deleted`,
+             *     `topic.created|updated|deleted`,
+             *     `webhook_endpoint.created|updated|deleted|secret_rotated`,
+             *     `partial.*`, `layout.*`, `translation.*` (`created|updated|deleted`),
+             *     `project.updated`, `clock.advanced`, `key.rotated`,
+             *     `signing_key.put|generated|deleted`, `link_secret.rotated`,
+             *     `member.*`.
+             */
+            action: string;
+            /**
+             * @description The resource after the change; null when it was deleted. Secrets
+             *     read `********` or are left out.
+             */
+            after: Record<string, never> | null;
+            /**
+             * Format: date-time
+             * @description When the change was made.
+             */
+            at: string;
+            /** @description The resource before the change; null when it was created. */
+            before: Record<string, never> | null;
+            /** Format: uuid */
+            id: string;
+            /** @description The resource's id (the project's for settings, the clock and keys). */
+            resource_id: string;
+            /** @description Its handle, key, name or URL, when it has one. */
+            resource_key: string | null;
+            /** @description The part of `action` before its dot. */
+            resource_type: string;
+            /**
+             * @description Who made the change: a console member's email, `api` (the Admin
+             *     API's secret key) or `operator`.
+             */
+            who: string;
+        };
+        AuditEntryList: {
+            items: components["schemas"]["AuditEntry"][];
+            page: components["schemas"]["Page"];
+        };
         /**
          * @description Gathers runs into one digest, per flow, recipient and `key`: the first
          *     run to reach the step opens a batch and waits until it closes (its
@@ -5006,6 +5092,44 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotificationList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /** @description Cursor from `page.after`: the next (older) page. Not with `before`. */
+                after?: string;
+                /** @description Cursor from `page.before`: the previous (newer) page. Not with `after`. */
+                before?: string;
+                /** @description Items per page (default 25; values above 1000 answer 1000). */
+                limit?: number;
+                /** @description Only changes of this resource type (the part of `action` before its dot: `flow`, `channel`, `topic`, `webhook_endpoint`, `partial`, `layout`, `translation`, `project`, `clock`, `key`, `signing_key`, `link_secret`, `member`). */
+                resource_type?: string;
+                /** @description Only changes made by this actor: a member's email, `api` or `operator`. */
+                who?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the audit log, newest first */
+            200: {
+                headers: {
+                    /** @description The request id: the request's own x-request-id when valid, else a generated one. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntryList"];
                 };
             };
             400: components["responses"]["BadRequest"];

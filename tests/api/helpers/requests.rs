@@ -110,6 +110,15 @@ impl TestApp {
             .await
     }
 
+    /// `GET /admin/v1/audit_log` with `query` (`limit`, `after`,
+    /// `resource_type`, `who`).
+    pub async fn audit_log(&self, query: &[(&str, &str)]) -> Resp {
+        self.admin(GET, &format!("{A}/audit_log"))
+            .query(query)
+            .go()
+            .await
+    }
+
     /// `POST /admin/v1/project/clock/advance` with `body` (`by` or `to`).
     pub async fn advance_clock(&self, body: &Value) -> Resp {
         self.admin(POST, &format!("{A}/project/clock/advance"))

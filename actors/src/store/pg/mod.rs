@@ -28,6 +28,7 @@
 //! first feed pages) are not kept here: every lookup reads the database,
 //! which stays correct when several processes share it.
 
+mod audit;
 mod batches;
 mod catalog;
 mod content;

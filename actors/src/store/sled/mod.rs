@@ -14,6 +14,7 @@
 //! All methods are blocking: callers on async threads run them through
 //! `spawn_blocking` (the HTTP layer's `State::run`), never inline.
 
+mod audit;
 pub mod backup;
 mod batches;
 mod caches;
@@ -144,6 +145,7 @@ spaces!(
     sent_msgs_by_delivery,
     last_seen,
     channel_health,
+    audit_log,
 );
 
 /// The open sled database. It is replaced when the store reopens after an I/O

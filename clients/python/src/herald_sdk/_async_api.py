@@ -165,6 +165,12 @@ class AsyncSuppressions(Protocol):
     async def remove(self, channel_type: str, address: str) -> None: ...
 
 
+class AsyncAuditLog(Protocol):
+    """AuditLog as AsyncHerald has it."""
+
+    def list(self, *, resource_type: Optional[str] = None, who: Optional[str] = None, limit: Optional[int] = None, after: Optional[str] = None, before: Optional[str] = None) -> AsyncPager[m.AuditEntry]: ...
+
+
 class AsyncEventEndpoints(Protocol):
     """EventEndpoints as AsyncHerald has it."""
 
@@ -253,6 +259,7 @@ class AsyncNamespaces:
     deliveries: AsyncDeliveries
     topics: AsyncTopics
     suppressions: AsyncSuppressions
+    audit_log: AsyncAuditLog
     event_endpoints: AsyncEventEndpoints
     webhook_endpoints: AsyncEventEndpoints
     project: AsyncProject

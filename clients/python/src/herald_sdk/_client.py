@@ -25,7 +25,16 @@ from ._resources_core import (
     Preferences,
     Users,
 )
-from ._resources_more import EventEndpoints, Layouts, Partials, Project, Suppressions, Topics, Translations
+from ._resources_more import (
+    AuditLog,
+    EventEndpoints,
+    Layouts,
+    Partials,
+    Project,
+    Suppressions,
+    Topics,
+    Translations,
+)
 from ._transport import (
     DEFAULT_BASE_URL,
     DEFAULT_MAX_RETRIES,
@@ -66,6 +75,7 @@ class _Namespaces:
         self.deliveries = Deliveries(send, pager)
         self.topics = Topics(send, pager)
         self.suppressions = Suppressions(send, pager)
+        self.audit_log = AuditLog(send, pager)
         self.event_endpoints = EventEndpoints(send, pager)
         # The API's path name for the same thing.
         self.webhook_endpoints = self.event_endpoints

@@ -69,6 +69,8 @@ OPERATIONS: Dict[Tuple[str, str], str] = {
     ("GET", "/admin/v1/suppressions"): "suppressions.list",
     ("POST", "/admin/v1/suppressions"): "suppressions.add",
     ("DELETE", "/admin/v1/suppressions/{channel_type}/{address}"): "suppressions.remove",
+    # the audit log
+    ("GET", "/admin/v1/audit_log"): "audit_log.list",
     # event endpoints
     ("POST", "/admin/v1/webhook_endpoints"): "event_endpoints.create",
     ("GET", "/admin/v1/webhook_endpoints"): "event_endpoints.list",

@@ -1,5 +1,5 @@
 """Resource namespaces of the Admin API, part two: topics, the suppression
-list, event endpoints, the project and its settings, and content (partials,
+list, the audit log, event endpoints, the project and its settings, and content (partials,
 layouts, translations).
 
 Same conventions as _resources_core: typed models back, ``None`` for a 204,
@@ -85,6 +85,21 @@ class Suppressions(Resource):
         The address is percent-encoded into the path, a phone's ``+`` as ``%2B``.
         """
         return self._send(Request("DELETE", f"/admin/v1/suppressions/{seg(channel_type)}/{seg(address)}"))
+
+
+class AuditLog(Resource):
+    """``/admin/v1/audit_log``: every change of the project's configuration,
+    by whom (``api``, ``operator`` or a console member's email), with the
+    resource before and after, secrets never shown (docs/API.md §19)."""
+
+    def list(self, *, resource_type: Optional[str] = None, who: Optional[str] = None,
+             limit: Optional[int] = None, after: Optional[str] = None,
+             before: Optional[str] = None) -> "Pager[m.AuditEntry]":
+        """Every entry, newest first; ``resource_type="flow"`` or ``who="api"`` keeps those only."""
+        return self._pager("/admin/v1/audit_log",
+                           {"resource_type": resource_type, "who": who, "limit": limit, "after": after,
+                            "before": before},
+                           m.AuditEntry)
 
 
 class EventEndpoints(Resource):

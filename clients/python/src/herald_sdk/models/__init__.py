@@ -3,6 +3,7 @@ datamodel-code-generator (scripts/gen_models.py): do not edit by hand, regenerat
 Every model keeps fields it does not know (extra='allow'), so a newer server's
 answers still load."""
 
+from ._part1 import AuditEntry  # noqa: F401
 from ._part1 import Branding  # noqa: F401
 from ._part1 import CallbackResult  # noqa: F401
 from ._part1 import CancelInput  # noqa: F401
@@ -49,10 +50,10 @@ from ._part1 import PreferenceForm  # noqa: F401
 from ._part1 import PreferenceLink  # noqa: F401
 from ._part1 import PreferenceLinkInput  # noqa: F401
 from ._part1 import PushKeys  # noqa: F401
-from ._part1 import PushSubscription  # noqa: F401
-from ._part1 import PushSubscriptionDelete  # noqa: F401
-from ._part1 import PushSubscriptionInput  # noqa: F401
-from ._part1 import PushSubscriptionList  # noqa: F401
+from ._part2 import PushSubscription  # noqa: F401
+from ._part2 import PushSubscriptionDelete  # noqa: F401
+from ._part2 import PushSubscriptionInput  # noqa: F401
+from ._part2 import PushSubscriptionList  # noqa: F401
 from ._part2 import RenderedAction  # noqa: F401
 from ._part2 import ReplayInput  # noqa: F401
 from ._part2 import ReplayResult  # noqa: F401
@@ -97,8 +98,9 @@ from ._part2 import WebhookEndpoint  # noqa: F401
 from ._part2 import WebhookEndpointInput  # noqa: F401
 from ._part2 import WebhookEndpointList  # noqa: F401
 from ._part2 import WebhookEndpointUpdate  # noqa: F401
-from ._part2 import WebhookEndpointWithSecret  # noqa: F401
+from ._part3 import WebhookEndpointWithSecret  # noqa: F401
 from ._part3 import ApnsConfig  # noqa: F401
+from ._part3 import AuditEntryList  # noqa: F401
 from ._part3 import BulkDeleteInput  # noqa: F401
 from ._part3 import BulkErasure  # noqa: F401
 from ._part3 import BulkSubscriptionInput  # noqa: F401
@@ -137,8 +139,8 @@ from ._part3 import TranslationList  # noqa: F401
 from ._part3 import BatchStep  # noqa: F401
 from ._part3 import BulkDeleteResult  # noqa: F401
 from ._part3 import BulkUserResult  # noqa: F401
-from ._part3 import BulkUsersInput  # noqa: F401
-from ._part3 import BulkUsersResult  # noqa: F401
+from ._part4 import BulkUsersInput  # noqa: F401
+from ._part4 import BulkUsersResult  # noqa: F401
 from ._part4 import ChannelStep  # noqa: F401
 from ._part4 import ChannelStepInput  # noqa: F401
 from ._part4 import Delivery  # noqa: F401
@@ -162,6 +164,7 @@ from ._part4 import FlowUpdate  # noqa: F401
 from ._part4 import Preferences  # noqa: F401
 
 __all__ = [
+    "AuditEntry",
     "Branding",
     "CallbackResult",
     "CancelInput",
@@ -258,6 +261,7 @@ __all__ = [
     "WebhookEndpointUpdate",
     "WebhookEndpointWithSecret",
     "ApnsConfig",
+    "AuditEntryList",
     "BulkDeleteInput",
     "BulkErasure",
     "BulkSubscriptionInput",

@@ -7,6 +7,41 @@ from uuid import UUID
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
 
 
+class AuditEntry(BaseModel):
+    """
+    One change of the project's configuration.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    action: str = Field(
+        ...,
+        description="`<resource type>.<verb>`: `flow.created`, `flow.updated`,\n`flow.activated`, `flow.deactivated`, `flow.archived`,\n`channel.created|updated|revoked|deleted`,\n`topic.created|updated|deleted`,\n`webhook_endpoint.created|updated|deleted|secret_rotated`,\n`partial.*`, `layout.*`, `translation.*` (`created|updated|deleted`),\n`project.updated`, `clock.advanced`, `key.rotated`,\n`signing_key.put|generated|deleted`, `link_secret.rotated`,\n`member.*`.",
+    )
+    after: Optional[dict[str, Any]] = Field(
+        ...,
+        description="The resource after the change; null when it was deleted. Secrets\nread `********` or are left out.",
+    )
+    at: AwareDatetime = Field(..., description="When the change was made.")
+    before: Optional[dict[str, Any]] = Field(
+        ..., description="The resource before the change; null when it was created."
+    )
+    id: UUID
+    resource_id: str = Field(
+        ...,
+        description="The resource's id (the project's for settings, the clock and keys).",
+    )
+    resource_key: Optional[str] = Field(
+        ..., description="Its handle, key, name or URL, when it has one."
+    )
+    resource_type: str = Field(..., description="The part of `action` before its dot.")
+    who: str = Field(
+        ...,
+        description="Who made the change: a console member's email, `api` (the Admin\nAPI's secret key) or `operator`.",
+    )
+
+
 class Branding(BaseModel):
     """
     A project's branding: `brand.name`, `brand.logo_url`… in every
@@ -761,43 +796,3 @@ class PushKeys(BaseModel):
     )
     auth: str
     p256dh: str
-
-
-class PushSubscription(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    channel_id: UUID
-    created_at: AwareDatetime
-    id: UUID
-    identifier: str
-    platform: Optional[str]
-
-
-class PushSubscriptionDelete(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    identifier: str
-
-
-class PushSubscriptionInput(BaseModel):
-    """
-    A device or browser subscription; web push needs the endpoint URL as
-    `identifier` and `keys`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    identifier: str
-    keys: Optional[PushKeys] = None
-    platform: Optional[str] = None
-
-
-class PushSubscriptionList(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    items: list[PushSubscription]
-    page: Page

@@ -5,7 +5,47 @@ from __future__ import annotations
 from typing import Any, Literal, Optional, Union
 from uuid import UUID
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
-from ._part1 import ChannelRetry, Page
+from ._part1 import ChannelRetry, Page, PushKeys
+
+
+class PushSubscription(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    channel_id: UUID
+    created_at: AwareDatetime
+    id: UUID
+    identifier: str
+    platform: Optional[str]
+
+
+class PushSubscriptionDelete(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    identifier: str
+
+
+class PushSubscriptionInput(BaseModel):
+    """
+    A device or browser subscription; web push needs the endpoint URL as
+    `identifier` and `keys`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    identifier: str
+    keys: Optional[PushKeys] = None
+    platform: Optional[str] = None
+
+
+class PushSubscriptionList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    items: list[PushSubscription]
+    page: Page
 
 
 class RenderedAction(BaseModel):
@@ -753,31 +793,4 @@ class WebhookEndpointUpdate(BaseModel):
     )
     url: Optional[str] = Field(
         None, description="Where events are POSTed (http or https); absent keeps it."
-    )
-
-
-class WebhookEndpointWithSecret(BaseModel):
-    """
-    An endpoint with its new signing secret: the answer to creation and to
-    `rotate_secret`, the only times the secret is shown.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    created_at: AwareDatetime
-    disabled_reason: Optional[str] = Field(
-        None,
-        description="Why Herald disabled it (events undelivered for the retry horizon); null\nwhile enabled.",
-    )
-    enabled: bool
-    event_types: list[str] = Field(
-        ..., description='The event types it receives; `["*"]`: every type.'
-    )
-    id: UUID
-    updated_at: AwareDatetime
-    url: str
-    secret: str = Field(
-        ...,
-        description="`whsec_` + base64 of 32 random bytes: the HMAC-SHA256 key is the\nbase64-decoded part (Standard Webhooks).",
     )

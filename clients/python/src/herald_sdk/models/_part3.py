@@ -5,8 +5,35 @@ from __future__ import annotations
 from typing import Any, Literal, Optional, Union
 from uuid import UUID
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
-from ._part1 import Branding, ChannelHealth, ChannelRetry, ChannelTypeFlags, ConditionRule, Erasure, EventAttemptView, FcmServiceAccount, Page
+from ._part1 import AuditEntry, Branding, ChannelHealth, ChannelRetry, ChannelTypeFlags, ConditionRule, Erasure, EventAttemptView, FcmServiceAccount, Page
 from ._part2 import RenderedAction, Retention, RetentionInput, StepConditionRule, StepPreviewError, SubscriptionInput, TemplateAction, Topic, TraceEntryView, TranslationSummary, Usage, User
+
+
+class WebhookEndpointWithSecret(BaseModel):
+    """
+    An endpoint with its new signing secret: the answer to creation and to
+    `rotate_secret`, the only times the secret is shown.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    created_at: AwareDatetime
+    disabled_reason: Optional[str] = Field(
+        None,
+        description="Why Herald disabled it (events undelivered for the retry horizon); null\nwhile enabled.",
+    )
+    enabled: bool
+    event_types: list[str] = Field(
+        ..., description='The event types it receives; `["*"]`: every type.'
+    )
+    id: UUID
+    updated_at: AwareDatetime
+    url: str
+    secret: str = Field(
+        ...,
+        description="`whsec_` + base64 of 32 random bytes: the HMAC-SHA256 key is the\nbase64-decoded part (Standard Webhooks).",
+    )
 
 
 class ApnsConfig(BaseModel):
@@ -36,6 +63,14 @@ class ApnsConfig(BaseModel):
         ..., description="Apple developer team id (the provider token's `iss`)."
     )
     topic: Optional[str] = Field(..., description="The app's bundle id (`apns-topic`).")
+
+
+class AuditEntryList(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    items: list[AuditEntry]
+    page: Page
 
 
 class BulkDeleteInput(BaseModel):
@@ -756,31 +791,3 @@ class BulkUserResult(BaseModel):
     )
     status: Optional[str] = None
     user: Optional[User] = None
-
-
-class BulkUsersInput(BaseModel):
-    """
-    Creates or updates many users: each item is `external_id` plus any user fields.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    idempotency_key: Optional[str] = Field(
-        None, description="Alternative to the `Idempotency-Key` header."
-    )
-    users: list[RecipientInput] = Field(
-        ...,
-        description="At most 1,000, applied in order (a later item of the same external id\npatches what the earlier one left).",
-    )
-
-
-class BulkUsersResult(BaseModel):
-    """
-    The answer of `POST /admin/v1/users/bulk`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    results: list[BulkUserResult]

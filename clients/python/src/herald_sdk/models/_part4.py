@@ -7,7 +7,35 @@ from uuid import UUID
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
 from ._part1 import ChannelTypeFlags, ChannelTypeFlagsInput, DeliveryError, FeedMeta, FlowPreferences, FlowPreferencesInput, Page, Partial
 from ._part2 import SendWindow, StepConditionRule, User
-from ._part3 import BatchStep, CategoryPreferences, ChannelTypeSources, DelayStep, ErrorBody, QuietHours, RecipientInput, Rendered, SettingSources, StepCondition1, StepCondition2, StepPreview, Template, ThrottleStep
+from ._part3 import BatchStep, BulkUserResult, CategoryPreferences, ChannelTypeSources, DelayStep, ErrorBody, QuietHours, RecipientInput, Rendered, SettingSources, StepCondition1, StepCondition2, StepPreview, Template, ThrottleStep
+
+
+class BulkUsersInput(BaseModel):
+    """
+    Creates or updates many users: each item is `external_id` plus any user fields.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    idempotency_key: Optional[str] = Field(
+        None, description="Alternative to the `Idempotency-Key` header."
+    )
+    users: list[RecipientInput] = Field(
+        ...,
+        description="At most 1,000, applied in order (a later item of the same external id\npatches what the earlier one left).",
+    )
+
+
+class BulkUsersResult(BaseModel):
+    """
+    The answer of `POST /admin/v1/users/bulk`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    results: list[BulkUserResult]
 
 
 class ChannelStep(BaseModel):
