@@ -12,6 +12,7 @@ mod channels;
 mod cluster_bus;
 mod cluster_failover;
 mod cluster_work;
+mod console_auth;
 mod content;
 mod crash;
 mod critical_flows;

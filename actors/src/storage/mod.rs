@@ -1,7 +1,7 @@
 //! The storage interface: what the engine asks of a backend, one narrow trait
 //! per aggregate (projects, users, channels, flows, topics, runs, notifications,
 //! the delivery queue, feeds, push subscriptions, throttle counters, batches,
-//! idempotency, suppressions, presence, the audit log) plus durability,
+//! idempotency, suppressions, presence, the audit log, console members) plus durability,
 //! gathered in `Storage`, which the engine holds as `Arc<dyn Storage>`.
 //!
 //! Arguments and results are domain values (`model::*`, ids, filters, pages;
@@ -16,12 +16,14 @@
 //! opaque sort keys that a backend makes and reads back itself.
 
 mod audit;
+mod console;
 mod keys;
 mod presence;
 mod suppressions;
 mod types;
 
 pub use audit::*;
+pub use console::*;
 pub use keys::*;
 pub use presence::*;
 pub use suppressions::*;
@@ -537,6 +539,7 @@ pub trait Storage:
     + EventRepo
     + SuppressionRepo
     + PresenceRepo
+    + ConsoleRepo
     + FeedbackRepo
     + AuditRepo
     + Durability

@@ -31,6 +31,7 @@
 mod audit;
 mod batches;
 mod catalog;
+mod console;
 mod content;
 mod events;
 mod feed;

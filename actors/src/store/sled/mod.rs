@@ -21,6 +21,7 @@ mod caches;
 mod catalog;
 pub mod codec;
 mod combine;
+mod console;
 mod content;
 mod dir_lock;
 mod events;
@@ -146,6 +147,9 @@ spaces!(
     last_seen,
     channel_health,
     audit_log,
+    console_members,
+    console_links,
+    console_sessions,
 );
 
 /// The open sled database. It is replaced when the store reopens after an I/O
