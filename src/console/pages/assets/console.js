@@ -1,0 +1,344 @@
+// Herald console: the pages' changes, made through the Admin API with the
+// member's session cookie and CSRF token. Written by hand, no framework:
+// each part below starts only on the page that has its elements.
+'use strict';
+(function () {
+  const $ = (sel, root) => (root || document).querySelector(sel);
+  const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
+  const csrf = () => { const m = $('meta[name="csrf-token"]'); return m ? m.content : ''; };
+
+  // One Admin API call: {ok, status, body} (body: the parsed JSON or null).
+  async function api(method, path, body) {
+    const init = { method, credentials: 'same-origin', headers: { 'X-CSRF-Token': csrf(), Accept: 'application/json' } };
+    if (body !== undefined) { init.headers['Content-Type'] = 'application/json'; init.body = JSON.stringify(body); }
+    let r;
+    try { r = await fetch(path, init); } catch (e) {
+      return { ok: false, status: 0, body: { error: { code: 'network', message: 'The server could not be reached.' } } };
+    }
+    let json = null;
+    try { json = await r.json(); } catch (e) { /* no body */ }
+    return { ok: r.ok, status: r.status, body: json };
+  }
+
+  const el = (tag, attrs, ...kids) => {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === false || v === null || v === undefined) continue;
+      if (k === 'text') e.textContent = v; else e.setAttribute(k, v === true ? '' : v);
+    }
+    for (const k of kids) if (k) e.append(k);
+    return e;
+  };
+  let uid = 0;
+  const nextId = (p) => `${p}-${++uid}`;
+
+  // The error object's field errors, each shown beside the field it names
+  // (an element with data-error-for = the path, or the nearest parent
+  // path's); the rest in `fallback`.
+  function clearErrors(root) {
+    $$('[data-error-for], .field-error', root).forEach((e) => { if (e.classList.contains('field-error')) e.textContent = ''; });
+    $$('[aria-invalid]', root).forEach((e) => e.removeAttribute('aria-invalid'));
+  }
+  function showError(root, err, fallback) {
+    const e = (err && err.error) || { message: 'Something went wrong.' };
+    const fields = (e.details && e.details.fields) || [];
+    const placed = [];
+    const put = (path, msg) => {
+      let p = path;
+      while (p) {
+        const slot = $(`[data-error-for="${CSS.escape(p)}"]`, root);
+        if (slot) {
+          slot.textContent = slot.textContent ? `${slot.textContent} ${msg}` : msg;
+          const input = $(`[data-field="${CSS.escape(p)}"]`, root);
+          if (input) input.setAttribute('aria-invalid', 'true');
+          return true;
+        }
+        p = p.includes('.') ? p.slice(0, p.lastIndexOf('.')) : '';
+      }
+      return false;
+    };
+    for (const f of fields) if (!put(f.field, `${f.message}`)) placed.push(`${f.field}: ${f.message}`);
+    if (e.details && e.details.param && !fields.length && put(e.details.param, e.message)) return;
+    if (!fields.length || placed.length) {
+      if (fallback) fallback.textContent = [e.message, ...placed].join(' ');
+    }
+  }
+  const say = (node, text) => { if (node) node.textContent = text; };
+
+  // ------------------------------------------------------------ flows list
+  const newFlow = $('form[data-new-flow]');
+  if (newFlow) {
+    newFlow.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const h = newFlow.elements.handle.value.trim();
+      if (h) location.href = `/console/flows/${encodeURIComponent(h)}`;
+    });
+  }
+
+  // ------------------------------------------------------------ flow editor
+  const editor = $('#flow-editor');
+  if (editor) flowEditor(editor);
+
+  function flowEditor(form) {
+    const handle = form.dataset.handle;
+    const path = `/admin/v1/flows/${encodeURIComponent(handle)}`;
+    let flow = JSON.parse($('#flow-data').textContent || 'null');
+    const channels = JSON.parse($('#channels-data').textContent || '[]');
+    const exists = () => !!flow;
+    const steps = flow ? JSON.parse(JSON.stringify(flow.steps || [])) : [];
+    const msg = $('#flow-message');
+    const formErr = $('#err-form');
+    form.elements.name.value = flow ? flow.name : handle;
+    form.elements.description.value = (flow && flow.description) || '';
+    form.elements.critical.checked = !!(flow && flow.critical);
+    form.elements.commercial.checked = !!(flow && flow.commercial);
+    $('#f-name').dataset.field = 'name';
+    $('#err-name').dataset.errorFor = 'name';
+    $('#err-description').dataset.errorFor = 'description';
+    $('#err-steps').dataset.errorFor = 'steps';
+    $('#err-data').dataset.errorFor = 'data';
+    const list = $('#steps');
+
+    const fresh = (type) => ({
+      channel: { type: 'channel', channel_id: channels.length ? channels[0].id : '', template: { body: '' } },
+      delay: { type: 'delay', seconds: 60 },
+      throttle: { type: 'throttle', limit: 1, window: '1h' },
+      batch: { type: 'batch', window: '15m' },
+    }[type]);
+
+    // A labelled input bound to a step's value at `key` (a path of the step).
+    function field(i, step, key, label, opts) {
+      const o = opts || {};
+      const id = nextId('s');
+      const get = () => key.split('.').reduce((v, k) => (v == null ? undefined : v[k]), step);
+      const set = (v) => {
+        const ks = key.split('.');
+        let t = step;
+        for (const k of ks.slice(0, -1)) { if (typeof t[k] !== 'object' || t[k] === null) t[k] = {}; t = t[k]; }
+        const last = ks[ks.length - 1];
+        if (v === undefined || v === '') delete t[last]; else t[last] = v;
+      };
+      const full = `steps.${i}.${key}`;
+      let input;
+      if (o.options) {
+        input = el('select', { id });
+        for (const [v, text] of o.options) input.append(el('option', { value: v, text }));
+        input.value = get() == null ? '' : get();
+      } else if (o.area) {
+        input = el('textarea', { id, rows: o.rows || 3 });
+        const v = get();
+        input.value = v == null ? '' : (o.json ? JSON.stringify(v, null, 1) : v);
+      } else {
+        input = el('input', { id, type: o.number ? 'number' : 'text' });
+        const v = get();
+        input.value = v == null ? '' : v;
+      }
+      const err = el('span', { class: 'field-error', id: `${id}-err`, 'data-error-for': full, role: 'alert' });
+      input.dataset.field = full;
+      input.setAttribute('aria-describedby', `${id}-err`);
+      input.addEventListener(o.options ? 'change' : 'input', () => {
+        let v = input.value;
+        if (o.number) v = v === '' ? undefined : Number(v);
+        if (o.json) {
+          if (v.trim() === '') v = undefined;
+          else { try { v = JSON.parse(v); err.textContent = ''; } catch (e) { err.textContent = 'Not valid JSON.'; return; } }
+        }
+        set(v);
+        if (o.rerender) render(); else schedulePreview();
+      });
+      return el('div', { class: 'row' }, el('label', { for: id, text: label }), input, err);
+    }
+
+    function render() {
+      list.textContent = '';
+      steps.forEach((s, i) => {
+        const li = el('li', { class: `step step-${s.type}`, 'aria-label': `Step ${i + 1}: ${s.type}` });
+        const tools = el('div', { class: 'step-tools' },
+          el('strong', { text: `${i + 1}. ${s.type}` }));
+        const btn = (text, label, fn, disabled) => {
+          const b = el('button', { type: 'button', 'aria-label': label, text, disabled: !!disabled });
+          b.addEventListener('click', () => { fn(); render(); const again = $(`[aria-label="${label}"]`, list); if (again && !again.disabled) again.focus(); });
+          return b;
+        };
+        tools.append(
+          btn('↑', `Move step ${i + 1} up`, () => { [steps[i - 1], steps[i]] = [steps[i], steps[i - 1]]; }, i === 0),
+          btn('↓', `Move step ${i + 1} down`, () => { [steps[i + 1], steps[i]] = [steps[i], steps[i + 1]]; }, i === steps.length - 1),
+          btn('Remove', `Remove step ${i + 1}`, () => { steps.splice(i, 1); }),
+        );
+        li.append(tools, el('span', { class: 'field-error', 'data-error-for': `steps.${i}`, role: 'alert' }));
+        const body = el('div', { class: 'step-body' });
+        if (s.type === 'channel') {
+          const opts = channels.map((c) => [c.id, `${c.name} (${c.channel_type})`]);
+          body.append(field(i, s, 'channel_id', 'Channel', { options: opts, rerender: true }));
+          const ch = channels.find((c) => c.id === s.channel_id);
+          const cols = el('div', { class: 'template-cols' });
+          const tpl = el('div', { class: 'template' });
+          if (ch && ch.channel_type === 'email') tpl.append(field(i, s, 'template.subject', 'Subject'));
+          tpl.append(field(i, s, 'template.body', 'Body', { area: true, rows: 4 }));
+          if (ch && ch.channel_type === 'email') tpl.append(field(i, s, 'template.html', 'HTML (optional)', { area: true }));
+          tpl.append(field(i, s, 'template.url', 'Link URL (optional)'));
+          tpl.append(field(i, s, 'send_window', 'Send window (JSON, optional)', { area: true, json: true, rows: 2 }));
+          const pv = el('div', { class: 'preview', id: `preview-${i}`, 'aria-live': 'polite', 'aria-label': `Preview of step ${i + 1}` },
+            el('p', { class: 'muted', text: 'Preview appears here.' }));
+          cols.append(tpl, pv);
+          body.append(cols);
+        } else if (s.type === 'delay') {
+          body.append(field(i, s, 'seconds', 'Delay (seconds)', { number: true }));
+        } else if (s.type === 'throttle') {
+          body.append(field(i, s, 'limit', 'Limit', { number: true }), field(i, s, 'window', 'Window (e.g. 1h)'),
+            field(i, s, 'key', 'Key (template, optional)'));
+        } else if (s.type === 'batch') {
+          body.append(field(i, s, 'window', 'Window (e.g. 15m)'), field(i, s, 'key', 'Key (template, optional)'),
+            field(i, s, 'max', 'Max activities (optional)', { number: true }));
+        } else {
+          body.append(el('pre', { text: JSON.stringify(s, null, 1) }));
+        }
+        body.append(field(i, s, 'if', 'Condition, if (JSON, optional)', { area: true, json: true, rows: 2 }));
+        li.append(body);
+        list.append(li);
+      });
+      schedulePreview();
+    }
+
+    $('#add-step').addEventListener('click', () => {
+      steps.push(fresh($('#add-type').value));
+      render();
+      const last = list.lastElementChild;
+      if (last) { const f = $('input, select, textarea', last); if (f) f.focus(); }
+    });
+
+    const body = () => ({
+      name: form.elements.name.value,
+      description: form.elements.description.value || null,
+      critical: form.elements.critical.checked,
+      commercial: form.elements.commercial.checked,
+      steps,
+    });
+    const sample = () => {
+      const t = $('#p-data').value.trim();
+      if (!t) return {};
+      return JSON.parse(t);
+    };
+
+    // Live preview: the unsaved flow rendered for the chosen user and data.
+    let timer = null;
+    let seq = 0;
+    function schedulePreview() { clearTimeout(timer); timer = setTimeout(preview, 300); }
+    async function preview() {
+      const panes = $$('.preview', list);
+      if (!panes.length) return;
+      let data;
+      try { data = sample(); $('#err-data').textContent = ''; } catch (e) { $('#err-data').textContent = 'Sample data is not valid JSON.'; return; }
+      const mine = ++seq;
+      const r = await api('POST', '/admin/v1/flows/preview', { ...body(), handle, user: $('#p-user').value || 'console-test-user', data });
+      if (mine !== seq) return;
+      $$('.template .field-error', list).forEach((e) => { e.textContent = ''; });
+      panes.forEach((p) => { p.textContent = ''; });
+      if (!r.ok) {
+        showError(list, r.body, null);
+        panes.forEach((p) => p.append(el('p', { class: 'error', text: `Not rendered: ${(r.body && r.body.error && r.body.error.message) || 'error'}` })));
+        return;
+      }
+      for (const s of r.body.steps || []) {
+        const p = $(`#preview-${s.step}`);
+        if (!p) continue;
+        if (s.error) {
+          p.append(el('p', { class: 'error', role: 'alert', text: `Template error: ${s.error.message}` }));
+          const slot = $(`[data-error-for="${CSS.escape(s.error.field || '')}"]`, list);
+          if (slot) slot.textContent = s.error.message;
+          continue;
+        }
+        const c = s.content || {};
+        if (c.subject) p.append(el('p', { class: 'subject' }, el('strong', { text: c.subject })));
+        p.append(el('p', { class: 'rendered', text: c.body || '' }));
+        if (c.url) p.append(el('p', { class: 'muted', text: c.url }));
+      }
+    }
+    form.elements.name.addEventListener('input', schedulePreview);
+    $('#p-user').addEventListener('input', schedulePreview);
+    $('#p-data').addEventListener('input', schedulePreview);
+
+    const setStatus = (s) => {
+      const b = $('#flow-status');
+      if (b) { b.textContent = s; b.className = `status status-${s}`; }
+    };
+    const enable = () => { for (const id of ['activate', 'archive', 'send-test']) $(`#${id}`).disabled = !exists(); };
+
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      clearErrors(form); say(formErr, ''); say(msg, 'Saving…');
+      const r = exists() ? await api('PUT', path, body()) : await api('POST', '/admin/v1/flows', { handle, ...body() });
+      if (!r.ok) { say(msg, 'Not saved.'); showError(form, r.body, formErr); return; }
+      const created = !exists();
+      flow = r.body;
+      say(msg, created ? 'Created.' : 'Saved.');
+      if (created) { location.reload(); return; }
+      setStatus(flow.status); enable();
+    });
+    const transition = (name, words) => async () => {
+      clearErrors(form); say(formErr, '');
+      const r = await api('POST', `${path}/${name}`);
+      if (!r.ok) { say(msg, `Not ${words}.`); showError(form, r.body, formErr); return; }
+      flow = r.body; setStatus(flow.status); say(msg, `${words[0].toUpperCase()}${words.slice(1)}.`);
+    };
+    $('#activate').addEventListener('click', transition('activate', 'activated'));
+    $('#archive').addEventListener('click', transition('archive', 'archived'));
+    $('#send-test').addEventListener('click', async () => {
+      clearErrors(form); say(formErr, '');
+      let data;
+      try { data = sample(); } catch (e) { $('#err-data').textContent = 'Sample data is not valid JSON.'; return; }
+      say(msg, 'Sending a test…');
+      const r = await api('POST', `${path}/run`, { recipients: [{ external_id: $('#p-user').value || 'console-test-user' }], data });
+      if (!r.ok) { say(msg, 'Not sent.'); showError(form, r.body, formErr); return; }
+      const run = r.body.id;
+      for (let i = 0; i < 20; i++) {
+        const l = await api('GET', `/admin/v1/notifications?flow_run_id=${encodeURIComponent(run)}&limit=1`);
+        const n = l.ok && l.body.items && l.body.items[0];
+        if (n) {
+          msg.textContent = 'Test sent: ';
+          msg.append(el('a', { href: `/console/notifications/${n.id}`, text: 'open its notification' }));
+          return;
+        }
+        await new Promise((res) => setTimeout(res, 250));
+      }
+      say(msg, `Test run ${run} accepted; its notification is not there yet.`);
+    });
+    render();
+  }
+
+  // ------------------------------------------------------------ a user's page
+  const prefs = $('#prefs');
+  if (prefs) {
+    const user = prefs.dataset.user;
+    const out = $('#prefs-message');
+    $$('input[data-pref]', prefs).forEach((box) => {
+      box.addEventListener('change', async () => {
+        const keys = box.dataset.pref.split('.');
+        const patch = {};
+        let t = patch;
+        keys.slice(0, -1).forEach((k) => { t[k] = {}; t = t[k]; });
+        t[keys[keys.length - 1]] = box.checked;
+        say(out, 'Saving…');
+        const r = await api('PUT', `/admin/v1/users/${encodeURIComponent(user)}/preferences`, patch);
+        if (r.ok) { say(out, 'Saved.'); return; }
+        box.checked = !box.checked;
+        say(out, `Not saved: ${(r.body && r.body.error && r.body.error.message) || 'error'}`);
+      });
+    });
+  }
+  const feed = $('#feed');
+  if (feed) {
+    (async () => {
+      const r = await api('GET', `/admin/v1/users/${encodeURIComponent(feed.dataset.user)}/feed?limit=20`);
+      feed.textContent = '';
+      if (!r.ok) { feed.append(el('li', { class: 'error', text: (r.body && r.body.error && r.body.error.message) || 'The feed could not be read.' })); return; }
+      const items = r.body.items || r.body.entries || [];
+      if (!items.length) feed.append(el('li', { class: 'empty', text: 'Empty.' }));
+      for (const e of items) {
+        const d = e.data || {};
+        feed.append(el('li', {}, el('span', { text: d.subject || d.body || e.id }), ' ',
+          el('span', { class: 'muted', text: `${e.created_at || ''}${e.read_at ? ' · read' : ' · unread'}` })));
+      }
+    })();
+  }
+})();
