@@ -7,7 +7,7 @@
 
 use super::super::render::member_page;
 use super::super::Member;
-use super::failed;
+use super::common::failed;
 use crate::bodies::flows::Flow as FlowBody;
 use crate::extract::{path_str, Query};
 use crate::pagination;

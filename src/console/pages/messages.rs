@@ -5,7 +5,8 @@
 
 use super::super::render::member_page;
 use super::super::Member;
-use super::{failed, timeline, with_user_paths};
+use super::common::{failed, with_user_paths};
+use super::timeline;
 use crate::extract::Query;
 use crate::pagination;
 use crate::state::State;

@@ -7,15 +7,14 @@
 //! its validation stay in one place.
 
 pub mod assets;
+mod common;
 mod flows;
 mod messages;
 mod overview;
 pub mod timeline;
 mod users;
 
-use super::render::member_page;
-use super::Member;
-use actix_web::{http::StatusCode, web, HttpResponse};
+use actix_web::web;
 
 /// The pages' templates: (name, source).
 pub const TEMPLATES: &[(&str, &str)] = &[
@@ -48,50 +47,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/console/assets/{file}", web::get().to(assets::serve));
 }
 
-/// A page that could not be shown: the engine's error, with its status, in
-/// the layout.
-pub(crate) fn failed(m: &Member, current: &str, e: herald_engine::Error) -> HttpResponse {
-    let status = StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::BAD_REQUEST);
-    let mut r = member_page(
-        m,
-        current,
-        "pages/error.html",
-        minijinja::context! { code => e.code.as_str(), message => e.message, details => e.details },
-    );
-    *r.status_mut() = status;
-    r
-}
-
-/// A user's page, the external id percent-encoded as a path segment (the
-/// templates have no URL filter).
-pub(crate) fn user_path(external_id: &str) -> String {
-    let seg =
-        percent_encoding::utf8_percent_encode(external_id, percent_encoding::NON_ALPHANUMERIC);
-    format!("/console/users/{seg}")
-}
-
-/// Notifications as JSON values, each recipient with the `path` of their
-/// page.
-pub(crate) fn with_user_paths(
-    items: &[herald_engine::views::NotificationView],
-) -> Vec<serde_json::Value> {
-    items
-        .iter()
-        .map(|n| {
-            let mut v = serde_json::to_value(n).unwrap_or_default();
-            if let Some(r) = v.get_mut("recipient").and_then(|r| r.as_object_mut()) {
-                let ext = r
-                    .get("external_id")
-                    .and_then(|e| e.as_str())
-                    .unwrap_or_default();
-                let path = user_path(ext);
-                r.insert("path".into(), path.into());
-            }
-            v
-        })
-        .collect()
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::super::{Member, Role};
@@ -121,14 +76,14 @@ pub(crate) mod tests {
     #[test]
     fn a_user_path_is_one_segment() {
         assert_eq!(
-            super::user_path("a/b c+é"),
+            super::common::user_path("a/b c+é"),
             "/console/users/a%2Fb%20c%2B%C3%A9"
         );
     }
 
     #[test]
     fn every_template_parses_and_escapes_the_layout() {
-        let r = super::failed(
+        let r = super::common::failed(
             &member(),
             "/console",
             herald_engine::Error::not_found("notification", "<x>"),

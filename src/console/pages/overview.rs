@@ -4,7 +4,7 @@
 
 use super::super::render::member_page;
 use super::super::Member;
-use super::failed;
+use super::common::failed;
 use crate::state::State;
 use actix_web::HttpResponse;
 use herald_engine::actors::OVERVIEW_CAP;

@@ -6,7 +6,7 @@
 
 use super::super::render::member_page;
 use super::super::Member;
-use super::{failed, user_path, with_user_paths};
+use super::common::{failed, user_path, with_user_paths};
 use crate::bodies::preferences::Preferences;
 use crate::extract::{path_str, Query};
 use crate::pagination;
