@@ -82,6 +82,9 @@ pub async fn project_of(st: &AppState, req: &HttpRequest) -> Result<Arc<Project>
 
 pub async fn admin(req: &HttpRequest) -> Result<Admin, ApiError> {
     let st = state(req);
+    if header(req, API_KEY).is_none() && crate::console::auth::session_token(req).is_some() {
+        return console_member(&st, req).await;
+    }
     let project = project_of(&st, req).await?;
     let sk = header(req, SECRET_KEY)
         .ok_or_else(|| Error::unauthenticated("secret_key", "missing_secret_key"))?;
@@ -107,6 +110,74 @@ pub async fn admin(req: &HttpRequest) -> Result<Admin, ApiError> {
         project,
         actor: herald_engine::audit::Actor::Api,
     })
+}
+
+/// The Admin API for a console page's script: the session cookie, and the
+/// session's CSRF token in `X-CSRF-Token` on every request (403 without it
+/// or with another: a cookie alone never acts), then the member's role
+/// (`console_change`). The admin rate limit applies as for the secret key.
+async fn console_member(st: &State, req: &HttpRequest) -> Result<Admin, ApiError> {
+    use herald_engine::console;
+    let s = crate::console::auth::live_session(st, req)
+        .await?
+        .ok_or_else(|| Error::unauthenticated("console_session", "invalid_session"))?;
+    let given = header(req, crate::console::auth::CSRF_HEADER).unwrap_or("");
+    if !console::csrf_matches(given, &s.session.csrf) {
+        return Err(ApiError(
+            Error::new(
+                ErrorCode::Forbidden,
+                "a console session's request must carry its CSRF token in X-CSRF-Token",
+            )
+            .with("reason", "csrf"),
+        ));
+    }
+    console::require(s.member.role, console_change(req))?;
+    let project = Arc::new(s.project);
+    st.engine.observe_project(&project);
+    st.limits.housekeeping();
+    if let Err(nu) = st.limits.admin.check_key(&project.id) {
+        return Err(rate_limited(wait_secs(&nu), st.limits.admin_rate));
+    }
+    Ok(Admin {
+        project,
+        actor: herald_engine::audit::Actor::Member {
+            email: s.member.email,
+        },
+    })
+}
+
+/// The Admin API paths that manage the project's keys (its user-JWT
+/// signing key, the secret of its preference and unsubscribe links): an
+/// owner's only.
+const KEY_PATHS: &[&str] = &[
+    "/admin/v1/project/signing_key",
+    "/admin/v1/project/rotate_link_secret",
+];
+
+/// What an Admin API request does, as console roles see it: a GET (or
+/// HEAD) reads; a change of a key path manages keys; any other method
+/// changes the configuration.
+fn console_change(req: &HttpRequest) -> herald_engine::console::Change {
+    use herald_engine::console::Change;
+    let m = req.method();
+    if m == actix_web::http::Method::GET || m == actix_web::http::Method::HEAD {
+        return Change::Read;
+    }
+    // Judged on the decoded path and on the route it matched, by their
+    // ends: a spelling of the path that reaches a key route is a key path.
+    let path = percent_encoding::percent_decode_str(req.path()).decode_utf8_lossy();
+    let pattern = req.match_pattern().unwrap_or_default();
+    let is_key = |p: &str| {
+        let p = p.trim_end_matches('/');
+        KEY_PATHS
+            .iter()
+            .any(|k| p.ends_with(&k["/admin/v1".len()..]))
+    };
+    if is_key(&path) || is_key(&pattern) {
+        Change::Keys
+    } else {
+        Change::Configuration
+    }
 }
 
 #[derive(serde::Deserialize)]

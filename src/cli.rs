@@ -37,6 +37,12 @@ pub enum Command {
         #[command(subcommand)]
         command: crate::project_cmd::ProjectCommand,
     },
+    /// Manage console members (`add-member` prints a one-time sign-in link),
+    /// whether or not a server is serving the data directory.
+    Console {
+        #[command(subcommand)]
+        command: crate::console_cmd::ConsoleCommand,
+    },
     /// Write a consistent snapshot of a data directory to a file, whether or not
     /// a server is serving it (a running server is asked over loopback).
     Backup(BackupArgs),
@@ -213,6 +219,19 @@ pub struct ServeArgs {
     /// least 1); N nodes open up to N times as many [default: 16].
     #[arg(long, env = "HERALD_PG_MAX_CONNECTIONS", value_name = "N")]
     pub pg_max_connections: Option<u32>,
+    /// Console session cookies carry `Secure` even when the request did not
+    /// arrive over TLS (set it behind a proxy that terminates TLS and does
+    /// not say so) [default: only over TLS or an https --public-url].
+    #[arg(long, env = "HERALD_CONSOLE_SECURE_COOKIES")]
+    pub console_secure_cookies: bool,
+    /// Seconds a console session may stay idle (tests shorten it) [default: 43200].
+    #[arg(
+        long,
+        env = "HERALD_CONSOLE_IDLE_TIMEOUT",
+        value_name = "SECONDS",
+        hide = true
+    )]
+    pub console_idle_timeout: Option<u64>,
     /// Public key of project `default` when it is created.
     #[arg(long, env = "HERALD_BOOTSTRAP_PUBLIC_KEY", hide_env_values = true)]
     pub bootstrap_public_key: Option<String>,
@@ -354,6 +373,12 @@ impl ServeArgs {
         if let Some(v) = self.pg_max_connections {
             s.pg_max_connections = v;
         }
+        if self.console_secure_cookies {
+            s.console_secure_cookies = true;
+        }
+        if let Some(v) = self.console_idle_timeout {
+            s.console_idle_timeout = v.max(1);
+        }
         if s.pg_max_connections == 0 {
             return Err("pg_max_connections must be at least 1".into());
         }
@@ -384,6 +409,7 @@ pub fn main() -> ExitCode {
         Command::Restore(args) => report(restore(args)),
         Command::Migrate(args) => report(migrate(args)),
         Command::Project { command } => crate::project_cmd::run(command),
+        Command::Console { command } => crate::console_cmd::run(command),
     }
 }
 

@@ -94,6 +94,10 @@ pub struct Settings {
     pub channel_cooldown_ms: u64,
     /// PostgreSQL: the most connections the node's pool opens.
     pub pg_max_connections: u32,
+    /// Console session cookies always carry `Secure` (docs/CONSOLE.md).
+    pub console_secure_cookies: bool,
+    /// Seconds a console session may stay idle before it ends.
+    pub console_idle_timeout: u64,
 }
 
 /// The smallest derived share of the pending sockets (one browser page may
@@ -186,6 +190,8 @@ impl Default for Settings {
             claim_poll_ms: herald_engine::actors::DEFAULT_CLAIM_POLL.as_millis() as u64,
             channel_cooldown_ms: herald_engine::health::DEFAULT_COOLDOWN_MS as u64,
             pg_max_connections: herald_engine::backend::PG_DEFAULT_MAX_CONNECTIONS,
+            console_secure_cookies: false,
+            console_idle_timeout: herald_engine::console::IDLE_TIMEOUT.as_secs(),
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod bodies;
 pub mod cli;
 pub mod configuration;
 pub mod console;
+pub mod console_cmd;
 pub mod edge;
 pub mod errors;
 pub mod extract;

@@ -21,6 +21,8 @@ pub struct Limits {
     /// Addresses past their budget of wrong credentials, until when.
     auth_blocked: dashmap::DashMap<std::net::IpAddr, std::time::Instant>,
     pub auth_failures_per_minute: u32,
+    /// Failed console sign-ins per address and per account.
+    pub console: crate::console::auth::limits::SignInLimits,
 }
 
 fn quota(rate: u32) -> Quota {
@@ -58,6 +60,7 @@ impl Limits {
             auth_failures: RateLimiter::dashmap(Quota::per_minute(per_minute)),
             auth_blocked: Default::default(),
             auth_failures_per_minute,
+            console: Default::default(),
         }
     }
 

@@ -12,6 +12,7 @@ pub mod audit;
 pub mod backend;
 pub mod bus;
 pub mod catalog;
+pub mod console;
 pub mod delivery;
 pub mod egress;
 pub mod error;

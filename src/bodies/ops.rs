@@ -55,3 +55,41 @@ impl RotateSecret {
 pub struct Items<T> {
     pub items: Vec<T>,
 }
+
+/// `POST /ops/v1/projects/{name}/console_members`.
+#[derive(Deserialize, Default)]
+pub struct NewConsoleMember {
+    #[serde(default)]
+    pub email: Given<String>,
+    #[serde(default)]
+    pub role: Given<String>,
+    #[serde(default)]
+    pub valid_for_seconds: Given<u64>,
+}
+
+impl NewConsoleMember {
+    /// The email, the role and how long the link works (24 h by default,
+    /// at most that).
+    pub fn validate(
+        &self,
+    ) -> herald_engine::Result<(String, herald_engine::console::Role, Duration)> {
+        use herald_engine::console;
+        let email = self.email.only_required_text("email", 254)?;
+        let role = self.role.only_required_text("role", 16)?;
+        let role = console::Role::parse(&role, "role")?;
+        let ttl = match &self.valid_for_seconds {
+            Given::Value(n) if (1..=console::LINK_TTL.as_secs()).contains(n) => {
+                Duration::from_secs(*n)
+            }
+            Given::Absent | Given::Null => console::LINK_TTL,
+            _ => {
+                return Err(herald_engine::Error::field(
+                    "valid_for_seconds",
+                    "number",
+                    "must be a whole number of seconds from 1 to 86400",
+                ))
+            }
+        };
+        Ok((email, role, ttl))
+    }
+}

@@ -9,7 +9,7 @@
 //! unknown methods included. Errors are the contract's error object.
 
 use super::{created, no_content, ok, Guarded};
-use crate::bodies::ops::{Items, NewProject, RotateSecret};
+use crate::bodies::ops::{Items, NewConsoleMember, NewProject, RotateSecret};
 use crate::errors::{ApiError, ApiResult};
 use crate::extract::{path_str, typed, Body, Query};
 use crate::ops_access::Ops;
@@ -51,7 +51,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(get().to(Guarded(show)))
             .route(delete().to(Guarded(delete_project))),
     )
-    .service(resource("/ops/v1/projects/{name}/rotate_secret").route(post().to(Guarded(rotate))));
+    .service(resource("/ops/v1/projects/{name}/rotate_secret").route(post().to(Guarded(rotate))))
+    .service(
+        resource("/ops/v1/projects/{name}/console_members")
+            .route(post().to(Guarded(add_console_member))),
+    );
 }
 
 /// `GET /ops/v1/projects`: `{items: [project…]}`, in creation order (a server
@@ -122,4 +126,32 @@ async fn delete_project(req: HttpRequest, st: State) -> ApiResult<HttpResponse> 
     crate::live::bus::project_changed(&st, p.id, herald_engine::bus::ProjectNotice::Deleted);
     tracing::info!(project_id = %p.id, name = %p.name, "project deleted by an operator");
     Ok(no_content())
+}
+
+/// `POST /ops/v1/projects/{name}/console_members {email, role,
+/// valid_for_seconds?}`: adds a console member (or gives an existing one the
+/// role and a fresh link); 201 with the one-time sign-in `token` and the
+/// server's `public_url` the link starts with (`herald console add-member`).
+async fn add_console_member(req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+    authorize(&req, &st)?;
+    let name = path_str(&req, "name")?;
+    let (email, role, ttl) = typed::<NewConsoleMember>(&body.object()?)?.validate()?;
+    let inv = st
+        .engine
+        .console_add_member(
+            name,
+            email,
+            role,
+            ttl,
+            herald_engine::audit::Actor::Operator,
+        )
+        .await?;
+    tracing::info!(project_id = %inv.project.id, role = inv.member.role.as_str(), "console member added by an operator");
+    Ok(created(serde_json::json!({
+        "project": inv.project.name,
+        "email": inv.member.email,
+        "role": inv.member.role.as_str(),
+        "token": inv.token,
+        "public_url": st.public_url(),
+    })))
 }

@@ -32,6 +32,7 @@
 mod catalog;
 mod channel;
 mod cluster;
+mod console;
 mod content;
 mod engine;
 mod event_endpoints;
@@ -58,6 +59,7 @@ mod workflow;
 pub use catalog::PreferenceSetting;
 pub use channel::ChannelActor;
 pub use channel::Dispatch;
+pub use console::NewSession;
 pub use engine::DEFAULT_CLAIM_POLL;
 pub use engine::{
     Engine, EngineConfig, DEFAULT_CONCURRENCY, DEFAULT_PROJECT_INFLIGHT, PROJECT_STAGING_UNITS,

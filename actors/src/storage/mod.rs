@@ -1,7 +1,7 @@
 //! The storage interface: what the engine asks of a backend, one narrow trait
 //! per aggregate (projects, users, channels, flows, topics, runs, notifications,
 //! the delivery queue, feeds, push subscriptions, throttle counters, batches,
-//! idempotency, suppressions, presence) plus durability,
+//! idempotency, suppressions, presence, console members) plus durability,
 //! gathered in `Storage`, which the engine holds as `Arc<dyn Storage>`.
 //!
 //! Arguments and results are domain values (`model::*`, ids, filters, pages;
@@ -15,11 +15,13 @@
 //! executor thread. Page boundaries (`PageReq::after`, `Page::first_key`) are
 //! opaque sort keys that a backend makes and reads back itself.
 
+mod console;
 mod keys;
 mod presence;
 mod suppressions;
 mod types;
 
+pub use console::*;
 pub use keys::*;
 pub use presence::*;
 pub use suppressions::*;
@@ -535,6 +537,7 @@ pub trait Storage:
     + EventRepo
     + SuppressionRepo
     + PresenceRepo
+    + ConsoleRepo
     + FeedbackRepo
     + Durability
     + Send

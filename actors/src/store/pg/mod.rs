@@ -30,6 +30,7 @@
 
 mod batches;
 mod catalog;
+mod console;
 mod content;
 mod events;
 mod feed;

@@ -20,6 +20,7 @@ mod caches;
 mod catalog;
 pub mod codec;
 mod combine;
+mod console;
 mod content;
 mod dir_lock;
 mod events;
@@ -144,6 +145,9 @@ spaces!(
     sent_msgs_by_delivery,
     last_seen,
     channel_health,
+    console_members,
+    console_links,
+    console_sessions,
 );
 
 /// The open sled database. It is replaced when the store reopens after an I/O
