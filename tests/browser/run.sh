@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the headless-Chromium tests of /inbox, of the preference page
-# (/p/{token}) and of the one-click unsubscribe page (/u/{token}): installs Debian's chromium when it
+# (/p/{token}), of the one-click unsubscribe page (/u/{token}) and of the
+# console's pages (/console, with axe-core from node_modules): installs Debian's chromium when it
 # is missing, the npm dependencies (npm ci), then the tests (each
 # runs even when another failed; the exit code is non-zero when either did). Builds nothing:
 # HERALD_BIN (default target/debug/herald) must exist, e.g. after `cargo build`.
@@ -26,4 +27,5 @@ status=0
 node tests/browser/inbox.test.mjs || status=1
 node tests/browser/preferences.test.mjs || status=1
 node tests/browser/unsubscribe.test.mjs || status=1
+node tests/browser/console_pages.test.mjs || status=1
 exit "$status"

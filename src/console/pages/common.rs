@@ -20,11 +20,18 @@ pub(crate) fn failed(m: &Member, current: &str, e: herald_engine::Error) -> Http
     r
 }
 
+/// What a path segment keeps as it is: letters, digits and `-._~` (RFC
+/// 3986's unreserved characters); everything else is percent-encoded.
+const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// A user's page, the external id percent-encoded as a path segment (the
 /// templates have no URL filter).
 pub(crate) fn user_path(external_id: &str) -> String {
-    let seg =
-        percent_encoding::utf8_percent_encode(external_id, percent_encoding::NON_ALPHANUMERIC);
+    let seg = percent_encoding::utf8_percent_encode(external_id, SEGMENT);
     format!("/console/users/{seg}")
 }
 

@@ -76,8 +76,8 @@ pub(crate) mod tests {
     #[test]
     fn a_user_path_is_one_segment() {
         assert_eq!(
-            super::common::user_path("a/b c+é"),
-            "/console/users/a%2Fb%20c%2B%C3%A9"
+            super::common::user_path("a/b c+é-x_y.z~"),
+            "/console/users/a%2Fb%20c%2B%C3%A9-x_y.z~"
         );
     }
 

@@ -34,6 +34,26 @@ pub enum Kind {
     Note,
 }
 
+impl Kind {
+    /// The marker's word on the page.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Start => "start",
+            Kind::Went => "ahead",
+            Kind::Sent => "sent",
+            Kind::Skipped => "skipped",
+            Kind::Waited => "waits",
+            Kind::Retried => "retry",
+            Kind::Throttled => "throttled",
+            Kind::Batched => "batched",
+            Kind::Route => "route",
+            Kind::Failover => "failover",
+            Kind::Failed => "failed",
+            Kind::Note => "note",
+        }
+    }
+}
+
 macro_rules! codes {
     ($($variant:ident => $name:literal,)*) => {
         /// Every trace code Herald writes (docs/API.md, the decision trace).
@@ -99,7 +119,12 @@ fn arg(args: &Map<String, Value>, k: &str) -> String {
 /// The kind of an entry and its headline in words.
 pub fn words(code: Code, args: &Map<String, Value>) -> (Kind, String) {
     let a = |k: &str| arg(args, k);
-    let step = || format!("Step {}", a("step"));
+    // Counted from 1, as the flow editor numbers its steps (the `step`
+    // argument, shown as is among the arguments, counts from 0).
+    let step = || match args.get("step").and_then(Value::as_u64) {
+        Some(n) => format!("Step {}", n + 1),
+        None => format!("Step {}", a("step")),
+    };
     match code {
         Code::FlowReached => (
             Kind::Start,
@@ -359,6 +384,8 @@ pub struct Item {
     pub project_at: Option<String>,
     pub code: String,
     pub kind: Kind,
+    /// The kind's word (`Kind::label`).
+    pub label: &'static str,
     pub headline: String,
     /// The engine's sentence (`TraceEntry::message`).
     pub message: String,
@@ -381,6 +408,7 @@ pub fn timeline(entries: &[TraceEntry]) -> Vec<Item> {
                 project_at: e.project_at.map(|t| t.to_rfc3339()),
                 code: e.code.clone(),
                 kind,
+                label: kind.label(),
                 headline,
                 message: e.message(),
                 args: e
@@ -459,6 +487,7 @@ mod tests {
         );
         assert_eq!(k, Kind::Skipped);
         assert!(w.contains("turned email off"), "{w}");
+        assert!(w.starts_with("Step 2:"), "{w}");
         let (k, _) = words(Code::Attempt, &args(serde_json::json!({"result": "retry"})));
         assert_eq!(k, Kind::Retried);
         let (k, _) = words(
