@@ -9,7 +9,9 @@
 // page by its navigation link; creates a flow in the editor, sees a template
 // error in the live preview, then the rendered text; saves, activates, sends
 // a test, opens the notification and reads its decision-trace timeline; finds
-// the test user, turns a preference off and sees their feed. axe-core (from
+// the test user, turns a preference off and sees their feed; sees the
+// test counted on the Overview; changes settings (a bad timezone refused
+// beside its field) and advances a test clock. axe-core (from
 // node_modules, evaluated in the page: never a CDN) finds no serious or
 // critical violation on any page; no request leaves the server's origin and
 // no page logs an error (a CSP refusal would). Screenshots land in
@@ -228,6 +230,30 @@ async function walkTest() {
       const p = await prefs.json();
       if (p.channel_types.email !== false) throw new Error('preferences: ' + JSON.stringify(p));
       await axe(page, 'a user');
+    });
+
+    await step('Overview counts the test: its in_app delivery sent', async () => {
+      await viaNav(page, 'Overview', 'Overview');
+      const row = page.getByRole('row', { name: /in_app/ });
+      await row.getByText('sent: 1').waitFor();
+    });
+
+    await step('Settings: a bad timezone beside its field, a good one saved, a test clock advanced', async () => {
+      await viaNav(page, 'Settings', 'Settings');
+      await page.getByLabel(/^Timezone/).fill('Mars/Olympus');
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      const err = page.locator('#err-timezone');
+      await err.filter({ hasText: /./ }).waitFor();
+      if ((await page.getByLabel(/^Timezone/).getAttribute('aria-invalid')) !== 'true') throw new Error('the field is not marked invalid');
+      await page.getByLabel(/^Timezone/).fill('Europe/Paris');
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      await page.locator('#settings-message', { hasText: 'Saved.' }).waitFor();
+      if ((await err.textContent()).trim()) throw new Error('the error stayed');
+      await Promise.all([page.waitForEvent('load'), page.getByRole('button', { name: 'Use a test clock' }).click()]);
+      await page.getByLabel(/^Advance by/).fill('2h');
+      await page.getByRole('button', { name: 'Advance the clock' }).click();
+      await page.locator('#clock-message', { hasText: 'The clock is now at' }).waitFor();
+      await axe(page, 'Settings');
     });
 
     await step("no request left the server's origin", async () => {

@@ -11,6 +11,7 @@ mod common;
 mod flows;
 mod messages;
 mod overview;
+mod settings;
 pub mod timeline;
 mod users;
 
@@ -32,6 +33,10 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ("pages/flow.html", include_str!("templates/flow.html")),
     ("pages/users.html", include_str!("templates/users.html")),
     ("pages/user.html", include_str!("templates/user.html")),
+    (
+        "pages/settings.html",
+        include_str!("templates/settings.html"),
+    ),
 ];
 
 /// Registers the pages' routes.
@@ -44,6 +49,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/console/flows/{handle}", web::get().to(flows::editor))
         .route("/console/users", web::get().to(users::list))
         .route("/console/users/{external_id}", web::get().to(users::one))
+        .route("/console/settings", web::get().to(settings::page))
         .route("/console/assets/{file}", web::get().to(assets::serve));
 }
 

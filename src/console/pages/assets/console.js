@@ -306,6 +306,52 @@
     render();
   }
 
+  // ------------------------------------------------------------ settings
+  const settings = $('#settings-form');
+  if (settings) {
+    const out = $('#settings-message');
+    settings.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      clearErrors(settings); say(out, 'Saving…');
+      const v = (n) => settings.elements[n].value.trim();
+      const r = await api('PUT', '/admin/v1/project', {
+        timezone: v('timezone') || null,
+        retention: { notifications: v('retention_notifications') || null, feed: v('retention_feed') || null },
+      });
+      if (r.ok) { say(out, 'Saved.'); return; }
+      say(out, 'Not saved.');
+      showError(settings, r.body, out);
+    });
+  }
+  const clock = $('#clock-form');
+  if (clock) {
+    const out = $('#clock-message');
+    $('#clock-switch').addEventListener('click', async () => {
+      const to = clock.dataset.clock === 'test' ? 'real' : 'test';
+      const r = await api('PUT', '/admin/v1/project', { clock: to });
+      if (r.ok) { location.reload(); return; }
+      showError(clock, r.body, out);
+    });
+    clock.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      clearErrors(clock); say(out, 'Advancing…');
+      const r = await api('POST', '/admin/v1/project/clock/advance', { by: clock.elements.by.value.trim() });
+      if (!r.ok) { say(out, 'Not advanced.'); showError(clock, r.body, out); return; }
+      const t = $('#clock-time');
+      if (t) { t.textContent = r.body.clock_time; t.setAttribute('datetime', r.body.clock_time); }
+      say(out, `The clock is now at ${r.body.clock_time}.`);
+    });
+  }
+  const rotate = $('#rotate-link-secret');
+  if (rotate) {
+    rotate.addEventListener('click', async () => {
+      const out = $('#keys-message');
+      const r = await api('POST', '/admin/v1/project/rotate_link_secret');
+      if (r.ok) { say(out, 'Rotated: earlier preference links no longer open.'); return; }
+      say(out, `Not rotated: ${(r.body && r.body.error && r.body.error.message) || 'error'}`);
+    });
+  }
+
   // ------------------------------------------------------------ a user's page
   const prefs = $('#prefs');
   if (prefs) {
