@@ -10,7 +10,8 @@
 // error in the live preview, then the rendered text; saves, activates, sends
 // a test, opens the notification and reads its decision-trace timeline; finds
 // the test user, turns a preference off and sees their feed; sees the
-// test counted on the Overview; changes settings (a bad timezone refused
+// test counted on the Overview; creates a Discord channel from its
+// provider's schema (the secret write-only); changes settings (a bad timezone refused
 // beside its field) and advances a test clock. axe-core (from
 // node_modules, evaluated in the page: never a CDN) finds no serious or
 // critical violation on any page; no request leaves the server's origin and
@@ -236,6 +237,33 @@ async function walkTest() {
       await viaNav(page, 'Overview', 'Overview');
       const row = page.getByRole('row', { name: /in_app/ });
       await row.getByText('sent: 1').waitFor();
+    });
+
+    await step('Channels: a Discord channel from its schema, the secret write-only', async () => {
+      await viaNav(page, 'Channels', 'Channels');
+      await Promise.all([page.waitForURL(`${base}/console/channels/new`), page.getByRole('link', { name: 'New channel' }).click()]);
+      await page.getByLabel('Provider', { exact: true }).selectOption('discord');
+      const url = page.getByLabel('url (required) (secret)');
+      if ((await url.getAttribute('type')) !== 'password') throw new Error('the secret is not a password field');
+      await page.getByLabel('Name', { exact: true }).fill('Team chat');
+      await url.fill('not a url');
+      await page.getByRole('button', { name: 'Save channel' }).click();
+      await page.locator('[data-error-for="config.url"]').filter({ hasText: /./ }).waitFor();
+      await axe(page, 'a new channel');
+      await url.fill('https://discord.com/api/webhooks/123456789012345678/s3cr3t-token');
+      await Promise.all([page.waitForURL(/\/console\/channels\/[0-9a-f-]{36}$/), page.getByRole('button', { name: 'Save channel' }).click()]);
+      await page.getByRole('heading', { level: 1, name: 'Channel “Team chat”' }).waitFor();
+      const again = page.getByLabel('url (required) (secret)');
+      if ((await again.inputValue()) !== '' || !(await again.getAttribute('placeholder')).startsWith('********')) {
+        throw new Error('the secret is shown: ' + (await again.inputValue()));
+      }
+      if ((await page.content()).includes('s3cr3t-token')) throw new Error('the page holds the secret');
+      await page.getByLabel('username').fill('Herald');
+      await page.getByRole('button', { name: 'Save channel' }).click();
+      await page.locator('#channel-message', { hasText: 'Saved.' }).waitFor();
+      await axe(page, 'a channel');
+      await viaNav(page, 'Channels', 'Channels');
+      await page.getByRole('link', { name: 'Team chat' }).waitFor();
     });
 
     await step('Settings: a bad timezone beside its field, a good one saved, a test clock advanced', async () => {

@@ -58,7 +58,7 @@ fn urlencoding(s: &str) -> String {
 /// JSON to sit in a `<script type="application/json">`: a data block, not
 /// run (the CSP allows no inline script), with `<` escaped so nothing in it
 /// can close the element.
-fn inert_json(v: &impl Serialize) -> minijinja::Value {
+pub(super) fn inert_json(v: &impl Serialize) -> minijinja::Value {
     let s = serde_json::to_string(v).unwrap_or_else(|_| "null".into());
     minijinja::Value::from_safe_string(s.replace('<', "\\u003c"))
 }

@@ -7,6 +7,7 @@
 //! its validation stay in one place.
 
 pub mod assets;
+mod channels;
 mod common;
 mod flows;
 mod messages;
@@ -37,6 +38,11 @@ pub const TEMPLATES: &[(&str, &str)] = &[
         "pages/settings.html",
         include_str!("templates/settings.html"),
     ),
+    (
+        "pages/channels.html",
+        include_str!("templates/channels.html"),
+    ),
+    ("pages/channel.html", include_str!("templates/channel.html")),
 ];
 
 /// Registers the pages' routes.
@@ -49,6 +55,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/console/flows/{handle}", web::get().to(flows::editor))
         .route("/console/users", web::get().to(users::list))
         .route("/console/users/{external_id}", web::get().to(users::one))
+        .route("/console/channels", web::get().to(channels::list))
+        .route("/console/channels/{id}", web::get().to(channels::one))
         .route("/console/settings", web::get().to(settings::page))
         .route("/console/assets/{file}", web::get().to(assets::serve));
 }
@@ -85,6 +93,18 @@ pub(crate) mod tests {
             super::common::user_path("a/b c+é-x_y.z~"),
             "/console/users/a%2Fb%20c%2B%C3%A9-x_y.z~"
         );
+    }
+
+    #[test]
+    fn every_template_file_is_registered() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/console/pages/templates");
+        for f in std::fs::read_dir(dir).expect("the templates") {
+            let name = format!("pages/{}", f.expect("a file").file_name().to_string_lossy());
+            assert!(
+                super::TEMPLATES.iter().any(|(n, _)| *n == name),
+                "{name} is not in TEMPLATES"
+            );
+        }
     }
 
     #[test]

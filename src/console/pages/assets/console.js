@@ -306,6 +306,107 @@
     render();
   }
 
+  // ------------------------------------------------------------ a channel's form
+  const channelForm = $('#channel-form');
+  if (channelForm) channelEditor(channelForm);
+
+  async function channelEditor(form) {
+    const channel = JSON.parse($('#channel-data').textContent || 'null');
+    const MASK = form.dataset.mask;
+    const box = $('#config-fields');
+    const out = $('#channel-message');
+    const provider = form.elements.provider;
+    const r = await api('GET', '/openapi.json');
+    const schemas = (r.ok && r.body.components && r.body.components.schemas) || {};
+    const camel = (p) => p.split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('') + 'Config';
+    let fields = [];
+    // A property's JSON type: the first that is not null, looking into
+    // anyOf/allOf/oneOf alternatives (a $ref's is an object's).
+    const typeOf = (p) => {
+      if (Array.isArray(p.type)) return p.type.find((t) => t !== 'null') || null;
+      if (p.type) return p.type;
+      for (const alt of p.anyOf || p.allOf || p.oneOf || []) {
+        const t = alt.$ref ? 'object' : typeOf(alt);
+        if (t && t !== 'null') return t;
+      }
+      return null;
+    };
+    function build() {
+      box.textContent = '';
+      box.append(el('legend', { text: 'Configuration' }));
+      fields = [];
+      const schema = schemas[camel(provider.value)];
+      if (!schema || !schema.properties) { box.append(el('p', { class: 'error', text: 'This provider has no schema in /openapi.json.' })); return; }
+      const required = new Set(schema.required || []);
+      const old = (channel && channel.provider === provider.value && channel.config) || {};
+      for (const [key, prop] of Object.entries(schema.properties)) {
+        const id = nextId('cfg');
+        const secret = !!prop.writeOnly;
+        const type = typeOf(prop) || (prop.enum ? 'string' : null);
+        let input;
+        let kind = 'text';
+        if (prop.enum) {
+          input = el('select', { id });
+          if (!required.has(key)) input.append(el('option', { value: '', text: '(none)' }));
+          for (const v of prop.enum) if (v !== null) input.append(el('option', { value: String(v), text: String(v) }));
+          input.value = old[key] == null ? (prop.default == null ? '' : String(prop.default)) : String(old[key]);
+        } else if (type === 'boolean') {
+          kind = 'bool';
+          input = el('input', { id, type: 'checkbox' });
+          input.checked = old[key] == null ? !!prop.default : !!old[key];
+        } else if (type === 'integer' || type === 'number') {
+          kind = 'number';
+          input = el('input', { id, type: 'number' });
+          input.value = old[key] == null ? '' : old[key];
+        } else if (type === 'string') {
+          input = el('input', { id, type: secret ? 'password' : 'text', autocomplete: secret ? 'new-password' : 'off' });
+          if (secret) { input.placeholder = old[key] === MASK ? `${MASK} (set; type to replace)` : ''; }
+          else input.value = old[key] == null ? '' : old[key];
+        } else {
+          kind = 'json';
+          input = el('textarea', { id, rows: 3 });
+          input.value = old[key] == null ? '' : JSON.stringify(old[key], null, 1);
+        }
+        const path = `config.${key}`;
+        input.dataset.field = path;
+        const err = el('span', { class: 'field-error', id: `${id}-err`, 'data-error-for': path, role: 'alert' });
+        const help = el('span', { class: 'help', id: `${id}-help`, text: prop.description || '' });
+        input.setAttribute('aria-describedby', `${id}-help ${id}-err`);
+        if (required.has(key)) input.setAttribute('aria-required', 'true');
+        const label = el('label', { for: id, text: `${key}${required.has(key) ? ' (required)' : ''}${secret ? ' (secret)' : ''}` });
+        box.append(kind === 'bool'
+          ? el('div', { class: 'row' }, el('label', {}, input, ` ${key}`), help, err)
+          : el('div', { class: 'row' }, label, input, help, err));
+        fields.push({ key, input, kind, secret, err });
+      }
+    }
+    provider.addEventListener('change', build);
+    build();
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      clearErrors(form); say(out, 'Saving…'); say($('#err-channel'), '');
+      const config = {};
+      for (const f of fields) {
+        if (f.kind === 'bool') { config[f.key] = f.input.checked; continue; }
+        const v = f.input.value.trim();
+        if (v === '') continue; // untouched secrets and empty fields are not sent
+        if (f.kind === 'number') config[f.key] = Number(v);
+        else if (f.kind === 'json') {
+          try { config[f.key] = JSON.parse(v); } catch (e) { f.err.textContent = 'Not valid JSON.'; say(out, 'Not saved.'); return; }
+        } else config[f.key] = v;
+      }
+      const body = { name: form.elements.name.value.trim(), sandbox: form.elements.sandbox.checked, config };
+      const option = provider.selectedOptions[0];
+      const res = channel
+        ? await api('PUT', `/admin/v1/channels/${channel.id}`, body)
+        : await api('POST', '/admin/v1/channels', { ...body, type: option.dataset.type, provider: provider.value });
+      if (!res.ok) { say(out, 'Not saved.'); showError(form, res.body, $('#err-channel')); return; }
+      if (!channel) { location.href = `/console/channels/${res.body.id}`; return; }
+      say(out, 'Saved.');
+      for (const f of fields) if (f.secret && f.input.value) { f.input.value = ''; f.input.placeholder = `${MASK} (set; type to replace)`; }
+    });
+  }
+
   // ------------------------------------------------------------ settings
   const settings = $('#settings-form');
   if (settings) {
