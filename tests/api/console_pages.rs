@@ -18,6 +18,12 @@ const PAGES: &[&str] = &[
     "/console/users",
     "/console/users?q=ann%40example.com",
     "/console/users/ann%2Fb",
+    "/console/channels",
+    "/console/channels/new",
+    "/console/channels/0190a9f4-0000-7000-8000-000000000000",
+    "/console/topics",
+    "/console/topics/team",
+    "/console/settings",
 ];
 
 /// A client that shows redirects instead of following them.

@@ -11,7 +11,8 @@
 // a test, opens the notification and reads its decision-trace timeline; finds
 // the test user, turns a preference off and sees their feed; sees the
 // test counted on the Overview; creates a Discord channel from its
-// provider's schema (the secret write-only); changes settings (a bad timezone refused
+// provider's schema (the secret write-only); makes a topic and
+// subscribes and removes the user; changes settings (a bad timezone refused
 // beside its field) and advances a test clock. axe-core (from
 // node_modules, evaluated in the page: never a CDN) finds no serious or
 // critical violation on any page; no request leaves the server's origin and
@@ -264,6 +265,20 @@ async function walkTest() {
       await axe(page, 'a channel');
       await viaNav(page, 'Channels', 'Channels');
       await page.getByRole('link', { name: 'Team chat' }).waitFor();
+    });
+
+    await step('Topics: create one, subscribe the test user, remove them', async () => {
+      await viaNav(page, 'Topics', 'Topics');
+      await page.getByLabel("New topic's key").fill('team');
+      await page.getByLabel('Name', { exact: true }).fill('The <i>team</i>');
+      await Promise.all([page.waitForURL(`${base}/console/topics/team`), page.getByRole('button', { name: 'Create topic' }).click()]);
+      await page.getByLabel('Subscribe a user (external id)').fill('console-test-user');
+      await Promise.all([page.waitForEvent('load'), page.getByRole('button', { name: 'Subscribe' }).click()]);
+      await page.getByRole('link', { name: 'console-test-user' }).waitFor();
+      await axe(page, 'a topic');
+      await page.getByRole('button', { name: 'Remove console-test-user' }).click();
+      await page.getByRole('status').filter({ hasText: 'Removed console-test-user.' }).waitFor();
+      if ((await page.locator('h1 i').count()) !== 0) throw new Error('the name was rendered as markup');
     });
 
     await step('Settings: a bad timezone beside its field, a good one saved, a test clock advanced', async () => {

@@ -31,8 +31,12 @@ const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
 /// A user's page, the external id percent-encoded as a path segment (the
 /// templates have no URL filter).
 pub(crate) fn user_path(external_id: &str) -> String {
-    let seg = percent_encoding::utf8_percent_encode(external_id, SEGMENT);
-    format!("/console/users/{seg}")
+    format!("/console/users/{}", segment(external_id))
+}
+
+/// `s` percent-encoded as one path segment.
+pub(crate) fn segment(s: &str) -> String {
+    percent_encoding::utf8_percent_encode(s, SEGMENT).to_string()
 }
 
 /// Notifications as JSON values, each recipient with the `path` of their

@@ -14,6 +14,7 @@ mod messages;
 mod overview;
 mod settings;
 pub mod timeline;
+mod topics;
 mod users;
 
 use actix_web::web;
@@ -43,6 +44,8 @@ pub const TEMPLATES: &[(&str, &str)] = &[
         include_str!("templates/channels.html"),
     ),
     ("pages/channel.html", include_str!("templates/channel.html")),
+    ("pages/topics.html", include_str!("templates/topics.html")),
+    ("pages/topic.html", include_str!("templates/topic.html")),
 ];
 
 /// Registers the pages' routes.
@@ -57,6 +60,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/console/users/{external_id}", web::get().to(users::one))
         .route("/console/channels", web::get().to(channels::list))
         .route("/console/channels/{id}", web::get().to(channels::one))
+        .route("/console/topics", web::get().to(topics::list))
+        .route("/console/topics/{key}", web::get().to(topics::one))
         .route("/console/settings", web::get().to(settings::page))
         .route("/console/assets/{file}", web::get().to(assets::serve));
 }

@@ -407,6 +407,37 @@
     });
   }
 
+  // ------------------------------------------------------------ topics
+  const newTopic = $('#new-topic');
+  if (newTopic) {
+    newTopic.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      clearErrors(newTopic);
+      const key = newTopic.elements.key.value.trim();
+      if (!key) { $('#err-t-key').textContent = 'Give the topic a key.'; return; }
+      const name = newTopic.elements.name.value.trim();
+      const r = await api('PUT', `/admin/v1/topics/${encodeURIComponent(key)}`, name ? { name } : {});
+      if (r.ok) { location.href = `/console/topics/${encodeURIComponent(key)}`; return; }
+      showError(newTopic, r.body, $('#err-topic'));
+    });
+  }
+  const subscribe = $('#subscribe');
+  if (subscribe) {
+    const topic = encodeURIComponent(subscribe.dataset.topic);
+    subscribe.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      clearErrors(subscribe);
+      const r = await api('POST', `/admin/v1/topics/${topic}/subscriptions`, { external_id: subscribe.elements.external_id.value.trim() });
+      if (r.ok) { location.reload(); return; }
+      showError(subscribe, r.body, $('#subscribe-message'));
+    });
+    $$('button[data-unsubscribe]').forEach((b) => b.addEventListener('click', async () => {
+      const r = await api('DELETE', `/admin/v1/topics/${topic}/subscriptions/${encodeURIComponent(b.dataset.unsubscribe)}`);
+      if (r.ok) { b.closest('li').remove(); say($('#subscribe-message'), `Removed ${b.dataset.unsubscribe}.`); return; }
+      say($('#subscribe-message'), `Not removed: ${(r.body && r.body.error && r.body.error.message) || 'error'}`);
+    }));
+  }
+
   // ------------------------------------------------------------ settings
   const settings = $('#settings-form');
   if (settings) {
