@@ -23,6 +23,8 @@ const PAGES: &[&str] = &[
     "/console/channels/0190a9f4-0000-7000-8000-000000000000",
     "/console/topics",
     "/console/topics/team",
+    "/console/endpoints",
+    "/console/endpoints/0190a9f4-0000-7000-8000-000000000000",
     "/console/settings",
 ];
 

@@ -12,7 +12,8 @@
 // the test user, turns a preference off and sees their feed; sees the
 // test counted on the Overview; creates a Discord channel from its
 // provider's schema (the secret write-only); makes a topic and
-// subscribes and removes the user; changes settings (a bad timezone refused
+// subscribes and removes the user; adds an event endpoint (its secret
+// shown once), replays and rotates; changes settings (a bad timezone refused
 // beside its field) and advances a test clock. axe-core (from
 // node_modules, evaluated in the page: never a CDN) finds no serious or
 // critical violation on any page; no request leaves the server's origin and
@@ -279,6 +280,30 @@ async function walkTest() {
       await page.getByRole('button', { name: 'Remove console-test-user' }).click();
       await page.getByRole('status').filter({ hasText: 'Removed console-test-user.' }).waitFor();
       if ((await page.locator('h1 i').count()) !== 0) throw new Error('the name was rendered as markup');
+    });
+
+    await step('Event endpoints: add one (its secret shown once), replay, rotate the secret', async () => {
+      await viaNav(page, 'Event endpoints', 'Event endpoints');
+      await page.getByLabel("New endpoint's URL").fill('not a url');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await page.locator('#err-ep-url').filter({ hasText: /./ }).waitFor();
+      await page.getByLabel("New endpoint's URL").fill('https://example.com/herald-hooks');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      const secret = await page.locator('#endpoint-secret code.secret').textContent();
+      if (!secret || secret.length < 16) throw new Error('no secret shown: ' + secret);
+      await axe(page, 'Event endpoints');
+      await Promise.all([page.waitForURL(/\/console\/endpoints\/[0-9a-f-]{36}$/), page.getByRole('link', { name: 'Open the endpoint' }).click()]);
+      if ((await page.content()).includes(secret)) throw new Error('the endpoint page shows the secret');
+      await page.getByLabel(/^Send again the events since/).fill('yesterday');
+      await page.getByRole('button', { name: 'Replay' }).click();
+      await page.locator('#err-replay-since').filter({ hasText: /./ }).waitFor();
+      await page.getByLabel(/^Send again the events since/).fill('2020-01-01T00:00:00Z');
+      await page.getByRole('button', { name: 'Replay' }).click();
+      await page.locator('#replay-message', { hasText: /event\(s\) queued again/ }).waitFor();
+      await page.getByRole('button', { name: 'Rotate the secret' }).click();
+      const rotated = await page.locator('#secret-out code.secret').textContent();
+      if (!rotated || rotated === secret) throw new Error('the rotated secret: ' + rotated);
+      await axe(page, 'an event endpoint');
     });
 
     await step('Settings: a bad timezone beside its field, a good one saved, a test clock advanced', async () => {

@@ -9,6 +9,7 @@
 pub mod assets;
 mod channels;
 mod common;
+mod endpoints;
 mod flows;
 mod messages;
 mod overview;
@@ -46,6 +47,14 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ("pages/channel.html", include_str!("templates/channel.html")),
     ("pages/topics.html", include_str!("templates/topics.html")),
     ("pages/topic.html", include_str!("templates/topic.html")),
+    (
+        "pages/endpoints.html",
+        include_str!("templates/endpoints.html"),
+    ),
+    (
+        "pages/endpoint.html",
+        include_str!("templates/endpoint.html"),
+    ),
 ];
 
 /// Registers the pages' routes.
@@ -62,6 +71,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/console/channels/{id}", web::get().to(channels::one))
         .route("/console/topics", web::get().to(topics::list))
         .route("/console/topics/{key}", web::get().to(topics::one))
+        .route("/console/endpoints", web::get().to(endpoints::list))
+        .route("/console/endpoints/{id}", web::get().to(endpoints::one))
         .route("/console/settings", web::get().to(settings::page))
         .route("/console/assets/{file}", web::get().to(assets::serve));
 }

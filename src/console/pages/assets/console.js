@@ -438,6 +438,45 @@
     }));
   }
 
+  // ------------------------------------------------------------ event endpoints
+  // A secret as the API answers it once: shown in `out`, with a warning.
+  const showSecret = (out, secret, extra) => {
+    out.textContent = '';
+    out.append(el('p', { text: 'The signing secret, shown this once: copy it now.' }),
+      el('p', {}, el('code', { class: 'secret', text: secret })));
+    if (extra) out.append(extra);
+  };
+  const newEndpoint = $('#new-endpoint');
+  if (newEndpoint) {
+    newEndpoint.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      clearErrors(newEndpoint); say($('#err-endpoint'), '');
+      const types = newEndpoint.elements.event_types.value.split(',').map((t) => t.trim()).filter(Boolean);
+      const body = { url: newEndpoint.elements.url.value.trim() };
+      if (types.length) body.event_types = types;
+      const r = await api('POST', '/admin/v1/webhook_endpoints', body);
+      if (!r.ok) { showError(newEndpoint, r.body, $('#err-endpoint')); return; }
+      showSecret($('#endpoint-secret'), r.body.secret, el('p', {}, el('a', { href: `/console/endpoints/${r.body.id}`, text: 'Open the endpoint' })));
+    });
+  }
+  const endpoint = $('#endpoint');
+  if (endpoint) {
+    const id = endpoint.dataset.id;
+    $('#rotate-secret').addEventListener('click', async () => {
+      const r = await api('POST', `/admin/v1/webhook_endpoints/${id}/rotate_secret`);
+      if (r.ok) showSecret($('#secret-out'), r.body.secret);
+      else say($('#secret-out'), `Not rotated: ${(r.body && r.body.error && r.body.error.message) || 'error'}`);
+    });
+    const replay = $('#replay');
+    replay.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      clearErrors(replay);
+      const r = await api('POST', `/admin/v1/webhook_endpoints/${id}/replay`, { since: replay.elements.since.value.trim() });
+      if (r.ok) { say($('#replay-message'), `${r.body.queued} event(s) queued again.`); return; }
+      showError(replay, r.body, $('#replay-message'));
+    });
+  }
+
   // ------------------------------------------------------------ settings
   const settings = $('#settings-form');
   if (settings) {
