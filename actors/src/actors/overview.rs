@@ -40,7 +40,7 @@ pub struct ChannelCounts {
 /// A project at a glance (see the module doc).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Overview {
-    /// The window's start (project time).
+    /// The window's start (wall time).
     pub since: Timestamp,
     pub notifications: u64,
     /// Notifications by processing status.
@@ -150,10 +150,13 @@ pub fn tally(since: Timestamp, ns: &[Notification], ds: &[Delivery]) -> Overview
     }
 }
 
-/// Up to `OVERVIEW_CAP` records of a list, newest first; `true` when more
-/// remained.
+/// Up to `OVERVIEW_CAP` records of a list, newest first, stopping at the
+/// first one `old` says is before the window (lists are newest first, so
+/// the rest are too); `true` when the cap cut it short. The window is not
+/// given to the list as a filter: a store applies that record by record and
+/// would look through every older one to find that none is left.
 fn read_capped<T>(
-    mut page: impl FnMut(&PageReq) -> Result<crate::storage::Page<T>>,
+    mut page: impl FnMut(&PageReq) -> Result<crate::storage::Page<T>>, old: impl Fn(&T) -> bool,
 ) -> Result<(Vec<T>, bool)> {
     let mut out = Vec::new();
     let mut req = PageReq {
@@ -163,37 +166,47 @@ fn read_capped<T>(
     };
     loop {
         let p = page(&req)?;
-        out.extend(p.items);
-        if !p.has_more_after {
+        let more = p.has_more_after;
+        let last = p.last_key;
+        for item in p.items {
+            if old(&item) {
+                return Ok((out, false));
+            }
+            out.push(item);
+        }
+        if !more {
             return Ok((out, false));
         }
         if out.len() >= OVERVIEW_CAP {
             return Ok((out, true));
         }
-        req.after = p.last_key;
+        req.after = last;
     }
 }
 
 impl Engine {
-    /// The project's overview of the last `window_ms` of project time.
+    /// The project's overview of the last `window_ms` (wall time).
     pub async fn overview(&self, project: Uuid, window_ms: i64) -> Result<Overview> {
-        let since = Timestamp::from_millis(self.project_now(&project).millis() - window_ms);
+        // records' `created_at` is wall time, a test clock's project or not
+        let since = Timestamp::from_millis(Timestamp::now().millis() - window_ms);
         self.run(move |s: &dyn Storage| {
-            let nf = NotificationFilter {
-                created_after: Some(since),
-                ..Default::default()
-            };
-            let (ns, n_capped) = read_capped(|r| s.list_notifications(&project, &nf, r))?;
-            let df = DeliveryFilter {
-                created_after: Some(since),
-                ..Default::default()
-            };
-            let (ds, d_capped) = read_capped(|r| s.list_deliveries(&project, &df, r))?;
+            let nf = NotificationFilter::default();
+            let (ns, n_capped) = read_capped(
+                |r| s.list_notifications(&project, &nf, r),
+                |n: &Notification| n.created_at < since,
+            )?;
+            let df = DeliveryFilter::default();
+            let (ds, d_capped) = read_capped(
+                |r| s.list_deliveries(&project, &df, r),
+                |d: &Delivery| d.created_at < since,
+            )?;
+            // what waits, of any age (the stores index waiting deliveries)
             let pf = DeliveryFilter {
                 status: Some(DeliveryStatus::Pending),
                 ..Default::default()
             };
-            let (pending, p_capped) = read_capped(|r| s.list_deliveries(&project, &pf, r))?;
+            let (pending, p_capped) =
+                read_capped(|r| s.list_deliveries(&project, &pf, r), |_| false)?;
             let mut o = tally(since, &ns, &ds);
             o.capped = n_capped || d_capped;
             o.pending = pending.len() as u64;
@@ -218,6 +231,27 @@ mod tests {
         let v = counts(m, status_rank);
         let keys: Vec<&str> = v.iter().map(|c| c.key.as_str()).collect();
         assert_eq!(keys, ["failed", "pending", "sent"]);
+    }
+
+    #[test]
+    fn a_read_stops_at_the_window() {
+        let pages = |items: Vec<i64>| {
+            move |r: &PageReq| {
+                let from = r.after.as_ref().map_or(0, |k| k[0] as usize);
+                let chunk: Vec<i64> = items.iter().skip(from).take(PAGE).copied().collect();
+                Ok(crate::storage::Page {
+                    has_more_after: from + chunk.len() < items.len(),
+                    last_key: Some(vec![(from + chunk.len()) as u8]),
+                    first_key: None,
+                    has_more_before: false,
+                    items: chunk,
+                })
+            }
+        };
+        // newest first: 10, 9, … stop before 4
+        let (v, capped) = read_capped(pages((0..10).rev().collect()), |x| *x < 4).unwrap();
+        assert_eq!(v, vec![9, 8, 7, 6, 5, 4]);
+        assert!(!capped);
     }
 
     #[test]
