@@ -219,9 +219,9 @@ pub struct ServeArgs {
     /// least 1); N nodes open up to N times as many [default: 16].
     #[arg(long, env = "HERALD_PG_MAX_CONNECTIONS", value_name = "N")]
     pub pg_max_connections: Option<u32>,
-    /// Console session cookies carry `Secure` even when the request did not
-    /// arrive over TLS (set it behind a proxy that terminates TLS and does
-    /// not say so) [default: only over TLS or an https --public-url].
+    /// Console session cookies always carry `Secure` (false: only when the
+    /// request came over TLS or --public-url is https); set it behind a
+    /// proxy that terminates TLS without saying so [default: false].
     #[arg(long, env = "HERALD_CONSOLE_SECURE_COOKIES")]
     pub console_secure_cookies: bool,
     /// Seconds a console session may stay idle (tests shorten it) [default: 43200].

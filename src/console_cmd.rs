@@ -74,7 +74,7 @@ pub fn run(cmd: ConsoleCommand) -> ExitCode {
                     s.close();
                     r
                 })
-                .map_err(|e| e.message)
+                .map_err(|e| describe(e, &project))
         }
         store => execute(
             &project,

@@ -475,3 +475,103 @@ fn a_channels_health_reads_back_as_stored_and_goes_with_the_channel() {
         assert_eq!(st.channel_health(&p, &id).unwrap(), None, "{}", b.name);
     }
 }
+
+#[test]
+fn console_links_are_used_once_and_members_take_their_sessions_along() {
+    use herald_engine::console::{self, Role};
+    for b in backends() {
+        let st = &*b.store;
+        let pid = project(st, "acme");
+        let inv = console::add_member(
+            st,
+            "acme",
+            "Ana@Example.com",
+            Role::Owner,
+            console::LINK_TTL,
+        )
+        .expect("add a member");
+        assert_eq!(inv.member.email, "ana@example.com", "{}", b.name);
+        let (p, hash) = console::read_token(&inv.token).unwrap();
+        assert_eq!(p, pid, "{}", b.name);
+        let link = st.sign_in_link(&pid, &hash).unwrap().expect("the link");
+        assert_eq!(link.email, "ana@example.com", "{}", b.name);
+        // A second link of the same member: using one uses up both.
+        let again = console::add_member(
+            st,
+            "acme",
+            "ana@example.com",
+            Role::Owner,
+            console::LINK_TTL,
+        )
+        .unwrap();
+        let (_, hash2) = console::read_token(&again.token).unwrap();
+        let (token, session) = console::new_session(&inv.member, Timestamp::now());
+        assert!(
+            st.use_sign_in_link(&pid, &hash, "$argon2id$x", &session)
+                .unwrap(),
+            "{}",
+            b.name
+        );
+        assert!(
+            !st.use_sign_in_link(&pid, &hash, "$argon2id$y", &session)
+                .unwrap(),
+            "{}",
+            b.name
+        );
+        assert!(
+            st.sign_in_link(&pid, &hash2).unwrap().is_none(),
+            "{}",
+            b.name
+        );
+        let m = st.console_member(&pid, "ana@example.com").unwrap().unwrap();
+        assert_eq!(
+            m.password_hash.as_deref(),
+            Some("$argon2id$x"),
+            "{}",
+            b.name
+        );
+        // A role change keeps the password.
+        let mut viewer = m.clone();
+        viewer.role = Role::Viewer;
+        viewer.password_hash = None;
+        st.put_console_member(&viewer, None).unwrap();
+        let m = st.console_member(&pid, "ana@example.com").unwrap().unwrap();
+        assert_eq!(
+            (m.role, m.password_hash.as_deref()),
+            (Role::Viewer, Some("$argon2id$x")),
+            "{}",
+            b.name
+        );
+        // The session reads back with its member, moves forward only.
+        let (_, sh) = console::read_token(&token).unwrap();
+        let (s, sm) = st.console_session(&pid, &sh).unwrap().expect("the session");
+        assert_eq!(
+            (s.csrf.as_str(), sm.role),
+            (session.csrf.as_str(), Role::Viewer),
+            "{}",
+            b.name
+        );
+        let later = Timestamp::from_millis(s.last_seen.millis() + 120_000);
+        st.touch_console_session(&pid, &sh, later).unwrap();
+        st.touch_console_session(&pid, &sh, s.last_seen).unwrap();
+        let (s2, _) = st.console_session(&pid, &sh).unwrap().unwrap();
+        assert_eq!(s2.last_seen, later, "{}", b.name);
+        // Removing the member removes the session.
+        assert!(
+            st.delete_console_member(&pid, "ana@example.com").unwrap(),
+            "{}",
+            b.name
+        );
+        assert!(
+            !st.delete_console_member(&pid, "ana@example.com").unwrap(),
+            "{}",
+            b.name
+        );
+        assert!(
+            st.console_session(&pid, &sh).unwrap().is_none(),
+            "{}",
+            b.name
+        );
+        assert!(st.console_members(&pid).unwrap().is_empty(), "{}", b.name);
+    }
+}

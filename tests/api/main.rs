@@ -11,6 +11,7 @@ mod channels;
 mod cluster_bus;
 mod cluster_failover;
 mod cluster_work;
+mod console_auth;
 mod console_pages;
 mod content;
 mod crash;

@@ -51,7 +51,9 @@ pub trait ConsoleRepo {
     fn console_member(&self, project: &Uuid, email: &str) -> Result<Option<ConsoleMember>>;
     /// The project's members, by email.
     fn console_members(&self, project: &Uuid) -> Result<Vec<ConsoleMember>>;
-    /// Creates or replaces a member and, in the same change, stores `link`.
+    /// Creates a member, or gives an existing one `m.role` (never a new
+    /// password: only a used link sets that, `use_sign_in_link`), and in the
+    /// same change stores `link`.
     fn put_console_member(&self, m: &ConsoleMember, link: Option<&SignInLink>) -> Result<()>;
     /// Deletes a member with their links and sessions; whether there was one.
     fn delete_console_member(&self, project: &Uuid, email: &str) -> Result<bool>;

@@ -105,10 +105,7 @@ async fn login(
         let mut r = page_with(
             StatusCode::TOO_MANY_REQUESTS,
             "login.html",
-            context! {
-                email => &email,
-                error => format!("Too many failed sign-ins. Try again in {secs} seconds."),
-            },
+            context! { error => format!("Too many failed sign-ins. Try again in {secs} seconds.") },
         );
         r.headers_mut().insert(
             actix_web::http::header::RETRY_AFTER,
@@ -119,7 +116,7 @@ async fn login(
     if let Some(secs) = limits.refused(ip, &account) {
         return Ok(too_many(secs));
     }
-    match st.engine.console_sign_in(email.clone(), password).await? {
+    match st.engine.console_sign_in(email, password).await? {
         Some((m, s)) => {
             tracing::info!(project_id = %m.project, "console member signed in");
             let mut r = see_other("/console");
@@ -135,7 +132,7 @@ async fn login(
             Ok(page_with(
                 StatusCode::UNAUTHORIZED,
                 "login.html",
-                context! { email => &email, error => SIGN_IN_FAILED },
+                context! { error => SIGN_IN_FAILED },
             ))
         }
     }

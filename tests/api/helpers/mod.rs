@@ -10,6 +10,7 @@
 
 mod app;
 mod backends;
+mod console;
 mod content;
 mod jwt;
 mod process;
@@ -19,6 +20,7 @@ mod values;
 
 pub use app::*;
 pub use backends::*;
+pub use console::*;
 pub use jwt::*;
 pub use process::*;
 pub use response::*;

@@ -72,8 +72,7 @@ impl ConsoleRepo for PgStore {
             sqlx::query(
                 "INSERT INTO console_members (project, email, role, password_hash, created_ms)
                  VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (project, email) DO UPDATE
-                   SET role = EXCLUDED.role, password_hash = EXCLUDED.password_hash",
+                 ON CONFLICT (project, email) DO UPDATE SET role = EXCLUDED.role",
             )
             .bind(m.project)
             .bind(&m.email)

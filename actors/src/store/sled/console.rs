@@ -73,8 +73,16 @@ impl ConsoleRepo for Store {
 
     fn put_console_member(&self, m: &ConsoleMember, link: Option<&SignInLink>) -> Result<()> {
         let _g = self.lock(&lock_key(&m.project));
+        let k = member_key(&m.project, &m.email);
+        let stored = match self.get_rec::<ConsoleMember>(T::console_members, k.as_ref())? {
+            Some(mut old) => {
+                old.role = m.role;
+                old
+            }
+            None => m.clone(),
+        };
         let mut w = Writes::new();
-        w.put_rec(T::console_members, member_key(&m.project, &m.email), m);
+        w.put_rec(T::console_members, &k, &stored);
         if let Some(l) = link {
             w.put_rec(T::console_links, hash_key(&l.project, &l.hash), l);
         }

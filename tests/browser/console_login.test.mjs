@@ -1,0 +1,190 @@
+// Browser test of the console's sign-in in headless Chromium
+// (playwright-core): the operator adds an owner with `herald console
+// add-member` (through the running server's operator API), the link sets
+// the password, then the member signs in on /console/login by the labelled
+// Email and Password fields and the Sign in button, lands on /console, and
+// signs out with the layout's Sign out button; afterwards /console pages
+// redirect to the sign-in page again. A wrong password shows the one
+// generic message. No request of the pages leaves the server's origin.
+//
+//   node tests/browser/console_login.test.mjs
+//
+// Binary from HERALD_BIN (default target/debug/herald; it builds nothing).
+// Screenshots land in tests/browser/artifacts/.
+// Prints `N passed, N failed` last; exit code 0 when everything passed.
+
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { spawnHerald, stopProcess, hex } from '../../clients/js/scripts/herald-server.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const BIN = process.env.HERALD_BIN || path.join(root, 'target/debug/herald');
+const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
+const ARTIFACTS = path.join(here, 'artifacts');
+const STEP_TIMEOUT = 15_000;
+const TEST_TIMEOUT = 120_000;
+const EMAIL = 'owner@example.com';
+const PASSWORD = 'correct horse battery staple';
+
+const log = (...a) => console.log(...a);
+
+async function step(name, fn) {
+  const t = Date.now();
+  try {
+    const v = await fn();
+    log(`  ok   ${name} (${Date.now() - t} ms)`);
+    return v;
+  } catch (e) {
+    log(`  FAIL ${name} (${Date.now() - t} ms)`);
+    throw e;
+  }
+}
+
+/** `herald console add-member …` on the served data directory: the link. */
+function addMember(dataDir, email, role) {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HERALD_')) env[k] = v;
+  const out = execFileSync(
+    BIN,
+    ['console', 'add-member', email, '--project', 'default', '--role', role, '--data-dir', dataDir],
+    { env: { ...env, NO_COLOR: '1', RUST_LOG: 'warn' }, encoding: 'utf8' },
+  );
+  const m = /^sign_in_link: (\S+)$/m.exec(out);
+  if (!m) throw new Error('no sign_in_link line: ' + out);
+  return m[1];
+}
+
+async function loginTest() {
+  const keys = { publicKey: `pk_test_${hex(16)}`, secretKey: `sk_test_${hex(16)}` };
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'herald-browser-data-'));
+  const profile = mkdtempSync(path.join(tmpdir(), 'herald-browser-profile-'));
+  const server = spawnHerald(dataDir, keys, '127.0.0.1:0');
+  let context = null;
+  const pageErrors = [];
+  try {
+    const base = await step('herald serve prints its address', () => server.address);
+    const link = await step('herald console add-member prints a sign-in link', () => {
+      const l = addMember(dataDir, EMAIL, 'owner');
+      if (!l.startsWith(`${base}/console/invite/`)) throw new Error('the link: ' + l);
+      return l;
+    });
+
+    context = await step('launch headless Chromium', () =>
+      chromium.launchPersistentContext(profile, {
+        executablePath: CHROMIUM,
+        headless: true,
+        viewport: { width: 900, height: 800 },
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+          '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      }),
+    );
+    const page = context.pages()[0] || (await context.newPage());
+    page.setDefaultTimeout(STEP_TIMEOUT);
+    page.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+    const urls = [];
+    page.on('request', (r) => urls.push(r.url()));
+
+    await step('the link sets the password and signs in', async () => {
+      const res = await page.goto(link);
+      if (res.status() !== 200) throw new Error(`status ${res.status()}`);
+      await page.getByText(EMAIL).first().waitFor();
+      await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+      await page.getByLabel('Password again').fill(PASSWORD);
+      await Promise.all([
+        page.waitForURL((u) => new URL(u).pathname === '/console'),
+        page.getByRole('button', { name: 'Set password and sign in' }).click(),
+      ]);
+    });
+
+    await step('/console pages redirect to the sign-in page without a session', async () => {
+      await context.clearCookies();
+      await page.goto(`${base}/console/settings/members`);
+      if (new URL(page.url()).pathname !== '/console/login') throw new Error('at ' + page.url());
+      const cookies = await context.cookies();
+      if (cookies.some((c) => c.name === 'herald_console')) throw new Error('a cookie is left');
+    });
+
+    await step('a wrong password shows the generic message', async () => {
+      await page.getByLabel('Email').fill(EMAIL);
+      await page.getByLabel('Password').fill('not the password at all');
+      await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Sign in' }).click()]);
+      await page.getByText('Email or password is incorrect.').waitFor();
+    });
+
+    await step('Email, Password, Sign in: lands on /console with an HttpOnly cookie', async () => {
+      await page.getByLabel('Email').fill(EMAIL);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await Promise.all([
+        page.waitForURL((u) => new URL(u).pathname === '/console'),
+        page.getByRole('button', { name: 'Sign in' }).click(),
+      ]);
+      const c = (await context.cookies()).find((x) => x.name === 'herald_console');
+      if (!c || !c.httpOnly || c.sameSite !== 'Lax') throw new Error('the cookie: ' + JSON.stringify(c));
+    });
+
+    await step('Sign out ends the session', async () => {
+      // The overview page (another part of the console) may not have the
+      // layout yet: Settings → Members does.
+      if ((await page.getByRole('button', { name: 'Sign out' }).count()) === 0) {
+        await page.goto(`${base}/console/settings/members`);
+      }
+      await page.getByText(EMAIL).first().waitFor();
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: path.join(ARTIFACTS, 'console-signed-in.png'), fullPage: true });
+      await Promise.all([
+        page.waitForURL((u) => new URL(u).pathname === '/console/login'),
+        page.getByRole('button', { name: 'Sign out' }).click(),
+      ]);
+      await page.goto(`${base}/console/settings/members`);
+      if (new URL(page.url()).pathname !== '/console/login') throw new Error('still signed in: ' + page.url());
+    });
+
+    await step('no request left the server\'s origin', async () => {
+      const origin = new URL(base).origin;
+      const foreign = urls.filter((u) => new URL(u).origin !== origin && !u.startsWith('data:'));
+      if (foreign.length) throw new Error('requests left the origin: ' + foreign.join(', '));
+    });
+    if (pageErrors.length) throw new Error('errors in the page:\n' + pageErrors.join('\n'));
+  } catch (e) {
+    log('  server output (tail):\n' + server.output.slice(-20).map((l) => '    ' + l).join('\n'));
+    throw e;
+  } finally {
+    if (context) await context.close().catch(() => {});
+    const exit = await stopProcess(server);
+    log(`  herald stopped (exit code ${exit.code}${exit.signal ? ', signal ' + exit.signal : ''})`);
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+// ------------------------------------------------------------------ runner
+
+const tests = [['console: set the password, sign in by Email and Password, sign out', loginTest]];
+let passed = 0;
+let failed = 0;
+for (const [name, fn] of tests) {
+  log(`test ${name}`);
+  let timer;
+  try {
+    await Promise.race([
+      fn(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${TEST_TIMEOUT / 1000} s`)), TEST_TIMEOUT);
+      }),
+    ]);
+    passed += 1;
+    log(`PASS ${name}`);
+  } catch (e) {
+    failed += 1;
+    log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
