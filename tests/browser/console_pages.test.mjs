@@ -175,6 +175,16 @@ async function walkTest() {
       if ((await page.locator('h1 b').count()) !== 0) throw new Error('the name was rendered as markup');
       await page.getByRole('button', { name: 'Activate' }).click();
       await page.locator('#flow-status', { hasText: 'active' }).waitFor();
+      // the flow as read back saves as it is (the editor's steps round-trip)
+      await page.getByLabel('Add a step').selectOption('delay');
+      await page.getByRole('button', { name: 'Add step' }).click();
+      await page.getByLabel('Delay (seconds)').fill('0');
+      await page.getByRole('button', { name: 'Move step 2 up' }).click();
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.locator('#flow-message', { hasText: 'Saved.' }).waitFor();
+      await page.getByRole('button', { name: 'Remove step 1' }).click();
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.locator('#flow-message', { hasText: 'Saved.' }).waitFor();
       // the saved flow's preview, with the sample data given again
       await page.getByLabel('Sample data (JSON)').fill('{"name": "Ada"}');
       await page.getByLabel('Preview of step 1').getByText('Hello Ada!').waitFor();
