@@ -13,6 +13,7 @@ mod cluster_bus;
 mod cluster_failover;
 mod cluster_work;
 mod console_auth;
+mod console_pages;
 mod content;
 mod crash;
 mod critical_flows;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the headless-Chromium tests of /inbox, of the preference page
 # (/p/{token}), of the one-click unsubscribe page (/u/{token}) and of the
-# console's sign-in (/console/login): installs Debian's chromium when it
+# console's sign-in (/console/login) and pages (/console, with axe-core from
+# node_modules): installs Debian's chromium when it
 # is missing, the npm dependencies (npm ci), then the tests (each
 # runs even when another failed; the exit code is non-zero when either did). Builds nothing:
 # HERALD_BIN (default target/debug/herald) must exist, e.g. after `cargo build`.
@@ -28,4 +29,5 @@ node tests/browser/inbox.test.mjs || status=1
 node tests/browser/preferences.test.mjs || status=1
 node tests/browser/unsubscribe.test.mjs || status=1
 node tests/browser/console_login.test.mjs || status=1
+node tests/browser/console_pages.test.mjs || status=1
 exit "$status"

@@ -1,0 +1,380 @@
+// Browser test of the console's pages (/console) in headless Chromium
+// (playwright-core).
+//
+//   node tests/browser/console_pages.test.mjs
+//
+// Starts `herald serve` (binary from HERALD_BIN, default target/debug/herald;
+// it builds nothing), adds an owner with `herald console add-member`, opens
+// their one-time link, sets a password and lands on the console. Walks each
+// page by its navigation link; creates a flow in the editor, sees a template
+// error in the live preview, then the rendered text; saves, activates, sends
+// a test, opens the notification and reads its decision-trace timeline; finds
+// the test user, turns a preference off and sees their feed; sees the
+// test counted on the Overview; creates a Discord channel from its
+// provider's schema (the secret write-only); makes a topic and
+// subscribes and removes the user; adds an event endpoint (its secret
+// shown once), replays and rotates; changes settings (a bad timezone refused
+// beside its field) and advances a test clock. axe-core (from
+// node_modules, evaluated in the page: never a CDN) finds no serious or
+// critical violation on any page; no request leaves the server's origin and
+// no page logs an error (a CSP refusal would). Screenshots land in
+// tests/browser/artifacts/. Prints `N passed, N failed` last; exit code 0 when
+// everything passed.
+
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { spawnHerald, stopProcess, hex } from '../../clients/js/scripts/herald-server.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
+const BIN = process.env.HERALD_BIN || path.join(here, '../../target/debug/herald');
+const ARTIFACTS = path.join(here, 'artifacts');
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const STEP_TIMEOUT = 15_000;
+const TEST_TIMEOUT = 180_000;
+const PASSWORD = 'correct horse battery staple';
+
+const log = (...a) => console.log(...a);
+
+function launch(profile, extra = {}) {
+  return chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    ...extra,
+  });
+}
+
+async function step(name, fn) {
+  const t = Date.now();
+  try {
+    const v = await fn();
+    log(`  ok   ${name} (${Date.now() - t} ms)`);
+    return v;
+  } catch (e) {
+    log(`  FAIL ${name} (${Date.now() - t} ms)`);
+    throw e;
+  }
+}
+
+/** axe-core in the page (evaluated through the debugger, which the page's CSP does not govern). */
+async function axe(page, label) {
+  await page.evaluate(`${AXE};0`);
+  const r = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  const bad = r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  if (bad.length) {
+    const words = bad.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+    throw new Error(`axe on ${label}:\n  ${words.join('\n  ')}`);
+  }
+}
+
+/** Opens a page of the navigation by its link name; checks its heading and runs axe. */
+async function viaNav(page, name, heading) {
+  await Promise.all([
+    page.waitForLoadState('load'),
+    page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name, exact: true }).click(),
+  ]);
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+  const current = await page.getByRole('navigation', { name: 'Console' }).locator('[aria-current="page"]').textContent();
+  if (current !== name) throw new Error(`the current link is ${current}, not ${name}`);
+  await axe(page, name);
+}
+
+function addMember(dataDir, email) {
+  const r = spawnSync(BIN, ['console', 'add-member', email, '--project', 'default', '--role', 'owner', '--data-dir', dataDir], {
+    encoding: 'utf8',
+    env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('HERALD_'))), NO_COLOR: '1' },
+  });
+  const m = /sign_in_link: (\S+)/.exec(r.stdout || '');
+  if (r.status !== 0 || !m) throw new Error(`add-member: ${r.status} ${r.stdout} ${r.stderr}`);
+  return m[1];
+}
+
+async function walkTest() {
+  const keys = { publicKey: `pk_test_${hex(16)}`, secretKey: `sk_test_${hex(16)}` };
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'herald-browser-data-'));
+  const profile = mkdtempSync(path.join(tmpdir(), 'herald-browser-profile-'));
+  const server = spawnHerald(dataDir, keys, '127.0.0.1:0');
+  let context = null;
+  const pageErrors = [];
+  try {
+    const base = await step('herald serve prints its address', () => server.address);
+    const origin = new URL(base).origin;
+    const link = await step('herald console add-member prints a one-time link', () => addMember(dataDir, 'owner@example.com'));
+    if (!link.startsWith(`${base}/console/invite/`)) throw new Error(`link ${link} (server ${base})`);
+
+    context = await step('launch headless Chromium', () => launch(profile, { viewport: { width: 1200, height: 1000 } }));
+    const page = context.pages()[0] || (await context.newPage());
+    page.setDefaultTimeout(STEP_TIMEOUT);
+    page.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => {
+      const from = m.location().url || '';
+      // The browser logs every non-2xx fetch; the Admin API's 4xx answers are
+      // the page's to show (a 5xx is caught below, from the responses).
+      const answered = /^Failed to load resource: the server responded with a status of 4\d\d/.test(m.text()) && from.includes('/admin/v1/');
+      if (m.type() === 'error' && !from.endsWith('/favicon.ico') && !answered) pageErrors.push(`console.error: ${m.text()} (${from})`);
+    });
+    page.on('response', (r) => {
+      if (r.status() >= 500) pageErrors.push(`${r.status()} from ${r.url()}`);
+    });
+    const urls = [];
+    page.on('request', (r) => urls.push(r.url()));
+
+    await step('set a password through the link: the Overview', async () => {
+      await page.goto(link);
+      await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+      await page.getByLabel('Password again').fill(PASSWORD);
+      await Promise.all([page.waitForURL(`${base}/console`), page.getByRole('button', { name: /Set password/ }).click()]);
+      await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      const csp = (await page.request.get(`${base}/console`)).headers()['content-security-policy'] || '';
+      if (!csp.includes("script-src 'self'")) throw new Error('CSP: ' + csp);
+      await page.getByText('No delivery is waiting').waitFor();
+      await axe(page, 'Overview');
+    });
+
+    await step('Messages, Flows and Users by their links', async () => {
+      await viaNav(page, 'Messages', 'Messages');
+      await page.getByText('No notification matches.').waitFor();
+      await viaNav(page, 'Users', 'Users');
+      await viaNav(page, 'Flows', 'Flows');
+    });
+
+    const handle = `welcome-${hex(3)}`;
+    await step('a new flow in the editor: a channel step, a template error in the preview, then the text', async () => {
+      await page.getByLabel("New flow's handle").fill(handle);
+      await Promise.all([page.waitForURL(`${base}/console/flows/${handle}`), page.getByRole('button', { name: 'New flow' }).click()]);
+      await page.getByRole('heading', { level: 1, name: /New flow/ }).waitFor();
+      await page.getByLabel('Name', { exact: true }).fill('Welcome <b>aboard</b>');
+      await page.getByLabel('Sample data (JSON)').fill('{"name": "Ada"}');
+      await page.getByLabel('Add a step').selectOption('channel');
+      await page.getByRole('button', { name: 'Add step' }).click();
+      const body = page.getByLabel('Body', { exact: true });
+      await body.fill('Hello {{ data.name ');
+      const preview = page.getByLabel('Preview of step 1');
+      await preview.getByText(/Not rendered|Template error/).waitFor();
+      // the error also sits beside the field it names
+      const beside = await page.locator('[data-error-for="steps.0.template.body"]').textContent();
+      if (!beside.trim()) throw new Error('no error beside the body field');
+      await axe(page, 'flow editor with an error');
+      await body.fill('Hello {{ data.name }}!');
+      await preview.getByText('Hello Ada!', { exact: true }).waitFor();
+      const beside2 = await page.locator('[data-error-for="steps.0.template.body"]').textContent();
+      if (beside2.trim()) throw new Error('the error stayed: ' + beside2);
+    });
+
+    await step('save (created), activate, send a test, open its notification', async () => {
+      await Promise.all([page.waitForEvent('load'), page.getByRole('button', { name: 'Save', exact: true }).click()]);
+      await page.getByRole('heading', { level: 1, name: /Flow “Welcome <b>aboard<\/b>”/ }).waitFor();
+      if ((await page.locator('h1 b').count()) !== 0) throw new Error('the name was rendered as markup');
+      await page.getByRole('button', { name: 'Activate' }).click();
+      await page.locator('#flow-status', { hasText: 'active' }).waitFor();
+      // the flow as read back saves as it is (the editor's steps round-trip)
+      await page.getByLabel('Add a step').selectOption('delay');
+      await page.getByRole('button', { name: 'Add step' }).click();
+      await page.getByLabel('Delay (seconds)').fill('0');
+      await page.getByRole('button', { name: 'Move step 2 up' }).click();
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.locator('#flow-message', { hasText: 'Saved.' }).waitFor();
+      await page.getByRole('button', { name: 'Remove step 1' }).click();
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.locator('#flow-message', { hasText: 'Saved.' }).waitFor();
+      // the saved flow's preview, with the sample data given again
+      await page.getByLabel('Sample data (JSON)').fill('{"name": "Ada"}');
+      await page.getByLabel('Preview of step 1').getByText('Hello Ada!').waitFor();
+      await axe(page, 'flow editor');
+      await page.getByRole('button', { name: 'Send test' }).click();
+      const open = page.getByRole('link', { name: 'open its notification' });
+      await open.waitFor();
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: path.join(ARTIFACTS, 'console-flow-editor.png'), fullPage: true });
+      await Promise.all([page.waitForURL(/\/console\/notifications\/[0-9a-f-]{36}$/), open.click()]);
+    });
+
+    await step("the notification's decision trace reads as a timeline", async () => {
+      await page.getByRole('heading', { level: 2, name: 'Decision trace' }).waitFor();
+      // an in-app delivery is sent at once; reload until its end shows
+      for (let i = 0; i < 40; i++) {
+        if (await page.getByText(/the delivery ended sent/).count()) break;
+        await page.waitForTimeout(250);
+        await page.reload();
+      }
+      const timeline = page.getByRole('list', { name: 'Decision trace' });
+      const text = await timeline.innerText();
+      for (const want of [
+        `The run reached flow “${handle}”`,
+        'Recipient console-test-user was resolved',
+        "Step 1: sent because the recipient's preferences allow in_app",
+        'Step 1: the delivery ended sent after 1 attempt(s)',
+      ]) {
+        if (!text.includes(want)) throw new Error(`the timeline has no "${want}":\n${text}`);
+      }
+      await axe(page, 'a notification');
+      await page.screenshot({ path: path.join(ARTIFACTS, 'console-notification.png'), fullPage: true });
+    });
+
+    await step('Messages lists it, filtered by recipient', async () => {
+      await viaNav(page, 'Messages', 'Messages');
+      await page.getByLabel('Recipient').fill('console-test-user');
+      await Promise.all([page.waitForURL(/recipient=console-test-user/), page.getByRole('button', { name: 'Filter' }).click()]);
+      if ((await page.locator('table.list tbody tr').count()) !== 1) throw new Error('one notification expected');
+      await page.getByLabel('Recipient').fill('nobody');
+      await Promise.all([page.waitForURL(/recipient=nobody/), page.getByRole('button', { name: 'Filter' }).click()]);
+      await page.getByText('No notification matches.').waitFor();
+    });
+
+    await step("Users: find the test user, turn email off, see their feed", async () => {
+      await viaNav(page, 'Users', 'Users');
+      await page.getByLabel('External id or email').fill('test-user');
+      await Promise.all([page.waitForURL(/q=test-user/), page.getByRole('button', { name: 'Search' }).click()]);
+      await Promise.all([page.waitForURL(/\/console\/users\/console-test-user$/), page.getByRole('link', { name: 'console-test-user' }).click()]);
+      await page.getByRole('list').filter({ hasText: 'Hello Ada!' }).first().waitFor();
+      await page.getByLabel('email', { exact: true }).uncheck();
+      await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+      const prefs = await page.request.get(`${base}/admin/v1/users/console-test-user/preferences`, {
+        headers: { 'x-service-api-key': keys.publicKey, 'x-service-secret-key': keys.secretKey },
+      });
+      const p = await prefs.json();
+      if (p.channel_types.email !== false) throw new Error('preferences: ' + JSON.stringify(p));
+      await axe(page, 'a user');
+    });
+
+    await step('Overview counts the test: its in_app delivery sent', async () => {
+      await viaNav(page, 'Overview', 'Overview');
+      const row = page.getByRole('row', { name: /in_app/ });
+      await row.getByText('sent: 1').waitFor();
+    });
+
+    await step('Channels: a Discord channel from its schema, the secret write-only', async () => {
+      await viaNav(page, 'Channels', 'Channels');
+      await Promise.all([page.waitForURL(`${base}/console/channels/new`), page.getByRole('link', { name: 'New channel' }).click()]);
+      await page.getByLabel('Provider', { exact: true }).selectOption('discord');
+      const url = page.getByLabel('url (required) (secret)');
+      if ((await url.getAttribute('type')) !== 'password') throw new Error('the secret is not a password field');
+      await page.getByLabel('Name', { exact: true }).fill('Team chat');
+      await url.fill('not a url');
+      await page.getByRole('button', { name: 'Save channel' }).click();
+      await page.locator('[data-error-for="config.url"]').filter({ hasText: /./ }).waitFor();
+      await axe(page, 'a new channel');
+      await url.fill('https://discord.com/api/webhooks/123456789012345678/s3cr3t-token');
+      await Promise.all([page.waitForURL(/\/console\/channels\/[0-9a-f-]{36}$/), page.getByRole('button', { name: 'Save channel' }).click()]);
+      await page.getByRole('heading', { level: 1, name: 'Channel “Team chat”' }).waitFor();
+      const again = page.getByLabel('url (required) (secret)');
+      if ((await again.inputValue()) !== '' || !(await again.getAttribute('placeholder')).startsWith('********')) {
+        throw new Error('the secret is shown: ' + (await again.inputValue()));
+      }
+      if ((await page.content()).includes('s3cr3t-token')) throw new Error('the page holds the secret');
+      await page.getByLabel('username').fill('Herald');
+      await page.getByRole('button', { name: 'Save channel' }).click();
+      await page.locator('#channel-message', { hasText: 'Saved.' }).waitFor();
+      await axe(page, 'a channel');
+      await viaNav(page, 'Channels', 'Channels');
+      await page.getByRole('link', { name: 'Team chat' }).waitFor();
+    });
+
+    await step('Topics: create one, subscribe the test user, remove them', async () => {
+      await viaNav(page, 'Topics', 'Topics');
+      await page.getByLabel("New topic's key").fill('team');
+      await page.getByLabel('Name', { exact: true }).fill('The <i>team</i>');
+      await Promise.all([page.waitForURL(`${base}/console/topics/team`), page.getByRole('button', { name: 'Create topic' }).click()]);
+      await page.getByLabel('Subscribe a user (external id)').fill('console-test-user');
+      await Promise.all([page.waitForEvent('load'), page.getByRole('button', { name: 'Subscribe' }).click()]);
+      await page.getByRole('link', { name: 'console-test-user' }).waitFor();
+      await axe(page, 'a topic');
+      await page.getByRole('button', { name: 'Remove console-test-user' }).click();
+      await page.getByRole('status').filter({ hasText: 'Removed console-test-user.' }).waitFor();
+      if ((await page.locator('h1 i').count()) !== 0) throw new Error('the name was rendered as markup');
+    });
+
+    await step('Event endpoints: add one (its secret shown once), replay, rotate the secret', async () => {
+      await viaNav(page, 'Event endpoints', 'Event endpoints');
+      await page.getByLabel("New endpoint's URL").fill('not a url');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await page.locator('#err-ep-url').filter({ hasText: /./ }).waitFor();
+      await page.getByLabel("New endpoint's URL").fill('https://example.com/herald-hooks');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      const secret = await page.locator('#endpoint-secret code.secret').textContent();
+      if (!secret || secret.length < 16) throw new Error('no secret shown: ' + secret);
+      await axe(page, 'Event endpoints');
+      await Promise.all([page.waitForURL(/\/console\/endpoints\/[0-9a-f-]{36}$/), page.getByRole('link', { name: 'Open the endpoint' }).click()]);
+      if ((await page.content()).includes(secret)) throw new Error('the endpoint page shows the secret');
+      await page.getByLabel(/^Send again the events since/).fill('yesterday');
+      await page.getByRole('button', { name: 'Replay' }).click();
+      await page.locator('#err-replay-since').filter({ hasText: /./ }).waitFor();
+      await page.getByLabel(/^Send again the events since/).fill('2020-01-01T00:00:00Z');
+      await page.getByRole('button', { name: 'Replay' }).click();
+      await page.locator('#replay-message', { hasText: /event\(s\) queued again/ }).waitFor();
+      await page.getByRole('button', { name: 'Rotate the secret' }).click();
+      const rotated = await page.locator('#secret-out code.secret').textContent();
+      if (!rotated || rotated === secret) throw new Error('the rotated secret: ' + rotated);
+      await axe(page, 'an event endpoint');
+    });
+
+    await step('Settings: a bad timezone beside its field, a good one saved, a test clock advanced', async () => {
+      await viaNav(page, 'Settings', 'Settings');
+      await page.getByLabel(/^Timezone/).fill('Mars/Olympus');
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      const err = page.locator('#err-timezone');
+      await err.filter({ hasText: /./ }).waitFor();
+      if ((await page.getByLabel(/^Timezone/).getAttribute('aria-invalid')) !== 'true') throw new Error('the field is not marked invalid');
+      await page.getByLabel(/^Timezone/).fill('Europe/Paris');
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      await page.locator('#settings-message', { hasText: 'Saved.' }).waitFor();
+      if ((await err.textContent()).trim()) throw new Error('the error stayed');
+      await Promise.all([page.waitForEvent('load'), page.getByRole('button', { name: 'Use a test clock' }).click()]);
+      await page.getByLabel(/^Advance by/).fill('2h');
+      await page.getByRole('button', { name: 'Advance the clock' }).click();
+      await page.locator('#clock-message', { hasText: 'The clock is now at' }).waitFor();
+      await axe(page, 'Settings');
+    });
+
+    await step("no request left the server's origin", async () => {
+      const foreign = urls.filter((u) => new URL(u).origin !== origin && !u.startsWith('data:'));
+      if (foreign.length) throw new Error('requests left the origin: ' + foreign.join(', '));
+    });
+    if (pageErrors.length) throw new Error('errors in the pages:\n' + pageErrors.join('\n'));
+  } catch (e) {
+    log('  server output (tail):\n' + server.output.slice(-20).map((l) => '    ' + l).join('\n'));
+    if (pageErrors.length) log('  page errors:\n    ' + pageErrors.join('\n    '));
+    throw e;
+  } finally {
+    if (context) await context.close().catch(() => {});
+    const exit = await stopProcess(server);
+    log(`  herald stopped (exit code ${exit.code}${exit.signal ? ', signal ' + exit.signal : ''})`);
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+// ------------------------------------------------------------------ runner
+
+const tests = [['console pages: sign in, walk the pages, build, preview, activate and test a flow, read its trace', walkTest]];
+let passed = 0;
+let failed = 0;
+for (const [name, fn] of tests) {
+  log(`test ${name}`);
+  let timer;
+  try {
+    await Promise.race([
+      fn(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${TEST_TIMEOUT / 1000} s`)), TEST_TIMEOUT);
+      }),
+    ]);
+    passed += 1;
+    log(`PASS ${name}`);
+  } catch (e) {
+    failed += 1;
+    log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
