@@ -173,6 +173,21 @@ impl TraceEntry {
                 a("to"),
                 a("reason")
             ),
+            "route.hop" => format!(
+                "step {}: route channel {} ({}) {} ({})",
+                a("step"),
+                a("hop"),
+                a("channel_type"),
+                a("result"),
+                a("reason")
+            ),
+            "route.satisfied" => format!(
+                "step {}: route channel {} ({}) not needed: {}",
+                a("step"),
+                a("hop"),
+                a("channel_type"),
+                a("reason")
+            ),
             "notification.processed" => "notification processed".to_string(),
             "run.scheduled" => format!("run scheduled to start at {}", a("send_at")),
             "condition.evaluated" => format!(
@@ -767,6 +782,16 @@ mod tests {
             serde_json::json!({}),
         );
         assert_eq!(e.message(), "later.code");
+        let e = entry(
+            Timestamp::from_millis(0),
+            "route.satisfied",
+            serde_json::json!({"step": 0, "hop": 2, "channel_type": "email",
+                "reason": "hop 0 (in_app) was read at x"}),
+        );
+        assert_eq!(
+            e.message(),
+            "step 0: route channel 2 (email) not needed: hop 0 (in_app) was read at x"
+        );
         // an attempt: through a provider, into a feed, or with neither known
         let attempt = |channel_type: &str, provider: Value| {
             entry(
