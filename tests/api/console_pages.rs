@@ -26,6 +26,7 @@ const PAGES: &[&str] = &[
     "/console/endpoints",
     "/console/endpoints/0190a9f4-0000-7000-8000-000000000000",
     "/console/settings",
+    "/console/audit_log",
 ];
 
 /// A client that shows redirects instead of following them.

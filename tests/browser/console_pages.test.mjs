@@ -334,6 +334,20 @@ async function walkTest() {
       await axe(page, 'Settings');
     });
 
+    await step('Audit log: the flow made in the editor, by the owner; the member added by the operator', async () => {
+      await viaNav(page, 'Audit log', 'Audit log');
+      const created = page.locator('tr', { hasText: 'flow.created' }).filter({ hasText: handle });
+      await created.first().waitFor();
+      if (!(await created.first().textContent()).includes('owner@example.com')) throw new Error('flow.created is not by the owner');
+      await page.getByLabel('Who').fill('operator');
+      await Promise.all([page.waitForEvent('load'), page.getByRole('button', { name: 'Filter' }).click()]);
+      await page.locator('tr', { hasText: 'member.created' }).first().waitFor();
+      if (await page.locator('tr', { hasText: 'flow.created' }).count()) throw new Error('the filter let other actors through');
+      await page.getByText('Before and after').first().click();
+      if ((await page.content()).includes('$argon2')) throw new Error('a password hash is on the page');
+      await axe(page, 'Audit log');
+    });
+
     await step("no request left the server's origin", async () => {
       const foreign = urls.filter((u) => new URL(u).origin !== origin && !u.startsWith('data:'));
       if (foreign.length) throw new Error('requests left the origin: ' + foreign.join(', '));

@@ -7,6 +7,7 @@
 //! its validation stay in one place.
 
 pub mod assets;
+mod audit_log;
 mod channels;
 mod common;
 mod endpoints;
@@ -55,6 +56,10 @@ pub const TEMPLATES: &[(&str, &str)] = &[
         "pages/endpoint.html",
         include_str!("templates/endpoint.html"),
     ),
+    (
+        "pages/audit_log.html",
+        include_str!("templates/audit_log.html"),
+    ),
 ];
 
 /// Registers the pages' routes.
@@ -74,6 +79,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/console/endpoints", web::get().to(endpoints::list))
         .route("/console/endpoints/{id}", web::get().to(endpoints::one))
         .route("/console/settings", web::get().to(settings::page))
+        .route("/console/audit_log", web::get().to(audit_log::page))
         .route("/console/assets/{file}", web::get().to(assets::serve));
 }
 
