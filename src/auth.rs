@@ -152,6 +152,7 @@ async fn console_member(st: &State, req: &HttpRequest) -> Result<Admin, ApiError
 const KEY_PATHS: &[&str] = &[
     "/admin/v1/project/signing_key",
     "/admin/v1/project/rotate_link_secret",
+    "/admin/v1/project/rotate_secret",
 ];
 
 /// What an Admin API request does, as console roles see it: a GET (or

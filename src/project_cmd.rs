@@ -292,7 +292,12 @@ fn apply(op: &Op, store: &dyn herald_engine::storage::Storage) -> Result<Value, 
                 .ok_or_else(|| herald_engine::Error::not_found("project", name))?,
         )),
         Op::Rotate(name, grace) => {
-            let (p, secret) = herald_engine::rules::projects::rotate_secret(store, name, *grace)?;
+            let (p, secret) = herald_engine::rules::projects::rotate_secret(
+                store,
+                name,
+                *grace,
+                &herald_engine::audit::Actor::Operator,
+            )?;
             serde_json::to_value(OperatorProject::from(&p).with_secret(secret))
         }
         Op::Delete(name) => {

@@ -145,7 +145,13 @@ fn rotating_a_secret_keeps_the_previous_one_for_its_grace_on_every_backend() {
     for b in backends() {
         let st = &*b.store;
         let keys = st.create_project("p", None).unwrap();
-        let (p, secret) = rotate_secret(st, "p", Duration::from_secs(60)).unwrap();
+        let (p, secret) = rotate_secret(
+            st,
+            "p",
+            Duration::from_secs(60),
+            &herald_engine::audit::Actor::Operator,
+        )
+        .unwrap();
         assert_eq!(p.secret_hash, hash_secret(&secret), "{}", b.name);
         assert_eq!(
             p.previous_secret_hash.as_deref(),
@@ -155,7 +161,14 @@ fn rotating_a_secret_keeps_the_previous_one_for_its_grace_on_every_backend() {
         );
         let stored = st.project_by_name("p").unwrap().unwrap();
         assert_eq!(stored.secret_hash, p.secret_hash, "{}", b.name);
-        let e = rotate_secret(st, "nope", Duration::ZERO).err().unwrap();
+        let e = rotate_secret(
+            st,
+            "nope",
+            Duration::ZERO,
+            &herald_engine::audit::Actor::Operator,
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.code, ErrorCode::NotFound, "{}", b.name);
     }
 }

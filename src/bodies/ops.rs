@@ -22,11 +22,26 @@ impl NewProject {
     }
 }
 
-/// `POST /ops/v1/projects/{name}/rotate_secret`.
-#[derive(Deserialize, Default)]
+/// `POST /ops/v1/projects/{name}/rotate_secret` and `POST
+/// /admin/v1/project/rotate_secret`.
+#[derive(Deserialize, Default, utoipa::ToSchema)]
+#[schema(example = json!({"grace_seconds": 3600}))]
 pub struct RotateSecret {
+    /// How long the replaced secret key keeps working, in seconds, so
+    /// clients can switch over: 0 refuses it at once; default 86,400 (a
+    /// day); at most 2,592,000 (30 days).
     #[serde(default)]
+    #[schema(value_type = Option<u64>)]
     pub grace_seconds: Given<u64>,
+}
+
+/// The project's new secret key, shown this once (only its hash is kept).
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct RotatedSecret {
+    pub secret_key: String,
+    /// Until when the replaced key still works (absent: refused already).
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    pub previous_secret_expires_at: Option<herald_engine::model::Timestamp>,
 }
 
 impl RotateSecret {

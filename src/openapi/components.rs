@@ -265,6 +265,8 @@ pub fn components() -> utoipa::openapi::schema::Components {
         PreferencesExplain,
         PreferenceLinkInput,
         PreferenceLink,
+        crate::bodies::ops::RotateSecret,
+        crate::bodies::ops::RotatedSecret,
         PreferenceForm,
         UnsubscribeForm,
         CallbackResult,

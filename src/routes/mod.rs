@@ -114,6 +114,7 @@ pub fn endpoints() -> Vec<endpoint::Endpoint> {
         project::generate_signing_key_endpoint(),
         project::delete_signing_key_endpoint(),
         project::rotate_link_secret_endpoint(),
+        project::rotate_secret_endpoint(),
         users::list_endpoint(),
         users::bulk_endpoint(),
         users::bulk_delete_endpoint(),

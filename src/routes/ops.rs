@@ -93,7 +93,10 @@ async fn rotate(req: HttpRequest, body: Body, st: State) -> ApiResult<HttpRespon
     authorize(&req, &st)?;
     let name = path_str(&req, "name")?;
     let grace = typed::<RotateSecret>(&body.object_or_empty()?)?.validate(DEFAULT_GRACE)?;
-    let (p, secret) = st.engine.rotate_secret(name, grace).await?;
+    let (p, secret) = st
+        .engine
+        .rotate_secret(name, grace, herald_engine::audit::Actor::Operator)
+        .await?;
     tracing::info!(project_id = %p.id, grace_seconds = grace.as_secs(), "project secret key rotated");
     Ok(ok(OperatorProject::from(&p).with_secret(secret)))
 }

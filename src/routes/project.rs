@@ -271,6 +271,37 @@ pub async fn delete_signing_key(a: Admin, st: State) -> ApiResult<HttpResponse> 
     Ok(no_content())
 }
 
+/// `POST /admin/v1/project/rotate_secret`
+pub fn rotate_secret_endpoint() -> Endpoint {
+    Op::post(
+        "/admin/v1/project/rotate_secret",
+        "rotateSecretKey",
+        "Replace the project's secret key (shown once); the old one works for a grace period",
+    )
+    .body("RotateSecret", false)
+    .ok(200, "The new secret key", Content::Json("RotatedSecret"))
+    .errors(&[422])
+    .to(rotate_secret)
+}
+
+/// `POST /admin/v1/project/rotate_secret {grace_seconds?}`: the same
+/// rotation as the operator's (`herald project rotate-secret`), by the
+/// caller (a console owner, or the holder of the key itself), recorded in
+/// the audit log as theirs.
+pub async fn rotate_secret(a: Admin, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let grace = typed::<crate::bodies::ops::RotateSecret>(&body.object_or_empty()?)?
+        .validate(super::ops::DEFAULT_GRACE)?;
+    let (p, secret_key) = st
+        .engine
+        .rotate_secret(a.project.name.clone(), grace, a.actor.clone())
+        .await?;
+    tracing::info!(project_id = %p.id, grace_seconds = grace.as_secs(), "project secret key rotated");
+    Ok(ok(crate::bodies::ops::RotatedSecret {
+        secret_key,
+        previous_secret_expires_at: p.previous_secret_expires_at,
+    }))
+}
+
 /// `POST /admin/v1/project/rotate_link_secret`
 pub fn rotate_link_secret_endpoint() -> Endpoint {
     Op::post(

@@ -579,3 +579,85 @@ async fn the_audit_log_names_members_and_the_operator() {
     );
     assert!(!log.to_string().contains("$argon2"), "no hash: {log}");
 }
+
+/// The secret key rotated through the Admin API: shown once, the old key
+/// kept for its grace period or refused at once with 0, editors refused,
+/// and the log names who rotated it.
+#[tokio::test]
+async fn owners_and_the_key_itself_rotate_the_secret_key() {
+    let app = TestApp::spawn();
+    let path = format!("{A}/project/rotate_secret");
+    // With the key itself, a grace period: old and new keys both work.
+    let r = app
+        .admin(POST, &path)
+        .json(&json!({"grace_seconds": 3600}))
+        .go()
+        .await
+        .ok(200);
+    let first = r["secret_key"].as_str().expect("secret_key").to_string();
+    assert!(first.starts_with("sk_"), "{r}");
+    assert!(r["previous_secret_expires_at"].is_string(), "{r}");
+    let old = app.keys();
+    let new = Keys {
+        secret_key: first.clone(),
+        ..old.clone()
+    };
+    for k in [&old, &new] {
+        app.admin_with(k, GET, &format!("{A}/project"))
+            .go()
+            .await
+            .ok(200);
+    }
+    let bad = app
+        .admin(POST, &path)
+        .json(&json!({"grace_seconds": "soon"}))
+        .go()
+        .await;
+    assert_eq!(bad.status, 422, "{bad}");
+    // An editor may not; an owner may, with no grace: the key before
+    // stops at once.
+    let editor = app.console_member("ed@example.com", "editor", PW).await;
+    let r = app
+        .admin_as_member(&editor, Some(&editor.csrf), POST, &path)
+        .json(&json!({}))
+        .go()
+        .await;
+    assert_eq!(r.status, 403, "{r}");
+    let owner = app.console_member("ow@example.com", "owner", PW).await;
+    let r = app
+        .admin_as_member(&owner, Some(&owner.csrf), POST, &path)
+        .json(&json!({"grace_seconds": 0}))
+        .go()
+        .await;
+    assert_eq!(r.status, 200, "{r}");
+    let second = r.json["secret_key"]
+        .as_str()
+        .expect("secret_key")
+        .to_string();
+    let refused = app
+        .admin_with(&new, GET, &format!("{A}/project"))
+        .go()
+        .await;
+    assert_eq!(refused.status, 401, "{refused}");
+    let latest = Keys {
+        secret_key: second.clone(),
+        ..old.clone()
+    };
+    let log = app
+        .admin_with(&latest, GET, &format!("{A}/audit_log?resource_type=key"))
+        .go()
+        .await
+        .ok(200);
+    let who: Vec<&str> = log["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|e| e["who"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(who, vec!["ow@example.com", "api"], "{log}");
+    let text = log.to_string();
+    assert!(
+        !text.contains(&first) && !text.contains(&second),
+        "no key in the log: {log}"
+    );
+}

@@ -331,6 +331,12 @@ async function walkTest() {
       await page.getByLabel(/^Advance by/).fill('2h');
       await page.getByRole('button', { name: 'Advance the clock' }).click();
       await page.locator('#clock-message', { hasText: 'The clock is now at' }).waitFor();
+      await page.getByRole('button', { name: 'Rotate the secret key' }).click();
+      await page.locator('#secret-message', { hasText: 'Rotated' }).waitFor();
+      const key = (await page.locator('#new-secret-key').textContent()).trim();
+      if (!key.startsWith('sk_')) throw new Error(`new secret key: ${key}`);
+      await page.reload();
+      if ((await page.content()).includes(key)) throw new Error('the secret key is shown again');
       await axe(page, 'Settings');
     });
 

@@ -328,10 +328,11 @@ impl Engine {
     }
 
     /// A new secret for the named project; the old one works for `grace`.
+    /// `actor`: the operator, or an owner through the Admin API.
     pub async fn rotate_secret(
-        &self, name: String, grace: std::time::Duration,
+        &self, name: String, grace: std::time::Duration, actor: crate::audit::Actor,
     ) -> Result<(Project, String)> {
-        self.run(move |s| crate::rules::projects::rotate_secret(s, &name, grace))
+        self.run(move |s| crate::rules::projects::rotate_secret(s, &name, grace, &actor))
             .await
     }
 

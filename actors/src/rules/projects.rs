@@ -68,7 +68,7 @@ pub fn rotate(p: &mut Project, hash: Vec<u8>, grace: Duration, now: Timestamp) {
 /// rotate-secret`): the audit log's `key.rotated` names `Actor::Operator`,
 /// with when it was rotated and until when the previous key works, no key.
 pub fn rotate_secret<S: ProjectRepo + AuditRepo + ?Sized>(
-    st: &S, name: &str, grace: Duration,
+    st: &S, name: &str, grace: Duration, actor: &Actor,
 ) -> Result<(Project, String)> {
     if grace > MAX_SECRET_GRACE {
         return Err(Error::field(
@@ -96,6 +96,6 @@ pub fn rotate_secret<S: ProjectRepo + AuditRepo + ?Sized>(
     if let Some(b) = before {
         change = change.before(b);
     }
-    super::audit::record(st, &p.id, &Actor::Operator, change)?;
+    super::audit::record(st, &p.id, actor, change)?;
     Ok((p, secret))
 }

@@ -1991,6 +1991,22 @@ export interface RetentionInput {
   notifications?: string | null;
 }
 
+/** `POST /ops/v1/projects/{name}/rotate_secret` and `POST
+ * /admin/v1/project/rotate_secret`. */
+export interface RotateSecret {
+  /** How long the replaced secret key keeps working, in seconds, so
+   * clients can switch over: 0 refuses it at once; default 86,400 (a
+   * day); at most 2,592,000 (30 days). */
+  grace_seconds?: number | null;
+}
+
+/** The project's new secret key, shown this once (only its hash is kept). */
+export interface RotatedSecret {
+  /** Until when the replaced key still works (absent: refused already). */
+  previous_secret_expires_at?: string | null;
+  secret_key: string;
+}
+
 /** One channel of a route step. Also a route channel of a request. */
 export interface RouteChannel {
   /** How long after the previous channel went out this one is tried, if

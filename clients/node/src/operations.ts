@@ -112,6 +112,8 @@ export const OPERATIONS = {
   updateProject: put(`${A}/project`, 'project.update'),
   advanceProjectClock: post(`${A}/project/clock/advance`, 'project.advanceClock'),
   rotateLinkSecret: post(`${A}/project/rotate_link_secret`, 'project.rotateLinkSecret', safe),
+  // not repeatable: each call makes another key (and ends the grace of the one before)
+  rotateSecretKey: post(`${A}/project/rotate_secret`, 'project.rotateSecretKey'),
   putSigningKey: put(`${A}/project/signing_key`, 'project.setSigningKey'),
   generateSigningKey: post(`${A}/project/signing_key`, 'project.generateSigningKey'),
   deleteSigningKey: del(`${A}/project/signing_key`, 'project.deleteSigningKey'),

@@ -542,6 +542,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/project/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace the project's secret key (shown once); the old one works for a grace period */
+        post: operations["rotateSecretKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/project/signing_key": {
         parameters: {
             query?: never;
@@ -4107,6 +4124,31 @@ export interface components {
             /** @example 30d */
             notifications?: string | null;
         };
+        /** @description The project's new secret key, shown this once (only its hash is kept). */
+        RotatedSecret: {
+            /**
+             * Format: date-time
+             * @description Until when the replaced key still works (absent: refused already).
+             */
+            previous_secret_expires_at?: string | null;
+            secret_key: string;
+        };
+        /**
+         * @description `POST /ops/v1/projects/{name}/rotate_secret` and `POST
+         *     /admin/v1/project/rotate_secret`.
+         * @example {
+         *       "grace_seconds": 3600
+         *     }
+         */
+        RotateSecret: {
+            /**
+             * Format: int64
+             * @description How long the replaced secret key keeps working, in seconds, so
+             *     clients can switch over: 0 refuses it at once; default 86,400 (a
+             *     day); at most 2,592,000 (30 days).
+             */
+            grace_seconds?: number | null;
+        };
         /** @description One channel of a route step. Also a route channel of a request. */
         RouteChannel: {
             /**
@@ -6537,6 +6579,38 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["Unauthenticated"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateSecretKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateSecret"];
+            };
+        };
+        responses: {
+            /** @description The new secret key */
+            200: {
+                headers: {
+                    /** @description The request id: the request's own x-request-id when valid, else a generated one. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotatedSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -48,6 +48,12 @@ test('project: signing key generated, set from a PEM, deleted; link secret rotat
   assert.equal((await fetch(link.url)).status, 200);
   await herald.project.rotateLinkSecret();
   assert.equal((await fetch(link.url)).status, 404);
+
+  // a new secret key, shown once; the one this client holds works for the grace period
+  const rotated = await herald.project.rotateSecretKey(86400);
+  assert.ok(rotated.secret_key.startsWith('sk_'));
+  assert.ok(rotated.previous_secret_expires_at);
+  assert.ok((await herald.project.get()).name);
 });
 
 test('partials: upsert, get, list, delete', async () => {

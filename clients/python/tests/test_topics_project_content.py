@@ -75,6 +75,12 @@ def test_project_settings_clock_and_keys(herald: Herald) -> None:
 
     assert httpx.get(link.url, timeout=10).status_code == 404  # links issued before the rotation stop working
 
+    # a new secret key, shown once; the one this client holds works for the grace period
+    rotated = herald.project.rotate_secret_key(grace_seconds=86400)
+    assert rotated.secret_key.startswith("sk_")
+    assert rotated.previous_secret_expires_at is not None
+    assert herald.project.get().name
+
 
 def test_partials_layouts_translations(herald: Herald) -> None:
     h = f"p{hexid()}"

@@ -393,7 +393,13 @@ mod tests {
         use std::time::Duration;
         let store = Store::open(dir.path()).unwrap();
         let keys = store.create_project("p", None).unwrap();
-        let (p, secret) = rotate_secret(&store, "p", Duration::from_secs(3600)).unwrap();
+        let (p, secret) = rotate_secret(
+            &store,
+            "p",
+            Duration::from_secs(3600),
+            &crate::audit::Actor::Operator,
+        )
+        .unwrap();
         assert_ne!(secret, keys.secret_key);
         assert_eq!(p.secret_hash, hash_secret(&secret));
         let now = Timestamp::now();
@@ -406,16 +412,29 @@ mod tests {
         let cached = store.project_by_api_key(&keys.public_key).unwrap().unwrap();
         assert_eq!(cached.secret_hash, hash_secret(&secret));
         // no grace: the old one is forgotten
-        let (p, _) = rotate_secret(&store, "p", Duration::ZERO).unwrap();
+        let (p, _) =
+            rotate_secret(&store, "p", Duration::ZERO, &crate::audit::Actor::Operator).unwrap();
         assert!(p.previous_secret_hash.is_none() && p.previous_secret_expires_at.is_none());
         let view = serde_json::to_value(crate::model::OperatorProject::from(&p)).unwrap();
         assert!(view.get("previous_secret_expires_at").is_none());
         assert!(view.get("secret_rotated_at").is_some());
-        let e = rotate_secret(&store, "p", MAX_SECRET_GRACE + Duration::from_secs(1))
-            .err()
-            .unwrap();
+        let e = rotate_secret(
+            &store,
+            "p",
+            MAX_SECRET_GRACE + Duration::from_secs(1),
+            &crate::audit::Actor::Operator,
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.code, crate::error::ErrorCode::ValidationFailed);
-        let e = rotate_secret(&store, "nope", Duration::ZERO).err().unwrap();
+        let e = rotate_secret(
+            &store,
+            "nope",
+            Duration::ZERO,
+            &crate::audit::Actor::Operator,
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.code, crate::error::ErrorCode::NotFound);
     }
 

@@ -27,6 +27,15 @@ export class ProjectSettings extends Resource {
     await this.call('rotateLinkSecret', {}, opts);
   }
 
+  /**
+   * A new secret key, in this answer only; the replaced one keeps working
+   * for `graceSeconds` (default a day, 0: refused at once).
+   */
+  rotateSecretKey(graceSeconds?: number, opts?: CallOptions): Promise<Result<'rotateSecretKey'>> {
+    const body = graceSeconds === undefined ? {} : { grace_seconds: graceSeconds };
+    return this.call('rotateSecretKey', { body }, opts);
+  }
+
   /** Stores the RSA public key (PEM) that verifies user tokens; answers the project. */
   setSigningKey(publicKey: string, opts?: CallOptions): Promise<Result<'putSigningKey'>> {
     return this.call('putSigningKey', { body: { public_key: publicKey } }, opts);

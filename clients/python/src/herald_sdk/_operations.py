@@ -88,6 +88,7 @@ OPERATIONS: Dict[Tuple[str, str], str] = {
     ("PUT", "/admin/v1/project/signing_key"): "project.set_signing_key",
     ("DELETE", "/admin/v1/project/signing_key"): "project.delete_signing_key",
     ("POST", "/admin/v1/project/rotate_link_secret"): "project.rotate_link_secret",
+    ("POST", "/admin/v1/project/rotate_secret"): "project.rotate_secret_key",
     # content
     ("GET", "/admin/v1/partials"): "partials.list",
     ("GET", "/admin/v1/partials/{handle}"): "partials.get",

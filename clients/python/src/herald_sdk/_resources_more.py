@@ -185,6 +185,13 @@ class Project(Resource):
         """Every preference-page link issued before stops working."""
         return self._send(Request("POST", "/admin/v1/project/rotate_link_secret"))
 
+    def rotate_secret_key(self, grace_seconds: Optional[int] = None) -> m.RotatedSecret:
+        """A new secret key, in this answer only; the replaced one keeps working
+        for ``grace_seconds`` (default a day, 0: refused at once)."""
+        body = {} if grace_seconds is None else {"grace_seconds": grace_seconds}
+        return self._send(Request("POST", "/admin/v1/project/rotate_secret", json=body,
+                                  cast=cast(m.RotatedSecret)))
+
 
 class Partials(Resource):
     """``/admin/v1/partials``: template pieces to ``{% include "partials/NAME" %}`` (docs/API.md §17)."""

@@ -523,6 +523,22 @@
     });
   }
 
+  const rotateKey = $('#rotate-secret-key');
+  if (rotateKey) {
+    rotateKey.addEventListener('click', async () => {
+      const out = $('#secret-message');
+      const shown = $('#new-secret-key');
+      const r = await api('POST', '/admin/v1/project/rotate_secret', {});
+      if (r.ok) {
+        shown.textContent = r.body.secret_key;
+        shown.hidden = false;
+        say(out, 'Rotated. The new secret key is below: copy it now, it is not shown again.');
+        return;
+      }
+      say(out, `Not rotated: ${(r.body && r.body.error && r.body.error.message) || 'error'}`);
+    });
+  }
+
   // ------------------------------------------------------------ a user's page
   const prefs = $('#prefs');
   if (prefs) {

@@ -60,6 +60,8 @@ from ._part2 import ReplayResult  # noqa: F401
 from ._part2 import ResendConfig  # noqa: F401
 from ._part2 import Retention  # noqa: F401
 from ._part2 import RetentionInput  # noqa: F401
+from ._part2 import RotateSecret  # noqa: F401
+from ._part2 import RotatedSecret  # noqa: F401
 from ._part2 import SendWindow  # noqa: F401
 from ._part2 import SendgridConfig  # noqa: F401
 from ._part2 import SesConfig  # noqa: F401
@@ -97,7 +99,7 @@ from ._part2 import WebhookConfig  # noqa: F401
 from ._part2 import WebhookEndpoint  # noqa: F401
 from ._part2 import WebhookEndpointInput  # noqa: F401
 from ._part2 import WebhookEndpointList  # noqa: F401
-from ._part2 import WebhookEndpointUpdate  # noqa: F401
+from ._part3 import WebhookEndpointUpdate  # noqa: F401
 from ._part3 import WebhookEndpointWithSecret  # noqa: F401
 from ._part3 import ApnsConfig  # noqa: F401
 from ._part3 import AuditEntryList  # noqa: F401
@@ -138,7 +140,7 @@ from ._part3 import ThrottleStep  # noqa: F401
 from ._part3 import TranslationList  # noqa: F401
 from ._part3 import BatchStep  # noqa: F401
 from ._part3 import BulkDeleteResult  # noqa: F401
-from ._part3 import BulkUserResult  # noqa: F401
+from ._part4 import BulkUserResult  # noqa: F401
 from ._part4 import BulkUsersInput  # noqa: F401
 from ._part4 import BulkUsersResult  # noqa: F401
 from ._part4 import ChannelStep  # noqa: F401
@@ -221,6 +223,8 @@ __all__ = [
     "ResendConfig",
     "Retention",
     "RetentionInput",
+    "RotateSecret",
+    "RotatedSecret",
     "SendWindow",
     "SendgridConfig",
     "SesConfig",

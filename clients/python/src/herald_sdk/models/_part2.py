@@ -142,6 +142,36 @@ class RetentionInput(BaseModel):
     notifications: Optional[str] = Field(None, examples=["30d"])
 
 
+class RotateSecret(BaseModel):
+    """
+    `POST /ops/v1/projects/{name}/rotate_secret` and `POST
+    /admin/v1/project/rotate_secret`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    grace_seconds: Optional[int] = Field(
+        None,
+        description="How long the replaced secret key keeps working, in seconds, so\nclients can switch over: 0 refuses it at once; default 86,400 (a\nday); at most 2,592,000 (30 days).",
+    )
+
+
+class RotatedSecret(BaseModel):
+    """
+    The project's new secret key, shown this once (only its hash is kept).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    previous_secret_expires_at: Optional[AwareDatetime] = Field(
+        None,
+        description="Until when the replaced key still works (absent: refused already).",
+    )
+    secret_key: str
+
+
 class SendWindow(BaseModel):
     """
     When a channel step may deliver, in the recipient's timezone (UTC when none); a `to` not after `from` runs across midnight.
@@ -775,22 +805,3 @@ class WebhookEndpointList(BaseModel):
     )
     items: list[WebhookEndpoint]
     page: Page
-
-
-class WebhookEndpointUpdate(BaseModel):
-    """
-    A change of an endpoint: present fields replace the stored ones.
-    Enabling it again clears `disabled_reason`.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    enabled: Optional[bool] = Field(None, description="Absent keeps it; not null.")
-    event_types: Optional[Union[list[str], list[Literal["*"]]]] = Field(
-        None,
-        description='The event types to receive, or `["*"]` for every type; null: every type.',
-    )
-    url: Optional[str] = Field(
-        None, description="Where events are POSTed (http or https); absent keeps it."
-    )

@@ -6,7 +6,26 @@ from typing import Any, Literal, Optional, Union
 from uuid import UUID
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
 from ._part1 import AuditEntry, Branding, ChannelHealth, ChannelRetry, ChannelTypeFlags, ConditionRule, Erasure, EventAttemptView, FcmServiceAccount, Page
-from ._part2 import RenderedAction, Retention, RetentionInput, StepConditionRule, StepPreviewError, SubscriptionInput, TemplateAction, Topic, TraceEntryView, TranslationSummary, Usage, User
+from ._part2 import RenderedAction, Retention, RetentionInput, StepConditionRule, StepPreviewError, SubscriptionInput, TemplateAction, Topic, TraceEntryView, TranslationSummary, Usage
+
+
+class WebhookEndpointUpdate(BaseModel):
+    """
+    A change of an endpoint: present fields replace the stored ones.
+    Enabling it again clears `disabled_reason`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    enabled: Optional[bool] = Field(None, description="Absent keeps it; not null.")
+    event_types: Optional[Union[list[str], list[Literal["*"]]]] = Field(
+        None,
+        description='The event types to receive, or `["*"]` for every type; null: every type.',
+    )
+    url: Optional[str] = Field(
+        None, description="Where events are POSTed (http or https); absent keeps it."
+    )
 
 
 class WebhookEndpointWithSecret(BaseModel):
@@ -774,20 +793,3 @@ class BulkDeleteResult(BaseModel):
         description="With `erase`: one per user deleted, in the request's order (absent\nwithout `erase`).",
     )
     not_found: list[str]
-
-
-class BulkUserResult(BaseModel):
-    """
-    One item's result, in the request's order: `status` and `user` when it was
-    stored, `error` (the contract's error object, a 422) when it was refused.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    error: Optional[ErrorBody] = None
-    external_id: Optional[str] = Field(
-        ..., description="The item's external id; null when it gave none usable."
-    )
-    status: Optional[str] = None
-    user: Optional[User] = None

@@ -7,7 +7,24 @@ from uuid import UUID
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
 from ._part1 import ChannelTypeFlags, ChannelTypeFlagsInput, DeliveryError, FeedMeta, FlowPreferences, FlowPreferencesInput, Page, Partial
 from ._part2 import SendWindow, StepConditionRule, User
-from ._part3 import BatchStep, BulkUserResult, CategoryPreferences, ChannelTypeSources, DelayStep, ErrorBody, QuietHours, RecipientInput, Rendered, SettingSources, StepCondition1, StepCondition2, StepPreview, Template, ThrottleStep
+from ._part3 import BatchStep, CategoryPreferences, ChannelTypeSources, DelayStep, ErrorBody, QuietHours, RecipientInput, Rendered, SettingSources, StepCondition1, StepCondition2, StepPreview, Template, ThrottleStep
+
+
+class BulkUserResult(BaseModel):
+    """
+    One item's result, in the request's order: `status` and `user` when it was
+    stored, `error` (the contract's error object, a 422) when it was refused.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    error: Optional[ErrorBody] = None
+    external_id: Optional[str] = Field(
+        ..., description="The item's external id; null when it gave none usable."
+    )
+    status: Optional[str] = None
+    user: Optional[User] = None
 
 
 class BulkUsersInput(BaseModel):
