@@ -57,16 +57,7 @@ pub async fn page(m: Member, req: HttpRequest, st: State) -> HttpResponse {
         Ok(p) => p,
         Err(e) => return failed(&m, NAV, e),
     };
-    let next = paging.page_object(&page).after.map(|c| {
-        let mut u = url::form_urlencoded::Serializer::new(String::new());
-        for (k, v) in &filters {
-            if let Some(v) = v {
-                u.append_pair(k, v);
-            }
-        }
-        u.append_pair("after", &c);
-        format!("{NAV}?{}", u.finish())
-    });
+    let next = super::common::next_link(NAV, &filters, paging.page_object(&page).after);
     let items: Vec<serde_json::Value> = page
         .items
         .iter()

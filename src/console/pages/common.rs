@@ -20,6 +20,23 @@ pub(crate) fn failed(m: &Member, current: &str, e: herald_engine::Error) -> Http
     r
 }
 
+/// The link to a list's next page (`None`: it has none): `path` with the
+/// list's filters that are set, so the next page keeps them, and the
+/// `after` cursor, each query-encoded.
+pub(crate) fn next_link(
+    path: &str, filters: &[(&str, Option<String>)], after: Option<String>,
+) -> Option<String> {
+    let after = after?;
+    let mut q = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in filters {
+        if let Some(v) = v {
+            q.append_pair(k, v);
+        }
+    }
+    q.append_pair("after", &after);
+    Some(format!("{path}?{}", q.finish()))
+}
+
 /// What a path segment keeps as it is: letters, digits and `-._~` (RFC
 /// 3986's unreserved characters); everything else is percent-encoded.
 const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
@@ -59,4 +76,19 @@ pub(crate) fn with_user_paths(
             v
         })
         .collect()
+}
+
+#[cfg(test)]
+mod next_link_tests {
+    use super::next_link;
+
+    #[test]
+    fn keeps_the_filters_set_and_encodes_the_cursor() {
+        assert_eq!(next_link("/console/x", &[], None), None);
+        let filters = [("status", Some("failed".to_string())), ("flow", None)];
+        assert_eq!(
+            next_link("/console/x", &filters, Some("a b/c".into())).as_deref(),
+            Some("/console/x?status=failed&after=a+b%2Fc")
+        );
+    }
 }

@@ -5,7 +5,7 @@
 
 use super::super::render::member_page;
 use super::super::Member;
-use super::common::failed;
+use super::common::{failed, next_link};
 use crate::bodies::webhook_endpoints::{EventAttemptView, WebhookEndpoint};
 use crate::extract::{path_uuid, Query};
 use crate::pagination;
@@ -14,13 +14,6 @@ use actix_web::{HttpRequest, HttpResponse};
 use minijinja::context;
 
 const NAV: &str = "/console/endpoints";
-
-fn next_link(path: &str, cursor: Option<String>) -> Option<String> {
-    cursor.map(|c| {
-        let c: String = url::form_urlencoded::byte_serialize(c.as_bytes()).collect();
-        format!("{path}?after={c}")
-    })
-}
 
 pub async fn list(m: Member, req: HttpRequest, st: State) -> HttpResponse {
     let q = Query::of(&req);
@@ -38,7 +31,7 @@ pub async fn list(m: Member, req: HttpRequest, st: State) -> HttpResponse {
         Ok(p) => p,
         Err(e) => return failed(&m, NAV, e),
     };
-    let next = next_link(NAV, paging.page_object(&page).after);
+    let next = next_link(NAV, &[], paging.page_object(&page).after);
     let items: Vec<WebhookEndpoint> = page.items.iter().map(WebhookEndpoint::from).collect();
     member_page(
         &m,
@@ -68,7 +61,7 @@ pub async fn one(m: Member, req: HttpRequest, st: State) -> HttpResponse {
         Ok(p) => p,
         Err(e) => return failed(&m, NAV, e),
     };
-    let next = next_link(&format!("{NAV}/{id}"), paging.page_object(&page).after);
+    let next = next_link(&format!("{NAV}/{id}"), &[], paging.page_object(&page).after);
     let attempts: Vec<EventAttemptView> = page.items.iter().map(EventAttemptView::from).collect();
     member_page(
         &m,

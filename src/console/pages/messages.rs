@@ -99,21 +99,7 @@ pub async fn list(m: Member, req: HttpRequest, st: State) -> HttpResponse {
         Ok(x) => x,
         Err(e) => return failed(&m, NAV, e),
     };
-    let cursors = paging.page_object(&page);
-    // The next page's link keeps the filters.
-    let mut keep: Vec<(&str, String)> = filters
-        .iter()
-        .filter_map(|(k, v)| Some((*k, v.clone()?)))
-        .collect();
-    let next = cursors.after.map(|c| {
-        keep.push(("after", c));
-        format!(
-            "{NAV}?{}",
-            url::form_urlencoded::Serializer::new(String::new())
-                .extend_pairs(keep.iter())
-                .finish()
-        )
-    });
+    let next = super::common::next_link(NAV, &filters, paging.page_object(&page).after);
     member_page(
         &m,
         NAV,

@@ -4,7 +4,7 @@
 
 use super::super::render::member_page;
 use super::super::Member;
-use super::common::{failed, user_path};
+use super::common::{failed, next_link, user_path};
 use crate::bodies::{Subscription, Topic};
 use crate::extract::{path_str, Query};
 use crate::pagination;
@@ -13,14 +13,6 @@ use actix_web::{HttpRequest, HttpResponse};
 use minijinja::context;
 
 const NAV: &str = "/console/topics";
-
-/// `?after=` of a next page's link.
-fn next_link(path: &str, cursor: Option<String>) -> Option<String> {
-    cursor.map(|c| {
-        let c: String = url::form_urlencoded::byte_serialize(c.as_bytes()).collect();
-        format!("{path}?after={c}")
-    })
-}
 
 pub async fn list(m: Member, req: HttpRequest, st: State) -> HttpResponse {
     let q = Query::of(&req);
@@ -37,7 +29,7 @@ pub async fn list(m: Member, req: HttpRequest, st: State) -> HttpResponse {
         Ok(p) => p,
         Err(e) => return failed(&m, NAV, e),
     };
-    let next = next_link(NAV, paging.page_object(&page).after);
+    let next = next_link(NAV, &[], paging.page_object(&page).after);
     let items: Vec<Topic> = page.items.iter().map(Topic::from).collect();
     member_page(
         &m,
@@ -71,7 +63,7 @@ pub async fn one(m: Member, req: HttpRequest, st: State) -> HttpResponse {
         Err(e) => return failed(&m, NAV, e),
     };
     let here = format!("{NAV}/{}", super::common::segment(&key));
-    let next = next_link(&here, paging.page_object(&page).after);
+    let next = next_link(&here, &[], paging.page_object(&page).after);
     let subscribers: Vec<serde_json::Value> = page
         .items
         .iter()

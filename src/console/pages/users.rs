@@ -67,10 +67,7 @@ pub async fn list(m: Member, req: HttpRequest, st: State) -> HttpResponse {
         Ok(p) => p,
         Err(e) => return failed(&m, NAV, e),
     };
-    let next = paging.page_object(&page).after.map(|c| {
-        let c: String = url::form_urlencoded::byte_serialize(c.as_bytes()).collect();
-        format!("{NAV}?after={c}")
-    });
+    let next = super::common::next_link(NAV, &[], paging.page_object(&page).after);
     member_page(
         &m,
         NAV,
