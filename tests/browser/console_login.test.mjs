@@ -5,7 +5,11 @@
 // Email and Password fields and the Sign in button, lands on /console, and
 // signs out with the layout's Sign out button; afterwards /console pages
 // redirect to the sign-in page again. A wrong password shows the one
-// generic message. No request of the pages leaves the server's origin.
+// generic message. The owner invites a viewer from Settings → Members (the
+// link shown once); an Admin API change from the page without the CSRF
+// token is 403; the viewer signs in through their link and the server
+// refuses their change (403, nothing stored). No request of the pages
+// leaves the server's origin.
 //
 //   node tests/browser/console_login.test.mjs
 //
@@ -127,6 +131,31 @@ async function loginTest() {
       if (!c || !c.httpOnly || c.sameSite !== 'Lax') throw new Error('the cookie: ' + JSON.stringify(c));
     });
 
+    let viewerLink = '';
+    await step('an owner invites a viewer from Settings → Members: the link shown once', async () => {
+      await page.goto(`${base}/console/settings/members`);
+      await page.getByLabel('Email').fill('viewer@example.com');
+      await page.getByLabel('Role', { exact: true }).selectOption('viewer');
+      await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Invite' }).click()]);
+      viewerLink = await page.getByRole('textbox', { name: 'Sign-in link' }).inputValue();
+      if (!viewerLink.startsWith(`${base}/console/invite/`)) throw new Error('the link: ' + viewerLink);
+      await page.getByText('invited (no password yet)').waitFor();
+    });
+
+    await step('a change without the CSRF token is refused (403), with it accepted', async () => {
+      const statuses = await page.evaluate(async () => {
+        const token = document.querySelector('meta[name="csrf-token"]').content;
+        const body = JSON.stringify({ timezone: 'Europe/Paris' });
+        const headers = { 'content-type': 'application/json' };
+        const without = await fetch('/admin/v1/project', { method: 'PUT', headers, body, credentials: 'same-origin' });
+        const withIt = await fetch('/admin/v1/project', {
+          method: 'PUT', headers: { ...headers, 'x-csrf-token': token }, body, credentials: 'same-origin',
+        });
+        return [without.status, (await without.json()).error.code, withIt.status];
+      });
+      if (statuses.join() !== '403,forbidden,200') throw new Error('statuses: ' + statuses.join());
+    });
+
     await step('Sign out ends the session', async () => {
       // The overview page (another part of the console) may not have the
       // layout yet: Settings → Members does.
@@ -142,6 +171,37 @@ async function loginTest() {
       ]);
       await page.goto(`${base}/console/settings/members`);
       if (new URL(page.url()).pathname !== '/console/login') throw new Error('still signed in: ' + page.url());
+    });
+
+    await step('the viewer signs in through their link; the server refuses their change', async () => {
+      await page.goto(viewerLink);
+      await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+      await page.getByLabel('Password again').fill(PASSWORD);
+      await Promise.all([
+        page.waitForURL((u) => new URL(u).pathname === '/console'),
+        page.getByRole('button', { name: 'Set password and sign in' }).click(),
+      ]);
+      await page.goto(`${base}/console/settings`);
+      await page.getByLabel(/^Timezone/).fill('Asia/Tokyo');
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      // the page shows the server's refusal where it says what became of the save
+      await page.waitForFunction(() => {
+        const t = document.querySelector('#settings-message').textContent.trim();
+        return t !== '' && t !== 'Saving…';
+      });
+      const said = (await page.locator('#settings-message').textContent()).trim();
+      if (said === 'Saved.') throw new Error('the viewer saved');
+      const r = await page.evaluate(async () => {
+        const token = document.querySelector('meta[name="csrf-token"]').content;
+        const res = await fetch('/admin/v1/project', {
+          method: 'PUT', credentials: 'same-origin',
+          headers: { 'content-type': 'application/json', 'x-csrf-token': token },
+          body: JSON.stringify({ timezone: 'Asia/Tokyo' }),
+        });
+        const project = await (await fetch('/admin/v1/project', { headers: { 'x-csrf-token': token } })).json();
+        return [res.status, (await res.json()).error.code, project.timezone];
+      });
+      if (r.join() !== '403,forbidden,Europe/Paris') throw new Error('viewer: ' + r.join());
     });
 
     await step('no request left the server\'s origin', async () => {
@@ -164,7 +224,7 @@ async function loginTest() {
 
 // ------------------------------------------------------------------ runner
 
-const tests = [['console: set the password, sign in by Email and Password, sign out', loginTest]];
+const tests = [['console: set the password, sign in by Email and Password, invite a viewer, CSRF and role refusals, sign out', loginTest]];
 let passed = 0;
 let failed = 0;
 for (const [name, fn] of tests) {
