@@ -47,11 +47,22 @@ impl Settling {
     }
 }
 
+/// Outcomes recorded whoever holds the delivery's lease: a cancellation,
+/// and a wait, which sends nothing and only moves the delivery's due time.
+/// A wait decided by a node that does not hold the lease (a digest rendered
+/// when its batch closed early, by the node the close was handed to) must
+/// still move the queue row: left where it was, the row would be claimed
+/// again at once and the digest sent without waiting for its send window.
+fn recorded_by_anyone(o: &Outcome) -> bool {
+    matches!(o, Outcome::Canceled(_) | Outcome::Wait { .. })
+}
+
 /// Locks the notifications of `items` (in key order) and reads them with
 /// their deliveries; items whose notification or delivery is gone are left
 /// out (a delivery gone with its project or by erasure settles nothing). With `held`, so are attempts whose queue
 /// row that node no longer holds (its lease was taken over: the new holder
-/// records its own attempt); a cancellation is recorded whoever holds it.
+/// records its own attempt); a cancellation or a wait is recorded whoever
+/// holds it (`recorded_by_anyone`).
 pub(super) async fn load_for_finish(
     conn: &mut PgConnection, mut items: Vec<(QueueItem, Outcome)>, held: Option<Uuid>,
 ) -> Result<Settling> {
@@ -74,7 +85,7 @@ pub(super) async fn load_for_finish(
         // after the notifications' locks, as a cancellation takes them
         let check: BTreeSet<(Uuid, Uuid)> = items
             .iter()
-            .filter(|(_, o)| !matches!(o, Outcome::Canceled(_)))
+            .filter(|(_, o)| !recorded_by_anyone(o))
             .map(|(q, _)| (q.project, q.delivery_id))
             .collect();
         let (cps, cds): (Vec<Uuid>, Vec<Uuid>) = check.iter().copied().unzip();
@@ -93,9 +104,7 @@ pub(super) async fn load_for_finish(
         .into_iter()
         .map(|r| (r.get("project"), r.get("delivery_id")))
         .collect();
-        items.retain(|(q, o)| {
-            matches!(o, Outcome::Canceled(_)) || mine.contains(&(q.project, q.delivery_id))
-        });
+        items.retain(|(q, o)| recorded_by_anyone(o) || mine.contains(&(q.project, q.delivery_id)));
     }
     let mut recs: Vec<(Uuid, Notification, Vec<Delivery>)> = Vec::with_capacity(rows.len());
     let mut at: HashMap<(Uuid, Uuid), usize> = HashMap::new();
