@@ -17,51 +17,17 @@
 // Screenshots land in tests/browser/artifacts/.
 // Prints `N passed, N failed` last; exit code 0 when everything passed.
 
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { spawnHerald, stopProcess, hex } from '../../clients/js/scripts/herald-server.mjs';
+import { spawnHerald, hex } from '../../clients/js/scripts/herald-server.mjs';
+import {
+  ARTIFACTS, STEP_TIMEOUT, addMember, assertSameOrigin, finish, launch, log, runTests, step,
+} from './console_harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../..');
-const BIN = process.env.HERALD_BIN || path.join(root, 'target/debug/herald');
-const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
-const ARTIFACTS = path.join(here, 'artifacts');
-const STEP_TIMEOUT = 15_000;
 const TEST_TIMEOUT = 120_000;
 const EMAIL = 'owner@example.com';
 const PASSWORD = 'correct horse battery staple';
-
-const log = (...a) => console.log(...a);
-
-async function step(name, fn) {
-  const t = Date.now();
-  try {
-    const v = await fn();
-    log(`  ok   ${name} (${Date.now() - t} ms)`);
-    return v;
-  } catch (e) {
-    log(`  FAIL ${name} (${Date.now() - t} ms)`);
-    throw e;
-  }
-}
-
-/** `herald console add-member …` on the served data directory: the link. */
-function addMember(dataDir, email, role) {
-  const env = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HERALD_')) env[k] = v;
-  const out = execFileSync(
-    BIN,
-    ['console', 'add-member', email, '--project', 'default', '--role', role, '--data-dir', dataDir],
-    { env: { ...env, NO_COLOR: '1', RUST_LOG: 'warn' }, encoding: 'utf8' },
-  );
-  const m = /^sign_in_link: (\S+)$/m.exec(out);
-  if (!m) throw new Error('no sign_in_link line: ' + out);
-  return m[1];
-}
 
 async function loginTest() {
   const keys = { publicKey: `pk_test_${hex(16)}`, secretKey: `sk_test_${hex(16)}` };
@@ -79,13 +45,7 @@ async function loginTest() {
     });
 
     context = await step('launch headless Chromium', () =>
-      chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        headless: true,
-        viewport: { width: 900, height: 800 },
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-          '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      }),
+      launch(profile, { viewport: { width: 900, height: 800 } }),
     );
     const page = context.pages()[0] || (await context.newPage());
     page.setDefaultTimeout(STEP_TIMEOUT);
@@ -205,46 +165,17 @@ async function loginTest() {
     });
 
     await step('no request left the server\'s origin', async () => {
-      const origin = new URL(base).origin;
-      const foreign = urls.filter((u) => new URL(u).origin !== origin && !u.startsWith('data:'));
-      if (foreign.length) throw new Error('requests left the origin: ' + foreign.join(', '));
+      assertSameOrigin(urls, base);
     });
     if (pageErrors.length) throw new Error('errors in the page:\n' + pageErrors.join('\n'));
   } catch (e) {
     log('  server output (tail):\n' + server.output.slice(-20).map((l) => '    ' + l).join('\n'));
     throw e;
   } finally {
-    if (context) await context.close().catch(() => {});
-    const exit = await stopProcess(server);
-    log(`  herald stopped (exit code ${exit.code}${exit.signal ? ', signal ' + exit.signal : ''})`);
-    rmSync(dataDir, { recursive: true, force: true });
-    rmSync(profile, { recursive: true, force: true });
+    await finish(context, server, [dataDir, profile]);
   }
 }
 
 // ------------------------------------------------------------------ runner
 
-const tests = [['console: set the password, sign in by Email and Password, invite a viewer, CSRF and role refusals, sign out', loginTest]];
-let passed = 0;
-let failed = 0;
-for (const [name, fn] of tests) {
-  log(`test ${name}`);
-  let timer;
-  try {
-    await Promise.race([
-      fn(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${TEST_TIMEOUT / 1000} s`)), TEST_TIMEOUT);
-      }),
-    ]);
-    passed += 1;
-    log(`PASS ${name}`);
-  } catch (e) {
-    failed += 1;
-    log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+await runTests([['console: set the password, sign in by Email and Password, invite a viewer, CSRF and role refusals, sign out', loginTest]], TEST_TIMEOUT);

@@ -21,48 +21,19 @@
 // tests/browser/artifacts/. Prints `N passed, N failed` last; exit code 0 when
 // everything passed.
 
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { spawnHerald, stopProcess, hex } from '../../clients/js/scripts/herald-server.mjs';
+import { spawnHerald, hex } from '../../clients/js/scripts/herald-server.mjs';
+import {
+  ARTIFACTS, STEP_TIMEOUT, addMember, assertSameOrigin, finish, launch, log, runTests, step,
+} from './console_harness.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
-const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
-const BIN = process.env.HERALD_BIN || path.join(here, '../../target/debug/herald');
-const ARTIFACTS = path.join(here, 'artifacts');
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const STEP_TIMEOUT = 15_000;
 const TEST_TIMEOUT = 180_000;
 const PASSWORD = 'correct horse battery staple';
-
-const log = (...a) => console.log(...a);
-
-function launch(profile, extra = {}) {
-  return chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    ...extra,
-  });
-}
-
-async function step(name, fn) {
-  const t = Date.now();
-  try {
-    const v = await fn();
-    log(`  ok   ${name} (${Date.now() - t} ms)`);
-    return v;
-  } catch (e) {
-    log(`  FAIL ${name} (${Date.now() - t} ms)`);
-    throw e;
-  }
-}
 
 /** axe-core in the page (evaluated through the debugger, which the page's CSP does not govern). */
 async function axe(page, label) {
@@ -87,16 +58,6 @@ async function viaNav(page, name, heading) {
   await axe(page, name);
 }
 
-function addMember(dataDir, email) {
-  const r = spawnSync(BIN, ['console', 'add-member', email, '--project', 'default', '--role', 'owner', '--data-dir', dataDir], {
-    encoding: 'utf8',
-    env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('HERALD_'))), NO_COLOR: '1' },
-  });
-  const m = /sign_in_link: (\S+)/.exec(r.stdout || '');
-  if (r.status !== 0 || !m) throw new Error(`add-member: ${r.status} ${r.stdout} ${r.stderr}`);
-  return m[1];
-}
-
 async function walkTest() {
   const keys = { publicKey: `pk_test_${hex(16)}`, secretKey: `sk_test_${hex(16)}` };
   const dataDir = mkdtempSync(path.join(tmpdir(), 'herald-browser-data-'));
@@ -106,8 +67,7 @@ async function walkTest() {
   const pageErrors = [];
   try {
     const base = await step('herald serve prints its address', () => server.address);
-    const origin = new URL(base).origin;
-    const link = await step('herald console add-member prints a one-time link', () => addMember(dataDir, 'owner@example.com'));
+    const link = await step('herald console add-member prints a one-time link', () => addMember(dataDir, 'owner@example.com', 'owner'));
     if (!link.startsWith(`${base}/console/invite/`)) throw new Error(`link ${link} (server ${base})`);
 
     context = await step('launch headless Chromium', () => launch(profile, { viewport: { width: 1200, height: 1000 } }));
@@ -355,8 +315,7 @@ async function walkTest() {
     });
 
     await step("no request left the server's origin", async () => {
-      const foreign = urls.filter((u) => new URL(u).origin !== origin && !u.startsWith('data:'));
-      if (foreign.length) throw new Error('requests left the origin: ' + foreign.join(', '));
+      assertSameOrigin(urls, base);
     });
     if (pageErrors.length) throw new Error('errors in the pages:\n' + pageErrors.join('\n'));
   } catch (e) {
@@ -364,37 +323,10 @@ async function walkTest() {
     if (pageErrors.length) log('  page errors:\n    ' + pageErrors.join('\n    '));
     throw e;
   } finally {
-    if (context) await context.close().catch(() => {});
-    const exit = await stopProcess(server);
-    log(`  herald stopped (exit code ${exit.code}${exit.signal ? ', signal ' + exit.signal : ''})`);
-    rmSync(dataDir, { recursive: true, force: true });
-    rmSync(profile, { recursive: true, force: true });
+    await finish(context, server, [dataDir, profile]);
   }
 }
 
 // ------------------------------------------------------------------ runner
 
-const tests = [['console pages: sign in, walk the pages, build, preview, activate and test a flow, read its trace', walkTest]];
-let passed = 0;
-let failed = 0;
-for (const [name, fn] of tests) {
-  log(`test ${name}`);
-  let timer;
-  try {
-    await Promise.race([
-      fn(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${TEST_TIMEOUT / 1000} s`)), TEST_TIMEOUT);
-      }),
-    ]);
-    passed += 1;
-    log(`PASS ${name}`);
-  } catch (e) {
-    failed += 1;
-    log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+await runTests([['console pages: sign in, walk the pages, build, preview, activate and test a flow, read its trace', walkTest]], TEST_TIMEOUT);
