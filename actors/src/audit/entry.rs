@@ -84,7 +84,7 @@ impl AuditChange {
 
     /// The change with its snapshots passed through `redact::redact`: for a
     /// change whose snapshots the engine did not make itself (a console
-    /// member's, `Engine::audit`). The engine's own snapshots
+    /// member's, `console::audit_member_change`). The engine's own snapshots
     /// (`redact::channel`, `redact::project`, …) hold no secret by
     /// construction, and are stored as made: a name-based pass over them
     /// would mask a translation whose key says `password`.
