@@ -156,12 +156,23 @@ const KEY_PATHS: &[&str] = &[
 ];
 
 /// What an Admin API request does, as console roles see it: a GET (or
-/// HEAD) reads; a change of a key path manages keys; any other method
-/// changes the configuration.
+/// HEAD) reads, and so does a flow preview (a POST that stores nothing and
+/// sends nothing, so a viewer sees what a flow renders); a change of a key
+/// path manages keys; any other method changes the configuration.
 fn console_change(req: &HttpRequest) -> herald_engine::console::Change {
     use herald_engine::console::Change;
     let m = req.method();
     if m == actix_web::http::Method::GET || m == actix_web::http::Method::HEAD {
+        return Change::Read;
+    }
+    // By the route matched, not the path: a flow whose handle is `preview`
+    // is changed through routes that end otherwise.
+    if m == actix_web::http::Method::POST
+        && matches!(
+            req.match_pattern().as_deref(),
+            Some("/admin/v1/flows/preview" | "/admin/v1/flows/{id}/preview")
+        )
+    {
         return Change::Read;
     }
     // Judged on the decoded path and on the route it matched, by their

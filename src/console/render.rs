@@ -64,8 +64,16 @@ pub fn html(mut b: actix_web::HttpResponseBuilder, body: String) -> HttpResponse
 pub fn member_page(
     m: &super::Member, current: &str, template: &str, ctx: minijinja::Value,
 ) -> HttpResponse {
+    use herald_engine::console::Change;
+    // What the member may change, so a page offers only those controls (the
+    // server refuses the others anyway: src/auth.rs judges each request).
+    let can_change = m.role.may(Change::Configuration);
+    let can_keys = m.role.may(Change::Keys);
     page(
         template,
-        minijinja::context! { member => m, nav => NAV, current => current, ..ctx },
+        minijinja::context! {
+            member => m, nav => NAV, current => current,
+            can_change => can_change, can_keys => can_keys, ..ctx
+        },
     )
 }

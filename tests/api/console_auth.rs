@@ -389,6 +389,73 @@ async fn roles_are_enforced_by_the_server() {
 }
 
 #[tokio::test]
+async fn a_viewer_previews_a_flow_but_is_offered_no_change() {
+    let app = TestApp::spawn();
+    let viewer = app.console_member("vi@example.com", "viewer", PW).await;
+    let editor = app.console_member("ed@example.com", "editor", PW).await;
+    let inapp = in_app_channel(&app).await;
+    let flow = json!({"handle": "hello", "name": "Hello",
+                      "steps": [channel_step(&inapp, None, "Hi {{ data.who }}")]});
+    let r = app
+        .admin_as_member(&editor, Some(&editor.csrf), POST, &format!("{A}/flows"))
+        .json(&flow)
+        .go()
+        .await;
+    assert_eq!(r.status, 201, "{r}");
+    // A preview stores and sends nothing: a viewer's read, saved or not.
+    for (path, mut body) in [
+        (format!("{A}/flows/hello/preview"), json!({})),
+        (format!("{A}/flows/preview"), flow.clone()),
+    ] {
+        body["user"] = json!("ada");
+        body["data"] = json!({"who": "Ada"});
+        let r = app
+            .admin_as_member(&viewer, Some(&viewer.csrf), POST, &path)
+            .json(&body)
+            .go()
+            .await;
+        assert_eq!(r.status, 200, "{path}: {r}");
+        assert_eq!(r.json["steps"][0]["content"]["body"], "Hi Ada", "{r}");
+    }
+    // ...but changes nothing through a route that ends otherwise.
+    let r = app
+        .admin_as_member(
+            &viewer,
+            Some(&viewer.csrf),
+            POST,
+            &format!("{A}/flows/hello/activate"),
+        )
+        .go()
+        .await;
+    assert_eq!(r.status, 403, "{r}");
+    // The pages offer a viewer no change; an editor's do.
+    for (path, control) in [
+        ("/console/flows", "New flow"),
+        ("/console/topics", "Create topic"),
+        ("/console/endpoints", "Add endpoint"),
+        ("/console/settings", "Save settings"),
+        ("/console/flows/hello", "id=\"save\""),
+    ] {
+        let v = app.console_page(&viewer.cookie, path).await;
+        assert_eq!(v.status, 200, "{path}: {v}");
+        assert!(v.text.contains("You are a viewer"), "{path}: {v}");
+        assert!(
+            !v.text.contains(control),
+            "{path} offers a viewer {control}"
+        );
+        let e = app.console_page(&editor.cookie, path).await;
+        assert!(
+            e.text.contains(control),
+            "{path} offers an editor no {control}"
+        );
+        assert!(!e.text.contains("You are a viewer"), "{path}");
+    }
+    // Key rotation is an owner's: an editor's Settings do not offer it.
+    let e = app.console_page(&editor.cookie, "/console/settings").await;
+    assert!(!e.text.contains("Rotate the secret key"), "{e}");
+}
+
+#[tokio::test]
 async fn owners_invite_change_roles_and_remove_members() {
     let app = TestApp::spawn();
     let owner = app.console_member("ow@example.com", "owner", PW).await;

@@ -8,8 +8,10 @@
 // generic message. The owner invites a viewer from Settings → Members (the
 // link shown once); an Admin API change from the page without the CSRF
 // token is 403; the viewer signs in through their link and the server
-// refuses their change (403, nothing stored). No request of the pages
-// leaves the server's origin.
+// refuses their change (403, nothing stored), while their pages offer no
+// change at all. Past five failed sign-ins for the account, even the right
+// password is answered 429 with the wait. No request of the pages leaves
+// the server's origin.
 //
 //   node tests/browser/console_login.test.mjs
 //
@@ -142,15 +144,13 @@ async function loginTest() {
         page.getByRole('button', { name: 'Set password and sign in' }).click(),
       ]);
       await page.goto(`${base}/console/settings`);
-      await page.getByLabel(/^Timezone/).fill('Asia/Tokyo');
-      await page.getByRole('button', { name: 'Save settings' }).click();
-      // the page shows the server's refusal where it says what became of the save
-      await page.waitForFunction(() => {
-        const t = document.querySelector('#settings-message').textContent.trim();
-        return t !== '' && t !== 'Saving…';
-      });
-      const said = (await page.locator('#settings-message').textContent()).trim();
-      if (said === 'Saved.') throw new Error('the viewer saved');
+      // the page offers a viewer no change: the fields read-only, no buttons
+      await page.getByText('You are a viewer').waitFor();
+      if (!(await page.getByLabel(/^Timezone/).isDisabled())) throw new Error('the viewer can edit the timezone');
+      for (const name of ['Save settings', 'Use a test clock', 'Rotate the secret key', 'Rotate the link secret']) {
+        if (await page.getByRole('button', { name }).count()) throw new Error(`a viewer is offered ${name}`);
+      }
+      // the server refuses the change all the same
       const r = await page.evaluate(async () => {
         const token = document.querySelector('meta[name="csrf-token"]').content;
         const res = await fetch('/admin/v1/project', {
@@ -162,6 +162,40 @@ async function loginTest() {
         return [res.status, (await res.json()).error.code, project.timezone];
       });
       if (r.join() !== '403,forbidden,Europe/Paris') throw new Error('viewer: ' + r.join());
+    });
+
+    await step('each page offers the viewer nothing to change', async () => {
+      const offers = { '/console/flows': 'New flow', '/console/topics': 'Create topic', '/console/endpoints': 'Add endpoint' };
+      for (const [at, name] of Object.entries(offers)) {
+        await page.goto(`${base}${at}`);
+        await page.getByText('You are a viewer').waitFor();
+        if (await page.getByRole('button', { name }).count()) throw new Error(`a viewer is offered ${name} at ${at}`);
+      }
+    });
+
+    await step('failed sign-ins are rate limited: past five, even the right password waits', async () => {
+      await Promise.all([
+        page.waitForURL((u) => new URL(u).pathname === '/console/login'),
+        page.getByRole('button', { name: 'Sign out' }).click(),
+      ]);
+      // five wrong passwords use the account's budget (with the one tried
+      // above, the last of them may already be refused as too many)
+      for (let i = 0; i < 5; i++) {
+        await page.getByLabel('Email').fill(EMAIL);
+        await page.getByLabel('Password').fill(`wrong password number ${i}`);
+        await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Sign in' }).click()]);
+        await page.getByText(i < 4 ? 'Email or password is incorrect.' : /Email or password is incorrect\.|Too many failed sign-ins/).waitFor();
+      }
+      await page.getByLabel('Email').fill(EMAIL);
+      await page.getByLabel('Password').fill(PASSWORD);
+      const [res] = await Promise.all([
+        page.waitForResponse((r) => new URL(r.url()).pathname === '/console/login' && r.request().method() === 'POST'),
+        page.getByRole('button', { name: 'Sign in' }).click(),
+      ]);
+      if (res.status() !== 429 || !res.headers()['retry-after']) throw new Error(`status ${res.status()}, Retry-After ${res.headers()['retry-after']}`);
+      await page.getByText(/Too many failed sign-ins\. Try again in \d+ seconds\./).waitFor();
+      await page.screenshot({ path: path.join(ARTIFACTS, 'console-rate-limited.png'), fullPage: true });
+      if (new URL(page.url()).pathname === '/console') throw new Error('signed in past the limit');
     });
 
     await step('no request left the server\'s origin', async () => {

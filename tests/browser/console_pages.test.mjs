@@ -14,10 +14,15 @@
 // provider's schema (the secret write-only); makes a topic and
 // subscribes and removes the user; adds an event endpoint (its secret
 // shown once), replays and rotates; changes settings (a bad timezone refused
-// beside its field) and advances a test clock. axe-core (from
+// beside its field) and advances a test clock; reads the audit log; builds
+// a route of two channels, the second with a backup channel, previews each
+// and saves it as built. The same walk runs again on the second node of a
+// three-node cluster (PostgreSQL and a nats-server of its own), signed in
+// through a link of the first node: the session made there. axe-core (from
 // node_modules, evaluated in the page: never a CDN) finds no serious or
 // critical violation on any page; no request leaves the server's origin and
-// no page logs an error (a CSP refusal would). Screenshots land in
+// no page logs an error (a CSP refusal would). Screenshots (one of each page
+// of the navigation, and of the editor and a notification) land in
 // tests/browser/artifacts/. Prints `N passed, N failed` last; exit code 0 when
 // everything passed.
 
@@ -27,7 +32,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnHerald, hex } from '../../clients/js/scripts/herald-server.mjs';
 import {
-  ARTIFACTS, STEP_TIMEOUT, addMember, assertSameOrigin, finish, launch, log, runTests, step,
+  ARTIFACTS, STEP_TIMEOUT, addMember, assertSameOrigin, finish, launch, log, runTests, startCluster, step,
 } from './console_harness.mjs';
 
 const require = createRequire(import.meta.url);
@@ -46,6 +51,11 @@ async function axe(page, label) {
   }
 }
 
+// The walk's screenshots: one per page of the navigation, as the walk
+// last opened it (with what the walk made by then), named after the walk
+// (`cluster-` on a cluster).
+let shotPrefix = '';
+
 /** Opens a page of the navigation by its link name; checks its heading and runs axe. */
 async function viaNav(page, name, heading) {
   await Promise.all([
@@ -56,19 +66,32 @@ async function viaNav(page, name, heading) {
   const current = await page.getByRole('navigation', { name: 'Console' }).locator('[aria-current="page"]').textContent();
   if (current !== name) throw new Error(`the current link is ${current}, not ${name}`);
   await axe(page, name);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const file = `${shotPrefix}console-page-${name.toLowerCase().replace(/\W+/g, '-')}.png`;
+  await page.screenshot({ path: path.join(ARTIFACTS, file), fullPage: true });
 }
 
-async function walkTest() {
+/**
+ * The walk, on one server on the embedded store, or (`cluster`) on the
+ * second node of a three-node cluster with the session made on the first.
+ */
+async function walkTest(cluster) {
   const keys = { publicKey: `pk_test_${hex(16)}`, secretKey: `sk_test_${hex(16)}` };
   const dataDir = mkdtempSync(path.join(tmpdir(), 'herald-browser-data-'));
   const profile = mkdtempSync(path.join(tmpdir(), 'herald-browser-profile-'));
-  const server = spawnHerald(dataDir, keys, '127.0.0.1:0');
+  const nodes = cluster ? await step('three nodes on one PostgreSQL database and a nats bus', () => startCluster(keys)) : null;
+  const server = cluster ? null : spawnHerald(dataDir, keys, '127.0.0.1:0');
+  shotPrefix = cluster ? 'cluster-' : '';
+  const shot = (name) => path.join(ARTIFACTS, `${shotPrefix}${name}`);
   let context = null;
   const pageErrors = [];
   try {
-    const base = await step('herald serve prints its address', () => server.address);
-    const link = await step('herald console add-member prints a one-time link', () => addMember(dataDir, 'owner@example.com', 'owner'));
-    if (!link.startsWith(`${base}/console/invite/`)) throw new Error(`link ${link} (server ${base})`);
+    const base = await step('herald serve prints its address', () => (cluster ? nodes.nodes[1].base : server.address));
+    // on a cluster the link is the first node's: the session is made there
+    const signInBase = cluster ? nodes.nodes[0].base : base;
+    const link = await step('herald console add-member prints a one-time link', () => addMember(dataDir, 'owner@example.com', 'owner',
+      cluster ? { store: nodes.store, publicUrl: signInBase } : {}));
+    if (!link.startsWith(`${signInBase}/console/invite/`)) throw new Error(`link ${link} (server ${signInBase})`);
 
     context = await step('launch headless Chromium', () => launch(profile, { viewport: { width: 1200, height: 1000 } }));
     const page = context.pages()[0] || (await context.newPage());
@@ -91,8 +114,15 @@ async function walkTest() {
       await page.goto(link);
       await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
       await page.getByLabel('Password again').fill(PASSWORD);
-      await Promise.all([page.waitForURL(`${base}/console`), page.getByRole('button', { name: /Set password/ }).click()]);
+      await Promise.all([page.waitForURL(`${signInBase}/console`), page.getByRole('button', { name: /Set password/ }).click()]);
       await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      if (cluster) {
+        // the cookie made on the first node opens the second (a cookie is
+        // per host, not per port; the session is in the shared store)
+        await page.goto(`${base}/console`);
+        if (page.url() !== `${base}/console`) throw new Error(`the second node sent the session to ${page.url()}`);
+        await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      }
       const csp = (await page.request.get(`${base}/console`)).headers()['content-security-policy'] || '';
       if (!csp.includes("script-src 'self'")) throw new Error('CSP: ' + csp);
       await page.getByText('No delivery is waiting').waitFor();
@@ -153,7 +183,7 @@ async function walkTest() {
       const open = page.getByRole('link', { name: 'open its notification' });
       await open.waitFor();
       mkdirSync(ARTIFACTS, { recursive: true });
-      await page.screenshot({ path: path.join(ARTIFACTS, 'console-flow-editor.png'), fullPage: true });
+      await page.screenshot({ path: shot('console-flow-editor.png'), fullPage: true });
       await Promise.all([page.waitForURL(/\/console\/notifications\/[0-9a-f-]{36}$/), open.click()]);
     });
 
@@ -176,7 +206,7 @@ async function walkTest() {
         if (!text.includes(want)) throw new Error(`the timeline has no "${want}":\n${text}`);
       }
       await axe(page, 'a notification');
-      await page.screenshot({ path: path.join(ARTIFACTS, 'console-notification.png'), fullPage: true });
+      await page.screenshot({ path: shot('console-notification.png'), fullPage: true });
     });
 
     await step('Messages lists it, filtered by recipient', async () => {
@@ -314,19 +344,72 @@ async function walkTest() {
       await axe(page, 'Audit log');
     });
 
+    await step('Flows: a route of two channels, the second with a backup, each previewed, saved as built', async () => {
+      const admin = { 'x-service-api-key': keys.publicKey, 'x-service-secret-key': keys.secretKey };
+      // a second chat channel to fall back to, made through the Admin API
+      const made = await page.request.post(`${base}/admin/v1/channels`, {
+        headers: admin,
+        data: { type: 'chat', provider: 'discord', name: 'Backup chat', config: { url: 'https://discord.com/api/webhooks/123456789012345679/other' } },
+      });
+      if (made.status() !== 201) throw new Error(`the backup channel: ${made.status()} ${await made.text()}`);
+      const backup = (await made.json()).id;
+      const all = (await (await page.request.get(`${base}/admin/v1/channels?limit=100`, { headers: admin })).json()).items;
+      const chat = all.find((c) => c.name === 'Team chat');
+      // a new route starts with the in-app channel
+      const inapp = all.find((c) => c.type === 'in_app');
+      await viaNav(page, 'Flows', 'Flows');
+      const rh = `route-${hex(3)}`;
+      await page.getByLabel("New flow's handle").fill(rh);
+      await Promise.all([page.waitForURL(`${base}/console/flows/${rh}`), page.getByRole('button', { name: 'New flow' }).click()]);
+      await page.getByLabel('Sample data (JSON)').fill('{"name": "Ada"}');
+      await page.getByLabel('Add a step').selectOption('route');
+      await page.getByRole('button', { name: 'Add step' }).click();
+      await page.getByLabel(/^Success/).selectOption('read');
+      await page.getByLabel('Body (step 1, channel 1)').fill('In the app, {{ data.name }}');
+      await page.getByRole('button', { name: 'Add a channel to step 1' }).click();
+      await page.getByLabel('Channel (step 1, channel 2)').selectOption(chat.id);
+      await page.getByLabel(/^After, if not met/).fill('10m');
+      await page.getByLabel('Body (step 1, channel 2)').fill('On chat, {{ data.name }}');
+      await page.getByRole('button', { name: 'Add a backup channel to step 1, channel 2' }).click();
+      await page.getByLabel('Backup 1 (step 1, channel 2)').selectOption(backup);
+      await page.getByLabel('Preview of step 1, channel 1').getByText('In the app, Ada').waitFor();
+      await page.getByLabel('Preview of step 1, channel 2').getByText('On chat, Ada').waitFor();
+      await axe(page, 'a route in the flow editor');
+      await page.screenshot({ path: shot('console-flow-route.png'), fullPage: true });
+      await Promise.all([page.waitForEvent('load'), page.getByRole('button', { name: 'Save', exact: true }).click()]);
+      const saved = await (await page.request.get(`${base}/admin/v1/flows/${rh}`, { headers: admin })).json();
+      const r = saved.steps && saved.steps[0];
+      if (!r || r.type !== 'route' || r.success !== 'read' || r.channels.length !== 2 || r.channels[1].after !== '10m'
+        || r.channels[0].channel_id !== inapp.id
+        || r.channels[1].channel_id !== chat.id || JSON.stringify(r.channels[1].fallback_channel_ids) !== JSON.stringify([backup])) {
+        throw new Error('the route saved as ' + JSON.stringify(saved.steps));
+      }
+      // read back into the editor as saved
+      if ((await page.getByLabel('Backup 1 (step 1, channel 2)').inputValue()) !== backup) throw new Error('the backup did not come back');
+    });
+
     await step("no request left the server's origin", async () => {
-      assertSameOrigin(urls, base);
+      assertSameOrigin(urls, base, signInBase);
     });
     if (pageErrors.length) throw new Error('errors in the pages:\n' + pageErrors.join('\n'));
   } catch (e) {
-    log('  server output (tail):\n' + server.output.slice(-20).map((l) => '    ' + l).join('\n'));
+    const tail = cluster ? nodes.output() : server.output.slice(-20);
+    log('  server output (tail):\n' + tail.map((l) => '    ' + l).join('\n'));
     if (pageErrors.length) log('  page errors:\n    ' + pageErrors.join('\n    '));
     throw e;
   } finally {
-    await finish(context, server, [dataDir, profile]);
+    if (cluster) {
+      await finish(context, null, [dataDir, profile]);
+      await nodes.stop();
+    } else {
+      await finish(context, server, [dataDir, profile]);
+    }
   }
 }
 
 // ------------------------------------------------------------------ runner
 
-await runTests([['console pages: sign in, walk the pages, build, preview, activate and test a flow, read its trace', walkTest]], TEST_TIMEOUT);
+await runTests([
+  ['console pages: sign in, walk the pages, build, preview, activate and test a flow, read its trace', () => walkTest(false)],
+  ['console pages on a three-node cluster: the same walk on the second node, signed in on the first', () => walkTest(true)],
+], TEST_TIMEOUT);

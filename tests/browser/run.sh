@@ -2,8 +2,10 @@
 # Runs the headless-Chromium tests of /inbox, of the preference page
 # (/p/{token}), of the one-click unsubscribe page (/u/{token}) and of the
 # console's sign-in (/console/login) and pages (/console, with axe-core from
-# node_modules): installs Debian's chromium when it
-# is missing, the npm dependencies (npm ci), then the tests (each
+# node_modules; its walk also runs on a three-node cluster, which needs
+# PostgreSQL on HERALD_TEST_PG, default 127.0.0.1:5432 with trust auth, and
+# Debian's nats-server, as .ci/run provides): installs Debian's chromium
+# when it is missing, the npm dependencies (npm ci), then the tests (each
 # runs even when another failed; the exit code is non-zero when either did). Builds nothing:
 # HERALD_BIN (default target/debug/herald) must exist, e.g. after `cargo build`.
 set -euo pipefail

@@ -104,7 +104,13 @@
       delay: { type: 'delay', seconds: 60 },
       throttle: { type: 'throttle', limit: 1, window: '1h' },
       batch: { type: 'batch', window: '15m' },
+      // A route most often starts in the app, then reaches further out.
+      route: { type: 'route', success: 'sent', channels: [{ channel_id: (channels.find((c) => c.channel_type === 'in_app') || channels[0] || { id: '' }).id, template: { body: '' } }] },
     }[type]);
+    const SUCCESS = ['sent', 'delivered', 'seen', 'read', 'clicked', 'interacted'];
+    const MAX_BACKUPS = 3;
+    const MAX_HOPS = 5;
+    const channelOptions = (list) => list.map((c) => [c.id, `${c.name} (${c.channel_type})`]);
 
     // A labelled input bound to a step's value at `key` (a path of the step).
     function field(i, step, key, label, opts) {
@@ -149,17 +155,70 @@
       return el('div', { class: 'row' }, el('label', { for: id, text: label }), input, err);
     }
 
+    // A button that changes the steps, then draws them again with the focus
+    // kept on it (or on the button that now has its label).
+    const btn = (text, label, fn, disabled) => {
+      const b = el('button', { type: 'button', 'aria-label': label, text, disabled: !!disabled });
+      b.addEventListener('click', () => { fn(); render(); const again = $(`[aria-label="${label}"]`, list); if (again && !again.disabled) again.focus(); });
+      return b;
+    };
+
+    // What a channel step and each channel of a route have alike: the
+    // template (its fields by the channel's type), the backup channels, and
+    // a live preview. `at` is the prefix of their keys in the step.
+    function channelParts(i, s, at, previewId, previewLabel, withWindow) {
+      const part = at ? at.split('.').filter(Boolean).reduce((v, k) => v[k], s) : s;
+      const ch = channels.find((c) => c.id === part.channel_id);
+      const email = ch && ch.channel_type === 'email';
+      const cols = el('div', { class: 'template-cols' });
+      const tpl = el('div', { class: 'template' });
+      const where = at ? ` (step ${i + 1}, channel ${Number(at.split('.')[1]) + 1})` : '';
+      if (email) tpl.append(field(i, s, `${at}template.subject`, `Subject${where}`));
+      tpl.append(field(i, s, `${at}template.body`, `Body${where}`, { area: true, rows: 4 }));
+      if (email) tpl.append(field(i, s, `${at}template.html`, `HTML (optional)${where}`, { area: true }));
+      tpl.append(field(i, s, `${at}template.url`, `Link URL (optional)${where}`));
+      if (withWindow) tpl.append(field(i, s, 'send_window', 'Send window (JSON, optional)', { area: true, json: true, rows: 2 }));
+      tpl.append(backups(i, s, part, at, ch));
+      const pv = el('div', { class: 'preview', id: previewId, 'aria-live': 'polite', 'aria-label': previewLabel },
+        el('p', { class: 'muted', text: 'Preview appears here.' }));
+      cols.append(tpl, pv);
+      return cols;
+    }
+
+    // A channel's backups (`fallback_channel_ids`), in order: other
+    // channels of its type, each a choice with a button that removes it.
+    function backups(i, s, part, at, ch) {
+      const name = `step ${i + 1}${at ? `, channel ${Number(at.split('.')[1]) + 1}` : ''}`;
+      const box = el('fieldset', { class: 'backups' }, el('legend', { text: `Backup channels (${name})` }),
+        el('span', { class: 'field-error', 'data-error-for': `steps.${i}.${at}fallback_channel_ids`, role: 'alert' }));
+      const same = channels.filter((c) => ch && c.channel_type === ch.channel_type && c.id !== ch.id);
+      const chosen = part.fallback_channel_ids || [];
+      chosen.forEach((id, k) => {
+        const row = field(i, s, `${at}fallback_channel_ids.${k}`, `Backup ${k + 1} (${name})`, { options: channelOptions(same.some((c) => c.id === id) ? same : [...same, { id, name: id, channel_type: '?' }]) });
+        row.append(btn('Remove', `Remove backup ${k + 1} of ${name}`, () => {
+          chosen.splice(k, 1);
+          if (!chosen.length) delete part.fallback_channel_ids;
+        }));
+        box.append(row);
+      });
+      if (ch && ch.channel_type === 'in_app') {
+        box.append(el('p', { class: 'muted', text: 'An in-app channel has no backups.' }));
+      } else if (!same.length) {
+        box.append(el('p', { class: 'muted', text: 'No other channel of this type to fall back to.' }));
+      } else {
+        box.append(btn('Add a backup channel', `Add a backup channel to ${name}`, () => {
+          part.fallback_channel_ids = [...chosen, (same.find((c) => !chosen.includes(c.id)) || same[0]).id];
+        }, chosen.length >= MAX_BACKUPS));
+      }
+      return box;
+    }
+
     function render() {
       list.textContent = '';
       steps.forEach((s, i) => {
         const li = el('li', { class: `step step-${s.type}`, 'aria-label': `Step ${i + 1}: ${s.type}` });
         const tools = el('div', { class: 'step-tools' },
           el('strong', { text: `${i + 1}. ${s.type}` }));
-        const btn = (text, label, fn, disabled) => {
-          const b = el('button', { type: 'button', 'aria-label': label, text, disabled: !!disabled });
-          b.addEventListener('click', () => { fn(); render(); const again = $(`[aria-label="${label}"]`, list); if (again && !again.disabled) again.focus(); });
-          return b;
-        };
         tools.append(
           btn('↑', `Move step ${i + 1} up`, () => { [steps[i - 1], steps[i]] = [steps[i], steps[i - 1]]; }, i === 0),
           btn('↓', `Move step ${i + 1} down`, () => { [steps[i + 1], steps[i]] = [steps[i], steps[i + 1]]; }, i === steps.length - 1),
@@ -168,20 +227,27 @@
         li.append(tools, el('span', { class: 'field-error', 'data-error-for': `steps.${i}`, role: 'alert' }));
         const body = el('div', { class: 'step-body' });
         if (s.type === 'channel') {
-          const opts = channels.map((c) => [c.id, `${c.name} (${c.channel_type})`]);
-          body.append(field(i, s, 'channel_id', 'Channel', { options: opts, rerender: true }));
-          const ch = channels.find((c) => c.id === s.channel_id);
-          const cols = el('div', { class: 'template-cols' });
-          const tpl = el('div', { class: 'template' });
-          if (ch && ch.channel_type === 'email') tpl.append(field(i, s, 'template.subject', 'Subject'));
-          tpl.append(field(i, s, 'template.body', 'Body', { area: true, rows: 4 }));
-          if (ch && ch.channel_type === 'email') tpl.append(field(i, s, 'template.html', 'HTML (optional)', { area: true }));
-          tpl.append(field(i, s, 'template.url', 'Link URL (optional)'));
-          tpl.append(field(i, s, 'send_window', 'Send window (JSON, optional)', { area: true, json: true, rows: 2 }));
-          const pv = el('div', { class: 'preview', id: `preview-${i}`, 'aria-live': 'polite', 'aria-label': `Preview of step ${i + 1}` },
-            el('p', { class: 'muted', text: 'Preview appears here.' }));
-          cols.append(tpl, pv);
-          body.append(cols);
+          body.append(field(i, s, 'channel_id', 'Channel', { options: channelOptions(channels), rerender: true }));
+          body.append(channelParts(i, s, '', `preview-${i}`, `Preview of step ${i + 1}`, true));
+        } else if (s.type === 'route') {
+          body.append(field(i, s, 'success', 'Success (the route stops once a channel reaches it)',
+            { options: SUCCESS.map((v) => [v, v]) }));
+          const hops = el('ol', { class: 'hops', 'aria-label': `Channels of step ${i + 1}` });
+          (s.channels || []).forEach((h, m) => {
+            const name = `step ${i + 1}, channel ${m + 1}`;
+            const hop = el('li', { class: 'hop', 'aria-label': `Route ${name}` });
+            const remove = btn('Remove', `Remove ${name}`, () => { s.channels.splice(m, 1); }, s.channels.length === 1);
+            hop.append(el('div', { class: 'step-tools' }, el('strong', { text: `Channel ${m + 1}` }), remove),
+              el('span', { class: 'field-error', 'data-error-for': `steps.${i}.channels.${m}`, role: 'alert' }),
+              field(i, s, `channels.${m}.channel_id`, `Channel (${name})`, { options: channelOptions(channels), rerender: true }));
+            if (m > 0) hop.append(field(i, s, `channels.${m}.after`, `After, if not met (e.g. 10m; ${name})`));
+            hop.append(channelParts(i, s, `channels.${m}.`, `preview-${i}-${m}`, `Preview of ${name}`, false));
+            hops.append(hop);
+          });
+          body.append(hops, btn('Add a channel', `Add a channel to step ${i + 1}`, () => {
+            s.channels = s.channels || [];
+            s.channels.push({ channel_id: channels.length ? channels[0].id : '', template: { body: '' }, after: '0s' });
+          }, (s.channels || []).length >= MAX_HOPS));
         } else if (s.type === 'delay') {
           body.append(field(i, s, 'seconds', 'Delay (seconds)', { number: true }));
         } else if (s.type === 'throttle') {
@@ -200,7 +266,8 @@
       schedulePreview();
     }
 
-    $('#add-step').addEventListener('click', () => {
+    const addStep = $('#add-step');
+    if (addStep) addStep.addEventListener('click', () => {
       steps.push(fresh($('#add-type').value));
       render();
       const last = list.lastElementChild;
@@ -239,8 +306,12 @@
         panes.forEach((p) => p.append(el('p', { class: 'error', text: `Not rendered: ${(r.body && r.body.error && r.body.error.message) || 'error'}` })));
         return;
       }
+      // A route's channels come as items of the route's step, in order.
+      const hop = {};
       for (const s of r.body.steps || []) {
-        const p = $(`#preview-${s.step}`);
+        const route = steps[s.step] && steps[s.step].type === 'route';
+        const m = hop[s.step] = (hop[s.step] === undefined ? 0 : hop[s.step] + 1);
+        const p = $(route ? `#preview-${s.step}-${m}` : `#preview-${s.step}`);
         if (!p) continue;
         if (s.error) {
           p.append(el('p', { class: 'error', role: 'alert', text: `Template error: ${s.error.message}` }));
@@ -262,7 +333,7 @@
       const b = $('#flow-status');
       if (b) { b.textContent = s; b.className = `status status-${s}`; }
     };
-    const enable = () => { for (const id of ['activate', 'archive', 'send-test']) $(`#${id}`).disabled = !exists(); };
+    const enable = () => { for (const id of ['activate', 'archive', 'send-test']) { const b = $(`#${id}`); if (b) b.disabled = !exists(); } };
 
     form.addEventListener('submit', async (ev) => {
       ev.preventDefault();
@@ -281,9 +352,11 @@
       if (!r.ok) { say(msg, `Not ${words}.`); showError(form, r.body, formErr); return; }
       flow = r.body; setStatus(flow.status); say(msg, `${words[0].toUpperCase()}${words.slice(1)}.`);
     };
-    $('#activate').addEventListener('click', transition('activate', 'activated'));
-    $('#archive').addEventListener('click', transition('archive', 'archived'));
-    $('#send-test').addEventListener('click', async () => {
+    // A viewer's page has none of these (see flow.html).
+    const on = (id, fn) => { const b = $(`#${id}`); if (b) b.addEventListener('click', fn); };
+    on('activate', transition('activate', 'activated'));
+    on('archive', transition('archive', 'archived'));
+    on('send-test', async () => {
       clearErrors(form); say(formErr, '');
       let data;
       try { data = sample(); } catch (e) { $('#err-data').textContent = 'Sample data is not valid JSON.'; return; }
@@ -462,13 +535,14 @@
   const endpoint = $('#endpoint');
   if (endpoint) {
     const id = endpoint.dataset.id;
-    $('#rotate-secret').addEventListener('click', async () => {
+    const rotateSecret = $('#rotate-secret');
+    if (rotateSecret) rotateSecret.addEventListener('click', async () => {
       const r = await api('POST', `/admin/v1/webhook_endpoints/${id}/rotate_secret`);
       if (r.ok) showSecret($('#secret-out'), r.body.secret);
       else say($('#secret-out'), `Not rotated: ${(r.body && r.body.error && r.body.error.message) || 'error'}`);
     });
     const replay = $('#replay');
-    replay.addEventListener('submit', async (ev) => {
+    if (replay) replay.addEventListener('submit', async (ev) => {
       ev.preventDefault();
       clearErrors(replay);
       const r = await api('POST', `/admin/v1/webhook_endpoints/${id}/replay`, { since: replay.elements.since.value.trim() });
