@@ -4,7 +4,8 @@
 // its own), and the checks and clean-up every walk ends with.
 
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,6 +20,21 @@ export const ARTIFACTS = path.join(here, 'artifacts');
 export const STEP_TIMEOUT = 15_000;
 
 export const log = (...a) => console.log(...a);
+
+const require = createRequire(import.meta.url);
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core in the page (evaluated through the debugger, which the page's CSP does not govern). */
+export async function axe(page, label) {
+  await page.evaluate(`${AXE};0`);
+  const r = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  const bad = r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  if (bad.length) {
+    const words = bad.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+    throw new Error(`axe on ${label}:\n  ${words.join('\n  ')}`);
+  }
+}
+
 
 /** Runs one named step, logging `ok` or `FAIL` with its time. */
 export async function step(name, fn) {

@@ -1,17 +1,19 @@
-// Browser test of the console's sign-in in headless Chromium
-// (playwright-core): the operator adds an owner with `herald console
-// add-member` (through the running server's operator API), the link sets
-// the password, then the member signs in on /console/login by the labelled
-// Email and Password fields and the Sign in button, lands on /console, and
-// signs out with the layout's Sign out button; afterwards /console pages
-// redirect to the sign-in page again. A wrong password shows the one
-// generic message. The owner invites a viewer from Settings → Members (the
-// link shown once); an Admin API change from the page without the CSRF
-// token is 403; the viewer signs in through their link and the server
-// refuses their change (403, nothing stored), while their pages offer no
-// change at all. Past five failed sign-ins for the account, even the right
-// password is answered 429 with the wait. No request of the pages leaves
-// the server's origin.
+// Browser test of the console's sign-in in headless Chromium (playwright-
+// core): the operator adds an owner with `herald console add-member` (through
+// the running server's operator API), the link sets the password, then the
+// member signs in on /console/login by the labelled Email and Password fields
+// and the Sign in button, lands on /console, and signs out with the layout's
+// Sign out button; afterwards /console pages redirect to the sign-in page
+// again. A wrong password shows the one generic message. The owner invites a
+// viewer and an editor from Settings → Members (the link shown once); an
+// Admin API change from the page without the CSRF token is 403; the viewer
+// signs in through their link and the server refuses their change (403,
+// nothing stored), while their pages offer no change at all. The editor
+// changes the settings, is offered no key rotation and is refused one by the
+// server. Past five failed sign-ins for the account, even the right password
+// is answered 429 with the wait. No request of the pages leaves the server's
+// origin. axe-core finds no serious or critical violation on the sign-in,
+// link, members and settings pages.
 //
 //   node tests/browser/console_login.test.mjs
 //
@@ -24,7 +26,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnHerald, hex } from '../../clients/js/scripts/herald-server.mjs';
 import {
-  ARTIFACTS, STEP_TIMEOUT, addMember, assertSameOrigin, finish, launch, log, runTests, step,
+  ARTIFACTS, STEP_TIMEOUT, addMember, assertSameOrigin, axe, finish, launch, log, runTests, step,
 } from './console_harness.mjs';
 
 const TEST_TIMEOUT = 120_000;
@@ -59,6 +61,7 @@ async function loginTest() {
       const res = await page.goto(link);
       if (res.status() !== 200) throw new Error(`status ${res.status()}`);
       await page.getByText(EMAIL).first().waitFor();
+      await axe(page, 'the sign-in link');
       await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
       await page.getByLabel('Password again').fill(PASSWORD);
       await Promise.all([
@@ -73,6 +76,7 @@ async function loginTest() {
       if (new URL(page.url()).pathname !== '/console/login') throw new Error('at ' + page.url());
       const cookies = await context.cookies();
       if (cookies.some((c) => c.name === 'herald_console')) throw new Error('a cookie is left');
+      await axe(page, 'the sign-in page');
     });
 
     await step('a wrong password shows the generic message', async () => {
@@ -80,6 +84,7 @@ async function loginTest() {
       await page.getByLabel('Password').fill('not the password at all');
       await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Sign in' }).click()]);
       await page.getByText('Email or password is incorrect.').waitFor();
+      await axe(page, 'a failed sign-in');
     });
 
     await step('Email, Password, Sign in: lands on /console with an HttpOnly cookie', async () => {
@@ -94,6 +99,7 @@ async function loginTest() {
     });
 
     let viewerLink = '';
+    let editorLink = '';
     await step('an owner invites a viewer from Settings → Members: the link shown once', async () => {
       await page.goto(`${base}/console/settings/members`);
       await page.getByLabel('Email').fill('viewer@example.com');
@@ -102,6 +108,13 @@ async function loginTest() {
       viewerLink = await page.getByRole('textbox', { name: 'Sign-in link' }).inputValue();
       if (!viewerLink.startsWith(`${base}/console/invite/`)) throw new Error('the link: ' + viewerLink);
       await page.getByText('invited (no password yet)').waitFor();
+      await axe(page, 'Members');
+      // and an editor, the same way
+      await page.getByLabel('Email').fill('editor@example.com');
+      await page.getByLabel('Role', { exact: true }).selectOption('editor');
+      await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Invite' }).click()]);
+      editorLink = await page.getByRole('textbox', { name: 'Sign-in link' }).inputValue();
+      if (!editorLink.startsWith(`${base}/console/invite/`)) throw new Error('the link: ' + editorLink);
     });
 
     await step('a change without the CSRF token is refused (403), with it accepted', async () => {
@@ -162,6 +175,7 @@ async function loginTest() {
         return [res.status, (await res.json()).error.code, project.timezone];
       });
       if (r.join() !== '403,forbidden,Europe/Paris') throw new Error('viewer: ' + r.join());
+      await axe(page, "a viewer's Settings");
     });
 
     await step('each page offers the viewer nothing to change', async () => {
@@ -171,6 +185,42 @@ async function loginTest() {
         await page.getByText('You are a viewer').waitFor();
         if (await page.getByRole('button', { name }).count()) throw new Error(`a viewer is offered ${name} at ${at}`);
       }
+    });
+
+    await step('an editor changes the settings but is offered no key, and the server refuses one', async () => {
+      await Promise.all([
+        page.waitForURL((u) => new URL(u).pathname === '/console/login'),
+        page.getByRole('button', { name: 'Sign out' }).click(),
+      ]);
+      await page.goto(editorLink);
+      await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+      await page.getByLabel('Password again').fill(PASSWORD);
+      await Promise.all([
+        page.waitForURL((u) => new URL(u).pathname === '/console'),
+        page.getByRole('button', { name: 'Set password and sign in' }).click(),
+      ]);
+      await page.goto(`${base}/console/settings`);
+      if (await page.getByText('You are a viewer').count()) throw new Error('an editor is told they are a viewer');
+      for (const name of ['Rotate the secret key', 'Rotate the link secret']) {
+        if (await page.getByRole('button', { name }).count()) throw new Error(`an editor is offered ${name}`);
+      }
+      await page.getByLabel(/^Timezone/).fill('America/New_York');
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      await page.locator('#settings-message', { hasText: 'Saved.' }).waitFor();
+      await axe(page, "an editor's Settings");
+      const r = await page.evaluate(async () => {
+        const token = document.querySelector('meta[name="csrf-token"]').content;
+        const res = await fetch('/admin/v1/project/rotate_secret', {
+          method: 'POST', credentials: 'same-origin',
+          headers: { 'content-type': 'application/json', 'x-csrf-token': token }, body: '{}',
+        });
+        return [res.status, (await res.json()).error.code];
+      });
+      if (r.join() !== '403,forbidden') throw new Error('editor rotating the key: ' + r.join());
+      // the page of members is an owner's
+      const members = await page.goto(`${base}/console/settings/members`);
+      if (members.status() !== 403) throw new Error(`members page for an editor: ${members.status()}`);
+      await page.goto(`${base}/console/settings`);
     });
 
     await step('failed sign-ins are rate limited: past five, even the right password waits', async () => {
@@ -194,6 +244,7 @@ async function loginTest() {
       ]);
       if (res.status() !== 429 || !res.headers()['retry-after']) throw new Error(`status ${res.status()}, Retry-After ${res.headers()['retry-after']}`);
       await page.getByText(/Too many failed sign-ins\. Try again in \d+ seconds\./).waitFor();
+      await axe(page, 'a rate-limited sign-in');
       await page.screenshot({ path: path.join(ARTIFACTS, 'console-rate-limited.png'), fullPage: true });
       if (new URL(page.url()).pathname === '/console') throw new Error('signed in past the limit');
     });
@@ -212,4 +263,4 @@ async function loginTest() {
 
 // ------------------------------------------------------------------ runner
 
-await runTests([['console: set the password, sign in by Email and Password, invite a viewer, CSRF and role refusals, sign out', loginTest]], TEST_TIMEOUT);
+await runTests([['console: set the password, sign in by Email and Password, invite a viewer and an editor, CSRF and role refusals, rate limits, sign out', loginTest]], TEST_TIMEOUT);

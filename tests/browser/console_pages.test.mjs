@@ -26,30 +26,17 @@
 // tests/browser/artifacts/. Prints `N passed, N failed` last; exit code 0 when
 // everything passed.
 
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnHerald, hex } from '../../clients/js/scripts/herald-server.mjs';
 import {
-  ARTIFACTS, STEP_TIMEOUT, addMember, assertSameOrigin, finish, launch, log, runTests, startCluster, step,
+  ARTIFACTS, STEP_TIMEOUT, addMember, assertSameOrigin, axe, finish, launch, log, runTests, startCluster, step,
 } from './console_harness.mjs';
 
-const require = createRequire(import.meta.url);
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const TEST_TIMEOUT = 180_000;
 const PASSWORD = 'correct horse battery staple';
 
-/** axe-core in the page (evaluated through the debugger, which the page's CSP does not govern). */
-async function axe(page, label) {
-  await page.evaluate(`${AXE};0`);
-  const r = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-  const bad = r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  if (bad.length) {
-    const words = bad.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
-    throw new Error(`axe on ${label}:\n  ${words.join('\n  ')}`);
-  }
-}
 
 // The walk's screenshots: one per page of the navigation, as the walk
 // last opened it (with what the walk made by then), named after the walk
