@@ -226,7 +226,7 @@ impl ChannelUpdate {
 pub struct ChannelTestInput {
     /// An existing user's external id.
     #[serde(default)]
-    #[schema(value_type = crate::bodies::users::ExternalId)]
+    #[schema(value_type = crate::bodies::users::ExternalId, required = true)]
     pub user_id: Given<String>,
     /// The run's data, for the templates.
     #[serde(default)]

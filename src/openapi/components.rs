@@ -122,6 +122,7 @@ const ALWAYS_PRESENT: &[&str] = &[
     "DelayStep",
     "Flow",
     "FlowRunAccepted",
+    "ChannelTestAccepted",
     "FlowRun",
     "Topic",
     "Subscription",
@@ -153,6 +154,7 @@ const SOMETIMES_ABSENT: &[(&str, &str)] = &[
     ("FlowPreferences", "critical"),
     ("Preferences", "explain"),
     ("Notification", "batched_into"),
+    ("Notification", "test_channel_id"),
     ("Delivery", "bounce"),
     ("FeedMeta", "by_category"),
 ];
