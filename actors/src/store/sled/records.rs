@@ -399,7 +399,7 @@ mod tests {
             updated_at: now,
             stopped: None,
             batched_into: None,
-            test_channel_id: None,
+            test_channel_id: Some(Uuid::now_v7()),
         };
         let d = Delivery {
             id: crate::model::delivery_id(&nid, 1),
