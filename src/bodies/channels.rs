@@ -218,3 +218,49 @@ impl ChannelUpdate {
         Ok(())
     }
 }
+
+/// A channel's test send: the user it goes to and, optionally, `data` for
+/// its template (`subject` and `body` replace the test's own).
+#[derive(Deserialize, utoipa::ToSchema, Default)]
+#[schema(example = json!({"user_id": "ada", "data": {"body": "Checking the new channel"}}))]
+pub struct ChannelTestInput {
+    /// An existing user's external id.
+    #[serde(default)]
+    #[schema(value_type = crate::bodies::users::ExternalId, required = true)]
+    pub user_id: Given<String>,
+    /// The run's data, for the templates.
+    #[serde(default)]
+    #[schema(value_type = Option<Map<String, Value>>)]
+    pub data: Given<Map<String, Value>>,
+}
+
+impl ChannelTestInput {
+    /// The recipient's external id and the data (`{}` when absent); every
+    /// problem at once, at its field.
+    pub fn validate(&self) -> herald_engine::Result<(String, Value)> {
+        let mut v = Validator::new();
+        let user = match &self.user_id {
+            Given::Value(s) => {
+                herald_engine::validate::external_id(s, "user_id", &mut v).then(|| s.clone())
+            }
+            Given::Absent | Given::Null => {
+                v.push("user_id", "required", "is required");
+                None
+            }
+            Given::Wrong(_) => {
+                v.push("user_id", "format", "must be a user's external_id");
+                None
+            }
+        };
+        let data = match &self.data {
+            Given::Absent | Given::Null => Value::Object(Map::new()),
+            Given::Value(o) => Value::Object(o.clone()),
+            Given::Wrong(_) => {
+                v.push("data", "format", "must be an object");
+                Value::Null
+            }
+        };
+        v.finish()?;
+        Ok((user.unwrap_or_default(), data))
+    }
+}

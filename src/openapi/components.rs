@@ -10,6 +10,7 @@ use crate::bodies::bulk::{
     BulkDeleteInput, BulkDeleteResult, BulkErasure, BulkStatus, BulkSubscriptionInput,
     BulkSubscriptionResult, BulkUserResult, BulkUsersInput, BulkUsersResult, SubscriptionRequest,
 };
+use crate::bodies::channels::ChannelTestInput;
 use crate::bodies::content::{
     Layout, LayoutInput, LayoutList, Partial, PartialInput, PartialList, Translation,
     TranslationInput, TranslationList, TranslationSummary,
@@ -56,8 +57,8 @@ use herald_engine::model::{
     SuppressionReason,
 };
 use herald_engine::views::{
-    CategoryMeta, DeliveryData, DeliveryView, FeedEntry, FeedMeta, FlowRunAccepted, PendingStatus,
-    UserView,
+    CategoryMeta, ChannelTestAccepted, DeliveryData, DeliveryView, FeedEntry, FeedMeta,
+    FlowRunAccepted, PendingStatus, UserView,
 };
 use serde_json::Value;
 use utoipa::openapi::header::HeaderBuilder;
@@ -121,6 +122,7 @@ const ALWAYS_PRESENT: &[&str] = &[
     "DelayStep",
     "Flow",
     "FlowRunAccepted",
+    "ChannelTestAccepted",
     "FlowRun",
     "Topic",
     "Subscription",
@@ -152,6 +154,7 @@ const SOMETIMES_ABSENT: &[(&str, &str)] = &[
     ("FlowPreferences", "critical"),
     ("Preferences", "explain"),
     ("Notification", "batched_into"),
+    ("Notification", "test_channel_id"),
     ("Delivery", "bounce"),
     ("FeedMeta", "by_category"),
 ];
@@ -308,6 +311,8 @@ pub fn components() -> utoipa::openapi::schema::Components {
         PendingStatus,
         ProcessingStatus,
         FlowRunAccepted,
+        ChannelTestAccepted,
+        ChannelTestInput,
         FlowRun,
         Topic,
         TopicInput,

@@ -1,11 +1,12 @@
-//! Admin API channels (API.md §6, §10): provider config with write-only secrets.
+//! Admin API channels (API.md §7): provider config with write-only secrets,
+//! and a channel's test send.
 
 use super::endpoint::{Endpoint, Serve};
-use super::{list as list_page, no_content, ok};
+use super::{accepted as accepted_json, list as list_page, no_content, ok};
 use crate::auth::Admin;
 use crate::bodies::{
     self,
-    channels::{ChannelInput, ChannelUpdate, NewChannel},
+    channels::{ChannelInput, ChannelTestInput, ChannelUpdate, NewChannel},
 };
 use crate::errors::{ApiError, ApiResult};
 use crate::extract::{path_uuid, typed, Body, Query};
@@ -14,7 +15,9 @@ use crate::openapi::{uuid_param, Content, Op};
 use crate::pagination;
 use crate::state::State;
 use actix_web::{HttpRequest, HttpResponse};
+use herald_engine::actors::ChannelTest;
 use herald_engine::model::{new_id, Channel};
+use herald_engine::storage::RunTiming;
 use herald_engine::{providers, Error};
 
 /// `POST /admin/v1/channels`
@@ -165,6 +168,44 @@ pub async fn revoke(a: Admin, req: HttpRequest, st: State) -> ApiResult<HttpResp
     let c = st.engine.revoke_channel(pid, a.actor.clone(), id).await?;
     let h = st.engine.known_health(&c);
     Ok(ok(bodies::channels::Channel::with_health(&c, h)))
+}
+
+/// `POST /admin/v1/channels/{channel_id}/test`
+pub fn test_endpoint() -> Endpoint {
+    Op::post(
+        "/admin/v1/channels/{channel_id}/test",
+        "testChannel",
+        "Send one test message through a channel to a user",
+    )
+    .param(uuid_param("channel_id", "The channel's id."))
+    .body("ChannelTestInput", true)
+    .ok(
+        202,
+        "Accepted and stored durably; delivered through the channel",
+        Content::Json("ChannelTestAccepted"),
+    )
+    .errors(&[400, 404, 409])
+    .to(test)
+}
+
+/// A test send goes through the delivery pipeline as a run does, so the
+/// answer is the run's 202 with the notification to follow.
+pub async fn test(a: Admin, req: HttpRequest, body: Body, st: State) -> ApiResult<HttpResponse> {
+    let id = path_uuid(&req, "channel_id")?;
+    let (user, data) = typed::<ChannelTestInput>(&body.object()?)?.validate()?;
+    let timing = RunTiming {
+        timezone: a.project.timezone.clone(),
+        quota_bytes: a.project.quota_bytes,
+        ..Default::default()
+    };
+    let t = ChannelTest {
+        channel_id: id,
+        user,
+        data,
+        timing,
+    };
+    let accepted = st.engine.test_channel(a.project.id, t).await?;
+    Ok(accepted_json(accepted))
 }
 
 impl From<ApiError> for Error {

@@ -70,6 +70,10 @@ pub fn created(v: impl serde::Serialize) -> HttpResponse {
     json_response(HttpResponse::Created(), &v)
 }
 
+pub fn accepted(v: impl serde::Serialize) -> HttpResponse {
+    json_response(HttpResponse::Accepted(), &v)
+}
+
 fn json_response(mut b: actix_web::HttpResponseBuilder, v: &impl serde::Serialize) -> HttpResponse {
     b.content_type("application/json")
         .body(serde_json::to_string(v).expect("a response body serialises"))
@@ -150,6 +154,7 @@ pub fn endpoints() -> Vec<endpoint::Endpoint> {
         channels::update_endpoint(),
         channels::delete_endpoint(),
         channels::revoke_endpoint(),
+        channels::test_endpoint(),
         // before `/admin/v1/flows/{id}`, which would take the path
         flow_preview::preview_unsaved_endpoint(),
         flows::create_endpoint(),

@@ -9,6 +9,7 @@ mod auth;
 mod branding;
 mod bulk;
 mod channels;
+mod channels_send_test;
 mod cluster_bus;
 mod cluster_failover;
 mod cluster_work;

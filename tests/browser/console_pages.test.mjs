@@ -255,6 +255,27 @@ async function walkTest(cluster) {
       await page.getByRole('link', { name: 'Team chat' }).waitFor();
     });
 
+    await step('Channels: Send test of the in-app channel to the test user, then its notification', async () => {
+      await Promise.all([page.waitForURL(/\/console\/channels\/[0-9a-f-]{36}$/), page.getByRole('link', { name: 'In-app feed' }).click()]);
+      await page.getByRole('heading', { level: 2, name: 'Send test' }).waitFor();
+      const user = page.getByLabel('User (external id)');
+      // a user nobody has: the API's refusal beside the field
+      await user.fill('nobody-at-all');
+      await page.getByRole('button', { name: 'Send test' }).click();
+      await page.locator('[data-error-for="user_id"]').filter({ hasText: /./ }).waitFor();
+      await axe(page, 'a channel with a refused test');
+      // by keyboard: Enter in the field sends it
+      await user.fill('console-test-user');
+      await user.press('Enter');
+      const open = page.getByRole('link', { name: 'View the notification' });
+      await open.waitFor();
+      const beside = await page.locator('[data-error-for="user_id"]').textContent();
+      if (beside.trim()) throw new Error('the error stayed: ' + beside);
+      await Promise.all([page.waitForURL(/\/console\/notifications\/[0-9a-f-]{36}$/), open.click()]);
+      await page.getByText('A test of the channel').waitFor();
+      await axe(page, "a channel test's notification");
+    });
+
     await step('Topics: create one, subscribe the test user, remove them', async () => {
       await viaNav(page, 'Topics', 'Topics');
       await page.getByLabel("New topic's key").fill('team');

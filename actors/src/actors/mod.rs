@@ -13,6 +13,9 @@
 //! persists through the storage interface on the blocking pool, and one that
 //! lets deliveries or frames go waits for durability first (`Engine::release`).
 //!
+//! `channel_test` sends a channel's test message (a run of a one-step
+//! flow made for it, `rules::channel_test`).
+//!
 //! `audit` reads a project's audit log and records changes made outside the
 //! engine; `workflow` adds the operations of project clocks and run cancellation;
 //! `suppressions` those of the suppression list; `presence` counts this
@@ -33,6 +36,7 @@
 mod audit;
 mod catalog;
 mod channel;
+mod channel_test;
 mod cluster;
 mod console;
 mod content;
@@ -61,6 +65,7 @@ mod workflow;
 pub use catalog::PreferenceSetting;
 pub use channel::ChannelActor;
 pub use channel::Dispatch;
+pub use channel_test::ChannelTest;
 pub use console::NewSession;
 pub use engine::DEFAULT_CLAIM_POLL;
 pub use engine::{

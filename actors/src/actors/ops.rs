@@ -7,7 +7,9 @@ use super::engine::Engine;
 use crate::audit::{redact, Actor, AuditChange};
 use crate::delivery::{accept, Preview, PreviewInput};
 use crate::error::{Error, Result};
-use crate::model::{Channel, Flow, Preferences, Project, Subscription, Topic, User, UserPatch};
+use crate::model::{
+    Channel, Flow, FlowRun, Preferences, Project, Subscription, Topic, User, UserPatch,
+};
 use crate::rules::audit::record;
 use crate::storage::{
     AcceptInput, IdempotentResponse, NewProjectKeys, PushKey, PushSubscription, Storage, Ticket,
@@ -223,6 +225,18 @@ impl Engine {
         &self, project: Uuid, units: usize,
         prepare: impl FnOnce(&dyn Storage) -> Result<RunRequest> + Send + 'static,
     ) -> Result<RunAnswer> {
+        Ok(match self.accept_prepared(project, units, prepare).await? {
+            Ok((_, body)) => RunAnswer::Accepted(body),
+            Err(stored) => RunAnswer::Stored(stored),
+        })
+    }
+
+    /// `accept_run_prepared` answering the accepted run's record beside its
+    /// 202 body (`Err`: the answer stored under the idempotency key).
+    pub(super) async fn accept_prepared(
+        &self, project: Uuid, units: usize,
+        prepare: impl FnOnce(&dyn Storage) -> Result<RunRequest> + Send + 'static,
+    ) -> Result<std::result::Result<(FlowRun, Vec<u8>), IdempotentResponse>> {
         // A test-clock project's runs count their steps from its time.
         let clock_at = self.inner.clocks.test_now(&project);
         let limits = self.template_limits();
@@ -242,21 +256,22 @@ impl Engine {
         let (accepted, ticket) = accepted?;
         let accepted = match accepted {
             Ok(a) => a,
-            Err(stored) => return Ok(RunAnswer::Stored(stored)),
+            Err(stored) => return Ok(Err(stored)),
         };
-        let (run, queued) = (accepted.run.id, accepted.queued);
+        let (record, queued) = (accepted.run, accepted.queued);
+        let run = record.id;
         // A run settled whole at acceptance (in-app only, no topic: the common
         // small run) has nothing left for an actor to do; starting one anyway
         // cost an actor, a blocking-pool job and three reads of the run per
         // run. Recovery agrees: it starts actors for unprocessed runs only.
-        let settled = accepted.run.processed && queued.is_empty();
+        let settled = record.processed && queued.is_empty();
         self.release_at(ticket, accepted.frames, |e| {
             if !settled {
                 e.start_run(project, run, queued);
             }
         })
         .await?;
-        Ok(RunAnswer::Accepted(accepted.body))
+        Ok(Ok((record, accepted.body)))
     }
 
     /// Creates or patches a user; true when it was created. Returns once the
@@ -514,7 +529,7 @@ impl Engine {
 }
 
 /// What the preparation of a run decided (`accept_run_prepared`).
-enum RunRequest {
+pub(super) enum RunRequest {
     /// Accept this run.
     Accept(Box<AcceptInput>),
     /// Its idempotency key has an answer stored already: nothing to accept.

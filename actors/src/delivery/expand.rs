@@ -300,6 +300,7 @@ mod tests {
             data: json!({ "i": i }),
             idempotency: None,
             timing: Default::default(),
+            test_channel_id: None,
         }
     }
 

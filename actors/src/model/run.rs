@@ -44,6 +44,11 @@ pub struct FlowRun {
     /// windows of recipients without one).
     #[serde(default)]
     pub timezone: Option<String>,
+    /// A channel's test send (`POST /admin/v1/channels/{id}/test`): the
+    /// channel tested. Its flow is a one-step flow made for the test, with
+    /// the channel's id (`rules::channel_test`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_channel_id: Option<Uuid>,
 }
 
 impl FlowRun {
@@ -74,6 +79,10 @@ pub struct Notification {
     /// notification that carries the batch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batched_into: Option<Uuid>,
+    /// A notification of a channel's test send (`FlowRun::test_channel_id`):
+    /// the channel tested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_channel_id: Option<Uuid>,
 }
 
 /// Why a notification's run stopped at a step.

@@ -6,6 +6,7 @@
 //! is decided here too, never inside `store/`.
 
 pub mod audit;
+pub mod channel_test;
 pub mod composite;
 pub mod content;
 pub mod critical;

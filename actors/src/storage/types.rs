@@ -37,6 +37,8 @@ pub struct AcceptInput {
     /// Workflow options of the run: its schedule and cancellation key, and
     /// the project's test-clock time (filled in by the engine).
     pub timing: RunTiming,
+    /// A channel's test send: the channel tested (`FlowRun::test_channel_id`).
+    pub test_channel_id: Option<Uuid>,
 }
 
 /// When a run's steps start and how it is canceled (`FlowRun::send_at`,

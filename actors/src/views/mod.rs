@@ -12,5 +12,5 @@ mod user;
 pub use delivery::{DeliveryData, DeliveryView};
 pub use feed::{CategoryMeta, FeedEntry, FeedMeta};
 pub use notification::{NotificationView, ProcessingStatus};
-pub use run::{FlowRunAccepted, PendingStatus};
+pub use run::{ChannelTestAccepted, FlowRunAccepted, PendingStatus};
 pub use user::UserView;

@@ -63,6 +63,12 @@ pub struct NotificationView {
     pub recipient: Option<UserView>,
     pub recipient_id: Uuid,
     pub status: ProcessingStatus,
+    /// A channel's test send (`POST /admin/v1/channels/{channel_id}/test`):
+    /// the channel tested (the notification's `flow_id` is that channel's id
+    /// too). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub test_channel_id: Option<Uuid>,
     pub topic: Option<String>,
     #[schema(value_type = DateTime<Utc>)]
     pub updated_at: Timestamp,
@@ -93,6 +99,7 @@ impl NotificationView {
                 Some(model::StopReason::Batched) => ProcessingStatus::Batched,
                 None => ProcessingStatus::of(n.processed),
             },
+            test_channel_id: n.test_channel_id,
             topic: n.topic.clone(),
             updated_at: n.updated_at,
         }

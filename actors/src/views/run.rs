@@ -36,3 +36,30 @@ pub struct FlowRunAccepted {
     pub recipients_count: u64,
     pub status: PendingStatus,
 }
+
+/// The 202 answer to a channel's test send: the run and the notification
+/// it made (`GET /admin/v1/notifications/{notification_id}` follows it).
+// Fields in name order, as the other answers.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ChannelTestAccepted {
+    pub channel_id: Uuid,
+    #[schema(value_type = DateTime<Utc>)]
+    pub created_at: Timestamp,
+    pub flow_run_id: Uuid,
+    pub notification_id: Uuid,
+    pub status: PendingStatus,
+}
+
+impl ChannelTestAccepted {
+    /// The answer for a test of `channel` accepted as `run`, whose
+    /// notification is `notification`.
+    pub fn new(channel: Uuid, run: &FlowRun, notification: Uuid) -> Self {
+        ChannelTestAccepted {
+            channel_id: channel,
+            created_at: run.created_at,
+            flow_run_id: run.id,
+            notification_id: notification,
+            status: PendingStatus::Pending,
+        }
+    }
+}

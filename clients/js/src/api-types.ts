@@ -844,6 +844,25 @@ export interface ChannelStepInput {
 
 export type ChannelStepType = "channel";
 
+/** The 202 answer to a channel's test send: the run and the notification
+ * it made (`GET /admin/v1/notifications/{notification_id}` follows it). */
+export interface ChannelTestAccepted {
+  channel_id: string;
+  created_at: string;
+  flow_run_id: string;
+  notification_id: string;
+  status: PendingStatus;
+}
+
+/** A channel's test send: the user it goes to and, optionally, `data` for
+ * its template (`subject` and `body` replace the test's own). */
+export interface ChannelTestInput {
+  /** The run's data, for the templates. */
+  data?: Record<string, unknown> | null;
+  /** An existing user's external id. */
+  user_id: ExternalId;
+}
+
 export type ChannelType = "chat" | "email" | "in_app" | "mobile_push" | "sms" | "web_push";
 
 /** One flag per channel type (all six present in a response). */
@@ -1677,6 +1696,10 @@ export interface Notification {
   recipient: User | null;
   recipient_id: string;
   status: ProcessingStatus;
+  /** A channel's test send (`POST /admin/v1/channels/{channel_id}/test`):
+   * the channel tested (the notification's `flow_id` is that channel's id
+   * too). Absent otherwise. */
+  test_channel_id?: string | null;
   topic: string | null;
   updated_at: string;
 }

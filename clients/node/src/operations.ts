@@ -62,6 +62,8 @@ export const OPERATIONS = {
   updateChannel: put(`${A}/channels/{channel_id}`, 'channels.update'),
   deleteChannel: del(`${A}/channels/{channel_id}`, 'channels.delete'),
   revokeChannel: post(`${A}/channels/{channel_id}/revoke`, 'channels.revoke', safe),
+  // not repeatable: each call sends one more test message
+  testChannel: post(`${A}/channels/{channel_id}/test`, 'channels.testChannel'),
 
   // flows and runs (§8, §9)
   listFlows: get(`${A}/flows`, 'flows.list'),

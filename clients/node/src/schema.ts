@@ -126,6 +126,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/channels/{channel_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send one test message through a channel to a user */
+        post: operations["testChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/deliveries": {
         parameters: {
             query?: never;
@@ -2575,6 +2592,39 @@ export interface components {
         };
         /** @enum {string} */
         ChannelStepType: "channel";
+        /**
+         * @description The 202 answer to a channel's test send: the run and the notification
+         *     it made (`GET /admin/v1/notifications/{notification_id}` follows it).
+         */
+        ChannelTestAccepted: {
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            flow_run_id: string;
+            /** Format: uuid */
+            notification_id: string;
+            status: components["schemas"]["PendingStatus"];
+        };
+        /**
+         * @description A channel's test send: the user it goes to and, optionally, `data` for
+         *     its template (`subject` and `body` replace the test's own).
+         * @example {
+         *       "data": {
+         *         "body": "Checking the new channel"
+         *       },
+         *       "user_id": "ada"
+         *     }
+         */
+        ChannelTestInput: {
+            /** @description The run's data, for the templates. */
+            data?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description An existing user's external id. */
+            user_id: components["schemas"]["ExternalId"];
+        };
         /** @enum {string} */
         ChannelType: "chat" | "email" | "in_app" | "mobile_push" | "sms" | "web_push";
         /** @description One flag per channel type (all six present in a response). */
@@ -3681,6 +3731,13 @@ export interface components {
             /** Format: uuid */
             recipient_id: string;
             status: components["schemas"]["ProcessingStatus"];
+            /**
+             * Format: uuid
+             * @description A channel's test send (`POST /admin/v1/channels/{channel_id}/test`):
+             *     the channel tested (the notification's `flow_id` is that channel's id
+             *     too). Absent otherwise.
+             */
+            test_channel_id?: string | null;
             topic: string | null;
             /** Format: date-time */
             updated_at: string;
@@ -5506,6 +5563,43 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The channel's id. */
+                channel_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChannelTestInput"];
+            };
+        };
+        responses: {
+            /** @description Accepted and stored durably; delivered through the channel */
+            202: {
+                headers: {
+                    /** @description The request id: the request's own x-request-id when valid, else a generated one. */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelTestAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

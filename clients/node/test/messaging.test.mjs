@@ -33,6 +33,27 @@ test('channels: create (with an automatic Idempotency-Key), get, list, update, r
   await assert.rejects(herald.channels.get(ch.id), (e) => e.code === 'not_found' && e.details.resource === 'channel');
 });
 
+test('channels.testChannel: one message to a user, its notification marked as a test', async () => {
+  const inApp = await inAppChannel(herald);
+  const ext = `tested-${hex(3)}`;
+  await herald.users.upsert(ext, {});
+  const sent = await herald.channels.testChannel(inApp.id, ext, { body: 'Is it on?' });
+  assert.equal(responseOf(sent).status, 202);
+  assert.equal(sent.channel_id, inApp.id);
+  assert.equal(sent.status, 'pending');
+  const n = await waitFor('the test notification', async () => {
+    const got = await herald.notifications.get(sent.notification_id);
+    return got.status === 'processed' ? got : null;
+  });
+  assert.equal(n.test_channel_id, inApp.id);
+  assert.equal(n.flow_run_id, sent.flow_run_id);
+  assert.equal(n.deliveries[0].data.body, 'Is it on?');
+  await assert.rejects(
+    herald.channels.testChannel(inApp.id, `nobody-${hex(3)}`),
+    (e) => e.status === 422 && e.fields.some((f) => f.field === 'user_id' && f.reason === 'inclusion'),
+  );
+});
+
 test('flows: create, get by handle, list, update, activate, deactivate, archive', async () => {
   const inApp = await inAppChannel(herald);
   const handle = `welcome-${hex(3)}`;

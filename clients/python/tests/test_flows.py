@@ -3,6 +3,8 @@ namespaces against the real server, sync client."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from conftest import active_flow, hexid, in_app_channel_id, wait_for
 
@@ -20,6 +22,24 @@ def test_channels(herald: Herald) -> None:
     with pytest.raises(HeraldError) as e:
         herald.channels.get(str(ch.id))
     assert e.value.code == "not_found"
+
+
+def test_channels_test_channel(herald: Herald) -> None:
+    inapp = in_app_channel_id(herald)
+    ext = f"tested-{hexid()}"
+    herald.users.upsert(ext)
+    sent = herald.channels.test_channel(inapp, ext, {"body": "Is it on?"})
+    assert isinstance(sent, models.ChannelTestAccepted) and str(sent.channel_id) == inapp
+
+    def processed() -> Any:
+        got = herald.notifications.get(str(sent.notification_id))
+        return got if got.status == "processed" else None
+
+    n = wait_for("the test notification", processed)
+    assert str(n.test_channel_id) == inapp and n.flow_run_id == sent.flow_run_id
+    with pytest.raises(HeraldError) as e:
+        herald.channels.test_channel(inapp, f"nobody-{hexid()}")
+    assert e.value.status == 422
 
 
 def test_flow_lifecycle(herald: Herald) -> None:

@@ -147,6 +147,7 @@ impl RunInput {
                 timezone: None,
                 quota_bytes: None,
             },
+            test_channel_id: None,
         })
     }
 }

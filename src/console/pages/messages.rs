@@ -176,6 +176,30 @@ mod tests {
     }
 
     #[test]
+    fn a_channel_test_says_so() {
+        let n = serde_json::json!({"id": "n1", "status": "processed", "deliveries": [],
+            "test_channel_id": "c<1>", "recipient": null});
+        let one = body(member_page(
+            &member(),
+            NAV,
+            "pages/message.html",
+            context! { n => n, data => "{}", timeline => timeline::timeline(&[]) },
+        ));
+        assert!(one.contains("A test of the channel"), "{one}");
+        assert!(
+            one.contains("href=\"/console/channels/c&lt;1&gt;\""),
+            "{one}"
+        );
+        let list = body(member_page(
+            &member(),
+            NAV,
+            "pages/messages.html",
+            context! { items => vec![n], since_choices => Vec::<(&str, &str)>::new() },
+        ));
+        assert!(list.contains("(channel test)"), "{list}");
+    }
+
+    #[test]
     fn the_list_renders_with_its_filters() {
         let r = member_page(
             &member(),

@@ -119,6 +119,15 @@ impl TestApp {
             .await
     }
 
+    /// `POST /admin/v1/channels/{channel}/test` with `body` (`user_id`,
+    /// `data`).
+    pub async fn test_channel(&self, channel: &str, body: &Value) -> Resp {
+        self.admin(POST, &format!("{A}/channels/{channel}/test"))
+            .json(body)
+            .go()
+            .await
+    }
+
     /// `POST /admin/v1/project/clock/advance` with `body` (`by` or `to`).
     pub async fn advance_clock(&self, body: &Value) -> Resp {
         self.admin(POST, &format!("{A}/project/clock/advance"))

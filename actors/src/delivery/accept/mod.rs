@@ -97,6 +97,7 @@ fn accept_run_with(
         fresh.entry(e.clone()).or_insert_with(new_id);
     }
     let mut run = new_run(input.flow, input.topic, input.data, input.timing);
+    run.test_channel_id = input.test_channel_id;
     run.expanded = topic.is_none();
     for _ in 0..ATTEMPTS {
         // Outside any lock: the users as they would be, and everything
@@ -189,6 +190,7 @@ pub(crate) fn new_run(
         clock_at: timing.clock_at,
         cancellation_key: timing.cancellation_key,
         timezone: timing.timezone,
+        test_channel_id: None,
     }
 }
 
@@ -812,6 +814,7 @@ impl<'a> Stager<'a> {
             updated_at: now,
             stopped,
             batched_into,
+            test_channel_id: run.test_channel_id,
         };
         if let Some(b) = opened {
             batch_write = Some(crate::storage::BatchWrite::Open(b));

@@ -28,6 +28,7 @@ fn input(ext: &str) -> AcceptInput {
         data: json!({}),
         idempotency: None,
         timing: Default::default(),
+        test_channel_id: None,
     }
 }
 

@@ -43,6 +43,9 @@ struct N<'a> {
     /// `Notification::batched_into`, only when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     bi: Option<Uuid>,
+    /// `Notification::test_channel_id`, only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tc: Option<Uuid>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -115,6 +118,7 @@ impl Serialize for NotifRec {
                 up: n.updated_at,
                 st: n.stopped,
                 bi: n.batched_into,
+                tc: n.test_channel_id,
             },
             d: self
                 .d
@@ -164,6 +168,7 @@ impl<'de> Deserialize<'de> for NotifRec {
             updated_at: r.n.up,
             stopped: r.n.st,
             batched_into: r.n.bi,
+            test_channel_id: r.n.tc,
         };
         let d =
             r.d.into_iter()
@@ -394,6 +399,7 @@ mod tests {
             updated_at: now,
             stopped: None,
             batched_into: None,
+            test_channel_id: Some(Uuid::now_v7()),
         };
         let d = Delivery {
             id: crate::model::delivery_id(&nid, 1),

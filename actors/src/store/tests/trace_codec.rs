@@ -64,6 +64,7 @@ fn notification(a: &Accepted, nid: Uuid, t: Timestamp) -> crate::model::Notifica
         updated_at: t,
         stopped: None,
         batched_into: None,
+        test_channel_id: None,
     }
 }
 

@@ -33,6 +33,22 @@ export class Channels extends Resource {
   revoke(channelId: string, opts?: CallOptions): Promise<Result<'revokeChannel'>> {
     return this.call('revokeChannel', { path: { channel_id: seg('channelId', channelId) } }, opts);
   }
+
+  /**
+   * Sends one test message through the channel to an existing user (202:
+   * the run and its notification, which carries `test_channel_id`);
+   * `data.subject` and `data.body` replace the test's own. Each call sends
+   * another.
+   */
+  testChannel(
+    channelId: string,
+    userId: string,
+    data?: Record<string, unknown>,
+    opts?: CallOptions,
+  ): Promise<Result<'testChannel'>> {
+    const body: Body<'testChannel'> = data === undefined ? { user_id: userId } : { user_id: userId, data };
+    return this.call('testChannel', { path: { channel_id: seg('channelId', channelId) }, body }, opts);
+  }
 }
 
 export class Flows extends Resource {

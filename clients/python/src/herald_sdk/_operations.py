@@ -38,6 +38,7 @@ OPERATIONS: Dict[Tuple[str, str], str] = {
     ("PUT", "/admin/v1/channels/{channel_id}"): "channels.update",
     ("DELETE", "/admin/v1/channels/{channel_id}"): "channels.delete",
     ("POST", "/admin/v1/channels/{channel_id}/revoke"): "channels.revoke",
+    ("POST", "/admin/v1/channels/{channel_id}/test"): "channels.test_channel",
     # flows and runs
     ("POST", "/admin/v1/flows"): "flows.create",
     ("GET", "/admin/v1/flows"): "flows.list",

@@ -154,6 +154,17 @@ class Channels(Resource):
     def revoke(self, channel_id: str) -> m.Channel:
         return self._send(Request("POST", f"/admin/v1/channels/{seg(channel_id)}/revoke", cast=cast(m.Channel)))
 
+    def test_channel(self, channel_id: str, user_id: str,
+                     data: Optional[Mapping[str, Any]] = None) -> m.ChannelTestAccepted:
+        """One test message through the channel to an existing user (202: the run
+        and its notification, which carries ``test_channel_id``); ``data``'s
+        ``subject`` and ``body`` replace the test's own. Each call sends another."""
+        body: Dict[str, Any] = {"user_id": user_id}
+        if data is not None:
+            body["data"] = dict(data)
+        return self._send(Request("POST", f"/admin/v1/channels/{seg(channel_id)}/test", json=body,
+                                  cast=cast(m.ChannelTestAccepted)))
+
 
 class FlowRuns(Resource):
     """``/admin/v1/flow_runs``: a run's progress."""

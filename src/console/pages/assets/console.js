@@ -480,6 +480,31 @@
     });
   }
 
+  // A channel's Send test: one message to a user through the channel, then
+  // a link to its notification; the API's errors beside the field.
+  const channelTestForm = $('#channel-test');
+  if (channelTestForm) channelTest(channelTestForm);
+
+  function channelTest(form) {
+    const out = $('#channel-test-message');
+    const fallback = $('#err-channel-test');
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      clearErrors(form); say(fallback, ''); say(out, 'Sending a test…');
+      const path = `/admin/v1/channels/${encodeURIComponent(form.dataset.channel)}/test`;
+      const r = await api('POST', path, { user_id: form.elements.user_id.value.trim() });
+      if (!r.ok) {
+        say(out, 'Not sent.');
+        showError(form, r.body, fallback);
+        const bad = $('[aria-invalid="true"]', form);
+        if (bad) bad.focus();
+        return;
+      }
+      out.textContent = 'Test accepted. ';
+      out.append(el('a', { href: `/console/notifications/${encodeURIComponent(r.body.notification_id)}`, text: 'View the notification' }));
+    });
+  }
+
   // ------------------------------------------------------------ topics
   const newTopic = $('#new-topic');
   if (newTopic) {

@@ -43,6 +43,7 @@ fn a_sent_delivery_is_indexed_reported_and_forgotten_with_its_recipient() {
         data: json!({}),
         idempotency: None,
         timing: Default::default(),
+        test_channel_id: None,
     };
     crate::delivery::accept::accept_run(&store, crate::render::Limits::default(), &p, input)
         .unwrap();

@@ -126,6 +126,7 @@ fn notify(store: &Store, p: &Uuid, f: &crate::model::Flow, ext: &str) -> Uuid {
         data: serde_json::json!({}),
         idempotency: None,
         timing: Default::default(),
+        test_channel_id: None,
     };
     let run =
         crate::delivery::accept::accept_run(store, crate::render::Limits::default(), p, input)
@@ -203,6 +204,7 @@ fn the_purge_takes_grouped_notifications_member_by_member() {
         data: serde_json::json!({}),
         idempotency: None,
         timing: Default::default(),
+        test_channel_id: None,
     };
     let run =
         crate::delivery::accept::accept_run(&store, crate::render::Limits::default(), &p, input)

@@ -19,6 +19,7 @@ fn rec(nid: Uuid, recipient: Uuid) -> NotifRec {
             updated_at: now,
             stopped: None,
             batched_into: None,
+            test_channel_id: None,
         },
         d: vec![],
     }

@@ -110,6 +110,8 @@ from ._part3 import BulkSubscriptionResult  # noqa: F401
 from ._part3 import CategoryPreferences  # noqa: F401
 from ._part3 import Channel  # noqa: F401
 from ._part3 import ChannelList  # noqa: F401
+from ._part3 import ChannelTestAccepted  # noqa: F401
+from ._part3 import ChannelTestInput  # noqa: F401
 from ._part3 import ChannelTypeSources  # noqa: F401
 from ._part3 import Condition1  # noqa: F401
 from ._part3 import Condition2  # noqa: F401
@@ -138,8 +140,8 @@ from ._part3 import SuppressionList  # noqa: F401
 from ._part3 import Template  # noqa: F401
 from ._part3 import ThrottleStep  # noqa: F401
 from ._part3 import TranslationList  # noqa: F401
-from ._part3 import BatchStep  # noqa: F401
-from ._part3 import BulkDeleteResult  # noqa: F401
+from ._part4 import BatchStep  # noqa: F401
+from ._part4 import BulkDeleteResult  # noqa: F401
 from ._part4 import BulkUserResult  # noqa: F401
 from ._part4 import BulkUsersInput  # noqa: F401
 from ._part4 import BulkUsersResult  # noqa: F401
@@ -273,6 +275,8 @@ __all__ = [
     "CategoryPreferences",
     "Channel",
     "ChannelList",
+    "ChannelTestAccepted",
+    "ChannelTestInput",
     "ChannelTypeSources",
     "Condition1",
     "Condition2",

@@ -205,6 +205,39 @@ class ChannelList(BaseModel):
     page: Page
 
 
+class ChannelTestAccepted(BaseModel):
+    """
+    The 202 answer to a channel's test send: the run and the notification
+    it made (`GET /admin/v1/notifications/{notification_id}` follows it).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    channel_id: UUID
+    created_at: AwareDatetime
+    flow_run_id: UUID
+    notification_id: UUID
+    status: Literal["pending"] = Field(
+        ..., description="What a run is when it is accepted: always `pending`."
+    )
+
+
+class ChannelTestInput(BaseModel):
+    """
+    A channel's test send: the user it goes to and, optionally, `data` for
+    its template (`subject` and `body` replace the test's own).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    data: Optional[dict[str, Any]] = Field(
+        None, description="The run's data, for the templates."
+    )
+    user_id: str = Field(..., description="An existing user's external id.")
+
+
 class ChannelTypeSources(BaseModel):
     """
     One source per channel type.
@@ -735,61 +768,3 @@ class TranslationList(BaseModel):
         extra="allow",
     )
     data: list[TranslationSummary]
-
-
-class BatchStep(BaseModel):
-    """
-    Gathers runs into one digest, per flow, recipient and `key`: the first
-    run to reach the step opens a batch and waits until it closes (its
-    `window` ends, or `max` activities are in); runs reaching it meanwhile
-    join it and end there (their notifications are `batched`, with
-    `batched_into`). The opener's later steps then render with
-    `batch.activities` (each run's `data` and `actor`), `batch.count` and
-    `batch.actors`. Also the batch step of a request. A flow has at most one.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    if_: Optional[Union[list[ConditionRule], Condition1, Condition2]] = Field(
-        None,
-        alias="if",
-        description="A condition, as on any step (see `DelayStep.if`); false: the run\ndoes not batch and goes on.",
-    )
-    key: Optional[str] = Field(
-        None,
-        description="A template over the run (e.g. `{{ data.thread_id }}`): separate\nbatches per rendered key. Absent: one batch per recipient.",
-    )
-    max: Optional[int] = Field(
-        None,
-        description="Closes the batch as soon as it holds this many activities (the\nopener's included). Absent: no limit.",
-    )
-    max_window: Optional[str] = Field(
-        None,
-        description="Sliding windows only: the longest a batch stays open from its first\nactivity (a duration). Defaults to ten times the window.",
-    )
-    type: Literal["batch"]
-    window: str = Field(
-        ..., description='A duration: `"90s"`, `"15m"`, `"1h"`, `"2d"`, `"1h 30m"`.'
-    )
-    window_type: Optional[str] = Field(
-        None,
-        description="`fixed` (the default): the batch closes `window` after its first\nactivity. `sliding`: each activity moves the close to its own time\nplus `window`, never beyond the first activity plus `max_window`.",
-    )
-
-
-class BulkDeleteResult(BaseModel):
-    """
-    The answer of `POST /admin/v1/users/bulk_delete`: how many users were
-    deleted, and the external ids that named no user (in the request's order).
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-    )
-    deleted: int
-    erasures: Optional[list[BulkErasure]] = Field(
-        None,
-        description="With `erase`: one per user deleted, in the request's order (absent\nwithout `erase`).",
-    )
-    not_found: list[str]

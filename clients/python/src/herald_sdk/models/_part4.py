@@ -5,9 +5,67 @@ from __future__ import annotations
 from typing import Any, Literal, Optional, Union
 from uuid import UUID
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
-from ._part1 import ChannelTypeFlags, ChannelTypeFlagsInput, DeliveryError, FeedMeta, FlowPreferences, FlowPreferencesInput, Page, Partial
+from ._part1 import ChannelTypeFlags, ChannelTypeFlagsInput, ConditionRule, DeliveryError, FeedMeta, FlowPreferences, FlowPreferencesInput, Page, Partial
 from ._part2 import SendWindow, StepConditionRule, User
-from ._part3 import BatchStep, CategoryPreferences, ChannelTypeSources, DelayStep, ErrorBody, QuietHours, RecipientInput, Rendered, SettingSources, StepCondition1, StepCondition2, StepPreview, Template, ThrottleStep
+from ._part3 import BulkErasure, CategoryPreferences, ChannelTypeSources, Condition1, Condition2, DelayStep, ErrorBody, QuietHours, RecipientInput, Rendered, SettingSources, StepCondition1, StepCondition2, StepPreview, Template, ThrottleStep
+
+
+class BatchStep(BaseModel):
+    """
+    Gathers runs into one digest, per flow, recipient and `key`: the first
+    run to reach the step opens a batch and waits until it closes (its
+    `window` ends, or `max` activities are in); runs reaching it meanwhile
+    join it and end there (their notifications are `batched`, with
+    `batched_into`). The opener's later steps then render with
+    `batch.activities` (each run's `data` and `actor`), `batch.count` and
+    `batch.actors`. Also the batch step of a request. A flow has at most one.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    if_: Optional[Union[list[ConditionRule], Condition1, Condition2]] = Field(
+        None,
+        alias="if",
+        description="A condition, as on any step (see `DelayStep.if`); false: the run\ndoes not batch and goes on.",
+    )
+    key: Optional[str] = Field(
+        None,
+        description="A template over the run (e.g. `{{ data.thread_id }}`): separate\nbatches per rendered key. Absent: one batch per recipient.",
+    )
+    max: Optional[int] = Field(
+        None,
+        description="Closes the batch as soon as it holds this many activities (the\nopener's included). Absent: no limit.",
+    )
+    max_window: Optional[str] = Field(
+        None,
+        description="Sliding windows only: the longest a batch stays open from its first\nactivity (a duration). Defaults to ten times the window.",
+    )
+    type: Literal["batch"]
+    window: str = Field(
+        ..., description='A duration: `"90s"`, `"15m"`, `"1h"`, `"2d"`, `"1h 30m"`.'
+    )
+    window_type: Optional[str] = Field(
+        None,
+        description="`fixed` (the default): the batch closes `window` after its first\nactivity. `sliding`: each activity moves the close to its own time\nplus `window`, never beyond the first activity plus `max_window`.",
+    )
+
+
+class BulkDeleteResult(BaseModel):
+    """
+    The answer of `POST /admin/v1/users/bulk_delete`: how many users were
+    deleted, and the external ids that named no user (in the request's order).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    deleted: int
+    erasures: Optional[list[BulkErasure]] = Field(
+        None,
+        description="With `erase`: one per user deleted, in the request's order (absent\nwithout `erase`).",
+    )
+    not_found: list[str]
 
 
 class BulkUserResult(BaseModel):
@@ -273,6 +331,10 @@ class Notification(BaseModel):
     status: str = Field(
         ...,
         description="One of `scheduled`, `pending`, `processed`, `throttled`, `batched` (others may come).",
+    )
+    test_channel_id: Optional[UUID] = Field(
+        None,
+        description="A channel's test send (`POST /admin/v1/channels/{channel_id}/test`):\nthe channel tested (the notification's `flow_id` is that channel's id\ntoo). Absent otherwise.",
     )
     topic: Optional[str]
     updated_at: AwareDatetime
