@@ -52,6 +52,13 @@
 //! `--smoke` (tiny sizes, no peer, no target judged, `--events` on; CI keeps the harness
 //! alive with it; writes `bench-results/delivery-smoke.*`).
 //!
+//! Live sizes over 15,000 sockets are held by client processes of this
+//! harness (the binary run again with `--live-clients`, up to 15,000 each,
+//! under the machine's per-process open-files limit) and, on a cluster,
+//! spread over the nodes; each node's memory per idle socket is reported
+//! (`fanout`). 100,000 sockets take `--cluster 7` here, each node then
+//! holding about 14,300.
+//!
 //! `--cluster N` adds the cluster leg (`cluster`): the PostgreSQL ceiling
 //! (`--pg-inserts N` rows, default 300,000), then each live and pipeline size
 //! again on N nodes sharing one fresh PostgreSQL database and a nats-server
@@ -71,6 +78,7 @@ mod ceilings;
 mod chart;
 mod cluster;
 mod content;
+mod fanout;
 mod herald;
 mod load;
 mod peer;
@@ -118,6 +126,11 @@ fn phase(name: &str, t0: Instant, phases: &mut Vec<Value>) {
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
+    if flag("--live-clients") {
+        // A child of this harness holding live sockets (see `fanout`).
+        fanout::child_main().await;
+        return;
+    }
     let started = Instant::now();
     let smoke = flag("--smoke");
     if let Some(runs) = arg("--purge-cost") {
@@ -161,6 +174,14 @@ async fn main() {
     if flag("--cluster") && cluster_nodes.is_none() {
         eprintln!("--cluster takes a number of nodes (1 or more)");
         std::process::exit(2);
+    }
+    if let Some(n) = cluster_nodes {
+        // Each node opens up to 16 connections; past what PostgreSQL's
+        // default `max_connections` (100) holds beside the harness's own,
+        // the nodes share 90 (the nodes inherit this environment).
+        if n * 16 > 90 && std::env::var_os("HERALD_PG_MAX_CONNECTIONS").is_none() {
+            std::env::set_var("HERALD_PG_MAX_CONNECTIONS", (90 / n).max(2).to_string());
+        }
     }
     let compare_only = cluster_nodes.is_some() && !smoke;
     let scenarios: Vec<String> = arg("--scenario")
@@ -248,6 +269,16 @@ async fn main() {
         .filter(|_| on("live"))
         .chain(triggers.iter().map(|t| t.sockets))
         .max();
+    // Past what one process may hold, live sockets are held by client
+    // processes of their own and spread over the nodes (`fanout`): then each
+    // node, not this process, holds a share.
+    let most_sockets = most_sockets.map(|max| {
+        if fanout::needs_processes(max) {
+            max.div_ceil(cluster_nodes.unwrap_or(1))
+        } else {
+            max
+        }
+    });
     if let Some(max) = most_sockets {
         // Each side of every socket holds a descriptor (the server inherits this).
         scenarios::raise_open_files(max as u64 + 10_000);

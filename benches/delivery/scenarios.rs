@@ -34,7 +34,12 @@ pub async fn live(c: usize) -> Value {
 
 /// Live fan-out on `nodes`: the sockets spread over them (user i on node i
 /// mod n), the run posted to the first; memory and CPU are the nodes' sums.
+/// Past what one process may hold, the sockets are held by client processes
+/// of their own (`crate::fanout`).
 pub async fn live_on(nodes: &[Server], c: usize) -> Value {
+    if crate::fanout::needs_processes(c) {
+        return crate::fanout::live_spread(nodes, c).await;
+    }
     let srv = &nodes[0];
     let api = srv.api();
     api.in_app_flow("live").await;
