@@ -92,6 +92,16 @@ impl Database {
     }
 }
 
+impl Database {
+    /// The database's size on disk (0 when it cannot be read).
+    pub fn bytes(&self) -> u64 {
+        pg_admin(&format!("SELECT pg_database_size('{}')::text", self.name))
+            .ok()
+            .and_then(|r| r.first().and_then(|s| s.parse().ok()))
+            .unwrap_or(0)
+    }
+}
+
 impl Drop for Database {
     fn drop(&mut self) {
         if let Err(e) = pg_admin(&format!(
@@ -197,11 +207,18 @@ impl Cluster {
     }
 }
 
+/// Whether the PostgreSQL server answers (why not, when it does not).
+pub fn pg_reachable() -> Result<(), String> {
+    pg_admin("SELECT 'ok'")
+        .map(drop)
+        .map_err(|e| format!("PostgreSQL not reachable ({e})"))
+}
+
 /// Why the cluster leg cannot run here, if it cannot: no PostgreSQL server
 /// answering, or no nats-server.
 pub fn unavailable() -> Option<String> {
-    if let Err(e) = pg_admin("SELECT 'ok'") {
-        return Some(format!("PostgreSQL not reachable ({e})"));
+    if let Err(e) = pg_reachable() {
+        return Some(e);
     }
     if nats_binary().is_none() {
         return Some("nats-server is not installed (Debian package nats-server)".into());

@@ -17,7 +17,7 @@ pub struct Server {
     pub addr: SocketAddr,
     pub pk: String,
     pub sk: String,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Server {
@@ -25,17 +25,24 @@ impl Server {
     pub fn start() -> Server {
         let pk = format!("pk_bench_{:032x}", rand::random::<u128>());
         let sk = format!("sk_bench_{:032x}", rand::random::<u128>());
-        Server::launch(None, &pk, &sk)
+        Server::launch(None, None, &pk, &sk)
     }
 
     /// Starts one node of a cluster: `herald serve` on the PostgreSQL `store`
     /// and the NATS `bus`, with the cluster's bootstrap keys (the first node
     /// makes the project, the others find it).
     pub fn start_node(store: &str, bus: &str, pk: &str, sk: &str) -> Server {
-        Server::launch(Some((store, bus)), pk, sk)
+        Server::launch(Some(store), Some(bus), pk, sk)
     }
 
-    fn launch(cluster: Option<(&str, &str)>, pk: &str, sk: &str) -> Server {
+    /// Starts a single node (no bus) on the PostgreSQL `store`.
+    pub fn start_pg(store: &str) -> Server {
+        let pk = format!("pk_bench_{:032x}", rand::random::<u128>());
+        let sk = format!("sk_bench_{:032x}", rand::random::<u128>());
+        Server::launch(Some(store), None, &pk, &sk)
+    }
+
+    fn launch(store: Option<&str>, bus: Option<&str>, pk: &str, sk: &str) -> Server {
         let dir = tempfile::tempdir().expect("temp dir");
         // `HERALD_BIN` runs another build (an earlier commit's, to compare
         // two builds with one bench binary), as in the soak.
@@ -61,8 +68,11 @@ impl Server {
         cmd.env_remove("HERALD_ALLOW_PRIVATE_DESTINATIONS")
             .env_remove("HERALD_STORE")
             .env_remove("HERALD_BUS");
-        if let Some((store, bus)) = cluster {
-            cmd.args(["--store", store, "--bus", bus]);
+        if let Some(store) = store {
+            cmd.args(["--store", store]);
+        }
+        if let Some(bus) = bus {
+            cmd.args(["--bus", bus]);
         }
         let mut child = cmd
             .env("HERALD_BOOTSTRAP_PUBLIC_KEY", pk)
@@ -97,10 +107,16 @@ impl Server {
             addr,
             pk: pk.to_string(),
             sk: sk.to_string(),
-            _dir: dir,
+            dir,
         };
         wait_until_serving(srv.addr);
         srv
+    }
+
+    /// The server's data directory (on PostgreSQL, only its `ops.json` and
+    /// the like).
+    pub fn data_dir(&self) -> &std::path::Path {
+        self.dir.path()
     }
 
     pub fn pid(&self) -> u32 {

@@ -30,6 +30,14 @@
 //!   webhook channels (`success: sent`) whose first counterpart refuses
 //!   half of them for good: deliveries/s and attempts/s from the 202 to the
 //!   run being processed, against the pipeline's of the same size;
+//! - `messages`: the console's Messages page (`GET /console/notifications`)
+//!   of a project with 1,000,000 notifications (topic runs of 10,000
+//!   recipients through four in_app flows, 100 held pending by a delay):
+//!   the first page, a deep page by its cursor and each filter (status,
+//!   flow, recipient, time), 50 requests each, p50/p99/max on the client
+//!   and the server's mean from `/metrics`, beside the same queries on
+//!   `GET /admin/v1/notifications`; the seeding's time and the data dir's
+//!   size;
 //! - `trigger-1` and `trigger-100` (`--scenario trigger` selects both):
 //!   transactional runs to 5,000 users each holding a live socket, one recipient
 //!   per run with 32 requests in flight, or 100 with 16; latency from before each
@@ -41,11 +49,13 @@
 //! `bench-results/delivery.png`. Only 127.0.0.1 is used; every loop is bounded.
 //!
 //! Options: `--scenario a,b` (ceilings, rest, live, peer, pipeline, batch, content,
-//! route, trigger-1, trigger-100, trigger; default all),
+//! route, messages, trigger-1, trigger-100, trigger; default all),
 //! `--sizes 1000,5000` (live/peer and pipeline sizes), `--live-sizes`,
 //! `--pipeline-sizes`, `--trigger-sockets N` (default 5,000; the runs scale with
 //! it), `--duration SECS` (REST and actix, default 5),
 //! `--connections N` (default 64), `--sled-inserts N` (default 300,000),
+//! `--messages-size N` (default 1,000,000), `--messages-pg` (`messages` again
+//! on one node on a fresh PostgreSQL database),
 //! `--no-peer`, `--chart-from FILE.json` (table and chart of an earlier run), and
 //! `--events` (each pipeline size again with an event endpoint subscribed to
 //! every type, and the ratio to the run without), and
@@ -81,6 +91,7 @@ mod content;
 mod fanout;
 mod herald;
 mod load;
+mod messages;
 mod peer;
 mod purge;
 mod report;
@@ -509,6 +520,22 @@ async fn main() {
         phase("route", t, &mut phases);
     }
 
+    if on("messages") {
+        let n = messages::size(
+            smoke,
+            list("--messages-size").and_then(|v| v.first().copied()),
+        );
+        let samples = messages::samples(smoke);
+        let t = Instant::now();
+        r.messages.push(messages::sled(n, samples).await);
+        phase("messages sled", t, &mut phases);
+        if flag("--messages-pg") || smoke {
+            let t = Instant::now();
+            r.messages.push(messages::pg(n, samples).await);
+            phase("messages postgresql", t, &mut phases);
+        }
+    }
+
     if let Some(n) = cluster_nodes {
         // The same sizes as the single-node scenarios (the smoke's tiny ones).
         let t = Instant::now();
@@ -570,6 +597,7 @@ async fn main() {
                 .all(|v| v["received"] == v["events"] && v["errors"] == 0)
             && r.pipeline.iter().all(|v| v["processed"] == true)
             && r.batch.iter().all(|v| v["processed"] == true)
+            && r.messages.iter().all(messages::ok)
             && r.pipeline
                 .iter()
                 .filter(|v| v["events"] == true)

@@ -21,6 +21,8 @@ pub struct Results {
     pub content: Vec<Value>,
     /// The `route` scenario's row (`crate::route`).
     pub route: Vec<Value>,
+    /// The `messages` scenario's rows, one per store (`crate::messages`).
+    pub messages: Vec<Value>,
     pub sled: Option<Value>,
     pub actix: Option<Value>,
     /// The cluster leg (`crate::cluster`): its PostgreSQL ceiling and its
@@ -68,6 +70,7 @@ impl Results {
             batch: rows(&j["batch"]),
             content: rows(&j["content"]),
             route: rows(&j["route"]),
+            messages: rows(&j["messages"]),
             sled: some(&j["ceilings"]["sled"]),
             actix: some(&j["ceilings"]["actix"]),
             cluster: some(&j["cluster"]),
@@ -369,6 +372,7 @@ impl Results {
             met: ct.map(|c| f(&c["ratio"]) <= 1.5 && c["sample_styled"] == true),
         });
         t.push(crate::route::target(self.route.first(), &self.pipeline));
+        t.push(crate::messages::target(&self.messages));
         self.trigger_targets(&mut t);
         self.cluster_targets(&mut t);
         if self.smoke {
@@ -824,6 +828,7 @@ impl Results {
         }
         line(&mut s, String::new());
         self.cluster_table(&mut s);
+        crate::messages::table(&self.messages, &mut s);
         line(&mut s, "Ratios".into());
         let ratios = self.ratios();
         if ratios.is_empty() {
@@ -880,6 +885,7 @@ impl Results {
             "batch": self.batch,
             "content": self.content,
             "route": self.route,
+            "messages": self.messages,
             "ceilings": {"sled": self.sled, "actix": self.actix},
             "cluster": self.cluster,
             "ratios": ratios,

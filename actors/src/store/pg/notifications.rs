@@ -94,13 +94,18 @@ impl PgStore {
             &|q| {
                 q.push("SELECT id, doc FROM notifications WHERE project = ");
                 q.push_bind(p);
-                if let Some(s) = f.status {
-                    q.push(" AND processed = ").push_bind(s);
-                }
+                // Written out rather than bound, so the partial index of
+                // pending notifications matches.
+                match f.status {
+                    Some(true) => q.push(" AND processed"),
+                    Some(false) => q.push(" AND NOT processed"),
+                    None => q,
+                };
                 if let Some(t) = &f.topic {
                     q.push(" AND topic = ").push_bind(t.clone());
                 }
                 if let Some(x) = f.flow_id {
+                    // The expression of the index `notifications_by_flow`.
                     q.push(" AND doc->>'flow_id' = ").push_bind(x.to_string());
                 }
                 if let Some(x) = f.flow_run_id {

@@ -27,6 +27,7 @@ mod dir_lock;
 mod events;
 mod feed;
 mod feedback;
+mod flow_index;
 mod flusher;
 pub mod health;
 pub mod keys;
@@ -150,6 +151,7 @@ spaces!(
     console_members,
     console_links,
     console_sessions,
+    flow_index,
 );
 
 /// The open sled database. It is replaced when the store reopens after an I/O
@@ -494,6 +496,7 @@ impl Store {
             None => store,
         };
         store.load_event_endpoints()?;
+        store.backfill_flow_index()?;
         store.flush()?;
         // sled's files were created with the process umask: make them private
         // too (and those of a data directory an earlier Herald wrote).

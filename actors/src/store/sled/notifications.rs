@@ -4,7 +4,9 @@
 
 use super::feed;
 use super::keys::{tail_id, Key};
-use super::page::{paginate, within, Bounds, PackedSource, Page, PageReq, Source, TreeSource};
+use super::page::{
+    paginate, within, Bounds, Clamped, PackedSource, Page, PageReq, Source, TreeSource,
+};
 use super::records::NotifRec;
 use super::runs::*;
 use super::{Store, T};
@@ -28,6 +30,31 @@ impl Store {
 pub(super) fn in_range(id: &Uuid, after: &Option<Timestamp>, before: &Option<Timestamp>) -> bool {
     let t = Timestamp::of_id(id);
     after.is_none_or(|a| t > a) && before.is_none_or(|b| t < b)
+}
+
+/// The smallest id of millisecond `ms` (a UUIDv7's time is its first six
+/// bytes): ids at or above it were made at `ms` or later.
+fn id_floor(ms: i64) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    b[..6].copy_from_slice(&(ms.max(0) as u64).to_be_bytes()[2..]);
+    b
+}
+
+/// A page of a list sorted by notification or delivery id (they share
+/// their time), walked only between the ids of the time range: ids of the
+/// millisecond of `after` on, below the millisecond after `before`
+/// (`in_range` decides the edges exactly).
+fn paginate_in<V>(
+    src: &mut impl Source<V>, req: &PageReq, after: &Option<Timestamp>, before: &Option<Timestamp>,
+) -> Result<Page<V>> {
+    paginate(
+        &mut Clamped {
+            src,
+            lo: after.map(|a| id_floor(a.millis())),
+            hi: before.map(|b| id_floor(b.millis() + 1)),
+        },
+        req,
+    )
 }
 
 /// Deliveries in id order from the notification records of a project (or of
@@ -149,15 +176,18 @@ impl Store {
             Ok(self.notification(project, &id)?.filter(|n| keep(n)))
         };
         let p = Key::new().id(project);
-        // A packed index (by run, by topic): its notifications in id order.
+        let (after, before) = (&f.created_after, &f.created_before);
+        // A packed index (by run, flow or topic): its notifications in id order.
         let packed = |t: T, prefix: Key| {
-            paginate(
+            paginate_in(
                 &mut PackedSource {
                     tree: self.tree(t),
                     prefix: &prefix.0,
                     pick: by_id,
                 },
                 req,
+                after,
+                before,
             )
         };
         if let Some(r) = &f.flow_run_id {
@@ -168,7 +198,7 @@ impl Store {
         let once_per_notification = |t: T, prefix: Key| {
             let tree = self.tree(t);
             let at = prefix.0.len();
-            paginate(
+            paginate_in(
                 &mut TreeSource {
                     tree: tree.clone(),
                     prefix: &prefix.0,
@@ -186,6 +216,8 @@ impl Store {
                     },
                 },
                 req,
+                after,
+                before,
             )
         };
         if let Some(u) = &f.recipient {
@@ -200,13 +232,18 @@ impl Store {
             // Pending notifications are those with a delivery in the queue.
             return once_per_notification(T::queue, p);
         }
-        paginate(
+        if let Some(flow) = &f.flow_id {
+            return packed(T::flow_index, flow_index(project, flow));
+        }
+        paginate_in(
             &mut NotificationSource {
                 store: self,
                 project,
                 keep: &keep,
             },
             req,
+            after,
+            before,
         )
     }
 

@@ -120,6 +120,51 @@ pub(crate) fn paginate<V>(src: &mut impl Source<V>, req: &PageReq) -> Result<Pag
     })
 }
 
+/// A source seen through sort-key bounds of its own (ids made within a time
+/// range): each visit walks only the intersection, so a range far from the
+/// newest items is reached by a seek, not a scan down to it.
+pub(crate) struct Clamped<'s, S> {
+    pub src: &'s mut S,
+    /// Included.
+    pub lo: Option<[u8; 16]>,
+    /// Excluded.
+    pub hi: Option<[u8; 16]>,
+}
+
+impl<V, S: Source<V>> Source<V> for Clamped<'_, S> {
+    fn visit(
+        &mut self, bounds: Bounds, rev: bool, f: &mut dyn FnMut(Vec<u8>, V) -> bool,
+    ) -> Result<()> {
+        let lo = match (bounds.0, &self.lo) {
+            (b, None) => b,
+            (Bound::Unbounded, Some(l)) => Bound::Included(&l[..]),
+            (Bound::Included(k) | Bound::Excluded(k), Some(l)) if k < &l[..] => {
+                Bound::Included(&l[..])
+            }
+            (b, Some(_)) => b,
+        };
+        let hi = match (bounds.1, &self.hi) {
+            (b, None) => b,
+            (Bound::Unbounded, Some(h)) => Bound::Excluded(&h[..]),
+            (Bound::Included(k) | Bound::Excluded(k), Some(h)) if k >= &h[..] => {
+                Bound::Excluded(&h[..])
+            }
+            (b, Some(_)) => b,
+        };
+        let empty = match (lo, hi) {
+            (Bound::Included(l), Bound::Included(h)) => l > h,
+            (Bound::Included(l) | Bound::Excluded(l), Bound::Included(h) | Bound::Excluded(h)) => {
+                l >= h
+            }
+            _ => false,
+        };
+        if empty {
+            return Ok(());
+        }
+        self.src.visit((lo, hi), rev, f)
+    }
+}
+
 /// Whether `src` has an item within bounds.
 fn any<V>(src: &mut impl Source<V>, bounds: Bounds, rev: bool) -> Result<bool> {
     let mut found = false;

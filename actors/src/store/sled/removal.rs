@@ -7,7 +7,9 @@
 use super::feed::count_delta;
 use super::keys::Key;
 use super::records::{group_members, group_value, NotifRec};
-use super::runs::{notif_key, recipient_marker, run_index, status_indexed, topic_index};
+use super::runs::{
+    flow_index, notif_key, recipient_marker, run_index, status_indexed, topic_index,
+};
 use super::{Store, Writes, T};
 use crate::error::{Error, Result};
 use crate::model::{ChannelType, DeliveryStatus, FeedCounts, Timestamp};
@@ -58,6 +60,7 @@ pub(super) fn counter_expired(v: &[u8], window: Option<i64>, now: i64) -> Result
 #[derive(Deserialize)]
 pub(super) struct SkimN<'a> {
     pub(super) i: Uuid,
+    pub(super) f: Uuid,
     pub(super) r: Uuid,
     #[serde(borrow)]
     pub(super) t: Option<Cow<'a, str>>,
@@ -141,6 +144,7 @@ pub(super) enum Alone {
 /// A notification to remove: what the removal needs of it.
 pub(super) struct Doomed {
     pub(super) id: Uuid,
+    pub(super) flow: Uuid,
     pub(super) run: Uuid,
     pub(super) topic: Option<String>,
     pub(super) user: Uuid,
@@ -155,6 +159,7 @@ impl Doomed {
     pub(super) fn of(r: &NotifRec) -> Doomed {
         Doomed {
             id: r.n.id,
+            flow: r.n.flow_id,
             run: r.n.flow_run_id,
             topic: r.n.topic.clone(),
             user: r.n.recipient_id,
@@ -177,6 +182,7 @@ pub(super) struct Removal<'s> {
     /// the members removed).
     pub(super) groups: HashMap<Vec<u8>, (Option<sled::IVec>, Vec<u8>)>,
     pub(super) runs: HashMap<Uuid, HashSet<[u8; 16]>>,
+    pub(super) flows: HashMap<Uuid, HashSet<[u8; 16]>>,
     pub(super) topics: HashMap<String, HashSet<[u8; 16]>>,
     /// Per recipient: what the feed entries removed counted (unread, unseen).
     pub(super) feeds: HashMap<Uuid, FeedCounts>,
@@ -197,6 +203,7 @@ impl<'s> Removal<'s> {
             w: Writes::new(),
             groups: HashMap::new(),
             runs: HashMap::new(),
+            flows: HashMap::new(),
             topics: HashMap::new(),
             feeds: HashMap::new(),
             traced: vec![],
@@ -279,6 +286,10 @@ impl<'s> Removal<'s> {
             .entry(rec.run)
             .or_default()
             .insert(*nid.as_bytes());
+        self.flows
+            .entry(rec.flow)
+            .or_default()
+            .insert(*nid.as_bytes());
         if let Some(t) = &rec.topic {
             self.topics
                 .entry(t.clone())
@@ -349,6 +360,12 @@ impl<'s> Removal<'s> {
             self.report.bytes +=
                 self.store
                     .strip_packed(&mut self.w, T::run_index, &prefix, &ids)?;
+        }
+        for (flow, ids) in std::mem::take(&mut self.flows) {
+            let prefix = flow_index(&self.p, &flow);
+            self.report.bytes +=
+                self.store
+                    .strip_packed(&mut self.w, T::flow_index, &prefix, &ids)?;
         }
         for (topic, ids) in std::mem::take(&mut self.topics) {
             let prefix = topic_index(&self.p, &topic);

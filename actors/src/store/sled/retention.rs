@@ -208,6 +208,7 @@ impl Store {
                     }
                     doomed.push(Doomed {
                         id: r.n.i,
+                        flow: r.n.f,
                         run: r.n.r,
                         topic: r.n.t.map(|t| t.into_owned()),
                         user: r.n.u,

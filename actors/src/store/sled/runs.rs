@@ -90,6 +90,12 @@ pub(super) fn topic_index(project: &Uuid, topic: &str) -> Key {
     Key::new().id(project).str(topic)
 }
 
+/// The packed index of a flow's notifications (all its runs'; built for
+/// data written before it by `flow_index::backfill`).
+pub(super) fn flow_index(project: &Uuid, flow: &Uuid) -> Key {
+    Key::new().id(project).id(flow)
+}
+
 /// The key, in a user's feed tree, that lists a notification for its recipient
 /// when no feed entry does (see `stage_notification`).
 pub(crate) fn recipient_marker(project: &Uuid, user: &Uuid, nid: &Uuid) -> Key {
@@ -244,11 +250,14 @@ impl Store {
     }
 
     /// Stages the packed index chunks of a run's new notifications `nids`: by run,
-    /// and by topic for a topic run. Pending notifications need no index: they
-    /// are the ones with deliveries in the queue.
+    /// by flow, and by topic for a topic run. Pending notifications need no
+    /// index: they are the ones with deliveries in the queue.
     fn stage_run_indexes(&self, w: &mut Writes, project: &Uuid, run: &FlowRun, nids: &mut [Uuid]) {
         if let Some((k, v)) = packed_chunk(&run_index(project, &run.id), nids) {
             w.put(T::run_index, k, v);
+        }
+        if let Some((k, v)) = packed_chunk(&flow_index(project, &run.flow_id), nids) {
+            w.put(T::flow_index, k, v);
         }
         if let Some(t) = &run.topic {
             if let Some((k, v)) = packed_chunk(&topic_index(project, t), nids) {
