@@ -26,6 +26,7 @@ fn rec(nid: Uuid, flow: Uuid) -> NotifRec {
             updated_at: now,
             stopped: None,
             batched_into: None,
+            test_channel_id: None,
         },
         d: vec![],
     }
