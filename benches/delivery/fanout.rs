@@ -16,21 +16,31 @@
 
 use crate::herald::Server;
 use crate::load::{num, Stats};
-use crate::scenarios::live_socket;
-use crate::trigger::open_one;
-use futures_util::StreamExt;
+use crate::scenarios::hold_live_socket;
 use serde_json::{json, Value};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, Semaphore};
-use tokio_tungstenite::tungstenite::Message;
 
 /// Most sockets one client process holds: under the 20,000 open files a
-/// process gets here, with room for what else it opens.
+/// process gets here, with room for what else it opens. `--live-per-process
+/// N` changes it (the smoke run sets it low, so its tiny live sizes go
+/// through client processes too).
 const PER_PROCESS: usize = 15_000;
+static PER_PROCESS_SET: AtomicUsize = AtomicUsize::new(PER_PROCESS);
+
+/// Sets how many sockets one client process holds at most.
+pub fn set_per_process(n: usize) {
+    PER_PROCESS_SET.store(n.max(1), Ordering::Relaxed);
+}
+
+fn per_process() -> usize {
+    PER_PROCESS_SET.load(Ordering::Relaxed)
+}
 
 /// How long the harness waits for every socket's frame after the 202.
 const DEADLINE: Duration = Duration::from_secs(120);
@@ -38,7 +48,7 @@ const DEADLINE: Duration = Duration::from_secs(120);
 /// Whether `c` sockets need client processes of their own (more than one
 /// process may hold beside what the harness itself opens).
 pub fn needs_processes(c: usize) -> bool {
-    c > PER_PROCESS
+    c > per_process()
 }
 
 fn micros_now() -> u64 {
@@ -78,21 +88,10 @@ pub async fn child_main() {
             got_tx.clone(),
             sem.clone(),
         );
-        sockets.spawn(async move {
-            let Some(mut ws) = open_one(sem, live_socket(&url, i), "hello", &ready_tx).await else {
-                return;
-            };
-            while let Some(Ok(m)) = ws.next().await {
-                if let Message::Text(t) = &m {
-                    if t.contains("feed_entry.created") {
-                        let _ = got_tx.send(micros_now());
-                        break;
-                    }
-                }
-            }
-            // Held open until the harness closes this process's stdin.
-            std::future::pending::<()>().await;
-        });
+        // Held open until the harness closes this process's stdin.
+        sockets.spawn(hold_live_socket(url, i, sem, ready_tx, got_tx, |_| {
+            micros_now()
+        }));
     }
     drop((ready_tx, got_tx));
     let (mut connected, mut failed, mut first_error) = (0usize, 0usize, None::<String>);
@@ -219,7 +218,7 @@ pub async fn live_spread(nodes: &[Server], c: usize) -> Value {
         })
         .collect();
     let rss_before: Vec<u64> = nodes.iter().map(Server::rss_kib).collect();
-    let processes = c.div_ceil(PER_PROCESS);
+    let processes = c.div_ceil(per_process());
     let per = c.div_ceil(processes);
     let t_open = Instant::now();
     let mut clients: Vec<Client> = (0..processes)

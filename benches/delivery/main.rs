@@ -62,7 +62,8 @@
 //! `--smoke` (tiny sizes, no peer, no target judged, `--events` on; CI keeps the harness
 //! alive with it; writes `bench-results/delivery-smoke.*`).
 //!
-//! Live sizes over 15,000 sockets are held by client processes of this
+//! Live sizes over 15,000 sockets (`--live-per-process N`; 10 in the smoke
+//! run) are held by client processes of this
 //! harness (the binary run again with `--live-clients`, up to 15,000 each,
 //! under the machine's per-process open-files limit) and, on a cluster,
 //! spread over the nodes; each node's memory per idle socket is reported
@@ -144,6 +145,12 @@ async fn main() {
     }
     let started = Instant::now();
     let smoke = flag("--smoke");
+    if let Some(n) = arg("--live-per-process").and_then(|n| n.parse().ok()) {
+        fanout::set_per_process(n);
+    } else if smoke {
+        // The smoke's 20 live sockets go through two client processes.
+        fanout::set_per_process(10);
+    }
     if let Some(runs) = arg("--purge-cost") {
         // The purge's cost in isolation (see `purge::purge_cost`).
         purge::purge_cost(runs.replace('_', "").parse().expect("--purge-cost RUNS")).await;

@@ -67,21 +67,9 @@ pub async fn live_on(nodes: &[Server], c: usize) -> Value {
             got_tx.clone(),
             sem.clone(),
         );
-        sockets.spawn(async move {
-            let Some(mut ws) = open_one(sem, live_socket(&url, i), "hello", &ready_tx).await else {
-                return;
-            };
-            while let Some(Ok(m)) = ws.next().await {
-                if let Message::Text(t) = &m {
-                    if t.contains("feed_entry.created") {
-                        let _ = got_tx.send((Instant::now(), t.len()));
-                        break;
-                    }
-                }
-            }
-            // Keep the socket open until the scenario aborts this task.
-            std::future::pending::<()>().await;
-        });
+        sockets.spawn(hold_live_socket(url, i, sem, ready_tx, got_tx, |len| {
+            (Instant::now(), len)
+        }));
     }
     drop((ready_tx, got_tx));
     let (connected, first_error) = crate::load::await_ready(&mut ready_rx, c).await;
@@ -140,6 +128,27 @@ pub async fn live_on(nodes: &[Server], c: usize) -> Value {
         o.insert("first_error".into(), json!(e));
     }
     v
+}
+
+/// Opens user `i`'s live feed (reporting it open, or why not, on `ready`),
+/// sends `stamp(frame length)` on `got` when its first `feed_entry.created`
+/// arrives, then holds the socket open until the task is aborted.
+pub async fn hold_live_socket<T>(
+    url: String, i: usize, sem: Arc<Semaphore>, ready: mpsc::UnboundedSender<Result<(), String>>,
+    got: mpsc::UnboundedSender<T>, stamp: fn(usize) -> T,
+) {
+    let Some(mut ws) = open_one(sem, live_socket(&url, i), "hello", &ready).await else {
+        return;
+    };
+    while let Some(Ok(m)) = ws.next().await {
+        if let Message::Text(t) = &m {
+            if t.contains("feed_entry.created") {
+                let _ = got.send(stamp(t.len()));
+                break;
+            }
+        }
+    }
+    std::future::pending::<()>().await;
 }
 
 /// Loopback source addresses the live sockets are spread over (127.0.0.1 to

@@ -33,6 +33,17 @@ const TEST_TIMEOUT = 120_000;
 const EMAIL = 'owner@example.com';
 const PASSWORD = 'correct horse battery staple';
 
+/** Opens a one-time link, sets the password and lands on /console. */
+async function setPasswordVia(page, link) {
+  await page.goto(link);
+  await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+  await page.getByLabel('Password again').fill(PASSWORD);
+  await Promise.all([
+    page.waitForURL((u) => new URL(u).pathname === '/console'),
+    page.getByRole('button', { name: 'Set password and sign in' }).click(),
+  ]);
+}
+
 async function loginTest() {
   const keys = { publicKey: `pk_test_${hex(16)}`, secretKey: `sk_test_${hex(16)}` };
   const dataDir = mkdtempSync(path.join(tmpdir(), 'herald-browser-data-'));
@@ -149,13 +160,7 @@ async function loginTest() {
     });
 
     await step('the viewer signs in through their link; the server refuses their change', async () => {
-      await page.goto(viewerLink);
-      await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-      await page.getByLabel('Password again').fill(PASSWORD);
-      await Promise.all([
-        page.waitForURL((u) => new URL(u).pathname === '/console'),
-        page.getByRole('button', { name: 'Set password and sign in' }).click(),
-      ]);
+      await setPasswordVia(page, viewerLink);
       await page.goto(`${base}/console/settings`);
       // the page offers a viewer no change: the fields read-only, no buttons
       await page.getByText('You are a viewer').waitFor();
@@ -192,13 +197,7 @@ async function loginTest() {
         page.waitForURL((u) => new URL(u).pathname === '/console/login'),
         page.getByRole('button', { name: 'Sign out' }).click(),
       ]);
-      await page.goto(editorLink);
-      await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-      await page.getByLabel('Password again').fill(PASSWORD);
-      await Promise.all([
-        page.waitForURL((u) => new URL(u).pathname === '/console'),
-        page.getByRole('button', { name: 'Set password and sign in' }).click(),
-      ]);
+      await setPasswordVia(page, editorLink);
       await page.goto(`${base}/console/settings`);
       if (await page.getByText('You are a viewer').count()) throw new Error('an editor is told they are a viewer');
       for (const name of ['Rotate the secret key', 'Rotate the link secret']) {
