@@ -203,20 +203,7 @@ impl Client {
 /// their own (`c` over what one process may hold): the figures of
 /// `live_on`, and each node's memory per idle socket.
 pub async fn live_spread(nodes: &[Server], c: usize) -> Value {
-    let api = nodes[0].api();
-    api.in_app_flow("live").await;
-    api.users("live", c).await;
-    api.subscribe_all("live", c, "everyone").await;
-    let urls: Vec<String> = nodes
-        .iter()
-        .map(|n| {
-            format!(
-                "{}/user/v1/feed/live?api_key={}",
-                n.base.replacen("http://", "ws://", 1),
-                n.pk
-            )
-        })
-        .collect();
+    let (api, urls) = crate::scenarios::live_setup(nodes, c).await;
     let rss_before: Vec<u64> = nodes.iter().map(Server::rss_kib).collect();
     let processes = c.div_ceil(per_process());
     let per = c.div_ceil(processes);

@@ -40,22 +40,8 @@ pub async fn live_on(nodes: &[Server], c: usize) -> Value {
     if crate::fanout::needs_processes(c) {
         return crate::fanout::live_spread(nodes, c).await;
     }
-    let srv = &nodes[0];
-    let api = srv.api();
-    api.in_app_flow("live").await;
-    api.users("live", c).await;
-    api.subscribe_all("live", c, "everyone").await;
+    let (api, urls) = live_setup(nodes, c).await;
     let rss_before = rss_kib(nodes);
-    let urls: Vec<String> = nodes
-        .iter()
-        .map(|n| {
-            format!(
-                "{}/user/v1/feed/live?api_key={}",
-                n.base.replacen("http://", "ws://", 1),
-                n.pk
-            )
-        })
-        .collect();
     let (ready_tx, mut ready_rx) = mpsc::unbounded_channel::<Result<(), String>>();
     let (got_tx, mut got_rx) = mpsc::unbounded_channel::<(Instant, usize)>();
     let sem = Arc::new(Semaphore::new(256));
@@ -128,6 +114,27 @@ pub async fn live_on(nodes: &[Server], c: usize) -> Value {
         o.insert("first_error".into(), json!(e));
     }
     v
+}
+
+/// A live scenario's setup: the in-app flow `live`, users `live-0..c`
+/// subscribed to topic `everyone`; the first node's API (the run is posted
+/// there) and each node's live-feed URL.
+pub async fn live_setup(nodes: &[Server], c: usize) -> (crate::herald::Api, Vec<String>) {
+    let api = nodes[0].api();
+    api.in_app_flow("live").await;
+    api.users("live", c).await;
+    api.subscribe_all("live", c, "everyone").await;
+    let urls = nodes
+        .iter()
+        .map(|n| {
+            format!(
+                "{}/user/v1/feed/live?api_key={}",
+                n.base.replacen("http://", "ws://", 1),
+                n.pk
+            )
+        })
+        .collect();
+    (api, urls)
 }
 
 /// Opens user `i`'s live feed (reporting it open, or why not, on `ready`),

@@ -22,6 +22,7 @@ import { chromium } from 'playwright-core';
 // the client's server helper: the same start (temp data dir, bootstrap keys,
 // `listening on` line) and stop (SIGTERM, then SIGKILL) for both suites
 import { spawnHerald, stopProcess, hex } from '../../clients/js/scripts/herald-server.mjs';
+import { runTests } from './console_harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
@@ -771,26 +772,4 @@ const tests = [
   ['inbox: a batch step\'s digest is one live entry listing its activities', digestTest],
   ['inbox: tabs by category, action buttons, archive all', tabsTest],
 ];
-let passed = 0;
-let failed = 0;
-for (const [name, fn] of tests) {
-  log(`test ${name}`);
-  let timer;
-  try {
-    await Promise.race([
-      fn(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${TEST_TIMEOUT / 1000} s`)), TEST_TIMEOUT);
-      }),
-    ]);
-    passed += 1;
-    log(`PASS ${name}`);
-  } catch (e) {
-    failed += 1;
-    log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+await runTests(tests, TEST_TIMEOUT);

@@ -20,6 +20,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { spawnHerald, stopProcess, hex } from '../../clients/js/scripts/herald-server.mjs';
+import { runTests } from './console_harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CHROMIUM = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
@@ -184,26 +185,4 @@ async function unsubscribeTest() {
 // ------------------------------------------------------------------ runner
 
 const tests = [['unsubscribe: open the link, press the button, the flow\'s email is off', unsubscribeTest]];
-let passed = 0;
-let failed = 0;
-for (const [name, fn] of tests) {
-  log(`test ${name}`);
-  let timer;
-  try {
-    await Promise.race([
-      fn(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${TEST_TIMEOUT / 1000} s`)), TEST_TIMEOUT);
-      }),
-    ]);
-    passed += 1;
-    log(`PASS ${name}`);
-  } catch (e) {
-    failed += 1;
-    log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+await runTests(tests, TEST_TIMEOUT);
