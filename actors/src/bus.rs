@@ -50,6 +50,11 @@ const QUEUE: usize = 16_384;
 /// reconnects and its own buffer is full).
 const PUBLISH_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// How often a node compares the positions of its socketed users with the
+/// store anyway (`Engine::check_positions`: the safety net for a frame the
+/// bus lost with no later frame or reconnection to reveal it).
+const POSITION_CHECK: Duration = Duration::from_secs(10);
+
 /// Whether a bus location names NATS.
 pub fn is_nats_url(s: &str) -> bool {
     s.starts_with("nats://") || s.starts_with("tls://")
@@ -196,6 +201,7 @@ impl Bus {
         });
         let sub = sub.map_err(|e| Error::internal(format!("bus subscribe: {e}")))?;
         rt.spawn(receive(sub, engine.clone(), bus.clone()));
+        rt.spawn(position_checks(engine.clone()));
         let deadline = std::time::Instant::now() + wait;
         while !bus.connected() && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
@@ -309,6 +315,7 @@ async fn watch(
     stats: Arc<BusStats>,
 ) {
     let mut ever = false;
+    let checking = Arc::new(std::sync::atomic::AtomicBool::new(false));
     while let Some(ev) = events.recv().await {
         match ev {
             async_nats::Event::Connected => {
@@ -325,9 +332,14 @@ async fn watch(
                 metrics::gauge!("herald_bus_connected").set(0.0);
                 tracing::warn!("the bus is unreachable; live feeds will catch up from the log");
             }
-            async_nats::Event::SlowConsumer(_) => {
+            // One check at a time: a burst of drops reports one event each.
+            async_nats::Event::SlowConsumer(_) if !checking.swap(true, Ordering::AcqRel) => {
                 tracing::warn!("bus messages were dropped (slow consumer); live feeds catch up");
-                engine.catch_up_users();
+                let (e, checking) = (engine.clone(), checking.clone());
+                tokio::spawn(async move {
+                    e.check_positions().await;
+                    checking.store(false, Ordering::Release);
+                });
             }
             other => tracing::debug!(event = %other, "bus event"),
         }
@@ -339,7 +351,7 @@ async fn watch(
 /// would otherwise wait for the next frame or the periodic check), let the
 /// HTTP layer re-check its sockets' projects, and reload the test clocks.
 async fn resync(engine: &Engine) {
-    engine.catch_up_users();
+    engine.check_positions().await;
     if let Some(h) = engine.bus().and_then(|b| b.inner.resync.get()) {
         h();
     }
@@ -353,7 +365,18 @@ async fn resync(engine: &Engine) {
         _ => tracing::warn!("cannot reload the projects' clocks after the bus came back"),
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
-    engine.catch_up_users();
+    engine.check_positions().await;
+}
+
+/// The periodic position check (`POSITION_CHECK`), one per node.
+async fn position_checks(engine: Engine) {
+    let mut every = tokio::time::interval(POSITION_CHECK);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    every.tick().await;
+    loop {
+        every.tick().await;
+        engine.check_positions().await;
+    }
 }
 
 /// Receives the cluster's messages and acts on them.

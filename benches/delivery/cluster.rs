@@ -276,6 +276,17 @@ pub async fn run(n: usize, pg_rows: usize, live: &[usize], pipeline: &[usize]) -
             v["events_per_s"].as_f64().unwrap_or(0.0),
             v["server_cpu_us_per_event"].as_f64().unwrap_or(f64::NAN)
         );
+        if v.get("bus_dropped").is_some() {
+            println!(
+                "cluster   live      nodes={n} sockets={:>6}  opened in {:.1} s  bus dropped={}  recoveries={}  recovered frames={}  KiB/socket (worst node)={:.1}",
+                c,
+                v["open_s"].as_f64().unwrap_or(f64::NAN),
+                v["bus_dropped"],
+                v["bus_recoveries"],
+                v["bus_recovered_frames"],
+                v["rss_per_socket_kib"].as_f64().unwrap_or(f64::NAN)
+            );
+        }
         out["live"].as_array_mut().expect("live").push(v);
         eprintln!("  (cluster live {c}: {:.1} s)", t.elapsed().as_secs_f64());
     }

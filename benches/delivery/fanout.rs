@@ -240,6 +240,7 @@ pub async fn live_spread(nodes: &[Server], c: usize) -> Value {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let rss_sockets: Vec<u64> = nodes.iter().map(Server::rss_kib).collect();
     let cpu0: f64 = nodes.iter().map(Server::cpu_ms).sum();
+    let bus0 = bus_counters(nodes).await;
     let (s, run, accept) = api.run("live", json!({"topic": "everyone"})).await;
     let t202 = micros_now();
     assert_eq!(s, 202, "run: {run}");
@@ -265,6 +266,12 @@ pub async fn live_spread(nodes: &[Server], c: usize) -> Value {
         );
     }
     let cpu = nodes.iter().map(Server::cpu_ms).sum::<f64>() - cpu0;
+    let bus = bus_counters(nodes)
+        .await
+        .iter()
+        .zip(&bus0)
+        .map(|(a, b)| a - b)
+        .collect::<Vec<f64>>();
     for cl in clients {
         cl.end().await;
     }
@@ -304,8 +311,40 @@ pub async fn live_spread(nodes: &[Server], c: usize) -> Value {
         "server_cpu_us_per_event".into(),
         num(cpu * 1000.0 / received.max(1) as f64),
     );
+    for (name, v) in BUS_COUNTERS.iter().zip(bus) {
+        o.insert(format!("bus_{name}"), num(v));
+    }
     if let Some(e) = first_error {
         o.insert("first_error".into(), json!(e));
     }
     v
+}
+
+/// The bus's counters the live fan-out reports, from each node's `/metrics`
+/// (`herald_bus_<name>_total`): frames dropped on the way to the bus, and the
+/// actors' reads of the event log for frames the bus did not bring.
+const BUS_COUNTERS: [&str; 3] = ["dropped", "recoveries", "recovered_frames"];
+
+/// `BUS_COUNTERS`, summed over the nodes.
+async fn bus_counters(nodes: &[Server]) -> Vec<f64> {
+    let http = reqwest::Client::new();
+    let mut sum = vec![0.0; BUS_COUNTERS.len()];
+    for n in nodes {
+        let text = match http.get(format!("{}/metrics", n.base)).send().await {
+            Ok(r) => r.text().await.unwrap_or_default(),
+            Err(_) => continue,
+        };
+        for l in text.lines().filter(|l| !l.starts_with('#')) {
+            for (i, name) in BUS_COUNTERS.iter().enumerate() {
+                if l.starts_with(&format!("herald_bus_{name}_total")) {
+                    sum[i] += l
+                        .rsplit(' ')
+                        .next()
+                        .and_then(|x| x.parse::<f64>().ok())
+                        .unwrap_or(0.0);
+                }
+            }
+        }
+    }
+    sum
 }

@@ -82,6 +82,6 @@ pub use search::{Found, SEARCH_CAP};
 pub use supervisor::DeliverySupervisor;
 pub use unsubscribe::UnsubscribeTarget;
 pub use user::{
-    CatchUp, Connect, Disconnect, FeedFilters, LiveFrame, LiveSink, MarkAll, PushFrames,
-    UpdateEntry, UserActor,
+    Connect, Disconnect, FeedFilters, LiveFrame, LiveSink, MarkAll, PushFrames, UpdateEntry,
+    UserActor,
 };

@@ -54,6 +54,12 @@ impl Engine {
         self.sockets_changed(project, user, 1, true);
     }
 
+    /// The users with sockets on this node now (`(project, user)`).
+    pub(crate) fn socketed_users(&self) -> Vec<(Uuid, Uuid)> {
+        let reg = self.presence_registry();
+        reg.sockets.iter().map(|e| *e.key()).collect()
+    }
+
     /// A live-feed socket of the user left this node (recorded without
     /// waiting: nobody waits on a closed socket).
     pub(crate) fn socket_closed(&self, project: Uuid, user: Uuid) {

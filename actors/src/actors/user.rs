@@ -11,9 +11,11 @@
 //!
 //! In a cluster (`crate::bus`) frames committed on other nodes arrive the same
 //! way, over the bus, and the actor publishes its own changes' frames there.
-//! Since the bus may lose frames with no later one to reveal the gap, an actor
-//! with sockets also compares its position with the log (`CatchUp`) when the
-//! bus comes back and every `POSITION_CHECK`.
+//! Since the bus may lose frames with no later one to reveal the gap, the
+//! node compares the positions of all its socketed users with the log when
+//! the bus comes back and periodically (`Engine::check_positions`, a thousand
+//! users per read), and tells each actor its latest `seq` (`Position`); an
+//! actor still behind a moment later reads what it missed.
 
 use super::engine::Engine;
 use crate::error::{Error, Result};
@@ -76,16 +78,15 @@ pub struct Disconnect {
 #[rtype(result = "()")]
 pub struct PushFrames(pub Vec<Frame>);
 
-/// Compare the position with the event log and push what is missing (sent
-/// in a cluster when the bus may have lost frames; see `crate::bus`).
+/// The latest `seq` of the user's feed in the store, as the node's position
+/// check read it (in a cluster, where the bus may have lost frames; see
+/// `crate::bus`).
 #[derive(Message, Clone, Copy)]
 #[rtype(result = "()")]
-pub struct CatchUp;
+pub struct Position(pub u64);
 
-/// In a cluster, how often an actor with sockets compares its position with
-/// the event log anyway (the safety net for a frame the bus lost with no
-/// later frame or reconnection to reveal it).
-const POSITION_CHECK: Duration = Duration::from_secs(10);
+/// Users whose positions one read of the position check covers.
+const POSITIONS_PER_READ: usize = 1_000;
 
 /// How long a gap in the frames may stay open before it is read from the log.
 const GAP_WAIT: Duration = Duration::from_millis(500);
@@ -422,13 +423,20 @@ impl Actor for UserActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        if let Ok(c) = self.engine.storage().feed_counts(&self.project, &self.user) {
-            self.pushed_seq = c.seq;
-            self.pushed_meta = c;
-        }
-        if self.engine.bus().is_some() {
-            ctx.run_interval(POSITION_CHECK, |a, ctx| a.catch_up(ctx));
-        }
+        // Read off the arbiter's thread (on PostgreSQL it is a round trip,
+        // which would hold the arbiter's other actors); no message is
+        // handled before it.
+        let (engine, p, u) = (self.engine.clone(), self.project, self.user);
+        ctx.wait(
+            async move { engine.run(move |s| s.feed_counts(&p, &u)).await }
+                .into_actor(self)
+                .map(|r, a, _| {
+                    if let Ok(c) = r {
+                        a.pushed_seq = c.seq;
+                        a.pushed_meta = c;
+                    }
+                }),
+        );
         ctx.run_interval(Duration::from_secs(30), |a, ctx| {
             let before = a.sockets.len();
             a.sockets.retain(|_, s| s.connected());
@@ -453,49 +461,62 @@ impl Actor for UserActor {
 }
 
 impl Handler<Connect> for UserActor {
-    type Result = Result<()>;
+    type Result = AtomicResponse<Self, Result<()>>;
 
-    fn handle(&mut self, m: Connect, _: &mut Context<Self>) -> Result<()> {
+    /// Atomic: no frame is pushed while the socket is greeted, so its
+    /// `hello` and replay end exactly where the pushes to it begin. The
+    /// reads and the presence write run off the arbiter's thread.
+    fn handle(&mut self, m: Connect, _: &mut Context<Self>) -> Self::Result {
         self.last_used = Instant::now();
         let latest = self.pushed_seq;
-        let s = self.engine.storage();
-        let by_category = match s.project(&self.project)? {
-            Some(p) => s.feed_counts_by_category(&p, &self.user)?,
-            None => None,
-        };
-        self.categories = by_category.is_some();
-        let meta = self.pushed_meta.view_with(by_category.as_ref());
-        let hello = json!({"type": "hello", "seq": latest, "meta": meta});
-        // Joined before it is greeted: a client that got its `hello` counts
-        // as online (`recipient.online`) on every node. A replay that fails
-        // below ends the socket, whose `Disconnect` then takes it out.
-        if self.sockets.insert(m.id, m.socket.clone()).is_none() {
-            self.engine.socket_opened(self.project, self.user);
-        }
-        m.socket.send(Arc::from(hello.to_string()));
-        let reset = || Arc::<str>::from(json!({"type": "reset", "seq": latest}).to_string());
-        match m.since {
-            None => {}
-            Some(s) if s == latest => {}
-            Some(s) if s > latest => m.socket.send(reset()),
-            Some(s) => {
-                match self
-                    .engine
-                    .storage()
-                    .events_between(&self.project, &self.user, s, latest)?
-                {
-                    Some(frames) => {
-                        for f in frames {
-                            let text = String::from_utf8(f)
-                                .map_err(|_| Error::internal("corrupt event"))?;
-                            m.socket.send(Arc::from(text));
+        let joins = !self.sockets.contains_key(&m.id);
+        let (engine, p, u, since) = (self.engine.clone(), self.project, self.user, m.since);
+        let read = async move {
+            let e = engine.clone();
+            engine
+                .run(move |s| {
+                    let by_category = match s.project(&p)? {
+                        Some(project) => s.feed_counts_by_category(&project, &u)?,
+                        None => None,
+                    };
+                    let replay = match since {
+                        Some(since) if since < latest => {
+                            Some(s.events_between(&p, &u, since, latest)?)
                         }
+                        _ => None,
+                    };
+                    // Joined before it is greeted: a client that got its
+                    // `hello` counts as online (`recipient.online`) on every
+                    // node. Last, so a failed read leaves nothing to undo.
+                    if joins {
+                        e.socket_opened(p, u);
                     }
-                    None => m.socket.send(reset()),
+                    Ok((by_category, replay))
+                })
+                .await
+        };
+        AtomicResponse::new(Box::pin(read.into_actor(self).map(move |r, act, _| {
+            let (by_category, replay) = r?;
+            act.categories = by_category.is_some();
+            let meta = act.pushed_meta.view_with(by_category.as_ref());
+            let hello = json!({"type": "hello", "seq": latest, "meta": meta});
+            act.sockets.insert(m.id, m.socket.clone());
+            m.socket.send(Arc::from(hello.to_string()));
+            let reset = || Arc::<str>::from(json!({"type": "reset", "seq": latest}).to_string());
+            match (m.since, replay) {
+                (Some(s), _) if s > latest => m.socket.send(reset()),
+                (_, Some(Some(frames))) => {
+                    for f in frames {
+                        let text =
+                            String::from_utf8(f).map_err(|_| Error::internal("corrupt event"))?;
+                        m.socket.send(Arc::from(text));
+                    }
                 }
+                (_, Some(None)) => m.socket.send(reset()),
+                _ => {}
             }
-        }
-        Ok(())
+            Ok(())
+        })))
     }
 }
 
@@ -516,10 +537,19 @@ impl Handler<PushFrames> for UserActor {
     }
 }
 
-impl Handler<CatchUp> for UserActor {
+impl Handler<Position> for UserActor {
     type Result = ();
-    fn handle(&mut self, _: CatchUp, ctx: &mut Context<Self>) {
-        self.catch_up(ctx);
+    fn handle(&mut self, Position(latest): Position, ctx: &mut Context<Self>) {
+        if latest <= self.pushed_seq || self.sockets.is_empty() {
+            return;
+        }
+        // Frames up to `latest` may still be on their way over the bus: only
+        // what is still missing a moment later is read from the log.
+        ctx.run_later(GAP_WAIT, move |a, ctx| {
+            if a.pushed_seq < latest {
+                a.catch_up(ctx);
+            }
+        });
     }
 }
 
@@ -649,11 +679,27 @@ impl Engine {
         }
     }
 
-    /// Asks every user actor running here to compare its position with the
-    /// event log and push what it missed (the bus may have lost frames).
-    pub fn catch_up_users(&self) {
-        for a in self.user_actors().iter() {
-            a.value().do_send(CatchUp);
+    /// Compares the position of every user with sockets on this node with
+    /// the store, a thousand users per read, and tells each running actor
+    /// its latest `seq` (`Position`): the bus may have lost frames. One read
+    /// per user would be a statement per socketed user and check, which at
+    /// a hundred thousand sockets is the database's whole capacity.
+    pub async fn check_positions(&self) {
+        let users = self.socketed_users();
+        for chunk in users.chunks(POSITIONS_PER_READ) {
+            let keys = chunk.to_vec();
+            let seqs = match self.run(move |s| s.feed_positions(&keys)).await {
+                Ok(seqs) => seqs,
+                Err(e) => {
+                    tracing::debug!(error = %e.message, "live feed: position check failed; the next one retries");
+                    return;
+                }
+            };
+            for (&(p, u), seq) in chunk.iter().zip(seqs) {
+                if let Some(a) = self.user_actor_if_running(p, u) {
+                    a.do_send(Position(seq));
+                }
+            }
         }
     }
 }

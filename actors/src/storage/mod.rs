@@ -295,6 +295,9 @@ pub trait FeedRepo {
     /// flow, for the flows with any: read from the entries, not kept as
     /// counters, so it costs a pass over the user's unread or unseen entries.
     fn feed_counts_by_flow(&self, project: &Uuid, user: &Uuid) -> Result<Vec<FlowFeedCounts>>;
+    /// The latest `seq` of each feed of `users` (`(project, user)`; 0 for a
+    /// user without a feed), in the order given.
+    fn feed_positions(&self, users: &[(Uuid, Uuid)]) -> Result<Vec<u64>>;
 }
 
 /// Web push subscriptions and device tokens of users on channels.

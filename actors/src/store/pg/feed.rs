@@ -385,6 +385,32 @@ impl FeedRepo for PgStore {
         .ok_or_else(|| Refusal::missing("feed_entry", id))
     }
 
+    /// One statement for all of them: a node checks the positions of
+    /// every user it holds sockets for at once.
+    fn feed_positions(&self, users: &[(Uuid, Uuid)]) -> Result<Vec<u64>> {
+        if users.is_empty() {
+            return Ok(vec![]);
+        }
+        let (ps, us): (Vec<Uuid>, Vec<Uuid>) = users.iter().copied().unzip();
+        let rows = self
+            .block(
+                sqlx::query(
+                    "SELECT COALESCE(f.seq, 0) AS seq
+                     FROM UNNEST($1::uuid[], $2::uuid[]) WITH ORDINALITY AS x (p, u, i)
+                     LEFT JOIN feed_state f ON f.project = x.p AND f.user_id = x.u
+                     ORDER BY x.i",
+                )
+                .bind(&ps)
+                .bind(&us)
+                .fetch_all(self.pool()),
+            )
+            .map_err(db_err)?;
+        Ok(rows
+            .iter()
+            .map(|r| r.get::<i64, _>("seq").max(0) as u64)
+            .collect())
+    }
+
     fn feed_counts_by_flow(&self, project: &Uuid, user: &Uuid) -> Result<Vec<FlowFeedCounts>> {
         // `feed_flags::count_delta` per flow, said in SQL.
         let rows = self

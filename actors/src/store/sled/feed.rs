@@ -482,6 +482,13 @@ impl FeedRepo for Store {
         Ok(d)
     }
 
+    fn feed_positions(&self, users: &[(Uuid, Uuid)]) -> Result<Vec<u64>> {
+        users
+            .iter()
+            .map(|(p, u)| Ok(self.feed_counts_stored(p, u)?.seq))
+            .collect()
+    }
+
     /// The entries' flags are in the feed index; their flow is in the
     /// delivery, read only for entries that count (unread or unseen).
     fn feed_counts_by_flow(&self, project: &Uuid, user: &Uuid) -> Result<Vec<FlowFeedCounts>> {
