@@ -503,8 +503,10 @@ impl Application {
         let stopping = builder.graceful_shutdown_signal();
         let server = builder
             .workers(workers.max(1))
-            // Each live socket stays a connection of its worker: the default
-            // cap (25,600 per worker) would stall a server with 100,000.
+            // A live socket leaves the worker's count once accepted (it runs
+            // as a task of its own, src/live/upgrade.rs), but sockets still
+            // being greeted count, and the default cap (25,600 per worker)
+            // is no limit a node should add to its open files.
             .max_concurrent_connections(1 << 20)
             .shutdown_timeout(5)
             // Signals are ours (see `run_until_stopped`): sockets get a 1001 close first.

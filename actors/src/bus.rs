@@ -394,6 +394,11 @@ async fn receive(mut sub: async_nats::Subscriber, engine: Engine, bus: Bus) {
                 let (Ok(p), Ok(u)) = (Uuid::parse_str(p), Uuid::parse_str(u)) else {
                     continue;
                 };
+                // Every node hears every user's frames: most are for users
+                // with no socket here, passed over before their payload is read.
+                let Some(actor) = engine.user_actor_if_running(p, u) else {
+                    continue;
+                };
                 let Ok(wire) = serde_json::from_slice::<Vec<WireFrame>>(&m.payload) else {
                     continue;
                 };
@@ -411,7 +416,7 @@ async fn receive(mut sub: async_nats::Subscriber, engine: Engine, bus: Bus) {
                         )
                     })
                     .collect();
-                engine.push_frames_local(vec![(p, u, frames)]);
+                actor.do_send(crate::actors::PushFrames(frames));
             }
             (Some("project"), [p]) => {
                 let Ok(p) = Uuid::parse_str(p) else { continue };

@@ -33,6 +33,10 @@ use tokio::sync::{mpsc, Semaphore};
 const PER_PROCESS: usize = 15_000;
 static PER_PROCESS_SET: AtomicUsize = AtomicUsize::new(PER_PROCESS);
 
+/// How long the nodes idle after the connection storm before their memory
+/// is read and the run posted.
+const SETTLE: Duration = Duration::from_secs(12);
+
 /// Sets how many sockets one client process holds at most.
 pub fn set_per_process(n: usize) {
     PER_PROCESS_SET.store(n.max(1), Ordering::Relaxed);
@@ -205,6 +209,7 @@ impl Client {
 pub async fn live_spread(nodes: &[Server], c: usize) -> Value {
     let (api, urls) = crate::scenarios::live_setup(nodes, c).await;
     let rss_before: Vec<u64> = nodes.iter().map(Server::rss_kib).collect();
+    let alloc_before = allocated_kib(nodes).await;
     let processes = c.div_ceil(per_process());
     let per = c.div_ceil(processes);
     let t_open = Instant::now();
@@ -234,11 +239,15 @@ pub async fn live_spread(nodes: &[Server], c: usize) -> Value {
     }
     let open_s = t_open.elapsed().as_secs_f64();
     eprintln!(
-        "  (live {c}: {connected} sockets open in {open_s:.1} s over {processes} client processes, run in 2 s)"
+        "  (live {c}: {connected} sockets open in {open_s:.1} s over {processes} client processes, run in {} s)",
+        SETTLE.as_secs()
     );
-    // Let the nodes settle after the connection storm before reading memory.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Let the nodes settle after the connection storm before reading memory:
+    // the allocator hands freed pages back to the system after its decay
+    // time (jemalloc's default is 10 s), and idle sockets are a steady state.
+    tokio::time::sleep(SETTLE).await;
     let rss_sockets: Vec<u64> = nodes.iter().map(Server::rss_kib).collect();
+    let alloc_sockets = allocated_kib(nodes).await;
     let cpu0: f64 = nodes.iter().map(Server::cpu_ms).sum();
     let bus0 = bus_counters(nodes).await;
     let (s, run, accept) = api.run("live", json!({"topic": "everyone"})).await;
@@ -287,6 +296,17 @@ pub async fn live_spread(nodes: &[Server], c: usize) -> Value {
             num(after.saturating_sub(*before) as f64 / held as f64)
         })
         .collect();
+    // What the allocator holds for the sockets, beside what the system
+    // counts resident (the difference is the allocator's free pages).
+    let alloc_per_node: Vec<Value> = alloc_sockets
+        .iter()
+        .zip(&alloc_before)
+        .enumerate()
+        .map(|(i, (after, before))| {
+            let held = (0..c).filter(|u| u % nodes.len() == i).count().max(1);
+            num((after - before) / held as f64)
+        })
+        .collect();
     let worst = per_node
         .iter()
         .filter_map(Value::as_f64)
@@ -307,6 +327,10 @@ pub async fn live_spread(nodes: &[Server], c: usize) -> Value {
     );
     o.insert("rss_per_socket_kib".into(), num(worst));
     o.insert("rss_per_socket_kib_by_node".into(), json!(per_node));
+    o.insert(
+        "allocated_per_socket_kib_by_node".into(),
+        json!(alloc_per_node),
+    );
     o.insert(
         "server_cpu_us_per_event".into(),
         num(cpu * 1000.0 / received.max(1) as f64),
@@ -347,4 +371,14 @@ async fn bus_counters(nodes: &[Server]) -> Vec<f64> {
         }
     }
     sum
+}
+
+/// Each node's `herald_allocator_bytes{kind="allocated"}`, in KiB.
+async fn allocated_kib(nodes: &[Server]) -> Vec<f64> {
+    let http = reqwest::Client::new();
+    let mut out = Vec::with_capacity(nodes.len());
+    for n in nodes {
+        out.push(crate::soak::scrape(&http, &n.base).await.allocated / 1024.0);
+    }
+    out
 }

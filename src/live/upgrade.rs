@@ -4,8 +4,9 @@
 //! middleware, routing, authentication and error bodies, as any other), and
 //! when the answer is a 101 carrying an accepted live-feed socket
 //! (`live::feed::Accepted`) the connection is taken from the HTTP layer and
-//! runs as that socket. The dispatcher, its codec and its read and write
-//! buffers are gone by then: an idle socket costs only its own small state.
+//! runs as that socket, in a task of its own. The dispatcher, its codec,
+//! its read and write buffers and its task are gone by then: an idle socket
+//! costs only its own small state.
 //! Any other answer is written as usual and the connection closes.
 
 use crate::edge::ErrorBodies;
@@ -95,8 +96,11 @@ where
             drop(parts.read_buf);
             drop(parts.write_buf);
             drop(parts.codec);
+            // A task of its own: the connection's task holds the whole
+            // HTTP/1 dispatcher's future (over 5 KiB, allocated for the
+            // task's life whatever state it is in), which ends here.
             if let Some(io) = parts.io.into_inner() {
-                feed::serve(a, io, early).await;
+                actix_web::rt::spawn(feed::serve(a, io, early));
             }
         }
         _ => {

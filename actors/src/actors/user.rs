@@ -667,11 +667,6 @@ impl Engine {
         if let Some(bus) = self.bus() {
             bus.publish_frames(&frames);
         }
-        self.push_frames_local(frames);
-    }
-
-    /// `push_frames` on this node only (frames the bus brought).
-    pub fn push_frames_local(&self, frames: UserFrames) {
         for (p, u, f) in frames {
             if let Some(a) = self.user_actor_if_running(p, u) {
                 a.do_send(PushFrames(f));
