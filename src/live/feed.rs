@@ -146,7 +146,9 @@ struct Conn<T> {
     inbox: Arc<Inbox>,
     st: State,
     id: u64,
-    project: Arc<Project>,
+    /// The project, until authenticated (then let go: a copy per socket of
+    /// an idle hundred thousand is memory for nothing).
+    project: Option<Arc<Project>>,
     /// (project, user) once authenticated.
     user: Option<(uuid::Uuid, uuid::Uuid)>,
     since: Option<u64>,
@@ -203,7 +205,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
             inbox,
             st: a.st.clone(),
             id,
-            project: a.project.clone(),
+            project: Some(a.project.clone()),
             user: None,
             since: a.since,
             request_id: a.request_id.take(),
@@ -271,6 +273,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
         }
         let (project, user) = (u.project.id, u.user.id);
         self.user = Some((project, user));
+        self.project = None;
         self.request_id = None;
         self.auth_deadline = None;
         self.st.live.join_user(
@@ -315,7 +318,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Conn<T> {
         if let Some(ApiError(e)) = self.peer.and_then(|ip| auth::refused_address(&self.st, ip)) {
             return self.fail_auth(&e);
         }
-        let (st, project) = (self.st.clone(), self.project.clone());
+        let Some(project) = self.project.clone() else {
+            return; // authenticated already
+        };
+        let st = self.st.clone();
         self.busy = Some(Box::pin(async move {
             Step::Authed(Box::new(
                 auth::user_for(&st, project, key.as_deref(), id.as_deref()).await,
