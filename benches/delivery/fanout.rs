@@ -286,27 +286,23 @@ pub async fn live_spread(nodes: &[Server], c: usize) -> Value {
     }
     let received = lat.len();
     let stats = Stats::of(&mut lat);
-    // Each node's resident memory per socket it held (user i on node i mod n).
-    let per_node: Vec<Value> = rss_sockets
-        .iter()
-        .zip(&rss_before)
-        .enumerate()
-        .map(|(i, (after, before))| {
-            let held = (0..c).filter(|u| u % nodes.len() == i).count().max(1);
-            num(after.saturating_sub(*before) as f64 / held as f64)
-        })
-        .collect();
-    // What the allocator holds for the sockets, beside what the system
-    // counts resident (the difference is the allocator's free pages).
-    let alloc_per_node: Vec<Value> = alloc_sockets
-        .iter()
-        .zip(&alloc_before)
-        .enumerate()
-        .map(|(i, (after, before))| {
-            let held = (0..c).filter(|u| u % nodes.len() == i).count().max(1);
-            num((after - before) / held as f64)
-        })
-        .collect();
+    // Each node's memory per socket it held (user i on node i mod n): what
+    // the system counts resident, and what the allocator holds (the
+    // difference is pages the allocator keeps, and threads' stacks).
+    let per_socket = |after: &[f64], before: &[f64]| -> Vec<Value> {
+        after
+            .iter()
+            .zip(before)
+            .enumerate()
+            .map(|(i, (a, b))| {
+                let held = (0..c).filter(|u| u % nodes.len() == i).count().max(1);
+                num((a - b).max(0.0) / held as f64)
+            })
+            .collect()
+    };
+    let kib = |v: &[u64]| v.iter().map(|&k| k as f64).collect::<Vec<f64>>();
+    let per_node = per_socket(&kib(&rss_sockets), &kib(&rss_before));
+    let alloc_per_node = per_socket(&alloc_sockets, &alloc_before);
     let worst = per_node
         .iter()
         .filter_map(Value::as_f64)
