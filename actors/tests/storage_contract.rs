@@ -451,6 +451,55 @@ fn presence_keeps_the_latest_seen_time_and_the_latest_socket_count() {
 }
 
 #[test]
+fn socket_counts_written_in_one_batch_read_back_per_user() {
+    for b in backends() {
+        let st = &*b.store;
+        let p = project(st, "presence-batch");
+        let (ada, _) = st.upsert_user(&p, "ada", &patch("Ada")).unwrap();
+        let (bob, _) = st.upsert_user(&p, "bob", &patch("Bob")).unwrap();
+        let (cy, _) = st.upsert_user(&p, "cy", &patch("Cy")).unwrap();
+        let t = |ms| Timestamp::from_millis(ms);
+        let node = st.node_id();
+        let sockets = |sockets, version, at| PresenceWrite::Sockets {
+            node,
+            sockets,
+            version,
+            at: t(at),
+        };
+        st.set_presence(&p, &cy.id, sockets(1, 1, 1_000)).unwrap();
+        let ghost = Uuid::now_v7();
+        // Two users come online, one goes offline (a later version), and a
+        // user who does not exist is passed over: one batch.
+        st.set_presences(&[
+            (p, ada.id, sockets(2, 5, 4_000)),
+            (p, ghost, sockets(1, 6, 4_000)),
+            (p, bob.id, sockets(1, 7, 5_000)),
+            (p, cy.id, sockets(0, 8, 6_000)),
+        ])
+        .unwrap();
+        let shared = st.shares_work();
+        for (u, online, seen) in [
+            (ada.id, shared, 4_000),
+            (bob.id, shared, 5_000),
+            (cy.id, false, 6_000),
+        ] {
+            let got = st.presence(&p, &u).unwrap();
+            assert_eq!(got.online, online, "{}", b.name);
+            assert_eq!(got.last_seen_at, Some(t(seen)), "{}", b.name);
+        }
+        assert_eq!(st.presence(&p, &ghost).unwrap(), StoredPresence::default());
+        // An earlier version in a later batch changes nothing.
+        st.set_presences(&[
+            (p, cy.id, sockets(3, 2, 7_000)),
+            (p, bob.id, sockets(0, 9, 7_000)),
+        ])
+        .unwrap();
+        assert!(!st.presence(&p, &cy.id).unwrap().online, "{}", b.name);
+        assert!(!st.presence(&p, &bob.id).unwrap().online, "{}", b.name);
+    }
+}
+
+#[test]
 fn a_channels_health_reads_back_as_stored_and_goes_with_the_channel() {
     use herald_engine::events::EventType;
     use herald_engine::model::{Channel, ChannelHealth, HealthState, Timestamp};

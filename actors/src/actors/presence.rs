@@ -17,7 +17,9 @@ use crate::error::Result;
 use crate::model::presence::{DueFacts, Presence};
 use crate::storage::PresenceWrite;
 use dashmap::DashMap;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
 use uuid::Uuid;
 
 /// How often, at most, a user's `last_seen_at` is written for being seen:
@@ -40,6 +42,39 @@ pub(crate) struct Registry {
     written: DashMap<(Uuid, Uuid), i64>,
     /// Orders this node's socket writes (`PresenceWrite::Sockets::version`).
     version: AtomicU64,
+    /// Socket counts waiting for the node's next batch write.
+    batch: Batch,
+}
+
+/// Group commit of the socket counts on a store the nodes share: a change
+/// joins the batch being gathered, and whoever finds no batch being written
+/// writes the gathered one (`PresenceRepo::set_presences`) while the next
+/// gathers. A connection storm or a mass disconnect is then a few
+/// statements, not one per socket, which saturated the pool.
+#[derive(Default)]
+struct Batch {
+    state: Mutex<BatchState>,
+    written: Condvar,
+}
+
+#[derive(Default)]
+struct BatchState {
+    /// The latest write per user, not yet taken.
+    pending: HashMap<(Uuid, Uuid), PresenceWrite>,
+    /// The number the pending writes will be written as (from 0).
+    next: u64,
+    /// How many batches are written (or given up on): batch `k` is when
+    /// `done > k`.
+    done: u64,
+    /// A batch is being written.
+    writing: bool,
+}
+
+fn version_of(w: &PresenceWrite) -> u64 {
+    match w {
+        PresenceWrite::Sockets { version, .. } => *version,
+        PresenceWrite::Seen { .. } => 0,
+    }
 }
 
 impl Engine {
@@ -81,22 +116,77 @@ impl Engine {
         }
         let at = self.project_now(&project);
         remember_write(reg, key);
-        let w = if self.shares_work() {
-            PresenceWrite::Sockets {
+        if self.shares_work() {
+            let w = PresenceWrite::Sockets {
                 node: self.node_id(),
                 sockets,
                 version,
                 at,
-            }
-        } else {
-            PresenceWrite::Seen { at }
-        };
+            };
+            return self.batch_presence(key, w, wait);
+        }
+        let w = PresenceWrite::Seen { at };
         if wait {
             if let Err(e) = self.storage().set_presence(&project, &user, w) {
                 tracing::warn!(error = %e, "cannot record a user's presence");
             }
         } else {
             self.write_presence(project, user, w);
+        }
+    }
+
+    /// Adds a socket count to the batch; with `wait`, returns once it is
+    /// written, else it is written on the blocking pool.
+    fn batch_presence(&self, key: (Uuid, Uuid), w: PresenceWrite, wait: bool) {
+        let b = &self.presence_registry().batch;
+        let mine = {
+            let mut s = b.state.lock().unwrap_or_else(|e| e.into_inner());
+            // Changes may arrive out of order: the later version stays.
+            let e = s.pending.entry(key).or_insert(w);
+            if version_of(&w) > version_of(e) {
+                *e = w;
+            }
+            s.next
+        };
+        if wait {
+            return self.write_batches(mine);
+        }
+        let engine = self.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn_blocking(move || engine.write_batches(mine));
+            }
+            Err(_) => self.write_batches(mine),
+        }
+    }
+
+    /// Returns once batch `mine` is written: writes it (and any gathered
+    /// meanwhile) when no other caller is writing, else waits for that one.
+    fn write_batches(&self, mine: u64) {
+        let b = &self.presence_registry().batch;
+        let mut s = b.state.lock().unwrap_or_else(|e| e.into_inner());
+        // Batches are written one at a time, in order: when none is being
+        // written, every batch before `next` is, so `next` is `mine` here.
+        while s.done <= mine {
+            if s.writing {
+                s = b.written.wait(s).unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            let id = s.next;
+            let batch: Vec<_> = std::mem::take(&mut s.pending)
+                .into_iter()
+                .map(|((p, u), w)| (p, u, w))
+                .collect();
+            s.next += 1;
+            s.writing = true;
+            drop(s);
+            if let Err(e) = self.storage().set_presences(&batch) {
+                tracing::warn!(error = %e, users = batch.len(), "cannot record users' presence");
+            }
+            s = b.state.lock().unwrap_or_else(|e| e.into_inner());
+            s.done = id + 1;
+            s.writing = false;
+            b.written.notify_all();
         }
     }
 

@@ -43,6 +43,28 @@ pub trait PresenceRepo {
     /// Records a change of a user's presence; a user who does not exist (any
     /// more) is left alone.
     fn set_presence(&self, project: &Uuid, user: &Uuid, w: PresenceWrite) -> Result<()>;
+    /// `set_presence` of several users (`(project, user, write)`, one write
+    /// per user), as one batch where the backend can. A write that fails
+    /// fails alone.
+    fn set_presences(&self, writes: &[(Uuid, Uuid, PresenceWrite)]) -> Result<()> {
+        set_presence_each(self, writes)
+    }
     /// The user's presence as stored.
     fn presence(&self, project: &Uuid, user: &Uuid) -> Result<StoredPresence>;
+}
+
+/// `set_presence` of each write in turn: every one is tried, and the first
+/// failure is returned.
+pub fn set_presence_each<'a, R: PresenceRepo + ?Sized>(
+    repo: &R, writes: impl IntoIterator<Item = &'a (Uuid, Uuid, PresenceWrite)>,
+) -> Result<()> {
+    let mut first = Ok(());
+    for (p, u, w) in writes {
+        if let Err(e) = repo.set_presence(p, u, *w) {
+            if first.is_ok() {
+                first = Err(e);
+            }
+        }
+    }
+    first
 }

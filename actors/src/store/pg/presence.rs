@@ -65,6 +65,10 @@ impl PgStore {
     }
 }
 
+/// A socket-count write as bound: project, user, node, sockets, version,
+/// seen at (milliseconds).
+type SocketsRow = (Uuid, Uuid, Uuid, i32, i64, i64);
+
 impl PresenceRepo for PgStore {
     fn set_presence(&self, project: &Uuid, user: &Uuid, w: PresenceWrite) -> Result<()> {
         let res = match w {
@@ -124,6 +128,77 @@ impl PresenceRepo for PgStore {
             Err(e) if gone_user(&e) => Ok(()),
             Err(e) => Err(db_err(e)),
         }
+    }
+
+    /// The socket counts in one statement (a node's connection storm or
+    /// mass disconnect is then a few statements, not one per socket); the
+    /// rows are written in key order, so two nodes' batches cannot
+    /// deadlock. Other writes, and a batch that fails (a user deleted
+    /// meanwhile breaks its foreign key), go one by one.
+    fn set_presences(&self, writes: &[(Uuid, Uuid, PresenceWrite)]) -> Result<()> {
+        let mut rows: Vec<SocketsRow> = writes
+            .iter()
+            .filter_map(|(p, u, w)| match w {
+                PresenceWrite::Sockets {
+                    node,
+                    sockets,
+                    version,
+                    at,
+                } => Some((*p, *u, *node, *sockets as i32, *version as i64, at.millis())),
+                PresenceWrite::Seen { .. } => None,
+            })
+            .collect();
+        rows.sort_by_key(|r| (r.0, r.1, r.2));
+        let n = rows.len();
+        let col = |f: fn(&SocketsRow) -> Uuid| -> Vec<Uuid> { rows.iter().map(f).collect() };
+        let (ps, us, nodes) = (col(|r| r.0), col(|r| r.1), col(|r| r.2));
+        let counts: Vec<i32> = rows.iter().map(|r| r.3).collect();
+        let versions: Vec<i64> = rows.iter().map(|r| r.4).collect();
+        let ats: Vec<i64> = rows.iter().map(|r| r.5).collect();
+        let batch = n > 1
+            && {
+                let until = Timestamp::now().millis() + self.lease_ms();
+                self.block(
+                sqlx::query(
+                    "WITH x AS (
+                       SELECT x.* FROM UNNEST($1::uuid[], $2::uuid[], $3::uuid[], $4::int[],
+                                              $5::bigint[], $6::bigint[])
+                         AS x (p, u, node, sockets, version, at)
+                       JOIN users ON users.project = x.p AND users.id = x.u
+                     ), n AS (
+                       INSERT INTO presence_nodes (node, lease_until)
+                       SELECT DISTINCT node, $7::bigint FROM x
+                       ON CONFLICT (node) DO UPDATE
+                         SET lease_until = GREATEST(presence_nodes.lease_until, EXCLUDED.lease_until)
+                     ), seen AS (
+                       INSERT INTO last_seen (project, user_id, at_ms)
+                       SELECT p, u, max(at) FROM x GROUP BY p, u ORDER BY p, u
+                       ON CONFLICT (project, user_id) DO UPDATE
+                         SET at_ms = GREATEST(last_seen.at_ms, EXCLUDED.at_ms)
+                     )
+                     INSERT INTO presence_sockets (project, user_id, node, sockets, version)
+                     SELECT p, u, node, sockets, version FROM x ORDER BY p, u, node
+                     ON CONFLICT (project, user_id, node) DO UPDATE
+                       SET sockets = EXCLUDED.sockets, version = EXCLUDED.version
+                       WHERE presence_sockets.version < EXCLUDED.version",
+                )
+                .bind(&ps)
+                .bind(&us)
+                .bind(&nodes)
+                .bind(&counts)
+                .bind(&versions)
+                .bind(&ats)
+                .bind(until)
+                .execute(self.pool()),
+            )
+            .is_ok()
+            };
+        crate::storage::set_presence_each(
+            self,
+            writes
+                .iter()
+                .filter(|(_, _, w)| !(batch && matches!(w, PresenceWrite::Sockets { .. }))),
+        )
     }
 
     fn presence(&self, project: &Uuid, user: &Uuid) -> Result<StoredPresence> {
