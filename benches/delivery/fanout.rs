@@ -247,6 +247,11 @@ pub async fn live_spread(nodes: &[Server], c: usize) -> Value {
     // time (jemalloc's default is 10 s), and idle sockets are a steady state.
     tokio::time::sleep(SETTLE).await;
     let rss_sockets: Vec<u64> = nodes.iter().map(Server::rss_kib).collect();
+    // Threads hold resident memory the allocator does not count (stacks).
+    let threads: Vec<u64> = nodes
+        .iter()
+        .map(|n| crate::herald::proc_status_kib(n.pid(), "Threads:"))
+        .collect();
     let alloc_sockets = allocated_kib(nodes).await;
     let cpu0: f64 = nodes.iter().map(Server::cpu_ms).sum();
     let bus0 = bus_counters(nodes).await;
@@ -323,6 +328,7 @@ pub async fn live_spread(nodes: &[Server], c: usize) -> Value {
     );
     o.insert("rss_per_socket_kib".into(), num(worst));
     o.insert("rss_per_socket_kib_by_node".into(), json!(per_node));
+    o.insert("threads_by_node".into(), json!(threads));
     o.insert(
         "allocated_per_socket_kib_by_node".into(),
         json!(alloc_per_node),
