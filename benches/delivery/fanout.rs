@@ -17,6 +17,7 @@
 use crate::herald::Server;
 use crate::load::{num, Stats};
 use crate::scenarios::hold_live_socket;
+use crate::soak::{Scrape, BUS_COUNTERS};
 use serde_json::{json, Value};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -209,7 +210,9 @@ impl Client {
 pub async fn live_spread(nodes: &[Server], c: usize) -> Value {
     let (api, urls) = crate::scenarios::live_setup(nodes, c).await;
     let rss_before: Vec<u64> = nodes.iter().map(Server::rss_kib).collect();
-    let alloc_before = allocated_kib(nodes).await;
+    let kib_allocated =
+        |s: Vec<Scrape>| s.iter().map(|s| s.allocated / 1024.0).collect::<Vec<f64>>();
+    let alloc_before = kib_allocated(scrapes(nodes).await);
     let processes = c.div_ceil(per_process());
     let per = c.div_ceil(processes);
     let t_open = Instant::now();
@@ -252,9 +255,10 @@ pub async fn live_spread(nodes: &[Server], c: usize) -> Value {
         .iter()
         .map(|n| crate::herald::proc_status_kib(n.pid(), "Threads:"))
         .collect();
-    let alloc_sockets = allocated_kib(nodes).await;
+    let settled = scrapes(nodes).await;
+    let bus0 = bus_sum(&settled);
+    let alloc_sockets = kib_allocated(settled);
     let cpu0: f64 = nodes.iter().map(Server::cpu_ms).sum();
-    let bus0 = bus_counters(nodes).await;
     let (s, run, accept) = api.run("live", json!({"topic": "everyone"})).await;
     let t202 = micros_now();
     assert_eq!(s, 202, "run: {run}");
@@ -280,12 +284,7 @@ pub async fn live_spread(nodes: &[Server], c: usize) -> Value {
         );
     }
     let cpu = nodes.iter().map(Server::cpu_ms).sum::<f64>() - cpu0;
-    let bus = bus_counters(nodes)
-        .await
-        .iter()
-        .zip(&bus0)
-        .map(|(a, b)| a - b)
-        .collect::<Vec<f64>>();
+    let bus_end = bus_sum(&scrapes(nodes).await);
     for cl in clients {
         cl.end().await;
     }
@@ -337,8 +336,8 @@ pub async fn live_spread(nodes: &[Server], c: usize) -> Value {
         "server_cpu_us_per_event".into(),
         num(cpu * 1000.0 / received.max(1) as f64),
     );
-    for (name, v) in BUS_COUNTERS.iter().zip(bus) {
-        o.insert(format!("bus_{name}"), num(v));
+    for ((name, end), start) in BUS_COUNTERS.iter().zip(bus_end).zip(bus0) {
+        o.insert(format!("bus_{name}"), num(end - start));
     }
     if let Some(e) = first_error {
         o.insert("first_error".into(), json!(e));
@@ -346,41 +345,25 @@ pub async fn live_spread(nodes: &[Server], c: usize) -> Value {
     v
 }
 
-/// The bus's counters the live fan-out reports, from each node's `/metrics`
-/// (`herald_bus_<name>_total`): frames dropped on the way to the bus, and the
-/// actors' reads of the event log for frames the bus did not bring.
-const BUS_COUNTERS: [&str; 3] = ["dropped", "recoveries", "recovered_frames"];
-
-/// `BUS_COUNTERS`, summed over the nodes.
-async fn bus_counters(nodes: &[Server]) -> Vec<f64> {
-    let http = reqwest::Client::new();
-    let mut sum = vec![0.0; BUS_COUNTERS.len()];
-    for n in nodes {
-        let text = match http.get(format!("{}/metrics", n.base)).send().await {
-            Ok(r) => r.text().await.unwrap_or_default(),
-            Err(_) => continue,
-        };
-        for l in text.lines().filter(|l| !l.starts_with('#')) {
-            for (i, name) in BUS_COUNTERS.iter().enumerate() {
-                if l.starts_with(&format!("herald_bus_{name}_total")) {
-                    sum[i] += l
-                        .rsplit(' ')
-                        .next()
-                        .and_then(|x| x.parse::<f64>().ok())
-                        .unwrap_or(0.0);
-                }
-            }
-        }
-    }
-    sum
-}
-
-/// Each node's `herald_allocator_bytes{kind="allocated"}`, in KiB.
-async fn allocated_kib(nodes: &[Server]) -> Vec<f64> {
+/// Each node's counters from `/metrics`.
+async fn scrapes(nodes: &[Server]) -> Vec<Scrape> {
     let http = reqwest::Client::new();
     let mut out = Vec::with_capacity(nodes.len());
     for n in nodes {
-        out.push(crate::soak::scrape(&http, &n.base).await.allocated / 1024.0);
+        out.push(crate::soak::scrape(&http, &n.base).await);
     }
     out
+}
+
+/// The bus's counters (`soak::BUS_COUNTERS`: frames dropped on the way to
+/// the bus, and the actors' reads of the event log for frames it did not
+/// bring), summed over the nodes.
+fn bus_sum(s: &[Scrape]) -> [f64; 3] {
+    let mut sum = [0.0; 3];
+    for sc in s {
+        for (t, v) in sum.iter_mut().zip(sc.bus) {
+            *t += v;
+        }
+    }
+    sum
 }

@@ -243,7 +243,13 @@ pub(crate) struct Scrape {
     /// `herald_allocator_bytes{kind="allocated"}` and `{kind="resident"}`.
     pub(crate) allocated: f64,
     pub(crate) resident: f64,
+    /// `herald_bus_dropped_total`, `herald_bus_recoveries_total` and
+    /// `herald_bus_recovered_frames_total` (a cluster node's).
+    pub(crate) bus: [f64; 3],
 }
+
+/// The bus counters `Scrape::bus` holds, in its order.
+pub(crate) const BUS_COUNTERS: [&str; 3] = ["dropped", "recoveries", "recovered_frames"];
 
 pub(crate) async fn scrape(http: &reqwest::Client, base: &str) -> Scrape {
     let text = match http.get(format!("{base}/metrics")).send().await {
@@ -269,6 +275,14 @@ pub(crate) async fn scrape(http: &reqwest::Client, base: &str) -> Scrape {
             s.allocated = v;
         } else if l.starts_with("herald_allocator_bytes{") && l.contains("kind=\"resident\"") {
             s.resident = v;
+        } else if let Some(name) = l
+            .strip_prefix("herald_bus_")
+            .and_then(|r| r.split_once("_total"))
+            .map(|(name, _)| name)
+        {
+            if let Some(i) = BUS_COUNTERS.iter().position(|c| *c == name) {
+                s.bus[i] += v;
+            }
         }
     }
     s

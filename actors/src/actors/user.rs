@@ -307,9 +307,10 @@ impl UserActor {
         );
     }
 
-    /// Compares the position with the event log and pushes the events this
-    /// actor has not (a cluster's bus may have lost their frames).
-    fn catch_up(&mut self, ctx: &mut Context<Self>) {
+    /// Pushes the logged events up to `latest` (the store's position, as the
+    /// node's check read it) that this actor has not (a cluster's bus may
+    /// have lost their frames).
+    fn catch_up(&mut self, latest: u64, ctx: &mut Context<Self>) {
         self.sockets.retain(|_, s| s.connected());
         if self.sockets.is_empty() || self.catching_up {
             return;
@@ -323,7 +324,6 @@ impl UserActor {
         );
         ctx.spawn(
             async move {
-                let latest = engine.run(move |s| s.feed_counts(&p, &u)).await?.seq;
                 if latest <= after {
                     return Ok((latest, Some(vec![])));
                 }
@@ -547,7 +547,7 @@ impl Handler<Position> for UserActor {
         // what is still missing a moment later is read from the log.
         ctx.run_later(GAP_WAIT, move |a, ctx| {
             if a.pushed_seq < latest {
-                a.catch_up(ctx);
+                a.catch_up(latest, ctx);
             }
         });
     }

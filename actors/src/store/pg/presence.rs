@@ -65,6 +65,53 @@ impl PgStore {
     }
 }
 
+impl PgStore {
+    /// Socket counts (`rows`, in key order) in one statement, for the users
+    /// that exist; whether it went through.
+    fn write_sockets(&self, rows: &[SocketsRow]) -> bool {
+        let col = |f: fn(&SocketsRow) -> Uuid| -> Vec<Uuid> { rows.iter().map(f).collect() };
+        let (ps, us, nodes) = (col(|r| r.0), col(|r| r.1), col(|r| r.2));
+        let counts: Vec<i32> = rows.iter().map(|r| r.3).collect();
+        let versions: Vec<i64> = rows.iter().map(|r| r.4).collect();
+        let ats: Vec<i64> = rows.iter().map(|r| r.5).collect();
+        let until = Timestamp::now().millis() + self.lease_ms();
+        self.block(
+            sqlx::query(
+                "WITH x AS (
+                   SELECT x.* FROM UNNEST($1::uuid[], $2::uuid[], $3::uuid[], $4::int[],
+                                          $5::bigint[], $6::bigint[])
+                     AS x (p, u, node, sockets, version, at)
+                   JOIN users ON users.project = x.p AND users.id = x.u
+                 ), n AS (
+                   INSERT INTO presence_nodes (node, lease_until)
+                   SELECT DISTINCT node, $7::bigint FROM x
+                   ON CONFLICT (node) DO UPDATE
+                     SET lease_until = GREATEST(presence_nodes.lease_until, EXCLUDED.lease_until)
+                 ), seen AS (
+                   INSERT INTO last_seen (project, user_id, at_ms)
+                   SELECT p, u, max(at) FROM x GROUP BY p, u ORDER BY p, u
+                   ON CONFLICT (project, user_id) DO UPDATE
+                     SET at_ms = GREATEST(last_seen.at_ms, EXCLUDED.at_ms)
+                 )
+                 INSERT INTO presence_sockets (project, user_id, node, sockets, version)
+                 SELECT p, u, node, sockets, version FROM x ORDER BY p, u, node
+                 ON CONFLICT (project, user_id, node) DO UPDATE
+                   SET sockets = EXCLUDED.sockets, version = EXCLUDED.version
+                   WHERE presence_sockets.version < EXCLUDED.version",
+            )
+            .bind(&ps)
+            .bind(&us)
+            .bind(&nodes)
+            .bind(&counts)
+            .bind(&versions)
+            .bind(&ats)
+            .bind(until)
+            .execute(self.pool()),
+        )
+        .is_ok()
+    }
+}
+
 /// A socket-count write as bound: project, user, node, sockets, version,
 /// seen at (milliseconds).
 type SocketsRow = (Uuid, Uuid, Uuid, i32, i64, i64);
@@ -149,50 +196,7 @@ impl PresenceRepo for PgStore {
             })
             .collect();
         rows.sort_by_key(|r| (r.0, r.1, r.2));
-        let n = rows.len();
-        let col = |f: fn(&SocketsRow) -> Uuid| -> Vec<Uuid> { rows.iter().map(f).collect() };
-        let (ps, us, nodes) = (col(|r| r.0), col(|r| r.1), col(|r| r.2));
-        let counts: Vec<i32> = rows.iter().map(|r| r.3).collect();
-        let versions: Vec<i64> = rows.iter().map(|r| r.4).collect();
-        let ats: Vec<i64> = rows.iter().map(|r| r.5).collect();
-        let batch = n > 1
-            && {
-                let until = Timestamp::now().millis() + self.lease_ms();
-                self.block(
-                sqlx::query(
-                    "WITH x AS (
-                       SELECT x.* FROM UNNEST($1::uuid[], $2::uuid[], $3::uuid[], $4::int[],
-                                              $5::bigint[], $6::bigint[])
-                         AS x (p, u, node, sockets, version, at)
-                       JOIN users ON users.project = x.p AND users.id = x.u
-                     ), n AS (
-                       INSERT INTO presence_nodes (node, lease_until)
-                       SELECT DISTINCT node, $7::bigint FROM x
-                       ON CONFLICT (node) DO UPDATE
-                         SET lease_until = GREATEST(presence_nodes.lease_until, EXCLUDED.lease_until)
-                     ), seen AS (
-                       INSERT INTO last_seen (project, user_id, at_ms)
-                       SELECT p, u, max(at) FROM x GROUP BY p, u ORDER BY p, u
-                       ON CONFLICT (project, user_id) DO UPDATE
-                         SET at_ms = GREATEST(last_seen.at_ms, EXCLUDED.at_ms)
-                     )
-                     INSERT INTO presence_sockets (project, user_id, node, sockets, version)
-                     SELECT p, u, node, sockets, version FROM x ORDER BY p, u, node
-                     ON CONFLICT (project, user_id, node) DO UPDATE
-                       SET sockets = EXCLUDED.sockets, version = EXCLUDED.version
-                       WHERE presence_sockets.version < EXCLUDED.version",
-                )
-                .bind(&ps)
-                .bind(&us)
-                .bind(&nodes)
-                .bind(&counts)
-                .bind(&versions)
-                .bind(&ats)
-                .bind(until)
-                .execute(self.pool()),
-            )
-            .is_ok()
-            };
+        let batch = rows.len() > 1 && self.write_sockets(&rows);
         crate::storage::set_presence_each(
             self,
             writes
