@@ -102,6 +102,8 @@ pub(crate) struct Inner {
     /// What attempts saw beyond their outcome, until their settle writes it
     /// into their trace (`QueueRepo::settle`).
     pub attempt_notes: crate::trace::AttemptNotes,
+    /// Live-feed reads running at once (`Engine::run_live`).
+    pub live_reads: tokio::sync::Semaphore,
     /// The server's public URL (`--public-url`): where the links a send puts
     /// in `{{ preferences_url }}` point. Set once the server is bound.
     pub public_url: std::sync::OnceLock<String>,
@@ -154,6 +156,11 @@ pub const DEFAULT_CLAIM_POLL: std::time::Duration = std::time::Duration::from_mi
 /// wait their turn). A semaphore weighted by recipients rather than a count of
 /// runs: the small runs the REST benchmark fires 64 at a time fit in it whole.
 pub const PROJECT_STAGING_UNITS: usize = 2000;
+
+/// Live-feed reads on the blocking pool at once (`Engine::run_live`): as
+/// many as the PostgreSQL pool has connections, and more than the cores
+/// that run the embedded store's.
+pub const LIVE_READS_AT_ONCE: usize = 16;
 
 #[derive(Clone)]
 pub struct Engine {

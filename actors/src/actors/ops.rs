@@ -82,6 +82,26 @@ impl Engine {
         }
     }
 
+    /// `run` of a live-feed read (a socket's greeting, a user actor's first
+    /// read or catch-up), at most `LIVE_READS_AT_ONCE` at a time. A
+    /// connection storm otherwise hands the blocking pool thousands of
+    /// jobs at once, and tokio grows the pool to a thread per waiting job
+    /// (up to 512 per runtime): about a thousand threads per node, each
+    /// with its stack and its allocator cache, kept ten seconds after.
+    pub async fn run_live<T, F>(&self, f: F) -> Result<T>
+    where
+        F: FnOnce(&dyn Storage) -> Result<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let _permit = self
+            .inner
+            .live_reads
+            .acquire()
+            .await
+            .map_err(|_| Error::internal("the live reads' semaphore is closed"))?;
+        self.run(f).await
+    }
+
     /// `run` of a job that commits, with the ticket that covers what it
     /// committed (`Ticket::JobEnd`).
     pub async fn run_committing<T, F>(&self, f: F) -> Result<(T, u64)>

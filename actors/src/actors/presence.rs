@@ -19,7 +19,8 @@ use crate::storage::PresenceWrite;
 use dashmap::DashMap;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::Mutex;
+use tokio::sync::watch;
 use uuid::Uuid;
 
 /// How often, at most, a user's `last_seen_at` is written for being seen:
@@ -47,14 +48,26 @@ pub(crate) struct Registry {
 }
 
 /// Group commit of the socket counts on a store the nodes share: a change
-/// joins the batch being gathered, and whoever finds no batch being written
-/// writes the gathered one (`PresenceRepo::set_presences`) while the next
-/// gathers. A connection storm or a mass disconnect is then a few
-/// statements, not one per socket, which saturated the pool.
-#[derive(Default)]
+/// joins the batch being gathered, and one writer on the blocking pool
+/// writes the gathered batch (`PresenceRepo::set_presences`) while the next
+/// gathers, until none is left. A connection storm or a mass disconnect is
+/// then a few statements, not one per socket, which saturated the pool; and
+/// a greeting waits for its batch asynchronously (`presence_written`), so
+/// the storm holds no thread of the blocking pool while it waits.
 struct Batch {
     state: Mutex<BatchState>,
-    written: Condvar,
+    /// How many batches are written (or given up on): batch `k` is when
+    /// the value is over `k`.
+    done: watch::Sender<u64>,
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Batch {
+            state: Mutex::default(),
+            done: watch::Sender::new(0),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -63,10 +76,8 @@ struct BatchState {
     pending: HashMap<(Uuid, Uuid), PresenceWrite>,
     /// The number the pending writes will be written as (from 0).
     next: u64,
-    /// How many batches are written (or given up on): batch `k` is when
-    /// `done > k`.
-    done: u64,
-    /// A batch is being written.
+    /// A writer is running: it takes every batch gathered until none is
+    /// left, so at most one batch is written at a time, in order.
     writing: bool,
 }
 
@@ -82,11 +93,21 @@ impl Engine {
         self.inner.parts.get::<Registry>()
     }
 
-    /// A live-feed socket of the user joined on this node. Recorded before
-    /// it returns (the caller, the user's actor, then greets the socket), so
-    /// a client that got its `hello` counts as online on every node.
-    pub(crate) fn socket_opened(&self, project: Uuid, user: Uuid) {
-        self.sockets_changed(project, user, 1, true);
+    /// A live-feed socket of the user joined on this node. On a store the
+    /// nodes share, returns the batch its count is written in: the caller,
+    /// the user's actor, awaits it (`presence_written`) before it greets the
+    /// socket, so a client that got its `hello` counts as online on every
+    /// node.
+    pub(crate) fn socket_opened(&self, project: Uuid, user: Uuid) -> Option<u64> {
+        self.sockets_changed(project, user, 1, true)
+    }
+
+    /// Returns once socket-count batch `ticket` is written (or given up on).
+    pub(crate) async fn presence_written(&self, ticket: u64) {
+        let mut rx = self.presence_registry().batch.done.subscribe();
+        // The sender lives as long as the engine, so this only ends early
+        // if it is gone, when nobody is left to greet.
+        let _ = rx.wait_for(|done| *done > ticket).await;
     }
 
     /// The users with sockets on this node now (`(project, user)`).
@@ -101,7 +122,10 @@ impl Engine {
         self.sockets_changed(project, user, -1, false);
     }
 
-    fn sockets_changed(&self, project: Uuid, user: Uuid, by: i32, wait: bool) {
+    /// Counts the change and has it written: on a shared store in the next
+    /// socket-count batch (whose number it returns), else as `last_seen_at`,
+    /// before it returns with `wait` (blocking) or in the background.
+    fn sockets_changed(&self, project: Uuid, user: Uuid, by: i32, wait: bool) -> Option<u64> {
         let reg = self.presence_registry();
         let key = (project, user);
         // The count and its version are taken under the entry's lock, so
@@ -123,7 +147,7 @@ impl Engine {
                 version,
                 at,
             };
-            return self.batch_presence(key, w, wait);
+            return Some(self.batch_presence(key, w));
         }
         let w = PresenceWrite::Seen { at };
         if wait {
@@ -133,60 +157,62 @@ impl Engine {
         } else {
             self.write_presence(project, user, w);
         }
+        None
     }
 
-    /// Adds a socket count to the batch; with `wait`, returns once it is
-    /// written, else it is written on the blocking pool.
-    fn batch_presence(&self, key: (Uuid, Uuid), w: PresenceWrite, wait: bool) {
+    /// Adds a socket count to the batch being gathered and returns its
+    /// number; starts a writer if none is running.
+    fn batch_presence(&self, key: (Uuid, Uuid), w: PresenceWrite) -> u64 {
         let b = &self.presence_registry().batch;
-        let mine = {
+        let (mine, start) = {
             let mut s = b.state.lock().unwrap_or_else(|e| e.into_inner());
             // Changes may arrive out of order: the later version stays.
             let e = s.pending.entry(key).or_insert(w);
             if version_of(&w) > version_of(e) {
                 *e = w;
             }
-            s.next
+            let start = !s.writing;
+            s.writing = true;
+            (s.next, start)
         };
-        if wait {
-            return self.write_batches(mine);
-        }
-        let engine = self.clone();
-        match tokio::runtime::Handle::try_current() {
-            Ok(rt) => {
-                rt.spawn_blocking(move || engine.write_batches(mine));
+        if start {
+            let engine = self.clone();
+            match tokio::runtime::Handle::try_current() {
+                Ok(rt) => {
+                    rt.spawn_blocking(move || engine.write_batches());
+                }
+                Err(_) => self.write_batches(),
             }
-            Err(_) => self.write_batches(mine),
         }
+        mine
     }
 
-    /// Returns once batch `mine` is written: writes it (and any gathered
-    /// meanwhile) when no other caller is writing, else waits for that one.
-    fn write_batches(&self, mine: u64) {
+    /// The writer: writes the gathered batch, then any gathered meanwhile,
+    /// until none is left. Blocking: store writes.
+    fn write_batches(&self) {
         let b = &self.presence_registry().batch;
-        let mut s = b.state.lock().unwrap_or_else(|e| e.into_inner());
-        // Batches are written one at a time, in order: when none is being
-        // written, every batch before `next` is, so `next` is `mine` here.
-        while s.done <= mine {
-            if s.writing {
-                s = b.written.wait(s).unwrap_or_else(|e| e.into_inner());
-                continue;
-            }
-            let id = s.next;
-            let batch: Vec<_> = std::mem::take(&mut s.pending)
-                .into_iter()
-                .map(|((p, u), w)| (p, u, w))
-                .collect();
-            s.next += 1;
-            s.writing = true;
-            drop(s);
+        // Should a write panic, the batches' waiters are let go and the next
+        // change starts a writer again, rather than waiting forever.
+        let guard = ReleaseOnUnwind(b);
+        loop {
+            let (id, batch) = {
+                let mut s = b.state.lock().unwrap_or_else(|e| e.into_inner());
+                if s.pending.is_empty() {
+                    s.writing = false;
+                    std::mem::forget(guard);
+                    return;
+                }
+                let batch: Vec<_> = std::mem::take(&mut s.pending)
+                    .into_iter()
+                    .map(|((p, u), w)| (p, u, w))
+                    .collect();
+                s.next += 1;
+                (s.next - 1, batch)
+            };
             if let Err(e) = self.storage().set_presences(&batch) {
                 tracing::warn!(error = %e, users = batch.len(), "cannot record users' presence");
             }
-            s = b.state.lock().unwrap_or_else(|e| e.into_inner());
-            s.done = id + 1;
-            s.writing = false;
-            b.written.notify_all();
+            b.done.send_replace(id + 1);
         }
     }
 
@@ -250,6 +276,17 @@ impl Engine {
             },
             now,
         })
+    }
+}
+
+/// Lets a writer's waiters go if the writer unwinds.
+struct ReleaseOnUnwind<'a>(&'a Batch);
+
+impl Drop for ReleaseOnUnwind<'_> {
+    fn drop(&mut self) {
+        let mut s = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.writing = false;
+        self.0.done.send_replace(s.next);
     }
 }
 

@@ -75,6 +75,7 @@ impl Engine {
                 clocks: Default::default(),
                 journal,
                 attempt_notes: Default::default(),
+                live_reads: tokio::sync::Semaphore::new(super::engine::LIVE_READS_AT_ONCE),
                 public_url: Default::default(),
                 public_url_given: Default::default(),
                 parts,

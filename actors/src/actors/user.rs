@@ -328,7 +328,7 @@ impl UserActor {
                     return Ok((latest, Some(vec![])));
                 }
                 let texts = engine
-                    .run(move |s| s.events_between(&p, &u, after, latest))
+                    .run_live(move |s| s.events_between(&p, &u, after, latest))
                     .await?;
                 Ok::<_, Error>((latest, texts))
             }
@@ -428,7 +428,7 @@ impl Actor for UserActor {
         // handled before it.
         let (engine, p, u) = (self.engine.clone(), self.project, self.user);
         ctx.wait(
-            async move { engine.run(move |s| s.feed_counts(&p, &u)).await }
+            async move { engine.run_live(move |s| s.feed_counts(&p, &u)).await }
                 .into_actor(self)
                 .map(|r, a, _| {
                     if let Ok(c) = r {
@@ -473,8 +473,8 @@ impl Handler<Connect> for UserActor {
         let (engine, p, u, since) = (self.engine.clone(), self.project, self.user, m.since);
         let read = async move {
             let e = engine.clone();
-            engine
-                .run(move |s| {
+            let (by_category, replay, ticket) = engine
+                .run_live(move |s| {
                     let by_category = match s.project(&p)? {
                         Some(project) => s.feed_counts_by_category(&project, &u)?,
                         None => None,
@@ -488,12 +488,15 @@ impl Handler<Connect> for UserActor {
                     // Joined before it is greeted: a client that got its
                     // `hello` counts as online (`recipient.online`) on every
                     // node. Last, so a failed read leaves nothing to undo.
-                    if joins {
-                        e.socket_opened(p, u);
-                    }
-                    Ok((by_category, replay))
+                    let ticket = if joins { e.socket_opened(p, u) } else { None };
+                    Ok((by_category, replay, ticket))
                 })
-                .await
+                .await?;
+            // The count's batch is awaited here, off the blocking pool.
+            if let Some(t) = ticket {
+                engine.presence_written(t).await;
+            }
+            Ok::<_, Error>((by_category, replay))
         };
         AtomicResponse::new(Box::pin(read.into_actor(self).map(move |r, act, _| {
             let (by_category, replay) = r?;
