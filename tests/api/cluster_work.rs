@@ -398,28 +398,25 @@ fn claims_are_exclusive_and_expired_leases_are_taken_over() {
         .unwrap()
         .id;
     let ct = ChannelType::ALL[1];
-    // A queued delivery is a delivery row with a due time (and its
-    // notification, which the row refers to).
-    let queued = |ct: ChannelType, due: i64| {
-        format!(
-            "WITH n AS (
-                 INSERT INTO notifications (project, id, run_id, recipient, processed, doc)
-                 VALUES ('{p}', gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), false, '{{}}')
-                 RETURNING id, recipient)
-             INSERT INTO deliveries (project, id, notification_id, recipient, status,
-                 channel_type, channel_id, doc, due_ms)
-             SELECT '{p}', gen_random_uuid(), n.id, n.recipient, 'pending', {}, gen_random_uuid(), '{{}}', {due}
-             FROM n;",
-            ct.index()
-        )
-    };
     let mut sql = String::new();
     for _ in 0..10 {
-        sql += &queued(ct, 0);
+        sql += &format!(
+            "INSERT INTO queue (project, delivery_id, channel_type, due_ms)
+             VALUES ('{p}', gen_random_uuid(), {}, 0);",
+            ct.index()
+        );
     }
     // one not due yet, one of another type
-    sql += &queued(ct, 9000000000000);
-    sql += &queued(ChannelType::ALL[2], 0);
+    sql += &format!(
+        "INSERT INTO queue (project, delivery_id, channel_type, due_ms)
+         VALUES ('{p}', gen_random_uuid(), {}, 9000000000000);",
+        ct.index()
+    );
+    sql += &format!(
+        "INSERT INTO queue (project, delivery_id, channel_type, due_ms)
+         VALUES ('{p}', gen_random_uuid(), {}, 0);",
+        ChannelType::ALL[2].index()
+    );
     let run = uuid::Uuid::now_v7();
     sql += &format!(
         "INSERT INTO flow_runs (project, id, processed, pending, doc)

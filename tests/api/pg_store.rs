@@ -7,8 +7,8 @@
 //! binary, where a PostgreSQL server is at hand.
 
 use crate::engine_helpers::{
-    active_flow, channel_step, delay_step, delivery_of, in_app_channel, run_flow,
-    run_notifications, s, wait_run_processed, Deadline,
+    active_flow, channel_step, in_app_channel, run_flow, run_notifications, s, wait_run_processed,
+    Deadline,
 };
 use crate::helpers::*;
 use serde_json::json;
@@ -424,101 +424,4 @@ async fn json_trace_parts_are_read_and_a_deleted_projects_rows_are_gone() {
     for t in &tables {
         assert_eq!(count(t), 0, "rows of the deleted project left in {t}");
     }
-}
-
-/// The schema as version 15 had it, from version 16's: the queue a table of
-/// its own, holding the queued deliveries (with their leases). Only the
-/// test goes back: Herald migrates forward.
-const QUEUE_AS_IN_VERSION_15: &str = "
-    CREATE TABLE queue (
-        project      uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
-        delivery_id  uuid NOT NULL,
-        channel_type smallint NOT NULL,
-        due_ms       bigint NOT NULL,
-        lease_owner  uuid,
-        lease_until  bigint,
-        PRIMARY KEY (project, delivery_id)
-    );
-    CREATE INDEX queue_by_type ON queue (channel_type, due_ms);
-    CREATE INDEX queue_by_lease ON queue (lease_owner) WHERE lease_owner IS NOT NULL;
-    INSERT INTO queue
-        SELECT project, id, channel_type, due_ms, lease_owner, lease_until
-        FROM deliveries WHERE due_ms IS NOT NULL;
-    DROP INDEX deliveries_due;
-    DROP INDEX deliveries_by_lease;
-    ALTER TABLE deliveries DROP COLUMN due_ms, DROP COLUMN lease_owner, DROP COLUMN lease_until;
-    DELETE FROM _sqlx_migrations WHERE version = 16;";
-
-/// `herald migrate` on a database holding data: deliveries queued while the
-/// queue was a table of its own (a delayed step's, stored and then put back
-/// in the version-15 form) are queued in their rows after the migration,
-/// with their due times, and each is delivered once after a restart; the
-/// deliveries already settled stay out of the queue.
-#[tokio::test]
-async fn the_queue_folded_into_the_deliveries_keeps_what_was_queued() {
-    if not_on_postgres() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let keys = Keys::random();
-    let url = pg_url_for(dir.path());
-    let mut app = TestApp::spawn_on(dir.path(), &keys);
-    let inapp = in_app_channel(&app).await;
-    let now = active_flow(&app, "fold-now", json!([channel_step(&inapp, None, "now")])).await;
-    let late = active_flow(
-        &app,
-        "fold-late",
-        json!([delay_step(5), channel_step(&inapp, None, "late")]),
-    )
-    .await;
-    let exts: Vec<String> = (0..20).map(|_| new_ext("fold")).collect();
-    let done = run_flow(&app, &s(&now["id"]), json!({"recipients": exts})).await;
-    wait_run_processed(&app, &s(&done["id"]), 30).await;
-    let run = run_flow(&app, &s(&late["id"]), json!({"recipients": exts})).await;
-    let queued = |sql: &str| pg_query(&url, &[sql.to_string()]).unwrap()[0].clone();
-    // stopped once the run's deliveries are stored, before they are due
-    let d = Deadline::new("the delayed deliveries to be stored", 10);
-    let count = "SELECT count(*)::text FROM deliveries WHERE due_ms IS NOT NULL";
-    while queued(count) != "20" {
-        d.tick(queued(count)).await;
-    }
-    let status = app.stop();
-    assert!(status.success(), "{status:?}");
-    assert_eq!(queued(count), "20");
-    let due_before = queued("SELECT string_agg(id::text || due_ms, ',' ORDER BY id) FROM deliveries WHERE due_ms IS NOT NULL");
-    pg_exec(&url, QUEUE_AS_IN_VERSION_15).unwrap();
-    assert_eq!(queued("SELECT count(*)::text FROM queue"), "20");
-
-    let m = herald(&["migrate", "--store", &url]);
-    assert_eq!(m.status.code(), Some(0), "{m:?}");
-    assert!(m.stdout.contains("applied migrations [16]"), "{m:?}");
-    assert_eq!(
-        queued("SELECT (to_regclass('queue') IS NULL)::text"),
-        "true",
-        "the queue table is gone"
-    );
-    assert_eq!(
-        queued("SELECT string_agg(id::text || due_ms, ',' ORDER BY id) FROM deliveries WHERE due_ms IS NOT NULL"),
-        due_before,
-        "the same deliveries queued, due when they were"
-    );
-    assert_eq!(
-        queued("SELECT count(*)::text FROM deliveries WHERE due_ms IS NULL"),
-        "20",
-        "the settled ones stay out of the queue"
-    );
-
-    let app = TestApp::spawn_on(dir.path(), &keys);
-    let fr = wait_run_processed(&app, &s(&run["id"]), 30).await;
-    assert_eq!(fr["notifications_count"], json!(20), "{fr}");
-    for n in run_notifications(&app, &s(&run["id"])).await {
-        let d = delivery_of(&n, "in_app");
-        assert_eq!(d["status"], json!("sent"), "{d}");
-        assert_eq!(d["attempts"], json!(1), "{d}");
-    }
-    assert_eq!(
-        queued("SELECT count(*)::text FROM deliveries WHERE due_ms IS NOT NULL OR lease_owner IS NOT NULL"),
-        "0",
-        "nothing left queued"
-    );
 }

@@ -5,9 +5,9 @@
 //! run's row held from there to the commit, not for the whole settle), with
 //! the `delivery.*` and `notification.processed` events and the attempts'
 //! trace entries in the same transaction. In-app deliveries whose condition
-//! over earlier steps is false are skipped, not fed. The queue is the
-//! deliveries with a due time (`due_ms`, and a lease when several nodes
-//! share the work, `work.rs`), so settling a delivery writes its row once.
+//! over earlier steps is false are skipped, not fed. The queue is rows
+//! `(project, delivery, channel type, due)`, which a node claims with a
+//! lease when several share the work (`work.rs`).
 
 use super::events::{users_of, Outbound, Traces};
 use super::{db_err, doc_of, doc_of_opt, to_doc, PgStore};
@@ -90,10 +90,10 @@ pub(super) async fn load_for_finish(
             .collect();
         let (cps, cds): (Vec<Uuid>, Vec<Uuid>) = check.iter().copied().unzip();
         let mine: BTreeSet<(Uuid, Uuid)> = sqlx::query(
-            "SELECT project, id AS delivery_id FROM deliveries
-             WHERE (project, id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))
-               AND due_ms IS NOT NULL AND lease_owner = $3
-             ORDER BY project, id FOR UPDATE",
+            "SELECT project, delivery_id FROM queue
+             WHERE (project, delivery_id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))
+               AND lease_owner = $3
+             ORDER BY project, delivery_id FOR UPDATE",
         )
         .bind(&cps)
         .bind(&cds)
@@ -256,43 +256,14 @@ pub(super) async fn stage_finish(
         written.push(d.clone());
         touched[ri] = true;
     }
-    // Each saved delivery's place in the queue goes in its own row's
-    // update (`None`: out of it). Requeued wins over unqueued, as a later
-    // settle of the same delivery in this write decides.
-    let mut place: HashMap<(Uuid, Uuid), Option<&QueueItem>> = HashMap::new();
-    for k in &unqueued {
-        place.insert(*k, None);
-    }
-    for q in &requeue {
-        place.insert((q.project, q.delivery_id), Some(q));
-    }
-    let rows: Vec<(Uuid, &Delivery, Queued)> = saved
-        .iter()
-        .map(|&(ri, di)| {
-            let (p, d) = (recs[ri].0, &recs[ri].2[di]);
-            let q = match place.remove(&(p, d.id)) {
-                None => Queued::Keep,
-                Some(None) => Queued::Out,
-                Some(Some(q)) => Queued::Due(q.due_ms),
-            };
-            (p, d, q)
-        })
-        .collect();
-    save_deliveries(conn, rows).await?;
-    // What is left: deliveries settled without being saved (gone, or
-    // nothing to apply) and, should there be any, requeued ones not saved.
-    let mut out_left: Vec<(Uuid, Uuid)> = vec![];
-    let mut due_left: Vec<QueueItem> = vec![];
-    for (k, q) in place {
-        match q {
-            Some(q) => due_left.push(*q),
-            None => out_left.push(k),
-        }
-    }
-    out_left.sort();
-    unqueue_all(conn, &out_left).await?;
-    put_queue(conn, &due_left, None).await?;
+    unqueue_all(conn, &unqueued).await?;
+    save_deliveries(
+        conn,
+        saved.iter().map(|&(ri, di)| (recs[ri].0, &recs[ri].2[di])),
+    )
+    .await?;
     super::feedback::put_sent_messages(conn, &sent_index).await?;
+    put_queue(conn, &requeue, None).await?;
     // Those this node requeued here it waits on itself (their leases kept).
     let held: BTreeSet<(Uuid, Uuid)> = requeue.iter().map(|q| (q.project, q.delivery_id)).collect();
     pull_queue(conn, &pulled_all, &held).await?;
@@ -307,8 +278,7 @@ pub(super) async fn stage_finish(
         if !t {
             continue;
         }
-        let finished = settle::notification_done(n, ds, now);
-        if finished {
+        if settle::notification_done(n, ds, now) {
             *run_done.entry((*p, n.flow_run_id)).or_default() += 1;
             if out.wants(p, EventType::NotificationProcessed) {
                 done.push(ri);
@@ -316,18 +286,13 @@ pub(super) async fn stage_finish(
             crate::trace::processed_into(now, &mut trace);
         }
         traces.add_part(p, &n.id, trace.finish());
-        // The notification's record changes only when it becomes processed
-        // (`notification_done`); otherwise its row is left as it is.
-        if !finished {
-            continue;
-        }
         nps.push(*p);
         nids.push(n.id);
         nprocessed.push(n.processed);
         ndocs.push(to_doc(&*n));
     }
     if !nps.is_empty() {
-        // The notifications processed here (locked since `load_for_finish`), in one statement.
+        // The touched notifications (locked since `load_for_finish`), in one statement.
         sqlx::query(
             "UPDATE notifications AS n SET processed = x.processed, doc = x.doc
              FROM UNNEST($1::uuid[], $2::uuid[], $3::bool[], $4::jsonb[]) AS x (p, id, processed, doc)
@@ -375,11 +340,11 @@ async fn pull_queue(
     // this node just requeued it and waits on it itself, until the sooner
     // time (the channel actor's `flushed`).
     sqlx::query(
-        "UPDATE deliveries AS q SET due_ms = x.due,
+        "UPDATE queue AS q SET due_ms = x.due,
              lease_owner = CASE WHEN x.free AND q.due_ms > x.due THEN NULL ELSE q.lease_owner END,
              lease_until = CASE WHEN x.free AND q.due_ms > x.due THEN NULL ELSE q.lease_until END
          FROM UNNEST($1::uuid[], $2::uuid[], $3::int8[], $4::bool[]) AS x (p, d, due, free)
-         WHERE q.project = x.p AND q.id = x.d AND q.due_ms IS NOT NULL",
+         WHERE q.project = x.p AND q.delivery_id = x.d",
     )
     .bind(&ps)
     .bind(&ds)
@@ -472,8 +437,8 @@ impl QueueRepo for PgStore {
         let rows = self
             .block(
                 sqlx::query(
-                    "SELECT project, id AS delivery_id, due_ms FROM deliveries
-                     WHERE channel_type = $1 AND due_ms IS NOT NULL ORDER BY due_ms, id",
+                    "SELECT project, delivery_id, due_ms FROM queue
+                     WHERE channel_type = $1 ORDER BY due_ms, delivery_id",
                 )
                 .bind(i16::from(ct.index()))
                 .fetch_all(self.pool()),
@@ -544,25 +509,22 @@ impl QueueRepo for PgStore {
                     .map(|(q, _, ri, di)| (q.project, s.recs[*ri].2[*di].recipient_id)),
             )
             .await?;
-            // which recipients still exist, in one statement
-            let (ps, us): (Vec<Uuid>, Vec<Uuid>) = counts.keys().copied().unzip();
-            let exists: BTreeSet<(Uuid, Uuid)> = sqlx::query(
-                "SELECT project, id FROM users
-                 WHERE (project, id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))",
-            )
-            .bind(&ps)
-            .bind(&us)
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(db_err)?
-            .into_iter()
-            .map(|r| (r.get("project"), r.get("id")))
-            .collect();
+            // which recipients still exist
+            let mut exists: HashMap<(Uuid, Uuid), bool> = HashMap::new();
+            for &(p, u) in counts.keys() {
+                let found = sqlx::query("SELECT 1 FROM users WHERE project = $1 AND id = $2")
+                    .bind(p)
+                    .bind(u)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(db_err)?;
+                exists.insert((p, u), found.is_some());
+            }
             let mut plan = settle::in_app_feeds(
                 s.items
                     .iter()
                     .map(|(q, _, ri, di)| (q, &s.recs[*ri].2[*di])),
-                |p, u| Ok(exists.contains(&(*p, *u))),
+                |p, u| Ok(exists.get(&(*p, *u)).copied().unwrap_or(false)),
             )?;
             for i in std::mem::take(&mut plan.skipped) {
                 s.items[i].1 = settle::recipient_deleted();

@@ -78,7 +78,7 @@ async fn remove_feed_rows(
 }
 
 /// Removes notifications `ids` (locked by the caller) with their
-/// deliveries (with their places in the queue), traces and feed entries.
+/// deliveries, queue rows, traces and feed entries.
 async fn remove_notifications(
     conn: &mut PgConnection, project: &Uuid, ids: &[Uuid],
 ) -> Result<PurgeReport> {
@@ -111,6 +111,17 @@ async fn remove_notifications(
     )
     .await?;
     report.feed_entries = feed_entries;
+    // a settled delivery has no queue row; this makes sure of it
+    sqlx::query(
+        "DELETE FROM queue q USING deliveries d
+         WHERE d.project = $1 AND d.notification_id = ANY($2)
+           AND q.project = d.project AND q.delivery_id = d.id",
+    )
+    .bind(project)
+    .bind(ids)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_err)?;
     // `content`: the deliveries' rendered parts, as `quota::content_bytes`
     // counted them when stored (`->>` gives each part's text as it was).
     let r = sqlx::query(

@@ -30,14 +30,9 @@ use uuid::Uuid;
 use super::feed::*;
 use super::rows::*;
 
-/// Deliveries queued as they are inserted: delivery id → (due time, the
-/// node that takes the lease, until when).
-pub(super) type QueueAt = std::collections::HashMap<Uuid, (i64, Uuid, i64)>;
-
-/// Inserts notifications and all their deliveries, one statement each; the
-/// deliveries in `queue` go in queued.
+/// Inserts notifications and all their deliveries, one statement each.
 pub(super) async fn insert_notifications(
-    conn: &mut PgConnection, project: &Uuid, ns: &[StagedNotification], queue: &QueueAt,
+    conn: &mut PgConnection, project: &Uuid, ns: &[StagedNotification],
 ) -> Result<()> {
     if ns.is_empty() {
         return Ok(());
@@ -55,7 +50,6 @@ pub(super) async fn insert_notifications(
     let mut d_types: Vec<i16> = vec![];
     let mut d_channels = vec![];
     let mut d_docs = vec![];
-    let (mut d_due, mut d_owner, mut d_until) = (vec![], vec![], vec![]);
     for sn in ns {
         ids.push(sn.n.id);
         runs.push(sn.n.flow_run_id);
@@ -71,13 +65,6 @@ pub(super) async fn insert_notifications(
             d_types.push(i16::from(d.channel_type.index()));
             d_channels.push(d.channel_id);
             d_docs.push(to_doc(d));
-            let (due, owner, until) = match queue.get(&d.id) {
-                Some(&(due, owner, until)) => (Some(due), Some(owner), Some(until)),
-                None => (None, None, None),
-            };
-            d_due.push(due);
-            d_owner.push(owner);
-            d_until.push(until);
         }
     }
     sqlx::query(
@@ -96,10 +83,8 @@ pub(super) async fn insert_notifications(
     .map_err(db_err)?;
     if !d_ids.is_empty() {
         sqlx::query(
-            "INSERT INTO deliveries (project, id, notification_id, recipient, status, channel_type,
-                 channel_id, doc, due_ms, lease_owner, lease_until)
-             SELECT $1, * FROM UNNEST($2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::int2[],
-                 $7::uuid[], $8::jsonb[], $9::int8[], $10::uuid[], $11::int8[])",
+            "INSERT INTO deliveries (project, id, notification_id, recipient, status, channel_type, channel_id, doc)
+             SELECT $1, * FROM UNNEST($2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::int2[], $7::uuid[], $8::jsonb[])",
         )
         .bind(project)
         .bind(&d_ids)
@@ -109,9 +94,6 @@ pub(super) async fn insert_notifications(
         .bind(&d_types)
         .bind(&d_channels)
         .bind(&d_docs)
-        .bind(&d_due)
-        .bind(&d_owner)
-        .bind(&d_until)
         .execute(&mut *conn)
         .await
         .map_err(db_err)?;
@@ -302,29 +284,13 @@ impl PgStore {
         notifications: &[StagedNotification], closes: Traces, out: &mut Outbound,
         queues: [&[QueueItem]; 2], feed: Vec<(Delivery, String)>,
     ) -> Result<UserFrames> {
-        // The deliveries written here are queued in their insert; others
-        // (those of a batch closed early) are already stored.
-        let [queued, others] = queues;
-        let inserted: std::collections::HashSet<Uuid> = notifications
-            .iter()
-            .flat_map(|sn| sn.deliveries.iter().map(|d| d.id))
-            .collect();
-        let mut here = QueueAt::new();
-        let (mut elsewhere, mut elsewhere_untils) = (vec![], vec![]);
-        for (q, u) in queued.iter().zip(self.lease_for(run, queued)) {
-            if inserted.contains(&q.delivery_id) {
-                here.insert(q.delivery_id, (q.due_ms.max(0), self.node(), u));
-            } else {
-                elsewhere.push(*q);
-                elsewhere_untils.push(u);
-            }
-        }
-        insert_notifications(conn, project, notifications, &here).await?;
+        insert_notifications(conn, project, notifications).await?;
         notification_extras(conn, project, run, notifications, out).await?;
         closes.flush(conn).await?;
-        put_queue(conn, &elsewhere, Some((self.node(), &elsewhere_untils))).await?;
-        let untils = self.lease_for(run, others);
-        put_queue(conn, others, Some((self.node(), &untils))).await?;
+        for items in queues {
+            let untils = self.lease_for(run, items);
+            put_queue(conn, items, Some((self.node(), &untils))).await?;
+        }
         stage_feeds(conn, project, feed).await
     }
 

@@ -1,6 +1,5 @@
 //! Work shared by the nodes on one database (`storage::WorkRepo`): leases
-//! on queued deliveries (the deliveries with a due time), on runs being
-//! expanded and on outbox entries.
+//! on queue rows, on runs being expanded and on outbox entries.
 //!
 //! A lease is `(lease_owner, lease_until)` on the row: the node id of the
 //! process that holds it (`PgStore::node`, random per process) and until
@@ -12,7 +11,7 @@
 //! rows locked by a transaction in progress (a settle, which deletes or
 //! moves them anyway), so they never wait in a cycle with one.
 //!
-//! A test-clock project's queued deliveries are due by its clock, kept in its
+//! A test-clock project's queue rows are due by its clock, kept in its
 //! record (`Project::test_clock`): the claim reads every such clock in the
 //! same statement, so a clock advanced on any node counts at once.
 
@@ -49,18 +48,18 @@ impl WorkRepo for PgStore {
                          SELECT id, (extract(epoch FROM (doc->>'test_clock')::timestamptz) * 1000)::int8 AS now_ms
                          FROM projects WHERE doc->>'test_clock' IS NOT NULL
                      ), pick AS (
-                         SELECT q.project, q.id FROM deliveries q
+                         SELECT q.project, q.delivery_id FROM queue q
                          LEFT JOIN clocks c ON c.id = q.project
-                         WHERE q.channel_type = $1 AND q.due_ms IS NOT NULL
+                         WHERE q.channel_type = $1
                            AND q.due_ms <= (SELECT GREATEST($2, max(now_ms)) FROM clocks)
                            AND q.due_ms <= COALESCE(c.now_ms, $2)
                            AND (q.lease_until IS NULL OR q.lease_until <= $2)
                          ORDER BY q.due_ms LIMIT $3
                          FOR UPDATE OF q SKIP LOCKED
                      )
-                     UPDATE deliveries q SET lease_owner = $4, lease_until = $2 + $5
-                     FROM pick WHERE q.project = pick.project AND q.id = pick.id
-                     RETURNING q.project, q.id AS delivery_id, q.due_ms",
+                     UPDATE queue q SET lease_owner = $4, lease_until = $2 + $5
+                     FROM pick WHERE q.project = pick.project AND q.delivery_id = pick.delivery_id
+                     RETURNING q.project, q.delivery_id, q.due_ms",
                 )
                 .bind(i16::from(ct.index()))
                 .bind(now_ms)
@@ -115,9 +114,9 @@ impl PgStore {
     fn renew_queue_leases(&self, ct: ChannelType, now_ms: i64) -> Result<()> {
         self.block(
             sqlx::query(
-                "UPDATE deliveries SET lease_until = GREATEST(lease_until, $3 + $4)
-                 WHERE lease_owner = $1 AND (project, id) IN (
-                     SELECT project, id FROM deliveries
+                "UPDATE queue SET lease_until = GREATEST(lease_until, $3 + $4)
+                 WHERE lease_owner = $1 AND (project, delivery_id) IN (
+                     SELECT project, delivery_id FROM queue
                      WHERE lease_owner = $1 AND channel_type = $2
                      FOR UPDATE SKIP LOCKED)",
             )
@@ -134,7 +133,7 @@ impl PgStore {
     fn release_queue(&self, ct: ChannelType, items: Option<&[QueueItem]>) -> Result<()> {
         let q = match items {
             None => sqlx::query(
-                "UPDATE deliveries SET lease_owner = NULL, lease_until = NULL
+                "UPDATE queue SET lease_owner = NULL, lease_until = NULL
                  WHERE lease_owner = $1 AND channel_type = $2",
             )
             .bind(self.node())
@@ -144,9 +143,9 @@ impl PgStore {
                 let ps: Vec<Uuid> = items.iter().map(|q| q.project).collect();
                 let ds: Vec<Uuid> = items.iter().map(|q| q.delivery_id).collect();
                 sqlx::query(
-                    "UPDATE deliveries SET lease_owner = NULL, lease_until = NULL
+                    "UPDATE queue SET lease_owner = NULL, lease_until = NULL
                      WHERE lease_owner = $1 AND channel_type = $2
-                       AND (project, id) IN (SELECT * FROM UNNEST($3::uuid[], $4::uuid[]))",
+                       AND (project, delivery_id) IN (SELECT * FROM UNNEST($3::uuid[], $4::uuid[]))",
                 )
                 .bind(self.node())
                 .bind(i16::from(ct.index()))
@@ -245,7 +244,7 @@ impl PgStore {
     fn release_all(&self) -> Result<()> {
         let node = self.node();
         self.block(async {
-            for table in ["deliveries", "flow_runs", "outbox"] {
+            for table in ["queue", "flow_runs", "outbox"] {
                 sqlx::query(&format!(
                     "UPDATE {table} SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1"
                 ))
