@@ -193,21 +193,22 @@ impl Engine {
         let b = &self.presence_registry().batch;
         // Should a write panic, the batches' waiters are let go and the next
         // change starts a writer again, rather than waiting forever.
-        let guard = ReleaseOnUnwind(b);
+        let _guard = ReleaseOnUnwind(b);
         loop {
             let (id, batch) = {
                 let mut s = b.state.lock().unwrap_or_else(|e| e.into_inner());
                 if s.pending.is_empty() {
+                    // under the lock: a change added after this starts a writer
                     s.writing = false;
-                    std::mem::forget(guard);
                     return;
                 }
                 let batch: Vec<_> = std::mem::take(&mut s.pending)
                     .into_iter()
                     .map(|((p, u), w)| (p, u, w))
                     .collect();
+                let id = s.next;
                 s.next += 1;
-                (s.next - 1, batch)
+                (id, batch)
             };
             if let Err(e) = self.storage().set_presences(&batch) {
                 tracing::warn!(error = %e, users = batch.len(), "cannot record users' presence");
@@ -279,11 +280,15 @@ impl Engine {
     }
 }
 
-/// Lets a writer's waiters go if the writer unwinds.
+/// Lets a writer's waiters go if the writer unwinds (a normal return has
+/// already let the writer's place go, under the lock).
 struct ReleaseOnUnwind<'a>(&'a Batch);
 
 impl Drop for ReleaseOnUnwind<'_> {
     fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
         let mut s = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
         s.writing = false;
         self.0.done.send_replace(s.next);

@@ -63,9 +63,7 @@ impl PgStore {
         .map_err(db_err)?;
         Ok(())
     }
-}
 
-impl PgStore {
     /// Socket counts (`rows`, in key order) in one statement, for the users
     /// that exist; whether it went through.
     fn write_sockets(&self, rows: &[SocketsRow]) -> bool {
