@@ -581,7 +581,9 @@ async fn signing_out_ends_the_session_on_the_server() {
 
 #[tokio::test]
 async fn an_idle_session_ends() {
-    let app = TestApp::spawn_with(&["--console-idle-timeout", "2"], &[]);
+    // Five seconds, not one or two: signing in and the two first page loads
+    // must fit in it on a machine loaded by the rest of the suite.
+    let app = TestApp::spawn_with(&["--console-idle-timeout", "5"], &[]);
     let s = app.console_member("ana@example.com", "owner", PW).await;
     assert_eq!(
         app.console_page(&s.cookie, "/console/settings/members")
@@ -589,7 +591,7 @@ async fn an_idle_session_ends() {
             .status,
         200
     );
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    tokio::time::sleep(Duration::from_millis(5500)).await;
     let r = app
         .console_page(&s.cookie, "/console/settings/members")
         .await;
