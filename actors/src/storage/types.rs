@@ -624,6 +624,23 @@ pub struct PurgeCutoffs {
     pub test_clock: bool,
 }
 
+impl PurgeCutoffs {
+    /// The time no purgeable notification's or run's id reaches (an id
+    /// carries the real time of its creation), so that a range scan of the
+    /// ids below it finds every candidate. On a test clock, the real now:
+    /// a run's age is then its project time at acceptance, which a run of
+    /// any id may be old enough by. Otherwise `notifications`: a run
+    /// accepted on a test clock the project has since left goes once its
+    /// id is past the window too, whatever its project time said.
+    pub fn id_bound(&self) -> Timestamp {
+        if self.test_clock {
+            Timestamp::now()
+        } else {
+            self.notifications
+        }
+    }
+}
+
 /// What one purge call removed, by kind; `more` when it stopped at its bound
 /// with more to remove (the caller calls again, after yielding).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -162,10 +162,14 @@ async fn remove_notifications(
 }
 
 impl PgStore {
-    /// Settled notifications created before `before`, oldest first.
+    /// Settled notifications created before `cut.notifications` (on a test
+    /// clock: accepted before it in project time), oldest first. The ids'
+    /// range (`PurgeCutoffs::id_bound`) bounds the index scan; the run's
+    /// time decides within it.
     fn purge_notifications(
-        &self, project: &Uuid, before: Timestamp, max: usize,
+        &self, project: &Uuid, cut: &PurgeCutoffs, max: usize,
     ) -> Result<PurgeReport> {
+        let before = cut.notifications;
         let mut tx = self.begin()?;
         let report = self.block(async {
             // A run accepted on a test clock is as old as the project time it
@@ -173,7 +177,7 @@ impl PgStore {
             let ids: Vec<Uuid> = sqlx::query_scalar(&format!(
                 "SELECT n.id FROM notifications n
                  LEFT JOIN flow_runs r ON r.project = n.project AND r.id = n.run_id
-                 WHERE n.project = $1 AND {SETTLED}
+                 WHERE n.project = $1 AND n.id < $5 AND {SETTLED}
                    AND CASE WHEN r.doc->>'clock_at' IS NOT NULL
                             THEN (r.doc->>'clock_at')::timestamptz < $4
                             ELSE n.id < $2 END
@@ -183,6 +187,7 @@ impl PgStore {
             .bind(id_floor(before.millis()))
             .bind(max as i64)
             .bind(before.0)
+            .bind(id_floor(cut.id_bound().millis()))
             .fetch_all(&mut *tx)
             .await
             .map_err(db_err)?;
@@ -194,14 +199,17 @@ impl PgStore {
         Ok(report)
     }
 
-    /// Processed runs created before `before` whose notifications are all gone.
-    fn purge_runs(&self, project: &Uuid, before: Timestamp, max: usize) -> Result<PurgeReport> {
+    /// Processed runs created before `cut.notifications` (on a test clock:
+    /// accepted before it in project time) whose notifications are all
+    /// gone; the ids' range bounds the scan as for the notifications.
+    fn purge_runs(&self, project: &Uuid, cut: &PurgeCutoffs, max: usize) -> Result<PurgeReport> {
+        let before = cut.notifications;
         let bytes: Vec<i32> = self
             .block(
                 sqlx::query_scalar(
                     "DELETE FROM flow_runs WHERE project = $1 AND id IN (
                          SELECT r.id FROM flow_runs r
-                         WHERE r.project = $1 AND r.processed
+                         WHERE r.project = $1 AND r.id < $5 AND r.processed
                            AND CASE WHEN r.doc->>'clock_at' IS NOT NULL
                                     THEN (r.doc->>'clock_at')::timestamptz < $4
                                     ELSE r.id < $2 END
@@ -214,6 +222,7 @@ impl PgStore {
                 .bind(id_floor(before.millis()))
                 .bind(max as i64)
                 .bind(before.0)
+                .bind(id_floor(cut.id_bound().millis()))
                 .fetch_all(self.pool()),
             )
             .map_err(db_err)?;
@@ -347,8 +356,8 @@ impl PgStore {
         let max = max.max(1);
         let mut report = PurgeReport::default();
         let phases: [&dyn Fn() -> Result<PurgeReport>; 5] = [
-            &|| self.purge_notifications(project, cut.notifications, max),
-            &|| self.purge_runs(project, cut.notifications, max),
+            &|| self.purge_notifications(project, cut, max),
+            &|| self.purge_runs(project, cut, max),
             &|| self.purge_feed(project, cut.feed, max),
             &|| self.purge_events(project, cut.feed, max),
             &|| self.purge_batches(project, cut.now.millis(), max),

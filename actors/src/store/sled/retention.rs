@@ -124,11 +124,7 @@ impl Store {
     ) -> Result<PurgeReport> {
         let _removals = self.removals();
         let before = cut.notifications;
-        let floor = id_floor(if cut.test_clock {
-            Timestamp::now()
-        } else {
-            before
-        });
+        let floor = id_floor(cut.id_bound());
         let mut accepted: HashMap<Uuid, Timestamp> = HashMap::new();
         let mut doomed: Vec<Doomed> = vec![];
         // The groups of the doomed, as the scan read them (`None`: none).
@@ -561,11 +557,7 @@ impl Store {
         &self, project: &Uuid, cut: &PurgeCutoffs, max: usize,
     ) -> Result<PurgeReport> {
         let before = cut.notifications;
-        let floor = id_floor(if cut.test_clock {
-            Timestamp::now()
-        } else {
-            before
-        });
+        let floor = id_floor(cut.id_bound());
         let p = Key::new().id(project);
         let (mut lo, hi) = key_range(&p.0, (Bound::Unbounded, Bound::Excluded(&floor[..])));
         match self.cursor(project, T::flow_runs) {
