@@ -195,14 +195,18 @@ impl TopicRepo for PgStore {
     ) -> Result<Vec<(Uuid, Uuid)>> {
         let rows = self
             .block(
+                // `id > $3` with the nil id for the first page, not `($3 IS
+                // NULL OR id > $3)`: under the generic plan a prepared
+                // statement gets after a few runs, the `OR` is no index
+                // bound, and each page scanned the topic from its start.
                 sqlx::query(
                     "SELECT id, user_id FROM subscriptions
-                     WHERE project = $1 AND topic = $2 AND ($3::uuid IS NULL OR id > $3)
+                     WHERE project = $1 AND topic = $2 AND id > $3
                      ORDER BY id LIMIT $4",
                 )
                 .bind(project)
                 .bind(chunk.topic)
-                .bind(chunk.after.copied())
+                .bind(chunk.after.copied().unwrap_or_else(Uuid::nil))
                 .bind(chunk.n as i64)
                 .fetch_all(self.pool()),
             )
