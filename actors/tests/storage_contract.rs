@@ -500,6 +500,61 @@ fn socket_counts_written_in_one_batch_read_back_per_user() {
 }
 
 #[test]
+fn users_seen_in_one_batch_move_forward_only_and_skip_the_unknown() {
+    for b in backends() {
+        let st = &*b.store;
+        let p = project(st, "seen-batch");
+        let (ada, _) = st.upsert_user(&p, "ada", &patch("Ada")).unwrap();
+        let (bob, _) = st.upsert_user(&p, "bob", &patch("Bob")).unwrap();
+        let (cy, _) = st.upsert_user(&p, "cy", &patch("Cy")).unwrap();
+        let t = |ms| Timestamp::from_millis(ms);
+        let seen = |ms| PresenceWrite::Seen { at: t(ms) };
+        st.set_presence(&p, &cy.id, seen(9_000)).unwrap();
+        let ghost = Uuid::now_v7();
+        // Seen writes of several users, one of them unknown, and one
+        // earlier than what is stored: one batch.
+        st.set_presences(&[
+            (p, ada.id, seen(4_000)),
+            (p, ghost, seen(4_000)),
+            (p, bob.id, seen(5_000)),
+            (p, cy.id, seen(6_000)),
+        ])
+        .unwrap();
+        for (u, at) in [(ada.id, 4_000), (bob.id, 5_000), (cy.id, 9_000)] {
+            let got = st.presence(&p, &u).unwrap();
+            assert!(!got.online, "{}", b.name);
+            assert_eq!(got.last_seen_at, Some(t(at)), "{}", b.name);
+        }
+        assert_eq!(st.presence(&p, &ghost).unwrap(), StoredPresence::default());
+        // A batch that mixes both kinds writes both.
+        let node = st.node_id();
+        st.set_presences(&[
+            (p, ada.id, seen(10_000)),
+            (
+                p,
+                bob.id,
+                PresenceWrite::Sockets {
+                    node,
+                    sockets: 1,
+                    version: 3,
+                    at: t(11_000),
+                },
+            ),
+        ])
+        .unwrap();
+        assert_eq!(
+            st.presence(&p, &ada.id).unwrap().last_seen_at,
+            Some(t(10_000)),
+            "{}",
+            b.name
+        );
+        let bob_now = st.presence(&p, &bob.id).unwrap();
+        assert_eq!(bob_now.last_seen_at, Some(t(11_000)), "{}", b.name);
+        assert_eq!(bob_now.online, st.shares_work(), "{}", b.name);
+    }
+}
+
+#[test]
 fn a_channels_health_reads_back_as_stored_and_goes_with_the_channel() {
     use herald_engine::events::EventType;
     use herald_engine::model::{Channel, ChannelHealth, HealthState, Timestamp};

@@ -47,7 +47,8 @@ pub(crate) struct Registry {
     batch: Batch,
 }
 
-/// Group commit of the socket counts on a store the nodes share: a change
+/// Group commit of the presence writes (the socket counts on a store the
+/// nodes share, and every store's `last_seen_at` of a user seen): a change
 /// joins the batch being gathered, and one writer on the blocking pool
 /// writes the gathered batch (`PresenceRepo::set_presences`) while the next
 /// gathers, until none is left. A connection storm or a mass disconnect is
@@ -160,8 +161,9 @@ impl Engine {
         None
     }
 
-    /// Adds a socket count to the batch being gathered and returns its
-    /// number; starts a writer if none is running.
+    /// Adds a presence write to the batch being gathered and returns its
+    /// number; starts a writer if none is running. A user's socket count
+    /// stays over a `Seen` (it records the time seen too).
     fn batch_presence(&self, key: (Uuid, Uuid), w: PresenceWrite) -> u64 {
         let b = &self.presence_registry().batch;
         let (mine, start) = {
@@ -217,8 +219,12 @@ impl Engine {
         }
     }
 
-    /// The user was seen (a User API call): `last_seen_at` moves to now,
-    /// unless it was written for this user less than a minute ago.
+    /// The user was seen (a User API call, a socket's authentication):
+    /// `last_seen_at` moves to now, unless it was written for this user
+    /// less than a minute ago. The write joins the node's presence batch,
+    /// and nobody waits for it: a connection storm authenticates thousands
+    /// of users at once, and as a statement and a commit each they were
+    /// most of the database's work during the storm.
     pub fn user_seen(&self, project: Uuid, user: Uuid) {
         let reg = self.presence_registry();
         let now = crate::model::Timestamp::now().millis();
@@ -232,7 +238,7 @@ impl Engine {
         }
         remember_write(reg, key);
         let at = self.project_now(&project);
-        self.write_presence(project, user, PresenceWrite::Seen { at });
+        self.batch_presence(key, PresenceWrite::Seen { at });
     }
 
     /// Writes a presence change on the blocking pool, without waiting: a

@@ -108,11 +108,38 @@ impl PgStore {
         )
         .is_ok()
     }
+
+    /// Users seen (`rows`, in key order) in one statement, for the users
+    /// that exist; whether it went through.
+    fn write_seen(&self, rows: &[SeenRow]) -> bool {
+        let ps: Vec<Uuid> = rows.iter().map(|r| r.0).collect();
+        let us: Vec<Uuid> = rows.iter().map(|r| r.1).collect();
+        let ats: Vec<i64> = rows.iter().map(|r| r.2).collect();
+        self.block(
+            sqlx::query(
+                "INSERT INTO last_seen (project, user_id, at_ms)
+                 SELECT x.p, x.u, max(x.at)
+                 FROM UNNEST($1::uuid[], $2::uuid[], $3::bigint[]) AS x (p, u, at)
+                 JOIN users ON users.project = x.p AND users.id = x.u
+                 GROUP BY x.p, x.u ORDER BY x.p, x.u
+                 ON CONFLICT (project, user_id) DO UPDATE
+                   SET at_ms = GREATEST(last_seen.at_ms, EXCLUDED.at_ms)",
+            )
+            .bind(&ps)
+            .bind(&us)
+            .bind(&ats)
+            .execute(self.pool()),
+        )
+        .is_ok()
+    }
 }
 
 /// A socket-count write as bound: project, user, node, sockets, version,
 /// seen at (milliseconds).
 type SocketsRow = (Uuid, Uuid, Uuid, i32, i64, i64);
+
+/// A user seen, as bound: project, user, at (milliseconds).
+type SeenRow = (Uuid, Uuid, i64);
 
 impl PresenceRepo for PgStore {
     fn set_presence(&self, project: &Uuid, user: &Uuid, w: PresenceWrite) -> Result<()> {
@@ -175,11 +202,11 @@ impl PresenceRepo for PgStore {
         }
     }
 
-    /// The socket counts in one statement (a node's connection storm or
-    /// mass disconnect is then a few statements, not one per socket); the
-    /// rows are written in key order, so two nodes' batches cannot
-    /// deadlock. Other writes, and a batch that fails (a user deleted
-    /// meanwhile breaks its foreign key), go one by one.
+    /// The socket counts in one statement and the users seen in another (a
+    /// node's connection storm or mass disconnect is then a few statements,
+    /// not one per socket); the rows are written in key order, so two
+    /// nodes' batches cannot deadlock. A batch that fails (a user deleted
+    /// meanwhile breaks its foreign key) goes one by one.
     fn set_presences(&self, writes: &[(Uuid, Uuid, PresenceWrite)]) -> Result<()> {
         let mut rows: Vec<SocketsRow> = writes
             .iter()
@@ -194,12 +221,22 @@ impl PresenceRepo for PgStore {
             })
             .collect();
         rows.sort_by_key(|r| (r.0, r.1, r.2));
-        let batch = rows.len() > 1 && self.write_sockets(&rows);
+        let sockets_done = rows.len() > 1 && self.write_sockets(&rows);
+        let mut seen: Vec<SeenRow> = writes
+            .iter()
+            .filter_map(|(p, u, w)| match w {
+                PresenceWrite::Seen { at } => Some((*p, *u, at.millis())),
+                PresenceWrite::Sockets { .. } => None,
+            })
+            .collect();
+        seen.sort();
+        let seen_done = seen.len() > 1 && self.write_seen(&seen);
         crate::storage::set_presence_each(
             self,
-            writes
-                .iter()
-                .filter(|(_, _, w)| !(batch && matches!(w, PresenceWrite::Sockets { .. }))),
+            writes.iter().filter(|(_, _, w)| match w {
+                PresenceWrite::Sockets { .. } => !sockets_done,
+                PresenceWrite::Seen { .. } => !seen_done,
+            }),
         )
     }
 
