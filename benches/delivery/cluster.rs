@@ -29,11 +29,16 @@ pub fn pg_server() -> String {
         .to_string()
 }
 
-/// Runs `sql` on the server's `postgres` database, on a thread of its own
-/// (callable from `Drop` and from async code alike); returns the first
-/// column of the last statement's rows.
+/// Runs `sql` on the server's `postgres` database (`pg_at`).
 fn pg_admin(sql: &str) -> Result<Vec<String>, String> {
-    let (url, sql) = (format!("{}/postgres", pg_server()), sql.to_string());
+    pg_at(&format!("{}/postgres", pg_server()), sql)
+}
+
+/// Runs `sql` on the database at `url`, on a thread of its own (callable
+/// from `Drop` and from async code alike); returns the first column of the
+/// last statement's rows.
+fn pg_at(url: &str, sql: &str) -> Result<Vec<String>, String> {
+    let (url, sql) = (url.to_string(), sql.to_string());
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -93,6 +98,12 @@ impl Database {
 }
 
 impl Database {
+    /// Runs `sql` in this database: the first column of the last
+    /// statement's rows, as text.
+    pub fn query(&self, sql: &str) -> Result<Vec<String>, String> {
+        pg_at(&self.url, sql)
+    }
+
     /// The database's size on disk (0 when it cannot be read).
     pub fn bytes(&self) -> u64 {
         pg_admin(&format!("SELECT pg_database_size('{}')::text", self.name))

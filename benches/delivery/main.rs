@@ -99,6 +99,7 @@ mod report;
 mod route;
 mod scenarios;
 mod soak;
+mod soak_store;
 mod trigger;
 
 use serde_json::{json, Value};

@@ -23,7 +23,7 @@ pub(crate) async fn restarts(dir: &Path) {
     let (disk, _) = dir_bytes(dir);
     let mut rows = vec![];
     for i in 0..3 {
-        let h = Herald::start(dir, pk, sk, false);
+        let h = Herald::start(dir, pk, sk, false, None);
         let listening = h.listening.as_secs_f64();
         let ready = h.ready(&http).await.map(|d| d.as_secs_f64());
         let (exit_s, code) = h.stop();
@@ -86,7 +86,7 @@ pub async fn purge_cost(runs: usize) {
     let dir = tmp.path().to_path_buf();
     let pk = format!("pk_soak_{:032x}", rand::random::<u128>());
     let sk = format!("sk_soak_{:032x}", rand::random::<u128>());
-    let srv = Herald::start(&dir, &pk, &sk, true);
+    let srv = Herald::start(&dir, &pk, &sk, true, None);
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(72)
         .build()

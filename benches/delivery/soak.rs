@@ -32,6 +32,7 @@ use crate::herald::{proc_status_kib, Api};
 use crate::load::{num, Stats};
 use crate::purge::restarts;
 use crate::scenarios::{live_socket, sink};
+use crate::soak_store::SoakStore;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -142,7 +143,10 @@ pub(crate) struct Herald {
 }
 
 impl Herald {
-    pub(crate) fn start(dir: &Path, pk: &str, sk: &str, smoke: bool) -> Herald {
+    /// `store`: the server's `--store` (none: sled in `dir`).
+    pub(crate) fn start(
+        dir: &Path, pk: &str, sk: &str, smoke: bool, store: Option<&str>,
+    ) -> Herald {
         let spawned = Instant::now();
         // `HERALD_BIN` runs another build (an earlier commit's, to compare).
         let bin =
@@ -162,11 +166,16 @@ impl Herald {
         .arg("--data-dir")
         .arg(dir)
         .env_remove("HERALD_ALLOW_PRIVATE_DESTINATIONS")
+        .env_remove("HERALD_STORE")
+        .env_remove("HERALD_BUS")
         .env("HERALD_BOOTSTRAP_PUBLIC_KEY", pk)
         .env("HERALD_BOOTSTRAP_SECRET_KEY", sk)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
+        if let Some(store) = store {
+            cmd.args(["--store", store]);
+        }
         if smoke {
             cmd.env("HERALD_RETENTION_TEST_SECONDS", "1")
                 .env("HERALD_RETENTION_TICK", "1");
@@ -405,6 +414,7 @@ pub async fn main(smoke: bool) {
         return;
     }
     let o = Opts::parse(smoke);
+    let store = SoakStore::from_args();
     let tmp;
     let dir = match &o.dir {
         Some(d) => d.clone(),
@@ -428,7 +438,8 @@ pub async fn main(smoke: bool) {
         }
     };
     println!(
-        "soak: {:.0} s at {} runs/s x {} recipients, {} users ({} with a socket), retention {}, data dir {}",
+        "soak on {}: {:.0} s at {} runs/s x {} recipients, {} users ({} with a socket), retention {}, data dir {}",
+        store.name(),
         o.duration.as_secs_f64(),
         o.rate,
         o.recipients,
@@ -437,7 +448,7 @@ pub async fn main(smoke: bool) {
         o.retention,
         dir.display()
     );
-    let srv = Herald::start(&dir, &pk, &sk, smoke);
+    let srv = Herald::start(&dir, &pk, &sk, smoke, store.server_arg());
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(o.in_flight + 8)
         .build()
@@ -596,7 +607,7 @@ pub async fn main(smoke: bool) {
         if first_error.is_none() {
             first_error = b.first_error;
         }
-        let (disk, len) = dir_bytes(&dir);
+        let (disk, len) = store.bytes(&dir);
         let rss = proc_status_kib(srv.pid(), "VmRSS:");
         let sc = scrape(&http, &srv.base).await;
         let h = hooks.count.load(Ordering::Relaxed);
@@ -641,7 +652,7 @@ pub async fn main(smoke: bool) {
     sockets.abort_all();
     while sockets.join_next().await.is_some() {}
     let sc = scrape(&http, &srv.base).await;
-    let end_disk = dir_bytes(&dir).0;
+    let end_disk = store.bytes(&dir).0;
     let live_est = (accepted as f64 * o.recipients as f64 - sc.purged).max(0.0);
 
     // Growth over the last 10 minutes (the last third of a shorter run).
@@ -658,7 +669,7 @@ pub async fn main(smoke: bool) {
 
     // SIGTERM, restart on the same data dir, stop again.
     let (exit_s, code) = srv.stop();
-    let again = Herald::start(&dir, &pk, &sk, smoke);
+    let again = Herald::start(&dir, &pk, &sk, smoke, store.server_arg());
     let listening = again.listening.as_secs_f64();
     let ready = again.ready(&http).await.map(|d| d.as_secs_f64());
     let (_, page) = Api {
@@ -674,17 +685,21 @@ pub async fn main(smoke: bool) {
     let found_after_restart = page["items"].as_array().is_some_and(|a| !a.is_empty());
     let (exit2_s, code2) = again.stop();
 
-    // The logical bytes per key space, with the server stopped.
+    // The logical bytes per key space (or table), with the server stopped.
     let sp = tokio::task::spawn_blocking({
         let dir = dir.clone();
-        move || spaces(&dir)
+        move || {
+            let sp = store.spaces(&dir);
+            (store, sp)
+        }
     })
     .await
     .expect("spaces");
-    let (space_rows, logical, stored) = match &sp {
-        Ok((rows, total, n, _)) => (rows.clone(), *total, *n),
+    let (store, sp) = sp;
+    let (space_rows, logical, stored) = match sp {
+        Ok(s) => (s.rows, s.logical, s.notifications),
         Err(e) => {
-            println!("key spaces: cannot read the data dir: {e}");
+            println!("key spaces: cannot read the store: {e}");
             (Value::Null, 0, 0)
         }
     };
@@ -692,23 +707,7 @@ pub async fn main(smoke: bool) {
     let logical_per = logical as f64 / stored.max(1) as f64;
 
     println!();
-    if let Some(a) = space_rows.as_array() {
-        println!(
-            "{:<16} {:>10} {:>12} {:>12} {:>9} {:>6}",
-            "key space", "records", "key bytes", "value bytes", "B/record", "share"
-        );
-        for r in a {
-            println!(
-                "{:<16} {:>10} {:>12} {:>12} {:>9.0} {:>5.1}%",
-                r["space"].as_str().unwrap_or(""),
-                r["records"].as_u64().unwrap_or(0),
-                r["key_bytes"].as_u64().unwrap_or(0),
-                r["value_bytes"].as_u64().unwrap_or(0),
-                r["bytes_per_record"].as_f64().unwrap_or(0.0),
-                r["share"].as_f64().unwrap_or(0.0) * 100.0
-            );
-        }
-    }
+    store.print(&space_rows);
     let amp = end_disk as f64 / logical.max(1) as f64;
     let judge = |ok: bool| {
         if smoke {
@@ -751,10 +750,11 @@ pub async fn main(smoke: bool) {
         judge(p_last / p_first <= 1.5)
     );
     println!(
-        "notifications stored {stored} (estimate from metrics {live_est:.0}); on disk {:.1} MiB = {:.0} B per notification  [{}: <= 1536 B]; logical {:.1} MiB = {:.0} B per notification; disk/logical {:.2}x",
+        "notifications stored {stored} (estimate from metrics {live_est:.0}); on disk {:.1} MiB = {:.0} B per notification  [{}: <= {:.0} B]; logical {:.1} MiB = {:.0} B per notification; disk/logical {:.2}x",
         mib(end_disk),
         per_notif,
-        judge(per_notif <= 1536.0),
+        judge(per_notif <= store.target_per_notification()),
+        store.target_per_notification(),
         mib(logical),
         logical_per,
         amp
@@ -766,7 +766,7 @@ pub async fn main(smoke: bool) {
     );
 
     let out = json!({
-        "run": {"smoke": smoke, "duration_s": total_s, "rate": o.rate, "recipients": o.recipients,
+        "run": {"smoke": smoke, "store": store.name(), "duration_s": total_s, "rate": o.rate, "recipients": o.recipients,
                 "users": o.users, "sockets": connected, "retention": o.retention,
                 "interval_s": o.interval.as_secs_f64(), "in_flight": o.in_flight,
                 "cores": std::thread::available_parallelism().map_or(0, |n| n.get()),
@@ -789,10 +789,11 @@ pub async fn main(smoke: bool) {
         },
     });
     std::fs::create_dir_all("bench-results").ok();
-    let path = if smoke {
-        "bench-results/soak-smoke.json"
-    } else {
-        "bench-results/soak.json"
+    let path = match (smoke, &store) {
+        (true, SoakStore::Sled) => "bench-results/soak-smoke.json",
+        (true, SoakStore::Postgres(_)) => "bench-results/soak-pg-smoke.json",
+        (false, SoakStore::Sled) => "bench-results/soak.json",
+        (false, SoakStore::Postgres(_)) => "bench-results/soak-pg.json",
     };
     match std::fs::write(path, serde_json::to_string_pretty(&out).expect("json")) {
         Ok(()) => println!("\nresults: {path}"),

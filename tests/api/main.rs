@@ -28,6 +28,7 @@ mod failover;
 mod fairness;
 mod feed;
 mod feed_actions;
+mod feed_due;
 mod feedback;
 mod feedback_signed;
 mod flow_preview;

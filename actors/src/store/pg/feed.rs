@@ -145,33 +145,9 @@ pub(super) async fn log_event(
     Ok((counts.seq, frame, meta))
 }
 
-pub(super) async fn feed_insert(
-    conn: &mut PgConnection, p: &Uuid, d: &Delivery, counts: &mut FeedCounts,
-) -> Result<()> {
-    let f = flags_of(d);
-    sqlx::query(
-        "INSERT INTO feed (project, user_id, delivery_id, flags, sort_id)
-         VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (project, user_id, delivery_id) DO UPDATE SET flags = EXCLUDED.flags",
-    )
-    .bind(p)
-    .bind(d.recipient_id)
-    .bind(d.id)
-    .bind(i16::from(f))
-    .bind(d.feed_sort_id())
-    .execute(conn)
-    .await
-    .map_err(db_err)?;
-    count_delta(counts, f, 1);
-    Ok(())
-}
-
 /// Writes in-app entries settled with a run into their users' feeds, each
-/// with its `feed_entry.created` event: the frames per user, in `seq` order.
-/// The counts and `seq`s are worked out here, under the feeds' locks, and
-/// written with one statement per table for the whole chunk (entries,
-/// events, the trim of old events, the counts): a topic chunk's round trips
-/// do not grow with its recipients.
+/// with its `feed_entry.created` event: the frames per user, in `seq` order
+/// (`write_feeds`, after the feeds' locks).
 pub(super) async fn stage_feeds(
     conn: &mut PgConnection, p: &Uuid, feed: Vec<(Delivery, String)>,
 ) -> Result<UserFrames> {
@@ -179,29 +155,38 @@ pub(super) async fn stage_feeds(
         return Ok(vec![]);
     }
     let mut counts = lock_feeds(conn, feed.iter().map(|(d, _)| (*p, d.recipient_id))).await?;
+    write_feeds(conn, &mut counts, feed.into_iter().map(|(d, j)| (*p, d, j))).await
+}
+
+/// Writes entries `(project, delivery, its feed_entry JSON)` into feeds
+/// locked by `lock_feeds` (whose counts are `counts`), each with its
+/// `feed_entry.created` event: the frames per user, in `seq` order. The
+/// counts and `seq`s are worked out here, under the feeds' locks, and
+/// written with one statement per table for the whole batch (entries,
+/// events, the trim of old events, the counts of the feeds written): a topic
+/// chunk's or a dispatch batch's round trips do not grow with its
+/// recipients.
+pub(super) async fn write_feeds(
+    conn: &mut PgConnection, counts: &mut HashMap<(Uuid, Uuid), FeedCounts>,
+    feed: impl IntoIterator<Item = (Uuid, Delivery, String)>,
+) -> Result<UserFrames> {
     let mut frames: UserFrames = vec![];
-    let mut at: HashMap<Uuid, usize> = HashMap::new();
+    let mut at: HashMap<(Uuid, Uuid), usize> = HashMap::new();
     let now = Timestamp::now().millis();
-    let n = feed.len();
-    let (mut e_users, mut e_deliveries, mut e_flags, mut e_sorts) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
-    let (mut v_users, mut v_seqs, mut v_frames) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
-    for (d, json) in feed {
+    let (mut e_projects, mut e_users, mut e_deliveries, mut e_flags, mut e_sorts) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    let (mut v_seqs, mut v_frames) = (vec![], vec![]);
+    for (p, d, json) in feed {
         let u = d.recipient_id;
-        let i = *at.entry(u).or_insert_with(|| {
-            frames.push((*p, u, vec![]));
+        let i = *at.entry((p, u)).or_insert_with(|| {
+            frames.push((p, u, vec![]));
             frames.len() - 1
         });
-        let c = counts.get_mut(&(*p, u)).expect("locked above");
+        let c = counts
+            .get_mut(&(p, u))
+            .ok_or_else(|| Error::internal("feed written without its lock"))?;
         let f = flags_of(&d);
+        e_projects.push(p);
         e_users.push(u);
         e_deliveries.push(d.id);
         e_flags.push(i16::from(f));
@@ -209,17 +194,19 @@ pub(super) async fn stage_feeds(
         count_delta(c, f, 1);
         c.seq += 1;
         let (frame, meta) = feed_frame_with(FeedEvent::Created.as_str(), c.seq, &json, c);
-        v_users.push(u);
         v_seqs.push(c.seq as i64);
         v_frames.push(frame.to_string());
         frames[i].2.push((c.seq, frame, meta));
     }
+    if frames.is_empty() {
+        return Ok(frames);
+    }
     sqlx::query(
         "INSERT INTO feed (project, user_id, delivery_id, flags, sort_id)
-         SELECT $1, * FROM UNNEST($2::uuid[], $3::uuid[], $4::int2[], $5::uuid[])
+         SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::uuid[], $4::int2[], $5::uuid[])
          ON CONFLICT (project, user_id, delivery_id) DO UPDATE SET flags = EXCLUDED.flags",
     )
-    .bind(p)
+    .bind(&e_projects)
     .bind(&e_users)
     .bind(&e_deliveries)
     .bind(&e_flags)
@@ -229,28 +216,36 @@ pub(super) async fn stage_feeds(
     .map_err(db_err)?;
     sqlx::query(
         "INSERT INTO feed_events (project, user_id, seq, frame, created_ms)
-         SELECT $1, u, s, f, $5 FROM UNNEST($2::uuid[], $3::int8[], $4::text[]) AS t(u, s, f)",
+         SELECT p, u, s, f, $5 FROM UNNEST($1::uuid[], $2::uuid[], $3::int8[], $4::text[])
+         AS t(p, u, s, f)",
     )
-    .bind(p)
-    .bind(&v_users)
+    .bind(&e_projects)
+    .bind(&e_users)
     .bind(&v_seqs)
     .bind(&v_frames)
     .bind(now)
     .execute(&mut *conn)
     .await
     .map_err(db_err)?;
-    // old events beyond what is kept go, as `log_event` does one by one
-    let (t_users, t_upto): (Vec<Uuid>, Vec<i64>) = counts
+    // The feeds written: their old events beyond what is kept go (as
+    // `log_event` does one by one), and their counts are saved.
+    let written: Vec<((Uuid, Uuid), FeedCounts)> = frames
         .iter()
-        .filter(|(_, c)| c.seq as i64 > KEEP_EVENTS)
-        .map(|((_, u), c)| (*u, c.seq as i64 - KEEP_EVENTS))
-        .unzip();
+        .map(|(p, u, _)| ((*p, *u), counts[&(*p, *u)]))
+        .collect();
+    let (mut t_projects, mut t_users, mut t_upto) = (vec![], vec![], vec![]);
+    for ((p, u), c) in written.iter().filter(|(_, c)| c.seq as i64 > KEEP_EVENTS) {
+        t_projects.push(*p);
+        t_users.push(*u);
+        t_upto.push(c.seq as i64 - KEEP_EVENTS);
+    }
     if !t_users.is_empty() {
         sqlx::query(
-            "DELETE FROM feed_events e USING UNNEST($2::uuid[], $3::int8[]) AS t(u, upto)
-             WHERE e.project = $1 AND e.user_id = t.u AND e.seq <= t.upto AND e.created_ms < $4",
+            "DELETE FROM feed_events e
+             USING UNNEST($1::uuid[], $2::uuid[], $3::int8[]) AS t(p, u, upto)
+             WHERE e.project = t.p AND e.user_id = t.u AND e.seq <= t.upto AND e.created_ms < $4",
         )
-        .bind(p)
+        .bind(&t_projects)
         .bind(&t_users)
         .bind(&t_upto)
         .bind(now - KEEP_MS)
@@ -258,9 +253,15 @@ pub(super) async fn stage_feeds(
         .await
         .map_err(db_err)?;
     }
-    let mut c_users = Vec::with_capacity(counts.len());
-    let (mut c_seq, mut c_unread, mut c_unseen) = (vec![], vec![], vec![]);
-    for ((_, u), c) in &counts {
+    let n = written.len();
+    let (mut c_projects, mut c_users) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut c_seq, mut c_unread, mut c_unseen) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for ((p, u), c) in &written {
+        c_projects.push(*p);
         c_users.push(*u);
         c_seq.push(c.seq as i64);
         c_unread.push(c.unread as i64);
@@ -268,10 +269,11 @@ pub(super) async fn stage_feeds(
     }
     sqlx::query(
         "UPDATE feed_state s SET seq = t.seq, unread = t.unread, unseen = t.unseen
-         FROM UNNEST($2::uuid[], $3::int8[], $4::int8[], $5::int8[]) AS t(u, seq, unread, unseen)
-         WHERE s.project = $1 AND s.user_id = t.u",
+         FROM UNNEST($1::uuid[], $2::uuid[], $3::int8[], $4::int8[], $5::int8[])
+           AS t(p, u, seq, unread, unseen)
+         WHERE s.project = t.p AND s.user_id = t.u",
     )
-    .bind(p)
+    .bind(&c_projects)
     .bind(&c_users)
     .bind(&c_seq)
     .bind(&c_unread)
@@ -280,6 +282,60 @@ pub(super) async fn stage_feeds(
     .await
     .map_err(db_err)?;
     Ok(frames)
+}
+
+/// Which of `users` `(project, id)` exist: one statement for them all.
+pub(super) async fn existing_users(
+    conn: &mut PgConnection, users: impl IntoIterator<Item = (Uuid, Uuid)>,
+) -> Result<BTreeSet<(Uuid, Uuid)>> {
+    let (ps, us): (Vec<Uuid>, Vec<Uuid>) = users.into_iter().unzip();
+    if ps.is_empty() {
+        return Ok(BTreeSet::new());
+    }
+    Ok(sqlx::query(
+        "SELECT project, id FROM users
+         WHERE (project, id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))",
+    )
+    .bind(&ps)
+    .bind(&us)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db_err)?
+    .into_iter()
+    .map(|r| (r.get("project"), r.get("id")))
+    .collect())
+}
+
+/// The actors of `deliveries` `(project, delivery)` as feed entries show
+/// them (`actor_of` for many): one statement for them all.
+pub(super) async fn actors_of<'a>(
+    conn: &mut PgConnection, deliveries: impl IntoIterator<Item = (Uuid, &'a Delivery)>,
+) -> Result<HashMap<(Uuid, Uuid), Value>> {
+    let keys: BTreeSet<(Uuid, Uuid)> = deliveries
+        .into_iter()
+        .filter_map(|(p, d)| d.actor_id.map(|a| (p, a)))
+        .collect();
+    let (ps, ids): (Vec<Uuid>, Vec<Uuid>) = keys.iter().copied().unzip();
+    let mut found: HashMap<(Uuid, Uuid), User> = HashMap::new();
+    if !ps.is_empty() {
+        let rows = sqlx::query(
+            "SELECT project, id, doc FROM users
+             WHERE (project, id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))",
+        )
+        .bind(&ps)
+        .bind(&ids)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db_err)?;
+        for r in rows {
+            found.insert((r.get("project"), r.get("id")), doc_of(&r, "doc")?);
+        }
+    }
+    // an actor since erased shows as such (`actor_json(None)`), as in `actor_of`
+    Ok(keys
+        .into_iter()
+        .map(|k| (k, actor_json(found.get(&k))))
+        .collect())
 }
 
 pub(super) async fn actor_of(conn: &mut PgConnection, p: &Uuid, d: &Delivery) -> Result<Value> {

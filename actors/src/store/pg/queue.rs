@@ -11,7 +11,6 @@
 
 use super::events::{users_of, Outbound, Traces};
 use super::{db_err, doc_of, doc_of_opt, to_doc, PgStore};
-use crate::delivery::frames::FeedEvent;
 use crate::delivery::settle;
 use crate::delivery::tally::Tally;
 use crate::error::{Error, Result};
@@ -509,22 +508,13 @@ impl QueueRepo for PgStore {
                     .map(|(q, _, ri, di)| (q.project, s.recs[*ri].2[*di].recipient_id)),
             )
             .await?;
-            // which recipients still exist
-            let mut exists: HashMap<(Uuid, Uuid), bool> = HashMap::new();
-            for &(p, u) in counts.keys() {
-                let found = sqlx::query("SELECT 1 FROM users WHERE project = $1 AND id = $2")
-                    .bind(p)
-                    .bind(u)
-                    .fetch_optional(&mut *tx)
-                    .await
-                    .map_err(db_err)?;
-                exists.insert((p, u), found.is_some());
-            }
+            // which recipients still exist, in one statement
+            let exists = existing_users(&mut tx, counts.keys().copied()).await?;
             let mut plan = settle::in_app_feeds(
                 s.items
                     .iter()
                     .map(|(q, _, ri, di)| (q, &s.recs[*ri].2[*di])),
-                |p, u| Ok(exists.get(&(*p, *u)).copied().unwrap_or(false)),
+                |p, u| Ok(exists.contains(&(*p, *u))),
             )?;
             for i in std::mem::take(&mut plan.skipped) {
                 s.items[i].1 = settle::recipient_deleted();
@@ -566,19 +556,25 @@ impl QueueRepo for PgStore {
                 requeued,
                 ..Default::default()
             };
-            for ((p, u), idx) in plan.feeds {
-                let c = counts.get_mut(&(p, u)).expect("locked above");
-                let mut frames = Vec::with_capacity(idx.len());
-                for i in idx {
-                    let d = settle::entering_feed(s.delivery(i), now);
-                    feed_insert(&mut tx, &p, &d, c).await?;
-                    let actor = actor_of(&mut tx, &p, &d).await?;
-                    let json = entry_json(&d, &actor)?;
-                    frames.push(log_event(&mut tx, &p, &u, FeedEvent::Created, &json, c).await?);
-                }
-                save_counts(&mut tx, &p, &u, c).await?;
-                out.frames.push((p, u, frames));
+            // The entries, their actors and events, each table in one
+            // statement for the batch (`write_feeds`).
+            let entering: Vec<(Uuid, Delivery)> = plan
+                .feeds
+                .into_iter()
+                .flat_map(|((p, _), idx)| idx.into_iter().map(move |i| (p, i)))
+                .map(|(p, i)| (p, settle::entering_feed(s.delivery(i), now)))
+                .collect();
+            let actors = actors_of(&mut tx, entering.iter().map(|(p, d)| (*p, d))).await?;
+            let mut feed = Vec::with_capacity(entering.len());
+            for (p, d) in entering {
+                let actor = d
+                    .actor_id
+                    .and_then(|a| actors.get(&(p, a)).cloned())
+                    .unwrap_or(Value::Null);
+                let json = entry_json(&d, &actor)?;
+                feed.push((p, d, json));
             }
+            out.frames = write_feeds(&mut tx, &mut counts, feed).await?;
             out.settled = s.items.len();
             let mut events = Outbound::load(&mut tx, s.recs.iter().map(|r| r.0)).await?;
             let (written, runs, pulled) =

@@ -1,0 +1,186 @@
+//! Where the soak's server keeps its records (`--store sled|postgres`), and
+//! how their size is read: the data dir's files for the embedded store; for
+//! PostgreSQL, a fresh database of this run's own (`cluster::Database`,
+//! dropped at the end) whose tables and indexes are summed. Both give the
+//! soak one figure per interval and, at the end, a table of where the bytes
+//! are (sled's key spaces, or PostgreSQL's tables).
+
+use crate::cluster::Database;
+use crate::load::num;
+use crate::soak::{dir_bytes, spaces};
+use serde_json::{json, Value};
+use std::path::Path;
+
+pub(crate) enum SoakStore {
+    Sled,
+    Postgres(Database),
+}
+
+/// What the end of a soak reads of the store: a row per key space or table,
+/// the logical bytes in all, and the notifications still stored.
+pub(crate) struct Spaces {
+    pub(crate) rows: Value,
+    pub(crate) logical: u64,
+    pub(crate) notifications: u64,
+}
+
+/// The size of every table of the database with its indexes and TOAST.
+const PG_BYTES: &str = "SELECT coalesce(sum(pg_total_relation_size(relid)), 0)::text
+     FROM pg_stat_user_tables WHERE schemaname = 'public'";
+
+impl SoakStore {
+    /// `--store` (`sled`, the default, or `postgres`): for PostgreSQL, a fresh
+    /// database on `HERALD_BENCH_PG` (as the cluster leg's).
+    pub(crate) fn from_args() -> SoakStore {
+        match crate::arg("--store").as_deref() {
+            None | Some("sled") => SoakStore::Sled,
+            Some("postgres" | "postgresql" | "pg") => {
+                SoakStore::Postgres(Database::create().unwrap_or_else(|e| {
+                    eprintln!("soak: --store postgres: {e}");
+                    std::process::exit(2)
+                }))
+            }
+            Some(other) => {
+                eprintln!("soak: --store {other}: expected sled or postgres");
+                std::process::exit(2)
+            }
+        }
+    }
+
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            SoakStore::Sled => "sled",
+            SoakStore::Postgres(_) => "postgresql",
+        }
+    }
+
+    /// The server's `--store` argument (none: the data dir's sled).
+    pub(crate) fn server_arg(&self) -> Option<&str> {
+        match self {
+            SoakStore::Sled => None,
+            SoakStore::Postgres(db) => Some(&db.url),
+        }
+    }
+
+    /// Bytes on disk and apparent bytes: the data dir's files, or the
+    /// database's tables with their indexes (both figures the same).
+    pub(crate) fn bytes(&self, dir: &Path) -> (u64, u64) {
+        match self {
+            SoakStore::Sled => dir_bytes(dir),
+            SoakStore::Postgres(db) => {
+                let b = db
+                    .query(PG_BYTES)
+                    .ok()
+                    .and_then(|r| r.first().and_then(|s| s.parse().ok()))
+                    .unwrap_or(0);
+                (b, b)
+            }
+        }
+    }
+
+    /// Where the bytes are, read with the server stopped: sled's key spaces
+    /// (`soak::spaces`), or per table its rows, their bytes as stored
+    /// (`pg_column_size` of each row) and the table's size on disk with its
+    /// indexes.
+    pub(crate) fn spaces(&self, dir: &Path) -> Result<Spaces, String> {
+        match self {
+            SoakStore::Sled => spaces(dir).map(|(rows, logical, notifications, _)| Spaces {
+                rows,
+                logical,
+                notifications,
+            }),
+            SoakStore::Postgres(db) => {
+                let tables = db.query(
+                    "SELECT relname::text FROM pg_stat_user_tables
+                     WHERE schemaname = 'public' ORDER BY relname",
+                )?;
+                let mut rows = vec![];
+                let (mut logical, mut disk_all, mut notifications) = (0u64, 0u64, 0u64);
+                for t in &tables {
+                    let r = db.query(&format!(
+                        "SELECT count(*)::text || ' ' || coalesce(sum(pg_column_size(t.*)), 0)::text
+                         || ' ' || pg_total_relation_size('{t}')::text FROM \"{t}\" t"
+                    ))?;
+                    let v: Vec<u64> = r
+                        .first()
+                        .map(|s| s.split(' ').filter_map(|x| x.parse().ok()).collect())
+                        .unwrap_or_default();
+                    let [n, bytes, disk] = v[..] else {
+                        return Err(format!("{t}: unexpected sizes {r:?}"));
+                    };
+                    if t == "notifications" {
+                        notifications = n;
+                    }
+                    logical += bytes;
+                    disk_all += disk;
+                    rows.push((t.clone(), n, bytes, disk));
+                }
+                let rows = rows
+                    .into_iter()
+                    .filter(|(_, n, _, disk)| *n > 0 || *disk > 64 * 1024)
+                    .map(|(t, n, bytes, disk)| {
+                        json!({"space": t, "records": n, "row_bytes": bytes, "disk_bytes": disk,
+                               "bytes_per_record": num(disk as f64 / n.max(1) as f64),
+                               "share": num(disk as f64 / disk_all.max(1) as f64)})
+                    })
+                    .collect();
+                Ok(Spaces {
+                    rows: Value::Array(rows),
+                    logical,
+                    notifications,
+                })
+            }
+        }
+    }
+
+    /// Prints `spaces`' rows as a table.
+    pub(crate) fn print(&self, rows: &Value) {
+        let Some(a) = rows.as_array() else { return };
+        let u = |r: &Value, k: &str| r[k].as_u64().unwrap_or(0);
+        match self {
+            SoakStore::Sled => {
+                println!(
+                    "{:<16} {:>10} {:>12} {:>12} {:>9} {:>6}",
+                    "key space", "records", "key bytes", "value bytes", "B/record", "share"
+                );
+                for r in a {
+                    println!(
+                        "{:<16} {:>10} {:>12} {:>12} {:>9.0} {:>5.1}%",
+                        r["space"].as_str().unwrap_or(""),
+                        u(r, "records"),
+                        u(r, "key_bytes"),
+                        u(r, "value_bytes"),
+                        r["bytes_per_record"].as_f64().unwrap_or(0.0),
+                        r["share"].as_f64().unwrap_or(0.0) * 100.0
+                    );
+                }
+            }
+            SoakStore::Postgres(_) => {
+                println!(
+                    "{:<22} {:>10} {:>12} {:>12} {:>9} {:>6}",
+                    "table", "rows", "row bytes", "on disk", "B/row", "share"
+                );
+                for r in a {
+                    println!(
+                        "{:<22} {:>10} {:>12} {:>12} {:>9.0} {:>5.1}%",
+                        r["space"].as_str().unwrap_or(""),
+                        u(r, "records"),
+                        u(r, "row_bytes"),
+                        u(r, "disk_bytes"),
+                        r["bytes_per_record"].as_f64().unwrap_or(0.0),
+                        r["share"].as_f64().unwrap_or(0.0) * 100.0
+                    );
+                }
+            }
+        }
+    }
+
+    /// The target on bytes per live notification (sled: the soak's data
+    /// dir; PostgreSQL: tables and indexes).
+    pub(crate) fn target_per_notification(&self) -> f64 {
+        match self {
+            SoakStore::Sled => 2500.0,
+            SoakStore::Postgres(_) => 2000.0,
+        }
+    }
+}
