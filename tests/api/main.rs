@@ -45,6 +45,7 @@ mod ops_projects;
 mod ops_readme;
 mod packaging;
 mod pagination;
+mod pg_slow_reads;
 mod pg_store;
 mod poison;
 mod preference_categories;

@@ -23,6 +23,8 @@ pub struct FlowRunActor {
     queued: Vec<QueueItem>,
     expanding: bool,
     expanded: bool,
+    /// A `check_done` read in flight.
+    checking: bool,
 }
 
 /// Committed chunks that may wait to be released (durable, then pushed and
@@ -49,15 +51,34 @@ impl FlowRunActor {
             queued,
             expanding: false,
             expanded: false,
+            checking: false,
         }
     }
 
+    /// Stops the actor once its run is processed (the safety net of
+    /// `RunProcessed`: on a cluster, another node may finish the run). The
+    /// read goes to the blocking pool, one at a time: on PostgreSQL it waits
+    /// for a pooled connection, and an arbiter thread blocked on that would
+    /// stall every actor the arbiter runs (the channel actors' dispatch, the
+    /// users' frames) for as long as the pool is busy.
     fn check_done(&mut self, ctx: &mut Context<Self>) {
-        match self.engine.storage().flow_run(&self.project, &self.run) {
-            Ok(Some(r)) if !r.processed => {}
-            Ok(_) => ctx.stop(),
-            Err(e) => tracing::warn!(flow_run_id = %self.run, error = %e, "cannot read flow run"),
+        if self.checking {
+            return;
         }
+        self.checking = true;
+        let (p, r) = (self.project, self.run);
+        let engine = self.engine.clone();
+        let read = async move { engine.run(move |s| s.flow_run(&p, &r)).await };
+        ctx.spawn(read.into_actor(self).map(|res, act, ctx| {
+            act.checking = false;
+            match res {
+                Ok(Some(r)) if !r.processed => {}
+                Ok(_) => ctx.stop(),
+                Err(e) => {
+                    tracing::warn!(flow_run_id = %act.run, error = %e, "cannot read flow run")
+                }
+            }
+        }));
     }
 }
 

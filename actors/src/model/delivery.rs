@@ -255,6 +255,9 @@ pub struct RenderedAction {
     pub url: String,
 }
 
+// The record as stored: empty fields are left out (an absent `Option`
+// reads as `None`), since each named empty field costs bytes in every
+// stored copy on both stores; the wire form is `DeliveryView`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Delivery {
     pub id: Uuid,
@@ -263,23 +266,32 @@ pub struct Delivery {
     pub flow_id: Uuid,
     pub channel_id: Uuid,
     pub channel_type: ChannelType,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topic: Option<String>,
     pub status: DeliveryStatus,
     pub data: Rendered,
     /// Per-device outcomes and other provider facts, shown under `data.outcomes`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcomes: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actor_id: Option<Uuid>,
     pub recipient_id: Uuid,
     pub attempts: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<DeliveryError>,
     /// When the delivery may first be attempted (after `delay` steps).
     pub due_at: Timestamp,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_attempt_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sent_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seen_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clicked_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub archived_at: Option<Timestamp>,
     /// When the recipient last pressed one of the entry's action buttons,
     /// and which (its index in `data.actions`).

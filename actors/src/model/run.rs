@@ -59,15 +59,20 @@ impl FlowRun {
     }
 }
 
+// The record as stored: empty fields are left out (an absent `Option`
+// reads as `None`); the wire form is `NotificationView`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Notification {
     pub id: Uuid,
     pub flow_id: Uuid,
     pub flow_run_id: Uuid,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topic: Option<String>,
     pub processed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actor_id: Option<Uuid>,
     pub recipient_id: Uuid,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub processed_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
