@@ -47,8 +47,11 @@ fn hold_runs_table(url: &str, hold: Duration) -> std::thread::JoinHandle<Result<
 /// the lock is held, not after.
 #[tokio::test]
 async fn deliveries_go_out_while_run_reads_wait_on_the_database() {
-    // One node: a cluster's nodes still hold these deliveries back while
-    // the table is locked (a cause not found yet, see docs/PERFORMANCE.md).
+    // One node: the cluster suite gives each node a pool of 4 connections,
+    // and under this lock every waiting read of a run holds one (the runs'
+    // checks, the run-lease renewal, a settle's count-down), so a node has
+    // none left for an attempt's reads: the lock, not the actor threads,
+    // is what would hold the deliveries there.
     if !pg_mode() || cluster_mode() {
         eprintln!("skipped: this test runs in the api_pg binary, on one PostgreSQL node");
         return;
