@@ -133,45 +133,42 @@ impl SoakStore {
         }
     }
 
-    /// Prints `spaces`' rows as a table.
+    /// Prints `spaces`' rows as a table: the store's names for the columns
+    /// and the two byte figures each row holds.
     pub(crate) fn print(&self, rows: &Value) {
         let Some(a) = rows.as_array() else { return };
+        let (labels, keys) = match self {
+            SoakStore::Sled => (
+                [
+                    "key space",
+                    "records",
+                    "key bytes",
+                    "value bytes",
+                    "B/record",
+                ],
+                ["key_bytes", "value_bytes"],
+            ),
+            SoakStore::Postgres(_) => (
+                ["table", "rows", "row bytes", "on disk", "B/row"],
+                ["row_bytes", "disk_bytes"],
+            ),
+        };
+        let [name, n, b1, b2, per] = labels;
+        println!(
+            "{name:<22} {n:>10} {b1:>12} {b2:>12} {per:>9} {:>6}",
+            "share"
+        );
         let u = |r: &Value, k: &str| r[k].as_u64().unwrap_or(0);
-        match self {
-            SoakStore::Sled => {
-                println!(
-                    "{:<16} {:>10} {:>12} {:>12} {:>9} {:>6}",
-                    "key space", "records", "key bytes", "value bytes", "B/record", "share"
-                );
-                for r in a {
-                    println!(
-                        "{:<16} {:>10} {:>12} {:>12} {:>9.0} {:>5.1}%",
-                        r["space"].as_str().unwrap_or(""),
-                        u(r, "records"),
-                        u(r, "key_bytes"),
-                        u(r, "value_bytes"),
-                        r["bytes_per_record"].as_f64().unwrap_or(0.0),
-                        r["share"].as_f64().unwrap_or(0.0) * 100.0
-                    );
-                }
-            }
-            SoakStore::Postgres(_) => {
-                println!(
-                    "{:<22} {:>10} {:>12} {:>12} {:>9} {:>6}",
-                    "table", "rows", "row bytes", "on disk", "B/row", "share"
-                );
-                for r in a {
-                    println!(
-                        "{:<22} {:>10} {:>12} {:>12} {:>9.0} {:>5.1}%",
-                        r["space"].as_str().unwrap_or(""),
-                        u(r, "records"),
-                        u(r, "row_bytes"),
-                        u(r, "disk_bytes"),
-                        r["bytes_per_record"].as_f64().unwrap_or(0.0),
-                        r["share"].as_f64().unwrap_or(0.0) * 100.0
-                    );
-                }
-            }
+        for r in a {
+            println!(
+                "{:<22} {:>10} {:>12} {:>12} {:>9.0} {:>5.1}%",
+                r["space"].as_str().unwrap_or(""),
+                u(r, "records"),
+                u(r, keys[0]),
+                u(r, keys[1]),
+                r["bytes_per_record"].as_f64().unwrap_or(0.0),
+                r["share"].as_f64().unwrap_or(0.0) * 100.0
+            );
         }
     }
 

@@ -7,6 +7,8 @@
 
 use super::engine::Engine;
 use crate::delivery::expand;
+use crate::error::Result;
+use crate::model::FlowRun;
 use crate::storage::{QueueItem, RunClaim, UserFrames};
 use actix::prelude::*;
 use dashmap::DashMap;
@@ -55,21 +57,33 @@ impl FlowRunActor {
         }
     }
 
+    /// Reads the run on the blocking pool and hands the answer to `then`
+    /// on the actor. Never on the actor's own thread: on PostgreSQL the read
+    /// waits for a pooled connection, and an arbiter thread blocked on that
+    /// would stall every actor the arbiter runs (the channel actors'
+    /// dispatch, the users' frames) for as long as the pool is busy.
+    fn with_run(
+        &mut self, ctx: &mut Context<Self>,
+        then: impl FnOnce(&mut Self, &mut Context<Self>, Result<Option<FlowRun>>) + 'static,
+    ) {
+        let (p, r) = (self.project, self.run);
+        let engine = self.engine.clone();
+        let read = async move { engine.run(move |s| s.flow_run(&p, &r)).await };
+        ctx.spawn(
+            read.into_actor(self)
+                .map(move |res, act, ctx| then(act, ctx, res)),
+        );
+    }
+
     /// Stops the actor once its run is processed (the safety net of
-    /// `RunProcessed`: on a cluster, another node may finish the run). The
-    /// read goes to the blocking pool, one at a time: on PostgreSQL it waits
-    /// for a pooled connection, and an arbiter thread blocked on that would
-    /// stall every actor the arbiter runs (the channel actors' dispatch, the
-    /// users' frames) for as long as the pool is busy.
+    /// `RunProcessed`: on a cluster, another node may finish the run), one
+    /// read at a time.
     fn check_done(&mut self, ctx: &mut Context<Self>) {
         if self.checking {
             return;
         }
         self.checking = true;
-        let (p, r) = (self.project, self.run);
-        let engine = self.engine.clone();
-        let read = async move { engine.run(move |s| s.flow_run(&p, &r)).await };
-        ctx.spawn(read.into_actor(self).map(|res, act, ctx| {
+        self.with_run(ctx, |act, ctx, res| {
             act.checking = false;
             match res {
                 Ok(Some(r)) if !r.processed => {}
@@ -78,7 +92,7 @@ impl FlowRunActor {
                     tracing::warn!(flow_run_id = %act.run, error = %e, "cannot read flow run")
                 }
             }
-        }));
+        });
     }
 }
 
@@ -166,19 +180,14 @@ impl Handler<Expand> for FlowRunActor {
                     act.expanded = true;
                     act.check_done(ctx);
                 }
-                // The run is gone (its project was deleted): nothing to do.
-                Err(_)
-                    if matches!(
-                        act.engine.storage().flow_run(&act.project, &act.run),
-                        Ok(None)
-                    ) =>
-                {
-                    ctx.stop()
-                }
-                Err(e) => {
+                Err(e) => act.with_run(ctx, move |act, ctx, run| {
+                    // The run is gone (its project was deleted): nothing to do.
+                    if matches!(run, Ok(None)) {
+                        return ctx.stop();
+                    }
                     tracing::error!(flow_run_id = %act.run, error = %e, "topic expansion failed; retrying in 1 s");
                     ctx.notify_later(Expand, Duration::from_secs(1));
-                }
+                }),
             }
         }));
     }

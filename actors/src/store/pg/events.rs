@@ -310,6 +310,13 @@ pub(crate) async fn users_of<'a>(
     let keys: BTreeSet<(Uuid, Uuid)> = notifications
         .flat_map(|(p, n)| NotificationView::user_ids(n).map(|id| (*p, id)))
         .collect();
+    users_by_id(conn, keys).await
+}
+
+/// The users of `keys` `(project, id)` that exist, in one statement.
+pub(crate) async fn users_by_id(
+    conn: &mut PgConnection, keys: BTreeSet<(Uuid, Uuid)>,
+) -> Result<UsersRead> {
     if keys.is_empty() {
         return Ok(HashMap::new());
     }

@@ -315,22 +315,7 @@ pub(super) async fn actors_of<'a>(
         .into_iter()
         .filter_map(|(p, d)| d.actor_id.map(|a| (p, a)))
         .collect();
-    let (ps, ids): (Vec<Uuid>, Vec<Uuid>) = keys.iter().copied().unzip();
-    let mut found: HashMap<(Uuid, Uuid), User> = HashMap::new();
-    if !ps.is_empty() {
-        let rows = sqlx::query(
-            "SELECT project, id, doc FROM users
-             WHERE (project, id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))",
-        )
-        .bind(&ps)
-        .bind(&ids)
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(db_err)?;
-        for r in rows {
-            found.insert((r.get("project"), r.get("id")), doc_of(&r, "doc")?);
-        }
-    }
+    let found = super::events::users_by_id(conn, keys.clone()).await?;
     // an actor since erased shows as such (`actor_json(None)`), as in `actor_of`
     Ok(keys
         .into_iter()
