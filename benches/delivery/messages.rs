@@ -86,6 +86,28 @@ pub async fn pg(n: usize, samples: usize) -> Value {
     v["store"] = json!("postgresql");
     v["database_mib"] = num(db.bytes() as f64 / 1048576.0);
     drop(srv);
+    // Where the bytes are: per table, and the largest indexes.
+    match crate::soak_store::pg_spaces(&db) {
+        Ok(sp) => {
+            crate::soak_store::print_spaces(true, &sp.rows);
+            v["tables"] = sp.rows;
+        }
+        Err(e) => println!("messages  postgresql: cannot read the tables' sizes: {e}"),
+    }
+    if let Ok(ix) = crate::soak_store::pg_indexes(&db) {
+        for i in ix.as_array().into_iter().flatten() {
+            println!(
+                "  index {:<40} {:>12}",
+                format!(
+                    "{}.{}",
+                    i["table"].as_str().unwrap_or(""),
+                    i["index"].as_str().unwrap_or("")
+                ),
+                i["bytes"]
+            );
+        }
+        v["indexes"] = ix;
+    }
     v
 }
 

@@ -89,87 +89,14 @@ impl SoakStore {
                 logical,
                 notifications,
             }),
-            SoakStore::Postgres(db) => {
-                let tables = db.query(
-                    "SELECT relname::text FROM pg_stat_user_tables
-                     WHERE schemaname = 'public' ORDER BY relname",
-                )?;
-                let mut rows = vec![];
-                let (mut logical, mut disk_all, mut notifications) = (0u64, 0u64, 0u64);
-                for t in &tables {
-                    let r = db.query(&format!(
-                        "SELECT count(*)::text || ' ' || coalesce(sum(pg_column_size(t.*)), 0)::text
-                         || ' ' || pg_total_relation_size('{t}')::text FROM \"{t}\" t"
-                    ))?;
-                    let v: Vec<u64> = r
-                        .first()
-                        .map(|s| s.split(' ').filter_map(|x| x.parse().ok()).collect())
-                        .unwrap_or_default();
-                    let [n, bytes, disk] = v[..] else {
-                        return Err(format!("{t}: unexpected sizes {r:?}"));
-                    };
-                    if t == "notifications" {
-                        notifications = n;
-                    }
-                    logical += bytes;
-                    disk_all += disk;
-                    rows.push((t.clone(), n, bytes, disk));
-                }
-                let rows = rows
-                    .into_iter()
-                    .filter(|(_, n, _, disk)| *n > 0 || *disk > 64 * 1024)
-                    .map(|(t, n, bytes, disk)| {
-                        json!({"space": t, "records": n, "row_bytes": bytes, "disk_bytes": disk,
-                               "bytes_per_record": num(disk as f64 / n.max(1) as f64),
-                               "share": num(disk as f64 / disk_all.max(1) as f64)})
-                    })
-                    .collect();
-                Ok(Spaces {
-                    rows: Value::Array(rows),
-                    logical,
-                    notifications,
-                })
-            }
+            SoakStore::Postgres(db) => pg_spaces(db),
         }
     }
 
     /// Prints `spaces`' rows as a table: the store's names for the columns
     /// and the two byte figures each row holds.
     pub(crate) fn print(&self, rows: &Value) {
-        let Some(a) = rows.as_array() else { return };
-        let (labels, keys) = match self {
-            SoakStore::Sled => (
-                [
-                    "key space",
-                    "records",
-                    "key bytes",
-                    "value bytes",
-                    "B/record",
-                ],
-                ["key_bytes", "value_bytes"],
-            ),
-            SoakStore::Postgres(_) => (
-                ["table", "rows", "row bytes", "on disk", "B/row"],
-                ["row_bytes", "disk_bytes"],
-            ),
-        };
-        let [name, n, b1, b2, per] = labels;
-        println!(
-            "{name:<22} {n:>10} {b1:>12} {b2:>12} {per:>9} {:>6}",
-            "share"
-        );
-        let u = |r: &Value, k: &str| r[k].as_u64().unwrap_or(0);
-        for r in a {
-            println!(
-                "{:<22} {:>10} {:>12} {:>12} {:>9.0} {:>5.1}%",
-                r["space"].as_str().unwrap_or(""),
-                u(r, "records"),
-                u(r, keys[0]),
-                u(r, keys[1]),
-                r["bytes_per_record"].as_f64().unwrap_or(0.0),
-                r["share"].as_f64().unwrap_or(0.0) * 100.0
-            );
-        }
+        print_spaces(matches!(self, SoakStore::Postgres(_)), rows)
     }
 
     /// The target on bytes per live notification (sled: the soak's data
@@ -179,5 +106,107 @@ impl SoakStore {
             SoakStore::Sled => 2500.0,
             SoakStore::Postgres(_) => 2000.0,
         }
+    }
+}
+
+/// Per table of `db`: its rows, their bytes as stored (`pg_column_size` of
+/// each row) and the table's size on disk with its indexes and TOAST.
+pub(crate) fn pg_spaces(db: &Database) -> Result<Spaces, String> {
+    let tables = db.query(
+        "SELECT relname::text FROM pg_stat_user_tables
+             WHERE schemaname = 'public' ORDER BY relname",
+    )?;
+    let mut rows = vec![];
+    let (mut logical, mut disk_all, mut notifications) = (0u64, 0u64, 0u64);
+    for t in &tables {
+        let r = db.query(&format!(
+            "SELECT count(*)::text || ' ' || coalesce(sum(pg_column_size(t.*)), 0)::text
+                 || ' ' || pg_total_relation_size('{t}')::text FROM \"{t}\" t"
+        ))?;
+        let v: Vec<u64> = r
+            .first()
+            .map(|s| s.split(' ').filter_map(|x| x.parse().ok()).collect())
+            .unwrap_or_default();
+        let [n, bytes, disk] = v[..] else {
+            return Err(format!("{t}: unexpected sizes {r:?}"));
+        };
+        if t == "notifications" {
+            notifications = n;
+        }
+        logical += bytes;
+        disk_all += disk;
+        rows.push((t.clone(), n, bytes, disk));
+    }
+    let rows = rows
+        .into_iter()
+        .filter(|(_, n, _, disk)| *n > 0 || *disk > 64 * 1024)
+        .map(|(t, n, bytes, disk)| {
+            json!({"space": t, "records": n, "row_bytes": bytes, "disk_bytes": disk,
+                       "bytes_per_record": num(disk as f64 / n.max(1) as f64),
+                       "share": num(disk as f64 / disk_all.max(1) as f64)})
+        })
+        .collect();
+    Ok(Spaces {
+        rows: Value::Array(rows),
+        logical,
+        notifications,
+    })
+}
+
+/// Per index of `db` over 64 KiB: its table, its name and its size, the
+/// largest first.
+pub(crate) fn pg_indexes(db: &Database) -> Result<Value, String> {
+    let r = db.query(
+        "SELECT relname::text || ' ' || indexrelname::text || ' ' || pg_relation_size(indexrelid)::text
+         FROM pg_stat_user_indexes WHERE schemaname = 'public'
+           AND pg_relation_size(indexrelid) > 65536
+         ORDER BY pg_relation_size(indexrelid) DESC",
+    )?;
+    Ok(Value::Array(
+        r.iter()
+            .filter_map(|l| {
+                let mut it = l.split(' ');
+                let (t, i, b) = (it.next()?, it.next()?, it.next()?.parse::<u64>().ok()?);
+                Some(json!({"table": t, "index": i, "bytes": b}))
+            })
+            .collect(),
+    ))
+}
+
+/// Prints rows of `SoakStore::spaces` (of PostgreSQL's tables when `pg`).
+pub(crate) fn print_spaces(pg: bool, rows: &Value) {
+    let Some(a) = rows.as_array() else { return };
+    let (labels, keys) = match pg {
+        false => (
+            [
+                "key space",
+                "records",
+                "key bytes",
+                "value bytes",
+                "B/record",
+            ],
+            ["key_bytes", "value_bytes"],
+        ),
+        true => (
+            ["table", "rows", "row bytes", "on disk", "B/row"],
+            ["row_bytes", "disk_bytes"],
+        ),
+    };
+    let [name, n, b1, b2, per] = labels;
+    println!(
+        "{name:<22} {n:>10} {b1:>12} {b2:>12} {per:>9} {:>6}",
+        "share"
+    );
+    let u = |r: &Value, k: &str| r[k].as_u64().unwrap_or(0);
+    for r in a {
+        println!(
+            "{:<22} {:>10} {:>12} {:>12} {:>9.0} {:>5.1}%",
+            r["space"].as_str().unwrap_or(""),
+            u(r, "records"),
+            u(r, keys[0]),
+            u(r, keys[1]),
+            r["bytes_per_record"].as_f64().unwrap_or(0.0),
+            r["share"].as_f64().unwrap_or(0.0) * 100.0
+        );
     }
 }

@@ -425,3 +425,221 @@ async fn json_trace_parts_are_read_and_a_deleted_projects_rows_are_gone() {
         assert_eq!(count(t), 0, "rows of the deleted project left in {t}");
     }
 }
+
+/// The notifications of `run` as the Admin API lists them (`flow_id` and
+/// `status` filters, as the console's Messages page uses them).
+async fn listed(app: &TestApp, query: &[(&str, &str)]) -> Vec<String> {
+    crate::engine_helpers::list_all(app, &format!("{A}/notifications"), query)
+        .await
+        .iter()
+        .map(|n| s(&n["id"]))
+        .collect()
+}
+
+#[tokio::test]
+async fn notifications_written_as_json_are_migrated_read_and_rewritten_compact() {
+    if not_on_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = pg_url_for(dir.path());
+    let keys = Keys::random();
+    let mut app = TestApp::spawn_on(dir.path(), &keys);
+    let inapp = in_app_channel(&app).await;
+    let now = active_flow(&app, "pg-now", json!([channel_step(&inapp, None, "Hi")])).await;
+    let later = active_flow(
+        &app,
+        "pg-later",
+        json!([
+            crate::engine_helpers::delay_step(8),
+            channel_step(&inapp, None, "Later")
+        ]),
+    )
+    .await;
+    let exts: Vec<String> = (0..3).map(|_| new_ext("mig")).collect();
+    for e in &exts {
+        app.create_user_as(e, json!({})).await;
+    }
+    let done = run_flow(&app, &s(&now["id"]), json!({"recipients": exts})).await;
+    wait_run_processed(&app, &s(&done["id"]), 30).await;
+    // one notification still pending: its step comes due after the restart
+    let pending = run_flow(&app, &s(&later["id"]), json!({"recipients": [exts[0]]})).await;
+    let pending_n = s(&run_notifications(&app, &s(&pending["id"])).await[0]["id"]);
+    let forms = |url: &str| {
+        pg_query(
+            url,
+            &[
+                "SELECT count(*) FILTER (WHERE body IS NOT NULL AND doc IS NULL)::text || ' '
+                   || count(*) FILTER (WHERE doc IS NOT NULL AND body IS NULL)::text
+               FROM notifications"
+                    .into(),
+            ],
+        )
+        .unwrap()
+        .remove(0)
+    };
+    assert_eq!(forms(&url), "4 0", "written in the compact form");
+    app.stop();
+
+    // The database as the schema before the compact form held it: every
+    // notification and delivery a JSON document (as the records' serde
+    // form, which was how it was written), with a time and a body of its
+    // own, to tell they were read from there; no `body` or `flow_id`
+    // columns, the flow index on the document, and version 16 not applied.
+    let at = "2026-01-02T03:04:05.678Z";
+    let mut sql = String::from(
+        "ALTER TABLE notifications DROP CONSTRAINT notifications_one_form;
+         ALTER TABLE deliveries DROP CONSTRAINT deliveries_one_form;",
+    );
+    for (table, edit) in [("notifications", "created_at"), ("deliveries", "data")] {
+        let rows = pg_query(
+            &url,
+            &[format!(
+                "SELECT id::text || ' ' || encode(body, 'hex') FROM {table}"
+            )],
+        )
+        .unwrap();
+        for row in rows {
+            let (id, hex) = row.split_once(' ').unwrap();
+            let bytes: Vec<u8> = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect();
+            assert_eq!(bytes[0], 1, "the compact form's version byte");
+            let mut doc = if table == "notifications" {
+                let n: herald_engine::model::Notification =
+                    rmp_serde::from_slice(&bytes[1..]).unwrap();
+                serde_json::to_value(&n).unwrap()
+            } else {
+                let d: herald_engine::model::Delivery = rmp_serde::from_slice(&bytes[1..]).unwrap();
+                serde_json::to_value(&d).unwrap()
+            };
+            if edit == "created_at" {
+                doc["created_at"] = json!(at);
+            } else {
+                doc["data"]["body"] = json!("read from JSON");
+            }
+            let doc = doc.to_string().replace('\'', "''");
+            sql +=
+                &format!("UPDATE {table} SET body = NULL, doc = '{doc}'::jsonb WHERE id = '{id}';");
+        }
+    }
+    sql += "ALTER TABLE notifications DROP COLUMN body, DROP COLUMN flow_id;
+            ALTER TABLE deliveries DROP COLUMN body, DROP COLUMN flow_id;
+            CREATE INDEX notifications_by_flow ON notifications (project, (doc->>'flow_id'), id);
+            DROP INDEX notifications_by_topic;
+            CREATE INDEX notifications_by_topic ON notifications (project, topic, id);
+            DELETE FROM _sqlx_migrations WHERE version = 16;";
+    pg_exec(&url, &sql).unwrap();
+    let m = herald(&["migrate", "--store", &url]);
+    assert_eq!(m.status.code(), Some(0), "{m:?}");
+    assert!(m.stdout.contains("applied migrations [16]"), "{m:?}");
+    assert_eq!(
+        forms(&url),
+        "0 4",
+        "the migration leaves the documents as they are"
+    );
+
+    let app = TestApp::spawn_on(dir.path(), &keys);
+    let ids: Vec<String> = run_notifications(&app, &s(&done["id"]))
+        .await
+        .iter()
+        .map(|n| s(&n["id"]))
+        .collect();
+    assert_eq!(ids.len(), 3);
+    let one = app
+        .admin(GET, &format!("{A}/notifications/{}", ids[0]))
+        .go()
+        .await
+        .ok(200);
+    assert!(
+        s(&one["created_at"]).starts_with("2026-01-02T03:04:05"),
+        "read from the JSON document: {one}"
+    );
+    let d = crate::engine_helpers::delivery_of(&one, "in_app");
+    assert_eq!(d["data"]["body"], json!("read from JSON"), "{one}");
+    // the feed reads entries of either form, and filters by flow on both
+    // (the column, else the document's)
+    let feed = |flow: String| {
+        let app = &app;
+        let ext = exts[1].clone();
+        async move {
+            let r = app
+                .user(GET, &format!("{U}/feed"), &ext)
+                .query(&[("flow", flow)])
+                .go()
+                .await;
+            r.page()["items"].as_array().unwrap().clone()
+        }
+    };
+    let items = feed(s(&now["id"])).await;
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(
+        items[0]["data"]["body"],
+        json!("read from JSON"),
+        "{items:?}"
+    );
+    assert!(feed(s(&later["id"])).await.is_empty());
+    // the flow filter finds rows of either form (the column, else the
+    // document's flow, one expression the migration indexed)
+    let mut by_flow = listed(&app, &[("flow_id", &s(&now["id"]))]).await;
+    by_flow.sort();
+    let mut want = ids.clone();
+    want.sort();
+    assert_eq!(by_flow, want);
+    let later_ones = listed(&app, &[("flow_id", &s(&later["id"]))]).await;
+    assert_eq!(later_ones, std::slice::from_ref(&pending_n));
+    // a new run's notifications are compact and listed beside the old
+    let again = run_flow(&app, &s(&now["id"]), json!({"recipients": [exts[1]]})).await;
+    wait_run_processed(&app, &s(&again["id"]), 30).await;
+    assert_eq!(listed(&app, &[("flow_id", &s(&now["id"]))]).await.len(), 4);
+    let items = feed(s(&now["id"])).await;
+    assert_eq!(items.len(), 2, "{items:?}");
+    assert_eq!(
+        items[0]["data"]["body"],
+        json!("Hi"),
+        "the new one first: {items:?}"
+    );
+    // the pending one is processed when its step comes due, and rewritten
+    // in the compact form then
+    let d = Deadline::new("the delayed notification processed", 30);
+    loop {
+        let n = app
+            .admin(GET, &format!("{A}/notifications/{pending_n}"))
+            .go()
+            .await
+            .ok(200);
+        if n["processed"] == json!(true) || n["status"] == json!("processed") {
+            break;
+        }
+        assert!(!d.expired(), "{n}");
+        d.tick(&n).await;
+    }
+    assert_eq!(forms(&url), "2 3");
+    let delivery_forms = pg_query(
+        &url,
+        &[
+            "SELECT count(*) FILTER (WHERE body IS NOT NULL AND doc IS NULL)::text || ' '
+               || count(*) FILTER (WHERE doc IS NOT NULL AND body IS NULL)::text
+           FROM deliveries"
+                .into(),
+        ],
+    )
+    .unwrap();
+    // the new run's, and the delayed one's (rewritten when sent)
+    assert_eq!(delivery_forms, ["2 3"]);
+    let still_json = pg_query(
+        &url,
+        &[format!(
+            "SELECT (doc IS NULL)::text FROM notifications WHERE id = '{pending_n}'"
+        )],
+    )
+    .unwrap();
+    assert_eq!(still_json, ["true"], "rewritten compact when processed");
+    // a row with both forms, or neither, is refused by the schema
+    let both = pg_exec(
+        &url,
+        &format!("UPDATE notifications SET doc = '{{}}'::jsonb WHERE id = '{pending_n}'"),
+    );
+    assert!(both.unwrap_err().contains("notifications_one_form"));
+}

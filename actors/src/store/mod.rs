@@ -7,6 +7,7 @@
 //! it through the interface. `pg` is the PostgreSQL backend (`PgStore`), with
 //! its schema migrations embedded in the binary.
 
+pub(crate) mod codec;
 pub mod pg;
 mod sled;
 mod trace_codec;

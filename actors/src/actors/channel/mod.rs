@@ -342,6 +342,22 @@ impl ChannelActor {
         }
     }
 
+    /// Warns once per channel that its provider refused the credentials.
+    /// The delivery (for its channel) is read on the blocking pool: on
+    /// PostgreSQL a read can wait for a pooled connection, and this thread
+    /// runs the node's other channel actors and users' frames meanwhile.
+    fn warn_unauthorized(&mut self, q: &QueueItem, ctx: &mut Context<Self>) {
+        let (store, project, id) = (self.engine.storage().clone(), q.project, q.delivery_id);
+        let read = tokio::task::spawn_blocking(move || store.delivery(&project, &id));
+        ctx.spawn(read.into_actor(self).map(|read, act, _| {
+            if let Ok(Ok(Some(d))) = read {
+                if act.warned.insert(d.channel_id) {
+                    tracing::warn!(channel_id = %d.channel_id, "provider answered 401/403: check the channel's credentials");
+                }
+            }
+        }));
+    }
+
     fn pump(&mut self, ctx: &mut Context<Self>) {
         metrics::gauge!("herald_delivery_queue_depth", "channel_type" => self.ct.as_str())
             .set((self.heap.len() + self.ready_len + self.inflight) as f64);
@@ -806,13 +822,7 @@ impl Handler<Finished> for ChannelActor {
             Some(o) => {
                 if let Outcome::Failed(e) = &o {
                     if e.code == DeliveryErrorCode::ProviderUnauthorized.as_str() {
-                        if let Ok(Some(d)) =
-                            self.engine.storage().delivery(&q.project, &q.delivery_id)
-                        {
-                            if self.warned.insert(d.channel_id) {
-                                tracing::warn!(channel_id = %d.channel_id, "provider answered 401/403: check the channel's credentials");
-                            }
-                        }
+                        self.warn_unauthorized(&q, ctx);
                     }
                 }
                 self.done.push((q, o));

@@ -7,7 +7,7 @@
 
 use super::events::Traces;
 use super::users::{lock_all, lock_key};
-use super::{db_err, doc_of, to_doc, PgStore};
+use super::{db_err, doc_of, record_of, to_body, to_doc, PgStore};
 use crate::delivery::batch;
 use crate::error::{Error, Result};
 use crate::model::{Delivery, Timestamp};
@@ -147,13 +147,14 @@ impl BatchRepo for PgStore {
                 return Ok(false);
             };
             let now = Timestamp::now();
-            let row = sqlx::query("SELECT doc FROM deliveries WHERE project = $1 AND id = $2")
-                .bind(project)
-                .bind(c.delivery_id)
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(db_err)?;
-            let mut d: Option<Delivery> = row.map(|r| doc_of(&r, "doc")).transpose()?;
+            let row =
+                sqlx::query("SELECT doc, body FROM deliveries WHERE project = $1 AND id = $2")
+                    .bind(project)
+                    .bind(c.delivery_id)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(db_err)?;
+            let mut d: Option<Delivery> = row.map(|r| record_of(&r, "doc", "body")).transpose()?;
             let Some(done) = batch::close(&mut b, d.as_mut(), c, now) else {
                 return Ok(false);
             };
@@ -166,13 +167,15 @@ impl BatchRepo for PgStore {
                 traces.flush(&mut tx).await?;
             }
             if let (true, Some(d)) = (done.delivery, &d) {
-                sqlx::query("UPDATE deliveries SET doc = $3 WHERE project = $1 AND id = $2")
-                    .bind(project)
-                    .bind(d.id)
-                    .bind(to_doc(d))
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db_err)?;
+                sqlx::query(
+                    "UPDATE deliveries SET body = $3, doc = NULL WHERE project = $1 AND id = $2",
+                )
+                .bind(project)
+                .bind(d.id)
+                .bind(to_body(d))
+                .execute(&mut *tx)
+                .await
+                .map_err(db_err)?;
             }
             Ok::<_, Error>(true)
         })?;

@@ -6,7 +6,7 @@
 //! the delivery's record, so a delivery read anywhere shows them.
 
 use super::events::Outbound;
-use super::{db_err, doc_of, PgStore};
+use super::{db_err, doc_of, record_of, PgStore};
 use crate::delivery::frames::{actor_json, feed_frame_with, FeedEvent};
 use crate::error::{Error, Result};
 use crate::model::{Delivery, FeedCounts, Timestamp, User};
@@ -22,6 +22,9 @@ use super::rows::*;
 /// Events kept per user at least (`rules::feed::KEEP_EVENTS`), as a
 /// column's type.
 const KEEP_EVENTS: i64 = feed::KEEP_EVENTS as i64;
+/// A delivery's flow in SQL (a `deliveries d` of the query): its column,
+/// or, on a row written before the column (migration 16), its document's.
+const DELIVERY_FLOW: &str = "coalesce(d.flow_id, (d.doc->>'flow_id')::uuid)";
 use crate::rules::feed::KEEP_MS;
 
 pub(super) use crate::delivery::feed_flags::count_delta;
@@ -349,7 +352,7 @@ impl PgStore {
         conn: &mut PgConnection, p: &Uuid, u: &Uuid, id: &Uuid,
     ) -> Result<Option<(Delivery, u8)>> {
         let row = sqlx::query(
-            "SELECT d.doc, f.flags FROM feed f
+            "SELECT d.doc, d.body, f.flags FROM feed f
              JOIN deliveries d ON d.project = f.project AND d.id = f.delivery_id
              WHERE f.project = $1 AND f.user_id = $2 AND f.delivery_id = $3",
         )
@@ -359,8 +362,13 @@ impl PgStore {
         .fetch_optional(conn)
         .await
         .map_err(db_err)?;
-        row.map(|r| Ok((doc_of(&r, "doc")?, r.get::<i16, _>("flags") as u8)))
-            .transpose()
+        row.map(|r| {
+            Ok((
+                record_of(&r, "doc", "body")?,
+                r.get::<i16, _>("flags") as u8,
+            ))
+        })
+        .transpose()
     }
 
     /// Writes an entry's changed flags and logs its `feed_entry.updated`.
@@ -396,7 +404,7 @@ impl FeedRepo for PgStore {
         self.page(
             &|q| {
                 q.push(
-                    "SELECT f.sort_id AS id, d.doc FROM feed f
+                    "SELECT f.sort_id AS id, d.doc, d.body FROM feed f
                      JOIN deliveries d ON d.project = f.project AND d.id = f.delivery_id
                      WHERE f.project = ",
                 );
@@ -405,15 +413,16 @@ impl FeedRepo for PgStore {
                 q.push(" AND ").push(filter_sql(scope.status));
                 // `rules::feed::in_scope`, said in SQL: the record's flow.
                 if let Some(flows) = &scope.flows {
-                    let ids: Vec<String> = flows.iter().map(Uuid::to_string).collect();
-                    q.push(" AND d.doc->>'flow_id' = ANY(")
-                        .push_bind(ids)
+                    q.push(" AND ")
+                        .push(DELIVERY_FLOW)
+                        .push(" = ANY(")
+                        .push_bind(flows.clone())
                         .push(")");
                 }
             },
             "f.sort_id",
             req,
-            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
+            &|r| Ok((r.get("id"), record_of(&r, "doc", "body")?)),
         )
     }
 
@@ -456,16 +465,16 @@ impl FeedRepo for PgStore {
         // `feed_flags::count_delta` per flow, said in SQL.
         let rows = self
             .block(
-                sqlx::query(
-                    "SELECT d.doc->>'flow_id' AS flow,
+                sqlx::query(&format!(
+                    "SELECT {DELIVERY_FLOW} AS flow,
                             count(*) FILTER (WHERE f.flags & 2 = 0) AS unread,
                             count(*) FILTER (WHERE f.flags & 1 = 0) AS unseen
                      FROM feed f
                      JOIN deliveries d ON d.project = f.project AND d.id = f.delivery_id
                      WHERE f.project = $1 AND f.user_id = $2
                        AND f.flags & 4 = 0 AND f.flags & 3 <> 3
-                     GROUP BY 1",
-                )
+                     GROUP BY 1"
+                ))
                 .bind(project)
                 .bind(user)
                 .fetch_all(self.pool()),
@@ -473,8 +482,7 @@ impl FeedRepo for PgStore {
             .map_err(db_err)?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
-            let flow: Option<String> = r.get("flow");
-            let Some(flow_id) = flow.and_then(|f| Uuid::parse_str(&f).ok()) else {
+            let Some(flow_id) = r.get::<Option<Uuid>, _>("flow") else {
                 continue;
             };
             out.push(FlowFeedCounts {
@@ -567,7 +575,7 @@ impl FeedRepo for PgStore {
             // The rows `feed::marks` selects (its status, as the list's SQL
             // says it, and the mark not set yet); the flow is checked on each.
             let sql = format!(
-                "SELECT d.doc, f.flags FROM feed f
+                "SELECT d.doc, d.body, f.flags FROM feed f
                  JOIN deliveries d ON d.project = f.project AND d.id = f.delivery_id
                  WHERE f.project = $1 AND f.user_id = $2 AND {} AND f.flags & $3 = 0
                  ORDER BY f.sort_id",
@@ -585,7 +593,7 @@ impl FeedRepo for PgStore {
             let mut out = Outbound::load(&mut tx, [*project]).await?;
             let t = feed::marked_event(mark);
             for r in rows {
-                let mut d: Delivery = doc_of(&r, "doc")?;
+                let mut d: Delivery = record_of(&r, "doc", "body")?;
                 let before = r.get::<i16, _>("flags") as u8;
                 if !feed::marks(mark, &scope, before) || !feed::in_scope(&scope, &d) {
                     continue;

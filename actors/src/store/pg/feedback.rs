@@ -7,7 +7,7 @@
 
 use super::events::{Outbound, Traces};
 use super::rows::save_delivery;
-use super::{db_err, doc_of, PgStore};
+use super::{db_err, record_of, PgStore};
 use crate::error::{Error, Result};
 use crate::feedback::SentIndex;
 use crate::model::{notification_of, Delivery};
@@ -96,7 +96,7 @@ impl FeedbackRepo for PgStore {
                 return Ok::<_, Error>(None);
             }
             let Some(row) =
-                sqlx::query("SELECT doc FROM deliveries WHERE project = $1 AND id = $2")
+                sqlx::query("SELECT doc, body FROM deliveries WHERE project = $1 AND id = $2")
                     .bind(project)
                     .bind(delivery)
                     .fetch_optional(&mut *tx)
@@ -105,7 +105,7 @@ impl FeedbackRepo for PgStore {
             else {
                 return Ok(None);
             };
-            let mut d: Delivery = doc_of(&row, "doc")?;
+            let mut d: Delivery = record_of(&row, "doc", "body")?;
             let Some(entry) = f(&mut d) else {
                 return Ok(Some((d, false)));
             };

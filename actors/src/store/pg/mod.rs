@@ -117,6 +117,26 @@ pub(crate) fn doc_of_opt<T: serde::de::DeserializeOwned>(
         .map_err(|e| Error::internal(format!("corrupt record: {e}")))
 }
 
+/// A record (a notification, a delivery) of a row with its two forms:
+/// the compact `body` column (`store::codec`), or the JSON `doc` column of
+/// a row written before it (migration 16). `doc` and `body` name them.
+pub(crate) fn record_of<T: serde::de::DeserializeOwned>(
+    r: &PgRow, doc: &str, body: &str,
+) -> Result<T> {
+    let b: Option<&[u8]> = r
+        .try_get(body)
+        .map_err(|e| Error::internal(format!("corrupt record: {e}")))?;
+    match b {
+        Some(b) => crate::store::codec::dec(b),
+        None => doc_of(r, doc),
+    }
+}
+
+/// A record in the compact form `record_of` reads (a `body` column).
+pub(crate) fn to_body<T: serde::Serialize>(v: &T) -> Vec<u8> {
+    crate::store::codec::enc(v)
+}
+
 /// An engine type as a JSON column, serialised straight into the
 /// statement's buffer when it is bound.
 pub(crate) fn to_doc<T: serde::Serialize>(v: &T) -> Json<&T> {
@@ -521,7 +541,7 @@ impl PgStore {
         let row = self
             .block(
                 sqlx::query(
-                    "SELECT d.doc AS d, c.doc AS c, u.doc AS u FROM deliveries d
+                    "SELECT d.doc AS d, d.body AS d_body, c.doc AS c, u.doc AS u FROM deliveries d
                      LEFT JOIN channels c ON c.project = d.project AND c.id = d.channel_id
                      LEFT JOIN users u ON u.project = d.project AND u.id = d.recipient
                      WHERE d.project = $1 AND d.id = $2",
@@ -535,7 +555,7 @@ impl PgStore {
             return Ok(None);
         };
         Ok(Some((
-            doc_of(&r, "d")?,
+            record_of(&r, "d", "d_body")?,
             doc_of_opt(&r, "c")?,
             doc_of_opt(&r, "u")?,
         )))

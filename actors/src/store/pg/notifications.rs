@@ -2,7 +2,7 @@
 //! (`storage::NotificationRepo`): by id, and listed by filters, newest first.
 
 use super::page::id_floor;
-use super::{db_err, doc_of, PgStore};
+use super::{db_err, record_of, PgStore};
 use crate::error::Result;
 use crate::model::{notification_of, Delivery, Notification, Timestamp};
 use crate::storage::*;
@@ -43,13 +43,13 @@ impl PgStore {
         }
         let row = self
             .block(
-                sqlx::query("SELECT doc FROM notifications WHERE project = $1 AND id = $2")
+                sqlx::query("SELECT doc, body FROM notifications WHERE project = $1 AND id = $2")
                     .bind(project)
                     .bind(id)
                     .fetch_optional(self.pool()),
             )
             .map_err(db_err)?;
-        row.map(|r| doc_of(&r, "doc")).transpose()
+        row.map(|r| record_of(&r, "doc", "body")).transpose()
     }
 
     pub fn delivery(&self, project: &Uuid, id: &Uuid) -> Result<Option<Delivery>> {
@@ -58,27 +58,29 @@ impl PgStore {
         }
         let row = self
             .block(
-                sqlx::query("SELECT doc FROM deliveries WHERE project = $1 AND id = $2")
+                sqlx::query("SELECT doc, body FROM deliveries WHERE project = $1 AND id = $2")
                     .bind(project)
                     .bind(id)
                     .fetch_optional(self.pool()),
             )
             .map_err(db_err)?;
-        row.map(|r| doc_of(&r, "doc")).transpose()
+        row.map(|r| record_of(&r, "doc", "body")).transpose()
     }
 
     pub fn notification_deliveries(&self, project: &Uuid, nid: &Uuid) -> Result<Vec<Delivery>> {
         let rows = self
             .block(
                 sqlx::query(
-                    "SELECT doc FROM deliveries WHERE project = $1 AND notification_id = $2 ORDER BY id",
+                    "SELECT doc, body FROM deliveries WHERE project = $1 AND notification_id = $2 ORDER BY id",
                 )
                 .bind(project)
                 .bind(nid)
                 .fetch_all(self.pool()),
             )
             .map_err(db_err)?;
-        rows.into_iter().map(|r| doc_of(&r, "doc")).collect()
+        rows.into_iter()
+            .map(|r| record_of(&r, "doc", "body"))
+            .collect()
     }
 
     pub fn list_notifications(
@@ -92,7 +94,7 @@ impl PgStore {
         let f = f.clone();
         self.page(
             &|q| {
-                q.push("SELECT id, doc FROM notifications WHERE project = ");
+                q.push("SELECT id, doc, body FROM notifications WHERE project = ");
                 q.push_bind(p);
                 // Written out rather than bound, so the partial index of
                 // pending notifications matches.
@@ -106,7 +108,8 @@ impl PgStore {
                 }
                 if let Some(x) = f.flow_id {
                     // The expression of the index `notifications_by_flow`.
-                    q.push(" AND doc->>'flow_id' = ").push_bind(x.to_string());
+                    q.push(" AND coalesce(flow_id, (doc->>'flow_id')::uuid) = ")
+                        .push_bind(x);
                 }
                 if let Some(x) = f.flow_run_id {
                     q.push(" AND run_id = ").push_bind(x);
@@ -123,7 +126,7 @@ impl PgStore {
             },
             "id",
             req,
-            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
+            &|r| Ok((r.get("id"), record_of(&r, "doc", "body")?)),
         )
     }
 
@@ -138,7 +141,7 @@ impl PgStore {
         let f = f.clone();
         self.page(
             &|q| {
-                q.push("SELECT id, doc FROM deliveries WHERE project = ");
+                q.push("SELECT id, doc, body FROM deliveries WHERE project = ");
                 q.push_bind(p);
                 if let Some(s) = f.status {
                     q.push(" AND status = ").push_bind(s.as_str());
@@ -166,7 +169,7 @@ impl PgStore {
             },
             "id",
             req,
-            &|r| Ok((r.get("id"), doc_of(&r, "doc")?)),
+            &|r| Ok((r.get("id"), record_of(&r, "doc", "body")?)),
         )
     }
 }

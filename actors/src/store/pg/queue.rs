@@ -10,7 +10,7 @@
 //! lease when several share the work (`work.rs`).
 
 use super::events::{users_of, Outbound, Traces};
-use super::{db_err, doc_of, doc_of_opt, to_doc, PgStore};
+use super::{db_err, doc_of_opt, record_of, to_body, PgStore};
 use crate::delivery::settle;
 use crate::delivery::tally::Tally;
 use crate::error::{Error, Result};
@@ -71,7 +71,7 @@ pub(super) async fn load_for_finish(
         .collect();
     let (ps, ns): (Vec<Uuid>, Vec<Uuid>) = keys.iter().copied().unzip();
     let rows = sqlx::query(
-        "SELECT project, id, doc FROM notifications
+        "SELECT project, id, doc, body FROM notifications
          WHERE (project, id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))
          ORDER BY project, id FOR UPDATE",
     )
@@ -109,12 +109,12 @@ pub(super) async fn load_for_finish(
     let mut at: HashMap<(Uuid, Uuid), usize> = HashMap::new();
     for r in rows {
         let p: Uuid = r.get("project");
-        let n: Notification = doc_of(&r, "doc")?;
+        let n: Notification = record_of(&r, "doc", "body")?;
         at.insert((p, n.id), recs.len());
         recs.push((p, n, vec![]));
     }
     let rows = sqlx::query(
-        "SELECT project, doc FROM deliveries
+        "SELECT project, doc, body FROM deliveries
          WHERE (project, notification_id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))
          ORDER BY project, id",
     )
@@ -125,7 +125,7 @@ pub(super) async fn load_for_finish(
     .map_err(db_err)?;
     for r in rows {
         let p: Uuid = r.get("project");
-        let d: Delivery = doc_of(&r, "doc")?;
+        let d: Delivery = record_of(&r, "doc", "body")?;
         if let Some(&i) = at.get(&(p, d.notification_id)) {
             recs[i].2.push(d);
         }
@@ -288,13 +288,13 @@ pub(super) async fn stage_finish(
         nps.push(*p);
         nids.push(n.id);
         nprocessed.push(n.processed);
-        ndocs.push(to_doc(&*n));
+        ndocs.push(to_body(&*n));
     }
     if !nps.is_empty() {
         // The touched notifications (locked since `load_for_finish`), in one statement.
         sqlx::query(
-            "UPDATE notifications AS n SET processed = x.processed, doc = x.doc
-             FROM UNNEST($1::uuid[], $2::uuid[], $3::bool[], $4::jsonb[]) AS x (p, id, processed, doc)
+            "UPDATE notifications AS n SET processed = x.processed, body = x.body, doc = NULL
+             FROM UNNEST($1::uuid[], $2::uuid[], $3::bool[], $4::bytea[]) AS x (p, id, processed, body)
              WHERE n.project = x.p AND n.id = x.id",
         )
         .bind(&nps)

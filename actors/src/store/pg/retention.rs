@@ -15,9 +15,9 @@
 use super::feed::{count_delta, lock_feeds};
 use super::page::id_floor;
 use super::users::{delete_in, lock_all, user_by_ext_in, user_lock};
-use super::{db_err, doc_of, to_doc, PgStore};
+use super::{db_err, doc_of, record_of, to_doc, PgStore};
 use crate::error::{Error, Result};
-use crate::model::{FeedCounts, Timestamp};
+use crate::model::{Delivery, FeedCounts, Timestamp};
 use crate::rules::records;
 use crate::storage::Refusal;
 use crate::storage::{
@@ -123,27 +123,29 @@ async fn remove_notifications(
     .await
     .map_err(db_err)?;
     // `content`: the deliveries' rendered parts, as `quota::content_bytes`
-    // counted them when stored (`->>` gives each part's text as it was).
-    let r = sqlx::query(
-        "SELECT count(*) AS n, coalesce(sum(pg_column_size(doc)), 0)::int8 AS bytes,
-                coalesce(sum(coalesce(octet_length(doc->'data'->>'subject'), 0)
-                    + coalesce(octet_length(doc->'data'->>'body'), 0)
-                    + coalesce(octet_length(doc->'data'->>'html'), 0)
-                    + coalesce(octet_length(doc->'data'->>'url'), 0)), 0)::int8 AS content
+    // counted them when stored; read from the records, since a compact
+    // one's parts cannot be reached in SQL.
+    let rows = sqlx::query(
+        "SELECT doc, body, coalesce(pg_column_size(body), pg_column_size(doc)) AS size
          FROM deliveries WHERE project = $1 AND notification_id = ANY($2)",
     )
     .bind(project)
     .bind(ids)
-    .fetch_one(&mut *conn)
+    .fetch_all(&mut *conn)
     .await
     .map_err(db_err)?;
-    report.deliveries = r.get::<i64, _>("n") as u64;
-    let content = r.get::<i64, _>("content") as u64;
-    report.bytes = feed_bytes + r.get::<i64, _>("bytes") as u64;
+    let mut content = 0;
+    report.bytes = feed_bytes;
+    for r in &rows {
+        let d: Delivery = record_of(r, "doc", "body")?;
+        content += crate::quota::content_bytes(&d.data);
+        report.bytes += r.get::<i32, _>("size") as u64;
+    }
+    report.deliveries = rows.len() as u64;
     // deliveries and traces go by their foreign keys
     let bytes: Vec<i32> = sqlx::query_scalar(
         "DELETE FROM notifications WHERE project = $1 AND id = ANY($2)
-         RETURNING pg_column_size(doc)",
+         RETURNING coalesce(pg_column_size(body), pg_column_size(doc))",
     )
     .bind(project)
     .bind(ids)

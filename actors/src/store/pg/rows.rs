@@ -2,7 +2,7 @@
 //! deliveries, runs' records. They import nothing of those modules, so each
 //! of them can use these without an import circle.
 
-use super::{db_err, to_doc};
+use super::{db_err, to_body, to_doc};
 use crate::error::Result;
 use crate::model::{Delivery, FlowRun};
 use crate::storage::*;
@@ -79,17 +79,17 @@ pub(super) async fn save_deliveries<'a>(
         ps.push(p);
         ids.push(d.id);
         sts.push(d.status.as_str().to_string());
-        docs.push(to_doc(d));
-        // a failover changes the channel: the column follows the document
+        docs.push(to_body(d));
+        // a failover changes the channel: the column follows the record
         chs.push(d.channel_id);
     }
     if ps.is_empty() {
         return Ok(());
     }
     sqlx::query(
-        "UPDATE deliveries AS d SET status = x.s, doc = x.doc, channel_id = x.ch
-         FROM UNNEST($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[], $5::uuid[])
-           AS x (p, id, s, doc, ch)
+        "UPDATE deliveries AS d SET status = x.s, body = x.body, doc = NULL, channel_id = x.ch
+         FROM UNNEST($1::uuid[], $2::uuid[], $3::text[], $4::bytea[], $5::uuid[])
+           AS x (p, id, s, body, ch)
          WHERE d.project = x.p AND d.id = x.id",
     )
     .bind(&ps)
@@ -106,14 +106,16 @@ pub(super) async fn save_deliveries<'a>(
 pub(super) async fn save_delivery(
     conn: &mut PgConnection, project: &Uuid, d: &Delivery,
 ) -> Result<()> {
-    sqlx::query("UPDATE deliveries SET status = $3, doc = $4 WHERE project = $1 AND id = $2")
-        .bind(project)
-        .bind(d.id)
-        .bind(d.status.as_str())
-        .bind(to_doc(d))
-        .execute(conn)
-        .await
-        .map_err(db_err)?;
+    sqlx::query(
+        "UPDATE deliveries SET status = $3, body = $4, doc = NULL WHERE project = $1 AND id = $2",
+    )
+    .bind(project)
+    .bind(d.id)
+    .bind(d.status.as_str())
+    .bind(to_body(d))
+    .execute(conn)
+    .await
+    .map_err(db_err)?;
     Ok(())
 }
 

@@ -17,7 +17,7 @@ use super::catalog::put_idempotent_new;
 use super::events::{users_of, Outbound, Traces};
 use super::throttles::{put_throttles, throttles_stale};
 use super::users::{lock_all, put_user, user_by_ext_in, user_lock};
-use super::{db_err, to_doc, PgStore};
+use super::{db_err, to_body, to_doc, PgStore};
 use crate::delivery::settle;
 use crate::error::{Error, Result};
 use crate::events::EventType;
@@ -42,13 +42,15 @@ pub(super) async fn insert_notifications(
     let mut topics: Vec<Option<String>> = Vec::with_capacity(ns.len());
     let mut recipients = Vec::with_capacity(ns.len());
     let mut processed = Vec::with_capacity(ns.len());
-    let mut docs = Vec::with_capacity(ns.len());
+    let mut flows = Vec::with_capacity(ns.len());
+    let mut bodies = Vec::with_capacity(ns.len());
     let mut d_ids = vec![];
     let mut d_nids = vec![];
     let mut d_recipients = vec![];
     let mut d_status: Vec<String> = vec![];
     let mut d_types: Vec<i16> = vec![];
     let mut d_channels = vec![];
+    let mut d_flows = vec![];
     let mut d_docs = vec![];
     for sn in ns {
         ids.push(sn.n.id);
@@ -56,7 +58,8 @@ pub(super) async fn insert_notifications(
         topics.push(sn.n.topic.clone());
         recipients.push(sn.n.recipient_id);
         processed.push(sn.n.processed);
-        docs.push(to_doc(&sn.n));
+        flows.push(sn.n.flow_id);
+        bodies.push(to_body(&sn.n));
         for d in &sn.deliveries {
             d_ids.push(d.id);
             d_nids.push(d.notification_id);
@@ -64,12 +67,13 @@ pub(super) async fn insert_notifications(
             d_status.push(d.status.as_str().to_string());
             d_types.push(i16::from(d.channel_type.index()));
             d_channels.push(d.channel_id);
-            d_docs.push(to_doc(d));
+            d_flows.push(d.flow_id);
+            d_docs.push(to_body(d));
         }
     }
     sqlx::query(
-        "INSERT INTO notifications (project, id, run_id, topic, recipient, processed, doc)
-         SELECT $1, * FROM UNNEST($2::uuid[], $3::uuid[], $4::text[], $5::uuid[], $6::bool[], $7::jsonb[])",
+        "INSERT INTO notifications (project, id, run_id, topic, recipient, processed, flow_id, body)
+         SELECT $1, * FROM UNNEST($2::uuid[], $3::uuid[], $4::text[], $5::uuid[], $6::bool[], $7::uuid[], $8::bytea[])",
     )
     .bind(project)
     .bind(&ids)
@@ -77,14 +81,15 @@ pub(super) async fn insert_notifications(
     .bind(&topics)
     .bind(&recipients)
     .bind(&processed)
-    .bind(&docs)
+    .bind(&flows)
+    .bind(&bodies)
     .execute(&mut *conn)
     .await
     .map_err(db_err)?;
     if !d_ids.is_empty() {
         sqlx::query(
-            "INSERT INTO deliveries (project, id, notification_id, recipient, status, channel_type, channel_id, doc)
-             SELECT $1, * FROM UNNEST($2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::int2[], $7::uuid[], $8::jsonb[])",
+            "INSERT INTO deliveries (project, id, notification_id, recipient, status, channel_type, channel_id, flow_id, body)
+             SELECT $1, * FROM UNNEST($2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::int2[], $7::uuid[], $8::uuid[], $9::bytea[])",
         )
         .bind(project)
         .bind(&d_ids)
@@ -93,6 +98,7 @@ pub(super) async fn insert_notifications(
         .bind(&d_status)
         .bind(&d_types)
         .bind(&d_channels)
+        .bind(&d_flows)
         .bind(&d_docs)
         .execute(&mut *conn)
         .await

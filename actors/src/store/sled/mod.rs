@@ -19,7 +19,7 @@ pub mod backup;
 mod batches;
 mod caches;
 mod catalog;
-pub mod codec;
+pub(crate) use super::codec;
 mod combine;
 mod console;
 mod content;
