@@ -310,6 +310,10 @@ async fn old_notifications_deliveries_feed_entries_and_events_go_newer_and_pendi
         assert!(v >= 1.0, "{kind}: {v}");
     }
     assert!(metric(&app, "herald_retention_reclaimed_bytes_total").await > 0.0);
+    // and the age of the oldest notification kept: the pending one, made
+    // over 10 s before the newer runs (as of the last pass, on both stores)
+    let age = metric(&app, "herald_retention_oldest_record_age_seconds").await;
+    assert!(age >= 10.0, "{age}");
 }
 
 #[tokio::test]

@@ -42,6 +42,21 @@ const MAX_BATCH: usize = 4096;
 /// against 62 µs), for a fifth of the wait.
 const STEP_TARGET: Duration = Duration::from_millis(2);
 
+/// The wall time a batch should take: on the embedded store a few
+/// `STEP_TARGET`s (its commit excludes every other write while it applies);
+/// on PostgreSQL, where a batch's time is mostly its wait for a busy
+/// database and other transactions go on beside it (only its recipients'
+/// feeds wait), long: there a batch's statements cost about the same for 32
+/// records as for 1,000, so a short target shrank batches to `MIN_BATCH`
+/// under load, and the purge removed a fraction of what the soak added
+/// (docs/PERFORMANCE.md). The pause after a batch still scales with its
+/// wall time.
+const WALL_TARGET: Duration = Duration::from_millis(8);
+const WALL_TARGET_SHARED: Duration = Duration::from_secs(2);
+/// On PostgreSQL a batch's own CPU time (decoding the records it removes)
+/// holds up nobody either: its target is the database's, not 2 ms.
+const STEP_TARGET_SHARED: Duration = Duration::from_millis(50);
+
 /// The share of one core the purge may use: its CPU budget per second of
 /// wall time, and a larger one while it catches up (see `Pace::after`).
 const DUTY: f64 = 0.4;
@@ -61,9 +76,9 @@ fn thread_cpu() -> Duration {
 
 /// The purge's pace: the batch size, adapted to the CPU time the last
 /// batches took (under half of `STEP_TARGET` doubles the next, over twice
-/// halves it, within `MIN_BATCH..=MAX_BATCH`; a batch that took over eight
-/// targets of wall time, waiting on a loaded machine or on PostgreSQL,
-/// halves it too), and the pause after each batch, which holds the purge to
+/// halves it, within `MIN_BATCH..=MAX_BATCH`; a batch that took over twice
+/// its wall target, waiting on a loaded machine or on PostgreSQL, halves
+/// it too, and one over it does not grow), and the pause after each batch, which holds the purge to
 /// `DUTY` of one core (`DUTY_CATCHING_UP` while the backlog is old).
 /// Measured in CPU time, so the pace a budget allows does not fall when
 /// other work slows the machine; a batch counts at least a quarter of its
@@ -72,18 +87,31 @@ struct Pace {
     batch: usize,
     /// `HERALD_PURGE_BATCH` given: the batch stays that size.
     fixed: bool,
+    /// `WALL_TARGET`, or `WALL_TARGET_SHARED` on a shared store.
+    wall_target: Duration,
+    /// `STEP_TARGET`, or `STEP_TARGET_SHARED` on a shared store.
+    cpu_target: Duration,
 }
 
 impl Pace {
-    fn new() -> Pace {
+    fn new(shared: bool) -> Pace {
+        let (wall_target, cpu_target) = if shared {
+            (WALL_TARGET_SHARED, STEP_TARGET_SHARED)
+        } else {
+            (WALL_TARGET, STEP_TARGET)
+        };
         match std::env::var("HERALD_PURGE_BATCH").ok() {
             Some(_) => Pace {
                 batch: batch_size(),
                 fixed: true,
+                wall_target,
+                cpu_target,
             },
             None => Pace {
                 batch: DEFAULT_BATCH,
                 fixed: false,
+                wall_target,
+                cpu_target,
             },
         }
     }
@@ -92,9 +120,9 @@ impl Pace {
     /// before the next.
     fn after(&mut self, cpu: Duration, wall: Duration, catching_up: bool) -> Duration {
         if !self.fixed {
-            if cpu > STEP_TARGET * 2 || wall > STEP_TARGET * 8 {
+            if cpu > self.cpu_target * 2 || wall > self.wall_target * 2 {
                 self.batch = (self.batch / 2).max(MIN_BATCH);
-            } else if cpu < STEP_TARGET / 2 && wall < STEP_TARGET * 4 {
+            } else if cpu < self.cpu_target / 2 && wall < self.wall_target {
                 self.batch = (self.batch * 2).min(MAX_BATCH);
             }
         }
@@ -146,7 +174,7 @@ impl Engine {
         let tick = Duration::from_secs(env_or("HERALD_RETENTION_TICK", DEFAULT_TICK_SECS).max(1));
         self.arbiter(0).spawn(async move {
             let batch = batch_size();
-            let mut pace = Pace::new();
+            let mut pace = Pace::new(engine.storage().shares_work());
             while engine.is_running() {
                 tokio::time::sleep(tick).await;
                 // here too on a node that shares no work (`cluster`)
@@ -186,10 +214,17 @@ impl Engine {
             // (a window just shortened, a purge that fell behind) is
             // worked off faster than the traffic adds to it.
             let slack = (r.notifications.millis() / 4).max(30_000);
+            let oldest = self.run(move |s| s.oldest_notification(&id)).await;
             let catching_up = matches!(
-                self.run(move |s| s.oldest_notification(&id)).await,
+                oldest,
                 Ok(Some(t)) if t.millis() < cut.notifications.millis() - slack
             );
+            // The gauge before this project's purge too: a purge that cannot
+            // keep pace never ends its pass, and the gauge is what shows it.
+            if let Ok(Some(t)) = oldest {
+                let age = oldest_ms.max(Timestamp::now().millis() - t.millis());
+                metrics::gauge!("herald_retention_oldest_record_age_seconds").set(age as f64 / 1e3);
+            }
             // One project's failure (a project deleted meanwhile, a disk
             // error) leaves the others' purge to go on.
             if let Err(e) = self.purge_project(id, cut, pace, catching_up).await {
@@ -310,5 +345,60 @@ impl Engine {
             }
         }
         Ok(jobs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pace(shared: bool) -> Pace {
+        let p = Pace::new(shared);
+        Pace {
+            batch: DEFAULT_BATCH,
+            fixed: false,
+            ..p
+        }
+    }
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn a_batch_waiting_on_the_embedded_store_shrinks() {
+        let mut p = pace(false);
+        p.after(MS / 2, 20 * MS, false);
+        assert_eq!(p.batch, DEFAULT_BATCH / 2);
+        p.after(MS / 2, 5 * MS, false);
+        assert_eq!(p.batch, DEFAULT_BATCH, "quick again: it grows back");
+    }
+
+    #[test]
+    fn on_a_database_a_batch_grows_until_it_takes_the_wall_target() {
+        let mut p = pace(true);
+        // the process's own time is little (decoding what goes): the
+        // database does the work
+        for _ in 0..3 {
+            p.after(10 * MS, 400 * MS, false);
+        }
+        assert_eq!(p.batch, DEFAULT_BATCH * 8);
+        p.after(MS / 2, 3000 * MS, false);
+        assert_eq!(p.batch, DEFAULT_BATCH * 8, "within the target: kept");
+        p.after(MS / 2, 5000 * MS, false);
+        assert_eq!(p.batch, DEFAULT_BATCH * 4, "over twice the target: halved");
+        for _ in 0..10 {
+            p.after(MS / 2, MS, false);
+        }
+        assert_eq!(p.batch, MAX_BATCH);
+    }
+
+    #[test]
+    fn the_pause_keeps_the_purge_to_its_share() {
+        let mut p = pace(true);
+        // 40% of a core: 60 ms of pause after 40 ms of work (counted as a
+        // quarter of its 160 ms on the database)
+        let pause = p.after(MS, 160 * MS, false);
+        assert_eq!(pause, 60 * MS);
+        let pause = p.after(40 * MS, 160 * MS, true);
+        assert!(pause < 20 * MS, "{pause:?}");
     }
 }

@@ -545,11 +545,14 @@ impl RetentionRepo for PgStore {
     }
 
     fn oldest_notification(&self, project: &Uuid) -> Result<Option<Timestamp>> {
+        // PostgreSQL has no `min` of uuids: the first id in the key's order.
         let id: Option<Uuid> = self
             .block(
-                sqlx::query_scalar("SELECT min(id) FROM notifications WHERE project = $1")
-                    .bind(project)
-                    .fetch_one(self.pool()),
+                sqlx::query_scalar(
+                    "SELECT id FROM notifications WHERE project = $1 ORDER BY id LIMIT 1",
+                )
+                .bind(project)
+                .fetch_optional(self.pool()),
             )
             .map_err(db_err)?;
         Ok(id.map(|id| Timestamp::of_id(&id)))
