@@ -189,14 +189,20 @@ impl PgStore {
     /// `pending` more notifications to wait for, only while this node holds
     /// the run's lease. One that lost it (it stalled past the lease, another
     /// node took over from the cursor committed last) fails here and the
-    /// chunk rolls back, so no chunk goes in twice. The run is processed
-    /// when the chunk ends the expansion with nothing left pending.
+    /// chunk rolls back, so no chunk goes in twice. So does a chunk of
+    /// `fresh` notifications (one or more) whose run already counts as many
+    /// as it would make it: another expansion of the same run, on this node
+    /// too (one started while this one's chunk was in flight), committed
+    /// the same subscribers from the same cursor first. The run is
+    /// processed when the chunk ends the expansion with nothing left
+    /// pending.
     async fn add_chunk(
-        &self, conn: &mut PgConnection, project: &Uuid, run: &mut FlowRun, pending: i64,
+        &self, conn: &mut PgConnection, project: &Uuid, run: &mut FlowRun, pending: i64, fresh: i64,
     ) -> Result<()> {
         let row = sqlx::query(
             "UPDATE flow_runs SET pending = pending + $4, doc = $5
              WHERE project = $1 AND id = $2 AND lease_owner = $3
+               AND ($6 = 0 OR (doc->>'notifications_count')::int8 < $7)
              RETURNING pending",
         )
         .bind(project)
@@ -204,6 +210,8 @@ impl PgStore {
         .bind(self.node())
         .bind(pending)
         .bind(to_doc(&*run))
+        .bind(fresh)
+        .bind(run.notifications_count as i64)
         .fetch_optional(&mut *conn)
         .await
         .map_err(db_err)?;
@@ -257,6 +265,8 @@ pub(super) struct PgWrittenChunk<'a> {
     project: Uuid,
     run: FlowRun,
     pending: i64,
+    /// The chunk's notifications (`add_chunk`).
+    fresh: i64,
     queued: Vec<QueueItem>,
     frames: UserFrames,
 }
@@ -269,10 +279,11 @@ impl WrittenChunk for PgWrittenChunk<'_> {
             project,
             mut run,
             pending,
+            fresh,
             queued,
             frames,
         } = *self;
-        store.block(store.add_chunk(&mut tx, &project, &mut run, pending))?;
+        store.block(store.add_chunk(&mut tx, &project, &mut run, pending, fresh))?;
         store.commit(tx)?;
         Ok((queued, frames))
     }
@@ -313,6 +324,7 @@ impl PgStore {
             queued,
         } = chunk.take()?;
         let pending = notifications.iter().filter(|n| n.pending).count() as i64;
+        let fresh = notifications.len() as i64;
         let feed = to_feed(&notifications);
         let mut tx = self.begin()?;
         let (frames, due_now) = self.block(async {
@@ -364,6 +376,7 @@ impl PgStore {
             project: *project,
             run,
             pending,
+            fresh,
             queued,
             frames,
         })
