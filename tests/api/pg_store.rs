@@ -465,19 +465,20 @@ async fn notifications_written_as_json_are_migrated_read_and_rewritten_compact()
     // one notification still pending: its step comes due after the restart
     let pending = run_flow(&app, &s(&later["id"]), json!({"recipients": [exts[0]]})).await;
     let pending_n = s(&run_notifications(&app, &s(&pending["id"])).await[0]["id"]);
-    let forms = |url: &str| {
+    // rows of `table` in the compact form, then in the JSON form
+    let forms_of = |url: &str, table: &str| {
         pg_query(
             url,
-            &[
+            &[format!(
                 "SELECT count(*) FILTER (WHERE body IS NOT NULL AND doc IS NULL)::text || ' '
-                   || count(*) FILTER (WHERE doc IS NOT NULL AND body IS NULL)::text
-               FROM notifications"
-                    .into(),
-            ],
+                     || count(*) FILTER (WHERE doc IS NOT NULL AND body IS NULL)::text
+                 FROM {table}"
+            )],
         )
         .unwrap()
         .remove(0)
     };
+    let forms = |url: &str| forms_of(url, "notifications");
     assert_eq!(forms(&url), "4 0", "written in the compact form");
     app.stop();
 
@@ -616,18 +617,8 @@ async fn notifications_written_as_json_are_migrated_read_and_rewritten_compact()
         d.tick(&n).await;
     }
     assert_eq!(forms(&url), "2 3");
-    let delivery_forms = pg_query(
-        &url,
-        &[
-            "SELECT count(*) FILTER (WHERE body IS NOT NULL AND doc IS NULL)::text || ' '
-               || count(*) FILTER (WHERE doc IS NOT NULL AND body IS NULL)::text
-           FROM deliveries"
-                .into(),
-        ],
-    )
-    .unwrap();
     // the new run's, and the delayed one's (rewritten when sent)
-    assert_eq!(delivery_forms, ["2 3"]);
+    assert_eq!(forms_of(&url, "deliveries"), "2 3");
     let still_json = pg_query(
         &url,
         &[format!(

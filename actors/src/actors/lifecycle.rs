@@ -100,19 +100,12 @@ impl Pace {
         } else {
             (WALL_TARGET, STEP_TARGET)
         };
-        match std::env::var("HERALD_PURGE_BATCH").ok() {
-            Some(_) => Pace {
-                batch: batch_size(),
-                fixed: true,
-                wall_target,
-                cpu_target,
-            },
-            None => Pace {
-                batch: DEFAULT_BATCH,
-                fixed: false,
-                wall_target,
-                cpu_target,
-            },
+        let fixed = std::env::var("HERALD_PURGE_BATCH").is_ok();
+        Pace {
+            batch: if fixed { batch_size() } else { DEFAULT_BATCH },
+            fixed,
+            wall_target,
+            cpu_target,
         }
     }
 
