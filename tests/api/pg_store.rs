@@ -634,3 +634,101 @@ async fn notifications_written_as_json_are_migrated_read_and_rewritten_compact()
     );
     assert!(both.unwrap_err().contains("notifications_one_form"));
 }
+
+/// A settle rewrites a notification's row only when its record changes (it
+/// became processed): a notification whose first step was settled and whose
+/// second waits keeps the row its run wrote, as the waiting delivery does.
+#[tokio::test]
+async fn a_settle_leaves_a_notification_row_alone_until_it_is_processed() {
+    if not_on_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = pg_url_for(dir.path());
+    let app = TestApp::spawn_on(dir.path(), &Keys::random());
+    let inapp = in_app_channel(&app).await;
+    let flow = active_flow(
+        &app,
+        "pg-two-steps",
+        json!([
+            // (an in-app step due at once is sent in the run's own
+            // transaction: a delay puts the first through a settle)
+            crate::engine_helpers::delay_step(1),
+            channel_step(&inapp, None, "Now"),
+            crate::engine_helpers::delay_step(4),
+            channel_step(&inapp, None, "Later")
+        ]),
+    )
+    .await;
+    let ext = new_ext("settle-row");
+    app.create_user_as(&ext, json!({})).await;
+    let run = run_flow(&app, &s(&flow["id"]), json!({"recipients": [ext]})).await;
+    let nid = s(&run_notifications(&app, &s(&run["id"])).await[0]["id"]);
+    // the transaction that last wrote each row
+    let xmins = || {
+        pg_query(
+            &url,
+            &[format!(
+                "SELECT 'n ' || xmin::text FROM notifications WHERE id = '{nid}'
+                 UNION ALL
+                 SELECT 'd ' || status || ' ' || xmin::text FROM deliveries
+                 WHERE notification_id = '{nid}'"
+            )],
+        )
+        .unwrap()
+    };
+    let d = Deadline::new("the first step sent", 30);
+    let first_sent = loop {
+        let n = app
+            .admin(GET, &format!("{A}/notifications/{nid}"))
+            .go()
+            .await
+            .ok(200);
+        let ds = crate::engine_helpers::deliveries(&n);
+        let sent: Vec<_> = ds.iter().filter(|d| d["status"] == json!("sent")).collect();
+        if sent.len() == 1 && ds.len() == 2 {
+            assert_eq!(n["status"], json!("pending"), "{n}");
+            break n;
+        }
+        assert!(!d.expired(), "{n}");
+        d.tick(&n).await;
+    };
+    let rows = xmins();
+    let n_xmin = rows.iter().find_map(|r| r.strip_prefix("n ")).unwrap();
+    // each delivery's row by its status: (status, xmin)
+    let d_xmins: Vec<(&str, &str)> = rows
+        .iter()
+        .filter_map(|r| r.strip_prefix("d "))
+        .map(|r| r.split_once(' ').unwrap())
+        .collect();
+    let xmin_of = |status: &str| {
+        let found: Vec<&str> = d_xmins
+            .iter()
+            .filter(|d| d.0 == status)
+            .map(|d| d.1)
+            .collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "one {status} delivery: {rows:?} {first_sent}"
+        );
+        found[0]
+    };
+    let (sent, waiting) = (xmin_of("sent"), xmin_of("pending"));
+    assert_ne!(
+        n_xmin, sent,
+        "the settle of the first step did not rewrite the notification: {rows:?}"
+    );
+    assert_eq!(
+        n_xmin, waiting,
+        "the notification's row is still the one written with its waiting delivery: {rows:?}"
+    );
+    // when its last step is sent it becomes processed, and its row is rewritten
+    wait_run_processed(&app, &s(&run["id"]), 30).await;
+    let rows = xmins();
+    let last = rows.iter().find_map(|r| r.strip_prefix("n ")).unwrap();
+    assert!(
+        last != n_xmin && last != sent,
+        "rewritten when processed: {rows:?}"
+    );
+}

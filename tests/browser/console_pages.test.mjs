@@ -201,6 +201,9 @@ async function walkTest(cluster) {
       await page.getByLabel('Recipient').fill('console-test-user');
       await Promise.all([page.waitForURL(/recipient=console-test-user/), page.getByRole('button', { name: 'Filter' }).click()]);
       if ((await page.locator('table.list tbody tr').count()) !== 1) throw new Error('one notification expected');
+      // its flow, by handle, links to the flow's editor
+      const flow = page.locator('table.list tbody tr').getByRole('link', { name: handle, exact: true });
+      if ((await flow.getAttribute('href')) !== `/console/flows/${handle}`) throw new Error('no link to the flow');
       await page.getByLabel('Recipient').fill('nobody');
       await Promise.all([page.waitForURL(/recipient=nobody/), page.getByRole('button', { name: 'Filter' }).click()]);
       await page.getByText('No notification matches.').waitFor();

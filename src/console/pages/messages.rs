@@ -13,8 +13,10 @@ use crate::state::State;
 use actix_web::{HttpRequest, HttpResponse};
 use herald_engine::actors::NotificationQuery;
 use herald_engine::model::Timestamp;
+use herald_engine::views::NotificationView;
 use herald_engine::Error;
 use minijinja::context;
+use std::collections::hash_map::{Entry, HashMap};
 
 const NAV: &str = "/console/notifications";
 
@@ -100,12 +102,14 @@ pub async fn list(m: Member, req: HttpRequest, st: State) -> HttpResponse {
         Err(e) => return failed(&m, NAV, e),
     };
     let next = super::common::next_link(NAV, &filters, paging.page_object(&page).after);
+    let mut rows = with_user_paths(&items);
+    with_flow_handles(&st, m.project_id, &items, &mut rows).await;
     member_page(
         &m,
         NAV,
         "pages/messages.html",
         context! {
-            items => with_user_paths(&items),
+            items => rows,
             next => next,
             status => status,
             flow => flow,
@@ -114,6 +118,33 @@ pub async fn list(m: Member, req: HttpRequest, st: State) -> HttpResponse {
             since_choices => SINCE.iter().map(|(v, w, _)| (*v, *w)).collect::<Vec<_>>(),
         },
     )
+}
+
+/// Gives each row of `items` the `flow` it came from (`handle` and the
+/// editor's `path`), each flow of the page read once. A channel's test and a
+/// notification whose flow is gone have none (the column says so).
+async fn with_flow_handles(
+    st: &State, project: uuid::Uuid, items: &[NotificationView], rows: &mut [serde_json::Value],
+) {
+    let mut handles: HashMap<uuid::Uuid, Option<String>> = HashMap::new();
+    for (n, row) in items.iter().zip(rows.iter_mut()) {
+        if n.test_channel_id.is_some() {
+            continue;
+        }
+        let h = match handles.entry(n.flow_id) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                let f = st.engine.flow(project, n.flow_id.to_string()).await.ok();
+                e.insert(f.map(|f| f.handle))
+            }
+        };
+        if let Some(h) = h {
+            row["flow"] = serde_json::json!({
+                "handle": h,
+                "path": format!("/console/flows/{}", super::common::segment(h)),
+            });
+        }
+    }
 }
 
 pub async fn one(m: Member, req: HttpRequest, st: State) -> HttpResponse {
@@ -208,7 +239,8 @@ mod tests {
             context! {
                 items => serde_json::json!([{"id": "abc", "status": "pending",
                     "created_at": "2026-01-01T00:00:00.000Z", "deliveries": [],
-                    "recipient": {"external_id": "ann", "path": "/console/users/ann"}}]),
+                    "recipient": {"external_id": "ann", "path": "/console/users/ann"},
+                    "flow": {"handle": "welcome", "path": "/console/flows/welcome"}}]),
                 next => "/console/notifications?after=x&recipient=a%26b",
                 recipient => "a\"b",
                 since_choices => SINCE.iter().map(|(v, w, _)| (*v, *w)).collect::<Vec<_>>(),
@@ -216,6 +248,10 @@ mod tests {
         );
         let b = body(r);
         assert!(b.contains("href=\"/console/notifications/abc\""), "{b}");
+        assert!(
+            b.contains("<a href=\"&#x2f;console&#x2f;flows&#x2f;welcome\">welcome</a>"),
+            "{b}"
+        );
         assert!(b.contains("value=\"a&quot;b\""), "{b}");
         assert!(b.contains("after=x&amp;recipient=a%26b"), "{b}");
         assert!(b.contains("aria-current=\"page\""));

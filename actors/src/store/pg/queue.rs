@@ -268,7 +268,7 @@ pub(super) async fn stage_finish(
     pull_queue(conn, &pulled_all, &held).await?;
     let mut run_done: HashMap<(Uuid, Uuid), i64> = HashMap::new();
     let mut traces = Traces::default();
-    let (mut nps, mut nids, mut nprocessed, mut ndocs) = (vec![], vec![], vec![], vec![]);
+    let (mut nps, mut nids, mut ndocs) = (vec![], vec![], vec![]);
     // Notifications that became processed (index in `recs`), for their events.
     let mut done = vec![];
     for (ri, (((p, n, ds), t), mut trace)) in
@@ -277,29 +277,33 @@ pub(super) async fn stage_finish(
         if !t {
             continue;
         }
+        // A notification's record changes in a settle only when it becomes
+        // processed (its deliveries are rows of their own): only then is its
+        // row rewritten. Rewriting every touched one cost a dead tuple and
+        // new index entries per settle (the update is never HOT: `processed`
+        // is in a partial index's predicate).
         if settle::notification_done(n, ds, now) {
             *run_done.entry((*p, n.flow_run_id)).or_default() += 1;
             if out.wants(p, EventType::NotificationProcessed) {
                 done.push(ri);
             }
             crate::trace::processed_into(now, &mut trace);
+            nps.push(*p);
+            nids.push(n.id);
+            ndocs.push(to_body(&*n));
         }
         traces.add_part(p, &n.id, trace.finish());
-        nps.push(*p);
-        nids.push(n.id);
-        nprocessed.push(n.processed);
-        ndocs.push(to_body(&*n));
     }
     if !nps.is_empty() {
-        // The touched notifications (locked since `load_for_finish`), in one statement.
+        // The notifications that became processed (locked since
+        // `load_for_finish`), in one statement.
         sqlx::query(
-            "UPDATE notifications AS n SET processed = x.processed, body = x.body, doc = NULL
-             FROM UNNEST($1::uuid[], $2::uuid[], $3::bool[], $4::bytea[]) AS x (p, id, processed, body)
+            "UPDATE notifications AS n SET processed = true, body = x.body, doc = NULL
+             FROM UNNEST($1::uuid[], $2::uuid[], $3::bytea[]) AS x (p, id, body)
              WHERE n.project = x.p AND n.id = x.id",
         )
         .bind(&nps)
         .bind(&nids)
-        .bind(&nprocessed)
         .bind(&ndocs)
         .execute(&mut *conn)
         .await
