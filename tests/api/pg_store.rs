@@ -732,3 +732,113 @@ async fn a_settle_leaves_a_notification_row_alone_until_it_is_processed() {
         "rewritten when processed: {rows:?}"
     );
 }
+
+/// Migration 17 on a database holding data: a notification's deliveries
+/// are read by their key range, and go with it, without the index and
+/// foreign key the schema before had.
+#[tokio::test]
+async fn deliveries_read_by_key_range_after_migrating_a_database_holding_data() {
+    if not_on_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = pg_url_for(dir.path());
+    let keys = Keys::random();
+    let mut app = TestApp::spawn_on(dir.path(), &keys);
+    let inapp = in_app_channel(&app).await;
+    let flow = active_flow(
+        &app,
+        "pg-range",
+        json!([
+            channel_step(&inapp, None, "Now"),
+            crate::engine_helpers::delay_step(6),
+            channel_step(&inapp, None, "Later")
+        ]),
+    )
+    .await;
+    let exts: Vec<String> = (0..3).map(|_| new_ext("range")).collect();
+    for e in &exts {
+        app.create_user_as(e, json!({})).await;
+    }
+    let run = run_flow(&app, &s(&flow["id"]), json!({"recipients": exts})).await;
+    // by recipient, in the order of `exts`
+    let ns = run_notifications(&app, &s(&run["id"])).await;
+    let ids: Vec<String> = exts
+        .iter()
+        .filter_map(|e| {
+            ns.iter()
+                .find(|n| n["recipient"]["external_id"] == json!(e))
+                .map(|n| s(&n["id"]))
+        })
+        .collect();
+    assert_eq!(ids.len(), 3);
+    app.stop();
+    // the schema as version 16 left it
+    pg_exec(
+        &url,
+        "DROP FUNCTION deliveries_from(uuid);
+         CREATE INDEX deliveries_by_notification ON deliveries (project, notification_id);
+         CREATE INDEX deliveries_pending ON deliveries (project, notification_id) WHERE status = 'pending';
+         ALTER TABLE deliveries ADD CONSTRAINT deliveries_project_notification_id_fkey
+           FOREIGN KEY (project, notification_id) REFERENCES notifications (project, id) ON DELETE CASCADE;
+         DELETE FROM _sqlx_migrations WHERE version = 17;",
+    )
+    .unwrap();
+    let m = herald(&["migrate", "--store", &url]);
+    assert_eq!(m.status.code(), Some(0), "{m:?}");
+    assert!(m.stdout.contains("applied migrations [17]"), "{m:?}");
+    let left = pg_query(
+        &url,
+        &["SELECT count(*)::text FROM pg_indexes WHERE indexname IN
+             ('deliveries_by_notification', 'deliveries_pending')"
+            .into()],
+    )
+    .unwrap();
+    assert_eq!(left, ["0"]);
+
+    // each notification's two deliveries, by the API and by the settle of
+    // the delayed step (which loads them by their range)
+    let app = TestApp::spawn_on(dir.path(), &keys);
+    for id in &ids {
+        let n = app
+            .admin(GET, &format!("{A}/notifications/{id}"))
+            .go()
+            .await
+            .ok(200);
+        assert_eq!(crate::engine_helpers::deliveries(&n).len(), 2, "{n}");
+        let listed = app
+            .admin(GET, &format!("{A}/deliveries"))
+            .query(&[("notification_id", id.as_str())])
+            .go()
+            .await
+            .ok(200);
+        assert_eq!(listed["items"].as_array().unwrap().len(), 2, "{listed}");
+    }
+    wait_run_processed(&app, &s(&run["id"]), 30).await;
+    let n = app
+        .admin(GET, &format!("{A}/notifications/{}", ids[1]))
+        .go()
+        .await
+        .ok(200);
+    let ds = crate::engine_helpers::deliveries(&n);
+    assert!(ds.iter().all(|d| d["status"] == json!("sent")), "{n}");
+    // an erased user's notifications take their deliveries, and only theirs
+    let r = app
+        .admin(DELETE, &format!("{A}/users/{}", exts[0]))
+        .query(&[("erase", "true")])
+        .go()
+        .await;
+    assert_eq!(r.status, 204, "{r}");
+    let count = |id: &str| {
+        pg_query(
+            &url,
+            &[format!(
+                "SELECT count(*)::text FROM deliveries WHERE notification_id = '{id}'"
+            )],
+        )
+        .unwrap()
+    };
+    assert_eq!(count(&ids[0]), ["0"]);
+    assert_eq!(count(&ids[1]), ["2"]);
+    assert_eq!(count(&ids[2]), ["2"]);
+}

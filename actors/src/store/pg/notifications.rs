@@ -4,7 +4,7 @@
 use super::page::id_floor;
 use super::{db_err, record_of, PgStore};
 use crate::error::Result;
-use crate::model::{notification_of, Delivery, Notification, Timestamp};
+use crate::model::{delivery_id, notification_of, Delivery, Notification, Timestamp};
 use crate::storage::*;
 use sqlx::Row;
 use uuid::Uuid;
@@ -71,10 +71,12 @@ impl PgStore {
         let rows = self
             .block(
                 sqlx::query(
-                    "SELECT doc, body FROM deliveries WHERE project = $1 AND notification_id = $2 ORDER BY id",
+                    "SELECT doc, body FROM deliveries
+                     WHERE project = $1 AND id >= $2 AND id < $3 ORDER BY id",
                 )
                 .bind(project)
-                .bind(nid)
+                .bind(delivery_id(nid, 0))
+                .bind(notification_of(nid))
                 .fetch_all(self.pool()),
             )
             .map_err(db_err)?;
@@ -154,7 +156,10 @@ impl PgStore {
                     q.push(" AND channel_id = ").push_bind(x);
                 }
                 if let Some(x) = f.notification_id {
-                    q.push(" AND notification_id = ")
+                    // its deliveries' key range (migration 17)
+                    q.push(" AND id >= ")
+                        .push_bind(delivery_id(&x, 0))
+                        .push(" AND id < ")
                         .push_bind(notification_of(&x));
                 }
                 if let Some(x) = f.recipient {

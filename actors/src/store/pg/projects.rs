@@ -186,10 +186,16 @@ impl ProjectRepo for PgStore {
                 .await
                 .map_err(db_err)?;
             // The tables a topic run writes per recipient have no foreign
-            // key to `projects` (migration 0005); the rest cascade.
+            // key to `projects` (migrations 5 and 17); the rest cascade.
             if let Some(r) = &row {
                 let id: Uuid = r.get("id");
-                for table in ["feed_events", "feed_state", "feed", "notifications"] {
+                for table in [
+                    "feed_events",
+                    "feed_state",
+                    "feed",
+                    "deliveries",
+                    "notifications",
+                ] {
                     sqlx::query(&format!("DELETE FROM {table} WHERE project = $1"))
                         .bind(id)
                         .execute(&mut *tx)

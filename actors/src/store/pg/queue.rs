@@ -113,10 +113,13 @@ pub(super) async fn load_for_finish(
         at.insert((p, n.id), recs.len());
         recs.push((p, n, vec![]));
     }
+    // Each notification's deliveries: its key range (migration 17), read
+    // as `retention.rs`'s `DELIVERIES_OF` says.
     let rows = sqlx::query(
-        "SELECT project, doc, body FROM deliveries
-         WHERE (project, notification_id) IN (SELECT * FROM UNNEST($1::uuid[], $2::uuid[]))
-         ORDER BY project, id",
+        "SELECT d.project, d.doc, d.body FROM UNNEST($1::uuid[], $2::uuid[]) AS k (p, nid)
+         CROSS JOIN LATERAL (SELECT * FROM deliveries x WHERE x.project = k.p
+           AND x.id >= deliveries_from(k.nid) AND x.id < k.nid LIMIT 255) d
+         ORDER BY d.project, d.id",
     )
     .bind(&ps)
     .bind(&ns)

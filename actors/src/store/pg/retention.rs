@@ -30,7 +30,18 @@ use uuid::Uuid;
 /// A settled notification: processed, and none of its deliveries pending.
 const SETTLED: &str = "n.processed AND NOT EXISTS (
     SELECT 1 FROM deliveries d
-    WHERE d.project = n.project AND d.notification_id = n.id AND d.status = 'pending')";
+    WHERE d.project = n.project AND d.id >= deliveries_from(n.id) AND d.id < n.id
+      AND d.status = 'pending')";
+
+/// The deliveries of notifications `$2` (an array) of project `$1`, as a
+/// table `d`: each notification's key range (migration 17), one range
+/// scan per notification. The `LIMIT` (a notification has at most 255
+/// deliveries, its ids' last byte) keeps the planner from flattening the
+/// subquery into a hash join that filters the whole table by the ranges:
+/// 10 s instead of 3 ms for 500 notifications among 200,000 deliveries.
+const DELIVERIES_OF: &str = "(SELECT d.* FROM UNNEST($2::uuid[]) AS k (nid)
+    CROSS JOIN LATERAL (SELECT * FROM deliveries x WHERE x.project = $1
+      AND x.id >= deliveries_from(k.nid) AND x.id < k.nid LIMIT 255) d)";
 
 /// Removes feed rows (returned as `(user_id, flags, size)` by `delete`, a
 /// statement whose `$1` is the project) and brings their users' counts down
@@ -86,11 +97,10 @@ async fn remove_notifications(
     if ids.is_empty() {
         return Ok(report);
     }
-    let users: Vec<Uuid> = sqlx::query_scalar(
-        "SELECT DISTINCT f.user_id FROM feed f
-         JOIN deliveries d ON d.project = f.project AND d.id = f.delivery_id
-         WHERE d.project = $1 AND d.notification_id = ANY($2)",
-    )
+    let users: Vec<Uuid> = sqlx::query_scalar(&format!(
+        "SELECT DISTINCT f.user_id FROM {DELIVERIES_OF} d
+             JOIN feed f ON f.project = d.project AND f.delivery_id = d.id"
+    ))
     .bind(project)
     .bind(ids)
     .fetch_all(&mut *conn)
@@ -100,35 +110,35 @@ async fn remove_notifications(
         conn,
         project,
         users,
-        sqlx::query(
-            "DELETE FROM feed f USING deliveries d
-             WHERE d.project = $1 AND d.notification_id = ANY($2)
-               AND f.project = d.project AND f.user_id = d.recipient AND f.delivery_id = d.id
-             RETURNING f.user_id, f.flags, pg_column_size(f.*) AS size",
-        )
+        sqlx::query(&format!(
+            "DELETE FROM feed f USING {DELIVERIES_OF} d
+             WHERE f.project = d.project AND f.user_id = d.recipient AND f.delivery_id = d.id
+             RETURNING f.user_id, f.flags, pg_column_size(f.*) AS size"
+        ))
         .bind(project)
         .bind(ids),
     )
     .await?;
     report.feed_entries = feed_entries;
     // a settled delivery has no queue row; this makes sure of it
-    sqlx::query(
-        "DELETE FROM queue q USING deliveries d
-         WHERE d.project = $1 AND d.notification_id = ANY($2)
-           AND q.project = d.project AND q.delivery_id = d.id",
-    )
+    sqlx::query(&format!(
+        "DELETE FROM queue q USING {DELIVERIES_OF} d
+         WHERE q.project = d.project AND q.delivery_id = d.id"
+    ))
     .bind(project)
     .bind(ids)
     .execute(&mut *conn)
     .await
     .map_err(db_err)?;
-    // `content`: the deliveries' rendered parts, as `quota::content_bytes`
-    // counted them when stored; read from the records, since a compact
-    // one's parts cannot be reached in SQL.
-    let rows = sqlx::query(
-        "SELECT doc, body, coalesce(pg_column_size(body), pg_column_size(doc)) AS size
-         FROM deliveries WHERE project = $1 AND notification_id = ANY($2)",
-    )
+    // The deliveries go, their records returned for `content`: their
+    // rendered parts, as `quota::content_bytes` counted them when stored;
+    // read from the records, since a compact one's parts cannot be reached
+    // in SQL.
+    let rows = sqlx::query(&format!(
+        "DELETE FROM deliveries x USING {DELIVERIES_OF} d
+         WHERE x.project = d.project AND x.id = d.id
+         RETURNING x.doc, x.body, coalesce(pg_column_size(x.body), pg_column_size(x.doc)) AS size"
+    ))
     .bind(project)
     .bind(ids)
     .fetch_all(&mut *conn)
@@ -142,7 +152,7 @@ async fn remove_notifications(
         report.bytes += r.get::<i32, _>("size") as u64;
     }
     report.deliveries = rows.len() as u64;
-    // deliveries and traces go by their foreign keys
+    // traces go by their foreign key
     let bytes: Vec<i32> = sqlx::query_scalar(
         "DELETE FROM notifications WHERE project = $1 AND id = ANY($2)
          RETURNING coalesce(pg_column_size(body), pg_column_size(doc))",
