@@ -27,11 +27,19 @@ use sqlx::{PgConnection, Row};
 use std::collections::HashMap;
 use uuid::Uuid;
 
-/// A settled notification: processed, and none of its deliveries pending.
-const SETTLED: &str = "n.processed AND NOT EXISTS (
+/// A settled notification: processed, and none of its deliveries pending
+/// (its deliveries' key range, migration 17). A scalar subquery, not `NOT
+/// EXISTS`: the planner turns `NOT EXISTS` into an anti join, and with the
+/// count of pending deliveries underestimated (statistics lag behind a busy
+/// table) it read every pending delivery once and compared each
+/// notification with all of them (1.1 s for 1,024 notifications against
+/// 1,694 pending deliveries in the PostgreSQL soak, the purge falling
+/// behind); a scalar subquery is one range probe per notification.
+const SETTLED: &str = "n.processed AND (
     SELECT 1 FROM deliveries d
     WHERE d.project = n.project AND d.id >= deliveries_from(n.id) AND d.id < n.id
-      AND d.status = 'pending')";
+      AND d.status = 'pending'
+    LIMIT 1) IS NULL";
 
 /// The deliveries of notifications `$2` (an array) of project `$1`, as a
 /// table `d`: each notification's key range (migration 17), one range
