@@ -436,16 +436,32 @@ async fn listed(app: &TestApp, query: &[(&str, &str)]) -> Vec<String> {
         .collect()
 }
 
+/// An app on a database of its own, found again by a restart on `dir`:
+/// the app, the database's URL and the id of its project's in-app channel.
+async fn spawn_on_own_database(dir: &std::path::Path, keys: &Keys) -> (TestApp, String, String) {
+    let url = pg_url_for(dir);
+    let app = TestApp::spawn_on(dir, keys);
+    let inapp = in_app_channel(&app).await;
+    (app, url, inapp)
+}
+
+/// `n` new users, their external ids starting with `prefix`.
+async fn new_users(app: &TestApp, prefix: &str, n: usize) -> Vec<String> {
+    let exts: Vec<String> = (0..n).map(|_| new_ext(prefix)).collect();
+    for e in &exts {
+        app.create_user_as(e, json!({})).await;
+    }
+    exts
+}
+
 #[tokio::test]
 async fn notifications_written_as_json_are_migrated_read_and_rewritten_compact() {
     if not_on_postgres() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let url = pg_url_for(dir.path());
     let keys = Keys::random();
-    let mut app = TestApp::spawn_on(dir.path(), &keys);
-    let inapp = in_app_channel(&app).await;
+    let (mut app, url, inapp) = spawn_on_own_database(dir.path(), &keys).await;
     let now = active_flow(&app, "pg-now", json!([channel_step(&inapp, None, "Hi")])).await;
     let later = active_flow(
         &app,
@@ -456,10 +472,7 @@ async fn notifications_written_as_json_are_migrated_read_and_rewritten_compact()
         ]),
     )
     .await;
-    let exts: Vec<String> = (0..3).map(|_| new_ext("mig")).collect();
-    for e in &exts {
-        app.create_user_as(e, json!({})).await;
-    }
+    let exts = new_users(&app, "mig", 3).await;
     let done = run_flow(&app, &s(&now["id"]), json!({"recipients": exts})).await;
     wait_run_processed(&app, &s(&done["id"]), 30).await;
     // one notification still pending: its step comes due after the restart
@@ -644,9 +657,7 @@ async fn a_settle_leaves_a_notification_row_alone_until_it_is_processed() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let url = pg_url_for(dir.path());
-    let app = TestApp::spawn_on(dir.path(), &Keys::random());
-    let inapp = in_app_channel(&app).await;
+    let (app, url, inapp) = spawn_on_own_database(dir.path(), &Keys::random()).await;
     let flow = active_flow(
         &app,
         "pg-two-steps",
@@ -660,9 +671,8 @@ async fn a_settle_leaves_a_notification_row_alone_until_it_is_processed() {
         ]),
     )
     .await;
-    let ext = new_ext("settle-row");
-    app.create_user_as(&ext, json!({})).await;
-    let run = run_flow(&app, &s(&flow["id"]), json!({"recipients": [ext]})).await;
+    let ext = new_users(&app, "settle-row", 1).await;
+    let run = run_flow(&app, &s(&flow["id"]), json!({"recipients": ext})).await;
     let nid = s(&run_notifications(&app, &s(&run["id"])).await[0]["id"]);
     // the transaction that last wrote each row
     let xmins = || {
@@ -742,10 +752,8 @@ async fn deliveries_read_by_key_range_after_migrating_a_database_holding_data() 
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let url = pg_url_for(dir.path());
     let keys = Keys::random();
-    let mut app = TestApp::spawn_on(dir.path(), &keys);
-    let inapp = in_app_channel(&app).await;
+    let (mut app, url, inapp) = spawn_on_own_database(dir.path(), &keys).await;
     let flow = active_flow(
         &app,
         "pg-range",
@@ -756,10 +764,7 @@ async fn deliveries_read_by_key_range_after_migrating_a_database_holding_data() 
         ]),
     )
     .await;
-    let exts: Vec<String> = (0..3).map(|_| new_ext("range")).collect();
-    for e in &exts {
-        app.create_user_as(e, json!({})).await;
-    }
+    let exts = new_users(&app, "range", 3).await;
     let run = run_flow(&app, &s(&flow["id"]), json!({"recipients": exts})).await;
     // by recipient, in the order of `exts`
     let ns = run_notifications(&app, &s(&run["id"])).await;

@@ -72,6 +72,17 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 /// between processes starting at once ("herald" in ASCII).
 const MIGRATION_LOCK: i64 = 0x6865_7261_6c64;
 
+/// The deliveries of each notification of a table `k (p, nid)` that the
+/// statement names before it (project, notification id), as a table `d`:
+/// the notification's key range (migration 17, `deliveries_from`), one
+/// range scan per notification. The `LIMIT` (a notification has at most
+/// 255 deliveries, its ids' last byte) keeps the planner from flattening
+/// the subquery into a hash join that filters the whole table by the
+/// ranges: 10 s instead of 3 ms for 500 notifications among 200,000
+/// deliveries.
+const DELIVERIES_OF_EACH: &str = "CROSS JOIN LATERAL (SELECT * FROM deliveries x
+    WHERE x.project = k.p AND x.id >= deliveries_from(k.nid) AND x.id < k.nid LIMIT 255) d";
+
 /// Whether a store location names PostgreSQL rather than a sled directory.
 pub fn is_postgres_url(s: &str) -> bool {
     s.starts_with("postgres://") || s.starts_with("postgresql://")

@@ -10,7 +10,7 @@
 //! lease when several share the work (`work.rs`).
 
 use super::events::{users_of, Outbound, Traces};
-use super::{db_err, doc_of_opt, record_of, to_body, PgStore};
+use super::{db_err, doc_of_opt, record_of, to_body, PgStore, DELIVERIES_OF_EACH};
 use crate::delivery::settle;
 use crate::delivery::tally::Tally;
 use crate::error::{Error, Result};
@@ -113,14 +113,10 @@ pub(super) async fn load_for_finish(
         at.insert((p, n.id), recs.len());
         recs.push((p, n, vec![]));
     }
-    // Each notification's deliveries: its key range (migration 17), read
-    // as `retention.rs`'s `DELIVERIES_OF` says.
-    let rows = sqlx::query(
+    let rows = sqlx::query(&format!(
         "SELECT d.project, d.doc, d.body FROM UNNEST($1::uuid[], $2::uuid[]) AS k (p, nid)
-         CROSS JOIN LATERAL (SELECT * FROM deliveries x WHERE x.project = k.p
-           AND x.id >= deliveries_from(k.nid) AND x.id < k.nid LIMIT 255) d
-         ORDER BY d.project, d.id",
-    )
+         {DELIVERIES_OF_EACH} ORDER BY d.project, d.id"
+    ))
     .bind(&ps)
     .bind(&ns)
     .fetch_all(&mut *conn)

@@ -15,7 +15,7 @@
 use super::feed::{count_delta, lock_feeds};
 use super::page::id_floor;
 use super::users::{delete_in, lock_all, user_by_ext_in, user_lock};
-use super::{db_err, doc_of, record_of, to_doc, PgStore};
+use super::{db_err, doc_of, record_of, to_doc, PgStore, DELIVERIES_OF_EACH};
 use crate::error::{Error, Result};
 use crate::model::{Delivery, FeedCounts, Timestamp};
 use crate::rules::records;
@@ -42,14 +42,10 @@ const SETTLED: &str = "n.processed AND (
     LIMIT 1) IS NULL";
 
 /// The deliveries of notifications `$2` (an array) of project `$1`, as a
-/// table `d`: each notification's key range (migration 17), one range
-/// scan per notification. The `LIMIT` (a notification has at most 255
-/// deliveries, its ids' last byte) keeps the planner from flattening the
-/// subquery into a hash join that filters the whole table by the ranges:
-/// 10 s instead of 3 ms for 500 notifications among 200,000 deliveries.
-const DELIVERIES_OF: &str = "(SELECT d.* FROM UNNEST($2::uuid[]) AS k (nid)
-    CROSS JOIN LATERAL (SELECT * FROM deliveries x WHERE x.project = $1
-      AND x.id >= deliveries_from(k.nid) AND x.id < k.nid LIMIT 255) d)";
+/// subquery (`DELIVERIES_OF_EACH`).
+fn deliveries_of() -> String {
+    format!("(SELECT d.* FROM (SELECT $1::uuid AS p, UNNEST($2::uuid[]) AS nid) k {DELIVERIES_OF_EACH})")
+}
 
 /// Removes feed rows (returned as `(user_id, flags, size)` by `delete`, a
 /// statement whose `$1` is the project) and brings their users' counts down
@@ -105,8 +101,9 @@ async fn remove_notifications(
     if ids.is_empty() {
         return Ok(report);
     }
+    let of = deliveries_of();
     let users: Vec<Uuid> = sqlx::query_scalar(&format!(
-        "SELECT DISTINCT f.user_id FROM {DELIVERIES_OF} d
+        "SELECT DISTINCT f.user_id FROM {of} d
              JOIN feed f ON f.project = d.project AND f.delivery_id = d.id"
     ))
     .bind(project)
@@ -119,7 +116,7 @@ async fn remove_notifications(
         project,
         users,
         sqlx::query(&format!(
-            "DELETE FROM feed f USING {DELIVERIES_OF} d
+            "DELETE FROM feed f USING {of} d
              WHERE f.project = d.project AND f.user_id = d.recipient AND f.delivery_id = d.id
              RETURNING f.user_id, f.flags, pg_column_size(f.*) AS size"
         ))
@@ -130,7 +127,7 @@ async fn remove_notifications(
     report.feed_entries = feed_entries;
     // a settled delivery has no queue row; this makes sure of it
     sqlx::query(&format!(
-        "DELETE FROM queue q USING {DELIVERIES_OF} d
+        "DELETE FROM queue q USING {of} d
          WHERE q.project = d.project AND q.delivery_id = d.id"
     ))
     .bind(project)
@@ -143,7 +140,7 @@ async fn remove_notifications(
     // read from the records, since a compact one's parts cannot be reached
     // in SQL.
     let rows = sqlx::query(&format!(
-        "DELETE FROM deliveries x USING {DELIVERIES_OF} d
+        "DELETE FROM deliveries x USING {of} d
          WHERE x.project = d.project AND x.id = d.id
          RETURNING x.doc, x.body, coalesce(pg_column_size(x.body), pg_column_size(x.doc)) AS size"
     ))
